@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { defineEvent, type EventOf } from './contract';
+
+const parameters = z.record(z.string(), z.unknown());
+
+/** Parameters hold secrets (passwords) in clear: only the log has them; every reader masks them. */
+export const DatabaseCreated = defineEvent(
+  'DatabaseCreated',
+  z.object({ name: z.string(), engine: z.string(), parameters, createdAt: z.string() }),
+);
+export const DatabaseUpdated = defineEvent(
+  'DatabaseUpdated',
+  z.object({ databaseId: z.number().int(), name: z.string(), engine: z.string(), parameters, updatedAt: z.string() }),
+);
+export const DatabaseDeleted = defineEvent(
+  'DatabaseDeleted',
+  z.object({ databaseId: z.number().int(), name: z.string(), deletedAt: z.string() }),
+);
+
+export type DatabaseCreated = EventOf<typeof DatabaseCreated>;
+export type DatabaseUpdated = EventOf<typeof DatabaseUpdated>;
+export type DatabaseDeleted = EventOf<typeof DatabaseDeleted>;
+export type DatabaseEvent = DatabaseCreated | DatabaseUpdated | DatabaseDeleted;
+export const databaseContracts = [DatabaseCreated, DatabaseUpdated, DatabaseDeleted] as const;

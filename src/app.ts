@@ -1,0 +1,127 @@
+import crypto from 'node:crypto';
+import express, { type Express } from 'express';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import swaggerUi from 'swagger-ui-express';
+import { allProjections } from '../projections';
+import { auditRoutes } from './audit/routes';
+import type { Config } from './config';
+import type { AppContext } from './context';
+import { databaseRoutes } from './databases/routes';
+import { databasesService } from './databases/service';
+import { openDuck } from './duckdb/database';
+import { commandRunner } from './eventlog/commands';
+import { openEventLog } from './eventlog/open';
+import { Api } from './http/api';
+import { errorMapper, sendProblem } from './http/problem';
+import { createLogger } from './logger';
+import { ProjectionRunner } from './projection/runner';
+import { projectRoutes } from './projects/routes';
+import { projectsService } from './projects/service';
+import { readCache } from './shared/readCache';
+import { systemClock, type Clock } from './shared/time';
+import { systemRoutes, VERSION } from './system/routes';
+
+export type Services = {
+  projects: ReturnType<typeof projectsService>;
+  databases: ReturnType<typeof databasesService>;
+};
+
+export const buildServices = (ctx: AppContext): Services => {
+  const projects = projectsService(ctx);
+  return { projects, databases: databasesService(ctx, projects) };
+};
+
+/** HTTP only: every capability registers its routes on one Api, which also writes the OpenAPI document. */
+export const buildHttpApp = (ctx: AppContext, services: Services): { app: Express; api: Api } => {
+  const api = new Api();
+  systemRoutes(api);
+  auditRoutes(api, ctx.log);
+  projectRoutes(api, services.projects);
+  databaseRoutes(api, services.databases);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('strict routing', false);
+  app.use(
+    pinoHttp({
+      logger: ctx.logger,
+      genReqId: (req, res) => {
+        const id = (req.headers['x-request-id'] as string | undefined) ?? crypto.randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      // Bodies are never logged: they may carry secrets.
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+  app.use(express.json({ limit: ctx.config.bodyLimit, type: ['application/json', 'application/*+json'] }));
+  const document = api.openApiDocument({ title: 'mindledger', version: VERSION });
+  app.get('/api/openapi.json', (_req, res) => {
+    res.json(document);
+  });
+  app.use('/doc', swaggerUi.serve, swaggerUi.setup(document));
+  app.use(api.router);
+  app.use((req, res) => {
+    sendProblem(
+      res,
+      404,
+      'Not found',
+      `The endpoint you are trying to access does not exist on the server: ${req.method} ${req.path}`,
+    );
+  });
+  app.use(errorMapper(ctx.logger));
+  return { app, api };
+};
+
+export type RunningApp = {
+  readonly ctx: AppContext;
+  readonly services: Services;
+  readonly app: Express;
+  readonly api: Api;
+  close(): Promise<void>;
+};
+
+/** Opens the log and the read model, catches the projections up, and wires the HTTP app. */
+export const createApp = async (
+  config: Config,
+  options: { clock?: Clock; logger?: Logger } = {},
+): Promise<RunningApp> => {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const log = await openEventLog({ url: config.eventStoreUrl, dataDir: config.dataDir, clock });
+  const duck = await openDuck({ file: config.duckdbFile, allowedDirectory: `${config.dataDir}/files` });
+  const projections = new ProjectionRunner(duck, log, allProjections, logger, {
+    batchSize: config.projectionBatchSize,
+    pollMs: config.projectionPollMs,
+  });
+  await projections.start();
+  const ctx: AppContext = {
+    config,
+    log,
+    duck,
+    projections,
+    commands: commandRunner(log),
+    cached: readCache(() => projections.version),
+    clock,
+    logger,
+  };
+  const services = buildServices(ctx);
+  await services.projects.ensureDefault();
+  const { app, api } = buildHttpApp(ctx, services);
+  return {
+    ctx,
+    services,
+    app,
+    api,
+    close: async () => {
+      projections.stop();
+      await log.close();
+      await duck.close();
+    },
+  };
+};

@@ -1,0 +1,49 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(47334),
+  HOST: z.string().default('127.0.0.1'),
+  DATA_DIR: z.string().default('./data'),
+  EVENT_STORE_URL: z.string().optional(),
+  DUCKDB_FILE: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT: z.string().default('10mb'),
+  PROJECTION_POLL_MS: z.coerce.number().int().min(0).optional(),
+  PROJECTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
+});
+
+export type Config = {
+  port: number;
+  host: string;
+  dataDir: string;
+  eventStoreUrl: string | undefined;
+  duckdbFile: string;
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  bodyLimit: string;
+  projectionPollMs: number;
+  projectionBatchSize: number;
+};
+
+export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${detail}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  const shared = e.EVENT_STORE_URL?.startsWith('postgres');
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir,
+    eventStoreUrl: e.EVENT_STORE_URL || undefined,
+    duckdbFile: e.DUCKDB_FILE ?? path.join(dataDir, 'projections.duckdb'),
+    logLevel: e.LOG_LEVEL,
+    bodyLimit: e.BODY_LIMIT,
+    // Only a shared log has writers in other processes to poll for.
+    projectionPollMs: e.PROJECTION_POLL_MS ?? (shared ? 200 : 0),
+    projectionBatchSize: e.PROJECTION_BATCH_SIZE,
+  };
+};

@@ -1,0 +1,100 @@
+import type { AnyRecordedEvent, DatabaseCreated, DatabaseDeleted, DatabaseEvent, DatabaseUpdated } from '../../events';
+import { conflict, notFound, preconditionFailed } from '../shared/errors';
+import { keepMaskedSecrets } from '../shared/secrets';
+
+/** A registered integration (an external data source) as its stream knows it. */
+export type DatabaseState =
+  | { status: 'none' }
+  | {
+      status: 'live';
+      id: bigint;
+      name: string;
+      engine: string;
+      parameters: Record<string, unknown>;
+      createdAt: string;
+      updatedAt: string;
+      version: bigint;
+    }
+  | { status: 'deleted'; name: string };
+
+export const initialDatabaseState = (): DatabaseState => ({ status: 'none' });
+
+type Now = { now: Date };
+export type DatabaseCommand =
+  | { type: 'CreateDatabase'; data: { name: string; engine: string; parameters: Record<string, unknown> }; metadata: Now }
+  | {
+      type: 'UpdateDatabase';
+      data: { name: string; engine?: string; parameters: Record<string, unknown>; expectedVersion?: bigint };
+      metadata: Now;
+    }
+  | { type: 'DeleteDatabase'; data: { name: string; expectedVersion?: bigint }; metadata: Now };
+
+export const evolveDatabase = (state: DatabaseState, event: AnyRecordedEvent): DatabaseState => {
+  switch (event.type) {
+    case 'DatabaseCreated': {
+      const d = (event as unknown as DatabaseCreated).data;
+      return {
+        status: 'live',
+        id: event.meta.position,
+        name: d.name,
+        engine: d.engine,
+        parameters: d.parameters,
+        createdAt: d.createdAt,
+        updatedAt: d.createdAt,
+        version: event.meta.position,
+      };
+    }
+    case 'DatabaseUpdated': {
+      if (state.status !== 'live') return state;
+      const d = (event as unknown as DatabaseUpdated).data;
+      return { ...state, engine: d.engine, parameters: d.parameters, updatedAt: d.updatedAt, version: event.meta.position };
+    }
+    case 'DatabaseDeleted':
+      return { status: 'deleted', name: (event as unknown as DatabaseDeleted).data.name };
+    default:
+      return state;
+  }
+};
+
+const checkVersion = (state: { name: string; version: bigint }, expected: bigint | undefined) => {
+  if (expected !== undefined && expected !== state.version)
+    throw preconditionFailed(`Database ${state.name} is at version ${state.version}, not ${expected}`);
+};
+
+export const decideDatabase = (command: DatabaseCommand, state: DatabaseState): DatabaseEvent[] => {
+  const at = command.metadata.now.toISOString();
+  switch (command.type) {
+    case 'CreateDatabase':
+      if (state.status === 'live')
+        throw conflict(`Database with name ${state.name} already exists.`, 'Name conflict');
+      return [{ type: 'DatabaseCreated', data: { ...command.data, createdAt: at } }];
+    case 'UpdateDatabase': {
+      if (state.status !== 'live')
+        throw notFound(`Database with name ${command.data.name} does not exist.`, 'Database not found');
+      checkVersion(state, command.data.expectedVersion);
+      // Parameters are replaced as a whole; a secret echoed back as "******" keeps its stored value.
+      const parameters = keepMaskedSecrets(command.data.parameters, state.parameters);
+      return [
+        {
+          type: 'DatabaseUpdated',
+          data: {
+            databaseId: Number(state.id),
+            name: state.name,
+            engine: command.data.engine ?? state.engine,
+            parameters,
+            updatedAt: at,
+          },
+        },
+      ];
+    }
+    case 'DeleteDatabase':
+      if (state.status !== 'live')
+        throw notFound(`Database with name ${command.data.name} does not exist.`, 'Database not found');
+      checkVersion(state, command.data.expectedVersion);
+      return [{ type: 'DatabaseDeleted', data: { databaseId: Number(state.id), name: state.name, deletedAt: at } }];
+    default: {
+      const _exhaustive: never = command;
+      return _exhaustive;
+    }
+  }
+};

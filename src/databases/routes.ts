@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { etag, ifMatchVersion, problem, type Api } from '../http/api';
+import { resourceName } from '../shared/names';
+import { createDatabaseBody, databaseParams, databaseView, updateDatabaseBody } from './schemas';
+import type { DatabasesService } from './service';
+
+const created = z.object({ name: z.string(), engine: z.string(), type: z.literal('data'), id: z.number().int() });
+
+export const databaseRoutes = (api: Api, databases: DatabasesService) =>
+  api
+    .add({
+      method: 'get',
+      path: '/api/databases',
+      tag: 'databases',
+      summary: 'List databases: system, projects and integrations',
+      responses: { 200: { description: 'All databases', schema: z.array(databaseView) } },
+      handle: async () => ({ status: 200, body: await databases.list() }),
+    })
+    .add({
+      method: 'get',
+      path: '/api/databases/:database',
+      tag: 'databases',
+      summary: 'Get a database',
+      params: databaseParams,
+      responses: { 200: { description: 'The database', schema: databaseView }, 404: problem('No such database') },
+      handle: async ({ params }) => {
+        const { view, version } = await databases.get(params.database);
+        return { status: 200, body: view, headers: version === null ? {} : etag(version) };
+      },
+    })
+    .add({
+      method: 'post',
+      path: '/api/databases',
+      tag: 'databases',
+      summary: 'Register an integration (engine postgres, mysql or mariadb)',
+      body: createDatabaseBody,
+      responses: {
+        201: { description: 'Registered', schema: created },
+        409: problem('A database or project with that name exists'),
+      },
+      handle: async ({ body }) => {
+        const view = await databases.create(body.database);
+        return {
+          status: 201,
+          body: { name: view.name, engine: view.engine, type: 'data', id: view.id },
+          headers: etag(view.version),
+        };
+      },
+    })
+    .add({
+      method: 'put',
+      path: '/api/databases/:database',
+      tag: 'databases',
+      summary: 'Update an integration, or create it if missing; "******" keeps a stored secret',
+      params: z.object({ database: resourceName('Database') }),
+      body: updateDatabaseBody,
+      responses: {
+        200: { description: 'Updated', schema: databaseView },
+        201: { description: 'Created', schema: created },
+        412: problem('If-Match does not match the current version'),
+      },
+      handle: async ({ params, body, headers }) => {
+        const { created: wasCreated, view } = await databases.upsert(
+          params.database,
+          body.database,
+          ifMatchVersion(headers),
+        );
+        const { version, ...rest } = view;
+        return wasCreated
+          ? { status: 201, body: { name: rest.name, engine: rest.engine, type: 'data', id: rest.id }, headers: etag(version) }
+          : { status: 200, body: rest, headers: etag(version) };
+      },
+    })
+    .add({
+      method: 'delete',
+      path: '/api/databases/:database',
+      tag: 'databases',
+      summary: 'Delete an integration (or a project); system databases cannot be deleted',
+      params: databaseParams,
+      responses: {
+        204: { description: 'Deleted' },
+        400: problem('System database'),
+        404: problem('No such database'),
+        412: problem('If-Match does not match the current version'),
+      },
+      handle: async ({ params, headers }) => {
+        await databases.remove(params.database, ifMatchVersion(headers));
+        return { status: 204 };
+      },
+    });

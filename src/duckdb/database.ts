@@ -1,0 +1,89 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  DuckDBInstance,
+  type DuckDBConnection,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+
+export type SqlParams = DuckDBValue[] | Record<string, DuckDBValue>;
+export type JsRow = Record<string, unknown>;
+
+/**
+ * The read side: one DuckDB database per API process. The projection runner owns one connection
+ * (the only writer); readers borrow connections from a small pool, so an analyst's slow query never
+ * queues behind another and MVCC keeps them consistent with the writer's commits.
+ */
+export type Duck = {
+  readonly instance: DuckDBInstance;
+  readonly writer: DuckDBConnection;
+  /** Runs `work` on a pooled reader connection. */
+  withReader<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
+  /** Convenience: a parameterised query on a reader, rows as plain JS values. */
+  query(sql: string, params?: SqlParams): Promise<JsRow[]>;
+  close(): Promise<void>;
+};
+
+export const openDuck = async (options: {
+  /** A file path, or ':memory:'. */
+  file: string;
+  /** Files the SQL endpoint may read (uploads); everything else is off limits. */
+  allowedDirectory: string;
+  readers?: number;
+}): Promise<Duck> => {
+  if (options.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
+  fs.mkdirSync(options.allowedDirectory, { recursive: true });
+  const instance = await DuckDBInstance.create(options.file, {
+    // No network here and no reason to fetch code at run time: unknown extensions fail fast.
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+  });
+  const writer = await instance.connect();
+  // These switches only take effect as statements, in this order (stack-notes §7). Once the
+  // configuration is locked, user SQL can neither widen file access nor change settings.
+  const allowed = path.resolve(options.allowedDirectory).replace(/'/g, "''") + '/';
+  await writer.run(`SET allowed_directories = ['${allowed}']`);
+  await writer.run('SET enable_external_access = false');
+  await writer.run('SET lock_configuration = true');
+
+  const idle: DuckDBConnection[] = [];
+  const waiting: ((c: DuckDBConnection) => void)[] = [];
+  const readers = options.readers ?? 4;
+  for (let i = 0; i < readers; i++) idle.push(await instance.connect());
+
+  const acquire = (): Promise<DuckDBConnection> => {
+    const c = idle.pop();
+    if (c) return Promise.resolve(c);
+    return new Promise((resolve) => waiting.push(resolve));
+  };
+  const release = (c: DuckDBConnection) => {
+    const next = waiting.shift();
+    if (next) next(c);
+    else idle.push(c);
+  };
+
+  const withReader = async <T>(work: (c: DuckDBConnection) => Promise<T>): Promise<T> => {
+    const c = await acquire();
+    try {
+      return await work(c);
+    } finally {
+      release(c);
+    }
+  };
+
+  return {
+    instance,
+    writer,
+    withReader,
+    query: (sql, params) =>
+      withReader(async (c) => {
+        const reader = await c.runAndReadAll(sql, params);
+        return reader.getRowObjectsJS() as JsRow[];
+      }),
+    close: async () => {
+      for (const c of idle) c.closeSync();
+      writer.closeSync();
+      instance.closeSync();
+    },
+  };
+};

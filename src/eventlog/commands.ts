@@ -1,0 +1,84 @@
+import type { AnyRecordedEvent } from '../../events';
+import { StreamVersionConflict, type EventLog, type NewEvent } from './types';
+
+/** How a stream's events fold into the state its deciders read. */
+export type Aggregate<S> = {
+  readonly initialState: () => S;
+  readonly evolve: (state: S, event: AnyRecordedEvent) => S;
+};
+
+export type CommandOutcome<S> = {
+  /** The state after the command's events. */
+  readonly state: S;
+  /** What was appended (empty when the decider decided nothing needed to change). */
+  readonly events: readonly AnyRecordedEvent[];
+  /** Global position of the last appended event, to wait for the projections; null if none. */
+  readonly lastPosition: bigint | null;
+};
+
+const MAX_ATTEMPTS = 12;
+const backoff = (attempt: number) =>
+  new Promise((r) => setTimeout(r, Math.min(200, 2 ** attempt) + Math.random() * 10 * attempt));
+
+/**
+ * Runs commands: 1. load the stream's state (cached, reading only new events), 2. decide,
+ * 3. append expecting the version that was read, 4. on a version conflict (another process wrote
+ * first), reload and decide again. A decider that throws aborts with nothing written. A client's own
+ * precondition (If-Match) is checked by the decider, so a retry never hides a stale client.
+ */
+export const commandRunner = (log: EventLog, cacheSize = 2000) => {
+  const cache = new Map<string, { version: bigint; state: unknown; aggregate: Aggregate<unknown> }>();
+
+  const load = async <S>(
+    stream: string,
+    aggregate: Aggregate<S>,
+  ): Promise<{ state: S; version: bigint; fresh: AnyRecordedEvent[] }> => {
+    const cached = cache.get(stream);
+    const start =
+      cached && cached.aggregate === aggregate
+        ? { state: cached.state as S, version: cached.version }
+        : { state: aggregate.initialState(), version: 0n };
+    const { events, version } = await log.readStream(stream, start.version);
+    let state = start.state;
+    for (const e of events) state = aggregate.evolve(state, e);
+    const current = events.length ? version : start.version;
+    remember(stream, current, state, aggregate as Aggregate<unknown>);
+    return { state, version: current, fresh: events };
+  };
+
+  const remember = (stream: string, version: bigint, state: unknown, aggregate: Aggregate<unknown>) => {
+    cache.delete(stream);
+    cache.set(stream, { version, state, aggregate });
+    if (cache.size > cacheSize) cache.delete(cache.keys().next().value as string);
+  };
+
+  const run = <S>(
+    stream: string,
+    aggregate: Aggregate<S>,
+    decide: (state: S) => readonly NewEvent[],
+  ): Promise<CommandOutcome<S>> =>
+    log.exclusive(stream, async () => {
+      for (let attempt = 1; ; attempt++) {
+        const { state, version } = await load(stream, aggregate);
+        const decided = decide(state);
+        if (decided.length === 0) return { state, events: [], lastPosition: null };
+        try {
+          const result = await log.append(stream, decided, version);
+          // Re-read what we wrote: it now carries positions (ids derive from them) and timestamps.
+          const after = await load(stream, aggregate);
+          return { state: after.state, events: after.fresh.slice(0, decided.length), lastPosition: result.lastPosition };
+        } catch (error) {
+          if (!(error instanceof StreamVersionConflict) || attempt >= MAX_ATTEMPTS) throw error;
+          await backoff(attempt);
+        }
+      }
+    });
+
+  return {
+    run,
+    /** The current state of a stream, for reads that need the log's view (e.g. a secret to use). */
+    load: <S>(stream: string, aggregate: Aggregate<S>) => log.exclusive(stream, () => load(stream, aggregate)),
+  };
+};
+
+export type CommandRunner = ReturnType<typeof commandRunner>;

@@ -1,0 +1,127 @@
+import { isExpectedVersionConflictError, type Event } from '@event-driven-io/emmett';
+import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
+import pg from 'pg';
+import type { AnyRecordedEvent } from '../../events';
+import type { Clock } from '../shared/time';
+import { keyedMutex } from './queue';
+import { prepareForAppend, upcast, type StoredMetadata } from './registry';
+import { StreamVersionConflict, type EventLog, type LogCursor } from './types';
+
+type MessageRow = {
+  stream_id: string;
+  stream_position: string;
+  global_position: string;
+  message_data: unknown;
+  message_metadata: Partial<StoredMetadata> | null;
+  message_type: string;
+  message_id: string;
+  transaction_id: string;
+};
+
+const toRecorded = (row: MessageRow): AnyRecordedEvent =>
+  upcast(row.message_type, row.message_data, {
+    position: BigInt(row.global_position),
+    stream: row.stream_id,
+    streamPosition: BigInt(row.stream_position),
+    eventId: row.message_id,
+    recordedAt: row.message_metadata?.recordedAt ?? '',
+    schemaVersion: row.message_metadata?.schemaVersion,
+  });
+
+// Only rows of transactions older than every transaction still running are visible to readers:
+// a sequence hands out positions before commit, so a lower position can commit after a higher one.
+// Reading in (transaction id, position) order behind that horizon never skips nor repeats an event.
+const committedHorizon = `transaction_id < pg_snapshot_xmin(pg_current_snapshot())`;
+
+/** The shared log for scale-out: several API processes append to and tail one PostgreSQL database. */
+export const openPostgresLog = async (connectionString: string, clock: Clock): Promise<EventLog> => {
+  const store = getPostgreSQLEventStore(connectionString, { schema: { autoMigration: 'CreateOrUpdate' } });
+  await store.schema.migrate();
+  const reader = new pg.Pool({ connectionString, max: 4 });
+  const perStream = keyedMutex();
+
+  return {
+    kind: 'postgres',
+
+    readStream: async (stream, afterVersion) => {
+      const result = await store.readStream(stream, { from: afterVersion + 1n });
+      const events = result.events.map((e) => {
+        const m = e.metadata as unknown as Partial<StoredMetadata> & {
+          messageId: string;
+          streamName: string;
+          streamPosition: bigint;
+          globalPosition: bigint;
+        };
+        return upcast(e.type, e.data, {
+          position: m.globalPosition,
+          stream: m.streamName,
+          streamPosition: m.streamPosition,
+          eventId: m.messageId,
+          recordedAt: m.recordedAt ?? '',
+          schemaVersion: m.schemaVersion,
+        });
+      });
+      return { events, version: result.currentStreamVersion };
+    },
+
+    append: async (stream, events, expectedVersion) => {
+      const prepared = events.map((e) => prepareForAppend(e, clock()));
+      try {
+        const result = await store.appendToStream(stream, prepared as unknown as Event[], {
+          expectedStreamVersion: expectedVersion,
+        });
+        return { lastPosition: result.lastEventGlobalPosition, streamVersion: result.nextExpectedStreamVersion };
+      } catch (error) {
+        if (isExpectedVersionConflictError(error)) throw new StreamVersionConflict(stream, expectedVersion);
+        throw error;
+      }
+    },
+
+    readAll: async (after: LogCursor, limit: number) => {
+      const params: unknown[] = [limit];
+      let from = '';
+      if (after.transactionId !== null) {
+        params.push(after.transactionId, after.position.toString());
+        from = `AND (transaction_id, global_position) > ($2::xid8, $3::bigint)`;
+      } else if (after.position > 0n) {
+        params.push(after.position.toString());
+        from = `AND global_position > $2::bigint`;
+      }
+      const { rows } = await reader.query<MessageRow>(
+        `SELECT stream_id, stream_position::text, global_position::text, message_data, message_metadata,
+                message_type, message_id, transaction_id::text
+           FROM emt_messages
+          WHERE is_archived = FALSE AND ${committedHorizon} ${from}
+          ORDER BY transaction_id, global_position
+          LIMIT $1`,
+        params,
+      );
+      const last = rows[rows.length - 1];
+      return {
+        events: rows.map(toRecorded),
+        cursor: last ? { position: BigInt(last.global_position), transactionId: last.transaction_id } : after,
+      };
+    },
+
+    readPage: async ({ after, limit, stream }) => {
+      const { rows } = await reader.query<MessageRow>(
+        `SELECT stream_id, stream_position::text, global_position::text, message_data, message_metadata,
+                message_type, message_id, transaction_id::text
+           FROM emt_messages
+          WHERE is_archived = FALSE AND ${committedHorizon} AND global_position > $1::bigint
+                ${stream ? 'AND stream_id = $3' : ''}
+          ORDER BY global_position
+          LIMIT $2`,
+        stream ? [after.toString(), limit, stream] : [after.toString(), limit],
+      );
+      return rows.map(toRecorded);
+    },
+
+    exclusive: (stream, work) => perStream(stream, work),
+
+    close: async () => {
+      await reader.end();
+      await store.close();
+    },
+  };
+};

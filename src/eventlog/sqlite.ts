@@ -1,0 +1,131 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { isExpectedVersionConflictError, type Event } from '@event-driven-io/emmett';
+import {
+  getSQLiteEventStore,
+  readMessagesBatch,
+  sqliteConnection,
+  SQLiteConnectionPool,
+  type SQLiteConnection,
+} from '@event-driven-io/emmett-sqlite';
+import type { AnyRecordedEvent } from '../../events';
+import type { Clock } from '../shared/time';
+import { keyedMutex, serialQueue } from './queue';
+import { prepareForAppend, upcast, type StoredMetadata } from './registry';
+import { StreamVersionConflict, type EventLog, type LogCursor, type NewEvent } from './types';
+
+type StoredRow = {
+  stream_id: string;
+  stream_position: number | string;
+  global_position: number | string;
+  message_data: string;
+  message_metadata: string;
+  message_type: string;
+  message_id: string;
+};
+
+type ReadMeta = Partial<StoredMetadata> & {
+  messageId: string;
+  streamName: string;
+  streamPosition: bigint;
+  globalPosition?: bigint;
+};
+
+const toRecorded = (type: string, data: unknown, m: ReadMeta): AnyRecordedEvent =>
+  upcast(type, data, {
+    position: m.globalPosition ?? 0n,
+    stream: m.streamName,
+    streamPosition: m.streamPosition,
+    eventId: m.messageId,
+    recordedAt: m.recordedAt ?? '',
+    schemaVersion: m.schemaVersion,
+  });
+
+/**
+ * The embedded log: one SQLite file, one connection, every operation through one queue.
+ * Emmett-sqlite 0.42 shares a transaction counter per connection, so two overlapping appends (or a
+ * read during someone else's append, which would see uncommitted rows) are unsafe; the queue makes
+ * them impossible. SQLite does sub-millisecond work per call, so one queue is not a bottleneck.
+ */
+export const openSqliteLog = async (fileName: string, clock: Clock): Promise<EventLog> => {
+  if (fileName !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(fileName)), { recursive: true });
+  const connection: SQLiteConnection = sqliteConnection({ fileName });
+  const store = getSQLiteEventStore({
+    fileName,
+    pool: SQLiteConnectionPool({ fileName, connectionOptions: { singleton: true, connection } }),
+    schema: { autoMigration: 'CreateOrUpdate' },
+  });
+  const serial = serialQueue();
+  const perStream = keyedMutex();
+
+  await serial(async () => {
+    // WAL: readers of other processes (e.g. a backup) do not block the writer, and commits are cheaper.
+    await connection.query('PRAGMA journal_mode = WAL');
+    await connection.command('PRAGMA busy_timeout = 5000');
+    // Forces the schema migration now rather than on the first request.
+    await store.streamExists('__schema_probe__');
+  });
+
+  return {
+    kind: 'sqlite',
+
+    readStream: (stream, afterVersion) =>
+      serial(async () => {
+        const result = await store.readStream(stream, { from: afterVersion + 1n });
+        const events = result.events.map((e) =>
+          toRecorded(e.type, e.data, e.metadata as unknown as ReadMeta),
+        );
+        return { events, version: result.currentStreamVersion };
+      }),
+
+    append: (stream, events, expectedVersion) => {
+      const prepared = events.map((e) => prepareForAppend(e, clock()));
+      return serial(async () => {
+        try {
+          const result = await store.appendToStream(stream, prepared as unknown as Event[], {
+            expectedStreamVersion: expectedVersion,
+          });
+          return { lastPosition: result.lastEventGlobalPosition, streamVersion: result.nextExpectedStreamVersion };
+        } catch (error) {
+          if (isExpectedVersionConflictError(error)) throw new StreamVersionConflict(stream, expectedVersion);
+          throw error;
+        }
+      });
+    },
+
+    readAll: (after: LogCursor, limit: number) =>
+      serial(async () => {
+        const batch = await readMessagesBatch(connection, { after: after.position, batchSize: limit });
+        const events = batch.messages.map((e) =>
+          toRecorded(e.type, e.data, e.metadata as unknown as ReadMeta),
+        );
+        const last = events[events.length - 1];
+        return { events, cursor: last ? { position: last.meta.position, transactionId: null } : after };
+      }),
+
+    readPage: ({ after, limit, stream }) =>
+      serial(async () => {
+        const rows = await connection.query<StoredRow>(
+          `SELECT stream_id, stream_position, global_position, message_data, message_metadata, message_type, message_id
+             FROM emt_messages
+            WHERE is_archived = FALSE AND global_position > ? ${stream ? 'AND stream_id = ?' : ''}
+            ORDER BY global_position LIMIT ?`,
+          stream ? [Number(after), stream, limit] : [Number(after), limit],
+        );
+        return rows.map((row) => {
+          const metadata = JSON.parse(row.message_metadata) as Partial<StoredMetadata>;
+          return toRecorded(row.message_type, JSON.parse(row.message_data), {
+            ...metadata,
+            messageId: row.message_id,
+            streamName: row.stream_id,
+            streamPosition: BigInt(row.stream_position),
+            globalPosition: BigInt(row.global_position),
+          });
+        });
+      }),
+
+    exclusive: (stream, work) => perStream(stream, work),
+
+    close: () => serial(async () => connection.close()),
+  };
+};

@@ -1,0 +1,50 @@
+import type { AnyRecordedEvent } from '../../events';
+
+/** An event about to be appended: the log adds position, ids and time. */
+export type NewEvent = { readonly type: string; readonly data: unknown };
+
+/**
+ * Where a reader of the whole log stands. On PostgreSQL, positions come from a sequence and can
+ * commit out of order, so the reader also tracks the transaction id (see readAll in postgres.ts).
+ */
+export type LogCursor = { readonly position: bigint; readonly transactionId: string | null };
+export const logStart: LogCursor = { position: 0n, transactionId: null };
+
+export type AppendResult = {
+  /** Global position of the last appended event. */
+  readonly lastPosition: bigint;
+  /** Stream version after the append (number of events in the stream). */
+  readonly streamVersion: bigint;
+};
+
+export class StreamVersionConflict extends Error {
+  constructor(stream: string, expected: bigint) {
+    super(`Stream ${stream} moved on since version ${expected}`);
+    this.name = 'StreamVersionConflict';
+  }
+}
+
+/**
+ * The only source of truth. Both stores implement exactly this; nothing else in the app
+ * touches Emmett or the database behind it.
+ */
+export interface EventLog {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Events of one stream after `afterVersion`, upcast to the current contract. */
+  readStream(stream: string, afterVersion: bigint): Promise<{ events: AnyRecordedEvent[]; version: bigint }>;
+  /**
+   * Appends atomically iff the stream is still at `expectedVersion` (0n: the stream must not exist);
+   * otherwise throws StreamVersionConflict and writes nothing.
+   */
+  append(stream: string, events: readonly NewEvent[], expectedVersion: bigint): Promise<AppendResult>;
+  /** The next committed events after the cursor, in an order that never skips one. */
+  readAll(after: LogCursor, limit: number): Promise<{ events: AnyRecordedEvent[]; cursor: LogCursor }>;
+  /** A page of the log in global-position order, for audits (optionally one stream). */
+  readPage(options: { after: bigint; limit: number; stream?: string }): Promise<AnyRecordedEvent[]>;
+  /**
+   * Runs `work` so that no other exclusive work on the same stream runs in this process meanwhile:
+   * commands on one stream then never conflict with each other inside one process.
+   */
+  exclusive<T>(stream: string, work: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,171 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import express, { type Request, type Response, type Router } from 'express';
+import { z } from 'zod';
+import { DomainError, invalid } from '../shared/errors';
+import { toJsonSafe } from '../shared/json';
+
+export type HttpResult = {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+};
+
+type Method = 'get' | 'post' | 'put' | 'delete';
+type AnyObjectSchema = z.ZodObject<z.ZodRawShape>;
+
+export type RouteInput<P, Q, B> = {
+  params: P;
+  query: Q;
+  body: B;
+  headers: IncomingHttpHeaders;
+  /** Aborted when the client goes away, so long work can stop. */
+  signal: AbortSignal;
+};
+
+export type RouteDefinition<
+  P extends AnyObjectSchema | undefined,
+  Q extends AnyObjectSchema | undefined,
+  B extends z.ZodType | undefined,
+> = {
+  method: Method;
+  /** Express syntax (`/api/projects/:project`); the OpenAPI document gets `{project}`. */
+  path: string;
+  summary: string;
+  tag: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Checked before the body is even parsed (e.g. "does the project exist"), as MindsDB does. */
+  before?: (input: { params: P extends AnyObjectSchema ? z.infer<P> : undefined }) => Promise<void>;
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  handle: (
+    input: RouteInput<
+      P extends AnyObjectSchema ? z.infer<P> : undefined,
+      Q extends AnyObjectSchema ? z.infer<Q> : undefined,
+      B extends z.ZodType ? z.infer<B> : undefined
+    >,
+  ) => Promise<HttpResult>;
+};
+
+const describeIssues = (where: string, error: z.ZodError) =>
+  error.issues
+    .map((i) => {
+      const at = [where, ...i.path.map(String)].filter(Boolean).join('.');
+      return at ? `${at}: ${i.message}` : i.message;
+    })
+    .join('; ');
+
+const parseWith = <S extends z.ZodType | undefined>(schema: S, value: unknown, where: string) => {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value);
+  if (!result.success) throw invalid(describeIssues(where, result.error), 'Invalid request');
+  return result.data;
+};
+
+const hasBody = (req: Request) =>
+  Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+
+const problemSchema = z.object({ title: z.string(), detail: z.string(), status: z.number().int() });
+
+/**
+ * Routes are declared once: the same definition mounts the express handler (validation included)
+ * and registers the OpenAPI path, so the document cannot drift from the code.
+ */
+export class Api {
+  readonly registry = new OpenAPIRegistry();
+  readonly router: Router = express.Router({ strict: false, caseSensitive: false });
+  readonly routes: { method: Method; path: string }[] = [];
+
+  add<
+    P extends AnyObjectSchema | undefined,
+    Q extends AnyObjectSchema | undefined,
+    B extends z.ZodType | undefined,
+  >(def: RouteDefinition<P, Q, B>): this {
+    this.routes.push({ method: def.method, path: def.path });
+    const openApiPath = def.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const responses = Object.fromEntries(
+      Object.entries(def.responses).map(([status, r]) => [
+        status,
+        {
+          description: r.description,
+          ...(r.schema
+            ? {
+                content: {
+                  [Number(status) >= 400 ? 'application/problem+json' : 'application/json']: { schema: r.schema },
+                },
+              }
+            : {}),
+        },
+      ]),
+    );
+    this.registry.registerPath({
+      method: def.method,
+      path: openApiPath,
+      summary: def.summary,
+      tags: [def.tag],
+      request: {
+        ...(def.params ? { params: def.params } : {}),
+        ...(def.query ? { query: def.query } : {}),
+        ...(def.body ? { body: { content: { 'application/json': { schema: def.body } }, required: true } } : {}),
+      },
+      responses: {
+        ...responses,
+        400: responses[400] ?? { description: 'Invalid input', content: { 'application/problem+json': { schema: problemSchema } } },
+      },
+    });
+
+    this.router[def.method](def.path, async (req: Request, res: Response) => {
+      const params = parseWith(def.params, req.params, 'path') as never;
+      if (def.before) await def.before({ params });
+      const query = parseWith(def.query, req.query, 'query') as never;
+      let body: unknown = undefined;
+      if (def.body) {
+        if (hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
+          throw new DomainError(
+            'UnsupportedMediaType',
+            'Unsupported media type',
+            `This endpoint takes application/json, not ${req.headers['content-type'] ?? 'an untyped body'}`,
+          );
+        }
+        body = parseWith(def.body, req.body, 'body');
+      }
+      const controller = new AbortController();
+      res.on('close', () => {
+        if (!res.writableFinished) controller.abort();
+      });
+      const result = await def.handle({
+        params,
+        query,
+        body: body as never,
+        headers: req.headers,
+        signal: controller.signal,
+      });
+      for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, v);
+      if (result.body === undefined) res.status(result.status).end();
+      else res.status(result.status).json(toJsonSafe(result.body));
+    });
+    return this;
+  }
+
+  openApiDocument(info: { title: string; version: string }) {
+    return new OpenApiGeneratorV31(this.registry.definitions).generateDocument({
+      openapi: '3.1.0',
+      info: { ...info, description: 'MindsDB-compatible HTTP API over an event log (see README).' },
+    });
+  }
+}
+
+/** Problem-details schema for `responses` entries. */
+export const problem = (description: string) => ({ description, schema: problemSchema });
+
+/** `If-Match: "12"` → 12n; absent → undefined; anything else is a 412 by definition. */
+export const ifMatchVersion = (headers: IncomingHttpHeaders): bigint | undefined => {
+  const raw = headers['if-match'];
+  if (raw === undefined || raw === '*') return undefined;
+  const m = /^\s*(?:W\/)?"?(\d+)"?\s*$/.exec(raw);
+  if (!m) return -1n;
+  return BigInt(m[1]!);
+};
+
+export const etag = (version: bigint | number) => ({ ETag: `"${version}"` });

@@ -1,0 +1,27 @@
+import type { AnyRecordedEvent } from '../../events';
+
+export type ColumnType = 'VARCHAR' | 'BIGINT' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP' | 'JSON' | 'VARCHAR[]' | 'BIGINT[]';
+export type Column = { readonly name: string; readonly type: ColumnType };
+export type Row = Record<string, unknown>;
+
+/** The rows of one table as a projection sees them while a batch is applied. */
+export interface RowStore {
+  /** The current row for a key: this batch's pending version if any, else what the table holds. */
+  get(key: string | bigint): Promise<Row | undefined>;
+  /** Inserts or replaces the row with this row's key (append-only tables: appends). */
+  put(row: Row): void;
+  delete(key: string | bigint): void;
+}
+
+/**
+ * One DuckDB table fed by events. `apply` is the whole projection: it reads the event and the
+ * current rows and says which rows change. The runner batches, writes and checkpoints.
+ */
+export interface TableProjection {
+  readonly table: string;
+  readonly columns: readonly Column[];
+  /** The column that identifies a row; `null` for append-only tables such as the event mirror. */
+  readonly key: string | null;
+  readonly handles: readonly string[] | 'all';
+  apply(event: AnyRecordedEvent, rows: RowStore): Promise<void> | void;
+}

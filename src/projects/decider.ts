@@ -1,0 +1,71 @@
+import type { AnyRecordedEvent, ProjectCreated, ProjectDeleted } from '../../events';
+import { conflict, invalid, notFound, preconditionFailed } from '../shared/errors';
+
+/** The project as its own stream knows it. Its id is the log position of its creation. */
+export type ProjectState =
+  | { status: 'none' }
+  | { status: 'live'; id: bigint; name: string; createdAt: string; version: bigint }
+  | { status: 'deleted'; name: string };
+
+export const initialProjectState = (): ProjectState => ({ status: 'none' });
+
+export const DEFAULT_PROJECT = 'mindsdb';
+
+export type ProjectCommand =
+  | { type: 'CreateProject'; data: { name: string }; metadata: { now: Date } }
+  | { type: 'EnsureDefaultProject'; data: { name: string }; metadata: { now: Date } }
+  | { type: 'DeleteProject'; data: { name: string; expectedVersion?: bigint }; metadata: { now: Date } };
+
+export const evolveProject = (state: ProjectState, event: AnyRecordedEvent): ProjectState => {
+  switch (event.type) {
+    case 'ProjectCreated': {
+      const data = (event as unknown as ProjectCreated).data;
+      return {
+        status: 'live',
+        id: event.meta.position,
+        name: data.name,
+        createdAt: data.createdAt,
+        version: event.meta.position,
+      };
+    }
+    case 'ProjectDeleted':
+      return { status: 'deleted', name: (event as unknown as ProjectDeleted).data.name };
+    default:
+      return state;
+  }
+};
+
+export const decideProject = (
+  command: ProjectCommand,
+  state: ProjectState,
+): (ProjectCreated | ProjectDeleted)[] => {
+  switch (command.type) {
+    case 'CreateProject':
+      if (state.status === 'live')
+        throw conflict(`Project with name ${state.name} already exists`, 'Project already exists');
+      return [{ type: 'ProjectCreated', data: { name: command.data.name, createdAt: command.metadata.now.toISOString() } }];
+    case 'EnsureDefaultProject':
+      // Created once, on the very first start; a later start (or a second process) finds it there.
+      if (state.status !== 'none') return [];
+      return [{ type: 'ProjectCreated', data: { name: command.data.name, createdAt: command.metadata.now.toISOString() } }];
+    case 'DeleteProject':
+      if (state.status !== 'live')
+        throw notFound(`Project name ${command.data.name} does not exist`, 'Project not exists');
+      if (state.name.toLowerCase() === DEFAULT_PROJECT)
+        throw invalid(`The default project ${DEFAULT_PROJECT} cannot be deleted`, 'Cannot delete project');
+      if (command.data.expectedVersion !== undefined && command.data.expectedVersion !== state.version)
+        throw preconditionFailed(
+          `Project ${state.name} is at version ${state.version}, not ${command.data.expectedVersion}`,
+        );
+      return [
+        {
+          type: 'ProjectDeleted',
+          data: { projectId: Number(state.id), name: state.name, deletedAt: command.metadata.now.toISOString() },
+        },
+      ];
+    default: {
+      const _exhaustive: never = command;
+      return _exhaustive;
+    }
+  }
+};

@@ -1,0 +1,32 @@
+/**
+ * Errors are values with a kind. Deciders and services throw them; exactly one place
+ * (src/http/problem.ts) maps a kind to an HTTP status, so no route picks status codes by hand.
+ */
+export type ErrorKind =
+  | 'Invalid'
+  | 'NotFound'
+  | 'Conflict'
+  | 'PreconditionFailed'
+  | 'UnsupportedMediaType'
+  | 'PayloadTooLarge';
+
+export class DomainError extends Error {
+  constructor(
+    readonly kind: ErrorKind,
+    /** Short, stable summary (the problem's `title`). */
+    readonly title: string,
+    /** What exactly is wrong (the problem's `detail`). */
+    readonly detail: string,
+  ) {
+    super(detail);
+    this.name = 'DomainError';
+  }
+}
+
+export const invalid = (detail: string, title = 'Invalid request') => new DomainError('Invalid', title, detail);
+export const notFound = (detail: string, title = 'Not found') => new DomainError('NotFound', title, detail);
+export const conflict = (detail: string, title = 'Conflict') => new DomainError('Conflict', title, detail);
+export const preconditionFailed = (detail: string) =>
+  new DomainError('PreconditionFailed', 'Precondition failed', detail);
+
+export const isDomainError = (error: unknown): error is DomainError => error instanceof DomainError;
