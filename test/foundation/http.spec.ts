@@ -1,0 +1,75 @@
+import { problemOf, startTestApp, type TestApp } from '../support/app';
+
+describe('HTTP conventions', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('sqlite', { BODY_LIMIT: '2kb' });
+  });
+  afterAll(() => t.dispose());
+
+  it('answers ping and status as MindsDB does', async () => {
+    expect((await t.http.get('/api/util/ping').expect(200)).body).toEqual({ status: 'ok' });
+    expect((await t.http.get('/api/util/ping/').expect(200)).body).toEqual({ status: 'ok' });
+    const status = await t.http.get('/api/status').expect(200);
+    expect(status.body).toEqual({
+      mindsdb_version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      environment: 'local',
+      auth: { http_auth_enabled: false, confirmed: true, provider: 'disabled' },
+    });
+  });
+
+  it('turns malformed JSON into a 400 problem', async () => {
+    const res = await t.http.post('/api/projects').set('Content-Type', 'application/json').send('{"name": ').expect(400);
+    expect(problemOf(res)).toMatchObject({ title: 'Malformed JSON', status: 400 });
+  });
+
+  it('refuses a non-JSON body with 415', async () => {
+    const res = await t.http.post('/api/projects').set('Content-Type', 'text/plain').send('name=x').expect(415);
+    expect(problemOf(res).detail).toMatch(/application\/json, not text\/plain/);
+  });
+
+  it('refuses a body over the configured limit with 413', async () => {
+    const res = await t.http.post('/api/projects').send({ name: 'x'.repeat(5000) }).expect(413);
+    expect(problemOf(res).detail).toMatch(/exceeds the limit of 2048 bytes/);
+  });
+
+  it('answers 400 when a JSON body is missing', async () => {
+    const res = await t.http.post('/api/projects').expect(400);
+    expect(problemOf(res).detail).toMatch(/^body: /);
+  });
+
+  it('answers unknown paths with a 404 problem', async () => {
+    const res = await t.http.get('/api/no/such/thing').expect(404);
+    expect(problemOf(res)).toEqual({
+      title: 'Not found',
+      detail: expect.stringContaining('GET /api/no/such/thing'),
+      status: 404,
+    });
+  });
+
+  it('tags every answer with a request id', async () => {
+    const res = await t.http.get('/api/util/ping').set('X-Request-Id', 'trace-me').expect(200);
+    expect(res.headers['x-request-id']).toBe('trace-me');
+  });
+
+  it('documents every mounted route in the OpenAPI document and serves the interactive page', async () => {
+    const doc = await t.http.get('/api/openapi.json').expect(200);
+    expect(doc.body.openapi).toBe('3.1.0');
+    const documented = new Set<string>();
+    for (const [p, item] of Object.entries(doc.body.paths as Record<string, Record<string, unknown>>))
+      for (const method of Object.keys(item)) documented.add(`${method} ${p}`);
+    const mounted = t.running.app.router.stack
+      .flatMap((layer: { handle: { stack?: { route?: { path: string; methods: Record<string, boolean> } }[] } }) =>
+        layer.handle.stack ?? [],
+      )
+      .filter((l) => l.route)
+      .flatMap((l) =>
+        Object.keys(l.route!.methods).map((m) => `${m} ${l.route!.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`),
+      );
+    expect(mounted.length).toBeGreaterThanOrEqual(t.running.api.routes.length);
+    for (const route of mounted) expect(documented).toContain(route);
+    expect(documented.size).toBe(new Set(mounted).size);
+    const page = await t.http.get('/doc/').expect(200);
+    expect(page.text).toContain('swagger-ui');
+  });
+});

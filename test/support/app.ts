@@ -1,0 +1,105 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import supertest from 'supertest';
+import { createApp, type RunningApp } from '../../src/app';
+import { loadConfig, type Config } from '../../src/config';
+import { freshPostgresDatabase } from './postgres';
+
+export type StoreKind = 'sqlite' | 'postgres';
+export const storeKinds: StoreKind[] = ['sqlite', 'postgres'];
+
+export type TestApp = {
+  running: RunningApp;
+  http: ReturnType<typeof supertest>;
+  config: Config;
+  /** Closes the app, keeping its data (for restart tests). */
+  stop: () => Promise<void>;
+  /** Starts a new app on the same log and data directory. */
+  restart: (overrides?: Record<string, string>) => Promise<TestApp>;
+  /** Closes everything and removes the data. */
+  dispose: () => Promise<void>;
+};
+
+type Backing = { env: Record<string, string>; dataDir: string; cleanup: () => Promise<void> };
+
+const backing = async (kind: StoreKind): Promise<Backing> => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-test-'));
+  if (kind === 'sqlite') {
+    return { env: { DATA_DIR: dataDir }, dataDir, cleanup: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const db = await freshPostgresDatabase();
+  return {
+    env: { DATA_DIR: dataDir, EVENT_STORE_URL: db.url, PROJECTION_POLL_MS: '50' },
+    dataDir,
+    cleanup: async () => {
+      await db.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+};
+
+const start = async (b: Backing, overrides: Record<string, string>, logStream?: NodeJS.WritableStream): Promise<TestApp> => {
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...b.env, ...overrides });
+  const logger = logStream ? pino({ level: 'info' }, logStream) : pino({ level: 'silent' });
+  const running = await createApp(config, { logger });
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await running.close();
+  };
+  return {
+    running,
+    http: supertest(running.app),
+    config,
+    stop,
+    restart: async (more = {}) => {
+      await stop();
+      return start(b, { ...overrides, ...more }, logStream);
+    },
+    dispose: async () => {
+      await stop();
+      await b.cleanup();
+    },
+  };
+};
+
+/** A running app on a fresh SQLite file or a fresh PostgreSQL database, with its own DuckDB. */
+export const startTestApp = async (
+  kind: StoreKind,
+  overrides: Record<string, string> = {},
+  options: { logStream?: NodeJS.WritableStream } = {},
+): Promise<TestApp> => start(await backing(kind), overrides, options.logStream);
+
+/** Starts `count` apps on one shared PostgreSQL log, each with its own data directory and DuckDB. */
+export const startPostgresCluster = async (count: number) => {
+  const db = await freshPostgresDatabase();
+  const apps: TestApp[] = [];
+  for (let i = 0; i < count; i++) {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-node-'));
+    apps.push(
+      await start(
+        {
+          env: { DATA_DIR: dataDir, EVENT_STORE_URL: db.url, PROJECTION_POLL_MS: '50' },
+          dataDir,
+          cleanup: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
+        },
+        {},
+      ),
+    );
+  }
+  return {
+    apps,
+    dispose: async () => {
+      for (const a of apps) await a.dispose();
+      await db.drop();
+    },
+  };
+};
+
+export const problemOf = (res: { headers: Record<string, string>; body: unknown }) => {
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  return res.body as { title: string; detail: string; status: number };
+};
