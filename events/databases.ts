@@ -10,7 +10,13 @@ export const DatabaseCreated = defineEvent(
 );
 export const DatabaseUpdated = defineEvent(
   'DatabaseUpdated',
-  z.object({ databaseId: z.number().int(), name: z.string(), engine: z.string(), parameters, updatedAt: z.string() }),
+  z.object({
+    databaseId: z.number().int(),
+    name: z.string(),
+    engine: z.string(),
+    parameters,
+    updatedAt: z.string(),
+  }),
 );
 export const DatabaseDeleted = defineEvent(
   'DatabaseDeleted',

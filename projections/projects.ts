@@ -15,7 +15,12 @@ export const projectsProjection: TableProjection = {
   apply: (event, rows) => {
     if (event.type === 'ProjectCreated') {
       const d = (event as unknown as ProjectCreated).data;
-      rows.put({ id: event.meta.position, name: d.name, created_at: d.createdAt, version: event.meta.position });
+      rows.put({
+        id: event.meta.position,
+        name: d.name,
+        created_at: d.createdAt,
+        version: event.meta.position,
+      });
     } else {
       rows.delete(BigInt((event as unknown as ProjectDeleted).data.projectId));
     }

@@ -54,7 +54,11 @@ export const buildHttpApp = (ctx: AppContext, services: Services): { app: Expres
       },
       // Bodies are never logged: they may carry secrets.
       serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+        req: (req: { id: string; method: string; url: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: req.url,
+        }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     }),

@@ -11,4 +11,5 @@ const redact = [
   '*.parameters.password',
 ];
 
-export const createLogger = (level: string): Logger => pino({ level, redact: { paths: redact, censor: '******' } });
+export const createLogger = (level: string): Logger =>
+  pino({ level, redact: { paths: redact, censor: '******' } });

@@ -8,7 +8,11 @@ const main = async () => {
   const { logger } = running.ctx;
   const server: Server = running.app.listen(config.port, config.host, () => {
     logger.info(
-      { url: `http://${config.host}:${config.port}`, eventStore: running.ctx.log.kind, dataDir: config.dataDir },
+      {
+        url: `http://${config.host}:${config.port}`,
+        eventStore: running.ctx.log.kind,
+        dataDir: config.dataDir,
+      },
       'mindledger listening',
     );
   });

@@ -48,7 +48,11 @@ export const auditRoutes = (api: Api, log: EventLog) =>
       },
     },
     handle: async ({ query }) => {
-      const events = await log.readPage({ after: BigInt(query.after), limit: query.limit, stream: query.stream });
+      const events = await log.readPage({
+        after: BigInt(query.after),
+        limit: query.limit,
+        stream: query.stream,
+      });
       const last = events[events.length - 1];
       return {
         status: 200,

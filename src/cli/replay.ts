@@ -12,7 +12,9 @@ const replay = async () => {
   const logger = createLogger(config.logLevel);
   const log = await openEventLog({ url: config.eventStoreUrl, dataDir: config.dataDir, clock: systemClock });
   const duck = await openDuck({ file: config.duckdbFile, allowedDirectory: `${config.dataDir}/files` });
-  const runner = new ProjectionRunner(duck, log, allProjections, logger, { batchSize: config.projectionBatchSize });
+  const runner = new ProjectionRunner(duck, log, allProjections, logger, {
+    batchSize: config.projectionBatchSize,
+  });
   await runner.start();
   const { events, ms } = await runner.rebuild();
   logger.info(

@@ -1,4 +1,10 @@
-import type { AnyRecordedEvent, DatabaseCreated, DatabaseDeleted, DatabaseEvent, DatabaseUpdated } from '../../events';
+import type {
+  AnyRecordedEvent,
+  DatabaseCreated,
+  DatabaseDeleted,
+  DatabaseEvent,
+  DatabaseUpdated,
+} from '../../events';
 import { conflict, notFound, preconditionFailed } from '../shared/errors';
 import { keepMaskedSecrets } from '../shared/secrets';
 
@@ -21,7 +27,11 @@ export const initialDatabaseState = (): DatabaseState => ({ status: 'none' });
 
 type Now = { now: Date };
 export type DatabaseCommand =
-  | { type: 'CreateDatabase'; data: { name: string; engine: string; parameters: Record<string, unknown> }; metadata: Now }
+  | {
+      type: 'CreateDatabase';
+      data: { name: string; engine: string; parameters: Record<string, unknown> };
+      metadata: Now;
+    }
   | {
       type: 'UpdateDatabase';
       data: { name: string; engine?: string; parameters: Record<string, unknown>; expectedVersion?: bigint };
@@ -47,7 +57,13 @@ export const evolveDatabase = (state: DatabaseState, event: AnyRecordedEvent): D
     case 'DatabaseUpdated': {
       if (state.status !== 'live') return state;
       const d = (event as unknown as DatabaseUpdated).data;
-      return { ...state, engine: d.engine, parameters: d.parameters, updatedAt: d.updatedAt, version: event.meta.position };
+      return {
+        ...state,
+        engine: d.engine,
+        parameters: d.parameters,
+        updatedAt: d.updatedAt,
+        version: event.meta.position,
+      };
     }
     case 'DatabaseDeleted':
       return { status: 'deleted', name: (event as unknown as DatabaseDeleted).data.name };
@@ -91,7 +107,9 @@ export const decideDatabase = (command: DatabaseCommand, state: DatabaseState): 
       if (state.status !== 'live')
         throw notFound(`Database with name ${command.data.name} does not exist.`, 'Database not found');
       checkVersion(state, command.data.expectedVersion);
-      return [{ type: 'DatabaseDeleted', data: { databaseId: Number(state.id), name: state.name, deletedAt: at } }];
+      return [
+        { type: 'DatabaseDeleted', data: { databaseId: Number(state.id), name: state.name, deletedAt: at } },
+      ];
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

@@ -27,7 +27,11 @@ export const engineNames = Object.keys(engines) as EngineName[];
 
 export const validateConnection = (engine: string, parameters: unknown): Record<string, unknown> => {
   const schema = (engines as Record<string, z.ZodType<Record<string, unknown>>>)[engine.toLowerCase()];
-  if (!schema) throw invalid(`Unknown engine '${engine}'; supported engines: ${engineNames.join(', ')}`, 'Unknown engine');
+  if (!schema)
+    throw invalid(
+      `Unknown engine '${engine}'; supported engines: ${engineNames.join(', ')}`,
+      'Unknown engine',
+    );
   const result = schema.safeParse(parameters ?? {});
   if (!result.success)
     throw invalid(

@@ -4,7 +4,12 @@ import { resourceName } from '../shared/names';
 import { createDatabaseBody, databaseParams, databaseView, updateDatabaseBody } from './schemas';
 import type { DatabasesService } from './service';
 
-const created = z.object({ name: z.string(), engine: z.string(), type: z.literal('data'), id: z.number().int() });
+const created = z.object({
+  name: z.string(),
+  engine: z.string(),
+  type: z.literal('data'),
+  id: z.number().int(),
+});
 
 export const databaseRoutes = (api: Api, databases: DatabasesService) =>
   api
@@ -22,7 +27,10 @@ export const databaseRoutes = (api: Api, databases: DatabasesService) =>
       tag: 'databases',
       summary: 'Get a database',
       params: databaseParams,
-      responses: { 200: { description: 'The database', schema: databaseView }, 404: problem('No such database') },
+      responses: {
+        200: { description: 'The database', schema: databaseView },
+        404: problem('No such database'),
+      },
       handle: async ({ params }) => {
         const { view, version } = await databases.get(params.database);
         return { status: 200, body: view, headers: version === null ? {} : etag(version) };
@@ -67,7 +75,11 @@ export const databaseRoutes = (api: Api, databases: DatabasesService) =>
         );
         const { version, ...rest } = view;
         return wasCreated
-          ? { status: 201, body: { name: rest.name, engine: rest.engine, type: 'data', id: rest.id }, headers: etag(version) }
+          ? {
+              status: 201,
+              body: { name: rest.name, engine: rest.engine, type: 'data', id: rest.id },
+              headers: etag(version),
+            }
           : { status: 200, body: rest, headers: etag(version) };
       },
     })

@@ -64,7 +64,9 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
   };
 
   const runOn = async (name: string, decide: Parameters<typeof decideDatabase>[0]) => {
-    const outcome = await ctx.commands.run(databaseStream(name), databaseAggregate, (s) => decideDatabase(decide, s));
+    const outcome = await ctx.commands.run(databaseStream(name), databaseAggregate, (s) =>
+      decideDatabase(decide, s),
+    );
     await settled(ctx, outcome.lastPosition);
   };
 
@@ -90,22 +92,20 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
   return {
     list: () =>
       ctx.cached('databases', async () => {
-        const projectRows = (await projects.list()).map(
-          (p): DatabaseView => ({
-            name: p.name,
-            type: 'project',
-            id: p.id,
-            engine: null,
-            visible: true,
-            deletable: nameKey(p.name) !== DEFAULT_PROJECT,
-          }),
-        );
-        const integrations = ((await ctx.duck.query('SELECT * FROM databases ORDER BY id')) as DatabaseRow[]).map(
-          (r) => {
-            const { version: _v, ...view } = presentIntegration(r);
-            return view;
-          },
-        );
+        const projectRows = (await projects.list()).map((p): DatabaseView => ({
+          name: p.name,
+          type: 'project',
+          id: p.id,
+          engine: null,
+          visible: true,
+          deletable: nameKey(p.name) !== DEFAULT_PROJECT,
+        }));
+        const integrations = (
+          (await ctx.duck.query('SELECT * FROM databases ORDER BY id')) as DatabaseRow[]
+        ).map((r) => {
+          const { version: _v, ...view } = presentIntegration(r);
+          return view;
+        });
         return [...systemDatabases, ...projectRows, ...integrations];
       }),
 
@@ -145,7 +145,8 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
         throw invalid(`${name} is a project; projects have no engine or parameters to change`, 'Error');
       const existing = await ctx.commands.load(databaseStream(name), databaseAggregate);
       if (existing.state.status !== 'live') {
-        if (!input.engine) throw invalid('database.engine is required to create a database', 'Invalid request');
+        if (!input.engine)
+          throw invalid('database.engine is required to create a database', 'Invalid request');
         const view = await create({ name, engine: input.engine, parameters: input.parameters });
         return { created: true, view };
       }

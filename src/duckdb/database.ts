@@ -1,10 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  DuckDBInstance,
-  type DuckDBConnection,
-  type DuckDBValue,
-} from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 
 export type SqlParams = DuckDBValue[] | Record<string, DuckDBValue>;
 export type JsRow = Record<string, unknown>;
@@ -31,7 +27,8 @@ export const openDuck = async (options: {
   allowedDirectory: string;
   readers?: number;
 }): Promise<Duck> => {
-  if (options.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
+  if (options.file !== ':memory:')
+    fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
   fs.mkdirSync(options.allowedDirectory, { recursive: true });
   const instance = await DuckDBInstance.create(options.file, {
     // No network here and no reason to fetch code at run time: unknown extensions fail fast.

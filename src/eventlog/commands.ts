@@ -66,7 +66,11 @@ export const commandRunner = (log: EventLog, cacheSize = 2000) => {
           const result = await log.append(stream, decided, version);
           // Re-read what we wrote: it now carries positions (ids derive from them) and timestamps.
           const after = await load(stream, aggregate);
-          return { state: after.state, events: after.fresh.slice(0, decided.length), lastPosition: result.lastPosition };
+          return {
+            state: after.state,
+            events: after.fresh.slice(0, decided.length),
+            lastPosition: result.lastPosition,
+          };
         } catch (error) {
           if (!(error instanceof StreamVersionConflict) || attempt >= MAX_ATTEMPTS) throw error;
           await backoff(attempt);
@@ -77,7 +81,8 @@ export const commandRunner = (log: EventLog, cacheSize = 2000) => {
   return {
     run,
     /** The current state of a stream, for reads that need the log's view (e.g. a secret to use). */
-    load: <S>(stream: string, aggregate: Aggregate<S>) => log.exclusive(stream, () => load(stream, aggregate)),
+    load: <S>(stream: string, aggregate: Aggregate<S>) =>
+      log.exclusive(stream, () => load(stream, aggregate)),
   };
 };
 

@@ -70,7 +70,10 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
         const result = await store.appendToStream(stream, prepared as unknown as Event[], {
           expectedStreamVersion: expectedVersion,
         });
-        return { lastPosition: result.lastEventGlobalPosition, streamVersion: result.nextExpectedStreamVersion };
+        return {
+          lastPosition: result.lastEventGlobalPosition,
+          streamVersion: result.nextExpectedStreamVersion,
+        };
       } catch (error) {
         if (isExpectedVersionConflictError(error)) throw new StreamVersionConflict(stream, expectedVersion);
         throw error;

@@ -16,7 +16,11 @@ export type StoredMetadata = { recordedAt: string; schemaVersion: number };
 export const prepareForAppend = (event: NewEvent, now: Date): NewEvent & { metadata: StoredMetadata } => {
   const contract = contractOf(event.type);
   const data = contract.schema.parse(event.data);
-  return { type: event.type, data, metadata: { recordedAt: now.toISOString(), schemaVersion: contract.version } };
+  return {
+    type: event.type,
+    data,
+    metadata: { recordedAt: now.toISOString(), schemaVersion: contract.version },
+  };
 };
 
 /** Brings a stored event up to the current contract version. */

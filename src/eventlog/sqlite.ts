@@ -12,7 +12,7 @@ import type { AnyRecordedEvent } from '../../events';
 import type { Clock } from '../shared/time';
 import { keyedMutex, serialQueue } from './queue';
 import { prepareForAppend, upcast, type StoredMetadata } from './registry';
-import { StreamVersionConflict, type EventLog, type LogCursor, type NewEvent } from './types';
+import { StreamVersionConflict, type EventLog, type LogCursor } from './types';
 
 type StoredRow = {
   stream_id: string;
@@ -85,7 +85,10 @@ export const openSqliteLog = async (fileName: string, clock: Clock): Promise<Eve
           const result = await store.appendToStream(stream, prepared as unknown as Event[], {
             expectedStreamVersion: expectedVersion,
           });
-          return { lastPosition: result.lastEventGlobalPosition, streamVersion: result.nextExpectedStreamVersion };
+          return {
+            lastPosition: result.lastEventGlobalPosition,
+            streamVersion: result.nextExpectedStreamVersion,
+          };
         } catch (error) {
           if (isExpectedVersionConflictError(error)) throw new StreamVersionConflict(stream, expectedVersion);
           throw error;

@@ -92,7 +92,9 @@ export class Api {
           ...(r.schema
             ? {
                 content: {
-                  [Number(status) >= 400 ? 'application/problem+json' : 'application/json']: { schema: r.schema },
+                  [Number(status) >= 400 ? 'application/problem+json' : 'application/json']: {
+                    schema: r.schema,
+                  },
                 },
               }
             : {}),
@@ -107,11 +109,16 @@ export class Api {
       request: {
         ...(def.params ? { params: def.params } : {}),
         ...(def.query ? { query: def.query } : {}),
-        ...(def.body ? { body: { content: { 'application/json': { schema: def.body } }, required: true } } : {}),
+        ...(def.body
+          ? { body: { content: { 'application/json': { schema: def.body } }, required: true } }
+          : {}),
       },
       responses: {
         ...responses,
-        400: responses[400] ?? { description: 'Invalid input', content: { 'application/problem+json': { schema: problemSchema } } },
+        400: responses[400] ?? {
+          description: 'Invalid input',
+          content: { 'application/problem+json': { schema: problemSchema } },
+        },
       },
     });
 

@@ -13,10 +13,7 @@ const statusOfKind: Record<ErrorKind, number> = {
 
 /** RFC 9457 problem details, MindsDB's `{title, detail}` plus the status. */
 export const sendProblem = (res: Response, status: number, title: string, detail: string) => {
-  res
-    .status(status)
-    .type('application/problem+json')
-    .send(JSON.stringify({ title, detail, status }));
+  res.status(status).type('application/problem+json').send(JSON.stringify({ title, detail, status }));
 };
 
 type BodyParserError = Error & { type?: string; status?: number; limit?: number };

@@ -94,7 +94,8 @@ export class BatchRowStore implements RowStore {
   private fromStored(row: Row): Row {
     const out: Row = { ...row };
     for (const c of this.projection.columns) {
-      if (c.type === 'JSON' && typeof out[c.name] === 'string') out[c.name] = JSON.parse(out[c.name] as string);
+      if (c.type === 'JSON' && typeof out[c.name] === 'string')
+        out[c.name] = JSON.parse(out[c.name] as string);
     }
     return out;
   }

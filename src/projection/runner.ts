@@ -142,7 +142,10 @@ export class ProjectionRunner {
         this.lastError = null;
       } catch (error) {
         this.lastError = error;
-        this.logger.error({ err: error, position: this.cursor.position.toString() }, 'projection batch failed');
+        this.logger.error(
+          { err: error, position: this.cursor.position.toString() },
+          'projection batch failed',
+        );
         throw error;
       } finally {
         this.running = null;
@@ -180,8 +183,9 @@ export class ProjectionRunner {
     await w.run(
       `CREATE TABLE IF NOT EXISTS ${CHECKPOINT_TABLE} (id INTEGER, position BIGINT, transaction_id VARCHAR, fingerprint VARCHAR)`,
     );
-    const rows = (await w.runAndReadAll(`SELECT position, transaction_id, fingerprint FROM ${CHECKPOINT_TABLE}`))
-      .getRowObjectsJS() as { position: bigint; transaction_id: string | null; fingerprint: string }[];
+    const rows = (
+      await w.runAndReadAll(`SELECT position, transaction_id, fingerprint FROM ${CHECKPOINT_TABLE}`)
+    ).getRowObjectsJS() as { position: bigint; transaction_id: string | null; fingerprint: string }[];
     const stored = rows[0];
     if (stored && stored.fingerprint !== this.fingerprint) {
       this.logger.info('projection definitions changed: rebuilding from the log');

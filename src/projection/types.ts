@@ -1,6 +1,7 @@
 import type { AnyRecordedEvent } from '../../events';
 
-export type ColumnType = 'VARCHAR' | 'BIGINT' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP' | 'JSON' | 'VARCHAR[]' | 'BIGINT[]';
+export type ColumnType =
+  'VARCHAR' | 'BIGINT' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP' | 'JSON' | 'VARCHAR[]' | 'BIGINT[]';
 export type Column = { readonly name: string; readonly type: ColumnType };
 export type Row = Record<string, unknown>;
 

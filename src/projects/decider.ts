@@ -43,11 +43,21 @@ export const decideProject = (
     case 'CreateProject':
       if (state.status === 'live')
         throw conflict(`Project with name ${state.name} already exists`, 'Project already exists');
-      return [{ type: 'ProjectCreated', data: { name: command.data.name, createdAt: command.metadata.now.toISOString() } }];
+      return [
+        {
+          type: 'ProjectCreated',
+          data: { name: command.data.name, createdAt: command.metadata.now.toISOString() },
+        },
+      ];
     case 'EnsureDefaultProject':
       // Created once, on the very first start; a later start (or a second process) finds it there.
       if (state.status !== 'none') return [];
-      return [{ type: 'ProjectCreated', data: { name: command.data.name, createdAt: command.metadata.now.toISOString() } }];
+      return [
+        {
+          type: 'ProjectCreated',
+          data: { name: command.data.name, createdAt: command.metadata.now.toISOString() },
+        },
+      ];
     case 'DeleteProject':
       if (state.status !== 'live')
         throw notFound(`Project name ${command.data.name} does not exist`, 'Project not exists');
@@ -60,7 +70,11 @@ export const decideProject = (
       return [
         {
           type: 'ProjectDeleted',
-          data: { projectId: Number(state.id), name: state.name, deletedAt: command.metadata.now.toISOString() },
+          data: {
+            projectId: Number(state.id),
+            name: state.name,
+            deletedAt: command.metadata.now.toISOString(),
+          },
         },
       ];
     default: {

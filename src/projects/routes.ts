@@ -21,7 +21,10 @@ export const projectRoutes = (api: Api, projects: ProjectsService) =>
       tag: 'projects',
       summary: 'Get a project (name is case-insensitive)',
       params: projectParams,
-      responses: { 200: { description: 'The project', schema: projectView }, 404: problem('No such project') },
+      responses: {
+        200: { description: 'The project', schema: projectView },
+        404: problem('No such project'),
+      },
       handle: async ({ params }) => {
         const project = await projects.require(params.project);
         return { status: 200, body: withoutVersion(project), headers: etag(project.version) };

@@ -22,7 +22,9 @@ const present = (row: ProjectRow): ProjectView & { version: bigint } => ({
 export const projectsService = (ctx: AppContext) => {
   const find = (name: string) =>
     ctx.cached(`project:${nameKey(name)}`, async () => {
-      const rows = (await ctx.duck.query('SELECT * FROM projects WHERE lower(name) = ?', [nameKey(name)])) as ProjectRow[];
+      const rows = (await ctx.duck.query('SELECT * FROM projects WHERE lower(name) = ?', [
+        nameKey(name),
+      ])) as ProjectRow[];
       return rows[0] ? present(rows[0]) : undefined;
     });
 
@@ -43,7 +45,10 @@ export const projectsService = (ctx: AppContext) => {
 
     create: async (name: string) => {
       if (RESERVED_DATABASE_NAMES.includes(nameKey(name)))
-        throw conflict(`Database with name ${name} already exists (it is a system database)`, 'Name conflict');
+        throw conflict(
+          `Database with name ${name} already exists (it is a system database)`,
+          'Name conflict',
+        );
       const integration = await ctx.commands.load(databaseStream(name), databaseAggregate);
       if (integration.state.status === 'live')
         throw conflict(`Database with name ${name} already exists.`, 'Name conflict');

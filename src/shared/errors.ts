@@ -3,12 +3,7 @@
  * (src/http/problem.ts) maps a kind to an HTTP status, so no route picks status codes by hand.
  */
 export type ErrorKind =
-  | 'Invalid'
-  | 'NotFound'
-  | 'Conflict'
-  | 'PreconditionFailed'
-  | 'UnsupportedMediaType'
-  | 'PayloadTooLarge';
+  'Invalid' | 'NotFound' | 'Conflict' | 'PreconditionFailed' | 'UnsupportedMediaType' | 'PayloadTooLarge';
 
 export class DomainError extends Error {
   constructor(
@@ -23,7 +18,8 @@ export class DomainError extends Error {
   }
 }
 
-export const invalid = (detail: string, title = 'Invalid request') => new DomainError('Invalid', title, detail);
+export const invalid = (detail: string, title = 'Invalid request') =>
+  new DomainError('Invalid', title, detail);
 export const notFound = (detail: string, title = 'Not found') => new DomainError('NotFound', title, detail);
 export const conflict = (detail: string, title = 'Conflict') => new DomainError('Conflict', title, detail);
 export const preconditionFailed = (detail: string) =>

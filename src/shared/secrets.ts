@@ -1,7 +1,8 @@
 /** What every reader shows instead of a secret. A write that sends it back keeps the stored value. */
 export const MASK = '******';
 
-const secretKey = /^(password|passwd|pwd|token|secret|api_key|apikey|private_key|access_key|secret_key|.*_api_key|.*_token|.*_secret|.*_password)$/i;
+const secretKey =
+  /^(password|passwd|pwd|token|secret|api_key|apikey|private_key|access_key|secret_key|.*_api_key|.*_token|.*_secret|.*_password)$/i;
 
 export const isSecretKey = (key: string): boolean => secretKey.test(key);
 
@@ -11,7 +12,8 @@ export const maskSecrets = <T>(value: T): T => {
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      out[k] = isSecretKey(k) && v !== null && v !== undefined && typeof v !== 'object' ? MASK : maskSecrets(v);
+      out[k] =
+        isSecretKey(k) && v !== null && v !== undefined && typeof v !== 'object' ? MASK : maskSecrets(v);
     }
     return out as T;
   }

@@ -2,7 +2,13 @@ import { Writable } from 'node:stream';
 import { databaseAggregate, databaseStream } from '../../src/databases/aggregate';
 import { problemOf, startTestApp, storeKinds, type TestApp } from '../support/app';
 
-const connection = { host: '127.0.0.1', port: 5432, user: 'postgres', password: 'pa55-word-xyz', database: 'test' };
+const connection = {
+  host: '127.0.0.1',
+  port: 5432,
+  user: 'postgres',
+  password: 'pa55-word-xyz',
+  database: 'test',
+};
 
 describe.each(storeKinds)('databases API on %s', (store) => {
   let t: TestApp;
@@ -32,7 +38,14 @@ describe.each(storeKinds)('databases API on %s', (store) => {
         class_type: 'sql',
         permanent: true,
       },
-      { name: 'mindsdb', type: 'project', id: expect.any(Number), engine: null, visible: true, deletable: false },
+      {
+        name: 'mindsdb',
+        type: 'project',
+        id: expect.any(Number),
+        engine: null,
+        visible: true,
+        deletable: false,
+      },
     ]);
   });
 
@@ -41,7 +54,12 @@ describe.each(storeKinds)('databases API on %s', (store) => {
       .post('/api/databases/')
       .send({ database: { name: 'pg_main', engine: 'postgres', parameters: connection } })
       .expect(201);
-    expect(created.body).toEqual({ name: 'pg_main', engine: 'postgres', type: 'data', id: expect.any(Number) });
+    expect(created.body).toEqual({
+      name: 'pg_main',
+      engine: 'postgres',
+      type: 'data',
+      id: expect.any(Number),
+    });
 
     const one = await t.http.get('/api/databases/PG_MAIN').expect(200);
     expect(one.body).toEqual({
@@ -99,7 +117,10 @@ describe.each(storeKinds)('databases API on %s', (store) => {
   });
 
   it('validates engines and parameters (400 naming the field)', async () => {
-    const noEngine = await t.http.post('/api/databases').send({ database: { name: 'x1' } }).expect(400);
+    const noEngine = await t.http
+      .post('/api/databases')
+      .send({ database: { name: 'x1' } })
+      .expect(400);
     expect(problemOf(noEngine).detail).toMatch(/body\.database\.engine: .*\/api\/projects/);
     const unknown = await t.http
       .post('/api/databases')
@@ -114,7 +135,9 @@ describe.each(storeKinds)('databases API on %s', (store) => {
     const noWrapper = await t.http.post('/api/databases').send({ name: 'x4' }).expect(400);
     expect(problemOf(noWrapper).detail).toMatch(/body\.database: Must provide "database"/);
     const list = await t.http.get('/api/databases').expect(200);
-    expect(list.body.map((d: { name: string }) => d.name)).not.toEqual(expect.arrayContaining(['x1', 'x2', 'x3', 'x4']));
+    expect(list.body.map((d: { name: string }) => d.name)).not.toEqual(
+      expect.arrayContaining(['x1', 'x2', 'x3', 'x4']),
+    );
   });
 
   it('keeps one namespace for projects and databases', async () => {
@@ -131,12 +154,16 @@ describe.each(storeKinds)('databases API on %s', (store) => {
   });
 
   it('refuses to delete system databases and deletes integrations', async () => {
-    expect(problemOf(await t.http.delete('/api/databases/information_schema').expect(400)).detail).toMatch(/system/);
+    expect(problemOf(await t.http.delete('/api/databases/information_schema').expect(400)).detail).toMatch(
+      /system/,
+    );
     expect(problemOf(await t.http.delete('/api/databases/files').expect(400)).detail).toMatch(/system/);
     await t.http.delete('/api/databases/my_maria').expect(204);
     expect(problemOf(await t.http.get('/api/databases/my_maria').expect(404)).detail).toBe(
       'Database with name my_maria does not exist.',
     );
-    expect(problemOf(await t.http.delete('/api/databases/my_maria').expect(404)).title).toBe('Database not found');
+    expect(problemOf(await t.http.delete('/api/databases/my_maria').expect(404)).title).toBe(
+      'Database not found',
+    );
   });
 });

@@ -15,19 +15,30 @@ const spec = deciderSpec<DatabaseState, DatabaseCommand>({
   decide: decideDatabase,
 });
 const params = { host: 'h', user: 'u', password: 's3cret', database: 'd' };
-const created = { type: 'DatabaseCreated', data: { name: 'pg1', engine: 'postgres', parameters: params, createdAt: at } };
+const created = {
+  type: 'DatabaseCreated',
+  data: { name: 'pg1', engine: 'postgres', parameters: params, createdAt: at },
+};
 
 describe('database decider', () => {
   it('registers a database', () =>
     spec
       .given([])
-      .when({ type: 'CreateDatabase', data: { name: 'pg1', engine: 'postgres', parameters: params }, metadata: { now } })
+      .when({
+        type: 'CreateDatabase',
+        data: { name: 'pg1', engine: 'postgres', parameters: params },
+        metadata: { now },
+      })
       .then([created]));
 
   it('refuses a duplicate name', () =>
     spec
       .given([created])
-      .when({ type: 'CreateDatabase', data: { name: 'PG1', engine: 'postgres', parameters: params }, metadata: { now } })
+      .when({
+        type: 'CreateDatabase',
+        data: { name: 'PG1', engine: 'postgres', parameters: params },
+        metadata: { now },
+      })
       .thenThrows('Conflict', /already exists/));
 
   it('keeps a stored secret when the update sends the mask back', () =>
@@ -41,18 +52,34 @@ describe('database decider', () => {
       .then([
         {
           type: 'DatabaseUpdated',
-          data: { databaseId: 1, name: 'pg1', engine: 'postgres', parameters: { ...params, host: 'h2' }, updatedAt: at },
+          data: {
+            databaseId: 1,
+            name: 'pg1',
+            engine: 'postgres',
+            parameters: { ...params, host: 'h2' },
+            updatedAt: at,
+          },
         },
       ]));
 
   it('replaces a secret when a new value is sent', () =>
     spec
       .given([created])
-      .when({ type: 'UpdateDatabase', data: { name: 'pg1', parameters: { ...params, password: 'new' } }, metadata: { now } })
+      .when({
+        type: 'UpdateDatabase',
+        data: { name: 'pg1', parameters: { ...params, password: 'new' } },
+        metadata: { now },
+      })
       .then([
         {
           type: 'DatabaseUpdated',
-          data: { databaseId: 1, name: 'pg1', engine: 'postgres', parameters: { ...params, password: 'new' }, updatedAt: at },
+          data: {
+            databaseId: 1,
+            name: 'pg1',
+            engine: 'postgres',
+            parameters: { ...params, password: 'new' },
+            updatedAt: at,
+          },
         },
       ]));
 

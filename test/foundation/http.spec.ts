@@ -19,17 +19,28 @@ describe('HTTP conventions', () => {
   });
 
   it('turns malformed JSON into a 400 problem', async () => {
-    const res = await t.http.post('/api/projects').set('Content-Type', 'application/json').send('{"name": ').expect(400);
+    const res = await t.http
+      .post('/api/projects')
+      .set('Content-Type', 'application/json')
+      .send('{"name": ')
+      .expect(400);
     expect(problemOf(res)).toMatchObject({ title: 'Malformed JSON', status: 400 });
   });
 
   it('refuses a non-JSON body with 415', async () => {
-    const res = await t.http.post('/api/projects').set('Content-Type', 'text/plain').send('name=x').expect(415);
+    const res = await t.http
+      .post('/api/projects')
+      .set('Content-Type', 'text/plain')
+      .send('name=x')
+      .expect(415);
     expect(problemOf(res).detail).toMatch(/application\/json, not text\/plain/);
   });
 
   it('refuses a body over the configured limit with 413', async () => {
-    const res = await t.http.post('/api/projects').send({ name: 'x'.repeat(5000) }).expect(413);
+    const res = await t.http
+      .post('/api/projects')
+      .send({ name: 'x'.repeat(5000) })
+      .expect(413);
     expect(problemOf(res).detail).toMatch(/exceeds the limit of 2048 bytes/);
   });
 
@@ -59,8 +70,9 @@ describe('HTTP conventions', () => {
     for (const [p, item] of Object.entries(doc.body.paths as Record<string, Record<string, unknown>>))
       for (const method of Object.keys(item)) documented.add(`${method} ${p}`);
     const mounted = t.running.app.router.stack
-      .flatMap((layer: { handle: { stack?: { route?: { path: string; methods: Record<string, boolean> } }[] } }) =>
-        layer.handle.stack ?? [],
+      .flatMap(
+        (layer: { handle: { stack?: { route?: { path: string; methods: Record<string, boolean> } }[] } }) =>
+          layer.handle.stack ?? [],
       )
       .filter((l) => l.route)
       .flatMap((l) =>

@@ -9,14 +9,24 @@ describe.each(storeKinds)('projects API on %s', (store) => {
 
   it('has the default project mindsdb from the first start, created by one event', async () => {
     const res = await t.http.get('/api/projects').expect(200);
-    expect(res.body).toEqual([{ id: expect.any(Number), name: 'mindsdb', created_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}$/) }]);
+    expect(res.body).toEqual([
+      {
+        id: expect.any(Number),
+        name: 'mindsdb',
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}$/),
+      },
+    ]);
     const log = await t.http.get('/api/events?stream=project-mindsdb').expect(200);
     expect(log.body.events.map((e: { type: string }) => e.type)).toEqual(['ProjectCreated']);
   });
 
   it('creates, reads (case-insensitively, with or without trailing slash) and deletes a project', async () => {
     const created = await t.http.post('/api/projects').send({ name: 'Sales_2026' }).expect(201);
-    expect(created.body).toEqual({ id: expect.any(Number), name: 'Sales_2026', created_at: expect.any(String) });
+    expect(created.body).toEqual({
+      id: expect.any(Number),
+      name: 'Sales_2026',
+      created_at: expect.any(String),
+    });
     expect(created.headers.etag).toBe(`"${created.body.id}"`);
 
     const byName = await t.http.get('/api/projects/sales_2026/').expect(200);
@@ -55,9 +65,13 @@ describe.each(storeKinds)('projects API on %s', (store) => {
   });
 
   it('refuses to delete mindsdb (400) or an unknown project (404), and reserved names (409)', async () => {
-    expect(problemOf(await t.http.delete('/api/projects/mindsdb').expect(400)).detail).toMatch(/cannot be deleted/);
+    expect(problemOf(await t.http.delete('/api/projects/mindsdb').expect(400)).detail).toMatch(
+      /cannot be deleted/,
+    );
     expect(problemOf(await t.http.delete('/api/projects/nope').expect(404)).detail).toMatch(/does not exist/);
-    expect(problemOf(await t.http.post('/api/projects').send({ name: 'files' }).expect(409)).detail).toMatch(/system/);
+    expect(problemOf(await t.http.post('/api/projects').send({ name: 'files' }).expect(409)).detail).toMatch(
+      /system/,
+    );
   });
 
   it('checks If-Match on delete: stale is 412 and changes nothing', async () => {

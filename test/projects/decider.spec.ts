@@ -1,4 +1,10 @@
-import { decideProject, evolveProject, initialProjectState, type ProjectCommand, type ProjectState } from '../../src/projects/decider';
+import {
+  decideProject,
+  evolveProject,
+  initialProjectState,
+  type ProjectCommand,
+  type ProjectState,
+} from '../../src/projects/decider';
 import { deciderSpec } from '../support/decider';
 
 const now = new Date('2026-02-03T04:05:06.789Z');
@@ -24,7 +30,10 @@ describe('project decider', () => {
 
   it('recreates a project after it was deleted', () =>
     spec
-      .given([created('Sales'), { type: 'ProjectDeleted', data: { projectId: 1, name: 'Sales', deletedAt: now.toISOString() } }])
+      .given([
+        created('Sales'),
+        { type: 'ProjectDeleted', data: { projectId: 1, name: 'Sales', deletedAt: now.toISOString() } },
+      ])
       .when({ type: 'CreateProject', data: { name: 'sales' }, metadata: { now } })
       .then([created('sales')]));
 
@@ -32,7 +41,9 @@ describe('project decider', () => {
     spec
       .given([created('Sales')])
       .when({ type: 'DeleteProject', data: { name: 'SALES' }, metadata: { now } })
-      .then([{ type: 'ProjectDeleted', data: { projectId: 1, name: 'Sales', deletedAt: now.toISOString() } }]));
+      .then([
+        { type: 'ProjectDeleted', data: { projectId: 1, name: 'Sales', deletedAt: now.toISOString() } },
+      ]));
 
   it('never deletes the default project', () =>
     spec

@@ -27,7 +27,11 @@ type Backing = { env: Record<string, string>; dataDir: string; cleanup: () => Pr
 const backing = async (kind: StoreKind): Promise<Backing> => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-test-'));
   if (kind === 'sqlite') {
-    return { env: { DATA_DIR: dataDir }, dataDir, cleanup: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
+    return {
+      env: { DATA_DIR: dataDir },
+      dataDir,
+      cleanup: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
+    };
   }
   const db = await freshPostgresDatabase();
   return {
@@ -40,7 +44,11 @@ const backing = async (kind: StoreKind): Promise<Backing> => {
   };
 };
 
-const start = async (b: Backing, overrides: Record<string, string>, logStream?: NodeJS.WritableStream): Promise<TestApp> => {
+const start = async (
+  b: Backing,
+  overrides: Record<string, string>,
+  logStream?: NodeJS.WritableStream,
+): Promise<TestApp> => {
   const config = loadConfig({ LOG_LEVEL: 'silent', ...b.env, ...overrides });
   const logger = logStream ? pino({ level: 'info' }, logStream) : pino({ level: 'silent' });
   const running = await createApp(config, { logger });

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 
-export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const POSTGRES_ADMIN_URL =
+  process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** A brand-new PostgreSQL database for one test, dropped by the returned function. */
 export const freshPostgresDatabase = async (): Promise<{ url: string; drop: () => Promise<void> }> => {
