@@ -69,11 +69,11 @@ describe('HTTP conventions', () => {
     const documented = new Set<string>();
     for (const [p, item] of Object.entries(doc.body.paths as Record<string, Record<string, unknown>>))
       for (const method of Object.keys(item)) documented.add(`${method} ${p}`);
-    const mounted = t.running.app.router.stack
-      .flatMap(
-        (layer: { handle: { stack?: { route?: { path: string; methods: Record<string, boolean> } }[] } }) =>
-          layer.handle.stack ?? [],
-      )
+    type RouteLayer = { route?: { path: string; methods: Record<string, boolean> } };
+    type AppLayer = { handle: { stack?: RouteLayer[] } };
+    const appLayers = t.running.app.router.stack as unknown as AppLayer[];
+    const mounted = appLayers
+      .flatMap((layer) => layer.handle.stack ?? [])
       .filter((l) => l.route)
       .flatMap((l) =>
         Object.keys(l.route!.methods).map((m) => `${m} ${l.route!.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`),
