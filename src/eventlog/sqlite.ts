@@ -3,7 +3,6 @@ import path from 'node:path';
 import { isExpectedVersionConflictError, type Event } from '@event-driven-io/emmett';
 import {
   getSQLiteEventStore,
-  readMessagesBatch,
   sqliteConnection,
   SQLiteConnectionPool,
   type SQLiteConnection,
@@ -40,6 +39,17 @@ const toRecorded = (type: string, data: unknown, m: ReadMeta): AnyRecordedEvent 
     recordedAt: m.recordedAt ?? '',
     schemaVersion: m.schemaVersion,
   });
+
+const rowToRecorded = (row: StoredRow): AnyRecordedEvent => {
+  const metadata = JSON.parse(row.message_metadata) as Partial<StoredMetadata>;
+  return toRecorded(row.message_type, JSON.parse(row.message_data), {
+    ...metadata,
+    messageId: row.message_id,
+    streamName: row.stream_id,
+    streamPosition: BigInt(row.stream_position),
+    globalPosition: BigInt(row.global_position),
+  });
+};
 
 /**
  * The embedded log: one SQLite file, one connection, every operation through one queue.
@@ -98,10 +108,15 @@ export const openSqliteLog = async (fileName: string, clock: Clock): Promise<Eve
 
     readAll: (after: LogCursor, limit: number) =>
       serial(async () => {
-        const batch = await readMessagesBatch(connection, { after: after.position, batchSize: limit });
-        const events = batch.messages.map((e) =>
-          toRecorded(e.type, e.data, e.metadata as unknown as ReadMeta),
+        // Our own query rather than Emmett's batch reader: half the cost per event on replays.
+        const rows = await connection.query<StoredRow>(
+          `SELECT stream_id, stream_position, global_position, message_data, message_metadata, message_type, message_id
+             FROM emt_messages
+            WHERE partition = 'emt:default' AND is_archived = FALSE AND global_position > ?
+            ORDER BY global_position LIMIT ?`,
+          [Number(after.position), limit],
         );
+        const events = rows.map(rowToRecorded);
         const last = events[events.length - 1];
         return { events, cursor: last ? { position: last.meta.position, transactionId: null } : after };
       }),
@@ -111,20 +126,11 @@ export const openSqliteLog = async (fileName: string, clock: Clock): Promise<Eve
         const rows = await connection.query<StoredRow>(
           `SELECT stream_id, stream_position, global_position, message_data, message_metadata, message_type, message_id
              FROM emt_messages
-            WHERE is_archived = FALSE AND global_position > ? ${stream ? 'AND stream_id = ?' : ''}
+            WHERE partition = 'emt:default' AND is_archived = FALSE AND global_position > ? ${stream ? 'AND stream_id = ?' : ''}
             ORDER BY global_position LIMIT ?`,
           stream ? [Number(after), stream, limit] : [Number(after), limit],
         );
-        return rows.map((row) => {
-          const metadata = JSON.parse(row.message_metadata) as Partial<StoredMetadata>;
-          return toRecorded(row.message_type, JSON.parse(row.message_data), {
-            ...metadata,
-            messageId: row.message_id,
-            streamName: row.stream_id,
-            streamPosition: BigInt(row.stream_position),
-            globalPosition: BigInt(row.global_position),
-          });
-        });
+        return rows.map(rowToRecorded);
       }),
 
     exclusive: (stream, work) => perStream(stream, work),

@@ -5,7 +5,6 @@ import {
   DuckDBTimestampValue,
   type DuckDBAppender,
   type DuckDBConnection,
-  type DuckDBValue,
 } from '@duckdb/node-api';
 import type { Column, Row, RowStore, TableProjection } from './types';
 
@@ -103,16 +102,25 @@ export class BatchRowStore implements RowStore {
   async flush(): Promise<void> {
     const p = this.projection;
     if (p.key && this.pending.size > 0) {
-      const keyColumn = p.columns.find((c) => c.name === p.key);
-      const keys = [...this.pending.keys()];
-      const values: DuckDBValue[] = keyColumn?.type === 'BIGINT' ? keys.map((k) => BigInt(k)) : keys;
-      for (let i = 0; i < values.length; i += 1000) {
-        const chunk = values.slice(i, i + 1000);
-        await this.connection.run(
-          `DELETE FROM ${quoteIdent(p.table)} WHERE ${quoteIdent(p.key)} IN (${chunk.map(() => '?').join(',')})`,
-          chunk,
-        );
+      // Touched keys go through a temporary table: one set-based DELETE is an order of magnitude
+      // faster in DuckDB than IN-lists of bound parameters.
+      const keyColumn = p.columns.find((c) => c.name === p.key)!;
+      const keysTable = `_keys_${p.table}`;
+      await this.connection.run(`CREATE TEMP TABLE IF NOT EXISTS ${keysTable} (k ${keyColumn.type})`);
+      const keys = await this.connection.createAppender(keysTable);
+      try {
+        for (const k of this.pending.keys()) {
+          appendCell(keys, { name: 'k', type: keyColumn.type }, k);
+          keys.endRow();
+        }
+        keys.flushSync();
+      } finally {
+        keys.closeSync();
       }
+      await this.connection.run(
+        `DELETE FROM ${quoteIdent(p.table)} WHERE ${quoteIdent(p.key)} IN (SELECT k FROM ${keysTable})`,
+      );
+      await this.connection.run(`DELETE FROM ${keysTable}`);
     }
     const rows = [...this.appended, ...[...this.pending.values()].filter((r): r is Row => r !== null)];
     if (rows.length === 0) return;

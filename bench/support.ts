@@ -1,0 +1,48 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+
+export const tmpDir = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+
+/** Starts a TypeScript server in its own process (tsx), resolving once it listens. */
+export const startServer = (script: string, env: Record<string, string>): Promise<ChildProcess> =>
+  new Promise((resolve, reject) => {
+    const child = fork(path.join(__dirname, script), [], {
+      env: { ...process.env, ...env },
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    child.once('message', (m) => (m === 'ready' ? resolve(child) : reject(new Error(String(m)))));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+
+export const stopServer = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    child.removeAllListeners('exit');
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+
+export type LoadResult = { rps: number; p50: number; p99: number; errors: number; non2xx: number };
+
+export const load = async (url: string, connections: number, seconds: number): Promise<LoadResult> => {
+  const r = await autocannon({ url, connections, duration: seconds, pipelining: 1 });
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors,
+    non2xx: r.non2xx,
+  };
+};
+
+export const ratio = (a: number, b: number) => (b === 0 ? 0 : a / b);
+export const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+export const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+};
