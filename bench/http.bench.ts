@@ -8,7 +8,10 @@ export const benchHttp = async (seconds: number) => {
   const baseline = await load('http://127.0.0.1:47401/api/projects', connections, seconds);
   await stopServer(bare);
 
-  const app = await startServer('app-server.ts', { PORT: '47402', DATA_DIR: tmpDir('mindledger-bench-http-') });
+  const app = await startServer('app-server.ts', {
+    PORT: '47402',
+    DATA_DIR: tmpDir('mindledger-bench-http-'),
+  });
   await load('http://127.0.0.1:47402/api/projects', connections, 1);
   const ours = await load('http://127.0.0.1:47402/api/projects', connections, seconds);
   await stopServer(app);

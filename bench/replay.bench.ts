@@ -25,12 +25,19 @@ export const benchReplay = async (total: number) => {
     await log.append(projectStream(`p${s}`), events, 0n);
     written += events.length;
   }
-  const duck = await openDuck({ file: `${dataDir}/projections.duckdb`, allowedDirectory: `${dataDir}/files` });
-  const runner = new ProjectionRunner(duck, log, allProjections, pino({ level: 'silent' }), { batchSize: 5000 });
+  const duck = await openDuck({
+    file: `${dataDir}/projections.duckdb`,
+    allowedDirectory: `${dataDir}/files`,
+  });
+  const runner = new ProjectionRunner(duck, log, allProjections, pino({ level: 'silent' }), {
+    batchSize: 5000,
+  });
   await runner.start();
   const { events, ms } = await runner.rebuild();
   const rate = (events / ms) * 1000;
-  console.log(`replay of ${fmt(events)} events into ${allProjections.length} tables: ${fmt(ms)} ms → ${fmt(rate)} events/s (goal ≥ 50,000)`);
+  console.log(
+    `replay of ${fmt(events)} events into ${allProjections.length} tables: ${fmt(ms)} ms → ${fmt(rate)} events/s (goal ≥ 50,000)`,
+  );
   runner.stop();
   await log.close();
   await duck.close();

@@ -28,7 +28,11 @@ export const benchWrites = async (count: number) => {
       const pgRaw = store === 'postgres' ? await freshPostgresDatabase() : undefined;
       const pgApp = store === 'postgres' ? await freshPostgresDatabase() : undefined;
 
-      const rawLog = await openEventLog({ url: pgRaw?.url, dataDir: tmpDir('mindledger-bench-raw-'), clock: () => new Date() });
+      const rawLog = await openEventLog({
+        url: pgRaw?.url,
+        dataDir: tmpDir('mindledger-bench-raw-'),
+        clock: () => new Date(),
+      });
       const raw = await runConcurrently(count, concurrency, (i) =>
         rawLog.append(
           projectStream(`raw_${i}`),

@@ -6,7 +6,7 @@ const parameters = z.record(z.string(), z.unknown());
 /** Parameters hold secrets (passwords) in clear: only the log has them; every reader masks them. */
 export const DatabaseCreated = defineEvent(
   'DatabaseCreated',
-  z.object({ name: z.string(), engine: z.string(), parameters, createdAt: z.string() }),
+  z.object({ name: z.string(), engine: z.string(), parameters, createdAt: z.iso.datetime() }),
 );
 export const DatabaseUpdated = defineEvent(
   'DatabaseUpdated',
@@ -15,12 +15,12 @@ export const DatabaseUpdated = defineEvent(
     name: z.string(),
     engine: z.string(),
     parameters,
-    updatedAt: z.string(),
+    updatedAt: z.iso.datetime(),
   }),
 );
 export const DatabaseDeleted = defineEvent(
   'DatabaseDeleted',
-  z.object({ databaseId: z.number().int(), name: z.string(), deletedAt: z.string() }),
+  z.object({ databaseId: z.number().int(), name: z.string(), deletedAt: z.iso.datetime() }),
 );
 
 export type DatabaseCreated = EventOf<typeof DatabaseCreated>;

@@ -6,11 +6,11 @@ import { defineEvent, type EventOf } from './contract';
 
 export const ProjectCreated = defineEvent(
   'ProjectCreated',
-  z.object({ name: z.string(), createdAt: z.string() }),
+  z.object({ name: z.string(), createdAt: z.iso.datetime() }),
 );
 export const ProjectDeleted = defineEvent(
   'ProjectDeleted',
-  z.object({ projectId: z.number().int(), name: z.string(), deletedAt: z.string() }),
+  z.object({ projectId: z.number().int(), name: z.string(), deletedAt: z.iso.datetime() }),
 );
 
 export type ProjectCreated = EventOf<typeof ProjectCreated>;

@@ -1,7 +1,5 @@
-import crypto from 'node:crypto';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import { allProjections } from '../projections';
 import { auditRoutes } from './audit/routes';
@@ -13,6 +11,7 @@ import { openDuck } from './duckdb/database';
 import { commandRunner } from './eventlog/commands';
 import { openEventLog } from './eventlog/open';
 import { Api } from './http/api';
+import { accessLog } from './http/accessLog';
 import { errorMapper, sendProblem } from './http/problem';
 import { createLogger } from './logger';
 import { ProjectionRunner } from './projection/runner';
@@ -44,25 +43,7 @@ export const buildHttpApp = (ctx: AppContext, services: Services): { app: Expres
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('strict routing', false);
-  app.use(
-    pinoHttp({
-      logger: ctx.logger,
-      genReqId: (req, res) => {
-        const id = (req.headers['x-request-id'] as string | undefined) ?? crypto.randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      // Bodies are never logged: they may carry secrets.
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({
-          id: req.id,
-          method: req.method,
-          url: req.url,
-        }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  app.use(accessLog(ctx.logger));
   app.use(express.json({ limit: ctx.config.bodyLimit, type: ['application/json', 'application/*+json'] }));
   const document = api.openApiDocument({ title: 'mindledger', version: VERSION });
   app.get('/api/openapi.json', (_req, res) => {

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { createApp } from './app';
 import { loadConfig } from './config';
+import { flushLogger } from './logger';
 
 const main = async () => {
   const config = loadConfig();
@@ -25,7 +26,10 @@ const main = async () => {
     // Stop accepting, let in-flight requests finish, then close the stores.
     server.close(() => {
       void running.close().then(
-        () => process.exit(0),
+        () => {
+          flushLogger(logger);
+          process.exit(0);
+        },
         (err: unknown) => {
           logger.error({ err }, 'error while closing stores');
           process.exit(1);

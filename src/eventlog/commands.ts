@@ -38,6 +38,7 @@ export const commandRunner = (log: EventLog, cacheSize = 2000) => {
       cached && cached.aggregate === aggregate
         ? { state: cached.state as S, version: cached.version }
         : { state: aggregate.initialState(), version: 0n };
+    if (cached && cached.aggregate === aggregate && log.soleWriter) return { ...start, fresh: [] };
     const { events, version } = await log.readStream(stream, start.version);
     let state = start.state;
     for (const e of events) state = aggregate.evolve(state, e);
@@ -64,13 +65,10 @@ export const commandRunner = (log: EventLog, cacheSize = 2000) => {
         if (decided.length === 0) return { state, events: [], lastPosition: null };
         try {
           const result = await log.append(stream, decided, version);
-          // Re-read what we wrote: it now carries positions (ids derive from them) and timestamps.
-          const after = await load(stream, aggregate);
-          return {
-            state: after.state,
-            events: after.fresh.slice(0, decided.length),
-            lastPosition: result.lastPosition,
-          };
+          // What we wrote now carries positions (ids derive from them) and timestamps.
+          const after = result.events.reduce(aggregate.evolve, state);
+          remember(stream, result.streamVersion, after, aggregate as Aggregate<unknown>);
+          return { state: after, events: result.events, lastPosition: result.lastPosition };
         } catch (error) {
           if (!(error instanceof StreamVersionConflict) || attempt >= MAX_ATTEMPTS) throw error;
           await backoff(attempt);

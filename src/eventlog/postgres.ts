@@ -40,8 +40,9 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
   const reader = new pg.Pool({ connectionString, max: 4 });
   const perStream = keyedMutex();
 
-  return {
+  const log: EventLog = {
     kind: 'postgres',
+    soleWriter: false,
 
     readStream: async (stream, afterVersion) => {
       const result = await store.readStream(stream, { from: afterVersion + 1n });
@@ -70,10 +71,24 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
         const result = await store.appendToStream(stream, prepared as unknown as Event[], {
           expectedStreamVersion: expectedVersion,
         });
-        return {
-          lastPosition: result.lastEventGlobalPosition,
-          streamVersion: result.nextExpectedStreamVersion,
-        };
+        const lastPosition = result.lastEventGlobalPosition;
+        const streamVersion = result.nextExpectedStreamVersion;
+        const only = prepared.length === 1 ? prepared[0] : undefined;
+        if (only) {
+          // One event: everything about it is known without a read.
+          const event = upcast(only.type, only.data, {
+            position: lastPosition,
+            stream,
+            streamPosition: streamVersion,
+            eventId: only.metadata.messageId,
+            recordedAt: only.metadata.recordedAt,
+            schemaVersion: only.metadata.schemaVersion,
+          });
+          return { lastPosition, streamVersion, events: [event] };
+        }
+        // Positions come from a shared sequence and need not be consecutive: read ours back.
+        const { events: written } = await log.readStream(stream, expectedVersion);
+        return { lastPosition, streamVersion, events: written.slice(0, prepared.length) };
       } catch (error) {
         if (isExpectedVersionConflictError(error)) throw new StreamVersionConflict(stream, expectedVersion);
         throw error;
@@ -127,4 +142,5 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       await store.close();
     },
   };
+  return log;
 };

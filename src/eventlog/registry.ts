@@ -1,8 +1,12 @@
+import crypto from 'node:crypto';
 import { allContracts, type AnyRecordedEvent, type EventContract, type EventMeta } from '../../events';
 import type { NewEvent } from './types';
 
 /** Metadata we store with every event besides what the store itself records. */
 export type StoredMetadata = { recordedAt: string; schemaVersion: number };
+
+/** What we hand to Emmett: our own event id, so we know it without reading the event back. */
+export type OutgoingMetadata = StoredMetadata & { messageId: string };
 
 type MetaWithoutVersion = Omit<EventMeta, 'schemaVersion'> & { schemaVersion?: number };
 
@@ -19,13 +23,17 @@ export const contractRegistry = (contracts: readonly EventContract[]) => {
   return {
     contractOf,
     /** Validates an outgoing event: a decider can never write a malformed event. */
-    prepareForAppend: (event: NewEvent, now: Date): NewEvent & { metadata: StoredMetadata } => {
+    prepareForAppend: (event: NewEvent, now: Date): NewEvent & { metadata: OutgoingMetadata } => {
       const contract = contractOf(event.type);
       const data = contract.schema.parse(event.data);
       return {
         type: event.type,
         data,
-        metadata: { recordedAt: now.toISOString(), schemaVersion: contract.version },
+        metadata: {
+          messageId: crypto.randomUUID(),
+          recordedAt: now.toISOString(),
+          schemaVersion: contract.version,
+        },
       };
     },
     /** Brings a stored event up to the current contract version, one upcaster at a time. */

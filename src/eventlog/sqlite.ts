@@ -68,25 +68,33 @@ export const openSqliteLog = async (fileName: string, clock: Clock): Promise<Eve
   const serial = serialQueue();
   const perStream = keyedMutex();
 
+  // This process is the only writer, so the set of existing streams is known exactly: a command
+  // on a new name (most creates) needs no read at all.
+  const knownStreams = new Set<string>();
   await serial(async () => {
     // WAL: readers of other processes (e.g. a backup) do not block the writer, and commits are cheaper.
     await connection.query('PRAGMA journal_mode = WAL');
     await connection.command('PRAGMA busy_timeout = 5000');
     // Forces the schema migration now rather than on the first request.
     await store.streamExists('__schema_probe__');
+    const streams = await connection.query<{ stream_id: string }>('SELECT stream_id FROM emt_streams');
+    for (const { stream_id } of streams) knownStreams.add(stream_id);
   });
 
   return {
     kind: 'sqlite',
+    soleWriter: true,
 
     readStream: (stream, afterVersion) =>
-      serial(async () => {
-        const result = await store.readStream(stream, { from: afterVersion + 1n });
-        const events = result.events.map((e) =>
-          toRecorded(e.type, e.data, e.metadata as unknown as ReadMeta),
-        );
-        return { events, version: result.currentStreamVersion };
-      }),
+      !knownStreams.has(stream)
+        ? Promise.resolve({ events: [], version: 0n })
+        : serial(async () => {
+            const result = await store.readStream(stream, { from: afterVersion + 1n });
+            const events = result.events.map((e) =>
+              toRecorded(e.type, e.data, e.metadata as unknown as ReadMeta),
+            );
+            return { events, version: result.currentStreamVersion };
+          }),
 
     append: (stream, events, expectedVersion) => {
       const prepared = events.map((e) => prepareForAppend(e, clock()));
@@ -95,10 +103,20 @@ export const openSqliteLog = async (fileName: string, clock: Clock): Promise<Eve
           const result = await store.appendToStream(stream, prepared as unknown as Event[], {
             expectedStreamVersion: expectedVersion,
           });
-          return {
-            lastPosition: result.lastEventGlobalPosition,
-            streamVersion: result.nextExpectedStreamVersion,
-          };
+          knownStreams.add(stream);
+          // One writer, one transaction: the batch took consecutive positions ending at the last one.
+          const last = result.lastEventGlobalPosition;
+          const version = result.nextExpectedStreamVersion;
+          const n = BigInt(prepared.length);
+          const recorded = prepared.map((e, i) =>
+            toRecorded(e.type, e.data, {
+              ...e.metadata,
+              streamName: stream,
+              streamPosition: version - n + 1n + BigInt(i),
+              globalPosition: last - n + 1n + BigInt(i),
+            }),
+          );
+          return { lastPosition: last, streamVersion: version, events: recorded };
         } catch (error) {
           if (isExpectedVersionConflictError(error)) throw new StreamVersionConflict(stream, expectedVersion);
           throw error;

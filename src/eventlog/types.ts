@@ -15,6 +15,8 @@ export type AppendResult = {
   readonly lastPosition: bigint;
   /** Stream version after the append (number of events in the stream). */
   readonly streamVersion: bigint;
+  /** The appended events as they now stand in the log (positions, ids, time). */
+  readonly events: readonly AnyRecordedEvent[];
 };
 
 export class StreamVersionConflict extends Error {
@@ -30,6 +32,11 @@ export class StreamVersionConflict extends Error {
  */
 export interface EventLog {
   readonly kind: 'sqlite' | 'postgres';
+  /**
+   * True when this process is the log's only writer (embedded SQLite): what it appended is all there
+   * is, so cached stream states need no re-read before a command.
+   */
+  readonly soleWriter: boolean;
   /** Events of one stream after `afterVersion`, upcast to the current contract. */
   readStream(stream: string, afterVersion: bigint): Promise<{ events: AnyRecordedEvent[]; version: bigint }>;
   /**

@@ -137,16 +137,22 @@ export class Api {
         }
         body = parseWith(def.body, req.body, 'body');
       }
-      const controller = new AbortController();
-      res.on('close', () => {
-        if (!res.writableFinished) controller.abort();
-      });
+      let controller: AbortController | undefined;
       const result = await def.handle({
         params,
         query,
         body: body as never,
         headers: req.headers,
-        signal: controller.signal,
+        // Made on first use: most routes never need it, and it costs a listener per request.
+        get signal() {
+          if (!controller) {
+            const c = (controller = new AbortController());
+            res.on('close', () => {
+              if (!res.writableFinished) c.abort();
+            });
+          }
+          return controller.signal;
+        },
       });
       for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, v);
       if (result.body === undefined) res.status(result.status).end();

@@ -15,9 +15,10 @@ export const createTableSql = (p: TableProjection) =>
     .map((c) => `${quoteIdent(c.name)} ${c.type}`)
     .join(', ')})`;
 
-const toMicros = (value: unknown): bigint => {
+const toMicros = (value: unknown): bigint | null => {
   const d = value instanceof Date ? value : new Date(String(value));
-  return BigInt(d.getTime()) * 1000n;
+  const ms = d.getTime();
+  return Number.isFinite(ms) ? BigInt(ms) * 1000n : null;
 };
 
 const appendCell = (appender: DuckDBAppender, column: Column, value: unknown) => {
@@ -35,8 +36,13 @@ const appendCell = (appender: DuckDBAppender, column: Column, value: unknown) =>
       return appender.appendDouble(Number(value));
     case 'BOOLEAN':
       return appender.appendBoolean(Boolean(value));
-    case 'TIMESTAMP':
-      return appender.appendTimestamp(new DuckDBTimestampValue(toMicros(value)));
+    case 'TIMESTAMP': {
+      // Contracts validate timestamps; should one ever be unreadable, the cell is null, not a stuck batch.
+      const micros = toMicros(value);
+      return micros === null
+        ? appender.appendNull()
+        : appender.appendTimestamp(new DuckDBTimestampValue(micros));
+    }
     case 'VARCHAR[]':
       return appender.appendList((value as unknown[]).map(String), LIST(VARCHAR));
     case 'BIGINT[]':
@@ -99,29 +105,42 @@ export class BatchRowStore implements RowStore {
     return out;
   }
 
+  private async deleteTouchedKeys(key: string) {
+    const p = this.projection;
+    const keyColumn = p.columns.find((c) => c.name === key)!;
+    const keys = [...this.pending.keys()];
+    const asValue = (k: string) => (keyColumn.type === 'BIGINT' ? BigInt(k) : k);
+    if (keys.length <= 32) {
+      // The common case (a request's own events): one statement.
+      await this.connection.run(
+        `DELETE FROM ${quoteIdent(p.table)} WHERE ${quoteIdent(key)} IN (${keys.map(() => '?').join(',')})`,
+        keys.map(asValue),
+      );
+      return;
+    }
+    // Replays: touched keys go through a temporary table, since one set-based DELETE is an order of
+    // magnitude faster in DuckDB than long IN-lists of bound parameters.
+    const keysTable = `_keys_${p.table}`;
+    await this.connection.run(`CREATE TEMP TABLE IF NOT EXISTS ${keysTable} (k ${keyColumn.type})`);
+    const appender = await this.connection.createAppender(keysTable);
+    try {
+      for (const k of keys) {
+        appendCell(appender, { name: 'k', type: keyColumn.type }, k);
+        appender.endRow();
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+    await this.connection.run(
+      `DELETE FROM ${quoteIdent(p.table)} WHERE ${quoteIdent(key)} IN (SELECT k FROM ${keysTable})`,
+    );
+    await this.connection.run(`DELETE FROM ${keysTable}`);
+  }
+
   async flush(): Promise<void> {
     const p = this.projection;
-    if (p.key && this.pending.size > 0) {
-      // Touched keys go through a temporary table: one set-based DELETE is an order of magnitude
-      // faster in DuckDB than IN-lists of bound parameters.
-      const keyColumn = p.columns.find((c) => c.name === p.key)!;
-      const keysTable = `_keys_${p.table}`;
-      await this.connection.run(`CREATE TEMP TABLE IF NOT EXISTS ${keysTable} (k ${keyColumn.type})`);
-      const keys = await this.connection.createAppender(keysTable);
-      try {
-        for (const k of this.pending.keys()) {
-          appendCell(keys, { name: 'k', type: keyColumn.type }, k);
-          keys.endRow();
-        }
-        keys.flushSync();
-      } finally {
-        keys.closeSync();
-      }
-      await this.connection.run(
-        `DELETE FROM ${quoteIdent(p.table)} WHERE ${quoteIdent(p.key)} IN (SELECT k FROM ${keysTable})`,
-      );
-      await this.connection.run(`DELETE FROM ${keysTable}`);
-    }
+    if (p.key && this.pending.size > 0) await this.deleteTouchedKeys(p.key);
     const rows = [...this.appended, ...[...this.pending.values()].filter((r): r is Row => r !== null)];
     if (rows.length === 0) return;
     const appender = await this.connection.createAppender(p.table);

@@ -3,7 +3,7 @@ import { databaseAggregate, databaseStream } from '../databases/aggregate';
 import { conflict, invalid, notFound } from '../shared/errors';
 import { nameKey } from '../shared/names';
 import { toMindsDbTimestamp } from '../shared/time';
-import { DEFAULT_PROJECT, decideProject } from './decider';
+import { DEFAULT_PROJECT, decideProject, type ProjectState } from './decider';
 import { projectAggregate, projectStream } from './aggregate';
 import type { ProjectView } from './schemas';
 
@@ -18,6 +18,17 @@ const present = (row: ProjectRow): ProjectView & { version: bigint } => ({
   created_at: toMindsDbTimestamp(row.created_at),
   version: row.version,
 });
+
+/** The answer to a write, from the state the command produced (the projection has it too by now). */
+const presentState = (state: ProjectState): ProjectView & { version: bigint } => {
+  if (state.status !== 'live') throw new Error('a created project must be live');
+  return {
+    id: Number(state.id),
+    name: state.name,
+    created_at: toMindsDbTimestamp(state.createdAt),
+    version: state.version,
+  };
+};
 
 export const projectsService = (ctx: AppContext) => {
   const find = (name: string) =>
@@ -56,7 +67,7 @@ export const projectsService = (ctx: AppContext) => {
         decideProject({ type: 'CreateProject', data: { name }, metadata: { now: ctx.clock() } }, s.project),
       );
       await settled(ctx, outcome.lastPosition);
-      return (await find(name))!;
+      return presentState(outcome.state.project);
     },
 
     remove: async (name: string, expectedVersion?: bigint) => {

@@ -41,7 +41,7 @@ describe('the event contract', () => {
       {
         type: 'ThingRenamed',
         data: { name: 'a', title: 'b' },
-        metadata: { recordedAt: now.toISOString(), schemaVersion: 2 },
+        metadata: { messageId: expect.any(String), recordedAt: now.toISOString(), schemaVersion: 2 },
       },
     );
     expect(() => registry.prepareForAppend({ type: 'ThingRenamed', data: { name: 1 } }, now)).toThrow();

@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { problemOf, startTestApp, type TestApp } from '../support/app';
 
 describe('HTTP conventions', () => {
@@ -83,5 +84,44 @@ describe('HTTP conventions', () => {
     expect(documented.size).toBe(new Set(mounted).size);
     const page = await t.http.get('/doc/').expect(200);
     expect(page.text).toContain('swagger-ui');
+  });
+});
+
+describe('access log', () => {
+  it('writes one line per request with its id, and never the body', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(...String(chunk).trim().split('\n'));
+        done();
+      },
+    });
+    const t = await startTestApp('sqlite', {}, { logStream: sink });
+    try {
+      await t.http
+        .post('/api/databases')
+        .set('X-Request-Id', 'audit-42')
+        .send({
+          database: {
+            name: 'pgx',
+            engine: 'postgres',
+            parameters: { host: 'h', user: 'u', password: 'hunter2-secret', database: 'd' },
+          },
+        })
+        .expect(201);
+      await new Promise((r) => setTimeout(r, 20));
+      const line = lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.reqId === 'audit-42');
+      expect(line).toMatchObject({
+        method: 'POST',
+        path: '/api/databases',
+        status: 201,
+        msg: 'request completed',
+      });
+      expect(lines.join('\n')).not.toContain('hunter2-secret');
+    } finally {
+      await t.dispose();
+    }
   });
 });
