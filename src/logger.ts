@@ -7,13 +7,13 @@ import pino, { type Logger } from 'pino';
 const redact = ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'];
 
 /**
- * JSON lines to stdout (or a file), written asynchronously in 4 KiB chunks so logging never
+ * JSON lines to stdout (or a file), written asynchronously so logging never
  * blocks a request; `flushLogger` runs on shutdown so the last lines are not lost.
  */
 export const createLogger = (level: string, dest: string | number = 1): Logger =>
   pino(
     { level, redact: { paths: redact, censor: '******' } },
-    pino.destination({ dest, sync: false, minLength: 4096 }),
+    pino.destination({ dest, sync: false }),
   );
 
 export const flushLogger = (logger: Logger) => {
