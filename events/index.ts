@@ -1,10 +1,22 @@
+import { agentContracts } from './agents';
+import { chatbotContracts } from './chatbots';
 import type { EventContract } from './contract';
 import { databaseContracts } from './databases';
 import { projectLifecycleContracts } from './projects';
+import { skillContracts } from './skills';
 
 export * from './contract';
 export * from './projects';
 export * from './databases';
+export * from './skills';
+export * from './agents';
+export * from './chatbots';
 
 /** Every event type the log may hold. A type missing here cannot be appended. */
-export const allContracts: readonly EventContract[] = [...projectLifecycleContracts, ...databaseContracts];
+export const allContracts: readonly EventContract[] = [
+  ...projectLifecycleContracts,
+  ...databaseContracts,
+  ...skillContracts,
+  ...agentContracts,
+  ...chatbotContracts,
+];

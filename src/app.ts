@@ -2,7 +2,11 @@ import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import swaggerUi from 'swagger-ui-express';
 import { allProjections } from '../projections';
+import { agentRoutes } from './agents/routes';
+import { agentsService } from './agents/service';
 import { auditRoutes } from './audit/routes';
+import { chatbotRoutes } from './chatbots/routes';
+import { chatbotsService } from './chatbots/service';
 import type { Config } from './config';
 import type { AppContext } from './context';
 import { databaseRoutes } from './databases/routes';
@@ -18,18 +22,20 @@ import { ProjectionRunner } from './projection/runner';
 import { projectRoutes } from './projects/routes';
 import { projectsService } from './projects/service';
 import { readCache } from './shared/readCache';
+import { skillRoutes } from './skills/routes';
+import { skillsService } from './skills/service';
 import { systemClock, type Clock } from './shared/time';
 import { systemRoutes, VERSION } from './system/routes';
 
-export type Services = {
-  projects: ReturnType<typeof projectsService>;
-  databases: ReturnType<typeof databasesService>;
-};
-
-export const buildServices = (ctx: AppContext): Services => {
+export const buildServices = (ctx: AppContext) => {
   const projects = projectsService(ctx);
-  return { projects, databases: databasesService(ctx, projects) };
+  const databases = databasesService(ctx, projects);
+  const skills = skillsService(ctx, projects);
+  const agents = agentsService(ctx, projects, skills);
+  const chatbots = chatbotsService(ctx, projects, agents, databases);
+  return { projects, databases, skills, agents, chatbots };
 };
+export type Services = ReturnType<typeof buildServices>;
 
 /** HTTP only: every capability registers its routes on one Api, which also writes the OpenAPI document. */
 export const buildHttpApp = (ctx: AppContext, services: Services): { app: Express; api: Api } => {
@@ -38,6 +44,9 @@ export const buildHttpApp = (ctx: AppContext, services: Services): { app: Expres
   auditRoutes(api, ctx.log);
   projectRoutes(api, services.projects);
   databaseRoutes(api, services.databases);
+  skillRoutes(api, services.skills, services.projects);
+  agentRoutes(api, services.agents, services.projects);
+  chatbotRoutes(api, services.chatbots, services.projects);
 
   const app = express();
   app.disable('x-powered-by');

@@ -11,10 +11,7 @@ const redact = ['req.headers.authorization', 'req.headers.cookie', 'res.headers[
  * blocks a request; `flushLogger` runs on shutdown so the last lines are not lost.
  */
 export const createLogger = (level: string, dest: string | number = 1): Logger =>
-  pino(
-    { level, redact: { paths: redact, censor: '******' } },
-    pino.destination({ dest, sync: false }),
-  );
+  pino({ level, redact: { paths: redact, censor: '******' } }, pino.destination({ dest, sync: false }));
 
 export const flushLogger = (logger: Logger) => {
   try {

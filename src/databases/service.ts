@@ -89,7 +89,29 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
     return (await findIntegration(input.name))!;
   };
 
+  /** An integration by id or name, for resources that point at one (a chatbot's chat database). */
+  const requireIntegration = async (ref: {
+    id?: number;
+    name?: string;
+  }): Promise<{ id: bigint; name: string }> => {
+    const rows = (
+      ref.id !== undefined
+        ? await ctx.duck.query('SELECT id, name FROM databases WHERE id = ?', [BigInt(ref.id)])
+        : await ctx.duck.query('SELECT id, name FROM databases WHERE lower(name) = ?', [
+            nameKey(ref.name ?? ''),
+          ])
+    ) as { id: bigint; name: string }[];
+    const found = rows[0];
+    if (!found)
+      throw notFound(
+        `Database with ${ref.id !== undefined ? `id ${ref.id}` : `name ${ref.name}`} does not exist.`,
+        'Database not found',
+      );
+    return found;
+  };
+
   return {
+    requireIntegration,
     list: () =>
       ctx.cached('databases', async () => {
         const projectRows = (await projects.list()).map((p): DatabaseView => ({

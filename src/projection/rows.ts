@@ -95,6 +95,21 @@ export class BatchRowStore implements RowStore {
     this.pending.set(String(key), null);
   }
 
+  async scan(filter: (row: Row) => boolean): Promise<Row[]> {
+    const p = this.projection;
+    const reader = await this.connection.runAndReadAll(`SELECT * FROM ${quoteIdent(p.table)}`);
+    const rows = new Map<string, Row>();
+    for (const stored of reader.getRowObjectsJS() as Row[]) {
+      const row = this.fromStored(stored);
+      rows.set(p.key ? String(row[p.key]) : String(rows.size), row);
+    }
+    for (const [k, row] of this.pending) {
+      if (row) rows.set(k, row);
+      else rows.delete(k);
+    }
+    return [...rows.values()].filter(filter);
+  }
+
   /** JSON columns come back as strings; projections work with parsed values. */
   private fromStored(row: Row): Row {
     const out: Row = { ...row };

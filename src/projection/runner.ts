@@ -207,12 +207,18 @@ export class ProjectionRunner {
   private async applyBatch(events: readonly AnyRecordedEvent[], cursor: LogCursor) {
     const w = this.duck.writer;
     const stores = this.projections.map((p) => new BatchRowStore(p, w));
+    const byTable = new Map(this.projections.map((p, i) => [p.table, stores[i]!]));
+    const lookup = (table: string) => {
+      const store = byTable.get(table);
+      if (!store) throw new Error(`No projection writes table ${table}`);
+      return store;
+    };
     await w.run('BEGIN TRANSACTION');
     try {
       for (const event of events) {
         for (let i = 0; i < this.projections.length; i++) {
           const p = this.projections[i]!;
-          if (p.handles === 'all' || p.handles.includes(event.type)) await p.apply(event, stores[i]!);
+          if (p.handles === 'all' || p.handles.includes(event.type)) await p.apply(event, stores[i]!, lookup);
         }
       }
       for (const s of stores) await s.flush();

@@ -12,7 +12,12 @@ export interface RowStore {
   /** Inserts or replaces the row with this row's key (append-only tables: appends). */
   put(row: Row): void;
   delete(key: string | bigint): void;
+  /** Every current row matching `filter` (table rows overlaid with this batch's changes). For rare events only. */
+  scan(filter: (row: Row) => boolean): Promise<Row[]>;
 }
+
+/** Another projection's rows as they stand at this point of the batch (projections apply in order). */
+export type TableLookup = (table: string) => RowStore;
 
 /**
  * One DuckDB table fed by events. `apply` is the whole projection: it reads the event and the
@@ -24,5 +29,5 @@ export interface TableProjection {
   /** The column that identifies a row; `null` for append-only tables such as the event mirror. */
   readonly key: string | null;
   readonly handles: readonly string[] | 'all';
-  apply(event: AnyRecordedEvent, rows: RowStore): Promise<void> | void;
+  apply(event: AnyRecordedEvent, rows: RowStore, lookup: TableLookup): Promise<void> | void;
 }

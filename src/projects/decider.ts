@@ -1,4 +1,12 @@
-import type { AnyRecordedEvent, ProjectCreated, ProjectDeleted } from '../../events';
+import type {
+  AgentDeleted,
+  AnyRecordedEvent,
+  ChatbotDeleted,
+  ProjectCreated,
+  ProjectDeleted,
+  SkillDeleted,
+} from '../../events';
+import type { ProjectAggregate } from './aggregate';
 import { conflict, invalid, notFound, preconditionFailed } from '../shared/errors';
 
 /** The project as its own stream knows it. Its id is the log position of its creation. */
@@ -35,10 +43,47 @@ export const evolveProject = (state: ProjectState, event: AnyRecordedEvent): Pro
   }
 };
 
+/** The project, or a 404 when it does not exist (any more). */
+export const requireLiveProject = (state: ProjectState) => {
+  if (state.status !== 'live')
+    throw notFound(
+      `Project name ${state.status === 'deleted' ? state.name : ''} does not exist`.replace('  ', ' '),
+      'Project not found',
+    );
+  return state;
+};
+
+type ProjectRemoval = ChatbotDeleted | AgentDeleted | SkillDeleted | ProjectDeleted;
+
+/** Deleting a project removes what it contains first, each removal an event, then the project. */
+const removeProject = (
+  aggregate: ProjectAggregate,
+  project: { id: bigint; name: string },
+  at: string,
+): ProjectRemoval[] => {
+  const projectId = Number(project.id);
+  return [
+    ...[...aggregate.chatbots.values()].map((b): ChatbotDeleted => ({
+      type: 'ChatbotDeleted',
+      data: { projectId, chatbotId: Number(b.id), name: b.name, deletedAt: at },
+    })),
+    ...[...aggregate.agents.values()].map((a): AgentDeleted => ({
+      type: 'AgentDeleted',
+      data: { projectId, agentId: Number(a.id), name: a.name, deletedAt: at },
+    })),
+    ...[...aggregate.skills.values()].map((s): SkillDeleted => ({
+      type: 'SkillDeleted',
+      data: { projectId, skillId: Number(s.id), name: s.name, deletedAt: at },
+    })),
+    { type: 'ProjectDeleted', data: { projectId, name: project.name, deletedAt: at } },
+  ];
+};
+
 export const decideProject = (
   command: ProjectCommand,
-  state: ProjectState,
-): (ProjectCreated | ProjectDeleted)[] => {
+  aggregate: ProjectAggregate,
+): (ProjectCreated | ProjectRemoval)[] => {
+  const state = aggregate.project;
   switch (command.type) {
     case 'CreateProject':
       if (state.status === 'live')
@@ -67,16 +112,7 @@ export const decideProject = (
         throw preconditionFailed(
           `Project ${state.name} is at version ${state.version}, not ${command.data.expectedVersion}`,
         );
-      return [
-        {
-          type: 'ProjectDeleted',
-          data: {
-            projectId: Number(state.id),
-            name: state.name,
-            deletedAt: command.metadata.now.toISOString(),
-          },
-        },
-      ];
+      return removeProject(aggregate, state, command.metadata.now.toISOString());
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

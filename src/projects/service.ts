@@ -64,7 +64,7 @@ export const projectsService = (ctx: AppContext) => {
       if (integration.state.status === 'live')
         throw conflict(`Database with name ${name} already exists.`, 'Name conflict');
       const outcome = await ctx.commands.run(projectStream(name), projectAggregate, (s) =>
-        decideProject({ type: 'CreateProject', data: { name }, metadata: { now: ctx.clock() } }, s.project),
+        decideProject({ type: 'CreateProject', data: { name }, metadata: { now: ctx.clock() } }, s),
       );
       await settled(ctx, outcome.lastPosition);
       return presentState(outcome.state.project);
@@ -76,7 +76,7 @@ export const projectsService = (ctx: AppContext) => {
       const outcome = await ctx.commands.run(projectStream(name), projectAggregate, (s) =>
         decideProject(
           { type: 'DeleteProject', data: { name, expectedVersion }, metadata: { now: ctx.clock() } },
-          s.project,
+          s,
         ),
       );
       await settled(ctx, outcome.lastPosition);
@@ -86,7 +86,7 @@ export const projectsService = (ctx: AppContext) => {
       const outcome = await ctx.commands.run(projectStream(DEFAULT_PROJECT), projectAggregate, (s) =>
         decideProject(
           { type: 'EnsureDefaultProject', data: { name: DEFAULT_PROJECT }, metadata: { now: ctx.clock() } },
-          s.project,
+          s,
         ),
       );
       await settled(ctx, outcome.lastPosition);

@@ -1,18 +1,9 @@
-import {
-  decideProject,
-  evolveProject,
-  initialProjectState,
-  type ProjectCommand,
-  type ProjectState,
-} from '../../src/projects/decider';
+import { projectAggregate, type ProjectAggregate } from '../../src/projects/aggregate';
+import { decideProject, type ProjectCommand } from '../../src/projects/decider';
 import { deciderSpec } from '../support/decider';
 
 const now = new Date('2026-02-03T04:05:06.789Z');
-const spec = deciderSpec<ProjectState, ProjectCommand>({
-  initialState: initialProjectState,
-  evolve: evolveProject,
-  decide: decideProject,
-});
+const spec = deciderSpec<ProjectAggregate, ProjectCommand>({ ...projectAggregate, decide: decideProject });
 const created = (name: string) => ({ type: 'ProjectCreated', data: { name, createdAt: now.toISOString() } });
 
 describe('project decider', () => {

@@ -1,0 +1,112 @@
+import type {
+  AgentCreated,
+  AgentDeleted,
+  AgentUpdated,
+  SkillDetachedFromAgent,
+  SkillUpdated,
+} from '../events';
+import type { Row, RowStore, TableProjection } from '../src/projection/types';
+import { maskSecrets } from '../src/shared/secrets';
+
+type Links = AgentCreated['data']['skills'];
+
+const skillColumns = async (links: Links, skills: RowStore) => {
+  const names: string[] = [];
+  const extra: Record<string, unknown> = {};
+  for (const link of links) {
+    const skill = await skills.get(BigInt(link.skillId));
+    const name = (skill?.NAME as string | undefined) ?? String(link.skillId);
+    names.push(name);
+    extra[name] = maskSecrets(link.parameters);
+  }
+  return {
+    SKILLS: names,
+    SKILL_IDS: links.map((l) => BigInt(l.skillId)),
+    SKILLS_EXTRA_PARAMETERS: extra,
+    SKILL_LINKS: links.map((l) => ({ skillId: l.skillId, parameters: maskSecrets(l.parameters) })),
+  };
+};
+
+/** `agents`: one row per live agent; SKILLS holds skill names (MindsDB), SKILL_IDS the ids. */
+export const agentsProjection: TableProjection = {
+  table: 'agents',
+  key: 'ID',
+  columns: [
+    { name: 'NAME', type: 'VARCHAR' },
+    { name: 'PROJECT', type: 'VARCHAR' },
+    { name: 'MODEL_NAME', type: 'VARCHAR' },
+    { name: 'SKILLS', type: 'VARCHAR[]' },
+    { name: 'PARAMS', type: 'JSON' },
+    { name: 'ID', type: 'BIGINT' },
+    { name: 'PROJECT_ID', type: 'BIGINT' },
+    { name: 'PROVIDER', type: 'VARCHAR' },
+    { name: 'SKILL_IDS', type: 'BIGINT[]' },
+    { name: 'SKILLS_EXTRA_PARAMETERS', type: 'JSON' },
+    { name: 'SKILL_LINKS', type: 'JSON' },
+    { name: 'CREATED_AT', type: 'TIMESTAMP' },
+    { name: 'UPDATED_AT', type: 'TIMESTAMP' },
+    { name: 'VERSION', type: 'BIGINT' },
+  ],
+  handles: ['AgentCreated', 'AgentUpdated', 'AgentDeleted', 'SkillDetachedFromAgent', 'SkillUpdated'],
+  apply: async (event, rows, lookup) => {
+    switch (event.type) {
+      case 'AgentCreated': {
+        const d = (event as unknown as AgentCreated).data;
+        rows.put({
+          ID: event.meta.position,
+          NAME: d.name,
+          PROJECT: d.project,
+          PROJECT_ID: d.projectId,
+          MODEL_NAME: d.modelName,
+          PROVIDER: d.provider,
+          PARAMS: maskSecrets(d.params),
+          ...(await skillColumns(d.skills, lookup('skills'))),
+          CREATED_AT: d.createdAt,
+          UPDATED_AT: d.createdAt,
+          VERSION: event.meta.position,
+        });
+        return;
+      }
+      case 'AgentUpdated': {
+        const d = (event as unknown as AgentUpdated).data;
+        const row = await rows.get(BigInt(d.agentId));
+        if (!row) return;
+        rows.put({
+          ...row,
+          NAME: d.name,
+          MODEL_NAME: d.modelName,
+          PROVIDER: d.provider,
+          PARAMS: maskSecrets(d.params),
+          ...(await skillColumns(d.skills, lookup('skills'))),
+          UPDATED_AT: d.updatedAt,
+          VERSION: event.meta.position,
+        });
+        return;
+      }
+      case 'SkillDetachedFromAgent': {
+        const d = (event as unknown as SkillDetachedFromAgent).data;
+        const row = await rows.get(BigInt(d.agentId));
+        if (!row) return;
+        const links = (row.SKILL_LINKS as Links).filter((l) => l.skillId !== d.skillId);
+        rows.put({
+          ...row,
+          ...(await skillColumns(links, lookup('skills'))),
+          UPDATED_AT: d.detachedAt,
+          VERSION: event.meta.position,
+        });
+        return;
+      }
+      case 'SkillUpdated': {
+        // A renamed skill is renamed in every agent that lists it.
+        const d = (event as unknown as SkillUpdated).data;
+        const users = await rows.scan((r: Row) => (r.SKILL_IDS as bigint[]).includes(BigInt(d.skillId)));
+        for (const row of users)
+          rows.put({ ...row, ...(await skillColumns(row.SKILL_LINKS as Links, lookup('skills'))) });
+        return;
+      }
+      case 'AgentDeleted':
+        rows.delete(BigInt((event as unknown as AgentDeleted).data.agentId));
+        return;
+    }
+  },
+};

@@ -1,0 +1,316 @@
+import type {
+  AgentCreated,
+  AgentDeleted,
+  AgentEvent,
+  AgentUpdated,
+  AnyRecordedEvent,
+  ChatbotStoppedAgentDeleted,
+  SkillDetachedFromAgent,
+} from '../../events';
+import type { ProjectAggregate } from '../projects/aggregate';
+import { projectHasModel } from '../projects/aggregate';
+import { requireLiveProject } from '../projects/decider';
+import { canonicalSkillType } from '../skills/types';
+import { conflict, invalid, notFound, preconditionFailed } from '../shared/errors';
+import { findByName, findByRef, mergeParams, type Params } from '../shared/params';
+
+export type SkillLink = { readonly skillId: bigint; readonly parameters: Params };
+export type Agent = {
+  readonly id: bigint;
+  readonly name: string;
+  readonly modelName: string | null;
+  readonly provider: string | null;
+  readonly params: Params;
+  readonly skills: readonly SkillLink[];
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly version: bigint;
+};
+export type AgentsState = ReadonlyMap<bigint, Agent>;
+
+/** A skill named in a request: by name or id, with optional per-link parameters. */
+export type SkillRef = { ref: string; parameters: Params };
+
+type Now = { now: Date };
+export type AgentCommand =
+  | {
+      type: 'CreateAgent';
+      data: {
+        name: string;
+        modelName: string | null;
+        provider: string | null;
+        params: Params;
+        skills: SkillRef[];
+      };
+      metadata: Now;
+    }
+  | {
+      type: 'UpdateAgent';
+      data: {
+        ref: string;
+        name?: string;
+        modelName?: string | null;
+        provider?: string | null;
+        /** Merged into the stored params (null removes a key). */
+        params?: Params;
+        skills?: SkillRef[];
+        skillsToAdd?: SkillRef[];
+        skillsToRemove?: string[];
+        expectedVersion?: bigint;
+      };
+      metadata: Now;
+    }
+  | { type: 'DeleteAgent'; data: { ref: string; expectedVersion?: bigint }; metadata: Now };
+
+/** MindsDB v25 refuses these; they moved into skills and `data`. */
+const DEPRECATED_PARAMS = [
+  'database',
+  'knowledge_base_database',
+  'include_tables',
+  'ignore_tables',
+  'include_knowledge_bases',
+  'ignore_knowledge_bases',
+];
+
+const toLinks = (links: readonly { skillId: number; parameters: Params }[]): SkillLink[] =>
+  links.map((l) => ({ skillId: BigInt(l.skillId), parameters: l.parameters }));
+
+export const evolveAgents = (agents: AgentsState, event: AnyRecordedEvent): AgentsState => {
+  switch (event.type) {
+    case 'AgentCreated': {
+      const d = (event as unknown as AgentCreated).data;
+      const id = event.meta.position;
+      return new Map(agents).set(id, {
+        id,
+        name: d.name,
+        modelName: d.modelName,
+        provider: d.provider,
+        params: d.params,
+        skills: toLinks(d.skills),
+        createdAt: d.createdAt,
+        updatedAt: d.createdAt,
+        version: id,
+      });
+    }
+    case 'AgentUpdated': {
+      const d = (event as unknown as AgentUpdated).data;
+      const current = agents.get(BigInt(d.agentId));
+      if (!current) return agents;
+      return new Map(agents).set(current.id, {
+        ...current,
+        name: d.name,
+        modelName: d.modelName,
+        provider: d.provider,
+        params: d.params,
+        skills: toLinks(d.skills),
+        updatedAt: d.updatedAt,
+        version: event.meta.position,
+      });
+    }
+    case 'SkillDetachedFromAgent': {
+      const d = (event as unknown as SkillDetachedFromAgent).data;
+      const current = agents.get(BigInt(d.agentId));
+      if (!current) return agents;
+      return new Map(agents).set(current.id, {
+        ...current,
+        skills: current.skills.filter((l) => l.skillId !== BigInt(d.skillId)),
+        updatedAt: d.detachedAt,
+        version: event.meta.position,
+      });
+    }
+    case 'AgentDeleted': {
+      const next = new Map(agents);
+      next.delete(BigInt((event as unknown as AgentDeleted).data.agentId));
+      return next;
+    }
+    default:
+      return agents;
+  }
+};
+
+export const requireAgent = (state: ProjectAggregate, ref: string): Agent => {
+  const agent = findByRef(state.agents.values(), ref);
+  if (!agent) throw notFound(`Agent with name ${ref} does not exist`, 'Agent not found');
+  return agent;
+};
+
+const resolveSkills = (state: ProjectAggregate, refs: readonly SkillRef[]): SkillLink[] => {
+  const missing = refs.filter((r) => !findByRef(state.skills.values(), r.ref)).map((r) => r.ref);
+  if (missing.length)
+    throw notFound(
+      `Skills ${missing.map((m) => `"${m}"`).join(', ')} do not exist in this project. Please ensure that the names are correct and try again.`,
+      'Resource not found',
+    );
+  const links = new Map<bigint, SkillLink>();
+  for (const r of refs) {
+    const skill = findByRef(state.skills.values(), r.ref)!;
+    links.set(skill.id, { skillId: skill.id, parameters: r.parameters });
+  }
+  return [...links.values()];
+};
+
+const checkModel = (state: ProjectAggregate, modelName: string | null, provider: string | null) => {
+  // An agent served by a MindsDB model must name one that exists in its project.
+  if (provider?.toLowerCase() === 'mindsdb' && modelName && !projectHasModel(state, modelName))
+    throw notFound(`Model with name ${modelName} does not exist in this project`, 'Resource not found');
+};
+
+const checkDeprecated = (params: Params) => {
+  const used = DEPRECATED_PARAMS.filter((p) => p in params);
+  if (used.length)
+    throw invalid(
+      `Parameters ${used.join(', ')} are no longer supported: use a sql skill, or "data": {"tables": [...], "knowledge_bases": [...]}`,
+      'Deprecated parameters',
+    );
+};
+
+/** Adding a retrieval skill to an agent that has no mode switches it to retrieval mode (MindsDB). */
+const withRetrievalMode = (state: ProjectAggregate, params: Params, added: readonly SkillLink[]): Params => {
+  const addsRetrieval = added.some(
+    (l) => canonicalSkillType(state.skills.get(l.skillId)?.type ?? '') === 'retrieval',
+  );
+  return addsRetrieval && params.mode === undefined ? { ...params, mode: 'retrieval' } : params;
+};
+
+const plainLinks = (links: readonly SkillLink[]) =>
+  links.map((l) => ({ skillId: Number(l.skillId), parameters: l.parameters }));
+
+/** Deleting an agent stops every chatbot that used it, each stop an event of its own. */
+export const removeAgent = (
+  state: ProjectAggregate,
+  agent: Agent,
+  now: Date,
+): (AgentDeleted | ChatbotStoppedAgentDeleted)[] => {
+  const projectId = Number(requireLiveProject(state.project).id);
+  const at = now.toISOString();
+  const stops: ChatbotStoppedAgentDeleted[] = [...state.chatbots.values()]
+    .filter((bot) => bot.agentId === agent.id)
+    .map((bot) => ({
+      type: 'ChatbotStoppedAgentDeleted',
+      data: {
+        projectId,
+        chatbotId: Number(bot.id),
+        agentId: Number(agent.id),
+        agentName: agent.name,
+        lastError: `agent '${agent.name}' was deleted`,
+        stoppedAt: at,
+      },
+    }));
+  return [
+    { type: 'AgentDeleted', data: { projectId, agentId: Number(agent.id), name: agent.name, deletedAt: at } },
+    ...stops,
+  ];
+};
+
+export const decideAgent = (
+  command: AgentCommand,
+  state: ProjectAggregate,
+): (AgentEvent | ChatbotStoppedAgentDeleted)[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  switch (command.type) {
+    case 'CreateAgent': {
+      const d = command.data;
+      if (findByName(state.agents.values(), d.name))
+        throw conflict(
+          `Agent with name ${d.name} already exists. Please choose a different one.`,
+          'Agent already exists',
+        );
+      checkDeprecated(d.params);
+      checkModel(state, d.modelName, d.provider);
+      const skills = resolveSkills(state, d.skills);
+      return [
+        {
+          type: 'AgentCreated',
+          data: {
+            projectId: Number(project.id),
+            project: project.name,
+            name: d.name,
+            modelName: d.modelName,
+            provider: d.provider,
+            params: withRetrievalMode(state, d.params, skills),
+            skills: plainLinks(skills),
+            createdAt: at,
+          },
+        },
+      ];
+    }
+    case 'UpdateAgent': {
+      const d = command.data;
+      const current = findByRef(state.agents.values(), d.ref);
+      if (!current)
+        throw invalid('Creation of an agent using the PUT method is not allowed.', 'Creation is not allowed');
+      if (d.expectedVersion !== undefined && d.expectedVersion !== current.version)
+        throw preconditionFailed(
+          `Agent ${current.name} is at version ${current.version}, not ${d.expectedVersion}`,
+        );
+      if (d.skills && (d.skillsToAdd || d.skillsToRemove))
+        throw invalid(
+          '"skills" rewrites the list and cannot be combined with "skills_to_add" or "skills_to_remove"',
+          'Wrong arguments',
+        );
+      const name = d.name ?? current.name;
+      const clash = findByName(state.agents.values(), name);
+      if (clash && clash.id !== current.id)
+        throw conflict(
+          `Agent with name ${name} already exists. Please choose a different one.`,
+          'Agent already exists',
+        );
+      const params = d.params ? mergeParams(current.params, d.params) : current.params;
+      checkDeprecated(d.params ?? {});
+      const modelName = d.modelName === undefined ? current.modelName : d.modelName;
+      const provider = d.provider === undefined ? current.provider : d.provider;
+      checkModel(state, modelName, provider);
+
+      let skills: SkillLink[] = [...current.skills];
+      let added: SkillLink[] = [];
+      if (d.skills) {
+        skills = resolveSkills(state, d.skills);
+        added = skills.filter((l) => !current.skills.some((c) => c.skillId === l.skillId));
+      } else {
+        const toAdd = resolveSkills(state, d.skillsToAdd ?? []);
+        const toRemove = resolveSkills(
+          state,
+          (d.skillsToRemove ?? []).map((ref) => ({ ref, parameters: {} })),
+        );
+        const both = toAdd.filter((a) => toRemove.some((r) => r.skillId === a.skillId));
+        if (both.length) throw invalid('The same skill cannot be both added and removed', 'Wrong arguments');
+        skills = skills.filter((l) => !toRemove.some((r) => r.skillId === l.skillId));
+        for (const link of toAdd) {
+          const i = skills.findIndex((l) => l.skillId === link.skillId);
+          if (i >= 0) skills[i] = link;
+          else skills.push(link);
+        }
+        added = toAdd;
+      }
+      return [
+        {
+          type: 'AgentUpdated',
+          data: {
+            projectId: Number(project.id),
+            project: project.name,
+            agentId: Number(current.id),
+            name,
+            modelName,
+            provider,
+            params: withRetrievalMode(state, params, added),
+            skills: plainLinks(skills),
+            updatedAt: at,
+          },
+        },
+      ];
+    }
+    case 'DeleteAgent': {
+      const agent = requireAgent(state, command.data.ref);
+      if (command.data.expectedVersion !== undefined && command.data.expectedVersion !== agent.version)
+        throw preconditionFailed(
+          `Agent ${agent.name} is at version ${agent.version}, not ${command.data.expectedVersion}`,
+        );
+      return removeAgent(state, agent, command.metadata.now);
+    }
+    default: {
+      const _exhaustive: never = command;
+      return _exhaustive;
+    }
+  }
+};

@@ -1,0 +1,147 @@
+import { z } from 'zod';
+import { etag, ifMatchVersion, problem, type Api, type HttpResult, type RouteInput } from '../http/api';
+import type { ProjectsService } from '../projects/service';
+import {
+  agentPath,
+  agentsPath,
+  agentView,
+  createAgentBody,
+  foldParams,
+  toSkillRefs,
+  updateAgentBody,
+} from './schemas';
+import type { AgentsService } from './service';
+
+export const agentRoutes = (api: Api, agents: AgentsService, projects: ProjectsService) => {
+  const requireProject = async ({ params }: { params: { project: string } }) => {
+    await projects.require(params.project);
+  };
+  const remove = async ({
+    params,
+    headers,
+  }: Pick<
+    RouteInput<z.infer<typeof agentPath>, unknown, unknown>,
+    'params' | 'headers'
+  >): Promise<HttpResult> => {
+    await agents.run(params.project, {
+      type: 'DeleteAgent',
+      data: { ref: params.agent, expectedVersion: ifMatchVersion(headers) },
+    });
+    return { status: 204 };
+  };
+  const deleteResponses = {
+    204: { description: 'Deleted' },
+    404: problem('Unknown project or agent'),
+    412: problem('Stale If-Match'),
+  };
+  return api
+    .add({
+      method: 'get',
+      path: '/api/projects/:project/agents',
+      tag: 'agents',
+      summary: 'List agents',
+      params: agentsPath,
+      responses: {
+        200: { description: 'Agents', schema: z.array(agentView) },
+        404: problem('Unknown project'),
+      },
+      handle: async ({ params }) => ({
+        status: 200,
+        body: (await agents.list(params.project)).map((a) => a.view),
+      }),
+    })
+    .add({
+      method: 'get',
+      path: '/api/projects/:project/agents/:agent',
+      tag: 'agents',
+      summary: 'Get an agent by name (case-insensitive) or id',
+      params: agentPath,
+      responses: {
+        200: { description: 'The agent', schema: agentView },
+        404: problem('Unknown project or agent'),
+      },
+      handle: async ({ params }) => {
+        const agent = await agents.get(params.project, params.agent);
+        return { status: 200, body: agent.view, headers: etag(agent.version) };
+      },
+    })
+    .add({
+      method: 'post',
+      path: '/api/projects/:project/agents',
+      tag: 'agents',
+      summary: 'Create an agent (model_name/provider/params/skills, or model/data/prompt_template)',
+      params: agentsPath,
+      before: requireProject,
+      body: createAgentBody,
+      responses: {
+        201: { description: 'Created', schema: agentView },
+        404: problem('Unknown project, skill or model'),
+        409: problem('An agent with that name exists'),
+      },
+      handle: async ({ params, body: { agent } }) => {
+        const created = await agents.run(params.project, {
+          type: 'CreateAgent',
+          data: {
+            name: agent.name,
+            modelName: agent.model_name ?? null,
+            provider: agent.provider ?? null,
+            params: foldParams(agent),
+            skills: toSkillRefs(agent.skills) ?? [],
+          },
+        });
+        return { status: 201, body: created!.view, headers: etag(created!.version) };
+      },
+    })
+    .add({
+      method: 'put',
+      path: '/api/projects/:project/agents/:agent',
+      tag: 'agents',
+      summary: 'Update an agent (never creates one: 400, as MindsDB)',
+      params: agentPath,
+      before: requireProject,
+      body: updateAgentBody,
+      responses: {
+        200: { description: 'Updated', schema: agentView },
+        400: problem('Missing agent, or skills together with skills_to_add/remove'),
+        404: problem('Unknown skill or model'),
+        409: problem('The new name is taken'),
+        412: problem('Stale If-Match'),
+      },
+      handle: async ({ params, body: { agent }, headers }) => {
+        const folded = foldParams(agent);
+        const updated = await agents.run(params.project, {
+          type: 'UpdateAgent',
+          data: {
+            ref: params.agent,
+            name: agent.name,
+            modelName: agent.model_name,
+            provider: agent.provider,
+            params: Object.keys(folded).length ? folded : undefined,
+            skills: toSkillRefs(agent.skills),
+            skillsToAdd: toSkillRefs(agent.skills_to_add),
+            skillsToRemove: agent.skills_to_remove?.map(String),
+            expectedVersion: ifMatchVersion(headers),
+          },
+        });
+        return { status: 200, body: updated!.view, headers: etag(updated!.version) };
+      },
+    })
+    .add({
+      method: 'delete',
+      path: '/api/projects/:project/agents/:agent',
+      tag: 'agents',
+      summary: 'Delete an agent (the path MindsDB clients use); chatbots using it stop',
+      params: agentPath,
+      responses: deleteResponses,
+      handle: remove,
+    })
+    .add({
+      method: 'delete',
+      path: '/api/projects/:project/agent/:agent',
+      tag: 'agents',
+      summary: 'Delete an agent (the singular path of the documentation)',
+      params: agentPath,
+      responses: deleteResponses,
+      handle: remove,
+    });
+};

@@ -1,0 +1,141 @@
+import { z } from 'zod';
+import { etag, ifMatchVersion, problem, type Api } from '../http/api';
+import type { ProjectsService } from '../projects/service';
+import { invalid } from '../shared/errors';
+import {
+  chatbotFlatView,
+  chatbotPath,
+  chatbotsPath,
+  chatbotView,
+  createChatbotBody,
+  putChatbotBody,
+} from './schemas';
+import type { ChatbotsService } from './service';
+
+export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: ProjectsService) => {
+  const requireProject = async ({ params }: { params: { project: string } }) => {
+    await projects.require(params.project);
+  };
+  return api
+    .add({
+      method: 'get',
+      path: '/api/projects/:project/chatbots',
+      tag: 'chatbots',
+      summary: 'List chatbots',
+      params: chatbotsPath,
+      responses: {
+        200: { description: 'Chatbots', schema: z.array(chatbotView) },
+        404: problem('Unknown project'),
+      },
+      handle: async ({ params }) => ({ status: 200, body: await chatbots.list(params.project) }),
+    })
+    .add({
+      method: 'get',
+      path: '/api/projects/:project/chatbots/:chatbot',
+      tag: 'chatbots',
+      summary: 'Get a chatbot (name is case-sensitive, as MindsDB)',
+      params: chatbotPath,
+      responses: {
+        200: { description: 'The chatbot', schema: chatbotView },
+        404: problem('Unknown project or chatbot'),
+      },
+      handle: async ({ params }) => {
+        const { view, version } = await chatbots.get(params.project, params.chatbot);
+        return { status: 200, body: view, headers: etag(version) };
+      },
+    })
+    .add({
+      method: 'post',
+      path: '/api/projects/:project/chatbots',
+      tag: 'chatbots',
+      summary: 'Create a chatbot: an agent (or a model) answering in a chat database',
+      params: chatbotsPath,
+      before: requireProject,
+      body: createChatbotBody,
+      responses: {
+        201: { description: 'Created', schema: chatbotFlatView },
+        400: problem('Missing name, agent/model or database'),
+        404: problem('Unknown project, database, agent or model'),
+        409: problem('A chatbot with that name exists'),
+      },
+      handle: async ({ params, body: { chatbot } }) => {
+        if (!chatbot.agent_name && !chatbot.model_name)
+          throw invalid(
+            'Must include either "model_name" or "agent_name" field for chatbot',
+            'Missing field',
+          );
+        const database = await chatbots.resolveDatabase(chatbot);
+        if (!database)
+          throw invalid('Missing "database_id" or "database_name" field for chatbot', 'Missing field');
+        const result = await chatbots.run(params.project, {
+          type: 'CreateChatbot',
+          data: {
+            name: chatbot.name,
+            agentRef: chatbot.agent_name ?? null,
+            modelName: chatbot.model_name ?? null,
+            database,
+            // REST's default, as MindsDB (SQL's default is true).
+            isRunning: chatbot.is_running ?? false,
+            params: chatbot.params ?? {},
+          },
+        });
+        return { status: 201, body: chatbots.flat(result!.row), headers: etag(result!.row.VERSION) };
+      },
+    })
+    .add({
+      method: 'put',
+      path: '/api/projects/:project/chatbots/:chatbot',
+      tag: 'chatbots',
+      summary: 'Update a chatbot (params merged, new values winning), or create it',
+      params: chatbotPath,
+      before: requireProject,
+      body: putChatbotBody,
+      responses: {
+        200: { description: 'Updated', schema: chatbotFlatView },
+        201: { description: 'Created', schema: chatbotFlatView },
+        404: problem('Unknown database, agent or model'),
+        409: problem('The new name is taken'),
+        412: problem('Stale If-Match'),
+      },
+      handle: async ({ params, body: { chatbot }, headers }) => {
+        const database = await chatbots.resolveDatabase(chatbot);
+        const result = await chatbots.run(params.project, {
+          type: 'PutChatbot',
+          data: {
+            ref: params.chatbot,
+            name: chatbot.name,
+            agentRef: chatbot.agent_name,
+            modelName: chatbot.model_name,
+            database,
+            isRunning: chatbot.is_running,
+            params: chatbot.params,
+            expectedVersion: ifMatchVersion(headers),
+          },
+        });
+        return {
+          status: result!.created ? 201 : 200,
+          body: chatbots.flat(result!.row),
+          headers: etag(result!.row.VERSION),
+        };
+      },
+    })
+    .add({
+      method: 'delete',
+      path: '/api/projects/:project/chatbots/:chatbot',
+      tag: 'chatbots',
+      summary: 'Delete a chatbot',
+      params: chatbotPath,
+      responses: {
+        204: { description: 'Deleted' },
+        404: problem('Unknown project or chatbot'),
+        412: problem('Stale If-Match'),
+      },
+      handle: async ({ params, headers }) => {
+        await chatbots.run(params.project, {
+          type: 'DeleteChatbot',
+          data: { ref: params.chatbot, expectedVersion: ifMatchVersion(headers) },
+        });
+        return { status: 204 };
+      },
+    });
+};

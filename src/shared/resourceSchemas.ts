@@ -1,0 +1,16 @@
+import { z } from 'zod';
+
+/** Skill, agent and chatbot names: MindsDB accepts any identifier, so only the obviously broken are refused. */
+export const looseName = (what: string, field = 'name') =>
+  z
+    .string({ error: `Missing "${field}" field for ${what}` })
+    .trim()
+    .min(1, `"${field}" of a ${what} must not be empty`)
+    .max(255, `"${field}" of a ${what} must be at most 255 characters`)
+    .refine(
+      (s) => ![...s].some((c) => c === '/' || c.charCodeAt(0) < 32),
+      `"${field}" of a ${what} must not contain "/" or control characters`,
+    );
+
+/** Free-form parameters; on updates a key sent as null removes it. */
+export const params = z.record(z.string(), z.unknown());

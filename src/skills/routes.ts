@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import { etag, ifMatchVersion, problem, type Api } from '../http/api';
+import type { ProjectsService } from '../projects/service';
+import { createSkillBody, putSkillBody, skillPath, skillsPath, skillsQuery, skillView } from './schemas';
+import type { SkillsService, SkillWithVersion } from './service';
+
+const body = ({ version: _v, ...view }: SkillWithVersion) => view;
+
+export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectsService) => {
+  const requireProject = async ({ params }: { params: { project: string } }) => {
+    await projects.require(params.project);
+  };
+  return api
+    .add({
+      method: 'get',
+      path: '/api/projects/:project/skills',
+      tag: 'skills',
+      summary: 'List the skills of a project (optionally of one agent)',
+      params: skillsPath,
+      query: skillsQuery,
+      responses: {
+        200: { description: 'Skills', schema: z.array(skillView) },
+        404: problem('Unknown project or agent'),
+      },
+      handle: async ({ params, query }) => ({
+        status: 200,
+        body: (await skills.list(params.project, query.agent)).map(body),
+      }),
+    })
+    .add({
+      method: 'get',
+      path: '/api/projects/:project/skills/:skill',
+      tag: 'skills',
+      summary: 'Get a skill by name (case-insensitive) or id',
+      params: skillPath,
+      responses: {
+        200: { description: 'The skill', schema: skillView },
+        404: problem('Unknown project or skill'),
+      },
+      handle: async ({ params }) => {
+        const skill = await skills.get(params.project, params.skill);
+        return { status: 200, body: body(skill), headers: etag(skill.version) };
+      },
+    })
+    .add({
+      method: 'post',
+      path: '/api/projects/:project/skills',
+      tag: 'skills',
+      summary: 'Create a skill',
+      params: skillsPath,
+      before: requireProject,
+      body: createSkillBody,
+      responses: {
+        201: { description: 'Created', schema: skillView },
+        404: problem('Unknown project'),
+        409: problem('A skill with that name exists'),
+      },
+      handle: async ({ params, body: { skill } }) => {
+        const { skill: created } = await skills.run(params.project, {
+          type: 'CreateSkill',
+          data: { name: skill.name, type: skill.type, params: skill.params },
+        });
+        return { status: 201, body: body(created!), headers: etag(created!.version) };
+      },
+    })
+    .add({
+      method: 'put',
+      path: '/api/projects/:project/skills/:skill',
+      tag: 'skills',
+      summary: 'Update a skill (params merged, null removes a key), or create it under the URL name',
+      params: skillPath,
+      before: requireProject,
+      body: putSkillBody,
+      responses: {
+        200: { description: 'Updated', schema: skillView },
+        201: { description: 'Created', schema: skillView },
+        412: problem('If-Match does not match'),
+      },
+      handle: async ({ params, body: { skill }, headers }) => {
+        const result = await skills.run(params.project, {
+          type: 'PutSkill',
+          data: { ref: params.skill, ...skill, expectedVersion: ifMatchVersion(headers) },
+        });
+        return {
+          status: result.created ? 201 : 200,
+          body: body(result.skill!),
+          headers: etag(result.skill!.version),
+        };
+      },
+    })
+    .add({
+      method: 'delete',
+      path: '/api/projects/:project/skills/:skill',
+      tag: 'skills',
+      summary: 'Delete a skill (agents using it lose it, each detachment an event)',
+      params: skillPath,
+      responses: {
+        204: { description: 'Deleted' },
+        404: problem('Unknown project or skill'),
+        412: problem('Stale If-Match'),
+      },
+      handle: async ({ params, headers }) => {
+        await skills.run(params.project, {
+          type: 'DeleteSkill',
+          data: { ref: params.skill, expectedVersion: ifMatchVersion(headers) },
+        });
+        return { status: 204 };
+      },
+    });
+};
