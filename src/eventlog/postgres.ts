@@ -31,7 +31,7 @@ const toRecorded = (row: MessageRow): AnyRecordedEvent =>
 // Only rows of transactions older than every transaction still running are visible to readers:
 // a sequence hands out positions before commit, so a lower position can commit after a higher one.
 // Reading in (transaction id, position) order behind that horizon never skips nor repeats an event.
-const committedHorizon = `transaction_id < pg_snapshot_xmin(pg_current_snapshot())`;
+const committedHorizon = `m.transaction_id < pg_snapshot_xmin(pg_current_snapshot())`;
 
 /** The shared log for scale-out: several API processes append to and tail one PostgreSQL database. */
 export const openPostgresLog = async (connectionString: string, clock: Clock): Promise<EventLog> => {
@@ -100,17 +100,18 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       let from = '';
       if (after.transactionId !== null) {
         params.push(after.transactionId, after.position.toString());
-        from = `AND (transaction_id, global_position) > ($2::xid8, $3::bigint)`;
+        from = `AND (m.transaction_id, m.global_position) > ($2::xid8, $3::bigint)`;
       } else if (after.position > 0n) {
         params.push(after.position.toString());
-        from = `AND global_position > $2::bigint`;
+        from = `AND m.global_position > $2::bigint`;
       }
       const { rows } = await reader.query<MessageRow>(
-        `SELECT stream_id, stream_position::text, global_position::text, message_data, message_metadata,
-                message_type, message_id, transaction_id::text
-           FROM emt_messages
-          WHERE is_archived = FALSE AND ${committedHorizon} ${from}
-          ORDER BY transaction_id, global_position
+        // Columns come back as text (bigint and xid8 exceed JS numbers), so ORDER BY names the table's.
+        `SELECT m.stream_id, m.stream_position::text AS stream_position, m.global_position::text AS global_position,
+                m.message_data, m.message_metadata, m.message_type, m.message_id, m.transaction_id::text AS transaction_id
+           FROM emt_messages m
+          WHERE m.is_archived = FALSE AND ${committedHorizon} ${from}
+          ORDER BY m.transaction_id, m.global_position
           LIMIT $1`,
         params,
       );
@@ -123,12 +124,12 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
 
     readPage: async ({ after, limit, stream }) => {
       const { rows } = await reader.query<MessageRow>(
-        `SELECT stream_id, stream_position::text, global_position::text, message_data, message_metadata,
-                message_type, message_id, transaction_id::text
-           FROM emt_messages
-          WHERE is_archived = FALSE AND ${committedHorizon} AND global_position > $1::bigint
-                ${stream ? 'AND stream_id = $3' : ''}
-          ORDER BY global_position
+        `SELECT m.stream_id, m.stream_position::text AS stream_position, m.global_position::text AS global_position,
+                m.message_data, m.message_metadata, m.message_type, m.message_id, m.transaction_id::text AS transaction_id
+           FROM emt_messages m
+          WHERE m.is_archived = FALSE AND ${committedHorizon} AND m.global_position > $1::bigint
+                ${stream ? 'AND m.stream_id = $3' : ''}
+          ORDER BY m.global_position
           LIMIT $2`,
         stream ? [after.toString(), limit, stream] : [after.toString(), limit],
       );

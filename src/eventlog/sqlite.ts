@@ -118,7 +118,13 @@ export const openSqliteLog = async (fileName: string, clock: Clock): Promise<Eve
           );
           return { lastPosition: last, streamVersion: version, events: recorded };
         } catch (error) {
-          if (isExpectedVersionConflictError(error)) throw new StreamVersionConflict(stream, expectedVersion);
+          // A unique-key violation on the stream or its positions is a lost race too; Emmett maps it
+          // only when the error passes its instanceof check, which fails across VM realms (jest).
+          if (
+            isExpectedVersionConflictError(error) ||
+            (error as { code?: string }).code === 'SQLITE_CONSTRAINT'
+          )
+            throw new StreamVersionConflict(stream, expectedVersion);
           throw error;
         }
       });

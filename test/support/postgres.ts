@@ -22,6 +22,16 @@ export const freshPostgresDatabase = async (): Promise<{ url: string; drop: () =
       const c = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
       await c.connect();
       try {
+        // Closed pools finish hanging up asynchronously; forcing the drop while a client is still
+        // ending makes it emit an error nobody listens to any more.
+        for (let i = 0; i < 50; i++) {
+          const { rows } = await c.query<{ n: string }>(
+            'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1',
+            [name],
+          );
+          if (Number(rows[0]?.n ?? 0) === 0) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
         await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       } finally {
         await c.end();
