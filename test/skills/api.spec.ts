@@ -1,3 +1,4 @@
+import { projectAggregate } from '../../src/projects/aggregate';
 import { problemOf, startTestApp, storeKinds, type TestApp } from '../support/app';
 
 const ts = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}$/;
