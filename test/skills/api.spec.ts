@@ -144,10 +144,7 @@ describe.each(storeKinds)('skills API on %s', (store) => {
     expect(JSON.stringify(rows)).not.toMatch(/sk-live-123|pw-456/);
     const events = await t.http.get('/api/events?stream=project-proj&limit=1000').expect(200);
     expect(JSON.stringify(events.body)).not.toMatch(/sk-live-123|pw-456/);
-    const { state } = await t.running.ctx.commands.load(
-      'project-proj',
-      (await import('../../src/projects/aggregate')).projectAggregate,
-    );
+    const { state } = await t.running.ctx.commands.load('project-proj', projectAggregate);
     const skill = [...state.skills.values()].find((s) => s.name === 'secretive')!;
     expect(skill.params).toEqual({ api_key: 'sk-live-123', nested: { password: 'pw-456' }, extra: 1 });
   });
