@@ -1,13 +1,15 @@
+import { allProjections } from '../../projections';
 import fs from 'node:fs';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 
+/** Every projection table, in a stable order. */
 const snapshot = async (t: TestApp) => {
-  const q = (sql: string) => t.running.ctx.duck.query(sql);
-  return {
-    projects: await q('SELECT * FROM projects ORDER BY id'),
-    databases: await q('SELECT * FROM databases ORDER BY id'),
-    events: await q('SELECT * FROM events ORDER BY global_position'),
-  };
+  const tables: Record<string, unknown[]> = {};
+  for (const p of allProjections)
+    tables[p.table] = await t.running.ctx.duck.query(
+      `SELECT * FROM "${p.table}" ORDER BY ${p.key ?? 'global_position'}`,
+    );
+  return tables;
 };
 
 const seed = async (t: TestApp) => {
@@ -31,6 +33,41 @@ const seed = async (t: TestApp) => {
     .put('/api/databases/pg')
     .send({ database: { parameters: { host: 'h2', user: 'u', password: '******', database: 'd' } } })
     .expect(200);
+  const api = '/api/projects/p1';
+  await t.http
+    .post(`${api}/skills`)
+    .send({ skill: { name: 's1', type: 'sql', params: { database: 'pg', api_key: 'k' } } })
+    .expect(201);
+  await t.http
+    .post(`${api}/skills`)
+    .send({ skill: { name: 's2', type: 'x', params: {} } })
+    .expect(201);
+  await t.http
+    .post(`${api}/agents`)
+    .send({ agent: { name: 'a1', skills: ['s1', { name: 's2', tables: ['t'] }] } })
+    .expect(201);
+  await t.http
+    .post(`${api}/agents`)
+    .send({ agent: { name: 'a2', model: { api_key: 'sk' } } })
+    .expect(201);
+  await t.http
+    .put(`${api}/skills/s1`)
+    .send({ skill: { name: 's1_renamed' } })
+    .expect(200);
+  await t.http.delete(`${api}/skills/s2`).expect(204);
+  await t.http
+    .post(`${api}/chatbots`)
+    .send({ chatbot: { name: 'b1', agent_name: 'a1', database_name: 'pg' } })
+    .expect(201);
+  await t.http
+    .post(`${api}/chatbots`)
+    .send({ chatbot: { name: 'b2', agent_name: 'a2', database_name: 'pg' } })
+    .expect(201);
+  await t.http
+    .put(`${api}/agents/a1`)
+    .send({ agent: { name: 'a1_renamed' } })
+    .expect(200);
+  await t.http.delete(`${api}/agents/a2`).expect(204);
 };
 
 describe.each(storeKinds)('replay and restart on %s', (store) => {
@@ -45,8 +82,14 @@ describe.each(storeKinds)('replay and restart on %s', (store) => {
   it('rebuilds projections identical to the live ones', async () => {
     const live = await snapshot(t);
     expect(live.projects).toHaveLength(11);
+    expect(live.agents).toHaveLength(1);
+    expect(live.chatbots).toEqual([
+      expect.objectContaining({ NAME: 'b1', AGENT: 'a1_renamed' }),
+      expect.objectContaining({ NAME: 'b2', AGENT: null, IS_RUNNING: false }),
+    ]);
+    expect(live.agents![0]).toMatchObject({ NAME: 'a1_renamed', SKILLS: ['s1_renamed'] });
     const { events } = await t.running.ctx.projections.rebuild();
-    expect(events).toBe(live.events.length);
+    expect(events).toBe(live.events!.length);
     expect(await snapshot(t)).toEqual(live);
   });
 
@@ -110,8 +153,11 @@ describe('GET /api/events', () => {
   });
 
   it('filters one stream and validates its query', async () => {
-    const res = await t.http.get('/api/events?stream=project-p1').expect(200);
+    const res = await t.http.get('/api/events?stream=project-p2').expect(200);
     expect(res.body.events.map((e: { type: string }) => e.type)).toEqual(['ProjectCreated']);
+    const p1 = await t.http.get('/api/events?stream=project-p1').expect(200);
+    expect(p1.body.events.length).toBeGreaterThan(5);
+    for (const e of p1.body.events) expect(e.stream).toBe('project-p1');
     const bad = await t.http.get('/api/events?limit=0').expect(400);
     expect(bad.body.detail).toMatch(/^query\.limit: /);
   });
