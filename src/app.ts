@@ -23,6 +23,8 @@ import { projectRoutes } from './projects/routes';
 import { projectsService } from './projects/service';
 import { readCache } from './shared/readCache';
 import { skillRoutes } from './skills/routes';
+import { sqlRoutes } from './sql/routes';
+import { sqlService, type SqlService } from './sql/service';
 import { skillsService } from './skills/service';
 import { systemClock, type Clock } from './shared/time';
 import { systemRoutes, VERSION } from './system/routes';
@@ -38,7 +40,11 @@ export const buildServices = (ctx: AppContext) => {
 export type Services = ReturnType<typeof buildServices>;
 
 /** HTTP only: every capability registers its routes on one Api, which also writes the OpenAPI document. */
-export const buildHttpApp = (ctx: AppContext, services: Services): { app: Express; api: Api } => {
+export const buildHttpApp = (
+  ctx: AppContext,
+  services: Services,
+  sql: SqlService,
+): { app: Express; api: Api } => {
   const api = new Api();
   systemRoutes(api);
   auditRoutes(api, ctx.log);
@@ -47,6 +53,7 @@ export const buildHttpApp = (ctx: AppContext, services: Services): { app: Expres
   skillRoutes(api, services.skills, services.projects);
   agentRoutes(api, services.agents, services.projects);
   chatbotRoutes(api, services.chatbots, services.projects);
+  sqlRoutes(api, sql);
 
   const app = express();
   app.disable('x-powered-by');
@@ -75,6 +82,7 @@ export const buildHttpApp = (ctx: AppContext, services: Services): { app: Expres
 export type RunningApp = {
   readonly ctx: AppContext;
   readonly services: Services;
+  readonly sql: SqlService;
   readonly app: Express;
   readonly api: Api;
   close(): Promise<void>;
@@ -106,10 +114,13 @@ export const createApp = async (
   };
   const services = buildServices(ctx);
   await services.projects.ensureDefault();
-  const { app, api } = buildHttpApp(ctx, services);
+  const sql = sqlService(ctx, services);
+  await sql.install();
+  const { app, api } = buildHttpApp(ctx, services, sql);
   return {
     ctx,
     services,
+    sql,
     app,
     api,
     close: async () => {

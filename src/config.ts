@@ -11,6 +11,8 @@ const envSchema = z.object({
   BODY_LIMIT: z.string().default('10mb'),
   PROJECTION_POLL_MS: z.coerce.number().int().min(0).optional(),
   PROJECTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
+  SQL_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
+  SQL_ROW_LIMIT: z.coerce.number().int().min(1).default(100_000),
 });
 
 export type Config = {
@@ -23,6 +25,8 @@ export type Config = {
   bodyLimit: string;
   projectionPollMs: number;
   projectionBatchSize: number;
+  sqlTimeoutMs: number;
+  sqlRowLimit: number;
 };
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
@@ -45,5 +49,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     // Only a shared log has writers in other processes to poll for.
     projectionPollMs: e.PROJECTION_POLL_MS ?? (shared ? 200 : 0),
     projectionBatchSize: e.PROJECTION_BATCH_SIZE,
+    sqlTimeoutMs: e.SQL_TIMEOUT_MS,
+    sqlRowLimit: e.SQL_ROW_LIMIT,
   };
 };

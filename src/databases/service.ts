@@ -112,6 +112,12 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
 
   return {
     requireIntegration,
+    /** Whether any database (system, project or integration) has this name. */
+    exists: async (name: string) =>
+      systemDatabases.some((d) => d.name === nameKey(name)) ||
+      (await projects.find(name)) !== undefined ||
+      (await findIntegration(name)) !== undefined,
+    findIntegration,
     list: () =>
       ctx.cached('databases', async () => {
         const projectRows = (await projects.list()).map((p): DatabaseView => ({

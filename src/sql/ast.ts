@@ -1,0 +1,52 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { SqlError, SqlErrorCode } from './errors';
+
+export type AstNode = { [key: string]: unknown };
+
+// JSON numbers beyond 2^53 (query locations, BIGINT literals) would be rounded by JSON.parse: they
+// travel through the tree as marked strings and are put back verbatim.
+const BIG = '__mindledger_big__';
+const protectBigNumbers = (json: string) =>
+  json.replace(/([:[,]\s*)(-?\d{16,})(?=\s*[,}\]])/g, `$1"${BIG}$2"`);
+const restoreBigNumbers = (json: string) => json.replace(new RegExp(`"${BIG}(-?\\d+)"`, 'g'), '$1');
+
+/** DuckDB's own parser: a SELECT becomes its syntax tree; anything else is refused by the parser. */
+export const parseSelect = async (c: DuckDBConnection, sql: string): Promise<AstNode> => {
+  const reader = await c.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
+  const raw = String(reader.getRows()[0]![0]);
+  const parsed = JSON.parse(protectBigNumbers(raw)) as {
+    error: boolean;
+    error_type?: string;
+    error_message?: string;
+    statements?: AstNode[];
+  };
+  if (parsed.error) {
+    if (/Only SELECT statements/i.test(parsed.error_message ?? ''))
+      throw new SqlError(
+        SqlErrorCode.Forbidden,
+        'Only SELECT queries and MindsDB statements are allowed: resources change through CREATE/UPDATE/DROP of projects, databases, skills, agents and chatbots',
+      );
+    throw new SqlError(SqlErrorCode.Syntax, parsed.error_message ?? 'The query does not parse');
+  }
+  const statements = parsed.statements ?? [];
+  if (statements.length !== 1)
+    throw new SqlError(SqlErrorCode.Syntax, `One statement per request, got ${statements.length}`);
+  return statements[0]!;
+};
+
+export const printSelect = async (c: DuckDBConnection, statement: AstNode): Promise<string> => {
+  const json = restoreBigNumbers(JSON.stringify({ error: false, statements: [statement] }));
+  const reader = await c.runAndReadAll('SELECT json_deserialize_sql($1::JSON)', [json]);
+  return String(reader.getRows()[0]![0]);
+};
+
+/** Visits every object in the tree (depth first), letting the visitor replace fields in place. */
+export const walk = async (node: unknown, visit: (n: AstNode) => Promise<void> | void): Promise<void> => {
+  if (Array.isArray(node)) {
+    for (const child of node) await walk(child, visit);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  await visit(node as AstNode);
+  for (const value of Object.values(node as AstNode)) await walk(value, visit);
+};

@@ -1,0 +1,228 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Duck } from '../duckdb/database';
+import { nameKey } from '../shared/names';
+import { SqlError, SqlErrorCode } from './errors';
+
+/** Where MindsDB's information_schema lives in DuckDB (DuckDB's own is read-only and must not win). */
+export const IS_SCHEMA = 'mdb_information_schema';
+/** Per-project views (`<project>.skills`, …) live in schemas named after the project. */
+export const projectSchema = (project: string) => `mdb_project_${nameKey(project)}`;
+
+const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+/** The virtual tables every project has, as MindsDB's project datanode exposes them. */
+export const PROJECT_TABLES = [
+  'models',
+  'agents',
+  'skills',
+  'chatbots',
+  'jobs',
+  'views',
+  'knowledge_bases',
+] as const;
+
+const emptyTable = (columns: Record<string, string>) =>
+  `SELECT ${Object.entries(columns)
+    .map(([name, type]) => `NULL::${type} AS "${name}"`)
+    .join(', ')} WHERE false`;
+
+const HANDLERS = [
+  ['postgres', 'data', 'PostgreSQL', 'PostgreSQL databases (driver: pg)'],
+  ['mysql', 'data', 'MySQL', 'MySQL databases (driver: mysql2)'],
+  ['mariadb', 'data', 'MariaDB', 'MariaDB databases (driver: mysql2)'],
+  [
+    'lightwood',
+    'ml',
+    'Lightwood',
+    'Tabular models trained in process: gradient-boosted trees, linear, baseline',
+  ],
+];
+
+/**
+ * MindsDB's information_schema tables (upper-case columns, as MindsDB), as views over the
+ * projections. Tables whose capability has not landed yet exist with their columns and no rows.
+ */
+const informationSchemaViews: Record<string, string> = {
+  DATABASES: `
+    SELECT 'information_schema' AS NAME, 'system' AS TYPE, NULL::VARCHAR AS ENGINE, NULL::VARCHAR AS CONNECTION_DATA
+    UNION ALL SELECT 'files', 'data', 'files', NULL
+    UNION ALL SELECT name, 'project', NULL, NULL FROM (SELECT name, id FROM main.projects ORDER BY id)
+    UNION ALL SELECT name, 'data', engine, CAST(connection_data AS VARCHAR) FROM (SELECT * FROM main.databases ORDER BY id)`,
+  SKILLS: `SELECT NAME, PROJECT, TYPE, CAST(PARAMS AS VARCHAR) AS PARAMS FROM main.skills ORDER BY ID`,
+  AGENTS: `SELECT NAME, PROJECT, MODEL_NAME, SKILLS, CAST(PARAMS AS VARCHAR) AS PARAMS FROM main.agents ORDER BY ID`,
+  CHATBOTS: `SELECT NAME, PROJECT, DATABASE, AGENT, MODEL_NAME, CAST(PARAMS AS VARCHAR) AS PARAMS, IS_RUNNING, LAST_ERROR, WEBHOOK_TOKEN FROM main.chatbots ORDER BY ID`,
+  MODELS: emptyTable({
+    NAME: 'VARCHAR',
+    ENGINE: 'VARCHAR',
+    PROJECT: 'VARCHAR',
+    ACTIVE: 'BOOLEAN',
+    VERSION: 'INTEGER',
+    STATUS: 'VARCHAR',
+    ACCURACY: 'DOUBLE',
+    PREDICT: 'VARCHAR',
+    UPDATE_STATUS: 'VARCHAR',
+    MINDSDB_VERSION: 'VARCHAR',
+    ERROR: 'VARCHAR',
+    SELECT_DATA_QUERY: 'VARCHAR',
+    TRAINING_OPTIONS: 'VARCHAR',
+    CURRENT_TRAINING_PHASE: 'INTEGER',
+    TOTAL_TRAINING_PHASES: 'INTEGER',
+    TRAINING_PHASE_NAME: 'VARCHAR',
+    TAG: 'VARCHAR',
+    CREATED_AT: 'TIMESTAMP',
+    TRAINING_TIME: 'DOUBLE',
+  }),
+  KNOWLEDGE_BASES: emptyTable({
+    NAME: 'VARCHAR',
+    PROJECT: 'VARCHAR',
+    EMBEDDING_MODEL: 'VARCHAR',
+    RERANKING_MODEL: 'VARCHAR',
+    STORAGE: 'VARCHAR',
+    METADATA_COLUMNS: 'VARCHAR',
+    CONTENT_COLUMNS: 'VARCHAR',
+    ID_COLUMN: 'VARCHAR',
+    PARAMS: 'VARCHAR',
+    INSERT_STARTED_AT: 'TIMESTAMP',
+    INSERT_FINISHED_AT: 'TIMESTAMP',
+    PROCESSED_ROWS: 'BIGINT',
+    ERROR: 'VARCHAR',
+    QUERY_ID: 'BIGINT',
+  }),
+  JOBS: emptyTable({
+    NAME: 'VARCHAR',
+    PROJECT: 'VARCHAR',
+    START_AT: 'TIMESTAMP',
+    END_AT: 'TIMESTAMP',
+    NEXT_RUN_AT: 'TIMESTAMP',
+    SCHEDULE_STR: 'VARCHAR',
+    QUERY: 'VARCHAR',
+    IF_QUERY: 'VARCHAR',
+    VARIABLES: 'VARCHAR',
+  }),
+  VIEWS: emptyTable({ NAME: 'VARCHAR', PROJECT: 'VARCHAR', QUERY: 'VARCHAR' }),
+  TRIGGERS: emptyTable({
+    NAME: 'VARCHAR',
+    PROJECT: 'VARCHAR',
+    DATABASE: 'VARCHAR',
+    TABLE: 'VARCHAR',
+    QUERY: 'VARCHAR',
+    LAST_ERROR: 'VARCHAR',
+  }),
+  ML_ENGINES: `SELECT 'lightwood' AS NAME, 'lightwood' AS HANDLER, '{}' AS CONNECTION_DATA`,
+  HANDLERS: `SELECT * FROM (VALUES ${HANDLERS.map(
+    ([n, t, title, d]) => `(${q(n!)}, ${q(t!)}, ${q(title!)}, ${q(d!)}, '1', '{}', true, NULL::VARCHAR)`,
+  ).join(
+    ', ',
+  )}) AS h(NAME, TYPE, TITLE, DESCRIPTION, VERSION, CONNECTION_ARGS, IMPORT_SUCCESS, IMPORT_ERROR)`,
+  EVENTS: `SELECT global_position AS GLOBAL_POSITION, stream AS STREAM, stream_position AS STREAM_POSITION,
+      event_id AS EVENT_ID, type AS TYPE, schema_version AS SCHEMA_VERSION, CAST(data AS VARCHAR) AS DATA,
+      recorded_at AS RECORDED_AT FROM main.events ORDER BY global_position`,
+};
+
+const projectTableSources: Record<(typeof PROJECT_TABLES)[number], string> = {
+  models: 'MODELS',
+  agents: 'AGENTS',
+  skills: 'SKILLS',
+  chatbots: 'CHATBOTS',
+  jobs: 'JOBS',
+  views: 'VIEWS',
+  knowledge_bases: 'KNOWLEDGE_BASES',
+};
+
+/** The standard tables, consistent with the MindsDB ones: every database, table and column we expose. */
+const standardViews: Record<string, string> = {
+  SCHEMATA: `SELECT 'def' AS CATALOG_NAME, NAME AS SCHEMA_NAME, 'utf8mb4' AS DEFAULT_CHARACTER_SET_NAME,
+      'utf8mb4_0900_ai_ci' AS DEFAULT_COLLATION_NAME FROM ${IS_SCHEMA}.DATABASES`,
+  TABLES: `
+    SELECT 'def' AS TABLE_CATALOG, 'information_schema' AS TABLE_SCHEMA, t AS TABLE_NAME, 'SYSTEM VIEW' AS TABLE_TYPE
+      FROM (VALUES ${[...Object.keys(informationSchemaViews), 'SCHEMATA', 'TABLES', 'COLUMNS'].map((t) => `(${q(t)})`).join(', ')}) v(t)
+    UNION ALL
+    SELECT 'def', p.name, t.t, 'BASE TABLE' FROM (SELECT name, id FROM main.projects) p
+      CROSS JOIN (VALUES ${PROJECT_TABLES.map((t) => `(${q(t)})`).join(', ')}) t(t)`,
+  COLUMNS: `
+    SELECT 'def' AS TABLE_CATALOG, 'information_schema' AS TABLE_SCHEMA, c.table_name AS TABLE_NAME,
+           c.column_name AS COLUMN_NAME, c.ordinal_position AS ORDINAL_POSITION, c.data_type AS DATA_TYPE,
+           c.is_nullable AS IS_NULLABLE
+      FROM information_schema.columns c WHERE c.table_schema = '${IS_SCHEMA}'
+    UNION ALL
+    SELECT 'def', p.name, t.t, c.column_name, c.ordinal_position, c.data_type, c.is_nullable
+      FROM (SELECT name FROM main.projects) p
+      CROSS JOIN (VALUES ${Object.entries(projectTableSources)
+        .map(([t, s]) => `(${q(t)}, ${q(s)})`)
+        .join(', ')}) t(t, s)
+      JOIN information_schema.columns c ON c.table_schema = '${IS_SCHEMA}' AND c.table_name = t.s`,
+};
+
+export const INFORMATION_SCHEMA_TABLES = [
+  ...Object.keys(informationSchemaViews),
+  ...Object.keys(standardViews),
+];
+
+/** Creates (or refreshes) the information_schema views; run at start, after the projection tables exist. */
+export const installCatalog = async (writer: DuckDBConnection) => {
+  await writer.run(`CREATE SCHEMA IF NOT EXISTS ${IS_SCHEMA}`);
+  for (const [name, body] of [...Object.entries(informationSchemaViews), ...Object.entries(standardViews)])
+    await writer.run(`CREATE OR REPLACE VIEW ${IS_SCHEMA}."${name}" AS ${body}`);
+};
+
+/** A table the query names, resolved to where it lives in DuckDB. */
+export type PhysicalTable = { schema: string; table: string };
+
+export type CatalogLookup = {
+  isProject(name: string): Promise<string | undefined>;
+  isIntegration(name: string): Promise<string | undefined>;
+};
+
+/**
+ * Resolves MindsDB names: `information_schema.X`, `<project>.<table>`, or a bare table in the
+ * context database. Per-project views are made the first time a project's table is queried.
+ */
+export const catalogResolver = (duck: Duck, lookup: CatalogLookup) => {
+  const made = new Set<string>();
+
+  const ensureProjectViews = async (project: string) => {
+    const schema = projectSchema(project);
+    if (made.has(schema)) return schema;
+    await duck.withReader(async (c) => {
+      await c.run(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      for (const [table, source] of Object.entries(projectTableSources))
+        await c.run(
+          `CREATE OR REPLACE VIEW "${schema}"."${table}" AS SELECT * FROM ${IS_SCHEMA}."${source}" WHERE lower(PROJECT) = ${q(nameKey(project))}`,
+        );
+    });
+    made.add(schema);
+    return schema;
+  };
+
+  const resolve = async (database: string, table: string): Promise<PhysicalTable> => {
+    const db = nameKey(database);
+    if (db === 'information_schema') {
+      const name = INFORMATION_SCHEMA_TABLES.find((t) => t.toLowerCase() === table.toLowerCase());
+      if (!name)
+        throw new SqlError(SqlErrorCode.UnknownTable, `Table information_schema.${table} does not exist`);
+      return { schema: IS_SCHEMA, table: name };
+    }
+    const project = await lookup.isProject(database);
+    if (project) {
+      const t = PROJECT_TABLES.find((x) => x === table.toLowerCase());
+      if (!t) throw new SqlError(SqlErrorCode.UnknownTable, `Table ${project}.${table} does not exist`);
+      return { schema: await ensureProjectViews(project), table: t };
+    }
+    if (db === 'files')
+      throw new SqlError(
+        SqlErrorCode.UnknownTable,
+        `Table files.${table} does not exist: no file with that name was uploaded`,
+      );
+    const integration = await lookup.isIntegration(database);
+    if (integration)
+      throw new SqlError(
+        SqlErrorCode.UnknownTable,
+        `Table ${integration}.${table} cannot be read: querying external databases is not available in this version`,
+      );
+    throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${database} does not exist`);
+  };
+
+  return { resolve, forget: () => made.clear() };
+};
+
+export type CatalogResolver = ReturnType<typeof catalogResolver>;

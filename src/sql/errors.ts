@@ -1,0 +1,79 @@
+import { isDomainError, type DomainError } from '../shared/errors';
+
+/**
+ * SQL errors answer `{type: "error", error_code, error_message}` with HTTP 200, as MindsDB.
+ * Codes follow MySQL's numbering where one fits, so MySQL-minded clients can react to them:
+ */
+export const SqlErrorCode = {
+  /** The statement does not parse. */
+  Syntax: 1064,
+  /** The database (project, integration) does not exist. */
+  UnknownDatabase: 1049,
+  /** The table does not exist. */
+  UnknownTable: 1146,
+  /** A column, function or other name the query uses does not exist, or types do not fit. */
+  Binder: 1054,
+  /** The statement is not allowed here (writes to projections, file access, settings, extensions). */
+  Forbidden: 1227,
+  /** A placeholder has no value in `params`. */
+  MissingParameter: 1318,
+  /** A resource named by the statement does not exist. */
+  NotFound: 1032,
+  /** A resource with that name exists already. */
+  Conflict: 1062,
+  /** Arguments are invalid (validation of a command). */
+  Invalid: 1210,
+  /** The query ran past the time limit and was interrupted. */
+  Timeout: 3024,
+  /** The client went away and the query was interrupted. */
+  Interrupted: 1317,
+  /** Anything else. */
+  Internal: 1105,
+} as const;
+
+export class SqlError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SqlError';
+  }
+}
+
+const fromDomain = (e: DomainError): SqlError => {
+  switch (e.kind) {
+    case 'NotFound':
+      return new SqlError(SqlErrorCode.NotFound, e.detail);
+    case 'Conflict':
+      return new SqlError(SqlErrorCode.Conflict, e.detail);
+    case 'PreconditionFailed':
+      return new SqlError(SqlErrorCode.Conflict, e.detail);
+    default:
+      return new SqlError(SqlErrorCode.Invalid, e.detail);
+  }
+};
+
+/** DuckDB's own messages are precise; only their kind is mapped to a code. */
+const fromDuckDb = (message: string): SqlError => {
+  if (/^Parser Error/.test(message)) return new SqlError(SqlErrorCode.Syntax, message);
+  if (/^Catalog Error: Table/.test(message)) return new SqlError(SqlErrorCode.UnknownTable, message);
+  if (/^(Binder|Catalog|Conversion) Error/.test(message)) return new SqlError(SqlErrorCode.Binder, message);
+  if (/^Permission Error/.test(message)) return new SqlError(SqlErrorCode.Forbidden, message);
+  if (/^INTERRUPT Error|Interrupted/.test(message)) return new SqlError(SqlErrorCode.Interrupted, message);
+  return new SqlError(SqlErrorCode.Internal, message);
+};
+
+export const toSqlError = (error: unknown): SqlError => {
+  if (error instanceof SqlError) return error;
+  if (isDomainError(error)) return fromDomain(error);
+  // Not `instanceof Error`: DuckDB's errors come from another realm under some runners (jest).
+  const message = (error as { message?: unknown } | null)?.message;
+  return fromDuckDb(typeof message === 'string' ? internalNamesToMindsDb(message) : String(error));
+};
+
+/** DuckDB's messages name our physical schemas; clients know MindsDB's names. */
+const internalNamesToMindsDb = (message: string) =>
+  message
+    .replace(/"?mdb_project_([a-z0-9_]+)"?\./g, '$1.')
+    .replace(/"?mdb_information_schema"?\./g, 'information_schema.');

@@ -1,0 +1,201 @@
+/**
+ * The MindsDB-specific statements, as a PEG grammar (peggy). Anything that is plain SQL (SELECT,
+ * WITH, …) is not parsed here but by DuckDB's own parser (see select.ts). Keywords are
+ * case-insensitive; identifiers may be bare, `backticked` or "double-quoted".
+ */
+export const grammar = String.raw`
+{{
+  const kw = (s) => s.toUpperCase();
+}}
+
+start
+  = _ s:statement _ (";" _)* !. { return s; }
+
+statement
+  = createProject / dropProject / createDatabase / dropDatabase
+  / createResource / updateResource / alterResource / dropResource
+  / show / describe / use / set
+
+createProject
+  = CREATE __ PROJECT ine:ifNotExists __ name:identifier
+    { return { kind: 'CreateProject', name, ifNotExists: ine }; }
+
+dropProject
+  = DROP __ (PROJECT / SCHEMA) ie:ifExists __ name:identifier
+    { return { kind: 'DropProject', name, ifExists: ie }; }
+
+createDatabase
+  = CREATE __ (DATABASE / SCHEMA) ine:ifNotExists __ name:identifier
+    opts:(__ (WITH __)? o:databaseOptions { return o; })?
+    { return { kind: 'CreateDatabase', name, ifNotExists: ine, engine: opts?.engine ?? null, parameters: opts?.parameters ?? null }; }
+
+databaseOptions
+  = e:engineOption p:(_ ","? _ x:parametersOption { return x; })? { return { engine: e, parameters: p ?? null }; }
+  / p:parametersOption e:(_ ","? _ x:engineOption { return x; })? { return { engine: e ?? null, parameters: p }; }
+
+engineOption = ENGINE _ "=" _ v:(string / identifier) { return v; }
+parametersOption = PARAMETERS _ "=" _ v:object { return v; }
+
+dropDatabase
+  = DROP __ DATABASE ie:ifExists __ name:identifier
+    { return { kind: 'DropDatabase', name, ifExists: ie }; }
+
+resourceKind
+  = SKILL { return 'skill'; } / AGENT { return 'agent'; } / CHATBOT { return 'chatbot'; }
+
+createResource
+  = CREATE __ resource:resourceKind ine:ifNotExists __ name:qualifiedName using:(__ USING __ a:assignments { return a; })?
+    { return { kind: 'CreateResource', resource, name, ifNotExists: ine, options: using ?? {} }; }
+
+updateResource
+  = UPDATE __ resource:resourceKind __ name:qualifiedName __ SET __ a:assignments
+    { return { kind: 'UpdateResource', resource, name, options: a }; }
+
+alterResource
+  = ALTER __ resource:resourceKind __ name:qualifiedName __ (USING / SET) __ a:assignments
+    { return { kind: 'UpdateResource', resource, name, options: a }; }
+
+dropResource
+  = DROP __ resource:resourceKind ie:ifExists __ name:qualifiedName
+    { return { kind: 'DropResource', resource, name, ifExists: ie }; }
+
+show
+  = SHOW __ full:(FULL __)? what:showTarget from:(__ (FROM / IN) __ d:identifier { return d; })? filter:showFilter?
+    { return { kind: 'Show', what, full: !!full, from: from ?? null, like: filter?.like ?? null, where: filter?.where ?? null }; }
+
+showTarget
+  = w:(DATABASES / SCHEMAS) { return 'DATABASES'; }
+  / FUNCTION __ STATUS { return 'FUNCTION STATUS'; }
+  / PROCEDURE __ STATUS { return 'PROCEDURE STATUS'; }
+  / KNOWLEDGE (_ "_" _ / __) BASES { return 'KNOWLEDGE_BASES'; }
+  / ML_ENGINES { return 'ML_ENGINES'; }
+  / w:(TABLES / PROJECTS / MODELS / PREDICTORS / AGENTS / SKILLS / CHATBOTS / JOBS / VIEWS / HANDLERS
+      / VARIABLES / ENGINES / CHARSET / COLLATION / WARNINGS / ERRORS / TRIGGERS / STATUS) { return w === 'PREDICTORS' ? 'MODELS' : w; }
+  / (CHARACTER __ SET) { return 'CHARSET'; }
+
+showFilter
+  = __ LIKE __ s:string { return { like: s }; }
+  / __ WHERE __ w:$(.+) { return { where: w }; }
+
+describe
+  = (DESCRIBE / DESC) __ k:(describeKind __)? name:dottedName
+    { return { kind: 'Describe', what: k ? k[0] : null, name }; }
+
+describeKind
+  = MODEL { return 'MODEL'; } / PREDICTOR { return 'MODEL'; } / AGENT { return 'AGENT'; } / SKILL { return 'SKILL'; }
+  / CHATBOT { return 'CHATBOT'; } / DATABASE { return 'DATABASE'; } / PROJECT { return 'PROJECT'; }
+  / ML_ENGINE { return 'ML_ENGINE'; } / JOB { return 'JOB'; } / VIEW { return 'VIEW'; }
+  / KNOWLEDGE (_ "_" _ / __) BASE { return 'KNOWLEDGE_BASE'; }
+
+use = USE __ name:identifier { return { kind: 'Use', name }; }
+
+set = SET __ text:$(.+) { return { kind: 'Set', text }; }
+
+ifNotExists = x:(__ IF __ NOT __ EXISTS)? { return !!x; }
+ifExists = x:(__ IF __ EXISTS)? { return !!x; }
+
+assignments
+  = head:assignment tail:(_ "," _ a:assignment { return a; })* _ ","?
+    { const out = {}; for (const [k, v] of [head, ...tail]) out[k] = v; return out; }
+
+assignment = k:identifier _ "=" _ v:value { return [k.toLowerCase(), v]; }
+
+value
+  = string / number / boolean / null / list / object
+  / i:identifier { return i; }
+
+list = "[" _ items:(head:value tail:(_ "," _ v:value { return v; })* { return [head, ...tail]; })? _ ","? _ "]" { return items ?? []; }
+
+object
+  = "{" _ members:(head:member tail:(_ "," _ m:member { return m; })* { return [head, ...tail]; })? _ ","? _ "}"
+    { const out = {}; for (const [k, v] of members ?? []) out[k] = v; return out; }
+
+member = k:(string / identifier) _ ":" _ v:value { return [k, v]; }
+
+boolean = TRUE { return true; } / FALSE { return false; }
+null = NULL { return null; }
+
+number = n:$("-"? [0-9]+ ("." [0-9]+)? ([eE] [+-]? [0-9]+)?) ![A-Za-z_] { return Number(n); }
+
+string
+  = "'" chars:("''" { return "'"; } / "\\'" { return "'"; } / "\\\\" { return "\\"; } / [^'])* "'" { return chars.join(''); }
+  / '"' chars:('""' { return '"'; } / '\\"' { return '"'; } / "\\\\" { return "\\"; } / [^"])* '"' { return chars.join(''); }
+
+qualifiedName
+  = a:identifier b:(_ "." _ i:identifier { return i; })? { return b === null ? { project: null, name: a } : { project: a, name: b }; }
+
+dottedName = head:identifier tail:(_ "." _ i:(identifier / $([0-9]+)) { return i; })* { return [head, ...tail]; }
+
+identifier
+  = "\u0060" chars:("\u0060\u0060" { return "\u0060"; } / [^\u0060])+ "\u0060" { return chars.join(''); }
+  / '"' chars:('""' { return '"'; } / [^"])+ '"' { return chars.join(''); }
+  / $([A-Za-z_][A-Za-z0-9_]*)
+
+_ "whitespace" = ([ \t\r\n] / comment)*
+__ "whitespace" = ([ \t\r\n] / comment)+
+comment = "--" [^\n]* / "/*" (!"*/" .)* "*/"
+
+CREATE = "CREATE"i !idchar
+DROP = "DROP"i !idchar
+UPDATE = "UPDATE"i !idchar
+ALTER = "ALTER"i !idchar
+PROJECT = "PROJECT"i !idchar
+SCHEMA = "SCHEMA"i !idchar
+DATABASE = "DATABASE"i !idchar
+WITH = "WITH"i !idchar
+ENGINE = "ENGINE"i !idchar
+PARAMETERS = "PARAMETERS"i !idchar
+SKILL = "SKILL"i !idchar
+AGENT = "AGENT"i !idchar
+CHATBOT = "CHATBOT"i !idchar
+USING = "USING"i !idchar
+SET = "SET"i !idchar
+SHOW = "SHOW"i !idchar
+FULL = "FULL"i !idchar
+FROM = "FROM"i !idchar
+IN = "IN"i !idchar
+LIKE = "LIKE"i !idchar
+WHERE = "WHERE"i !idchar
+DESCRIBE = "DESCRIBE"i !idchar
+DESC = "DESC"i !idchar
+USE = "USE"i !idchar
+IF = "IF"i !idchar
+NOT = "NOT"i !idchar
+EXISTS = "EXISTS"i !idchar
+TRUE = "TRUE"i !idchar
+FALSE = "FALSE"i !idchar
+NULL = "NULL"i !idchar
+DATABASES = "DATABASES"i !idchar { return 'DATABASES'; }
+SCHEMAS = "SCHEMAS"i !idchar { return 'SCHEMAS'; }
+TABLES = "TABLES"i !idchar { return 'TABLES'; }
+PROJECTS = "PROJECTS"i !idchar { return 'PROJECTS'; }
+MODELS = "MODELS"i !idchar { return 'MODELS'; }
+PREDICTORS = "PREDICTORS"i !idchar { return 'PREDICTORS'; }
+AGENTS = "AGENTS"i !idchar { return 'AGENTS'; }
+SKILLS = "SKILLS"i !idchar { return 'SKILLS'; }
+CHATBOTS = "CHATBOTS"i !idchar { return 'CHATBOTS'; }
+JOBS = "JOBS"i !idchar { return 'JOBS'; }
+VIEWS = "VIEWS"i !idchar { return 'VIEWS'; }
+HANDLERS = "HANDLERS"i !idchar { return 'HANDLERS'; }
+VARIABLES = "VARIABLES"i !idchar { return 'VARIABLES'; }
+ENGINES = "ENGINES"i !idchar { return 'ENGINES'; }
+CHARSET = "CHARSET"i !idchar { return 'CHARSET'; }
+CHARACTER = "CHARACTER"i !idchar
+COLLATION = "COLLATION"i !idchar { return 'COLLATION'; }
+WARNINGS = "WARNINGS"i !idchar { return 'WARNINGS'; }
+ERRORS = "ERRORS"i !idchar { return 'ERRORS'; }
+TRIGGERS = "TRIGGERS"i !idchar { return 'TRIGGERS'; }
+STATUS = "STATUS"i !idchar { return 'STATUS'; }
+FUNCTION = "FUNCTION"i !idchar
+PROCEDURE = "PROCEDURE"i !idchar
+KNOWLEDGE = "KNOWLEDGE"i
+BASES = "BASES"i !idchar
+BASE = "BASE"i !idchar
+ML_ENGINES = "ML_ENGINES"i !idchar
+ML_ENGINE = "ML_ENGINE"i !idchar
+MODEL = "MODEL"i !idchar
+PREDICTOR = "PREDICTOR"i !idchar
+JOB = "JOB"i !idchar
+VIEW = "VIEW"i !idchar
+idchar = [A-Za-z0-9_]
+`;

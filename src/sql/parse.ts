@@ -1,0 +1,55 @@
+import peggy from 'peggy';
+import { grammar } from './grammar';
+
+/** A value in `USING k = v` / `PARAMETERS = {...}`: strings, numbers, booleans, lists, JSON objects. */
+export type UsingValue = string | number | boolean | null | UsingValue[] | { [k: string]: UsingValue };
+export type Options = Record<string, UsingValue>;
+export type QualifiedName = { project: string | null; name: string };
+export type ResourceKind = 'skill' | 'agent' | 'chatbot';
+
+export type MindsStatement =
+  | { kind: 'CreateProject'; name: string; ifNotExists: boolean }
+  | { kind: 'DropProject'; name: string; ifExists: boolean }
+  | {
+      kind: 'CreateDatabase';
+      name: string;
+      ifNotExists: boolean;
+      engine: string | null;
+      parameters: Options | null;
+    }
+  | { kind: 'DropDatabase'; name: string; ifExists: boolean }
+  | {
+      kind: 'CreateResource';
+      resource: ResourceKind;
+      name: QualifiedName;
+      ifNotExists: boolean;
+      options: Options;
+    }
+  | { kind: 'UpdateResource'; resource: ResourceKind; name: QualifiedName; options: Options }
+  | { kind: 'DropResource'; resource: ResourceKind; name: QualifiedName; ifExists: boolean }
+  | {
+      kind: 'Show';
+      what: string;
+      full: boolean;
+      from: string | null;
+      like: string | null;
+      where: string | null;
+    }
+  | { kind: 'Describe'; what: string | null; name: string[] }
+  | { kind: 'Use'; name: string }
+  | { kind: 'Set'; text: string };
+
+const parser = peggy.generate(grammar);
+
+export type SyntaxProblem = { message: string; line: number; column: number };
+
+export const parseMindsStatement = (sql: string): MindsStatement | SyntaxProblem => {
+  try {
+    return parser.parse(sql) as MindsStatement;
+  } catch (error) {
+    const e = error as { message: string; location?: { start: { line: number; column: number } } };
+    return { message: e.message, line: e.location?.start.line ?? 1, column: e.location?.start.column ?? 1 };
+  }
+};
+
+export const isSyntaxProblem = (x: MindsStatement | SyntaxProblem): x is SyntaxProblem => 'message' in x;

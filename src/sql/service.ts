@@ -1,0 +1,247 @@
+import type { Services } from '../app';
+import type { AppContext } from '../context';
+import { nameKey } from '../shared/names';
+import { catalogResolver, INFORMATION_SCHEMA_TABLES, installCatalog, PROJECT_TABLES } from './catalog';
+import { SqlError, SqlErrorCode, toSqlError } from './errors';
+import { leadingKeyword, toDuckDbDialect, trimStatement } from './lexical';
+import { isClientSessionVariable, mysqlCompatAnswers } from './mysqlCompat';
+import { isSyntaxProblem, parseMindsStatement, type MindsStatement } from './parse';
+import { runSelect, type TableAnswer } from './select';
+import { runMindsStatement, type OkAnswer } from './statements';
+
+export type SqlContext = { db?: string; [key: string]: unknown };
+export type ErrorAnswer = { type: 'error'; error_code: number; error_message: string };
+export type SqlAnswer = (TableAnswer | OkAnswer | ErrorAnswer) & { context: SqlContext };
+
+const DEFAULT_DB = 'mindsdb';
+/** Statements DuckDB would run but that must never reach it from a client. */
+const FORBIDDEN = new Set([
+  'INSERT',
+  'DELETE',
+  'TRUNCATE',
+  'MERGE',
+  'COPY',
+  'EXPORT',
+  'IMPORT',
+  'ATTACH',
+  'DETACH',
+  'INSTALL',
+  'LOAD',
+  'PRAGMA',
+  'CALL',
+  'CHECKPOINT',
+  'FORCE',
+  'VACUUM',
+  'ANALYZE',
+  'GRANT',
+  'REVOKE',
+  'COMMENT',
+  'BEGIN',
+  'COMMIT',
+  'ROLLBACK',
+  'ABORT',
+  'PREPARE',
+  'EXECUTE',
+  'DEALLOCATE',
+  'RESET',
+  'SUMMARIZE',
+  'EXPLAIN',
+]);
+const SELECT_LIKE = new Set(['SELECT', 'WITH', 'VALUES', 'FROM', 'TABLE']);
+
+const str = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+export const sqlService = (ctx: AppContext, services: Services) => {
+  const catalog = catalogResolver(ctx.duck, {
+    isProject: async (name) => (await services.projects.find(name))?.name,
+    isIntegration: async (name) => (await services.databases.findIntegration(name))?.name,
+  });
+  const limits = { rowLimit: ctx.config.sqlRowLimit, timeoutMs: ctx.config.sqlTimeoutMs };
+
+  const select = (sql: string, db: string, params: Record<string, unknown>, signal?: AbortSignal) => {
+    const dialect = toDuckDbDialect(sql);
+    return runSelect(ctx.duck, catalog, { ...dialect, params, db }, { ...limits, signal });
+  };
+  /** Our own SQL (already DuckDB dialect, MindsDB names) wrapped around a client's WHERE/LIKE. */
+  const internal = (
+    sql: string,
+    db: string,
+    params: Record<string, unknown> = {},
+    placeholders: string[] = [],
+  ) => runSelect(ctx.duck, catalog, { sql, placeholders, params, db }, limits);
+
+  const userFilter = (where: string | null) => {
+    if (!where) return { clause: '', placeholders: [] as string[] };
+    const d = toDuckDbDialect(where);
+    return { clause: ` WHERE ${d.sql}`, placeholders: d.placeholders };
+  };
+
+  const isProject = async (name: string) => (await services.projects.find(name)) !== undefined;
+
+  const show = async (
+    s: Extract<MindsStatement, { kind: 'Show' }>,
+    db: string,
+    params: Record<string, unknown>,
+  ) => {
+    const compat = mysqlCompatAnswers[s.what];
+    if (compat) return compat();
+    const like = s.like === null ? null : str(s.like);
+    const where = userFilter(s.where);
+    const wrap = async (inner: string, nameColumn: string) =>
+      internal(
+        `SELECT * FROM (${inner}) AS shown${like ? ` WHERE "${nameColumn}" LIKE ${like}` : ''}${where.clause ? (like ? ' AND ' : ' WHERE ') + where.clause.slice(7) : ''}`,
+        db,
+        params,
+        where.placeholders,
+      );
+    switch (s.what) {
+      case 'DATABASES':
+        return wrap(
+          `SELECT NAME AS "Database"${s.full ? ', TYPE, ENGINE' : ''} FROM information_schema.DATABASES`,
+          'Database',
+        );
+      case 'PROJECTS':
+        return wrap(
+          `SELECT NAME AS project FROM information_schema.DATABASES WHERE TYPE = 'project'`,
+          'project',
+        );
+      case 'TABLES': {
+        const target = s.from ?? db;
+        if (!(await services.databases.exists(target)))
+          throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${target} does not exist`);
+        const column = `Tables_in_${target}`;
+        return wrap(
+          `SELECT TABLE_NAME AS "${column}"${s.full ? ', TABLE_TYPE AS "Table_type"' : ''} FROM information_schema.TABLES WHERE lower(TABLE_SCHEMA) = ${str(nameKey(target))}`,
+          column,
+        );
+      }
+      case 'ML_ENGINES':
+      case 'HANDLERS':
+        return wrap(`SELECT * FROM information_schema.${s.what}`, 'NAME');
+      default: {
+        // SHOW MODELS | AGENTS | SKILLS | CHATBOTS | KNOWLEDGE_BASES | JOBS | VIEWS | TRIGGERS
+        const project = s.from ?? db;
+        if (s.from && !(await isProject(s.from)))
+          throw new SqlError(SqlErrorCode.UnknownDatabase, `Project ${s.from} does not exist`);
+        const scoped = (await isProject(project)) ? ` WHERE lower(PROJECT) = ${str(nameKey(project))}` : '';
+        return wrap(`SELECT * FROM information_schema.${s.what}${scoped}`, 'NAME');
+      }
+    }
+  };
+
+  const describe = async (d: Extract<MindsStatement, { kind: 'Describe' }>, db: string) => {
+    const [first, second] = d.name;
+    const kind = d.what ?? 'MODEL';
+    if (kind === 'DATABASE' || kind === 'PROJECT') {
+      const t = await internal(
+        `SELECT * FROM information_schema.DATABASES WHERE lower(NAME) = ${str(nameKey(first!))}`,
+        db,
+      );
+      if (t.data.length === 0)
+        throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${first} does not exist`);
+      return t;
+    }
+    if (kind === 'ML_ENGINE')
+      return internal(
+        `SELECT * FROM information_schema.ML_ENGINES WHERE lower(NAME) = ${str(nameKey(first!))}`,
+        db,
+      );
+    const project = second !== undefined ? first! : db;
+    const name = second ?? first!;
+    const table = kind === 'KNOWLEDGE_BASE' ? 'KNOWLEDGE_BASES' : `${kind}S`;
+    const t = await internal(
+      `SELECT * FROM information_schema.${table} WHERE lower(PROJECT) = ${str(nameKey(project))} AND lower(NAME) = ${str(nameKey(name))}`,
+      db,
+    );
+    if (t.data.length === 0)
+      throw new SqlError(
+        SqlErrorCode.NotFound,
+        `${kind.charAt(0)}${kind.slice(1).toLowerCase().replace('_', ' ')} ${project}.${name} does not exist`,
+      );
+    return t;
+  };
+
+  const set = async (text: string) => {
+    const name =
+      /^(?:(?:GLOBAL|SESSION|LOCAL)\s+)?@{0,2}(?:(?:session|global|local)\.)?([A-Za-z_][A-Za-z0-9_]*)/i.exec(
+        text,
+      )?.[1] ?? '';
+    if (isClientSessionVariable(name)) return { type: 'ok' as const, affected_rows: null };
+    const settings = await ctx.duck.query('SELECT name FROM duckdb_settings() WHERE lower(name) = lower(?)', [
+      name,
+    ]);
+    if (settings.length > 0)
+      throw new SqlError(
+        SqlErrorCode.Forbidden,
+        `SET ${name} is not allowed: the database's settings cannot be changed from SQL`,
+      );
+    return { type: 'ok' as const, affected_rows: null };
+  };
+
+  const execute = async (
+    query: string,
+    context: SqlContext,
+    params: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<SqlAnswer> => {
+    let db = typeof context.db === 'string' && context.db ? context.db : DEFAULT_DB;
+    const answer = async (): Promise<TableAnswer | OkAnswer> => {
+      const sql = trimStatement(query);
+      if (!sql) throw new SqlError(SqlErrorCode.Syntax, 'The query is empty');
+      const keyword = leadingKeyword(sql);
+      if (SELECT_LIKE.has(keyword)) return select(sql, db, params, signal);
+      if (FORBIDDEN.has(keyword))
+        throw new SqlError(
+          SqlErrorCode.Forbidden,
+          `${keyword} is not allowed: the tables are projections of the event log and change only through commands`,
+        );
+      const parsed = parseMindsStatement(sql);
+      if (isSyntaxProblem(parsed)) {
+        if (
+          ['UPDATE', 'DROP', 'ALTER', 'CREATE'].includes(keyword) &&
+          !/\b(PROJECT|DATABASE|SCHEMA|SKILL|AGENT|CHATBOT)\b/i.test(sql.slice(0, 40))
+        )
+          throw new SqlError(
+            SqlErrorCode.Forbidden,
+            `${keyword} of tables is not allowed: the tables are projections of the event log and change only through commands`,
+          );
+        throw new SqlError(
+          SqlErrorCode.Syntax,
+          `Syntax error at line ${parsed.line}, column ${parsed.column}: ${parsed.message}`,
+        );
+      }
+      switch (parsed.kind) {
+        case 'Show':
+          return show(parsed, db, params);
+        case 'Describe':
+          return describe(parsed, db);
+        case 'Use': {
+          if (!(await services.databases.exists(parsed.name)))
+            throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${parsed.name} does not exist`);
+          db = parsed.name;
+          return { type: 'ok', affected_rows: null };
+        }
+        case 'Set':
+          return set(parsed.text);
+        default:
+          return runMindsStatement(services, parsed, db);
+      }
+    };
+    try {
+      const result = await answer();
+      return { ...result, context: { ...context, db } };
+    } catch (error) {
+      const e = toSqlError(error);
+      if (e.code === SqlErrorCode.Internal) ctx.logger.error({ err: error }, 'SQL statement failed');
+      return { type: 'error', error_code: e.code, error_message: e.message, context: { ...context, db } };
+    }
+  };
+
+  return {
+    execute,
+    install: () => installCatalog(ctx.duck.writer),
+    tables: { INFORMATION_SCHEMA_TABLES, PROJECT_TABLES },
+  };
+};
+
+export type SqlService = ReturnType<typeof sqlService>;

@@ -1,0 +1,475 @@
+import { startTestApp, storeKinds, type TestApp } from '../support/app';
+
+type Answer = {
+  type: 'table' | 'ok' | 'error';
+  column_names?: string[];
+  column_types?: string[];
+  data?: unknown[][];
+  truncated?: true;
+  error_code?: number;
+  error_message?: string;
+  context: Record<string, unknown>;
+};
+
+describe('SQL endpoint', () => {
+  let t: TestApp;
+  const sql = async (
+    query: string,
+    extra: { context?: Record<string, unknown>; params?: Record<string, unknown> } = {},
+  ) => {
+    const res = await t.http
+      .post('/api/sql/query')
+      .send({ query, ...extra })
+      .expect(200);
+    return res.body as Answer;
+  };
+  const table = async (query: string, extra = {}) => {
+    const a = await sql(query, extra);
+    if (a.type !== 'table') throw new Error(`expected a table for ${query}, got ${JSON.stringify(a)}`);
+    return a;
+  };
+  const error = async (query: string, extra = {}) => {
+    const a = await sql(query, extra);
+    expect(a.type).toBe('error');
+    return a;
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp('sqlite', { SQL_TIMEOUT_MS: '400', SQL_ROW_LIMIT: '50' });
+  });
+  afterAll(() => t.dispose());
+
+  describe('request and response', () => {
+    it('answers 400 for a missing or non-string query and 415 for a non-JSON body', async () => {
+      const missing = await t.http.post('/api/sql/query').send({}).expect(400);
+      expect(missing.body.detail).toMatch(/^body\.query: Please provide "query"/);
+      await t.http.post('/api/sql/query').send({ query: 5 }).expect(400);
+      await t.http.post('/api/sql/query').set('Content-Type', 'text/plain').send('select 1').expect(415);
+    });
+
+    it('names columns as MindsDB: alias, else the expression text; MySQL quoting works', async () => {
+      const a = await table(
+        ' \n  select 1, \'a\', 1 as `2`, 1 "3", "a" as b, `x`.`y` from (select 5 as y) as `x`;;',
+      );
+      expect(a.column_names).toEqual(['1', 'a', '2', '3', 'b', 'y']);
+      expect(a.data).toEqual([[1, 'a', 1, 1, 'a', 5]]);
+      expect(a.context).toEqual({ db: 'mindsdb' });
+    });
+
+    it('serialises every value type as valid JSON', async () => {
+      const a =
+        await table(`SELECT 9007199254740993::BIGINT AS big, 42::BIGINT AS small, 12.34::DECIMAL(10,2) AS dec,
+        'nan'::DOUBLE AS nan, 'inf'::DOUBLE AS inf, 1.5::DOUBLE AS dbl, DATE '2024-01-02' AS d,
+        TIMESTAMP '2024-01-02 03:04:05' AS ts, TIMESTAMP '2024-01-02 03:04:05.123456' AS tsu,
+        [1, 2] AS l, {'x': 1, 'y': 'z'} AS s, MAP {'k': 1} AS m, '\\xAA\\xBB'::BLOB AS b, true AS t, NULL AS n,
+        170141183460469231731687303715884105727::HUGEINT AS huge`);
+      expect(a.data![0]).toEqual([
+        '9007199254740993',
+        42,
+        12.34,
+        null,
+        null,
+        1.5,
+        '2024-01-02',
+        '2024-01-02 03:04:05.000000',
+        '2024-01-02 03:04:05.123456',
+        [1, 2],
+        { x: 1, y: 'z' },
+        { k: 1 },
+        Buffer.from([0xaa, 0xbb]).toString('base64'),
+        true,
+        null,
+        '170141183460469231731687303715884105727',
+      ]);
+      expect(a.column_types).toEqual([
+        'BIGINT',
+        'BIGINT',
+        'DECIMAL(10,2)',
+        'DOUBLE',
+        'DOUBLE',
+        'DOUBLE',
+        'DATE',
+        'TIMESTAMP',
+        'TIMESTAMP',
+        'INTEGER[]',
+        'STRUCT("x" INTEGER, "y" VARCHAR)',
+        'MAP(VARCHAR, INTEGER)',
+        'BLOB',
+        'BOOLEAN',
+        'INTEGER',
+        'HUGEINT',
+      ]);
+    });
+
+    it('binds :name and @name parameters (lists too) and names a missing one', async () => {
+      expect(
+        (await table('SELECT :a + @b AS s, :name AS n', { params: { a: 2, b: 3, name: "o'brien" } })).data,
+      ).toEqual([[5, "o'brien"]]);
+      expect(
+        (await table('SELECT x FROM range(10) t(x) WHERE x IN :ids ORDER BY x', { params: { ids: [2, 5] } }))
+          .data,
+      ).toEqual([[2], [5]]);
+      // A value is never spliced into the text: an injection attempt is just a string.
+      expect((await table('SELECT :v AS v', { params: { v: "1'; DROP TABLE skills; --" } })).data).toEqual([
+        ["1'; DROP TABLE skills; --"],
+      ]);
+      const missing = await error('SELECT :nope');
+      expect(missing).toMatchObject({ error_code: 1318, error_message: expect.stringContaining('nope') });
+    });
+
+    it('cuts answers at the row limit and says so', async () => {
+      const a = await table('SELECT * FROM range(1000)');
+      expect(a.data).toHaveLength(50);
+      expect(a.truncated).toBe(true);
+      expect((await table('SELECT * FROM range(10)')).truncated).toBeUndefined();
+    });
+
+    it('interrupts a query past the time limit', async () => {
+      const started = Date.now();
+      const a = await error('SELECT count(*) FROM range(100000000000) a');
+      expect(a.error_code).toBe(3024);
+      expect(a.error_message).toMatch(/longer than 400 ms/);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect((await table('SELECT 1')).data).toEqual([[1]]);
+    });
+
+    it('reports errors with stable codes and the context', async () => {
+      expect(await error('selec 1', { context: { db: 'mindsdb', x: 1 } })).toMatchObject({
+        error_code: 1064,
+        context: { db: 'mindsdb', x: 1 },
+      });
+      expect(await error('SELECT * FROM nope.skills')).toMatchObject({
+        error_code: 1049,
+        error_message: 'Database nope does not exist',
+      });
+      expect(await error('SELECT * FROM mindsdb.nope')).toMatchObject({
+        error_code: 1146,
+        error_message: expect.stringContaining('mindsdb.nope'),
+      });
+      expect(await error('SELECT no_such_column FROM mindsdb.skills')).toMatchObject({
+        error_code: 1054,
+        error_message: expect.stringMatching(/no_such_column[\s\S]*FROM mindsdb\.skills/),
+      });
+      expect(await error('select 1; select 2')).toMatchObject({ error_code: 1064 });
+    });
+  });
+
+  describe('context and USE', () => {
+    it('switches context.db with USE only when the database exists, and resolves bare names in it', async () => {
+      expect(await sql('USE information_schema')).toEqual({
+        type: 'ok',
+        affected_rows: null,
+        context: { db: 'information_schema' },
+      });
+      expect(await error('USE nowhere', { context: { db: 'mindsdb' } })).toMatchObject({
+        error_code: 1049,
+        context: { db: 'mindsdb' },
+      });
+      const a = await table('SELECT NAME FROM databases', { context: { db: 'information_schema' } });
+      expect(a.data).toContainEqual(['mindsdb']);
+      expect(await error('SELECT * FROM databases')).toMatchObject({ error_code: 1146 });
+    });
+  });
+
+  describe('safety', () => {
+    it.each([
+      ["SELECT * FROM read_csv('/etc/passwd')", 1227, /read_csv/],
+      ["SELECT read_text('/etc/passwd')", 1227, /read_text/],
+      ["SELECT * FROM read_text('/etc/passwd')", 1227, /read_text/],
+      ["SELECT * FROM glob('/etc/*')", 1227, /glob/],
+      ["SELECT * FROM query('SELECT 1')", 1227, /query/],
+      ['SELECT * FROM duckdb_settings()', 1227, /duckdb_settings/],
+      ["SELECT current_setting('allowed_directories')", 1227, /current_setting/],
+      ["SELECT getenv('HOME')", 1227, /getenv/],
+      ["COPY (SELECT 1) TO '/tmp/mindledger-leak.csv'", 1227, /COPY/],
+      ["EXPORT DATABASE '/tmp/mindledger-export'", 1227, /EXPORT/],
+      ["ATTACH '/tmp/mindledger.db' AS x", 1227, /ATTACH/],
+      ['INSTALL httpfs', 1227, /INSTALL/],
+      ['LOAD httpfs', 1227, /LOAD/],
+      ['PRAGMA database_list', 1227, /PRAGMA/],
+      ['SET enable_external_access = true', 1227, /enable_external_access/],
+      ["SET allowed_directories = ['/']", 1227, /allowed_directories/],
+      ['SET threads = 1', 1227, /threads/],
+      ['INSERT INTO mindsdb.skills VALUES (1)', 1227, /INSERT/],
+      ['DELETE FROM mindsdb.skills', 1227, /DELETE/],
+      ["UPDATE mindsdb.skills SET NAME = 'x'", 1227, /UPDATE/],
+      ['DROP TABLE skills', 1227, /DROP/],
+      ['ALTER TABLE skills ADD COLUMN x INT', 1227, /ALTER/],
+      ['CREATE TABLE x (a INT)', 1227, /CREATE/],
+      ['CREATE MACRO m() AS 1', 1227, /CREATE/],
+      ['SELECT * FROM main.skills', 1049, /main/],
+      ['SELECT * FROM mdb_information_schema.SKILLS', 1049, /mdb_information_schema/],
+      ['SELECT * FROM pg_catalog.pg_tables', 1049, /pg_catalog/],
+    ])('refuses %s', async (query, code, message) => {
+      const a = await error(query as string);
+      expect(a.error_code).toBe(code);
+      expect(a.error_message).toMatch(message as RegExp);
+    });
+
+    it('leaves the projections unchanged after all that', async () => {
+      expect(
+        await t.running.ctx.duck.query(
+          "SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE table_name = 'x'",
+        ),
+      ).toEqual([{ n: 0 }]);
+      expect(
+        (await table('SELECT count(*) FROM information_schema.databases')).data![0]![0],
+      ).toBeGreaterThanOrEqual(3);
+    });
+
+    it('accepts the session variables MySQL clients set', async () => {
+      for (const q of [
+        'SET NAMES utf8mb4',
+        'SET autocommit = 1',
+        "SET @@session.sql_mode = 'ANSI'",
+        'SET character_set_client = utf8',
+      ])
+        expect((await sql(q)).type).toBe('ok');
+    });
+  });
+
+  describe('MindsDB statements and REST round trips', () => {
+    it('creates a project, a database and resources in SQL, visible over REST at once', async () => {
+      expect((await sql('CREATE PROJECT IF NOT EXISTS sales')).type).toBe('ok');
+      expect((await sql('CREATE PROJECT IF NOT EXISTS sales')).type).toBe('ok');
+      expect(await error('CREATE PROJECT sales')).toMatchObject({ error_code: 1062 });
+      expect(await error('CREATE PROJECT `9bad`')).toMatchObject({ error_code: 1210 });
+      expect(
+        (
+          await sql(
+            `CREATE DATABASE chat_db WITH ENGINE = 'postgres', PARAMETERS = {"host": "h", "port": 5432, "user": "u", "password": "sql-secret-1", "database": "d"}`,
+          )
+        ).type,
+      ).toBe('ok');
+      expect((await sql('CREATE DATABASE proj_by_db')).type).toBe('ok');
+      expect((await t.http.get('/api/projects/proj_by_db').expect(200)).body.name).toBe('proj_by_db');
+      expect((await t.http.get('/api/databases/chat_db').expect(200)).body.connection_data.password).toBe(
+        '******',
+      );
+
+      expect(
+        (
+          await sql(
+            "CREATE SKILL sales.sql_s USING type = 'sql', database = 'chat_db', tables = ['orders', 'items'], description = 'Orders'",
+          )
+        ).type,
+      ).toBe('ok');
+      expect(await error("CREATE SKILL sales.bad USING type = 'sql', tables = ['x']")).toMatchObject({
+        error_code: 1210,
+        error_message: expect.stringMatching(/database/),
+      });
+      expect(
+        (
+          await sql(
+            `CREATE AGENT sales.helper USING model = {"provider": "openai", "model_name": "gpt-4o", "api_key": "sk-sql"}, skills = ['sql_s', {'name': 'sql_s', 'tables': ['orders']}], prompt_template = 'Answer', timeout = 300, enabled = true`,
+          )
+        ).type,
+      ).toBe('ok');
+      expect(
+        (await sql("CREATE CHATBOT sales.bot USING database = 'chat_db', agent = 'helper', greeting = 'hi'"))
+          .type,
+      ).toBe('ok');
+
+      const skill = (await t.http.get('/api/projects/sales/skills/sql_s').expect(200)).body;
+      expect(skill).toMatchObject({
+        type: 'sql',
+        params: { database: 'chat_db', tables: ['orders', 'items'], description: 'Orders' },
+      });
+      const agent = (await t.http.get('/api/projects/sales/agents/helper').expect(200)).body;
+      expect(agent).toMatchObject({
+        skills: [expect.objectContaining({ name: 'sql_s' })],
+        skills_extra_parameters: { sql_s: { tables: ['orders'] } },
+        params: {
+          model: { provider: 'openai', model_name: 'gpt-4o', api_key: '******' },
+          prompt_template: 'Answer',
+          timeout: 300,
+          enabled: true,
+        },
+      });
+      const bot = (await t.http.get('/api/projects/sales/chatbots/bot').expect(200)).body;
+      expect(bot).toMatchObject({
+        is_running: true,
+        database: 'chat_db',
+        params: { greeting: 'hi' },
+        agent: expect.objectContaining({ name: 'helper' }),
+      });
+    });
+
+    it('shows REST-made resources in SQL, secrets masked', async () => {
+      await t.http
+        .post('/api/projects/sales/skills')
+        .send({ skill: { name: 'rest_s', type: 'custom', params: { token: 'tok-123' } } })
+        .expect(201);
+      const a = await table("SELECT NAME, TYPE, PARAMS FROM sales.skills WHERE NAME = 'rest_s'");
+      expect(a.data).toEqual([['rest_s', 'custom', '{"token":"******"}']]);
+      const all = await table('SELECT * FROM information_schema.skills', {});
+      expect(JSON.stringify(all)).not.toMatch(/tok-123|sql-secret-1|sk-sql/);
+      const events = await table(
+        "SELECT TYPE, DATA FROM information_schema.events WHERE STREAM = 'project-sales'",
+      );
+      expect(events.data!.map((r) => r[0])).toContain('SkillCreated');
+      expect(JSON.stringify(events)).not.toMatch(/tok-123|sk-sql/);
+    });
+
+    it('updates resources with UPDATE … SET and ALTER … USING', async () => {
+      expect(
+        (await sql("UPDATE SKILL sales.sql_s SET description = 'All orders', tables = ['orders']")).type,
+      ).toBe('ok');
+      expect(
+        (await sql("ALTER AGENT sales.helper USING prompt_template = 'Be brief', skills_to_add = ['rest_s']"))
+          .type,
+      ).toBe('ok');
+      expect(
+        (await sql("UPDATE CHATBOT sales.bot SET is_running = false, greeting = null, color = 'red'")).type,
+      ).toBe('ok');
+      expect((await t.http.get('/api/projects/sales/skills/sql_s').expect(200)).body.params).toMatchObject({
+        description: 'All orders',
+        tables: ['orders'],
+      });
+      const agent = (await t.http.get('/api/projects/sales/agents/helper').expect(200)).body;
+      expect(agent.params.prompt_template).toBe('Be brief');
+      expect(agent.skills.map((s: { name: string }) => s.name)).toEqual(['sql_s', 'rest_s']);
+      const bot = (await t.http.get('/api/projects/sales/chatbots/bot').expect(200)).body;
+      expect(bot).toMatchObject({ is_running: false, params: { color: 'red' } });
+      expect(await error('UPDATE SKILL sales.ghost SET a = 1')).toMatchObject({ error_code: 1032 });
+    });
+
+    it('answers SHOW and DESCRIBE', async () => {
+      expect((await table('SHOW DATABASES')).column_names).toEqual(['Database']);
+      const dbs = await table('SHOW FULL DATABASES');
+      expect(dbs.column_names).toEqual(['Database', 'TYPE', 'ENGINE']);
+      expect(dbs.data).toEqual(
+        expect.arrayContaining([
+          ['information_schema', 'system', null],
+          ['files', 'data', 'files'],
+          ['sales', 'project', null],
+          ['chat_db', 'data', 'postgres'],
+        ]),
+      );
+      expect((await table('SHOW PROJECTS')).data).toEqual(
+        expect.arrayContaining([['mindsdb'], ['sales'], ['proj_by_db']]),
+      );
+      const tables = await table('SHOW TABLES FROM sales');
+      expect(tables.column_names).toEqual(['Tables_in_sales']);
+      expect(tables.data!.map((r) => r[0])).toEqual(
+        expect.arrayContaining(['models', 'agents', 'skills', 'chatbots']),
+      );
+      expect((await table('SHOW FULL TABLES', { context: { db: 'sales' } })).column_names).toEqual([
+        'Tables_in_sales',
+        'Table_type',
+      ]);
+      expect((await table('SHOW SKILLS FROM sales')).data!.map((r) => r[0])).toEqual(['sql_s', 'rest_s']);
+      expect((await table("SHOW SKILLS FROM sales LIKE 'rest%'")).data!.map((r) => r[0])).toEqual(['rest_s']);
+      expect((await table("SHOW SKILLS FROM sales WHERE TYPE = 'sql'")).data!.map((r) => r[0])).toEqual([
+        'sql_s',
+      ]);
+      expect((await table('SHOW AGENTS', { context: { db: 'sales' } })).column_names).toEqual([
+        'NAME',
+        'PROJECT',
+        'MODEL_NAME',
+        'SKILLS',
+        'PARAMS',
+      ]);
+      expect((await table('SHOW CHATBOTS FROM sales')).column_names).toEqual([
+        'NAME',
+        'PROJECT',
+        'DATABASE',
+        'AGENT',
+        'MODEL_NAME',
+        'PARAMS',
+        'IS_RUNNING',
+        'LAST_ERROR',
+        'WEBHOOK_TOKEN',
+      ]);
+      expect((await table('SHOW MODELS FROM sales')).column_names).toContain('STATUS');
+      expect((await table('DESCRIBE AGENT sales.helper')).data![0]![0]).toBe('helper');
+      expect((await table('DESCRIBE SKILL sql_s', { context: { db: 'sales' } })).data![0]![0]).toBe('sql_s');
+      expect((await table('DESCRIBE DATABASE chat_db')).data![0]).toEqual([
+        'chat_db',
+        'data',
+        'postgres',
+        expect.stringContaining('******'),
+      ]);
+      expect(await error('DESCRIBE AGENT sales.nobody')).toMatchObject({ error_code: 1032 });
+      expect(await error('SHOW SKILLS FROM nowhere')).toMatchObject({ error_code: 1049 });
+    });
+
+    it('answers the MySQL compatibility statements', async () => {
+      for (const q of ['SHOW VARIABLES', 'SHOW ENGINES', 'SHOW CHARSET', 'SHOW COLLATION'])
+        expect((await table(q)).data!.length).toBeGreaterThan(0);
+      for (const q of ['SHOW WARNINGS', 'SHOW FUNCTION STATUS', 'SHOW PROCEDURE STATUS'])
+        expect((await table(q)).data).toEqual([]);
+      expect((await table('SHOW FUNCTION STATUS')).column_names).toContain('Db');
+    });
+
+    it('has MindsDB information_schema tables and consistent standard ones', async () => {
+      for (const name of [
+        'DATABASES',
+        'MODELS',
+        'SKILLS',
+        'AGENTS',
+        'CHATBOTS',
+        'KNOWLEDGE_BASES',
+        'JOBS',
+        'VIEWS',
+        'ML_ENGINES',
+        'HANDLERS',
+        'EVENTS',
+      ])
+        expect((await sql(`SELECT * FROM information_schema.${name.toLowerCase()} LIMIT 1`)).type).toBe(
+          'table',
+        );
+      const schemata = await table(
+        "SELECT SCHEMA_NAME FROM information_schema.schemata WHERE SCHEMA_NAME = 'sales'",
+      );
+      expect(schemata.data).toEqual([['sales']]);
+      const cols = await table(
+        "SELECT COLUMN_NAME FROM information_schema.columns WHERE TABLE_SCHEMA = 'sales' AND TABLE_NAME = 'skills' ORDER BY ORDINAL_POSITION",
+      );
+      expect(cols.data!.map((r) => r[0])).toEqual(['NAME', 'PROJECT', 'TYPE', 'PARAMS']);
+      const handlers = await table('SELECT NAME FROM information_schema.handlers');
+      expect(handlers.data!.map((r) => r[0])).toEqual(
+        expect.arrayContaining(['postgres', 'mysql', 'mariadb']),
+      );
+    });
+
+    it('drops resources (IF EXISTS tolerated) and projects', async () => {
+      expect((await sql('DROP CHATBOT sales.bot')).type).toBe('ok');
+      expect((await sql('DROP AGENT IF EXISTS sales.nobody')).type).toBe('ok');
+      expect(await error('DROP AGENT sales.nobody')).toMatchObject({ error_code: 1032 });
+      expect((await sql('DROP SKILL sales.rest_s')).type).toBe('ok');
+      await t.http.get('/api/projects/sales/skills/rest_s').expect(404);
+      expect((await sql('DROP DATABASE chat_db')).type).toBe('ok');
+      expect((await sql('DROP PROJECT sales')).type).toBe('ok');
+      expect((await sql('DROP PROJECT IF EXISTS sales')).type).toBe('ok');
+      expect(await error('DROP PROJECT mindsdb')).toMatchObject({ error_code: 1210 });
+      await t.http.get('/api/projects/sales').expect(404);
+      expect(await error('SELECT * FROM sales.skills')).toMatchObject({ error_code: 1049 });
+    });
+  });
+});
+
+describe.each(storeKinds)('SQL statements on %s', (store) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(store);
+  });
+  afterAll(() => t.dispose());
+
+  it('produces the same events as REST', async () => {
+    await t.http.post('/api/sql/query').send({ query: "CREATE SKILL s USING type = 'x', k = 1" }).expect(200);
+    await t.http
+      .post('/api/projects/mindsdb/skills')
+      .send({ skill: { name: 'r', type: 'x', params: { k: 1 } } })
+      .expect(201);
+    const events = (await t.http.get('/api/events?stream=project-mindsdb').expect(200)).body.events;
+    const [viaSql, viaRest] = events.slice(-2);
+    expect(viaSql.type).toBe('SkillCreated');
+    expect(viaRest.type).toBe('SkillCreated');
+    expect({ ...viaSql.data, name: 'r', createdAt: 0 }).toEqual({ ...viaRest.data, createdAt: 0 });
+    const answer = (
+      await t.http.post('/api/sql/query').send({ query: 'SELECT NAME FROM skills ORDER BY NAME' }).expect(200)
+    ).body;
+    expect(answer.data).toEqual([['r'], ['s']]);
+  });
+});
