@@ -27,8 +27,13 @@ export const stopServer = (child: ChildProcess) =>
 
 export type LoadResult = { rps: number; p50: number; p99: number; errors: number; non2xx: number };
 
-export const load = async (url: string, connections: number, seconds: number): Promise<LoadResult> => {
-  const r = await autocannon({ url, connections, duration: seconds, pipelining: 1 });
+export const load = async (
+  url: string,
+  connections: number,
+  seconds: number,
+  request: { method?: 'GET' | 'POST'; body?: string; headers?: Record<string, string> } = {},
+): Promise<LoadResult> => {
+  const r = await autocannon({ url, connections, duration: seconds, pipelining: 1, ...request });
   return {
     rps: r.requests.average,
     p50: r.latency.p50,

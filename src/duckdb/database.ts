@@ -26,6 +26,7 @@ export const openDuck = async (options: {
   /** Files the SQL endpoint may read (uploads); everything else is off limits. */
   allowedDirectory: string;
   readers?: number;
+  threads?: number;
 }): Promise<Duck> => {
   if (options.file !== ':memory:')
     fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
@@ -34,6 +35,9 @@ export const openDuck = async (options: {
     // No network here and no reason to fetch code at run time: unknown extensions fail fast.
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
+    // Many small concurrent queries are the common load: one thread per query plus more pooled
+    // connections beat intra-query parallelism on a small machine (bench/sql.bench.ts).
+    threads: String(options.threads ?? 1),
   });
   const writer = await instance.connect();
   // These switches only take effect as statements, in this order (stack-notes §7). Once the
@@ -45,7 +49,7 @@ export const openDuck = async (options: {
 
   const idle: DuckDBConnection[] = [];
   const waiting: ((c: DuckDBConnection) => void)[] = [];
-  const readers = options.readers ?? 4;
+  const readers = options.readers ?? 8;
   for (let i = 0; i < readers; i++) idle.push(await instance.connect());
 
   const acquire = (): Promise<DuckDBConnection> => {

@@ -9,6 +9,8 @@ export type HttpResult = {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** The body holds only JSON values already (no bigint, no NaN), so it is sent as is. */
+  jsonSafe?: boolean;
 };
 
 type Method = 'get' | 'post' | 'put' | 'delete';
@@ -156,7 +158,7 @@ export class Api {
       });
       for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, v);
       if (result.body === undefined) res.status(result.status).end();
-      else res.status(result.status).json(toJsonSafe(result.body));
+      else res.status(result.status).json(result.jsonSafe ? result.body : toJsonSafe(result.body));
     });
     return this;
   }

@@ -1,5 +1,4 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { Duck } from '../duckdb/database';
 import { nameKey } from '../shared/names';
 import { SqlError, SqlErrorCode } from './errors';
 
@@ -177,24 +176,23 @@ export type CatalogLookup = {
  * Resolves MindsDB names: `information_schema.X`, `<project>.<table>`, or a bare table in the
  * context database. Per-project views are made the first time a project's table is queried.
  */
-export const catalogResolver = (duck: Duck, lookup: CatalogLookup) => {
+export const catalogResolver = (lookup: CatalogLookup) => {
   const made = new Set<string>();
 
-  const ensureProjectViews = async (project: string) => {
+  const ensureProjectViews = async (project: string, c: DuckDBConnection) => {
     const schema = projectSchema(project);
     if (made.has(schema)) return schema;
-    await duck.withReader(async (c) => {
-      await c.run(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-      for (const [table, source] of Object.entries(projectTableSources))
-        await c.run(
-          `CREATE OR REPLACE VIEW "${schema}"."${table}" AS SELECT * FROM ${IS_SCHEMA}."${source}" WHERE lower(PROJECT) = ${q(nameKey(project))}`,
-        );
-    });
+    await c.run(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    for (const [table, source] of Object.entries(projectTableSources))
+      await c.run(
+        `CREATE OR REPLACE VIEW "${schema}"."${table}" AS SELECT * FROM ${IS_SCHEMA}."${source}" WHERE lower(PROJECT) = ${q(nameKey(project))}`,
+      );
     made.add(schema);
     return schema;
   };
 
-  const resolve = async (database: string, table: string): Promise<PhysicalTable> => {
+  /** `c` is the connection the query runs on (views are made there, never on a second pooled one). */
+  const resolve = async (database: string, table: string, c: DuckDBConnection): Promise<PhysicalTable> => {
     const db = nameKey(database);
     if (db === 'information_schema') {
       const name = INFORMATION_SCHEMA_TABLES.find((t) => t.toLowerCase() === table.toLowerCase());
@@ -206,7 +204,7 @@ export const catalogResolver = (duck: Duck, lookup: CatalogLookup) => {
     if (project) {
       const t = PROJECT_TABLES.find((x) => x === table.toLowerCase());
       if (!t) throw new SqlError(SqlErrorCode.UnknownTable, `Table ${project}.${table} does not exist`);
-      return { schema: await ensureProjectViews(project), table: t };
+      return { schema: await ensureProjectViews(project, c), table: t };
     }
     if (db === 'files')
       throw new SqlError(

@@ -31,5 +31,7 @@ export const sqlRoutes = (api: Api, sql: SqlService) =>
     handle: async ({ body, signal }) => ({
       status: 200,
       body: await sql.execute(body.query, body.context ?? {}, body.params ?? {}, signal),
+      // Cells were converted to JSON values when read (sql/values.ts).
+      jsonSafe: true,
     }),
   });

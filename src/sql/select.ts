@@ -1,4 +1,4 @@
-import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
 import type { Duck } from '../duckdb/database';
 import { parseSelect, printSelect, walk, type AstNode } from './ast';
 import type { CatalogResolver } from './catalog';
@@ -58,17 +58,122 @@ const toBinding = (name: string, v: unknown): DuckDBValue => {
   );
 };
 
-/** MindsDB names an unaliased constant by its value (`select 'a'` → "a"); DuckDB quotes it. */
-const mindsDbColumnNames = (statement: AstNode, duckNames: string[]) => {
+/**
+ * MindsDB names an unaliased constant by its value (`select 'a'` → "a") where DuckDB quotes it:
+ * the names to use instead, by position (undefined: keep DuckDB's).
+ */
+const constantColumnNames = (statement: AstNode): (string | undefined)[] | null => {
   const node = statement.node as AstNode | undefined;
   const list = node?.type === 'SELECT_NODE' ? (node.select_list as AstNode[]) : undefined;
-  if (!list || list.length !== duckNames.length) return duckNames;
-  return duckNames.map((name, i) => {
-    const item = list[i]!;
-    if (item.alias || item.class !== 'CONSTANT') return name;
+  if (!list || list.some((item) => item.class === 'STAR')) return null;
+  return list.map((item) => {
+    if (item.alias || item.class !== 'CONSTANT') return undefined;
     const value = item.value as { is_null: boolean; value: unknown; type: { id: string } };
-    return value.is_null ? 'NULL' : value.type.id === 'VARCHAR' ? String(value.value) : name;
+    return value.is_null ? 'NULL' : value.type.id === 'VARCHAR' ? String(value.value) : undefined;
   });
+};
+
+/** `deterministic`: the answer depends only on the projections (no clock, randomness, sampling). */
+type Prepared = { sql: string; names: (string | undefined)[] | null; deterministic: boolean };
+
+const VOLATILE_FUNCTION =
+  /random|uuid|now|current_|today|nextval|currval|setseed|get_current|transaction_timestamp/i;
+
+/**
+ * Parsing and resolving costs two DuckDB round trips; a repeated query (same text, same database)
+ * skips them until the projections move on, since a new event may change what a name resolves to.
+ */
+const versionedCache = <T>(maxEntries: number) => {
+  let version = -1;
+  const entries = new Map<string, T>();
+  return {
+    get: (v: number, key: string) => (v === version ? entries.get(key) : undefined),
+    set: (v: number, key: string, value: T) => {
+      if (v !== version) {
+        entries.clear();
+        version = v;
+      }
+      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
+      entries.set(key, value);
+    },
+  };
+};
+
+/**
+ * Parsed-and-resolved queries, and the answers of deterministic ones, for the current projection
+ * version: the tables change only when events are applied, so until then the same query over the
+ * same tables has the same answer (dashboards and clients that poll get it without DuckDB).
+ */
+export const preparedCache = () => ({
+  queries: versionedCache<Prepared>(1000),
+  answers: versionedCache<TableAnswer>(200),
+});
+export type PreparedCache = ReturnType<typeof preparedCache>;
+const MAX_CACHED_ROWS = 1000;
+
+/**
+ * DuckDB prepared statements, per pooled connection: a repeated query skips DuckDB's statement
+ * extraction and planning, which dominate the cost of small queries.
+ */
+const statementsByConnection = new WeakMap<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
+const preparedStatement = async (c: DuckDBConnection, sql: string) => {
+  let statements = statementsByConnection.get(c);
+  if (!statements) statementsByConnection.set(c, (statements = new Map()));
+  const cached = statements.get(sql);
+  if (cached) {
+    statements.delete(sql);
+    statements.set(sql, cached);
+    return cached;
+  }
+  const statement = await c.prepare(sql);
+  statements.set(sql, statement);
+  if (statements.size > 200) {
+    const [oldestSql, oldest] = statements.entries().next().value as [string, DuckDBPreparedStatement];
+    statements.delete(oldestSql);
+    oldest.destroySync();
+  }
+  return statement;
+};
+
+/** Parses with DuckDB, resolves every table to where MindsDB's name lives, refuses what reaches outside. */
+const prepare = async (
+  c: DuckDBConnection,
+  catalog: CatalogResolver,
+  text: string,
+  db: string,
+): Promise<Prepared> => {
+  const statement = await parseSelect(c, text);
+  let deterministic = true;
+  const ctes = new Set<string>();
+  await walk(statement, (n) => {
+    const map = (n.cte_map as { map?: { key: string }[] } | undefined)?.map;
+    for (const entry of map ?? []) ctes.add(entry.key.toLowerCase());
+  });
+  await walk(statement, async (n) => {
+    if (n.type === 'BASE_TABLE') {
+      const catalogName = String(n.catalog_name ?? '');
+      const schema = String(n.schema_name ?? '');
+      const table = String(n.table_name);
+      if (!schema && !catalogName && ctes.has(table.toLowerCase())) return;
+      if (catalogName)
+        throw new SqlError(
+          SqlErrorCode.UnknownTable,
+          `Table ${catalogName}.${schema}.${table} cannot be read: querying external databases is not available in this version`,
+        );
+      const physical = await catalog.resolve(schema || db, table, c);
+      n.schema_name = physical.schema;
+      n.table_name = physical.table;
+      n.catalog_name = '';
+    } else if (n.type === 'TABLE_FUNCTION') {
+      const fn = String((n.function as AstNode | undefined)?.function_name ?? '');
+      if (!ALLOWED_TABLE_FUNCTIONS.has(fn.toLowerCase()))
+        throw new SqlError(SqlErrorCode.Forbidden, `Table function ${fn}() is not allowed`);
+    } else if (n.class === 'FUNCTION' && forbiddenFunction(String(n.function_name))) {
+      throw new SqlError(SqlErrorCode.Forbidden, `Function ${String(n.function_name)}() is not allowed`);
+    }
+  });
+
+  return { sql: await printSelect(c, statement), names: constantColumnNames(statement), deterministic };
 };
 
 /**
@@ -79,41 +184,36 @@ const mindsDbColumnNames = (statement: AstNode, duckNames: string[]) => {
 export const runSelect = async (
   duck: Duck,
   catalog: CatalogResolver,
-  input: { sql: string; placeholders: string[]; params: Record<string, unknown>; db: string },
+  cache: PreparedCache,
+  input: {
+    sql: string;
+    placeholders: string[];
+    params: Record<string, unknown>;
+    db: string;
+    version: number;
+  },
   limits: SelectLimits,
 ): Promise<TableAnswer> => {
   const bound = bindParameters(input.sql, input.placeholders, input.params);
+  const key = `${input.db}\u0000${bound.sql}`;
+  const answerKeyOf = (p: Prepared) =>
+    p.deterministic
+      ? `${p.sql}\u0000${JSON.stringify(bound.values, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`
+      : null;
+  // A cached answer needs no connection at all.
+  const known = cache.queries.get(input.version, key);
+  const knownAnswerKey = known ? answerKeyOf(known) : null;
+  const knownAnswer = knownAnswerKey === null ? undefined : cache.answers.get(input.version, knownAnswerKey);
+  if (knownAnswer) return knownAnswer;
+
   return duck.withReader(async (c: DuckDBConnection) => {
-    const statement = await parseSelect(c, bound.sql);
-    const ctes = new Set<string>();
-    await walk(statement, (n) => {
-      const map = (n.cte_map as { map?: { key: string }[] } | undefined)?.map;
-      for (const entry of map ?? []) ctes.add(entry.key.toLowerCase());
-    });
-    await walk(statement, async (n) => {
-      if (n.type === 'BASE_TABLE') {
-        const catalogName = String(n.catalog_name ?? '');
-        const schema = String(n.schema_name ?? '');
-        const table = String(n.table_name);
-        if (!schema && !catalogName && ctes.has(table.toLowerCase())) return;
-        if (catalogName)
-          throw new SqlError(
-            SqlErrorCode.UnknownTable,
-            `Table ${catalogName}.${schema}.${table} cannot be read: querying external databases is not available in this version`,
-          );
-        const physical = await catalog.resolve(schema || input.db, table);
-        n.schema_name = physical.schema;
-        n.table_name = physical.table;
-        n.catalog_name = '';
-      } else if (n.type === 'TABLE_FUNCTION') {
-        const fn = String((n.function as AstNode | undefined)?.function_name ?? '');
-        if (!ALLOWED_TABLE_FUNCTIONS.has(fn.toLowerCase()))
-          throw new SqlError(SqlErrorCode.Forbidden, `Table function ${fn}() is not allowed`);
-      } else if (n.class === 'FUNCTION' && forbiddenFunction(String(n.function_name))) {
-        throw new SqlError(SqlErrorCode.Forbidden, `Function ${String(n.function_name)}() is not allowed`);
-      }
-    });
-    const sql = await printSelect(c, statement);
+    let prepared = cache.queries.get(input.version, key);
+    if (!prepared) {
+      prepared = await prepare(c, catalog, bound.sql, input.db);
+      cache.queries.set(input.version, key, prepared);
+    }
+    const { sql, names } = prepared;
+    const answerKey = answerKeyOf(prepared);
 
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -123,15 +223,23 @@ export const runSelect = async (
     const onAbort = () => c.interrupt();
     limits.signal?.addEventListener('abort', onAbort);
     try {
-      const reader = await c.streamAndReadUntil(sql, limits.rowLimit + 1, bound.values);
+      const statement = await preparedStatement(c, sql);
+      statement.clearBindings();
+      if (Object.keys(bound.values).length > 0) statement.bind(bound.values);
+      const reader = await statement.streamAndReadUntil(limits.rowLimit + 1);
       const table = readTable(reader, limits.rowLimit);
-      return {
+      const answer: TableAnswer = {
         type: 'table',
-        column_names: mindsDbColumnNames(statement, reader.columnNames()),
+        column_names: reader
+          .columnNames()
+          .map((name, i) => (names?.length === reader.columnCount ? names[i] : undefined) ?? name),
         column_types: table.column_types,
         data: table.data,
         ...(table.truncated ? { truncated: true as const } : {}),
       };
+      if (answerKey !== null && table.data.length <= MAX_CACHED_ROWS)
+        cache.answers.set(input.version, answerKey, answer);
+      return answer;
     } catch (error) {
       if (timedOut)
         throw new SqlError(

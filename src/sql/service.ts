@@ -6,7 +6,7 @@ import { SqlError, SqlErrorCode, toSqlError } from './errors';
 import { leadingKeyword, toDuckDbDialect, trimStatement } from './lexical';
 import { isClientSessionVariable, mysqlCompatAnswers } from './mysqlCompat';
 import { isSyntaxProblem, parseMindsStatement, type MindsStatement } from './parse';
-import { runSelect, type TableAnswer } from './select';
+import { preparedCache, runSelect, type TableAnswer } from './select';
 import { runMindsStatement, type OkAnswer } from './statements';
 
 export type SqlContext = { db?: string; [key: string]: unknown };
@@ -52,15 +52,22 @@ const SELECT_LIKE = new Set(['SELECT', 'WITH', 'VALUES', 'FROM', 'TABLE']);
 const str = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 export const sqlService = (ctx: AppContext, services: Services) => {
-  const catalog = catalogResolver(ctx.duck, {
+  const catalog = catalogResolver({
     isProject: async (name) => (await services.projects.find(name))?.name,
     isIntegration: async (name) => (await services.databases.findIntegration(name))?.name,
   });
+  const prepared = preparedCache();
   const limits = { rowLimit: ctx.config.sqlRowLimit, timeoutMs: ctx.config.sqlTimeoutMs };
 
   const select = (sql: string, db: string, params: Record<string, unknown>, signal?: AbortSignal) => {
     const dialect = toDuckDbDialect(sql);
-    return runSelect(ctx.duck, catalog, { ...dialect, params, db }, { ...limits, signal });
+    return runSelect(
+      ctx.duck,
+      catalog,
+      prepared,
+      { ...dialect, params, db, version: ctx.projections.version },
+      { ...limits, signal },
+    );
   };
   /** Our own SQL (already DuckDB dialect, MindsDB names) wrapped around a client's WHERE/LIKE. */
   const internal = (
@@ -68,7 +75,14 @@ export const sqlService = (ctx: AppContext, services: Services) => {
     db: string,
     params: Record<string, unknown> = {},
     placeholders: string[] = [],
-  ) => runSelect(ctx.duck, catalog, { sql, placeholders, params, db }, limits);
+  ) =>
+    runSelect(
+      ctx.duck,
+      catalog,
+      prepared,
+      { sql, placeholders, params, db, version: ctx.projections.version },
+      limits,
+    );
 
   const userFilter = (where: string | null) => {
     if (!where) return { clause: '', placeholders: [] as string[] };
