@@ -150,6 +150,8 @@ const prepare = async (
     for (const entry of map ?? []) ctes.add(entry.key.toLowerCase());
   });
   await walk(statement, async (n) => {
+    if (n.sample) deterministic = false;
+    if (n.class === 'FUNCTION' && VOLATILE_FUNCTION.test(String(n.function_name))) deterministic = false;
     if (n.type === 'BASE_TABLE') {
       const catalogName = String(n.catalog_name ?? '');
       const schema = String(n.schema_name ?? '');
@@ -223,10 +225,15 @@ export const runSelect = async (
     const onAbort = () => c.interrupt();
     limits.signal?.addEventListener('abort', onAbort);
     try {
-      const statement = await preparedStatement(c, sql);
-      statement.clearBindings();
-      if (Object.keys(bound.values).length > 0) statement.bind(bound.values);
-      const reader = await statement.streamAndReadUntil(limits.rowLimit + 1);
+      // A reused DuckDB statement keeps the sampling seed it was planned with: volatile queries are
+      // planned afresh each time.
+      let reader;
+      if (prepared.deterministic) {
+        const statement = await preparedStatement(c, sql);
+        statement.clearBindings();
+        if (Object.keys(bound.values).length > 0) statement.bind(bound.values);
+        reader = await statement.streamAndReadUntil(limits.rowLimit + 1);
+      } else reader = await c.streamAndReadUntil(sql, limits.rowLimit + 1, bound.values);
       const table = readTable(reader, limits.rowLimit);
       const answer: TableAnswer = {
         type: 'table',

@@ -117,6 +117,28 @@ describe('SQL endpoint', () => {
       expect(missing).toMatchObject({ error_code: 1318, error_message: expect.stringContaining('nope') });
     });
 
+    it('never serves a volatile query from the answer cache', async () => {
+      const a = await table('SELECT random() AS r, now() AS t');
+      const b = await table('SELECT random() AS r, now() AS t');
+      expect(a.data![0]![0]).not.toEqual(b.data![0]![0]);
+      const sampled = new Set<string>();
+      for (let i = 0; i < 5; i++)
+        sampled.add(JSON.stringify((await table('SELECT * FROM range(1000) USING SAMPLE 5')).data));
+      expect(sampled.size).toBeGreaterThan(1);
+    });
+
+    it('answers a repeated query the same way, and a changed table at once', async () => {
+      const before = await table('SELECT count(*) AS n FROM information_schema.skills');
+      expect((await table('SELECT count(*) AS n FROM information_schema.skills')).data).toEqual(before.data);
+      await t.http
+        .post('/api/projects/mindsdb/skills')
+        .send({ skill: { name: 'cache_probe', type: 'x', params: {} } })
+        .expect(201);
+      const after = await table('SELECT count(*) AS n FROM information_schema.skills');
+      expect(after.data![0]![0]).toBe((before.data![0]![0] as number) + 1);
+      await t.http.delete('/api/projects/mindsdb/skills/cache_probe').expect(204);
+    });
+
     it('cuts answers at the row limit and says so', async () => {
       const a = await table('SELECT * FROM range(1000)');
       expect(a.data).toHaveLength(50);
