@@ -2,6 +2,7 @@ import { agentContracts } from './agents';
 import { chatbotContracts } from './chatbots';
 import type { EventContract } from './contract';
 import { databaseContracts } from './databases';
+import { fileContracts } from './files';
 import { projectLifecycleContracts } from './projects';
 import { skillContracts } from './skills';
 
@@ -11,6 +12,7 @@ export * from './databases';
 export * from './skills';
 export * from './agents';
 export * from './chatbots';
+export * from './files';
 
 /** Every event type the log may hold. A type missing here cannot be appended. */
 export const allContracts: readonly EventContract[] = [
@@ -19,4 +21,5 @@ export const allContracts: readonly EventContract[] = [
   ...skillContracts,
   ...agentContracts,
   ...chatbotContracts,
+  ...fileContracts,
 ];

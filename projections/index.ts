@@ -3,6 +3,7 @@ import { agentsProjection } from './agents';
 import { chatbotsProjection } from './chatbots';
 import { databasesProjection } from './databases';
 import { eventsProjection } from './events';
+import { filesProjection } from './files';
 import { projectsProjection } from './projects';
 import { skillsProjection } from './skills';
 
@@ -17,4 +18,7 @@ export const allProjections: readonly TableProjection[] = [
   skillsProjection,
   agentsProjection,
   chatbotsProjection,
+  filesProjection,
 ];
+
+export { fileTablesProjection } from './files';

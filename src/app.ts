@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import swaggerUi from 'swagger-ui-express';
-import { allProjections } from '../projections';
+import { allProjections, fileTablesProjection } from '../projections';
 import { agentRoutes } from './agents/routes';
 import { agentsService } from './agents/service';
 import { auditRoutes } from './audit/routes';
@@ -17,6 +17,9 @@ import { openEventLog } from './eventlog/open';
 import { Api } from './http/api';
 import { accessLog } from './http/accessLog';
 import { errorMapper, sendProblem } from './http/problem';
+import { openBlobStore, type BlobStore } from './files/blobs';
+import { fileRoutes } from './files/routes';
+import { filesService } from './files/service';
 import { createLogger } from './logger';
 import { ProjectionRunner } from './projection/runner';
 import { projectRoutes } from './projects/routes';
@@ -29,13 +32,14 @@ import { skillsService } from './skills/service';
 import { systemClock, type Clock } from './shared/time';
 import { systemRoutes, VERSION } from './system/routes';
 
-export const buildServices = (ctx: AppContext) => {
+export const buildServices = (ctx: AppContext, blobs: BlobStore) => {
   const projects = projectsService(ctx);
+  const files = filesService(ctx, blobs);
   const databases = databasesService(ctx, projects);
   const skills = skillsService(ctx, projects);
   const agents = agentsService(ctx, projects, skills);
   const chatbots = chatbotsService(ctx, projects, agents, databases);
-  return { projects, databases, skills, agents, chatbots };
+  return { projects, databases, skills, agents, chatbots, files };
 };
 export type Services = ReturnType<typeof buildServices>;
 
@@ -54,6 +58,10 @@ export const buildHttpApp = (
   agentRoutes(api, services.agents, services.projects);
   chatbotRoutes(api, services.chatbots, services.projects);
   sqlRoutes(api, sql);
+  fileRoutes(api, services.files, {
+    maxBytes: ctx.config.fileUploadMaxBytes,
+    urlUploadEnabled: ctx.config.fileUrlUpload,
+  });
 
   const app = express();
   app.disable('x-powered-by');
@@ -97,10 +105,18 @@ export const createApp = async (
   const logger = options.logger ?? createLogger(config.logLevel);
   const log = await openEventLog({ url: config.eventStoreUrl, dataDir: config.dataDir, clock });
   const duck = await openDuck({ file: config.duckdbFile, allowedDirectory: `${config.dataDir}/files` });
-  const projections = new ProjectionRunner(duck, log, allProjections, logger, {
-    batchSize: config.projectionBatchSize,
-    pollMs: config.projectionPollMs,
-  });
+  const blobs = await openBlobStore(
+    config.dataDir,
+    log.kind === 'postgres' ? config.eventStoreUrl : undefined,
+  );
+  const projections = new ProjectionRunner(
+    duck,
+    log,
+    allProjections,
+    logger,
+    { batchSize: config.projectionBatchSize, pollMs: config.projectionPollMs },
+    [fileTablesProjection(blobs)],
+  );
   await projections.start();
   const ctx: AppContext = {
     config,
@@ -112,7 +128,7 @@ export const createApp = async (
     clock,
     logger,
   };
-  const services = buildServices(ctx);
+  const services = buildServices(ctx, blobs);
   await services.projects.ensureDefault();
   const sql = sqlService(ctx, services);
   await sql.install();
@@ -126,6 +142,7 @@ export const createApp = async (
     close: async () => {
       projections.stop();
       await log.close();
+      await blobs.close();
       await duck.close();
     },
   };

@@ -13,6 +13,12 @@ const envSchema = z.object({
   PROJECTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
   SQL_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
   SQL_ROW_LIMIT: z.coerce.number().int().min(1).default(100_000),
+  FILE_UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1024 * 1024 * 1024),
+  FILE_URL_UPLOAD: z.enum(['true', 'false', '1', '0']).default('false'),
 });
 
 export type Config = {
@@ -27,6 +33,8 @@ export type Config = {
   projectionBatchSize: number;
   sqlTimeoutMs: number;
   sqlRowLimit: number;
+  fileUploadMaxBytes: number;
+  fileUrlUpload: boolean;
 };
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
@@ -51,5 +59,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     projectionBatchSize: e.PROJECTION_BATCH_SIZE,
     sqlTimeoutMs: e.SQL_TIMEOUT_MS,
     sqlRowLimit: e.SQL_ROW_LIMIT,
+    fileUploadMaxBytes: e.FILE_UPLOAD_MAX_BYTES,
+    fileUrlUpload: e.FILE_URL_UPLOAD === 'true' || e.FILE_URL_UPLOAD === '1',
   };
 };

@@ -1,4 +1,5 @@
-import { allProjections } from '../../projections';
+import { allProjections, fileTablesProjection } from '../../projections';
+import { openBlobStore } from '../files/blobs';
 import { loadConfig } from '../config';
 import { openDuck } from '../duckdb/database';
 import { openEventLog } from '../eventlog/open';
@@ -12,9 +13,18 @@ const replay = async () => {
   const logger = createLogger(config.logLevel);
   const log = await openEventLog({ url: config.eventStoreUrl, dataDir: config.dataDir, clock: systemClock });
   const duck = await openDuck({ file: config.duckdbFile, allowedDirectory: `${config.dataDir}/files` });
-  const runner = new ProjectionRunner(duck, log, allProjections, logger, {
-    batchSize: config.projectionBatchSize,
-  });
+  const blobs = await openBlobStore(
+    config.dataDir,
+    log.kind === 'postgres' ? config.eventStoreUrl : undefined,
+  );
+  const runner = new ProjectionRunner(
+    duck,
+    log,
+    allProjections,
+    logger,
+    { batchSize: config.projectionBatchSize },
+    [fileTablesProjection(blobs)],
+  );
   await runner.start();
   const { events, ms } = await runner.rebuild();
   logger.info(
@@ -22,6 +32,7 @@ const replay = async () => {
     'replay finished',
   );
   runner.stop();
+  await blobs.close();
   await log.close();
   await duck.close();
 };

@@ -23,6 +23,8 @@ export type RouteInput<P, Q, B> = {
   headers: IncomingHttpHeaders;
   /** Aborted when the client goes away, so long work can stop. */
   signal: AbortSignal;
+  /** The raw request, for the few routes that stream their body (file uploads). */
+  request: Request;
 };
 
 export type RouteDefinition<
@@ -41,6 +43,8 @@ export type RouteDefinition<
   /** Checked before the body is even parsed (e.g. "does the project exist"), as MindsDB does. */
   before?: (input: { params: P extends AnyObjectSchema ? z.infer<P> : undefined }) => Promise<void>;
   responses: Record<number, { description: string; schema?: z.ZodType }>;
+  /** The request body as OpenAPI should describe it, for routes that read it themselves. */
+  documentedBody?: { contentType: string; schema: z.ZodType };
   handle: (
     input: RouteInput<
       P extends AnyObjectSchema ? z.infer<P> : undefined,
@@ -145,6 +149,7 @@ export class Api {
         query,
         body: body as never,
         headers: req.headers,
+        request: req,
         // Made on first use: most routes never need it, and it costs a listener per request.
         get signal() {
           if (!controller) {

@@ -4,7 +4,7 @@ import type { AnyRecordedEvent } from '../../events';
 import type { Duck } from '../duckdb/database';
 import { logStart, type EventLog, type LogCursor } from '../eventlog/types';
 import { BatchRowStore, createTableSql } from './rows';
-import type { TableProjection } from './types';
+import type { SchemaProjection, TableProjection } from './types';
 
 const CHECKPOINT_TABLE = '_mindledger_checkpoint';
 
@@ -64,10 +64,16 @@ export class ProjectionRunner {
     private readonly projections: readonly TableProjection[],
     private readonly logger: Logger,
     private readonly options: ProjectionRunnerOptions = {},
+    private readonly schemaProjections: readonly SchemaProjection[] = [],
   ) {
     this.fingerprint = crypto
       .createHash('sha256')
-      .update(projections.map((p) => `${createTableSql(p)}|${p.key}`).join('\n'))
+      .update(
+        [
+          ...projections.map((p) => `${createTableSql(p)}|${p.key}`),
+          ...schemaProjections.map((p) => `${p.name}@${p.version}`),
+        ].join('\n'),
+      )
       .digest('hex')
       .slice(0, 16);
   }
@@ -175,6 +181,7 @@ export class ProjectionRunner {
 
   private async dropTables() {
     for (const p of this.projections) await this.duck.writer.run(`DROP TABLE IF EXISTS "${p.table}"`);
+    for (const p of this.schemaProjections) await p.drop(this.duck.writer);
     await this.duck.writer.run(`DROP TABLE IF EXISTS ${CHECKPOINT_TABLE}`);
   }
 
@@ -193,6 +200,7 @@ export class ProjectionRunner {
       return this.prepareTables();
     }
     for (const p of this.projections) await w.run(createTableSql(p));
+    for (const p of this.schemaProjections) await p.prepare(w);
     if (!stored) {
       await w.run(`INSERT INTO ${CHECKPOINT_TABLE} VALUES (1, 0, NULL, ?)`, [this.fingerprint]);
       this.cursor = logStart;
@@ -220,6 +228,7 @@ export class ProjectionRunner {
           const p = this.projections[i]!;
           if (p.handles === 'all' || p.handles.includes(event.type)) await p.apply(event, stores[i]!, lookup);
         }
+        for (const p of this.schemaProjections) if (p.handles.includes(event.type)) await p.apply(event, w);
       }
       for (const s of stores) await s.flush();
       await w.run(`UPDATE ${CHECKPOINT_TABLE} SET position = ?, transaction_id = ?`, [

@@ -1,3 +1,4 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { AnyRecordedEvent } from '../../events';
 
 export type ColumnType =
@@ -30,4 +31,18 @@ export interface TableProjection {
   readonly key: string | null;
   readonly handles: readonly string[] | 'all';
   apply(event: AnyRecordedEvent, rows: RowStore, lookup: TableLookup): Promise<void> | void;
+}
+
+/**
+ * A projection that manages whole tables rather than rows (an uploaded file becomes a table of its
+ * own). It runs inside the same DuckDB transaction as the row projections of its batch.
+ */
+export interface SchemaProjection {
+  readonly name: string;
+  /** Bumped when what `apply` builds changes, so existing tables are rebuilt. */
+  readonly version: number;
+  readonly handles: readonly string[];
+  prepare(connection: DuckDBConnection): Promise<void>;
+  apply(event: AnyRecordedEvent, connection: DuckDBConnection): Promise<void>;
+  drop(connection: DuckDBConnection): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { FILES_SCHEMA } from '../files/load';
 import { nameKey } from '../shared/names';
 import { SqlError, SqlErrorCode } from './errors';
 
@@ -137,7 +138,9 @@ const standardViews: Record<string, string> = {
       FROM (VALUES ${[...Object.keys(informationSchemaViews), 'SCHEMATA', 'TABLES', 'COLUMNS'].map((t) => `(${q(t)})`).join(', ')}) v(t)
     UNION ALL
     SELECT 'def', p.name, t.t, 'BASE TABLE' FROM (SELECT name, id FROM main.projects) p
-      CROSS JOIN (VALUES ${PROJECT_TABLES.map((t) => `(${q(t)})`).join(', ')}) t(t)`,
+      CROSS JOIN (VALUES ${PROJECT_TABLES.map((t) => `(${q(t)})`).join(', ')}) t(t)
+    UNION ALL
+    SELECT 'def', 'files', NAME, 'BASE TABLE' FROM main.files`,
   COLUMNS: `
     SELECT 'def' AS TABLE_CATALOG, 'information_schema' AS TABLE_SCHEMA, c.table_name AS TABLE_NAME,
            c.column_name AS COLUMN_NAME, c.ordinal_position AS ORDINAL_POSITION, c.data_type AS DATA_TYPE,
@@ -149,7 +152,10 @@ const standardViews: Record<string, string> = {
       CROSS JOIN (VALUES ${Object.entries(projectTableSources)
         .map(([t, s]) => `(${q(t)}, ${q(s)})`)
         .join(', ')}) t(t, s)
-      JOIN information_schema.columns c ON c.table_schema = '${IS_SCHEMA}' AND c.table_name = t.s`,
+      JOIN information_schema.columns c ON c.table_schema = '${IS_SCHEMA}' AND c.table_name = t.s
+    UNION ALL
+    SELECT 'def', 'files', f.NAME, c.column_name, c.ordinal_position, c.data_type, c.is_nullable
+      FROM main.files f JOIN information_schema.columns c ON c.table_schema = 'mdb_files' AND c.table_name = f.KEY`,
 };
 
 export const INFORMATION_SCHEMA_TABLES = [
@@ -169,6 +175,8 @@ export type PhysicalTable = { schema: string; table: string };
 
 export type CatalogLookup = {
   isProject(name: string): Promise<string | undefined>;
+  /** The uploaded file's table name (its key) if there is one. */
+  isFile(name: string): Promise<string | undefined>;
   isIntegration(name: string): Promise<string | undefined>;
 };
 
@@ -206,11 +214,15 @@ export const catalogResolver = (lookup: CatalogLookup) => {
       if (!t) throw new SqlError(SqlErrorCode.UnknownTable, `Table ${project}.${table} does not exist`);
       return { schema: await ensureProjectViews(project, c), table: t };
     }
-    if (db === 'files')
-      throw new SqlError(
-        SqlErrorCode.UnknownTable,
-        `Table files.${table} does not exist: no file with that name was uploaded`,
-      );
+    if (db === 'files') {
+      const file = await lookup.isFile(table);
+      if (!file)
+        throw new SqlError(
+          SqlErrorCode.UnknownTable,
+          `Table files.${table} does not exist: no file with that name was uploaded`,
+        );
+      return { schema: FILES_SCHEMA, table: file };
+    }
     const integration = await lookup.isIntegration(database);
     if (integration)
       throw new SqlError(

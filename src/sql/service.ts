@@ -55,6 +55,7 @@ export const sqlService = (ctx: AppContext, services: Services) => {
   const catalog = catalogResolver({
     isProject: async (name) => (await services.projects.find(name))?.name,
     isIntegration: async (name) => (await services.databases.findIntegration(name))?.name,
+    isFile: async (name) => ((await services.files.find(name)) ? nameKey(name) : undefined),
   });
   const prepared = preparedCache();
   const limits = { rowLimit: ctx.config.sqlRowLimit, timeoutMs: ctx.config.sqlTimeoutMs };

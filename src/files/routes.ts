@@ -1,0 +1,160 @@
+import fs from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import busboy from 'busboy';
+import { z } from 'zod';
+import { problem, type Api } from '../http/api';
+import { DomainError, invalid } from '../shared/errors';
+import type { FilesService } from './service';
+import { validateFileName } from './service';
+
+const fileView = z.object({
+  name: z.string(),
+  row_count: z.number().int(),
+  columns: z.array(z.string()),
+  column_types: z.record(z.string(), z.string()),
+  format: z.enum(['csv', 'tsv', 'json', 'ndjson', 'parquet']),
+  size: z.number().int(),
+  original_name: z.string().nullable(),
+  uploaded_at: z.string(),
+});
+
+const urlUpload = z.object({ source_type: z.literal('url'), source: z.string().url() });
+
+const tooLarge = (limit: number) =>
+  new DomainError(
+    'PayloadTooLarge',
+    'Payload too large',
+    `The file exceeds the upload limit of ${limit} bytes`,
+  );
+
+export type UploadOptions = { maxBytes: number; urlUploadEnabled: boolean };
+
+/** Streams the multipart field `file` to disk, never holding the file in memory. */
+const receiveMultipart = (
+  request: import('express').Request,
+  target: string,
+  maxBytes: number,
+): Promise<{ originalName: string | null }> =>
+  new Promise((resolve, reject) => {
+    let received: Promise<{ originalName: string | null }> | undefined;
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: request.headers, limits: { files: 1, fileSize: maxBytes } });
+    } catch (error) {
+      reject(invalid(`Malformed multipart body: ${(error as Error).message}`));
+      return;
+    }
+    parser.on('file', (field, stream, info) => {
+      if (field !== 'file') {
+        stream.resume();
+        return;
+      }
+      let truncated = false;
+      stream.on('limit', () => {
+        truncated = true;
+      });
+      received = pipeline(stream, fs.createWriteStream(target)).then(() => {
+        if (truncated) throw tooLarge(maxBytes);
+        return { originalName: info.filename ?? null };
+      });
+    });
+    parser.on('error', (error: Error) => reject(invalid(`Malformed multipart body: ${error.message}`)));
+    parser.on('close', () => {
+      if (!received) reject(invalid('The multipart body has no field named "file"', 'Missing file'));
+      else received.then(resolve, reject);
+    });
+    request.pipe(parser);
+  });
+
+/** Downloads a URL to disk, with the same size limit. */
+const receiveUrl = async (url: string, target: string, maxBytes: number) => {
+  const res = await fetch(url).catch((error: Error) => {
+    throw invalid(`Could not fetch ${url}: ${error.message}`, 'Invalid URL');
+  });
+  if (!res.ok || !res.body) throw invalid(`Fetching ${url} answered HTTP ${res.status}`, 'Invalid URL');
+  let size = 0;
+  const out = fs.createWriteStream(target);
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      out.destroy();
+      throw tooLarge(maxBytes);
+    }
+    if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', () => r()));
+  }
+  await new Promise<void>((resolve, reject) =>
+    out.end((err?: Error | null) => (err ? reject(err) : resolve())),
+  );
+  return { originalName: new URL(url).pathname.split('/').pop() || null };
+};
+
+export const fileRoutes = (api: Api, files: FilesService, options: UploadOptions) =>
+  api
+    .add({
+      method: 'get',
+      path: '/api/files',
+      tag: 'files',
+      summary: 'List uploaded files',
+      responses: { 200: { description: 'Files', schema: z.array(fileView) } },
+      handle: async () => ({ status: 200, body: await files.list() }),
+    })
+    .add({
+      method: 'put',
+      path: '/api/files/:name',
+      tag: 'files',
+      summary:
+        'Upload a file (multipart field "file": CSV, TSV, JSON, NDJSON or Parquet), or {"source_type":"url","source":…}',
+      params: z.object({ name: z.string().min(1) }),
+      documentedBody: {
+        contentType: 'multipart/form-data',
+        schema: z.object({ file: z.string().describe('The file (binary)') }),
+      },
+      responses: {
+        200: { description: 'Stored and loaded as files.<name>', schema: fileView },
+        400: problem('Bad name, unreadable file, or URL upload disabled'),
+        413: problem('Larger than the upload limit'),
+      },
+      handle: async ({ params, request }) => {
+        validateFileName(params.name);
+        const temp = files.tempPath();
+        let received: { originalName: string | null };
+        if (request.is('multipart/form-data'))
+          received = await receiveMultipart(request, temp, options.maxBytes).catch(async (error: unknown) => {
+            await fs.promises.rm(temp, { force: true });
+            throw error;
+          });
+        else if (request.is('application/json')) {
+          const body = urlUpload.safeParse(request.body);
+          if (!body.success)
+            throw invalid(
+              'Send the file as multipart/form-data (field "file"), or {"source_type": "url", "source": "<url>"}',
+            );
+          if (!options.urlUploadEnabled)
+            throw invalid('URL file upload is disabled.', 'URL file upload is disabled');
+          received = await receiveUrl(body.data.source, temp, options.maxBytes).catch(
+            async (error: unknown) => {
+              await fs.promises.rm(temp, { force: true });
+              throw error;
+            },
+          );
+        } else
+          throw new DomainError(
+            'UnsupportedMediaType',
+            'Unsupported media type',
+            'Upload the file as multipart/form-data with a field named "file"',
+          );
+        return { status: 200, body: await files.register(params.name, temp, received.originalName) };
+      },
+    })
+    .add({
+      method: 'delete',
+      path: '/api/files/:name',
+      tag: 'files',
+      summary: 'Delete an uploaded file',
+      params: z.object({ name: z.string().min(1) }),
+      responses: { 200: { description: 'Deleted' }, 404: problem('No such file') },
+      handle: async ({ params }) => {
+        await files.remove(params.name);
+        return { status: 200, body: {} };
+      },
+    });

@@ -1,0 +1,117 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { settled, type AppContext } from '../context';
+import { DomainError, invalid, notFound } from '../shared/errors';
+import { nameKey } from '../shared/names';
+import { toMindsDbTimestamp } from '../shared/time';
+import type { BlobStore } from './blobs';
+import { sha256File } from './blobs';
+import { decideFile, fileAggregate, fileStream, type FileCommand } from './decider';
+import { analyzeFile, detectFormat } from './load';
+
+type FileRow = {
+  NAME: string;
+  ORIGINAL_NAME: string | null;
+  FORMAT: string;
+  SIZE: bigint;
+  ROW_COUNT: bigint;
+  COLUMNS: string;
+  UPLOADED_AT: Date;
+};
+
+/** MindsDB: a file name has no extension and no path; ours are identifiers, so they work in SQL too. */
+export const validateFileName = (name: string) => {
+  if (name.includes('/') || name.includes('\\') || name.includes('..'))
+    throw invalid('File name cannot contain path separators or ".."', 'Invalid file name');
+  if (name.includes('.')) throw invalid('File name cannot contain extension.', 'Invalid file name');
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name))
+    throw invalid(
+      'File name may contain only letters, digits and underscores, must not start with a digit, and is at most 63 characters',
+      'Invalid file name',
+    );
+  return name;
+};
+
+const present = (r: FileRow) => ({
+  name: r.NAME,
+  row_count: Number(r.ROW_COUNT),
+  columns: (JSON.parse(r.COLUMNS) as { name: string }[]).map((c) => c.name),
+  column_types: Object.fromEntries(
+    (JSON.parse(r.COLUMNS) as { name: string; type: string }[]).map((c) => [c.name, c.type]),
+  ),
+  format: r.FORMAT,
+  size: Number(r.SIZE),
+  original_name: r.ORIGINAL_NAME,
+  uploaded_at: toMindsDbTimestamp(r.UPLOADED_AT),
+});
+export type FileView = ReturnType<typeof present>;
+
+export const filesService = (ctx: AppContext, blobs: BlobStore) => {
+  const tempDir = path.join(ctx.config.dataDir, 'files', 'incoming');
+  fs.mkdirSync(tempDir, { recursive: true });
+
+  const run = async (name: string, command: Omit<FileCommand, 'metadata'>) => {
+    const outcome = await ctx.commands.run(fileStream(name), fileAggregate, (s) =>
+      decideFile({ ...command, metadata: { now: ctx.clock() } } as FileCommand, s),
+    );
+    await settled(ctx, outcome.lastPosition);
+  };
+
+  const find = async (name: string) => {
+    const rows = (await ctx.duck.query('SELECT * FROM files WHERE KEY = ?', [nameKey(name)])) as FileRow[];
+    return rows[0] ? present(rows[0]) : undefined;
+  };
+
+  return {
+    /** Where an upload streams to before it is verified (same disk as the blobs: a rename moves it). */
+    tempPath: () => path.join(tempDir, `${crypto.randomUUID()}.upload`),
+
+    /** Turns a fully received temporary file into `files.<name>`: analyse, store, record, project. */
+    register: async (name: string, tempPath: string, originalName: string | null) => {
+      try {
+        validateFileName(name);
+        const size = (await fs.promises.stat(tempPath)).size;
+        if (size === 0) throw invalid('The uploaded file is empty', 'Empty file');
+        const head = Buffer.alloc(512);
+        const handle = await fs.promises.open(tempPath, 'r');
+        try {
+          await handle.read(head, 0, 512, 0);
+        } finally {
+          await handle.close();
+        }
+        const format = detectFormat(originalName, head);
+        const digest = await sha256File(tempPath);
+        const stored = await blobs.put(tempPath, digest, format);
+        const analysis = await ctx.duck.withReader((c) => analyzeFile(c, stored, format));
+        if (analysis.columns.length === 0) throw invalid('The file has no columns', 'Unreadable file');
+        await run(name, {
+          type: 'UploadFile',
+          data: { name, originalName, digest, size, format, ...analysis },
+        });
+        return (await find(name))!;
+      } finally {
+        await fs.promises.rm(tempPath, { force: true });
+      }
+    },
+
+    list: () =>
+      ctx.cached('files', async () =>
+        ((await ctx.duck.query('SELECT * FROM files ORDER BY KEY')) as FileRow[]).map(present),
+      ),
+
+    find,
+
+    remove: async (name: string) => {
+      try {
+        await run(name, { type: 'DeleteFile', data: { name } });
+      } catch (error) {
+        if (error instanceof DomainError && error.kind === 'NotFound')
+          throw notFound(`There is no file with name '${name}'`, 'File not found');
+        throw error;
+      }
+    },
+  };
+};
+
+export type FilesService = ReturnType<typeof filesService>;

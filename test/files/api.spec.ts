@@ -1,0 +1,224 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { problemOf, startPostgresCluster, startTestApp, storeKinds, type TestApp } from '../support/app';
+
+const DATA = path.resolve(__dirname, '../../../shared/data');
+const HOME_RENTALS = path.join(DATA, 'home_rentals.csv');
+
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-files-'));
+const write = (name: string, content: string | Buffer) => {
+  const p = path.join(scratch, name);
+  fs.writeFileSync(p, content);
+  return p;
+};
+
+const makeParquet = async () => {
+  const target = path.join(scratch, 'people.parquet');
+  const db = await DuckDBInstance.create(':memory:');
+  const c = await db.connect();
+  await c.run(
+    `COPY (SELECT range AS id, 'person ' || range AS name, range * 1.5 AS score FROM range(100)) TO '${target}' (FORMAT parquet)`,
+  );
+  c.closeSync();
+  db.closeSync();
+  return target;
+};
+
+describe.each(storeKinds)('files on %s', (store) => {
+  let t: TestApp;
+  const sql = async (query: string) => (await t.http.post('/api/sql/query').send({ query }).expect(200)).body;
+  beforeAll(async () => {
+    t = await startTestApp(store, { FILE_UPLOAD_MAX_BYTES: String(300 * 1024) });
+  });
+  afterAll(() => t.dispose());
+
+  it('uploads a CSV, infers column types, tolerates bad cells as null, and serves it in SQL', async () => {
+    const res = await t.http.put('/api/files/home_rentals').attach('file', HOME_RENTALS).expect(200);
+    expect(res.body).toMatchObject({
+      name: 'home_rentals',
+      row_count: 5037,
+      format: 'csv',
+      columns: [
+        'number_of_rooms',
+        'number_of_bathrooms',
+        'sqft',
+        'location',
+        'days_on_market',
+        'initial_price',
+        'neighborhood',
+        'rental_price',
+      ],
+      column_types: expect.objectContaining({ sqft: 'BIGINT', location: 'VARCHAR', rental_price: 'BIGINT' }),
+    });
+    const counts = await sql(
+      'SELECT count(*) AS n, count(sqft) AS sqft, min(rental_price) AS lo FROM files.home_rentals',
+    );
+    expect(counts.data).toEqual([[5037, 5035, expect.any(Number)]]);
+    expect((await sql('SHOW TABLES FROM files')).data).toContainEqual(['home_rentals']);
+    const used = await t.http
+      .post('/api/sql/query')
+      .send({ query: 'SELECT count(*) FROM home_rentals', context: { db: 'files' } })
+      .expect(200);
+    expect(used.body.data).toEqual([[5037]]);
+    const list = await t.http.get('/api/files/').expect(200);
+    expect(list.body.map((f: { name: string }) => f.name)).toContain('home_rentals');
+  });
+
+  it('reads TSV, CSV with a BOM and quoted fields, JSON arrays, NDJSON and Parquet', async () => {
+    const cases: [string, string, number, Record<string, string>][] = [
+      ['tsv_file', write('t.tsv', 'a\tb\n1\tx\n2\ty\n'), 2, { a: 'BIGINT', b: 'VARCHAR' }],
+      [
+        'bom_file',
+        write('b.csv', '\uFEFFid;label\n1;"semi; colon"\n2;"say ""hi"""\n'),
+        2,
+        { id: 'BIGINT', label: 'VARCHAR' },
+      ],
+      [
+        'json_file',
+        write(
+          'j.json',
+          JSON.stringify([
+            { k: 1, v: 'a' },
+            { k: 2, v: 'b' },
+            { k: 3, v: null },
+          ]),
+        ),
+        3,
+        { k: 'BIGINT', v: 'VARCHAR' },
+      ],
+      [
+        'ndjson_file',
+        write('n.ndjson', '{"k": 1.5, "when": "2024-01-02"}\n{"k": 2.5, "when": "2024-02-03"}\n'),
+        2,
+        { k: 'DOUBLE' },
+      ],
+      ['parquet_file', await makeParquet(), 100, { id: 'BIGINT', name: 'VARCHAR', score: 'DECIMAL(21,1)' }],
+    ];
+    for (const [name, file, rows, types] of cases) {
+      const res = await t.http.put(`/api/files/${name}`).attach('file', file).expect(200);
+      expect(res.body.row_count).toBe(rows);
+      expect(res.body.column_types).toMatchObject(types);
+      expect((await sql(`SELECT count(*) FROM files.${name}`)).data).toEqual([[rows]]);
+    }
+    expect((await sql('SELECT label FROM files.bom_file ORDER BY id')).data).toEqual([
+      ['semi; colon'],
+      ['say "hi"'],
+    ]);
+  });
+
+  it('replaces a file uploaded again under the same name', async () => {
+    await t.http.put('/api/files/swap').attach('file', write('s1.csv', 'x\n1\n')).expect(200);
+    await t.http.put('/api/files/swap').attach('file', write('s2.csv', 'y,z\n1,2\n3,4\n')).expect(200);
+    expect(await sql('SELECT * FROM files.swap ORDER BY y')).toMatchObject({
+      column_names: ['y', 'z'],
+      data: [
+        [1, 2],
+        [3, 4],
+      ],
+    });
+  });
+
+  it('refuses bad names, oversized files, non-multipart bodies and disabled URL uploads; nothing is recorded', async () => {
+    expect(
+      problemOf(await t.http.put('/api/files/rentals.csv').attach('file', HOME_RENTALS).expect(400)).detail,
+    ).toBe('File name cannot contain extension.');
+    expect(
+      problemOf(await t.http.put('/api/files/..%2Fetc').attach('file', HOME_RENTALS).expect(400)).detail,
+    ).toMatch(/path separators/);
+    const big = write('big.csv', 'a\n' + '123456789\n'.repeat(40_000));
+    expect(problemOf(await t.http.put('/api/files/too_big').attach('file', big).expect(413)).detail).toMatch(
+      /307200 bytes/,
+    );
+    expect(
+      problemOf(
+        await t.http
+          .put('/api/files/by_url')
+          .send({ source_type: 'url', source: 'http://127.0.0.1:1/x.csv' })
+          .expect(400),
+      ).detail,
+    ).toBe('URL file upload is disabled.');
+    await t.http.put('/api/files/plain').set('Content-Type', 'text/csv').send('a\n1\n').expect(415);
+    expect(
+      problemOf(await t.http.put('/api/files/empty').attach('file', write('e.csv', '')).expect(400)).title,
+    ).toBe('Empty file');
+    const names = (await t.http.get('/api/files').expect(200)).body.map((f: { name: string }) => f.name);
+    for (const n of ['too_big', 'by_url', 'plain', 'empty']) expect(names).not.toContain(n);
+    expect(fs.readdirSync(path.join(t.config.dataDir, 'files', 'incoming'))).toEqual([]);
+  });
+
+  it('deletes a file (200) and answers 404 for a missing one', async () => {
+    await t.http.put('/api/files/doomed').attach('file', write('d.csv', 'a\n1\n')).expect(200);
+    await t.http.delete('/api/files/doomed').expect(200);
+    expect((await sql('SELECT * FROM files.doomed')).error_code).toBe(1146);
+    expect(problemOf(await t.http.delete('/api/files/doomed').expect(404)).title).toBe('File not found');
+  });
+
+  it('restores every file table on replay and after losing the DuckDB file', async () => {
+    const before = await sql('SELECT count(*), sum(rental_price) FROM files.home_rentals');
+    await t.running.ctx.projections.rebuild();
+    expect(await sql('SELECT count(*), sum(rental_price) FROM files.home_rentals')).toEqual(before);
+    await t.stop();
+    fs.rmSync(t.config.duckdbFile, { force: true });
+    fs.rmSync(`${t.config.duckdbFile}.wal`, { force: true });
+    t = await t.restart();
+    expect(await sql('SELECT count(*), sum(rental_price) FROM files.home_rentals')).toEqual(before);
+    expect((await sql('SELECT * FROM files.swap ORDER BY y')).data).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
+  });
+});
+
+describe('URL uploads when enabled', () => {
+  it('fetches the file from a (local) HTTP server', async () => {
+    const server = http.createServer((req, res) => {
+      if (req.url === '/data.csv') res.end('a,b\n1,2\n3,4\n');
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as { port: number }).port;
+    const t = await startTestApp('sqlite', { FILE_URL_UPLOAD: 'true' });
+    try {
+      const ok = await t.http
+        .put('/api/files/remote')
+        .send({ source_type: 'url', source: `http://127.0.0.1:${port}/data.csv` })
+        .expect(200);
+      expect(ok.body).toMatchObject({ name: 'remote', row_count: 2, original_name: 'data.csv' });
+      const missing = await t.http
+        .put('/api/files/gone')
+        .send({ source_type: 'url', source: `http://127.0.0.1:${port}/nope.csv` })
+        .expect(400);
+      expect(missing.body.detail).toMatch(/HTTP 404/);
+    } finally {
+      await t.dispose();
+      server.close();
+    }
+  });
+});
+
+describe('files with the log on PostgreSQL', () => {
+  it('stores the bytes in PostgreSQL so another process can load a file it never received', async () => {
+    const cluster = await startPostgresCluster(2);
+    try {
+      const [a, b] = cluster.apps;
+      await a!.http.put('/api/files/shared_rentals').attach('file', HOME_RENTALS).expect(200);
+      const blobs = path.join(b!.config.dataDir, 'files', 'blobs');
+      const deadline = Date.now() + 3000;
+      let answer: { data?: unknown } = {};
+      while (Date.now() < deadline) {
+        answer = (
+          await b!.http.post('/api/sql/query').send({ query: 'SELECT count(*) FROM files.shared_rentals' })
+        ).body;
+        if (answer.data) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(answer.data).toEqual([[5037]]);
+      expect(fs.readdirSync(blobs).length).toBe(1);
+    } finally {
+      await cluster.dispose();
+    }
+  });
+});
