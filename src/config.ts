@@ -19,6 +19,7 @@ const envSchema = z.object({
     .min(1)
     .default(1024 * 1024 * 1024),
   FILE_URL_UPLOAD: z.enum(['true', 'false', '1', '0']).default('false'),
+  DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1).default(5000),
 });
 
 export type Config = {
@@ -35,6 +36,7 @@ export type Config = {
   sqlRowLimit: number;
   fileUploadMaxBytes: number;
   fileUrlUpload: boolean;
+  dbConnectTimeoutMs: number;
 };
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
@@ -61,5 +63,6 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     sqlRowLimit: e.SQL_ROW_LIMIT,
     fileUploadMaxBytes: e.FILE_UPLOAD_MAX_BYTES,
     fileUrlUpload: e.FILE_URL_UPLOAD === 'true' || e.FILE_URL_UPLOAD === '1',
+    dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
   };
 };

@@ -22,6 +22,34 @@ export const databaseRoutes = (api: Api, databases: DatabasesService) =>
       handle: async () => ({ status: 200, body: await databases.list() }),
     })
     .add({
+      method: 'post',
+      path: '/api/databases/status',
+      tag: 'databases',
+      summary: 'Check connection parameters without saving them',
+      body: z.union([
+        z.object({
+          database: z.object({
+            engine: z.string().min(1),
+            parameters: z.record(z.string(), z.unknown()).optional(),
+          }),
+        }),
+        z.object({ engine: z.string().min(1), parameters: z.record(z.string(), z.unknown()).optional() }),
+      ]),
+      responses: {
+        200: {
+          description: 'success, or connection_error with the driver message',
+          schema: z.object({
+            status: z.enum(['success', 'connection_error']),
+            detail: z.string().optional(),
+          }),
+        },
+      },
+      handle: async ({ body }) => {
+        const spec = 'database' in body ? body.database : body;
+        return { status: 200, body: await databases.checkStatus(spec.engine, spec.parameters) };
+      },
+    })
+    .add({
       method: 'get',
       path: '/api/databases/:database',
       tag: 'databases',

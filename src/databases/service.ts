@@ -8,6 +8,8 @@ import { toMindsDbTimestamp } from '../shared/time';
 import { databaseAggregate, databaseStream } from './aggregate';
 import { decideDatabase } from './decider';
 import { validateConnection } from './engines';
+import { checkConnection } from '../integrations/drivers';
+import { keepMaskedSecrets } from '../shared/secrets';
 import type { DatabaseView } from './schemas';
 
 type DatabaseRow = {
@@ -70,6 +72,17 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
     await settled(ctx, outcome.lastPosition);
   };
 
+  const driverOptions = () => ({
+    connectTimeoutMs: ctx.config.dbConnectTimeoutMs,
+    queryTimeoutMs: ctx.config.sqlTimeoutMs,
+  });
+
+  /** Nothing is recorded for a database we cannot reach: the driver's own message says why. */
+  const requireReachable = async (engine: string, parameters: Record<string, unknown>) => {
+    const result = await checkConnection(engine, parameters, driverOptions());
+    if (!result.ok) throw invalid(`Can't connect to db: ${result.message}`, 'Connection error');
+  };
+
   const ensureNotProject = async (name: string) => {
     const project = await ctx.commands.load(projectStream(name), projectAggregate);
     if (project.state.project.status === 'live')
@@ -81,6 +94,7 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
       throw conflict(`Database with name ${input.name} already exists.`, 'Name conflict');
     const parameters = validateConnection(input.engine, input.parameters);
     await ensureNotProject(input.name);
+    await requireReachable(input.engine, parameters);
     await runOn(input.name, {
       type: 'CreateDatabase',
       data: { name: input.name, engine: input.engine.toLowerCase(), parameters },
@@ -112,6 +126,14 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
 
   return {
     requireIntegration,
+    /** Checks parameters without saving anything (POST /api/databases/status). */
+    checkStatus: async (engine: string, parameters: Record<string, unknown> | undefined) => {
+      const validated = validateConnection(engine, parameters);
+      const result = await checkConnection(engine, validated, driverOptions());
+      return result.ok
+        ? { status: 'success' as const }
+        : { status: 'connection_error' as const, detail: result.message };
+    },
     /** Whether any database (system, project or integration) has this name. */
     exists: async (name: string) =>
       systemDatabases.some((d) => d.name === nameKey(name)) ||
@@ -179,7 +201,10 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
         return { created: true, view };
       }
       const engine = input.engine?.toLowerCase() ?? existing.state.engine;
-      const parameters = validateConnection(engine, input.parameters ?? existing.state.parameters);
+      const requested = validateConnection(engine, input.parameters ?? existing.state.parameters);
+      // Check what will be stored: masked secrets echoed back mean the stored ones.
+      const parameters = keepMaskedSecrets(requested, existing.state.parameters);
+      await requireReachable(engine, parameters);
       await runOn(name, {
         type: 'UpdateDatabase',
         data: { name, engine, parameters, expectedVersion },

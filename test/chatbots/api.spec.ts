@@ -1,6 +1,7 @@
 import { problemOf, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { mariadbParameters, postgresParameters } from '../support/external';
 
-const connection = { host: '127.0.0.1', user: 'u', password: 'chat-db-secret', database: 'chat' };
+const connection = postgresParameters({ password: 'chat-db-secret' });
 
 describe.each(storeKinds)('chatbots API on %s', (store) => {
   let t: TestApp;
@@ -154,7 +155,7 @@ describe.each(storeKinds)('chatbots API on %s', (store) => {
   it('shows "?" for a chat database that was deleted, and deletes chatbots (204)', async () => {
     await t.http
       .post('/api/databases')
-      .send({ database: { name: 'temp_chat', engine: 'mysql', parameters: connection } })
+      .send({ database: { name: 'temp_chat', engine: 'mysql', parameters: mariadbParameters() } })
       .expect(201);
     await t.http
       .put('/api/projects/proj/chatbots/by_id')

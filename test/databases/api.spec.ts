@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { databaseAggregate, databaseStream } from '../../src/databases/aggregate';
 import { problemOf, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { mariadbParameters, postgresParameters } from '../support/external';
 
 const connection = {
   host: '127.0.0.1',
@@ -93,25 +94,25 @@ describe.each(storeKinds)('databases API on %s', (store) => {
     const stale = await t.http
       .put('/api/databases/pg_main')
       .set('If-Match', '"1"')
-      .send({ database: { parameters: { ...before.body.connection_data, host: 'db.internal' } } })
+      .send({ database: { parameters: { ...before.body.connection_data, database: 'postgres' } } })
       .expect(412);
     expect(problemOf(stale).status).toBe(412);
 
     const updated = await t.http
       .put('/api/databases/pg_main')
       .set('If-Match', before.headers.etag!)
-      .send({ database: { parameters: { ...before.body.connection_data, host: 'db.internal' } } })
+      .send({ database: { parameters: { ...before.body.connection_data, database: 'postgres' } } })
       .expect(200);
-    expect(updated.body.connection_data).toEqual({ ...connection, host: 'db.internal', password: '******' });
+    expect(updated.body.connection_data).toEqual({ ...connection, database: 'postgres', password: '******' });
     expect(updated.headers.etag).not.toBe(before.headers.etag);
     const { state } = await t.running.ctx.commands.load(databaseStream('pg_main'), databaseAggregate);
-    expect(state.status === 'live' && state.parameters).toEqual({ ...connection, host: 'db.internal' });
+    expect(state.status === 'live' && state.parameters).toEqual({ ...connection, database: 'postgres' });
   });
 
   it('PUT creates a missing integration (201)', async () => {
     const res = await t.http
       .put('/api/databases/my_maria')
-      .send({ database: { engine: 'mariadb', parameters: { ...connection, port: 3306, user: 'root' } } })
+      .send({ database: { engine: 'mariadb', parameters: mariadbParameters() } })
       .expect(201);
     expect(res.body).toEqual({ name: 'my_maria', engine: 'mariadb', type: 'data', id: expect.any(Number) });
   });
@@ -138,6 +139,70 @@ describe.each(storeKinds)('databases API on %s', (store) => {
     expect(list.body.map((d: { name: string }) => d.name)).not.toEqual(
       expect.arrayContaining(['x1', 'x2', 'x3', 'x4']),
     );
+  });
+
+  it('checks the connection before recording anything: the driver says why it failed', async () => {
+    const refused = await t.http
+      .post('/api/databases')
+      .send({
+        database: { name: 'unreachable', engine: 'postgres', parameters: postgresParameters({ port: 1 }) },
+      })
+      .expect(400);
+    expect(problemOf(refused)).toMatchObject({
+      title: 'Connection error',
+      detail: expect.stringMatching(/^Can't connect to db: .*ECONNREFUSED/),
+    });
+    const badDb = await t.http
+      .post('/api/databases')
+      .send({
+        database: {
+          name: 'unreachable',
+          engine: 'postgres',
+          parameters: postgresParameters({ database: 'no_such_db_here' }),
+        },
+      })
+      .expect(400);
+    expect(problemOf(badDb).detail).toMatch(/no_such_db_here/);
+    const badMaria = await t.http
+      .post('/api/databases')
+      .send({
+        database: {
+          name: 'unreachable',
+          engine: 'mariadb',
+          parameters: mariadbParameters({ user: 'nobody_here' }),
+        },
+      })
+      .expect(400);
+    expect(problemOf(badMaria).detail).toMatch(/Access denied/);
+    await t.http.get('/api/databases/unreachable').expect(404);
+    const log = await t.http.get('/api/events?stream=database-unreachable').expect(200);
+    expect(log.body.events).toEqual([]);
+    const stale = await t.http
+      .put('/api/databases/pg_main')
+      .send({ database: { parameters: postgresParameters({ port: 1 }) } })
+      .expect(400);
+    expect(problemOf(stale).title).toBe('Connection error');
+  });
+
+  it('checks parameters without saving them (POST /api/databases/status)', async () => {
+    expect(
+      (
+        await t.http
+          .post('/api/databases/status')
+          .send({ engine: 'postgres', parameters: postgresParameters() })
+          .expect(200)
+      ).body,
+    ).toEqual({
+      status: 'success',
+    });
+    const failed = await t.http
+      .post('/api/databases/status')
+      .send({ database: { engine: 'mariadb', parameters: mariadbParameters({ port: 1 }) } })
+      .expect(200);
+    expect(failed.body).toEqual({
+      status: 'connection_error',
+      detail: expect.stringMatching(/ECONNREFUSED/),
+    });
   });
 
   it('keeps one namespace for projects and databases', async () => {

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { problemOf, startTestApp, type TestApp } from '../support/app';
+import { postgresParameters } from '../support/external';
 
 describe('HTTP conventions', () => {
   let t: TestApp;
@@ -105,7 +106,7 @@ describe('access log', () => {
           database: {
             name: 'pgx',
             engine: 'postgres',
-            parameters: { host: 'h', user: 'u', password: 'hunter2-secret', database: 'd' },
+            parameters: postgresParameters({ password: 'hunter2-secret' }),
           },
         })
         .expect(201);

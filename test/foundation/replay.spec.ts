@@ -1,6 +1,7 @@
 import { allProjections } from '../../projections';
 import fs from 'node:fs';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { postgresParameters } from '../support/external';
 
 /** Every projection table, in a stable order. */
 const snapshot = async (t: TestApp) => {
@@ -25,13 +26,13 @@ const seed = async (t: TestApp) => {
       database: {
         name: 'pg',
         engine: 'postgres',
-        parameters: { host: 'h', user: 'u', password: 'p', database: 'd' },
+        parameters: postgresParameters({ password: 'p' }),
       },
     })
     .expect(201);
   await t.http
     .put('/api/databases/pg')
-    .send({ database: { parameters: { host: 'h2', user: 'u', password: '******', database: 'd' } } })
+    .send({ database: { parameters: postgresParameters({ password: '******', database: 'test' }) } })
     .expect(200);
   const api = '/api/projects/p1';
   await t.http

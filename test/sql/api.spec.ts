@@ -259,7 +259,7 @@ describe('SQL endpoint', () => {
       expect(
         (
           await sql(
-            `CREATE DATABASE chat_db WITH ENGINE = 'postgres', PARAMETERS = {"host": "h", "port": 5432, "user": "u", "password": "sql-secret-1", "database": "d"}`,
+            `CREATE DATABASE chat_db WITH ENGINE = 'postgres', PARAMETERS = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "password": "sql-secret-1", "database": "postgres"}`,
           )
         ).type,
       ).toBe('ok');

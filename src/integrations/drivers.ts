@@ -1,0 +1,175 @@
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import { invalid } from '../shared/errors';
+
+/** A result from an external database, typed in DuckDB's terms so it can join local tables. */
+export type ExternalResult = { columns: { name: string; type: string }[]; rows: unknown[][] };
+
+export type ConnectionParameters = Record<string, unknown>;
+
+/** One connection pool to one external database, whatever its engine. */
+export interface ExternalDatabase {
+  readonly engine: string;
+  /** Runs SQL in the database's own dialect; `?` placeholders bind `params` in order. */
+  query(sql: string, params?: unknown[]): Promise<ExternalResult>;
+  /** Quotes an identifier in this dialect. */
+  quote(identifier: string): string;
+  listTables(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export type DriverOptions = { connectTimeoutMs: number; queryTimeoutMs: number };
+
+const str = (v: unknown) => (v === undefined || v === null ? undefined : String(v));
+const port = (v: unknown, fallback: number) =>
+  v === undefined || v === null || v === '' ? fallback : Number(v);
+
+// PostgreSQL type OIDs → DuckDB types (anything else arrives as text).
+const PG_TYPES: Record<number, string> = {
+  16: 'BOOLEAN',
+  20: 'BIGINT',
+  21: 'BIGINT',
+  23: 'BIGINT',
+  700: 'DOUBLE',
+  701: 'DOUBLE',
+  1700: 'DOUBLE',
+  1082: 'DATE',
+  1114: 'TIMESTAMP',
+  1184: 'TIMESTAMP',
+};
+
+const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase => {
+  const schema = str(p.schema) ?? 'public';
+  const pool = new pg.Pool({
+    host: str(p.host),
+    port: port(p.port, 5432),
+    user: str(p.user),
+    password: str(p.password),
+    database: str(p.database),
+    max: 4,
+    connectionTimeoutMillis: o.connectTimeoutMs,
+    statement_timeout: o.queryTimeoutMs,
+    query_timeout: o.queryTimeoutMs + 1000,
+    idleTimeoutMillis: 30_000,
+    options: `-c search_path=${schema}`,
+  });
+  // An idle client whose server went away must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  return {
+    engine: 'postgres',
+    quote: (id) => `"${id.replace(/"/g, '""')}"`,
+    query: async (sql, params = []) => {
+      let i = 0;
+      const text = sql.replace(/\?/g, () => `$${++i}`);
+      const result = await pool.query({ text, values: params, rowMode: 'array' });
+      return {
+        columns: result.fields.map((f) => ({ name: f.name, type: PG_TYPES[f.dataTypeID] ?? 'VARCHAR' })),
+        rows: result.rows as unknown[][],
+      };
+    },
+    listTables: async () => {
+      const r = await pool.query<{ table_name: string }>(
+        `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
+        [schema],
+      );
+      return r.rows.map((x) => x.table_name);
+    },
+    close: () => pool.end(),
+  };
+};
+
+// mysql2 column type codes → DuckDB types.
+const MYSQL_TYPES: Record<number, string> = {
+  1: 'BIGINT',
+  2: 'BIGINT',
+  3: 'BIGINT',
+  8: 'BIGINT',
+  9: 'BIGINT',
+  4: 'DOUBLE',
+  5: 'DOUBLE',
+  0: 'DOUBLE',
+  246: 'DOUBLE',
+  10: 'DATE',
+  7: 'TIMESTAMP',
+  12: 'TIMESTAMP',
+  16: 'BOOLEAN',
+};
+
+const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): ExternalDatabase => {
+  const database = str(p.database);
+  const pool = mysql.createPool({
+    host: str(p.host),
+    port: port(p.port, 3306),
+    user: str(p.user),
+    password: str(p.password),
+    database,
+    connectionLimit: 4,
+    connectTimeout: o.connectTimeoutMs,
+    dateStrings: true,
+    supportBigNumbers: true,
+    bigNumberStrings: false,
+  });
+  pool.on('connection', (c) => {
+    // MindsDB clients write ANSI-quoted identifiers too; MySQL understands them with this mode.
+    c.query("SET SESSION sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES')");
+  });
+  return {
+    engine,
+    quote: (id) => `\`${id.replace(/`/g, '``')}\``,
+    query: async (sql, params = []) => {
+      const [rows, fields] = await pool.query({
+        sql,
+        values: params,
+        rowsAsArray: true,
+        timeout: o.queryTimeoutMs,
+      });
+      const list = (fields ?? []) as { name: string; columnType: number }[];
+      return {
+        columns: list.map((f) => ({ name: f.name, type: MYSQL_TYPES[f.columnType] ?? 'VARCHAR' })),
+        rows: Array.isArray(rows) ? (rows as unknown[][]) : [],
+      };
+    },
+    listTables: async () => {
+      const [rows] = await pool.query(
+        'SELECT table_name AS t FROM information_schema.tables WHERE table_schema = ? ORDER BY table_name',
+        [database],
+      );
+      return (rows as { t: string }[]).map((r) => r.t);
+    },
+    close: () => pool.end(),
+  };
+};
+
+export const connect = (
+  engine: string,
+  parameters: ConnectionParameters,
+  options: DriverOptions,
+): ExternalDatabase => {
+  switch (engine.toLowerCase()) {
+    case 'postgres':
+      return postgres(parameters, options);
+    case 'mysql':
+    case 'mariadb':
+      return mysqlLike(engine.toLowerCase(), parameters, options);
+    default:
+      throw invalid(`Unknown engine '${engine}'`);
+  }
+};
+
+/** Opens a connection, runs `SELECT 1`, closes: the driver's message when anything fails. */
+export const checkConnection = async (
+  engine: string,
+  parameters: ConnectionParameters,
+  options: DriverOptions,
+): Promise<{ ok: true } | { ok: false; message: string }> => {
+  const db = connect(engine, parameters, options);
+  try {
+    await db.query('SELECT 1');
+    return { ok: true };
+  } catch (error) {
+    const e = error as { message?: string; code?: string };
+    return { ok: false, message: e.message || e.code || String(error) };
+  } finally {
+    await db.close().catch(() => undefined);
+  }
+};

@@ -1,0 +1,72 @@
+import crypto from 'node:crypto';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import { POSTGRES_ADMIN_URL } from './postgres';
+
+/** Connection parameters of the PostgreSQL every machine and CI has (trust auth: any password works). */
+export const postgresParameters = (extra: Record<string, unknown> = {}) => ({
+  host: '127.0.0.1',
+  port: 5432,
+  user: 'postgres',
+  password: 'any-password-trust-auth',
+  database: 'postgres',
+  ...extra,
+});
+
+/** The MariaDB every machine and CI has (root, no password). */
+export const mariadbParameters = (extra: Record<string, unknown> = {}) => ({
+  host: '127.0.0.1',
+  port: 3306,
+  user: 'root',
+  database: 'test',
+  ...extra,
+});
+
+/** A fresh PostgreSQL database with some tables, dropped afterwards. */
+export const freshPostgresData = async (setup: string[]) => {
+  const name = `ext_${crypto.randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(POSTGRES_ADMIN_URL);
+  url.pathname = `/${name}`;
+  const c = new pg.Client({ connectionString: url.toString() });
+  await c.connect();
+  for (const statement of setup) await c.query(statement);
+  await c.end();
+  return {
+    name,
+    parameters: postgresParameters({ database: name }),
+    drop: async () => {
+      const a = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+      await a.connect();
+      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await a.end();
+    },
+  };
+};
+
+/** A fresh MariaDB database with some tables, dropped afterwards. */
+export const freshMariaData = async (setup: string[]) => {
+  const name = `ext_${crypto.randomBytes(5).toString('hex')}`;
+  const c = await mysql.createConnection({
+    host: '127.0.0.1',
+    port: 3306,
+    user: 'root',
+    multipleStatements: false,
+  });
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.query(`USE ${name}`);
+  for (const statement of setup) await c.query(statement);
+  await c.end();
+  return {
+    name,
+    parameters: mariadbParameters({ database: name }),
+    drop: async () => {
+      const a = await mysql.createConnection({ host: '127.0.0.1', port: 3306, user: 'root' });
+      await a.query(`DROP DATABASE IF EXISTS ${name}`);
+      await a.end();
+    },
+  };
+};
