@@ -19,6 +19,7 @@ import { accessLog } from './http/accessLog';
 import { errorMapper, sendProblem } from './http/problem';
 import { openBlobStore, type BlobStore } from './files/blobs';
 import { fileRoutes } from './files/routes';
+import { externalDatabases } from './integrations/pools';
 import { filesService } from './files/service';
 import { createLogger } from './logger';
 import { ProjectionRunner } from './projection/runner';
@@ -130,7 +131,11 @@ export const createApp = async (
   };
   const services = buildServices(ctx, blobs);
   await services.projects.ensureDefault();
-  const sql = sqlService(ctx, services);
+  const externals = externalDatabases(ctx, {
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+    queryTimeoutMs: config.sqlTimeoutMs,
+  });
+  const sql = sqlService(ctx, services, externals);
   await sql.install();
   const { app, api } = buildHttpApp(ctx, services, sql);
   return {
@@ -141,6 +146,7 @@ export const createApp = async (
     api,
     close: async () => {
       projections.stop();
+      await externals.closeAll();
       await log.close();
       await blobs.close();
       await duck.close();

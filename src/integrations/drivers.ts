@@ -109,10 +109,6 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
     supportBigNumbers: true,
     bigNumberStrings: false,
   });
-  pool.on('connection', (c) => {
-    // MindsDB clients write ANSI-quoted identifiers too; MySQL understands them with this mode.
-    c.query("SET SESSION sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES')");
-  });
   return {
     engine,
     quote: (id) => `\`${id.replace(/`/g, '``')}\``,

@@ -232,7 +232,7 @@ export const catalogResolver = (lookup: CatalogLookup) => {
     throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${database} does not exist`);
   };
 
-  return { resolve, forget: () => made.clear() };
+  return { resolve, integration: (name: string) => lookup.isIntegration(name), forget: () => made.clear() };
 };
 
 export type CatalogResolver = ReturnType<typeof catalogResolver>;

@@ -27,7 +27,11 @@ export const SqlErrorCode = {
   Timeout: 3024,
   /** The client went away and the query was interrupted. */
   Interrupted: 1317,
-  /** Anything else. */
+  /** An external database could not be reached. */
+  ExternalUnreachable: 2003,
+  /** Another error reported by an external database (MySQL's "got error from engine"; its message is kept). */
+  External: 1296,
+  /** Anything else (an external database's own error keeps its message). */
   Internal: 1105,
 } as const;
 
@@ -62,6 +66,23 @@ const fromDuckDb = (message: string): SqlError => {
   if (/^Permission Error/.test(message)) return new SqlError(SqlErrorCode.Forbidden, message);
   if (/^INTERRUPT Error|Interrupted/.test(message)) return new SqlError(SqlErrorCode.Interrupted, message);
   return new SqlError(SqlErrorCode.Internal, message);
+};
+
+/** An external database's error, with the database named and the kind mapped to our codes. */
+export const externalError = (integration: string, error: unknown): SqlError => {
+  const e = error as { message?: string; code?: string; errno?: number };
+  const message = `${integration}: ${e.message || e.code || String(error)}`;
+  const code = String(e.code ?? '');
+  if (
+    /^(ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH|ECONNRESET|PROTOCOL_CONNECTION_LOST)$/.test(code) ||
+    /timeout/i.test(e.message ?? '')
+  )
+    return new SqlError(SqlErrorCode.ExternalUnreachable, message);
+  if (code === '42P01' || code === 'ER_NO_SUCH_TABLE')
+    return new SqlError(SqlErrorCode.UnknownTable, message);
+  if (code === '42601' || code === 'ER_PARSE_ERROR') return new SqlError(SqlErrorCode.Syntax, message);
+  if (code === '42703' || code === 'ER_BAD_FIELD_ERROR') return new SqlError(SqlErrorCode.Binder, message);
+  return new SqlError(SqlErrorCode.External, message);
 };
 
 export const toSqlError = (error: unknown): SqlError => {

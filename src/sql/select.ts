@@ -2,8 +2,18 @@ import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBValue } from '@du
 import type { Duck } from '../duckdb/database';
 import { parseSelect, printSelect, walk, type AstNode } from './ast';
 import type { CatalogResolver } from './catalog';
-import { SqlError, SqlErrorCode } from './errors';
+import { externalError, SqlError, SqlErrorCode } from './errors';
 import { readTable } from './values';
+import {
+  externalAnswer,
+  loadIntoDuckDb,
+  doubleQuotesToBackticks,
+  positional,
+  pushableFilters,
+  stripQualifier,
+  type ExternalFetch,
+  type Externals,
+} from './federation';
 
 export type TableAnswer = {
   type: 'table';
@@ -73,16 +83,25 @@ const constantColumnNames = (statement: AstNode): (string | undefined)[] | null 
   });
 };
 
-/** `deterministic`: the answer depends only on the projections (no clock, randomness, sampling). */
-type Prepared = { sql: string; names: (string | undefined)[] | null; deterministic: boolean };
+/**
+ * A query after parsing and name resolution. `local`: everything lives in DuckDB. `pushdown`: every
+ * table is in one external database, so the whole query goes there and only the answer comes back.
+ * `federated`: external tables (filtered where possible) are copied into DuckDB, which runs the rest.
+ */
+type Prepared =
+  | {
+      kind: 'local';
+      sql: string;
+      names: (string | undefined)[] | null;
+      /** The answer depends only on the projections (no clock, randomness, sampling). */
+      deterministic: boolean;
+    }
+  | { kind: 'pushdown'; integration: string; sql: string }
+  | { kind: 'federated'; sql: string; names: (string | undefined)[] | null; fetches: ExternalFetch[] };
 
 const VOLATILE_FUNCTION =
   /random|uuid|now|current_|today|nextval|currval|setseed|get_current|transaction_timestamp/i;
 
-/**
- * Parsing and resolving costs two DuckDB round trips; a repeated query (same text, same database)
- * skips them until the projections move on, since a new event may change what a name resolves to.
- */
 const versionedCache = <T>(maxEntries: number) => {
   let version = -1;
   const entries = new Map<string, T>();
@@ -100,9 +119,9 @@ const versionedCache = <T>(maxEntries: number) => {
 };
 
 /**
- * Parsed-and-resolved queries, and the answers of deterministic ones, for the current projection
- * version: the tables change only when events are applied, so until then the same query over the
- * same tables has the same answer (dashboards and clients that poll get it without DuckDB).
+ * Parsed-and-resolved queries, and the answers of deterministic local ones, for the current
+ * projection version: the tables change only when events are applied, so until then the same query
+ * over the same tables has the same answer (dashboards and clients that poll get it without DuckDB).
  */
 export const preparedCache = () => ({
   queries: versionedCache<Prepared>(1000),
@@ -135,15 +154,26 @@ const preparedStatement = async (c: DuckDBConnection, sql: string) => {
   return statement;
 };
 
+type ExternalRef = {
+  node: AstNode;
+  integration: string;
+  schema: string | null;
+  table: string;
+  native?: string;
+};
+
 /** Parses with DuckDB, resolves every table to where MindsDB's name lives, refuses what reaches outside. */
 const prepare = async (
   c: DuckDBConnection,
   catalog: CatalogResolver,
   text: string,
   db: string,
+  natives: Map<string, { integration: string; sql: string }>,
 ): Promise<Prepared> => {
   const statement = await parseSelect(c, text);
   let deterministic = true;
+  let localTables = 0;
+  const externals: ExternalRef[] = [];
   const ctes = new Set<string>();
   await walk(statement, (n) => {
     const map = (n.cte_map as { map?: { key: string }[] } | undefined)?.map;
@@ -157,15 +187,29 @@ const prepare = async (
       const schema = String(n.schema_name ?? '');
       const table = String(n.table_name);
       if (!schema && !catalogName && ctes.has(table.toLowerCase())) return;
-      if (catalogName)
-        throw new SqlError(
-          SqlErrorCode.UnknownTable,
-          `Table ${catalogName}.${schema}.${table} cannot be read: querying external databases is not available in this version`,
-        );
-      const physical = await catalog.resolve(schema || db, table, c);
+      const native = !schema && !catalogName ? natives.get(table) : undefined;
+      if (native) {
+        externals.push({ node: n, integration: native.integration, schema: null, table, native: native.sql });
+        return;
+      }
+      if (catalogName) {
+        const integration = await catalog.integration(catalogName);
+        if (!integration)
+          throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${catalogName} does not exist`);
+        externals.push({ node: n, integration, schema, table });
+        return;
+      }
+      const database = schema || db;
+      const integration = await catalog.integration(database);
+      if (integration) {
+        externals.push({ node: n, integration, schema: null, table });
+        return;
+      }
+      const physical = await catalog.resolve(database, table, c);
       n.schema_name = physical.schema;
       n.table_name = physical.table;
       n.catalog_name = '';
+      localTables++;
     } else if (n.type === 'TABLE_FUNCTION') {
       const fn = String((n.function as AstNode | undefined)?.function_name ?? '');
       if (!ALLOWED_TABLE_FUNCTIONS.has(fn.toLowerCase()))
@@ -174,32 +218,67 @@ const prepare = async (
       throw new SqlError(SqlErrorCode.Forbidden, `Function ${String(n.function_name)}() is not allowed`);
     }
   });
+  const names = constantColumnNames(statement);
+  if (externals.length === 0)
+    return { kind: 'local', sql: await printSelect(c, statement), names, deterministic };
 
-  return { sql: await printSelect(c, statement), names: constantColumnNames(statement), deterministic };
+  const integrations = new Set(externals.map((e) => e.integration.toLowerCase()));
+  if (localTables === 0 && integrations.size === 1 && externals.every((e) => !e.native))
+    return {
+      kind: 'pushdown',
+      integration: externals[0]!.integration,
+      sql: stripQualifier(text, externals[0]!.integration),
+    };
+
+  const where = (statement.node as AstNode | undefined)?.where_clause as AstNode | undefined;
+  const fetches = externals.map((e, i): ExternalFetch => {
+    const temp = `__mindledger_external_${i}`;
+    const alias = String(e.node.alias || e.table);
+    e.node.schema_name = '';
+    e.node.catalog_name = '';
+    e.node.table_name = temp;
+    if (!e.node.alias) e.node.alias = alias;
+    if (e.native) return { temp, integration: e.integration, sql: e.native };
+    const filters = pushableFilters(where, alias, externals.length + localTables === 1);
+    const { schema, table } = e;
+    return {
+      temp,
+      integration: e.integration,
+      sql: (quote) =>
+        `SELECT * FROM ${schema ? `${quote(schema)}.` : ''}${quote(table)}${
+          filters.length ? ` WHERE ${filters.map((f) => f(quote)).join(' AND ')}` : ''
+        }`,
+    };
+  });
+  return { kind: 'federated', sql: await printSelect(c, statement), names, fetches };
 };
 
 /**
  * Runs one SELECT: DuckDB parses it, every table reference is resolved to where MindsDB's name
- * lives, table and scalar functions that reach outside are refused, then it runs on a pooled
- * connection with a time limit (interrupted) and a row limit (the answer says it was cut).
+ * lives (projections, files, or external databases), table and scalar functions that reach outside
+ * are refused, then it runs on a pooled connection with a time limit (interrupted) and a row limit
+ * (the answer says it was cut).
  */
 export const runSelect = async (
   duck: Duck,
   catalog: CatalogResolver,
   cache: PreparedCache,
+  externals: Externals,
   input: {
     sql: string;
     placeholders: string[];
     params: Record<string, unknown>;
     db: string;
     version: number;
+    natives?: Map<string, { integration: string; sql: string }>;
   },
   limits: SelectLimits,
 ): Promise<TableAnswer> => {
   const bound = bindParameters(input.sql, input.placeholders, input.params);
-  const key = `${input.db}\u0000${bound.sql}`;
+  const natives = input.natives ?? new Map();
+  const key = `${input.db}\u0000${bound.sql}\u0000${JSON.stringify([...natives])}`;
   const answerKeyOf = (p: Prepared) =>
-    p.deterministic
+    p.kind === 'local' && p.deterministic
       ? `${p.sql}\u0000${JSON.stringify(bound.values, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`
       : null;
   // A cached answer needs no connection at all.
@@ -211,12 +290,31 @@ export const runSelect = async (
   return duck.withReader(async (c: DuckDBConnection) => {
     let prepared = cache.queries.get(input.version, key);
     if (!prepared) {
-      prepared = await prepare(c, catalog, bound.sql, input.db);
+      prepared = await prepare(c, catalog, bound.sql, input.db, natives);
       cache.queries.set(input.version, key, prepared);
     }
-    const { sql, names } = prepared;
-    const answerKey = answerKeyOf(prepared);
 
+    if (prepared.kind === 'pushdown') {
+      const db = await externals.get(prepared.integration);
+      // Our text quotes identifiers with double quotes; MySQL and MariaDB want backticks.
+      const dialectText = db.engine === 'postgres' ? prepared.sql : doubleQuotesToBackticks(prepared.sql);
+      const { text, params } = positional(dialectText, bound.values);
+      const result = await db
+        .query(`SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`, params)
+        .catch((error: unknown) => {
+          throw externalError(prepared!.integration, error);
+        });
+      const table = externalAnswer(result, limits.rowLimit);
+      return {
+        type: 'table',
+        column_names: table.column_names,
+        column_types: table.column_types,
+        data: table.data,
+        ...(table.truncated ? { truncated: true as const } : {}),
+      };
+    }
+
+    const temps: string[] = [];
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -225,16 +323,28 @@ export const runSelect = async (
     const onAbort = () => c.interrupt();
     limits.signal?.addEventListener('abort', onAbort);
     try {
-      // A reused DuckDB statement keeps the sampling seed it was planned with: volatile queries are
-      // planned afresh each time.
+      if (prepared.kind === 'federated') {
+        for (const fetch of prepared.fetches) {
+          const db = await externals.get(fetch.integration);
+          const sql = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql((id) => db.quote(id));
+          const result = await db.query(sql).catch((error: unknown) => {
+            throw externalError(fetch.integration, error);
+          });
+          temps.push(fetch.temp);
+          await loadIntoDuckDb(c, fetch.temp, result);
+        }
+      }
+      // A reused DuckDB statement keeps the sampling seed it was planned with, and external tables
+      // are copied afresh each time: only deterministic local queries reuse a prepared statement.
       let reader;
-      if (prepared.deterministic) {
-        const statement = await preparedStatement(c, sql);
+      if (prepared.kind === 'local' && prepared.deterministic) {
+        const statement = await preparedStatement(c, prepared.sql);
         statement.clearBindings();
         if (Object.keys(bound.values).length > 0) statement.bind(bound.values);
         reader = await statement.streamAndReadUntil(limits.rowLimit + 1);
-      } else reader = await c.streamAndReadUntil(sql, limits.rowLimit + 1, bound.values);
+      } else reader = await c.streamAndReadUntil(prepared.sql, limits.rowLimit + 1, bound.values);
       const table = readTable(reader, limits.rowLimit);
+      const names = prepared.names;
       const answer: TableAnswer = {
         type: 'table',
         column_names: reader
@@ -244,6 +354,7 @@ export const runSelect = async (
         data: table.data,
         ...(table.truncated ? { truncated: true as const } : {}),
       };
+      const answerKey = answerKeyOf(prepared);
       if (answerKey !== null && table.data.length <= MAX_CACHED_ROWS)
         cache.answers.set(input.version, answerKey, answer);
       return answer;
@@ -259,6 +370,7 @@ export const runSelect = async (
     } finally {
       clearTimeout(timer);
       limits.signal?.removeEventListener('abort', onAbort);
+      for (const temp of temps) await c.run(`DROP TABLE IF EXISTS "${temp}"`).catch(() => undefined);
     }
   });
 };

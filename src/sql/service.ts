@@ -2,11 +2,13 @@ import type { Services } from '../app';
 import type { AppContext } from '../context';
 import { nameKey } from '../shared/names';
 import { catalogResolver, INFORMATION_SCHEMA_TABLES, installCatalog, PROJECT_TABLES } from './catalog';
-import { SqlError, SqlErrorCode, toSqlError } from './errors';
+import { externalError, SqlError, SqlErrorCode, toSqlError } from './errors';
 import { leadingKeyword, toDuckDbDialect, trimStatement } from './lexical';
 import { isClientSessionVariable, mysqlCompatAnswers } from './mysqlCompat';
 import { isSyntaxProblem, parseMindsStatement, type MindsStatement } from './parse';
 import { preparedCache, runSelect, type TableAnswer } from './select';
+import { extractNativeQueries } from './federation';
+import type { ExternalDatabases } from '../integrations/pools';
 import { runMindsStatement, type OkAnswer } from './statements';
 
 export type SqlContext = { db?: string; [key: string]: unknown };
@@ -51,7 +53,7 @@ const SELECT_LIKE = new Set(['SELECT', 'WITH', 'VALUES', 'FROM', 'TABLE']);
 
 const str = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
-export const sqlService = (ctx: AppContext, services: Services) => {
+export const sqlService = (ctx: AppContext, services: Services, externals: ExternalDatabases) => {
   const catalog = catalogResolver({
     isProject: async (name) => (await services.projects.find(name))?.name,
     isIntegration: async (name) => (await services.databases.findIntegration(name))?.name,
@@ -60,13 +62,15 @@ export const sqlService = (ctx: AppContext, services: Services) => {
   const prepared = preparedCache();
   const limits = { rowLimit: ctx.config.sqlRowLimit, timeoutMs: ctx.config.sqlTimeoutMs };
 
-  const select = (sql: string, db: string, params: Record<string, unknown>, signal?: AbortSignal) => {
-    const dialect = toDuckDbDialect(sql);
+  const select = async (sql: string, db: string, params: Record<string, unknown>, signal?: AbortSignal) => {
+    const extracted = await extractNativeQueries(sql, (name) => catalog.integration(name));
+    const dialect = toDuckDbDialect(extracted.sql);
     return runSelect(
       ctx.duck,
       catalog,
       prepared,
-      { ...dialect, params, db, version: ctx.projections.version },
+      externals,
+      { ...dialect, params, db, version: ctx.projections.version, natives: extracted.natives },
       { ...limits, signal },
     );
   };
@@ -81,6 +85,7 @@ export const sqlService = (ctx: AppContext, services: Services) => {
       ctx.duck,
       catalog,
       prepared,
+      externals,
       { sql, placeholders, params, db, version: ctx.projections.version },
       limits,
     );
@@ -125,6 +130,32 @@ export const sqlService = (ctx: AppContext, services: Services) => {
         if (!(await services.databases.exists(target)))
           throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${target} does not exist`);
         const column = `Tables_in_${target}`;
+        const integration = await catalog.integration(target);
+        if (integration) {
+          // An external database lists its own tables.
+          const tables = await (await externals.get(integration)).listTables().catch((error: unknown) => {
+            throw externalError(integration, error);
+          });
+          const like =
+            s.like === null
+              ? null
+              : new RegExp(
+                  `^${s.like
+                    .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+                    .replace(/%/g, '.*')
+                    .replace(/_/g, '.')}$`,
+                  'i',
+                );
+          const rows = tables
+            .filter((t) => !like || like.test(t))
+            .map((t) => (s.full ? [t, 'BASE TABLE'] : [t]));
+          return {
+            type: 'table' as const,
+            column_names: s.full ? [column, 'Table_type'] : [column],
+            column_types: s.full ? ['VARCHAR', 'VARCHAR'] : ['VARCHAR'],
+            data: rows,
+          };
+        }
         return wrap(
           `SELECT TABLE_NAME AS "${column}"${s.full ? ', TABLE_TYPE AS "Table_type"' : ''} FROM information_schema.TABLES WHERE lower(TABLE_SCHEMA) = ${str(nameKey(target))}`,
           column,

@@ -1,0 +1,269 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { ExternalDatabase, ExternalResult } from '../integrations/drivers';
+import type { AstNode } from './ast';
+import { SqlError, SqlErrorCode } from './errors';
+
+/** A table of an external database that a mixed query needs locally, and how to fetch it. */
+export type ExternalFetch = {
+  temp: string;
+  integration: string;
+  /** In the external database's own dialect (built with its quoting), `?` placeholders. */
+  sql: string | ((quote: (id: string) => string) => string);
+};
+
+/** Rows a mixed query may copy from one external table into DuckDB. */
+export const FETCH_LIMIT = 1_000_000;
+
+const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+
+/**
+ * `SELECT * FROM pg_db (SELECT … in pg's own SQL)`: MindsDB's native-query syntax. Each such
+ * subquery is cut out (balanced parentheses, quotes respected) and replaced by a placeholder table.
+ */
+export const extractNativeQueries = async (
+  sql: string,
+  isIntegration: (name: string) => Promise<string | undefined>,
+): Promise<{ sql: string; natives: Map<string, { integration: string; sql: string }> }> => {
+  const natives = new Map<string, { integration: string; sql: string }>();
+  const pattern = /\b(FROM|JOIN)\s+(`[^`]+`|"[^"]+"|[A-Za-z_][A-Za-z0-9_]*)\s*\(/gi;
+  let out = '';
+  let last = 0;
+  for (let m = pattern.exec(sql); m; m = pattern.exec(sql)) {
+    if (m.index < last) continue;
+    const name = m[2]!.replace(/^[`"]|[`"]$/g, '');
+    const integration = await isIntegration(name);
+    if (!integration) continue;
+    const open = m.index + m[0].length - 1;
+    const close = matchingParen(sql, open);
+    const placeholder = `__native_${natives.size}`;
+    natives.set(placeholder, { integration, sql: sql.slice(open + 1, close).trim() });
+    out += `${sql.slice(last, m.index)}${m[1]} ${placeholder}`;
+    last = close + 1;
+    pattern.lastIndex = last;
+  }
+  return { sql: out + sql.slice(last), natives };
+};
+
+const matchingParen = (sql: string, open: number) => {
+  let depth = 0;
+  let quote: string | null = null;
+  for (let i = open; i < sql.length; i++) {
+    const c = sql[i]!;
+    if (quote) {
+      if (c === quote) quote = sql[i + 1] === quote ? (i++, quote) : null;
+      continue;
+    }
+    if (c === "'" || c === '"' || c === '`') quote = c;
+    else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return i;
+  }
+  throw new SqlError(SqlErrorCode.Syntax, 'Unbalanced parentheses around the native query');
+};
+
+/** Removes `<integration>.` qualifiers (outside strings) so the query reads in the database's own terms. */
+export const stripQualifier = (sql: string, integration: string) => {
+  const key = integration.toLowerCase();
+  let out = '';
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i]!;
+    if (c === "'") {
+      let j = i + 1;
+      while (j < sql.length && !(sql[j] === "'" && sql[j + 1] !== "'")) j += sql[j] === "'" ? 2 : 1;
+      out += sql.slice(i, j + 1);
+      i = j + 1;
+      continue;
+    }
+    const m = /^("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_]*)\s*\.\s*/.exec(sql.slice(i));
+    const prev = sql[i - 1];
+    if (m && (prev === undefined || !/[A-Za-z0-9_."]/.test(prev))) {
+      const name = m[1]!.startsWith('"') ? m[1]!.slice(1, -1).replace(/""/g, '"') : m[1]!;
+      if (name.toLowerCase() === key) {
+        i += m[0].length;
+        continue;
+      }
+      out += m[0];
+      i += m[0].length;
+      continue;
+    }
+    out += c;
+    i++;
+  }
+  return out;
+};
+
+/** `"identifier"` → `` `identifier` `` (outside string literals), for MySQL and MariaDB. */
+export const doubleQuotesToBackticks = (sql: string) => {
+  let out = '';
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i]!;
+    if (c === "'") {
+      let j = i + 1;
+      while (j < sql.length && !(sql[j] === "'" && sql[j + 1] !== "'")) j += sql[j] === "'" ? 2 : 1;
+      out += sql.slice(i, j + 1);
+      i = j;
+    } else if (c === '"') {
+      let j = i + 1;
+      let name = '';
+      while (j < sql.length && !(sql[j] === '"' && sql[j + 1] !== '"')) {
+        name += sql[j] === '"' ? '"' : sql[j];
+        j += sql[j] === '"' ? 2 : 1;
+      }
+      out += `\`${name.replace(/`/g, '``')}\``;
+      i = j;
+    } else out += c;
+  }
+  return out;
+};
+
+/** `$name` placeholders (DuckDB's) become `?` in order, with their values. */
+export const positional = (sql: string, values: Record<string, unknown>) => {
+  const ordered: unknown[] = [];
+  const text = sql.replace(/\$([A-Za-z_][A-Za-z0-9_]*)/g, (_m, name: string) => {
+    const v = values[name];
+    ordered.push(typeof v === 'bigint' ? Number(v) : v);
+    return '?';
+  });
+  return { text, params: ordered };
+};
+
+const OPERATORS: Record<string, string> = {
+  COMPARE_EQUAL: '=',
+  COMPARE_NOTEQUAL: '<>',
+  COMPARE_LESSTHAN: '<',
+  COMPARE_GREATERTHAN: '>',
+  COMPARE_LESSTHANOREQUALTO: '<=',
+  COMPARE_GREATERTHANOREQUALTO: '>=',
+};
+
+const literal = (node: AstNode): string | null => {
+  if (node.class !== 'CONSTANT') return null;
+  const v = node.value as { is_null: boolean; value: unknown; type: { id: string } };
+  if (v.is_null) return null;
+  if (
+    typeof v.value === 'number' ||
+    /^(INTEGER|BIGINT|DOUBLE|DECIMAL|HUGEINT|SMALLINT|TINYINT)$/.test(v.type.id)
+  )
+    return /^-?\d+(\.\d+)?$/.test(String(v.value)) ? String(v.value) : null;
+  if (typeof v.value === 'boolean') return v.value ? 'TRUE' : 'FALSE';
+  if (typeof v.value === 'string') return `'${v.value.replace(/'/g, "''")}'`;
+  return null;
+};
+
+/**
+ * The conditions of a WHERE clause that concern only one external table and compare one of its
+ * columns with a constant: sent along with the fetch so only matching rows cross the wire. DuckDB
+ * still applies the whole WHERE afterwards, so pushing is only ever an optimisation.
+ */
+export const pushableFilters = (where: AstNode | null | undefined, alias: string, onlyTable: boolean) => {
+  const conjuncts: AstNode[] = [];
+  const flatten = (n: AstNode | null | undefined) => {
+    if (!n) return;
+    if (n.class === 'CONJUNCTION' && n.type === 'CONJUNCTION_AND')
+      for (const c of n.children as AstNode[]) flatten(c);
+    else conjuncts.push(n);
+  };
+  flatten(where);
+  const filters: ((quote: (id: string) => string) => string)[] = [];
+  for (const c of conjuncts) {
+    const op = OPERATORS[String(c.type)];
+    if (c.class !== 'COMPARISON' || !op) continue;
+    let column = c.left as AstNode;
+    let value = c.right as AstNode;
+    let operator = op;
+    if (column.class !== 'COLUMN_REF') {
+      [column, value] = [value, column];
+      operator = { '<': '>', '>': '<', '<=': '>=', '>=': '<=' }[op] ?? op;
+    }
+    if (column.class !== 'COLUMN_REF') continue;
+    const names = column.column_names as string[];
+    const belongs =
+      names.length === 2 ? names[0]!.toLowerCase() === alias.toLowerCase() : names.length === 1 && onlyTable;
+    const lit = literal(value);
+    if (!belongs || lit === null) continue;
+    const col = names[names.length - 1]!;
+    filters.push((quote) => `${quote(col)} ${operator} ${lit}`);
+  }
+  return filters;
+};
+
+/** Converts an external result into a DuckDB temporary table on this connection. */
+export const loadIntoDuckDb = async (c: DuckDBConnection, temp: string, result: ExternalResult) => {
+  if (result.rows.length > FETCH_LIMIT)
+    throw new SqlError(
+      SqlErrorCode.Invalid,
+      `A joined external table returned more than ${FETCH_LIMIT} rows; filter it, or run the query in that database alone`,
+    );
+  const raw = `${temp}_raw`;
+  const columns = result.columns.length ? result.columns : [{ name: 'empty', type: 'VARCHAR' }];
+  await c.run(
+    `CREATE OR REPLACE TEMP TABLE ${q(raw)} (${columns.map((col) => `${q(col.name)} VARCHAR`).join(', ')})`,
+  );
+  const appender = await c.createAppender(raw);
+  try {
+    for (const row of result.rows) {
+      for (let i = 0; i < columns.length; i++) {
+        const v = row[i];
+        if (v === null || v === undefined) appender.appendNull();
+        else appender.appendVarchar(asText(v));
+      }
+      appender.endRow();
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+  await c.run(
+    `CREATE OR REPLACE TEMP TABLE ${q(temp)} AS SELECT ${columns
+      .map((col) =>
+        col.type === 'VARCHAR' ? q(col.name) : `TRY_CAST(${q(col.name)} AS ${col.type}) AS ${q(col.name)}`,
+      )
+      .join(', ')} FROM ${q(raw)}`,
+  );
+  await c.run(`DROP TABLE ${q(raw)}`);
+};
+
+const asText = (v: unknown): string => {
+  if (v instanceof Date) return v.toISOString().replace('T', ' ').replace('Z', '');
+  if (Buffer.isBuffer(v)) return v.toString('base64');
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+};
+
+/** An external result as a SQL answer, cells as JSON values with the same conventions as DuckDB's. */
+export const externalAnswer = (result: ExternalResult, rowLimit: number) => {
+  const rows = result.rows.slice(0, rowLimit).map((row) =>
+    row.map((v, i) => {
+      const type = result.columns[i]?.type ?? 'VARCHAR';
+      if (v === null || v === undefined) return null;
+      if (type === 'BIGINT') {
+        const n = Number(v);
+        return Number.isSafeInteger(n) ? n : String(v);
+      }
+      if (type === 'DOUBLE') {
+        const n = Number(v);
+        return Number.isFinite(n) ? n : null;
+      }
+      if (type === 'TIMESTAMP') {
+        const d =
+          v instanceof Date
+            ? v
+            : new Date(/[+-]\d\d(:?\d\d)?$|Z$/.test(String(v)) ? String(v) : `${String(v)}Z`);
+        return Number.isFinite(d.getTime())
+          ? `${d.toISOString().replace('T', ' ').slice(0, 23)}000`
+          : String(v);
+      }
+      if (type === 'DATE') return v instanceof Date ? v.toISOString().slice(0, 10) : String(v).slice(0, 10);
+      if (Buffer.isBuffer(v)) return v.toString('base64');
+      return v;
+    }),
+  );
+  return {
+    column_names: result.columns.map((c) => c.name),
+    column_types: result.columns.map((c) => c.type),
+    data: rows,
+    truncated: result.rows.length > rowLimit,
+  };
+};
+
+export type Externals = { get(name: string): Promise<ExternalDatabase> };

@@ -1,0 +1,178 @@
+import pg from 'pg';
+import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { freshMariaData, freshPostgresData } from '../support/external';
+import { POSTGRES_ADMIN_URL } from '../support/postgres';
+import { startProxy } from '../support/proxy';
+
+type Answer = {
+  type: string;
+  column_names?: string[];
+  data?: unknown[][];
+  error_code?: number;
+  error_message?: string;
+};
+
+const ORDERS = [
+  'CREATE TABLE orders (id int PRIMARY KEY, customer text, amount numeric(10,2), placed date)',
+  "INSERT INTO orders SELECT g, 'c' || (g % 4), (g % 100) * 1.5, DATE '2024-01-01' + (g % 365) FROM generate_series(1, 10000) g",
+  'CREATE SCHEMA sales',
+  'CREATE TABLE sales.targets (customer text, goal int)',
+  "INSERT INTO sales.targets VALUES ('c0', 1), ('c1', 2)",
+];
+const CUSTOMERS = [
+  'CREATE TABLE customers (name varchar(20), city varchar(20), vip boolean)',
+  "INSERT INTO customers VALUES ('c0', 'Paris', 1), ('c1', 'Oslo', 0), ('c2', 'Rome', 1), ('c3', 'Lima', 0)",
+];
+
+describe.each(storeKinds)('external databases (event store: %s)', (store) => {
+  let t: TestApp;
+  let pgData: Awaited<ReturnType<typeof freshPostgresData>>;
+  let myData: Awaited<ReturnType<typeof freshMariaData>>;
+  let proxy: Awaited<ReturnType<typeof startProxy>>;
+  const sql = async (query: string, params?: Record<string, unknown>) =>
+    (await t.http.post('/api/sql/query').send({ query, params }).expect(200)).body as Answer;
+
+  beforeAll(async () => {
+    pgData = await freshPostgresData(ORDERS);
+    myData = await freshMariaData(CUSTOMERS);
+    proxy = await startProxy(5432);
+    t = await startTestApp(store, { SQL_TIMEOUT_MS: '5000', DB_CONNECT_TIMEOUT_MS: '1000' });
+    const p = { ...pgData.parameters, port: proxy.port };
+    expect(
+      await sql(`CREATE DATABASE shop WITH ENGINE = 'postgres', PARAMETERS = ${JSON.stringify(p)}`),
+    ).toMatchObject({ type: 'ok' });
+    await t.http
+      .post('/api/databases')
+      .send({ database: { name: 'crm', engine: 'mariadb', parameters: myData.parameters } })
+      .expect(201);
+    await t.http
+      .post('/api/projects/mindsdb/skills')
+      .send({ skill: { name: 'c1', type: 'x', params: {} } })
+      .expect(201);
+  });
+  afterAll(async () => {
+    await t.dispose();
+    await proxy.down().catch(() => undefined);
+    await pgData.drop();
+    await myData.drop();
+  });
+
+  it('lists an external database’s tables', async () => {
+    expect((await sql('SHOW TABLES FROM shop')).data).toEqual([['orders']]);
+    expect((await sql('SHOW FULL TABLES FROM crm')).data).toEqual([['customers', 'BASE TABLE']]);
+  });
+
+  it('pushes a query over one database down whole: only the answer crosses the wire', async () => {
+    proxy.resetCount();
+    const a = await sql(
+      'SELECT customer, count(*) AS n, sum(amount) AS total FROM shop.orders GROUP BY customer ORDER BY customer',
+    );
+    expect(a.column_names).toEqual(['customer', 'n', 'total']);
+    expect(a.data).toEqual([
+      ['c0', 2500, expect.any(Number)],
+      ['c1', 2500, expect.any(Number)],
+      ['c2', 2500, expect.any(Number)],
+      ['c3', 2500, expect.any(Number)],
+    ]);
+    expect(proxy.bytes).toBeLessThan(4000);
+    expect((await sql('SELECT goal FROM shop.sales.targets WHERE customer = :c', { c: 'c1' })).data).toEqual([
+      [2],
+    ]);
+    expect((await sql('SELECT name FROM crm.customers WHERE vip = true ORDER BY name')).data).toEqual([
+      ['c0'],
+      ['c2'],
+    ]);
+  });
+
+  it('joins an external table with another database, a file and a projection, pushing filters down', async () => {
+    proxy.resetCount();
+    const joined = await sql(
+      `SELECT o.customer, c.city, count(*) AS n FROM shop.orders o JOIN crm.customers c ON c.name = o.customer
+        WHERE o.id <= 100 GROUP BY 1, 2 ORDER BY 1`,
+    );
+    expect(joined.data).toEqual([
+      ['c0', 'Paris', 25],
+      ['c1', 'Oslo', 25],
+      ['c2', 'Rome', 25],
+      ['c3', 'Lima', 25],
+    ]);
+    // Only the 100 filtered orders came over, not 10,000.
+    expect(proxy.bytes).toBeLessThan(30_000);
+
+    await t.http
+      .put('/api/files/goals')
+      .attach('file', Buffer.from('customer,goal\nc0,10\nc3,30\n'), 'goals.csv')
+      .expect(200);
+    const withFile = await sql(
+      'SELECT g.customer, g.goal, count(*) AS n FROM shop.orders o JOIN files.goals g ON g.customer = o.customer WHERE o.id < 9 GROUP BY 1, 2 ORDER BY 1',
+    );
+    expect(withFile.data).toEqual([
+      ['c0', 10, 2],
+      ['c3', 30, 2],
+    ]);
+    const withProjection = await sql(
+      'SELECT s.NAME, count(*) AS n FROM shop.orders o JOIN mindsdb.skills s ON s.NAME = o.customer WHERE o.id < 9 GROUP BY 1',
+    );
+    expect(withProjection.data).toEqual([['c1', 2]]);
+  });
+
+  it('runs native queries in the database’s own dialect', async () => {
+    expect(
+      (
+        await sql(
+          'SELECT * FROM shop (SELECT customer, max(id)::int AS top FROM orders GROUP BY customer) AS x ORDER BY customer',
+        )
+      ).data,
+    ).toEqual([
+      ['c0', 10000],
+      ['c1', 9997],
+      ['c2', 9998],
+      ['c3', 9999],
+    ]);
+    expect((await sql('SELECT * FROM crm (SELECT name FROM customers WHERE city LIKE "R%")')).data).toEqual([
+      ['c2'],
+    ]);
+  });
+
+  it('reports external errors with the database named', async () => {
+    expect(await sql('SELECT * FROM shop.nope')).toMatchObject({
+      type: 'error',
+      error_code: 1146,
+      error_message: expect.stringMatching(/^shop: /),
+    });
+    expect(await sql('SELECT nope FROM crm.customers')).toMatchObject({ type: 'error', error_code: 1054 });
+  });
+
+  it('answers errors, not hangs, while a database is down, and works again when it returns', async () => {
+    await proxy.down();
+    const started = Date.now();
+    const down = await sql('SELECT count(*) FROM shop.orders');
+    expect(down).toMatchObject({
+      type: 'error',
+      error_code: 2003,
+      error_message: expect.stringMatching(/^shop: /),
+    });
+    expect(Date.now() - started).toBeLessThan(4000);
+    await proxy.up();
+    expect((await sql('SELECT count(*) AS n FROM shop.orders')).data).toEqual([[10000]]);
+  });
+
+  it('closes the pool when the database is dropped', async () => {
+    const count = async () => {
+      const c = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+      await c.connect();
+      const r = await c.query<{ n: string }>(
+        'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1',
+        [pgData.name],
+      );
+      await c.end();
+      return Number(r.rows[0]!.n);
+    };
+    expect(await count()).toBeGreaterThan(0);
+    expect(await sql('DROP DATABASE shop')).toMatchObject({ type: 'ok' });
+    const deadline = Date.now() + 2000;
+    while ((await count()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await count()).toBe(0);
+    expect(await sql('SELECT * FROM shop.orders')).toMatchObject({ type: 'error', error_code: 1049 });
+  });
+});
