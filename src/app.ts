@@ -105,7 +105,11 @@ export const createApp = async (
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
   const log = await openEventLog({ url: config.eventStoreUrl, dataDir: config.dataDir, clock });
-  const duck = await openDuck({ file: config.duckdbFile, allowedDirectory: `${config.dataDir}/files` });
+  const duck = await openDuck({
+    file: config.duckdbFile,
+    allowedDirectory: `${config.dataDir}/files`,
+    threads: config.duckdbThreads,
+  });
   const blobs = await openBlobStore(
     config.dataDir,
     log.kind === 'postgres' ? config.eventStoreUrl : undefined,

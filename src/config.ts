@@ -20,6 +20,7 @@ const envSchema = z.object({
     .default(1024 * 1024 * 1024),
   FILE_URL_UPLOAD: z.enum(['true', 'false', '1', '0']).default('false'),
   DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1).default(5000),
+  DUCKDB_THREADS: z.coerce.number().int().min(1).optional(),
 });
 
 export type Config = {
@@ -37,6 +38,7 @@ export type Config = {
   fileUploadMaxBytes: number;
   fileUrlUpload: boolean;
   dbConnectTimeoutMs: number;
+  duckdbThreads: number | undefined;
 };
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
@@ -64,5 +66,6 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     fileUploadMaxBytes: e.FILE_UPLOAD_MAX_BYTES,
     fileUrlUpload: e.FILE_URL_UPLOAD === 'true' || e.FILE_URL_UPLOAD === '1',
     dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
+    duckdbThreads: e.DUCKDB_THREADS,
   };
 };

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 
@@ -35,9 +36,9 @@ export const openDuck = async (options: {
     // No network here and no reason to fetch code at run time: unknown extensions fail fast.
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
-    // Many small concurrent queries are the common load: one thread per query plus more pooled
-    // connections beat intra-query parallelism on a small machine (bench/sql.bench.ts).
-    threads: String(options.threads ?? 1),
+    // Bulk loads and scans want every core; many small queries are served by the pooled
+    // connections (and the answer cache) rather than by intra-query parallelism.
+    threads: String(options.threads ?? Math.max(1, os.availableParallelism())),
   });
   const writer = await instance.connect();
   // These switches only take effect as statements, in this order (stack-notes §7). Once the

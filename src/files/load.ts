@@ -59,27 +59,30 @@ export const analyzeFile = async (c: DuckDBConnection, path: string, format: Fil
       column_name: string;
       column_type: string;
     }[];
-    const rowCount = Number((await c.runAndReadAll(`SELECT count(*) FROM ${from}`)).getRowsJS()[0]![0]);
     let columns: Column[] = described.map((d) => ({ name: d.column_name, type: d.column_type }));
-    if (csv) {
-      const checks = described.flatMap((d) => {
-        const v = `nullif(trim(${ident(d.column_name)}), '')`;
-        return [`count(${v})`, ...CANDIDATES.map((t) => `count(TRY_CAST(${v} AS ${t}))`)];
-      });
-      const counts = (await c.runAndReadAll(`SELECT ${checks.join(', ')} FROM ${from}`))
-        .getRowsJS()[0]!
-        .map(Number);
-      columns = described.map((d, i) => {
-        const base = i * (CANDIDATES.length + 1);
-        const nonEmpty = counts[base]!;
-        const type =
-          nonEmpty === 0
-            ? 'VARCHAR'
-            : (CANDIDATES.find((_t, k) => counts[base + 1 + k]! >= nonEmpty * (1 - TOLERATED_INVALID)) ??
-              'VARCHAR');
-        return { name: d.column_name, type };
-      });
+    if (!csv) {
+      const rowCount = Number((await c.runAndReadAll(`SELECT count(*) FROM ${from}`)).getRowsJS()[0]![0]);
+      return { csv, columns, rowCount };
     }
+    // One pass over the file: the row count and, per column, how many cells each type can hold.
+    const checks = described.flatMap((d) => {
+      const v = `nullif(trim(${ident(d.column_name)}), '')`;
+      return [`count(${v})`, ...CANDIDATES.map((t) => `count(TRY_CAST(${v} AS ${t}))`)];
+    });
+    const counts = (await c.runAndReadAll(`SELECT count(*), ${checks.join(', ')} FROM ${from}`))
+      .getRowsJS()[0]!
+      .map(Number);
+    const rowCount = counts[0]!;
+    columns = described.map((d, i) => {
+      const base = 1 + i * (CANDIDATES.length + 1);
+      const nonEmpty = counts[base]!;
+      const type =
+        nonEmpty === 0
+          ? 'VARCHAR'
+          : (CANDIDATES.find((_t, k) => counts[base + 1 + k]! >= nonEmpty * (1 - TOLERATED_INVALID)) ??
+            'VARCHAR');
+      return { name: d.column_name, type };
+    });
     return { csv, columns, rowCount };
   } catch (error) {
     throw invalid(
