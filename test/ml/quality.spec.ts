@@ -1,0 +1,141 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { makePredictor } from '../../src/ml/predict';
+import { serializeArtifact } from '../../src/ml/artifact';
+import { shuffledIndices } from '../../src/ml/random';
+import { trainModel } from '../../src/ml/train';
+import { balancedAccuracy, r2 } from '../../src/ml/metrics';
+
+const DATA = path.resolve(__dirname, '../../../shared/data');
+
+/** The CSV as rows of strings (the engine reads types itself), without a library: a plain file. */
+const readCsv = (file: string) => {
+  const [header, ...lines] = fs.readFileSync(path.join(DATA, file), 'utf8').trim().split('\n');
+  const names = header!.split(',');
+  return lines.map((line) => {
+    // home_rentals quotes the odd "640,56": split on commas outside quotes.
+    const cells = line
+      .match(/("([^"]|"")*"|[^,]*)(,|$)/g)!
+      .map((c) => c.replace(/,$/, '').replace(/^"|"$/g, ''));
+    return Object.fromEntries(names.map((n, i) => [n, cells[i] ?? '']));
+  });
+};
+
+const split = (rows: Record<string, string>[], seed = 7) => {
+  const order = shuffledIndices(rows.length, seed);
+  const cut = Math.floor(rows.length * 0.8);
+  return { train: order.slice(0, cut).map((i) => rows[i]!), test: order.slice(cut).map((i) => rows[i]!) };
+};
+
+describe('the tabular engine on home_rentals', () => {
+  const rows = readCsv('home_rentals.csv');
+  const { train, test } = split(rows);
+
+  it.each([
+    ['with initial_price', (r: Record<string, string>) => r],
+    ['without initial_price', ({ initial_price: _p, ...r }: Record<string, string>) => r],
+  ])('predicts rental_price %s with r2 ≥ 0.99 on held-out rows', (_label, shape) => {
+    const artifact = trainModel(train.map(shape), 'rental_price');
+    const predictor = makePredictor(artifact);
+    const out = predictor.predict(test.map(shape).map(({ rental_price: _t, ...r }) => r));
+    const score = r2(
+      test.map((r) => Number(r.rental_price)),
+      out.map((o) => o.rental_price as number),
+    );
+    expect(score).toBeGreaterThanOrEqual(0.99);
+    expect(artifact.columns.find((c) => c.name === 'sqft')?.dtype).toBe('integer');
+  });
+
+  it('covers the truth with [min, max] about 90% of the time at fixed_confidence 0.9', () => {
+    const shape = ({ initial_price: _p, ...r }: Record<string, string>) => r;
+    const predictor = makePredictor(trainModel(train.map(shape), 'rental_price'));
+    const out = predictor.predict(test.map(shape), { fixed_confidence: 0.9 });
+    const covered = out.filter((o, i) => {
+      const truth = Number(test[i]!.rental_price);
+      return (o.rental_price_min as number) <= truth && truth <= (o.rental_price_max as number);
+    }).length;
+    const coverage = covered / out.length;
+    expect(coverage).toBeGreaterThanOrEqual(0.86);
+    expect(coverage).toBeLessThanOrEqual(0.94);
+    // Given the truth, the anomaly flag says whether it fell outside the interval.
+    expect(out.filter((o) => o.rental_price_anomaly === true).length).toBe(out.length - covered);
+    expect(out[0]!.rental_price_confidence).toBe(0.9);
+  });
+
+  it('answers every field with the explain keys in MindsDB order', () => {
+    const predictor = makePredictor(trainModel(train, 'rental_price'));
+    const [row] = predictor.predict([{ sqft: '823', location: 'good', number_of_rooms: '1' }]);
+    expect(Object.keys(row!)).toEqual([
+      'number_of_rooms',
+      'number_of_bathrooms',
+      'sqft',
+      'location',
+      'days_on_market',
+      'initial_price',
+      'neighborhood',
+      'rental_price',
+      'rental_price_original',
+      'rental_price_confidence',
+      'rental_price_explain',
+      'rental_price_anomaly',
+      'rental_price_min',
+      'rental_price_max',
+      'select_data_query',
+      'when_data',
+      '__mindsdb_row_id',
+    ]);
+    expect(row).toMatchObject({
+      sqft: '823',
+      number_of_bathrooms: null,
+      rental_price_original: null,
+      rental_price_anomaly: null,
+    });
+    // rental_price has fractional values in the data (4123.812), so it is a float target.
+    expect(typeof row!.rental_price).toBe('number');
+    expect(row!.rental_price_min as number).toBeLessThanOrEqual(row!.rental_price as number);
+    expect(row!.rental_price_max as number).toBeGreaterThanOrEqual(row!.rental_price as number);
+    const explain = row!.rental_price_explain as string;
+    expect(Object.keys(JSON.parse(explain))).toEqual([
+      'predicted_value',
+      'confidence',
+      'anomaly',
+      'truth',
+      'confidence_lower_bound',
+      'confidence_upper_bound',
+    ]);
+    expect(explain).toMatch(
+      /^\{"predicted_value": \d+, "confidence": [\d.]+, "anomaly": null, "truth": null, /,
+    );
+    expect(row!.rental_price_min as number).toBeGreaterThanOrEqual(0);
+  });
+
+  it('beats the majority baseline on balanced accuracy when predicting location', () => {
+    const artifact = trainModel(train, 'location');
+    const predictor = makePredictor(artifact);
+    const out = predictor.predict(test.map(({ location: _l, ...r }) => r));
+    const classes = artifact.classes;
+    const truth = test.map((r) => classes.indexOf(r.location!));
+    const score = balancedAccuracy(
+      truth,
+      out.map((o) => classes.indexOf(o.location as string)),
+    );
+    const majority = balancedAccuracy(
+      truth,
+      truth.map(() => 0),
+    );
+    expect(score).toBeGreaterThan(majority + 0.1);
+    const explain = JSON.parse(out[0]!.location_explain as string);
+    expect(Object.keys(explain).slice(0, 4)).toEqual(['predicted_value', 'confidence', 'anomaly', 'truth']);
+    expect(Object.keys(explain).filter((k) => k.startsWith('probability_class_'))).toHaveLength(
+      classes.length,
+    );
+    expect(out[0]!.location_confidence).toBeGreaterThan(0);
+  });
+
+  it('is deterministic: the same data and seed give byte-identical artifacts', () => {
+    const small = train.slice(0, 800);
+    expect(serializeArtifact(trainModel(small, 'rental_price', { seed: 3 }))).toBe(
+      serializeArtifact(trainModel(small, 'rental_price', { seed: 3 })),
+    );
+  });
+});
