@@ -104,7 +104,7 @@ describe('the tabular engine on home_rentals', () => {
       'confidence_upper_bound',
     ]);
     expect(explain).toMatch(
-      /^\{"predicted_value": \d+, "confidence": [\d.]+, "anomaly": null, "truth": null, /,
+      /^\{"predicted_value": [\d.]+, "confidence": [\d.]+, "anomaly": null, "truth": null, /,
     );
     expect(row!.rental_price_min as number).toBeGreaterThanOrEqual(0);
   });
