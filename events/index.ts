@@ -3,6 +3,7 @@ import { chatbotContracts } from './chatbots';
 import type { EventContract } from './contract';
 import { databaseContracts } from './databases';
 import { fileContracts } from './files';
+import { modelContracts } from './models';
 import { projectLifecycleContracts } from './projects';
 import { skillContracts } from './skills';
 
@@ -13,6 +14,7 @@ export * from './skills';
 export * from './agents';
 export * from './chatbots';
 export * from './files';
+export * from './models';
 
 /** Every event type the log may hold. A type missing here cannot be appended. */
 export const allContracts: readonly EventContract[] = [
@@ -22,4 +24,5 @@ export const allContracts: readonly EventContract[] = [
   ...agentContracts,
   ...chatbotContracts,
   ...fileContracts,
+  ...modelContracts,
 ];

@@ -4,6 +4,7 @@ import { chatbotsProjection } from './chatbots';
 import { databasesProjection } from './databases';
 import { eventsProjection } from './events';
 import { filesProjection } from './files';
+import { modelsProjection } from './models';
 import { projectsProjection } from './projects';
 import { skillsProjection } from './skills';
 
@@ -19,6 +20,7 @@ export const allProjections: readonly TableProjection[] = [
   agentsProjection,
   chatbotsProjection,
   filesProjection,
+  modelsProjection,
 ];
 
 export { fileTablesProjection } from './files';

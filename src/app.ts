@@ -20,6 +20,8 @@ import { errorMapper, sendProblem } from './http/problem';
 import { openBlobStore, type BlobStore } from './files/blobs';
 import { fileRoutes } from './files/routes';
 import { externalDatabases } from './integrations/pools';
+import { modelRoutes } from './models/routes';
+import { instanceIdOf, modelsService, type TrainingRows } from './models/service';
 import { filesService } from './files/service';
 import { createLogger } from './logger';
 import { ProjectionRunner } from './projection/runner';
@@ -33,14 +35,15 @@ import { skillsService } from './skills/service';
 import { systemClock, type Clock } from './shared/time';
 import { systemRoutes, VERSION } from './system/routes';
 
-export const buildServices = (ctx: AppContext, blobs: BlobStore) => {
+export const buildServices = (ctx: AppContext, blobs: BlobStore, training: TrainingRows) => {
   const projects = projectsService(ctx);
+  const models = modelsService(ctx, projects, blobs, training, instanceIdOf(ctx.config.dataDir));
   const files = filesService(ctx, blobs);
   const databases = databasesService(ctx, projects);
   const skills = skillsService(ctx, projects);
   const agents = agentsService(ctx, projects, skills);
   const chatbots = chatbotsService(ctx, projects, agents, databases);
-  return { projects, databases, skills, agents, chatbots, files };
+  return { projects, databases, skills, agents, chatbots, files, models };
 };
 export type Services = ReturnType<typeof buildServices>;
 
@@ -59,6 +62,7 @@ export const buildHttpApp = (
   agentRoutes(api, services.agents, services.projects);
   chatbotRoutes(api, services.chatbots, services.projects);
   sqlRoutes(api, sql);
+  modelRoutes(api, services.models, services.projects, sql);
   fileRoutes(api, services.files, {
     maxBytes: ctx.config.fileUploadMaxBytes,
     urlUploadEnabled: ctx.config.fileUrlUpload,
@@ -133,14 +137,19 @@ export const createApp = async (
     clock,
     logger,
   };
-  const services = buildServices(ctx, blobs);
+  // Training reads its rows through the SQL service, which is built from the services: late-bound.
+  let sqlRef: SqlService | undefined;
+  const training: TrainingRows = { rows: (database, query) => sqlRef!.queryRows(database, query) };
+  const services = buildServices(ctx, blobs, training);
   await services.projects.ensureDefault();
   const externals = externalDatabases(ctx, {
     connectTimeoutMs: config.dbConnectTimeoutMs,
     queryTimeoutMs: config.sqlTimeoutMs,
   });
-  const sql = sqlService(ctx, services, externals);
+  const sql = sqlService(ctx, services, externals, services.models);
+  sqlRef = sql;
   await sql.install();
+  await services.models.recoverInterruptedTrainings();
   const { app, api } = buildHttpApp(ctx, services, sql);
   return {
     ctx,
@@ -149,6 +158,8 @@ export const createApp = async (
     app,
     api,
     close: async () => {
+      // Let trainings this process started finish recording (bounded), then stop.
+      await Promise.race([services.models.idle(), new Promise((r) => setTimeout(r, 10_000))]);
       projections.stop();
       await externals.closeAll();
       await log.close();

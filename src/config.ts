@@ -21,6 +21,7 @@ const envSchema = z.object({
   FILE_URL_UPLOAD: z.enum(['true', 'false', '1', '0']).default('false'),
   DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1).default(5000),
   DUCKDB_THREADS: z.coerce.number().int().min(1).optional(),
+  TRAIN_ROW_LIMIT: z.coerce.number().int().min(1).default(1_000_000),
 });
 
 export type Config = {
@@ -39,6 +40,7 @@ export type Config = {
   fileUrlUpload: boolean;
   dbConnectTimeoutMs: number;
   duckdbThreads: number | undefined;
+  trainRowLimit: number;
 };
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
@@ -67,5 +69,6 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     fileUrlUpload: e.FILE_URL_UPLOAD === 'true' || e.FILE_URL_UPLOAD === '1',
     dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
     duckdbThreads: e.DUCKDB_THREADS,
+    trainRowLimit: e.TRAIN_ROW_LIMIT,
   };
 };

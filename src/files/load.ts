@@ -67,20 +67,25 @@ export const analyzeFile = async (c: DuckDBConnection, path: string, format: Fil
     // One pass over the file: the row count and, per column, how many cells each type can hold.
     const checks = described.flatMap((d) => {
       const v = `nullif(trim(${ident(d.column_name)}), '')`;
-      return [`count(${v})`, ...CANDIDATES.map((t) => `count(TRY_CAST(${v} AS ${t}))`)];
+      return [
+        `count(${v})`,
+        ...CANDIDATES.map((t) => `count(TRY_CAST(${v} AS ${t}))`),
+        // DuckDB casts '4123.8' to BIGINT by rounding: a column is integral only if no value has a fraction.
+        `count(CASE WHEN TRY_CAST(${v} AS DOUBLE) <> trunc(TRY_CAST(${v} AS DOUBLE)) THEN 1 END)`,
+      ];
     });
     const counts = (await c.runAndReadAll(`SELECT count(*), ${checks.join(', ')} FROM ${from}`))
       .getRowsJS()[0]!
       .map(Number);
     const rowCount = counts[0]!;
     columns = described.map((d, i) => {
-      const base = 1 + i * (CANDIDATES.length + 1);
+      const base = 1 + i * (CANDIDATES.length + 2);
       const nonEmpty = counts[base]!;
-      const type =
-        nonEmpty === 0
-          ? 'VARCHAR'
-          : (CANDIDATES.find((_t, k) => counts[base + 1 + k]! >= nonEmpty * (1 - TOLERATED_INVALID)) ??
-            'VARCHAR');
+      const fractional = counts[base + 1 + CANDIDATES.length]!;
+      const fits = (t: (typeof CANDIDATES)[number]) =>
+        counts[base + 1 + CANDIDATES.indexOf(t)]! >= nonEmpty * (1 - TOLERATED_INVALID) &&
+        (t !== 'BIGINT' || fractional === 0);
+      const type = nonEmpty === 0 ? 'VARCHAR' : (CANDIDATES.find(fits) ?? 'VARCHAR');
       return { name: d.column_name, type };
     });
     return { csv, columns, rowCount };

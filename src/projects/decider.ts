@@ -2,6 +2,7 @@ import type {
   AgentDeleted,
   AnyRecordedEvent,
   ChatbotDeleted,
+  ModelDeleted,
   ProjectCreated,
   ProjectDeleted,
   SkillDeleted,
@@ -53,7 +54,7 @@ export const requireLiveProject = (state: ProjectState) => {
   return state;
 };
 
-type ProjectRemoval = ChatbotDeleted | AgentDeleted | SkillDeleted | ProjectDeleted;
+type ProjectRemoval = ChatbotDeleted | AgentDeleted | SkillDeleted | ModelDeleted | ProjectDeleted;
 
 /** Deleting a project removes what it contains first, each removal an event, then the project. */
 const removeProject = (
@@ -74,6 +75,10 @@ const removeProject = (
     ...[...aggregate.skills.values()].map((s): SkillDeleted => ({
       type: 'SkillDeleted',
       data: { projectId, skillId: Number(s.id), name: s.name, deletedAt: at },
+    })),
+    ...[...aggregate.models.values()].map((m): ModelDeleted => ({
+      type: 'ModelDeleted',
+      data: { projectId, project: project.name, name: m.name, deletedAt: at },
     })),
     { type: 'ProjectDeleted', data: { projectId, name: project.name, deletedAt: at } },
   ];

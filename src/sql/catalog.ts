@@ -51,27 +51,9 @@ const informationSchemaViews: Record<string, string> = {
   SKILLS: `SELECT NAME, PROJECT, TYPE, CAST(PARAMS AS VARCHAR) AS PARAMS FROM main.skills ORDER BY ID`,
   AGENTS: `SELECT NAME, PROJECT, MODEL_NAME, SKILLS, CAST(PARAMS AS VARCHAR) AS PARAMS FROM main.agents ORDER BY ID`,
   CHATBOTS: `SELECT NAME, PROJECT, DATABASE, AGENT, MODEL_NAME, CAST(PARAMS AS VARCHAR) AS PARAMS, IS_RUNNING, LAST_ERROR, WEBHOOK_TOKEN FROM main.chatbots ORDER BY ID`,
-  MODELS: emptyTable({
-    NAME: 'VARCHAR',
-    ENGINE: 'VARCHAR',
-    PROJECT: 'VARCHAR',
-    ACTIVE: 'BOOLEAN',
-    VERSION: 'INTEGER',
-    STATUS: 'VARCHAR',
-    ACCURACY: 'DOUBLE',
-    PREDICT: 'VARCHAR',
-    UPDATE_STATUS: 'VARCHAR',
-    MINDSDB_VERSION: 'VARCHAR',
-    ERROR: 'VARCHAR',
-    SELECT_DATA_QUERY: 'VARCHAR',
-    TRAINING_OPTIONS: 'VARCHAR',
-    CURRENT_TRAINING_PHASE: 'INTEGER',
-    TOTAL_TRAINING_PHASES: 'INTEGER',
-    TRAINING_PHASE_NAME: 'VARCHAR',
-    TAG: 'VARCHAR',
-    CREATED_AT: 'TIMESTAMP',
-    TRAINING_TIME: 'DOUBLE',
-  }),
+  MODELS: `SELECT NAME, ENGINE, PROJECT, ACTIVE, VERSION, STATUS, ACCURACY, PREDICT, UPDATE_STATUS, MINDSDB_VERSION,
+      ERROR, SELECT_DATA_QUERY, CAST(TRAINING_OPTIONS AS VARCHAR) AS TRAINING_OPTIONS, CURRENT_TRAINING_PHASE,
+      TOTAL_TRAINING_PHASES, TRAINING_PHASE_NAME, TAG, CREATED_AT, TRAINING_TIME FROM main.models ORDER BY ID, VERSION`,
   KNOWLEDGE_BASES: emptyTable({
     NAME: 'VARCHAR',
     PROJECT: 'VARCHAR',
@@ -177,6 +159,8 @@ export type CatalogLookup = {
   isProject(name: string): Promise<string | undefined>;
   /** The uploaded file's table name (its key) if there is one. */
   isFile(name: string): Promise<string | undefined>;
+  /** Whether `project` has a model called `name` (queried as a table it predicts). */
+  isModel(project: string, name: string): Promise<boolean>;
   isIntegration(name: string): Promise<string | undefined>;
 };
 
@@ -232,7 +216,17 @@ export const catalogResolver = (lookup: CatalogLookup) => {
     throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${database} does not exist`);
   };
 
-  return { resolve, integration: (name: string) => lookup.isIntegration(name), forget: () => made.clear() };
+  return {
+    resolve,
+    integration: (name: string) => lookup.isIntegration(name),
+    /** The project's canonical name when `database.table` names one of its models. */
+    model: async (database: string, table: string) => {
+      const project = await lookup.isProject(database);
+      if (!project || PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
+      return (await lookup.isModel(project, table)) ? project : undefined;
+    },
+    forget: () => made.clear(),
+  };
 };
 
 export type CatalogResolver = ReturnType<typeof catalogResolver>;

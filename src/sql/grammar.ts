@@ -12,9 +12,31 @@ start
   = _ s:statement _ (";" _)* !. { return s; }
 
 statement
-  = createProject / dropProject / createDatabase / dropDatabase
+  = createModel / retrainModel / dropModel
+  / createProject / dropProject / createDatabase / dropDatabase
   / createResource / updateResource / alterResource / dropResource
   / show / describe / use / set
+
+createModel
+  = CREATE __ replace:(OR __ REPLACE __)? (MODEL / PREDICTOR) ine:ifNotExists __ name:qualifiedName
+    from:(__ FROM __ db:identifier _ q:parenthesized { return { database: db, query: q }; })?
+    __ PREDICT __ target:identifier (__ AS __ identifier)?
+    using:(__ USING __ a:assignments { return a; })?
+    { return { kind: 'CreateModel', name, replace: !!replace, ifNotExists: ine, from: from ?? null, target, options: using ?? {} }; }
+
+retrainModel
+  = RETRAIN __ ((MODEL / PREDICTOR) __)? name:qualifiedName
+    from:(__ FROM __ db:identifier _ q:parenthesized { return { database: db, query: q }; })?
+    target:(__ PREDICT __ t:identifier { return t; })?
+    using:(__ USING __ a:assignments { return a; })?
+    { return { kind: 'RetrainModel', name, from: from ?? null, target: target ?? null, options: using ?? {} }; }
+
+dropModel
+  = DROP __ (MODEL / PREDICTOR) ie:ifExists __ name:dottedName
+    { return { kind: 'DropModel', name, ifExists: ie }; }
+
+parenthesized = "(" body:$parenBody ")" { return body.trim(); }
+parenBody = (string / "(" parenBody ")" / [^()'"])*
 
 createProject
   = CREATE __ PROJECT ine:ifNotExists __ name:identifier
@@ -136,6 +158,11 @@ __ "whitespace" = ([ \t\r\n] / comment)+
 comment = "--" [^\n]* / "/*" (!"*/" .)* "*/"
 
 CREATE = "CREATE"i !idchar
+OR = "OR"i !idchar
+REPLACE = "REPLACE"i !idchar
+RETRAIN = "RETRAIN"i !idchar
+PREDICT = "PREDICT"i !idchar
+AS = "AS"i !idchar
 DROP = "DROP"i !idchar
 UPDATE = "UPDATE"i !idchar
 ALTER = "ALTER"i !idchar

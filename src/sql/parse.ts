@@ -36,6 +36,23 @@ export type MindsStatement =
       where: string | null;
     }
   | { kind: 'Describe'; what: string | null; name: string[] }
+  | {
+      kind: 'CreateModel';
+      name: QualifiedName;
+      replace: boolean;
+      ifNotExists: boolean;
+      from: { database: string; query: string } | null;
+      target: string;
+      options: Options;
+    }
+  | {
+      kind: 'RetrainModel';
+      name: QualifiedName;
+      from: { database: string; query: string } | null;
+      target: string | null;
+      options: Options;
+    }
+  | { kind: 'DropModel'; name: string[]; ifExists: boolean }
   | { kind: 'Use'; name: string }
   | { kind: 'Set'; text: string };
 

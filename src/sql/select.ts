@@ -4,6 +4,7 @@ import { parseSelect, printSelect, walk, type AstNode } from './ast';
 import type { CatalogResolver } from './catalog';
 import { externalError, SqlError, SqlErrorCode } from './errors';
 import { readTable } from './values';
+import type { Predictor } from '../ml/predict';
 import {
   externalAnswer,
   loadIntoDuckDb,
@@ -97,7 +98,17 @@ type Prepared =
       deterministic: boolean;
     }
   | { kind: 'pushdown'; integration: string; sql: string }
-  | { kind: 'federated'; sql: string; names: (string | undefined)[] | null; fetches: ExternalFetch[] };
+  | { kind: 'federated'; sql: string; names: (string | undefined)[] | null; fetches: ExternalFetch[] }
+  | {
+      /** A model queried as a table: predictions are computed at run time, never cached. */
+      kind: 'model';
+      statement: AstNode;
+      refs: { node: AstNode; project: string; name: string }[];
+      names: (string | undefined)[] | null;
+    };
+
+/** What the SQL endpoint needs from the models capability. */
+export type Predictions = { predictor(project: string, name: string): Promise<Predictor> };
 
 const VOLATILE_FUNCTION =
   /random|uuid|now|current_|today|nextval|currval|setseed|get_current|transaction_timestamp/i;
@@ -174,6 +185,7 @@ const prepare = async (
   let deterministic = true;
   let localTables = 0;
   const externals: ExternalRef[] = [];
+  const modelRefs: { node: AstNode; project: string; name: string }[] = [];
   const ctes = new Set<string>();
   await walk(statement, (n) => {
     const map = (n.cte_map as { map?: { key: string }[] } | undefined)?.map;
@@ -200,6 +212,11 @@ const prepare = async (
         return;
       }
       const database = schema || db;
+      const modelProject = await catalog.model(database, table);
+      if (modelProject) {
+        modelRefs.push({ node: n, project: modelProject, name: table });
+        return;
+      }
       const integration = await catalog.integration(database);
       if (integration) {
         externals.push({ node: n, integration, schema: null, table });
@@ -219,6 +236,15 @@ const prepare = async (
     }
   });
   const names = constantColumnNames(statement);
+  if (modelRefs.length > 0) {
+    if (externals.length > 0)
+      throw new SqlError(
+        SqlErrorCode.Invalid,
+        'Predictions over external databases: upload the rows as a file, or use a native query',
+      );
+    if (modelRefs.length > 1) throw new SqlError(SqlErrorCode.Invalid, 'One model per query');
+    return { kind: 'model', statement, refs: modelRefs, names };
+  }
   if (externals.length === 0)
     return { kind: 'local', sql: await printSelect(c, statement), names, deterministic };
 
@@ -253,6 +279,114 @@ const prepare = async (
   return { kind: 'federated', sql: await printSelect(c, statement), names, fetches };
 };
 
+const baseTable = (table: string, alias: string): AstNode => ({
+  type: 'BASE_TABLE',
+  alias,
+  sample: null,
+  query_location: 0,
+  schema_name: '',
+  table_name: table,
+  column_name_alias: [],
+  catalog_name: '',
+  at_clause: null,
+});
+
+/** Types for a temporary table built from JS values. */
+const columnTypes = (names: string[], rows: Record<string, unknown>[]) =>
+  names.map((name) => {
+    const values = rows.map((r) => r[name]).filter((v) => v !== null && v !== undefined);
+    const type =
+      values.length && values.every((v) => typeof v === 'boolean')
+        ? 'BOOLEAN'
+        : values.length && values.every((v) => typeof v === 'number')
+          ? values.every((v) => Number.isInteger(v))
+            ? 'BIGINT'
+            : 'DOUBLE'
+          : 'VARCHAR';
+    return { name, type };
+  });
+
+/** Equality conditions `col = constant` (ANDed) of a WHERE clause: the input of a one-row prediction. */
+const whereEqualities = (where: AstNode | null | undefined): Record<string, unknown> => {
+  const row: Record<string, unknown> = {};
+  const visit = (n: AstNode | null | undefined) => {
+    if (!n) return;
+    if (n.class === 'CONJUNCTION' && n.type === 'CONJUNCTION_AND')
+      for (const c of n.children as AstNode[]) visit(c);
+    else if (n.class === 'COMPARISON' && n.type === 'COMPARE_EQUAL') {
+      let [col, value] = [n.left as AstNode, n.right as AstNode];
+      if (col.class !== 'COLUMN_REF') [col, value] = [value, col];
+      if (col.class !== 'COLUMN_REF' || value.class !== 'CONSTANT') return;
+      const names = col.column_names as string[];
+      const v = value.value as { is_null: boolean; value: unknown };
+      row[names[names.length - 1]!] = v.is_null ? null : v.value;
+    }
+  };
+  visit(where);
+  return row;
+};
+
+/**
+ * Computes a model's predictions into a temporary table and rewrites the query onto it. Alone in
+ * FROM, the model predicts one row built from the WHERE equalities (`WHERE sqft = 823 AND …`);
+ * joined, it predicts every row of the other side, which is materialised first and paired with its
+ * predictions position by position (a POSITIONAL JOIN of two tables in the same order).
+ */
+const predictInto = async (
+  c: DuckDBConnection,
+  prepared: Extract<Prepared, { kind: 'model' }>,
+  predictions: Predictions,
+  temps: string[],
+) => {
+  const ref = prepared.refs[0]!;
+  const predictor = await predictions.predictor(ref.project, ref.name);
+  const statement = prepared.statement;
+  const outputColumns = predictor.outputColumns.filter((col) => col !== '__mindsdb_row_id');
+  const load = async (temp: string, rows: Record<string, unknown>[]) => {
+    temps.push(temp);
+    const columns = columnTypes(outputColumns, rows);
+    await loadIntoDuckDb(c, temp, {
+      columns,
+      rows: rows.map((r) => columns.map((col) => r[col.name] ?? null)),
+    });
+  };
+  let join: AstNode | undefined;
+  await walk(statement, (n) => {
+    if (n.type === 'JOIN' && (n.left === ref.node || n.right === ref.node)) join = n;
+  });
+  const modelAlias = String(ref.node.alias || ref.name);
+  if (!join) {
+    const input = whereEqualities((statement.node as AstNode).where_clause as AstNode | undefined);
+    await load('__mindledger_prediction', predictor.predict([input]));
+    Object.assign(ref.node, baseTable('__mindledger_prediction', modelAlias));
+    return printSelect(c, statement);
+  }
+  const other = (join.left === ref.node ? join.right : join.left) as AstNode;
+  const otherAlias = String(other.alias || other.table_name || 'data');
+  const template = await parseSelect(c, 'SELECT * FROM __mindledger_source');
+  (template.node as AstNode).from_table = other;
+  const source = await printSelect(c, template);
+  temps.push('__mindledger_input');
+  await c.run(`CREATE OR REPLACE TEMP TABLE __mindledger_input AS ${source}`);
+  const reader = await c.runAndReadAll('SELECT * FROM __mindledger_input');
+  const columns = reader.columnNames();
+  const rows = reader.getRowsJson().map((r) => Object.fromEntries(columns.map((col, i) => [col, r[i]])));
+  await load('__mindledger_prediction', predictor.predict(rows));
+  const input = baseTable('__mindledger_input', otherAlias);
+  const output = baseTable('__mindledger_prediction', modelAlias);
+  if (join.left === ref.node) {
+    join.left = output;
+    join.right = input;
+  } else {
+    join.left = input;
+    join.right = output;
+  }
+  join.ref_type = 'POSITIONAL';
+  join.condition = null;
+  join.join_type = 'INNER';
+  return printSelect(c, statement);
+};
+
 /**
  * Runs one SELECT: DuckDB parses it, every table reference is resolved to where MindsDB's name
  * lives (projections, files, or external databases), table and scalar functions that reach outside
@@ -264,6 +398,7 @@ export const runSelect = async (
   catalog: CatalogResolver,
   cache: PreparedCache,
   externals: Externals,
+  predictions: Predictions,
   input: {
     sql: string;
     placeholders: string[];
@@ -291,18 +426,19 @@ export const runSelect = async (
     let prepared = cache.queries.get(input.version, key);
     if (!prepared) {
       prepared = await prepare(c, catalog, bound.sql, input.db, natives);
-      cache.queries.set(input.version, key, prepared);
+      if (prepared.kind !== 'model') cache.queries.set(input.version, key, prepared);
     }
 
-    if (prepared.kind === 'pushdown') {
-      const db = await externals.get(prepared.integration);
+    const plan: Prepared = prepared;
+    if (plan.kind === 'pushdown') {
+      const db = await externals.get(plan.integration);
       // Our text quotes identifiers with double quotes; MySQL and MariaDB want backticks.
-      const dialectText = db.engine === 'postgres' ? prepared.sql : doubleQuotesToBackticks(prepared.sql);
+      const dialectText = db.engine === 'postgres' ? plan.sql : doubleQuotesToBackticks(plan.sql);
       const { text, params } = positional(dialectText, bound.values);
       const result = await db
         .query(`SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`, params)
         .catch((error: unknown) => {
-          throw externalError(prepared!.integration, error);
+          throw externalError(plan.integration, error);
         });
       const table = externalAnswer(result, limits.rowLimit);
       return {
@@ -323,11 +459,14 @@ export const runSelect = async (
     const onAbort = () => c.interrupt();
     limits.signal?.addEventListener('abort', onAbort);
     try {
-      if (prepared.kind === 'federated') {
-        for (const fetch of prepared.fetches) {
+      let sql: string;
+      if (plan.kind === 'model') sql = await predictInto(c, plan, predictions, temps);
+      else sql = plan.sql;
+      if (plan.kind === 'federated') {
+        for (const fetch of plan.fetches) {
           const db = await externals.get(fetch.integration);
-          const sql = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql((id) => db.quote(id));
-          const result = await db.query(sql).catch((error: unknown) => {
+          const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql((id) => db.quote(id));
+          const result = await db.query(native).catch((error: unknown) => {
             throw externalError(fetch.integration, error);
           });
           temps.push(fetch.temp);
@@ -335,16 +474,16 @@ export const runSelect = async (
         }
       }
       // A reused DuckDB statement keeps the sampling seed it was planned with, and external tables
-      // are copied afresh each time: only deterministic local queries reuse a prepared statement.
+      // and predictions are made afresh each time: only deterministic local queries reuse one.
       let reader;
-      if (prepared.kind === 'local' && prepared.deterministic) {
-        const statement = await preparedStatement(c, prepared.sql);
+      if (plan.kind === 'local' && plan.deterministic) {
+        const statement = await preparedStatement(c, sql);
         statement.clearBindings();
         if (Object.keys(bound.values).length > 0) statement.bind(bound.values);
         reader = await statement.streamAndReadUntil(limits.rowLimit + 1);
-      } else reader = await c.streamAndReadUntil(prepared.sql, limits.rowLimit + 1, bound.values);
+      } else reader = await c.streamAndReadUntil(sql, limits.rowLimit + 1, bound.values);
       const table = readTable(reader, limits.rowLimit);
-      const names = prepared.names;
+      const names = plan.names;
       const answer: TableAnswer = {
         type: 'table',
         column_names: reader
@@ -354,7 +493,7 @@ export const runSelect = async (
         data: table.data,
         ...(table.truncated ? { truncated: true as const } : {}),
       };
-      const answerKey = answerKeyOf(prepared);
+      const answerKey = answerKeyOf(plan);
       if (answerKey !== null && table.data.length <= MAX_CACHED_ROWS)
         cache.answers.set(input.version, answerKey, answer);
       return answer;

@@ -9,6 +9,8 @@ import { isSyntaxProblem, parseMindsStatement, type MindsStatement } from './par
 import { preparedCache, runSelect, type TableAnswer } from './select';
 import { extractNativeQueries } from './federation';
 import type { ExternalDatabases } from '../integrations/pools';
+import { modelTable, type ModelsService, type ModelView } from '../models/service';
+import { invalid } from '../shared/errors';
 import { runMindsStatement, type OkAnswer } from './statements';
 
 export type SqlContext = { db?: string; [key: string]: unknown };
@@ -53,11 +55,17 @@ const SELECT_LIKE = new Set(['SELECT', 'WITH', 'VALUES', 'FROM', 'TABLE']);
 
 const str = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
-export const sqlService = (ctx: AppContext, services: Services, externals: ExternalDatabases) => {
+export const sqlService = (
+  ctx: AppContext,
+  services: Services,
+  externals: ExternalDatabases,
+  models: ModelsService,
+) => {
   const catalog = catalogResolver({
     isProject: async (name) => (await services.projects.find(name))?.name,
     isIntegration: async (name) => (await services.databases.findIntegration(name))?.name,
     isFile: async (name) => ((await services.files.find(name)) ? nameKey(name) : undefined),
+    isModel: (project, name) => models.exists(project, name),
   });
   const prepared = preparedCache();
   const limits = { rowLimit: ctx.config.sqlRowLimit, timeoutMs: ctx.config.sqlTimeoutMs };
@@ -70,6 +78,7 @@ export const sqlService = (ctx: AppContext, services: Services, externals: Exter
       catalog,
       prepared,
       externals,
+      models,
       { ...dialect, params, db, version: ctx.projections.version, natives: extracted.natives },
       { ...limits, signal },
     );
@@ -86,6 +95,7 @@ export const sqlService = (ctx: AppContext, services: Services, externals: Exter
       catalog,
       prepared,
       externals,
+      models,
       { sql, placeholders, params, db, version: ctx.projections.version },
       limits,
     );
@@ -176,8 +186,20 @@ export const sqlService = (ctx: AppContext, services: Services, externals: Exter
   };
 
   const describe = async (d: Extract<MindsStatement, { kind: 'Describe' }>, db: string) => {
-    const [first, second] = d.name;
+    const [first, second, third] = d.name;
     const kind = d.what ?? 'MODEL';
+    if (kind === 'MODEL') {
+      const project = second !== undefined ? first! : db;
+      const ref = second !== undefined ? [second, third].filter(Boolean).join('.') : first!;
+      const records = await models.describe(project, ref, 'info');
+      const columns = Object.keys(records[0] ?? {});
+      return {
+        type: 'table' as const,
+        column_names: columns,
+        column_types: columns.map(() => 'VARCHAR'),
+        data: records.map((r) => columns.map((c) => (r as Record<string, unknown>)[c] ?? null)),
+      };
+    }
     if (kind === 'DATABASE' || kind === 'PROJECT') {
       const t = await internal(
         `SELECT * FROM information_schema.DATABASES WHERE lower(NAME) = ${str(nameKey(first!))}`,
@@ -269,6 +291,30 @@ export const sqlService = (ctx: AppContext, services: Services, externals: Exter
         }
         case 'Set':
           return set(parsed.text);
+        case 'CreateModel': {
+          const project = parsed.name.project ?? db;
+          const created = await createModel(project, parsed);
+          return { type: 'table', column_types: [], ...modelTable(created, project) };
+        }
+        case 'RetrainModel': {
+          const project = parsed.name.project ?? db;
+          const retrained = await models.retrain(project, parsed.name.name, {
+            ...(parsed.from ? { query: parsed.from.query, sourceDatabase: parsed.from.database } : {}),
+            ...(parsed.target ? { target: parsed.target } : {}),
+            options: parsed.options,
+          });
+          return { type: 'table', column_types: [], ...modelTable(retrained, project) };
+        }
+        case 'DropModel': {
+          const [a, b, c] = parsed.name;
+          const qualified = b !== undefined && !/^\d+$/.test(b);
+          const project = qualified ? a! : db;
+          const ref = qualified ? [b, c].filter(Boolean).join('.') : parsed.name.join('.');
+          if (parsed.ifExists && !(await models.exists(project, ref)))
+            return { type: 'ok', affected_rows: null };
+          await models.remove(project, ref);
+          return { type: 'ok', affected_rows: null };
+        }
         default:
           return runMindsStatement(services, parsed, db);
       }
@@ -283,10 +329,77 @@ export const sqlService = (ctx: AppContext, services: Services, externals: Exter
     }
   };
 
+  /** CREATE MODEL: the training query runs in `FROM db` (a file, a project, or an external database). */
+  async function createModel(
+    project: string,
+    s: Extract<MindsStatement, { kind: 'CreateModel' }>,
+  ): Promise<ModelView> {
+    if (!s.from) throw invalid('CREATE MODEL needs FROM <database> (SELECT …): this engine learns from rows');
+    if (!(await services.databases.exists(s.from.database)))
+      throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${s.from.database} does not exist`);
+    return models.create(project, {
+      name: s.name.name,
+      replace: s.replace,
+      ifNotExists: s.ifNotExists,
+      target: s.target,
+      query: s.from.query,
+      sourceDatabase: s.from.database,
+      options: s.options,
+    });
+  }
+
   return {
     execute,
     install: () => installCatalog(ctx.duck.writer),
     tables: { INFORMATION_SCHEMA_TABLES, PROJECT_TABLES },
+
+    /** POST /api/projects/{p}/models: the body's statement must be a CREATE MODEL (MindsDB's checks, in order). */
+    createModelFromRest: async (project: string, query: string): Promise<ModelView> => {
+      const parsed = parseMindsStatement(trimStatement(query));
+      if (isSyntaxProblem(parsed)) {
+        if (/^\s*CREATE\s+(OR\s+REPLACE\s+)?(MODEL|PREDICTOR)\b/i.test(query))
+          throw invalid(
+            `SQL CREATE statement is invalid: ${query} (${parsed.message})`,
+            'Invalid query string',
+          );
+        throw invalid(`Not a CREATE MODEL statement: ${query}`, 'Invalid CREATE SQL statement');
+      }
+      if (parsed.kind !== 'CreateModel')
+        throw invalid(`Not a CREATE MODEL statement: ${query}`, 'Invalid CREATE SQL statement');
+      if (parsed.name.project && nameKey(parsed.name.project) !== nameKey(project))
+        throw invalid(`The statement names project ${parsed.name.project}, the URL ${project}`);
+      try {
+        return await createModel(project, parsed);
+      } catch (error) {
+        if (error instanceof SqlError) throw invalid(error.message);
+        throw error;
+      }
+    },
+
+    /** Training rows: all of them (up to the training limit), as objects. */
+    queryRows: async (database: string, query: string) => {
+      const integration = await catalog.integration(database);
+      if (integration) {
+        const result = await (await externals.get(integration)).query(query).catch((error: unknown) => {
+          throw externalError(integration, error);
+        });
+        const names = result.columns.map((c) => c.name);
+        return result.rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
+      }
+      const dialect = toDuckDbDialect(trimStatement(query));
+      const table = await runSelect(
+        ctx.duck,
+        catalog,
+        prepared,
+        externals,
+        models,
+        { ...dialect, params: {}, db: database, version: ctx.projections.version },
+        { rowLimit: ctx.config.trainRowLimit, timeoutMs: ctx.config.sqlTimeoutMs * 10 },
+      );
+      if (table.truncated)
+        throw invalid(`The training query returned more than ${ctx.config.trainRowLimit} rows`);
+      return table.data.map((r) => Object.fromEntries(table.column_names.map((n, i) => [n, r[i]])));
+    },
   };
 };
 

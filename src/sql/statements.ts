@@ -69,7 +69,10 @@ const isNotFound = (e: unknown) => e instanceof DomainError && e.kind === 'NotFo
  */
 export const runMindsStatement = async (
   services: Services,
-  statement: Exclude<MindsStatement, { kind: 'Show' | 'Describe' | 'Use' | 'Set' }>,
+  statement: Exclude<
+    MindsStatement,
+    { kind: 'Show' | 'Describe' | 'Use' | 'Set' | 'CreateModel' | 'RetrainModel' | 'DropModel' }
+  >,
   db: string,
 ): Promise<OkAnswer> => {
   const projectOf = (name: QualifiedName) => name.project ?? db;

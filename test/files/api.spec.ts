@@ -51,12 +51,16 @@ describe.each(storeKinds)('files on %s', (store) => {
         'neighborhood',
         'rental_price',
       ],
-      column_types: expect.objectContaining({ sqft: 'BIGINT', location: 'VARCHAR', rental_price: 'BIGINT' }),
+      column_types: expect.objectContaining({ sqft: 'BIGINT', location: 'VARCHAR', rental_price: 'DOUBLE' }),
     });
     const counts = await sql(
       'SELECT count(*) AS n, count(sqft) AS sqft, min(rental_price) AS lo FROM files.home_rentals',
     );
     expect(counts.data).toEqual([[5037, 5035, expect.any(Number)]]);
+    // rental_price has 1,509 fractional values: the column is DOUBLE and none is rounded away.
+    expect(
+      (await sql('SELECT count(*) FROM files.home_rentals WHERE rental_price <> floor(rental_price)')).data,
+    ).toEqual([[1509]]);
     expect((await sql('SHOW TABLES FROM files')).data).toContainEqual(['home_rentals']);
     const used = await t.http
       .post('/api/sql/query')

@@ -1,0 +1,158 @@
+import { z } from 'zod';
+import { problem, type Api } from '../http/api';
+import type { ProjectsService } from '../projects/service';
+import { invalid, notFound } from '../shared/errors';
+import type { SqlService } from '../sql/service';
+import { createdBody, type ModelsService } from './service';
+
+const modelPath = z.object({ project: z.string().min(1), model: z.string().min(1) });
+const modelsPath = z.object({ project: z.string().min(1) });
+
+const rowSchema = z.record(z.string(), z.unknown());
+/** `{"data": [rows] | "<json string>", "params": {…}}`, or a bare array of rows. */
+const predictBody = z.union([
+  z.array(rowSchema),
+  z.object({
+    data: z.union([z.array(rowSchema), z.string(), rowSchema]),
+    params: z.record(z.string(), z.unknown()).optional(),
+  }),
+]);
+
+const modelView = z.record(z.string(), z.unknown()).describe('MindsDB reduced model dict');
+
+export const modelRoutes = (api: Api, models: ModelsService, projects: ProjectsService, sql: SqlService) => {
+  const requireModel = async ({ params }: { params: { project: string; model: string } }) => {
+    await projects.require(params.project);
+    if (!(await models.exists(params.project, params.model)))
+      throw notFound(`Model with name ${params.model} not found`, 'Model not found');
+  };
+  return api
+    .add({
+      method: 'get',
+      path: '/api/projects/:project/models',
+      tag: 'models',
+      summary: 'List models (every version)',
+      params: modelsPath,
+      responses: {
+        200: { description: 'Models', schema: z.array(modelView) },
+        404: problem('Unknown project'),
+      },
+      handle: async ({ params }) => ({ status: 200, body: await models.list(params.project) }),
+    })
+    .add({
+      method: 'post',
+      path: '/api/projects/:project/models',
+      tag: 'models',
+      summary: 'Create a model from a CREATE MODEL statement',
+      params: modelsPath,
+      body: z.object({ query: z.string({ error: 'Missing "query" SQL statement' }) }),
+      responses: {
+        201: {
+          description: 'Created (training started, or done with join_learn_process)',
+          schema: modelView,
+        },
+        400: problem('Invalid or not a CREATE MODEL statement'),
+        404: problem('Unknown project or engine'),
+        409: problem('The model exists'),
+      },
+      handle: async ({ params, body }) => {
+        await projects.require(params.project);
+        const created = await sql.createModelFromRest(params.project, body.query);
+        return { status: 201, body: createdBody(created) };
+      },
+    })
+    .add({
+      method: 'get',
+      path: '/api/projects/:project/models/:model',
+      tag: 'models',
+      summary: 'Get a model (`name` or `name.version`)',
+      params: modelPath,
+      responses: {
+        200: { description: 'The model', schema: modelView },
+        404: problem('Unknown project or model'),
+      },
+      handle: async ({ params }) => ({ status: 200, body: await models.get(params.project, params.model) }),
+    })
+    .add({
+      method: 'put',
+      path: '/api/projects/:project/models/:model',
+      tag: 'models',
+      summary: 'Update training options (problem_definition)',
+      params: modelPath,
+      before: requireModel,
+      body: z.object({
+        problem_definition: z.record(z.string(), z.unknown(), { error: 'problem_definition required' }),
+      }),
+      responses: { 200: { description: 'Updated', schema: modelView }, 404: problem('Unknown model') },
+      handle: async ({ params, body }) => {
+        const pd = body.problem_definition;
+        const options = (pd.using as Record<string, unknown> | undefined) ?? pd;
+        return { status: 200, body: await models.updateOptions(params.project, params.model, options) };
+      },
+    })
+    .add({
+      method: 'delete',
+      path: '/api/projects/:project/models/:model',
+      tag: 'models',
+      summary: 'Delete a model, or one version (`name.version`)',
+      params: modelPath,
+      responses: { 204: { description: 'Deleted' }, 404: problem('Unknown project or model') },
+      handle: async ({ params }) => {
+        await models.remove(params.project, params.model);
+        return { status: 204 };
+      },
+    })
+    .add({
+      method: 'get',
+      path: '/api/projects/:project/models/:model/describe',
+      tag: 'models',
+      summary: 'Describe a model (?attribute=info|features|model)',
+      params: modelPath,
+      query: z.object({ attribute: z.string().optional() }),
+      responses: { 200: { description: 'Records', schema: z.array(z.record(z.string(), z.unknown())) } },
+      handle: async ({ params, query }) => ({
+        status: 200,
+        body: await models.describe(params.project, params.model, query.attribute),
+      }),
+    })
+    .add({
+      method: 'post',
+      path: '/api/projects/:project/models/:model/predict',
+      tag: 'models',
+      summary:
+        'Predict for rows: each answer row has the prediction, confidence, bounds, explanation and anomaly',
+      params: modelPath,
+      before: requireModel,
+      body: predictBody,
+      responses: {
+        200: { description: 'One answer row per input row', schema: z.array(rowSchema) },
+        400: problem('The body is not rows'),
+        404: problem('Unknown project or model'),
+        409: problem('The model is not trained (yet)'),
+      },
+      handle: async ({ params, body }) => {
+        let rows: unknown;
+        let options: Record<string, unknown> = {};
+        if (Array.isArray(body)) rows = body;
+        else {
+          options = body.params ?? {};
+          rows = body.data;
+          if (typeof rows === 'string') {
+            try {
+              rows = JSON.parse(rows);
+            } catch {
+              throw invalid('"data" is a string but not JSON rows');
+            }
+          }
+          if (rows && !Array.isArray(rows) && typeof rows === 'object') rows = [rows];
+        }
+        const parsed = z.array(rowSchema).safeParse(rows);
+        if (!parsed.success) throw invalid('"data" must be a list of rows (objects of column: value)');
+        const fixed = options.fixed_confidence;
+        const answer = await models.predict(params.project, params.model, parsed.data, {
+          fixed_confidence: fixed === undefined ? undefined : Number(fixed),
+        });
+        return { status: 200, body: answer };
+      },
+    });
+};
