@@ -8,6 +8,7 @@ import { isClientSessionVariable, mysqlCompatAnswers } from './mysqlCompat';
 import { isSyntaxProblem, parseMindsStatement, type MindsStatement } from './parse';
 import { preparedCache, runSelect, type TableAnswer } from './select';
 import { extractNativeQueries } from './federation';
+import { addModelJoinConditions } from './modelJoins';
 import type { ExternalDatabases } from '../integrations/pools';
 import { modelTable, type ModelsService, type ModelView } from '../models/service';
 import { invalid } from '../shared/errors';
@@ -72,7 +73,14 @@ export const sqlService = (
 
   const select = async (sql: string, db: string, params: Record<string, unknown>, signal?: AbortSignal) => {
     const extracted = await extractNativeQueries(sql, (name) => catalog.integration(name));
-    const dialect = toDuckDbDialect(extracted.sql);
+    const converted = toDuckDbDialect(extracted.sql);
+    const dialect = {
+      ...converted,
+      sql: await addModelJoinConditions(
+        converted.sql,
+        async (schema, table) => (await catalog.model(schema ?? db, table)) !== undefined,
+      ),
+    };
     return runSelect(
       ctx.duck,
       catalog,

@@ -1,0 +1,99 @@
+/**
+ * MindsDB lets a model be joined without a condition (`FROM t JOIN proj.model AS m`): the model
+ * pairs with each row. DuckDB requires ON or USING, so `ON TRUE` is added after a joined table that
+ * is a model (and only then); the prediction step replaces that join by a positional one.
+ */
+type Token = { text: string; start: number; end: number; kind: 'word' | 'quoted' | 'string' | 'other' };
+
+const tokenize = (sql: string): Token[] => {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i]!;
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    const start = i;
+    if (c === "'" || c === '"') {
+      i++;
+      while (i < sql.length && !(sql[i] === c && sql[i + 1] !== c)) i += sql[i] === c ? 2 : 1;
+      i++;
+      tokens.push({ text: sql.slice(start, i), start, end: i, kind: c === "'" ? 'string' : 'quoted' });
+    } else if (/[A-Za-z_]/.test(c)) {
+      while (i < sql.length && /[A-Za-z0-9_$]/.test(sql[i]!)) i++;
+      tokens.push({ text: sql.slice(start, i), start, end: i, kind: 'word' });
+    } else {
+      i++;
+      tokens.push({ text: c, start, end: i, kind: 'other' });
+    }
+  }
+  return tokens;
+};
+
+const FOLLOWERS = new Set([
+  'ON',
+  'USING',
+  'WHERE',
+  'LIMIT',
+  'GROUP',
+  'ORDER',
+  'JOIN',
+  'LEFT',
+  'RIGHT',
+  'INNER',
+  'CROSS',
+  'FULL',
+  'NATURAL',
+  'POSITIONAL',
+  'HAVING',
+  'UNION',
+  'WINDOW',
+  'QUALIFY',
+  'OFFSET',
+  'EXCEPT',
+  'INTERSECT',
+]);
+
+const unquote = (t: Token) => (t.kind === 'quoted' ? t.text.slice(1, -1).replace(/""/g, '"') : t.text);
+
+export const addModelJoinConditions = async (
+  sql: string,
+  isModel: (schema: string | null, table: string) => Promise<boolean>,
+): Promise<string> => {
+  const tokens = tokenize(sql);
+  const inserts: number[] = [];
+  for (let k = 0; k < tokens.length; k++) {
+    if (tokens[k]!.kind !== 'word' || tokens[k]!.text.toUpperCase() !== 'JOIN') continue;
+    let j = k + 1;
+    const parts: string[] = [];
+    while (tokens[j] && (tokens[j]!.kind === 'word' || tokens[j]!.kind === 'quoted')) {
+      parts.push(unquote(tokens[j]!));
+      if (tokens[j + 1]?.text === '.') j += 2;
+      else {
+        j++;
+        break;
+      }
+    }
+    if (parts.length === 0 || parts.length > 2) continue;
+    let end = tokens[j - 1]!.end;
+    const next = tokens[j];
+    if (next && next.kind === 'word' && next.text.toUpperCase() === 'AS' && tokens[j + 1]) {
+      end = tokens[j + 1]!.end;
+      j += 2;
+    } else if (
+      next &&
+      (next.kind === 'quoted' || (next.kind === 'word' && !FOLLOWERS.has(next.text.toUpperCase())))
+    ) {
+      end = next.end;
+      j++;
+    }
+    const after = tokens[j];
+    if (after && after.kind === 'word' && ['ON', 'USING'].includes(after.text.toUpperCase())) continue;
+    const [schema, table] = parts.length === 2 ? [parts[0]!, parts[1]!] : [null, parts[0]!];
+    if (await isModel(schema, table)) inserts.push(end);
+  }
+  let out = sql;
+  for (const at of inserts.reverse()) out = `${out.slice(0, at)} ON TRUE${out.slice(at)}`;
+  return out;
+};
