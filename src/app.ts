@@ -138,8 +138,8 @@ export const createApp = async (
     logger,
   };
   // Training reads its rows through the SQL service, which is built from the services: late-bound.
-  let sqlRef: SqlService | undefined;
-  const training: TrainingRows = { rows: (database, query) => sqlRef!.queryRows(database, query) };
+  const late: { sql?: SqlService } = {};
+  const training: TrainingRows = { rows: (database, query) => late.sql!.queryRows(database, query) };
   const services = buildServices(ctx, blobs, training);
   await services.projects.ensureDefault();
   const externals = externalDatabases(ctx, {
@@ -147,7 +147,7 @@ export const createApp = async (
     queryTimeoutMs: config.sqlTimeoutMs,
   });
   const sql = sqlService(ctx, services, externals, services.models);
-  sqlRef = sql;
+  late.sql = sql;
   await sql.install();
   await services.models.recoverInterruptedTrainings();
   const { app, api } = buildHttpApp(ctx, services, sql);
