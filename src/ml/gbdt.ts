@@ -310,3 +310,75 @@ export const trainGbdt = (
   }
   return { kind: 'gbdt', outputs: K, base, trees: trees.slice(0, Math.max(bestRounds, 1)) };
 };
+
+/**
+ * A trained ensemble flattened into typed arrays (all trees' nodes end to end): prediction walks
+ * contiguous memory instead of nested objects, which roughly halves the time per row.
+ */
+export type CompiledGbdt = {
+  outputs: number;
+  base: Float64Array;
+  roots: Int32Array;
+  feature: Int32Array;
+  threshold: Float64Array;
+  left: Int32Array;
+  right: Int32Array;
+  value: Float64Array;
+};
+
+export const compileGbdt = (model: GbdtModel): CompiledGbdt => {
+  const K = model.outputs;
+  let total = 0;
+  for (const round of model.trees) for (const tree of round) total += tree.f.length;
+  const c: CompiledGbdt = {
+    outputs: K,
+    base: Float64Array.from(model.base),
+    roots: new Int32Array(model.trees.length * K),
+    feature: new Int32Array(total),
+    threshold: new Float64Array(total),
+    left: new Int32Array(total),
+    right: new Int32Array(total),
+    value: new Float64Array(total),
+  };
+  let offset = 0;
+  model.trees.forEach((round, r) =>
+    round.forEach((tree, k) => {
+      c.roots[r * K + k] = offset;
+      for (let i = 0; i < tree.f.length; i++) {
+        c.feature[offset + i] = tree.f[i]!;
+        c.threshold[offset + i] = tree.t[i]!;
+        c.left[offset + i] = tree.l[i]! < 0 ? -1 : offset + tree.l[i]!;
+        c.right[offset + i] = tree.r[i]! < 0 ? -1 : offset + tree.r[i]!;
+        c.value[offset + i] = tree.v[i]!;
+      }
+      offset += tree.f.length;
+    }),
+  );
+  return c;
+};
+
+/** Raw scores for `n` rows of `d` features (row-major), with the compiled ensemble. */
+export const compiledScores = (c: CompiledGbdt, X: Float64Array, n: number, d: number): Float64Array => {
+  const K = c.outputs;
+  const rounds = c.roots.length / K;
+  const out = new Float64Array(n * K);
+  const { feature, threshold, left, right, value, roots } = c;
+  for (let row = 0; row < n; row++) {
+    const at = row * d;
+    for (let k = 0; k < K; k++) {
+      let s = c.base[k]!;
+      for (let r = 0; r < rounds; r++) {
+        let i = roots[r * K + k]!;
+        let f = feature[i]!;
+        while (f >= 0) {
+          const v = X[at + f]!;
+          i = v <= threshold[i]! || v !== v ? left[i]! : right[i]!;
+          f = feature[i]!;
+        }
+        s += value[i]!;
+      }
+      out[row * K + k] = s;
+    }
+  }
+  return out;
+};

@@ -1,5 +1,6 @@
 import type { Artifact } from './artifact';
 import { categoryKey, featurize, makeFeaturizer, toNumber, type Row } from './dataset';
+import { compileGbdt, compiledScores, softmaxInPlace } from './gbdt';
 import { mixerOutputs } from './train';
 
 export type PredictOptions = {
@@ -29,6 +30,7 @@ export const makePredictor = (artifact: Artifact) => {
   const cal = artifact.calibration;
   const target = artifact.target;
   const inputColumns = artifact.columns.map((c) => c.name);
+  const compiled = artifact.mixer.kind === 'gbdt' ? compileGbdt(artifact.mixer) : null;
 
   /** Half-width of the interval at confidence level `c`: the ⌈(n+1)c⌉-th smallest calibration score. */
   const halfWidth = (c: number) => {
@@ -47,8 +49,15 @@ export const makePredictor = (artifact: Artifact) => {
 
   const predict = (rows: readonly Row[], options: PredictOptions = {}) => {
     const X = featurize(featurizer, rows);
-    const idx = Array.from({ length: rows.length }, (_, i) => i);
-    const out = mixerOutputs(artifact.mixer, X, d, idx, artifact.task === 'regression' ? 0 : K);
+    let out: Float64Array;
+    if (compiled) {
+      out = compiledScores(compiled, X, rows.length, d);
+      if (artifact.task === 'classification')
+        for (let r = 0; r < rows.length; r++) softmaxInPlace(out, r * K, K);
+    } else {
+      const idx = Array.from({ length: rows.length }, (_, i) => i);
+      out = mixerOutputs(artifact.mixer, X, d, idx, artifact.task === 'regression' ? 0 : K);
+    }
     const fixed = options.fixed_confidence;
     const level =
       fixed !== undefined

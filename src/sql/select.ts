@@ -342,13 +342,31 @@ const predictInto = async (
   const predictor = await predictions.predictor(ref.project, ref.name);
   const statement = prepared.statement;
   const outputColumns = predictor.outputColumns.filter((col) => col !== '__mindsdb_row_id');
+  // Predictions go straight into a typed temporary table through the appender.
   const load = async (temp: string, rows: Record<string, unknown>[]) => {
     temps.push(temp);
     const columns = columnTypes(outputColumns, rows);
-    await loadIntoDuckDb(c, temp, {
-      columns,
-      rows: rows.map((r) => columns.map((col) => r[col.name] ?? null)),
-    });
+    const q = (id: string) => `"${id.replace(/"/g, '""')}"`;
+    await c.run(
+      `CREATE OR REPLACE TEMP TABLE ${q(temp)} (${columns.map((col) => `${q(col.name)} ${col.type}`).join(', ')})`,
+    );
+    const appender = await c.createAppender(temp);
+    try {
+      for (const row of rows) {
+        for (const col of columns) {
+          const v = row[col.name];
+          if (v === null || v === undefined) appender.appendNull();
+          else if (col.type === 'DOUBLE') appender.appendDouble(v as number);
+          else if (col.type === 'BIGINT') appender.appendBigInt(BigInt(v as number));
+          else if (col.type === 'BOOLEAN') appender.appendBoolean(v as boolean);
+          else appender.appendVarchar(typeof v === 'string' ? v : JSON.stringify(v));
+        }
+        appender.endRow();
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
   };
   let join: AstNode | undefined;
   await walk(statement, (n) => {

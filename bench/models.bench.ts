@@ -1,0 +1,137 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { makePredictor } from '../src/ml/predict';
+import { trainModel } from '../src/ml/train';
+import { fmt, percentile, ratio, startServer, stopServer, tmpDir } from './support';
+
+const HOME_RENTALS = path.resolve(__dirname, '../../shared/data/home_rentals.csv');
+
+const readRows = () => {
+  const [header, ...lines] = fs.readFileSync(HOME_RENTALS, 'utf8').trim().split('\n');
+  const names = header!.split(',');
+  return lines.map((line) => {
+    const cells = line
+      .match(/("([^"]|"")*"|[^,]*)(,|$)/g)!
+      .map((c) => c.replace(/,$/, '').replace(/^"|"$/g, ''));
+    return Object.fromEntries(names.map((n, i) => [n, cells[i] ?? '']));
+  });
+};
+
+const post = async (url: string, body: unknown) => {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return res.json() as Promise<unknown>;
+};
+
+/** Training time, REST and SQL predictions against the engine's raw in-process predict, ping during training. */
+export const benchModels = async () => {
+  const rows = readRows();
+  const inputs = rows.map(({ rental_price: _t, ...r }) => r);
+
+  // Raw engine, in process.
+  let t0 = performance.now();
+  const artifact = trainModel(rows, 'rental_price');
+  const trainMs = performance.now() - t0;
+  const predictor = makePredictor(artifact);
+  const rawOne: number[] = [];
+  for (let i = 0; i < 300; i++) {
+    const s = performance.now();
+    predictor.predict([inputs[i % inputs.length]!]);
+    rawOne.push(performance.now() - s);
+  }
+  const batch = Array.from({ length: 10_000 }, (_, i) => inputs[i % inputs.length]!);
+  t0 = performance.now();
+  predictor.predict(batch);
+  const rawBatchMs = performance.now() - t0;
+
+  // The service, in its own process.
+  const dataDir = tmpDir('mindledger-bench-models-');
+  const big = path.join(dataDir, 'rentals_50k.csv');
+  const [header, ...lines] = fs.readFileSync(HOME_RENTALS, 'utf8').trim().split('\n');
+  fs.writeFileSync(big, [header, ...Array.from({ length: 10 }, () => lines).flat()].join('\n'));
+  const server = await startServer('app-server.ts', {
+    PORT: '47431',
+    DATA_DIR: dataDir,
+    BENCH_LOG_LEVEL: 'warn',
+  });
+  const base = 'http://127.0.0.1:47431';
+  for (const [name, file] of [
+    ['home_rentals', HOME_RENTALS],
+    ['rentals_50k', big],
+  ] as const) {
+    const form = new FormData();
+    form.append('file', new Blob([fs.readFileSync(file)]), `${name}.csv`);
+    await fetch(`${base}/api/files/${name}`, { method: 'PUT', body: form });
+  }
+
+  // Ping latency while the model trains (training runs in a worker thread).
+  const pings: number[] = [];
+  let training = true;
+  const pinger = (async () => {
+    while (training) {
+      const s = performance.now();
+      await fetch(`${base}/api/util/ping`);
+      pings.push(performance.now() - s);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  t0 = performance.now();
+  const created = (await post(`${base}/api/sql/query`, {
+    query:
+      'CREATE MODEL mindsdb.rentals FROM files (SELECT * FROM home_rentals) PREDICT rental_price USING join_learn_process = true',
+  })) as { data?: unknown[][] };
+  const serviceTrainMs = performance.now() - t0;
+  training = false;
+  await pinger;
+  if (!created.data) throw new Error(JSON.stringify(created));
+
+  const restOne: number[] = [];
+  for (let i = 0; i < 300; i++) {
+    const s = performance.now();
+    await post(`${base}/api/projects/mindsdb/models/rentals/predict`, [inputs[i % inputs.length]]);
+    restOne.push(performance.now() - s);
+  }
+  t0 = performance.now();
+  const answer = (await post(`${base}/api/projects/mindsdb/models/rentals/predict`, {
+    data: batch,
+  })) as unknown[];
+  const restBatchMs = performance.now() - t0;
+  if (answer.length !== batch.length) throw new Error('batch answer incomplete');
+
+  const joinRuns: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    t0 = performance.now();
+    const j = (await post(`${base}/api/sql/query`, {
+      query:
+        'SELECT count(*) AS n, avg(m.rental_price) AS mean FROM files.rentals_50k AS t JOIN mindsdb.rentals AS m',
+    })) as { data?: unknown[][] };
+    joinRuns.push(performance.now() - t0);
+    if (j.data?.[0]?.[0] !== 50_370) throw new Error(JSON.stringify(j));
+  }
+  await stopServer(server);
+  const joinMs = percentile(joinRuns, 50);
+  t0 = performance.now();
+  predictor.predict(Array.from({ length: 50_370 }, (_, i) => inputs[i % inputs.length]!));
+  const rawJoinMs = performance.now() - t0;
+
+  const oneRaw = percentile(rawOne, 50);
+  const oneRest = percentile(restOne, 50);
+  console.log(
+    `training on home_rentals (${fmt(rows.length)} rows): engine ${fmt(trainMs)} ms in process; CREATE MODEL through SQL (worker thread, events, artifact) ${fmt(serviceTrainMs)} ms (goal ≤ 3,000 ms); mixer ${artifact.mixer.kind}, held-out r2 ${fmt(artifact.training.accuracy, 4)}`,
+  );
+  console.log(
+    `GET /api/util/ping while training: p50 ${fmt(percentile(pings, 50), 1)} ms p99 ${fmt(percentile(pings, 99), 1)} ms over ${pings.length} pings (goal p99 < 50 ms)`,
+  );
+  console.log(
+    `REST predict, one row: p50 ${fmt(oneRest, 2)} ms vs raw predict ${fmt(oneRaw, 3)} ms (ratio ${fmt(oneRest / oneRaw, 0)}×; the HTTP round trip dominates)`,
+  );
+  console.log(
+    `REST predict, 10,000-row batch: ${fmt(restBatchMs)} ms (goal ≤ 500 ms) vs raw predict ${fmt(rawBatchMs)} ms → ratio ${fmt(ratio(restBatchMs, rawBatchMs), 2)}×`,
+  );
+  console.log(
+    `SQL JOIN prediction over 50,370 rows: p50 ${fmt(joinMs)} ms → ${fmt((50_370 / joinMs) * 1000)} rows/s (goal ≥ 50,000) vs raw predict ${fmt((50_370 / rawJoinMs) * 1000)} rows/s → ${fmt(ratio(rawJoinMs, joinMs), 2)}`,
+  );
+};
