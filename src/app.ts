@@ -1,7 +1,6 @@
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import swaggerUi from 'swagger-ui-express';
-import { allProjections, fileTablesProjection } from '../projections';
 import { agentRoutes } from './agents/routes';
 import { agentsService } from './agents/service';
 import { auditRoutes } from './audit/routes';
@@ -11,20 +10,18 @@ import type { Config } from './config';
 import type { AppContext } from './context';
 import { databaseRoutes } from './databases/routes';
 import { databasesService } from './databases/service';
-import { openDuck } from './duckdb/database';
 import { commandRunner } from './eventlog/commands';
-import { openEventLog } from './eventlog/open';
 import { Api } from './http/api';
 import { accessLog } from './http/accessLog';
 import { errorMapper, sendProblem } from './http/problem';
-import { openBlobStore, type BlobStore } from './files/blobs';
+import type { BlobStore } from './files/blobs';
 import { fileRoutes } from './files/routes';
 import { externalDatabases } from './integrations/pools';
 import { modelRoutes } from './models/routes';
 import { instanceIdOf, modelsService, type TrainingRows } from './models/service';
 import { filesService } from './files/service';
 import { createLogger } from './logger';
-import { ProjectionRunner } from './projection/runner';
+import { openStores } from './stores';
 import { projectRoutes } from './projects/routes';
 import { projectsService } from './projects/service';
 import { readCache } from './shared/readCache';
@@ -108,24 +105,8 @@ export const createApp = async (
 ): Promise<RunningApp> => {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
-  const log = await openEventLog({ url: config.eventStoreUrl, dataDir: config.dataDir, clock });
-  const duck = await openDuck({
-    file: config.duckdbFile,
-    allowedDirectory: `${config.dataDir}/files`,
-    threads: config.duckdbThreads,
-  });
-  const blobs = await openBlobStore(
-    config.dataDir,
-    log.kind === 'postgres' ? config.eventStoreUrl : undefined,
-  );
-  const projections = new ProjectionRunner(
-    duck,
-    log,
-    allProjections,
-    logger,
-    { batchSize: config.projectionBatchSize, pollMs: config.projectionPollMs },
-    [fileTablesProjection(blobs)],
-  );
+  const stores = await openStores(config, logger, clock, { poll: true });
+  const { log, duck, blobs, projections } = stores;
   await projections.start();
   const ctx: AppContext = {
     config,
@@ -160,11 +141,8 @@ export const createApp = async (
     close: async () => {
       // Let trainings this process started finish recording (bounded), then stop.
       await Promise.race([services.models.idle(), new Promise((r) => setTimeout(r, 10_000))]);
-      projections.stop();
       await externals.closeAll();
-      await log.close();
-      await blobs.close();
-      await duck.close();
+      await stores.close();
     },
   };
 };

@@ -1,0 +1,50 @@
+import type { Logger } from 'pino';
+import { allProjections, fileTablesProjection } from '../projections';
+import type { Config } from './config';
+import { openDuck } from './duckdb/database';
+import { openEventLog } from './eventlog/open';
+import { openBlobStore } from './files/blobs';
+import { ProjectionRunner } from './projection/runner';
+import type { Clock } from './shared/time';
+
+/**
+ * The log, the read model and the blobs, with the projection runner between them: what the service
+ * and `npm run replay` both open. The runner is not started: the caller starts or rebuilds it.
+ */
+export const openStores = async (
+  config: Config,
+  logger: Logger,
+  clock: Clock,
+  options: { poll: boolean },
+) => {
+  const log = await openEventLog({ url: config.eventStoreUrl, dataDir: config.dataDir, clock });
+  const duck = await openDuck({
+    file: config.duckdbFile,
+    allowedDirectory: `${config.dataDir}/files`,
+    threads: config.duckdbThreads,
+  });
+  const blobs = await openBlobStore(
+    config.dataDir,
+    log.kind === 'postgres' ? config.eventStoreUrl : undefined,
+  );
+  const projections = new ProjectionRunner(
+    duck,
+    log,
+    allProjections,
+    logger,
+    { batchSize: config.projectionBatchSize, pollMs: options.poll ? config.projectionPollMs : 0 },
+    [fileTablesProjection(blobs)],
+  );
+  return {
+    log,
+    duck,
+    blobs,
+    projections,
+    close: async () => {
+      projections.stop();
+      await log.close();
+      await blobs.close();
+      await duck.close();
+    },
+  };
+};
