@@ -3,10 +3,10 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { sharedData } from '../support/data';
 import { problemOf, startPostgresCluster, startTestApp, storeKinds, type TestApp } from '../support/app';
 
-const DATA = path.resolve(__dirname, '../../../shared/data');
-const HOME_RENTALS = path.join(DATA, 'home_rentals.csv');
+const HOME_RENTALS = sharedData('home_rentals.csv');
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-files-'));
 const write = (name: string, content: string | Buffer) => {

@@ -1,16 +1,14 @@
 import fs from 'node:fs';
-import path from 'node:path';
+import { sharedData } from '../support/data';
 import { makePredictor } from '../../src/ml/predict';
 import { serializeArtifact } from '../../src/ml/artifact';
 import { shuffledIndices } from '../../src/ml/random';
 import { trainModel } from '../../src/ml/train';
 import { balancedAccuracy, r2 } from '../../src/ml/metrics';
 
-const DATA = path.resolve(__dirname, '../../../shared/data');
-
 /** The CSV as rows of strings (the engine reads types itself), without a library: a plain file. */
 const readCsv = (file: string) => {
-  const [header, ...lines] = fs.readFileSync(path.join(DATA, file), 'utf8').trim().split('\n');
+  const [header, ...lines] = fs.readFileSync(sharedData(file), 'utf8').trim().split('\n');
   const names = header!.split(',');
   return lines.map((line) => {
     // home_rentals quotes the odd "640,56": split on commas outside quotes.

@@ -2,10 +2,11 @@ import { decideModel } from '../../src/models/decider';
 import { projectAggregate, projectStream } from '../../src/projects/aggregate';
 import fs from 'node:fs';
 import path from 'node:path';
+import { sharedData } from '../support/data';
 import { problemOf, startTestApp, storeKinds, type TestApp } from '../support/app';
 import { freshPostgresData } from '../support/external';
 
-const HOME_RENTALS = path.resolve(__dirname, '../../../shared/data/home_rentals.csv');
+const HOME_RENTALS = sharedData('home_rentals.csv');
 
 type Answer = {
   type: string;
