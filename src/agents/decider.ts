@@ -11,7 +11,7 @@ import type { ProjectAggregate } from '../projects/aggregate';
 import { projectHasModel } from '../projects/aggregate';
 import { requireLiveProject } from '../projects/decider';
 import { canonicalSkillType } from '../skills/types';
-import { conflict, invalid, notFound, preconditionFailed } from '../shared/errors';
+import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
 import { findByName, findByRef, mergeParams, type Params } from '../shared/params';
 
 export type SkillLink = { readonly skillId: bigint; readonly parameters: Params };
@@ -240,10 +240,7 @@ export const decideAgent = (
       const current = findByRef(state.agents.values(), d.ref);
       if (!current)
         throw invalid('Creation of an agent using the PUT method is not allowed.', 'Creation is not allowed');
-      if (d.expectedVersion !== undefined && d.expectedVersion !== current.version)
-        throw preconditionFailed(
-          `Agent ${current.name} is at version ${current.version}, not ${d.expectedVersion}`,
-        );
+      checkExpectedVersion('Agent', current, d.expectedVersion);
       if (d.skills && (d.skillsToAdd || d.skillsToRemove))
         throw invalid(
           '"skills" rewrites the list and cannot be combined with "skills_to_add" or "skills_to_remove"',
@@ -302,10 +299,7 @@ export const decideAgent = (
     }
     case 'DeleteAgent': {
       const agent = requireAgent(state, command.data.ref);
-      if (command.data.expectedVersion !== undefined && command.data.expectedVersion !== agent.version)
-        throw preconditionFailed(
-          `Agent ${agent.name} is at version ${agent.version}, not ${command.data.expectedVersion}`,
-        );
+      checkExpectedVersion('Agent', agent, command.data.expectedVersion);
       return removeAgent(state, agent, command.metadata.now);
     }
     default: {

@@ -10,7 +10,7 @@ import { requireAgent } from '../agents/decider';
 import type { ProjectAggregate } from '../projects/aggregate';
 import { projectHasModel } from '../projects/aggregate';
 import { requireLiveProject } from '../projects/decider';
-import { conflict, invalid, notFound, preconditionFailed } from '../shared/errors';
+import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
 import { mergeParams, type Params } from '../shared/params';
 
 export type Chatbot = {
@@ -211,10 +211,7 @@ export const decideChatbot = (command: ChatbotCommand, state: ProjectAggregate):
           }),
         ];
       }
-      if (d.expectedVersion !== undefined && d.expectedVersion !== current.version)
-        throw preconditionFailed(
-          `Chatbot ${current.name} is at version ${current.version}, not ${d.expectedVersion}`,
-        );
+      checkExpectedVersion('Chatbot', current, d.expectedVersion);
       const name = d.name ?? current.name;
       checkUnique(state, name, current.id);
       const agentRef =
@@ -253,10 +250,7 @@ export const decideChatbot = (command: ChatbotCommand, state: ProjectAggregate):
     }
     case 'DeleteChatbot': {
       const bot = requireChatbot(state, command.data.ref);
-      if (command.data.expectedVersion !== undefined && command.data.expectedVersion !== bot.version)
-        throw preconditionFailed(
-          `Chatbot ${bot.name} is at version ${bot.version}, not ${command.data.expectedVersion}`,
-        );
+      checkExpectedVersion('Chatbot', bot, command.data.expectedVersion);
       return [removeChatbot(state, bot, command.metadata.now)];
     }
     default: {

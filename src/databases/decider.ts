@@ -5,7 +5,7 @@ import type {
   DatabaseEvent,
   DatabaseUpdated,
 } from '../../events';
-import { conflict, notFound, preconditionFailed } from '../shared/errors';
+import { checkExpectedVersion, conflict, notFound } from '../shared/errors';
 import { keepMaskedSecrets } from '../shared/secrets';
 
 /** A registered integration (an external data source) as its stream knows it. */
@@ -72,10 +72,8 @@ export const evolveDatabase = (state: DatabaseState, event: AnyRecordedEvent): D
   }
 };
 
-const checkVersion = (state: { name: string; version: bigint }, expected: bigint | undefined) => {
-  if (expected !== undefined && expected !== state.version)
-    throw preconditionFailed(`Database ${state.name} is at version ${state.version}, not ${expected}`);
-};
+const checkVersion = (resource: { name: string; version: bigint }, expected: bigint | undefined) =>
+  checkExpectedVersion('Database', resource, expected);
 
 export const decideDatabase = (command: DatabaseCommand, state: DatabaseState): DatabaseEvent[] => {
   const at = command.metadata.now.toISOString();

@@ -8,7 +8,7 @@ import type {
   SkillDeleted,
 } from '../../events';
 import type { ProjectAggregate } from './aggregate';
-import { conflict, invalid, notFound, preconditionFailed } from '../shared/errors';
+import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
 
 /** The project as its own stream knows it. Its id is the log position of its creation. */
 export type ProjectState =
@@ -113,10 +113,7 @@ export const decideProject = (
         throw notFound(`Project name ${command.data.name} does not exist`, 'Project not exists');
       if (state.name.toLowerCase() === DEFAULT_PROJECT)
         throw invalid(`The default project ${DEFAULT_PROJECT} cannot be deleted`, 'Cannot delete project');
-      if (command.data.expectedVersion !== undefined && command.data.expectedVersion !== state.version)
-        throw preconditionFailed(
-          `Project ${state.name} is at version ${state.version}, not ${command.data.expectedVersion}`,
-        );
+      checkExpectedVersion('Project', state, command.data.expectedVersion);
       return removeProject(aggregate, state, command.metadata.now.toISOString());
     default: {
       const _exhaustive: never = command;

@@ -26,3 +26,13 @@ export const preconditionFailed = (detail: string) =>
   new DomainError('PreconditionFailed', 'Precondition failed', detail);
 
 export const isDomainError = (error: unknown): error is DomainError => error instanceof DomainError;
+
+/** A client's If-Match: the resource must still be at the version the client read (else 412). */
+export const checkExpectedVersion = (
+  what: string,
+  resource: { name: string; version: bigint },
+  expected: bigint | undefined,
+) => {
+  if (expected !== undefined && expected !== resource.version)
+    throw preconditionFailed(`${what} ${resource.name} is at version ${resource.version}, not ${expected}`);
+};

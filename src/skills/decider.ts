@@ -8,7 +8,7 @@ import type {
 } from '../../events';
 import type { ProjectAggregate } from '../projects/aggregate';
 import { requireLiveProject } from '../projects/decider';
-import { conflict, invalid, notFound, preconditionFailed } from '../shared/errors';
+import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
 import { findByName, findByRef, mergeParams, type Params } from '../shared/params';
 import { validateSkillParams } from './types';
 
@@ -73,10 +73,8 @@ export const evolveSkills = (skills: SkillsState, event: AnyRecordedEvent): Skil
   }
 };
 
-const checkVersion = (skill: Skill, expected: bigint | undefined) => {
-  if (expected !== undefined && expected !== skill.version)
-    throw preconditionFailed(`Skill ${skill.name} is at version ${skill.version}, not ${expected}`);
-};
+const checkVersion = (resource: { name: string; version: bigint }, expected: bigint | undefined) =>
+  checkExpectedVersion('Skill', resource, expected);
 
 export const requireSkill = (state: ProjectAggregate, ref: string): Skill => {
   const skill = findByRef(state.skills.values(), ref);
