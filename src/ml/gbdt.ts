@@ -357,27 +357,32 @@ export const compileGbdt = (model: GbdtModel): CompiledGbdt => {
   return c;
 };
 
-/** Raw scores for `n` rows of `d` features (row-major), with the compiled ensemble. */
+/**
+ * Raw scores for `n` rows of `d` features (row-major), with the compiled ensemble. Tree by tree
+ * over all rows: one tree's nodes stay in cache while every row walks it.
+ */
 export const compiledScores = (c: CompiledGbdt, X: Float64Array, n: number, d: number): Float64Array => {
   const K = c.outputs;
   const rounds = c.roots.length / K;
   const out = new Float64Array(n * K);
   const { feature, threshold, left, right, value, roots } = c;
-  for (let row = 0; row < n; row++) {
-    const at = row * d;
-    for (let k = 0; k < K; k++) {
-      let s = c.base[k]!;
-      for (let r = 0; r < rounds; r++) {
-        let i = roots[r * K + k]!;
+  // Missing values go left; as -Infinity they do so by the comparison alone (thresholds are finite).
+  const x = X.map((v) => (v !== v ? -Infinity : v));
+  for (let k = 0; k < K; k++) {
+    const base = c.base[k]!;
+    for (let row = 0; row < n; row++) out[row * K + k] = base;
+    for (let r = 0; r < rounds; r++) {
+      const root = roots[r * K + k]!;
+      for (let row = 0; row < n; row++) {
+        const at = row * d;
+        let i = root;
         let f = feature[i]!;
         while (f >= 0) {
-          const v = X[at + f]!;
-          i = v <= threshold[i]! || v !== v ? left[i]! : right[i]!;
+          i = x[at + f]! <= threshold[i]! ? left[i]! : right[i]!;
           f = feature[i]!;
         }
-        s += value[i]!;
+        out[row * K + k]! += value[i]!;
       }
-      out[row * K + k] = s;
     }
   }
   return out;

@@ -6,6 +6,8 @@ import { mixerOutputs } from './train';
 export type PredictOptions = {
   /** Forces the interval's confidence level (0.01–0.99) instead of Lightwood's automatic choice. */
   fixed_confidence?: number;
+  /** When set, the explanation string is only built if `<target>_explain` is wanted (SQL asks for what it selects). */
+  wanted?: ReadonlySet<string>;
 };
 
 const LEVELS = Array.from({ length: 99 }, (_, i) => (99 - i) / 100);
@@ -59,6 +61,7 @@ export const makePredictor = (artifact: Artifact) => {
       out = mixerOutputs(artifact.mixer, X, d, idx, artifact.task === 'regression' ? 0 : K);
     }
     const fixed = options.fixed_confidence;
+    const skipExplain = options.wanted !== undefined && !options.wanted.has(`${target}_explain`);
     const level =
       fixed !== undefined
         ? {
@@ -93,14 +96,16 @@ export const makePredictor = (artifact: Artifact) => {
         result[target] = value;
         result[`${target}_original`] = truthValue;
         result[`${target}_confidence`] = level!.confidence;
-        result[`${target}_explain`] = pythonJson({
-          predicted_value: value,
-          confidence: level!.confidence,
-          anomaly,
-          truth: truthValue,
-          confidence_lower_bound: lower,
-          confidence_upper_bound: upper,
-        });
+        result[`${target}_explain`] = skipExplain
+          ? null
+          : pythonJson({
+              predicted_value: value,
+              confidence: level!.confidence,
+              anomaly,
+              truth: truthValue,
+              confidence_lower_bound: lower,
+              confidence_upper_bound: upper,
+            });
         result[`${target}_anomaly`] = anomaly;
         result[`${target}_min`] = lower;
         result[`${target}_max`] = upper;
@@ -131,7 +136,7 @@ export const makePredictor = (artifact: Artifact) => {
         result[target] = predicted;
         result[`${target}_original`] = truthValue;
         result[`${target}_confidence`] = confidence;
-        result[`${target}_explain`] = pythonJson(explain);
+        result[`${target}_explain`] = skipExplain ? null : pythonJson(explain);
         result[`${target}_anomaly`] = null;
       }
       result.select_data_query = row.select_data_query ?? null;

@@ -341,7 +341,26 @@ const predictInto = async (
   const ref = prepared.refs[0]!;
   const predictor = await predictions.predictor(ref.project, ref.name);
   const statement = prepared.statement;
-  const outputColumns = predictor.outputColumns.filter((col) => col !== '__mindsdb_row_id');
+  // Only the model's columns the query uses are computed and loaded (a star wants them all).
+  const modelAlias = String(ref.node.alias || ref.name);
+  const wanted = new Set<string>();
+  let everything = false;
+  await walk(statement, (n) => {
+    if (
+      n.class === 'STAR' &&
+      (!n.relation_name || String(n.relation_name).toLowerCase() === modelAlias.toLowerCase())
+    )
+      everything = true;
+    if (n.class === 'COLUMN_REF') {
+      const names = n.column_names as string[];
+      if (names.length === 1 || names[0]!.toLowerCase() === modelAlias.toLowerCase())
+        wanted.add(names[names.length - 1]!);
+    }
+  });
+  const all = predictor.outputColumns.filter((col) => col !== '__mindsdb_row_id');
+  const picked = everything ? all : all.filter((col) => wanted.has(col));
+  const outputColumns = picked.length ? picked : [predictor.artifact.target];
+  const predictOptions = { wanted: new Set(outputColumns) };
   // Predictions go straight into a typed temporary table through the appender.
   const load = async (temp: string, rows: Record<string, unknown>[]) => {
     temps.push(temp);
@@ -372,10 +391,9 @@ const predictInto = async (
   await walk(statement, (n) => {
     if (n.type === 'JOIN' && (n.left === ref.node || n.right === ref.node)) join = n;
   });
-  const modelAlias = String(ref.node.alias || ref.name);
   if (!join) {
     const input = whereEqualities((statement.node as AstNode).where_clause as AstNode | undefined);
-    await load('__mindledger_prediction', predictor.predict([input]));
+    await load('__mindledger_prediction', predictor.predict([input], predictOptions));
     Object.assign(ref.node, baseTable('__mindledger_prediction', modelAlias));
     return printSelect(c, statement);
   }
@@ -389,7 +407,7 @@ const predictInto = async (
   const reader = await c.runAndReadAll('SELECT * FROM __mindledger_input');
   const columns = reader.columnNames();
   const rows = reader.getRowsJson().map((r) => Object.fromEntries(columns.map((col, i) => [col, r[i]])));
-  await load('__mindledger_prediction', predictor.predict(rows));
+  await load('__mindledger_prediction', predictor.predict(rows, predictOptions));
   const input = baseTable('__mindledger_input', otherAlias);
   const output = baseTable('__mindledger_prediction', modelAlias);
   if (join.left === ref.node) {
