@@ -22,6 +22,7 @@ const envSchema = z.object({
   DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(1).default(5000),
   DUCKDB_THREADS: z.coerce.number().int().min(1).optional(),
   TRAIN_ROW_LIMIT: z.coerce.number().int().min(1).default(1_000_000),
+  DUCKDB_READERS: z.coerce.number().int().min(1).max(64).default(8),
 });
 
 export type Config = {
@@ -41,6 +42,7 @@ export type Config = {
   dbConnectTimeoutMs: number;
   duckdbThreads: number | undefined;
   trainRowLimit: number;
+  duckdbReaders: number;
 };
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
@@ -70,5 +72,6 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
     duckdbThreads: e.DUCKDB_THREADS,
     trainRowLimit: e.TRAIN_ROW_LIMIT,
+    duckdbReaders: e.DUCKDB_READERS,
   };
 };

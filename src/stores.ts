@@ -22,6 +22,7 @@ export const openStores = async (
     file: config.duckdbFile,
     allowedDirectory: `${config.dataDir}/files`,
     threads: config.duckdbThreads,
+    readers: config.duckdbReaders,
   });
   const blobs = await openBlobStore(
     config.dataDir,

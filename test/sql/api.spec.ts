@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 
 type Answer = {
@@ -493,5 +494,36 @@ describe.each(storeKinds)('SQL statements on %s', (store) => {
       await t.http.post('/api/sql/query').send({ query: 'SELECT NAME FROM skills ORDER BY NAME' }).expect(200)
     ).body;
     expect(answer.data).toEqual([['r'], ['s']]);
+  });
+});
+
+describe('a client that goes away', () => {
+  it('interrupts its query and frees the connection', async () => {
+    // One pooled reader: the next query can only run once the abandoned one was interrupted.
+    const t = await startTestApp('sqlite', { SQL_TIMEOUT_MS: '60000', DUCKDB_READERS: '1' });
+    const server = t.running.app.listen(0, '127.0.0.1');
+    try {
+      await new Promise<void>((r) => server.once('listening', () => r()));
+      const port = (server.address() as { port: number }).port;
+      const body = JSON.stringify({ query: 'SELECT count(*) FROM range(100000000000) a' });
+      const request = http.request({
+        host: '127.0.0.1',
+        port,
+        path: '/api/sql/query',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      });
+      request.on('error', () => undefined);
+      request.end(body);
+      await new Promise((r) => setTimeout(r, 300));
+      request.destroy();
+      const started = Date.now();
+      const next = await t.http.post('/api/sql/query').send({ query: 'SELECT 42 AS answer' }).expect(200);
+      expect(next.body.data).toEqual([[42]]);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      server.close();
+      await t.dispose();
+    }
   });
 });
