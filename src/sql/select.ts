@@ -141,6 +141,10 @@ export const preparedCache = () => ({
 export type PreparedCache = ReturnType<typeof preparedCache>;
 const MAX_CACHED_ROWS = 1000;
 
+/** Answers that depend only on the projections' version: callers may keep them as long as it holds. */
+const reusableAnswers = new WeakSet<TableAnswer>();
+export const isReusableAnswer = (answer: TableAnswer) => reusableAnswers.has(answer);
+
 /**
  * DuckDB prepared statements, per pooled connection: a repeated query skips DuckDB's statement
  * extraction and planning, which dominate the cost of small queries.
@@ -530,8 +534,10 @@ export const runSelect = async (
         ...(table.truncated ? { truncated: true as const } : {}),
       };
       const answerKey = answerKeyOf(plan);
-      if (answerKey !== null && table.data.length <= MAX_CACHED_ROWS)
+      if (answerKey !== null && table.data.length <= MAX_CACHED_ROWS) {
         cache.answers.set(input.version, answerKey, answer);
+        reusableAnswers.add(answer);
+      }
       return answer;
     } catch (error) {
       if (timedOut)

@@ -6,7 +6,7 @@ import { externalError, SqlError, SqlErrorCode, toSqlError } from './errors';
 import { leadingKeyword, toDuckDbDialect, trimStatement } from './lexical';
 import { isClientSessionVariable, mysqlCompatAnswers } from './mysqlCompat';
 import { isSyntaxProblem, parseMindsStatement, type MindsStatement } from './parse';
-import { preparedCache, runSelect, type TableAnswer } from './select';
+import { isReusableAnswer, preparedCache, runSelect, type TableAnswer } from './select';
 import { extractNativeQueries } from './federation';
 import { addModelJoinConditions } from './modelJoins';
 import type { ExternalDatabases } from '../integrations/pools';
@@ -71,7 +71,32 @@ export const sqlService = (
   const prepared = preparedCache();
   const limits = { rowLimit: ctx.config.sqlRowLimit, timeoutMs: ctx.config.sqlTimeoutMs };
 
+  // The same text, database and parameters give the same answer until the projections move on
+  // (for deterministic queries): repeated queries skip even the dialect rewriting.
+  let answersVersion = -1;
+  const answers = new Map<string, TableAnswer>();
   const select = async (sql: string, db: string, params: Record<string, unknown>, signal?: AbortSignal) => {
+    const version = ctx.projections.version;
+    if (version !== answersVersion) {
+      answers.clear();
+      answersVersion = version;
+    }
+    const key = `${db}\u0000${sql}\u0000${JSON.stringify(params)}`;
+    const known = answers.get(key);
+    if (known) return known;
+    const answer = await selectFresh(sql, db, params, signal);
+    if (isReusableAnswer(answer) && answersVersion === version) {
+      if (answers.size >= 500) answers.delete(answers.keys().next().value as string);
+      answers.set(key, answer);
+    }
+    return answer;
+  };
+  const selectFresh = async (
+    sql: string,
+    db: string,
+    params: Record<string, unknown>,
+    signal?: AbortSignal,
+  ) => {
     const extracted = await extractNativeQueries(sql, (name) => catalog.integration(name));
     const converted = toDuckDbDialect(extracted.sql);
     const dialect = {
