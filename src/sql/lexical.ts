@@ -134,3 +134,20 @@ export const leadingKeyword = (sql: string) => {
   const stripped = sql.replace(/^(\s|--[^\n]*\n|\/\*[\s\S]*?\*\/|\()*/, '');
   return (/^[A-Za-z_]+/.exec(stripped)?.[0] ?? '').toUpperCase();
 };
+
+/**
+ * `project.model.3` names a model version; DuckDB would read `.3` as a number, so the version is
+ * quoted as an identifier (`project.model."3"`). Only outside string literals.
+ */
+export const quoteModelVersions = (sql: string) =>
+  sql
+    .split(/('(?:[^']|'')*')/)
+    .map((part, i) =>
+      i % 2 === 1
+        ? part
+        : part.replace(
+            /((?:[A-Za-z_][A-Za-z0-9_]*|"(?:[^"]|"")+")\s*\.\s*(?:[A-Za-z_][A-Za-z0-9_]*|"(?:[^"]|"")+"))\.(\d+)\b/g,
+            '$1."$2"',
+          ),
+    )
+    .join('');

@@ -209,6 +209,14 @@ const prepare = async (
         return;
       }
       if (catalogName) {
+        // `project.model.3`: a model version, which DuckDB reads as catalog.schema.table.
+        if (/^\d+$/.test(table)) {
+          const modelProject = await catalog.model(catalogName, schema);
+          if (modelProject) {
+            modelRefs.push({ node: n, project: modelProject, name: `${schema}.${table}` });
+            return;
+          }
+        }
         const integration = await catalog.integration(catalogName);
         if (!integration)
           throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${catalogName} does not exist`);

@@ -3,7 +3,7 @@ import type { AppContext } from '../context';
 import { nameKey } from '../shared/names';
 import { catalogResolver, INFORMATION_SCHEMA_TABLES, installCatalog, PROJECT_TABLES } from './catalog';
 import { externalError, SqlError, SqlErrorCode, toSqlError } from './errors';
-import { leadingKeyword, toDuckDbDialect, trimStatement } from './lexical';
+import { leadingKeyword, quoteModelVersions, toDuckDbDialect, trimStatement } from './lexical';
 import { isClientSessionVariable, mysqlCompatAnswers } from './mysqlCompat';
 import { isSyntaxProblem, parseMindsStatement, type MindsStatement } from './parse';
 import { isReusableAnswer, preparedCache, runSelect, type TableAnswer } from './select';
@@ -99,6 +99,7 @@ export const sqlService = (
   ) => {
     const extracted = await extractNativeQueries(sql, (name) => catalog.integration(name));
     const converted = toDuckDbDialect(extracted.sql);
+    converted.sql = quoteModelVersions(converted.sql);
     const dialect = {
       ...converted,
       sql: await addModelJoinConditions(

@@ -282,10 +282,12 @@ describe.each(storeKinds)('models (event store: %s)', (store) => {
       version: 1,
       active: false,
     });
-    await t.http
+    const v1 = await t.http
       .post('/api/projects/mindsdb/models/rentals.1/predict')
       .send([{ sqft: 700 }])
       .expect(200);
+    const inSql = await sql('SELECT rental_price FROM mindsdb.rentals.1 WHERE sqft = 700');
+    expect(inSql.data![0]![0]).toBeCloseTo(v1.body[0].rental_price, 6);
     expect((await sql('DROP MODEL mindsdb.rentals.1')).type).toBe('ok');
     expect((await sql("SELECT VERSION FROM mindsdb.models WHERE NAME = 'rentals'")).data).toEqual([[2]]);
     await t.http.delete('/api/projects/mindsdb/models/where_is').expect(204);
