@@ -2,20 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { makePredictor } from '../src/ml/predict';
 import { trainModel } from '../src/ml/train';
+import { readSharedCsv, sharedData } from '../test/support/data';
 import { fmt, percentile, ratio, startServer, stopServer, tmpDir } from './support';
-
-const HOME_RENTALS = path.resolve(__dirname, '../../shared/data/home_rentals.csv');
-
-const readRows = () => {
-  const [header, ...lines] = fs.readFileSync(HOME_RENTALS, 'utf8').trim().split('\n');
-  const names = header!.split(',');
-  return lines.map((line) => {
-    const cells = line
-      .match(/("([^"]|"")*"|[^,]*)(,|$)/g)!
-      .map((c) => c.replace(/,$/, '').replace(/^"|"$/g, ''));
-    return Object.fromEntries(names.map((n, i) => [n, cells[i] ?? '']));
-  });
-};
 
 const post = async (url: string, body: unknown) => {
   const res = await fetch(url, {
@@ -28,7 +16,8 @@ const post = async (url: string, body: unknown) => {
 
 /** Training time, REST and SQL predictions against the engine's raw in-process predict, ping during training. */
 export const benchModels = async () => {
-  const rows = readRows();
+  const HOME_RENTALS = sharedData('home_rentals.csv');
+  const rows = await readSharedCsv('home_rentals.csv');
   const inputs = rows.map(({ rental_price: _t, ...r }) => r);
 
   // Raw engine, in process.

@@ -2,7 +2,7 @@ import { settled, type AppContext } from '../context';
 import { projectAggregate, projectStream } from '../projects/aggregate';
 import type { ProjectsService } from '../projects/service';
 import { notFound } from '../shared/errors';
-import type { Unstamped } from '../shared/params';
+import { findByRef, type Unstamped } from '../shared/params';
 import { toMindsDbTimestamp } from '../shared/time';
 import type { SkillsService } from '../skills/service';
 import { decideAgent, type AgentCommand } from './decider';
@@ -64,10 +64,7 @@ export const agentsService = (ctx: AppContext, projects: ProjectsService, skills
     });
 
   const get = async (projectName: string, ref: string): Promise<AgentWithVersion> => {
-    const all = await list(projectName);
-    const found =
-      (/^\d+$/.test(ref) ? all.find((a) => a.view.id === Number(ref)) : undefined) ??
-      all.find((a) => a.view.name.toLowerCase() === ref.toLowerCase());
+    const found = findByRef(await list(projectName), ref, (a) => a.view);
     if (!found) throw notFound(`Agent with name ${ref} does not exist`, 'Agent not found');
     return found;
   };

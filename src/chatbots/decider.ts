@@ -11,7 +11,7 @@ import type { ProjectAggregate } from '../projects/aggregate';
 import { projectHasModel } from '../projects/aggregate';
 import { requireLiveProject } from '../projects/decider';
 import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
-import { mergeParams, type Params } from '../shared/params';
+import { findByName, mergeParams, type Params } from '../shared/params';
 
 export type Chatbot = {
   readonly id: bigint;
@@ -126,9 +126,12 @@ export const evolveChatbots = (bots: ChatbotsState, event: AnyRecordedEvent): Ch
   }
 };
 
-/** Chatbot names are matched exactly, as MindsDB does. */
+/** A chatbot reference: its id, or its name matched exactly (MindsDB's chatbot names are case-sensitive). */
+export const isChatbotRef = (ref: string, id: bigint, name: string) =>
+  name === ref || (/^\d+$/.test(ref) && id === BigInt(ref));
+
 const findChatbot = (state: ProjectAggregate, ref: string) =>
-  [...state.chatbots.values()].find((b) => b.name === ref || (/^\d+$/.test(ref) && b.id === BigInt(ref)));
+  [...state.chatbots.values()].find((b) => isChatbotRef(ref, b.id, b.name));
 
 export const requireChatbot = (state: ProjectAggregate, ref: string): Chatbot => {
   const bot = findChatbot(state, ref);
@@ -150,7 +153,7 @@ const resolveBrain = (state: ProjectAggregate, agentRef: string | null, modelNam
 };
 
 const checkUnique = (state: ProjectAggregate, name: string, self?: bigint) => {
-  const clash = [...state.chatbots.values()].find((b) => b.name.toLowerCase() === name.toLowerCase());
+  const clash = findByName(state.chatbots.values(), name);
   if (clash && clash.id !== self)
     throw conflict(
       `Chatbot with name ${name} already exists. Please choose a different one.`,

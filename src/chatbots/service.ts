@@ -6,7 +6,7 @@ import type { ProjectsService } from '../projects/service';
 import { invalid, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { toMindsDbTimestamp } from '../shared/time';
-import { decideChatbot, type ChatbotCommand, type ChatDatabase } from './decider';
+import { decideChatbot, isChatbotRef, type ChatbotCommand, type ChatDatabase } from './decider';
 
 type ChatbotRow = {
   ID: bigint;
@@ -81,8 +81,7 @@ export const chatbotsService = (
 
   const findRow = async (projectName: string, ref: string) => {
     const { rows } = await rowsOf(projectName);
-    // Chatbot names are case-sensitive, as MindsDB's.
-    const row = rows.find((r) => r.NAME === ref || (/^\d+$/.test(ref) && r.ID === BigInt(ref)));
+    const row = rows.find((r) => isChatbotRef(ref, r.ID, r.NAME));
     if (!row) throw notFound(`Chatbot with name ${ref} does not exist`, 'Chatbot not found');
     return row;
   };

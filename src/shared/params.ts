@@ -16,19 +16,32 @@ export const mergeParams = (stored: Params, patch: Params): Params => {
   return merged;
 };
 
-/** A reference to a resource by name (case-insensitive) or by numeric id. */
-export const findByRef = <T extends { id: bigint; name: string }>(
+type Identified = { id: bigint | number; name: string };
+
+/**
+ * A reference to a resource by numeric id or by name (case-insensitive); an id wins over a name
+ * that happens to be digits. `identify` reaches the id and name of items that wrap them.
+ */
+export function findByRef<T extends Identified>(items: Iterable<T>, ref: string | number): T | undefined;
+export function findByRef<T>(
   items: Iterable<T>,
   ref: string | number,
-): T | undefined => {
+  identify: (item: T) => Identified,
+): T | undefined;
+export function findByRef<T>(
+  items: Iterable<T>,
+  ref: string | number,
+  identify: (item: T) => Identified = (item) => item as Identified,
+): T | undefined {
   const all = [...items];
   if (typeof ref === 'number' || /^\d+$/.test(ref)) {
-    const byId = all.find((i) => i.id === BigInt(ref));
+    const id = BigInt(ref);
+    const byId = all.find((i) => BigInt(identify(i).id) === id);
     if (byId) return byId;
   }
   const key = String(ref).toLowerCase();
-  return all.find((i) => i.name.toLowerCase() === key);
-};
+  return all.find((i) => identify(i).name.toLowerCase() === key);
+}
 
 export const findByName = <T extends { name: string }>(items: Iterable<T>, name: string): T | undefined => {
   const key = name.toLowerCase();

@@ -2,7 +2,7 @@ import { settled, type AppContext } from '../context';
 import { projectAggregate, projectStream } from '../projects/aggregate';
 import type { ProjectsService } from '../projects/service';
 import { notFound } from '../shared/errors';
-import type { Unstamped } from '../shared/params';
+import { findByRef, type Unstamped } from '../shared/params';
 import { toMindsDbTimestamp } from '../shared/time';
 import { decideSkill, type SkillCommand } from './decider';
 import type { SkillView } from './schemas';
@@ -67,10 +67,7 @@ export const skillsService = (ctx: AppContext, projects: ProjectsService) => {
     });
 
   const get = async (projectName: string, ref: string): Promise<SkillWithVersion> => {
-    const all = await list(projectName);
-    const found =
-      (/^\d+$/.test(ref) ? all.find((s) => s.id === Number(ref)) : undefined) ??
-      all.find((s) => s.name.toLowerCase() === ref.toLowerCase());
+    const found = findByRef(await list(projectName), ref);
     if (!found) throw notFound(`Skill with name ${ref} not found.`, 'Skill not found');
     return found;
   };

@@ -60,6 +60,13 @@ const matchingParen = (sql: string, open: number) => {
   throw new SqlError(SqlErrorCode.Syntax, 'Unbalanced parentheses around the native query');
 };
 
+/** Where the DuckDB string literal opening at `open` closes ('' is a quote inside it). */
+const closingQuote = (sql: string, open: number) => {
+  let j = open + 1;
+  while (j < sql.length && !(sql[j] === "'" && sql[j + 1] !== "'")) j += sql[j] === "'" ? 2 : 1;
+  return j;
+};
+
 /** Removes `<integration>.` qualifiers (outside strings) so the query reads in the database's own terms. */
 export const stripQualifier = (sql: string, integration: string) => {
   const key = integration.toLowerCase();
@@ -68,8 +75,7 @@ export const stripQualifier = (sql: string, integration: string) => {
   while (i < sql.length) {
     const c = sql[i]!;
     if (c === "'") {
-      let j = i + 1;
-      while (j < sql.length && !(sql[j] === "'" && sql[j + 1] !== "'")) j += sql[j] === "'" ? 2 : 1;
+      const j = closingQuote(sql, i);
       out += sql.slice(i, j + 1);
       i = j + 1;
       continue;
@@ -98,8 +104,7 @@ export const doubleQuotesToBackticks = (sql: string) => {
   for (let i = 0; i < sql.length; i++) {
     const c = sql[i]!;
     if (c === "'") {
-      let j = i + 1;
-      while (j < sql.length && !(sql[j] === "'" && sql[j + 1] !== "'")) j += sql[j] === "'" ? 2 : 1;
+      const j = closingQuote(sql, i);
       out += sql.slice(i, j + 1);
       i = j;
     } else if (c === '"') {

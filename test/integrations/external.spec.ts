@@ -1,16 +1,8 @@
 import pg from 'pg';
-import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
 import { freshMariaData, freshPostgresData } from '../support/external';
 import { POSTGRES_ADMIN_URL } from '../support/postgres';
 import { startProxy } from '../support/proxy';
-
-type Answer = {
-  type: string;
-  column_names?: string[];
-  data?: unknown[][];
-  error_code?: number;
-  error_message?: string;
-};
 
 const ORDERS = [
   'CREATE TABLE orders (id int PRIMARY KEY, customer text, amount numeric(10,2), placed date)',
@@ -29,8 +21,7 @@ describe.each(storeKinds)('external databases (event store: %s)', (store) => {
   let pgData: Awaited<ReturnType<typeof freshPostgresData>>;
   let myData: Awaited<ReturnType<typeof freshMariaData>>;
   let proxy: Awaited<ReturnType<typeof startProxy>>;
-  const sql = async (query: string, params?: Record<string, unknown>) =>
-    (await t.http.post('/api/sql/query').send({ query, params }).expect(200)).body as Answer;
+  const sql = (query: string, params?: Record<string, unknown>) => querySql(t, query, { params });
 
   beforeAll(async () => {
     pgData = await freshPostgresData(ORDERS);

@@ -1,23 +1,9 @@
-import fs from 'node:fs';
-import { sharedData } from '../support/data';
+import { readSharedCsv } from '../support/data';
 import { makePredictor } from '../../src/ml/predict';
 import { serializeArtifact } from '../../src/ml/artifact';
 import { shuffledIndices } from '../../src/ml/random';
 import { trainModel } from '../../src/ml/train';
 import { balancedAccuracy, r2 } from '../../src/ml/metrics';
-
-/** The CSV as rows of strings (the engine reads types itself), without a library: a plain file. */
-const readCsv = (file: string) => {
-  const [header, ...lines] = fs.readFileSync(sharedData(file), 'utf8').trim().split('\n');
-  const names = header!.split(',');
-  return lines.map((line) => {
-    // home_rentals quotes the odd "640,56": split on commas outside quotes.
-    const cells = line
-      .match(/("([^"]|"")*"|[^,]*)(,|$)/g)!
-      .map((c) => c.replace(/,$/, '').replace(/^"|"$/g, ''));
-    return Object.fromEntries(names.map((n, i) => [n, cells[i] ?? '']));
-  });
-};
 
 const split = (rows: Record<string, string>[], seed = 7) => {
   const order = shuffledIndices(rows.length, seed);
@@ -26,8 +12,11 @@ const split = (rows: Record<string, string>[], seed = 7) => {
 };
 
 describe('the tabular engine on home_rentals', () => {
-  const rows = readCsv('home_rentals.csv');
-  const { train, test } = split(rows);
+  let train: Record<string, string>[] = [];
+  let test: Record<string, string>[] = [];
+  beforeAll(async () => {
+    ({ train, test } = split(await readSharedCsv('home_rentals.csv')));
+  });
 
   it.each([
     ['with initial_price', (r: Record<string, string>) => r],

@@ -3,24 +3,15 @@ import { projectAggregate, projectStream } from '../../src/projects/aggregate';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sharedData } from '../support/data';
-import { problemOf, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { problemOf, querySql, startTestApp, storeKinds, type SqlAnswer, type TestApp } from '../support/app';
 import { freshPostgresData } from '../support/external';
 
 const HOME_RENTALS = sharedData('home_rentals.csv');
 
-type Answer = {
-  type: string;
-  column_names?: string[];
-  data?: unknown[][];
-  error_code?: number;
-  error_message?: string;
-};
-
 describe.each(storeKinds)('models (event store: %s)', (store) => {
   let t: TestApp;
-  const sql = async (query: string) =>
-    (await t.http.post('/api/sql/query').send({ query }).expect(200)).body as Answer;
-  const cell = (a: Answer, column: string, row = 0) => a.data![row]![a.column_names!.indexOf(column)];
+  const sql = (query: string) => querySql(t, query);
+  const cell = (a: SqlAnswer, column: string, row = 0) => a.data![row]![a.column_names!.indexOf(column)];
 
   beforeAll(async () => {
     t = await startTestApp(store);
@@ -375,7 +366,7 @@ describe('training from a PostgreSQL table', () => {
           query:
             'CREATE MODEL from_pg FROM warehouse (SELECT * FROM rentals) PREDICT rental_price USING join_learn_process = true',
         })
-      ).body as Answer;
+      ).body as SqlAnswer;
       expect(a.data![0]![a.column_names!.indexOf('STATUS')]).toBe('complete');
       const p = await t.http
         .post('/api/projects/mindsdb/models/from_pg/predict')

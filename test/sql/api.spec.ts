@@ -1,29 +1,9 @@
 import http from 'node:http';
-import { startTestApp, storeKinds, type TestApp } from '../support/app';
-
-type Answer = {
-  type: 'table' | 'ok' | 'error';
-  column_names?: string[];
-  column_types?: string[];
-  data?: unknown[][];
-  truncated?: true;
-  error_code?: number;
-  error_message?: string;
-  context: Record<string, unknown>;
-};
+import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
 
 describe('SQL endpoint', () => {
   let t: TestApp;
-  const sql = async (
-    query: string,
-    extra: { context?: Record<string, unknown>; params?: Record<string, unknown> } = {},
-  ) => {
-    const res = await t.http
-      .post('/api/sql/query')
-      .send({ query, ...extra })
-      .expect(200);
-    return res.body as Answer;
-  };
+  const sql = (query: string, extra: Parameters<typeof querySql>[2] = {}) => querySql(t, query, extra);
   const table = async (query: string, extra = {}) => {
     const a = await sql(query, extra);
     if (a.type !== 'table') throw new Error(`expected a table for ${query}, got ${JSON.stringify(a)}`);

@@ -107,6 +107,31 @@ export const startPostgresCluster = async (count: number) => {
   };
 };
 
+/** The SQL endpoint's answer, loosely typed: the tests assert on its fields. */
+export type SqlAnswer = {
+  type: 'table' | 'ok' | 'error';
+  column_names?: string[];
+  column_types?: string[];
+  data?: unknown[][];
+  truncated?: true;
+  error_code?: number;
+  error_message?: string;
+  context: Record<string, unknown>;
+};
+
+/** POST /api/sql/query, which answers 200 whatever the outcome (errors are in the body). */
+export const querySql = async (
+  t: TestApp,
+  query: string,
+  extra: { context?: Record<string, unknown>; params?: Record<string, unknown> } = {},
+) =>
+  (
+    await t.http
+      .post('/api/sql/query')
+      .send({ query, ...extra })
+      .expect(200)
+  ).body as SqlAnswer;
+
 export const problemOf = (res: { headers: Record<string, string>; body: unknown }) => {
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   return res.body as { title: string; detail: string; status: number };
