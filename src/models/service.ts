@@ -189,14 +189,17 @@ export const modelsService = (
     ])) as ModelRow[];
   };
 
-  const view = async (projectName: string, ref: string) => {
+  /** The projected row of the version a reference means. */
+  const rowOf = async (projectName: string, ref: string) => {
     const { name, version } = await resolveVersion(projectName, ref);
     const row = (await rowsOf(projectName)).find(
       (r) => r.NAME.toLowerCase() === name.toLowerCase() && r.VERSION === version.version,
     );
     if (!row) throw notFound(`Model with name ${ref} not found`, 'Model not found');
-    return present(row);
+    return row;
   };
+
+  const view = async (projectName: string, ref: string) => present(await rowOf(projectName, ref));
 
   const saveArtifact = async (json: string) => {
     const digest = crypto.createHash('sha256').update(json).digest('hex');
@@ -322,8 +325,7 @@ export const modelsService = (
     },
 
     describe: async (projectName: string, ref: string, attribute?: string) => {
-      const v = await view(projectName, ref);
-      const row = (await rowsOf(projectName)).find((r) => r.NAME === v.name && r.VERSION === v.version)!;
+      const row = await rowOf(projectName, ref);
       const columns = row.COLUMNS ? (JSON.parse(row.COLUMNS) as { name: string; dtype: string }[]) : [];
       switch (attribute) {
         case undefined:
