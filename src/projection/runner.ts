@@ -55,6 +55,12 @@ export class ProjectionRunner {
   private lastError: unknown = null;
   /** Increases with every applied batch; read caches key on it. */
   version = 0;
+  /**
+   * Odd while a batch is being written, even when the tables are at rest; it moves on every batch.
+   * A DuckDB prepared statement is planned against the statistics of the data it first saw (string
+   * lengths, min/max), so a reader may reuse one only while this stays where it was at planning.
+   */
+  dataEpoch = 0;
   private readonly listeners: ((events: readonly AnyRecordedEvent[]) => void)[] = [];
   private readonly fingerprint: string;
 
@@ -165,8 +171,13 @@ export class ProjectionRunner {
     const started = Date.now();
     const from = this.cursor.position;
     await this.running?.catch(() => undefined);
-    await this.dropTables();
-    await this.prepareTables();
+    this.dataEpoch++;
+    try {
+      await this.dropTables();
+      await this.prepareTables();
+    } finally {
+      this.dataEpoch++;
+    }
     let count = 0;
     const listener = (events: readonly AnyRecordedEvent[]) => (count += events.length);
     this.listeners.push(listener);
@@ -221,6 +232,7 @@ export class ProjectionRunner {
       if (!store) throw new Error(`No projection writes table ${table}`);
       return store;
     };
+    this.dataEpoch++;
     await w.run('BEGIN TRANSACTION');
     try {
       for (const event of events) {
@@ -239,6 +251,8 @@ export class ProjectionRunner {
     } catch (error) {
       await w.run('ROLLBACK').catch(() => undefined);
       throw error;
+    } finally {
+      this.dataEpoch++;
     }
     this.cursor = cursor;
     this.version++;

@@ -147,26 +147,57 @@ export const isReusableAnswer = (answer: TableAnswer) => reusableAnswers.has(ans
 
 /**
  * DuckDB prepared statements, per pooled connection: a repeated query skips DuckDB's statement
- * extraction and planning, which dominate the cost of small queries.
+ * extraction and planning, which dominate the cost of small queries. DuckDB rebinds a statement when
+ * the catalog changes but not when the data does, and its plan bakes in the statistics it saw (a
+ * LIKE over an empty table is planned as "no rows", compressed materialisation truncates strings
+ * longer than any seen): so a statement is kept only for the data epoch it was planned in.
  */
-const statementsByConnection = new WeakMap<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
-const preparedStatement = async (c: DuckDBConnection, sql: string) => {
+type EpochStatement = { epoch: number; statement: DuckDBPreparedStatement };
+const statementsByConnection = new WeakMap<DuckDBConnection, Map<string, EpochStatement>>();
+const MAX_STATEMENTS_PER_CONNECTION = 200;
+const preparedStatement = async (c: DuckDBConnection, sql: string, epoch: number) => {
   let statements = statementsByConnection.get(c);
   if (!statements) statementsByConnection.set(c, (statements = new Map()));
   const cached = statements.get(sql);
   if (cached) {
     statements.delete(sql);
-    statements.set(sql, cached);
-    return cached;
+    if (cached.epoch === epoch) {
+      statements.set(sql, cached);
+      return cached.statement;
+    }
+    cached.statement.destroySync();
   }
   const statement = await c.prepare(sql);
-  statements.set(sql, statement);
-  if (statements.size > 200) {
-    const [oldestSql, oldest] = statements.entries().next().value as [string, DuckDBPreparedStatement];
+  statements.set(sql, { epoch, statement });
+  if (statements.size > MAX_STATEMENTS_PER_CONNECTION) {
+    const [oldestSql, oldest] = statements.entries().next().value as [string, EpochStatement];
     statements.delete(oldestSql);
-    oldest.destroySync();
+    oldest.statement.destroySync();
   }
   return statement;
+};
+
+/**
+ * Runs a deterministic local query, through a reused statement when the data is at rest. The
+ * statement's execution is its own transaction: if a batch was written while it was planned or ran,
+ * the plan may not fit the data it read, so the query runs again planned and executed together.
+ */
+const readDeterministic = async (
+  c: DuckDBConnection,
+  sql: string,
+  values: Record<string, DuckDBValue>,
+  rowLimit: number,
+  dataEpoch: () => number,
+) => {
+  const epoch = dataEpoch();
+  if (epoch % 2 === 0) {
+    const statement = await preparedStatement(c, sql, epoch);
+    statement.clearBindings();
+    if (Object.keys(values).length > 0) statement.bind(values);
+    const reader = await statement.streamAndReadUntil(rowLimit + 1);
+    if (dataEpoch() === epoch) return reader;
+  }
+  return c.streamAndReadUntil(sql, rowLimit + 1, values);
 };
 
 type ExternalRef = {
@@ -453,6 +484,8 @@ export const runSelect = async (
     params: Record<string, unknown>;
     db: string;
     version: number;
+    /** The projection runner's data epoch (see `ProjectionRunner.dataEpoch`). */
+    dataEpoch: () => number;
     natives?: Map<string, { integration: string; sql: string }>;
   },
   limits: SelectLimits,
@@ -523,13 +556,10 @@ export const runSelect = async (
       }
       // A reused DuckDB statement keeps the sampling seed it was planned with, and external tables
       // and predictions are made afresh each time: only deterministic local queries reuse one.
-      let reader;
-      if (plan.kind === 'local' && plan.deterministic) {
-        const statement = await preparedStatement(c, sql);
-        statement.clearBindings();
-        if (Object.keys(bound.values).length > 0) statement.bind(bound.values);
-        reader = await statement.streamAndReadUntil(limits.rowLimit + 1);
-      } else reader = await c.streamAndReadUntil(sql, limits.rowLimit + 1, bound.values);
+      const reader =
+        plan.kind === 'local' && plan.deterministic
+          ? await readDeterministic(c, sql, bound.values, limits.rowLimit, input.dataEpoch)
+          : await c.streamAndReadUntil(sql, limits.rowLimit + 1, bound.values);
       const table = readTable(reader, limits.rowLimit);
       const names = plan.names;
       const answer: TableAnswer = {

@@ -70,6 +70,7 @@ export const sqlService = (
   });
   const prepared = preparedCache();
   const limits = { rowLimit: ctx.config.sqlRowLimit, timeoutMs: ctx.config.sqlTimeoutMs };
+  const dataEpoch = () => ctx.projections.dataEpoch;
 
   // The same text, database and parameters give the same answer until the projections move on
   // (for deterministic queries): repeated queries skip even the dialect rewriting.
@@ -113,7 +114,7 @@ export const sqlService = (
       prepared,
       externals,
       models,
-      { ...dialect, params, db, version: ctx.projections.version, natives: extracted.natives },
+      { ...dialect, params, db, version: ctx.projections.version, dataEpoch, natives: extracted.natives },
       { ...limits, signal },
     );
   };
@@ -130,7 +131,7 @@ export const sqlService = (
       prepared,
       externals,
       models,
-      { sql, placeholders, params, db, version: ctx.projections.version },
+      { sql, placeholders, params, db, version: ctx.projections.version, dataEpoch },
       limits,
     );
 
@@ -427,7 +428,7 @@ export const sqlService = (
         prepared,
         externals,
         models,
-        { ...dialect, params: {}, db: database, version: ctx.projections.version },
+        { ...dialect, params: {}, db: database, version: ctx.projections.version, dataEpoch },
         { rowLimit: ctx.config.trainRowLimit, timeoutMs: ctx.config.sqlTimeoutMs * 10 },
       );
       if (table.truncated)
