@@ -58,6 +58,49 @@ const appendCell = (appender: DuckDBAppender, column: Column, value: unknown) =>
 };
 
 /**
+ * A cell as the table gives it back (`getRowObjectsJS`, JSON parsed): BIGINT as bigint, TIMESTAMP as
+ * a Date of millisecond precision, JSON as the parsed value. Rows written in a batch are held in this
+ * form too, so a projection comparing cells sees the same values whether the row it reads is pending
+ * in the batch or already stored: otherwise a rebuild, which applies many events per batch, decides
+ * differently from the live process, which applied them one or two at a time.
+ */
+export const storedCell = (column: Column, value: unknown): unknown => {
+  if (value === null || value === undefined) return null;
+  switch (column.type) {
+    case 'VARCHAR':
+      return String(value);
+    case 'JSON':
+      return JSON.parse(typeof value === 'string' ? value : JSON.stringify(value)) as unknown;
+    case 'BIGINT':
+      return BigInt(value as bigint | number | string);
+    case 'INTEGER':
+    case 'DOUBLE':
+      return Number(value);
+    case 'BOOLEAN':
+      return Boolean(value);
+    case 'TIMESTAMP': {
+      const micros = toMicros(value);
+      return micros === null ? null : new Date(Number(micros / 1000n));
+    }
+    case 'VARCHAR[]':
+      return (value as unknown[]).map(String);
+    case 'BIGINT[]':
+      return (value as unknown[]).map((v) => BigInt(v as bigint | number));
+    default: {
+      const _exhaustive: never = column.type;
+      return _exhaustive;
+    }
+  }
+};
+
+/** Every column of the projection, each cell in its stored form; unknown keys are dropped. */
+export const storedRow = (projection: TableProjection, row: Row): Row => {
+  const out: Row = {};
+  for (const c of projection.columns) out[c.name] = storedCell(c, row[c.name]);
+  return out;
+};
+
+/**
  * A projection's pending changes for one batch. Keyed tables: the last write per key wins, and on
  * flush the touched keys are deleted and the surviving rows appended; this replaces thousands of
  * keyed single-row upserts (slow in DuckDB) with one DELETE and one appender per table.
@@ -84,11 +127,12 @@ export class BatchRowStore implements RowStore {
   }
 
   put(row: Row): void {
+    const stored = storedRow(this.projection, row);
     if (!this.projection.key) {
-      this.appended.push(row);
+      this.appended.push(stored);
       return;
     }
-    this.pending.set(String(row[this.projection.key]), row);
+    this.pending.set(String(stored[this.projection.key]), stored);
   }
 
   delete(key: string | bigint): void {

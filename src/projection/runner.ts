@@ -6,7 +6,7 @@ import { logStart, type EventLog, type LogCursor } from '../eventlog/types';
 import { BatchRowStore, createTableSql } from './rows';
 import type { SchemaProjection, TableProjection } from './types';
 
-const CHECKPOINT_TABLE = '_mindledger_checkpoint';
+export const CHECKPOINT_TABLE = '_mindledger_checkpoint';
 
 /** Remembers which positions were applied, so a writer can wait for exactly its own events. */
 class AppliedPositions {

@@ -1,0 +1,75 @@
+import crypto from 'node:crypto';
+import type { DuckDBConnection } from '@duckdb/node-api';
+
+/** One table of the read model, summarised: its row count and a hash of its rows in any order. */
+export type TableDigest = { table: string; rows: number; hash: string };
+
+/**
+ * What a read model holds at one log position: a hash per table and one over all of them. Two
+ * replicas (or a replica and a rebuild) at the same position must give the same `digest`.
+ */
+export type ReadModelDigest = {
+  position: string;
+  transactionId: string | null;
+  tables: TableDigest[];
+  digest: string;
+};
+
+const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * Every base table of the read model: the projection tables in `main` and the uploaded files'
+ * tables, whatever schema they live in, but not the temporary tables of running queries.
+ */
+const readModelTables = async (c: DuckDBConnection, schemas: readonly string[]) => {
+  const reader = await c.runAndReadAll(
+    `SELECT schema_name, table_name FROM duckdb_tables()
+     WHERE NOT temporary AND database_name = current_database()
+       AND schema_name IN (${schemas.map((s) => `'${s.replace(/'/g, "''")}'`).join(', ')})
+     ORDER BY schema_name, table_name`,
+  );
+  return (reader.getRowObjectsJS() as { schema_name: string; table_name: string }[]).map((r) =>
+    r.schema_name === 'main' ? r.table_name : `${r.schema_name}.${r.table_name}`,
+  );
+};
+
+/**
+ * Hashes each table inside DuckDB (the sum of the rows' hashes, so row order and batch boundaries
+ * do not matter while every cell does), in one read transaction together with the checkpoint, so
+ * the digest describes exactly the position it names.
+ */
+export const digestReadModel = async (
+  c: DuckDBConnection,
+  options: { checkpointTable: string; schemas: readonly string[]; skip?: readonly string[] },
+): Promise<ReadModelDigest> => {
+  await c.run('BEGIN TRANSACTION');
+  try {
+    const checkpoint = (
+      await c.runAndReadAll(`SELECT position, transaction_id FROM ${options.checkpointTable}`)
+    ).getRowObjectsJS()[0] as { position: bigint; transaction_id: string | null } | undefined;
+    const skip = new Set([options.checkpointTable, ...(options.skip ?? [])]);
+    const tables: TableDigest[] = [];
+    for (const name of await readModelTables(c, options.schemas)) {
+      if (skip.has(name)) continue;
+      const qualified = name.split('.').map(quoteIdent).join('.');
+      const row = (
+        await c.runAndReadAll(
+          `SELECT count(*) AS n, coalesce(sum(hash(t)::HUGEINT), 0)::VARCHAR AS h FROM ${qualified} AS t`,
+        )
+      ).getRowObjectsJS()[0] as { n: bigint; h: string };
+      tables.push({ table: name, rows: Number(row.n), hash: row.h });
+    }
+    const digest = crypto
+      .createHash('sha256')
+      .update(tables.map((t) => `${t.table}:${t.rows}:${t.hash}`).join('\n'))
+      .digest('hex');
+    return {
+      position: String(checkpoint?.position ?? 0n),
+      transactionId: checkpoint?.transaction_id ?? null,
+      tables,
+      digest,
+    };
+  } finally {
+    await c.run('COMMIT').catch(() => undefined);
+  }
+};
