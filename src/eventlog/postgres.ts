@@ -122,6 +122,14 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       };
     },
 
+    head: async () => {
+      const { rows } = await reader.query<{ n: string; last: string | null }>(
+        `SELECT count(*)::text AS n, max(m.global_position)::text AS last FROM emt_messages m
+          WHERE m.is_archived = FALSE AND ${committedHorizon}`,
+      );
+      return { events: Number(rows[0]?.n ?? 0), position: BigInt(rows[0]?.last ?? 0) };
+    },
+
     readPage: async ({ after, limit, stream }) => {
       const { rows } = await reader.query<MessageRow>(
         `SELECT m.stream_id, m.stream_position::text AS stream_position, m.global_position::text AS global_position,

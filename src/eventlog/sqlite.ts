@@ -145,6 +145,15 @@ export const openSqliteLog = async (fileName: string, clock: Clock): Promise<Eve
         return { events, cursor: last ? { position: last.meta.position, transactionId: null } : after };
       }),
 
+    head: () =>
+      serial(async () => {
+        const rows = await connection.query<{ n: number; last: number | null }>(
+          `SELECT count(*) AS n, max(global_position) AS last FROM emt_messages
+            WHERE partition = 'emt:default' AND is_archived = FALSE`,
+        );
+        return { events: Number(rows[0]?.n ?? 0), position: BigInt(rows[0]?.last ?? 0) };
+      }),
+
     readPage: ({ after, limit, stream }) =>
       serial(async () => {
         const rows = await connection.query<StoredRow>(

@@ -46,6 +46,8 @@ export interface EventLog {
   append(stream: string, events: readonly NewEvent[], expectedVersion: bigint): Promise<AppendResult>;
   /** The next committed events after the cursor, in an order that never skips one. */
   readAll(after: LogCursor, limit: number): Promise<{ events: AnyRecordedEvent[]; cursor: LogCursor }>;
+  /** How many events the log holds and the highest committed position (progress of a replay). */
+  head(): Promise<{ events: number; position: bigint }>;
   /** A page of the log in global-position order, for audits (optionally one stream). */
   readPage(options: { after: bigint; limit: number; stream?: string }): Promise<AnyRecordedEvent[]>;
   /**

@@ -31,6 +31,13 @@ class AppliedPositions {
   }
 }
 
+/** A schema projection's time is counted per table it builds, when the event names one (files do). */
+const schemaTimingKey = (p: SchemaProjection, event: AnyRecordedEvent) => {
+  const data = event.data as unknown;
+  const name = data !== null && typeof data === 'object' && 'name' in data ? String(data.name) : null;
+  return name === null ? p.name : `${p.name}: ${name}`;
+};
+
 export type ProjectionRunnerOptions = {
   batchSize?: number;
   /** How often to look for events written by other processes; 0 disables polling. */
@@ -62,6 +69,8 @@ export class ProjectionRunner {
    */
   dataEpoch = 0;
   private readonly listeners: ((events: readonly AnyRecordedEvent[]) => void)[] = [];
+  /** Milliseconds spent per table since start (uploaded files' tables each on their own line). */
+  private readonly spent = new Map<string, number>();
   private readonly fingerprint: string;
 
   constructor(
@@ -87,6 +96,20 @@ export class ProjectionRunner {
   get position(): bigint {
     return this.cursor.position;
   }
+
+  /** Where applying the log spent its time, per table, since this runner started. */
+  timings(): { table: string; ms: number }[] {
+    return [...this.spent].map(([table, ms]) => ({ table, ms: Math.round(ms) }));
+  }
+
+  private timed = async <T>(table: string, work: () => Promise<T> | T): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.spent.set(table, (this.spent.get(table) ?? 0) + performance.now() - started);
+    }
+  };
 
   /** Called after every applied batch with its events (e.g. to invalidate caches). */
   onApplied(listener: (events: readonly AnyRecordedEvent[]) => void) {
@@ -238,11 +261,15 @@ export class ProjectionRunner {
       for (const event of events) {
         for (let i = 0; i < this.projections.length; i++) {
           const p = this.projections[i]!;
-          if (p.handles === 'all' || p.handles.includes(event.type)) await p.apply(event, stores[i]!, lookup);
+          if (p.handles === 'all' || p.handles.includes(event.type))
+            await this.timed(p.table, () => p.apply(event, stores[i]!, lookup));
         }
-        for (const p of this.schemaProjections) if (p.handles.includes(event.type)) await p.apply(event, w);
+        for (const p of this.schemaProjections)
+          if (p.handles.includes(event.type))
+            await this.timed(schemaTimingKey(p, event), () => p.apply(event, w));
       }
-      for (const s of stores) await s.flush();
+      for (let i = 0; i < stores.length; i++)
+        await this.timed(this.projections[i]!.table, () => stores[i]!.flush());
       await w.run(`UPDATE ${CHECKPOINT_TABLE} SET position = ?, transaction_id = ?`, [
         cursor.position,
         cursor.transactionId,
