@@ -4,7 +4,9 @@ import type { Config } from './config';
 import { openDuck } from './duckdb/database';
 import { openEventLog } from './eventlog/open';
 import { openBlobStore } from './files/blobs';
-import { ProjectionRunner } from './projection/runner';
+import { FILES_SCHEMA } from './files/load';
+import { digestOf } from './projection/digest';
+import { CHECKPOINT_TABLE, ProjectionRunner } from './projection/runner';
 import type { Clock } from './shared/time';
 
 /**
@@ -41,6 +43,8 @@ export const openStores = async (
     duck,
     blobs,
     projections,
+    /** Row counts and hashes of every read-model table at the position it includes. */
+    digest: () => digestOf(duck, { checkpointTable: CHECKPOINT_TABLE, schemas: ['main', FILES_SCHEMA] }),
     close: async () => {
       projections.stop();
       await log.close();

@@ -1,25 +1,10 @@
 import { SingleBar, Presets } from 'cli-progress';
 import { loadConfig } from '../config';
-import { FILES_SCHEMA } from '../files/load';
 import { createLogger, flushLogger } from '../logger';
 import { compareReadModels } from '../projection/compare';
-import { digestReadModel } from '../projection/digest';
-import { CHECKPOINT_TABLE, type ProjectionRunner } from '../projection/runner';
+import type { ProjectionRunner } from '../projection/runner';
 import { systemClock } from '../shared/time';
 import { openStores } from '../stores';
-import type { Duck } from '../duckdb/database';
-
-/**
- * `npm run replay`: drops every projection table and rebuilds it from the log.
- * `npm run replay -- --check`: rebuilds into a scratch database instead and reports every table
- * that differs from the live one (exit code 1 when one does). Run either with the service stopped.
- */
-const READ_MODEL_SCHEMAS = ['main', FILES_SCHEMA];
-
-const digestOf = (duck: Duck) =>
-  duck.withReader((c) =>
-    digestReadModel(c, { checkpointTable: CHECKPOINT_TABLE, schemas: READ_MODEL_SCHEMAS }),
-  );
 
 /** A progress bar on a terminal, a line per tenth otherwise (CI logs, pipes). */
 const progressOf = (runner: ProjectionRunner, total: number, label: string) => {
@@ -62,6 +47,11 @@ const printTimings = (runner: ProjectionRunner) => {
     );
 };
 
+/**
+ * `npm run replay`: drops every projection table and rebuilds it from the log.
+ * `npm run replay -- --check`: rebuilds into a scratch database instead and reports every table
+ * that differs from the live one (exit code 1 when one does). Run either with the service stopped.
+ */
 const main = async () => {
   const check = process.argv.includes('--check');
   const config = loadConfig();
@@ -89,8 +79,8 @@ const main = async () => {
       const stop = progressOf(scratch.projections, head.events, 'rebuild');
       await scratch.projections.start().finally(stop);
       printTimings(scratch.projections);
-      const liveDigest = await digestOf(live.duck);
-      const rebuiltDigest = await digestOf(scratch.duck);
+      const liveDigest = await live.digest();
+      const rebuiltDigest = await scratch.digest();
       const differences = await live.duck.withReader((lc) =>
         scratch.duck.withReader((rc) =>
           compareReadModels(

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Duck } from '../duckdb/database';
 
 /** One table of the read model, summarised: its row count and a hash of its rows in any order. */
 export type TableDigest = { table: string; rows: number; hash: string };
@@ -73,3 +74,7 @@ export const digestReadModel = async (
     await c.run('COMMIT').catch(() => undefined);
   }
 };
+
+/** The digest of this process's read model, read on a pooled connection. */
+export const digestOf = (duck: Duck, options: { checkpointTable: string; schemas: readonly string[] }) =>
+  duck.withReader((c) => digestReadModel(c, options));
