@@ -151,7 +151,10 @@ export class BatchRowStore implements RowStore {
       if (row) rows.set(k, row);
       else rows.delete(k);
     }
-    return [...rows.values()].filter(filter);
+    // In key order, whatever the storage order or whether a row is pending: a projection that takes
+    // "the first" match then decides the same on a rebuild as it did live.
+    const keys = [...rows.keys()].sort();
+    return keys.map((k) => rows.get(k)!).filter(filter);
   }
 
   /** JSON columns come back as strings; projections work with parsed values. */
