@@ -1,3 +1,4 @@
+import autocannon from 'autocannon';
 import pino from 'pino';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
@@ -88,9 +89,44 @@ export const benchSql = async (seconds: number) => {
     });
     await res.json();
   });
+  // Repeated deterministic SELECTs at the same concurrency: one text (served by the answer cache)
+  // and one text with a different parameter per request (a reused DuckDB statement per connection).
+  const repeatedText = {
+    method: 'POST' as const,
+    body: JSON.stringify({
+      query: "SELECT name FROM information_schema.databases WHERE type = 'project' ORDER BY name LIMIT 5",
+    }),
+    headers: { 'content-type': 'application/json' },
+  };
+  await load('http://127.0.0.1:47412/api/sql/query', connections, 1, repeatedText);
+  const repeatedLoad = await load('http://127.0.0.1:47412/api/sql/query', connections, seconds, repeatedText);
+  let n = 0;
+  const parameterised = await autocannon({
+    url: 'http://127.0.0.1:47412/api/sql/query',
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req) => ({
+          ...req,
+          body: JSON.stringify({
+            query: 'SELECT TYPE, STREAM FROM information_schema.events WHERE GLOBAL_POSITION = :p',
+            params: { p: 1 + (n++ % 100_000) },
+          }),
+        }),
+      },
+    ],
+  });
   await stopServer(server);
 
   const r = ratio(ours.rps, baseline.rps);
+  console.log(
+    `repeated deterministic SELECT, same text (${connections} connections): ${fmt(repeatedLoad.rps)} req/s p99 ${repeatedLoad.p99} ms → ${fmt(ratio(repeatedLoad.rps, baseline.rps), 2)} of bare express;` +
+      ` one text, a new parameter per request (reused statements): ${fmt(parameterised.requests.average)} req/s p99 ${parameterised.latency.p99} ms → ${fmt(ratio(parameterised.requests.average, baseline.rps), 2)}` +
+      `${repeatedLoad.non2xx + parameterised.non2xx ? ` [non-2xx ${repeatedLoad.non2xx + parameterised.non2xx}]` : ''}`,
+  );
   console.log(
     `POST /api/sql/query "SELECT 1" (${connections} connections): ${fmt(ours.rps)} req/s p50 ${ours.p50} ms p99 ${ours.p99} ms` +
       ` vs bare express ${fmt(baseline.rps)} req/s → ${fmt(r, 2)} (goal ≥ 0.50)${ours.non2xx ? ` [non-2xx ${ours.non2xx}]` : ''}`,
