@@ -1,0 +1,101 @@
+import fs from 'node:fs';
+import autocannon from 'autocannon';
+import { fmt, startServer, stopServer, tmpDir } from './support';
+
+/** Resident memory of a process, from /proc (Linux), in MiB. */
+const rssMiB = (pid: number) => {
+  const line = fs
+    .readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
+  return line ? Math.round(Number(line.replace(/\D+/g, '')) / 1024) : NaN;
+};
+
+const json = { 'content-type': 'application/json' };
+
+/**
+ * Mixed traffic as a team would send it, for a bounded time at 32 and then 64 connections: reads
+ * (cached and uncached), SQL over projections with a new text per request, and writes (skills
+ * created and updated). The service must answer every request (0 errors, 0 non-2xx) and its memory
+ * must come back near where it started.
+ */
+export const benchLoad = async (seconds: number) => {
+  const dataDir = tmpDir('mindledger-bench-load-');
+  const server = await startServer('app-server.ts', { PORT: '47413', DATA_DIR: dataDir });
+  const pid = server.pid!;
+  const base = 'http://127.0.0.1:47413';
+  await fetch(`${base}/api/projects`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ name: 'load' }),
+  });
+  const rssBefore = rssMiB(pid);
+  let n = 0;
+  const results: {
+    connections: number;
+    rps: number;
+    p99: number;
+    errors: number;
+    non2xx: number;
+    unanswered: number;
+  }[] = [];
+  for (const connections of [32, 64]) {
+    const r = await autocannon({
+      url: base,
+      connections,
+      duration: seconds,
+      requests: [
+        { method: 'GET', path: '/api/projects' },
+        {
+          method: 'POST',
+          path: '/api/sql/query',
+          headers: json,
+          // A new text each time: no answer cache, parse and name resolution every time.
+          setupRequest: (req) => ({
+            ...req,
+            body: JSON.stringify({
+              query: `SELECT name, type FROM load.skills WHERE ${n++} >= 0 ORDER BY name LIMIT 10`,
+            }),
+          }),
+        },
+        {
+          method: 'POST',
+          path: '/api/projects/load/skills',
+          headers: json,
+          setupRequest: (req) => ({
+            ...req,
+            body: JSON.stringify({
+              skill: { name: `s_${n++}`, type: 'text2sql', params: { database: 'files' } },
+            }),
+          }),
+        },
+        { method: 'GET', path: '/api/databases' },
+        {
+          method: 'POST',
+          path: '/api/sql/query',
+          headers: json,
+          body: JSON.stringify({ query: 'SELECT count(*) FROM information_schema.skills' }),
+        },
+        { method: 'GET', path: '/api/projects/load/skills' },
+      ],
+    });
+    results.push({
+      connections,
+      rps: r.requests.average,
+      p99: r.latency.p99,
+      errors: r.errors + r.timeouts,
+      non2xx: r.non2xx,
+      // Sent but not answered when the time was up: a hung request is an error too.
+      unanswered: Math.max(0, r.requests.sent - r.requests.total - r.errors),
+    });
+  }
+  const rssAfter = rssMiB(pid);
+  await stopServer(server);
+  for (const r of results)
+    console.log(
+      `mixed load (GET, SQL, writes) at ${r.connections} connections for ${seconds} s: ${fmt(r.rps)} req/s p99 ${r.p99} ms,` +
+        ` errors ${r.errors}, non-2xx ${r.non2xx}, unanswered ${r.unanswered} (goal 0, 0, 0)`,
+    );
+  console.log(`mixed load: RSS ${rssBefore} MiB before, ${rssAfter} MiB after ${n} generated requests`);
+  return results;
+};
