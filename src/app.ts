@@ -30,7 +30,7 @@ import { sqlRoutes } from './sql/routes';
 import { sqlService, type SqlService } from './sql/service';
 import { skillsService } from './skills/service';
 import { systemClock, type Clock } from './shared/time';
-import { systemRoutes, VERSION } from './system/routes';
+import { systemRoutes, VERSION, type ReadModelStatus } from './system/routes';
 
 export const buildServices = (ctx: AppContext, blobs: BlobStore, training: TrainingRows) => {
   const projects = projectsService(ctx);
@@ -49,9 +49,10 @@ export const buildHttpApp = (
   ctx: AppContext,
   services: Services,
   sql: SqlService,
+  readModel: ReadModelStatus,
 ): { app: Express; api: Api } => {
   const api = new Api();
-  systemRoutes(api);
+  systemRoutes(api, readModel);
   auditRoutes(api, ctx.log);
   projectRoutes(api, services.projects);
   databaseRoutes(api, services.databases);
@@ -131,7 +132,10 @@ export const createApp = async (
   late.sql = sql;
   await sql.install();
   await services.models.recoverInterruptedTrainings();
-  const { app, api } = buildHttpApp(ctx, services, sql);
+  const { app, api } = buildHttpApp(ctx, services, sql, {
+    digest: stores.digest,
+    version: () => projections.version,
+  });
   return {
     ctx,
     services,

@@ -1,11 +1,42 @@
 import { z } from 'zod';
 import packageJson from '../../package.json';
 import type { Api } from '../http/api';
+import type { ReadModelDigest } from '../projection/digest';
+
+/** What the status reports of this process's read model. */
+export type ReadModelStatus = {
+  digest(): Promise<ReadModelDigest>;
+  /** Moves with every applied batch: the digest is computed once per version. */
+  version(): number;
+};
+
+const tableDigestSchema = z.object({ table: z.string(), rows: z.number().int(), hash: z.string() });
+const readModelSchema = z
+  .object({
+    position: z
+      .string()
+      .describe('The log position the projections include (global position of the last applied event)'),
+    digest: z
+      .string()
+      .describe("sha256 over every table's row count and content hash: equal on replicas at one position"),
+    tables: z.array(tableDigestSchema),
+  })
+  .describe('The read model of the process that answered: compare two replicas, or a replica and a replay');
 
 export const VERSION: string = packageJson.version;
 
-export const systemRoutes = (api: Api) =>
-  api
+export const systemRoutes = (api: Api, readModel: ReadModelStatus) => {
+  let cached: { version: number; digest: Promise<ReadModelDigest> } | null = null;
+  const currentDigest = () => {
+    const version = readModel.version();
+    if (!cached || cached.version !== version) {
+      const digest = readModel.digest();
+      cached = { version, digest };
+      digest.catch(() => (cached = null));
+    }
+    return cached.digest;
+  };
+  return api
     .add({
       method: 'get',
       path: '/api/util/ping',
@@ -26,15 +57,21 @@ export const systemRoutes = (api: Api) =>
             mindsdb_version: z.string(),
             environment: z.string(),
             auth: z.object({ http_auth_enabled: z.boolean(), confirmed: z.boolean(), provider: z.string() }),
+            read_model: readModelSchema,
           }),
         },
       },
-      handle: async () => ({
-        status: 200,
-        body: {
-          mindsdb_version: VERSION,
-          environment: 'local',
-          auth: { http_auth_enabled: false, confirmed: true, provider: 'disabled' },
-        },
-      }),
+      handle: async () => {
+        const { position, digest, tables } = await currentDigest();
+        return {
+          status: 200,
+          body: {
+            mindsdb_version: VERSION,
+            environment: 'local',
+            auth: { http_auth_enabled: false, confirmed: true, provider: 'disabled' },
+            read_model: { position, digest, tables },
+          },
+        };
+      },
     });
+};
