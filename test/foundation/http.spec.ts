@@ -17,6 +17,7 @@ describe('HTTP conventions', () => {
       mindsdb_version: expect.stringMatching(/^\d+\.\d+\.\d+/),
       environment: 'local',
       auth: { http_auth_enabled: false, confirmed: true, provider: 'disabled' },
+      read_model: expect.objectContaining({ position: expect.any(String), digest: expect.any(String) }),
     });
   });
 
