@@ -23,6 +23,7 @@ const envSchema = z.object({
   DUCKDB_THREADS: z.coerce.number().int().min(1).optional(),
   TRAIN_ROW_LIMIT: z.coerce.number().int().min(1).default(1_000_000),
   DUCKDB_READERS: z.coerce.number().int().min(1).max(64).default(8),
+  DUCKDB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
 });
 
 export type Config = {
@@ -43,6 +44,7 @@ export type Config = {
   duckdbThreads: number | undefined;
   trainRowLimit: number;
   duckdbReaders: number;
+  duckdbAcquireTimeoutMs: number;
 };
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
@@ -73,5 +75,6 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     duckdbThreads: e.DUCKDB_THREADS,
     trainRowLimit: e.TRAIN_ROW_LIMIT,
     duckdbReaders: e.DUCKDB_READERS,
+    duckdbAcquireTimeoutMs: e.DUCKDB_ACQUIRE_TIMEOUT_MS,
   };
 };

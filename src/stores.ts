@@ -25,6 +25,7 @@ export const openStores = async (
     allowedDirectory: `${config.dataDir}/files`,
     threads: config.duckdbThreads,
     readers: config.duckdbReaders,
+    acquireTimeoutMs: config.duckdbAcquireTimeoutMs,
   });
   const blobs = await openBlobStore(
     config.dataDir,

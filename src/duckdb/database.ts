@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { unavailable } from '../shared/errors';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 
 export type SqlParams = DuckDBValue[] | Record<string, DuckDBValue>;
@@ -28,6 +30,8 @@ export const openDuck = async (options: {
   allowedDirectory: string;
   readers?: number;
   threads?: number;
+  /** How long a read waits for a pooled connection before answering "busy". */
+  acquireTimeoutMs?: number;
 }): Promise<Duck> => {
   if (options.file !== ':memory:')
     fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
@@ -49,26 +53,55 @@ export const openDuck = async (options: {
   await writer.run('SET lock_configuration = true');
 
   const idle: DuckDBConnection[] = [];
-  const waiting: ((c: DuckDBConnection) => void)[] = [];
+  const waiting: { grant: (c: DuckDBConnection) => void }[] = [];
   const readers = options.readers ?? 8;
+  const acquireTimeoutMs = options.acquireTimeoutMs ?? 10_000;
   for (let i = 0; i < readers; i++) idle.push(await instance.connect());
 
   const acquire = (): Promise<DuckDBConnection> => {
     const c = idle.pop();
     if (c) return Promise.resolve(c);
-    return new Promise((resolve) => waiting.push(resolve));
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        grant: (granted: DuckDBConnection) => {
+          clearTimeout(timer);
+          resolve(granted);
+        },
+      };
+      const timer = setTimeout(() => {
+        waiting.splice(waiting.indexOf(waiter), 1);
+        reject(
+          unavailable(
+            `All ${readers} read connections stayed busy for ${acquireTimeoutMs} ms; try again shortly`,
+            1,
+            'Server busy',
+          ),
+        );
+      }, acquireTimeoutMs);
+      waiting.push(waiter);
+    });
   };
   const release = (c: DuckDBConnection) => {
     const next = waiting.shift();
-    if (next) next(c);
+    if (next) next.grant(c);
     else idle.push(c);
   };
 
+  // The reader this async call chain already holds. A read made while holding one (a query that
+  // resolves names through a service, which reads too) runs on it: asking the pool for a second
+  // connection would wait on itself once every connection is held that way, and hang for good.
+  // Work started inside and outliving the holder (a background task) finds the lease ended and
+  // takes a connection of its own.
+  const held = new AsyncLocalStorage<{ connection: DuckDBConnection; ended: boolean }>();
   const withReader = async <T>(work: (c: DuckDBConnection) => Promise<T>): Promise<T> => {
+    const lease = held.getStore();
+    if (lease && !lease.ended) return work(lease.connection);
     const c = await acquire();
+    const mine = { connection: c, ended: false };
     try {
-      return await work(c);
+      return await held.run(mine, () => work(c));
     } finally {
+      mine.ended = true;
       release(c);
     }
   };

@@ -9,6 +9,7 @@ const statusOfKind: Record<ErrorKind, number> = {
   PreconditionFailed: 412,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
+  Unavailable: 503,
 };
 
 /** RFC 9457 problem details, MindsDB's `{title, detail}` plus the status. */
@@ -23,7 +24,11 @@ export const errorMapper =
   (logger: Logger): ErrorRequestHandler =>
   (error: unknown, req, res, _next) => {
     if (res.headersSent) return;
-    if (isDomainError(error)) return sendProblem(res, statusOfKind[error.kind], error.title, error.detail);
+    if (isDomainError(error)) {
+      if (error.retryAfterSeconds !== undefined)
+        res.setHeader('Retry-After', String(error.retryAfterSeconds));
+      return sendProblem(res, statusOfKind[error.kind], error.title, error.detail);
+    }
     const e = error as BodyParserError;
     switch (e?.type) {
       case 'entity.parse.failed':

@@ -3,7 +3,13 @@
  * (src/http/problem.ts) maps a kind to an HTTP status, so no route picks status codes by hand.
  */
 export type ErrorKind =
-  'Invalid' | 'NotFound' | 'Conflict' | 'PreconditionFailed' | 'UnsupportedMediaType' | 'PayloadTooLarge';
+  | 'Invalid'
+  | 'NotFound'
+  | 'Conflict'
+  | 'PreconditionFailed'
+  | 'UnsupportedMediaType'
+  | 'PayloadTooLarge'
+  | 'Unavailable';
 
 export class DomainError extends Error {
   constructor(
@@ -12,6 +18,8 @@ export class DomainError extends Error {
     readonly title: string,
     /** What exactly is wrong (the problem's `detail`). */
     readonly detail: string,
+    /** For `Unavailable`: when the client may usefully try again, in seconds. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(detail);
     this.name = 'DomainError';
@@ -24,6 +32,10 @@ export const notFound = (detail: string, title = 'Not found') => new DomainError
 export const conflict = (detail: string, title = 'Conflict') => new DomainError('Conflict', title, detail);
 export const preconditionFailed = (detail: string) =>
   new DomainError('PreconditionFailed', 'Precondition failed', detail);
+
+/** The service cannot take this request now (busy, or its read model is behind); nothing was changed. */
+export const unavailable = (detail: string, retryAfterSeconds = 1, title = 'Service unavailable') =>
+  new DomainError('Unavailable', title, detail, retryAfterSeconds);
 
 export const isDomainError = (error: unknown): error is DomainError => error instanceof DomainError;
 

@@ -169,18 +169,40 @@ export type CatalogLookup = {
  * context database. Per-project views are made the first time a project's table is queried.
  */
 export const catalogResolver = (lookup: CatalogLookup) => {
-  const made = new Set<string>();
+  /** Per schema, the one creation of its views: concurrent first queries wait for it. */
+  const made = new Map<string, Promise<string>>();
 
-  const ensureProjectViews = async (project: string, c: DuckDBConnection) => {
-    const schema = projectSchema(project);
-    if (made.has(schema)) return schema;
-    await c.run(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    for (const [table, source] of Object.entries(projectTableSources))
-      await c.run(
-        `CREATE OR REPLACE VIEW "${schema}"."${table}" AS SELECT * FROM ${IS_SCHEMA}."${source}" WHERE lower(PROJECT) = ${q(nameKey(project))}`,
-      );
-    made.add(schema);
+  const createProjectViews = async (project: string, schema: string, c: DuckDBConnection) => {
+    // One transaction, so a query never sees some of a project's views and not the others.
+    await c.run('BEGIN TRANSACTION');
+    try {
+      await c.run(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      for (const [table, source] of Object.entries(projectTableSources))
+        await c.run(
+          `CREATE OR REPLACE VIEW "${schema}"."${table}" AS SELECT * FROM ${IS_SCHEMA}."${source}" WHERE lower(PROJECT) = ${q(nameKey(project))}`,
+        );
+      await c.run('COMMIT');
+    } catch (error) {
+      await c.run('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
     return schema;
+  };
+
+  /**
+   * Views are made by the first query that needs them, on its own connection. Two first queries at
+   * once would create the same catalog entries in two transactions and one would fail with a
+   * write-write conflict, so creation is single-flight per schema (and retried after a failure).
+   */
+  const ensureProjectViews = (project: string, c: DuckDBConnection) => {
+    const schema = projectSchema(project);
+    let creation = made.get(schema);
+    if (!creation) {
+      creation = createProjectViews(project, schema, c);
+      made.set(schema, creation);
+      creation.catch(() => made.get(schema) === creation && made.delete(schema));
+    }
+    return creation;
   };
 
   /** `c` is the connection the query runs on (views are made there, never on a second pooled one). */

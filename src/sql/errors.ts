@@ -31,6 +31,8 @@ export const SqlErrorCode = {
   ExternalUnreachable: 2003,
   /** Another error reported by an external database (MySQL's "got error from engine"; its message is kept). */
   External: 1296,
+  /** The server is too busy to run the query now (MySQL's "too many connections"); try again. */
+  Busy: 1040,
   /** Anything else (an external database's own error keeps its message). */
   Internal: 1105,
 } as const;
@@ -53,6 +55,8 @@ const fromDomain = (e: DomainError): SqlError => {
       return new SqlError(SqlErrorCode.Conflict, e.detail);
     case 'PreconditionFailed':
       return new SqlError(SqlErrorCode.Conflict, e.detail);
+    case 'Unavailable':
+      return new SqlError(SqlErrorCode.Busy, e.detail);
     default:
       return new SqlError(SqlErrorCode.Invalid, e.detail);
   }

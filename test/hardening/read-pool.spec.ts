@@ -1,0 +1,63 @@
+import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
+
+/**
+ * Issue 10, critical 1: a query holds a pooled reader while name resolution reads through the
+ * services; with every reader held that way, the second read waited on itself forever.
+ */
+describe.each(storeKinds)('the read pool under concurrent queries (%s)', (kind) => {
+  describe.each([8, 2])('with %i readers', (readers) => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await startTestApp(kind, { DUCKDB_READERS: String(readers) });
+    });
+    afterAll(async () => t.dispose());
+
+    it('given a new project, when 4× the pool of distinct queries run at once, then every one answers its rows', async () => {
+      await t.http.post('/api/projects').send({ name: 'relp' }).expect(201);
+      await t.http
+        .post('/api/projects/relp/skills')
+        .send({ skill: { name: 'only', type: 'text2sql', params: { database: 'files' } } })
+        .expect(201);
+      const n = readers * 4;
+      const answers = await Promise.all(
+        Array.from({ length: n }, (_, i) => querySql(t, `SELECT name FROM relp.skills WHERE ${i} = ${i}`)),
+      );
+      for (const a of answers) expect(a).toMatchObject({ type: 'table', data: [['only']] });
+      // …and the pool is whole again: uncached reads after the burst answer too.
+      const databases = await t.http.get('/api/databases').expect(200);
+      expect(databases.body.map((d: { name: string }) => d.name)).toContain('relp');
+      expect((await querySql(t, 'SELECT count(*) AS n FROM relp.skills WHERE 1 = 1')).data).toEqual([[1]]);
+    });
+  });
+});
+
+describe('a read that cannot get a connection in time', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('sqlite', {
+      DUCKDB_READERS: '1',
+      DUCKDB_ACQUIRE_TIMEOUT_MS: '300',
+      SQL_TIMEOUT_MS: '20000',
+    });
+  });
+  afterAll(async () => t.dispose());
+
+  it('given the only reader is busy past the deadline, when another query comes, then it answers "server busy" instead of hanging', async () => {
+    const slow = querySql(
+      t,
+      'SELECT count(*) FROM range(200000000) a WHERE (a.range * 7) % 13 = 5 AND sqrt(a.range) > 0',
+    );
+    // Give the slow query time to take the reader.
+    await new Promise((r) => setTimeout(r, 100));
+    const busy = await querySql(t, 'SELECT 42 AS x WHERE 1 = 1');
+    expect(busy).toMatchObject({ type: 'error', error_code: 1040 });
+    expect(busy.error_message).toMatch(/busy/);
+    const rest = await t.http.get('/api/projects/nope_not_there_1');
+    expect([503, 404]).toContain(rest.status);
+    if (rest.status === 503) {
+      expect(rest.headers['retry-after']).toBe('1');
+      expect(rest.body).toMatchObject({ status: 503, title: 'Server busy' });
+    }
+    expect((await slow).type).toBe('table');
+  }, 60_000);
+});
