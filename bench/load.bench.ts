@@ -85,8 +85,9 @@ export const benchLoad = async (seconds: number) => {
       p99: r.latency.p99,
       errors: r.errors + r.timeouts,
       non2xx: r.non2xx,
-      // Sent but not answered when the time was up: a hung request is an error too.
-      unanswered: Math.max(0, r.requests.sent - r.requests.total - r.errors),
+      // Sent but never answered (each connection may have one request in flight when time is up):
+      // a hung request is an error too.
+      unanswered: Math.max(0, r.requests.sent - r.requests.total - r.errors - connections),
     });
   }
   const rssAfter = rssMiB(pid);

@@ -115,7 +115,7 @@ export const createApp = async (
     duck,
     projections,
     commands: commandRunner(log),
-    cached: readCache(() => projections.version),
+    cached: readCache(() => projections.version, { holdsConnection: duck.holdsReader }),
     clock,
     logger,
   };

@@ -18,6 +18,8 @@ export type Duck = {
   readonly writer: DuckDBConnection;
   /** Runs `work` on a pooled reader connection. */
   withReader<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
+  /** Whether the calling async context holds a pooled reader (its reads run on it). */
+  holdsReader(): boolean;
   /** Convenience: a parameterised query on a reader, rows as plain JS values. */
   query(sql: string, params?: SqlParams): Promise<JsRow[]>;
   close(): Promise<void>;
@@ -110,6 +112,10 @@ export const openDuck = async (options: {
     instance,
     writer,
     withReader,
+    holdsReader: () => {
+      const lease = held.getStore();
+      return lease !== undefined && !lease.ended;
+    },
     query: (sql, params) =>
       withReader(async (c) => {
         const reader = await c.runAndReadAll(sql, params);
