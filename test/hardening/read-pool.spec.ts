@@ -31,6 +31,35 @@ describe.each(storeKinds)('the read pool under concurrent queries (%s)', (kind) 
   });
 });
 
+describe.each(storeKinds)('writes and queries at once (%s)', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(kind, { DUCKDB_READERS: '2', DUCKDB_ACQUIRE_TIMEOUT_MS: '5000' });
+  });
+  afterAll(async () => t.dispose());
+
+  it('given readers busy resolving names, when writes share their cached reads, then nobody waits on anybody for good', async () => {
+    await t.http.post('/api/projects').send({ name: 'mixed' }).expect(201);
+    const work: Promise<unknown>[] = [];
+    for (let i = 0; i < 24; i++) {
+      work.push(
+        t.http
+          .post('/api/projects/mixed/skills')
+          .send({ skill: { name: `s_${i}`, type: 'text2sql', params: { database: 'files' } } })
+          .then((res) => expect(res.status).toBe(201)),
+      );
+      work.push(
+        querySql(t, `SELECT name FROM mixed.skills WHERE ${i} >= 0`).then((a) =>
+          expect(a.type).toBe('table'),
+        ),
+      );
+      work.push(t.http.get('/api/projects').then((res) => expect(res.status).toBe(200)));
+    }
+    await Promise.all(work);
+    expect((await querySql(t, 'SELECT count(*) FROM mixed.skills WHERE 2 > 1')).data).toEqual([[24]]);
+  }, 60_000);
+});
+
 describe('a read that cannot get a connection in time', () => {
   let t: TestApp;
   beforeAll(async () => {
