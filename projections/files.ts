@@ -43,7 +43,7 @@ export const filesProjection: TableProjection = {
 /** The uploaded files themselves: each a table `files.<name>` (schema mdb_files), loaded from its blob. */
 export const fileTablesProjection = (blobs: BlobStore): SchemaProjection => ({
   name: 'file-tables',
-  version: 1,
+  version: 2,
   handles: ['FileUploaded', 'FileDeleted'],
   prepare: async (c) => {
     await c.run(`CREATE SCHEMA IF NOT EXISTS ${FILES_SCHEMA}`);

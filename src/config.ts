@@ -24,6 +24,7 @@ const envSchema = z.object({
   TRAIN_ROW_LIMIT: z.coerce.number().int().min(1).default(1_000_000),
   DUCKDB_READERS: z.coerce.number().int().min(1).max(64).default(8),
   DUCKDB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
+  FILE_MAX_COLUMNS: z.coerce.number().int().min(1).max(100_000).default(1024),
 });
 
 export type Config = {
@@ -45,6 +46,7 @@ export type Config = {
   trainRowLimit: number;
   duckdbReaders: number;
   duckdbAcquireTimeoutMs: number;
+  fileMaxColumns: number;
 };
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
@@ -76,5 +78,6 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     trainRowLimit: e.TRAIN_ROW_LIMIT,
     duckdbReaders: e.DUCKDB_READERS,
     duckdbAcquireTimeoutMs: e.DUCKDB_ACQUIRE_TIMEOUT_MS,
+    fileMaxColumns: e.FILE_MAX_COLUMNS,
   };
 };

@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { FileFormat, FileUploaded } from '../../events';
-import { invalid } from '../shared/errors';
+import { invalid, isDomainError } from '../shared/errors';
 
 export const FILES_SCHEMA = 'mdb_files';
 
@@ -46,54 +46,124 @@ const sniff = async (c: DuckDBConnection, path: string, format: FileFormat): Pro
   return { delimiter, quote: orQuote(quote), escape: orQuote(escape), header };
 };
 
+/** Column types a JSON file records as they are; anything nested is kept as JSON text instead. */
+const SCALAR_TYPE =
+  /^(BOOLEAN|TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)|VARCHAR|DATE|TIME|TIMESTAMP|TIMESTAMP WITH TIME ZONE|UUID|JSON)(\[\])?$/;
+
+/**
+ * A recorded type must read back the same on every replay, so only types whose text DuckDB parses
+ * back are recorded: a struct with an unnamed field prints as `STRUCT(BIGINT)`, which it cannot
+ * read again (that one event made every start of the service fail). Nested values load as JSON.
+ */
+export const recordableType = (duckType: string) => (SCALAR_TYPE.test(duckType) ? duckType : 'JSON');
+
+/** Above this many columns, type checks go through one UNPIVOT instead of one wide SELECT. */
+const WIDE = 64;
+
+const typeChecks = (v: string) => [
+  `count(${v})`,
+  ...CANDIDATES.map((t) => `count(TRY_CAST(${v} AS ${t}))`),
+  // DuckDB casts '4123.8' to BIGINT by rounding: a column is integral only if no value has a fraction.
+  `count(CASE WHEN TRY_CAST(${v} AS DOUBLE) <> trunc(TRY_CAST(${v} AS DOUBLE)) THEN 1 END)`,
+];
+
+/**
+ * Per column: non-empty cells, cells each candidate type can hold, cells with a fraction. Narrow
+ * files in one pass of column-wise aggregates; wide ones by unpivoting, which stays linear in the
+ * number of cells (thousands of aggregate expressions in one SELECT cost DuckDB minutes to plan).
+ */
+const columnCounts = async (c: DuckDBConnection, from: string, names: string[]) => {
+  if (names.length <= WIDE) {
+    const checks = names.flatMap((n) => typeChecks(`nullif(trim(${ident(n)}), '')`));
+    const counts = (await c.runAndReadAll(`SELECT ${checks.join(', ')} FROM ${from}`))
+      .getRowsJS()[0]!
+      .map(Number);
+    const width = CANDIDATES.length + 2;
+    return new Map(names.map((n, i) => [n, counts.slice(i * width, (i + 1) * width)]));
+  }
+  const rows = (
+    await c.runAndReadAll(
+      `SELECT col, ${typeChecks('v').join(', ')}
+         FROM (SELECT col, nullif(trim(raw), '') AS v FROM (UNPIVOT (SELECT * FROM ${from}) ON COLUMNS(*) INTO NAME col VALUE raw))
+        GROUP BY col`,
+    )
+  ).getRowsJS();
+  return new Map(rows.map((r) => [String(r[0]), r.slice(1).map(Number)]));
+};
+
+/** A JSON file's top-level keys become column names: each must be one (not empty, no NUL). */
+const checkJsonKeys = async (c: DuckDBConnection, path: string, format: FileFormat, maxColumns: number) => {
+  const layout = format === 'json' ? 'array' : 'newline_delimited';
+  const keys = (
+    await c.runAndReadAll(
+      `SELECT DISTINCT unnest(json_keys(json)) AS k FROM read_json_objects(${lit(path)}, format = ${lit(layout)}) LIMIT ${maxColumns + 1}`,
+    )
+  ).getRowsJS() as [string][];
+  if (keys.length > maxColumns)
+    throw invalid(`The file has more than ${maxColumns} columns (FILE_MAX_COLUMNS)`, 'Too many columns');
+  const bad = keys.find(([k]) => k === '' || k.includes('\u0000'));
+  if (bad)
+    throw invalid(
+      `A key of the file's objects is ${bad[0] === '' ? 'empty' : 'not a usable name (it holds a NUL character)'}: each top-level key becomes a column name`,
+      'Unusable column name',
+    );
+};
+
 /**
  * Reads an uploaded file once to decide how it will always be loaded: the CSV dialect, each
  * column's type (a few bad cells, such as "640,56" in a number column, do not demote the column:
- * they load as null) and the row count. Throws a 400 when DuckDB cannot read the file at all.
+ * they load as null) and the row count. The row count is read through exactly the source a replay
+ * will use, so a file accepted here is a file the projection can load, forever. Throws a 400 when
+ * DuckDB cannot read the file, or its columns cannot be named or are too many.
  */
-export const analyzeFile = async (c: DuckDBConnection, path: string, format: FileFormat) => {
+export const analyzeFile = async (
+  c: DuckDBConnection,
+  path: string,
+  format: FileFormat,
+  limits: { maxColumns: number } = { maxColumns: 1024 },
+) => {
   try {
     const csv = format === 'csv' || format === 'tsv' ? await sniff(c, path, format) : null;
+    if (format === 'json' || format === 'ndjson') await checkJsonKeys(c, path, format, limits.maxColumns);
     const from = source(path, format, csv);
     const described = (await c.runAndReadAll(`DESCRIBE SELECT * FROM ${from}`)).getRowObjectsJS() as {
       column_name: string;
       column_type: string;
     }[];
-    let columns: Column[] = described.map((d) => ({ name: d.column_name, type: d.column_type }));
+    if (described.length > limits.maxColumns)
+      throw invalid(
+        `The file has ${described.length} columns; at most ${limits.maxColumns} are accepted (FILE_MAX_COLUMNS)`,
+        'Too many columns',
+      );
     if (!csv) {
-      const rowCount = Number((await c.runAndReadAll(`SELECT count(*) FROM ${from}`)).getRowsJS()[0]![0]);
+      const columns: Column[] = described.map((d) => ({
+        name: d.column_name,
+        type: format === 'parquet' ? d.column_type : recordableType(d.column_type),
+      }));
+      const replayed = source(path, format, null, format === 'parquet' ? undefined : columns);
+      const rowCount = Number((await c.runAndReadAll(`SELECT count(*) FROM ${replayed}`)).getRowsJS()[0]![0]);
       return { csv, columns, rowCount };
     }
-    // One pass over the file: the row count and, per column, how many cells each type can hold.
-    const checks = described.flatMap((d) => {
-      const v = `nullif(trim(${ident(d.column_name)}), '')`;
-      return [
-        `count(${v})`,
-        ...CANDIDATES.map((t) => `count(TRY_CAST(${v} AS ${t}))`),
-        // DuckDB casts '4123.8' to BIGINT by rounding: a column is integral only if no value has a fraction.
-        `count(CASE WHEN TRY_CAST(${v} AS DOUBLE) <> trunc(TRY_CAST(${v} AS DOUBLE)) THEN 1 END)`,
-      ];
-    });
-    const counts = (await c.runAndReadAll(`SELECT count(*), ${checks.join(', ')} FROM ${from}`))
-      .getRowsJS()[0]!
-      .map(Number);
-    const rowCount = counts[0]!;
-    columns = described.map((d, i) => {
-      const base = 1 + i * (CANDIDATES.length + 2);
-      const nonEmpty = counts[base]!;
-      const fractional = counts[base + 1 + CANDIDATES.length]!;
+    const rowCount = Number((await c.runAndReadAll(`SELECT count(*) FROM ${from}`)).getRowsJS()[0]![0]);
+    const counts = await columnCounts(
+      c,
+      from,
+      described.map((d) => d.column_name),
+    );
+    const columns = described.map((d) => {
+      const [nonEmpty = 0, ...rest] = counts.get(d.column_name) ?? [];
+      const fractional = rest[CANDIDATES.length] ?? 0;
       const fits = (t: (typeof CANDIDATES)[number]) =>
-        counts[base + 1 + CANDIDATES.indexOf(t)]! >= nonEmpty * (1 - TOLERATED_INVALID) &&
+        (rest[CANDIDATES.indexOf(t)] ?? 0) >= nonEmpty * (1 - TOLERATED_INVALID) &&
         (t !== 'BIGINT' || fractional === 0);
       const type = nonEmpty === 0 ? 'VARCHAR' : (CANDIDATES.find(fits) ?? 'VARCHAR');
       return { name: d.column_name, type };
     });
     return { csv, columns, rowCount };
   } catch (error) {
-    throw invalid(
-      `The file cannot be read as ${format}: ${(error as { message?: string }).message ?? String(error)}`,
-      'Unreadable file',
-    );
+    if (isDomainError(error)) throw error;
+    const message = ((error as { message?: string }).message ?? String(error)).split(path).join('the file');
+    throw invalid(`The file cannot be read as ${format}: ${message}`, 'Unreadable file');
   }
 };
 
@@ -103,7 +173,10 @@ export const createFileTableSql = (name: string, path: string, d: FileUploaded['
     path,
     d.format,
     d.csv,
-    d.format === 'json' || d.format === 'ndjson' ? d.columns : undefined,
+    // Recorded before nested types were kept as JSON, an event may name a type DuckDB cannot read back.
+    d.format === 'json' || d.format === 'ndjson'
+      ? d.columns.map((col) => ({ name: col.name, type: recordableType(col.type) }))
+      : undefined,
   );
   const select =
     d.csv === null

@@ -81,10 +81,13 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
           await handle.close();
         }
         const format = detectFormat(originalName, head);
-        const digest = await sha256File(tempPath);
-        const stored = await blobs.put(tempPath, digest, format);
-        const analysis = await ctx.duck.withReader((c) => analyzeFile(c, stored, format));
+        // Analysed where it landed, before it is stored: a rejected upload leaves no blob behind.
+        const analysis = await ctx.duck.withReader((c) =>
+          analyzeFile(c, tempPath, format, { maxColumns: ctx.config.fileMaxColumns }),
+        );
         if (analysis.columns.length === 0) throw invalid('The file has no columns', 'Unreadable file');
+        const digest = await sha256File(tempPath);
+        await blobs.put(tempPath, digest, format);
         await run(name, {
           type: 'UploadFile',
           data: { name, originalName, digest, size, format, ...analysis },
