@@ -7,7 +7,7 @@ import { auditRoutes } from './audit/routes';
 import { chatbotRoutes } from './chatbots/routes';
 import { chatbotsService } from './chatbots/service';
 import type { Config } from './config';
-import type { AppContext } from './context';
+import { assertReadModelWritable, type AppContext } from './context';
 import { databaseRoutes } from './databases/routes';
 import { databasesService } from './databases/service';
 import { commandRunner } from './eventlog/commands';
@@ -108,13 +108,13 @@ export const createApp = async (
   const logger = options.logger ?? createLogger(config.logLevel);
   const stores = await openStores(config, logger, clock, { poll: true });
   const { log, duck, blobs, projections } = stores;
-  await projections.start();
+  await projections.startServing();
   const ctx: AppContext = {
     config,
     log,
     duck,
     projections,
-    commands: commandRunner(log),
+    commands: commandRunner(log, { assertWritable: () => assertReadModelWritable(projections) }),
     cached: readCache(() => projections.version, { holdsConnection: duck.holdsReader }),
     clock,
     logger,
@@ -131,10 +131,15 @@ export const createApp = async (
   const sql = sqlService(ctx, services, externals, services.models);
   late.sql = sql;
   await sql.install();
-  await services.models.recoverInterruptedTrainings();
+  // With the read model stopped at an event it cannot apply, this write waits for the next start.
+  await services.models.recoverInterruptedTrainings().catch((err: unknown) => {
+    if (!projections.failure) throw err;
+    logger.error({ err }, 'interrupted trainings not marked failed: the read model is stopped');
+  });
   const { app, api } = buildHttpApp(ctx, services, sql, {
     digest: stores.digest,
     version: () => projections.version,
+    failure: () => projections.failure,
   });
   return {
     ctx,

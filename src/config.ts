@@ -11,6 +11,7 @@ const envSchema = z.object({
   BODY_LIMIT: z.string().default('10mb'),
   PROJECTION_POLL_MS: z.coerce.number().int().min(0).optional(),
   PROJECTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
+  PROJECTION_WAIT_MS: z.coerce.number().int().min(0).default(30_000),
   SQL_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
   SQL_ROW_LIMIT: z.coerce.number().int().min(1).default(100_000),
   FILE_UPLOAD_MAX_BYTES: z.coerce
@@ -37,6 +38,8 @@ export type Config = {
   bodyLimit: string;
   projectionPollMs: number;
   projectionBatchSize: number;
+  /** How long a write waits for its events to reach the read model before answering 202. */
+  projectionWaitMs: number;
   sqlTimeoutMs: number;
   sqlRowLimit: number;
   fileUploadMaxBytes: number;
@@ -69,6 +72,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     // Only a shared log has writers in other processes to poll for.
     projectionPollMs: e.PROJECTION_POLL_MS ?? (shared ? 200 : 0),
     projectionBatchSize: e.PROJECTION_BATCH_SIZE,
+    projectionWaitMs: e.PROJECTION_WAIT_MS,
     sqlTimeoutMs: e.SQL_TIMEOUT_MS,
     sqlRowLimit: e.SQL_ROW_LIMIT,
     fileUploadMaxBytes: e.FILE_UPLOAD_MAX_BYTES,

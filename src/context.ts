@@ -3,7 +3,14 @@ import type { Config } from './config';
 import type { Duck } from './duckdb/database';
 import type { CommandRunner } from './eventlog/commands';
 import type { EventLog } from './eventlog/types';
-import type { ProjectionRunner } from './projection/runner';
+import {
+  describeFailure,
+  ProjectionBehind,
+  ProjectionStalled,
+  retryAfterSeconds,
+  type ProjectionRunner,
+} from './projection/runner';
+import { unavailable } from './shared/errors';
 import type { ReadCache } from './shared/readCache';
 import type { Clock } from './shared/time';
 
@@ -19,7 +26,56 @@ export type AppContext = {
   readonly logger: Logger;
 };
 
-/** Waits until this process's read model includes a command's events (read-your-writes). */
+/**
+ * A write whose events are stored, but not yet in this process's read model when the wait ran
+ * out: it happened, so the answer is 202 Accepted with the event's position, never a 500.
+ */
+export class WriteAccepted extends Error {
+  constructor(
+    readonly position: bigint,
+    readonly detail: string,
+  ) {
+    super(detail);
+    this.name = 'WriteAccepted';
+  }
+
+  get body() {
+    return { position: this.position.toString(), status: 'accepted', detail: this.detail };
+  }
+}
+
+/** Refuses a write before anything is appended while the read model is stopped (503, Retry-After). */
+export const assertReadModelWritable = (projections: ProjectionRunner) => {
+  const failure = projections.failure;
+  if (failure)
+    throw unavailable(
+      `Nothing was written: the read model is stopped, ${describeFailure(failure)}. It is retried automatically.`,
+      retryAfterSeconds(failure),
+      'Read model stopped',
+    );
+};
+
+/**
+ * Waits until this process's read model includes a command's events (read-your-writes). When it
+ * does not within PROJECTION_WAIT_MS, the write still happened: 202 with its position. When the read
+ * model stopped at an event it cannot apply, 503 with the reason and when it is retried.
+ */
 export const settled = async (ctx: AppContext, lastPosition: bigint | null) => {
-  if (lastPosition !== null) await ctx.projections.waitFor(lastPosition);
+  if (lastPosition === null) return;
+  try {
+    await ctx.projections.waitFor(lastPosition, ctx.config.projectionWaitMs);
+  } catch (error) {
+    if (error instanceof ProjectionBehind)
+      throw new WriteAccepted(
+        lastPosition,
+        `Stored as event ${lastPosition}; the read model has not caught up yet (waited ${error.waitedMs} ms), so reads may not show it for a moment.`,
+      );
+    if (error instanceof ProjectionStalled)
+      throw unavailable(
+        `Stored as event ${lastPosition}, but the read model is stopped: ${describeFailure(error.failure)}. Reads will not show it until that clears; it is retried automatically.`,
+        retryAfterSeconds(error.failure),
+        'Read model stopped',
+      );
+    throw error;
+  }
 };

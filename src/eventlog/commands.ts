@@ -16,6 +16,16 @@ export type CommandOutcome<S> = {
   readonly lastPosition: bigint | null;
 };
 
+export type CommandRunnerOptions = {
+  /** Stream states kept in memory. */
+  cacheSize?: number;
+  /**
+   * Asked before anything is appended: throws when this process must not take writes now (its read
+   * model is stopped at an event it cannot apply). Nothing is written then.
+   */
+  assertWritable?: () => void;
+};
+
 const MAX_ATTEMPTS = 12;
 const backoff = (attempt: number) =>
   new Promise((r) => setTimeout(r, Math.min(200, 2 ** attempt) + Math.random() * 10 * attempt));
@@ -26,7 +36,8 @@ const backoff = (attempt: number) =>
  * first), reload and decide again. A decider that throws aborts with nothing written. A client's own
  * precondition (If-Match) is checked by the decider, so a retry never hides a stale client.
  */
-export const commandRunner = (log: EventLog, cacheSize = 2000) => {
+export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {}) => {
+  const cacheSize = options.cacheSize ?? 2000;
   const cache = new Map<string, { version: bigint; state: unknown; aggregate: Aggregate<unknown> }>();
 
   const load = async <S>(
@@ -63,6 +74,7 @@ export const commandRunner = (log: EventLog, cacheSize = 2000) => {
         const { state, version } = await load(stream, aggregate);
         const decided = decide(state);
         if (decided.length === 0) return { state, events: [], lastPosition: null };
+        options.assertWritable?.();
         try {
           const result = await log.append(stream, decided, version);
           // What we wrote now carries positions (ids derive from them) and timestamps.

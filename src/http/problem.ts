@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import { WriteAccepted } from '../context';
 import { isDomainError, type ErrorKind } from '../shared/errors';
 
 const statusOfKind: Record<ErrorKind, number> = {
@@ -24,6 +25,11 @@ export const errorMapper =
   (logger: Logger): ErrorRequestHandler =>
   (error: unknown, req, res, _next) => {
     if (res.headersSent) return;
+    // Not an error for the client: the write is stored, only this process's read model lags.
+    if (error instanceof WriteAccepted) {
+      res.setHeader('Location', `/api/events?after=${error.position - 1n}&limit=1`);
+      return res.status(202).json(error.body);
+    }
     if (isDomainError(error)) {
       if (error.retryAfterSeconds !== undefined)
         res.setHeader('Retry-After', String(error.retryAfterSeconds));

@@ -2,13 +2,47 @@ import { z } from 'zod';
 import packageJson from '../../package.json';
 import type { Api } from '../http/api';
 import type { ReadModelDigest } from '../projection/digest';
+import type { ProjectionFailure } from '../projection/runner';
 
 /** What the status reports of this process's read model. */
 export type ReadModelStatus = {
   digest(): Promise<ReadModelDigest>;
   /** Moves with every applied batch: the digest is computed once per version. */
   version(): number;
+  /** The event the read model is stopped at, if any. */
+  failure?(): ProjectionFailure | null;
 };
+
+const failureSchema = z
+  .object({
+    position: z
+      .string()
+      .nullable()
+      .describe('The event that cannot be applied (null: reading the log failed)'),
+    event_type: z.string().nullable(),
+    projection: z.string().nullable().describe('The table or schema projection that failed'),
+    error: z.string(),
+    since: z.string(),
+    attempts: z.number().int(),
+    next_attempt_at: z.string(),
+  })
+  .nullable()
+  .describe(
+    'null while the read model follows the log; otherwise it is stopped at this event (retried with back-off, writes answer 503)',
+  );
+
+const presentFailure = (f: ProjectionFailure | null | undefined) =>
+  f
+    ? {
+        position: f.position?.toString() ?? null,
+        event_type: f.eventType,
+        projection: f.projection,
+        error: f.error,
+        since: f.since,
+        attempts: f.attempts,
+        next_attempt_at: new Date(f.retryAt).toISOString(),
+      }
+    : null;
 
 const tableDigestSchema = z.object({ table: z.string(), rows: z.number().int(), hash: z.string() });
 const readModelSchema = z
@@ -20,6 +54,7 @@ const readModelSchema = z
       .string()
       .describe("sha256 over every table's row count and content hash: equal on replicas at one position"),
     tables: z.array(tableDigestSchema),
+    failed: failureSchema,
   })
   .describe('The read model of the process that answered: compare two replicas, or a replica and a replay');
 
@@ -69,7 +104,7 @@ export const systemRoutes = (api: Api, readModel: ReadModelStatus) => {
             mindsdb_version: VERSION,
             environment: 'local',
             auth: { http_auth_enabled: false, confirmed: true, provider: 'disabled' },
-            read_model: { position, digest, tables },
+            read_model: { position, digest, tables, failed: presentFailure(readModel.failure?.()) },
           },
         };
       },
