@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, freeFormObject, type EventOf } from './contract';
 
-const params = z.record(z.string(), z.unknown());
+const params = freeFormObject();
 /** An agent's link to a skill, with MindsDB's per-link parameters (e.g. `tables` narrowing a sql skill). */
 const skillLink = z.object({ skillId: z.number().int(), parameters: params });
 

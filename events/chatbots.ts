@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, freeFormObject, type EventOf } from './contract';
 
 const chatbotState = {
   projectId: z.number().int(),
@@ -11,7 +11,7 @@ const chatbotState = {
   /** The chat database (an integration); its name is kept so the log reads on its own. */
   databaseId: z.number().int().nullable(),
   databaseName: z.string().nullable(),
-  params: z.record(z.string(), z.unknown()),
+  params: freeFormObject(),
   isRunning: z.boolean(),
   webhookToken: z.string().nullable(),
 };

@@ -1,4 +1,77 @@
 import { z } from 'zod';
+import { describePath, jsonViolation, type JsonViolation } from '../src/shared/jsonBounds';
+
+/**
+ * What an event may hold. An accepted event must be readable and projectable forever, so the
+ * contract refuses values that would break a reader later: free-form JSON nested deeper than
+ * `maxJsonDepth` (recursive readers overflow the stack: one such event made every read of the log
+ * fail), events larger than `maxEventBytes`, NUL characters anywhere (PostgreSQL's jsonb cannot
+ * store them). Set once at start from the configuration (MAX_JSON_DEPTH, MAX_EVENT_BYTES).
+ */
+export type EventLimits = { readonly maxJsonDepth: number; readonly maxEventBytes: number };
+export const defaultEventLimits: EventLimits = { maxJsonDepth: 64, maxEventBytes: 1024 * 1024 };
+let limits: EventLimits = defaultEventLimits;
+export const configureEventLimits = (next: EventLimits) => {
+  limits = next;
+};
+export const eventLimits = (): EventLimits => limits;
+
+/** Marks a zod issue as a broken bound (the client's input), not a malformed event (a bug). */
+const BOUND = 'mindledger.bound';
+
+const addBoundIssue = (ctx: z.RefinementCtx, violation: JsonViolation) =>
+  ctx.addIssue({
+    code: 'custom',
+    path: [...violation.path],
+    message:
+      violation.message +
+      (violation.problem === 'depth'
+        ? ' (MAX_JSON_DEPTH)'
+        : violation.problem === 'bytes'
+          ? ' (MAX_EVENT_BYTES)'
+          : ''),
+    params: { [BOUND]: true },
+  });
+
+/**
+ * A free-form JSON object (a skill's params, a model's options): any keys and values, nested at
+ * most MAX_JSON_DEPTH levels.
+ */
+export const freeFormObject = () =>
+  z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+    const violation = jsonViolation(value, { maxDepth: limits.maxJsonDepth, maxBytes: limits.maxEventBytes });
+    if (violation) addBoundIssue(ctx, violation);
+  });
+
+// Free-form values sit a few levels inside an event (data → skills[] → parameters): the event as
+// a whole may be that much deeper than one of them.
+const STRUCTURAL_DEPTH = 4;
+
+const withinEventBounds = (data: unknown, ctx: z.RefinementCtx) => {
+  const violation = jsonViolation(data, {
+    maxDepth: limits.maxJsonDepth + STRUCTURAL_DEPTH,
+    maxBytes: limits.maxEventBytes,
+  });
+  // A free-form field deeper than the limit has been reported already, at its own path.
+  if (violation && violation.problem !== 'depth') addBoundIssue(ctx, violation);
+};
+
+/**
+ * When `error` is the contract refusing values that break its bounds (and nothing else), what to
+ * tell the client: each field and the limit it broke. Otherwise null (a malformed event is a bug).
+ */
+export const boundsViolationDetail = (error: unknown): string | null => {
+  if (!(error instanceof z.ZodError) || error.issues.length === 0) return null;
+  const isBound = (issue: z.core.$ZodIssue) =>
+    issue.code === 'custom' && (issue.params as Record<string, unknown> | undefined)?.[BOUND] === true;
+  if (!error.issues.every(isBound)) return null;
+  const details = new Set<string>();
+  for (const issue of error.issues) {
+    const where = describePath(issue.path.filter((k): k is string | number => typeof k !== 'symbol'));
+    details.add(where ? `${where} ${issue.message}` : `The event ${issue.message}`);
+  }
+  return [...details].join('; ');
+};
 
 /**
  * One event type of the log's contract. `version` is the schema version written today; older
@@ -19,7 +92,7 @@ export const defineEvent = <Type extends string, Schema extends z.ZodType>(
 ): EventContract<Type, Schema> => ({
   type,
   version: options.version ?? 1,
-  schema,
+  schema: schema.superRefine(withinEventBounds),
   upcasters: options.upcasters ?? {},
 });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, freeFormObject, type EventOf } from './contract';
 
-const parameters = z.record(z.string(), z.unknown());
+const parameters = freeFormObject();
 
 /** Parameters hold secrets (passwords) in clear: only the log has them; every reader masks them. */
 export const DatabaseCreated = defineEvent(

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, freeFormObject, type EventOf } from './contract';
 
-const options = z.record(z.string(), z.unknown());
+const options = freeFormObject();
 const base = {
   projectId: z.number().int(),
   project: z.string(),

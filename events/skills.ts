@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, freeFormObject, type EventOf } from './contract';
 
-const params = z.record(z.string(), z.unknown());
+const params = freeFormObject();
 
 /** A skill's id is the position of its SkillCreated; later events carry the resulting full state. */
 export const SkillCreated = defineEvent(

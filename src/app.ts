@@ -1,4 +1,5 @@
 import express, { type Express } from 'express';
+import { configureEventLimits } from '../events';
 import type { Logger } from 'pino';
 import swaggerUi from 'swagger-ui-express';
 import { agentRoutes } from './agents/routes';
@@ -106,6 +107,7 @@ export const createApp = async (
 ): Promise<RunningApp> => {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
+  configureEventLimits({ maxJsonDepth: config.maxJsonDepth, maxEventBytes: config.maxEventBytes });
   const stores = await openStores(config, logger, clock, { poll: true });
   const { log, duck, blobs, projections } = stores;
   await projections.startServing();

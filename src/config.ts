@@ -12,6 +12,12 @@ const envSchema = z.object({
   PROJECTION_POLL_MS: z.coerce.number().int().min(0).optional(),
   PROJECTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
   PROJECTION_WAIT_MS: z.coerce.number().int().min(0).default(30_000),
+  MAX_JSON_DEPTH: z.coerce.number().int().min(2).max(10_000).default(64),
+  MAX_EVENT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
   SQL_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
   SQL_ROW_LIMIT: z.coerce.number().int().min(1).default(100_000),
   FILE_UPLOAD_MAX_BYTES: z.coerce
@@ -40,6 +46,10 @@ export type Config = {
   projectionBatchSize: number;
   /** How long a write waits for its events to reach the read model before answering 202. */
   projectionWaitMs: number;
+  /** Deepest nesting of a free-form JSON value (params, options) an event may hold. */
+  maxJsonDepth: number;
+  /** Largest event, as JSON. */
+  maxEventBytes: number;
   sqlTimeoutMs: number;
   sqlRowLimit: number;
   fileUploadMaxBytes: number;
@@ -73,6 +83,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     projectionPollMs: e.PROJECTION_POLL_MS ?? (shared ? 200 : 0),
     projectionBatchSize: e.PROJECTION_BATCH_SIZE,
     projectionWaitMs: e.PROJECTION_WAIT_MS,
+    maxJsonDepth: e.MAX_JSON_DEPTH,
+    maxEventBytes: e.MAX_EVENT_BYTES,
     sqlTimeoutMs: e.SQL_TIMEOUT_MS,
     sqlRowLimit: e.SQL_ROW_LIMIT,
     fileUploadMaxBytes: e.FILE_UPLOAD_MAX_BYTES,

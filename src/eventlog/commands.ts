@@ -1,4 +1,5 @@
-import type { AnyRecordedEvent } from '../../events';
+import { boundsViolationDetail, type AnyRecordedEvent } from '../../events';
+import { invalid } from '../shared/errors';
 import { StreamVersionConflict, type EventLog, type NewEvent } from './types';
 
 /** How a stream's events fold into the state its deciders read. */
@@ -82,6 +83,9 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
           remember(stream, result.streamVersion, after, aggregate as Aggregate<unknown>);
           return { state: after, events: result.events, lastPosition: result.lastPosition };
         } catch (error) {
+          // The contract refused a value the client sent (too deep, too large, a NUL): nothing was written.
+          const outOfBounds = boundsViolationDetail(error);
+          if (outOfBounds !== null) throw invalid(outOfBounds, 'Value out of bounds');
           if (!(error instanceof StreamVersionConflict) || attempt >= MAX_ATTEMPTS) throw error;
           await backoff(attempt);
         }
