@@ -32,7 +32,37 @@ export const FileDeleted = defineEvent(
   z.object({ name: z.string(), deletedAt: z.iso.datetime() }),
 );
 
+/**
+ * Who uses a stored blob, on the blob's own stream (`file-blob-<digest>`), so deciding whether its
+ * bytes may go is a decision on one stream's state, not a guess from a read model that may lag.
+ * `file` is the file's name key. A file claims the blob before its `FileUploaded` is appended.
+ */
+export const FileBlobClaimed = defineEvent(
+  'FileBlobClaimed',
+  z.object({ digest: z.string().regex(/^[0-9a-f]{64}$/), file: z.string(), claimedAt: z.iso.datetime() }),
+);
+/** The file was deleted or replaced by other bytes (or its upload was refused after the claim). */
+export const FileBlobUnclaimed = defineEvent(
+  'FileBlobUnclaimed',
+  z.object({ digest: z.string().regex(/^[0-9a-f]{64}$/), file: z.string(), unclaimedAt: z.iso.datetime() }),
+);
+/** No file uses the blob any more: its bytes are removed (a later upload of them stores them again). */
+export const FileBlobReleased = defineEvent(
+  'FileBlobReleased',
+  z.object({ digest: z.string().regex(/^[0-9a-f]{64}$/), releasedAt: z.iso.datetime() }),
+);
+
 export type FileUploaded = EventOf<typeof FileUploaded>;
 export type FileDeleted = EventOf<typeof FileDeleted>;
+export type FileBlobClaimed = EventOf<typeof FileBlobClaimed>;
+export type FileBlobUnclaimed = EventOf<typeof FileBlobUnclaimed>;
+export type FileBlobReleased = EventOf<typeof FileBlobReleased>;
 export type FileEvent = FileUploaded | FileDeleted;
-export const fileContracts = [FileUploaded, FileDeleted] as const;
+export type FileBlobEvent = FileBlobClaimed | FileBlobUnclaimed | FileBlobReleased;
+export const fileContracts = [
+  FileUploaded,
+  FileDeleted,
+  FileBlobClaimed,
+  FileBlobUnclaimed,
+  FileBlobReleased,
+] as const;

@@ -1,5 +1,6 @@
 import type { FileDeleted, FileUploaded } from '../events';
 import type { BlobStore } from '../src/files/blobs';
+import { fileStream } from '../src/files/decider';
 import { createFileTableSql, FILES_SCHEMA } from '../src/files/load';
 import type { SchemaProjection, TableProjection } from '../src/projection/types';
 import { nameKey } from '../src/shared/names';
@@ -48,10 +49,17 @@ export const fileTablesProjection = (blobs: BlobStore): SchemaProjection => ({
   prepare: async (c) => {
     await c.run(`CREATE SCHEMA IF NOT EXISTS ${FILES_SCHEMA}`);
   },
-  apply: async (event, c) => {
+  apply: async (event, c, log) => {
     if (event.type === 'FileUploaded') {
       const d = (event as unknown as FileUploaded).data;
-      const path = await blobs.ensureLocal(d.digest, d.format);
+      let path = await blobs.findLocal(d.digest, d.format);
+      if (path === null) {
+        // Bytes are released only once no file uses them, i.e. after a later event deleted or
+        // replaced this file (which a replay has not reached yet): its table would go anyway.
+        const { events: later } = await log.readStream(fileStream(d.name), event.meta.streamPosition);
+        if (later.length > 0) return;
+        path = await blobs.ensureLocal(d.digest, d.format); // throws: the bytes of a live file are lost
+      }
       await c.run(createFileTableSql(nameKey(d.name), path, d));
     } else {
       await c.run(

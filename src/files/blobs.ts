@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import { keyedMutex } from '../eventlog/queue';
 
 const PART = 4 * 1024 * 1024;
 
@@ -14,11 +15,26 @@ const PART = 4 * 1024 * 1024;
 export type BlobStore = {
   readonly directory: string;
   pathOf(digest: string, format: string): string;
-  /** Moves a verified temporary file into place (and into PostgreSQL when shared). */
+  /**
+   * Runs `work` holding the blob's lock: in this process and, with the log on PostgreSQL, in every
+   * process (an advisory lock). Bytes are only stored or removed under it, so a process storing a
+   * blob and another removing the same bytes cannot interleave.
+   */
+  withBlob<T>(digest: string, work: (blob: LockedBlob) => Promise<T>): Promise<T>;
+  /** Stores bytes that are never removed (model artifacts): `put` under the blob's lock. */
   put(tempPath: string, digest: string, format: string): Promise<string>;
   /** The local path of a blob, fetched from PostgreSQL first if this process lacks it. */
   ensureLocal(digest: string, format: string): Promise<string>;
+  /** Like `ensureLocal`, but null when the bytes are nowhere (released, or lost). */
+  findLocal(digest: string, format: string): Promise<string | null>;
   close(): Promise<void>;
+};
+
+export type LockedBlob = {
+  /** Moves a verified temporary file into place (and into PostgreSQL when shared). */
+  put(tempPath: string, format: string): Promise<string>;
+  /** Removes the bytes: every local copy, and the PostgreSQL copy. */
+  remove(): Promise<void>;
 };
 
 export const sha256File = async (file: string) => {
@@ -30,7 +46,8 @@ export const sha256File = async (file: string) => {
 export const openBlobStore = async (dataDir: string, postgresUrl?: string): Promise<BlobStore> => {
   const directory = path.join(dataDir, 'files', 'blobs');
   fs.mkdirSync(directory, { recursive: true });
-  const pool = postgresUrl ? new pg.Pool({ connectionString: postgresUrl, max: 2 }) : undefined;
+  // Each blob lock holds a connection while its work runs; loading needs one more.
+  const pool = postgresUrl ? new pg.Pool({ connectionString: postgresUrl, max: 4 }) : undefined;
   pool?.on('error', () => undefined);
   if (pool)
     await pool.query(
@@ -38,13 +55,33 @@ export const openBlobStore = async (dataDir: string, postgresUrl?: string): Prom
     );
   const pathOf = (digest: string, format: string) => path.join(directory, `${digest}.${format}`);
 
-  const storeInPostgres = async (file: string, digest: string) => {
-    if (!pool) return;
-    const existing = await pool.query('SELECT 1 FROM mindledger_file_blobs WHERE digest = $1 LIMIT 1', [
+  const localCopies = async (digest: string) =>
+    (await fs.promises.readdir(directory))
+      .filter((f) => f.startsWith(`${digest}.`))
+      .map((f) => path.join(directory, f));
+
+  // With PostgreSQL, a local copy is a cache: one whose bytes were released there is garbage (the
+  // process that released them removed its own copy; other processes drop theirs when they start).
+  if (pool) {
+    const local = (await fs.promises.readdir(directory))
+      .map((f) => /^([0-9a-f]{64})\.[a-z]+$/.exec(f))
+      .filter((m): m is RegExpExecArray => m !== null);
+    if (local.length) {
+      const { rows } = await pool.query<{ digest: string }>(
+        'SELECT DISTINCT digest FROM mindledger_file_blobs WHERE digest = ANY($1)',
+        [[...new Set(local.map((m) => m[1]!))]],
+      );
+      const kept = new Set(rows.map((r) => r.digest));
+      for (const m of local)
+        if (!kept.has(m[1]!)) await fs.promises.rm(path.join(directory, m[0]), { force: true });
+    }
+  }
+
+  const storeInPostgres = async (client: pg.PoolClient, file: string, digest: string) => {
+    const existing = await client.query('SELECT 1 FROM mindledger_file_blobs WHERE digest = $1 LIMIT 1', [
       digest,
     ]);
     if (existing.rowCount) return;
-    const client = await pool.connect();
     try {
       await client.query('BEGIN');
       const handle = await fs.promises.open(file, 'r');
@@ -66,36 +103,79 @@ export const openBlobStore = async (dataDir: string, postgresUrl?: string): Prom
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
-    } finally {
-      client.release();
     }
   };
 
-  return {
-    directory,
-    pathOf,
-    put: async (tempPath, digest, format) => {
+  const findLocal = async (digest: string, format: string): Promise<string | null> => {
+    const target = pathOf(digest, format);
+    if (fs.existsSync(target)) return target;
+    // The same bytes uploaded under another format (a .txt and a .csv) are the same blob.
+    const other = (await localCopies(digest)).find((f) => !f.endsWith('.part'));
+    if (other) return other;
+    if (!pool) return null;
+    const { rows } = await pool.query<{ bytes: Buffer }>(
+      'SELECT bytes FROM mindledger_file_blobs WHERE digest = $1 ORDER BY part',
+      [digest],
+    );
+    if (rows.length === 0) return null;
+    const temp = `${target}.${process.pid}.part`;
+    await fs.promises.writeFile(temp, Buffer.concat(rows.map((r) => r.bytes)));
+    await fs.promises.rename(temp, target);
+    return target;
+  };
+
+  const inProcess = keyedMutex();
+  const lockKey = (digest: string) => `mindledger-blob:${digest}`;
+
+  const locked = (digest: string, client: pg.PoolClient | undefined): LockedBlob => ({
+    put: async (tempPath, format) => {
       const target = pathOf(digest, format);
-      await storeInPostgres(tempPath, digest);
+      if (client) await storeInPostgres(client, tempPath, digest);
       if (fs.existsSync(target)) await fs.promises.rm(tempPath, { force: true });
       else await fs.promises.rename(tempPath, target);
       return target;
     },
-    ensureLocal: async (digest, format) => {
-      const target = pathOf(digest, format);
-      if (fs.existsSync(target)) return target;
-      if (!pool) throw new Error(`The bytes of file ${digest} are missing from ${directory}`);
-      const { rows } = await pool.query<{ bytes: Buffer }>(
-        'SELECT bytes FROM mindledger_file_blobs WHERE digest = $1 ORDER BY part',
-        [digest],
-      );
-      if (rows.length === 0)
-        throw new Error(`The bytes of file ${digest} are neither on disk nor in PostgreSQL`);
-      const temp = `${target}.${process.pid}.part`;
-      await fs.promises.writeFile(temp, Buffer.concat(rows.map((r) => r.bytes)));
-      await fs.promises.rename(temp, target);
-      return target;
+    remove: async () => {
+      if (client) await client.query('DELETE FROM mindledger_file_blobs WHERE digest = $1', [digest]);
+      for (const copy of await localCopies(digest)) await fs.promises.rm(copy, { force: true });
     },
+  });
+
+  const withBlob: BlobStore['withBlob'] = (digest, work) =>
+    inProcess(digest, async () => {
+      if (!pool) return work(locked(digest, undefined));
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockKey(digest)]);
+        try {
+          return await work(locked(digest, client));
+        } finally {
+          await client
+            .query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockKey(digest)])
+            .catch((error: Error) => (broken = error));
+        }
+      } finally {
+        // A connection that failed to unlock is discarded: closing its session frees the lock.
+        client.release(broken);
+      }
+    });
+
+  return {
+    directory,
+    pathOf,
+    withBlob,
+    put: (tempPath, digest, format) => withBlob(digest, (blob) => blob.put(tempPath, format)),
+    ensureLocal: async (digest, format) => {
+      const found = await findLocal(digest, format);
+      if (found !== null) return found;
+      throw new Error(
+        pool
+          ? `The bytes of file ${digest} are neither on disk nor in PostgreSQL`
+          : `The bytes of file ${digest} are missing from ${directory}`,
+      );
+    },
+    findLocal,
     close: async () => {
       await pool?.end();
     },

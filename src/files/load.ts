@@ -21,9 +21,12 @@ const source = (path: string, format: FileFormat, csv: CsvDialect | null, column
     case 'json':
     case 'ndjson': {
       const layout = format === 'json' ? 'array' : 'newline_delimited';
+      // Analysis (no recorded columns yet) infers from every record, not a sample (a later value the
+      // sampled type cannot hold would fail the replay's load), and makes every top-level key a
+      // column (DuckDB folds many or sparse keys into one MAP column, a name no record has).
       const typed = columns?.length
         ? `, columns = {${columns.map((c) => `${lit(c.name)}: ${lit(c.type)}`).join(', ')}}`
-        : '';
+        : ', sample_size = -1, map_inference_threshold = -1, field_appearance_threshold = 0';
       return `read_json(${lit(path)}, format = ${lit(layout)}${typed})`;
     }
     case 'parquet':
@@ -107,6 +110,28 @@ const checkJsonKeys = async (c: DuckDBConnection, path: string, format: FileForm
       `A key of the file's objects is ${bad[0] === '' ? 'empty' : 'not a usable name (it holds a NUL character)'}: each top-level key becomes a column name`,
       'Unusable column name',
     );
+  // Column names are case-insensitive: DuckDB would rename one of the two, and a replay, reading
+  // the recorded names, would find no such key and load nulls.
+  const seen = new Map<string, string>();
+  for (const [k] of keys) {
+    const other = seen.get(k.toLowerCase());
+    if (other !== undefined)
+      throw invalid(
+        `The keys ${JSON.stringify(other)} and ${JSON.stringify(k)} differ only in case: each top-level key becomes a column name, and column names ignore case`,
+        'Unusable column name',
+      );
+    seen.set(k.toLowerCase(), k);
+  }
+};
+
+/** Every column needs a name an event can hold and SQL can use. */
+const checkColumnNames = (names: readonly string[]) => {
+  const bad = names.find((n) => n === '' || n.includes('\u0000'));
+  if (bad !== undefined)
+    throw invalid(
+      `The column ${JSON.stringify(bad)} has no usable name (${bad === '' ? 'it is empty' : 'it holds a NUL character'})`,
+      'Unusable column name',
+    );
 };
 
 /**
@@ -135,13 +160,20 @@ export const analyzeFile = async (
         `The file has ${described.length} columns; at most ${limits.maxColumns} are accepted (FILE_MAX_COLUMNS)`,
         'Too many columns',
       );
+    checkColumnNames(described.map((d) => d.column_name));
     if (!csv) {
       const columns: Column[] = described.map((d) => ({
         name: d.column_name,
         type: format === 'parquet' ? d.column_type : recordableType(d.column_type),
       }));
       const replayed = source(path, format, null, format === 'parquet' ? undefined : columns);
-      const rowCount = Number((await c.runAndReadAll(`SELECT count(*) FROM ${replayed}`)).getRowsJS()[0]![0]);
+      // Every value is converted here as the replay will convert it (a bare count(*) skips that):
+      // a value the recorded types cannot hold is a 400 now, not a projection failing later.
+      const rowCount = Number(
+        (
+          await c.runAndReadAll(`SELECT count(*), bit_xor(hash(t)) FROM (SELECT * FROM ${replayed}) t`)
+        ).getRowsJS()[0]![0],
+      );
       return { csv, columns, rowCount };
     }
     const rowCount = Number((await c.runAndReadAll(`SELECT count(*) FROM ${from}`)).getRowsJS()[0]![0]);

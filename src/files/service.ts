@@ -7,7 +7,8 @@ import { nameKey } from '../shared/names';
 import { toMindsDbTimestamp } from '../shared/time';
 import type { BlobStore } from './blobs';
 import { sha256File } from './blobs';
-import { decideFile, fileAggregate, fileStream, type FileCommand } from './decider';
+import { blobClaimsAggregate, blobStream, decideBlobClaim } from './blobClaims';
+import { decideFile, fileAggregate, fileStream, type FileCommand, type FileState } from './decider';
 import { analyzeFile, detectFormat } from './load';
 
 type FileRow = {
@@ -51,11 +52,40 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
   const tempDir = path.join(ctx.config.dataDir, 'files', 'incoming');
   fs.mkdirSync(tempDir, { recursive: true });
 
+  /** Runs a file command; answers the file's state the events were decided on. */
   const run = async (name: string, command: Omit<FileCommand, 'metadata'>) => {
-    const outcome = await ctx.commands.run(fileStream(name), fileAggregate, (s) =>
-      decideFile({ ...command, metadata: { now: ctx.clock() } } as FileCommand, s),
+    let before = { status: 'none' } as FileState;
+    const outcome = await ctx.commands.run(fileStream(name), fileAggregate, (s) => {
+      before = s;
+      return decideFile({ ...command, metadata: { now: ctx.clock() } } as FileCommand, s);
+    });
+    return { before, lastPosition: outcome.lastPosition };
+  };
+
+  /** Claims or gives up a file's use of a blob, on the blob's stream; the caller holds its lock. */
+  const claim = async (type: 'ClaimBlob' | 'UnclaimBlob', digest: string, file: string) => {
+    // Files uploaded before claims were recorded use blobs too: the read model knows them.
+    const legacyUsers = (
+      (await ctx.duck.query('SELECT KEY FROM files WHERE DIGEST = ?', [digest])) as { KEY: string }[]
+    ).map((r) => r.KEY);
+    const outcome = await ctx.commands.run(blobStream(digest), blobClaimsAggregate, (s) =>
+      decideBlobClaim({ type, digest, file, legacyUsers, now: ctx.clock() }, s),
     );
-    await settled(ctx, outcome.lastPosition);
+    return outcome.events;
+  };
+
+  /** `file` no longer uses the blob; the last user out removes its bytes (disk and PostgreSQL). */
+  const giveUp = (digest: string, file: string) =>
+    blobs.withBlob(digest, async (blob) => {
+      const events = await claim('UnclaimBlob', digest, file);
+      if (events.some((e) => e.type === 'FileBlobReleased')) await blob.remove();
+    });
+
+  /** After a file stopped using a blob (deleted, replaced): a failure leaves garbage, never harm. */
+  const releaseQuietly = async (digest: string, file: string) => {
+    await giveUp(digest, file).catch((err: unknown) =>
+      ctx.logger.warn({ err, digest, file }, 'blob not released; its bytes stay until a later release'),
+    );
   };
 
   const find = async (name: string) => {
@@ -87,11 +117,29 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
         );
         if (analysis.columns.length === 0) throw invalid('The file has no columns', 'Unreadable file');
         const digest = await sha256File(tempPath);
-        await blobs.put(tempPath, digest, format);
-        await run(name, {
-          type: 'UploadFile',
-          data: { name, originalName, digest, size, format, ...analysis },
+        const file = nameKey(name);
+        // Under the blob's lock: claim it, store its bytes, record the file. A refusal after the
+        // claim gives it up again, so no bytes stay behind for a file that was never recorded.
+        const recorded = await blobs.withBlob(digest, async (blob) => {
+          const claimedNow = (await claim('ClaimBlob', digest, file)).length > 0;
+          try {
+            await blob.put(tempPath, format);
+            return await run(name, {
+              type: 'UploadFile',
+              data: { name, originalName, digest, size, format, ...analysis },
+            });
+          } catch (error) {
+            if (claimedNow) {
+              const events = await claim('UnclaimBlob', digest, file).catch(() => []);
+              if (events.some((e) => e.type === 'FileBlobReleased')) await blob.remove();
+            }
+            throw error;
+          }
         });
+        const replaced = recorded.before;
+        if (replaced.status === 'live' && replaced.digest !== digest)
+          await releaseQuietly(replaced.digest, file);
+        await settled(ctx, recorded.lastPosition);
         return (await find(name))!;
       } finally {
         await fs.promises.rm(tempPath, { force: true });
@@ -107,7 +155,9 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
 
     remove: async (name: string) => {
       try {
-        await run(name, { type: 'DeleteFile', data: { name } });
+        const deleted = await run(name, { type: 'DeleteFile', data: { name } });
+        if (deleted.before.status === 'live') await releaseQuietly(deleted.before.digest, nameKey(name));
+        await settled(ctx, deleted.lastPosition);
       } catch (error) {
         if (error instanceof DomainError && error.kind === 'NotFound')
           throw notFound(`There is no file with name '${name}'`, 'File not found');

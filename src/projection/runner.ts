@@ -241,6 +241,7 @@ export class ProjectionRunner {
     if (this.timer) clearInterval(this.timer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.held?.release();
+    this.held = null;
     for (const [, waiters] of this.waiters) for (const w of waiters) w.resolve();
     this.waiters.clear();
   }
@@ -297,10 +298,13 @@ export class ProjectionRunner {
           this.again = false;
           for (;;) {
             if (this.stopped) return;
-            if (this.held) await this.held.released;
             const limit = this.isolating > 0 ? 1 : (this.options.batchSize ?? 1000);
             const { events, cursor } = await this.log.readAll(this.cursor, limit);
             if (events.length === 0) break;
+            // Checked after the read: a read already under way when the runner was held may have
+            // returned events appended after that, which must wait too.
+            while (this.held) await this.held.released;
+            if (this.stopped) return;
             try {
               await this.applyBatch(events, cursor);
             } catch (error) {
@@ -465,7 +469,7 @@ export class ProjectionRunner {
         for (const p of this.schemaProjections)
           if (p.handles.includes(event.type))
             await attributed(event, p.name, () =>
-              this.timed(schemaTimingKey(p, event), () => p.apply(event, w)),
+              this.timed(schemaTimingKey(p, event), () => p.apply(event, w, this.log)),
             );
       }
       // Rows are written at the end of the batch: with one event, its failure is that event's.

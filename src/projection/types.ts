@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { AnyRecordedEvent } from '../../events';
+import type { EventLog } from '../eventlog/types';
 
 export type ColumnType =
   'VARCHAR' | 'BIGINT' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP' | 'JSON' | 'VARCHAR[]' | 'BIGINT[]';
@@ -43,6 +44,14 @@ export interface SchemaProjection {
   readonly version: number;
   readonly handles: readonly string[];
   prepare(connection: DuckDBConnection): Promise<void>;
-  apply(event: AnyRecordedEvent, connection: DuckDBConnection): Promise<void>;
+  /**
+   * `log` answers what happened later on a stream (an uploaded file's bytes may be gone because a
+   * later event deleted or replaced the file: its table would be dropped anyway).
+   */
+  apply(
+    event: AnyRecordedEvent,
+    connection: DuckDBConnection,
+    log: Pick<EventLog, 'readStream'>,
+  ): Promise<void>;
   drop(connection: DuckDBConnection): Promise<void>;
 }
