@@ -1,29 +1,8 @@
 /**
  * Bounds on free-form JSON (params, options, rows). Everything here is iterative: a value nested
- * thousands of levels deep is exactly what these functions exist to refuse, so none of them may
- * recurse into it.
+ * thousands of levels deep is exactly what these functions exist to refuse (every recursive reader
+ * of it, JSON.stringify included, overflows the stack), so none of them may recurse into it.
  */
-
-/** The deepest nesting of a JSON text, read without parsing it (strings and escapes skipped). */
-export const jsonTextDepth = (text: string): number => {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    if (inString) {
-      if (ch === 92 /* \ */) i++;
-      else if (ch === 34 /* " */) inString = false;
-      continue;
-    }
-    if (ch === 34) inString = true;
-    else if (ch === 123 /* { */ || ch === 91 /* [ */) {
-      depth++;
-      if (depth > deepest) deepest = depth;
-    } else if (ch === 125 /* } */ || ch === 93 /* ] */) depth--;
-  }
-  return deepest;
-};
 
 export type JsonLimits = {
   /** Deepest nesting of objects and arrays (a scalar is 0, `{}` is 1). */
