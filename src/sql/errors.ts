@@ -33,6 +33,8 @@ export const SqlErrorCode = {
   External: 1296,
   /** The server is too busy to run the query now (MySQL's "too many connections"); try again. */
   Busy: 1040,
+  /** The query, a parameter or the query's shape is over a configured limit (MySQL's "packet too large"). */
+  TooLarge: 1153,
   /** Anything else (an external database's own error keeps its message). */
   Internal: 1105,
 } as const;
@@ -97,8 +99,46 @@ export const toSqlError = (error: unknown): SqlError => {
   return fromDuckDb(typeof message === 'string' ? internalNamesToMindsDb(message) : String(error));
 };
 
-/** DuckDB's messages name our physical schemas; clients know MindsDB's names. */
+/** DuckDB's messages name our physical schemas and renamed CTEs; clients know MindsDB's names. */
 const internalNamesToMindsDb = (message: string) =>
-  message
-    .replace(/"?mdb_project_([a-z0-9_]+)"?\./g, '$1.')
-    .replace(/"?mdb_information_schema"?\./g, 'information_schema.');
+  stripServerPaths(
+    message
+      .replace(/"?mdb_project_([a-z0-9_]+)"?\./g, '$1.')
+      .replace(/"?mdb_information_schema"?\./g, 'information_schema.')
+      .replace(/__mindledger_cte_\d+_/g, ''),
+  );
+
+/** Directories of this server (data, DuckDB file, temp, working and home directories). */
+let serverPaths: string[] = [];
+
+/** Registers the directories whose paths must never reach a client; the longest are matched first. */
+export const configureServerPaths = (paths: string[]) => {
+  serverPaths = [...new Set(paths.filter((p) => p.length > 1).map((p) => p.replace(/\/+$/, '')))].sort(
+    (a, b) => b.length - a.length,
+  );
+};
+
+/**
+ * DuckDB's IO errors name files by their absolute path ("Failed to create directory
+ * "/srv/data/duckdb.tmp""): a path under one of the server's directories becomes `<server path>/name`,
+ * keeping only the last component, which is what a client or an operator reading it can act on.
+ */
+export const stripServerPaths = (message: string) => {
+  let out = message;
+  for (const root of serverPaths) {
+    let at = out.indexOf(root);
+    while (at !== -1) {
+      let end = at + root.length;
+      // Only a whole path component: /data must not match /database.
+      if (end === out.length || /[/"'\s:),]/.test(out[end]!)) {
+        while (end < out.length && !/["'\s,)]/.test(out[end]!)) end++;
+        const path = out.slice(at, end);
+        const last = path.slice(root.length).split('/').filter(Boolean).pop();
+        const replacement = last ? `<server path>/${last}` : '<server path>';
+        out = out.slice(0, at) + replacement + out.slice(end);
+        at = out.indexOf(root, at + replacement.length);
+      } else at = out.indexOf(root, end);
+    }
+  }
+  return out;
+};

@@ -4,6 +4,8 @@ import { parseSelect, printSelect, walk, type AstNode } from './ast';
 import type { CatalogResolver } from './catalog';
 import { externalError, SqlError, SqlErrorCode } from './errors';
 import { readTable } from './values';
+import { resolveScopes } from './scope';
+import { pause, type Deadline } from './deadline';
 import type { Predictor } from '../ml/predict';
 import {
   externalAnswer,
@@ -26,14 +28,6 @@ export type TableAnswer = {
 };
 
 export type SelectLimits = { rowLimit: number; timeoutMs: number; signal?: AbortSignal };
-
-/** Table functions a query may use; everything else (read_csv, glob, query, duckdb_settings, …) is refused. */
-const ALLOWED_TABLE_FUNCTIONS = new Set(['range', 'generate_series', 'unnest']);
-/** Scalar functions that would reveal files or the server's configuration. */
-const forbiddenFunction = (name: string) =>
-  /^(read_|pragma_|duckdb_|sniff_csv|glob|getenv|current_setting|which_secret|query$|query_table$)/i.test(
-    name,
-  ) || /_scan$/i.test(name);
 
 type Bindings = Record<string, DuckDBValue>;
 
@@ -109,9 +103,6 @@ type Prepared =
 
 /** What the SQL endpoint needs from the models capability. */
 export type Predictions = { predictor(project: string, name: string): Promise<Predictor> };
-
-const VOLATILE_FUNCTION =
-  /random|uuid|now|current_|today|nextval|currval|setseed|get_current|transaction_timestamp/i;
 
 const versionedCache = <T>(maxEntries: number) => {
   let version = -1;
@@ -215,69 +206,62 @@ const prepare = async (
   text: string,
   db: string,
   natives: Map<string, { integration: string; sql: string }>,
+  deadline?: Deadline,
 ): Promise<Prepared> => {
   const statement = await parseSelect(c, text);
-  let deterministic = true;
   let localTables = 0;
   const externals: ExternalRef[] = [];
   const modelRefs: { node: AstNode; project: string; name: string }[] = [];
-  const ctes = new Set<string>();
-  await walk(statement, (n) => {
-    const map = (n.cte_map as { map?: { key: string }[] } | undefined)?.map;
-    for (const entry of map ?? []) ctes.add(entry.key.toLowerCase());
+  // CTEs are resolved by scope and renamed; what is left is every other table reference.
+  const { tables, deterministic } = await resolveScopes(statement, {
+    nodes: 20_000,
+    pause: async () => {
+      await pause();
+      deadline?.check();
+    },
   });
-  await walk(statement, async (n) => {
-    if (n.sample) deterministic = false;
-    if (n.class === 'FUNCTION' && VOLATILE_FUNCTION.test(String(n.function_name))) deterministic = false;
-    if (n.type === 'BASE_TABLE') {
-      const catalogName = String(n.catalog_name ?? '');
-      const schema = String(n.schema_name ?? '');
-      const table = String(n.table_name);
-      if (!schema && !catalogName && ctes.has(table.toLowerCase())) return;
-      const native = !schema && !catalogName ? natives.get(table) : undefined;
-      if (native) {
-        externals.push({ node: n, integration: native.integration, schema: null, table, native: native.sql });
-        return;
-      }
-      if (catalogName) {
-        // `project.model.3`: a model version, which DuckDB reads as catalog.schema.table.
-        if (/^\d+$/.test(table)) {
-          const modelProject = await catalog.model(catalogName, schema);
-          if (modelProject) {
-            modelRefs.push({ node: n, project: modelProject, name: `${schema}.${table}` });
-            return;
-          }
-        }
-        const integration = await catalog.integration(catalogName);
-        if (!integration)
-          throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${catalogName} does not exist`);
-        externals.push({ node: n, integration, schema, table });
-        return;
-      }
-      const database = schema || db;
-      const modelProject = await catalog.model(database, table);
-      if (modelProject) {
-        modelRefs.push({ node: n, project: modelProject, name: table });
-        return;
-      }
-      const integration = await catalog.integration(database);
-      if (integration) {
-        externals.push({ node: n, integration, schema: null, table });
-        return;
-      }
-      const physical = await catalog.resolve(database, table, c);
-      n.schema_name = physical.schema;
-      n.table_name = physical.table;
-      n.catalog_name = '';
-      localTables++;
-    } else if (n.type === 'TABLE_FUNCTION') {
-      const fn = String((n.function as AstNode | undefined)?.function_name ?? '');
-      if (!ALLOWED_TABLE_FUNCTIONS.has(fn.toLowerCase()))
-        throw new SqlError(SqlErrorCode.Forbidden, `Table function ${fn}() is not allowed`);
-    } else if (n.class === 'FUNCTION' && forbiddenFunction(String(n.function_name))) {
-      throw new SqlError(SqlErrorCode.Forbidden, `Function ${String(n.function_name)}() is not allowed`);
+  for (const n of tables) {
+    deadline?.check();
+    const catalogName = String(n.catalog_name ?? '');
+    const schema = String(n.schema_name ?? '');
+    const table = String(n.table_name);
+    const native = !schema && !catalogName ? natives.get(table) : undefined;
+    if (native) {
+      externals.push({ node: n, integration: native.integration, schema: null, table, native: native.sql });
+      continue;
     }
-  });
+    if (catalogName) {
+      // `project.model.3`: a model version, which DuckDB reads as catalog.schema.table.
+      if (/^\d+$/.test(table)) {
+        const modelProject = await catalog.model(catalogName, schema);
+        if (modelProject) {
+          modelRefs.push({ node: n, project: modelProject, name: `${schema}.${table}` });
+          continue;
+        }
+      }
+      const integration = await catalog.integration(catalogName);
+      if (!integration)
+        throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${catalogName} does not exist`);
+      externals.push({ node: n, integration, schema, table });
+      continue;
+    }
+    const database = schema || db;
+    const modelProject = await catalog.model(database, table);
+    if (modelProject) {
+      modelRefs.push({ node: n, project: modelProject, name: table });
+      continue;
+    }
+    const integration = await catalog.integration(database);
+    if (integration) {
+      externals.push({ node: n, integration, schema: null, table });
+      continue;
+    }
+    const physical = await catalog.resolve(database, table, c);
+    n.schema_name = physical.schema;
+    n.table_name = physical.table;
+    n.catalog_name = '';
+    localTables++;
+  }
   const names = constantColumnNames(statement);
   if (modelRefs.length > 0) {
     if (externals.length > 0)
