@@ -20,6 +20,7 @@ const envSchema = z.object({
     .default(1024 * 1024),
   SQL_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
   SQL_ROW_LIMIT: z.coerce.number().int().min(1).default(100_000),
+  SQL_MAX_LIST_PARAM: z.coerce.number().int().min(0).default(10_000),
   FILE_UPLOAD_MAX_BYTES: z.coerce
     .number()
     .int()
@@ -52,6 +53,8 @@ export type Config = {
   maxEventBytes: number;
   sqlTimeoutMs: number;
   sqlRowLimit: number;
+  /** Items the list parameters of one SQL query may hold together. */
+  sqlMaxListParam: number;
   fileUploadMaxBytes: number;
   fileUrlUpload: boolean;
   dbConnectTimeoutMs: number;
@@ -87,6 +90,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     maxEventBytes: e.MAX_EVENT_BYTES,
     sqlTimeoutMs: e.SQL_TIMEOUT_MS,
     sqlRowLimit: e.SQL_ROW_LIMIT,
+    sqlMaxListParam: e.SQL_MAX_LIST_PARAM,
     fileUploadMaxBytes: e.FILE_UPLOAD_MAX_BYTES,
     fileUrlUpload: e.FILE_URL_UPLOAD === 'true' || e.FILE_URL_UPLOAD === '1',
     dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,

@@ -1,4 +1,4 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBListValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { ExternalDatabase, ExternalResult } from '../integrations/drivers';
 import type { AstNode } from './ast';
 import { SqlError, SqlErrorCode } from './errors';
@@ -121,14 +121,25 @@ export const doubleQuotesToBackticks = (sql: string) => {
   return out;
 };
 
-/** `$name` placeholders (DuckDB's) become `?` in order, with their values. */
+/**
+ * `$name` placeholders (DuckDB's) become `?` in order, with their values. A list parameter, which
+ * DuckDB reads as `(SELECT unnest($name))`, goes to the external database as `(?, ?, …)`.
+ */
 export const positional = (sql: string, values: Record<string, unknown>) => {
   const ordered: unknown[] = [];
-  const text = sql.replace(/\$([A-Za-z_][A-Za-z0-9_]*)/g, (_m, name: string) => {
-    const v = values[name];
-    ordered.push(typeof v === 'bigint' ? Number(v) : v);
-    return '?';
-  });
+  const plain = (v: unknown) => (typeof v === 'bigint' ? Number(v) : v);
+  const text = sql.replace(
+    /\(SELECT unnest\(\$([A-Za-z_][A-Za-z0-9_]*)\)\)|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    (_match, listName: string | undefined, name: string | undefined) => {
+      const v = values[(listName ?? name)!];
+      if (v instanceof DuckDBListValue) {
+        for (const item of v.items) ordered.push(plain(item));
+        return `(${v.items.map(() => '?').join(', ') || 'NULL'})`;
+      }
+      ordered.push(plain(v));
+      return listName ? '(SELECT unnest(?))' : '?';
+    },
+  );
   return { text, params: ordered };
 };
 

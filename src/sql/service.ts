@@ -69,7 +69,11 @@ export const sqlService = (
     isModel: (project, name) => models.exists(project, name),
   });
   const prepared = preparedCache();
-  const limits = { rowLimit: ctx.config.sqlRowLimit, timeoutMs: ctx.config.sqlTimeoutMs };
+  const limits = {
+    rowLimit: ctx.config.sqlRowLimit,
+    timeoutMs: ctx.config.sqlTimeoutMs,
+    maxListItems: ctx.config.sqlMaxListParam,
+  };
   const dataEpoch = () => ctx.projections.dataEpoch;
 
   // The same text, database and parameters give the same answer until the projections move on
@@ -429,7 +433,7 @@ export const sqlService = (
         externals,
         models,
         { ...dialect, params: {}, db: database, version: ctx.projections.version, dataEpoch },
-        { rowLimit: ctx.config.trainRowLimit, timeoutMs: ctx.config.sqlTimeoutMs * 10 },
+        { ...limits, rowLimit: ctx.config.trainRowLimit, timeoutMs: ctx.config.sqlTimeoutMs * 10 },
       );
       if (table.truncated)
         throw invalid(`The training query returned more than ${ctx.config.trainRowLimit} rows`);
