@@ -21,6 +21,11 @@ const envSchema = z.object({
   SQL_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
   SQL_ROW_LIMIT: z.coerce.number().int().min(1).default(100_000),
   SQL_MAX_LIST_PARAM: z.coerce.number().int().min(0).default(10_000),
+  SQL_MAX_QUERY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(256 * 1024),
   FILE_UPLOAD_MAX_BYTES: z.coerce
     .number()
     .int()
@@ -55,6 +60,8 @@ export type Config = {
   sqlRowLimit: number;
   /** Items the list parameters of one SQL query may hold together. */
   sqlMaxListParam: number;
+  /** Largest SQL text, in UTF-8 bytes. */
+  sqlMaxQueryBytes: number;
   fileUploadMaxBytes: number;
   fileUrlUpload: boolean;
   dbConnectTimeoutMs: number;
@@ -91,6 +98,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     sqlTimeoutMs: e.SQL_TIMEOUT_MS,
     sqlRowLimit: e.SQL_ROW_LIMIT,
     sqlMaxListParam: e.SQL_MAX_LIST_PARAM,
+    sqlMaxQueryBytes: e.SQL_MAX_QUERY_BYTES,
     fileUploadMaxBytes: e.FILE_UPLOAD_MAX_BYTES,
     fileUrlUpload: e.FILE_URL_UPLOAD === 'true' || e.FILE_URL_UPLOAD === '1',
     dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,

@@ -25,13 +25,20 @@ export const extractNativeQueries = async (
   isIntegration: (name: string) => Promise<string | undefined>,
 ): Promise<{ sql: string; natives: Map<string, { integration: string; sql: string }> }> => {
   const natives = new Map<string, { integration: string; sql: string }>();
+  // One lookup per distinct name: a long text may say FROM x ( many times.
+  const known = new Map<string, Promise<string | undefined>>();
+  const integrationOf = (name: string) => {
+    let found = known.get(name.toLowerCase());
+    if (!found) known.set(name.toLowerCase(), (found = isIntegration(name)));
+    return found;
+  };
   const pattern = /\b(FROM|JOIN)\s+(`[^`]+`|"[^"]+"|[A-Za-z_][A-Za-z0-9_]*)\s*\(/gi;
   let out = '';
   let last = 0;
   for (let m = pattern.exec(sql); m; m = pattern.exec(sql)) {
     if (m.index < last) continue;
     const name = m[2]!.replace(/^[`"]|[`"]$/g, '');
-    const integration = await isIntegration(name);
+    const integration = await integrationOf(name);
     if (!integration) continue;
     const open = m.index + m[0].length - 1;
     const close = matchingParen(sql, open);
@@ -67,35 +74,55 @@ const closingQuote = (sql: string, open: number) => {
   return j;
 };
 
-/** Removes `<integration>.` qualifiers (outside strings) so the query reads in the database's own terms. */
+/**
+ * Removes `<integration>.` qualifiers (outside strings) so the query reads in the database's own
+ * terms. Each name is read once (not re-matched from each of its characters).
+ */
 export const stripQualifier = (sql: string, integration: string) => {
   const key = integration.toLowerCase();
-  let out = '';
+  const parts: string[] = [];
+  let copied = 0;
   let i = 0;
   while (i < sql.length) {
     const c = sql[i]!;
     if (c === "'") {
-      const j = closingQuote(sql, i);
-      out += sql.slice(i, j + 1);
-      i = j + 1;
+      i = closingQuote(sql, i) + 1;
       continue;
     }
-    const m = /^("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_]*)\s*\.\s*/.exec(sql.slice(i));
     const prev = sql[i - 1];
-    if (m && (prev === undefined || !/[A-Za-z0-9_."]/.test(prev))) {
-      const name = m[1]!.startsWith('"') ? m[1]!.slice(1, -1).replace(/""/g, '"') : m[1]!;
-      if (name.toLowerCase() === key) {
-        i += m[0].length;
-        continue;
+    if ((c === '"' || /[A-Za-z_]/.test(c)) && (prev === undefined || !/[A-Za-z0-9_."]/.test(prev))) {
+      let j = i + 1;
+      let name: string;
+      if (c === '"') {
+        while (j < sql.length && !(sql[j] === '"' && sql[j + 1] !== '"')) j += sql[j] === '"' ? 2 : 1;
+        if (j >= sql.length) {
+          // Not a quoted name after all (no closing quote): an ordinary character.
+          i++;
+          continue;
+        }
+        name = sql.slice(i + 1, j).replace(/""/g, '"');
+        j++;
+      } else {
+        while (j < sql.length && /[A-Za-z0-9_]/.test(sql[j]!)) j++;
+        name = sql.slice(i, j);
       }
-      out += m[0];
-      i += m[0].length;
+      let k = j;
+      while (k < sql.length && /\s/.test(sql[k]!)) k++;
+      if (sql[k] === '.' && name.length > 0) {
+        k++;
+        while (k < sql.length && /\s/.test(sql[k]!)) k++;
+        if (name.toLowerCase() === key) {
+          parts.push(sql.slice(copied, i));
+          copied = k;
+        }
+        i = k;
+      } else i = j;
       continue;
     }
-    out += c;
     i++;
   }
-  return out;
+  parts.push(sql.slice(copied));
+  return parts.join('');
 };
 
 /** `"identifier"` → `` `identifier` `` (outside string literals), for MySQL and MariaDB. */

@@ -63,6 +63,14 @@ export const addModelJoinConditions = async (
 ): Promise<string> => {
   const tokens = tokenize(sql);
   const inserts: number[] = [];
+  // One lookup per distinct name: a long text may join the same table many times.
+  const known = new Map<string, Promise<boolean>>();
+  const modelAt = (schema: string | null, table: string) => {
+    const key = `${schema?.toLowerCase() ?? ''}\u0000${table.toLowerCase()}`;
+    let found = known.get(key);
+    if (!found) known.set(key, (found = isModel(schema, table)));
+    return found;
+  };
   for (let k = 0; k < tokens.length; k++) {
     if (tokens[k]!.kind !== 'word' || tokens[k]!.text.toUpperCase() !== 'JOIN') continue;
     let j = k + 1;
@@ -91,7 +99,7 @@ export const addModelJoinConditions = async (
     const after = tokens[j];
     if (after && after.kind === 'word' && ['ON', 'USING'].includes(after.text.toUpperCase())) continue;
     const [schema, table] = parts.length === 2 ? [parts[0]!, parts[1]!] : [null, parts[0]!];
-    if (await isModel(schema, table)) inserts.push(end);
+    if (await modelAt(schema, table)) inserts.push(end);
   }
   let out = sql;
   for (const at of inserts.reverse()) out = `${out.slice(0, at)} ON TRUE${out.slice(at)}`;

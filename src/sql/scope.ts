@@ -32,7 +32,7 @@ const VOLATILE_FUNCTION =
 export const CTE_PREFIX = '__mindledger_cte_';
 
 /**
- * SELECT blocks (SELECT, set operation and recursive nodes) a query may hold. DuckDB plans a
+ * SELECTs (UNION branches, subqueries, CTE bodies) a query may hold. DuckDB plans a
  * UNION ALL of n branches in time that grows faster than n² and does not stop for an interrupt
  * while it does (5,000 branches: 1.6 s, 10,000: 10 s, 20,000: 97 s); its own
  * max_expression_depth (1000) bounds joins and nested subqueries but not set operations.
@@ -127,10 +127,10 @@ export const resolveScopes = async (
     const keys = Object.keys(n);
 
     if (n.class === undefined && typeof n.type === 'string' && QUERY_NODES.has(n.type)) {
-      if (++blocks > MAX_QUERY_BLOCKS)
+      if (n.type === 'SELECT_NODE' && ++blocks > MAX_QUERY_BLOCKS)
         throw new SqlError(
           SqlErrorCode.TooLarge,
-          `The query holds more than ${MAX_QUERY_BLOCKS} SELECT blocks (UNION branches, subqueries, CTEs); split it, or send rows as VALUES or a list parameter`,
+          `The query holds more than ${MAX_QUERY_BLOCKS} SELECTs (UNION branches, subqueries, CTEs); split it, or send rows as VALUES or a list parameter`,
         );
       let inner = scope;
       const entries =

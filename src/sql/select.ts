@@ -18,7 +18,7 @@ import type { CatalogResolver } from './catalog';
 import { externalError, SqlError, SqlErrorCode } from './errors';
 import { readTable } from './values';
 import { resolveScopes } from './scope';
-import { pause, type Deadline } from './deadline';
+import { deadlineIn, pause, withinDeadline, type Deadline } from './deadline';
 import type { Predictor } from '../ml/predict';
 import {
   externalAnswer,
@@ -45,6 +45,8 @@ export type SelectLimits = {
   timeoutMs: number;
   /** Items all list parameters of one query may hold together. */
   maxListItems: number;
+  /** The request's deadline, when it started before this query (else `timeoutMs` from now). */
+  deadline?: Deadline;
   signal?: AbortSignal;
 };
 
@@ -614,6 +616,7 @@ export const runSelect = async (
   },
   limits: SelectLimits,
 ): Promise<TableAnswer> => {
+  const deadline = limits.deadline ?? deadlineIn(limits.timeoutMs);
   const bound = bindParameters(input.sql, input.placeholders, input.params, limits.maxListItems);
   const natives = input.natives ?? new Map();
   const key = `${input.db}\u0000${bound.sql}\u0000${JSON.stringify([...natives])}`;
@@ -627,57 +630,64 @@ export const runSelect = async (
   const knownAnswer = knownAnswerKey === null ? undefined : cache.answers.get(input.version, knownAnswerKey);
   if (knownAnswer) return knownAnswer;
 
-  return duck.withReader(async (c: DuckDBConnection) => {
-    let prepared = cache.queries.get(input.version, key);
-    if (!prepared) {
-      prepared = await prepare(c, catalog, bound.sql, input.db, natives);
-      if (prepared.kind !== 'model') cache.queries.set(input.version, key, prepared);
-    }
-
-    const plan: Prepared = prepared;
-    if (plan.kind === 'pushdown') {
-      const db = await externals.get(plan.integration);
-      // Our text quotes identifiers with double quotes; MySQL and MariaDB want backticks.
-      const dialectText = db.engine === 'postgres' ? plan.sql : doubleQuotesToBackticks(plan.sql);
-      const { text, params } = positional(dialectText, bound.values);
-      const result = await db
-        .query(`SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`, params)
-        .catch((error: unknown) => {
-          throw externalError(plan.integration, error);
-        });
-      const table = externalAnswer(result, limits.rowLimit);
-      return {
-        type: 'table',
-        column_names: table.column_names,
-        column_types: table.column_types,
-        data: table.data,
-        ...(table.truncated ? { truncated: true as const } : {}),
-      };
-    }
-
-    const temps: string[] = [];
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      c.interrupt();
-    }, limits.timeoutMs);
+  const work = duck.withReader(async (c: DuckDBConnection): Promise<TableAnswer> => {
+    // A request answered already (deadline passed while it waited for this connection, or the
+    // client left) does not start.
+    deadline.check();
+    if (limits.signal?.aborted)
+      throw new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
+    // From here the deadline, or a client that goes away, interrupts whatever runs on `c`:
+    // parsing (json_serialize_sql), views made for name resolution, loads, the query itself.
+    const timer = setTimeout(() => c.interrupt(), deadline.remaining());
     const onAbort = () => c.interrupt();
     limits.signal?.addEventListener('abort', onAbort);
+    const temps: string[] = [];
     try {
+      let prepared = cache.queries.get(input.version, key);
+      if (!prepared) {
+        prepared = await prepare(c, catalog, bound.sql, input.db, natives, deadline);
+        if (prepared.kind !== 'model') cache.queries.set(input.version, key, prepared);
+      }
+      deadline.check();
+
+      const plan: Prepared = prepared;
+      if (plan.kind === 'pushdown') {
+        const db = await externals.get(plan.integration);
+        // Our text quotes identifiers with double quotes; MySQL and MariaDB want backticks.
+        const dialectText = db.engine === 'postgres' ? plan.sql : doubleQuotesToBackticks(plan.sql);
+        const { text, params } = positional(dialectText, bound.values);
+        const result = await db
+          .query(`SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`, params)
+          .catch((error: unknown) => {
+            throw externalError(plan.integration, error);
+          });
+        const table = externalAnswer(result, limits.rowLimit);
+        return {
+          type: 'table',
+          column_names: table.column_names,
+          column_types: table.column_types,
+          data: table.data,
+          ...(table.truncated ? { truncated: true as const } : {}),
+        };
+      }
+
       let sql: string;
       if (plan.kind === 'model') sql = await predictInto(c, plan, predictions, temps);
       else sql = plan.sql;
       if (plan.kind === 'federated') {
         for (const fetch of plan.fetches) {
+          deadline.check();
           const db = await externals.get(fetch.integration);
           const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql((id) => db.quote(id));
           const result = await db.query(native).catch((error: unknown) => {
             throw externalError(fetch.integration, error);
           });
+          deadline.check();
           temps.push(fetch.temp);
           await loadIntoDuckDb(c, fetch.temp, result);
         }
       }
+      deadline.check();
       // A reused DuckDB statement keeps the sampling seed it was planned with, and external tables
       // and predictions are made afresh each time: only deterministic local queries reuse one.
       const reader =
@@ -702,11 +712,7 @@ export const runSelect = async (
       }
       return answer;
     } catch (error) {
-      if (timedOut)
-        throw new SqlError(
-          SqlErrorCode.Timeout,
-          `The query ran longer than ${limits.timeoutMs} ms and was interrupted`,
-        );
+      if (deadline.expired()) throw deadline.error();
       if (limits.signal?.aborted)
         throw new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
       throw error;
@@ -716,4 +722,7 @@ export const runSelect = async (
       for (const temp of temps) await c.run(`DROP TABLE IF EXISTS "${temp}"`).catch(() => undefined);
     }
   });
+  // The answer does not wait past the deadline for work DuckDB does not interrupt at once
+  // (planning a large query): that work keeps its connection until it stops.
+  return withinDeadline(work, deadline);
 };

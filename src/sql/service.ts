@@ -13,6 +13,7 @@ import type { ExternalDatabases } from '../integrations/pools';
 import { modelTable, type ModelsService, type ModelView } from '../models/service';
 import { invalid } from '../shared/errors';
 import { runMindsStatement, type OkAnswer } from './statements';
+import { deadlineIn, withinDeadline, type Deadline } from './deadline';
 
 export type SqlContext = { db?: string; [key: string]: unknown };
 export type ErrorAnswer = { type: 'error'; error_code: number; error_message: string };
@@ -69,6 +70,18 @@ export const sqlService = (
     isModel: (project, name) => models.exists(project, name),
   });
   const prepared = preparedCache();
+  /**
+   * Every step after this one is linear in the text, but DuckDB plans some large queries for
+   * seconds without heeding an interrupt (a 15,000-term OR: 3 s): the text is capped first.
+   */
+  const checkQuerySize = (query: string) => {
+    const bytes = Buffer.byteLength(query, 'utf8');
+    if (bytes > ctx.config.sqlMaxQueryBytes)
+      throw new SqlError(
+        SqlErrorCode.TooLarge,
+        `The query is ${bytes} bytes; SQL_MAX_QUERY_BYTES allows ${ctx.config.sqlMaxQueryBytes}`,
+      );
+  };
   const limits = {
     rowLimit: ctx.config.sqlRowLimit,
     timeoutMs: ctx.config.sqlTimeoutMs,
@@ -80,7 +93,13 @@ export const sqlService = (
   // (for deterministic queries): repeated queries skip even the dialect rewriting.
   let answersVersion = -1;
   const answers = new Map<string, TableAnswer>();
-  const select = async (sql: string, db: string, params: Record<string, unknown>, signal?: AbortSignal) => {
+  const select = async (
+    sql: string,
+    db: string,
+    params: Record<string, unknown>,
+    deadline: Deadline,
+    signal?: AbortSignal,
+  ) => {
     const version = ctx.projections.version;
     if (version !== answersVersion) {
       answers.clear();
@@ -89,7 +108,7 @@ export const sqlService = (
     const key = `${db}\u0000${sql}\u0000${JSON.stringify(params)}`;
     const known = answers.get(key);
     if (known) return known;
-    const answer = await selectFresh(sql, db, params, signal);
+    const answer = await selectFresh(sql, db, params, deadline, signal);
     if (isReusableAnswer(answer) && answersVersion === version) {
       if (answers.size >= 500) answers.delete(answers.keys().next().value as string);
       answers.set(key, answer);
@@ -100,11 +119,16 @@ export const sqlService = (
     sql: string,
     db: string,
     params: Record<string, unknown>,
+    deadline: Deadline,
     signal?: AbortSignal,
   ) => {
+    // Each rewriting step is linear in the text (at most SQL_MAX_QUERY_BYTES); the deadline is
+    // checked between them and the name lookups they make.
     const extracted = await extractNativeQueries(sql, (name) => catalog.integration(name));
+    deadline.check();
     const converted = toDuckDbDialect(extracted.sql);
     converted.sql = quoteModelVersions(converted.sql);
+    deadline.check();
     const dialect = {
       ...converted,
       sql: await addModelJoinConditions(
@@ -112,6 +136,7 @@ export const sqlService = (
         async (schema, table) => (await catalog.model(schema ?? db, table)) !== undefined,
       ),
     };
+    deadline.check();
     return runSelect(
       ctx.duck,
       catalog,
@@ -119,13 +144,14 @@ export const sqlService = (
       externals,
       models,
       { ...dialect, params, db, version: ctx.projections.version, dataEpoch, natives: extracted.natives },
-      { ...limits, signal },
+      { ...limits, deadline, signal },
     );
   };
   /** Our own SQL (already DuckDB dialect, MindsDB names) wrapped around a client's WHERE/LIKE. */
   const internal = (
     sql: string,
     db: string,
+    deadline: Deadline,
     params: Record<string, unknown> = {},
     placeholders: string[] = [],
   ) =>
@@ -136,7 +162,7 @@ export const sqlService = (
       externals,
       models,
       { sql, placeholders, params, db, version: ctx.projections.version, dataEpoch },
-      limits,
+      { ...limits, deadline },
     );
 
   const userFilter = (where: string | null) => {
@@ -151,6 +177,7 @@ export const sqlService = (
     s: Extract<MindsStatement, { kind: 'Show' }>,
     db: string,
     params: Record<string, unknown>,
+    deadline: Deadline,
   ) => {
     const compat = mysqlCompatAnswers[s.what];
     if (compat) return compat();
@@ -160,6 +187,7 @@ export const sqlService = (
       internal(
         `SELECT * FROM (${inner}) AS shown${like ? ` WHERE "${nameColumn}" LIKE ${like}` : ''}${where.clause ? (like ? ' AND ' : ' WHERE ') + where.clause.slice(7) : ''}`,
         db,
+        deadline,
         params,
         where.placeholders,
       );
@@ -224,7 +252,11 @@ export const sqlService = (
     }
   };
 
-  const describe = async (d: Extract<MindsStatement, { kind: 'Describe' }>, db: string) => {
+  const describe = async (
+    d: Extract<MindsStatement, { kind: 'Describe' }>,
+    db: string,
+    deadline: Deadline,
+  ) => {
     const [first, second, third] = d.name;
     const kind = d.what ?? 'MODEL';
     if (kind === 'MODEL') {
@@ -243,6 +275,7 @@ export const sqlService = (
       const t = await internal(
         `SELECT * FROM information_schema.DATABASES WHERE lower(NAME) = ${str(nameKey(first!))}`,
         db,
+        deadline,
       );
       if (t.data.length === 0)
         throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${first} does not exist`);
@@ -252,6 +285,7 @@ export const sqlService = (
       return internal(
         `SELECT * FROM information_schema.ML_ENGINES WHERE lower(NAME) = ${str(nameKey(first!))}`,
         db,
+        deadline,
       );
     const project = second !== undefined ? first! : db;
     const name = second ?? first!;
@@ -259,6 +293,7 @@ export const sqlService = (
     const t = await internal(
       `SELECT * FROM information_schema.${table} WHERE lower(PROJECT) = ${str(nameKey(project))} AND lower(NAME) = ${str(nameKey(name))}`,
       db,
+      deadline,
     );
     if (t.data.length === 0)
       throw new SqlError(
@@ -291,12 +326,16 @@ export const sqlService = (
     params: Record<string, unknown>,
     signal?: AbortSignal,
   ): Promise<SqlAnswer> => {
+    // SQL_TIMEOUT_MS counts from here: rewriting, name resolution, fetches and DuckDB's work.
+    const deadline = deadlineIn(ctx.config.sqlTimeoutMs);
     let db = typeof context.db === 'string' && context.db ? context.db : DEFAULT_DB;
     const answer = async (): Promise<TableAnswer | OkAnswer> => {
+      checkQuerySize(query);
       const sql = trimStatement(query);
       if (!sql) throw new SqlError(SqlErrorCode.Syntax, 'The query is empty');
       const keyword = leadingKeyword(sql);
-      if (SELECT_LIKE.has(keyword)) return select(sql, db, params, signal);
+      if (SELECT_LIKE.has(keyword))
+        return withinDeadline(select(sql, db, params, deadline, signal), deadline);
       if (FORBIDDEN.has(keyword))
         throw new SqlError(
           SqlErrorCode.Forbidden,
@@ -319,9 +358,9 @@ export const sqlService = (
       }
       switch (parsed.kind) {
         case 'Show':
-          return show(parsed, db, params);
+          return withinDeadline(show(parsed, db, params, deadline), deadline);
         case 'Describe':
-          return describe(parsed, db);
+          return withinDeadline(describe(parsed, db, deadline), deadline);
         case 'Use': {
           if (!(await services.databases.exists(parsed.name)))
             throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${parsed.name} does not exist`);
@@ -394,6 +433,11 @@ export const sqlService = (
 
     /** POST /api/projects/{p}/models: the body's statement must be a CREATE MODEL (MindsDB's checks, in order). */
     createModelFromRest: async (project: string, query: string): Promise<ModelView> => {
+      try {
+        checkQuerySize(query);
+      } catch (error) {
+        throw invalid((error as Error).message);
+      }
       const parsed = parseMindsStatement(trimStatement(query));
       if (isSyntaxProblem(parsed)) {
         if (/^\s*CREATE\s+(OR\s+REPLACE\s+)?(MODEL|PREDICTOR)\b/i.test(query))
@@ -425,6 +469,7 @@ export const sqlService = (
         const names = result.columns.map((c) => c.name);
         return result.rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
       }
+      checkQuerySize(query);
       const dialect = toDuckDbDialect(trimStatement(query));
       const table = await runSelect(
         ctx.duck,

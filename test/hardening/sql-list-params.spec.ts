@@ -3,66 +3,24 @@
  * the whole text: 40,000 ids held the event loop for 37 s, during which the service answered
  * nothing at all, pings included. A list is now one DuckDB LIST value, and a cap refuses more.
  */
-import type { Server } from 'node:http';
-import { Worker } from 'node:worker_threads';
 import { loadConfig } from '../../src/config';
 import { querySql, startTestApp, type TestApp } from '../support/app';
+import { pingFromAnotherThread, serve } from './sql-pings';
 
 const CAP = 50_000;
 
-type Ping = { sentAt: number; status?: number; body?: unknown; error?: string };
-
-/**
- * Pings `url` every 200 ms from a worker thread (this thread shares the server's event loop, so
- * its own timers would wait with it) until `stop` is called and at least three pings were sent;
- * each ping has `timeoutMs` to answer.
- */
-const pingFromAnotherThread = (url: string, timeoutMs: number) => {
-  const worker = new Worker(
-    `const { parentPort, workerData } = require('node:worker_threads');
-     const started = Date.now();
-     const pings = [];
-     let stopped = false;
-     parentPort.on('message', () => (stopped = true));
-     const tick = () => {
-       if (stopped && pings.length >= 3) {
-         Promise.all(pings).then((results) => parentPort.postMessage(results));
-         return;
-       }
-       const sentAt = Date.now() - started;
-       pings.push(
-         fetch(workerData.url, { signal: AbortSignal.timeout(workerData.timeoutMs) })
-           .then(async (res) => ({ sentAt, status: res.status, body: await res.json() }))
-           .catch((e) => ({ sentAt, error: String(e) })),
-       );
-       setTimeout(tick, 200);
-     };
-     tick();`,
-    { eval: true, workerData: { url, timeoutMs } },
-  );
-  const results = new Promise<Ping[]>((resolve, reject) => {
-    worker.once('message', (r: Ping[]) => {
-      resolve(r);
-      void worker.terminate();
-    });
-    worker.once('error', reject);
-  });
-  return { stop: () => worker.postMessage('stop'), results };
-};
-
 describe('list parameters', () => {
   let t: TestApp;
-  let server: Server;
+  let server: Awaited<ReturnType<typeof serve>>;
   let base: string;
 
   beforeAll(async () => {
     t = await startTestApp('sqlite', { SQL_MAX_LIST_PARAM: String(CAP) });
-    server = t.running.app.listen(0, '127.0.0.1');
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    server = await serve(t.running.app);
+    base = server.base;
   });
   afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
     await t.dispose();
   });
 
