@@ -26,6 +26,11 @@ const envSchema = z.object({
     .int()
     .min(1024)
     .default(256 * 1024),
+  SQL_MAX_ANSWER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(64 * 1024 * 1024),
   FILE_UPLOAD_MAX_BYTES: z.coerce
     .number()
     .int()
@@ -62,6 +67,8 @@ export type Config = {
   sqlMaxListParam: number;
   /** Largest SQL text, in UTF-8 bytes. */
   sqlMaxQueryBytes: number;
+  /** Bytes (UTF-8 JSON) the rows of one SQL answer may take; past them it is cut. */
+  sqlMaxAnswerBytes: number;
   fileUploadMaxBytes: number;
   fileUrlUpload: boolean;
   dbConnectTimeoutMs: number;
@@ -99,6 +106,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     sqlRowLimit: e.SQL_ROW_LIMIT,
     sqlMaxListParam: e.SQL_MAX_LIST_PARAM,
     sqlMaxQueryBytes: e.SQL_MAX_QUERY_BYTES,
+    sqlMaxAnswerBytes: e.SQL_MAX_ANSWER_BYTES,
     fileUploadMaxBytes: e.FILE_UPLOAD_MAX_BYTES,
     fileUrlUpload: e.FILE_URL_UPLOAD === 'true' || e.FILE_URL_UPLOAD === '1',
     dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,

@@ -274,8 +274,8 @@ const asText = (v: unknown): string => {
 };
 
 /** An external result as a SQL answer, cells as JSON values with the same conventions as DuckDB's. */
-export const externalAnswer = (result: ExternalResult, rowLimit: number) => {
-  const rows = result.rows.slice(0, rowLimit).map((row) =>
+export const externalAnswer = (result: ExternalResult, rowLimit: number, maxBytes: number) => {
+  const converted = result.rows.slice(0, rowLimit).map((row) =>
     row.map((v, i) => {
       const type = result.columns[i]?.type ?? 'VARCHAR';
       if (v === null || v === undefined) return null;
@@ -301,11 +301,21 @@ export const externalAnswer = (result: ExternalResult, rowLimit: number) => {
       return v;
     }),
   );
+  // The same answer-size limit as DuckDB answers (the driver has the rows in memory already).
+  let bytes = 0;
+  let cut = converted.length;
+  for (let i = 0; i < converted.length; i++) {
+    bytes += Buffer.byteLength(JSON.stringify(converted[i])) + 1;
+    if (bytes > maxBytes) {
+      cut = i;
+      break;
+    }
+  }
   return {
     column_names: result.columns.map((c) => c.name),
     column_types: result.columns.map((c) => c.type),
-    data: rows,
-    truncated: result.rows.length > rowLimit,
+    data: converted.slice(0, cut),
+    truncated: result.rows.length > rowLimit || cut < converted.length,
   };
 };
 

@@ -9,6 +9,7 @@ import {
   VARCHAR,
   type DuckDBConnection,
   type DuckDBPreparedStatement,
+  type DuckDBResult,
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
@@ -16,7 +17,7 @@ import type { Duck } from '../duckdb/database';
 import { parseSelect, printSelect, walk, type AstNode } from './ast';
 import type { CatalogResolver } from './catalog';
 import { externalError, SqlError, SqlErrorCode } from './errors';
-import { readTable } from './values';
+import { readAnswer } from './values';
 import { resolveScopes } from './scope';
 import { deadlineIn, pause, withinDeadline, type Deadline } from './deadline';
 import type { Predictor } from '../ml/predict';
@@ -45,6 +46,8 @@ export type SelectLimits = {
   timeoutMs: number;
   /** Items all list parameters of one query may hold together. */
   maxListItems: number;
+  /** Bytes (as UTF-8 JSON) the rows of an answer may take; past them the answer is cut. */
+  maxAnswerBytes: number;
   /** The request's deadline, when it started before this query (else `timeoutMs` from now). */
   deadline?: Deadline;
   signal?: AbortSignal;
@@ -272,6 +275,8 @@ export const preparedCache = () => ({
 });
 export type PreparedCache = ReturnType<typeof preparedCache>;
 const MAX_CACHED_ROWS = 1000;
+/** Cached answers are small: 200 (and the service's 500) entries of up to SQL_MAX_ANSWER_BYTES each would not be. */
+const MAX_CACHED_BYTES = 256 * 1024;
 
 /** Answers that depend only on the projections' version: callers may keep them as long as it holds. */
 const reusableAnswers = new WeakSet<TableAnswer>();
@@ -314,23 +319,23 @@ const preparedStatement = async (c: DuckDBConnection, sql: string, epoch: number
  * statement's execution is its own transaction: if a batch was written while it was planned or ran,
  * the plan may not fit the data it read, so the query runs again planned and executed together.
  */
-const readDeterministic = async (
+const readDeterministic = async <T>(
   c: DuckDBConnection,
   sql: string,
   values: Record<string, DuckDBValue>,
   types: Record<string, DuckDBType>,
-  rowLimit: number,
+  read: (result: DuckDBResult) => Promise<T>,
   dataEpoch: () => number,
-) => {
+): Promise<T> => {
   const epoch = dataEpoch();
   if (epoch % 2 === 0) {
     const statement = await preparedStatement(c, sql, epoch);
     statement.clearBindings();
     if (Object.keys(values).length > 0) statement.bind(values, types);
-    const reader = await statement.streamAndReadUntil(rowLimit + 1);
-    if (dataEpoch() === epoch) return reader;
+    const answer = await read(await statement.stream());
+    if (dataEpoch() === epoch) return answer;
   }
-  return c.streamAndReadUntil(sql, rowLimit + 1, values, types);
+  return read(await c.stream(sql, values, types));
 };
 
 type ExternalRef = {
@@ -661,7 +666,7 @@ export const runSelect = async (
           .catch((error: unknown) => {
             throw externalError(plan.integration, error);
           });
-        const table = externalAnswer(result, limits.rowLimit);
+        const table = externalAnswer(result, limits.rowLimit, limits.maxAnswerBytes);
         return {
           type: 'table',
           column_names: table.column_names,
@@ -690,23 +695,28 @@ export const runSelect = async (
       deadline.check();
       // A reused DuckDB statement keeps the sampling seed it was planned with, and external tables
       // and predictions are made afresh each time: only deterministic local queries reuse one.
-      const reader =
+      const read = (result: DuckDBResult) =>
+        readAnswer(result, {
+          rowLimit: limits.rowLimit,
+          maxBytes: limits.maxAnswerBytes,
+          check: deadline.check,
+        });
+      const table =
         plan.kind === 'local' && plan.deterministic
-          ? await readDeterministic(c, sql, bound.values, bound.types, limits.rowLimit, input.dataEpoch)
-          : await c.streamAndReadUntil(sql, limits.rowLimit + 1, bound.values, bound.types);
-      const table = readTable(reader, limits.rowLimit);
+          ? await readDeterministic(c, sql, bound.values, bound.types, read, input.dataEpoch)
+          : await read(await c.stream(sql, bound.values, bound.types));
       const names = plan.names;
       const answer: TableAnswer = {
         type: 'table',
-        column_names: reader
-          .columnNames()
-          .map((name, i) => (names?.length === reader.columnCount ? names[i] : undefined) ?? name),
+        column_names: table.column_names.map(
+          (name, i) => (names?.length === table.column_names.length ? names[i] : undefined) ?? name,
+        ),
         column_types: table.column_types,
         data: table.data,
         ...(table.truncated ? { truncated: true as const } : {}),
       };
       const answerKey = answerKeyOf(plan);
-      if (answerKey !== null && table.data.length <= MAX_CACHED_ROWS) {
+      if (answerKey !== null && table.data.length <= MAX_CACHED_ROWS && table.bytes <= MAX_CACHED_BYTES) {
         cache.answers.set(input.version, answerKey, answer);
         reusableAnswers.add(answer);
       }

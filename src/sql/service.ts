@@ -86,6 +86,7 @@ export const sqlService = (
     rowLimit: ctx.config.sqlRowLimit,
     timeoutMs: ctx.config.sqlTimeoutMs,
     maxListItems: ctx.config.sqlMaxListParam,
+    maxAnswerBytes: ctx.config.sqlMaxAnswerBytes,
   };
   const dataEpoch = () => ctx.projections.dataEpoch;
 
@@ -478,7 +479,13 @@ export const sqlService = (
         externals,
         models,
         { ...dialect, params: {}, db: database, version: ctx.projections.version, dataEpoch },
-        { ...limits, rowLimit: ctx.config.trainRowLimit, timeoutMs: ctx.config.sqlTimeoutMs * 10 },
+        {
+          ...limits,
+          rowLimit: ctx.config.trainRowLimit,
+          // Training takes every row it asked for (TRAIN_ROW_LIMIT bounds them), not a cut answer.
+          maxAnswerBytes: Number.POSITIVE_INFINITY,
+          timeoutMs: ctx.config.sqlTimeoutMs * 10,
+        },
       );
       if (table.truncated)
         throw invalid(`The training query returned more than ${ctx.config.trainRowLimit} rows`);

@@ -1,4 +1,4 @@
-import type { DuckDBResultReader } from '@duckdb/node-api';
+import { JsonDuckDBValueConverter, JSDuckDBValueConverter, type DuckDBResult } from '@duckdb/node-api';
 
 const isIntegerType = (t: string) =>
   /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|VARINT|BIGNUM)$/.test(
@@ -42,13 +42,43 @@ const convertCell = (type: string, json: unknown, js: unknown): unknown => {
   return json;
 };
 
-export const readTable = (reader: DuckDBResultReader, limit: number) => {
-  const types = reader.columnTypes().map(String);
+/**
+ * Reads a result chunk by chunk (DuckDB computes a streaming result as it is read), converting
+ * each row, until the row limit or the answer-size limit (bytes of the rows as UTF-8 JSON) would
+ * be passed: then the answer says it was cut. `SELECT repeat('x', 6000) FROM range(100000)` was
+ * read whole, then converted whole: 6.8 GB of memory and a 500.
+ */
+export const readAnswer = async (
+  result: DuckDBResult,
+  limits: { rowLimit: number; maxBytes: number; check?: () => void },
+) => {
+  const types = result.columnTypes().map(String);
+  const names = result.columnNames();
   const needsJs = types.some((t) => t === 'BLOB' || t === 'TIMESTAMP WITH TIME ZONE');
-  const json = reader.getRowsJson();
-  const js = needsJs ? reader.getRowsJS() : undefined;
-  const rows = json
-    .slice(0, limit)
-    .map((row, r) => row.map((cell, c) => convertCell(types[c]!, cell, js?.[r]?.[c])));
-  return { column_types: types, data: rows, truncated: json.length > limit };
+  const data: unknown[][] = [];
+  let bytes = 0;
+  let truncated = false;
+  reading: for (;;) {
+    limits.check?.();
+    const chunk = await result.fetchChunk();
+    if (!chunk || chunk.rowCount === 0) break;
+    const json = chunk.convertRows(JsonDuckDBValueConverter);
+    const js = needsJs ? chunk.convertRows(JSDuckDBValueConverter) : undefined;
+    for (let r = 0; r < json.length; r++) {
+      if (data.length >= limits.rowLimit) {
+        truncated = true;
+        break reading;
+      }
+      const row = json[r]!.map((cell, c) => convertCell(types[c]!, cell, js?.[r]?.[c]));
+      // The row as the answer will carry it, plus its separator.
+      const size = Buffer.byteLength(JSON.stringify(row)) + 1;
+      if (bytes + size > limits.maxBytes) {
+        truncated = true;
+        break reading;
+      }
+      bytes += size;
+      data.push(row);
+    }
+  }
+  return { column_names: names, column_types: types, data, truncated, bytes };
 };
