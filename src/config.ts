@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -42,6 +43,14 @@ const envSchema = z.object({
   TRAIN_ROW_LIMIT: z.coerce.number().int().min(1).default(1_000_000),
   DUCKDB_READERS: z.coerce.number().int().min(1).max(64).default(8),
   DUCKDB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
+  SQL_MAX_CONCURRENT: z.coerce.number().int().min(1).optional(),
+  DUCKDB_MEMORY_LIMIT: z
+    .string()
+    .regex(
+      /^\s*\d+(\.\d+)?\s*(%|B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$/i,
+      'a size such as 2GB, 1.5GiB or 512MiB, or a share of the memory such as 50%',
+    )
+    .optional(),
   FILE_MAX_COLUMNS: z.coerce.number().int().min(1).max(100_000).default(1024),
 });
 
@@ -76,7 +85,26 @@ export type Config = {
   trainRowLimit: number;
   duckdbReaders: number;
   duckdbAcquireTimeoutMs: number;
+  /** Pooled readers SQL endpoint queries may hold at once (undefined: all but one). */
+  sqlMaxConcurrent: number | undefined;
+  /** DuckDB's memory_limit, in DuckDB's syntax. */
+  duckdbMemoryLimit: string;
+  /** Where DuckDB spills what does not fit in its memory limit (under DATA_DIR). */
+  duckdbTempDirectory: string;
   fileMaxColumns: number;
+};
+
+/**
+ * DuckDB's memory_limit from DUCKDB_MEMORY_LIMIT: a size as is, a percentage of the memory this
+ * process may use (its cgroup limit when it has one, as in a container, else the machine's).
+ */
+const memoryLimit = (value: string) => {
+  const share = /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(value);
+  if (!share) return value.trim();
+  const constrained = process.constrainedMemory();
+  const available = constrained > 0 ? Math.min(constrained, os.totalmem()) : os.totalmem();
+  const mib = Math.max(64, Math.floor((available * Number(share[1])) / 100 / (1024 * 1024)));
+  return `${mib}MiB`;
 };
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
@@ -114,6 +142,9 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     trainRowLimit: e.TRAIN_ROW_LIMIT,
     duckdbReaders: e.DUCKDB_READERS,
     duckdbAcquireTimeoutMs: e.DUCKDB_ACQUIRE_TIMEOUT_MS,
+    sqlMaxConcurrent: e.SQL_MAX_CONCURRENT,
+    duckdbMemoryLimit: memoryLimit(e.DUCKDB_MEMORY_LIMIT ?? '50%'),
+    duckdbTempDirectory: path.join(dataDir, 'duckdb.tmp'),
     fileMaxColumns: e.FILE_MAX_COLUMNS,
   };
 };

@@ -26,6 +26,9 @@ export const openStores = async (
     threads: config.duckdbThreads,
     readers: config.duckdbReaders,
     acquireTimeoutMs: config.duckdbAcquireTimeoutMs,
+    sqlReaders: config.sqlMaxConcurrent,
+    memoryLimit: config.duckdbMemoryLimit,
+    tempDirectory: config.duckdbTempDirectory,
   });
   const blobs = await openBlobStore(
     config.dataDir,

@@ -16,8 +16,11 @@ export type JsRow = Record<string, unknown>;
 export type Duck = {
   readonly instance: DuckDBInstance;
   readonly writer: DuckDBConnection;
-  /** Runs `work` on a pooled reader connection. */
-  withReader<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` on a pooled reader connection. `sql`: a query of the SQL endpoint, which may hold
+   * only its share of the pool (the rest stays free for the API's own reads).
+   */
+  withReader<T>(work: (connection: DuckDBConnection) => Promise<T>, options?: { sql?: boolean }): Promise<T>;
   /** Whether the calling async context holds a pooled reader (its reads run on it). */
   holdsReader(): boolean;
   /** Convenience: a parameterised query on a reader, rows as plain JS values. */
@@ -34,11 +37,22 @@ export const openDuck = async (options: {
   threads?: number;
   /** How long a read waits for a pooled connection before answering "busy". */
   acquireTimeoutMs?: number;
+  /** Readers SQL endpoint queries may hold at once (default: all but one; at least one). */
+  sqlReaders?: number;
+  /** DuckDB's `memory_limit` (e.g. `2GiB`): past it, work spills to `tempDirectory` or fails. */
+  memoryLimit?: string;
+  /** Where DuckDB spills what does not fit in memory. */
+  tempDirectory?: string;
 }): Promise<Duck> => {
   if (options.file !== ':memory:')
     fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
   fs.mkdirSync(options.allowedDirectory, { recursive: true });
+  if (options.tempDirectory) fs.mkdirSync(options.tempDirectory, { recursive: true });
   const instance = await DuckDBInstance.create(options.file, {
+    // Set when the instance is made, before the configuration is locked below: one heavy query
+    // (a cross join of two large series) took gigabytes, and ten of them starved the process.
+    ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
+    ...(options.tempDirectory ? { temp_directory: path.resolve(options.tempDirectory) } : {}),
     // No network here and no reason to fetch code at run time: unknown extensions fail fast.
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
@@ -60,7 +74,7 @@ export const openDuck = async (options: {
   const acquireTimeoutMs = options.acquireTimeoutMs ?? 10_000;
   for (let i = 0; i < readers; i++) idle.push(await instance.connect());
 
-  const acquire = (): Promise<DuckDBConnection> => {
+  const acquire = (timeoutMs: number): Promise<DuckDBConnection> => {
     const c = idle.pop();
     if (c) return Promise.resolve(c);
     return new Promise((resolve, reject) => {
@@ -79,9 +93,45 @@ export const openDuck = async (options: {
             'Server busy',
           ),
         );
-      }, acquireTimeoutMs);
+      }, timeoutMs);
       waiting.push(waiter);
     });
+  };
+
+  // SQL endpoint queries hold at most `sqlReaders` connections, so heavy analytical queries
+  // never take the connections the API's own reads (GET /api/projects, name resolution) need:
+  // ten cross joins made a GET wait 59 s. A query beyond the share waits for a slot, within
+  // the same deadline as for a connection, then answers "server busy".
+  const sqlReaders = Math.max(1, Math.min(readers, options.sqlReaders ?? readers - 1));
+  let sqlHeld = 0;
+  const sqlWaiting: (() => void)[] = [];
+  const takeSqlSlot = (): Promise<void> => {
+    if (sqlHeld < sqlReaders) {
+      sqlHeld++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const waiter = () => {
+        clearTimeout(timer);
+        sqlHeld++;
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        sqlWaiting.splice(sqlWaiting.indexOf(waiter), 1);
+        reject(
+          unavailable(
+            `All ${sqlReaders} connections for SQL queries stayed busy for ${acquireTimeoutMs} ms; try again shortly`,
+            1,
+            'Server busy',
+          ),
+        );
+      }, acquireTimeoutMs);
+      sqlWaiting.push(waiter);
+    });
+  };
+  const releaseSqlSlot = () => {
+    sqlHeld--;
+    sqlWaiting.shift()?.();
   };
   const release = (c: DuckDBConnection) => {
     const next = waiting.shift();
@@ -95,16 +145,28 @@ export const openDuck = async (options: {
   // Work started inside and outliving the holder (a background task) finds the lease ended and
   // takes a connection of its own.
   const held = new AsyncLocalStorage<{ connection: DuckDBConnection; ended: boolean }>();
-  const withReader = async <T>(work: (c: DuckDBConnection) => Promise<T>): Promise<T> => {
+  const leased = new Set<DuckDBConnection>();
+  const withReader = async <T>(
+    work: (c: DuckDBConnection) => Promise<T>,
+    lane: { sql?: boolean } = {},
+  ): Promise<T> => {
     const lease = held.getStore();
     if (lease && !lease.ended) return work(lease.connection);
-    const c = await acquire();
-    const mine = { connection: c, ended: false };
+    const started = Date.now();
+    if (lane.sql) await takeSqlSlot();
     try {
-      return await held.run(mine, () => work(c));
+      const c = await acquire(Math.max(1, acquireTimeoutMs - (Date.now() - started)));
+      const mine = { connection: c, ended: false };
+      leased.add(c);
+      try {
+        return await held.run(mine, () => work(c));
+      } finally {
+        mine.ended = true;
+        leased.delete(c);
+        release(c);
+      }
     } finally {
-      mine.ended = true;
-      release(c);
+      if (lane.sql) releaseSqlSlot();
     }
   };
 

@@ -113,9 +113,10 @@ let serverPaths: string[] = [];
 
 /** Registers the directories whose paths must never reach a client; the longest are matched first. */
 export const configureServerPaths = (paths: string[]) => {
-  serverPaths = [...new Set(paths.filter((p) => p.length > 1).map((p) => p.replace(/\/+$/, '')))].sort(
-    (a, b) => b.length - a.length,
-  );
+  // Added to, not replaced: several services in one process (tests) each register theirs.
+  serverPaths = [
+    ...new Set([...serverPaths, ...paths.map((p) => p.replace(/\/+$/, '')).filter((p) => p.length > 1)]),
+  ].sort((a, b) => b.length - a.length);
 };
 
 /**

@@ -635,103 +635,106 @@ export const runSelect = async (
   const knownAnswer = knownAnswerKey === null ? undefined : cache.answers.get(input.version, knownAnswerKey);
   if (knownAnswer) return knownAnswer;
 
-  const work = duck.withReader(async (c: DuckDBConnection): Promise<TableAnswer> => {
-    // A request answered already (deadline passed while it waited for this connection, or the
-    // client left) does not start.
-    deadline.check();
-    if (limits.signal?.aborted)
-      throw new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
-    // From here the deadline, or a client that goes away, interrupts whatever runs on `c`:
-    // parsing (json_serialize_sql), views made for name resolution, loads, the query itself.
-    const timer = setTimeout(() => c.interrupt(), deadline.remaining());
-    const onAbort = () => c.interrupt();
-    limits.signal?.addEventListener('abort', onAbort);
-    const temps: string[] = [];
-    try {
-      let prepared = cache.queries.get(input.version, key);
-      if (!prepared) {
-        prepared = await prepare(c, catalog, bound.sql, input.db, natives, deadline);
-        if (prepared.kind !== 'model') cache.queries.set(input.version, key, prepared);
-      }
+  const work = duck.withReader(
+    async (c: DuckDBConnection): Promise<TableAnswer> => {
+      // A request answered already (deadline passed while it waited for this connection, or the
+      // client left) does not start.
       deadline.check();
+      if (limits.signal?.aborted)
+        throw new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
+      // From here the deadline, or a client that goes away, interrupts whatever runs on `c`:
+      // parsing (json_serialize_sql), views made for name resolution, loads, the query itself.
+      const timer = setTimeout(() => c.interrupt(), deadline.remaining());
+      const onAbort = () => c.interrupt();
+      limits.signal?.addEventListener('abort', onAbort);
+      const temps: string[] = [];
+      try {
+        let prepared = cache.queries.get(input.version, key);
+        if (!prepared) {
+          prepared = await prepare(c, catalog, bound.sql, input.db, natives, deadline);
+          if (prepared.kind !== 'model') cache.queries.set(input.version, key, prepared);
+        }
+        deadline.check();
 
-      const plan: Prepared = prepared;
-      if (plan.kind === 'pushdown') {
-        const db = await externals.get(plan.integration);
-        // Our text quotes identifiers with double quotes; MySQL and MariaDB want backticks.
-        const dialectText = db.engine === 'postgres' ? plan.sql : doubleQuotesToBackticks(plan.sql);
-        const { text, params } = positional(dialectText, bound.values);
-        const result = await db
-          .query(`SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`, params)
-          .catch((error: unknown) => {
-            throw externalError(plan.integration, error);
+        const plan: Prepared = prepared;
+        if (plan.kind === 'pushdown') {
+          const db = await externals.get(plan.integration);
+          // Our text quotes identifiers with double quotes; MySQL and MariaDB want backticks.
+          const dialectText = db.engine === 'postgres' ? plan.sql : doubleQuotesToBackticks(plan.sql);
+          const { text, params } = positional(dialectText, bound.values);
+          const result = await db
+            .query(`SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`, params)
+            .catch((error: unknown) => {
+              throw externalError(plan.integration, error);
+            });
+          const table = externalAnswer(result, limits.rowLimit, limits.maxAnswerBytes);
+          return {
+            type: 'table',
+            column_names: table.column_names,
+            column_types: table.column_types,
+            data: table.data,
+            ...(table.truncated ? { truncated: true as const } : {}),
+          };
+        }
+
+        let sql: string;
+        if (plan.kind === 'model') sql = await predictInto(c, plan, predictions, temps);
+        else sql = plan.sql;
+        if (plan.kind === 'federated') {
+          for (const fetch of plan.fetches) {
+            deadline.check();
+            const db = await externals.get(fetch.integration);
+            const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql((id) => db.quote(id));
+            const result = await db.query(native).catch((error: unknown) => {
+              throw externalError(fetch.integration, error);
+            });
+            deadline.check();
+            temps.push(fetch.temp);
+            await loadIntoDuckDb(c, fetch.temp, result);
+          }
+        }
+        deadline.check();
+        // A reused DuckDB statement keeps the sampling seed it was planned with, and external tables
+        // and predictions are made afresh each time: only deterministic local queries reuse one.
+        const read = (result: DuckDBResult) =>
+          readAnswer(result, {
+            rowLimit: limits.rowLimit,
+            maxBytes: limits.maxAnswerBytes,
+            check: deadline.check,
           });
-        const table = externalAnswer(result, limits.rowLimit, limits.maxAnswerBytes);
-        return {
+        const table =
+          plan.kind === 'local' && plan.deterministic
+            ? await readDeterministic(c, sql, bound.values, bound.types, read, input.dataEpoch)
+            : await read(await c.stream(sql, bound.values, bound.types));
+        const names = plan.names;
+        const answer: TableAnswer = {
           type: 'table',
-          column_names: table.column_names,
+          column_names: table.column_names.map(
+            (name, i) => (names?.length === table.column_names.length ? names[i] : undefined) ?? name,
+          ),
           column_types: table.column_types,
           data: table.data,
           ...(table.truncated ? { truncated: true as const } : {}),
         };
-      }
-
-      let sql: string;
-      if (plan.kind === 'model') sql = await predictInto(c, plan, predictions, temps);
-      else sql = plan.sql;
-      if (plan.kind === 'federated') {
-        for (const fetch of plan.fetches) {
-          deadline.check();
-          const db = await externals.get(fetch.integration);
-          const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql((id) => db.quote(id));
-          const result = await db.query(native).catch((error: unknown) => {
-            throw externalError(fetch.integration, error);
-          });
-          deadline.check();
-          temps.push(fetch.temp);
-          await loadIntoDuckDb(c, fetch.temp, result);
+        const answerKey = answerKeyOf(plan);
+        if (answerKey !== null && table.data.length <= MAX_CACHED_ROWS && table.bytes <= MAX_CACHED_BYTES) {
+          cache.answers.set(input.version, answerKey, answer);
+          reusableAnswers.add(answer);
         }
+        return answer;
+      } catch (error) {
+        if (deadline.expired()) throw deadline.error();
+        if (limits.signal?.aborted)
+          throw new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
+        throw error;
+      } finally {
+        clearTimeout(timer);
+        limits.signal?.removeEventListener('abort', onAbort);
+        for (const temp of temps) await c.run(`DROP TABLE IF EXISTS "${temp}"`).catch(() => undefined);
       }
-      deadline.check();
-      // A reused DuckDB statement keeps the sampling seed it was planned with, and external tables
-      // and predictions are made afresh each time: only deterministic local queries reuse one.
-      const read = (result: DuckDBResult) =>
-        readAnswer(result, {
-          rowLimit: limits.rowLimit,
-          maxBytes: limits.maxAnswerBytes,
-          check: deadline.check,
-        });
-      const table =
-        plan.kind === 'local' && plan.deterministic
-          ? await readDeterministic(c, sql, bound.values, bound.types, read, input.dataEpoch)
-          : await read(await c.stream(sql, bound.values, bound.types));
-      const names = plan.names;
-      const answer: TableAnswer = {
-        type: 'table',
-        column_names: table.column_names.map(
-          (name, i) => (names?.length === table.column_names.length ? names[i] : undefined) ?? name,
-        ),
-        column_types: table.column_types,
-        data: table.data,
-        ...(table.truncated ? { truncated: true as const } : {}),
-      };
-      const answerKey = answerKeyOf(plan);
-      if (answerKey !== null && table.data.length <= MAX_CACHED_ROWS && table.bytes <= MAX_CACHED_BYTES) {
-        cache.answers.set(input.version, answerKey, answer);
-        reusableAnswers.add(answer);
-      }
-      return answer;
-    } catch (error) {
-      if (deadline.expired()) throw deadline.error();
-      if (limits.signal?.aborted)
-        throw new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
-      throw error;
-    } finally {
-      clearTimeout(timer);
-      limits.signal?.removeEventListener('abort', onAbort);
-      for (const temp of temps) await c.run(`DROP TABLE IF EXISTS "${temp}"`).catch(() => undefined);
-    }
-  });
+    },
+    { sql: true },
+  );
   // The answer does not wait past the deadline for work DuckDB does not interrupt at once
   // (planning a large query): that work keeps its connection until it stops.
   return withinDeadline(work, deadline);

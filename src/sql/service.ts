@@ -1,8 +1,10 @@
+import os from 'node:os';
+import path from 'node:path';
 import type { Services } from '../app';
 import type { AppContext } from '../context';
 import { nameKey } from '../shared/names';
 import { catalogResolver, INFORMATION_SCHEMA_TABLES, installCatalog, PROJECT_TABLES } from './catalog';
-import { externalError, SqlError, SqlErrorCode, toSqlError } from './errors';
+import { configureServerPaths, externalError, SqlError, SqlErrorCode, toSqlError } from './errors';
 import { leadingKeyword, quoteModelVersions, toDuckDbDialect, trimStatement } from './lexical';
 import { isClientSessionVariable, mysqlCompatAnswers } from './mysqlCompat';
 import { isSyntaxProblem, parseMindsStatement, type MindsStatement } from './parse';
@@ -70,6 +72,15 @@ export const sqlService = (
     isModel: (project, name) => models.exists(project, name),
   });
   const prepared = preparedCache();
+  // DuckDB's IO errors name files by absolute path; none of this server's may reach a client.
+  configureServerPaths([
+    ctx.config.dataDir,
+    ctx.config.duckdbTempDirectory,
+    path.dirname(path.resolve(ctx.config.duckdbFile)),
+    process.cwd(),
+    os.tmpdir(),
+    os.homedir(),
+  ]);
   /**
    * Every step after this one is linear in the text, but DuckDB plans some large queries for
    * seconds without heeding an interrupt (a 15,000-term OR: 3 s): the text is capped first.
