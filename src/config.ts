@@ -44,6 +44,7 @@ const envSchema = z.object({
   DUCKDB_READERS: z.coerce.number().int().min(1).max(64).default(8),
   DUCKDB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
   SQL_MAX_CONCURRENT: z.coerce.number().int().min(1).optional(),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   DUCKDB_MEMORY_LIMIT: z
     .string()
     .regex(
@@ -87,6 +88,8 @@ export type Config = {
   duckdbAcquireTimeoutMs: number;
   /** Pooled readers SQL endpoint queries may hold at once (undefined: all but one). */
   sqlMaxConcurrent: number | undefined;
+  /** After SIGTERM/SIGINT, how long in-flight requests may take before queries are interrupted. */
+  shutdownGraceMs: number;
   /** DuckDB's memory_limit, in DuckDB's syntax. */
   duckdbMemoryLimit: string;
   /** Where DuckDB spills what does not fit in its memory limit (under DATA_DIR). */
@@ -143,6 +146,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     duckdbReaders: e.DUCKDB_READERS,
     duckdbAcquireTimeoutMs: e.DUCKDB_ACQUIRE_TIMEOUT_MS,
     sqlMaxConcurrent: e.SQL_MAX_CONCURRENT,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     duckdbMemoryLimit: memoryLimit(e.DUCKDB_MEMORY_LIMIT ?? '50%'),
     duckdbTempDirectory: path.join(dataDir, 'duckdb.tmp'),
     fileMaxColumns: e.FILE_MAX_COLUMNS,

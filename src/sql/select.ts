@@ -723,6 +723,11 @@ export const runSelect = async (
         }
         return answer;
       } catch (error) {
+        if (duck.stopping)
+          throw new SqlError(
+            SqlErrorCode.Interrupted,
+            'The server is shutting down; the query was interrupted',
+          );
         if (deadline.expired()) throw deadline.error();
         if (limits.signal?.aborted)
           throw new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
