@@ -1,3 +1,4 @@
+import path from 'node:path';
 import express, { type Express } from 'express';
 import { configureEventLimits } from '../events';
 import type { Logger } from 'pino';
@@ -14,7 +15,9 @@ import { databasesService } from './databases/service';
 import { commandRunner } from './eventlog/commands';
 import { Api } from './http/api';
 import { accessLog } from './http/accessLog';
-import { errorMapper, sendProblem } from './http/problem';
+import { jsonBody } from './http/jsonBody';
+import { errorMapper, notFoundHandler } from './http/problem';
+import { registerServerPaths } from './http/serverPaths';
 import type { BlobStore } from './files/blobs';
 import { fileRoutes } from './files/routes';
 import { externalDatabases } from './integrations/pools';
@@ -72,21 +75,16 @@ export const buildHttpApp = (
   app.set('etag', false);
   app.set('strict routing', false);
   app.use(accessLog(ctx.logger));
-  app.use(express.json({ limit: ctx.config.bodyLimit, type: ['application/json', 'application/*+json'] }));
+  app.use(jsonBody({ limit: ctx.config.bodyLimit, maxJsonDepth: ctx.config.maxJsonDepth }));
   const document = api.openApiDocument({ title: 'mindledger', version: VERSION });
   app.get('/api/openapi.json', (_req, res) => {
     res.json(document);
   });
   app.use('/doc', swaggerUi.serve, swaggerUi.setup(document));
   app.use(api.router);
-  app.use((req, res) => {
-    sendProblem(
-      res,
-      404,
-      'Not found',
-      `The endpoint you are trying to access does not exist on the server: ${req.method} ${req.path}`,
-    );
-  });
+  app.use(notFoundHandler);
+  // Problem details never name this server's directories (DuckDB and Node quote file paths).
+  registerServerPaths([ctx.config.dataDir, path.dirname(path.resolve(ctx.config.duckdbFile))]);
   app.use(errorMapper(ctx.logger));
   return { app, api };
 };

@@ -1,7 +1,8 @@
-import type { ErrorRequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { WriteAccepted } from '../context';
 import { isDomainError, type ErrorKind } from '../shared/errors';
+import { stripServerPaths } from './serverPaths';
 
 const statusOfKind: Record<ErrorKind, number> = {
   Invalid: 400,
@@ -13,12 +14,138 @@ const statusOfKind: Record<ErrorKind, number> = {
   Unavailable: 503,
 };
 
+/**
+ * Longest detail a problem carries. Details may quote what the client sent (a path segment, a JSON
+ * parser's view of the body); a client sending megabytes must not get megabytes echoed back.
+ */
+export const MAX_DETAIL_CHARS = 2000;
+
+/** `text` cut to `max` characters, saying so; never splits a surrogate pair. */
+export const truncate = (text: string, max: number) => {
+  if (text.length <= max) return text;
+  let end = max;
+  const c = text.charCodeAt(end - 1);
+  if (c >= 0xd800 && c <= 0xdbff) end--;
+  return `${text.slice(0, end)}… (${text.length - end} more characters)`;
+};
+
 /** RFC 9457 problem details, MindsDB's `{title, detail}` plus the status. */
 export const sendProblem = (res: Response, status: number, title: string, detail: string) => {
   res.status(status).type('application/problem+json').send(JSON.stringify({ title, detail, status }));
 };
 
-type BodyParserError = Error & { type?: string; status?: number; limit?: number };
+/** What the client may read of an error detail: no server path, no unbounded echo of its input. */
+export const clientDetail = (detail: string) => truncate(stripServerPaths(detail), MAX_DETAIL_CHARS);
+
+/** express/body-parser/raw-body errors: http-errors with a `type`, a `status` and sometimes a `body`. */
+type HttpLibraryError = Error & {
+  type?: string;
+  status?: number;
+  statusCode?: number;
+  expose?: boolean;
+  limit?: number;
+  /** Set by zlib on its errors (and by system calls, which never surface here as a 4xx). */
+  errno?: number;
+  body?: unknown;
+  maxDepth?: number;
+};
+
+const titleOfStatus: Record<number, string> = {
+  400: 'Bad request',
+  408: 'Request timeout',
+  411: 'Length required',
+  413: 'Payload too large',
+  414: 'URI too long',
+  415: 'Unsupported media type',
+  431: 'Request header fields too large',
+};
+
+/** The first non-blank character of a body body-parser refused in strict mode (not `{` nor `[`). */
+const firstCharacter = (body: unknown) => (typeof body === 'string' ? body.trimStart()[0] : undefined);
+
+/**
+ * The problem for an error raised by the HTTP libraries before any route ran (decoding the path,
+ * inflating, reading and parsing the body), or null when the error is none of theirs. These are
+ * all the client's doing: each gets a 4xx naming what is wrong, never a 500.
+ */
+const libraryProblem = (
+  e: HttpLibraryError,
+  contentEncoding: string | undefined,
+): { status: number; title: string; detail: string } | null => {
+  switch (e.type) {
+    case 'entity.parse.failed': {
+      const first = firstCharacter(e.body);
+      // body-parser's strict mode words its refusal as a JSON syntax error; it is not one.
+      if (first !== undefined && first !== '{' && first !== '[')
+        return {
+          status: 400,
+          title: 'Malformed JSON',
+          detail: 'The request body must be a JSON object or array',
+        };
+      return {
+        status: 400,
+        title: 'Malformed JSON',
+        // V8 quotes at most a few characters of the input in its message.
+        detail: `The request body is not valid JSON: ${truncate(e.message, 200)}`,
+      };
+    }
+    case 'entity.too.deep':
+      return {
+        status: 400,
+        title: 'JSON too deeply nested',
+        detail: `The request body is nested deeper than ${e.maxDepth} levels (MAX_JSON_DEPTH plus the request's own wrapping)`,
+      };
+    case 'entity.too.large':
+      return {
+        status: 413,
+        title: 'Payload too large',
+        detail: `The request body exceeds the limit of ${e.limit ?? 'the configured'} bytes`,
+      };
+    case 'encoding.unsupported':
+      return {
+        status: 415,
+        title: 'Unsupported media type',
+        detail: `Unsupported Content-Encoding ${JSON.stringify(truncate(contentEncoding ?? '', 40))}: use gzip, deflate, br or none`,
+      };
+    case 'charset.unsupported':
+      return { status: 415, title: 'Unsupported media type', detail: truncate(e.message, 200) };
+    case 'request.aborted':
+      return { status: 400, title: 'Request aborted', detail: 'The client aborted the request body' };
+    case 'request.size.invalid':
+      return {
+        status: 400,
+        title: 'Bad request',
+        detail: 'The request body is not as long as its Content-Length says',
+      };
+  }
+  // The router could not percent-decode a path segment (`/api/projects/%ff`): its message quotes it.
+  if (e instanceof URIError) {
+    const segment = /^Failed to decode param '(.*)'$/s.exec(e.message)?.[1];
+    return {
+      status: 400,
+      title: 'Malformed path',
+      detail:
+        segment === undefined
+          ? 'The path holds an invalid percent-encoding'
+          : `The path segment ${JSON.stringify(truncate(segment, 100))} is not valid percent-encoded UTF-8`,
+    };
+  }
+  const status = e.status ?? e.statusCode;
+  if (typeof status !== 'number' || status < 400 || status > 499) return null;
+  // An inflate failure (gzip header then garbage, a truncated brotli stream) reaches us as zlib's
+  // error wrapped in a 400: say which encoding did not decode rather than quote zlib.
+  if (contentEncoding && contentEncoding !== 'identity' && typeof e.errno === 'number')
+    return {
+      status: 400,
+      title: 'Malformed body',
+      detail: `The request body is not valid ${JSON.stringify(truncate(contentEncoding, 40))} data (Content-Encoding)`,
+    };
+  return {
+    status,
+    title: titleOfStatus[status] ?? 'Bad request',
+    detail: e.expose === false ? 'The request cannot be processed' : truncate(e.message, 200),
+  };
+};
 
 /** The one place where errors become HTTP answers. */
 export const errorMapper =
@@ -28,29 +155,17 @@ export const errorMapper =
     // Not an error for the client: the write is stored, only this process's read model lags.
     if (error instanceof WriteAccepted) {
       res.setHeader('Location', `/api/events?after=${error.position - 1n}&limit=1`);
-      return res.status(202).json(error.body);
+      return res.status(202).json({ ...error.body, detail: clientDetail(error.body.detail) });
     }
     if (isDomainError(error)) {
       if (error.retryAfterSeconds !== undefined)
         res.setHeader('Retry-After', String(error.retryAfterSeconds));
-      return sendProblem(res, statusOfKind[error.kind], error.title, error.detail);
+      return sendProblem(res, statusOfKind[error.kind], error.title, clientDetail(error.detail));
     }
-    const e = error as BodyParserError;
-    switch (e?.type) {
-      case 'entity.parse.failed':
-        return sendProblem(res, 400, 'Malformed JSON', `The request body is not valid JSON: ${e.message}`);
-      case 'entity.too.large':
-        return sendProblem(
-          res,
-          413,
-          'Payload too large',
-          `The request body exceeds the limit of ${e.limit ?? 'the configured'} bytes`,
-        );
-      case 'encoding.unsupported':
-      case 'charset.unsupported':
-        return sendProblem(res, 415, 'Unsupported media type', e.message);
-      case 'request.aborted':
-        return sendProblem(res, 400, 'Request aborted', 'The client aborted the request body');
+    if (error !== null && typeof error === 'object') {
+      const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+      const problem = libraryProblem(error as HttpLibraryError, encoding);
+      if (problem) return sendProblem(res, problem.status, problem.title, clientDetail(problem.detail));
     }
     logger.error({ err: error, url: req.originalUrl, method: req.method }, 'unhandled error');
     return sendProblem(
@@ -60,3 +175,13 @@ export const errorMapper =
       'The server hit a bug while handling this request; it has been logged.',
     );
   };
+
+/** The answer for a path no route takes; it names the path, cut short (a path may be 16 KiB). */
+export const notFoundHandler: RequestHandler = (req, res) => {
+  sendProblem(
+    res,
+    404,
+    'Not found',
+    `The endpoint you are trying to access does not exist on the server: ${req.method} ${truncate(req.path, 200)}`,
+  );
+};
