@@ -8,11 +8,18 @@ import express, { type RequestHandler } from 'express';
  */
 export const BODY_ENVELOPE_DEPTH = 8;
 
-/** The error body-parser passes on from `verify` (it keeps our `type`), mapped to a 400 by problem.ts. */
+/**
+ * The error body-parser passes on from `verify` (it keeps our `type`), mapped to a 400 by problem.ts.
+ * A body deeper than MAX_JSON_DEPTH plus the envelope holds a free-form value deeper than
+ * MAX_JSON_DEPTH, whatever the route: the message says that, as the event contract would.
+ */
 export class JsonTooDeep extends Error {
   readonly type = 'entity.too.deep';
-  constructor(readonly maxDepth: number) {
-    super(`JSON nested deeper than ${maxDepth} levels`);
+  constructor(
+    readonly maxJsonDepth: number,
+    readonly maxBodyDepth: number,
+  ) {
+    super(`JSON nested deeper than ${maxBodyDepth} levels`);
     this.name = 'JsonTooDeep';
   }
 }
@@ -76,7 +83,7 @@ export const jsonBody = (options: { limit: string; maxJsonDepth: number }): Requ
       type: ['application/json', 'application/*+json'],
       verify: (req, _res, buffer, encoding) => {
         if (!isUtf8(encoding)) return;
-        if (jsonTextExceedsDepth(buffer, maxDepth)) throw new JsonTooDeep(maxDepth);
+        if (jsonTextExceedsDepth(buffer, maxDepth)) throw new JsonTooDeep(options.maxJsonDepth, maxDepth);
         measured.add(req);
       },
     }),
@@ -88,7 +95,7 @@ export const jsonBody = (options: { limit: string; maxJsonDepth: number }): Requ
         typeof body === 'object' &&
         valueExceedsDepth(body, maxDepth)
       )
-        return next(new JsonTooDeep(maxDepth));
+        return next(new JsonTooDeep(options.maxJsonDepth, maxDepth));
       next();
     },
   ];

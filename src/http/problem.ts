@@ -47,7 +47,8 @@ type HttpLibraryError = Error & {
   /** Set by zlib on its errors (and by system calls, which never surface here as a 4xx). */
   errno?: number;
   body?: unknown;
-  maxDepth?: number;
+  maxJsonDepth?: number;
+  maxBodyDepth?: number;
 };
 
 const titleOfStatus: Record<number, string> = {
@@ -92,8 +93,8 @@ const libraryProblem = (
     case 'entity.too.deep':
       return {
         status: 400,
-        title: 'JSON too deeply nested',
-        detail: `The request body is nested deeper than ${e.maxDepth} levels (MAX_JSON_DEPTH plus the request's own wrapping)`,
+        title: 'Value out of bounds',
+        detail: `A value in the request body is nested deeper than ${e.maxJsonDepth} levels (MAX_JSON_DEPTH); the body as a whole may nest ${e.maxBodyDepth}`,
       };
     case 'entity.too.large':
       return {

@@ -176,8 +176,10 @@ describe('malformed requests are 4xx problems, never 500', () => {
         expectProblem(
           await post('/api/projects/p1/skills', text(depth)),
           400,
-          'JSON too deeply nested',
-          new RegExp(`nested deeper than ${maxDepth} levels`),
+          'Value out of bounds',
+          new RegExp(
+            `nested deeper than 64 levels \\(MAX_JSON_DEPTH\\); the body as a whole may nest ${maxDepth}`,
+          ),
         );
     });
 
@@ -206,7 +208,7 @@ describe('malformed requests are 4xx problems, never 500', () => {
           `{"query":"select 1","params":{"a":${'['.repeat(20_000)}${']'.repeat(20_000)}}}`,
         ),
         400,
-        'JSON too deeply nested',
+        'Value out of bounds',
         /nested deeper/,
       );
     });
@@ -218,7 +220,7 @@ describe('malformed requests are 4xx problems, never 500', () => {
         .set('Content-Type', 'application/json; charset=utf-16le')
         .serialize((bytes: unknown) => bytes as string)
         .send(Buffer.from(text, 'utf16le'));
-      expectProblem(res, 400, 'JSON too deeply nested', /nested deeper/);
+      expectProblem(res, 400, 'Value out of bounds', /nested deeper/);
     });
 
     it('a body over the limit is a 413 naming the limit', async () => {
