@@ -1,3 +1,5 @@
+// First: libuv reads UV_THREADPOOL_SIZE when its pool starts (see duckdb/threadpool.ts).
+import './duckdb/threadpool';
 import { spawn } from 'node:child_process';
 import type { Server } from 'node:http';
 import { createApp } from './app';

@@ -37,6 +37,18 @@ export type Duck = {
   close(): Promise<void>;
 };
 
+/**
+ * Every DuckDB call holds a thread of libuv's pool while DuckDB works (4 threads unless
+ * UV_THREADPOOL_SIZE says otherwise; main.ts raises it before the pool starts), shared with the
+ * writer, the SQLite log and file I/O: four long queries stopped every other read of the process,
+ * whatever the reader pool kept free. So SQL queries get all readers but one, and at most the
+ * pool's threads but two.
+ */
+const defaultSqlReaders = (readers: number) => {
+  const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+  return Math.min(readers - 1, threads - 2);
+};
+
 export const openDuck = async (options: {
   /** A file path, or ':memory:'. */
   file: string;
@@ -118,7 +130,7 @@ export const openDuck = async (options: {
   // never take the connections the API's own reads (GET /api/projects, name resolution) need:
   // ten cross joins made a GET wait 59 s. A query beyond the share waits for a slot, within
   // the same deadline as for a connection, then answers "server busy".
-  const sqlReaders = Math.max(1, Math.min(readers, options.sqlReaders ?? readers - 1));
+  const sqlReaders = Math.max(1, Math.min(readers, options.sqlReaders ?? defaultSqlReaders(readers)));
   let sqlHeld = 0;
   const sqlWaiting: (() => void)[] = [];
   const takeSqlSlot = (): Promise<void> => {
@@ -188,8 +200,16 @@ export const openDuck = async (options: {
 
   const stop = () => {
     stopping = true;
-    for (const c of leased) c.interrupt();
     for (const waiter of waiting.splice(0)) waiter.refuse();
+    // Again and again until every reader is back: an interrupt reaches only a call already
+    // running, and a call may still be waiting for a thread of libuv's pool.
+    const interruptAll = () => {
+      for (const c of leased) c.interrupt();
+      if (leased.size === 0) clearInterval(nagging);
+    };
+    const nagging = setInterval(interruptAll, 100);
+    nagging.unref();
+    interruptAll();
   };
 
   return {

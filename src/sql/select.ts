@@ -644,8 +644,15 @@ export const runSelect = async (
         throw new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
       // From here the deadline, or a client that goes away, interrupts whatever runs on `c`:
       // parsing (json_serialize_sql), views made for name resolution, loads, the query itself.
-      const timer = setTimeout(() => c.interrupt(), deadline.remaining());
-      const onAbort = () => c.interrupt();
+      // Repeatedly: an interrupt reaches only a DuckDB call already running, and a call can wait
+      // for a thread of libuv's pool; later steps (dropping temporary tables) run regardless.
+      let nagging: ReturnType<typeof setInterval> | undefined;
+      const interrupt = () => {
+        c.interrupt();
+        nagging ??= setInterval(() => c.interrupt(), 100);
+      };
+      const timer = setTimeout(interrupt, deadline.remaining());
+      const onAbort = interrupt;
       limits.signal?.addEventListener('abort', onAbort);
       const temps: string[] = [];
       try {
@@ -734,6 +741,7 @@ export const runSelect = async (
         throw error;
       } finally {
         clearTimeout(timer);
+        clearInterval(nagging);
         limits.signal?.removeEventListener('abort', onAbort);
         for (const temp of temps) await c.run(`DROP TABLE IF EXISTS "${temp}"`).catch(() => undefined);
       }

@@ -1,7 +1,8 @@
 /**
- * Heavy SQL queries starved the API: ten cross joins held every pooled reader and GET
- * /api/projects waited 59 s. SQL endpoint queries now hold at most DUCKDB_READERS − 1 readers (or
- * SQL_MAX_CONCURRENT); one more waits for a slot and answers "server busy" (1040).
+ * Heavy SQL queries starved the API: ten cross joins held every pooled reader (and every thread
+ * of libuv's pool, where DuckDB calls run) and GET /api/projects waited 59 s. SQL endpoint queries
+ * now hold at most DUCKDB_READERS − 1 readers and libuv's threads − 2 (or SQL_MAX_CONCURRENT); one
+ * more waits for a slot and answers "server busy" (1040).
  */
 import { loadConfig } from '../../src/config';
 import { querySql, startTestApp, type SqlAnswer, type TestApp } from '../support/app';
@@ -35,6 +36,39 @@ describe('readers kept for the API while SQL queries are busy', () => {
     const busy = answers.find((a) => a.error_code === 1040)!;
     expect(busy.error_message).toMatch(/All 2 connections for SQL queries stayed busy for 1500 ms/);
     expect((await querySql(t, 'SELECT 1 AS one WHERE 4 > 3')).data).toEqual([[1]]);
+  }, 30_000);
+});
+
+describe('the default share, in a process whose libuv pool has its 4 threads', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // As in the report: the default 8 readers. Jest's process keeps libuv's 4 threads, and each
+    // running DuckDB call holds one: seven long queries took them all, and every other read waited.
+    t = await startTestApp('sqlite', {
+      DUCKDB_ACQUIRE_TIMEOUT_MS: '3000',
+      SQL_TIMEOUT_MS: '6000',
+      DUCKDB_THREADS: '1',
+    });
+  });
+  afterAll(() => t.dispose());
+
+  it('given ten slow queries, when the API reads and writes, then both answer before the queries are interrupted', async () => {
+    const answeredAt: number[] = [];
+    const slow = Array.from({ length: 10 }, (_, i) =>
+      querySql(t, `${SLOW} AND ${i} = ${i}`).then((a) => {
+        if (a.error_code === 3024) answeredAt.push(Date.now());
+        return a;
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    await t.http.post('/api/projects').send({ name: 'during_slow_queries' }).expect(201);
+    const projects = await t.http.get('/api/projects').expect(200);
+    const apiAnsweredAt = Date.now();
+    expect(projects.body.map((p: { name: string }) => p.name)).toContain('during_slow_queries');
+    const answers = await Promise.all(slow);
+    // The API did not wait for the running queries to end (at their 6 s time limit).
+    expect(apiAnsweredAt).toBeLessThan(Math.min(...answeredAt));
+    expect(answers.map((a) => a.error_code).sort()).toEqual([...Array(8).fill(1040), 3024, 3024]);
   }, 30_000);
 });
 
