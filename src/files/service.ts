@@ -74,19 +74,23 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
     return outcome.events;
   };
 
-  /** `file` no longer uses the blob; the last user out removes its bytes (disk and PostgreSQL). */
+  /**
+   * `file` no longer uses the blob; the last user out removes its bytes (disk and PostgreSQL).
+   * Answers the position of the last event it appended, for the write to wait for.
+   */
   const giveUp = (digest: string, file: string) =>
     blobs.withBlob(digest, async (blob) => {
       const events = await claim('UnclaimBlob', digest, file);
       if (events.some((e) => e.type === 'FileBlobReleased')) await blob.remove();
+      return events.at(-1)?.meta.position ?? null;
     });
 
   /** After a file stopped using a blob (deleted, replaced): a failure leaves garbage, never harm. */
-  const releaseQuietly = async (digest: string, file: string) => {
-    await giveUp(digest, file).catch((err: unknown) =>
-      ctx.logger.warn({ err, digest, file }, 'blob not released; its bytes stay until a later release'),
-    );
-  };
+  const releaseQuietly = (digest: string, file: string): Promise<bigint | null> =>
+    giveUp(digest, file).catch((err: unknown) => {
+      ctx.logger.warn({ err, digest, file }, 'blob not released; its bytes stay until a later release');
+      return null;
+    });
 
   const find = async (name: string) => {
     const rows = (await ctx.duck.query('SELECT * FROM files WHERE KEY = ?', [nameKey(name)])) as FileRow[];
@@ -137,9 +141,15 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
           }
         });
         const replaced = recorded.before;
-        if (replaced.status === 'live' && replaced.digest !== digest)
-          await releaseQuietly(replaced.digest, file);
+        const released =
+          replaced.status === 'live' && replaced.digest !== digest
+            ? await releaseQuietly(replaced.digest, file)
+            : null;
+        // Read-your-writes covers the release too: it was appended after the upload, and a poll
+        // (PostgreSQL) may have projected the upload alone, so waiting for the upload only would
+        // answer before the release is in the read model.
         await settled(ctx, recorded.lastPosition);
+        await settled(ctx, released);
         return (await find(name))!;
       } finally {
         await fs.promises.rm(tempPath, { force: true });
@@ -156,8 +166,13 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
     remove: async (name: string) => {
       try {
         const deleted = await run(name, { type: 'DeleteFile', data: { name } });
-        if (deleted.before.status === 'live') await releaseQuietly(deleted.before.digest, nameKey(name));
+        const released =
+          deleted.before.status === 'live'
+            ? await releaseQuietly(deleted.before.digest, nameKey(name))
+            : null;
+        // The release's events come after the deletion's: both are this write's (see register).
         await settled(ctx, deleted.lastPosition);
+        await settled(ctx, released);
       } catch (error) {
         if (error instanceof DomainError && error.kind === 'NotFound')
           throw notFound(`There is no file with name '${name}'`, 'File not found');
