@@ -1,0 +1,667 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import { querySql, type TestApp } from './app';
+import { mariadbParameters, postgresParameters } from './external';
+
+/**
+ * Generated command sequences over every capability, applied through the HTTP API exactly as a
+ * client sends them (REST, or the SQL endpoint's MindsDB statements). The names come from small
+ * pools so that commands collide: duplicates, references to deleted resources and case twins are
+ * what exercise the deciders' refusals and the projections' cascades. A refused command (4xx, or a
+ * SQL error answer) stays in the sequence: the log must be rebuilt identically whatever was refused.
+ */
+
+/** `P1` names project `p1` (names are case-insensitive): URLs and SQL may spell it either way. */
+const PROJECTS = ['mindsdb', 'p1', 'P1', 'p2'] as const;
+/** The long name is longer than any string the tables held before (DuckDB plans bake in lengths). */
+const SKILLS = ['s1', 'a_skill_with_a_much_longer_name_than_the_others', 's2', 's3'] as const;
+const AGENTS = ['a1', 'a2'] as const;
+const CHATBOTS = ['b1', 'b2'] as const;
+/** `p2` clashes with the project of that name when both would exist (a 409). */
+const DATABASES = ['d1', 'd2', 'p2'] as const;
+const FILES = ['f1', 'f2'] as const;
+const MODELS = ['m1', 'm2'] as const;
+/** `b` is numeric in one file, `y` categorical in another, `v` in the JSON file; `nope` nowhere. */
+const TARGETS = ['b', 'y', 'v', 'nope'] as const;
+
+type Via = 'rest' | 'sql';
+type Params = Record<string, unknown>;
+
+export type Command =
+  | { kind: 'createProject'; name: string; via: Via }
+  | { kind: 'deleteProject'; name: string; via: Via }
+  | { kind: 'createSkill'; project: string; name: string; skillType: 'text2sql' | 'custom'; via: Via }
+  | { kind: 'putSkill'; project: string; name: string; rename?: string; params: Params }
+  | { kind: 'updateSkillSql'; project: string; name: string; description: string }
+  | { kind: 'deleteSkill'; project: string; name: string; via: Via }
+  | { kind: 'createAgent'; project: string; name: string; skills: string[]; via: Via }
+  | {
+      kind: 'putAgent';
+      project: string;
+      name: string;
+      rename?: string;
+      add: string[];
+      remove: string[];
+      params?: Params;
+    }
+  | { kind: 'deleteAgent'; project: string; name: string; via: 'agents' | 'agent' | 'sql' }
+  | {
+      kind: 'createChatbot';
+      project: string;
+      name: string;
+      agent: string | null;
+      model: string | null;
+      database: string;
+      via: Via;
+    }
+  | {
+      kind: 'putChatbot';
+      project: string;
+      name: string;
+      rename?: string;
+      agent?: string | null;
+      database?: string;
+      isRunning?: boolean;
+      params?: Params;
+    }
+  | { kind: 'deleteChatbot'; project: string; name: string; via: Via }
+  | { kind: 'putDatabase'; name: string; engine: 'postgres' | 'mariadb'; how: 'post' | 'put' | 'sql' }
+  | { kind: 'deleteDatabase'; name: string; via: Via }
+  | { kind: 'uploadFile'; name: string; fixture: number }
+  | { kind: 'deleteFile'; name: string }
+  | {
+      kind: 'createModel';
+      project: string;
+      name: string;
+      file: string;
+      target: string;
+      via: Via;
+      replace: boolean;
+    }
+  | { kind: 'retrainModel'; project: string; name: string; active: boolean }
+  | { kind: 'updateModel'; project: string; name: string; tag: string }
+  | { kind: 'dropModel'; project: string; name: string; version: number | null; via: Via };
+
+const via = fc.constantFrom<Via>('rest', 'sql');
+/** Picks from a pool, the first names far more often: most commands then meet what others made. */
+const weighted = <T>(...pool: readonly T[]) =>
+  fc.oneof(
+    ...pool.map((value, i) => ({ weight: 2 ** (pool.length - i - 1), arbitrary: fc.constant(value) })),
+  );
+const project = weighted(...PROJECTS);
+/** Where project-scoped resources live: mostly the default project, so cascades and clashes meet. */
+const scoped = weighted('mindsdb', 'p1', 'P1');
+const skill = weighted(...SKILLS);
+const agent = weighted(...AGENTS);
+const chatbot = weighted(...CHATBOTS);
+const database = weighted(...DATABASES);
+const file = weighted(...FILES);
+const model = weighted(...MODELS);
+const target = weighted(...TARGETS);
+const small = fc.constantFrom('x', 'y', 'z');
+/** Free-form params with secrets (masked in every projection) and a key that `null` removes. */
+const params = fc.record(
+  {
+    description: small,
+    api_key: fc.constantFrom('sk-1', 'sk-2'),
+    nested: fc.record({ level: fc.integer({ min: 0, max: 3 }), token: fc.constantFrom('t1', 't2') }),
+    gone: fc.constant(null),
+  },
+  { requiredKeys: [] },
+);
+
+const command: fc.Arbitrary<Command> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('createProject' as const), name: project, via }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteProject' as const), name: project, via }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('createSkill' as const),
+      project: scoped,
+      name: skill,
+      skillType: fc.constantFrom('text2sql' as const, 'custom' as const),
+      via,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record(
+      {
+        kind: fc.constant('putSkill' as const),
+        project: scoped,
+        name: skill,
+        rename: skill,
+        params,
+      },
+      { requiredKeys: ['kind', 'project', 'name', 'params'] },
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('updateSkillSql' as const),
+      project: scoped,
+      name: skill,
+      description: small,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('deleteSkill' as const), project: scoped, name: skill, via }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('createAgent' as const),
+      project: scoped,
+      name: agent,
+      skills: fc.uniqueArray(skill, { maxLength: 2 }),
+      via,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record(
+      {
+        kind: fc.constant('putAgent' as const),
+        project: scoped,
+        name: agent,
+        rename: agent,
+        add: fc.uniqueArray(skill, { maxLength: 2 }),
+        remove: fc.uniqueArray(skill, { maxLength: 1 }),
+        params,
+      },
+      { requiredKeys: ['kind', 'project', 'name', 'add', 'remove'] },
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('deleteAgent' as const),
+      project: scoped,
+      name: agent,
+      via: fc.constantFrom('agents' as const, 'agent' as const, 'sql' as const),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('createChatbot' as const),
+      project: scoped,
+      name: chatbot,
+      agent: fc.option(agent, { nil: null, freq: 4 }),
+      model: fc.option(model, { nil: null }),
+      database,
+      via,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record(
+      {
+        kind: fc.constant('putChatbot' as const),
+        project: scoped,
+        name: chatbot,
+        rename: chatbot,
+        agent: fc.option(agent, { nil: null, freq: 4 }),
+        database,
+        isRunning: fc.boolean(),
+        params,
+      },
+      { requiredKeys: ['kind', 'project', 'name'] },
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('deleteChatbot' as const),
+      project: scoped,
+      name: chatbot,
+      via,
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('putDatabase' as const),
+      name: database,
+      engine: fc.constantFrom('postgres' as const, 'mariadb' as const),
+      how: fc.constantFrom('post' as const, 'put' as const, 'sql' as const),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('deleteDatabase' as const),
+      name: database,
+      via,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('uploadFile' as const),
+      name: file,
+      fixture: fc.integer({ min: 0, max: 3 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('deleteFile' as const), name: file }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('createModel' as const),
+      project: scoped,
+      name: model,
+      file,
+      target,
+      via,
+      replace: fc.boolean(),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('retrainModel' as const),
+      project: scoped,
+      name: model,
+      active: fc.boolean(),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('updateModel' as const),
+      project: scoped,
+      name: model,
+      tag: small,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('dropModel' as const),
+      project: scoped,
+      name: model,
+      version: fc.option(fc.integer({ min: 1, max: 3 }), { nil: null }),
+      via,
+    }),
+  },
+);
+
+/**
+ * A world to start from, in an order where each step can succeed: a project, a file, a database,
+ * skills, agents using them, a chatbot and a model. Each step is optional (it shrinks away when a
+ * failure does not need it) and generated like any other command (REST or SQL, names, options).
+ */
+const some = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: null, freq: 6 });
+const skillType = fc.constantFrom('text2sql' as const, 'custom' as const);
+export const startingWorld: fc.Arbitrary<Command[]> = fc
+  .record({
+    home: fc.constantFrom('mindsdb', 'p1', 'P1'),
+    project: some(via),
+    file: some(fc.constantFrom(0, 3)),
+    database: some(
+      fc.record({
+        engine: fc.constantFrom('postgres' as const, 'mariadb' as const),
+        how: fc.constantFrom('post' as const, 'put' as const, 'sql' as const),
+      }),
+    ),
+    skills: fc.uniqueArray(fc.record({ name: skill, skillType, via }), {
+      selector: (x) => x.name,
+      maxLength: 3,
+    }),
+    agents: fc.uniqueArray(
+      fc.record({ name: agent, uses: fc.uniqueArray(fc.nat(2), { minLength: 1, maxLength: 2 }), via }),
+      { selector: (x) => x.name, maxLength: 2 },
+    ),
+    model: some(fc.record({ name: model, via })),
+    chatbot: some(fc.record({ name: chatbot, agent: fc.nat(1), via })),
+  })
+  .map((w): Command[] => {
+    const commands: Command[] = [];
+    if (w.project) commands.push({ kind: 'createProject', name: 'p1', via: w.project });
+    if (w.file !== null) commands.push({ kind: 'uploadFile', name: 'f1', fixture: w.file });
+    if (w.database) commands.push({ kind: 'putDatabase', name: 'd1', ...w.database });
+    for (const x of w.skills) commands.push({ kind: 'createSkill', project: w.home, ...x });
+    for (const x of w.agents) {
+      const skills = [
+        ...new Set(x.uses.flatMap((i) => (w.skills.length ? [w.skills[i % w.skills.length]!.name] : []))),
+      ];
+      commands.push({ kind: 'createAgent', project: w.home, name: x.name, skills, via: x.via });
+    }
+    if (w.model)
+      commands.push({
+        kind: 'createModel',
+        project: w.home,
+        name: w.model.name,
+        file: 'f1',
+        target: 'b',
+        via: w.model.via,
+        replace: false,
+      });
+    if (w.chatbot) {
+      const agentName = w.agents.length ? w.agents[w.chatbot.agent % w.agents.length]!.name : null;
+      commands.push({
+        kind: 'createChatbot',
+        project: w.home,
+        name: w.chatbot.name,
+        agent: agentName,
+        model: agentName === null ? (w.model?.name ?? null) : null,
+        database: 'd1',
+        via: w.chatbot.via,
+      });
+    }
+    return commands;
+  });
+
+/**
+ * A command sequence: a generated starting world, then up to `maxLength` commands of any kind in any
+ * order. Lengths span the whole range (fast-check's default size would stop near 10), and every
+ * command can shrink away, so a counterexample keeps only the commands its failure needs.
+ */
+export const commandSequence = (options: { maxLength: number }) =>
+  fc
+    .tuple(startingWorld, fc.array(command, { maxLength: options.maxLength, size: 'max' }))
+    .map(([first, then]) => [...first, ...then]);
+
+/** Commands whose answers are quick (no training): for tests that interleave many queries. */
+export const quickCommand = command.filter(
+  (c) => !['createModel', 'retrainModel', 'uploadFile'].includes(c.kind),
+);
+
+/** One line per command, for failure messages (and fast-check's counterexample). */
+export const describeCommand = (c: Command) => {
+  const { kind, ...rest } = c;
+  return `${kind} ${JSON.stringify(rest)}`;
+};
+
+/**
+ * The files commands upload (written once per process). Two shapes of CSV and a JSON array, plus a
+ * second version of the first CSV, so that replacing a file changes its content and types.
+ */
+const fixtureDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-promise-'));
+const fixtures: string[] = [
+  [
+    'num.csv',
+    'a,b,c\n' +
+      Array.from({ length: 30 }, (_, i) => `${i},${i * 2 + 1},${i % 3 === 0 ? 'x' : 'y'}`).join('\n') +
+      '\n',
+  ],
+  [
+    'cat.csv',
+    'x;y\n' +
+      Array.from({ length: 24 }, (_, i) => `${i % 7};${i % 2 === 0 ? 'even' : 'odd'}`).join('\n') +
+      '\n',
+  ],
+  [
+    'rows.json',
+    JSON.stringify(Array.from({ length: 20 }, (_, i) => ({ k: i, v: i / 4, t: i % 2 ? 'u' : 'w' }))),
+  ],
+  [
+    'num2.csv',
+    'a,b,c\n' + Array.from({ length: 25 }, (_, i) => `${i},${30 - i},${i % 2 ? 'q' : 'r'}`).join('\n') + '\n',
+  ],
+].map(([name, text]) => {
+  const file = path.join(fixtureDir, name!);
+  fs.writeFileSync(file, text!);
+  return file;
+});
+
+/** What one command answered: an HTTP status, or the SQL answer's type and error code. */
+export type Outcome = {
+  status: number;
+  sql?: { type: string; error_code?: number };
+  /** Why it was refused (the problem's or the SQL error's message). */
+  detail?: string;
+};
+
+const sqlOutcome = async (t: TestApp, query: string): Promise<Outcome> => {
+  const answer = await querySql(t, query);
+  return {
+    status: 200,
+    sql: { type: answer.type, ...(answer.error_code === undefined ? {} : { error_code: answer.error_code }) },
+    ...(answer.error_message ? { detail: answer.error_message } : {}),
+  };
+};
+
+const str = (s: string) => `'${s.replace(/'/g, "''")}'`;
+const databaseParameters = (engine: 'postgres' | 'mariadb') =>
+  engine === 'postgres' ? postgresParameters() : mariadbParameters();
+
+/** Training waits (join_learn_process): each command's events are in the log before the next starts. */
+const modelSource = (file: string, target: string) =>
+  `FROM files (SELECT * FROM ${file}) PREDICT ${target} USING join_learn_process = true`;
+
+/** Applies one command through the API, as a MindsDB client would send it, and says how it ended. */
+export const applyCommand = async (t: TestApp, c: Command): Promise<Outcome> => {
+  const http = t.http;
+  const status = async (request: PromiseLike<{ status: number; body: unknown }>): Promise<Outcome> => {
+    const res = await request;
+    const detail = (res.body as { detail?: unknown } | undefined)?.detail;
+    return { status: res.status, ...(res.status >= 300 && typeof detail === 'string' ? { detail } : {}) };
+  };
+  switch (c.kind) {
+    case 'createProject':
+      return c.via === 'rest'
+        ? status(http.post('/api/projects').send({ name: c.name }))
+        : sqlOutcome(t, `CREATE PROJECT ${c.name}`);
+    case 'deleteProject':
+      return c.via === 'rest'
+        ? status(http.delete(`/api/projects/${c.name}`))
+        : sqlOutcome(t, `DROP PROJECT ${c.name}`);
+    case 'createSkill': {
+      const p: Params =
+        c.skillType === 'text2sql'
+          ? { database: 'files', tables: ['f1'], description: 'files' }
+          : { api_key: 'sk-secret', depth: { token: 'inner' } };
+      if (c.via === 'rest')
+        return status(
+          http
+            .post(`/api/projects/${c.project}/skills`)
+            .send({ skill: { name: c.name, type: c.skillType, params: p } }),
+        );
+      return sqlOutcome(
+        t,
+        c.skillType === 'text2sql'
+          ? `CREATE SKILL ${c.project}.${c.name} USING type = 'text2sql', database = 'files', tables = ['f1'], description = 'files'`
+          : `CREATE SKILL ${c.project}.${c.name} USING type = 'custom', api_key = 'sk-secret', depth = {"token": "inner"}`,
+      );
+    }
+    case 'putSkill':
+      return status(
+        http
+          .put(`/api/projects/${c.project}/skills/${c.name}`)
+          .send({ skill: { ...(c.rename ? { name: c.rename } : {}), type: 'custom', params: c.params } }),
+      );
+    case 'updateSkillSql':
+      return sqlOutcome(t, `UPDATE SKILL ${c.project}.${c.name} SET description = ${str(c.description)}`);
+    case 'deleteSkill':
+      return c.via === 'rest'
+        ? status(http.delete(`/api/projects/${c.project}/skills/${c.name}`))
+        : sqlOutcome(t, `DROP SKILL ${c.project}.${c.name}`);
+    case 'createAgent':
+      if (c.via === 'rest')
+        return status(
+          http.post(`/api/projects/${c.project}/agents`).send({
+            agent: {
+              name: c.name,
+              model_name: 'gpt-4o',
+              provider: 'openai',
+              params: { api_key: 'sk-agent' },
+              skills: c.skills,
+            },
+          }),
+        );
+      return sqlOutcome(
+        t,
+        `CREATE AGENT ${c.project}.${c.name} USING model = {"provider": "openai", "model_name": "gpt-4o", "api_key": "sk-sql"}, skills = [${c.skills.map(str).join(', ')}], prompt_template = 'Answer'`,
+      );
+    case 'putAgent':
+      return status(
+        http.put(`/api/projects/${c.project}/agents/${c.name}`).send({
+          agent: {
+            ...(c.rename ? { name: c.rename } : {}),
+            ...(c.params ? { params: c.params } : {}),
+            skills_to_add: c.add,
+            skills_to_remove: c.remove,
+          },
+        }),
+      );
+    case 'deleteAgent':
+      return c.via === 'sql'
+        ? sqlOutcome(t, `DROP AGENT ${c.project}.${c.name}`)
+        : status(http.delete(`/api/projects/${c.project}/${c.via}/${c.name}`));
+    case 'createChatbot':
+      if (c.via === 'rest')
+        return status(
+          http.post(`/api/projects/${c.project}/chatbots`).send({
+            chatbot: {
+              name: c.name,
+              database_name: c.database,
+              ...(c.agent ? { agent_name: c.agent } : {}),
+              ...(c.model ? { model_name: c.model } : {}),
+              params: { webhook_token: 'hook' },
+            },
+          }),
+        );
+      return sqlOutcome(
+        t,
+        `CREATE CHATBOT ${c.project}.${c.name} USING database = ${str(c.database)}${
+          c.agent ? `, agent = ${str(c.agent)}` : ''
+        }${c.model ? `, model = ${str(c.model)}` : ''}, greeting = 'hi'`,
+      );
+    case 'putChatbot':
+      return status(
+        http.put(`/api/projects/${c.project}/chatbots/${c.name}`).send({
+          chatbot: {
+            ...(c.rename ? { name: c.rename } : {}),
+            ...(c.agent !== undefined ? { agent_name: c.agent } : {}),
+            ...(c.database ? { database_name: c.database } : {}),
+            ...(c.isRunning !== undefined ? { is_running: c.isRunning } : {}),
+            ...(c.params ? { params: c.params } : {}),
+          },
+        }),
+      );
+    case 'deleteChatbot':
+      return c.via === 'rest'
+        ? status(http.delete(`/api/projects/${c.project}/chatbots/${c.name}`))
+        : sqlOutcome(t, `DROP CHATBOT ${c.project}.${c.name}`);
+    case 'putDatabase': {
+      const parameters = databaseParameters(c.engine);
+      if (c.how === 'sql')
+        return sqlOutcome(
+          t,
+          `CREATE DATABASE ${c.name} WITH ENGINE = '${c.engine}', PARAMETERS = ${JSON.stringify(parameters)}`,
+        );
+      if (c.how === 'post')
+        return status(
+          http.post('/api/databases').send({ database: { name: c.name, engine: c.engine, parameters } }),
+        );
+      return status(
+        http.put(`/api/databases/${c.name}`).send({ database: { engine: c.engine, parameters } }),
+      );
+    }
+    case 'deleteDatabase':
+      return c.via === 'rest'
+        ? status(http.delete(`/api/databases/${c.name}`))
+        : sqlOutcome(t, `DROP DATABASE ${c.name}`);
+    case 'uploadFile':
+      return status(http.put(`/api/files/${c.name}`).attach('file', fixtures[c.fixture]!));
+    case 'deleteFile':
+      return status(http.delete(`/api/files/${c.name}`));
+    case 'createModel': {
+      const create = `CREATE ${c.replace ? 'OR REPLACE ' : ''}MODEL`;
+      if (c.via === 'sql')
+        return sqlOutcome(t, `${create} ${c.project}.${c.name} ${modelSource(c.file, c.target)}`);
+      const outcome = await status(
+        http
+          .post(`/api/projects/${c.project}/models`)
+          .send({ query: `${create} ${c.name} ${modelSource(c.file, c.target)}` }),
+      );
+      // REST trains in the background: wait, so the sequence's log is the same on every run.
+      await t.running.services.models.idle();
+      return outcome;
+    }
+    case 'retrainModel':
+      return sqlOutcome(
+        t,
+        `RETRAIN ${c.project}.${c.name} USING join_learn_process = true${c.active ? '' : ', active = false'}`,
+      );
+    case 'updateModel':
+      return status(
+        http
+          .put(`/api/projects/${c.project}/models/${c.name}`)
+          .send({ problem_definition: { using: { tag: c.tag } } }),
+      );
+    case 'dropModel': {
+      const name = c.version === null ? c.name : `${c.name}.${c.version}`;
+      return c.via === 'rest'
+        ? status(http.delete(`/api/projects/${c.project}/models/${name}`))
+        : sqlOutcome(t, `DROP MODEL ${c.project}.${name}`);
+    }
+    default: {
+      const _exhaustive: never = c;
+      return _exhaustive;
+    }
+  }
+};
+
+/**
+ * A command that answers 5xx, 202 (its events not projected in time) or SQL error 1105 (an
+ * unclassified failure) is a bug whatever the sequence: refusals are 4xx or precise SQL errors.
+ */
+export const isHealthy = (o: Outcome) =>
+  o.status < 500 && o.status !== 202 && !(o.sql?.type === 'error' && o.sql.error_code === 1105);
+
+/**
+ * Applies the commands through the given apps in turn (command i goes to app i mod n), returning a
+ * transcript. `together`: each round of n commands is sent at once, one per app, so appends from
+ * different processes race (on PostgreSQL, positions then commit out of order).
+ */
+export const applyAll = async (
+  apps: readonly TestApp[],
+  commands: readonly Command[],
+  options: { together?: boolean } = {},
+) => {
+  const transcript: string[] = [];
+  const unhealthy: string[] = [];
+  const run = async (i: number) => {
+    const c = commands[i]!;
+    const outcome = await applyCommand(apps[i % apps.length]!, c);
+    const line = `${apps.length > 1 ? `[app ${i % apps.length}] ` : ''}${describeCommand(c)} -> ${
+      outcome.sql
+        ? `sql ${outcome.sql.type}${outcome.sql.error_code ? ` ${outcome.sql.error_code}` : ''}`
+        : outcome.status
+    }${outcome.detail ? ` (${outcome.detail.slice(0, 160)})` : ''}`;
+    return { line, healthy: isHealthy(outcome) };
+  };
+  const step = options.together ? apps.length : 1;
+  for (let i = 0; i < commands.length; i += step) {
+    const round = [];
+    for (let j = i; j < Math.min(i + step, commands.length); j++) round.push(run(j));
+    for (const { line, healthy } of await Promise.all(round)) {
+      transcript.push(step > 1 ? `${line}  [sent together]` : line);
+      if (!healthy) unhealthy.push(line);
+    }
+  }
+  return { transcript, unhealthy };
+};
+
+/**
+ * fast-check settings of the promise properties: a fixed seed (PROMISE_SEED overrides it to explore)
+ * and a number of runs (PROMISE_RUNS). Shrinking a failure starts an app per attempt and can take
+ * minutes, more when the failure is a race: past the time limit fast-check stops and reports the
+ * smallest counterexample found so far, within the test's own timeout.
+ */
+export const propertySettings = (seed: number, runs: number) => ({
+  seed: Number(process.env.PROMISE_SEED ?? seed),
+  numRuns: Number(process.env.PROMISE_RUNS ?? runs),
+  interruptAfterTimeLimit: 200_000,
+});
+/** Jest's limit for one property test: the time limit above, plus the run under way and cleanup. */
+export const PROPERTY_TIMEOUT_MS = 300_000;
