@@ -1,4 +1,4 @@
-import type { AstNode } from './ast';
+import { MAX_QUERY_BLOCKS, tooManySelects, type AstNode } from './ast';
 import { SqlError, SqlErrorCode } from './errors';
 
 /**
@@ -30,14 +30,6 @@ const VOLATILE_FUNCTION =
 
 /** Prefix of a renamed CTE; errors show the name the client wrote (see errors.ts). */
 export const CTE_PREFIX = '__mindledger_cte_';
-
-/**
- * SELECTs (UNION branches, subqueries, CTE bodies) a query may hold. DuckDB plans a
- * UNION ALL of n branches in time that grows faster than n² and does not stop for an interrupt
- * while it does (5,000 branches: 1.6 s, 10,000: 10 s, 20,000: 97 s); its own
- * max_expression_depth (1000) bounds joins and nested subqueries but not set operations.
- */
-export const MAX_QUERY_BLOCKS = 1000;
 
 const QUERY_NODES = new Set(['SELECT_NODE', 'SET_OPERATION_NODE', 'RECURSIVE_CTE_NODE', 'CTE_NODE']);
 /** Table references the tree may hold; anything else DuckDB can express is refused. */
@@ -127,11 +119,9 @@ export const resolveScopes = async (
     const keys = Object.keys(n);
 
     if (n.class === undefined && typeof n.type === 'string' && QUERY_NODES.has(n.type)) {
-      if (n.type === 'SELECT_NODE' && ++blocks > MAX_QUERY_BLOCKS)
-        throw new SqlError(
-          SqlErrorCode.TooLarge,
-          `The query holds more than ${MAX_QUERY_BLOCKS} SELECTs (UNION branches, subqueries, CTEs); split it, or send rows as VALUES or a list parameter`,
-        );
+      // parseSelect counted them in the serialised tree already; this count keeps the walk
+      // itself bounded whatever tree it is given.
+      if (n.type === 'SELECT_NODE' && ++blocks > MAX_QUERY_BLOCKS) throw tooManySelects();
       let inner = scope;
       const entries =
         (n.cte_map as { map?: { key: string; value: { query: AstNode } }[] } | undefined)?.map ?? [];
