@@ -5,6 +5,7 @@ import type { Duck } from '../duckdb/database';
 import { logStart, type EventLog, type LogCursor } from '../eventlog/types';
 import { BatchRowStore, createTableSql } from './rows';
 import type { SchemaProjection, TableProjection } from './types';
+import { SECRET_RULES_VERSION } from '../shared/secrets';
 
 export const CHECKPOINT_TABLE = '_mindledger_checkpoint';
 
@@ -153,6 +154,8 @@ export class ProjectionRunner {
         [
           ...projections.map((p) => `${createTableSql(p)}|${p.key}`),
           ...schemaProjections.map((p) => `${p.name}@${p.version}`),
+          // Tables hold secrets masked: new masking rules must not leave old rows showing more.
+          `secrets@${SECRET_RULES_VERSION}`,
         ].join('\n'),
       )
       .digest('hex')
