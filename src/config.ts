@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseHostAllowList, type HostPolicy } from './integrations/hostPolicy';
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(47334),
@@ -53,6 +54,8 @@ const envSchema = z.object({
     )
     .optional(),
   FILE_MAX_COLUMNS: z.coerce.number().int().min(1).max(100_000).default(1024),
+  DB_HOST_ALLOWLIST: z.string().optional(),
+  ALLOW_UNAUTHENTICATED: z.enum(['true', 'false', '1', '0']).default('false'),
 });
 
 export type Config = {
@@ -95,6 +98,10 @@ export type Config = {
   /** Where DuckDB spills what does not fit in its memory limit (under DATA_DIR). */
   duckdbTempDirectory: string;
   fileMaxColumns: number;
+  /** Hosts external databases may be registered on (all, unless DB_HOST_ALLOWLIST lists some). */
+  dbHosts: HostPolicy;
+  /** The operator accepts serving without authentication on a non-loopback address. */
+  allowUnauthenticated: boolean;
 };
 
 /**
@@ -117,6 +124,12 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     throw new Error(`Invalid configuration: ${detail}`);
   }
   const e = parsed.data;
+  let dbHosts: HostPolicy;
+  try {
+    dbHosts = parseHostAllowList(e.DB_HOST_ALLOWLIST);
+  } catch (error) {
+    throw new Error(`Invalid configuration: ${(error as Error).message}`);
+  }
   const dataDir = path.resolve(e.DATA_DIR);
   const shared = e.EVENT_STORE_URL?.startsWith('postgres');
   return {
@@ -150,5 +163,25 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     duckdbMemoryLimit: memoryLimit(e.DUCKDB_MEMORY_LIMIT ?? '50%'),
     duckdbTempDirectory: path.join(dataDir, 'duckdb.tmp'),
     fileMaxColumns: e.FILE_MAX_COLUMNS,
+    dbHosts,
+    allowUnauthenticated: e.ALLOW_UNAUTHENTICATED === 'true' || e.ALLOW_UNAUTHENTICATED === '1',
   };
 };
+
+const isLoopback = (host: string) => {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+};
+
+/**
+ * Why this configuration must not start, or null. With no authentication, anyone who reaches the
+ * port can read and delete everything: serving on an address other hosts can reach needs the
+ * operator's explicit ALLOW_UNAUTHENTICATED=1 (the Docker image binds 0.0.0.0).
+ */
+export const unsafeBinding = (config: Config): string | null =>
+  isLoopback(config.host) || config.allowUnauthenticated
+    ? null
+    : `Refusing to listen on ${config.host}: authentication is off, so anyone who can reach this address could read, change and delete every project. Listen on 127.0.0.1 (HOST), or set ALLOW_UNAUTHENTICATED=1 to serve without authentication anyway (behind a trusted network or proxy).`;

@@ -3,13 +3,23 @@ import './duckdb/threadpool';
 import { spawn } from 'node:child_process';
 import type { Server } from 'node:http';
 import { createApp } from './app';
-import { loadConfig } from './config';
+import { loadConfig, unsafeBinding } from './config';
 import { flushLogger } from './logger';
 
 const main = async () => {
   const config = loadConfig();
+  const refusal = unsafeBinding(config);
+  if (refusal) {
+    console.error(refusal);
+    process.exit(1);
+  }
   const running = await createApp(config);
   const { logger } = running.ctx;
+  if (config.allowUnauthenticated && config.host !== '127.0.0.1')
+    logger.warn(
+      { host: config.host },
+      'serving WITHOUT authentication on a non-loopback address (ALLOW_UNAUTHENTICATED)',
+    );
   const server: Server = running.app.listen(config.port, config.host, () => {
     logger.info(
       {

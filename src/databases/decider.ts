@@ -5,7 +5,7 @@ import type {
   DatabaseEvent,
   DatabaseUpdated,
 } from '../../events';
-import { checkExpectedVersion, conflict, notFound } from '../shared/errors';
+import { checkExpectedVersion, conflict, notFound, preconditionFailed } from '../shared/errors';
 import { keepMaskedSecrets } from '../shared/secrets';
 
 /** A registered integration (an external data source) as its stream knows it. */
@@ -35,6 +35,12 @@ export type DatabaseCommand =
   | {
       type: 'UpdateDatabase';
       data: { name: string; engine?: string; parameters: Record<string, unknown>; expectedVersion?: bigint };
+      metadata: Now;
+    }
+  | {
+      /** PUT: creates the database when it does not exist, updates it when it does. */
+      type: 'PutDatabase';
+      data: { name: string; engine: string; parameters: Record<string, unknown>; expectedVersion?: bigint };
       metadata: Now;
     }
   | { type: 'DeleteDatabase'; data: { name: string; expectedVersion?: bigint }; metadata: Now };
@@ -82,6 +88,15 @@ export const decideDatabase = (command: DatabaseCommand, state: DatabaseState): 
       if (state.status === 'live')
         throw conflict(`Database with name ${state.name} already exists.`, 'Name conflict');
       return [{ type: 'DatabaseCreated', data: { ...command.data, createdAt: at } }];
+    case 'PutDatabase':
+      // Concurrent PUTs of a new name: the first creates, the others update what it created.
+      if (state.status !== 'live') {
+        if (command.data.expectedVersion !== undefined)
+          throw preconditionFailed(`Database ${command.data.name} does not exist, so it has no version`);
+        const { expectedVersion: _v, ...data } = command.data;
+        return [{ type: 'DatabaseCreated', data: { ...data, createdAt: at } }];
+      }
+      return decideDatabase({ ...command, type: 'UpdateDatabase' }, state);
     case 'UpdateDatabase': {
       if (state.status !== 'live')
         throw notFound(`Database with name ${command.data.name} does not exist.`, 'Database not found');

@@ -10,6 +10,7 @@ import { decideDatabase } from './decider';
 import { validateConnection } from './engines';
 import { checkConnection } from '../integrations/drivers';
 import { keepMaskedSecrets } from '../shared/secrets';
+import { currentRequest } from '../shared/requestContext';
 import type { DatabaseView } from './schemas';
 
 type DatabaseRow = {
@@ -77,10 +78,39 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
     queryTimeoutMs: ctx.config.sqlTimeoutMs,
   });
 
-  /** Nothing is recorded for a database we cannot reach: the driver's own message says why. */
-  const requireReachable = async (engine: string, parameters: Record<string, unknown>) => {
+  /**
+   * Whether a connection with these parameters works. Unless DB_HOST_ALLOWLIST limits the hosts,
+   * a failure is reported without the driver's reason (it is logged with the request id): "port
+   * closed", "port open" and "that is a MySQL server" must read the same, or registering a
+   * database becomes a scanner of the internal network.
+   */
+  const tryConnection = async (
+    engine: string,
+    parameters: Record<string, unknown>,
+  ): Promise<{ ok: true } | { ok: false; detail: string }> => {
+    await ctx.config.dbHosts.check(String(parameters.host ?? ''));
     const result = await checkConnection(engine, parameters, driverOptions());
-    if (!result.ok) throw invalid(`Can't connect to db: ${result.message}`, 'Connection error');
+    if (result.ok) return result;
+    const where = `${String(parameters.host)}:${String(parameters.port ?? '(default port)')}`;
+    const requestId = currentRequest()?.requestId;
+    ctx.logger.warn(
+      { reqId: requestId, engine, host: parameters.host, port: parameters.port, reason: result.message },
+      'external database connection failed',
+    );
+    if (ctx.config.dbHosts.restricted) return { ok: false, detail: result.message };
+    return {
+      ok: false,
+      detail:
+        `could not connect to the ${engine} server at ${where} with these parameters. ` +
+        `Unreachable hosts, closed ports, wrong credentials and unknown databases are reported alike here; ` +
+        `the server log has the reason${requestId ? ` (request id ${requestId})` : ''}.`,
+    };
+  };
+
+  /** Nothing is recorded for a database we cannot reach. */
+  const requireReachable = async (engine: string, parameters: Record<string, unknown>) => {
+    const result = await tryConnection(engine, parameters);
+    if (!result.ok) throw invalid(`Can't connect to db: ${result.detail}`, 'Connection error');
   };
 
   const ensureNotProject = async (name: string) => {
@@ -89,11 +119,18 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
       throw conflict(`Project exists with this name: ${name}`, 'Name conflict');
   };
 
+  const refuseReservedName = (name: string) => {
+    if (systemDatabases.some((d) => d.name === nameKey(name)) || nameKey(name) === 'log')
+      throw conflict(`Database with name ${name} already exists.`, 'Name conflict');
+  };
+
   const create = async (input: { name: string; engine: string; parameters?: Record<string, unknown> }) => {
-    if (systemDatabases.some((d) => d.name === nameKey(input.name)) || nameKey(input.name) === 'log')
+    refuseReservedName(input.name);
+    // The name first, then the parameters (MindsDB's order; clients rely on the 409).
+    await ensureNotProject(input.name);
+    if (await findIntegration(input.name))
       throw conflict(`Database with name ${input.name} already exists.`, 'Name conflict');
     const parameters = validateConnection(input.engine, input.parameters);
-    await ensureNotProject(input.name);
     await requireReachable(input.engine, parameters);
     await runOn(input.name, {
       type: 'CreateDatabase',
@@ -128,11 +165,10 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
     requireIntegration,
     /** Checks parameters without saving anything (POST /api/databases/status). */
     checkStatus: async (engine: string, parameters: Record<string, unknown> | undefined) => {
-      const validated = validateConnection(engine, parameters);
-      const result = await checkConnection(engine, validated, driverOptions());
+      const result = await tryConnection(engine, validateConnection(engine, parameters));
       return result.ok
         ? { status: 'success' as const }
-        : { status: 'connection_error' as const, detail: result.message };
+        : { status: 'connection_error' as const, detail: result.detail };
     },
     /** Whether any database (system, project or integration) has this name. */
     exists: async (name: string) =>
@@ -184,7 +220,11 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
 
     create,
 
-    /** PUT semantics (MindsDB): update when it exists, otherwise create. */
+    /**
+     * PUT semantics (MindsDB): update when it exists, otherwise create. Decided on the stream's
+     * state at append time, so of concurrent PUTs of a new name one creates (201) and the others
+     * update it (200), as for skills and chatbots.
+     */
     upsert: async (
       name: string,
       input: { engine?: string; parameters?: Record<string, unknown> },
@@ -194,23 +234,29 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
       if (await projects.find(name))
         throw invalid(`${name} is a project; projects have no engine or parameters to change`, 'Error');
       const existing = await ctx.commands.load(databaseStream(name), databaseAggregate);
-      if (existing.state.status !== 'live') {
-        if (!input.engine)
-          throw invalid('database.engine is required to create a database', 'Invalid request');
-        const view = await create({ name, engine: input.engine, parameters: input.parameters });
-        return { created: true, view };
+      const live = existing.state.status === 'live' ? existing.state : undefined;
+      const engine = (input.engine ?? live?.engine)?.toLowerCase();
+      if (!engine) throw invalid('database.engine is required to create a database', 'Invalid request');
+      if (!live) {
+        refuseReservedName(name);
+        await ensureNotProject(name);
       }
-      const engine = input.engine?.toLowerCase() ?? existing.state.engine;
-      const requested = validateConnection(engine, input.parameters ?? existing.state.parameters);
+      const requested = validateConnection(engine, input.parameters ?? live?.parameters);
       // Check what will be stored: masked secrets echoed back mean the stored ones.
-      const parameters = keepMaskedSecrets(requested, existing.state.parameters);
+      const parameters = keepMaskedSecrets(requested, live?.parameters);
       await requireReachable(engine, parameters);
-      await runOn(name, {
-        type: 'UpdateDatabase',
-        data: { name, engine, parameters, expectedVersion },
-        metadata: { now: ctx.clock() },
-      });
-      return { created: false, view: (await findIntegration(name))! };
+      const outcome = await ctx.commands.run(databaseStream(name), databaseAggregate, (s) =>
+        decideDatabase(
+          {
+            type: 'PutDatabase',
+            data: { name, engine, parameters, expectedVersion },
+            metadata: { now: ctx.clock() },
+          },
+          s,
+        ),
+      );
+      await settled(ctx, outcome.lastPosition);
+      return { created: outcome.events[0]?.type === 'DatabaseCreated', view: (await findIntegration(name))! };
     },
 
     remove: async (name: string, expectedVersion?: bigint) => {

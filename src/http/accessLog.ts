@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { withRequest } from '../shared/requestContext';
 
 /**
  * One JSON line per finished request, tagged with a request id (the client's X-Request-Id, or a new
@@ -13,7 +14,9 @@ export const accessLog =
   (req, res, next) => {
     const id = (req.headers['x-request-id'] as string | undefined) || crypto.randomUUID();
     res.setHeader('X-Request-Id', id);
-    if (!logger.isLevelEnabled('info')) return next();
+    // Code deep in the call chain (a log line about a refused connection) can name the request.
+    const proceed = () => withRequest({ requestId: id, interface: 'rest' }, next);
+    if (!logger.isLevelEnabled('info')) return proceed();
     const started = process.hrtime.bigint();
     // 'close' fires for finished and for abandoned requests alike.
     res.once('close', () => {
@@ -30,5 +33,5 @@ export const accessLog =
         finished ? 'request completed' : 'request aborted by client',
       );
     });
-    next();
+    proceed();
   };

@@ -6,6 +6,8 @@ import { stripServerPaths } from './serverPaths';
 
 const statusOfKind: Record<ErrorKind, number> = {
   Invalid: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
   NotFound: 404,
   Conflict: 409,
   PreconditionFailed: 412,

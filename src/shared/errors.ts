@@ -4,6 +4,8 @@
  */
 export type ErrorKind =
   | 'Invalid'
+  | 'Unauthorized'
+  | 'Forbidden'
   | 'NotFound'
   | 'Conflict'
   | 'PreconditionFailed'
@@ -28,6 +30,11 @@ export class DomainError extends Error {
 
 export const invalid = (detail: string, title = 'Invalid request') =>
   new DomainError('Invalid', title, detail);
+/** The request needs credentials it does not carry (401). */
+export const unauthorized = (detail: string, title = 'Unauthorized') =>
+  new DomainError('Unauthorized', title, detail);
+/** The request is understood, and refused by policy (403). */
+export const forbidden = (detail: string, title = 'Forbidden') => new DomainError('Forbidden', title, detail);
 export const notFound = (detail: string, title = 'Not found') => new DomainError('NotFound', title, detail);
 export const conflict = (detail: string, title = 'Conflict') => new DomainError('Conflict', title, detail);
 export const preconditionFailed = (detail: string) =>

@@ -59,6 +59,9 @@ const fromDomain = (e: DomainError): SqlError => {
       return new SqlError(SqlErrorCode.Conflict, e.detail);
     case 'Unavailable':
       return new SqlError(SqlErrorCode.Busy, e.detail);
+    case 'Unauthorized':
+    case 'Forbidden':
+      return new SqlError(SqlErrorCode.Forbidden, e.detail);
     default:
       return new SqlError(SqlErrorCode.Invalid, e.detail);
   }

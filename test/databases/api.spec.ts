@@ -141,39 +141,37 @@ describe.each(storeKinds)('databases API on %s', (store) => {
     );
   });
 
-  it('checks the connection before recording anything: the driver says why it failed', async () => {
-    const refused = await t.http
-      .post('/api/databases')
-      .send({
-        database: { name: 'unreachable', engine: 'postgres', parameters: postgresParameters({ port: 1 }) },
-      })
-      .expect(400);
+  it('checks the connection before recording anything; why it failed reads the same for every reason', async () => {
+    const attempt = (id: string, parameters: Record<string, unknown>, engine = 'postgres') =>
+      t.http
+        .post('/api/databases')
+        .set('X-Request-Id', id)
+        .send({ database: { name: 'unreachable', engine, parameters } })
+        .expect(400);
+    const refused = await attempt('probe-a', postgresParameters({ port: 1 }));
+    const badDb = await attempt('probe-b', postgresParameters({ database: 'no_such_db_here' }));
+    const badMaria = await attempt('probe-c', mariadbParameters({ user: 'nobody_here' }), 'mariadb');
+    // A closed port, an unknown database and a wrong user must not be told apart by a client: that
+    // would make registration a scanner of the internal network.
+    const shapes = [refused, badDb, badMaria].map((r) =>
+      problemOf(r)
+        .detail.replace(/\(request id [^)]*\)/, '(request id)')
+        .replace(/ (postgres|mariadb) server at \S+/, ' server'),
+    );
+    expect(new Set(shapes).size).toBe(1);
     expect(problemOf(refused)).toMatchObject({
       title: 'Connection error',
-      detail: expect.stringMatching(/^Can't connect to db: .*ECONNREFUSED/),
+      detail: expect.stringMatching(
+        /^Can't connect to db: could not connect to the postgres server at 127\.0\.0\.1:1 .*request id probe-a\)\.$/,
+      ),
     });
-    const badDb = await t.http
-      .post('/api/databases')
-      .send({
-        database: {
-          name: 'unreachable',
-          engine: 'postgres',
-          parameters: postgresParameters({ database: 'no_such_db_here' }),
-        },
-      })
-      .expect(400);
-    expect(problemOf(badDb).detail).toMatch(/no_such_db_here/);
-    const badMaria = await t.http
-      .post('/api/databases')
-      .send({
-        database: {
-          name: 'unreachable',
-          engine: 'mariadb',
-          parameters: mariadbParameters({ user: 'nobody_here' }),
-        },
-      })
-      .expect(400);
-    expect(problemOf(badMaria).detail).toMatch(/Access denied/);
+    for (const r of [refused, badDb, badMaria])
+      expect(problemOf(r).detail).not.toMatch(/ECONNREFUSED|no_such_db_here|Access denied|nobody_here/);
+    // The reason is in the server log, under the request's id.
+    const logged = logLines.filter((l) => l.includes('external database connection failed'));
+    expect(logged.find((l) => l.includes('"reqId":"probe-a"')) ?? '').toMatch(/ECONNREFUSED/);
+    expect(logged.find((l) => l.includes('"reqId":"probe-b"')) ?? '').toMatch(/no_such_db_here/);
+    expect(logged.find((l) => l.includes('"reqId":"probe-c"')) ?? '').toMatch(/Access denied/);
     await t.http.get('/api/databases/unreachable').expect(404);
     const log = await t.http.get('/api/events?stream=database-unreachable').expect(200);
     expect(log.body.events).toEqual([]);
@@ -182,6 +180,41 @@ describe.each(storeKinds)('databases API on %s', (store) => {
       .send({ database: { parameters: postgresParameters({ port: 1 }) } })
       .expect(400);
     expect(problemOf(stale).title).toBe('Connection error');
+  });
+
+  it('checks the name before the parameters: an existing name is 409 even with incomplete parameters', async () => {
+    await t.http
+      .post('/api/databases')
+      .send({ database: { name: 'named_first', engine: 'postgres', parameters: postgresParameters() } })
+      .expect(201);
+    const clash = await t.http
+      .post('/api/databases')
+      .send({ database: { name: 'NAMED_FIRST', engine: 'postgres', parameters: { host: 'h' } } })
+      .expect(409);
+    expect(problemOf(clash).detail).toBe('Database with name NAMED_FIRST already exists.');
+  });
+
+  it('answers concurrent PUTs of a new name with one 201 and the rest 200, one creation in the log', async () => {
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        t.http
+          .put('/api/databases/raced_db')
+          .send({
+            database: {
+              engine: 'postgres',
+              parameters: postgresParameters({ sslmode: `disable`, note: `w${i}` }),
+            },
+          })
+          .then((r) => r.status),
+      ),
+    );
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(19);
+    const { events } = (await t.http.get('/api/events?stream=database-raced_db&limit=100').expect(200))
+      .body as {
+      events: { type: string }[];
+    };
+    expect(events.map((e) => e.type)).toEqual(['DatabaseCreated', ...Array(19).fill('DatabaseUpdated')]);
   });
 
   it('checks parameters without saving them (POST /api/databases/status)', async () => {
@@ -201,7 +234,7 @@ describe.each(storeKinds)('databases API on %s', (store) => {
       .expect(200);
     expect(failed.body).toEqual({
       status: 'connection_error',
-      detail: expect.stringMatching(/ECONNREFUSED/),
+      detail: expect.stringMatching(/^could not connect to the mariadb server at 127\.0\.0\.1:1 /),
     });
   });
 
@@ -230,5 +263,55 @@ describe.each(storeKinds)('databases API on %s', (store) => {
     expect(problemOf(await t.http.delete('/api/databases/my_maria').expect(404)).title).toBe(
       'Database not found',
     );
+  });
+});
+
+describe('databases API with DB_HOST_ALLOWLIST', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('sqlite', { DB_HOST_ALLOWLIST: 'localhost, 127.0.0.0/8, *.db.internal' });
+  });
+  afterAll(() => t.dispose());
+
+  it('refuses a host outside the list before connecting, and records nothing', async () => {
+    const refused = await t.http
+      .post('/api/databases')
+      .send({
+        database: {
+          name: 'outside',
+          engine: 'postgres',
+          parameters: postgresParameters({ host: '10.1.2.3' }),
+        },
+      })
+      .expect(403);
+    expect(problemOf(refused)).toMatchObject({
+      title: 'Host not allowed',
+      detail: "Host '10.1.2.3' is not in this server's allow-list of database hosts (DB_HOST_ALLOWLIST)",
+    });
+    const status = await t.http
+      .post('/api/databases/status')
+      .send({ engine: 'mysql', parameters: mariadbParameters({ host: 'db.example.com' }) })
+      .expect(403);
+    expect(problemOf(status).title).toBe('Host not allowed');
+    expect((await t.http.get('/api/events?stream=database-outside').expect(200)).body.events).toEqual([]);
+  });
+
+  it('admits listed hosts by address block and by name, and shows the reason a connection failed', async () => {
+    await t.http
+      .post('/api/databases')
+      .send({ database: { name: 'inside', engine: 'postgres', parameters: postgresParameters() } })
+      .expect(201);
+    const byName = await t.http
+      .post('/api/databases')
+      .send({
+        database: {
+          name: 'by_name',
+          engine: 'postgres',
+          parameters: postgresParameters({ host: 'localhost', port: 1 }),
+        },
+      })
+      .expect(400);
+    // Within the allow-list there is nothing to probe: the driver's reason helps the user.
+    expect(problemOf(byName).detail).toMatch(/^Can't connect to db: .*ECONNREFUSED/);
   });
 });
