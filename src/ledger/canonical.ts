@@ -1,0 +1,100 @@
+import { hashLeafText, type Hash } from './hashing';
+
+/**
+ * What the ledger needs of an event: `AnyRecordedEvent` (events/contract.ts) fits, and so does an
+ * event an auditor rebuilt from an export. Optional metadata that is absent is left out of the leaf.
+ */
+export type RecordedEventLike = {
+  readonly type: string;
+  readonly data: unknown;
+  readonly meta: {
+    readonly position: bigint;
+    readonly stream: string;
+    readonly streamPosition?: bigint;
+    readonly eventId?: string;
+    readonly recordedAt?: string;
+    readonly schemaVersion?: number;
+  };
+};
+
+type WithToJson = { toJSON: (key: string) => unknown };
+const hasToJson = (value: object): value is WithToJson =>
+  typeof (value as Partial<WithToJson>).toJSON === 'function';
+
+/**
+ * RFC 8785 (JCS) canonical JSON of the value JSON.stringify would store, plus bigints as decimal
+ * strings. Object keys are sorted by UTF-16 code units (JavaScript's default sort, as JCS says),
+ * strings and numbers are written as ECMAScript's JSON.stringify writes them (which is what JCS
+ * specifies), no whitespace. Where JSON.stringify drops a value (undefined, functions, symbols) or
+ * turns it into null (NaN, ±Infinity, undefined in an array), so does this: the leaf commits to what
+ * the store keeps. Returns undefined for a value JSON would omit.
+ */
+export const canonicalJson = (value: unknown): string | undefined => {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'bigint':
+      return `"${value.toString()}"`;
+    case 'object': {
+      if (value === null) return 'null';
+      if (hasToJson(value)) return canonicalJson(value.toJSON(''));
+      if (Array.isArray(value)) {
+        let out = '[';
+        for (let i = 0; i < value.length; i++) {
+          if (i > 0) out += ',';
+          out += canonicalJson(value[i]) ?? 'null';
+        }
+        return out + ']';
+      }
+      const record = value as Record<string, unknown>;
+      const keys = Object.keys(record).sort();
+      let out = '{';
+      let first = true;
+      for (const key of keys) {
+        const encoded = canonicalJson(record[key]);
+        if (encoded === undefined) continue;
+        out += (first ? '' : ',') + JSON.stringify(key) + ':' + encoded;
+        first = false;
+      }
+      return out + '}';
+    }
+    default:
+      return undefined;
+  }
+};
+
+/**
+ * The leaf of one event: canonical JSON of
+ * `{data, metadata: {eventId, recordedAt, schemaVersion, streamPosition}, position, stream, type}`
+ * with `position` and `streamPosition` as decimal strings. Keys are written here in their sorted
+ * order (the same bytes canonicalJson would give, without sorting five keys per event).
+ */
+export const leafText = (event: RecordedEventLike): string => {
+  const { meta } = event;
+  const data = canonicalJson(event.data);
+  let metadata = '{';
+  const field = (name: string, encoded: string) => {
+    metadata += (metadata.length > 1 ? ',' : '') + `"${name}":${encoded}`;
+  };
+  if (meta.eventId !== undefined) field('eventId', JSON.stringify(meta.eventId));
+  if (meta.recordedAt !== undefined) field('recordedAt', JSON.stringify(meta.recordedAt));
+  if (meta.schemaVersion !== undefined) field('schemaVersion', canonicalJson(meta.schemaVersion) ?? 'null');
+  if (meta.streamPosition !== undefined) field('streamPosition', `"${meta.streamPosition.toString()}"`);
+  metadata += '}';
+  return (
+    '{' +
+    (data === undefined ? '' : `"data":${data},`) +
+    `"metadata":${metadata},"position":"${meta.position.toString()}","stream":${JSON.stringify(meta.stream)},` +
+    `"type":${JSON.stringify(event.type)}}`
+  );
+};
+
+/** The UTF-8 bytes an auditor hashes for this event. */
+export const leafBytes = (event: RecordedEventLike): Buffer => Buffer.from(leafText(event), 'utf8');
+
+/** RFC 6962 leaf hash of the event: SHA-256(0x00 || leafBytes(event)). */
+export const eventLeafHash = (event: RecordedEventLike): Hash => hashLeafText(leafText(event));
