@@ -1,0 +1,109 @@
+import type { FinishReason, LlmErrorKind, Usage } from '../llm';
+import type { ToolKind } from './tools';
+
+export type RunLimits = {
+  /** Model calls that may request tools; then one more call, without tools, for the answer. */
+  readonly maxSteps: number;
+  /** The whole run, model calls and tools included. */
+  readonly timeoutMs: number;
+  /** Tool calls failing in a row before the run gives up. */
+  readonly maxConsecutiveToolErrors: number;
+  /** A tool result longer than this is cut before it goes to the model. */
+  readonly maxToolResultChars: number;
+};
+
+export const DEFAULT_RUN_LIMITS: RunLimits = {
+  maxSteps: 10,
+  timeoutMs: 300_000,
+  maxConsecutiveToolErrors: 3,
+  maxToolResultChars: 8_000,
+};
+
+/**
+ * Why a run ended without an answer. The LLM kinds come from the provider (see LlmError); `timeout`
+ * is also the run's own deadline; `aborted` is the caller's signal.
+ */
+export type RunFailureKind = LlmErrorKind | 'tool_errors' | 'max_steps' | 'empty_answer' | 'internal';
+
+export type ToolCallSummary = { readonly id: string; readonly name: string; readonly arguments: string };
+
+/**
+ * What `onEvent` receives, in this order for one run:
+ * run.started, then per step llm.request → llm.response → (tool.called → tool.result)*, and
+ * finally run.answered or run.failed. `step` counts model calls from 1. No event holds a key.
+ */
+export type AgentRunEvent =
+  | {
+      readonly type: 'run.started';
+      readonly model: string;
+      readonly question: string;
+      readonly historyMessages: number;
+      readonly tools: readonly string[];
+      readonly limits: RunLimits;
+      readonly stream: boolean;
+    }
+  | {
+      readonly type: 'llm.request';
+      readonly step: number;
+      readonly model: string;
+      readonly messageCount: number;
+      readonly tools: readonly string[];
+      /** `none` on the last call after max steps: the model must answer. */
+      readonly toolChoice: 'auto' | 'none' | null;
+    }
+  | {
+      readonly type: 'llm.response';
+      readonly step: number;
+      readonly finishReason: FinishReason;
+      readonly content: string | null;
+      readonly toolCalls: readonly ToolCallSummary[];
+      readonly usage: Usage | null;
+      readonly latencyMs: number;
+      readonly retries: number;
+    }
+  | {
+      readonly type: 'tool.called';
+      readonly step: number;
+      readonly callId: string;
+      readonly name: string;
+      /** `unknown` when the model named a tool the agent does not have. */
+      readonly kind: ToolKind | 'unknown';
+      /** The parsed arguments, or the raw text when it was not JSON. */
+      readonly args: unknown;
+    }
+  | {
+      readonly type: 'tool.result';
+      readonly step: number;
+      readonly callId: string;
+      readonly name: string;
+      readonly kind: ToolKind | 'unknown';
+      readonly ok: boolean;
+      /** When not ok: what the model was told. */
+      readonly error?: string;
+      /** When not ok: the guard refused the SQL (as opposed to it failing). */
+      readonly rejected?: boolean;
+      readonly sql?: string;
+      readonly rows?: number;
+      /** The result sent to the model was cut to `maxToolResultChars`. */
+      readonly truncated?: boolean;
+      readonly ms: number;
+    }
+  | {
+      readonly type: 'run.answered';
+      readonly answer: string;
+      readonly sql: readonly string[];
+      readonly context: readonly unknown[];
+      readonly steps: number;
+      readonly usage: Usage | null;
+      readonly ms: number;
+    }
+  | {
+      readonly type: 'run.failed';
+      readonly kind: RunFailureKind;
+      readonly message: string;
+      readonly steps: number;
+      readonly usage: Usage | null;
+      readonly ms: number;
+    };
+
+export type AgentRunEventType = AgentRunEvent['type'];

@@ -1,0 +1,326 @@
+import {
+  addUsage,
+  isLlmError,
+  type ChatMessage,
+  type ChatRequest,
+  type ChatResult,
+  type LlmClient,
+  type ToolCall,
+  type Usage,
+} from '../llm';
+import { DEFAULT_RUN_LIMITS, type AgentRunEvent, type RunFailureKind, type RunLimits } from './events';
+import { toJsonText, toolSpecs, ToolError, type AgentTool, type ToolKind } from './tools';
+
+export type RunAgentInput = {
+  readonly llm: LlmClient;
+  readonly model: string;
+  readonly systemPrompt: string;
+  /** Earlier turns, oldest first (see normalizeMessages). */
+  readonly history: readonly ChatMessage[];
+  readonly question: string;
+  readonly tools: readonly AgentTool[];
+  readonly limits?: Partial<RunLimits>;
+  /** Default 0: the same question over the same data should get the same answer. */
+  readonly temperature?: number;
+  readonly signal?: AbortSignal;
+  /** Each step, in order; awaited, so a recorder can persist it before the run goes on. */
+  readonly onEvent?: (event: AgentRunEvent) => void | Promise<void>;
+  /**
+   * Given: the model is called in streaming mode and answer text arrives here as it is produced.
+   * Text a model writes in a step that then calls tools is streamed too (rare with native tool
+   * calling); `step` tells the steps apart, and `run.answered` has the final text.
+   */
+  readonly onTextDelta?: (delta: { readonly step: number; readonly text: string }) => void;
+};
+
+export type AgentRunResult = {
+  readonly answer: string;
+  /** Queries that ran (successfully), in order. */
+  readonly sql: readonly string[];
+  /** Passages retrieved from knowledge bases. */
+  readonly context: readonly unknown[];
+  /** Model calls made. */
+  readonly steps: number;
+  readonly usage: Usage | null;
+};
+
+/** A run that ended without an answer; `run.failed` was emitted with the same kind and message. */
+export class AgentRunError extends Error {
+  constructor(
+    readonly kind: RunFailureKind,
+    message: string,
+    readonly steps: number,
+    readonly usage: Usage | null,
+    readonly sql: readonly string[],
+  ) {
+    super(message);
+    this.name = 'AgentRunError';
+  }
+}
+
+/** Thrown inside the loop; becomes an AgentRunError with the run's totals. */
+class Stop extends Error {
+  constructor(
+    readonly kind: RunFailureKind,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+class Interrupted extends Error {}
+
+/** A tool may ignore its signal; the run must not wait for it past the deadline. */
+const raceAbort = <T>(work: Promise<T>, signal: AbortSignal): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    if (signal.aborted) return reject(new Interrupted());
+    const onAbort = () => reject(new Interrupted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+
+/** Defaults for whatever is missing (an explicit `undefined` included). */
+const withDefaults = (given: Partial<RunLimits> | undefined): RunLimits => {
+  const pick = (key: keyof RunLimits) => {
+    const v = given?.[key];
+    return v !== undefined && Number.isFinite(v) && v > 0 ? v : DEFAULT_RUN_LIMITS[key];
+  };
+  return {
+    maxSteps: pick('maxSteps'),
+    timeoutMs: pick('timeoutMs'),
+    maxConsecutiveToolErrors: pick('maxConsecutiveToolErrors'),
+    maxToolResultChars: pick('maxToolResultChars'),
+  };
+};
+
+const truncate = (text: string, max: number) =>
+  text.length <= max
+    ? { text, truncated: false }
+    : { text: `${text.slice(0, max)}\n…[cut: ${text.length - max} more characters]`, truncated: true };
+
+const errorContent = (message: string) => toJsonText({ error: message.slice(0, 2_000) });
+
+const FINAL_ANSWER_NOTE = (maxSteps: number) =>
+  `You have used the ${maxSteps} tool steps this question allows. Do not call tools any more: answer the user's question now with what you found, and say what is missing if you could not find everything.`;
+
+/**
+ * The agent loop with native tool calling: call the model, run the tools it asks for, feed the
+ * results back, until it answers. Bounded by steps (then one forced answer, as LangChain's
+ * `early_stopping_method="generate"`), a deadline, the caller's signal and consecutive tool errors.
+ * No persistence, no HTTP: the caller records `onEvent` and serves the result.
+ */
+export const runAgent = async (input: RunAgentInput): Promise<AgentRunResult> => {
+  const limits = withDefaults(input.limits);
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), limits.timeoutMs);
+  const signal = input.signal ? AbortSignal.any([input.signal, deadline.signal]) : deadline.signal;
+  const byName = new Map(input.tools.map((t) => [t.name, t]));
+  const specs = toolSpecs(input.tools);
+  const toolNames = input.tools.map((t) => t.name);
+  const streaming = input.onTextDelta !== undefined;
+
+  let steps = 0;
+  let usage: Usage | null = null;
+  const sql: string[] = [];
+  const context: unknown[] = [];
+  let sinkFailed = false;
+  const emit = async (event: AgentRunEvent) => {
+    try {
+      await input.onEvent?.(event);
+    } catch (error) {
+      sinkFailed = true;
+      throw error;
+    }
+  };
+
+  const callModel = async (request: ChatRequest, step: number): Promise<ChatResult> => {
+    if (!streaming) return input.llm.chat(request);
+    for await (const event of input.llm.chatStream(request)) {
+      if (event.type === 'text') input.onTextDelta?.({ step, text: event.delta });
+      if (event.type === 'done') return event;
+    }
+    throw new Stop('provider_error', 'the provider stream ended without an answer');
+  };
+
+  const runTool = async (call: ToolCall, step: number): Promise<{ content: string; ok: boolean }> => {
+    const tool = byName.get(call.name);
+    const kind: ToolKind | 'unknown' = tool?.kind ?? 'unknown';
+    let args: unknown;
+    let argsError: string | undefined;
+    try {
+      args = call.arguments.trim() === '' ? {} : (JSON.parse(call.arguments) as unknown);
+    } catch (error) {
+      args = call.arguments;
+      argsError = `the arguments of ${call.name} are not valid JSON (${error instanceof Error ? error.message : 'parse error'}); send one JSON object matching the tool's schema`;
+    }
+    await emit({ type: 'tool.called', step, callId: call.id, name: call.name, kind, args });
+    const t0 = performance.now();
+    const fail = async (message: string, details: { rejected?: boolean; sql?: string } = {}) => {
+      await emit({
+        type: 'tool.result',
+        step,
+        callId: call.id,
+        name: call.name,
+        kind,
+        ok: false,
+        error: message,
+        ...(details.rejected ? { rejected: true } : {}),
+        ...(details.sql !== undefined ? { sql: details.sql } : {}),
+        ms: Math.round(performance.now() - t0),
+      });
+      return { content: errorContent(message), ok: false };
+    };
+    if (!tool)
+      return fail(`there is no tool named "${call.name}"; the tools are: ${toolNames.join(', ') || 'none'}`);
+    if (argsError) return fail(argsError);
+    try {
+      const outcome = await raceAbort(
+        tool.invoke(args, { signal, maxResultChars: limits.maxToolResultChars }),
+        signal,
+      );
+      const raw = typeof outcome.content === 'string' ? outcome.content : toJsonText(outcome.content);
+      const { text, truncated } = truncate(raw, limits.maxToolResultChars);
+      if (outcome.sql !== undefined) sql.push(outcome.sql);
+      if (outcome.context) context.push(...outcome.context);
+      await emit({
+        type: 'tool.result',
+        step,
+        callId: call.id,
+        name: call.name,
+        kind,
+        ok: true,
+        ...(outcome.sql !== undefined ? { sql: outcome.sql } : {}),
+        ...(outcome.rows !== undefined ? { rows: outcome.rows } : {}),
+        ...(truncated ? { truncated } : {}),
+        ms: Math.round(performance.now() - t0),
+      });
+      return { content: text, ok: true };
+    } catch (error) {
+      if (error instanceof Interrupted || signal.aborted) throw error;
+      if (error instanceof ToolError) return fail(error.message, error.details);
+      return fail(error instanceof Error ? error.message : String(error));
+    }
+  };
+
+  const loop = async (): Promise<string> => {
+    const messages: ChatMessage[] = [
+      { role: 'system', content: input.systemPrompt },
+      ...input.history,
+      { role: 'user', content: input.question },
+    ];
+    let consecutiveErrors = 0;
+    for (;;) {
+      const final = steps >= limits.maxSteps;
+      if (final) messages.push({ role: 'system', content: FINAL_ANSWER_NOTE(limits.maxSteps) });
+      const step = ++steps;
+      const toolChoice = specs.length ? (final ? 'none' : 'auto') : null;
+      await emit({
+        type: 'llm.request',
+        step,
+        model: input.model,
+        messageCount: messages.length,
+        tools: toolNames,
+        toolChoice,
+      });
+      const result = await callModel(
+        {
+          model: input.model,
+          messages: [...messages],
+          ...(toolChoice ? { tools: specs, toolChoice } : {}),
+          temperature: input.temperature ?? 0,
+          signal,
+        },
+        step,
+      );
+      usage = addUsage(usage, result.usage);
+      const calls = result.message.toolCalls ?? [];
+      await emit({
+        type: 'llm.response',
+        step,
+        finishReason: result.finishReason,
+        content: result.message.content,
+        toolCalls: calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
+        usage: result.usage,
+        latencyMs: Math.round(result.latencyMs),
+        retries: result.retries,
+      });
+      const content = result.message.content ?? '';
+      if (calls.length === 0 || final) {
+        if (content.trim()) return content;
+        if (final && calls.length)
+          throw new Stop(
+            'max_steps',
+            `the agent was still calling tools after ${limits.maxSteps} steps and gave no answer`,
+          );
+        throw new Stop(
+          'empty_answer',
+          `the model returned neither an answer nor a tool call (finish reason: ${result.finishReason})`,
+        );
+      }
+      messages.push(result.message);
+      for (const call of calls) {
+        const { content: toolContent, ok } = await runTool(call, step);
+        messages.push({ role: 'tool', toolCallId: call.id, content: toolContent });
+        consecutiveErrors = ok ? 0 : consecutiveErrors + 1;
+        if (consecutiveErrors >= limits.maxConsecutiveToolErrors) {
+          const last = JSON.parse(toolContent) as { error?: string };
+          throw new Stop(
+            'tool_errors',
+            `${consecutiveErrors} tool calls failed in a row; the last: ${last.error ?? 'unknown error'}`,
+          );
+        }
+      }
+    }
+  };
+
+  const failureOf = (error: unknown): Stop => {
+    if (deadline.signal.aborted && !input.signal?.aborted)
+      return new Stop('timeout', `the agent did not answer within ${limits.timeoutMs / 1000} s`);
+    if (input.signal?.aborted) return new Stop('aborted', 'the run was cancelled');
+    if (error instanceof Stop) return error;
+    if (isLlmError(error)) return new Stop(error.kind, error.message);
+    return new Stop('internal', error instanceof Error ? error.message : String(error));
+  };
+
+  try {
+    await emit({
+      type: 'run.started',
+      model: input.model,
+      question: input.question,
+      historyMessages: input.history.length,
+      tools: toolNames,
+      limits,
+      stream: streaming,
+    });
+    const answer = await loop();
+    await emit({
+      type: 'run.answered',
+      answer,
+      sql: [...sql],
+      context: [...context],
+      steps,
+      usage,
+      ms: elapsed(),
+    });
+    return { answer, sql, context, steps, usage };
+  } catch (error) {
+    // A recorder that cannot record must not be asked to record the failure too.
+    if (sinkFailed) throw error;
+    const stop = failureOf(error);
+    await emit({ type: 'run.failed', kind: stop.kind, message: stop.message, steps, usage, ms: elapsed() });
+    throw new AgentRunError(stop.kind, stop.message, steps, usage, sql);
+  } finally {
+    clearTimeout(timer);
+  }
+};
