@@ -71,11 +71,11 @@ const safeBaseUrl = (raw: string) => {
 
 /** The innermost `code` of an error's cause chain (undici wraps ECONNREFUSED twice). */
 const causeCode = (error: unknown): string | undefined => {
+  // Not `instanceof Error`: fetch's errors may come from another realm (jest's VM contexts).
   let current: unknown = error;
-  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
-    const code = (current as Error & { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = current.cause;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    if ('code' in current && typeof current.code === 'string') return current.code;
+    current = 'cause' in current ? current.cause : undefined;
   }
   return undefined;
 };
@@ -153,7 +153,10 @@ export const createLlmClient = (settings: LlmSettings, options: LlmClientOptions
         status,
       );
     }
-    const reason = error instanceof Error ? providerDetail(error.message, secrets) : 'unknown error';
+    const reason =
+      typeof error === 'object' && error !== null && 'message' in error
+        ? providerDetail(String(error.message), secrets)
+        : 'unknown error';
     return new LlmError('provider_error', `the provider's answer was cut off or malformed (${reason})`);
   };
 
@@ -177,6 +180,13 @@ export const createLlmClient = (settings: LlmSettings, options: LlmClientOptions
       signal: caller ? AbortSignal.any([caller, deadline.signal]) : deadline.signal,
       restart,
       done: () => clearTimeout(timer),
+      /** The SDK ends a stream quietly when its signal fires: this says why it ended, if it was us. */
+      interruption: (): LlmError | undefined =>
+        timedOut
+          ? new LlmError('timeout', `the provider did not answer within ${requestTimeoutMs} ms`)
+          : caller?.aborted
+            ? new LlmError('aborted', 'the request was cancelled')
+            : undefined,
       fail: (error: unknown, model: string | undefined): LlmError => {
         clearTimeout(timer);
         if (timedOut)
@@ -267,6 +277,8 @@ export const createLlmClient = (settings: LlmSettings, options: LlmClientOptions
     } finally {
       attempt.done();
     }
+    const interrupted = attempt.interruption();
+    if (interrupted) throw interrupted;
     if (!acc.finished())
       throw new LlmError('provider_error', 'the provider closed the stream before the answer was complete');
     yield {

@@ -77,6 +77,7 @@ export type RecordedRequest = {
   readonly seq: number;
   readonly method: string;
   readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: unknown;
 };
@@ -226,6 +227,8 @@ export type FakeOpenAiOptions = {
   /** When set, any other `Authorization: Bearer` key gets OpenAI's 401. */
   readonly apiKeys?: readonly string[];
   readonly embeddingDimensions?: number;
+  /** `base64`: answer base64 whatever the request asked (some servers ignore `encoding_format`). */
+  readonly embeddingEncoding?: 'as_requested' | 'base64';
   readonly models?: readonly string[];
 };
 
@@ -384,7 +387,8 @@ export const startFakeOpenAi = async (options: FakeOpenAiOptions = {}) => {
         return false;
       }
       if (res.destroyed) return false;
-      res.write(`data: ${payload}\n\n`);
+      // Flushed before going on, so a cut that follows loses nothing already "sent".
+      await new Promise<void>((resolve) => res.write(`data: ${payload}\n\n`, () => resolve()));
       written++;
       if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
       return true;
@@ -425,7 +429,7 @@ export const startFakeOpenAi = async (options: FakeOpenAiOptions = {}) => {
     if (failure?.type === 'error') return sendError(res, failure);
     const input = typeof body.input === 'string' ? [body.input] : Array.isArray(body.input) ? body.input : [];
     const dims = typeof body.dimensions === 'number' ? body.dimensions : (options.embeddingDimensions ?? 64);
-    const base64 = body.encoding_format === 'base64';
+    const base64 = body.encoding_format === 'base64' || options.embeddingEncoding === 'base64';
     const data = input.map((item, index) => {
       const vector = fakeEmbedding(typeof item === 'string' ? item : JSON.stringify(item), dims);
       return {
@@ -471,7 +475,8 @@ export const startFakeOpenAi = async (options: FakeOpenAiOptions = {}) => {
   const server = http.createServer((req, res) => {
     void (async () => {
       const raw = await readBody(req);
-      const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
+      const url = new URL(req.url ?? '/', 'http://fake');
+      const path = url.pathname.replace(/\/+$/, '');
       let body: unknown = undefined;
       try {
         body = raw ? JSON.parse(raw) : undefined;
@@ -492,7 +497,14 @@ export const startFakeOpenAi = async (options: FakeOpenAiOptions = {}) => {
       }
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = String(v);
-      requests.push({ seq: ++seq, method: req.method ?? 'GET', path, headers, body });
+      requests.push({
+        seq: ++seq,
+        method: req.method ?? 'GET',
+        path,
+        query: Object.fromEntries(url.searchParams),
+        headers,
+        body,
+      });
 
       if (options.apiKeys) {
         const key = (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
