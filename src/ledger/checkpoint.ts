@@ -100,6 +100,8 @@ export const openSignedNote = (note: string): { text: string; signatures: NoteSi
     const match = SIGNATURE_LINE.exec(line);
     if (!match) throw new CheckpointFormatError(`Not a signature line: ${JSON.stringify(line)}`);
     const bytes = Buffer.from(match[2]!, 'base64');
+    // Node's decoder ignores stray bits in the last character: only the canonical encoding is accepted.
+    if (bytes.toString('base64') !== match[2]) throw new CheckpointFormatError('A signature is not canonical base64');
     if (bytes.length < 5) throw new CheckpointFormatError('A signature holds a key ID and a signature');
     return { keyName: match[1]!, keyId: bytes.subarray(0, 4), signature: bytes.subarray(4) };
   });
