@@ -56,7 +56,7 @@ export type AgentTool = {
 
 const jsonSchemaOf = (schema: z.ZodType): Record<string, unknown> => {
   // Some providers (Gemini's compatibility layer) refuse the `$schema` key.
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'output' }) as Record<string, unknown>;
   return rest;
 };
 

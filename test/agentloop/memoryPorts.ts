@@ -22,7 +22,8 @@ export const memorySqlPort = (
   tables: Readonly<Record<string, MemoryTable>>,
   answers: Readonly<Record<string, QueryRows>>,
 ) => {
-  const calls: { op: 'listTables' | 'describe' | 'query'; scope: SqlScope; arg?: unknown; limit?: number }[] = [];
+  const calls: { op: 'listTables' | 'describe' | 'query'; scope: SqlScope; arg?: unknown; limit?: number }[] =
+    [];
   const normalise = (sql: string) => sql.replace(/\s+/g, ' ').replace(/;$/, '').trim().toLowerCase();
   const port: SqlToolPort = {
     listTables: async (scope) => {

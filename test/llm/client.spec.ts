@@ -1,6 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLlmClient, LlmError, type ChatStreamEvent, type LlmClientOptions, type LlmSettings } from '../../src/llm';
+import {
+  createLlmClient,
+  LlmError,
+  type ChatStreamEvent,
+  type LlmClientOptions,
+  type LlmSettings,
+} from '../../src/llm';
 import { fakeEmbedding, fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 
 const KEY = 'sk-test-0123456789abcdefXYZ';
@@ -130,7 +136,9 @@ describe('LLM client over the OpenAI protocol (fake provider on a real socket)',
     const done = events[events.length - 1];
     if (done?.type !== 'done') throw new Error('no done event');
     expect(done.finishReason).toBe('tool_calls');
-    expect(done.message.toolCalls?.map((c) => ({ ...c, arguments: JSON.parse(c.arguments) as unknown }))).toEqual([
+    expect(
+      done.message.toolCalls?.map((c) => ({ ...c, arguments: JSON.parse(c.arguments) as unknown })),
+    ).toEqual([
       { id: 'call_1', name: 'sql_db_query', arguments: args },
       { id: 'call_2', name: 'sql_db_schema', arguments: { tables: ['orders', 'customers'] } },
     ]);
@@ -254,15 +262,17 @@ describe('LLM client over the OpenAI protocol (fake provider on a real socket)',
     const llm = createLlmClient(settingsFor(fake), fast);
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
-    expect((await failure(llm.chat({ model: 'fake-model', messages: question, signal: controller.signal }))).kind).toBe(
-      'aborted',
-    );
+    expect(
+      (await failure(llm.chat({ model: 'fake-model', messages: question, signal: controller.signal }))).kind,
+    ).toBe('aborted');
 
     fake.enqueue(fakeReply.rateLimited(30));
     const waiting = createLlmClient(settingsFor(fake), { retry: { maxRetryAfterMs: 60_000 } });
     const second = new AbortController();
     setTimeout(() => second.abort(), 50);
-    const error = await failure(waiting.chat({ model: 'fake-model', messages: question, signal: second.signal }));
+    const error = await failure(
+      waiting.chat({ model: 'fake-model', messages: question, signal: second.signal }),
+    );
     expect(error.kind).toBe('aborted');
   });
 
@@ -324,7 +334,10 @@ describe('LLM client over the OpenAI protocol (fake provider on a real socket)',
 
   it('talks to Azure-style gateways with an api-key header and the api-version', async () => {
     fake.enqueue(fakeReply.text('hello from azure'));
-    const llm = createLlmClient(settingsFor(fake, { provider: 'azure_openai', apiVersion: '2024-10-21' }), fast);
+    const llm = createLlmClient(
+      settingsFor(fake, { provider: 'azure_openai', apiVersion: '2024-10-21' }),
+      fast,
+    );
 
     await llm.chat({ model: 'fake-model', messages: question });
 
