@@ -1,0 +1,10 @@
+export { startMysqlServer, type MysqlServer, type MysqlServerOptions } from './server';
+export type {
+  Authenticator,
+  ServerLogger,
+  SqlAnswer,
+  SqlContext,
+  SqlEngine,
+  StreamAnswer,
+  TableStream,
+} from './port';

@@ -1,0 +1,77 @@
+/**
+ * What the MySQL front door needs from the SQL engine: the HTTP endpoint's `execute`, and
+ * optionally a streaming variant for large results. The server imports nothing else of src/sql;
+ * the composition root adapts the engine to this port.
+ */
+
+export type SqlContext = { db?: string; [key: string]: unknown };
+
+export type TableAnswer = {
+  type: 'table';
+  column_names: string[];
+  /** DuckDB type names (`BIGINT`, `DECIMAL(10,2)`, `TIMESTAMP WITH TIME ZONE`, `INTEGER[]`, …). */
+  column_types: string[];
+  /** JSON-ready cells, as the HTTP endpoint answers them (see the README's "Values"). */
+  data: unknown[][];
+  /** Present when the engine cut the answer at its row or size limit. */
+  truncated?: true;
+};
+export type OkAnswer = { type: 'ok'; affected_rows?: number | null };
+export type ErrorAnswer = { type: 'error'; error_code: number; error_message: string };
+export type SqlAnswer = (TableAnswer | OkAnswer | ErrorAnswer) & { context: SqlContext };
+
+/**
+ * A table read as it is produced: the columns first, then chunks of rows. The server writes each
+ * chunk to the client before it asks for the next (so a slow client slows the reading, and memory
+ * holds one chunk), and stops asking when the client leaves or its row limit is reached (it then
+ * calls `return()` on the iterator: the engine must release the query there).
+ */
+export type TableStream = {
+  type: 'table';
+  column_names: string[];
+  column_types: string[];
+  rows: AsyncIterable<unknown[][]>;
+  /** Read once `rows` is done: whether the engine cut the result at its own limit. */
+  truncated(): boolean;
+  context: SqlContext;
+};
+export type StreamAnswer = TableStream | ((OkAnswer | ErrorAnswer) & { context: SqlContext });
+
+/** An error a `rows` iterator throws mid-result carries the code the client is sent (1105 if none). */
+export type EngineRowError = { error_code?: number; message?: string };
+
+export interface SqlEngine {
+  /** Runs one statement. `signal` aborts it (the client left, or KILL QUERY). Never throws for SQL errors. */
+  execute(
+    query: string,
+    context: SqlContext,
+    params: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<SqlAnswer>;
+  /** When present, used for every statement the engine answers: large results never sit whole in memory. */
+  stream?(
+    query: string,
+    context: SqlContext,
+    params: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<StreamAnswer>;
+}
+
+/**
+ * Configured credentials. With none, any user and password connect. `verify` checks a password
+ * given in clear (caching_sha2_password's full authentication, over TLS or RSA-encrypted);
+ * `passwordOf`, when the credentials are kept in clear, also lets mysql_native_password and
+ * caching_sha2_password's fast path check a scramble without the password ever being sent.
+ */
+export interface Authenticator {
+  verify(user: string, password: string): boolean | Promise<boolean>;
+  passwordOf?(user: string): string | undefined | Promise<string | undefined>;
+}
+
+/** The log calls the server makes (pino's Logger fits). */
+export interface ServerLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+  debug(obj: object, msg?: string): void;
+}

@@ -1,0 +1,180 @@
+import crypto from 'node:crypto';
+import type { Authenticator } from '../port';
+import { Capability } from './constants';
+import type { Packet, PacketWriter } from './framing';
+import { authMoreData, authSwitchRequest, type HandshakeResponse } from './packets';
+
+export const NATIVE = 'mysql_native_password';
+export const CACHING_SHA2 = 'caching_sha2_password';
+export type AuthPlugin = typeof NATIVE | typeof CACHING_SHA2;
+
+/** caching_sha2_password's one-byte messages after 0x01. */
+const FAST_AUTH_SUCCESS = Buffer.from([0x03]);
+const PERFORM_FULL_AUTHENTICATION = Buffer.from([0x04]);
+const REQUEST_PUBLIC_KEY = 0x02;
+
+/** 20 random printable bytes (no NUL, which would end the string in some clients). */
+export const makeNonce = () => {
+  const bytes = crypto.randomBytes(20);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = 0x21 + (bytes[i]! % 94);
+  return bytes;
+};
+
+const sha1 = (...parts: Buffer[]) => crypto.createHash('sha1').update(Buffer.concat(parts)).digest();
+const sha256 = (...parts: Buffer[]) => crypto.createHash('sha256').update(Buffer.concat(parts)).digest();
+const xor = (a: Buffer, b: Buffer) => Buffer.from(a.map((v, i) => v ^ b[i % b.length]!));
+const sameBytes = (a: Buffer, b: Buffer) => a.length === b.length && crypto.timingSafeEqual(a, b);
+
+/** mysql_native_password: SHA1(pw) XOR SHA1(nonce + SHA1(SHA1(pw))); empty for an empty password. */
+export const nativeToken = (password: string, nonce: Buffer) => {
+  if (!password) return Buffer.alloc(0);
+  const stage1 = sha1(Buffer.from(password, 'utf8'));
+  return xor(stage1, sha1(nonce, sha1(stage1)));
+};
+
+/** What caching_sha2_password keeps per user: SHA256(SHA256(pw)). */
+export const sha2Digest = (password: string) => sha256(sha256(Buffer.from(password, 'utf8')));
+
+/** The fast path: the token is SHA256(pw) XOR SHA256(SHA256(SHA256(pw)) + nonce); checked against the digest. */
+export const sha2FastMatches = (token: Buffer, digest: Buffer, nonce: Buffer) => {
+  if (token.length !== 32) return false;
+  const stage1 = xor(token, sha256(digest, nonce));
+  return sameBytes(sha256(stage1), digest);
+};
+
+/** An RSA-encrypted password: OAEP (SHA-1) over (password + NUL) XOR the nonce, repeated. */
+export const decryptPassword = (encrypted: Buffer, privateKey: crypto.KeyObject, nonce: Buffer) => {
+  const plain = crypto.privateDecrypt(
+    { key: privateKey, padding: crypto.constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha1' },
+    encrypted,
+  );
+  return nulTerminated(xor(plain, nonce));
+};
+
+const nulTerminated = (b: Buffer) => {
+  const end = b.indexOf(0);
+  return b.subarray(0, end < 0 ? b.length : end).toString('utf8');
+};
+
+export type RsaKeys = { publicKeyPem: string; privateKey: crypto.KeyObject };
+
+/** The server's RSA pair for caching_sha2_password over plain TCP: made once, when a client first asks. */
+export const lazyRsaKeys = (): (() => Promise<RsaKeys>) => {
+  let made: Promise<RsaKeys> | undefined;
+  return () =>
+    (made ??= new Promise((resolve, reject) =>
+      crypto.generateKeyPair('rsa', { modulusLength: 2048 }, (err, publicKey, privateKey) => {
+        if (err) reject(err);
+        else
+          resolve({ publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(), privateKey });
+      }),
+    ));
+};
+
+/** The packets of the authentication exchange, as the connection provides them. */
+export interface AuthChannel {
+  readonly writer: PacketWriter;
+  readonly secure: boolean;
+  /** Writes what is in the writer and returns the client's next packet (null: it left). */
+  send(): Promise<Packet | null>;
+}
+
+export type AuthResult = { ok: true } | { ok: false; message: string };
+
+export type AuthOptions = {
+  authenticator: Authenticator | undefined;
+  rsaKeys: () => Promise<RsaKeys>;
+  /** caching_sha2_password's cache: a user's digest after a full authentication succeeded. */
+  sha2Cache: Map<string, Buffer>;
+  defaultPlugin: AuthPlugin;
+};
+
+const denied = (response: HandshakeResponse, host: string): AuthResult => ({
+  ok: false,
+  message: `Access denied for user '${response.user}'@'${host}' (using password: ${response.authResponse.length > 0 ? 'YES' : 'NO'})`,
+});
+
+/**
+ * Authenticates the client whose handshake response this is, switching plugin where needed:
+ * an unknown plugin is switched to the default one; mysql_native_password to
+ * caching_sha2_password when the configured credentials are not kept in clear. caching_sha2's
+ * fast path needs the user's digest (cached after a full authentication, or from clear
+ * credentials); otherwise the full authentication takes the password over TLS, or RSA-encrypted
+ * with the server's public key (which the client asks for) over plain TCP.
+ */
+export const authenticate = async (
+  channel: AuthChannel,
+  response: HandshakeResponse,
+  nonce: Buffer,
+  host: string,
+  o: AuthOptions,
+): Promise<AuthResult> => {
+  let plugin: string = response.capabilities & Capability.PLUGIN_AUTH ? (response.plugin ?? NATIVE) : NATIVE;
+  let token = response.authResponse;
+  const switchTo = async (next: AuthPlugin) => {
+    authSwitchRequest(channel.writer, next, nonce);
+    const answer = await channel.send();
+    if (!answer) return false;
+    plugin = next;
+    token = answer.payload;
+    return true;
+  };
+  if (plugin !== NATIVE && plugin !== CACHING_SHA2 && !(await switchTo(o.defaultPlugin)))
+    return { ok: false, message: 'the client left during authentication' };
+
+  const auth = o.authenticator;
+  if (!auth) {
+    // Authentication is off: any user and password connect.
+    if (plugin === CACHING_SHA2) authMoreData(channel.writer, FAST_AUTH_SUCCESS);
+    return { ok: true };
+  }
+  const clear = auth.passwordOf ? await auth.passwordOf(response.user) : undefined;
+  if (plugin === NATIVE) {
+    if (auth.passwordOf) {
+      return clear !== undefined && sameBytes(token, nativeToken(clear, nonce))
+        ? { ok: true }
+        : denied(response, host);
+    }
+    if (!(await switchTo(CACHING_SHA2)))
+      return { ok: false, message: 'the client left during authentication' };
+  }
+
+  // caching_sha2_password
+  const digest = o.sha2Cache.get(response.user) ?? (clear !== undefined ? sha2Digest(clear) : undefined);
+  if (token.length === 0) {
+    // An empty password sends no token.
+    if (await auth.verify(response.user, '')) {
+      authMoreData(channel.writer, FAST_AUTH_SUCCESS);
+      return { ok: true };
+    }
+    return denied(response, host);
+  }
+  if (digest && sha2FastMatches(token, digest, nonce)) {
+    authMoreData(channel.writer, FAST_AUTH_SUCCESS);
+    return { ok: true };
+  }
+  authMoreData(channel.writer, PERFORM_FULL_AUTHENTICATION);
+  let answer = await channel.send();
+  if (!answer) return { ok: false, message: 'the client left during authentication' };
+  let password: string;
+  if (channel.secure) password = nulTerminated(answer.payload);
+  else if (answer.payload.length === 1 && answer.payload[0] === REQUEST_PUBLIC_KEY) {
+    const keys = await o.rsaKeys();
+    authMoreData(channel.writer, Buffer.from(keys.publicKeyPem, 'utf8'));
+    answer = await channel.send();
+    if (!answer) return { ok: false, message: 'the client left during authentication' };
+    try {
+      password = decryptPassword(answer.payload, keys.privateKey, nonce);
+    } catch {
+      return denied(response, host);
+    }
+  } else
+    return {
+      ok: false,
+      message:
+        "caching_sha2_password needs a secure channel for this login: connect with TLS, or let the client ask for the server's RSA public key (mysql: --get-server-public-key; Connector/J: allowPublicKeyRetrieval=true)",
+    };
+  if (!(await auth.verify(response.user, password))) return denied(response, host);
+  o.sha2Cache.set(response.user, sha2Digest(password));
+  return { ok: true };
+};

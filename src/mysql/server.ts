@@ -1,0 +1,127 @@
+import net from 'node:net';
+import os from 'node:os';
+import tls from 'node:tls';
+import { MysqlConnection } from './connection';
+import type { Authenticator, ServerLogger, SqlEngine } from './port';
+import { CACHING_SHA2, lazyRsaKeys, NATIVE, type AuthPlugin, type RsaKeys } from './protocol/auth';
+import type { ServerView } from './session/session';
+import type { ServerFacts } from './session/variables';
+
+export type MysqlServerOptions = {
+  engine: SqlEngine;
+  host: string;
+  /** 0: any free port (the answer says which). */
+  port: number;
+  logger: ServerLogger;
+  /** PEM certificate chain and private key: clients may then switch to TLS (CLIENT_SSL). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** Configured credentials; without, any user and password connect. */
+  auth?: Authenticator;
+  /** Rows a streamed result carries at most (the engine's `execute` cuts its own answers). */
+  maxRows?: number;
+  /** Greeting's and @@version's server version; clients read features from it (8.0 and later: MySQL 8). */
+  serverVersion?: string;
+  versionComment?: string;
+  /** Where bare names resolve before a USE (the engine's default database). */
+  defaultDatabase?: string;
+  /** The plugin the greeting proposes; clients may answer with the other one. */
+  defaultAuthPlugin?: AuthPlugin;
+  /** The RSA pair caching_sha2_password hands out over plain TCP; made at first need if absent. */
+  rsaKeys?: RsaKeys;
+};
+
+export type MysqlServer = {
+  /** The port it listens on. */
+  readonly port: number;
+  /** Open connections (for status and tests). */
+  connections(): number;
+  /**
+   * Stops accepting, ends idle connections, lets running statements finish for `graceMs`, then
+   * interrupts them (their clients get error 1317) and ends every connection.
+   */
+  close(graceMs: number): Promise<void>;
+};
+
+/** How long interrupted statements get to send their error before their connections are cut. */
+const INTERRUPT_SETTLE_MS = 1000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+/** Listens for MySQL clients and serves the SQL engine to them. */
+export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServer> => {
+  const connections = new Map<number, MysqlConnection>();
+  let nextId = 1;
+  const view: ServerView = {
+    processes: () => [...connections.values()].map((c) => c.processRow()),
+    kill: (id, scope) => {
+      const target = connections.get(id);
+      if (!target) return false;
+      target.interrupt('killed');
+      if (scope === 'connection') target.destroy();
+      return true;
+    },
+  };
+  const secureContext = o.tls ? tls.createSecureContext({ cert: o.tls.cert, key: o.tls.key }) : undefined;
+  const defaultPlugin = o.defaultAuthPlugin ?? (o.auth && !o.auth.passwordOf ? CACHING_SHA2 : NATIVE);
+  const facts: ServerFacts = {
+    serverVersion: o.serverVersion ?? '8.0.17-mindledger',
+    versionComment: o.versionComment ?? 'mindledger (MindsDB-compatible)',
+    port: o.port,
+    hostname: os.hostname(),
+    tls: secureContext !== undefined,
+    defaultAuthPlugin: defaultPlugin,
+  };
+  const rsaKeys = o.rsaKeys ? () => Promise.resolve(o.rsaKeys!) : lazyRsaKeys();
+  const sha2Cache = new Map<string, Buffer>();
+
+  const server = net.createServer((socket) => {
+    const id = nextId++;
+    const connection = new MysqlConnection(socket, id, {
+      engine: o.engine,
+      facts,
+      defaultDatabase: o.defaultDatabase ?? 'mindsdb',
+      server: view,
+      logger: o.logger,
+      tls: secureContext,
+      auth: { authenticator: o.auth, rsaKeys, sha2Cache, defaultPlugin },
+      maxRows: o.maxRows,
+    });
+    connections.set(id, connection);
+    void connection.done.then(() => connections.delete(id));
+  });
+  server.on('error', (err) => o.logger.error({ err }, 'MySQL listener error'));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : o.port;
+  facts.port = port;
+  o.logger.info({ host: o.host, port, tls: secureContext !== undefined }, 'MySQL protocol listening');
+
+  let closing: Promise<void> | undefined;
+  const allDone = () => Promise.all([...connections.values()].map((c) => c.done)).then(() => undefined);
+  return {
+    port,
+    connections: () => connections.size,
+    close: (graceMs) =>
+      (closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        for (const c of connections.values()) c.closeWhenIdle();
+        const settled = await Promise.race([allDone().then(() => true), sleep(graceMs).then(() => false)]);
+        if (!settled) {
+          o.logger.warn(
+            { running: connections.size },
+            'MySQL grace period over: interrupting running statements',
+          );
+          for (const c of connections.values()) c.interrupt('shutdown');
+          await Promise.race([allDone(), sleep(INTERRUPT_SETTLE_MS)]);
+          for (const c of connections.values()) c.destroy();
+        }
+        await stopped;
+      })()),
+  };
+};
