@@ -107,3 +107,34 @@ export type AgentRunEvent =
     };
 
 export type AgentRunEventType = AgentRunEvent['type'];
+
+/** MindsDB's `error_type` in a completions stream's `{"type":"error"}` chunk. */
+export type MindsDbStreamErrorType =
+  'timeout' | 'connection' | 'authentication' | 'not_found' | 'rate_limit' | 'general';
+
+export const mindsDbErrorType = (kind: RunFailureKind): MindsDbStreamErrorType => {
+  switch (kind) {
+    case 'timeout':
+      return 'timeout';
+    case 'unreachable':
+      return 'connection';
+    case 'authentication':
+      return 'authentication';
+    case 'not_found':
+      return 'not_found';
+    case 'rate_limit':
+      return 'rate_limit';
+    case 'bad_request':
+    case 'provider_error':
+    case 'aborted':
+    case 'tool_errors':
+    case 'max_steps':
+    case 'empty_answer':
+    case 'internal':
+      return 'general';
+    default: {
+      const _exhaustive: never = kind;
+      return _exhaustive;
+    }
+  }
+};

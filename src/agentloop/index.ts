@@ -1,5 +1,7 @@
 export {
   DEFAULT_RUN_LIMITS,
+  mindsDbErrorType,
+  type MindsDbStreamErrorType,
   type AgentRunEvent,
   type AgentRunEventType,
   type RunFailureKind,

@@ -1,4 +1,4 @@
-import { InvalidMessagesError, normalizeMessages } from '../../src/agentloop';
+import { InvalidMessagesError, mindsDbErrorType, normalizeMessages } from '../../src/agentloop';
 
 const invalid = (input: unknown, options?: { userColumn?: string; assistantColumn?: string }) => {
   try {
@@ -90,5 +90,15 @@ describe('completion messages, in both MindsDB shapes', () => {
       ]),
     ).toBe("the last message must be the user's question");
     expect(invalid([{ question: '   ', answer: null }])).toBe('the question is empty');
+  });
+});
+
+describe("MindsDB's stream error types", () => {
+  it('maps run failure kinds to the error_type of a stream error chunk', () => {
+    expect(
+      (['timeout', 'unreachable', 'authentication', 'not_found', 'rate_limit', 'tool_errors'] as const).map(
+        mindsDbErrorType,
+      ),
+    ).toEqual(['timeout', 'connection', 'authentication', 'not_found', 'rate_limit', 'general']);
   });
 });
