@@ -1,9 +1,10 @@
+import type { MindledgerEvent } from '../events';
 import autocannon from 'autocannon';
 import pino from 'pino';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { openEventLog } from '../src/eventlog/open';
-import { projectStream } from '../src/projects/aggregate';
+import { projectStream } from '../src/projects/state';
 import { fmt, load, percentile, ratio, startServer, stopServer, tmpDir } from './support';
 
 /** Fills a log with `total` project events (created / deleted pairs, 100 per stream). */
@@ -12,7 +13,7 @@ export const seedLog = async (dataDir: string, total: number) => {
   const at = new Date().toISOString();
   let written = 0;
   for (let s = 0; written < total; s++) {
-    const events = [];
+    const events: MindledgerEvent[] = [];
     for (let k = 0; k < 100 && written + events.length < total; k++)
       events.push(
         k % 2 === 0

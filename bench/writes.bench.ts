@@ -2,7 +2,7 @@ import pino from 'pino';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { openEventLog } from '../src/eventlog/open';
-import { projectStream } from '../src/projects/aggregate';
+import { projectStream } from '../src/projects/state';
 import { freshPostgresDatabase } from '../test/support/postgres';
 import { fmt, ratio, tmpDir } from './support';
 

@@ -1,11 +1,11 @@
-import { agentContracts } from './agents';
-import { chatbotContracts } from './chatbots';
-import type { EventContract } from './contract';
-import { databaseContracts } from './databases';
-import { fileContracts } from './files';
-import { modelContracts } from './models';
-import { projectLifecycleContracts } from './projects';
-import { skillContracts } from './skills';
+import { agentContracts, type AgentEvent } from './agents';
+import { chatbotContracts, type ChatbotEvent } from './chatbots';
+import type { Recorded } from './contract';
+import { databaseContracts, type DatabaseEvent } from './databases';
+import { fileContracts, type FileBlobEvent, type FileEvent } from './files';
+import { modelContracts, type ModelEvent } from './models';
+import { projectLifecycleContracts, type ProjectLifecycleEvent } from './projects';
+import { skillContracts, type SkillEvent } from './skills';
 
 export * from './contract';
 export * from './projects';
@@ -17,7 +17,7 @@ export * from './files';
 export * from './models';
 
 /** Every event type the log may hold. A type missing here cannot be appended. */
-export const allContracts: readonly EventContract[] = [
+export const allContracts = [
   ...projectLifecycleContracts,
   ...databaseContracts,
   ...skillContracts,
@@ -25,4 +25,33 @@ export const allContracts: readonly EventContract[] = [
   ...chatbotContracts,
   ...fileContracts,
   ...modelContracts,
-];
+] as const;
+
+/**
+ * One discriminated union of every event of the contract: deciders produce its members, and
+ * evolve functions and projections narrow it with `switch (event.type)`, so the compiler checks
+ * every handler against the schema.
+ */
+export type MindledgerEvent =
+  | ProjectLifecycleEvent
+  | DatabaseEvent
+  | SkillEvent
+  | AgentEvent
+  | ChatbotEvent
+  | FileEvent
+  | FileBlobEvent
+  | ModelEvent;
+
+export type EventType = MindledgerEvent['type'];
+
+/** An event as read back from the log: where and when it was stored, and its current shape. */
+export type RecordedEvent = Recorded<MindledgerEvent>;
+
+/** The union and the list of contracts name the same types (a type in one only fails to compile). */
+type ContractType = (typeof allContracts)[number]['type'];
+const sameTypes: [ContractType] extends [EventType]
+  ? [EventType] extends [ContractType]
+    ? true
+    : never
+  : never = true;
+void sameTypes;

@@ -1,26 +1,29 @@
+import { agentsTable } from '../src/agents/projection';
+import { chatbotsTable } from '../src/chatbots/projection';
+import { databasesTable } from '../src/databases/projection';
+import { filesTable } from '../src/files/projection';
+import { modelsTable } from '../src/models/projection';
 import type { TableProjection } from '../src/projection/types';
-import { agentsProjection } from './agents';
-import { chatbotsProjection } from './chatbots';
-import { databasesProjection } from './databases';
+import { projectsTable } from '../src/projects/projection';
+import { skillsTable } from '../src/skills/projection';
 import { eventsProjection } from './events';
-import { filesProjection } from './files';
-import { modelsProjection } from './models';
-import { projectsProjection } from './projects';
-import { skillsProjection } from './skills';
 
 /**
  * Every DuckDB table the log feeds, in the order they apply each event (a projection may read the
- * rows of those before it). Changing any definition triggers a rebuild on the next start.
+ * rows of those before it, and those after it as they were before the event: skills reads an
+ * agent's previous links). Each capability keeps its table beside the queries that read it
+ * (`src/<capability>/projection.ts`); a new one is one line here. Changing any definition triggers
+ * a rebuild on the next start.
  */
 export const allProjections: readonly TableProjection[] = [
   eventsProjection,
-  projectsProjection,
-  databasesProjection,
-  skillsProjection,
-  agentsProjection,
-  chatbotsProjection,
-  filesProjection,
-  modelsProjection,
+  projectsTable,
+  databasesTable,
+  skillsTable,
+  agentsTable,
+  chatbotsTable,
+  filesTable,
+  modelsTable,
 ];
 
-export { fileTablesProjection } from './files';
+export { fileTablesProjection } from '../src/files/projection';

@@ -10,40 +10,56 @@ import { chatbotRoutes } from './chatbots/routes';
 import { chatbotsService } from './chatbots/service';
 import type { Config } from './config';
 import { assertReadModelWritable, type AppContext } from './context';
+import { externalDatabases } from './databases/pools';
 import { databaseRoutes } from './databases/routes';
 import { databasesService } from './databases/service';
 import { commandRunner } from './eventlog/commands';
+import { fileRoutes } from './files/routes';
+import { filesService } from './files/service';
 import { Api } from './http/api';
 import { accessLog } from './http/accessLog';
 import { jsonBody } from './http/jsonBody';
 import { errorMapper, notFoundHandler } from './http/problem';
 import { registerServerPaths } from './http/serverPaths';
-import type { BlobStore } from './files/blobs';
-import { fileRoutes } from './files/routes';
-import { externalDatabases } from './integrations/pools';
-import { modelRoutes } from './models/routes';
-import { instanceIdOf, modelsService, type TrainingRows } from './models/service';
-import { filesService } from './files/service';
 import { createLogger } from './logger';
-import { openStores } from './stores';
+import { modelRoutes } from './models/routes';
+import { modelsService } from './models/service';
+import { instanceIdOf, type TrainingRows } from './models/training';
+import { projectDirectory } from './projects/directory';
 import { projectRoutes } from './projects/routes';
 import { projectsService } from './projects/service';
 import { readCache } from './shared/readCache';
+import { skillBody } from './skills/present';
 import { skillRoutes } from './skills/routes';
+import { skillsService } from './skills/service';
 import { sqlRoutes } from './sql/routes';
 import { sqlService, type SqlService } from './sql/service';
-import { skillsService } from './skills/service';
+import type { BlobStore } from './storage/blobs';
+import { openStores } from './stores';
 import { systemClock, type Clock } from './shared/time';
 import { systemRoutes, VERSION, type ReadModelStatus } from './system/routes';
 
+/**
+ * The composition root: every capability's service, each given the narrow ports it declares
+ * (resolved lazily, so services that answer each other's questions can be built in any order).
+ */
 export const buildServices = (ctx: AppContext, blobs: BlobStore, training: TrainingRows) => {
-  const projects = projectsService(ctx);
-  const models = modelsService(ctx, projects, blobs, training, instanceIdOf(ctx.config.dataDir));
-  const files = filesService(ctx, blobs);
+  const directory = projectDirectory(ctx.duck, ctx.cached);
+  const projects = projectsService(ctx, directory, {
+    isIntegration: (name) => databases.isIntegration(name),
+  });
   const databases = databasesService(ctx, projects);
-  const skills = skillsService(ctx, projects);
-  const agents = agentsService(ctx, projects, skills);
-  const chatbots = chatbotsService(ctx, projects, agents, databases);
+  const models = modelsService(ctx, directory, blobs, training, instanceIdOf(ctx.config.dataDir));
+  const files = filesService(ctx, blobs);
+  const skills = skillsService(ctx, directory, { idOf: (project, ref) => agents.idOf(project, ref) });
+  const agents = agentsService(ctx, directory, {
+    list: async (project) => (await skills.list(project)).map(skillBody),
+  });
+  const chatbots = chatbotsService(ctx, directory, {
+    agentView: async (project, agentId) =>
+      (await agents.list(project)).find((a) => a.view.id === agentId)?.view ?? null,
+    requireIntegration: (ref) => databases.requireIntegration(ref),
+  });
   return { projects, databases, skills, agents, chatbots, files, models };
 };
 export type Services = ReturnType<typeof buildServices>;
@@ -56,19 +72,24 @@ export const buildHttpApp = (
   readModel: ReadModelStatus,
 ): { app: Express; api: Api } => {
   const api = new Api();
-  systemRoutes(api, readModel);
-  auditRoutes(api, ctx.log);
-  projectRoutes(api, services.projects);
-  databaseRoutes(api, services.databases);
-  skillRoutes(api, services.skills, services.projects);
-  agentRoutes(api, services.agents, services.projects);
-  chatbotRoutes(api, services.chatbots, services.projects);
-  sqlRoutes(api, sql);
-  modelRoutes(api, services.models, services.projects, sql);
-  fileRoutes(api, services.files, {
-    maxBytes: ctx.config.fileUploadMaxBytes,
-    urlUploadEnabled: ctx.config.fileUrlUpload,
-  });
+  // Every capability's routes, in the order the OpenAPI document lists them.
+  const mounts: ((api: Api) => void)[] = [
+    (a) => systemRoutes(a, readModel),
+    (a) => auditRoutes(a, ctx.log),
+    (a) => projectRoutes(a, services.projects),
+    (a) => databaseRoutes(a, services.databases),
+    (a) => skillRoutes(a, services.skills, services.projects),
+    (a) => agentRoutes(a, services.agents, services.projects),
+    (a) => chatbotRoutes(a, services.chatbots, services.projects),
+    (a) => sqlRoutes(a, sql),
+    (a) => modelRoutes(a, services.models, services.projects, sql),
+    (a) =>
+      fileRoutes(a, services.files, {
+        maxBytes: ctx.config.fileUploadMaxBytes,
+        urlUploadEnabled: ctx.config.fileUrlUpload,
+      }),
+  ];
+  for (const mount of mounts) mount(api);
 
   const app = express();
   app.disable('x-powered-by');
@@ -121,14 +142,16 @@ export const createApp = async (
   };
   // Training reads its rows through the SQL service, which is built from the services: late-bound.
   const late: { sql?: SqlService } = {};
-  const training: TrainingRows = { rows: (database, query) => late.sql!.queryRows(database, query) };
+  const training: TrainingRows = {
+    rows: (database: string, query: string) => late.sql!.queryRows(database, query),
+  };
   const services = buildServices(ctx, blobs, training);
   await services.projects.ensureDefault();
   const externals = externalDatabases(ctx, {
     connectTimeoutMs: config.dbConnectTimeoutMs,
     queryTimeoutMs: config.sqlTimeoutMs,
   });
-  const sql = sqlService(ctx, services, externals, services.models);
+  const sql = sqlService(ctx, services, externals);
   late.sql = sql;
   await sql.install();
   // With the read model stopped at an event it cannot apply, this write waits for the next start.

@@ -3,7 +3,7 @@ import { allProjections, fileTablesProjection } from '../projections';
 import type { Config } from './config';
 import { openDuck } from './duckdb/database';
 import { openEventLog } from './eventlog/open';
-import { openBlobStore } from './files/blobs';
+import { openBlobStore } from './storage/blobs';
 import { FILES_SCHEMA } from './files/load';
 import { digestOf } from './projection/digest';
 import { CHECKPOINT_TABLE, ProjectionRunner } from './projection/runner';

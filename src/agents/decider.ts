@@ -1,32 +1,20 @@
-import type {
-  AgentCreated,
-  AgentDeleted,
-  AgentEvent,
-  AgentUpdated,
-  AnyRecordedEvent,
-  ChatbotStoppedAgentDeleted,
-  SkillDetachedFromAgent,
-} from '../../events';
-import type { ProjectAggregate } from '../projects/aggregate';
-import { projectHasModel } from '../projects/aggregate';
-import { requireLiveProject } from '../projects/decider';
-import { canonicalSkillType } from '../skills/types';
+import type { AgentCreated, AgentDeleted, AgentUpdated, ChatbotStoppedAgentDeleted } from '../../events';
+import type { ChatbotsState } from '../chatbots/state';
+import { findModel, type ModelsState } from '../models/state';
+import { requireLiveProject, type ProjectState } from '../projects/state';
+import { canonicalSkillType, type SkillsState } from '../skills/state';
 import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
 import { findByName, findByRef, mergeParams, type Params } from '../shared/params';
+import { requireAgent, type Agent, type AgentsState, type SkillLink } from './state';
 
-export type SkillLink = { readonly skillId: bigint; readonly parameters: Params };
-export type Agent = {
-  readonly id: bigint;
-  readonly name: string;
-  readonly modelName: string | null;
-  readonly provider: string | null;
-  readonly params: Params;
-  readonly skills: readonly SkillLink[];
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly version: bigint;
+/** What agent commands are decided on: the project and the resources agents refer to or affect. */
+export type AgentDecisionState = {
+  readonly project: ProjectState;
+  readonly skills: SkillsState;
+  readonly agents: AgentsState;
+  readonly chatbots: ChatbotsState;
+  readonly models: ModelsState;
 };
-export type AgentsState = ReadonlyMap<bigint, Agent>;
 
 /** A skill named in a request: by name or id, with optional per-link parameters. */
 export type SkillRef = { ref: string; parameters: Params };
@@ -72,69 +60,7 @@ const DEPRECATED_PARAMS = [
   'ignore_knowledge_bases',
 ];
 
-const toLinks = (links: readonly { skillId: number; parameters: Params }[]): SkillLink[] =>
-  links.map((l) => ({ skillId: BigInt(l.skillId), parameters: l.parameters }));
-
-export const evolveAgents = (agents: AgentsState, event: AnyRecordedEvent): AgentsState => {
-  switch (event.type) {
-    case 'AgentCreated': {
-      const d = (event as unknown as AgentCreated).data;
-      const id = event.meta.position;
-      return new Map(agents).set(id, {
-        id,
-        name: d.name,
-        modelName: d.modelName,
-        provider: d.provider,
-        params: d.params,
-        skills: toLinks(d.skills),
-        createdAt: d.createdAt,
-        updatedAt: d.createdAt,
-        version: id,
-      });
-    }
-    case 'AgentUpdated': {
-      const d = (event as unknown as AgentUpdated).data;
-      const current = agents.get(BigInt(d.agentId));
-      if (!current) return agents;
-      return new Map(agents).set(current.id, {
-        ...current,
-        name: d.name,
-        modelName: d.modelName,
-        provider: d.provider,
-        params: d.params,
-        skills: toLinks(d.skills),
-        updatedAt: d.updatedAt,
-        version: event.meta.position,
-      });
-    }
-    case 'SkillDetachedFromAgent': {
-      const d = (event as unknown as SkillDetachedFromAgent).data;
-      const current = agents.get(BigInt(d.agentId));
-      if (!current) return agents;
-      return new Map(agents).set(current.id, {
-        ...current,
-        skills: current.skills.filter((l) => l.skillId !== BigInt(d.skillId)),
-        updatedAt: d.detachedAt,
-        version: event.meta.position,
-      });
-    }
-    case 'AgentDeleted': {
-      const next = new Map(agents);
-      next.delete(BigInt((event as unknown as AgentDeleted).data.agentId));
-      return next;
-    }
-    default:
-      return agents;
-  }
-};
-
-export const requireAgent = (state: ProjectAggregate, ref: string): Agent => {
-  const agent = findByRef(state.agents.values(), ref);
-  if (!agent) throw notFound(`Agent with name ${ref} does not exist`, 'Agent not found');
-  return agent;
-};
-
-const resolveSkills = (state: ProjectAggregate, refs: readonly SkillRef[]): SkillLink[] => {
+const resolveSkills = (state: AgentDecisionState, refs: readonly SkillRef[]): SkillLink[] => {
   const missing = refs.filter((r) => !findByRef(state.skills.values(), r.ref)).map((r) => r.ref);
   if (missing.length)
     throw notFound(
@@ -149,9 +75,9 @@ const resolveSkills = (state: ProjectAggregate, refs: readonly SkillRef[]): Skil
   return [...links.values()];
 };
 
-const checkModel = (state: ProjectAggregate, modelName: string | null, provider: string | null) => {
+const checkModel = (state: AgentDecisionState, modelName: string | null, provider: string | null) => {
   // An agent served by a MindsDB model must name one that exists in its project.
-  if (provider?.toLowerCase() === 'mindsdb' && modelName && !projectHasModel(state, modelName))
+  if (provider?.toLowerCase() === 'mindsdb' && modelName && !findModel(state.models, modelName))
     throw notFound(`Model with name ${modelName} does not exist in this project`, 'Resource not found');
 };
 
@@ -165,7 +91,11 @@ const checkDeprecated = (params: Params) => {
 };
 
 /** Adding a retrieval skill to an agent that has no mode switches it to retrieval mode (MindsDB). */
-const withRetrievalMode = (state: ProjectAggregate, params: Params, added: readonly SkillLink[]): Params => {
+const withRetrievalMode = (
+  state: AgentDecisionState,
+  params: Params,
+  added: readonly SkillLink[],
+): Params => {
   const addsRetrieval = added.some(
     (l) => canonicalSkillType(state.skills.get(l.skillId)?.type ?? '') === 'retrieval',
   );
@@ -177,7 +107,7 @@ const plainLinks = (links: readonly SkillLink[]) =>
 
 /** Deleting an agent stops every chatbot that used it, each stop an event of its own. */
 export const removeAgent = (
-  state: ProjectAggregate,
+  state: AgentDecisionState,
   agent: Agent,
   now: Date,
 ): (AgentDeleted | ChatbotStoppedAgentDeleted)[] => {
@@ -204,8 +134,8 @@ export const removeAgent = (
 
 export const decideAgent = (
   command: AgentCommand,
-  state: ProjectAggregate,
-): (AgentEvent | ChatbotStoppedAgentDeleted)[] => {
+  state: AgentDecisionState,
+): (AgentCreated | AgentUpdated | AgentDeleted | ChatbotStoppedAgentDeleted)[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
   switch (command.type) {
@@ -298,7 +228,7 @@ export const decideAgent = (
       ];
     }
     case 'DeleteAgent': {
-      const agent = requireAgent(state, command.data.ref);
+      const agent = requireAgent(state.agents, command.data.ref);
       checkExpectedVersion('Agent', agent, command.data.expectedVersion);
       return removeAgent(state, agent, command.metadata.now);
     }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api, type HttpResult, type RouteInput } from '../http/api';
-import type { ProjectsService } from '../projects/service';
+import type { ProjectDirectory } from '../projects/directory';
 import {
   agentPath,
   agentsPath,
@@ -12,7 +12,7 @@ import {
 } from './schemas';
 import type { AgentsService } from './service';
 
-export const agentRoutes = (api: Api, agents: AgentsService, projects: ProjectsService) => {
+export const agentRoutes = (api: Api, agents: AgentsService, projects: ProjectDirectory) => {
   const requireProject = async ({ params }: { params: { project: string } }) => {
     await projects.require(params.project);
   };

@@ -1,69 +1,26 @@
 import { settled, type AppContext } from '../context';
-import { projectAggregate, projectStream } from '../projects/aggregate';
-import type { ProjectsService } from '../projects/service';
+import { projectAggregate } from '../projects/aggregate';
+import type { ProjectDirectory } from '../projects/directory';
+import { projectStream } from '../projects/state';
 import { notFound } from '../shared/errors';
 import { findByRef, type Unstamped } from '../shared/params';
-import { toMindsDbTimestamp } from '../shared/time';
-import type { SkillsService } from '../skills/service';
 import { decideAgent, type AgentCommand } from './decider';
+import { presentAgent, type LinkedSkill, type PresentedAgent } from './present';
+import { agentRowsOfProject } from './projection';
 
-type AgentRow = {
-  ID: bigint;
-  NAME: string;
-  PROJECT_ID: bigint;
-  MODEL_NAME: string | null;
-  PROVIDER: string | null;
-  PARAMS: string;
-  SKILL_IDS: bigint[];
-  SKILLS_EXTRA_PARAMETERS: string;
-  CREATED_AT: Date;
-  UPDATED_AT: Date;
-  VERSION: bigint;
-};
+/** The skills of a project as an agent shows them (the skills service answers it). */
+export type ProjectSkills = { list(projectName: string): Promise<readonly LinkedSkill[]> };
 
-export type AgentView = Record<string, unknown> & { id: number; name: string };
-export type AgentWithVersion = { view: AgentView; version: bigint };
-
-export const agentsService = (ctx: AppContext, projects: ProjectsService, skills: SkillsService) => {
-  /** MindsDB's `Agents.as_dict`: with skills, params whole; without, model/data/prompt_template lifted out. */
-  const present = async (row: AgentRow, projectName: string): Promise<AgentWithVersion> => {
-    const view: AgentView = {
-      id: Number(row.ID),
-      name: row.NAME,
-      project_id: Number(row.PROJECT_ID),
-      created_at: toMindsDbTimestamp(row.CREATED_AT),
-      updated_at: toMindsDbTimestamp(row.UPDATED_AT),
-    };
-    if (row.MODEL_NAME) view.model_name = row.MODEL_NAME;
-    if (row.PROVIDER) view.provider = row.PROVIDER;
-    const params = JSON.parse(row.PARAMS) as Record<string, unknown>;
-    if (row.SKILL_IDS.length > 0) {
-      const all = await skills.list(projectName);
-      view.skills = row.SKILL_IDS.map((id) => all.find((s) => BigInt(s.id) === id))
-        .filter((s) => s !== undefined)
-        .map(({ version: _v, ...s }) => s);
-      view.skills_extra_parameters = JSON.parse(row.SKILLS_EXTRA_PARAMETERS) as Record<string, unknown>;
-      view.params = params;
-    } else {
-      const { data, model, prompt_template, ...rest } = params;
-      if (data !== undefined) view.data = data;
-      if (model !== undefined) view.model = model;
-      if (prompt_template !== undefined) view.prompt_template = prompt_template;
-      if (Object.keys(rest).length > 0) view.params = rest;
-    }
-    return { view, version: row.VERSION };
-  };
-
+export const agentsService = (ctx: AppContext, projects: ProjectDirectory, skills: ProjectSkills) => {
   const list = (projectName: string) =>
     ctx.cached(`agents:${projectName.toLowerCase()}`, async () => {
       const project = await projects.require(projectName);
-      const rows = (await ctx.duck.query('SELECT * FROM agents WHERE PROJECT_ID = ? ORDER BY ID', [
-        BigInt(project.id),
-      ])) as AgentRow[];
-      return Promise.all(rows.map((r) => present(r, project.name)));
+      const rows = await agentRowsOfProject(ctx.duck, project.id);
+      const linked = rows.some((r) => r.SKILL_IDS.length > 0) ? await skills.list(project.name) : [];
+      return rows.map((r) => presentAgent(r, linked));
     });
 
-  const get = async (projectName: string, ref: string): Promise<AgentWithVersion> => {
+  const get = async (projectName: string, ref: string): Promise<PresentedAgent> => {
     const found = findByRef(await list(projectName), ref, (a) => a.view);
     if (!found) throw notFound(`Agent with name ${ref} does not exist`, 'Agent not found');
     return found;
@@ -77,15 +34,24 @@ export const agentsService = (ctx: AppContext, projects: ProjectsService, skills
     );
     await settled(ctx, outcome.lastPosition);
     const first = outcome.events[0];
-    if (!first || first.type === 'AgentDeleted') return undefined;
-    const id =
-      first.type === 'AgentCreated'
-        ? first.meta.position
-        : BigInt((first.data as { agentId: number }).agentId);
-    return get(project.name, String(id));
+    switch (first?.type) {
+      case 'AgentCreated':
+        return get(project.name, String(first.meta.position));
+      case 'AgentUpdated':
+        return get(project.name, String(first.data.agentId));
+      default:
+        return undefined;
+    }
   };
 
-  return { list, get, run };
+  return {
+    list,
+    get,
+    run,
+    /** For `GET …/skills?agent=`: the agent's id by name or id, or undefined. */
+    idOf: async (projectName: string, ref: string) =>
+      findByRef(await list(projectName), ref, (a) => a.view)?.view.id,
+  };
 };
 
 export type AgentsService = ReturnType<typeof agentsService>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AnyRecordedEvent } from '../../events';
+import type { RecordedEvent } from '../../events';
 import type { Api } from '../http/api';
 import type { EventLog } from '../eventlog/types';
 import { maskSecrets } from '../shared/secrets';
@@ -22,7 +22,7 @@ const eventView = z.object({
   recorded_at: z.string(),
 });
 
-const present = (e: AnyRecordedEvent) => ({
+const present = (e: RecordedEvent) => ({
   position: e.meta.position,
   stream: e.meta.stream,
   stream_position: e.meta.streamPosition,

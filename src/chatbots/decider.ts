@@ -1,34 +1,18 @@
-import type {
-  AnyRecordedEvent,
-  ChatbotCreated,
-  ChatbotDeleted,
-  ChatbotEvent,
-  ChatbotStoppedAgentDeleted,
-  ChatbotUpdated,
-} from '../../events';
-import { requireAgent } from '../agents/decider';
-import type { ProjectAggregate } from '../projects/aggregate';
-import { projectHasModel } from '../projects/aggregate';
-import { requireLiveProject } from '../projects/decider';
+import type { ChatbotCreated, ChatbotDeleted, ChatbotUpdated } from '../../events';
+import { requireAgent, type AgentsState } from '../agents/state';
+import { findModel, type ModelsState } from '../models/state';
+import { requireLiveProject, type ProjectState } from '../projects/state';
 import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
 import { findByName, mergeParams, type Params } from '../shared/params';
+import { findChatbot, requireChatbot, type Chatbot, type ChatbotsState } from './state';
 
-export type Chatbot = {
-  readonly id: bigint;
-  readonly name: string;
-  readonly agentId: bigint | null;
-  readonly modelName: string | null;
-  readonly databaseId: bigint | null;
-  readonly databaseName: string | null;
-  readonly params: Params;
-  readonly isRunning: boolean;
-  readonly lastError: string | null;
-  readonly webhookToken: string | null;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly version: bigint;
+/** What chatbot commands are decided on: the project, its chatbots and what they answer with. */
+export type ChatbotDecisionState = {
+  readonly project: ProjectState;
+  readonly chatbots: ChatbotsState;
+  readonly agents: AgentsState;
+  readonly models: ModelsState;
 };
-export type ChatbotsState = ReadonlyMap<bigint, Chatbot>;
 
 /** The chat database, resolved by the service (integrations live in their own streams). */
 export type ChatDatabase = { id: bigint; name: string };
@@ -64,87 +48,12 @@ export type ChatbotCommand =
     }
   | { type: 'DeleteChatbot'; data: { ref: string; expectedVersion?: bigint }; metadata: Now };
 
-const stateOf = (d: ChatbotCreated['data'] | ChatbotUpdated['data']) => ({
-  name: d.name,
-  agentId: d.agentId === null ? null : BigInt(d.agentId),
-  modelName: d.modelName,
-  databaseId: d.databaseId === null ? null : BigInt(d.databaseId),
-  databaseName: d.databaseName,
-  params: d.params,
-  isRunning: d.isRunning,
-  webhookToken: d.webhookToken,
-});
-
-export const evolveChatbots = (bots: ChatbotsState, event: AnyRecordedEvent): ChatbotsState => {
-  switch (event.type) {
-    case 'ChatbotCreated': {
-      const d = (event as unknown as ChatbotCreated).data;
-      const id = event.meta.position;
-      return new Map(bots).set(id, {
-        id,
-        ...stateOf(d),
-        lastError: null,
-        createdAt: d.createdAt,
-        updatedAt: d.createdAt,
-        version: id,
-      });
-    }
-    case 'ChatbotUpdated': {
-      const d = (event as unknown as ChatbotUpdated).data;
-      const current = bots.get(BigInt(d.chatbotId));
-      if (!current) return bots;
-      // Starting a bot again clears the error that stopped it.
-      const lastError = d.isRunning && !current.isRunning ? null : current.lastError;
-      return new Map(bots).set(current.id, {
-        ...current,
-        ...stateOf(d),
-        lastError,
-        updatedAt: d.updatedAt,
-        version: event.meta.position,
-      });
-    }
-    case 'ChatbotStoppedAgentDeleted': {
-      const d = (event as unknown as ChatbotStoppedAgentDeleted).data;
-      const current = bots.get(BigInt(d.chatbotId));
-      if (!current) return bots;
-      return new Map(bots).set(current.id, {
-        ...current,
-        agentId: null,
-        isRunning: false,
-        lastError: d.lastError,
-        updatedAt: d.stoppedAt,
-        version: event.meta.position,
-      });
-    }
-    case 'ChatbotDeleted': {
-      const next = new Map(bots);
-      next.delete(BigInt((event as unknown as ChatbotDeleted).data.chatbotId));
-      return next;
-    }
-    default:
-      return bots;
-  }
-};
-
-/** A chatbot reference: its id, or its name matched exactly (MindsDB's chatbot names are case-sensitive). */
-export const isChatbotRef = (ref: string, id: bigint, name: string) =>
-  name === ref || (/^\d+$/.test(ref) && id === BigInt(ref));
-
-const findChatbot = (state: ProjectAggregate, ref: string) =>
-  [...state.chatbots.values()].find((b) => isChatbotRef(ref, b.id, b.name));
-
-export const requireChatbot = (state: ProjectAggregate, ref: string): Chatbot => {
-  const bot = findChatbot(state, ref);
-  if (!bot) throw notFound(`Chatbot with name ${ref} does not exist`, 'Chatbot not found');
-  return bot;
-};
-
 /** A chatbot answers through an agent or directly through a model of its project. */
-const resolveBrain = (state: ProjectAggregate, agentRef: string | null, modelName: string | null) => {
+const resolveBrain = (state: ChatbotDecisionState, agentRef: string | null, modelName: string | null) => {
   if (!agentRef && !modelName)
     throw invalid('Must include either "model_name" or "agent_name" field for chatbot', 'Missing field');
-  const agent = agentRef ? requireAgent(state, agentRef) : null;
-  if (!agent && modelName && !projectHasModel(state, modelName))
+  const agent = agentRef ? requireAgent(state.agents, agentRef) : null;
+  if (!agent && modelName && !findModel(state.models, modelName))
     throw notFound(`Model with name ${modelName} does not exist in this project`, 'Model not found');
   return {
     agentId: agent ? Number(agent.id) : null,
@@ -152,7 +61,7 @@ const resolveBrain = (state: ProjectAggregate, agentRef: string | null, modelNam
   };
 };
 
-const checkUnique = (state: ProjectAggregate, name: string, self?: bigint) => {
+const checkUnique = (state: ChatbotDecisionState, name: string, self?: bigint) => {
   const clash = findByName(state.chatbots.values(), name);
   if (clash && clash.id !== self)
     throw conflict(
@@ -161,7 +70,7 @@ const checkUnique = (state: ProjectAggregate, name: string, self?: bigint) => {
     );
 };
 
-export const removeChatbot = (state: ProjectAggregate, bot: Chatbot, now: Date): ChatbotDeleted => ({
+export const removeChatbot = (state: ChatbotDecisionState, bot: Chatbot, now: Date): ChatbotDeleted => ({
   type: 'ChatbotDeleted',
   data: {
     projectId: Number(requireLiveProject(state.project).id),
@@ -171,7 +80,10 @@ export const removeChatbot = (state: ProjectAggregate, bot: Chatbot, now: Date):
   },
 });
 
-export const decideChatbot = (command: ChatbotCommand, state: ProjectAggregate): ChatbotEvent[] => {
+export const decideChatbot = (
+  command: ChatbotCommand,
+  state: ChatbotDecisionState,
+): (ChatbotCreated | ChatbotUpdated | ChatbotDeleted)[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
   const create = (d: Extract<ChatbotCommand, { type: 'CreateChatbot' }>['data']): ChatbotCreated => {
@@ -198,7 +110,7 @@ export const decideChatbot = (command: ChatbotCommand, state: ProjectAggregate):
       return [create(command.data)];
     case 'PutChatbot': {
       const d = command.data;
-      const current = findChatbot(state, d.ref);
+      const current = findChatbot(state.chatbots, d.ref);
       if (!current) {
         if (!d.database)
           throw invalid('Missing "database_id" or "database_name" field for chatbot', 'Missing field');
@@ -252,7 +164,7 @@ export const decideChatbot = (command: ChatbotCommand, state: ProjectAggregate):
       ];
     }
     case 'DeleteChatbot': {
-      const bot = requireChatbot(state, command.data.ref);
+      const bot = requireChatbot(state.chatbots, command.data.ref);
       checkExpectedVersion('Chatbot', bot, command.data.expectedVersion);
       return [removeChatbot(state, bot, command.metadata.now)];
     }

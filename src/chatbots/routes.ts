@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
-import type { ProjectsService } from '../projects/service';
+import type { ProjectDirectory } from '../projects/directory';
 import { invalid } from '../shared/errors';
 import {
   chatbotFlatView,
@@ -12,7 +12,7 @@ import {
 } from './schemas';
 import type { ChatbotsService } from './service';
 
-export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: ProjectsService) => {
+export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: ProjectDirectory) => {
   const requireProject = async ({ params }: { params: { project: string } }) => {
     await projects.require(params.project);
   };

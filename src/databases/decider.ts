@@ -1,29 +1,7 @@
-import type {
-  AnyRecordedEvent,
-  DatabaseCreated,
-  DatabaseDeleted,
-  DatabaseEvent,
-  DatabaseUpdated,
-} from '../../events';
+import type { DatabaseCreated, DatabaseDeleted, DatabaseUpdated } from '../../events';
 import { checkExpectedVersion, conflict, notFound, preconditionFailed } from '../shared/errors';
 import { keepMaskedSecrets } from '../shared/secrets';
-
-/** A registered integration (an external data source) as its stream knows it. */
-export type DatabaseState =
-  | { status: 'none' }
-  | {
-      status: 'live';
-      id: bigint;
-      name: string;
-      engine: string;
-      parameters: Record<string, unknown>;
-      createdAt: string;
-      updatedAt: string;
-      version: bigint;
-    }
-  | { status: 'deleted'; name: string };
-
-export const initialDatabaseState = (): DatabaseState => ({ status: 'none' });
+import type { DatabaseState } from './state';
 
 type Now = { now: Date };
 export type DatabaseCommand =
@@ -45,43 +23,13 @@ export type DatabaseCommand =
     }
   | { type: 'DeleteDatabase'; data: { name: string; expectedVersion?: bigint }; metadata: Now };
 
-export const evolveDatabase = (state: DatabaseState, event: AnyRecordedEvent): DatabaseState => {
-  switch (event.type) {
-    case 'DatabaseCreated': {
-      const d = (event as unknown as DatabaseCreated).data;
-      return {
-        status: 'live',
-        id: event.meta.position,
-        name: d.name,
-        engine: d.engine,
-        parameters: d.parameters,
-        createdAt: d.createdAt,
-        updatedAt: d.createdAt,
-        version: event.meta.position,
-      };
-    }
-    case 'DatabaseUpdated': {
-      if (state.status !== 'live') return state;
-      const d = (event as unknown as DatabaseUpdated).data;
-      return {
-        ...state,
-        engine: d.engine,
-        parameters: d.parameters,
-        updatedAt: d.updatedAt,
-        version: event.meta.position,
-      };
-    }
-    case 'DatabaseDeleted':
-      return { status: 'deleted', name: (event as unknown as DatabaseDeleted).data.name };
-    default:
-      return state;
-  }
-};
-
 const checkVersion = (resource: { name: string; version: bigint }, expected: bigint | undefined) =>
   checkExpectedVersion('Database', resource, expected);
 
-export const decideDatabase = (command: DatabaseCommand, state: DatabaseState): DatabaseEvent[] => {
+export const decideDatabase = (
+  command: DatabaseCommand,
+  state: DatabaseState,
+): (DatabaseCreated | DatabaseUpdated | DatabaseDeleted)[] => {
   const at = command.metadata.now.toISOString();
   switch (command.type) {
     case 'CreateDatabase':

@@ -1,76 +1,50 @@
 import { settled, type AppContext } from '../context';
-import { projectAggregate, projectStream } from '../projects/aggregate';
-import { DEFAULT_PROJECT } from '../projects/decider';
-import type { ProjectsService } from '../projects/service';
-import { conflict, invalid, notFound } from '../shared/errors';
-import { nameKey } from '../shared/names';
-import { toMindsDbTimestamp } from '../shared/time';
-import { databaseAggregate, databaseStream } from './aggregate';
-import { decideDatabase } from './decider';
-import { validateConnection } from './engines';
+import type { ProjectDirectory } from '../projects/directory';
+import { DEFAULT_PROJECT, projectStream } from '../projects/state';
+import { projectAggregate } from '../projects/aggregate';
 import { checkConnection } from '../integrations/drivers';
-import { keepMaskedSecrets } from '../shared/secrets';
+import { conflict, invalid, notFound } from '../shared/errors';
+import { isSystemDatabaseName, nameKey } from '../shared/names';
 import { currentRequest } from '../shared/requestContext';
+import { keepMaskedSecrets } from '../shared/secrets';
+import { decideDatabase, type DatabaseCommand } from './decider';
+import { validateConnection } from './engines';
+import { presentIntegration, presentProjectDatabase, systemDatabaseViews } from './present';
+import { databaseRowById, databaseRowByName, databaseRows } from './projection';
 import type { DatabaseView } from './schemas';
+import { databaseAggregate, databaseStream } from './state';
 
-type DatabaseRow = {
-  id: bigint;
-  name: string;
-  engine: string;
-  connection_data: string;
-  updated_at: Date;
-  version: bigint;
+/** Projects are databases too: the registry lists them, and `DELETE /api/databases/<project>` deletes one. */
+export type ProjectDatabases = ProjectDirectory & {
+  remove(name: string, expectedVersion?: bigint): Promise<void>;
 };
 
-/** Databases that always exist: MindsDB's system schema and the uploaded-files database. */
-const systemDatabases: DatabaseView[] = [
-  { name: 'information_schema', type: 'system', id: null, engine: null, visible: true, deletable: false },
-  {
-    name: 'files',
-    type: 'data',
-    id: null,
-    engine: 'files',
-    visible: true,
-    deletable: false,
-    class_type: 'sql',
-    permanent: true,
-  },
-];
-
-const presentIntegration = (row: DatabaseRow): DatabaseView & { version: bigint } => ({
-  name: row.name,
-  type: 'data',
-  id: Number(row.id),
-  engine: row.engine,
-  visible: true,
-  deletable: true,
-  class_type: 'sql',
-  connection_data: JSON.parse(row.connection_data) as Record<string, unknown>,
-  permanent: false,
-  date_last_update: toMindsDbTimestamp(row.updated_at),
-  version: row.version,
-});
-
 /** The MindsDB database registry: system databases, projects, and registered integrations. */
-export const databasesService = (ctx: AppContext, projects: ProjectsService) => {
+export const databasesService = (ctx: AppContext, projects: ProjectDatabases) => {
   const findIntegration = (name: string) =>
     ctx.cached(`database:${nameKey(name)}`, async () => {
-      const rows = (await ctx.duck.query('SELECT * FROM databases WHERE lower(name) = ?', [
-        nameKey(name),
-      ])) as DatabaseRow[];
-      return rows[0] ? presentIntegration(rows[0]) : undefined;
+      const row = await databaseRowByName(ctx.duck, name);
+      return row ? presentIntegration(row) : undefined;
     });
 
+  const systemView = (name: string) => systemDatabaseViews.find((d) => d.name === nameKey(name));
+
   const refuseSystem = (name: string, what: string) => {
-    const system = systemDatabases.find((d) => d.name === nameKey(name));
+    const system = systemView(name);
     if (system) throw invalid(`Cannot ${what} database ${system.name}: it is a system database`, 'Error');
   };
 
-  const runOn = async (name: string, decide: Parameters<typeof decideDatabase>[0]) => {
+  const refuseReservedName = (name: string) => {
+    if (isSystemDatabaseName(name))
+      throw conflict(`Database with name ${name} already exists.`, 'Name conflict');
+  };
+
+  const runOn = async (name: string, command: DatabaseCommand) => {
     const outcome = await ctx.commands.run(databaseStream(name), databaseAggregate, (s) =>
-      decideDatabase(decide, s),
+      decideDatabase(command, s),
     );
     await settled(ctx, outcome.lastPosition);
+    return outcome;
   };
 
   const driverOptions = () => ({
@@ -113,15 +87,11 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
     if (!result.ok) throw invalid(`Can't connect to db: ${result.detail}`, 'Connection error');
   };
 
+  /** Projects and integrations share one namespace; the project's own stream is the truth. */
   const ensureNotProject = async (name: string) => {
     const project = await ctx.commands.load(projectStream(name), projectAggregate);
     if (project.state.project.status === 'live')
       throw conflict(`Project exists with this name: ${name}`, 'Name conflict');
-  };
-
-  const refuseReservedName = (name: string) => {
-    if (systemDatabases.some((d) => d.name === nameKey(name)) || nameKey(name) === 'log')
-      throw conflict(`Database with name ${name} already exists.`, 'Name conflict');
   };
 
   const create = async (input: { name: string; engine: string; parameters?: Record<string, unknown> }) => {
@@ -140,29 +110,31 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
     return (await findIntegration(input.name))!;
   };
 
-  /** An integration by id or name, for resources that point at one (a chatbot's chat database). */
-  const requireIntegration = async (ref: {
-    id?: number;
-    name?: string;
-  }): Promise<{ id: bigint; name: string }> => {
-    const rows = (
-      ref.id !== undefined
-        ? await ctx.duck.query('SELECT id, name FROM databases WHERE id = ?', [BigInt(ref.id)])
-        : await ctx.duck.query('SELECT id, name FROM databases WHERE lower(name) = ?', [
-            nameKey(ref.name ?? ''),
-          ])
-    ) as { id: bigint; name: string }[];
-    const found = rows[0];
-    if (!found)
-      throw notFound(
-        `Database with ${ref.id !== undefined ? `id ${ref.id}` : `name ${ref.name}`} does not exist.`,
-        'Database not found',
-      );
-    return found;
-  };
+  const projectView = (p: { id: number; name: string }) =>
+    presentProjectDatabase(p, nameKey(p.name) !== DEFAULT_PROJECT);
 
   return {
-    requireIntegration,
+    /** An integration by id or name, for resources that point at one (a chatbot's chat database). */
+    requireIntegration: async (ref: {
+      id?: number;
+      name?: string;
+    }): Promise<{ id: bigint; name: string }> => {
+      const found =
+        ref.id !== undefined
+          ? await databaseRowById(ctx.duck, ref.id)
+          : await databaseRowByName(ctx.duck, ref.name ?? '');
+      if (!found)
+        throw notFound(
+          `Database with ${ref.id !== undefined ? `id ${ref.id}` : `name ${ref.name}`} does not exist.`,
+          'Database not found',
+        );
+      return { id: found.id, name: found.name };
+    },
+
+    /** Whether an integration of this name is live, by its stream (not the read model, which may lag). */
+    isIntegration: async (name: string) =>
+      (await ctx.commands.load(databaseStream(name), databaseAggregate)).state.status === 'live',
+
     /** Checks parameters without saving anything (POST /api/databases/status). */
     checkStatus: async (engine: string, parameters: Record<string, unknown> | undefined) => {
       const result = await tryConnection(engine, validateConnection(engine, parameters));
@@ -170,48 +142,30 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
         ? { status: 'success' as const }
         : { status: 'connection_error' as const, detail: result.detail };
     },
+
     /** Whether any database (system, project or integration) has this name. */
     exists: async (name: string) =>
-      systemDatabases.some((d) => d.name === nameKey(name)) ||
+      isSystemDatabaseName(name) ||
       (await projects.find(name)) !== undefined ||
       (await findIntegration(name)) !== undefined,
+
     findIntegration,
+
     list: () =>
-      ctx.cached('databases', async () => {
-        const projectRows = (await projects.list()).map((p): DatabaseView => ({
-          name: p.name,
-          type: 'project',
-          id: p.id,
-          engine: null,
-          visible: true,
-          deletable: nameKey(p.name) !== DEFAULT_PROJECT,
-        }));
-        const integrations = (
-          (await ctx.duck.query('SELECT * FROM databases ORDER BY id')) as DatabaseRow[]
-        ).map((r) => {
+      ctx.cached('databases', async (): Promise<DatabaseView[]> => {
+        const integrations = (await databaseRows(ctx.duck)).map((r) => {
           const { version: _v, ...view } = presentIntegration(r);
           return view;
         });
-        return [...systemDatabases, ...projectRows, ...integrations];
+        return [...systemDatabaseViews, ...(await projects.list()).map(projectView), ...integrations];
       }),
 
     /** One database by name, with the version its ETag carries (null for system databases). */
     get: async (name: string): Promise<{ view: DatabaseView; version: bigint | null }> => {
-      const system = systemDatabases.find((d) => d.name === nameKey(name));
+      const system = systemView(name);
       if (system) return { view: system, version: null };
       const project = await projects.find(name);
-      if (project)
-        return {
-          view: {
-            name: project.name,
-            type: 'project',
-            id: project.id,
-            engine: null,
-            visible: true,
-            deletable: nameKey(project.name) !== DEFAULT_PROJECT,
-          },
-          version: project.version,
-        };
+      if (project) return { view: projectView(project), version: project.version };
       const integration = await findIntegration(name);
       if (!integration) throw notFound(`Database with name ${name} does not exist.`, 'Database not found');
       const { version, ...view } = integration;
@@ -245,17 +199,11 @@ export const databasesService = (ctx: AppContext, projects: ProjectsService) => 
       // Check what will be stored: masked secrets echoed back mean the stored ones.
       const parameters = keepMaskedSecrets(requested, live?.parameters);
       await requireReachable(engine, parameters);
-      const outcome = await ctx.commands.run(databaseStream(name), databaseAggregate, (s) =>
-        decideDatabase(
-          {
-            type: 'PutDatabase',
-            data: { name, engine, parameters, expectedVersion },
-            metadata: { now: ctx.clock() },
-          },
-          s,
-        ),
-      );
-      await settled(ctx, outcome.lastPosition);
+      const outcome = await runOn(name, {
+        type: 'PutDatabase',
+        data: { name, engine, parameters, expectedVersion },
+        metadata: { now: ctx.clock() },
+      });
       return { created: outcome.events[0]?.type === 'DatabaseCreated', view: (await findIntegration(name))! };
     },
 

@@ -1,18 +1,18 @@
-import { boundsViolationDetail, type AnyRecordedEvent } from '../../events';
+import { boundsViolationDetail, type RecordedEvent } from '../../events';
 import { invalid } from '../shared/errors';
 import { StreamVersionConflict, type EventLog, type NewEvent } from './types';
 
 /** How a stream's events fold into the state its deciders read. */
 export type Aggregate<S> = {
   readonly initialState: () => S;
-  readonly evolve: (state: S, event: AnyRecordedEvent) => S;
+  readonly evolve: (state: S, event: RecordedEvent) => S;
 };
 
 export type CommandOutcome<S> = {
   /** The state after the command's events. */
   readonly state: S;
   /** What was appended (empty when the decider decided nothing needed to change). */
-  readonly events: readonly AnyRecordedEvent[];
+  readonly events: readonly RecordedEvent[];
   /** Global position of the last appended event, to wait for the projections; null if none. */
   readonly lastPosition: bigint | null;
 };
@@ -44,7 +44,7 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
   const load = async <S>(
     stream: string,
     aggregate: Aggregate<S>,
-  ): Promise<{ state: S; version: bigint; fresh: AnyRecordedEvent[] }> => {
+  ): Promise<{ state: S; version: bigint; fresh: RecordedEvent[] }> => {
     const cached = cache.get(stream);
     const start =
       cached && cached.aggregate === aggregate

@@ -1,7 +1,7 @@
 import { isExpectedVersionConflictError, type Event } from '@event-driven-io/emmett';
 import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
 import pg from 'pg';
-import type { AnyRecordedEvent } from '../../events';
+import type { RecordedEvent } from '../../events';
 import type { Clock } from '../shared/time';
 import { keyedMutex } from './queue';
 import { prepareForAppend, upcast, type StoredMetadata } from './registry';
@@ -18,7 +18,7 @@ type MessageRow = {
   transaction_id: string;
 };
 
-const toRecorded = (row: MessageRow): AnyRecordedEvent =>
+const toRecorded = (row: MessageRow): RecordedEvent =>
   upcast(row.message_type, row.message_data, {
     position: BigInt(row.global_position),
     stream: row.stream_id,

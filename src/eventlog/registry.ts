@@ -1,6 +1,11 @@
 import crypto from 'node:crypto';
-import { allContracts, type AnyRecordedEvent, type EventContract, type EventMeta } from '../../events';
-import type { NewEvent } from './types';
+import {
+  allContracts,
+  type AnyRecordedEvent,
+  type EventContract,
+  type EventMeta,
+  type RecordedEvent,
+} from '../../events';
 
 /** Metadata we store with every event besides what the store itself records. */
 export type StoredMetadata = { recordedAt: string; schemaVersion: number };
@@ -23,7 +28,10 @@ export const contractRegistry = (contracts: readonly EventContract[]) => {
   return {
     contractOf,
     /** Validates an outgoing event: a decider can never write a malformed event. */
-    prepareForAppend: (event: NewEvent, now: Date): NewEvent & { metadata: OutgoingMetadata } => {
+    prepareForAppend: <E extends { type: string; data: unknown }>(
+      event: E,
+      now: Date,
+    ): { type: E['type']; data: unknown; metadata: OutgoingMetadata } => {
       const contract = contractOf(event.type);
       const data = contract.schema.parse(event.data);
       return {
@@ -54,4 +62,12 @@ export const contractRegistry = (contracts: readonly EventContract[]) => {
 };
 
 const registry = contractRegistry(allContracts);
-export const { contractOf, prepareForAppend, upcast } = registry;
+export const { contractOf, prepareForAppend } = registry;
+
+/**
+ * Events as every reader of the log gets them. This is the one place the log's untyped rows become
+ * the typed union: the contract validated each event when it was written, and the upcasters have
+ * just brought it to today's shape.
+ */
+export const upcast = (type: string, data: unknown, meta: MetaWithoutVersion): RecordedEvent =>
+  registry.upcast(type, data, meta) as RecordedEvent;

@@ -7,7 +7,7 @@ import {
   SQLiteConnectionPool,
   type SQLiteConnection,
 } from '@event-driven-io/emmett-sqlite';
-import type { AnyRecordedEvent } from '../../events';
+import type { RecordedEvent } from '../../events';
 import type { Clock } from '../shared/time';
 import { keyedMutex, serialQueue } from './queue';
 import { prepareForAppend, upcast, type StoredMetadata } from './registry';
@@ -30,7 +30,7 @@ type ReadMeta = Partial<StoredMetadata> & {
   globalPosition?: bigint;
 };
 
-const toRecorded = (type: string, data: unknown, m: ReadMeta): AnyRecordedEvent =>
+const toRecorded = (type: string, data: unknown, m: ReadMeta): RecordedEvent =>
   upcast(type, data, {
     position: m.globalPosition ?? 0n,
     stream: m.streamName,
@@ -40,7 +40,7 @@ const toRecorded = (type: string, data: unknown, m: ReadMeta): AnyRecordedEvent 
     schemaVersion: m.schemaVersion,
   });
 
-const rowToRecorded = (row: StoredRow): AnyRecordedEvent => {
+const rowToRecorded = (row: StoredRow): RecordedEvent => {
   const metadata = JSON.parse(row.message_metadata) as Partial<StoredMetadata>;
   return toRecorded(row.message_type, JSON.parse(row.message_data), {
     ...metadata,

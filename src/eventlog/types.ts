@@ -1,7 +1,7 @@
-import type { AnyRecordedEvent } from '../../events';
+import type { MindledgerEvent, RecordedEvent } from '../../events';
 
-/** An event about to be appended: the log adds position, ids and time. */
-export type NewEvent = { readonly type: string; readonly data: unknown };
+/** An event about to be appended (a member of the contract's union): the log adds position, ids and time. */
+export type NewEvent = MindledgerEvent;
 
 /**
  * Where a reader of the whole log stands. On PostgreSQL, positions come from a sequence and can
@@ -16,7 +16,7 @@ export type AppendResult = {
   /** Stream version after the append (number of events in the stream). */
   readonly streamVersion: bigint;
   /** The appended events as they now stand in the log (positions, ids, time). */
-  readonly events: readonly AnyRecordedEvent[];
+  readonly events: readonly RecordedEvent[];
 };
 
 export class StreamVersionConflict extends Error {
@@ -38,18 +38,18 @@ export interface EventLog {
    */
   readonly soleWriter: boolean;
   /** Events of one stream after `afterVersion`, upcast to the current contract. */
-  readStream(stream: string, afterVersion: bigint): Promise<{ events: AnyRecordedEvent[]; version: bigint }>;
+  readStream(stream: string, afterVersion: bigint): Promise<{ events: RecordedEvent[]; version: bigint }>;
   /**
    * Appends atomically iff the stream is still at `expectedVersion` (0n: the stream must not exist);
    * otherwise throws StreamVersionConflict and writes nothing.
    */
   append(stream: string, events: readonly NewEvent[], expectedVersion: bigint): Promise<AppendResult>;
   /** The next committed events after the cursor, in an order that never skips one. */
-  readAll(after: LogCursor, limit: number): Promise<{ events: AnyRecordedEvent[]; cursor: LogCursor }>;
+  readAll(after: LogCursor, limit: number): Promise<{ events: RecordedEvent[]; cursor: LogCursor }>;
   /** How many events the log holds and the highest committed position (progress of a replay). */
   head(): Promise<{ events: number; position: bigint }>;
   /** A page of the log in global-position order, for audits (optionally one stream). */
-  readPage(options: { after: bigint; limit: number; stream?: string }): Promise<AnyRecordedEvent[]>;
+  readPage(options: { after: bigint; limit: number; stream?: string }): Promise<RecordedEvent[]>;
   /**
    * Runs `work` so that no other exclusive work on the same stream runs in this process meanwhile:
    * commands on one stream then never conflict with each other inside one process.

@@ -1,24 +1,6 @@
-import type { AnyRecordedEvent, FileDeleted, FileUploaded } from '../../events';
-import type { Aggregate } from '../eventlog/commands';
+import type { FileBlobClaimed, FileBlobEvent, FileDeleted, FileUploaded } from '../../events';
 import { notFound } from '../shared/errors';
-import { nameKey } from '../shared/names';
-
-export type FileState =
-  { status: 'none' } | { status: 'live'; name: string; digest: string } | { status: 'deleted' };
-
-export const fileAggregate: Aggregate<FileState> = {
-  initialState: () => ({ status: 'none' }),
-  evolve: (state, event: AnyRecordedEvent) => {
-    if (event.type === 'FileUploaded') {
-      const d = (event as unknown as FileUploaded).data;
-      return { status: 'live', name: d.name, digest: d.digest };
-    }
-    if (event.type === 'FileDeleted') return { status: 'deleted' };
-    return state;
-  },
-};
-
-export const fileStream = (name: string) => `file-${nameKey(name)}`;
+import type { BlobClaims, FileState } from './state';
 
 type Now = { now: Date };
 export type FileCommand =
@@ -38,6 +20,66 @@ export const decideFile = (command: FileCommand, state: FileState): (FileUploade
       return [
         { type: 'FileDeleted', data: { name: state.name, deletedAt: command.metadata.now.toISOString() } },
       ];
+    default: {
+      const _exhaustive: never = command;
+      return _exhaustive;
+    }
+  }
+};
+
+type Common = {
+  digest: string;
+  /** The file's name key. */
+  file: string;
+  /**
+   * Live files using this blob according to the read model, for a blob whose stream is still empty
+   * (files uploaded before claims were recorded); ignored once the stream holds claims.
+   */
+  legacyUsers: readonly string[];
+  now: Date;
+};
+export type BlobClaimCommand = ({ type: 'ClaimBlob' } | { type: 'UnclaimBlob' }) & Common;
+
+const claimed = (c: Common, file: string): FileBlobClaimed => ({
+  type: 'FileBlobClaimed',
+  data: { digest: c.digest, file, claimedAt: c.now.toISOString() },
+});
+
+/**
+ * A file claims a blob before it refers to it, and gives up its claim once it no longer does; the
+ * last claim given up releases the blob (its bytes are then removed). Pure: the caller holds the
+ * blob's lock, so no upload of the same bytes can slip between this decision and the removal.
+ */
+export const decideBlobClaim = (command: BlobClaimCommand, state: BlobClaims): FileBlobEvent[] => {
+  const adopted = state.recorded ? [] : command.legacyUsers.filter((f) => f !== command.file);
+  const users = [...state.files, ...adopted];
+  switch (command.type) {
+    case 'ClaimBlob':
+      if (users.includes(command.file)) return adopted.map((f) => claimed(command, f));
+      return [...adopted, command.file].map((f) => claimed(command, f));
+    case 'UnclaimBlob': {
+      // Claims are recorded and this file holds none: nothing of its to give up.
+      if (state.recorded && !state.files.includes(command.file)) return [];
+      const left = users.filter((f) => f !== command.file);
+      const unclaimed: FileBlobEvent[] = users.includes(command.file)
+        ? [
+            {
+              type: 'FileBlobUnclaimed',
+              data: { digest: command.digest, file: command.file, unclaimedAt: command.now.toISOString() },
+            },
+          ]
+        : [];
+      const released: FileBlobEvent[] =
+        left.length === 0
+          ? [
+              {
+                type: 'FileBlobReleased',
+                data: { digest: command.digest, releasedAt: command.now.toISOString() },
+              },
+            ]
+          : [];
+      return [...adopted.map((f) => claimed(command, f)), ...unclaimed, ...released];
+    }
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

@@ -4,22 +4,13 @@ import path from 'node:path';
 import { settled, type AppContext } from '../context';
 import { DomainError, invalid, notFound } from '../shared/errors';
 import { nameKey } from '../shared/names';
-import { toMindsDbTimestamp } from '../shared/time';
-import type { BlobStore } from './blobs';
-import { sha256File } from './blobs';
-import { blobClaimsAggregate, blobStream, decideBlobClaim } from './blobClaims';
-import { decideFile, fileAggregate, fileStream, type FileCommand, type FileState } from './decider';
+import type { BlobStore } from '../storage/blobs';
+import { sha256File } from '../storage/blobs';
+import { blobClaimsAggregate, blobStream, fileAggregate, fileStream, type FileState } from './state';
+import { decideBlobClaim, decideFile, type FileCommand } from './decider';
 import { analyzeFile, detectFormat } from './load';
-
-type FileRow = {
-  NAME: string;
-  ORIGINAL_NAME: string | null;
-  FORMAT: string;
-  SIZE: bigint;
-  ROW_COUNT: bigint;
-  COLUMNS: string;
-  UPLOADED_AT: Date;
-};
+import { presentFile } from './present';
+import { fileKeysWithDigest, fileRowByName, fileRows } from './projection';
 
 /** MindsDB: a file name has no extension and no path; ours are identifiers, so they work in SQL too. */
 export const validateFileName = (name: string) => {
@@ -33,20 +24,6 @@ export const validateFileName = (name: string) => {
     );
   return name;
 };
-
-const present = (r: FileRow) => ({
-  name: r.NAME,
-  row_count: Number(r.ROW_COUNT),
-  columns: (JSON.parse(r.COLUMNS) as { name: string }[]).map((c) => c.name),
-  column_types: Object.fromEntries(
-    (JSON.parse(r.COLUMNS) as { name: string; type: string }[]).map((c) => [c.name, c.type]),
-  ),
-  format: r.FORMAT,
-  size: Number(r.SIZE),
-  original_name: r.ORIGINAL_NAME,
-  uploaded_at: toMindsDbTimestamp(r.UPLOADED_AT),
-});
-export type FileView = ReturnType<typeof present>;
 
 export const filesService = (ctx: AppContext, blobs: BlobStore) => {
   const tempDir = path.join(ctx.config.dataDir, 'files', 'incoming');
@@ -65,9 +42,7 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
   /** Claims or gives up a file's use of a blob, on the blob's stream; the caller holds its lock. */
   const claim = async (type: 'ClaimBlob' | 'UnclaimBlob', digest: string, file: string) => {
     // Files uploaded before claims were recorded use blobs too: the read model knows them.
-    const legacyUsers = (
-      (await ctx.duck.query('SELECT KEY FROM files WHERE DIGEST = ?', [digest])) as { KEY: string }[]
-    ).map((r) => r.KEY);
+    const legacyUsers = await fileKeysWithDigest(ctx.duck, digest);
     const outcome = await ctx.commands.run(blobStream(digest), blobClaimsAggregate, (s) =>
       decideBlobClaim({ type, digest, file, legacyUsers, now: ctx.clock() }, s),
     );
@@ -93,8 +68,8 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
     });
 
   const find = async (name: string) => {
-    const rows = (await ctx.duck.query('SELECT * FROM files WHERE KEY = ?', [nameKey(name)])) as FileRow[];
-    return rows[0] ? present(rows[0]) : undefined;
+    const row = await fileRowByName(ctx.duck, name);
+    return row ? presentFile(row) : undefined;
   };
 
   return {
@@ -156,10 +131,7 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
       }
     },
 
-    list: () =>
-      ctx.cached('files', async () =>
-        ((await ctx.duck.query('SELECT * FROM files ORDER BY KEY')) as FileRow[]).map(present),
-      ),
+    list: () => ctx.cached('files', async () => (await fileRows(ctx.duck)).map(presentFile)),
 
     find,
 

@@ -1,34 +1,10 @@
-import type { AnyRecordedEvent, ModelDeleted, ModelEvent } from '../../events';
-import type { ProjectAggregate } from '../projects/aggregate';
-import { requireLiveProject } from '../projects/decider';
+import type { ModelDeleted, ModelEvent } from '../../events';
+import { requireLiveProject, type ProjectState } from '../projects/state';
 import { conflict, invalid, notFound } from '../shared/errors';
-import { nameKey } from '../shared/names';
+import { findModel, type Model, type ModelsState, type ModelVersion } from './state';
 
-export type ModelStatus = 'generating' | 'training' | 'complete' | 'error';
-
-export type ModelVersion = {
-  readonly version: number;
-  readonly status: ModelStatus;
-  readonly engine: string;
-  readonly target: string;
-  readonly query: string;
-  readonly sourceDatabase: string;
-  readonly options: Record<string, unknown>;
-  readonly definedAt: string;
-  readonly trainer: string | null;
-  readonly artifactDigest: string | null;
-  readonly accuracy: number | null;
-  readonly error: string | null;
-  readonly trainingMs: number | null;
-};
-
-export type Model = {
-  readonly id: bigint;
-  readonly name: string;
-  readonly versions: ReadonlyMap<number, ModelVersion>;
-  readonly activeVersion: number | null;
-};
-export type ModelsState = ReadonlyMap<string, Model>;
+/** What model commands are decided on: the project and its models. */
+export type ModelDecisionState = { readonly project: ProjectState; readonly models: ModelsState };
 
 export const ENGINES = ['lightwood', 'mindledger'];
 
@@ -65,104 +41,10 @@ export type ModelCommand =
     }
   | { type: 'DeleteModel'; data: { name: string; version?: number }; metadata: Now };
 
-const key = nameKey;
-
-const withVersion = (m: Model, v: ModelVersion): Model => ({
-  ...m,
-  versions: new Map(m.versions).set(v.version, v),
-});
-
-export const evolveModels = (models: ModelsState, event: AnyRecordedEvent): ModelsState => {
-  if (!event.type.startsWith('Model')) return models;
-  const e = event as unknown as ModelEvent;
-  const current = models.get(key(e.data.name));
-  const next = new Map(models);
-  switch (e.type) {
-    case 'ModelVersionDefined': {
-      const d = e.data;
-      const version: ModelVersion = {
-        version: d.version,
-        status: 'generating',
-        engine: d.engine,
-        target: d.target,
-        query: d.query,
-        sourceDatabase: d.sourceDatabase,
-        options: d.options,
-        definedAt: d.definedAt,
-        trainer: null,
-        artifactDigest: null,
-        accuracy: null,
-        error: null,
-        trainingMs: null,
-      };
-      const model = current ?? {
-        id: event.meta.position,
-        name: d.name,
-        versions: new Map(),
-        activeVersion: null,
-      };
-      return next.set(key(d.name), withVersion(model, version));
-    }
-    case 'ModelDeleted':
-      next.delete(key(e.data.name));
-      return next;
-    default: {
-      if (!current) return models;
-      const v = current.versions.get(e.data.version);
-      if (!v) return models;
-      switch (e.type) {
-        case 'ModelTrainingStarted':
-          return next.set(
-            key(e.data.name),
-            withVersion(current, { ...v, status: 'training', trainer: e.data.trainer }),
-          );
-        case 'ModelTrained':
-          return next.set(
-            key(e.data.name),
-            withVersion(current, {
-              ...v,
-              status: 'complete',
-              artifactDigest: e.data.artifactDigest,
-              accuracy: e.data.accuracy,
-              trainingMs: e.data.trainingMs,
-            }),
-          );
-        case 'ModelTrainingFailed':
-          return next.set(
-            key(e.data.name),
-            withVersion(current, { ...v, status: 'error', error: e.data.error }),
-          );
-        case 'ModelVersionActivated':
-          return next.set(key(e.data.name), { ...current, activeVersion: e.data.version });
-        case 'ModelOptionsUpdated':
-          return next.set(key(e.data.name), withVersion(current, { ...v, options: e.data.options }));
-        case 'ModelVersionDeleted': {
-          const versions = new Map(current.versions);
-          versions.delete(e.data.version);
-          return next.set(key(e.data.name), {
-            ...current,
-            versions,
-            activeVersion: current.activeVersion === e.data.version ? null : current.activeVersion,
-          });
-        }
-      }
-      return models;
-    }
-  }
-};
-
-export const findModel = (state: ProjectAggregate, name: string) => state.models.get(key(name));
-
-export const requireModel = (state: ProjectAggregate, name: string): Model => {
-  const model = findModel(state, name);
+export const requireModel = (state: ModelDecisionState, name: string): Model => {
+  const model = findModel(state.models, name);
   if (!model) throw notFound(`Model with name ${name} not found`, 'Model not found');
   return model;
-};
-
-/** Model names may carry a version: `m.3`. */
-export const splitVersion = (ref: string): { name: string; version: number | undefined } => {
-  const m = /^(.+)\.(\d+)$/.exec(ref);
-  return m ? { name: m[1]!, version: Number(m[2]) } : { name: ref, version: undefined };
 };
 
 const requireVersion = (model: Model, version: number): ModelVersion => {
@@ -172,7 +54,7 @@ const requireVersion = (model: Model, version: number): ModelVersion => {
 };
 
 /** Removal of a whole model, for DROP MODEL and for a project's deletion. */
-export const modelRemoval = (state: ProjectAggregate, model: Model, now: Date): ModelDeleted => {
+export const modelRemoval = (state: ModelDecisionState, model: Model, now: Date): ModelDeleted => {
   const project = requireLiveProject(state.project);
   return {
     type: 'ModelDeleted',
@@ -185,7 +67,7 @@ export const modelRemoval = (state: ProjectAggregate, model: Model, now: Date): 
   };
 };
 
-export const decideModel = (command: ModelCommand, state: ProjectAggregate): ModelEvent[] => {
+export const decideModel = (command: ModelCommand, state: ModelDecisionState): ModelEvent[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
   const base = (name: string, version: number) => ({
@@ -197,7 +79,7 @@ export const decideModel = (command: ModelCommand, state: ProjectAggregate): Mod
   switch (command.type) {
     case 'DefineModel': {
       const d = command.data;
-      const existing = findModel(state, d.name);
+      const existing = findModel(state.models, d.name);
       if (existing && !d.replace)
         throw conflict(`Model with name ${d.name} already exists`, 'Model already exists');
       const engine = String(d.options.engine ?? 'lightwood').toLowerCase();
@@ -269,7 +151,7 @@ export const decideModel = (command: ModelCommand, state: ProjectAggregate): Mod
       return events;
     }
     case 'FailTraining': {
-      const model = findModel(state, command.data.name);
+      const model = findModel(state.models, command.data.name);
       const v = model?.versions.get(command.data.version);
       if (!model || !v || v.status === 'complete' || v.status === 'error') return [];
       return [

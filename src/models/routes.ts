@@ -1,9 +1,14 @@
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
-import type { ProjectsService } from '../projects/service';
+import type { ProjectDirectory } from '../projects/directory';
 import { invalid, notFound } from '../shared/errors';
-import type { SqlService } from '../sql/service';
-import { createdBody, type ModelsService } from './service';
+import { createdBody, type ModelView } from './present';
+import type { ModelsService } from './service';
+
+/** `POST …/models` takes a CREATE MODEL statement: the SQL engine parses and runs it. */
+export type CreateModelStatement = {
+  createModelFromRest(project: string, query: string): Promise<ModelView>;
+};
 
 const modelPath = z.object({ project: z.string().min(1), model: z.string().min(1) });
 const modelsPath = z.object({ project: z.string().min(1) });
@@ -20,7 +25,12 @@ const predictBody = z.union([
 
 const modelView = z.record(z.string(), z.unknown()).describe('MindsDB reduced model dict');
 
-export const modelRoutes = (api: Api, models: ModelsService, projects: ProjectsService, sql: SqlService) => {
+export const modelRoutes = (
+  api: Api,
+  models: ModelsService,
+  projects: ProjectDirectory,
+  sql: CreateModelStatement,
+) => {
   const requireModel = async ({ params }: { params: { project: string; model: string } }) => {
     await projects.require(params.project);
     if (!(await models.exists(params.project, params.model)))

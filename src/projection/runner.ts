@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AnyRecordedEvent } from '../../events';
+import type { RecordedEvent } from '../../events';
 import type { Duck } from '../duckdb/database';
 import { logStart, type EventLog, type LogCursor } from '../eventlog/types';
 import { BatchRowStore, createTableSql } from './rows';
@@ -33,7 +33,7 @@ class AppliedPositions {
 }
 
 /** A schema projection's time is counted per table it builds, when the event names one (files do). */
-const schemaTimingKey = (p: SchemaProjection, event: AnyRecordedEvent) => {
+const schemaTimingKey = (p: SchemaProjection, event: RecordedEvent) => {
   const data = event.data as unknown;
   const name = data !== null && typeof data === 'object' && 'name' in data ? String(data.name) : null;
   return name === null ? p.name : `${p.name}: ${name}`;
@@ -67,7 +67,7 @@ export type ProjectionFailure = {
 /** A projection threw on one event: which event, which projection. */
 class ProjectionApplyError extends Error {
   constructor(
-    readonly event: AnyRecordedEvent | null,
+    readonly event: RecordedEvent | null,
     readonly projection: string,
     readonly original: unknown,
   ) {
@@ -135,7 +135,7 @@ export class ProjectionRunner {
    * lengths, min/max), so a reader may reuse one only while this stays where it was at planning.
    */
   dataEpoch = 0;
-  private readonly listeners: ((events: readonly AnyRecordedEvent[]) => void)[] = [];
+  private readonly listeners: ((events: readonly RecordedEvent[]) => void)[] = [];
   /** Milliseconds spent per table since start (uploaded files' tables each on their own line). */
   private readonly spent = new Map<string, number>();
   private readonly fingerprint: string;
@@ -207,7 +207,7 @@ export class ProjectionRunner {
   };
 
   /** Called after every applied batch with its events (e.g. to invalidate caches). */
-  onApplied(listener: (events: readonly AnyRecordedEvent[]) => void) {
+  onApplied(listener: (events: readonly RecordedEvent[]) => void) {
     this.listeners.push(listener);
   }
 
@@ -398,7 +398,7 @@ export class ProjectionRunner {
       this.dataEpoch++;
     }
     let count = 0;
-    const listener = (events: readonly AnyRecordedEvent[]) => (count += events.length);
+    const listener = (events: readonly RecordedEvent[]) => (count += events.length);
     this.listeners.push(listener);
     try {
       await this.catchUp();
@@ -442,7 +442,7 @@ export class ProjectionRunner {
     this.applied.reset(this.cursor.transactionId === null ? this.cursor.position + 1n : 0n);
   }
 
-  private async applyBatch(events: readonly AnyRecordedEvent[], cursor: LogCursor) {
+  private async applyBatch(events: readonly RecordedEvent[], cursor: LogCursor) {
     const w = this.duck.writer;
     const stores = this.projections.map((p) => new BatchRowStore(p, w));
     const byTable = new Map(this.projections.map((p, i) => [p.table, stores[i]!]));
@@ -454,7 +454,7 @@ export class ProjectionRunner {
     this.dataEpoch++;
     await w.run('BEGIN TRANSACTION');
     try {
-      const attributed = async (event: AnyRecordedEvent | null, projection: string, work: () => unknown) => {
+      const attributed = async (event: RecordedEvent | null, projection: string, work: () => unknown) => {
         try {
           await work();
         } catch (error) {

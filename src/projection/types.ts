@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { AnyRecordedEvent } from '../../events';
+import type { EventType, RecordedEvent } from '../../events';
+import type { Duck } from '../duckdb/database';
 import type { EventLog } from '../eventlog/types';
 
 export type ColumnType =
@@ -30,8 +31,8 @@ export interface TableProjection {
   readonly columns: readonly Column[];
   /** The column that identifies a row; `null` for append-only tables such as the event mirror. */
   readonly key: string | null;
-  readonly handles: readonly string[] | 'all';
-  apply(event: AnyRecordedEvent, rows: RowStore, lookup: TableLookup): Promise<void> | void;
+  readonly handles: readonly EventType[] | 'all';
+  apply(event: RecordedEvent, rows: RowStore, lookup: TableLookup): Promise<void> | void;
 }
 
 /**
@@ -42,16 +43,15 @@ export interface SchemaProjection {
   readonly name: string;
   /** Bumped when what `apply` builds changes, so existing tables are rebuilt. */
   readonly version: number;
-  readonly handles: readonly string[];
+  readonly handles: readonly EventType[];
   prepare(connection: DuckDBConnection): Promise<void>;
   /**
    * `log` answers what happened later on a stream (an uploaded file's bytes may be gone because a
    * later event deleted or replaced the file: its table would be dropped anyway).
    */
-  apply(
-    event: AnyRecordedEvent,
-    connection: DuckDBConnection,
-    log: Pick<EventLog, 'readStream'>,
-  ): Promise<void>;
+  apply(event: RecordedEvent, connection: DuckDBConnection, log: Pick<EventLog, 'readStream'>): Promise<void>;
   drop(connection: DuckDBConnection): Promise<void>;
 }
+
+/** What the queries beside a table need: a parameterised read on a pooled connection. */
+export type TableReader = Pick<Duck, 'query'>;

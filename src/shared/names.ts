@@ -13,3 +13,15 @@ export const resourceName = (what: string) =>
 
 /** Names are unique case-insensitively; this is the key they are compared and streamed by. */
 export const nameKey = (name: string) => name.toLowerCase();
+
+/**
+ * The databases every MindsDB server has: its system schema, the uploaded files, and `log` (where
+ * MindsDB keeps job history). None of these names can be a project or an integration.
+ */
+export const SYSTEM_DATABASES = {
+  informationSchema: 'information_schema',
+  files: 'files',
+  log: 'log',
+} as const;
+export const SYSTEM_DATABASE_NAMES: readonly string[] = Object.values(SYSTEM_DATABASES);
+export const isSystemDatabaseName = (name: string) => SYSTEM_DATABASE_NAMES.includes(nameKey(name));

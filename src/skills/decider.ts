@@ -1,28 +1,17 @@
-import type {
-  AnyRecordedEvent,
-  SkillCreated,
-  SkillDeleted,
-  SkillDetachedFromAgent,
-  SkillEvent,
-  SkillUpdated,
-} from '../../events';
-import type { ProjectAggregate } from '../projects/aggregate';
-import { requireLiveProject } from '../projects/decider';
-import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
+import type { SkillCreated, SkillDeleted, SkillDetachedFromAgent, SkillUpdated } from '../../events';
+import type { AgentsState } from '../agents/state';
+import { requireLiveProject, type ProjectState } from '../projects/state';
+import { checkExpectedVersion, conflict, invalid } from '../shared/errors';
 import { findByName, findByRef, mergeParams, type Params } from '../shared/params';
-import { validateSkillParams } from './types';
+import { requireSkill, type Skill, type SkillsState } from './state';
+import { validateSkillParams } from './rules';
 
-export type Skill = {
-  readonly id: bigint;
-  readonly name: string;
-  readonly type: string;
-  readonly params: Params;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  /** Position of the last event that changed it: its ETag. */
-  readonly version: bigint;
+/** What skill commands are decided on: the project, its skills, and the agents that use them. */
+export type SkillDecisionState = {
+  readonly project: ProjectState;
+  readonly skills: SkillsState;
+  readonly agents: AgentsState;
 };
-export type SkillsState = ReadonlyMap<bigint, Skill>;
 
 type Now = { now: Date };
 export type SkillCommand =
@@ -35,55 +24,11 @@ export type SkillCommand =
     }
   | { type: 'DeleteSkill'; data: { ref: string; expectedVersion?: bigint }; metadata: Now };
 
-export const evolveSkills = (skills: SkillsState, event: AnyRecordedEvent): SkillsState => {
-  switch (event.type) {
-    case 'SkillCreated': {
-      const d = (event as unknown as SkillCreated).data;
-      const id = event.meta.position;
-      return new Map(skills).set(id, {
-        id,
-        name: d.name,
-        type: d.type,
-        params: d.params,
-        createdAt: d.createdAt,
-        updatedAt: d.createdAt,
-        version: id,
-      });
-    }
-    case 'SkillUpdated': {
-      const d = (event as unknown as SkillUpdated).data;
-      const current = skills.get(BigInt(d.skillId));
-      if (!current) return skills;
-      return new Map(skills).set(current.id, {
-        ...current,
-        name: d.name,
-        type: d.type,
-        params: d.params,
-        updatedAt: d.updatedAt,
-        version: event.meta.position,
-      });
-    }
-    case 'SkillDeleted': {
-      const next = new Map(skills);
-      next.delete(BigInt((event as unknown as SkillDeleted).data.skillId));
-      return next;
-    }
-    default:
-      return skills;
-  }
-};
-
 const checkVersion = (resource: { name: string; version: bigint }, expected: bigint | undefined) =>
   checkExpectedVersion('Skill', resource, expected);
 
-export const requireSkill = (state: ProjectAggregate, ref: string): Skill => {
-  const skill = findByRef(state.skills.values(), ref);
-  if (!skill) throw notFound(`Skill with name ${ref} not found.`, 'Skill not found');
-  return skill;
-};
-
 const created = (
-  state: ProjectAggregate,
+  state: SkillDecisionState,
   data: { name: string; type: string; params: Params },
   now: Date,
 ): SkillCreated => {
@@ -102,7 +47,7 @@ const created = (
 
 /** Deleting a skill detaches it from every agent that uses it, each detachment an event of its own. */
 export const removeSkill = (
-  state: ProjectAggregate,
+  state: SkillDecisionState,
   skill: Skill,
   now: Date,
   reason: string,
@@ -130,8 +75,8 @@ export const removeSkill = (
 
 export const decideSkill = (
   command: SkillCommand,
-  state: ProjectAggregate,
-): (SkillEvent | SkillDetachedFromAgent)[] => {
+  state: SkillDecisionState,
+): (SkillCreated | SkillUpdated | SkillDeleted | SkillDetachedFromAgent)[] => {
   const now = command.metadata.now;
   switch (command.type) {
     case 'CreateSkill':
@@ -173,7 +118,7 @@ export const decideSkill = (
     }
     case 'DeleteSkill': {
       requireLiveProject(state.project);
-      const skill = requireSkill(state, command.data.ref);
+      const skill = requireSkill(state.skills, command.data.ref);
       checkVersion(skill, command.data.expectedVersion);
       return removeSkill(state, skill, now, `skill '${skill.name}' was deleted`);
     }

@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
-import type { ProjectsService } from '../projects/service';
+import type { ProjectDirectory } from '../projects/directory';
+import { skillBody as body } from './present';
 import { createSkillBody, putSkillBody, skillPath, skillsPath, skillsQuery, skillView } from './schemas';
-import type { SkillsService, SkillWithVersion } from './service';
+import type { SkillsService } from './service';
 
-const body = ({ version: _v, ...view }: SkillWithVersion) => view;
-
-export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectsService) => {
+export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectDirectory) => {
   const requireProject = async ({ params }: { params: { project: string } }) => {
     await projects.require(params.project);
   };
@@ -24,7 +23,10 @@ export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectsS
       },
       handle: async ({ params, query }) => ({
         status: 200,
-        body: (await skills.list(params.project, query.agent)).map(body),
+        body: (query.agent === undefined
+          ? await skills.list(params.project)
+          : await skills.ofAgent(params.project, query.agent)
+        ).map(body),
       }),
     })
     .add({

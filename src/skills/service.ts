@@ -1,72 +1,33 @@
 import { settled, type AppContext } from '../context';
-import { projectAggregate, projectStream } from '../projects/aggregate';
-import type { ProjectsService } from '../projects/service';
+import { projectAggregate } from '../projects/aggregate';
+import type { ProjectDirectory } from '../projects/directory';
+import { projectStream } from '../projects/state';
 import { notFound } from '../shared/errors';
 import { findByRef, type Unstamped } from '../shared/params';
-import { toMindsDbTimestamp } from '../shared/time';
 import { decideSkill, type SkillCommand } from './decider';
-import type { SkillView } from './schemas';
+import { presentSkill, type PresentedSkill } from './present';
+import { skillRowsOfProject } from './projection';
 
-type SkillRow = {
-  ID: bigint;
-  NAME: string;
-  PROJECT_ID: bigint;
-  TYPE: string;
-  PARAMS: string;
-  CREATED_AT: Date;
-  UPDATED_AT: Date;
-  VERSION: bigint;
-};
+/** How `GET …/skills?agent=` finds the agent it names (by name or id), or undefined. */
+export type AgentIds = { idOf(projectName: string, ref: string): Promise<number | undefined> };
 
-export type SkillWithVersion = SkillView & { version: bigint };
-
-const present = (row: SkillRow, agentIds: number[]): SkillWithVersion => ({
-  id: Number(row.ID),
-  name: row.NAME,
-  project_id: Number(row.PROJECT_ID),
-  agent_ids: agentIds,
-  type: row.TYPE,
-  params: JSON.parse(row.PARAMS) as Record<string, unknown>,
-  created_at: toMindsDbTimestamp(row.CREATED_AT),
-  updated_at: toMindsDbTimestamp(row.UPDATED_AT),
-  version: row.VERSION,
-});
-
-/** Reads come from the `skills` and `agents` projections; writes go through the project's stream. */
-export const skillsService = (ctx: AppContext, projects: ProjectsService) => {
-  const agentIdsBySkill = async (projectId: number) => {
-    const agents = (await ctx.duck.query(
-      'SELECT ID, SKILL_IDS FROM agents WHERE PROJECT_ID = ? ORDER BY ID',
-      [BigInt(projectId)],
-    )) as { ID: bigint; SKILL_IDS: bigint[] }[];
-    const bySkill = new Map<bigint, number[]>();
-    for (const a of agents)
-      for (const s of a.SKILL_IDS) bySkill.set(s, [...(bySkill.get(s) ?? []), Number(a.ID)]);
-    return bySkill;
-  };
-
-  const list = (projectName: string, agentRef?: string) =>
-    ctx.cached(`skills:${projectName.toLowerCase()}:${agentRef ?? ''}`, async () => {
+/** Reads come from the `skills` projection; writes go through the project's stream. */
+export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agents: AgentIds) => {
+  const list = (projectName: string) =>
+    ctx.cached(`skills:${projectName.toLowerCase()}`, async () => {
       const project = await projects.require(projectName);
-      const rows = (await ctx.duck.query('SELECT * FROM skills WHERE PROJECT_ID = ? ORDER BY ID', [
-        BigInt(project.id),
-      ])) as SkillRow[];
-      const agents = await agentIdsBySkill(project.id);
-      let selected = rows;
-      if (agentRef !== undefined) {
-        const agent = (
-          (await ctx.duck.query(
-            'SELECT ID, SKILL_IDS FROM agents WHERE PROJECT_ID = ? AND (lower(NAME) = lower(?) OR CAST(ID AS VARCHAR) = ?)',
-            [BigInt(project.id), agentRef, agentRef],
-          )) as { ID: bigint; SKILL_IDS: bigint[] }[]
-        )[0];
-        if (!agent) throw notFound(`Agent with name ${agentRef} does not exist`, 'Agent not found');
-        selected = rows.filter((r) => agent.SKILL_IDS.includes(r.ID));
-      }
-      return selected.map((r) => present(r, agents.get(r.ID) ?? []));
+      return (await skillRowsOfProject(ctx.duck, project.id)).map(presentSkill);
     });
 
-  const get = async (projectName: string, ref: string): Promise<SkillWithVersion> => {
+  const ofAgent = async (projectName: string, agentRef: string): Promise<PresentedSkill[]> => {
+    const all = await list(projectName);
+    const agentId = await agents.idOf(projectName, agentRef);
+    if (agentId === undefined)
+      throw notFound(`Agent with name ${agentRef} does not exist`, 'Agent not found');
+    return all.filter((s) => s.agent_ids.includes(agentId));
+  };
+
+  const get = async (projectName: string, ref: string): Promise<PresentedSkill> => {
     const found = findByRef(await list(projectName), ref);
     if (!found) throw notFound(`Skill with name ${ref} not found.`, 'Skill not found');
     return found;
@@ -81,15 +42,17 @@ export const skillsService = (ctx: AppContext, projects: ProjectsService) => {
     );
     await settled(ctx, outcome.lastPosition);
     const first = outcome.events[0];
-    if (!first || first.type === 'SkillDeleted') return { created: false, skill: undefined };
-    const id =
-      first.type === 'SkillCreated'
-        ? first.meta.position
-        : BigInt((first.data as { skillId: number }).skillId);
-    return { created: first.type === 'SkillCreated', skill: await get(project.name, String(id)) };
+    switch (first?.type) {
+      case 'SkillCreated':
+        return { created: true, skill: await get(project.name, String(first.meta.position)) };
+      case 'SkillUpdated':
+        return { created: false, skill: await get(project.name, String(first.data.skillId)) };
+      default:
+        return { created: false, skill: undefined };
+    }
   };
 
-  return { list, get, run };
+  return { list, ofAgent, get, run };
 };
 
 export type SkillsService = ReturnType<typeof skillsService>;

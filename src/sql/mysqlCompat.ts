@@ -1,4 +1,4 @@
-import { VERSION } from '../system/routes';
+import { VERSION } from '../shared/version';
 import type { TableAnswer } from './select';
 
 const table = (columns: string[], rows: unknown[][]): TableAnswer => ({

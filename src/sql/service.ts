@@ -1,6 +1,5 @@
 import os from 'node:os';
 import path from 'node:path';
-import type { Services } from '../app';
 import type { AppContext } from '../context';
 import { nameKey } from '../shared/names';
 import { catalogResolver, INFORMATION_SCHEMA_TABLES, installCatalog, PROJECT_TABLES } from './catalog';
@@ -11,8 +10,9 @@ import { isSyntaxProblem, parseMindsStatement, type MindsStatement } from './par
 import { isReusableAnswer, preparedCache, runSelect, type TableAnswer } from './select';
 import { extractNativeQueries } from './federation';
 import { addModelJoinConditions } from './modelJoins';
-import type { ExternalDatabases } from '../integrations/pools';
-import { modelTable, type ModelsService, type ModelView } from '../models/service';
+import type { ExternalDatabases } from '../databases/pools';
+import { modelTable, type ModelView } from '../models/present';
+import type { SqlPorts } from './ports';
 import { invalid } from '../shared/errors';
 import { runMindsStatement, type OkAnswer } from './statements';
 import { deadlineIn, withinDeadline, type Deadline } from './deadline';
@@ -59,12 +59,8 @@ const SELECT_LIKE = new Set(['SELECT', 'WITH', 'VALUES', 'FROM', 'TABLE']);
 
 const str = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
-export const sqlService = (
-  ctx: AppContext,
-  services: Services,
-  externals: ExternalDatabases,
-  models: ModelsService,
-) => {
+export const sqlService = (ctx: AppContext, services: SqlPorts, externals: ExternalDatabases) => {
+  const { models } = services;
   const catalog = catalogResolver({
     isProject: async (name) => (await services.projects.find(name))?.name,
     isIntegration: async (name) => (await services.databases.findIntegration(name))?.name,

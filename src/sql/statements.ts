@@ -1,4 +1,4 @@
-import type { Services } from '../app';
+import type { SqlPorts } from './ports';
 import { resourceName } from '../shared/names';
 import { DomainError, invalid } from '../shared/errors';
 import type { Params } from '../shared/params';
@@ -68,7 +68,7 @@ const isNotFound = (e: unknown) => e instanceof DomainError && e.kind === 'NotFo
  * validation) as the REST endpoints: a resource made in SQL is at once visible over REST.
  */
 export const runMindsStatement = async (
-  services: Services,
+  services: SqlPorts,
   statement: Exclude<
     MindsStatement,
     { kind: 'Show' | 'Describe' | 'Use' | 'Set' | 'CreateModel' | 'RetrainModel' | 'DropModel' }

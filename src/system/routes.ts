@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import packageJson from '../../package.json';
 import type { Api } from '../http/api';
+import { VERSION } from '../shared/version';
 import type { ReadModelDigest } from '../projection/digest';
 import type { ProjectionFailure } from '../projection/runner';
 
@@ -58,7 +58,7 @@ const readModelSchema = z
   })
   .describe('The read model of the process that answered: compare two replicas, or a replica and a replay');
 
-export const VERSION: string = packageJson.version;
+export { VERSION };
 
 export const systemRoutes = (api: Api, readModel: ReadModelStatus) => {
   let cached: { version: number; digest: Promise<ReadModelDigest> } | null = null;

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { databaseAggregate, databaseStream } from '../../src/databases/aggregate';
+import { databaseAggregate, databaseStream } from '../../src/databases/state';
 import { problemOf, startTestApp, storeKinds, type TestApp } from '../support/app';
 import { mariadbParameters, postgresParameters } from '../support/external';
 

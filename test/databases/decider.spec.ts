@@ -1,10 +1,6 @@
-import {
-  decideDatabase,
-  evolveDatabase,
-  initialDatabaseState,
-  type DatabaseCommand,
-  type DatabaseState,
-} from '../../src/databases/decider';
+import type { DatabaseCreated } from '../../events';
+import { decideDatabase, type DatabaseCommand } from '../../src/databases/decider';
+import { evolveDatabase, initialDatabaseState, type DatabaseState } from '../../src/databases/state';
 import { deciderSpec } from '../support/decider';
 
 const now = new Date('2026-02-03T04:05:06.789Z');
@@ -15,7 +11,7 @@ const spec = deciderSpec<DatabaseState, DatabaseCommand>({
   decide: decideDatabase,
 });
 const params = { host: 'h', user: 'u', password: 's3cret', database: 'd' };
-const created = {
+const created: DatabaseCreated = {
   type: 'DatabaseCreated',
   data: { name: 'pg1', engine: 'postgres', parameters: params, createdAt: at },
 };

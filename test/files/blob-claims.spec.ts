@@ -1,24 +1,24 @@
-import {
-  blobClaimsAggregate,
-  decideBlobClaim,
-  type BlobClaimCommand,
-  type BlobClaims,
-} from '../../src/files/blobClaims';
+import type { FileBlobClaimed, FileBlobReleased, FileBlobUnclaimed } from '../../events';
+import { decideBlobClaim, type BlobClaimCommand } from '../../src/files/decider';
+import { blobClaimsAggregate, type BlobClaims } from '../../src/files/state';
 import { deciderSpec } from '../support/decider';
 
 const now = new Date('2026-02-03T04:05:06.789Z');
 const digest = 'a'.repeat(64);
 const spec = deciderSpec<BlobClaims, BlobClaimCommand>({ ...blobClaimsAggregate, decide: decideBlobClaim });
 
-const claimed = (file: string) => ({
+const claimed = (file: string): FileBlobClaimed => ({
   type: 'FileBlobClaimed',
   data: { digest, file, claimedAt: now.toISOString() },
 });
-const unclaimed = (file: string) => ({
+const unclaimed = (file: string): FileBlobUnclaimed => ({
   type: 'FileBlobUnclaimed',
   data: { digest, file, unclaimedAt: now.toISOString() },
 });
-const released = { type: 'FileBlobReleased', data: { digest, releasedAt: now.toISOString() } };
+const released: FileBlobReleased = {
+  type: 'FileBlobReleased',
+  data: { digest, releasedAt: now.toISOString() },
+};
 const command = (
   type: BlobClaimCommand['type'],
   file: string,

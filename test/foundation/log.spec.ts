@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { ProjectCreated } from '../../events';
 import { openEventLog } from '../../src/eventlog/open';
 import { logStart, StreamVersionConflict, type EventLog } from '../../src/eventlog/types';
 import { freshPostgresDatabase } from '../support/postgres';
 import { storeKinds } from '../support/app';
 
-const created = (name: string) => ({
+const created = (name: string): ProjectCreated => ({
   type: 'ProjectCreated',
   data: { name, createdAt: new Date().toISOString() },
 });

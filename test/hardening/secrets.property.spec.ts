@@ -7,7 +7,7 @@
  * and a client writing back what it read keeps them too.
  */
 import fc from 'fast-check';
-import { databaseAggregate, databaseStream } from '../../src/databases/aggregate';
+import { databaseAggregate, databaseStream } from '../../src/databases/state';
 import { keepMaskedSecrets, keyKind, MASK, maskSecrets } from '../../src/shared/secrets';
 import { querySql, startTestApp, type TestApp } from '../support/app';
 import { postgresParameters } from '../support/external';

@@ -1,10 +1,14 @@
+import type { ProjectCreated } from '../../events';
 import { projectAggregate, type ProjectAggregate } from '../../src/projects/aggregate';
 import { decideProject, type ProjectCommand } from '../../src/projects/decider';
 import { deciderSpec } from '../support/decider';
 
 const now = new Date('2026-02-03T04:05:06.789Z');
 const spec = deciderSpec<ProjectAggregate, ProjectCommand>({ ...projectAggregate, decide: decideProject });
-const created = (name: string) => ({ type: 'ProjectCreated', data: { name, createdAt: now.toISOString() } });
+const created = (name: string): ProjectCreated => ({
+  type: 'ProjectCreated',
+  data: { name, createdAt: now.toISOString() },
+});
 
 describe('project decider', () => {
   it('creates a project that does not exist', () =>

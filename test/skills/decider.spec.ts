@@ -1,3 +1,4 @@
+import type { SkillDetachedFromAgent } from '../../events';
 import { decideSkill, type SkillCommand } from '../../src/skills/decider';
 import { agentCreated, at, now, projectCreated, projectSpec, skillCreated } from '../support/project';
 
@@ -108,7 +109,7 @@ describe('skill decider', () => {
       .when({ type: 'DeleteSkill', data: { ref: 's1' }, metadata })
       .then([
         { type: 'SkillDeleted', data: { projectId: 1, skillId: 2, name: 's1', deletedAt: at } },
-        ...[3, 4].map((agentId) => ({
+        ...[3, 4].map((agentId): SkillDetachedFromAgent => ({
           type: 'SkillDetachedFromAgent',
           data: {
             projectId: 1,

@@ -1,10 +1,10 @@
-import type { AnyRecordedEvent } from '../../events';
+import type { MindledgerEvent, RecordedEvent } from '../../events';
 import { DomainError, type ErrorKind } from '../../src/shared/errors';
 
-type Event = { type: string; data: unknown };
+type Event = MindledgerEvent;
 
 /** Gives plain events the metadata the log would: positions 1, 2, … in one stream. */
-export const recorded = (events: readonly Event[], stream = 'test', firstPosition = 1n): AnyRecordedEvent[] =>
+export const recorded = (events: readonly Event[], stream = 'test', firstPosition = 1n): RecordedEvent[] =>
   events.map((e, i) => ({
     ...e,
     meta: {
@@ -23,7 +23,7 @@ export const recorded = (events: readonly Event[], stream = 'test', firstPositio
  */
 export const deciderSpec = <S, C>(decider: {
   initialState: () => S;
-  evolve: (state: S, event: AnyRecordedEvent) => S;
+  evolve: (state: S, event: RecordedEvent) => S;
   decide: (command: C, state: S) => readonly Event[];
 }) => ({
   given: (events: readonly Event[]) => {

@@ -1,3 +1,10 @@
+import type {
+  AgentCreated,
+  ChatbotCreated,
+  MindledgerEvent,
+  ProjectCreated,
+  SkillCreated,
+} from '../../events';
 import { projectAggregate, type ProjectAggregate } from '../../src/projects/aggregate';
 import { deciderSpec } from './decider';
 
@@ -5,9 +12,16 @@ export const now = new Date('2026-03-04T05:06:07.089Z');
 export const at = now.toISOString();
 
 /** The project every decider spec starts from: created at position 1. */
-export const projectCreated = { type: 'ProjectCreated', data: { name: 'proj', createdAt: at } };
+export const projectCreated: ProjectCreated = {
+  type: 'ProjectCreated',
+  data: { name: 'proj', createdAt: at },
+};
 
-export const skillCreated = (name: string, params: Record<string, unknown> = {}, type = 'custom') => ({
+export const skillCreated = (
+  name: string,
+  params: Record<string, unknown> = {},
+  type = 'custom',
+): SkillCreated => ({
   type: 'SkillCreated',
   data: { projectId: 1, project: 'proj', name, type, params, createdAt: at },
 });
@@ -16,7 +30,7 @@ export const agentCreated = (
   name: string,
   skills: { skillId: number; parameters: Record<string, unknown> }[] = [],
   params: Record<string, unknown> = {},
-) => ({
+): AgentCreated => ({
   type: 'AgentCreated',
   data: {
     projectId: 1,
@@ -34,7 +48,7 @@ export const chatbotCreated = (
   name: string,
   agentId: number | null,
   params: Record<string, unknown> = {},
-) => ({
+): ChatbotCreated => ({
   type: 'ChatbotCreated',
   data: {
     projectId: 1,
@@ -51,6 +65,5 @@ export const chatbotCreated = (
   },
 });
 
-export const projectSpec = <C>(
-  decide: (command: C, state: ProjectAggregate) => readonly { type: string; data: unknown }[],
-) => deciderSpec<ProjectAggregate, C>({ ...projectAggregate, decide });
+export const projectSpec = <C>(decide: (command: C, state: ProjectAggregate) => readonly MindledgerEvent[]) =>
+  deciderSpec<ProjectAggregate, C>({ ...projectAggregate, decide });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { invalid } from '../shared/errors';
 import type { Params } from '../shared/params';
+import { canonicalSkillType } from './state';
 
 const tableRef = z.union([
   z.string().min(1),
@@ -32,10 +33,6 @@ const knownTypes: Record<string, z.ZodType<Params>> = {
     })
     .catchall(z.unknown()),
 };
-
-/** `text2sql` is MindsDB's legacy name of `sql`. */
-export const canonicalSkillType = (type: string) =>
-  type.toLowerCase() === 'text2sql' ? 'sql' : type.toLowerCase();
 
 export const validateSkillParams = (type: string, params: Params) => {
   const schema = knownTypes[canonicalSkillType(type)];

@@ -1,8 +1,8 @@
 import type { AppContext } from '../context';
-import { databaseAggregate, databaseStream } from '../databases/aggregate';
+import { databaseAggregate, databaseStream } from './state';
 import { notFound } from '../shared/errors';
 import { nameKey } from '../shared/names';
-import { connect, type DriverOptions, type ExternalDatabase } from './drivers';
+import { connect, type DriverOptions, type ExternalDatabase } from '../integrations/drivers';
 
 /**
  * One pool per registered database, opened on first use from the log's state (which holds the

@@ -1,9 +1,9 @@
-import type { DatabaseCreated, DatabaseDeleted, DatabaseUpdated } from '../events';
-import type { TableProjection } from '../src/projection/types';
-import { maskSecrets } from '../src/shared/secrets';
+import type { TableProjection, TableReader } from '../projection/types';
+import { nameKey } from '../shared/names';
+import { maskSecrets } from '../shared/secrets';
 
 /** `databases`: registered integrations (type "data"), secrets masked. */
-export const databasesProjection: TableProjection = {
+export const databasesTable: TableProjection = {
   table: 'databases',
   key: 'id',
   columns: [
@@ -19,7 +19,7 @@ export const databasesProjection: TableProjection = {
   apply: async (event, rows) => {
     switch (event.type) {
       case 'DatabaseCreated': {
-        const d = (event as unknown as DatabaseCreated).data;
+        const d = event.data;
         rows.put({
           id: event.meta.position,
           name: d.name,
@@ -32,7 +32,7 @@ export const databasesProjection: TableProjection = {
         return;
       }
       case 'DatabaseUpdated': {
-        const d = (event as unknown as DatabaseUpdated).data;
+        const d = event.data;
         const row = await rows.get(BigInt(d.databaseId));
         if (!row) return;
         rows.put({
@@ -45,8 +45,28 @@ export const databasesProjection: TableProjection = {
         return;
       }
       case 'DatabaseDeleted':
-        rows.delete(BigInt((event as unknown as DatabaseDeleted).data.databaseId));
+        rows.delete(BigInt(event.data.databaseId));
         return;
     }
   },
 };
+
+export type DatabaseRow = {
+  id: bigint;
+  name: string;
+  engine: string;
+  connection_data: string;
+  updated_at: Date;
+  version: bigint;
+};
+
+export const databaseRowByName = async (reader: TableReader, name: string) =>
+  (
+    (await reader.query('SELECT * FROM databases WHERE lower(name) = ?', [nameKey(name)])) as DatabaseRow[]
+  )[0];
+
+export const databaseRowById = async (reader: TableReader, id: number) =>
+  ((await reader.query('SELECT * FROM databases WHERE id = ?', [BigInt(id)])) as DatabaseRow[])[0];
+
+export const databaseRows = async (reader: TableReader) =>
+  (await reader.query('SELECT * FROM databases ORDER BY id')) as DatabaseRow[];

@@ -1,12 +1,6 @@
-import type {
-  AgentCreated,
-  AgentDeleted,
-  AgentUpdated,
-  SkillDetachedFromAgent,
-  SkillUpdated,
-} from '../events';
-import type { Row, RowStore, TableProjection } from '../src/projection/types';
-import { maskSecrets } from '../src/shared/secrets';
+import type { AgentCreated } from '../../events';
+import type { Row, RowStore, TableProjection, TableReader } from '../projection/types';
+import { maskSecrets } from '../shared/secrets';
 
 type Links = AgentCreated['data']['skills'];
 
@@ -28,7 +22,7 @@ const skillColumns = async (links: Links, skills: RowStore) => {
 };
 
 /** `agents`: one row per live agent; SKILLS holds skill names (MindsDB), SKILL_IDS the ids. */
-export const agentsProjection: TableProjection = {
+export const agentsTable: TableProjection = {
   table: 'agents',
   key: 'ID',
   columns: [
@@ -51,7 +45,7 @@ export const agentsProjection: TableProjection = {
   apply: async (event, rows, lookup) => {
     switch (event.type) {
       case 'AgentCreated': {
-        const d = (event as unknown as AgentCreated).data;
+        const d = event.data;
         rows.put({
           ID: event.meta.position,
           NAME: d.name,
@@ -68,7 +62,7 @@ export const agentsProjection: TableProjection = {
         return;
       }
       case 'AgentUpdated': {
-        const d = (event as unknown as AgentUpdated).data;
+        const d = event.data;
         const row = await rows.get(BigInt(d.agentId));
         if (!row) return;
         rows.put({
@@ -84,7 +78,7 @@ export const agentsProjection: TableProjection = {
         return;
       }
       case 'SkillDetachedFromAgent': {
-        const d = (event as unknown as SkillDetachedFromAgent).data;
+        const d = event.data;
         const row = await rows.get(BigInt(d.agentId));
         if (!row) return;
         const links = (row.SKILL_LINKS as Links).filter((l) => l.skillId !== d.skillId);
@@ -98,15 +92,34 @@ export const agentsProjection: TableProjection = {
       }
       case 'SkillUpdated': {
         // A renamed skill is renamed in every agent that lists it.
-        const d = (event as unknown as SkillUpdated).data;
+        const d = event.data;
         const users = await rows.scan((r: Row) => (r.SKILL_IDS as bigint[]).includes(BigInt(d.skillId)));
         for (const row of users)
           rows.put({ ...row, ...(await skillColumns(row.SKILL_LINKS as Links, lookup('skills'))) });
         return;
       }
       case 'AgentDeleted':
-        rows.delete(BigInt((event as unknown as AgentDeleted).data.agentId));
+        rows.delete(BigInt(event.data.agentId));
         return;
     }
   },
 };
+
+export type AgentRow = {
+  ID: bigint;
+  NAME: string;
+  PROJECT_ID: bigint;
+  MODEL_NAME: string | null;
+  PROVIDER: string | null;
+  PARAMS: string;
+  SKILL_IDS: bigint[];
+  SKILLS_EXTRA_PARAMETERS: string;
+  CREATED_AT: Date;
+  UPDATED_AT: Date;
+  VERSION: bigint;
+};
+
+export const agentRowsOfProject = async (reader: TableReader, projectId: number) =>
+  (await reader.query('SELECT * FROM agents WHERE PROJECT_ID = ? ORDER BY ID', [
+    BigInt(projectId),
+  ])) as AgentRow[];

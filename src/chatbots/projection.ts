@@ -1,19 +1,27 @@
-import type {
-  AgentUpdated,
-  ChatbotCreated,
-  ChatbotDeleted,
-  ChatbotStoppedAgentDeleted,
-  ChatbotUpdated,
-  DatabaseDeleted,
-} from '../events';
-import type { Row, RowStore, TableProjection } from '../src/projection/types';
-import { maskSecrets } from '../src/shared/secrets';
+import type { ChatbotCreated, ChatbotUpdated } from '../../events';
+import type { Row, RowStore, TableProjection, TableReader } from '../projection/types';
+import { maskSecrets } from '../shared/secrets';
 
 const agentName = async (agentId: number | null, agents: RowStore) =>
   agentId === null ? null : (((await agents.get(BigInt(agentId)))?.NAME as string | undefined) ?? null);
 
+/** The columns a chatbot's created or updated state sets. */
+const stateColumns = async (d: ChatbotCreated['data'] | ChatbotUpdated['data'], agents: RowStore) => ({
+  NAME: d.name,
+  PROJECT: d.project,
+  PROJECT_ID: d.projectId,
+  DATABASE: d.databaseName,
+  DATABASE_ID: d.databaseId,
+  AGENT: await agentName(d.agentId, agents),
+  AGENT_ID: d.agentId,
+  MODEL_NAME: d.modelName,
+  PARAMS: maskSecrets(d.params),
+  IS_RUNNING: d.isRunning,
+  WEBHOOK_TOKEN: d.webhookToken,
+});
+
 /** `chatbots`: one row per live chatbot (MindsDB's information_schema.CHATBOTS columns first). */
-export const chatbotsProjection: TableProjection = {
+export const chatbotsTable: TableProjection = {
   table: 'chatbots',
   key: 'ID',
   columns: [
@@ -44,35 +52,35 @@ export const chatbotsProjection: TableProjection = {
   ],
   apply: async (event, rows, lookup) => {
     switch (event.type) {
-      case 'ChatbotCreated':
-      case 'ChatbotUpdated': {
-        const d = (event as unknown as ChatbotCreated | ChatbotUpdated).data;
-        const id = 'chatbotId' in d ? BigInt(d.chatbotId) : event.meta.position;
-        const current = 'chatbotId' in d ? await rows.get(id) : undefined;
-        if ('chatbotId' in d && !current) return;
-        const restarted = d.isRunning && current && !current.IS_RUNNING;
+      case 'ChatbotCreated': {
+        const d = event.data;
         rows.put({
-          ID: id,
-          NAME: d.name,
-          PROJECT: d.project,
-          PROJECT_ID: d.projectId,
-          DATABASE: d.databaseName,
-          DATABASE_ID: d.databaseId,
-          AGENT: await agentName(d.agentId, lookup('agents')),
-          AGENT_ID: d.agentId,
-          MODEL_NAME: d.modelName,
-          PARAMS: maskSecrets(d.params),
-          IS_RUNNING: d.isRunning,
-          LAST_ERROR: restarted ? null : ((current?.LAST_ERROR as string | null | undefined) ?? null),
-          WEBHOOK_TOKEN: d.webhookToken,
-          CREATED_AT: current?.CREATED_AT ?? ('createdAt' in d ? d.createdAt : null),
-          UPDATED_AT: 'updatedAt' in d ? d.updatedAt : d.createdAt,
+          ID: event.meta.position,
+          ...(await stateColumns(d, lookup('agents'))),
+          LAST_ERROR: null,
+          CREATED_AT: d.createdAt,
+          UPDATED_AT: d.createdAt,
+          VERSION: event.meta.position,
+        });
+        return;
+      }
+      case 'ChatbotUpdated': {
+        const d = event.data;
+        const current = await rows.get(BigInt(d.chatbotId));
+        if (!current) return;
+        // Starting a bot again clears the error that stopped it.
+        const restarted = d.isRunning && !current.IS_RUNNING;
+        rows.put({
+          ...current,
+          ...(await stateColumns(d, lookup('agents'))),
+          LAST_ERROR: restarted ? null : current.LAST_ERROR,
+          UPDATED_AT: d.updatedAt,
           VERSION: event.meta.position,
         });
         return;
       }
       case 'ChatbotStoppedAgentDeleted': {
-        const d = (event as unknown as ChatbotStoppedAgentDeleted).data;
+        const d = event.data;
         const row = await rows.get(BigInt(d.chatbotId));
         if (!row) return;
         rows.put({
@@ -88,21 +96,44 @@ export const chatbotsProjection: TableProjection = {
       }
       case 'AgentUpdated': {
         // A renamed agent is renamed in every chatbot that uses it.
-        const d = (event as unknown as AgentUpdated).data;
+        const d = event.data;
         const users = await rows.scan((r: Row) => r.AGENT_ID === BigInt(d.agentId));
         for (const row of users) rows.put({ ...row, AGENT: d.name });
         return;
       }
       case 'DatabaseDeleted': {
         // The chat database is gone: the bot keeps its settings and shows no database (MindsDB: "?").
-        const d = (event as unknown as DatabaseDeleted).data;
+        const d = event.data;
         const users = await rows.scan((r: Row) => r.DATABASE_ID === BigInt(d.databaseId));
         for (const row of users) rows.put({ ...row, DATABASE: null, DATABASE_ID: null });
         return;
       }
       case 'ChatbotDeleted':
-        rows.delete(BigInt((event as unknown as ChatbotDeleted).data.chatbotId));
+        rows.delete(BigInt(event.data.chatbotId));
         return;
     }
   },
 };
+
+export type ChatbotRow = {
+  ID: bigint;
+  NAME: string;
+  PROJECT: string;
+  PROJECT_ID: bigint;
+  DATABASE: string | null;
+  DATABASE_ID: bigint | null;
+  AGENT_ID: bigint | null;
+  MODEL_NAME: string | null;
+  PARAMS: string;
+  IS_RUNNING: boolean;
+  LAST_ERROR: string | null;
+  WEBHOOK_TOKEN: string | null;
+  CREATED_AT: Date;
+  UPDATED_AT: Date;
+  VERSION: bigint;
+};
+
+export const chatbotRowsOfProject = async (reader: TableReader, projectId: number) =>
+  (await reader.query('SELECT * FROM chatbots WHERE PROJECT_ID = ? ORDER BY ID', [
+    BigInt(projectId),
+  ])) as ChatbotRow[];

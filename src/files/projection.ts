@@ -1,0 +1,102 @@
+import type { SchemaProjection, TableProjection, TableReader } from '../projection/types';
+import { nameKey } from '../shared/names';
+import type { BlobStore } from '../storage/blobs';
+import { createFileTableSql, FILES_SCHEMA } from './load';
+import { fileStream } from './state';
+
+/** `files`: one row per uploaded file (what `GET /api/files` lists). */
+export const filesTable: TableProjection = {
+  table: 'files',
+  key: 'KEY',
+  columns: [
+    { name: 'KEY', type: 'VARCHAR' },
+    { name: 'NAME', type: 'VARCHAR' },
+    { name: 'ORIGINAL_NAME', type: 'VARCHAR' },
+    { name: 'FORMAT', type: 'VARCHAR' },
+    { name: 'SIZE', type: 'BIGINT' },
+    { name: 'DIGEST', type: 'VARCHAR' },
+    { name: 'ROW_COUNT', type: 'BIGINT' },
+    { name: 'COLUMNS', type: 'JSON' },
+    { name: 'UPLOADED_AT', type: 'TIMESTAMP' },
+    { name: 'VERSION', type: 'BIGINT' },
+  ],
+  handles: ['FileUploaded', 'FileDeleted'],
+  apply: (event, rows) => {
+    switch (event.type) {
+      case 'FileUploaded': {
+        const d = event.data;
+        rows.put({
+          KEY: nameKey(d.name),
+          NAME: d.name,
+          ORIGINAL_NAME: d.originalName,
+          FORMAT: d.format,
+          SIZE: d.size,
+          DIGEST: d.digest,
+          ROW_COUNT: d.rowCount,
+          COLUMNS: d.columns,
+          UPLOADED_AT: d.uploadedAt,
+          VERSION: event.meta.position,
+        });
+        return;
+      }
+      case 'FileDeleted':
+        rows.delete(nameKey(event.data.name));
+        return;
+    }
+  },
+};
+
+/** The uploaded files themselves: each a table `files.<name>` (schema mdb_files), loaded from its blob. */
+export const fileTablesProjection = (blobs: BlobStore): SchemaProjection => ({
+  name: 'file-tables',
+  version: 2,
+  handles: ['FileUploaded', 'FileDeleted'],
+  prepare: async (c) => {
+    await c.run(`CREATE SCHEMA IF NOT EXISTS ${FILES_SCHEMA}`);
+  },
+  apply: async (event, c, log) => {
+    switch (event.type) {
+      case 'FileUploaded': {
+        const d = event.data;
+        let path = await blobs.findLocal(d.digest, d.format);
+        if (path === null) {
+          // Bytes are released only once no file uses them, i.e. after a later event deleted or
+          // replaced this file (which a replay has not reached yet): its table would go anyway.
+          const { events: later } = await log.readStream(fileStream(d.name), event.meta.streamPosition);
+          if (later.length > 0) return;
+          path = await blobs.ensureLocal(d.digest, d.format); // throws: the bytes of a live file are lost
+        }
+        await c.run(createFileTableSql(nameKey(d.name), path, d));
+        return;
+      }
+      case 'FileDeleted':
+        await c.run(`DROP TABLE IF EXISTS ${FILES_SCHEMA}."${nameKey(event.data.name)}"`);
+        return;
+    }
+  },
+  drop: async (c) => {
+    await c.run(`DROP SCHEMA IF EXISTS ${FILES_SCHEMA} CASCADE`);
+  },
+});
+
+export type FileRow = {
+  NAME: string;
+  ORIGINAL_NAME: string | null;
+  FORMAT: string;
+  SIZE: bigint;
+  ROW_COUNT: bigint;
+  COLUMNS: string;
+  UPLOADED_AT: Date;
+};
+
+export const fileRowByName = async (reader: TableReader, name: string) =>
+  ((await reader.query('SELECT * FROM files WHERE KEY = ?', [nameKey(name)])) as FileRow[])[0];
+
+export const fileRows = async (reader: TableReader) =>
+  (await reader.query('SELECT * FROM files ORDER BY KEY')) as FileRow[];
+
+/** The files whose table is loaded from these bytes, by name key. */
+export const fileKeysWithDigest = async (reader: TableReader, digest: string) =>
+  ((await reader.query('SELECT KEY FROM files WHERE DIGEST = ?', [digest])) as { KEY: string }[]).map(
+    (r) => r.KEY,
+  );

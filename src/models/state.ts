@@ -1,0 +1,149 @@
+import type { ModelDeleted, RecordedEvent } from '../../events';
+import { defineProjectSlice } from '../projects/state';
+import { nameKey } from '../shared/names';
+
+export type ModelStatus = 'generating' | 'training' | 'complete' | 'error';
+
+export type ModelVersion = {
+  readonly version: number;
+  readonly status: ModelStatus;
+  readonly engine: string;
+  readonly target: string;
+  readonly query: string;
+  readonly sourceDatabase: string;
+  readonly options: Record<string, unknown>;
+  readonly definedAt: string;
+  readonly trainer: string | null;
+  readonly artifactDigest: string | null;
+  readonly accuracy: number | null;
+  readonly error: string | null;
+  readonly trainingMs: number | null;
+};
+
+export type Model = {
+  readonly id: bigint;
+  readonly name: string;
+  readonly versions: ReadonlyMap<number, ModelVersion>;
+  readonly activeVersion: number | null;
+};
+export type ModelsState = ReadonlyMap<string, Model>;
+
+const withVersion = (m: Model, v: ModelVersion): Model => ({
+  ...m,
+  versions: new Map(m.versions).set(v.version, v),
+});
+
+/** The model's version `version` changed by `change`; the state as is when either is unknown. */
+const changeVersion = (
+  models: ModelsState,
+  name: string,
+  version: number,
+  change: (v: ModelVersion) => ModelVersion,
+): ModelsState => {
+  const current = models.get(nameKey(name));
+  const v = current?.versions.get(version);
+  if (!current || !v) return models;
+  return new Map(models).set(nameKey(name), withVersion(current, change(v)));
+};
+
+export const evolveModels = (models: ModelsState, event: RecordedEvent): ModelsState => {
+  switch (event.type) {
+    case 'ModelVersionDefined': {
+      const d = event.data;
+      const version: ModelVersion = {
+        version: d.version,
+        status: 'generating',
+        engine: d.engine,
+        target: d.target,
+        query: d.query,
+        sourceDatabase: d.sourceDatabase,
+        options: d.options,
+        definedAt: d.definedAt,
+        trainer: null,
+        artifactDigest: null,
+        accuracy: null,
+        error: null,
+        trainingMs: null,
+      };
+      const model = models.get(nameKey(d.name)) ?? {
+        id: event.meta.position,
+        name: d.name,
+        versions: new Map(),
+        activeVersion: null,
+      };
+      return new Map(models).set(nameKey(d.name), withVersion(model, version));
+    }
+    case 'ModelDeleted': {
+      const next = new Map(models);
+      next.delete(nameKey(event.data.name));
+      return next;
+    }
+    case 'ModelTrainingStarted': {
+      const { trainer } = event.data;
+      return changeVersion(models, event.data.name, event.data.version, (v) => ({
+        ...v,
+        status: 'training',
+        trainer,
+      }));
+    }
+    case 'ModelTrained': {
+      const d = event.data;
+      return changeVersion(models, d.name, d.version, (v) => ({
+        ...v,
+        status: 'complete',
+        artifactDigest: d.artifactDigest,
+        accuracy: d.accuracy,
+        trainingMs: d.trainingMs,
+      }));
+    }
+    case 'ModelTrainingFailed': {
+      const { error } = event.data;
+      return changeVersion(models, event.data.name, event.data.version, (v) => ({
+        ...v,
+        status: 'error',
+        error,
+      }));
+    }
+    case 'ModelOptionsUpdated': {
+      const { options } = event.data;
+      return changeVersion(models, event.data.name, event.data.version, (v) => ({ ...v, options }));
+    }
+    case 'ModelVersionActivated': {
+      const current = models.get(nameKey(event.data.name));
+      if (!current?.versions.has(event.data.version)) return models;
+      return new Map(models).set(nameKey(event.data.name), { ...current, activeVersion: event.data.version });
+    }
+    case 'ModelVersionDeleted': {
+      const current = models.get(nameKey(event.data.name));
+      if (!current?.versions.has(event.data.version)) return models;
+      const versions = new Map(current.versions);
+      versions.delete(event.data.version);
+      return new Map(models).set(nameKey(event.data.name), {
+        ...current,
+        versions,
+        activeVersion: current.activeVersion === event.data.version ? null : current.activeVersion,
+      });
+    }
+    default:
+      return models;
+  }
+};
+
+export const findModel = (models: ModelsState, name: string) => models.get(nameKey(name));
+
+/** Model names may carry a version: `m.3`. */
+export const splitVersion = (ref: string): { name: string; version: number | undefined } => {
+  const m = /^(.+)\.(\d+)$/.exec(ref);
+  return m ? { name: m[1]!, version: Number(m[2]) } : { name: ref, version: undefined };
+};
+
+export const modelsSlice = defineProjectSlice({
+  key: 'models',
+  initial: (): ModelsState => new Map(),
+  evolve: evolveModels,
+  cascade: (models, project, at) =>
+    [...models.values()].map((m): ModelDeleted => ({
+      type: 'ModelDeleted',
+      data: { projectId: Number(project.id), project: project.name, name: m.name, deletedAt: at },
+    })),
+});

@@ -1,0 +1,119 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AppContext } from '../context';
+import type { Artifact } from '../ml/artifact';
+import type { Row } from '../ml/dataset';
+import { trainInWorker } from '../ml/runTraining';
+import type { BlobStore } from '../storage/blobs';
+import type { Unstamped } from '../shared/params';
+import type { ModelCommand } from './decider';
+import { unfinishedVersions } from './projection';
+import type { ModelVersion } from './state';
+
+/** How training rows are fetched: the SQL service runs `query` in `database`. */
+export type TrainingRows = { rows(database: string, query: string): Promise<Row[]> };
+
+type RunCommand = (projectName: string, command: Unstamped<ModelCommand>) => Promise<unknown>;
+type LoadVersion = (projectName: string, name: string, version: number) => Promise<ModelVersion | undefined>;
+
+/** This process's identity in `ModelTrainingStarted.trainer`, kept across restarts in DATA_DIR. */
+export const instanceIdOf = (dataDir: string) => {
+  const file = path.join(dataDir, 'instance-id');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(file, crypto.randomUUID());
+  }
+  return fs.readFileSync(file, 'utf8').trim();
+};
+
+/**
+ * The training lifecycle of model versions: started → trained (artifact stored, digest recorded) or
+ * failed (with why), each step an event; trainings run in a worker thread, off the event loop.
+ */
+export const modelTrainer = (
+  ctx: AppContext,
+  deps: {
+    run: RunCommand;
+    loadVersion: LoadVersion;
+    blobs: BlobStore;
+    rows: TrainingRows;
+    instanceId: string;
+  },
+) => {
+  const running = new Set<Promise<void>>();
+
+  const saveArtifact = async (json: string) => {
+    const digest = crypto.createHash('sha256').update(json).digest('hex');
+    const temp = path.join(ctx.config.dataDir, 'files', 'incoming', `${crypto.randomUUID()}.model`);
+    fs.mkdirSync(path.dirname(temp), { recursive: true });
+    await fs.promises.writeFile(temp, json);
+    await deps.blobs.put(temp, digest, 'model.json');
+    return digest;
+  };
+
+  /** Trains one version: fetch rows, learn in a worker thread, store the artifact, record the outcome. */
+  const train = async (projectName: string, name: string, version: number) => {
+    await deps.run(projectName, { type: 'StartTraining', data: { name, version, trainer: deps.instanceId } });
+    const started = Date.now();
+    try {
+      const v = await deps.loadVersion(projectName, name, version);
+      if (!v) throw new Error('the model was deleted while training');
+      const rows = await deps.rows.rows(v.sourceDatabase, v.query);
+      const seed = Number(v.options.seed ?? 42);
+      const json = await trainInWorker(rows, v.target, Number.isFinite(seed) ? seed : 42);
+      const artifact = JSON.parse(json) as Artifact;
+      const digest = await saveArtifact(json);
+      await deps.run(projectName, {
+        type: 'CompleteTraining',
+        data: {
+          name,
+          version,
+          artifactDigest: digest,
+          accuracy: artifact.training.accuracy,
+          metric: artifact.training.metric,
+          columns: artifact.columns.map((c) => ({ name: c.name, dtype: c.dtype })),
+          rows: artifact.training.rows,
+          trainingMs: Date.now() - started,
+        },
+      });
+    } catch (error) {
+      const message = (error as { message?: string }).message ?? String(error);
+      ctx.logger.warn({ model: `${projectName}.${name}`, version, error: message }, 'training failed');
+      await deps
+        .run(projectName, { type: 'FailTraining', data: { name, version, error: message } })
+        .catch(() => undefined);
+    }
+  };
+
+  return {
+    /** Starts training a version; with `wait`, answers once it has completed or failed. */
+    launch: async (projectName: string, name: string, version: number, wait: boolean) => {
+      const job = train(projectName, name, version);
+      running.add(job);
+      void job.finally(() => running.delete(job));
+      if (wait) await job;
+    },
+
+    /** A process that died mid-training leaves its versions in training: mark them failed, with why. */
+    recoverInterrupted: async () => {
+      for (const s of await unfinishedVersions(ctx.duck)) {
+        const ours = s.TRAINER === deps.instanceId || (s.STATUS === 'generating' && ctx.log.soleWriter);
+        if (!ours) continue;
+        await deps.run(s.PROJECT, {
+          type: 'FailTraining',
+          data: {
+            name: s.NAME,
+            version: s.VERSION,
+            error: 'training was interrupted: the process training it stopped',
+          },
+        });
+      }
+    },
+
+    /** Waits for trainings started by this process (tests, shutdown). */
+    idle: async () => {
+      while (running.size) await Promise.allSettled([...running]);
+    },
+  };
+};

@@ -1,0 +1,132 @@
+import type { RowStore, TableLookup, TableProjection, TableReader } from '../projection/types';
+import { maskSecrets } from '../shared/secrets';
+
+/** The ids of the agents using a skill, kept on the skill's row so reading a skill never scans agents. */
+const withAgent = (ids: readonly bigint[], agentId: bigint, uses: boolean) => {
+  const others = ids.filter((id) => id !== agentId);
+  return uses ? [...others, agentId].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)) : others;
+};
+
+/** Records on every linked skill's row whether `agentId` now uses it (`before` and `after`: skill ids). */
+const relink = async (
+  rows: RowStore,
+  agentId: bigint,
+  before: readonly bigint[],
+  after: readonly bigint[],
+) => {
+  for (const skillId of new Set([...before, ...after])) {
+    const row = await rows.get(skillId);
+    if (!row) continue;
+    const ids = row.AGENT_IDS as bigint[];
+    const next = withAgent(ids, agentId, after.includes(skillId));
+    if (next.length !== ids.length || next.some((id, i) => id !== ids[i]))
+      rows.put({ ...row, AGENT_IDS: next });
+  }
+};
+
+/** The skill ids an agent's row holds before this event (the agents table applies after this one). */
+const linkedBefore = async (lookup: TableLookup, agentId: bigint) =>
+  ((await lookup('agents').get(agentId))?.SKILL_IDS as bigint[] | undefined) ?? [];
+
+/** `skills`: one row per live skill (MindsDB's information_schema.SKILLS columns first), secrets masked. */
+export const skillsTable: TableProjection = {
+  table: 'skills',
+  key: 'ID',
+  columns: [
+    { name: 'NAME', type: 'VARCHAR' },
+    { name: 'PROJECT', type: 'VARCHAR' },
+    { name: 'TYPE', type: 'VARCHAR' },
+    { name: 'PARAMS', type: 'JSON' },
+    { name: 'ID', type: 'BIGINT' },
+    { name: 'PROJECT_ID', type: 'BIGINT' },
+    { name: 'AGENT_IDS', type: 'BIGINT[]' },
+    { name: 'CREATED_AT', type: 'TIMESTAMP' },
+    { name: 'UPDATED_AT', type: 'TIMESTAMP' },
+    { name: 'VERSION', type: 'BIGINT' },
+  ],
+  handles: [
+    'SkillCreated',
+    'SkillUpdated',
+    'SkillDeleted',
+    'AgentCreated',
+    'AgentUpdated',
+    'AgentDeleted',
+    'SkillDetachedFromAgent',
+  ],
+  apply: async (event, rows, lookup) => {
+    switch (event.type) {
+      case 'SkillCreated': {
+        const d = event.data;
+        rows.put({
+          ID: event.meta.position,
+          NAME: d.name,
+          PROJECT: d.project,
+          PROJECT_ID: d.projectId,
+          TYPE: d.type,
+          PARAMS: maskSecrets(d.params),
+          AGENT_IDS: [],
+          CREATED_AT: d.createdAt,
+          UPDATED_AT: d.createdAt,
+          VERSION: event.meta.position,
+        });
+        return;
+      }
+      case 'SkillUpdated': {
+        const d = event.data;
+        const row = await rows.get(BigInt(d.skillId));
+        if (!row) return;
+        rows.put({
+          ...row,
+          NAME: d.name,
+          TYPE: d.type,
+          PARAMS: maskSecrets(d.params),
+          UPDATED_AT: d.updatedAt,
+          VERSION: event.meta.position,
+        });
+        return;
+      }
+      case 'SkillDeleted':
+        rows.delete(BigInt(event.data.skillId));
+        return;
+      case 'AgentCreated':
+        await relink(
+          rows,
+          event.meta.position,
+          [],
+          event.data.skills.map((l) => BigInt(l.skillId)),
+        );
+        return;
+      case 'AgentUpdated': {
+        const agentId = BigInt(event.data.agentId);
+        const after = event.data.skills.map((l) => BigInt(l.skillId));
+        await relink(rows, agentId, await linkedBefore(lookup, agentId), after);
+        return;
+      }
+      case 'AgentDeleted': {
+        const agentId = BigInt(event.data.agentId);
+        await relink(rows, agentId, await linkedBefore(lookup, agentId), []);
+        return;
+      }
+      case 'SkillDetachedFromAgent':
+        await relink(rows, BigInt(event.data.agentId), [BigInt(event.data.skillId)], []);
+        return;
+    }
+  },
+};
+
+export type SkillRow = {
+  ID: bigint;
+  NAME: string;
+  PROJECT_ID: bigint;
+  TYPE: string;
+  PARAMS: string;
+  AGENT_IDS: bigint[];
+  CREATED_AT: Date;
+  UPDATED_AT: Date;
+  VERSION: bigint;
+};
+
+export const skillRowsOfProject = async (reader: TableReader, projectId: number) =>
+  (await reader.query('SELECT * FROM skills WHERE PROJECT_ID = ? ORDER BY ID', [
+    BigInt(projectId),
+  ])) as SkillRow[];

@@ -1,0 +1,26 @@
+import type { AgentsService } from '../agents/service';
+import type { ChatbotsService } from '../chatbots/service';
+import type { DatabasesService } from '../databases/service';
+import type { FilesService } from '../files/service';
+import type { ModelsService } from '../models/service';
+import type { ProjectsService } from '../projects/service';
+import type { SkillsService } from '../skills/service';
+
+/**
+ * What the SQL interface needs of each capability: the same operations the REST routes call, so a
+ * statement runs the same commands, deciders and validation as the matching request. The SQL layer
+ * is an interface over every capability, like HTTP; it names their operations here (types only)
+ * and is handed the services by the composition root.
+ */
+export type SqlPorts = {
+  readonly projects: Pick<ProjectsService, 'find' | 'create' | 'remove'>;
+  readonly databases: Pick<
+    DatabasesService,
+    'exists' | 'create' | 'remove' | 'requireIntegration' | 'findIntegration'
+  >;
+  readonly files: Pick<FilesService, 'find'>;
+  readonly skills: Pick<SkillsService, 'get' | 'run'>;
+  readonly agents: Pick<AgentsService, 'get' | 'run'>;
+  readonly chatbots: Pick<ChatbotsService, 'get' | 'run'>;
+  readonly models: Pick<ModelsService, 'exists' | 'create' | 'retrain' | 'remove' | 'describe' | 'predictor'>;
+};
