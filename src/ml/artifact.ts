@@ -1,6 +1,9 @@
+import { z } from 'zod';
+import type { DecisionRule, ProbabilityScaling } from './calibrate';
 import type { ColumnEncoding, DType } from './dataset';
 import type { GbdtModel } from './gbdt';
 import type { LinearModel } from './linear';
+import type { TargetType } from './target';
 
 export type Mixer =
   GbdtModel | LinearModel | { kind: 'mean'; value: number } | { kind: 'majority'; probabilities: number[] };
@@ -20,8 +23,19 @@ export type Calibration =
       scores: number[];
     };
 
-/** A trained model, complete in one JSON document (stored content-addressed; its digest is in the log). */
-export type Artifact = {
+type TrainingSummary = {
+  rows: number;
+  seed: number;
+  split: { train: number; dev: number; calibration: number };
+  /** Dev-split score of every candidate (r2 or balanced accuracy); the best was kept. */
+  candidates: Record<string, number>;
+  /** Held-out score of the kept mixer on the calibration split. */
+  accuracy: number;
+  metric: 'r2' | 'balanced_accuracy';
+};
+
+/** Schema 1: what the engine wrote until schema 2. Stored in event logs; read and predicted forever. */
+export type ArtifactV1 = {
   schemaVersion: 1;
   engine: 'mindledger-tabular';
   target: string;
@@ -33,17 +47,123 @@ export type Artifact = {
   classes: string[];
   mixer: Mixer;
   calibration: Calibration;
-  training: {
-    rows: number;
-    seed: number;
-    split: { train: number; dev: number; calibration: number };
-    /** Dev-split score of every candidate (r2 or balanced accuracy); the best was kept. */
-    candidates: Record<string, number>;
-    /** Held-out score of the kept mixer on the calibration split. */
-    accuracy: number;
-    metric: 'r2' | 'balanced_accuracy';
+  training: TrainingSummary;
+};
+
+/** Permutation importance of one input column on the calibration split. */
+export type FeatureImportance = {
+  column: string;
+  /** Relative to the most important column (1); 0 when permuting it changed nothing. */
+  importance: number;
+  /** Drop of the accuracy metric (r2 or balanced accuracy) when the column's values are shuffled. */
+  drop: number;
+};
+
+/** How the target's type was decided, for DESCRIBE. */
+type TargetDescription = {
+  targetType: TargetType;
+  targetTypeSource: 'inferred' | 'option';
+};
+
+/** Schema 2, a table model: classes with calibrated probabilities and a balanced decision. */
+export type TabularArtifact = TargetDescription & {
+  schemaVersion: 2;
+  engine: 'mindledger-tabular';
+  target: string;
+  targetDtype: DType;
+  task: 'regression' | 'classification';
+  columns: { name: string; dtype: DType }[];
+  encodings: ColumnEncoding[];
+  classes: string[];
+  /** How predicted classes are typed in answers: numbers for a numeric target's classes. */
+  classValues: 'string' | 'number' | 'boolean';
+  mixer: Mixer;
+  /** Classification: logit scaling fitted on the dev split; null for regression. */
+  probabilities: ProbabilityScaling | null;
+  decision: DecisionRule | null;
+  calibration: Calibration;
+  importance: FeatureImportance[];
+  training: TrainingSummary & {
+    /** Class weights used in the gradients (null: unweighted or regression). */
+    classWeights: number[] | null;
+    /** Boosting rounds kept after early stopping (null when the GBDT was not chosen). */
+    rounds: number | null;
   };
 };
 
+/** One forecast step's model and its normalised conformal scores. */
+export type ForecastStep = { step: number; mixer: Mixer; scores: number[]; r2: number };
+
+/** Schema 2, a time-series model: one model per horizon step over lag features of the target. */
+export type ForecastArtifact = TargetDescription & {
+  schemaVersion: 2;
+  engine: 'mindledger-timeseries';
+  target: string;
+  targetDtype: DType;
+  task: 'forecast';
+  /** The order and group columns, with their types. */
+  columns: { name: string; dtype: DType }[];
+  timeseries: {
+    orderBy: string;
+    orderKind: 'date' | 'number';
+    /** Date-only order values print as YYYY-MM-DD, others as full ISO timestamps. */
+    dateOnly: boolean;
+    groupBy: string[];
+    window: number;
+    horizon: number;
+    /** Median distance between consecutive order values: how forecast rows are dated. */
+    interval: number;
+    /** Names of the features each step model reads, in order. */
+    features: string[];
+  };
+  steps: ForecastStep[];
+  calibration: {
+    kind: 'forecast';
+    targetStd: number;
+    positiveDomain: boolean;
+    isInteger: boolean;
+    /** Lightwood's automatic level (highest whose step-1 interval fits within one target std). */
+    confidence: number;
+  };
+  importance: FeatureImportance[];
+  training: TrainingSummary;
+};
+
+export type ArtifactV2 = TabularArtifact | ForecastArtifact;
+/** A trained model, complete in one JSON document (stored content-addressed; its digest is in the log). */
+export type Artifact = ArtifactV1 | ArtifactV2;
+
 /** Key order is fixed by construction, so the same training gives byte-identical JSON. */
 export const serializeArtifact = (a: Artifact) => JSON.stringify(a);
+
+const header = z.object({
+  schemaVersion: z.union([z.literal(1), z.literal(2)]),
+  engine: z.enum(['mindledger-tabular', 'mindledger-timeseries']),
+  target: z.string(),
+  task: z.enum(['regression', 'classification', 'forecast']),
+  columns: z.array(z.object({ name: z.string(), dtype: z.string() })),
+  training: z.object({ rows: z.number(), accuracy: z.number(), metric: z.string() }),
+});
+
+export class ArtifactError extends Error {}
+
+/**
+ * Reads a stored artifact (either schema), checking the header it is dispatched on. A schema this
+ * engine does not know (written by a newer version) is refused with a message rather than misread.
+ */
+export const readArtifact = (json: string): Artifact => {
+  const parsed: unknown = JSON.parse(json);
+  const check = header.safeParse(parsed);
+  if (!check.success) {
+    const version = (parsed as { schemaVersion?: unknown } | null)?.schemaVersion;
+    throw new ArtifactError(
+      typeof version === 'number' && version > 2
+        ? `This model was trained by a newer engine (artifact schema ${version}); this version reads 1 and 2`
+        : `Not a model artifact: ${check.error.issues[0]?.message ?? 'unreadable'}`,
+    );
+  }
+  return parsed as Artifact;
+};
+
+export const isForecast = (a: Artifact): a is ForecastArtifact =>
+  a.schemaVersion === 2 && a.task === 'forecast';

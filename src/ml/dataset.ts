@@ -47,7 +47,19 @@ export type ColumnEncoding =
   | { column: string; dtype: 'integer' | 'float'; kind: 'number' }
   | { column: string; dtype: 'binary' | 'categorical'; kind: 'onehot'; values: string[] }
   | { column: string; dtype: 'date'; kind: 'date' }
-  | { column: string; dtype: 'text'; kind: 'hash'; buckets: number };
+  | { column: string; dtype: 'text'; kind: 'hash'; buckets: number }
+  /**
+   * One feature: the category's smoothed mean target on the training split (positive-class rate
+   * for two classes), `fallback` for rare or unseen categories, NaN when missing. Schema 2 only.
+   */
+  | {
+      column: string;
+      dtype: 'binary' | 'categorical';
+      kind: 'target';
+      values: string[];
+      means: number[];
+      fallback: number;
+    };
 
 const MAX_CATEGORIES = 30;
 const HASH_BUCKETS = 32;
@@ -91,6 +103,8 @@ export const featureNames = (e: ColumnEncoding): string[] => {
       return Array.from({ length: e.buckets }, (_, i) => `${e.column}:h${i}`);
     case 'onehot':
       return e.values.map((v) => `${e.column}=${v}`);
+    case 'target':
+      return [e.column];
   }
 };
 
@@ -123,6 +137,12 @@ export const encodeInto = (e: ColumnEncoding, value: unknown, out: Float64Array,
       const k = categoryKey(value);
       for (let i = 0; i < e.values.length; i++) out[offset + i] = k === e.values[i] ? 1 : 0;
       return offset + e.values.length;
+    }
+    case 'target': {
+      const k = categoryKey(value);
+      const at = k === null ? -1 : e.values.indexOf(k);
+      out[offset] = k === null ? NaN : at < 0 ? e.fallback : e.means[at]!;
+      return offset + 1;
     }
   }
 };

@@ -11,21 +11,23 @@ export type LinearModel = {
   intercept: number;
 };
 
+/** Fits on rows `train` of feature columns (one Float64Array per feature, NaN = missing). */
 export const trainLinear = (
-  X: Float64Array,
-  d: number,
+  features: readonly Float64Array[],
   y: Float64Array,
   train: Int32Array,
   lambda = 1e-3,
 ): LinearModel => {
+  const d = features.length;
   const means = new Array<number>(d).fill(0);
   const scales = new Array<number>(d).fill(1);
   for (let f = 0; f < d; f++) {
+    const x = features[f]!;
     let s = 0;
     let c = 0;
     for (const i of train) {
-      const v = X[i * d + f]!;
-      if (!Number.isNaN(v)) {
+      const v = x[i]!;
+      if (v === v) {
         s += v;
         c++;
       }
@@ -33,26 +35,29 @@ export const trainLinear = (
     means[f] = c ? s / c : 0;
     let ss = 0;
     for (const i of train) {
-      const v = X[i * d + f]!;
-      if (!Number.isNaN(v)) ss += (v - means[f]!) ** 2;
+      const v = x[i]!;
+      if (v === v) ss += (v - means[f]!) ** 2;
     }
     scales[f] = c > 1 && ss > 0 ? Math.sqrt(ss / c) : 1;
   }
   let yMean = 0;
   for (const i of train) yMean += y[i]!;
-  yMean /= train.length;
+  yMean /= Math.max(train.length, 1);
   const A = new Float64Array(d * d);
   const b = new Float64Array(d);
   const z = new Float64Array(d);
   for (const i of train) {
     for (let f = 0; f < d; f++) {
-      const v = X[i * d + f]!;
-      z[f] = Number.isNaN(v) ? 0 : (v - means[f]!) / scales[f]!;
+      const v = features[f]![i]!;
+      z[f] = v === v ? (v - means[f]!) / scales[f]! : 0;
     }
     const t = y[i]! - yMean;
     for (let p = 0; p < d; p++) {
-      b[p]! += z[p]! * t;
-      for (let q = 0; q <= p; q++) A[p * d + q]! += z[p]! * z[q]!;
+      const zp = z[p]!;
+      if (zp === 0) continue;
+      b[p]! += zp * t;
+      const row = p * d;
+      for (let q = 0; q <= p; q++) A[row + q]! += zp * z[q]!;
     }
   }
   for (let p = 0; p < d; p++) {

@@ -1,55 +1,43 @@
-import type { Artifact } from './artifact';
+import {
+  isForecast,
+  type Artifact,
+  type ArtifactV1,
+  type Calibration,
+  type TabularArtifact,
+} from './artifact';
+import { argmaxRow, decisionScores, scaledProbabilities } from './calibrate';
 import { categoryKey, featurize, makeFeaturizer, toNumber, type Row } from './dataset';
+import { makeRowEncoder } from './encode';
 import { compileGbdt, compiledScores, softmaxInPlace } from './gbdt';
-import { mixerOutputs } from './train';
+import { mixerOutputs } from './legacy';
+import { makeScorer } from './mixers';
+import {
+  automaticLevel,
+  boundedValue,
+  clampConfidence,
+  conformalHalfWidth,
+  hasValue,
+  pythonJson,
+  round4,
+  type PredictOptions,
+  type Predictor,
+} from './answers';
+import { forecastPredictor } from './timeseries';
 
-export type PredictOptions = {
-  /** Forces the interval's confidence level (0.01–0.99) instead of Lightwood's automatic choice. */
-  fixed_confidence?: number;
-  /** When set, the explanation string is only built if `<target>_explain` is wanted (SQL asks for what it selects). */
-  wanted?: ReadonlySet<string>;
-};
+export type { PredictOptions, Predictor } from './answers';
 
-const LEVELS = Array.from({ length: 99 }, (_, i) => (99 - i) / 100);
-const MAX_BOUND = 2 ** 62;
+/** The model's raw answer for a batch: values, or probabilities and the decision's view of them. */
+type Scored =
+  | { kind: 'regression'; values: Float64Array }
+  | { kind: 'classification'; probabilities: Float64Array; decision: Float64Array };
 
-/** Python's json.dumps layout (", " and ": "), as MindsDB's `<target>_explain` strings are. */
-const pythonJson = (o: Record<string, unknown>) =>
-  `{${Object.entries(o)
-    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v === undefined ? null : v)}`)
-    .join(', ')}}`;
-
-const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
-
-/**
- * Everything needed to answer predictions from one artifact, built once per model version:
- * the featurizer, the mixer, and the conformal calibration.
- */
-export const makePredictor = (artifact: Artifact) => {
+/** Schema 1, exactly as it predicted when it was written. */
+const scoreV1 = (artifact: ArtifactV1) => {
   const featurizer = makeFeaturizer(artifact.encodings);
   const d = featurizer.width;
   const K = artifact.classes.length;
-  const cal = artifact.calibration;
-  const target = artifact.target;
-  const inputColumns = artifact.columns.map((c) => c.name);
   const compiled = artifact.mixer.kind === 'gbdt' ? compileGbdt(artifact.mixer) : null;
-
-  /** Half-width of the interval at confidence level `c`: the ⌈(n+1)c⌉-th smallest calibration score. */
-  const halfWidth = (c: number) => {
-    if (cal.kind !== 'regression' || cal.scores.length === 0) return 0;
-    const n = cal.scores.length;
-    return cal.scores[Math.min(n - 1, Math.max(0, Math.ceil((n + 1) * c) - 1))]!;
-  };
-
-  /** Lightwood's rule: the highest level whose interval is no wider than the target's std. */
-  const automatic = (() => {
-    if (cal.kind !== 'regression') return null;
-    for (const c of LEVELS)
-      if (2 * halfWidth(c) <= cal.targetStd) return { confidence: c, half: halfWidth(c) };
-    return { confidence: 0.9991, half: halfWidth(0.99) * 1.5 };
-  })();
-
-  const predict = (rows: readonly Row[], options: PredictOptions = {}) => {
+  return (rows: readonly Row[]): Scored => {
     const X = featurize(featurizer, rows);
     let out: Float64Array;
     if (compiled) {
@@ -60,36 +48,71 @@ export const makePredictor = (artifact: Artifact) => {
       const idx = Array.from({ length: rows.length }, (_, i) => i);
       out = mixerOutputs(artifact.mixer, X, d, idx, artifact.task === 'regression' ? 0 : K);
     }
+    return artifact.task === 'regression'
+      ? { kind: 'regression', values: out }
+      : { kind: 'classification', probabilities: out, decision: out };
+  };
+};
+
+const scoreV2 = (artifact: TabularArtifact) => {
+  const encoder = makeRowEncoder(artifact.encodings);
+  const K = artifact.classes.length;
+  const scorer = makeScorer(artifact.mixer, K);
+  return (rows: readonly Row[]): Scored => {
+    const out = scorer(encoder.encode(rows), rows.length, encoder.width);
+    if (artifact.task === 'regression') return { kind: 'regression', values: out };
+    const probabilities = scaledProbabilities(out, K, artifact.probabilities!);
+    return {
+      kind: 'classification',
+      probabilities,
+      decision: decisionScores(probabilities, K, artifact.decision!),
+    };
+  };
+};
+
+/**
+ * Everything needed to answer predictions from one artifact, built once per model version:
+ * the encoder, the mixer, and the conformal calibration. Reads schema 1 and schema 2.
+ */
+export const makePredictor = (artifact: Artifact): Predictor => {
+  if (isForecast(artifact)) return forecastPredictor(artifact);
+  const tabular = artifact;
+  const score = tabular.schemaVersion === 1 ? scoreV1(tabular) : scoreV2(tabular);
+  const K = tabular.classes.length;
+  const cal: Calibration = tabular.calibration;
+  const target = tabular.target;
+  const inputColumns = tabular.columns.map((c) => c.name);
+  const classValues = tabular.schemaVersion === 1 ? 'string' : tabular.classValues;
+  const typed = (key: string): string | number | boolean => {
+    switch (classValues) {
+      case 'string':
+        return key;
+      case 'number': {
+        const n = toNumber(key);
+        return Number.isNaN(n) ? key : n;
+      }
+      case 'boolean':
+        return key === 'true' ? true : key === 'false' ? false : key;
+    }
+  };
+  const automatic = cal.kind === 'regression' ? automaticLevel(cal.scores, cal.targetStd) : null;
+
+  const predict = (rows: readonly Row[], options: PredictOptions = {}) => {
+    const scored = score(rows);
     const fixed = options.fixed_confidence;
     const skipExplain = options.wanted !== undefined && !options.wanted.has(`${target}_explain`);
     const level =
-      fixed !== undefined
-        ? {
-            confidence: Math.min(0.99, Math.max(0.01, fixed)),
-            half: halfWidth(Math.min(0.99, Math.max(0.01, fixed))),
-          }
+      fixed !== undefined && cal.kind === 'regression'
+        ? { confidence: clampConfidence(fixed), half: conformalHalfWidth(cal.scores, clampConfidence(fixed)) }
         : automatic;
 
     return rows.map((row, r) => {
       const result: Row = {};
       for (const c of inputColumns) result[c] = row[c] ?? null;
       const truthRaw = row[target];
-      const hasTruth =
-        truthRaw !== undefined &&
-        truthRaw !== null &&
-        !(typeof truthRaw === 'string' && truthRaw.trim() === '');
-      if (artifact.task === 'regression' && cal.kind === 'regression') {
-        let value = out[r]!;
-        let lower = value - level!.half;
-        let upper = value + level!.half;
-        if (cal.positiveDomain) lower = Math.max(0, lower);
-        lower = Math.max(-MAX_BOUND, lower);
-        upper = Math.min(MAX_BOUND, upper);
-        if (cal.isInteger) {
-          value = Math.round(value);
-          lower = Math.floor(lower);
-          upper = Math.ceil(upper);
-        }
+      const hasTruth = hasValue(truthRaw);
+      if (scored.kind === 'regression' && cal.kind === 'regression') {
+        const { value, lower, upper } = boundedValue(scored.values[r]!, level!.half, cal);
         const truth = hasTruth ? toNumber(truthRaw) : NaN;
         const anomaly = Number.isNaN(truth) ? null : truth < lower || truth > upper;
         const truthValue = Number.isNaN(truth) ? null : truth;
@@ -109,30 +132,32 @@ export const makePredictor = (artifact: Artifact) => {
         result[`${target}_anomaly`] = anomaly;
         result[`${target}_min`] = lower;
         result[`${target}_max`] = upper;
-      } else if (cal.kind === 'classification') {
-        const p = out.subarray(r * K, r * K + K);
-        let best = 0;
-        for (let k = 1; k < K; k++) if (p[k]! > p[best]!) best = k;
+      } else if (scored.kind === 'classification' && cal.kind === 'classification') {
+        const q = scored.decision.subarray(r * K, r * K + K);
+        const best = argmaxRow(q, 0, K);
         // p-value of each class against the calibration margins; confidence = 1 − second highest.
         const n = cal.scores.length;
-        const pValues = Array.from(p, (pk, k) => {
+        const pValues = Array.from(q, (qk, k) => {
           let other = 0;
-          for (let j = 0; j < K; j++) if (j !== k) other = Math.max(other, p[j]!);
-          const score = 0.5 - (pk - other) / 2;
+          for (let j = 0; j < K; j++) if (j !== k) other = Math.max(other, q[j]!);
+          const s = 0.5 - (qk - other) / 2;
           let atLeast = 0;
-          for (let i = n - 1; i >= 0 && cal.scores[i]! >= score; i--) atLeast++;
+          for (let i = n - 1; i >= 0 && cal.scores[i]! >= s; i--) atLeast++;
           return (atLeast + 1) / (n + 1);
         }).sort((a, b) => b - a);
         const confidence = round4(Math.min(0.9999, Math.max(0.0001, 1 - (pValues[1] ?? 0))));
-        const predicted = artifact.classes[best]!;
-        const truthValue = hasTruth ? categoryKey(truthRaw) : null;
+        const predicted = typed(tabular.classes[best]!);
+        const truthKey = hasTruth ? categoryKey(truthRaw) : null;
+        const truthValue = truthKey === null ? null : typed(truthKey);
         const explain: Record<string, unknown> = {
           predicted_value: predicted,
           confidence,
           anomaly: null,
           truth: truthValue,
         };
-        artifact.classes.forEach((c, k) => (explain[`probability_class_${c}`] = round4(p[k]!)));
+        tabular.classes.forEach(
+          (c, k) => (explain[`probability_class_${c}`] = round4(scored.probabilities[r * K + k]!)),
+        );
         result[target] = predicted;
         result[`${target}_original`] = truthValue;
         result[`${target}_confidence`] = confidence;
@@ -146,7 +171,6 @@ export const makePredictor = (artifact: Artifact) => {
     });
   };
 
-  /** The output columns, in order, for SQL answers. */
   const outputColumns = [
     ...inputColumns,
     target,
@@ -154,7 +178,7 @@ export const makePredictor = (artifact: Artifact) => {
     `${target}_confidence`,
     `${target}_explain`,
     `${target}_anomaly`,
-    ...(artifact.task === 'regression' ? [`${target}_min`, `${target}_max`] : []),
+    ...(tabular.task === 'regression' ? [`${target}_min`, `${target}_max`] : []),
     'select_data_query',
     'when_data',
     '__mindsdb_row_id',
@@ -162,5 +186,3 @@ export const makePredictor = (artifact: Artifact) => {
 
   return { predict, outputColumns, artifact };
 };
-
-export type Predictor = ReturnType<typeof makePredictor>;

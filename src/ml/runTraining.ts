@@ -1,10 +1,37 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { Row } from './dataset';
+import type { TrainOptions } from './options';
+import type { OnProgress } from './progress';
+import { columnsFromRows, isColumnar, transferables, type TrainingData } from './table';
+import type { WorkerInput, WorkerMessage } from './worker';
 
-/** Runs `trainModel` in a worker thread; resolves with the artifact's JSON. */
-export const trainInWorker = (rows: Row[], target: string, seed: number): Promise<string> =>
+export type TrainInWorkerHooks = {
+  /** Coarse progress (about twenty calls at most), forwarded from the worker. */
+  onProgress?: OnProgress;
+  /**
+   * Columnar input only: move the typed columns' buffers to the worker instead of copying them
+   * (the caller's arrays are then empty). Rows are always converted to fresh columns and moved.
+   */
+  transfer?: boolean;
+};
+
+/**
+ * Runs `trainModel` in a worker thread; resolves with the artifact's JSON. `options` may be a seed
+ * (the original signature) or the training options. Rows are turned into columns here, so numeric
+ * columns cross to the worker as transferred typed arrays rather than cloned objects.
+ */
+export const trainInWorker = (
+  data: TrainingData,
+  target: string,
+  options: number | TrainOptions = {},
+  hooks: TrainInWorkerHooks = {},
+): Promise<string> =>
   new Promise((resolve, reject) => {
+    const { onProgress: fromOptions, ...rest } = typeof options === 'number' ? { seed: options } : options;
+    const onProgress = hooks.onProgress ?? fromOptions;
+    const columns = isColumnar(data) ? data : columnsFromRows(data);
+    const transferList = !isColumnar(data) || hooks.transfer ? transferables(columns) : [];
+    const input: WorkerInput = { data: columns, target, options: rest, progress: onProgress !== undefined };
     // From source (tests, tsx) the worker is TypeScript: a two-line bootstrap registers tsx's
     // require hook first. Built, it is plain JavaScript.
     const fromSource = __filename.endsWith('.ts');
@@ -12,16 +39,37 @@ export const trainInWorker = (rows: Row[], target: string, seed: number): Promis
     const worker = fromSource
       ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(file)});`, {
           eval: true,
-          workerData: { rows, target, seed },
+          workerData: input,
+          transferList,
         })
-      : new Worker(file, { workerData: { rows, target, seed } });
-    worker.once('message', (m: { ok: boolean; json?: string; error?: string }) => {
-      void worker.terminate();
-      if (m.ok) resolve(m.json!);
-      else reject(new Error(m.error));
+      : new Worker(file, { workerData: input, transferList });
+    let settled = false;
+    worker.on('message', (m: WorkerMessage) => {
+      switch (m.type) {
+        case 'progress':
+          onProgress?.({ phase: m.phase, done: m.done, total: m.total });
+          return;
+        case 'done':
+          settled = true;
+          void worker.terminate();
+          resolve(m.json);
+          return;
+        case 'error':
+          settled = true;
+          void worker.terminate();
+          reject(new Error(m.message));
+          return;
+        default: {
+          const _exhaustive: never = m;
+          return _exhaustive;
+        }
+      }
     });
-    worker.once('error', reject);
+    worker.once('error', (error) => {
+      settled = true;
+      reject(error);
+    });
     worker.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`the training worker stopped with code ${code}`));
+      if (!settled && code !== 0) reject(new Error(`the training worker stopped with code ${code}`));
     });
   });

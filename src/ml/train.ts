@@ -1,209 +1,319 @@
-import type { Artifact, Calibration, Mixer } from './artifact';
+import type { ArtifactV2, Calibration, FeatureImportance, Mixer, TabularArtifact } from './artifact';
+import { binFeatures } from './binning';
+import { trainBoosted } from './boost';
 import {
-  categoryKey,
-  featurize,
-  inferType,
-  makeFeaturizer,
-  planEncoding,
-  toNumber,
-  type DType,
-  type Row,
-} from './dataset';
-import { gbdtScores, softmaxInPlace, trainGbdt } from './gbdt';
-import { linearScore, trainLinear } from './linear';
+  argmaxRow,
+  chooseDecision,
+  decisionAccuracy,
+  decisionScores,
+  fitScaling,
+  marginScores,
+  scaledProbabilities,
+  type DecisionRule,
+  type ProbabilityScaling,
+} from './calibrate';
+import { inferColumnType, keysOf, numbersOf } from './columnTypes';
+import { featureNames, toNumber, type DType } from './dataset';
+import { encodeColumns, planEncodings } from './encode';
+import { permutationImportance } from './importance';
+import { trainLinear } from './linear';
+import { makeScorer, rowMajor } from './mixers';
 import { balancedAccuracy, r2 } from './metrics';
+import { parseTrainOptions, TrainingError, type ParsedTrainOptions, type TrainOptions } from './options';
+import { progressReporter, type ProgressReporter } from './progress';
 import { shuffledIndices } from './random';
+import { planTargetOrFail, type TargetPlan } from './target';
+import { asColumnar, isNumericColumn, rowCount, type ColumnarData, type TrainingData } from './table';
+import { trainForecaster } from './timeseries';
 
-export type TrainOptions = { seed?: number; maxRounds?: number };
-
-export class TrainingError extends Error {}
+export { TrainingError, type TrainOptions } from './options';
 
 const MAX_CLASSES = 100;
+/** Permutation importance reads at most this many calibration rows. */
+const IMPORTANCE_ROWS = 2000;
 
-/** Predictions of a mixer for rows `idx` (regression: values; classification: probabilities). */
-export const mixerOutputs = (
-  mixer: Mixer,
-  X: Float64Array,
-  d: number,
-  idx: ArrayLike<number>,
-  classes: number,
-) => {
-  const K = classes === 0 ? 1 : classes;
-  const out = new Float64Array(idx.length * K);
-  if (mixer.kind === 'gbdt') {
-    const rows = new Float64Array(idx.length * d);
-    for (let j = 0; j < idx.length; j++) rows.set(X.subarray(idx[j]! * d, idx[j]! * d + d), j * d);
-    out.set(gbdtScores(mixer, rows, idx.length, d));
-    if (classes !== 0) for (let j = 0; j < idx.length; j++) softmaxInPlace(out, j * K, K);
-  } else if (mixer.kind === 'linear') {
-    for (let j = 0; j < idx.length; j++) out[j] = linearScore(mixer, X, idx[j]! * d);
-  } else if (mixer.kind === 'mean') out.fill(mixer.value);
-  else for (let j = 0; j < idx.length; j++) out.set(mixer.probabilities, j * K);
-  return out;
+/** Seeded 80/10/10 split of `n` rows into train, dev (early stopping, selection) and calibration. */
+export const splitRows = (n: number, seed: number) => {
+  const order = shuffledIndices(n, seed);
+  const nDev = Math.max(1, Math.floor(n * 0.1));
+  const nCal = Math.max(1, Math.floor(n * 0.1));
+  return {
+    train: Int32Array.from(order.slice(0, n - nDev - nCal)),
+    dev: Int32Array.from(order.slice(n - nDev - nCal, n - nCal)),
+    cal: Int32Array.from(order.slice(n - nCal)),
+  };
 };
 
-const argmax = (p: Float64Array, offset: number, K: number) => {
-  let best = 0;
-  for (let k = 1; k < K; k++) if (p[offset + k]! > p[offset + best]!) best = k;
-  return best;
+/** The target's classes, most frequent first (ties by value), and how answers type them. */
+const classesOf = (
+  keys: readonly (string | null)[],
+  values: ColumnarData['data'][number],
+  target: string,
+) => {
+  const counts = new Map<string, number>();
+  for (const k of keys) if (k !== null) counts.set(k, (counts.get(k) ?? 0) + 1);
+  const classes = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([k]) => k);
+  if (classes.length > MAX_CLASSES)
+    throw new TrainingError(
+      `${target} has ${classes.length} distinct values: at most ${MAX_CLASSES} classes are supported`,
+    );
+  if (classes.length < 2)
+    throw new TrainingError(`${target} has a single value: there is nothing to predict`);
+  let booleans = !isNumericColumn(values);
+  for (let i = 0; i < values.length && booleans; i++) {
+    const v = values[i];
+    if (!(typeof v === 'boolean' || v === null || v === undefined)) booleans = false;
+  }
+  // Numbers only where the text survives the round trip ("02134" stays a string).
+  const numbers = classes.every((c) => String(toNumber(c)) === c);
+  const classValues: TabularArtifact['classValues'] = booleans ? 'boolean' : numbers ? 'number' : 'string';
+  return { classes, classValues };
+};
+
+type Candidate = {
+  name: string;
+  mixer: Mixer;
+  score: number;
+  probabilities: ProbabilityScaling | null;
+  decision: DecisionRule | null;
 };
 
 /**
- * Trains a model for `target` on `rows`: infers column types, encodes features, splits
- * train/dev/calibration (80/10/10, seeded), trains the candidates (gradient-boosted trees, ridge,
- * baseline), keeps the best on dev, and calibrates its confidence on the held-out split.
+ * Trains a model for `target`: infers column and target types (or takes `target_type`), encodes
+ * features, splits train/dev/calibration (80/10/10, seeded), trains the candidates (histogram
+ * gradient-boosted trees, ridge, baseline), keeps the best on dev, calibrates probabilities and the
+ * decision (classes) and the conformal scores on the held-out split, and measures permutation
+ * importance. With `orderBy`, trains a forecaster instead (see timeseries.ts).
+ * Rows of objects are adapted to columns once; columns (typed arrays for numbers) are used as given.
  */
-export const trainModel = (rows: readonly Row[], target: string, options: TrainOptions = {}): Artifact => {
-  const seed = options.seed ?? 42;
-  if (rows.length === 0) throw new TrainingError('The training query returned no rows');
-  const allColumns = Object.keys(rows[0]!);
-  if (!allColumns.includes(target))
-    throw new TrainingError(
-      `The target column ${target} is not among the query's columns: ${allColumns.join(', ')}`,
-    );
+export const trainModel = (data: TrainingData, target: string, options: TrainOptions = {}): ArtifactV2 => {
+  const o = parseTrainOptions(options);
+  const report = progressReporter(options.onProgress);
+  report('reading', 0);
+  const table = asColumnar(data);
+  report('reading', 1);
+  if (o.orderBy !== undefined) return trainForecaster(table, target, o, report);
+  return trainTabular(table, target, o, report);
+};
 
-  const targetDtype = inferType(rows.map((r) => r[target]));
-  if (targetDtype === null) throw new TrainingError(`The target column ${target} has no values`);
-  const regression = targetDtype === 'integer' || targetDtype === 'float';
+const trainTabular = (
+  table: ColumnarData,
+  target: string,
+  o: ParsedTrainOptions,
+  report: ProgressReporter,
+): TabularArtifact => {
+  const seed = o.seed ?? 42;
+  if (rowCount(table) === 0) throw new TrainingError('The training query returned no rows');
+  const targetIndex = table.columns.indexOf(target);
+  if (targetIndex < 0)
+    throw new TrainingError(
+      `The target column ${target} is not among the query's columns: ${table.columns.join(', ')}`,
+    );
+  const targetValues = table.data[targetIndex]!;
+  const plan: TargetPlan = planTargetOrFail(targetValues, target, o.target_type ?? o.targetType);
+  const regression = plan.task === 'regression';
 
   // Rows whose target is missing or unreadable teach nothing.
-  const usable = rows.filter((r) =>
-    regression ? !Number.isNaN(toNumber(r[target])) : categoryKey(r[target]) !== null,
-  );
-  if (usable.length < 10)
-    throw new TrainingError(`Only ${usable.length} rows have a usable ${target}: at least 10 are needed`);
-
-  const columns: { name: string; dtype: DType }[] = [];
-  for (const name of allColumns) {
-    if (name === target) continue;
-    const dtype = inferType(usable.map((r) => r[name]));
-    if (dtype !== null) columns.push({ name, dtype });
-  }
-  const encodings = columns.map((c) =>
-    planEncoding(
-      c.name,
-      c.dtype,
-      usable.map((r) => r[c.name]),
-    ),
-  );
-  const featurizer = makeFeaturizer(encodings);
-  const d = featurizer.width;
-  const X = featurize(featurizer, usable);
+  const numbers = regression ? numbersOf(targetValues) : null;
+  const keys = regression ? null : keysOf(targetValues);
+  const total = rowCount(table);
+  const usableList = new Int32Array(total);
+  let nUsable = 0;
+  for (let i = 0; i < total; i++)
+    if (regression ? numbers![i] === numbers![i] : keys![i] !== null) usableList[nUsable++] = i;
+  if (nUsable < 10)
+    throw new TrainingError(`Only ${nUsable} rows have a usable ${target}: at least 10 are needed`);
+  const usable = nUsable === total ? null : usableList.slice(0, nUsable);
+  const at = (k: number) => (usable ? usable[k]! : k);
 
   let classes: string[] = [];
-  const y = new Float64Array(usable.length);
-  if (regression) usable.forEach((r, i) => (y[i] = toNumber(r[target])));
+  let classValues: TabularArtifact['classValues'] = 'string';
+  const y = new Float64Array(nUsable);
+  if (regression) for (let k = 0; k < nUsable; k++) y[k] = numbers![at(k)]!;
   else {
-    const counts = new Map<string, number>();
-    for (const r of usable)
-      counts.set(categoryKey(r[target])!, (counts.get(categoryKey(r[target])!) ?? 0) + 1);
-    classes = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([k]) => k);
-    if (classes.length > MAX_CLASSES)
-      throw new TrainingError(
-        `${target} has ${classes.length} distinct values: at most ${MAX_CLASSES} classes are supported`,
-      );
-    if (classes.length < 2)
-      throw new TrainingError(`${target} has a single value: there is nothing to predict`);
-    const index = new Map(classes.map((c, i) => [c, i]));
-    usable.forEach((r, i) => (y[i] = index.get(categoryKey(r[target])!)!));
+    ({ classes, classValues } = classesOf(keys!, targetValues, target));
+    const index = new Map(classes.map((c, j) => [c, j]));
+    for (let k = 0; k < nUsable; k++) y[k] = index.get(keys![at(k)]!)!;
   }
-
-  const order = shuffledIndices(usable.length, seed);
-  const nDev = Math.max(1, Math.floor(usable.length * 0.1));
-  const nCal = Math.max(1, Math.floor(usable.length * 0.1));
-  const train = Int32Array.from(order.slice(0, usable.length - nDev - nCal));
-  const dev = Int32Array.from(order.slice(usable.length - nDev - nCal, usable.length - nCal));
-  const cal = Int32Array.from(order.slice(usable.length - nCal));
   const K = classes.length;
+  const { train, dev, cal } = splitRows(nUsable, seed);
 
-  const candidates: Record<string, number> = {};
-  let best: { name: string; mixer: Mixer; score: number } | null = null;
+  const valuesOf = (name: string) => table.data[table.columns.indexOf(name)]!;
+  const columns: { name: string; dtype: DType }[] = [];
+  table.columns.forEach((name, j) => {
+    if (name === target) return;
+    const dtype = inferColumnType(table.data[j]!);
+    if (dtype !== null) columns.push({ name, dtype });
+    report('encoding', (0.5 * (j + 1)) / table.columns.length);
+  });
+  const encodings = planEncodings(
+    columns,
+    valuesOf,
+    usable,
+    y,
+    train,
+    regression ? { kind: 'regression' } : { kind: 'classification', classes: K },
+  );
+  const features = encodeColumns(encodings, valuesOf, usable);
+  const d = features.length;
+  report('encoding', 1);
+
+  const devX = rowMajor(features, dev);
+  const devY = Array.from(dev, (i) => y[i]!);
+  const trainCounts = new Float64Array(K);
+  for (const i of train) trainCounts[y[i]!]!++;
+  const priors = Array.from(trainCounts, (c) => c / train.length);
+  const balance = !regression && o.classBalance !== 'none';
+
+  const candidates: Candidate[] = [];
   const consider = (name: string, mixer: Mixer) => {
-    const out = mixerOutputs(mixer, X, d, dev, regression ? 0 : K);
-    const truth = Array.from(dev, (i) => y[i]!);
-    let score: number;
-    if (regression) score = r2(truth, out);
-    else
-      score = balancedAccuracy(
-        truth,
-        Array.from(dev, (_i, j) => argmax(out, j * K, K)),
-      );
-    candidates[name] = score;
-    if (!best || score > best.score + 1e-12) best = { name, mixer, score };
+    const out = makeScorer(mixer, K)(devX, dev.length, d);
+    if (regression) {
+      candidates.push({ name, mixer, score: r2(devY, out), probabilities: null, decision: null });
+      return;
+    }
+    const probabilities = fitScaling(out, devY, K);
+    const p = scaledProbabilities(out, K, probabilities);
+    const decision = chooseDecision(p, devY, K, priors, balance);
+    candidates.push({ name, mixer, score: decisionAccuracy(p, devY, K, decision), probabilities, decision });
   };
 
+  const boostedRounds = o.maxRounds ?? (regression ? 500 : 300);
+  const onRound = (round: number, max: number) => report('training', 0.1 + (0.9 * round) / max);
+  let classWeights: number[] | null = null;
   if (regression) {
     let mean = 0;
     for (const i of train) mean += y[i]!;
     consider('mean', { kind: 'mean', value: mean / train.length });
-    consider('linear', trainLinear(X, d, y, train));
-    consider('gbdt', trainGbdt(X, d, y, train, dev, 0, null, { maxRounds: options.maxRounds }));
+    consider('linear', trainLinear(features, y, train));
+    report('training', 0.1);
+    const binned = binFeatures(features, train);
+    consider(
+      'gbdt',
+      trainBoosted(
+        { binned, y, train, dev, objective: { kind: 'l2' }, weights: null },
+        { maxRounds: boostedRounds, seed },
+        onRound,
+      ),
+    );
   } else {
-    const counts = new Float64Array(K);
-    for (const i of train) counts[y[i]!]!++;
-    const probabilities = Array.from(counts, (c) => c / train.length);
-    consider('majority', { kind: 'majority', probabilities });
-    // Balanced class weights: a rare class counts as much as a common one.
-    const weights = new Float64Array(usable.length);
-    for (let i = 0; i < usable.length; i++) weights[i] = train.length / (K * Math.max(counts[y[i]!]!, 1));
-    consider('gbdt', trainGbdt(X, d, y, train, dev, K, weights, { maxRounds: options.maxRounds }));
+    consider('majority', { kind: 'majority', probabilities: priors });
+    report('training', 0.05);
+    // Balanced class weights: a rare class counts as much as a common one in every gradient.
+    let weights: Float64Array | null = null;
+    if (balance) {
+      classWeights = Array.from(trainCounts, (c) => train.length / (K * Math.max(c, 1)));
+      weights = new Float64Array(nUsable);
+      for (let i = 0; i < nUsable; i++) weights[i] = classWeights[y[i]!]!;
+    }
+    const binned = binFeatures(features, train);
+    report('training', 0.1);
+    consider(
+      'gbdt',
+      trainBoosted(
+        {
+          binned,
+          y,
+          train,
+          dev,
+          objective: K === 2 ? { kind: 'binary' } : { kind: 'softmax', classes: K },
+          weights,
+        },
+        { maxRounds: boostedRounds, seed },
+        onRound,
+      ),
+    );
   }
-  const chosen = best as unknown as { name: string; mixer: Mixer; score: number };
+  report('training', 1);
+  let chosen = candidates[0]!;
+  for (const c of candidates) if (c.score > chosen.score + 1e-12) chosen = c;
 
-  const calOut = mixerOutputs(chosen.mixer, X, d, cal, regression ? 0 : K);
+  // Held-out calibration split: conformal scores and the reported accuracy.
+  const calX = rowMajor(features, cal);
+  const calY = Array.from(cal, (i) => y[i]!);
+  const scorer = makeScorer(chosen.mixer, K);
+  const calOut = scorer(calX, cal.length, d);
+  report('calibrating', 0.2);
   let calibration: Calibration;
   let accuracy: number;
   if (regression) {
-    const truth = Array.from(cal, (i) => y[i]!);
-    const scores = truth.map((t, j) => Math.abs(t - calOut[j]!)).sort((a, b) => a - b);
+    const scores = calY.map((t, j) => Math.abs(t - calOut[j]!)).sort((a, b) => a - b);
     let mean = 0;
     for (const i of train) mean += y[i]!;
     mean /= train.length;
     let variance = 0;
-    for (const i of train) variance += (y[i]! - mean) ** 2;
+    let positive = true;
+    for (const i of train) {
+      variance += (y[i]! - mean) ** 2;
+      if (y[i]! < 0) positive = false;
+    }
     calibration = {
       kind: 'regression',
       scores,
       targetStd: Math.sqrt(variance / train.length),
-      positiveDomain: Array.from(train).every((i) => y[i]! >= 0),
-      isInteger: targetDtype === 'integer',
+      positiveDomain: positive,
+      isInteger: plan.dtype === 'integer',
     };
-    accuracy = r2(truth, calOut);
+    accuracy = r2(calY, calOut);
   } else {
-    const scores: number[] = [];
-    const predicted: number[] = [];
-    cal.forEach((i, j) => {
-      const trueClass = y[i]!;
-      let other = 0;
-      for (let k = 0; k < K; k++) if (k !== trueClass) other = Math.max(other, calOut[j * K + k]!);
-      scores.push(0.5 - (calOut[j * K + trueClass]! - other) / 2);
-      predicted.push(argmax(calOut, j * K, K));
-    });
-    calibration = { kind: 'classification', scores: scores.sort((a, b) => a - b) };
+    const p = scaledProbabilities(calOut, K, chosen.probabilities!);
+    const q = decisionScores(p, K, chosen.decision!);
+    calibration = { kind: 'classification', scores: marginScores(q, calY, K) };
     accuracy = balancedAccuracy(
-      Array.from(cal, (i) => y[i]!),
-      predicted,
+      calY,
+      calY.map((_t, r) => argmaxRow(q, r * K, K)),
     );
   }
 
+  // Permutation importance on (a sample of) the calibration split.
+  const m = Math.min(cal.length, IMPORTANCE_ROWS);
+  const sampleX = calX.subarray(0, m * d);
+  const sampleY = calY.slice(0, m);
+  const metric = (X: Float64Array) => {
+    const out = scorer(X, m, d);
+    if (regression) return r2(sampleY, out);
+    const q = decisionScores(scaledProbabilities(out, K, chosen.probabilities!), K, chosen.decision!);
+    return balancedAccuracy(
+      sampleY,
+      sampleY.map((_t, r) => argmaxRow(q, r * K, K)),
+    );
+  };
+  let start = 0;
+  const blocks = encodings.map((e) => {
+    const width = featureNames(e).length;
+    const block = { column: e.column, start, width };
+    start += width;
+    return block;
+  });
+  const importance: FeatureImportance[] = permutationImportance(blocks, sampleX, m, d, metric, seed);
+  report('calibrating', 1);
+
   return {
-    schemaVersion: 1,
+    schemaVersion: 2,
     engine: 'mindledger-tabular',
     target,
-    targetDtype,
+    targetDtype: plan.dtype,
+    targetType: plan.targetType,
+    targetTypeSource: plan.source,
     task: regression ? 'regression' : 'classification',
     columns,
     encodings,
     classes,
+    classValues,
     mixer: chosen.mixer,
+    probabilities: chosen.probabilities,
+    decision: chosen.decision,
     calibration,
+    importance,
     training: {
-      rows: usable.length,
+      rows: nUsable,
       seed,
       split: { train: train.length, dev: dev.length, calibration: cal.length },
-      candidates,
+      candidates: Object.fromEntries(candidates.map((c) => [c.name, c.score])),
       accuracy,
       metric: regression ? 'r2' : 'balanced_accuracy',
+      classWeights,
+      rounds: chosen.mixer.kind === 'gbdt' ? chosen.mixer.trees.length : null,
     },
   };
 };

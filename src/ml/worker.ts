@@ -1,12 +1,35 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { serializeArtifact } from './artifact';
-import type { Row } from './dataset';
+import type { TrainOptions } from './options';
+import type { ColumnarData } from './table';
 import { trainModel } from './train';
 
+/** What the parent sends (runTraining.ts) and what the worker answers. */
+export type WorkerInput = {
+  data: ColumnarData;
+  target: string;
+  options: Omit<TrainOptions, 'onProgress'>;
+  progress: boolean;
+};
+export type WorkerMessage =
+  | {
+      type: 'progress';
+      phase: 'reading' | 'encoding' | 'training' | 'calibrating';
+      done: number;
+      total: number;
+    }
+  | { type: 'done'; json: string }
+  | { type: 'error'; message: string };
+
 /** Trains off the event loop: the API keeps answering while a model learns. */
-const { rows, target, seed } = workerData as { rows: Row[]; target: string; seed: number };
+const { data, target, options, progress } = workerData as WorkerInput;
+const send = (m: WorkerMessage) => parentPort!.postMessage(m);
 try {
-  parentPort!.postMessage({ ok: true, json: serializeArtifact(trainModel(rows, target, { seed })) });
+  const artifact = trainModel(data, target, {
+    ...options,
+    onProgress: progress ? (p) => send({ type: 'progress', ...p }) : undefined,
+  });
+  send({ type: 'done', json: serializeArtifact(artifact) });
 } catch (error) {
-  parentPort!.postMessage({ ok: false, error: (error as Error).message });
+  send({ type: 'error', message: (error as Error).message });
 }

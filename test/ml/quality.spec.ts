@@ -98,6 +98,7 @@ describe('the tabular engine on home_rentals', () => {
 
   it('beats the majority baseline on balanced accuracy when predicting location', () => {
     const artifact = trainModel(train, 'location');
+    if (artifact.task !== 'classification') throw new Error(`expected a classifier, got ${artifact.task}`);
     const predictor = makePredictor(artifact);
     const out = predictor.predict(test.map(({ location: _l, ...r }) => r));
     const classes = artifact.classes;

@@ -1,0 +1,216 @@
+/**
+ * Gradient boosting over histogram trees: squared error for numbers, logistic loss for two
+ * classes (one tree per round), softmax for more (one tree per class per round). Class weights
+ * scale each row's gradient and hessian. Stops when the dev loss has not improved for `patience`
+ * rounds and keeps the best round. Deterministic: row sampling, when used, is seeded.
+ */
+import type { BinnedFeatures } from './binning';
+import type { GbdtModel, Tree } from './gbdt';
+import { evalBinned, makeTreeGrower, type GrownTree } from './histogramTree';
+import { seededRandom } from './random';
+
+// Module-level references: inside vm contexts (jest) every global lookup in a hot loop is slow.
+const { exp, log, log1p, max: maxOf } = Math;
+const INFINITY = Infinity;
+
+export type Objective = { kind: 'l2' } | { kind: 'binary' } | { kind: 'softmax'; classes: number };
+
+export type BoostOptions = {
+  learningRate?: number;
+  maxLeaves?: number;
+  maxDepth?: number;
+  minLeaf?: number;
+  lambda?: number;
+  maxRounds?: number;
+  patience?: number;
+  /** Past this many training rows, each tree learns from a seeded sample of this size. */
+  rowsPerTree?: number;
+  seed?: number;
+};
+
+export type BoostInput = {
+  binned: BinnedFeatures;
+  /** Values (l2) or class indices. */
+  y: Float64Array;
+  train: Int32Array;
+  dev: Int32Array;
+  objective: Objective;
+  /** Per-row weights (class balance), or null for 1. */
+  weights: Float64Array | null;
+};
+
+/** probs[o..o+K) = softmax(scores[o..o+K)), without temporary arrays. */
+const softmaxRow = (scores: Float64Array, probs: Float64Array, o: number, K: number) => {
+  let max = -INFINITY;
+  for (let k = 0; k < K; k++) if (scores[o + k]! > max) max = scores[o + k]!;
+  let sum = 0;
+  for (let k = 0; k < K; k++) {
+    const e = exp(scores[o + k]! - max);
+    probs[o + k] = e;
+    sum += e;
+  }
+  for (let k = 0; k < K; k++) probs[o + k]! /= sum;
+};
+
+const outputsOf = (o: Objective) => (o.kind === 'softmax' ? o.classes : 1);
+
+/** Starting scores: the mean, or the (weighted) log-odds / log-shares of the classes. */
+const baseScores = (input: BoostInput): number[] => {
+  const { y, train, weights, objective } = input;
+  switch (objective.kind) {
+    case 'l2': {
+      let s = 0;
+      for (const i of train) s += y[i]!;
+      return [train.length ? s / train.length : 0];
+    }
+    case 'binary': {
+      let pos = 0;
+      let neg = 0;
+      for (const i of train) {
+        const w = weights ? weights[i]! : 1;
+        if (y[i] === 1) pos += w;
+        else neg += w;
+      }
+      return [log(maxOf(pos, 1e-9) / maxOf(neg, 1e-9))];
+    }
+    case 'softmax': {
+      const counts = new Float64Array(objective.classes);
+      for (const i of train) counts[y[i]!]! += weights ? weights[i]! : 1;
+      const total = counts.reduce((a, b) => a + b, 0);
+      return Array.from(counts, (c) => log(maxOf(c, 1e-9) / total));
+    }
+  }
+};
+
+export const trainBoosted = (
+  input: BoostInput,
+  options: BoostOptions = {},
+  onRound?: (round: number, maxRounds: number) => void,
+): GbdtModel => {
+  const { binned, y, objective, weights } = input;
+  const n = y.length;
+  const K = outputsOf(objective);
+  const maxRounds = options.maxRounds ?? 300;
+  const patience = options.patience ?? 30;
+  // Ascending row order keeps histogram building walking memory forwards.
+  const train = Int32Array.from(input.train).sort();
+  const dev = Int32Array.from(input.dev).sort();
+  const rowsPerTree = options.rowsPerTree ?? 300_000;
+  const sampled = train.length > rowsPerTree;
+  const random = seededRandom((options.seed ?? 42) ^ 0x5bd1e995);
+  const grower = makeTreeGrower(binned, train.length, {
+    maxLeaves: options.maxLeaves ?? 31,
+    maxDepth: options.maxDepth ?? 10,
+    minLeaf: options.minLeaf ?? (train.length < 10_000 ? 10 : 20),
+    minHess: objective.kind === 'l2' ? 0 : 1e-3,
+    lambda: options.lambda ?? 1,
+    rate: options.learningRate ?? 0.1,
+  });
+
+  const base = baseScores(input);
+  const scores = new Float64Array(n * K);
+  for (const i of train) for (let k = 0; k < K; k++) scores[i * K + k] = base[k]!;
+  for (const i of dev) for (let k = 0; k < K; k++) scores[i * K + k] = base[k]!;
+  const grad = new Float64Array(n);
+  const hess = new Float64Array(n);
+  const probs = objective.kind === 'softmax' ? new Float64Array(n * K) : null;
+  const inTree = sampled ? new Uint8Array(n) : null;
+  const trees: Tree[][] = [];
+  let best = INFINITY;
+  let bestRounds = 0;
+  const every = maxOf(1, Math.round(maxRounds / 10));
+
+  const devLoss = () => {
+    let loss = 0;
+    let total = 0;
+    for (const i of dev) {
+      const w = weights ? weights[i]! : 1;
+      switch (objective.kind) {
+        case 'l2':
+          loss += (scores[i]! - y[i]!) ** 2;
+          total += 1;
+          continue;
+        case 'binary': {
+          // log(1 + e^{-z}) for the true class, written to stay finite for large |z|.
+          const z = y[i] === 1 ? scores[i]! : -scores[i]!;
+          loss += w * (z > 0 ? log1p(exp(-z)) : -z + log1p(exp(z)));
+          total += w;
+          continue;
+        }
+        case 'softmax': {
+          softmaxRow(scores, probs!, i * K, K);
+          loss -= w * log(maxOf(probs![i * K + y[i]!]!, 1e-15));
+          total += w;
+          continue;
+        }
+      }
+    }
+    return loss / maxOf(total, 1e-12);
+  };
+
+  /** Adds a grown tree's values to output k of its own rows (known leaves) and of every other row. */
+  const applyTree = (g: GrownTree, k: number) => {
+    const { v } = g.tree;
+    if (inTree) inTree.fill(0);
+    for (let j = 0; j < g.leafNode.length; j++) {
+      const value = v[g.leafNode[j]!]!;
+      for (let q = g.leafBegin[j]!; q < g.leafEnd[j]!; q++) {
+        const i = g.rows[q]!;
+        scores[i * K + k]! += value;
+        if (inTree) inTree[i] = 1;
+      }
+    }
+    if (inTree) for (const i of train) if (!inTree[i]) scores[i * K + k]! += evalBinned(g, binned.bins, i);
+    for (const i of dev) scores[i * K + k]! += evalBinned(g, binned.bins, i);
+  };
+
+  const sampleRows = () => {
+    if (!sampled) return train;
+    const out = new Int32Array(train.length);
+    const p = rowsPerTree / train.length;
+    let m = 0;
+    for (const i of train) if (random() < p) out[m++] = i;
+    return out.subarray(0, m);
+  };
+
+  for (let round = 0; round < maxRounds; round++) {
+    const rows = sampleRows();
+    const roundTrees: Tree[] = [];
+    if (probs) for (const i of rows) softmaxRow(scores, probs, i * K, K);
+    for (let k = 0; k < K; k++) {
+      for (const i of rows) {
+        const w = weights ? weights[i]! : 1;
+        switch (objective.kind) {
+          case 'l2':
+            grad[i] = scores[i]! - y[i]!;
+            hess[i] = 1;
+            break;
+          case 'binary': {
+            const p = 1 / (1 + exp(-scores[i]!));
+            grad[i] = w * (p - y[i]!);
+            hess[i] = w * maxOf(p * (1 - p), 1e-6);
+            break;
+          }
+          case 'softmax': {
+            const p = probs![i * K + k]!;
+            grad[i] = w * (p - (y[i] === k ? 1 : 0));
+            hess[i] = w * maxOf(p * (1 - p), 1e-6);
+            break;
+          }
+        }
+      }
+      const grown = grower.grow(rows, grad, hess);
+      roundTrees.push(grown.tree);
+      // Softmax trees of one round all read this round's probabilities, so scores may move now.
+      applyTree(grown, k);
+    }
+    trees.push(roundTrees);
+    const loss = dev.length ? devLoss() : 0;
+    if (loss < best - 1e-12) {
+      best = loss;
+      bestRounds = trees.length;
+    } else if (trees.length - bestRounds >= patience) break;
+    if (onRound && (round + 1) % every === 0) onRound(round + 1, maxRounds);
+  }
+  return { kind: 'gbdt', outputs: K, base, trees: trees.slice(0, maxOf(bestRounds, 1)) };
+};

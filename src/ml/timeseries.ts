@@ -1,0 +1,526 @@
+/**
+ * Time-series models, as MindsDB/Lightwood build them from ORDER BY, GROUP BY, WINDOW and HORIZON:
+ * each group's rows are ordered, and for every anchor row the last `window` target values become
+ * lag features; one model per horizon step predicts the value `step` rows ahead. Features and
+ * target are relative to the anchor's value and scaled by the window's mean magnitude, so one
+ * model serves groups of different sizes and trees need not extrapolate a trend. Each step is
+ * calibrated on the latest rows of every group (inductive conformal, normalised by that scale),
+ * and a forecast of h steps uses significance / h per step (Bonferroni), as Lightwood's
+ * TSAbsErrorErrFunc does.
+ */
+import {
+  boundedValue,
+  clampConfidence,
+  conformalHalfWidth,
+  hasValue,
+  LEVELS,
+  pythonJson,
+  type PredictOptions,
+  type Predictor,
+} from './answers';
+import type { ForecastArtifact, ForecastStep, Mixer } from './artifact';
+import { binFeatures } from './binning';
+import { trainBoosted } from './boost';
+import { inferColumnType, numbersOf } from './columnTypes';
+import { toNumber, type DType, type Row } from './dataset';
+import { cellKey } from './encode';
+import { trainLinear } from './linear';
+import { makeScorer, rowMajor, type Scorer } from './mixers';
+import { r2 } from './metrics';
+import { TrainingError, type ParsedTrainOptions } from './options';
+import type { ProgressReporter } from './progress';
+import { planTargetOrFail } from './target';
+import { isNumericColumn, rowCount, type ColumnValues, type ColumnarData } from './table';
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const CALENDAR = ['month', 'day', 'weekday', 'hour'];
+
+/** How order values become numbers (epoch milliseconds for dates). */
+const readTime = (kind: 'date' | 'number', v: unknown): number => {
+  if (kind === 'number') return toNumber(v);
+  if (v instanceof Date) return v.getTime();
+  if (typeof v === 'string' && v.trim() !== '') return Date.parse(v);
+  return NaN;
+};
+
+const orderKindOf = (values: ColumnValues, orderBy: string) => {
+  if (!isNumericColumn(values)) {
+    let dates = 0;
+    let present = 0;
+    let dateOnly = true;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (v === null || v === undefined) continue;
+      present++;
+      if (v instanceof Date) {
+        dates++;
+        dateOnly = false;
+      } else if (typeof v === 'string' && !DATE_ONLY.test(v.trim())) dateOnly = false;
+    }
+    if (present > 0 && dates === present) return { kind: 'date' as const, dtype: 'date' as DType, dateOnly };
+    const dtype = inferColumnType(values);
+    if (dtype === 'date') return { kind: 'date' as const, dtype, dateOnly };
+    if (dtype === 'integer' || dtype === 'float' || dtype === 'binary')
+      return { kind: 'number' as const, dtype, dateOnly: false };
+  } else return { kind: 'number' as const, dtype: inferColumnType(values) ?? 'float', dateOnly: false };
+  throw new TrainingError(`The ORDER BY column ${orderBy} must hold numbers or dates`);
+};
+
+const groupKeyOf = (values: readonly unknown[]) => values.map((v) => cellKey(v) ?? '\u0000').join('\u0001');
+
+/** One group's rows in time order: their indices, times and target values. */
+type Series = { groupValues: unknown[]; rows: number[]; t: Float64Array; y: Float64Array };
+
+/**
+ * Groups rows and orders each group by time (ties by position). Rows without a readable time are
+ * left out; rows without a target value are kept (NaN) only when `keepMissing` is set.
+ */
+const buildSeries = (
+  n: number,
+  time: (i: number) => number,
+  value: (i: number) => number,
+  groupValues: (i: number) => unknown[],
+  keepMissing: boolean,
+): Series[] => {
+  const groups = new Map<string, { values: unknown[]; rows: number[] }>();
+  for (let i = 0; i < n; i++) {
+    if (Number.isNaN(time(i))) continue;
+    if (!keepMissing && Number.isNaN(value(i))) continue;
+    const values = groupValues(i);
+    const key = groupKeyOf(values);
+    const g = groups.get(key);
+    if (g) g.rows.push(i);
+    else groups.set(key, { values, rows: [i] });
+  }
+  return [...groups.values()].map((g) => {
+    const times = g.rows.map(time);
+    const order = g.rows.map((_, k) => k).sort((a, b) => times[a]! - times[b]! || a - b);
+    const rows = order.map((k) => g.rows[k]!);
+    return {
+      groupValues: g.values,
+      rows,
+      t: Float64Array.from(order, (k) => times[k]!),
+      y: Float64Array.from(rows, value),
+    };
+  });
+};
+
+/**
+ * Writes the features of the window ending at position `j` of `y` (lags relative to y[j], the
+ * window's mean and slope, then the calendar of the target time) into `out` at `offset`.
+ */
+const windowFeatures = (
+  y: ArrayLike<number>,
+  j: number,
+  window: number,
+  calendar: boolean,
+  targetTime: number,
+  out: Float64Array,
+  offset: number,
+) => {
+  const ref = y[j]!;
+  let magnitude = 0;
+  let count = 0;
+  let sum = 0;
+  for (let l = 0; l < window && j - l >= 0; l++) {
+    magnitude += Math.abs(y[j - l]!);
+    sum += y[j - l]!;
+    count++;
+  }
+  const scale = magnitude / count > 0 ? magnitude / count : 1;
+  let at = offset;
+  for (let l = 1; l < window; l++) out[at++] = j - l >= 0 ? (y[j - l]! - ref) / scale : NaN;
+  out[at++] = (sum / count - ref) / scale;
+  // Least-squares slope of the window against its positions, per step.
+  let slope = 0;
+  if (count >= 2) {
+    const meanX = -(count - 1) / 2;
+    const meanY = sum / count;
+    let sxy = 0;
+    let sxx = 0;
+    for (let l = 0; l < count; l++) {
+      sxy += (-l - meanX) * (y[j - l]! - meanY);
+      sxx += (-l - meanX) ** 2;
+    }
+    slope = sxy / sxx / scale;
+  }
+  out[at++] = slope;
+  if (calendar) {
+    const d = new Date(targetTime);
+    out[at++] = d.getUTCMonth() + 1;
+    out[at++] = d.getUTCDate();
+    out[at++] = d.getUTCDay();
+    out[at++] = d.getUTCHours();
+  }
+  return { ref, scale };
+};
+
+const featureNamesOf = (window: number, calendar: boolean) => [
+  ...Array.from({ length: window - 1 }, (_, l) => `lag_${l + 1}`),
+  'window_mean',
+  'window_slope',
+  ...(calendar ? CALENDAR.map((c) => `target_${c}`) : []),
+];
+
+const median = (values: number[]) => {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};
+
+/** Trains the forecaster: see the file's comment. */
+export const trainForecaster = (
+  table: ColumnarData,
+  target: string,
+  o: ParsedTrainOptions,
+  report: ProgressReporter,
+): ForecastArtifact => {
+  const seed = o.seed ?? 42;
+  const window = o.window ?? 10;
+  const horizon = o.horizon ?? 1;
+  const orderBy = o.orderBy!;
+  const groupBy = o.groupBy ?? [];
+  if (rowCount(table) === 0) throw new TrainingError('The training query returned no rows');
+  for (const name of [target, orderBy, ...groupBy])
+    if (!table.columns.includes(name))
+      throw new TrainingError(
+        `The column ${name} is not among the query's columns: ${table.columns.join(', ')}`,
+      );
+  if (orderBy === target || groupBy.includes(target))
+    throw new TrainingError(`The target ${target} cannot also order or group the rows`);
+  const option = o.target_type ?? o.targetType;
+  if (option === 'categorical')
+    throw new TrainingError(
+      'Time-series models forecast numbers: target_type = categorical is not supported',
+    );
+  const valuesOf = (name: string) => table.data[table.columns.indexOf(name)]!;
+  const plan = planTargetOrFail(valuesOf(target), target, 'numeric');
+  const order = orderKindOf(valuesOf(orderBy), orderBy);
+  const calendar = order.kind === 'date';
+  const orderValues = valuesOf(orderBy);
+  const times = Float64Array.from({ length: rowCount(table) }, (_, i) =>
+    readTime(order.kind, orderValues[i]),
+  );
+  const y = numbersOf(valuesOf(target));
+  const groupColumns = groupBy.map(valuesOf);
+  const series = buildSeries(
+    rowCount(table),
+    (i) => times[i]!,
+    (i) => y[i]!,
+    (i) => groupColumns.map((c) => c[i]),
+    false,
+  );
+  report('encoding', 0.3);
+  const usedRows = series.reduce((s, g) => s + g.rows.length, 0);
+  if (usedRows < 10)
+    throw new TrainingError(`Only ${usedRows} rows have a time and a ${target}: at least 10 are needed`);
+
+  const gaps: number[] = [];
+  for (const g of series)
+    for (let j = 1; j < g.t.length && gaps.length < 100_000; j++) gaps.push(g.t[j]! - g.t[j - 1]!);
+  const interval = median(gaps.filter((x) => x > 0)) || 1;
+  const names = featureNamesOf(window, calendar);
+  const d = names.length;
+  let variance = 0;
+  let mean = 0;
+  let positive = true;
+  for (const g of series)
+    for (const v of g.y) {
+      mean += v;
+      if (v < 0) positive = false;
+    }
+  mean /= usedRows;
+  for (const g of series) for (const v of g.y) variance += (v - mean) ** 2;
+  const targetStd = Math.sqrt(variance / usedRows);
+  report('encoding', 1);
+
+  const steps: ForecastStep[] = [];
+  const candidates: Record<string, number> = {};
+  let firstSplit = { train: 0, dev: 0, calibration: 0 };
+  let stepOneScales: number[] = [];
+  for (let s = 1; s <= horizon; s++) {
+    // Samples: every anchor with a value `s` rows later; split by the target's position in time.
+    const anchors: { g: number; j: number; part: 0 | 1 | 2 }[] = [];
+    series.forEach((g, gi) => {
+      const m = g.y.length;
+      const tail = m >= 10 ? Math.max(1, Math.floor(m * 0.1)) : 0;
+      for (let j = 0; j + s < m; j++) {
+        const i = j + s;
+        anchors.push({ g: gi, j, part: tail && i >= m - tail ? 2 : tail && i >= m - 2 * tail ? 1 : 0 });
+      }
+    });
+    const n = anchors.length;
+    const features = Array.from({ length: d }, () => new Float64Array(n));
+    const row = new Float64Array(d);
+    const yNorm = new Float64Array(n);
+    const ref = new Float64Array(n);
+    const scale = new Float64Array(n);
+    const truth = new Float64Array(n);
+    anchors.forEach((a, k) => {
+      const g = series[a.g]!;
+      const w = windowFeatures(g.y, a.j, window, calendar, g.t[a.j + s]!, row, 0);
+      for (let f = 0; f < d; f++) features[f]![k] = row[f]!;
+      ref[k] = w.ref;
+      scale[k] = w.scale;
+      truth[k] = g.y[a.j + s]!;
+      yNorm[k] = (truth[k]! - w.ref) / w.scale;
+    });
+    const pick = (part: number) => Int32Array.from(anchors.flatMap((a, k) => (a.part === part ? [k] : [])));
+    const train = pick(0);
+    const dev = pick(1);
+    const cal = pick(2);
+    if (train.length < 5 || dev.length === 0 || cal.length === 0)
+      throw new TrainingError(
+        `Too little history to forecast ${s} step(s) ahead: every group needs at least 10 rows, and more than the horizon`,
+      );
+    if (s === 1) {
+      firstSplit = { train: train.length, dev: dev.length, calibration: cal.length };
+      stepOneScales = Array.from(cal, (k) => scale[k]!);
+    }
+
+    /** Predictions in the target's units for samples `idx`. */
+    const inUnits = (mixer: Mixer, idx: Int32Array) => {
+      const out = makeScorer(mixer, 0)(rowMajor(features, idx), idx.length, d);
+      return Array.from(idx, (k, r) => ref[k]! + scale[k]! * out[r]!);
+    };
+    const devTruth = Array.from(dev, (k) => truth[k]!);
+    let best: { mixer: Mixer; score: number } | null = null;
+    const consider = (name: string, mixer: Mixer) => {
+      const score = r2(devTruth, inUnits(mixer, dev));
+      candidates[`step${s}:${name}`] = score;
+      if (!best || score > best.score + 1e-12) best = { mixer, score };
+    };
+    consider('last_value', { kind: 'mean', value: 0 });
+    consider('linear', trainLinear(features, yNorm, train));
+    consider(
+      'gbdt',
+      trainBoosted(
+        {
+          binned: binFeatures(features, train),
+          y: yNorm,
+          train,
+          dev,
+          objective: { kind: 'l2' },
+          weights: null,
+        },
+        { maxRounds: o.maxRounds ?? 300, seed: seed + s, minLeaf: 10 },
+      ),
+    );
+    const chosen = best!;
+    const calPredicted = inUnits(chosen.mixer, cal);
+    const calTruth = Array.from(cal, (k) => truth[k]!);
+    steps.push({
+      step: s,
+      mixer: chosen.mixer,
+      scores: Array.from(cal, (k, r) => Math.abs(truth[k]! - calPredicted[r]!) / scale[k]!).sort(
+        (a, b) => a - b,
+      ),
+      r2: r2(calTruth, calPredicted),
+    });
+    report('training', s / horizon);
+  }
+
+  // Lightwood's automatic confidence, for the step-1 interval at the typical window scale.
+  const typicalScale = median(stepOneScales);
+  let confidence = 0.99;
+  for (const c of LEVELS)
+    if (2 * conformalHalfWidth(steps[0]!.scores, c) * typicalScale <= targetStd) {
+      confidence = c;
+      break;
+    }
+  report('calibrating', 1);
+
+  return {
+    schemaVersion: 2,
+    engine: 'mindledger-timeseries',
+    target,
+    targetDtype: plan.dtype,
+    targetType: 'numeric',
+    targetTypeSource: option ? 'option' : 'inferred',
+    task: 'forecast',
+    columns: [
+      { name: orderBy, dtype: order.dtype },
+      ...groupBy.map((name) => ({
+        name,
+        dtype: inferColumnType(valuesOf(name)) ?? ('categorical' as DType),
+      })),
+    ],
+    timeseries: {
+      orderBy,
+      orderKind: order.kind,
+      dateOnly: order.dateOnly,
+      groupBy,
+      window,
+      horizon,
+      interval,
+      features: names,
+    },
+    steps,
+    calibration: {
+      kind: 'forecast',
+      targetStd,
+      positiveDomain: positive,
+      isInteger: plan.dtype === 'integer',
+      confidence,
+    },
+    importance: [],
+    training: {
+      rows: usedRows,
+      seed,
+      split: firstSplit,
+      candidates,
+      accuracy: steps.reduce((a, st) => a + st.r2, 0) / steps.length,
+      metric: 'r2',
+    },
+  };
+};
+
+const formatTime = (a: ForecastArtifact, t: number): string | number => {
+  if (a.timeseries.orderKind === 'number') return t;
+  const iso = new Date(t).toISOString();
+  return a.timeseries.dateOnly ? iso.slice(0, 10) : iso;
+};
+
+const seriesOf = (a: ForecastArtifact, rows: readonly Row[], keepMissing: boolean) =>
+  buildSeries(
+    rows.length,
+    (i) => readTime(a.timeseries.orderKind, rows[i]![a.timeseries.orderBy]),
+    (i) => toNumber(rows[i]![a.target]),
+    (i) => a.timeseries.groupBy.map((c) => rows[i]![c]),
+    keepMissing,
+  );
+
+/** Predictor of a forecaster: `predict` judges history rows one step ahead, `forecast` looks forward. */
+export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
+  const { target, timeseries: ts, calibration: cal } = artifact;
+  const d = ts.features.length;
+  const calendar = ts.orderKind === 'date';
+  const scorers: Scorer[] = artifact.steps.map((s) => makeScorer(s.mixer, 0));
+  const row = new Float64Array(d);
+  const levelOf = (options: PredictOptions) =>
+    options.fixed_confidence !== undefined ? clampConfidence(options.fixed_confidence) : cal.confidence;
+
+  /** One step's prediction and interval after position j of y, for the time `when`. */
+  const stepAhead = (y: ArrayLike<number>, j: number, step: number, when: number, level: number) => {
+    const w = windowFeatures(y, j, ts.window, calendar, when, row, 0);
+    const out = scorers[step - 1]!(row, 1, d)[0]!;
+    const half = w.scale * conformalHalfWidth(artifact.steps[step - 1]!.scores, level);
+    return { raw: w.ref + w.scale * out, ...boundedValue(w.ref + w.scale * out, half, cal) };
+  };
+
+  const answer = (
+    base: Row,
+    value: number | null,
+    lower: number | null,
+    upper: number | null,
+    confidence: number,
+    truth: number | null,
+    anomaly: boolean | null,
+    skipExplain: boolean,
+  ): Row => ({
+    ...base,
+    [target]: value,
+    [`${target}_original`]: truth,
+    [`${target}_confidence`]: value === null ? null : confidence,
+    [`${target}_explain`]:
+      skipExplain || value === null
+        ? null
+        : pythonJson({
+            predicted_value: value,
+            confidence,
+            anomaly,
+            truth,
+            confidence_lower_bound: lower,
+            confidence_upper_bound: upper,
+          }),
+    [`${target}_anomaly`]: anomaly,
+    [`${target}_min`]: lower,
+    [`${target}_max`]: upper,
+  });
+
+  const inputColumns = artifact.columns.map((c) => c.name);
+  const passThrough = (r: Row) => ({
+    select_data_query: r.select_data_query ?? null,
+    when_data: r.when_data ?? null,
+    __mindsdb_row_id: r.__mindsdb_row_id ?? null,
+  });
+
+  /**
+   * Every history row predicted from the rows before it in its group (one step ahead); a row whose
+   * given value falls outside the interval is an anomaly, and its value is replaced by the
+   * prediction in the windows of later rows, so one outlier does not make its neighbours look odd.
+   */
+  const predict = (rows: readonly Row[], options: PredictOptions = {}) => {
+    const level = levelOf(options);
+    const skipExplain = options.wanted !== undefined && !options.wanted.has(`${target}_explain`);
+    const answers: Row[] = rows.map((r) => {
+      const base: Row = {};
+      for (const c of inputColumns) base[c] = r[c] ?? null;
+      const truth = hasValue(r[target]) ? toNumber(r[target]) : NaN;
+      return {
+        ...answer(base, null, null, null, level, Number.isNaN(truth) ? null : truth, null, skipExplain),
+        ...passThrough(r),
+      };
+    });
+    for (const g of seriesOf(artifact, rows, true)) {
+      const clean = Float64Array.from(g.y);
+      for (let j = 1; j < g.rows.length; j++) {
+        const p = stepAhead(clean, j - 1, 1, g.t[j]!, level);
+        const truth = g.y[j]!;
+        const known = !Number.isNaN(truth);
+        const anomaly = known ? truth < p.lower || truth > p.upper : null;
+        if (!known || anomaly) clean[j] = p.raw;
+        const i = g.rows[j]!;
+        const base: Row = {};
+        for (const c of inputColumns) base[c] = rows[i]![c] ?? null;
+        answers[i] = {
+          ...answer(base, p.value, p.lower, p.upper, level, known ? truth : null, anomaly, skipExplain),
+          ...passThrough(rows[i]!),
+        };
+      }
+    }
+    return answers;
+  };
+
+  /** The next `horizon` steps of every group after its last history row (Bonferroni per step). */
+  const forecast = (history: readonly Row[], options: PredictOptions = {}) => {
+    const level = levelOf(options);
+    const perStep = 1 - (1 - level) / ts.horizon;
+    const skipExplain = options.wanted !== undefined && !options.wanted.has(`${target}_explain`);
+    const out: Row[] = [];
+    for (const g of seriesOf(artifact, history, false)) {
+      const j = g.y.length - 1;
+      if (j < 0) continue;
+      for (let s = 1; s <= ts.horizon; s++) {
+        const when = g.t[j]! + s * ts.interval;
+        const p = stepAhead(g.y, j, s, when, perStep);
+        const base: Row = { [ts.orderBy]: formatTime(artifact, when) };
+        ts.groupBy.forEach((c, k) => (base[c] = g.groupValues[k] ?? null));
+        out.push({
+          ...answer(base, p.value, p.lower, p.upper, level, null, null, skipExplain),
+          ...passThrough({}),
+        });
+      }
+    }
+    return out;
+  };
+
+  const outputColumns = [
+    ...inputColumns,
+    target,
+    `${target}_original`,
+    `${target}_confidence`,
+    `${target}_explain`,
+    `${target}_anomaly`,
+    `${target}_min`,
+    `${target}_max`,
+    'select_data_query',
+    'when_data',
+    '__mindsdb_row_id',
+  ];
+  return { predict, forecast, outputColumns, artifact };
+};
+
+/** The next `horizon` values of every group after the given history rows, with bounds. */
+export const forecast = (artifact: ForecastArtifact, history: readonly Row[], options: PredictOptions = {}) =>
+  forecastPredictor(artifact).forecast!(history, options);
