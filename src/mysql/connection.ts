@@ -276,6 +276,7 @@ export class MysqlConnection {
         connection: this.id,
         user: response.user,
         plugin: response.plugin,
+        token: response.authResponse.length,
         capabilities: response.capabilities,
         attributes: response.attributes,
         tls: this.socket instanceof tls.TLSSocket,

@@ -96,8 +96,9 @@ const denied = (response: HandshakeResponse, host: string): AuthResult => ({
 
 /**
  * Authenticates the client whose handshake response this is, switching plugin where needed:
- * an unknown plugin is switched to the default one; mysql_native_password to
- * caching_sha2_password when the configured credentials are not kept in clear. caching_sha2's
+ * a client that answered with another plugin than the greeting's is asked again (an unknown plugin
+ * is switched to the greeting's, mysql_native_password to caching_sha2_password when the
+ * configured credentials are not kept in clear). caching_sha2's
  * fast path needs the user's digest (cached after a full authentication, or from clear
  * credentials); otherwise the full authentication takes the password over TLS, or RSA-encrypted
  * with the server's public key (which the client asks for) over plain TCP.
@@ -119,36 +120,33 @@ export const authenticate = async (
     token = answer.payload;
     return true;
   };
-  if (plugin !== NATIVE && plugin !== CACHING_SHA2 && !(await switchTo(o.defaultPlugin)))
+  const auth = o.authenticator;
+  // The plugin this login goes through: the client's, unless it is unknown here, or is
+  // mysql_native_password while the credentials are not kept in clear (only caching_sha2 can then check them).
+  const known = plugin === NATIVE || plugin === CACHING_SHA2 ? plugin : o.defaultPlugin;
+  const target: AuthPlugin = known === NATIVE && auth && !auth.passwordOf ? CACHING_SHA2 : known;
+  // A client answering with another plugin than the greeting's did not use the greeting's nonce
+  // (MariaDB's Connector/C sends an empty token then): it is asked again, by name.
+  if ((target !== plugin || plugin !== o.defaultPlugin) && !(await switchTo(target)))
     return { ok: false, message: 'the client left during authentication' };
 
-  const auth = o.authenticator;
   if (!auth) {
-    // Authentication is off: any user and password connect.
-    if (plugin === CACHING_SHA2) authMoreData(channel.writer, FAST_AUTH_SUCCESS);
+    // Authentication is off: any user and password connect. An empty password has no token, and
+    // its answer is the OK alone (Connector/C reads a fast-auth byte there as a broken handshake).
+    if (plugin === CACHING_SHA2 && token.length > 0) authMoreData(channel.writer, FAST_AUTH_SUCCESS);
     return { ok: true };
   }
   const clear = auth.passwordOf ? await auth.passwordOf(response.user) : undefined;
-  if (plugin === NATIVE) {
-    if (auth.passwordOf) {
-      return clear !== undefined && sameBytes(token, nativeToken(clear, nonce))
-        ? { ok: true }
-        : denied(response, host);
-    }
-    if (!(await switchTo(CACHING_SHA2)))
-      return { ok: false, message: 'the client left during authentication' };
-  }
+  if (plugin === NATIVE)
+    return clear !== undefined && sameBytes(token, nativeToken(clear, nonce))
+      ? { ok: true }
+      : denied(response, host);
 
   // caching_sha2_password
   const digest = o.sha2Cache.get(response.user) ?? (clear !== undefined ? sha2Digest(clear) : undefined);
-  if (token.length === 0) {
-    // An empty password sends no token.
-    if (await auth.verify(response.user, '')) {
-      authMoreData(channel.writer, FAST_AUTH_SUCCESS);
-      return { ok: true };
-    }
-    return denied(response, host);
-  }
+  if (token.length === 0)
+    // An empty password sends no token; the answer is the OK (or the error) alone.
+    return (await auth.verify(response.user, '')) ? { ok: true } : denied(response, host);
   if (digest && sha2FastMatches(token, digest, nonce)) {
     authMoreData(channel.writer, FAST_AUTH_SUCCESS);
     return { ok: true };
