@@ -97,7 +97,7 @@ export const lines = (stdout: string) =>
     .split('\n')
     .map((l) => l.split('\t'));
 
-/** A self-signed certificate and key for localhost, made with the openssl CLI in a scratch directory. */
+/** A self-signed certificate and key for localhost and 127.0.0.1, made with the openssl CLI in a scratch directory. */
 export const selfSignedCertificate = (): Promise<{ cert: string; key: string; dir: string }> =>
   new Promise((resolve, reject) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-mysql-tls-'));
@@ -117,6 +117,8 @@ export const selfSignedCertificate = (): Promise<{ cert: string; key: string; di
         '1',
         '-subj',
         '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,DNS:localhost',
       ],
       (error) => {
         if (error) reject(error);

@@ -89,17 +89,16 @@ export type AuthOptions = {
   defaultPlugin: AuthPlugin;
 };
 
-const denied = (response: HandshakeResponse, host: string): AuthResult => ({
+const denied = (user: string, host: string, usedPassword: boolean): AuthResult => ({
   ok: false,
-  message: `Access denied for user '${response.user}'@'${host}' (using password: ${response.authResponse.length > 0 ? 'YES' : 'NO'})`,
+  message: `Access denied for user '${user}'@'${host}' (using password: ${usedPassword ? 'YES' : 'NO'})`,
 });
 
 /**
  * Authenticates the client whose handshake response this is, switching plugin where needed:
  * a client that answered with another plugin than the greeting's is asked again (an unknown plugin
  * is switched to the greeting's, mysql_native_password to caching_sha2_password when the
- * configured credentials are not kept in clear). caching_sha2's
- * fast path needs the user's digest (cached after a full authentication, or from clear
+ * configured credentials are not kept in clear). caching_sha2's fast path needs the user's digest (cached after a full authentication, or from clear
  * credentials); otherwise the full authentication takes the password over TLS, or RSA-encrypted
  * with the server's public key (which the client asks for) over plain TCP.
  */
@@ -140,13 +139,15 @@ export const authenticate = async (
   if (plugin === NATIVE)
     return clear !== undefined && sameBytes(token, nativeToken(clear, nonce))
       ? { ok: true }
-      : denied(response, host);
+      : denied(response.user, host, token.length > 0);
 
   // caching_sha2_password
   const digest = o.sha2Cache.get(response.user) ?? (clear !== undefined ? sha2Digest(clear) : undefined);
   if (token.length === 0)
     // An empty password sends no token; the answer is the OK (or the error) alone.
-    return (await auth.verify(response.user, '')) ? { ok: true } : denied(response, host);
+    return (await auth.verify(response.user, ''))
+      ? { ok: true }
+      : denied(response.user, host, token.length > 0);
   if (digest && sha2FastMatches(token, digest, nonce)) {
     authMoreData(channel.writer, FAST_AUTH_SUCCESS);
     return { ok: true };
@@ -164,7 +165,7 @@ export const authenticate = async (
     try {
       password = decryptPassword(answer.payload, keys.privateKey, nonce);
     } catch {
-      return denied(response, host);
+      return denied(response.user, host, token.length > 0);
     }
   } else
     return {
@@ -172,7 +173,7 @@ export const authenticate = async (
       message:
         "caching_sha2_password needs a secure channel for this login: connect with TLS, or let the client ask for the server's RSA public key (mysql: --get-server-public-key; Connector/J: allowPublicKeyRetrieval=true)",
     };
-  if (!(await auth.verify(response.user, password))) return denied(response, host);
+  if (!(await auth.verify(response.user, password))) return denied(response.user, host, token.length > 0);
   o.sha2Cache.set(response.user, sha2Digest(password));
   return { ok: true };
 };
