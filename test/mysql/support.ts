@@ -93,7 +93,7 @@ export const runCli = (port: number, sql: string, args: string[] = []): Promise<
 /** Tab-separated lines of the CLI's batch output. */
 export const lines = (stdout: string) =>
   stdout
-    .trimEnd()
+    .replace(/\n$/, '')
     .split('\n')
     .map((l) => l.split('\t'));
 
