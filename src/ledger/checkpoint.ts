@@ -35,7 +35,9 @@ const MAX_SIGNATURES = 16;
 
 const requireOrigin = (origin: string) => {
   if (!ORIGIN.test(origin) || CONTROL.test(origin))
-    throw new CheckpointFormatError(`The origin ${JSON.stringify(origin)} must be non-empty, without spaces or "+"`);
+    throw new CheckpointFormatError(
+      `The origin ${JSON.stringify(origin)} must be non-empty, without spaces or "+"`,
+    );
 };
 
 /**
@@ -48,7 +50,8 @@ export const checkpointBody = (checkpoint: Checkpoint): string => {
   if (!Number.isSafeInteger(checkpoint.treeSize) || checkpoint.treeSize < 0)
     throw new CheckpointFormatError(`Tree size ${checkpoint.treeSize} is not a size`);
   if (checkpoint.rootHash.length !== HASH_SIZE) throw new CheckpointFormatError('A root hash has 32 bytes');
-  if (!ISO_UTC.test(checkpoint.timestamp)) throw new CheckpointFormatError('The timestamp must be ISO-8601 UTC');
+  if (!ISO_UTC.test(checkpoint.timestamp))
+    throw new CheckpointFormatError('The timestamp must be ISO-8601 UTC');
   return (
     `${checkpoint.origin}\n${checkpoint.treeSize}\n${checkpoint.rootHash.toString('base64')}\n` +
     `time ${checkpoint.timestamp}\n` +
@@ -88,11 +91,13 @@ export type NoteSignature = { readonly keyName: string; readonly keyId: Buffer; 
 
 /** Splits a signed note (c2sp.org/signed-note) into its text and signature lines. */
 export const openSignedNote = (note: string): { text: string; signatures: NoteSignature[] } => {
-  if (Buffer.byteLength(note, 'utf8') > MAX_NOTE_BYTES) throw new CheckpointFormatError('The note is too large');
+  if (Buffer.byteLength(note, 'utf8') > MAX_NOTE_BYTES)
+    throw new CheckpointFormatError('The note is too large');
   if (CONTROL.test(note)) throw new CheckpointFormatError('A note holds no control characters but newlines');
   if (!note.endsWith('\n')) throw new CheckpointFormatError('A signed note ends with a newline');
   const split = note.lastIndexOf('\n\n');
-  if (split < 0) throw new CheckpointFormatError('A signed note separates its text from signatures by a blank line');
+  if (split < 0)
+    throw new CheckpointFormatError('A signed note separates its text from signatures by a blank line');
   const text = note.slice(0, split + 1);
   const lines = note.slice(split + 2, -1).split('\n');
   if (lines.length > MAX_SIGNATURES) throw new CheckpointFormatError('Too many signatures');
@@ -101,7 +106,8 @@ export const openSignedNote = (note: string): { text: string; signatures: NoteSi
     if (!match) throw new CheckpointFormatError(`Not a signature line: ${JSON.stringify(line)}`);
     const bytes = Buffer.from(match[2]!, 'base64');
     // Node's decoder ignores stray bits in the last character: only the canonical encoding is accepted.
-    if (bytes.toString('base64') !== match[2]) throw new CheckpointFormatError('A signature is not canonical base64');
+    if (bytes.toString('base64') !== match[2])
+      throw new CheckpointFormatError('A signature is not canonical base64');
     if (bytes.length < 5) throw new CheckpointFormatError('A signature holds a key ID and a signature');
     return { keyName: match[1]!, keyId: bytes.subarray(0, 4), signature: bytes.subarray(4) };
   });
@@ -152,6 +158,7 @@ export const verifyCheckpoint = (
       verifiedBy = line.keyId.toString('hex');
     }
   }
-  if (verifiedBy === null) return { ok: false, reason: `No signature by a trusted key for ${checkpoint.origin}` };
+  if (verifiedBy === null)
+    return { ok: false, reason: `No signature by a trusted key for ${checkpoint.origin}` };
   return { ok: true, checkpoint, keyId: verifiedBy };
 };

@@ -45,7 +45,8 @@ export class MerkleFrontier {
 
   /** Appends one leaf hash; reports each perfect subtree the append completes. */
   append(leafHash: Hash, onSubtree?: SubtreeListener): void {
-    if (leafHash.length !== HASH_SIZE) throw new Error(`A leaf hash has ${HASH_SIZE} bytes, not ${leafHash.length}`);
+    if (leafHash.length !== HASH_SIZE)
+      throw new Error(`A leaf hash has ${HASH_SIZE} bytes, not ${leafHash.length}`);
     let hash = leafHash;
     let level = 0;
     let rest = this.count;
@@ -96,7 +97,8 @@ export class MerkleFrontier {
     let next = 0;
     // Snapshot nodes run from the highest level down: walk the size's bits from the top.
     const levels: number[] = [];
-    for (let rest = size, level = 0; rest > 0; rest = Math.floor(rest / 2), level++) if (rest % 2 === 1) levels.push(level);
+    for (let rest = size, level = 0; rest > 0; rest = Math.floor(rest / 2), level++)
+      if (rest % 2 === 1) levels.push(level);
     for (const level of levels.reverse()) nodes[level] = Buffer.from(parsed.nodes[next++]!, 'hex');
     return new MerkleFrontier(size, nodes);
   }

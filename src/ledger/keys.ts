@@ -34,7 +34,11 @@ export const rawPublicKey = (publicKey: KeyObject): Buffer => {
 
 export const publicKeyFromRaw = (raw: Uint8Array): KeyObject => {
   if (raw.length !== 32) throw new Error(`An Ed25519 public key has 32 bytes, not ${raw.length}`);
-  return crypto.createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, raw]), format: 'der', type: 'spki' });
+  return crypto.createPublicKey({
+    key: Buffer.concat([SPKI_ED25519_PREFIX, raw]),
+    format: 'der',
+    type: 'spki',
+  });
 };
 
 export const keyFingerprint = (publicKey: KeyObject): string =>

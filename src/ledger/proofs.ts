@@ -40,7 +40,10 @@ export const createProofBuilder = (leaves: LeafHashes, options: ProofBuilderOpti
     }
     const cached = await subtrees.get(level, index);
     if (cached) return cached;
-    const root = hashChildren(await perfectRoot(level - 1, 2 * index), await perfectRoot(level - 1, 2 * index + 1));
+    const root = hashChildren(
+      await perfectRoot(level - 1, 2 * index),
+      await perfectRoot(level - 1, 2 * index + 1),
+    );
     await subtrees.set(level, index, root);
     return root;
   };
@@ -56,9 +59,11 @@ export const createProofBuilder = (leaves: LeafHashes, options: ProofBuilderOpti
   };
 
   const requireSize = async (treeSize: number, what: string) => {
-    if (!Number.isSafeInteger(treeSize) || treeSize < 0) throw new RangeError(`${what} ${treeSize} is not a tree size`);
+    if (!Number.isSafeInteger(treeSize) || treeSize < 0)
+      throw new RangeError(`${what} ${treeSize} is not a tree size`);
     const recorded = await leaves.size();
-    if (treeSize > recorded) throw new RangeError(`${what} ${treeSize} exceeds the ${recorded} recorded leaves`);
+    if (treeSize > recorded)
+      throw new RangeError(`${what} ${treeSize} exceeds the ${recorded} recorded leaves`);
   };
 
   const hashAll = async (ranges: readonly (readonly [number, number])[]) => {

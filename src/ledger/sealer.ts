@@ -56,7 +56,11 @@ export class MerkleSealer {
     const frontier = MerkleFrontier.restore(parsed.frontier);
     if ((frontier.size === 0) !== (parsed.lastPosition === null))
       throw new Error('A sealer snapshot has a last position exactly when it sealed an event');
-    return new MerkleSealer(frontier, parsed.lastPosition === null ? null : BigInt(parsed.lastPosition), options);
+    return new MerkleSealer(
+      frontier,
+      parsed.lastPosition === null ? null : BigInt(parsed.lastPosition),
+      options,
+    );
   }
 
   get size(): number {

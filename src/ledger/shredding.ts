@@ -99,12 +99,18 @@ const seal = (key: Buffer, plaintext: Buffer, aad: string): Buffer => {
 };
 
 const open = (key: Buffer, sealed: Buffer, aad: string, what: string): Buffer => {
-  if (sealed.length < NONCE_BYTES + TAG_BYTES) throw new SecretUnavailableError('malformed', `${what} is too short`);
-  const decipher = crypto.createDecipheriv(ALG, key, sealed.subarray(0, NONCE_BYTES), { authTagLength: TAG_BYTES });
+  if (sealed.length < NONCE_BYTES + TAG_BYTES)
+    throw new SecretUnavailableError('malformed', `${what} is too short`);
+  const decipher = crypto.createDecipheriv(ALG, key, sealed.subarray(0, NONCE_BYTES), {
+    authTagLength: TAG_BYTES,
+  });
   decipher.setAAD(Buffer.from(aad, 'utf8'));
   decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
   try {
-    return Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
+    return Buffer.concat([
+      decipher.update(sealed.subarray(NONCE_BYTES, sealed.length - TAG_BYTES)),
+      decipher.final(),
+    ]);
   } catch {
     throw new SecretUnavailableError('tampered', `${what} fails authentication: altered, or not of this key`);
   }
@@ -122,15 +128,29 @@ export const wrapDataKey = (dataKey: DataKey, master: MasterKey): string => {
 };
 
 /** Unwraps with whichever of the master keys (current and retired ones) wrapped it. */
-export const unwrapDataKey = (wrapped: string, kid: string, masters: MasterKey | readonly MasterKey[]): DataKey => {
+export const unwrapDataKey = (
+  wrapped: string,
+  kid: string,
+  masters: MasterKey | readonly MasterKey[],
+): DataKey => {
   requireKid(kid);
   const match = WRAPPED.exec(wrapped);
   if (!match) throw new SecretUnavailableError('malformed', 'Not a wrapped key (wrap:v1:<kid>:<base64url>)');
   const [, masterKid = '', payload = ''] = match;
   const master = (Array.isArray(masters) ? masters : [masters]).find((m: MasterKey) => m.kid === masterKid);
-  if (!master) throw new SecretUnavailableError('wrong-key', `Wrapped by master key ${masterKid}, which is not configured`);
-  const key = open(master.key, Buffer.from(payload, 'base64url'), `wrap:v1:${masterKid}:${kid}`, `Data key ${kid}`);
-  if (key.length !== KEY_BYTES) throw new SecretUnavailableError('malformed', `Data key ${kid} has the wrong length`);
+  if (!master)
+    throw new SecretUnavailableError(
+      'wrong-key',
+      `Wrapped by master key ${masterKid}, which is not configured`,
+    );
+  const key = open(
+    master.key,
+    Buffer.from(payload, 'base64url'),
+    `wrap:v1:${masterKid}:${kid}`,
+    `Data key ${kid}`,
+  );
+  if (key.length !== KEY_BYTES)
+    throw new SecretUnavailableError('malformed', `Data key ${kid} has the wrong length`);
   return { kid, key };
 };
 
@@ -165,7 +185,8 @@ export const parseEncryptedSecret = (text: string): EncryptedSecret => {
     throw new SecretUnavailableError('malformed', 'Not an encrypted secret (enc:v1:<kid>:<base64url>)');
   const [, kid = '', payload = ''] = match;
   const bytes = Buffer.from(payload, 'base64url');
-  if (bytes.length < NONCE_BYTES + TAG_BYTES) throw new SecretUnavailableError('malformed', 'The secret is too short');
+  if (bytes.length < NONCE_BYTES + TAG_BYTES)
+    throw new SecretUnavailableError('malformed', 'The secret is too short');
   return {
     v: 1,
     alg: 'A256GCM',
@@ -240,7 +261,8 @@ export class FileDataKeyStore implements DataKeyStore {
     try {
       await fs.promises.link(temporary, file);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new Error(`Data key ${kid} exists already`);
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+        throw new Error(`Data key ${kid} exists already`);
       throw error;
     } finally {
       await fs.promises.unlink(temporary);

@@ -36,7 +36,11 @@ export type VerifyProblem =
   /** After the last checkpoint, an event differs from the leaf hash recorded when it was sealed. */
   | 'leaf-mismatch';
 
-export type CheckpointSummary = { readonly treeSize: number; readonly rootHash: string; readonly timestamp: string };
+export type CheckpointSummary = {
+  readonly treeSize: number;
+  readonly rootHash: string;
+  readonly timestamp: string;
+};
 
 export type VerifyLogResult =
   | {
@@ -101,7 +105,8 @@ const prepareCheckpoints = (
   let order = 0;
   for (const note of notes) {
     const result = verifyCheckpoint(note, trusted);
-    if (!result.ok) prepared.push({ valid: false, treeSize: claimedSize(note), reason: result.reason, order });
+    if (!result.ok)
+      prepared.push({ valid: false, treeSize: claimedSize(note), reason: result.reason, order });
     else if (origin !== undefined && result.checkpoint.origin !== origin)
       prepared.push({
         valid: false,
@@ -126,7 +131,9 @@ const prepareCheckpoints = (
  * or, when `leafHashes` are given and shown to match the failing checkpoint, the exact event.
  */
 export const verifyLog = async (
-  events: AsyncIterable<RecordedEventLike | readonly RecordedEventLike[]> | Iterable<RecordedEventLike | readonly RecordedEventLike[]>,
+  events:
+    | AsyncIterable<RecordedEventLike | readonly RecordedEventLike[]>
+    | Iterable<RecordedEventLike | readonly RecordedEventLike[]>,
   checkpoints: Iterable<string>,
   trusted: PublicKeyInput | readonly PublicKeyInput[],
   options: VerifyLogOptions = {},
@@ -182,14 +189,21 @@ export const verifyLog = async (
     if (!stored || storedSize < checkpoint.treeSize) return false;
     const tree = goodFrontier.clone();
     for (let from = lastGood; from < checkpoint.treeSize; from += CHUNK)
-      for (const hash of await stored.range(from, Math.min(checkpoint.treeSize, from + CHUNK))) tree.append(hash);
+      for (const hash of await stored.range(from, Math.min(checkpoint.treeSize, from + CHUNK)))
+        tree.append(hash);
     return sameHash(tree.root(), checkpoint.rootHash);
   };
 
   /** Where the change lies, for a checkpoint at or beyond the current size that the log does not match. */
   const locate = async (checkpoint: Checkpoint) => {
     if (await recordedLeavesMatch(checkpoint)) {
-      if (mismatch) return { leafIndex: mismatch.index, position: mismatch.position, afterPosition: mismatch.afterPosition, exact: true };
+      if (mismatch)
+        return {
+          leafIndex: mismatch.index,
+          position: mismatch.position,
+          afterPosition: mismatch.afterPosition,
+          exact: true,
+        };
       // The recorded leaves agree with every event read, yet rebuild the signed root: the log ended early.
       if (count < checkpoint.treeSize)
         return { leafIndex: count, position: null, afterPosition: previousPosition, exact: true };
@@ -204,7 +218,12 @@ export const verifyLog = async (
       const size = item.valid ? item.checkpoint.treeSize : item.treeSize;
       if (size > count) return null;
       if (!item.valid)
-        return fail('checkpoint-invalid', `Checkpoint #${item.order} (tree size ${size}): ${item.reason}`, atLastGood(), null);
+        return fail(
+          'checkpoint-invalid',
+          `Checkpoint #${item.order} (tree size ${size}): ${item.reason}`,
+          atLastGood(),
+          null,
+        );
       const { checkpoint } = item;
       if (!sameHash(frontier.root(), checkpoint.rootHash)) {
         const where = await locate(checkpoint);
@@ -279,7 +298,12 @@ export const verifyLog = async (
   if (next < pending.length) {
     const item = pending[next]!;
     if (!item.valid)
-      return fail('checkpoint-invalid', `Checkpoint #${item.order} (tree size ${item.treeSize}): ${item.reason}`, atLastGood(), null);
+      return fail(
+        'checkpoint-invalid',
+        `Checkpoint #${item.order} (tree size ${item.treeSize}): ${item.reason}`,
+        atLastGood(),
+        null,
+      );
     const where = await locate(item.checkpoint);
     return fail(
       'log-truncated',
@@ -293,7 +317,12 @@ export const verifyLog = async (
       'leaf-mismatch',
       `The event at leaf ${mismatch.index} (position ${mismatch.position}) is not the one sealed there ` +
         '(no checkpoint covers it yet)',
-      { leafIndex: mismatch.index, position: mismatch.position, afterPosition: mismatch.afterPosition, exact: true },
+      {
+        leafIndex: mismatch.index,
+        position: mismatch.position,
+        afterPosition: mismatch.afterPosition,
+        exact: true,
+      },
       null,
     );
   if (count < storedSize)

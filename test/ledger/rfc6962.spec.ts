@@ -129,7 +129,9 @@ const naive = (() => {
   const path = (m: number, d: Buffer[]): Buffer[] => {
     if (d.length === 1) return [];
     const k = split(d.length);
-    return m < k ? [...path(m, d.slice(0, k)), mth(d.slice(k))] : [...path(m - k, d.slice(k)), mth(d.slice(0, k))];
+    return m < k
+      ? [...path(m, d.slice(0, k)), mth(d.slice(k))]
+      : [...path(m - k, d.slice(k)), mth(d.slice(0, k))];
   };
   const subproof = (m: number, d: Buffer[], b: boolean): Buffer[] => {
     if (m === d.length) return b ? [] : [mth(d)];
@@ -191,10 +193,14 @@ describe('RFC 6962 tree hashing (CT reference vectors)', () => {
       const root = Buffer.from(knownRoots[treeSize - 1]!, 'hex');
       const path = proof.map((h) => Buffer.from(h, 'hex'));
       expect(verifyInclusion(hashLeaf(leafInputs[leafIndex]!), leafIndex, treeSize, path, root)).toBe(true);
-      expect(verifyInclusion(hashLeaf(leafInputs[leafIndex]!), leafIndex ^ 1, treeSize, path, root)).toBe(false);
+      expect(verifyInclusion(hashLeaf(leafInputs[leafIndex]!), leafIndex ^ 1, treeSize, path, root)).toBe(
+        false,
+      );
     }
     for (const { size1, size2, proof } of knownConsistencyProofs) {
-      const [root1, root2] = [knownRoots[size1 - 1]!, knownRoots[size2 - 1]!].map((h) => Buffer.from(h, 'hex'));
+      const [root1, root2] = [knownRoots[size1 - 1]!, knownRoots[size2 - 1]!].map((h) =>
+        Buffer.from(h, 'hex'),
+      );
       const path = proof.map((h) => Buffer.from(h, 'hex'));
       expect(verifyConsistency(size1, size2, root1!, root2!, path)).toBe(true);
       expect(verifyConsistency(size1, size2, root2!, root1!, path)).toBe(false);
@@ -212,28 +218,34 @@ describe('inclusion and consistency proofs against an independent implementation
   ] as const;
   const roots = Array.from({ length: 65 }, (_, n) => naive.mth(inputs.slice(0, n)));
 
-  it.each(builders)('given %s, then every inclusion proof equals PATH(m, D[n]) and verifies', async (_, builder) => {
-    for (let n = 1; n <= 64; n++) {
-      expect((await builder.rootAt(n)).equals(roots[n]!)).toBe(true);
-      for (let m = 0; m < n; m++) {
-        const proof = await builder.inclusionProof(m, n);
-        const expected = naive.path(m, inputs.slice(0, n));
-        expect(hex(proof)).toEqual(hex(expected));
-        const leafHash = naive.leafHashOf(inputs[m]!);
-        expect(naive.rootFromPath(m, n, leafHash, proof)?.equals(roots[n]!)).toBe(true);
-        expect(verifyInclusion(leafHash, m, n, proof, roots[n]!)).toBe(true);
+  it.each(builders)(
+    'given %s, then every inclusion proof equals PATH(m, D[n]) and verifies',
+    async (_, builder) => {
+      for (let n = 1; n <= 64; n++) {
+        expect((await builder.rootAt(n)).equals(roots[n]!)).toBe(true);
+        for (let m = 0; m < n; m++) {
+          const proof = await builder.inclusionProof(m, n);
+          const expected = naive.path(m, inputs.slice(0, n));
+          expect(hex(proof)).toEqual(hex(expected));
+          const leafHash = naive.leafHashOf(inputs[m]!);
+          expect(naive.rootFromPath(m, n, leafHash, proof)?.equals(roots[n]!)).toBe(true);
+          expect(verifyInclusion(leafHash, m, n, proof, roots[n]!)).toBe(true);
+        }
       }
-    }
-  });
+    },
+  );
 
-  it.each(builders)('given %s, then every consistency proof equals PROOF(m, D[n]) and verifies', async (_, builder) => {
-    for (let n = 1; n <= 64; n++)
-      for (let m = 1; m <= n; m++) {
-        const proof = await builder.consistencyProof(m, n);
-        expect(hex(proof)).toEqual(hex(m === n ? [] : naive.proof(m, inputs.slice(0, n))));
-        expect(verifyConsistency(m, n, roots[m]!, roots[n]!, proof)).toBe(true);
-      }
-  });
+  it.each(builders)(
+    'given %s, then every consistency proof equals PROOF(m, D[n]) and verifies',
+    async (_, builder) => {
+      for (let n = 1; n <= 64; n++)
+        for (let m = 1; m <= n; m++) {
+          const proof = await builder.consistencyProof(m, n);
+          expect(hex(proof)).toEqual(hex(m === n ? [] : naive.proof(m, inputs.slice(0, n))));
+          expect(verifyConsistency(m, n, roots[m]!, roots[n]!, proof)).toBe(true);
+        }
+    },
+  );
 
   it('given a valid inclusion proof, when anything about it is wrong, then verification fails', () => {
     for (let n = 1; n <= 64; n++)
