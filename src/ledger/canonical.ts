@@ -21,6 +21,12 @@ type WithToJson = { toJSON: (key: string) => unknown };
 const hasToJson = (value: object): value is WithToJson =>
   typeof (value as Partial<WithToJson>).toJSON === 'function';
 
+// Strings without quotes, backslashes, control characters or surrogates are written as they are;
+// the others go through JSON.stringify, whose escaping is exactly JCS's (and escapes lone surrogates).
+// eslint-disable-next-line no-control-regex -- control characters are exactly what must be escaped
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+const jsonString = (text: string): string => (NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`);
+
 /**
  * RFC 8785 (JCS) canonical JSON of the value JSON.stringify would store, plus bigints as decimal
  * strings. Object keys are sorted by UTF-16 code units (JavaScript's default sort, as JCS says),
@@ -32,9 +38,10 @@ const hasToJson = (value: object): value is WithToJson =>
 export const canonicalJson = (value: unknown): string | undefined => {
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value);
+      return jsonString(value);
     case 'number':
-      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+      // String(n) is ECMAScript's Number::toString, as JSON.stringify and JCS write numbers (−0 → "0").
+      return Number.isFinite(value) ? String(value) : 'null';
     case 'boolean':
       return value ? 'true' : 'false';
     case 'bigint':
@@ -51,14 +58,17 @@ export const canonicalJson = (value: unknown): string | undefined => {
         return out + ']';
       }
       const record = value as Record<string, unknown>;
-      const keys = Object.keys(record).sort();
+      const keys = Object.keys(record);
+      if (keys.length > 1) keys.sort();
       let out = '{';
       let first = true;
-      for (const key of keys) {
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
         const encoded = canonicalJson(record[key]);
         if (encoded === undefined) continue;
-        out += (first ? '' : ',') + JSON.stringify(key) + ':' + encoded;
-        first = false;
+        if (first) first = false;
+        else out += ',';
+        out += jsonString(key) + ':' + encoded;
       }
       return out + '}';
     }
@@ -76,20 +86,17 @@ export const canonicalJson = (value: unknown): string | undefined => {
 export const leafText = (event: RecordedEventLike): string => {
   const { meta } = event;
   const data = canonicalJson(event.data);
-  let metadata = '{';
-  const field = (name: string, encoded: string) => {
-    metadata += (metadata.length > 1 ? ',' : '') + `"${name}":${encoded}`;
-  };
-  if (meta.eventId !== undefined) field('eventId', JSON.stringify(meta.eventId));
-  if (meta.recordedAt !== undefined) field('recordedAt', JSON.stringify(meta.recordedAt));
-  if (meta.schemaVersion !== undefined) field('schemaVersion', canonicalJson(meta.schemaVersion) ?? 'null');
-  if (meta.streamPosition !== undefined) field('streamPosition', `"${meta.streamPosition.toString()}"`);
-  metadata += '}';
+  let metadata = '';
+  if (meta.eventId !== undefined) metadata += `,"eventId":${jsonString(meta.eventId)}`;
+  if (meta.recordedAt !== undefined) metadata += `,"recordedAt":${jsonString(meta.recordedAt)}`;
+  if (meta.schemaVersion !== undefined)
+    metadata += `,"schemaVersion":${canonicalJson(meta.schemaVersion) ?? 'null'}`;
+  if (meta.streamPosition !== undefined) metadata += `,"streamPosition":"${meta.streamPosition.toString()}"`;
   return (
     '{' +
     (data === undefined ? '' : `"data":${data},`) +
-    `"metadata":${metadata},"position":"${meta.position.toString()}","stream":${JSON.stringify(meta.stream)},` +
-    `"type":${JSON.stringify(event.type)}}`
+    `"metadata":{${metadata.slice(1)}},"position":"${meta.position.toString()}","stream":${jsonString(meta.stream)},` +
+    `"type":${jsonString(event.type)}}`
   );
 };
 

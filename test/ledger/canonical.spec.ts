@@ -35,14 +35,27 @@ describe('canonical JSON (RFC 8785 JCS)', () => {
   });
 
   it('given numbers, then they are written as ECMAScript writes them (RFC 8785 §3.2.2.3 examples)', () => {
-    expect(canonicalJson([333333333.33333329, 1e30, 4.5, 0.002, 1e-27, -0, 1.0, 1e21, 2 ** 53])).toBe(
-      '[333333333.3333333,1e+30,4.5,0.002,1e-27,0,1,1e+21,9007199254740992]',
-    );
+    // The RFC's first example has more digits than a double holds: it reads as the nearest double.
+    expect(
+      canonicalJson([Number('333333333.33333329'), 1e30, 4.5, 0.002, 1e-27, -0, 1.0, 1e21, 2 ** 53]),
+    ).toBe('[333333333.3333333,1e+30,4.5,0.002,1e-27,0,1,1e+21,9007199254740992]');
   });
 
   it('given strings, then only quotes, backslashes and control characters are escaped', () => {
     expect(canonicalJson({ s: 'a"b\\c\n\t\u0001€😀\u007f' })).toBe(
       '{"s":"a\\"b\\\\c\\n\\t\\u0001€😀\u007f"}',
+    );
+  });
+
+  it('given any UTF-16 string, lone surrogates included, then it is written exactly as JSON.stringify writes it', () => {
+    expect(canonicalJson('\ud800x\udfff')).toBe('"\\ud800x\\udfff"');
+    const codeUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
+    fc.assert(
+      fc.property(fc.string({ unit: codeUnit, maxLength: 40 }), (text) => {
+        expect(canonicalJson(text)).toBe(JSON.stringify(text));
+        expect(canonicalJson({ [text]: text })).toBe(JSON.stringify({ [text]: text }));
+      }),
+      { seed: 8785, numRuns: 500 },
     );
   });
 

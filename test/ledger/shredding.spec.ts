@@ -93,7 +93,9 @@ describe('data keys wrapped by the master key', () => {
     expect(wrapped).toMatch(new RegExp(`^wrap:v1:${master.kid}:[A-Za-z0-9_-]+$`));
     expect(unwrapDataKey(wrapped, 'db-7', master).key.equals(dataKey.key)).toBe(true);
     expect(problemOf(() => unwrapDataKey(wrapped, 'db-8', master))).toBe('tampered');
-    expect(problemOf(() => unwrapDataKey(wrapped, 'db-7', masterKeyFrom(crypto.randomBytes(32))))).toBe('wrong-key');
+    expect(problemOf(() => unwrapDataKey(wrapped, 'db-7', masterKeyFrom(crypto.randomBytes(32))))).toBe(
+      'wrong-key',
+    );
     const impostor = { kid: master.kid, key: crypto.randomBytes(32) };
     expect(problemOf(() => unwrapDataKey(wrapped, 'db-7', impostor))).toBe('tampered');
   });
@@ -131,7 +133,9 @@ describe('forgetting a secret (crypto-shredding)', () => {
 
     await expect(vault.decrypt(secret)).rejects.toMatchObject({ problem: 'forgotten' });
     // A fresh process (new vault, same store and master key) cannot either.
-    await expect(new SecretVault(store, master).decrypt(secret)).rejects.toMatchObject({ problem: 'forgotten' });
+    await expect(new SecretVault(store, master).decrypt(secret)).rejects.toMatchObject({
+      problem: 'forgotten',
+    });
     expect(await store.get('database-forget')).toBeNull();
     expect(fs.readdirSync(directory)).toEqual(['database-keep.key']);
     const leftovers = fs.readdirSync(directory).map((f) => fs.readFileSync(path.join(directory, f), 'utf8'));
@@ -146,6 +150,8 @@ describe('forgetting a secret (crypto-shredding)', () => {
   it('given a key id in use, then the store refuses to overwrite it', async () => {
     const store = new FileDataKeyStore(tmp());
     await store.put('k1', wrapDataKey(generateDataKey('k1'), master));
-    await expect(store.put('k1', wrapDataKey(generateDataKey('k1'), master))).rejects.toThrow('exists already');
+    await expect(store.put('k1', wrapDataKey(generateDataKey('k1'), master))).rejects.toThrow(
+      'exists already',
+    );
   });
 });
