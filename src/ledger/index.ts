@@ -24,7 +24,14 @@ export {
 } from './keys';
 export { MemoryLeafHashes, MemorySubtreeRoots, type LeafHashes, type SubtreeRoots } from './leafStore';
 export { createProofBuilder, type ProofBuilder, type ProofBuilderOptions } from './proofs';
-export { MerkleSealer, type SealedLeaf, type SealerOptions, type SealerSnapshot } from './sealer';
+export {
+  checkpointDue,
+  MerkleSealer,
+  type CheckpointPolicy,
+  type SealedLeaf,
+  type SealerOptions,
+  type SealerSnapshot,
+} from './sealer';
 export {
   decryptSecret,
   encryptSecret,

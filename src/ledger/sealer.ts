@@ -116,3 +116,22 @@ export class MerkleSealer {
     };
   }
 }
+
+export type CheckpointPolicy = {
+  /** Sign once this many events were sealed since the last checkpoint (LEDGER_CHECKPOINT_EVERY). */
+  readonly everyEvents: number;
+  /** …or once this long has passed with at least one new event (LEDGER_CHECKPOINT_INTERVAL_MS). */
+  readonly everyMs: number;
+};
+
+/**
+ * Whether to sign a checkpoint now. `eventsSinceCheckpoint` must not count checkpoint events
+ * themselves: each checkpoint is an event of the log too, and counting it would sign a new
+ * checkpoint every interval forever on an idle log.
+ */
+export const checkpointDue = (
+  since: { readonly eventsSinceCheckpoint: number; readonly msSinceCheckpoint: number },
+  policy: CheckpointPolicy,
+): boolean =>
+  since.eventsSinceCheckpoint > 0 &&
+  (since.eventsSinceCheckpoint >= policy.everyEvents || since.msSinceCheckpoint >= policy.everyMs);

@@ -1,6 +1,12 @@
 import crypto from 'node:crypto';
 import fc from 'fast-check';
-import { eventLeafHash, MerkleFrontier, MerkleSealer, type RecordedEventLike } from '../../src/ledger';
+import {
+  checkpointDue,
+  eventLeafHash,
+  MerkleFrontier,
+  MerkleSealer,
+  type RecordedEventLike,
+} from '../../src/ledger';
 
 // An independent root: RFC 6962's recursive MTH over leaf hashes, with its own hashing.
 const sha = (...parts: Buffer[]) => crypto.createHash('sha256').update(Buffer.concat(parts)).digest();
@@ -118,5 +124,13 @@ describe('MerkleSealer and its persisted frontier', () => {
       timestamp: '2025-03-04T05:06:07.089Z',
       lastPosition: 8n,
     });
+  });
+
+  it('given the checkpoint policy, then a checkpoint is due after enough events or time, never on an idle log', () => {
+    const policy = { everyEvents: 1000, everyMs: 60_000 };
+    expect(checkpointDue({ eventsSinceCheckpoint: 0, msSinceCheckpoint: 3_600_000 }, policy)).toBe(false);
+    expect(checkpointDue({ eventsSinceCheckpoint: 999, msSinceCheckpoint: 59_999 }, policy)).toBe(false);
+    expect(checkpointDue({ eventsSinceCheckpoint: 1000, msSinceCheckpoint: 0 }, policy)).toBe(true);
+    expect(checkpointDue({ eventsSinceCheckpoint: 1, msSinceCheckpoint: 60_000 }, policy)).toBe(true);
   });
 });
