@@ -120,11 +120,19 @@ const naive = (() => {
   const leafHashOf = (input: Buffer) => sha(Buffer.from([0]), input);
   const node = (l: Buffer, r: Buffer) => sha(Buffer.from([1]), l, r);
   const split = (n: number) => 2 ** Math.ceil(Math.log2(n) - 1);
+  // Every list hashed here is a contiguous run of one input array, so its first element and length
+  // name it: remembering roots that way keeps thousands of naive proofs fast.
+  const known = new Map<Buffer, Map<number, Buffer>>();
   const mth = (d: Buffer[]): Buffer => {
     if (d.length === 0) return sha();
-    if (d.length === 1) return leafHashOf(d[0]!);
+    const memo = known.get(d[0]!) ?? new Map<number, Buffer>();
+    known.set(d[0]!, memo);
+    const remembered = memo.get(d.length);
+    if (remembered) return remembered;
     const k = split(d.length);
-    return node(mth(d.slice(0, k)), mth(d.slice(k)));
+    const root = d.length === 1 ? leafHashOf(d[0]!) : node(mth(d.slice(0, k)), mth(d.slice(k)));
+    memo.set(d.length, root);
+    return root;
   };
   const path = (m: number, d: Buffer[]): Buffer[] => {
     if (d.length === 1) return [];
