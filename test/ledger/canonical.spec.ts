@@ -2,7 +2,9 @@ import crypto from 'node:crypto';
 import fc from 'fast-check';
 import { canonicalJson, eventLeafHash, leafBytes, leafText, type RecordedEventLike } from '../../src/ledger';
 
-const event = (over: Partial<RecordedEventLike> & { meta?: Partial<RecordedEventLike['meta']> } = {}) => ({
+const event = (
+  over: { type?: string; data?: unknown; meta?: Partial<RecordedEventLike['meta']> } = {},
+): RecordedEventLike => ({
   type: over.type ?? 'SkillCreated',
   data: 'data' in over ? over.data : { name: 'search', params: { k: 'v' } },
   meta: {
