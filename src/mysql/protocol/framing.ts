@@ -176,9 +176,27 @@ export class PacketWriter {
   }
 
   lenencString(s: string) {
+    const n = s.length;
+    // Short ASCII (numbers, dates, most names) byte by byte: cheaper than a native UTF-8 write per cell.
+    if (n < 32) {
+      this.ensure(1 + n * 3);
+      const buf = this.buf;
+      const at = this.pos + 1;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c > 0x7f) break;
+        buf[at + i] = c;
+      }
+      if (i === n) {
+        buf[this.pos] = n;
+        this.pos = at + n;
+        return this;
+      }
+    }
     // One byte per character is the common case: write straight after a one-byte length.
-    if (s.length < 251) {
-      this.ensure(1 + s.length * 3);
+    if (n < 251) {
+      this.ensure(1 + n * 3);
       const written = this.buf.write(s, this.pos + 1, 'utf8');
       if (written < 251) {
         this.buf[this.pos] = written;

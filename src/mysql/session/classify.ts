@@ -336,12 +336,23 @@ const transaction = (c: Cursor): Statement | undefined => {
   return { kind: 'transaction' };
 };
 
+const LOCAL_KEYWORDS = new Set(['SET', 'SHOW', 'KILL', 'BEGIN', 'START', 'COMMIT', 'ROLLBACK']);
+
+const CONNECTION_WORDS = new RegExp(`@@|\\b(${CONNECTION_FUNCTIONS.join('|')})\\b`, 'i');
+
+/** Whether a text may read a value of the connection (`@@x`, DATABASE(), …): it must then be tokenized. */
+export const mayReadConnection = (sql: string) => CONNECTION_WORDS.test(sql);
+
 /**
  * Sorts one statement: what the connection answers itself, and everything else for the engine.
  * Unrecognised shapes of SHOW, SELECT or SET go to the engine unchanged, which answers or refuses
  * them as it does over HTTP.
  */
 export const classify = (sql: string): Statement => {
+  // Most statements are the engine's: a glance at the first word and the text decides without tokens.
+  const first = /^[\s(]*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase();
+  if (first === 'SELECT' ? !mayReadConnection(sql) : first !== undefined && !LOCAL_KEYWORDS.has(first))
+    return { kind: 'engine', sql };
   const tokens = tokenize(sql);
   const c = new Cursor(tokens.filter(isSignificant), sql);
   const keyword = c.acceptWord('SELECT', 'SET', 'SHOW', 'KILL', 'BEGIN', 'START', 'COMMIT', 'ROLLBACK');

@@ -1,4 +1,4 @@
-import { asConnectionFunction, type ConnectionExpression } from './classify';
+import { asConnectionFunction, mayReadConnection, type ConnectionExpression } from './classify';
 import { isSignificant, quoteIdentifier, quoteString, tokenize, unquoteString } from './lexer';
 import type { VariableValue } from './variables';
 
@@ -32,6 +32,7 @@ export const substituteConnectionValues = (
   sql: string,
   valueOf: (e: ConnectionExpression) => { value: VariableValue } | undefined,
 ): { sql: string; userVariables: string[] } => {
+  if (!sql.includes('@') && !mayReadConnection(sql)) return { sql, userVariables: [] };
   const tokens = tokenize(sql);
   const significant = tokens.filter(isSignificant);
   const userVariables: string[] = [];

@@ -1,0 +1,135 @@
+// The MySQL protocol front door against MariaDB's own server on this machine, with the same client
+// (mysql2) for both: SELECT 1 queries/s over 16 connections, and rows/s reading a 1M-row result.
+// The service runs in a child process (this file, started with MINDLEDGER_MYSQL_BENCH_SERVER=1).
+import fs from 'node:fs';
+import mysql from 'mysql2';
+import pino from 'pino';
+import { createApp } from '../src/app';
+import { loadConfig } from '../src/config';
+import { startMysqlServer } from '../src/mysql';
+import { fmt, ratio, startServer, stopServer, tmpDir } from './support';
+
+const MARIADB = { host: '127.0.0.1', port: 3306, user: 'root' };
+const OURS_PORT = 47435;
+const ROWS = 1_000_000;
+
+/** The child: the app (rows up to 1M per answer) with the MySQL server in front of its engine. */
+const serve = async () => {
+  const config = loadConfig({
+    ...process.env,
+    LOG_LEVEL: 'silent',
+    SQL_ROW_LIMIT: String(ROWS),
+    SQL_MAX_ANSWER_BYTES: String(1024 * 1024 * 1024),
+  });
+  const app = await createApp(config, { logger: pino({ level: 'silent' }) });
+  await startMysqlServer({
+    engine: { execute: (query, context, params, signal) => app.sql.execute(query, context, params, signal) },
+    host: '127.0.0.1',
+    port: Number(process.env.MYSQL_PORT),
+    logger: pino({ level: 'silent' }),
+  });
+  process.send?.('ready');
+};
+
+type Target = { name: string; options: mysql.ConnectionOptions };
+
+const connect = (options: mysql.ConnectionOptions) =>
+  new Promise<mysql.Connection>((resolve, reject) => {
+    const c = mysql.createConnection(options);
+    c.connect((err) => (err ? reject(err) : resolve(c)));
+  });
+
+const query = (c: mysql.Connection, sql: string) =>
+  new Promise<void>((resolve, reject) => c.query(sql, (err) => (err ? reject(err) : resolve())));
+
+/** Queries per second: `connections` clients each sending `sql` back to back for `seconds`. */
+const queriesPerSecond = async (target: Target, sql: string, connections: number, seconds: number) => {
+  const clients = await Promise.all(Array.from({ length: connections }, () => connect(target.options)));
+  const run = async (ms: number) => {
+    const end = performance.now() + ms;
+    let done = 0;
+    await Promise.all(
+      clients.map(async (c) => {
+        while (performance.now() < end) {
+          await query(c, sql);
+          done++;
+        }
+      }),
+    );
+    return done;
+  };
+  await run(500);
+  const t0 = performance.now();
+  const done = await run(seconds * 1000);
+  const qps = done / ((performance.now() - t0) / 1000);
+  for (const c of clients) c.destroy();
+  return qps;
+};
+
+/** Rows per second reading `sql` whole (rows counted as they arrive, never kept); best of `runs`. */
+const rowsPerSecond = async (target: Target, sql: string, runs: number) => {
+  const c = await connect(target.options);
+  let best = 0;
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    const rows = await new Promise<number>((resolve, reject) => {
+      let n = 0;
+      c.query({ sql, rowsAsArray: true })
+        .on('result', () => n++)
+        .on('error', reject)
+        .on('end', () => resolve(n));
+    });
+    const seconds = (performance.now() - t0) / 1000;
+    if (rows !== ROWS) throw new Error(`${target.name} answered ${rows} rows, not ${ROWS}`);
+    best = Math.max(best, rows / seconds);
+  }
+  c.destroy();
+  return best;
+};
+
+export const benchMysql = async (seconds: number) => {
+  const scratch = `mindledger_bench_${process.pid}`;
+  const admin = await connect(MARIADB);
+  await query(admin, `CREATE DATABASE ${scratch}`);
+  const dataDir = tmpDir('mindledger-bench-mysql-');
+  const child = await startServer('mysql.bench.ts', {
+    MINDLEDGER_MYSQL_BENCH_SERVER: '1',
+    DATA_DIR: dataDir,
+    MYSQL_PORT: String(OURS_PORT),
+  });
+  try {
+    const mariadb: Target = { name: 'MariaDB', options: { ...MARIADB, database: scratch } };
+    const ours: Target = {
+      name: 'mindledger',
+      options: { host: '127.0.0.1', port: OURS_PORT, user: 'bench' },
+    };
+
+    const select1 = {
+      mariadb: await queriesPerSecond(mariadb, 'SELECT 1', 16, seconds),
+      ours: await queriesPerSecond(ours, 'SELECT 1', 16, seconds),
+    };
+    console.log(
+      `MySQL protocol SELECT 1 (16 connections): ${fmt(select1.ours)} q/s vs MariaDB ${fmt(select1.mariadb)} q/s → ${fmt(ratio(select1.ours, select1.mariadb), 2)}`,
+    );
+
+    const stream = {
+      // MariaDB's Sequence engine makes the rows as it sends them; DuckDB's range() likewise.
+      mariadb: await rowsPerSecond(mariadb, `SELECT seq FROM seq_0_to_${ROWS - 1}`, 3),
+      ours: await rowsPerSecond(ours, `SELECT * FROM range(${ROWS})`, 3),
+    };
+    console.log(
+      `MySQL protocol 1M-row result: ${fmt(stream.ours)} rows/s vs MariaDB ${fmt(stream.mariadb)} rows/s → ${fmt(ratio(stream.ours, stream.mariadb), 2)}`,
+    );
+  } finally {
+    await stopServer(child);
+    await query(admin, `DROP DATABASE ${scratch}`);
+    admin.destroy();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+};
+
+if (process.env.MINDLEDGER_MYSQL_BENCH_SERVER === '1' && require.main === module)
+  serve().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
