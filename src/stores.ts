@@ -4,7 +4,7 @@ import type { Config } from './config';
 import { openDuck } from './duckdb/database';
 import { openEventLog } from './eventlog/open';
 import { openBlobStore } from './storage/blobs';
-import { FILES_SCHEMA } from './files/load';
+import { FILES_SCHEMA } from './shared/names';
 import { digestOf } from './projection/digest';
 import { CHECKPOINT_TABLE, ProjectionRunner } from './projection/runner';
 import type { Clock } from './shared/time';

@@ -1,8 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { FileFormat, FileUploaded } from '../../events';
 import { invalid, isDomainError } from '../shared/errors';
+import { FILES_SCHEMA } from '../shared/names';
 
-export const FILES_SCHEMA = 'mdb_files';
 
 const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
 const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;

@@ -1,7 +1,7 @@
 import type { SchemaProjection, TableProjection, TableReader } from '../projection/types';
-import { nameKey } from '../shared/names';
+import { FILES_SCHEMA, nameKey } from '../shared/names';
 import type { BlobStore } from '../storage/blobs';
-import { createFileTableSql, FILES_SCHEMA } from './load';
+import { createFileTableSql } from './load';
 import { fileStream } from './state';
 
 /** `files`: one row per uploaded file (what `GET /api/files` lists). */

@@ -1,43 +1,22 @@
-import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RecordedEvent } from '../../events';
 import type { Duck } from '../duckdb/database';
 import { logStart, type EventLog, type LogCursor } from '../eventlog/types';
-import { BatchRowStore, createTableSql } from './rows';
+import { applyEvents } from './batch';
+import { createTableSql } from './rows';
 import type { SchemaProjection, TableProjection } from './types';
-import { SECRET_RULES_VERSION } from '../shared/secrets';
+import { AppliedPositions, PositionWaiters } from './appliedPositions';
+import { CHECKPOINT_TABLE, readModelFingerprint } from './checkpoint';
+import { describeFailure, nextFailure, ProjectionStalled, type ProjectionFailure } from './failures';
 
-export const CHECKPOINT_TABLE = '_mindledger_checkpoint';
-
-/** Remembers which positions were applied, so a writer can wait for exactly its own events. */
-class AppliedPositions {
-  private readonly recent = new Set<bigint>();
-  /** Every position below this was applied or never existed. */
-  private floor = 0n;
-
-  add(position: bigint) {
-    this.recent.add(position);
-    if (this.recent.size > 20_000) {
-      const sorted = [...this.recent].sort((a, b) => (a < b ? -1 : 1));
-      for (const p of sorted.slice(0, 10_000)) this.recent.delete(p);
-      this.floor = sorted[10_000] ?? this.floor;
-    }
-  }
-  has(position: bigint) {
-    return position < this.floor || this.recent.has(position);
-  }
-  reset(floor: bigint) {
-    this.recent.clear();
-    this.floor = floor;
-  }
-}
-
-/** A schema projection's time is counted per table it builds, when the event names one (files do). */
-const schemaTimingKey = (p: SchemaProjection, event: RecordedEvent) => {
-  const data = event.data as unknown;
-  const name = data !== null && typeof data === 'object' && 'name' in data ? String(data.name) : null;
-  return name === null ? p.name : `${p.name}: ${name}`;
-};
+export { CHECKPOINT_TABLE } from './checkpoint';
+export {
+  describeFailure,
+  ProjectionBehind,
+  ProjectionStalled,
+  retryAfterSeconds,
+  type ProjectionFailure,
+} from './failures';
 
 export type ProjectionRunnerOptions = {
   batchSize?: number;
@@ -49,66 +28,6 @@ export type ProjectionRunnerOptions = {
   retryMaxMs?: number;
 };
 
-/** Why this process's read model stopped moving: the event it cannot apply, and what went wrong. */
-export type ProjectionFailure = {
-  /** Global position of the event that failed; null when reading the log itself failed. */
-  readonly position: bigint | null;
-  readonly eventType: string | null;
-  /** The table (or schema projection) whose `apply` failed; null when the log could not be read. */
-  readonly projection: string | null;
-  readonly error: string;
-  /** ISO time of the first failure of this event. */
-  readonly since: string;
-  readonly attempts: number;
-  /** When the next attempt is due (epoch ms). */
-  readonly retryAt: number;
-};
-
-/** A projection threw on one event: which event, which projection. */
-class ProjectionApplyError extends Error {
-  constructor(
-    readonly event: RecordedEvent | null,
-    readonly projection: string,
-    readonly original: unknown,
-  ) {
-    super(original instanceof Error ? original.message : String(original));
-    this.name = 'ProjectionApplyError';
-  }
-}
-
-/** A writer waited for an event the runner cannot reach: it is stopped at an event it cannot apply. */
-export class ProjectionStalled extends Error {
-  constructor(
-    readonly position: bigint,
-    readonly failure: ProjectionFailure,
-  ) {
-    super(`Event ${position} is stored, but the read model is stopped: ${describeFailure(failure)}`);
-    this.name = 'ProjectionStalled';
-  }
-}
-
-/** A writer's event is stored but was not projected within the wait (the read model is slow). */
-export class ProjectionBehind extends Error {
-  constructor(
-    readonly position: bigint,
-    readonly waitedMs: number,
-  ) {
-    super(`Event ${position} is stored, but the read model has not caught up after ${waitedMs} ms`);
-    this.name = 'ProjectionBehind';
-  }
-}
-
-export const describeFailure = (f: ProjectionFailure) =>
-  f.position === null
-    ? `reading the log failed: ${f.error}`
-    : `projection ${f.projection} cannot apply event ${f.position} (${f.eventType}): ${f.error}`;
-
-/** Seconds until the next attempt, at least 1 (a `Retry-After`). */
-export const retryAfterSeconds = (f: ProjectionFailure, now = Date.now()) =>
-  Math.max(1, Math.ceil((f.retryAt - now) / 1000));
-
-type Waiter = { resolve: () => void; reject: (error: Error) => void };
-
 /**
  * Tails the log in order and applies it to the DuckDB tables, one transaction per batch with the
  * checkpoint in the same transaction: a crash never skips or double-applies an event. A change to
@@ -117,7 +36,7 @@ type Waiter = { resolve: () => void; reject: (error: Error) => void };
 export class ProjectionRunner {
   private cursor: LogCursor = logStart;
   private readonly applied = new AppliedPositions();
-  private readonly waiters = new Map<bigint, Waiter[]>();
+  private readonly waiters = new PositionWaiters();
   private running: Promise<void> | null = null;
   private again = false;
   private timer: NodeJS.Timeout | null = null;
@@ -148,18 +67,7 @@ export class ProjectionRunner {
     private readonly options: ProjectionRunnerOptions = {},
     private readonly schemaProjections: readonly SchemaProjection[] = [],
   ) {
-    this.fingerprint = crypto
-      .createHash('sha256')
-      .update(
-        [
-          ...projections.map((p) => `${createTableSql(p)}|${p.key}`),
-          ...schemaProjections.map((p) => `${p.name}@${p.version}`),
-          // Tables hold secrets masked: new masking rules must not leave old rows showing more.
-          `secrets@${SECRET_RULES_VERSION}`,
-        ].join('\n'),
-      )
-      .digest('hex')
-      .slice(0, 16);
+    this.fingerprint = readModelFingerprint(projections, schemaProjections);
   }
 
   get position(): bigint {
@@ -245,8 +153,7 @@ export class ProjectionRunner {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.held?.release();
     this.held = null;
-    for (const [, waiters] of this.waiters) for (const w of waiters) w.resolve();
-    this.waiters.clear();
+    this.waiters.releaseAll();
   }
 
   /**
@@ -257,30 +164,9 @@ export class ProjectionRunner {
   waitFor(position: bigint, timeoutMs = this.options.waitTimeoutMs ?? 30_000): Promise<void> {
     if (this.applied.has(position)) return Promise.resolve();
     if (this.failed) return Promise.reject(new ProjectionStalled(position, this.failed));
-    return new Promise<void>((resolve, reject) => {
-      const forget = () => {
-        clearTimeout(timeout);
-        const list = this.waiters.get(position)?.filter((w) => w !== waiter) ?? [];
-        if (list.length) this.waiters.set(position, list);
-        else this.waiters.delete(position);
-      };
-      const timeout = setTimeout(() => {
-        forget();
-        reject(new ProjectionBehind(position, timeoutMs));
-      }, timeoutMs);
-      const waiter: Waiter = {
-        resolve: () => {
-          clearTimeout(timeout);
-          resolve();
-        },
-        reject: (error) => {
-          forget();
-          reject(error);
-        },
-      };
-      this.waiters.set(position, [...(this.waiters.get(position) ?? []), waiter]);
-      void this.catchUp().catch(() => undefined);
-    });
+    const waiting = this.waiters.wait(position, timeoutMs);
+    void this.catchUp().catch(() => undefined);
+    return waiting;
   }
 
   /**
@@ -347,31 +233,13 @@ export class ProjectionRunner {
 
   /** Remembers why, wakes every writer waiting (they cannot be served now), schedules a retry. */
   private recordFailure(error: unknown) {
-    const applyError = error instanceof ProjectionApplyError ? error : null;
-    const event = applyError?.event ?? null;
-    const position = event?.meta.position ?? null;
-    const same = this.failed !== null && this.failed.position === position;
-    const attempts = same ? this.failed!.attempts + 1 : 1;
-    // A log that cannot be read (a database restarting) is retried sooner than an event that fails.
-    const maxMs = Math.min(this.options.retryMaxMs ?? 60_000, applyError ? Infinity : 5_000);
-    const delay = Math.min(maxMs, 1000 * 2 ** Math.min(attempts - 1, 20));
-    const message = applyError ? applyError.message : error instanceof Error ? error.message : String(error);
-    this.failed = {
-      position,
-      eventType: event?.type ?? null,
-      projection: applyError?.projection ?? null,
-      error: message.length > 2000 ? `${message.slice(0, 2000)}…` : message,
-      since: same ? this.failed!.since : new Date().toISOString(),
-      attempts,
-      retryAt: Date.now() + delay,
-    };
+    const { failure, delay, applyError } = nextFailure(this.failed, error, this.options.retryMaxMs ?? 60_000);
+    this.failed = failure;
     this.logger.error(
-      { err: applyError?.original ?? error, failure: this.failureForLog(this.failed) },
+      { err: applyError?.original ?? error, failure: this.failureForLog(failure) },
       'projection failed: retrying with back-off',
     );
-    for (const [position, waiters] of [...this.waiters]) {
-      for (const w of waiters) w.reject(new ProjectionStalled(position, this.failed));
-    }
+    this.waiters.rejectAll((position) => new ProjectionStalled(position, failure));
     if (this.retryTimer) clearTimeout(this.retryTimer);
     if (!this.stopped) {
       this.retryTimer = setTimeout(() => {
@@ -444,43 +312,16 @@ export class ProjectionRunner {
 
   private async applyBatch(events: readonly RecordedEvent[], cursor: LogCursor) {
     const w = this.duck.writer;
-    const stores = this.projections.map((p) => new BatchRowStore(p, w));
-    const byTable = new Map(this.projections.map((p, i) => [p.table, stores[i]!]));
-    const lookup = (table: string) => {
-      const store = byTable.get(table);
-      if (!store) throw new Error(`No projection writes table ${table}`);
-      return store;
-    };
     this.dataEpoch++;
     await w.run('BEGIN TRANSACTION');
     try {
-      const attributed = async (event: RecordedEvent | null, projection: string, work: () => unknown) => {
-        try {
-          await work();
-        } catch (error) {
-          throw new ProjectionApplyError(event, projection, error);
-        }
-      };
-      for (const event of events) {
-        for (let i = 0; i < this.projections.length; i++) {
-          const p = this.projections[i]!;
-          if (p.handles === 'all' || p.handles.includes(event.type))
-            await attributed(event, p.table, () =>
-              this.timed(p.table, () => p.apply(event, stores[i]!, lookup)),
-            );
-        }
-        for (const p of this.schemaProjections)
-          if (p.handles.includes(event.type))
-            await attributed(event, p.name, () =>
-              this.timed(schemaTimingKey(p, event), () => p.apply(event, w, this.log)),
-            );
-      }
-      // Rows are written at the end of the batch: with one event, its failure is that event's.
-      const only = events.length === 1 ? events[0]! : null;
-      for (let i = 0; i < stores.length; i++)
-        await attributed(only, this.projections[i]!.table, () =>
-          this.timed(this.projections[i]!.table, () => stores[i]!.flush()),
-        );
+      await applyEvents(events, {
+        writer: w,
+        log: this.log,
+        projections: this.projections,
+        schemaProjections: this.schemaProjections,
+        timed: this.timed,
+      });
       await w.run(`UPDATE ${CHECKPOINT_TABLE} SET position = ?, transaction_id = ?`, [
         cursor.position,
         cursor.transactionId,
@@ -496,11 +337,7 @@ export class ProjectionRunner {
     this.version++;
     for (const e of events) {
       this.applied.add(e.meta.position);
-      const waiters = this.waiters.get(e.meta.position);
-      if (waiters) {
-        this.waiters.delete(e.meta.position);
-        for (const w of waiters) w.resolve();
-      }
+      this.waiters.reached(e.meta.position);
     }
     for (const l of this.listeners) l(events);
   }

@@ -25,3 +25,6 @@ export const SYSTEM_DATABASES = {
 } as const;
 export const SYSTEM_DATABASE_NAMES: readonly string[] = Object.values(SYSTEM_DATABASES);
 export const isSystemDatabaseName = (name: string) => SYSTEM_DATABASE_NAMES.includes(nameKey(name));
+
+/** The DuckDB schema holding one table per uploaded file (`files.<name>` in SQL). */
+export const FILES_SCHEMA = 'mdb_files';

@@ -1,3 +1,5 @@
+import { VersionedCache } from './versionedCache';
+
 /**
  * Memoises read-model answers until the projections move on. Hot GETs (project lists) then cost a
  * map lookup instead of a DuckDB query, and can never be staler than the tables themselves.
@@ -11,24 +13,20 @@ export const readCache = (
   currentVersion: () => number,
   options: { holdsConnection?: () => boolean; maxEntries?: number } = {},
 ) => {
-  const maxEntries = options.maxEntries ?? 500;
-  let version = -1;
-  const entries = new Map<string, { value: Promise<unknown>; settled: boolean }>();
+  const cache = new VersionedCache<{ value: Promise<unknown>; settled: boolean }>(
+    currentVersion,
+    options.maxEntries ?? 500,
+  );
   return <T>(key: string, compute: () => Promise<T>): Promise<T> => {
-    const v = currentVersion();
-    if (v !== version) {
-      entries.clear();
-      version = v;
-    }
-    const hit = entries.get(key);
+    const version = currentVersion();
+    const hit = cache.get(key);
     if (hit && (hit.settled || !options.holdsConnection?.())) return hit.value as Promise<T>;
     const value = compute();
     const entry = { value: value as Promise<unknown>, settled: false };
-    if (entries.size >= maxEntries) entries.clear();
-    if (!hit) entries.set(key, entry);
+    if (!hit) cache.set(key, entry, version);
     value.then(
       () => (entry.settled = true),
-      () => entries.get(key) === entry && entries.delete(key),
+      () => cache.get(key) === entry && cache.delete(key),
     );
     return value;
   };

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { FILES_SCHEMA } from '../files/load';
+import { FILES_SCHEMA } from '../shared/names';
 import { nameKey } from '../shared/names';
 import { SqlError, SqlErrorCode } from './errors';
 

@@ -1,5 +1,5 @@
 import { VERSION } from '../shared/version';
-import type { TableAnswer } from './select';
+import type { TableAnswer } from './answers';
 
 const table = (columns: string[], rows: unknown[][]): TableAnswer => ({
   type: 'table',

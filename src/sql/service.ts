@@ -5,21 +5,21 @@ import { nameKey } from '../shared/names';
 import { catalogResolver, INFORMATION_SCHEMA_TABLES, installCatalog, PROJECT_TABLES } from './catalog';
 import { configureServerPaths, externalError, SqlError, SqlErrorCode, toSqlError } from './errors';
 import { leadingKeyword, quoteModelVersions, toDuckDbDialect, trimStatement } from './lexical';
-import { isClientSessionVariable, mysqlCompatAnswers } from './mysqlCompat';
-import { isSyntaxProblem, parseMindsStatement, type MindsStatement } from './parse';
-import { isReusableAnswer, preparedCache, runSelect, type TableAnswer } from './select';
+import { isSyntaxProblem, parseMindsStatement } from './parse';
+import { isReusableAnswer, preparedCache, runSelect } from './select';
 import { extractNativeQueries } from './federation';
 import { addModelJoinConditions } from './modelJoins';
 import type { ExternalDatabases } from '../databases/pools';
-import { modelTable, type ModelView } from '../models/present';
 import type { SqlPorts } from './ports';
 import { invalid } from '../shared/errors';
-import { runMindsStatement, type OkAnswer } from './statements';
+import { runMindsStatement } from './statements';
+import { introspection } from './introspection';
+import { modelStatementsOf } from './modelStatements';
+import type { OkAnswer, SqlAnswer, SqlContext, TableAnswer } from './answers';
 import { deadlineIn, withinDeadline, type Deadline } from './deadline';
+import { VersionedCache } from '../shared/versionedCache';
 
-export type SqlContext = { db?: string; [key: string]: unknown };
-export type ErrorAnswer = { type: 'error'; error_code: number; error_message: string };
-export type SqlAnswer = (TableAnswer | OkAnswer | ErrorAnswer) & { context: SqlContext };
+export type { SqlAnswer, SqlContext } from './answers';
 
 const DEFAULT_DB = 'mindsdb';
 /** Statements DuckDB would run but that must never reach it from a client. */
@@ -57,8 +57,6 @@ const FORBIDDEN = new Set([
 ]);
 const SELECT_LIKE = new Set(['SELECT', 'WITH', 'VALUES', 'FROM', 'TABLE']);
 
-const str = (s: string) => `'${s.replace(/'/g, "''")}'`;
-
 export const sqlService = (ctx: AppContext, services: SqlPorts, externals: ExternalDatabases) => {
   const { models } = services;
   const catalog = catalogResolver({
@@ -67,7 +65,7 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
     isFile: async (name) => ((await services.files.find(name)) ? nameKey(name) : undefined),
     isModel: (project, name) => models.exists(project, name),
   });
-  const prepared = preparedCache();
+  const prepared = preparedCache(() => ctx.projections.version);
   // DuckDB's IO errors name files by absolute path; none of this server's may reach a client.
   configureServerPaths([
     ctx.config.dataDir,
@@ -99,8 +97,7 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
 
   // The same text, database and parameters give the same answer until the projections move on
   // (for deterministic queries): repeated queries skip even the dialect rewriting.
-  let answersVersion = -1;
-  const answers = new Map<string, TableAnswer>();
+  const answers = new VersionedCache<TableAnswer>(() => ctx.projections.version, 500);
   const select = async (
     sql: string,
     db: string,
@@ -109,18 +106,11 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
     signal?: AbortSignal,
   ) => {
     const version = ctx.projections.version;
-    if (version !== answersVersion) {
-      answers.clear();
-      answersVersion = version;
-    }
     const key = `${db}\u0000${sql}\u0000${JSON.stringify(params)}`;
     const known = answers.get(key);
     if (known) return known;
     const answer = await selectFresh(sql, db, params, deadline, signal);
-    if (isReusableAnswer(answer) && answersVersion === version) {
-      if (answers.size >= 500) answers.delete(answers.keys().next().value as string);
-      answers.set(key, answer);
-    }
+    if (isReusableAnswer(answer)) answers.set(key, answer, version);
     return answer;
   };
   const selectFresh = async (
@@ -173,160 +163,16 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
       { ...limits, deadline },
     );
 
-  const userFilter = (where: string | null) => {
-    if (!where) return { clause: '', placeholders: [] as string[] };
-    const d = toDuckDbDialect(where);
-    return { clause: ` WHERE ${d.sql}`, placeholders: d.placeholders };
-  };
-
-  const isProject = async (name: string) => (await services.projects.find(name)) !== undefined;
-
-  const show = async (
-    s: Extract<MindsStatement, { kind: 'Show' }>,
-    db: string,
-    params: Record<string, unknown>,
-    deadline: Deadline,
-  ) => {
-    const compat = mysqlCompatAnswers[s.what];
-    if (compat) return compat();
-    const like = s.like === null ? null : str(s.like);
-    const where = userFilter(s.where);
-    const wrap = async (inner: string, nameColumn: string) =>
-      internal(
-        `SELECT * FROM (${inner}) AS shown${like ? ` WHERE "${nameColumn}" LIKE ${like}` : ''}${where.clause ? (like ? ' AND ' : ' WHERE ') + where.clause.slice(7) : ''}`,
-        db,
-        deadline,
-        params,
-        where.placeholders,
-      );
-    switch (s.what) {
-      case 'DATABASES':
-        return wrap(
-          `SELECT NAME AS "Database"${s.full ? ', TYPE, ENGINE' : ''} FROM information_schema.DATABASES`,
-          'Database',
-        );
-      case 'PROJECTS':
-        return wrap(
-          `SELECT NAME AS project FROM information_schema.DATABASES WHERE TYPE = 'project'`,
-          'project',
-        );
-      case 'TABLES': {
-        const target = s.from ?? db;
-        if (!(await services.databases.exists(target)))
-          throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${target} does not exist`);
-        const column = `Tables_in_${target}`;
-        const integration = await catalog.integration(target);
-        if (integration) {
-          // An external database lists its own tables.
-          const tables = await (await externals.get(integration)).listTables().catch((error: unknown) => {
-            throw externalError(integration, error);
-          });
-          const like =
-            s.like === null
-              ? null
-              : new RegExp(
-                  `^${s.like
-                    .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-                    .replace(/%/g, '.*')
-                    .replace(/_/g, '.')}$`,
-                  'i',
-                );
-          const rows = tables
-            .filter((t) => !like || like.test(t))
-            .map((t) => (s.full ? [t, 'BASE TABLE'] : [t]));
-          return {
-            type: 'table' as const,
-            column_names: s.full ? [column, 'Table_type'] : [column],
-            column_types: s.full ? ['VARCHAR', 'VARCHAR'] : ['VARCHAR'],
-            data: rows,
-          };
-        }
-        return wrap(
-          `SELECT TABLE_NAME AS "${column}"${s.full ? ', TABLE_TYPE AS "Table_type"' : ''} FROM information_schema.TABLES WHERE lower(TABLE_SCHEMA) = ${str(nameKey(target))}`,
-          column,
-        );
-      }
-      case 'ML_ENGINES':
-      case 'HANDLERS':
-        return wrap(`SELECT * FROM information_schema.${s.what}`, 'NAME');
-      default: {
-        // SHOW MODELS | AGENTS | SKILLS | CHATBOTS | KNOWLEDGE_BASES | JOBS | VIEWS | TRIGGERS
-        const project = s.from ?? db;
-        if (s.from && !(await isProject(s.from)))
-          throw new SqlError(SqlErrorCode.UnknownDatabase, `Project ${s.from} does not exist`);
-        const scoped = (await isProject(project)) ? ` WHERE lower(PROJECT) = ${str(nameKey(project))}` : '';
-        return wrap(`SELECT * FROM information_schema.${s.what}${scoped}`, 'NAME');
-      }
-    }
-  };
-
-  const describe = async (
-    d: Extract<MindsStatement, { kind: 'Describe' }>,
-    db: string,
-    deadline: Deadline,
-  ) => {
-    const [first, second, third] = d.name;
-    const kind = d.what ?? 'MODEL';
-    if (kind === 'MODEL') {
-      const project = second !== undefined ? first! : db;
-      const ref = second !== undefined ? [second, third].filter(Boolean).join('.') : first!;
-      const records = await models.describe(project, ref, 'info');
-      const columns = Object.keys(records[0] ?? {});
-      return {
-        type: 'table' as const,
-        column_names: columns,
-        column_types: columns.map(() => 'VARCHAR'),
-        data: records.map((r) => columns.map((c) => (r as Record<string, unknown>)[c] ?? null)),
-      };
-    }
-    if (kind === 'DATABASE' || kind === 'PROJECT') {
-      const t = await internal(
-        `SELECT * FROM information_schema.DATABASES WHERE lower(NAME) = ${str(nameKey(first!))}`,
-        db,
-        deadline,
-      );
-      if (t.data.length === 0)
-        throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${first} does not exist`);
-      return t;
-    }
-    if (kind === 'ML_ENGINE')
-      return internal(
-        `SELECT * FROM information_schema.ML_ENGINES WHERE lower(NAME) = ${str(nameKey(first!))}`,
-        db,
-        deadline,
-      );
-    const project = second !== undefined ? first! : db;
-    const name = second ?? first!;
-    const table = kind === 'KNOWLEDGE_BASE' ? 'KNOWLEDGE_BASES' : `${kind}S`;
-    const t = await internal(
-      `SELECT * FROM information_schema.${table} WHERE lower(PROJECT) = ${str(nameKey(project))} AND lower(NAME) = ${str(nameKey(name))}`,
-      db,
-      deadline,
-    );
-    if (t.data.length === 0)
-      throw new SqlError(
-        SqlErrorCode.NotFound,
-        `${kind.charAt(0)}${kind.slice(1).toLowerCase().replace('_', ' ')} ${project}.${name} does not exist`,
-      );
-    return t;
-  };
-
-  const set = async (text: string) => {
-    const name =
-      /^(?:(?:GLOBAL|SESSION|LOCAL)\s+)?@{0,2}(?:(?:session|global|local)\.)?([A-Za-z_][A-Za-z0-9_]*)/i.exec(
-        text,
-      )?.[1] ?? '';
-    if (isClientSessionVariable(name)) return { type: 'ok' as const, affected_rows: null };
-    const settings = await ctx.duck.query('SELECT name FROM duckdb_settings() WHERE lower(name) = lower(?)', [
-      name,
-    ]);
-    if (settings.length > 0)
-      throw new SqlError(
-        SqlErrorCode.Forbidden,
-        `SET ${name} is not allowed: the database's settings cannot be changed from SQL`,
-      );
-    return { type: 'ok' as const, affected_rows: null };
-  };
+  const modelStatements = modelStatementsOf(services);
+  const { show, describe, set } = introspection({
+    internal,
+    services,
+    catalog,
+    externals,
+    settingExists: async (name) =>
+      (await ctx.duck.query('SELECT name FROM duckdb_settings() WHERE lower(name) = lower(?)', [name]))
+        .length > 0,
+  });
 
   const execute = async (
     query: string,
@@ -377,30 +223,10 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
         }
         case 'Set':
           return set(parsed.text);
-        case 'CreateModel': {
-          const project = parsed.name.project ?? db;
-          const created = await createModel(project, parsed);
-          return { type: 'table', column_types: [], ...modelTable(created, project) };
-        }
-        case 'RetrainModel': {
-          const project = parsed.name.project ?? db;
-          const retrained = await models.retrain(project, parsed.name.name, {
-            ...(parsed.from ? { query: parsed.from.query, sourceDatabase: parsed.from.database } : {}),
-            ...(parsed.target ? { target: parsed.target } : {}),
-            options: parsed.options,
-          });
-          return { type: 'table', column_types: [], ...modelTable(retrained, project) };
-        }
-        case 'DropModel': {
-          const [a, b, c] = parsed.name;
-          const qualified = b !== undefined && !/^\d+$/.test(b);
-          const project = qualified ? a! : db;
-          const ref = qualified ? [b, c].filter(Boolean).join('.') : parsed.name.join('.');
-          if (parsed.ifExists && !(await models.exists(project, ref)))
-            return { type: 'ok', affected_rows: null };
-          await models.remove(project, ref);
-          return { type: 'ok', affected_rows: null };
-        }
+        case 'CreateModel':
+        case 'RetrainModel':
+        case 'DropModel':
+          return modelStatements.run(parsed, db);
         default:
           return runMindsStatement(services, parsed, db);
       }
@@ -415,56 +241,19 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
     }
   };
 
-  /** CREATE MODEL: the training query runs in `FROM db` (a file, a project, or an external database). */
-  async function createModel(
-    project: string,
-    s: Extract<MindsStatement, { kind: 'CreateModel' }>,
-  ): Promise<ModelView> {
-    if (!s.from) throw invalid('CREATE MODEL needs FROM <database> (SELECT …): this engine learns from rows');
-    if (!(await services.databases.exists(s.from.database)))
-      throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${s.from.database} does not exist`);
-    return models.create(project, {
-      name: s.name.name,
-      replace: s.replace,
-      ifNotExists: s.ifNotExists,
-      target: s.target,
-      query: s.from.query,
-      sourceDatabase: s.from.database,
-      options: s.options,
-    });
-  }
-
   return {
     execute,
     install: () => installCatalog(ctx.duck.writer),
     tables: { INFORMATION_SCHEMA_TABLES, PROJECT_TABLES },
 
-    /** POST /api/projects/{p}/models: the body's statement must be a CREATE MODEL (MindsDB's checks, in order). */
-    createModelFromRest: async (project: string, query: string): Promise<ModelView> => {
+    /** POST /api/projects/{p}/models: the body's statement must be a CREATE MODEL. */
+    createModelFromRest: (project: string, query: string) => {
       try {
         checkQuerySize(query);
       } catch (error) {
         throw invalid((error as Error).message);
       }
-      const parsed = parseMindsStatement(trimStatement(query));
-      if (isSyntaxProblem(parsed)) {
-        if (/^\s*CREATE\s+(OR\s+REPLACE\s+)?(MODEL|PREDICTOR)\b/i.test(query))
-          throw invalid(
-            `SQL CREATE statement is invalid: ${query} (${parsed.message})`,
-            'Invalid query string',
-          );
-        throw invalid(`Not a CREATE MODEL statement: ${query}`, 'Invalid CREATE SQL statement');
-      }
-      if (parsed.kind !== 'CreateModel')
-        throw invalid(`Not a CREATE MODEL statement: ${query}`, 'Invalid CREATE SQL statement');
-      if (parsed.name.project && nameKey(parsed.name.project) !== nameKey(project))
-        throw invalid(`The statement names project ${parsed.name.project}, the URL ${project}`);
-      try {
-        return await createModel(project, parsed);
-      } catch (error) {
-        if (error instanceof SqlError) throw invalid(error.message);
-        throw error;
-      }
+      return modelStatements.createFromRest(project, query);
     },
 
     /** Training rows: all of them (up to the training limit), as objects. */

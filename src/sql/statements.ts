@@ -5,7 +5,7 @@ import type { Params } from '../shared/params';
 import { SqlError, SqlErrorCode } from './errors';
 import type { MindsStatement, Options, QualifiedName, UsingValue } from './parse';
 
-export type OkAnswer = { type: 'ok'; affected_rows: number | null };
+import type { OkAnswer } from './answers';
 const ok: OkAnswer = { type: 'ok', affected_rows: null };
 
 const validName = (what: string, name: string) => {

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { FILES_SCHEMA } from '../../src/files/load';
+import { FILES_SCHEMA } from '../../src/shared/names';
 import { compareReadModels, type TableDifference } from '../../src/projection/compare';
 import { digestReadModel, type ReadModelDigest } from '../../src/projection/digest';
 import { CHECKPOINT_TABLE } from '../../src/projection/runner';

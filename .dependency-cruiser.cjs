@@ -1,0 +1,81 @@
+/**
+ * The dependency rules of the house (ARCHITECTURE.md), checked by `npm test`:
+ * - no import cycles;
+ * - nothing imports the composition root (src/app.ts) but the entry points, tests and benchmarks;
+ * - infrastructure knows no capability;
+ * - a capability (slice) uses another only through its state (`state.ts`: pure types and rules) or
+ *   through ports it declares and the composition root fills; projects, the container every
+ *   resource lives in, also offers its aggregate and its directory port;
+ * - the SQL interface, like HTTP, is over every capability: it may name their operations as types
+ *   (src/sql/ports.ts) and use their presenters and tables, never call their routes.
+ */
+const CAPABILITIES = '(projects|skills|agents|chatbots|models|databases|files|system|audit|sql)';
+const INFRASTRUCTURE =
+  '^src/(eventlog|projection|duckdb|http|shared|storage|integrations|ml|llm|agentloop|ledger|mysql)/';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'Modules that import each other cannot be understood, tested or split apart on their own.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'no-composition-root',
+      severity: 'error',
+      comment: 'src/app.ts wires everything; depending on it couples a module to everything.',
+      from: { path: '^(src|events|projections)/', pathNot: '^src/main\\.ts$' },
+      to: { path: '^src/app\\.ts$' },
+    },
+    {
+      name: 'infrastructure-knows-no-capability',
+      severity: 'error',
+      comment: 'The log, the read model, HTTP and the engines serve every capability and name none.',
+      from: { path: INFRASTRUCTURE },
+      to: { path: `^src/${CAPABILITIES}/` },
+    },
+    {
+      name: 'contract-knows-no-code',
+      severity: 'error',
+      comment: 'events/ is the log contract: only the shared bounds it checks.',
+      from: { path: '^events/' },
+      to: { path: '^(src|projections)/', pathNot: '^src/shared/' },
+    },
+    {
+      name: 'slices-meet-through-state-or-ports',
+      severity: 'error',
+      comment:
+        "A capability may read another's state.ts (and projects' aggregate and directory); anything else it needs is a port it declares.",
+      from: { path: '^src/(projects|skills|agents|chatbots|models|databases|files|system|audit)/' },
+      to: {
+        path: `^src/${CAPABILITIES}/`,
+        pathNot: [
+          '^src/$1/',
+          `^src/${CAPABILITIES}/state\\.ts$`,
+          '^src/projects/(aggregate|directory)\\.ts$',
+        ],
+      },
+    },
+    {
+      name: 'sql-uses-capabilities-as-an-interface',
+      severity: 'error',
+      comment:
+        'The SQL interface names capabilities\' operations as types only, and may use their state, tables and presenters.',
+      from: { path: '^src/sql/' },
+      to: {
+        path: '^src/(projects|skills|agents|chatbots|models|databases|files|system|audit)/',
+        pathNot: '^src/[a-z]+/(state|projection|present|aggregate|directory)\\.ts$',
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: '^(node_modules|dist|data)/' },
+  },
+};

@@ -1,0 +1,63 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { RecordedEvent } from '../../events';
+import type { EventLog } from '../eventlog/types';
+import { ProjectionApplyError } from './failures';
+import { BatchRowStore } from './rows';
+import type { SchemaProjection, TableProjection } from './types';
+
+/** A schema projection's time is counted per table it builds, when the event names one (files do). */
+const schemaTimingKey = (p: SchemaProjection, event: RecordedEvent) => {
+  const data = event.data as unknown;
+  const name = data !== null && typeof data === 'object' && 'name' in data ? String(data.name) : null;
+  return name === null ? p.name : `${p.name}: ${name}`;
+};
+
+/**
+ * Applies a batch of events to every projection that handles them, inside the caller's
+ * transaction: row changes are kept per table and written at the end. A projection that throws is
+ * named in the error with the event (the whole batch's rows are written last, so a flush failure
+ * names the event only when the batch holds one).
+ */
+export const applyEvents = async (
+  events: readonly RecordedEvent[],
+  deps: {
+    writer: DuckDBConnection;
+    log: EventLog;
+    projections: readonly TableProjection[];
+    schemaProjections: readonly SchemaProjection[];
+    timed: <T>(table: string, work: () => Promise<T> | T) => Promise<T>;
+  },
+) => {
+  const { writer, projections, schemaProjections, timed } = deps;
+  const stores = projections.map((p) => new BatchRowStore(p, writer));
+  const byTable = new Map(projections.map((p, i) => [p.table, stores[i]!]));
+  const lookup = (table: string) => {
+    const store = byTable.get(table);
+    if (!store) throw new Error(`No projection writes table ${table}`);
+    return store;
+  };
+  const attributed = async (event: RecordedEvent | null, projection: string, work: () => unknown) => {
+    try {
+      await work();
+    } catch (error) {
+      throw new ProjectionApplyError(event, projection, error);
+    }
+  };
+  for (const event of events) {
+    for (let i = 0; i < projections.length; i++) {
+      const p = projections[i]!;
+      if (p.handles === 'all' || p.handles.includes(event.type))
+        await attributed(event, p.table, () => timed(p.table, () => p.apply(event, stores[i]!, lookup)));
+    }
+    for (const p of schemaProjections)
+      if (p.handles.includes(event.type))
+        await attributed(event, p.name, () =>
+          timed(schemaTimingKey(p, event), () => p.apply(event, writer, deps.log)),
+        );
+  }
+  const only = events.length === 1 ? events[0]! : null;
+  for (let i = 0; i < stores.length; i++)
+    await attributed(only, projections[i]!.table, () =>
+      timed(projections[i]!.table, () => stores[i]!.flush()),
+    );
+};

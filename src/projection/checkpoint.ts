@@ -1,0 +1,28 @@
+import crypto from 'node:crypto';
+import { SECRET_RULES_VERSION } from '../shared/secrets';
+import { createTableSql } from './rows';
+import type { SchemaProjection, TableProjection } from './types';
+
+/** One row: the log position the tables include, and the fingerprint of the definitions that made them. */
+export const CHECKPOINT_TABLE = '_mindledger_checkpoint';
+
+/**
+ * What the read model's tables were built by: every table definition, every schema projection's
+ * version and the secret-masking rules. A different fingerprint at start means a rebuild.
+ */
+export const readModelFingerprint = (
+  projections: readonly TableProjection[],
+  schemaProjections: readonly SchemaProjection[],
+) =>
+  crypto
+    .createHash('sha256')
+    .update(
+      [
+        ...projections.map((p) => `${createTableSql(p)}|${p.key}`),
+        ...schemaProjections.map((p) => `${p.name}@${p.version}`),
+        // Tables hold secrets masked: new masking rules must not leave old rows showing more.
+        `secrets@${SECRET_RULES_VERSION}`,
+      ].join('\n'),
+    )
+    .digest('hex')
+    .slice(0, 16);

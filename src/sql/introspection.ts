@@ -1,0 +1,189 @@
+import type { CatalogResolver } from './catalog';
+import type { ExternalDatabases } from '../databases/pools';
+import type { Deadline } from './deadline';
+import { externalError, SqlError, SqlErrorCode } from './errors';
+import { toDuckDbDialect } from './lexical';
+import { isClientSessionVariable, mysqlCompatAnswers } from './mysqlCompat';
+import type { MindsStatement } from './parse';
+import type { SqlPorts } from './ports';
+import type { TableAnswer } from './answers';
+import { nameKey } from '../shared/names';
+import { quoteString } from './quoting';
+
+/** Runs our own SQL (DuckDB dialect, MindsDB names) with a client's parameters. */
+type InternalQuery = (
+  sql: string,
+  db: string,
+  deadline: Deadline,
+  params?: Record<string, unknown>,
+  placeholders?: string[],
+) => Promise<TableAnswer>;
+
+/**
+ * SHOW, DESCRIBE and SET: statements about the catalog and the session, answered from the
+ * information schema views (and, for external databases, by the database itself).
+ */
+export const introspection = (deps: {
+  internal: InternalQuery;
+  services: Pick<SqlPorts, 'projects' | 'databases' | 'models'>;
+  catalog: CatalogResolver;
+  externals: ExternalDatabases;
+  settingExists: (name: string) => Promise<boolean>;
+}) => {
+  const { internal, services, catalog, externals } = deps;
+  const str = quoteString;
+  const models = services.models;
+  const userFilter = (where: string | null) => {
+    if (!where) return { clause: '', placeholders: [] as string[] };
+    const d = toDuckDbDialect(where);
+    return { clause: ` WHERE ${d.sql}`, placeholders: d.placeholders };
+  };
+
+  const isProject = async (name: string) => (await services.projects.find(name)) !== undefined;
+
+  const show = async (
+    s: Extract<MindsStatement, { kind: 'Show' }>,
+    db: string,
+    params: Record<string, unknown>,
+    deadline: Deadline,
+  ) => {
+    const compat = mysqlCompatAnswers[s.what];
+    if (compat) return compat();
+    const like = s.like === null ? null : str(s.like);
+    const where = userFilter(s.where);
+    const wrap = async (inner: string, nameColumn: string) =>
+      internal(
+        `SELECT * FROM (${inner}) AS shown${like ? ` WHERE "${nameColumn}" LIKE ${like}` : ''}${where.clause ? (like ? ' AND ' : ' WHERE ') + where.clause.slice(7) : ''}`,
+        db,
+        deadline,
+        params,
+        where.placeholders,
+      );
+    switch (s.what) {
+      case 'DATABASES':
+        return wrap(
+          `SELECT NAME AS "Database"${s.full ? ', TYPE, ENGINE' : ''} FROM information_schema.DATABASES`,
+          'Database',
+        );
+      case 'PROJECTS':
+        return wrap(
+          `SELECT NAME AS project FROM information_schema.DATABASES WHERE TYPE = 'project'`,
+          'project',
+        );
+      case 'TABLES': {
+        const target = s.from ?? db;
+        if (!(await services.databases.exists(target)))
+          throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${target} does not exist`);
+        const column = `Tables_in_${target}`;
+        const integration = await catalog.integration(target);
+        if (integration) {
+          // An external database lists its own tables.
+          const tables = await (await externals.get(integration)).listTables().catch((error: unknown) => {
+            throw externalError(integration, error);
+          });
+          const like =
+            s.like === null
+              ? null
+              : new RegExp(
+                  `^${s.like
+                    .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+                    .replace(/%/g, '.*')
+                    .replace(/_/g, '.')}$`,
+                  'i',
+                );
+          const rows = tables
+            .filter((t) => !like || like.test(t))
+            .map((t) => (s.full ? [t, 'BASE TABLE'] : [t]));
+          return {
+            type: 'table' as const,
+            column_names: s.full ? [column, 'Table_type'] : [column],
+            column_types: s.full ? ['VARCHAR', 'VARCHAR'] : ['VARCHAR'],
+            data: rows,
+          };
+        }
+        return wrap(
+          `SELECT TABLE_NAME AS "${column}"${s.full ? ', TABLE_TYPE AS "Table_type"' : ''} FROM information_schema.TABLES WHERE lower(TABLE_SCHEMA) = ${str(nameKey(target))}`,
+          column,
+        );
+      }
+      case 'ML_ENGINES':
+      case 'HANDLERS':
+        return wrap(`SELECT * FROM information_schema.${s.what}`, 'NAME');
+      default: {
+        // SHOW MODELS | AGENTS | SKILLS | CHATBOTS | KNOWLEDGE_BASES | JOBS | VIEWS | TRIGGERS
+        const project = s.from ?? db;
+        if (s.from && !(await isProject(s.from)))
+          throw new SqlError(SqlErrorCode.UnknownDatabase, `Project ${s.from} does not exist`);
+        const scoped = (await isProject(project)) ? ` WHERE lower(PROJECT) = ${str(nameKey(project))}` : '';
+        return wrap(`SELECT * FROM information_schema.${s.what}${scoped}`, 'NAME');
+      }
+    }
+  };
+
+  const describe = async (
+    d: Extract<MindsStatement, { kind: 'Describe' }>,
+    db: string,
+    deadline: Deadline,
+  ) => {
+    const [first, second, third] = d.name;
+    const kind = d.what ?? 'MODEL';
+    if (kind === 'MODEL') {
+      const project = second !== undefined ? first! : db;
+      const ref = second !== undefined ? [second, third].filter(Boolean).join('.') : first!;
+      const records = await models.describe(project, ref, 'info');
+      const columns = Object.keys(records[0] ?? {});
+      return {
+        type: 'table' as const,
+        column_names: columns,
+        column_types: columns.map(() => 'VARCHAR'),
+        data: records.map((r) => columns.map((c) => (r as Record<string, unknown>)[c] ?? null)),
+      };
+    }
+    if (kind === 'DATABASE' || kind === 'PROJECT') {
+      const t = await internal(
+        `SELECT * FROM information_schema.DATABASES WHERE lower(NAME) = ${str(nameKey(first!))}`,
+        db,
+        deadline,
+      );
+      if (t.data.length === 0)
+        throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${first} does not exist`);
+      return t;
+    }
+    if (kind === 'ML_ENGINE')
+      return internal(
+        `SELECT * FROM information_schema.ML_ENGINES WHERE lower(NAME) = ${str(nameKey(first!))}`,
+        db,
+        deadline,
+      );
+    const project = second !== undefined ? first! : db;
+    const name = second ?? first!;
+    const table = kind === 'KNOWLEDGE_BASE' ? 'KNOWLEDGE_BASES' : `${kind}S`;
+    const t = await internal(
+      `SELECT * FROM information_schema.${table} WHERE lower(PROJECT) = ${str(nameKey(project))} AND lower(NAME) = ${str(nameKey(name))}`,
+      db,
+      deadline,
+    );
+    if (t.data.length === 0)
+      throw new SqlError(
+        SqlErrorCode.NotFound,
+        `${kind.charAt(0)}${kind.slice(1).toLowerCase().replace('_', ' ')} ${project}.${name} does not exist`,
+      );
+    return t;
+  };
+
+  const set = async (text: string) => {
+    const name =
+      /^(?:(?:GLOBAL|SESSION|LOCAL)\s+)?@{0,2}(?:(?:session|global|local)\.)?([A-Za-z_][A-Za-z0-9_]*)/i.exec(
+        text,
+      )?.[1] ?? '';
+    if (isClientSessionVariable(name)) return { type: 'ok' as const, affected_rows: null };
+    if (await deps.settingExists(name))
+      throw new SqlError(
+        SqlErrorCode.Forbidden,
+        `SET ${name} is not allowed: the database's settings cannot be changed from SQL`,
+      );
+    return { type: 'ok' as const, affected_rows: null };
+  };
+
+  return { show, describe, set };
+};

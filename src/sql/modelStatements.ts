@@ -1,0 +1,90 @@
+import { modelTable, type ModelView } from '../models/present';
+import { invalid } from '../shared/errors';
+import { nameKey } from '../shared/names';
+import type { OkAnswer, TableAnswer } from './answers';
+import { SqlError, SqlErrorCode } from './errors';
+import { trimStatement } from './lexical';
+import { isSyntaxProblem, parseMindsStatement, type MindsStatement } from './parse';
+import type { SqlPorts } from './ports';
+
+type ModelStatement = Extract<MindsStatement, { kind: 'CreateModel' | 'RetrainModel' | 'DropModel' }>;
+
+/** CREATE MODEL, RETRAIN and DROP MODEL, in SQL and (CREATE) through `POST …/models`. */
+export const modelStatementsOf = (services: Pick<SqlPorts, 'databases' | 'models'>) => {
+  const { models } = services;
+
+  /** The training query runs in `FROM db` (a file, a project, or an external database). */
+  const create = async (
+    project: string,
+    s: Extract<MindsStatement, { kind: 'CreateModel' }>,
+  ): Promise<ModelView> => {
+    if (!s.from) throw invalid('CREATE MODEL needs FROM <database> (SELECT …): this engine learns from rows');
+    if (!(await services.databases.exists(s.from.database)))
+      throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${s.from.database} does not exist`);
+    return models.create(project, {
+      name: s.name.name,
+      replace: s.replace,
+      ifNotExists: s.ifNotExists,
+      target: s.target,
+      query: s.from.query,
+      sourceDatabase: s.from.database,
+      options: s.options,
+    });
+  };
+
+  return {
+    run: async (statement: ModelStatement, db: string): Promise<TableAnswer | OkAnswer> => {
+      switch (statement.kind) {
+        case 'CreateModel': {
+          const project = statement.name.project ?? db;
+          const created = await create(project, statement);
+          return { type: 'table', column_types: [], ...modelTable(created, project) };
+        }
+        case 'RetrainModel': {
+          const project = statement.name.project ?? db;
+          const retrained = await models.retrain(project, statement.name.name, {
+            ...(statement.from
+              ? { query: statement.from.query, sourceDatabase: statement.from.database }
+              : {}),
+            ...(statement.target ? { target: statement.target } : {}),
+            options: statement.options,
+          });
+          return { type: 'table', column_types: [], ...modelTable(retrained, project) };
+        }
+        case 'DropModel': {
+          const [a, b, c] = statement.name;
+          const qualified = b !== undefined && !/^\d+$/.test(b);
+          const project = qualified ? a! : db;
+          const ref = qualified ? [b, c].filter(Boolean).join('.') : statement.name.join('.');
+          if (statement.ifExists && !(await models.exists(project, ref)))
+            return { type: 'ok', affected_rows: null };
+          await models.remove(project, ref);
+          return { type: 'ok', affected_rows: null };
+        }
+      }
+    },
+
+    /** `POST /api/projects/{p}/models`: the body's statement must be a CREATE MODEL (MindsDB's checks, in order). */
+    createFromRest: async (project: string, query: string): Promise<ModelView> => {
+      const parsed = parseMindsStatement(trimStatement(query));
+      if (isSyntaxProblem(parsed)) {
+        if (/^\s*CREATE\s+(OR\s+REPLACE\s+)?(MODEL|PREDICTOR)\b/i.test(query))
+          throw invalid(
+            `SQL CREATE statement is invalid: ${query} (${parsed.message})`,
+            'Invalid query string',
+          );
+        throw invalid(`Not a CREATE MODEL statement: ${query}`, 'Invalid CREATE SQL statement');
+      }
+      if (parsed.kind !== 'CreateModel')
+        throw invalid(`Not a CREATE MODEL statement: ${query}`, 'Invalid CREATE SQL statement');
+      if (parsed.name.project && nameKey(parsed.name.project) !== nameKey(project))
+        throw invalid(`The statement names project ${parsed.name.project}, the URL ${project}`);
+      try {
+        return await create(project, parsed);
+      } catch (error) {
+        if (error instanceof SqlError) throw invalid(error.message);
+        throw error;
+      }
+    },
+  };
+};

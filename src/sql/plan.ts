@@ -1,0 +1,164 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Predictor } from '../ml/predict';
+import { parseSelect, printSelect, type AstNode } from './ast';
+import type { CatalogResolver } from './catalog';
+import { pause, type Deadline } from './deadline';
+import { SqlError, SqlErrorCode } from './errors';
+import { pushableFilters, stripQualifier, type ExternalFetch } from './federation';
+import { resolveScopes } from './scope';
+
+/**
+ * MindsDB names an unaliased constant by its value (`select 'a'` → "a") where DuckDB quotes it:
+ * the names to use instead, by position (undefined: keep DuckDB's).
+ */
+const constantColumnNames = (statement: AstNode): (string | undefined)[] | null => {
+  const node = statement.node as AstNode | undefined;
+  const list = node?.type === 'SELECT_NODE' ? (node.select_list as AstNode[]) : undefined;
+  if (!list || list.some((item) => item.class === 'STAR')) return null;
+  return list.map((item) => {
+    if (item.alias || item.class !== 'CONSTANT') return undefined;
+    const value = item.value as { is_null: boolean; value: unknown; type: { id: string } };
+    return value.is_null ? 'NULL' : value.type.id === 'VARCHAR' ? String(value.value) : undefined;
+  });
+};
+
+/**
+ * A query after parsing and name resolution. `local`: everything lives in DuckDB. `pushdown`: every
+ * table is in one external database, so the whole query goes there and only the answer comes back.
+ * `federated`: external tables (filtered where possible) are copied into DuckDB, which runs the rest.
+ */
+export type Prepared =
+  | {
+      kind: 'local';
+      sql: string;
+      names: (string | undefined)[] | null;
+      /** The answer depends only on the projections (no clock, randomness, sampling). */
+      deterministic: boolean;
+    }
+  | { kind: 'pushdown'; integration: string; sql: string }
+  | { kind: 'federated'; sql: string; names: (string | undefined)[] | null; fetches: ExternalFetch[] }
+  | {
+      /** A model queried as a table: predictions are computed at run time, never cached. */
+      kind: 'model';
+      statement: AstNode;
+      refs: { node: AstNode; project: string; name: string }[];
+      names: (string | undefined)[] | null;
+    };
+
+/** What the SQL endpoint needs from the models capability. */
+export type Predictions = { predictor(project: string, name: string): Promise<Predictor> };
+
+type ExternalRef = {
+  node: AstNode;
+  integration: string;
+  schema: string | null;
+  table: string;
+  native?: string;
+};
+
+/** Parses with DuckDB, resolves every table to where MindsDB's name lives, refuses what reaches outside. */
+export const prepare = async (
+  c: DuckDBConnection,
+  catalog: CatalogResolver,
+  text: string,
+  db: string,
+  natives: Map<string, { integration: string; sql: string }>,
+  deadline?: Deadline,
+): Promise<Prepared> => {
+  const statement = await parseSelect(c, text);
+  let localTables = 0;
+  const externals: ExternalRef[] = [];
+  const modelRefs: { node: AstNode; project: string; name: string }[] = [];
+  // CTEs are resolved by scope and renamed; what is left is every other table reference.
+  const { tables, deterministic } = await resolveScopes(statement, {
+    nodes: 20_000,
+    pause: async () => {
+      await pause();
+      deadline?.check();
+    },
+  });
+  for (const n of tables) {
+    deadline?.check();
+    const catalogName = String(n.catalog_name ?? '');
+    const schema = String(n.schema_name ?? '');
+    const table = String(n.table_name);
+    const native = !schema && !catalogName ? natives.get(table) : undefined;
+    if (native) {
+      externals.push({ node: n, integration: native.integration, schema: null, table, native: native.sql });
+      continue;
+    }
+    if (catalogName) {
+      // `project.model.3`: a model version, which DuckDB reads as catalog.schema.table.
+      if (/^\d+$/.test(table)) {
+        const modelProject = await catalog.model(catalogName, schema);
+        if (modelProject) {
+          modelRefs.push({ node: n, project: modelProject, name: `${schema}.${table}` });
+          continue;
+        }
+      }
+      const integration = await catalog.integration(catalogName);
+      if (!integration)
+        throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${catalogName} does not exist`);
+      externals.push({ node: n, integration, schema, table });
+      continue;
+    }
+    const database = schema || db;
+    const modelProject = await catalog.model(database, table);
+    if (modelProject) {
+      modelRefs.push({ node: n, project: modelProject, name: table });
+      continue;
+    }
+    const integration = await catalog.integration(database);
+    if (integration) {
+      externals.push({ node: n, integration, schema: null, table });
+      continue;
+    }
+    const physical = await catalog.resolve(database, table, c);
+    n.schema_name = physical.schema;
+    n.table_name = physical.table;
+    n.catalog_name = '';
+    localTables++;
+  }
+  const names = constantColumnNames(statement);
+  if (modelRefs.length > 0) {
+    if (externals.length > 0)
+      throw new SqlError(
+        SqlErrorCode.Invalid,
+        'Predictions over external databases: upload the rows as a file, or use a native query',
+      );
+    if (modelRefs.length > 1) throw new SqlError(SqlErrorCode.Invalid, 'One model per query');
+    return { kind: 'model', statement, refs: modelRefs, names };
+  }
+  if (externals.length === 0)
+    return { kind: 'local', sql: await printSelect(c, statement), names, deterministic };
+
+  const integrations = new Set(externals.map((e) => e.integration.toLowerCase()));
+  if (localTables === 0 && integrations.size === 1 && externals.every((e) => !e.native))
+    return {
+      kind: 'pushdown',
+      integration: externals[0]!.integration,
+      sql: stripQualifier(text, externals[0]!.integration),
+    };
+
+  const where = (statement.node as AstNode | undefined)?.where_clause as AstNode | undefined;
+  const fetches = externals.map((e, i): ExternalFetch => {
+    const temp = `__mindledger_external_${i}`;
+    const alias = String(e.node.alias || e.table);
+    e.node.schema_name = '';
+    e.node.catalog_name = '';
+    e.node.table_name = temp;
+    if (!e.node.alias) e.node.alias = alias;
+    if (e.native) return { temp, integration: e.integration, sql: e.native };
+    const filters = pushableFilters(where, alias, externals.length + localTables === 1);
+    const { schema, table } = e;
+    return {
+      temp,
+      integration: e.integration,
+      sql: (quote) =>
+        `SELECT * FROM ${schema ? `${quote(schema)}.` : ''}${quote(table)}${
+          filters.length ? ` WHERE ${filters.map((f) => f(quote)).join(' AND ')}` : ''
+        }`,
+    };
+  });
+  return { kind: 'federated', sql: await printSelect(c, statement), names, fetches };
+};

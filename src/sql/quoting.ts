@@ -1,0 +1,8 @@
+/**
+ * Quoting, one helper per dialect and kind, named for what they produce. DuckDB (our read model)
+ * and PostgreSQL quote identifiers with double quotes; MySQL and MariaDB with backticks; all of
+ * them quote strings with single quotes, a quote inside doubled.
+ */
+export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+export const quoteMysqlIdent = (name: string) => `\`${name.replace(/`/g, '``')}\``;
+export const quoteString = (value: string) => `'${value.replace(/'/g, "''")}'`;

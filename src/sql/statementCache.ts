@@ -1,0 +1,84 @@
+import type {
+  DuckDBConnection,
+  DuckDBPreparedStatement,
+  DuckDBResult,
+  DuckDBType,
+  DuckDBValue,
+} from '@duckdb/node-api';
+import { VersionedCache } from '../shared/versionedCache';
+import type { Prepared } from './plan';
+import type { TableAnswer } from './answers';
+
+/**
+ * Parsed-and-resolved queries, and the answers of deterministic local ones, for the current
+ * projection version: the tables change only when events are applied, so until then the same query
+ * over the same tables has the same answer (dashboards and clients that poll get it without DuckDB).
+ */
+export const preparedCache = (currentVersion: () => number) => ({
+  queries: new VersionedCache<Prepared>(currentVersion, 1000),
+  answers: new VersionedCache<TableAnswer>(currentVersion, 200),
+});
+export type PreparedCache = ReturnType<typeof preparedCache>;
+export const MAX_CACHED_ROWS = 1000;
+/** Cached answers are small: 200 (and the service's 500) entries of up to SQL_MAX_ANSWER_BYTES each would not be. */
+export const MAX_CACHED_BYTES = 256 * 1024;
+
+/** Answers that depend only on the projections' version: callers may keep them as long as it holds. */
+export const reusableAnswers = new WeakSet<TableAnswer>();
+export const isReusableAnswer = (answer: TableAnswer) => reusableAnswers.has(answer);
+
+/**
+ * DuckDB prepared statements, per pooled connection: a repeated query skips DuckDB's statement
+ * extraction and planning, which dominate the cost of small queries. DuckDB rebinds a statement when
+ * the catalog changes but not when the data does, and its plan bakes in the statistics it saw (a
+ * LIKE over an empty table is planned as "no rows", compressed materialisation truncates strings
+ * longer than any seen): so a statement is kept only for the data epoch it was planned in.
+ */
+type EpochStatement = { epoch: number; statement: DuckDBPreparedStatement };
+const statementsByConnection = new WeakMap<DuckDBConnection, Map<string, EpochStatement>>();
+const MAX_STATEMENTS_PER_CONNECTION = 200;
+const preparedStatement = async (c: DuckDBConnection, sql: string, epoch: number) => {
+  let statements = statementsByConnection.get(c);
+  if (!statements) statementsByConnection.set(c, (statements = new Map()));
+  const cached = statements.get(sql);
+  if (cached) {
+    statements.delete(sql);
+    if (cached.epoch === epoch) {
+      statements.set(sql, cached);
+      return cached.statement;
+    }
+    cached.statement.destroySync();
+  }
+  const statement = await c.prepare(sql);
+  statements.set(sql, { epoch, statement });
+  if (statements.size > MAX_STATEMENTS_PER_CONNECTION) {
+    const [oldestSql, oldest] = statements.entries().next().value as [string, EpochStatement];
+    statements.delete(oldestSql);
+    oldest.statement.destroySync();
+  }
+  return statement;
+};
+
+/**
+ * Runs a deterministic local query, through a reused statement when the data is at rest. The
+ * statement's execution is its own transaction: if a batch was written while it was planned or ran,
+ * the plan may not fit the data it read, so the query runs again planned and executed together.
+ */
+export const readDeterministic = async <T>(
+  c: DuckDBConnection,
+  sql: string,
+  values: Record<string, DuckDBValue>,
+  types: Record<string, DuckDBType>,
+  read: (result: DuckDBResult) => Promise<T>,
+  dataEpoch: () => number,
+): Promise<T> => {
+  const epoch = dataEpoch();
+  if (epoch % 2 === 0) {
+    const statement = await preparedStatement(c, sql, epoch);
+    statement.clearBindings();
+    if (Object.keys(values).length > 0) statement.bind(values, types);
+    const answer = await read(await statement.stream());
+    if (dataEpoch() === epoch) return answer;
+  }
+  return read(await c.stream(sql, values, types));
+};
