@@ -1,6 +1,6 @@
 import { digestReadModel } from '../../src/projection/digest';
 import { CHECKPOINT_TABLE } from '../../src/projection/runner';
-import { FILES_SCHEMA } from '../../src/files/load';
+import { FILES_SCHEMA } from '../../src/shared/names';
 import { sharedData } from '../support/data';
 import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
 
