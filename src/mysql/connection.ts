@@ -52,6 +52,8 @@ export const SERVER_CAPABILITIES =
 
 /** Output is written to the socket in pieces of about this size (and waits when the client reads slower). */
 const FLUSH_BYTES = 64 * 1024;
+/** Answers this short are written in one go (the common case: no promise, no flush check per row). */
+const SMALL_ANSWER_ROWS = 256;
 
 export type ConnectionOptions = {
   engine: SqlEngine;
@@ -119,6 +121,7 @@ export class MysqlConnection {
   private multiStatements = true;
   private session: Session | undefined;
   private current: { controller: AbortController; sql: string } | undefined;
+  private controller = new AbortController();
   private since = Date.now();
   private readonly statements = new Map<number, PreparedStatement>();
   private nextStatementId = 1;
@@ -321,7 +324,7 @@ export class MysqlConnection {
 
   private async commands(session: Session) {
     while (!this.closing) {
-      const packet = await this.next();
+      const packet = this.reader.read() ?? (await this.next());
       if (!packet) return;
       this.writer.sequence = packet.sequence + 1;
       let keepGoing = true;
@@ -334,7 +337,8 @@ export class MysqlConnection {
           this.error(MysqlError.Internal, 'Internal error while answering the command');
         }
       }
-      await this.flushed();
+      const written = this.flush();
+      if (written) await written;
       if (!keepGoing) return;
     }
   }
@@ -353,13 +357,15 @@ export class MysqlConnection {
       case Command.QUERY:
         await this.query(session, r.rest().toString('utf8'));
         return true;
-      case Command.INIT_DB: {
-        const db = r.rest().toString('utf8');
-        await this.statement(`USE ${quoteIdentifier(db)}`, async (sql, signal) =>
-          this.writeOutcome(session, await session.run(sql, {}, signal), false, false),
+      case Command.INIT_DB:
+        await this.runAndWrite(
+          session,
+          `USE ${quoteIdentifier(r.rest().toString('utf8'))}`,
+          {},
+          false,
+          false,
         );
         return true;
-      }
       case Command.FIELD_LIST:
         await this.fieldList(session, r.nulBytes().toString('utf8'));
         return true;
@@ -439,35 +445,54 @@ export class MysqlConnection {
     this.error(MysqlError.UnknownStatement, `Unknown prepared statement handler (${id}) given to ${where}`);
   }
 
-  /** Runs `work` as the connection's current statement: KILL QUERY and a departing client abort its signal. */
-  private async statement<T>(
-    sql: string,
-    work: (sql: string, signal: AbortSignal) => Promise<T>,
-  ): Promise<T> {
-    const controller = new AbortController();
-    this.current = { controller, sql };
+  /**
+   * Makes `sql` the connection's running statement and returns the signal KILL QUERY and a
+   * departing client abort. One controller serves statement after statement until one is aborted.
+   */
+  private begin(sql: string): AbortSignal {
+    if (this.controller.signal.aborted) this.controller = new AbortController();
+    this.current = { controller: this.controller, sql };
     this.since = Date.now();
-    if (this.closed) controller.abort('clientGone' satisfies InterruptionReason);
+    if (this.closed) this.controller.abort('clientGone' satisfies InterruptionReason);
+    return this.controller.signal;
+  }
+
+  private end() {
+    this.current = undefined;
+    this.since = Date.now();
+  }
+
+  /** Runs `sql` as the running statement and writes its outcome; true when it failed. */
+  private async runAndWrite(
+    session: Session,
+    sql: string,
+    params: Record<string, unknown>,
+    binary: boolean,
+    more: boolean,
+  ): Promise<boolean> {
+    const signal = this.begin(sql);
     try {
-      return await work(sql, controller.signal);
+      const outcome = await session.run(sql, params, signal);
+      const writing = this.writeOutcome(session, outcome, binary, more, signal);
+      if (writing) await writing;
+      return outcome.type === 'error';
     } finally {
-      this.current = undefined;
-      this.since = Date.now();
+      this.end();
     }
   }
 
   private async query(session: Session, text: string) {
-    const statements = this.multiStatements ? splitStatements(text) : [text];
+    // A text without a semicolon is one statement, whatever the client allows.
+    const statements = this.multiStatements && text.includes(';') ? splitStatements(text) : [text];
     if (statements.length === 0) statements.push(text);
     for (let i = 0; i < statements.length; i++) {
       const more = i < statements.length - 1;
-      const failed = await this.statement(statements[i]!, async (sql, signal) => {
-        const outcome = await session.run(sql, {}, signal);
-        await this.writeOutcome(session, outcome, false, more, signal);
-        return outcome.type === 'error';
-      });
+      const failed = await this.runAndWrite(session, statements[i]!, {}, false, more);
       if (failed || this.closed) return;
-      if (more && this.writer.size >= FLUSH_BYTES) await this.flushed();
+      if (more && this.writer.size >= FLUSH_BYTES) {
+        const written = this.flush();
+        if (written) await written;
+      }
     }
   }
 
@@ -498,13 +523,12 @@ export class MysqlConnection {
     statement.longData.clear();
     const params: Record<string, unknown> = {};
     values.forEach((v, i) => (params[placeholderName(i)] = v));
-    await this.statement(statement.sql, async (sql, signal) =>
-      this.writeOutcome(session, await session.run(sql, params, signal), true, false, signal),
-    );
+    await this.runAndWrite(session, statement.sql, params, true, false);
   }
 
   private async fieldList(session: Session, table: string) {
-    await this.statement(`SHOW COLUMNS FROM ${quoteIdentifier(table)}`, async (_sql, signal) => {
+    const signal = this.begin(`SHOW COLUMNS FROM ${quoteIdentifier(table)}`);
+    try {
       const described = await describeTable(session, undefined, table, signal);
       if ('type' in described) {
         if (described.type === 'error') this.error(described.error_code, described.error_message);
@@ -518,26 +542,28 @@ export class MysqlConnection {
         }),
       );
       endOfRows(this.writer, this.deprecateEof, this.status());
-    });
+    } finally {
+      this.end();
+    }
   }
 
-  private async writeOutcome(
+  /** Writes a statement's outcome; a promise only while a large result waits for the client. */
+  private writeOutcome(
     session: Session,
     outcome: Outcome,
     binary: boolean,
     more: boolean,
     signal?: AbortSignal,
-  ) {
+  ): Promise<void> | undefined {
     switch (outcome.type) {
       case 'ok':
         okPacket(this.writer, this.status(more), { affectedRows: outcome.affectedRows, info: outcome.info });
-        return;
+        return undefined;
       case 'error':
         this.error(outcome.error_code, outcome.error_message);
-        return;
+        return undefined;
       case 'table':
-        await this.writeTable(session, outcome, binary, more, signal);
-        return;
+        return this.writeTable(session, outcome, binary, more, signal);
       default: {
         const _exhaustive: never = outcome;
         return _exhaustive;
@@ -548,60 +574,76 @@ export class MysqlConnection {
   /**
    * A result set: the columns, then the rows as they come (written out every FLUSH_BYTES, waiting
    * while the client is slower), then its end with the warning count (1 when the result was cut).
+   * A small answer in hand is written at once, without a promise.
    */
-  private async writeTable(
+  private writeTable(
     session: Session,
     outcome: TableOutcome,
     binary: boolean,
     more: boolean,
     signal?: AbortSignal,
-  ) {
+  ): Promise<void> | undefined {
     const columns = outcome.column_names.map((name, i) =>
       columnOf(name, outcome.column_types[i] ?? 'VARCHAR'),
     );
     resultSetHead(this.writer, columns, this.deprecateEof, this.status(more));
     const writeRow = binary ? binaryRow : textRow;
     const limit = this.o.maxRows ?? Number.POSITIVE_INFINITY;
-    let count = 0;
-    let cut = false;
     const rows = outcome.rows;
-    try {
-      if (Array.isArray(rows)) {
-        for (const row of rows) {
-          if (count >= limit) {
-            cut = true;
-            break;
-          }
-          writeRow(this.writer, columns, row);
-          count++;
-          if (this.writer.size >= FLUSH_BYTES) {
-            await this.flushed();
-            if (this.closed) return;
-          }
-        }
-      } else {
-        reading: for await (const chunk of rows) {
-          for (const row of chunk) {
+    const finish = (count: number, cut: boolean) => {
+      if (cut || outcome.truncated()) session.noteTruncated(count);
+      endOfRows(this.writer, this.deprecateEof, this.status(more));
+    };
+    if (Array.isArray(rows) && rows.length <= SMALL_ANSWER_ROWS) {
+      const count = Math.min(rows.length, limit);
+      for (let i = 0; i < count; i++) writeRow(this.writer, columns, rows[i]!);
+      finish(count, count < rows.length);
+      return undefined;
+    }
+    return (async () => {
+      let count = 0;
+      let cut = false;
+      try {
+        if (Array.isArray(rows)) {
+          for (const row of rows) {
             if (count >= limit) {
               cut = true;
-              break reading;
+              break;
             }
             writeRow(this.writer, columns, row);
             count++;
+            if (this.writer.size >= FLUSH_BYTES) {
+              const written = this.flush();
+              if (written) await written;
+              if (this.closed) return;
+            }
           }
-          if (this.writer.size >= FLUSH_BYTES) await this.flushed();
-          if (this.closed || signal?.aborted) break;
+        } else {
+          reading: for await (const chunk of rows) {
+            for (const row of chunk) {
+              if (count >= limit) {
+                cut = true;
+                break reading;
+              }
+              writeRow(this.writer, columns, row);
+              count++;
+            }
+            if (this.writer.size >= FLUSH_BYTES) {
+              const written = this.flush();
+              if (written) await written;
+            }
+            if (this.closed || signal?.aborted) break;
+          }
         }
+      } catch (error) {
+        // A streamed result that fails part way: the error takes the place of the next row.
+        const e = error as EngineRowError;
+        const code = typeof e.error_code === 'number' ? e.error_code : MysqlError.Internal;
+        this.error(code, typeof e.message === 'string' ? e.message : String(error));
+        return;
       }
-    } catch (error) {
-      // A streamed result that fails part way: the error takes the place of the next row.
-      const e = error as EngineRowError;
-      const code = typeof e.error_code === 'number' ? e.error_code : MysqlError.Internal;
-      this.error(code, typeof e.message === 'string' ? e.message : String(error));
-      return;
-    }
-    if (cut || outcome.truncated()) session.noteTruncated(count);
-    endOfRows(this.writer, this.deprecateEof, this.status(more));
+      finish(count, cut);
+    })();
   }
 
   /** Aborts the running statement's signal (the engine interrupts its query). */
