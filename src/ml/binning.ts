@@ -54,10 +54,15 @@ const binOf = (cuts: Float64Array, v: number) => {
   return lo + 1;
 };
 
-/** Bins every row of every feature with cuts learned on the `train` rows. */
+/**
+ * Bins the rows `rows` (all rows when null) of every feature, with cuts learned on the `train`
+ * rows: row k of the result is row rows[k] of the features, so a sample becomes a compact,
+ * contiguous block that histogram passes walk without cache misses.
+ */
 export const binFeatures = (
   features: readonly Float64Array[],
   train: Int32Array,
+  rows: Int32Array | null = null,
   maxBins = MAX_BINS,
 ): BinnedFeatures => {
   const limit = Math.min(maxBins, MAX_BINS);
@@ -65,11 +70,12 @@ export const binFeatures = (
   const cuts: Float64Array[] = [];
   for (const values of features) {
     const c = cutsOf(values, train, limit);
-    const b = new Uint8Array(values.length);
+    const n = rows ? rows.length : values.length;
+    const b = new Uint8Array(n);
     if (c.length > 0)
-      for (let i = 0; i < values.length; i++) {
-        const v = values[i]!;
-        if (v === v) b[i] = binOf(c, v);
+      for (let k = 0; k < n; k++) {
+        const v = values[rows ? rows[k]! : k]!;
+        if (v === v) b[k] = binOf(c, v);
       }
     bins.push(b);
     cuts.push(c);

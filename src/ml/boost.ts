@@ -4,9 +4,9 @@
  * scale each row's gradient and hessian. Stops when the dev loss has not improved for `patience`
  * rounds and keeps the best round. Deterministic: row sampling, when used, is seeded.
  */
-import type { BinnedFeatures } from './binning';
+import { binFeatures, type BinnedFeatures } from './binning';
 import type { GbdtModel, Tree } from './gbdt';
-import { evalBinned, makeTreeGrower, type GrownTree } from './histogramTree';
+import { addTree, makeTreeGrower, type GrownTree } from './histogramTree';
 import { seededRandom } from './random';
 
 // Module-level references: inside vm contexts (jest) every global lookup in a hot loop is slow.
@@ -23,7 +23,7 @@ export type BoostOptions = {
   lambda?: number;
   maxRounds?: number;
   patience?: number;
-  /** Past this many training rows, each tree learns from a seeded sample of this size. */
+  /** Past this many training rows, each tree learns from a seeded sample of about this size. */
   rowsPerTree?: number;
   seed?: number;
 };
@@ -50,6 +50,57 @@ const softmaxRow = (scores: Float64Array, probs: Float64Array, o: number, K: num
     sum += e;
   }
   for (let k = 0; k < K; k++) probs[o + k]! /= sum;
+};
+
+/** The GBDT learns from at most this many training rows and stops on at most this many dev rows. */
+export const MAX_FIT_ROWS = 250_000;
+export const MAX_STOP_ROWS = 25_000;
+const ROWS_PER_TREE = 100_000;
+
+/** At most `max` of `rows`, a seeded sample: in ascending order, or in the shuffle's order. */
+export const sampleRows = (rows: Int32Array, max: number, seed: number, ascending = true): Int32Array => {
+  if (rows.length <= max && ascending) return Int32Array.from(rows).sort();
+  const copy = Int32Array.from(rows);
+  const random = seededRandom(seed);
+  const take = Math.min(max, rows.length);
+  for (let i = 0; i < take; i++) {
+    const j = i + Math.floor(random() * (copy.length - i));
+    const t = copy[i]!;
+    copy[i] = copy[j]!;
+    copy[j] = t;
+  }
+  const sample = copy.slice(0, take);
+  return ascending ? sample.sort() : sample;
+};
+
+/**
+ * The boosting input for feature columns: a seeded sample of the train rows (learning, bin cuts)
+ * and of the dev rows (early stopping), binned into compact arrays indexed 0..fit+stop−1.
+ */
+export const prepareBoosting = (
+  features: readonly Float64Array[],
+  y: Float64Array,
+  weights: Float64Array | null,
+  train: Int32Array,
+  dev: Int32Array,
+  objective: Objective,
+  seed: number,
+): BoostInput => {
+  // When trees will learn from windows of the fit rows, those rows are stored in random order, so
+  // a contiguous window is a random sample that histogram passes still walk sequentially.
+  const fit = sampleRows(train, MAX_FIT_ROWS, seed ^ 0x2545f491, train.length <= ROWS_PER_TREE);
+  const stop = sampleRows(dev, MAX_STOP_ROWS, seed ^ 0x68e31da4);
+  const rows = new Int32Array(fit.length + stop.length);
+  rows.set(fit);
+  rows.set(stop, fit.length);
+  return {
+    binned: binFeatures(features, fit, rows),
+    y: Float64Array.from(rows, (i) => y[i]!),
+    train: Int32Array.from(fit, (_, k) => k),
+    dev: Int32Array.from(stop, (_, k) => fit.length + k),
+    objective,
+    weights: weights ? Float64Array.from(rows, (i) => weights[i]!) : null,
+  };
 };
 
 const outputsOf = (o: Objective) => (o.kind === 'softmax' ? o.classes : 1);
@@ -95,7 +146,7 @@ export const trainBoosted = (
   // Ascending row order keeps histogram building walking memory forwards.
   const train = Int32Array.from(input.train).sort();
   const dev = Int32Array.from(input.dev).sort();
-  const rowsPerTree = options.rowsPerTree ?? 300_000;
+  const rowsPerTree = options.rowsPerTree ?? ROWS_PER_TREE;
   const sampled = train.length > rowsPerTree;
   const random = seededRandom((options.seed ?? 42) ^ 0x5bd1e995);
   const grower = makeTreeGrower(binned, train.length, {
@@ -114,7 +165,6 @@ export const trainBoosted = (
   const grad = new Float64Array(n);
   const hess = new Float64Array(n);
   const probs = objective.kind === 'softmax' ? new Float64Array(n * K) : null;
-  const inTree = sampled ? new Uint8Array(n) : null;
   const trees: Tree[][] = [];
   let best = INFINITY;
   let bestRounds = 0;
@@ -149,32 +199,32 @@ export const trainBoosted = (
   };
 
   /** Adds a grown tree's values to output k of its own rows (known leaves) and of every other row. */
-  const applyTree = (g: GrownTree, k: number) => {
+  const applyTree = (g: GrownTree, k: number, outside: Int32Array | null) => {
     const { v } = g.tree;
-    if (inTree) inTree.fill(0);
     for (let j = 0; j < g.leafNode.length; j++) {
       const value = v[g.leafNode[j]!]!;
-      for (let q = g.leafBegin[j]!; q < g.leafEnd[j]!; q++) {
-        const i = g.rows[q]!;
-        scores[i * K + k]! += value;
-        if (inTree) inTree[i] = 1;
-      }
+      for (let q = g.leafBegin[j]!; q < g.leafEnd[j]!; q++) scores[g.rows[q]! * K + k]! += value;
     }
-    if (inTree) for (const i of train) if (!inTree[i]) scores[i * K + k]! += evalBinned(g, binned.bins, i);
-    for (const i of dev) scores[i * K + k]! += evalBinned(g, binned.bins, i);
+    if (outside) addTree(g, binned.bins, outside, scores, K, k);
+    addTree(g, binned.bins, dev, scores, K, k);
   };
 
-  const sampleRows = () => {
+  // With more rows than a tree needs, each tree learns from a window of `rowsPerTree` consecutive
+  // train positions (random rows: see prepareBoosting) starting at a seeded offset.
+  const nt = train.length;
+  const windowSize = sampled ? rowsPerTree : nt;
+  const window = new Int32Array(windowSize);
+  const outside = sampled ? new Int32Array(nt - windowSize) : null;
+  const treeRows = () => {
     if (!sampled) return train;
-    const out = new Int32Array(train.length);
-    const p = rowsPerTree / train.length;
-    let m = 0;
-    for (const i of train) if (random() < p) out[m++] = i;
-    return out.subarray(0, m);
+    const start = Math.floor(random() * nt);
+    for (let q = 0; q < windowSize; q++) window[q] = train[(start + q) % nt]!;
+    for (let q = 0; q < nt - windowSize; q++) outside![q] = train[(start + windowSize + q) % nt]!;
+    return window;
   };
 
   for (let round = 0; round < maxRounds; round++) {
-    const rows = sampleRows();
+    const rows = treeRows();
     const roundTrees: Tree[] = [];
     if (probs) for (const i of rows) softmaxRow(scores, probs, i * K, K);
     for (let k = 0; k < K; k++) {
@@ -202,7 +252,7 @@ export const trainBoosted = (
       const grown = grower.grow(rows, grad, hess);
       roundTrees.push(grown.tree);
       // Softmax trees of one round all read this round's probabilities, so scores may move now.
-      applyTree(grown, k);
+      applyTree(grown, k, outside);
     }
     trees.push(roundTrees);
     const loss = dev.length ? devLoss() : 0;

@@ -20,11 +20,17 @@ export type TreeParams = {
   rate: number;
 };
 
-/** A grown tree: the stored form, the split bins for binned evaluation, and where its rows ended. */
+/** A grown tree: the stored form, a typed copy for binned evaluation, and where its rows ended. */
 export type GrownTree = {
   tree: Tree;
-  /** Split bin per node (−1 for leaves): rows with bin ≤ it go left. */
-  splitBin: Int32Array;
+  /** Per node: split feature (−1 for leaves), split bin (rows with bin ≤ it go left), children, value. */
+  flat: {
+    feature: Int32Array;
+    splitBin: Int32Array;
+    left: Int32Array;
+    right: Int32Array;
+    value: Float64Array;
+  };
   /** Rows of the tree, grouped by leaf: rows[leafBegin[j] .. leafEnd[j]) reached leaf node leafNode[j]. */
   rows: Int32Array;
   leafBegin: number[];
@@ -298,7 +304,13 @@ export const makeTreeGrower = (binned: BinnedFeatures, maxRows: number, params: 
     }
     return {
       tree: { f, t, l, r, v },
-      splitBin: Int32Array.from(splitBins),
+      flat: {
+        feature: Int32Array.from(f),
+        splitBin: Int32Array.from(splitBins),
+        left: Int32Array.from(l),
+        right: Int32Array.from(r),
+        value: Float64Array.from(v),
+      },
       rows: partition.subarray(0, n),
       leafBegin,
       leafEnd,
@@ -309,11 +321,24 @@ export const makeTreeGrower = (binned: BinnedFeatures, maxRows: number, params: 
   return { grow, nBins };
 };
 
-/** The leaf value a row reaches, reading its bins (bin 0, missing, goes left as NaN does). */
-export const evalBinned = (g: GrownTree, bins: Uint8Array[], row: number) => {
-  const { f, l, r, v } = g.tree;
-  const sb = g.splitBin;
-  let i = 0;
-  while (f[i]! >= 0) i = bins[f[i]!]![row]! <= sb[i]! ? l[i]! : r[i]!;
-  return v[i]!;
+/** Adds the tree's leaf value to output k of each of `rows`, reading their bins (bin 0, missing, goes left). */
+export const addTree = (
+  g: GrownTree,
+  bins: Uint8Array[],
+  rows: Int32Array,
+  scores: Float64Array,
+  K: number,
+  k: number,
+) => {
+  const { feature, splitBin, left, right, value } = g.flat;
+  for (let q = 0; q < rows.length; q++) {
+    const row = rows[q]!;
+    let i = 0;
+    let f = feature[0]!;
+    while (f >= 0) {
+      i = bins[f]![row]! <= splitBin[i]! ? left[i]! : right[i]!;
+      f = feature[i]!;
+    }
+    scores[row * K + k]! += value[i]!;
+  }
 };

@@ -70,6 +70,18 @@ const scoreV2 = (artifact: TabularArtifact) => {
   };
 };
 
+/** How many of the ascending `sorted` are ≥ s: the same count as scanning down from the top. */
+const countAtLeast = (sorted: readonly number[], s: number) => {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! >= s) hi = mid;
+    else lo = mid + 1;
+  }
+  return sorted.length - lo;
+};
+
 /**
  * Everything needed to answer predictions from one artifact, built once per model version:
  * the encoder, the mixer, and the conformal calibration. Reads schema 1 and schema 2.
@@ -141,9 +153,7 @@ export const makePredictor = (artifact: Artifact): Predictor => {
           let other = 0;
           for (let j = 0; j < K; j++) if (j !== k) other = Math.max(other, q[j]!);
           const s = 0.5 - (qk - other) / 2;
-          let atLeast = 0;
-          for (let i = n - 1; i >= 0 && cal.scores[i]! >= s; i--) atLeast++;
-          return (atLeast + 1) / (n + 1);
+          return (countAtLeast(cal.scores, s) + 1) / (n + 1);
         }).sort((a, b) => b - a);
         const confidence = round4(Math.min(0.9999, Math.max(0.0001, 1 - (pValues[1] ?? 0))));
         const predicted = typed(tabular.classes[best]!);

@@ -19,8 +19,7 @@ import {
   type Predictor,
 } from './answers';
 import type { ForecastArtifact, ForecastStep, Mixer } from './artifact';
-import { binFeatures } from './binning';
-import { trainBoosted } from './boost';
+import { MAX_FIT_ROWS, prepareBoosting, sampleRows, trainBoosted } from './boost';
 import { inferColumnType, numbersOf } from './columnTypes';
 import { toNumber, type DType, type Row } from './dataset';
 import { cellKey } from './encode';
@@ -33,7 +32,10 @@ import { planTargetOrFail } from './target';
 import { isNumericColumn, rowCount, type ColumnValues, type ColumnarData } from './table';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const CALENDAR = ['month', 'day', 'weekday', 'hour'];
+/** Calendar of the target time as points on circles: no false order between December and January. */
+const CALENDAR = ['weekday_sin', 'weekday_cos', 'year_sin', 'year_cos', 'hour_sin', 'hour_cos'];
+const DAY_MS = 86_400_000;
+const TAU = 2 * Math.PI;
 
 /** How order values become numbers (epoch milliseconds for dates). */
 const readTime = (kind: 'date' | 'number', v: unknown): number => {
@@ -147,10 +149,16 @@ const windowFeatures = (
   out[at++] = slope;
   if (calendar) {
     const d = new Date(targetTime);
-    out[at++] = d.getUTCMonth() + 1;
-    out[at++] = d.getUTCDate();
-    out[at++] = d.getUTCDay();
-    out[at++] = d.getUTCHours();
+    const weekday = d.getUTCDay() / 7;
+    const yearStart = Date.UTC(d.getUTCFullYear(), 0, 1);
+    const year = (targetTime - yearStart) / (365.25 * DAY_MS);
+    const hour = (d.getUTCHours() + d.getUTCMinutes() / 60) / 24;
+    out[at++] = Math.sin(TAU * weekday);
+    out[at++] = Math.cos(TAU * weekday);
+    out[at++] = Math.sin(TAU * year);
+    out[at++] = Math.cos(TAU * year);
+    out[at++] = Math.sin(TAU * hour);
+    out[at++] = Math.cos(TAU * hour);
   }
   return { ref, scale };
 };
@@ -291,21 +299,9 @@ export const trainForecaster = (
       if (!best || score > best.score + 1e-12) best = { mixer, score };
     };
     consider('last_value', { kind: 'mean', value: 0 });
-    consider('linear', trainLinear(features, yNorm, train));
-    consider(
-      'gbdt',
-      trainBoosted(
-        {
-          binned: binFeatures(features, train),
-          y: yNorm,
-          train,
-          dev,
-          objective: { kind: 'l2' },
-          weights: null,
-        },
-        { maxRounds: o.maxRounds ?? 300, seed: seed + s, minLeaf: 10 },
-      ),
-    );
+    consider('linear', trainLinear(features, yNorm, sampleRows(train, MAX_FIT_ROWS, seed + s)));
+    const input = prepareBoosting(features, yNorm, null, train, dev, { kind: 'l2' }, seed + s);
+    consider('gbdt', trainBoosted(input, { maxRounds: o.maxRounds ?? 300, seed: seed + s, minLeaf: 10 }));
     const chosen = best!;
     const calPredicted = inUnits(chosen.mixer, cal);
     const calTruth = Array.from(cal, (k) => truth[k]!);
@@ -405,7 +401,8 @@ export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
     const w = windowFeatures(y, j, ts.window, calendar, when, row, 0);
     const out = scorers[step - 1]!(row, 1, d)[0]!;
     const half = w.scale * conformalHalfWidth(artifact.steps[step - 1]!.scores, level);
-    return { raw: w.ref + w.scale * out, ...boundedValue(w.ref + w.scale * out, half, cal) };
+    const raw = w.ref + w.scale * out;
+    return { raw, ...boundedValue(raw, half, cal) };
   };
 
   const answer = (
@@ -446,9 +443,10 @@ export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
   });
 
   /**
-   * Every history row predicted from the rows before it in its group (one step ahead); a row whose
-   * given value falls outside the interval is an anomaly, and its value is replaced by the
-   * prediction in the windows of later rows, so one outlier does not make its neighbours look odd.
+   * Every history row predicted from the rows before it in its group (one step ahead). With a full
+   * window behind it, a row whose given value falls outside the interval is an anomaly, and the
+   * windows of later rows see its value clipped to that interval, so one outlier does not make its
+   * neighbours look odd. Rows with a shorter history get a prediction but no verdict.
    */
   const predict = (rows: readonly Row[], options: PredictOptions = {}) => {
     const level = levelOf(options);
@@ -468,8 +466,10 @@ export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
         const p = stepAhead(clean, j - 1, 1, g.t[j]!, level);
         const truth = g.y[j]!;
         const known = !Number.isNaN(truth);
-        const anomaly = known ? truth < p.lower || truth > p.upper : null;
-        if (!known || anomaly) clean[j] = p.raw;
+        const judged = known && j >= ts.window;
+        const anomaly = judged ? truth < p.lower || truth > p.upper : null;
+        if (!known) clean[j] = p.raw;
+        else if (anomaly) clean[j] = Math.min(p.upper, Math.max(p.lower, truth));
         const i = g.rows[j]!;
         const base: Row = {};
         for (const c of inputColumns) base[c] = rows[i]![c] ?? null;

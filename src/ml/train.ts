@@ -1,6 +1,12 @@
 import type { ArtifactV2, Calibration, FeatureImportance, Mixer, TabularArtifact } from './artifact';
-import { binFeatures } from './binning';
-import { trainBoosted } from './boost';
+import {
+  MAX_FIT_ROWS,
+  MAX_STOP_ROWS,
+  prepareBoosting,
+  sampleRows,
+  trainBoosted,
+  type Objective,
+} from './boost';
 import {
   argmaxRow,
   chooseDecision,
@@ -29,6 +35,16 @@ import { trainForecaster } from './timeseries';
 export { TrainingError, type TrainOptions } from './options';
 
 const MAX_CLASSES = 100;
+/** Conformal scores and the held-out accuracy come from at most this many calibration rows. */
+const MAX_CALIBRATION_ROWS = 20_000;
+/** Stored conformal scores: at most this many quantiles of the sorted calibration scores. */
+const MAX_STORED_SCORES = 1000;
+
+/** Evenly spaced order statistics of sorted scores: the interval quantiles, in a bounded artifact. */
+export const thinScores = (sorted: number[], max = MAX_STORED_SCORES) =>
+  sorted.length <= max
+    ? sorted
+    : Array.from({ length: max }, (_, k) => sorted[Math.round((k * (sorted.length - 1)) / (max - 1))]!);
 /** Permutation importance reads at most this many calibration rows. */
 const IMPORTANCE_ROWS = 2000;
 
@@ -37,9 +53,11 @@ export const splitRows = (n: number, seed: number) => {
   const order = shuffledIndices(n, seed);
   const nDev = Math.max(1, Math.floor(n * 0.1));
   const nCal = Math.max(1, Math.floor(n * 0.1));
+  // Train and dev in row order (memory is walked forwards); calibration keeps the shuffled order,
+  // so its first rows are a random sample (permutation importance reads them).
   return {
-    train: Int32Array.from(order.slice(0, n - nDev - nCal)),
-    dev: Int32Array.from(order.slice(n - nDev - nCal, n - nCal)),
+    train: Int32Array.from(order.slice(0, n - nDev - nCal)).sort(),
+    dev: Int32Array.from(order.slice(n - nDev - nCal, n - nCal)).sort(),
     cal: Int32Array.from(order.slice(n - nCal)),
   };
 };
@@ -158,16 +176,18 @@ const trainTabular = (
   const d = features.length;
   report('encoding', 1);
 
-  const devX = rowMajor(features, dev);
-  const devY = Array.from(dev, (i) => y[i]!);
+  // Candidates are compared, and the GBDT stops, on at most MAX_STOP_ROWS dev rows.
+  const devRows = sampleRows(dev, MAX_STOP_ROWS, seed ^ 0x68e31da4);
+  const devX = rowMajor(features, devRows);
+  const devY = Array.from(devRows, (i) => y[i]!);
   const trainCounts = new Float64Array(K);
-  for (const i of train) trainCounts[y[i]!]!++;
+  if (!regression) for (const i of train) trainCounts[y[i]!]!++;
   const priors = Array.from(trainCounts, (c) => c / train.length);
   const balance = !regression && o.classBalance !== 'none';
 
   const candidates: Candidate[] = [];
   const consider = (name: string, mixer: Mixer) => {
-    const out = makeScorer(mixer, K)(devX, dev.length, d);
+    const out = makeScorer(mixer, K)(devX, devRows.length, d);
     if (regression) {
       candidates.push({ name, mixer, score: r2(devY, out), probabilities: null, decision: null });
       return;
@@ -185,17 +205,10 @@ const trainTabular = (
     let mean = 0;
     for (const i of train) mean += y[i]!;
     consider('mean', { kind: 'mean', value: mean / train.length });
-    consider('linear', trainLinear(features, y, train));
+    consider('linear', trainLinear(features, y, sampleRows(train, MAX_FIT_ROWS, seed)));
     report('training', 0.1);
-    const binned = binFeatures(features, train);
-    consider(
-      'gbdt',
-      trainBoosted(
-        { binned, y, train, dev, objective: { kind: 'l2' }, weights: null },
-        { maxRounds: boostedRounds, seed },
-        onRound,
-      ),
-    );
+    const input = prepareBoosting(features, y, null, train, devRows, { kind: 'l2' }, seed);
+    consider('gbdt', trainBoosted(input, { maxRounds: boostedRounds, seed }, onRound));
   } else {
     consider('majority', { kind: 'majority', probabilities: priors });
     report('training', 0.05);
@@ -206,38 +219,27 @@ const trainTabular = (
       weights = new Float64Array(nUsable);
       for (let i = 0; i < nUsable; i++) weights[i] = classWeights[y[i]!]!;
     }
-    const binned = binFeatures(features, train);
+    const objective: Objective = K === 2 ? { kind: 'binary' } : { kind: 'softmax', classes: K };
+    const input = prepareBoosting(features, y, weights, train, devRows, objective, seed);
     report('training', 0.1);
-    consider(
-      'gbdt',
-      trainBoosted(
-        {
-          binned,
-          y,
-          train,
-          dev,
-          objective: K === 2 ? { kind: 'binary' } : { kind: 'softmax', classes: K },
-          weights,
-        },
-        { maxRounds: boostedRounds, seed },
-        onRound,
-      ),
-    );
+    consider('gbdt', trainBoosted(input, { maxRounds: boostedRounds, seed }, onRound));
   }
   report('training', 1);
   let chosen = candidates[0]!;
   for (const c of candidates) if (c.score > chosen.score + 1e-12) chosen = c;
 
-  // Held-out calibration split: conformal scores and the reported accuracy.
-  const calX = rowMajor(features, cal);
-  const calY = Array.from(cal, (i) => y[i]!);
+  // Held-out calibration split (its first MAX_CALIBRATION_ROWS, a random sample): conformal
+  // scores and the reported accuracy.
+  const calRows = cal.subarray(0, MAX_CALIBRATION_ROWS);
+  const calX = rowMajor(features, calRows);
+  const calY = Array.from(calRows, (i) => y[i]!);
   const scorer = makeScorer(chosen.mixer, K);
-  const calOut = scorer(calX, cal.length, d);
+  const calOut = scorer(calX, calRows.length, d);
   report('calibrating', 0.2);
   let calibration: Calibration;
   let accuracy: number;
   if (regression) {
-    const scores = calY.map((t, j) => Math.abs(t - calOut[j]!)).sort((a, b) => a - b);
+    const scores = thinScores(calY.map((t, j) => Math.abs(t - calOut[j]!)).sort((a, b) => a - b));
     let mean = 0;
     for (const i of train) mean += y[i]!;
     mean /= train.length;
@@ -258,7 +260,7 @@ const trainTabular = (
   } else {
     const p = scaledProbabilities(calOut, K, chosen.probabilities!);
     const q = decisionScores(p, K, chosen.decision!);
-    calibration = { kind: 'classification', scores: marginScores(q, calY, K) };
+    calibration = { kind: 'classification', scores: thinScores(marginScores(q, calY, K)) };
     accuracy = balancedAccuracy(
       calY,
       calY.map((_t, r) => argmaxRow(q, r * K, K)),
@@ -266,7 +268,7 @@ const trainTabular = (
   }
 
   // Permutation importance on (a sample of) the calibration split.
-  const m = Math.min(cal.length, IMPORTANCE_ROWS);
+  const m = Math.min(calRows.length, IMPORTANCE_ROWS);
   const sampleX = calX.subarray(0, m * d);
   const sampleY = calY.slice(0, m);
   const metric = (X: Float64Array) => {
