@@ -2,10 +2,10 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { FileFormat, FileUploaded } from '../../events';
 import { invalid, isDomainError } from '../shared/errors';
 import { FILES_SCHEMA } from '../shared/names';
+import { quoteIdent, quoteString } from '../shared/quoting';
 
-
-const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
-const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
+const lit = quoteString;
+const ident = quoteIdent;
 
 export type CsvDialect = NonNullable<FileUploaded['data']['csv']>;
 export type Column = { name: string; type: string };

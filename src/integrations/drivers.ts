@@ -1,6 +1,7 @@
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { invalid } from '../shared/errors';
+import { quoteIdent, quoteMysqlIdent } from '../shared/quoting';
 
 /** A result from an external database, typed in DuckDB's terms so it can join local tables. */
 export type ExternalResult = { columns: { name: string; type: string }[]; rows: unknown[][] };
@@ -57,7 +58,7 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
   pool.on('error', () => undefined);
   return {
     engine: 'postgres',
-    quote: (id) => `"${id.replace(/"/g, '""')}"`,
+    quote: quoteIdent,
     query: async (sql, params = []) => {
       let i = 0;
       const text = sql.replace(/\?/g, () => `$${++i}`);
@@ -111,7 +112,7 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
   });
   return {
     engine,
-    quote: (id) => `\`${id.replace(/`/g, '``')}\``,
+    quote: quoteMysqlIdent,
     query: async (sql, params = []) => {
       const [rows, fields] = await pool.query({
         sql,

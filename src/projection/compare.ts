@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ReadModelDigest, TableDigest } from './digest';
+import { quoteIdent } from '../shared/quoting';
 
 /** A table that is not the same in two read models, with a few rows that only one side has. */
 export type TableDifference = {
@@ -14,7 +15,6 @@ export type TableDifference = {
 /** Tables larger than this are compared by digest only: their rows are not listed. */
 const MAX_ROWS_TO_LIST = 200_000;
 
-const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const qualified = (table: string) => table.split('.').map(quoteIdent).join('.');
 
 const rowsAsJson = async (c: DuckDBConnection, table: string): Promise<string[]> => {

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Duck } from '../duckdb/database';
+import { quoteIdent, quoteString } from '../shared/quoting';
 
 /** One table of the read model, summarised: its row count and a hash of its rows in any order. */
 export type TableDigest = { table: string; rows: number; hash: string };
@@ -16,8 +17,6 @@ export type ReadModelDigest = {
   digest: string;
 };
 
-const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
 /**
  * Every base table of the read model: the projection tables in `main` and the uploaded files'
  * tables, whatever schema they live in, but not the temporary tables of running queries.
@@ -26,7 +25,7 @@ const readModelTables = async (c: DuckDBConnection, schemas: readonly string[]) 
   const reader = await c.runAndReadAll(
     `SELECT schema_name, table_name FROM duckdb_tables()
      WHERE NOT temporary AND database_name = current_database()
-       AND schema_name IN (${schemas.map((s) => `'${s.replace(/'/g, "''")}'`).join(', ')})
+       AND schema_name IN (${schemas.map(quoteString).join(', ')})
      ORDER BY schema_name, table_name`,
   );
   return (reader.getRowObjectsJS() as { schema_name: string; table_name: string }[]).map((r) =>

@@ -7,8 +7,7 @@ import {
   type DuckDBConnection,
 } from '@duckdb/node-api';
 import type { Column, Row, RowStore, TableProjection } from './types';
-
-const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+import { quoteIdent } from '../shared/quoting';
 
 export const createTableSql = (p: TableProjection) =>
   `CREATE TABLE IF NOT EXISTS ${quoteIdent(p.table)} (${p.columns

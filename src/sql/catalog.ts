@@ -2,13 +2,14 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { FILES_SCHEMA } from '../shared/names';
 import { nameKey } from '../shared/names';
 import { SqlError, SqlErrorCode } from './errors';
+import { quoteString } from '../shared/quoting';
 
 /** Where MindsDB's information_schema lives in DuckDB (DuckDB's own is read-only and must not win). */
 export const IS_SCHEMA = 'mdb_information_schema';
 /** Per-project views (`<project>.skills`, …) live in schemas named after the project. */
 export const projectSchema = (project: string) => `mdb_project_${nameKey(project)}`;
 
-const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
+const q = quoteString;
 
 /** The virtual tables every project has, as MindsDB's project datanode exposes them. */
 export const PROJECT_TABLES = [

@@ -2,6 +2,8 @@ import { DuckDBListValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { ExternalDatabase, ExternalResult } from '../integrations/drivers';
 import type { AstNode } from './ast';
 import { SqlError, SqlErrorCode } from './errors';
+import { quoteIdent, quoteMysqlIdent, quoteString } from '../shared/quoting';
+import { isKeyword, significant, textOf, tokenize, unquoted, type Token } from './tokens';
 
 /** A table of an external database that a mixed query needs locally, and how to fetch it. */
 export type ExternalFetch = {
@@ -14,8 +16,6 @@ export type ExternalFetch = {
 /** Rows a mixed query may copy from one external table into DuckDB. */
 export const FETCH_LIMIT = 1_000_000;
 
-const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
-
 /**
  * `SELECT * FROM pg_db (SELECT … in pg's own SQL)`: MindsDB's native-query syntax. Each such
  * subquery is cut out (balanced parentheses, quotes respected) and replaced by a placeholder table.
@@ -25,6 +25,8 @@ export const extractNativeQueries = async (
   isIntegration: (name: string) => Promise<string | undefined>,
 ): Promise<{ sql: string; natives: Map<string, { integration: string; sql: string }> }> => {
   const natives = new Map<string, { integration: string; sql: string }>();
+  // Most queries have no `name (` after FROM or JOIN at all.
+  if (!/\b(FROM|JOIN)\s+[`"A-Za-z_][^(]*?\(/i.test(sql)) return { sql, natives };
   // One lookup per distinct name: a long text may say FROM x ( many times.
   const known = new Map<string, Promise<string | undefined>>();
   const integrationOf = (name: string) => {
@@ -32,121 +34,86 @@ export const extractNativeQueries = async (
     if (!found) known.set(name.toLowerCase(), (found = isIntegration(name)));
     return found;
   };
-  const pattern = /\b(FROM|JOIN)\s+(`[^`]+`|"[^"]+"|[A-Za-z_][A-Za-z0-9_]*)\s*\(/gi;
+  const tokens = significant(tokenize(sql, 'mysql'));
   let out = '';
   let last = 0;
-  for (let m = pattern.exec(sql); m; m = pattern.exec(sql)) {
-    if (m.index < last) continue;
-    const name = m[2]!.replace(/^[`"]|[`"]$/g, '');
+  for (let k = 0; k + 2 < tokens.length; k++) {
+    const [keyword, target, open] = [tokens[k]!, tokens[k + 1]!, tokens[k + 2]!];
+    if (keyword.start < last) continue;
+    if (!isKeyword(sql, keyword, 'FROM') && !isKeyword(sql, keyword, 'JOIN')) continue;
+    const name =
+      target.kind === 'word' && /^[A-Za-z_]/.test(textOf(sql, target))
+        ? textOf(sql, target)
+        : target.kind === 'identifier' || target.kind === 'dquoted'
+          ? unquoted(sql, target)
+          : null;
+    if (name === null || open.kind !== 'symbol' || sql[open.start] !== '(') continue;
     const integration = await integrationOf(name);
     if (!integration) continue;
-    const open = m.index + m[0].length - 1;
-    const close = matchingParen(sql, open);
+    const close = matchingParen(tokens, k + 2, sql);
     const placeholder = `__native_${natives.size}`;
-    natives.set(placeholder, { integration, sql: sql.slice(open + 1, close).trim() });
-    out += `${sql.slice(last, m.index)}${m[1]} ${placeholder}`;
-    last = close + 1;
-    pattern.lastIndex = last;
+    natives.set(placeholder, { integration, sql: sql.slice(open.end, tokens[close]!.start).trim() });
+    out += `${sql.slice(last, keyword.start)}${textOf(sql, keyword)} ${placeholder}`;
+    last = tokens[close]!.end;
+    k = close;
   }
   return { sql: out + sql.slice(last), natives };
 };
 
-const matchingParen = (sql: string, open: number) => {
+/** The index of the `)` token closing the `(` token at `open`. */
+const matchingParen = (tokens: readonly Token[], open: number, sql: string) => {
   let depth = 0;
-  let quote: string | null = null;
-  for (let i = open; i < sql.length; i++) {
-    const c = sql[i]!;
-    if (quote) {
-      if (c === quote) quote = sql[i + 1] === quote ? (i++, quote) : null;
-      continue;
-    }
-    if (c === "'" || c === '"' || c === '`') quote = c;
-    else if (c === '(') depth++;
-    else if (c === ')' && --depth === 0) return i;
+  for (let k = open; k < tokens.length; k++) {
+    const t = tokens[k]!;
+    if (t.kind !== 'symbol') continue;
+    if (sql[t.start] === '(') depth++;
+    else if (sql[t.start] === ')' && --depth === 0) return k;
   }
   throw new SqlError(SqlErrorCode.Syntax, 'Unbalanced parentheses around the native query');
 };
 
-/** Where the DuckDB string literal opening at `open` closes ('' is a quote inside it). */
-const closingQuote = (sql: string, open: number) => {
-  let j = open + 1;
-  while (j < sql.length && !(sql[j] === "'" && sql[j + 1] !== "'")) j += sql[j] === "'" ? 2 : 1;
-  return j;
-};
-
 /**
  * Removes `<integration>.` qualifiers (outside strings) so the query reads in the database's own
- * terms. Each name is read once (not re-matched from each of its characters).
+ * terms: a name (not itself after a dot or another name) followed by a dot.
  */
 export const stripQualifier = (sql: string, integration: string) => {
   const key = integration.toLowerCase();
+  const tokens = tokenize(sql, 'duckdb');
+  const isDot = (t: Token | undefined) => t?.kind === 'symbol' && sql[t.start] === '.';
   const parts: string[] = [];
   let copied = 0;
-  let i = 0;
-  while (i < sql.length) {
-    const c = sql[i]!;
-    if (c === "'") {
-      i = closingQuote(sql, i) + 1;
+  for (let k = 0; k < tokens.length; k++) {
+    const t = tokens[k]!;
+    const name =
+      t.kind === 'identifier'
+        ? unquoted(sql, t)
+        : t.kind === 'word' && /^[A-Za-z_]/.test(sql[t.start]!)
+          ? textOf(sql, t)
+          : null;
+    if (name === null || name.toLowerCase() !== key) continue;
+    const before = tokens[k - 1];
+    if (
+      before &&
+      (before.kind === 'word' || before.kind === 'identifier' || isDot(before) || sql[before.end - 1] === '"')
+    )
       continue;
-    }
-    const prev = sql[i - 1];
-    if ((c === '"' || /[A-Za-z_]/.test(c)) && (prev === undefined || !/[A-Za-z0-9_."]/.test(prev))) {
-      let j = i + 1;
-      let name: string;
-      if (c === '"') {
-        while (j < sql.length && !(sql[j] === '"' && sql[j + 1] !== '"')) j += sql[j] === '"' ? 2 : 1;
-        if (j >= sql.length) {
-          // Not a quoted name after all (no closing quote): an ordinary character.
-          i++;
-          continue;
-        }
-        name = sql.slice(i + 1, j).replace(/""/g, '"');
-        j++;
-      } else {
-        while (j < sql.length && /[A-Za-z0-9_]/.test(sql[j]!)) j++;
-        name = sql.slice(i, j);
-      }
-      let k = j;
-      while (k < sql.length && /\s/.test(sql[k]!)) k++;
-      if (sql[k] === '.' && name.length > 0) {
-        k++;
-        while (k < sql.length && /\s/.test(sql[k]!)) k++;
-        if (name.toLowerCase() === key) {
-          parts.push(sql.slice(copied, i));
-          copied = k;
-        }
-        i = k;
-      } else i = j;
-      continue;
-    }
-    i++;
+    let j = k + 1;
+    if (tokens[j]?.kind === 'blank') j++;
+    if (!isDot(tokens[j])) continue;
+    j++;
+    if (tokens[j]?.kind === 'blank') j++;
+    parts.push(sql.slice(copied, t.start));
+    copied = tokens[j]?.start ?? sql.length;
   }
   parts.push(sql.slice(copied));
   return parts.join('');
 };
 
 /** `"identifier"` → `` `identifier` `` (outside string literals), for MySQL and MariaDB. */
-export const doubleQuotesToBackticks = (sql: string) => {
-  let out = '';
-  for (let i = 0; i < sql.length; i++) {
-    const c = sql[i]!;
-    if (c === "'") {
-      const j = closingQuote(sql, i);
-      out += sql.slice(i, j + 1);
-      i = j;
-    } else if (c === '"') {
-      let j = i + 1;
-      let name = '';
-      while (j < sql.length && !(sql[j] === '"' && sql[j + 1] !== '"')) {
-        name += sql[j] === '"' ? '"' : sql[j];
-        j += sql[j] === '"' ? 2 : 1;
-      }
-      out += `\`${name.replace(/`/g, '``')}\``;
-      i = j;
-    } else out += c;
-  }
-  return out;
-};
+export const doubleQuotesToBackticks = (sql: string) =>
+  tokenize(sql, 'duckdb')
+    .map((t) => (t.kind === 'identifier' ? quoteMysqlIdent(unquoted(sql, t)) : textOf(sql, t)))
+    .join('');
 
 /**
  * `$name` placeholders (DuckDB's) become `?` in order, with their values. A list parameter, which
@@ -155,19 +122,38 @@ export const doubleQuotesToBackticks = (sql: string) => {
 export const positional = (sql: string, values: Record<string, unknown>) => {
   const ordered: unknown[] = [];
   const plain = (v: unknown) => (typeof v === 'bigint' ? Number(v) : v);
-  const text = sql.replace(
-    /\(SELECT unnest\(\$([A-Za-z_][A-Za-z0-9_]*)\)\)|\$([A-Za-z_][A-Za-z0-9_]*)/g,
-    (_match, listName: string | undefined, name: string | undefined) => {
-      const v = values[(listName ?? name)!];
-      if (v instanceof DuckDBListValue) {
-        for (const item of v.items) ordered.push(plain(item));
-        return `(${v.items.map(() => '?').join(', ') || 'NULL'})`;
-      }
+  const tokens = tokenize(sql, 'duckdb');
+  const meaningful = significant(tokens);
+  const parts: string[] = [];
+  let copied = 0;
+  const symbol = (t: Token | undefined, c: string) => t?.kind === 'symbol' && sql[t.start] === c;
+  for (let k = 0; k < meaningful.length; k++) {
+    const t = meaningful[k]!;
+    if (t.kind !== 'placeholder') continue;
+    const v = values[sql.slice(t.start + 1, t.end)];
+    // `(SELECT unnest($name))` around it: the list as a whole.
+    const wrapped =
+      symbol(meaningful[k - 1], '(') &&
+      isKeyword(sql, meaningful[k - 2], 'UNNEST') &&
+      isKeyword(sql, meaningful[k - 3], 'SELECT') &&
+      symbol(meaningful[k - 4], '(') &&
+      symbol(meaningful[k + 1], ')') &&
+      symbol(meaningful[k + 2], ')');
+    const [from, to] = wrapped ? [meaningful[k - 4]!.start, meaningful[k + 2]!.end] : [t.start, t.end];
+    let replacement: string;
+    if (v instanceof DuckDBListValue) {
+      for (const item of v.items) ordered.push(plain(item));
+      replacement = `(${v.items.map(() => '?').join(', ') || 'NULL'})`;
+    } else {
       ordered.push(plain(v));
-      return listName ? '(SELECT unnest(?))' : '?';
-    },
-  );
-  return { text, params: ordered };
+      replacement = wrapped ? '(SELECT unnest(?))' : '?';
+    }
+    parts.push(sql.slice(copied, from), replacement);
+    copied = to;
+    if (wrapped) k += 2;
+  }
+  parts.push(sql.slice(copied));
+  return { text: parts.join(''), params: ordered };
 };
 
 const OPERATORS: Record<string, string> = {
@@ -189,7 +175,7 @@ const literal = (node: AstNode): string | null => {
   )
     return /^-?\d+(\.\d+)?$/.test(String(v.value)) ? String(v.value) : null;
   if (typeof v.value === 'boolean') return v.value ? 'TRUE' : 'FALSE';
-  if (typeof v.value === 'string') return `'${v.value.replace(/'/g, "''")}'`;
+  if (typeof v.value === 'string') return quoteString(v.value);
   return null;
 };
 
@@ -240,7 +226,7 @@ export const loadIntoDuckDb = async (c: DuckDBConnection, temp: string, result: 
   const raw = `${temp}_raw`;
   const columns = result.columns.length ? result.columns : [{ name: 'empty', type: 'VARCHAR' }];
   await c.run(
-    `CREATE OR REPLACE TEMP TABLE ${q(raw)} (${columns.map((col) => `${q(col.name)} VARCHAR`).join(', ')})`,
+    `CREATE OR REPLACE TEMP TABLE ${quoteIdent(raw)} (${columns.map((col) => `${quoteIdent(col.name)} VARCHAR`).join(', ')})`,
   );
   const appender = await c.createAppender(raw);
   try {
@@ -257,13 +243,15 @@ export const loadIntoDuckDb = async (c: DuckDBConnection, temp: string, result: 
     appender.closeSync();
   }
   await c.run(
-    `CREATE OR REPLACE TEMP TABLE ${q(temp)} AS SELECT ${columns
+    `CREATE OR REPLACE TEMP TABLE ${quoteIdent(temp)} AS SELECT ${columns
       .map((col) =>
-        col.type === 'VARCHAR' ? q(col.name) : `TRY_CAST(${q(col.name)} AS ${col.type}) AS ${q(col.name)}`,
+        col.type === 'VARCHAR'
+          ? quoteIdent(col.name)
+          : `TRY_CAST(${quoteIdent(col.name)} AS ${col.type}) AS ${quoteIdent(col.name)}`,
       )
-      .join(', ')} FROM ${q(raw)}`,
+      .join(', ')} FROM ${quoteIdent(raw)}`,
   );
-  await c.run(`DROP TABLE ${q(raw)}`);
+  await c.run(`DROP TABLE ${quoteIdent(raw)}`);
 };
 
 const asText = (v: unknown): string => {

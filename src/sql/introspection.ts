@@ -8,7 +8,7 @@ import type { MindsStatement } from './parse';
 import type { SqlPorts } from './ports';
 import type { TableAnswer } from './answers';
 import { nameKey } from '../shared/names';
-import { quoteString } from './quoting';
+import { quoteString } from '../shared/quoting';
 
 /** Runs our own SQL (DuckDB dialect, MindsDB names) with a client's parameters. */
 type InternalQuery = (

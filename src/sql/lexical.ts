@@ -1,39 +1,19 @@
-import { SqlError, SqlErrorCode } from './errors';
+import { quoteIdent, quoteString } from '../shared/quoting';
+import { textOf, tokenize, unquoted, type Token } from './tokens';
 
 /**
  * MindsDB speaks MySQL: `backticks` quote identifiers, "double quotes" quote strings, `:name` and
  * `@name` are placeholders. DuckDB speaks PostgreSQL. This rewrites one into the other token by
  * token (never inside string literals or comments), and returns the placeholders it found.
- *
- * Linear in the text: ordinary text is copied in runs, and what precedes a double-quoted token
- * (alias or string?) is tracked as tokens are emitted. It used to be recomputed from the whole
- * output for each such token, quadratic: 256 KiB of `"a", ` took 10 s of the event loop.
  */
 export const toDuckDbDialect = (sql: string): { sql: string; placeholders: string[] } => {
   const parts: string[] = [];
   const placeholders: string[] = [];
-  // The output so far, as isAliasPosition needs it: its last non-blank character, the word
-  // ending there (if any), and whether blanks follow it.
-  let lastChar = '';
+  // What precedes a double-quoted token decides whether it is an alias or a string: the last
+  // significant token (a word, from its first letter; else its last character), and blanks after it.
   let lastWord: string | undefined;
+  let lastChar = '';
   let blankAfter = false;
-  const emit = (text: string) => {
-    if (text.length === 0) return;
-    parts.push(text);
-    let p = text.length - 1;
-    while (p >= 0 && /\s/.test(text[p]!)) p--;
-    if (p < 0) {
-      blankAfter = true;
-      return;
-    }
-    blankAfter = p < text.length - 1;
-    lastChar = text[p]!;
-    let q = p;
-    while (q >= 0 && /[A-Za-z0-9_]/.test(text[q]!)) q--;
-    const run = text.slice(q + 1, p + 1);
-    const letter = run.search(/[A-Za-z_]/);
-    lastWord = letter === -1 ? undefined : run.slice(letter);
-  };
   const isAliasPosition = () => {
     if (lastWord !== undefined) {
       const word = lastWord.toUpperCase();
@@ -42,58 +22,43 @@ export const toDuckDbDialect = (sql: string): { sql: string; placeholders: strin
     // After a closing parenthesis, a number or a quoted token, a quoted word names the column.
     return /^[)\d'"]$/.test(lastChar) && blankAfter;
   };
-
-  const special = /['"`]|--|\/\*|[:@][A-Za-z_]/g;
-  let i = 0;
-  const n = sql.length;
-  while (i < n) {
-    special.lastIndex = i;
-    const found = special.exec(sql);
-    let at = found ? found.index : n;
-    // `::` casts and `@@` / `x@y` are not placeholders: keep looking past them.
-    while (
-      found &&
-      at < n &&
-      (sql[at] === ':' || sql[at] === '@') &&
-      (sql[at - 1] === ':' || sql[at - 1] === '@')
-    ) {
-      special.lastIndex = at + 1;
-      const again = special.exec(sql);
-      at = again ? again.index : n;
+  const emitted = (text: string, kind: 'blank' | 'other') => {
+    parts.push(text);
+    if (kind === 'blank') {
+      blankAfter = true;
+      return;
     }
-    emit(sql.slice(i, at));
-    i = at;
-    if (i >= n) break;
-    const c = sql[i]!;
-    if (c === "'") {
-      const end = scanQuoted(sql, i, "'");
-      emit(sql.slice(i, end));
-      i = end;
-    } else if (c === '"') {
-      const end = scanQuoted(sql, i, '"');
-      const body = sql.slice(i + 1, end - 1).replace(/""/g, '"');
-      // An alias (`select 1 "two"`, `as "two"`) stays an identifier; anywhere else it is a string.
-      emit(isAliasPosition() ? `"${body.replace(/"/g, '""')}"` : `'${body.replace(/'/g, "''")}'`);
-      i = end;
-    } else if (c === '`') {
-      const end = scanQuoted(sql, i, '`');
-      const body = sql.slice(i + 1, end - 1).replace(/``/g, '`');
-      emit(`"${body.replace(/"/g, '""')}"`);
-      i = end;
-    } else if (c === '-') {
-      const end = sql.indexOf('\n', i);
-      i = end === -1 ? n : end;
-    } else if (c === '/') {
-      const end = sql.indexOf('*/', i + 2);
-      i = end === -1 ? n : end + 2;
-      emit(' ');
-    } else {
-      const m = /[A-Za-z_][A-Za-z0-9_]*/y;
-      m.lastIndex = i + 1;
-      const name = m.exec(sql)![0];
-      placeholders.push(name);
-      emit(`$${name}`);
-      i += 1 + name.length;
+    blankAfter = false;
+    const letter = text.search(/[A-Za-z_]/);
+    lastWord =
+      kind === 'other' && /^[A-Za-z0-9_]+$/.test(text) && letter !== -1 ? text.slice(letter) : undefined;
+    lastChar = text[text.length - 1] ?? '';
+  };
+  for (const t of tokenize(sql, 'mysql')) {
+    const text = textOf(sql, t);
+    switch (t.kind) {
+      case 'blank':
+        emitted(text, 'blank');
+        break;
+      case 'comment':
+        // A block comment separates what surrounds it; a line comment ends at its line's end.
+        if (text.startsWith('/*')) emitted(' ', 'blank');
+        break;
+      case 'dquoted': {
+        const body = unquoted(sql, t);
+        // An alias (`select 1 "two"`, `as "two"`) stays an identifier; anywhere else it is a string.
+        emitted(isAliasPosition() ? quoteIdent(body) : quoteString(body), 'other');
+        break;
+      }
+      case 'identifier':
+        emitted(quoteIdent(unquoted(sql, t)), 'other');
+        break;
+      case 'placeholder':
+        placeholders.push(text.slice(1));
+        emitted(`$${text.slice(1)}`, 'other');
+        break;
+      default:
+        emitted(text, 'other');
     }
   }
   return { sql: parts.join(''), placeholders };
@@ -136,28 +101,6 @@ const VALUE_CONTEXT = new Set([
   'END',
 ]);
 
-const scanQuoted = (sql: string, start: number, quote: string): number => {
-  let i = start + 1;
-  while (i < sql.length) {
-    if (sql[i] === '\\' && quote !== '`') {
-      i += 2;
-      continue;
-    }
-    if (sql[i] === quote) {
-      if (sql[i + 1] === quote) {
-        i += 2;
-        continue;
-      }
-      return i + 1;
-    }
-    i++;
-  }
-  throw new SqlError(
-    SqlErrorCode.Syntax,
-    `Unterminated ${quote} quoted text starting at character ${start + 1}`,
-  );
-};
-
 /**
  * Leading whitespace, trailing semicolons and whitespace are not part of a statement. A loop, not
  * `/[;\s]+$/`: that regex retries from every blank of a long run, quadratic (1 MiB of spaces
@@ -178,72 +121,40 @@ export const leadingKeyword = (sql: string) => {
 
 /**
  * `project.model.3` names a model version; DuckDB would read `.3` as a number, so the version is
- * quoted as an identifier (`project.model."3"`). Only outside string literals. One pass over
- * tokens: the regex it replaces backtracked through every long identifier from each of its
- * characters (256 KiB of one name: 50 s).
+ * quoted as an identifier (`project.model."3"`). Only outside string literals, and only a version
+ * written right after `name.name.` (no blanks before the digits, nor before the second dot).
  */
 export const quoteModelVersions = (sql: string) => {
   // Most queries have no `.<digit>` at all.
   if (!/\.\d/.test(sql)) return sql;
-  const NAME = 1;
-  const DOT = 2;
-  const OTHER = 4;
-  const LETTER = 8; // a name holding a letter or _
-  const STARTS_WITH_LETTER = 16;
-  const BLANK = 32; // blanks before the token
   const parts: string[] = [];
   let copied = 0;
-  // The last four tokens, as flags, oldest first.
-  let [t1, t2, t3, t4] = [0, 0, 0, 0];
-  let blank = 0;
-  const note = (token: number) => {
-    [t1, t2, t3, t4] = [t2, t3, t4, token | blank];
-    blank = 0;
-  };
-  const isWordChar = (code: number) =>
-    (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
-  const isDigit = (code: number) => code >= 48 && code <= 57;
-  let i = 0;
-  while (i < sql.length) {
-    const code = sql.charCodeAt(i);
-    const c = sql[i]!;
-    if (code === 32 || code === 10 || code === 9 || code === 13 || /\s/.test(c)) {
-      blank = BLANK;
-      i++;
-    } else if (c === "'" || c === '"') {
-      let j = i + 1;
-      while (j < sql.length && !(sql[j] === c && sql[j + 1] !== c)) j += sql[j] === c ? 2 : 1;
-      note(c === '"' ? NAME | LETTER | STARTS_WITH_LETTER : OTHER);
-      i = j + 1;
-    } else if (isWordChar(code)) {
-      let j = i + 1;
-      let digits = isDigit(code);
-      let letter = !digits;
-      while (j < sql.length && isWordChar(sql.charCodeAt(j))) {
-        const d = isDigit(sql.charCodeAt(j));
-        digits &&= d;
-        letter ||= !d;
-        j++;
-      }
-      if (
-        digits &&
-        !blank &&
-        t1 & NAME &&
-        t1 & LETTER &&
-        t2 & DOT &&
-        t3 & NAME &&
-        t3 & STARTS_WITH_LETTER &&
-        t4 & DOT &&
-        !(t4 & BLANK)
-      ) {
-        parts.push(sql.slice(copied, i), `"${sql.slice(i, j)}"`);
-        copied = j;
-        [t1, t2, t3, t4] = [0, 0, 0, 0];
-      } else note(NAME | (letter ? LETTER : 0) | (isDigit(code) ? 0 : STARTS_WITH_LETTER));
-      i = j;
-    } else {
-      note(c === '.' ? DOT : OTHER);
-      i++;
+  const tokens = tokenize(sql, 'duckdb');
+  const isName = (t: Token | undefined) => t !== undefined && (t.kind === 'word' || t.kind === 'identifier');
+  const isDot = (t: Token | undefined) => t !== undefined && t.kind === 'symbol' && sql[t.start] === '.';
+  const hasLetter = (t: Token) => t.kind === 'identifier' || /[A-Za-z_]/.test(textOf(sql, t));
+  const startsWithLetter = (t: Token) => t.kind === 'identifier' || /^[A-Za-z_]/.test(textOf(sql, t));
+  const meaningful = tokens.filter((t) => t.kind !== 'blank');
+  for (let k = 4; k < meaningful.length; k++) {
+    const project = meaningful[k - 4];
+    const dot1 = meaningful[k - 3];
+    const name = meaningful[k - 2];
+    const dot2 = meaningful[k - 1];
+    const version = meaningful[k];
+    if (
+      version!.kind === 'word' &&
+      /^\d+$/.test(textOf(sql, version!)) &&
+      version!.start === dot2!.end &&
+      isDot(dot2) &&
+      dot2!.start === name!.end &&
+      isName(name) &&
+      startsWithLetter(name!) &&
+      isDot(dot1) &&
+      isName(project) &&
+      hasLetter(project!)
+    ) {
+      parts.push(sql.slice(copied, version!.start), `"${textOf(sql, version!)}"`);
+      copied = version!.end;
     }
   }
   parts.push(sql.slice(copied));

@@ -1,3 +1,5 @@
+import { significant, textOf, tokenize } from './tokens';
+
 /**
  * MindsDB lets a model be joined without a condition (`FROM t JOIN proj.model AS m`): the model
  * pairs with each row. DuckDB requires ON or USING, so `ON TRUE` is added after a joined table that
@@ -5,31 +7,21 @@
  */
 type Token = { text: string; start: number; end: number; kind: 'word' | 'quoted' | 'string' | 'other' };
 
-const tokenize = (sql: string): Token[] => {
-  const tokens: Token[] = [];
-  let i = 0;
-  while (i < sql.length) {
-    const c = sql[i]!;
-    if (/\s/.test(c)) {
-      i++;
-      continue;
-    }
-    const start = i;
-    if (c === "'" || c === '"') {
-      i++;
-      while (i < sql.length && !(sql[i] === c && sql[i + 1] !== c)) i += sql[i] === c ? 2 : 1;
-      i++;
-      tokens.push({ text: sql.slice(start, i), start, end: i, kind: c === "'" ? 'string' : 'quoted' });
-    } else if (/[A-Za-z_]/.test(c)) {
-      while (i < sql.length && /[A-Za-z0-9_$]/.test(sql[i]!)) i++;
-      tokens.push({ text: sql.slice(start, i), start, end: i, kind: 'word' });
-    } else {
-      i++;
-      tokens.push({ text: c, start, end: i, kind: 'other' });
-    }
-  }
-  return tokens;
-};
+/** The significant tokens of DuckDB-dialect text, with their text. */
+const tokensOf = (sql: string): Token[] =>
+  significant(tokenize(sql, 'duckdb')).map((t) => ({
+    text: textOf(sql, t),
+    start: t.start,
+    end: t.end,
+    kind:
+      t.kind === 'word'
+        ? 'word'
+        : t.kind === 'identifier'
+          ? 'quoted'
+          : t.kind === 'string'
+            ? 'string'
+            : 'other',
+  }));
 
 const FOLLOWERS = new Set([
   'ON',
@@ -61,7 +53,7 @@ export const addModelJoinConditions = async (
   sql: string,
   isModel: (schema: string | null, table: string) => Promise<boolean>,
 ): Promise<string> => {
-  const tokens = tokenize(sql);
+  const tokens = tokensOf(sql);
   const inserts: number[] = [];
   // One lookup per distinct name: a long text may join the same table many times.
   const known = new Map<string, Promise<boolean>>();

@@ -11,6 +11,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { SqlError, SqlErrorCode } from './errors';
+import { isKeyword, significant, textOf, tokenize, type Token } from './tokens';
 
 export type Bindings = Record<string, DuckDBValue>;
 export type BindingTypes = Record<string, DuckDBType>;
@@ -114,52 +115,25 @@ const toListBinding = (name: string, items: unknown[]): { value: DuckDBValue; ty
  * over the text (string literals and quoted identifiers skipped); elsewhere `$ids` is the list.
  */
 const listsAsSubqueries = (sql: string, lists: Set<string>) => {
+  const tokens = significant(tokenize(sql, 'duckdb'));
   const parts: string[] = [];
   let copied = 0;
-  // The last two significant tokens before the current position: words upper-cased, else the character.
-  let previous: { text: string; start: number } | null = null;
-  let beforePrevious: { text: string; start: number } | null = null;
-  const note = (text: string, start: number) => {
-    beforePrevious = previous;
-    previous = { text, start };
-  };
-  let i = 0;
-  while (i < sql.length) {
-    const c = sql[i]!;
-    if (c === "'" || c === '"') {
-      let j = i + 1;
-      while (j < sql.length && !(sql[j] === c && sql[j + 1] !== c)) j += sql[j] === c ? 2 : 1;
-      note(c, i);
-      i = j + 1;
-    } else if (c === '$' && /[A-Za-z_]/.test(sql[i + 1] ?? '') && !/[A-Za-z0-9_]/.test(sql[i - 1] ?? '')) {
-      let j = i + 1;
-      while (j < sql.length && /[A-Za-z0-9_]/.test(sql[j]!)) j++;
-      const name = sql.slice(i + 1, j);
-      if (lists.has(name)) {
-        const subquery = `(SELECT unnest($${name}))`;
-        let k = j;
-        while (k < sql.length && /\s/.test(sql[k]!)) k++;
-        const p = previous as { text: string; start: number } | null;
-        const pp = beforePrevious as { text: string; start: number } | null;
-        if (p?.text === 'IN') {
-          parts.push(sql.slice(copied, i), subquery);
-          copied = j;
-        } else if (p?.text === '(' && pp?.text === 'IN' && sql[k] === ')') {
-          parts.push(sql.slice(copied, p.start), subquery);
-          copied = k + 1;
-          j = k + 1;
-        }
-      }
-      note('$', i);
-      i = j;
-    } else if (/[A-Za-z_]/.test(c)) {
-      let j = i + 1;
-      while (j < sql.length && /[A-Za-z0-9_$]/.test(sql[j]!)) j++;
-      note(sql.slice(i, j).toUpperCase(), i);
-      i = j;
-    } else {
-      if (!/\s/.test(c)) note(c, i);
-      i++;
+  const isSymbol = (t: Token | undefined, c: string) => t?.kind === 'symbol' && sql[t.start] === c;
+  for (let k = 0; k < tokens.length; k++) {
+    const t = tokens[k]!;
+    if (t.kind !== 'placeholder' || !lists.has(sql.slice(t.start + 1, t.end))) continue;
+    const subquery = `(SELECT unnest(${textOf(sql, t)}))`;
+    const previous = tokens[k - 1];
+    if (isKeyword(sql, previous, 'IN')) {
+      parts.push(sql.slice(copied, t.start), subquery);
+      copied = t.end;
+    } else if (
+      isSymbol(previous, '(') &&
+      isKeyword(sql, tokens[k - 2], 'IN') &&
+      isSymbol(tokens[k + 1], ')')
+    ) {
+      parts.push(sql.slice(copied, previous!.start), subquery);
+      copied = tokens[k + 1]!.end;
     }
   }
   parts.push(sql.slice(copied));

@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { parseSelect, printSelect, walk, type AstNode } from './ast';
 import type { Prepared, Predictions } from './plan';
+import { quoteIdent } from '../shared/quoting';
 
 const baseTable = (table: string, alias: string): AstNode => ({
   type: 'BASE_TABLE',
@@ -88,7 +89,7 @@ export const predictInto = async (
   const load = async (temp: string, rows: Record<string, unknown>[]) => {
     temps.push(temp);
     const columns = columnTypes(outputColumns, rows);
-    const q = (id: string) => `"${id.replace(/"/g, '""')}"`;
+    const q = quoteIdent;
     await c.run(
       `CREATE OR REPLACE TEMP TABLE ${q(temp)} (${columns.map((col) => `${q(col.name)} ${col.type}`).join(', ')})`,
     );

@@ -1,0 +1,124 @@
+import { SqlError, SqlErrorCode } from './errors';
+
+/**
+ * The one SQL tokenizer: every rewrite of query text (dialect translation, version quoting, list
+ * parameters, qualifier stripping, join conditions) walks these tokens instead of scanning the text
+ * its own way. Linear in the text, one pass, no backtracking: texts are up to SQL_MAX_QUERY_BYTES
+ * and every rewrite runs on the event loop.
+ *
+ * Two dialects:
+ * - `mysql` (what MindsDB clients send): 'strings' and "double-quoted" text (a string or an alias,
+ *   decided by context) with backslash escapes, `backtick` identifiers, `:name`/`@name`
+ *   placeholders (not `::` casts nor `@@variables`); an unterminated quote is a syntax error.
+ * - `duckdb` (what we give DuckDB): 'strings', "identifiers" (doubled quotes inside, no backslash
+ *   escapes), `$name` placeholders.
+ */
+export type TokenKind =
+  | 'blank'
+  | 'comment'
+  /** A run of letters, digits and `_` (and `$` inside, in DuckDB): keywords, names and numbers. */
+  | 'word'
+  | 'string'
+  /** `"…"` in MySQL: a string or an alias, depending on where it stands. */
+  | 'dquoted'
+  /** `` `…` `` in MySQL, `"…"` in DuckDB. */
+  | 'identifier'
+  | 'placeholder'
+  | 'symbol';
+
+export type Token = { readonly kind: TokenKind; readonly start: number; readonly end: number };
+export type Dialect = 'mysql' | 'duckdb';
+
+const isWordCode = (code: number) =>
+  (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
+const isLetterCode = (code: number) =>
+  (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
+const isBlank = (c: string) => c === ' ' || c === '\n' || c === '\t' || c === '\r' || /\s/.test(c);
+
+/** Where a quoted run opening at `start` ends (just past its closing quote), or -1 if it does not. */
+const quotedEnd = (sql: string, start: number, quote: string, backslashEscapes: boolean): number => {
+  let i = start + 1;
+  while (i < sql.length) {
+    const c = sql[i];
+    if (backslashEscapes && c === '\\') i += 2;
+    else if (c === quote) {
+      if (sql[i + 1] === quote) i += 2;
+      else return i + 1;
+    } else i++;
+  }
+  return -1;
+};
+
+export const tokenize = (sql: string, dialect: Dialect): Token[] => {
+  const tokens: Token[] = [];
+  const n = sql.length;
+  let i = 0;
+  const push = (kind: TokenKind, end: number) => {
+    tokens.push({ kind, start: i, end });
+    i = end;
+  };
+  while (i < n) {
+    const c = sql[i]!;
+    const code = sql.charCodeAt(i);
+    if (isBlank(c)) {
+      let j = i + 1;
+      while (j < n && isBlank(sql[j]!)) j++;
+      push('blank', j);
+    } else if (isWordCode(code)) {
+      let j = i + 1;
+      while (j < n && (isWordCode(sql.charCodeAt(j)) || (dialect === 'duckdb' && sql[j] === '$'))) j++;
+      push('word', j);
+    } else if (c === '-' && sql[i + 1] === '-') {
+      const end = sql.indexOf('\n', i);
+      push('comment', end === -1 ? n : end);
+    } else if (c === '/' && sql[i + 1] === '*') {
+      const end = sql.indexOf('*/', i + 2);
+      push('comment', end === -1 ? n : end + 2);
+    } else if (c === "'" || c === '"' || (c === '`' && dialect === 'mysql')) {
+      const end = quotedEnd(sql, i, c, dialect === 'mysql' && c !== '`');
+      if (end === -1) {
+        if (dialect === 'mysql')
+          throw new SqlError(
+            SqlErrorCode.Syntax,
+            `Unterminated ${c} quoted text starting at character ${i + 1}`,
+          );
+        // DuckDB text we made is always closed; an odd quote in anything else is just a character.
+        if (c === '"') push('symbol', i + 1);
+        else push('string', n);
+      } else push(c === "'" ? 'string' : c === '`' || dialect === 'duckdb' ? 'identifier' : 'dquoted', end);
+    } else if (
+      (dialect === 'mysql' && (c === ':' || c === '@') && sql[i - 1] !== ':' && sql[i - 1] !== '@') ||
+      (dialect === 'duckdb' && c === '$' && !isWordCode(sql.charCodeAt(i - 1)))
+    ) {
+      if (isLetterCode(sql.charCodeAt(i + 1))) {
+        let j = i + 2;
+        while (j < n && isWordCode(sql.charCodeAt(j))) j++;
+        push('placeholder', j);
+      } else push('symbol', i + 1);
+    } else push('symbol', i + 1);
+  }
+  return tokens;
+};
+
+/** The text of a token. */
+export const textOf = (sql: string, t: Token) => sql.slice(t.start, t.end);
+
+/** A quoted token's content, its doubled quotes undone (and, in MySQL, backslash escapes kept as written). */
+export const unquoted = (sql: string, t: Token) => {
+  const quote = sql[t.start]!;
+  return sql
+    .slice(t.start + 1, t.end - 1)
+    .split(quote + quote)
+    .join(quote);
+};
+
+/** Whether a word token is this keyword (case-insensitive). */
+export const isKeyword = (sql: string, t: Token | undefined, keyword: string) =>
+  t !== undefined &&
+  t.kind === 'word' &&
+  t.end - t.start === keyword.length &&
+  textOf(sql, t).toUpperCase() === keyword;
+
+/** Tokens that matter to a reader: no blanks, no comments. */
+export const significant = (tokens: readonly Token[]) =>
+  tokens.filter((t) => t.kind !== 'blank' && t.kind !== 'comment');
