@@ -242,11 +242,16 @@ export class PacketWriter {
     return this;
   }
 
-  /** Everything written so far, as a buffer the caller owns; the writer starts empty again. */
+  /**
+   * Everything written so far, as a copy the caller owns (a socket may hold it until sent); the
+   * writer keeps its buffer and starts empty again. Copying the few bytes of a typical answer is
+   * cheaper than a fresh buffer per answer (the allocator's pool serves small copies).
+   */
   take(): Buffer {
-    const out = this.buf.subarray(0, this.pos);
-    this.buf = Buffer.allocUnsafe(Math.max(this.initial, 1024));
+    const out = Buffer.from(this.buf.subarray(0, this.pos));
     this.pos = 0;
+    // A buffer grown for one large answer is not kept for the connection's lifetime.
+    if (this.buf.length > 4 * 1024 * 1024) this.buf = Buffer.allocUnsafe(this.initial);
     return out;
   }
 }
