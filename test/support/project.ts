@@ -67,3 +67,59 @@ export const chatbotCreated = (
 
 export const projectSpec = <C>(decide: (command: C, state: ProjectAggregate) => readonly MindledgerEvent[]) =>
   deciderSpec<ProjectAggregate, C>({ ...projectAggregate, decide });
+
+const modelBase = (name: string, version: number) => ({ projectId: 1, project: 'proj', name, version });
+
+export const modelVersionDefined = (
+  name: string,
+  version = 1,
+  options: Record<string, unknown> = {},
+): ModelVersionDefined => ({
+  type: 'ModelVersionDefined',
+  data: {
+    ...modelBase(name, version),
+    engine: 'lightwood',
+    target: 'y',
+    query: 'SELECT * FROM rows',
+    sourceDatabase: 'files',
+    options,
+    definedAt: at,
+  },
+});
+
+export const modelTrainingStarted = (
+  name: string,
+  version = 1,
+  trainer = 'node-1',
+): ModelTrainingStarted => ({
+  type: 'ModelTrainingStarted',
+  data: { ...modelBase(name, version), trainer, startedAt: at },
+});
+
+export const modelTrained = (name: string, version = 1): ModelTrained => ({
+  type: 'ModelTrained',
+  data: {
+    ...modelBase(name, version),
+    artifactDigest: 'a'.repeat(64),
+    accuracy: 0.9,
+    metric: 'r2',
+    columns: [{ name: 'x', dtype: 'float' }],
+    rows: 10,
+    trainingMs: 5,
+    trainedAt: at,
+  },
+});
+
+export const modelVersionActivated = (name: string, version = 1): ModelVersionActivated => ({
+  type: 'ModelVersionActivated',
+  data: { ...modelBase(name, version), activatedAt: at },
+});
+
+/** A model whose versions 1…n were each defined, trained and activated in turn. */
+export const trainedModel = (name: string, versions = 1) =>
+  Array.from({ length: versions }, (_, i) => [
+    modelVersionDefined(name, i + 1),
+    modelTrainingStarted(name, i + 1),
+    modelTrained(name, i + 1),
+    modelVersionActivated(name, i + 1),
+  ]).flat();

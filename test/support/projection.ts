@@ -1,0 +1,45 @@
+import type { MindledgerEvent } from '../../events';
+import { allProjections } from '../../projections';
+import { storedRow } from '../../src/projection/rows';
+import type { Row, RowStore, TableProjection } from '../../src/projection/types';
+import { recorded } from './decider';
+
+/** One table's rows in memory, in the form DuckDB gives them back (so specs see what readers see). */
+class MemoryRows implements RowStore {
+  readonly rows = new Map<string, Row>();
+  private appended = 0;
+  constructor(private readonly projection: TableProjection) {}
+  async get(key: string | bigint) {
+    return this.rows.get(String(key));
+  }
+  put(row: Row) {
+    const stored = storedRow(this.projection, row);
+    const key = this.projection.key ? String(stored[this.projection.key]) : String(this.appended++);
+    this.rows.set(key, stored);
+  }
+  delete(key: string | bigint) {
+    this.rows.delete(String(key));
+  }
+  async scan(filter: (row: Row) => boolean) {
+    return [...this.rows.values()].filter(filter);
+  }
+}
+
+/**
+ * Given events (positions 1, 2, … as the log would give them) → the rows of every projection
+ * table, applied in the runner's order: a projection spec reads "given these events, the table
+ * holds these rows", with no database and no service in between.
+ */
+export const projected = async (events: readonly MindledgerEvent[], projections = allProjections) => {
+  const stores = new Map(projections.map((p) => [p.table, new MemoryRows(p)]));
+  const lookup = (table: string) => {
+    const store = stores.get(table);
+    if (!store) throw new Error(`No projection writes table ${table}`);
+    return store;
+  };
+  for (const event of recorded(events))
+    for (const p of projections)
+      if (p.handles === 'all' || p.handles.includes(event.type))
+        await p.apply(event, lookup(p.table), lookup);
+  return (table: string) => [...lookup(table).rows.values()];
+};
