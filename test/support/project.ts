@@ -2,6 +2,10 @@ import type {
   AgentCreated,
   ChatbotCreated,
   MindledgerEvent,
+  ModelTrained,
+  ModelTrainingStarted,
+  ModelVersionActivated,
+  ModelVersionDefined,
   ProjectCreated,
   SkillCreated,
 } from '../../events';
