@@ -113,6 +113,8 @@ export type ForecastArtifact = TargetDescription & {
     horizon: number;
     /** Median distance between consecutive order values: how forecast rows are dated. */
     interval: number;
+    /** Cycles of the target time used as features (dates whose history covers them twice). */
+    calendar: ('weekday' | 'year' | 'hour')[];
     /** Names of the features each step model reads, in order. */
     features: string[];
   };

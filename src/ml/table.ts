@@ -58,11 +58,15 @@ export const asColumnar = (d: TrainingData): ColumnarData => {
   return d;
 };
 
+/** An ArrayBuffer of any realm (instanceof fails across vm contexts); SharedArrayBuffers are not moved. */
+const isArrayBuffer = (b: ArrayBufferLike): b is ArrayBuffer =>
+  Object.prototype.toString.call(b) === '[object ArrayBuffer]';
+
 /** Buffers of typed columns, to hand to postMessage's transfer list (each buffer once). */
 export const transferables = (d: ColumnarData): ArrayBuffer[] => {
   const seen = new Set<ArrayBuffer>();
   for (const c of d.data)
-    if (isNumericColumn(c) && c.buffer instanceof ArrayBuffer && c.byteLength === c.buffer.byteLength)
+    if (isNumericColumn(c) && isArrayBuffer(c.buffer) && c.byteLength === c.buffer.byteLength)
       seen.add(c.buffer);
   return [...seen];
 };

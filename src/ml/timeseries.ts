@@ -32,10 +32,23 @@ import { planTargetOrFail } from './target';
 import { isNumericColumn, rowCount, type ColumnValues, type ColumnarData } from './table';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-/** Calendar of the target time as points on circles: no false order between December and January. */
-const CALENDAR = ['weekday_sin', 'weekday_cos', 'year_sin', 'year_cos', 'hour_sin', 'hour_cos'];
 const DAY_MS = 86_400_000;
 const TAU = 2 * Math.PI;
+/**
+ * Cycles of the target time, as points on circles (no false order between December and January).
+ * A cycle is used only when the history covers it at least twice: over a partial year, a yearly
+ * cycle would only mimic the trend and mislead forecasts into the months never seen.
+ */
+export type CalendarCycle = 'weekday' | 'year' | 'hour';
+
+const calendarOf = (kind: 'date' | 'number', interval: number, span: number): CalendarCycle[] => {
+  if (kind !== 'date') return [];
+  const cycles: CalendarCycle[] = [];
+  if (interval < DAY_MS && span >= 2 * DAY_MS) cycles.push('hour');
+  if (interval <= DAY_MS && span >= 14 * DAY_MS) cycles.push('weekday');
+  if (interval <= 31 * DAY_MS && span >= 2 * 365 * DAY_MS) cycles.push('year');
+  return cycles;
+};
 
 /** How order values become numbers (epoch milliseconds for dates). */
 const readTime = (kind: 'date' | 'number', v: unknown): number => {
@@ -115,12 +128,11 @@ const windowFeatures = (
   y: ArrayLike<number>,
   j: number,
   window: number,
-  calendar: boolean,
+  calendar: readonly CalendarCycle[],
   targetTime: number,
   out: Float64Array,
   offset: number,
 ) => {
-  const ref = y[j]!;
   let magnitude = 0;
   let count = 0;
   let sum = 0;
@@ -129,10 +141,11 @@ const windowFeatures = (
     sum += y[j - l]!;
     count++;
   }
+  const ref = y[j]!;
   const scale = magnitude / count > 0 ? magnitude / count : 1;
   let at = offset;
   for (let l = 1; l < window; l++) out[at++] = j - l >= 0 ? (y[j - l]! - ref) / scale : NaN;
-  out[at++] = (sum / count - ref) / scale;
+  out[at++] = (sum / count - y[j]!) / scale;
   // Least-squares slope of the window against its positions, per step.
   let slope = 0;
   if (count >= 2) {
@@ -147,27 +160,32 @@ const windowFeatures = (
     slope = sxy / sxx / scale;
   }
   out[at++] = slope;
-  if (calendar) {
-    const d = new Date(targetTime);
-    const weekday = d.getUTCDay() / 7;
-    const yearStart = Date.UTC(d.getUTCFullYear(), 0, 1);
-    const year = (targetTime - yearStart) / (365.25 * DAY_MS);
-    const hour = (d.getUTCHours() + d.getUTCMinutes() / 60) / 24;
-    out[at++] = Math.sin(TAU * weekday);
-    out[at++] = Math.cos(TAU * weekday);
-    out[at++] = Math.sin(TAU * year);
-    out[at++] = Math.cos(TAU * year);
-    out[at++] = Math.sin(TAU * hour);
-    out[at++] = Math.cos(TAU * hour);
+  for (const cycle of calendar) {
+    let phase: number;
+    switch (cycle) {
+      case 'weekday':
+        phase = new Date(targetTime).getUTCDay() / 7;
+        break;
+      case 'year': {
+        const start = Date.UTC(new Date(targetTime).getUTCFullYear(), 0, 1);
+        phase = (targetTime - start) / (365.25 * DAY_MS);
+        break;
+      }
+      case 'hour':
+        phase = (((targetTime % DAY_MS) + DAY_MS) % DAY_MS) / DAY_MS;
+        break;
+    }
+    out[at++] = Math.sin(TAU * phase);
+    out[at++] = Math.cos(TAU * phase);
   }
   return { ref, scale };
 };
 
-const featureNamesOf = (window: number, calendar: boolean) => [
+const featureNamesOf = (window: number, calendar: readonly CalendarCycle[]) => [
   ...Array.from({ length: window - 1 }, (_, l) => `lag_${l + 1}`),
   'window_mean',
   'window_slope',
-  ...(calendar ? CALENDAR.map((c) => `target_${c}`) : []),
+  ...calendar.flatMap((c) => [`target_${c}_sin`, `target_${c}_cos`]),
 ];
 
 const median = (values: number[]) => {
@@ -204,7 +222,6 @@ export const trainForecaster = (
   const valuesOf = (name: string) => table.data[table.columns.indexOf(name)]!;
   const plan = planTargetOrFail(valuesOf(target), target, 'numeric');
   const order = orderKindOf(valuesOf(orderBy), orderBy);
-  const calendar = order.kind === 'date';
   const orderValues = valuesOf(orderBy);
   const times = Float64Array.from({ length: rowCount(table) }, (_, i) =>
     readTime(order.kind, orderValues[i]),
@@ -227,6 +244,13 @@ export const trainForecaster = (
   for (const g of series)
     for (let j = 1; j < g.t.length && gaps.length < 100_000; j++) gaps.push(g.t[j]! - g.t[j - 1]!);
   const interval = median(gaps.filter((x) => x > 0)) || 1;
+  let first = Infinity;
+  let last = -Infinity;
+  for (const g of series) {
+    first = Math.min(first, g.t[0]!);
+    last = Math.max(last, g.t[g.t.length - 1]!);
+  }
+  const calendar = calendarOf(order.kind, interval, last - first);
   const names = featureNamesOf(window, calendar);
   const d = names.length;
   let variance = 0;
@@ -349,6 +373,7 @@ export const trainForecaster = (
       window,
       horizon,
       interval,
+      calendar,
       features: names,
     },
     steps,
@@ -390,7 +415,7 @@ const seriesOf = (a: ForecastArtifact, rows: readonly Row[], keepMissing: boolea
 export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
   const { target, timeseries: ts, calibration: cal } = artifact;
   const d = ts.features.length;
-  const calendar = ts.orderKind === 'date';
+  const calendar = ts.calendar;
   const scorers: Scorer[] = artifact.steps.map((s) => makeScorer(s.mixer, 0));
   const row = new Float64Array(d);
   const levelOf = (options: PredictOptions) =>
