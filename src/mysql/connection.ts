@@ -6,7 +6,14 @@ import type { EngineRowError, ServerLogger, SqlEngine } from './port';
 import { authenticate, type AuthChannel, type AuthOptions } from './protocol/auth';
 import { columnOf, type Column } from './protocol/columns';
 import { Capability, Charset, ColumnFlag, ColumnType, Command, ServerStatus } from './protocol/constants';
-import { MalformedPacket, PacketReader, PacketWriter, PayloadReader, type Packet } from './protocol/framing';
+import {
+  MalformedPacket,
+  PacketReader,
+  PacketTooLarge,
+  PacketWriter,
+  PayloadReader,
+  type Packet,
+} from './protocol/framing';
 import {
   binaryRow,
   columnDefinition,
@@ -65,6 +72,10 @@ export type ConnectionOptions = {
   auth: AuthOptions;
   /** Rows a result may carry at most (streamed results; the engine cuts its own answers). */
   maxRows: number | undefined;
+  /** Largest packet payload a client may send (max_allowed_packet). */
+  maxPacketBytes: number;
+  /** A client that has not logged in by then is disconnected (MySQL's connect_timeout). */
+  handshakeTimeoutMs: number;
 };
 
 type PreparedStatement = {
@@ -113,7 +124,7 @@ const prepended = (socket: net.Socket, first: Buffer): Duplex => {
  */
 export class MysqlConnection {
   private socket: net.Socket | tls.TLSSocket;
-  private readonly reader = new PacketReader();
+  private readonly reader: PacketReader;
   private readonly writer = new PacketWriter();
   private wake: (() => void) | undefined;
   private closed = false;
@@ -137,6 +148,7 @@ export class MysqlConnection {
     private readonly o: ConnectionOptions,
   ) {
     this.socket = socket;
+    this.reader = new PacketReader(o.maxPacketBytes);
     this.host = (socket.remoteAddress ?? 'unknown').replace(/^::ffff:/, '');
     socket.setNoDelay(true);
     this.listen(socket);
@@ -184,10 +196,26 @@ export class MysqlConnection {
   /** The client's next packet; null once it has gone. */
   private async next(): Promise<Packet | null> {
     for (;;) {
-      const packet = this.reader.read();
+      const packet = this.readPacket();
       if (packet) return packet;
       if (this.closed) return null;
       await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  /** A packet already received, if any. One over max_allowed_packet ends the connection (1153), as in MySQL. */
+  private readPacket(): Packet | undefined {
+    try {
+      return this.reader.read();
+    } catch (err) {
+      if (!(err instanceof PacketTooLarge)) throw err;
+      this.writer.sequence = 0;
+      this.error(MysqlError.PacketTooLarge, err.message);
+      void this.flush();
+      this.socket.end();
+      this.closed = true;
+      this.interrupt('clientGone');
+      return undefined;
     }
   }
 
@@ -252,6 +280,18 @@ export class MysqlConnection {
   }
 
   private async run() {
+    const timer = setTimeout(() => this.destroy(), this.o.handshakeTimeoutMs);
+    timer.unref();
+    try {
+      if (!(await this.logIn())) return;
+    } finally {
+      clearTimeout(timer);
+    }
+    await this.commands(this.session!);
+  }
+
+  /** Greeting, TLS, authentication and the first database; true once the client is in. */
+  private async logIn(): Promise<boolean> {
     const nonce = makeNonce();
     const offered = SERVER_CAPABILITIES | (this.o.tls ? Capability.SSL : 0);
     greeting(this.writer, {
@@ -263,12 +303,12 @@ export class MysqlConnection {
     });
     await this.flushed();
     let packet = await this.next();
-    if (!packet) return;
+    if (!packet) return false;
     if (isSslRequest(packet.payload)) {
-      if (!this.o.tls) return;
+      if (!this.o.tls) return false;
       await this.upgradeToTls(this.o.tls);
       packet = await this.next();
-      if (!packet) return;
+      if (!packet) return false;
     }
     const response = parseHandshakeResponse(packet.payload);
     this.writer.sequence = packet.sequence + 1;
@@ -300,7 +340,7 @@ export class MysqlConnection {
     if (!result.ok) {
       this.error(MysqlError.AccessDenied, result.message);
       await this.flushed();
-      return;
+      return false;
     }
     const session = new Session(this.id, response.user, this.host, {
       engine: this.o.engine,
@@ -313,18 +353,18 @@ export class MysqlConnection {
       if (use.type === 'error') {
         this.error(use.error_code, use.error_message);
         await this.flushed();
-        return;
+        return false;
       }
     }
     this.session = session;
     okPacket(this.writer, this.status());
     await this.flushed();
-    await this.commands(session);
+    return true;
   }
 
   private async commands(session: Session) {
     while (!this.closing) {
-      const packet = this.reader.read() ?? (await this.next());
+      const packet = this.readPacket() ?? (await this.next());
       if (!packet) return;
       this.writer.sequence = packet.sequence + 1;
       let keepGoing = true;

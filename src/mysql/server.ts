@@ -4,6 +4,8 @@ import tls from 'node:tls';
 import { MysqlConnection } from './connection';
 import type { Authenticator, ServerLogger, SqlEngine } from './port';
 import { CACHING_SHA2, lazyRsaKeys, NATIVE, type AuthPlugin, type RsaKeys } from './protocol/auth';
+import { PacketWriter } from './protocol/framing';
+import { errPacket } from './protocol/packets';
 import type { ServerView } from './session/session';
 import type { ServerFacts } from './session/variables';
 
@@ -28,6 +30,12 @@ export type MysqlServerOptions = {
   defaultAuthPlugin?: AuthPlugin;
   /** The RSA pair caching_sha2_password hands out over plain TCP; made at first need if absent. */
   rsaKeys?: RsaKeys;
+  /** Connections at once; more are refused with error 1040 (default 1000). */
+  maxConnections?: number;
+  /** Largest packet a client may send, max_allowed_packet (default 64 MiB); more ends its connection with 1153. */
+  maxPacketBytes?: number;
+  /** A client not logged in by then is disconnected (default 10 s, MySQL's connect_timeout). */
+  handshakeTimeoutMs?: number;
 };
 
 export type MysqlServer = {
@@ -70,11 +78,21 @@ export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServ
     hostname: os.hostname(),
     tls: secureContext !== undefined,
     defaultAuthPlugin: defaultPlugin,
+    maxAllowedPacket: o.maxPacketBytes ?? 64 * 1024 * 1024,
   };
   const rsaKeys = o.rsaKeys ? () => Promise.resolve(o.rsaKeys!) : lazyRsaKeys();
   const sha2Cache = new Map<string, Buffer>();
 
+  const maxConnections = o.maxConnections ?? 1000;
   const server = net.createServer((socket) => {
+    if (connections.size >= maxConnections) {
+      // MySQL's answer in place of the greeting.
+      const w = new PacketWriter();
+      errPacket(w, 1040, '08004', 'Too many connections');
+      socket.on('error', () => undefined);
+      socket.end(w.take());
+      return;
+    }
     const id = nextId++;
     const connection = new MysqlConnection(socket, id, {
       engine: o.engine,
@@ -85,6 +103,8 @@ export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServ
       tls: secureContext,
       auth: { authenticator: o.auth, rsaKeys, sha2Cache, defaultPlugin },
       maxRows: o.maxRows,
+      maxPacketBytes: facts.maxAllowedPacket,
+      handshakeTimeoutMs: o.handshakeTimeoutMs ?? 10_000,
     });
     connections.set(id, connection);
     void connection.done.then(() => connections.delete(id));

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { columnOf } from '../../src/mysql/protocol/columns';
 import { writeTextCell, writeBinaryCell } from '../../src/mysql/protocol/cells';
 import { ColumnType } from '../../src/mysql/protocol/constants';
-import { PacketReader, PacketWriter, PayloadReader } from '../../src/mysql/protocol/framing';
+import { PacketReader, PacketTooLarge, PacketWriter, PayloadReader } from '../../src/mysql/protocol/framing';
 import { nativeToken, sha2Digest, sha2FastMatches } from '../../src/mysql/protocol/auth';
 import { readParams } from '../../src/mysql/protocol/params';
 import { classify } from '../../src/mysql/session/classify';
@@ -56,6 +56,30 @@ describe('packet framing', () => {
     expect(rest).toEqual([]);
     expect(packet!.payload.equals(payload)).toBe(true);
     expect(packet!.sequence).toBe(1);
+  });
+
+  it('refuses a payload over its limit from the header alone, before the bytes arrive', () => {
+    const reader = new PacketReader(1000);
+    reader.feed(Buffer.from([0xe9, 0x03, 0x00, 0x00])); // 1001 bytes announced
+    expect(() => reader.read()).toThrow(PacketTooLarge);
+    const fits = new PacketReader(1000);
+    fits.feed(Buffer.from([0xe8, 0x03, 0x00, 0x00]));
+    expect(fits.read()).toBeUndefined();
+    fits.feed(Buffer.alloc(1000, 7));
+    expect(fits.read()!.payload).toEqual(Buffer.alloc(1000, 7));
+  });
+
+  it('keeps the packets it handed out intact while more bytes arrive', () => {
+    const w = new PacketWriter();
+    w.begin().bytes(Buffer.from('first')).end();
+    w.begin().bytes(Buffer.alloc(200_000, 1)).end();
+    const bytes = w.take();
+    const reader = new PacketReader();
+    reader.feed(bytes.subarray(0, 20));
+    const first = reader.read()!.payload;
+    for (let at = 20; at < bytes.length; at += 1000) reader.feed(bytes.subarray(at, at + 1000));
+    expect(first.toString()).toBe('first');
+    expect(reader.read()!.payload).toEqual(Buffer.alloc(200_000, 1));
   });
 
   it('leaves the bytes after a packet raw (a TLS handshake following the SSL request)', () => {

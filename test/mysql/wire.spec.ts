@@ -1,7 +1,10 @@
 import net from 'node:net';
 import { Capability, ColumnType, Command } from '../../src/mysql/protocol/constants';
 import { PacketReader, PacketWriter, PayloadReader, type Packet } from '../../src/mysql/protocol/framing';
-import { startFront, type Front } from './support';
+import mysql from 'mysql2/promise';
+import pino from 'pino';
+import { startMysqlServer, type MysqlServer } from '../../src/mysql';
+import { appEngine, startFront, type Front } from './support';
 
 /**
  * A bare client speaking the protocol byte by byte, for what the drivers at hand never send:
@@ -20,7 +23,7 @@ class WireClient {
     });
   }
 
-  static async connect(port: number, capabilities: number) {
+  static async connect(port: number, capabilities: number): Promise<WireClient> {
     const socket = net.connect(port, '127.0.0.1');
     await new Promise((resolve) => socket.once('connect', resolve));
     const client = new WireClient(socket);
@@ -73,6 +76,14 @@ class WireClient {
     }
   }
 
+  /** Resolves when the server has closed the connection. */
+  closed() {
+    return new Promise<void>((resolve) => {
+      if (this.socket.destroyed || this.socket.readableEnded) resolve();
+      else this.socket.once('close', () => resolve());
+    });
+  }
+
   close() {
     this.socket.destroy();
   }
@@ -103,8 +114,8 @@ const columnType = (p: Packet) => {
 describe('MySQL wire protocol, byte by byte', () => {
   let front: Front;
   const clients: WireClient[] = [];
-  const connect = async (capabilities: number) => {
-    const c = await WireClient.connect(front.port, capabilities);
+  const connect = async (capabilities: number, port = front.port) => {
+    const c = await WireClient.connect(port, capabilities);
     clients.push(c);
     return c;
   };
@@ -234,5 +245,63 @@ describe('MySQL wire protocol, byte by byte', () => {
     ]);
     c.send(command(Command.PING));
     expect((await c.next()).payload[0]).toBe(0x00);
+  });
+
+  describe('given a server with tight limits', () => {
+    let server: MysqlServer;
+    beforeAll(async () => {
+      server = await startMysqlServer({
+        engine: appEngine(front.app),
+        host: '127.0.0.1',
+        port: 0,
+        logger: pino({ level: 'silent' }),
+        maxConnections: 1,
+        maxPacketBytes: 1024,
+        handshakeTimeoutMs: 300,
+      });
+    });
+    afterAll(() => server.close(0));
+
+    it('refuses a connection over the limit with 1040, answers a packet over max_allowed_packet with 1153 and closes', async () => {
+      const c = await connect(BASE, server.port);
+      await expect(
+        mysql.createConnection({ host: '127.0.0.1', port: server.port, user: 'x' }),
+      ).rejects.toMatchObject({
+        errno: 1040,
+        message: 'Too many connections',
+      });
+      c.send(command(Command.QUERY, 'SELECT @@max_allowed_packet AS m'));
+      // Column count, the column, EOF, the row, EOF.
+      const max = await c.take(5);
+      expect(max[3]!.payload.toString('latin1', 1)).toBe('1024');
+      c.send(command(Command.QUERY, `SELECT '${'x'.repeat(2000)}'`));
+      const error = await c.next();
+      expect([error.payload.readUInt16LE(1), error.payload.subarray(9).toString()]).toEqual([
+        1153,
+        "Got a packet bigger than 'max_allowed_packet' bytes (1024)",
+      ]);
+      await c.closed();
+    });
+
+    it('disconnects a client that does not log in', async () => {
+      const patient = await startMysqlServer({
+        engine: appEngine(front.app),
+        host: '127.0.0.1',
+        port: 0,
+        logger: pino({ level: 'silent' }),
+        handshakeTimeoutMs: 300,
+      });
+      try {
+        const socket = net.connect(patient.port, '127.0.0.1');
+        const received: Buffer[] = [];
+        socket.on('data', (chunk: Buffer) => received.push(chunk));
+        await new Promise((resolve) => socket.once('close', resolve));
+        // The greeting (protocol version 10), then nothing until the server hung up.
+        expect(Buffer.concat(received)[4]).toBe(10);
+        expect(patient.connections()).toBe(0);
+      } finally {
+        await patient.close(0);
+      }
+    });
   });
 });

@@ -9,6 +9,7 @@ export type ServerFacts = {
   hostname: string;
   tls: boolean;
   defaultAuthPlugin: string;
+  maxAllowedPacket: number;
 };
 
 /**
@@ -42,7 +43,7 @@ export const serverVariables = (f: ServerFacts): ReadonlyMap<string, VariableVal
     ['interactive_timeout', 28800],
     ['license', 'GPL'],
     ['lower_case_table_names', 1],
-    ['max_allowed_packet', 67108864],
+    ['max_allowed_packet', f.maxAllowedPacket],
     ['max_execution_time', 0],
     ['net_buffer_length', 16384],
     ['net_read_timeout', 30],
