@@ -1,10 +1,12 @@
+import fs from 'node:fs';
 import net from 'node:net';
+import tls from 'node:tls';
 import { Capability, ColumnType, Command } from '../../src/mysql/protocol/constants';
 import { PacketReader, PacketWriter, PayloadReader, type Packet } from '../../src/mysql/protocol/framing';
 import mysql from 'mysql2/promise';
 import pino from 'pino';
 import { startMysqlServer, type MysqlServer } from '../../src/mysql';
-import { appEngine, startFront, type Front } from './support';
+import { appEngine, selfSignedCertificate, startFront, type Front } from './support';
 
 /**
  * A bare client speaking the protocol byte by byte, for what the drivers at hand never send:
@@ -303,5 +305,68 @@ describe('MySQL wire protocol, byte by byte', () => {
         await patient.close(0);
       }
     });
+  });
+
+  it('upgrades to TLS when the TLS handshake arrives in the same read as the SSL request', async () => {
+    const certificate = await selfSignedCertificate();
+    const secure = await startMysqlServer({
+      engine: appEngine(front.app),
+      host: '127.0.0.1',
+      port: 0,
+      logger: pino({ level: 'silent' }),
+      tls: { cert: certificate.cert, key: certificate.key },
+    });
+    const socket = net.connect(secure.port, '127.0.0.1');
+    try {
+      const greeting = await new Promise<Buffer>((resolve) => socket.once('data', resolve));
+      // The greeting offers TLS: after the version's NUL, the connection id (4), nonce (8), filler (1).
+      const lowCapabilities = greeting.readUInt16LE(greeting.indexOf(0, 5) + 1 + 4 + 8 + 1);
+      expect(lowCapabilities & Capability.SSL).toBe(Capability.SSL);
+      const flags = BASE | Capability.SSL;
+      const ssl = new PacketWriter();
+      ssl.sequence = 1;
+      ssl
+        .begin()
+        .int4(flags)
+        .int4(16 * 1024 * 1024)
+        .int1(45)
+        .zeros(23)
+        .end();
+      // Held back so that the SSL request and the ClientHello leave in one segment.
+      socket.cork();
+      socket.write(ssl.take());
+      const tlsSocket = tls.connect({ socket, rejectUnauthorized: false });
+      process.nextTick(() => socket.uncork());
+      await new Promise((resolve) => tlsSocket.once('secureConnect', resolve));
+      const login = new PacketWriter();
+      login.sequence = 2;
+      login
+        .begin()
+        .int4(flags)
+        .int4(16 * 1024 * 1024)
+        .int1(45)
+        .zeros(23)
+        .nulString('tls')
+        .int1(0)
+        .nulString('mysql_native_password')
+        .end();
+      login.sequence = 0;
+      login.begin().bytes(command(Command.QUERY, "SELECT 'over tls' AS t")).end();
+      tlsSocket.write(login.take());
+      const reader = new PacketReader();
+      const packets: Packet[] = [];
+      while (packets.length < 6) {
+        reader.feed(await new Promise<Buffer>((resolve) => tlsSocket.once('data', resolve)));
+        for (let p = reader.read(); p; p = reader.read()) packets.push(p);
+      }
+      // OK (logged in), then the result: count, column, EOF, row, EOF.
+      expect(packets[0]!.payload[0]).toBe(0x00);
+      expect(packets[4]!.payload.toString('utf8', 1)).toBe('over tls');
+      tlsSocket.destroy();
+    } finally {
+      socket.destroy();
+      await secure.close(0);
+      fs.rmSync(certificate.dir, { recursive: true, force: true });
+    }
   });
 });
