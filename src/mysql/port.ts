@@ -11,7 +11,10 @@ export type TableAnswer = {
   column_names: string[];
   /** DuckDB type names (`BIGINT`, `DECIMAL(10,2)`, `TIMESTAMP WITH TIME ZONE`, `INTEGER[]`, …). */
   column_types: string[];
-  /** JSON-ready cells, as the HTTP endpoint answers them (see the README's "Values"). */
+  /**
+   * JSON-ready cells, as the HTTP endpoint answers them (see the README's "Values"); integer cells
+   * may also be bigint, and a DECIMAL's exact text is welcome as a string.
+   */
   data: unknown[][];
   /** Present when the engine cut the answer at its row or size limit. */
   truncated?: true;
