@@ -299,6 +299,8 @@ describe('columns typed from DuckDB types', () => {
     expect(text('DECIMAL(10,2)', 1.5)).toBe('1.50');
     expect(text('DOUBLE', 1e300)).toBe('1e300');
     expect(text('BIGINT', '9007199254740993')).toBe('9007199254740993');
+    expect(text('BIGINT', 2n ** 63n - 1n)).toBe('9223372036854775807');
+    expect(text('DECIMAL(38,3)', '12345678901234567890.123')).toBe('12345678901234567890.123');
     expect(text('BOOLEAN', true)).toBe('1');
     expect(text('INTEGER[]', [1, 2])).toBe('[1,2]');
     expect(text('BLOB', Buffer.from('hi').toString('base64'))).toBe('hi');
@@ -318,6 +320,7 @@ describe('columns typed from DuckDB types', () => {
     };
     expect(binary('BIGINT', '-9007199254740993')).toEqual([...Buffer.from('ffffffffffffdfff', 'hex')]);
     expect(binary('SMALLINT', -2)).toEqual([0xfe, 0xff]);
+    expect(binary('UBIGINT', 2n ** 64n - 1n)).toEqual(Array(8).fill(0xff));
     expect(binary('DATE', '2024-01-02')).toEqual([4, 0xe8, 0x07, 1, 2]);
     expect(binary('TIMESTAMP', '2024-01-02 03:04:05.500000')).toEqual([
       11, 0xe8, 0x07, 1, 2, 3, 4, 5, 0x20, 0xa1, 0x07, 0,
