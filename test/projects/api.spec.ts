@@ -1,4 +1,5 @@
 import { problemOf, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { eventsOf, givenProject, onFreshApp, uniqueName } from '../support/world';
 
 describe.each(storeKinds)('projects API on %s', (store) => {
   let t: TestApp;
@@ -7,20 +8,21 @@ describe.each(storeKinds)('projects API on %s', (store) => {
   });
   afterAll(() => t.dispose());
 
-  it('has the default project mindsdb from the first start, created by one event', async () => {
-    const res = await t.http.get('/api/projects').expect(200);
-    expect(res.body).toEqual([
-      {
-        id: expect.any(Number),
-        name: 'mindsdb',
-        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}$/),
-      },
-    ]);
-    const log = await t.http.get('/api/events?stream=project-mindsdb').expect(200);
-    expect(log.body.events.map((e: { type: string }) => e.type)).toEqual(['ProjectCreated']);
-  });
+  it('has the default project mindsdb from the first start, created by one event', () =>
+    onFreshApp(store, async (fresh) => {
+      const res = await fresh.http.get('/api/projects').expect(200);
+      expect(res.body).toEqual([
+        {
+          id: expect.any(Number),
+          name: 'mindsdb',
+          created_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}$/),
+        },
+      ]);
+      const log = await fresh.http.get('/api/events?stream=project-mindsdb').expect(200);
+      expect(log.body.events.map((e: { type: string }) => e.type)).toEqual(['ProjectCreated']);
+    }));
 
-  it('creates, reads (case-insensitively, with or without trailing slash) and deletes a project', async () => {
+  it('creates a project (201) in MindsDB shape, its id as ETag', async () => {
     const created = await t.http.post('/api/projects').send({ name: 'Sales_2026' }).expect(201);
     expect(created.body).toEqual({
       id: expect.any(Number),
@@ -28,19 +30,33 @@ describe.each(storeKinds)('projects API on %s', (store) => {
       created_at: expect.any(String),
     });
     expect(created.headers.etag).toBe(`"${created.body.id}"`);
+  });
 
-    const byName = await t.http.get('/api/projects/sales_2026/').expect(200);
-    expect(byName.body).toEqual(created.body);
-    expect(byName.headers.etag).toBe(`"${created.body.id}"`);
-    const list = await t.http.get('/api/projects/').expect(200);
-    expect(list.body.map((p: { name: string }) => p.name)).toEqual(['mindsdb', 'Sales_2026']);
+  it('reads a project by name case-insensitively, with or without trailing slash', async () => {
+    const created = await givenProject(t, uniqueName('Read_Me'));
+    const byName = await t.http.get(`/api/projects/${created.name.toLowerCase()}/`).expect(200);
+    expect(byName.body).toEqual(created);
+    expect(byName.headers.etag).toBe(`"${created.id}"`);
+    const exact = await t.http.get(`/api/projects/${created.name}`).expect(200);
+    expect(exact.body).toEqual(created);
+  });
 
-    const gone = await t.http.delete('/api/projects/SALES_2026').expect(204);
+  it('lists mindsdb first, then projects in the order they were created', () =>
+    onFreshApp(store, async (fresh) => {
+      const created = await givenProject(fresh, 'Sales_2026');
+      const list = await fresh.http.get('/api/projects/').expect(200);
+      expect(list.body.map((p: { name: string }) => p.name)).toEqual(['mindsdb', created.name]);
+    }));
+
+  it('deletes a project by name in any case (204, empty); it is 404 afterwards', async () => {
+    const created = await givenProject(t, uniqueName('Doomed'));
+    const gone = await t.http.delete(`/api/projects/${created.name.toUpperCase()}`).expect(204);
     expect(gone.text).toBe('');
-    const missing = await t.http.get('/api/projects/sales_2026').expect(404);
+    const lower = created.name.toLowerCase();
+    const missing = await t.http.get(`/api/projects/${lower}`).expect(404);
     expect(problemOf(missing)).toEqual({
       title: 'Project not found',
-      detail: 'Project name sales_2026 does not exist',
+      detail: `Project name ${lower} does not exist`,
       status: 404,
     });
   });
@@ -64,11 +80,17 @@ describe.each(storeKinds)('projects API on %s', (store) => {
     expect(p.detail).toMatch(why);
   });
 
-  it('refuses to delete mindsdb (400) or an unknown project (404), and reserved names (409)', async () => {
+  it('refuses to delete mindsdb (400)', async () => {
     expect(problemOf(await t.http.delete('/api/projects/mindsdb').expect(400)).detail).toMatch(
       /cannot be deleted/,
     );
+  });
+
+  it('answers 404 when deleting an unknown project', async () => {
     expect(problemOf(await t.http.delete('/api/projects/nope').expect(404)).detail).toMatch(/does not exist/);
+  });
+
+  it('refuses reserved names (409)', async () => {
     expect(problemOf(await t.http.post('/api/projects').send({ name: 'files' }).expect(409)).detail).toMatch(
       /system/,
     );
@@ -87,8 +109,7 @@ describe.each(storeKinds)('projects API on %s', (store) => {
       Array.from({ length: 12 }, () => t.http.post('/api/projects').send({ name: 'racer' })),
     );
     expect(results.map((r) => r.status).sort()).toEqual([201, ...Array(11).fill(409)]);
-    const log = await t.http.get('/api/events?stream=project-racer').expect(200);
-    expect(log.body.events).toHaveLength(1);
+    expect(await eventsOf(t, 'project-racer')).toHaveLength(1);
   });
 
   it('loses no concurrent creates of different names', async () => {
