@@ -55,7 +55,13 @@ const softmaxRow = (scores: Float64Array, probs: Float64Array, o: number, K: num
 /** The GBDT learns from at most this many training rows and stops on at most this many dev rows. */
 export const MAX_FIT_ROWS = 250_000;
 export const MAX_STOP_ROWS = 25_000;
-const ROWS_PER_TREE = 100_000;
+/**
+ * Rows each tree learns from: all up to 20k, then half (LightGBM's bagging_fraction 0.5) up to
+ * 100k. Trees of half the rows cost half the histogram passes and lose little: boosting averages
+ * over many of them.
+ */
+export const rowsPerTreeFor = (trainRows: number) =>
+  Math.min(trainRows, Math.max(20_000, Math.min(100_000, Math.floor(trainRows / 2))));
 
 /** At most `max` of `rows`, a seeded sample: in ascending order, or in the shuffle's order. */
 export const sampleRows = (rows: Int32Array, max: number, seed: number, ascending = true): Int32Array => {
@@ -88,7 +94,12 @@ export const prepareBoosting = (
 ): BoostInput => {
   // When trees will learn from windows of the fit rows, those rows are stored in random order, so
   // a contiguous window is a random sample that histogram passes still walk sequentially.
-  const fit = sampleRows(train, MAX_FIT_ROWS, seed ^ 0x2545f491, train.length <= ROWS_PER_TREE);
+  const fit = sampleRows(
+    train,
+    MAX_FIT_ROWS,
+    seed ^ 0x2545f491,
+    rowsPerTreeFor(train.length) === train.length,
+  );
   const stop = sampleRows(dev, MAX_STOP_ROWS, seed ^ 0x68e31da4);
   const rows = new Int32Array(fit.length + stop.length);
   rows.set(fit);
@@ -146,7 +157,7 @@ export const trainBoosted = (
   // Ascending row order keeps histogram building walking memory forwards.
   const train = Int32Array.from(input.train).sort();
   const dev = Int32Array.from(input.dev).sort();
-  const rowsPerTree = options.rowsPerTree ?? ROWS_PER_TREE;
+  const rowsPerTree = options.rowsPerTree ?? rowsPerTreeFor(train.length);
   const sampled = train.length > rowsPerTree;
   const random = seededRandom((options.seed ?? 42) ^ 0x5bd1e995);
   const grower = makeTreeGrower(binned, train.length, {
@@ -198,6 +209,40 @@ export const trainBoosted = (
     return loss / maxOf(total, 1e-12);
   };
 
+  /** Gradient and hessian of the loss for output k on `rows`, each scaled by the row's weight. */
+  const gradients = (rows: Int32Array, k: number) => {
+    const n = rows.length;
+    switch (objective.kind) {
+      case 'l2':
+        for (let q = 0; q < n; q++) {
+          const i = rows[q]!;
+          grad[i] = scores[i]! - y[i]!;
+          hess[i] = 1;
+        }
+        return;
+      case 'binary':
+        for (let q = 0; q < n; q++) {
+          const i = rows[q]!;
+          const w = weights ? weights[i]! : 1;
+          const p = 1 / (1 + exp(-scores[i]!));
+          const h = p * (1 - p);
+          grad[i] = w * (p - y[i]!);
+          hess[i] = w * (h > 1e-6 ? h : 1e-6);
+        }
+        return;
+      case 'softmax':
+        for (let q = 0; q < n; q++) {
+          const i = rows[q]!;
+          const w = weights ? weights[i]! : 1;
+          const p = probs![i * K + k]!;
+          const h = p * (1 - p);
+          grad[i] = w * (p - (y[i] === k ? 1 : 0));
+          hess[i] = w * (h > 1e-6 ? h : 1e-6);
+        }
+        return;
+    }
+  };
+
   /** Adds a grown tree's values to output k of its own rows (known leaves) and of every other row. */
   const applyTree = (g: GrownTree, k: number, outside: Int32Array | null) => {
     const { v } = g.tree;
@@ -228,27 +273,7 @@ export const trainBoosted = (
     const roundTrees: Tree[] = [];
     if (probs) for (const i of rows) softmaxRow(scores, probs, i * K, K);
     for (let k = 0; k < K; k++) {
-      for (const i of rows) {
-        const w = weights ? weights[i]! : 1;
-        switch (objective.kind) {
-          case 'l2':
-            grad[i] = scores[i]! - y[i]!;
-            hess[i] = 1;
-            break;
-          case 'binary': {
-            const p = 1 / (1 + exp(-scores[i]!));
-            grad[i] = w * (p - y[i]!);
-            hess[i] = w * maxOf(p * (1 - p), 1e-6);
-            break;
-          }
-          case 'softmax': {
-            const p = probs![i * K + k]!;
-            grad[i] = w * (p - (y[i] === k ? 1 : 0));
-            hess[i] = w * maxOf(p * (1 - p), 1e-6);
-            break;
-          }
-        }
-      }
+      gradients(rows, k);
       const grown = grower.grow(rows, grad, hess);
       roundTrees.push(grown.tree);
       // Softmax trees of one round all read this round's probabilities, so scores may move now.

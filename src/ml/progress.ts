@@ -1,7 +1,7 @@
 /**
  * Coarse training progress. `done` of `total` (always 100) rises monotonically over the whole
  * training, across phases; each phase owns a fixed share. A report is sent only when the phase
- * changes or `done` has risen by at least 5, so a training sends about twenty at most.
+ * changes or `done` has risen by at least 6, so a training sends twenty at most.
  */
 export type TrainingPhase = 'reading' | 'encoding' | 'training' | 'calibrating';
 export type TrainingProgress = { phase: TrainingPhase; done: number; total: number };
@@ -13,7 +13,7 @@ const SHARES: Record<TrainingPhase, [number, number]> = {
   training: [15, 90],
   calibrating: [90, 100],
 };
-const STEP = 5;
+const STEP = 6;
 
 export type ProgressReporter = (phase: TrainingPhase, fraction: number) => void;
 

@@ -104,7 +104,14 @@ type Candidate = {
  * importance. With `orderBy`, trains a forecaster instead (see timeseries.ts).
  * Rows of objects are adapted to columns once; columns (typed arrays for numbers) are used as given.
  */
-export const trainModel = (data: TrainingData, target: string, options: TrainOptions = {}): ArtifactV2 => {
+export function trainModel(
+  data: TrainingData,
+  target: string,
+  options?: TrainOptions & { orderBy?: undefined },
+): TabularArtifact;
+export function trainModel(data: TrainingData, target: string, options: TrainOptions): ArtifactV2;
+// A declaration, not an arrow: overloads give table models their precise type without a cast.
+export function trainModel(data: TrainingData, target: string, options: TrainOptions = {}): ArtifactV2 {
   const o = parseTrainOptions(options);
   const report = progressReporter(options.onProgress);
   report('reading', 0);
@@ -112,7 +119,7 @@ export const trainModel = (data: TrainingData, target: string, options: TrainOpt
   report('reading', 1);
   if (o.orderBy !== undefined) return trainForecaster(table, target, o, report);
   return trainTabular(table, target, o, report);
-};
+}
 
 const trainTabular = (
   table: ColumnarData,

@@ -39,7 +39,7 @@ describe('training', () => {
       trainModel(planted(3000), 'y', { onProgress: (p) => seen.push(p) });
       // Then there are few reports, each at least as far as the one before
       expect(seen.length).toBeGreaterThanOrEqual(6);
-      expect(seen.length).toBeLessThanOrEqual(25);
+      expect(seen.length).toBeLessThanOrEqual(20);
       seen.forEach((p, i) => {
         expect(p.total).toBe(100);
         if (i > 0) expect(p.done).toBeGreaterThanOrEqual(seen[i - 1]!.done);
@@ -59,7 +59,7 @@ describe('training', () => {
       const json = await trainInWorker(plantedClasses(1500), 'y', 4, { onProgress: (p) => seen.push(p) });
       expect(JSON.parse(json)).toMatchObject({ schemaVersion: 2, task: 'classification' });
       expect(seen.at(-1)).toEqual({ phase: 'calibrating', done: 100, total: 100 });
-      expect(seen.length).toBeLessThanOrEqual(25);
+      expect(seen.length).toBeLessThanOrEqual(20);
     });
   });
 
