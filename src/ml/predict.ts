@@ -108,79 +108,17 @@ export const makePredictor = (artifact: Artifact): Predictor => {
     }
   };
   const automatic = cal.kind === 'regression' ? automaticLevel(cal.scores, cal.targetStd) : null;
-
-  const predict = (rows: readonly Row[], options: PredictOptions = {}) => {
-    const scored = score(rows);
-    const fixed = options.fixed_confidence;
-    const skipExplain = options.wanted !== undefined && !options.wanted.has(`${target}_explain`);
-    const level =
-      fixed !== undefined && cal.kind === 'regression'
-        ? { confidence: clampConfidence(fixed), half: conformalHalfWidth(cal.scores, clampConfidence(fixed)) }
-        : automatic;
-
-    return rows.map((row, r) => {
-      const result: Row = {};
-      for (const c of inputColumns) result[c] = row[c] ?? null;
-      const truthRaw = row[target];
-      const hasTruth = hasValue(truthRaw);
-      if (scored.kind === 'regression' && cal.kind === 'regression') {
-        const { value, lower, upper } = boundedValue(scored.values[r]!, level!.half, cal);
-        const truth = hasTruth ? toNumber(truthRaw) : NaN;
-        const anomaly = Number.isNaN(truth) ? null : truth < lower || truth > upper;
-        const truthValue = Number.isNaN(truth) ? null : truth;
-        result[target] = value;
-        result[`${target}_original`] = truthValue;
-        result[`${target}_confidence`] = level!.confidence;
-        result[`${target}_explain`] = skipExplain
-          ? null
-          : pythonJson({
-              predicted_value: value,
-              confidence: level!.confidence,
-              anomaly,
-              truth: truthValue,
-              confidence_lower_bound: lower,
-              confidence_upper_bound: upper,
-            });
-        result[`${target}_anomaly`] = anomaly;
-        result[`${target}_min`] = lower;
-        result[`${target}_max`] = upper;
-      } else if (scored.kind === 'classification' && cal.kind === 'classification') {
-        const q = scored.decision.subarray(r * K, r * K + K);
-        const best = argmaxRow(q, 0, K);
-        // p-value of each class against the calibration margins; confidence = 1 − second highest.
-        const n = cal.scores.length;
-        const pValues = Array.from(q, (qk, k) => {
-          let other = 0;
-          for (let j = 0; j < K; j++) if (j !== k) other = Math.max(other, q[j]!);
-          const s = 0.5 - (qk - other) / 2;
-          return (countAtLeast(cal.scores, s) + 1) / (n + 1);
-        }).sort((a, b) => b - a);
-        const confidence = round4(Math.min(0.9999, Math.max(0.0001, 1 - (pValues[1] ?? 0))));
-        const predicted = typed(tabular.classes[best]!);
-        const truthKey = hasTruth ? categoryKey(truthRaw) : null;
-        const truthValue = truthKey === null ? null : typed(truthKey);
-        const explain: Record<string, unknown> = {
-          predicted_value: predicted,
-          confidence,
-          anomaly: null,
-          truth: truthValue,
-        };
-        tabular.classes.forEach(
-          (c, k) => (explain[`probability_class_${c}`] = round4(scored.probabilities[r * K + k]!)),
-        );
-        result[target] = predicted;
-        result[`${target}_original`] = truthValue;
-        result[`${target}_confidence`] = confidence;
-        result[`${target}_explain`] = skipExplain ? null : pythonJson(explain);
-        result[`${target}_anomaly`] = null;
-      }
-      result.select_data_query = row.select_data_query ?? null;
-      result.when_data = row.when_data ?? null;
-      result.__mindsdb_row_id = row.__mindsdb_row_id ?? null;
-      return result;
-    });
+  const keys = {
+    original: `${target}_original`,
+    confidence: `${target}_confidence`,
+    explain: `${target}_explain`,
+    anomaly: `${target}_anomaly`,
+    min: `${target}_min`,
+    max: `${target}_max`,
   };
+  const probabilityKeys = tabular.classes.map((c) => `probability_class_${c}`);
 
+  /** The output columns, in order, for SQL answers. */
   const outputColumns = [
     ...inputColumns,
     target,
@@ -193,6 +131,90 @@ export const makePredictor = (artifact: Artifact): Predictor => {
     'when_data',
     '__mindsdb_row_id',
   ];
+
+  // A copy of one template keeps every answer in one hidden class, its keys in output order.
+  const template: Row = Object.fromEntries(outputColumns.map((c) => [c, null]));
+
+  const predict = (rows: readonly Row[], options: PredictOptions = {}) => {
+    const scored = score(rows);
+    const fixed = options.fixed_confidence;
+    const skipExplain = options.wanted !== undefined && !options.wanted.has(keys.explain);
+    const level =
+      fixed !== undefined && cal.kind === 'regression'
+        ? { confidence: clampConfidence(fixed), half: conformalHalfWidth(cal.scores, clampConfidence(fixed)) }
+        : automatic;
+
+    return rows.map((row, r) => {
+      const result: Row = { ...template };
+      for (const c of inputColumns) result[c] = row[c] ?? null;
+      const truthRaw = row[target];
+      const hasTruth = hasValue(truthRaw);
+      if (scored.kind === 'regression' && cal.kind === 'regression') {
+        const { value, lower, upper } = boundedValue(scored.values[r]!, level!.half, cal);
+        const truth = hasTruth ? toNumber(truthRaw) : NaN;
+        const anomaly = Number.isNaN(truth) ? null : truth < lower || truth > upper;
+        const truthValue = Number.isNaN(truth) ? null : truth;
+        result[target] = value;
+        result[keys.original] = truthValue;
+        result[keys.confidence] = level!.confidence;
+        result[keys.explain] = skipExplain
+          ? null
+          : pythonJson({
+              predicted_value: value,
+              confidence: level!.confidence,
+              anomaly,
+              truth: truthValue,
+              confidence_lower_bound: lower,
+              confidence_upper_bound: upper,
+            });
+        result[keys.anomaly] = anomaly;
+        result[keys.min] = lower;
+        result[keys.max] = upper;
+      } else if (scored.kind === 'classification' && cal.kind === 'classification') {
+        const at = r * K;
+        const q = scored.decision;
+        const best = argmaxRow(q, at, K);
+        let runnerUp = 0;
+        for (let j = 0; j < K; j++) if (j !== best && q[at + j]! > runnerUp) runnerUp = q[at + j]!;
+        // p-value of each class against the calibration margins; confidence = 1 − second highest.
+        const n = cal.scores.length;
+        let highest = -Infinity;
+        let second = -Infinity;
+        for (let k = 0; k < K; k++) {
+          const other = k === best ? runnerUp : q[at + best]!;
+          const s = 0.5 - (q[at + k]! - other) / 2;
+          const pValue = (countAtLeast(cal.scores, s) + 1) / (n + 1);
+          if (pValue > highest) {
+            second = highest;
+            highest = pValue;
+          } else if (pValue > second) second = pValue;
+        }
+        const confidence = round4(Math.min(0.9999, Math.max(0.0001, 1 - second)));
+        const predicted = typed(tabular.classes[best]!);
+        const truthKey = hasTruth ? categoryKey(truthRaw) : null;
+        const truthValue = truthKey === null ? null : typed(truthKey);
+        result[target] = predicted;
+        result[keys.original] = truthValue;
+        result[keys.confidence] = confidence;
+        if (skipExplain) result[keys.explain] = null;
+        else {
+          const explain: Record<string, unknown> = {
+            predicted_value: predicted,
+            confidence,
+            anomaly: null,
+            truth: truthValue,
+          };
+          for (let k = 0; k < K; k++) explain[probabilityKeys[k]!] = round4(scored.probabilities[at + k]!);
+          result[keys.explain] = pythonJson(explain);
+        }
+        result[keys.anomaly] = null;
+      }
+      result.select_data_query = row.select_data_query ?? null;
+      result.when_data = row.when_data ?? null;
+      result.__mindsdb_row_id = row.__mindsdb_row_id ?? null;
+      return result;
+    });
+  };
 
   return { predict, outputColumns, artifact };
 };
