@@ -68,3 +68,24 @@ export const wideRegression = (rows: number, columns: number, seed = 1): Columna
   data.push(y);
   return { columns: names, data };
 };
+
+/** y depends on `signal` (and a little on `weak`); `noise_a` and `noise_b` are unrelated. */
+export const planted = (n: number, seed = 9) => {
+  const random = seededRandom(seed);
+  const gauss = normal(random);
+  return Array.from({ length: n }, () => {
+    const signal = random() * 10;
+    const weak = random() < 0.5 ? 'up' : 'down';
+    return {
+      noise_a: Math.round(random() * 1000),
+      signal: Math.round(signal * 100) / 100,
+      weak,
+      noise_b: random() < 0.3 ? 'red' : random() < 0.5 ? 'green' : 'blue',
+      y: Math.round((3 * signal + (weak === 'up' ? 1 : 0) + 0.5 * gauss()) * 100) / 100,
+    };
+  });
+};
+
+/** The same rows with y turned into a class. */
+export const plantedClasses = (n: number) =>
+  planted(n).map((r) => ({ ...r, y: r.y > 16 ? 'high' : r.y > 12 ? 'mid' : 'low' }));

@@ -1,32 +1,10 @@
 import { serializeArtifact } from '../../src/ml/artifact';
 import { makePredictor } from '../../src/ml/predict';
 import type { TrainingProgress } from '../../src/ml/progress';
-import { seededRandom } from '../../src/ml/random';
 import { trainInWorker } from '../../src/ml/runTraining';
 import { columnsFromRows } from '../../src/ml/table';
 import { trainModel } from '../../src/ml/train';
-import { normal, seasonalSales } from './synthetic';
-
-/** y depends on `signal` (and a little on `weak`); `noise_a` and `noise_b` are unrelated. */
-const planted = (n: number, seed = 9) => {
-  const random = seededRandom(seed);
-  const gauss = normal(random);
-  return Array.from({ length: n }, () => {
-    const signal = random() * 10;
-    const weak = random() < 0.5 ? 'up' : 'down';
-    return {
-      noise_a: Math.round(random() * 1000),
-      signal: Math.round(signal * 100) / 100,
-      weak,
-      noise_b: random() < 0.3 ? 'red' : random() < 0.5 ? 'green' : 'blue',
-      y: Math.round((3 * signal + (weak === 'up' ? 1 : 0) + 0.5 * gauss()) * 100) / 100,
-    };
-  });
-};
-
-/** The same rows with y turned into a class. */
-const plantedClasses = (n: number) =>
-  planted(n).map((r) => ({ ...r, y: r.y > 16 ? 'high' : r.y > 12 ? 'mid' : 'low' }));
+import { planted, plantedClasses, seasonalSales } from './synthetic';
 
 const orderOf = (phases: TrainingProgress['phase'][]) =>
   phases.map((p) => ['reading', 'encoding', 'training', 'calibrating'].indexOf(p));
