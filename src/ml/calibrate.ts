@@ -205,3 +205,12 @@ export const marginScores = (q: Float64Array, y: ArrayLike<number>, K: number) =
   }
   return scores.sort((a, b) => a - b);
 };
+
+/** Stored conformal scores: at most this many quantiles of the sorted calibration scores. */
+const MAX_STORED_SCORES = 1000;
+
+/** Evenly spaced order statistics of sorted scores: the interval quantiles, in a bounded artifact. */
+export const thinScores = (sorted: number[], max = MAX_STORED_SCORES) =>
+  sorted.length <= max
+    ? sorted
+    : Array.from({ length: max }, (_, k) => sorted[Math.round((k * (sorted.length - 1)) / (max - 1))]!);

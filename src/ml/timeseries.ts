@@ -20,6 +20,7 @@ import {
 } from './answers';
 import type { ForecastArtifact, ForecastStep, Mixer } from './artifact';
 import { MAX_FIT_ROWS, prepareBoosting, sampleRows, trainBoosted } from './boost';
+import { thinScores } from './calibrate';
 import { inferColumnType, numbersOf } from './columnTypes';
 import { toNumber, type DType, type Row } from './dataset';
 import { cellKey } from './encode';
@@ -271,33 +272,48 @@ export const trainForecaster = (
   let firstSplit = { train: 0, dev: 0, calibration: 0 };
   let stepOneScales: number[] = [];
   for (let s = 1; s <= horizon; s++) {
-    // Samples: every anchor with a value `s` rows later; split by the target's position in time.
-    const anchors: { g: number; j: number; part: 0 | 1 | 2 }[] = [];
+    // Samples: every anchor with a value `s` rows later, split by the target's position in time
+    // (each group's last tenth calibrates, the tenth before it is dev). Typed arrays, no objects.
+    let n = 0;
+    for (const g of series) n += Math.max(0, g.y.length - s);
+    const anchorSeries = new Int32Array(n);
+    const anchorAt = new Int32Array(n);
+    const part = new Uint8Array(n);
+    let k = 0;
     series.forEach((g, gi) => {
       const m = g.y.length;
       const tail = m >= 10 ? Math.max(1, Math.floor(m * 0.1)) : 0;
-      for (let j = 0; j + s < m; j++) {
+      for (let j = 0; j + s < m; j++, k++) {
         const i = j + s;
-        anchors.push({ g: gi, j, part: tail && i >= m - tail ? 2 : tail && i >= m - 2 * tail ? 1 : 0 });
+        anchorSeries[k] = gi;
+        anchorAt[k] = j;
+        part[k] = tail && i >= m - tail ? 2 : tail && i >= m - 2 * tail ? 1 : 0;
       }
     });
-    const n = anchors.length;
     const features = Array.from({ length: d }, () => new Float64Array(n));
     const row = new Float64Array(d);
     const yNorm = new Float64Array(n);
     const ref = new Float64Array(n);
     const scale = new Float64Array(n);
     const truth = new Float64Array(n);
-    anchors.forEach((a, k) => {
-      const g = series[a.g]!;
-      const w = windowFeatures(g.y, a.j, window, calendar, g.t[a.j + s]!, row, 0);
-      for (let f = 0; f < d; f++) features[f]![k] = row[f]!;
-      ref[k] = w.ref;
-      scale[k] = w.scale;
-      truth[k] = g.y[a.j + s]!;
-      yNorm[k] = (truth[k]! - w.ref) / w.scale;
-    });
-    const pick = (part: number) => Int32Array.from(anchors.flatMap((a, k) => (a.part === part ? [k] : [])));
+    const counts = [0, 0, 0];
+    for (let q = 0; q < n; q++) {
+      const g = series[anchorSeries[q]!]!;
+      const j = anchorAt[q]!;
+      const w = windowFeatures(g.y, j, window, calendar, g.t[j + s]!, row, 0);
+      for (let f = 0; f < d; f++) features[f]![q] = row[f]!;
+      ref[q] = w.ref;
+      scale[q] = w.scale;
+      truth[q] = g.y[j + s]!;
+      yNorm[q] = (truth[q]! - w.ref) / w.scale;
+      counts[part[q]!]!++;
+    }
+    const pick = (which: number) => {
+      const out = new Int32Array(counts[which]!);
+      let at = 0;
+      for (let q = 0; q < n; q++) if (part[q] === which) out[at++] = q;
+      return out;
+    };
     const train = pick(0);
     const dev = pick(1);
     const cal = pick(2);
@@ -307,15 +323,15 @@ export const trainForecaster = (
       );
     if (s === 1) {
       firstSplit = { train: train.length, dev: dev.length, calibration: cal.length };
-      stepOneScales = Array.from(cal, (k) => scale[k]!);
+      stepOneScales = Array.from(cal, (q) => scale[q]!);
     }
 
     /** Predictions in the target's units for samples `idx`. */
     const inUnits = (mixer: Mixer, idx: Int32Array) => {
       const out = makeScorer(mixer, 0)(rowMajor(features, idx), idx.length, d);
-      return Array.from(idx, (k, r) => ref[k]! + scale[k]! * out[r]!);
+      return Array.from(idx, (q, r) => ref[q]! + scale[q]! * out[r]!);
     };
-    const devTruth = Array.from(dev, (k) => truth[k]!);
+    const devTruth = Array.from(dev, (q) => truth[q]!);
     let best: { mixer: Mixer; score: number } | null = null;
     const consider = (name: string, mixer: Mixer) => {
       const score = r2(devTruth, inUnits(mixer, dev));
@@ -328,12 +344,12 @@ export const trainForecaster = (
     consider('gbdt', trainBoosted(input, { maxRounds: o.maxRounds ?? 300, seed: seed + s, minLeaf: 10 }));
     const chosen = best!;
     const calPredicted = inUnits(chosen.mixer, cal);
-    const calTruth = Array.from(cal, (k) => truth[k]!);
+    const calTruth = Array.from(cal, (q) => truth[q]!);
     steps.push({
       step: s,
       mixer: chosen.mixer,
-      scores: Array.from(cal, (k, r) => Math.abs(truth[k]! - calPredicted[r]!) / scale[k]!).sort(
-        (a, b) => a - b,
+      scores: thinScores(
+        Array.from(cal, (q, r) => Math.abs(truth[q]! - calPredicted[r]!) / scale[q]!).sort((a, b) => a - b),
       ),
       r2: r2(calTruth, calPredicted),
     });

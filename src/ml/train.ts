@@ -15,6 +15,7 @@ import {
   fitScaling,
   marginScores,
   scaledProbabilities,
+  thinScores,
   type DecisionRule,
   type ProbabilityScaling,
 } from './calibrate';
@@ -37,16 +38,8 @@ export { TrainingError, type TrainOptions } from './options';
 const MAX_CLASSES = 100;
 /** Conformal scores and the held-out accuracy come from at most this many calibration rows. */
 const MAX_CALIBRATION_ROWS = 20_000;
-/** Stored conformal scores: at most this many quantiles of the sorted calibration scores. */
-const MAX_STORED_SCORES = 1000;
 /** Permutation importance reads at most this many calibration rows. */
 const IMPORTANCE_ROWS = 2000;
-
-/** Evenly spaced order statistics of sorted scores: the interval quantiles, in a bounded artifact. */
-export const thinScores = (sorted: number[], max = MAX_STORED_SCORES) =>
-  sorted.length <= max
-    ? sorted
-    : Array.from({ length: max }, (_, k) => sorted[Math.round((k * (sorted.length - 1)) / (max - 1))]!);
 
 /** Seeded 80/10/10 split of `n` rows into train, dev (early stopping, selection) and calibration. */
 export const splitRows = (n: number, seed: number) => {
