@@ -10,7 +10,10 @@ const NEGATIVE_INFINITY = -Infinity;
 export type Tree = { f: number[]; t: number[]; l: number[]; r: number[]; v: number[] };
 export type GbdtModel = {
   kind: 'gbdt';
-  /** 1 for regression, K for K classes (one tree per class per round). */
+  /**
+   * Trees per round: 1 for regression and, in schema 2, for two classes (the second class's logit,
+   * the first's being 0); K for K classes (one tree per class per round, schema 1's two classes too).
+   */
   outputs: number;
   base: number[];
   trees: Tree[][];
