@@ -18,10 +18,12 @@ describe('the tabular engine on home_rentals', () => {
     ({ train, test } = split(await readSharedCsv('home_rentals.csv')));
   });
 
+  // Held-out r2 of the schema-1 engine on this split: 0.99977 with initial_price, 0.99927 without;
+  // this engine: 0.99995 and 0.99929. The bounds keep regression quality where it was.
   it.each([
-    ['with initial_price', (r: Record<string, string>) => r],
-    ['without initial_price', ({ initial_price: _p, ...r }: Record<string, string>) => r],
-  ])('predicts rental_price %s with r2 ≥ 0.99 on held-out rows', (_label, shape) => {
+    ['with initial_price', 0.9995, (r: Record<string, string>) => r],
+    ['without initial_price', 0.999, ({ initial_price: _p, ...r }: Record<string, string>) => r],
+  ])('predicts rental_price %s with r2 ≥ %s on held-out rows', (_label, bound, shape) => {
     const artifact = trainModel(train.map(shape), 'rental_price');
     const predictor = makePredictor(artifact);
     const out = predictor.predict(test.map(shape).map(({ rental_price: _t, ...r }) => r));
@@ -29,7 +31,12 @@ describe('the tabular engine on home_rentals', () => {
       test.map((r) => Number(r.rental_price)),
       out.map((o) => o.rental_price as number),
     );
-    expect(score).toBeGreaterThanOrEqual(0.99);
+    expect(score).toBeGreaterThanOrEqual(bound);
+    expect(artifact).toMatchObject({
+      task: 'regression',
+      targetType: 'numeric',
+      targetTypeSource: 'inferred',
+    });
     expect(artifact.columns.find((c) => c.name === 'sqft')?.dtype).toBe('integer');
   });
 
