@@ -1,8 +1,10 @@
 import { agentContracts, type AgentEvent } from './agents';
+import { agentRunContracts, type AgentRunEvent } from './agentRuns';
 import { chatbotContracts, type ChatbotEvent } from './chatbots';
 import type { Recorded } from './contract';
 import { databaseContracts, type DatabaseEvent } from './databases';
 import { fileContracts, type FileBlobEvent, type FileEvent } from './files';
+import { mlEngineContracts, type MlEngineEvent } from './mlEngines';
 import { modelContracts, type ModelEvent } from './models';
 import { projectLifecycleContracts, type ProjectLifecycleEvent } from './projects';
 import { skillContracts, type SkillEvent } from './skills';
@@ -15,6 +17,8 @@ export * from './agents';
 export * from './chatbots';
 export * from './files';
 export * from './models';
+export * from './mlEngines';
+export * from './agentRuns';
 
 /** Every event type the log may hold. A type missing here cannot be appended. */
 export const allContracts = [
@@ -25,6 +29,8 @@ export const allContracts = [
   ...chatbotContracts,
   ...fileContracts,
   ...modelContracts,
+  ...mlEngineContracts,
+  ...agentRunContracts,
 ] as const;
 
 /**
@@ -40,7 +46,9 @@ export type MindledgerEvent =
   | ChatbotEvent
   | FileEvent
   | FileBlobEvent
-  | ModelEvent;
+  | ModelEvent
+  | MlEngineEvent
+  | AgentRunEvent;
 
 export type EventType = MindledgerEvent['type'];
 

@@ -1,7 +1,9 @@
+import { agentRunsTable, agentStepsTable } from '../src/agentRuns/projection';
 import { agentsTable } from '../src/agents/projection';
 import { chatbotsTable } from '../src/chatbots/projection';
 import { databasesTable } from '../src/databases/projection';
 import { filesTable } from '../src/files/projection';
+import { mlEnginesTable } from '../src/mlEngines/projection';
 import { modelsTable } from '../src/models/projection';
 import type { TableProjection } from '../src/projection/types';
 import { projectsTable } from '../src/projects/projection';
@@ -24,6 +26,9 @@ export const allProjections: readonly TableProjection[] = [
   chatbotsTable,
   filesTable,
   modelsTable,
+  mlEnginesTable,
+  agentRunsTable,
+  agentStepsTable,
 ];
 
 export { fileTablesProjection } from '../src/files/projection';

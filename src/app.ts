@@ -3,6 +3,9 @@ import express, { type Express } from 'express';
 import { configureEventLimits } from '../events';
 import type { Logger } from 'pino';
 import swaggerUi from 'swagger-ui-express';
+import type { SqlToolPort } from './agentloop';
+import { agentRunRoutes } from './agentRuns/routes';
+import { agentRunsService } from './agentRuns/service';
 import { agentRoutes } from './agents/routes';
 import { agentsService } from './agents/service';
 import { auditRoutes } from './audit/routes';
@@ -22,6 +25,7 @@ import { jsonBody } from './http/jsonBody';
 import { errorMapper, notFoundHandler } from './http/problem';
 import { registerServerPaths } from './http/serverPaths';
 import { createLogger } from './logger';
+import { mlEnginesService } from './mlEngines/service';
 import { modelRoutes } from './models/routes';
 import { modelsService } from './models/service';
 import { instanceIdOf, type TrainingRows } from './models/training';
@@ -43,7 +47,13 @@ import { systemRoutes, VERSION, type ReadModelStatus } from './system/routes';
  * The composition root: every capability's service, each given the narrow ports it declares
  * (resolved lazily, so services that answer each other's questions can be built in any order).
  */
-export const buildServices = (ctx: AppContext, blobs: BlobStore, training: TrainingRows) => {
+export const buildServices = (
+  ctx: AppContext,
+  blobs: BlobStore,
+  training: TrainingRows,
+  /** The SQL engine's tools for agents (the SQL service is built from these services: late-bound). */
+  agentSql: () => SqlToolPort,
+) => {
   const directory = projectDirectory(ctx.duck, ctx.cached);
   const projects = projectsService(ctx, directory, {
     isIntegration: (name) => databases.isIntegration(name),
@@ -60,7 +70,22 @@ export const buildServices = (ctx: AppContext, blobs: BlobStore, training: Train
       (await agents.list(project)).find((a) => a.view.id === agentId)?.view ?? null,
     requireIntegration: (ref) => databases.requireIntegration(ref),
   });
-  return { projects, databases, skills, agents, chatbots, files, models };
+  const mlEngines = mlEnginesService(ctx);
+  const agentRuns = agentRunsService(ctx, directory, {
+    sql: {
+      listTables: (...args) => agentSql().listTables(...args),
+      describe: (...args) => agentSql().describe(...args),
+      query: (...args) => agentSql().query(...args),
+    },
+    engines: (name) => mlEngines.settingsOf(name),
+    defaults: {
+      openaiBaseUrl: ctx.config.llm.openaiBaseUrl,
+      openaiApiKey: ctx.config.llm.openaiApiKey,
+      model: ctx.config.llm.model,
+    },
+    requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
+  });
+  return { projects, databases, skills, agents, chatbots, files, models, mlEngines, agentRuns };
 };
 export type Services = ReturnType<typeof buildServices>;
 
@@ -80,6 +105,7 @@ export const buildHttpApp = (
     (a) => databaseRoutes(a, services.databases),
     (a) => skillRoutes(a, services.skills, services.projects),
     (a) => agentRoutes(a, services.agents, services.projects),
+    (a) => agentRunRoutes(a, services.agentRuns),
     (a) => chatbotRoutes(a, services.chatbots, services.projects),
     (a) => sqlRoutes(a, sql),
     (a) => modelRoutes(a, services.models, services.projects, sql),
@@ -145,7 +171,7 @@ export const createApp = async (
   const training: TrainingRows = {
     rows: (database: string, query: string) => late.sql!.queryRows(database, query),
   };
-  const services = buildServices(ctx, blobs, training);
+  const services = buildServices(ctx, blobs, training, () => late.sql!.agentTools);
   await services.projects.ensureDefault();
   const externals = externalDatabases(ctx, {
     connectTimeoutMs: config.dbConnectTimeoutMs,

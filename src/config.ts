@@ -55,6 +55,13 @@ const envSchema = z.object({
     .optional(),
   FILE_MAX_COLUMNS: z.coerce.number().int().min(1).max(100_000).default(1024),
   DB_HOST_ALLOWLIST: z.string().optional(),
+  OPENAI_BASE_URL: z.url().optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  LLM_DEFAULT_MODEL: z.string().min(1).optional(),
+  LLM_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  AGENT_SQL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  AGENT_SQL_MAX_ROWS: z.coerce.number().int().min(1).default(100),
+  AGENT_SQL_TIMEOUT_MS: z.coerce.number().int().min(1).default(300_000),
   ALLOW_UNAUTHENTICATED: z.enum(['true', 'false', '1', '0']).default('false'),
 });
 
@@ -102,6 +109,12 @@ export type Config = {
   dbHosts: HostPolicy;
   /** The operator accepts serving without authentication on a non-loopback address. */
   allowUnauthenticated: boolean;
+  /** Where agents' LLM calls go when an agent names no base URL or key of its own. */
+  llm: { openaiBaseUrl?: string; openaiApiKey?: string; model?: string; requestTimeoutMs: number };
+  /** Questions to an agent in one SQL query: how many at once, how many in all, for how long. */
+  agentSqlConcurrency: number;
+  agentSqlMaxRows: number;
+  agentSqlTimeoutMs: number;
 };
 
 /**
@@ -165,6 +178,15 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     fileMaxColumns: e.FILE_MAX_COLUMNS,
     dbHosts,
     allowUnauthenticated: e.ALLOW_UNAUTHENTICATED === 'true' || e.ALLOW_UNAUTHENTICATED === '1',
+    llm: {
+      openaiBaseUrl: e.OPENAI_BASE_URL,
+      openaiApiKey: e.OPENAI_API_KEY,
+      model: e.LLM_DEFAULT_MODEL,
+      requestTimeoutMs: e.LLM_REQUEST_TIMEOUT_MS,
+    },
+    agentSqlConcurrency: e.AGENT_SQL_CONCURRENCY,
+    agentSqlMaxRows: e.AGENT_SQL_MAX_ROWS,
+    agentSqlTimeoutMs: e.AGENT_SQL_TIMEOUT_MS,
   };
 };
 

@@ -23,6 +23,8 @@ export type Duck = {
   withReader<T>(work: (connection: DuckDBConnection) => Promise<T>, options?: { sql?: boolean }): Promise<T>;
   /** Whether the calling async context holds a pooled reader (its reads run on it). */
   holdsReader(): boolean;
+  /** Runs `work` outside any reader this call chain holds (see the implementation). */
+  detached<T>(work: () => Promise<T>): Promise<T>;
   /** Convenience: a parameterised query on a reader, rows as plain JS values. */
   query(sql: string, params?: SqlParams): Promise<JsRow[]>;
   /**
@@ -216,6 +218,12 @@ export const openDuck = async (options: {
     instance,
     writer,
     withReader,
+    /**
+     * Runs `work` as if this call chain held no reader: long work started while holding one (an
+     * agent answering inside a query) takes readers of its own instead of sharing one connection
+     * between concurrent calls.
+     */
+    detached: <T>(work: () => Promise<T>): Promise<T> => held.exit(work),
     holdsReader: () => {
       const lease = held.getStore();
       return lease !== undefined && !lease.ended;

@@ -11,6 +11,15 @@ export type HttpResult = {
   headers?: Record<string, string>;
   /** The body holds only JSON values already (no bigint, no NaN), so it is sent as is. */
   jsonSafe?: boolean;
+  /**
+   * A `text/event-stream` answer instead of a body: `produce` sends `data: <json>` events until it
+   * settles; `signal` aborts when the client goes away. An error it throws after the stream began
+   * cannot be a problem+json any more: `onError` turns it into a last event.
+   */
+  eventStream?: {
+    produce: (send: (event: unknown) => void, signal: AbortSignal) => Promise<void>;
+    onError: (error: unknown) => unknown;
+  };
 };
 
 type Method = 'get' | 'post' | 'put' | 'delete';
@@ -162,6 +171,7 @@ export class Api {
         },
       });
       for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, v);
+      if (result.eventStream) return streamEvents(res, result.status, result.eventStream);
       if (result.body === undefined) res.status(result.status).end();
       else res.status(result.status).json(result.jsonSafe ? result.body : toJsonSafe(result.body));
     });
@@ -175,6 +185,33 @@ export class Api {
     });
   }
 }
+
+/** Server-sent events: one `data:` line of JSON per event, flushed as it is produced. */
+const streamEvents = async (
+  res: Response,
+  status: number,
+  stream: NonNullable<HttpResult['eventStream']>,
+) => {
+  res.status(status);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache, no-transform');
+  res.setHeader('Connection', 'keep-alive');
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.flushHeaders();
+  const controller = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  const send = (event: unknown) => {
+    if (!res.writableEnded && !res.destroyed) res.write(`data: ${JSON.stringify(toJsonSafe(event))}\n\n`);
+  };
+  try {
+    await stream.produce(send, controller.signal);
+  } catch (error) {
+    send(stream.onError(error));
+  }
+  res.end();
+};
 
 /** Problem-details schema for `responses` entries. */
 export const problem = (description: string) => ({ description, schema: problemSchema });

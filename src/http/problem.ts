@@ -13,7 +13,10 @@ const statusOfKind: Record<ErrorKind, number> = {
   PreconditionFailed: 412,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
+  TooManyRequests: 429,
   Unavailable: 503,
+  BadGateway: 502,
+  GatewayTimeout: 504,
 };
 
 /**

@@ -11,7 +11,10 @@ export type ErrorKind =
   | 'PreconditionFailed'
   | 'UnsupportedMediaType'
   | 'PayloadTooLarge'
-  | 'Unavailable';
+  | 'TooManyRequests'
+  | 'Unavailable'
+  | 'BadGateway'
+  | 'GatewayTimeout';
 
 export class DomainError extends Error {
   constructor(
@@ -43,6 +46,15 @@ export const preconditionFailed = (detail: string) =>
 /** The service cannot take this request now (busy, or its read model is behind); nothing was changed. */
 export const unavailable = (detail: string, retryAfterSeconds = 1, title = 'Service unavailable') =>
   new DomainError('Unavailable', title, detail, retryAfterSeconds);
+
+/** A service we depend on (an LLM provider) refused or failed: nothing here is wrong with the request. */
+export const badGateway = (detail: string, title = 'Bad gateway') => new DomainError('BadGateway', title, detail);
+/** A service we depend on did not answer in time. */
+export const gatewayTimeout = (detail: string, title = 'Gateway timeout') =>
+  new DomainError('GatewayTimeout', title, detail);
+/** A service we depend on asks us to slow down: so do we, with its Retry-After. */
+export const tooManyRequests = (detail: string, retryAfterSeconds: number, title = 'Too many requests') =>
+  new DomainError('TooManyRequests', title, detail, retryAfterSeconds);
 
 export const isDomainError = (error: unknown): error is DomainError => error instanceof DomainError;
 

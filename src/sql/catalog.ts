@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { FILES_SCHEMA } from '../shared/names';
 import { nameKey } from '../shared/names';
+import { LLM_HANDLERS } from '../mlEngines/state';
 import { SqlError, SqlErrorCode } from './errors';
 import { quoteString } from '../shared/quoting';
 
@@ -37,6 +38,7 @@ const HANDLERS = [
     'Lightwood',
     'Tabular models trained in process: gradient-boosted trees, linear, baseline',
   ],
+  ...LLM_HANDLERS.map((h) => [h, 'ml', h, 'Language models for agents, through an OpenAI-compatible API']),
 ];
 
 /**
@@ -91,7 +93,8 @@ const informationSchemaViews: Record<string, string> = {
     QUERY: 'VARCHAR',
     LAST_ERROR: 'VARCHAR',
   }),
-  ML_ENGINES: `SELECT 'lightwood' AS NAME, 'lightwood' AS HANDLER, '{}' AS CONNECTION_DATA`,
+  ML_ENGINES: `SELECT 'lightwood' AS NAME, 'lightwood' AS HANDLER, '{}' AS CONNECTION_DATA
+    UNION ALL SELECT NAME, HANDLER, CAST(CONNECTION_DATA AS VARCHAR) FROM (SELECT * FROM main.ml_engines ORDER BY ID)`,
   HANDLERS: `SELECT * FROM (VALUES ${HANDLERS.map(
     ([n, t, title, d]) => `(${q(n!)}, ${q(t!)}, ${q(title!)}, ${q(d!)}, '1', '{}', true, NULL::VARCHAR)`,
   ).join(
@@ -100,6 +103,11 @@ const informationSchemaViews: Record<string, string> = {
   EVENTS: `SELECT global_position AS GLOBAL_POSITION, stream AS STREAM, stream_position AS STREAM_POSITION,
       event_id AS EVENT_ID, type AS TYPE, schema_version AS SCHEMA_VERSION, CAST(data AS VARCHAR) AS DATA,
       recorded_at AS RECORDED_AT FROM main.events ORDER BY global_position`,
+  AGENT_RUNS: `SELECT TRACE_ID, PROJECT, AGENT, QUESTION, ANSWER, STATUS, ERROR_KIND, ERROR, STEPS, PROVIDER, MODEL,
+      ENGINE, SQL, PROMPT_TOKENS, COMPLETION_TOKENS, TOTAL_TOKENS, MS, THREAD_ID, VIA, STARTED_AT, FINISHED_AT
+      FROM main.agent_runs ORDER BY POSITION`,
+  AGENT_STEPS: `SELECT TRACE_ID, SEQ, STEP, KIND, NAME, OK, CAST(DETAIL AS VARCHAR) AS DETAIL, SQL, ROW_COUNT, ERROR,
+      REJECTED, TOTAL_TOKENS, MS, RECORDED_AT FROM main.agent_steps ORDER BY RECORDED_AT, TRACE_ID, SEQ`,
 };
 
 const projectTableSources: Record<(typeof PROJECT_TABLES)[number], string> = {
@@ -162,6 +170,8 @@ export type CatalogLookup = {
   isFile(name: string): Promise<string | undefined>;
   /** Whether `project` has a model called `name` (queried as a table it predicts). */
   isModel(project: string, name: string): Promise<boolean>;
+  /** The agent's name when `project` has an agent called `name` (queried as a table it answers). */
+  isAgent(project: string, name: string): Promise<string | undefined>;
   isIntegration(name: string): Promise<string | undefined>;
 };
 
@@ -247,6 +257,13 @@ export const catalogResolver = (lookup: CatalogLookup) => {
       const project = await lookup.isProject(database);
       if (!project || PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
       return (await lookup.isModel(project, table)) ? project : undefined;
+    },
+    /** The project's and agent's canonical names when `database.table` names an agent. */
+    agent: async (database: string, table: string) => {
+      const project = await lookup.isProject(database);
+      if (!project || PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
+      const agent = await lookup.isAgent(project, table);
+      return agent === undefined ? undefined : { project, agent };
     },
     forget: () => made.clear(),
   };

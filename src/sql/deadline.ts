@@ -5,8 +5,13 @@ import { SqlError, SqlErrorCode } from './errors';
  * external fetches, predictions and DuckDB's work all count against it, not only execution.
  */
 export type Deadline = {
-  /** The limit, as configured (for messages). */
+  /** The limit, as configured (for messages); longer once extended. */
   readonly ms: number;
+  /**
+   * Moves the limit to `ms` from the start, if that is later: a query that turns out to ask an
+   * agent gets the agents' time limit (their model calls take seconds, not milliseconds).
+   */
+  extendTo(ms: number): void;
   /** Milliseconds left (0 once expired). */
   remaining(): number;
   expired(): boolean;
@@ -16,18 +21,35 @@ export type Deadline = {
 };
 
 export const deadlineIn = (ms: number, now: () => number = Date.now): Deadline => {
-  const at = now() + ms;
+  const start = now();
+  let limit = ms;
+  const at = () => start + limit;
   const error = () =>
-    new SqlError(SqlErrorCode.Timeout, `The query ran longer than ${ms} ms and was interrupted`);
+    new SqlError(SqlErrorCode.Timeout, `The query ran longer than ${limit} ms and was interrupted`);
   return {
-    ms,
-    remaining: () => Math.max(0, at - now()),
-    expired: () => now() >= at,
+    get ms() {
+      return limit;
+    },
+    extendTo: (longer) => {
+      limit = Math.max(limit, longer);
+    },
+    remaining: () => Math.max(0, at() - now()),
+    expired: () => now() >= at(),
     check: () => {
-      if (now() >= at) throw error();
+      if (now() >= at()) throw error();
     },
     error,
   };
+};
+
+/** Calls `fire` once the deadline has passed, however often it is extended meanwhile; returns a canceller. */
+export const onExpiry = (deadline: Deadline, fire: () => void) => {
+  let timer: NodeJS.Timeout;
+  const arm = () => {
+    timer = setTimeout(() => (deadline.expired() ? fire() : arm()), Math.max(1, deadline.remaining()));
+  };
+  arm();
+  return () => clearTimeout(timer);
 };
 
 /** Gives the event loop a turn (pings, other requests) during long main-thread work. */
@@ -40,14 +62,14 @@ export const pause = () => new Promise<void>((resolve) => setImmediate(resolve))
  */
 export const withinDeadline = <T>(work: Promise<T>, deadline: Deadline): Promise<T> =>
   new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(deadline.error()), deadline.remaining());
+    const cancel = onExpiry(deadline, () => reject(deadline.error()));
     work.then(
       (value) => {
-        clearTimeout(timer);
+        cancel();
         resolve(value);
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        cancel();
         reject(error as Error);
       },
     );

@@ -62,6 +62,11 @@ const fromDomain = (e: DomainError): SqlError => {
     case 'Unauthorized':
     case 'Forbidden':
       return new SqlError(SqlErrorCode.Forbidden, e.detail);
+    case 'GatewayTimeout':
+      return new SqlError(SqlErrorCode.Timeout, e.detail);
+    case 'BadGateway':
+    case 'TooManyRequests':
+      return new SqlError(SqlErrorCode.External, e.detail);
     default:
       return new SqlError(SqlErrorCode.Invalid, e.detail);
   }

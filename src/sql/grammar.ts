@@ -12,7 +12,7 @@ start
   = _ s:statement _ (";" _)* !. { return s; }
 
 statement
-  = createModel / retrainModel / dropModel
+  = createModel / retrainModel / dropModel / createMlEngine / dropMlEngine
   / createProject / dropProject / createDatabase / dropDatabase
   / createResource / updateResource / alterResource / dropResource
   / show / describe / use / set
@@ -34,6 +34,15 @@ retrainModel
 dropModel
   = DROP __ (MODEL / PREDICTOR) ie:ifExists __ name:dottedName
     { return { kind: 'DropModel', name, ifExists: ie }; }
+
+createMlEngine
+  = CREATE __ ML_ENGINE ine:ifNotExists __ name:identifier __ FROM __ handler:identifier
+    using:(__ USING __ a:assignments { return a; })?
+    { return { kind: 'CreateMlEngine', name, handler, ifNotExists: ine, options: using ?? {} }; }
+
+dropMlEngine
+  = DROP __ ML_ENGINE ie:ifExists __ name:identifier
+    { return { kind: 'DropMlEngine', name, ifExists: ie }; }
 
 parenthesized = "(" body:$parenBody ")" { return body.trim(); }
 parenBody = (string / "(" parenBody ")" / [^()'"])*

@@ -53,6 +53,8 @@ export type MindsStatement =
       options: Options;
     }
   | { kind: 'DropModel'; name: string[]; ifExists: boolean }
+  | { kind: 'CreateMlEngine'; name: string; handler: string; ifNotExists: boolean; options: Options }
+  | { kind: 'DropMlEngine'; name: string; ifExists: boolean }
   | { kind: 'Use'; name: string }
   | { kind: 'Set'; text: string };
 

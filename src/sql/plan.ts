@@ -38,15 +38,33 @@ export type Prepared =
   | { kind: 'pushdown'; integration: string; sql: string }
   | { kind: 'federated'; sql: string; names: (string | undefined)[] | null; fetches: ExternalFetch[] }
   | {
-      /** A model queried as a table: predictions are computed at run time, never cached. */
+      /**
+       * A model or an agent queried as a table: predictions and answers are computed at run time,
+       * never cached.
+       */
       kind: 'model';
       statement: AstNode;
-      refs: { node: AstNode; project: string; name: string }[];
+      refs: ComputedRef[];
       names: (string | undefined)[] | null;
     };
 
-/** What the SQL endpoint needs from the models capability. */
-export type Predictions = { predictor(project: string, name: string): Promise<Predictor> };
+/** A table whose rows are computed: a model's predictions, or an agent's answers. */
+export type ComputedRef = { node: AstNode; project: string; name: string; kind: 'model' | 'agent' };
+
+/** What an agent queried as a table answers for one question. */
+export type AgentAnswer = { answer: string; context: readonly unknown[]; traceId: string };
+
+/** What the SQL endpoint needs from the models and agents capabilities. */
+export type Predictions = {
+  predictor(project: string, name: string): Promise<Predictor>;
+  ask(project: string, agent: string, question: string, signal: AbortSignal): Promise<AgentAnswer>;
+};
+
+/**
+ * Which tables a query may read (an agent's SQL tool: its skill's tables only). `database` and
+ * `table` are MindsDB's names; a refusal is thrown as the policy words it.
+ */
+export type TablePolicy = { check(database: string, table: string): void };
 
 type ExternalRef = {
   node: AstNode;
@@ -64,11 +82,12 @@ export const prepare = async (
   db: string,
   natives: Map<string, { integration: string; sql: string }>,
   deadline?: Deadline,
+  policy?: TablePolicy,
 ): Promise<Prepared> => {
   const statement = await parseSelect(c, text);
   let localTables = 0;
   const externals: ExternalRef[] = [];
-  const modelRefs: { node: AstNode; project: string; name: string }[] = [];
+  const modelRefs: ComputedRef[] = [];
   // CTEs are resolved by scope and renamed; what is left is every other table reference.
   const { tables, deterministic } = await resolveScopes(statement, {
     nodes: 20_000,
@@ -84,15 +103,17 @@ export const prepare = async (
     const table = String(n.table_name);
     const native = !schema && !catalogName ? natives.get(table) : undefined;
     if (native) {
+      policy?.check(native.integration, '(native query)');
       externals.push({ node: n, integration: native.integration, schema: null, table, native: native.sql });
       continue;
     }
     if (catalogName) {
+      policy?.check(catalogName, `${schema}.${table}`);
       // `project.model.3`: a model version, which DuckDB reads as catalog.schema.table.
       if (/^\d+$/.test(table)) {
         const modelProject = await catalog.model(catalogName, schema);
         if (modelProject) {
-          modelRefs.push({ node: n, project: modelProject, name: `${schema}.${table}` });
+          modelRefs.push({ node: n, project: modelProject, name: `${schema}.${table}`, kind: 'model' });
           continue;
         }
       }
@@ -103,9 +124,16 @@ export const prepare = async (
       continue;
     }
     const database = schema || db;
+    policy?.check(database, table);
+    // An agent's name wins over a model's, as in MindsDB.
+    const agent = await catalog.agent(database, table);
+    if (agent) {
+      modelRefs.push({ node: n, project: agent.project, name: agent.agent, kind: 'agent' });
+      continue;
+    }
     const modelProject = await catalog.model(database, table);
     if (modelProject) {
-      modelRefs.push({ node: n, project: modelProject, name: table });
+      modelRefs.push({ node: n, project: modelProject, name: table, kind: 'model' });
       continue;
     }
     const integration = await catalog.integration(database);
@@ -126,7 +154,7 @@ export const prepare = async (
         SqlErrorCode.Invalid,
         'Predictions over external databases: upload the rows as a file, or use a native query',
       );
-    if (modelRefs.length > 1) throw new SqlError(SqlErrorCode.Invalid, 'One model per query');
+    if (modelRefs.length > 1) throw new SqlError(SqlErrorCode.Invalid, 'One model or agent per query');
     return { kind: 'model', statement, refs: modelRefs, names };
   }
   if (externals.length === 0)

@@ -1,7 +1,9 @@
+import type { AgentRunsService } from '../agentRuns/service';
 import type { AgentsService } from '../agents/service';
 import type { ChatbotsService } from '../chatbots/service';
 import type { DatabasesService } from '../databases/service';
 import type { FilesService } from '../files/service';
+import type { MlEnginesService } from '../mlEngines/service';
 import type { ModelsService } from '../models/service';
 import type { ProjectsService } from '../projects/service';
 import type { SkillsService } from '../skills/service';
@@ -22,5 +24,7 @@ export type SqlPorts = {
   readonly skills: Pick<SkillsService, 'get' | 'run'>;
   readonly agents: Pick<AgentsService, 'get' | 'run'>;
   readonly chatbots: Pick<ChatbotsService, 'get' | 'run'>;
+  readonly mlEngines: Pick<MlEnginesService, 'create' | 'remove'>;
+  readonly agentRuns: Pick<AgentRunsService, 'complete' | 'findAgentName'>;
   readonly models: Pick<ModelsService, 'exists' | 'create' | 'retrain' | 'remove' | 'describe' | 'predictor'>;
 };

@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { parseSelect, printSelect, walk, type AstNode } from './ast';
-import type { Prepared, Predictions } from './plan';
+import { SqlError, SqlErrorCode } from './errors';
+import type { ComputedRef, Prepared, Predictions } from './plan';
 import { quoteIdent } from '../shared/quoting';
 
 const baseTable = (table: string, alias: string): AstNode => ({
@@ -56,73 +57,51 @@ const whereEqualities = (where: AstNode | null | undefined): Record<string, unkn
  * joined, it predicts every row of the other side, which is materialised first and paired with its
  * predictions position by position (a POSITIONAL JOIN of two tables in the same order).
  */
-export const predictInto = async (
+/** Rows into a typed temporary table through the appender (types from the values). */
+const loadRows = async (
   c: DuckDBConnection,
-  prepared: Extract<Prepared, { kind: 'model' }>,
-  predictions: Predictions,
   temps: string[],
+  temp: string,
+  names: readonly string[],
+  rows: readonly Record<string, unknown>[],
 ) => {
-  const ref = prepared.refs[0]!;
-  const predictor = await predictions.predictor(ref.project, ref.name);
-  const statement = prepared.statement;
-  // Only the model's columns the query uses are computed and loaded (a star wants them all).
-  const modelAlias = String(ref.node.alias || ref.name);
-  const wanted = new Set<string>();
-  let everything = false;
-  await walk(statement, (n) => {
-    if (
-      n.class === 'STAR' &&
-      (!n.relation_name || String(n.relation_name).toLowerCase() === modelAlias.toLowerCase())
-    )
-      everything = true;
-    if (n.class === 'COLUMN_REF') {
-      const names = n.column_names as string[];
-      if (names.length === 1 || names[0]!.toLowerCase() === modelAlias.toLowerCase())
-        wanted.add(names[names.length - 1]!);
-    }
-  });
-  const all = predictor.outputColumns.filter((col) => col !== '__mindsdb_row_id');
-  const picked = everything ? all : all.filter((col) => wanted.has(col));
-  const outputColumns = picked.length ? picked : [predictor.artifact.target];
-  const predictOptions = { wanted: new Set(outputColumns) };
-  // Predictions go straight into a typed temporary table through the appender.
-  const load = async (temp: string, rows: Record<string, unknown>[]) => {
-    temps.push(temp);
-    const columns = columnTypes(outputColumns, rows);
-    const q = quoteIdent;
-    await c.run(
-      `CREATE OR REPLACE TEMP TABLE ${q(temp)} (${columns.map((col) => `${q(col.name)} ${col.type}`).join(', ')})`,
-    );
-    const appender = await c.createAppender(temp);
-    try {
-      for (const row of rows) {
-        for (const col of columns) {
-          const v = row[col.name];
-          if (v === null || v === undefined) appender.appendNull();
-          else if (col.type === 'DOUBLE') appender.appendDouble(v as number);
-          else if (col.type === 'BIGINT') appender.appendBigInt(BigInt(v as number));
-          else if (col.type === 'BOOLEAN') appender.appendBoolean(v as boolean);
-          else appender.appendVarchar(typeof v === 'string' ? v : JSON.stringify(v));
-        }
-        appender.endRow();
+  temps.push(temp);
+  const columns = columnTypes([...names], [...rows]);
+  const q = quoteIdent;
+  await c.run(
+    `CREATE OR REPLACE TEMP TABLE ${q(temp)} (${columns.map((col) => `${q(col.name)} ${col.type}`).join(', ')})`,
+  );
+  const appender = await c.createAppender(temp);
+  try {
+    for (const row of rows) {
+      for (const col of columns) {
+        const v = row[col.name];
+        if (v === null || v === undefined) appender.appendNull();
+        else if (col.type === 'DOUBLE') appender.appendDouble(v as number);
+        else if (col.type === 'BIGINT') appender.appendBigInt(BigInt(v as number));
+        else if (col.type === 'BOOLEAN') appender.appendBoolean(v as boolean);
+        else appender.appendVarchar(typeof v === 'string' ? v : JSON.stringify(v));
       }
-      appender.flushSync();
-    } finally {
-      appender.closeSync();
+      appender.endRow();
     }
-  };
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+};
+
+/** The join that pairs the computed table with another, if the query has one. */
+const joinOf = async (statement: AstNode, node: AstNode) => {
   let join: AstNode | undefined;
   await walk(statement, (n) => {
-    if (n.type === 'JOIN' && (n.left === ref.node || n.right === ref.node)) join = n;
+    if (n.type === 'JOIN' && (n.left === node || n.right === node)) join = n;
   });
-  if (!join) {
-    const input = whereEqualities((statement.node as AstNode).where_clause as AstNode | undefined);
-    await load('__mindledger_prediction', predictor.predict([input], predictOptions));
-    Object.assign(ref.node, baseTable('__mindledger_prediction', modelAlias));
-    return printSelect(c, statement);
-  }
-  const other = (join.left === ref.node ? join.right : join.left) as AstNode;
-  const otherAlias = String(other.alias || other.table_name || 'data');
+  return join;
+};
+
+/** The other side of the join, materialised in DuckDB: its rows, in the order they will be paired. */
+const joinedRows = async (c: DuckDBConnection, temps: string[], join: AstNode, node: AstNode) => {
+  const other = (join.left === node ? join.right : join.left) as AstNode;
   const template = await parseSelect(c, 'SELECT * FROM __mindledger_source');
   (template.node as AstNode).from_table = other;
   const source = await printSelect(c, template);
@@ -130,11 +109,17 @@ export const predictInto = async (
   await c.run(`CREATE OR REPLACE TEMP TABLE __mindledger_input AS ${source}`);
   const reader = await c.runAndReadAll('SELECT * FROM __mindledger_input');
   const columns = reader.columnNames();
-  const rows = reader.getRowsJson().map((r) => Object.fromEntries(columns.map((col, i) => [col, r[i]])));
-  await load('__mindledger_prediction', predictor.predict(rows, predictOptions));
-  const input = baseTable('__mindledger_input', otherAlias);
-  const output = baseTable('__mindledger_prediction', modelAlias);
-  if (join.left === ref.node) {
+  return {
+    alias: String(other.alias || other.table_name || 'data'),
+    rows: reader.getRowsJson().map((r) => Object.fromEntries(columns.map((col, i) => [col, r[i]]))),
+  };
+};
+
+/** The join rewritten to pair the input with the computed rows position by position. */
+const pairPositionally = (join: AstNode, node: AstNode, inputAlias: string, outputAlias: string) => {
+  const input = baseTable('__mindledger_input', inputAlias);
+  const output = baseTable('__mindledger_prediction', outputAlias);
+  if (join.left === node) {
     join.left = output;
     join.right = input;
   } else {
@@ -144,5 +129,122 @@ export const predictInto = async (
   join.ref_type = 'POSITIONAL';
   join.condition = null;
   join.join_type = 'INNER';
+};
+
+/**
+ * Computes a model's predictions (or an agent's answers) into a temporary table and rewrites the
+ * query onto it. Alone in FROM, it answers one row built from the WHERE equalities (`WHERE sqft =
+ * 823 AND …`, `WHERE question = '…'`); joined, it answers every row of the other side, which is
+ * materialised first and paired with its results position by position (a POSITIONAL JOIN).
+ */
+export const predictInto = async (
+  c: DuckDBConnection,
+  prepared: Extract<Prepared, { kind: 'model' }>,
+  predictions: Predictions,
+  temps: string[],
+  options: AgentQueryOptions,
+) => {
+  const ref = prepared.refs[0]!;
+  const statement = prepared.statement;
+  const alias = String(ref.node.alias || ref.name);
+  const compute =
+    ref.kind === 'agent'
+      ? agentAnswers(predictions, ref, options)
+      : await modelPredictions(predictions, ref, statement, alias);
+  const join = await joinOf(statement, ref.node);
+  if (!join) {
+    const input = whereEqualities((statement.node as AstNode).where_clause as AstNode | undefined);
+    await loadRows(c, temps, '__mindledger_prediction', compute.columns, await compute.rows([input]));
+    Object.assign(ref.node, baseTable('__mindledger_prediction', alias));
+    return printSelect(c, statement);
+  }
+  const other = await joinedRows(c, temps, join, ref.node);
+  await loadRows(c, temps, '__mindledger_prediction', compute.columns, await compute.rows(other.rows));
+  pairPositionally(join, ref.node, other.alias, alias);
   return printSelect(c, statement);
 };
+
+type Computation = {
+  columns: readonly string[];
+  rows: (inputs: Record<string, unknown>[]) => Promise<Record<string, unknown>[]>;
+};
+
+/** Only the model's columns the query uses are computed and loaded (a star wants them all). */
+const modelPredictions = async (
+  predictions: Predictions,
+  ref: ComputedRef,
+  statement: AstNode,
+  alias: string,
+): Promise<Computation> => {
+  const predictor = await predictions.predictor(ref.project, ref.name);
+  const wanted = new Set<string>();
+  let everything = false;
+  await walk(statement, (n) => {
+    if (
+      n.class === 'STAR' &&
+      (!n.relation_name || String(n.relation_name).toLowerCase() === alias.toLowerCase())
+    )
+      everything = true;
+    if (n.class === 'COLUMN_REF') {
+      const names = n.column_names as string[];
+      if (names.length === 1 || names[0]!.toLowerCase() === alias.toLowerCase())
+        wanted.add(names[names.length - 1]!);
+    }
+  });
+  const all = predictor.outputColumns.filter((col) => col !== '__mindsdb_row_id');
+  const picked = everything ? all : all.filter((col) => wanted.has(col));
+  const columns = picked.length ? picked : [predictor.artifact.target];
+  return { columns, rows: async (inputs) => predictor.predict(inputs, { wanted: new Set(columns) }) };
+};
+
+/** How many questions of one query are asked at once, and at most in all (each is a model call or more). */
+export type AgentQueryOptions = { concurrency: number; maxRows: number; signal: AbortSignal };
+
+/** MindsDB's agent table: `answer`, `context`, `trace_id`, and the question asked. */
+const AGENT_COLUMNS = ['answer', 'context', 'trace_id', 'question'] as const;
+
+/**
+ * An agent answers each row's question (MindsDB answers only the last row of a join and treats the
+ * others as history; here every row gets its own run), a few at a time.
+ */
+const agentAnswers = (
+  predictions: Predictions,
+  ref: ComputedRef,
+  options: AgentQueryOptions,
+): Computation => ({
+  columns: AGENT_COLUMNS,
+  rows: async (inputs) => {
+    if (inputs.length > options.maxRows)
+      throw new SqlError(
+        SqlErrorCode.TooLarge,
+        `Agent ${ref.name} would answer ${inputs.length} rows; a query may ask at most ${options.maxRows} (AGENT_SQL_MAX_ROWS): add a LIMIT`,
+      );
+    const questions = inputs.map((row, i) => {
+      const question = row.question ?? row.content;
+      if (question === undefined || question === null || String(question).trim() === '')
+        throw new SqlError(
+          SqlErrorCode.Invalid,
+          inputs.length === 1
+            ? `Ask agent ${ref.name} with WHERE question = '…'`
+            : `Row ${i + 1} has no question for agent ${ref.name}: the joined rows need a "question" column`,
+        );
+      return String(question);
+    });
+    const answers: Record<string, unknown>[] = new Array(questions.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < questions.length) {
+        const i = next++;
+        const a = await predictions.ask(ref.project, ref.name, questions[i]!, options.signal);
+        answers[i] = {
+          answer: a.answer,
+          context: a.context.length ? JSON.stringify(a.context) : null,
+          trace_id: a.traceId,
+          question: questions[i],
+        };
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(options.concurrency, questions.length) }, worker));
+    return answers;
+  },
+});

@@ -1,7 +1,7 @@
 import type { DuckDBConnection, DuckDBResult } from '@duckdb/node-api';
 import type { Duck } from '../duckdb/database';
 import type { CatalogResolver } from './catalog';
-import { deadlineIn, withinDeadline, type Deadline } from './deadline';
+import { deadlineIn, onExpiry, withinDeadline, type Deadline } from './deadline';
 import { externalError, SqlError, SqlErrorCode } from './errors';
 import {
   doubleQuotesToBackticks,
@@ -11,7 +11,7 @@ import {
   type Externals,
 } from './federation';
 import { bindParameters } from './parameters';
-import { prepare, type Prepared, type Predictions } from './plan';
+import { prepare, type Prepared, type Predictions, type TablePolicy } from './plan';
 import { predictInto } from './predictions';
 import {
   MAX_CACHED_BYTES,
@@ -37,6 +37,10 @@ export type SelectLimits = {
   /** The request's deadline, when it started before this query (else `timeoutMs` from now). */
   deadline?: Deadline;
   signal?: AbortSignal;
+  /** Only these tables may be read (an agent's SQL tool); caches are bypassed then. */
+  policy?: TablePolicy;
+  /** Queries that ask an agent: its answers' concurrency, row cap and time limit. */
+  agents?: { concurrency: number; maxRows: number; timeoutMs: number };
 };
 
 /**
@@ -71,8 +75,8 @@ export const runSelect = async (
     p.kind === 'local' && p.deterministic
       ? `${p.sql}\u0000${JSON.stringify(bound.values, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`
       : null;
-  // A cached answer needs no connection at all.
-  const known = cache.queries.get(key);
+  // A cached answer needs no connection at all. A query under a table policy is checked afresh.
+  const known = limits.policy ? undefined : cache.queries.get(key);
   const knownAnswerKey = known ? answerKeyOf(known) : null;
   const knownAnswer = knownAnswerKey === null ? undefined : cache.answers.get(knownAnswerKey);
   if (knownAnswer) return knownAnswer;
@@ -89,19 +93,22 @@ export const runSelect = async (
       // Repeatedly: an interrupt reaches only a DuckDB call already running, and a call can wait
       // for a thread of libuv's pool; later steps (dropping temporary tables) run regardless.
       let nagging: ReturnType<typeof setInterval> | undefined;
+      // Agents asked by the query stop with it.
+      const stopped = new AbortController();
       const interrupt = () => {
+        stopped.abort();
         c.interrupt();
         nagging ??= setInterval(() => c.interrupt(), 100);
       };
-      const timer = setTimeout(interrupt, deadline.remaining());
+      const cancelTimer = onExpiry(deadline, interrupt);
       const onAbort = interrupt;
       limits.signal?.addEventListener('abort', onAbort);
       const temps: string[] = [];
       try {
-        let prepared = cache.queries.get(key);
+        let prepared = limits.policy ? undefined : cache.queries.get(key);
         if (!prepared) {
-          prepared = await prepare(c, catalog, bound.sql, input.db, natives, deadline);
-          if (prepared.kind !== 'model') cache.queries.set(key, prepared, input.version);
+          prepared = await prepare(c, catalog, bound.sql, input.db, natives, deadline, limits.policy);
+          if (prepared.kind !== 'model' && !limits.policy) cache.queries.set(key, prepared, input.version);
         }
         deadline.check();
 
@@ -127,8 +134,15 @@ export const runSelect = async (
         }
 
         let sql: string;
-        if (plan.kind === 'model') sql = await predictInto(c, plan, predictions, temps);
-        else sql = plan.sql;
+        if (plan.kind === 'model') {
+          const agents = limits.agents ?? { concurrency: 4, maxRows: 100, timeoutMs: limits.timeoutMs };
+          if (plan.refs.some((r) => r.kind === 'agent')) deadline.extendTo(agents.timeoutMs);
+          sql = await predictInto(c, plan, predictions, temps, {
+            concurrency: agents.concurrency,
+            maxRows: agents.maxRows,
+            signal: stopped.signal,
+          });
+        } else sql = plan.sql;
         if (plan.kind === 'federated') {
           for (const fetch of plan.fetches) {
             deadline.check();
@@ -166,7 +180,12 @@ export const runSelect = async (
           ...(table.truncated ? { truncated: true as const } : {}),
         };
         const answerKey = answerKeyOf(plan);
-        if (answerKey !== null && table.data.length <= MAX_CACHED_ROWS && table.bytes <= MAX_CACHED_BYTES) {
+        if (
+          answerKey !== null &&
+          !limits.policy &&
+          table.data.length <= MAX_CACHED_ROWS &&
+          table.bytes <= MAX_CACHED_BYTES
+        ) {
           cache.answers.set(answerKey, answer, input.version);
           reusableAnswers.add(answer);
         }
@@ -182,7 +201,7 @@ export const runSelect = async (
           throw new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
         throw error;
       } finally {
-        clearTimeout(timer);
+        cancelTimer();
         clearInterval(nagging);
         limits.signal?.removeEventListener('abort', onAbort);
         for (const temp of temps) await c.run(`DROP TABLE IF EXISTS "${temp}"`).catch(() => undefined);

@@ -6,7 +6,8 @@ import { catalogResolver, INFORMATION_SCHEMA_TABLES, installCatalog, PROJECT_TAB
 import { configureServerPaths, externalError, SqlError, SqlErrorCode, toSqlError } from './errors';
 import { leadingKeyword, quoteModelVersions, toDuckDbDialect, trimStatement } from './lexical';
 import { isSyntaxProblem, parseMindsStatement } from './parse';
-import { isReusableAnswer, preparedCache, runSelect } from './select';
+import { isReusableAnswer, preparedCache, runSelect, type Predictions } from './select';
+import { agentSqlPort, type ScopedSqlEngine } from './agentTools';
 import { extractNativeQueries } from './federation';
 import { addModelJoinConditions } from './modelJoins';
 import type { ExternalDatabases } from '../databases/pools';
@@ -58,13 +59,22 @@ const FORBIDDEN = new Set([
 const SELECT_LIKE = new Set(['SELECT', 'WITH', 'VALUES', 'FROM', 'TABLE']);
 
 export const sqlService = (ctx: AppContext, services: SqlPorts, externals: ExternalDatabases) => {
-  const { models } = services;
   const catalog = catalogResolver({
     isProject: async (name) => (await services.projects.find(name))?.name,
     isIntegration: async (name) => (await services.databases.findIntegration(name))?.name,
     isFile: async (name) => ((await services.files.find(name)) ? nameKey(name) : undefined),
-    isModel: (project, name) => models.exists(project, name),
+    isModel: (project, name) => services.models.exists(project, name),
+    isAgent: (project, name) => services.agentRuns.findAgentName(project, name),
   });
+  // Models queried as tables predict; agents queried as tables answer (each answer a run of its
+  // own, outside the reader the query holds: an agent's tools read through readers of their own).
+  const models: Predictions = {
+    predictor: (project, name) => services.models.predictor(project, name),
+    ask: (project, agent, question, signal) =>
+      ctx.duck.detached(() =>
+        services.agentRuns.complete({ project, agent, messages: [{ question }], via: 'sql' }, { signal }),
+      ),
+  };
   const prepared = preparedCache(() => ctx.projections.version);
   // DuckDB's IO errors name files by absolute path; none of this server's may reach a client.
   configureServerPaths([
@@ -92,6 +102,11 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
     timeoutMs: ctx.config.sqlTimeoutMs,
     maxListItems: ctx.config.sqlMaxListParam,
     maxAnswerBytes: ctx.config.sqlMaxAnswerBytes,
+    agents: {
+      concurrency: ctx.config.agentSqlConcurrency,
+      maxRows: ctx.config.agentSqlMaxRows,
+      timeoutMs: ctx.config.agentSqlTimeoutMs,
+    },
   };
   const dataEpoch = () => ctx.projections.dataEpoch;
 
@@ -131,7 +146,9 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
       ...converted,
       sql: await addModelJoinConditions(
         converted.sql,
-        async (schema, table) => (await catalog.model(schema ?? db, table)) !== undefined,
+        async (schema, table) =>
+          (await catalog.agent(schema ?? db, table)) !== undefined ||
+          (await catalog.model(schema ?? db, table)) !== undefined,
       ),
     };
     deadline.check();
@@ -162,6 +179,38 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
       { sql, placeholders, params, db, version: ctx.projections.version, dataEpoch },
       { ...limits, deadline },
     );
+
+  /** An agent's SQL tool: one SELECT (MySQL dialect, no native queries) under a table policy. */
+  const scopedSelect: ScopedSqlEngine['select'] = async (sql, db, options) => {
+    checkQuerySize(sql);
+    const deadline = deadlineIn(ctx.config.sqlTimeoutMs);
+    const converted = toDuckDbDialect(sql);
+    converted.sql = quoteModelVersions(converted.sql);
+    return withinDeadline(
+      runSelect(
+        ctx.duck,
+        catalog,
+        prepared,
+        externals,
+        models,
+        { ...converted, params: {}, db, version: ctx.projections.version, dataEpoch },
+        { ...limits, rowLimit: options.rowLimit, deadline, signal: options.signal, policy: options.policy },
+      ),
+      deadline,
+    );
+  };
+  const agentTools = agentSqlPort({
+    select: scopedSelect,
+    tablesOf: async (db, signal) => {
+      const answer = await execute(`SHOW TABLES FROM \`${db.replace(/`/g, '``')}\``, { db }, {}, signal);
+      if (answer.type !== 'table')
+        throw new SqlError(
+          answer.type === 'error' ? answer.error_code : 1105,
+          answer.type === 'error' ? answer.error_message : 'no tables',
+        );
+      return answer.data.map((row) => String(row[0]));
+    },
+  });
 
   const modelStatements = modelStatementsOf(services);
   const { show, describe, set } = introspection({
@@ -243,6 +292,8 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
 
   return {
     execute,
+    /** The SQL tools' port for agents (read-only, a skill's tables only, capped). */
+    agentTools,
     install: () => installCatalog(ctx.duck.writer),
     tables: { INFORMATION_SCHEMA_TABLES, PROJECT_TABLES },
 

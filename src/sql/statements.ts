@@ -213,6 +213,17 @@ export const runMindsStatement = async (
       }
       return ok;
     }
+    case 'CreateMlEngine':
+      await services.mlEngines.create({
+        name: validName('ML engine', statement.name),
+        handler: statement.handler,
+        parameters: statement.options,
+        ifNotExists: statement.ifNotExists,
+      });
+      return ok;
+    case 'DropMlEngine':
+      await services.mlEngines.remove(statement.name, statement.ifExists);
+      return ok;
     default: {
       const _exhaustive: never = statement;
       throw new SqlError(SqlErrorCode.Internal, `Unhandled statement ${JSON.stringify(_exhaustive)}`);

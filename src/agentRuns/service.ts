@@ -1,0 +1,285 @@
+import crypto from 'node:crypto';
+import {
+  AgentRunError,
+  AgentSetupError,
+  InvalidMessagesError,
+  normalizeMessages,
+  planAgentRun,
+  runAgent,
+  type AgentRunEvent as LoopEvent,
+  type AgentSkill,
+  type KnowledgeBaseSearchPort,
+  type SqlToolPort,
+} from '../agentloop';
+import { requireAgent } from '../agents/state';
+import { settled, type AppContext } from '../context';
+import {
+  createLlmClient,
+  LlmConfigError,
+  summarizeLlmSettings,
+  type ChatMessage,
+  type LlmDefaults,
+  type LlmEngineResolver,
+} from '../llm';
+import { projectAggregate } from '../projects/aggregate';
+import type { ProjectDirectory } from '../projects/directory';
+import { projectStream } from '../projects/state';
+import {
+  badGateway,
+  DomainError,
+  gatewayTimeout,
+  invalid,
+  isDomainError,
+  notFound,
+  tooManyRequests,
+} from '../shared/errors';
+import { findByRef } from '../shared/params';
+import { decideThreadTurn } from './decider';
+import { presentRun, presentStep } from './present';
+import { runRow, runRowsOfAgent, stepRowsOfRun } from './projection';
+import { runRecorder } from './recorder';
+import { threadAggregate, threadStream } from './state';
+
+/** What runs need beyond the log: the tools' data, and where LLM settings come from. */
+export type AgentRunPorts = {
+  readonly sql: SqlToolPort;
+  readonly kb?: KnowledgeBaseSearchPort;
+  /** A named ML engine's handler and real settings (CREATE ML_ENGINE). */
+  readonly engines: LlmEngineResolver;
+  /** OPENAI_BASE_URL, OPENAI_API_KEY, LLM_DEFAULT_MODEL. */
+  readonly defaults: LlmDefaults;
+  readonly requestTimeoutMs: number;
+};
+
+export type CompletionRequest = {
+  readonly project: string;
+  readonly agent: string;
+  readonly messages: unknown;
+  /** A conversation the server keeps: its earlier turns are the run's memory. */
+  readonly threadId?: string;
+  /** A SQL query's `USING …`: settings for this run only. */
+  readonly overrides?: Record<string, unknown>;
+  /** Which door the question came in by (rest, sql, mysql, chatbot). */
+  readonly via: string;
+};
+
+export type CompletionHandlers = {
+  readonly signal?: AbortSignal;
+  /** Each step as it happens (after it is recorded). */
+  readonly onStep?: (event: LoopEvent) => void;
+  /** Answer text as the model produces it; given, the model is called in streaming mode. */
+  readonly onText?: (text: string) => void;
+};
+
+export type Completion = {
+  readonly traceId: string;
+  readonly answer: string;
+  readonly sql: readonly string[];
+  readonly context: readonly unknown[];
+};
+
+/** A run that could not answer, as an HTTP problem; `runKind` says why (for a stream's error event). */
+export class AgentRunProblem extends DomainError {
+  constructor(
+    problem: DomainError,
+    readonly runKind: AgentRunError['kind'],
+  ) {
+    super(problem.kind, problem.title, problem.detail, problem.retryAfterSeconds);
+  }
+}
+
+/** Why a run could not answer, as an HTTP problem: which side failed, and the trace to look it up. */
+export const runFailure = (error: AgentRunError, traceId: string): DomainError => {
+  const detail = `${error.message} (trace_id ${traceId})`;
+  switch (error.kind) {
+    case 'authentication':
+      return badGateway(detail, 'LLM provider rejected the API key');
+    case 'unreachable':
+      return badGateway(detail, 'LLM provider unreachable');
+    case 'provider_error':
+      return badGateway(detail, 'LLM provider error');
+    case 'timeout':
+      return gatewayTimeout(detail, 'Agent timed out');
+    case 'rate_limit':
+      return tooManyRequests(detail, 10, 'LLM provider rate limit');
+    case 'bad_request':
+      return invalid(detail, 'LLM provider refused the request');
+    case 'not_found':
+      return invalid(detail, 'Unknown LLM model');
+    case 'aborted':
+      return invalid(detail, 'Run cancelled');
+    case 'tool_errors':
+    case 'max_steps':
+    case 'empty_answer':
+    case 'internal':
+      return badGateway(detail, 'Agent gave no answer');
+    default: {
+      const _exhaustive: never = error.kind;
+      return _exhaustive;
+    }
+  }
+};
+
+/** The request's own mistakes (messages, settings, skills) are 400s naming what is wrong. */
+const setupProblem = (error: unknown): unknown => {
+  if (error instanceof InvalidMessagesError) return invalid(error.message, 'Invalid messages');
+  if (error instanceof LlmConfigError) return invalid(error.message, 'Invalid LLM settings');
+  if (error instanceof AgentSetupError) return invalid(error.message, 'Invalid agent skills');
+  return error;
+};
+
+/** Agents that answer: each completion is a run recorded on its own stream, step by step. */
+export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, ports: AgentRunPorts) => {
+  /** The agent as the project's stream holds it (real settings), with its skills resolved. */
+  const loadAgent = async (projectName: string, agentRef: string) => {
+    const project = await projects.require(projectName);
+    const { state } = await ctx.commands.load(projectStream(project.name), projectAggregate);
+    const agent = requireAgent(state.agents, agentRef);
+    const skills: AgentSkill[] = agent.skills.flatMap((link) => {
+      const skill = state.skills.get(link.skillId);
+      return skill
+        ? [{ name: skill.name, type: skill.type, params: skill.params, linkParameters: link.parameters }]
+        : [];
+    });
+    return { project, agent, skills };
+  };
+
+  /** A thread's earlier turns, then this request's messages, as one conversation. */
+  const withThread = async (request: CompletionRequest, agentName: string, projectName: string) => {
+    if (request.threadId === undefined) return request.messages;
+    const asked = normalizeMessages(request.messages);
+    const { state } = await ctx.commands.load(
+      threadStream(projectName, agentName, request.threadId),
+      threadAggregate,
+    );
+    const remembered: ChatMessage[] = state.turns.flatMap((t) => [
+      { role: 'user', content: t.question },
+      { role: 'assistant', content: t.answer },
+    ]);
+    return [...remembered, ...asked.history, { role: 'user', content: asked.question }];
+  };
+
+  /**
+   * Everything that can be refused before anything runs (unknown project or agent, bad messages,
+   * settings or skills: 404/400), then the run itself, recorded as it goes.
+   */
+  const prepare = async (request: CompletionRequest) => {
+    const { project, agent, skills } = await loadAgent(request.project, request.agent);
+    const planned = await (async () => {
+      const messages = await withThread(request, agent.name, project.name);
+      return planAgentRun({
+        agent: { modelName: agent.modelName, provider: agent.provider, params: agent.params, skills },
+        messages,
+        overrides: request.overrides,
+        ports: { sql: ports.sql, kb: ports.kb },
+        llm: { defaults: ports.defaults, engines: ports.engines },
+      });
+    })().catch((error: unknown) => {
+      throw setupProblem(error);
+    });
+    const traceId = crypto.randomUUID();
+    const summary = summarizeLlmSettings(planned.settings);
+
+    const execute = async (handlers: CompletionHandlers = {}): Promise<Completion> => {
+      const recorder = runRecorder(ctx, traceId, {
+        traceId,
+        projectId: project.id,
+        project: project.name,
+        agentId: Number(agent.id),
+        agent: agent.name,
+        agentVersion: agent.version.toString(),
+        question: planned.run.question,
+        historyMessages: planned.run.history.length,
+        threadId: request.threadId ?? null,
+        via: request.via,
+        llm: {
+          provider: summary.provider,
+          model: summary.model,
+          baseUrl: summary.baseUrl ?? null,
+          engine: summary.engine ?? null,
+          keyProvided: summary.apiKeySet,
+        },
+      });
+      const llm = createLlmClient(planned.settings, { requestTimeoutMs: ports.requestTimeoutMs });
+      try {
+        const result = await runAgent({
+          ...planned.run,
+          llm,
+          signal: handlers.signal,
+          onEvent: async (event) => {
+            await recorder.record(event);
+            handlers.onStep?.(event);
+          },
+          ...(handlers.onText ? { onTextDelta: (d: { text: string }) => handlers.onText!(d.text) } : {}),
+        });
+        if (request.threadId !== undefined) {
+          const stream = threadStream(project.name, agent.name, request.threadId);
+          const turn = await ctx.commands.run(stream, threadAggregate, () =>
+            decideThreadTurn({
+              threadId: request.threadId!,
+              project: project.name,
+              agent: agent.name,
+              traceId,
+              question: planned.run.question,
+              answer: result.answer,
+              at: ctx.clock().toISOString(),
+            }),
+          );
+          await settled(ctx, turn.lastPosition);
+        }
+        // The run is readable (GET …/runs/{trace_id}, SQL) once its answer is.
+        await settled(ctx, recorder.lastPosition());
+        return { traceId, answer: result.answer, sql: result.sql, context: result.context };
+      } catch (error) {
+        if (error instanceof AgentRunError) {
+          await settled(ctx, recorder.lastPosition()).catch(() => undefined);
+          throw new AgentRunProblem(runFailure(error, traceId), error.kind);
+        }
+        if (isDomainError(error)) throw error;
+        throw setupProblem(error);
+      }
+    };
+    return { traceId, question: planned.run.question, execute };
+  };
+
+  const requireRunOf = async (projectName: string, agentRef: string, traceId: string) => {
+    const { project, agent } = await loadAgent(projectName, agentRef);
+    const row = await runRow(ctx.duck, traceId);
+    if (!row || row.PROJECT_ID !== BigInt(project.id) || row.AGENT_ID !== agent.id)
+      throw notFound(`Agent ${agent.name} has no run ${traceId}`, 'Run not found');
+    return row;
+  };
+
+  return {
+    prepare,
+    /** Prepare and run in one go (REST without streaming, SQL). */
+    complete: async (request: CompletionRequest, handlers: CompletionHandlers = {}) =>
+      (await prepare(request)).execute(handlers),
+
+    /** An agent's runs, newest first. */
+    runs: async (projectName: string, agentRef: string, page: { before?: bigint; limit: number }) => {
+      const { project, agent } = await loadAgent(projectName, agentRef);
+      return (await runRowsOfAgent(ctx.duck, project.id, Number(agent.id), page)).map(presentRun);
+    },
+
+    /** One run, step by step. */
+    run: async (projectName: string, agentRef: string, traceId: string) => {
+      const row = await requireRunOf(projectName, agentRef, traceId);
+      return { ...presentRun(row), steps: (await stepRowsOfRun(ctx.duck, traceId)).map(presentStep) };
+    },
+
+    /** An agent by name or id exists in the project (routes check it before reading a body). */
+    requireAgent: async (projectName: string, agentRef: string) => {
+      await loadAgent(projectName, agentRef);
+    },
+
+    findAgentName: async (projectName: string, name: string) => {
+      const project = await projects.find(projectName);
+      if (!project) return undefined;
+      const { state } = await ctx.commands.load(projectStream(project.name), projectAggregate);
+      return findByRef(state.agents.values(), name)?.name;
+    },
+  };
+};
+
+export type AgentRunsService = ReturnType<typeof agentRunsService>;

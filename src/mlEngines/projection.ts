@@ -1,0 +1,40 @@
+import type { TableProjection, TableReader } from '../projection/types';
+import { nameKey } from '../shared/names';
+import { maskSecrets } from '../shared/secrets';
+
+/** `ml_engines`: engines made with CREATE ML_ENGINE (the built-in ones are added by the SQL views). */
+export const mlEnginesTable: TableProjection = {
+  table: 'ml_engines',
+  key: 'ID',
+  columns: [
+    { name: 'NAME', type: 'VARCHAR' },
+    { name: 'HANDLER', type: 'VARCHAR' },
+    { name: 'CONNECTION_DATA', type: 'JSON' },
+    { name: 'ID', type: 'BIGINT' },
+    { name: 'CREATED_AT', type: 'TIMESTAMP' },
+  ],
+  handles: ['MlEngineCreated', 'MlEngineDeleted'],
+  apply: (event, rows) => {
+    switch (event.type) {
+      case 'MlEngineCreated':
+        rows.put({
+          ID: event.meta.position,
+          NAME: event.data.name,
+          HANDLER: event.data.handler,
+          CONNECTION_DATA: maskSecrets(event.data.parameters),
+          CREATED_AT: event.data.createdAt,
+        });
+        return;
+      case 'MlEngineDeleted':
+        rows.delete(BigInt(event.data.engineId));
+        return;
+    }
+  },
+};
+
+export type MlEngineRow = { ID: bigint; NAME: string; HANDLER: string; CONNECTION_DATA: string };
+
+export const mlEngineRowByName = async (reader: TableReader, name: string) =>
+  (
+    (await reader.query('SELECT * FROM ml_engines WHERE lower(NAME) = ?', [nameKey(name)])) as MlEngineRow[]
+  )[0];

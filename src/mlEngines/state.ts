@@ -1,0 +1,62 @@
+import type { RecordedEvent } from '../../events';
+import type { Aggregate } from '../eventlog/commands';
+import { nameKey } from '../shared/names';
+
+/** An ML engine as its own stream (`ml-engine-<name>`) knows it: the log holds its real secrets. */
+export type MlEngineState =
+  | { status: 'none' }
+  | {
+      status: 'live';
+      id: bigint;
+      name: string;
+      handler: string;
+      parameters: Record<string, unknown>;
+      version: bigint;
+    }
+  | { status: 'deleted'; name: string };
+
+export const evolveMlEngine = (state: MlEngineState, event: RecordedEvent): MlEngineState => {
+  switch (event.type) {
+    case 'MlEngineCreated':
+      return {
+        status: 'live',
+        id: event.meta.position,
+        name: event.data.name,
+        handler: event.data.handler,
+        parameters: event.data.parameters,
+        version: event.meta.position,
+      };
+    case 'MlEngineDeleted':
+      return { status: 'deleted', name: event.data.name };
+    default:
+      return state;
+  }
+};
+
+export const mlEngineAggregate: Aggregate<MlEngineState> = {
+  initialState: () => ({ status: 'none' }),
+  evolve: evolveMlEngine,
+};
+
+export const mlEngineStream = (name: string) => `ml-engine-${nameKey(name)}`;
+
+/**
+ * The handlers an engine can be made from. Language-model providers are reached through an
+ * OpenAI-compatible API (src/llm); `lightwood` is the built-in tabular engine (src/ml).
+ */
+export const LLM_HANDLERS = [
+  'openai',
+  'openai_compatible',
+  'azure_openai',
+  'anthropic',
+  'google',
+  'ollama',
+  'vllm',
+  'litellm',
+  'lmstudio',
+] as const;
+export const TABULAR_HANDLERS = ['lightwood', 'mindledger'] as const;
+export const ML_HANDLERS: readonly string[] = [...LLM_HANDLERS, ...TABULAR_HANDLERS];
+
+/** The engines every server has, without a CREATE ML_ENGINE (MindsDB's default `lightwood`). */
+export const BUILT_IN_ENGINES = [{ name: 'lightwood', handler: 'lightwood' }] as const;
