@@ -109,7 +109,7 @@ export const benchModels = async () => {
   const oneRaw = percentile(rawOne, 50);
   const oneRest = percentile(restOne, 50);
   console.log(
-    `training on home_rentals (${fmt(rows.length)} rows): engine ${fmt(trainMs)} ms in process; CREATE MODEL through SQL (worker thread, events, artifact) ${fmt(serviceTrainMs)} ms (goal ≤ 3,000 ms); mixer ${artifact.mixer.kind}, held-out r2 ${fmt(artifact.training.accuracy, 4)}`,
+    `training on home_rentals (${fmt(rows.length)} rows): engine ${fmt(trainMs)} ms in process; CREATE MODEL through SQL (worker thread, events, artifact) ${fmt(serviceTrainMs)} ms (goal ≤ 3,000 ms); mixer ${'mixer' in artifact ? artifact.mixer.kind : 'forecast'}, held-out r2 ${fmt(artifact.training.accuracy, 4)}`,
   );
   console.log(
     `GET /api/util/ping while training: p50 ${fmt(percentile(pings, 50), 1)} ms p99 ${fmt(percentile(pings, 99), 1)} ms over ${pings.length} pings (goal p99 < 50 ms)`,
