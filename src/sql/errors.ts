@@ -1,3 +1,4 @@
+import { SqlSyntaxError } from '../shared/sqlTokens';
 import { isDomainError, type DomainError } from '../shared/errors';
 
 /**
@@ -101,6 +102,7 @@ export const externalError = (integration: string, error: unknown): SqlError => 
 
 export const toSqlError = (error: unknown): SqlError => {
   if (error instanceof SqlError) return error;
+  if (error instanceof SqlSyntaxError) return new SqlError(SqlErrorCode.Syntax, error.message);
   if (isDomainError(error)) return fromDomain(error);
   // Not `instanceof Error`: DuckDB's errors come from another realm under some runners (jest).
   const message = (error as { message?: unknown } | null)?.message;

@@ -3,7 +3,7 @@ import type { ExternalDatabase, ExternalResult } from '../integrations/drivers';
 import type { AstNode } from './ast';
 import { SqlError, SqlErrorCode } from './errors';
 import { quoteIdent, quoteMysqlIdent, quoteString } from '../shared/quoting';
-import { isKeyword, significant, textOf, tokenize, unquoted, type Token } from './tokens';
+import { isKeyword, significant, textOf, tokenize, unquoted, type Token } from '../shared/sqlTokens';
 
 /** A table of an external database that a mixed query needs locally, and how to fetch it. */
 export type ExternalFetch = {

@@ -1,5 +1,5 @@
 import { quoteIdent, quoteString } from '../shared/quoting';
-import { textOf, tokenize, unquoted, type Token } from './tokens';
+import { textOf, tokenize, unquoted, type Token } from '../shared/sqlTokens';
 
 /**
  * MindsDB speaks MySQL: `backticks` quote identifiers, "double quotes" quote strings, `:name` and

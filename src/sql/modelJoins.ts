@@ -1,4 +1,4 @@
-import { significant, textOf, tokenize } from './tokens';
+import { significant, textOf, tokenize } from '../shared/sqlTokens';
 
 /**
  * MindsDB lets a model be joined without a condition (`FROM t JOIN proj.model AS m`): the model

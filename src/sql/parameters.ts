@@ -11,7 +11,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { SqlError, SqlErrorCode } from './errors';
-import { isKeyword, significant, textOf, tokenize, type Token } from './tokens';
+import { isKeyword, significant, textOf, tokenize, type Token } from '../shared/sqlTokens';
 
 export type Bindings = Record<string, DuckDBValue>;
 export type BindingTypes = Record<string, DuckDBType>;

@@ -13,7 +13,7 @@ import {
 import { quoteModelVersions, toDuckDbDialect } from '../../src/sql/lexical';
 import { addModelJoinConditions } from '../../src/sql/modelJoins';
 import { bindParameters } from '../../src/sql/parameters';
-import { textOf, tokenize } from '../../src/sql/tokens';
+import { textOf, tokenize } from '../../src/shared/sqlTokens';
 
 describe('the tokenizer', () => {
   it('splits any text into tokens that cover it exactly, in order (DuckDB dialect)', () =>

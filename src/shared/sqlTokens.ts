@@ -1,4 +1,10 @@
-import { SqlError, SqlErrorCode } from './errors';
+/** The text cannot be read as SQL at all (a quote never closed): a syntax error to the client. */
+export class SqlSyntaxError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SqlSyntaxError';
+  }
+}
 
 /**
  * The one SQL tokenizer: every rewrite of query text (dialect translation, version quoting, list
@@ -78,10 +84,7 @@ export const tokenize = (sql: string, dialect: Dialect): Token[] => {
       const end = quotedEnd(sql, i, c, dialect === 'mysql' && c !== '`');
       if (end === -1) {
         if (dialect === 'mysql')
-          throw new SqlError(
-            SqlErrorCode.Syntax,
-            `Unterminated ${c} quoted text starting at character ${i + 1}`,
-          );
+          throw new SqlSyntaxError(`Unterminated ${c} quoted text starting at character ${i + 1}`);
         // DuckDB text we made is always closed; an odd quote in anything else is just a character.
         if (c === '"') push('symbol', i + 1);
         else push('string', n);
