@@ -62,6 +62,10 @@ const envSchema = z.object({
   AGENT_SQL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   AGENT_SQL_MAX_ROWS: z.coerce.number().int().min(1).default(100),
   AGENT_SQL_TIMEOUT_MS: z.coerce.number().int().min(1).default(300_000),
+  MYSQL_PORT: z.coerce.number().int().min(0).max(65535).default(47335),
+  MYSQL_TLS_CERT: z.string().min(1).optional(),
+  MYSQL_TLS_KEY: z.string().min(1).optional(),
+  MYSQL_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),
   ALLOW_UNAUTHENTICATED: z.enum(['true', 'false', '1', '0']).default('false'),
 });
 
@@ -115,6 +119,8 @@ export type Config = {
   agentSqlConcurrency: number;
   agentSqlMaxRows: number;
   agentSqlTimeoutMs: number;
+  /** The MySQL wire protocol's port (0: off), and its TLS certificate and key files. */
+  mysql: { port: number; tls?: { certFile: string; keyFile: string }; maxConnections: number };
 };
 
 /**
@@ -137,6 +143,10 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     throw new Error(`Invalid configuration: ${detail}`);
   }
   const e = parsed.data;
+  if (Boolean(e.MYSQL_TLS_CERT) !== Boolean(e.MYSQL_TLS_KEY))
+    throw new Error(
+      'Invalid configuration: MYSQL_TLS_CERT and MYSQL_TLS_KEY go together (both files, or neither)',
+    );
   let dbHosts: HostPolicy;
   try {
     dbHosts = parseHostAllowList(e.DB_HOST_ALLOWLIST);
@@ -187,6 +197,14 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     agentSqlConcurrency: e.AGENT_SQL_CONCURRENCY,
     agentSqlMaxRows: e.AGENT_SQL_MAX_ROWS,
     agentSqlTimeoutMs: e.AGENT_SQL_TIMEOUT_MS,
+    mysql: {
+      port: e.MYSQL_PORT,
+      tls:
+        e.MYSQL_TLS_CERT && e.MYSQL_TLS_KEY
+          ? { certFile: e.MYSQL_TLS_CERT, keyFile: e.MYSQL_TLS_KEY }
+          : undefined,
+      maxConnections: e.MYSQL_MAX_CONNECTIONS,
+    },
   };
 };
 

@@ -1,10 +1,40 @@
 // First: libuv reads UV_THREADPOOL_SIZE when its pool starts (see duckdb/threadpool.ts).
 import './duckdb/threadpool';
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
 import type { Server } from 'node:http';
-import { createApp } from './app';
-import { loadConfig, unsafeBinding } from './config';
+import { createApp, type RunningApp } from './app';
+import { loadConfig, unsafeBinding, type Config } from './config';
 import { flushLogger } from './logger';
+import { startMysqlServer } from './mysql/server';
+import { withRequest } from './shared/requestContext';
+import { VERSION } from './shared/version';
+
+/** The same SQL engine, statements, sandbox and errors over the MySQL wire protocol (MYSQL_PORT). */
+const startMysql = (config: Config, running: RunningApp) =>
+  config.mysql.port === 0
+    ? undefined
+    : startMysqlServer({
+        engine: {
+          execute: (query, context, params, signal) =>
+            withRequest({ requestId: crypto.randomUUID(), interface: 'mysql' }, () =>
+              running.sql.execute(query, context, params, signal),
+            ),
+        },
+        host: config.host,
+        port: config.mysql.port,
+        logger: running.ctx.logger,
+        tls: config.mysql.tls
+          ? {
+              cert: fs.readFileSync(config.mysql.tls.certFile),
+              key: fs.readFileSync(config.mysql.tls.keyFile),
+            }
+          : undefined,
+        maxRows: config.sqlRowLimit,
+        maxConnections: config.mysql.maxConnections,
+        serverVersion: `8.0.17-mindledger-${VERSION}`,
+      });
 
 const main = async () => {
   const config = loadConfig();
@@ -30,6 +60,8 @@ const main = async () => {
       'mindledger listening',
     );
   });
+  const mysql = await startMysql(config, running);
+  if (mysql) logger.info({ host: config.host, port: mysql.port }, 'MySQL protocol listening');
 
   // After a signal: in-flight requests have SHUTDOWN_GRACE_MS to finish; then DuckDB work still
   // running is interrupted (its clients get an error) and the stores close. DuckDB's destructor
@@ -57,8 +89,9 @@ const main = async () => {
           process.exit(1);
         },
       );
-    // Stop accepting; the stores close once the last in-flight request has answered.
-    server.close(() => void close());
+    // Stop accepting; the stores close once the last in-flight request (HTTP and MySQL) has answered.
+    const mysqlClosed = mysql?.close(config.shutdownGraceMs) ?? Promise.resolve();
+    server.close(() => void mysqlClosed.then(close, close));
     server.closeIdleConnections();
     setTimeout(() => {
       logger.warn('grace period over: interrupting running queries');

@@ -40,6 +40,7 @@ const startService = async (dataDir: string): Promise<Service> => {
       SQL_TIMEOUT_MS: '600000',
       DUCKDB_THREADS: '1',
       EVENT_STORE_URL: '',
+      MYSQL_PORT: '0',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
