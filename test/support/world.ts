@@ -47,6 +47,8 @@ export type ChatbotBody = {
   database_id: number | null;
   model_name: string;
   params: Params;
+  webhook_token: string | null;
+  created_at: string;
 };
 
 export type FileBody = { name: string; row_count: number; columns: string[] };
