@@ -6,14 +6,9 @@ import type { EngineRowError, ServerLogger, SqlEngine } from './port';
 import { authenticate, type AuthChannel, type AuthOptions } from './protocol/auth';
 import { columnOf, type Column } from './protocol/columns';
 import { Capability, Charset, ColumnFlag, ColumnType, Command, ServerStatus } from './protocol/constants';
-import {
-  MalformedPacket,
-  PacketReader,
-  PacketTooLarge,
-  PacketWriter,
-  PayloadReader,
-  type Packet,
-} from './protocol/framing';
+import { PacketReader, PacketTooLarge, type Packet } from './protocol/packetReader';
+import { PacketWriter } from './protocol/packetWriter';
+import { MalformedPacket, PayloadReader } from './protocol/payloadReader';
 import {
   binaryRow,
   columnDefinition,

@@ -4,7 +4,7 @@ import tls from 'node:tls';
 import { MysqlConnection } from './connection';
 import type { Authenticator, ServerLogger, SqlEngine } from './port';
 import { CACHING_SHA2, lazyRsaKeys, NATIVE, type AuthPlugin, type RsaKeys } from './protocol/auth';
-import { PacketWriter } from './protocol/framing';
+import { PacketWriter } from './protocol/packetWriter';
 import { errPacket } from './protocol/packets';
 import type { ServerView } from './session/session';
 import type { ServerFacts } from './session/variables';

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import type { Authenticator } from '../port';
 import { Capability } from './constants';
-import type { Packet, PacketWriter } from './framing';
+import type { Packet } from './packetReader';
+import type { PacketWriter } from './packetWriter';
 import { authMoreData, authSwitchRequest, type HandshakeResponse } from './packets';
 
 export const NATIVE = 'mysql_native_password';

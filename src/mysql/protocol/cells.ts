@@ -1,5 +1,5 @@
 import type { Column } from './columns';
-import type { PacketWriter } from './framing';
+import type { PacketWriter } from './packetWriter';
 
 /** A double as MySQL prints it: shortest round-trip digits, exponent without '+'. */
 const doubleText = (n: number) => String(n).replace('e+', 'e');

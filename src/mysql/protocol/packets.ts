@@ -1,7 +1,8 @@
 import { writeBinaryCell, writeTextCell } from './cells';
 import type { Column } from './columns';
 import { Capability, ServerStatus } from './constants';
-import { MalformedPacket, PayloadReader, type PacketWriter } from './framing';
+import type { PacketWriter } from './packetWriter';
+import { MalformedPacket, PayloadReader } from './payloadReader';
 
 export type Status = { flags: number; warnings: number };
 

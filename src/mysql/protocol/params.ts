@@ -1,5 +1,5 @@
 import { ColumnType } from './constants';
-import { MalformedPacket, PayloadReader } from './framing';
+import { MalformedPacket, PayloadReader } from './payloadReader';
 
 export type ParamType = { type: number; unsigned: boolean };
 
