@@ -1,6 +1,10 @@
 /** The text cannot be read as SQL at all (a quote never closed): a syntax error to the client. */
 export class SqlSyntaxError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** Where in the text the trouble starts (0-based): the text before it reads as tokens. */
+    readonly offset: number,
+  ) {
     super(message);
     this.name = 'SqlSyntaxError';
   }
@@ -12,34 +16,70 @@ export class SqlSyntaxError extends Error {
  * its own way. Linear in the text, one pass, no backtracking: texts are up to SQL_MAX_QUERY_BYTES
  * and every rewrite runs on the event loop.
  *
- * Two dialects:
+ * Three dialects:
  * - `mysql` (what MindsDB clients send): 'strings' and "double-quoted" text (a string or an alias,
  *   decided by context) with backslash escapes, `backtick` identifiers, `:name`/`@name`
  *   placeholders (not `::` casts nor `@@variables`); an unterminated quote is a syntax error.
+ * - `mysql-client` (what a client sends the MySQL front door, which answers some statements itself
+ *   and hands the rest to the engine): `mysql`, plus what MySQL's own clients write: `#` comments,
+ *   `?` placeholders, `@@system` variables (`@@x`, `@@session.x`) and `@user` variables (`@x`,
+ *   `` @`x y` ``, `@'x y'`) read whole, numbers (`1.5`, `.5`, `2e-3`), and MySQL's name characters
+ *   (`$`, anything past U+007F) in words.
  * - `duckdb` (what we give DuckDB): 'strings', "identifiers" (doubled quotes inside, no backslash
  *   escapes), `$name` placeholders.
  */
 export type TokenKind =
   | 'blank'
   | 'comment'
-  /** A run of letters, digits and `_` (and `$` inside, in DuckDB): keywords, names and numbers. */
+  /** A run of letters, digits and `_` (and `$` inside, in DuckDB): keywords, names and (but in `mysql-client`) numbers. */
   | 'word'
+  /** `mysql-client` only: `1`, `1.5`, `.5`, `2e-3` (`1abc` is a word: MySQL names may start with a digit). */
+  | 'number'
   | 'string'
   /** `"…"` in MySQL: a string or an alias, depending on where it stands. */
   | 'dquoted'
   /** `` `…` `` in MySQL, `"…"` in DuckDB. */
   | 'identifier'
+  /** `:name`, and `@name` in `mysql`; `?` too in `mysql-client`; `$name` in DuckDB. */
   | 'placeholder'
+  /** `mysql-client` only: `@@x`, `@@session.x`. */
+  | 'systemVariable'
+  /** `mysql-client` only: `@x`, `` @`x y` ``, `@'x y'` (which `mysql` reads as a placeholder, when unquoted). */
+  | 'userVariable'
   | 'symbol';
 
 export type Token = { readonly kind: TokenKind; readonly start: number; readonly end: number };
-export type Dialect = 'mysql' | 'duckdb';
+export type Dialect = 'mysql' | 'mysql-client' | 'duckdb';
 
 const isWordCode = (code: number) =>
   (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
 const isLetterCode = (code: number) =>
   (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
 const isBlank = (c: string) => c === ' ' || c === '\n' || c === '\t' || c === '\r' || /\s/.test(c);
+const isDigitCode = (code: number) => code >= 48 && code <= 57;
+/** MySQL's characters of an unquoted name: ASCII letters, digits, `_`, `$`, and anything past U+007F. */
+const isNameCode = (sql: string, i: number) => {
+  const code = sql.charCodeAt(i);
+  return isWordCode(code) || code === 36 || (code >= 0x80 && !isBlank(sql[i]!));
+};
+
+/** Where a MySQL number starting at `start` ends, or -1 when the run is a name (`1abc`). */
+const numberEnd = (sql: string, start: number): number => {
+  let i = start;
+  while (isDigitCode(sql.charCodeAt(i))) i++;
+  if (sql[i] === '.') {
+    i++;
+    while (isDigitCode(sql.charCodeAt(i))) i++;
+  }
+  if (sql[i] === 'e' || sql[i] === 'E') {
+    const digits = sql[i + 1] === '+' || sql[i + 1] === '-' ? i + 2 : i + 1;
+    if (isDigitCode(sql.charCodeAt(digits))) {
+      i = digits;
+      while (isDigitCode(sql.charCodeAt(i))) i++;
+    }
+  }
+  return isNameCode(sql, i) ? -1 : i;
+};
 
 /** Where a quoted run opening at `start` ends (just past its closing quote), or -1 if it does not. */
 const quotedEnd = (sql: string, start: number, quote: string, backslashEscapes: boolean): number => {
@@ -55,9 +95,14 @@ const quotedEnd = (sql: string, start: number, quote: string, backslashEscapes: 
   return -1;
 };
 
+const unterminated = (sql: string, at: number, quote: string) =>
+  new SqlSyntaxError(`Unterminated ${quote} quoted text starting at character ${at + 1}`, at);
+
 export const tokenize = (sql: string, dialect: Dialect): Token[] => {
   const tokens: Token[] = [];
   const n = sql.length;
+  const mysql = dialect !== 'duckdb';
+  const client = dialect === 'mysql-client';
   let i = 0;
   const push = (kind: TokenKind, end: number) => {
     tokens.push({ kind, start: i, end });
@@ -66,31 +111,53 @@ export const tokenize = (sql: string, dialect: Dialect): Token[] => {
   while (i < n) {
     const c = sql[i]!;
     const code = sql.charCodeAt(i);
+    const number =
+      client &&
+      (isDigitCode(code) || (c === '.' && isDigitCode(sql.charCodeAt(i + 1)) && !isNameCode(sql, i - 1)))
+        ? numberEnd(sql, i)
+        : -1;
     if (isBlank(c)) {
       let j = i + 1;
       while (j < n && isBlank(sql[j]!)) j++;
       push('blank', j);
-    } else if (isWordCode(code)) {
+    } else if (number !== -1) push('number', number);
+    else if (client ? isNameCode(sql, i) : isWordCode(code)) {
       let j = i + 1;
-      while (j < n && (isWordCode(sql.charCodeAt(j)) || (dialect === 'duckdb' && sql[j] === '$'))) j++;
+      if (client) while (j < n && isNameCode(sql, j)) j++;
+      else while (j < n && (isWordCode(sql.charCodeAt(j)) || (dialect === 'duckdb' && sql[j] === '$'))) j++;
       push('word', j);
-    } else if (c === '-' && sql[i + 1] === '-') {
+    } else if ((c === '-' && sql[i + 1] === '-') || (client && c === '#')) {
       const end = sql.indexOf('\n', i);
       push('comment', end === -1 ? n : end);
     } else if (c === '/' && sql[i + 1] === '*') {
       const end = sql.indexOf('*/', i + 2);
       push('comment', end === -1 ? n : end + 2);
-    } else if (c === "'" || c === '"' || (c === '`' && dialect === 'mysql')) {
-      const end = quotedEnd(sql, i, c, dialect === 'mysql' && c !== '`');
+    } else if (c === "'" || c === '"' || (c === '`' && mysql)) {
+      const end = quotedEnd(sql, i, c, mysql && c !== '`');
       if (end === -1) {
-        if (dialect === 'mysql')
-          throw new SqlSyntaxError(`Unterminated ${c} quoted text starting at character ${i + 1}`);
+        if (mysql) throw unterminated(sql, i, c);
         // DuckDB text we made is always closed; an odd quote in anything else is just a character.
         if (c === '"') push('symbol', i + 1);
         else push('string', n);
       } else push(c === "'" ? 'string' : c === '`' || dialect === 'duckdb' ? 'identifier' : 'dquoted', end);
+    } else if (client && c === '?') push('placeholder', i + 1);
+    else if (client && c === '@') {
+      const next = sql[i + 1];
+      if (next === '@' && isNameCode(sql, i + 2)) {
+        let j = i + 3;
+        while (j < n && (isNameCode(sql, j) || (sql[j] === '.' && isNameCode(sql, j + 1)))) j++;
+        push('systemVariable', j);
+      } else if (next === "'" || next === '"' || next === '`') {
+        const end = quotedEnd(sql, i + 1, next, next !== '`');
+        if (end === -1) throw unterminated(sql, i + 1, next);
+        push('userVariable', end);
+      } else if (isNameCode(sql, i + 1)) {
+        let j = i + 2;
+        while (j < n && (isNameCode(sql, j) || sql[j] === '.')) j++;
+        push('userVariable', j);
+      } else push('symbol', i + 1);
     } else if (
-      (dialect === 'mysql' && (c === ':' || c === '@') && sql[i - 1] !== ':' && sql[i - 1] !== '@') ||
+      (mysql && (c === ':' || c === '@') && sql[i - 1] !== ':' && sql[i - 1] !== '@') ||
       (dialect === 'duckdb' && c === '$' && !isWordCode(sql.charCodeAt(i - 1)))
     ) {
       if (isLetterCode(sql.charCodeAt(i + 1))) {
