@@ -1,23 +1,43 @@
-// npm run bench: prints each comparison measured in this one run. Set BENCH_ONLY=http,writes,replay to pick.
+// npm run bench: prints each comparison measured in this one run. BENCH_ONLY=http,writes,… picks some;
+// the slow ones (ml, ledger) run only when named.
+import { benchAgentLoop } from './agents.bench';
+import { benchCompletions } from './completions.bench';
 import { benchData } from './data.bench';
 import { benchHttp } from './http.bench';
+import { benchLedger } from './ledger.bench';
 import { benchLoad } from './load.bench';
+import { benchMl } from './ml.bench';
 import { benchModels } from './models.bench';
+import { benchMysql } from './mysql.bench';
 import { benchReplay } from './replay.bench';
 import { benchSql } from './sql.bench';
 import { benchWrites } from './writes.bench';
 
-const only = (process.env.BENCH_ONLY ?? 'http,writes,replay,sql,data,models,load').split(',');
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const benches: Record<string, () => Promise<unknown>> = {
+  http: () => benchHttp(seconds),
+  writes: () => benchWrites(Number(process.env.BENCH_WRITES ?? 500)),
+  replay: () => benchReplay(Number(process.env.BENCH_EVENTS ?? 100_000)),
+  sql: () => benchSql(seconds),
+  data: () => benchData(),
+  models: () => benchModels(),
+  load: () => benchLoad(seconds),
+  agents: () => benchAgentLoop(),
+  completions: () => benchCompletions(),
+  mysql: () => benchMysql(seconds),
+  ml: () => benchMl(),
+  ledger: () => benchLedger(),
+};
+const DEFAULT = 'http,writes,replay,sql,data,models,load,agents,completions,mysql';
+const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {
   console.log(`mindledger benchmarks (node ${process.version}, ${new Date().toISOString()})`);
-  if (only.includes('http')) await benchHttp(Number(process.env.BENCH_SECONDS ?? 5));
-  if (only.includes('writes')) await benchWrites(Number(process.env.BENCH_WRITES ?? 500));
-  if (only.includes('replay')) await benchReplay(Number(process.env.BENCH_EVENTS ?? 100_000));
-  if (only.includes('sql')) await benchSql(Number(process.env.BENCH_SECONDS ?? 5));
-  if (only.includes('data')) await benchData();
-  if (only.includes('models')) await benchModels();
-  if (only.includes('load')) await benchLoad(Number(process.env.BENCH_SECONDS ?? 5));
+  for (const name of only) {
+    const bench = benches[name.trim()];
+    if (!bench) throw new Error(`Unknown benchmark ${name}; known: ${Object.keys(benches).join(', ')}`);
+    await bench();
+  }
 };
 
 main().then(

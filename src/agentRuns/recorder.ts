@@ -28,8 +28,15 @@ export const runRecorder = (
 ) => {
   const stream = runStream(traceId);
   let last: bigint | null = null;
+  // The model call that gave the answer is recorded with the answer, in one append: a run that
+  // needs no tool costs two appends, not three. Anything else that follows flushes it first.
+  let held: RunCommand | null = null;
   const append = async (command: RunCommand) => {
-    const outcome = await ctx.commands.run(stream, runAggregate, (s) => decideRun(command, s));
+    const commands = held ? [held, command] : [command];
+    held = null;
+    const outcome = await ctx.commands.run(stream, runAggregate, (s) =>
+      commands.flatMap((c) => decideRun(c, s)),
+    );
     last = outcome.lastPosition ?? last;
   };
   const at = () => ctx.clock().toISOString();
@@ -56,7 +63,9 @@ export const runRecorder = (
       case 'llm.response': {
         const request = requests.get(event.step);
         requests.delete(event.step);
-        return append({
+        const record =
+          event.toolCalls.length === 0 && held === null ? (c: RunCommand) => void (held = c) : append;
+        return record({
           type: 'RecordModelCall',
           data: {
             traceId,

@@ -18,8 +18,10 @@ import {
   LlmConfigError,
   summarizeLlmSettings,
   type ChatMessage,
+  type LlmClient,
   type LlmDefaults,
   type LlmEngineResolver,
+  type LlmSettings,
 } from '../llm';
 import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
@@ -69,6 +71,8 @@ export type CompletionHandlers = {
   readonly onStep?: (event: LoopEvent) => void;
   /** Answer text as the model produces it; given, the model is called in streaming mode. */
   readonly onText?: (text: string) => void;
+  /** Answer only once the run is in the read model too (SQL reads its runs next). */
+  readonly waitForRecord?: boolean;
 };
 
 export type Completion = {
@@ -130,6 +134,27 @@ const setupProblem = (error: unknown): unknown => {
 
 /** Agents that answer: each completion is a run recorded on its own stream, step by step. */
 export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, ports: AgentRunPorts) => {
+  // One client per provider endpoint and key, so runs reuse its keep-alive connections (a new client
+  // per run paid a TCP handshake per model call). In memory only; bounded.
+  const clients = new Map<string, LlmClient>();
+  const clientFor = (settings: LlmSettings) => {
+    const key = JSON.stringify([
+      settings.provider,
+      settings.baseUrl,
+      settings.apiKey,
+      settings.apiVersion,
+      settings.temperature,
+      settings.maxTokens,
+    ]);
+    let client = clients.get(key);
+    if (!client) {
+      client = createLlmClient(settings, { requestTimeoutMs: ports.requestTimeoutMs });
+      if (clients.size >= 64) clients.delete(clients.keys().next().value as string);
+      clients.set(key, client);
+    }
+    return client;
+  };
+
   /** The agent as the project's stream holds it (real settings), with its skills resolved. */
   const loadAgent = async (projectName: string, agentRef: string) => {
     const project = await projects.require(projectName);
@@ -143,6 +168,19 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
     });
     return { project, agent, skills };
   };
+
+  /**
+   * A run is on the log when its answer goes out. The answer need not wait for the read model as
+   * well (that would add a projection batch to every completion): reads of runs catch the read
+   * model up first (`GET …/runs`), and SQL callers, which read runs next in SQL, wait.
+   */
+  const recorded = async (position: bigint | null, wait: boolean) => {
+    if (wait) await settled(ctx, position);
+    else void ctx.projections.catchUp().catch(() => undefined);
+  };
+
+  /** The read model includes every run this process recorded (a failed projection is reported elsewhere). */
+  const caughtUp = () => ctx.projections.catchUp().catch(() => undefined);
 
   /** A thread's earlier turns, then this request's messages, as one conversation. */
   const withThread = async (request: CompletionRequest, agentName: string, projectName: string) => {
@@ -200,7 +238,7 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
           keyProvided: summary.apiKeySet,
         },
       });
-      const llm = createLlmClient(planned.settings, { requestTimeoutMs: ports.requestTimeoutMs });
+      const llm = clientFor(planned.settings);
       try {
         const result = await runAgent({
           ...planned.run,
@@ -227,12 +265,11 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
           );
           await settled(ctx, turn.lastPosition);
         }
-        // The run is readable (GET …/runs/{trace_id}, SQL) once its answer is.
-        await settled(ctx, recorder.lastPosition());
+        await recorded(recorder.lastPosition(), handlers.waitForRecord ?? false);
         return { traceId, answer: result.answer, sql: result.sql, context: result.context };
       } catch (error) {
         if (error instanceof AgentRunError) {
-          await settled(ctx, recorder.lastPosition()).catch(() => undefined);
+          await recorded(recorder.lastPosition(), handlers.waitForRecord ?? false).catch(() => undefined);
           throw new AgentRunProblem(runFailure(error, traceId), error.kind);
         }
         if (isDomainError(error)) throw error;
@@ -244,6 +281,7 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
 
   const requireRunOf = async (projectName: string, agentRef: string, traceId: string) => {
     const { project, agent } = await loadAgent(projectName, agentRef);
+    await caughtUp();
     const row = await runRow(ctx.duck, traceId);
     if (!row || row.PROJECT_ID !== BigInt(project.id) || row.AGENT_ID !== agent.id)
       throw notFound(`Agent ${agent.name} has no run ${traceId}`, 'Run not found');
@@ -259,6 +297,7 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
     /** An agent's runs, newest first. */
     runs: async (projectName: string, agentRef: string, page: { before?: bigint; limit: number }) => {
       const { project, agent } = await loadAgent(projectName, agentRef);
+      await caughtUp();
       return (await runRowsOfAgent(ctx.duck, project.id, Number(agent.id), page)).map(presentRun);
     },
 

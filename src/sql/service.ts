@@ -72,7 +72,10 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
     predictor: (project, name) => services.models.predictor(project, name),
     ask: (project, agent, question, signal) =>
       ctx.duck.detached(() =>
-        services.agentRuns.complete({ project, agent, messages: [{ question }], via: 'sql' }, { signal }),
+        services.agentRuns.complete(
+          { project, agent, messages: [{ question }], via: 'sql' },
+          { signal, waitForRecord: true },
+        ),
       ),
   };
   const prepared = preparedCache(() => ctx.projections.version);

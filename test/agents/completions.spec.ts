@@ -387,6 +387,42 @@ describe('agent completions: what goes wrong, and says so', () => {
     expect(res.text).not.toContain(w.key);
   });
 
+  it('a client that disconnects from a stream cancels its run, recorded as aborted', async () => {
+    const w = await world();
+    w.fake.enqueue(fakeReply.hang());
+    const server = t.running.app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const { port } = server.address() as { port: number };
+      const controller = new AbortController();
+      const res = await fetch(
+        `http://127.0.0.1:${port}/api/projects/${w.project}/agents/${w.agent}/completions/stream`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ messages: [{ question: 'never mind' }] }),
+          signal: controller.signal,
+        },
+      );
+      const reader = res.body!.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      const traceId = (JSON.parse(first.replace(/^data: /, '').trim()) as { trace_id: string }).trace_id;
+      // The model is being asked (the fake holds the request) when the client goes.
+      while (w.fake.chatRequests().length === 0) await new Promise((r) => setTimeout(r, 10));
+      controller.abort();
+      let run: { status: string; error: { kind: string } | null } | undefined;
+      for (let i = 0; i < 200 && run?.status !== 'failed'; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        const got = await t.http.get(`/api/projects/${w.project}/agents/${w.agent}/runs/${traceId}`);
+        if (got.status === 200) run = got.body;
+      }
+      expect(run).toMatchObject({ status: 'failed', error: { kind: 'aborted' } });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('uses an ML engine an agent names: the engine’s key reaches the provider, readers see it masked', async () => {
     const fake = await startFakeOpenAi();
     fakes.push(fake);
