@@ -26,9 +26,11 @@ import {
 } from './protocol/packets';
 import { readParams, type ParamType } from './protocol/params';
 import { makeNonce } from './protocol/auth';
-import { describeTable } from './session/answers';
-import { namePlaceholders, placeholderName, quoteIdentifier, splitStatements } from './session/lexer';
-import { Session, type InterruptionReason, type ProcessRow, type ServerView } from './session/session';
+import { quoteMysqlIdent } from '../shared/quoting';
+import { describeTable } from './session/answers/describe';
+import { namePlaceholders, placeholderName, splitStatements } from './session/clientText';
+import { Session, type InterruptionReason } from './session/session';
+import type { ProcessRow, ServerView } from './session/view';
 import type { ServerFacts } from './session/variables';
 
 /** What this server offers; a session uses what both sides offer. */
@@ -344,7 +346,7 @@ export class MysqlConnection {
       defaultDatabase: this.o.defaultDatabase,
     });
     if (response.database) {
-      const use = await session.run(`USE ${quoteIdentifier(response.database)}`, {});
+      const use = await session.run(`USE ${quoteMysqlIdent(response.database)}`, {});
       if (use.type === 'error') {
         this.error(use.error_code, use.error_message);
         await this.flushed();
@@ -395,7 +397,7 @@ export class MysqlConnection {
       case Command.INIT_DB:
         await this.runAndWrite(
           session,
-          `USE ${quoteIdentifier(r.rest().toString('utf8'))}`,
+          `USE ${quoteMysqlIdent(r.rest().toString('utf8'))}`,
           {},
           false,
           false,
@@ -562,7 +564,7 @@ export class MysqlConnection {
   }
 
   private async fieldList(session: Session, table: string) {
-    const signal = this.begin(`SHOW COLUMNS FROM ${quoteIdentifier(table)}`);
+    const signal = this.begin(`SHOW COLUMNS FROM ${quoteMysqlIdent(table)}`);
     try {
       const described = await describeTable(session, undefined, table, signal);
       if ('type' in described) {

@@ -6,7 +6,7 @@ import type { Authenticator, ServerLogger, SqlEngine } from './port';
 import { CACHING_SHA2, lazyRsaKeys, NATIVE, type AuthPlugin, type RsaKeys } from './protocol/auth';
 import { PacketWriter } from './protocol/packetWriter';
 import { errPacket } from './protocol/packets';
-import type { ServerView } from './session/session';
+import type { ServerView } from './session/view';
 import type { ServerFacts } from './session/variables';
 
 export type MysqlServerOptions = {

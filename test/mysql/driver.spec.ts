@@ -119,6 +119,16 @@ describe('MySQL protocol through the mysql2 driver (SQLite store)', () => {
       expect(after).toEqual([{ d: 4 }]);
     });
 
+    it('refuses a quote never closed as a syntax error, after the statements before it', async () => {
+      const http = await querySql(front.app, "SELECT 'open");
+      await expect(c.query("SELECT 1 AS a; SELECT 'open")).rejects.toMatchObject({
+        errno: 1064,
+        message: http.error_message,
+      });
+      const [after] = await c.query<mysql.RowDataPacket[]>('SELECT 4 AS d');
+      expect(after).toEqual([{ d: 4 }]);
+    });
+
     it('streams a 100,000-row result whole', async () => {
       const [rows] = await c.query<mysql.RowDataPacket[]>({
         sql: 'SELECT * FROM range(100000)',

@@ -8,7 +8,7 @@ import { PayloadReader } from '../../src/mysql/protocol/payloadReader';
 import { nativeToken, sha2Digest, sha2FastMatches } from '../../src/mysql/protocol/auth';
 import { readParams } from '../../src/mysql/protocol/params';
 import { classify } from '../../src/mysql/session/classify';
-import { namePlaceholders, splitStatements } from '../../src/mysql/session/lexer';
+import { namePlaceholders, splitStatements } from '../../src/mysql/session/clientText';
 import { likeMatcher } from '../../src/mysql/session/like';
 import { substituteConnectionValues } from '../../src/mysql/session/substitute';
 import crypto from 'node:crypto';
@@ -133,6 +133,28 @@ describe('statements of a multi-statement text', () => {
       }),
       { seed: 7, numRuns: 300 },
     );
+  });
+
+  it('ends literals where MySQL does: a backslash-escaped quote stays inside, # starts a comment', () => {
+    expect(splitStatements('SELECT \'it\\\'s; fine\', "a\\";b"; # c;d\nSELECT 2;')).toEqual([
+      'SELECT \'it\\\'s; fine\', "a\\";b"',
+      ' # c;d\nSELECT 2',
+    ]);
+  });
+
+  it('keeps the statements before a quote never closed, and the rest as one last statement for the engine', () => {
+    expect(splitStatements("SELECT 1; SELECT 'open; SELECT 3")).toEqual([
+      'SELECT 1',
+      " SELECT 'open; SELECT 3",
+    ]);
+    expect(namePlaceholders("SELECT ? FROM t WHERE a = 'open ?")).toEqual({
+      sql: "SELECT :__mysql_param_1 FROM t WHERE a = 'open ?",
+      count: 1,
+    });
+    expect(classify("SHOW VARIABLES LIKE 'open")).toEqual({
+      kind: 'engine',
+      sql: "SHOW VARIABLES LIKE 'open",
+    });
   });
 
   it('names each ? outside literals for the engine, in order', () => {

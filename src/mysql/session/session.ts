@@ -1,28 +1,12 @@
 import type { Outcome } from '../outcome';
 import { fail, fromAnswer, MysqlError } from '../outcome';
 import type { SqlContext, SqlEngine, SqlAnswer } from '../port';
-import { answerLocally } from './answers';
-import { classify, type ConnectionExpression, type ConnectionFunction } from './classify';
+import { answerLocally } from './answers/answerLocally';
+import { classify } from './classify';
+import type { ConnectionExpression, ConnectionFunction } from './statement';
 import { substituteConnectionValues } from './substitute';
 import { SessionVariables, serverVariables, type ServerFacts, type VariableValue } from './variables';
-
-export type Diagnostic = { level: 'Warning' | 'Error' | 'Note'; code: number; message: string };
-
-export type ProcessRow = {
-  id: number;
-  user: string;
-  host: string;
-  db: string | null;
-  command: string;
-  seconds: number;
-  info: string | null;
-};
-
-/** What a session may ask of the server: the other connections (SHOW PROCESSLIST, KILL). */
-export interface ServerView {
-  processes(): ProcessRow[];
-  kill(id: number, scope: 'query' | 'connection'): boolean;
-}
+import type { Diagnostic, ServerView, SessionView } from './view';
 
 export type SessionOptions = {
   engine: SqlEngine;
@@ -47,7 +31,7 @@ const isInterruption = (reason: unknown): reason is InterruptionReason =>
  * variables, the last statement's warnings. Runs a statement: the ones MySQL answers from the
  * connection itself here, the rest through the engine with the connection's values written in.
  */
-export class Session {
+export class Session implements SessionView {
   readonly variables: SessionVariables;
   readonly userVariables = new Map<string, VariableValue>();
   context: SqlContext = {};
@@ -71,6 +55,10 @@ export class Session {
 
   get engine() {
     return this.options.engine;
+  }
+
+  get server(): ServerView {
+    return this.options.server;
   }
 
   /** The database bare names resolve in. */

@@ -1,9 +1,14 @@
-import { asConnectionFunction, mayReadConnection, type ConnectionExpression } from './classify';
-import { isSignificant, quoteIdentifier, quoteString, tokenize, unquoteString } from './lexer';
+import { quoteMysqlIdent, quoteString } from '../../shared/quoting';
+import { isKeyword, significant, textOf, type Token } from '../../shared/sqlTokens';
+import { clientTokens, userVariableName } from './clientText';
+import { asConnectionFunction, mayReadConnection, type ConnectionExpression } from './statement';
 import type { VariableValue } from './variables';
 
 export const literalOf = (value: VariableValue) =>
   value === null ? 'NULL' : typeof value === 'number' ? String(value) : quoteString(value);
+
+/** Words a select-list item may follow (besides a comma). */
+const SELECT_LIST_START = new Set(['SELECT', 'DISTINCT', 'ALL']);
 
 /** Words after which a select list is over, at the same parenthesis depth. */
 const END_OF_SELECT_LIST = new Set([
@@ -26,44 +31,45 @@ const END_OF_SELECT_LIST = new Set([
  * variables and DATABASE(), USER(), CONNECTION_ID(), VERSION() …, which DuckDB does not know (or
  * answers for itself: USER() is 'duckdb'). A replaced select-list item keeps MySQL's column name
  * (`SELECT DATABASE(), 1` names its first column `DATABASE()`). Also lists the `@user` variables
- * the text reads (the engine takes `@name` as a parameter: a MySQL user variable).
+ * the text reads (the engine takes `@name` as a parameter: a MySQL user variable). A text with a
+ * quote never closed goes as it is (the engine refuses it).
  */
 export const substituteConnectionValues = (
   sql: string,
   valueOf: (e: ConnectionExpression) => { value: VariableValue } | undefined,
 ): { sql: string; userVariables: string[] } => {
   if (!sql.includes('@') && !mayReadConnection(sql)) return { sql, userVariables: [] };
-  const tokens = tokenize(sql);
-  const significant = tokens.filter(isSignificant);
+  const tokens = clientTokens(sql);
+  if (!tokens) return { sql, userVariables: [] };
+  const meaningful = significant(tokens);
+  const isSymbol = (t: Token | undefined, symbol: string) => t?.kind === 'symbol' && sql[t.start] === symbol;
+  const isWordIn = (t: Token | undefined, words: ReadonlySet<string>) =>
+    t?.kind === 'word' && words.has(textOf(sql, t).toUpperCase());
   const userVariables: string[] = [];
   const replacements: { start: number; end: number; text: string }[] = [];
   // Per parenthesis depth: whether the tokens are in a select list.
   const selectList: boolean[] = [false];
-  for (let i = 0; i < significant.length; i++) {
-    const t = significant[i]!;
+  for (let i = 0; i < meaningful.length; i++) {
+    const t = meaningful[i]!;
     const depth = selectList.length - 1;
-    if (t.kind === 'punct' && t.text === '(') selectList.push(false);
-    else if (t.kind === 'punct' && t.text === ')') {
+    if (isSymbol(t, '(')) selectList.push(false);
+    else if (isSymbol(t, ')')) {
       if (selectList.length > 1) selectList.pop();
-    } else if (t.kind === 'word') {
-      const word = t.text.toUpperCase();
-      if (word === 'SELECT') selectList[depth] = true;
-      else if (END_OF_SELECT_LIST.has(word)) selectList[depth] = false;
-    }
+    } else if (isKeyword(sql, t, 'SELECT')) selectList[depth] = true;
+    else if (isWordIn(t, END_OF_SELECT_LIST)) selectList[depth] = false;
     if (t.kind === 'userVariable') {
-      const raw = t.text.slice(1);
-      userVariables.push(/^[`'"]/.test(raw) ? unquoteString(raw) : raw);
+      userVariables.push(userVariableName(sql, t));
       continue;
     }
     let expression: ConnectionExpression | undefined;
     let last = i;
-    const fn = t.kind === 'word' ? asConnectionFunction(t.text) : undefined;
-    if (t.kind === 'systemVariable') expression = { kind: 'variable', name: t.text };
+    const fn = t.kind === 'word' ? asConnectionFunction(textOf(sql, t)) : undefined;
+    if (t.kind === 'systemVariable') expression = { kind: 'variable', name: textOf(sql, t) };
     else if (
       fn &&
-      significant[i + 1]?.text === '(' &&
-      significant[i + 2]?.text === ')' &&
-      significant[i - 1]?.text !== '.'
+      isSymbol(meaningful[i + 1], '(') &&
+      isSymbol(meaningful[i + 2], ')') &&
+      !isSymbol(meaningful[i - 1], '.')
     ) {
       expression = { kind: 'function', name: fn };
       last = i + 2;
@@ -71,20 +77,17 @@ export const substituteConnectionValues = (
     if (!expression) continue;
     const known = valueOf(expression);
     if (!known) continue;
-    const end = significant[last]!.end;
+    const end = meaningful[last]!.end;
     let text = literalOf(known.value);
-    const before = significant[i - 1];
-    const after = significant[last + 1];
-    const itemStart =
-      selectList[depth] &&
-      before !== undefined &&
-      ((before.kind === 'word' && /^(SELECT|DISTINCT|ALL)$/i.test(before.text)) || before.text === ',');
+    const before = meaningful[i - 1];
+    const after = meaningful[last + 1];
+    const itemStart = selectList[depth] && (isWordIn(before, SELECT_LIST_START) || isSymbol(before, ','));
     const itemEnd =
       after === undefined ||
-      after.text === ',' ||
-      after.text === ';' ||
-      (after.kind === 'word' && END_OF_SELECT_LIST.has(after.text.toUpperCase()));
-    if (itemStart && itemEnd) text += ` AS ${quoteIdentifier(sql.slice(t.start, end))}`;
+      isSymbol(after, ',') ||
+      isSymbol(after, ';') ||
+      isWordIn(after, END_OF_SELECT_LIST);
+    if (itemStart && itemEnd) text += ` AS ${quoteMysqlIdent(sql.slice(t.start, end))}`;
     replacements.push({ start: t.start, end, text });
     i = last;
   }
