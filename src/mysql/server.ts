@@ -1,7 +1,7 @@
 import net from 'node:net';
 import os from 'node:os';
 import tls from 'node:tls';
-import { MysqlConnection } from './connection';
+import { MysqlConnection } from './connection/mysqlConnection';
 import type { Authenticator, ServerLogger, SqlEngine } from './port';
 import { CACHING_SHA2, lazyRsaKeys, NATIVE, type AuthPlugin, type RsaKeys } from './protocol/auth';
 import { PacketWriter } from './protocol/packetWriter';

@@ -6,6 +6,12 @@ import { MalformedPacket, PayloadReader } from './payloadReader';
 
 export type Status = { flags: number; warnings: number };
 
+/** The status an answer carries: autocommit always (every statement stands alone), more results to come or not. */
+export const serverStatus = (warnings: number, more = false): Status => ({
+  flags: ServerStatus.AUTOCOMMIT | (more ? ServerStatus.MORE_RESULTS_EXISTS : 0),
+  warnings,
+});
+
 export const okPacket = (
   w: PacketWriter,
   status: Status,
