@@ -63,7 +63,7 @@ module.exports = {
       name: 'sql-uses-capabilities-as-an-interface',
       severity: 'error',
       comment:
-        'The SQL interface names capabilities\' operations as types only, and may use their state, tables and presenters.',
+        "The SQL interface names capabilities' operations as types only, and may use their state, tables and presenters.",
       from: { path: '^src/sql/' },
       to: {
         path: '^src/(projects|skills|agents|chatbots|models|databases|files|system|audit)/',

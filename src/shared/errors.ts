@@ -48,7 +48,8 @@ export const unavailable = (detail: string, retryAfterSeconds = 1, title = 'Serv
   new DomainError('Unavailable', title, detail, retryAfterSeconds);
 
 /** A service we depend on (an LLM provider) refused or failed: nothing here is wrong with the request. */
-export const badGateway = (detail: string, title = 'Bad gateway') => new DomainError('BadGateway', title, detail);
+export const badGateway = (detail: string, title = 'Bad gateway') =>
+  new DomainError('BadGateway', title, detail);
 /** A service we depend on did not answer in time. */
 export const gatewayTimeout = (detail: string, title = 'Gateway timeout') =>
   new DomainError('GatewayTimeout', title, detail);

@@ -44,8 +44,12 @@ export const toDuckDbDialect = (sql: string): { sql: string; placeholders: strin
         // A block comment separates what surrounds it; a line comment ends at its line's end.
         if (text.startsWith('/*')) emitted(' ', 'blank');
         break;
+      case 'string':
+        // MySQL's backslash escapes become the characters they stand for; DuckDB reads none.
+        emitted(text.includes('\\') ? quoteString(mysqlStringValue(text)) : text, 'other');
+        break;
       case 'dquoted': {
-        const body = unquoted(sql, t);
+        const body = mysqlStringValue(text);
         // An alias (`select 1 "two"`, `as "two"`) stays an identifier; anywhere else it is a string.
         emitted(isAliasPosition() ? quoteIdent(body) : quoteString(body), 'other');
         break;
@@ -62,6 +66,39 @@ export const toDuckDbDialect = (sql: string): { sql: string; placeholders: strin
     }
   }
   return { sql: parts.join(''), placeholders };
+};
+
+const ESCAPES: Record<string, string> = {
+  '0': '\0',
+  b: '\b',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  Z: '\x1a',
+};
+
+/**
+ * The value of a MySQL quoted string (or double-quoted text): doubled quotes and MySQL's backslash
+ * escapes undone (\\ \' \" \0 \b \n \r \t \Z). Any other backslash stays as written: `\%` and `\_`
+ * are LIKE's own escapes (MySQL keeps them too), and `'\xAA'::BLOB` is DuckDB's blob literal.
+ */
+const mysqlStringValue = (quoted: string) => {
+  const quote = quoted[0]!;
+  const body = quoted.slice(1, -1);
+  let out = '';
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c === '\\' && i + 1 < body.length) {
+      const next = body[++i]!;
+      out +=
+        ESCAPES[next] ??
+        (next === quote || next === '\\' || next === "'" || next === '"' ? next : `\\${next}`);
+    } else if (c === quote && body[i + 1] === quote) {
+      out += quote;
+      i++;
+    } else out += c;
+  }
+  return out;
 };
 
 /** Words after which a quoted token starts a value, not an alias. */

@@ -61,7 +61,7 @@ describe('rewrites on the tokens', () => {
     expect(toDuckDbDialect('select `a b`, "x" as "y", 1 "two" from t where n = "v" and m = :p').sql).toBe(
       `select "a b", 'x' as "y", 1 "two" from t where n = 'v' and m = $p`,
     );
-    expect(toDuckDbDialect("select 'it''s', 'a\\'b' /* c */ -- d").sql).toBe("select 'it''s', 'a\\'b'   ");
+    expect(toDuckDbDialect("select 'it''s', 'a\\'b' /* c */ -- d").sql).toBe("select 'it''s', 'a''b'   ");
     expect(() => toDuckDbDialect("select 'open")).toThrow(
       /Unterminated ' quoted text starting at character 8/,
     );
@@ -127,6 +127,14 @@ describe('rewrites on the tokens', () => {
     const isModel = async (_schema: string | null, table: string) => table === 'm';
     expect(await addModelJoinConditions('SELECT * FROM t JOIN p.m AS x JOIN u ON u.a = t.a', isModel)).toBe(
       'SELECT * FROM t JOIN p.m AS x ON TRUE JOIN u ON u.a = t.a',
+    );
+  });
+});
+
+describe('MySQL string escapes', () => {
+  it('become the characters they stand for in DuckDB text', () => {
+    expect(toDuckDbDialect(String.raw`select 'it\'s', "say \"hi\"", 'C:\\', 'a\nb', 'x\%y'`).sql).toBe(
+      "select 'it''s', 'say \"hi\"', 'C:\\', 'a\nb', 'x\\%y'",
     );
   });
 });
