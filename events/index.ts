@@ -4,6 +4,7 @@ import { chatbotContracts, type ChatbotEvent } from './chatbots';
 import type { Recorded } from './contract';
 import { databaseContracts, type DatabaseEvent } from './databases';
 import { fileContracts, type FileBlobEvent, type FileEvent } from './files';
+import { knowledgeBaseContracts, type KnowledgeBaseEvent } from './knowledgeBases';
 import { mlEngineContracts, type MlEngineEvent } from './mlEngines';
 import { modelContracts, type ModelEvent } from './models';
 import { projectLifecycleContracts, type ProjectLifecycleEvent } from './projects';
@@ -19,6 +20,7 @@ export * from './files';
 export * from './models';
 export * from './mlEngines';
 export * from './agentRuns';
+export * from './knowledgeBases';
 
 /** Every event type the log may hold. A type missing here cannot be appended. */
 export const allContracts = [
@@ -31,6 +33,7 @@ export const allContracts = [
   ...modelContracts,
   ...mlEngineContracts,
   ...agentRunContracts,
+  ...knowledgeBaseContracts,
 ] as const;
 
 /**
@@ -48,7 +51,8 @@ export type MindledgerEvent =
   | FileBlobEvent
   | ModelEvent
   | MlEngineEvent
-  | AgentRunEvent;
+  | AgentRunEvent
+  | KnowledgeBaseEvent;
 
 export type EventType = MindledgerEvent['type'];
 

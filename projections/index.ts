@@ -3,6 +3,7 @@ import { agentsTable } from '../src/agents/projection';
 import { chatbotsTable } from '../src/chatbots/projection';
 import { databasesTable } from '../src/databases/projection';
 import { filesTable } from '../src/files/projection';
+import { knowledgeBasesTable } from '../src/knowledgeBases/projection';
 import { mlEnginesTable } from '../src/mlEngines/projection';
 import { modelsTable } from '../src/models/projection';
 import type { TableProjection } from '../src/projection/types';
@@ -29,6 +30,8 @@ export const allProjections: readonly TableProjection[] = [
   mlEnginesTable,
   agentRunsTable,
   agentStepsTable,
+  knowledgeBasesTable,
 ];
 
 export { fileTablesProjection } from '../src/files/projection';
+export { knowledgeBaseContentProjection } from '../src/knowledgeBases/projection';

@@ -29,6 +29,8 @@ import { mlEnginesService } from './mlEngines/service';
 import { modelRoutes } from './models/routes';
 import { modelsService } from './models/service';
 import { instanceIdOf, type TrainingRows } from './models/training';
+import { knowledgeBaseRoutes } from './knowledgeBases/routes';
+import { knowledgeBasesService } from './knowledgeBases/service';
 import { projectDirectory } from './projects/directory';
 import { projectRoutes } from './projects/routes';
 import { projectsService } from './projects/service';
@@ -71,21 +73,54 @@ export const buildServices = (
     requireIntegration: (ref) => databases.requireIntegration(ref),
   });
   const mlEngines = mlEnginesService(ctx);
+  const llmDefaults = {
+    openaiBaseUrl: ctx.config.llm.openaiBaseUrl,
+    openaiApiKey: ctx.config.llm.openaiApiKey,
+    model: ctx.config.llm.model,
+  };
+  const knowledgeBases = knowledgeBasesService(ctx, directory, blobs, {
+    engines: (name) => mlEngines.settingsOf(name),
+    defaults: llmDefaults,
+    requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
+    // Documents from a query are read like training rows: every row, through the SQL engine.
+    rowsOf: (database, query) => training.rows(database, query),
+  });
   const agentRuns = agentRunsService(ctx, directory, {
     sql: {
       listTables: (...args) => agentSql().listTables(...args),
       describe: (...args) => agentSql().describe(...args),
       query: (...args) => agentSql().query(...args),
     },
+    kb: (project) => ({
+      search: async (knowledgeBase, query, { limit, signal }) => {
+        const [owner, name] = knowledgeBase.includes('.')
+          ? (knowledgeBase.split('.', 2) as [string, string])
+          : [project, knowledgeBase];
+        const hits = await knowledgeBases.search(owner, name, query, limit, signal);
+        return hits.map((h) => ({
+          id: h.chunkId,
+          content: h.content,
+          metadata: { ...h.metadata, document_id: h.id },
+          relevance: h.relevance,
+        }));
+      },
+    }),
     engines: (name) => mlEngines.settingsOf(name),
-    defaults: {
-      openaiBaseUrl: ctx.config.llm.openaiBaseUrl,
-      openaiApiKey: ctx.config.llm.openaiApiKey,
-      model: ctx.config.llm.model,
-    },
+    defaults: llmDefaults,
     requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
   });
-  return { projects, databases, skills, agents, chatbots, files, models, mlEngines, agentRuns };
+  return {
+    projects,
+    databases,
+    skills,
+    agents,
+    chatbots,
+    files,
+    models,
+    mlEngines,
+    agentRuns,
+    knowledgeBases,
+  };
 };
 export type Services = ReturnType<typeof buildServices>;
 
@@ -107,6 +142,7 @@ export const buildHttpApp = (
     (a) => agentRoutes(a, services.agents, services.projects),
     (a) => agentRunRoutes(a, services.agentRuns),
     (a) => chatbotRoutes(a, services.chatbots, services.projects),
+    (a) => knowledgeBaseRoutes(a, services.knowledgeBases, services.projects),
     (a) => sqlRoutes(a, sql),
     (a) => modelRoutes(a, services.models, services.projects, sql),
     (a) =>

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { allProjections, fileTablesProjection } from '../projections';
+import { allProjections, fileTablesProjection, knowledgeBaseContentProjection } from '../projections';
+import { KB_SCHEMA } from './kb/layout';
 import type { Config } from './config';
 import { openDuck } from './duckdb/database';
 import { openEventLog } from './eventlog/open';
@@ -40,7 +41,7 @@ export const openStores = async (
     allProjections,
     logger,
     { batchSize: config.projectionBatchSize, pollMs: options.poll ? config.projectionPollMs : 0 },
-    [fileTablesProjection(blobs)],
+    [fileTablesProjection(blobs), knowledgeBaseContentProjection(blobs)],
   );
   return {
     log,
@@ -48,7 +49,8 @@ export const openStores = async (
     blobs,
     projections,
     /** Row counts and hashes of every read-model table at the position it includes. */
-    digest: () => digestOf(duck, { checkpointTable: CHECKPOINT_TABLE, schemas: ['main', FILES_SCHEMA] }),
+    digest: () =>
+      digestOf(duck, { checkpointTable: CHECKPOINT_TABLE, schemas: ['main', FILES_SCHEMA, KB_SCHEMA] }),
     close: async () => {
       projections.stop();
       await log.close();

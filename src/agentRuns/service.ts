@@ -45,7 +45,8 @@ import { threadAggregate, threadStream } from './state';
 /** What runs need beyond the log: the tools' data, and where LLM settings come from. */
 export type AgentRunPorts = {
   readonly sql: SqlToolPort;
-  readonly kb?: KnowledgeBaseSearchPort;
+  /** A project's knowledge bases, searched by name (`kb`, or `project.kb` for another project's). */
+  readonly kb?: (project: string) => KnowledgeBaseSearchPort;
   /** A named ML engine's handler and real settings (CREATE ML_ENGINE). */
   readonly engines: LlmEngineResolver;
   /** OPENAI_BASE_URL, OPENAI_API_KEY, LLM_DEFAULT_MODEL. */
@@ -209,7 +210,7 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
         agent: { modelName: agent.modelName, provider: agent.provider, params: agent.params, skills },
         messages,
         overrides: request.overrides,
-        ports: { sql: ports.sql, kb: ports.kb },
+        ports: { sql: ports.sql, kb: ports.kb?.(project.name) },
         llm: { defaults: ports.defaults, engines: ports.engines },
       });
     })().catch((error: unknown) => {

@@ -1,5 +1,6 @@
 import { agentsSlice } from '../agents/state';
 import { chatbotsSlice } from '../chatbots/state';
+import { knowledgeBasesSlice } from '../knowledgeBases/state';
 import { modelsSlice } from '../models/state';
 import { skillsSlice } from '../skills/state';
 
@@ -10,4 +11,10 @@ import { skillsSlice } from '../skills/state';
  * before the agents they use, agents before their skills), then the project's own deletion.
  * A new kind of resource in projects is one line here.
  */
-export const projectSlices = [modelsSlice, skillsSlice, agentsSlice, chatbotsSlice] as const;
+export const projectSlices = [
+  modelsSlice,
+  knowledgeBasesSlice,
+  skillsSlice,
+  agentsSlice,
+  chatbotsSlice,
+] as const;

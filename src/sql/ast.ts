@@ -66,6 +66,29 @@ export const printSelect = async (c: DuckDBConnection, statement: AstNode): Prom
   return String(reader.getRows()[0]![0]);
 };
 
+/**
+ * A CONSTANT node's value as JavaScript: DECIMAL literals (`0.5` is DECIMAL(2,1), stored as 5)
+ * scaled back, numbers beyond 2^53 as their digits.
+ */
+export const constantValue = (node: AstNode): unknown => {
+  const v = node.value as {
+    is_null: boolean;
+    value: unknown;
+    type: { id: string; type_info?: { scale?: number } | null };
+  };
+  if (v.is_null) return null;
+  const raw = typeof v.value === 'string' && v.value.startsWith(BIG) ? v.value.slice(BIG.length) : v.value;
+  if (v.type.id === 'DECIMAL') {
+    const scale = v.type.type_info?.scale ?? 0;
+    const digits = String(raw);
+    if (scale === 0) return Number(digits);
+    const negative = digits.startsWith('-');
+    const padded = (negative ? digits.slice(1) : digits).padStart(scale + 1, '0');
+    return Number(`${negative ? '-' : ''}${padded.slice(0, -scale)}.${padded.slice(-scale)}`);
+  }
+  return raw;
+};
+
 /** Visits every object in the tree (depth first), letting the visitor replace fields in place. */
 export { tooManySelects };
 

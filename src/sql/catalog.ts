@@ -57,22 +57,14 @@ const informationSchemaViews: Record<string, string> = {
   MODELS: `SELECT NAME, ENGINE, PROJECT, ACTIVE, VERSION, STATUS, ACCURACY, PREDICT, UPDATE_STATUS, MINDSDB_VERSION,
       ERROR, SELECT_DATA_QUERY, CAST(TRAINING_OPTIONS AS VARCHAR) AS TRAINING_OPTIONS, CURRENT_TRAINING_PHASE,
       TOTAL_TRAINING_PHASES, TRAINING_PHASE_NAME, TAG, CREATED_AT, TRAINING_TIME FROM main.models ORDER BY ID, VERSION`,
-  KNOWLEDGE_BASES: emptyTable({
-    NAME: 'VARCHAR',
-    PROJECT: 'VARCHAR',
-    EMBEDDING_MODEL: 'VARCHAR',
-    RERANKING_MODEL: 'VARCHAR',
-    STORAGE: 'VARCHAR',
-    METADATA_COLUMNS: 'VARCHAR',
-    CONTENT_COLUMNS: 'VARCHAR',
-    ID_COLUMN: 'VARCHAR',
-    PARAMS: 'VARCHAR',
-    INSERT_STARTED_AT: 'TIMESTAMP',
-    INSERT_FINISHED_AT: 'TIMESTAMP',
-    PROCESSED_ROWS: 'BIGINT',
-    ERROR: 'VARCHAR',
-    QUERY_ID: 'BIGINT',
-  }),
+  // PARAMS carries the columns too: the JS SDK reads metadata_columns, content_columns and id_column there.
+  KNOWLEDGE_BASES: `SELECT NAME, PROJECT, CAST(EMBEDDING_MODEL AS VARCHAR) AS EMBEDDING_MODEL,
+      NULL::VARCHAR AS RERANKING_MODEL, NULL::VARCHAR AS STORAGE, CAST(METADATA_COLUMNS AS VARCHAR) AS METADATA_COLUMNS,
+      CAST(CONTENT_COLUMNS AS VARCHAR) AS CONTENT_COLUMNS, ID_COLUMN,
+      CAST(json_merge_patch(PARAMS, json_object('metadata_columns', METADATA_COLUMNS,
+        'content_columns', CONTENT_COLUMNS, 'id_column', ID_COLUMN)) AS VARCHAR) AS PARAMS,
+      INSERT_STARTED_AT, INSERT_FINISHED_AT, PROCESSED_ROWS, NULL::VARCHAR AS ERROR, NULL::BIGINT AS QUERY_ID
+      FROM main.knowledge_bases ORDER BY ID`,
   JOBS: emptyTable({
     NAME: 'VARCHAR',
     PROJECT: 'VARCHAR',
@@ -131,6 +123,8 @@ const standardViews: Record<string, string> = {
     SELECT 'def', p.name, t.t, 'BASE TABLE' FROM (SELECT name, id FROM main.projects) p
       CROSS JOIN (VALUES ${PROJECT_TABLES.map((t) => `(${q(t)})`).join(', ')}) t(t)
     UNION ALL
+    SELECT 'def', PROJECT, NAME, 'BASE TABLE' FROM (SELECT PROJECT, NAME FROM main.knowledge_bases ORDER BY ID)
+    UNION ALL
     SELECT 'def', 'files', NAME, 'BASE TABLE' FROM main.files`,
   COLUMNS: `
     SELECT 'def' AS TABLE_CATALOG, 'information_schema' AS TABLE_SCHEMA, c.table_name AS TABLE_NAME,
@@ -173,6 +167,8 @@ export type CatalogLookup = {
   /** The agent's name when `project` has an agent called `name` (queried as a table it answers). */
   isAgent(project: string, name: string): Promise<string | undefined>;
   isIntegration(name: string): Promise<string | undefined>;
+  /** The knowledge base's name when `project` has one called `name` (queried as a table it searches). */
+  isKnowledgeBase(project: string, name: string): Promise<string | undefined>;
 };
 
 /**
@@ -264,6 +260,13 @@ export const catalogResolver = (lookup: CatalogLookup) => {
       if (!project || PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
       const agent = await lookup.isAgent(project, table);
       return agent === undefined ? undefined : { project, agent };
+    },
+    /** The project's and knowledge base's canonical names when `database.table` names a knowledge base. */
+    knowledgeBase: async (database: string, table: string) => {
+      const project = await lookup.isProject(database);
+      if (!project || PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
+      const name = await lookup.isKnowledgeBase(project, table);
+      return name === undefined ? undefined : { project, name };
     },
     forget: () => made.clear(),
   };

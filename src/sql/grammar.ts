@@ -15,6 +15,7 @@ statement
   = createModel / retrainModel / dropModel / createMlEngine / dropMlEngine
   / createProject / dropProject / createDatabase / dropDatabase
   / createResource / updateResource / alterResource / dropResource
+  / createKnowledgeBase / dropKnowledgeBase / insertInto / deleteFrom
   / show / describe / use / set
 
 createModel
@@ -39,6 +40,40 @@ createMlEngine
   = CREATE __ ML_ENGINE ine:ifNotExists __ name:identifier __ FROM __ handler:identifier
     using:(__ USING __ a:assignments { return a; })?
     { return { kind: 'CreateMlEngine', name, handler, ifNotExists: ine, options: using ?? {} }; }
+
+knowledgeBaseWord = KNOWLEDGE (_ "_" _ / __) BASE
+
+// MindsDB's docs separate the USING options with commas; its JS SDK writes MODEL = … PARAMS = {…}
+// with none: both are taken.
+createKnowledgeBase
+  = CREATE __ replace:(OR __ REPLACE __)? knowledgeBaseWord ine:ifNotExists __ name:qualifiedName
+    from:(__ FROM __ q:parenthesized { return q; })?
+    using:(__ USING __ a:looseAssignments { return a; })?
+    { return { kind: 'CreateKnowledgeBase', name, replace: !!replace, ifNotExists: ine, from: from ?? null, options: using ?? {} }; }
+
+dropKnowledgeBase
+  = DROP __ knowledgeBaseWord ie:ifExists __ name:qualifiedName
+    { return { kind: 'DropKnowledgeBase', name, ifExists: ie }; }
+
+// The rows (a SELECT, or VALUES) are left as text: the SELECT runs like any other query.
+insertInto
+  = INSERT __ INTO __ target:qualifiedName columns:(_ "(" _ !(SELECT / WITH) c:identifierList _ ")" { return c; })?
+    _ body:$(.+)
+    { return { kind: 'Insert', target, columns: columns ?? null, body: body.trim() }; }
+
+deleteFrom
+  = DELETE __ FROM __ target:qualifiedName where:(__ WHERE __ w:$(.+) { return w.trim(); })?
+    { return { kind: 'Delete', target, where: where ?? null }; }
+
+identifierList = head:identifier tail:(_ "," _ i:identifier { return i; })* { return [head, ...tail]; }
+
+looseAssignments
+  = head:looseAssignment tail:((_ "," _ / __) a:looseAssignment { return a; })* _ ","?
+    { const out = {}; for (const [k, v] of [head, ...tail]) out[k] = v; return out; }
+
+looseAssignment = k:identifier _ "=" _ v:(dotted / value) { return [k.toLowerCase(), v]; }
+
+dotted = head:identifier tail:(_ "." _ i:identifier { return i; })+ { return [head, ...tail].join('.'); }
 
 dropMlEngine
   = DROP __ ML_ENGINE ie:ifExists __ name:identifier
@@ -167,6 +202,10 @@ __ "whitespace" = ([ \t\r\n] / comment)+
 comment = "--" [^\n]* / "/*" (!"*/" .)* "*/"
 
 CREATE = "CREATE"i !idchar
+INSERT = "INSERT"i !idchar
+INTO = "INTO"i !idchar
+DELETE = "DELETE"i !idchar
+SELECT = "SELECT"i !idchar
 OR = "OR"i !idchar
 REPLACE = "REPLACE"i !idchar
 RETRAIN = "RETRAIN"i !idchar

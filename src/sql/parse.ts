@@ -55,6 +55,18 @@ export type MindsStatement =
   | { kind: 'DropModel'; name: string[]; ifExists: boolean }
   | { kind: 'CreateMlEngine'; name: string; handler: string; ifNotExists: boolean; options: Options }
   | { kind: 'DropMlEngine'; name: string; ifExists: boolean }
+  | {
+      kind: 'CreateKnowledgeBase';
+      name: QualifiedName;
+      replace: boolean;
+      ifNotExists: boolean;
+      /** `FROM (SELECT …)`: rows inserted once the knowledge base exists. */
+      from: string | null;
+      options: Options;
+    }
+  | { kind: 'DropKnowledgeBase'; name: QualifiedName; ifExists: boolean }
+  | { kind: 'Insert'; target: QualifiedName; columns: string[] | null; body: string }
+  | { kind: 'Delete'; target: QualifiedName; where: string | null }
   | { kind: 'Use'; name: string }
   | { kind: 'Set'; text: string };
 

@@ -6,6 +6,12 @@ import { pause, type Deadline } from './deadline';
 import { SqlError, SqlErrorCode } from './errors';
 import { pushableFilters, stripQualifier, type ExternalFetch } from './federation';
 import { resolveScopes } from './scope';
+import {
+  planKnowledgeBaseSearches,
+  type KnowledgeBaseRef,
+  type KnowledgeBaseSearch,
+  type KnowledgeBaseSources,
+} from './knowledgeBaseTables';
 
 /**
  * MindsDB names an unaliased constant by its value (`select 'a'` → "a") where DuckDB quotes it:
@@ -32,11 +38,19 @@ export type Prepared =
       kind: 'local';
       sql: string;
       names: (string | undefined)[] | null;
-      /** The answer depends only on the projections (no clock, randomness, sampling). */
+      /** The answer depends only on the projections (no clock, randomness, sampling, searches). */
       deterministic: boolean;
+      /** Knowledge bases searched: views the run makes before the query reads them. */
+      searches: KnowledgeBaseSearch[];
     }
   | { kind: 'pushdown'; integration: string; sql: string }
-  | { kind: 'federated'; sql: string; names: (string | undefined)[] | null; fetches: ExternalFetch[] }
+  | {
+      kind: 'federated';
+      sql: string;
+      names: (string | undefined)[] | null;
+      fetches: ExternalFetch[];
+      searches: KnowledgeBaseSearch[];
+    }
   | {
       /**
        * A model or an agent queried as a table: predictions and answers are computed at run time,
@@ -54,8 +68,8 @@ export type ComputedRef = { node: AstNode; project: string; name: string; kind: 
 /** What an agent queried as a table answers for one question. */
 export type AgentAnswer = { answer: string; context: readonly unknown[]; traceId: string };
 
-/** What the SQL endpoint needs from the models and agents capabilities. */
-export type Predictions = {
+/** What the SQL endpoint needs from the models, agents and knowledge bases capabilities. */
+export type Predictions = KnowledgeBaseSources & {
   predictor(project: string, name: string): Promise<Predictor>;
   ask(project: string, agent: string, question: string, signal: AbortSignal): Promise<AgentAnswer>;
 };
@@ -74,6 +88,14 @@ type ExternalRef = {
   native?: string;
 };
 
+/** DuckDB's own TRUE (as its parser writes it), for conditions cut out of a WHERE clause. */
+let trueNode: AstNode | undefined;
+const trueConstant = async (c: DuckDBConnection) => {
+  trueNode ??= ((await parseSelect(c, 'SELECT 1 WHERE true')).node as AstNode).where_clause as AstNode;
+  const node = trueNode;
+  return () => structuredClone(node);
+};
+
 /** Parses with DuckDB, resolves every table to where MindsDB's name lives, refuses what reaches outside. */
 export const prepare = async (
   c: DuckDBConnection,
@@ -88,6 +110,7 @@ export const prepare = async (
   let localTables = 0;
   const externals: ExternalRef[] = [];
   const modelRefs: ComputedRef[] = [];
+  const knowledgeBases: KnowledgeBaseRef[] = [];
   // CTEs are resolved by scope and renamed; what is left is every other table reference.
   const { tables, deterministic } = await resolveScopes(statement, {
     nodes: 20_000,
@@ -131,6 +154,12 @@ export const prepare = async (
       modelRefs.push({ node: n, project: agent.project, name: agent.agent, kind: 'agent' });
       continue;
     }
+    const knowledgeBase = await catalog.knowledgeBase(database, table);
+    if (knowledgeBase) {
+      knowledgeBases.push({ node: n, project: knowledgeBase.project, name: knowledgeBase.name });
+      localTables++;
+      continue;
+    }
     const modelProject = await catalog.model(database, table);
     if (modelProject) {
       modelRefs.push({ node: n, project: modelProject, name: table, kind: 'model' });
@@ -148,6 +177,14 @@ export const prepare = async (
     localTables++;
   }
   const names = constantColumnNames(statement);
+  if (modelRefs.length > 0 && knowledgeBases.length > 0)
+    throw new SqlError(
+      SqlErrorCode.Invalid,
+      'A knowledge base and a model or agent in one query: search the knowledge base in a subquery of its own first',
+    );
+  const searches = knowledgeBases.length
+    ? await planKnowledgeBaseSearches(statement, knowledgeBases, await trueConstant(c))
+    : [];
   if (modelRefs.length > 0) {
     if (externals.length > 0)
       throw new SqlError(
@@ -158,7 +195,13 @@ export const prepare = async (
     return { kind: 'model', statement, refs: modelRefs, names };
   }
   if (externals.length === 0)
-    return { kind: 'local', sql: await printSelect(c, statement), names, deterministic };
+    return {
+      kind: 'local',
+      sql: await printSelect(c, statement),
+      names,
+      deterministic: deterministic && searches.length === 0,
+      searches,
+    };
 
   const integrations = new Set(externals.map((e) => e.integration.toLowerCase()));
   if (localTables === 0 && integrations.size === 1 && externals.every((e) => !e.native))
@@ -188,5 +231,5 @@ export const prepare = async (
         }`,
     };
   });
-  return { kind: 'federated', sql: await printSelect(c, statement), names, fetches };
+  return { kind: 'federated', sql: await printSelect(c, statement), names, fetches, searches };
 };

@@ -3,6 +3,7 @@ import type { AgentsService } from '../agents/service';
 import type { ChatbotsService } from '../chatbots/service';
 import type { DatabasesService } from '../databases/service';
 import type { FilesService } from '../files/service';
+import type { KnowledgeBasesService } from '../knowledgeBases/service';
 import type { MlEnginesService } from '../mlEngines/service';
 import type { ModelsService } from '../models/service';
 import type { ProjectsService } from '../projects/service';
@@ -26,5 +27,9 @@ export type SqlPorts = {
   readonly chatbots: Pick<ChatbotsService, 'get' | 'run'>;
   readonly mlEngines: Pick<MlEnginesService, 'create' | 'remove'>;
   readonly agentRuns: Pick<AgentRunsService, 'complete' | 'findAgentName'>;
+  readonly knowledgeBases: Pick<
+    KnowledgeBasesService,
+    'exists' | 'create' | 'remove' | 'insertQuery' | 'deleteWhere' | 'source'
+  >;
   readonly models: Pick<ModelsService, 'exists' | 'create' | 'retrain' | 'remove' | 'describe' | 'predictor'>;
 };

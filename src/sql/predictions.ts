@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { parseSelect, printSelect, walk, type AstNode } from './ast';
+import { constantValue, parseSelect, printSelect, walk, type AstNode } from './ast';
 import { SqlError, SqlErrorCode } from './errors';
 import type { ComputedRef, Prepared, Predictions } from './plan';
 import { quoteIdent } from '../shared/quoting';
@@ -43,8 +43,7 @@ const whereEqualities = (where: AstNode | null | undefined): Record<string, unkn
       if (col.class !== 'COLUMN_REF') [col, value] = [value, col];
       if (col.class !== 'COLUMN_REF' || value.class !== 'CONSTANT') return;
       const names = col.column_names as string[];
-      const v = value.value as { is_null: boolean; value: unknown };
-      row[names[names.length - 1]!] = v.is_null ? null : v.value;
+      row[names[names.length - 1]!] = constantValue(value);
     }
   };
   visit(where);

@@ -13,6 +13,7 @@ import {
 import { bindParameters } from './parameters';
 import { prepare, type Prepared, type Predictions, type TablePolicy } from './plan';
 import { predictInto } from './predictions';
+import { materializeSearches } from './knowledgeBaseTables';
 import {
   MAX_CACHED_BYTES,
   MAX_CACHED_ROWS,
@@ -104,6 +105,7 @@ export const runSelect = async (
       const onAbort = interrupt;
       limits.signal?.addEventListener('abort', onAbort);
       const temps: string[] = [];
+      const views: string[] = [];
       try {
         let prepared = limits.policy ? undefined : cache.queries.get(key);
         if (!prepared) {
@@ -143,6 +145,11 @@ export const runSelect = async (
             signal: stopped.signal,
           });
         } else sql = plan.sql;
+        if (plan.kind !== 'model' && plan.searches.length > 0) {
+          const made = await materializeSearches(c, plan.searches, predictions, stopped.signal);
+          views.push(...made.views);
+          temps.push(...made.tables);
+        }
         if (plan.kind === 'federated') {
           for (const fetch of plan.fetches) {
             deadline.check();
@@ -204,6 +211,7 @@ export const runSelect = async (
         cancelTimer();
         clearInterval(nagging);
         limits.signal?.removeEventListener('abort', onAbort);
+        for (const view of views) await c.run(`DROP VIEW IF EXISTS ${view}`).catch(() => undefined);
         for (const temp of temps) await c.run(`DROP TABLE IF EXISTS "${temp}"`).catch(() => undefined);
       }
     },

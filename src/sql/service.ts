@@ -16,6 +16,7 @@ import { invalid } from '../shared/errors';
 import { runMindsStatement } from './statements';
 import { introspection } from './introspection';
 import { modelStatementsOf } from './modelStatements';
+import { knowledgeBaseStatementsOf } from './knowledgeBaseStatements';
 import type { OkAnswer, SqlAnswer, SqlContext, TableAnswer } from './answers';
 import { deadlineIn, withinDeadline, type Deadline } from './deadline';
 import { VersionedCache } from '../shared/versionedCache';
@@ -25,8 +26,6 @@ export type { SqlAnswer, SqlContext } from './answers';
 const DEFAULT_DB = 'mindsdb';
 /** Statements DuckDB would run but that must never reach it from a client. */
 const FORBIDDEN = new Set([
-  'INSERT',
-  'DELETE',
   'TRUNCATE',
   'MERGE',
   'COPY',
@@ -65,6 +64,7 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
     isFile: async (name) => ((await services.files.find(name)) ? nameKey(name) : undefined),
     isModel: (project, name) => services.models.exists(project, name),
     isAgent: (project, name) => services.agentRuns.findAgentName(project, name),
+    isKnowledgeBase: async (project, name) => (await services.knowledgeBases.exists(project, name))?.name,
   });
   // Models queried as tables predict; agents queried as tables answer (each answer a run of its
   // own, outside the reader the query holds: an agent's tools read through readers of their own).
@@ -77,6 +77,9 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
           { signal, waitForRecord: true },
         ),
       ),
+    // A question's embedding may come from a provider: asked outside the reader the query holds.
+    knowledgeBase: (project, name, question, signal) =>
+      ctx.duck.detached(() => services.knowledgeBases.source(project, name, question, signal)),
   };
   const prepared = preparedCache(() => ctx.projections.version);
   // DuckDB's IO errors name files by absolute path; none of this server's may reach a client.
@@ -216,6 +219,7 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
   });
 
   const modelStatements = modelStatementsOf(services);
+  const knowledgeBaseStatements = knowledgeBaseStatementsOf(services);
   const { show, describe, set } = introspection({
     internal,
     services,
@@ -250,8 +254,8 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
       const parsed = parseMindsStatement(sql);
       if (isSyntaxProblem(parsed)) {
         if (
-          ['UPDATE', 'DROP', 'ALTER', 'CREATE'].includes(keyword) &&
-          !/\b(PROJECT|DATABASE|SCHEMA|SKILL|AGENT|CHATBOT)\b/i.test(sql.slice(0, 40))
+          ['UPDATE', 'DROP', 'ALTER', 'CREATE', 'INSERT', 'DELETE'].includes(keyword) &&
+          !/\b(PROJECT|DATABASE|SCHEMA|SKILL|AGENT|CHATBOT|KNOWLEDGE)\b/i.test(sql.slice(0, 40))
         )
           throw new SqlError(
             SqlErrorCode.Forbidden,
@@ -279,6 +283,11 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
         case 'RetrainModel':
         case 'DropModel':
           return modelStatements.run(parsed, db);
+        case 'CreateKnowledgeBase':
+        case 'DropKnowledgeBase':
+        case 'Insert':
+        case 'Delete':
+          return knowledgeBaseStatements.run(parsed, db);
         default:
           return runMindsStatement(services, parsed, db);
       }

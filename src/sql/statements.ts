@@ -71,7 +71,20 @@ export const runMindsStatement = async (
   services: SqlPorts,
   statement: Exclude<
     MindsStatement,
-    { kind: 'Show' | 'Describe' | 'Use' | 'Set' | 'CreateModel' | 'RetrainModel' | 'DropModel' }
+    {
+      kind:
+        | 'Show'
+        | 'Describe'
+        | 'Use'
+        | 'Set'
+        | 'CreateModel'
+        | 'RetrainModel'
+        | 'DropModel'
+        | 'CreateKnowledgeBase'
+        | 'DropKnowledgeBase'
+        | 'Insert'
+        | 'Delete';
+    }
   >,
   db: string,
 ): Promise<OkAnswer> => {

@@ -8,7 +8,7 @@ const snapshot = async (t: TestApp) => {
   const tables: Record<string, unknown[]> = {};
   for (const p of allProjections)
     tables[p.table] = await t.running.ctx.duck.query(
-      `SELECT * FROM "${p.table}" ORDER BY ${p.key ?? 'global_position'}`,
+      `SELECT * FROM "${p.table}" ORDER BY ${p.key ? `"${p.key}"` : 'ALL'}`,
     );
   return tables;
 };

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { defineEvent, freeFormObject, type EventOf } from './contract';
+
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+
+/**
+ * A knowledge base's definition, in its project's stream (names unique in the project; the
+ * project's deletion removes it). `embeddingModel` may hold an API key: only the log has it.
+ */
+export const KnowledgeBaseCreated = defineEvent(
+  'KnowledgeBaseCreated',
+  z.object({
+    projectId: z.number().int(),
+    project: z.string(),
+    name: z.string(),
+    embeddingModel: freeFormObject(),
+    contentColumns: z.array(z.string()),
+    /** Null: every column that is neither the id nor content. */
+    metadataColumns: z.array(z.string()).nullable(),
+    idColumn: z.string(),
+    params: freeFormObject(),
+    createdAt: z.iso.datetime(),
+  }),
+);
+export const KnowledgeBaseDeleted = defineEvent(
+  'KnowledgeBaseDeleted',
+  z.object({
+    projectId: z.number().int(),
+    kbId: z.number().int(),
+    name: z.string(),
+    deletedAt: z.iso.datetime(),
+  }),
+);
+
+/**
+ * Documents inserted into a knowledge base, on the knowledge base's own stream (`kb-<id>`): the
+ * documents themselves are a content-addressed blob (JSON lines of {id, content, metadata}), so the
+ * log stays small. Chunks are cut on replay by the recorded settings. Vectors are derived data:
+ * recomputed on replay when the embedding model is the built-in deterministic one, otherwise read
+ * from a content-addressed blob of float32s (a replay never calls the provider again).
+ */
+export const KnowledgeBaseDocumentsInserted = defineEvent(
+  'KnowledgeBaseDocumentsInserted',
+  z.object({
+    kbId: z.number().int(),
+    project: z.string(),
+    name: z.string(),
+    documentsDigest: sha256,
+    documents: z.number().int().min(0),
+    chunks: z.number().int().min(0),
+    chunking: z.object({ chunkSize: z.number().int().min(1), chunkOverlap: z.number().int().min(0) }),
+    embedding: z.discriminatedUnion('kind', [
+      z.object({ kind: z.literal('hashing'), dimensions: z.number().int().min(1) }),
+      z.object({
+        kind: z.literal('stored'),
+        dimensions: z.number().int().min(1),
+        vectorsDigest: sha256,
+        provider: z.string(),
+        model: z.string(),
+      }),
+    ]),
+    insertedAt: z.iso.datetime(),
+  }),
+);
+export const KnowledgeBaseDocumentsDeleted = defineEvent(
+  'KnowledgeBaseDocumentsDeleted',
+  z.object({ kbId: z.number().int(), ids: z.array(z.string()), deletedAt: z.iso.datetime() }),
+);
+
+export type KnowledgeBaseCreated = EventOf<typeof KnowledgeBaseCreated>;
+export type KnowledgeBaseDeleted = EventOf<typeof KnowledgeBaseDeleted>;
+export type KnowledgeBaseDocumentsInserted = EventOf<typeof KnowledgeBaseDocumentsInserted>;
+export type KnowledgeBaseDocumentsDeleted = EventOf<typeof KnowledgeBaseDocumentsDeleted>;
+export type KnowledgeBaseEvent =
+  | KnowledgeBaseCreated
+  | KnowledgeBaseDeleted
+  | KnowledgeBaseDocumentsInserted
+  | KnowledgeBaseDocumentsDeleted;
+export const knowledgeBaseContracts = [
+  KnowledgeBaseCreated,
+  KnowledgeBaseDeleted,
+  KnowledgeBaseDocumentsInserted,
+  KnowledgeBaseDocumentsDeleted,
+] as const;

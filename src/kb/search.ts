@@ -1,0 +1,78 @@
+import { quoteIdent, quoteString } from '../shared/quoting';
+import { kbTables, type FieldType } from './layout';
+
+/**
+ * How a knowledge base is searched: by vector (cosine similarity to the question's embedding), by
+ * keyword (BM25 over the chunks' terms), or both: relevance = alpha × vector + (1 − alpha) ×
+ * keyword, each in [0, 1] (the keyword score divided by the best one of this search).
+ */
+export type KbSearch = {
+  readonly kbId: number | bigint;
+  readonly dimensions: number;
+  /** A table holding one row, column `V FLOAT[dimensions]`: the question's embedding. */
+  readonly vectorTable: string;
+  /** A table of the question's terms, column `TERM`. */
+  readonly termsTable: string;
+  /** 1: vector only; 0: keyword only. */
+  readonly alpha: number;
+  /** Metadata fields offered as columns of their own (for `WHERE author = …`), typed. */
+  readonly metadataColumns: readonly MetadataColumn[];
+};
+
+const K1 = 1.2;
+const B = 0.75;
+
+/** The SQL of a search: every chunk with its distance and relevance, the most relevant first. */
+export const searchSql = (s: KbSearch) => {
+  const t = kbTables(s.kbId);
+  const metadata = metadataColumnsSql(s.metadataColumns);
+  const alpha = Math.min(1, Math.max(0, s.alpha));
+  return `WITH st AS (SELECT count(*)::DOUBLE AS n, coalesce(avg(TERMS), 0)::DOUBLE AS avgdl FROM ${t.chunks}),
+    df AS (SELECT tt.TERM, count(*)::DOUBLE AS df FROM ${t.terms} AS tt
+           WHERE tt.TERM IN (SELECT TERM FROM ${s.termsTable}) GROUP BY tt.TERM),
+    bm AS (SELECT tm.CHUNK_ID,
+             sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * tm.TF * ${K1 + 1}
+                 / (tm.TF + ${K1} * (${1 - B} + ${B} * ch.TERMS / greatest(st.avgdl, 1)))) AS score
+           FROM ${t.terms} AS tm JOIN df ON df.TERM = tm.TERM
+           JOIN ${t.chunks} AS ch ON ch.CHUNK_ID = tm.CHUNK_ID CROSS JOIN st
+           GROUP BY tm.CHUNK_ID),
+    best AS (SELECT max(score) AS top FROM bm)
+  SELECT c.DOC_ID AS id, c.CHUNK_ID AS chunk_id, c.CONTENT AS chunk_content, c.METADATA AS metadata,
+      1 - array_cosine_similarity(c.EMBEDDING, q.V) AS distance,
+      ${alpha} * greatest(array_cosine_similarity(c.EMBEDDING, q.V), 0)
+        + ${1 - alpha} * coalesce(bm.score / nullif(best.top, 0), 0) AS relevance${metadata}
+    FROM ${t.chunks} AS c CROSS JOIN ${s.vectorTable} AS q CROSS JOIN best
+    LEFT JOIN bm ON bm.CHUNK_ID = c.CHUNK_ID
+    ORDER BY relevance DESC, c.POSITION, c.CHUNK_INDEX`;
+};
+
+export type MetadataColumn = { readonly name: string; readonly type: FieldType };
+
+/** A field's value as its column: text as text, numbers and booleans typed (a stray value: NULL). */
+const metadataColumnsSql = (columns: readonly MetadataColumn[]) =>
+  columns
+    .map(({ name, type }) => {
+      const path = quoteString(`$.${JSON.stringify(name)}`);
+      const value =
+        type === 'VARCHAR'
+          ? `json_extract_string(c.METADATA, ${path})`
+          : type === 'JSON'
+            ? `json_extract(c.METADATA, ${path})`
+            : `TRY_CAST(json_extract_string(c.METADATA, ${path}) AS ${type})`;
+      return `, ${value} AS ${quoteIdent(name)}`;
+    })
+    .join('');
+
+/** Every chunk of a knowledge base, no question asked (distance and relevance null). */
+export const listSql = (kbId: number | bigint, metadataColumns: readonly MetadataColumn[]) => {
+  const t = kbTables(kbId);
+  const metadata = metadataColumnsSql(metadataColumns);
+  return `SELECT c.DOC_ID AS id, c.CHUNK_ID AS chunk_id, c.CONTENT AS chunk_content, c.METADATA AS metadata,
+      NULL::DOUBLE AS distance, NULL::DOUBLE AS relevance${metadata}
+    FROM ${t.chunks} AS c ORDER BY c.POSITION, c.DOC_ID, c.CHUNK_INDEX`;
+};
+
+/** The columns a knowledge base answers with, for one that holds nothing yet. */
+export const emptySql = (metadataColumns: readonly MetadataColumn[]) =>
+  `SELECT NULL::VARCHAR AS id, NULL::VARCHAR AS chunk_id, NULL::VARCHAR AS chunk_content, NULL::JSON AS metadata,
+    NULL::DOUBLE AS distance, NULL::DOUBLE AS relevance${metadataColumns.map((m) => `, NULL::${m.type} AS ${quoteIdent(m.name)}`).join('')} WHERE false`;

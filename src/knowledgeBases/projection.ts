@@ -1,0 +1,282 @@
+import fs from 'node:fs';
+import { ARRAY, FLOAT, type DuckDBConnection } from '@duckdb/node-api';
+import type { KnowledgeBaseDocumentsInserted } from '../../events';
+import { chunkText } from '../kb/chunker';
+import { hashingEmbed } from '../kb/hashingEmbedder';
+import {
+  chunkId,
+  createKbTablesSql,
+  dropKbTablesSql,
+  fieldTypeOf,
+  KB_SCHEMA,
+  kbTables,
+  widerFieldType,
+  type FieldType,
+} from '../kb/layout';
+import { termsOf } from '../kb/terms';
+import type { SchemaProjection, TableProjection, TableReader } from '../projection/types';
+import { quoteString } from '../shared/quoting';
+import { maskSecrets } from '../shared/secrets';
+import type { BlobStore } from '../storage/blobs';
+
+/** `knowledge_bases`: one row per knowledge base (MindsDB's information_schema.KNOWLEDGE_BASES columns first). */
+export const knowledgeBasesTable: TableProjection = {
+  table: 'knowledge_bases',
+  key: 'ID',
+  columns: [
+    { name: 'NAME', type: 'VARCHAR' },
+    { name: 'PROJECT', type: 'VARCHAR' },
+    { name: 'EMBEDDING_MODEL', type: 'JSON' },
+    { name: 'METADATA_COLUMNS', type: 'JSON' },
+    { name: 'CONTENT_COLUMNS', type: 'JSON' },
+    { name: 'ID_COLUMN', type: 'VARCHAR' },
+    { name: 'PARAMS', type: 'JSON' },
+    { name: 'INSERT_STARTED_AT', type: 'TIMESTAMP' },
+    { name: 'INSERT_FINISHED_AT', type: 'TIMESTAMP' },
+    { name: 'PROCESSED_ROWS', type: 'BIGINT' },
+    { name: 'ID', type: 'BIGINT' },
+    { name: 'PROJECT_ID', type: 'BIGINT' },
+    { name: 'DIMENSIONS', type: 'INTEGER' },
+    { name: 'CREATED_AT', type: 'TIMESTAMP' },
+    { name: 'VERSION', type: 'BIGINT' },
+  ],
+  handles: ['KnowledgeBaseCreated', 'KnowledgeBaseDeleted', 'KnowledgeBaseDocumentsInserted'],
+  apply: async (event, rows) => {
+    switch (event.type) {
+      case 'KnowledgeBaseCreated': {
+        const d = event.data;
+        rows.put({
+          ID: event.meta.position,
+          NAME: d.name,
+          PROJECT: d.project,
+          PROJECT_ID: d.projectId,
+          EMBEDDING_MODEL: maskSecrets(d.embeddingModel),
+          METADATA_COLUMNS: d.metadataColumns,
+          CONTENT_COLUMNS: d.contentColumns,
+          ID_COLUMN: d.idColumn,
+          PARAMS: maskSecrets(d.params),
+          INSERT_STARTED_AT: null,
+          INSERT_FINISHED_AT: null,
+          PROCESSED_ROWS: null,
+          DIMENSIONS: null,
+          CREATED_AT: d.createdAt,
+          VERSION: event.meta.position,
+        });
+        return;
+      }
+      case 'KnowledgeBaseDocumentsInserted': {
+        const d = event.data;
+        const row = await rows.get(BigInt(d.kbId));
+        if (!row) return;
+        rows.put({
+          ...row,
+          DIMENSIONS: d.embedding.dimensions,
+          INSERT_STARTED_AT: row.INSERT_STARTED_AT ?? d.insertedAt,
+          INSERT_FINISHED_AT: d.insertedAt,
+          PROCESSED_ROWS: Number(row.PROCESSED_ROWS ?? 0) + d.documents,
+        });
+        return;
+      }
+      case 'KnowledgeBaseDeleted':
+        rows.delete(BigInt(event.data.kbId));
+        return;
+    }
+  },
+};
+
+export type KnowledgeBaseRow = {
+  ID: bigint;
+  NAME: string;
+  PROJECT: string;
+  PROJECT_ID: bigint;
+  EMBEDDING_MODEL: string;
+  METADATA_COLUMNS: string | null;
+  CONTENT_COLUMNS: string;
+  ID_COLUMN: string;
+  PARAMS: string;
+  PROCESSED_ROWS: bigint | null;
+  DIMENSIONS: number | null;
+  CREATED_AT: Date;
+  INSERT_FINISHED_AT: Date | null;
+  VERSION: bigint;
+};
+
+export const knowledgeBaseRowsOfProject = async (reader: TableReader, projectId: number) =>
+  (await reader.query('SELECT * FROM knowledge_bases WHERE PROJECT_ID = ? ORDER BY ID', [
+    BigInt(projectId),
+  ])) as KnowledgeBaseRow[];
+
+/** Documents and chunks a knowledge base holds (0 before its first insert). */
+export const contentCounts = async (reader: TableReader, kbId: bigint) => {
+  const t = kbTables(kbId);
+  const exists = await reader.query(
+    `SELECT 1 FROM duckdb_tables() WHERE schema_name = ${quoteString(KB_SCHEMA)} AND table_name = ${quoteString(`kb_${kbId}`)}`,
+  );
+  if (exists.length === 0) return { documents: 0, chunks: 0 };
+  const [row] = (await reader.query(
+    `SELECT count(DISTINCT DOC_ID) AS documents, count(*) AS chunks FROM ${t.chunks}`,
+  )) as { documents: bigint; chunks: bigint }[];
+  return { documents: Number(row?.documents ?? 0), chunks: Number(row?.chunks ?? 0) };
+};
+
+/** A document as inserted: what the documents blob holds, one JSON line each. */
+export type KbDocument = { id: string; content: string; metadata: Record<string, unknown> };
+
+export const readDocuments = async (file: string): Promise<KbDocument[]> =>
+  (await fs.promises.readFile(file, 'utf8'))
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as KbDocument);
+
+/** The chunks of documents, in order, as an insert and its replay both cut them. */
+export const chunksOf = (
+  documents: readonly KbDocument[],
+  chunking: KnowledgeBaseDocumentsInserted['data']['chunking'],
+) =>
+  documents.flatMap((doc) => {
+    const pieces = chunkText(doc.content, chunking);
+    return pieces.map((piece, index) => ({
+      doc,
+      index,
+      id: chunkId(doc.id, index, pieces.length, piece.start, piece.end),
+      content: piece.content,
+    }));
+  });
+
+/** Vectors stored for a provider's embeddings: float32, little-endian, one row of `dimensions` per chunk. */
+export const readVectors = async (file: string, dimensions: number): Promise<Float32Array[]> => {
+  const bytes = await fs.promises.readFile(file);
+  const all = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  const out: Float32Array[] = [];
+  for (let i = 0; i + dimensions <= all.length; i += dimensions) out.push(all.slice(i, i + dimensions));
+  return out;
+};
+
+const writeChunks = async (
+  c: DuckDBConnection,
+  event: { kbId: number; dimensions: number; position: bigint },
+  chunks: ReturnType<typeof chunksOf>,
+  vectors: readonly Float32Array[],
+) => {
+  const chunkRows = await c.createAppender(`kb_${event.kbId}`, KB_SCHEMA);
+  const termRows = await c.createAppender(`kb_${event.kbId}_terms`, KB_SCHEMA);
+  const arrayType = ARRAY(FLOAT, event.dimensions);
+  try {
+    chunks.forEach((chunk, i) => {
+      const terms = termsOf(chunk.content);
+      let count = 0;
+      for (const [term, tf] of terms) {
+        termRows.appendVarchar(chunk.id);
+        termRows.appendVarchar(term);
+        termRows.appendInteger(tf);
+        termRows.endRow();
+        count += tf;
+      }
+      chunkRows.appendVarchar(chunk.id);
+      chunkRows.appendVarchar(chunk.doc.id);
+      chunkRows.appendInteger(chunk.index);
+      chunkRows.appendVarchar(chunk.content);
+      chunkRows.appendVarchar(JSON.stringify(chunk.doc.metadata));
+      chunkRows.appendInteger(count);
+      chunkRows.appendBigInt(event.position);
+      chunkRows.appendArray(Array.from(vectors[i]!), arrayType);
+      chunkRows.endRow();
+    });
+    chunkRows.flushSync();
+    termRows.flushSync();
+  } finally {
+    chunkRows.closeSync();
+    termRows.closeSync();
+  }
+};
+
+/**
+ * Every knowledge base's content: its chunks with their vectors, and their terms, in schema
+ * mdb_kb. Inserting a document id again replaces its chunks. Rebuilt from the log: documents from
+ * their blob, vectors recomputed (the built-in embedder) or read from their blob (a provider's).
+ */
+export const knowledgeBaseContentProjection = (blobs: BlobStore): SchemaProjection => ({
+  name: 'kb-content',
+  version: 1,
+  handles: ['KnowledgeBaseDocumentsInserted', 'KnowledgeBaseDocumentsDeleted', 'KnowledgeBaseDeleted'],
+  prepare: async (c) => {
+    await c.run(`CREATE SCHEMA IF NOT EXISTS ${KB_SCHEMA}`);
+  },
+  apply: async (event, c) => {
+    switch (event.type) {
+      case 'KnowledgeBaseDocumentsInserted': {
+        const d = event.data;
+        const documents = await readDocuments(await blobs.ensureLocal(d.documentsDigest, 'jsonl'));
+        const chunks = chunksOf(documents, d.chunking);
+        const vectors =
+          d.embedding.kind === 'hashing'
+            ? hashingEmbed(
+                chunks.map((ch) => ch.content),
+                d.embedding.dimensions,
+              )
+            : await readVectors(
+                await blobs.ensureLocal(d.embedding.vectorsDigest, 'f32'),
+                d.embedding.dimensions,
+              );
+        if (vectors.length !== chunks.length)
+          throw new Error(`knowledge base ${d.name}: ${chunks.length} chunks but ${vectors.length} vectors`);
+        for (const sql of createKbTablesSql(d.kbId, d.embedding.dimensions)) await c.run(sql);
+        await deleteDocuments(c, d.kbId, [...new Set(documents.map((doc) => doc.id))]);
+        await writeChunks(
+          c,
+          { kbId: d.kbId, dimensions: d.embedding.dimensions, position: event.meta.position },
+          chunks,
+          vectors,
+        );
+        await widenFields(c, d.kbId, documents);
+        return;
+      }
+      case 'KnowledgeBaseDocumentsDeleted':
+        await deleteDocuments(c, event.data.kbId, event.data.ids);
+        return;
+      case 'KnowledgeBaseDeleted':
+        for (const sql of dropKbTablesSql(event.data.kbId)) await c.run(sql);
+        return;
+    }
+  },
+  drop: async (c) => {
+    await c.run(`DROP SCHEMA IF EXISTS ${KB_SCHEMA} CASCADE`);
+  },
+});
+
+/**
+ * The metadata fields the documents have, with the type each is offered as in SQL: widened by
+ * every insert (never narrowed by a deletion, so a column's type never changes under a query).
+ */
+const widenFields = async (c: DuckDBConnection, kbId: number, documents: readonly KbDocument[]) => {
+  const t = kbTables(kbId);
+  const known = new Map(
+    (await c.runAndReadAll(`SELECT FIELD, TYPE FROM ${t.fields}`))
+      .getRows()
+      .map((r) => [String(r[0]), r[1] === null ? null : (String(r[1]) as FieldType)] as const),
+  );
+  const next = new Map(known);
+  for (const doc of documents)
+    for (const [field, value] of Object.entries(doc.metadata))
+      next.set(field, widerFieldType(next.get(field) ?? null, fieldTypeOf(value)));
+  for (const [field, type] of next) {
+    if (known.has(field) && known.get(field) === type) continue;
+    await c.run(
+      `INSERT OR REPLACE INTO ${t.fields} VALUES (${quoteString(field)}, ${type === null ? 'NULL' : quoteString(type)})`,
+    );
+  }
+};
+
+const deleteDocuments = async (c: DuckDBConnection, kbId: number, ids: readonly string[]) => {
+  if (ids.length === 0) return;
+  const t = kbTables(kbId);
+  const exists = await c.runAndReadAll(
+    `SELECT 1 FROM duckdb_tables() WHERE schema_name = ${quoteString(KB_SCHEMA)} AND table_name = ${quoteString(`kb_${kbId}`)}`,
+  );
+  if (exists.getRows().length === 0) return;
+  const list = ids.map(quoteString).join(', ');
+  await c.run(
+    `DELETE FROM ${t.terms} WHERE CHUNK_ID IN (SELECT CHUNK_ID FROM ${t.chunks} WHERE DOC_ID IN (${list}))`,
+  );
+  await c.run(`DELETE FROM ${t.chunks} WHERE DOC_ID IN (${list})`);
+};
