@@ -9,9 +9,11 @@
  * - the SQL interface, like HTTP, is over every capability: it may name their operations as types
  *   (src/sql/ports.ts) and use their presenters and tables, never call their routes.
  */
-const CAPABILITIES = '(projects|skills|agents|chatbots|models|databases|files|system|audit|sql)';
+const SLICES =
+  '(projects|skills|agents|agentRuns|chatbots|knowledgeBases|models|mlEngines|databases|files|system|audit)';
+const CAPABILITIES = `(${SLICES.slice(1, -1)}|sql)`;
 const INFRASTRUCTURE =
-  '^src/(eventlog|projection|duckdb|http|shared|storage|integrations|ml|llm|agentloop|ledger|mysql)/';
+  '^src/(eventlog|projection|duckdb|http|shared|storage|integrations|ml|llm|agentloop|kb|ledger|mysql)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -49,7 +51,7 @@ module.exports = {
       severity: 'error',
       comment:
         "A capability may read another's state.ts (and projects' aggregate and directory); anything else it needs is a port it declares.",
-      from: { path: '^src/(projects|skills|agents|chatbots|models|databases|files|system|audit)/' },
+      from: { path: `^src/${SLICES}/` },
       to: {
         path: `^src/${CAPABILITIES}/`,
         pathNot: [
@@ -63,11 +65,11 @@ module.exports = {
       name: 'sql-uses-capabilities-as-an-interface',
       severity: 'error',
       comment:
-        "The SQL interface names capabilities' operations as types only, and may use their state, tables and presenters.",
+        "The SQL interface names capabilities' operations as types only, and may use their state, tables, presenters and input schemas (MindsDB's shapes, shared with REST).",
       from: { path: '^src/sql/' },
       to: {
-        path: '^src/(projects|skills|agents|chatbots|models|databases|files|system|audit)/',
-        pathNot: '^src/[a-z]+/(state|projection|present|aggregate|directory)\\.ts$',
+        path: `^src/${SLICES}/`,
+        pathNot: '^src/[A-Za-z]+/(state|projection|present|schemas|aggregate|directory)\\.ts$',
         dependencyTypesNot: ['type-only'],
       },
     },

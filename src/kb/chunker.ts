@@ -4,6 +4,12 @@ export const DEFAULT_CHUNKING: Chunking = { chunkSize: 1000, chunkOverlap: 200 }
 
 export type Chunk = { readonly content: string; readonly start: number; readonly end: number };
 
+/** Never between the two halves of a character outside the BMP (an emoji): move back before it. */
+const whole = (text: string, at: number) => {
+  const code = text.charCodeAt(at - 1);
+  return at > 0 && at < text.length && code >= 0xd800 && code <= 0xdbff ? at - 1 : at;
+};
+
 /** Where a chunk ending near `limit` should end: at a paragraph, sentence or word boundary if one is close. */
 const boundary = (text: string, from: number, limit: number) => {
   if (limit >= text.length) return text.length;
@@ -28,10 +34,13 @@ export const chunkText = (text: string, chunking: Chunking = DEFAULT_CHUNKING): 
   const chunks: Chunk[] = [];
   let start = 0;
   while (start < text.length) {
-    const end = boundary(text, start, start + size);
+    let end = whole(text, boundary(text, start, start + size));
+    // A chunk of one unit that would split a character keeps the character whole.
+    if (end <= start) end = Math.min(text.length, start + 2);
     chunks.push({ content: text.slice(start, end), start, end });
     if (end >= text.length) break;
-    start = Math.max(end - overlap, start + 1);
+    const next = whole(text, Math.max(end - overlap, start + 1));
+    start = next > start ? next : end;
   }
   return chunks.filter((c) => c.content.trim().length > 0);
 };

@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { FILES_SCHEMA } from '../../src/shared/names';
+import { KB_SCHEMA } from '../../src/kb/layout';
 import { compareReadModels, type TableDifference } from '../../src/projection/compare';
 import { digestReadModel, type ReadModelDigest } from '../../src/projection/digest';
 import { CHECKPOINT_TABLE } from '../../src/projection/runner';
@@ -9,7 +10,10 @@ import type { TestApp } from './app';
 
 type Stores = Awaited<ReturnType<typeof openStores>>;
 
-const digestOptions = { checkpointTable: CHECKPOINT_TABLE, schemas: ['main', FILES_SCHEMA] } as const;
+const digestOptions = {
+  checkpointTable: CHECKPOINT_TABLE,
+  schemas: ['main', FILES_SCHEMA, KB_SCHEMA],
+} as const;
 
 /** The digest of a running app's read model, read on one of its pooled connections. */
 export const liveDigest = (t: TestApp) =>

@@ -23,6 +23,29 @@ const CHATBOTS = ['b1', 'b2'] as const;
 const DATABASES = ['d1', 'd2', 'p2'] as const;
 const FILES = ['f1', 'f2'] as const;
 const MODELS = ['m1', 'm2'] as const;
+const KNOWLEDGE_BASES = ['k1', 'k2'] as const;
+/** Documents knowledge base inserts pick from: ids repeat, so inserts replace and deletes meet them. */
+const KB_DOCUMENTS = [
+  {
+    id: 'doc1',
+    content: 'Refunds are accepted within thirty days of delivery.',
+    topic: 'billing',
+    year: 2021,
+  },
+  { id: 'doc2', content: 'Express shipping arrives the next business day.', topic: 'shipping', year: 2022 },
+  {
+    id: 'doc3',
+    content: 'Refunds for damaged goods include the shipping cost.',
+    topic: 'billing',
+    year: 2023.5,
+  },
+  {
+    id: 'doc1',
+    content: 'Returns now close after fourteen days. '.repeat(4),
+    topic: 'billing',
+    year: 'late',
+  },
+] as const;
 /** `b` is numeric in one file, `y` categorical in another, `v` in the JSON file; `nope` nowhere. */
 const TARGETS = ['b', 'y', 'v', 'nope'] as const;
 
@@ -82,7 +105,11 @@ export type Command =
     }
   | { kind: 'retrainModel'; project: string; name: string; active: boolean }
   | { kind: 'updateModel'; project: string; name: string; tag: string }
-  | { kind: 'dropModel'; project: string; name: string; version: number | null; via: Via };
+  | { kind: 'dropModel'; project: string; name: string; version: number | null; via: Via }
+  | { kind: 'createKnowledgeBase'; project: string; name: string; chunkSize: number; via: Via }
+  | { kind: 'insertKnowledgeBase'; project: string; name: string; documents: number[]; via: Via }
+  | { kind: 'deleteKnowledgeBaseDocuments'; project: string; name: string; id: string }
+  | { kind: 'dropKnowledgeBase'; project: string; name: string; via: Via };
 
 const via = fc.constantFrom<Via>('rest', 'sql');
 /** Picks from a pool, the first names far more often: most commands then meet what others made. */
@@ -99,6 +126,7 @@ const chatbot = weighted(...CHATBOTS);
 const database = weighted(...DATABASES);
 const file = weighted(...FILES);
 const model = weighted(...MODELS);
+const knowledgeBase = weighted(...KNOWLEDGE_BASES);
 const target = weighted(...TARGETS);
 const small = fc.constantFrom('x', 'y', 'z');
 /** Free-form params with secrets (masked in every projection) and a key that `null` removes. */
@@ -288,6 +316,44 @@ const command: fc.Arbitrary<Command> = fc.oneof(
       project: scoped,
       name: model,
       version: fc.option(fc.integer({ min: 1, max: 3 }), { nil: null }),
+      via,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('createKnowledgeBase' as const),
+      project: scoped,
+      name: knowledgeBase,
+      chunkSize: fc.constantFrom(40, 1000),
+      via,
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('insertKnowledgeBase' as const),
+      project: scoped,
+      name: knowledgeBase,
+      documents: fc.uniqueArray(fc.nat(KB_DOCUMENTS.length - 1), { minLength: 1, maxLength: 3 }),
+      via,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('deleteKnowledgeBaseDocuments' as const),
+      project: scoped,
+      name: knowledgeBase,
+      id: fc.constantFrom('doc1', 'doc2', 'doc3'),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('dropKnowledgeBase' as const),
+      project: scoped,
+      name: knowledgeBase,
       via,
     }),
   },
@@ -604,6 +670,39 @@ export const applyCommand = async (t: TestApp, c: Command): Promise<Outcome> => 
         ? status(http.delete(`/api/projects/${c.project}/models/${name}`))
         : sqlOutcome(t, `DROP MODEL ${c.project}.${name}`);
     }
+    case 'createKnowledgeBase': {
+      const params = { chunk_size: c.chunkSize, chunk_overlap: 10 };
+      return c.via === 'sql'
+        ? sqlOutcome(
+            t,
+            `CREATE KNOWLEDGE_BASE ${c.project}.${c.name} USING params = ${JSON.stringify(params)}`,
+          )
+        : status(
+            http
+              .post(`/api/projects/${c.project}/knowledge_bases`)
+              .send({ knowledge_base: { name: c.name, params } }),
+          );
+    }
+    case 'insertKnowledgeBase': {
+      const rows = c.documents.map((i) => KB_DOCUMENTS[i]!);
+      if (c.via === 'rest')
+        return status(
+          http.put(`/api/projects/${c.project}/knowledge_bases/${c.name}`).send({ knowledge_base: { rows } }),
+        );
+      const values = rows
+        .map(
+          (r) =>
+            `(${str(r.id)}, ${str(r.content)}, ${str(r.topic)}, ${typeof r.year === 'number' ? r.year : str(r.year)})`,
+        )
+        .join(', ');
+      return sqlOutcome(t, `INSERT INTO ${c.project}.${c.name} (id, content, topic, year) VALUES ${values}`);
+    }
+    case 'deleteKnowledgeBaseDocuments':
+      return sqlOutcome(t, `DELETE FROM ${c.project}.${c.name} WHERE id = ${str(c.id)}`);
+    case 'dropKnowledgeBase':
+      return c.via === 'rest'
+        ? status(http.delete(`/api/projects/${c.project}/knowledge_bases/${c.name}`))
+        : sqlOutcome(t, `DROP KNOWLEDGE_BASE ${c.project}.${c.name}`);
     default: {
       const _exhaustive: never = c;
       return _exhaustive;
