@@ -190,6 +190,9 @@ const writeChunks = async (
   }
 };
 
+/** Knowledge bases deleted: documents recorded for them after their deletion are not indexed. */
+const DELETED = `${KB_SCHEMA}.deleted_knowledge_bases`;
+
 /**
  * Every knowledge base's content: its chunks with their vectors, and their terms, in schema
  * mdb_kb. Inserting a document id again replaces its chunks. Rebuilt from the log: documents from
@@ -197,15 +200,19 @@ const writeChunks = async (
  */
 export const knowledgeBaseContentProjection = (blobs: BlobStore): SchemaProjection => ({
   name: 'kb-content',
-  version: 1,
+  version: 2,
   handles: ['KnowledgeBaseDocumentsInserted', 'KnowledgeBaseDocumentsDeleted', 'KnowledgeBaseDeleted'],
   prepare: async (c) => {
     await c.run(`CREATE SCHEMA IF NOT EXISTS ${KB_SCHEMA}`);
+    await c.run(`CREATE TABLE IF NOT EXISTS ${DELETED} (KB_ID BIGINT PRIMARY KEY)`);
   },
   apply: async (event, c) => {
     switch (event.type) {
       case 'KnowledgeBaseDocumentsInserted': {
         const d = event.data;
+        // An insert that lost the race with the knowledge base's deletion leaves nothing behind.
+        const gone = await c.runAndReadAll(`SELECT 1 FROM ${DELETED} WHERE KB_ID = ${Number(d.kbId)}`);
+        if (gone.getRows().length > 0) return;
         const documents = await readDocuments(await blobs.ensureLocal(d.documentsDigest, 'jsonl'));
         const chunks = chunksOf(documents, d.chunking);
         const vectors =
@@ -236,6 +243,7 @@ export const knowledgeBaseContentProjection = (blobs: BlobStore): SchemaProjecti
         return;
       case 'KnowledgeBaseDeleted':
         for (const sql of dropKbTablesSql(event.data.kbId)) await c.run(sql);
+        await c.run(`INSERT OR IGNORE INTO ${DELETED} VALUES (${Number(event.data.kbId)})`);
         return;
     }
   },

@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import { fakeReply, latestToolResults, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
+import { settled } from '../../src/context';
 import { problemOf, querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
 
 let counter = 0;
@@ -131,6 +132,36 @@ describe.each(storeKinds)('knowledge bases over REST (%s)', (store) => {
       .post('/api/projects')
       .send({ name: unique('after') })
       .expect(201);
+    expect((await t.http.get('/api/status').expect(200)).body.read_model.failed).toBeNull();
+  });
+
+  it('indexes nothing for documents recorded after their knowledge base was deleted (an insert that lost the race)', async () => {
+    const project = await givenProject();
+    const base = `/api/projects/${project}/knowledge_bases`;
+    const kb = (
+      await t.http
+        .post(base)
+        .send({ knowledge_base: { name: 'racy' } })
+        .expect(201)
+    ).body;
+    await t.http
+      .put(`${base}/racy`)
+      .send({ knowledge_base: { rows: DOCS } })
+      .expect(200);
+    const [inserted] = await eventsOf(t, `kb-${kb.id}`);
+    await t.http.delete(`${base}/racy`).expect(204);
+    // The same insert again, appended after the deletion, as a request that loaded the knowledge
+    // base just before it was deleted would.
+    const late = await t.running.ctx.commands.run(
+      `kb-${kb.id}`,
+      { initialState: () => null, evolve: () => null },
+      () => [{ type: 'KnowledgeBaseDocumentsInserted', data: inserted!.data } as never],
+    );
+    await settled(t.running.ctx, late.lastPosition);
+    const tables = await t.running.ctx.duck.query(
+      `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'mdb_kb' AND table_name LIKE 'kb_${kb.id}%'`,
+    );
+    expect(tables).toEqual([]);
     expect((await t.http.get('/api/status').expect(200)).body.read_model.failed).toBeNull();
   });
 
