@@ -19,7 +19,9 @@ describe('chunking', () => {
             expect(text.slice(covered, Math.max(covered, c.start)).trim()).toBe(''); // only blank stretches are left out
             if (i > 0) {
               expect(c.start).toBeGreaterThan(chunks[i - 1]!.start);
-              expect(chunks[i - 1]!.end - c.start).toBeLessThanOrEqual(Math.min(chunkOverlap, chunkSize - 1) + 1);
+              expect(chunks[i - 1]!.end - c.start).toBeLessThanOrEqual(
+                Math.min(chunkOverlap, chunkSize - 1) + 1,
+              );
             }
             expect(loneSurrogate.test(c.content) && !loneSurrogate.test(text)).toBe(false);
             covered = Math.max(covered, c.end);
