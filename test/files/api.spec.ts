@@ -5,6 +5,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { sharedData } from '../support/data';
 import { problemOf, startPostgresCluster, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { givenFile, uniqueName } from '../support/world';
 
 const HOME_RENTALS = sharedData('home_rentals.csv');
 
@@ -27,90 +28,140 @@ const makeParquet = async () => {
   return target;
 };
 
+const bomCsv = () => write('b.csv', '\uFEFFid;label\n1;"semi; colon"\n2;"say ""hi"""\n');
+
 describe.each(storeKinds)('files on %s', (store) => {
   let t: TestApp;
   const sql = async (query: string) => (await t.http.post('/api/sql/query').send({ query }).expect(200)).body;
   beforeAll(async () => {
     t = await startTestApp(store, { FILE_UPLOAD_MAX_BYTES: String(300 * 1024) });
   });
-  afterAll(() => t.dispose());
+  afterAll(() => t?.dispose());
 
-  it('uploads a CSV, infers column types, tolerates bad cells as null, and serves it in SQL', async () => {
-    const res = await t.http.put('/api/files/home_rentals').attach('file', HOME_RENTALS).expect(200);
-    expect(res.body).toMatchObject({
-      name: 'home_rentals',
-      row_count: 5037,
-      format: 'csv',
-      columns: [
-        'number_of_rooms',
-        'number_of_bathrooms',
-        'sqft',
-        'location',
-        'days_on_market',
-        'initial_price',
-        'neighborhood',
-        'rental_price',
-      ],
-      column_types: expect.objectContaining({ sqft: 'BIGINT', location: 'VARCHAR', rental_price: 'DOUBLE' }),
+  const fileNames = async () =>
+    (await t.http.get('/api/files').expect(200)).body.map((f: { name: string }) => f.name);
+  const incoming = () => fs.readdirSync(path.join(t.config.dataDir, 'files', 'incoming'));
+
+  /** A file of the test's own, swapped: uploaded with column x, then again with columns y and z. */
+  const givenReplacedFile = async () => {
+    const name = uniqueName('swap');
+    await givenFile(t, write('s1.csv', 'x\n1\n'), name);
+    await givenFile(t, write('s2.csv', 'y,z\n1,2\n3,4\n'), name);
+    return name;
+  };
+
+  describe('a CSV upload', () => {
+    it('uploads a CSV (200), inferring column types', async () => {
+      const res = await t.http.put('/api/files/home_rentals').attach('file', HOME_RENTALS).expect(200);
+      expect(res.body).toMatchObject({
+        name: 'home_rentals',
+        row_count: 5037,
+        format: 'csv',
+        columns: [
+          'number_of_rooms',
+          'number_of_bathrooms',
+          'sqft',
+          'location',
+          'days_on_market',
+          'initial_price',
+          'neighborhood',
+          'rental_price',
+        ],
+        column_types: expect.objectContaining({
+          sqft: 'BIGINT',
+          location: 'VARCHAR',
+          rental_price: 'DOUBLE',
+        }),
+      });
     });
-    const counts = await sql(
-      'SELECT count(*) AS n, count(sqft) AS sqft, min(rental_price) AS lo FROM files.home_rentals',
-    );
-    expect(counts.data).toEqual([[5037, 5035, expect.any(Number)]]);
-    // rental_price has 1,509 fractional values: the column is DOUBLE and none is rounded away.
-    expect(
-      (await sql('SELECT count(*) FROM files.home_rentals WHERE rental_price <> floor(rental_price)')).data,
-    ).toEqual([[1509]]);
-    expect((await sql('SHOW TABLES FROM files')).data).toContainEqual(['home_rentals']);
-    const used = await t.http
-      .post('/api/sql/query')
-      .send({ query: 'SELECT count(*) FROM home_rentals', context: { db: 'files' } })
-      .expect(200);
-    expect(used.body.data).toEqual([[5037]]);
-    const list = await t.http.get('/api/files/').expect(200);
-    expect(list.body.map((f: { name: string }) => f.name)).toContain('home_rentals');
+
+    it('tolerates bad cells as null', async () => {
+      const { name } = await givenFile(t, HOME_RENTALS);
+      const counts = await sql(
+        `SELECT count(*) AS n, count(sqft) AS sqft, min(rental_price) AS lo FROM files.${name}`,
+      );
+      expect(counts.data).toEqual([[5037, 5035, expect.any(Number)]]);
+    });
+
+    it('keeps fractional values of a DOUBLE column', async () => {
+      const { name } = await givenFile(t, HOME_RENTALS);
+      // rental_price has 1,509 fractional values: the column is DOUBLE and none is rounded away.
+      expect(
+        (await sql(`SELECT count(*) FROM files.${name} WHERE rental_price <> floor(rental_price)`)).data,
+      ).toEqual([[1509]]);
+    });
+
+    it('serves it as a table of SHOW TABLES FROM files', async () => {
+      const { name } = await givenFile(t, HOME_RENTALS);
+      expect((await sql('SHOW TABLES FROM files')).data).toContainEqual([name]);
+    });
+
+    it('serves it by its bare name in the files context', async () => {
+      const { name } = await givenFile(t, HOME_RENTALS);
+      const used = await t.http
+        .post('/api/sql/query')
+        .send({ query: `SELECT count(*) FROM ${name}`, context: { db: 'files' } })
+        .expect(200);
+      expect(used.body.data).toEqual([[5037]]);
+    });
+
+    it('lists it in GET /api/files', async () => {
+      const { name } = await givenFile(t, HOME_RENTALS);
+      const list = await t.http.get('/api/files/').expect(200);
+      expect(list.body.map((f: { name: string }) => f.name)).toContain(name);
+    });
   });
 
-  it('reads TSV, CSV with a BOM and quoted fields, JSON arrays, NDJSON and Parquet', async () => {
-    const cases: [string, string, number, Record<string, string>][] = [
-      ['tsv_file', write('t.tsv', 'a\tb\n1\tx\n2\ty\n'), 2, { a: 'BIGINT', b: 'VARCHAR' }],
+  describe('other formats', () => {
+    it.each([
+      ['TSV', 'tsv_file', () => write('t.tsv', 'a\tb\n1\tx\n2\ty\n'), 2, { a: 'BIGINT', b: 'VARCHAR' }],
+      ['CSV with a BOM and quoted fields', 'bom_file', bomCsv, 2, { id: 'BIGINT', label: 'VARCHAR' }],
       [
-        'bom_file',
-        write('b.csv', '\uFEFFid;label\n1;"semi; colon"\n2;"say ""hi"""\n'),
-        2,
-        { id: 'BIGINT', label: 'VARCHAR' },
-      ],
-      [
+        'a JSON array',
         'json_file',
-        write(
-          'j.json',
-          JSON.stringify([
-            { k: 1, v: 'a' },
-            { k: 2, v: 'b' },
-            { k: 3, v: null },
-          ]),
-        ),
+        () =>
+          write(
+            'j.json',
+            JSON.stringify([
+              { k: 1, v: 'a' },
+              { k: 2, v: 'b' },
+              { k: 3, v: null },
+            ]),
+          ),
         3,
         { k: 'BIGINT', v: 'VARCHAR' },
       ],
       [
+        'NDJSON',
         'ndjson_file',
-        write('n.ndjson', '{"k": 1.5, "when": "2024-01-02"}\n{"k": 2.5, "when": "2024-02-03"}\n'),
+        () => write('n.ndjson', '{"k": 1.5, "when": "2024-01-02"}\n{"k": 2.5, "when": "2024-02-03"}\n'),
         2,
         { k: 'DOUBLE' },
       ],
-      ['parquet_file', await makeParquet(), 100, { id: 'BIGINT', name: 'VARCHAR', score: 'DECIMAL(21,1)' }],
-    ];
-    for (const [name, file, rows, types] of cases) {
-      const res = await t.http.put(`/api/files/${name}`).attach('file', file).expect(200);
+      [
+        'Parquet',
+        'parquet_file',
+        makeParquet,
+        100,
+        { id: 'BIGINT', name: 'VARCHAR', score: 'DECIMAL(21,1)' },
+      ],
+    ])('reads %s', async (_format, name, file, rows, types) => {
+      const res = await t.http
+        .put(`/api/files/${name}`)
+        .attach('file', await file())
+        .expect(200);
       expect(res.body.row_count).toBe(rows);
       expect(res.body.column_types).toMatchObject(types);
       expect((await sql(`SELECT count(*) FROM files.${name}`)).data).toEqual([[rows]]);
-    }
-    expect((await sql('SELECT label FROM files.bom_file ORDER BY id')).data).toEqual([
-      ['semi; colon'],
-      ['say "hi"'],
-    ]);
+    });
+
+    it('keeps the quoted fields of a CSV with a BOM and semicolons', async () => {
+      const { name } = await givenFile(t, bomCsv());
+      expect((await sql(`SELECT label FROM files.${name} ORDER BY id`)).data).toEqual([
+        ['semi; colon'],
+        ['say "hi"'],
+      ]);
+    });
   });
 
   it('replaces a file uploaded again under the same name', async () => {
@@ -125,81 +176,124 @@ describe.each(storeKinds)('files on %s', (store) => {
     });
   });
 
-  it('refuses bad names, oversized files, non-multipart bodies and disabled URL uploads; nothing is recorded', async () => {
-    expect(
-      problemOf(await t.http.put('/api/files/rentals.csv').attach('file', HOME_RENTALS).expect(400)).detail,
-    ).toBe('File name cannot contain extension.');
-    expect(
-      problemOf(await t.http.put('/api/files/..%2Fetc').attach('file', HOME_RENTALS).expect(400)).detail,
-    ).toMatch(/path separators/);
-    const big = write('big.csv', 'a\n' + '123456789\n'.repeat(40_000));
-    expect(problemOf(await t.http.put('/api/files/too_big').attach('file', big).expect(413)).detail).toMatch(
-      /307200 bytes/,
-    );
-    expect(
-      problemOf(
-        await t.http
-          .put('/api/files/by_url')
-          .send({ source_type: 'url', source: 'http://127.0.0.1:1/x.csv' })
-          .expect(400),
-      ).detail,
-    ).toBe('URL file upload is disabled.');
-    await t.http.put('/api/files/plain').set('Content-Type', 'text/csv').send('a\n1\n').expect(415);
-    expect(
-      problemOf(await t.http.put('/api/files/empty').attach('file', write('e.csv', '')).expect(400)).title,
-    ).toBe('Empty file');
-    const names = (await t.http.get('/api/files').expect(200)).body.map((f: { name: string }) => f.name);
-    for (const n of ['too_big', 'by_url', 'plain', 'empty']) expect(names).not.toContain(n);
-    expect(fs.readdirSync(path.join(t.config.dataDir, 'files', 'incoming'))).toEqual([]);
+  describe('refusals, none of which records anything', () => {
+    it('refuses a name with an extension (400)', async () => {
+      expect(
+        problemOf(await t.http.put('/api/files/rentals.csv').attach('file', HOME_RENTALS).expect(400)).detail,
+      ).toBe('File name cannot contain extension.');
+    });
+
+    it('refuses a name with path separators (400)', async () => {
+      expect(
+        problemOf(await t.http.put('/api/files/..%2Fetc').attach('file', HOME_RENTALS).expect(400)).detail,
+      ).toMatch(/path separators/);
+    });
+
+    it('refuses a file over the size limit (413), keeping none of its bytes', async () => {
+      const big = write('big.csv', 'a\n' + '123456789\n'.repeat(40_000));
+      expect(
+        problemOf(await t.http.put('/api/files/too_big').attach('file', big).expect(413)).detail,
+      ).toMatch(/307200 bytes/);
+      expect(await fileNames()).not.toContain('too_big');
+      expect(incoming()).toEqual([]);
+    });
+
+    it('refuses URL uploads while they are disabled (400)', async () => {
+      expect(
+        problemOf(
+          await t.http
+            .put('/api/files/by_url')
+            .send({ source_type: 'url', source: 'http://127.0.0.1:1/x.csv' })
+            .expect(400),
+        ).detail,
+      ).toBe('URL file upload is disabled.');
+      expect(await fileNames()).not.toContain('by_url');
+    });
+
+    it('refuses a body that is not multipart (415)', async () => {
+      await t.http.put('/api/files/plain').set('Content-Type', 'text/csv').send('a\n1\n').expect(415);
+      expect(await fileNames()).not.toContain('plain');
+    });
+
+    it('refuses an empty file (400)', async () => {
+      expect(
+        problemOf(await t.http.put('/api/files/empty').attach('file', write('e.csv', '')).expect(400)).title,
+      ).toBe('Empty file');
+      expect(await fileNames()).not.toContain('empty');
+      expect(incoming()).toEqual([]);
+    });
   });
 
-  it('deletes a file (200) and answers 404 for a missing one', async () => {
-    await t.http.put('/api/files/doomed').attach('file', write('d.csv', 'a\n1\n')).expect(200);
-    await t.http.delete('/api/files/doomed').expect(200);
-    expect((await sql('SELECT * FROM files.doomed')).error_code).toBe(1146);
-    expect(problemOf(await t.http.delete('/api/files/doomed').expect(404)).title).toBe('File not found');
+  describe('deleting', () => {
+    it('deletes a file (200) and its table', async () => {
+      const { name } = await givenFile(t, write('d.csv', 'a\n1\n'));
+      await t.http.delete(`/api/files/${name}`).expect(200);
+      expect((await sql(`SELECT * FROM files.${name}`)).error_code).toBe(1146);
+    });
+
+    it('answers 404 for a file deleted before', async () => {
+      const { name } = await givenFile(t, write('d.csv', 'a\n1\n'));
+      await t.http.delete(`/api/files/${name}`).expect(200);
+      expect(problemOf(await t.http.delete(`/api/files/${name}`).expect(404)).title).toBe('File not found');
+    });
   });
 
-  it('restores every file table on replay and after losing the DuckDB file', async () => {
-    const before = await sql('SELECT count(*), sum(rental_price) FROM files.home_rentals');
-    await t.running.ctx.projections.rebuild();
-    expect(await sql('SELECT count(*), sum(rental_price) FROM files.home_rentals')).toEqual(before);
-    await t.stop();
-    fs.rmSync(t.config.duckdbFile, { force: true });
-    fs.rmSync(`${t.config.duckdbFile}.wal`, { force: true });
-    t = await t.restart();
-    expect(await sql('SELECT count(*), sum(rental_price) FROM files.home_rentals')).toEqual(before);
-    expect((await sql('SELECT * FROM files.swap ORDER BY y')).data).toEqual([
-      [1, 2],
-      [3, 4],
-    ]);
+  describe('restoring file tables', () => {
+    it('restores them on replay', async () => {
+      const { name } = await givenFile(t, HOME_RENTALS);
+      const before = await sql(`SELECT count(*), sum(rental_price) FROM files.${name}`);
+      await t.running.ctx.projections.rebuild();
+      expect(await sql(`SELECT count(*), sum(rental_price) FROM files.${name}`)).toEqual(before);
+    });
+
+    it('restores them after losing the DuckDB file', async () => {
+      const { name } = await givenFile(t, HOME_RENTALS);
+      const swapped = await givenReplacedFile();
+      const before = await sql(`SELECT count(*), sum(rental_price) FROM files.${name}`);
+      await t.stop();
+      fs.rmSync(t.config.duckdbFile, { force: true });
+      fs.rmSync(`${t.config.duckdbFile}.wal`, { force: true });
+      t = await t.restart();
+      expect(await sql(`SELECT count(*), sum(rental_price) FROM files.${name}`)).toEqual(before);
+      expect((await sql(`SELECT * FROM files.${swapped} ORDER BY y`)).data).toEqual([
+        [1, 2],
+        [3, 4],
+      ]);
+    });
   });
 });
 
 describe('URL uploads when enabled', () => {
-  it('fetches the file from a (local) HTTP server', async () => {
-    const server = http.createServer((req, res) => {
-      if (req.url === '/data.csv') res.end('a,b\n1,2\n3,4\n');
-      else res.writeHead(404).end();
-    });
+  let t: TestApp;
+  let port: number;
+  const server = http.createServer((req, res) => {
+    if (req.url === '/data.csv') res.end('a,b\n1,2\n3,4\n');
+    else res.writeHead(404).end();
+  });
+  beforeAll(async () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const port = (server.address() as { port: number }).port;
-    const t = await startTestApp('sqlite', { FILE_URL_UPLOAD: 'true' });
-    try {
-      const ok = await t.http
-        .put('/api/files/remote')
-        .send({ source_type: 'url', source: `http://127.0.0.1:${port}/data.csv` })
-        .expect(200);
-      expect(ok.body).toMatchObject({ name: 'remote', row_count: 2, original_name: 'data.csv' });
-      const missing = await t.http
-        .put('/api/files/gone')
-        .send({ source_type: 'url', source: `http://127.0.0.1:${port}/nope.csv` })
-        .expect(400);
-      expect(missing.body.detail).toMatch(/HTTP 404/);
-    } finally {
-      await t.dispose();
-      server.close();
-    }
+    port = (server.address() as { port: number }).port;
+    t = await startTestApp('sqlite', { FILE_URL_UPLOAD: 'true' });
+  });
+  afterAll(async () => {
+    await t?.dispose();
+    server.close();
+  });
+
+  it('fetches the file from a (local) HTTP server', async () => {
+    const ok = await t.http
+      .put('/api/files/remote')
+      .send({ source_type: 'url', source: `http://127.0.0.1:${port}/data.csv` })
+      .expect(200);
+    expect(ok.body).toMatchObject({ name: 'remote', row_count: 2, original_name: 'data.csv' });
+  });
+
+  it('answers 400 naming the HTTP status when the server has no such file', async () => {
+    const missing = await t.http
+      .put('/api/files/gone')
+      .send({ source_type: 'url', source: `http://127.0.0.1:${port}/nope.csv` })
+      .expect(400);
+    expect(missing.body.detail).toMatch(/HTTP 404/);
   });
 });
 
