@@ -10,10 +10,10 @@
  *   (src/sql/ports.ts) and use their presenters and tables, never call their routes.
  */
 const SLICES =
-  '(projects|skills|agents|agentRuns|chatbots|knowledgeBases|models|mlEngines|databases|files|system|audit)';
+  '(projects|skills|agents|agentRuns|chatbots|chatMessages|knowledgeBases|models|mlEngines|databases|files|system|audit)';
 const CAPABILITIES = `(${SLICES.slice(1, -1)}|sql)`;
 const INFRASTRUCTURE =
-  '^src/(eventlog|projection|duckdb|http|shared|storage|integrations|ml|llm|agentloop|kb|ledger|mysql)/';
+  '^src/(eventlog|projection|duckdb|http|shared|storage|integrations|ml|llm|agentloop|kb|channels|ledger|mysql)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

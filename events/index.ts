@@ -1,6 +1,7 @@
 import { agentContracts, type AgentEvent } from './agents';
 import { agentRunContracts, type AgentRunEvent } from './agentRuns';
 import { chatbotContracts, type ChatbotEvent } from './chatbots';
+import { chatMessageContracts, type ChatMessageEvent } from './chatMessages';
 import type { Recorded } from './contract';
 import { databaseContracts, type DatabaseEvent } from './databases';
 import { fileContracts, type FileBlobEvent, type FileEvent } from './files';
@@ -21,6 +22,7 @@ export * from './models';
 export * from './mlEngines';
 export * from './agentRuns';
 export * from './knowledgeBases';
+export * from './chatMessages';
 
 /** Every event type the log may hold. A type missing here cannot be appended. */
 export const allContracts = [
@@ -34,6 +36,7 @@ export const allContracts = [
   ...mlEngineContracts,
   ...agentRunContracts,
   ...knowledgeBaseContracts,
+  ...chatMessageContracts,
 ] as const;
 
 /**
@@ -52,7 +55,8 @@ export type MindledgerEvent =
   | ModelEvent
   | MlEngineEvent
   | AgentRunEvent
-  | KnowledgeBaseEvent;
+  | KnowledgeBaseEvent
+  | ChatMessageEvent;
 
 export type EventType = MindledgerEvent['type'];
 

@@ -1,6 +1,7 @@
 import { agentRunsTable, agentStepsTable } from '../src/agentRuns/projection';
 import { agentsTable } from '../src/agents/projection';
 import { chatbotsTable } from '../src/chatbots/projection';
+import { chatMessagesTable } from '../src/chatMessages/projection';
 import { databasesTable } from '../src/databases/projection';
 import { filesTable } from '../src/files/projection';
 import { knowledgeBasesTable } from '../src/knowledgeBases/projection';
@@ -31,6 +32,7 @@ export const allProjections: readonly TableProjection[] = [
   agentRunsTable,
   agentStepsTable,
   knowledgeBasesTable,
+  chatMessagesTable,
 ];
 
 export { fileTablesProjection } from '../src/files/projection';

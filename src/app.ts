@@ -30,6 +30,11 @@ import { modelRoutes } from './models/routes';
 import { modelsService } from './models/service';
 import { instanceIdOf, type TrainingRows } from './models/training';
 import { knowledgeBaseRoutes } from './knowledgeBases/routes';
+import { chatProcessor, type ChatProcessor } from './chatMessages/processor';
+import { chatMessageRoutes } from './chatMessages/routes';
+import { chatMessagesService, type ChatbotDirectory } from './chatMessages/service';
+import { chatbotInfoOf, type ChatbotRowLike } from './chatMessages/wiring';
+import { channelPorts } from './chatMessages/channels';
 import { knowledgeBasesService } from './knowledgeBases/service';
 import { projectDirectory } from './projects/directory';
 import { projectRoutes } from './projects/routes';
@@ -43,6 +48,7 @@ import { sqlService, type SqlService } from './sql/service';
 import type { BlobStore } from './storage/blobs';
 import { openStores } from './stores';
 import { systemClock, type Clock } from './shared/time';
+import { invalid } from './shared/errors';
 import { systemRoutes, VERSION, type ReadModelStatus } from './system/routes';
 
 /**
@@ -109,6 +115,63 @@ export const buildServices = (
     defaults: llmDefaults,
     requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
   });
+  // Conversations see chatbots as rows of the read model, with their channel's engine.
+  const chatbotInfo = async (row: ChatbotRowLike) =>
+    chatbotInfoOf(
+      row,
+      row.DATABASE === null ? null : ((await databases.findIntegration(row.DATABASE))?.engine ?? null),
+    );
+  const chatDirectory: ChatbotDirectory = {
+    require: async (project, ref) => chatbotInfo(await chatbots.rows.require(project, ref)),
+    byId: async (id) => {
+      const row = await chatbots.rows.byId(id);
+      return row ? chatbotInfo(row) : undefined;
+    },
+    byWebhookToken: async (token) => {
+      const row = await chatbots.rows.byWebhookToken(token);
+      return row ? chatbotInfo(row) : undefined;
+    },
+    running: async () => Promise.all((await chatbots.rows.running()).map(chatbotInfo)),
+  };
+  const processing: { processor?: ChatProcessor } = {};
+  const chatMessages = chatMessagesService(ctx, chatDirectory, {
+    wake: () => processing.processor?.wake(),
+    waitMs: ctx.config.chatbots.waitMs,
+  });
+  const channels = channelPorts({
+    connection: (name) => databases.channelConnection(name),
+    slackApiBaseUrl: ctx.config.chatbots.slackApiBaseUrl,
+    telegramApiBaseUrl: ctx.config.chatbots.telegramApiBaseUrl,
+    requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
+  });
+  const chatbotRuntime = {
+    directory: chatDirectory,
+    processing,
+    channels,
+    /** A chatbot's answer: its agent's, with the conversation so far as the agent's memory. */
+    answer: async (
+      bot: Awaited<ReturnType<ChatbotDirectory['require']>>,
+      history: readonly { question: string; answer: string }[],
+      question: string,
+      signal: AbortSignal,
+    ) => {
+      if (bot.agent === null)
+        throw invalid(
+          `Chatbot ${bot.name} has no agent: only agents answer here (model_name ${bot.modelName ?? '(none)'} cannot chat); give it agent_name`,
+          'Chatbot cannot answer',
+        );
+      const completion = await agentRuns.complete(
+        {
+          project: bot.project,
+          agent: bot.agent,
+          messages: [...history.map((h) => ({ question: h.question, answer: h.answer })), { question, answer: null }],
+          via: 'chatbot',
+        },
+        { signal },
+      );
+      return { text: completion.answer, traceId: completion.traceId };
+    },
+  };
   return {
     projects,
     databases,
@@ -120,6 +183,8 @@ export const buildServices = (
     mlEngines,
     agentRuns,
     knowledgeBases,
+    chatMessages,
+    chatbotRuntime,
   };
 };
 export type Services = ReturnType<typeof buildServices>;
@@ -143,6 +208,10 @@ export const buildHttpApp = (
     (a) => agentRunRoutes(a, services.agentRuns),
     (a) => chatbotRoutes(a, services.chatbots, services.projects),
     (a) => knowledgeBaseRoutes(a, services.knowledgeBases, services.projects),
+    (a) =>
+      chatMessageRoutes(a, services.chatMessages, services.chatbotRuntime.directory, services.chatbotRuntime.channels.inbound, {
+        streamPollMs: 200,
+      }),
     (a) => sqlRoutes(a, sql),
     (a) => modelRoutes(a, services.models, services.projects, sql),
     (a) =>
@@ -221,6 +290,28 @@ export const createApp = async (
     if (!projections.failure) throw err;
     logger.error({ err }, 'interrupted trainings not marked failed: the read model is stopped');
   });
+  // Every process answers chatbots' messages; claims on each message share the work out.
+  const chat = config.chatbots;
+  const processor = chatProcessor(
+    ctx,
+    {
+      bots: services.chatbotRuntime.directory,
+      answer: services.chatbotRuntime.answer,
+      deliverer: services.chatbotRuntime.channels.deliverer,
+    },
+    {
+      leaseMs: chat.leaseMs,
+      pollMs: chat.pollMs,
+      concurrency: chat.concurrency,
+      maxAttempts: chat.maxAttempts,
+      maxDeliveries: chat.maxDeliveries,
+      memoryMessages: chat.memoryMessages,
+      backoff: (attempt) =>
+        Math.min(chat.retryMaxMs, chat.retryBaseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2),
+    },
+  );
+  services.chatbotRuntime.processing.processor = processor;
+  if (chat.processor) processor.start();
   const { app, api } = buildHttpApp(ctx, services, sql, {
     digest: stores.digest,
     version: () => projections.version,
@@ -235,6 +326,7 @@ export const createApp = async (
     close: async () => {
       // Let trainings this process started finish recording (bounded), then stop.
       await Promise.race([services.models.idle(), new Promise((r) => setTimeout(r, 10_000))]);
+      await processor.stop();
       await externals.closeAll();
       await stores.close();
     },

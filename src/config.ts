@@ -67,6 +67,18 @@ const envSchema = z.object({
   MYSQL_TLS_KEY: z.string().min(1).optional(),
   MYSQL_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),
   ALLOW_UNAUTHENTICATED: z.enum(['true', 'false', '1', '0']).default('false'),
+  CHATBOT_PROCESSOR: z.enum(['true', 'false', '1', '0']).default('true'),
+  CHATBOT_LEASE_MS: z.coerce.number().int().min(100).default(120_000),
+  CHATBOT_POLL_MS: z.coerce.number().int().min(10).default(500),
+  CHATBOT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  CHATBOT_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(5),
+  CHATBOT_MAX_DELIVERIES: z.coerce.number().int().min(1).default(8),
+  CHATBOT_RETRY_BASE_MS: z.coerce.number().int().min(1).default(2_000),
+  CHATBOT_RETRY_MAX_MS: z.coerce.number().int().min(1).default(300_000),
+  CHATBOT_WAIT_MS: z.coerce.number().int().min(0).default(60_000),
+  CHATBOT_MEMORY_MESSAGES: z.coerce.number().int().min(0).max(10_000).default(100),
+  SLACK_API_BASE_URL: z.url().default('https://slack.com/api'),
+  TELEGRAM_API_BASE_URL: z.url().default('https://api.telegram.org'),
 });
 
 export type Config = {
@@ -121,6 +133,21 @@ export type Config = {
   agentSqlTimeoutMs: number;
   /** The MySQL wire protocol's port (0: off), and its TLS certificate and key files. */
   mysql: { port: number; tls?: { certFile: string; keyFile: string }; maxConnections: number };
+  /** Chatbots that run: this process's share of the answering, and where their channels live. */
+  chatbots: {
+    processor: boolean;
+    leaseMs: number;
+    pollMs: number;
+    concurrency: number;
+    maxAttempts: number;
+    maxDeliveries: number;
+    retryBaseMs: number;
+    retryMaxMs: number;
+    waitMs: number;
+    memoryMessages: number;
+    slackApiBaseUrl: string;
+    telegramApiBaseUrl: string;
+  };
 };
 
 /**
@@ -204,6 +231,20 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
           ? { certFile: e.MYSQL_TLS_CERT, keyFile: e.MYSQL_TLS_KEY }
           : undefined,
       maxConnections: e.MYSQL_MAX_CONNECTIONS,
+    },
+    chatbots: {
+      processor: e.CHATBOT_PROCESSOR === 'true' || e.CHATBOT_PROCESSOR === '1',
+      leaseMs: e.CHATBOT_LEASE_MS,
+      pollMs: e.CHATBOT_POLL_MS,
+      concurrency: e.CHATBOT_CONCURRENCY,
+      maxAttempts: e.CHATBOT_MAX_ATTEMPTS,
+      maxDeliveries: e.CHATBOT_MAX_DELIVERIES,
+      retryBaseMs: e.CHATBOT_RETRY_BASE_MS,
+      retryMaxMs: e.CHATBOT_RETRY_MAX_MS,
+      waitMs: e.CHATBOT_WAIT_MS,
+      memoryMessages: e.CHATBOT_MEMORY_MESSAGES,
+      slackApiBaseUrl: e.SLACK_API_BASE_URL.replace(/\/+$/, ''),
+      telegramApiBaseUrl: e.TELEGRAM_API_BASE_URL.replace(/\/+$/, ''),
     },
   };
 };

@@ -28,6 +28,8 @@ export type ChatbotCommand =
         database: ChatDatabase;
         isRunning: boolean;
         params: Params;
+        /** Made by the service (random): the chatbot's incoming webhook URL `/api/webhooks/chatbots/<token>`. */
+        webhookToken: string;
       };
       metadata: Now;
     }
@@ -43,6 +45,8 @@ export type ChatbotCommand =
         isRunning?: boolean;
         params?: Params;
         expectedVersion?: bigint;
+        /** For a chatbot this PUT creates, or one made before chatbots had webhook tokens. */
+        webhookToken: string;
       };
       metadata: Now;
     }
@@ -100,7 +104,7 @@ export const decideChatbot = (
         databaseName: d.database.name,
         params: d.params,
         isRunning: d.isRunning,
-        webhookToken: null,
+        webhookToken: d.webhookToken,
         createdAt: at,
       },
     };
@@ -123,6 +127,7 @@ export const decideChatbot = (
             database: d.database,
             isRunning: d.isRunning ?? false,
             params: d.params ?? {},
+            webhookToken: d.webhookToken,
           }),
         ];
       }
@@ -157,7 +162,7 @@ export const decideChatbot = (
             // New values win (MindsDB merges the other way round, so its PUT cannot change a param).
             params: d.params ? mergeParams(current.params, d.params) : current.params,
             isRunning: d.isRunning ?? current.isRunning,
-            webhookToken: current.webhookToken,
+            webhookToken: current.webhookToken ?? d.webhookToken,
             updatedAt: at,
           },
         },

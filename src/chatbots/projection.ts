@@ -49,6 +49,10 @@ export const chatbotsTable: TableProjection = {
     'ChatbotStoppedAgentDeleted',
     'AgentUpdated',
     'DatabaseDeleted',
+    'ChatAnswerFailed',
+    'ChatDeliveryFailed',
+    'ChatAnswered',
+    'ChatAnswerDelivered',
   ],
   apply: async (event, rows, lookup) => {
     switch (event.type) {
@@ -111,6 +115,27 @@ export const chatbotsTable: TableProjection = {
       case 'ChatbotDeleted':
         rows.delete(BigInt(event.data.chatbotId));
         return;
+      // A message it could not answer or deliver says why (`last_error`); the next success clears it.
+      case 'ChatAnswerFailed':
+      case 'ChatDeliveryFailed': {
+        const d = event.data;
+        const row = await rows.get(BigInt(d.chatbotId));
+        if (!row) return;
+        const what = event.type === 'ChatAnswerFailed' ? 'answer' : 'deliver the answer to';
+        const next = d.retryAt === null ? 'gave up' : `retrying at ${d.retryAt}`;
+        rows.put({
+          ...row,
+          LAST_ERROR: `Could not ${what} message ${d.messageId} (attempt ${d.attempt}, ${next}): ${d.error}`,
+        });
+        return;
+      }
+      case 'ChatAnswered':
+      case 'ChatAnswerDelivered': {
+        const row = await rows.get(BigInt(event.data.chatbotId));
+        if (!row || row.LAST_ERROR === null || !String(row.LAST_ERROR).startsWith('Could not ')) return;
+        rows.put({ ...row, LAST_ERROR: null });
+        return;
+      }
     }
   },
 };
@@ -122,6 +147,7 @@ export type ChatbotRow = {
   PROJECT_ID: bigint;
   DATABASE: string | null;
   DATABASE_ID: bigint | null;
+  AGENT: string | null;
   AGENT_ID: bigint | null;
   MODEL_NAME: string | null;
   PARAMS: string;
@@ -137,3 +163,12 @@ export const chatbotRowsOfProject = async (reader: TableReader, projectId: numbe
   (await reader.query('SELECT * FROM chatbots WHERE PROJECT_ID = ? ORDER BY ID', [
     BigInt(projectId),
   ])) as ChatbotRow[];
+
+export const chatbotRowById = async (reader: TableReader, id: bigint) =>
+  ((await reader.query('SELECT * FROM chatbots WHERE ID = ?', [id])) as ChatbotRow[])[0];
+
+export const chatbotRowByWebhookToken = async (reader: TableReader, token: string) =>
+  ((await reader.query('SELECT * FROM chatbots WHERE WEBHOOK_TOKEN = ?', [token])) as ChatbotRow[])[0];
+
+export const runningChatbotRows = async (reader: TableReader) =>
+  (await reader.query('SELECT * FROM chatbots WHERE IS_RUNNING ORDER BY ID')) as ChatbotRow[];

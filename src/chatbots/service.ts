@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { settled, type AppContext } from '../context';
 import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
@@ -6,8 +7,22 @@ import { invalid, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { decideChatbot, type ChatbotCommand, type ChatDatabase } from './decider';
 import { presentChatbot, presentChatbotFlat } from './present';
-import { chatbotRowsOfProject, type ChatbotRow } from './projection';
+import {
+  chatbotRowById,
+  chatbotRowByWebhookToken,
+  chatbotRowsOfProject,
+  runningChatbotRows,
+  type ChatbotRow,
+} from './projection';
 import { isChatbotRef } from './state';
+
+/** A chatbot command as routes and SQL send it: the service adds what only it makes (webhook tokens). */
+export type ChatbotRequest =
+  Unstamped<ChatbotCommand> extends infer C
+    ? C extends { type: 'CreateChatbot' | 'PutChatbot'; data: infer D }
+      ? Omit<C, 'data'> & { data: Omit<D, 'webhookToken'> }
+      : C
+    : never;
 
 /** What a chatbot needs of the rest: its agent as MindsDB shows it, and its chat database. */
 export type ChatbotPorts = {
@@ -49,8 +64,13 @@ export const chatbotsService = (ctx: AppContext, projects: ProjectDirectory, por
     return ports.requireIntegration({ id: body.database_id, name: body.database_name });
   };
 
-  const run = async (projectName: string, unstamped: Unstamped<ChatbotCommand>) => {
-    const command = { ...unstamped, metadata: { now: ctx.clock() } } as ChatbotCommand;
+  const run = async (projectName: string, unstamped: ChatbotRequest) => {
+    // A new chatbot's webhook token is random: made here, so the decider stays pure.
+    const data =
+      unstamped.type === 'DeleteChatbot'
+        ? unstamped.data
+        : { ...unstamped.data, webhookToken: crypto.randomBytes(24).toString('base64url') };
+    const command = { ...unstamped, data, metadata: { now: ctx.clock() } } as ChatbotCommand;
     const project = await projects.require(projectName);
     const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
       decideChatbot(command, s),
@@ -74,6 +94,13 @@ export const chatbotsService = (ctx: AppContext, projects: ProjectDirectory, por
       return { view: await rich(row), version: row.VERSION };
     },
     flat: presentChatbotFlat,
+    /** For conversations: chatbots by id, by webhook token, and those running (read model rows). */
+    rows: {
+      require: findRow,
+      byId: (id: bigint) => ctx.cached(`chatbot-id:${id}`, () => chatbotRowById(ctx.duck, id)),
+      byWebhookToken: (token: string) => chatbotRowByWebhookToken(ctx.duck, token),
+      running: () => ctx.cached('chatbots:running', () => runningChatbotRows(ctx.duck)),
+    },
     resolveDatabase,
     run,
   };

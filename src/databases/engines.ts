@@ -16,10 +16,32 @@ const sqlServerParameters = z
   })
   .catchall(z.unknown());
 
+/** Chat channels (a chatbot's `database`): connections to a messaging service, not tables. */
+const channelParameters = {
+  slack: z
+    .object({
+      token: z.string().min(1),
+      signing_secret: z.string().min(1).optional(),
+    })
+    .catchall(z.unknown()),
+  telegram: z.object({ token: z.string().min(1) }).catchall(z.unknown()),
+  webhook: z
+    .object({
+      url: z.url().refine((u) => /^https?:/i.test(u), 'must be an http(s) URL'),
+      secret: z.string().min(1).optional(),
+    })
+    .catchall(z.unknown()),
+} as const;
+
+export const CHANNEL_ENGINES = Object.keys(channelParameters) as (keyof typeof channelParameters)[];
+export const isChannelEngine = (engine: string) =>
+  (CHANNEL_ENGINES as readonly string[]).includes(engine.toLowerCase());
+
 export const engines = {
   postgres: sqlServerParameters,
   mysql: sqlServerParameters,
   mariadb: sqlServerParameters,
+  ...channelParameters,
 } as const;
 
 export type EngineName = keyof typeof engines;

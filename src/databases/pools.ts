@@ -1,6 +1,7 @@
+import { isChannelEngine } from './engines';
 import type { AppContext } from '../context';
 import { databaseAggregate, databaseStream } from './state';
-import { notFound } from '../shared/errors';
+import { invalid, notFound } from '../shared/errors';
 import { nameKey } from '../shared/names';
 import { connect, type DriverOptions, type ExternalDatabase } from '../integrations/drivers';
 
@@ -29,6 +30,11 @@ export const externalDatabases = (ctx: AppContext, options: DriverOptions) => {
       const key = nameKey(name);
       const { state } = await ctx.commands.load(databaseStream(name), databaseAggregate);
       if (state.status !== 'live') throw notFound(`Database ${name} does not exist`, 'Database not found');
+      if (isChannelEngine(state.engine))
+        throw invalid(
+          `${state.name} is a ${state.engine} chat channel (a chatbot's database): it has no tables to query`,
+          'Not a SQL database',
+        );
       const entry = open.get(key);
       if (entry && entry.version === state.version) return entry.db;
       if (entry) await closeOne(key);

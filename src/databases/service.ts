@@ -8,7 +8,7 @@ import { isSystemDatabaseName, nameKey } from '../shared/names';
 import { currentRequest } from '../shared/requestContext';
 import { keepMaskedSecrets } from '../shared/secrets';
 import { decideDatabase, type DatabaseCommand } from './decider';
-import { validateConnection } from './engines';
+import { isChannelEngine, validateConnection } from './engines';
 import { presentIntegration, presentProjectDatabase, systemDatabaseViews } from './present';
 import { databaseRowById, databaseRowByName, databaseRows } from './projection';
 import type { DatabaseView } from './schemas';
@@ -83,6 +83,8 @@ export const databasesService = (ctx: AppContext, projects: ProjectDatabases) =>
 
   /** Nothing is recorded for a database we cannot reach. */
   const requireReachable = async (engine: string, parameters: Record<string, unknown>) => {
+    // A chat channel is checked when its chatbot runs (its errors show in the chatbot's last_error).
+    if (isChannelEngine(engine)) return;
     const result = await tryConnection(engine, parameters);
     if (!result.ok) throw invalid(`Can't connect to db: ${result.detail}`, 'Connection error');
   };
@@ -129,6 +131,16 @@ export const databasesService = (ctx: AppContext, projects: ProjectDatabases) =>
           'Database not found',
         );
       return { id: found.id, name: found.name };
+    },
+
+    /**
+     * A chat channel's engine and connection parameters, secrets included, read from the log (the
+     * read model holds masks): what a chatbot's channel adapter needs. Undefined for anything else.
+     */
+    channelConnection: async (name: string) => {
+      const { state } = await ctx.commands.load(databaseStream(name), databaseAggregate);
+      if (state.status !== 'live' || !isChannelEngine(state.engine)) return undefined;
+      return { engine: state.engine, parameters: state.parameters };
     },
 
     /** Whether an integration of this name is live, by its stream (not the read model, which may lag). */

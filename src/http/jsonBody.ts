@@ -82,6 +82,8 @@ export const jsonBody = (options: { limit: string; maxJsonDepth: number }): Requ
       limit: options.limit,
       type: ['application/json', 'application/*+json'],
       verify: (req, _res, buffer, encoding) => {
+        // Incoming webhooks are signed over their exact bytes (Slack, our own webhook channel).
+        if (req.url?.startsWith('/api/webhooks/')) (req as { rawBody?: Buffer }).rawBody = buffer;
         if (!isUtf8(encoding)) return;
         if (jsonTextExceedsDepth(buffer, maxDepth)) throw new JsonTooDeep(options.maxJsonDepth, maxDepth);
         measured.add(req);

@@ -43,7 +43,7 @@ describe.each(storeKinds)('chatbots API on %s', (store) => {
     );
 
   describe('creating and reading', () => {
-    it('creates a chatbot (201) and answers in the flat shape, token masked', async () => {
+    it('creates a chatbot (201) and answers in the flat shape, secrets masked, with its webhook token', async () => {
       const { project, database } = await givenChatWorld();
       const res = await t.http
         .post(`/api/projects/${project}/chatbots`)
@@ -63,7 +63,7 @@ describe.each(storeKinds)('chatbots API on %s', (store) => {
         agent_id: expect.any(Number),
         model_name: 'gpt-4o',
         params: { param1: 'value1', token: '******' },
-        webhook_token: null,
+        webhook_token: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
         created_at: expect.any(String),
         database_id: database.id,
       });
@@ -86,7 +86,7 @@ describe.each(storeKinds)('chatbots API on %s', (store) => {
         updated_at: expect.any(String),
         is_running: false,
         last_error: null,
-        webhook_token: null,
+        webhook_token: created.webhook_token,
       });
     });
 

@@ -1,5 +1,13 @@
 import { decideChatbot, type ChatbotCommand } from '../../src/chatbots/decider';
-import { agentCreated, at, chatbotCreated, now, projectCreated, projectSpec } from '../support/project';
+import {
+  agentCreated,
+  at,
+  chatbotCreated,
+  now,
+  projectCreated,
+  projectSpec,
+  TOKEN,
+} from '../support/project';
 
 const spec = projectSpec<ChatbotCommand>(decideChatbot);
 const metadata = { now };
@@ -11,7 +19,15 @@ describe('chatbot decider', () => {
       .given([projectCreated, agentCreated('a1')])
       .when({
         type: 'CreateChatbot',
-        data: { name: 'bot', agentRef: 'a1', modelName: null, database, isRunning: true, params: {} },
+        data: {
+          name: 'bot',
+          agentRef: 'a1',
+          modelName: null,
+          database,
+          isRunning: true,
+          params: {},
+          webhookToken: TOKEN,
+        },
         metadata,
       })
       .then([chatbotCreated('bot', 2)]));
@@ -21,7 +37,15 @@ describe('chatbot decider', () => {
       .given([projectCreated])
       .when({
         type: 'CreateChatbot',
-        data: { name: 'b', agentRef: null, modelName: null, database, isRunning: false, params: {} },
+        data: {
+          name: 'b',
+          agentRef: null,
+          modelName: null,
+          database,
+          isRunning: false,
+          params: {},
+          webhookToken: TOKEN,
+        },
         metadata,
       })
       .thenThrows('Invalid', /either "model_name" or "agent_name"/);
@@ -29,7 +53,15 @@ describe('chatbot decider', () => {
       .given([projectCreated])
       .when({
         type: 'CreateChatbot',
-        data: { name: 'b', agentRef: 'ghost', modelName: null, database, isRunning: false, params: {} },
+        data: {
+          name: 'b',
+          agentRef: 'ghost',
+          modelName: null,
+          database,
+          isRunning: false,
+          params: {},
+          webhookToken: TOKEN,
+        },
         metadata,
       })
       .thenThrows('NotFound', /Agent with name ghost/);
@@ -37,7 +69,15 @@ describe('chatbot decider', () => {
       .given([projectCreated])
       .when({
         type: 'CreateChatbot',
-        data: { name: 'b', agentRef: null, modelName: 'm', database, isRunning: false, params: {} },
+        data: {
+          name: 'b',
+          agentRef: null,
+          modelName: 'm',
+          database,
+          isRunning: false,
+          params: {},
+          webhookToken: TOKEN,
+        },
         metadata,
       })
       .thenThrows('NotFound', /Model with name m/);
@@ -52,7 +92,12 @@ describe('chatbot decider', () => {
       ])
       .when({
         type: 'PutChatbot',
-        data: { ref: 'bot', params: { a: 'new', c: null, d: 'add' }, isRunning: false },
+        data: {
+          ref: 'bot',
+          params: { a: 'new', c: null, d: 'add' },
+          isRunning: false,
+          webhookToken: 'unused',
+        },
         metadata,
       })
       .then([
@@ -70,7 +115,11 @@ describe('chatbot decider', () => {
   it('PUT creates a missing chatbot, under the URL name when the body has none', () =>
     spec
       .given([projectCreated, agentCreated('a1')])
-      .when({ type: 'PutChatbot', data: { ref: 'bot', agentRef: 'a1', database, isRunning: true }, metadata })
+      .when({
+        type: 'PutChatbot',
+        data: { ref: 'bot', agentRef: 'a1', database, isRunning: true, webhookToken: TOKEN },
+        metadata,
+      })
       .then([chatbotCreated('bot', 2)]));
 
   it('refuses duplicate names and stale versions', () => {
@@ -83,11 +132,21 @@ describe('chatbot decider', () => {
     given
       .when({
         type: 'CreateChatbot',
-        data: { name: 'bot', agentRef: 'a1', modelName: null, database, isRunning: true, params: {} },
+        data: {
+          name: 'bot',
+          agentRef: 'a1',
+          modelName: null,
+          database,
+          isRunning: true,
+          params: {},
+          webhookToken: TOKEN,
+        },
         metadata,
       })
       .thenThrows('Conflict');
-    given.when({ type: 'PutChatbot', data: { ref: 'bot', name: 'bot2' }, metadata }).thenThrows('Conflict');
+    given
+      .when({ type: 'PutChatbot', data: { ref: 'bot', name: 'bot2', webhookToken: TOKEN }, metadata })
+      .thenThrows('Conflict');
     given
       .when({ type: 'DeleteChatbot', data: { ref: 'bot', expectedVersion: 9n }, metadata })
       .thenThrows('PreconditionFailed');

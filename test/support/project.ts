@@ -48,6 +48,9 @@ export const agentCreated = (
   },
 });
 
+/** The webhook token deciders are handed in chatbot specs (the service makes random ones). */
+export const TOKEN = 'token-from-the-service';
+
 export const chatbotCreated = (
   name: string,
   agentId: number | null,
@@ -64,7 +67,7 @@ export const chatbotCreated = (
     databaseName: 'chat',
     params,
     isRunning: true,
-    webhookToken: null,
+    webhookToken: TOKEN,
     createdAt: at,
   },
 });

@@ -1,0 +1,159 @@
+import type {
+  ChatAnswerClaimed,
+  ChatAnswerDelivered,
+  ChatAnswered,
+  ChatAnswerFailed,
+  ChatDeliveryFailed,
+  ChatMessageReceived,
+} from '../../events';
+import { conflict } from '../shared/errors';
+import type { MessageState } from './state';
+
+type At = { now: Date };
+
+/**
+ * A message's life, decided on its own stream: received once; claimed by one process at a time
+ * (a claim whose lease has run out may be taken over); answered, failed or delivered only by the
+ * claim that holds it. A process that lost its claim (it was too slow, or another took over) is
+ * refused, so exactly one answer is recorded whatever happens to the processes.
+ */
+export type MessageCommand =
+  | { type: 'Receive'; data: ChatMessageReceived['data'] }
+  | { type: 'Claim'; data: { claimId: string; node: string; leaseMs: number }; metadata: At }
+  | {
+      type: 'Answer';
+      data: { claimId: string; answerId: string; text: string; traceId: string | null };
+      metadata: At;
+    }
+  | { type: 'FailAnswer'; data: { claimId: string; error: string; retryAt: Date | null }; metadata: At }
+  | { type: 'Deliver'; data: { claimId: string; externalId: string | null }; metadata: At }
+  | { type: 'FailDelivery'; data: { claimId: string; error: string; retryAt: Date | null }; metadata: At };
+
+export type MessageEvent =
+  | ChatMessageReceived
+  | ChatAnswerClaimed
+  | ChatAnswered
+  | ChatAnswerFailed
+  | ChatAnswerDelivered
+  | ChatDeliveryFailed;
+
+/** What a claim would be for now: answering, delivering, or nothing (done, held, or not yet due). */
+export const claimable = (state: MessageState, now: number): 'answer' | 'deliver' | null => {
+  if (state.status === 'none' || state.status === 'delivered' || state.status === 'given_up') return null;
+  if (state.claim !== null && state.claim.leaseUntil > now) return null;
+  if (state.retryAt !== null && state.retryAt > now) return null;
+  return state.answer === null ? 'answer' : 'deliver';
+};
+
+const held = (state: MessageState, claimId: string) => {
+  // An answered message stays claimed by whoever answered it, until it is delivered.
+  if ((state.status !== 'claimed' && state.status !== 'answered') || state.claim?.claimId !== claimId)
+    throw conflict(
+      `The claim ${claimId} on this message was lost (another process took it over, or it finished)`,
+      'Claim lost',
+    );
+  return state;
+};
+
+export const decideMessage = (command: MessageCommand, state: MessageState): MessageEvent[] => {
+  switch (command.type) {
+    case 'Receive':
+      // The channel delivered it again: it is recorded once.
+      return state.status === 'none' ? [{ type: 'ChatMessageReceived', data: command.data }] : [];
+    case 'Claim': {
+      const now = command.metadata.now.getTime();
+      const purpose = claimable(state, now);
+      if (purpose === null || state.status === 'none') return [];
+      return [
+        {
+          type: 'ChatAnswerClaimed',
+          data: {
+            messageId: state.message.messageId,
+            chatbotId: state.message.chatbotId,
+            claimId: command.data.claimId,
+            node: command.data.node,
+            purpose,
+            attempt: (purpose === 'answer' ? state.attempts : state.deliveries) + 1,
+            leaseUntil: new Date(now + command.data.leaseMs).toISOString(),
+            claimedAt: command.metadata.now.toISOString(),
+          },
+        },
+      ];
+    }
+    case 'Answer': {
+      const s = held(state, command.data.claimId);
+      if (s.answer !== null) throw conflict('This message is answered already', 'Answered');
+      return [
+        {
+          type: 'ChatAnswered',
+          data: {
+            messageId: s.message.messageId,
+            chatbotId: s.message.chatbotId,
+            claimId: command.data.claimId,
+            answerId: command.data.answerId,
+            text: command.data.text,
+            traceId: command.data.traceId,
+            answeredAt: command.metadata.now.toISOString(),
+          },
+        },
+      ];
+    }
+    case 'FailAnswer': {
+      const s = held(state, command.data.claimId);
+      return [
+        {
+          type: 'ChatAnswerFailed',
+          data: {
+            messageId: s.message.messageId,
+            chatbotId: s.message.chatbotId,
+            claimId: command.data.claimId,
+            attempt: Math.max(1, s.attempts),
+            error: command.data.error,
+            retryAt: command.data.retryAt?.toISOString() ?? null,
+            failedAt: command.metadata.now.toISOString(),
+          },
+        },
+      ];
+    }
+    case 'Deliver':
+    case 'FailDelivery': {
+      const s = held(state, command.data.claimId);
+      if (s.answer === null) throw conflict('This message has no answer to deliver', 'Not answered');
+      const base = {
+        messageId: s.message.messageId,
+        chatbotId: s.message.chatbotId,
+        claimId: command.data.claimId,
+        answerId: s.answer.answerId,
+      };
+      const at = command.metadata.now.toISOString();
+      return command.type === 'Deliver'
+        ? [
+            {
+              type: 'ChatAnswerDelivered',
+              data: {
+                ...base,
+                channel: s.message.channel,
+                externalId: command.data.externalId,
+                deliveredAt: at,
+              },
+            },
+          ]
+        : [
+            {
+              type: 'ChatDeliveryFailed',
+              data: {
+                ...base,
+                attempt: Math.max(1, s.deliveries),
+                error: command.data.error,
+                retryAt: command.data.retryAt?.toISOString() ?? null,
+                failedAt: at,
+              },
+            },
+          ];
+    }
+    default: {
+      const _exhaustive: never = command;
+      return _exhaustive;
+    }
+  }
+};
