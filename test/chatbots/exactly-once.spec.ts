@@ -1,0 +1,181 @@
+/**
+ * Each inbound message is answered exactly once, whatever happens to the processes: a process
+ * killed (SIGKILL) in the middle of an answer leaves a claim that expires, and the next process
+ * takes the message over; two processes on one PostgreSQL log share 200 messages and answer each
+ * once. Real processes, a real log, a fake LLM provider on a real socket.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fakeReply, lastUserText, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
+import { freshPostgresDatabase } from '../support/postgres';
+import { call, killNow, sqlOn, startService, type Service } from '../support/service';
+
+const LEASE_MS = 3000;
+const chatEnv = { CHATBOT_LEASE_MS: String(LEASE_MS), CHATBOT_POLL_MS: '100', CHATBOT_RETRY_BASE_MS: '200' };
+
+const until = async <T>(what: string, probe: () => Promise<T | undefined>, ms = 90_000): Promise<T> => {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+};
+
+/** A project, an agent on the fake provider, a webhook-less chat database and a running chatbot. */
+const givenBot = async (base: string, fake: FakeOpenAi) => {
+  const ok = async (method: string, url: string, body: unknown) => {
+    const res = await call(base, method, url, body);
+    if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as Record<string, unknown>;
+  };
+  await ok('POST', '/api/projects', { name: 'shop' });
+  await ok('POST', '/api/projects/shop/agents', {
+    agent: {
+      name: 'clerk',
+      model: { provider: 'openai', model_name: 'gpt-test', api_key: 'sk-x', base_url: fake.baseUrl },
+    },
+  });
+  await ok('POST', '/api/databases', {
+    database: { name: 'hook', engine: 'webhook', parameters: { url: 'http://127.0.0.1:9/none' } },
+  });
+  const bot = await ok('POST', '/api/projects/shop/chatbots', {
+    chatbot: { name: 'desk', agent_name: 'clerk', database_name: 'hook', is_running: true },
+  });
+  return Number(bot.id);
+};
+
+/** How often each message was answered, from the log (the events table every process projects). */
+const answersPerMessage = async (base: string) => {
+  const answer = await sqlOn(
+    base,
+    "SELECT json_extract_string(DATA, '$.messageId') AS m, count(*) AS n FROM information_schema.EVENTS WHERE TYPE = 'ChatAnswered' GROUP BY m",
+  );
+  return new Map((answer.data ?? []).map((r) => [String(r[0]), Number(r[1])]));
+};
+
+describe.each(['sqlite', 'postgres'] as const)('a process killed mid-answer (%s)', (store) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-chat-kill-'));
+  const started: Service[] = [];
+  let fake: FakeOpenAi;
+  let drop = async () => {};
+  afterAll(async () => {
+    for (const s of started) await killNow(s);
+    await fake?.close();
+    await drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('given an answer in flight, when the process is killed (SIGKILL) and another starts, then the message is answered exactly once', async () => {
+    fake = await startFakeOpenAi();
+    const env: Record<string, string> = { ...chatEnv, DATA_DIR: dataDir };
+    if (store === 'postgres') {
+      const db = await freshPostgresDatabase();
+      env.EVENT_STORE_URL = db.url;
+      drop = db.drop;
+    }
+    // The first answer never comes back: the process dies waiting for it.
+    let calls = 0;
+    fake.setFallback((req) =>
+      ++calls === 1 ? fakeReply.hang() : fakeReply.text(`answer to ${lastUserText(req)}`),
+    );
+    const first = await startService(env);
+    started.push(first);
+    const botId = await givenBot(first.base, fake);
+    const posted = await call(first.base, 'POST', '/api/projects/shop/chatbots/desk/messages', {
+      text: 'where is my parcel?',
+      chat_id: 'c1',
+    });
+    expect(posted.status).toBe(202);
+    const messageId = (posted.body as { message_id: string }).message_id;
+    await until('the model to be asked', async () => (fake.chatRequests().length >= 1 ? true : undefined));
+    await killNow(first);
+
+    const second = await startService(env);
+    started.push(second);
+    const conversation = await until('the answer', async () => {
+      const res = await call(second.base, 'GET', '/api/projects/shop/chatbots/desk/messages?chat_id=c1');
+      const items = res.body as { role: string; text: string }[];
+      return items.some((i) => i.role === 'assistant') ? items : undefined;
+    });
+    expect(conversation.map((i) => [i.role, i.text])).toEqual([
+      ['user', 'where is my parcel?'],
+      ['assistant', 'answer to where is my parcel?'],
+    ]);
+    const events = (await call(second.base, 'GET', `/api/events?stream=chat-${botId}-${messageId}&limit=100`))
+      .body as {
+      events: { type: string; data: { node?: string } }[];
+    };
+    const types = events.events.map((e) => e.type);
+    expect(types.filter((x) => x === 'ChatAnswered')).toHaveLength(1);
+    expect(types.filter((x) => x === 'ChatAnswerClaimed')).toHaveLength(2);
+    const nodes = events.events.filter((e) => e.type === 'ChatAnswerClaimed').map((e) => e.data.node);
+    expect(new Set(nodes).size).toBe(2); // the dead process's claim, then the new one's
+    expect(fake.chatRequests()).toHaveLength(2);
+    expect([...(await answersPerMessage(second.base)).values()]).toEqual([1]);
+  }, 240_000);
+});
+
+describe('two processes on one PostgreSQL log', () => {
+  const dirs = [0, 1].map(() => fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-chat-two-')));
+  const started: Service[] = [];
+  let fake: FakeOpenAi;
+  let drop = async () => {};
+  afterAll(async () => {
+    for (const s of started) await killNow(s);
+    await fake?.close();
+    await drop();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('given 200 messages sent to both, then each is answered once (200 answers, no duplicate) and both do some of the work', async () => {
+    fake = await startFakeOpenAi();
+    fake.setFallback((req) => fakeReply.text(`re: ${lastUserText(req)}`, { delayMs: 5 }));
+    const db = await freshPostgresDatabase();
+    drop = db.drop;
+    const [a, b] = await Promise.all(
+      dirs.map((dir) =>
+        startService({ ...chatEnv, DATA_DIR: dir, EVENT_STORE_URL: db.url, PROJECTION_POLL_MS: '50' }),
+      ),
+    );
+    started.push(a!, b!);
+    await givenBot(a!.base, fake);
+    // B learns of the chatbot through the shared log.
+    await until('the chatbot on B', async () =>
+      (await call(b!.base, 'GET', '/api/projects/shop/chatbots/desk')).status === 200 ? true : undefined,
+    );
+    const messages = Array.from({ length: 200 }, (_, i) => ({ text: `q${i}`, chat_id: `chat${i % 50}` }));
+    for (let i = 0; i < messages.length; i += 20)
+      await Promise.all(
+        messages.slice(i, i + 20).map((m, j) =>
+          call([a!, b!][(i + j) % 2]!.base, 'POST', '/api/projects/shop/chatbots/desk/messages', m).then(
+            (r) => {
+              if (r.status !== 202) throw new Error(`POST message: ${r.status} ${JSON.stringify(r.body)}`);
+            },
+          ),
+        ),
+      );
+    const answers = await until(
+      '200 answers',
+      async () => {
+        const counts = await answersPerMessage(a!.base);
+        return counts.size >= 200 ? counts : undefined;
+      },
+      180_000,
+    );
+    expect(answers.size).toBe(200);
+    expect([...answers.values()].every((n) => n === 1)).toBe(true);
+    const byNode = await sqlOn(
+      a!.base,
+      "SELECT json_extract_string(DATA, '$.node') AS node, count(*) FROM information_schema.EVENTS WHERE TYPE = 'ChatAnswerClaimed' GROUP BY node",
+    );
+    expect((byNode.data ?? []).length).toBeGreaterThanOrEqual(2);
+    const answered = await sqlOn(
+      a!.base,
+      'SELECT count(*) FROM information_schema.CHAT_MESSAGES WHERE ANSWER IS NOT NULL',
+    );
+    expect(answered.data).toEqual([[200]]);
+  }, 300_000);
+});

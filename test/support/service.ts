@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+
+export type Service = {
+  child: ChildProcess;
+  base: string;
+  output: () => string;
+  exited: Promise<number | null>;
+};
+
+/** The real service in a process of its own (as `npm start` runs it), on its own port. */
+export const startService = async (env: Record<string, string>): Promise<Service> => {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      DUCKDB_THREADS: '1',
+      EVENT_STORE_URL: '',
+      MYSQL_PORT: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const base = `http://127.0.0.1:${port}`;
+  // Starting compiles TypeScript on the fly: up to a minute on a busy machine.
+  const until = Date.now() + 90_000;
+  for (;;) {
+    const ok = await fetch(`${base}/api/util/ping`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > until || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`the service did not start:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return { child, base, output: () => output, exited };
+};
+
+/** JSON over HTTP to a service: the status and the parsed body. */
+export const call = async (base: string, method: string, url: string, body?: unknown) => {
+  const res = await fetch(`${base}${url}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as unknown) : undefined };
+};
+
+export const sqlOn = async (base: string, query: string) =>
+  (await call(base, 'POST', '/api/sql/query', { query })).body as {
+    type: string;
+    data?: unknown[][];
+    column_names?: string[];
+    error_message?: string;
+  };
+
+/** Kills a process now (SIGKILL: no shutdown, no flush) and waits for it to be gone. */
+export const killNow = async (service: Service) => {
+  if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGKILL');
+  await service.exited;
+};
