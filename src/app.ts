@@ -164,7 +164,10 @@ export const buildServices = (
         {
           project: bot.project,
           agent: bot.agent,
-          messages: [...history.map((h) => ({ question: h.question, answer: h.answer })), { question, answer: null }],
+          messages: [
+            ...history.map((h) => ({ question: h.question, answer: h.answer })),
+            { question, answer: null },
+          ],
           via: 'chatbot',
         },
         { signal },
@@ -209,9 +212,15 @@ export const buildHttpApp = (
     (a) => chatbotRoutes(a, services.chatbots, services.projects),
     (a) => knowledgeBaseRoutes(a, services.knowledgeBases, services.projects),
     (a) =>
-      chatMessageRoutes(a, services.chatMessages, services.chatbotRuntime.directory, services.chatbotRuntime.channels.inbound, {
-        streamPollMs: 200,
-      }),
+      chatMessageRoutes(
+        a,
+        services.chatMessages,
+        services.chatbotRuntime.directory,
+        services.chatbotRuntime.channels.inbound,
+        {
+          streamPollMs: 200,
+        },
+      ),
     (a) => sqlRoutes(a, sql),
     (a) => modelRoutes(a, services.models, services.projects, sql),
     (a) =>

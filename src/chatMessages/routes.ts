@@ -164,4 +164,3 @@ export const chatMessageRoutes = (
         return { status: 200, body: { ok: true, message_id: messageId, duplicate } };
       },
     });
-
