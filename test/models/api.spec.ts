@@ -6,26 +6,52 @@ import path from 'node:path';
 import { sharedData } from '../support/data';
 import { problemOf, querySql, startTestApp, storeKinds, type SqlAnswer, type TestApp } from '../support/app';
 import { freshPostgresData } from '../support/external';
+import { eventsOf, givenFile, givenProject, givenTrainedModel, uniqueName } from '../support/world';
 
 const HOME_RENTALS = sharedData('home_rentals.csv');
 
 describe.each(storeKinds)('models (event store: %s)', (store) => {
   let t: TestApp;
-  const sql = (query: string) => querySql(t, query);
+  /** home_rentals, uploaded once: every model here reads it, no test changes it. */
+  let rentalsFile: string;
+  const sql = (query: string, extra: Parameters<typeof querySql>[2] = {}) => querySql(t, query, extra);
   const cell = (a: SqlAnswer, column: string, row = 0) => a.data![row]![a.column_names!.indexOf(column)];
 
   beforeAll(async () => {
     t = await startTestApp(store);
-    await t.http.put('/api/files/home_rentals').attach('file', HOME_RENTALS).expect(200);
+    rentalsFile = (await givenFile(t, HOME_RENTALS, uniqueName('home_rentals'))).name;
   });
   afterAll(async () => {
-    await t.running.services.models.idle();
-    await t.dispose();
+    await t?.running.services.models.idle();
+    await t?.dispose();
   });
 
+  /** `rentals`, trained to completion on home_rentals to predict rental_price, in a project of its own. */
+  const givenRentalsModel = async () => {
+    const { name: project } = await givenProject(t);
+    await givenTrainedModel(t, {
+      project,
+      name: 'rentals',
+      from: 'files',
+      select: `SELECT * FROM ${rentalsFile}`,
+      predict: 'rental_price',
+    });
+    return project;
+  };
+
+  /** `rentals` retrained once: version 2 active, version 1 kept. */
+  const givenRetrainedRentalsModel = async () => {
+    const project = await givenRentalsModel();
+    expect(cell(await sql(`RETRAIN ${project}.rentals USING join_learn_process = true`), 'STATUS')).toBe(
+      'complete',
+    );
+    return project;
+  };
+
   it('trains from SQL with join_learn_process and answers MindsDB’s one-row table', async () => {
+    const { name: project } = await givenProject(t);
     const a = await sql(
-      'CREATE MODEL mindsdb.rentals FROM files (SELECT * FROM home_rentals) PREDICT rental_price USING join_learn_process = true',
+      `CREATE MODEL ${project}.rentals FROM files (SELECT * FROM ${rentalsFile}) PREDICT rental_price USING join_learn_process = true`,
     );
     expect(a.column_names).toEqual([
       'NAME',
@@ -46,21 +72,41 @@ describe.each(storeKinds)('models (event store: %s)', (store) => {
     expect(cell(a, 'STATUS')).toBe('complete');
     expect(cell(a, 'ACCURACY')).toBeGreaterThan(0.99);
     expect(cell(a, 'ACTIVE')).toBe(true);
-    const events = (
-      await t.http.get('/api/events?stream=project-mindsdb&limit=1000').expect(200)
-    ).body.events.map((e: { type: string }) => e.type);
-    expect(events.slice(-4)).toEqual([
-      'ModelVersionDefined',
-      'ModelTrainingStarted',
-      'ModelTrained',
-      'ModelVersionActivated',
-    ]);
   });
 
-  it('predicts over REST with every field, honest bounds and an anomaly when the truth is given', async () => {
-    const res = await t.http
-      .post('/api/projects/mindsdb/models/rentals/predict')
-      .send({
+  it('answers 404 for unknown projects and models before reading the body', async () => {
+    expect(problemOf(await t.http.post('/api/projects/nope/models/rentals/predict').expect(404)).title).toBe(
+      'Project not found',
+    );
+    expect(problemOf(await t.http.post('/api/projects/mindsdb/models/nope/predict').expect(404)).title).toBe(
+      'Model not found',
+    );
+  });
+
+  /**
+   * Training takes seconds, so the tests that only read a model share one: trained once, in a project
+   * of its own, which none of them changes (a restart or a replay leaves the log as it was).
+   */
+  describe('a trained model', () => {
+    let project: string;
+    beforeAll(async () => {
+      project = await givenRentalsModel();
+    });
+    const predict = (body: object) =>
+      t.http.post(`/api/projects/${project}/models/rentals/predict`).send(body);
+
+    it('was recorded as defined, started, trained and activated, in its project’s stream', async () => {
+      const events = (await eventsOf(t, `project-${project}`)).map((e) => e.type);
+      expect(events.slice(-4)).toEqual([
+        'ModelVersionDefined',
+        'ModelTrainingStarted',
+        'ModelTrained',
+        'ModelVersionActivated',
+      ]);
+    });
+
+    it('predicts over REST with every field, honest bounds and an anomaly when the truth is given', async () => {
+      const res = await predict({
         data: [
           {
             sqft: 823,
@@ -73,224 +119,290 @@ describe.each(storeKinds)('models (event store: %s)', (store) => {
           },
           { sqft: 823, location: 'good', number_of_rooms: 1, rental_price: 99999 },
         ],
-      })
-      .expect(200);
-    const [first, second] = res.body;
-    expect(Object.keys(first)).toEqual(
-      expect.arrayContaining([
+      }).expect(200);
+      const [first, second] = res.body;
+      expect(Object.keys(first)).toEqual(
+        expect.arrayContaining([
+          'rental_price',
+          'rental_price_confidence',
+          'rental_price_min',
+          'rental_price_max',
+          'rental_price_explain',
+          'rental_price_anomaly',
+          'rental_price_original',
+          'select_data_query',
+          'when_data',
+          '__mindsdb_row_id',
+          'sqft',
+          'location',
+        ]),
+      );
+      expect(first.rental_price_min).toBeLessThanOrEqual(first.rental_price);
+      expect(first.rental_price_max).toBeGreaterThanOrEqual(first.rental_price);
+      expect(first).toMatchObject({
+        rental_price_original: null,
+        rental_price_anomaly: null,
+        __mindsdb_row_id: null,
+      });
+      expect(Object.keys(JSON.parse(first.rental_price_explain))).toEqual([
+        'predicted_value',
+        'confidence',
+        'anomaly',
+        'truth',
+        'confidence_lower_bound',
+        'confidence_upper_bound',
+      ]);
+      expect(second).toMatchObject({ rental_price_original: 99999, rental_price_anomaly: true });
+    });
+
+    it('predicts rows sent as a bare array (the seed’s form)', async () => {
+      const bare = await predict([{ sqft: 500 }]).expect(200);
+      expect(bare.body).toHaveLength(1);
+    });
+
+    it('predicts rows sent as a JSON string, with params', async () => {
+      const asString = await predict({
+        data: JSON.stringify([{ sqft: 500 }]),
+        params: { fixed_confidence: 0.5 },
+      }).expect(200);
+      expect(asString.body[0].rental_price_confidence).toBe(0.5);
+    });
+
+    it('answers 400 for data that is not rows', async () => {
+      expect(problemOf(await predict({ data: 5 }).expect(400)).status).toBe(400);
+    });
+
+    it('predicts one row in SQL from WHERE, as REST does', async () => {
+      const one = await sql(
+        `SELECT rental_price, rental_price_confidence, rental_price_min, rental_price_max FROM ${project}.rentals WHERE sqft = 823 AND location = 'good' AND number_of_rooms = 1`,
+      );
+      expect(one.column_names).toEqual([
         'rental_price',
         'rental_price_confidence',
         'rental_price_min',
         'rental_price_max',
-        'rental_price_explain',
-        'rental_price_anomaly',
-        'rental_price_original',
-        'select_data_query',
-        'when_data',
-        '__mindsdb_row_id',
-        'sqft',
-        'location',
-      ]),
-    );
-    expect(first.rental_price_min).toBeLessThanOrEqual(first.rental_price);
-    expect(first.rental_price_max).toBeGreaterThanOrEqual(first.rental_price);
-    expect(first).toMatchObject({
-      rental_price_original: null,
-      rental_price_anomaly: null,
-      __mindsdb_row_id: null,
+      ]);
+      expect(one.data).toHaveLength(1);
+      const rest = await predict([{ sqft: 823, location: 'good', number_of_rooms: 1 }]).expect(200);
+      expect(one.data![0]![0]).toBeCloseTo(rest.body[0].rental_price, 6);
     });
-    expect(Object.keys(JSON.parse(first.rental_price_explain))).toEqual([
-      'predicted_value',
-      'confidence',
-      'anomaly',
-      'truth',
-      'confidence_lower_bound',
-      'confidence_upper_bound',
-    ]);
-    expect(second).toMatchObject({ rental_price_original: 99999, rental_price_anomaly: true });
-    // The seed's bare-array form, and a JSON string of rows.
-    const bare = await t.http
-      .post('/api/projects/mindsdb/models/rentals/predict')
-      .send([{ sqft: 500 }])
-      .expect(200);
-    expect(bare.body).toHaveLength(1);
-    const asString = await t.http
-      .post('/api/projects/mindsdb/models/rentals/predict')
-      .send({ data: JSON.stringify([{ sqft: 500 }]), params: { fixed_confidence: 0.5 } })
-      .expect(200);
-    expect(asString.body[0].rental_price_confidence).toBe(0.5);
-    expect(
-      problemOf(
-        await t.http.post('/api/projects/mindsdb/models/rentals/predict').send({ data: 5 }).expect(400),
-      ).status,
-    ).toBe(400);
-  });
 
-  it('answers 404 for unknown projects and models before reading the body', async () => {
-    expect(problemOf(await t.http.post('/api/projects/nope/models/rentals/predict').expect(404)).title).toBe(
-      'Project not found',
-    );
-    expect(problemOf(await t.http.post('/api/projects/mindsdb/models/nope/predict').expect(404)).title).toBe(
-      'Model not found',
-    );
-  });
-
-  it('predicts in SQL: one row from WHERE, and a batch JOIN evaluated inside DuckDB', async () => {
-    const one = await sql(
-      "SELECT rental_price, rental_price_confidence, rental_price_min, rental_price_max FROM mindsdb.rentals WHERE sqft = 823 AND location = 'good' AND number_of_rooms = 1",
-    );
-    expect(one.column_names).toEqual([
-      'rental_price',
-      'rental_price_confidence',
-      'rental_price_min',
-      'rental_price_max',
-    ]);
-    expect(one.data).toHaveLength(1);
-    const rest = await t.http
-      .post('/api/projects/mindsdb/models/rentals/predict')
-      .send([{ sqft: 823, location: 'good', number_of_rooms: 1 }])
-      .expect(200);
-    expect(one.data![0]![0]).toBeCloseTo(rest.body[0].rental_price, 6);
-    const batch = await sql(
-      'SELECT t.rental_price AS truth, m.rental_price AS predicted FROM files.home_rentals AS t JOIN mindsdb.rentals AS m WHERE t.sqft > 500 LIMIT 200',
-    );
-    expect(batch.data).toHaveLength(200);
-    const errors = batch.data!.map(
-      ([truth, predicted]) => Math.abs((truth as number) - (predicted as number)) / (truth as number),
-    );
-    expect(errors.reduce((a, b) => a + b, 0) / errors.length).toBeLessThan(0.05);
-  });
-
-  it('lists and describes models over REST and SQL', async () => {
-    const list = await t.http.get('/api/projects/mindsdb/models').expect(200);
-    expect(list.body[0]).toMatchObject({
-      name: 'rentals',
-      version: 1,
-      status: 'complete',
-      active: true,
-      predict: 'rental_price',
+    it('predicts a batch in SQL with a JOIN evaluated inside DuckDB', async () => {
+      const batch = await sql(
+        `SELECT t.rental_price AS truth, m.rental_price AS predicted FROM files.${rentalsFile} AS t JOIN ${project}.rentals AS m WHERE t.sqft > 500 LIMIT 200`,
+      );
+      expect(batch.data).toHaveLength(200);
+      const errors = batch.data!.map(
+        ([truth, predicted]) => Math.abs((truth as number) - (predicted as number)) / (truth as number),
+      );
+      expect(errors.reduce((a, b) => a + b, 0) / errors.length).toBeLessThan(0.05);
     });
-    const one = await t.http.get('/api/projects/mindsdb/models/rentals').expect(200);
-    expect(one.body).toMatchObject({
-      name: 'rentals',
-      problem_definition: { target: 'rental_price' },
-      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
+
+    it('lists models over REST', async () => {
+      const list = await t.http.get(`/api/projects/${project}/models`).expect(200);
+      expect(list.body[0]).toMatchObject({
+        name: 'rentals',
+        version: 1,
+        status: 'complete',
+        active: true,
+        predict: 'rental_price',
+      });
     });
-    expect((await t.http.get('/api/projects/mindsdb/models/rentals/describe').expect(200)).body).toEqual([
-      { tables: 'info' },
-      { tables: 'features' },
-      { tables: 'model' },
-    ]);
-    const features = await t.http
-      .get('/api/projects/mindsdb/models/rentals/describe?attribute=features')
-      .expect(200);
-    expect(features.body).toContainEqual({ column: 'sqft', type: 'integer', role: 'feature' });
-    expect(cell(await sql('SHOW MODELS'), 'NAME')).toBe('rentals');
-    expect(cell(await sql("SELECT * FROM information_schema.models WHERE NAME = 'rentals'"), 'STATUS')).toBe(
-      'complete',
-    );
-    expect(cell(await sql('DESCRIBE MODEL mindsdb.rentals'), 'status')).toBe('complete');
+
+    it('describes a model over REST', async () => {
+      const one = await t.http.get(`/api/projects/${project}/models/rentals`).expect(200);
+      expect(one.body).toMatchObject({
+        name: 'rentals',
+        problem_definition: { target: 'rental_price' },
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
+      });
+      expect((await t.http.get(`/api/projects/${project}/models/rentals/describe`).expect(200)).body).toEqual(
+        [{ tables: 'info' }, { tables: 'features' }, { tables: 'model' }],
+      );
+      const features = await t.http
+        .get(`/api/projects/${project}/models/rentals/describe?attribute=features`)
+        .expect(200);
+      expect(features.body).toContainEqual({ column: 'sqft', type: 'integer', role: 'feature' });
+    });
+
+    it('lists and describes models in SQL', async () => {
+      expect(cell(await sql('SHOW MODELS', { context: { db: project } }), 'NAME')).toBe('rentals');
+      expect(
+        cell(
+          await sql(
+            `SELECT * FROM information_schema.models WHERE NAME = 'rentals' AND PROJECT = '${project}'`,
+          ),
+          'STATUS',
+        ),
+      ).toBe('complete');
+      expect(cell(await sql(`DESCRIBE MODEL ${project}.rentals`), 'status')).toBe('complete');
+    });
+
+    it('refuses to create a model of a name that exists (409)', async () => {
+      expect(
+        problemOf(
+          await t.http
+            .post(`/api/projects/${project}/models`)
+            .send({ query: 'CREATE MODEL rentals FROM files (SELECT 1) PREDICT x' })
+            .expect(409),
+        ).title,
+      ).toBe('Model already exists');
+    });
+
+    it('keeps models usable after a replay and a restart', async () => {
+      const before = (await predict([{ sqft: 650, location: 'great' }]).expect(200)).body;
+      await t.running.ctx.projections.rebuild();
+      t = await t.restart();
+      const after = (await predict([{ sqft: 650, location: 'great' }]).expect(200)).body;
+      expect(after).toEqual(before);
+      expect(cell(await sql(`SELECT STATUS FROM ${project}.models WHERE NAME = 'rentals'`), 'STATUS')).toBe(
+        'complete',
+      );
+    });
   });
 
-  it('creates over REST (201, training in the background), answering 409 while it trains', async () => {
-    const created = await t.http
-      .post('/api/projects/mindsdb/models')
-      .send({
-        query: 'CREATE MODEL mindsdb.where_is FROM files (SELECT * FROM home_rentals) PREDICT location',
-      })
-      .expect(201);
-    expect(created.body).toMatchObject({
-      name: 'where_is',
-      version: 1,
-      predict: 'location',
-      problem_definition: "{'target': 'location', 'using': {}}",
+  describe('creating over REST', () => {
+    it('answers 201 and trains in the background, predictions answering 409 until it is done', async () => {
+      const { name: project } = await givenProject(t);
+      const created = await t.http
+        .post(`/api/projects/${project}/models`)
+        .send({
+          query: `CREATE MODEL ${project}.where_is FROM files (SELECT * FROM ${rentalsFile}) PREDICT location`,
+        })
+        .expect(201);
+      expect(created.body).toMatchObject({
+        name: 'where_is',
+        version: 1,
+        predict: 'location',
+        problem_definition: "{'target': 'location', 'using': {}}",
+      });
+      const early = await t.http
+        .post(`/api/projects/${project}/models/where_is/predict`)
+        .send([{ sqft: 500 }]);
+      if (early.status === 409) expect(problemOf(early).detail).toMatch(/not completed/);
+      await t.running.services.models.idle();
+      const later = await t.http
+        .post(`/api/projects/${project}/models/where_is/predict`)
+        .send([{ sqft: 500, rental_price: 3000 }])
+        .expect(200);
+      expect(['good', 'great', 'poor']).toContain(later.body[0].location);
+      expect(JSON.parse(later.body[0].location_explain)).toHaveProperty('probability_class_good');
     });
-    const early = await t.http.post('/api/projects/mindsdb/models/where_is/predict').send([{ sqft: 500 }]);
-    if (early.status === 409) expect(problemOf(early).detail).toMatch(/not completed/);
-    await t.running.services.models.idle();
-    const later = await t.http
-      .post('/api/projects/mindsdb/models/where_is/predict')
-      .send([{ sqft: 500, rental_price: 3000 }])
-      .expect(200);
-    expect(['good', 'great', 'poor']).toContain(later.body[0].location);
-    expect(JSON.parse(later.body[0].location_explain)).toHaveProperty('probability_class_good');
-    expect(
-      problemOf(
-        await t.http
-          .post('/api/projects/mindsdb/models')
-          .send({ query: 'CREATE MODEL where_is FROM files (SELECT 1) PREDICT x' })
-          .expect(409),
-      ).title,
-    ).toBe('Model already exists');
-    expect(
-      problemOf(await t.http.post('/api/projects/mindsdb/models').send({ query: 'SELECT 1' }).expect(400))
-        .title,
-    ).toBe('Invalid CREATE SQL statement');
-    expect(
-      problemOf(
-        await t.http.post('/api/projects/mindsdb/models').send({ query: 'CREATE MODEL x FROM' }).expect(400),
-      ).title,
-    ).toBe('Invalid query string');
-    expect(problemOf(await t.http.post('/api/projects/mindsdb/models').send({}).expect(400)).detail).toMatch(
-      /Missing "query"/,
-    );
-    expect(
-      problemOf(
-        await t.http
-          .post('/api/projects/mindsdb/models')
-          .send({
-            query:
-              "CREATE MODEL y FROM files (SELECT * FROM home_rentals) PREDICT location USING engine = 'openai'",
-          })
-          .expect(404),
-      ).title,
-    ).toBe('ML handler not found');
+
+    it('answers 400 for a statement that is not CREATE MODEL', async () => {
+      const { name: project } = await givenProject(t);
+      expect(
+        problemOf(
+          await t.http.post(`/api/projects/${project}/models`).send({ query: 'SELECT 1' }).expect(400),
+        ).title,
+      ).toBe('Invalid CREATE SQL statement');
+    });
+
+    it('answers 400 for a CREATE MODEL that does not parse', async () => {
+      const { name: project } = await givenProject(t);
+      expect(
+        problemOf(
+          await t.http
+            .post(`/api/projects/${project}/models`)
+            .send({ query: 'CREATE MODEL x FROM' })
+            .expect(400),
+        ).title,
+      ).toBe('Invalid query string');
+    });
+
+    it('answers 400 naming a missing query', async () => {
+      const { name: project } = await givenProject(t);
+      expect(
+        problemOf(await t.http.post(`/api/projects/${project}/models`).send({}).expect(400)).detail,
+      ).toMatch(/Missing "query"/);
+    });
+
+    it('answers 404 for an ML engine it does not have', async () => {
+      const { name: project } = await givenProject(t);
+      expect(
+        problemOf(
+          await t.http
+            .post(`/api/projects/${project}/models`)
+            .send({
+              query: `CREATE MODEL y FROM files (SELECT * FROM ${rentalsFile}) PREDICT location USING engine = 'openai'`,
+            })
+            .expect(404),
+        ).title,
+      ).toBe('ML handler not found');
+    });
   });
 
-  it('records a failed training with its reason, and never leaves a model stuck', async () => {
-    const a = await sql(
-      'CREATE MODEL broken FROM files (SELECT sqft FROM home_rentals) PREDICT no_such_column USING join_learn_process = true',
-    );
-    expect(cell(a, 'STATUS')).toBe('error');
-    expect(String(cell(a, 'ERROR'))).toMatch(/no_such_column/);
-    expect(
-      problemOf(await t.http.post('/api/projects/mindsdb/models/broken/predict').send([{}]).expect(409))
-        .detail,
-    ).toMatch(/error/);
+  describe('a failed training', () => {
+    const trainBroken = async (project: string) =>
+      sql(
+        `CREATE MODEL ${project}.broken FROM files (SELECT sqft FROM ${rentalsFile}) PREDICT no_such_column USING join_learn_process = true`,
+      );
+
+    it('is recorded with its reason', async () => {
+      const { name: project } = await givenProject(t);
+      const a = await trainBroken(project);
+      expect(cell(a, 'STATUS')).toBe('error');
+      expect(String(cell(a, 'ERROR'))).toMatch(/no_such_column/);
+    });
+
+    it('never leaves the model stuck: predictions answer 409 naming the error', async () => {
+      const { name: project } = await givenProject(t);
+      await trainBroken(project);
+      expect(
+        problemOf(await t.http.post(`/api/projects/${project}/models/broken/predict`).send([{}]).expect(409))
+          .detail,
+      ).toMatch(/error/);
+    });
   });
 
-  it('retrains into a new active version, addresses versions, and drops them', async () => {
-    const r = await sql('RETRAIN mindsdb.rentals USING join_learn_process = true');
-    expect(cell(r, 'VERSION')).toBe(2);
-    expect(cell(r, 'STATUS')).toBe('complete');
-    const versions = await sql(
-      "SELECT VERSION, ACTIVE FROM mindsdb.models WHERE NAME = 'rentals' ORDER BY VERSION",
-    );
-    expect(versions.data).toEqual([
-      [1, false],
-      [2, true],
-    ]);
-    expect((await t.http.get('/api/projects/mindsdb/models/rentals.1').expect(200)).body).toMatchObject({
-      version: 1,
-      active: false,
+  describe('versions', () => {
+    it('retrains into a new active version', async () => {
+      const project = await givenRentalsModel();
+      const r = await sql(`RETRAIN ${project}.rentals USING join_learn_process = true`);
+      expect(cell(r, 'VERSION')).toBe(2);
+      expect(cell(r, 'STATUS')).toBe('complete');
+      const versions = await sql(
+        `SELECT VERSION, ACTIVE FROM ${project}.models WHERE NAME = 'rentals' ORDER BY VERSION`,
+      );
+      expect(versions.data).toEqual([
+        [1, false],
+        [2, true],
+      ]);
     });
-    const v1 = await t.http
-      .post('/api/projects/mindsdb/models/rentals.1/predict')
-      .send([{ sqft: 700 }])
-      .expect(200);
-    const inSql = await sql('SELECT rental_price FROM mindsdb.rentals.1 WHERE sqft = 700');
-    expect(inSql.data![0]![0]).toBeCloseTo(v1.body[0].rental_price, 6);
-    expect((await sql('DROP MODEL mindsdb.rentals.1')).type).toBe('ok');
-    expect((await sql("SELECT VERSION FROM mindsdb.models WHERE NAME = 'rentals'")).data).toEqual([[2]]);
-    await t.http.delete('/api/projects/mindsdb/models/where_is').expect(204);
-    await t.http.get('/api/projects/mindsdb/models/where_is').expect(404);
+
+    it('addresses an inactive version as name.version over REST and in SQL', async () => {
+      const project = await givenRetrainedRentalsModel();
+      expect((await t.http.get(`/api/projects/${project}/models/rentals.1`).expect(200)).body).toMatchObject({
+        version: 1,
+        active: false,
+      });
+      const v1 = await t.http
+        .post(`/api/projects/${project}/models/rentals.1/predict`)
+        .send([{ sqft: 700 }])
+        .expect(200);
+      const inSql = await sql(`SELECT rental_price FROM ${project}.rentals.1 WHERE sqft = 700`);
+      expect(inSql.data![0]![0]).toBeCloseTo(v1.body[0].rental_price, 6);
+    });
+
+    it('drops one version with DROP MODEL name.version', async () => {
+      const project = await givenRetrainedRentalsModel();
+      expect((await sql(`DROP MODEL ${project}.rentals.1`)).type).toBe('ok');
+      expect((await sql(`SELECT VERSION FROM ${project}.models WHERE NAME = 'rentals'`)).data).toEqual([[2]]);
+    });
+  });
+
+  it('deletes a model over REST (204): it is 404 afterwards', async () => {
+    const project = await givenRentalsModel();
+    await t.http.delete(`/api/projects/${project}/models/rentals`).expect(204);
+    await t.http.get(`/api/projects/${project}/models/rentals`).expect(404);
   });
 
   it('marks a training interrupted by the process stopping as failed on restart, never stuck', async () => {
+    const { name: project } = await givenProject(t);
     const commands = t.running.ctx.commands;
     const now = { now: new Date() };
     // What a process leaves behind when it dies mid-training: defined, started by this instance, no outcome.
-    await commands.run(projectStream('mindsdb'), projectAggregate, (s) =>
+    await commands.run(projectStream(project), projectAggregate, (s) =>
       decideModel(
         {
           type: 'DefineModel',
@@ -308,40 +420,19 @@ describe.each(storeKinds)('models (event store: %s)', (store) => {
       ),
     );
     const instance = fs.readFileSync(path.join(t.config.dataDir, 'instance-id'), 'utf8').trim();
-    const started = await commands.run(projectStream('mindsdb'), projectAggregate, (s) =>
+    const started = await commands.run(projectStream(project), projectAggregate, (s) =>
       decideModel(
         { type: 'StartTraining', data: { name: 'orphan', version: 1, trainer: instance }, metadata: now },
         s,
       ),
     );
     await t.running.ctx.projections.waitFor(started.lastPosition!);
-    expect(cell(await sql("SELECT STATUS FROM mindsdb.models WHERE NAME = 'orphan'"), 'STATUS')).toBe(
+    expect(cell(await sql(`SELECT STATUS FROM ${project}.models WHERE NAME = 'orphan'`), 'STATUS')).toBe(
       'training',
     );
     t = await t.restart();
-    const after = await sql("SELECT STATUS, ERROR FROM mindsdb.models WHERE NAME = 'orphan'");
+    const after = await sql(`SELECT STATUS, ERROR FROM ${project}.models WHERE NAME = 'orphan'`);
     expect(after.data).toEqual([['error', 'training was interrupted: the process training it stopped']]);
-  });
-
-  it('keeps models usable after a restart and a replay', async () => {
-    const before = (
-      await t.http
-        .post('/api/projects/mindsdb/models/rentals/predict')
-        .send([{ sqft: 650, location: 'great' }])
-        .expect(200)
-    ).body;
-    await t.running.ctx.projections.rebuild();
-    t = await t.restart();
-    const after = (
-      await t.http
-        .post('/api/projects/mindsdb/models/rentals/predict')
-        .send([{ sqft: 650, location: 'great' }])
-        .expect(200)
-    ).body;
-    expect(after).toEqual(before);
-    expect(cell(await sql("SELECT STATUS FROM mindsdb.models WHERE NAME = 'rentals'"), 'STATUS')).toBe(
-      'complete',
-    );
   });
 });
 

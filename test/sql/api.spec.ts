@@ -1,5 +1,37 @@
 import http from 'node:http';
 import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { eventsOf, givenProject, givenSkill, uniqueName } from '../support/world';
+
+/** Statements the SQL endpoint refuses: reads of the host, writes to the read model, settings. */
+const refusedStatements: [string, number, RegExp][] = [
+  ["SELECT * FROM read_csv('/etc/passwd')", 1227, /read_csv/],
+  ["SELECT read_text('/etc/passwd')", 1227, /read_text/],
+  ["SELECT * FROM read_text('/etc/passwd')", 1227, /read_text/],
+  ["SELECT * FROM glob('/etc/*')", 1227, /glob/],
+  ["SELECT * FROM query('SELECT 1')", 1227, /query/],
+  ['SELECT * FROM duckdb_settings()', 1227, /duckdb_settings/],
+  ["SELECT current_setting('allowed_directories')", 1227, /current_setting/],
+  ["SELECT getenv('HOME')", 1227, /getenv/],
+  ["COPY (SELECT 1) TO '/tmp/mindledger-leak.csv'", 1227, /COPY/],
+  ["EXPORT DATABASE '/tmp/mindledger-export'", 1227, /EXPORT/],
+  ["ATTACH '/tmp/mindledger.db' AS x", 1227, /ATTACH/],
+  ['INSTALL httpfs', 1227, /INSTALL/],
+  ['LOAD httpfs', 1227, /LOAD/],
+  ['PRAGMA database_list', 1227, /PRAGMA/],
+  ['SET enable_external_access = true', 1227, /enable_external_access/],
+  ["SET allowed_directories = ['/']", 1227, /allowed_directories/],
+  ['SET threads = 1', 1227, /threads/],
+  ['INSERT INTO mindsdb.skills VALUES (1)', 1227, /INSERT/],
+  ['DELETE FROM mindsdb.skills', 1227, /DELETE/],
+  ["UPDATE mindsdb.skills SET NAME = 'x'", 1227, /UPDATE/],
+  ['DROP TABLE skills', 1227, /DROP/],
+  ['ALTER TABLE skills ADD COLUMN x INT', 1227, /ALTER/],
+  ['CREATE TABLE x (a INT)', 1227, /CREATE/],
+  ['CREATE MACRO m() AS 1', 1227, /CREATE/],
+  ['SELECT * FROM main.skills', 1049, /main/],
+  ['SELECT * FROM mdb_information_schema.SKILLS', 1049, /mdb_information_schema/],
+  ['SELECT * FROM pg_catalog.pg_tables', 1049, /pg_catalog/],
+];
 
 describe('SQL endpoint', () => {
   let t: TestApp;
@@ -14,17 +46,24 @@ describe('SQL endpoint', () => {
     expect(a.type).toBe('error');
     return a;
   };
+  const ok = async (query: string) => expect((await sql(query)).type).toBe('ok');
 
   beforeAll(async () => {
     t = await startTestApp('sqlite', { SQL_TIMEOUT_MS: '400', SQL_ROW_LIMIT: '50' });
   });
-  afterAll(() => t.dispose());
+  afterAll(() => t?.dispose());
 
   describe('request and response', () => {
-    it('answers 400 for a missing or non-string query and 415 for a non-JSON body', async () => {
+    it('answers 400 naming a missing query', async () => {
       const missing = await t.http.post('/api/sql/query').send({}).expect(400);
       expect(missing.body.detail).toMatch(/^body\.query: Please provide "query"/);
+    });
+
+    it('answers 400 for a query that is not a string', async () => {
       await t.http.post('/api/sql/query').send({ query: 5 }).expect(400);
+    });
+
+    it('answers 415 for a body that is not JSON', async () => {
       await t.http.post('/api/sql/query').set('Content-Type', 'text/plain').send('select 1').expect(415);
     });
 
@@ -82,42 +121,62 @@ describe('SQL endpoint', () => {
       ]);
     });
 
-    it('binds :name and @name parameters (lists too) and names a missing one', async () => {
+    it('binds :name and @name parameters', async () => {
       expect(
         (await table('SELECT :a + @b AS s, :name AS n', { params: { a: 2, b: 3, name: "o'brien" } })).data,
       ).toEqual([[5, "o'brien"]]);
+    });
+
+    it('binds a list parameter', async () => {
       expect(
         (await table('SELECT x FROM range(10) t(x) WHERE x IN :ids ORDER BY x', { params: { ids: [2, 5] } }))
           .data,
       ).toEqual([[2], [5]]);
-      // A value is never spliced into the text: an injection attempt is just a string.
+    });
+
+    it('never splices a value into the text: an injection attempt is just a string', async () => {
       expect((await table('SELECT :v AS v', { params: { v: "1'; DROP TABLE skills; --" } })).data).toEqual([
         ["1'; DROP TABLE skills; --"],
       ]);
+    });
+
+    it('names a missing parameter (1318)', async () => {
       const missing = await error('SELECT :nope');
       expect(missing).toMatchObject({ error_code: 1318, error_message: expect.stringContaining('nope') });
     });
 
-    it('never serves a volatile query from the answer cache', async () => {
+    it('never serves random() or now() from the answer cache', async () => {
       const a = await table('SELECT random() AS r, now() AS t');
       const b = await table('SELECT random() AS r, now() AS t');
       expect(a.data![0]![0]).not.toEqual(b.data![0]![0]);
+    });
+
+    it('never serves a sampled query from the answer cache', async () => {
       const sampled = new Set<string>();
       for (let i = 0; i < 5; i++)
         sampled.add(JSON.stringify((await table('SELECT * FROM range(1000) USING SAMPLE 5')).data));
       expect(sampled.size).toBeGreaterThan(1);
     });
 
-    it('answers a repeated query the same way, and a changed table at once', async () => {
-      const before = await table('SELECT count(*) AS n FROM information_schema.skills');
-      expect((await table('SELECT count(*) AS n FROM information_schema.skills')).data).toEqual(before.data);
-      await t.http
-        .post('/api/projects/mindsdb/skills')
-        .send({ skill: { name: 'cache_probe', type: 'x', params: {} } })
-        .expect(201);
-      const after = await table('SELECT count(*) AS n FROM information_schema.skills');
-      expect(after.data![0]![0]).toBe((before.data![0]![0] as number) + 1);
-      await t.http.delete('/api/projects/mindsdb/skills/cache_probe').expect(204);
+    describe('the answer cache', () => {
+      const countSkills = (project: string) =>
+        table(`SELECT count(*) AS n FROM information_schema.skills WHERE PROJECT = '${project}'`);
+
+      it('answers a repeated query the same way', async () => {
+        const { name: project } = await givenProject(t);
+        await givenSkill(t, project, { name: 'present', type: 'x' });
+        const before = await countSkills(project);
+        expect(before.data).toEqual([[1]]);
+        expect((await countSkills(project)).data).toEqual(before.data);
+      });
+
+      it('answers a changed table at once', async () => {
+        const { name: project } = await givenProject(t);
+        const before = await countSkills(project);
+        await givenSkill(t, project, { name: 'cache_probe', type: 'x' });
+        const after = await countSkills(project);
+        expect(after.data![0]![0]).toBe((before.data![0]![0] as number) + 1);
+      });
     });
 
     it('cuts answers at the row limit and says so', async () => {
@@ -136,38 +195,58 @@ describe('SQL endpoint', () => {
       expect((await table('SELECT 1')).data).toEqual([[1]]);
     });
 
-    it('reports errors with stable codes and the context', async () => {
-      expect(await error('selec 1', { context: { db: 'mindsdb', x: 1 } })).toMatchObject({
-        error_code: 1064,
-        context: { db: 'mindsdb', x: 1 },
+    describe('errors, with stable codes', () => {
+      it('answers 1064 for a syntax error, echoing the context', async () => {
+        expect(await error('selec 1', { context: { db: 'mindsdb', x: 1 } })).toMatchObject({
+          error_code: 1064,
+          context: { db: 'mindsdb', x: 1 },
+        });
       });
-      expect(await error('SELECT * FROM nope.skills')).toMatchObject({
-        error_code: 1049,
-        error_message: 'Database nope does not exist',
+
+      it('answers 1049 for an unknown database', async () => {
+        expect(await error('SELECT * FROM nope.skills')).toMatchObject({
+          error_code: 1049,
+          error_message: 'Database nope does not exist',
+        });
       });
-      expect(await error('SELECT * FROM mindsdb.nope')).toMatchObject({
-        error_code: 1146,
-        error_message: expect.stringContaining('mindsdb.nope'),
+
+      it('answers 1146 for an unknown table', async () => {
+        expect(await error('SELECT * FROM mindsdb.nope')).toMatchObject({
+          error_code: 1146,
+          error_message: expect.stringContaining('mindsdb.nope'),
+        });
       });
-      expect(await error('SELECT no_such_column FROM mindsdb.skills')).toMatchObject({
-        error_code: 1054,
-        error_message: expect.stringMatching(/no_such_column[\s\S]*FROM mindsdb\.skills/),
+
+      it('answers 1054 for an unknown column, quoting the query', async () => {
+        expect(await error('SELECT no_such_column FROM mindsdb.skills')).toMatchObject({
+          error_code: 1054,
+          error_message: expect.stringMatching(/no_such_column[\s\S]*FROM mindsdb\.skills/),
+        });
       });
-      expect(await error('select 1; select 2')).toMatchObject({ error_code: 1064 });
+
+      it('answers 1064 for more than one statement', async () => {
+        expect(await error('select 1; select 2')).toMatchObject({ error_code: 1064 });
+      });
     });
   });
 
   describe('context and USE', () => {
-    it('switches context.db with USE only when the database exists, and resolves bare names in it', async () => {
+    it('switches context.db with USE to a database that exists', async () => {
       expect(await sql('USE information_schema')).toEqual({
         type: 'ok',
         affected_rows: null,
         context: { db: 'information_schema' },
       });
+    });
+
+    it('refuses USE of an unknown database (1049), keeping the context', async () => {
       expect(await error('USE nowhere', { context: { db: 'mindsdb' } })).toMatchObject({
         error_code: 1049,
         context: { db: 'mindsdb' },
       });
+    });
+
+    it('resolves bare names in the context database, and only there', async () => {
       const a = await table('SELECT NAME FROM databases', { context: { db: 'information_schema' } });
       expect(a.data).toContainEqual(['mindsdb']);
       expect(await error('SELECT * FROM databases')).toMatchObject({ error_code: 1146 });
@@ -175,41 +254,14 @@ describe('SQL endpoint', () => {
   });
 
   describe('safety', () => {
-    it.each([
-      ["SELECT * FROM read_csv('/etc/passwd')", 1227, /read_csv/],
-      ["SELECT read_text('/etc/passwd')", 1227, /read_text/],
-      ["SELECT * FROM read_text('/etc/passwd')", 1227, /read_text/],
-      ["SELECT * FROM glob('/etc/*')", 1227, /glob/],
-      ["SELECT * FROM query('SELECT 1')", 1227, /query/],
-      ['SELECT * FROM duckdb_settings()', 1227, /duckdb_settings/],
-      ["SELECT current_setting('allowed_directories')", 1227, /current_setting/],
-      ["SELECT getenv('HOME')", 1227, /getenv/],
-      ["COPY (SELECT 1) TO '/tmp/mindledger-leak.csv'", 1227, /COPY/],
-      ["EXPORT DATABASE '/tmp/mindledger-export'", 1227, /EXPORT/],
-      ["ATTACH '/tmp/mindledger.db' AS x", 1227, /ATTACH/],
-      ['INSTALL httpfs', 1227, /INSTALL/],
-      ['LOAD httpfs', 1227, /LOAD/],
-      ['PRAGMA database_list', 1227, /PRAGMA/],
-      ['SET enable_external_access = true', 1227, /enable_external_access/],
-      ["SET allowed_directories = ['/']", 1227, /allowed_directories/],
-      ['SET threads = 1', 1227, /threads/],
-      ['INSERT INTO mindsdb.skills VALUES (1)', 1227, /INSERT/],
-      ['DELETE FROM mindsdb.skills', 1227, /DELETE/],
-      ["UPDATE mindsdb.skills SET NAME = 'x'", 1227, /UPDATE/],
-      ['DROP TABLE skills', 1227, /DROP/],
-      ['ALTER TABLE skills ADD COLUMN x INT', 1227, /ALTER/],
-      ['CREATE TABLE x (a INT)', 1227, /CREATE/],
-      ['CREATE MACRO m() AS 1', 1227, /CREATE/],
-      ['SELECT * FROM main.skills', 1049, /main/],
-      ['SELECT * FROM mdb_information_schema.SKILLS', 1049, /mdb_information_schema/],
-      ['SELECT * FROM pg_catalog.pg_tables', 1049, /pg_catalog/],
-    ])('refuses %s', async (query, code, message) => {
-      const a = await error(query as string);
+    it.each(refusedStatements)('refuses %s', async (query, code, message) => {
+      const a = await error(query);
       expect(a.error_code).toBe(code);
-      expect(a.error_message).toMatch(message as RegExp);
+      expect(a.error_message).toMatch(message);
     });
 
-    it('leaves the projections unchanged after all that', async () => {
+    it('leaves the projections unchanged after refusing all of those', async () => {
+      for (const [query] of refusedStatements) await error(query);
       expect(
         await t.running.ctx.duck.query(
           "SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE table_name = 'x'",
@@ -232,222 +284,405 @@ describe('SQL endpoint', () => {
   });
 
   describe('MindsDB statements and REST round trips', () => {
-    it('creates a project, a database and resources in SQL, visible over REST at once', async () => {
-      expect((await sql('CREATE PROJECT IF NOT EXISTS sales')).type).toBe('ok');
-      expect((await sql('CREATE PROJECT IF NOT EXISTS sales')).type).toBe('ok');
-      expect(await error('CREATE PROJECT sales')).toMatchObject({ error_code: 1062 });
-      expect(await error('CREATE PROJECT `9bad`')).toMatchObject({ error_code: 1210 });
-      expect(
-        (
-          await sql(
-            `CREATE DATABASE chat_db WITH ENGINE = 'postgres', PARAMETERS = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "password": "sql-secret-1", "database": "postgres"}`,
-          )
-        ).type,
-      ).toBe('ok');
-      expect((await sql('CREATE DATABASE proj_by_db')).type).toBe('ok');
-      expect((await t.http.get('/api/projects/proj_by_db').expect(200)).body.name).toBe('proj_by_db');
-      expect((await t.http.get('/api/databases/chat_db').expect(200)).body.connection_data.password).toBe(
-        '******',
+    /**
+     * The world the statements act on, made in SQL as a client would: a project, a PostgreSQL
+     * integration (password sql-secret-1), a sql skill `sql_s`, an agent `helper` using it (key
+     * sk-sql) and, unless told otherwise, its running chatbot `bot`. Names are the test's own: databases and projects share
+     * one namespace across the app.
+     */
+    const givenSqlWorld = async ({ withChatbot = true } = {}) => {
+      const project = uniqueName('sales');
+      const database = uniqueName('chat_db');
+      await ok(`CREATE PROJECT ${project}`);
+      await ok(
+        `CREATE DATABASE ${database} WITH ENGINE = 'postgres', PARAMETERS = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "password": "sql-secret-1", "database": "postgres"}`,
       );
-
-      expect(
-        (
-          await sql(
-            "CREATE SKILL sales.sql_s USING type = 'sql', database = 'chat_db', tables = ['orders', 'items'], description = 'Orders'",
-          )
-        ).type,
-      ).toBe('ok');
-      expect(await error("CREATE SKILL sales.bad USING type = 'sql', tables = ['x']")).toMatchObject({
-        error_code: 1210,
-        error_message: expect.stringMatching(/database/),
-      });
-      expect(
-        (
-          await sql(
-            `CREATE AGENT sales.helper USING model = {"provider": "openai", "model_name": "gpt-4o", "api_key": "sk-sql"}, skills = ['sql_s', {'name': 'sql_s', 'tables': ['orders']}], prompt_template = 'Answer', timeout = 300, enabled = true`,
-          )
-        ).type,
-      ).toBe('ok');
-      expect(
-        (await sql("CREATE CHATBOT sales.bot USING database = 'chat_db', agent = 'helper', greeting = 'hi'"))
-          .type,
-      ).toBe('ok');
-
-      const skill = (await t.http.get('/api/projects/sales/skills/sql_s').expect(200)).body;
-      expect(skill).toMatchObject({
-        type: 'sql',
-        params: { database: 'chat_db', tables: ['orders', 'items'], description: 'Orders' },
-      });
-      const agent = (await t.http.get('/api/projects/sales/agents/helper').expect(200)).body;
-      expect(agent).toMatchObject({
-        skills: [expect.objectContaining({ name: 'sql_s' })],
-        skills_extra_parameters: { sql_s: { tables: ['orders'] } },
-        params: {
-          model: { provider: 'openai', model_name: 'gpt-4o', api_key: '******' },
-          prompt_template: 'Answer',
-          timeout: 300,
-          enabled: true,
-        },
-      });
-      const bot = (await t.http.get('/api/projects/sales/chatbots/bot').expect(200)).body;
-      expect(bot).toMatchObject({
-        is_running: true,
-        database: 'chat_db',
-        params: { greeting: 'hi' },
-        agent: expect.objectContaining({ name: 'helper' }),
-      });
-    });
-
-    it('shows REST-made resources in SQL, secrets masked', async () => {
-      await t.http
-        .post('/api/projects/sales/skills')
-        .send({ skill: { name: 'rest_s', type: 'custom', params: { token: 'tok-123' } } })
-        .expect(201);
-      const a = await table("SELECT NAME, TYPE, PARAMS FROM sales.skills WHERE NAME = 'rest_s'");
-      expect(a.data).toEqual([['rest_s', 'custom', '{"token":"******"}']]);
-      const all = await table('SELECT * FROM information_schema.skills', {});
-      expect(JSON.stringify(all)).not.toMatch(/tok-123|sql-secret-1|sk-sql/);
-      const events = await table(
-        "SELECT TYPE, DATA FROM information_schema.events WHERE STREAM = 'project-sales'",
+      await ok(
+        `CREATE SKILL ${project}.sql_s USING type = 'sql', database = '${database}', tables = ['orders', 'items'], description = 'Orders'`,
       );
-      expect(events.data!.map((r) => r[0])).toContain('SkillCreated');
-      expect(JSON.stringify(events)).not.toMatch(/tok-123|sk-sql/);
-    });
-
-    it('updates resources with UPDATE … SET and ALTER … USING', async () => {
-      expect(
-        (await sql("UPDATE SKILL sales.sql_s SET description = 'All orders', tables = ['orders']")).type,
-      ).toBe('ok');
-      expect(
-        (await sql("ALTER AGENT sales.helper USING prompt_template = 'Be brief', skills_to_add = ['rest_s']"))
-          .type,
-      ).toBe('ok');
-      expect(
-        (await sql("UPDATE CHATBOT sales.bot SET is_running = false, greeting = null, color = 'red'")).type,
-      ).toBe('ok');
-      expect((await t.http.get('/api/projects/sales/skills/sql_s').expect(200)).body.params).toMatchObject({
-        description: 'All orders',
-        tables: ['orders'],
-      });
-      const agent = (await t.http.get('/api/projects/sales/agents/helper').expect(200)).body;
-      expect(agent.params.prompt_template).toBe('Be brief');
-      expect(agent.skills.map((s: { name: string }) => s.name)).toEqual(['sql_s', 'rest_s']);
-      const bot = (await t.http.get('/api/projects/sales/chatbots/bot').expect(200)).body;
-      expect(bot).toMatchObject({ is_running: false, params: { color: 'red' } });
-      expect(await error('UPDATE SKILL sales.ghost SET a = 1')).toMatchObject({ error_code: 1032 });
-    });
-
-    it('answers SHOW and DESCRIBE', async () => {
-      expect((await table('SHOW DATABASES')).column_names).toEqual(['Database']);
-      const dbs = await table('SHOW FULL DATABASES');
-      expect(dbs.column_names).toEqual(['Database', 'TYPE', 'ENGINE']);
-      expect(dbs.data).toEqual(
-        expect.arrayContaining([
-          ['information_schema', 'system', null],
-          ['files', 'data', 'files'],
-          ['sales', 'project', null],
-          ['chat_db', 'data', 'postgres'],
-        ]),
+      await ok(
+        `CREATE AGENT ${project}.helper USING model = {"provider": "openai", "model_name": "gpt-4o", "api_key": "sk-sql"}, skills = ['sql_s', {'name': 'sql_s', 'tables': ['orders']}], prompt_template = 'Answer', timeout = 300, enabled = true`,
       );
-      expect((await table('SHOW PROJECTS')).data).toEqual(
-        expect.arrayContaining([['mindsdb'], ['sales'], ['proj_by_db']]),
-      );
-      const tables = await table('SHOW TABLES FROM sales');
-      expect(tables.column_names).toEqual(['Tables_in_sales']);
-      expect(tables.data!.map((r) => r[0])).toEqual(
-        expect.arrayContaining(['models', 'agents', 'skills', 'chatbots']),
-      );
-      expect((await table('SHOW FULL TABLES', { context: { db: 'sales' } })).column_names).toEqual([
-        'Tables_in_sales',
-        'Table_type',
-      ]);
-      expect((await table('SHOW SKILLS FROM sales')).data!.map((r) => r[0])).toEqual(['sql_s', 'rest_s']);
-      expect((await table("SHOW SKILLS FROM sales LIKE 'rest%'")).data!.map((r) => r[0])).toEqual(['rest_s']);
-      expect((await table("SHOW SKILLS FROM sales WHERE TYPE = 'sql'")).data!.map((r) => r[0])).toEqual([
-        'sql_s',
-      ]);
-      expect((await table('SHOW AGENTS', { context: { db: 'sales' } })).column_names).toEqual([
-        'NAME',
-        'PROJECT',
-        'MODEL_NAME',
-        'SKILLS',
-        'PARAMS',
-      ]);
-      expect((await table('SHOW CHATBOTS FROM sales')).column_names).toEqual([
-        'NAME',
-        'PROJECT',
-        'DATABASE',
-        'AGENT',
-        'MODEL_NAME',
-        'PARAMS',
-        'IS_RUNNING',
-        'LAST_ERROR',
-        'WEBHOOK_TOKEN',
-      ]);
-      expect((await table('SHOW MODELS FROM sales')).column_names).toContain('STATUS');
-      expect((await table('DESCRIBE AGENT sales.helper')).data![0]![0]).toBe('helper');
-      expect((await table('DESCRIBE SKILL sql_s', { context: { db: 'sales' } })).data![0]![0]).toBe('sql_s');
-      expect((await table('DESCRIBE DATABASE chat_db')).data![0]).toEqual([
-        'chat_db',
-        'data',
-        'postgres',
-        expect.stringContaining('******'),
-      ]);
-      expect(await error('DESCRIBE AGENT sales.nobody')).toMatchObject({ error_code: 1032 });
-      expect(await error('SHOW SKILLS FROM nowhere')).toMatchObject({ error_code: 1049 });
-    });
-
-    it('answers the MySQL compatibility statements', async () => {
-      for (const q of ['SHOW VARIABLES', 'SHOW ENGINES', 'SHOW CHARSET', 'SHOW COLLATION'])
-        expect((await table(q)).data!.length).toBeGreaterThan(0);
-      for (const q of ['SHOW WARNINGS', 'SHOW FUNCTION STATUS', 'SHOW PROCEDURE STATUS'])
-        expect((await table(q)).data).toEqual([]);
-      expect((await table('SHOW FUNCTION STATUS')).column_names).toContain('Db');
-    });
-
-    it('has MindsDB information_schema tables and consistent standard ones', async () => {
-      for (const name of [
-        'DATABASES',
-        'MODELS',
-        'SKILLS',
-        'AGENTS',
-        'CHATBOTS',
-        'KNOWLEDGE_BASES',
-        'JOBS',
-        'VIEWS',
-        'ML_ENGINES',
-        'HANDLERS',
-        'EVENTS',
-      ])
-        expect((await sql(`SELECT * FROM information_schema.${name.toLowerCase()} LIMIT 1`)).type).toBe(
-          'table',
+      if (withChatbot)
+        await ok(
+          `CREATE CHATBOT ${project}.bot USING database = '${database}', agent = 'helper', greeting = 'hi'`,
         );
-      const schemata = await table(
-        "SELECT SCHEMA_NAME FROM information_schema.schemata WHERE SCHEMA_NAME = 'sales'",
-      );
-      expect(schemata.data).toEqual([['sales']]);
-      const cols = await table(
-        "SELECT COLUMN_NAME FROM information_schema.columns WHERE TABLE_SCHEMA = 'sales' AND TABLE_NAME = 'skills' ORDER BY ORDINAL_POSITION",
-      );
-      expect(cols.data!.map((r) => r[0])).toEqual(['NAME', 'PROJECT', 'TYPE', 'PARAMS']);
-      const handlers = await table('SELECT NAME FROM information_schema.handlers');
-      expect(handlers.data!.map((r) => r[0])).toEqual(
-        expect.arrayContaining(['postgres', 'mysql', 'mariadb']),
-      );
+      return { project, database };
+    };
+
+    /** The SQL world plus `rest_s`, a skill made over REST with a secret token. */
+    const givenSqlWorldWithRestSkill = async () => {
+      const world = await givenSqlWorld();
+      await givenSkill(t, world.project, { name: 'rest_s', type: 'custom', params: { token: 'tok-123' } });
+      return world;
+    };
+
+    describe('creating', () => {
+      it('CREATE PROJECT IF NOT EXISTS succeeds whether or not the project exists', async () => {
+        const project = uniqueName('sales');
+        expect((await sql(`CREATE PROJECT IF NOT EXISTS ${project}`)).type).toBe('ok');
+        expect((await sql(`CREATE PROJECT IF NOT EXISTS ${project}`)).type).toBe('ok');
+        expect((await t.http.get(`/api/projects/${project}`).expect(200)).body.name).toBe(project);
+      });
+
+      it('refuses CREATE PROJECT of a name that exists (1062)', async () => {
+        const { name: project } = await givenProject(t, uniqueName('sales'));
+        expect(await error(`CREATE PROJECT ${project}`)).toMatchObject({ error_code: 1062 });
+      });
+
+      it('refuses CREATE PROJECT of an invalid name (1210)', async () => {
+        expect(await error('CREATE PROJECT `9bad`')).toMatchObject({ error_code: 1210 });
+      });
+
+      it('CREATE DATABASE registers an integration, visible over REST with its password masked', async () => {
+        const database = uniqueName('chat_db');
+        expect(
+          (
+            await sql(
+              `CREATE DATABASE ${database} WITH ENGINE = 'postgres', PARAMETERS = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "password": "sql-secret-1", "database": "postgres"}`,
+            )
+          ).type,
+        ).toBe('ok');
+        expect(
+          (await t.http.get(`/api/databases/${database}`).expect(200)).body.connection_data.password,
+        ).toBe('******');
+      });
+
+      it('CREATE DATABASE without an engine creates a project', async () => {
+        const project = uniqueName('proj_by_db');
+        expect((await sql(`CREATE DATABASE ${project}`)).type).toBe('ok');
+        expect((await t.http.get(`/api/projects/${project}`).expect(200)).body.name).toBe(project);
+      });
+
+      it('CREATE SKILL creates a skill, visible over REST', async () => {
+        const { name: project } = await givenProject(t, uniqueName('sales'));
+        expect(
+          (
+            await sql(
+              `CREATE SKILL ${project}.sql_s USING type = 'sql', database = 'chat_db', tables = ['orders', 'items'], description = 'Orders'`,
+            )
+          ).type,
+        ).toBe('ok');
+        const skill = (await t.http.get(`/api/projects/${project}/skills/sql_s`).expect(200)).body;
+        expect(skill).toMatchObject({
+          type: 'sql',
+          params: { database: 'chat_db', tables: ['orders', 'items'], description: 'Orders' },
+        });
+      });
+
+      it('refuses CREATE SKILL of a sql skill without a database (1210)', async () => {
+        const { name: project } = await givenProject(t, uniqueName('sales'));
+        expect(await error(`CREATE SKILL ${project}.bad USING type = 'sql', tables = ['x']`)).toMatchObject({
+          error_code: 1210,
+          error_message: expect.stringMatching(/database/),
+        });
+      });
+
+      it('CREATE AGENT creates an agent with its skills, visible over REST, key masked', async () => {
+        const { name: project } = await givenProject(t, uniqueName('sales'));
+        await givenSkill(t, project, { name: 'sql_s', type: 'sql', params: { database: 'chat_db' } });
+        expect(
+          (
+            await sql(
+              `CREATE AGENT ${project}.helper USING model = {"provider": "openai", "model_name": "gpt-4o", "api_key": "sk-sql"}, skills = ['sql_s', {'name': 'sql_s', 'tables': ['orders']}], prompt_template = 'Answer', timeout = 300, enabled = true`,
+            )
+          ).type,
+        ).toBe('ok');
+        const agent = (await t.http.get(`/api/projects/${project}/agents/helper`).expect(200)).body;
+        expect(agent).toMatchObject({
+          skills: [expect.objectContaining({ name: 'sql_s' })],
+          skills_extra_parameters: { sql_s: { tables: ['orders'] } },
+          params: {
+            model: { provider: 'openai', model_name: 'gpt-4o', api_key: '******' },
+            prompt_template: 'Answer',
+            timeout: 300,
+            enabled: true,
+          },
+        });
+      });
+
+      it('CREATE CHATBOT creates a running chatbot, visible over REST', async () => {
+        const { project, database } = await givenSqlWorld({ withChatbot: false });
+        expect(
+          (
+            await sql(
+              `CREATE CHATBOT ${project}.bot USING database = '${database}', agent = 'helper', greeting = 'hi'`,
+            )
+          ).type,
+        ).toBe('ok');
+        const bot = (await t.http.get(`/api/projects/${project}/chatbots/bot`).expect(200)).body;
+        expect(bot).toMatchObject({
+          is_running: true,
+          database,
+          params: { greeting: 'hi' },
+          agent: expect.objectContaining({ name: 'helper' }),
+        });
+      });
     });
 
-    it('drops resources (IF EXISTS tolerated) and projects', async () => {
-      expect((await sql('DROP CHATBOT sales.bot')).type).toBe('ok');
-      expect((await sql('DROP AGENT IF EXISTS sales.nobody')).type).toBe('ok');
-      expect(await error('DROP AGENT sales.nobody')).toMatchObject({ error_code: 1032 });
-      expect((await sql('DROP SKILL sales.rest_s')).type).toBe('ok');
-      await t.http.get('/api/projects/sales/skills/rest_s').expect(404);
-      expect((await sql('DROP DATABASE chat_db')).type).toBe('ok');
-      expect((await sql('DROP PROJECT sales')).type).toBe('ok');
-      expect((await sql('DROP PROJECT IF EXISTS sales')).type).toBe('ok');
-      expect(await error('DROP PROJECT mindsdb')).toMatchObject({ error_code: 1210 });
-      await t.http.get('/api/projects/sales').expect(404);
-      expect(await error('SELECT * FROM sales.skills')).toMatchObject({ error_code: 1049 });
+    describe('REST-made resources in SQL', () => {
+      it('shows a REST-made skill in its project’s skills table, secrets masked', async () => {
+        const { project } = await givenSqlWorldWithRestSkill();
+        const a = await table(`SELECT NAME, TYPE, PARAMS FROM ${project}.skills WHERE NAME = 'rest_s'`);
+        expect(a.data).toEqual([['rest_s', 'custom', '{"token":"******"}']]);
+      });
+
+      it('keeps every secret out of information_schema.skills and information_schema.events', async () => {
+        const { project } = await givenSqlWorldWithRestSkill();
+        const all = await table(`SELECT * FROM information_schema.skills WHERE PROJECT = '${project}'`);
+        expect(JSON.stringify(all)).toContain('rest_s');
+        expect(JSON.stringify(all)).not.toMatch(/tok-123|sql-secret-1|sk-sql/);
+        const events = await table(
+          `SELECT TYPE, DATA FROM information_schema.events WHERE STREAM = 'project-${project}'`,
+        );
+        expect(events.data!.map((r) => r[0])).toContain('SkillCreated');
+        expect(JSON.stringify(events)).not.toMatch(/tok-123|sk-sql/);
+      });
+    });
+
+    describe('updating', () => {
+      it('UPDATE SKILL … SET changes its params', async () => {
+        const { project } = await givenSqlWorld();
+        expect(
+          (await sql(`UPDATE SKILL ${project}.sql_s SET description = 'All orders', tables = ['orders']`))
+            .type,
+        ).toBe('ok');
+        expect(
+          (await t.http.get(`/api/projects/${project}/skills/sql_s`).expect(200)).body.params,
+        ).toMatchObject({
+          description: 'All orders',
+          tables: ['orders'],
+        });
+      });
+
+      it('ALTER AGENT … USING changes its params and adds skills', async () => {
+        const { project } = await givenSqlWorldWithRestSkill();
+        expect(
+          (
+            await sql(
+              `ALTER AGENT ${project}.helper USING prompt_template = 'Be brief', skills_to_add = ['rest_s']`,
+            )
+          ).type,
+        ).toBe('ok');
+        const agent = (await t.http.get(`/api/projects/${project}/agents/helper`).expect(200)).body;
+        expect(agent.params.prompt_template).toBe('Be brief');
+        expect(agent.skills.map((s: { name: string }) => s.name)).toEqual(['sql_s', 'rest_s']);
+      });
+
+      it('UPDATE CHATBOT … SET changes its state and params, null removing one', async () => {
+        const { project } = await givenSqlWorld();
+        expect(
+          (await sql(`UPDATE CHATBOT ${project}.bot SET is_running = false, greeting = null, color = 'red'`))
+            .type,
+        ).toBe('ok');
+        const bot = (await t.http.get(`/api/projects/${project}/chatbots/bot`).expect(200)).body;
+        expect(bot).toMatchObject({ is_running: false, params: { color: 'red' } });
+        expect(bot.params).not.toHaveProperty('greeting');
+      });
+
+      it('refuses UPDATE of an unknown skill (1032)', async () => {
+        const { name: project } = await givenProject(t, uniqueName('sales'));
+        expect(await error(`UPDATE SKILL ${project}.ghost SET a = 1`)).toMatchObject({ error_code: 1032 });
+      });
+    });
+
+    describe('SHOW and DESCRIBE', () => {
+      it('answers SHOW DATABASES and SHOW FULL DATABASES', async () => {
+        const { project, database } = await givenSqlWorld();
+        expect((await table('SHOW DATABASES')).column_names).toEqual(['Database']);
+        const dbs = await table('SHOW FULL DATABASES');
+        expect(dbs.column_names).toEqual(['Database', 'TYPE', 'ENGINE']);
+        expect(dbs.data).toEqual(
+          expect.arrayContaining([
+            ['information_schema', 'system', null],
+            ['files', 'data', 'files'],
+            [project, 'project', null],
+            [database, 'data', 'postgres'],
+          ]),
+        );
+      });
+
+      it('answers SHOW PROJECTS', async () => {
+        const { project } = await givenSqlWorld();
+        const byDb = uniqueName('proj_by_db');
+        await ok(`CREATE DATABASE ${byDb}`);
+        expect((await table('SHOW PROJECTS')).data).toEqual(
+          expect.arrayContaining([['mindsdb'], [project], [byDb]]),
+        );
+      });
+
+      it('answers SHOW TABLES and SHOW FULL TABLES of a project', async () => {
+        const { project } = await givenSqlWorld();
+        const tables = await table(`SHOW TABLES FROM ${project}`);
+        expect(tables.column_names).toEqual([`Tables_in_${project}`]);
+        expect(tables.data!.map((r) => r[0])).toEqual(
+          expect.arrayContaining(['models', 'agents', 'skills', 'chatbots']),
+        );
+        expect((await table('SHOW FULL TABLES', { context: { db: project } })).column_names).toEqual([
+          `Tables_in_${project}`,
+          'Table_type',
+        ]);
+      });
+
+      it('answers SHOW SKILLS with LIKE and WHERE', async () => {
+        const { project } = await givenSqlWorldWithRestSkill();
+        expect((await table(`SHOW SKILLS FROM ${project}`)).data!.map((r) => r[0])).toEqual([
+          'sql_s',
+          'rest_s',
+        ]);
+        expect((await table(`SHOW SKILLS FROM ${project} LIKE 'rest%'`)).data!.map((r) => r[0])).toEqual([
+          'rest_s',
+        ]);
+        expect(
+          (await table(`SHOW SKILLS FROM ${project} WHERE TYPE = 'sql'`)).data!.map((r) => r[0]),
+        ).toEqual(['sql_s']);
+      });
+
+      it('answers SHOW AGENTS, SHOW CHATBOTS and SHOW MODELS with MindsDB columns', async () => {
+        const { project } = await givenSqlWorld();
+        expect((await table('SHOW AGENTS', { context: { db: project } })).column_names).toEqual([
+          'NAME',
+          'PROJECT',
+          'MODEL_NAME',
+          'SKILLS',
+          'PARAMS',
+        ]);
+        expect((await table(`SHOW CHATBOTS FROM ${project}`)).column_names).toEqual([
+          'NAME',
+          'PROJECT',
+          'DATABASE',
+          'AGENT',
+          'MODEL_NAME',
+          'PARAMS',
+          'IS_RUNNING',
+          'LAST_ERROR',
+          'WEBHOOK_TOKEN',
+        ]);
+        expect((await table(`SHOW MODELS FROM ${project}`)).column_names).toContain('STATUS');
+      });
+
+      it('answers DESCRIBE of an agent, a skill and a database, secrets masked', async () => {
+        const { project, database } = await givenSqlWorld();
+        expect((await table(`DESCRIBE AGENT ${project}.helper`)).data![0]![0]).toBe('helper');
+        expect((await table('DESCRIBE SKILL sql_s', { context: { db: project } })).data![0]![0]).toBe(
+          'sql_s',
+        );
+        expect((await table(`DESCRIBE DATABASE ${database}`)).data![0]).toEqual([
+          database,
+          'data',
+          'postgres',
+          expect.stringContaining('******'),
+        ]);
+      });
+
+      it('refuses DESCRIBE of an unknown agent (1032)', async () => {
+        const { name: project } = await givenProject(t, uniqueName('sales'));
+        expect(await error(`DESCRIBE AGENT ${project}.nobody`)).toMatchObject({ error_code: 1032 });
+      });
+
+      it('refuses SHOW SKILLS of an unknown database (1049)', async () => {
+        expect(await error('SHOW SKILLS FROM nowhere')).toMatchObject({ error_code: 1049 });
+      });
+    });
+
+    describe('MySQL compatibility statements', () => {
+      it('answers SHOW VARIABLES, ENGINES, CHARSET and COLLATION with rows', async () => {
+        for (const q of ['SHOW VARIABLES', 'SHOW ENGINES', 'SHOW CHARSET', 'SHOW COLLATION'])
+          expect((await table(q)).data!.length).toBeGreaterThan(0);
+      });
+
+      it('answers SHOW WARNINGS, FUNCTION STATUS and PROCEDURE STATUS empty, with their columns', async () => {
+        for (const q of ['SHOW WARNINGS', 'SHOW FUNCTION STATUS', 'SHOW PROCEDURE STATUS'])
+          expect((await table(q)).data).toEqual([]);
+        expect((await table('SHOW FUNCTION STATUS')).column_names).toContain('Db');
+      });
+    });
+
+    describe('information_schema', () => {
+      it('has the MindsDB tables', async () => {
+        for (const name of [
+          'DATABASES',
+          'MODELS',
+          'SKILLS',
+          'AGENTS',
+          'CHATBOTS',
+          'KNOWLEDGE_BASES',
+          'JOBS',
+          'VIEWS',
+          'ML_ENGINES',
+          'HANDLERS',
+          'EVENTS',
+        ])
+          expect((await sql(`SELECT * FROM information_schema.${name.toLowerCase()} LIMIT 1`)).type).toBe(
+            'table',
+          );
+      });
+
+      it('lists a project in schemata', async () => {
+        const { name: project } = await givenProject(t, uniqueName('sales'));
+        const schemata = await table(
+          `SELECT SCHEMA_NAME FROM information_schema.schemata WHERE SCHEMA_NAME = '${project}'`,
+        );
+        expect(schemata.data).toEqual([[project]]);
+      });
+
+      it('lists the columns of a project’s table in columns', async () => {
+        const { name: project } = await givenProject(t, uniqueName('sales'));
+        const cols = await table(
+          `SELECT COLUMN_NAME FROM information_schema.columns WHERE TABLE_SCHEMA = '${project}' AND TABLE_NAME = 'skills' ORDER BY ORDINAL_POSITION`,
+        );
+        expect(cols.data!.map((r) => r[0])).toEqual(['NAME', 'PROJECT', 'TYPE', 'PARAMS']);
+      });
+
+      it('lists the database handlers', async () => {
+        const handlers = await table('SELECT NAME FROM information_schema.handlers');
+        expect(handlers.data!.map((r) => r[0])).toEqual(
+          expect.arrayContaining(['postgres', 'mysql', 'mariadb']),
+        );
+      });
+    });
+
+    describe('dropping', () => {
+      it('DROP CHATBOT drops a chatbot', async () => {
+        const { project } = await givenSqlWorld();
+        expect((await sql(`DROP CHATBOT ${project}.bot`)).type).toBe('ok');
+        await t.http.get(`/api/projects/${project}/chatbots/bot`).expect(404);
+      });
+
+      it('DROP AGENT IF EXISTS of an unknown agent is ok', async () => {
+        const { name: project } = await givenProject(t, uniqueName('sales'));
+        expect((await sql(`DROP AGENT IF EXISTS ${project}.nobody`)).type).toBe('ok');
+      });
+
+      it('refuses DROP AGENT of an unknown agent (1032)', async () => {
+        const { name: project } = await givenProject(t, uniqueName('sales'));
+        expect(await error(`DROP AGENT ${project}.nobody`)).toMatchObject({ error_code: 1032 });
+      });
+
+      it('DROP SKILL drops a skill: it is 404 over REST', async () => {
+        const { project } = await givenSqlWorldWithRestSkill();
+        expect((await sql(`DROP SKILL ${project}.rest_s`)).type).toBe('ok');
+        await t.http.get(`/api/projects/${project}/skills/rest_s`).expect(404);
+      });
+
+      it('DROP DATABASE drops an integration', async () => {
+        const { project, database } = await givenSqlWorld();
+        await ok(`DROP CHATBOT ${project}.bot`);
+        expect((await sql(`DROP DATABASE ${database}`)).type).toBe('ok');
+        await t.http.get(`/api/databases/${database}`).expect(404);
+      });
+
+      it('DROP PROJECT drops a project with what it holds; IF EXISTS tolerates it gone', async () => {
+        const { project } = await givenSqlWorld();
+        expect((await sql(`DROP PROJECT ${project}`)).type).toBe('ok');
+        expect((await sql(`DROP PROJECT IF EXISTS ${project}`)).type).toBe('ok');
+        await t.http.get(`/api/projects/${project}`).expect(404);
+        expect(await error(`SELECT * FROM ${project}.skills`)).toMatchObject({ error_code: 1049 });
+      });
+
+      it('refuses DROP PROJECT mindsdb (1210)', async () => {
+        expect(await error('DROP PROJECT mindsdb')).toMatchObject({ error_code: 1210 });
+      });
     });
   });
 });
@@ -457,21 +692,28 @@ describe.each(storeKinds)('SQL statements on %s', (store) => {
   beforeAll(async () => {
     t = await startTestApp(store);
   });
-  afterAll(() => t.dispose());
+  afterAll(() => t?.dispose());
 
   it('produces the same events as REST', async () => {
-    await t.http.post('/api/sql/query').send({ query: "CREATE SKILL s USING type = 'x', k = 1" }).expect(200);
+    const { name: project } = await givenProject(t);
     await t.http
-      .post('/api/projects/mindsdb/skills')
+      .post('/api/sql/query')
+      .send({ query: `CREATE SKILL ${project}.s USING type = 'x', k = 1` })
+      .expect(200);
+    await t.http
+      .post(`/api/projects/${project}/skills`)
       .send({ skill: { name: 'r', type: 'x', params: { k: 1 } } })
       .expect(201);
-    const events = (await t.http.get('/api/events?stream=project-mindsdb').expect(200)).body.events;
+    const events = await eventsOf(t, `project-${project}`);
     const [viaSql, viaRest] = events.slice(-2);
-    expect(viaSql.type).toBe('SkillCreated');
-    expect(viaRest.type).toBe('SkillCreated');
-    expect({ ...viaSql.data, name: 'r', createdAt: 0 }).toEqual({ ...viaRest.data, createdAt: 0 });
+    expect(viaSql!.type).toBe('SkillCreated');
+    expect(viaRest!.type).toBe('SkillCreated');
+    expect({ ...viaSql!.data, name: 'r', createdAt: 0 }).toEqual({ ...viaRest!.data, createdAt: 0 });
     const answer = (
-      await t.http.post('/api/sql/query').send({ query: 'SELECT NAME FROM skills ORDER BY NAME' }).expect(200)
+      await t.http
+        .post('/api/sql/query')
+        .send({ query: 'SELECT NAME FROM skills ORDER BY NAME', context: { db: project } })
+        .expect(200)
     ).body;
     expect(answer.data).toEqual([['r'], ['s']]);
   });
