@@ -106,7 +106,34 @@ export const ChatDeliveryFailed = defineEvent(
   }),
 );
 
+/**
+ * A chatbot's way in stopped working (Telegram refused the token, Slack revoked the app): recorded
+ * once per failure streak on the stream `chatchannel-<chatbot id>-<channel>`, so `last_error` says
+ * why a bot that runs hears nothing.
+ */
+export const ChatChannelFailed = defineEvent(
+  'ChatChannelFailed',
+  z.object({
+    chatbotId: z.number().int(),
+    channel: z.enum(CHANNELS),
+    error: z.string(),
+    failedAt: z.iso.datetime(),
+  }),
+);
+
+/** The channel works again after a failure streak. */
+export const ChatChannelRecovered = defineEvent(
+  'ChatChannelRecovered',
+  z.object({
+    chatbotId: z.number().int(),
+    channel: z.enum(CHANNELS),
+    recoveredAt: z.iso.datetime(),
+  }),
+);
+
 export type ChatMessageReceived = EventOf<typeof ChatMessageReceived>;
+export type ChatChannelFailed = EventOf<typeof ChatChannelFailed>;
+export type ChatChannelRecovered = EventOf<typeof ChatChannelRecovered>;
 export type ChatAnswerClaimed = EventOf<typeof ChatAnswerClaimed>;
 export type ChatAnswered = EventOf<typeof ChatAnswered>;
 export type ChatAnswerFailed = EventOf<typeof ChatAnswerFailed>;
@@ -118,7 +145,9 @@ export type ChatMessageEvent =
   | ChatAnswered
   | ChatAnswerFailed
   | ChatAnswerDelivered
-  | ChatDeliveryFailed;
+  | ChatDeliveryFailed
+  | ChatChannelFailed
+  | ChatChannelRecovered;
 export const chatMessageContracts = [
   ChatMessageReceived,
   ChatAnswerClaimed,
@@ -126,4 +155,6 @@ export const chatMessageContracts = [
   ChatAnswerFailed,
   ChatAnswerDelivered,
   ChatDeliveryFailed,
+  ChatChannelFailed,
+  ChatChannelRecovered,
 ] as const;

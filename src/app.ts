@@ -31,6 +31,7 @@ import { modelsService } from './models/service';
 import { instanceIdOf, type TrainingRows } from './models/training';
 import { knowledgeBaseRoutes } from './knowledgeBases/routes';
 import { chatProcessor, type ChatProcessor } from './chatMessages/processor';
+import { telegramPollers } from './chatMessages/telegramPoller';
 import { chatMessageRoutes } from './chatMessages/routes';
 import { chatMessagesService, type ChatbotDirectory } from './chatMessages/service';
 import { chatbotInfoOf, type ChatbotRowLike } from './chatMessages/wiring';
@@ -301,6 +302,8 @@ export const createApp = async (
   });
   // Every process answers chatbots' messages; claims on each message share the work out.
   const chat = config.chatbots;
+  const retryBackoff = (attempt: number) =>
+    Math.min(chat.retryMaxMs, chat.retryBaseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
   const processor = chatProcessor(
     ctx,
     {
@@ -315,12 +318,25 @@ export const createApp = async (
       maxAttempts: chat.maxAttempts,
       maxDeliveries: chat.maxDeliveries,
       memoryMessages: chat.memoryMessages,
-      backoff: (attempt) =>
-        Math.min(chat.retryMaxMs, chat.retryBaseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2),
+      backoff: retryBackoff,
     },
   );
   services.chatbotRuntime.processing.processor = processor;
-  if (chat.processor) processor.start();
+  // Telegram has no push without a public URL: running Telegram chatbots are long-polled.
+  const pollers = telegramPollers(
+    {
+      bots: services.chatbotRuntime.directory,
+      telegramOf: services.chatbotRuntime.channels.telegramOf,
+      receive: (bot, message) => services.chatMessages.receive(bot, message),
+      report: (bot, error) => services.chatMessages.reportChannel(bot, 'telegram', error),
+      logger,
+    },
+    { refreshMs: Math.max(chat.pollMs, 200), pollSeconds: chat.telegramPollSeconds, backoff: retryBackoff },
+  );
+  if (chat.processor) {
+    processor.start();
+    pollers.start();
+  }
   const { app, api } = buildHttpApp(ctx, services, sql, {
     digest: stores.digest,
     version: () => projections.version,
@@ -335,7 +351,7 @@ export const createApp = async (
     close: async () => {
       // Let trainings this process started finish recording (bounded), then stop.
       await Promise.race([services.models.idle(), new Promise((r) => setTimeout(r, 10_000))]);
-      await processor.stop();
+      await Promise.all([processor.stop(), pollers.stop()]);
       await externals.closeAll();
       await stores.close();
     },

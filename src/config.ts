@@ -79,6 +79,7 @@ const envSchema = z.object({
   CHATBOT_MEMORY_MESSAGES: z.coerce.number().int().min(0).max(10_000).default(100),
   SLACK_API_BASE_URL: z.url().default('https://slack.com/api'),
   TELEGRAM_API_BASE_URL: z.url().default('https://api.telegram.org'),
+  CHATBOT_TELEGRAM_POLL_SECONDS: z.coerce.number().int().min(0).max(50).default(25),
 });
 
 export type Config = {
@@ -147,6 +148,8 @@ export type Config = {
     memoryMessages: number;
     slackApiBaseUrl: string;
     telegramApiBaseUrl: string;
+    /** Telegram getUpdates long-poll time. */
+    telegramPollSeconds: number;
   };
 };
 
@@ -245,6 +248,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       memoryMessages: e.CHATBOT_MEMORY_MESSAGES,
       slackApiBaseUrl: e.SLACK_API_BASE_URL.replace(/\/+$/, ''),
       telegramApiBaseUrl: e.TELEGRAM_API_BASE_URL.replace(/\/+$/, ''),
+      telegramPollSeconds: e.CHATBOT_TELEGRAM_POLL_SECONDS,
     },
   };
 };

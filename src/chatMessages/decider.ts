@@ -1,4 +1,7 @@
 import type {
+  Channel,
+  ChatChannelFailed,
+  ChatChannelRecovered,
   ChatAnswerClaimed,
   ChatAnswerDelivered,
   ChatAnswered,
@@ -7,7 +10,7 @@ import type {
   ChatMessageReceived,
 } from '../../events';
 import { conflict } from '../shared/errors';
-import type { MessageState } from './state';
+import type { ChannelHealthState, MessageState } from './state';
 
 type At = { now: Date };
 
@@ -155,5 +158,43 @@ export const decideMessage = (command: MessageCommand, state: MessageState): Mes
       const _exhaustive: never = command;
       return _exhaustive;
     }
+  }
+};
+
+export type ChannelHealthCommand =
+  | {
+      type: 'ReportChannelFailure';
+      data: { chatbotId: number; channel: Channel; error: string };
+      metadata: At;
+    }
+  | { type: 'ReportChannelRecovery'; data: { chatbotId: number; channel: Channel }; metadata: At };
+
+/**
+ * A channel's failures are recorded once per streak (the same error again changes nothing, whichever
+ * process sees it), and its recovery once, so a failing poll does not fill the log.
+ */
+export const decideChannelHealth = (
+  command: ChannelHealthCommand,
+  state: ChannelHealthState,
+): (ChatChannelFailed | ChatChannelRecovered)[] => {
+  switch (command.type) {
+    case 'ReportChannelFailure':
+      return state.failing === command.data.error
+        ? []
+        : [
+            {
+              type: 'ChatChannelFailed',
+              data: { ...command.data, failedAt: command.metadata.now.toISOString() },
+            },
+          ];
+    case 'ReportChannelRecovery':
+      return state.failing === null
+        ? []
+        : [
+            {
+              type: 'ChatChannelRecovered',
+              data: { ...command.data, recoveredAt: command.metadata.now.toISOString() },
+            },
+          ];
   }
 };

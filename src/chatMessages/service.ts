@@ -1,10 +1,10 @@
 import type { Channel } from '../../events';
 import { settled, type AppContext } from '../context';
 import { conflict, notFound } from '../shared/errors';
-import { decideMessage, type MessageCommand } from './decider';
+import { decideChannelHealth, decideMessage, type MessageCommand } from './decider';
 import { presentConversation, type ConversationItem } from './present';
 import { conversationAfter, messageRow } from './projection';
-import { messageAggregate, messageKey, messageStream } from './state';
+import { channelHealthAggregate, channelStream, messageAggregate, messageKey, messageStream } from './state';
 
 /** A chatbot as its conversations need it: who it is, whether it runs, what answers and where. */
 export type ChatbotInfo = {
@@ -15,7 +15,8 @@ export type ChatbotInfo = {
   readonly agent: string | null;
   readonly modelName: string | null;
   readonly isRunning: boolean;
-  /** The chat database: its id and engine (`slack`, `telegram`, `webhook`, or a SQL engine). */
+  /** The chat database: its name, id and engine (`slack`, `telegram`, `webhook`, or a SQL engine). */
+  readonly database: string | null;
   readonly databaseId: bigint | null;
   readonly engine: string | null;
   readonly webhookToken: string | null;
@@ -105,8 +106,24 @@ export const chatMessagesService = (
     }
   };
 
+  /** Records that the bot's way in fails (`error`) or works again (null); once per change. */
+  const reportChannel = async (bot: ChatbotInfo, channel: Channel, error: string | null) => {
+    const metadata = { now: ctx.clock() };
+    const data = { chatbotId: Number(bot.id), channel };
+    const outcome = await ctx.commands.run(channelStream(bot.id, channel), channelHealthAggregate, (s) =>
+      decideChannelHealth(
+        error === null
+          ? { type: 'ReportChannelRecovery', data, metadata }
+          : { type: 'ReportChannelFailure', data: { ...data, error }, metadata },
+        s,
+      ),
+    );
+    if (outcome.events.length > 0) await settled(ctx, outcome.lastPosition);
+  };
+
   return {
     receive,
+    reportChannel,
     waitForAnswer,
 
     /** The conversation after `after` (a position), messages and answers in order. */

@@ -114,3 +114,24 @@ export const messageAggregate: Aggregate<MessageState> = {
     }
   },
 };
+
+/** A chatbot's channel health: one stream per chatbot and channel. */
+export const channelStream = (chatbotId: bigint | number, channel: Channel) =>
+  `chatchannel-${chatbotId}-${channel}`;
+
+/** The error of the failure streak the channel is in, or null when it works. */
+export type ChannelHealthState = { readonly failing: string | null };
+
+export const channelHealthAggregate: Aggregate<ChannelHealthState> = {
+  initialState: () => ({ failing: null }),
+  evolve: (state, event: RecordedEvent): ChannelHealthState => {
+    switch (event.type) {
+      case 'ChatChannelFailed':
+        return { failing: event.data.error };
+      case 'ChatChannelRecovered':
+        return { failing: null };
+      default:
+        return state;
+    }
+  },
+};

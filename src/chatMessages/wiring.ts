@@ -22,6 +22,7 @@ export const chatbotInfoOf = (row: ChatbotRowLike, engine: string | null): Chatb
   agent: row.AGENT,
   modelName: row.MODEL_NAME,
   isRunning: row.IS_RUNNING,
+  database: row.DATABASE,
   databaseId: row.DATABASE_ID,
   engine,
   webhookToken: row.WEBHOOK_TOKEN,

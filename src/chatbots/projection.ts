@@ -20,6 +20,10 @@ const stateColumns = async (d: ChatbotCreated['data'] | ChatbotUpdated['data'], 
   WEBHOOK_TOKEN: d.webhookToken,
 });
 
+const channelFailurePrefix = (channel: string) => `The ${channel} channel is failing: `;
+const isChannelFailure = (lastError: unknown) =>
+  typeof lastError === 'string' && /^The \w+ channel is failing: /.test(lastError);
+
 /** `chatbots`: one row per live chatbot (MindsDB's information_schema.CHATBOTS columns first). */
 export const chatbotsTable: TableProjection = {
   table: 'chatbots',
@@ -53,6 +57,8 @@ export const chatbotsTable: TableProjection = {
     'ChatDeliveryFailed',
     'ChatAnswered',
     'ChatAnswerDelivered',
+    'ChatChannelFailed',
+    'ChatChannelRecovered',
   ],
   apply: async (event, rows, lookup) => {
     switch (event.type) {
@@ -77,7 +83,8 @@ export const chatbotsTable: TableProjection = {
         rows.put({
           ...current,
           ...(await stateColumns(d, lookup('agents'))),
-          LAST_ERROR: restarted ? null : current.LAST_ERROR,
+          // A restart clears why it stopped, not a channel still failing (cleared when it recovers).
+          LAST_ERROR: restarted && !isChannelFailure(current.LAST_ERROR) ? null : current.LAST_ERROR,
           UPDATED_AT: d.updatedAt,
           VERSION: event.meta.position,
         });
@@ -127,6 +134,20 @@ export const chatbotsTable: TableProjection = {
           ...row,
           LAST_ERROR: `Could not ${what} message ${d.messageId} (attempt ${d.attempt}, ${next}): ${d.error}`,
         });
+        return;
+      }
+      // Its way in failing (a revoked token) says so too, until the channel works again.
+      case 'ChatChannelFailed': {
+        const d = event.data;
+        const row = await rows.get(BigInt(d.chatbotId));
+        if (row) rows.put({ ...row, LAST_ERROR: `${channelFailurePrefix(d.channel)}${d.error}` });
+        return;
+      }
+      case 'ChatChannelRecovered': {
+        const d = event.data;
+        const row = await rows.get(BigInt(d.chatbotId));
+        if (row && String(row.LAST_ERROR ?? '').startsWith(channelFailurePrefix(d.channel)))
+          rows.put({ ...row, LAST_ERROR: null });
         return;
       }
       case 'ChatAnswered':
