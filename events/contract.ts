@@ -111,6 +111,14 @@ export type EventMeta = {
   readonly recordedAt: string;
   /** The schema version it was written with (before upcasting). */
   readonly schemaVersion: number;
+  /**
+   * Who caused it (`user:<id>`, `token:<id>`, `address:<client address>`, `system`), the request it
+   * came with and the interface (rest, sql, mysql, agent, chatbot, system). Absent on events
+   * written before they were recorded, and on background work's events.
+   */
+  readonly actor?: string;
+  readonly requestId?: string;
+  readonly via?: string;
 };
 
 export type Recorded<E extends { type: string; data: unknown }> = E & { readonly meta: EventMeta };

@@ -14,6 +14,10 @@ export const eventsProjection: TableProjection = {
     { name: 'schema_version', type: 'INTEGER' },
     { name: 'data', type: 'JSON' },
     { name: 'recorded_at', type: 'TIMESTAMP' },
+    // Who, by which request and interface (metadata: absent on events older than these columns).
+    { name: 'actor', type: 'VARCHAR' },
+    { name: 'request_id', type: 'VARCHAR' },
+    { name: 'interface', type: 'VARCHAR' },
   ],
   handles: 'all',
   apply: (event, rows) =>
@@ -26,5 +30,8 @@ export const eventsProjection: TableProjection = {
       schema_version: event.meta.schemaVersion,
       data: maskSecrets(event.data),
       recorded_at: event.meta.recordedAt || null,
+      actor: event.meta.actor ?? null,
+      request_id: event.meta.requestId ?? null,
+      interface: event.meta.via ?? null,
     }),
 };

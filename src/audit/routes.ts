@@ -20,6 +20,9 @@ const eventView = z.object({
   schema_version: z.number().int(),
   data: z.unknown().describe('Secrets are shown as "******"'),
   recorded_at: z.string(),
+  actor: z.string().nullable().describe('user:<id>, token:<id>, address:<client address> or system'),
+  request_id: z.string().nullable(),
+  interface: z.string().nullable().describe('rest, sql, mysql, agent, chatbot or system'),
 });
 
 const present = (e: RecordedEvent) => ({
@@ -31,6 +34,9 @@ const present = (e: RecordedEvent) => ({
   schema_version: e.meta.schemaVersion,
   data: maskSecrets(e.data),
   recorded_at: toMindsDbTimestamp(e.meta.recordedAt),
+  actor: e.meta.actor ?? null,
+  request_id: e.meta.requestId ?? null,
+  interface: e.meta.via ?? null,
 });
 
 /** The log for auditors and replays, in global order, straight from the event store. */

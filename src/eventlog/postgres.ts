@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { RecordedEvent } from '../../events';
 import type { Clock } from '../shared/time';
 import { keyedMutex } from './queue';
-import { prepareForAppend, upcast, type StoredMetadata } from './registry';
+import { actorOf, prepareForAppend, upcast, type StoredMetadata } from './registry';
 import { StreamVersionConflict, type EventLog, type LogCursor } from './types';
 
 type MessageRow = {
@@ -26,6 +26,7 @@ const toRecorded = (row: MessageRow): RecordedEvent =>
     eventId: row.message_id,
     recordedAt: row.message_metadata?.recordedAt ?? '',
     schemaVersion: row.message_metadata?.schemaVersion,
+    ...actorOf(row.message_metadata),
   });
 
 // Only rows of transactions older than every transaction still running are visible to readers:
@@ -60,6 +61,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
           eventId: m.messageId,
           recordedAt: m.recordedAt ?? '',
           schemaVersion: m.schemaVersion,
+          ...actorOf(m),
         });
       });
       return { events, version: result.currentStreamVersion };
@@ -83,6 +85,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
             eventId: only.metadata.messageId,
             recordedAt: only.metadata.recordedAt,
             schemaVersion: only.metadata.schemaVersion,
+            ...actorOf(only.metadata),
           });
           return { lastPosition, streamVersion, events: [event] };
         }

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { currentRequest } from '../shared/requestContext';
 import {
   allContracts,
   type AnyRecordedEvent,
@@ -8,7 +9,32 @@ import {
 } from '../../events';
 
 /** Metadata we store with every event besides what the store itself records. */
-export type StoredMetadata = { recordedAt: string; schemaVersion: number };
+export type StoredMetadata = {
+  recordedAt: string;
+  schemaVersion: number;
+  /** Who, by which request and interface (the request being served when it was appended). */
+  actor?: string;
+  requestId?: string;
+  via?: string;
+};
+
+/** The actor metadata of an event appended now: from the request being served, if any. */
+const actorMetadata = (): Pick<StoredMetadata, 'actor' | 'requestId' | 'via'> => {
+  const request = currentRequest();
+  if (!request) return {};
+  return {
+    ...(request.actor ? { actor: `${request.actor.kind}:${request.actor.id}` } : {}),
+    ...(request.requestId ? { requestId: request.requestId } : {}),
+    via: request.interface,
+  };
+};
+
+/** The actor fields of stored metadata, for the event's `meta` (absent ones left out). */
+export const actorOf = (m: Partial<StoredMetadata> | null | undefined) => ({
+  ...(m?.actor !== undefined ? { actor: m.actor } : {}),
+  ...(m?.requestId !== undefined ? { requestId: m.requestId } : {}),
+  ...(m?.via !== undefined ? { via: m.via } : {}),
+});
 
 /** What we hand to Emmett: our own event id, so we know it without reading the event back. */
 export type OutgoingMetadata = StoredMetadata & { messageId: string };
@@ -41,6 +67,7 @@ export const contractRegistry = (contracts: readonly EventContract[]) => {
           messageId: crypto.randomUUID(),
           recordedAt: now.toISOString(),
           schemaVersion: contract.version,
+          ...actorMetadata(),
         },
       };
     },

@@ -10,7 +10,7 @@ import {
 import type { RecordedEvent } from '../../events';
 import type { Clock } from '../shared/time';
 import { keyedMutex, serialQueue } from './queue';
-import { prepareForAppend, upcast, type StoredMetadata } from './registry';
+import { actorOf, prepareForAppend, upcast, type StoredMetadata } from './registry';
 import { StreamVersionConflict, type EventLog, type LogCursor } from './types';
 
 type StoredRow = {
@@ -38,6 +38,7 @@ const toRecorded = (type: string, data: unknown, m: ReadMeta): RecordedEvent =>
     eventId: m.messageId,
     recordedAt: m.recordedAt ?? '',
     schemaVersion: m.schemaVersion,
+    ...actorOf(m),
   });
 
 const rowToRecorded = (row: StoredRow): RecordedEvent => {

@@ -1,10 +1,27 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** Which door a request came in by. */
-export type Interface = 'rest' | 'sql' | 'mysql' | 'agent' | 'system';
+export type Interface = 'rest' | 'sql' | 'mysql' | 'agent' | 'chatbot' | 'system';
+
+/** Who caused what a request does: a user, one of their access tokens, or (auth off) a client address. */
+export type Actor = { readonly kind: 'user' | 'token' | 'address' | 'system'; readonly id: string };
+
+/** What a signed-in caller may do: the role and, for a project-scoped token, the one project. */
+export type Principal = {
+  readonly user: string;
+  readonly role: 'admin' | 'editor' | 'analyst' | 'auditor';
+  readonly project: string | null;
+};
 
 /** What is known about the request being served, wherever in its call chain code runs. */
-export type RequestContext = { readonly requestId: string; readonly interface: Interface };
+export type RequestContext = {
+  readonly requestId: string;
+  readonly interface: Interface;
+  /** Recorded in the metadata of every event the request appends (absent: background work). */
+  readonly actor?: Actor;
+  /** Present only when authentication is on: what the caller may do (SQL checks it on the parse tree). */
+  readonly principal?: Principal;
+};
 
 const storage = new AsyncLocalStorage<RequestContext>();
 
@@ -13,3 +30,18 @@ export const withRequest = <T>(context: RequestContext, fn: () => T): T => stora
 
 /** The request being served, if any (background work such as training has none). */
 export const currentRequest = (): RequestContext | undefined => storage.getStore();
+
+/**
+ * Runs `fn` in the current request, seen through another interface (a REST call that runs SQL, an
+ * agent run's tool calls): the actor and the request id stay.
+ */
+export const viaInterface = <T>(via: Interface, fn: () => T): T => {
+  const current = storage.getStore();
+  return current ? storage.run({ ...current, interface: via }, fn) : fn();
+};
+
+/** Adds who the caller is to the request being served (the auth middleware, once it knows). */
+export const withActor = <T>(actor: Actor, principal: Principal | undefined, fn: () => T): T => {
+  const current = storage.getStore() ?? { requestId: '', interface: 'rest' as const };
+  return storage.run({ ...current, actor, ...(principal ? { principal } : {}) }, fn);
+};

@@ -94,7 +94,8 @@ const informationSchemaViews: Record<string, string> = {
   )}) AS h(NAME, TYPE, TITLE, DESCRIPTION, VERSION, CONNECTION_ARGS, IMPORT_SUCCESS, IMPORT_ERROR)`,
   EVENTS: `SELECT global_position AS GLOBAL_POSITION, stream AS STREAM, stream_position AS STREAM_POSITION,
       event_id AS EVENT_ID, type AS TYPE, schema_version AS SCHEMA_VERSION, CAST(data AS VARCHAR) AS DATA,
-      recorded_at AS RECORDED_AT FROM main.events ORDER BY global_position`,
+      recorded_at AS RECORDED_AT, actor AS ACTOR, request_id AS REQUEST_ID, interface AS INTERFACE
+      FROM main.events ORDER BY global_position`,
   AGENT_RUNS: `SELECT TRACE_ID, PROJECT, AGENT, QUESTION, ANSWER, STATUS, ERROR_KIND, ERROR, STEPS, PROVIDER, MODEL,
       ENGINE, SQL, PROMPT_TOKENS, COMPLETION_TOKENS, TOTAL_TOKENS, MS, THREAD_ID, VIA, STARTED_AT, FINISHED_AT
       FROM main.agent_runs ORDER BY POSITION`,

@@ -150,6 +150,10 @@ describe('GET /api/events', () => {
       schema_version: 1,
       data: { name: 'mindsdb', createdAt: expect.any(String) },
       recorded_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}$/),
+      // Who: the default project is the service's own doing at start.
+      actor: 'system:startup',
+      request_id: 'startup',
+      interface: 'system',
     });
   });
 
