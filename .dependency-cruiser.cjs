@@ -10,7 +10,7 @@
  *   (src/sql/ports.ts) and use their presenters and tables, never call their routes.
  */
 const SLICES =
-  '(projects|skills|agents|agentRuns|chatbots|chatMessages|knowledgeBases|models|mlEngines|databases|files|system|audit)';
+  '(projects|skills|agents|agentRuns|chatbots|chatMessages|knowledgeBases|models|mlEngines|databases|files|system|audit|users)';
 const CAPABILITIES = `(${SLICES.slice(1, -1)}|sql)`;
 const INFRASTRUCTURE =
   '^src/(eventlog|projection|duckdb|http|shared|storage|integrations|ml|llm|agentloop|kb|channels|ledger|mysql)/';

@@ -10,6 +10,7 @@ import { mlEngineContracts, type MlEngineEvent } from './mlEngines';
 import { modelContracts, type ModelEvent } from './models';
 import { projectLifecycleContracts, type ProjectLifecycleEvent } from './projects';
 import { skillContracts, type SkillEvent } from './skills';
+import { userContracts, type SessionEvent, type UserEvent } from './users';
 
 export * from './contract';
 export * from './projects';
@@ -23,6 +24,7 @@ export * from './mlEngines';
 export * from './agentRuns';
 export * from './knowledgeBases';
 export * from './chatMessages';
+export * from './users';
 
 /** Every event type the log may hold. A type missing here cannot be appended. */
 export const allContracts = [
@@ -37,6 +39,7 @@ export const allContracts = [
   ...agentRunContracts,
   ...knowledgeBaseContracts,
   ...chatMessageContracts,
+  ...userContracts,
 ] as const;
 
 /**
@@ -56,7 +59,9 @@ export type MindledgerEvent =
   | MlEngineEvent
   | AgentRunEvent
   | KnowledgeBaseEvent
-  | ChatMessageEvent;
+  | ChatMessageEvent
+  | UserEvent
+  | SessionEvent;
 
 export type EventType = MindledgerEvent['type'];
 

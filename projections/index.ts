@@ -10,6 +10,7 @@ import { modelsTable } from '../src/models/projection';
 import type { TableProjection } from '../src/projection/types';
 import { projectsTable } from '../src/projects/projection';
 import { skillsTable } from '../src/skills/projection';
+import { accessTokensTable, sessionsTable, usersTable } from '../src/users/projection';
 import { eventsProjection } from './events';
 
 /**
@@ -33,6 +34,9 @@ export const allProjections: readonly TableProjection[] = [
   agentStepsTable,
   knowledgeBasesTable,
   chatMessagesTable,
+  usersTable,
+  accessTokensTable,
+  sessionsTable,
 ];
 
 export { fileTablesProjection } from '../src/files/projection';

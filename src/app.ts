@@ -51,6 +51,10 @@ import { openStores } from './stores';
 import { systemClock, type Clock } from './shared/time';
 import { invalid } from './shared/errors';
 import { systemRoutes, VERSION, type ReadModelStatus } from './system/routes';
+import { guard, loginLimiters, reenterRequest } from './users/guard';
+import { userRoutes } from './users/routes';
+import { usersService } from './users/service';
+import { withRequest } from './shared/requestContext';
 
 /**
  * The composition root: every capability's service, each given the narrow ports it declares
@@ -176,7 +180,9 @@ export const buildServices = (
       return { text: completion.answer, traceId: completion.traceId };
     },
   };
+  const users = usersService(ctx, { sessionTtlMs: ctx.config.auth.sessionTtlMs });
   return {
+    users,
     projects,
     databases,
     skills,
@@ -203,7 +209,12 @@ export const buildHttpApp = (
   const api = new Api();
   // Every capability's routes, in the order the OpenAPI document lists them.
   const mounts: ((api: Api) => void)[] = [
-    (a) => systemRoutes(a, readModel),
+    (a) => systemRoutes(a, readModel, { authEnabled: () => services.users.enabled() }),
+    (a) =>
+      userRoutes(a, services.users, {
+        secure: ctx.config.auth.secureCookies,
+        sessionTtlMs: ctx.config.auth.sessionTtlMs,
+      }),
     (a) => auditRoutes(a, ctx.log),
     (a) => projectRoutes(a, services.projects),
     (a) => databaseRoutes(a, services.databases),
@@ -237,7 +248,11 @@ export const buildHttpApp = (
   app.set('etag', false);
   app.set('strict routing', false);
   app.use(accessLog(ctx.logger));
+  // Sign-in, roles, Host check, CSRF, CORS and security headers: before any body is read.
+  app.use(guard(services.users, ctx.config.auth));
   app.use(jsonBody({ limit: ctx.config.bodyLimit, maxJsonDepth: ctx.config.maxJsonDepth }));
+  app.use(reenterRequest);
+  app.post('/api/login', loginLimiters(ctx.config.auth));
   const document = api.openApiDocument({ title: 'mindledger', version: VERSION });
   app.get('/api/openapi.json', (_req, res) => {
     res.json(document);
@@ -287,7 +302,15 @@ export const createApp = async (
     rows: (database: string, query: string) => late.sql!.queryRows(database, query),
   };
   const services = buildServices(ctx, blobs, training, () => late.sql!.agentTools);
-  await services.projects.ensureDefault();
+  // What the service does on its own at start is recorded as the system's doing.
+  await withRequest(
+    { requestId: 'startup', interface: 'system', actor: { kind: 'system', id: 'startup' } },
+    async () => {
+      await services.projects.ensureDefault();
+      if (config.auth.bootstrap)
+        await services.users.bootstrap(config.auth.bootstrap.username, config.auth.bootstrap.password);
+    },
+  );
   const externals = externalDatabases(ctx, {
     connectTimeoutMs: config.dbConnectTimeoutMs,
     queryTimeoutMs: config.sqlTimeoutMs,

@@ -80,6 +80,22 @@ const envSchema = z.object({
   SLACK_API_BASE_URL: z.url().default('https://slack.com/api'),
   TELEGRAM_API_BASE_URL: z.url().default('https://api.telegram.org'),
   CHATBOT_TELEGRAM_POLL_SECONDS: z.coerce.number().int().min(0).max(50).default(25),
+  AUTH_USERNAME: z.string().min(1).optional(),
+  AUTH_PASSWORD: z.string().min(1).optional(),
+  SESSION_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(7 * 24 * 3600),
+  LOGIN_RATE_LIMIT: z.coerce.number().int().min(1).default(10),
+  LOGIN_RATE_WINDOW_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(15 * 60),
+  CORS_ORIGINS: z.string().optional(),
+  ALLOWED_HOSTS: z.string().optional(),
+  COOKIE_SECURE: z.enum(['auto', 'true', 'false', '1', '0']).default('auto'),
 });
 
 export type Config = {
@@ -151,6 +167,21 @@ export type Config = {
     /** Telegram getUpdates long-poll time. */
     telegramPollSeconds: number;
   };
+  /** Sign-in (README "Sign-in and roles"). */
+  auth: {
+    /** The admin made (or reset) at start: turns authentication on. */
+    bootstrap: { username: string; password: string } | undefined;
+    sessionTtlMs: number;
+    /** Failed logins allowed per user and per address in each window. */
+    loginRateLimit: number;
+    loginRateWindowMs: number;
+    /** Origins (scheme://host[:port]) allowed cross-origin requests with credentials; none: CORS off. */
+    corsOrigins: string[];
+    /** Host names accepted besides loopback ones while authentication is off. */
+    allowedHosts: string[];
+    /** `Secure` on the session cookie: always, never, or when the request came over HTTPS. */
+    secureCookies: 'auto' | boolean;
+  };
 };
 
 /**
@@ -183,6 +214,13 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   } catch (error) {
     throw new Error(`Invalid configuration: ${(error as Error).message}`);
   }
+  if (Boolean(e.AUTH_USERNAME) !== Boolean(e.AUTH_PASSWORD))
+    throw new Error('Invalid configuration: AUTH_USERNAME and AUTH_PASSWORD go together (both, or neither)');
+  const list = (value: string | undefined) =>
+    (value ?? '')
+      .split(',')
+      .map((v) => v.trim())
+      .filter(Boolean);
   const dataDir = path.resolve(e.DATA_DIR);
   const shared = e.EVENT_STORE_URL?.startsWith('postgres');
   return {
@@ -250,10 +288,23 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       telegramApiBaseUrl: e.TELEGRAM_API_BASE_URL.replace(/\/+$/, ''),
       telegramPollSeconds: e.CHATBOT_TELEGRAM_POLL_SECONDS,
     },
+    auth: {
+      bootstrap:
+        e.AUTH_USERNAME && e.AUTH_PASSWORD
+          ? { username: e.AUTH_USERNAME, password: e.AUTH_PASSWORD }
+          : undefined,
+      sessionTtlMs: e.SESSION_TTL_SECONDS * 1000,
+      loginRateLimit: e.LOGIN_RATE_LIMIT,
+      loginRateWindowMs: e.LOGIN_RATE_WINDOW_SECONDS * 1000,
+      corsOrigins: list(e.CORS_ORIGINS).map((o) => o.replace(/\/+$/, '')),
+      allowedHosts: list(e.ALLOWED_HOSTS).map((h) => h.toLowerCase()),
+      secureCookies:
+        e.COOKIE_SECURE === 'auto' ? 'auto' : e.COOKIE_SECURE === 'true' || e.COOKIE_SECURE === '1',
+    },
   };
 };
 
-const isLoopback = (host: string) => {
+export const isLoopback = (host: string) => {
   const h = host
     .trim()
     .toLowerCase()
@@ -267,6 +318,6 @@ const isLoopback = (host: string) => {
  * operator's explicit ALLOW_UNAUTHENTICATED=1 (the Docker image binds 0.0.0.0).
  */
 export const unsafeBinding = (config: Config): string | null =>
-  isLoopback(config.host) || config.allowUnauthenticated
+  isLoopback(config.host) || config.allowUnauthenticated || config.auth.bootstrap !== undefined
     ? null
     : `Refusing to listen on ${config.host}: authentication is off, so anyone who can reach this address could read, change and delete every project. Listen on 127.0.0.1 (HOST), or set ALLOW_UNAUTHENTICATED=1 to serve without authentication anyway (behind a trusted network or proxy).`;

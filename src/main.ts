@@ -1,55 +1,74 @@
 // First: libuv reads UV_THREADPOOL_SIZE when its pool starts (see duckdb/threadpool.ts).
 import './duckdb/threadpool';
 import { spawn } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Server } from 'node:http';
 import { createApp, type RunningApp } from './app';
-import { loadConfig, unsafeBinding, type Config } from './config';
+import { isLoopback, loadConfig, unsafeBinding, type Config } from './config';
 import { flushLogger } from './logger';
 import { startMysqlServer } from './mysql/server';
-import { withRequest } from './shared/requestContext';
+import { mysqlDoor } from './users/mysql';
 import { VERSION } from './shared/version';
 
 /** The same SQL engine, statements, sandbox and errors over the MySQL wire protocol (MYSQL_PORT). */
-const startMysql = (config: Config, running: RunningApp) =>
-  config.mysql.port === 0
-    ? undefined
-    : startMysqlServer({
-        engine: {
-          execute: (query, context, params, signal) =>
-            withRequest({ requestId: crypto.randomUUID(), interface: 'mysql' }, () =>
-              running.sql.execute(query, context, params, signal),
-            ),
-        },
-        host: config.host,
-        port: config.mysql.port,
-        logger: running.ctx.logger,
-        tls: config.mysql.tls
-          ? {
-              cert: fs.readFileSync(config.mysql.tls.certFile),
-              key: fs.readFileSync(config.mysql.tls.keyFile),
-            }
-          : undefined,
-        maxRows: config.sqlRowLimit,
-        maxConnections: config.mysql.maxConnections,
-        serverVersion: `8.0.17-mindledger-${VERSION}`,
-      });
+const startMysql = (config: Config, running: RunningApp, authOn: boolean) => {
+  if (config.mysql.port === 0) return undefined;
+  // The same users and roles as HTTP (src/users/mysql.ts: why caching_sha2_password's full authentication).
+  const door = mysqlDoor(running.services.users, running.sql, authOn);
+  return startMysqlServer({
+    engine: door.engine,
+    auth: door.auth,
+    host: config.host,
+    port: config.mysql.port,
+    logger: running.ctx.logger,
+    tls: config.mysql.tls
+      ? {
+          cert: fs.readFileSync(config.mysql.tls.certFile),
+          key: fs.readFileSync(config.mysql.tls.keyFile),
+        }
+      : undefined,
+    maxRows: config.sqlRowLimit,
+    maxConnections: config.mysql.maxConnections,
+    serverVersion: `8.0.17-mindledger-${VERSION}`,
+  });
+};
 
 const main = async () => {
   const config = loadConfig();
-  const refusal = unsafeBinding(config);
-  if (refusal) {
-    console.error(refusal);
+  // No log yet means no admin yet: refused before anything is written.
+  const noLogYet =
+    config.eventStoreUrl === undefined && !fs.existsSync(path.join(config.dataDir, 'events.sqlite'));
+  if (noLogYet && unsafeBinding(config)) {
+    console.error(unsafeBinding(config));
     process.exit(1);
   }
   const running = await createApp(config);
   const { logger } = running.ctx;
-  if (config.allowUnauthenticated && config.host !== '127.0.0.1')
+  // An admin made with `npm run user -- add` turns authentication on as AUTH_USERNAME does.
+  const authOn = await running.services.users.enabled();
+  const refusal = authOn ? null : unsafeBinding(config);
+  if (refusal) {
+    console.error(refusal);
+    await running.close();
+    process.exit(1);
+  }
+  if (authOn)
+    logger.info(
+      { host: config.host },
+      'authentication is ON: sign in with POST /api/login or a bearer token',
+    );
+  else {
     logger.warn(
       { host: config.host },
-      'serving WITHOUT authentication on a non-loopback address (ALLOW_UNAUTHENTICATED)',
+      'AUTHENTICATION IS OFF: anyone who can reach this port can read, change and delete everything; only requests addressed to a loopback name (127.0.0.1, localhost, [::1]) or ALLOWED_HOSTS are served (DNS rebinding). Turn it on with AUTH_USERNAME and AUTH_PASSWORD.',
     );
+    if (!isLoopback(config.host))
+      logger.warn(
+        { host: config.host },
+        'serving WITHOUT authentication on a non-loopback address (ALLOW_UNAUTHENTICATED)',
+      );
+  }
   const server: Server = running.app.listen(config.port, config.host, () => {
     logger.info(
       {
@@ -60,7 +79,7 @@ const main = async () => {
       'mindledger listening',
     );
   });
-  const mysql = await startMysql(config, running);
+  const mysql = await startMysql(config, running, authOn);
   if (mysql) logger.info({ host: config.host, port: mysql.port }, 'MySQL protocol listening');
 
   // After a signal: in-flight requests have SHUTDOWN_GRACE_MS to finish; then DuckDB work still

@@ -43,6 +43,9 @@ export type StreamAnswer = TableStream | ((OkAnswer | ErrorAnswer) & { context: 
 /** An error a `rows` iterator throws mid-result carries the code the client is sent (1105 if none). */
 export type EngineRowError = { error_code?: number; message?: string };
 
+/** The connection a statement comes from: the user it authenticated as (any name with authentication off). */
+export type ClientOf = { user: string; host: string; connectionId: number };
+
 export interface SqlEngine {
   /** Runs one statement. `signal` aborts it (the client left, or KILL QUERY). Never throws for SQL errors. */
   execute(
@@ -50,6 +53,7 @@ export interface SqlEngine {
     context: SqlContext,
     params: Record<string, unknown>,
     signal?: AbortSignal,
+    client?: ClientOf,
   ): Promise<SqlAnswer>;
   /** When present, used for every statement the engine answers: large results never sit whole in memory. */
   stream?(
@@ -57,6 +61,7 @@ export interface SqlEngine {
     context: SqlContext,
     params: Record<string, unknown>,
     signal?: AbortSignal,
+    client?: ClientOf,
   ): Promise<StreamAnswer>;
 }
 

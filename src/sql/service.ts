@@ -20,6 +20,9 @@ import { knowledgeBaseStatementsOf } from './knowledgeBaseStatements';
 import type { OkAnswer, SqlAnswer, SqlContext, TableAnswer } from './answers';
 import { deadlineIn, withinDeadline, type Deadline } from './deadline';
 import { VersionedCache } from '../shared/versionedCache';
+import { currentRequest } from '../shared/requestContext';
+import { checkStatement, rolePolicy } from './roles';
+import type { TablePolicy } from './plan';
 
 export type { SqlAnswer, SqlContext } from './answers';
 
@@ -125,7 +128,10 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
     params: Record<string, unknown>,
     deadline: Deadline,
     signal?: AbortSignal,
+    policy?: TablePolicy,
   ) => {
+    // A caller under a role's policy is checked afresh: a cached answer was someone else's.
+    if (policy) return selectFresh(sql, db, params, deadline, signal, policy);
     const version = ctx.projections.version;
     const key = `${db}\u0000${sql}\u0000${JSON.stringify(params)}`;
     const known = answers.get(key);
@@ -140,6 +146,7 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
     params: Record<string, unknown>,
     deadline: Deadline,
     signal?: AbortSignal,
+    policy?: TablePolicy,
   ) => {
     // Each rewriting step is linear in the text (at most SQL_MAX_QUERY_BYTES); the deadline is
     // checked between them and the name lookups they make.
@@ -165,7 +172,7 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
       externals,
       models,
       { ...dialect, params, db, version: ctx.projections.version, dataEpoch, natives: extracted.natives },
-      { ...limits, deadline, signal },
+      { ...limits, deadline, signal, policy },
     );
   };
   /** Our own SQL (already DuckDB dialect, MindsDB names) wrapped around a client's WHERE/LIKE. */
@@ -244,8 +251,9 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
       const sql = trimStatement(query);
       if (!sql) throw new SqlError(SqlErrorCode.Syntax, 'The query is empty');
       const keyword = leadingKeyword(sql);
+      const principal = currentRequest()?.principal;
       if (SELECT_LIKE.has(keyword))
-        return withinDeadline(select(sql, db, params, deadline, signal), deadline);
+        return withinDeadline(select(sql, db, params, deadline, signal, rolePolicy(principal)), deadline);
       if (FORBIDDEN.has(keyword))
         throw new SqlError(
           SqlErrorCode.Forbidden,
@@ -266,6 +274,7 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
           `Syntax error at line ${parsed.line}, column ${parsed.column}: ${parsed.message}`,
         );
       }
+      checkStatement(principal, parsed.kind);
       switch (parsed.kind) {
         case 'Show':
           return withinDeadline(show(parsed, db, params, deadline), deadline);

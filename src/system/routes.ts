@@ -60,7 +60,11 @@ const readModelSchema = z
 
 export { VERSION };
 
-export const systemRoutes = (api: Api, readModel: ReadModelStatus) => {
+export const systemRoutes = (
+  api: Api,
+  readModel: ReadModelStatus,
+  auth: { authEnabled: () => Promise<boolean> } = { authEnabled: async () => false },
+) => {
   let cached: { version: number; digest: Promise<ReadModelDigest> } | null = null;
   const currentDigest = () => {
     const version = readModel.version();
@@ -98,12 +102,17 @@ export const systemRoutes = (api: Api, readModel: ReadModelStatus) => {
       },
       handle: async () => {
         const { position, digest, tables } = await currentDigest();
+        const enabled = await auth.authEnabled();
         return {
           status: 200,
           body: {
             mindsdb_version: VERSION,
             environment: 'local',
-            auth: { http_auth_enabled: false, confirmed: true, provider: 'disabled' },
+            auth: {
+              http_auth_enabled: enabled,
+              confirmed: true,
+              provider: enabled ? 'mindledger' : 'disabled',
+            },
             read_model: { position, digest, tables, failed: presentFailure(readModel.failure?.()) },
           },
         };

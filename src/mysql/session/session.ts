@@ -1,6 +1,6 @@
 import type { Outcome } from '../outcome';
 import { fail, fromAnswer, MysqlError } from '../outcome';
-import type { SqlContext, SqlEngine, SqlAnswer } from '../port';
+import type { ClientOf, SqlContext, SqlEngine, SqlAnswer } from '../port';
 import { answerLocally } from './answers/answerLocally';
 import { classify } from './classify';
 import type { ConnectionExpression, ConnectionFunction } from './statement';
@@ -55,6 +55,11 @@ export class Session implements SessionView {
 
   get engine() {
     return this.options.engine;
+  }
+
+  /** Who sends this connection's statements (the engine checks the user's role). */
+  get client(): ClientOf {
+    return { user: this.user, host: this.host, connectionId: this.id };
   }
 
   get server(): ServerView {
@@ -120,6 +125,7 @@ export class Session implements SessionView {
       this.context,
       this.userVariableParams(substituted.userVariables),
       signal,
+      this.client,
     );
     return answer;
   }
@@ -144,8 +150,8 @@ export class Session implements SessionView {
       const substituted = substituteConnectionValues(statement.sql, (e) => this.valueOf(e));
       const allParams = { ...this.userVariableParams(substituted.userVariables), ...params };
       const answer = this.engine.stream
-        ? await this.engine.stream(substituted.sql, this.context, allParams, signal)
-        : await this.engine.execute(substituted.sql, this.context, allParams, signal);
+        ? await this.engine.stream(substituted.sql, this.context, allParams, signal, this.client)
+        : await this.engine.execute(substituted.sql, this.context, allParams, signal, this.client);
       this.context = answer.context;
       outcome = fromAnswer(answer);
     } else outcome = await answerLocally(this, statement, signal);

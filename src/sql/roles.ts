@@ -1,0 +1,53 @@
+import type { Principal } from '../shared/requestContext';
+import { nameKey } from '../shared/names';
+import { SqlError, SqlErrorCode } from './errors';
+import type { TablePolicy } from './plan';
+
+/**
+ * The SQL endpoint's half of the roles (README "Sign-in and roles"): decided on what was parsed,
+ * never on the text. SELECTs are checked table by table on DuckDB's parse tree (a `TablePolicy`):
+ * - analyst: every table, models and agents (predictions), never a native query on a registered
+ *   database (those run with its stored credentials: admin and editor only);
+ * - auditor: information_schema.EVENTS only (the log; AS OF tables will join it);
+ * - a project-scoped token: its project's tables and information_schema only.
+ * MindsDB's own statements: SHOW/DESCRIBE/USE/SET for readers, everything else for admin and editor.
+ */
+const refuse = (message: string) => new SqlError(SqlErrorCode.Forbidden, message);
+
+export const rolePolicy = (principal: Principal | undefined): TablePolicy | undefined => {
+  if (!principal) return undefined;
+  const { role, project } = principal;
+  if ((role === 'admin' || role === 'editor') && project === null) return undefined;
+  return {
+    check: (database, table) => {
+      const db = nameKey(database);
+      if (table === '(native query)' && role !== 'admin' && role !== 'editor')
+        throw refuse(
+          `Native queries on ${database} run with its stored credentials: they take the editor or admin role (yours: ${role})`,
+        );
+      if (role === 'auditor' && !(db === 'information_schema' && table.toLowerCase() === 'events'))
+        throw refuse(`The auditor role reads information_schema.EVENTS only, not ${database}.${table}`);
+      if (project !== null && db !== nameKey(project) && db !== 'information_schema')
+        throw refuse(`This token reaches only project ${project}, not ${database}`);
+    },
+  };
+};
+
+/** MindsDB statement kinds a caller may run besides SELECTs (which their policy checks). */
+export const checkStatement = (principal: Principal | undefined, kind: string) => {
+  if (!principal) return;
+  const reading = kind === 'Show' || kind === 'Describe' || kind === 'Use' || kind === 'Set';
+  if (principal.role === 'auditor') {
+    if (kind === 'Use' || kind === 'Set') return;
+    throw refuse('The auditor role runs SELECTs on information_schema.EVENTS only');
+  }
+  if (reading) return;
+  if (principal.role === 'analyst')
+    throw refuse(
+      'The analyst role is read-only (SELECT, SHOW, DESCRIBE, predictions): this statement takes editor',
+    );
+  if (principal.project !== null)
+    throw refuse(
+      'A project-scoped token runs reading statements only in SQL; use the REST routes under its project',
+    );
+};

@@ -1,0 +1,55 @@
+import crypto from 'node:crypto';
+import type { Authenticator, SqlEngine } from '../mysql';
+import { withRequest } from '../shared/requestContext';
+import type { UsersService } from './service';
+
+/**
+ * The MySQL protocol's door, with the same users and roles as HTTP.
+ *
+ * Passwords are kept only as scrypt hashes, so neither mysql_native_password (whose check needs
+ * SHA1(SHA1(password)), a hash too fast to keep) nor caching_sha2_password's fast path can be
+ * answered from the log. Clients are therefore switched to caching_sha2_password's full
+ * authentication: the password travels over TLS (MYSQL_TLS_CERT/KEY) or RSA-encrypted with the
+ * server's key (clients ask for it: mysql --get-server-public-key, mysql2 does by itself), and is
+ * checked against the scrypt hash. After one full login the server keeps SHA256(SHA256(password))
+ * in memory only (as MySQL does), so later logins take the fast path; every statement still
+ * resolves the user's current role, so a deleted user's open connections are refused at once.
+ *
+ * With authentication off at start, any user name connects (as before); should an admin appear
+ * later, those connections are refused until the server restarts with authentication on.
+ */
+export const mysqlDoor = (
+  users: UsersService,
+  engine: Pick<SqlEngine, 'execute'>,
+  authOnAtStart: boolean,
+): { auth: Authenticator | undefined; engine: SqlEngine } => ({
+  auth: authOnAtStart ? { verify: (user, password) => users.verifyPassword(user, password) } : undefined,
+  engine: {
+    execute: async (query, context, params, signal, client) => {
+      const requestId = crypto.randomUUID();
+      if (!(await users.enabled()))
+        return withRequest(
+          {
+            requestId,
+            interface: 'mysql',
+            actor: { kind: 'address', id: client?.host ?? '' },
+          },
+          () => engine.execute(query, context, params, signal),
+        );
+      const identity = authOnAtStart && client ? await users.identityOfUser(client.user) : undefined;
+      if (!identity)
+        return {
+          type: 'error',
+          error_code: 1045,
+          error_message: authOnAtStart
+            ? `Access denied for user '${client?.user ?? ''}': the user no longer exists`
+            : 'Authentication was turned on after this MySQL server started: reconnect after a restart',
+          context,
+        };
+      return withRequest(
+        { requestId, interface: 'mysql', actor: identity.actor, principal: identity.principal },
+        () => engine.execute(query, context, params, signal),
+      );
+    },
+  },
+});

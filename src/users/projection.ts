@@ -1,0 +1,156 @@
+import type { TableProjection, TableReader } from '../projection/types';
+
+/** `users`: who may sign in, and as what (no password hashes: those stay in the log). */
+export const usersTable: TableProjection = {
+  table: 'users',
+  key: 'ID',
+  columns: [
+    { name: 'ID', type: 'BIGINT' },
+    { name: 'NAME', type: 'VARCHAR' },
+    { name: 'ROLE', type: 'VARCHAR' },
+    { name: 'CREATED_AT', type: 'TIMESTAMP' },
+    { name: 'PASSWORD_CHANGED_AT', type: 'TIMESTAMP' },
+  ],
+  handles: ['UserCreated', 'UserPasswordChanged', 'UserRoleChanged', 'UserDeleted'],
+  apply: async (event, rows) => {
+    switch (event.type) {
+      case 'UserCreated':
+        rows.put({
+          ID: event.meta.position,
+          NAME: event.data.name,
+          ROLE: event.data.role,
+          CREATED_AT: event.data.createdAt,
+          PASSWORD_CHANGED_AT: null,
+        });
+        return;
+      case 'UserPasswordChanged':
+      case 'UserRoleChanged': {
+        const row = await rows.get(BigInt(event.data.userId));
+        if (!row) return;
+        rows.put(
+          event.type === 'UserRoleChanged'
+            ? { ...row, ROLE: event.data.role }
+            : { ...row, PASSWORD_CHANGED_AT: event.data.changedAt },
+        );
+        return;
+      }
+      case 'UserDeleted':
+        rows.delete(BigInt(event.data.userId));
+        return;
+    }
+  },
+};
+
+/** `access_tokens`: live personal access tokens (no secrets, no hashes). */
+export const accessTokensTable: TableProjection = {
+  table: 'access_tokens',
+  key: 'TOKEN_ID',
+  columns: [
+    { name: 'TOKEN_ID', type: 'VARCHAR' },
+    { name: 'USER_ID', type: 'BIGINT' },
+    { name: 'USER_NAME', type: 'VARCHAR' },
+    { name: 'NAME', type: 'VARCHAR' },
+    { name: 'PROJECT', type: 'VARCHAR' },
+    { name: 'EXPIRES_AT', type: 'TIMESTAMP' },
+    { name: 'CREATED_AT', type: 'TIMESTAMP' },
+  ],
+  handles: ['AccessTokenCreated', 'AccessTokenRevoked', 'UserDeleted'],
+  apply: async (event, rows) => {
+    switch (event.type) {
+      case 'AccessTokenCreated':
+        rows.put({
+          TOKEN_ID: event.data.tokenId,
+          USER_ID: BigInt(event.data.userId),
+          USER_NAME: event.data.user,
+          NAME: event.data.name,
+          PROJECT: event.data.project,
+          EXPIRES_AT: event.data.expiresAt,
+          CREATED_AT: event.data.createdAt,
+        });
+        return;
+      case 'AccessTokenRevoked':
+        rows.delete(event.data.tokenId);
+        return;
+      case 'UserDeleted': {
+        const userId = BigInt(event.data.userId);
+        for (const row of await rows.scan((r) => BigInt(r.USER_ID as bigint) === userId))
+          rows.delete(String(row.TOKEN_ID));
+        return;
+      }
+    }
+  },
+};
+
+/** `sessions`: sign-ins, when they end and why (a deleted user's sessions end with it). */
+export const sessionsTable: TableProjection = {
+  table: 'sessions',
+  key: 'SESSION_ID',
+  columns: [
+    { name: 'SESSION_ID', type: 'VARCHAR' },
+    { name: 'USER_ID', type: 'BIGINT' },
+    { name: 'USER_NAME', type: 'VARCHAR' },
+    { name: 'ADDRESS', type: 'VARCHAR' },
+    { name: 'STARTED_AT', type: 'TIMESTAMP' },
+    { name: 'EXPIRES_AT', type: 'TIMESTAMP' },
+    { name: 'ENDED_AT', type: 'TIMESTAMP' },
+    { name: 'END_REASON', type: 'VARCHAR' },
+  ],
+  handles: ['SessionStarted', 'SessionEnded', 'UserDeleted', 'UserPasswordChanged'],
+  apply: async (event, rows) => {
+    switch (event.type) {
+      case 'SessionStarted':
+        rows.put({
+          SESSION_ID: event.data.sessionId,
+          USER_ID: BigInt(event.data.userId),
+          USER_NAME: event.data.user,
+          ADDRESS: event.data.address,
+          STARTED_AT: event.data.startedAt,
+          EXPIRES_AT: event.data.expiresAt,
+          ENDED_AT: null,
+          END_REASON: null,
+        });
+        return;
+      case 'SessionEnded': {
+        const row = await rows.get(event.data.sessionId);
+        if (row && row.ENDED_AT === null)
+          rows.put({ ...row, ENDED_AT: event.data.endedAt, END_REASON: event.data.reason });
+        return;
+      }
+      case 'UserDeleted':
+      case 'UserPasswordChanged': {
+        const userId = BigInt(event.data.userId);
+        const at = event.type === 'UserDeleted' ? event.data.deletedAt : event.data.changedAt;
+        const open = await rows.scan((r) => BigInt(r.USER_ID as bigint) === userId && r.ENDED_AT === null);
+        for (const row of open) rows.put({ ...row, ENDED_AT: at, END_REASON: 'revoked' });
+        return;
+      }
+    }
+  },
+};
+
+export type UserRow = {
+  ID: bigint;
+  NAME: string;
+  ROLE: string;
+  CREATED_AT: Date | string;
+  PASSWORD_CHANGED_AT: Date | string | null;
+};
+export type TokenRow = {
+  TOKEN_ID: string;
+  USER_ID: bigint;
+  USER_NAME: string;
+  NAME: string;
+  PROJECT: string | null;
+  EXPIRES_AT: Date | string | null;
+  CREATED_AT: Date | string;
+};
+
+export const userRows = async (reader: TableReader) =>
+  (await reader.query('SELECT * FROM users ORDER BY ID')) as UserRow[];
+
+export const tokenRows = async (reader: TableReader, userId: number | null) =>
+  (userId === null
+    ? await reader.query('SELECT * FROM access_tokens ORDER BY CREATED_AT, TOKEN_ID')
+    : await reader.query('SELECT * FROM access_tokens WHERE USER_ID = ? ORDER BY CREATED_AT, TOKEN_ID', [
+        userId,
+      ])) as TokenRow[];
