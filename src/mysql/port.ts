@@ -74,6 +74,11 @@ export interface SqlEngine {
 export interface Authenticator {
   verify(user: string, password: string): boolean | Promise<boolean>;
   passwordOf?(user: string): string | undefined | Promise<string | undefined>;
+  /**
+   * Names the user's current credentials (changes when the password does): caching_sha2's cached
+   * digest is kept per user and tag, so an old password stops working on the fast path.
+   */
+  cacheTag?(user: string): string | Promise<string>;
 }
 
 /** The log calls the server makes (pino's Logger fits). */

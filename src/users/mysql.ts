@@ -23,7 +23,12 @@ export const mysqlDoor = (
   engine: Pick<SqlEngine, 'execute'>,
   authOnAtStart: boolean,
 ): { auth: Authenticator | undefined; engine: SqlEngine } => ({
-  auth: authOnAtStart ? { verify: (user, password) => users.verifyPassword(user, password) } : undefined,
+  auth: authOnAtStart
+    ? {
+        verify: (user, password) => users.verifyPassword(user, password),
+        cacheTag: (user) => users.credentialTag(user),
+      }
+    : undefined,
   engine: {
     execute: async (query, context, params, signal, client) => {
       const requestId = crypto.randomUUID();

@@ -142,6 +142,11 @@ export const usersService = (ctx: AppContext, settings: UsersSettings) => {
       if (session.status !== 'live' || !sameHex(session.secretHash, sha256Hex(m[2]!))) return;
       await runSession(m[1]!, { type: 'EndSession', data: { reason: 'logout' } });
     },
+    /** Names a user's current password (its hash's digest): '' for no such user. */
+    credentialTag: async (name: string) => {
+      const user = (await state()).users.get(nameKey(name));
+      return user ? sha256Hex(`${user.id}:${user.passwordHash}`) : '';
+    },
     /** A user's identity by name (a MySQL connection's user, authenticated when it connected). */
     identityOfUser: async (name: string): Promise<Identity | undefined> => {
       const user = (await state()).users.get(nameKey(name));

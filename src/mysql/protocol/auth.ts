@@ -142,8 +142,10 @@ export const authenticate = async (
       ? { ok: true }
       : denied(response.user, host, token.length > 0);
 
-  // caching_sha2_password
-  const digest = o.sha2Cache.get(response.user) ?? (clear !== undefined ? sha2Digest(clear) : undefined);
+  // caching_sha2_password. The cache is per user and credential generation: a changed password
+  // (a new tag) no longer finds the old digest.
+  const cacheKey = `${response.user}\u0000${auth.cacheTag ? await auth.cacheTag(response.user) : ''}`;
+  const digest = o.sha2Cache.get(cacheKey) ?? (clear !== undefined ? sha2Digest(clear) : undefined);
   if (token.length === 0)
     // An empty password sends no token; the answer is the OK (or the error) alone.
     return (await auth.verify(response.user, ''))
@@ -175,6 +177,6 @@ export const authenticate = async (
         "caching_sha2_password needs a secure channel for this login: connect with TLS, or let the client ask for the server's RSA public key (mysql: --get-server-public-key; Connector/J: allowPublicKeyRetrieval=true)",
     };
   if (!(await auth.verify(response.user, password))) return denied(response.user, host, token.length > 0);
-  o.sha2Cache.set(response.user, sha2Digest(password));
+  o.sha2Cache.set(cacheKey, sha2Digest(password));
   return { ok: true };
 };

@@ -1,0 +1,52 @@
+import mysql from 'mysql2/promise';
+import pino from 'pino';
+import { startMysqlServer, type MysqlServer } from '../../src/mysql';
+import { mysqlDoor } from '../../src/users/mysql';
+import { startTestApp, type StoreKind, type TestApp } from '../support/app';
+
+export const ADMIN = { name: 'root', password: 'root-password-1' };
+
+/** An app with authentication on (AUTH_USERNAME/AUTH_PASSWORD make the admin). */
+export const startAuthApp = (
+  kind: StoreKind,
+  env: Record<string, string> = {},
+  logStream?: NodeJS.WritableStream,
+) => startTestApp(kind, { AUTH_USERNAME: ADMIN.name, AUTH_PASSWORD: ADMIN.password, ...env }, { logStream });
+
+/** Signs in; the session cookie (`name=value`) to send back. */
+export const login = async (t: TestApp, name: string, password: string) => {
+  const res = await t.http.post('/api/login').send({ username: name, password }).expect(200);
+  const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? [])[0] ?? '';
+  return cookie.split(';')[0]!;
+};
+
+/** A user of a role, made by the admin; their session cookie. */
+export const userWithRole = async (t: TestApp, admin: string, name: string, role: string) => {
+  const password = `${name}-password`;
+  await t.http.post('/api/users').set('Cookie', admin).send({ name, password, role }).expect(201);
+  return { name, password, cookie: await login(t, name, password) };
+};
+
+/** The MySQL protocol in front of the app, with the same users (as src/main.ts starts it). */
+export const startMysqlDoor = async (t: TestApp): Promise<MysqlServer> => {
+  const door = mysqlDoor(t.running.services.users, t.running.sql, await t.running.services.users.enabled());
+  return startMysqlServer({
+    engine: door.engine,
+    auth: door.auth,
+    host: '127.0.0.1',
+    port: 0,
+    logger: pino({ level: 'silent' }),
+  });
+};
+
+export const mysqlAs = (server: MysqlServer, user: string, password: string) =>
+  mysql.createConnection({ host: '127.0.0.1', port: server.port, user, password });
+
+export const sqlOver = async (t: TestApp, cookie: string, query: string) =>
+  (await t.http.post('/api/sql/query').set('Cookie', cookie).send({ query }).expect(200)).body as {
+    type: string;
+    data?: unknown[][];
+    column_names?: string[];
+    error_code?: number;
+    error_message?: string;
+  };
