@@ -56,6 +56,14 @@ describe('with authentication off (the embedded start)', () => {
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
   });
+
+  it('serves the API viewer at /doc under that CSP: its scripts are files of its own, none inline', async () => {
+    const res = await t.http.get('/doc/').expect(200);
+    expect(res.headers['content-security-policy']).toContain("script-src 'self'");
+    const scripts = res.text.match(/<script[^>]*>/g) ?? [];
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const tag of scripts) expect(tag).toMatch(/src="\.\/[\w.-]+\.js"/);
+  });
 });
 
 describe('with authentication on: CSRF, CORS, rate limits, logs', () => {
