@@ -356,10 +356,15 @@ export const createApp = async (
     },
     { refreshMs: Math.max(chat.pollMs, 200), pollSeconds: chat.telegramPollSeconds, backoff: retryBackoff },
   );
-  if (chat.processor) {
-    processor.start();
-    pollers.start();
-  }
+  if (chat.processor)
+    // What chatbots do on their own (claims, answers, deliveries) is recorded as the chatbot interface's.
+    withRequest(
+      { requestId: 'chatbot-processor', interface: 'chatbot', actor: { kind: 'system', id: 'chatbot' } },
+      () => {
+        processor.start();
+        pollers.start();
+      },
+    );
   const { app, api } = buildHttpApp(ctx, services, sql, {
     digest: stores.digest,
     version: () => projections.version,

@@ -15,6 +15,7 @@ import {
   usersAggregate,
   USERS_STREAM,
   type Role,
+  type SessionState,
   type User,
   type UsersState,
 } from './state';
@@ -40,8 +41,30 @@ const SESSION_PATTERN = /^([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
  * revoked token or deleted user is refused on the next request. Lists answer from the projections.
  */
 export const usersService = (ctx: AppContext, settings: UsersSettings) => {
-  const state = async (): Promise<UsersState> =>
-    (await ctx.commands.load(USERS_STREAM, usersAggregate)).state;
+  // Every request asks: the states are read again only when the read model moved (an event was
+  // applied, ours or, on PostgreSQL, another process's), so a request costs no read of the log.
+  let users: { version: number; state: Promise<UsersState> } | undefined;
+  const state = (): Promise<UsersState> => {
+    const version = ctx.projections.version;
+    if (users?.version !== version) {
+      const loading = ctx.commands.load(USERS_STREAM, usersAggregate).then((l) => l.state);
+      users = { version, state: loading };
+      loading.catch(() => (users = undefined));
+    }
+    return users.state;
+  };
+  const sessions = new Map<string, { version: number; state: Promise<SessionState> }>();
+  const sessionState = (sessionId: string): Promise<SessionState> => {
+    const version = ctx.projections.version;
+    const known = sessions.get(sessionId);
+    if (known?.version === version) return known.state;
+    const loading = ctx.commands.load(sessionStream(sessionId), sessionAggregate).then((l) => l.state);
+    sessions.delete(sessionId);
+    sessions.set(sessionId, { version, state: loading });
+    if (sessions.size > 2000) sessions.delete(sessions.keys().next().value as string);
+    loading.catch(() => sessions.delete(sessionId));
+    return loading;
+  };
   const run = async (unstamped: Unstamped<UserCommand>) => {
     const command = { ...unstamped, metadata: { now: ctx.clock() } } as UserCommand;
     const outcome = await ctx.commands.run(USERS_STREAM, usersAggregate, (s) => decideUsers(command, s));
@@ -138,7 +161,7 @@ export const usersService = (ctx: AppContext, settings: UsersSettings) => {
     logout: async (cookie: string) => {
       const m = SESSION_PATTERN.exec(cookie);
       if (!m) return;
-      const { state: session } = await ctx.commands.load(sessionStream(m[1]!), sessionAggregate);
+      const session = await sessionState(m[1]!);
       if (session.status !== 'live' || !sameHex(session.secretHash, sha256Hex(m[2]!))) return;
       await runSession(m[1]!, { type: 'EndSession', data: { reason: 'logout' } });
     },
@@ -162,7 +185,7 @@ export const usersService = (ctx: AppContext, settings: UsersSettings) => {
     fromSession: async (cookie: string): Promise<Identity | undefined> => {
       const m = SESSION_PATTERN.exec(cookie);
       if (!m) return undefined;
-      const { state: session } = await ctx.commands.load(sessionStream(m[1]!), sessionAggregate);
+      const session = await sessionState(m[1]!);
       if (session.status !== 'live' || !sameHex(session.secretHash, sha256Hex(m[2]!))) return undefined;
       if (Date.parse(session.expiresAt) <= ctx.clock().getTime()) return undefined;
       const user = userById(await state(), session.userId);
