@@ -247,6 +247,7 @@ export const buildHttpApp = (
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('strict routing', false);
+  if (ctx.config.auth.trustProxy !== undefined) app.set('trust proxy', ctx.config.auth.trustProxy);
   app.use(accessLog(ctx.logger));
   // Sign-in, roles, Host check, CSRF, CORS and security headers: before any body is read.
   app.use(guard(services.users, ctx.config.auth));

@@ -96,6 +96,7 @@ const envSchema = z.object({
   CORS_ORIGINS: z.string().optional(),
   ALLOWED_HOSTS: z.string().optional(),
   COOKIE_SECURE: z.enum(['auto', 'true', 'false', '1', '0']).default('auto'),
+  TRUST_PROXY: z.string().min(1).optional(),
 });
 
 export type Config = {
@@ -181,6 +182,11 @@ export type Config = {
     allowedHosts: string[];
     /** `Secure` on the session cookie: always, never, or when the request came over HTTPS. */
     secureCookies: 'auto' | boolean;
+    /**
+     * Express's `trust proxy`: which proxies' X-Forwarded-For/-Proto to believe (the client address
+     * that rate limits and actors name, and whether the request came over HTTPS). Unset: none.
+     */
+    trustProxy: boolean | number | string | undefined;
   };
 };
 
@@ -300,6 +306,16 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       allowedHosts: list(e.ALLOWED_HOSTS).map((h) => h.toLowerCase()),
       secureCookies:
         e.COOKIE_SECURE === 'auto' ? 'auto' : e.COOKIE_SECURE === 'true' || e.COOKIE_SECURE === '1',
+      trustProxy:
+        e.TRUST_PROXY === undefined
+          ? undefined
+          : e.TRUST_PROXY === 'true'
+            ? true
+            : e.TRUST_PROXY === 'false'
+              ? false
+              : /^\d+$/.test(e.TRUST_PROXY)
+                ? Number(e.TRUST_PROXY)
+                : e.TRUST_PROXY,
     },
   };
 };
