@@ -14,6 +14,10 @@ export type RecordedEventLike = {
     readonly eventId?: string;
     readonly recordedAt?: string;
     readonly schemaVersion?: number;
+    /** Who caused it, by which request and interface (src/eventlog/registry.ts). */
+    readonly actor?: string;
+    readonly requestId?: string;
+    readonly via?: string;
   };
 };
 
@@ -79,7 +83,7 @@ export const canonicalJson = (value: unknown): string | undefined => {
 
 /**
  * The leaf of one event: canonical JSON of
- * `{data, metadata: {eventId, recordedAt, schemaVersion, streamPosition}, position, stream, type}`
+ * `{data, metadata: {actor, eventId, recordedAt, requestId, schemaVersion, streamPosition, via}, position, stream, type}`
  * with `position` and `streamPosition` as decimal strings. Keys are written here in their sorted
  * order (the same bytes canonicalJson would give, without sorting five keys per event).
  */
@@ -87,11 +91,15 @@ export const leafText = (event: RecordedEventLike): string => {
   const { meta } = event;
   const data = canonicalJson(event.data);
   let metadata = '';
+  // Who did it is part of what is sealed: an edited actor changes the leaf like edited data does.
+  if (meta.actor !== undefined) metadata += `,"actor":${jsonString(meta.actor)}`;
   if (meta.eventId !== undefined) metadata += `,"eventId":${jsonString(meta.eventId)}`;
   if (meta.recordedAt !== undefined) metadata += `,"recordedAt":${jsonString(meta.recordedAt)}`;
+  if (meta.requestId !== undefined) metadata += `,"requestId":${jsonString(meta.requestId)}`;
   if (meta.schemaVersion !== undefined)
     metadata += `,"schemaVersion":${canonicalJson(meta.schemaVersion) ?? 'null'}`;
   if (meta.streamPosition !== undefined) metadata += `,"streamPosition":"${meta.streamPosition.toString()}"`;
+  if (meta.via !== undefined) metadata += `,"via":${jsonString(meta.via)}`;
   return (
     '{' +
     (data === undefined ? '' : `"data":${data},`) +
