@@ -1,9 +1,11 @@
 // npm run bench: prints each comparison measured in this one run. BENCH_ONLY=http,writes,… picks some;
-// the slow ones (ml, ledger) run only when named.
+// the slow ones (ml, ledger, kb, chat) run only when named.
 import { benchAgentLoop } from './agents.bench';
+import { benchChat } from './chat.bench';
 import { benchCompletions } from './completions.bench';
 import { benchData } from './data.bench';
 import { benchHttp } from './http.bench';
+import { benchKnowledgeBases } from './kb.bench';
 import { benchLedger } from './ledger.bench';
 import { benchLoad } from './load.bench';
 import { benchMl } from './ml.bench';
@@ -27,6 +29,8 @@ const benches: Record<string, () => Promise<unknown>> = {
   mysql: () => benchMysql(seconds),
   ml: () => benchMl(),
   ledger: () => benchLedger(),
+  kb: () => benchKnowledgeBases(),
+  chat: () => benchChat(),
 };
 const DEFAULT = 'http,writes,replay,sql,data,models,load,agents,completions,mysql';
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
