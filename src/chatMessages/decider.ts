@@ -103,6 +103,9 @@ export const decideMessage = (command: MessageCommand, state: MessageState): Mes
     }
     case 'FailAnswer': {
       const s = held(state, command.data.claimId);
+      // Only the claim answering may fail the answer; once answered, only delivery can fail.
+      if (s.answer !== null || s.claim?.purpose !== 'answer')
+        throw conflict('This message is answered already', 'Answered');
       return [
         {
           type: 'ChatAnswerFailed',
@@ -146,7 +149,8 @@ export const decideMessage = (command: MessageCommand, state: MessageState): Mes
               type: 'ChatDeliveryFailed',
               data: {
                 ...base,
-                attempt: Math.max(1, s.deliveries),
+                // The answering claim's own delivery is the first; a delivery claim counted itself.
+                attempt: s.claim?.purpose === 'deliver' ? Math.max(1, s.deliveries) : s.deliveries + 1,
                 error: command.data.error,
                 retryAt: command.data.retryAt?.toISOString() ?? null,
                 failedAt: at,

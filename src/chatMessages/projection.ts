@@ -145,6 +145,7 @@ export const chatMessagesTable: TableProjection = {
         rows.put({
           ...row,
           STATUS: d.retryAt === null ? 'given_up' : 'answered',
+          DELIVERIES: Math.max(Number(row.DELIVERIES ?? 0), d.attempt),
           CLAIMED_BY: null,
           LEASE_UNTIL: null,
           RETRY_AT: d.retryAt,

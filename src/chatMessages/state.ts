@@ -104,6 +104,7 @@ export const messageAggregate: Aggregate<MessageState> = {
         return {
           ...state,
           status: d.retryAt === null ? 'given_up' : 'answered',
+          deliveries: Math.max(state.deliveries, d.attempt),
           claim: null,
           retryAt: d.retryAt === null ? null : Date.parse(d.retryAt),
           lastError: d.error,
