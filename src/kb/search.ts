@@ -27,6 +27,13 @@ export const searchSql = (s: KbSearch) => {
   const t = kbTables(s.kbId);
   const metadata = metadataColumnsSql(s.metadataColumns);
   const alpha = Math.min(1, Math.max(0, s.alpha));
+  // Vector only: the keyword side weighs nothing, so it is not computed (it is most of the cost).
+  if (alpha === 1)
+    return `SELECT c.DOC_ID AS id, c.CHUNK_ID AS chunk_id, c.CONTENT AS chunk_content, c.METADATA AS metadata,
+      1 - array_cosine_similarity(c.EMBEDDING, q.V) AS distance,
+      greatest(array_cosine_similarity(c.EMBEDDING, q.V), 0) AS relevance${metadata}
+    FROM ${t.chunks} AS c CROSS JOIN ${s.vectorTable} AS q
+    ORDER BY relevance DESC, c.POSITION, c.CHUNK_INDEX`;
   return `WITH st AS (SELECT count(*)::DOUBLE AS n, coalesce(avg(TERMS), 0)::DOUBLE AS avgdl FROM ${t.chunks}),
     df AS (SELECT tt.TERM, count(*)::DOUBLE AS df FROM ${t.terms} AS tt
            WHERE tt.TERM IN (SELECT TERM FROM ${s.termsTable}) GROUP BY tt.TERM),

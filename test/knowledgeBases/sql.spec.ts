@@ -64,6 +64,31 @@ describe.each(storeKinds)('knowledge bases in SQL on %s', (store) => {
     await t.dispose();
   });
 
+  it('weighs vector against keyword by hybrid_search_alpha: 1 is cosine only, 0 keyword only, between a mix', async () => {
+    const { project, kb } = await givenKnowledgeBase(t);
+    const search = async (alpha: number) =>
+      rowsOf(
+        await ok(
+          t,
+          `SELECT id, distance, relevance FROM ${project}.${kb} WHERE content = 'refund within days' AND hybrid_search_alpha = ${alpha}`,
+        ),
+      ) as { id: string; distance: number; relevance: number }[];
+    const [vector, keyword, mixed] = [await search(1), await search(0), await search(0.5)];
+    expect(vector).toHaveLength(DOCS.length);
+    // Vector only: relevance is the cosine similarity (1 − distance, never below 0), best first.
+    for (const row of vector) expect(row.relevance).toBeCloseTo(Math.max(0, 1 - row.distance), 6);
+    const relevances = vector.map((r) => r.relevance);
+    expect(relevances).toEqual([...relevances].sort((a, b) => b - a));
+    // Keyword only: the best keyword match scores 1, a chunk sharing no word scores 0.
+    expect(keyword[0]).toMatchObject({ id: 'd1', relevance: 1 });
+    expect(keyword.find((r) => r.id === 'd4')?.relevance).toBe(0);
+    // Between: each chunk's relevance is the weighted sum of its two scores.
+    const byId = (rows: typeof vector) => new Map(rows.map((r) => [r.id, r.relevance]));
+    const [v, k] = [byId(vector), byId(keyword)];
+    for (const row of mixed)
+      expect(row.relevance).toBeCloseTo(0.5 * v.get(row.id)! + 0.5 * k.get(row.id)!, 6);
+  });
+
   it('finds the passage that answers a question first, with MindsDB columns and a relevance', async () => {
     const { project, kb } = await givenKnowledgeBase(t);
     const answer = await ok(
