@@ -16,6 +16,7 @@ import { assertReadModelWritable, type AppContext } from './context';
 import { externalDatabases } from './databases/pools';
 import { databaseRoutes } from './databases/routes';
 import { databasesService } from './databases/service';
+import { consoleRoutes } from './console/routes';
 import { commandRunner } from './eventlog/commands';
 import { fileRoutes } from './files/routes';
 import { filesService } from './files/service';
@@ -260,6 +261,7 @@ export const buildHttpApp = (
   });
   app.use('/doc', swaggerUi.serve, swaggerUi.setup(document));
   app.use(api.router);
+  app.use(consoleRoutes());
   app.use(notFoundHandler);
   // Problem details never name this server's directories (DuckDB and Node quote file paths).
   registerServerPaths([ctx.config.dataDir, path.dirname(path.resolve(ctx.config.duckdbFile))]);
