@@ -100,7 +100,7 @@ export const createChat = (parent: HTMLElement, openInEditor: (sql: string) => v
             for (const a of c.actions) {
               const query = (a.tool_input as { query?: unknown } | null)?.query;
               step(
-                h('span', { class: 'tool' }, `🔧 ${a.tool}`),
+                h('span', { class: 'tool' }, `tool ${a.tool}`),
                 typeof query === 'string'
                   ? sqlBlock(query)
                   : h('code', {}, JSON.stringify(a.tool_input ?? {})),

@@ -183,8 +183,7 @@ export const trainingProgress = (
   const phaseName = get('training_phase_name');
   let percent: number | null = null;
   if (explicit !== undefined && Number.isFinite(Number(explicit))) {
-    const n = Number(explicit);
-    percent = n < 1 ? n * 100 : n; // a fraction or a percentage
+    percent = Number(explicit); // the models table reports 0–100 of the whole training
   } else if (Number.isFinite(current) && Number.isFinite(total) && total > 0)
     percent = (Math.min(current, total) / total) * 100;
   if (status === 'complete') percent = 100;

@@ -87,7 +87,7 @@ describe('streams, names and progress', () => {
         TRAINING_PHASE_NAME: 'fit',
       }),
     ).toEqual({ status: 'training', percent: 50, phase: 'phase 2/4 fit' });
-    expect(trainingProgress({ STATUS: 'training', PROGRESS: 0.25 })).toMatchObject({ percent: 25 });
+    expect(trainingProgress({ STATUS: 'training', PROGRESS: 40 })).toMatchObject({ percent: 40 });
     expect(trainingProgress({ STATUS: 'complete' })).toMatchObject({ percent: 100 });
   });
 });
