@@ -165,6 +165,11 @@ describe('route rules by role', () => {
     expect(refusalOf(as(role), method, path)).toBe(refusal),
   );
 
+  it('lets an auditor read resources only as they were (?as_of=)', () => {
+    expect(refusalOf(as('auditor'), 'GET', '/api/projects/p/skills', true)).toBeNull();
+    expect(refusalOf(as('auditor'), 'DELETE', '/api/projects/p/skills/s', true)).not.toBeNull();
+  });
+
   it('holds a scoped token to its project', () => {
     expect(refusalOf(as('admin', 'p'), 'GET', '/api/projects/P/models')).toBeNull();
     expect(refusalOf(as('admin', 'p'), 'GET', '/api/projects/q/models')).toBe(
