@@ -9,7 +9,18 @@ const base = {
   version: z.number().int().min(1),
 };
 
-/** A model version's definition: what to learn (`target`) from which rows (`query` in `sourceDatabase`). */
+/** MindsDB's `ORDER BY t [GROUP BY g, …] [WINDOW n] [HORIZON h]`: the version forecasts. */
+const timeseries = z.object({
+  orderBy: z.string(),
+  groupBy: z.array(z.string()),
+  window: z.number().int().nullable(),
+  horizon: z.number().int().nullable(),
+});
+
+/**
+ * A model version's definition: what to learn (`target`) from which rows (`query` in
+ * `sourceDatabase`). `timeseries` is absent from definitions written before time-series models.
+ */
 export const ModelVersionDefined = defineEvent(
   'ModelVersionDefined',
   z.object({
@@ -19,6 +30,7 @@ export const ModelVersionDefined = defineEvent(
     query: z.string(),
     sourceDatabase: z.string(),
     options,
+    timeseries: timeseries.nullable().optional(),
     definedAt: z.iso.datetime(),
   }),
 );
@@ -27,6 +39,29 @@ export const ModelTrainingStarted = defineEvent(
   'ModelTrainingStarted',
   z.object({ ...base, trainer: z.string(), startedAt: z.iso.datetime() }),
 );
+/**
+ * Coarse progress of one training (a phase and the percentage of the whole, about twenty per
+ * training at most), on the version's own stream (`modelTrainingStream`), never the project's.
+ * `versionId` is the position of the version's `ModelVersionDefined`: a late report of a training
+ * whose model was replaced meanwhile names a version that no longer exists.
+ */
+export const ModelTrainingProgressed = defineEvent(
+  'ModelTrainingProgressed',
+  z.object({
+    ...base,
+    versionId: z.number().int(),
+    phase: z.enum(['reading', 'encoding', 'training', 'calibrating']),
+    percent: z.number().int().min(0).max(100),
+    /** Rows the training query returned. */
+    rows: z.number().int().min(0),
+    progressedAt: z.iso.datetime(),
+  }),
+);
+
+/**
+ * `targetType` … `columns[].importance` describe what was learnt (DESCRIBE); events written before
+ * the engine's schema 2 lack them.
+ */
 export const ModelTrained = defineEvent(
   'ModelTrained',
   z.object({
@@ -34,9 +69,26 @@ export const ModelTrained = defineEvent(
     artifactDigest: z.string().regex(/^[0-9a-f]{64}$/),
     accuracy: z.number(),
     metric: z.string(),
-    columns: z.array(z.object({ name: z.string(), dtype: z.string() })),
+    columns: z.array(
+      z.object({
+        name: z.string(),
+        dtype: z.string(),
+        /** How the column is fed to the model (Lightwood's encoder names where they exist). */
+        encoder: z.string().optional(),
+        /** `feature`, or for time series `order_by` / `group_by`. */
+        role: z.string().optional(),
+        /** Permutation importance relative to the most important column (0–1); null if not measured. */
+        importance: z.number().nullable().optional(),
+      }),
+    ),
     rows: z.number().int(),
     trainingMs: z.number().int(),
+    task: z.enum(['regression', 'classification', 'forecast']).optional(),
+    /** `categorical` or `numeric`, and whether inferred or asked for with `USING target_type`. */
+    targetType: z.enum(['categorical', 'numeric']).optional(),
+    targetTypeSource: z.enum(['inferred', 'option']).optional(),
+    /** The target's type as DESCRIBE shows it: integer, float, binary, categorical. */
+    targetDtype: z.string().optional(),
     trainedAt: z.iso.datetime(),
   }),
 );
@@ -68,6 +120,7 @@ export const ModelDeleted = defineEvent(
 
 export type ModelVersionDefined = EventOf<typeof ModelVersionDefined>;
 export type ModelTrainingStarted = EventOf<typeof ModelTrainingStarted>;
+export type ModelTrainingProgressed = EventOf<typeof ModelTrainingProgressed>;
 export type ModelTrained = EventOf<typeof ModelTrained>;
 export type ModelTrainingFailed = EventOf<typeof ModelTrainingFailed>;
 export type ModelVersionActivated = EventOf<typeof ModelVersionActivated>;
@@ -77,6 +130,7 @@ export type ModelDeleted = EventOf<typeof ModelDeleted>;
 export type ModelEvent =
   | ModelVersionDefined
   | ModelTrainingStarted
+  | ModelTrainingProgressed
   | ModelTrained
   | ModelTrainingFailed
   | ModelVersionActivated
@@ -86,6 +140,7 @@ export type ModelEvent =
 export const modelContracts = [
   ModelVersionDefined,
   ModelTrainingStarted,
+  ModelTrainingProgressed,
   ModelTrained,
   ModelTrainingFailed,
   ModelVersionActivated,

@@ -1,7 +1,14 @@
-import type { ModelDeleted, ModelEvent } from '../../events';
+import type { ModelDeleted, ModelEvent, ModelTrained, ModelTrainingProgressed } from '../../events';
 import { requireLiveProject, type ProjectState } from '../projects/state';
 import { conflict, invalid, notFound } from '../shared/errors';
-import { findModel, type Model, type ModelsState, type ModelVersion } from './state';
+import { trainingDefinitionProblem, type TimeSeriesSettings } from './options';
+import {
+  findModel,
+  type Model,
+  type ModelsState,
+  type ModelVersion,
+  type TrainingProgressState,
+} from './state';
 
 /** What model commands are decided on: the project and its models. */
 export type ModelDecisionState = { readonly project: ProjectState; readonly models: ModelsState };
@@ -14,7 +21,15 @@ export type Definition = {
   query: string;
   sourceDatabase: string;
   options: Record<string, unknown>;
+  /** ORDER BY … [GROUP BY …] [WINDOW n] [HORIZON h]: the model forecasts. */
+  timeseries?: TimeSeriesSettings | null;
 };
+
+/** What a training learnt, as DESCRIBE shows it (the `ModelTrained` event's description fields). */
+export type TrainingDescription = Pick<
+  ModelTrained['data'],
+  'task' | 'targetType' | 'targetTypeSource' | 'targetDtype'
+>;
 export type ModelCommand =
   | { type: 'DefineModel'; data: { name: string; replace: boolean } & Definition; metadata: Now }
   | { type: 'RetrainModel'; data: { name: string } & Partial<Definition>; metadata: Now }
@@ -27,10 +42,10 @@ export type ModelCommand =
         artifactDigest: string;
         accuracy: number;
         metric: string;
-        columns: { name: string; dtype: string }[];
+        columns: ModelTrained['data']['columns'];
         rows: number;
         trainingMs: number;
-      };
+      } & TrainingDescription;
       metadata: Now;
     }
   | { type: 'FailTraining'; data: { name: string; version: number; error: string }; metadata: Now }
@@ -67,6 +82,17 @@ export const modelRemoval = (state: ModelDecisionState, model: Model, now: Date)
   };
 };
 
+/** The engine's objections to a definition, refused before anything is recorded (400, a SQL error). */
+const requireTrainable = (
+  statement: string,
+  target: string,
+  options: Record<string, unknown>,
+  ts: TimeSeriesSettings | null,
+) => {
+  const problem = trainingDefinitionProblem(target, options, ts);
+  if (problem) throw invalid(`${statement}: ${problem}`, 'Invalid model definition');
+};
+
 export const decideModel = (command: ModelCommand, state: ModelDecisionState): ModelEvent[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
@@ -85,6 +111,7 @@ export const decideModel = (command: ModelCommand, state: ModelDecisionState): M
       const engine = String(d.options.engine ?? 'lightwood').toLowerCase();
       if (!ENGINES.includes(engine))
         throw notFound(`Cannot find ML handler with name ${engine}`, 'ML handler not found');
+      requireTrainable(`CREATE MODEL ${d.name}`, d.target, d.options, d.timeseries ?? null);
       const events: ModelEvent[] = existing ? [modelRemoval(state, existing, command.metadata.now)] : [];
       events.push({
         type: 'ModelVersionDefined',
@@ -95,6 +122,7 @@ export const decideModel = (command: ModelCommand, state: ModelDecisionState): M
           query: d.query,
           sourceDatabase: d.sourceDatabase,
           options: d.options,
+          ...(d.timeseries ? { timeseries: { ...d.timeseries, groupBy: [...d.timeseries.groupBy] } } : {}),
           definedAt: at,
         },
       });
@@ -106,16 +134,21 @@ export const decideModel = (command: ModelCommand, state: ModelDecisionState): M
       if (!from) throw invalid(`Model ${model.name} has no version to retrain from`);
       const version = Math.max(...model.versions.keys()) + 1;
       const options = { ...from.options, ...(command.data.options ?? {}) };
+      const target = command.data.target ?? from.target;
+      // A retrained forecaster stays one: its ORDER BY … HORIZON carry over unless given anew.
+      const timeseries = command.data.timeseries ?? from.timeseries;
+      requireTrainable(`RETRAIN ${model.name}`, target, options, timeseries);
       return [
         {
           type: 'ModelVersionDefined',
           data: {
             ...base(model.name, version),
             engine: String(options.engine ?? from.engine).toLowerCase(),
-            target: command.data.target ?? from.target,
+            target,
             query: command.data.query ?? from.query,
             sourceDatabase: command.data.sourceDatabase ?? from.sourceDatabase,
             options,
+            ...(timeseries ? { timeseries: { ...timeseries, groupBy: [...timeseries.groupBy] } } : {}),
             definedAt: at,
           },
         },
@@ -190,4 +223,33 @@ export const decideModel = (command: ModelCommand, state: ModelDecisionState): M
       return _exhaustive;
     }
   }
+};
+
+/** A training's progress, on the version's own stream (see `modelTrainingStream`). */
+export type ReportTrainingProgress = {
+  type: 'ReportTrainingProgress';
+  data: Omit<ModelTrainingProgressed['data'], 'progressedAt'>;
+  metadata: Now;
+};
+
+const PHASES: readonly string[] = ['reading', 'encoding', 'training', 'calibrating'];
+
+/**
+ * Reports only move forward (a higher percentage, or the next phase at the same one): a repeated
+ * or older report records nothing.
+ */
+export const decideTrainingProgress = (
+  command: ReportTrainingProgress,
+  state: TrainingProgressState,
+): ModelTrainingProgressed[] => {
+  const { percent, phase } = command.data;
+  const later = state.phase === null || PHASES.indexOf(phase) > PHASES.indexOf(state.phase);
+  if (percent < state.percent || (percent === state.percent && !later)) return [];
+  if (state.phase !== null && PHASES.indexOf(phase) < PHASES.indexOf(state.phase)) return [];
+  return [
+    {
+      type: 'ModelTrainingProgressed',
+      data: { ...command.data, progressedAt: command.metadata.now.toISOString() },
+    },
+  ];
 };

@@ -28,6 +28,14 @@ export const presentModel = (r: ModelRow) => {
     engine: r.ENGINE,
     engine_name: r.ENGINE,
     tag: r.TAG,
+    // MindsDB's predictor record: training_phase_current of training_phase_total, by name.
+    training_phase_current: r.CURRENT_TRAINING_PHASE,
+    training_phase_total: r.TOTAL_TRAINING_PHASES,
+    training_phase_name: r.TRAINING_PHASE_NAME,
+    /** Percentage of the whole training done (coarse: about twenty steps). */
+    progress: r.TRAINING_PROGRESS,
+    training_rows: r.TRAINING_ROWS === null ? null : Number(r.TRAINING_ROWS),
+    target_type: r.TARGET_TYPE,
   };
 };
 export type ModelView = ReturnType<typeof presentModel>;
@@ -84,36 +92,99 @@ export const createdBody = (v: ModelView) => ({
   problem_definition: pyRepr(v.problem_definition),
 });
 
-/** `DESCRIBE`: the attributes MindsDB offers, or one of them (`info`, `features`, `model`). */
+type DescribedColumn = {
+  name: string;
+  dtype: string;
+  encoder?: string;
+  role?: string;
+  importance?: number | null;
+};
+
+/** How the target is fed back (Lightwood's names): numbers, classes, or lags of a series. */
+const targetEncoder = (task: string | null) =>
+  task === 'classification'
+    ? 'OneHotEncoder'
+    : task === 'forecast'
+      ? 'TimeSeriesLags'
+      : task === 'regression'
+        ? 'NumericEncoder'
+        : null;
+
+/** The attributes `DESCRIBE p.m.<attribute>` and `GET …/describe?attribute=` offer. */
+export const DESCRIBE_ATTRIBUTES = ['info', 'features', 'model', 'progress'] as const;
+
+/** `DESCRIBE`: the attributes MindsDB offers, or one of them (`info`, `features`, `model`, `progress`). */
 export const describeModel = (row: ModelRow, attribute?: string): Record<string, unknown>[] => {
-  const columns = row.COLUMNS ? (JSON.parse(row.COLUMNS) as { name: string; dtype: string }[]) : [];
-  switch (attribute) {
+  const columns = row.COLUMNS ? (JSON.parse(row.COLUMNS) as DescribedColumn[]) : [];
+  const rows = row.TRAINING_ROWS === null ? null : Number(row.TRAINING_ROWS);
+  switch (attribute?.toLowerCase()) {
     case undefined:
-      return [{ tables: 'info' }, { tables: 'features' }, { tables: 'model' }];
+      // MindsDB lists these three; `progress` answers too (as MindsDB's does) without being listed.
+      return ['info', 'features', 'model'].map((tables) => ({ tables }));
     case 'info':
       return [
         {
           accuracies: { [row.METRIC ?? 'r2']: row.ACCURACY },
+          column_importances: Object.fromEntries(
+            columns.flatMap((c) => (typeof c.importance === 'number' ? [[c.name, c.importance]] : [])),
+          ),
           outputs: [row.PREDICT],
           inputs: columns.map((c) => c.name),
           status: row.STATUS,
+          target_type: row.TARGET_TYPE,
+          target_type_source: row.TARGET_TYPE_SOURCE,
+          task: row.TASK,
+          training_time: row.TRAINING_TIME,
+          training_rows: rows,
         },
       ];
     case 'features':
       return [
-        ...columns.map((c) => ({ column: c.name, type: c.dtype, role: 'feature' })),
-        { column: row.PREDICT, type: 'target', role: 'target' },
+        ...columns.map((c) => ({
+          column: c.name,
+          type: c.dtype,
+          encoder: c.encoder ?? null,
+          role: c.role ?? 'feature',
+          importance: c.importance ?? null,
+        })),
+        {
+          column: row.PREDICT,
+          type: row.TARGET_DTYPE ?? row.TARGET_TYPE,
+          encoder: targetEncoder(row.TASK),
+          role: 'target',
+          importance: null,
+        },
       ];
     case 'model':
       return [
         {
-          name: 'best of gbdt, linear and baseline (see accuracy)',
+          name:
+            row.TASK === 'forecast'
+              ? 'one model per horizon step over lag features: best of gbdt, linear and last value'
+              : 'best of gbdt, linear and baseline (see accuracy)',
+          performance: row.ACCURACY,
           accuracy: row.ACCURACY,
           training_time: row.TRAINING_TIME,
+          training_rows: rows,
           selected: true,
+          accuracy_functions: row.METRIC,
+        },
+      ];
+    case 'progress':
+      return [
+        {
+          current: row.CURRENT_TRAINING_PHASE,
+          total: row.TOTAL_TRAINING_PHASES,
+          name: row.TRAINING_PHASE_NAME,
+          percent: row.TRAINING_PROGRESS,
+          rows,
+          status: row.STATUS,
         },
       ];
     default:
-      throw invalid(`Unknown attribute ${attribute}: use info, features or model`, 'ML handler unsupported');
+      throw invalid(
+        `Unknown attribute ${attribute}: use ${DESCRIBE_ATTRIBUTES.join(', ')}`,
+        'ML handler unsupported',
+      );
   }
 };

@@ -19,6 +19,36 @@ const changeRow = async (
   if (row) rows.put(change(row));
 };
 
+/** MindsDB's training phases (CURRENT_TRAINING_PHASE of TOTAL_TRAINING_PHASES, TRAINING_PHASE_NAME). */
+const PHASES = {
+  generating: [1, 'Generating'],
+  reading: [2, 'Reading data'],
+  encoding: [3, 'Encoding'],
+  training: [4, 'Training'],
+  calibrating: [5, 'Calibrating'],
+} as const;
+const TOTAL_PHASES = 5;
+
+type TimeSeries = { orderBy: string; groupBy: string[]; window: number | null; horizon: number | null };
+
+/** MindsDB's problem_definition: the target, the time-series settings of a forecaster, USING (masked). */
+const trainingOptions = (target: unknown, timeseries: TimeSeries | null, using: Record<string, unknown>) =>
+  maskSecrets({
+    target,
+    ...(timeseries
+      ? {
+          timeseries_settings: {
+            is_timeseries: true,
+            order_by: timeseries.orderBy,
+            group_by: timeseries.groupBy,
+            window: timeseries.window,
+            horizon: timeseries.horizon,
+          },
+        }
+      : {}),
+    using,
+  });
+
 /** `models`: one row per model version, MindsDB's information_schema.MODELS columns first. */
 export const modelsTable: TableProjection = {
   table: 'models',
@@ -52,10 +82,20 @@ export const modelsTable: TableProjection = {
     { name: 'METRIC', type: 'VARCHAR' },
     { name: 'COLUMNS', type: 'JSON' },
     { name: 'VERSION_POSITION', type: 'BIGINT' },
+    /** Percentage of the whole training (0–100), from the coarse progress reports. */
+    { name: 'TRAINING_PROGRESS', type: 'INTEGER' },
+    /** Rows the training query returned; once trained, the rows learnt from (a usable target). */
+    { name: 'TRAINING_ROWS', type: 'BIGINT' },
+    { name: 'TASK', type: 'VARCHAR' },
+    { name: 'TARGET_TYPE', type: 'VARCHAR' },
+    { name: 'TARGET_TYPE_SOURCE', type: 'VARCHAR' },
+    { name: 'TARGET_DTYPE', type: 'VARCHAR' },
+    { name: 'TIMESERIES', type: 'JSON' },
   ],
   handles: [
     'ModelVersionDefined',
     'ModelTrainingStarted',
+    'ModelTrainingProgressed',
     'ModelTrained',
     'ModelTrainingFailed',
     'ModelVersionActivated',
@@ -84,10 +124,10 @@ export const modelsTable: TableProjection = {
           MINDSDB_VERSION: VERSION,
           ERROR: null,
           SELECT_DATA_QUERY: d.query,
-          TRAINING_OPTIONS: maskSecrets({ target: d.target, using: d.options }),
-          CURRENT_TRAINING_PHASE: 1,
-          TOTAL_TRAINING_PHASES: 3,
-          TRAINING_PHASE_NAME: 'Generating',
+          TRAINING_OPTIONS: trainingOptions(d.target, d.timeseries ?? null, d.options),
+          CURRENT_TRAINING_PHASE: PHASES.generating[0],
+          TOTAL_TRAINING_PHASES: TOTAL_PHASES,
+          TRAINING_PHASE_NAME: PHASES.generating[1],
           TAG: typeof d.options.tag === 'string' ? d.options.tag : null,
           CREATED_AT: d.definedAt,
           TRAINING_TIME: null,
@@ -97,6 +137,13 @@ export const modelsTable: TableProjection = {
           METRIC: null,
           COLUMNS: null,
           VERSION_POSITION: event.meta.position,
+          TRAINING_PROGRESS: 0,
+          TRAINING_ROWS: null,
+          TASK: d.timeseries ? 'forecast' : null,
+          TARGET_TYPE: null,
+          TARGET_TYPE_SOURCE: null,
+          TARGET_DTYPE: null,
+          TIMESERIES: d.timeseries ?? null,
         });
         return;
       }
@@ -105,10 +152,28 @@ export const modelsTable: TableProjection = {
         await changeRow(rows, event.data, (row) => ({
           ...row,
           STATUS: 'training',
-          CURRENT_TRAINING_PHASE: 2,
-          TRAINING_PHASE_NAME: 'Training',
+          CURRENT_TRAINING_PHASE: PHASES.reading[0],
+          TRAINING_PHASE_NAME: PHASES.reading[1],
           TRAINER: trainer,
         }));
+        return;
+      }
+      case 'ModelTrainingProgressed': {
+        const d = event.data;
+        const [current, name] = PHASES[d.phase];
+        // Only the training of this very version, while it trains: a late report of a replaced
+        // model's training, or one appended after the outcome, changes nothing.
+        await changeRow(rows, d, (row) =>
+          row.STATUS === 'training' && row.VERSION_POSITION === BigInt(d.versionId)
+            ? {
+                ...row,
+                CURRENT_TRAINING_PHASE: current,
+                TRAINING_PHASE_NAME: name,
+                TRAINING_PROGRESS: d.percent,
+                TRAINING_ROWS: d.rows,
+              }
+            : row,
+        );
         return;
       }
       case 'ModelTrained': {
@@ -121,8 +186,14 @@ export const modelsTable: TableProjection = {
           ARTIFACT_DIGEST: d.artifactDigest,
           COLUMNS: d.columns,
           TRAINING_TIME: d.trainingMs / 1000,
-          CURRENT_TRAINING_PHASE: 3,
+          CURRENT_TRAINING_PHASE: TOTAL_PHASES,
           TRAINING_PHASE_NAME: 'Complete',
+          TRAINING_PROGRESS: 100,
+          TRAINING_ROWS: d.rows,
+          TASK: d.task ?? null,
+          TARGET_TYPE: d.targetType ?? null,
+          TARGET_TYPE_SOURCE: d.targetTypeSource ?? null,
+          TARGET_DTYPE: d.targetDtype ?? null,
         }));
         return;
       }
@@ -148,7 +219,11 @@ export const modelsTable: TableProjection = {
         const { options } = event.data;
         await changeRow(rows, event.data, (row) => ({
           ...row,
-          TRAINING_OPTIONS: maskSecrets({ target: row.PREDICT, using: options }),
+          TRAINING_OPTIONS: trainingOptions(
+            row.PREDICT,
+            (row.TIMESERIES as TimeSeries | null) ?? null,
+            options,
+          ),
         }));
         return;
       }
@@ -187,6 +262,16 @@ export type ModelRow = {
   METRIC: string | null;
   ARTIFACT_DIGEST: string | null;
   UPDATE_STATUS: string;
+  CURRENT_TRAINING_PHASE: number;
+  TOTAL_TRAINING_PHASES: number;
+  TRAINING_PHASE_NAME: string;
+  TRAINING_PROGRESS: number;
+  TRAINING_ROWS: bigint | null;
+  TASK: string | null;
+  TARGET_TYPE: string | null;
+  TARGET_TYPE_SOURCE: string | null;
+  TARGET_DTYPE: string | null;
+  TIMESERIES: string | null;
 };
 
 export const modelRowsOfProject = async (reader: TableReader, projectId: number) =>

@@ -9,11 +9,17 @@ import { projectStream } from '../projects/state';
 import type { BlobStore } from '../storage/blobs';
 import { conflict, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
-import { decideModel, type Definition, type ModelCommand } from './decider';
+import { decideModel, decideTrainingProgress, type Definition, type ModelCommand } from './decider';
 import { describeModel, presentModel, type ModelView } from './present';
 import { modelRowsOfProject } from './projection';
-import { findModel, splitVersion, type ModelVersion } from './state';
-import { modelTrainer, type TrainingRows } from './training';
+import {
+  findModel,
+  modelTrainingStream,
+  splitVersion,
+  trainingProgressAggregate,
+  type ModelVersion,
+} from './state';
+import { modelTrainer, type ProgressReport, type TrainingRows } from './training';
 
 export const modelsService = (
   ctx: AppContext,
@@ -38,8 +44,31 @@ export const modelsService = (
     return findModel(state.models, name);
   };
 
+  /** A progress report, on the training's own stream; nothing waits for the read model. */
+  const reportProgress = async (projectName: string, r: ProgressReport) => {
+    const project = await projects.require(projectName);
+    const command = {
+      type: 'ReportTrainingProgress' as const,
+      data: {
+        projectId: Number(project.id),
+        project: project.name,
+        name: r.name,
+        version: r.version,
+        versionId: Number(r.versionId),
+        phase: r.phase,
+        percent: r.percent,
+        rows: r.rows,
+      },
+      metadata: { now: ctx.clock() },
+    };
+    return ctx.commands.run(modelTrainingStream(r.versionId), trainingProgressAggregate, (s) =>
+      decideTrainingProgress(command, s),
+    );
+  };
+
   const trainer = modelTrainer(ctx, {
     run,
+    reportProgress,
     loadVersion: async (projectName, name, version) =>
       (await loadModel(projectName, name))?.versions.get(version),
     blobs,

@@ -1,10 +1,14 @@
 import type { ModelDeleted, RecordedEvent } from '../../events';
+import type { Aggregate } from '../eventlog/commands';
 import { defineProjectSlice } from '../projects/state';
 import { nameKey } from '../shared/names';
+import type { TimeSeriesSettings } from './options';
 
 export type ModelStatus = 'generating' | 'training' | 'complete' | 'error';
 
 export type ModelVersion = {
+  /** Position of its `ModelVersionDefined`: names its training's progress stream. */
+  readonly id: bigint;
   readonly version: number;
   readonly status: ModelStatus;
   readonly engine: string;
@@ -12,6 +16,7 @@ export type ModelVersion = {
   readonly query: string;
   readonly sourceDatabase: string;
   readonly options: Record<string, unknown>;
+  readonly timeseries: TimeSeriesSettings | null;
   readonly definedAt: string;
   readonly trainer: string | null;
   readonly artifactDigest: string | null;
@@ -51,6 +56,7 @@ export const evolveModels = (models: ModelsState, event: RecordedEvent): ModelsS
     case 'ModelVersionDefined': {
       const d = event.data;
       const version: ModelVersion = {
+        id: event.meta.position,
         version: d.version,
         status: 'generating',
         engine: d.engine,
@@ -58,6 +64,7 @@ export const evolveModels = (models: ModelsState, event: RecordedEvent): ModelsS
         query: d.query,
         sourceDatabase: d.sourceDatabase,
         options: d.options,
+        timeseries: d.timeseries ?? null,
         definedAt: d.definedAt,
         trainer: null,
         artifactDigest: null,
@@ -147,3 +154,24 @@ export const modelsSlice = defineProjectSlice({
       data: { projectId: Number(project.id), project: project.name, name: m.name, deletedAt: at },
     })),
 });
+
+/**
+ * A training's progress reports live on a stream of their own (about twenty per training), so
+ * the project's stream, which every command on the project folds, stays small.
+ */
+export const modelTrainingStream = (versionId: bigint | number) => `model-training-${versionId}`;
+
+/** The last report on a training's stream: a report must move forward. */
+export type TrainingProgressState = { readonly percent: number; readonly phase: string | null };
+
+export const trainingProgressAggregate: Aggregate<TrainingProgressState> = {
+  initialState: () => ({ percent: -1, phase: null }),
+  evolve: (state, event: RecordedEvent): TrainingProgressState => {
+    switch (event.type) {
+      case 'ModelTrainingProgressed':
+        return { percent: event.data.percent, phase: event.data.phase };
+      default:
+        return state;
+    }
+  },
+};

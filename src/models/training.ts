@@ -4,10 +4,13 @@ import path from 'node:path';
 import type { AppContext } from '../context';
 import type { Artifact } from '../ml/artifact';
 import type { Row } from '../ml/dataset';
+import { describeColumns, describeTarget } from '../ml/describe';
+import type { TrainingProgress } from '../ml/progress';
 import { trainInWorker } from '../ml/runTraining';
 import type { BlobStore } from '../storage/blobs';
 import type { Unstamped } from '../shared/params';
-import type { ModelCommand } from './decider';
+import type { ModelCommand, ReportTrainingProgress } from './decider';
+import { trainOptionsOf } from './options';
 import { unfinishedVersions } from './projection';
 import type { ModelVersion } from './state';
 
@@ -16,6 +19,12 @@ export type TrainingRows = { rows(database: string, query: string): Promise<Row[
 
 type RunCommand = (projectName: string, command: Unstamped<ModelCommand>) => Promise<unknown>;
 type LoadVersion = (projectName: string, name: string, version: number) => Promise<ModelVersion | undefined>;
+/** One progress report of a training, for its own stream. */
+export type ProgressReport = { name: string; version: number; versionId: bigint } & Pick<
+  ReportTrainingProgress['data'],
+  'phase' | 'percent' | 'rows'
+>;
+type ReportProgress = (projectName: string, report: ProgressReport) => Promise<unknown>;
 
 /** This process's identity in `ModelTrainingStarted.trainer`, kept across restarts in DATA_DIR. */
 export const instanceIdOf = (dataDir: string) => {
@@ -35,6 +44,7 @@ export const modelTrainer = (
   ctx: AppContext,
   deps: {
     run: RunCommand;
+    reportProgress: ReportProgress;
     loadVersion: LoadVersion;
     blobs: BlobStore;
     rows: TrainingRows;
@@ -60,8 +70,34 @@ export const modelTrainer = (
       const v = await deps.loadVersion(projectName, name, version);
       if (!v) throw new Error('the model was deleted while training');
       const rows = await deps.rows.rows(v.sourceDatabase, v.query);
-      const seed = Number(v.options.seed ?? 42);
-      const json = await trainInWorker(rows, v.target, Number.isFinite(seed) ? seed : 42);
+      // The engine reports about twenty times at most; each report is one event, appended in order
+      // (a failed append is logged and the training goes on: progress is a view, not the outcome).
+      let reports = Promise.resolve();
+      const onProgress = ({ phase, done }: TrainingProgress) => {
+        reports = reports.then(() =>
+          deps
+            .reportProgress(projectName, {
+              name,
+              version,
+              versionId: v.id,
+              phase,
+              percent: done,
+              rows: rows.length,
+            })
+            .then(
+              () => undefined,
+              (error: Error) =>
+                ctx.logger.warn(
+                  { model: `${projectName}.${name}`, error: error.message },
+                  'progress not recorded',
+                ),
+            ),
+        );
+      };
+      const json = await trainInWorker(rows, v.target, trainOptionsOf(v.options, v.timeseries), {
+        onProgress,
+      });
+      await reports;
       const artifact = JSON.parse(json) as Artifact;
       const digest = await saveArtifact(json);
       await deps.run(projectName, {
@@ -72,9 +108,10 @@ export const modelTrainer = (
           artifactDigest: digest,
           accuracy: artifact.training.accuracy,
           metric: artifact.training.metric,
-          columns: artifact.columns.map((c) => ({ name: c.name, dtype: c.dtype })),
+          columns: describeColumns(artifact),
           rows: artifact.training.rows,
           trainingMs: Date.now() - started,
+          ...describeTarget(artifact),
         },
       });
     } catch (error) {

@@ -1,3 +1,4 @@
+import { DESCRIBE_ATTRIBUTES } from '../models/present';
 import type { CatalogResolver } from './catalog';
 import type { ExternalDatabases } from '../databases/pools';
 import type { Deadline } from './deadline';
@@ -120,23 +121,52 @@ export const introspection = (deps: {
     }
   };
 
+  /**
+   * `DESCRIBE [MODEL] [project.]model[.version][.attribute]` (MindsDB's `DESCRIBE p.m.features`):
+   * the version meant and the attribute asked for (`info` when none). Of two names, `a.features`
+   * is the attribute of model `a` when the current project has one, else project a's model.
+   */
+  const describedModel = async (parts: string[], db: string) => {
+    let names = parts;
+    let attribute = 'info';
+    const last = parts[parts.length - 1]!.toLowerCase();
+    if (
+      parts.length >= 2 &&
+      (DESCRIBE_ATTRIBUTES as readonly string[]).includes(last) &&
+      (parts.length > 2 || (await models.exists(db, parts[0]!)))
+    ) {
+      attribute = last;
+      names = parts.slice(0, -1);
+    }
+    const [a, b, c] = names as [string, string?, string?];
+    if (b === undefined) return { project: db, ref: a, attribute };
+    if (c === undefined)
+      return /^\d+$/.test(b)
+        ? { project: db, ref: `${a}.${b}`, attribute }
+        : { project: a, ref: b, attribute };
+    return { project: a, ref: `${b}.${c}`, attribute };
+  };
+
   const describe = async (
     d: Extract<MindsStatement, { kind: 'Describe' }>,
     db: string,
     deadline: Deadline,
   ) => {
-    const [first, second, third] = d.name;
+    const [first, second] = d.name;
     const kind = d.what ?? 'MODEL';
     if (kind === 'MODEL') {
-      const project = second !== undefined ? first! : db;
-      const ref = second !== undefined ? [second, third].filter(Boolean).join('.') : first!;
-      const records = await models.describe(project, ref, 'info');
+      const { project, ref, attribute } = await describedModel(d.name, db);
+      const records = (await models.describe(project, ref, attribute)) as Record<string, unknown>[];
       const columns = Object.keys(records[0] ?? {});
+      const typeOf = (c: string) => {
+        const values = records.map((r) => r[c]).filter((v) => v !== null && v !== undefined);
+        return values.length > 0 && values.every((v) => typeof v === 'number') ? 'DOUBLE' : 'VARCHAR';
+      };
       return {
         type: 'table' as const,
         column_names: columns,
-        column_types: columns.map(() => 'VARCHAR'),
-        data: records.map((r) => columns.map((c) => (r as Record<string, unknown>)[c] ?? null)),
+        column_types: columns.map(typeOf),
+        data: records.map((r) => columns.map((c) => r[c] ?? null)),
       };
     }
     if (kind === 'DATABASE' || kind === 'PROJECT') {

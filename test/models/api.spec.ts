@@ -222,7 +222,13 @@ describe.each(storeKinds)('models (event store: %s)', (store) => {
       const features = await t.http
         .get(`/api/projects/${project}/models/rentals/describe?attribute=features`)
         .expect(200);
-      expect(features.body).toContainEqual({ column: 'sqft', type: 'integer', role: 'feature' });
+      expect(features.body).toContainEqual({
+        column: 'sqft',
+        type: 'integer',
+        encoder: 'NumericEncoder',
+        role: 'feature',
+        importance: expect.any(Number),
+      });
     });
 
     it('lists and describes models in SQL', async () => {
