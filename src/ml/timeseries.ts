@@ -523,7 +523,10 @@ export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
     return answers;
   };
 
-  /** The next `horizon` steps of every group after its last history row (Bonferroni per step). */
+  /**
+   * The next `horizon` steps of every group after its last history row (Bonferroni per step); each
+   * carries that row's `__mindsdb_row_id`, `select_data_query` and `when_data`.
+   */
   const forecast = (history: readonly Row[], options: PredictOptions = {}) => {
     const level = levelOf(options);
     const perStep = 1 - (1 - level) / ts.horizon;
@@ -537,9 +540,10 @@ export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
         const p = stepAhead(g.y, j, s, when, perStep);
         const base: Row = { [ts.orderBy]: formatTime(artifact, when) };
         ts.groupBy.forEach((c, k) => (base[c] = g.groupValues[k] ?? null));
+        // The row ids (and queries) of the group's last history row: callers find the anchor.
         out.push({
           ...answer(base, p.value, p.lower, p.upper, level, null, null, skipExplain),
-          ...passThrough({}),
+          ...passThrough(history[g.rows[j]!]!),
         });
       }
     }

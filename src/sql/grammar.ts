@@ -22,8 +22,21 @@ createModel
   = CREATE __ replace:(OR __ REPLACE __)? (MODEL / PREDICTOR) ine:ifNotExists __ name:qualifiedName
     from:(__ FROM __ db:identifier _ q:parenthesized { return { database: db, query: q }; })?
     __ PREDICT __ target:identifier (__ AS __ identifier)?
+    timeseries:timeseriesClauses
     using:(__ USING __ a:assignments { return a; })?
-    { return { kind: 'CreateModel', name, replace: !!replace, ifNotExists: ine, from: from ?? null, target, options: using ?? {} }; }
+    { return { kind: 'CreateModel', name, replace: !!replace, ifNotExists: ine, from: from ?? null, target, timeseries, options: using ?? {} }; }
+
+// MindsDB's time-series model: ORDER BY t [GROUP BY g, …] [WINDOW n] [HORIZON h], each optional
+// here so that a missing ORDER BY is refused with a message rather than a parse error.
+timeseriesClauses
+  = order:(__ ORDER __ BY __ o:identifier { return o; })?
+    group:(__ GROUP __ BY __ g:identifierList { return g; })?
+    window:(__ WINDOW __ n:number { return n; })?
+    horizon:(__ HORIZON __ h:number { return h; })?
+    {
+      if (order === null && group === null && window === null && horizon === null) return null;
+      return { orderBy: order, groupBy: group ?? [], window, horizon };
+    }
 
 retrainModel
   = RETRAIN __ ((MODEL / PREDICTOR) __)? name:qualifiedName
@@ -270,6 +283,11 @@ ML_ENGINES = "ML_ENGINES"i !idchar
 ML_ENGINE = "ML_ENGINE"i !idchar
 MODEL = "MODEL"i !idchar
 PREDICTOR = "PREDICTOR"i !idchar
+ORDER = "ORDER"i !idchar
+BY = "BY"i !idchar
+GROUP = "GROUP"i !idchar
+WINDOW = "WINDOW"i !idchar
+HORIZON = "HORIZON"i !idchar
 JOB = "JOB"i !idchar
 VIEW = "VIEW"i !idchar
 idchar = [A-Za-z0-9_]

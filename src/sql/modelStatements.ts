@@ -21,6 +21,12 @@ export const modelStatementsOf = (services: Pick<SqlPorts, 'databases' | 'models
     if (!s.from) throw invalid('CREATE MODEL needs FROM <database> (SELECT …): this engine learns from rows');
     if (!(await services.databases.exists(s.from.database)))
       throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${s.from.database} does not exist`);
+    const ts = s.timeseries;
+    if (ts && ts.orderBy === null)
+      throw invalid(
+        `CREATE MODEL ${s.name.name}: GROUP BY, WINDOW and HORIZON make a time-series model, which needs ORDER BY <column>`,
+        'Invalid model definition',
+      );
     return models.create(project, {
       name: s.name.name,
       replace: s.replace,
@@ -29,6 +35,7 @@ export const modelStatementsOf = (services: Pick<SqlPorts, 'databases' | 'models
       query: s.from.query,
       sourceDatabase: s.from.database,
       options: s.options,
+      timeseries: ts && ts.orderBy !== null ? { ...ts, orderBy: ts.orderBy } : null,
     });
   };
 

@@ -43,6 +43,13 @@ export type MindsStatement =
       ifNotExists: boolean;
       from: { database: string; query: string } | null;
       target: string;
+      /** ORDER BY … [GROUP BY …] [WINDOW n] [HORIZON h]; `orderBy` null when only the others were given. */
+      timeseries: {
+        orderBy: string | null;
+        groupBy: string[];
+        window: number | null;
+        horizon: number | null;
+      } | null;
       options: Options;
     }
   | {
