@@ -1,4 +1,4 @@
-import { getJson } from './api';
+import { getJson, HttpProblem } from './api';
 import { fill, h } from './dom';
 
 type EventView = {
@@ -42,6 +42,14 @@ export const createAudit = (parent: HTMLElement) => {
   const more = h('button', { hidden: true }, 'Older…');
   const status = h('div', { class: 'note', 'data-testid': 'audit-status' });
   const verify = h('div', { class: 'note', 'data-testid': 'audit-verification' });
+  const verifyButton = h(
+    'button',
+    {
+      'data-testid': 'audit-verify',
+      title: 'Recompute the hash tree from the log and check the signed checkpoints',
+    },
+    'Verify ledger',
+  );
   const table = h('div', { class: 'grid-wrap' });
   parent.append(
     h(
@@ -54,7 +62,7 @@ export const createAudit = (parent: HTMLElement) => {
       h('label', {}, 'to ', to),
       load,
     ),
-    verify,
+    h('div', { class: 'audit-filters' }, verifyButton, verify),
     status,
     table,
     more,
@@ -141,8 +149,6 @@ export const createAudit = (parent: HTMLElement) => {
     try {
       const s = await getJson<{
         read_model?: { position?: string | number };
-        ledger?: unknown;
-        verification?: unknown;
       }>('/api/status');
       const head = Number(s.read_model?.position ?? 0);
       const start = stream.value.trim() ? 0 : Math.max(0, head - PAGE);
@@ -155,10 +161,6 @@ export const createAudit = (parent: HTMLElement) => {
         }
       oldest = events[0]?.position ?? 0;
       more.hidden = stream.value.trim() !== '' || oldest <= 1;
-      const ledger = s.verification ?? s.ledger;
-      verify.textContent = ledger
-        ? `Ledger: ${JSON.stringify(ledger)}`
-        : 'Ledger verification: not available on this server yet';
       render();
     } catch (e) {
       status.textContent = `Could not read the log: ${(e as Error).message}`;
@@ -173,6 +175,33 @@ export const createAudit = (parent: HTMLElement) => {
     });
   });
   load.addEventListener('click', () => void reload());
+  verifyButton.addEventListener('click', () => {
+    verify.textContent = 'Verifying…';
+    verifyButton.disabled = true;
+    getJson<{
+      ok: boolean;
+      events?: number;
+      checkpointsVerified?: number;
+      uncheckpointed?: number;
+      problem?: string;
+      detail?: string;
+      position?: unknown;
+    }>('/api/audit/verify')
+      .then((v) => {
+        verify.className = v.ok ? 'note ok' : 'error';
+        verify.textContent = v.ok
+          ? `Ledger verified: ${v.events ?? '?'} events, ${v.checkpointsVerified ?? 0} signed checkpoints checked, ${v.uncheckpointed ?? 0} events after the last checkpoint`
+          : `Ledger verification FAILED: ${v.problem ?? ''} ${v.detail ?? ''}${v.position === undefined ? '' : ` (event ${String(v.position)})`}`;
+      })
+      .catch((e: Error) => {
+        verify.className = 'note';
+        verify.textContent =
+          e instanceof HttpProblem && e.status === 404
+            ? 'This server has no ledger verification yet'
+            : `Could not verify: ${e.message}`;
+      })
+      .finally(() => (verifyButton.disabled = false));
+  });
   for (const el of [type, actor, from, to]) el.addEventListener('input', render);
   stream.addEventListener('change', () => void reload());
   return { reload };
