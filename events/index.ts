@@ -6,6 +6,7 @@ import type { Recorded } from './contract';
 import { databaseContracts, type DatabaseEvent } from './databases';
 import { fileContracts, type FileBlobEvent, type FileEvent } from './files';
 import { knowledgeBaseContracts, type KnowledgeBaseEvent } from './knowledgeBases';
+import { ledgerContracts, type LedgerEvent } from './ledger';
 import { mlEngineContracts, type MlEngineEvent } from './mlEngines';
 import { modelContracts, type ModelEvent } from './models';
 import { projectLifecycleContracts, type ProjectLifecycleEvent } from './projects';
@@ -25,6 +26,7 @@ export * from './agentRuns';
 export * from './knowledgeBases';
 export * from './chatMessages';
 export * from './users';
+export * from './ledger';
 
 /** Every event type the log may hold. A type missing here cannot be appended. */
 export const allContracts = [
@@ -40,6 +42,7 @@ export const allContracts = [
   ...knowledgeBaseContracts,
   ...chatMessageContracts,
   ...userContracts,
+  ...ledgerContracts,
 ] as const;
 
 /**
@@ -61,7 +64,8 @@ export type MindledgerEvent =
   | KnowledgeBaseEvent
   | ChatMessageEvent
   | UserEvent
-  | SessionEvent;
+  | SessionEvent
+  | LedgerEvent;
 
 export type EventType = MindledgerEvent['type'];
 

@@ -1,5 +1,6 @@
 import { agentRunsTable, agentStepsTable } from '../src/agentRuns/projection';
 import { agentsTable } from '../src/agents/projection';
+import { ledgerLeavesTable, ledgerTreeTable } from '../src/audit/ledgerProjection';
 import { chatbotsTable } from '../src/chatbots/projection';
 import { chatMessagesTable } from '../src/chatMessages/projection';
 import { databasesTable } from '../src/databases/projection';
@@ -37,6 +38,8 @@ export const allProjections: readonly TableProjection[] = [
   usersTable,
   accessTokensTable,
   sessionsTable,
+  ledgerTreeTable,
+  ledgerLeavesTable,
 ];
 
 export { fileTablesProjection } from '../src/files/projection';

@@ -8,7 +8,10 @@ import { agentRunRoutes } from './agentRuns/routes';
 import { agentRunsService } from './agentRuns/service';
 import { agentRoutes } from './agents/routes';
 import { agentsService } from './agents/service';
+import { auditLedger } from './audit/ledger';
+import { ledgerRoutes } from './audit/ledgerRoutes';
 import { auditRoutes } from './audit/routes';
+import { loadOrCreateSigningKey } from './ledger';
 import { chatbotRoutes } from './chatbots/routes';
 import { chatbotsService } from './chatbots/service';
 import type { Config } from './config';
@@ -182,8 +185,19 @@ export const buildServices = (
     },
   };
   const users = usersService(ctx, { sessionTtlMs: ctx.config.auth.sessionTtlMs });
+  const signingKey = loadOrCreateSigningKey(ctx.config.ledger.signingKey);
+  for (const warning of signingKey.warnings) ctx.logger.warn(warning);
+  const ledger = auditLedger(ctx, {
+    key: signingKey,
+    trusted: [signingKey.publicKey, ...ctx.config.ledger.trustedKeys],
+    origin: ctx.config.ledger.origin,
+    everyEvents: ctx.config.ledger.everyEvents,
+    everyMs: ctx.config.ledger.everyMs,
+    onStop: ctx.config.ledger.onStop,
+  });
   return {
     users,
+    ledger,
     projects,
     databases,
     skills,
@@ -217,6 +231,7 @@ export const buildHttpApp = (
         sessionTtlMs: ctx.config.auth.sessionTtlMs,
       }),
     (a) => auditRoutes(a, ctx.log),
+    (a) => ledgerRoutes(a, services.ledger),
     (a) => projectRoutes(a, services.projects),
     (a) => databaseRoutes(a, services.databases),
     (a) => skillRoutes(a, services.skills, services.projects),
@@ -368,6 +383,10 @@ export const createApp = async (
         pollers.start();
       },
     );
+  // The ledger signs checkpoints of the log's hash tree as the log grows (and at a clean stop).
+  withRequest({ requestId: 'ledger', interface: 'system', actor: { kind: 'system', id: 'ledger' } }, () =>
+    services.ledger.start(),
+  );
   const { app, api } = buildHttpApp(ctx, services, sql, {
     digest: stores.digest,
     version: () => projections.version,
@@ -383,6 +402,7 @@ export const createApp = async (
       // Let trainings this process started finish recording (bounded), then stop.
       await Promise.race([services.models.idle(), new Promise((r) => setTimeout(r, 10_000))]);
       await Promise.all([processor.stop(), pollers.stop()]);
+      await services.ledger.stop();
       await externals.closeAll();
       await stores.close();
     },

@@ -79,6 +79,12 @@ const envSchema = z.object({
   CHATBOT_MEMORY_MESSAGES: z.coerce.number().int().min(0).max(10_000).default(100),
   SLACK_API_BASE_URL: z.url().default('https://slack.com/api'),
   TELEGRAM_API_BASE_URL: z.url().default('https://api.telegram.org'),
+  LEDGER_SIGNING_KEY: z.string().min(1).optional(),
+  LEDGER_TRUSTED_KEYS: z.string().min(1).optional(),
+  LEDGER_ORIGIN: z.string().min(1).max(200).default('mindledger'),
+  LEDGER_CHECKPOINT_EVENTS: z.coerce.number().int().min(1).default(1000),
+  LEDGER_CHECKPOINT_MS: z.coerce.number().int().min(100).default(10_000),
+  LEDGER_CHECKPOINT_ON_STOP: z.enum(['true', 'false', '1', '0']).default('true'),
   CHATBOT_TELEGRAM_POLL_SECONDS: z.coerce.number().int().min(0).max(50).default(25),
   AUTH_USERNAME: z.string().min(1).optional(),
   AUTH_PASSWORD: z.string().min(1).optional(),
@@ -152,6 +158,17 @@ export type Config = {
   /** The MySQL wire protocol's port (0: off), and its TLS certificate and key files. */
   mysql: { port: number; tls?: { certFile: string; keyFile: string }; maxConnections: number };
   /** Chatbots that run: this process's share of the answering, and where their channels live. */
+  ledger: {
+    /** A PEM / base64 Ed25519 key, or the path of its file (created on first start). */
+    signingKey: string;
+    /** More public keys whose checkpoints verify (earlier keys, other nodes'), comma-separated. */
+    trustedKeys: string[];
+    origin: string;
+    everyEvents: number;
+    everyMs: number;
+    /** Sign what is unsigned at a clean stop. */
+    onStop: boolean;
+  };
   chatbots: {
     processor: boolean;
     leaseMs: number;
@@ -278,6 +295,17 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
           ? { certFile: e.MYSQL_TLS_CERT, keyFile: e.MYSQL_TLS_KEY }
           : undefined,
       maxConnections: e.MYSQL_MAX_CONNECTIONS,
+    },
+    ledger: {
+      signingKey: e.LEDGER_SIGNING_KEY ?? path.join(dataDir, 'ledger-signing-key.pem'),
+      trustedKeys: (e.LEDGER_TRUSTED_KEYS ?? '')
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean),
+      origin: e.LEDGER_ORIGIN,
+      everyEvents: e.LEDGER_CHECKPOINT_EVENTS,
+      everyMs: e.LEDGER_CHECKPOINT_MS,
+      onStop: e.LEDGER_CHECKPOINT_ON_STOP === 'true' || e.LEDGER_CHECKPOINT_ON_STOP === '1',
     },
     chatbots: {
       processor: e.CHATBOT_PROCESSOR === 'true' || e.CHATBOT_PROCESSOR === '1',

@@ -44,12 +44,23 @@ const backing = async (kind: StoreKind): Promise<Backing> => {
   };
 };
 
+/**
+ * The ledger signs checkpoints (events of their own) on a timer and at a clean stop; specs that count
+ * events or compare the log across a restart would see them appear. Off unless a spec turns it on
+ * (test/ledger/integration.spec.ts does).
+ */
+const QUIET_LEDGER = {
+  LEDGER_CHECKPOINT_EVENTS: '1000000000',
+  LEDGER_CHECKPOINT_MS: '86400000',
+  LEDGER_CHECKPOINT_ON_STOP: 'false',
+};
+
 const start = async (
   b: Backing,
   overrides: Record<string, string>,
   logStream?: NodeJS.WritableStream,
 ): Promise<TestApp> => {
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...b.env, ...overrides });
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...QUIET_LEDGER, ...b.env, ...overrides });
   const logger = logStream ? pino({ level: 'info' }, logStream) : pino({ level: 'silent' });
   const running = await createApp(config, { logger });
   let stopped = false;

@@ -1,0 +1,216 @@
+import type { LedgerCheckpointSigned, RecordedEvent } from '../../events';
+import type { AppContext } from '../context';
+import type { Aggregate } from '../eventlog/commands';
+import type { EventLog } from '../eventlog/types';
+import {
+  createProofBuilder,
+  signCheckpoint,
+  verifyLog,
+  type PublicKeyInput,
+  type RecordedEventLike,
+  type SigningKey,
+  type VerifyLogResult,
+} from '../ledger';
+import { notFound } from '../shared/errors';
+import { duckLeafHashes, leafOfPosition, treeHead } from './ledgerProjection';
+
+export const CHECKPOINT_STREAM = 'ledger-checkpoints';
+
+type Signed = LedgerCheckpointSigned['data'] & { position: bigint };
+type CheckpointState = { readonly checkpoints: readonly Signed[] };
+
+const checkpointAggregate: Aggregate<CheckpointState> = {
+  initialState: () => ({ checkpoints: [] }),
+  evolve: (state, event: RecordedEvent) =>
+    event.type === 'LedgerCheckpointSigned'
+      ? { checkpoints: [...state.checkpoints, { ...event.data, position: event.meta.position }] }
+      : state,
+};
+
+/** Every event of the log in the order it is tailed (the tree's leaf order), page by page. */
+export async function* tailedEvents(log: EventLog, pageSize = 5000): AsyncGenerator<RecordedEventLike[]> {
+  let cursor = { position: 0n, transactionId: null as string | null };
+  for (;;) {
+    const page = await log.readAll(cursor, pageSize);
+    if (page.events.length === 0) return;
+    yield page.events;
+    cursor = page.cursor;
+  }
+}
+
+/** The signed checkpoints the log holds, oldest first. */
+export const checkpointNotes = async (log: EventLog) =>
+  (await log.readStream(CHECKPOINT_STREAM, 0n)).events.flatMap((e) =>
+    e.type === 'LedgerCheckpointSigned' ? [e.data.note] : [],
+  );
+
+/** Recomputes the tree from the log and checks every checkpoint (what `npm run verify` runs). */
+export const verifyWholeLog = async (
+  log: EventLog,
+  trusted: readonly PublicKeyInput[],
+  origin: string,
+): Promise<VerifyLogResult> => verifyLog(tailedEvents(log), await checkpointNotes(log), trusted, { origin });
+
+/** A verification result as JSON (positions as numbers, hashes as they are). */
+export const presentVerification = (result: VerifyLogResult) =>
+  JSON.parse(JSON.stringify(result, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))) as Record<
+    string,
+    unknown
+  >;
+
+export type LedgerOptions = {
+  readonly key: SigningKey;
+  readonly trusted: readonly PublicKeyInput[];
+  readonly origin: string;
+  /** A checkpoint once this many events are unsigned … */
+  readonly everyEvents: number;
+  /** … or once the oldest unsigned event is this old. */
+  readonly everyMs: number;
+  /** Sign what is unsigned at a clean stop. */
+  readonly onStop: boolean;
+};
+
+/**
+ * The ledger in a running service: signs checkpoints of the tree the read model holds (every
+ * `everyEvents` events or `everyMs`, and at a clean stop), answers verification and proofs. Any
+ * process may sign; the checkpoint stream's decider keeps sizes increasing, so two processes on one
+ * PostgreSQL log never sign the same size twice (they must share the signing key).
+ */
+export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
+  const proofs = createProofBuilder(duckLeafHashes(ctx.duck));
+  let timer: NodeJS.Timeout | undefined;
+  let lastSignedAt = Date.now();
+  let signing: Promise<unknown> = Promise.resolve();
+
+  const checkpoints = async () =>
+    (await ctx.commands.load(CHECKPOINT_STREAM, checkpointAggregate)).state.checkpoints;
+
+  /** Signs the current tree when due (always when `force`); the new checkpoint, or null. */
+  const checkpoint = (force = false) => {
+    const run = signing.then(async () => {
+      const head = await treeHead(ctx.duck);
+      const latest = (await checkpoints()).at(-1);
+      if (head.size === 0 || head.lastPosition === null) return null;
+      // Nothing but the last checkpoint itself is new: signing again would only sign that.
+      if (latest && (head.size <= latest.treeSize || head.lastPosition === latest.position)) return null;
+      const unsigned = head.size - (latest?.treeSize ?? 0);
+      if (!force && unsigned < options.everyEvents && Date.now() - lastSignedAt < options.everyMs)
+        return null;
+      const timestamp = ctx.clock().toISOString();
+      const note = signCheckpoint(
+        {
+          origin: options.origin,
+          treeSize: head.size,
+          rootHash: Buffer.from(head.rootHash, 'base64'),
+          timestamp,
+          lastPosition: head.lastPosition,
+        },
+        options.key,
+      );
+      const data: LedgerCheckpointSigned['data'] = {
+        treeSize: head.size,
+        rootHash: head.rootHash,
+        lastPosition: head.lastPosition.toString(),
+        note,
+        keyFingerprint: options.key.fingerprint,
+        signedAt: timestamp,
+      };
+      const outcome = await ctx.commands.run(CHECKPOINT_STREAM, checkpointAggregate, (state) =>
+        (state.checkpoints.at(-1)?.treeSize ?? 0) >= head.size
+          ? []
+          : [{ type: 'LedgerCheckpointSigned' as const, data }],
+      );
+      lastSignedAt = Date.now();
+      if (outcome.events.length === 0) return null;
+      await ctx.projections
+        .waitFor(outcome.lastPosition!, ctx.config.projectionWaitMs)
+        .catch(() => undefined);
+      return data;
+    });
+    signing = run.catch(() => undefined);
+    return run;
+  };
+
+  const latestCheckpoint = async () => {
+    const latest = (await checkpoints()).at(-1);
+    if (!latest) throw notFound('The log has no checkpoint yet', 'No checkpoint');
+    return latest;
+  };
+
+  const b64 = (h: Buffer) => h.toString('base64');
+
+  return {
+    checkpoint,
+    checkpoints,
+    start: () => {
+      timer = setInterval(
+        () =>
+          void checkpoint().catch((err: unknown) => ctx.logger.warn({ err }, 'ledger checkpoint not signed')),
+        Math.min(1000, options.everyMs),
+      );
+      timer.unref();
+    },
+    /** Stops the timer and signs what is unsigned (a clean shutdown leaves a checkpoint). */
+    stop: async () => {
+      if (timer) clearInterval(timer);
+      if (!options.onStop) return;
+      await checkpoint(true).catch((err: unknown) =>
+        ctx.logger.warn({ err }, 'ledger checkpoint at shutdown not signed'),
+      );
+    },
+    verify: async () => presentVerification(await verifyWholeLog(ctx.log, options.trusted, options.origin)),
+    publicKey: () => ({
+      pem: options.key.publicKeyPem,
+      fingerprint: options.key.fingerprint,
+      origin: options.origin,
+    }),
+
+    /** RFC 9162 inclusion proof of the event at `position` in the latest checkpoint's tree. */
+    inclusion: async (position: bigint) => {
+      const leaf = await leafOfPosition(ctx.duck, position);
+      if (!leaf) throw notFound(`No event at position ${position} is in the tree yet`, 'No such leaf');
+      const latest = await latestCheckpoint();
+      if (leaf.index >= latest.treeSize)
+        throw notFound(
+          `The event at position ${position} (leaf ${leaf.index}) is after the latest checkpoint (size ${latest.treeSize}); the next one comes within ${Math.round(options.everyMs / 1000)} s`,
+          'Not checkpointed yet',
+        );
+      const proof = await proofs.inclusionProof(leaf.index, latest.treeSize);
+      return {
+        position: Number(position),
+        leaf_index: leaf.index,
+        leaf_hash: b64(Buffer.from(leaf.hash, 'hex')),
+        tree_size: latest.treeSize,
+        root_hash: latest.rootHash,
+        proof: proof.map(b64),
+        checkpoint: latest.note,
+      };
+    },
+
+    /** RFC 9162 consistency proof between two checkpointed tree sizes (to: the latest by default). */
+    consistency: async (from: number, to?: number) => {
+      const all = await checkpoints();
+      const latest = all.at(-1);
+      if (!latest) throw notFound('The log has no checkpoint yet', 'No checkpoint');
+      const target = to === undefined ? latest : all.find((c) => c.treeSize === to);
+      const origin = all.find((c) => c.treeSize === from);
+      if (!origin || !target)
+        throw notFound(
+          `Both sizes must be checkpoints: known sizes are ${all.map((c) => c.treeSize).join(', ')}`,
+          'No such checkpoint',
+        );
+      const proof = await proofs.consistencyProof(origin.treeSize, target.treeSize);
+      return {
+        from: origin.treeSize,
+        to: target.treeSize,
+        from_root: origin.rootHash,
+        to_root: target.rootHash,
+        proof: proof.map(b64),
+        from_checkpoint: origin.note,
+        to_checkpoint: target.note,
+      };
+    },
+  };
+};
+
+export type AuditLedger = ReturnType<typeof auditLedger>;

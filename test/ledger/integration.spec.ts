@@ -1,0 +1,257 @@
+/**
+ * The ledger in the running service, on both stores: the log's hash tree kept as events are
+ * projected, checkpoints signed as the log grows, `npm run verify` and GET /api/audit/verify catching
+ * an edited, deleted or inserted event and naming it, and proofs that an independent RFC 9162
+ * implementation (below, written from the RFC, not from src/ledger) accepts.
+ */
+import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import sqlite3 from 'sqlite3';
+import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
+import { givenProject } from '../support/world';
+
+const run = promisify(execFile);
+
+// ---- RFC 9162 §2.1.3.2 and §2.1.4.2, written from the RFC's pseudo-code ----
+const node = (left: Buffer, right: Buffer) =>
+  crypto
+    .createHash('sha256')
+    .update(Buffer.concat([Buffer.from([1]), left, right]))
+    .digest();
+
+const rfcInclusion = (leafHash: Buffer, index: number, size: number, proof: Buffer[], root: Buffer) => {
+  if (index >= size) return false;
+  let fn = index;
+  let sn = size - 1;
+  let r = leafHash;
+  for (const p of proof) {
+    if (sn === 0) return false;
+    if (fn % 2 === 1 || fn === sn) {
+      r = node(p, r);
+      if (fn % 2 === 0) while (fn % 2 === 0 && fn !== 0) ((fn >>= 1), (sn >>= 1));
+    } else r = node(r, p);
+    fn >>= 1;
+    sn >>= 1;
+  }
+  return sn === 0 && r.equals(root);
+};
+
+const rfcConsistency = (
+  first: number,
+  second: number,
+  firstRoot: Buffer,
+  secondRoot: Buffer,
+  proof: Buffer[],
+) => {
+  if (first === second) return proof.length === 0 && firstRoot.equals(secondRoot);
+  const path = (first & (first - 1)) === 0 ? [firstRoot, ...proof] : [...proof];
+  if (path.length === 0) return false;
+  let fn = first - 1;
+  let sn = second - 1;
+  while (fn % 2 === 1) ((fn >>= 1), (sn >>= 1));
+  let fr = path[0]!;
+  let sr = path[0]!;
+  for (const c of path.slice(1)) {
+    if (sn === 0) return false;
+    if (fn % 2 === 1 || fn === sn) {
+      fr = node(c, fr);
+      sr = node(c, sr);
+      if (fn % 2 === 0) while (fn % 2 === 0 && fn !== 0) ((fn >>= 1), (sn >>= 1));
+    } else sr = node(sr, c);
+    fn >>= 1;
+    sn >>= 1;
+  }
+  return sn === 0 && fr.equals(firstRoot) && sr.equals(secondRoot);
+};
+
+const b64 = (s: string) => Buffer.from(s, 'base64');
+
+type Checkpoints = { checkpoints: { tree_size: number; root_hash: string; last_position: number }[] };
+
+/** Runs `npm run verify`'s program on the app's log (from source, as the built one would). */
+const verifyCli = async (t: TestApp) => {
+  const env = {
+    ...process.env,
+    DATA_DIR: t.config.dataDir,
+    ...(t.config.eventStoreUrl ? { EVENT_STORE_URL: t.config.eventStoreUrl } : {}),
+    LOG_LEVEL: 'silent',
+  };
+  try {
+    const { stdout } = await run('npx', ['tsx', path.join('src', 'cli', 'verify.ts')], { env });
+    return { code: 0, stdout };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout + e.stderr };
+  }
+};
+
+/** SQL on the log's own store, as someone with access to the database file or server would run it. */
+const onLogStore = async (store: StoreKind, t: TestApp, sql: string) => {
+  if (store === 'postgres') {
+    const client = new pg.Client({ connectionString: t.config.eventStoreUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+    return;
+  }
+  const db = new sqlite3.Database(path.join(t.config.dataDir, 'events.sqlite'));
+  await new Promise<void>((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve) => db.close(() => resolve()));
+};
+
+describe.each(storeKinds)('the audit ledger on %s', (store) => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await startTestApp(store, {
+      LEDGER_CHECKPOINT_EVENTS: '1',
+      LEDGER_CHECKPOINT_MS: '200',
+      LEDGER_CHECKPOINT_ON_STOP: 'true',
+    });
+  });
+  afterEach(async () => {
+    await t.dispose();
+  });
+
+  const checkpointsCovering = async (position: number) => {
+    for (let i = 0; i < 200; i++) {
+      const body = (await t.http.get('/api/audit/checkpoints').expect(200)).body as Checkpoints;
+      if (body.checkpoints.some((c) => c.last_position >= position)) return body;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no checkpoint covers position ${position}`);
+  };
+
+  /** A few projects, signed: the positions of their creation events. */
+  const givenSignedHistory = async () => {
+    const created: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      await givenProject(t);
+      await checkpointsCovering(0);
+    }
+    const events = (await t.http.get('/api/events?limit=1000').expect(200)).body.events as {
+      position: number;
+      type: string;
+    }[];
+    for (const e of events) if (e.type === 'ProjectCreated') created.push(e.position);
+    const last = events.at(-1)!.position;
+    return { created, checkpoints: await checkpointsCovering(last) };
+  };
+
+  it('signs checkpoints as the log grows, and verifies it intact (API and npm run verify)', async () => {
+    const { checkpoints } = await givenSignedHistory();
+    expect(checkpoints.checkpoints.length).toBeGreaterThanOrEqual(2);
+    const sizes = checkpoints.checkpoints.map((c) => c.tree_size);
+    expect(sizes).toEqual([...sizes].sort((a, b) => a - b));
+    expect(new Set(sizes).size).toBe(sizes.length);
+
+    const online = (await t.http.get('/api/audit/verify').expect(200)).body;
+    expect(online).toMatchObject({ ok: true });
+    expect(online.checkpointsVerified).toBeGreaterThanOrEqual(checkpoints.checkpoints.length);
+
+    await t.stop();
+    const offline = await verifyCli(t);
+    expect(offline.stdout).toMatch(/log intact: \d+ events/);
+    expect(offline.code).toBe(0);
+  });
+
+  it('gives inclusion and consistency proofs an independent RFC 9162 implementation accepts', async () => {
+    const { created, checkpoints } = await givenSignedHistory();
+    const latest = checkpoints.checkpoints.at(-1)!;
+    for (const position of created) {
+      const proof = (await t.http.get(`/api/audit/proof/${position}`).expect(200)).body;
+      expect(proof.tree_size).toBe(latest.tree_size);
+      expect(proof.root_hash).toBe(latest.root_hash);
+      expect(
+        rfcInclusion(
+          b64(proof.leaf_hash),
+          proof.leaf_index,
+          proof.tree_size,
+          proof.proof.map(b64),
+          b64(proof.root_hash),
+        ),
+      ).toBe(true);
+      // A proof for another leaf's hash does not pass.
+      const forged = crypto.createHash('sha256').update('forged').digest();
+      expect(
+        rfcInclusion(forged, proof.leaf_index, proof.tree_size, proof.proof.map(b64), b64(proof.root_hash)),
+      ).toBe(false);
+    }
+    const first = checkpoints.checkpoints[0]!;
+    const consistency = (await t.http.get(`/api/audit/consistency?from=${first.tree_size}`).expect(200)).body;
+    expect(consistency).toMatchObject({ from: first.tree_size, to: latest.tree_size });
+    expect(
+      rfcConsistency(
+        first.tree_size,
+        latest.tree_size,
+        b64(first.root_hash),
+        b64(latest.root_hash),
+        consistency.proof.map(b64),
+      ),
+    ).toBe(true);
+    expect(
+      rfcConsistency(
+        first.tree_size,
+        latest.tree_size,
+        crypto.createHash('sha256').update('another history').digest(),
+        b64(latest.root_hash),
+        consistency.proof.map(b64),
+      ),
+    ).toBe(false);
+    const notCheckpoint = await t.http.get(`/api/audit/consistency?from=${latest.tree_size + 1000}`);
+    expect(notCheckpoint.status).toBe(404);
+  });
+
+  it('signs what is unsigned at a clean stop', async () => {
+    await givenSignedHistory();
+    await t
+      .restart({ LEDGER_CHECKPOINT_EVENTS: '1000000', LEDGER_CHECKPOINT_MS: '3600000' })
+      .then(async (again) => {
+        t = again;
+      });
+    await givenProject(t);
+    const head = (await t.http.get('/api/events?limit=10000').expect(200)).body.events.at(-1)
+      .position as number;
+    const before = (await t.http.get('/api/audit/checkpoints').expect(200)).body as Checkpoints;
+    expect(before.checkpoints.every((c) => c.last_position < head)).toBe(true);
+    t = await t.restart();
+    const after = (await t.http.get('/api/audit/checkpoints').expect(200)).body as Checkpoints;
+    expect(after.checkpoints.at(-1)!.last_position).toBe(head);
+  });
+
+  const tamperings: [string, (positions: number[]) => string][] = [
+    [
+      'an edited event',
+      ([p]) =>
+        `UPDATE emt_messages SET message_data = replace(message_data${store === 'postgres' ? '::text' : ''}, 'proj', 'PROJ')${store === 'postgres' ? '::jsonb' : ''} WHERE global_position = ${p}`,
+    ],
+    ['a deleted event', ([p]) => `DELETE FROM emt_messages WHERE global_position = ${p}`],
+  ];
+
+  it.each(tamperings)(
+    'catches %s, naming where the log stops being the one that was signed',
+    async (_what, sql) => {
+      const { created } = await givenSignedHistory();
+      const target = created[1]!;
+      await t.stop();
+      await onLogStore(store, t, sql([target]));
+
+      const offline = await verifyCli(t);
+      expect(offline.code).toBe(1);
+      expect(offline.stdout).toMatch(/log NOT intact: root-mismatch/);
+      // Everything before the changed event is vouched for; the report names where trust ends.
+      const verifiedUpTo = /everything up to position (\d+) verified/.exec(offline.stdout);
+      if (verifiedUpTo) expect(Number(verifiedUpTo[1])).toBeLessThan(target);
+
+      t = await t.restart();
+      const online = (await t.http.get('/api/audit/verify').expect(200)).body;
+      expect(online).toMatchObject({ ok: false, problem: 'root-mismatch' });
+      expect(online.leafIndex).toBeLessThanOrEqual(created.indexOf(target) + 100);
+    },
+  );
+});
