@@ -31,7 +31,11 @@ const rfcInclusion = (leafHash: Buffer, index: number, size: number, proof: Buff
     if (sn === 0) return false;
     if (fn % 2 === 1 || fn === sn) {
       r = node(p, r);
-      if (fn % 2 === 0) while (fn % 2 === 0 && fn !== 0) ((fn >>= 1), (sn >>= 1));
+      if (fn % 2 === 0)
+        while (fn % 2 === 0 && fn !== 0) {
+          fn >>= 1;
+          sn >>= 1;
+        }
     } else r = node(r, p);
     fn >>= 1;
     sn >>= 1;
@@ -51,7 +55,10 @@ const rfcConsistency = (
   if (path.length === 0) return false;
   let fn = first - 1;
   let sn = second - 1;
-  while (fn % 2 === 1) ((fn >>= 1), (sn >>= 1));
+  while (fn % 2 === 1) {
+    fn >>= 1;
+    sn >>= 1;
+  }
   let fr = path[0]!;
   let sr = path[0]!;
   for (const c of path.slice(1)) {
@@ -59,7 +66,11 @@ const rfcConsistency = (
     if (fn % 2 === 1 || fn === sn) {
       fr = node(c, fr);
       sr = node(c, sr);
-      if (fn % 2 === 0) while (fn % 2 === 0 && fn !== 0) ((fn >>= 1), (sn >>= 1));
+      if (fn % 2 === 0)
+        while (fn % 2 === 0 && fn !== 0) {
+          fn >>= 1;
+          sn >>= 1;
+        }
     } else sr = node(sr, c);
     fn >>= 1;
     sn >>= 1;
