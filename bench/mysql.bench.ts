@@ -1,7 +1,8 @@
 // The MySQL protocol front door against MariaDB's own server on this machine, with the same client
 // (mysql2) for both: SELECT 1 queries/s over 16 connections, and rows/s reading a 1M-row result.
 // The service runs in a child process (this file, started with MINDLEDGER_MYSQL_BENCH_SERVER=1).
-// A third figure streams DuckDB's chunks to the wire, as a streaming variant of the engine would.
+// The service's door streams SELECTs from DuckDB (src/sql/selectStream.ts); beside it, the same
+// engine answering whole (execute only), and raw DuckDB chunks to the wire (the protocol's ceiling).
 import fs from 'node:fs';
 import { JsonDuckDBValueConverter, type DuckDBResult } from '@duckdb/node-api';
 import mysql from 'mysql2';
@@ -9,17 +10,19 @@ import pino from 'pino';
 import { createApp, type RunningApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { startMysqlServer, type SqlEngine } from '../src/mysql';
+import { mysqlDoor } from '../src/users/mysql';
 import { fmt, ratio, startServer, stopServer, tmpDir } from './support';
 
 const MARIADB = { host: '127.0.0.1', port: 3306, user: 'root' };
 const OURS_PORT = 47435;
 const CHUNKS_PORT = 47436;
+const WHOLE_PORT = 47437;
 const ROWS = 1_000_000;
 
 /**
- * What a streaming variant of the engine would give: DuckDB's chunks straight to the wire, on one
- * pooled reader held while the client reads. The engine's sandbox and name resolution are skipped:
- * this measures the protocol's capacity for the engine's future `stream()`, never serves queries.
+ * The protocol's ceiling: DuckDB's chunks straight to the wire, on one pooled reader held while the
+ * client reads. The engine's sandbox, name resolution and value conversion are skipped: this
+ * measures what the protocol code can carry, never serves queries.
  */
 const duckdbChunks =
   (app: RunningApp): NonNullable<SqlEngine['stream']> =>
@@ -65,12 +68,13 @@ const serve = async () => {
   });
   const logger = pino({ level: 'silent' });
   const app = await createApp(config, { logger });
-  const engine: SqlEngine = {
-    execute: (query, context, params, signal) => app.sql.execute(query, context, params, signal),
-  };
-  await startMysqlServer({ engine, host: '127.0.0.1', port: OURS_PORT, logger });
+  // As src/main.ts serves it: the users' door in front of the SQL engine (authentication off).
+  const door = mysqlDoor(app.services.users, app.sql, false);
+  await startMysqlServer({ engine: door.engine, host: '127.0.0.1', port: OURS_PORT, logger });
+  const whole: SqlEngine = { execute: door.engine.execute };
+  await startMysqlServer({ engine: whole, host: '127.0.0.1', port: WHOLE_PORT, logger });
   await startMysqlServer({
-    engine: { ...engine, stream: duckdbChunks(app) },
+    engine: { ...whole, stream: duckdbChunks(app) },
     host: '127.0.0.1',
     port: CHUNKS_PORT,
     logger,
@@ -150,26 +154,28 @@ export const benchMysql = async (seconds: number) => {
       options: { host: '127.0.0.1', port: OURS_PORT, user: 'bench' },
     };
     const chunks: Target = { name: 'DuckDB chunks', options: { ...ours.options, port: CHUNKS_PORT } };
+    const wholeAnswers: Target = { name: 'whole answers', options: { ...ours.options, port: WHOLE_PORT } };
 
     const select1 = {
       mariadb: await queriesPerSecond(mariadb, 'SELECT 1', 16, seconds),
       ours: await queriesPerSecond(ours, 'SELECT 1', 16, seconds),
     };
     console.log(
-      `MySQL protocol SELECT 1 (16 connections): ${fmt(select1.ours)} q/s vs MariaDB ${fmt(select1.mariadb)} q/s → ${fmt(ratio(select1.ours, select1.mariadb), 2)}`,
+      `MySQL protocol SELECT 1 (16 connections): ${fmt(select1.ours)} q/s vs MariaDB ${fmt(select1.mariadb)} q/s → ${fmt(ratio(select1.ours, select1.mariadb), 2)} (goal ≥ 0.5)`,
     );
 
     // MariaDB's Sequence engine makes the rows as it sends them; DuckDB's range() likewise.
     const rows = {
       mariadb: await rowsPerSecond(mariadb, `SELECT seq FROM seq_0_to_${ROWS - 1}`, 3),
       ours: await rowsPerSecond(ours, `SELECT * FROM range(${ROWS})`, 3),
+      whole: await rowsPerSecond(wholeAnswers, `SELECT * FROM range(${ROWS})`, 3),
       chunks: await rowsPerSecond(chunks, `SELECT * FROM range(${ROWS})`, 3),
     };
     console.log(
-      `MySQL protocol 1M-row result through the engine's execute (answer made whole first): ${fmt(rows.ours)} rows/s vs MariaDB ${fmt(rows.mariadb)} rows/s → ${fmt(ratio(rows.ours, rows.mariadb), 2)}`,
+      `MySQL protocol 1M-row result, streamed by the service: ${fmt(rows.ours)} rows/s vs MariaDB ${fmt(rows.mariadb)} rows/s → ${fmt(ratio(rows.ours, rows.mariadb), 2)} (goal ≥ 0.5)`,
     );
     console.log(
-      `MySQL protocol 1M-row result, DuckDB chunks streamed (a streaming engine variant's ceiling): ${fmt(rows.chunks)} rows/s vs MariaDB ${fmt(rows.mariadb)} rows/s → ${fmt(ratio(rows.chunks, rows.mariadb), 2)}`,
+      `  the same engine answering whole: ${fmt(rows.whole)} rows/s → ${fmt(ratio(rows.whole, rows.mariadb), 2)}; raw DuckDB chunks to the wire (the protocol's ceiling): ${fmt(rows.chunks)} rows/s → ${fmt(ratio(rows.chunks, rows.mariadb), 2)}`,
     );
   } finally {
     await stopServer(child);

@@ -8,10 +8,8 @@ import { agentRunRoutes } from './agentRuns/routes';
 import { agentRunsService } from './agentRuns/service';
 import { agentRoutes } from './agents/routes';
 import { agentsService } from './agents/service';
-import { auditLedger } from './audit/ledger';
 import { ledgerRoutes } from './audit/ledgerRoutes';
 import { auditRoutes } from './audit/routes';
-import { loadOrCreateSigningKey } from './ledger';
 import { chatbotRoutes } from './chatbots/routes';
 import { chatbotsService } from './chatbots/service';
 import type { Config } from './config';
@@ -34,12 +32,7 @@ import { modelRoutes } from './models/routes';
 import { modelsService } from './models/service';
 import { instanceIdOf, type TrainingRows } from './models/training';
 import { knowledgeBaseRoutes } from './knowledgeBases/routes';
-import { chatProcessor, type ChatProcessor } from './chatMessages/processor';
-import { telegramPollers } from './chatMessages/telegramPoller';
 import { chatMessageRoutes } from './chatMessages/routes';
-import { chatMessagesService, type ChatbotDirectory } from './chatMessages/service';
-import { chatbotInfoOf, type ChatbotRowLike } from './chatMessages/wiring';
-import { channelPorts } from './chatMessages/channels';
 import { knowledgeBasesService } from './knowledgeBases/service';
 import { projectDirectory } from './projects/directory';
 import { projectRoutes } from './projects/routes';
@@ -53,12 +46,13 @@ import { sqlService, type SqlService } from './sql/service';
 import type { BlobStore } from './storage/blobs';
 import { openStores } from './stores';
 import { systemClock, type Clock } from './shared/time';
-import { invalid } from './shared/errors';
 import { systemRoutes, VERSION, type ReadModelStatus } from './system/routes';
 import { guard, loginLimiters, reenterRequest } from './users/guard';
 import { userRoutes } from './users/routes';
 import { usersService } from './users/service';
 import { withRequest } from './shared/requestContext';
+import { chatbotServices, startChatbotWork } from './wiring/chatbots';
+import { signedLedger } from './wiring/ledger';
 
 /**
  * The composition root: every capability's service, each given the narrow ports it declares
@@ -124,77 +118,9 @@ export const buildServices = (
     defaults: llmDefaults,
     requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
   });
-  // Conversations see chatbots as rows of the read model, with their channel's engine.
-  const chatbotInfo = async (row: ChatbotRowLike) =>
-    chatbotInfoOf(
-      row,
-      row.DATABASE === null ? null : ((await databases.findIntegration(row.DATABASE))?.engine ?? null),
-    );
-  const chatDirectory: ChatbotDirectory = {
-    require: async (project, ref) => chatbotInfo(await chatbots.rows.require(project, ref)),
-    byId: async (id) => {
-      const row = await chatbots.rows.byId(id);
-      return row ? chatbotInfo(row) : undefined;
-    },
-    byWebhookToken: async (token) => {
-      const row = await chatbots.rows.byWebhookToken(token);
-      return row ? chatbotInfo(row) : undefined;
-    },
-    running: async () => Promise.all((await chatbots.rows.running()).map(chatbotInfo)),
-  };
-  const processing: { processor?: ChatProcessor } = {};
-  const chatMessages = chatMessagesService(ctx, chatDirectory, {
-    wake: () => processing.processor?.wake(),
-    waitMs: ctx.config.chatbots.waitMs,
-  });
-  const channels = channelPorts({
-    connection: (name) => databases.channelConnection(name),
-    slackApiBaseUrl: ctx.config.chatbots.slackApiBaseUrl,
-    telegramApiBaseUrl: ctx.config.chatbots.telegramApiBaseUrl,
-    requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
-  });
-  const chatbotRuntime = {
-    directory: chatDirectory,
-    processing,
-    channels,
-    /** A chatbot's answer: its agent's, with the conversation so far as the agent's memory. */
-    answer: async (
-      bot: Awaited<ReturnType<ChatbotDirectory['require']>>,
-      history: readonly { question: string; answer: string }[],
-      question: string,
-      signal: AbortSignal,
-    ) => {
-      if (bot.agent === null)
-        throw invalid(
-          `Chatbot ${bot.name} has no agent: only agents answer here (model_name ${bot.modelName ?? '(none)'} cannot chat); give it agent_name`,
-          'Chatbot cannot answer',
-        );
-      const completion = await agentRuns.complete(
-        {
-          project: bot.project,
-          agent: bot.agent,
-          messages: [
-            ...history.map((h) => ({ question: h.question, answer: h.answer })),
-            { question, answer: null },
-          ],
-          via: 'chatbot',
-        },
-        { signal },
-      );
-      return { text: completion.answer, traceId: completion.traceId };
-    },
-  };
+  const { chatMessages, chatbotRuntime } = chatbotServices(ctx, { chatbots, databases, agentRuns });
   const users = usersService(ctx, { sessionTtlMs: ctx.config.auth.sessionTtlMs });
-  const signingKey = loadOrCreateSigningKey(ctx.config.ledger.signingKey);
-  for (const warning of signingKey.warnings) ctx.logger.warn(warning);
-  const ledger = auditLedger(ctx, {
-    key: signingKey,
-    trusted: [signingKey.publicKey, ...ctx.config.ledger.trustedKeys],
-    origin: ctx.config.ledger.origin,
-    everyEvents: ctx.config.ledger.everyEvents,
-    everyMs: ctx.config.ledger.everyMs,
-    onStop: ctx.config.ledger.onStop,
-  });
+  const ledger = signedLedger(ctx);
   return {
     users,
     ledger,
@@ -341,48 +267,8 @@ export const createApp = async (
     if (!projections.failure) throw err;
     logger.error({ err }, 'interrupted trainings not marked failed: the read model is stopped');
   });
-  // Every process answers chatbots' messages; claims on each message share the work out.
-  const chat = config.chatbots;
-  const retryBackoff = (attempt: number) =>
-    Math.min(chat.retryMaxMs, chat.retryBaseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
-  const processor = chatProcessor(
-    ctx,
-    {
-      bots: services.chatbotRuntime.directory,
-      answer: services.chatbotRuntime.answer,
-      deliverer: services.chatbotRuntime.channels.deliverer,
-    },
-    {
-      leaseMs: chat.leaseMs,
-      pollMs: chat.pollMs,
-      concurrency: chat.concurrency,
-      maxAttempts: chat.maxAttempts,
-      maxDeliveries: chat.maxDeliveries,
-      memoryMessages: chat.memoryMessages,
-      backoff: retryBackoff,
-    },
-  );
-  services.chatbotRuntime.processing.processor = processor;
-  // Telegram has no push without a public URL: running Telegram chatbots are long-polled.
-  const pollers = telegramPollers(
-    {
-      bots: services.chatbotRuntime.directory,
-      telegramOf: services.chatbotRuntime.channels.telegramOf,
-      receive: (bot, message) => services.chatMessages.receive(bot, message),
-      report: (bot, error) => services.chatMessages.reportChannel(bot, 'telegram', error),
-      logger,
-    },
-    { refreshMs: Math.max(chat.pollMs, 200), pollSeconds: chat.telegramPollSeconds, backoff: retryBackoff },
-  );
-  if (chat.processor)
-    // What chatbots do on their own (claims, answers, deliveries) is recorded as the chatbot interface's.
-    withRequest(
-      { requestId: 'chatbot-processor', interface: 'chatbot', actor: { kind: 'system', id: 'chatbot' } },
-      () => {
-        processor.start();
-        pollers.start();
-      },
-    );
+  // Every process answers chatbots' messages (and long-polls Telegram), when configured to.
+  const { processor, pollers } = startChatbotWork(ctx, services);
   // The ledger signs checkpoints of the log's hash tree as the log grows (and at a clean stop).
   withRequest({ requestId: 'ledger', interface: 'system', actor: { kind: 'system', id: 'ledger' } }, () =>
     services.ledger.start(),

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Server } from 'node:http';
 import { createApp, type RunningApp } from './app';
 import { isLoopback, loadConfig, unsafeBinding, type Config } from './config';
+import { answerClientErrors } from './http/clientErrors';
 import { flushLogger } from './logger';
 import { startMysqlServer } from './mysql/server';
 import { mysqlDoor } from './users/mysql';
@@ -14,7 +15,8 @@ import { VERSION } from './shared/version';
 /** The same SQL engine, statements, sandbox and errors over the MySQL wire protocol (MYSQL_PORT). */
 const startMysql = (config: Config, running: RunningApp, authOn: boolean) => {
   if (config.mysql.port === 0) return undefined;
-  // The same users and roles as HTTP (src/users/mysql.ts: why caching_sha2_password's full authentication).
+  // The same users and roles as HTTP (src/users/mysql.ts: why caching_sha2_password's full authentication);
+  // SELECTs stream from DuckDB through the service's `stream`, which the door requires.
   const door = mysqlDoor(running.services.users, running.sql, authOn);
   return startMysqlServer({
     engine: door.engine,
@@ -79,6 +81,8 @@ const main = async () => {
       'mindledger listening',
     );
   });
+  // Requests Node's parser refuses (oversized headers, bad chunking) answer problem+json too.
+  answerClientErrors(server, logger);
   const mysql = await startMysql(config, running, authOn);
   if (mysql) logger.info({ host: config.host, port: mysql.port }, 'MySQL protocol listening');
 

@@ -1,66 +1,15 @@
 import type { SQLNamespace } from '@codemirror/lang-sql';
-import { getJson, runSql, sqlRows, uploadFile } from './api';
-import { fill, formatBytes, h, toast, type Child } from './dom';
-import { fileTableName, ident, literal, trainingProgress } from './logic';
+import { runSql, sqlRows } from './api';
+import { completionSchema, loadCatalog, lower, str, type Catalog, type Row } from './catalog';
+import { fill, h, toast, type Child } from './dom';
+import { ident, literal, trainingProgress } from './logic';
+import { createUpload } from './upload';
 
-type Row = Record<string, unknown>;
-type FileInfo = { name: string; row_count: number; columns: string[]; size: number };
-export type Catalog = {
-  projects: string[];
-  integrations: { name: string; engine: string }[];
-  models: Row[];
-  byProject: Record<'agents' | 'skills' | 'chatbots' | 'knowledge_bases' | 'views' | 'jobs', Row[]>;
-  files: FileInfo[];
-  columns: Row[];
-};
+// The catalog queries live in ./catalog and the upload control in ./upload; this module keeps the
+// rendering, the training poll and refresh. Re-exported so importers of ./tree see what they always did.
+export { completionSchema, loadCatalog, type Catalog } from './catalog';
 
-const PROJECT_TABLES = ['models', 'agents', 'skills', 'chatbots', 'jobs', 'views', 'knowledge_bases'];
 const TRAINING = new Set(['generating', 'training', 'creating', 'pending', 'queued']);
-
-const str = (v: unknown) => (v === null || v === undefined ? '' : String(v));
-const lower = (v: unknown) => str(v).toLowerCase();
-
-/** Every list the tree shows, read from information_schema (and the files API for sizes). */
-export const loadCatalog = async (): Promise<Catalog> => {
-  const optional = (q: string) => sqlRows(q).catch(() => [] as Row[]);
-  const [databases, models, agents, skills, chatbots, kbs, views, jobs, columns, files] = await Promise.all([
-    sqlRows('SELECT NAME, TYPE, ENGINE FROM information_schema.DATABASES'),
-    optional('SELECT * FROM information_schema.MODELS'),
-    optional('SELECT NAME, PROJECT FROM information_schema.AGENTS'),
-    optional('SELECT NAME, PROJECT, TYPE FROM information_schema.SKILLS'),
-    optional('SELECT NAME, PROJECT, AGENT, IS_RUNNING FROM information_schema.CHATBOTS'),
-    optional('SELECT NAME, PROJECT FROM information_schema.KNOWLEDGE_BASES'),
-    optional('SELECT NAME, PROJECT FROM information_schema.VIEWS'),
-    optional('SELECT NAME, PROJECT FROM information_schema.JOBS'),
-    optional('SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS'),
-    getJson<FileInfo[]>('/api/files').catch(() => [] as FileInfo[]),
-  ]);
-  return {
-    projects: databases.filter((d) => d.TYPE === 'project').map((d) => str(d.NAME)),
-    integrations: databases
-      .filter((d) => d.TYPE === 'data' && d.NAME !== 'files')
-      .map((d) => ({ name: str(d.NAME), engine: str(d.ENGINE) })),
-    models,
-    byProject: { agents, skills, chatbots, knowledge_bases: kbs, views, jobs },
-    files,
-    columns,
-  };
-};
-
-/** The completion schema: projects with their tables, models and agents; files; information_schema. */
-export const completionSchema = (c: Catalog, integrationTables: Map<string, string[]>): SQLNamespace => {
-  const schema: Record<string, Record<string, string[]>> = {};
-  const table = (s: string, t: string) => ((schema[s] ??= {})[t] ??= []);
-  for (const col of c.columns) table(str(col.TABLE_SCHEMA), str(col.TABLE_NAME)).push(str(col.COLUMN_NAME));
-  for (const p of c.projects) for (const t of PROJECT_TABLES) table(p, t);
-  for (const m of c.models) table(str(m.PROJECT), str(m.NAME));
-  for (const a of c.byProject.agents) table(str(a.PROJECT), str(a.NAME)).push('question', 'answer');
-  for (const k of c.byProject.knowledge_bases) table(str(k.PROJECT), str(k.NAME));
-  for (const f of c.files)
-    table('files', f.name).push(...f.columns.filter((x) => !table('files', f.name).includes(x)));
-  for (const [db, tables] of integrationTables) for (const t of tables) table(db, t);
-  return schema;
-};
 
 export type SchemaTree = {
   refresh(): Promise<void>;
@@ -92,78 +41,14 @@ export const createTree = (
   );
   const trainingEl = h('div', { class: 'training', 'data-testid': 'training' });
 
-  // Upload: bytes sent (upload progress), then rows loaded (the answer).
-  const fileInput = h('input', {
-    type: 'file',
-    accept: '.csv,.tsv,.json,.ndjson,.jsonl,.parquet,.txt',
-    'data-testid': 'upload-input',
-    'aria-label': 'File to upload',
-  });
-  const nameInput = h('input', {
-    type: 'text',
-    placeholder: 'table name',
-    'data-testid': 'upload-name',
-    'aria-label': 'Table name',
-  });
-  const uploadButton = h('button', { 'data-testid': 'upload-button' }, 'Upload');
-  const progress = h('progress', { max: 100, value: 0, 'data-testid': 'upload-progress', hidden: true });
-  const uploadStatus = h('div', { class: 'note', 'data-testid': 'upload-status', 'aria-live': 'polite' });
-  fileInput.addEventListener('change', () => {
-    const f = fileInput.files?.[0];
-    if (f && !nameInput.value) nameInput.value = fileTableName(f.name);
-  });
-  uploadButton.addEventListener('click', () => {
-    const file = fileInput.files?.[0];
-    if (!file) return toast('Choose a file first', 'error');
-    const name = nameInput.value.trim() || fileTableName(file.name);
-    uploadButton.disabled = true;
-    progress.hidden = false;
-    progress.value = 0;
-    progress.max = 100;
-    uploadStatus.textContent = `Sending 0 of ${formatBytes(file.size)}`;
-    void uploadFile(
-      name,
-      file,
-      (sent, total) => {
-        progress.value = total ? (sent / total) * 100 : 0;
-        uploadStatus.textContent = `Sending ${formatBytes(sent)} of ${formatBytes(total)}`;
-      },
-      () => {
-        progress.removeAttribute('value'); // indeterminate while the server loads the rows
-        uploadStatus.textContent = 'Sent; loading rows…';
-      },
-    )
-      .then(async (stored) => {
-        progress.value = 100;
-        uploadStatus.textContent = `files.${stored.name}: ${stored.row_count} rows loaded`;
-        open.add('files');
-        fileInput.value = '';
-        nameInput.value = '';
-        await refresh();
-      })
-      .catch((e: Error) => {
-        progress.hidden = true;
-        uploadStatus.textContent = `Upload failed: ${e.message}`;
-        uploadStatus.classList.add('error');
-      })
-      .finally(() => {
-        uploadButton.disabled = false;
-      });
-  });
-
   parent.append(
     h('div', { class: 'panel-title' }, h('span', {}, 'Schema'), refreshButton),
     treeEl,
     trainingEl,
-    h(
-      'div',
-      { class: 'upload' },
-      h('div', { class: 'panel-title' }, 'Upload a file'),
-      fileInput,
-      h('div', { class: 'row' }, nameInput, uploadButton),
-      progress,
-      uploadStatus,
-    ),
+    createUpload(async () => {
+      open.add('files');
+      await refresh();
+    }),
   );
 
   /** A collapsible node whose open state survives refreshes. */

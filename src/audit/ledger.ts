@@ -91,9 +91,11 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
       const head = await treeHead(ctx.duck);
       const latest = (await checkpoints()).at(-1);
       if (head.size === 0 || head.lastPosition === null) return null;
-      // Nothing but the last checkpoint itself is new: signing again would only sign that.
-      if (latest && (head.size <= latest.treeSize || head.lastPosition === latest.position)) return null;
-      const unsigned = head.size - (latest?.treeSize ?? 0);
+      // The latest checkpoint's own event is a leaf past the tree it signed, but never a reason to
+      // sign again (an idle log would sign forever); events recorded while it was being signed are.
+      const ownLeaf = latest !== undefined && head.lastPosition >= latest.position ? 1 : 0;
+      const unsigned = head.size - (latest?.treeSize ?? 0) - ownLeaf;
+      if (unsigned <= 0) return null;
       if (!force && unsigned < options.everyEvents && Date.now() - lastSignedAt < options.everyMs)
         return null;
       const timestamp = ctx.clock().toISOString();

@@ -1,6 +1,6 @@
 import { eventLeafHash, MerkleFrontier, type Hash, type LeafHashes } from '../ledger';
 import type { Duck } from '../duckdb/database';
-import type { TableProjection } from '../projection/types';
+import type { RowStore, TableProjection } from '../projection/types';
 
 /**
  * The log's hash tree as part of the read model: every event a leaf, in the order the log is tailed
@@ -24,6 +24,13 @@ export const ledgerTreeTable: TableProjection = {
 
 const TREE = 'tree';
 
+/**
+ * The tree as a batch grows it, keyed by the batch's row store (one per batch): restored from the
+ * tree row once per batch, and the tree row written once at its end. Per event, restoring, taking
+ * the root (log2 n hashes) and serialising the frontier cost five times the leaf hash itself.
+ */
+const growing = new WeakMap<RowStore, { frontier: MerkleFrontier; lastPosition: bigint }>();
+
 export const ledgerLeavesTable: TableProjection = {
   table: 'ledger_leaves',
   key: 'LEAF_INDEX',
@@ -34,22 +41,33 @@ export const ledgerLeavesTable: TableProjection = {
   ],
   handles: 'all',
   apply: async (event, rows, lookup) => {
-    const tree = lookup(ledgerTreeTable.table);
-    const current = await tree.get(TREE);
-    const frontier = current
-      ? MerkleFrontier.restore(
-          typeof current.FRONTIER === 'string' ? JSON.parse(current.FRONTIER) : current.FRONTIER,
-        )
-      : MerkleFrontier.empty();
+    let batch = growing.get(rows);
+    if (!batch) {
+      const current = await lookup(ledgerTreeTable.table).get(TREE);
+      const frontier = current
+        ? MerkleFrontier.restore(
+            typeof current.FRONTIER === 'string' ? JSON.parse(current.FRONTIER) : current.FRONTIER,
+          )
+        : MerkleFrontier.empty();
+      batch = { frontier, lastPosition: event.meta.position };
+      growing.set(rows, batch);
+    }
     const leaf = eventLeafHash(event);
-    const index = frontier.size;
-    frontier.append(leaf);
+    const index = batch.frontier.size;
+    batch.frontier.append(leaf);
+    batch.lastPosition = event.meta.position;
     rows.put({ LEAF_INDEX: BigInt(index), POSITION: event.meta.position, LEAF_HASH: leaf.toString('hex') });
-    tree.put({
+  },
+  finish: (rows, lookup) => {
+    const batch = growing.get(rows);
+    if (!batch) return;
+    growing.delete(rows);
+    const { frontier, lastPosition } = batch;
+    lookup(ledgerTreeTable.table).put({
       ID: TREE,
       SIZE: BigInt(frontier.size),
       ROOT_HASH: frontier.root().toString('base64'),
-      LAST_POSITION: event.meta.position,
+      LAST_POSITION: lastPosition,
       FRONTIER: JSON.stringify(frontier.snapshot()),
     });
   },

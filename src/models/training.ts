@@ -128,7 +128,18 @@ export const modelTrainer = (
     launch: async (projectName: string, name: string, version: number, wait: boolean) => {
       const job = train(projectName, name, version);
       running.add(job);
-      void job.finally(() => running.delete(job));
+      // A version dropped (on any node) between its definition and its start rejects here; a caller
+      // that waits hears it, and a training nobody waits for is logged, never an unhandled rejection
+      // (which ends the process).
+      void job
+        .catch((error: unknown) => {
+          if (!wait)
+            ctx.logger.warn(
+              { model: `${projectName}.${name}`, version, error: (error as { message?: string }).message },
+              'training not started',
+            );
+        })
+        .finally(() => running.delete(job));
       if (wait) await job;
     },
 

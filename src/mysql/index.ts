@@ -1,6 +1,8 @@
 export { startMysqlServer, type MysqlServer, type MysqlServerOptions } from './server';
 export type {
   Authenticator,
+  ClientOf,
+  ErrorAnswer,
   ServerLogger,
   SqlAnswer,
   SqlContext,

@@ -39,7 +39,15 @@ export const ok = (affectedRows = 0): OkOutcome => ({ type: 'ok', affectedRows }
 export const fromAnswer = (answer: SqlAnswer | StreamAnswer): Outcome => {
   switch (answer.type) {
     case 'table':
-      if ('rows' in answer) return { ...answer, truncated: () => answer.truncated() };
+      // An answer in hand is written without reading it chunk by chunk (no promise per chunk).
+      if ('rows' in answer)
+        return {
+          type: 'table',
+          column_names: answer.column_names,
+          column_types: answer.column_types,
+          rows: answer.whole ?? answer.rows,
+          truncated: () => answer.truncated(),
+        };
       return {
         type: 'table',
         column_names: answer.column_names,

@@ -34,6 +34,11 @@ export type TableStream = {
   column_names: string[];
   column_types: string[];
   rows: AsyncIterable<unknown[][]>;
+  /**
+   * The rows `rows` would yield, when the engine has them whole already (a cached answer): they are
+   * written at once, and `rows` is not read.
+   */
+  whole?: unknown[][];
   /** Read once `rows` is done: whether the engine cut the result at its own limit. */
   truncated(): boolean;
   context: SqlContext;

@@ -56,6 +56,10 @@ export const applyEvents = async (
         );
   }
   const only = events.length === 1 ? events[0]! : null;
+  for (let i = 0; i < projections.length; i++) {
+    const p = projections[i]!;
+    if (p.finish) await attributed(only, p.table, () => timed(p.table, () => p.finish!(stores[i]!, lookup)));
+  }
   for (let i = 0; i < stores.length; i++)
     await attributed(only, projections[i]!.table, () =>
       timed(projections[i]!.table, () => stores[i]!.flush()),

@@ -33,6 +33,11 @@ export interface TableProjection {
   readonly key: string | null;
   readonly handles: readonly EventType[] | 'all';
   apply(event: RecordedEvent, rows: RowStore, lookup: TableLookup): Promise<void> | void;
+  /**
+   * Called once a batch's events have all been applied, before its rows are written: for rows that
+   * sum up the whole batch (the ledger's tree head), worth writing once rather than per event.
+   */
+  finish?(rows: RowStore, lookup: TableLookup): Promise<void> | void;
 }
 
 /**

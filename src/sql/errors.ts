@@ -80,6 +80,14 @@ const fromDuckDb = (message: string): SqlError => {
   if (/^(Binder|Catalog|Conversion) Error/.test(message)) return new SqlError(SqlErrorCode.Binder, message);
   if (/^Permission Error/.test(message)) return new SqlError(SqlErrorCode.Forbidden, message);
   if (/^INTERRUPT Error|Interrupted/.test(message)) return new SqlError(SqlErrorCode.Interrupted, message);
+  // DuckDB's own failures (a catalog write-write conflict, an assertion) say nothing a client can
+  // act on and may name internals: the client learns the kind, the operator's log has the rest.
+  const internal = /^(TransactionContext|INTERNAL|FATAL) Error/.exec(message);
+  if (internal)
+    return new SqlError(
+      SqlErrorCode.Internal,
+      `The query engine failed internally (${internal[1]} error); retry the statement`,
+    );
   return new SqlError(SqlErrorCode.Internal, message);
 };
 

@@ -1,4 +1,4 @@
-import type { DuckDBConnection, DuckDBResult } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBResult, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { Duck } from '../duckdb/database';
 import type { CatalogResolver } from './catalog';
 import { deadlineIn, onExpiry, withinDeadline, type Deadline } from './deadline';
@@ -14,13 +14,7 @@ import { bindParameters } from './parameters';
 import { prepare, type Prepared, type Predictions, type TablePolicy } from './plan';
 import { predictInto } from './predictions';
 import { materializeSearches } from './knowledgeBaseTables';
-import {
-  MAX_CACHED_BYTES,
-  MAX_CACHED_ROWS,
-  readDeterministic,
-  reusableAnswers,
-  type PreparedCache,
-} from './statementCache';
+import { keepAnswer, readDeterministic, type PreparedCache } from './statementCache';
 import { readAnswer } from './values';
 import type { TableAnswer } from './answers';
 
@@ -44,31 +38,63 @@ export type SelectLimits = {
   agents?: { concurrency: number; maxRows: number; timeoutMs: number };
 };
 
+/** What a SELECT reads with: the read model, name resolution, caches, external databases, models. */
+export type SelectDeps = {
+  duck: Duck;
+  catalog: CatalogResolver;
+  cache: PreparedCache;
+  externals: Externals;
+  predictions: Predictions;
+};
+
+export type SelectInput = {
+  sql: string;
+  placeholders: string[];
+  params: Record<string, unknown>;
+  db: string;
+  version: number;
+  /** The projection runner's data epoch (see `ProjectionRunner.dataEpoch`). */
+  dataEpoch: () => number;
+  natives?: Map<string, { integration: string; sql: string }>;
+};
+
+/** The DuckDB query a SELECT comes down to, on the reader its caller holds while it reads. */
+export type LocalRead = {
+  c: DuckDBConnection;
+  plan: Exclude<Prepared, { kind: 'pushdown' }>;
+  sql: string;
+  values: Record<string, DuckDBValue>;
+  types: Record<string, DuckDBType>;
+  /** The answer cache's key, for answers that may be reused (deterministic local queries). */
+  answerKey: string | null;
+  /** The plan's names for the result's columns (DuckDB's where it has none). */
+  namesOf(columns: string[]): string[];
+  /** Settles when the deadline passes or the client leaves (the connection was interrupted). */
+  ended: Promise<void>;
+  /**
+   * Throws once the query is interrupted (deadline, client gone, shutdown). Called after each read
+   * too: DuckDB answers an interrupted fetch with an empty chunk, as if the result had ended.
+   */
+  check(): void;
+  /** The error to report for `error` (a deadline, a departed client or a shutdown say so). */
+  explain(error: unknown): unknown;
+};
+
 /**
- * Runs one SELECT: DuckDB parses it, every table reference is resolved to where MindsDB's name
- * lives (projections, files, or external databases), table and scalar functions that reach outside
- * are refused, then it runs on a pooled connection with a time limit (interrupted) and a row limit
- * (the answer says it was cut).
+ * The part of a SELECT before its rows are read: DuckDB parses it, every table reference is
+ * resolved to where MindsDB's name lives (projections, files, or external databases), table and
+ * scalar functions that reach outside are refused; then, on a pooled connection interrupted at the
+ * deadline or when the client leaves, predictions, searches and external fetches fill temporary
+ * tables, dropped once `read` is done. A cached or pushed-down answer goes to `answered` instead.
  */
-export const runSelect = async (
-  duck: Duck,
-  catalog: CatalogResolver,
-  cache: PreparedCache,
-  externals: Externals,
-  predictions: Predictions,
-  input: {
-    sql: string;
-    placeholders: string[];
-    params: Record<string, unknown>;
-    db: string;
-    version: number;
-    /** The projection runner's data epoch (see `ProjectionRunner.dataEpoch`). */
-    dataEpoch: () => number;
-    natives?: Map<string, { integration: string; sql: string }>;
-  },
-  limits: SelectLimits,
-): Promise<TableAnswer> => {
-  const deadline = limits.deadline ?? deadlineIn(limits.timeoutMs);
+export const withSelect = async <T>(
+  { duck, catalog, cache, externals, predictions }: SelectDeps,
+  input: SelectInput,
+  limits: SelectLimits & { deadline: Deadline },
+  answered: (answer: TableAnswer) => T,
+  read: (local: LocalRead) => Promise<T>,
+): Promise<T> => {
+  const { deadline } = limits;
   const bound = bindParameters(input.sql, input.placeholders, input.params, limits.maxListItems);
   const natives = input.natives ?? new Map();
   const key = `${input.db}\u0000${bound.sql}\u0000${JSON.stringify([...natives])}`;
@@ -80,10 +106,10 @@ export const runSelect = async (
   const known = limits.policy ? undefined : cache.queries.get(key);
   const knownAnswerKey = known ? answerKeyOf(known) : null;
   const knownAnswer = knownAnswerKey === null ? undefined : cache.answers.get(knownAnswerKey);
-  if (knownAnswer) return knownAnswer;
+  if (knownAnswer) return answered(knownAnswer);
 
-  const work = duck.withReader(
-    async (c: DuckDBConnection): Promise<TableAnswer> => {
+  return duck.withReader(
+    async (c: DuckDBConnection): Promise<T> => {
       // A request answered already (deadline passed while it waited for this connection, or the
       // client left) does not start.
       deadline.check();
@@ -96,16 +122,37 @@ export const runSelect = async (
       let nagging: ReturnType<typeof setInterval> | undefined;
       // Agents asked by the query stop with it.
       const stopped = new AbortController();
+      let end = () => undefined as void;
+      const ended = new Promise<void>((resolve) => (end = resolve));
+      let interrupted = false;
       const interrupt = () => {
+        interrupted = true;
         stopped.abort();
         c.interrupt();
         nagging ??= setInterval(() => c.interrupt(), 100);
+        end();
       };
       const cancelTimer = onExpiry(deadline, interrupt);
       const onAbort = interrupt;
       limits.signal?.addEventListener('abort', onAbort);
       const temps: string[] = [];
       const views: string[] = [];
+      const explain = (error: unknown) => {
+        if (duck.stopping)
+          return new SqlError(
+            SqlErrorCode.Interrupted,
+            'The server is shutting down; the query was interrupted',
+          );
+        if (deadline.expired()) return deadline.error();
+        if (limits.signal?.aborted)
+          return new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
+        return error;
+      };
+      const check = () => {
+        deadline.check();
+        if (interrupted || duck.stopping)
+          throw explain(new SqlError(SqlErrorCode.Interrupted, 'The query was interrupted'));
+      };
       try {
         let prepared = limits.policy ? undefined : cache.queries.get(key);
         if (!prepared) {
@@ -126,13 +173,13 @@ export const runSelect = async (
               throw externalError(plan.integration, error);
             });
           const table = externalAnswer(result, limits.rowLimit, limits.maxAnswerBytes);
-          return {
+          return answered({
             type: 'table',
             column_names: table.column_names,
             column_types: table.column_types,
             data: table.data,
             ...(table.truncated ? { truncated: true as const } : {}),
-          };
+          });
         }
 
         let sql: string;
@@ -164,49 +211,22 @@ export const runSelect = async (
           }
         }
         deadline.check();
-        // A reused DuckDB statement keeps the sampling seed it was planned with, and external tables
-        // and predictions are made afresh each time: only deterministic local queries reuse one.
-        const read = (result: DuckDBResult) =>
-          readAnswer(result, {
-            rowLimit: limits.rowLimit,
-            maxBytes: limits.maxAnswerBytes,
-            check: deadline.check,
-          });
-        const table =
-          plan.kind === 'local' && plan.deterministic
-            ? await readDeterministic(c, sql, bound.values, bound.types, read, input.dataEpoch)
-            : await read(await c.stream(sql, bound.values, bound.types));
         const names = plan.names;
-        const answer: TableAnswer = {
-          type: 'table',
-          column_names: table.column_names.map(
-            (name, i) => (names?.length === table.column_names.length ? names[i] : undefined) ?? name,
-          ),
-          column_types: table.column_types,
-          data: table.data,
-          ...(table.truncated ? { truncated: true as const } : {}),
-        };
-        const answerKey = answerKeyOf(plan);
-        if (
-          answerKey !== null &&
-          !limits.policy &&
-          table.data.length <= MAX_CACHED_ROWS &&
-          table.bytes <= MAX_CACHED_BYTES
-        ) {
-          cache.answers.set(answerKey, answer, input.version);
-          reusableAnswers.add(answer);
-        }
-        return answer;
+        return await read({
+          c,
+          plan,
+          sql,
+          values: bound.values,
+          types: bound.types,
+          answerKey: limits.policy ? null : answerKeyOf(plan),
+          namesOf: (columns) =>
+            columns.map((name, i) => (names?.length === columns.length ? names[i] : undefined) ?? name),
+          ended,
+          check,
+          explain,
+        });
       } catch (error) {
-        if (duck.stopping)
-          throw new SqlError(
-            SqlErrorCode.Interrupted,
-            'The server is shutting down; the query was interrupted',
-          );
-        if (deadline.expired()) throw deadline.error();
-        if (limits.signal?.aborted)
-          throw new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
-        throw error;
+        throw explain(error);
       } finally {
         cancelTimer();
         clearInterval(nagging);
@@ -216,6 +236,43 @@ export const runSelect = async (
       }
     },
     { sql: true },
+  );
+};
+
+/**
+ * Runs one SELECT whole (see `withSelect`), with a time limit (interrupted) and a row limit (the
+ * answer says it was cut); small answers of deterministic local queries are cached.
+ */
+export const runSelect = (
+  deps: SelectDeps,
+  input: SelectInput,
+  limits: SelectLimits,
+): Promise<TableAnswer> => {
+  const deadline = limits.deadline ?? deadlineIn(limits.timeoutMs);
+  const work = withSelect(
+    deps,
+    input,
+    { ...limits, deadline },
+    (answer) => answer,
+    async ({ c, plan, sql, values, types, answerKey, namesOf, check }) => {
+      // A reused DuckDB statement keeps the sampling seed it was planned with, and external tables
+      // and predictions are made afresh each time: only deterministic local queries reuse one.
+      const read = (result: DuckDBResult) =>
+        readAnswer(result, { rowLimit: limits.rowLimit, maxBytes: limits.maxAnswerBytes, check });
+      const table =
+        plan.kind === 'local' && plan.deterministic
+          ? await readDeterministic(c, sql, values, types, read, input.dataEpoch)
+          : await read(await c.stream(sql, values, types));
+      const answer: TableAnswer = {
+        type: 'table',
+        column_names: namesOf(table.column_names),
+        column_types: table.column_types,
+        data: table.data,
+        ...(table.truncated ? { truncated: true as const } : {}),
+      };
+      if (answerKey !== null) keepAnswer(deps.cache, answerKey, answer, table.bytes, input.version);
+      return answer;
+    },
   );
   // The answer does not wait past the deadline for work DuckDB does not interrupt at once
   // (planning a large query): that work keeps its connection until it stops.

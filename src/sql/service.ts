@@ -6,10 +6,10 @@ import { catalogResolver, INFORMATION_SCHEMA_TABLES, installCatalog, PROJECT_TAB
 import { configureServerPaths, externalError, SqlError, SqlErrorCode, toSqlError } from './errors';
 import { leadingKeyword, quoteModelVersions, toDuckDbDialect, trimStatement } from './lexical';
 import { isSyntaxProblem, parseMindsStatement } from './parse';
-import { isReusableAnswer, preparedCache, runSelect, type Predictions } from './select';
+import { isReusableAnswer, preparedCache, runSelect, type Predictions, type SelectInput } from './select';
+import { oneChunk, streamCounters, streamSelect } from './selectStream';
+import { FORBIDDEN, SELECT_LIKE, selectText } from './selectText';
 import { agentSqlPort, type ScopedSqlEngine } from './agentTools';
-import { extractNativeQueries } from './federation';
-import { addModelJoinConditions } from './modelJoins';
 import type { ExternalDatabases } from '../databases/pools';
 import type { SqlPorts } from './ports';
 import { invalid } from '../shared/errors';
@@ -17,48 +17,24 @@ import { runMindsStatement } from './statements';
 import { introspection } from './introspection';
 import { modelStatementsOf } from './modelStatements';
 import { knowledgeBaseStatementsOf } from './knowledgeBaseStatements';
-import type { OkAnswer, SqlAnswer, SqlContext, TableAnswer } from './answers';
+import type {
+  ErrorAnswer,
+  OkAnswer,
+  SqlAnswer,
+  SqlContext,
+  StreamAnswer,
+  TableAnswer,
+  TableRows,
+} from './answers';
 import { deadlineIn, withinDeadline, type Deadline } from './deadline';
 import { VersionedCache } from '../shared/versionedCache';
 import { currentRequest } from '../shared/requestContext';
 import { checkStatement, rolePolicy } from './roles';
 import type { TablePolicy } from './plan';
 
-export type { SqlAnswer, SqlContext } from './answers';
+export type { SqlAnswer, SqlContext, StreamAnswer } from './answers';
 
 const DEFAULT_DB = 'mindsdb';
-/** Statements DuckDB would run but that must never reach it from a client. */
-const FORBIDDEN = new Set([
-  'TRUNCATE',
-  'MERGE',
-  'COPY',
-  'EXPORT',
-  'IMPORT',
-  'ATTACH',
-  'DETACH',
-  'INSTALL',
-  'LOAD',
-  'PRAGMA',
-  'CALL',
-  'CHECKPOINT',
-  'FORCE',
-  'VACUUM',
-  'ANALYZE',
-  'GRANT',
-  'REVOKE',
-  'COMMENT',
-  'BEGIN',
-  'COMMIT',
-  'ROLLBACK',
-  'ABORT',
-  'PREPARE',
-  'EXECUTE',
-  'DEALLOCATE',
-  'RESET',
-  'SUMMARIZE',
-  'EXPLAIN',
-]);
-const SELECT_LIKE = new Set(['SELECT', 'WITH', 'VALUES', 'FROM', 'TABLE']);
 
 export const sqlService = (ctx: AppContext, services: SqlPorts, externals: ExternalDatabases) => {
   const catalog = catalogResolver({
@@ -117,62 +93,54 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
       timeoutMs: ctx.config.agentSqlTimeoutMs,
     },
   };
-  const dataEpoch = () => ctx.projections.dataEpoch;
+  const deps = { duck: ctx.duck, catalog, cache: prepared, externals, predictions: models };
+  /** A query's input as `runSelect` takes it, read at the projections' current version. */
+  const inputOf = (
+    text: { sql: string; placeholders: string[]; natives?: SelectInput['natives'] },
+    db: string,
+    params: Record<string, unknown> = {},
+  ): SelectInput => ({
+    ...text,
+    params,
+    db,
+    version: ctx.projections.version,
+    dataEpoch: () => ctx.projections.dataEpoch,
+  });
 
   // The same text, database and parameters give the same answer until the projections move on
-  // (for deterministic queries): repeated queries skip even the dialect rewriting.
+  // (for deterministic queries): repeated queries skip even the dialect rewriting. A caller under
+  // a role's policy is checked afresh: a cached answer was someone else's.
   const answers = new VersionedCache<TableAnswer>(() => ctx.projections.version, 500);
-  const select = async (
+  const answerKey = (sql: string, db: string, params: Record<string, unknown>) =>
+    `${db}\u0000${sql}\u0000${JSON.stringify(params)}`;
+  type Select<T> = (
     sql: string,
     db: string,
     params: Record<string, unknown>,
     deadline: Deadline,
     signal?: AbortSignal,
     policy?: TablePolicy,
-  ) => {
-    // A caller under a role's policy is checked afresh: a cached answer was someone else's.
-    if (policy) return selectFresh(sql, db, params, deadline, signal, policy);
+  ) => Promise<T>;
+  const select: Select<TableAnswer> = async (sql, db, params, deadline, signal, policy) => {
     const version = ctx.projections.version;
-    const key = `${db}\u0000${sql}\u0000${JSON.stringify(params)}`;
-    const known = answers.get(key);
-    if (known) return known;
-    const answer = await selectFresh(sql, db, params, deadline, signal);
-    if (isReusableAnswer(answer)) answers.set(key, answer, version);
+    const key = answerKey(sql, db, params);
+    const text = await selectText(catalog, sql, db, deadline);
+    const answer = await runSelect(deps, inputOf(text, db, params), { ...limits, deadline, signal, policy });
+    if (!policy && isReusableAnswer(answer)) answers.set(key, answer, version);
     return answer;
   };
-  const selectFresh = async (
-    sql: string,
-    db: string,
-    params: Record<string, unknown>,
-    deadline: Deadline,
-    signal?: AbortSignal,
-    policy?: TablePolicy,
-  ) => {
-    // Each rewriting step is linear in the text (at most SQL_MAX_QUERY_BYTES); the deadline is
-    // checked between them and the name lookups they make.
-    const extracted = await extractNativeQueries(sql, (name) => catalog.integration(name));
-    deadline.check();
-    const converted = toDuckDbDialect(extracted.sql);
-    converted.sql = quoteModelVersions(converted.sql);
-    deadline.check();
-    const dialect = {
-      ...converted,
-      sql: await addModelJoinConditions(
-        converted.sql,
-        async (schema, table) =>
-          (await catalog.agent(schema ?? db, table)) !== undefined ||
-          (await catalog.model(schema ?? db, table)) !== undefined,
-      ),
-    };
-    deadline.check();
-    return runSelect(
-      ctx.duck,
-      catalog,
-      prepared,
-      externals,
-      models,
-      { ...dialect, params, db, version: ctx.projections.version, dataEpoch, natives: extracted.natives },
+  /** Streamed SELECTs: what they hold now (see `StreamCounters`). */
+  const streams = streamCounters();
+  const selectRows: Select<TableRows> = async (sql, db, params, deadline, signal, policy) => {
+    const version = ctx.projections.version;
+    const key = answerKey(sql, db, params);
+    const text = await selectText(catalog, sql, db, deadline);
+    return streamSelect(
+      deps,
+      inputOf(text, db, params),
       { ...limits, deadline, signal, policy },
+      streams,
+      (answer) => !policy && answers.set(key, answer, version),
     );
   };
   /** Our own SQL (already DuckDB dialect, MindsDB names) wrapped around a client's WHERE/LIKE. */
@@ -182,16 +150,7 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
     deadline: Deadline,
     params: Record<string, unknown> = {},
     placeholders: string[] = [],
-  ) =>
-    runSelect(
-      ctx.duck,
-      catalog,
-      prepared,
-      externals,
-      models,
-      { sql, placeholders, params, db, version: ctx.projections.version, dataEpoch },
-      { ...limits, deadline },
-    );
+  ) => runSelect(deps, inputOf({ sql, placeholders }, db, params), { ...limits, deadline });
 
   /** An agent's SQL tool: one SELECT (MySQL dialect, no native queries) under a table policy. */
   const scopedSelect: ScopedSqlEngine['select'] = async (sql, db, options) => {
@@ -200,15 +159,13 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
     const converted = toDuckDbDialect(sql);
     converted.sql = quoteModelVersions(converted.sql);
     return withinDeadline(
-      runSelect(
-        ctx.duck,
-        catalog,
-        prepared,
-        externals,
-        models,
-        { ...converted, params: {}, db, version: ctx.projections.version, dataEpoch },
-        { ...limits, rowLimit: options.rowLimit, deadline, signal: options.signal, policy: options.policy },
-      ),
+      runSelect(deps, inputOf(converted, db), {
+        ...limits,
+        rowLimit: options.rowLimit,
+        deadline,
+        signal: options.signal,
+        policy: options.policy,
+      }),
       deadline,
     );
   };
@@ -237,23 +194,29 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
         .length > 0,
   });
 
-  const execute = async (
+  /** One statement; its SELECTs read through `selecting` (whole, or streamed). Never throws. */
+  const statement = async <T>(
     query: string,
     context: SqlContext,
     params: Record<string, unknown>,
-    signal?: AbortSignal,
-  ): Promise<SqlAnswer> => {
+    signal: AbortSignal | undefined,
+    selecting: Select<T>,
+  ): Promise<(T | TableAnswer | OkAnswer | ErrorAnswer) & { context: SqlContext }> => {
     // SQL_TIMEOUT_MS counts from here: rewriting, name resolution, fetches and DuckDB's work.
     const deadline = deadlineIn(ctx.config.sqlTimeoutMs);
     let db = typeof context.db === 'string' && context.db ? context.db : DEFAULT_DB;
-    const answer = async (): Promise<TableAnswer | OkAnswer> => {
+    const answer = async (): Promise<T | TableAnswer | OkAnswer> => {
       checkQuerySize(query);
       const sql = trimStatement(query);
       if (!sql) throw new SqlError(SqlErrorCode.Syntax, 'The query is empty');
       const keyword = leadingKeyword(sql);
       const principal = currentRequest()?.principal;
-      if (SELECT_LIKE.has(keyword))
-        return withinDeadline(select(sql, db, params, deadline, signal, rolePolicy(principal)), deadline);
+      if (SELECT_LIKE.has(keyword)) {
+        const policy = rolePolicy(principal);
+        // An answer in hand is given at once (no deadline timer); `selecting` reads and fills the cache.
+        const known = policy ? undefined : answers.get(answerKey(sql, db, params));
+        return known ?? withinDeadline(selecting(sql, db, params, deadline, signal, policy), deadline);
+      }
       if (FORBIDDEN.has(keyword))
         throw new SqlError(
           SqlErrorCode.Forbidden,
@@ -310,9 +273,30 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
       return { type: 'error', error_code: e.code, error_message: e.message, context: { ...context, db } };
     }
   };
+  const execute = (
+    query: string,
+    context: SqlContext,
+    params: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<SqlAnswer> => statement(query, context, params, signal, select);
+  /** As `execute`, but a SELECT answered by DuckDB comes as its rows are read (see `streamSelect`). */
+  const stream = async (
+    query: string,
+    context: SqlContext,
+    params: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<StreamAnswer> => {
+    const answer = await statement(query, context, params, signal, selectRows);
+    return answer.type === 'table' && !('rows' in answer)
+      ? { ...oneChunk(answer), context: answer.context }
+      : answer;
+  };
 
   return {
     execute,
+    stream,
+    /** Streamed SELECTs now holding a reader, and chunks read so far. */
+    streams: streams as Readonly<typeof streams>,
     /** The SQL tools' port for agents (read-only, a skill's tables only, capped). */
     agentTools,
     install: () => installCatalog(ctx.duck.writer),
@@ -340,21 +324,13 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
       }
       checkQuerySize(query);
       const dialect = toDuckDbDialect(trimStatement(query));
-      const table = await runSelect(
-        ctx.duck,
-        catalog,
-        prepared,
-        externals,
-        models,
-        { ...dialect, params: {}, db: database, version: ctx.projections.version, dataEpoch },
-        {
-          ...limits,
-          rowLimit: ctx.config.trainRowLimit,
-          // Training takes every row it asked for (TRAIN_ROW_LIMIT bounds them), not a cut answer.
-          maxAnswerBytes: Number.POSITIVE_INFINITY,
-          timeoutMs: ctx.config.sqlTimeoutMs * 10,
-        },
-      );
+      const table = await runSelect(deps, inputOf(dialect, database), {
+        ...limits,
+        rowLimit: ctx.config.trainRowLimit,
+        // Training takes every row it asked for (TRAIN_ROW_LIMIT bounds them), not a cut answer.
+        maxAnswerBytes: Number.POSITIVE_INFINITY,
+        timeoutMs: ctx.config.sqlTimeoutMs * 10,
+      });
       if (table.truncated)
         throw invalid(`The training query returned more than ${ctx.config.trainRowLimit} rows`);
       return table.data.map((r) => Object.fromEntries(table.column_names.map((n, i) => [n, r[i]])));

@@ -28,6 +28,23 @@ export const reusableAnswers = new WeakSet<TableAnswer>();
 export const isReusableAnswer = (answer: TableAnswer) => reusableAnswers.has(answer);
 
 /**
+ * Keeps the answer of a deterministic local query for the read-model version it was read at, when
+ * it is small (`bytes`: its rows as JSON); says whether it was kept.
+ */
+export const keepAnswer = (
+  cache: PreparedCache,
+  key: string,
+  answer: TableAnswer,
+  bytes: number,
+  version: number,
+): boolean => {
+  if (answer.data.length > MAX_CACHED_ROWS || bytes > MAX_CACHED_BYTES) return false;
+  cache.answers.set(key, answer, version);
+  reusableAnswers.add(answer);
+  return true;
+};
+
+/**
  * DuckDB prepared statements, per pooled connection: a repeated query skips DuckDB's statement
  * extraction and planning, which dominate the cost of small queries. DuckDB rebinds a statement when
  * the catalog changes but not when the data does, and its plan bakes in the statistics it saw (a

@@ -1,4 +1,10 @@
-import { JsonDuckDBValueConverter, JSDuckDBValueConverter, type DuckDBResult } from '@duckdb/node-api';
+import {
+  JsonDuckDBValueConverter,
+  JSDuckDBValueConverter,
+  type DuckDBResult,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 
 const isIntegerType = (t: string) =>
   /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|VARINT|BIGNUM)$/.test(
@@ -16,69 +22,188 @@ const microsTimestamp = (s: string) => {
   return m ? `${m[1]}.${(m[2] ?? '').padEnd(6, '0')}` : s;
 };
 
+/** What a JSON-converted cell (and, for BLOB and TIMESTAMPTZ, its JS form) becomes in an answer. */
+type FromJson = (json: unknown, js: unknown) => unknown;
+
 /**
- * One result cell as valid JSON with MindsDB's conventions: NaN and infinities are null, big
+ * A column's cells as valid JSON with MindsDB's conventions: NaN and infinities are null, big
  * integers are numbers when JavaScript can hold them exactly (else strings), decimals are numbers,
  * dates are YYYY-MM-DD, timestamps YYYY-MM-DD HH:MM:SS.ffffff, blobs base64, nested types JSON.
+ * Chosen once per column: the type decides the rule, not each cell.
  */
-const convertCell = (type: string, json: unknown, js: unknown): unknown => {
-  if (json === null || json === undefined) return null;
-  if (isIntegerType(type)) return typeof json === 'string' ? safeInteger(json) : json;
-  if (/^DECIMAL/.test(type)) return Number(json);
+const fromJsonFor = (type: string): FromJson => {
+  if (isIntegerType(type)) return (json) => (typeof json === 'string' ? safeInteger(json) : json);
+  if (/^DECIMAL/.test(type)) return (json) => Number(json);
   if (/^(DOUBLE|FLOAT|REAL)$/.test(type))
-    return typeof json === 'number' && Number.isFinite(json) ? json : null;
-  if (type === 'TIMESTAMP WITH TIME ZONE') {
-    const d = js instanceof Date ? js : new Date(String(json));
-    return Number.isFinite(d.getTime())
-      ? microsTimestamp(d.toISOString().replace('T', ' ').replace('Z', ''))
-      : String(json);
+    return (json) => (typeof json === 'number' && Number.isFinite(json) ? json : null);
+  if (type === 'TIMESTAMP WITH TIME ZONE')
+    return (json, js) => {
+      const d = js instanceof Date ? js : new Date(String(json));
+      return Number.isFinite(d.getTime())
+        ? microsTimestamp(d.toISOString().replace('T', ' ').replace('Z', ''))
+        : String(json);
+    };
+  if (/^TIMESTAMP/.test(type)) return (json) => microsTimestamp(String(json));
+  if (type === 'BLOB') return (_json, js) => Buffer.from(js as Uint8Array).toString('base64');
+  if (/^MAP\(/.test(type))
+    return (json) =>
+      Array.isArray(json)
+        ? Object.fromEntries(
+            (json as { key: unknown; value: unknown }[]).map((e) => [String(e.key), e.value]),
+          )
+        : json;
+  return (json) => json;
+};
+
+/** One column's cell from the raw value DuckDB's vector holds (null for NULL). */
+type CellOf = (raw: DuckDBValue, type: DuckDBType) => unknown;
+
+/**
+ * How a column's raw values become cells. The JSON converter then the column's rule (`fromJsonFor`)
+ * for every type; the plain ones (integers, floats, text, booleans: most results) straight from
+ * the raw value, to the same cell without the two intermediate values per cell.
+ */
+const cellOfColumn = (type: string): CellOf => {
+  switch (type) {
+    case 'TINYINT':
+    case 'SMALLINT':
+    case 'INTEGER':
+    case 'UTINYINT':
+    case 'USMALLINT':
+    case 'UINTEGER':
+      return (raw) => (raw === null ? null : Number(raw));
+    case 'BIGINT':
+    case 'UBIGINT':
+    case 'HUGEINT':
+    case 'UHUGEINT':
+      return (raw) => {
+        if (raw === null) return null;
+        const n = Number(raw);
+        return Number.isSafeInteger(n) ? n : String(raw);
+      };
+    case 'DOUBLE':
+    case 'FLOAT':
+      return (raw) => (typeof raw === 'number' && Number.isFinite(raw) ? raw : null);
+    case 'VARCHAR':
+      return (raw) => (raw === null ? null : String(raw));
+    case 'BOOLEAN':
+      return (raw) => (raw === null ? null : Boolean(raw));
   }
-  if (/^TIMESTAMP/.test(type)) return microsTimestamp(String(json));
-  if (type === 'BLOB') return Buffer.from(js as Uint8Array).toString('base64');
-  if (/^MAP\(/.test(type) && Array.isArray(json))
-    return Object.fromEntries(
-      (json as { key: unknown; value: unknown }[]).map((e) => [String(e.key), e.value]),
+  const fromJson = fromJsonFor(type);
+  const needsJs = type === 'BLOB' || type === 'TIMESTAMP WITH TIME ZONE';
+  return (raw, vectorType) => {
+    const json = JsonDuckDBValueConverter(raw, vectorType, JsonDuckDBValueConverter);
+    if (json === null || json === undefined) return null;
+    return fromJson(
+      json,
+      needsJs ? JSDuckDBValueConverter(raw, vectorType, JSDuckDBValueConverter) : undefined,
     );
-  return json;
+  };
 };
 
 /**
- * Reads a result chunk by chunk (DuckDB computes a streaming result as it is read), converting
- * each row, until the row limit or the answer-size limit (bytes of the rows as UTF-8 JSON) would
- * be passed: then the answer says it was cut. `SELECT repeat('x', 6000) FROM range(100000)` was
+ * Bytes of `JSON.stringify(cell)` as UTF-8, without building the text for the common cells
+ * (numbers, booleans, null, text with nothing to escape); exact, so the cut point is the same.
+ */
+const jsonBytes = (cell: unknown): number => {
+  if (cell === null || cell === undefined) return 4;
+  if (typeof cell === 'number') return Number.isFinite(cell) ? String(cell).length : 4;
+  if (typeof cell === 'boolean') return cell ? 4 : 5;
+  if (typeof cell === 'string') {
+    const n = cell.length;
+    let i = 0;
+    for (; i < n; i++) {
+      const c = cell.charCodeAt(i);
+      if (c < 0x20 || c === 0x22 || c === 0x5c || c > 0x7e) break;
+    }
+    if (i === n) return n + 2;
+  }
+  return Buffer.byteLength(JSON.stringify(cell));
+};
+
+/**
+ * A result's rows chunk by chunk as DuckDB computes them (a streaming result is computed as it is
+ * read), each row converted as answers carry it, until the row limit or the answer-size limit
+ * (bytes of the rows as UTF-8 JSON) would be passed: then `truncated()` says the rows were cut.
+ */
+export const resultRows = (
+  result: DuckDBResult,
+  limits: { rowLimit: number; maxBytes: number; check?: () => void },
+) => {
+  const types = result.columnTypes().map(String);
+  const cells = types.map(cellOfColumn);
+  const width = types.length;
+  // A row's brackets and commas, and the separator after it (see `jsonBytes`).
+  const rowOverhead = 2 + Math.max(width - 1, 0) + 1;
+  let rows = 0;
+  let bytes = 0;
+  let truncated = false;
+  let done = false;
+  /** The next chunk's rows (as many as the limits leave), or undefined once the result is done or cut. */
+  const next = async (): Promise<unknown[][] | undefined> => {
+    if (done) return undefined;
+    limits.check?.();
+    const chunk = await result.fetchChunk();
+    // An interrupted result reads as ended (an empty chunk), not as failed: `check` tells them apart.
+    limits.check?.();
+    const count = chunk ? chunk.rowCount : 0;
+    if (!chunk || count === 0) {
+      done = true;
+      return undefined;
+    }
+    // Column by column: each vector is looked up once per chunk, not once per cell.
+    const vectors = types.map((_t, c) => chunk.getColumnVector(c));
+    const vectorTypes = vectors.map((v) => v.type);
+    const converted: unknown[][] = [];
+    for (let r = 0; r < count; r++) {
+      if (rows >= limits.rowLimit) {
+        truncated = done = true;
+        break;
+      }
+      const row = new Array<unknown>(width);
+      // The row as the answer will carry it, plus its separator.
+      let size = rowOverhead;
+      for (let c = 0; c < width; c++) {
+        const cell = cells[c]!(vectors[c]!.getItem(r), vectorTypes[c]!);
+        row[c] = cell;
+        size += jsonBytes(cell);
+      }
+      if (bytes + size > limits.maxBytes) {
+        truncated = done = true;
+        break;
+      }
+      bytes += size;
+      rows++;
+      converted.push(row);
+    }
+    return converted.length > 0 ? converted : undefined;
+  };
+  return {
+    column_names: result.columnNames(),
+    column_types: types,
+    next,
+    truncated: () => truncated,
+    bytes: () => bytes,
+  };
+};
+
+/**
+ * Reads a whole answer (see `resultRows`). `SELECT repeat('x', 6000) FROM range(100000)` was
  * read whole, then converted whole: 6.8 GB of memory and a 500.
  */
 export const readAnswer = async (
   result: DuckDBResult,
   limits: { rowLimit: number; maxBytes: number; check?: () => void },
 ) => {
-  const types = result.columnTypes().map(String);
-  const names = result.columnNames();
-  const needsJs = types.some((t) => t === 'BLOB' || t === 'TIMESTAMP WITH TIME ZONE');
+  const rows = resultRows(result, limits);
   const data: unknown[][] = [];
-  let bytes = 0;
-  let truncated = false;
-  reading: for (;;) {
-    limits.check?.();
-    const chunk = await result.fetchChunk();
-    if (!chunk || chunk.rowCount === 0) break;
-    const json = chunk.convertRows(JsonDuckDBValueConverter);
-    const js = needsJs ? chunk.convertRows(JSDuckDBValueConverter) : undefined;
-    for (let r = 0; r < json.length; r++) {
-      if (data.length >= limits.rowLimit) {
-        truncated = true;
-        break reading;
-      }
-      const row = json[r]!.map((cell, c) => convertCell(types[c]!, cell, js?.[r]?.[c]));
-      // The row as the answer will carry it, plus its separator.
-      const size = Buffer.byteLength(JSON.stringify(row)) + 1;
-      if (bytes + size > limits.maxBytes) {
-        truncated = true;
-        break reading;
-      }
-      bytes += size;
-      data.push(row);
-    }
-  }
-  return { column_names: names, column_types: types, data, truncated, bytes };
+  for (let chunk = await rows.next(); chunk; chunk = await rows.next())
+    for (const row of chunk) data.push(row);
+  return {
+    column_names: rows.column_names,
+    column_types: rows.column_types,
+    data,
+    truncated: rows.truncated(),
+    bytes: rows.bytes(),
+  };
 };

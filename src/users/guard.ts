@@ -162,7 +162,7 @@ export const guard = (users: UsersService, config: AuthConfig): RequestHandler[]
     }
     identities.set(req, identity);
     if (!isOpen(req.path)) {
-      const refusal = refusalOf(identity.principal, req.method, req.path, req.query.as_of !== undefined);
+      const refusal = refusalOf(identity.principal, req.method, req.path);
       if (refusal) throw forbidden(refusal);
     }
     return proceed({ ...base, interface: via, actor: identity.actor, principal: identity.principal });

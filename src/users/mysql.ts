@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Authenticator, SqlEngine } from '../mysql';
+import type { Authenticator, ClientOf, ErrorAnswer, SqlContext, SqlEngine } from '../mysql';
 import { withRequest } from '../shared/requestContext';
 import type { UsersService } from './service';
 
@@ -20,41 +20,49 @@ import type { UsersService } from './service';
  */
 export const mysqlDoor = (
   users: UsersService,
-  engine: Pick<SqlEngine, 'execute'>,
+  engine: Pick<SqlEngine, 'execute'> & Required<Pick<SqlEngine, 'stream'>>,
   authOnAtStart: boolean,
-): { auth: Authenticator | undefined; engine: SqlEngine } => ({
-  auth: authOnAtStart
-    ? {
-        verify: (user, password) => users.verifyPassword(user, password),
-        cacheTag: (user) => users.credentialTag(user),
-      }
-    : undefined,
-  engine: {
-    execute: async (query, context, params, signal, client) => {
-      const requestId = crypto.randomUUID();
-      if (!(await users.enabled()))
-        return withRequest(
-          {
-            requestId,
-            interface: 'mysql',
-            actor: { kind: 'address', id: client?.host ?? '' },
-          },
-          () => engine.execute(query, context, params, signal),
-        );
-      const identity = authOnAtStart && client ? await users.identityOfUser(client.user) : undefined;
-      if (!identity)
-        return {
-          type: 'error',
-          error_code: 1045,
-          error_message: authOnAtStart
-            ? `Access denied for user '${client?.user ?? ''}': the user no longer exists`
-            : 'Authentication was turned on after this MySQL server started: reconnect after a restart',
-          context,
-        };
+): { auth: Authenticator | undefined; engine: Required<SqlEngine> } => {
+  /** Runs a statement as the connection's user (their actor and role), or refuses it. */
+  const asClient = async <T>(
+    client: ClientOf | undefined,
+    context: SqlContext,
+    run: () => Promise<T>,
+  ): Promise<T | (ErrorAnswer & { context: SqlContext })> => {
+    const requestId = crypto.randomUUID();
+    if (!(await users.enabled()))
       return withRequest(
-        { requestId, interface: 'mysql', actor: identity.actor, principal: identity.principal },
-        () => engine.execute(query, context, params, signal),
+        { requestId, interface: 'mysql', actor: { kind: 'address', id: client?.host ?? '' } },
+        run,
       );
+    const identity = authOnAtStart && client ? await users.identityOfUser(client.user) : undefined;
+    if (!identity)
+      return {
+        type: 'error',
+        error_code: 1045,
+        error_message: authOnAtStart
+          ? `Access denied for user '${client?.user ?? ''}': the user no longer exists`
+          : 'Authentication was turned on after this MySQL server started: reconnect after a restart',
+        context,
+      };
+    return withRequest(
+      { requestId, interface: 'mysql', actor: identity.actor, principal: identity.principal },
+      run,
+    );
+  };
+  return {
+    auth: authOnAtStart
+      ? {
+          verify: (user, password) => users.verifyPassword(user, password),
+          cacheTag: (user) => users.credentialTag(user),
+        }
+      : undefined,
+    engine: {
+      execute: (query, context, params, signal, client) =>
+        asClient(client, context, () => engine.execute(query, context, params, signal)),
+      // Large results come as DuckDB reads them; the role was checked when the statement started.
+      stream: (query, context, params, signal, client) =>
+        asClient(client, context, () => engine.stream(query, context, params, signal)),
     },
-  },
-});
+  };
+};

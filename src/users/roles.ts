@@ -6,8 +6,9 @@ import type { Principal } from '../shared/requestContext';
  * - admin: everything, users included;
  * - editor: every resource and model, not users;
  * - analyst: reads (GET), SQL (read-only statements), predictions, agent and knowledge-base answers;
- * - auditor: the event log and audit routes, resources as they were (`GET …?as_of=`), SQL over
- *   information_schema.EVENTS;
+ * - auditor: the event log and audit routes, SQL over information_schema.EVENTS (resources as
+ *   they were, `?as_of=`, join once answered from the log: until then a current resource is not
+ *   an auditor's to read);
  * - everyone signed in: who am I, sign out, their own access tokens.
  * A project-scoped token reaches only `/api/projects/<its project>/…` and the SQL endpoint (where
  * its statements may name only that project).
@@ -27,13 +28,7 @@ const PROJECT_PATH = /^\/api\/projects\/([^/]+)(\/.*)?$/i;
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
 
 /** Why the caller may not make this request, or null when they may. */
-export const refusalOf = (
-  principal: Principal,
-  method: string,
-  path: string,
-  /** The request asks for a past state (`?as_of=`): an auditor's kind of read. */
-  asOf = false,
-): string | null => {
+export const refusalOf = (principal: Principal, method: string, path: string): string | null => {
   if (principal.project !== null) {
     const inProject = PROJECT_PATH.exec(path);
     const reaches =
@@ -54,7 +49,7 @@ export const refusalOf = (
       if (isRead(method) || ASKING.some((p) => p.test(path))) return null;
       return 'The analyst role reads and queries; changes take the editor role';
     case 'auditor':
-      if ((isRead(method) && (AUDIT.test(path) || asOf)) || SQL.test(path)) return null;
+      if ((isRead(method) && AUDIT.test(path)) || SQL.test(path)) return null;
       return 'The auditor role reads the event log and audit routes only';
     default: {
       const _exhaustive: never = principal.role;

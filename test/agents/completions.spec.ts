@@ -65,6 +65,28 @@ const givenOrders = async (t: TestApp, project: string) => {
   return { file, skill };
 };
 
+/** The world's agent, given the orders skill. */
+const givenAgentReadingOrders = async (t: TestApp, w: World) => {
+  const orders = await givenOrders(t, w.project);
+  await t.http
+    .put(`/api/projects/${w.project}/agents/${w.agent}`)
+    .send({ agent: { skills_to_add: [orders.skill] } })
+    .expect(200);
+  return orders;
+};
+
+/** Polls information_schema.AGENT_RUNS until the run is answered there (at most 10 s). */
+const runAnsweredInSql = async (t: TestApp, traceId: string) => {
+  for (let i = 0; i < 200; i++) {
+    const status = await querySql(t, 'SELECT STATUS FROM information_schema.AGENT_RUNS WHERE TRACE_ID = :t', {
+      params: { t: traceId },
+    });
+    if (status.data?.[0]?.[0] === 'answered') return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`run ${traceId} never showed as answered in information_schema.AGENT_RUNS`);
+};
+
 const eventsOf = async (t: TestApp, stream: string) =>
   (
     (await t.http.get(`/api/events?stream=${stream}&limit=1000`).expect(200)).body as {
@@ -133,11 +155,7 @@ describe.each(storeKinds)('agent completions (%s)', (store) => {
 
   it('answers from data through its sql skill: lists, reads the schema, queries, and says which SQL ran', async () => {
     const w = await world();
-    const { file, skill } = await givenOrders(t, w.project);
-    await t.http
-      .put(`/api/projects/${w.project}/agents/${w.agent}`)
-      .send({ agent: { skills_to_add: [skill] } })
-      .expect(200);
+    const { file } = await givenAgentReadingOrders(t, w);
     const query = `SELECT count(*) AS n, sum(amount) AS total FROM files.${file} WHERE customer = 'alice'`;
     w.fake.conversation([
       fakeReply.toolCall('sql_db_list_tables', {}),
@@ -174,11 +192,7 @@ describe.each(storeKinds)('agent completions (%s)', (store) => {
 
   it('refuses writes and tables outside the skill on the parse tree, and the model corrects itself', async () => {
     const w = await world();
-    const { file, skill } = await givenOrders(t, w.project);
-    await t.http
-      .put(`/api/projects/${w.project}/agents/${w.agent}`)
-      .send({ agent: { skills_to_add: [skill] } })
-      .expect(200);
+    const { file } = await givenAgentReadingOrders(t, w);
     w.fake.conversation([
       fakeReply.toolCall('sql_db_query', { query: `DELETE FROM files.${file}` }),
       fakeReply.toolCall('sql_db_query', { query: 'SELECT * FROM information_schema.databases' }),
@@ -269,11 +283,7 @@ describe.each(storeKinds)('agent completions (%s)', (store) => {
 
   it('streams MindsDB chunks in order: start, actions, steps, output, sql, end', async () => {
     const w = await world();
-    const { file, skill } = await givenOrders(t, w.project);
-    await t.http
-      .put(`/api/projects/${w.project}/agents/${w.agent}`)
-      .send({ agent: { skills_to_add: [skill] } })
-      .expect(200);
+    const { file } = await givenAgentReadingOrders(t, w);
     const query = `SELECT count(*) AS n FROM files.${file}`;
     w.fake.conversation([
       fakeReply.toolCall('sql_db_query', { query }),
@@ -303,6 +313,111 @@ describe.each(storeKinds)('agent completions (%s)', (store) => {
     ).toBe('Three orders in all.');
     expect(chunks.find((c) => c.type === 'sql')).toMatchObject({ content: query });
     expect(chunks[0]).toMatchObject({ prompt: 'How many orders?', trace_id: expect.any(String) });
+  });
+
+  it('shows a run in SQL: its model and tool calls in AGENT_STEPS, its answer in AGENT_RUNS and EVENTS, never the key', async () => {
+    const w = await world();
+    const { file } = await givenAgentReadingOrders(t, w);
+    const query = `SELECT customer, sum(amount) AS total FROM files.${file} GROUP BY customer ORDER BY customer`;
+    const answer = `Alice ordered 17.75 and bob 3 (${unique('run')}).`;
+    w.fake.conversation([fakeReply.toolCall('sql_db_query', { query }), fakeReply.text(answer)]);
+    const res = await ask(t, w, { messages: [{ question: 'Who ordered how much?' }] }).expect(200);
+    const traceId = res.body.message.trace_id as string;
+    // A REST completion answers once its run is on the log, not once the read model has it
+    // (src/agentRuns/service.ts, `recorded`): SQL sees the run a moment later.
+    await runAnsweredInSql(t, traceId);
+
+    const steps = await querySql(
+      t,
+      'SELECT STEP, KIND, NAME, OK, SQL, ROW_COUNT, REJECTED FROM information_schema.AGENT_STEPS WHERE TRACE_ID = :t ORDER BY SEQ',
+      { params: { t: traceId } },
+    );
+    expect(steps.data).toEqual([
+      [1, 'model', 'gpt-test', true, null, null, false],
+      [1, 'tool', 'sql_db_query', true, query, 2, false],
+      [2, 'model', 'gpt-test', true, null, null, false],
+    ]);
+
+    const runs = await querySql(
+      t,
+      'SELECT AGENT, QUESTION, ANSWER, STATUS, STEPS, SQL, PROVIDER, MODEL, VIA FROM information_schema.AGENT_RUNS WHERE TRACE_ID = :t',
+      { params: { t: traceId } },
+    );
+    expect(runs.data).toEqual([
+      [w.agent, 'Who ordered how much?', answer, 'answered', 2, [query], 'openai', 'gpt-test', 'rest'],
+    ]);
+
+    const events = await querySql(
+      t,
+      'SELECT STREAM, TYPE FROM information_schema.EVENTS WHERE DATA LIKE :a ORDER BY GLOBAL_POSITION',
+      { params: { a: `%${answer}%` } },
+    );
+    expect(events.data).toEqual([
+      [`agent-run-${traceId}`, 'AgentRunModelCalled'],
+      [`agent-run-${traceId}`, 'AgentRunAnswered'],
+    ]);
+
+    // The key was sent to the provider, and is in the log (the run needs it) …
+    expect(w.fake.requests()[0]!.headers.authorization).toBe(`Bearer ${w.key}`);
+    // … but no SQL answer shows it: the agent's own event reads masked.
+    const agentEvents = await querySql(
+      t,
+      "SELECT DATA FROM information_schema.EVENTS WHERE STREAM = :s AND TYPE = 'AgentCreated'",
+      { params: { s: `project-${w.project}` } },
+    );
+    expect(JSON.parse(String(agentEvents.data![0]![0]))).toMatchObject({
+      params: { model: { api_key: '******' } },
+    });
+    const everything = await Promise.all([
+      querySql(t, 'SELECT * FROM information_schema.AGENT_STEPS WHERE TRACE_ID = :t', {
+        params: { t: traceId },
+      }),
+      querySql(t, 'SELECT * FROM information_schema.AGENT_RUNS WHERE TRACE_ID = :t', {
+        params: { t: traceId },
+      }),
+      querySql(t, 'SELECT * FROM information_schema.EVENTS WHERE STREAM IN (:r, :p)', {
+        params: { r: `agent-run-${traceId}`, p: `project-${w.project}` },
+      }),
+    ]);
+    expect(everything.map((a) => a.type)).toEqual(['table', 'table', 'table']);
+    expect(everything[2]!.data!.length).toBeGreaterThan(4);
+    expect(JSON.stringify(everything)).not.toContain(w.key);
+  });
+
+  it('refuses an agent whose provider it does not know: 400 naming the supported ones, nothing asked, no run', async () => {
+    const w = await world();
+    await t.http
+      .put(`/api/projects/${w.project}/agents/${w.agent}`)
+      .send({
+        agent: {
+          model: { model_name: 'gpt-test', provider: 'nosuchai', api_key: w.key, base_url: w.fake.baseUrl },
+        },
+      })
+      .expect(200);
+    // GET …/runs catches the read model up with the log first, so the head read after it is the log's.
+    const lastPosition = async () => {
+      await t.http.get(`/api/projects/${w.project}/agents/${w.agent}/runs`).expect(200);
+      return (await querySql(t, 'SELECT max(GLOBAL_POSITION) FROM information_schema.EVENTS')).data![0]![0];
+    };
+    const before = await lastPosition();
+
+    const res = await ask(t, w, { messages: [{ question: 'hi' }] }).expect(400);
+    expect(problemOf(res)).toMatchObject({
+      status: 400,
+      title: 'Invalid LLM settings',
+      detail:
+        "LLM provider 'nosuchai' is not supported; supported providers: openai, openai_compatible, azure_openai, vllm, ollama, litellm, lmstudio, anthropic, google (or the name of an ML engine created FROM one of them)",
+    });
+    expect(res.text).not.toContain(w.key);
+    expect(w.fake.requests()).toEqual([]);
+    expect(await lastPosition()).toEqual(before);
+    const runs = await querySql(t, 'SELECT TRACE_ID FROM information_schema.AGENT_RUNS WHERE PROJECT = :p', {
+      params: { p: w.project },
+    });
+    expect(runs.data).toEqual([]);
+    expect((await t.http.get(`/api/projects/${w.project}/agents/${w.agent}/runs`).expect(200)).body).toEqual(
+      [],
+    );
   });
 });
 

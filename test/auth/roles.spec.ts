@@ -21,6 +21,13 @@ const ROUTES: {
     status: 200,
   },
   {
+    // No route answers a past state yet, so `?as_of=` must not open current resources to auditors.
+    kind: 'read a resource "as of" a position (GET /api/projects?as_of=1)',
+    request: (t, c) => t.http.get('/api/projects?as_of=1').set('Cookie', c),
+    allowed: ['admin', 'editor', 'analyst'],
+    status: 200,
+  },
+  {
     kind: 'create a resource (POST …/skills)',
     request: (t, c, role) =>
       t.http

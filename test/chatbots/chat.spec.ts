@@ -5,7 +5,7 @@
  */
 import { fakeReply, lastUserText, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { problemOf, querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
-import { eventsOf, givenDatabase, givenProject, uniqueName } from '../support/world';
+import { eventsOf, givenDatabase, givenProject, onFreshApp, uniqueName } from '../support/world';
 
 type Posted = {
   message_id: string;
@@ -15,17 +15,19 @@ type Posted = {
   answer: { text: string; trace_id: string | null } | null;
 };
 
+const CHATBOT_TIMING = {
+  CHATBOT_POLL_MS: '50',
+  CHATBOT_RETRY_BASE_MS: '100',
+  CHATBOT_RETRY_MAX_MS: '200',
+  CHATBOT_WAIT_MS: '20000',
+};
+
 describe.each(storeKinds)('chatbots that chat (%s)', (store) => {
   let t: TestApp;
   let fake: FakeOpenAi;
   beforeAll(async () => {
     fake = await startFakeOpenAi();
-    t = await startTestApp(store, {
-      CHATBOT_POLL_MS: '50',
-      CHATBOT_RETRY_BASE_MS: '100',
-      CHATBOT_RETRY_MAX_MS: '200',
-      CHATBOT_WAIT_MS: '20000',
-    });
+    t = await startTestApp(store, CHATBOT_TIMING);
   });
   afterAll(async () => {
     await t.dispose();
@@ -34,10 +36,11 @@ describe.each(storeKinds)('chatbots that chat (%s)', (store) => {
   beforeEach(() => fake.reset());
 
   /** A project with an agent on the fake provider and a running chatbot using it. */
-  const givenRunningBot = async (options: { running?: boolean } = {}) => {
-    const { name: project } = await givenProject(t);
+  const givenRunningBot = async (options: { running?: boolean; app?: TestApp } = {}) => {
+    const app = options.app ?? t;
+    const { name: project } = await givenProject(app);
     const agent = uniqueName('agent');
-    await t.http
+    await app.http
       .post(`/api/projects/${project}/agents`)
       .send({
         agent: {
@@ -46,12 +49,12 @@ describe.each(storeKinds)('chatbots that chat (%s)', (store) => {
         },
       })
       .expect(201);
-    const database = await givenDatabase(t, {
+    const database = await givenDatabase(app, {
       engine: 'webhook',
       parameters: { url: 'http://127.0.0.1:9/unused' },
     });
     const bot = uniqueName('bot');
-    const created = await t.http
+    const created = await app.http
       .post(`/api/projects/${project}/chatbots`)
       .send({
         chatbot: {
@@ -71,8 +74,8 @@ describe.each(storeKinds)('chatbots that chat (%s)', (store) => {
     };
   };
 
-  const send = async (base: string, body: Record<string, unknown>, wait = true) =>
-    (await t.http.post(`${base}/messages${wait ? '?wait=true' : ''}`).send(body)).body as Posted;
+  const send = async (base: string, body: Record<string, unknown>, wait = true, app: TestApp = t) =>
+    (await app.http.post(`${base}/messages${wait ? '?wait=true' : ''}`).send(body)).body as Posted;
 
   it('answers a message with its agent, once, and keeps the conversation in order', async () => {
     const w = await givenRunningBot();
@@ -208,6 +211,112 @@ describe.each(storeKinds)('chatbots that chat (%s)', (store) => {
       expect(items.filter((x) => x.role === 'assistant').map((x) => x.text)).toEqual(
         [0, 1, 2].map((i) => `re: ${chat}${i}`),
       );
+    }
+  });
+
+  it('gives the agent the last CHATBOT_MEMORY_MESSAGES messages of the chat as memory, in order, and none of another chat', () =>
+    onFreshApp(
+      store,
+      async (app) => {
+        // The default is 100 (the shared app's); 4 here keeps the conversation short.
+        expect([t.config.chatbots.memoryMessages, app.config.chatbots.memoryMessages]).toEqual([100, 4]);
+        const w = await givenRunningBot({ app });
+        fake.setFallback((req) => fakeReply.text(`re: ${lastUserText(req)}`));
+        // Six exchanges in chat "a", with another chat's exchanges between them.
+        for (let i = 1; i <= 6; i++) {
+          expect((await send(w.base, { text: `a${i}`, chat_id: 'a' }, true, app)).answer?.text).toBe(
+            `re: a${i}`,
+          );
+          expect((await send(w.base, { text: `b${i}`, chat_id: 'b' }, true, app)).answer?.text).toBe(
+            `re: b${i}`,
+          );
+        }
+        fake.reset();
+        fake.setFallback(fakeReply.text('re: a7'));
+        expect((await send(w.base, { text: 'a7', chat_id: 'a' }, true, app)).answer?.text).toBe('re: a7');
+
+        const [request] = fake.chatRequests();
+        expect(fake.chatRequests()).toHaveLength(1);
+        expect(request!.messages.filter((m) => m.role !== 'system').map((m) => [m.role, m.content])).toEqual([
+          ['user', 'a3'],
+          ['assistant', 're: a3'],
+          ['user', 'a4'],
+          ['assistant', 're: a4'],
+          ['user', 'a5'],
+          ['assistant', 're: a5'],
+          ['user', 'a6'],
+          ['assistant', 're: a6'],
+          ['user', 'a7'],
+        ]);
+        const run = await querySql(
+          app,
+          `SELECT QUESTION, VIA FROM information_schema.AGENT_RUNS WHERE AGENT = '${w.agent}' ORDER BY STARTED_AT DESC LIMIT 1`,
+        );
+        expect(run.data).toEqual([['a7', 'chatbot']]);
+      },
+      { ...CHATBOT_TIMING, CHATBOT_MEMORY_MESSAGES: '4' },
+    ));
+
+  it('streams a conversation live (SSE): the message as it is recorded, then its answer', async () => {
+    const w = await givenRunningBot();
+    fake.setFallback((req) => fakeReply.text(`live: ${lastUserText(req)}`, { delayMs: 300 }));
+    const server = t.running.app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const controller = new AbortController();
+    try {
+      const { port } = server.address() as { port: number };
+      const res = await fetch(`http://127.0.0.1:${port}${w.base}/messages/stream?chat_id=live`, {
+        signal: controller.signal,
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      const events: Record<string, unknown>[] = [];
+      let buffered = '';
+      const next = async () => {
+        while (!buffered.includes('\n\n')) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`the stream ended after ${JSON.stringify(events)}`);
+          buffered += decoder.decode(value, { stream: true });
+        }
+        const at = buffered.indexOf('\n\n');
+        const block = buffered.slice(0, at);
+        buffered = buffered.slice(at + 2);
+        const data = block
+          .split('\n')
+          .filter((line) => line.startsWith('data: '))
+          .map((line) => line.slice('data: '.length))
+          .join('\n');
+        events.push(JSON.parse(data) as Record<string, unknown>);
+      };
+
+      // Another chat of the same bot is not part of this stream.
+      await send(w.base, { text: 'elsewhere', chat_id: 'other' });
+      const posted = await send(w.base, { text: 'are you live?', chat_id: 'live', user: 'ann' }, false);
+      await next();
+      expect(events[0]).toMatchObject({
+        role: 'user',
+        text: 'are you live?',
+        user: 'ann',
+        chat_id: 'live',
+        message_id: posted.message_id,
+        channel: 'builtin',
+      });
+      await next();
+      expect(events[1]).toMatchObject({
+        role: 'assistant',
+        text: 'live: are you live?',
+        chat_id: 'live',
+        message_id: posted.message_id,
+        trace_id: expect.any(String),
+      });
+      expect(BigInt(events[1]!.seq as string)).toBeGreaterThan(BigInt(events[0]!.seq as string));
+      expect(events.map((e) => e.role)).toEqual(['user', 'assistant']);
+    } finally {
+      controller.abort();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
     }
   });
 });

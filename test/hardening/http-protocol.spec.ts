@@ -3,10 +3,14 @@
  * line and no body (431 for large headers, 400 for bad chunking). With `answerClientErrors` on the
  * server, each is a problem+json naming what is wrong, and nothing is appended to the log.
  */
+import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { answerClientErrors } from '../../src/http/clientErrors';
 import { startTestApp, type TestApp } from '../support/app';
+import { startService } from '../support/service';
 
 /** Writes raw bytes, reads until the server closes (or 3 s pass), returns what came back. */
 const exchange = (port: number, chunks: (string | Buffer)[]) =>
@@ -38,6 +42,16 @@ const lastResponse = (raw: string): Parsed => {
   return { statusLine, headers, body };
 };
 
+const expectProblem = (raw: string, status: number, detail: RegExp) => {
+  const res = lastResponse(raw);
+  expect(res.statusLine).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+  expect(res.headers['content-type']).toBe('application/problem+json');
+  expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body, 'latin1'));
+  const body = JSON.parse(res.body) as { title: string; detail: string; status: number };
+  expect(body).toEqual({ title: expect.any(String), detail: expect.stringMatching(detail), status });
+  return body;
+};
+
 describe('protocol errors are problem+json', () => {
   let t: TestApp;
   let server: http.Server;
@@ -62,16 +76,6 @@ describe('protocol errors are problem+json', () => {
     await new Promise((r) => server.close(r));
     await t.dispose();
   });
-
-  const expectProblem = (raw: string, status: number, detail: RegExp) => {
-    const res = lastResponse(raw);
-    expect(res.statusLine).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
-    expect(res.headers['content-type']).toBe('application/problem+json');
-    expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body, 'latin1'));
-    const body = JSON.parse(res.body) as { title: string; detail: string; status: number };
-    expect(body).toEqual({ title: expect.any(String), detail: expect.stringMatching(detail), status });
-    return body;
-  };
 
   it('headers over 16 KiB: 431 naming the limit, the header not echoed', async () => {
     const raw = await exchange(port, [
@@ -127,4 +131,25 @@ describe('protocol errors are problem+json', () => {
     answerClientErrors(server);
     expect(server.listenerCount('clientError')).toBe(1);
   });
+});
+
+describe('the real service answers protocol errors as problem+json', () => {
+  it('oversized headers: 431 problem+json from the process npm start runs', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-protocol-'));
+    const service = await startService({ DATA_DIR: dataDir });
+    try {
+      const port = Number(new URL(service.base).port);
+      expectProblem(
+        await exchange(port, [
+          `GET /api/projects HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        ]),
+        431,
+        /16 KiB/,
+      );
+    } finally {
+      service.child.kill('SIGKILL');
+      await service.exited;
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

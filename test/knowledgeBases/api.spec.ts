@@ -6,6 +6,8 @@ import fs from 'node:fs';
 import { fakeReply, latestToolResults, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { settled } from '../../src/context';
 import { problemOf, querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { freshPostgresData } from '../support/external';
+import { givenDatabase } from '../support/world';
 
 let counter = 0;
 const unique = (prefix: string) => `${prefix}_${process.pid}_${++counter}`;
@@ -336,5 +338,136 @@ describe.each(storeKinds)('knowledge bases over REST (%s)', (store) => {
     ]);
     const toolResults = latestToolResults(f.chatRequests()[1]!);
     expect(JSON.stringify(toolResults)).toContain('within 30 days of delivery');
+  });
+
+  it('inserts the rows of a query (PUT with query, run in the project) from a PostgreSQL integration', async () => {
+    const pg = await freshPostgresData([
+      'CREATE TABLE notes (id integer PRIMARY KEY, content text NOT NULL, team text NOT NULL)',
+      `INSERT INTO notes VALUES
+        (1, 'The office coffee machine is descaled every Friday morning.', 'facilities'),
+        (2, 'Expense reports must be filed within sixty days of the purchase.', 'finance'),
+        (3, 'Badges for visitors are printed at the front desk on arrival.', 'facilities')`,
+    ]);
+    try {
+      const db = await givenDatabase(t, { engine: 'postgres', parameters: pg.parameters });
+      const project = await givenProject();
+      const name = unique('kb');
+      const base = `/api/projects/${project}/knowledge_bases`;
+      const kb = (
+        await t.http
+          .post(base)
+          .send({ knowledge_base: { name, metadata_columns: ['team'] } })
+          .expect(201)
+      ).body as { id: number };
+      const inserted = await t.http
+        .put(`${base}/${name}`)
+        .send({
+          knowledge_base: {
+            query: `SELECT id, content, team FROM ${db.name}.notes WHERE team = 'facilities'`,
+          },
+        })
+        .expect(200);
+      expect(inserted.body).toEqual({ inserted_documents: 2, inserted_chunks: 2 });
+      expect((await t.http.get(`${base}/${name}`).expect(200)).body).toMatchObject({
+        documents: 2,
+        chunks: 2,
+      });
+      const found = await t.http
+        .post(`${base}/${name}/completions`)
+        .send({ query: 'where are visitor badges printed?', type: 'context', limit: 1 })
+        .expect(200);
+      expect(found.body.documents).toEqual([
+        expect.objectContaining({
+          id: '3',
+          chunk_content: 'Badges for visitors are printed at the front desk on arrival.',
+          metadata: { team: 'facilities' },
+        }),
+      ]);
+      const listed = await querySql(t, `SELECT DISTINCT id FROM ${project}.${name} ORDER BY id`);
+      expect(listed.data).toEqual([['1'], ['3']]);
+      const events = await eventsOf(t, `kb-${kb.id}`);
+      expect(events.map((e) => [e.type, e.data.documents, e.data.chunks])).toEqual([
+        ['KnowledgeBaseDocumentsInserted', 2, 2],
+      ]);
+      await t.http.delete(`/api/databases/${db.name}`).expect(204);
+    } finally {
+      await pg.drop();
+    }
+  });
+
+  it('gives an agent with a knowledge_base skill a kb_query_tool over that knowledge base, whose chunks its answer cites', async () => {
+    const f = await fake();
+    const project = await givenProject();
+    const name = unique('kb');
+    await t.http
+      .post(`/api/projects/${project}/knowledge_bases`)
+      .send({ knowledge_base: { name, metadata_columns: ['team'] } })
+      .expect(201);
+    await t.http
+      .put(`/api/projects/${project}/knowledge_bases/${name}`)
+      .send({ knowledge_base: { rows: DOCS } })
+      .expect(200);
+    const skill = unique('s');
+    await t.http
+      .post(`/api/projects/${project}/skills`)
+      .send({
+        skill: {
+          name: skill,
+          type: 'knowledge_base',
+          params: { source: name, description: 'store policies' },
+        },
+      })
+      .expect(201);
+    const agent = unique('a');
+    const created = await t.http
+      .post(`/api/projects/${project}/agents`)
+      .send({
+        agent: {
+          name: agent,
+          model: { provider: 'openai', model_name: 'gpt-test', api_key: 'sk-a', base_url: f.baseUrl },
+          skills: [skill],
+        },
+      })
+      .expect(201);
+    expect(created.body.skills.map((s: { name: string }) => s.name)).toEqual([skill]);
+    f.conversation([
+      fakeReply.toolCall('kb_query_tool', { query: 'how long is the warranty', limit: 1 }),
+      fakeReply.text('Two years [w1:1of1].'),
+    ]);
+    const res = await t.http
+      .post(`/api/projects/${project}/agents/${agent}/completions`)
+      .send({ messages: [{ question: 'What does the warranty cover?', answer: null }] })
+      .expect(200);
+    expect(res.body.message).toEqual({
+      role: 'assistant',
+      content: 'Two years [w1:1of1].',
+      trace_id: expect.any(String),
+      context: [
+        {
+          knowledge_base: name,
+          id: `w1:1of1:0to${DOCS[2]!.content.length}`,
+          content: DOCS[2]!.content,
+          metadata: { document_id: 'w1', team: 'support' },
+          relevance: expect.any(Number),
+        },
+      ],
+    });
+
+    const [first, second] = f.chatRequests();
+    expect(first!.tools!.map((tool) => tool.function.name)).toEqual(['kb_query_tool']);
+    expect(first!.tools![0]!.function.description).toContain(`Search the knowledge base ${name} `);
+    expect(first!.tools![0]!.function.description).toContain('About them: store policies.');
+    const [result] = latestToolResults(second!);
+    expect(result!.name).toBe('kb_query_tool');
+    expect(result!.content).toContain('manufacturing defects for two years');
+
+    const run = await t.http
+      .get(`/api/projects/${project}/agents/${agent}/runs/${res.body.message.trace_id}`)
+      .expect(200);
+    expect(
+      (run.body.steps as { kind: string; name: string; rows: number | null }[])
+        .filter((s) => s.kind === 'tool')
+        .map((s) => [s.name, s.rows]),
+    ).toEqual([['kb_query_tool', 1]]);
   });
 });

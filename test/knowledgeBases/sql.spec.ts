@@ -4,6 +4,8 @@
  * DELETE, DROP, information_schema and SHOW; every write checked in the log too.
  */
 import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { freshPostgresData } from '../support/external';
+import { givenDatabase } from '../support/world';
 
 let counter = 0;
 const unique = (prefix: string) => `${prefix}_${process.pid}_${++counter}`;
@@ -204,6 +206,70 @@ describe.each(storeKinds)('knowledge bases in SQL on %s', (store) => {
     expect(chunks.map((c) => String(c.chunk_id).split(':')[1])).toEqual(
       chunks.map((_c, i) => `${i + 1}of${chunks.length}`),
     );
+  });
+
+  it('inserts the rows of a SELECT from a registered PostgreSQL integration, and finds one by its content', async () => {
+    const pg = await freshPostgresData([
+      'CREATE TABLE faq (ref text PRIMARY KEY, body text NOT NULL, area text NOT NULL)',
+      `INSERT INTO faq VALUES
+        ('q1', 'Passwords can be reset from the login page with the forgot password link.', 'accounts'),
+        ('q2', 'Invoices are emailed on the first business day of every month.', 'billing'),
+        ('q3', 'Parcels lost in transit are replaced free of charge after ten days.', 'shipping')`,
+    ]);
+    try {
+      const db = await givenDatabase(t, { engine: 'postgres', parameters: pg.parameters });
+      const project = unique('p');
+      const kb = unique('kb');
+      await ok(t, `CREATE PROJECT ${project}`);
+      await ok(
+        t,
+        `CREATE KNOWLEDGE_BASE ${project}.${kb} USING content_columns = ['body'], id_column = 'ref', metadata_columns = ['area']`,
+      );
+      const inserted = await ok(
+        t,
+        `INSERT INTO ${project}.${kb} SELECT ref, body, area FROM ${db.name}.faq WHERE area <> 'billing'`,
+      );
+      expect(inserted).toMatchObject({ type: 'ok', affected_rows: 2 });
+      const all = rowsOf(await ok(t, `SELECT id, chunk_content, area FROM ${project}.${kb} ORDER BY id`));
+      expect(all).toEqual([
+        {
+          id: 'q1',
+          chunk_content: 'Passwords can be reset from the login page with the forgot password link.',
+          area: 'accounts',
+        },
+        {
+          id: 'q3',
+          chunk_content: 'Parcels lost in transit are replaced free of charge after ten days.',
+          area: 'shipping',
+        },
+      ]);
+      const found = rowsOf(
+        await ok(
+          t,
+          `SELECT id, area, metadata FROM ${project}.${kb} WHERE content = 'my parcel was lost in transit' LIMIT 1`,
+        ),
+      );
+      expect(found).toHaveLength(1);
+      expect(found[0]).toMatchObject({ id: 'q3', area: 'shipping' });
+      expect(JSON.parse(String(found[0]!.metadata))).toEqual({ area: 'shipping' });
+      const shown = rowsOf(await ok(t, `SHOW KNOWLEDGE_BASES FROM ${project}`));
+      expect(shown[0]).toMatchObject({ NAME: kb, PROCESSED_ROWS: 2 });
+      const logged = rowsOf(
+        await ok(
+          t,
+          `SELECT TYPE, DATA FROM information_schema.EVENTS WHERE STREAM LIKE 'kb-%' AND DATA LIKE '%${project}%'`,
+        ),
+      );
+      expect(logged.map((e) => [e.TYPE, JSON.parse(String(e.DATA))])).toEqual([
+        [
+          'KnowledgeBaseDocumentsInserted',
+          expect.objectContaining({ project, name: kb, documents: 2, chunks: 2 }),
+        ],
+      ]);
+      await t.http.delete(`/api/databases/${db.name}`).expect(204);
+    } finally {
+      await pg.drop();
+    }
   });
 
   it('is listed by SHOW KNOWLEDGE_BASES, information_schema and SHOW TABLES, and dropped with DROP', async () => {

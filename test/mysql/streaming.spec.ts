@@ -4,11 +4,11 @@ import type { SqlEngine, StreamAnswer } from '../../src/mysql';
 import { aborted, eventually, startFront, type Front } from './support';
 
 /**
- * The streaming variant of the engine port, as the SQL engine will offer it: `SELECT … FROM
+ * The streaming variant of the engine port, as the SQL engine offers it: `SELECT … FROM
  * numbers(n, width)` streams n rows (a number and a text of `width` bytes) from a generator that records how far it got;
- * every other statement is the real engine's answer, handed over as one chunk. The engine has no
- * streaming variant yet: this checks the server's side of the contract (backpressure, limits,
- * errors, departures).
+ * every other statement is the real engine's answer, handed over as one chunk. This checks the
+ * server's side of the contract (backpressure, limits, errors, departures) with a generator it can
+ * watch; engine-streaming.spec.ts checks the real engine's streams.
  */
 const numbersEngine = (base: SqlEngine) => {
   const state = {
@@ -131,7 +131,8 @@ describe('streamed results (the engine port’s streaming variant)', () => {
     // 100 MB produced; never more than a few socket buffers' worth ahead of the reader
     // (without backpressure the generator runs to its end before the client reads much).
     expect(numbers.state.maxAhead).toBeLessThan(30_000);
-  });
+    // 100 MB through the protocol: about a second alone, far longer on a machine the suite saturates.
+  }, 120_000);
 
   it('given more rows than the server allows, then it sends its limit, stops the engine and warns', async () => {
     const count = await readAll('SELECT * FROM numbers(1000000, 1)');
@@ -142,7 +143,7 @@ describe('streamed results (the engine port’s streaming variant)', () => {
     expect(warnings).toEqual([
       { Level: 'Warning', Code: 1105, Message: expect.stringContaining('cut after 150000 rows') },
     ]);
-  });
+  }, 120_000);
 
   it('given a result the engine cut itself, then the client gets a warning', async () => {
     numbers.state.cutByEngine = true;

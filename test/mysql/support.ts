@@ -24,11 +24,15 @@ export type Front = {
 
 export type CliResult = { code: number; stdout: string; stderr: string };
 
-/** The real app's SQL service, adapted to the server's port (as the composition root will). */
+/** The real app's SQL service, adapted to the server's port as the composition root does (results streamed). */
 export const appEngine = (app: TestApp, calls: EngineCall[] = []): SqlEngine => ({
   execute: (query, context, params, signal) => {
     calls.push({ query, params, signal });
     return app.running.sql.execute(query, context, params, signal);
+  },
+  stream: (query, context, params, signal) => {
+    calls.push({ query, params, signal });
+    return app.running.sql.stream(query, context, params, signal);
   },
 });
 

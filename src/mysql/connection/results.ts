@@ -9,6 +9,7 @@ import {
   resultSetHead,
   textRow,
 } from '../protocol/packets';
+import { Interruption, isInterruption } from '../session/session';
 import { statusOf, type Conversation } from './conversation';
 
 /** Output is written to the socket in pieces of about this size (and waits when the client reads slower). */
@@ -79,14 +80,25 @@ const writeTable = (
             const written = channel.flush();
             if (written) await written;
           }
-          if (channel.closed || signal?.aborted) break;
+          if (channel.closed) break;
+          // KILL QUERY or a shutdown: the rest of the result does not come, and the client is told.
+          if (signal?.aborted)
+            throw Object.assign(new Error(Interruption.killed), { error_code: MysqlError.Interrupted });
         }
       }
     } catch (error) {
       // A streamed result that fails part way: the error takes the place of the next row.
+      // Interrupted mid-result: the client is told why (KILL QUERY, shutdown), as before the rows.
       const e = error as EngineRowError;
       const code = typeof e.error_code === 'number' ? e.error_code : MysqlError.Internal;
-      channel.error(code, typeof e.message === 'string' ? e.message : String(error));
+      const reason: unknown = signal?.aborted ? signal.reason : undefined;
+      const message =
+        code === MysqlError.Interrupted && isInterruption(reason)
+          ? Interruption[reason]
+          : typeof e.message === 'string'
+            ? e.message
+            : String(error);
+      channel.error(code, message);
       return;
     }
     finish(count, cut);

@@ -23,7 +23,7 @@ export const Interruption = {
   clientGone: 'The client went away; the query was interrupted',
 } as const;
 export type InterruptionReason = keyof typeof Interruption;
-const isInterruption = (reason: unknown): reason is InterruptionReason =>
+export const isInterruption = (reason: unknown): reason is InterruptionReason =>
   typeof reason === 'string' && reason in Interruption;
 
 /**

@@ -1,0 +1,106 @@
+import type { z } from 'zod';
+import type { HostPolicy } from '../integrations/hostPolicy';
+import type { envSchema } from './environment';
+
+/** The configuration every module reads: what loadConfig (src/config.ts) makes of the environment. */
+export type Config = {
+  port: number;
+  host: string;
+  dataDir: string;
+  eventStoreUrl: string | undefined;
+  duckdbFile: string;
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  bodyLimit: string;
+  projectionPollMs: number;
+  projectionBatchSize: number;
+  /** How long a write waits for its events to reach the read model before answering 202. */
+  projectionWaitMs: number;
+  /** Deepest nesting of a free-form JSON value (params, options) an event may hold. */
+  maxJsonDepth: number;
+  /** Largest event, as JSON. */
+  maxEventBytes: number;
+  sqlTimeoutMs: number;
+  sqlRowLimit: number;
+  /** Items the list parameters of one SQL query may hold together. */
+  sqlMaxListParam: number;
+  /** Largest SQL text, in UTF-8 bytes. */
+  sqlMaxQueryBytes: number;
+  /** Bytes (UTF-8 JSON) the rows of one SQL answer may take; past them it is cut. */
+  sqlMaxAnswerBytes: number;
+  fileUploadMaxBytes: number;
+  fileUrlUpload: boolean;
+  dbConnectTimeoutMs: number;
+  duckdbThreads: number | undefined;
+  trainRowLimit: number;
+  duckdbReaders: number;
+  duckdbAcquireTimeoutMs: number;
+  /** Pooled readers SQL endpoint queries may hold at once (undefined: all but one). */
+  sqlMaxConcurrent: number | undefined;
+  /** After SIGTERM/SIGINT, how long in-flight requests may take before queries are interrupted. */
+  shutdownGraceMs: number;
+  /** DuckDB's memory_limit, in DuckDB's syntax. */
+  duckdbMemoryLimit: string;
+  /** Where DuckDB spills what does not fit in its memory limit (under DATA_DIR). */
+  duckdbTempDirectory: string;
+  fileMaxColumns: number;
+  /** Hosts external databases may be registered on (all, unless DB_HOST_ALLOWLIST lists some). */
+  dbHosts: HostPolicy;
+  /** The operator accepts serving without authentication on a non-loopback address. */
+  allowUnauthenticated: boolean;
+  /** Where agents' LLM calls go when an agent names no base URL or key of its own. */
+  llm: { openaiBaseUrl?: string; openaiApiKey?: string; model?: string; requestTimeoutMs: number };
+  /** Questions to an agent in one SQL query: how many at once, how many in all, for how long. */
+  agentSqlConcurrency: number;
+  agentSqlMaxRows: number;
+  agentSqlTimeoutMs: number;
+  /** The MySQL wire protocol's port (0: off), and its TLS certificate and key files. */
+  mysql: { port: number; tls?: { certFile: string; keyFile: string }; maxConnections: number };
+  /** Chatbots that run: this process's share of the answering, and where their channels live. */
+  ledger: {
+    /** A PEM / base64 Ed25519 key, or the path of its file (created on first start). */
+    signingKey: string;
+    /** More public keys whose checkpoints verify (earlier keys, other nodes'), comma-separated. */
+    trustedKeys: string[];
+    origin: string;
+    everyEvents: number;
+    everyMs: number;
+    /** Sign what is unsigned at a clean stop. */
+    onStop: boolean;
+  };
+  chatbots: {
+    processor: boolean;
+    leaseMs: number;
+    pollMs: number;
+    concurrency: number;
+    maxAttempts: number;
+    maxDeliveries: number;
+    retryBaseMs: number;
+    retryMaxMs: number;
+    waitMs: number;
+    memoryMessages: number;
+    slackApiBaseUrl: string;
+    telegramApiBaseUrl: string;
+    /** Telegram getUpdates long-poll time. */
+    telegramPollSeconds: number;
+  };
+  /** Sign-in (README "Sign-in and roles"). */
+  auth: {
+    /** The admin made (or reset) at start: turns authentication on. */
+    bootstrap: { username: string; password: string } | undefined;
+    sessionTtlMs: number;
+    /** Failed logins allowed per user and per address in each window. */
+    loginRateLimit: number;
+    loginRateWindowMs: number;
+    /** Origins (scheme://host[:port]) allowed cross-origin requests with credentials; none: CORS off. */
+    corsOrigins: string[];
+    /** Host names accepted besides loopback ones while authentication is off. */
+    allowedHosts: string[];
+    /** `Secure` on the session cookie: always, never, or when the request came over HTTPS. */
+    secureCookies: 'auto' | boolean;
+    /**
+     * Express's `trust proxy`: which proxies' X-Forwarded-For/-Proto to believe (the client address
+     * that rate limits and actors name, and whether the request came over HTTPS). Unset: none.
+     */
+    trustProxy: boolean | number | string | undefined;
+  };
+};

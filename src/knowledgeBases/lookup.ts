@@ -1,0 +1,20 @@
+import type { AppContext } from '../context';
+import { projectAggregate } from '../projects/aggregate';
+import type { ProjectDirectory } from '../projects/directory';
+import { projectStream } from '../projects/state';
+import { requireKnowledgeBase } from './state';
+
+/**
+ * A knowledge base by project and name, as the project's stream holds it now (a 404 for either
+ * unknown). Every operation on a knowledge base starts here, so it is shared rather than repeated.
+ */
+export const knowledgeBaseLookup = (ctx: AppContext, projects: ProjectDirectory) => {
+  const load = async (projectName: string, name: string) => {
+    const project = await projects.require(projectName);
+    const { state } = await ctx.commands.load(projectStream(project.name), projectAggregate);
+    return { project, kb: requireKnowledgeBase(state.knowledgeBases, name) };
+  };
+  return load;
+};
+
+export type LoadKnowledgeBase = ReturnType<typeof knowledgeBaseLookup>;

@@ -1,0 +1,61 @@
+import crypto from 'node:crypto';
+import type { DataKeyStore } from './dataKeyStore';
+import {
+  decryptSecret,
+  encryptSecret,
+  generateDataKey,
+  parseEncryptedSecret,
+  SecretUnavailableError,
+  unwrapDataKey,
+  wrapDataKey,
+  type DataKey,
+  type MasterKey,
+} from './envelope';
+
+/**
+ * What services use: create a resource's data key, encrypt and decrypt its secrets, forget it.
+ * Unwrapped keys are cached in memory; destroying a key drops it from the cache too.
+ */
+export class SecretVault {
+  private readonly unwrapped = new Map<string, DataKey>();
+
+  /** `retired`: earlier master keys, still accepted for unwrapping until every key is re-wrapped. */
+  constructor(
+    private readonly store: DataKeyStore,
+    private readonly master: MasterKey,
+    private readonly retired: readonly MasterKey[] = [],
+  ) {}
+
+  async createKey(kid: string = crypto.randomUUID()): Promise<DataKey> {
+    const dataKey = generateDataKey(kid);
+    await this.store.put(kid, wrapDataKey(dataKey, this.master));
+    this.unwrapped.set(kid, dataKey);
+    return dataKey;
+  }
+
+  private async keyOf(kid: string): Promise<DataKey> {
+    const cached = this.unwrapped.get(kid);
+    if (cached) return cached;
+    const wrapped = await this.store.get(kid);
+    if (wrapped === null) throw new SecretUnavailableError('forgotten', `Data key ${kid} was destroyed`);
+    const dataKey = unwrapDataKey(wrapped, kid, [this.master, ...this.retired]);
+    this.unwrapped.set(kid, dataKey);
+    return dataKey;
+  }
+
+  async encrypt(kid: string, value: string): Promise<string> {
+    return encryptSecret(value, await this.keyOf(kid));
+  }
+
+  async decrypt(text: string): Promise<string> {
+    return decryptSecret(text, await this.keyOf(parseEncryptedSecret(text).kid));
+  }
+
+  /** Destroys the key: every secret encrypted under it becomes unreadable, here and in every copy of the log. */
+  async destroyKey(kid: string): Promise<boolean> {
+    const cached = this.unwrapped.get(kid);
+    cached?.key.fill(0);
+    this.unwrapped.delete(kid);
+    return this.store.destroy(kid);
+  }
+}

@@ -1,0 +1,37 @@
+import type { Predictor } from '../ml/predict';
+import { walk, type AstNode } from './ast';
+import type { ComputedRef, Predictions } from './plan';
+import type { Computation } from './predictionTables';
+
+/** The model's columns the query uses (a star wants them all), in the model's order. */
+export const wantedColumns = async (predictor: Predictor, statement: AstNode, alias: string) => {
+  const wanted = new Set<string>();
+  let everything = false;
+  await walk(statement, (n) => {
+    if (
+      n.class === 'STAR' &&
+      (!n.relation_name || String(n.relation_name).toLowerCase() === alias.toLowerCase())
+    )
+      everything = true;
+    if (n.class === 'COLUMN_REF') {
+      const names = n.column_names as string[];
+      if (names.length === 1 || names[0]!.toLowerCase() === alias.toLowerCase())
+        wanted.add(names[names.length - 1]!);
+    }
+  });
+  const all = predictor.outputColumns.filter((col) => col !== '__mindsdb_row_id');
+  const picked = everything ? all : all.filter((col) => wanted.has(col));
+  return picked.length ? picked : [predictor.artifact.target];
+};
+
+/** Only the model's columns the query uses are computed and loaded. */
+export const modelPredictions = async (
+  predictions: Predictions,
+  ref: ComputedRef,
+  statement: AstNode,
+  alias: string,
+): Promise<Computation> => {
+  const predictor = await predictions.predictor(ref.project, ref.name);
+  const columns = await wantedColumns(predictor, statement, alias);
+  return { columns, rows: async (inputs) => predictor.predict(inputs, { wanted: new Set(columns) }) };
+};

@@ -1,0 +1,61 @@
+import type { CatalogResolver } from './catalog';
+import type { Deadline } from './deadline';
+import { extractNativeQueries } from './federation';
+import { quoteModelVersions, toDuckDbDialect } from './lexical';
+import { addModelJoinConditions } from './modelJoins';
+
+/**
+ * A client's SELECT (MySQL dialect, MindsDB names) as the engine runs it: native queries on
+ * registered databases taken out, DuckDB's dialect, model versions quoted, joins with models and
+ * agents given their conditions. Each step is linear in the text (at most SQL_MAX_QUERY_BYTES);
+ * the deadline is checked between them and the name lookups they make.
+ */
+export const selectText = async (catalog: CatalogResolver, sql: string, db: string, deadline: Deadline) => {
+  const extracted = await extractNativeQueries(sql, (name) => catalog.integration(name));
+  deadline.check();
+  const converted = toDuckDbDialect(extracted.sql);
+  converted.sql = quoteModelVersions(converted.sql);
+  deadline.check();
+  const joined = await addModelJoinConditions(
+    converted.sql,
+    async (schema, table) =>
+      (await catalog.agent(schema ?? db, table)) !== undefined ||
+      (await catalog.model(schema ?? db, table)) !== undefined,
+  );
+  deadline.check();
+  return { ...converted, sql: joined, natives: extracted.natives };
+};
+
+/** Statements DuckDB would run but that must never reach it from a client. */
+export const FORBIDDEN = new Set([
+  'TRUNCATE',
+  'MERGE',
+  'COPY',
+  'EXPORT',
+  'IMPORT',
+  'ATTACH',
+  'DETACH',
+  'INSTALL',
+  'LOAD',
+  'PRAGMA',
+  'CALL',
+  'CHECKPOINT',
+  'FORCE',
+  'VACUUM',
+  'ANALYZE',
+  'GRANT',
+  'REVOKE',
+  'COMMENT',
+  'BEGIN',
+  'COMMIT',
+  'ROLLBACK',
+  'ABORT',
+  'PREPARE',
+  'EXECUTE',
+  'DEALLOCATE',
+  'RESET',
+  'SUMMARIZE',
+  'EXPLAIN',
+]);
+/** Statements that read (through the SELECT path). */
+export const SELECT_LIKE = new Set(['SELECT', 'WITH', 'VALUES', 'FROM', 'TABLE']);
