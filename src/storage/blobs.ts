@@ -43,16 +43,35 @@ export const sha256File = async (file: string) => {
   return hash.digest('hex');
 };
 
+/**
+ * `CREATE TABLE IF NOT EXISTS` is not safe against itself in PostgreSQL: two processes starting
+ * together both find no table and one fails on pg_type's unique index. A transaction-scoped
+ * advisory lock makes the creators take turns.
+ */
+const createBlobTable = async (pool: pg.Pool) => {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('mindledger_file_blobs', 0))`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS mindledger_file_blobs (digest text NOT NULL, part integer NOT NULL, bytes bytea NOT NULL, PRIMARY KEY (digest, part))`,
+    );
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+};
+
 export const openBlobStore = async (dataDir: string, postgresUrl?: string): Promise<BlobStore> => {
   const directory = path.join(dataDir, 'files', 'blobs');
   fs.mkdirSync(directory, { recursive: true });
   // Each blob lock holds a connection while its work runs; loading needs one more.
   const pool = postgresUrl ? new pg.Pool({ connectionString: postgresUrl, max: 4 }) : undefined;
   pool?.on('error', () => undefined);
-  if (pool)
-    await pool.query(
-      `CREATE TABLE IF NOT EXISTS mindledger_file_blobs (digest text NOT NULL, part integer NOT NULL, bytes bytea NOT NULL, PRIMARY KEY (digest, part))`,
-    );
+  if (pool) await createBlobTable(pool);
   const pathOf = (digest: string, format: string) => path.join(directory, `${digest}.${format}`);
 
   const localCopies = async (digest: string) =>

@@ -93,22 +93,31 @@ export const startTestApp = async (
 ): Promise<TestApp> => start(await backing(kind), overrides, options.logStream);
 
 /** Starts `count` apps on one shared PostgreSQL log, each with its own data directory and DuckDB. */
-export const startPostgresCluster = async (count: number) => {
+export const startPostgresCluster = async (count: number, options: { together?: boolean } = {}) => {
   const db = await freshPostgresDatabase();
-  const apps: TestApp[] = [];
-  for (let i = 0; i < count; i++) {
+  const startNode = () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-node-'));
-    apps.push(
-      await start(
-        {
-          env: { DATA_DIR: dataDir, EVENT_STORE_URL: db.url, PROJECTION_POLL_MS: '50' },
-          dataDir,
-          cleanup: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
-        },
-        {},
-      ),
+    return start(
+      {
+        env: { DATA_DIR: dataDir, EVENT_STORE_URL: db.url, PROJECTION_POLL_MS: '50' },
+        dataDir,
+        cleanup: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
+      },
+      {},
     );
-  }
+  };
+  const apps: TestApp[] = [];
+  if (options.together) {
+    // All at once, as processes behind a load balancer start: each creates the schema it needs.
+    const settled = await Promise.allSettled(Array.from({ length: count }, startNode));
+    for (const s of settled) if (s.status === 'fulfilled') apps.push(s.value);
+    const failed = settled.find((s) => s.status === 'rejected');
+    if (failed) {
+      for (const a of apps) await a.dispose();
+      await db.drop();
+      throw failed.reason;
+    }
+  } else for (let i = 0; i < count; i++) apps.push(await startNode());
   return {
     apps,
     dispose: async () => {
