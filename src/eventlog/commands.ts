@@ -39,6 +39,8 @@ const backoff = (attempt: number) =>
  */
 export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {}) => {
   const cacheSize = options.cacheSize ?? 2000;
+  /** Counters since start, for the operator (GET /api/metrics). */
+  const counts = { commands: 0, appends: 0, appendedEvents: 0, conflicts: 0 };
   const cache = new Map<string, { version: bigint; state: unknown; aggregate: Aggregate<unknown> }>();
 
   const load = async <S>(
@@ -71,6 +73,7 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
     decide: (state: S) => readonly NewEvent[],
   ): Promise<CommandOutcome<S>> =>
     log.exclusive(stream, async () => {
+      counts.commands++;
       for (let attempt = 1; ; attempt++) {
         const { state, version } = await load(stream, aggregate);
         const decided = decide(state);
@@ -78,6 +81,8 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
         options.assertWritable?.();
         try {
           const result = await log.append(stream, decided, version);
+          counts.appends++;
+          counts.appendedEvents += result.events.length;
           // What we wrote now carries positions (ids derive from them) and timestamps.
           const after = result.events.reduce(aggregate.evolve, state);
           remember(stream, result.streamVersion, after, aggregate as Aggregate<unknown>);
@@ -86,6 +91,7 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
           // The contract refused a value the client sent (too deep, too large, a NUL): nothing was written.
           const outOfBounds = boundsViolationDetail(error);
           if (outOfBounds !== null) throw invalid(outOfBounds, 'Value out of bounds');
+          if (error instanceof StreamVersionConflict) counts.conflicts++;
           if (!(error instanceof StreamVersionConflict) || attempt >= MAX_ATTEMPTS) throw error;
           await backoff(attempt);
         }
@@ -94,6 +100,8 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
 
   return {
     run,
+    /** Commands run, appends made, events appended and version conflicts met (each retried), since start. */
+    stats: () => ({ ...counts }),
     /** The current state of a stream, for reads that need the log's view (e.g. a secret to use). */
     load: <S>(stream: string, aggregate: Aggregate<S>) =>
       log.exclusive(stream, () => load(stream, aggregate)),
