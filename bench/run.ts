@@ -13,12 +13,15 @@ import { benchModels } from './models.bench';
 import { benchMysql } from './mysql.bench';
 import { benchReplay } from './replay.bench';
 import { benchSql } from './sql.bench';
-import { benchWrites } from './writes.bench';
+import { benchProjectWrites, benchWrites } from './writes.bench';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const benches: Record<string, () => Promise<unknown>> = {
   http: () => benchHttp(seconds),
-  writes: () => benchWrites(Number(process.env.BENCH_WRITES ?? 500)),
+  writes: async () => {
+    await benchWrites(Number(process.env.BENCH_WRITES ?? 500));
+    await benchProjectWrites(Number(process.env.BENCH_WRITES ?? 1000));
+  },
   replay: () => benchReplay(Number(process.env.BENCH_EVENTS ?? 100_000)),
   sql: () => benchSql(seconds),
   data: () => benchData(),

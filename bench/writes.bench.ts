@@ -62,3 +62,65 @@ export const benchWrites = async (count: number) => {
   }
   return results;
 };
+
+/**
+ * Creates into one project (one stream), 16 clients: into an empty project and into one that holds
+ * `held` skills, in one run; and the same number of raw appends of one event each (16 concurrent,
+ * each to a stream of its own, so none conflict) as the baseline.
+ */
+export const benchProjectWrites = async (count: number, held = 3000, concurrency = 16) => {
+  const results: { label: string; ratio: number }[] = [];
+  for (const store of ['sqlite', 'postgres'] as const) {
+    const pgRaw = store === 'postgres' ? await freshPostgresDatabase() : undefined;
+    const pgApp = store === 'postgres' ? await freshPostgresDatabase() : undefined;
+    const rawLog = await openEventLog({
+      url: pgRaw?.url,
+      dataDir: tmpDir('mindledger-bench-raw-'),
+      clock: () => new Date(),
+    });
+    const raw = await runConcurrently(count, concurrency, (i) =>
+      rawLog.append(
+        projectStream(`raw_${i}`),
+        [{ type: 'ProjectCreated', data: { name: `raw_${i}`, createdAt: new Date().toISOString() } }],
+        0n,
+      ),
+    );
+    await rawLog.close();
+
+    const config = loadConfig({
+      DATA_DIR: tmpDir('mindledger-bench-app-'),
+      ...(pgApp ? { EVENT_STORE_URL: pgApp.url } : {}),
+    });
+    const app = await createApp(config, { logger: pino({ level: 'silent' }) });
+    const skills = app.services.skills;
+    const create = (project: string, name: string) =>
+      skills.run(project, { type: 'CreateSkill', data: { name, type: 'text', params: {} } });
+    await app.services.projects.create('empty_one');
+    await app.services.projects.create('full_one');
+    // Filled through the service, 50 clients at a time (not measured).
+    await runConcurrently(held, 50, (i) => create('full_one', `held_${i}`));
+
+    const intoEmpty = await runConcurrently(count, concurrency, (i) => create('empty_one', `s_${i}`));
+    const intoFull = await runConcurrently(count, concurrency, (i) => create('full_one', `s_${i}`));
+    await app.close();
+    await pgRaw?.drop();
+    await pgApp?.drop();
+
+    const toRaw = ratio(intoEmpty, raw);
+    const bySize = ratio(intoFull, intoEmpty);
+    console.log(
+      `skill create into one project on ${store}, ${concurrency} concurrent: ${fmt(intoEmpty)} creates/s` +
+        ` vs raw appends ${fmt(raw)}/s → ${fmt(toRaw, 2)}` +
+        (store === 'sqlite' ? ' (goal ≥ 1,000 creates/s)' : ''),
+    );
+    console.log(
+      `skill create on ${store} into a project holding ${held} skills: ${fmt(intoFull)} creates/s` +
+        ` vs into an empty one ${fmt(intoEmpty)}/s → ${fmt(bySize, 2)} (goal ≥ 0.80)`,
+    );
+    results.push(
+      { label: `${store}/one-project`, ratio: toRaw },
+      { label: `${store}/by-size`, ratio: bySize },
+    );
+  }
+  return results;
+};

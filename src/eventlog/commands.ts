@@ -1,6 +1,7 @@
 import { boundsViolationDetail, type RecordedEvent } from '../../events';
 import { invalid } from '../shared/errors';
-import { StreamVersionConflict, type EventLog, type NewEvent } from './types';
+import { currentRequest, type RequestContext } from '../shared/requestContext';
+import { StreamVersionConflict, type AppendResult, type EventLog, type NewEvent } from './types';
 
 /** How a stream's events fold into the state its deciders read. */
 export type Aggregate<S> = {
@@ -20,6 +21,8 @@ export type CommandOutcome<S> = {
 export type CommandRunnerOptions = {
   /** Stream states kept in memory. */
   cacheSize?: number;
+  /** Most commands decided into one append (group commit). */
+  maxBatch?: number;
   /**
    * Asked before anything is appended: throws when this process must not take writes now (its read
    * model is stopped at an event it cannot apply). Nothing is written then.
@@ -31,14 +34,114 @@ const MAX_ATTEMPTS = 12;
 const backoff = (attempt: number) =>
   new Promise((r) => setTimeout(r, Math.min(200, 2 ** attempt) + Math.random() * 10 * attempt));
 
+/** A command waiting for its stream, and who to tell how it went (once). */
+type Waiting = {
+  readonly aggregate: Aggregate<unknown>;
+  readonly decide: (state: unknown) => readonly NewEvent[];
+  /** The request that sent it: its events carry this actor, whoever's turn appended them. */
+  readonly cause: RequestContext | undefined;
+  readonly resolve: (outcome: CommandOutcome<unknown>) => void;
+  readonly reject: (error: unknown) => void;
+};
+
+const waitingCommand = (
+  aggregate: Aggregate<unknown>,
+  decide: (state: unknown) => readonly NewEvent[],
+  resolve: (outcome: CommandOutcome<unknown>) => void,
+  reject: (error: unknown) => void,
+): Waiting => {
+  let settled = false;
+  const once =
+    <A>(f: (a: A) => void) =>
+    (a: A) => {
+      if (settled) return;
+      settled = true;
+      f(a);
+    };
+  return { aggregate, decide, cause: currentRequest(), resolve: once(resolve), reject: once(reject) };
+};
+
+/** Runs of consecutive commands on the same aggregate, at most `max` each (in arrival order). */
+const byAggregate = (batch: readonly Waiting[], max: number): Waiting[][] => {
+  const groups: Waiting[][] = [];
+  for (const w of batch) {
+    const last = groups.at(-1);
+    if (last && last[0]!.aggregate === w.aggregate && last.length < max) last.push(w);
+    else groups.push([w]);
+  }
+  return groups;
+};
+
 /**
- * Runs commands: 1. load the stream's state (cached, reading only new events), 2. decide,
- * 3. append expecting the version that was read, 4. on a version conflict (another process wrote
- * first), reload and decide again. A decider that throws aborts with nothing written. A client's own
+ * Positions no stored event has (exact as JSON numbers, below 2^53): the state a command is decided
+ * on includes the events decided before it in the same batch, which have no position yet. A
+ * decision that copies one into its events (the id of a resource created earlier in the batch) must
+ * wait for the real one.
+ */
+const PROVISIONAL_BASE = 1n << 52n;
+
+const mentionsAny = (value: unknown, marks: ReadonlySet<string>): boolean => {
+  if (typeof value === 'number' || typeof value === 'bigint') return marks.has(String(value));
+  if (typeof value === 'string') return [...marks].some((m) => value.includes(m));
+  if (Array.isArray(value)) return value.some((v) => mentionsAny(v, marks));
+  if (value && typeof value === 'object') return Object.values(value).some((v) => mentionsAny(v, marks));
+  return false;
+};
+
+/** A command's decision: its events (and the state it was decided on), or why it was refused. */
+type Decision = { waiting: Waiting; before: unknown } & (
+  { events: readonly NewEvent[]; error?: undefined } | { events?: undefined; error: unknown }
+);
+
+/**
+ * Decides each command on the state the ones before it leave, in order. A command whose events would
+ * carry a position not yet known (it used something created earlier in the batch) is deferred, with
+ * every command after it, to the next append, and decided again on the recorded state.
+ */
+const decideInTurn = (state: unknown, aggregate: Aggregate<unknown>, batch: readonly Waiting[]) => {
+  const decided: Decision[] = [];
+  const marks = new Set<string>();
+  let current = state;
+  for (let i = 0; i < batch.length; i++) {
+    const waiting = batch[i]!;
+    let events: readonly NewEvent[];
+    try {
+      events = waiting.decide(current);
+    } catch (error) {
+      decided.push({ waiting, before: current, error });
+      continue;
+    }
+    if (marks.size > 0 && events.some((e) => mentionsAny(e.data, marks)))
+      return { decided, deferred: batch.slice(i) };
+    decided.push({ waiting, before: current, events });
+    for (const e of events) {
+      const position = PROVISIONAL_BASE + BigInt(marks.size);
+      marks.add(String(position));
+      // Evolves read positions (ids, versions); nothing is decided on the rest of meta.
+      const meta = {
+        position,
+        stream: '',
+        streamPosition: position,
+        eventId: '',
+        recordedAt: '',
+        schemaVersion: 0,
+      };
+      current = aggregate.evolve(current, { ...e, meta });
+    }
+  }
+  return { decided, deferred: [] as Waiting[] };
+};
+
+/**
+ * Runs commands: 1. load the stream's state (cached, reading only new events), 2. decide (the
+ * commands waiting for the same stream one after another: group commit), 3. append expecting the
+ * version that was read, 4. on a version conflict (another process wrote first), reload and decide
+ * again. A decider that throws fails its own command with nothing written. A client's own
  * precondition (If-Match) is checked by the decider, so a retry never hides a stale client.
  */
 export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {}) => {
   const cacheSize = options.cacheSize ?? 2000;
+  const maxBatch = options.maxBatch ?? 256;
   /** Counters since start, for the operator (GET /api/metrics). */
   const counts = { commands: 0, appends: 0, appendedEvents: 0, conflicts: 0 };
   const cache = new Map<string, { version: bigint; state: unknown; aggregate: Aggregate<unknown> }>();
@@ -67,36 +170,103 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
     if (cache.size > cacheSize) cache.delete(cache.keys().next().value as string);
   };
 
+  /** Commands waiting for their stream, in arrival order; taken as one batch when the stream is free. */
+  const waiting = new Map<string, Waiting[]>();
+
+  /**
+   * Group commit: commands that arrive for a stream while it is busy wait together; the next time
+   * the stream is free they are decided one after another on the in-memory state and appended in one
+   * append. Each still gets its own outcome: a decider that throws fails only its own command.
+   */
   const run = <S>(
     stream: string,
     aggregate: Aggregate<S>,
     decide: (state: S) => readonly NewEvent[],
   ): Promise<CommandOutcome<S>> =>
-    log.exclusive(stream, async () => {
+    new Promise<CommandOutcome<S>>((resolve, reject) => {
       counts.commands++;
-      for (let attempt = 1; ; attempt++) {
-        const { state, version } = await load(stream, aggregate);
-        const decided = decide(state);
-        if (decided.length === 0) return { state, events: [], lastPosition: null };
-        options.assertWritable?.();
-        try {
-          const result = await log.append(stream, decided, version);
-          counts.appends++;
-          counts.appendedEvents += result.events.length;
-          // What we wrote now carries positions (ids derive from them) and timestamps.
-          const after = result.events.reduce(aggregate.evolve, state);
-          remember(stream, result.streamVersion, after, aggregate as Aggregate<unknown>);
-          return { state: after, events: result.events, lastPosition: result.lastPosition };
-        } catch (error) {
-          // The contract refused a value the client sent (too deep, too large, a NUL): nothing was written.
-          const outOfBounds = boundsViolationDetail(error);
-          if (outOfBounds !== null) throw invalid(outOfBounds, 'Value out of bounds');
-          if (error instanceof StreamVersionConflict) counts.conflicts++;
-          if (!(error instanceof StreamVersionConflict) || attempt >= MAX_ATTEMPTS) throw error;
-          await backoff(attempt);
-        }
+      const entry = waitingCommand(
+        aggregate as Aggregate<unknown>,
+        decide as (state: unknown) => readonly NewEvent[],
+        resolve as (outcome: CommandOutcome<unknown>) => void,
+        reject,
+      );
+      const queue = waiting.get(stream);
+      if (queue) {
+        queue.push(entry);
+        return;
       }
+      waiting.set(stream, [entry]);
+      void log.exclusive(stream, async () => {
+        const batch = waiting.get(stream) ?? [];
+        waiting.delete(stream);
+        for (const group of byAggregate(batch, maxBatch)) {
+          try {
+            await runGroup(stream, group);
+          } catch (error) {
+            // runGroup settles each command; a throw here is a bug (e.g. in an evolve): fail them all.
+            for (const w of group) w.reject(error);
+          }
+        }
+      });
     });
+
+  /** Decides and appends one group (same aggregate), retrying the whole group on a version conflict. */
+  const runGroup = async (stream: string, group: readonly Waiting[]): Promise<void> => {
+    const aggregate = group[0]!.aggregate;
+    let pending = group;
+    for (let attempt = 1; pending.length > 0;) {
+      const loaded = await load(stream, aggregate);
+      const { decided, deferred } = decideInTurn(loaded.state, aggregate, pending);
+      const writing = decided.filter((d) => d.events && d.events.length > 0);
+      if (writing.length === 0) {
+        for (const d of decided)
+          if (d.events) d.waiting.resolve({ state: d.before, events: [], lastPosition: null });
+          else d.waiting.reject(d.error);
+        pending = deferred;
+        continue;
+      }
+      options.assertWritable?.();
+      const events = writing.flatMap((d) => d.events!);
+      const causes = writing.flatMap((d) => d.events!.map(() => d.waiting.cause));
+      let result: AppendResult;
+      try {
+        result = await log.append(stream, events, loaded.version, causes);
+      } catch (error) {
+        const outOfBounds = boundsViolationDetail(error);
+        if (outOfBounds !== null && pending.length > 1) {
+          // One command's value broke the contract and nothing was written: run each alone, so only
+          // that one fails.
+          for (const w of pending) await runGroup(stream, [w]).catch((e: unknown) => w.reject(e));
+          return;
+        }
+        if (outOfBounds !== null) throw invalid(outOfBounds, 'Value out of bounds');
+        if (!(error instanceof StreamVersionConflict) || attempt >= MAX_ATTEMPTS) throw error;
+        counts.conflicts++;
+        // Another process wrote first: decide the same commands again, in order, on what it wrote.
+        await backoff(attempt++);
+        continue;
+      }
+      counts.appends++;
+      counts.appendedEvents += result.events.length;
+      // What was written now carries positions (ids derive from them) and timestamps: each command's
+      // outcome is the state after its own events as recorded.
+      let state = loaded.state;
+      let at = 0;
+      for (const d of decided) {
+        if (!d.events) {
+          d.waiting.reject(d.error);
+          continue;
+        }
+        const own = result.events.slice(at, at + d.events.length);
+        at += d.events.length;
+        state = own.reduce(aggregate.evolve, state);
+        d.waiting.resolve({ state, events: own, lastPosition: own.at(-1)?.meta.position ?? null });
+      }
+      remember(stream, result.streamVersion, state, aggregate);
+      pending = deferred;
+    }
+  };
 
   return {
     run,

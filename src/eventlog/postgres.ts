@@ -67,8 +67,10 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       return { events, version: result.currentStreamVersion };
     },
 
-    append: async (stream, events, expectedVersion) => {
-      const prepared = events.map((e) => prepareForAppend(e, clock()));
+    append: async (stream, events, expectedVersion, causes) => {
+      const prepared = events.map((e, i) =>
+        prepareForAppend(e, clock(), causes ? { cause: causes[i] } : undefined),
+      );
       try {
         const result = await store.appendToStream(stream, prepared as unknown as Event[], {
           expectedStreamVersion: expectedVersion,

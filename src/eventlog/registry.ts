@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { currentRequest } from '../shared/requestContext';
+import { currentRequest, type RequestContext } from '../shared/requestContext';
 import {
   allContracts,
   type AnyRecordedEvent,
@@ -18,9 +18,10 @@ export type StoredMetadata = {
   via?: string;
 };
 
-/** The actor metadata of an event appended now: from the request being served, if any. */
-const actorMetadata = (): Pick<StoredMetadata, 'actor' | 'requestId' | 'via'> => {
-  const request = currentRequest();
+/** The actor metadata of an event: from the request that caused it, if any. */
+const actorMetadata = (
+  request: RequestContext | undefined,
+): Pick<StoredMetadata, 'actor' | 'requestId' | 'via'> => {
   if (!request) return {};
   return {
     ...(request.actor ? { actor: `${request.actor.kind}:${request.actor.id}` } : {}),
@@ -53,10 +54,15 @@ export const contractRegistry = (contracts: readonly EventContract[]) => {
 
   return {
     contractOf,
-    /** Validates an outgoing event: a decider can never write a malformed event. */
+    /**
+     * Validates an outgoing event: a decider can never write a malformed event. Its actor is the
+     * request being served, unless `explicit` names the request that caused it (a group commit
+     * appends the events of several requests at once).
+     */
     prepareForAppend: <E extends { type: string; data: unknown }>(
       event: E,
       now: Date,
+      explicit?: { cause: RequestContext | undefined },
     ): { type: E['type']; data: unknown; metadata: OutgoingMetadata } => {
       const contract = contractOf(event.type);
       const data = contract.schema.parse(event.data);
@@ -67,7 +73,7 @@ export const contractRegistry = (contracts: readonly EventContract[]) => {
           messageId: crypto.randomUUID(),
           recordedAt: now.toISOString(),
           schemaVersion: contract.version,
-          ...actorMetadata(),
+          ...actorMetadata(explicit ? explicit.cause : currentRequest()),
         },
       };
     },

@@ -97,8 +97,10 @@ export const openSqliteLog = async (fileName: string, clock: Clock): Promise<Eve
             return { events, version: result.currentStreamVersion };
           }),
 
-    append: (stream, events, expectedVersion) => {
-      const prepared = events.map((e) => prepareForAppend(e, clock()));
+    append: (stream, events, expectedVersion, causes) => {
+      const prepared = events.map((e, i) =>
+        prepareForAppend(e, clock(), causes ? { cause: causes[i] } : undefined),
+      );
       return serial(async () => {
         try {
           const result = await store.appendToStream(stream, prepared as unknown as Event[], {

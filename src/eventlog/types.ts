@@ -1,4 +1,5 @@
 import type { MindledgerEvent, RecordedEvent } from '../../events';
+import type { RequestContext } from '../shared/requestContext';
 
 /** An event about to be appended (a member of the contract's union): the log adds position, ids and time. */
 export type NewEvent = MindledgerEvent;
@@ -41,9 +42,15 @@ export interface EventLog {
   readStream(stream: string, afterVersion: bigint): Promise<{ events: RecordedEvent[]; version: bigint }>;
   /**
    * Appends atomically iff the stream is still at `expectedVersion` (0n: the stream must not exist);
-   * otherwise throws StreamVersionConflict and writes nothing.
+   * otherwise throws StreamVersionConflict and writes nothing. Each event's actor is the request
+   * being served, unless `causes` names the request behind each event (one entry per event).
    */
-  append(stream: string, events: readonly NewEvent[], expectedVersion: bigint): Promise<AppendResult>;
+  append(
+    stream: string,
+    events: readonly NewEvent[],
+    expectedVersion: bigint,
+    causes?: readonly (RequestContext | undefined)[],
+  ): Promise<AppendResult>;
   /** The next committed events after the cursor, in an order that never skips one. */
   readAll(after: LogCursor, limit: number): Promise<{ events: RecordedEvent[]; cursor: LogCursor }>;
   /** How many events the log holds and the highest committed position (progress of a replay). */

@@ -1,0 +1,194 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import type { RecordedEvent } from '../../events';
+import { decideAgent, type AgentCommand } from '../../src/agents/decider';
+import { commandRunner, type CommandOutcome } from '../../src/eventlog/commands';
+import { openEventLog } from '../../src/eventlog/open';
+import type { EventLog, NewEvent } from '../../src/eventlog/types';
+import { projectAggregate, type ProjectAggregate } from '../../src/projects/aggregate';
+import { decideProject, type ProjectCommand } from '../../src/projects/decider';
+import { projectStream } from '../../src/projects/state';
+import { withRequest } from '../../src/shared/requestContext';
+import { decideSkill, type SkillCommand } from '../../src/skills/decider';
+import { storeKinds } from '../support/app';
+import { freshPostgresDatabase } from '../support/postgres';
+
+// The promise of group commit: commands sent together to one stream end exactly as if each had been
+// run alone, one after another, in the order they were sent: the same events in the log (ids
+// included), the same refusals, each event carrying the actor of the request that caused it.
+
+const now = { now: new Date('2026-01-01T00:00:00Z') };
+const STREAM = projectStream('gc');
+const skillNames = ['a', 'b', 'c'];
+const agentNames = ['x', 'y'];
+
+type Command =
+  | { slice: 'skill'; command: SkillCommand }
+  | { slice: 'agent'; command: AgentCommand }
+  | { slice: 'project'; command: ProjectCommand };
+
+const commandArb: fc.Arbitrary<Command> = fc.oneof(
+  fc
+    .record({
+      name: fc.constantFrom(...skillNames),
+      // A NUL is refused by the log's contract when appended, not by the decider.
+      note: fc.constantFrom('fine', 'also fine', 'nul\u0000inside'),
+      sql: fc.boolean(),
+    })
+    .map(({ name, note, sql }) => ({
+      slice: 'skill' as const,
+      command: {
+        type: 'CreateSkill' as const,
+        // A sql skill without a database is refused by the decider.
+        data: { name, type: sql ? 'sql' : 'text', params: { note } },
+        metadata: now,
+      },
+    })),
+  fc.record({ ref: fc.constantFrom(...skillNames), v: fc.integer({ min: 0, max: 9 }) }).map(({ ref, v }) => ({
+    slice: 'skill' as const,
+    command: { type: 'PutSkill' as const, data: { ref, params: { v } }, metadata: now },
+  })),
+  fc.constantFrom(...skillNames).map((ref) => ({
+    slice: 'skill' as const,
+    command: { type: 'DeleteSkill' as const, data: { ref }, metadata: now },
+  })),
+  fc
+    .record({
+      name: fc.constantFrom(...agentNames),
+      skills: fc.subarray(skillNames, { maxLength: 2 }),
+    })
+    .map(({ name, skills }) => ({
+      slice: 'agent' as const,
+      command: {
+        type: 'CreateAgent' as const,
+        data: {
+          name,
+          modelName: null,
+          provider: null,
+          params: {},
+          skills: skills.map((ref) => ({ ref, parameters: {} })),
+        },
+        metadata: now,
+      },
+    })),
+  fc.constantFrom(...agentNames).map((ref) => ({
+    slice: 'agent' as const,
+    command: { type: 'DeleteAgent' as const, data: { ref }, metadata: now },
+  })),
+  fc.constantFrom<ProjectCommand['type']>('CreateProject', 'DeleteProject').map((type) => ({
+    slice: 'project' as const,
+    command: { type, data: { name: 'gc' }, metadata: now } as ProjectCommand,
+  })),
+);
+
+const decision =
+  (c: Command) =>
+  (state: ProjectAggregate): readonly NewEvent[] => {
+    switch (c.slice) {
+      case 'skill':
+        return decideSkill(c.command, state);
+      case 'agent':
+        return decideAgent(c.command, state);
+      case 'project':
+        return decideProject(c.command, state);
+    }
+  };
+
+type Settled = { ok: true; events: readonly RecordedEvent[] } | { ok: false; error: string };
+const settle = (p: Promise<CommandOutcome<ProjectAggregate>>): Promise<Settled> =>
+  p.then(
+    (o) => ({ ok: true as const, events: o.events }),
+    (e: unknown) => ({ ok: false as const, error: e instanceof Error ? e.message : String(e) }),
+  );
+
+/** Events with every position of this log written as the stream position it belongs to. */
+const normalised = (stream: readonly RecordedEvent[]) => {
+  const ordinal = new Map(stream.map((e) => [String(e.meta.position), `#${e.meta.streamPosition}`]));
+  const rewrite = (v: unknown): unknown => {
+    if (typeof v === 'number' || typeof v === 'bigint') return ordinal.get(String(v)) ?? v;
+    if (Array.isArray(v)) return v.map(rewrite);
+    if (v && typeof v === 'object')
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, rewrite(x)]));
+    return v;
+  };
+  return (events: readonly RecordedEvent[]) =>
+    events.map((e) => ({ type: e.type, data: rewrite(e.data), requestId: e.meta.requestId }));
+};
+
+const openLog = async (kind: string) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-gc-'));
+  const pg = kind === 'postgres' ? await freshPostgresDatabase() : undefined;
+  const log = await openEventLog({ url: pg?.url, dataDir, clock: () => new Date() });
+  return {
+    log,
+    dispose: async () => {
+      await log.close();
+      await pg?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+};
+
+const inRequest = <T>(i: number, fn: () => T) =>
+  withRequest({ requestId: `r${i}`, interface: 'rest', actor: { kind: 'address', id: `client-${i}` } }, fn);
+
+const streamOf = async (log: EventLog) => (await log.readStream(STREAM, 0n)).events;
+
+describe.each(storeKinds)('group commit on %s', (kind) => {
+  it('given commands sent together to one stream, then the log, ids and refusals are those of running them one by one in that order', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(commandArb, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 1, max: 6 }),
+        async (waves, maxBatch) => {
+          const together = await openLog(kind);
+          const alone = await openLog(kind);
+          try {
+            const grouped = commandRunner(together.log, { maxBatch });
+            const sequential = commandRunner(alone.log);
+            const first: Command = {
+              slice: 'project',
+              command: { type: 'CreateProject', data: { name: 'gc' }, metadata: now },
+            };
+            const all = [first, ...waves.flat()];
+            const groupedResults: Settled[] = [
+              await settle(inRequest(0, () => grouped.run(STREAM, projectAggregate, decision(first)))),
+            ];
+            let i = 1;
+            for (const wave of waves) {
+              // Sent in one go: every command of the wave waits for the stream together.
+              const sent = wave.map((c) => {
+                const n = i++;
+                return settle(inRequest(n, () => grouped.run(STREAM, projectAggregate, decision(c))));
+              });
+              groupedResults.push(...(await Promise.all(sent)));
+            }
+            const sequentialResults: Settled[] = [];
+            for (const [n, c] of all.entries())
+              sequentialResults.push(
+                await settle(inRequest(n, () => sequential.run(STREAM, projectAggregate, decision(c)))),
+              );
+
+            const groupedLog = await streamOf(together.log);
+            const sequentialLog = await streamOf(alone.log);
+            const g = normalised(groupedLog);
+            const s = normalised(sequentialLog);
+            expect(g(groupedLog)).toEqual(s(sequentialLog));
+            expect(groupedResults.map((r) => (r.ok ? { events: g(r.events) } : r))).toEqual(
+              sequentialResults.map((r) => (r.ok ? { events: s(r.events) } : r)),
+            );
+            // Each command's events carry its own request.
+            for (const [n, r] of groupedResults.entries())
+              if (r.ok) for (const e of r.events) expect(e.meta.requestId).toBe(`r${n}`);
+          } finally {
+            await together.dispose();
+            await alone.dispose();
+          }
+        },
+      ),
+      { seed: 20261123, numRuns: kind === 'postgres' ? 15 : 40 },
+    );
+  });
+});
