@@ -75,6 +75,7 @@ export const buildServices = (
   const skills = skillsService(ctx, directory, { idOf: (project, ref) => agents.idOf(project, ref) });
   const agents = agentsService(ctx, directory, {
     list: async (project) => (await skills.list(project)).map(skillBody),
+    byIds: async (project, ids) => (await skills.byIds(project, ids)).map(skillBody),
   });
   const chatbots = chatbotsService(ctx, directory, {
     agentView: async (project, agentId) =>

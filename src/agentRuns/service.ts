@@ -36,6 +36,7 @@ import {
   tooManyRequests,
 } from '../shared/errors';
 import { findByRef } from '../shared/params';
+import { skillById } from '../skills/state';
 import { decideThreadTurn } from './decider';
 import { presentRun, presentStep } from './present';
 import { runRow, runRowsOfAgent, stepRowsOfRun } from './projection';
@@ -162,7 +163,7 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
     const { state } = await ctx.commands.load(projectStream(project.name), projectAggregate);
     const agent = requireAgent(state.agents, agentRef);
     const skills: AgentSkill[] = agent.skills.flatMap((link) => {
-      const skill = state.skills.get(link.skillId);
+      const skill = skillById(state.skills, link.skillId);
       return skill
         ? [{ name: skill.name, type: skill.type, params: skill.params, linkParameters: link.parameters }]
         : [];

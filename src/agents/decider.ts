@@ -2,7 +2,7 @@ import type { AgentCreated, AgentDeleted, AgentUpdated, ChatbotStoppedAgentDelet
 import type { ChatbotsState } from '../chatbots/state';
 import { findModel, type ModelsState } from '../models/state';
 import { requireLiveProject, type ProjectState } from '../projects/state';
-import { canonicalSkillType, type SkillsState } from '../skills/state';
+import { canonicalSkillType, skillById, skillByRef, type SkillsState } from '../skills/state';
 import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
 import { findByName, findByRef, mergeParams, type Params } from '../shared/params';
 import { requireAgent, type Agent, type AgentsState, type SkillLink } from './state';
@@ -61,7 +61,7 @@ const DEPRECATED_PARAMS = [
 ];
 
 const resolveSkills = (state: AgentDecisionState, refs: readonly SkillRef[]): SkillLink[] => {
-  const missing = refs.filter((r) => !findByRef(state.skills.values(), r.ref)).map((r) => r.ref);
+  const missing = refs.filter((r) => !skillByRef(state.skills, r.ref)).map((r) => r.ref);
   if (missing.length)
     throw notFound(
       `Skills ${missing.map((m) => `"${m}"`).join(', ')} do not exist in this project. Please ensure that the names are correct and try again.`,
@@ -69,7 +69,7 @@ const resolveSkills = (state: AgentDecisionState, refs: readonly SkillRef[]): Sk
     );
   const links = new Map<bigint, SkillLink>();
   for (const r of refs) {
-    const skill = findByRef(state.skills.values(), r.ref)!;
+    const skill = skillByRef(state.skills, r.ref)!;
     links.set(skill.id, { skillId: skill.id, parameters: r.parameters });
   }
   return [...links.values()];
@@ -97,7 +97,7 @@ const withRetrievalMode = (
   added: readonly SkillLink[],
 ): Params => {
   const addsRetrieval = added.some(
-    (l) => canonicalSkillType(state.skills.get(l.skillId)?.type ?? '') === 'retrieval',
+    (l) => canonicalSkillType(skillById(state.skills, l.skillId)?.type ?? '') === 'retrieval',
   );
   return addsRetrieval && params.mode === undefined ? { ...params, mode: 'retrieval' } : params;
 };

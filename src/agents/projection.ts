@@ -1,5 +1,6 @@
 import type { AgentCreated } from '../../events';
 import type { Row, RowStore, TableProjection, TableReader } from '../projection/types';
+import { rowOfProjectByRef } from '../projection/rows';
 import { maskSecrets } from '../shared/secrets';
 
 type Links = AgentCreated['data']['skills'];
@@ -123,3 +124,7 @@ export const agentRowsOfProject = async (reader: TableReader, projectId: number)
   (await reader.query('SELECT * FROM agents WHERE PROJECT_ID = ? ORDER BY ID', [
     BigInt(projectId),
   ])) as AgentRow[];
+
+/** One agent of a project, by id or name. */
+export const agentRowByRef = (reader: TableReader, projectId: number, ref: string) =>
+  rowOfProjectByRef<AgentRow>(reader, 'agents', projectId, ref);

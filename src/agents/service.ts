@@ -3,13 +3,17 @@ import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
 import { notFound } from '../shared/errors';
-import { findByRef, type Unstamped } from '../shared/params';
+import type { Unstamped } from '../shared/params';
 import { decideAgent, type AgentCommand } from './decider';
 import { presentAgent, type LinkedSkill, type PresentedAgent } from './present';
-import { agentRowsOfProject } from './projection';
+import { agentRowByRef, agentRowsOfProject } from './projection';
 
 /** The skills of a project as an agent shows them (the skills service answers it). */
-export type ProjectSkills = { list(projectName: string): Promise<readonly LinkedSkill[]> };
+export type ProjectSkills = {
+  list(projectName: string): Promise<readonly LinkedSkill[]>;
+  /** Only the skills with these ids (one agent's): answering about one agent reads no others. */
+  byIds(projectName: string, ids: readonly bigint[]): Promise<readonly LinkedSkill[]>;
+};
 
 export const agentsService = (ctx: AppContext, projects: ProjectDirectory, skills: ProjectSkills) => {
   const list = (projectName: string) =>
@@ -20,10 +24,16 @@ export const agentsService = (ctx: AppContext, projects: ProjectDirectory, skill
       return rows.map((r) => presentAgent(r, linked));
     });
 
+  const rowOf = async (projectName: string, ref: string) => {
+    const project = await projects.require(projectName);
+    return { project, row: await agentRowByRef(ctx.duck, project.id, ref) };
+  };
+
   const get = async (projectName: string, ref: string): Promise<PresentedAgent> => {
-    const found = findByRef(await list(projectName), ref, (a) => a.view);
-    if (!found) throw notFound(`Agent with name ${ref} does not exist`, 'Agent not found');
-    return found;
+    const { project, row } = await rowOf(projectName, ref);
+    if (!row) throw notFound(`Agent with name ${ref} does not exist`, 'Agent not found');
+    const linked = row.SKILL_IDS.length > 0 ? await skills.byIds(project.name, row.SKILL_IDS) : [];
+    return presentAgent(row, linked);
   };
 
   const run = async (projectName: string, unstamped: Unstamped<AgentCommand>) => {
@@ -49,8 +59,10 @@ export const agentsService = (ctx: AppContext, projects: ProjectDirectory, skill
     get,
     run,
     /** For `GET …/skills?agent=`: the agent's id by name or id, or undefined. */
-    idOf: async (projectName: string, ref: string) =>
-      findByRef(await list(projectName), ref, (a) => a.view)?.view.id,
+    idOf: async (projectName: string, ref: string) => {
+      const { row } = await rowOf(projectName, ref);
+      return row ? Number(row.ID) : undefined;
+    },
   };
 };
 

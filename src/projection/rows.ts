@@ -6,7 +6,7 @@ import {
   type DuckDBAppender,
   type DuckDBConnection,
 } from '@duckdb/node-api';
-import type { Column, Row, RowStore, TableProjection } from './types';
+import type { Column, Row, RowStore, TableProjection, TableReader } from './types';
 import { quoteIdent } from '../shared/quoting';
 
 export const createTableSql = (p: TableProjection) =>
@@ -216,3 +216,28 @@ export class BatchRowStore implements RowStore {
     }
   }
 }
+
+/**
+ * The row of a project's resource a client names by id or by name (MindsDB accepts both; an id wins
+ * over a name that happens to be all digits), read alone: answering about one resource never scans
+ * or presents the project's others.
+ */
+export const rowOfProjectByRef = async <R>(
+  reader: TableReader,
+  table: string,
+  projectId: number | bigint,
+  ref: string,
+): Promise<R | undefined> => {
+  const project = BigInt(projectId);
+  const name = ref.toLowerCase();
+  const rows = /^\d+$/.test(ref)
+    ? await reader.query(
+        `SELECT * FROM ${quoteIdent(table)} WHERE PROJECT_ID = ? AND (ID = ? OR lower(NAME) = ?) ORDER BY (ID = ?) DESC LIMIT 1`,
+        [project, BigInt(ref), name, BigInt(ref)],
+      )
+    : await reader.query(
+        `SELECT * FROM ${quoteIdent(table)} WHERE PROJECT_ID = ? AND lower(NAME) = ? LIMIT 1`,
+        [project, name],
+      );
+  return rows[0] as R | undefined;
+};

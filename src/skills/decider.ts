@@ -3,7 +3,7 @@ import type { AgentsState } from '../agents/state';
 import { requireLiveProject, type ProjectState } from '../projects/state';
 import { checkExpectedVersion, conflict, invalid } from '../shared/errors';
 import { findByName, findByRef, mergeParams, type Params } from '../shared/params';
-import { requireSkill, type Skill, type SkillsState } from './state';
+import { requireSkill, skillByName, skillByRef, type Skill, type SkillsState } from './state';
 import { validateSkillParams } from './rules';
 
 /** What skill commands are decided on: the project, its skills, and the agents that use them. */
@@ -33,7 +33,7 @@ const created = (
   now: Date,
 ): SkillCreated => {
   const project = requireLiveProject(state.project);
-  if (findByName(state.skills.values(), data.name))
+  if (skillByName(state.skills, data.name))
     throw conflict(
       `Skill with name ${data.name} already exists. Please use a different name`,
       'Skill already exists',
@@ -83,7 +83,7 @@ export const decideSkill = (
       return [created(state, command.data, now)];
     case 'PutSkill': {
       const project = requireLiveProject(state.project);
-      const current = findByRef(state.skills.values(), command.data.ref);
+      const current = skillByRef(state.skills, command.data.ref);
       if (!current) {
         if (!command.data.type) throw invalid('Missing "type" field for skill', 'Missing field');
         // MindsDB creates a missing skill under the URL's name, whatever the body says.
@@ -92,7 +92,7 @@ export const decideSkill = (
       }
       checkVersion(current, command.data.expectedVersion);
       const name = command.data.name ?? current.name;
-      const clash = findByName(state.skills.values(), name);
+      const clash = skillByName(state.skills, name);
       if (clash && clash.id !== current.id)
         throw conflict(
           `Skill with name ${name} already exists. Please use a different name`,

@@ -1,4 +1,5 @@
 import type { RowStore, TableLookup, TableProjection, TableReader } from '../projection/types';
+import { rowOfProjectByRef } from '../projection/rows';
 import { maskSecrets } from '../shared/secrets';
 
 /** The ids of the agents using a skill, kept on the skill's row so reading a skill never scans agents. */
@@ -130,3 +131,16 @@ export const skillRowsOfProject = async (reader: TableReader, projectId: number)
   (await reader.query('SELECT * FROM skills WHERE PROJECT_ID = ? ORDER BY ID', [
     BigInt(projectId),
   ])) as SkillRow[];
+
+/** One skill of a project, by id or name. */
+export const skillRowByRef = (reader: TableReader, projectId: number, ref: string) =>
+  rowOfProjectByRef<SkillRow>(reader, 'skills', projectId, ref);
+
+/** The skills of a project with these ids (an agent's), in id order. */
+export const skillRowsByIds = async (reader: TableReader, projectId: number, ids: readonly bigint[]) =>
+  ids.length === 0
+    ? []
+    : ((await reader.query(
+        `SELECT * FROM skills WHERE PROJECT_ID = ? AND ID IN (${ids.map(() => '?').join(', ')}) ORDER BY ID`,
+        [BigInt(projectId), ...ids],
+      )) as SkillRow[]);

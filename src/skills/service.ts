@@ -3,10 +3,10 @@ import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
 import { notFound } from '../shared/errors';
-import { findByRef, type Unstamped } from '../shared/params';
+import type { Unstamped } from '../shared/params';
 import { decideSkill, type SkillCommand } from './decider';
 import { presentSkill, type PresentedSkill } from './present';
-import { skillRowsOfProject } from './projection';
+import { skillRowByRef, skillRowsByIds, skillRowsOfProject } from './projection';
 
 /** How `GET …/skills?agent=` finds the agent it names (by name or id), or undefined. */
 export type AgentIds = { idOf(projectName: string, ref: string): Promise<number | undefined> };
@@ -28,9 +28,16 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
   };
 
   const get = async (projectName: string, ref: string): Promise<PresentedSkill> => {
-    const found = findByRef(await list(projectName), ref);
-    if (!found) throw notFound(`Skill with name ${ref} not found.`, 'Skill not found');
-    return found;
+    const project = await projects.require(projectName);
+    const row = await skillRowByRef(ctx.duck, project.id, ref);
+    if (!row) throw notFound(`Skill with name ${ref} not found.`, 'Skill not found');
+    return presentSkill(row);
+  };
+
+  /** The skills with these ids (an agent's), read alone. */
+  const byIds = async (projectName: string, ids: readonly bigint[]): Promise<PresentedSkill[]> => {
+    const project = await projects.require(projectName);
+    return (await skillRowsByIds(ctx.duck, project.id, ids)).map(presentSkill);
   };
 
   /** Runs a skill command; returns the skill it created or changed (none for a delete). */
@@ -52,7 +59,7 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
     }
   };
 
-  return { list, ofAgent, get, run };
+  return { list, ofAgent, get, byIds, run };
 };
 
 export type SkillsService = ReturnType<typeof skillsService>;

@@ -2,7 +2,8 @@ import type { SkillDeleted } from '../../events';
 import type { RecordedEvent } from '../../events';
 import { defineProjectSlice } from '../projects/state';
 import { notFound } from '../shared/errors';
-import { findByRef, type Params } from '../shared/params';
+import { Map as ImmutableMap } from 'immutable';
+import type { Params } from '../shared/params';
 
 export type Skill = {
   readonly id: bigint;
@@ -14,13 +15,31 @@ export type Skill = {
   /** Position of the last event that changed it: its ETag. */
   readonly version: bigint;
 };
-export type SkillsState = ReadonlyMap<bigint, Skill>;
+/**
+ * A project's skills by id, and their ids by lower-cased name. Persistent maps: an event changes one
+ * entry and shares the rest, so deciding in a project with thousands of skills costs what it costs in
+ * an empty one (a copied Map cost 0.2 ms per event at 3,000 skills).
+ */
+export type SkillsState = {
+  readonly byId: ImmutableMap<bigint, Skill>;
+  readonly idByName: ImmutableMap<string, bigint>;
+};
+
+const emptySkills: SkillsState = { byId: ImmutableMap(), idByName: ImmutableMap() };
+
+const withSkill = (skills: SkillsState, before: Skill | undefined, skill: Skill): SkillsState => ({
+  byId: skills.byId.set(skill.id, skill),
+  idByName: (before ? skills.idByName.delete(before.name.toLowerCase()) : skills.idByName).set(
+    skill.name.toLowerCase(),
+    skill.id,
+  ),
+});
 
 export const evolveSkills = (skills: SkillsState, event: RecordedEvent): SkillsState => {
   switch (event.type) {
     case 'SkillCreated': {
       const id = event.meta.position;
-      return new Map(skills).set(id, {
+      return withSkill(skills, undefined, {
         id,
         name: event.data.name,
         type: event.data.type,
@@ -31,9 +50,9 @@ export const evolveSkills = (skills: SkillsState, event: RecordedEvent): SkillsS
       });
     }
     case 'SkillUpdated': {
-      const current = skills.get(BigInt(event.data.skillId));
+      const current = skills.byId.get(BigInt(event.data.skillId));
       if (!current) return skills;
-      return new Map(skills).set(current.id, {
+      return withSkill(skills, current, {
         ...current,
         name: event.data.name,
         type: event.data.type,
@@ -43,31 +62,50 @@ export const evolveSkills = (skills: SkillsState, event: RecordedEvent): SkillsS
       });
     }
     case 'SkillDeleted': {
-      const next = new Map(skills);
-      next.delete(BigInt(event.data.skillId));
-      return next;
+      const current = skills.byId.get(BigInt(event.data.skillId));
+      if (!current) return skills;
+      return {
+        byId: skills.byId.delete(current.id),
+        idByName: skills.idByName.delete(current.name.toLowerCase()),
+      };
     }
     default:
       return skills;
   }
 };
 
+/** The skill with this name (any case). */
+export const skillByName = (skills: SkillsState, name: string): Skill | undefined => {
+  const id = skills.idByName.get(name.toLowerCase());
+  return id === undefined ? undefined : skills.byId.get(id);
+};
+
+/** The skill a client names by id or by name (an id wins over an all-digit name). */
+export const skillByRef = (skills: SkillsState, ref: string): Skill | undefined =>
+  (/^\d+$/.test(ref) ? skills.byId.get(BigInt(ref)) : undefined) ?? skillByName(skills, ref);
+
+export const skillById = (skills: SkillsState, id: bigint): Skill | undefined => skills.byId.get(id);
+
+/** Every skill, in id order. */
+export const allSkills = (skills: SkillsState): Skill[] =>
+  [...skills.byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
 /** `text2sql` is MindsDB's legacy name of `sql`. */
 export const canonicalSkillType = (type: string) =>
   type.toLowerCase() === 'text2sql' ? 'sql' : type.toLowerCase();
 
 export const requireSkill = (skills: SkillsState, ref: string): Skill => {
-  const skill = findByRef(skills.values(), ref);
+  const skill = skillByRef(skills, ref);
   if (!skill) throw notFound(`Skill with name ${ref} not found.`, 'Skill not found');
   return skill;
 };
 
 export const skillsSlice = defineProjectSlice({
   key: 'skills',
-  initial: (): SkillsState => new Map(),
+  initial: (): SkillsState => emptySkills,
   evolve: evolveSkills,
   cascade: (skills, project, at) =>
-    [...skills.values()].map((s): SkillDeleted => ({
+    allSkills(skills).map((s): SkillDeleted => ({
       type: 'SkillDeleted',
       data: { projectId: Number(project.id), skillId: Number(s.id), name: s.name, deletedAt: at },
     })),

@@ -1,5 +1,6 @@
 import { projectAggregate } from '../../src/projects/aggregate';
 import { projectStream } from '../../src/projects/state';
+import { skillByName } from '../../src/skills/state';
 import { problemOf, startTestApp, storeKinds, type TestApp } from '../support/app';
 import { eventsOf, givenAgent, givenProject, givenSkill } from '../support/world';
 
@@ -272,7 +273,7 @@ describe.each(storeKinds)('skills API on %s', (store) => {
     it('keeps the stored secrets when PUT sends the mask back', async () => {
       const project = await givenSecretEchoedBack();
       const { state } = await t.running.ctx.commands.load(projectStream(project), projectAggregate);
-      const skill = [...state.skills.values()].find((s) => s.name === 'secretive')!;
+      const skill = skillByName(state.skills, 'secretive')!;
       expect(skill.params).toEqual({ api_key: 'sk-live-123', nested: { password: 'pw-456' }, extra: 1 });
     });
   });
