@@ -231,12 +231,18 @@ export const createApp = async (
   const stores = await openStores(config, logger, clock, { poll: true });
   const { log, duck, blobs, projections } = stores;
   await projections.startServing();
+  const commands = commandRunner(log, {
+    assertWritable: () => assertReadModelWritable(projections),
+    // Other processes write too: the tail keeps cached stream states current instead of a read per write.
+    trustCachedStreams: !log.soleWriter,
+  });
+  projections.onApplied((events) => commands.observe(events));
   const ctx: AppContext = {
     config,
     log,
     duck,
     projections,
-    commands: commandRunner(log, { assertWritable: () => assertReadModelWritable(projections) }),
+    commands,
     cached: readCache(() => projections.version, { holdsConnection: duck.holdsReader }),
     clock,
     logger,

@@ -24,6 +24,11 @@ export type CommandRunnerOptions = {
   /** Most commands decided into one append (group commit). */
   maxBatch?: number;
   /**
+   * With other writers (PostgreSQL), decide on the cached stream state (kept current by `observe`)
+   * without reading the stream first: one round trip less per write; a stale state costs a retry.
+   */
+  trustCachedStreams?: boolean;
+  /**
    * Asked before anything is appended: throws when this process must not take writes now (its read
    * model is stopped at an event it cannot apply). Nothing is written then.
    */
@@ -146,22 +151,47 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
   const counts = { commands: 0, appends: 0, appendedEvents: 0, conflicts: 0 };
   const cache = new Map<string, { version: bigint; state: unknown; aggregate: Aggregate<unknown> }>();
 
+  /**
+   * A stream's state: the cached one, brought up to date from the log. With `trustCache` and other
+   * writers, the cached state is used without a read (`unverified`): the append's version check
+   * catches a stale one, and a refusal is only ever judged on a verified state.
+   */
   const load = async <S>(
     stream: string,
     aggregate: Aggregate<S>,
-  ): Promise<{ state: S; version: bigint; fresh: RecordedEvent[] }> => {
+    trustCache = false,
+  ): Promise<{ state: S; version: bigint; fresh: RecordedEvent[]; unverified: boolean }> => {
     const cached = cache.get(stream);
     const start =
       cached && cached.aggregate === aggregate
         ? { state: cached.state as S, version: cached.version }
         : { state: aggregate.initialState(), version: 0n };
-    if (cached && cached.aggregate === aggregate && log.soleWriter) return { ...start, fresh: [] };
+    if (cached && cached.aggregate === aggregate && (log.soleWriter || trustCache))
+      return { ...start, fresh: [], unverified: !log.soleWriter };
     const { events, version } = await log.readStream(stream, start.version);
     let state = start.state;
     for (const e of events) state = aggregate.evolve(state, e);
     const current = events.length ? version : start.version;
     remember(stream, current, state, aggregate as Aggregate<unknown>);
-    return { state, version: current, fresh: events };
+    return { state, version: current, fresh: events, unverified: false };
+  };
+
+  /**
+   * Events the read model's tail saw (other processes' included): a cached stream they continue is
+   * brought forward, so the next command on it needs no read; a gap drops the entry.
+   */
+  const observe = (events: readonly RecordedEvent[]) => {
+    for (const e of events) {
+      const cached = cache.get(e.meta.stream);
+      if (!cached || e.meta.streamPosition <= cached.version) continue;
+      if (e.meta.streamPosition === cached.version + 1n)
+        cache.set(e.meta.stream, {
+          ...cached,
+          version: e.meta.streamPosition,
+          state: cached.aggregate.evolve(cached.state, e),
+        });
+      else cache.delete(e.meta.stream);
+    }
   };
 
   const remember = (stream: string, version: bigint, state: unknown, aggregate: Aggregate<unknown>) => {
@@ -215,9 +245,15 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
   const runGroup = async (stream: string, group: readonly Waiting[]): Promise<void> => {
     const aggregate = group[0]!.aggregate;
     let pending = group;
+    let trustCache = options.trustCachedStreams ?? false;
     for (let attempt = 1; pending.length > 0;) {
-      const loaded = await load(stream, aggregate);
+      const loaded = await load(stream, aggregate, trustCache);
       const { decided, deferred } = decideInTurn(loaded.state, aggregate, pending);
+      if (loaded.unverified && decided.some((d) => !d.events || d.events.length === 0)) {
+        // A refusal or a no-op appends nothing, so no version check would catch a stale state.
+        trustCache = false;
+        continue;
+      }
       const writing = decided.filter((d) => d.events && d.events.length > 0);
       if (writing.length === 0) {
         for (const d of decided)
@@ -243,6 +279,7 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
         if (outOfBounds !== null) throw invalid(outOfBounds, 'Value out of bounds');
         if (!(error instanceof StreamVersionConflict) || attempt >= MAX_ATTEMPTS) throw error;
         counts.conflicts++;
+        trustCache = false;
         // Another process wrote first: decide the same commands again, in order, on what it wrote.
         await backoff(attempt++);
         continue;
@@ -270,6 +307,7 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
 
   return {
     run,
+    observe,
     /** Commands run, appends made, events appended and version conflicts met (each retried), since start. */
     stats: () => ({ ...counts }),
     /** The current state of a stream, for reads that need the log's view (e.g. a secret to use). */

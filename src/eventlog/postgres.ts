@@ -1,7 +1,7 @@
 import { isExpectedVersionConflictError, type Event } from '@event-driven-io/emmett';
 import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
 import pg from 'pg';
-import type { RecordedEvent } from '../../events';
+import { allContracts, type RecordedEvent } from '../../events';
 import type { Clock } from '../shared/time';
 import { keyedMutex } from './queue';
 import { actorOf, prepareForAppend, upcast, type StoredMetadata } from './registry';
@@ -36,7 +36,23 @@ const committedHorizon = `m.transaction_id < pg_snapshot_xmin(pg_current_snapsho
 
 /** The shared log for scale-out: several API processes append to and tail one PostgreSQL database. */
 export const openPostgresLog = async (connectionString: string, clock: Clock): Promise<EventLog> => {
-  const store = getPostgreSQLEventStore(connectionString, { schema: { autoMigration: 'CreateOrUpdate' } });
+  // Emmett gives every appended event its global position inside the append's transaction but
+  // returns only the last one; an inline projection hears them all, so a group commit's events need
+  // no read back. Keyed by our own message id; entries live only for the append that made them.
+  const heardPositions = new Map<string, bigint>();
+  const positionRecorder = {
+    canHandle: allContracts.map((c) => c.type),
+    handle: (events: readonly { metadata: { messageId?: string; globalPosition?: bigint } }[]) => {
+      for (const e of events)
+        if (e.metadata.messageId && e.metadata.globalPosition !== undefined)
+          heardPositions.set(e.metadata.messageId, e.metadata.globalPosition);
+      return Promise.resolve();
+    },
+  };
+  const store = getPostgreSQLEventStore(connectionString, {
+    schema: { autoMigration: 'CreateOrUpdate' },
+    projections: [{ type: 'inline', projection: positionRecorder as never }],
+  });
   await store.schema.migrate();
   const reader = new pg.Pool({ connectionString, max: 4 });
   const perStream = keyedMutex();
@@ -91,12 +107,30 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
           });
           return { lastPosition, streamVersion, events: [event] };
         }
-        // Positions come from a shared sequence and need not be consecutive: read ours back.
+        // Positions come from a shared sequence and need not be consecutive: as Emmett told them.
+        const positions = prepared.map((e) => heardPositions.get(e.metadata.messageId));
+        if (positions.every((p): p is bigint => p !== undefined)) {
+          const first = streamVersion - BigInt(prepared.length) + 1n;
+          const events = prepared.map((e, i) =>
+            upcast(e.type, e.data, {
+              position: positions[i]!,
+              stream,
+              streamPosition: first + BigInt(i),
+              eventId: e.metadata.messageId,
+              recordedAt: e.metadata.recordedAt,
+              schemaVersion: e.metadata.schemaVersion,
+              ...actorOf(e.metadata),
+            }),
+          );
+          return { lastPosition, streamVersion, events };
+        }
         const { events: written } = await log.readStream(stream, expectedVersion);
         return { lastPosition, streamVersion, events: written.slice(0, prepared.length) };
       } catch (error) {
         if (isExpectedVersionConflictError(error)) throw new StreamVersionConflict(stream, expectedVersion);
         throw error;
+      } finally {
+        for (const e of prepared) heardPositions.delete(e.metadata.messageId);
       }
     },
 

@@ -179,6 +179,11 @@ describe.each(storeKinds)('group commit on %s', (kind) => {
             expect(groupedResults.map((r) => (r.ok ? { events: g(r.events) } : r))).toEqual(
               sequentialResults.map((r) => (r.ok ? { events: s(r.events) } : r)),
             );
+            // What each command was told it appended is what the log holds (positions included).
+            const byStreamPosition = new Map(groupedLog.map((e) => [e.meta.streamPosition, e]));
+            for (const r of groupedResults)
+              if (r.ok)
+                for (const e of r.events) expect(e).toEqual(byStreamPosition.get(e.meta.streamPosition));
             // Each command's events carry its own request.
             for (const [n, r] of groupedResults.entries())
               if (r.ok) for (const e of r.events) expect(e.meta.requestId).toBe(`r${n}`);
@@ -190,5 +195,39 @@ describe.each(storeKinds)('group commit on %s', (kind) => {
       ),
       { seed: 20261123, numRuns: kind === 'postgres' ? 15 : 40 },
     );
+  });
+});
+
+describe('a writer deciding on its cached state while another process writes (PostgreSQL)', () => {
+  it('given another writer created and deleted resources since, then refusals and no-ops are judged on the log, and appends never go stale', async () => {
+    const shared = await openLog('postgres');
+    try {
+      // Two runners (two processes' worth of caches) on one log; neither observes the other's writes.
+      const a = commandRunner(shared.log, { trustCachedStreams: true });
+      const b = commandRunner(shared.log, { trustCachedStreams: true });
+      const run = (r: typeof a, c: Command) => settle(r.run(STREAM, projectAggregate, decision(c)));
+      const skill = (type: 'CreateSkill' | 'DeleteSkill', name: string): Command =>
+        type === 'CreateSkill'
+          ? { slice: 'skill', command: { type, data: { name, type: 'text', params: {} }, metadata: now } }
+          : { slice: 'skill', command: { type, data: { ref: name }, metadata: now } };
+      await run(a, {
+        slice: 'project',
+        command: { type: 'CreateProject', data: { name: 'gc' }, metadata: now },
+      });
+      expect(await run(b, skill('CreateSkill', 'early'))).toMatchObject({ ok: true });
+      // a's cache does not hold "early": a delete must not answer 404 from it.
+      expect(await run(a, skill('DeleteSkill', 'early'))).toMatchObject({ ok: true });
+      // b's cache still holds "early": creating it again must see the delete, not refuse from memory.
+      expect(await run(b, skill('CreateSkill', 'early'))).toMatchObject({ ok: true });
+      // a's cache lacks the re-creation: a second create must be refused (409), never a duplicate.
+      expect(await run(a, skill('CreateSkill', 'early'))).toEqual({
+        ok: false,
+        error: 'Skill with name early already exists. Please use a different name',
+      });
+      const types = (await streamOf(shared.log)).map((e) => e.type);
+      expect(types).toEqual(['ProjectCreated', 'SkillCreated', 'SkillDeleted', 'SkillCreated']);
+    } finally {
+      await shared.dispose();
+    }
   });
 });
