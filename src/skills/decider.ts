@@ -2,7 +2,7 @@ import type { SkillCreated, SkillDeleted, SkillDetachedFromAgent, SkillUpdated }
 import type { AgentsState } from '../agents/state';
 import { requireLiveProject, type ProjectState } from '../projects/state';
 import { checkExpectedVersion, conflict, invalid } from '../shared/errors';
-import { findByName, findByRef, mergeParams, type Params } from '../shared/params';
+import { mergeParams, type Params } from '../shared/params';
 import { requireSkill, skillByName, skillByRef, type Skill, type SkillsState } from './state';
 import { validateSkillParams } from './rules';
 
