@@ -47,7 +47,7 @@ export const agentsTable: TableProjection = {
     switch (event.type) {
       case 'AgentCreated': {
         const d = event.data;
-        rows.put({
+        rows.insert({
           ID: event.meta.position,
           NAME: d.name,
           PROJECT: d.project,

@@ -56,7 +56,11 @@ export const ledgerLeavesTable: TableProjection = {
     const index = batch.frontier.size;
     batch.frontier.append(leaf);
     batch.lastPosition = event.meta.position;
-    rows.put({ LEAF_INDEX: BigInt(index), POSITION: event.meta.position, LEAF_HASH: leaf.toString('hex') });
+    rows.insert({
+      LEAF_INDEX: BigInt(index),
+      POSITION: event.meta.position,
+      LEAF_HASH: leaf.toString('hex'),
+    });
   },
   finish: (rows, lookup) => {
     const batch = growing.get(rows);

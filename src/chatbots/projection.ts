@@ -64,7 +64,7 @@ export const chatbotsTable: TableProjection = {
     switch (event.type) {
       case 'ChatbotCreated': {
         const d = event.data;
-        rows.put({
+        rows.insert({
           ID: event.meta.position,
           ...(await stateColumns(d, lookup('agents'))),
           LAST_ERROR: null,

@@ -45,7 +45,7 @@ export const knowledgeBasesTable: TableProjection = {
     switch (event.type) {
       case 'KnowledgeBaseCreated': {
         const d = event.data;
-        rows.put({
+        rows.insert({
           ID: event.meta.position,
           NAME: d.name,
           PROJECT: d.project,

@@ -17,7 +17,7 @@ export const mlEnginesTable: TableProjection = {
   apply: (event, rows) => {
     switch (event.type) {
       case 'MlEngineCreated':
-        rows.put({
+        rows.insert({
           ID: event.meta.position,
           NAME: event.data.name,
           HANDLER: event.data.handler,

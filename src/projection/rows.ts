@@ -107,6 +107,8 @@ export const storedRow = (projection: TableProjection, row: Row): Row => {
 export class BatchRowStore implements RowStore {
   private readonly pending = new Map<string, Row | null>();
   private readonly appended: Row[] = [];
+  /** Pending keys the table cannot hold yet (inserted in this batch): flushing deletes none of them. */
+  private readonly fresh = new Set<string>();
 
   constructor(
     private readonly projection: TableProjection,
@@ -134,8 +136,20 @@ export class BatchRowStore implements RowStore {
     this.pending.set(String(stored[this.projection.key]), stored);
   }
 
+  insert(row: Row): void {
+    const key = this.projection.key;
+    if (!key) return this.put(row);
+    const k = String(storedRow(this.projection, row)[key]);
+    // A key this batch already wrote or deleted may be in the table: it keeps its DELETE.
+    const seen = this.pending.has(k);
+    this.put(row);
+    if (!seen) this.fresh.add(k);
+  }
+
   delete(key: string | bigint): void {
-    this.pending.set(String(key), null);
+    const k = String(key);
+    if (this.fresh.delete(k)) this.pending.delete(k);
+    else this.pending.set(k, null);
   }
 
   async scan(filter: (row: Row) => boolean): Promise<Row[]> {
@@ -169,7 +183,8 @@ export class BatchRowStore implements RowStore {
   private async deleteTouchedKeys(key: string) {
     const p = this.projection;
     const keyColumn = p.columns.find((c) => c.name === key)!;
-    const keys = [...this.pending.keys()];
+    const keys = [...this.pending.keys()].filter((k) => !this.fresh.has(k));
+    if (keys.length === 0) return;
     const asValue = (k: string) => (keyColumn.type === 'BIGINT' ? BigInt(k) : k);
     if (keys.length <= 32) {
       // The common case (a request's own events): one statement.

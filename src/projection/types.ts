@@ -14,6 +14,11 @@ export interface RowStore {
   get(key: string | bigint): Promise<Row | undefined>;
   /** Inserts or replaces the row with this row's key (append-only tables: appends). */
   put(row: Row): void;
+  /**
+   * Adds a row whose key no stored row can hold (an id taken from this event's own position): like
+   * `put`, but writing it deletes nothing first (a DELETE per table per batch saved).
+   */
+  insert(row: Row): void;
   delete(key: string | bigint): void;
   /** Every current row matching `filter` (table rows overlaid with this batch's changes). For rare events only. */
   scan(filter: (row: Row) => boolean): Promise<Row[]>;

@@ -58,7 +58,7 @@ export const skillsTable: TableProjection = {
     switch (event.type) {
       case 'SkillCreated': {
         const d = event.data;
-        rows.put({
+        rows.insert({
           ID: event.meta.position,
           NAME: d.name,
           PROJECT: d.project,

@@ -15,7 +15,7 @@ export const usersTable: TableProjection = {
   apply: async (event, rows) => {
     switch (event.type) {
       case 'UserCreated':
-        rows.put({
+        rows.insert({
           ID: event.meta.position,
           NAME: event.data.name,
           ROLE: event.data.role,

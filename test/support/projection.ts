@@ -17,6 +17,15 @@ class MemoryRows implements RowStore {
     const key = this.projection.key ? String(stored[this.projection.key]) : String(this.appended++);
     this.rows.set(key, stored);
   }
+  /** A fresh key must be fresh: inserting over a row that exists is a projection bug. */
+  insert(row: Row) {
+    const stored = storedRow(this.projection, row);
+    if (this.projection.key && this.rows.has(String(stored[this.projection.key])))
+      throw new Error(
+        `${this.projection.table}: insert over the existing row ${String(stored[this.projection.key])}`,
+      );
+    this.put(row);
+  }
   delete(key: string | bigint) {
     this.rows.delete(String(key));
   }
