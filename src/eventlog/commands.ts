@@ -148,7 +148,7 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
   const cacheSize = options.cacheSize ?? 2000;
   const maxBatch = options.maxBatch ?? 256;
   /** Counters since start, for the operator (GET /api/metrics). */
-  const counts = { commands: 0, appends: 0, appendedEvents: 0, conflicts: 0 };
+  const counts = { commands: 0, appends: 0, appendedEvents: 0, conflicts: 0, staleCacheRetries: 0 };
   const cache = new Map<string, { version: bigint; state: unknown; aggregate: Aggregate<unknown> }>();
 
   /**
@@ -168,6 +168,9 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
         : { state: aggregate.initialState(), version: 0n };
     if (cached && cached.aggregate === aggregate && (log.soleWriter || trustCache))
       return { ...start, fresh: [], unverified: !log.soleWriter };
+    // A stream this process never met is most often a new one (a project, a run, a message): the
+    // append's check tells, at the price of one failed append when it was not.
+    if (trustCache && !log.soleWriter) return { ...start, fresh: [], unverified: true };
     const { events, version } = await log.readStream(stream, start.version);
     let state = start.state;
     for (const e of events) state = aggregate.evolve(state, e);
@@ -278,10 +281,13 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
         }
         if (outOfBounds !== null) throw invalid(outOfBounds, 'Value out of bounds');
         if (!(error instanceof StreamVersionConflict) || attempt >= MAX_ATTEMPTS) throw error;
-        counts.conflicts++;
+        if (loaded.unverified) counts.staleCacheRetries++;
+        else counts.conflicts++;
+        // Another process wrote first (or the cache was behind): decide the same commands again, in
+        // order, on what the log holds. A guess that missed is retried at once; a race backs off.
+        if (!loaded.unverified) await backoff(attempt);
+        attempt++;
         trustCache = false;
-        // Another process wrote first: decide the same commands again, in order, on what it wrote.
-        await backoff(attempt++);
         continue;
       }
       counts.appends++;
@@ -308,7 +314,10 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
   return {
     run,
     observe,
-    /** Commands run, appends made, events appended and version conflicts met (each retried), since start. */
+    /**
+     * Commands run, appends made, events appended, version conflicts met (each retried) and appends
+     * retried because a cached stream state was behind, since start.
+     */
     stats: () => ({ ...counts }),
     /** The current state of a stream, for reads that need the log's view (e.g. a secret to use). */
     load: <S>(stream: string, aggregate: Aggregate<S>) =>
