@@ -78,8 +78,7 @@ export const buildServices = (
     byIds: async (project, ids) => (await skills.byIds(project, ids)).map(skillBody),
   });
   const chatbots = chatbotsService(ctx, directory, {
-    agentView: async (project, agentId) =>
-      (await agents.list(project)).find((a) => a.view.id === agentId)?.view ?? null,
+    agentView: async (project, agentId) => (await agents.byId(project, agentId))?.view ?? null,
     requireIntegration: (ref) => databases.requireIntegration(ref),
   });
   const mlEngines = mlEnginesService(ctx);

@@ -128,3 +128,12 @@ export const agentRowsOfProject = async (reader: TableReader, projectId: number)
 /** One agent of a project, by id or name. */
 export const agentRowByRef = (reader: TableReader, projectId: number, ref: string) =>
   rowOfProjectByRef<AgentRow>(reader, 'agents', projectId, ref);
+
+/** One agent of a project, by id only. */
+export const agentRowById = async (reader: TableReader, projectId: number, id: bigint) =>
+  (
+    (await reader.query('SELECT * FROM agents WHERE PROJECT_ID = ? AND ID = ?', [
+      BigInt(projectId),
+      id,
+    ])) as AgentRow[]
+  )[0];

@@ -6,7 +6,7 @@ import { notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { decideAgent, type AgentCommand } from './decider';
 import { presentAgent, type LinkedSkill, type PresentedAgent } from './present';
-import { agentRowByRef, agentRowsOfProject } from './projection';
+import { agentRowById, agentRowByRef, agentRowsOfProject } from './projection';
 
 /** The skills of a project as an agent shows them (the skills service answers it). */
 export type ProjectSkills = {
@@ -36,6 +36,15 @@ export const agentsService = (ctx: AppContext, projects: ProjectDirectory, skill
     return presentAgent(row, linked);
   };
 
+  /** The agent with this id (never a name that happens to be these digits), or undefined. */
+  const byId = async (projectName: string, id: number): Promise<PresentedAgent | undefined> => {
+    const project = await projects.require(projectName);
+    const row = await agentRowById(ctx.duck, project.id, BigInt(id));
+    if (!row) return undefined;
+    const linked = row.SKILL_IDS.length > 0 ? await skills.byIds(project.name, row.SKILL_IDS) : [];
+    return presentAgent(row, linked);
+  };
+
   const run = async (projectName: string, unstamped: Unstamped<AgentCommand>) => {
     const command = { ...unstamped, metadata: { now: ctx.clock() } } as AgentCommand;
     const project = await projects.require(projectName);
@@ -57,6 +66,7 @@ export const agentsService = (ctx: AppContext, projects: ProjectDirectory, skill
   return {
     list,
     get,
+    byId,
     run,
     /** For `GET …/skills?agent=`: the agent's id by name or id, or undefined. */
     idOf: async (projectName: string, ref: string) => {

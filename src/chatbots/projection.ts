@@ -185,6 +185,15 @@ export const chatbotRowsOfProject = async (reader: TableReader, projectId: numbe
     BigInt(projectId),
   ])) as ChatbotRow[];
 
+/** One chatbot of a project, by its exact name or its id (as `isChatbotRef` matches), first by id. */
+export const chatbotRowByRef = async (reader: TableReader, projectId: number, ref: string) =>
+  (
+    (await reader.query(
+      'SELECT * FROM chatbots WHERE PROJECT_ID = ? AND (NAME = ? OR ID = ?) ORDER BY ID LIMIT 1',
+      [BigInt(projectId), ref, /^\d+$/.test(ref) ? BigInt(ref) : -1n],
+    )) as ChatbotRow[]
+  )[0];
+
 export const chatbotRowById = async (reader: TableReader, id: bigint) =>
   ((await reader.query('SELECT * FROM chatbots WHERE ID = ?', [id])) as ChatbotRow[])[0];
 

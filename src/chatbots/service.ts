@@ -10,11 +10,11 @@ import { presentChatbot, presentChatbotFlat } from './present';
 import {
   chatbotRowById,
   chatbotRowByWebhookToken,
+  chatbotRowByRef,
   chatbotRowsOfProject,
   runningChatbotRows,
   type ChatbotRow,
 } from './projection';
-import { isChatbotRef } from './state';
 
 /** A chatbot command as routes and SQL send it: the service adds what only it makes (webhook tokens). */
 export type ChatbotRequest =
@@ -44,7 +44,8 @@ export const chatbotsService = (ctx: AppContext, projects: ProjectDirectory, por
     );
 
   const findRow = async (projectName: string, ref: string) => {
-    const row = (await rowsOf(projectName)).find((r) => isChatbotRef(ref, r.ID, r.NAME));
+    const project = await projects.require(projectName);
+    const row = await chatbotRowByRef(ctx.duck, project.id, ref);
     if (!row) throw notFound(`Chatbot with name ${ref} does not exist`, 'Chatbot not found');
     return row;
   };

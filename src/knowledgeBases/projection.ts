@@ -106,6 +106,9 @@ export const knowledgeBaseRowsOfProject = async (reader: TableReader, projectId:
     BigInt(projectId),
   ])) as KnowledgeBaseRow[];
 
+export const knowledgeBaseRow = async (reader: TableReader, id: bigint) =>
+  ((await reader.query('SELECT * FROM knowledge_bases WHERE ID = ?', [id])) as KnowledgeBaseRow[])[0];
+
 /** Documents and chunks a knowledge base holds (0 before its first insert). */
 export const contentCounts = async (reader: TableReader, kbId: bigint) => {
   const t = kbTables(kbId);

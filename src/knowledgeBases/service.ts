@@ -10,7 +10,7 @@ import { knowledgeBaseDocuments } from './documents';
 import { isBuiltInModel, knowledgeBaseEmbedder, type KnowledgeBaseModelPorts } from './embedding';
 import { knowledgeBaseLookup } from './lookup';
 import { presentKnowledgeBase } from './present';
-import { contentCounts, knowledgeBaseRowsOfProject } from './projection';
+import { contentCounts, knowledgeBaseRow, knowledgeBaseRowsOfProject } from './projection';
 import { knowledgeBaseRetrieval } from './retrieval';
 import type { KbSearchHit } from './search';
 
@@ -47,8 +47,8 @@ export const knowledgeBasesService = (
   };
 
   const get = async (projectName: string, name: string) => {
-    const { project, kb } = await load(projectName, name);
-    const row = (await knowledgeBaseRowsOfProject(ctx.duck, project.id)).find((r) => r.ID === kb.id);
+    const { kb } = await load(projectName, name);
+    const row = await knowledgeBaseRow(ctx.duck, kb.id);
     if (!row) throw new Error(`knowledge base ${kb.name} is in the log but not in the read model`);
     return presentKnowledgeBase(row, await contentCounts(ctx.duck, kb.id));
   };

@@ -279,6 +279,20 @@ export const modelRowsOfProject = async (reader: TableReader, projectId: number)
     BigInt(projectId),
   ])) as ModelRow[];
 
+/** One version of a project's model (names match in any case). */
+export const modelVersionRow = async (
+  reader: TableReader,
+  projectId: number,
+  name: string,
+  version: number,
+) =>
+  (
+    (await reader.query(
+      'SELECT * FROM models WHERE PROJECT_ID = ? AND lower(NAME) = ? AND VERSION = ? LIMIT 1',
+      [BigInt(projectId), name.toLowerCase(), version],
+    )) as ModelRow[]
+  )[0];
+
 /** Versions some process was defining or training: after a crash, their trainer is gone. */
 export const unfinishedVersions = async (reader: TableReader) =>
   (await reader.query(

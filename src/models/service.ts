@@ -11,7 +11,7 @@ import { conflict, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { decideModel, decideTrainingProgress, type Definition, type ModelCommand } from './decider';
 import { describeModel, presentModel, type ModelView } from './present';
-import { modelRowsOfProject } from './projection';
+import { modelRowsOfProject, modelVersionRow } from './projection';
 import {
   findModel,
   modelTrainingStream,
@@ -101,9 +101,8 @@ export const modelsService = (
   /** The projected row of the version a reference means. */
   const rowOf = async (projectName: string, ref: string) => {
     const { name, version } = await resolveVersion(projectName, ref);
-    const row = (await rowsOf(projectName)).find(
-      (r) => r.NAME.toLowerCase() === name.toLowerCase() && r.VERSION === version.version,
-    );
+    const project = await projects.require(projectName);
+    const row = await modelVersionRow(ctx.duck, project.id, name, version.version);
     if (!row) throw notFound(`Model with name ${ref} not found`, 'Model not found');
     return row;
   };
