@@ -15,7 +15,7 @@ export const projectsTable: TableProjection = {
   apply: (event, rows) => {
     switch (event.type) {
       case 'ProjectCreated':
-        rows.put({
+        rows.insert({
           id: event.meta.position,
           name: event.data.name,
           created_at: event.data.createdAt,
