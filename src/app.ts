@@ -46,6 +46,7 @@ import { sqlService, type SqlService } from './sql/service';
 import type { BlobStore } from './storage/blobs';
 import { openStores } from './stores';
 import { systemClock, type Clock } from './shared/time';
+import { operationsRoutes } from './system/operations';
 import { systemRoutes, VERSION, type ReadModelStatus } from './system/routes';
 import { guard, loginLimiters, reenterRequest } from './users/guard';
 import { userRoutes } from './users/routes';
@@ -53,6 +54,7 @@ import { usersService } from './users/service';
 import { withRequest } from './shared/requestContext';
 import { chatbotServices, startChatbotWork } from './wiring/chatbots';
 import { signedLedger } from './wiring/ledger';
+import { operatorView, type OperatorView } from './wiring/operations';
 
 /**
  * The composition root: every capability's service, each given the narrow ports it declares
@@ -146,11 +148,13 @@ export const buildHttpApp = (
   services: Services,
   sql: SqlService,
   readModel: ReadModelStatus,
+  operator: OperatorView,
 ): { app: Express; api: Api } => {
   const api = new Api();
   // Every capability's routes, in the order the OpenAPI document lists them.
   const mounts: ((api: Api) => void)[] = [
     (a) => systemRoutes(a, readModel, { authEnabled: () => services.users.enabled() }),
+    (a) => operationsRoutes(a, operator.routes),
     (a) =>
       userRoutes(a, services.users, {
         secure: ctx.config.auth.secureCookies,
@@ -181,6 +185,7 @@ export const buildHttpApp = (
       fileRoutes(a, services.files, {
         maxBytes: ctx.config.fileUploadMaxBytes,
         urlUploadEnabled: ctx.config.fileUrlUpload,
+        logger: ctx.logger,
       }),
   ];
   for (const mount of mounts) mount(api);
@@ -191,6 +196,7 @@ export const buildHttpApp = (
   app.set('strict routing', false);
   if (ctx.config.auth.trustProxy !== undefined) app.set('trust proxy', ctx.config.auth.trustProxy);
   app.use(accessLog(ctx.logger));
+  app.use(operator.requests);
   // Sign-in, roles, Host check, CSRF, CORS and security headers: before any body is read.
   app.use(guard(services.users, ctx.config.auth));
   app.use(jsonBody({ limit: ctx.config.bodyLimit, maxJsonDepth: ctx.config.maxJsonDepth }));
@@ -265,7 +271,12 @@ export const createApp = async (
     connectTimeoutMs: config.dbConnectTimeoutMs,
     queryTimeoutMs: config.sqlTimeoutMs,
   });
-  const sql = sqlService(ctx, services, externals);
+  // Metrics and readiness read the services' work in flight, the runners and the SQL service's reports.
+  const operator = operatorView(ctx, {
+    trainings: () => services.models.trainingsInFlight(),
+    agentRuns: () => services.agentRuns.inFlight(),
+  });
+  const sql = sqlService(ctx, services, externals, operator.sql);
   late.sql = sql;
   await sql.install();
   // With the read model stopped at an event it cannot apply, this write waits for the next start.
@@ -279,11 +290,17 @@ export const createApp = async (
   withRequest({ requestId: 'ledger', interface: 'system', actor: { kind: 'system', id: 'ledger' } }, () =>
     services.ledger.start(),
   );
-  const { app, api } = buildHttpApp(ctx, services, sql, {
-    digest: stores.digest,
-    version: () => projections.version,
-    failure: () => projections.failure,
-  });
+  const { app, api } = buildHttpApp(
+    ctx,
+    services,
+    sql,
+    {
+      digest: stores.digest,
+      version: () => projections.version,
+      failure: () => projections.failure,
+    },
+    operator,
+  );
   return {
     ctx,
     services,
@@ -291,8 +308,9 @@ export const createApp = async (
     app,
     api,
     close: async () => {
-      // Let trainings this process started finish recording (bounded), then stop.
-      await Promise.race([services.models.idle(), new Promise((r) => setTimeout(r, 10_000))]);
+      // Let trainings this process started finish recording (bounded), then stop. The bound's timer
+      // is unref'd: left running, it kept a process that had closed everything alive for 10 s.
+      await Promise.race([services.models.idle(), new Promise((r) => setTimeout(r, 10_000).unref())]);
       await Promise.all([processor.stop(), pollers.stop()]);
       await services.ledger.stop();
       await externals.closeAll();

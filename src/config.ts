@@ -65,6 +65,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     projectionPollMs: e.PROJECTION_POLL_MS ?? (shared ? 200 : 0),
     projectionBatchSize: e.PROJECTION_BATCH_SIZE,
     projectionWaitMs: e.PROJECTION_WAIT_MS,
+    readyMaxLagEvents: e.READY_MAX_LAG_EVENTS,
     maxJsonDepth: e.MAX_JSON_DEPTH,
     maxEventBytes: e.MAX_EVENT_BYTES,
     sqlTimeoutMs: e.SQL_TIMEOUT_MS,

@@ -139,6 +139,8 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
   // One client per provider endpoint and key, so runs reuse its keep-alive connections (a new client
   // per run paid a TCP handshake per model call). In memory only; bounded.
   const clients = new Map<string, LlmClient>();
+  /** Runs executing in this process now (GET /api/metrics). */
+  let inFlight = 0;
   const clientFor = (settings: LlmSettings) => {
     const key = JSON.stringify([
       settings.provider,
@@ -241,6 +243,7 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
         },
       });
       const llm = clientFor(planned.settings);
+      inFlight++;
       try {
         const result = await runAgent({
           ...planned.run,
@@ -276,6 +279,8 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
         }
         if (isDomainError(error)) throw error;
         throw setupProblem(error);
+      } finally {
+        inFlight--;
       }
     };
     return { traceId, question: planned.run.question, execute };
@@ -292,6 +297,8 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
 
   return {
     prepare,
+    /** Runs executing in this process now. */
+    inFlight: () => inFlight,
     /** Prepare and run in one go (REST without streaming, SQL). */
     complete: async (request: CompletionRequest, handlers: CompletionHandlers = {}) =>
       (await prepare(request)).execute(handlers),

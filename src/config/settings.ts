@@ -15,6 +15,8 @@ export type Config = {
   projectionBatchSize: number;
   /** How long a write waits for its events to reach the read model before answering 202. */
   projectionWaitMs: number;
+  /** How far the read model may trail the log's head (in log positions) while GET /api/ready says ready. */
+  readyMaxLagEvents: number;
   /** Deepest nesting of a free-form JSON value (params, options) an event may hold. */
   maxJsonDepth: number;
   /** Largest event, as JSON. */

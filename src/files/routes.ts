@@ -1,11 +1,13 @@
 import fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
 import { DomainError, invalid } from '../shared/errors';
 import type { FilesService } from './service';
 import { validateFileName } from './service';
+import { uploadLog, type UploadLog } from './uploadLog';
 
 const fileView = z.object({
   name: z.string(),
@@ -27,13 +29,14 @@ const tooLarge = (limit: number) =>
     `The file exceeds the upload limit of ${limit} bytes`,
   );
 
-export type UploadOptions = { maxBytes: number; urlUploadEnabled: boolean };
+export type UploadOptions = { maxBytes: number; urlUploadEnabled: boolean; logger: Logger };
 
 /** Streams the multipart field `file` to disk, never holding the file in memory. */
 const receiveMultipart = (
   request: import('express').Request,
   target: string,
   maxBytes: number,
+  log: UploadLog,
 ): Promise<{ originalName: string | null }> =>
   new Promise((resolve, reject) => {
     let received: Promise<{ originalName: string | null }> | undefined;
@@ -53,7 +56,7 @@ const receiveMultipart = (
       stream.on('limit', () => {
         truncated = true;
       });
-      received = pipeline(stream, fs.createWriteStream(target)).then(() => {
+      received = pipeline(stream, log.counter(), fs.createWriteStream(target)).then(() => {
         if (truncated) throw tooLarge(maxBytes);
         return { originalName: info.filename ?? null };
       });
@@ -67,7 +70,7 @@ const receiveMultipart = (
   });
 
 /** Downloads a URL to disk, with the same size limit. */
-const receiveUrl = async (url: string, target: string, maxBytes: number) => {
+const receiveUrl = async (url: string, target: string, maxBytes: number, log: UploadLog) => {
   const res = await fetch(url).catch((error: Error) => {
     throw invalid(`Could not fetch ${url}: ${error.message}`, 'Invalid URL');
   });
@@ -76,6 +79,7 @@ const receiveUrl = async (url: string, target: string, maxBytes: number) => {
   const out = fs.createWriteStream(target);
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
     size += chunk.length;
+    log.received(chunk.length);
     if (size > maxBytes) {
       out.destroy();
       throw tooLarge(maxBytes);
@@ -118,32 +122,45 @@ export const fileRoutes = (api: Api, files: FilesService, options: UploadOptions
         validateFileName(params.name);
         const temp = files.tempPath();
         let received: { originalName: string | null };
-        if (request.is('multipart/form-data'))
-          received = await receiveMultipart(request, temp, options.maxBytes).catch(async (error: unknown) => {
-            await fs.promises.rm(temp, { force: true });
-            throw error;
-          });
-        else if (request.is('application/json')) {
-          const body = urlUpload.safeParse(request.body);
-          if (!body.success)
-            throw invalid(
-              'Send the file as multipart/form-data (field "file"), or {"source_type": "url", "source": "<url>"}',
+        const logOf = (source: 'multipart' | 'url', declaredBytes: number | null) =>
+          uploadLog(options.logger, { file: params.name, source, declaredBytes });
+        let log: UploadLog | undefined;
+        try {
+          if (request.is('multipart/form-data')) {
+            // The body's length: the file's, give or take the multipart framing.
+            const length = Number(request.headers['content-length']);
+            log = logOf('multipart', Number.isFinite(length) && length > 0 ? length : null);
+            received = await receiveMultipart(request, temp, options.maxBytes, log);
+          } else if (request.is('application/json')) {
+            const body = urlUpload.safeParse(request.body);
+            if (!body.success)
+              throw invalid(
+                'Send the file as multipart/form-data (field "file"), or {"source_type": "url", "source": "<url>"}',
+              );
+            if (!options.urlUploadEnabled)
+              throw invalid('URL file upload is disabled.', 'URL file upload is disabled');
+            log = logOf('url', null);
+            received = await receiveUrl(body.data.source, temp, options.maxBytes, log);
+          } else
+            throw new DomainError(
+              'UnsupportedMediaType',
+              'Unsupported media type',
+              'Upload the file as multipart/form-data with a field named "file"',
             );
-          if (!options.urlUploadEnabled)
-            throw invalid('URL file upload is disabled.', 'URL file upload is disabled');
-          received = await receiveUrl(body.data.source, temp, options.maxBytes).catch(
-            async (error: unknown) => {
-              await fs.promises.rm(temp, { force: true });
-              throw error;
-            },
-          );
-        } else
-          throw new DomainError(
-            'UnsupportedMediaType',
-            'Unsupported media type',
-            'Upload the file as multipart/form-data with a field named "file"',
-          );
-        return { status: 200, body: await files.register(params.name, temp, received.originalName) };
+        } catch (error) {
+          log?.failed(error);
+          await fs.promises.rm(temp, { force: true });
+          throw error;
+        }
+        log.receivedAll();
+        try {
+          const file = await files.register(params.name, temp, received.originalName);
+          log.stored(file);
+          return { status: 200, body: file };
+        } catch (error) {
+          log.failed(error);
+          throw error;
+        }
       },
     })
     .add({

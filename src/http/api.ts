@@ -11,6 +11,8 @@ export type HttpResult = {
   headers?: Record<string, string>;
   /** The body holds only JSON values already (no bigint, no NaN), so it is sent as is. */
   jsonSafe?: boolean;
+  /** A text answer instead of a JSON body (the Prometheus exposition format); `headers` name its type. */
+  text?: string;
   /**
    * A `text/event-stream` answer instead of a body: `produce` sends `data: <json>` events until it
    * settles; `signal` aborts when the client goes away. An error it throws after the stream began
@@ -51,7 +53,7 @@ export type RouteDefinition<
   body?: B;
   /** Checked before the body is even parsed (e.g. "does the project exist"), as MindsDB does. */
   before?: (input: { params: P extends AnyObjectSchema ? z.infer<P> : undefined }) => Promise<void>;
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
   /** The request body as OpenAPI should describe it, for routes that read it themselves. */
   documentedBody?: { contentType: string; schema: z.ZodType };
   handle: (
@@ -107,7 +109,8 @@ export class Api {
           ...(r.schema
             ? {
                 content: {
-                  [Number(status) >= 400 ? 'application/problem+json' : 'application/json']: {
+                  [r.contentType ??
+                  (Number(status) >= 400 ? 'application/problem+json' : 'application/json')]: {
                     schema: r.schema,
                   },
                 },
@@ -172,7 +175,8 @@ export class Api {
       });
       for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, v);
       if (result.eventStream) return streamEvents(res, result.status, result.eventStream);
-      if (result.body === undefined) res.status(result.status).end();
+      if (result.text !== undefined) res.status(result.status).send(result.text);
+      else if (result.body === undefined) res.status(result.status).end();
       else res.status(result.status).json(result.jsonSafe ? result.body : toJsonSafe(result.body));
     });
     return this;

@@ -192,6 +192,7 @@ export const modelsService = (
 
     recoverInterruptedTrainings: trainer.recoverInterrupted,
     idle: trainer.idle,
+    trainingsInFlight: trainer.inFlight,
   };
 };
 

@@ -9,6 +9,7 @@ import type { TrainingProgress } from '../ml/progress';
 import { trainInWorker } from '../ml/runTraining';
 import type { BlobStore } from '../storage/blobs';
 import type { Unstamped } from '../shared/params';
+import { currentRequest } from '../shared/requestContext';
 import type { ModelCommand, ReportTrainingProgress } from './decider';
 import { trainOptionsOf } from './options';
 import { unfinishedVersions } from './projection';
@@ -62,18 +63,31 @@ export const modelTrainer = (
     return digest;
   };
 
-  /** Trains one version: fetch rows, learn in a worker thread, store the artifact, record the outcome. */
+  /**
+   * Trains one version: fetch rows, learn in a worker thread, store the artifact, record the outcome.
+   * Each step is logged with the id of the request that started the training (it runs in that
+   * request's context), so an operator can follow one training from the access log to its end.
+   */
   const train = async (projectName: string, name: string, version: number) => {
     await deps.run(projectName, { type: 'StartTraining', data: { name, version, trainer: deps.instanceId } });
     const started = Date.now();
+    const about = { reqId: currentRequest()?.requestId, model: `${projectName}.${name}`, version };
+    ctx.logger.info(about, 'training started');
     try {
       const v = await deps.loadVersion(projectName, name, version);
       if (!v) throw new Error('the model was deleted while training');
       const rows = await deps.rows.rows(v.sourceDatabase, v.query);
+      ctx.logger.info({ ...about, rows: rows.length, ms: Date.now() - started }, 'training rows read');
       // The engine reports about twenty times at most; each report is one event, appended in order
       // (a failed append is logged and the training goes on: progress is a view, not the outcome).
+      // The log gets a line per phase, not per report.
       let reports = Promise.resolve();
+      let loggedPhase: TrainingProgress['phase'] | null = null;
       const onProgress = ({ phase, done }: TrainingProgress) => {
+        if (phase !== loggedPhase) {
+          loggedPhase = phase;
+          ctx.logger.info({ ...about, phase, percent: done, ms: Date.now() - started }, 'training phase');
+        }
         reports = reports.then(() =>
           deps
             .reportProgress(projectName, {
@@ -86,11 +100,7 @@ export const modelTrainer = (
             })
             .then(
               () => undefined,
-              (error: Error) =>
-                ctx.logger.warn(
-                  { model: `${projectName}.${name}`, error: error.message },
-                  'progress not recorded',
-                ),
+              (error: Error) => ctx.logger.warn({ ...about, error: error.message }, 'progress not recorded'),
             ),
         );
       };
@@ -100,6 +110,7 @@ export const modelTrainer = (
       await reports;
       const artifact = JSON.parse(json) as Artifact;
       const digest = await saveArtifact(json);
+      const trainingMs = Date.now() - started;
       await deps.run(projectName, {
         type: 'CompleteTraining',
         data: {
@@ -110,13 +121,23 @@ export const modelTrainer = (
           metric: artifact.training.metric,
           columns: describeColumns(artifact),
           rows: artifact.training.rows,
-          trainingMs: Date.now() - started,
+          trainingMs,
           ...describeTarget(artifact),
         },
       });
+      ctx.logger.info(
+        {
+          ...about,
+          rows: artifact.training.rows,
+          accuracy: artifact.training.accuracy,
+          metric: artifact.training.metric,
+          ms: trainingMs,
+        },
+        'training completed',
+      );
     } catch (error) {
       const message = (error as { message?: string }).message ?? String(error);
-      ctx.logger.warn({ model: `${projectName}.${name}`, version, error: message }, 'training failed');
+      ctx.logger.warn({ ...about, error: message, ms: Date.now() - started }, 'training failed');
       await deps
         .run(projectName, { type: 'FailTraining', data: { name, version, error: message } })
         .catch(() => undefined);
@@ -135,7 +156,12 @@ export const modelTrainer = (
         .catch((error: unknown) => {
           if (!wait)
             ctx.logger.warn(
-              { model: `${projectName}.${name}`, version, error: (error as { message?: string }).message },
+              {
+                reqId: currentRequest()?.requestId,
+                model: `${projectName}.${name}`,
+                version,
+                error: (error as { message?: string }).message,
+              },
               'training not started',
             );
         })
@@ -158,6 +184,9 @@ export const modelTrainer = (
         });
       }
     },
+
+    /** Trainings this process is running now (GET /api/metrics). */
+    inFlight: () => running.size,
 
     /** Waits for trainings started by this process (tests, shutdown). */
     idle: async () => {

@@ -104,8 +104,10 @@ export const withSelect = async <T>(
       : null;
   // A cached answer needs no connection at all. A query under a table policy is checked afresh.
   const known = limits.policy ? undefined : cache.queries.get(key);
+  if (!limits.policy) cache.onLookup('statement', known !== undefined);
   const knownAnswerKey = known ? answerKeyOf(known) : null;
   const knownAnswer = knownAnswerKey === null ? undefined : cache.answers.get(knownAnswerKey);
+  if (knownAnswerKey !== null) cache.onLookup('prepared_answer', knownAnswer !== undefined);
   if (knownAnswer) return answered(knownAnswer);
 
   return duck.withReader(

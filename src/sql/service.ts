@@ -31,12 +31,19 @@ import { VersionedCache } from '../shared/versionedCache';
 import { currentRequest } from '../shared/requestContext';
 import { checkStatement, rolePolicy } from './roles';
 import type { TablePolicy } from './plan';
+import { statementKindOf, unobserved, type SqlObserver, type StatementKind } from './observer';
 
 export type { SqlAnswer, SqlContext, StreamAnswer } from './answers';
 
 const DEFAULT_DB = 'mindsdb';
 
-export const sqlService = (ctx: AppContext, services: SqlPorts, externals: ExternalDatabases) => {
+export const sqlService = (
+  ctx: AppContext,
+  services: SqlPorts,
+  externals: ExternalDatabases,
+  /** Told of every statement answered and every cache look-up (the operator's metrics). */
+  observer: SqlObserver = unobserved,
+) => {
   const catalog = catalogResolver({
     isProject: async (name) => (await services.projects.find(name))?.name,
     isIntegration: async (name) => (await services.databases.findIntegration(name))?.name,
@@ -60,7 +67,7 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
     knowledgeBase: (project, name, question, signal) =>
       ctx.duck.detached(() => services.knowledgeBases.source(project, name, question, signal)),
   };
-  const prepared = preparedCache(() => ctx.projections.version);
+  const prepared = preparedCache(() => ctx.projections.version, observer.cacheLookup);
   // DuckDB's IO errors name files by absolute path; none of this server's may reach a client.
   configureServerPaths([
     ctx.config.dataDir,
@@ -195,7 +202,7 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
   });
 
   /** One statement; its SELECTs read through `selecting` (whole, or streamed). Never throws. */
-  const statement = async <T>(
+  const statement = async <T extends { type: 'table' }>(
     query: string,
     context: SqlContext,
     params: Record<string, unknown>,
@@ -204,7 +211,10 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
   ): Promise<(T | TableAnswer | OkAnswer | ErrorAnswer) & { context: SqlContext }> => {
     // SQL_TIMEOUT_MS counts from here: rewriting, name resolution, fetches and DuckDB's work.
     const deadline = deadlineIn(ctx.config.sqlTimeoutMs);
+    const started = performance.now();
     let db = typeof context.db === 'string' && context.db ? context.db : DEFAULT_DB;
+    /** What the statement is, once known (metrics and logs name it; they never quote its text). */
+    let kind: StatementKind = 'invalid';
     const answer = async (): Promise<T | TableAnswer | OkAnswer> => {
       checkQuerySize(query);
       const sql = trimStatement(query);
@@ -212,16 +222,20 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
       const keyword = leadingKeyword(sql);
       const principal = currentRequest()?.principal;
       if (SELECT_LIKE.has(keyword)) {
+        kind = 'select';
         const policy = rolePolicy(principal);
         // An answer in hand is given at once (no deadline timer); `selecting` reads and fills the cache.
         const known = policy ? undefined : answers.get(answerKey(sql, db, params));
+        if (!policy) observer.cacheLookup('answer', known !== undefined);
         return known ?? withinDeadline(selecting(sql, db, params, deadline, signal, policy), deadline);
       }
-      if (FORBIDDEN.has(keyword))
+      if (FORBIDDEN.has(keyword)) {
+        kind = 'forbidden';
         throw new SqlError(
           SqlErrorCode.Forbidden,
           `${keyword} is not allowed: the tables are projections of the event log and change only through commands`,
         );
+      }
       const parsed = parseMindsStatement(sql);
       if (isSyntaxProblem(parsed)) {
         if (
@@ -237,6 +251,7 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
           `Syntax error at line ${parsed.line}, column ${parsed.column}: ${parsed.message}`,
         );
       }
+      kind = statementKindOf(parsed.kind);
       checkStatement(principal, parsed.kind);
       switch (parsed.kind) {
         case 'Show':
@@ -264,14 +279,28 @@ export const sqlService = (ctx: AppContext, services: SqlPorts, externals: Exter
           return runMindsStatement(services, parsed, db);
       }
     };
+    const seconds = () => (performance.now() - started) / 1000;
     try {
       const result = await answer();
+      observer.answered({ kind, outcome: result.type === 'ok' ? 'ok' : 'table', seconds: seconds() });
       return { ...result, context: { ...context, db } };
     } catch (error) {
       const e = toSqlError(error);
-      if (e.code === SqlErrorCode.Internal) ctx.logger.error({ err: error }, 'SQL statement failed');
+      observer.answered({ kind, outcome: 'error', seconds: seconds(), errorCode: e.code });
+      logSqlError(kind, e.code, error);
       return { type: 'error', error_code: e.code, error_message: e.message, context: { ...context, db } };
     }
+  };
+  /**
+   * One line per failed statement, with the request id: its kind and error code only. Messages
+   * quote what the client wrote (a literal, a name, a password in a USING clause), so they are not
+   * logged; an internal error (our bug) keeps the error itself, which the operator needs.
+   */
+  const logSqlError = (kind: StatementKind, code: number, error: unknown) => {
+    const request = currentRequest();
+    const fields = { reqId: request?.requestId, via: request?.interface, statement: kind, sqlError: code };
+    if (code === SqlErrorCode.Internal) ctx.logger.error({ ...fields, err: error }, 'SQL statement failed');
+    else ctx.logger.info(fields, 'SQL statement failed');
   };
   const execute = (
     query: string,

@@ -8,15 +8,22 @@ import type {
 import { VersionedCache } from '../shared/versionedCache';
 import type { Prepared } from './plan';
 import type { TableAnswer } from './answers';
+import type { SqlCacheName } from './observer';
 
 /**
  * Parsed-and-resolved queries, and the answers of deterministic local ones, for the current
  * projection version: the tables change only when events are applied, so until then the same query
  * over the same tables has the same answer (dashboards and clients that poll get it without DuckDB).
  */
-export const preparedCache = (currentVersion: () => number) => ({
+export const preparedCache = (
+  currentVersion: () => number,
+  /** Told of each look-up, hit or miss (the operator's hit rate). */
+  onLookup: (cache: Extract<SqlCacheName, 'statement' | 'prepared_answer'>, hit: boolean) => void = () =>
+    undefined,
+) => ({
   queries: new VersionedCache<Prepared>(currentVersion, 1000),
   answers: new VersionedCache<TableAnswer>(currentVersion, 200),
+  onLookup,
 });
 export type PreparedCache = ReturnType<typeof preparedCache>;
 export const MAX_CACHED_ROWS = 1000;

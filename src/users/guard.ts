@@ -17,12 +17,23 @@ const contexts = new WeakMap<Request, RequestContext>();
 /** Who signed this request in (undefined: nobody, or authentication is off). */
 export const identityOf = (req: Request) => identities.get(req);
 
-/** Routes anyone reaches: MindsDB's open ones, liveness, the chat webhooks (their token is the key). */
+/**
+ * Probes: liveness and readiness, asked by load balancers and orchestrators, which carry no
+ * credentials and address the process by its pod or container name, not a loopback one. They say
+ * only whether the process is up and its read model caught up.
+ */
+const PROBE = /^\/api\/(util\/ping|health|ready)\/?$/i;
+/**
+ * Routes anyone reaches: MindsDB's open ones, the probes, the chat webhooks (their token is the key),
+ * and the metrics, which Prometheus scrapes without credentials as /api/status is read: counts,
+ * durations and log positions by route pattern, never a name, a value or a secret.
+ */
 const OPEN = [
   /^\/api\/status\/?$/i,
   /^\/api\/login\/?$/i,
   /^\/api\/logout\/?$/i,
-  /^\/api\/util\/ping\/?$/i,
+  PROBE,
+  /^\/api\/metrics\/?$/i,
   /^\/api\/webhooks\/chatbots\/[^/]+\/?$/i,
 ];
 /** Everything outside /api (the console's page and assets, the API document viewer) is public. */
@@ -131,9 +142,9 @@ export const guard = (users: UsersService, config: AuthConfig): RequestHandler[]
     };
     if (!(await users.enabled())) {
       const host = hostName(req.headers.host);
-      // Liveness answers nothing worth rebinding for, and probes address the pod, not localhost.
-      const probe = /^\/api\/util\/ping\/?$/i.test(req.path);
-      if (!probe && !isLoopback(host) && !allowedHosts.has(host))
+      // Probes answer nothing worth rebinding for, and address the pod, not localhost. The metrics
+      // are held to the Host check like /api/status: list the name Prometheus scrapes in ALLOWED_HOSTS.
+      if (!PROBE.test(req.path) && !isLoopback(host) && !allowedHosts.has(host))
         throw forbidden(
           `Authentication is off, so this server answers only requests addressed to a loopback name (127.0.0.1, localhost, [::1]), not ${host || '(no Host)'}: a web page elsewhere could otherwise reach it through DNS rebinding. Turn authentication on (AUTH_USERNAME and AUTH_PASSWORD), or list this host name in ALLOWED_HOSTS.`,
           'Host not allowed',

@@ -1,0 +1,31 @@
+import { Counter, type Registry } from 'prom-client';
+import type { CommandRunner } from '../eventlog/commands';
+
+export type CommandStats = ReturnType<CommandRunner['stats']>;
+
+/**
+ * The command runner's counts since start, read at each scrape: counters Prometheus can take a
+ * `rate()` of, set from the runner's own tallies (so nothing on the write path changes).
+ */
+export const commandMetrics = (registry: Registry, stats: () => CommandStats) => {
+  const counters: [keyof CommandStats, string, string][] = [
+    ['commands', 'mindledger_commands_total', 'Commands run (each may decide nothing, or append once)'],
+    ['appends', 'mindledger_event_appends_total', 'Appends to the log made by commands'],
+    ['appendedEvents', 'mindledger_events_appended_total', 'Events appended to the log by commands'],
+    [
+      'conflicts',
+      'mindledger_command_conflicts_total',
+      'Appends refused because another writer moved the stream first (each retried)',
+    ],
+  ];
+  for (const [field, name, help] of counters)
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(stats()[field]);
+      },
+    });
+};

@@ -1,0 +1,57 @@
+import type { LogHead } from '../eventlog/headProbe';
+import { describeFailure, retryAfterSeconds as retryOf, type ProjectionFailure } from '../projection/runner';
+
+/** What readiness reads: the log's head, and where this process's read model stands. */
+export type ReadinessProbe = {
+  /** The log's head, at least `atLeast` (what the read model already includes). */
+  head(atLeast: bigint): Promise<LogHead>;
+  position(): bigint;
+  failure(): ProjectionFailure | null;
+  /** How many log positions the read model may trail the head by and still take traffic. */
+  readonly maxLag: number;
+};
+
+export type Readiness =
+  | { ready: true; position: bigint; head: bigint; lag: number }
+  | {
+      ready: false;
+      /** Each thing that is not ready, in words an operator can act on. */
+      reasons: string[];
+      /** When asking again may help, in seconds (a stopped read model knows its next attempt). */
+      retryAfterSeconds: number;
+      /** Why the log did not answer, for the server log only (it may name hosts). */
+      logError?: unknown;
+    };
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * Ready means this process answers reads as the log stands: its read model is not stopped at an
+ * event it cannot apply, the event log answers, and the read model trails the log's head by at
+ * most `maxLag` positions (another process's writes reach it within PROJECTION_POLL_MS).
+ */
+export const readinessOf = async (probe: ReadinessProbe): Promise<Readiness> => {
+  const reasons: string[] = [];
+  let retryAfterSeconds = 1;
+  const failure = probe.failure();
+  if (failure) {
+    const at = failure.position === null ? '' : ` at event ${failure.position}`;
+    reasons.push(`the read model is stopped${at}: ${describeFailure(failure)}`);
+    retryAfterSeconds = retryOf(failure);
+  }
+  const position = probe.position();
+  let head: LogHead;
+  try {
+    head = await probe.head(position);
+  } catch (logError) {
+    reasons.push('the event log does not answer');
+    return { ready: false, reasons, retryAfterSeconds, logError };
+  }
+  const lag = Number(head.position - position);
+  if (lag > probe.maxLag)
+    reasons.push(
+      `the read model is ${count(lag)} event${lag === 1 ? '' : 's'} behind the log (at ${position}, the log at ${head.position}; READY_MAX_LAG_EVENTS is ${count(probe.maxLag)})`,
+    );
+  if (reasons.length > 0) return { ready: false, reasons, retryAfterSeconds };
+  return { ready: true, position, head: head.position, lag: Math.max(0, lag) };
+};
