@@ -1,0 +1,99 @@
+/**
+ * The log-head probe the readiness check and the metrics share, and the readiness rule itself,
+ * given logs that answer late or not at all (which a real store does only when it is in trouble).
+ */
+import { logHeadProbe, LogHeadTimeout, type LogHead } from '../../src/eventlog/headProbe';
+import { readinessOf } from '../../src/system/readiness';
+
+const head = (position: number): LogHead => ({ events: position, position: BigInt(position) });
+
+/** A log whose `head()` answers what `next` says, counting how often it is asked. */
+const scriptedLog = (next: () => Promise<LogHead>) => {
+  let asked = 0;
+  return {
+    log: {
+      head: () => {
+        asked++;
+        return next();
+      },
+    },
+    asked: () => asked,
+  };
+};
+
+describe('logHeadProbe', () => {
+  it('shares one answer between callers within maxAgeMs, and asks again after', async () => {
+    let position = 10;
+    const log = scriptedLog(async () => head(position));
+    const probe = logHeadProbe(log.log, { maxAgeMs: 50, timeoutMs: 1000 });
+    expect(await Promise.all([probe(), probe(), probe()])).toEqual([head(10), head(10), head(10)]);
+    expect(log.asked()).toBe(1);
+    position = 11;
+    expect(await probe()).toEqual(head(10));
+    await new Promise((r) => setTimeout(r, 60));
+    expect(await probe()).toEqual(head(11));
+    expect(log.asked()).toBe(2);
+  });
+
+  it('asks again when the shared answer is below what the caller knows the head reaches', async () => {
+    let position = 10;
+    const log = scriptedLog(async () => head(position));
+    const probe = logHeadProbe(log.log, { maxAgeMs: 60_000, timeoutMs: 1000 });
+    await probe();
+    position = 12;
+    expect(await probe(12n)).toEqual(head(12));
+    expect(log.asked()).toBe(2);
+  });
+
+  it('answers a timeout when the log hangs, and does not keep it', async () => {
+    let hang = true;
+    const log = scriptedLog(() => (hang ? new Promise<LogHead>(() => undefined) : Promise.resolve(head(3))));
+    const probe = logHeadProbe(log.log, { maxAgeMs: 60_000, timeoutMs: 30 });
+    await expect(probe()).rejects.toThrow(new LogHeadTimeout(30).message);
+    hang = false;
+    expect(await probe()).toEqual(head(3));
+  });
+});
+
+describe('readinessOf', () => {
+  it('given a log that does not answer, then not ready, saying so, with the error kept for the server log', async () => {
+    const refused = new Error('connect ECONNREFUSED 10.0.0.7:5432');
+    const readiness = await readinessOf({
+      head: () => Promise.reject(refused),
+      position: () => 7n,
+      failure: () => null,
+      maxLag: 0,
+    });
+    expect(readiness).toEqual({
+      ready: false,
+      reasons: ['the event log does not answer'],
+      retryAfterSeconds: 1,
+      logError: refused,
+    });
+  });
+
+  it('given a stopped read model behind the log, then both reasons, the failure first, retried when it is', async () => {
+    const readiness = await readinessOf({
+      head: async () => head(1300),
+      position: () => 66n,
+      failure: () => ({
+        position: 67n,
+        eventType: 'FileUploaded',
+        projection: 'file-tables',
+        error: 'bytes missing',
+        since: new Date().toISOString(),
+        attempts: 3,
+        retryAt: Date.now() + 8000,
+      }),
+      maxLag: 10,
+    });
+    expect(readiness).toEqual({
+      ready: false,
+      reasons: [
+        'the read model is stopped at event 67: projection file-tables cannot apply event 67 (FileUploaded): bytes missing',
+        'the read model is 1,234 events behind the log (at 66, the log at 1300; READY_MAX_LAG_EVENTS is 10)',
+      ],
+      retryAfterSeconds: 8,
+    });
+  });
+});
