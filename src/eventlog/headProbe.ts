@@ -25,11 +25,20 @@ export const logHeadProbe = (
   type Asked = { head: Promise<LogHead>; answer: { head: LogHead; at: number } | null };
   /** The last question: shared while in flight, then for `maxAgeMs` after its answer came. */
   let last: Asked | null = null;
+  /**
+   * The query itself, while it runs: a log that hangs gets one at a time, however often the probes
+   * ask (each answers its own timeout), so hung queries do not pile up on the log's connections.
+   */
+  let running: Promise<LogHead> | null = null;
+  const query = () => {
+    running ??= log.head().finally(() => (running = null));
+    return running;
+  };
   const ask = () =>
     new Promise<LogHead>((resolve, reject) => {
       const timer = setTimeout(() => reject(new LogHeadTimeout(options.timeoutMs)), options.timeoutMs);
       timer.unref();
-      log.head().then(
+      query().then(
         (head) => {
           clearTimeout(timer);
           resolve(head);

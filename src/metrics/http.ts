@@ -1,16 +1,23 @@
 import type { Request, RequestHandler } from 'express';
 import { Histogram, type Registry } from 'prom-client';
 
-/** A request no route took (404s, and requests the guard refused before routing). */
+/**
+ * A request no route took: 404s, files served by static middleware (the console's assets, /doc),
+ * and requests the guard refused before routing.
+ */
 export const UNMATCHED = 'unmatched';
 
 /**
- * The route's pattern as declared (`/api/projects/:projectName/skills/:skillName`), never the path
- * itself: a label per project or file name would grow without bound.
+ * The route's pattern as declared (`/api/projects/:project/skills/:skill`; a route declared with
+ * several paths, all of them), never the path itself: a label per project or file name would grow
+ * without bound.
  */
 const routeOf = (req: Request) => {
   const path = (req.route as { path?: unknown } | undefined)?.path;
-  return typeof path === 'string' ? `${req.baseUrl}${path}` : UNMATCHED;
+  if (typeof path === 'string') return `${req.baseUrl}${path}`;
+  if (Array.isArray(path) && path.every((p) => typeof p === 'string'))
+    return path.map((p) => `${req.baseUrl}${p}`).join(',');
+  return UNMATCHED;
 };
 
 /** `2xx`…`5xx`, or `aborted` when the client went away before the answer was finished. */

@@ -45,13 +45,19 @@ describe('logHeadProbe', () => {
     expect(log.asked()).toBe(2);
   });
 
-  it('answers a timeout when the log hangs, and does not keep it', async () => {
-    let hang = true;
-    const log = scriptedLog(() => (hang ? new Promise<LogHead>(() => undefined) : Promise.resolve(head(3))));
+  it('answers a timeout when the log hangs, asks one query at a time meanwhile, and asks afresh once it ends', async () => {
+    let release: (head: LogHead) => void = () => undefined;
+    const hung = new Promise<LogHead>((resolve) => (release = resolve));
+    let calls = 0;
+    const log = scriptedLog(() => (++calls === 1 ? hung : Promise.resolve(head(3))));
     const probe = logHeadProbe(log.log, { maxAgeMs: 60_000, timeoutMs: 30 });
     await expect(probe()).rejects.toThrow(new LogHeadTimeout(30).message);
-    hang = false;
+    await expect(probe()).rejects.toThrow(new LogHeadTimeout(30).message);
+    expect(log.asked()).toBe(1);
+    release(head(2));
+    await hung;
     expect(await probe()).toEqual(head(3));
+    expect(log.asked()).toBe(2);
   });
 });
 
