@@ -10,12 +10,21 @@ export type CommandStats = ReturnType<CommandRunner['stats']>;
 export const commandMetrics = (registry: Registry, stats: () => CommandStats) => {
   const counters: [keyof CommandStats, string, string][] = [
     ['commands', 'mindledger_commands_total', 'Commands run (each may decide nothing, or append once)'],
-    ['appends', 'mindledger_event_appends_total', 'Appends to the log made by commands'],
+    [
+      'appends',
+      'mindledger_event_appends_total',
+      'Appends to the log made by commands (one per group commit)',
+    ],
     ['appendedEvents', 'mindledger_events_appended_total', 'Events appended to the log by commands'],
     [
       'conflicts',
       'mindledger_command_conflicts_total',
       'Appends refused because another writer moved the stream first (each retried)',
+    ],
+    [
+      'staleCacheRetries',
+      'mindledger_command_stale_cache_retries_total',
+      'Appends decided on a cached stream state that was behind the log (PostgreSQL; retried at once)',
     ],
   ];
   for (const [field, name, help] of counters)
