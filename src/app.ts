@@ -24,6 +24,7 @@ import { filesService } from './files/service';
 import { Api } from './http/api';
 import { accessLog } from './http/accessLog';
 import { jsonBody } from './http/jsonBody';
+import { awaitMinLogPosition, logPositionHeader } from './http/logPosition';
 import { errorMapper, notFoundHandler } from './http/problem';
 import { registerServerPaths } from './http/serverPaths';
 import { createLogger } from './logger';
@@ -197,10 +198,12 @@ export const buildHttpApp = (
   if (ctx.config.auth.trustProxy !== undefined) app.set('trust proxy', ctx.config.auth.trustProxy);
   app.use(accessLog(ctx.logger));
   app.use(operator.requests);
+  app.use(logPositionHeader);
   // Sign-in, roles, Host check, CSRF, CORS and security headers: before any body is read.
   app.use(guard(services.users, ctx.config.auth));
   app.use(jsonBody({ limit: ctx.config.bodyLimit, maxJsonDepth: ctx.config.maxJsonDepth }));
   app.use(reenterRequest);
+  app.use(awaitMinLogPosition(ctx.projections, ctx.config.readMinPositionWaitMs));
   app.post('/api/login', loginLimiters(ctx.config.auth));
   const document = api.openApiDocument({ title: 'mindledger', version: VERSION });
   app.get('/api/openapi.json', (_req, res) => {

@@ -66,6 +66,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     projectionBatchSize: e.PROJECTION_BATCH_SIZE,
     projectionWaitMs: e.PROJECTION_WAIT_MS,
     readyMaxLagEvents: e.READY_MAX_LAG_EVENTS,
+    readMinPositionWaitMs: e.READ_MIN_POSITION_WAIT_MS,
     maxJsonDepth: e.MAX_JSON_DEPTH,
     maxEventBytes: e.MAX_EVENT_BYTES,
     sqlTimeoutMs: e.SQL_TIMEOUT_MS,

@@ -40,7 +40,11 @@ export const openStores = async (
     log,
     allProjections,
     logger,
-    { batchSize: config.projectionBatchSize, pollMs: options.poll ? config.projectionPollMs : 0 },
+    {
+      batchSize: config.projectionBatchSize,
+      pollMs: options.poll ? config.projectionPollMs : 0,
+      follow: options.poll,
+    },
     [fileTablesProjection(blobs), knowledgeBaseContentProjection(blobs)],
   );
   return {

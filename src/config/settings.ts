@@ -17,6 +17,8 @@ export type Config = {
   projectionWaitMs: number;
   /** How far the read model may trail the log's head (in log positions) while GET /api/ready says ready. */
   readyMaxLagEvents: number;
+  /** How long a read asking for a log position (X-Min-Log-Position) waits for it before answering 503. */
+  readMinPositionWaitMs: number;
   /** Deepest nesting of a free-form JSON value (params, options) an event may hold. */
   maxJsonDepth: number;
   /** Largest event, as JSON. */

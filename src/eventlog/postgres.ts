@@ -3,6 +3,7 @@ import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
 import pg from 'pg';
 import { allContracts, type RecordedEvent } from '../../events';
 import type { Clock } from '../shared/time';
+import { appendNewsFeed, installAppendAnnouncement } from './postgresNews';
 import { keyedMutex } from './queue';
 import { actorOf, prepareForAppend, upcast, type StoredMetadata } from './registry';
 import { StreamVersionConflict, type EventLog, type LogCursor } from './types';
@@ -34,6 +35,21 @@ const toRecorded = (row: MessageRow): RecordedEvent =>
 // Reading in (transaction id, position) order behind that horizon never skips nor repeats an event.
 const committedHorizon = `m.transaction_id < pg_snapshot_xmin(pg_current_snapshot())`;
 
+/** The rows after a cursor, in the order readAll reads them; parameters from `$first` on. */
+const afterCursor = (after: LogCursor, first: number): { sql: string; params: string[] } => {
+  if (after.transactionId !== null)
+    return {
+      sql: `AND (m.transaction_id, m.global_position) > ($${first}::xid8, $${first + 1}::bigint)`,
+      params: [after.transactionId, after.position.toString()],
+    };
+  if (after.position > 0n)
+    return { sql: `AND m.global_position > $${first}::bigint`, params: [after.position.toString()] };
+  return { sql: '', params: [] };
+};
+
+/** How long unreadFloor waits for transactions running now to end before it answers conservatively. */
+const FLOOR_WAIT_MS = 5_000;
+
 /** The shared log for scale-out: several API processes append to and tail one PostgreSQL database. */
 export const openPostgresLog = async (connectionString: string, clock: Clock): Promise<EventLog> => {
   // Emmett gives every appended event its global position inside the append's transaction but
@@ -55,6 +71,8 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
   });
   await store.schema.migrate();
   const reader = new pg.Pool({ connectionString, max: 4 });
+  await installAppendAnnouncement(reader);
+  const news = appendNewsFeed(connectionString);
   const perStream = keyedMutex();
 
   const log: EventLog = {
@@ -135,24 +153,16 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
     },
 
     readAll: async (after: LogCursor, limit: number) => {
-      const params: unknown[] = [limit];
-      let from = '';
-      if (after.transactionId !== null) {
-        params.push(after.transactionId, after.position.toString());
-        from = `AND (m.transaction_id, m.global_position) > ($2::xid8, $3::bigint)`;
-      } else if (after.position > 0n) {
-        params.push(after.position.toString());
-        from = `AND m.global_position > $2::bigint`;
-      }
+      const from = afterCursor(after, 2);
       const { rows } = await reader.query<MessageRow>(
         // Columns come back as text (bigint and xid8 exceed JS numbers), so ORDER BY names the table's.
         `SELECT m.stream_id, m.stream_position::text AS stream_position, m.global_position::text AS global_position,
                 m.message_data, m.message_metadata, m.message_type, m.message_id, m.transaction_id::text AS transaction_id
            FROM emt_messages m
-          WHERE m.is_archived = FALSE AND ${committedHorizon} ${from}
+          WHERE m.is_archived = FALSE AND ${committedHorizon} ${from.sql}
           ORDER BY m.transaction_id, m.global_position
           LIMIT $1`,
-        params,
+        [limit, ...from.params],
       );
       const last = rows[rows.length - 1];
       return {
@@ -185,7 +195,42 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
 
     exclusive: (stream, work) => perStream(stream, work),
 
+    follow: (listener) => news.follow(listener),
+
+    unreadFloor: async (cursor) => {
+      // 1. Every position handed out so far is at most `handedOut`, and belongs to a transaction
+      //    that had its id before this snapshot (Emmett's append takes it before the sequence).
+      const { rows: now } = await reader.query<{ handed_out: string; xmax: string }>(
+        `SELECT (CASE WHEN s.is_called THEN s.last_value ELSE 0 END)::text AS handed_out,
+                pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
+           FROM emt_global_message_position s`,
+      );
+      const handedOut = now[0]?.handed_out ?? '0';
+      // 2. Once those transactions have all ended, their rows are committed or never will be.
+      const deadline = Date.now() + FLOOR_WAIT_MS;
+      for (;;) {
+        const { rows } = await reader.query<{ ended: boolean }>(
+          `SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS ended`,
+          [now[0]?.xmax ?? '0'],
+        );
+        if (rows[0]?.ended) break;
+        // A transaction that stays open this long: claim nothing beyond what this process applies.
+        if (Date.now() > deadline) return 0n;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      // 3. The lowest of them the cursor has not passed; none: everything handed out so far.
+      const from = afterCursor(cursor, 2);
+      const { rows } = await reader.query<{ first: string | null }>(
+        `SELECT min(m.global_position)::text AS first FROM emt_messages m
+          WHERE m.is_archived = FALSE AND m.global_position <= $1::bigint ${from.sql}`,
+        [handedOut, ...from.params],
+      );
+      const first = rows[0]?.first;
+      return first === null || first === undefined ? BigInt(handedOut) + 1n : BigInt(first);
+    },
+
     close: async () => {
+      await news.close();
       await reader.end();
       await store.close();
     },

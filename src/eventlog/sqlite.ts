@@ -171,6 +171,12 @@ export const openSqliteLog = async (fileName: string, clock: Clock): Promise<Eve
 
     exclusive: (stream, work) => perStream(stream, work),
 
+    // One process writes: its runner is woken by its own appends, there is nobody else to hear from.
+    follow: () => async () => undefined,
+
+    // Commits happen one at a time in position order: the cursor is the floor.
+    unreadFloor: async (cursor) => cursor.position + 1n,
+
     close: () => serial(async () => connection.close()),
   };
 };

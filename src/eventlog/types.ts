@@ -11,6 +11,21 @@ export type NewEvent = MindledgerEvent;
 export type LogCursor = { readonly position: bigint; readonly transactionId: string | null };
 export const logStart: LogCursor = { position: 0n, transactionId: null };
 
+/**
+ * What a follower of the log hears: a process committed events (PostgreSQL names the transaction,
+ * so a follower that already read past it need not look), the news feed is listening (at first, or
+ * again after an outage: anything committed before was not announced), or it was lost (polling
+ * alone until it is back).
+ */
+export type LogNews =
+  | { readonly kind: 'committed'; readonly transactionId: string }
+  | { readonly kind: 'listening' }
+  | { readonly kind: 'lost'; readonly error: string };
+
+/** True when a reader standing at `cursor` has read every event of the transaction `transactionId`. */
+export const cursorPassed = (cursor: LogCursor, transactionId: string) =>
+  cursor.transactionId !== null && BigInt(cursor.transactionId) >= BigInt(transactionId);
+
 export type AppendResult = {
   /** Global position of the last appended event. */
   readonly lastPosition: bigint;
@@ -62,5 +77,17 @@ export interface EventLog {
    * commands on one stream then never conflict with each other inside one process.
    */
   exclusive<T>(stream: string, work: () => Promise<T>): Promise<T>;
+  /**
+   * Tells `listener` as soon as another process commits events (PostgreSQL: LISTEN/NOTIFY on one
+   * dedicated connection, reconnected with back-off). News can be lost, so followers keep polling;
+   * SQLite has no other process to hear from and never calls. Answers a function that stops listening.
+   */
+  follow(listener: (news: LogNews) => void): () => Promise<void>;
+  /**
+   * The lowest position a reader standing at `cursor` may still read: every position below it is
+   * at or before the cursor, or was never committed (and never will be). A reader restarted at a
+   * checkpoint knows from it which older positions its tables already include.
+   */
+  unreadFloor(cursor: LogCursor): Promise<bigint>;
   close(): Promise<void>;
 }

@@ -5,9 +5,11 @@ export class AppliedPositions {
   private readonly recent = new Set<bigint>();
   /** Every position below this was applied or never existed. */
   private floor = 0n;
+  private top = 0n;
 
   add(position: bigint) {
     this.recent.add(position);
+    if (position > this.top) this.top = position;
     if (this.recent.size > 20_000) {
       const sorted = [...this.recent].sort((a, b) => (a < b ? -1 : 1));
       for (const p of sorted.slice(0, 10_000)) this.recent.delete(p);
@@ -20,6 +22,11 @@ export class AppliedPositions {
   reset(floor: bigint) {
     this.recent.clear();
     this.floor = floor;
+    this.top = floor > 0n ? floor - 1n : 0n;
+  }
+  /** The highest position applied (or known to be, below the floor); 0 when none. */
+  get highest() {
+    return this.top;
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { RecordedEvent } from '../../events';
 import type { Duck } from '../duckdb/database';
-import { logStart, type EventLog, type LogCursor } from '../eventlog/types';
+import { cursorPassed, logStart, type EventLog, type LogCursor, type LogNews } from '../eventlog/types';
 import { applyEvents } from './batch';
 import { createTableSql } from './rows';
 import type { SchemaProjection, TableProjection } from './types';
@@ -22,11 +22,19 @@ export type ProjectionRunnerOptions = {
   batchSize?: number;
   /** How often to look for events written by other processes; 0 disables polling. */
   pollMs?: number;
+  /**
+   * Also hear of other processes' commits as they happen (PostgreSQL LISTEN/NOTIFY), and catch up
+   * at once; polling stays as the fallback for news lost on the way.
+   */
+  follow?: boolean;
   /** How long a writer waits for its own events to be projected before giving up. */
   waitTimeoutMs?: number;
   /** Longest pause between two attempts at an event that failed to project (they double up to it). */
   retryMaxMs?: number;
 };
+
+/** Longest pause between looks for an announced transaction the log does not show yet. */
+const CHASE_MAX_MS = 100;
 
 /**
  * Tails the log in order and applies it to the DuckDB tables, one transaction per batch with the
@@ -41,6 +49,11 @@ export class ProjectionRunner {
   private again = false;
   private timer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
+  private unfollow: (() => Promise<void>) | null = null;
+  /** The newest transaction announced that this runner has not read yet (see `chase`). */
+  private announced: string | null = null;
+  private chaseTimer: NodeJS.Timeout | null = null;
+  private chaseDelayMs = 0;
   private stopped = false;
   private failed: ProjectionFailure | null = null;
   /** After a failed batch, this many events are applied one at a time, to find the one that fails. */
@@ -72,6 +85,11 @@ export class ProjectionRunner {
 
   get position(): bigint {
     return this.cursor.position;
+  }
+
+  /** The highest log position the tables include (on PostgreSQL a lower one may still be on its way). */
+  get highestApplied(): bigint {
+    return this.applied.highest;
   }
 
   /**
@@ -145,11 +163,59 @@ export class ProjectionRunner {
       this.timer = setInterval(() => void this.catchUp().catch(() => undefined), pollMs);
       this.timer.unref();
     }
+    if (this.options.follow && !this.unfollow) this.unfollow = this.log.follow(this.heard);
+  }
+
+  /** News from the log: another process committed, or the news feed (re)started or dropped. */
+  private heard = (news: LogNews) => {
+    if (this.stopped) return;
+    switch (news.kind) {
+      case 'committed':
+        // Usually this process's own append, read already by the writer waiting for it.
+        if (cursorPassed(this.cursor, news.transactionId)) return;
+        if (this.announced === null || BigInt(news.transactionId) > BigInt(this.announced))
+          this.announced = news.transactionId;
+        break;
+      case 'listening':
+        break;
+      case 'lost':
+        this.logger.warn({ error: news.error }, 'log notifications lost: polling alone until they are back');
+        return;
+      default: {
+        const unknown: never = news;
+        return unknown;
+      }
+    }
+    this.chaseDelayMs = 0;
+    void this.catchUp().catch(() => undefined);
+  };
+
+  /**
+   * A transaction announced as committed may not be readable yet: the tailer reads only behind
+   * every transaction still running (see readAll), and an older one anywhere on the server may
+   * still be open. Look again soon, backing off, rather than wait for the next poll.
+   */
+  private chase() {
+    if (this.announced === null) return;
+    if (cursorPassed(this.cursor, this.announced)) {
+      this.announced = null;
+      return;
+    }
+    if (this.failed || this.stopped || this.chaseTimer) return;
+    this.chaseDelayMs = Math.min(CHASE_MAX_MS, Math.max(1, this.chaseDelayMs * 2));
+    this.chaseTimer = setTimeout(() => {
+      this.chaseTimer = null;
+      void this.catchUp().catch(() => undefined);
+    }, this.chaseDelayMs);
+    this.chaseTimer.unref();
   }
 
   stop() {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.chaseTimer) clearTimeout(this.chaseTimer);
+    void this.unfollow?.();
+    this.unfollow = null;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.held?.release();
     this.held = null;
@@ -209,6 +275,7 @@ export class ProjectionRunner {
             this.recovered();
           }
         } while (this.again);
+        this.chase();
       } catch (error) {
         this.recordFailure(error);
         throw error;
@@ -306,8 +373,9 @@ export class ProjectionRunner {
       this.cursor = { position: BigInt(stored.position), transactionId: stored.transaction_id };
     }
     // Everything before the checkpoint is in the tables already. On PostgreSQL a late commit can
-    // sit below it, but it will still be read (the cursor orders by transaction) and recorded then.
-    this.applied.reset(this.cursor.transactionId === null ? this.cursor.position + 1n : 0n);
+    // sit below its position, but it will still be read (the cursor orders by transaction) and
+    // recorded then: the log says below which position nothing is left to read.
+    this.applied.reset(await this.log.unreadFloor(this.cursor));
   }
 
   private async applyBatch(events: readonly RecordedEvent[], cursor: LogCursor) {

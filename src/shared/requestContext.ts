@@ -21,7 +21,15 @@ export type RequestContext = {
   readonly actor?: Actor;
   /** Present only when authentication is on: what the caller may do (SQL checks it on the parse tree). */
   readonly principal?: Principal;
+  /**
+   * What the request appended, for its answer's X-Log-Position (HTTP requests only). Shared by
+   * every context derived from the request's first one, so a write deep in its call chain counts.
+   */
+  readonly appended?: AppendedByRequest;
 };
+
+/** The global position of the last event a request appended; null while it appended none. */
+export type AppendedByRequest = { last: bigint | null };
 
 const storage = new AsyncLocalStorage<RequestContext>();
 
@@ -38,6 +46,15 @@ export const currentRequest = (): RequestContext | undefined => storage.getStore
 export const viaInterface = <T>(via: Interface, fn: () => T): T => {
   const current = storage.getStore();
   return current ? storage.run({ ...current, interface: via }, fn) : fn();
+};
+
+/**
+ * Records that the request being served appended events up to `position` (the highest one counts:
+ * a client reading elsewhere waits for it and, the log being read in order, for all before it).
+ */
+export const noteAppended = (position: bigint) => {
+  const appended = storage.getStore()?.appended;
+  if (appended && (appended.last === null || position > appended.last)) appended.last = position;
 };
 
 /** Adds who the caller is to the request being served (the auth middleware, once it knows). */

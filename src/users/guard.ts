@@ -127,8 +127,8 @@ export const guard = (users: UsersService, config: AuthConfig): RequestHandler[]
         origin: [...allowedOrigins],
         credentials: true,
         methods: ['GET', 'POST', 'PUT', 'DELETE'],
-        allowedHeaders: ['Content-Type', 'Authorization', 'If-Match', 'X-Request-Id'],
-        exposedHeaders: ['ETag', 'X-Request-Id', 'Retry-After'],
+        allowedHeaders: ['Content-Type', 'Authorization', 'If-Match', 'X-Request-Id', 'X-Min-Log-Position'],
+        exposedHeaders: ['ETag', 'X-Request-Id', 'Retry-After', 'X-Log-Position'],
         maxAge: 600,
       }),
     );

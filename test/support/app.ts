@@ -92,8 +92,14 @@ export const startTestApp = async (
   options: { logStream?: NodeJS.WritableStream } = {},
 ): Promise<TestApp> => start(await backing(kind), overrides, options.logStream);
 
-/** Starts `count` apps on one shared PostgreSQL log, each with its own data directory and DuckDB. */
-export const startPostgresCluster = async (count: number, options: { together?: boolean } = {}) => {
+/**
+ * Starts `count` apps on one shared PostgreSQL log, each with its own data directory and DuckDB;
+ * `env` overrides settings of every node (e.g. PROJECTION_POLL_MS).
+ */
+export const startPostgresCluster = async (
+  count: number,
+  options: { together?: boolean; env?: Record<string, string> } = {},
+) => {
   const db = await freshPostgresDatabase();
   const startNode = () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-node-'));
@@ -103,7 +109,7 @@ export const startPostgresCluster = async (count: number, options: { together?: 
         dataDir,
         cleanup: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
       },
-      {},
+      options.env ?? {},
     );
   };
   const apps: TestApp[] = [];
