@@ -1,0 +1,62 @@
+import { startPostgresCluster, type TestApp } from '../support/app';
+
+/**
+ * The promise to a client of several processes behind a load balancer: a read that names the
+ * position its write answered (X-Log-Position → X-Min-Log-Position) shows that write, whichever
+ * process serves it. Each pair creates a project on one process and reads it on the other; each
+ * client alternates which process writes. Polling is an hour apart: only the log's notifications
+ * and the wait for the position bring the reading process along, so a stale read would be theirs.
+ */
+const PAIRS = 10_000;
+/**
+ * Clients at once, each running its pairs one after the other. Concurrency keeps the run short
+ * (a write costs a few milliseconds of projection work; one client alone would take minutes) and
+ * makes the reading process catch up on other clients' writes while it waits for a client's own.
+ */
+const CLIENTS = 64;
+
+type Project = { id: number; name: string };
+
+describe('read-your-writes across two processes on one PostgreSQL log', () => {
+  let cluster: Awaited<ReturnType<typeof startPostgresCluster>>;
+  beforeAll(async () => {
+    cluster = await startPostgresCluster(2, {
+      env: { PROJECTION_POLL_MS: '3600000', READ_MIN_POSITION_WAIT_MS: '10000' },
+    });
+  });
+  afterAll(() => cluster.dispose());
+
+  it(`given ${PAIRS.toLocaleString('en-US')} write-then-read pairs alternating between the processes, when each read names its write's position, then none is stale`, async () => {
+    const [a, b] = cluster.apps as [TestApp, TestApp];
+    const stale: string[] = [];
+    const failed: string[] = [];
+    const started = Date.now();
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async (_, client) => {
+        for (let turn = 0; turn * CLIENTS + client < PAIRS; turn++) {
+          const pair = turn * CLIENTS + client;
+          const [writer, reader] = (turn + client) % 2 === 0 ? [a, b] : [b, a];
+          const name = `ryw_${pair}`;
+          const written = await writer.http.post('/api/projects').send({ name });
+          const position = written.headers['x-log-position'];
+          if (written.status !== 201 || position === undefined) {
+            failed.push(`write ${pair}: ${written.status} ${JSON.stringify(written.body)}`);
+            continue;
+          }
+          const read = await reader.http.get(`/api/projects/${name}`).set('X-Min-Log-Position', position);
+          if (read.status === 404) stale.push(`pair ${pair}: ${name} written at ${position}, not found`);
+          else if (read.status !== 200)
+            failed.push(`read ${pair}: ${read.status} ${JSON.stringify(read.body)}`);
+          // A resource's id is the position of the event that created it: this very write.
+          else if (String((read.body as Project).id) !== position)
+            stale.push(`pair ${pair}: ${name} written at ${position}, read id ${(read.body as Project).id}`);
+        }
+      }),
+    );
+    const seconds = (Date.now() - started) / 1000;
+    process.stdout.write(`${PAIRS} read-your-writes pairs over 2 processes: ${seconds.toFixed(1)} s\n`);
+    expect(failed.slice(0, 5)).toEqual([]);
+    expect(stale.slice(0, 5)).toEqual([]);
+    expect(stale).toHaveLength(0);
+  }, 300_000);
+});
