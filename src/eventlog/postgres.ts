@@ -30,10 +30,26 @@ const toRecorded = (row: MessageRow): RecordedEvent =>
     ...actorOf(row.message_metadata),
   });
 
-// Only rows of transactions older than every transaction still running are visible to readers:
-// a sequence hands out positions before commit, so a lower position can commit after a higher one.
-// Reading in (transaction id, position) order behind that horizon never skips nor repeats an event.
-const committedHorizon = `m.transaction_id < pg_snapshot_xmin(pg_current_snapshot())`;
+/**
+ * The oldest transaction of this database still running when the statement's snapshot was taken
+ * (or, with none, the first transaction that snapshot does not see). Transactions of other
+ * databases on the same server cannot write this log, so they do not hold it back: with
+ * `pg_snapshot_xmin` alone, every CREATE DATABASE or long job elsewhere on the server stalled the
+ * tailers of every process. A running transaction counts as another database's only when a
+ * backend connected to another database shows it as its own; one that just ended, or that nothing
+ * names (a prepared transaction), counts as this database's, which only makes readers wait longer.
+ */
+const readHorizon = `coalesce(
+  (SELECT min(x) FROM pg_snapshot_xip(pg_current_snapshot()) x
+    WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+                       WHERE a.backend_xid = xid(x) AND a.datid IS NOT NULL AND a.datname <> current_database())),
+  pg_snapshot_xmax(pg_current_snapshot()))`;
+
+// Only rows of transactions older than every transaction of this database still running are
+// visible to readers: a sequence hands out positions before commit, so a lower position can commit
+// after a higher one. Reading in (transaction id, position) order behind that horizon never skips
+// nor repeats an event.
+const committedHorizon = `m.transaction_id < ${readHorizon}`;
 
 /** The rows after a cursor, in the order readAll reads them; parameters from `$first` on. */
 const afterCursor = (after: LogCursor, first: number): { sql: string; params: string[] } => {
@@ -210,7 +226,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       const deadline = Date.now() + FLOOR_WAIT_MS;
       for (;;) {
         const { rows } = await reader.query<{ ended: boolean }>(
-          `SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS ended`,
+          `SELECT ${readHorizon} >= $1::xid8 AS ended`,
           [now[0]?.xmax ?? '0'],
         );
         if (rows[0]?.ended) break;

@@ -53,9 +53,8 @@ describe.each(storeKinds)('the event log on %s', (store) => {
       ),
     );
     const expected = 1 + 40 + 14;
-    // On PostgreSQL the tail stops before any transaction still running on the server (another
-    // spec's, in another database, counts too): an empty batch means "nothing more yet", so read
-    // until every event has come, within a deadline.
+    // On PostgreSQL the tail stops before any transaction of this database still running: an empty
+    // batch means "nothing more yet", so read until every event has come, within a deadline.
     const seen: bigint[] = [];
     let cursor = logStart;
     for (const until = Date.now() + 20_000; seen.length < expected && Date.now() < until;) {
