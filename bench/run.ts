@@ -6,6 +6,7 @@ import { benchCompletions } from './completions.bench';
 import { benchData } from './data.bench';
 import { benchHttp } from './http.bench';
 import { benchKnowledgeBases } from './kb.bench';
+import { benchLag } from './lag.bench';
 import { benchLedger } from './ledger.bench';
 import { benchLoad } from './load.bench';
 import { benchMl } from './ml.bench';
@@ -34,8 +35,9 @@ const benches: Record<string, () => Promise<unknown>> = {
   ledger: () => benchLedger(),
   kb: () => benchKnowledgeBases(),
   chat: () => benchChat(),
+  lag: () => benchLag(seconds),
 };
-const DEFAULT = 'http,writes,replay,sql,data,models,load,agents,completions,mysql';
+const DEFAULT = 'http,writes,replay,sql,data,models,load,agents,completions,mysql,lag';
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {

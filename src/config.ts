@@ -63,6 +63,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     bodyLimit: e.BODY_LIMIT,
     // Only a shared log has writers in other processes to poll for.
     projectionPollMs: e.PROJECTION_POLL_MS ?? (shared ? 200 : 0),
+    projectionListen: e.PROJECTION_LISTEN === 'true' || e.PROJECTION_LISTEN === '1',
     projectionBatchSize: e.PROJECTION_BATCH_SIZE,
     projectionWaitMs: e.PROJECTION_WAIT_MS,
     readyMaxLagEvents: e.READY_MAX_LAG_EVENTS,

@@ -43,7 +43,7 @@ export const openStores = async (
     {
       batchSize: config.projectionBatchSize,
       pollMs: options.poll ? config.projectionPollMs : 0,
-      follow: options.poll,
+      follow: options.poll && config.projectionListen,
     },
     [fileTablesProjection(blobs), knowledgeBaseContentProjection(blobs)],
   );

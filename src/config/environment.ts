@@ -13,6 +13,7 @@ export const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT: z.string().default('10mb'),
   PROJECTION_POLL_MS: z.coerce.number().int().min(0).optional(),
+  PROJECTION_LISTEN: z.enum(['true', 'false', '1', '0']).default('true'),
   PROJECTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
   PROJECTION_WAIT_MS: z.coerce.number().int().min(0).default(30_000),
   READY_MAX_LAG_EVENTS: z.coerce.number().int().min(0).default(1000),

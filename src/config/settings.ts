@@ -12,6 +12,11 @@ export type Config = {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   bodyLimit: string;
   projectionPollMs: number;
+  /**
+   * Hear of other processes' appends as they commit (PostgreSQL LISTEN/NOTIFY); off: by polling
+   * alone (e.g. behind a connection pooler in transaction mode, where LISTEN does not work).
+   */
+  projectionListen: boolean;
   projectionBatchSize: number;
   /** How long a write waits for its events to reach the read model before answering 202. */
   projectionWaitMs: number;
