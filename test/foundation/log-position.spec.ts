@@ -69,7 +69,7 @@ describe.each(storeKinds)('X-Log-Position on the answers of writes (%s)', (kind)
 describe('X-Min-Log-Position and ?min_position= (sqlite: one process)', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp('sqlite', { READ_MIN_POSITION_WAIT_MS: '300' });
+    t = await startTestApp('sqlite', { READ_MIN_POSITION_WAIT_MS: '300', PROJECTION_WAIT_MS: '200' });
   });
   afterAll(() => t.dispose());
 
@@ -106,6 +106,19 @@ describe('X-Min-Log-Position and ?min_position= (sqlite: one process)', () => {
       .send({ query: `SELECT name FROM information_schema.databases WHERE name = 'seen'` })
       .expect(200);
     expect(answer.body.data).toEqual([['seen']]);
+  });
+
+  it('given a read model held behind a write, when the write answers 202, then X-Log-Position names the position its body names', async () => {
+    const hold = t.running.ctx.projections.hold();
+    try {
+      const accepted = await t.http.post('/api/projects').send({ name: 'accepted' }).expect(202);
+      expect(accepted.body.status).toBe('accepted');
+      expect(accepted.headers['x-log-position']).toBe(accepted.body.position);
+      hold.release();
+      await t.running.ctx.projections.waitFor(BigInt(accepted.body.position as string));
+    } finally {
+      hold.release();
+    }
   });
 
   it('given a position beyond the log, when a GET or a SQL query asks for it, then 503 with Retry-After naming both positions', async () => {
