@@ -214,14 +214,17 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
     follow: (listener) => news.follow(listener),
 
     unreadFloor: async (cursor) => {
-      // 1. Every position handed out so far is at most `handedOut`, and belongs to a transaction
-      //    that had its id before this snapshot (Emmett's append takes it before the sequence).
-      const { rows: now } = await reader.query<{ handed_out: string; xmax: string }>(
-        `SELECT (CASE WHEN s.is_called THEN s.last_value ELSE 0 END)::text AS handed_out,
-                pg_snapshot_xmax(pg_current_snapshot())::text AS xmax
+      // 1. Every position handed out so far is at most `handedOut`. Emmett's append takes its
+      //    transaction id before its position, so each of them belongs to a transaction that had its
+      //    id before the next statement's snapshot: below that snapshot's xmax.
+      const { rows: sequence } = await reader.query<{ handed_out: string }>(
+        `SELECT (CASE WHEN s.is_called THEN s.last_value ELSE 0 END)::text AS handed_out
            FROM emt_global_message_position s`,
       );
-      const handedOut = now[0]?.handed_out ?? '0';
+      const handedOut = sequence[0]?.handed_out ?? '0';
+      const { rows: now } = await reader.query<{ xmax: string }>(
+        `SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`,
+      );
       // 2. Once those transactions have all ended, their rows are committed or never will be.
       const deadline = Date.now() + FLOOR_WAIT_MS;
       for (;;) {

@@ -100,6 +100,23 @@ describe('the PostgreSQL tail and transactions still running', () => {
     expect((await drain(log, start)).names).toEqual(['late', 'after_1', 'after_2', 'after_3']);
   });
 
+  it('given a late append still open, when a restarted reader asks which positions it has read, then the answer waits for it and stops at it', async () => {
+    const { cursor } = await drain(log, logStart);
+    let floor: Promise<bigint> | undefined;
+    await withOpenTransaction(url, async (late) => {
+      await appendOn(late, 'floor_late');
+      await log.append('project-floor_after', [created('floor_after')], 0n);
+      floor = log.unreadFloor(cursor);
+      await new Promise((r) => setTimeout(r, 200));
+      await late.query('COMMIT');
+    });
+    const unread = await log.readPage({ after: cursor.position, limit: 100 });
+    const late = unread.find((e) => e.type === 'ProjectCreated' && e.data.name === 'floor_late');
+    expect(await floor).toBe(late!.meta.position);
+    const { cursor: end } = await drain(log, cursor);
+    expect(await log.unreadFloor(end)).toBe((await log.head()).position + 1n);
+  });
+
   it('given a transaction open in another database, when an append commits here, then the tail reads it at once', async () => {
     const { cursor: start } = await drain(log, logStart);
     await withOpenTransaction(POSTGRES_ADMIN_URL, async (elsewhere) => {
