@@ -3,7 +3,8 @@ import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
 import pg from 'pg';
 import { allContracts, type RecordedEvent } from '../../events';
 import type { Clock } from '../shared/time';
-import { appendNewsFeed, installAppendAnnouncement } from './postgresNews';
+import { appendNewsFeed } from './postgresNews';
+import { extendEmmettSchema } from './postgresSchema';
 import { keyedMutex } from './queue';
 import { actorOf, prepareForAppend, upcast, type StoredMetadata } from './registry';
 import { StreamVersionConflict, type EventLog, type LogCursor } from './types';
@@ -87,7 +88,10 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
   });
   await store.schema.migrate();
   const reader = new pg.Pool({ connectionString, max: 4 });
-  await installAppendAnnouncement(reader);
+  // An idle connection the server closes (a restart, a terminated backend) is dropped from the pool
+  // and the next query opens another; unheard, the pool's 'error' would end the process.
+  reader.on('error', () => undefined);
+  await extendEmmettSchema(reader);
   const news = appendNewsFeed(connectionString);
   const perStream = keyedMutex();
 

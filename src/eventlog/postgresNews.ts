@@ -3,45 +3,6 @@ import type { LogNews } from './types';
 
 /** The channel every append is announced on (NOTIFY is per database, so one name serves all logs). */
 export const APPENDED_CHANNEL = 'mindledger_appended';
-const TRIGGER = 'mindledger_announce_appended';
-
-/**
- * Makes every transaction that appends to Emmett's `emt_messages` announce itself at commit:
- * a statement-level trigger calls `pg_notify` with the transaction id. PostgreSQL delivers it only
- * if the transaction commits and folds identical notifications of one transaction into one, so an
- * append costs no extra round trip and a multi-statement append is announced once. Processes
- * starting together on a fresh database would race on the catalog (`CREATE OR REPLACE` and
- * `CREATE TRIGGER` are not safe against themselves), so a transaction-scoped advisory lock makes
- * them take turns; the trigger is only created when missing, as creating one locks out appends.
- */
-export const installAppendAnnouncement = async (pool: pg.Pool) => {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [TRIGGER]);
-    await client.query(
-      `CREATE OR REPLACE FUNCTION ${TRIGGER}() RETURNS trigger LANGUAGE plpgsql AS $body$
-       BEGIN
-         PERFORM pg_notify('${APPENDED_CHANNEL}', pg_current_xact_id()::text);
-         RETURN NULL;
-       END $body$`,
-    );
-    const { rowCount } = await client.query(
-      `SELECT 1 FROM pg_trigger WHERE tgrelid = 'emt_messages'::regclass AND tgname = $1`,
-      [TRIGGER],
-    );
-    if (!rowCount)
-      await client.query(
-        `CREATE TRIGGER ${TRIGGER} AFTER INSERT ON emt_messages FOR EACH STATEMENT EXECUTE FUNCTION ${TRIGGER}()`,
-      );
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
-};
 
 export type NewsFeedOptions = {
   /** First pause before reconnecting a dropped connection; it doubles up to `maxBackoffMs`. */

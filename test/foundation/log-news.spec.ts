@@ -48,11 +48,13 @@ describe('log news on PostgreSQL: a process learns of another one’s commits at
     for (let i = 0; i < 20; i++) expect(await seenBy(b, await write(`news_${i}`), 1000)).toBeLessThan(1000);
   });
 
-  it('given one trigger and one listening connection per process, when inspected, then there are exactly those', async () => {
+  it('given the announcing trigger, the tail index and one listening connection per process, when inspected, then there are exactly those', async () => {
     const triggers = await admin.query(
       `SELECT tgname FROM pg_trigger WHERE tgrelid = 'emt_messages'::regclass AND NOT tgisinternal`,
     );
     expect(triggers.rows).toEqual([{ tgname: 'mindledger_announce_appended' }]);
+    const index = await admin.query(`SELECT to_regclass('mindledger_messages_tail')::text AS found`);
+    expect(index.rows).toEqual([{ found: 'mindledger_messages_tail' }]);
     expect(await listeners()).toHaveLength(2);
   });
 
