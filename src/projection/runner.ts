@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { RecordedEvent } from '../../events';
 import type { Duck } from '../duckdb/database';
+import { serialQueue } from '../eventlog/queue';
 import { cursorPassed, logStart, type EventLog, type LogCursor, type LogNews } from '../eventlog/types';
 import { applyEvents } from './batch';
 import { createTableSql } from './rows';
@@ -59,6 +60,8 @@ export class ProjectionRunner {
   /** After a failed batch, this many events are applied one at a time, to find the one that fails. */
   private isolating = 0;
   private held: { released: Promise<void>; release: () => void } | null = null;
+  /** Whose turn it is on the writer connection: a batch, or work between batches. */
+  private readonly writerTurn = serialQueue();
   /** Increases with every applied batch; read caches key on it. */
   version = 0;
   /**
@@ -378,7 +381,21 @@ export class ProjectionRunner {
     this.applied.reset(await this.log.unreadFloor(this.cursor));
   }
 
-  private async applyBatch(events: readonly RecordedEvent[], cursor: LogCursor) {
+  /**
+   * Runs `work` on the writer connection between two batches. A batch is one transaction on that
+   * connection: a statement issued meanwhile (the SQL catalog's views, made at start while other
+   * processes' events already arrive) would join it, be invisible to readers until it commits, and
+   * vanish if it rolls back.
+   */
+  betweenBatches<T>(work: () => Promise<T>): Promise<T> {
+    return this.writerTurn(work);
+  }
+
+  private applyBatch(events: readonly RecordedEvent[], cursor: LogCursor) {
+    return this.writerTurn(() => this.writeBatch(events, cursor));
+  }
+
+  private async writeBatch(events: readonly RecordedEvent[], cursor: LogCursor) {
     const w = this.duck.writer;
     this.dataEpoch++;
     await w.run('BEGIN TRANSACTION');

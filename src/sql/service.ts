@@ -328,7 +328,7 @@ export const sqlService = (
     streams: streams as Readonly<typeof streams>,
     /** The SQL tools' port for agents (read-only, a skill's tables only, capped). */
     agentTools,
-    install: () => installCatalog(ctx.duck.writer),
+    install: () => ctx.projections.betweenBatches(() => installCatalog(ctx.duck.writer)),
     tables: { INFORMATION_SCHEMA_TABLES, PROJECT_TABLES },
 
     /** POST /api/projects/{p}/models: the body's statement must be a CREATE MODEL. */
