@@ -265,7 +265,15 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
         pending = deferred;
         continue;
       }
-      options.assertWritable?.();
+      try {
+        options.assertWritable?.();
+      } catch (error) {
+        // Refused before anything is appended; a presumed state may be hiding a no-op (a process
+        // restarting finds its default project already there): judge on the log first.
+        if (!loaded.unverified) throw error;
+        trustCache = false;
+        continue;
+      }
       const events = writing.flatMap((d) => d.events!);
       const causes = writing.flatMap((d) => d.events!.map(() => d.waiting.cause));
       let result: AppendResult;
