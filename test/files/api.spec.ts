@@ -185,7 +185,14 @@ describe.each(storeKinds)('files on %s', (store) => {
 
     it('refuses a name with path separators (400)', async () => {
       expect(
-        problemOf(await t.http.put('/api/files/..%2Fetc').attach('file', HOME_RENTALS).expect(400)).detail,
+        // A body small enough to be sent whole before the refusal (a large one can meet EPIPE:
+        // the server answers without reading it).
+        problemOf(
+          await t.http
+            .put('/api/files/..%2Fetc')
+            .attach('file', Buffer.from('a,b\n1,2\n'), 'tiny.csv')
+            .expect(400),
+        ).detail,
       ).toMatch(/path separators/);
     });
 

@@ -49,7 +49,7 @@ describe('SQL endpoint', () => {
   const ok = async (query: string) => expect((await sql(query)).type).toBe('ok');
 
   beforeAll(async () => {
-    t = await startTestApp('sqlite', { SQL_TIMEOUT_MS: '400', SQL_ROW_LIMIT: '50' });
+    t = await startTestApp('sqlite', { SQL_TIMEOUT_MS: '2000', SQL_ROW_LIMIT: '50' });
   });
   afterAll(() => t?.dispose());
 
@@ -190,8 +190,8 @@ describe('SQL endpoint', () => {
       const started = Date.now();
       const a = await error('SELECT count(*) FROM range(100000000000) a');
       expect(a.error_code).toBe(3024);
-      expect(a.error_message).toMatch(/longer than 400 ms/);
-      expect(Date.now() - started).toBeLessThan(5000);
+      expect(a.error_message).toMatch(/longer than 2000 ms/);
+      expect(Date.now() - started).toBeLessThan(8000);
       expect((await table('SELECT 1')).data).toEqual([[1]]);
     });
 
@@ -742,7 +742,7 @@ describe('a client that goes away', () => {
       const started = Date.now();
       const next = await t.http.post('/api/sql/query').send({ query: 'SELECT 42 AS answer' }).expect(200);
       expect(next.body.data).toEqual([[42]]);
-      expect(Date.now() - started).toBeLessThan(5000);
+      expect(Date.now() - started).toBeLessThan(8000);
     } finally {
       server.close();
       await t.dispose();

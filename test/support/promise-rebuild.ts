@@ -87,21 +87,30 @@ export const statusOf = async (t: TestApp) =>
   (await t.http.get('/api/status').expect(200)).body.read_model as Status & { failed: unknown };
 
 /**
- * Waits until every app's read model (GET /api/status) includes the log's head, then answers each
- * one's status. Throws when one is stopped at an event it cannot apply or does not get there.
+ * Waits until every app's read model includes every event of the log (each position applied: on
+ * PostgreSQL the tail reads in commit order, so the last event read need not be the highest
+ * position), then answers each one's status. Throws when one is stopped at an event it cannot
+ * apply or does not get there.
  */
 export const waitForHead = async (apps: readonly TestApp[], timeoutMs = 15_000) => {
-  const head = (await apps[0]!.running.ctx.log.head()).position.toString();
+  const log = apps[0]!.running.ctx.log;
+  const head = (await log.head()).position.toString();
+  const positions = (await log.readPage({ after: 0n, limit: 1_000_000 })).map((e) => e.meta.position);
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const statuses = await Promise.all(apps.map(statusOf));
-    const failed = statuses.find((s) => s.failed !== null);
-    if (failed) throw new Error(`a read model is stopped: ${JSON.stringify(failed.failed)}`);
-    if (statuses.every((s) => s.position === head)) return { head, statuses };
-    if (Date.now() > deadline)
-      throw new Error(
-        `read models did not reach the log head ${head} in ${timeoutMs} ms: ${statuses.map((s) => s.position).join(', ')}`,
-      );
-    await new Promise((r) => setTimeout(r, 50));
+  for (const [i, app] of apps.entries()) {
+    const failed = (await statusOf(app)).failed;
+    if (failed) throw new Error(`a read model is stopped: ${JSON.stringify(failed)}`);
+    for (const position of positions)
+      await app.running.ctx.projections
+        .waitFor(position, Math.max(1, deadline - Date.now()))
+        .catch((error: unknown) => {
+          throw new Error(
+            `read model ${i} did not include event ${position} (log head ${head}) in ${timeoutMs} ms: ${String(error)}`,
+          );
+        });
   }
+  const statuses = await Promise.all(apps.map(statusOf));
+  const failed = statuses.find((s) => s.failed !== null);
+  if (failed) throw new Error(`a read model is stopped: ${JSON.stringify(failed.failed)}`);
+  return { head, statuses };
 };
