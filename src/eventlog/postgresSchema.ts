@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { inSchemaTurn } from '../shared/pgTurns';
 import { APPENDED_CHANNEL } from './postgresNews';
 
 /*
@@ -24,11 +25,8 @@ const TAIL_INDEX = 'mindledger_messages_tail';
  * missing: creating either locks appends out meanwhile (the index once, for as long as it takes to
  * build over the log already there).
  */
-export const extendEmmettSchema = async (pool: pg.Pool) => {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [ANNOUNCE]);
+export const extendEmmettSchema = (pool: pg.Pool) =>
+  inSchemaTurn(pool, ANNOUNCE, async (client) => {
     await client.query(
       `CREATE OR REPLACE FUNCTION ${ANNOUNCE}() RETURNS trigger LANGUAGE plpgsql AS $body$
        BEGIN
@@ -50,11 +48,4 @@ export const extendEmmettSchema = async (pool: pg.Pool) => {
     );
     if (index[0]?.found == null)
       await client.query(`CREATE INDEX ${TAIL_INDEX} ON emt_messages (transaction_id, global_position)`);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
-};
+  });

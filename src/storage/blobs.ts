@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import { inSchemaTurn } from '../shared/pgTurns';
 import { keyedMutex } from '../eventlog/queue';
 
 const PART = 4 * 1024 * 1024;
@@ -43,27 +44,13 @@ export const sha256File = async (file: string) => {
   return hash.digest('hex');
 };
 
-/**
- * `CREATE TABLE IF NOT EXISTS` is not safe against itself in PostgreSQL: two processes starting
- * together both find no table and one fails on pg_type's unique index. A transaction-scoped
- * advisory lock makes the creators take turns.
- */
-const createBlobTable = async (pool: pg.Pool) => {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('mindledger_file_blobs', 0))`);
+/** Processes starting together on a fresh database take turns creating it (see inSchemaTurn). */
+const createBlobTable = (pool: pg.Pool) =>
+  inSchemaTurn(pool, 'mindledger_file_blobs', async (client) => {
     await client.query(
       `CREATE TABLE IF NOT EXISTS mindledger_file_blobs (digest text NOT NULL, part integer NOT NULL, bytes bytea NOT NULL, PRIMARY KEY (digest, part))`,
     );
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
-};
+  });
 
 export const openBlobStore = async (dataDir: string, postgresUrl?: string): Promise<BlobStore> => {
   const directory = path.join(dataDir, 'files', 'blobs');
