@@ -17,6 +17,47 @@ const runConcurrently = async (count: number, concurrency: number, work: (i: num
   return (count / (performance.now() - started)) * 1000;
 };
 
+type Store = 'sqlite' | 'postgres';
+
+/** The baseline: raw appends of one event each, every one to a stream of its own (none conflict). */
+const rawAppendRate = async (store: Store, count: number, concurrency: number) => {
+  const pg = store === 'postgres' ? await freshPostgresDatabase() : undefined;
+  const rawLog = await openEventLog({
+    url: pg?.url,
+    dataDir: tmpDir('mindledger-bench-raw-'),
+    clock: () => new Date(),
+  });
+  try {
+    return await runConcurrently(count, concurrency, (i) =>
+      rawLog.append(
+        projectStream(`raw_${i}`),
+        [{ type: 'ProjectCreated', data: { name: `raw_${i}`, createdAt: new Date().toISOString() } }],
+        0n,
+      ),
+    );
+  } finally {
+    await rawLog.close();
+    await pg?.drop();
+  }
+};
+
+/** The service on a fresh store of that kind, and how to throw it away. */
+const startBenchApp = async (store: Store) => {
+  const pg = store === 'postgres' ? await freshPostgresDatabase() : undefined;
+  const config = loadConfig({
+    DATA_DIR: tmpDir('mindledger-bench-app-'),
+    ...(pg ? { EVENT_STORE_URL: pg.url } : {}),
+  });
+  const app = await createApp(config, { logger: pino({ level: 'silent' }) });
+  return {
+    app,
+    dispose: async () => {
+      await app.close();
+      await pg?.drop();
+    },
+  };
+};
+
 /**
  * Project creation through the service (decider, append, projection, read-back) against raw
  * appends of the same event to the same kind of store, with the same concurrency.
@@ -25,32 +66,10 @@ export const benchWrites = async (count: number) => {
   const results: { store: string; ratio: number }[] = [];
   for (const store of ['sqlite', 'postgres'] as const) {
     for (const concurrency of [1, 16]) {
-      const pgRaw = store === 'postgres' ? await freshPostgresDatabase() : undefined;
-      const pgApp = store === 'postgres' ? await freshPostgresDatabase() : undefined;
-
-      const rawLog = await openEventLog({
-        url: pgRaw?.url,
-        dataDir: tmpDir('mindledger-bench-raw-'),
-        clock: () => new Date(),
-      });
-      const raw = await runConcurrently(count, concurrency, (i) =>
-        rawLog.append(
-          projectStream(`raw_${i}`),
-          [{ type: 'ProjectCreated', data: { name: `raw_${i}`, createdAt: new Date().toISOString() } }],
-          0n,
-        ),
-      );
-      await rawLog.close();
-
-      const config = loadConfig({
-        DATA_DIR: tmpDir('mindledger-bench-app-'),
-        ...(pgApp ? { EVENT_STORE_URL: pgApp.url } : {}),
-      });
-      const app = await createApp(config, { logger: pino({ level: 'silent' }) });
+      const raw = await rawAppendRate(store, count, concurrency);
+      const { app, dispose } = await startBenchApp(store);
       const ours = await runConcurrently(count, concurrency, (i) => app.services.projects.create(`p_${i}`));
-      await app.close();
-      await pgRaw?.drop();
-      await pgApp?.drop();
+      await dispose();
 
       const r = ratio(ours, raw);
       console.log(
@@ -71,27 +90,8 @@ export const benchWrites = async (count: number) => {
 export const benchProjectWrites = async (count: number, held = 3000, concurrency = 16) => {
   const results: { label: string; ratio: number }[] = [];
   for (const store of ['sqlite', 'postgres'] as const) {
-    const pgRaw = store === 'postgres' ? await freshPostgresDatabase() : undefined;
-    const pgApp = store === 'postgres' ? await freshPostgresDatabase() : undefined;
-    const rawLog = await openEventLog({
-      url: pgRaw?.url,
-      dataDir: tmpDir('mindledger-bench-raw-'),
-      clock: () => new Date(),
-    });
-    const raw = await runConcurrently(count, concurrency, (i) =>
-      rawLog.append(
-        projectStream(`raw_${i}`),
-        [{ type: 'ProjectCreated', data: { name: `raw_${i}`, createdAt: new Date().toISOString() } }],
-        0n,
-      ),
-    );
-    await rawLog.close();
-
-    const config = loadConfig({
-      DATA_DIR: tmpDir('mindledger-bench-app-'),
-      ...(pgApp ? { EVENT_STORE_URL: pgApp.url } : {}),
-    });
-    const app = await createApp(config, { logger: pino({ level: 'silent' }) });
+    const raw = await rawAppendRate(store, count, concurrency);
+    const { app, dispose } = await startBenchApp(store);
     const skills = app.services.skills;
     const create = (project: string, name: string) =>
       skills.run(project, { type: 'CreateSkill', data: { name, type: 'text', params: {} } });
@@ -102,9 +102,7 @@ export const benchProjectWrites = async (count: number, held = 3000, concurrency
 
     const intoEmpty = await runConcurrently(count, concurrency, (i) => create('empty_one', `s_${i}`));
     const intoFull = await runConcurrently(count, concurrency, (i) => create('full_one', `s_${i}`));
-    await app.close();
-    await pgRaw?.drop();
-    await pgApp?.drop();
+    await dispose();
 
     const toRaw = ratio(intoEmpty, raw);
     const bySize = ratio(intoFull, intoEmpty);

@@ -12,7 +12,6 @@ import {
 } from './projection/runner';
 import { unavailable } from './shared/errors';
 import type { ReadCache } from './shared/readCache';
-import { noteAppended } from './shared/requestContext';
 import type { Clock } from './shared/time';
 
 /** What every capability's service is built from: injected, so tests can assemble their own. */
@@ -59,13 +58,12 @@ export const assertReadModelWritable = (projections: ProjectionRunner) => {
 /**
  * Waits until this process's read model includes a command's events (read-your-writes). When it
  * does not within PROJECTION_WAIT_MS, the write still happened: 202 with its position. When the read
- * model stopped at an event it cannot apply, 503 with the reason and when it is retried. The
- * request's answer carries the position either way (X-Log-Position, src/http/logPosition.ts).
+ * model stopped at an event it cannot apply, 503 with the reason and when it is retried.
+ * The request's answer carries the position either way: the command runner noted it
+ * (X-Log-Position, src/http/logPosition.ts).
  */
 export const settled = async (ctx: AppContext, lastPosition: bigint | null) => {
   if (lastPosition === null) return;
-  // Stored whatever happens next: the answer names it (X-Log-Position) for reads on other nodes.
-  noteAppended(lastPosition);
   try {
     await ctx.projections.waitFor(lastPosition, ctx.config.projectionWaitMs);
   } catch (error) {

@@ -37,7 +37,6 @@ import {
 } from '../shared/errors';
 import { findByRef } from '../shared/params';
 import { skillById } from '../skills/state';
-import { noteAppended } from '../shared/requestContext';
 import { decideThreadTurn } from './decider';
 import { presentRun, presentStep } from './present';
 import { runRow, runRowsOfAgent, stepRowsOfRun } from './projection';
@@ -181,10 +180,7 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
    */
   const recorded = async (position: bigint | null, wait: boolean) => {
     if (wait) await settled(ctx, position);
-    else {
-      if (position !== null) noteAppended(position);
-      void ctx.projections.catchUp().catch(() => undefined);
-    }
+    else void ctx.projections.catchUp().catch(() => undefined);
   };
 
   /** The read model includes every run this process recorded (a failed projection is reported elsewhere). */

@@ -6,7 +6,7 @@ import { notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { decideAgent, type AgentCommand } from './decider';
 import { presentAgent, type LinkedSkill, type PresentedAgent } from './present';
-import { agentRowById, agentRowByRef, agentRowsOfProject } from './projection';
+import { agentRowById, agentRowByRef, agentRowsOfProject, type AgentRow } from './projection';
 
 /** The skills of a project as an agent shows them (the skills service answers it). */
 export type ProjectSkills = {
@@ -29,20 +29,21 @@ export const agentsService = (ctx: AppContext, projects: ProjectDirectory, skill
     return { project, row: await agentRowByRef(ctx.duck, project.id, ref) };
   };
 
+  /** An agent's row as the API shows it, with its own skills only. */
+  const presented = async (projectName: string, row: AgentRow): Promise<PresentedAgent> =>
+    presentAgent(row, row.SKILL_IDS.length > 0 ? await skills.byIds(projectName, row.SKILL_IDS) : []);
+
   const get = async (projectName: string, ref: string): Promise<PresentedAgent> => {
     const { project, row } = await rowOf(projectName, ref);
     if (!row) throw notFound(`Agent with name ${ref} does not exist`, 'Agent not found');
-    const linked = row.SKILL_IDS.length > 0 ? await skills.byIds(project.name, row.SKILL_IDS) : [];
-    return presentAgent(row, linked);
+    return presented(project.name, row);
   };
 
   /** The agent with this id (never a name that happens to be these digits), or undefined. */
   const byId = async (projectName: string, id: number): Promise<PresentedAgent | undefined> => {
     const project = await projects.require(projectName);
     const row = await agentRowById(ctx.duck, project.id, BigInt(id));
-    if (!row) return undefined;
-    const linked = row.SKILL_IDS.length > 0 ? await skills.byIds(project.name, row.SKILL_IDS) : [];
-    return presentAgent(row, linked);
+    return row ? presented(project.name, row) : undefined;
   };
 
   const run = async (projectName: string, unstamped: Unstamped<AgentCommand>) => {

@@ -185,7 +185,7 @@ export const chatbotRowsOfProject = async (reader: TableReader, projectId: numbe
     BigInt(projectId),
   ])) as ChatbotRow[];
 
-/** One chatbot of a project, by its exact name or its id (as `isChatbotRef` matches), first by id. */
+/** One chatbot of a project, by its exact name or its id (as `isChatbotRef` matches); the lowest id when both match. */
 export const chatbotRowByRef = async (reader: TableReader, projectId: number, ref: string) =>
   (
     (await reader.query(

@@ -1,6 +1,6 @@
 import { boundsViolationDetail, type RecordedEvent } from '../../events';
 import { invalid } from '../shared/errors';
-import { currentRequest, type RequestContext } from '../shared/requestContext';
+import { currentRequest, noteAppended, type RequestContext } from '../shared/requestContext';
 import { StreamVersionConflict, type AppendResult, type EventLog, type NewEvent } from './types';
 
 /** How a stream's events fold into the state its deciders read. */
@@ -160,23 +160,23 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
     stream: string,
     aggregate: Aggregate<S>,
     trustCache = false,
-  ): Promise<{ state: S; version: bigint; fresh: RecordedEvent[]; unverified: boolean }> => {
+  ): Promise<{ state: S; version: bigint; unverified: boolean }> => {
     const cached = cache.get(stream);
-    const start =
-      cached && cached.aggregate === aggregate
-        ? { state: cached.state as S, version: cached.version }
-        : { state: aggregate.initialState(), version: 0n };
-    if (cached && cached.aggregate === aggregate && (log.soleWriter || trustCache))
-      return { ...start, fresh: [], unverified: !log.soleWriter };
-    // A stream this process never met is most often a new one (a project, a run, a message): the
-    // append's check tells, at the price of one failed append when it was not.
-    if (trustCache && !log.soleWriter) return { ...start, fresh: [], unverified: true };
+    const known = cached !== undefined && cached.aggregate === aggregate;
+    const start = known
+      ? { state: cached.state as S, version: cached.version }
+      : { state: aggregate.initialState(), version: 0n };
+    if (known && log.soleWriter) return { ...start, unverified: false };
+    // With other writers, a cached state is decided on as it is, and a stream this process never met
+    // is presumed new (most are: a project, a run, a message): the append's check tells, at the price
+    // of one failed append when the guess was wrong.
+    if (trustCache && !log.soleWriter) return { ...start, unverified: true };
     const { events, version } = await log.readStream(stream, start.version);
     let state = start.state;
     for (const e of events) state = aggregate.evolve(state, e);
     const current = events.length ? version : start.version;
     remember(stream, current, state, aggregate as Aggregate<unknown>);
-    return { state, version: current, fresh: events, unverified: false };
+    return { state, version: current, unverified: false };
   };
 
   /**
@@ -312,7 +312,10 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
         const own = result.events.slice(at, at + d.events.length);
         at += d.events.length;
         state = own.reduce(aggregate.evolve, state);
-        d.waiting.resolve({ state, events: own, lastPosition: own.at(-1)?.meta.position ?? null });
+        const lastPosition = own.at(-1)?.meta.position ?? null;
+        // The answer to the request that sent it names its position (X-Log-Position).
+        if (lastPosition !== null) noteAppended(d.waiting.cause, lastPosition);
+        d.waiting.resolve({ state, events: own, lastPosition });
       }
       remember(stream, result.streamVersion, state, aggregate);
       pending = deferred;

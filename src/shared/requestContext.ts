@@ -49,11 +49,12 @@ export const viaInterface = <T>(via: Interface, fn: () => T): T => {
 };
 
 /**
- * Records that the request being served appended events up to `position` (the highest one counts:
- * a client reading elsewhere waits for it and, the log being read in order, for all before it).
+ * Records that a request appended events up to `position` (the highest one counts: a client reading
+ * elsewhere waits for it and, the log being read in order, for all before it). The command runner
+ * calls it for every append, with the request that sent the command.
  */
-export const noteAppended = (position: bigint) => {
-  const appended = storage.getStore()?.appended;
+export const noteAppended = (request: RequestContext | undefined, position: bigint) => {
+  const appended = request?.appended;
   if (appended && (appended.last === null || position > appended.last)) appended.last = position;
 };
 
