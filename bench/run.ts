@@ -1,10 +1,11 @@
 // npm run bench: prints each comparison measured in this one run. BENCH_ONLY=http,writes,… picks some;
-// the slow ones (ml, ledger, kb, chat) run only when named.
+// the slow ones (ml, ledger, kb, chat, predictjoin, jobs) run only when named.
 import { benchAgentLoop } from './agents.bench';
 import { benchChat } from './chat.bench';
 import { benchCompletions } from './completions.bench';
 import { benchData } from './data.bench';
 import { benchHttp } from './http.bench';
+import { benchJobs } from './jobs.bench';
 import { benchKnowledgeBases } from './kb.bench';
 import { benchLag } from './lag.bench';
 import { benchLedger } from './ledger.bench';
@@ -12,6 +13,7 @@ import { benchLoad } from './load.bench';
 import { benchMl } from './ml.bench';
 import { benchModels } from './models.bench';
 import { benchMysql } from './mysql.bench';
+import { benchPredictJoin } from './predictjoin.bench';
 import { benchReplay } from './replay.bench';
 import { benchSql } from './sql.bench';
 import { benchProjectWrites, benchWrites } from './writes.bench';
@@ -36,6 +38,8 @@ const benches: Record<string, () => Promise<unknown>> = {
   kb: () => benchKnowledgeBases(),
   chat: () => benchChat(),
   lag: () => benchLag(seconds),
+  predictjoin: () => benchPredictJoin(),
+  jobs: () => benchJobs(),
 };
 const DEFAULT = 'http,writes,replay,sql,data,models,load,agents,completions,mysql,lag';
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');

@@ -5,6 +5,10 @@ import { chatMessageContracts, type ChatMessageEvent } from './chatMessages';
 import type { Recorded } from './contract';
 import { databaseContracts, type DatabaseEvent } from './databases';
 import { fileContracts, type FileBlobEvent, type FileEvent } from './files';
+import { jobContracts, type JobEvent, type JobRunEvent } from './jobs';
+import { viewContracts, type ViewEvent } from './views';
+import { triggerContracts, type TriggerEvent, type TriggerFiringEvent } from './triggers';
+import { integrationWriteContracts, type IntegrationWriteEvent } from './integrationWrites';
 import { knowledgeBaseContracts, type KnowledgeBaseEvent } from './knowledgeBases';
 import { ledgerContracts, type LedgerEvent } from './ledger';
 import { mlEngineContracts, type MlEngineEvent } from './mlEngines';
@@ -27,6 +31,10 @@ export * from './knowledgeBases';
 export * from './chatMessages';
 export * from './users';
 export * from './ledger';
+export * from './jobs';
+export * from './views';
+export * from './triggers';
+export * from './integrationWrites';
 
 /** Every event type the log may hold. A type missing here cannot be appended. */
 export const allContracts = [
@@ -43,6 +51,10 @@ export const allContracts = [
   ...chatMessageContracts,
   ...userContracts,
   ...ledgerContracts,
+  ...jobContracts,
+  ...viewContracts,
+  ...triggerContracts,
+  ...integrationWriteContracts,
 ] as const;
 
 /**
@@ -65,7 +77,13 @@ export type MindledgerEvent =
   | ChatMessageEvent
   | UserEvent
   | SessionEvent
-  | LedgerEvent;
+  | LedgerEvent
+  | JobEvent
+  | JobRunEvent
+  | ViewEvent
+  | TriggerEvent
+  | TriggerFiringEvent
+  | IntegrationWriteEvent;
 
 export type EventType = MindledgerEvent['type'];
 

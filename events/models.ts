@@ -17,9 +17,15 @@ const timeseries = z.object({
   horizon: z.number().int().nullable(),
 });
 
+/** Rows a version learns from: `query` run in `sourceDatabase`. */
+const trainingData = z.object({ sourceDatabase: z.string(), query: z.string() });
+
 /**
  * A model version's definition: what to learn (`target`) from which rows (`query` in
  * `sourceDatabase`). `timeseries` is absent from definitions written before time-series models.
+ * A version made by FINETUNE names the version it was fine-tuned from (`finetunedFrom`) and keeps
+ * that version's rows (`priorData`, read again before its own): it learns from the old data plus
+ * the new. Both are absent from other definitions.
  */
 export const ModelVersionDefined = defineEvent(
   'ModelVersionDefined',
@@ -31,6 +37,8 @@ export const ModelVersionDefined = defineEvent(
     sourceDatabase: z.string(),
     options,
     timeseries: timeseries.nullable().optional(),
+    finetunedFrom: z.number().int().min(1).optional(),
+    priorData: z.array(trainingData).optional(),
     definedAt: z.iso.datetime(),
   }),
 );

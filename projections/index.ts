@@ -5,6 +5,9 @@ import { chatbotsTable } from '../src/chatbots/projection';
 import { chatMessagesTable } from '../src/chatMessages/projection';
 import { databasesTable } from '../src/databases/projection';
 import { filesTable } from '../src/files/projection';
+import { jobRunsTable, jobsTable } from '../src/jobs/projection';
+import { viewsTable } from '../src/views/projection';
+import { triggersTable } from '../src/triggers/projection';
 import { knowledgeBasesTable } from '../src/knowledgeBases/projection';
 import { mlEnginesTable } from '../src/mlEngines/projection';
 import { modelsTable } from '../src/models/projection';
@@ -40,6 +43,10 @@ export const allProjections: readonly TableProjection[] = [
   sessionsTable,
   ledgerTreeTable,
   ledgerLeavesTable,
+  jobsTable,
+  jobRunsTable,
+  viewsTable,
+  triggersTable,
 ];
 
 export { fileTablesProjection } from '../src/files/projection';

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import express, { type Express } from 'express';
 import { configureEventLimits } from '../events';
@@ -28,10 +29,19 @@ import { awaitMinLogPosition, logPositionHeader } from './http/logPosition';
 import { errorMapper, notFoundHandler } from './http/problem';
 import { registerServerPaths } from './http/serverPaths';
 import { createLogger } from './logger';
+import { mlEngineRoutes } from './mlEngines/routes';
 import { mlEnginesService } from './mlEngines/service';
 import { modelRoutes } from './models/routes';
 import { modelsService } from './models/service';
 import { instanceIdOf, type TrainingRows } from './models/training';
+import { jobRoutes } from './jobs/routes';
+import { jobScheduler, type JobScheduler } from './jobs/scheduler';
+import { jobsService } from './jobs/service';
+import { viewRoutes } from './views/routes';
+import { integrationWritesService } from './integrationWrites/service';
+import { triggersService, type TriggerSource } from './triggers/service';
+import { triggerWatcher, type TriggerWatcher } from './triggers/watcher';
+import { viewsService, type ViewCheck } from './views/service';
 import { knowledgeBaseRoutes } from './knowledgeBases/routes';
 import { chatMessageRoutes } from './chatMessages/routes';
 import { knowledgeBasesService } from './knowledgeBases/service';
@@ -42,7 +52,9 @@ import { readCache } from './shared/readCache';
 import { skillBody } from './skills/present';
 import { skillRoutes } from './skills/routes';
 import { skillsService } from './skills/service';
+import { jobStatementProblem } from './sql/jobStatements';
 import { sqlRoutes } from './sql/routes';
+import { mysqlDialectOutsideConnections } from './mysql/oneStatement';
 import { sqlService, type SqlService } from './sql/service';
 import type { BlobStore } from './storage/blobs';
 import { openStores } from './stores';
@@ -67,6 +79,10 @@ export const buildServices = (
   training: TrainingRows,
   /** The SQL engine's tools for agents (the SQL service is built from these services: late-bound). */
   agentSql: () => SqlToolPort,
+  /** How a view's query is checked: planned by the SQL service (late-bound too). */
+  viewCheck: ViewCheck,
+  /** The external databases triggers watch (opened after the services: late-bound). */
+  triggerSource: () => TriggerSource,
 ) => {
   const directory = projectDirectory(ctx.duck, ctx.cached);
   const projects = projectsService(ctx, directory, {
@@ -124,6 +140,10 @@ export const buildServices = (
   const { chatMessages, chatbotRuntime } = chatbotServices(ctx, { chatbots, databases, agentRuns });
   const users = usersService(ctx, { sessionTtlMs: ctx.config.auth.sessionTtlMs });
   const ledger = signedLedger(ctx);
+  const jobs = jobsService(ctx, directory, jobStatementProblem);
+  const views = viewsService(ctx, directory, viewCheck);
+  const integrationWrites = integrationWritesService(ctx);
+  const triggers = triggersService(ctx, directory, triggerSource);
   return {
     users,
     ledger,
@@ -139,6 +159,10 @@ export const buildServices = (
     knowledgeBases,
     chatMessages,
     chatbotRuntime,
+    jobs,
+    views,
+    integrationWrites,
+    triggers,
   };
 };
 export type Services = ReturnType<typeof buildServices>;
@@ -151,6 +175,22 @@ export const buildHttpApp = (
   readModel: ReadModelStatus,
   operator: OperatorView,
 ): { app: Express; api: Api } => {
+  // The HTTP endpoint answers MySQL's connection-level look-ups (`SELECT @@version`, SHOW VARIABLES
+  // LIKE, SHOW COLUMNS …) with the MySQL door's code, so the two doors agree.
+  const sqlOverHttp = mysqlDialectOutsideConnections(
+    sql,
+    {
+      serverVersion: `8.0.17-mindledger-${VERSION}`,
+      versionComment: 'mindledger (MindsDB-compatible)',
+      port: ctx.config.mysql.port,
+      hostname: os.hostname(),
+      tls: ctx.config.mysql.tls !== undefined,
+      defaultAuthPlugin: 'caching_sha2_password',
+      maxAllowedPacket: 64 * 1024 * 1024,
+    },
+    { user: 'mindsdb', host: 'localhost' },
+    'mindsdb',
+  );
   const api = new Api();
   // Every capability's routes, in the order the OpenAPI document lists them.
   const mounts: ((api: Api) => void)[] = [
@@ -170,6 +210,8 @@ export const buildHttpApp = (
     (a) => agentRunRoutes(a, services.agentRuns),
     (a) => chatbotRoutes(a, services.chatbots, services.projects),
     (a) => knowledgeBaseRoutes(a, services.knowledgeBases, services.projects),
+    (a) => jobRoutes(a, services.jobs),
+    (a) => viewRoutes(a, services.views),
     (a) =>
       chatMessageRoutes(
         a,
@@ -180,8 +222,15 @@ export const buildHttpApp = (
           streamPollMs: 200,
         },
       ),
-    (a) => sqlRoutes(a, sql),
+    (a) =>
+      sqlRoutes(a, {
+        execute: async (query, context, params, signal) => {
+          const answer = await sqlOverHttp(query, context, params, signal);
+          return answer.type === 'ok' ? { ...answer, affected_rows: answer.affected_rows ?? null } : answer;
+        },
+      }),
     (a) => modelRoutes(a, services.models, services.projects, sql),
+    (a) => mlEngineRoutes(a, services.mlEngines),
     (a) =>
       fileRoutes(a, services.files, {
         maxBytes: ctx.config.fileUploadMaxBytes,
@@ -223,6 +272,10 @@ export type RunningApp = {
   readonly ctx: AppContext;
   readonly services: Services;
   readonly sql: SqlService;
+  /** Fires due jobs (every process runs one; a run is claimed through the log). */
+  readonly jobs: JobScheduler;
+  /** Fires triggers whose source tables gained rows (every process runs one; a firing is claimed through the log). */
+  readonly triggers: TriggerWatcher;
   readonly app: Express;
   readonly api: Api;
   close(): Promise<void>;
@@ -256,11 +309,18 @@ export const createApp = async (
     logger,
   };
   // Training reads its rows through the SQL service, which is built from the services: late-bound.
-  const late: { sql?: SqlService } = {};
+  const late: { sql?: SqlService; triggerSource?: TriggerSource } = {};
   const training: TrainingRows = {
     rows: (database: string, query: string) => late.sql!.queryRows(database, query),
   };
-  const services = buildServices(ctx, blobs, training, () => late.sql!.agentTools);
+  const services = buildServices(
+    ctx,
+    blobs,
+    training,
+    () => late.sql!.agentTools,
+    (project, name, query) => late.sql!.checkView(project, name, query),
+    () => late.triggerSource!,
+  );
   // What the service does on its own at start is recorded as the system's doing.
   await withRequest(
     { requestId: 'startup', interface: 'system', actor: { kind: 'system', id: 'startup' } },
@@ -281,6 +341,20 @@ export const createApp = async (
   });
   const sql = sqlService(ctx, services, externals, operator.sql);
   late.sql = sql;
+  late.triggerSource = {
+    integration: async (database) => {
+      const found = await services.databases.findIntegration(database);
+      return found ? { name: found.name, engine: found.engine ?? '' } : undefined;
+    },
+    run: async (database, statements, params = []) => {
+      const db = await externals.get(database);
+      await db.transaction(async (run) => {
+        for (const [i, statement] of statements.entries()) await run(statement, params[i] ?? []);
+      });
+    },
+    rows: async (database, query, params) =>
+      (await (await externals.get(database)).query(query, params)).rows,
+  };
   await sql.install();
   // With the read model stopped at an event it cannot apply, this write waits for the next start.
   await services.models.recoverInterruptedTrainings().catch((err: unknown) => {
@@ -289,6 +363,32 @@ export const createApp = async (
   });
   // Every process answers chatbots' messages (and long-polls Telegram), when configured to.
   const { processor, pollers } = startChatbotWork(ctx, services);
+  // Every process fires due jobs; each statement runs through the SQL service, in the job's project.
+  const jobs = jobScheduler(
+    ctx,
+    {
+      execute: async (query, project) => {
+        const answer = await sql.execute(query, { db: project }, {});
+        if (answer.type === 'error') return { outcome: 'error', rows: null, error: answer.error_message };
+        if (answer.type === 'table') return { outcome: 'rows', rows: answer.data.length, error: null };
+        return { outcome: 'ok', rows: answer.affected_rows ?? null, error: null };
+      },
+    },
+    config.jobs,
+  );
+  jobs.start();
+  const triggers = triggerWatcher(
+    ctx,
+    () => late.triggerSource!,
+    {
+      execute: async (query, project) => {
+        const answer = await sql.execute(query, { db: project }, {});
+        return answer.type === 'error' ? answer.error_message : null;
+      },
+    },
+    config.triggers,
+  );
+  triggers.start();
   // The ledger signs checkpoints of the log's hash tree as the log grows (and at a clean stop).
   withRequest({ requestId: 'ledger', interface: 'system', actor: { kind: 'system', id: 'ledger' } }, () =>
     services.ledger.start(),
@@ -308,13 +408,15 @@ export const createApp = async (
     ctx,
     services,
     sql,
+    jobs,
+    triggers,
     app,
     api,
     close: async () => {
       // Let trainings this process started finish recording (bounded), then stop. The bound's timer
       // is unref'd: left running, it kept a process that had closed everything alive for 10 s.
       await Promise.race([services.models.idle(), new Promise((r) => setTimeout(r, 10_000).unref())]);
-      await Promise.all([processor.stop(), pollers.stop()]);
+      await Promise.all([processor.stop(), pollers.stop(), jobs.stop(), triggers.stop()]);
       await services.ledger.stop();
       await externals.closeAll();
       await stores.close();

@@ -132,6 +132,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       telegramApiBaseUrl: e.TELEGRAM_API_BASE_URL.replace(/\/+$/, ''),
       telegramPollSeconds: e.CHATBOT_TELEGRAM_POLL_SECONDS,
     },
+    jobs: { pollMs: e.JOBS_POLL_MS, leaseMs: e.JOBS_LEASE_MS },
+    triggers: { pollMs: e.TRIGGERS_POLL_MS },
     auth: {
       bootstrap:
         e.AUTH_USERNAME && e.AUTH_PASSWORD

@@ -4,17 +4,28 @@ import type { Aggregate } from '../eventlog/commands';
 import type { EventLog } from '../eventlog/types';
 import {
   createProofBuilder,
+  leafText,
   signCheckpoint,
   verifyLog,
   type PublicKeyInput,
   type RecordedEventLike,
   type SigningKey,
   type VerifyLogResult,
+  type VerifyProgress,
 } from '../ledger';
 import { notFound } from '../shared/errors';
+import { maskSecrets } from '../shared/secrets';
 import { duckLeafHashes, leafOfPosition, treeHead } from './ledgerProjection';
 
 export const CHECKPOINT_STREAM = 'ledger-checkpoints';
+
+/** Whether masking would change the event: it holds a secret somewhere in its data or metadata. */
+const holdsSecret = (event: RecordedEvent) => {
+  const json = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? String(x) : x));
+  return (
+    json(maskSecrets(event.data)) !== json(event.data) || json(maskSecrets(event.meta)) !== json(event.meta)
+  );
+};
 
 type Signed = LedgerCheckpointSigned['data'] & { position: bigint };
 type CheckpointState = { readonly checkpoints: readonly Signed[] };
@@ -28,9 +39,15 @@ const checkpointAggregate: Aggregate<CheckpointState> = {
 };
 
 /** Every event of the log in the order it is tailed (the tree's leaf order), page by page. */
-export async function* tailedEvents(log: EventLog, pageSize = 5000): AsyncGenerator<RecordedEventLike[]> {
+export async function* tailedEvents(
+  log: EventLog,
+  pageSize = 5000,
+  signal?: AbortSignal,
+): AsyncGenerator<RecordedEventLike[]> {
   let cursor = { position: 0n, transactionId: null as string | null };
   for (;;) {
+    // A client that went away stops the reading (a whole-log check can take minutes).
+    signal?.throwIfAborted();
     const page = await log.readAll(cursor, pageSize);
     if (page.events.length === 0) return;
     yield page.events;
@@ -49,7 +66,13 @@ export const verifyWholeLog = async (
   log: EventLog,
   trusted: readonly PublicKeyInput[],
   origin: string,
-): Promise<VerifyLogResult> => verifyLog(tailedEvents(log), await checkpointNotes(log), trusted, { origin });
+  progress: { onProgress?: (p: VerifyProgress) => void; every?: number; signal?: AbortSignal } = {},
+): Promise<VerifyLogResult> =>
+  verifyLog(tailedEvents(log, 5000, progress.signal), await checkpointNotes(log), trusted, {
+    origin,
+    onProgress: progress.onProgress,
+    progressEvery: progress.every,
+  });
 
 /** A verification result as JSON (positions as numbers, hashes as they are). */
 export const presentVerification = (result: VerifyLogResult) =>
@@ -160,7 +183,10 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
         ctx.logger.warn({ err }, 'ledger checkpoint at shutdown not signed'),
       );
     },
-    verify: async () => presentVerification(await verifyWholeLog(ctx.log, options.trusted, options.origin)),
+    verify: async (progress: Parameters<typeof verifyWholeLog>[3] = {}) =>
+      presentVerification(await verifyWholeLog(ctx.log, options.trusted, options.origin, progress)),
+    /** How many events the log holds now (the total a streamed verification reports against). */
+    logSize: async () => (await ctx.log.head()).events,
     publicKey: () => ({
       pem: options.key.publicKeyPem,
       fingerprint: options.key.fingerprint,
@@ -178,13 +204,19 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
           'Not checkpointed yet',
         );
       const proof = await proofs.inclusionProof(leaf.index, latest.treeSize);
+      const [event] = await ctx.log.readPage({ after: position - 1n, limit: 1 });
       return {
         position: Number(position),
         leaf_index: leaf.index,
+        // The canonical leaf, so the auditor can read the event and hash it themselves; left out for
+        // an event that holds a secret (secrets are in the log as sent, never in an answer).
+        ...(event && event.meta.position === position && !holdsSecret(event)
+          ? { leaf: leafText(event) }
+          : {}),
         leaf_hash: b64(Buffer.from(leaf.hash, 'hex')),
         tree_size: latest.treeSize,
         root_hash: latest.rootHash,
-        proof: proof.map(b64),
+        inclusion_path: proof.map(b64),
         checkpoint: latest.note,
       };
     },
@@ -203,13 +235,13 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
         );
       const proof = await proofs.consistencyProof(origin.treeSize, target.treeSize);
       return {
-        from: origin.treeSize,
-        to: target.treeSize,
-        from_root: origin.rootHash,
-        to_root: target.rootHash,
-        proof: proof.map(b64),
-        from_checkpoint: origin.note,
-        to_checkpoint: target.note,
+        first: origin.treeSize,
+        second: target.treeSize,
+        first_root: origin.rootHash,
+        second_root: target.rootHash,
+        consistency_path: proof.map(b64),
+        first_checkpoint: origin.note,
+        second_checkpoint: target.note,
       };
     },
   };

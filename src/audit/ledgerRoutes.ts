@@ -20,7 +20,53 @@ export const ledgerRoutes = (api: Api, ledger: AuditLedger) =>
           schema: z.object({ ok: z.boolean() }).loose(),
         },
       },
-      handle: async () => ({ status: 200, body: await ledger.verify() }),
+      query: z.object({
+        progress: z
+          .enum(['true', 'false'])
+          .optional()
+          .describe(
+            'true: answer as text/event-stream, progress events then the result (also with Accept: text/event-stream)',
+          ),
+        every: z.coerce
+          .number()
+          .int()
+          .min(1)
+          .max(10_000_000)
+          .optional()
+          .describe('Events between two progress events (default 65,536)'),
+      }),
+      handle: async ({ query, headers }) => {
+        const streamed =
+          query.progress === 'true' ||
+          (query.progress === undefined && /text\/event-stream/.test(headers.accept ?? ''));
+        if (!streamed) return { status: 200, body: await ledger.verify() };
+        const total = await ledger.logSize();
+        return {
+          status: 200,
+          eventStream: {
+            produce: async (send, signal) => {
+              send({ type: 'start', total_events: total });
+              const result = await ledger.verify({
+                every: query.every,
+                signal,
+                onProgress: (p) =>
+                  send({
+                    type: 'progress',
+                    events: p.events,
+                    total_events: Math.max(total, p.events),
+                    position: p.position === null ? null : Number(p.position),
+                    checkpoints_verified: p.checkpointsVerified,
+                  }),
+              });
+              send({ type: 'result', ...result });
+            },
+            onError: (error) => ({
+              type: 'error',
+              detail: error instanceof Error ? error.message : String(error),
+            }),
+          },
+        };
+      },
     })
     .add({
       method: 'get',
@@ -70,7 +116,16 @@ export const ledgerRoutes = (api: Api, ledger: AuditLedger) =>
         200: {
           description: 'The leaf, its index, the proof and the checkpoint it proves against',
           schema: z
-            .object({ leaf_index: z.number().int(), tree_size: z.number().int(), proof: z.array(base64) })
+            .object({
+              leaf_index: z.number().int(),
+              tree_size: z.number().int(),
+              leaf: z
+                .string()
+                .optional()
+                .describe('The canonical leaf text (absent for an event holding a secret)'),
+              leaf_hash: base64,
+              inclusion_path: z.array(base64),
+            })
             .loose(),
         },
         404: { description: 'No such event, or not checkpointed yet' },
@@ -94,7 +149,9 @@ export const ledgerRoutes = (api: Api, ledger: AuditLedger) =>
       responses: {
         200: {
           description: 'Both roots, both signed notes and the proof',
-          schema: z.object({ from: z.number().int(), to: z.number().int(), proof: z.array(base64) }).loose(),
+          schema: z
+            .object({ first: z.number().int(), second: z.number().int(), consistency_path: z.array(base64) })
+            .loose(),
         },
         404: { description: 'A size that is not a checkpoint' },
       },

@@ -92,6 +92,15 @@ export type Config = {
     /** Telegram getUpdates long-poll time. */
     telegramPollSeconds: number;
   };
+  /** The trigger watcher (src/triggers/watcher.ts): how often queues are read; 0: never (specs tick by hand). */
+  triggers: { pollMs: number };
+  /** The job scheduler (src/jobs/scheduler.ts). */
+  jobs: {
+    /** How often due jobs are looked for; 0: never (specs tick by hand). */
+    pollMs: number;
+    /** How long a run's claim holds before the next tick may abandon it. */
+    leaseMs: number;
+  };
   /** Sign-in (README "Sign-in and roles"). */
   auth: {
     /** The admin made (or reset) at start: turns authentication on. */

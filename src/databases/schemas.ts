@@ -9,11 +9,8 @@ export const createDatabaseBody = z.object({
   database: z.object(
     {
       name: resourceName('Database'),
-      engine: z
-        .string({
-          error: 'engine is required; a database without an engine is a project: use POST /api/projects',
-        })
-        .min(1),
+      // Checked after the name (MindsDB answers 409 for a taken name before anything else).
+      engine: z.string().optional().describe('postgres, mysql or mariadb (required)'),
       parameters: parameters.optional(),
     },
     { error: 'Must provide "database" parameter in POST body' },

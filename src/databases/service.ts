@@ -96,17 +96,23 @@ export const databasesService = (ctx: AppContext, projects: ProjectDatabases) =>
       throw conflict(`Project exists with this name: ${name}`, 'Name conflict');
   };
 
-  const create = async (input: { name: string; engine: string; parameters?: Record<string, unknown> }) => {
+  const create = async (input: { name: string; engine?: string; parameters?: Record<string, unknown> }) => {
     refuseReservedName(input.name);
-    // The name first, then the parameters (MindsDB's order; clients rely on the 409).
+    // The name first, then the engine and parameters (MindsDB's order; clients rely on the 409).
     await ensureNotProject(input.name);
     if (await findIntegration(input.name))
       throw conflict(`Database with name ${input.name} already exists.`, 'Name conflict');
-    const parameters = validateConnection(input.engine, input.parameters);
-    await requireReachable(input.engine, parameters);
+    const engine = input.engine?.trim();
+    if (!engine)
+      throw invalid(
+        'database.engine is required; a database without an engine is a project: use POST /api/projects',
+        'Invalid request',
+      );
+    const parameters = validateConnection(engine, input.parameters);
+    await requireReachable(engine, parameters);
     await runOn(input.name, {
       type: 'CreateDatabase',
-      data: { name: input.name, engine: input.engine.toLowerCase(), parameters },
+      data: { name: input.name, engine: engine.toLowerCase(), parameters },
       metadata: { now: ctx.clock() },
     });
     return (await findIntegration(input.name))!;

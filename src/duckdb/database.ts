@@ -1,3 +1,4 @@
+import { MYSQL_FUNCTION_MACROS } from './mysqlFunctions';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -95,7 +96,11 @@ export const openDuck = async (options: {
   const waiting: { grant: (c: DuckDBConnection) => void; refuse: () => void }[] = [];
   const readers = options.readers ?? 8;
   const acquireTimeoutMs = options.acquireTimeoutMs ?? 10_000;
-  for (let i = 0; i < readers; i++) idle.push(await instance.connect());
+  for (let i = 0; i < readers; i++) {
+    const reader = await instance.connect();
+    for (const macro of MYSQL_FUNCTION_MACROS) await reader.run(macro);
+    idle.push(reader);
+  }
 
   let stopping = false;
   const stopped = () => unavailable('The server is shutting down', 1, 'Server busy');

@@ -106,6 +106,8 @@ export class Api {
         status,
         {
           description: r.description,
+          // A write's answer names where its events are in the log (read-your-writes, src/http/logPosition.ts).
+          ...(def.method !== 'get' && Number(status) < 300 ? { headers: APPENDED_POSITION_HEADER } : {}),
           ...(r.schema
             ? {
                 content: {
@@ -125,6 +127,7 @@ export class Api {
       summary: def.summary,
       tags: [def.tag],
       request: {
+        headers: MIN_POSITION_REQUEST_HEADER,
         ...(def.params ? { params: def.params } : {}),
         ...(def.query ? { query: def.query } : {}),
         ...(def.body
@@ -189,6 +192,23 @@ export class Api {
     });
   }
 }
+
+/** Every route waits for a log position a client names (read-your-writes across processes). */
+const MIN_POSITION_REQUEST_HEADER = z.object({
+  'X-Min-Log-Position': z
+    .string()
+    .regex(/^[0-9]{1,19}$/)
+    .optional()
+    .describe(
+      'Answer only once this process has applied the log up to this position (a write’s X-Log-Position); also ?min_position=. 503 with Retry-After if it does not within READ_MIN_POSITION_WAIT_MS.',
+    ),
+});
+const APPENDED_POSITION_HEADER = {
+  'X-Log-Position': {
+    description: 'The log position of the last event this request appended (absent when it appended none)',
+    schema: { type: 'string' as const, pattern: '^[0-9]+$' },
+  },
+};
 
 /** Server-sent events: one `data:` line of JSON per event, flushed as it is produced. */
 const streamEvents = async (

@@ -16,8 +16,31 @@ export interface ExternalDatabase {
   /** Quotes an identifier in this dialect. */
   quote(identifier: string): string;
   listTables(): Promise<string[]>;
+  /**
+   * Every column of the tables `listTables` lists, in order: TABLE_NAME, COLUMN_NAME,
+   * ORDINAL_POSITION, DATA_TYPE (the database's own type name), IS_NULLABLE.
+   */
+  listColumns(): Promise<ExternalResult>;
+  /**
+   * Runs `work` in one transaction on one connection: committed when it resolves, rolled back when
+   * it throws (all or nothing). Its statements answer how many rows they changed.
+   */
+  transaction<T>(
+    work: (run: (sql: string, params?: unknown[]) => Promise<{ affected: number }>) => Promise<T>,
+  ): Promise<T>;
   close(): Promise<void>;
 }
+
+const COLUMN_LISTING: ExternalResult['columns'] = [
+  { name: 'TABLE_NAME', type: 'VARCHAR' },
+  { name: 'COLUMN_NAME', type: 'VARCHAR' },
+  { name: 'ORDINAL_POSITION', type: 'BIGINT' },
+  { name: 'DATA_TYPE', type: 'VARCHAR' },
+  { name: 'IS_NULLABLE', type: 'VARCHAR' },
+];
+const COLUMN_LISTING_SQL = (placeholder: string) =>
+  `SELECT table_name, column_name, ordinal_position, data_type, is_nullable FROM information_schema.columns
+     WHERE table_schema = ${placeholder} ORDER BY table_name, ordinal_position`;
 
 export type DriverOptions = { connectTimeoutMs: number; queryTimeoutMs: number };
 
@@ -68,12 +91,35 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
         rows: result.rows as unknown[][],
       };
     },
+    transaction: async (work) => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await work(async (sql, params = []) => {
+          let i = 0;
+          const text = sql.replace(/\?/g, () => `$${++i}`);
+          const r = await client.query({ text, values: params });
+          return { affected: r.rowCount ?? 0 };
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
     listTables: async () => {
       const r = await pool.query<{ table_name: string }>(
         `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
         [schema],
       );
       return r.rows.map((x) => x.table_name);
+    },
+    listColumns: async () => {
+      const r = await pool.query({ text: COLUMN_LISTING_SQL('$1'), values: [schema], rowMode: 'array' });
+      return { columns: COLUMN_LISTING, rows: r.rows as unknown[][] };
     },
     close: () => pool.end(),
   };
@@ -126,12 +172,37 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
         rows: Array.isArray(rows) ? (rows as unknown[][]) : [],
       };
     },
+    transaction: async (work) => {
+      const connection = await pool.getConnection();
+      try {
+        await connection.beginTransaction();
+        const result = await work(async (sql, params = []) => {
+          const [header] = await connection.query({ sql, values: params, timeout: o.queryTimeoutMs });
+          return { affected: (header as { affectedRows?: number }).affectedRows ?? 0 };
+        });
+        await connection.commit();
+        return result;
+      } catch (error) {
+        await connection.rollback().catch(() => undefined);
+        throw error;
+      } finally {
+        connection.release();
+      }
+    },
     listTables: async () => {
       const [rows] = await pool.query(
         'SELECT table_name AS t FROM information_schema.tables WHERE table_schema = ? ORDER BY table_name',
         [database],
       );
       return (rows as { t: string }[]).map((r) => r.t);
+    },
+    listColumns: async () => {
+      const [rows] = await pool.query({
+        sql: COLUMN_LISTING_SQL('?'),
+        values: [database],
+        rowsAsArray: true,
+      });
+      return { columns: COLUMN_LISTING, rows: Array.isArray(rows) ? (rows as unknown[][]) : [] };
     },
     close: () => pool.end(),
   };

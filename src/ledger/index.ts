@@ -53,4 +53,10 @@ export {
   type MasterKey,
 } from './shredding';
 export { verifyConsistency, verifyInclusion } from './verifyProofs';
-export { verifyLog, type VerifyLogOptions, type VerifyLogResult, type VerifyProblem } from './verifyLog';
+export {
+  verifyLog,
+  type VerifyLogOptions,
+  type VerifyLogResult,
+  type VerifyProblem,
+  type VerifyProgress,
+} from './verifyLog';

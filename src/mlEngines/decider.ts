@@ -1,23 +1,44 @@
-import type { MlEngineCreated, MlEngineDeleted } from '../../events';
+import type { MlEngineCreated, MlEngineDeleted, MlEngineUpdated } from '../../events';
 import { conflict, invalid, notFound } from '../shared/errors';
 import { nameKey } from '../shared/names';
-import { BUILT_IN_ENGINES, ML_HANDLERS, type MlEngineState } from './state';
+import { BUILT_IN_ENGINES, BYOM_HANDLER, ML_HANDLERS, type MlEngineState } from './state';
 
 type Now = { now: Date };
+/** A BYOM upload: the code's and requirements' file names and contents, and how it runs (`type`). */
+export type ByomUpload = {
+  type: string;
+  code: { fileName: string; content: string };
+  modules: { fileName: string; content: string };
+};
 export type MlEngineCommand =
   | {
       type: 'CreateMlEngine';
-      data: { name: string; handler: string; parameters: Record<string, unknown>; ifNotExists: boolean };
+      data: {
+        name: string;
+        handler: string;
+        parameters: Record<string, unknown>;
+        ifNotExists: boolean;
+        byom?: ByomUpload;
+      };
       metadata: Now;
     }
+  | { type: 'UpdateByomEngine'; data: { name: string; byom: ByomUpload }; metadata: Now }
   | { type: 'DeleteMlEngine'; data: { name: string; ifExists: boolean }; metadata: Now };
 
 const isBuiltIn = (name: string) => BUILT_IN_ENGINES.some((e) => e.name === nameKey(name));
 
+/** MindsDB's connection arguments of a BYOM engine: the files' names and the type. */
+const byomParameters = (u: ByomUpload) => ({
+  code: u.code.fileName,
+  modules: u.modules.fileName,
+  type: u.type,
+});
+const byomSources = (u: ByomUpload) => ({ code: u.code.content, modules: u.modules.content });
+
 export const decideMlEngine = (
   command: MlEngineCommand,
   state: MlEngineState,
-): (MlEngineCreated | MlEngineDeleted)[] => {
+): (MlEngineCreated | MlEngineUpdated | MlEngineDeleted)[] => {
   const at = command.metadata.now.toISOString();
   switch (command.type) {
     case 'CreateMlEngine': {
@@ -32,8 +53,50 @@ export const decideMlEngine = (
           `Handler ${d.handler} is not available; ML handlers: ${ML_HANDLERS.join(', ')}`,
           'Unknown ML handler',
         );
+      if (handler === BYOM_HANDLER) {
+        if (!d.byom)
+          throw invalid(
+            `A BYOM engine is made by uploading its code: PUT /api/handlers/byom/${d.name} (multipart fields code, modules, type)`,
+            'Missing BYOM code',
+          );
+        return [
+          {
+            type: 'MlEngineCreated',
+            data: {
+              name: d.name,
+              handler,
+              parameters: byomParameters(d.byom),
+              byom: byomSources(d.byom),
+              createdAt: at,
+            },
+          },
+        ];
+      }
       return [
         { type: 'MlEngineCreated', data: { name: d.name, handler, parameters: d.parameters, createdAt: at } },
+      ];
+    }
+    case 'UpdateByomEngine': {
+      const d = command.data;
+      if (state.status !== 'live')
+        throw notFound(`ML engine with name ${d.name} does not exist`, 'ML engine not found');
+      if (state.handler !== BYOM_HANDLER)
+        throw invalid(
+          `ML engine ${state.name} is made from ${state.handler}, not byom: only BYOM engines take new code`,
+          'Not a BYOM engine',
+        );
+      return [
+        {
+          type: 'MlEngineUpdated',
+          data: {
+            engineId: Number(state.id),
+            name: state.name,
+            parameters: byomParameters(d.byom),
+            byom: byomSources(d.byom),
+            version: state.byomVersions + 1,
+            updatedAt: at,
+          },
+        },
       ];
     }
     case 'DeleteMlEngine': {

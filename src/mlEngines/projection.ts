@@ -13,8 +13,8 @@ export const mlEnginesTable: TableProjection = {
     { name: 'ID', type: 'BIGINT' },
     { name: 'CREATED_AT', type: 'TIMESTAMP' },
   ],
-  handles: ['MlEngineCreated', 'MlEngineDeleted'],
-  apply: (event, rows) => {
+  handles: ['MlEngineCreated', 'MlEngineUpdated', 'MlEngineDeleted'],
+  apply: async (event, rows) => {
     switch (event.type) {
       case 'MlEngineCreated':
         rows.insert({
@@ -25,6 +25,11 @@ export const mlEnginesTable: TableProjection = {
           CREATED_AT: event.data.createdAt,
         });
         return;
+      case 'MlEngineUpdated': {
+        const row = await rows.get(BigInt(event.data.engineId));
+        if (row) rows.put({ ...row, CONNECTION_DATA: maskSecrets(event.data.parameters) });
+        return;
+      }
       case 'MlEngineDeleted':
         rows.delete(BigInt(event.data.engineId));
         return;

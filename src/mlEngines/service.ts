@@ -1,6 +1,6 @@
 import { settled, type AppContext } from '../context';
 import type { Unstamped } from '../shared/params';
-import { decideMlEngine, type MlEngineCommand } from './decider';
+import { decideMlEngine, type ByomUpload, type MlEngineCommand } from './decider';
 import { mlEngineRowByName } from './projection';
 import { BUILT_IN_ENGINES, mlEngineAggregate, mlEngineStream } from './state';
 
@@ -16,15 +16,36 @@ export const mlEnginesService = (ctx: AppContext) => {
       decideMlEngine(command, s),
     );
     await settled(ctx, outcome.lastPosition);
+    return outcome;
   };
   return {
-    create: (input: {
+    create: async (input: {
       name: string;
       handler: string;
       parameters: Record<string, unknown>;
       ifNotExists: boolean;
-    }) => run({ type: 'CreateMlEngine', data: input }),
-    remove: (name: string, ifExists: boolean) => run({ type: 'DeleteMlEngine', data: { name, ifExists } }),
+    }) => {
+      await run({ type: 'CreateMlEngine', data: input });
+    },
+    remove: async (name: string, ifExists: boolean) => {
+      await run({ type: 'DeleteMlEngine', data: { name, ifExists } });
+    },
+    /** `PUT /api/handlers/byom/{name}`: a BYOM engine made from uploaded code. */
+    createByom: async (name: string, byom: ByomUpload) => {
+      await run({
+        type: 'CreateMlEngine',
+        data: { name, handler: 'byom', parameters: {}, ifNotExists: false, byom },
+      });
+    },
+    /** `POST /api/handlers/byom/{name}`: a new version of its code; answers every version's number. */
+    updateByom: async (name: string, byom: ByomUpload) => {
+      const { state } = await run({ type: 'UpdateByomEngine', data: { name, byom } });
+      const versions = state.status === 'live' ? state.byomVersions : 0;
+      return {
+        last_engine_version: versions,
+        engine_versions: Array.from({ length: versions }, (_, i) => i + 1),
+      };
+    },
     /** Whether an engine of this name exists (built in, or made with CREATE ML_ENGINE). */
     exists: async (name: string) =>
       BUILT_IN_ENGINES.some((e) => e.name === name.toLowerCase()) ||

@@ -12,6 +12,8 @@ export type MlEngineState =
       handler: string;
       parameters: Record<string, unknown>;
       version: bigint;
+      /** BYOM engines: how many versions of the code were uploaded (1 at creation). */
+      byomVersions: number;
     }
   | { status: 'deleted'; name: string };
 
@@ -25,7 +27,17 @@ export const evolveMlEngine = (state: MlEngineState, event: RecordedEvent): MlEn
         handler: event.data.handler,
         parameters: event.data.parameters,
         version: event.meta.position,
+        byomVersions: event.data.byom ? 1 : 0,
       };
+    case 'MlEngineUpdated':
+      return state.status === 'live'
+        ? {
+            ...state,
+            parameters: event.data.parameters,
+            version: event.meta.position,
+            byomVersions: event.data.version,
+          }
+        : state;
     case 'MlEngineDeleted':
       return { status: 'deleted', name: event.data.name };
     default:
@@ -56,7 +68,12 @@ export const LLM_HANDLERS = [
   'lmstudio',
 ] as const;
 export const TABULAR_HANDLERS = ['lightwood', 'mindledger'] as const;
-export const ML_HANDLERS: readonly string[] = [...LLM_HANDLERS, ...TABULAR_HANDLERS];
+/**
+ * Bring your own model: MindsDB's engine made by uploading Python model code. Its code is kept
+ * (the log has it); this service does not run Python, so models cannot be trained with it.
+ */
+export const BYOM_HANDLER = 'byom';
+export const ML_HANDLERS: readonly string[] = [...LLM_HANDLERS, ...TABULAR_HANDLERS, BYOM_HANDLER];
 
 /** The engines every server has, without a CREATE ML_ENGINE (MindsDB's default `lightwood`). */
 export const BUILT_IN_ENGINES = [{ name: 'lightwood', handler: 'lightwood' }] as const;

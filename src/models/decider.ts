@@ -4,6 +4,7 @@ import { conflict, invalid, notFound } from '../shared/errors';
 import { trainingDefinitionProblem, type TimeSeriesSettings } from './options';
 import {
   findModel,
+  trainingDataOf,
   type Model,
   type ModelsState,
   type ModelVersion,
@@ -33,6 +34,18 @@ export type TrainingDescription = Pick<
 export type ModelCommand =
   | { type: 'DefineModel'; data: { name: string; replace: boolean } & Definition; metadata: Now }
   | { type: 'RetrainModel'; data: { name: string } & Partial<Definition>; metadata: Now }
+  | {
+      type: 'FinetuneModel';
+      data: {
+        name: string;
+        /** The version fine-tuned: the active one (or the newest) when absent. */
+        version?: number;
+        query: string;
+        sourceDatabase: string;
+        options: Record<string, unknown>;
+      };
+      metadata: Now;
+    }
   | { type: 'StartTraining'; data: { name: string; version: number; trainer: string }; metadata: Now }
   | {
       type: 'CompleteTraining';
@@ -135,6 +148,8 @@ export const decideModel = (command: ModelCommand, state: ModelDecisionState): M
       const version = Math.max(...model.versions.keys()) + 1;
       const options = { ...from.options, ...(command.data.options ?? {}) };
       const target = command.data.target ?? from.target;
+      // Retrained on the same rows, a fine-tuned version keeps its prior data; new rows replace all.
+      const priorData = command.data.query === undefined ? from.priorData : [];
       // A retrained forecaster stays one: its ORDER BY … HORIZON carry over unless given anew.
       const timeseries = command.data.timeseries ?? from.timeseries;
       requireTrainable(`RETRAIN ${model.name}`, target, options, timeseries);
@@ -149,6 +164,41 @@ export const decideModel = (command: ModelCommand, state: ModelDecisionState): M
             sourceDatabase: command.data.sourceDatabase ?? from.sourceDatabase,
             options,
             ...(timeseries ? { timeseries: { ...timeseries, groupBy: [...timeseries.groupBy] } } : {}),
+            ...(from.finetunedFrom !== null && priorData.length > 0
+              ? { finetunedFrom: from.finetunedFrom, priorData: priorData.map((p) => ({ ...p })) }
+              : {}),
+            definedAt: at,
+          },
+        },
+      ];
+    }
+    case 'FinetuneModel': {
+      const model = requireModel(state, command.data.name);
+      const baseVersion = command.data.version ?? model.activeVersion ?? Math.max(...model.versions.keys());
+      const tuned = requireVersion(model, baseVersion);
+      if (tuned.status !== 'complete')
+        throw conflict(
+          `FINETUNE ${model.name}: version ${tuned.version} is ${tuned.status}; only a trained version can be fine-tuned`,
+          'Model not ready',
+        );
+      const version = Math.max(...model.versions.keys()) + 1;
+      const options = { ...tuned.options, ...command.data.options };
+      requireTrainable(`FINETUNE ${model.name}`, tuned.target, options, tuned.timeseries);
+      return [
+        {
+          type: 'ModelVersionDefined',
+          data: {
+            ...base(model.name, version),
+            engine: String(options.engine ?? tuned.engine).toLowerCase(),
+            target: tuned.target,
+            query: command.data.query,
+            sourceDatabase: command.data.sourceDatabase,
+            options,
+            ...(tuned.timeseries
+              ? { timeseries: { ...tuned.timeseries, groupBy: [...tuned.timeseries.groupBy] } }
+              : {}),
+            finetunedFrom: tuned.version,
+            priorData: trainingDataOf(tuned),
             definedAt: at,
           },
         },

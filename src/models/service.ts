@@ -160,6 +160,22 @@ export const modelsService = (
       return view(project.name, `${model.name}.${version}`);
     },
 
+    /** FINETUNE: a new version learning from the fine-tuned version's rows plus `def`'s. */
+    finetune: async (
+      projectName: string,
+      ref: string,
+      def: { query: string; sourceDatabase: string; options: Record<string, unknown> },
+    ): Promise<ModelView> => {
+      const project = await projects.require(projectName);
+      const whole = await loadModel(project.name, ref);
+      const { name, version } = whole ? { name: ref, version: undefined } : splitVersion(ref);
+      const outcome = await run(project.name, { type: 'FinetuneModel', data: { name, version, ...def } });
+      const model = findModel(outcome.state.models, name)!;
+      const tuned = Math.max(...model.versions.keys());
+      await trainer.launch(project.name, model.name, tuned, waitFlag(model.versions.get(tuned)!.options));
+      return view(project.name, `${model.name}.${tuned}`);
+    },
+
     updateOptions: async (projectName: string, ref: string, options: Record<string, unknown>) => {
       const project = await projects.require(projectName);
       const { name, version } = splitVersion(ref);

@@ -6,6 +6,9 @@ import type { TimeSeriesSettings } from './options';
 
 export type ModelStatus = 'generating' | 'training' | 'complete' | 'error';
 
+/** Rows a version learns from: `query` run in `sourceDatabase`. */
+export type TrainingData = { readonly sourceDatabase: string; readonly query: string };
+
 export type ModelVersion = {
   /** Position of its `ModelVersionDefined`: names its training's progress stream. */
   readonly id: bigint;
@@ -17,6 +20,9 @@ export type ModelVersion = {
   readonly sourceDatabase: string;
   readonly options: Record<string, unknown>;
   readonly timeseries: TimeSeriesSettings | null;
+  /** FINETUNE: the version it was fine-tuned from, whose rows (`priorData`) it learns from too. */
+  readonly finetunedFrom: number | null;
+  readonly priorData: readonly TrainingData[];
   readonly definedAt: string;
   readonly trainer: string | null;
   readonly artifactDigest: string | null;
@@ -65,6 +71,8 @@ export const evolveModels = (models: ModelsState, event: RecordedEvent): ModelsS
         sourceDatabase: d.sourceDatabase,
         options: d.options,
         timeseries: d.timeseries ?? null,
+        finetunedFrom: d.finetunedFrom ?? null,
+        priorData: d.priorData ?? [],
         definedAt: d.definedAt,
         trainer: null,
         artifactDigest: null,
@@ -137,6 +145,12 @@ export const evolveModels = (models: ModelsState, event: RecordedEvent): ModelsS
 };
 
 export const findModel = (models: ModelsState, name: string) => models.get(nameKey(name));
+
+/** Every query a version learns from, in the order they are read: the prior data, then its own. */
+export const trainingDataOf = (v: ModelVersion): TrainingData[] => [
+  ...v.priorData,
+  { sourceDatabase: v.sourceDatabase, query: v.query },
+];
 
 /** Model names may carry a version: `m.3`. */
 export const splitVersion = (ref: string): { name: string; version: number | undefined } => {

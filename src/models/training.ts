@@ -13,7 +13,7 @@ import { currentRequest } from '../shared/requestContext';
 import type { ModelCommand, ReportTrainingProgress } from './decider';
 import { trainOptionsOf } from './options';
 import { unfinishedVersions } from './projection';
-import type { ModelVersion } from './state';
+import { trainingDataOf, type ModelVersion } from './state';
 
 /** How training rows are fetched: the SQL service runs `query` in `database`. */
 export type TrainingRows = { rows(database: string, query: string): Promise<Row[]> };
@@ -73,15 +73,20 @@ export const modelTrainer = (
     const started = Date.now();
     const about = { reqId: currentRequest()?.requestId, model: `${projectName}.${name}`, version };
     ctx.logger.info(about, 'training started');
+    // Progress reports are appended in order behind the training; its outcome is recorded after the
+    // last of them, so a waiting caller's answer (its X-Log-Position) and `idle` cover them all.
+    let reports = Promise.resolve();
     try {
       const v = await deps.loadVersion(projectName, name, version);
       if (!v) throw new Error('the model was deleted while training');
-      const rows = await deps.rows.rows(v.sourceDatabase, v.query);
+      // A fine-tuned version reads its prior data again, then its own rows: it learns from both.
+      const rows: Row[] = [];
+      for (const data of trainingDataOf(v))
+        for (const row of await deps.rows.rows(data.sourceDatabase, data.query)) rows.push(row);
       ctx.logger.info({ ...about, rows: rows.length, ms: Date.now() - started }, 'training rows read');
       // The engine reports about twenty times at most; each report is one event, appended in order
       // (a failed append is logged and the training goes on: progress is a view, not the outcome).
       // The log gets a line per phase, not per report.
-      let reports = Promise.resolve();
       let loggedPhase: TrainingProgress['phase'] | null = null;
       const onProgress = ({ phase, done }: TrainingProgress) => {
         if (phase !== loggedPhase) {
@@ -138,6 +143,7 @@ export const modelTrainer = (
     } catch (error) {
       const message = (error as { message?: string }).message ?? String(error);
       ctx.logger.warn({ ...about, error: message, ms: Date.now() - started }, 'training failed');
+      await reports;
       await deps
         .run(projectName, { type: 'FailTraining', data: { name, version, error: message } })
         .catch(() => undefined);

@@ -1,8 +1,11 @@
 import { agentsSlice } from '../agents/state';
 import { chatbotsSlice } from '../chatbots/state';
+import { jobsSlice } from '../jobs/state';
 import { knowledgeBasesSlice } from '../knowledgeBases/state';
 import { modelsSlice } from '../models/state';
 import { skillsSlice } from '../skills/state';
+import { viewsSlice } from '../views/state';
+import { triggersSlice } from '../triggers/state';
 
 /**
  * Everything a project's stream holds besides the project itself, one slice per kind of resource.
@@ -17,4 +20,7 @@ export const projectSlices = [
   skillsSlice,
   agentsSlice,
   chatbotsSlice,
+  jobsSlice,
+  viewsSlice,
+  triggersSlice,
 ] as const;

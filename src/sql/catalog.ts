@@ -15,18 +15,15 @@ const q = quoteString;
 /** The virtual tables every project has, as MindsDB's project datanode exposes them. */
 export const PROJECT_TABLES = [
   'models',
+  'models_versions',
   'agents',
   'skills',
   'chatbots',
   'jobs',
+  'jobs_history',
   'views',
   'knowledge_bases',
 ] as const;
-
-const emptyTable = (columns: Record<string, string>) =>
-  `SELECT ${Object.entries(columns)
-    .map(([name, type]) => `NULL::${type} AS "${name}"`)
-    .join(', ')} WHERE false`;
 
 const HANDLERS = [
   ['postgres', 'data', 'PostgreSQL', 'PostgreSQL databases (driver: pg)'],
@@ -39,11 +36,17 @@ const HANDLERS = [
     'Tabular models trained in process: gradient-boosted trees, linear, baseline',
   ],
   ...LLM_HANDLERS.map((h) => [h, 'ml', h, 'Language models for agents, through an OpenAI-compatible API']),
+  [
+    'byom',
+    'ml',
+    'BYOM',
+    'Bring your own model: uploaded model code (PUT /api/handlers/byom/{name}), kept, not run',
+  ],
 ];
 
 /**
  * MindsDB's information_schema tables (upper-case columns, as MindsDB), as views over the
- * projections. Tables whose capability has not landed yet exist with their columns and no rows.
+ * projections. Every one reads a projection table.
  */
 const informationSchemaViews: Record<string, string> = {
   DATABASES: `
@@ -58,6 +61,11 @@ const informationSchemaViews: Record<string, string> = {
       ERROR, SELECT_DATA_QUERY, CAST(TRAINING_OPTIONS AS VARCHAR) AS TRAINING_OPTIONS, CURRENT_TRAINING_PHASE,
       TOTAL_TRAINING_PHASES, TRAINING_PHASE_NAME, TAG, CREATED_AT, TRAINING_TIME,
       TRAINING_PROGRESS AS PROGRESS FROM main.models ORDER BY ID, VERSION`,
+  // MindsDB's every version of every model (the JS SDK's getModel(name, project, version) reads it);
+  // MODELS lists every version too, as MindsDB's does since the two were merged.
+  MODELS_VERSIONS: `SELECT NAME, ENGINE, PROJECT, ACTIVE, VERSION, STATUS, ACCURACY, PREDICT, UPDATE_STATUS,
+      MINDSDB_VERSION, ERROR, SELECT_DATA_QUERY, CAST(TRAINING_OPTIONS AS VARCHAR) AS TRAINING_OPTIONS, TAG,
+      CREATED_AT, TRAINING_TIME FROM main.models ORDER BY ID, VERSION`,
   // PARAMS carries the columns too: the JS SDK reads metadata_columns, content_columns and id_column there.
   KNOWLEDGE_BASES: `SELECT NAME, PROJECT, CAST(EMBEDDING_MODEL AS VARCHAR) AS EMBEDDING_MODEL,
       NULL::VARCHAR AS RERANKING_MODEL, NULL::VARCHAR AS STORAGE, CAST(METADATA_COLUMNS AS VARCHAR) AS METADATA_COLUMNS,
@@ -66,26 +74,14 @@ const informationSchemaViews: Record<string, string> = {
         'content_columns', CONTENT_COLUMNS, 'id_column', ID_COLUMN)) AS VARCHAR) AS PARAMS,
       INSERT_STARTED_AT, INSERT_FINISHED_AT, PROCESSED_ROWS, NULL::VARCHAR AS ERROR, NULL::BIGINT AS QUERY_ID
       FROM main.knowledge_bases ORDER BY ID`,
-  JOBS: emptyTable({
-    NAME: 'VARCHAR',
-    PROJECT: 'VARCHAR',
-    START_AT: 'TIMESTAMP',
-    END_AT: 'TIMESTAMP',
-    NEXT_RUN_AT: 'TIMESTAMP',
-    SCHEDULE_STR: 'VARCHAR',
-    QUERY: 'VARCHAR',
-    IF_QUERY: 'VARCHAR',
-    VARIABLES: 'VARCHAR',
-  }),
-  VIEWS: emptyTable({ NAME: 'VARCHAR', PROJECT: 'VARCHAR', QUERY: 'VARCHAR' }),
-  TRIGGERS: emptyTable({
-    NAME: 'VARCHAR',
-    PROJECT: 'VARCHAR',
-    DATABASE: 'VARCHAR',
-    TABLE: 'VARCHAR',
-    QUERY: 'VARCHAR',
-    LAST_ERROR: 'VARCHAR',
-  }),
+  JOBS: `SELECT NAME, PROJECT, START_AT, END_AT, NEXT_RUN_AT, SCHEDULE_STR, QUERY, IF_QUERY,
+      CAST(VARIABLES AS VARCHAR) AS VARIABLES FROM main.jobs ORDER BY ID`,
+  // MindsDB's jobs_history (a project's table, and log.jobs_history); JOB_RUNS adds status and tick.
+  JOBS_HISTORY: `SELECT NAME, PROJECT, RUN_START, RUN_END, ERROR, QUERY FROM main.job_runs ORDER BY POSITION`,
+  JOB_RUNS: `SELECT NAME, PROJECT, RUN, STATUS, TICK AS SCHEDULED_AT, RUN_START, RUN_END, STATEMENTS, ERROR, QUERY, NODE
+      FROM main.job_runs ORDER BY POSITION`,
+  VIEWS: `SELECT NAME, PROJECT, QUERY FROM main.views ORDER BY ID`,
+  TRIGGERS: `SELECT NAME, PROJECT, DATABASE, "TABLE", QUERY, LAST_ERROR FROM main.triggers ORDER BY ID`,
   ML_ENGINES: `SELECT 'lightwood' AS NAME, 'lightwood' AS HANDLER, '{}' AS CONNECTION_DATA
     UNION ALL SELECT NAME, HANDLER, CAST(CONNECTION_DATA AS VARCHAR) FROM (SELECT * FROM main.ml_engines ORDER BY ID)`,
   HANDLERS: `SELECT * FROM (VALUES ${HANDLERS.map(
@@ -109,10 +105,12 @@ const informationSchemaViews: Record<string, string> = {
 
 const projectTableSources: Record<(typeof PROJECT_TABLES)[number], string> = {
   models: 'MODELS',
+  models_versions: 'MODELS_VERSIONS',
   agents: 'AGENTS',
   skills: 'SKILLS',
   chatbots: 'CHATBOTS',
   jobs: 'JOBS',
+  jobs_history: 'JOBS_HISTORY',
   views: 'VIEWS',
   knowledge_bases: 'KNOWLEDGE_BASES',
 };
@@ -130,10 +128,12 @@ const standardViews: Record<string, string> = {
     UNION ALL
     SELECT 'def', PROJECT, NAME, 'BASE TABLE' FROM (SELECT PROJECT, NAME FROM main.knowledge_bases ORDER BY ID)
     UNION ALL
+    SELECT 'def', PROJECT, NAME, 'VIEW' FROM (SELECT PROJECT, NAME FROM main.views ORDER BY ID)
+    UNION ALL
     SELECT 'def', 'files', NAME, 'BASE TABLE' FROM main.files`,
   COLUMNS: `
     SELECT 'def' AS TABLE_CATALOG, 'information_schema' AS TABLE_SCHEMA, c.table_name AS TABLE_NAME,
-           c.column_name AS COLUMN_NAME, c.ordinal_position AS ORDINAL_POSITION, c.data_type AS DATA_TYPE,
+           c.column_name AS COLUMN_NAME, CAST(c.ordinal_position AS BIGINT) AS ORDINAL_POSITION, c.data_type AS DATA_TYPE,
            c.is_nullable AS IS_NULLABLE
       FROM information_schema.columns c WHERE c.table_schema = '${IS_SCHEMA}'
     UNION ALL
@@ -174,6 +174,8 @@ export type CatalogLookup = {
   isIntegration(name: string): Promise<string | undefined>;
   /** The knowledge base's name when `project` has one called `name` (queried as a table it searches). */
   isKnowledgeBase(project: string, name: string): Promise<string | undefined>;
+  /** The query of `project.name` when it is a view. */
+  viewQuery(project: string, name: string): Promise<string | undefined>;
 };
 
 /**
@@ -226,6 +228,9 @@ export const catalogResolver = (lookup: CatalogLookup) => {
         throw new SqlError(SqlErrorCode.UnknownTable, `Table information_schema.${table} does not exist`);
       return { schema: IS_SCHEMA, table: name };
     }
+    // MindsDB's log database: the history of every job.
+    if (db === 'log' && table.toLowerCase() === 'jobs_history')
+      return { schema: IS_SCHEMA, table: 'JOBS_HISTORY' };
     const project = await lookup.isProject(database);
     if (project) {
       const t = PROJECT_TABLES.find((x) => x === table.toLowerCase());
@@ -272,6 +277,13 @@ export const catalogResolver = (lookup: CatalogLookup) => {
       if (!project || PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
       const name = await lookup.isKnowledgeBase(project, table);
       return name === undefined ? undefined : { project, name };
+    },
+    /** The view `database.table` names, with its project's canonical name and its query. */
+    view: async (database: string, table: string) => {
+      const project = await lookup.isProject(database);
+      if (!project || PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
+      const query = await lookup.viewQuery(project, table);
+      return query === undefined ? undefined : { project, query };
     },
     forget: () => made.clear(),
   };

@@ -11,6 +11,10 @@ export type ExternalFetch = {
   integration: string;
   /** In the external database's own dialect (built with its quoting), `?` placeholders. */
   sql: string | ((quote: (id: string) => string) => string);
+  /** Read through the driver instead of a query (the database's column listing). */
+  read?: (db: ExternalDatabase) => Promise<ExternalResult>;
+  /** What a database that cannot be reached gives instead of failing the query (listings only). */
+  unreachable?: ExternalResult;
 };
 
 /** Rows a mixed query may copy from one external table into DuckDB. */

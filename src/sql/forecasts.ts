@@ -4,6 +4,7 @@ import { SqlError, SqlErrorCode } from './errors';
 import { wantedColumns } from './modelPredictions';
 import type { ComputedRef, Predictions } from './plan';
 import { loadRows, pairPositionally } from './predictionTables';
+import type { SelectPredictOptions } from './predictOptions';
 
 /**
  * Time-series forecasts in a query: MindsDB's `WHERE t.<order by> > LATEST` asks a forecast model for
@@ -73,6 +74,7 @@ export const forecastInto = async (
   alias: string,
   predictions: Predictions,
   temps: string[],
+  predictOptions: SelectPredictOptions = {},
 ) => {
   const predictor = await predictions.predictor(ref.project, ref.name);
   const artifact = predictor.artifact;
@@ -115,7 +117,7 @@ export const forecastInto = async (
   }));
 
   const columns = await wantedColumns(predictor, statement, alias);
-  const forecasts = predictor.forecast(history, { wanted: new Set(columns) });
+  const forecasts = predictor.forecast(history, { ...predictOptions, wanted: new Set(columns) });
   const { orderBy } = artifact.timeseries;
   const inputs = forecasts.map((f) => {
     const anchor = history[f.__mindsdb_row_id as number] ?? {};

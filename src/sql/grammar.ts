@@ -12,10 +12,12 @@ start
   = _ s:statement _ (";" _)* !. { return s; }
 
 statement
-  = createModel / retrainModel / dropModel / createMlEngine / dropMlEngine
+  = createModel / retrainModel / finetuneModel / dropModel / createMlEngine / dropMlEngine
   / createProject / dropProject / createDatabase / dropDatabase
   / createResource / updateResource / alterResource / dropResource
   / createKnowledgeBase / dropKnowledgeBase / insertInto / deleteFrom
+  / createJob / dropJob / createView / alterView / dropView
+  / createTable / updateTable / dropTable / createTrigger / dropTrigger
   / show / describe / use / set
 
 createModel
@@ -29,11 +31,15 @@ createModel
 // MindsDB's time-series model: ORDER BY t [GROUP BY g, …] [WINDOW n] [HORIZON h], each optional
 // here so that a missing ORDER BY is refused with a message rather than a parse error.
 timeseriesClauses
-  = order:(__ ORDER __ BY __ o:identifier { return o; })?
-    group:(__ GROUP __ BY __ g:identifierList { return g; })?
+  = groupFirst:(__ GROUP __ BY __ g:identifierList { return g; })?
+    order:(__ ORDER __ BY __ o:identifier { return o; })?
+    groupAfter:(__ GROUP __ BY __ g:identifierList { return g; })?
     window:(__ WINDOW __ n:number { return n; })?
     horizon:(__ HORIZON __ h:number { return h; })?
     {
+      // The JS SDK writes GROUP BY before ORDER BY; MindsDB's docs, after: both are taken, once.
+      if (groupFirst !== null && groupAfter !== null) error('GROUP BY is given twice');
+      const group = groupFirst ?? groupAfter;
       if (order === null && group === null && window === null && horizon === null) return null;
       return { orderBy: order, groupBy: group ?? [], window, horizon };
     }
@@ -42,8 +48,16 @@ retrainModel
   = RETRAIN __ ((MODEL / PREDICTOR) __)? name:qualifiedName
     from:(__ FROM __ db:identifier _ q:parenthesized { return { database: db, query: q }; })?
     target:(__ PREDICT __ t:identifier { return t; })?
+    timeseries:timeseriesClauses
     using:(__ USING __ a:assignments { return a; })?
-    { return { kind: 'RetrainModel', name, from: from ?? null, target: target ?? null, options: using ?? {} }; }
+    { return { kind: 'RetrainModel', name, from: from ?? null, target: target ?? null, timeseries, options: using ?? {} }; }
+
+// MindsDB's FINETUNE: a new version learning from the model's data and these rows.
+finetuneModel
+  = FINETUNE __ ((MODEL / PREDICTOR) __)? name:dottedName
+    __ FROM __ db:identifier _ q:parenthesized
+    using:(__ USING __ a:assignments { return a; })?
+    { return { kind: 'FinetuneModel', name, from: { database: db, query: q }, options: using ?? {} }; }
 
 dropModel
   = DROP __ (MODEL / PREDICTOR) ie:ifExists __ name:dottedName
@@ -87,6 +101,64 @@ looseAssignments
 looseAssignment = k:identifier _ "=" _ v:(dotted / value) { return [k.toLowerCase(), v]; }
 
 dotted = head:identifier tail:(_ "." _ i:identifier { return i; })+ { return [head, ...tail].join('.'); }
+
+// CREATE JOB [IF NOT EXISTS] p.j [AS] (stmt; stmt) [START '…'] [END '…'] [EVERY [n] unit] [IF (SELECT …)]:
+// the statements are kept as text (each runs through the SQL service when the job fires).
+createJob
+  = CREATE __ JOB ine:ifNotExists __ name:qualifiedName _ (AS _)? body:parenthesized clauses:jobClause*
+    {
+      const c = Object.fromEntries(clauses);
+      return { kind: 'CreateJob', name, ifNotExists: ine, query: body, start: c.start ?? null, end: c.end ?? null, every: c.every ?? null, ifQuery: c.if ?? null };
+    }
+
+jobClause
+  = __ START __ s:jobDate { return ['start', s]; }
+  / __ END __ s:jobDate { return ['end', s]; }
+  / __ EVERY __ n:(x:number __ { return x; })? unit:identifier { return ['every', { n, unit }]; }
+  / _ IF _ q:parenthesized { return ['if', q]; }
+
+jobDate = string / NOW { return 'now'; }
+
+dropJob
+  = DROP __ JOB ie:ifExists __ name:qualifiedName
+    { return { kind: 'DropJob', name, ifExists: ie }; }
+
+// CREATE [OR REPLACE] VIEW [IF NOT EXISTS] p.v [AS] (SELECT …): the query is kept as written.
+createView
+  = CREATE __ replace:(OR __ REPLACE __)? VIEW ine:ifNotExists __ name:qualifiedName _ (AS _)? query:parenthesized
+    { return { kind: 'CreateView', name, replace: !!replace, ifNotExists: ine, query }; }
+
+alterView
+  = ALTER __ VIEW __ name:qualifiedName _ (AS _)? query:parenthesized
+    { return { kind: 'AlterView', name, query }; }
+
+dropView
+  = DROP __ VIEW ie:ifExists __ name:qualifiedName
+    { return { kind: 'DropView', name, ifExists: ie }; }
+
+// Writes into an external database's table (src/sql/integrationWrites.ts): the SELECT, SET and
+// WHERE parts are kept as written.
+createTable
+  = CREATE __ replace:(OR __ REPLACE __)? TABLE __ target:qualifiedName _ (AS _)? body:$(.+)
+    { return { kind: 'CreateTable', target, replace: !!replace, body: body.trim() }; }
+
+updateTable
+  = UPDATE __ target:qualifiedName __ SET __ rest:$(.+)
+    { return { kind: 'UpdateTable', target, set: rest.trim() }; }
+
+dropTable
+  = DROP __ TABLE ie:ifExists __ target:qualifiedName
+    { return { kind: 'DropTable', target, ifExists: ie }; }
+
+// CREATE TRIGGER [p.]t ON db.table [(columns)] (statements): the statements are kept as written.
+createTrigger
+  = CREATE __ TRIGGER __ name:qualifiedName __ ON __ target:qualifiedName
+    columns:(_ "(" _ c:identifierList _ ")" &(_ "(") { return c; })? _ body:parenthesized
+    { return { kind: 'CreateTrigger', name, target, columns: columns ?? null, query: body }; }
+
+dropTrigger
+  = DROP __ TRIGGER ie:ifExists __ name:qualifiedName
+    { return { kind: 'DropTrigger', name, ifExists: ie }; }
 
 dropMlEngine
   = DROP __ ML_ENGINE ie:ifExists __ name:identifier
@@ -222,6 +294,7 @@ SELECT = "SELECT"i !idchar
 OR = "OR"i !idchar
 REPLACE = "REPLACE"i !idchar
 RETRAIN = "RETRAIN"i !idchar
+FINETUNE = "FINETUNE"i !idchar
 PREDICT = "PREDICT"i !idchar
 AS = "AS"i !idchar
 DROP = "DROP"i !idchar
@@ -256,6 +329,9 @@ NULL = "NULL"i !idchar
 DATABASES = "DATABASES"i !idchar { return 'DATABASES'; }
 SCHEMAS = "SCHEMAS"i !idchar { return 'SCHEMAS'; }
 TABLES = "TABLES"i !idchar { return 'TABLES'; }
+TABLE = "TABLE"i !idchar
+TRIGGER = "TRIGGER"i !idchar
+ON = "ON"i !idchar
 PROJECTS = "PROJECTS"i !idchar { return 'PROJECTS'; }
 MODELS = "MODELS"i !idchar { return 'MODELS'; }
 PREDICTORS = "PREDICTORS"i !idchar { return 'PREDICTORS'; }
@@ -290,5 +366,9 @@ WINDOW = "WINDOW"i !idchar
 HORIZON = "HORIZON"i !idchar
 JOB = "JOB"i !idchar
 VIEW = "VIEW"i !idchar
+START = "START"i !idchar
+END = "END"i !idchar
+EVERY = "EVERY"i !idchar
+NOW = "NOW"i !idchar
 idchar = [A-Za-z0-9_]
 `;

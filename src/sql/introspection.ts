@@ -9,7 +9,8 @@ import type { MindsStatement } from './parse';
 import type { SqlPorts } from './ports';
 import type { TableAnswer } from './answers';
 import { nameKey } from '../shared/names';
-import { quoteString } from '../shared/quoting';
+import { quoteIdent, quoteString } from '../shared/quoting';
+import { mysqlTypeName } from '../mysql/session/answers/describe';
 
 /** Runs our own SQL (DuckDB dialect, MindsDB names) with a client's parameters. */
 type InternalQuery = (
@@ -127,6 +128,14 @@ export const introspection = (deps: {
    * is the attribute of model `a` when the current project has one, else project a's model.
    */
   const describedModel = async (parts: string[], db: string) => {
+    // The JS SDK's describeAttribute(attribute, unique_id): MindsDB's per-series descriptions of
+    // engines that keep one model per series; this engine keeps one model per version.
+    const beforeLast = parts.length >= 3 ? parts[parts.length - 2]!.toLowerCase() : '';
+    if ((DESCRIBE_ATTRIBUTES as readonly string[]).includes(beforeLast))
+      throw new SqlError(
+        SqlErrorCode.Invalid,
+        `DESCRIBE ${parts.join('.')}: per-series descriptions (${beforeLast}.<unique id>) are not supported; DESCRIBE …${beforeLast} describes the whole version`,
+      );
     let names = parts;
     let attribute = 'info';
     const last = parts[parts.length - 1]!.toLowerCase();
@@ -147,6 +156,46 @@ export const introspection = (deps: {
     return { project: a, ref: `${b}.${c}`, attribute };
   };
 
+  /** `[project.]table` when a DESCRIBE without a kind names no model but may name a table. */
+  const describedTable = async (parts: string[], db: string) => {
+    if (parts.length > 2) return undefined;
+    const [first, second] = parts as [string, string | undefined];
+    if (await models.exists(db, first)) return undefined;
+    if (second === undefined) return { database: db, table: first };
+    if (await models.exists(first, second)) return undefined;
+    return { database: first, table: second };
+  };
+
+  /** A table's columns as MySQL's DESCRIBE lists them, read from `SELECT * … LIMIT 0`. */
+  const describeColumns = async (t: { database: string; table: string }, db: string, deadline: Deadline) => {
+    const shape = await internal(
+      `SELECT * FROM ${quoteIdent(t.database)}.${quoteIdent(t.table)} LIMIT 0`,
+      db,
+      deadline,
+    ).catch((error: unknown) => {
+      if (error instanceof SqlError && error.code === SqlErrorCode.UnknownTable)
+        throw new SqlError(
+          SqlErrorCode.UnknownTable,
+          `No model or table is called ${t.table} in ${t.database} (${error.message})`,
+        );
+      throw error;
+    });
+    const columns = ['Field', 'Type', 'Null', 'Key', 'Default', 'Extra'];
+    return {
+      type: 'table' as const,
+      column_names: columns,
+      column_types: columns.map(() => 'VARCHAR'),
+      data: shape.column_names.map((name, i) => [
+        name,
+        mysqlTypeName(shape.column_types[i]!),
+        'YES',
+        '',
+        null,
+        '',
+      ]),
+    };
+  };
+
   const describe = async (
     d: Extract<MindsStatement, { kind: 'Describe' }>,
     db: string,
@@ -154,6 +203,9 @@ export const introspection = (deps: {
   ) => {
     const [first, second] = d.name;
     const kind = d.what ?? 'MODEL';
+    // MySQL's DESCRIBE of a table (= SHOW COLUMNS), which tools send, when no model has that name.
+    const tableMeant = d.what === null ? await describedTable(d.name, db) : undefined;
+    if (tableMeant) return describeColumns(tableMeant, db, deadline);
     if (kind === 'MODEL') {
       const { project, ref, attribute } = await describedModel(d.name, db);
       const records = (await models.describe(project, ref, attribute)) as Record<string, unknown>[];

@@ -1,4 +1,5 @@
 import { quoteIdent, quoteString } from '../shared/quoting';
+import { DATE_FORMAT_FUNCTIONS, duckDbDateFormat } from './mysqlFormats';
 import { textOf, tokenize, unquoted, type Token } from '../shared/sqlTokens';
 
 /**
@@ -14,6 +15,8 @@ export const toDuckDbDialect = (sql: string): { sql: string; placeholders: strin
   let lastWord: string | undefined;
   let lastChar = '';
   let blankAfter = false;
+  // The function each open parenthesis belongs to (its name, upper case), for format literals.
+  const calls: (string | undefined)[] = [];
   const isAliasPosition = () => {
     if (lastWord !== undefined) {
       const word = lastWord.toUpperCase();
@@ -44,14 +47,22 @@ export const toDuckDbDialect = (sql: string): { sql: string; placeholders: strin
         // A block comment separates what surrounds it; a line comment ends at its line's end.
         if (text.startsWith('/*')) emitted(' ', 'blank');
         break;
-      case 'string':
+      case 'string': {
+        // A MySQL date format given to DATE_FORMAT & co. is written in DuckDB's specifiers.
+        const use = lastChar === ',' ? DATE_FORMAT_FUNCTIONS[calls[calls.length - 1] ?? ''] : undefined;
+        if (use) emitted(quoteString(duckDbDateFormat(mysqlStringValue(text), use)), 'other');
         // MySQL's backslash escapes become the characters they stand for; DuckDB reads none.
-        emitted(text.includes('\\') ? quoteString(mysqlStringValue(text)) : text, 'other');
+        else emitted(text.includes('\\') ? quoteString(mysqlStringValue(text)) : text, 'other');
         break;
+      }
       case 'dquoted': {
         const body = mysqlStringValue(text);
+        const use = lastChar === ',' ? DATE_FORMAT_FUNCTIONS[calls[calls.length - 1] ?? ''] : undefined;
         // An alias (`select 1 "two"`, `as "two"`) stays an identifier; anywhere else it is a string.
-        emitted(isAliasPosition() ? quoteIdent(body) : quoteString(body), 'other');
+        emitted(
+          isAliasPosition() ? quoteIdent(body) : quoteString(use ? duckDbDateFormat(body, use) : body),
+          'other',
+        );
         break;
       }
       case 'identifier':
@@ -62,6 +73,8 @@ export const toDuckDbDialect = (sql: string): { sql: string; placeholders: strin
         emitted(`$${text.slice(1)}`, 'other');
         break;
       default:
+        if (text === '(') calls.push(lastWord?.toUpperCase());
+        else if (text === ')') calls.pop();
         emitted(text, 'other');
     }
   }

@@ -2,6 +2,7 @@ import type { Predictor } from '../ml/predict';
 import { walk, type AstNode } from './ast';
 import type { ComputedRef, Predictions } from './plan';
 import type { Computation } from './predictionTables';
+import type { SelectPredictOptions } from './predictOptions';
 
 /** The model's columns the query uses (a star wants them all), in the model's order. */
 export const wantedColumns = async (predictor: Predictor, statement: AstNode, alias: string) => {
@@ -30,8 +31,12 @@ export const modelPredictions = async (
   ref: ComputedRef,
   statement: AstNode,
   alias: string,
+  predictOptions: SelectPredictOptions = {},
 ): Promise<Computation> => {
   const predictor = await predictions.predictor(ref.project, ref.name);
   const columns = await wantedColumns(predictor, statement, alias);
-  return { columns, rows: async (inputs) => predictor.predict(inputs, { wanted: new Set(columns) }) };
+  return {
+    columns,
+    rows: async (inputs) => predictor.predict(inputs, { ...predictOptions, wanted: new Set(columns) }),
+  };
 };

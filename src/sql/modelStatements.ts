@@ -4,12 +4,35 @@ import { nameKey } from '../shared/names';
 import type { OkAnswer, TableAnswer } from './answers';
 import { SqlError, SqlErrorCode } from './errors';
 import { trimStatement } from './lexical';
-import { isSyntaxProblem, parseMindsStatement, type MindsStatement } from './parse';
+import { isSyntaxProblem, parseMindsStatement, type MindsStatement, type TimeSeriesClauses } from './parse';
 import type { SqlPorts } from './ports';
 
-type ModelStatement = Extract<MindsStatement, { kind: 'CreateModel' | 'RetrainModel' | 'DropModel' }>;
+type ModelStatement = Extract<
+  MindsStatement,
+  { kind: 'CreateModel' | 'RetrainModel' | 'FinetuneModel' | 'DropModel' }
+>;
 
-/** CREATE MODEL, RETRAIN and DROP MODEL, in SQL and (CREATE) through `POST …/models`. */
+/** `[project.]model[.version]`: the project (the current one when unnamed) and the model reference. */
+const modelReference = (parts: string[], db: string) => {
+  const [a, b, c] = parts;
+  const qualified = b !== undefined && !/^\d+$/.test(b);
+  return {
+    project: qualified ? a! : db,
+    ref: qualified ? [b, c].filter(Boolean).join('.') : parts.join('.'),
+  };
+};
+
+/** Time-series clauses name ORDER BY; alone, GROUP BY, WINDOW and HORIZON are refused. */
+const timeseriesOf = (statement: string, ts: TimeSeriesClauses | null) => {
+  if (ts && ts.orderBy === null)
+    throw invalid(
+      `${statement}: GROUP BY, WINDOW and HORIZON make a time-series model, which needs ORDER BY <column>`,
+      'Invalid model definition',
+    );
+  return ts && ts.orderBy !== null ? { ...ts, orderBy: ts.orderBy } : null;
+};
+
+/** CREATE MODEL, RETRAIN, FINETUNE and DROP MODEL, in SQL and (CREATE) through `POST …/models`. */
 export const modelStatementsOf = (services: Pick<SqlPorts, 'databases' | 'models'>) => {
   const { models } = services;
 
@@ -21,12 +44,7 @@ export const modelStatementsOf = (services: Pick<SqlPorts, 'databases' | 'models
     if (!s.from) throw invalid('CREATE MODEL needs FROM <database> (SELECT …): this engine learns from rows');
     if (!(await services.databases.exists(s.from.database)))
       throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${s.from.database} does not exist`);
-    const ts = s.timeseries;
-    if (ts && ts.orderBy === null)
-      throw invalid(
-        `CREATE MODEL ${s.name.name}: GROUP BY, WINDOW and HORIZON make a time-series model, which needs ORDER BY <column>`,
-        'Invalid model definition',
-      );
+    const timeseries = timeseriesOf(`CREATE MODEL ${s.name.name}`, s.timeseries);
     return models.create(project, {
       name: s.name.name,
       replace: s.replace,
@@ -35,7 +53,7 @@ export const modelStatementsOf = (services: Pick<SqlPorts, 'databases' | 'models
       query: s.from.query,
       sourceDatabase: s.from.database,
       options: s.options,
-      timeseries: ts && ts.orderBy !== null ? { ...ts, orderBy: ts.orderBy } : null,
+      timeseries,
     });
   };
 
@@ -54,15 +72,29 @@ export const modelStatementsOf = (services: Pick<SqlPorts, 'databases' | 'models
               ? { query: statement.from.query, sourceDatabase: statement.from.database }
               : {}),
             ...(statement.target ? { target: statement.target } : {}),
+            ...(statement.timeseries
+              ? { timeseries: timeseriesOf(`RETRAIN ${statement.name.name}`, statement.timeseries) }
+              : {}),
             options: statement.options,
           });
           return { type: 'table', column_types: [], ...modelTable(retrained, project) };
         }
+        case 'FinetuneModel': {
+          const { project, ref } = modelReference(statement.name, db);
+          if (!(await services.databases.exists(statement.from.database)))
+            throw new SqlError(
+              SqlErrorCode.UnknownDatabase,
+              `Database ${statement.from.database} does not exist`,
+            );
+          const tuned = await models.finetune(project, ref, {
+            query: statement.from.query,
+            sourceDatabase: statement.from.database,
+            options: statement.options,
+          });
+          return { type: 'table', column_types: [], ...modelTable(tuned, project) };
+        }
         case 'DropModel': {
-          const [a, b, c] = statement.name;
-          const qualified = b !== undefined && !/^\d+$/.test(b);
-          const project = qualified ? a! : db;
-          const ref = qualified ? [b, c].filter(Boolean).join('.') : statement.name.join('.');
+          const { project, ref } = modelReference(statement.name, db);
           if (statement.ifExists && !(await models.exists(project, ref)))
             return { type: 'ok', affected_rows: null };
           await models.remove(project, ref);

@@ -7,6 +7,14 @@ export type Options = Record<string, UsingValue>;
 export type QualifiedName = { project: string | null; name: string };
 export type ResourceKind = 'skill' | 'agent' | 'chatbot';
 
+/** ORDER BY … [GROUP BY …] [WINDOW n] [HORIZON h]; `orderBy` null when only the others were given. */
+export type TimeSeriesClauses = {
+  orderBy: string | null;
+  groupBy: string[];
+  window: number | null;
+  horizon: number | null;
+};
+
 export type MindsStatement =
   | { kind: 'CreateProject'; name: string; ifNotExists: boolean }
   | { kind: 'DropProject'; name: string; ifExists: boolean }
@@ -43,13 +51,7 @@ export type MindsStatement =
       ifNotExists: boolean;
       from: { database: string; query: string } | null;
       target: string;
-      /** ORDER BY … [GROUP BY …] [WINDOW n] [HORIZON h]; `orderBy` null when only the others were given. */
-      timeseries: {
-        orderBy: string | null;
-        groupBy: string[];
-        window: number | null;
-        horizon: number | null;
-      } | null;
+      timeseries: TimeSeriesClauses | null;
       options: Options;
     }
   | {
@@ -57,6 +59,15 @@ export type MindsStatement =
       name: QualifiedName;
       from: { database: string; query: string } | null;
       target: string | null;
+      /** As CREATE MODEL's (the JS SDK's retrain repeats them); null when none was given. */
+      timeseries: TimeSeriesClauses | null;
+      options: Options;
+    }
+  | {
+      kind: 'FinetuneModel';
+      /** `[project.]model[.version]`. */
+      name: string[];
+      from: { database: string; query: string };
       options: Options;
     }
   | { kind: 'DropModel'; name: string[]; ifExists: boolean }
@@ -74,6 +85,32 @@ export type MindsStatement =
   | { kind: 'DropKnowledgeBase'; name: QualifiedName; ifExists: boolean }
   | { kind: 'Insert'; target: QualifiedName; columns: string[] | null; body: string }
   | { kind: 'Delete'; target: QualifiedName; where: string | null }
+  | {
+      kind: 'CreateJob';
+      name: QualifiedName;
+      ifNotExists: boolean;
+      /** The statements between the parentheses, as written. */
+      query: string;
+      start: string | null;
+      end: string | null;
+      every: { n: number | null; unit: string } | null;
+      ifQuery: string | null;
+    }
+  | { kind: 'DropJob'; name: QualifiedName; ifExists: boolean }
+  | { kind: 'CreateView'; name: QualifiedName; replace: boolean; ifNotExists: boolean; query: string }
+  | { kind: 'AlterView'; name: QualifiedName; query: string }
+  | { kind: 'DropView'; name: QualifiedName; ifExists: boolean }
+  | { kind: 'CreateTable'; target: QualifiedName; replace: boolean; body: string }
+  | { kind: 'UpdateTable'; target: QualifiedName; set: string }
+  | { kind: 'DropTable'; target: QualifiedName; ifExists: boolean }
+  | {
+      kind: 'CreateTrigger';
+      name: QualifiedName;
+      target: QualifiedName;
+      columns: string[] | null;
+      query: string;
+    }
+  | { kind: 'DropTrigger'; name: QualifiedName; ifExists: boolean }
   | { kind: 'Use'; name: string }
   | { kind: 'Set'; text: string };
 

@@ -6,6 +6,9 @@ import { pause, type Deadline } from './deadline';
 import { SqlError, SqlErrorCode } from './errors';
 import { pushableFilters, stripQualifier, type ExternalFetch } from './federation';
 import { resolveScopes } from './scope';
+import { expandViews, MAX_VIEW_DEPTH } from './viewTables';
+import { quoteString } from '../shared/quoting';
+import { modelInputFetches } from './predictionFetches';
 import {
   planKnowledgeBaseSearches,
   type KnowledgeBaseRef,
@@ -50,6 +53,8 @@ export type Prepared =
       names: (string | undefined)[] | null;
       fetches: ExternalFetch[];
       searches: KnowledgeBaseSearch[];
+      /** Temporary tables made from the fetched ones before the query runs (external columns). */
+      assemble?: { temp: string; sql: string }[];
     }
   | {
       /**
@@ -60,6 +65,8 @@ export type Prepared =
       statement: AstNode;
       refs: ComputedRef[];
       names: (string | undefined)[] | null;
+      /** External tables the prediction reads, copied into DuckDB first. */
+      fetches: ExternalFetch[];
     };
 
 /** A table whose rows are computed: a model's predictions, or an agent's answers. */
@@ -80,7 +87,7 @@ export type Predictions = KnowledgeBaseSources & {
  */
 export type TablePolicy = { check(database: string, table: string): void };
 
-type ExternalRef = {
+export type ExternalRef = {
   node: AstNode;
   integration: string;
   schema: string | null;
@@ -96,6 +103,35 @@ const trueConstant = async (c: DuckDBConnection) => {
   return () => structuredClone(node);
 };
 
+/**
+ * How one external table is copied into DuckDB: its reference becomes a temporary table (keeping
+ * the name it is known by in the query), filled by a query in the database's own dialect with the
+ * filters (and row limit) that may go along.
+ */
+const fetchOf = (
+  e: ExternalRef,
+  i: number,
+  filters: ((quote: (id: string) => string) => string)[],
+  limit: number | null = null,
+): ExternalFetch => {
+  const temp = `__mindledger_external_${i}`;
+  const alias = String(e.node.alias || e.table);
+  e.node.schema_name = '';
+  e.node.catalog_name = '';
+  e.node.table_name = temp;
+  if (!e.node.alias) e.node.alias = alias;
+  if (e.native) return { temp, integration: e.integration, sql: e.native };
+  const { schema, table } = e;
+  return {
+    temp,
+    integration: e.integration,
+    sql: (quote) =>
+      `SELECT * FROM ${schema ? `${quote(schema)}.` : ''}${quote(table)}${
+        filters.length ? ` WHERE ${filters.map((f) => f(quote)).join(' AND ')}` : ''
+      }${limit === null ? '' : ` LIMIT ${limit}`}`,
+  };
+};
+
 /** Parses with DuckDB, resolves every table to where MindsDB's name lives, refuses what reaches outside. */
 export const prepare = async (
   c: DuckDBConnection,
@@ -105,12 +141,16 @@ export const prepare = async (
   natives: Map<string, { integration: string; sql: string }>,
   deadline?: Deadline,
   policy?: TablePolicy,
+  /** How many times views were put in place of their names already. */
+  viewDepth = 0,
 ): Promise<Prepared> => {
   const statement = await parseSelect(c, text);
   let localTables = 0;
   const externals: ExternalRef[] = [];
   const modelRefs: ComputedRef[] = [];
   const knowledgeBases: KnowledgeBaseRef[] = [];
+  /** References to information_schema.COLUMNS, which also lists the external databases' columns. */
+  const columnListings: AstNode[] = [];
   // CTEs are resolved by scope and renamed; what is left is every other table reference.
   const { tables, deterministic } = await resolveScopes(statement, {
     nodes: 20_000,
@@ -119,6 +159,15 @@ export const prepare = async (
       deadline?.check();
     },
   });
+  // A view is read as its query: put in place, then the whole text is resolved again.
+  if (await expandViews(c, catalog, tables, db, deadline)) {
+    if (viewDepth >= MAX_VIEW_DEPTH)
+      throw new SqlError(
+        SqlErrorCode.Invalid,
+        `Views read views more than ${MAX_VIEW_DEPTH} deep: a view refers to itself, directly or through others`,
+      );
+    return prepare(c, catalog, await printSelect(c, statement), db, natives, deadline, policy, viewDepth + 1);
+  }
   for (const n of tables) {
     deadline?.check();
     const catalogName = String(n.catalog_name ?? '');
@@ -175,6 +224,8 @@ export const prepare = async (
     n.table_name = physical.table;
     n.catalog_name = '';
     localTables++;
+    if (database.toLowerCase() === 'information_schema' && table.toUpperCase() === 'COLUMNS')
+      columnListings.push(n);
   }
   const names = constantColumnNames(statement);
   if (modelRefs.length > 0 && knowledgeBases.length > 0)
@@ -186,15 +237,12 @@ export const prepare = async (
     ? await planKnowledgeBaseSearches(statement, knowledgeBases, await trueConstant(c))
     : [];
   if (modelRefs.length > 0) {
-    if (externals.length > 0)
-      throw new SqlError(
-        SqlErrorCode.Invalid,
-        'Predictions over external databases: upload the rows as a file, or use a native query',
-      );
     if (modelRefs.length > 1) throw new SqlError(SqlErrorCode.Invalid, 'One model or agent per query');
-    return { kind: 'model', statement, refs: modelRefs, names };
+    const fetches = await modelInputFetches(c, statement, modelRefs[0]!.node, externals, fetchOf);
+    return { kind: 'model', statement, refs: modelRefs, names, fetches };
   }
-  if (externals.length === 0)
+  const listings = columnListings.length > 0 ? await externalColumnListings(c, columnListings) : undefined;
+  if (externals.length === 0 && !listings)
     return {
       kind: 'local',
       sql: await printSelect(c, statement),
@@ -204,7 +252,7 @@ export const prepare = async (
     };
 
   const integrations = new Set(externals.map((e) => e.integration.toLowerCase()));
-  if (localTables === 0 && integrations.size === 1 && externals.every((e) => !e.native))
+  if (!listings && localTables === 0 && integrations.size === 1 && externals.every((e) => !e.native))
     return {
       kind: 'pushdown',
       integration: externals[0]!.integration,
@@ -212,24 +260,60 @@ export const prepare = async (
     };
 
   const where = (statement.node as AstNode | undefined)?.where_clause as AstNode | undefined;
-  const fetches = externals.map((e, i): ExternalFetch => {
-    const temp = `__mindledger_external_${i}`;
-    const alias = String(e.node.alias || e.table);
-    e.node.schema_name = '';
-    e.node.catalog_name = '';
-    e.node.table_name = temp;
-    if (!e.node.alias) e.node.alias = alias;
-    if (e.native) return { temp, integration: e.integration, sql: e.native };
-    const filters = pushableFilters(where, alias, externals.length + localTables === 1);
-    const { schema, table } = e;
-    return {
-      temp,
-      integration: e.integration,
-      sql: (quote) =>
-        `SELECT * FROM ${schema ? `${quote(schema)}.` : ''}${quote(table)}${
-          filters.length ? ` WHERE ${filters.map((f) => f(quote)).join(' AND ')}` : ''
-        }`,
-    };
-  });
-  return { kind: 'federated', sql: await printSelect(c, statement), names, fetches, searches };
+  const fetches = externals.map((e, i) =>
+    fetchOf(
+      e,
+      i,
+      pushableFilters(where, String(e.node.alias || e.table), externals.length + localTables === 1),
+    ),
+  );
+  return {
+    kind: 'federated',
+    sql: await printSelect(c, statement),
+    names,
+    fetches: [...fetches, ...(listings?.fetches ?? [])],
+    searches,
+    ...(listings ? { assemble: [listings.assemble] } : {}),
+  };
+};
+
+/**
+ * information_schema.COLUMNS with every registered external database's columns (as MindsDB lists
+ * them, so SQL tools browse their tables): each database's listing is fetched, then one temporary
+ * table holds our columns and theirs, and the references read it. Undefined when no external
+ * database is registered (the view alone answers).
+ */
+const externalColumnListings = async (
+  c: DuckDBConnection,
+  references: AstNode[],
+): Promise<{ fetches: ExternalFetch[]; assemble: { temp: string; sql: string } } | undefined> => {
+  const registered = (await c.runAndReadAll('SELECT name FROM main.databases ORDER BY id'))
+    .getRows()
+    .map((r) => String(r[0]));
+  if (registered.length === 0) return undefined;
+  const temp = '__mindledger_columns';
+  const physical = `${String(references[0]!.schema_name)}."${String(references[0]!.table_name)}"`;
+  for (const n of references) {
+    n.schema_name = '';
+    n.table_name = temp;
+  }
+  const fetches: ExternalFetch[] = registered.map((integration, i) => ({
+    temp: `${temp}_${i}`,
+    integration,
+    sql: '',
+    read: (db) => db.listColumns(),
+    unreachable: {
+      columns: ['TABLE_NAME', 'COLUMN_NAME', 'ORDINAL_POSITION', 'DATA_TYPE', 'IS_NULLABLE'].map((name) => ({
+        name,
+        type: name === 'ORDINAL_POSITION' ? 'BIGINT' : 'VARCHAR',
+      })),
+      rows: [],
+    },
+  }));
+  const ours = `SELECT TABLE_CATALOG, TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, CAST(ORDINAL_POSITION AS BIGINT) AS ORDINAL_POSITION, DATA_TYPE, IS_NULLABLE FROM ${physical}`;
+  const theirs = fetches.map(
+    (f, i) =>
+      `SELECT 'def', ${quoteString(registered[i]!)}, TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE, IS_NULLABLE FROM "${f.temp}"`,
+  );
+  return { fetches, assemble: { temp, sql: [ours, ...theirs].join(' UNION ALL ') } };
 };

@@ -3,6 +3,10 @@ import type { AgentsService } from '../agents/service';
 import type { ChatbotsService } from '../chatbots/service';
 import type { DatabasesService } from '../databases/service';
 import type { FilesService } from '../files/service';
+import type { JobsService } from '../jobs/service';
+import type { ViewsService } from '../views/service';
+import type { TriggersService } from '../triggers/service';
+import type { IntegrationWritesService } from '../integrationWrites/service';
 import type { KnowledgeBasesService } from '../knowledgeBases/service';
 import type { MlEnginesService } from '../mlEngines/service';
 import type { ModelsService } from '../models/service';
@@ -31,5 +35,12 @@ export type SqlPorts = {
     KnowledgeBasesService,
     'exists' | 'create' | 'remove' | 'insertQuery' | 'deleteWhere' | 'source'
   >;
-  readonly models: Pick<ModelsService, 'exists' | 'create' | 'retrain' | 'remove' | 'describe' | 'predictor'>;
+  readonly jobs: Pick<JobsService, 'create' | 'remove'>;
+  readonly views: Pick<ViewsService, 'create' | 'update' | 'remove' | 'queryOf'>;
+  readonly integrationWrites: IntegrationWritesService;
+  readonly triggers: Pick<TriggersService, 'create' | 'remove'>;
+  readonly models: Pick<
+    ModelsService,
+    'exists' | 'create' | 'retrain' | 'finetune' | 'remove' | 'describe' | 'predictor'
+  >;
 };

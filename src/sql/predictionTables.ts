@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { parseSelect, printSelect, type AstNode } from './ast';
 import { quoteIdent } from '../shared/quoting';
+import { NO_NARROWING, type InputNarrowing } from './predictionInput';
 
 /**
  * The temporary tables a query's computed rows (predictions, forecasts, agents' answers) are loaded
@@ -74,19 +75,50 @@ export const loadRows = async (
   }
 };
 
-/** The other side of the join, materialised in DuckDB: its rows, in the order they will be paired. */
-export const joinedRows = async (c: DuckDBConnection, temps: string[], join: AstNode, node: AstNode) => {
+/**
+ * The other side of the join, materialised in DuckDB: its rows, in the order they will be paired,
+ * narrowed to what the answer needs (see `inputNarrowing`).
+ */
+export const joinedRows = async (
+  c: DuckDBConnection,
+  temps: string[],
+  join: AstNode,
+  node: AstNode,
+  narrowing: InputNarrowing = NO_NARROWING,
+) => {
   const other = (join.left === node ? join.right : join.left) as AstNode;
-  const template = await parseSelect(c, 'SELECT * FROM __mindledger_source');
-  (template.node as AstNode).from_table = other;
+  const { conditions, limit } = narrowing;
+  const template = await parseSelect(
+    c,
+    `SELECT * FROM __mindledger_source${conditions.length > 1 ? ' WHERE true AND true' : ''}${
+      limit === null ? '' : ` LIMIT ${limit}`
+    }`,
+  );
+  const select = template.node as AstNode;
+  select.from_table = other;
+  if (conditions.length === 1) select.where_clause = structuredClone(conditions[0]);
+  else if (conditions.length > 1)
+    (select.where_clause as AstNode).children = conditions.map((condition) => structuredClone(condition));
   const source = await printSelect(c, template);
   temps.push('__mindledger_input');
   await c.run(`CREATE OR REPLACE TEMP TABLE __mindledger_input AS ${source}`);
   const reader = await c.runAndReadAll('SELECT * FROM __mindledger_input');
   const columns = reader.columnNames();
+  // JSON rows carry 64-bit integers and decimals as text; the model, and the columns it echoes,
+  // read them as the numbers they are.
+  const numeric = reader
+    .columnTypes()
+    .map((type) => /^(BIGINT|UBIGINT|HUGEINT|UHUGEINT|DECIMAL)/.test(type.toString()));
+  const valueOf = (v: unknown, i: number) => {
+    if (!numeric[i] || typeof v !== 'string') return v;
+    const n = Number(v);
+    return Number.isFinite(n) && (Number.isSafeInteger(n) || !/^-?\d+$/.test(v)) ? n : v;
+  };
   return {
     alias: String(other.alias || other.table_name || 'data'),
-    rows: reader.getRowsJson().map((r) => Object.fromEntries(columns.map((col, i) => [col, r[i]]))),
+    rows: reader
+      .getRowsJson()
+      .map((r) => Object.fromEntries(columns.map((col, i) => [col, valueOf(r[i], i)]))),
   };
 };
 

@@ -5,6 +5,9 @@ import { forecastInto, takeLatest } from './forecasts';
 import { modelPredictions } from './modelPredictions';
 import type { Prepared, Predictions } from './plan';
 import { baseTable, joinedRows, loadRows, pairPositionally } from './predictionTables';
+import { inputNarrowing } from './predictionInput';
+import type { SelectPredictOptions } from './predictOptions';
+import { SqlError, SqlErrorCode } from './errors';
 
 export type { AgentQueryOptions } from './agentAnswers';
 
@@ -40,7 +43,8 @@ const joinOf = async (statement: AstNode, node: AstNode) => {
  * Computes a model's predictions (or an agent's answers) into a temporary table and rewrites the
  * query onto it. Alone in FROM, it answers one row built from the WHERE equalities (`WHERE sqft =
  * 823 AND …`, `WHERE question = '…'`); joined, it answers every row of the other side, which is
- * materialised first and paired with its results position by position (a POSITIONAL JOIN).
+ * materialised first (narrowed to what the answer needs) and paired with its results position by
+ * position (a POSITIONAL JOIN). A closing `USING k = v` reaches the model's predictions.
  */
 export const predictInto = async (
   c: DuckDBConnection,
@@ -48,24 +52,45 @@ export const predictInto = async (
   predictions: Predictions,
   temps: string[],
   options: AgentQueryOptions,
+  predictOptions: SelectPredictOptions | null = null,
 ) => {
   const ref = prepared.refs[0]!;
   const statement = prepared.statement;
   const alias = String(ref.node.alias || ref.name);
+  if (predictOptions && ref.kind === 'agent')
+    throw new SqlError(
+      SqlErrorCode.Invalid,
+      `USING ${Object.keys(predictOptions).join(', ')} is a model's prediction option; ${ref.name} is an agent`,
+    );
   const join = await joinOf(statement, ref.node);
   if (ref.kind === 'model' && (await takeLatest(c, statement)))
-    return forecastInto(c, statement, ref, join, alias, predictions, temps);
+    return forecastInto(c, statement, ref, join, alias, predictions, temps, predictOptions ?? {});
   const compute =
     ref.kind === 'agent'
       ? agentAnswers(predictions, ref, options)
-      : await modelPredictions(predictions, ref, statement, alias);
+      : await modelPredictions(predictions, ref, statement, alias, predictOptions ?? {});
   if (!join) {
     const input = whereEqualities((statement.node as AstNode).where_clause as AstNode | undefined);
-    await loadRows(c, temps, '__mindledger_prediction', compute.columns, await compute.rows([input]));
+    // As MindsDB does, the WHERE's constants stay in the row even where the model does not know
+    // the column (a version trained on fewer columns): the WHERE still reads them.
+    const echoed = Object.keys(input).filter((col) => !compute.columns.includes(col));
+    const rows = (await compute.rows([input])).map((row) => ({
+      ...Object.fromEntries(echoed.map((col) => [col, input[col]])),
+      ...row,
+    }));
+    await loadRows(c, temps, '__mindledger_prediction', [...compute.columns, ...echoed], rows);
     Object.assign(ref.node, baseTable('__mindledger_prediction', alias));
     return printSelect(c, statement);
   }
-  const other = await joinedRows(c, temps, join, ref.node);
+  const input = (join.left === ref.node ? join.right : join.left) as AstNode;
+  const narrowing = await inputNarrowing(
+    c,
+    statement,
+    join,
+    input,
+    String(input.alias || input.table_name || 'data'),
+  );
+  const other = await joinedRows(c, temps, join, ref.node, narrowing);
   await loadRows(c, temps, '__mindledger_prediction', compute.columns, await compute.rows(other.rows));
   pairPositionally(join, ref.node, other.alias, alias);
   return printSelect(c, statement);

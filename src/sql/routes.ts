@@ -20,7 +20,7 @@ const answer = z.object({
   context: z.record(z.string(), z.unknown()),
 });
 
-export const sqlRoutes = (api: Api, sql: SqlService) =>
+export const sqlRoutes = (api: Api, sql: Pick<SqlService, 'execute'>) =>
   api.add({
     method: 'post',
     path: '/api/sql/query',

@@ -27,6 +27,8 @@ export const forbiddenFunction = (name: string) =>
 
 const VOLATILE_FUNCTION =
   /random|uuid|now|current_|today|nextval|currval|setseed|get_current|transaction_timestamp/i;
+/** A function whose answer may change from one call to the next (clock, randomness, sequences). */
+export const isVolatileFunction = (name: string) => VOLATILE_FUNCTION.test(name);
 
 /** Prefix of a renamed CTE; errors show the name the client wrote (see errors.ts). */
 export const CTE_PREFIX = '__mindledger_cte_';

@@ -8,8 +8,10 @@ import {
   externalAnswer,
   loadIntoDuckDb,
   positional,
+  type ExternalFetch,
   type Externals,
 } from './federation';
+import type { SelectPredictOptions } from './predictOptions';
 import { bindParameters } from './parameters';
 import { prepare, type Prepared, type Predictions, type TablePolicy } from './plan';
 import { predictInto } from './predictions';
@@ -56,6 +58,8 @@ export type SelectInput = {
   /** The projection runner's data epoch (see `ProjectionRunner.dataEpoch`). */
   dataEpoch: () => number;
   natives?: Map<string, { integration: string; sql: string }>;
+  /** A closing `USING k = v` of the SELECT: options of the model's predictions. */
+  predictOptions?: SelectPredictOptions | null;
 };
 
 /** The DuckDB query a SELECT comes down to, on the reader its caller holds while it reads. */
@@ -97,7 +101,8 @@ export const withSelect = async <T>(
   const { deadline } = limits;
   const bound = bindParameters(input.sql, input.placeholders, input.params, limits.maxListItems);
   const natives = input.natives ?? new Map();
-  const key = `${input.db}\u0000${bound.sql}\u0000${JSON.stringify([...natives])}`;
+  const predictOptions = input.predictOptions ?? null;
+  const key = `${input.db}\u0000${bound.sql}\u0000${JSON.stringify([...natives])}\u0000${JSON.stringify(predictOptions)}`;
   const answerKeyOf = (p: Prepared) =>
     p.kind === 'local' && p.deterministic
       ? `${p.sql}\u0000${JSON.stringify(bound.values, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`
@@ -184,15 +189,44 @@ export const withSelect = async <T>(
           });
         }
 
+        /** External tables the query reads, copied into temporary tables on `c`. */
+        const fetchExternals = async (fetches: ExternalFetch[]) => {
+          for (const fetch of fetches) {
+            deadline.check();
+            const result = await externals
+              .get(fetch.integration)
+              .then((db) => {
+                const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql((id) => db.quote(id));
+                return fetch.read ? fetch.read(db) : db.query(native);
+              })
+              .catch((error: unknown) => {
+                // A schema listing leaves out a database that is down rather than failing the tool.
+                if (fetch.unreachable) return fetch.unreachable;
+                throw externalError(fetch.integration, error);
+              });
+            deadline.check();
+            temps.push(fetch.temp);
+            await loadIntoDuckDb(c, fetch.temp, result);
+          }
+        };
+        if (predictOptions && plan.kind !== 'model')
+          throw new SqlError(
+            SqlErrorCode.Invalid,
+            `USING ${Object.keys(predictOptions).join(', ')}: prediction options apply to a query of a model, and this query reads none`,
+          );
         let sql: string;
         if (plan.kind === 'model') {
           const agents = limits.agents ?? { concurrency: 4, maxRows: 100, timeoutMs: limits.timeoutMs };
           if (plan.refs.some((r) => r.kind === 'agent')) deadline.extendTo(agents.timeoutMs);
-          sql = await predictInto(c, plan, predictions, temps, {
-            concurrency: agents.concurrency,
-            maxRows: agents.maxRows,
-            signal: stopped.signal,
-          });
+          await fetchExternals(plan.fetches);
+          sql = await predictInto(
+            c,
+            plan,
+            predictions,
+            temps,
+            { concurrency: agents.concurrency, maxRows: agents.maxRows, signal: stopped.signal },
+            predictOptions,
+          );
         } else sql = plan.sql;
         if (plan.kind !== 'model' && plan.searches.length > 0) {
           const made = await materializeSearches(c, plan.searches, predictions, stopped.signal);
@@ -200,16 +234,10 @@ export const withSelect = async <T>(
           temps.push(...made.tables);
         }
         if (plan.kind === 'federated') {
-          for (const fetch of plan.fetches) {
-            deadline.check();
-            const db = await externals.get(fetch.integration);
-            const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql((id) => db.quote(id));
-            const result = await db.query(native).catch((error: unknown) => {
-              throw externalError(fetch.integration, error);
-            });
-            deadline.check();
-            temps.push(fetch.temp);
-            await loadIntoDuckDb(c, fetch.temp, result);
+          await fetchExternals(plan.fetches);
+          for (const made of plan.assemble ?? []) {
+            temps.push(made.temp);
+            await c.run(`CREATE OR REPLACE TEMP TABLE "${made.temp}" AS ${made.sql}`);
           }
         }
         deadline.check();

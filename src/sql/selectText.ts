@@ -3,17 +3,19 @@ import type { Deadline } from './deadline';
 import { extractNativeQueries } from './federation';
 import { quoteModelVersions, toDuckDbDialect } from './lexical';
 import { addModelJoinConditions } from './modelJoins';
+import { takePredictOptions } from './predictOptions';
 
 /**
  * A client's SELECT (MySQL dialect, MindsDB names) as the engine runs it: native queries on
  * registered databases taken out, DuckDB's dialect, model versions quoted, joins with models and
- * agents given their conditions. Each step is linear in the text (at most SQL_MAX_QUERY_BYTES);
+ * agents given their conditions, a closing `USING k = v` (prediction options) taken off. Each step is linear in the text (at most SQL_MAX_QUERY_BYTES);
  * the deadline is checked between them and the name lookups they make.
  */
 export const selectText = async (catalog: CatalogResolver, sql: string, db: string, deadline: Deadline) => {
   const extracted = await extractNativeQueries(sql, (name) => catalog.integration(name));
   deadline.check();
-  const converted = toDuckDbDialect(extracted.sql);
+  const predict = takePredictOptions(extracted.sql);
+  const converted = toDuckDbDialect(predict.sql);
   converted.sql = quoteModelVersions(converted.sql);
   deadline.check();
   const joined = await addModelJoinConditions(
@@ -23,7 +25,7 @@ export const selectText = async (catalog: CatalogResolver, sql: string, db: stri
       (await catalog.model(schema ?? db, table)) !== undefined,
   );
   deadline.check();
-  return { ...converted, sql: joined, natives: extracted.natives };
+  return { ...converted, sql: joined, natives: extracted.natives, predictOptions: predict.options };
 };
 
 /** Statements DuckDB would run but that must never reach it from a client. */

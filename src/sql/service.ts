@@ -4,6 +4,7 @@ import type { AppContext } from '../context';
 import { nameKey } from '../shared/names';
 import { catalogResolver, INFORMATION_SCHEMA_TABLES, installCatalog, PROJECT_TABLES } from './catalog';
 import { configureServerPaths, externalError, SqlError, SqlErrorCode, toSqlError } from './errors';
+import { unsupportedStatement } from './unsupported';
 import { leadingKeyword, quoteModelVersions, toDuckDbDialect, trimStatement } from './lexical';
 import { isSyntaxProblem, parseMindsStatement } from './parse';
 import { isReusableAnswer, preparedCache, runSelect, type Predictions, type SelectInput } from './select';
@@ -17,6 +18,9 @@ import { runMindsStatement } from './statements';
 import { introspection } from './introspection';
 import { modelStatementsOf } from './modelStatements';
 import { knowledgeBaseStatementsOf } from './knowledgeBaseStatements';
+import { jobStatementsOf } from './jobStatements';
+import { viewStatementsOf } from './viewStatements';
+import { integrationWritesOf } from './integrationWrites';
 import type {
   ErrorAnswer,
   OkAnswer,
@@ -51,6 +55,7 @@ export const sqlService = (
     isModel: (project, name) => services.models.exists(project, name),
     isAgent: (project, name) => services.agentRuns.findAgentName(project, name),
     isKnowledgeBase: async (project, name) => (await services.knowledgeBases.exists(project, name))?.name,
+    viewQuery: (project, name) => services.views.queryOf(project, name),
   });
   // Models queried as tables predict; agents queried as tables answer (each answer a run of its
   // own, outside the reader the query holds: an agent's tools read through readers of their own).
@@ -103,7 +108,12 @@ export const sqlService = (
   const deps = { duck: ctx.duck, catalog, cache: prepared, externals, predictions: models };
   /** A query's input as `runSelect` takes it, read at the projections' current version. */
   const inputOf = (
-    text: { sql: string; placeholders: string[]; natives?: SelectInput['natives'] },
+    text: {
+      sql: string;
+      placeholders: string[];
+      natives?: SelectInput['natives'];
+      predictOptions?: SelectInput['predictOptions'];
+    },
     db: string,
     params: Record<string, unknown> = {},
   ): SelectInput => ({
@@ -191,6 +201,29 @@ export const sqlService = (
 
   const modelStatements = modelStatementsOf(services);
   const knowledgeBaseStatements = knowledgeBaseStatementsOf(services);
+  const jobStatements = jobStatementsOf(services);
+  const viewStatements = viewStatementsOf(services);
+  const integrationWrites = integrationWritesOf({
+    catalog,
+    externals,
+    record: (write) => services.integrationWrites.record(write),
+    // Every row (up to TRAIN_ROW_LIMIT, as training reads), not an answer cut at SQL_ROW_LIMIT.
+    selectAll: async (query, db) => {
+      checkQuerySize(query);
+      const table = await runSelect(deps, inputOf(toDuckDbDialect(trimStatement(query)), db), {
+        ...limits,
+        rowLimit: ctx.config.trainRowLimit,
+        maxAnswerBytes: Number.POSITIVE_INFINITY,
+        timeoutMs: ctx.config.sqlTimeoutMs * 10,
+      });
+      if (table.truncated)
+        throw new SqlError(
+          SqlErrorCode.TooLarge,
+          `The query returned more than ${ctx.config.trainRowLimit} rows (TRAIN_ROW_LIMIT)`,
+        );
+      return table;
+    },
+  });
   const { show, describe, set } = introspection({
     internal,
     services,
@@ -229,6 +262,11 @@ export const sqlService = (
         if (!policy) observer.cacheLookup('answer', known !== undefined);
         return known ?? withinDeadline(selecting(sql, db, params, deadline, signal, policy), deadline);
       }
+      const unsupported = unsupportedStatement(sql);
+      if (unsupported) {
+        kind = 'forbidden';
+        throw unsupported;
+      }
       if (FORBIDDEN.has(keyword)) {
         kind = 'forbidden';
         throw new SqlError(
@@ -240,7 +278,9 @@ export const sqlService = (
       if (isSyntaxProblem(parsed)) {
         if (
           ['UPDATE', 'DROP', 'ALTER', 'CREATE', 'INSERT', 'DELETE'].includes(keyword) &&
-          !/\b(PROJECT|DATABASE|SCHEMA|SKILL|AGENT|CHATBOT|KNOWLEDGE)\b/i.test(sql.slice(0, 40))
+          !/\b(PROJECT|DATABASE|SCHEMA|SKILL|AGENT|CHATBOT|KNOWLEDGE|JOB|VIEW|TRIGGER)\b/i.test(
+            sql.slice(0, 40),
+          )
         )
           throw new SqlError(
             SqlErrorCode.Forbidden,
@@ -266,15 +306,62 @@ export const sqlService = (
         }
         case 'Set':
           return set(parsed.text);
+        case 'DropModel': {
+          // MindsDB drops a view with DROP MODEL too, and its JS SDK's deleteView sends that.
+          const [first, second] = parsed.name;
+          const [project, name] = second === undefined ? [db, first!] : [first!, second];
+          if (parsed.name.length <= 2 && !(await services.models.exists(project, name))) {
+            const view = await services.views.queryOf(project, name);
+            if (view !== undefined)
+              return viewStatements.run({ kind: 'DropView', name: { project, name }, ifExists: false }, db);
+          }
+          return modelStatements.run(parsed, db);
+        }
         case 'CreateModel':
         case 'RetrainModel':
-        case 'DropModel':
+        case 'FinetuneModel':
           return modelStatements.run(parsed, db);
-        case 'CreateKnowledgeBase':
-        case 'DropKnowledgeBase':
         case 'Insert':
         case 'Delete':
+        case 'CreateTable':
+        case 'UpdateTable':
+        case 'DropTable': {
+          // Rows go into external databases (and knowledge bases); the read model takes none.
+          const integration = await integrationWrites.integrationOf(parsed, db);
+          if (integration) return integrationWrites.run(parsed, integration, db, sql);
+          if (parsed.kind === 'Insert' || parsed.kind === 'Delete')
+            return knowledgeBaseStatements.run(parsed, db);
+          const verb = { CreateTable: 'CREATE TABLE', UpdateTable: 'UPDATE', DropTable: 'DROP TABLE' }[
+            parsed.kind
+          ];
+          const where = `${parsed.target.project ?? db}.${parsed.target.name}`;
+          throw new SqlError(
+            SqlErrorCode.Forbidden,
+            `${verb} ${where} is not supported: ${parsed.target.project ?? db} is not an external database; projects' tables and files change only through commands (write into a database registered with CREATE DATABASE)`,
+          );
+        }
+        case 'CreateKnowledgeBase':
+        case 'DropKnowledgeBase':
           return knowledgeBaseStatements.run(parsed, db);
+        case 'CreateJob':
+        case 'DropJob':
+          return jobStatements.run(parsed, db);
+        case 'CreateView':
+        case 'AlterView':
+        case 'DropView':
+          return viewStatements.run(parsed, db);
+        case 'CreateTrigger':
+          await services.triggers.create(parsed.name.project ?? db, {
+            name: parsed.name.name,
+            database: parsed.target.project ?? db,
+            table: parsed.target.name,
+            columns: parsed.columns,
+            query: parsed.query,
+          });
+          return { type: 'ok', affected_rows: null };
+        case 'DropTrigger':
+          await services.triggers.remove(parsed.name.project ?? db, parsed.name.name, parsed.ifExists);
+          return { type: 'ok', affected_rows: null };
         default:
           return runMindsStatement(services, parsed, db);
       }
@@ -339,6 +426,20 @@ export const sqlService = (
         throw invalid((error as Error).message);
       }
       return modelStatements.createFromRest(project, query);
+    },
+
+    /**
+     * Why a view's name or query would not do, or null: a name of the project's own tables, a query
+     * that is not one SELECT, or one that does not plan (unknown tables, columns). The query runs with
+     * LIMIT 0, so nothing is read but the shape.
+     */
+    checkView: async (project: string, name: string, query: string): Promise<string | null> => {
+      if (PROJECT_TABLES.some((t) => t === name.toLowerCase()))
+        return `${name} is the name of a table every project has`;
+      const sql = trimStatement(query);
+      if (!SELECT_LIKE.has(leadingKeyword(sql))) return 'the query of a view must be a SELECT';
+      const answer = await execute(`SELECT * FROM (${sql}) AS __view LIMIT 0`, { db: project }, {});
+      return answer.type === 'error' ? answer.error_message : null;
     },
 
     /** Training rows: all of them (up to the training limit), as objects. */

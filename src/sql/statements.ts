@@ -79,11 +79,22 @@ export const runMindsStatement = async (
         | 'Set'
         | 'CreateModel'
         | 'RetrainModel'
+        | 'FinetuneModel'
         | 'DropModel'
         | 'CreateKnowledgeBase'
         | 'DropKnowledgeBase'
         | 'Insert'
-        | 'Delete';
+        | 'Delete'
+        | 'CreateJob'
+        | 'DropJob'
+        | 'CreateView'
+        | 'AlterView'
+        | 'DropView'
+        | 'CreateTable'
+        | 'UpdateTable'
+        | 'DropTable'
+        | 'CreateTrigger'
+        | 'DropTrigger';
     }
   >,
   db: string,

@@ -184,7 +184,7 @@ describe.each(storeKinds)('databases API on %s', (store) => {
       .post('/api/databases')
       .send({ database: { name: 'x1' } })
       .expect(400);
-    expect(problemOf(noEngine).detail).toMatch(/body\.database\.engine: .*\/api\/projects/);
+    expect(problemOf(noEngine).detail).toMatch(/database\.engine is required.*\/api\/projects/);
     const unknown = await t.http
       .post('/api/databases')
       .send({ database: { name: 'x2', engine: 'oracle', parameters: connection } })
@@ -271,6 +271,18 @@ describe.each(storeKinds)('databases API on %s', (store) => {
       .send({ database: { name: 'NAMED_FIRST', engine: 'postgres', parameters: { host: 'h' } } })
       .expect(409);
     expect(problemOf(clash).detail).toBe('Database with name NAMED_FIRST already exists.');
+    // Even with no engine or parameters at all; a new name without an engine is a 400 naming it.
+    const bare = await t.http
+      .post('/api/databases')
+      .send({ database: { name: 'named_first' } })
+      .expect(409);
+    expect(problemOf(bare).detail).toBe('Database with name named_first already exists.');
+    const noEngine = await t.http
+      .post('/api/databases')
+      .send({ database: { name: 'named_second' } })
+      .expect(400);
+    expect(problemOf(noEngine).detail).toMatch(/database.engine is required/);
+    expect(await eventsOf(t, 'database-named_second')).toEqual([]);
   });
 
   describe('checking parameters without saving them (POST /api/databases/status)', () => {

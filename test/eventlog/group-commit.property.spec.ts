@@ -195,7 +195,8 @@ describe.each(storeKinds)('group commit on %s', (kind) => {
       ),
       { seed: 20261123, numRuns: kind === 'postgres' ? 15 : 40 },
     );
-  });
+    // Each run starts two apps on fresh databases: ~20 s for the PostgreSQL runs on a quiet machine.
+  }, 120_000);
 });
 
 describe('a writer deciding on its cached state while another process writes (PostgreSQL)', () => {

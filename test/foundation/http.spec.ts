@@ -87,6 +87,13 @@ describe('HTTP conventions', () => {
     expect(mounted.length).toBeGreaterThanOrEqual(t.running.api.routes.length);
     for (const route of mounted) expect(documented).toContain(route);
     expect(documented.size).toBe(new Set(mounted).size);
+    // Read-your-writes: every operation takes X-Min-Log-Position; a write's success names X-Log-Position.
+    const created = doc.body.paths['/api/projects'].post;
+    expect(created.parameters).toContainEqual(
+      expect.objectContaining({ name: 'X-Min-Log-Position', in: 'header', required: false }),
+    );
+    expect(Object.keys(created.responses['201'].headers)).toEqual(['X-Log-Position']);
+    expect(doc.body.paths['/api/projects'].get.responses['200'].headers).toBeUndefined();
     const page = await t.http.get('/doc/').expect(200);
     expect(page.text).toContain('swagger-ui');
   });

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import sqlite3 from 'sqlite3';
 import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
+import { postgresParameters } from '../support/external';
 import { givenProject } from '../support/world';
 
 const run = promisify(execFile);
@@ -116,6 +117,16 @@ const onLogStore = async (store: StoreKind, t: TestApp, sql: string) => {
   await new Promise<void>((resolve) => db.close(() => resolve()));
 };
 
+/** `GET /api/audit/verify?progress=true`: its server-sent events, parsed. */
+const verifyStreamed = async (t: TestApp, every: number) => {
+  const res = await t.http.get(`/api/audit/verify?progress=true&every=${every}`).expect(200);
+  expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
+  return res.text
+    .split('\n\n')
+    .filter((chunk) => chunk.startsWith('data: '))
+    .map((chunk) => JSON.parse(chunk.slice('data: '.length)) as Record<string, unknown>);
+};
+
 describe.each(storeKinds)('the audit ledger on %s', (store) => {
   let t: TestApp;
   beforeEach(async () => {
@@ -176,6 +187,23 @@ describe.each(storeKinds)('the audit ledger on %s', (store) => {
     expect(offline.code).toBe(0);
   });
 
+  it('streams its progress for a big log: start, progress every N events, then the result', async () => {
+    await givenSignedHistory();
+    const whole = (await t.http.get('/api/audit/verify').expect(200)).body;
+    const events = await verifyStreamed(t, 2);
+    expect(events[0]).toMatchObject({ type: 'start', total_events: expect.any(Number) });
+    const progress = events.filter((e) => e.type === 'progress');
+    const counts = progress.map((p) => p.events as number);
+    expect(counts.length).toBeGreaterThanOrEqual(Math.floor((whole.events as number) / 2));
+    expect(counts).toEqual([...counts].sort((a, b) => a - b));
+    expect(counts.at(-1)).toBe(whole.events);
+    for (const p of progress) expect(p.total_events).toBeGreaterThanOrEqual(p.events as number);
+    expect(events.at(-1)).toEqual({ type: 'result', ...whole });
+    // Accept: text/event-stream asks for the same.
+    const accepted = await t.http.get('/api/audit/verify').set('Accept', 'text/event-stream').expect(200);
+    expect(accepted.headers['content-type']).toMatch(/^text\/event-stream/);
+  });
+
   it('gives inclusion and consistency proofs an independent RFC 9162 implementation accepts', async () => {
     const { created, checkpoints } = await givenSignedHistory();
     const latest = checkpoints.checkpoints.at(-1)!;
@@ -188,26 +216,45 @@ describe.each(storeKinds)('the audit ledger on %s', (store) => {
           b64(proof.leaf_hash),
           proof.leaf_index,
           proof.tree_size,
-          proof.proof.map(b64),
+          proof.inclusion_path.map(b64),
           b64(proof.root_hash),
         ),
       ).toBe(true);
+      // The leaf is given (a project holds no secret): its RFC 6962 hash is the proven one.
+      expect(
+        crypto
+          .createHash('sha256')
+          .update(Buffer.concat([Buffer.from([0]), Buffer.from(proof.leaf, 'utf8')]))
+          .digest('base64'),
+      ).toBe(proof.leaf_hash);
+      expect(JSON.parse(proof.leaf)).toMatchObject({ type: 'ProjectCreated', position: String(position) });
       // A proof for another leaf's hash does not pass.
       const forged = crypto.createHash('sha256').update('forged').digest();
       expect(
-        rfcInclusion(forged, proof.leaf_index, proof.tree_size, proof.proof.map(b64), b64(proof.root_hash)),
+        rfcInclusion(
+          forged,
+          proof.leaf_index,
+          proof.tree_size,
+          proof.inclusion_path.map(b64),
+          b64(proof.root_hash),
+        ),
       ).toBe(false);
     }
     const first = checkpoints.checkpoints[0]!;
     const consistency = (await t.http.get(`/api/audit/consistency?from=${first.tree_size}`).expect(200)).body;
-    expect(consistency).toMatchObject({ from: first.tree_size, to: latest.tree_size });
+    expect(consistency).toMatchObject({
+      first: first.tree_size,
+      second: latest.tree_size,
+      first_root: first.root_hash,
+      second_root: latest.root_hash,
+    });
     expect(
       rfcConsistency(
         first.tree_size,
         latest.tree_size,
         b64(first.root_hash),
         b64(latest.root_hash),
-        consistency.proof.map(b64),
+        consistency.consistency_path.map(b64),
       ),
     ).toBe(true);
     expect(
@@ -216,11 +263,35 @@ describe.each(storeKinds)('the audit ledger on %s', (store) => {
         latest.tree_size,
         crypto.createHash('sha256').update('another history').digest(),
         b64(latest.root_hash),
-        consistency.proof.map(b64),
+        consistency.consistency_path.map(b64),
       ),
     ).toBe(false);
     const notCheckpoint = await t.http.get(`/api/audit/consistency?from=${latest.tree_size + 1000}`);
     expect(notCheckpoint.status).toBe(404);
+  });
+
+  it('withholds the leaf of an event that holds a secret, and proves its hash all the same', async () => {
+    const name = `secret_db_${Date.now()}`;
+    await t.http
+      .post('/api/databases')
+      .send({ database: { name, engine: 'postgres', parameters: postgresParameters() } })
+      .expect(201);
+    const registered = (await t.http.get(`/api/events?stream=database-${name}`).expect(200)).body.events[0];
+    await givenProject(t);
+    const { checkpoints } = await givenSignedHistory();
+    const latest = checkpoints.checkpoints.at(-1)!;
+    const proof = (await t.http.get(`/api/audit/proof/${registered.position}`).expect(200)).body;
+    expect(proof.leaf).toBeUndefined();
+    expect(JSON.stringify(proof)).not.toContain('any-password-trust-auth');
+    expect(
+      rfcInclusion(
+        b64(proof.leaf_hash),
+        proof.leaf_index,
+        proof.tree_size,
+        proof.inclusion_path.map(b64),
+        b64(latest.root_hash),
+      ),
+    ).toBe(true);
   });
 
   it('signs what is unsigned at a clean stop', async () => {
@@ -277,6 +348,9 @@ describe.each(storeKinds)('the audit ledger on %s', (store) => {
       const online = (await t.http.get('/api/audit/verify').expect(200)).body;
       expect(online).toMatchObject({ ok: false, problem: 'root-mismatch' });
       expect(online.leafIndex).toBeLessThanOrEqual(created.indexOf(target) + 100);
+      // Streamed, the same verdict comes as the last event.
+      const streamed = await verifyStreamed(t, 1);
+      expect(streamed.at(-1)).toEqual({ type: 'result', ...online });
     },
   );
 });

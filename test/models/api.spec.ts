@@ -351,6 +351,25 @@ describe.each(storeKinds)('models (event store: %s)', (store) => {
       expect(String(cell(a, 'ERROR'))).toMatch(/no_such_column/);
     });
 
+    it('is answered after every event its training appended: progress reports come before the failure', async () => {
+      const { name: project } = await givenProject(t);
+      const res = await t.http
+        .post('/api/sql/query')
+        .send({
+          query: `CREATE MODEL ${project}.broken FROM files (SELECT sqft FROM ${rentalsFile}) PREDICT no_such_column USING join_learn_process = true`,
+        })
+        .expect(200);
+      const answered = BigInt(String(res.headers['x-log-position']));
+      type Logged = { type: string; position: number };
+      const logged = async (stream: string) =>
+        (await t.http.get(`/api/events?stream=${stream}`).expect(200)).body.events as Logged[];
+      const projectEvents = await logged(`project-${project}`);
+      expect(BigInt(projectEvents.find((e) => e.type === 'ModelTrainingFailed')!.position)).toBe(answered);
+      const versionId = projectEvents.find((e) => e.type === 'ModelVersionDefined')!.position;
+      for (const report of await logged(`model-training-${versionId}`))
+        expect(BigInt(report.position)).toBeLessThan(answered);
+    });
+
     it('never leaves the model stuck: predictions answer 409 naming the error', async () => {
       const { name: project } = await givenProject(t);
       await trainBroken(project);

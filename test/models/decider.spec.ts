@@ -221,3 +221,85 @@ describe('model decider: options and deletion', () => {
         { type: 'ProjectDeleted', data: { projectId: 1, name: 'proj', deletedAt: at } },
       ]));
 });
+
+describe('model decider: fine-tuning', () => {
+  const newRows = { query: 'SELECT * FROM more_rows', sourceDatabase: 'files2', options: {} };
+  const tunedFrom = (
+    version: number,
+    priorData: { sourceDatabase: string; query: string }[],
+    options = {},
+  ) => ({
+    type: 'ModelVersionDefined' as const,
+    data: {
+      ...modelVersionDefined('m', version, options).data,
+      ...newRows,
+      options,
+      finetunedFrom: version - 1,
+      priorData,
+    },
+  });
+
+  it('defines the next version from the active one: its target, its rows kept as prior data, the new rows its own', () =>
+    spec
+      .given([projectCreated, ...trainedModel('m')])
+      .when({ type: 'FinetuneModel', data: { name: 'm', ...newRows }, metadata })
+      .then([tunedFrom(2, [{ sourceDatabase: 'files', query: 'SELECT * FROM rows' }])]));
+
+  it('keeps every prior data of a fine-tuned version, oldest first, and merges options', () =>
+    spec
+      .given([
+        projectCreated,
+        ...trainedModel('m'),
+        tunedFrom(2, [{ sourceDatabase: 'files', query: 'SELECT * FROM rows' }], { tag: 'a' }),
+        modelTrainingStarted('m', 2),
+        modelTrained('m', 2),
+        modelVersionActivated('m', 2),
+      ])
+      .when({ type: 'FinetuneModel', data: { name: 'm', ...newRows, options: { seed: 2 } }, metadata })
+      .then([
+        tunedFrom(
+          3,
+          [
+            { sourceDatabase: 'files', query: 'SELECT * FROM rows' },
+            { sourceDatabase: 'files2', query: 'SELECT * FROM more_rows' },
+          ],
+          { tag: 'a', seed: 2 },
+        ),
+      ]));
+
+  it('refuses a version that has not trained (409) and an unknown model or version (404)', () => {
+    spec
+      .given([projectCreated, modelVersionDefined('m'), modelTrainingStarted('m')])
+      .when({ type: 'FinetuneModel', data: { name: 'm', ...newRows }, metadata })
+      .thenThrows('Conflict', /version 1 is training; only a trained version can be fine-tuned/);
+    spec
+      .given([projectCreated])
+      .when({ type: 'FinetuneModel', data: { name: 'm', ...newRows }, metadata })
+      .thenThrows('NotFound', /Model with name m not found/);
+    spec
+      .given([projectCreated, ...trainedModel('m')])
+      .when({ type: 'FinetuneModel', data: { name: 'm', version: 4, ...newRows }, metadata })
+      .thenThrows('NotFound', /Model m has no version 4/);
+  });
+
+  it('retrains a fine-tuned version on the same rows when no new ones are given', () =>
+    spec
+      .given([
+        projectCreated,
+        ...trainedModel('m'),
+        tunedFrom(2, [{ sourceDatabase: 'files', query: 'SELECT * FROM rows' }]),
+        modelTrainingStarted('m', 2),
+        modelTrained('m', 2),
+        modelVersionActivated('m', 2),
+      ])
+      .when({ type: 'RetrainModel', data: { name: 'm' }, metadata })
+      .then([
+        {
+          type: 'ModelVersionDefined',
+          data: {
+            ...tunedFrom(3, [{ sourceDatabase: 'files', query: 'SELECT * FROM rows' }]).data,
+            finetunedFrom: 1,
+          },
+        },
+      ]));
+});

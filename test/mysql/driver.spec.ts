@@ -278,7 +278,11 @@ describe('MySQL protocol through the mysql2 driver (SQLite store)', () => {
       const [tables] = await c.query<mysql.RowDataPacket[]>(
         "SELECT TABLE_NAME, DATABASE() FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'mo%'",
       );
-      expect(tables).toEqual([{ TABLE_NAME: 'models', 'DATABASE()': 'mindsdb' }]);
+      // Every project has models and models_versions, as MindsDB's
+      expect(tables).toEqual([
+        { TABLE_NAME: 'models', 'DATABASE()': 'mindsdb' },
+        { TABLE_NAME: 'models_versions', 'DATABASE()': 'mindsdb' },
+      ]);
     });
 
     it('changes the database with USE, for this connection (the engine checks it exists)', async () => {

@@ -5,6 +5,7 @@ import pino from 'pino';
 import supertest from 'supertest';
 import { createApp, type RunningApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
+import type { Clock } from '../../src/shared/time';
 import { freshPostgresDatabase } from './postgres';
 
 export type StoreKind = 'sqlite' | 'postgres';
@@ -55,14 +56,22 @@ const QUIET_LEDGER = {
   LEDGER_CHECKPOINT_ON_STOP: 'false',
 };
 
+/**
+ * The job scheduler fires due jobs on a timer, appending runs in the background; specs that compare
+ * the log or the read model at two moments would see them appear. Off: a spec fires due jobs with
+ * `running.jobs.tick()` (test/jobs does).
+ */
+const QUIET_JOBS = { JOBS_POLL_MS: '0', TRIGGERS_POLL_MS: '0' };
+
 const start = async (
   b: Backing,
   overrides: Record<string, string>,
   logStream?: NodeJS.WritableStream,
+  clock?: Clock,
 ): Promise<TestApp> => {
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...QUIET_LEDGER, ...b.env, ...overrides });
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...QUIET_LEDGER, ...QUIET_JOBS, ...b.env, ...overrides });
   const logger = logStream ? pino({ level: 'info' }, logStream) : pino({ level: 'silent' });
-  const running = await createApp(config, { logger });
+  const running = await createApp(config, { logger, ...(clock ? { clock } : {}) });
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
@@ -76,7 +85,7 @@ const start = async (
     stop,
     restart: async (more = {}) => {
       await stop();
-      return start(b, { ...overrides, ...more }, logStream);
+      return start(b, { ...overrides, ...more }, logStream, clock);
     },
     dispose: async () => {
       await stop();
@@ -89,8 +98,9 @@ const start = async (
 export const startTestApp = async (
   kind: StoreKind,
   overrides: Record<string, string> = {},
-  options: { logStream?: NodeJS.WritableStream } = {},
-): Promise<TestApp> => start(await backing(kind), overrides, options.logStream);
+  /** `clock`: the app's clock (a spec moving time by hand). */
+  options: { logStream?: NodeJS.WritableStream; clock?: Clock } = {},
+): Promise<TestApp> => start(await backing(kind), overrides, options.logStream, options.clock);
 
 /**
  * Starts `count` apps on one shared PostgreSQL log, each with its own data directory and DuckDB;
@@ -98,7 +108,7 @@ export const startTestApp = async (
  */
 export const startPostgresCluster = async (
   count: number,
-  options: { together?: boolean; env?: Record<string, string> } = {},
+  options: { together?: boolean; env?: Record<string, string>; clock?: Clock } = {},
 ) => {
   const db = await freshPostgresDatabase();
   const startNode = () => {
@@ -110,6 +120,8 @@ export const startPostgresCluster = async (
         cleanup: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
       },
       options.env ?? {},
+      undefined,
+      options.clock,
     );
   };
   const apps: TestApp[] = [];

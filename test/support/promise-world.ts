@@ -23,7 +23,10 @@ const CHATBOTS = ['b1', 'b2'] as const;
 const DATABASES = ['d1', 'd2', 'p2'] as const;
 const FILES = ['f1', 'f2'] as const;
 const MODELS = ['m1', 'm2'] as const;
+const ML_ENGINES = ['e1', 'e2'] as const;
 const KNOWLEDGE_BASES = ['k1', 'k2'] as const;
+const JOBS = ['j1', 'j2'] as const;
+const VIEWS = ['v1', 'v2'] as const;
 /** Documents knowledge base inserts pick from: ids repeat, so inserts replace and deletes meet them. */
 const KB_DOCUMENTS = [
   {
@@ -104,12 +107,38 @@ export type Command =
       replace: boolean;
     }
   | { kind: 'retrainModel'; project: string; name: string; active: boolean }
+  | { kind: 'finetuneModel'; project: string; name: string; file: string }
+  | { kind: 'putMlEngine'; name: string; how: 'sql' | 'byom-put' | 'byom-post' }
+  | { kind: 'dropMlEngine'; name: string }
   | { kind: 'updateModel'; project: string; name: string; tag: string }
   | { kind: 'dropModel'; project: string; name: string; version: number | null; via: Via }
   | { kind: 'createKnowledgeBase'; project: string; name: string; chunkSize: number; via: Via }
   | { kind: 'insertKnowledgeBase'; project: string; name: string; documents: number[]; via: Via }
   | { kind: 'deleteKnowledgeBaseDocuments'; project: string; name: string; id: string }
-  | { kind: 'dropKnowledgeBase'; project: string; name: string; via: Via };
+  | { kind: 'dropKnowledgeBase'; project: string; name: string; via: Via }
+  | {
+      kind: 'createJob';
+      project: string;
+      name: string;
+      /** Repeats every minute (else runs once); its second statement fails; an IF that finds no rows. */
+      every: boolean;
+      failing: boolean;
+      guarded: boolean;
+      via: Via;
+    }
+  | { kind: 'dropJob'; project: string; name: string; via: Via }
+  /** The scheduler looks for due jobs now (a job made with no START is due at once). */
+  | { kind: 'runJobs' }
+  /** A view of the project's skills, of a constant, or of the other view (refused when it is absent). */
+  | {
+      kind: 'createView';
+      project: string;
+      name: string;
+      reads: 'skills' | 'constant' | 'view';
+      replace: boolean;
+      via: Via | 'put';
+    }
+  | { kind: 'dropView'; project: string; name: string; via: Via | 'drop-model' };
 
 const via = fc.constantFrom<Via>('rest', 'sql');
 /** Picks from a pool, the first names far more often: most commands then meet what others made. */
@@ -126,7 +155,10 @@ const chatbot = weighted(...CHATBOTS);
 const database = weighted(...DATABASES);
 const file = weighted(...FILES);
 const model = weighted(...MODELS);
+const mlEngine = weighted(...ML_ENGINES);
 const knowledgeBase = weighted(...KNOWLEDGE_BASES);
+const job = weighted(...JOBS);
+const view = weighted(...VIEWS);
 const target = weighted(...TARGETS);
 const small = fc.constantFrom('x', 'y', 'z');
 /** Free-form params with secrets (masked in every projection) and a key that `null` removes. */
@@ -303,6 +335,27 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc.record({
+      kind: fc.constant('finetuneModel' as const),
+      project: scoped,
+      name: model,
+      file,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('putMlEngine' as const),
+      name: mlEngine,
+      how: fc.constantFrom('sql' as const, 'byom-put' as const, 'byom-post' as const),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('dropMlEngine' as const), name: mlEngine }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
       kind: fc.constant('updateModel' as const),
       project: scoped,
       name: model,
@@ -355,6 +408,54 @@ const command: fc.Arbitrary<Command> = fc.oneof(
       project: scoped,
       name: knowledgeBase,
       via,
+    }),
+  },
+);
+
+/**
+ * Jobs' commands, drawn after the others (see `commandSequence`): made, dropped, and the scheduler
+ * looking for due jobs (a job made with no START is due at once).
+ */
+const jobCommand: fc.Arbitrary<Command> = fc.oneof(
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('createJob' as const),
+      project: scoped,
+      name: job,
+      every: fc.boolean(),
+      failing: fc.boolean(),
+      guarded: fc.boolean(),
+      via,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('dropJob' as const), project: scoped, name: job, via }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('runJobs' as const) }) },
+);
+
+/** Views' commands, drawn after the jobs' (see `commandSequence`). */
+const viewCommand: fc.Arbitrary<Command> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('createView' as const),
+      project: scoped,
+      name: view,
+      reads: fc.constantFrom('skills' as const, 'constant' as const, 'view' as const),
+      replace: fc.boolean(),
+      via: fc.constantFrom<Via | 'put'>('rest', 'sql', 'put'),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('dropView' as const),
+      project: scoped,
+      name: view,
+      via: fc.constantFrom<Via | 'drop-model'>('rest', 'sql', 'drop-model'),
     }),
   },
 );
@@ -432,12 +533,25 @@ export const startingWorld: fc.Arbitrary<Command[]> = fc
  */
 export const commandSequence = (options: { maxLength: number }) =>
   fc
-    .tuple(startingWorld, fc.array(command, { maxLength: options.maxLength, size: 'max' }))
-    .map(([first, then]) => [...first, ...then]);
+    .tuple(
+      startingWorld,
+      fc.array(command, { maxLength: options.maxLength, size: 'max' }),
+      // Drawn last, so the sequences of the other commands are those a seed gave before jobs came;
+      // each job command is put in among them at a generated place.
+      fc.array(fc.tuple(fc.nat(), jobCommand), { maxLength: Math.ceil(options.maxLength / 3) }),
+      // Views came after jobs: drawn after them, put in the same way.
+      fc.array(fc.tuple(fc.nat(), viewCommand), { maxLength: Math.ceil(options.maxLength / 4) }),
+    )
+    .map(([first, then, jobs, views]) => {
+      const mixed = [...then];
+      for (const [at, c] of jobs) mixed.splice(at % (mixed.length + 1), 0, c);
+      for (const [at, c] of views) mixed.splice(at % (mixed.length + 1), 0, c);
+      return [...first, ...mixed];
+    });
 
 /** Commands whose answers are quick (no training): for tests that interleave many queries. */
 export const quickCommand = command.filter(
-  (c) => !['createModel', 'retrainModel', 'uploadFile'].includes(c.kind),
+  (c) => !['createModel', 'retrainModel', 'finetuneModel', 'uploadFile'].includes(c.kind),
 );
 
 /** One line per command, for failure messages (and fast-check's counterexample). */
@@ -658,6 +772,27 @@ export const applyCommand = async (t: TestApp, c: Command): Promise<Outcome> => 
         t,
         `RETRAIN ${c.project}.${c.name} USING join_learn_process = true${c.active ? '' : ', active = false'}`,
       );
+    case 'finetuneModel':
+      return sqlOutcome(
+        t,
+        `FINETUNE ${c.project}.${c.name} FROM files (SELECT * FROM ${c.file}) USING join_learn_process = true`,
+      );
+    case 'putMlEngine': {
+      if (c.how === 'sql')
+        return sqlOutcome(t, `CREATE ML_ENGINE ${c.name} FROM openai USING openai_api_key = 'sk-engine'`);
+      const upload =
+        c.how === 'byom-put'
+          ? http.put(`/api/handlers/byom/${c.name}`)
+          : http.post(`/api/handlers/byom/${c.name}`);
+      return status(
+        upload
+          .attach('code', Buffer.from(`class CustomPredictor:  # ${c.how}\n    pass\n`), 'model.py')
+          .attach('modules', Buffer.from('pandas\n'), 'requirements.txt')
+          .field('type', 'inhouse'),
+      );
+    }
+    case 'dropMlEngine':
+      return sqlOutcome(t, `DROP ML_ENGINE ${c.name}`);
     case 'updateModel':
       return status(
         http
@@ -703,6 +838,47 @@ export const applyCommand = async (t: TestApp, c: Command): Promise<Outcome> => 
       return c.via === 'rest'
         ? status(http.delete(`/api/projects/${c.project}/knowledge_bases/${c.name}`))
         : sqlOutcome(t, `DROP KNOWLEDGE_BASE ${c.project}.${c.name}`);
+    case 'createJob': {
+      const query = c.failing ? 'SELECT 1; SELECT * FROM nowhere.t' : 'SELECT 1';
+      const ifQuery = c.guarded ? 'SELECT 1 WHERE 1 = 0' : null;
+      if (c.via === 'rest')
+        return status(
+          http.post(`/api/projects/${c.project}/jobs`).send({
+            job: { name: c.name, query, if_query: ifQuery, schedule_str: c.every ? 'every minute' : null },
+          }),
+        );
+      return sqlOutcome(
+        t,
+        `CREATE JOB ${c.project}.${c.name} (${query})${c.every ? ' EVERY minute' : ''}${ifQuery ? ` IF (${ifQuery})` : ''}`,
+      );
+    }
+    case 'dropJob':
+      return c.via === 'rest'
+        ? status(http.delete(`/api/projects/${c.project}/jobs/${c.name}`))
+        : sqlOutcome(t, `DROP JOB ${c.project}.${c.name}`);
+    case 'runJobs':
+      await t.running.jobs.tick();
+      return { status: 200 };
+    case 'createView': {
+      const other = c.name === 'v1' ? 'v2' : 'v1';
+      const query =
+        c.reads === 'skills'
+          ? "SELECT name, type FROM skills WHERE type <> 'x'"
+          : c.reads === 'constant'
+            ? `SELECT '${c.name}' AS label`
+            : `SELECT COUNT(*) AS n FROM ${other}`;
+      if (c.via === 'put')
+        return status(http.put(`/api/projects/${c.project}/views/${c.name}`).send({ view: { query } }));
+      if (c.via === 'rest' && !c.replace)
+        return status(http.post(`/api/projects/${c.project}/views`).send({ view: { name: c.name, query } }));
+      return sqlOutcome(
+        t,
+        `CREATE ${c.replace ? 'OR REPLACE ' : ''}VIEW ${c.project}.${c.name} AS (${query})`,
+      );
+    }
+    case 'dropView':
+      if (c.via === 'rest') return status(http.delete(`/api/projects/${c.project}/views/${c.name}`));
+      return sqlOutcome(t, `DROP ${c.via === 'drop-model' ? 'MODEL' : 'VIEW'} ${c.project}.${c.name}`);
     default: {
       const _exhaustive: never = c;
       return _exhaustive;

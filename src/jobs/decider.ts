@@ -1,0 +1,223 @@
+import type {
+  JobCreated,
+  JobDeleted,
+  JobEvery,
+  JobOwner,
+  JobRunAbandoned,
+  JobRunEvent,
+  JobRunStarted,
+} from '../../events';
+import { requireLiveProject, type ProjectState } from '../projects/state';
+import { conflict, invalid } from '../shared/errors';
+import { findByName } from '../shared/params';
+import { requireJob, type JobRunsState, type JobsState } from './state';
+
+/** What job commands are decided on: the project and its jobs. */
+export type JobDecisionState = { readonly project: ProjectState; readonly jobs: JobsState };
+
+type Now = { now: Date };
+
+export type JobCommand =
+  | {
+      type: 'CreateJob';
+      data: {
+        name: string;
+        query: string;
+        ifQuery: string | null;
+        /** Null: now. */
+        startAt: Date | null;
+        endAt: Date | null;
+        every: JobEvery | null;
+        owner: JobOwner;
+        /** IF NOT EXISTS: an existing job of that name is kept, nothing recorded. */
+        ifNotExists: boolean;
+      };
+      metadata: Now;
+    }
+  | { type: 'DeleteJob'; data: { name: string; ifExists: boolean }; metadata: Now };
+
+const createJob = (
+  state: JobDecisionState,
+  d: Extract<JobCommand, { type: 'CreateJob' }>['data'],
+  now: Date,
+): JobCreated[] => {
+  const project = requireLiveProject(state.project);
+  if (findByName(state.jobs.values(), d.name)) {
+    if (d.ifNotExists) return [];
+    throw conflict(`Job already exists: ${d.name}`, 'Job already exists');
+  }
+  if (!d.query.trim()) throw invalid('A job needs at least one statement', 'Empty job');
+  // As MindsDB: a start in the past is now; without a repetition, an end means nothing.
+  const startAt = d.startAt === null || d.startAt < now ? now : d.startAt;
+  const endAt = d.every === null ? null : d.endAt;
+  if (endAt !== null && endAt < startAt)
+    throw invalid(
+      `Wrong end date ${startAt.toISOString()} > ${endAt.toISOString()}: END must not be before START`,
+      'Invalid schedule',
+    );
+  return [
+    {
+      type: 'JobCreated',
+      data: {
+        projectId: Number(project.id),
+        project: project.name,
+        name: d.name,
+        query: d.query,
+        ifQuery: d.ifQuery,
+        startAt: startAt.toISOString(),
+        endAt: endAt?.toISOString() ?? null,
+        every: d.every,
+        owner: d.owner,
+        createdAt: now.toISOString(),
+      },
+    },
+  ];
+};
+
+export const decideJob = (command: JobCommand, state: JobDecisionState): (JobCreated | JobDeleted)[] => {
+  switch (command.type) {
+    case 'CreateJob':
+      return createJob(state, command.data, command.metadata.now);
+    case 'DeleteJob': {
+      const project = requireLiveProject(state.project);
+      if (command.data.ifExists && !findByName(state.jobs.values(), command.data.name)) return [];
+      const job = requireJob(state.jobs, command.data.name);
+      return [
+        {
+          type: 'JobDeleted',
+          data: {
+            projectId: Number(project.id),
+            jobId: Number(job.id),
+            name: job.name,
+            deletedAt: command.metadata.now.toISOString(),
+          },
+        },
+      ];
+    }
+    default: {
+      const _exhaustive: never = command;
+      return _exhaustive;
+    }
+  }
+};
+
+/**
+ * A job's runs, decided on their own stream. A tick is claimed once: a claim for a tick not after
+ * the last claimed one decides nothing, so of processes racing for it (each appending expecting the
+ * version it read) one records it and the others, deciding again on what the log holds, nothing.
+ * A run still open when the next tick is claimed is abandoned if its lease ran out (its process
+ * died), else the tick waits. Outcomes are recorded only by the claim that holds the run.
+ */
+export type JobRunCommand =
+  | {
+      type: 'ClaimRun';
+      data: { jobId: bigint; projectId: bigint; tick: Date; claimId: string; node: string; leaseMs: number };
+      metadata: Now;
+    }
+  | {
+      type: 'RecordStatement';
+      data: {
+        claimId: string;
+        index: number;
+        query: string;
+        outcome: 'ok' | 'rows' | 'error';
+        rows: number | null;
+        error: string | null;
+      };
+      metadata: Now;
+    }
+  | { type: 'FinishRun'; data: { claimId: string }; metadata: Now }
+  | { type: 'FailRun'; data: { claimId: string; error: string }; metadata: Now }
+  | { type: 'SkipRun'; data: { claimId: string; reason: string }; metadata: Now };
+
+const held = (state: JobRunsState, claimId: string) => {
+  if (state.open?.claimId !== claimId)
+    throw conflict(
+      `The claim ${claimId} on this job's run was lost (its lease ran out and the next run took over)`,
+      'Claim lost',
+    );
+  return state.open;
+};
+
+export const decideJobRun = (command: JobRunCommand, state: JobRunsState, jobId: bigint): JobRunEvent[] => {
+  const at = command.metadata.now.toISOString();
+  const job = Number(jobId);
+  switch (command.type) {
+    case 'ClaimRun': {
+      const d = command.data;
+      const now = command.metadata.now.getTime();
+      if (state.lastTick !== null && d.tick.getTime() <= state.lastTick) return [];
+      const abandoned: JobRunAbandoned[] = [];
+      if (state.open !== null) {
+        if (state.open.leaseUntil > now) return [];
+        abandoned.push({
+          type: 'JobRunAbandoned',
+          data: {
+            jobId: job,
+            run: state.open.run,
+            claimId: state.open.claimId,
+            reason: 'Its process stopped before the run finished (the claim lease ran out)',
+            abandonedAt: at,
+          },
+        });
+      }
+      const started: JobRunStarted = {
+        type: 'JobRunStarted',
+        data: {
+          jobId: job,
+          projectId: Number(d.projectId),
+          run: state.runs + 1,
+          tick: d.tick.toISOString(),
+          previousTick: state.lastTick === null ? null : new Date(state.lastTick).toISOString(),
+          claimId: d.claimId,
+          node: d.node,
+          startedAt: at,
+          leaseUntil: new Date(now + d.leaseMs).toISOString(),
+        },
+      };
+      return [...abandoned, started];
+    }
+    case 'RecordStatement': {
+      const open = held(state, command.data.claimId);
+      const { claimId, ...d } = command.data;
+      return [{ type: 'JobStatementRan', data: { jobId: job, run: open.run, claimId, ...d, at } }];
+    }
+    case 'FinishRun': {
+      const open = held(state, command.data.claimId);
+      return [
+        {
+          type: 'JobRunFinished',
+          data: { jobId: job, run: open.run, claimId: open.claimId, finishedAt: at },
+        },
+      ];
+    }
+    case 'FailRun': {
+      const open = held(state, command.data.claimId);
+      return [
+        {
+          type: 'JobRunFailed',
+          data: { jobId: job, run: open.run, claimId: open.claimId, error: command.data.error, failedAt: at },
+        },
+      ];
+    }
+    case 'SkipRun': {
+      const open = held(state, command.data.claimId);
+      return [
+        {
+          type: 'JobRunSkipped',
+          data: {
+            jobId: job,
+            run: open.run,
+            claimId: open.claimId,
+            reason: command.data.reason,
+            skippedAt: at,
+          },
+        },
+      ];
+    }
+    default: {
+      const _exhaustive: never = command;
+      return _exhaustive;
+    }
+  }
+};

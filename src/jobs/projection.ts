@@ -1,0 +1,255 @@
+import type { JobEvery } from '../../events';
+import type { Row, TableProjection, TableReader } from '../projection/types';
+import { nextTick, scheduleStr, type JobSchedule } from './schedule';
+
+/** A job row's schedule, as the columns hold it (dates come back as Dates, JSON parsed). */
+const scheduleOf = (row: Row): JobSchedule => ({
+  startAt: (row.START_AT as Date).getTime(),
+  endAt: row.END_AT === null ? null : (row.END_AT as Date).getTime(),
+  every: (row.EVERY as JobEvery | null) ?? null,
+});
+
+const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * `jobs`: one row per live job (MindsDB's information_schema.JOBS columns first). NEXT_RUN_AT is the
+ * job's first tick after the last one claimed: null once a job without EVERY ran, or past its END.
+ */
+export const jobsTable: TableProjection = {
+  table: 'jobs',
+  key: 'ID',
+  columns: [
+    { name: 'NAME', type: 'VARCHAR' },
+    { name: 'PROJECT', type: 'VARCHAR' },
+    { name: 'START_AT', type: 'TIMESTAMP' },
+    { name: 'END_AT', type: 'TIMESTAMP' },
+    { name: 'NEXT_RUN_AT', type: 'TIMESTAMP' },
+    { name: 'SCHEDULE_STR', type: 'VARCHAR' },
+    { name: 'QUERY', type: 'VARCHAR' },
+    { name: 'IF_QUERY', type: 'VARCHAR' },
+    { name: 'VARIABLES', type: 'JSON' },
+    { name: 'ID', type: 'BIGINT' },
+    { name: 'PROJECT_ID', type: 'BIGINT' },
+    { name: 'EVERY', type: 'JSON' },
+    { name: 'OWNER', type: 'JSON' },
+    { name: 'LAST_TICK', type: 'TIMESTAMP' },
+    { name: 'RUNS', type: 'INTEGER' },
+    { name: 'CREATED_AT', type: 'TIMESTAMP' },
+  ],
+  handles: ['JobCreated', 'JobDeleted', 'JobRunStarted'],
+  apply: async (event, rows) => {
+    switch (event.type) {
+      case 'JobCreated': {
+        const d = event.data;
+        rows.insert({
+          ID: event.meta.position,
+          NAME: d.name,
+          PROJECT: d.project,
+          PROJECT_ID: d.projectId,
+          START_AT: d.startAt,
+          END_AT: d.endAt,
+          NEXT_RUN_AT: isoOrNull(
+            nextTick(
+              { startAt: Date.parse(d.startAt), endAt: d.endAt ? Date.parse(d.endAt) : null, every: d.every },
+              null,
+            ),
+          ),
+          SCHEDULE_STR: scheduleStr(d.every),
+          QUERY: d.query,
+          IF_QUERY: d.ifQuery,
+          VARIABLES: null,
+          EVERY: d.every,
+          OWNER: d.owner,
+          LAST_TICK: null,
+          RUNS: 0,
+          CREATED_AT: d.createdAt,
+        });
+        return;
+      }
+      case 'JobRunStarted': {
+        const d = event.data;
+        const row = await rows.get(BigInt(d.jobId));
+        if (!row) return;
+        const tick = Date.parse(d.tick);
+        rows.put({
+          ...row,
+          LAST_TICK: d.tick,
+          RUNS: d.run,
+          NEXT_RUN_AT: isoOrNull(nextTick(scheduleOf(row), tick)),
+        });
+        return;
+      }
+      case 'JobDeleted':
+        rows.delete(BigInt(event.data.jobId));
+        return;
+    }
+  },
+};
+
+export type JobRow = {
+  ID: bigint;
+  NAME: string;
+  PROJECT: string;
+  PROJECT_ID: bigint;
+  START_AT: Date;
+  END_AT: Date | null;
+  NEXT_RUN_AT: Date | null;
+  SCHEDULE_STR: string | null;
+  QUERY: string;
+  IF_QUERY: string | null;
+  VARIABLES: string | null;
+  EVERY: unknown;
+  OWNER: unknown;
+  LAST_TICK: Date | null;
+  RUNS: number;
+  CREATED_AT: Date;
+};
+
+export const jobRowsOfProject = async (reader: TableReader, projectId: number) =>
+  (await reader.query('SELECT * FROM jobs WHERE PROJECT_ID = ? ORDER BY ID', [
+    BigInt(projectId),
+  ])) as JobRow[];
+
+export const jobRowByName = async (reader: TableReader, projectId: number, name: string) =>
+  (
+    (await reader.query('SELECT * FROM jobs WHERE PROJECT_ID = ? AND lower(NAME) = lower(?)', [
+      BigInt(projectId),
+      name,
+    ])) as JobRow[]
+  )[0];
+
+/** Jobs whose next tick is not after `now` (the scheduler's candidates). */
+export const dueJobRows = async (reader: TableReader, now: Date) =>
+  (await reader.query('SELECT * FROM jobs WHERE NEXT_RUN_AT <= ?::TIMESTAMP ORDER BY NEXT_RUN_AT, ID', [
+    now.toISOString().replace('T', ' ').replace('Z', ''),
+  ])) as JobRow[];
+
+const RUN_END_EVENTS = {
+  JobRunFinished: 'finished',
+  JobRunFailed: 'failed',
+  JobRunSkipped: 'skipped',
+  JobRunAbandoned: 'abandoned',
+} as const;
+
+/**
+ * `job_runs`: one row per run of a live job (MindsDB's jobs_history: NAME, PROJECT, RUN_START,
+ * RUN_END, ERROR, QUERY; QUERY is the statements that ran, each followed by `; `), with its status
+ * and tick. A job's runs go with it.
+ */
+export const jobRunsTable: TableProjection = {
+  table: 'job_runs',
+  key: 'RUN_KEY',
+  columns: [
+    { name: 'NAME', type: 'VARCHAR' },
+    { name: 'PROJECT', type: 'VARCHAR' },
+    { name: 'RUN_START', type: 'TIMESTAMP' },
+    { name: 'RUN_END', type: 'TIMESTAMP' },
+    { name: 'ERROR', type: 'VARCHAR' },
+    { name: 'QUERY', type: 'VARCHAR' },
+    { name: 'RUN_KEY', type: 'VARCHAR' },
+    { name: 'JOB_ID', type: 'BIGINT' },
+    { name: 'PROJECT_ID', type: 'BIGINT' },
+    { name: 'RUN', type: 'INTEGER' },
+    { name: 'TICK', type: 'TIMESTAMP' },
+    { name: 'STATUS', type: 'VARCHAR' },
+    { name: 'STATEMENTS', type: 'INTEGER' },
+    { name: 'NODE', type: 'VARCHAR' },
+    { name: 'POSITION', type: 'BIGINT' },
+  ],
+  handles: [
+    'JobRunStarted',
+    'JobStatementRan',
+    'JobRunFinished',
+    'JobRunFailed',
+    'JobRunSkipped',
+    'JobRunAbandoned',
+    'JobDeleted',
+  ],
+  apply: async (event, rows, lookup) => {
+    switch (event.type) {
+      case 'JobRunStarted': {
+        const d = event.data;
+        const job = await lookup('jobs').get(BigInt(d.jobId));
+        // A run claimed just as its job was deleted leaves no history (the job's went with it).
+        if (!job) return;
+        rows.insert({
+          RUN_KEY: `${d.jobId}:${d.run}`,
+          NAME: job.NAME,
+          PROJECT: job.PROJECT,
+          JOB_ID: d.jobId,
+          PROJECT_ID: d.projectId,
+          RUN: d.run,
+          TICK: d.tick,
+          RUN_START: d.startedAt,
+          RUN_END: null,
+          ERROR: null,
+          QUERY: '',
+          STATUS: 'running',
+          STATEMENTS: 0,
+          NODE: d.node,
+          POSITION: event.meta.position,
+        });
+        return;
+      }
+      case 'JobStatementRan': {
+        const d = event.data;
+        const row = await rows.get(`${d.jobId}:${d.run}`);
+        if (!row) return;
+        rows.put({
+          ...row,
+          QUERY: `${String(row.QUERY)}${d.query}; `,
+          STATEMENTS: Number(row.STATEMENTS) + 1,
+          ERROR: d.error ?? row.ERROR,
+        });
+        return;
+      }
+      case 'JobRunFinished':
+      case 'JobRunFailed':
+      case 'JobRunSkipped':
+      case 'JobRunAbandoned': {
+        const d = event.data;
+        const row = await rows.get(`${d.jobId}:${d.run}`);
+        if (!row) return;
+        const end =
+          event.type === 'JobRunFinished'
+            ? event.data.finishedAt
+            : event.type === 'JobRunFailed'
+              ? event.data.failedAt
+              : event.type === 'JobRunSkipped'
+                ? event.data.skippedAt
+                : event.data.abandonedAt;
+        const error =
+          event.type === 'JobRunFailed'
+            ? event.data.error
+            : event.type === 'JobRunAbandoned'
+              ? event.data.reason
+              : row.ERROR;
+        rows.put({ ...row, RUN_END: end, ERROR: error, STATUS: RUN_END_EVENTS[event.type] });
+        return;
+      }
+      case 'JobDeleted': {
+        const gone = await rows.scan((r) => r.JOB_ID === BigInt(event.data.jobId));
+        for (const r of gone) rows.delete(String(r.RUN_KEY));
+        return;
+      }
+    }
+  },
+};
+
+export type JobRunRow = {
+  NAME: string;
+  PROJECT: string;
+  RUN_START: Date;
+  RUN_END: Date | null;
+  ERROR: string | null;
+  QUERY: string;
+  JOB_ID: bigint;
+  RUN: number;
+  TICK: Date;
+  STATUS: 'running' | 'finished' | 'failed' | 'skipped' | 'abandoned';
+  STATEMENTS: number;
+  NODE: string;
+};
+
+export const jobRunRowsOf = async (reader: TableReader, jobId: bigint) =>
+  (await reader.query('SELECT * FROM job_runs WHERE JOB_ID = ? ORDER BY RUN', [jobId])) as JobRunRow[];

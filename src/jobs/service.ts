@@ -1,0 +1,108 @@
+import { settled, type AppContext } from '../context';
+import { projectAggregate } from '../projects/aggregate';
+import type { ProjectDirectory } from '../projects/directory';
+import { projectStream } from '../projects/state';
+import { invalid, notFound } from '../shared/errors';
+import { currentRequest } from '../shared/requestContext';
+import { decideJob, type JobCommand } from './decider';
+import { presentJob, presentJobRun } from './present';
+import { jobRowByName, jobRowsOfProject, jobRunRowsOf } from './projection';
+import { parseEvery, parseJobDate } from './schedule';
+import { splitStatements } from './statements';
+
+/** A new job as SQL's CREATE JOB and REST's POST send it (dates as written). */
+export type NewJob = {
+  name: string;
+  query: string;
+  ifQuery: string | null;
+  startAt: string | null;
+  endAt: string | null;
+  /** `EVERY [n] unit` as written; none: the job runs once. */
+  every: { n: number | null; unit: string } | null;
+  ifNotExists?: boolean;
+};
+
+/** What a job's statements are checked with when it is made: why one would not parse, or null. */
+export type JobStatementCheck = (statement: string) => string | null;
+
+/** Reads come from the `jobs` and `job_runs` projections; definitions live in the project's stream. */
+export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: JobStatementCheck) => {
+  /** Refuses a job whose statements (or IF query) would not parse, naming the first that would not. */
+  const checkStatements = (job: NewJob) => {
+    const statements = splitStatements(job.query);
+    if (statements.length === 0) throw invalid('A job needs at least one statement', 'Empty job');
+    for (const statement of [...statements, ...(job.ifQuery === null ? [] : [job.ifQuery])]) {
+      const problem = check(statement);
+      if (problem !== null)
+        throw invalid(`Unable to parse: ${statement}: ${problem}`, 'Invalid job statement');
+    }
+  };
+
+  const findRow = async (projectName: string, name: string) => {
+    const project = await projects.require(projectName);
+    const row = await jobRowByName(ctx.duck, project.id, name);
+    if (!row) throw notFound(`Job with name ${name} does not exist`, 'Job not found');
+    return row;
+  };
+
+  const run = async (projectName: string, command: JobCommand) => {
+    const project = await projects.require(projectName);
+    const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
+      decideJob(command, s),
+    );
+    await settled(ctx, outcome.lastPosition);
+    return project;
+  };
+
+  /** Creates a job; its statements will run as the caller would run them. */
+  const create = async (projectName: string, job: NewJob) => {
+    checkStatements(job);
+    const now = ctx.clock();
+    const request = currentRequest();
+    const principal = request?.principal;
+    const project = await run(projectName, {
+      type: 'CreateJob',
+      data: {
+        name: job.name,
+        query: job.query,
+        ifQuery: job.ifQuery,
+        startAt: job.startAt === null ? null : parseJobDate(job.startAt, now, 'START'),
+        endAt: job.endAt === null ? null : parseJobDate(job.endAt, now, 'END'),
+        every: job.every === null ? null : parseEvery(job.every.n, job.every.unit),
+        owner: {
+          actor: request?.actor ? `${request.actor.kind}:${request.actor.id}` : null,
+          user: principal?.user ?? null,
+          role: principal?.role ?? null,
+          project: principal?.project ?? null,
+        },
+        ifNotExists: job.ifNotExists ?? false,
+      },
+      metadata: { now },
+    });
+    return presentJob(await findRow(project.name, job.name));
+  };
+
+  const remove = async (projectName: string, name: string, ifExists = false) => {
+    await run(projectName, { type: 'DeleteJob', data: { name, ifExists }, metadata: { now: ctx.clock() } });
+  };
+
+  return {
+    create,
+    remove,
+    list: async (projectName: string) => {
+      const project = await projects.require(projectName);
+      return (await jobRowsOfProject(ctx.duck, project.id)).map(presentJob);
+    },
+    get: async (projectName: string, name: string) => presentJob(await findRow(projectName, name)),
+    history: async (projectName: string, name: string) => {
+      const row = await findRow(projectName, name);
+      return (await jobRunRowsOf(ctx.duck, row.ID)).map(presentJobRun);
+    },
+    exists: async (projectName: string, name: string) => {
+      const project = await projects.find(projectName);
+      return project !== undefined && (await jobRowByName(ctx.duck, project.id, name)) !== undefined;
+    },
+  };
+};
+
+export type JobsService = ReturnType<typeof jobsService>;

@@ -1,0 +1,102 @@
+import type { JobDeleted, JobEvery, JobOwner, RecordedEvent } from '../../events';
+import type { Aggregate } from '../eventlog/commands';
+import { defineProjectSlice } from '../projects/state';
+import { notFound } from '../shared/errors';
+import { findByName } from '../shared/params';
+
+/** A job as its project's stream knows it. Its id is the log position of its creation. */
+export type Job = {
+  readonly id: bigint;
+  readonly name: string;
+  readonly query: string;
+  readonly ifQuery: string | null;
+  readonly startAt: string;
+  readonly endAt: string | null;
+  readonly every: JobEvery | null;
+  readonly owner: JobOwner;
+  readonly createdAt: string;
+};
+export type JobsState = ReadonlyMap<bigint, Job>;
+
+export const evolveJobs = (jobs: JobsState, event: RecordedEvent): JobsState => {
+  switch (event.type) {
+    case 'JobCreated': {
+      const d = event.data;
+      const id = event.meta.position;
+      return new Map(jobs).set(id, {
+        id,
+        name: d.name,
+        query: d.query,
+        ifQuery: d.ifQuery,
+        startAt: d.startAt,
+        endAt: d.endAt,
+        every: d.every,
+        owner: d.owner,
+        createdAt: d.createdAt,
+      });
+    }
+    case 'JobDeleted': {
+      const next = new Map(jobs);
+      next.delete(BigInt(event.data.jobId));
+      return next;
+    }
+    default:
+      return jobs;
+  }
+};
+
+/** A job by name (case-insensitive, as MindsDB's names), or a 404 naming it. */
+export const requireJob = (jobs: JobsState, name: string): Job => {
+  const job = findByName(jobs.values(), name);
+  if (!job) throw notFound(`Job with name ${name} does not exist`, 'Job not found');
+  return job;
+};
+
+export const jobsSlice = defineProjectSlice({
+  key: 'jobs',
+  initial: (): JobsState => new Map(),
+  evolve: evolveJobs,
+  cascade: (jobs, project, at) =>
+    [...jobs.values()].map((j): JobDeleted => ({
+      type: 'JobDeleted',
+      data: { projectId: Number(project.id), jobId: Number(j.id), name: j.name, deletedAt: at },
+    })),
+});
+
+/** The stream holding one job's runs: claims and outcomes, never the project's stream. */
+export const jobRunsStream = (jobId: bigint) => `job-runs-${jobId}`;
+
+/** What a job's runs stream folds into: the last tick claimed, and the run open now (if any). */
+export type JobRunsState = {
+  readonly runs: number;
+  /** The latest tick claimed (ms): no tick at or before it is claimed again. */
+  readonly lastTick: number | null;
+  readonly open: { readonly run: number; readonly claimId: string; readonly leaseUntil: number } | null;
+};
+
+export const evolveJobRuns = (state: JobRunsState, event: RecordedEvent): JobRunsState => {
+  switch (event.type) {
+    case 'JobRunStarted':
+      return {
+        runs: event.data.run,
+        lastTick: Date.parse(event.data.tick),
+        open: {
+          run: event.data.run,
+          claimId: event.data.claimId,
+          leaseUntil: Date.parse(event.data.leaseUntil),
+        },
+      };
+    case 'JobRunFinished':
+    case 'JobRunFailed':
+    case 'JobRunSkipped':
+    case 'JobRunAbandoned':
+      return state.open?.claimId === event.data.claimId ? { ...state, open: null } : state;
+    default:
+      return state;
+  }
+};
+
+export const jobRunsAggregate: Aggregate<JobRunsState> = {
+  initialState: () => ({ runs: 0, lastTick: null, open: null }),
+  evolve: evolveJobRuns,
+};

@@ -1,0 +1,152 @@
+import type { TriggerCreated, TriggerDeleted, TriggerFiringEvent, TriggerOwner } from '../../events';
+import { requireLiveProject, type ProjectState } from '../projects/state';
+import { conflict, invalid } from '../shared/errors';
+import { findByName } from '../shared/params';
+import { requireTrigger, type TriggerFiringsState, type TriggersState } from './state';
+
+export type TriggerDecisionState = { readonly project: ProjectState; readonly triggers: TriggersState };
+
+type Now = { now: Date };
+
+export type TriggerCommand =
+  | {
+      type: 'CreateTrigger';
+      data: {
+        name: string;
+        database: string;
+        table: string;
+        columns: string[] | null;
+        query: string;
+        /** What the service installed in the source database under (made before deciding). */
+        key: string;
+        owner: TriggerOwner;
+      };
+      metadata: Now;
+    }
+  | { type: 'DeleteTrigger'; data: { name: string; ifExists: boolean }; metadata: Now };
+
+export const decideTrigger = (
+  command: TriggerCommand,
+  state: TriggerDecisionState,
+): (TriggerCreated | TriggerDeleted)[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  switch (command.type) {
+    case 'CreateTrigger': {
+      const d = command.data;
+      if (findByName(state.triggers.values(), d.name))
+        throw conflict(`Trigger already exists: ${d.name}`, 'Trigger already exists');
+      if (!d.query.trim()) throw invalid('A trigger needs at least one statement', 'Empty trigger');
+      return [
+        {
+          type: 'TriggerCreated',
+          data: { projectId: Number(project.id), project: project.name, ...d, createdAt: at },
+        },
+      ];
+    }
+    case 'DeleteTrigger': {
+      const found = findByName(state.triggers.values(), command.data.name);
+      if (!found) {
+        if (command.data.ifExists) return [];
+        requireTrigger(state.triggers, command.data.name);
+        return [];
+      }
+      return [
+        {
+          type: 'TriggerDeleted',
+          data: {
+            projectId: Number(project.id),
+            triggerId: Number(found.id),
+            name: found.name,
+            deletedAt: at,
+          },
+        },
+      ];
+    }
+    default: {
+      const _exhaustive: never = command;
+      return _exhaustive;
+    }
+  }
+};
+
+export type TriggerFiringCommand =
+  | {
+      type: 'ClaimFiring';
+      data: {
+        triggerId: bigint;
+        projectId: number;
+        claimId: string;
+        upTo: number;
+        rows: number;
+        node: string;
+      };
+      metadata: Now;
+    }
+  | { type: 'FinishFiring'; data: { claimId: string; statements: number }; metadata: Now }
+  | { type: 'FailFiring'; data: { claimId: string; error: string }; metadata: Now };
+
+/**
+ * A trigger's firings: a claim takes the queue rows after the last claimed one, up to `upTo`;
+ * rows already claimed (by another process) are refused as a conflict, which is how one process
+ * wins. Only an open claim records its outcome.
+ */
+export const decideTriggerFiring = (
+  command: TriggerFiringCommand,
+  state: TriggerFiringsState,
+  triggerId: bigint,
+): TriggerFiringEvent[] => {
+  const at = command.metadata.now.toISOString();
+  switch (command.type) {
+    case 'ClaimFiring': {
+      const d = command.data;
+      if (d.upTo <= state.upTo) throw conflict(`Rows up to ${d.upTo} are claimed already`, 'Firing claimed');
+      return [
+        {
+          type: 'TriggerFired',
+          data: {
+            triggerId: Number(triggerId),
+            projectId: d.projectId,
+            firing: state.firings + 1,
+            claimId: d.claimId,
+            upTo: d.upTo,
+            rows: d.rows,
+            node: d.node,
+            firedAt: at,
+          },
+        },
+      ];
+    }
+    case 'FinishFiring':
+    case 'FailFiring': {
+      if (!state.open.has(command.data.claimId)) throw conflict('This firing is not open', 'Firing not open');
+      return command.type === 'FinishFiring'
+        ? [
+            {
+              type: 'TriggerFiringFinished',
+              data: {
+                triggerId: Number(triggerId),
+                claimId: command.data.claimId,
+                statements: command.data.statements,
+                finishedAt: at,
+              },
+            },
+          ]
+        : [
+            {
+              type: 'TriggerFiringFailed',
+              data: {
+                triggerId: Number(triggerId),
+                claimId: command.data.claimId,
+                error: command.data.error,
+                failedAt: at,
+              },
+            },
+          ];
+    }
+    default: {
+      const _exhaustive: never = command;
+      return _exhaustive;
+    }
+  }
+};

@@ -1,0 +1,103 @@
+import type { TableProjection, TableReader } from '../projection/types';
+
+/**
+ * `triggers`: one row per live trigger (MindsDB's information_schema.TRIGGERS columns first), with
+ * the last queue row claimed and the last firing's error.
+ */
+export const triggersTable: TableProjection = {
+  table: 'triggers',
+  key: 'ID',
+  columns: [
+    { name: 'NAME', type: 'VARCHAR' },
+    { name: 'PROJECT', type: 'VARCHAR' },
+    { name: 'DATABASE', type: 'VARCHAR' },
+    { name: 'TABLE', type: 'VARCHAR' },
+    { name: 'QUERY', type: 'VARCHAR' },
+    { name: 'LAST_ERROR', type: 'VARCHAR' },
+    { name: 'ID', type: 'BIGINT' },
+    { name: 'PROJECT_ID', type: 'BIGINT' },
+    { name: 'COLUMNS', type: 'JSON' },
+    { name: 'KEY', type: 'VARCHAR' },
+    { name: 'OWNER', type: 'JSON' },
+    { name: 'UP_TO', type: 'BIGINT' },
+    { name: 'FIRINGS', type: 'INTEGER' },
+    { name: 'CREATED_AT', type: 'TIMESTAMP' },
+  ],
+  handles: [
+    'TriggerCreated',
+    'TriggerDeleted',
+    'TriggerFired',
+    'TriggerFiringFinished',
+    'TriggerFiringFailed',
+  ],
+  apply: async (event, rows) => {
+    switch (event.type) {
+      case 'TriggerCreated': {
+        const d = event.data;
+        rows.insert({
+          ID: event.meta.position,
+          NAME: d.name,
+          PROJECT: d.project,
+          PROJECT_ID: d.projectId,
+          DATABASE: d.database,
+          TABLE: d.table,
+          QUERY: d.query,
+          LAST_ERROR: null,
+          COLUMNS: d.columns,
+          KEY: d.key,
+          OWNER: d.owner,
+          UP_TO: 0,
+          FIRINGS: 0,
+          CREATED_AT: d.createdAt,
+        });
+        return;
+      }
+      case 'TriggerDeleted':
+        rows.delete(BigInt(event.data.triggerId));
+        return;
+      case 'TriggerFired': {
+        const row = await rows.get(BigInt(event.data.triggerId));
+        if (row) rows.put({ ...row, UP_TO: event.data.upTo, FIRINGS: event.data.firing });
+        return;
+      }
+      case 'TriggerFiringFinished': {
+        const row = await rows.get(BigInt(event.data.triggerId));
+        if (row) rows.put({ ...row, LAST_ERROR: null });
+        return;
+      }
+      case 'TriggerFiringFailed': {
+        const row = await rows.get(BigInt(event.data.triggerId));
+        if (row) rows.put({ ...row, LAST_ERROR: event.data.error });
+        return;
+      }
+    }
+  },
+};
+
+export type TriggerRow = {
+  ID: bigint;
+  NAME: string;
+  PROJECT: string;
+  PROJECT_ID: bigint;
+  DATABASE: string;
+  TABLE: string;
+  QUERY: string;
+  LAST_ERROR: string | null;
+  COLUMNS: unknown;
+  KEY: string;
+  OWNER: unknown;
+  UP_TO: bigint;
+  FIRINGS: number;
+  CREATED_AT: Date;
+};
+
+export const allTriggerRows = async (reader: TableReader) =>
+  (await reader.query('SELECT * FROM triggers ORDER BY ID')) as TriggerRow[];
+
+export const triggerRowByName = async (reader: TableReader, projectId: number, name: string) =>
+  (
+    (await reader.query('SELECT * FROM triggers WHERE PROJECT_ID = ? AND lower(NAME) = lower(?)', [
+      BigInt(projectId),
+      name,
+    ])) as TriggerRow[]
+  )[0];

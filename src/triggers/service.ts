@@ -1,0 +1,123 @@
+import crypto from 'node:crypto';
+import { settled, type AppContext } from '../context';
+import { projectAggregate } from '../projects/aggregate';
+import type { ProjectDirectory } from '../projects/directory';
+import { projectStream } from '../projects/state';
+import { invalid, notFound } from '../shared/errors';
+import { currentRequest } from '../shared/requestContext';
+import { decideTrigger } from './decider';
+import { triggerRowByName, type TriggerRow } from './projection';
+import { installStatements, uninstallStatements } from './source';
+
+/** The external databases as triggers need them (filled by the composition root). */
+export type TriggerSource = {
+  /** The integration's canonical name and engine, or undefined when `database` is not one. */
+  integration(database: string): Promise<{ name: string; engine: string } | undefined>;
+  /** Runs statements in one transaction of that database. */
+  run(database: string, statements: string[], params?: unknown[][]): Promise<void>;
+  /** The rows a query of that database answers. */
+  rows(database: string, sql: string, params: unknown[]): Promise<unknown[][]>;
+};
+
+export type NewTrigger = {
+  name: string;
+  database: string;
+  table: string;
+  columns: string[] | null;
+  query: string;
+};
+
+/**
+ * Triggers: statements that run for the rows an external PostgreSQL table gains or changes. The
+ * definition lives in the project's stream; what watches the table is installed in the source
+ * database first (named by a key the event keeps), and removed if the definition is not recorded.
+ */
+export const triggersService = (ctx: AppContext, projects: ProjectDirectory, source: () => TriggerSource) => {
+  const findRow = async (projectName: string, name: string): Promise<TriggerRow> => {
+    const project = await projects.require(projectName);
+    const row = await triggerRowByName(ctx.duck, project.id, name);
+    if (!row) throw notFound(`Trigger with name ${name} does not exist`, 'Trigger not found');
+    return row;
+  };
+
+  const create = async (projectName: string, t: NewTrigger) => {
+    const project = await projects.require(projectName);
+    const integration = await source().integration(t.database);
+    if (!integration)
+      throw invalid(
+        `CREATE TRIGGER on ${t.database}.${t.table} is not supported: ${t.database} is not an external database (triggers watch tables of PostgreSQL databases registered with CREATE DATABASE)`,
+        'Trigger not supported',
+      );
+    if (integration.engine !== 'postgres')
+      throw invalid(
+        `CREATE TRIGGER on ${integration.engine === 'mysql' || integration.engine === 'mariadb' ? 'MariaDB' : integration.engine} sources is not supported (${integration.name}.${t.table}): triggers watch PostgreSQL tables`,
+        'Trigger not supported',
+      );
+    if (!t.query.trim()) throw invalid('A trigger needs at least one statement', 'Empty trigger');
+    const key = crypto.randomBytes(6).toString('hex');
+    await source()
+      .run(integration.name, installStatements(key, t.table, t.columns))
+      .catch((error: unknown) => {
+        throw invalid(
+          `CREATE TRIGGER on ${integration.name}.${t.table}: ${(error as Error).message}`,
+          'Trigger not installed',
+        );
+      });
+    const principal = currentRequest()?.principal;
+    try {
+      const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
+        decideTrigger(
+          {
+            type: 'CreateTrigger',
+            data: {
+              name: t.name,
+              database: integration.name,
+              table: t.table,
+              columns: t.columns,
+              query: t.query,
+              key,
+              owner: {
+                user: principal?.user ?? null,
+                role: principal?.role ?? null,
+                project: principal?.project ?? null,
+              },
+            },
+            metadata: { now: ctx.clock() },
+          },
+          s,
+        ),
+      );
+      await settled(ctx, outcome.lastPosition);
+    } catch (error) {
+      // Not recorded: nothing may stay installed in the source.
+      await source()
+        .run(integration.name, uninstallStatements(key, t.table))
+        .catch(() => undefined);
+      throw error;
+    }
+    return findRow(project.name, t.name);
+  };
+
+  const remove = async (projectName: string, name: string, ifExists = false) => {
+    const project = await projects.require(projectName);
+    const row = await triggerRowByName(ctx.duck, project.id, name);
+    const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
+      decideTrigger({ type: 'DeleteTrigger', data: { name, ifExists }, metadata: { now: ctx.clock() } }, s),
+    );
+    await settled(ctx, outcome.lastPosition);
+    // Recorded first, then removed from the source: a firing after this finds the trigger gone.
+    if (row && outcome.events.length > 0)
+      await source()
+        .run(row.DATABASE, uninstallStatements(row.KEY, row.TABLE))
+        .catch((error: unknown) =>
+          ctx.logger.warn(
+            { err: error, trigger: String(row.ID) },
+            'trigger objects not removed from the source',
+          ),
+        );
+  };
+
+  return { create, remove, get: findRow };
+};
+
+export type TriggersService = ReturnType<typeof triggersService>;

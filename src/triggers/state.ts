@@ -1,0 +1,89 @@
+import type { RecordedEvent, TriggerDeleted, TriggerOwner } from '../../events';
+import type { Aggregate } from '../eventlog/commands';
+import { defineProjectSlice } from '../projects/state';
+import { notFound } from '../shared/errors';
+import { findByName } from '../shared/params';
+
+/** A trigger as its project's stream knows it. Its id is the log position of its creation. */
+export type Trigger = {
+  readonly id: bigint;
+  readonly name: string;
+  readonly database: string;
+  readonly table: string;
+  readonly key: string;
+  readonly owner: TriggerOwner;
+};
+export type TriggersState = ReadonlyMap<bigint, Trigger>;
+
+export const evolveTriggers = (triggers: TriggersState, event: RecordedEvent): TriggersState => {
+  switch (event.type) {
+    case 'TriggerCreated': {
+      const d = event.data;
+      const id = event.meta.position;
+      return new Map(triggers).set(id, {
+        id,
+        name: d.name,
+        database: d.database,
+        table: d.table,
+        key: d.key,
+        owner: d.owner,
+      });
+    }
+    case 'TriggerDeleted': {
+      const next = new Map(triggers);
+      next.delete(BigInt(event.data.triggerId));
+      return next;
+    }
+    default:
+      return triggers;
+  }
+};
+
+export const requireTrigger = (triggers: TriggersState, name: string): Trigger => {
+  const trigger = findByName(triggers.values(), name);
+  if (!trigger) throw notFound(`Trigger with name ${name} does not exist`, 'Trigger not found');
+  return trigger;
+};
+
+export const triggersSlice = defineProjectSlice({
+  key: 'triggers',
+  initial: (): TriggersState => new Map(),
+  evolve: evolveTriggers,
+  cascade: (triggers, project, at) =>
+    [...triggers.values()].map((t): TriggerDeleted => ({
+      type: 'TriggerDeleted',
+      data: { projectId: Number(project.id), triggerId: Number(t.id), name: t.name, deletedAt: at },
+    })),
+});
+
+/** The stream of one trigger's firings: claims and outcomes, never the project's stream. */
+export const triggerFiringsStream = (triggerId: bigint) => `trigger-firings-${triggerId}`;
+
+/** The last queue row claimed, how many firings, and which claims are still running. */
+export type TriggerFiringsState = {
+  readonly upTo: number;
+  readonly firings: number;
+  readonly open: ReadonlySet<string>;
+};
+
+export const triggerFiringsAggregate: Aggregate<TriggerFiringsState> = {
+  initialState: () => ({ upTo: 0, firings: 0, open: new Set() }),
+  evolve: (state, event: RecordedEvent) => {
+    switch (event.type) {
+      case 'TriggerFired':
+        return {
+          upTo: event.data.upTo,
+          firings: event.data.firing,
+          open: new Set([...state.open, event.data.claimId]),
+        };
+      case 'TriggerFiringFinished':
+      case 'TriggerFiringFailed': {
+        const open = new Set(state.open);
+        open.delete(event.data.claimId);
+        return { ...state, open };
+      }
+      default:
+        return state;
+    }
+  },
+};

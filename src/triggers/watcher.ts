@@ -1,0 +1,167 @@
+import crypto from 'node:crypto';
+import os from 'node:os';
+import type { TriggerOwner } from '../../events';
+import { settled, type AppContext } from '../context';
+import { isDomainError } from '../shared/errors';
+import { withRequest, type Principal } from '../shared/requestContext';
+import { decideTriggerFiring, type TriggerFiringCommand } from './decider';
+import { allTriggerRows, type TriggerRow } from './projection';
+import { dequeueStatement, queueQuery, withDelta } from './source';
+import type { TriggerSource } from './service';
+import { triggerFiringsAggregate, triggerFiringsStream } from './state';
+
+/** The SQL service as a firing needs it: one statement, in the trigger's project; an error's text, or null. */
+export type TriggerSqlPort = { execute(sql: string, project: string): Promise<string | null> };
+
+/** Rows one firing takes at most (the rest wait for the next). */
+const ROWS_PER_FIRING = 1000;
+
+const jsonValue = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
+
+/** Statements separated by `;` outside quotes. */
+const statementsOf = (query: string) =>
+  query
+    .split(/;(?=(?:[^']*'[^']*')*[^']*$)/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+
+/**
+ * Watches every trigger's queue in its source and fires it. Every process runs one; a firing is
+ * claimed through the log (decider.ts), so of two processes that see the same new rows one runs the
+ * statements. Rows are removed from the queue once fired.
+ */
+export const triggerWatcher = (
+  ctx: AppContext,
+  source: () => TriggerSource,
+  sql: TriggerSqlPort,
+  options: { pollMs: number },
+  node = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`,
+) => {
+  const stopped = new AbortController();
+  const working = new Set<bigint>();
+  let timer: NodeJS.Timeout | undefined;
+
+  const record = async (triggerId: bigint, command: TriggerFiringCommand) => {
+    try {
+      return (
+        await ctx.commands.run(triggerFiringsStream(triggerId), triggerFiringsAggregate, (s) =>
+          decideTriggerFiring(command, s, triggerId),
+        )
+      ).lastPosition;
+    } catch (error) {
+      if (isDomainError(error) && error.kind === 'Conflict') return null;
+      throw error;
+    }
+  };
+
+  /** Claims the rows and runs the statements, as the trigger: its actor, its creator's rights. */
+  const fire = async (row: TriggerRow, rows: unknown[][]) => {
+    const upTo = Number(rows[rows.length - 1]![0]);
+    const claimId = crypto.randomUUID();
+    const owner = jsonValue<TriggerOwner>(row.OWNER);
+    const principal: Principal | undefined =
+      owner.role === null ? undefined : { user: owner.user ?? '', role: owner.role, project: owner.project };
+    const last = await withRequest(
+      {
+        requestId: `trigger-${row.ID}-${upTo}`,
+        interface: 'trigger',
+        actor: { kind: 'system', id: `trigger:${row.ID}` },
+        ...(principal ? { principal } : {}),
+      },
+      async () => {
+        const claimed = await record(row.ID, {
+          type: 'ClaimFiring',
+          data: {
+            triggerId: row.ID,
+            projectId: Number(row.PROJECT_ID),
+            claimId,
+            upTo,
+            rows: rows.length,
+            node,
+          },
+          metadata: { now: ctx.clock() },
+        });
+        if (claimed === null) return null;
+        const delta = rows.map((r) => JSON.parse(String(r[1])) as Record<string, unknown>);
+        const statements = statementsOf(row.QUERY);
+        let outcome: bigint | null = null;
+        for (const statement of statements) {
+          const error = await sql
+            .execute(withDelta(statement, delta), row.PROJECT)
+            .catch((e: unknown) => String(e));
+          if (error !== null) {
+            outcome = await record(row.ID, {
+              type: 'FailFiring',
+              data: { claimId, error },
+              metadata: { now: ctx.clock() },
+            });
+            break;
+          }
+        }
+        outcome ??= await record(row.ID, {
+          type: 'FinishFiring',
+          data: { claimId, statements: statements.length },
+          metadata: { now: ctx.clock() },
+        });
+        return outcome ?? claimed;
+      },
+    );
+    if (last === null) return;
+    // Fired: the rows leave the queue (a process that dies before this leaves them claimed, never run twice).
+    await source().run(row.DATABASE, [dequeueStatement], [[row.KEY, upTo]]);
+    await settled(ctx, last);
+  };
+
+  /** Looks at every trigger's queue now and fires those with new rows; resolves when done. */
+  const tick = async () => {
+    if (stopped.signal.aborted) return;
+    const runs: Promise<void>[] = [];
+    for (const row of await allTriggerRows(ctx.duck)) {
+      if (working.has(row.ID)) continue;
+      working.add(row.ID);
+      runs.push(
+        (async () => {
+          const rows = await source().rows(row.DATABASE, queueQuery(ROWS_PER_FIRING), [
+            row.KEY,
+            Number(row.UP_TO),
+          ]);
+          if (rows.length > 0) await fire(row, rows);
+        })()
+          .catch((error: unknown) => {
+            if (!stopped.signal.aborted)
+              ctx.logger.warn({ err: error, trigger: String(row.ID) }, 'trigger not fired');
+          })
+          .finally(() => working.delete(row.ID)),
+      );
+    }
+    await Promise.all(runs);
+  };
+
+  let ticking: Promise<void> | null = null;
+  return {
+    node,
+    tick,
+    start: () => {
+      if (options.pollMs <= 0) return;
+      timer = setInterval(() => {
+        if (ticking || stopped.signal.aborted) return;
+        // A scan that fails (the source is down, the service is stopping) is logged; the next one retries.
+        ticking = tick()
+          .catch((error: unknown) => {
+            if (!stopped.signal.aborted) ctx.logger.warn({ err: error }, 'trigger scan failed');
+          })
+          .finally(() => {
+            ticking = null;
+          });
+      }, options.pollMs);
+      timer.unref();
+    },
+    stop: async () => {
+      stopped.abort();
+      if (timer) clearInterval(timer);
+      await ticking;
+    },
+  };
+};
+
+export type TriggerWatcher = ReturnType<typeof triggerWatcher>;

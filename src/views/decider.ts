@@ -1,0 +1,104 @@
+import type { ViewCreated, ViewDeleted, ViewUpdated } from '../../events';
+import { requireLiveProject, type ProjectState } from '../projects/state';
+import { conflict, invalid } from '../shared/errors';
+import { findByName } from '../shared/params';
+import { requireView, type ViewsState } from './state';
+
+/** What view commands are decided on: the project and its views. */
+export type ViewDecisionState = { readonly project: ProjectState; readonly views: ViewsState };
+
+type Now = { now: Date };
+
+export type ViewCommand =
+  | {
+      type: 'CreateView';
+      data: {
+        name: string;
+        query: string;
+        /** CREATE OR REPLACE / PUT: an existing view of that name gets the new query. */
+        replace: boolean;
+        /** IF NOT EXISTS: an existing view of that name is kept, nothing recorded. */
+        ifNotExists: boolean;
+      };
+      metadata: Now;
+    }
+  | { type: 'UpdateView'; data: { name: string; newName?: string; query?: string }; metadata: Now }
+  | { type: 'DeleteView'; data: { name: string; ifExists: boolean }; metadata: Now };
+
+type ViewEvents = (ViewCreated | ViewUpdated | ViewDeleted)[];
+
+const checkedQuery = (query: string) => {
+  const q = query.trim();
+  if (!q) throw invalid('A view needs a query (a SELECT)', 'Empty view');
+  return q;
+};
+
+export const decideView = (command: ViewCommand, state: ViewDecisionState): ViewEvents => {
+  const now = command.metadata.now.toISOString();
+  switch (command.type) {
+    case 'CreateView': {
+      const project = requireLiveProject(state.project);
+      const d = command.data;
+      const query = checkedQuery(d.query);
+      const existing = findByName(state.views.values(), d.name);
+      if (existing) {
+        if (d.ifNotExists) return [];
+        if (!d.replace) throw conflict(`View already exists: ${d.name}`, 'View already exists');
+        if (existing.query === query) return [];
+        return [
+          {
+            type: 'ViewUpdated',
+            data: {
+              projectId: Number(project.id),
+              viewId: Number(existing.id),
+              name: existing.name,
+              query,
+              updatedAt: now,
+            },
+          },
+        ];
+      }
+      return [
+        {
+          type: 'ViewCreated',
+          data: { projectId: Number(project.id), project: project.name, name: d.name, query, createdAt: now },
+        },
+      ];
+    }
+    case 'UpdateView': {
+      const project = requireLiveProject(state.project);
+      const view = requireView(state.views, command.data.name);
+      const name = command.data.newName ?? view.name;
+      const other = findByName(state.views.values(), name);
+      if (other && other.id !== view.id)
+        throw conflict(`View already exists: ${name}`, 'View already exists');
+      const query = command.data.query === undefined ? view.query : checkedQuery(command.data.query);
+      if (name === view.name && query === view.query) return [];
+      return [
+        {
+          type: 'ViewUpdated',
+          data: { projectId: Number(project.id), viewId: Number(view.id), name, query, updatedAt: now },
+        },
+      ];
+    }
+    case 'DeleteView': {
+      const project = requireLiveProject(state.project);
+      const view = findByName(state.views.values(), command.data.name);
+      if (!view) {
+        if (command.data.ifExists) return [];
+        requireView(state.views, command.data.name);
+        return [];
+      }
+      return [
+        {
+          type: 'ViewDeleted',
+          data: { projectId: Number(project.id), viewId: Number(view.id), name: view.name, deletedAt: now },
+        },
+      ];
+    }
+    default: {
+      const _exhaustive: never = command;
+      return _exhaustive;
+    }
+  }
+};

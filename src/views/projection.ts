@@ -1,0 +1,67 @@
+import type { TableProjection, TableReader } from '../projection/types';
+
+/** `views`: one row per live view (MindsDB's information_schema.VIEWS columns first). */
+export const viewsTable: TableProjection = {
+  table: 'views',
+  key: 'ID',
+  columns: [
+    { name: 'NAME', type: 'VARCHAR' },
+    { name: 'PROJECT', type: 'VARCHAR' },
+    { name: 'QUERY', type: 'VARCHAR' },
+    { name: 'ID', type: 'BIGINT' },
+    { name: 'PROJECT_ID', type: 'BIGINT' },
+    { name: 'CREATED_AT', type: 'TIMESTAMP' },
+    { name: 'UPDATED_AT', type: 'TIMESTAMP' },
+  ],
+  handles: ['ViewCreated', 'ViewUpdated', 'ViewDeleted'],
+  apply: async (event, rows) => {
+    switch (event.type) {
+      case 'ViewCreated': {
+        const d = event.data;
+        rows.insert({
+          ID: event.meta.position,
+          NAME: d.name,
+          PROJECT: d.project,
+          PROJECT_ID: d.projectId,
+          QUERY: d.query,
+          CREATED_AT: d.createdAt,
+          UPDATED_AT: d.createdAt,
+        });
+        return;
+      }
+      case 'ViewUpdated': {
+        const d = event.data;
+        const row = await rows.get(BigInt(d.viewId));
+        if (!row) return;
+        rows.put({ ...row, NAME: d.name, QUERY: d.query, UPDATED_AT: d.updatedAt });
+        return;
+      }
+      case 'ViewDeleted':
+        rows.delete(BigInt(event.data.viewId));
+        return;
+    }
+  },
+};
+
+export type ViewRow = {
+  ID: bigint;
+  NAME: string;
+  PROJECT: string;
+  PROJECT_ID: bigint;
+  QUERY: string;
+  CREATED_AT: Date;
+  UPDATED_AT: Date;
+};
+
+export const viewRowsOfProject = async (reader: TableReader, projectId: number) =>
+  (await reader.query('SELECT * FROM views WHERE PROJECT_ID = ? ORDER BY ID', [
+    BigInt(projectId),
+  ])) as ViewRow[];
+
+export const viewRowByName = async (reader: TableReader, projectId: number, name: string) =>
+  (
+    (await reader.query('SELECT * FROM views WHERE PROJECT_ID = ? AND lower(NAME) = lower(?)', [
+      BigInt(projectId),
+      name,
+    ])) as ViewRow[]
+  )[0];

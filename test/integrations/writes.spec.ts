@@ -1,0 +1,178 @@
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
+import {
+  freshMariaData,
+  freshPostgresData,
+  mariadbParameters,
+  postgresParameters,
+} from '../support/external';
+import { givenProject, givenSkill, uniqueName } from '../support/world';
+
+type Source = { name: string; parameters: Record<string, unknown>; drop: () => Promise<void> };
+type Engine = 'postgres' | 'mysql';
+
+/** The rows of a table, read from the external database itself (not through the service). */
+const rowsIn = async (engine: Engine, source: Source, sql: string): Promise<unknown[][]> => {
+  if (engine === 'postgres') {
+    const c = new pg.Client({
+      ...postgresParameters({ database: source.name }),
+      // BIGINT columns (what integers are created as) read as numbers, as MariaDB's driver reads them.
+      types: {
+        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+          oid === 20
+            ? (v: string) => Number(v)
+            : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+      },
+    });
+    await c.connect();
+    try {
+      return (await c.query({ text: sql, rowMode: 'array' })).rows as unknown[][];
+    } finally {
+      await c.end();
+    }
+  }
+  const c = await mysql.createConnection(mariadbParameters({ database: source.name }));
+  try {
+    const [rows] = await c.query({ sql, rowsAsArray: true });
+    return rows as unknown[][];
+  } finally {
+    await c.end();
+  }
+};
+
+const engines: [Engine, (setup: string[]) => Promise<Source>][] = [
+  ['postgres', freshPostgresData],
+  ['mysql', freshMariaData],
+];
+
+describe.each(storeKinds)('writes into external databases on %s', (store) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(store);
+  });
+  afterAll(() => t.dispose());
+
+  const writesOf = async (db: string) =>
+    (await t.http.get(`/api/events?stream=database-writes-${db}`).expect(200)).body.events as {
+      type: string;
+      data: { database: string; table: string; statement: string; rowsAffected: number; text: string };
+      metadata?: { actor?: string };
+    }[];
+
+  describe.each(engines)('on %s', (engine, fresh) => {
+    let source: Source;
+    let db: string;
+    beforeAll(async () => {
+      source = await fresh([
+        'CREATE TABLE scores (id INT PRIMARY KEY, name VARCHAR(20) NOT NULL, score INT)',
+      ]);
+      db = uniqueName(`w_${engine}`);
+      await t.http
+        .post('/api/databases')
+        .send({ database: { name: db, engine, parameters: source.parameters } })
+        .expect(201);
+    });
+    afterAll(() => source.drop());
+
+    it('CREATE TABLE db.t (SELECT …) copies a query of the read model into a new table, and records it', async () => {
+      const { name: project } = await givenProject(t);
+      await givenSkill(t, project, { name: 'one' });
+      await givenSkill(t, project, { name: 'two' });
+      const answer = await querySql(
+        t,
+        `CREATE TABLE ${db}.skill_copy (SELECT name AS name, type AS type, 3 AS n FROM ${project}.skills ORDER BY name)`,
+      );
+      expect(answer).toMatchObject({ type: 'ok', affected_rows: 2 });
+      expect(await rowsIn(engine, source, 'SELECT name, type, n FROM skill_copy ORDER BY name')).toEqual([
+        ['one', 'custom', 3],
+        ['two', 'custom', 3],
+      ]);
+      const [event] = (await writesOf(db)).filter((e) => e.data.table === 'skill_copy');
+      expect(event).toMatchObject({
+        type: 'IntegrationTableWritten',
+        data: {
+          database: db,
+          statement: 'CREATE TABLE',
+          rowsAffected: 2,
+          text: expect.stringContaining('skill_copy'),
+        },
+      });
+    });
+
+    it('INSERT (VALUES and SELECT), UPDATE and DELETE reach the table; each answers and records its row count', async () => {
+      expect(
+        await querySql(t, `INSERT INTO ${db}.scores (id, name, score) VALUES (1, 'ada', 10), (2, 'bob', 20)`),
+      ).toMatchObject({
+        type: 'ok',
+        affected_rows: 2,
+      });
+      expect(
+        await querySql(t, `INSERT INTO ${db}.scores (SELECT 3 AS id, 'cy' AS name, 30 AS score)`),
+      ).toMatchObject({ affected_rows: 1 });
+      expect(await querySql(t, `UPDATE ${db}.scores SET score = score + 1 WHERE id >= 2`)).toMatchObject({
+        affected_rows: 2,
+      });
+      expect(await querySql(t, `DELETE FROM ${db}.scores WHERE name = 'ada'`)).toMatchObject({
+        affected_rows: 1,
+      });
+      expect(await rowsIn(engine, source, 'SELECT id, name, score FROM scores ORDER BY id')).toEqual([
+        [2, 'bob', 21],
+        [3, 'cy', 31],
+      ]);
+      const recorded = (await writesOf(db)).filter((e) => e.data.table === 'scores');
+      expect(recorded.map((e) => [e.data.statement, e.data.rowsAffected])).toEqual([
+        ['INSERT', 2],
+        ['INSERT', 1],
+        ['UPDATE', 2],
+        ['DELETE', 1],
+      ]);
+    });
+
+    it('a write that fails part-way changes nothing there and records nothing here', async () => {
+      await querySql(t, `INSERT INTO ${db}.scores (id, name, score) VALUES (100, 'keep', 1)`);
+      const before = await rowsIn(engine, source, 'SELECT id FROM scores ORDER BY id');
+      const recordedBefore = (await writesOf(db)).length;
+      // The third row clashes with the primary key: the two before it must not stay.
+      const clash = await querySql(
+        t,
+        `INSERT INTO ${db}.scores (SELECT * FROM (VALUES (101, 'x', 1), (102, 'y', 2), (100, 'dup', 3)) AS v(id, name, score))`,
+      );
+      expect(clash.type).toBe('error');
+      expect(clash.error_message).toMatch(new RegExp(db));
+      const nulls = await querySql(t, `CREATE TABLE ${db}.half (SELECT * FROM (VALUES (1), (NULL)) AS v(x))`);
+      expect(nulls.type).toBe('ok');
+      const bad = await querySql(t, `UPDATE ${db}.scores SET name = NULL WHERE id = 100`);
+      expect(bad.type).toBe('error');
+      expect(await rowsIn(engine, source, 'SELECT id FROM scores ORDER BY id')).toEqual(before);
+      expect((await writesOf(db)).length).toBe(recordedBefore + 1);
+    });
+
+    it('CREATE OR REPLACE TABLE replaces it, DROP TABLE drops it', async () => {
+      await querySql(t, `CREATE TABLE ${db}.temp (SELECT 1 AS a)`);
+      expect(await querySql(t, `CREATE TABLE ${db}.temp (SELECT 2 AS a)`)).toMatchObject({ type: 'error' });
+      await querySql(t, `CREATE OR REPLACE TABLE ${db}.temp (SELECT 2 AS b, 'x' AS c)`);
+      expect(await rowsIn(engine, source, 'SELECT b, c FROM temp')).toEqual([[2, 'x']]);
+      expect(await querySql(t, `DROP TABLE ${db}.temp`)).toMatchObject({ type: 'ok' });
+      expect((await querySql(t, `SELECT * FROM ${db}.temp`)).type).toBe('error');
+      expect(await querySql(t, `DROP TABLE IF EXISTS ${db}.temp`)).toMatchObject({ type: 'ok' });
+      const statements = (await writesOf(db))
+        .filter((e) => e.data.table === 'temp')
+        .map((e) => e.data.statement);
+      expect(statements).toEqual(['CREATE TABLE', 'CREATE OR REPLACE TABLE', 'DROP TABLE', 'DROP TABLE']);
+    });
+  });
+
+  it('projects, their tables and files stay read-only, each refusal naming the statement', async () => {
+    for (const [statement, named] of [
+      ['CREATE TABLE files.x (SELECT 1)', /^CREATE TABLE files\.x is not supported/],
+      ["UPDATE mindsdb.skills SET name = 'x'", /^UPDATE mindsdb\.skills is not supported/],
+      ['DROP TABLE mindsdb.skills', /^DROP TABLE mindsdb\.skills is not supported/],
+      ['INSERT INTO mindsdb.skills (name) VALUES (1)', /^INSERT INTO mindsdb\.skills is not allowed/],
+    ] as const) {
+      const answer = await querySql(t, statement);
+      expect(answer).toMatchObject({ type: 'error', error_code: 1227 });
+      expect(answer.error_message).toMatch(named);
+    }
+  });
+});
