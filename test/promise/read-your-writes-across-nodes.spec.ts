@@ -14,6 +14,11 @@ const PAIRS = 10_000;
  * makes the reading process catch up on other clients' writes while it waits for a client's own.
  */
 const CLIENTS = 64;
+/**
+ * About 70 s alone on this 2-core machine; CI runs it beside another worker's specs, which took it
+ * past 300 s once. The limit guards against a hang, not a speed (speed lives in the benchmarks).
+ */
+const TIME_LIMIT_MS = 900_000;
 
 type Project = { id: number; name: string };
 
@@ -58,5 +63,5 @@ describe('read-your-writes across two processes on one PostgreSQL log', () => {
     expect(failed.slice(0, 5)).toEqual([]);
     expect(stale.slice(0, 5)).toEqual([]);
     expect(stale).toHaveLength(0);
-  }, 300_000);
+  }, TIME_LIMIT_MS);
 });
