@@ -31,37 +31,43 @@ describe('read-your-writes across two processes on one PostgreSQL log', () => {
   });
   afterAll(() => cluster.dispose());
 
-  it(`given ${PAIRS.toLocaleString('en-US')} write-then-read pairs alternating between the processes, when each read names its write's position, then none is stale`, async () => {
-    const [a, b] = cluster.apps as [TestApp, TestApp];
-    const stale: string[] = [];
-    const failed: string[] = [];
-    const started = Date.now();
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async (_, client) => {
-        for (let turn = 0; turn * CLIENTS + client < PAIRS; turn++) {
-          const pair = turn * CLIENTS + client;
-          const [writer, reader] = (turn + client) % 2 === 0 ? [a, b] : [b, a];
-          const name = `ryw_${pair}`;
-          const written = await writer.http.post('/api/projects').send({ name });
-          const position = written.headers['x-log-position'];
-          if (written.status !== 201 || position === undefined) {
-            failed.push(`write ${pair}: ${written.status} ${JSON.stringify(written.body)}`);
-            continue;
+  it(
+    `given ${PAIRS.toLocaleString('en-US')} write-then-read pairs alternating between the processes, when each read names its write's position, then none is stale`,
+    async () => {
+      const [a, b] = cluster.apps as [TestApp, TestApp];
+      const stale: string[] = [];
+      const failed: string[] = [];
+      const started = Date.now();
+      await Promise.all(
+        Array.from({ length: CLIENTS }, async (_, client) => {
+          for (let turn = 0; turn * CLIENTS + client < PAIRS; turn++) {
+            const pair = turn * CLIENTS + client;
+            const [writer, reader] = (turn + client) % 2 === 0 ? [a, b] : [b, a];
+            const name = `ryw_${pair}`;
+            const written = await writer.http.post('/api/projects').send({ name });
+            const position = written.headers['x-log-position'];
+            if (written.status !== 201 || position === undefined) {
+              failed.push(`write ${pair}: ${written.status} ${JSON.stringify(written.body)}`);
+              continue;
+            }
+            const read = await reader.http.get(`/api/projects/${name}`).set('X-Min-Log-Position', position);
+            if (read.status === 404) stale.push(`pair ${pair}: ${name} written at ${position}, not found`);
+            else if (read.status !== 200)
+              failed.push(`read ${pair}: ${read.status} ${JSON.stringify(read.body)}`);
+            // A resource's id is the position of the event that created it: this very write.
+            else if (String((read.body as Project).id) !== position)
+              stale.push(
+                `pair ${pair}: ${name} written at ${position}, read id ${(read.body as Project).id}`,
+              );
           }
-          const read = await reader.http.get(`/api/projects/${name}`).set('X-Min-Log-Position', position);
-          if (read.status === 404) stale.push(`pair ${pair}: ${name} written at ${position}, not found`);
-          else if (read.status !== 200)
-            failed.push(`read ${pair}: ${read.status} ${JSON.stringify(read.body)}`);
-          // A resource's id is the position of the event that created it: this very write.
-          else if (String((read.body as Project).id) !== position)
-            stale.push(`pair ${pair}: ${name} written at ${position}, read id ${(read.body as Project).id}`);
-        }
-      }),
-    );
-    const seconds = (Date.now() - started) / 1000;
-    process.stdout.write(`${PAIRS} read-your-writes pairs over 2 processes: ${seconds.toFixed(1)} s\n`);
-    expect(failed.slice(0, 5)).toEqual([]);
-    expect(stale.slice(0, 5)).toEqual([]);
-    expect(stale).toHaveLength(0);
-  }, TIME_LIMIT_MS);
+        }),
+      );
+      const seconds = (Date.now() - started) / 1000;
+      process.stdout.write(`${PAIRS} read-your-writes pairs over 2 processes: ${seconds.toFixed(1)} s\n`);
+      expect(failed.slice(0, 5)).toEqual([]);
+      expect(stale.slice(0, 5)).toEqual([]);
+      expect(stale).toHaveLength(0);
+    },
+    TIME_LIMIT_MS,
+  );
 });
