@@ -21,6 +21,23 @@ export const LedgerCheckpointSigned = defineEvent(
   }),
 );
 
+/**
+ * A resource's secrets forgotten (crypto-shredding), on the stream `data-keys-<resource>`: its data
+ * keys are destroyed right after this is appended, so every secret sealed under them, in every copy
+ * of the log, is unreadable from then on. No key material: only which keys, of which resource (the
+ * hashed prefix of their ids), and why.
+ */
+export const DataKeysDestroyed = defineEvent(
+  'DataKeysDestroyed',
+  z.object({
+    resource: z.string().min(1).max(200),
+    keyIds: z.array(z.string().min(1).max(128)).min(1).max(1000),
+    reason: z.string().min(1).max(500),
+    destroyedAt: z.iso.datetime(),
+  }),
+);
+
 export type LedgerCheckpointSigned = EventOf<typeof LedgerCheckpointSigned>;
-export type LedgerEvent = LedgerCheckpointSigned;
-export const ledgerContracts = [LedgerCheckpointSigned] as const;
+export type DataKeysDestroyed = EventOf<typeof DataKeysDestroyed>;
+export type LedgerEvent = LedgerCheckpointSigned | DataKeysDestroyed;
+export const ledgerContracts = [LedgerCheckpointSigned, DataKeysDestroyed] as const;

@@ -58,6 +58,8 @@ import { mysqlDialectOutsideConnections } from './mysql/oneStatement';
 import { sqlService, type SqlService } from './sql/service';
 import type { BlobStore } from './storage/blobs';
 import { openStores } from './stores';
+import { holdsSealedSecrets } from './ledger/sealedLog';
+import { secretKeeper } from './ledger/secretKeeper';
 import { systemClock, type Clock } from './shared/time';
 import { operationsRoutes } from './system/operations';
 import { systemRoutes, VERSION, type ReadModelStatus } from './system/routes';
@@ -290,16 +292,18 @@ export const createApp = async (
   const logger = options.logger ?? createLogger(config.logLevel);
   configureEventLimits({ maxJsonDepth: config.maxJsonDepth, maxEventBytes: config.maxEventBytes });
   const stores = await openStores(config, logger, clock, { poll: true });
-  const { log, duck, blobs, projections } = stores;
+  const { log, duck, blobs, projections, vault } = stores;
   await projections.startServing();
   const commands = commandRunner(log, {
     assertWritable: () => assertReadModelWritable(projections),
     // Other processes write too: the tail keeps cached stream states current instead of a read per write.
     trustCachedStreams: !log.soleWriter,
   });
-  projections.onApplied((events) => commands.observe(events));
+  // An event holding sealed secrets is re-read unsealed, not evolved from the tail's stored copy.
+  projections.onApplied((events) => commands.observe(events, holdsSealedSecrets));
   const ctx: AppContext = {
     config,
+    secrets: secretKeeper({ commands, clock, logger }, vault),
     log,
     duck,
     projections,

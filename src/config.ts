@@ -108,6 +108,11 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     },
     ledger: {
       signingKey: e.LEDGER_SIGNING_KEY ?? path.join(dataDir, 'ledger-signing-key.pem'),
+      masterKey: e.LEDGER_MASTER_KEY ?? path.join(dataDir, 'ledger-master-key'),
+      retiredMasterKeys: (e.LEDGER_RETIRED_MASTER_KEYS ?? '')
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean),
       trustedKeys: (e.LEDGER_TRUSTED_KEYS ?? '')
         .split(',')
         .map((k) => k.trim())

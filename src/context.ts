@@ -1,3 +1,4 @@
+import type { SecretKeeper } from './ledger/secretKeeper';
 import type { Logger } from 'pino';
 import type { Config } from './config';
 import type { Duck } from './duckdb/database';
@@ -17,6 +18,7 @@ import type { Clock } from './shared/time';
 /** What every capability's service is built from: injected, so tests can assemble their own. */
 export type AppContext = {
   readonly config: Config;
+  readonly secrets: SecretKeeper;
   readonly log: EventLog;
   readonly duck: Duck;
   readonly projections: ProjectionRunner;

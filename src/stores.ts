@@ -3,7 +3,18 @@ import { allProjections, fileTablesProjection, knowledgeBaseContentProjection } 
 import { KB_SCHEMA } from './kb/layout';
 import type { Config } from './config';
 import { openDuck } from './duckdb/database';
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
 import { openEventLog } from './eventlog/open';
+import {
+  FileDataKeyStore,
+  loadOrCreateMasterKey,
+  PostgresDataKeyStore,
+  SecretVault,
+  type DataKeyStore,
+} from './ledger/shredding';
+import { withSealedSecrets } from './ledger/sealedLog';
 import { openBlobStore } from './storage/blobs';
 import { FILES_SCHEMA } from './shared/names';
 import { digestOf } from './projection/digest';
@@ -20,7 +31,25 @@ export const openStores = async (
   clock: Clock,
   options: { poll: boolean },
 ) => {
-  const log = await openEventLog({ url: config.eventStoreUrl, dataDir: config.dataDir, clock });
+  const storedLog = await openEventLog({ url: config.eventStoreUrl, dataDir: config.dataDir, clock });
+  const keyPool =
+    storedLog.kind === 'postgres'
+      ? new pg.Pool({ connectionString: config.eventStoreUrl, max: 2 })
+      : undefined;
+  const keys: DataKeyStore = keyPool
+    ? await PostgresDataKeyStore.open(keyPool)
+    : new FileDataKeyStore(path.join(config.dataDir, 'keys'));
+  const vault = new SecretVault(
+    keys,
+    loadOrCreateMasterKey(config.ledger.masterKey),
+    config.ledger.retiredMasterKeys.map((k) => {
+      // An earlier key must exist: it is named to open what it wrapped, never made anew.
+      if (!/^[A-Za-z0-9+/_=-]{43,44}$/.test(k) && !fs.existsSync(k))
+        throw new Error(`LEDGER_RETIRED_MASTER_KEYS names ${k}, which is neither a base64 key nor a file`);
+      return loadOrCreateMasterKey(k);
+    }),
+  );
+  const log = withSealedSecrets(storedLog, vault);
   const duck = await openDuck({
     file: config.duckdbFile,
     allowedDirectory: `${config.dataDir}/files`,
@@ -49,6 +78,7 @@ export const openStores = async (
   );
   return {
     log,
+    vault,
     duck,
     blobs,
     projections,
@@ -58,6 +88,7 @@ export const openStores = async (
     close: async () => {
       projections.stop();
       await log.close();
+      await keyPool?.end();
       await blobs.close();
       await duck.close();
     },

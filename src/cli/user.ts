@@ -1,3 +1,4 @@
+import { secretKeeper } from '../ledger/secretKeeper';
 import { loadConfig } from '../config';
 import { assertReadModelWritable, type AppContext } from '../context';
 import { commandRunner } from '../eventlog/commands';
@@ -36,14 +37,16 @@ const main = async () => {
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   const stores = await openStores(config, logger, systemClock, { poll: true });
   await stores.projections.startServing();
+  const commands = commandRunner(stores.log, {
+    assertWritable: () => assertReadModelWritable(stores.projections),
+  });
   const ctx: AppContext = {
     config,
+    secrets: secretKeeper({ commands, clock: systemClock, logger }, stores.vault),
     log: stores.log,
     duck: stores.duck,
     projections: stores.projections,
-    commands: commandRunner(stores.log, {
-      assertWritable: () => assertReadModelWritable(stores.projections),
-    }),
+    commands,
     cached: readCache(() => stores.projections.version, { holdsConnection: stores.duck.holdsReader }),
     clock: systemClock,
     logger,

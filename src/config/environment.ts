@@ -88,6 +88,8 @@ export const envSchema = z.object({
   TELEGRAM_API_BASE_URL: z.url().default('https://api.telegram.org'),
   LEDGER_SIGNING_KEY: z.string().min(1).optional(),
   LEDGER_TRUSTED_KEYS: z.string().min(1).optional(),
+  LEDGER_MASTER_KEY: z.string().min(1).optional(),
+  LEDGER_RETIRED_MASTER_KEYS: z.string().min(1).optional(),
   LEDGER_ORIGIN: z.string().min(1).max(200).default('mindledger'),
   LEDGER_CHECKPOINT_EVENTS: z.coerce.number().int().min(1).default(1000),
   LEDGER_CHECKPOINT_MS: z.coerce.number().int().min(100).default(10_000),

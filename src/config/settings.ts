@@ -70,6 +70,13 @@ export type Config = {
     signingKey: string;
     /** More public keys whose checkpoints verify (earlier keys, other nodes'), comma-separated. */
     trustedKeys: string[];
+    /**
+     * The master key that wraps every resource's data key (base64 of 32 bytes, or the path of its
+     * file, created on first start): the same on every process of one PostgreSQL log.
+     */
+    masterKey: string;
+    /** Earlier master keys (base64 or paths), still accepted to unwrap data keys wrapped by them. */
+    retiredMasterKeys: string[];
     origin: string;
     everyEvents: number;
     everyMs: number;

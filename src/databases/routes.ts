@@ -1,3 +1,4 @@
+import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
 import { resourceName } from '../shared/names';
@@ -115,16 +116,18 @@ export const databaseRoutes = (api: Api, databases: DatabasesService) =>
       method: 'delete',
       path: '/api/databases/:database',
       tag: 'databases',
-      summary: 'Delete an integration (or a project); system databases cannot be deleted',
+      summary:
+        'Delete an integration (or a project); system databases cannot be deleted. ?forget=true also forgets its secrets for good (crypto-shredding)',
       params: databaseParams,
+      query: forgetQuery,
       responses: {
         204: { description: 'Deleted' },
         400: problem('System database'),
         404: problem('No such database'),
         412: problem('If-Match does not match the current version'),
       },
-      handle: async ({ params, headers }) => {
-        await databases.remove(params.database, ifMatchVersion(headers));
+      handle: async ({ params, headers, query }) => {
+        await databases.remove(params.database, ifMatchVersion(headers), { forget: query.forget });
         return { status: 204 };
       },
     });

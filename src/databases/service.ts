@@ -3,7 +3,7 @@ import type { ProjectDirectory } from '../projects/directory';
 import { DEFAULT_PROJECT, projectStream } from '../projects/state';
 import { projectAggregate } from '../projects/aggregate';
 import { checkConnection } from '../integrations/drivers';
-import { conflict, invalid, notFound } from '../shared/errors';
+import { conflict, invalid, isNotFoundError, notFound } from '../shared/errors';
 import { isSystemDatabaseName, nameKey } from '../shared/names';
 import { currentRequest } from '../shared/requestContext';
 import { keepMaskedSecrets } from '../shared/secrets';
@@ -225,14 +225,37 @@ export const databasesService = (ctx: AppContext, projects: ProjectDatabases) =>
       return { created: outcome.events[0]?.type === 'DatabaseCreated', view: (await findIntegration(name))! };
     },
 
-    remove: async (name: string, expectedVersion?: bigint) => {
+    /**
+     * Deletes an integration (or a project). With `forget`, the integration's secrets are forgotten
+     * too (crypto-shredding); asked again of an integration already deleted, it forgets what its
+     * keys still open (a forget cut short by a crash), and is not found only when nothing was left.
+     */
+    remove: async (name: string, expectedVersion?: bigint, options: { forget?: boolean } = {}) => {
       refuseSystem(name, 'delete');
-      if (await projects.find(name)) return projects.remove(name, expectedVersion);
-      await runOn(name, {
-        type: 'DeleteDatabase',
-        data: { name, expectedVersion },
-        metadata: { now: ctx.clock() },
-      });
+      if (await projects.find(name)) {
+        if (options.forget)
+          throw invalid(
+            `${name} is a project: it holds no secrets of its own. Delete its resources with forget first, then the project.`,
+            'Error',
+          );
+        return projects.remove(name, expectedVersion);
+      }
+      const forget = () =>
+        ctx.secrets.forget(
+          { stream: databaseStream(name), eventType: 'DatabaseCreated', name },
+          `database ${name} deleted with forget`,
+        );
+      try {
+        await runOn(name, {
+          type: 'DeleteDatabase',
+          data: { name, expectedVersion },
+          metadata: { now: ctx.clock() },
+        });
+      } catch (error) {
+        if (options.forget && isNotFoundError(error) && (await forget()) > 0) return;
+        throw error;
+      }
+      if (options.forget) await forget();
     },
   };
 };

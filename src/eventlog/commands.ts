@@ -181,13 +181,14 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
 
   /**
    * Events the read model's tail saw (other processes' included): a cached stream they continue is
-   * brought forward, so the next command on it needs no read; a gap drops the entry.
+   * brought forward, so the next command on it needs no read; a gap drops the entry, and so does an
+   * event the tail sees otherwise than `readStream` gives it (`reread`: one holding sealed secrets).
    */
-  const observe = (events: readonly RecordedEvent[]) => {
+  const observe = (events: readonly RecordedEvent[], reread?: (e: RecordedEvent) => boolean) => {
     for (const e of events) {
       const cached = cache.get(e.meta.stream);
       if (!cached || e.meta.streamPosition <= cached.version) continue;
-      if (e.meta.streamPosition === cached.version + 1n)
+      if (e.meta.streamPosition === cached.version + 1n && !reread?.(e))
         cache.set(e.meta.stream, {
           ...cached,
           version: e.meta.streamPosition,

@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type pg from 'pg';
+import { inSchemaTurn } from '../shared/pgTurns';
 import { requireKid } from './envelope';
 
 /** Where wrapped data keys live: outside the append-only log, so that one can be destroyed. */
@@ -10,6 +12,8 @@ export interface DataKeyStore {
   get(kid: string): Promise<string | null>;
   /** Removes the key for good; false when there was none. */
   destroy(kid: string): Promise<boolean>;
+  /** The ids of the keys held whose id starts with `prefix`, in order. */
+  list(prefix: string): Promise<string[]>;
 }
 
 /**
@@ -69,6 +73,14 @@ export class FileDataKeyStore implements DataKeyStore {
     }
   }
 
+  async list(prefix: string): Promise<string[]> {
+    const names = await fs.promises.readdir(this.directory);
+    return names
+      .filter((n) => n.startsWith(prefix) && n.endsWith('.key'))
+      .map((n) => n.slice(0, -'.key'.length))
+      .sort();
+  }
+
   async destroy(kid: string): Promise<boolean> {
     const file = this.fileOf(kid);
     let handle: fs.promises.FileHandle;
@@ -88,5 +100,57 @@ export class FileDataKeyStore implements DataKeyStore {
     await fs.promises.unlink(file);
     await this.syncDirectory();
     return true;
+  }
+}
+
+/**
+ * The keys of every process on one PostgreSQL log: a table outside Emmett's, in the log's database.
+ * Destroyed by DELETE; PostgreSQL keeps the dead row until VACUUM, and WAL archives longer (README).
+ */
+export class PostgresDataKeyStore implements DataKeyStore {
+  private constructor(private readonly pool: pg.Pool) {}
+
+  static async open(pool: pg.Pool): Promise<PostgresDataKeyStore> {
+    // Processes starting together on a fresh database take turns creating it (see inSchemaTurn).
+    await inSchemaTurn(pool, 'mindledger_data_keys', async (client) => {
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS mindledger_data_keys (
+           kid text PRIMARY KEY, wrapped text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+      );
+    });
+    return new PostgresDataKeyStore(pool);
+  }
+
+  async put(kid: string, wrapped: string): Promise<void> {
+    requireKid(kid);
+    const inserted = await this.pool.query(
+      'INSERT INTO mindledger_data_keys (kid, wrapped) VALUES ($1, $2) ON CONFLICT (kid) DO NOTHING',
+      [kid, wrapped],
+    );
+    if (inserted.rowCount !== 1) throw new Error(`Data key ${kid} exists already`);
+  }
+
+  async get(kid: string): Promise<string | null> {
+    requireKid(kid);
+    const found = await this.pool.query<{ wrapped: string }>(
+      'SELECT wrapped FROM mindledger_data_keys WHERE kid = $1',
+      [kid],
+    );
+    return found.rows[0]?.wrapped ?? null;
+  }
+
+  async destroy(kid: string): Promise<boolean> {
+    requireKid(kid);
+    const deleted = await this.pool.query('DELETE FROM mindledger_data_keys WHERE kid = $1', [kid]);
+    return deleted.rowCount === 1;
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    // Key ids hold no LIKE wildcards but `_`, which is escaped.
+    const found = await this.pool.query<{ kid: string }>(
+      "SELECT kid FROM mindledger_data_keys WHERE kid LIKE $1 ESCAPE '\\' ORDER BY kid",
+      [prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + '%'],
+    );
+    return found.rows.map((r) => r.kid);
   }
 }

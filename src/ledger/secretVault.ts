@@ -51,6 +51,50 @@ export class SecretVault {
     return decryptSecret(text, await this.keyOf(parseEncryptedSecret(text).kid));
   }
 
+  /**
+   * The data key new secrets of a resource are sealed with: its live key (the first of those under
+   * its prefix), else a new one. Asked of the store each time, never of a cache: a key another
+   * process destroyed is never used again here.
+   */
+  async keyForResource(prefix: string): Promise<DataKey> {
+    const [kid] = await this.store.list(prefix);
+    if (kid !== undefined) {
+      const wrapped = await this.store.get(kid);
+      if (wrapped !== null) return unwrapDataKey(wrapped, kid, [this.master, ...this.retired]);
+    }
+    return this.createKey(`${prefix}${crypto.randomBytes(8).toString('hex')}`);
+  }
+
+  /**
+   * The keys of these ids that still exist, read from the store (not a cache, so a key destroyed by
+   * any process opens nothing from then on). A key sealed under another master key is left out.
+   */
+  async openKeys(kids: Iterable<string>): Promise<Map<string, DataKey>> {
+    const keys = new Map<string, DataKey>();
+    for (const kid of kids) {
+      const wrapped = await this.store.get(kid);
+      if (wrapped === null) continue;
+      try {
+        keys.set(kid, unwrapDataKey(wrapped, kid, [this.master, ...this.retired]));
+      } catch (error) {
+        if (!(error instanceof SecretUnavailableError)) throw error;
+      }
+    }
+    return keys;
+  }
+
+  /** The ids of a resource's keys (all its incarnations). */
+  keysOf(prefix: string): Promise<string[]> {
+    return this.store.list(prefix);
+  }
+
+  /** Destroys every key of a resource (all its incarnations); answers the ids destroyed. */
+  async forgetResource(prefix: string): Promise<string[]> {
+    const destroyed: string[] = [];
+    for (const kid of await this.store.list(prefix)) if (await this.destroyKey(kid)) destroyed.push(kid);
+    return destroyed;
+  }
+
   /** Destroys the key: every secret encrypted under it becomes unreadable, here and in every copy of the log. */
   async destroyKey(kid: string): Promise<boolean> {
     const cached = this.unwrapped.get(kid);

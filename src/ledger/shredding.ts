@@ -29,5 +29,5 @@ export {
   type MasterKey,
   type SecretProblem,
 } from './envelope';
-export { FileDataKeyStore, type DataKeyStore } from './dataKeyStore';
+export { FileDataKeyStore, PostgresDataKeyStore, type DataKeyStore } from './dataKeyStore';
 export { SecretVault } from './secretVault';

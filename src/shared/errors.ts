@@ -39,6 +39,7 @@ export const unauthorized = (detail: string, title = 'Unauthorized') =>
 /** The request is understood, and refused by policy (403). */
 export const forbidden = (detail: string, title = 'Forbidden') => new DomainError('Forbidden', title, detail);
 export const notFound = (detail: string, title = 'Not found') => new DomainError('NotFound', title, detail);
+export const isNotFoundError = (e: unknown) => e instanceof DomainError && e.kind === 'NotFound';
 export const conflict = (detail: string, title = 'Conflict') => new DomainError('Conflict', title, detail);
 export const preconditionFailed = (detail: string) =>
   new DomainError('PreconditionFailed', 'Precondition failed', detail);

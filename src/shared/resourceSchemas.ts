@@ -14,3 +14,14 @@ export const looseName = (what: string, field = 'name') =>
 
 /** Free-form parameters; on updates a key sent as null removes it. */
 export const params = z.record(z.string(), z.unknown());
+
+/**
+ * `DELETE …?forget=true`: besides deleting the resource, forget its secrets for good (their data
+ * keys are destroyed; the log keeps only ciphertext nobody can open: crypto-shredding).
+ */
+export const forgetQuery = z.object({
+  forget: z
+    .enum(['true', 'false', '1', '0'])
+    .optional()
+    .transform((v) => v === 'true' || v === '1'),
+});

@@ -31,11 +31,19 @@ const SEMICOLON_PAIRS = /(^|;)(\s*[A-Za-z][\w .-]*?)(\s*=\s*)('[^']*'|"[^"]*"|\{
 /** `password=pw host=h` (libpq: blanks between pairs, a value with blanks is quoted). */
 const BLANK_PAIRS = /(^|\s)([A-Za-z][\w.-]*)(\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s]*)/g;
 
-/** A string with URL passwords and secret URL parameters masked; others untouched. */
-const maskInUrls = (text: string): string => {
+/**
+ * What takes a secret's place: the mask for readers; a ciphertext before the log (src/ledger).
+ * `whole`: the secret is a whole value (any JSON scalar); otherwise it is part of a string (a URL's
+ * password, a `key=value` pair's value) and is text.
+ */
+export type HideSecret = (secret: unknown, whole: boolean) => unknown;
+const showMask: HideSecret = () => MASK;
+
+/** A string with URL passwords and secret URL parameters hidden; others untouched. */
+const hideInUrls = (text: string, hide: HideSecret): string => {
   if (!text.includes('://')) return text;
   let out = text.replace(URL_USERINFO, (_m, head: string, pw: string, at: string) =>
-    pw === '' ? `${head}${at}` : `${head}${MASK}${at}`,
+    pw === '' ? `${head}${at}` : `${head}${String(hide(pw, false))}${at}`,
   );
   if (out.includes('?'))
     out = out.replace(/[a-z][a-z0-9+.-]*:\/\/\S*/gi, (url) =>
@@ -46,29 +54,32 @@ const maskInUrls = (text: string): string => {
         } catch {
           // An undecodable name is judged as written.
         }
-        return value !== '' && isSecretKey(decoded) ? `${sep}${name}=${MASK}` : m;
+        return value !== '' && isSecretKey(decoded) ? `${sep}${name}=${String(hide(value, false))}` : m;
       }),
     );
   return out;
 };
 
-/** A connection string: a URL gets its password masked; a key=value list its secret values; else all. */
-const maskConnectionString = (text: string): string => {
-  if (/^\s*[a-z][a-z0-9+.-]*:\/\//i.test(text)) return maskInUrls(text);
-  if (!text.includes('=')) return MASK;
+/** A connection string: a URL gets its password hidden; a key=value list its secret values; else all. */
+const hideInConnectionString = (text: string, hide: HideSecret): unknown => {
+  if (/^\s*[a-z][a-z0-9+.-]*:\/\//i.test(text)) return hideInUrls(text, hide);
+  if (!text.includes('=')) return hide(text, true);
   return text.replace(
     text.includes(';') ? SEMICOLON_PAIRS : BLANK_PAIRS,
     (m, sep: string, name: string, eq: string, value: string) =>
-      value.trim() !== '' && isSecretKey(name.trim()) ? `${sep}${name}${eq}${MASK}` : m,
+      value.trim() !== '' && isSecretKey(name.trim()) ? `${sep}${name}${eq}${String(hide(value, false))}` : m,
   );
 };
 
-const maskScalar = (value: unknown, mode: 'secret' | 'connection' | 'plain'): unknown => {
+const hideScalar = (value: unknown, mode: 'secret' | 'connection' | 'plain', hide: HideSecret): unknown => {
   if (value === null || value === undefined) return value;
-  if (mode === 'secret') return MASK;
+  if (mode === 'secret') return hide(value, true);
   if (typeof value !== 'string') return value;
-  return mode === 'connection' ? maskConnectionString(value) : maskInUrls(value);
+  return mode === 'connection' ? hideInConnectionString(value, hide) : hideInUrls(value, hide);
 };
+
+const maskScalar = (value: unknown, mode: 'secret' | 'connection' | 'plain'): unknown =>
+  hideScalar(value, mode, showMask);
 
 /**
  * Deeper than this, a value is shown as the mask as a whole rather than walked: MAX_JSON_DEPTH
@@ -87,14 +98,15 @@ const setKey = (target: Container, key: string | number, value: unknown) => {
 };
 
 /**
- * A deep copy with secrets masked: under a secret key, every value (a string, a number, each item of
- * an array, each leaf of an object) becomes the mask, `null` staying `null` (it says "not set");
- * connection strings and URLs anywhere keep everything but their passwords. Iterative, so no value
- * is too deep for it. `underKey` masks `value` as if it were stored under that key.
+ * A deep copy with every secret replaced by what `hide` gives for it: under a secret key, every
+ * value (a string, a number, each item of an array, each leaf of an object), `null` staying `null`
+ * (it says "not set"); in connection strings and URLs anywhere, only their passwords. Iterative, so
+ * no value is too deep for it; deeper than MAX_MASK_DEPTH a value is hidden whole (as its JSON
+ * text). `underKey` treats `value` as if it were stored under that key.
  */
-export const maskSecrets = <T>(value: T, underKey?: string): T => {
+export const hideSecrets = <T>(value: T, hide: HideSecret, underKey?: string): T => {
   const rootMode = underKey === undefined ? 'plain' : keyKind(underKey);
-  if (!isContainer(value)) return maskScalar(value, rootMode) as T;
+  if (!isContainer(value)) return hideScalar(value, rootMode, hide) as T;
   const copyOf = (v: Container): Container => (Array.isArray(v) ? new Array<unknown>(v.length) : {});
   const root = copyOf(value);
   const pending: { source: Container; target: Container; secret: boolean; depth: number }[] = [
@@ -108,8 +120,8 @@ export const maskSecrets = <T>(value: T, underKey?: string): T => {
     for (const [key, v] of entries) {
       // Items of an array take the mode of the key holding the array.
       const mode = secret ? 'secret' : typeof key === 'number' ? 'plain' : keyKind(key);
-      if (!isContainer(v)) setKey(target, key, maskScalar(v, mode));
-      else if (depth >= MAX_MASK_DEPTH) setKey(target, key, MASK);
+      if (!isContainer(v)) setKey(target, key, hideScalar(v, mode, hide));
+      else if (depth >= MAX_MASK_DEPTH) setKey(target, key, hide(v, true));
       else {
         const copy = copyOf(v);
         setKey(target, key, copy);
@@ -119,6 +131,12 @@ export const maskSecrets = <T>(value: T, underKey?: string): T => {
   }
   return root as T;
 };
+
+/**
+ * A deep copy with secrets masked: under a secret key, every value becomes the mask, `null` staying
+ * `null`; connection strings and URLs anywhere keep everything but their passwords.
+ */
+export const maskSecrets = <T>(value: T, underKey?: string): T => hideSecrets(value, showMask, underKey);
 
 /** Structural equality of JSON values, iterative (the values compared may be deep). */
 const sameJson = (a: unknown, b: unknown): boolean => {

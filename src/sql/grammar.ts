@@ -161,8 +161,8 @@ dropTrigger
     { return { kind: 'DropTrigger', name, ifExists: ie }; }
 
 dropMlEngine
-  = DROP __ ML_ENGINE ie:ifExists __ name:identifier
-    { return { kind: 'DropMlEngine', name, ifExists: ie }; }
+  = DROP __ ML_ENGINE ie:ifExists __ name:identifier f:(__ FORGET)?
+    { return { kind: 'DropMlEngine', name, ifExists: ie, forget: !!f }; }
 
 parenthesized = "(" body:$parenBody ")" { return body.trim(); }
 parenBody = (string / "(" parenBody ")" / [^()'"])*
@@ -188,8 +188,8 @@ engineOption = ENGINE _ "=" _ v:(string / identifier) { return v; }
 parametersOption = PARAMETERS _ "=" _ v:object { return v; }
 
 dropDatabase
-  = DROP __ DATABASE ie:ifExists __ name:identifier
-    { return { kind: 'DropDatabase', name, ifExists: ie }; }
+  = DROP __ DATABASE ie:ifExists __ name:identifier f:(__ FORGET)?
+    { return { kind: 'DropDatabase', name, ifExists: ie, forget: !!f }; }
 
 resourceKind
   = SKILL { return 'skill'; } / AGENT { return 'agent'; } / CHATBOT { return 'chatbot'; }
@@ -207,8 +207,8 @@ alterResource
     { return { kind: 'UpdateResource', resource, name, options: a }; }
 
 dropResource
-  = DROP __ resource:resourceKind ie:ifExists __ name:qualifiedName
-    { return { kind: 'DropResource', resource, name, ifExists: ie }; }
+  = DROP __ resource:resourceKind ie:ifExists __ name:qualifiedName f:(__ FORGET)?
+    { return { kind: 'DropResource', resource, name, ifExists: ie, forget: !!f }; }
 
 show
   = SHOW __ full:(FULL __)? what:showTarget from:(__ (FROM / IN) __ d:identifier { return d; })? filter:showFilter?
@@ -298,6 +298,7 @@ FINETUNE = "FINETUNE"i !idchar
 PREDICT = "PREDICT"i !idchar
 AS = "AS"i !idchar
 DROP = "DROP"i !idchar
+FORGET = "FORGET"i !idchar
 UPDATE = "UPDATE"i !idchar
 ALTER = "ALTER"i !idchar
 PROJECT = "PROJECT"i !idchar

@@ -25,7 +25,7 @@ export type MindsStatement =
       engine: string | null;
       parameters: Options | null;
     }
-  | { kind: 'DropDatabase'; name: string; ifExists: boolean }
+  | { kind: 'DropDatabase'; name: string; ifExists: boolean; forget: boolean }
   | {
       kind: 'CreateResource';
       resource: ResourceKind;
@@ -34,7 +34,7 @@ export type MindsStatement =
       options: Options;
     }
   | { kind: 'UpdateResource'; resource: ResourceKind; name: QualifiedName; options: Options }
-  | { kind: 'DropResource'; resource: ResourceKind; name: QualifiedName; ifExists: boolean }
+  | { kind: 'DropResource'; resource: ResourceKind; name: QualifiedName; ifExists: boolean; forget: boolean }
   | {
       kind: 'Show';
       what: string;
@@ -72,7 +72,7 @@ export type MindsStatement =
     }
   | { kind: 'DropModel'; name: string[]; ifExists: boolean }
   | { kind: 'CreateMlEngine'; name: string; handler: string; ifNotExists: boolean; options: Options }
-  | { kind: 'DropMlEngine'; name: string; ifExists: boolean }
+  | { kind: 'DropMlEngine'; name: string; ifExists: boolean; forget: boolean }
   | {
       kind: 'CreateKnowledgeBase';
       name: QualifiedName;

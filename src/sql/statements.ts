@@ -126,8 +126,13 @@ export const runMindsStatement = async (
       return ok;
     }
     case 'DropDatabase': {
-      if (statement.ifExists && !(await services.databases.exists(statement.name))) return ok;
-      await services.databases.remove(statement.name);
+      if (statement.ifExists && !statement.forget && !(await services.databases.exists(statement.name)))
+        return ok;
+      try {
+        await services.databases.remove(statement.name, undefined, { forget: statement.forget });
+      } catch (error) {
+        if (!(statement.ifExists && isNotFound(error))) throw error;
+      }
       return ok;
     }
     case 'CreateResource': {

@@ -1,0 +1,147 @@
+import crypto from 'node:crypto';
+import { hideSecrets } from '../shared/secrets';
+import { decryptSecret, encryptSecret, SecretUnavailableError, type DataKey } from './envelope';
+
+/**
+ * Sealing event data: every value a reader would see masked (by the rule of src/shared/secrets.ts:
+ * values under secret keys, passwords inside URLs and connection strings) is replaced, before the
+ * event enters the log, by its ciphertext under the resource's data key; unsealing puts it back.
+ * The mask of sealed data equals the mask of the plain data, so projections, which read the log as
+ * stored, hold exactly what they held before, and a rebuild equals the live read model.
+ *
+ * A whole value (a password, a number under a secret key) is sealed as its JSON text and comes back
+ * with its type; a part of a string (a URL's password) is sealed as text and put back in place.
+ */
+
+const TOKEN = /enc:v1:([A-Za-z0-9_.-]{1,128}):[A-Za-z0-9_-]+/g;
+const WHOLE = /^enc:v1:[A-Za-z0-9_.-]{1,128}:[A-Za-z0-9_-]+$/;
+
+/** What a secret whose key was destroyed reads as, wherever it was (crypto-shredding). */
+export const FORGOTTEN = '(forgotten)';
+
+const isContainer = (v: unknown): v is unknown[] | Record<string, unknown> =>
+  v !== null && typeof v === 'object';
+
+/** Whether `data` holds anything a reader would see masked that is not sealed yet. */
+export const holdsPlainSecrets = (data: unknown): boolean => {
+  let found = false;
+  hideSecrets(data, (secret) => {
+    if (!(typeof secret === 'string' && WHOLE.test(secret))) found = true;
+    return secret;
+  });
+  return found;
+};
+
+/**
+ * `data` with every secret sealed under `key`. A secret that is already ciphertext (a decision that
+ * copied a sealed value along) is kept as it is: it stays readable with the key that sealed it.
+ */
+export const sealSecrets = <T>(data: T, key: DataKey): T =>
+  hideSecrets(data, (secret, whole) => {
+    if (typeof secret === 'string' && WHOLE.test(secret)) return secret;
+    return encryptSecret(whole ? JSON.stringify(secret) : String(secret), key);
+  });
+
+/** Visits every string of a JSON value, iteratively (event data may be deep). */
+const eachString = (value: unknown, visit: (text: string) => void) => {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    if (typeof v === 'string') visit(v);
+    else if (Array.isArray(v)) pending.push(...v);
+    else if (isContainer(v)) for (const item of Object.values(v)) pending.push(item);
+  }
+};
+
+/** The ids of the data keys `data` was sealed with (none: nothing to unseal). */
+export const sealingKeyIds = (data: unknown): Set<string> => {
+  const kids = new Set<string>();
+  eachString(data, (text) => {
+    if (!text.includes('enc:v1:')) return;
+    for (const match of text.matchAll(TOKEN)) kids.add(match[1]!);
+  });
+  return kids;
+};
+
+/** A copy of `value` with each string mapped; containers without a changed string are shared. */
+const mapStrings = (value: unknown, map: (text: string) => unknown): unknown => {
+  if (typeof value === 'string') return map(value);
+  if (!isContainer(value)) return value;
+  type Frame = { source: unknown[] | Record<string, unknown>; target: unknown[] | Record<string, unknown> };
+  const root: unknown[] | Record<string, unknown> = Array.isArray(value) ? [] : {};
+  const pending: Frame[] = [{ source: value, target: root }];
+  while (pending.length > 0) {
+    const { source, target } = pending.pop()!;
+    const entries: [string | number, unknown][] = Array.isArray(source)
+      ? source.map((v, i) => [i, v])
+      : Object.entries(source);
+    for (const [k, v] of entries) {
+      let out: unknown = v;
+      if (typeof v === 'string') out = map(v);
+      else if (isContainer(v)) {
+        out = Array.isArray(v) ? [] : {};
+        pending.push({ source: v, target: out as Frame['target'] });
+      }
+      if (k === '__proto__')
+        Object.defineProperty(target, k, {
+          value: out,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      else (target as Record<string | number, unknown>)[k] = out;
+    }
+  }
+  return root;
+};
+
+/**
+ * `data` with its secrets unsealed by the keys given (by id); a secret whose key is missing (it was
+ * destroyed) or does not open reads as FORGOTTEN. Data without sealed secrets comes back as it is.
+ */
+export const unsealSecrets = <T>(data: T, keys: ReadonlyMap<string, DataKey>): T => {
+  if (sealingKeyIds(data).size === 0) return data;
+  const open = (token: string): string | undefined => {
+    const kid = /^enc:v1:([^:]+):/.exec(token)?.[1] ?? '';
+    const key = keys.get(kid);
+    if (!key) return undefined;
+    try {
+      return decryptSecret(token, key);
+    } catch (error) {
+      if (error instanceof SecretUnavailableError) return undefined;
+      throw error;
+    }
+  };
+  return mapStrings(data, (text) => {
+    if (!text.includes('enc:v1:')) return text;
+    if (WHOLE.test(text)) {
+      const plain = open(text);
+      return plain === undefined ? FORGOTTEN : (JSON.parse(plain) as unknown);
+    }
+    return text.replace(TOKEN, (token) => open(token) ?? FORGOTTEN);
+  }) as T;
+};
+
+/**
+ * Which resource an event's secrets belong to, as the prefix of its data keys' ids: the stream, the
+ * kind of resource (the first word of the event's type: `Database`, `Agent`, `Skill`, `Chatbot`,
+ * `Knowledge`, `Ml`, `Model`, `User`…) and its name (case aside, as names are), hashed (key ids are file names and must not
+ * reveal names). Each incarnation of the resource gets a key of its own under this prefix.
+ */
+export const resourceKeyPrefix = (stream: string, eventType: string, name: string): string => {
+  const kind = /^[A-Z][a-z0-9]*/.exec(eventType)?.[0] ?? eventType;
+  const digest = crypto
+    .createHash('sha256')
+    .update(`${stream}\u0000${kind}\u0000${name.toLowerCase()}`)
+    .digest('hex');
+  return `r${digest.slice(0, 32)}-`;
+};
+
+/** The name a resource event is about: its `name`, else its `id`, else none. */
+export const resourceNameOf = (data: unknown): string => {
+  if (!isContainer(data) || Array.isArray(data)) return '';
+  const { name, id } = data as { name?: unknown; id?: unknown };
+  if (typeof name === 'string') return name;
+  if (typeof id === 'string' || typeof id === 'number') return String(id);
+  return '';
+};

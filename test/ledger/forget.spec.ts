@@ -1,0 +1,211 @@
+/**
+ * Secrets that can be forgotten (crypto-shredding), on both stores: a secret is sealed before it
+ * enters the log (the stored events, read with the database's own client, never hold it), is opened
+ * again for the code that needs it, and `DELETE …?forget=true` / `DROP DATABASE … FORGET` destroys
+ * its data key, after which nothing (log, read model, API answers, the log's own replay) gives it
+ * back, while the log still verifies.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import sqlite3 from 'sqlite3';
+import { databaseAggregate, databaseStream } from '../../src/databases/state';
+import { FORGOTTEN } from '../../src/ledger/sealing';
+import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
+import { postgresParameters } from '../support/external';
+
+/** Every stored event's data and metadata, as text, read with the store's own client. */
+const storedLog = async (store: StoreKind, t: TestApp): Promise<string> => {
+  if (store === 'postgres') {
+    const client = new pg.Client({ connectionString: t.config.eventStoreUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ d: string; m: string }>(
+        'SELECT message_data::text AS d, message_metadata::text AS m FROM emt_messages ORDER BY global_position',
+      );
+      return rows.map((r) => `${r.d}\n${r.m}`).join('\n');
+    } finally {
+      await client.end();
+    }
+  }
+  const db = new sqlite3.Database(path.join(t.config.dataDir, 'events.sqlite'));
+  const rows = await new Promise<{ d: string; m: string }[]>((resolve, reject) =>
+    db.all(
+      'SELECT message_data AS d, message_metadata AS m FROM emt_messages ORDER BY global_position',
+      (err, r: { d: string; m: string }[]) => (err ? reject(err) : resolve(r)),
+    ),
+  );
+  await new Promise<void>((resolve) => db.close(() => resolve()));
+  // The files too: a page SQLite freed or a WAL frame still holding a plaintext would show here.
+  const files = ['events.sqlite', 'events.sqlite-wal']
+    .map((f) => path.join(t.config.dataDir, f))
+    .filter((f) => fs.existsSync(f))
+    .map((f) => fs.readFileSync(f).toString('latin1'));
+  return [...rows.map((r) => `${r.d}\n${r.m}`), ...files].join('\n');
+};
+
+/** What every reader is shown: the resource, the SQL catalogue, the audit trail of events. */
+const everyAnswer = async (t: TestApp, name: string) => {
+  const answers = [
+    await t.http.get(`/api/databases/${name}`),
+    await t.http.get('/api/databases'),
+    await t.http.post('/api/sql/query').send({ query: 'SELECT * FROM information_schema.events' }),
+    await t.http.post('/api/sql/query').send({ query: 'SHOW FULL DATABASES' }),
+    await t.http.get('/api/audit/events?limit=1000'),
+  ];
+  return answers.map((r) => r.text).join('\n');
+};
+
+const streamParameters = async (t: TestApp, name: string) => {
+  const { state } = await t.running.ctx.commands.load(databaseStream(name), databaseAggregate);
+  return 'parameters' in state ? (state.parameters as Record<string, unknown>) : undefined;
+};
+
+describe.each(storeKinds)('forgettable secrets on %s', (store) => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await startTestApp(store);
+  });
+  afterEach(() => t.dispose());
+
+  const password = () => `pw-${crypto.randomBytes(9).toString('hex')}`;
+
+  it('given a database registered with a password and a connection URL, then the stored log holds neither, the service still reads both, and every answer masks them', async () => {
+    const secret = password();
+    const urlSecret = password();
+    await t.http
+      .post('/api/databases')
+      .send({
+        database: {
+          name: 'vault_db',
+          engine: 'postgres',
+          parameters: postgresParameters({
+            password: secret,
+            sslrootcert_url: `https://reader:${urlSecret}@certs.example/root.pem`,
+          }),
+        },
+      })
+      .expect(201);
+
+    const stored = await storedLog(store, t);
+    expect(stored).not.toContain(secret);
+    expect(stored).not.toContain(urlSecret);
+    expect(stored).toMatch(/enc:v1:r[0-9a-f]{32}-[0-9a-f]{16}:/);
+    // The URL keeps its shape in the log: only its password is sealed.
+    expect(stored).toMatch(/https:\/\/reader:enc:v1:[^@"]+@certs\.example\/root\.pem/);
+
+    const parameters = await streamParameters(t, 'vault_db');
+    expect(parameters?.password).toBe(secret);
+    expect(parameters?.sslrootcert_url).toBe(`https://reader:${urlSecret}@certs.example/root.pem`);
+
+    const shown = await everyAnswer(t, 'vault_db');
+    expect(shown).not.toContain(secret);
+    expect(shown).not.toContain(urlSecret);
+    expect(shown).toContain('https://reader:******@certs.example/root.pem');
+
+    // The connection works with the opened password: a query through it answers.
+    const answer = await t.http
+      .post('/api/sql/query')
+      .send({ query: 'SELECT 1 AS one FROM vault_db.pg_catalog.pg_namespace LIMIT 1' });
+    expect(answer.body).toMatchObject({ type: 'table', data: [[1]] });
+  });
+
+  it('given a database with a password, when it is deleted with ?forget=true, then its key is gone, the log records it and still verifies, and its events replay with the secret forgotten', async () => {
+    const secret = password();
+    await t.http
+      .post('/api/databases')
+      .send({
+        database: {
+          name: 'gone_db',
+          engine: 'postgres',
+          parameters: postgresParameters({ password: secret }),
+        },
+      })
+      .expect(201);
+    // An update copies the sealed password along (it is not sent again).
+    await t.http
+      .put('/api/databases/gone_db')
+      .send({ database: { parameters: postgresParameters({ password: '******', connect_timeout: 5 }) } })
+      .expect(200);
+    expect((await streamParameters(t, 'gone_db'))?.password).toBe(secret);
+
+    const deleted = await t.http.delete('/api/databases/gone_db?forget=true');
+    expect(deleted.status).toBe(204);
+
+    const events = await t.running.ctx.log.readPage({ after: 0n, limit: 1000 });
+    const destroyed = events.filter((e) => e.type === 'DataKeysDestroyed');
+    expect(destroyed).toHaveLength(1);
+    expect(destroyed[0]!.data).toMatchObject({ keyIds: [expect.stringMatching(/^r[0-9a-f]{32}-/)] });
+
+    // Replaying the database's stream: the password is forgotten in every event that held it.
+    const { events: replayed } = await t.running.ctx.log.readStream(databaseStream('gone_db'), 0n);
+    const passwords = replayed.flatMap((e) =>
+      'parameters' in e.data ? [(e.data.parameters as Record<string, unknown>).password] : [],
+    );
+    expect(passwords).toEqual([FORGOTTEN, FORGOTTEN]);
+
+    const stored = await storedLog(store, t);
+    expect(stored).not.toContain(secret);
+    expect(await everyAnswer(t, 'gone_db')).not.toContain(secret);
+
+    const verified = await t.http.get('/api/audit/verify').expect(200);
+    expect(verified.body).toMatchObject({ ok: true });
+
+    // Nothing left to forget: the database is not found.
+    const again = await t.http.delete('/api/databases/gone_db?forget=true');
+    expect(again.status).toBe(404);
+    expect(again.headers['content-type']).toMatch(/application\/problem\+json/);
+  });
+
+  it('given two databases with secrets, when one is dropped with DROP DATABASE … FORGET in SQL, then only its secret is forgotten, and a database registered again under its name has a secret of its own', async () => {
+    const kept = password();
+    const forgotten = password();
+    for (const [name, pw] of [
+      ['keep_db', kept],
+      ['drop_db', forgotten],
+    ] as const)
+      await t.http
+        .post('/api/databases')
+        .send({ database: { name, engine: 'postgres', parameters: postgresParameters({ password: pw }) } })
+        .expect(201);
+
+    const dropped = await t.http.post('/api/sql/query').send({ query: 'DROP DATABASE drop_db FORGET' });
+    expect(dropped.body).toMatchObject({ type: 'ok' });
+
+    expect((await streamParameters(t, 'keep_db'))?.password).toBe(kept);
+    const { events } = await t.running.ctx.log.readStream(databaseStream('drop_db'), 0n);
+    expect(events.map((e) => ('parameters' in e.data ? e.data.parameters.password : null))).toEqual([
+      FORGOTTEN,
+      null,
+    ]);
+
+    const fresh = password();
+    await t.http
+      .post('/api/databases')
+      .send({
+        database: {
+          name: 'drop_db',
+          engine: 'postgres',
+          parameters: postgresParameters({ password: fresh }),
+        },
+      })
+      .expect(201);
+    expect((await streamParameters(t, 'drop_db'))?.password).toBe(fresh);
+
+    // IF EXISTS … FORGET on nothing left: no error.
+    await t.http.delete('/api/databases/drop_db?forget=true').expect(204);
+    const none = await t.http
+      .post('/api/sql/query')
+      .send({ query: 'DROP DATABASE IF EXISTS drop_db FORGET' });
+    expect(none.body).toMatchObject({ type: 'ok' });
+  });
+
+  it('given a project, when it is deleted with ?forget=true, then it is refused and nothing is deleted', async () => {
+    await t.http.post('/api/projects').send({ name: 'holder' }).expect(201);
+    const refused = await t.http.delete('/api/databases/holder?forget=true');
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toMatch(/holder is a project/);
+    await t.http.get('/api/projects/holder').expect(200);
+  });
+});
