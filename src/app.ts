@@ -303,7 +303,7 @@ export const createApp = async (
   projections.onApplied((events) => commands.observe(events, holdsSealedSecrets));
   const ctx: AppContext = {
     config,
-    secrets: secretKeeper({ commands, clock, logger }, vault),
+    secrets: secretKeeper({ commands, log, clock, logger }, vault),
     log,
     duck,
     projections,

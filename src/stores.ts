@@ -49,6 +49,13 @@ export const openStores = async (
       return loadOrCreateMasterKey(k);
     }),
   );
+  try {
+    await vault.checkMasterKey();
+  } catch (error) {
+    await storedLog.close();
+    await keyPool?.end();
+    throw error;
+  }
   const log = withSealedSecrets(storedLog, vault);
   const duck = await openDuck({
     file: config.duckdbFile,

@@ -1,3 +1,4 @@
+import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api, type HttpResult, type RouteInput } from '../http/api';
 import type { ProjectDirectory } from '../projects/directory';
@@ -19,14 +20,16 @@ export const agentRoutes = (api: Api, agents: AgentsService, projects: ProjectDi
   const remove = async ({
     params,
     headers,
+    query,
   }: Pick<
-    RouteInput<z.infer<typeof agentPath>, unknown, unknown>,
-    'params' | 'headers'
+    RouteInput<z.infer<typeof agentPath>, z.infer<typeof forgetQuery>, unknown>,
+    'params' | 'headers' | 'query'
   >): Promise<HttpResult> => {
-    await agents.run(params.project, {
-      type: 'DeleteAgent',
-      data: { ref: params.agent, expectedVersion: ifMatchVersion(headers) },
-    });
+    await agents.run(
+      params.project,
+      { type: 'DeleteAgent', data: { ref: params.agent, expectedVersion: ifMatchVersion(headers) } },
+      { forget: query.forget },
+    );
     return { status: 204 };
   };
   const deleteResponses = {
@@ -132,6 +135,7 @@ export const agentRoutes = (api: Api, agents: AgentsService, projects: ProjectDi
       tag: 'agents',
       summary: 'Delete an agent (the path MindsDB clients use); chatbots using it stop',
       params: agentPath,
+      query: forgetQuery,
       responses: deleteResponses,
       handle: remove,
     })
@@ -141,6 +145,7 @@ export const agentRoutes = (api: Api, agents: AgentsService, projects: ProjectDi
       tag: 'agents',
       summary: 'Delete an agent (the singular path of the documentation)',
       params: agentPath,
+      query: forgetQuery,
       responses: deleteResponses,
       handle: remove,
     });

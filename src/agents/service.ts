@@ -1,3 +1,4 @@
+import { forgetDeleted } from '../ledger/secretKeeper';
 import { settled, type AppContext } from '../context';
 import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
@@ -46,13 +47,24 @@ export const agentsService = (ctx: AppContext, projects: ProjectDirectory, skill
     return row ? presented(project.name, row) : undefined;
   };
 
-  const run = async (projectName: string, unstamped: Unstamped<AgentCommand>) => {
+  /** `forget`: a delete forgets the agent's secrets too, under every name it had (crypto-shredding). */
+  const run = async (
+    projectName: string,
+    unstamped: Unstamped<AgentCommand>,
+    options: { forget?: boolean } = {},
+  ) => {
     const command = { ...unstamped, metadata: { now: ctx.clock() } } as AgentCommand;
     const project = await projects.require(projectName);
     const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
       decideAgent(command, s),
     );
     await settled(ctx, outcome.lastPosition);
+    if (options.forget)
+      await forgetDeleted(
+        ctx.secrets,
+        projectStream(project.name),
+        outcome.events.find((e) => e.type === 'AgentDeleted'),
+      );
     const first = outcome.events[0];
     switch (first?.type) {
       case 'AgentCreated':

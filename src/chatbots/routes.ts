@@ -1,3 +1,4 @@
+import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
 import type { ProjectDirectory } from '../projects/directory';
@@ -123,18 +124,20 @@ export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: Pro
       method: 'delete',
       path: '/api/projects/:project/chatbots/:chatbot',
       tag: 'chatbots',
-      summary: 'Delete a chatbot',
+      summary: 'Delete a chatbot; ?forget=true also forgets its secrets (tokens) for good',
       params: chatbotPath,
+      query: forgetQuery,
       responses: {
         204: { description: 'Deleted' },
         404: problem('Unknown project or chatbot'),
         412: problem('Stale If-Match'),
       },
-      handle: async ({ params, headers }) => {
-        await chatbots.run(params.project, {
-          type: 'DeleteChatbot',
-          data: { ref: params.chatbot, expectedVersion: ifMatchVersion(headers) },
-        });
+      handle: async ({ params, headers, query }) => {
+        await chatbots.run(
+          params.project,
+          { type: 'DeleteChatbot', data: { ref: params.chatbot, expectedVersion: ifMatchVersion(headers) } },
+          { forget: query.forget },
+        );
         return { status: 204 };
       },
     });

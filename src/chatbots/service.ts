@@ -1,3 +1,4 @@
+import { forgetDeleted } from '../ledger/secretKeeper';
 import crypto from 'node:crypto';
 import { settled, type AppContext } from '../context';
 import { projectAggregate } from '../projects/aggregate';
@@ -65,7 +66,8 @@ export const chatbotsService = (ctx: AppContext, projects: ProjectDirectory, por
     return ports.requireIntegration({ id: body.database_id, name: body.database_name });
   };
 
-  const run = async (projectName: string, unstamped: ChatbotRequest) => {
+  /** `forget`: a delete forgets the chatbot's secrets too, under every name it had (crypto-shredding). */
+  const run = async (projectName: string, unstamped: ChatbotRequest, options: { forget?: boolean } = {}) => {
     // A new chatbot's webhook token is random: made here, so the decider stays pure.
     const data =
       unstamped.type === 'DeleteChatbot'
@@ -77,6 +79,12 @@ export const chatbotsService = (ctx: AppContext, projects: ProjectDirectory, por
       decideChatbot(command, s),
     );
     await settled(ctx, outcome.lastPosition);
+    if (options.forget)
+      await forgetDeleted(
+        ctx.secrets,
+        projectStream(project.name),
+        outcome.events.find((e) => e.type === 'ChatbotDeleted'),
+      );
     const first = outcome.events[0];
     switch (first?.type) {
       case 'ChatbotCreated':

@@ -42,7 +42,7 @@ const main = async () => {
   });
   const ctx: AppContext = {
     config,
-    secrets: secretKeeper({ commands, clock: systemClock, logger }, stores.vault),
+    secrets: secretKeeper({ commands, log: stores.log, clock: systemClock, logger }, stores.vault),
     log: stores.log,
     duck: stores.duck,
     projections: stores.projections,

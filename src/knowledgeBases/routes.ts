@@ -1,3 +1,4 @@
+import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
 import type { ProjectDirectory } from '../projects/directory';
@@ -125,11 +126,13 @@ export const knowledgeBaseRoutes = (api: Api, kbs: KnowledgeBasesService, projec
       method: 'delete',
       path: '/api/projects/:project/knowledge_bases/:knowledge_base',
       tag: 'knowledge bases',
-      summary: 'Delete a knowledge base and everything it holds',
+      summary:
+        'Delete a knowledge base and everything it holds; ?forget=true also forgets its secrets (the embedding API key) for good',
       params: knowledgeBasePath,
+      query: forgetQuery,
       responses: { 204: { description: 'Deleted' }, 404: problem('Unknown project or knowledge base') },
-      handle: async ({ params }) => {
-        await kbs.remove(params.project, params.knowledge_base, false);
+      handle: async ({ params, query }) => {
+        await kbs.remove(params.project, params.knowledge_base, false, { forget: query.forget });
         return { status: 204 };
       },
     })

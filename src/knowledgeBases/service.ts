@@ -64,8 +64,19 @@ export const knowledgeBasesService = (
       return get(projectName, input.name);
     },
 
-    remove: async (projectName: string, name: string, ifExists: boolean) => {
-      await run(projectName, { type: 'DeleteKnowledgeBase', data: { name, ifExists } });
+    /** `forget`: its secrets (the embedding model's API key) are forgotten too (crypto-shredding). */
+    remove: async (
+      projectName: string,
+      name: string,
+      ifExists: boolean,
+      options: { forget?: boolean } = {},
+    ) => {
+      const project = await run(projectName, { type: 'DeleteKnowledgeBase', data: { name, ifExists } });
+      if (options.forget)
+        await ctx.secrets.forget(
+          { stream: projectStream(project.name), eventType: 'KnowledgeBaseCreated', name },
+          `knowledge base ${name} of ${project.name} deleted with forget`,
+        );
     },
 
     list: async (projectName: string) => {

@@ -22,10 +22,26 @@ export const FORGOTTEN = '(forgotten)';
 const isContainer = (v: unknown): v is unknown[] | Record<string, unknown> =>
   v !== null && typeof v === 'object';
 
+/**
+ * Top-level event fields that the secret rule would take for secrets but that are how a resource is
+ * found, and so are held in clear by the read model: a chatbot's webhook token routes inbound
+ * webhooks to it, an access token's id is the token's public part. Readers still see them masked
+ * wherever the rule applies (the audit trail); the log keeps them as they are.
+ */
+const IDENTIFYING_FIELDS = ['webhookToken', 'tokenId'] as const;
+
+const withoutIdentifyingFields = (data: unknown): unknown => {
+  if (!isContainer(data) || Array.isArray(data)) return data;
+  if (!IDENTIFYING_FIELDS.some((f) => Object.hasOwn(data, f))) return data;
+  const rest: Record<string, unknown> = { ...data };
+  for (const f of IDENTIFYING_FIELDS) delete rest[f];
+  return rest;
+};
+
 /** Whether `data` holds anything a reader would see masked that is not sealed yet. */
 export const holdsPlainSecrets = (data: unknown): boolean => {
   let found = false;
-  hideSecrets(data, (secret) => {
+  hideSecrets(withoutIdentifyingFields(data), (secret) => {
     if (!(typeof secret === 'string' && WHOLE.test(secret))) found = true;
     return secret;
   });
@@ -36,11 +52,17 @@ export const holdsPlainSecrets = (data: unknown): boolean => {
  * `data` with every secret sealed under `key`. A secret that is already ciphertext (a decision that
  * copied a sealed value along) is kept as it is: it stays readable with the key that sealed it.
  */
-export const sealSecrets = <T>(data: T, key: DataKey): T =>
-  hideSecrets(data, (secret, whole) => {
+export const sealSecrets = <T>(data: T, key: DataKey): T => {
+  const sealed = hideSecrets(data, (secret, whole) => {
     if (typeof secret === 'string' && WHOLE.test(secret)) return secret;
     return encryptSecret(whole ? JSON.stringify(secret) : String(secret), key);
   });
+  if (sealed === data || !isContainer(data) || Array.isArray(data)) return sealed;
+  // Put the identifying fields back as they were (assigning keeps the order of the keys).
+  const out = sealed as Record<string, unknown>;
+  for (const f of IDENTIFYING_FIELDS) if (Object.hasOwn(data, f)) out[f] = data[f];
+  return sealed;
+};
 
 /** Visits every string of a JSON value, iteratively (event data may be deep). */
 const eachString = (value: unknown, visit: (text: string) => void) => {

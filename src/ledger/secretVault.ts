@@ -26,6 +26,34 @@ export class SecretVault {
     private readonly retired: readonly MasterKey[] = [],
   ) {}
 
+  /**
+   * Refuses a master key that cannot open the keys already in the store: a process started with
+   * another LEDGER_MASTER_KEY than its peers on one log would otherwise read every secret as
+   * forgotten and fail to seal new ones. A canary key, made by the first process, tells.
+   */
+  async checkMasterKey(): Promise<void> {
+    const kid = 'master-key-check';
+    let wrapped = await this.store.get(kid);
+    if (wrapped === null) {
+      try {
+        await this.createKey(kid);
+        return;
+      } catch {
+        // Another process made it at the same moment: check against its copy.
+        wrapped = await this.store.get(kid);
+        if (wrapped === null) throw new Error('The master key check could not be stored');
+      }
+    }
+    try {
+      unwrapDataKey(wrapped, kid, [this.master, ...this.retired]);
+    } catch (error) {
+      if (!(error instanceof SecretUnavailableError)) throw error;
+      throw new Error(
+        `LEDGER_MASTER_KEY cannot open this log's data keys (${error.message}): every process on one log needs the same master key, and a replaced one belongs in LEDGER_RETIRED_MASTER_KEYS`,
+      );
+    }
+  }
+
   async createKey(kid: string = crypto.randomUUID()): Promise<DataKey> {
     const dataKey = generateDataKey(kid);
     await this.store.put(kid, wrapDataKey(dataKey, this.master));

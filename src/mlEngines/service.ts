@@ -27,8 +27,14 @@ export const mlEnginesService = (ctx: AppContext) => {
     }) => {
       await run({ type: 'CreateMlEngine', data: input });
     },
-    remove: async (name: string, ifExists: boolean) => {
+    /** `forget`: its secrets (API keys in its parameters) are forgotten too (crypto-shredding). */
+    remove: async (name: string, ifExists: boolean, options: { forget?: boolean } = {}) => {
       await run({ type: 'DeleteMlEngine', data: { name, ifExists } });
+      if (options.forget)
+        await ctx.secrets.forget(
+          { stream: mlEngineStream(name), eventType: 'MlEngineCreated', name },
+          `ML engine ${name} deleted with forget`,
+        );
     },
     /** `PUT /api/handlers/byom/{name}`: a BYOM engine made from uploaded code. */
     createByom: async (name: string, byom: ByomUpload) => {

@@ -1,3 +1,4 @@
+import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
 import type { ProjectDirectory } from '../projects/directory';
@@ -94,18 +95,21 @@ export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectDi
       method: 'delete',
       path: '/api/projects/:project/skills/:skill',
       tag: 'skills',
-      summary: 'Delete a skill (agents using it lose it, each detachment an event)',
+      summary:
+        'Delete a skill (agents using it lose it, each detachment an event); ?forget=true also forgets its secrets for good',
       params: skillPath,
+      query: forgetQuery,
       responses: {
         204: { description: 'Deleted' },
         404: problem('Unknown project or skill'),
         412: problem('Stale If-Match'),
       },
-      handle: async ({ params, headers }) => {
-        await skills.run(params.project, {
-          type: 'DeleteSkill',
-          data: { ref: params.skill, expectedVersion: ifMatchVersion(headers) },
-        });
+      handle: async ({ params, headers, query }) => {
+        await skills.run(
+          params.project,
+          { type: 'DeleteSkill', data: { ref: params.skill, expectedVersion: ifMatchVersion(headers) } },
+          { forget: query.forget },
+        );
         return { status: 204 };
       },
     });

@@ -1,3 +1,4 @@
+import { forgetDeleted } from '../ledger/secretKeeper';
 import { settled, type AppContext } from '../context';
 import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
@@ -40,14 +41,27 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
     return (await skillRowsByIds(ctx.duck, project.id, ids)).map(presentSkill);
   };
 
-  /** Runs a skill command; returns the skill it created or changed (none for a delete). */
-  const run = async (projectName: string, unstamped: Unstamped<SkillCommand>) => {
+  /**
+   * Runs a skill command; returns the skill it created or changed (none for a delete). `forget`: a
+   * delete forgets the skill's secrets too, under every name it had (crypto-shredding).
+   */
+  const run = async (
+    projectName: string,
+    unstamped: Unstamped<SkillCommand>,
+    options: { forget?: boolean } = {},
+  ) => {
     const command = { ...unstamped, metadata: { now: ctx.clock() } } as SkillCommand;
     const project = await projects.require(projectName);
     const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
       decideSkill(command, s),
     );
     await settled(ctx, outcome.lastPosition);
+    if (options.forget)
+      await forgetDeleted(
+        ctx.secrets,
+        projectStream(project.name),
+        outcome.events.find((e) => e.type === 'SkillDeleted'),
+      );
     const first = outcome.events[0];
     switch (first?.type) {
       case 'SkillCreated':

@@ -79,8 +79,8 @@ createKnowledgeBase
     { return { kind: 'CreateKnowledgeBase', name, replace: !!replace, ifNotExists: ine, from: from ?? null, options: using ?? {} }; }
 
 dropKnowledgeBase
-  = DROP __ knowledgeBaseWord ie:ifExists __ name:qualifiedName
-    { return { kind: 'DropKnowledgeBase', name, ifExists: ie }; }
+  = DROP __ knowledgeBaseWord ie:ifExists __ name:qualifiedName f:(__ FORGET)?
+    { return { kind: 'DropKnowledgeBase', name, ifExists: ie, forget: !!f }; }
 
 // The rows (a SELECT, or VALUES) are left as text: the SELECT runs like any other query.
 insertInto

@@ -54,7 +54,9 @@ export const knowledgeBaseStatementsOf = (services: Pick<SqlPorts, 'knowledgeBas
           return { type: 'ok', affected_rows: null };
         }
         case 'DropKnowledgeBase':
-          await kbs.remove(statement.name.project ?? db, statement.name.name, statement.ifExists);
+          await kbs.remove(statement.name.project ?? db, statement.name.name, statement.ifExists, {
+            forget: statement.forget,
+          });
           return { type: 'ok', affected_rows: null };
         case 'Insert': {
           const project = statement.target.project ?? db;

@@ -82,7 +82,7 @@ export type MindsStatement =
       from: string | null;
       options: Options;
     }
-  | { kind: 'DropKnowledgeBase'; name: QualifiedName; ifExists: boolean }
+  | { kind: 'DropKnowledgeBase'; name: QualifiedName; ifExists: boolean; forget: boolean }
   | { kind: 'Insert'; target: QualifiedName; columns: string[] | null; body: string }
   | { kind: 'Delete'; target: QualifiedName; where: string | null }
   | {

@@ -232,11 +232,12 @@ export const runMindsStatement = async (
       const project = projectOf(statement.name);
       const ref = statement.name.name;
       try {
+        const options = { forget: statement.forget };
         if (statement.resource === 'skill')
-          await services.skills.run(project, { type: 'DeleteSkill', data: { ref } });
+          await services.skills.run(project, { type: 'DeleteSkill', data: { ref } }, options);
         else if (statement.resource === 'agent')
-          await services.agents.run(project, { type: 'DeleteAgent', data: { ref } });
-        else await services.chatbots.run(project, { type: 'DeleteChatbot', data: { ref } });
+          await services.agents.run(project, { type: 'DeleteAgent', data: { ref } }, options);
+        else await services.chatbots.run(project, { type: 'DeleteChatbot', data: { ref } }, options);
       } catch (error) {
         if (!(statement.ifExists && isNotFound(error))) throw error;
       }
@@ -251,7 +252,7 @@ export const runMindsStatement = async (
       });
       return ok;
     case 'DropMlEngine':
-      await services.mlEngines.remove(statement.name, statement.ifExists);
+      await services.mlEngines.remove(statement.name, statement.ifExists, { forget: statement.forget });
       return ok;
     default: {
       const _exhaustive: never = statement;

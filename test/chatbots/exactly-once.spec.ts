@@ -4,6 +4,7 @@
  * takes the message over; two processes on one PostgreSQL log share 200 messages and answer each
  * once. Real processes, a real log, a fake LLM provider on a real socket.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -135,9 +136,17 @@ describe('two processes on one PostgreSQL log', () => {
     fake.setFallback((req) => fakeReply.text(`re: ${lastUserText(req)}`, { delayMs: 5 }));
     const db = await freshPostgresDatabase();
     drop = db.drop;
+    // One master key for both, as every process on one log is configured.
+    const LEDGER_MASTER_KEY = crypto.randomBytes(32).toString('base64');
     const [a, b] = await Promise.all(
       dirs.map((dir) =>
-        startService({ ...chatEnv, DATA_DIR: dir, EVENT_STORE_URL: db.url, PROJECTION_POLL_MS: '50' }),
+        startService({
+          ...chatEnv,
+          DATA_DIR: dir,
+          EVENT_STORE_URL: db.url,
+          PROJECTION_POLL_MS: '50',
+          LEDGER_MASTER_KEY,
+        }),
       ),
     );
     started.push(a!, b!);

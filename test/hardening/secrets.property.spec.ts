@@ -7,6 +7,7 @@
  * and a client writing back what it read keeps them too.
  */
 import fc from 'fast-check';
+import { projectStream } from '../../src/projects/state';
 import { databaseAggregate, databaseStream } from '../../src/databases/state';
 import { keepMaskedSecrets, keyKind, MASK, maskSecrets } from '../../src/shared/secrets';
 import { querySql, startTestApp, type TestApp } from '../support/app';
@@ -289,11 +290,21 @@ describe('secret masking (generated keys and values)', () => {
         }
         for (const v of d.visible) expect(own.database).toContain(v);
 
-        // The log holds the real values: they are what a connection or a model call will use.
-        const log = JSON.stringify(
+        // The stored log holds none of them (sealed before they enter it: crypto-shredding); its
+        // streams, read back, give the real values: what a connection or a model call will use.
+        const storedLog = JSON.stringify(
           (await t.running.ctx.log.readPage({ after: 0n, limit: 100_000 })).map((e) => e.data),
         );
-        for (const s of [...r.secrets, ...d.secrets]) expect(log).toContain(s);
+        const streamOf = async (stream: string) =>
+          (await t.running.ctx.log.readStream(stream, 0n)).events.map((e) => e.data);
+        const readBack = JSON.stringify([
+          ...(await streamOf(projectStream('sec'))),
+          ...(await streamOf(databaseStream(names.database))),
+        ]);
+        for (const s of [...r.secrets, ...d.secrets]) {
+          expect(storedLog).not.toContain(s);
+          expect(readBack).toContain(s);
+        }
 
         // A client writing back exactly what it read keeps every stored secret.
         const readDb = (await t.http.get(`/api/databases/${names.database}`).expect(200)).body as {
@@ -316,7 +327,7 @@ describe('secret masking (generated keys and values)', () => {
           .put(`/api/projects/sec/skills/${names.skill}`)
           .send({ skill: { params: readSkill.params } })
           .expect(200);
-        const stored = (await t.running.ctx.log.readPage({ after: 0n, limit: 100_000 }))
+        const stored = (await t.running.ctx.log.readStream(projectStream('sec'), 0n)).events
           .filter((e) => e.type === 'SkillUpdated' && (e.data as { name: string }).name === names.skill)
           .pop();
         expect((stored?.data as { params: unknown }).params).toEqual(r.params);

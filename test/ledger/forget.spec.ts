@@ -12,6 +12,8 @@ import pg from 'pg';
 import sqlite3 from 'sqlite3';
 import { databaseAggregate, databaseStream } from '../../src/databases/state';
 import { FORGOTTEN } from '../../src/ledger/sealing';
+import { mlEngineStream } from '../../src/mlEngines/state';
+import { projectStream } from '../../src/projects/state';
 import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
 import { postgresParameters } from '../support/external';
 
@@ -207,5 +209,98 @@ describe.each(storeKinds)('forgettable secrets on %s', (store) => {
     expect(refused.status).toBe(400);
     expect(refused.body.detail).toMatch(/holder is a project/);
     await t.http.get('/api/projects/holder').expect(200);
+  });
+
+  /** The api_key of every event of a project's stream that names one (as replay reads them). */
+  const projectKeys = async (name: string) =>
+    (await t.running.ctx.log.readStream(projectStream('mindsdb'), 0n)).events.flatMap((e) => {
+      const data = e.data as { name?: string; params?: Record<string, unknown> };
+      return data.params && 'api_key' in data.params && data.name === name ? [data.params.api_key] : [];
+    });
+
+  it('given an agent with an API key that was renamed, a skill and a chatbot with secrets, when each is deleted with forget (REST and SQL), then their secrets are forgotten under every name, and another agent keeps its own', async () => {
+    const [agentKey, skillKey, botKey, otherKey] = [password(), password(), password(), password()];
+    for (const [name, key] of [
+      ['leaving', agentKey],
+      ['staying', otherKey],
+    ] as const)
+      await t.http
+        .post('/api/projects/mindsdb/agents')
+        .send({ agent: { name, model_name: 'gpt-4o', provider: 'openai', params: { api_key: key } } })
+        .expect(201);
+    await t.http
+      .put('/api/projects/mindsdb/agents/leaving')
+      .send({ agent: { name: 'renamed' } })
+      .expect(200);
+    await t.http
+      .post('/api/projects/mindsdb/skills')
+      .send({ skill: { name: 'sk', type: 'custom', params: { api_key: skillKey } } })
+      .expect(201);
+    await t.http
+      .post('/api/databases')
+      .send({ database: { name: 'chat_db', engine: 'postgres', parameters: postgresParameters() } })
+      .expect(201);
+    await t.http
+      .post('/api/projects/mindsdb/chatbots')
+      .send({
+        chatbot: {
+          name: 'bot',
+          agent_name: 'staying',
+          database_name: 'chat_db',
+          params: { api_key: botKey },
+        },
+      })
+      .expect(201);
+    expect(await projectKeys('renamed')).toEqual([agentKey]);
+    expect(await projectKeys('leaving')).toEqual([agentKey]);
+
+    await t.http.delete('/api/projects/mindsdb/agents/renamed?forget=true').expect(204);
+    await t.http.delete('/api/projects/mindsdb/chatbots/bot?forget=true').expect(204);
+    const dropped = await t.http.post('/api/sql/query').send({ query: 'DROP SKILL mindsdb.sk FORGET' });
+    expect(dropped.body).toMatchObject({ type: 'ok' });
+
+    // The agent's events under its first name and under its second: both forgotten.
+    expect(await projectKeys('leaving')).toEqual([FORGOTTEN]);
+    expect(await projectKeys('renamed')).toEqual([FORGOTTEN]);
+    expect(await projectKeys('sk')).toEqual([FORGOTTEN]);
+    expect(await projectKeys('bot')).toEqual([FORGOTTEN]);
+    expect(await projectKeys('staying')).toEqual([otherKey]);
+    const stored = await storedLog(store, t);
+    for (const key of [agentKey, skillKey, botKey, otherKey]) expect(stored).not.toContain(key);
+    const destroyed = (await t.running.ctx.log.readPage({ after: 0n, limit: 1000 })).filter(
+      (e) => e.type === 'DataKeysDestroyed',
+    );
+    // One per name the secrets were sealed under: leaving, renamed, bot, sk.
+    expect(destroyed).toHaveLength(4);
+    await t.http.get('/api/audit/verify').expect(200, /"ok":true/);
+  });
+
+  it('given an ML engine with an API key, when it is dropped with DROP ML_ENGINE … FORGET, then its key is forgotten in its events', async () => {
+    const key = password();
+    const created = await t.http
+      .post('/api/sql/query')
+      .send({ query: `CREATE ML_ENGINE vault_llm FROM openai USING api_key = '${key}'` });
+    expect(created.body).toMatchObject({ type: 'ok' });
+    expect(await storedLog(store, t)).not.toContain(key);
+    const dropped = await t.http.post('/api/sql/query').send({ query: 'DROP ML_ENGINE vault_llm FORGET' });
+    expect(dropped.body).toMatchObject({ type: 'ok' });
+    const { events } = await t.running.ctx.log.readStream(mlEngineStream('vault_llm'), 0n);
+    const keys = events.flatMap((e) => {
+      const parameters = (e.data as { parameters?: Record<string, unknown> }).parameters;
+      return parameters && 'api_key' in parameters ? [parameters.api_key] : [];
+    });
+    expect(keys).toEqual([FORGOTTEN]);
+  });
+
+  it('given a log whose data keys are wrapped by one master key, when the service starts with another, then it refuses to start and says why; with the right one it starts', async () => {
+    await t.http
+      .post('/api/databases')
+      .send({ database: { name: 'keyed', engine: 'postgres', parameters: postgresParameters() } })
+      .expect(201);
+    await expect(t.restart({ LEDGER_MASTER_KEY: crypto.randomBytes(32).toString('base64') })).rejects.toThrow(
+      /LEDGER_MASTER_KEY cannot open this log's data keys/,
+    );
+    t = await t.restart();
+    expect((await streamParameters(t, 'keyed'))?.password).toBe(postgresParameters().password);
   });
 });

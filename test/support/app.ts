@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -111,11 +112,18 @@ export const startPostgresCluster = async (
   options: { together?: boolean; env?: Record<string, string>; clock?: Clock } = {},
 ) => {
   const db = await freshPostgresDatabase();
+  // Every process on one log wraps its data keys with one master key, as an operator configures it.
+  const masterKey = crypto.randomBytes(32).toString('base64');
   const startNode = () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-node-'));
     return start(
       {
-        env: { DATA_DIR: dataDir, EVENT_STORE_URL: db.url, PROJECTION_POLL_MS: '50' },
+        env: {
+          DATA_DIR: dataDir,
+          EVENT_STORE_URL: db.url,
+          PROJECTION_POLL_MS: '50',
+          LEDGER_MASTER_KEY: masterKey,
+        },
         dataDir,
         cleanup: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
       },
