@@ -1,7 +1,8 @@
 /**
- * Which values are secrets, and how readers see them. The log keeps every secret as sent (a
- * connection needs the real password); the projections, the audit endpoint and every answer hold
- * `maskSecrets` of it. The rule is by key name, normalised, so `password`, `DB_PASSWORD`,
+ * Which values are secrets, and how readers see them. The log keeps every secret sealed under its
+ * resource's data key (src/ledger/sealing.ts, by this same rule: `hideSecrets`), opened for the
+ * code that needs it (a connection needs the real password); the projections, the audit endpoint
+ * and every answer hold `maskSecrets` of it. The rule is by key name, normalised, so `password`, `DB_PASSWORD`,
  * `dbPassword`, `aws_secret_access_key`, `awsSecretAccessKey`, `api-key`, `X-Api-Key` and
  * `Authorization` are all secrets, and by value shape: a URL's userinfo password
  * (`postgres://u:pw@h/db`) and its secret query parameters are masked wherever the URL appears.
