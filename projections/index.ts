@@ -1,3 +1,4 @@
+import { withHistoryTables } from '../src/projection/history';
 import { agentRunsTable, agentStepsTable } from '../src/agentRuns/projection';
 import { agentsTable } from '../src/agents/projection';
 import { ledgerLeavesTable, ledgerTreeTable } from '../src/audit/ledgerProjection';
@@ -24,7 +25,8 @@ import { eventsProjection } from './events';
  * (`src/<capability>/projection.ts`); a new one is one line here. Changing any definition triggers
  * a rebuild on the next start.
  */
-export const allProjections: readonly TableProjection[] = [
+/** Every table projection, with the history tables of those that keep history (AS OF). */
+export const allProjections: readonly TableProjection[] = withHistoryTables([
   eventsProjection,
   projectsTable,
   databasesTable,
@@ -47,7 +49,7 @@ export const allProjections: readonly TableProjection[] = [
   jobRunsTable,
   viewsTable,
   triggersTable,
-];
+]);
 
 export { fileTablesProjection } from '../src/files/projection';
 export { knowledgeBaseContentProjection } from '../src/knowledgeBases/projection';

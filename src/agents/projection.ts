@@ -26,6 +26,7 @@ const skillColumns = async (links: Links, skills: RowStore) => {
 export const agentsTable: TableProjection = {
   table: 'agents',
   key: 'ID',
+  history: true,
   columns: [
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'PROJECT', type: 'VARCHAR' },

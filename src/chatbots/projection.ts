@@ -28,6 +28,7 @@ const isChannelFailure = (lastError: unknown) =>
 export const chatbotsTable: TableProjection = {
   table: 'chatbots',
   key: 'ID',
+  history: true,
   columns: [
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'PROJECT', type: 'VARCHAR' },

@@ -6,6 +6,7 @@ import { maskSecrets } from '../shared/secrets';
 export const databasesTable: TableProjection = {
   table: 'databases',
   key: 'id',
+  history: true,
   columns: [
     { name: 'id', type: 'BIGINT' },
     { name: 'name', type: 'VARCHAR' },

@@ -18,6 +18,7 @@ const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toIS
 export const jobsTable: TableProjection = {
   table: 'jobs',
   key: 'ID',
+  history: true,
   columns: [
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'PROJECT', type: 'VARCHAR' },

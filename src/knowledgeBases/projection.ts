@@ -23,6 +23,7 @@ import type { BlobStore } from '../storage/blobs';
 export const knowledgeBasesTable: TableProjection = {
   table: 'knowledge_bases',
   key: 'ID',
+  history: true,
   columns: [
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'PROJECT', type: 'VARCHAR' },

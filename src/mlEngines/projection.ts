@@ -6,6 +6,7 @@ import { maskSecrets } from '../shared/secrets';
 export const mlEnginesTable: TableProjection = {
   table: 'ml_engines',
   key: 'ID',
+  history: true,
   columns: [
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'HANDLER', type: 'VARCHAR' },

@@ -53,6 +53,7 @@ const trainingOptions = (target: unknown, timeseries: TimeSeries | null, using: 
 export const modelsTable: TableProjection = {
   table: 'models',
   key: 'KEY',
+  history: true,
   columns: [
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'ENGINE', type: 'VARCHAR' },

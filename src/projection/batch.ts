@@ -2,8 +2,9 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { RecordedEvent } from '../../events';
 import type { EventLog } from '../eventlog/types';
 import { ProjectionApplyError } from './failures';
+import { HistoryRecorder } from './history';
 import { BatchRowStore } from './rows';
-import type { SchemaProjection, TableProjection } from './types';
+import type { RowStore, SchemaProjection, TableProjection } from './types';
 
 /** A schema projection's time is counted per table it builds, when the event names one (files do). */
 const schemaTimingKey = (p: SchemaProjection, event: RecordedEvent) => {
@@ -29,7 +30,17 @@ export const applyEvents = async (
   },
 ) => {
   const { writer, projections, schemaProjections, timed } = deps;
-  const stores = projections.map((p) => new BatchRowStore(p, writer));
+  // The position of the event being applied: history-keeping tables note it with each change.
+  let position = 0n;
+  const flushed = projections.map((p) => new BatchRowStore(p, writer));
+  const recorders: HistoryRecorder[] = [];
+  const stores: RowStore[] = projections.map((p, i) => {
+    if (!p.history) return flushed[i]!;
+    if (p.key === null) throw new Error(`${p.table} keeps history but has no key`);
+    const recorder = new HistoryRecorder({ ...p, key: p.key }, flushed[i]!, () => position);
+    recorders.push(recorder);
+    return recorder;
+  });
   const byTable = new Map(projections.map((p, i) => [p.table, stores[i]!]));
   const lookup = (table: string) => {
     const store = byTable.get(table);
@@ -44,6 +55,7 @@ export const applyEvents = async (
     }
   };
   for (const event of events) {
+    position = event.meta.position;
     for (let i = 0; i < projections.length; i++) {
       const p = projections[i]!;
       if (p.handles === 'all' || p.handles.includes(event.type))
@@ -60,8 +72,10 @@ export const applyEvents = async (
     const p = projections[i]!;
     if (p.finish) await attributed(only, p.table, () => timed(p.table, () => p.finish!(stores[i]!, lookup)));
   }
-  for (let i = 0; i < stores.length; i++)
+  for (const recorder of recorders)
+    await attributed(only, recorder.table, () => timed(recorder.table, () => recorder.record(lookup)));
+  for (let i = 0; i < flushed.length; i++)
     await attributed(only, projections[i]!.table, () =>
-      timed(projections[i]!.table, () => stores[i]!.flush()),
+      timed(projections[i]!.table, () => flushed[i]!.flush()),
     );
 };

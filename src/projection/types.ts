@@ -37,6 +37,11 @@ export interface TableProjection {
   /** The column that identifies a row; `null` for append-only tables such as the event mirror. */
   readonly key: string | null;
   readonly handles: readonly EventType[] | 'all';
+  /**
+   * Keep every version of every row with the log positions it was true between (history.ts), for
+   * `AS OF` queries. Keyed tables only.
+   */
+  readonly history?: boolean;
   apply(event: RecordedEvent, rows: RowStore, lookup: TableLookup): Promise<void> | void;
   /**
    * Called once a batch's events have all been applied, before its rows are written: for rows that

@@ -5,6 +5,7 @@ import { nameKey } from '../shared/names';
 export const projectsTable: TableProjection = {
   table: 'projects',
   key: 'id',
+  history: true,
   columns: [
     { name: 'id', type: 'BIGINT' },
     { name: 'name', type: 'VARCHAR' },

@@ -33,6 +33,7 @@ const linkedBefore = async (lookup: TableLookup, agentId: bigint) =>
 export const skillsTable: TableProjection = {
   table: 'skills',
   key: 'ID',
+  history: true,
   columns: [
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'PROJECT', type: 'VARCHAR' },

@@ -4,6 +4,7 @@ import { nameKey } from '../shared/names';
 import { LLM_HANDLERS } from '../mlEngines/state';
 import { SqlError, SqlErrorCode } from './errors';
 import { quoteString } from '../shared/quoting';
+import { historyTableOf, VALID_FROM, VALID_TO, versionsTableOf } from '../projection/history';
 
 /** Where MindsDB's information_schema lives in DuckDB (DuckDB's own is read-only and must not win). */
 export const IS_SCHEMA = 'mdb_information_schema';
@@ -148,6 +149,58 @@ const standardViews: Record<string, string> = {
       FROM main.files f JOIN information_schema.columns c ON c.table_schema = 'mdb_files' AND c.table_name = f.KEY`,
 };
 
+/**
+ * The tables whose projections keep every row version (`history: true`), and the information_schema
+ * tables built only from them: what `AS OF` can read (asOf.ts).
+ */
+const HISTORY_TABLES = new Set([
+  'projects',
+  'databases',
+  'skills',
+  'agents',
+  'chatbots',
+  'models',
+  'knowledge_bases',
+  'ml_engines',
+  'views',
+  'jobs',
+]);
+const AS_OF_SOURCES = Object.keys(informationSchemaViews).filter((name) => {
+  const tables = [...informationSchemaViews[name]!.matchAll(/\bmain\.(\w+)/g)].map((m) => m[1]!);
+  return tables.length > 0 && tables.every((t) => HISTORY_TABLES.has(t));
+});
+
+/** A table's rows as of a log position: the version of each row true then. */
+const rowsAsOf = (table: string, position: bigint) =>
+  `SELECT * EXCLUDE (${VALID_FROM}) FROM main.${versionsTableOf(table)} WHERE ${VALID_FROM} <= ${position}
+   UNION ALL BY NAME
+   SELECT * EXCLUDE (${VALID_FROM}, ${VALID_TO}) FROM main.${historyTableOf(table)}
+   WHERE ${VALID_FROM} <= ${position} AND ${VALID_TO} > ${position}`;
+
+/**
+ * The query answering `database.table AS OF POSITION position`: the information_schema table's (or
+ * the project table's) own query, reading each table as of the position.
+ */
+export const asOfQuery = (database: string, table: string, position: bigint): string => {
+  const db = nameKey(database);
+  const source =
+    db === 'information_schema'
+      ? AS_OF_SOURCES.find((t) => t.toLowerCase() === table.toLowerCase())
+      : projectTableSources[PROJECT_TABLES.find((t) => t === table.toLowerCase()) ?? 'jobs_history'];
+  if (!source || !AS_OF_SOURCES.includes(source))
+    throw new SqlError(
+      SqlErrorCode.Invalid,
+      `AS OF is not supported for ${database}.${table}: it reads the resource tables (information_schema.${AS_OF_SOURCES.join(
+        ', ',
+      )} and each project's ${PROJECT_TABLES.filter((t) => AS_OF_SOURCES.includes(projectTableSources[t])).join(', ')})`,
+    );
+  const body = informationSchemaViews[source]!.replace(
+    /\bmain\.(\w+)/g,
+    (_m, t: string) => `(${rowsAsOf(t, position)}) AS ${t}`,
+  );
+  return db === 'information_schema' ? body : `SELECT * FROM (${body}) WHERE lower(PROJECT) = ${q(db)}`;
+};
+
 export const INFORMATION_SCHEMA_TABLES = [
   ...Object.keys(informationSchemaViews),
   ...Object.keys(standardViews),
@@ -255,8 +308,23 @@ export const catalogResolver = (lookup: CatalogLookup) => {
     throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${database} does not exist`);
   };
 
+  /** The query reading `database.table` as of a log position (AS OF); `database` a project or information_schema. */
+  const asOf = async (database: string, table: string, position: bigint): Promise<string> => {
+    if (nameKey(database) !== 'information_schema' && !(await lookup.isProject(database))) {
+      const integration = await lookup.isIntegration(database);
+      throw new SqlError(
+        integration ? SqlErrorCode.Invalid : SqlErrorCode.UnknownDatabase,
+        integration
+          ? `AS OF is not supported for ${database}.${table}: ${integration} is an external database, whose history is not in the log`
+          : `Database ${database} does not exist`,
+      );
+    }
+    return asOfQuery(database, table, position);
+  };
+
   return {
     resolve,
+    asOf,
     integration: (name: string) => lookup.isIntegration(name),
     /** The project's canonical name when `database.table` names one of its models. */
     model: async (database: string, table: string) => {

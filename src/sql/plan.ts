@@ -7,6 +7,7 @@ import { SqlError, SqlErrorCode } from './errors';
 import { pushableFilters, stripQualifier, type ExternalFetch } from './federation';
 import { resolveScopes } from './scope';
 import { expandViews, MAX_VIEW_DEPTH } from './viewTables';
+import { asOfMarkOf, asOfPlaceholders, markAsOf } from './asOf';
 import { quoteString } from '../shared/quoting';
 import { modelInputFetches } from './predictionFetches';
 import {
@@ -144,7 +145,8 @@ export const prepare = async (
   /** How many times views were put in place of their names already. */
   viewDepth = 0,
 ): Promise<Prepared> => {
-  const statement = await parseSelect(c, text);
+  const statement = await parseSelect(c, await markAsOf(c, text));
+  const asOf = asOfPlaceholders();
   let localTables = 0;
   const externals: ExternalRef[] = [];
   const modelRefs: ComputedRef[] = [];
@@ -177,6 +179,19 @@ export const prepare = async (
     if (native) {
       policy?.check(native.integration, '(native query)');
       externals.push({ node: n, integration: native.integration, schema: null, table, native: native.sql });
+      continue;
+    }
+    const mark = asOfMarkOf(table);
+    if (mark) {
+      // A resource table as of a log position: its rows then, read from the history tables.
+      const database = schema || db;
+      policy?.check(database, mark.table);
+      const query = await catalog.asOf(database, mark.table, mark.position);
+      n.alias = String(n.alias || mark.table);
+      n.table_name = asOf.add(query);
+      n.schema_name = '';
+      n.catalog_name = '';
+      localTables++;
       continue;
     }
     if (catalogName) {
@@ -236,6 +251,11 @@ export const prepare = async (
   const searches = knowledgeBases.length
     ? await planKnowledgeBaseSearches(statement, knowledgeBases, await trueConstant(c))
     : [];
+  if (modelRefs.length > 0 && asOf.size > 0)
+    throw new SqlError(
+      SqlErrorCode.Invalid,
+      'AS OF and a model or agent in one query: read the table AS OF in a view or a query of its own first',
+    );
   if (modelRefs.length > 0) {
     if (modelRefs.length > 1) throw new SqlError(SqlErrorCode.Invalid, 'One model or agent per query');
     const fetches = await modelInputFetches(c, statement, modelRefs[0]!.node, externals, fetchOf);
@@ -245,7 +265,7 @@ export const prepare = async (
   if (externals.length === 0 && !listings)
     return {
       kind: 'local',
-      sql: await printSelect(c, statement),
+      sql: asOf.fill(await printSelect(c, statement)),
       names,
       deterministic: deterministic && searches.length === 0,
       searches,
@@ -269,7 +289,7 @@ export const prepare = async (
   );
   return {
     kind: 'federated',
-    sql: await printSelect(c, statement),
+    sql: asOf.fill(await printSelect(c, statement)),
     names,
     fetches: [...fetches, ...(listings?.fetches ?? [])],
     searches,

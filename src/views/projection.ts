@@ -4,6 +4,7 @@ import type { TableProjection, TableReader } from '../projection/types';
 export const viewsTable: TableProjection = {
   table: 'views',
   key: 'ID',
+  history: true,
   columns: [
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'PROJECT', type: 'VARCHAR' },

@@ -1,0 +1,217 @@
+/**
+ * `AS OF`: the resource tables as they stood at a log position (or a moment), answered from the
+ * history the projections keep. The promise, checked on generated command sequences over every
+ * capability: for every position of the log, each resource table AS OF that position equals the
+ * same table in a read model replayed from the log and stopped at that position. Then the SQL
+ * forms (POSITION, TIMESTAMP, project and information_schema tables, errors) by example.
+ */
+import fc from 'fast-check';
+import pino from 'pino';
+import { allProjections } from '../../projections';
+import type { RecordedEvent } from '../../events';
+import { openDuck, type Duck } from '../../src/duckdb/database';
+import type { EventLog, LogCursor } from '../../src/eventlog/types';
+import { ProjectionRunner } from '../../src/projection/runner';
+import { asOfQuery, installCatalog, IS_SCHEMA } from '../../src/sql/catalog';
+import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { applyAll, commandSequence, propertySettings, PROPERTY_TIMEOUT_MS } from '../support/promise-world';
+
+const SETTINGS = propertySettings(20261124, 6);
+/** The resource tables AS OF reads (information_schema's names). */
+const TABLES = [
+  'DATABASES',
+  'SKILLS',
+  'AGENTS',
+  'CHATBOTS',
+  'MODELS',
+  'KNOWLEDGE_BASES',
+  'VIEWS',
+  'JOBS',
+  'ML_ENGINES',
+];
+
+/** The log, ending at `bound` (raised by the caller): one event per read, so nothing past it is passed over. */
+const boundedLog = (log: EventLog) => {
+  let bound = 0n;
+  const bounded: EventLog = {
+    ...log,
+    readAll: async (after: LogCursor, _limit: number) => {
+      const next = await log.readAll(after, 1);
+      const event: RecordedEvent | undefined = next.events[0];
+      return event && event.meta.position <= bound ? next : { events: [], cursor: after };
+    },
+  };
+  return { log: bounded, raise: (to: bigint) => (bound = to) };
+};
+
+/** A read model replayed from the app's log into a scratch DuckDB, stopped where the caller says. */
+const stoppedReplay = async (t: TestApp) => {
+  const duck: Duck = await openDuck({
+    file: ':memory:',
+    allowedDirectory: `${t.config.dataDir}/files`,
+    readers: 2,
+  });
+  const { log, raise } = boundedLog(t.running.ctx.log);
+  const runner = new ProjectionRunner(duck, log, allProjections, pino({ level: 'silent' }), { batchSize: 1 });
+  await runner.start();
+  await installCatalog(duck.writer);
+  return {
+    duck,
+    /** The read model replayed up to and including `position`. */
+    until: async (position: bigint) => {
+      raise(position);
+      await runner.catchUp();
+    },
+    close: async () => {
+      runner.stop();
+      await duck.close();
+    },
+  };
+};
+
+const asJson = (rows: unknown) =>
+  JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
+
+describe.each(storeKinds)('AS OF equals a replay stopped at the same position (%s)', (kind) => {
+  it(
+    'given generated command sequences, then for every log position each resource table AS OF it equals the replayed table',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(commandSequence({ maxLength: 16 }), async (commands) => {
+          const t = await startTestApp(kind);
+          try {
+            await applyAll([t], commands);
+            await t.running.services.models.idle();
+            const positions = (await t.running.ctx.log.readPage({ after: 0n, limit: 100_000 })).map(
+              (e) => e.meta.position,
+            );
+            const replay = await stoppedReplay(t);
+            try {
+              // Before the first event, every event, and past the head.
+              for (const position of [0n, ...positions, positions.at(-1)! + 5n]) {
+                await replay.until(position);
+                for (const table of TABLES) {
+                  const asOf = await t.running.ctx.duck.query(
+                    asOfQuery('information_schema', table, position),
+                  );
+                  const replayed = await replay.duck.query(`SELECT * FROM ${IS_SCHEMA}."${table}"`);
+                  if (asJson(asOf) !== asJson(replayed))
+                    throw new Error(
+                      `${table} AS OF POSITION ${position}:\n  as of:    ${asJson(asOf)}\n  replayed: ${asJson(replayed)}`,
+                    );
+                }
+              }
+            } finally {
+              await replay.close();
+            }
+          } finally {
+            await t.running.services.models.idle();
+            await t.dispose();
+          }
+        }),
+        SETTINGS,
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+});
+
+describe.each(storeKinds)('AS OF in SQL (%s)', (kind) => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await startTestApp(kind);
+  });
+  afterEach(() => t.dispose());
+
+  const positionOf = (res: { headers: Record<string, string> }) => BigInt(res.headers['x-log-position']!);
+  const pause = () => new Promise((r) => setTimeout(r, 15));
+
+  it('given a skill created, changed and deleted, then each AS OF POSITION and AS OF TIMESTAMP answers its state then, in the project table and in information_schema', async () => {
+    const created = await t.http
+      .post('/api/projects/mindsdb/skills')
+      .send({ skill: { name: 'lookup', type: 'custom', params: { tables: ['a'] } } })
+      .expect(201);
+    await pause();
+    const changed = await t.http
+      .put('/api/projects/mindsdb/skills/lookup')
+      .send({ skill: { params: { tables: ['a', 'b'] } } })
+      .expect(200);
+    await pause();
+    const deleted = await t.http.delete('/api/projects/mindsdb/skills/lookup').expect(204);
+    const [p1, p2, p3] = [positionOf(created), positionOf(changed), positionOf(deleted)];
+
+    const at = async (clause: string, table = 'mindsdb.skills') =>
+      (
+        await querySql(
+          t,
+          `SELECT name, params FROM ${table} FOR SYSTEM_TIME AS OF ${clause} WHERE name = 'lookup'`,
+        )
+      ).data;
+    expect(await at(`POSITION ${p1}`)).toEqual([['lookup', JSON.stringify({ tables: ['a'] })]]);
+    expect(await at(`POSITION ${p2}`)).toEqual([['lookup', JSON.stringify({ tables: ['a', 'b'] })]]);
+    expect(await at(`POSITION ${p1 - 1n}`)).toEqual([]);
+    expect(await at(`POSITION ${p3}`)).toEqual([]);
+    expect(await at(`POSITION ${p2}`, 'information_schema.skills')).toEqual(await at(`POSITION ${p2}`));
+    // SQL:2011's FOR SYSTEM_TIME may be left out.
+    const short = await querySql(
+      t,
+      `SELECT name FROM mindsdb.skills AS OF POSITION ${p1} AS s WHERE s.name = 'lookup'`,
+    );
+    expect(short.data).toEqual([['lookup']]);
+
+    // A moment: the last event recorded at or before it.
+    const events = await querySql(
+      t,
+      `SELECT GLOBAL_POSITION, strftime(RECORDED_AT, '%Y-%m-%d %H:%M:%S.%f') FROM information_schema.events WHERE GLOBAL_POSITION IN (${p1}, ${p2})`,
+    );
+    const recordedAt = new Map(events.data!.map((r) => [BigInt(r[0] as number), String(r[1])]));
+    expect(await at(`TIMESTAMP '${recordedAt.get(p2)}'`)).toEqual(await at(`POSITION ${p2}`));
+    expect(await at(`TIMESTAMP '${recordedAt.get(p1)}'`)).toEqual(await at(`POSITION ${p1}`));
+    expect(await at(`TIMESTAMP '2000-01-01 00:00:00'`)).toEqual([]);
+    // The live table: deleted.
+    expect((await querySql(t, "SELECT name FROM mindsdb.skills WHERE name = 'lookup'")).data).toEqual([]);
+  });
+
+  it('given a database renamed nowhere but changed, then information_schema.databases AS OF shows its engine then, and joins of AS OF tables work', async () => {
+    const p0 = positionOf(await t.http.post('/api/projects').send({ name: 'shop' }).expect(201));
+    const agent = await t.http
+      .post('/api/projects/shop/agents')
+      .send({ agent: { name: 'helper', model_name: 'gpt-4o', provider: 'openai' } })
+      .expect(201);
+    const p1 = positionOf(agent);
+    await t.http.delete('/api/projects/shop/agents/helper').expect(204);
+    const answer = await querySql(
+      t,
+      `SELECT d.NAME, a.NAME FROM information_schema.databases FOR SYSTEM_TIME AS OF POSITION ${p1} AS d
+         JOIN shop.agents FOR SYSTEM_TIME AS OF POSITION ${p1} AS a ON d.NAME = a.PROJECT`,
+    );
+    expect(answer.data).toEqual([['shop', 'helper']]);
+    const before = await querySql(
+      t,
+      `SELECT NAME FROM information_schema.databases AS OF POSITION ${p0 - 1n} WHERE NAME = 'shop'`,
+    );
+    expect(before.data).toEqual([]);
+  });
+
+  it('names what AS OF cannot read: files, external databases, event tables, a bad clause', async () => {
+    const cases: [string, RegExp][] = [
+      [
+        'SELECT * FROM information_schema.events AS OF POSITION 1',
+        /AS OF is not supported for information_schema\.events/,
+      ],
+      [
+        'SELECT * FROM mindsdb.jobs_history AS OF POSITION 1',
+        /AS OF is not supported for mindsdb\.jobs_history/,
+      ],
+      ['SELECT * FROM mindsdb.skills FOR SYSTEM_TIME AS OF NOW()', /FOR SYSTEM_TIME AS OF takes TIMESTAMP/],
+      ["SELECT * FROM mindsdb.skills AS OF TIMESTAMP 'yesterday'", /is not a timestamp/],
+      ['SELECT * FROM mindsdb.skills AS OF POSITION x', /AS OF POSITION takes a log position/],
+      ['SELECT * FROM nowhere.skills AS OF POSITION 1', /Database nowhere does not exist/],
+    ];
+    for (const [query, message] of cases) {
+      const answer = await querySql(t, query);
+      expect(answer.type).toBe('error');
+      expect(answer.error_message).toMatch(message);
+    }
+  });
+});
