@@ -60,6 +60,8 @@ import type { BlobStore } from './storage/blobs';
 import { openStores } from './stores';
 import { holdsSealedSecrets } from './ledger/sealedLog';
 import { secretKeeper } from './ledger/secretKeeper';
+import { readingAsOfPosition, withAsOfReads } from './projection/asOfReads';
+import { asOfReads } from './http/asOf';
 import { systemClock, type Clock } from './shared/time';
 import { operationsRoutes } from './system/operations';
 import { systemRoutes, VERSION, type ReadModelStatus } from './system/routes';
@@ -255,6 +257,7 @@ export const buildHttpApp = (
   app.use(jsonBody({ limit: ctx.config.bodyLimit, maxJsonDepth: ctx.config.maxJsonDepth }));
   app.use(reenterRequest);
   app.use(awaitMinLogPosition(ctx.projections, ctx.config.readMinPositionWaitMs));
+  app.use(asOfReads(ctx.duck));
   app.post('/api/login', loginLimiters(ctx.config.auth));
   const document = api.openApiDocument({ title: 'mindledger', version: VERSION });
   app.get('/api/openapi.json', (_req, res) => {
@@ -305,10 +308,14 @@ export const createApp = async (
     config,
     secrets: secretKeeper({ commands, log, clock, logger }, vault),
     log,
-    duck,
+    // Reads inside a GET …?as_of= see the resource tables as of that position (http/asOf.ts).
+    duck: withAsOfReads(duck),
     projections,
     commands,
-    cached: readCache(() => projections.version, { holdsConnection: duck.holdsReader }),
+    cached: readCache(() => projections.version, {
+      holdsConnection: duck.holdsReader,
+      bypass: () => readingAsOfPosition() !== undefined,
+    }),
     clock,
     logger,
   };

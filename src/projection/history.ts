@@ -114,3 +114,71 @@ export class HistoryRecorder implements RowStore {
     this.changes.length = 0;
   }
 }
+
+/**
+ * The tables whose projections keep history (`history: true`): what `AS OF` can read. Checked
+ * against the projections by a spec (as-of.spec.ts).
+ */
+export const HISTORY_TABLES: ReadonlySet<string> = new Set([
+  'projects',
+  'databases',
+  'skills',
+  'agents',
+  'chatbots',
+  'models',
+  'knowledge_bases',
+  'ml_engines',
+  'views',
+  'jobs',
+]);
+
+/** A history-keeping table's rows as of a log position: the version of each row true then. */
+export const rowsAsOf = (table: string, position: bigint) =>
+  `SELECT * EXCLUDE (${VALID_FROM}) FROM main.${versionsTableOf(table)} WHERE ${VALID_FROM} <= ${position}
+   UNION ALL BY NAME
+   SELECT * EXCLUDE (${VALID_FROM}, ${VALID_TO}) FROM main.${historyTableOf(table)}
+   WHERE ${VALID_FROM} <= ${position} AND ${VALID_TO} > ${position}`;
+
+/** Words that may follow a table in FROM/JOIN and are not its alias. */
+const NOT_AN_ALIAS = new Set([
+  'WHERE',
+  'ORDER',
+  'LIMIT',
+  'GROUP',
+  'HAVING',
+  'JOIN',
+  'LEFT',
+  'RIGHT',
+  'INNER',
+  'FULL',
+  'CROSS',
+  'ON',
+  'USING',
+  'UNION',
+  'EXCEPT',
+  'INTERSECT',
+  'OFFSET',
+  'QUALIFY',
+  'WINDOW',
+  'AS',
+  'NATURAL',
+  'POSITIONAL',
+  'ASOF',
+  'ANTI',
+  'SEMI',
+]);
+
+/**
+ * A read-model query made to read the history-keeping tables as of a log position: each
+ * `FROM t` / `JOIN t` (bare, quoted or `main.`) of such a table reads `rowsAsOf` instead, under
+ * the table's name. What a service reads one resource with thus answers about that moment.
+ */
+export const readingAsOf = (sql: string, position: bigint): string =>
+  sql.replace(
+    /\b(FROM|JOIN)(\s+)(?:main\.)?("?)([a-z_]+)\3(?![\w."])(?=(\s+[A-Za-z_]+)?)/g,
+    (whole, keyword: string, blank: string, _q: string, table: string, next: string | undefined) => {
+      if (!HISTORY_TABLES.has(table)) return whole;
+      const aliased = next !== undefined && !NOT_AN_ALIAS.has(next.trim().toUpperCase());
+      return `${keyword}${blank}(${rowsAsOf(table, position)})${aliased ? '' : ` AS "${table}"`}`;
+    },
+  );

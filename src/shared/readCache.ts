@@ -11,13 +11,15 @@ import { VersionedCache } from './versionedCache';
  */
 export const readCache = (
   currentVersion: () => number,
-  options: { holdsConnection?: () => boolean; maxEntries?: number } = {},
+  /** `bypass`: this call chain must not be answered from (or fill) the cache (reads as of the past). */
+  options: { holdsConnection?: () => boolean; bypass?: () => boolean; maxEntries?: number } = {},
 ) => {
   const cache = new VersionedCache<{ value: Promise<unknown>; settled: boolean }>(
     currentVersion,
     options.maxEntries ?? 500,
   );
   return <T>(key: string, compute: () => Promise<T>): Promise<T> => {
+    if (options.bypass?.()) return compute();
     const version = currentVersion();
     const hit = cache.get(key);
     if (hit && (hit.settled || !options.holdsConnection?.())) return hit.value as Promise<T>;

@@ -4,7 +4,7 @@ import { nameKey } from '../shared/names';
 import { LLM_HANDLERS } from '../mlEngines/state';
 import { SqlError, SqlErrorCode } from './errors';
 import { quoteString } from '../shared/quoting';
-import { historyTableOf, VALID_FROM, VALID_TO, versionsTableOf } from '../projection/history';
+import { HISTORY_TABLES, rowsAsOf } from '../projection/history';
 
 /** Where MindsDB's information_schema lives in DuckDB (DuckDB's own is read-only and must not win). */
 export const IS_SCHEMA = 'mdb_information_schema';
@@ -149,33 +149,11 @@ const standardViews: Record<string, string> = {
       FROM main.files f JOIN information_schema.columns c ON c.table_schema = 'mdb_files' AND c.table_name = f.KEY`,
 };
 
-/**
- * The tables whose projections keep every row version (`history: true`), and the information_schema
- * tables built only from them: what `AS OF` can read (asOf.ts).
- */
-const HISTORY_TABLES = new Set([
-  'projects',
-  'databases',
-  'skills',
-  'agents',
-  'chatbots',
-  'models',
-  'knowledge_bases',
-  'ml_engines',
-  'views',
-  'jobs',
-]);
+/** The information_schema tables built only from history-keeping tables: what `AS OF` can read (asOf.ts). */
 const AS_OF_SOURCES = Object.keys(informationSchemaViews).filter((name) => {
   const tables = [...informationSchemaViews[name]!.matchAll(/\bmain\.(\w+)/g)].map((m) => m[1]!);
   return tables.length > 0 && tables.every((t) => HISTORY_TABLES.has(t));
 });
-
-/** A table's rows as of a log position: the version of each row true then. */
-const rowsAsOf = (table: string, position: bigint) =>
-  `SELECT * EXCLUDE (${VALID_FROM}) FROM main.${versionsTableOf(table)} WHERE ${VALID_FROM} <= ${position}
-   UNION ALL BY NAME
-   SELECT * EXCLUDE (${VALID_FROM}, ${VALID_TO}) FROM main.${historyTableOf(table)}
-   WHERE ${VALID_FROM} <= ${position} AND ${VALID_TO} > ${position}`;
 
 /**
  * The query answering `database.table AS OF POSITION position`: the information_schema table's (or

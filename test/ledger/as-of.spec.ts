@@ -12,8 +12,10 @@ import type { RecordedEvent } from '../../events';
 import { openDuck, type Duck } from '../../src/duckdb/database';
 import type { EventLog, LogCursor } from '../../src/eventlog/types';
 import { ProjectionRunner } from '../../src/projection/runner';
+import { HISTORY_TABLES } from '../../src/projection/history';
 import { asOfQuery, installCatalog, IS_SCHEMA } from '../../src/sql/catalog';
 import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { postgresParameters } from '../support/external';
 import { applyAll, commandSequence, propertySettings, PROPERTY_TIMEOUT_MS } from '../support/promise-world';
 
 const SETTINGS = propertySettings(20261124, 6);
@@ -213,5 +215,96 @@ describe.each(storeKinds)('AS OF in SQL (%s)', (kind) => {
       expect(answer.type).toBe('error');
       expect(answer.error_message).toMatch(message);
     }
+  });
+});
+
+describe.each(storeKinds)('GET …?as_of= (%s)', (kind) => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await startTestApp(kind);
+  });
+  afterEach(() => t.dispose());
+
+  const positionOf = (res: { headers: Record<string, string> }) => BigInt(res.headers['x-log-position']!);
+
+  it('given a project, an agent and a database that changed and went, then each GET with ?as_of= answers as it was then, by position or by moment', async () => {
+    const p0 = positionOf(await t.http.post('/api/projects').send({ name: 'shop' }).expect(201));
+    const p1 = positionOf(
+      await t.http
+        .post('/api/projects/shop/agents')
+        .send({
+          agent: {
+            name: 'helper',
+            model_name: 'gpt-4o',
+            provider: 'openai',
+            params: { prompt_template: 'v1' },
+          },
+        })
+        .expect(201),
+    );
+    const p2 = positionOf(
+      await t.http
+        .put('/api/projects/shop/agents/helper')
+        .send({ agent: { params: { prompt_template: 'v2' } } })
+        .expect(200),
+    );
+    const p3 = positionOf(
+      await t.http
+        .post('/api/databases')
+        .send({
+          database: {
+            name: 'pgdb',
+            engine: 'postgres',
+            parameters: postgresParameters({ password: 'secret-pw' }),
+          },
+        })
+        .expect(201),
+    );
+    await t.http.delete('/api/projects/shop/agents/helper').expect(204);
+    await t.http.delete('/api/databases/pgdb').expect(204);
+
+    const agentAt = (asOf: string) => t.http.get(`/api/projects/shop/agents/helper?as_of=${asOf}`);
+    const v1 = await agentAt(String(p1)).expect(200);
+    expect(v1.body).toMatchObject({ name: 'helper', prompt_template: 'v1' });
+    expect(v1.headers['x-as-of-position']).toBe(String(p1));
+    expect((await agentAt(String(p2)).expect(200)).body).toMatchObject({ prompt_template: 'v2' });
+    expect((await agentAt(String(p0)).expect(404)).headers['content-type']).toMatch(/problem\+json/);
+    await t.http.get('/api/projects/shop/agents/helper').expect(404);
+    // The list, as of then (not the live list from a cache).
+    const listed = await t.http.get(`/api/projects/shop/agents?as_of=${p2}`).expect(200);
+    expect((listed.body as { name: string }[]).map((a) => a.name)).toEqual(['helper']);
+    expect((await t.http.get('/api/projects/shop/agents').expect(200)).body).toEqual([]);
+
+    const db = await t.http.get(`/api/databases/pgdb?as_of=${p3}`).expect(200);
+    expect(db.body).toMatchObject({ name: 'pgdb', engine: 'postgres' });
+    expect(JSON.stringify(db.body)).not.toContain('secret-pw');
+    await t.http.get(`/api/databases/pgdb?as_of=${p0}`).expect(404);
+
+    // By moment: the last event recorded at or before it.
+    const [event] = (await t.running.ctx.log.readPage({ after: p2 - 1n, limit: 1 })) as {
+      meta: { recordedAt: string };
+    }[];
+    const moment = new Date(event!.meta.recordedAt).toISOString();
+    const byMoment = await agentAt(moment).expect(200);
+    expect(BigInt(byMoment.headers['x-as-of-position']!)).toBeGreaterThanOrEqual(p2);
+    expect(byMoment.body).toMatchObject({ prompt_template: 'v2' });
+    await agentAt('2000-01-01T00:00:00Z').expect(404);
+  });
+
+  it('refuses as_of on a write, and a value that is neither a position nor a moment', async () => {
+    const write = await t.http.post('/api/projects?as_of=3').send({ name: 'later' });
+    expect(write.status).toBe(400);
+    expect(write.body.detail).toMatch(/applies to GET requests, not POST/);
+    await t.http.get('/api/projects/later').expect(404);
+    const bad = await t.http.get('/api/projects?as_of=yesterday');
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toMatch(/as_of must be a log position .* or an ISO-8601 moment/);
+  });
+});
+
+describe('the tables AS OF reads', () => {
+  it('are exactly those whose projections keep history', () => {
+    const keeping = allProjections.filter((p) => p.history).map((p) => p.table);
+    expect(new Set(keeping)).toEqual(new Set(HISTORY_TABLES));
   });
 });
