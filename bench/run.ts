@@ -1,5 +1,5 @@
 // npm run bench: prints each comparison measured in this one run. BENCH_ONLY=http,writes,… picks some;
-// the slow ones (ml, ledger, kb, chat, predictjoin, jobs) run only when named.
+// the slow ones (ml, ledger, secrets, kb, chat, predictjoin, jobs) run only when named.
 import { benchAgentLoop } from './agents.bench';
 import { benchChat } from './chat.bench';
 import { benchCompletions } from './completions.bench';
@@ -9,6 +9,7 @@ import { benchJobs } from './jobs.bench';
 import { benchKnowledgeBases } from './kb.bench';
 import { benchLag } from './lag.bench';
 import { benchLedger } from './ledger.bench';
+import { benchLedgerSecrets } from './ledgerSecrets.bench';
 import { benchLoad } from './load.bench';
 import { benchMl } from './ml.bench';
 import { benchModels } from './models.bench';
@@ -35,6 +36,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   mysql: () => benchMysql(seconds),
   ml: () => benchMl(),
   ledger: () => benchLedger(),
+  secrets: () => benchLedgerSecrets(),
   kb: () => benchKnowledgeBases(),
   chat: () => benchChat(),
   lag: () => benchLag(seconds),
