@@ -21,16 +21,40 @@ const databaseCreated = (i: number): NewEvent => ({
   },
 });
 
-/** A skill: no secret, the common write. */
+/** A change of that database's password: its resource has a data key already. */
+const databaseUpdated = (i: number): NewEvent => ({
+  type: 'DatabaseUpdated',
+  data: {
+    databaseId: i + 1,
+    name: `db_${i}`,
+    engine: 'postgres',
+    parameters: {
+      host: 'db.example',
+      port: 5432,
+      user: 'app',
+      password: `pw-${i}-changed`,
+      database: 'shop',
+    },
+    updatedAt: new Date().toISOString(),
+  },
+});
+
+/** A project: no secret, the common write. */
 const projectCreated = (i: number): NewEvent => ({
   type: 'ProjectCreated',
   data: { name: `p_${i}`, createdAt: new Date().toISOString() },
 });
 
 /** Appends one event per stream, one after another; answers appends per second. */
-const appendRate = async (log: EventLog, count: number, make: (i: number) => NewEvent, tag: string) => {
+const appendRate = async (
+  log: EventLog,
+  count: number,
+  make: (i: number) => NewEvent,
+  tag: string,
+  expectedVersion = 0n,
+) => {
   const start = performance.now();
-  for (let i = 0; i < count; i++) await log.append(`${tag}-${i}`, [make(i)], 0n);
+  for (let i = 0; i < count; i++) await log.append(`${tag}-${i}`, [make(i)], expectedVersion);
   return (count / (performance.now() - start)) * 1000;
 };
 
@@ -54,13 +78,16 @@ export const benchLedgerSecrets = async (count = Number(process.env.BENCH_SEAL_E
   await appendRate(sealed, 50, projectCreated, 'warm');
   const rawSecrets = await appendRate(raw, count, databaseCreated, 'db');
   const sealedSecrets = await appendRate(sealed, count, databaseCreated, 'db');
+  const rawUpdates = await appendRate(raw, count, databaseUpdated, 'db', 1n);
+  const sealedUpdates = await appendRate(sealed, count, databaseUpdated, 'db', 1n);
   const rawPlain = await appendRate(raw, count, projectCreated, 'p');
   const sealedPlain = await appendRate(sealed, count, projectCreated, 'p');
   await raw.close();
   await sealed.close();
   console.log(
     `writes with sealing on vs off (SQLite, ${count} sequential appends each; goal ≥ 0.9×):\n` +
-      `  events with a secret (a database's password): ${fmt(sealedSecrets)} vs ${fmt(rawSecrets)} appends/s = ${fmt(ratio(sealedSecrets, rawSecrets), 2)}×\n` +
+      `  a new resource with a secret (a database's password; its data key made and synced first): ${fmt(sealedSecrets)} vs ${fmt(rawSecrets)} appends/s = ${fmt(ratio(sealedSecrets, rawSecrets), 2)}×\n` +
+      `  a change of a resource's secret (its data key exists): ${fmt(sealedUpdates)} vs ${fmt(rawUpdates)} appends/s = ${fmt(ratio(sealedUpdates, rawUpdates), 2)}×\n` +
       `  events without one (a project): ${fmt(sealedPlain)} vs ${fmt(rawPlain)} appends/s = ${fmt(ratio(sealedPlain, rawPlain), 2)}×`,
   );
 

@@ -3,7 +3,7 @@ import { defineEvent, freeFormObject, type EventOf } from './contract';
 
 const parameters = freeFormObject();
 
-/** Parameters hold secrets (passwords) in clear: only the log has them; every reader masks them. */
+/** Parameters hold secrets (passwords), sealed in the log under the database's data key (src/ledger/sealing.ts); every reader masks them. */
 export const DatabaseCreated = defineEvent(
   'DatabaseCreated',
   z.object({ name: z.string(), engine: z.string(), parameters, createdAt: z.iso.datetime() }),

@@ -4,7 +4,7 @@ import { defineEvent, freeFormObject, type EventOf } from './contract';
 /**
  * An ML engine (MindsDB's `CREATE ML_ENGINE name FROM handler USING …`): a named handler with its
  * settings, e.g. an LLM provider's API key and base URL that agents can name instead of carrying
- * keys. Parameters hold secrets in clear: only the log has them; every reader masks them.
+ * keys. Parameters hold secrets, sealed in the log (src/ledger/sealing.ts); every reader masks them.
  */
 /**
  * A BYOM engine's uploaded model code and its requirements (MindsDB's `PUT /api/handlers/byom/{name}`),

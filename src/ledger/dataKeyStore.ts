@@ -16,6 +16,12 @@ export interface DataKeyStore {
   list(prefix: string): Promise<string[]>;
 }
 
+/** The resource part of a key id: up to and including its first `-` (the whole id without one). */
+const resourceOf = (kid: string): string => {
+  const dash = kid.indexOf('-');
+  return dash < 0 ? kid : kid.slice(0, dash + 1);
+};
+
 /**
  * One file per wrapped key (mode 0600) in a directory of its own. Written to a temporary file and
  * linked into place (so a crash never leaves half a key, and an id is never overwritten); destroyed
@@ -24,8 +30,28 @@ export interface DataKeyStore {
  * for good is that it was only ever stored wrapped, and the master key is rotated (README.md).
  */
 export class FileDataKeyStore implements DataKeyStore {
+  /**
+   * The ids of the keys held, by resource (the id up to its first `-`), read from the directory once:
+   * a sealed write asks for its resource's key, and reading a directory of thousands of keys for
+   * each made sealing 4× slower than the append. Only this process writes the directory (a file
+   * store goes with the SQLite log, which has one writer), so the index stays true; `get` still
+   * reads the file, so a key gone from the disk is never used.
+   */
+  private readonly index = new Map<string, Set<string>>();
+
   constructor(private readonly directory: string) {
     fs.mkdirSync(directory, { recursive: true, mode: 0o700 });
+    for (const name of fs.readdirSync(directory))
+      if (name.endsWith('.key') && !name.startsWith('.')) this.indexed(name.slice(0, -'.key'.length), true);
+  }
+
+  private indexed(kid: string, held: boolean): void {
+    const resource = resourceOf(kid);
+    const kids = this.index.get(resource) ?? new Set<string>();
+    if (held) kids.add(kid);
+    else kids.delete(kid);
+    if (kids.size > 0) this.index.set(resource, kids);
+    else this.index.delete(resource);
   }
 
   private fileOf(kid: string): string {
@@ -62,6 +88,7 @@ export class FileDataKeyStore implements DataKeyStore {
       await fs.promises.unlink(temporary);
     }
     await this.syncDirectory();
+    this.indexed(kid, true);
   }
 
   async get(kid: string): Promise<string | null> {
@@ -74,11 +101,13 @@ export class FileDataKeyStore implements DataKeyStore {
   }
 
   async list(prefix: string): Promise<string[]> {
-    const names = await fs.promises.readdir(this.directory);
-    return names
-      .filter((n) => n.startsWith(prefix) && n.endsWith('.key'))
-      .map((n) => n.slice(0, -'.key'.length))
-      .sort();
+    // A resource's prefix (`r…-`) is one entry of the index; any other prefix looks through all.
+    const resource = resourceOf(prefix);
+    const candidates =
+      prefix.endsWith('-') && resource === prefix
+        ? (this.index.get(resource) ?? [])
+        : [...this.index.values()].flatMap((kids) => [...kids]);
+    return [...candidates].filter((kid) => kid.startsWith(prefix)).sort();
   }
 
   async destroy(kid: string): Promise<boolean> {
@@ -87,9 +116,13 @@ export class FileDataKeyStore implements DataKeyStore {
     try {
       handle = await fs.promises.open(file, 'r+');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        this.indexed(kid, false);
+        return false;
+      }
       throw error;
     }
+    this.indexed(kid, false);
     try {
       const { size } = await handle.stat();
       await handle.write(crypto.randomBytes(Math.max(size, 1)), 0, Math.max(size, 1), 0);
@@ -115,7 +148,7 @@ export class PostgresDataKeyStore implements DataKeyStore {
     await inSchemaTurn(pool, 'mindledger_data_keys', async (client) => {
       await client.query(
         `CREATE TABLE IF NOT EXISTS mindledger_data_keys (
-           kid text PRIMARY KEY, wrapped text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+           kid text COLLATE "C" PRIMARY KEY, wrapped text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
       );
     });
     return new PostgresDataKeyStore(pool);
@@ -146,10 +179,16 @@ export class PostgresDataKeyStore implements DataKeyStore {
   }
 
   async list(prefix: string): Promise<string[]> {
-    // Key ids hold no LIKE wildcards but `_`, which is escaped.
+    // The ids starting with `prefix` are those in [prefix, prefix with its last character raised),
+    // byte order (the column's collation is "C"), a range its primary key index answers.
+    if (prefix === '') {
+      const all = await this.pool.query<{ kid: string }>('SELECT kid FROM mindledger_data_keys ORDER BY kid');
+      return all.rows.map((r) => r.kid);
+    }
+    const above = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
     const found = await this.pool.query<{ kid: string }>(
-      "SELECT kid FROM mindledger_data_keys WHERE kid LIKE $1 ESCAPE '\\' ORDER BY kid",
-      [prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + '%'],
+      'SELECT kid FROM mindledger_data_keys WHERE kid >= $1 AND kid < $2 ORDER BY kid',
+      [prefix, above],
     );
     return found.rows.map((r) => r.kid);
   }

@@ -42,6 +42,7 @@ export {
   loadOrCreateMasterKey,
   masterKeyFrom,
   parseEncryptedSecret,
+  PostgresDataKeyStore,
   rewrapDataKey,
   SecretUnavailableError,
   SecretVault,

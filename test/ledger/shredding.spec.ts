@@ -3,7 +3,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
+import pg from 'pg';
 import {
+  type DataKeyStore,
   decryptSecret,
   encryptSecret,
   FileDataKeyStore,
@@ -12,12 +14,14 @@ import {
   loadOrCreateMasterKey,
   masterKeyFrom,
   parseEncryptedSecret,
+  PostgresDataKeyStore,
   rewrapDataKey,
   SecretUnavailableError,
   SecretVault,
   unwrapDataKey,
   wrapDataKey,
 } from '../../src/ledger';
+import { freshPostgresDatabase } from '../support/postgres';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'ledger-shred-'));
 const master = masterKeyFrom(crypto.randomBytes(32));
@@ -153,5 +157,63 @@ describe('forgetting a secret (crypto-shredding)', () => {
     await expect(store.put('k1', wrapDataKey(generateDataKey('k1'), master))).rejects.toThrow(
       'exists already',
     );
+  });
+});
+
+describe('the data key stores list a resource’s keys by prefix', () => {
+  // Key ids as the sealing makes them (`r<digest>-<random>`) and others (`master-key-check`).
+  const kidArb = fc.oneof(
+    fc
+      .tuple(fc.constantFrom('ra-', 'rb-', 'rab-'), fc.stringMatching(/^[0-9a-f]{1,4}$/))
+      .map(([p, s]) => p + s),
+    fc.constantFrom('master-key-check', 'k1', 'rab'),
+  );
+  const prefixArb = fc.constantFrom('', 'r', 'ra', 'ra-', 'rab-', 'rb-', 'master-', 'k', 'rc-');
+  const opsArb = fc.array(fc.tuple(fc.boolean(), kidArb), { maxLength: 25 });
+
+  const check = async (open: () => Promise<{ store: DataKeyStore; reopen: () => Promise<DataKeyStore> }>) => {
+    await fc.assert(
+      fc.asyncProperty(opsArb, fc.array(prefixArb, { minLength: 1, maxLength: 4 }), async (ops, prefixes) => {
+        const { store, reopen } = await open();
+        const held = new Set<string>();
+        for (const [put, kid] of ops) {
+          if (put && !held.has(kid)) {
+            await store.put(kid, wrapDataKey(generateDataKey(kid), master));
+            held.add(kid);
+          } else if (!put) {
+            expect(await store.destroy(kid)).toBe(held.delete(kid));
+          }
+        }
+        const expected = (prefix: string) => [...held].filter((k) => k.startsWith(prefix)).sort();
+        const again = await reopen();
+        for (const prefix of prefixes) {
+          expect(await store.list(prefix)).toEqual(expected(prefix));
+          expect(await again.list(prefix)).toEqual(expected(prefix));
+        }
+      }),
+      { seed: 1524, numRuns: 40 },
+    );
+  };
+
+  it('on files, and a store opened again on the same directory', async () => {
+    await check(async () => {
+      const directory = tmp();
+      return { store: new FileDataKeyStore(directory), reopen: async () => new FileDataKeyStore(directory) };
+    });
+  });
+
+  it('on PostgreSQL', async () => {
+    const database = await freshPostgresDatabase();
+    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    try {
+      await check(async () => {
+        await pool.query('DROP TABLE IF EXISTS mindledger_data_keys');
+        const store = await PostgresDataKeyStore.open(pool);
+        return { store, reopen: () => PostgresDataKeyStore.open(pool) };
+      });
+    } finally {
+      await pool.end();
+      await database.drop();
+    }
   });
 });
