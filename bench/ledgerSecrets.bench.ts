@@ -97,6 +97,31 @@ export const benchLedgerSecrets = async (count = Number(process.env.BENCH_SEAL_E
     logger: pino({ level: 'silent' }),
   });
   const sql = (query: string) => app.sql.execute(query, { db: 'mindsdb' }, {});
+  // A whole write through the service (decide, seal, append, project, answer): a skill created
+  // with an API key among its params vs one without, interleaved so both see the same conditions.
+  await sql('CREATE PROJECT sealbench');
+  const writes = Number(process.env.BENCH_SEAL_WRITES ?? 1000);
+  const took = { secret: 0, plain: 0 };
+  for (let i = 0; i < writes; i++)
+    for (const kind of i % 2 === 0 ? (['secret', 'plain'] as const) : (['plain', 'secret'] as const)) {
+      const start = performance.now();
+      await app.services.skills.run('sealbench', {
+        type: 'CreateSkill',
+        data: {
+          name: `${kind}${i}`,
+          type: 'custom',
+          params:
+            kind === 'secret' ? { api_key: `sk-${i}-secret`, v: i } : { label: `sk-${i}-plain`, v: i },
+        },
+      });
+      took[kind] += performance.now() - start;
+    }
+  const secretRate = (writes / took.secret) * 1000;
+  const plainRate = (writes / took.plain) * 1000;
+  console.log(
+    `a create through the service (SQLite, ${writes} each, interleaved): a skill with an API key (sealed, new data key) ${fmt(secretRate)}/s vs one without ${fmt(plainRate)}/s = ${fmt(ratio(secretRate, plainRate), 2)}×`,
+  );
+
   const skills = 3000;
   for (let i = 0; i < skills; i++)
     await app.services.skills.run('mindsdb', {
