@@ -110,8 +110,7 @@ export const benchLedgerSecrets = async (count = Number(process.env.BENCH_SEAL_E
         data: {
           name: `${kind}${i}`,
           type: 'custom',
-          params:
-            kind === 'secret' ? { api_key: `sk-${i}-secret`, v: i } : { label: `sk-${i}-plain`, v: i },
+          params: kind === 'secret' ? { api_key: `sk-${i}-secret`, v: i } : { label: `sk-${i}-plain`, v: i },
         },
       });
       took[kind] += performance.now() - start;
