@@ -48,7 +48,7 @@ import { knowledgeBasesService } from './knowledgeBases/service';
 import { projectDirectory } from './projects/directory';
 import { projectRoutes } from './projects/routes';
 import { projectsService } from './projects/service';
-import { readCache } from './shared/readCache';
+import { readCache, tableReadCaches } from './shared/readCache';
 import { skillBody } from './skills/present';
 import { skillRoutes } from './skills/routes';
 import { skillsService } from './skills/service';
@@ -88,7 +88,7 @@ export const buildServices = (
   /** The external databases triggers watch (opened after the services: late-bound). */
   triggerSource: () => TriggerSource,
 ) => {
-  const directory = projectDirectory(ctx.duck, ctx.cached);
+  const directory = projectDirectory(ctx.duck, ctx.cachedOf('projects'));
   const projects = projectsService(ctx, directory, {
     isIntegration: (name) => databases.isIntegration(name),
   });
@@ -313,6 +313,10 @@ export const createApp = async (
     projections,
     commands,
     cached: readCache(() => projections.version, {
+      holdsConnection: duck.holdsReader,
+      bypass: () => readingAsOfPosition() !== undefined,
+    }),
+    cachedOf: tableReadCaches((table) => projections.tableVersion(table), {
       holdsConnection: duck.holdsReader,
       bypass: () => readingAsOfPosition() !== undefined,
     }),

@@ -24,6 +24,11 @@ export type AppContext = {
   readonly projections: ProjectionRunner;
   readonly commands: CommandRunner;
   readonly cached: ReadCache;
+  /**
+   * A read cache for values read from `table` alone: kept until a batch changes that table, not
+   * dropped by every write elsewhere (a project's row outlives the creates of its skills).
+   */
+  readonly cachedOf: (table: string) => ReadCache;
   readonly clock: Clock;
   readonly logger: Logger;
 };

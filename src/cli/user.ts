@@ -3,7 +3,7 @@ import { loadConfig } from '../config';
 import { assertReadModelWritable, type AppContext } from '../context';
 import { commandRunner } from '../eventlog/commands';
 import { createLogger, flushLogger } from '../logger';
-import { readCache } from '../shared/readCache';
+import { readCache, tableReadCaches } from '../shared/readCache';
 import { withRequest } from '../shared/requestContext';
 import { systemClock } from '../shared/time';
 import { openStores } from '../stores';
@@ -48,6 +48,9 @@ const main = async () => {
     projections: stores.projections,
     commands,
     cached: readCache(() => stores.projections.version, { holdsConnection: stores.duck.holdsReader }),
+    cachedOf: tableReadCaches((table) => stores.projections.tableVersion(table), {
+      holdsConnection: stores.duck.holdsReader,
+    }),
     clock: systemClock,
     logger,
   };

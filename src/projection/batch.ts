@@ -3,6 +3,7 @@ import type { RecordedEvent } from '../../events';
 import type { EventLog } from '../eventlog/types';
 import { ProjectionApplyError } from './failures';
 import { HistoryRecorder } from './history';
+import type { CommittedRows } from './committedRows';
 import { BatchRowStore } from './rows';
 import type { RowStore, SchemaProjection, TableProjection } from './types';
 
@@ -13,11 +14,24 @@ const schemaTimingKey = (p: SchemaProjection, event: RecordedEvent) => {
   return name === null ? p.name : `${p.name}: ${name}`;
 };
 
+/** The batch's transaction on the writer connection, begun only when something must run inside it. */
+export type BatchTransaction = { readonly begun: boolean; begin(): Promise<void> };
+
+/** What is left to write once the events are applied, and the stores to tell once committed. */
+export type AppliedBatch = {
+  /** Row changes as SQL text, to run inside the transaction (with the checkpoint, in one call). */
+  readonly statements: readonly string[];
+  readonly stores: readonly BatchRowStore[];
+};
+
 /**
- * Applies a batch of events to every projection that handles them, inside the caller's
- * transaction: row changes are kept per table and written at the end. A projection that throws is
- * named in the error with the event (the whole batch's rows are written last, so a flush failure
- * names the event only when the batch holds one).
+ * Applies a batch of events to every projection that handles them: row changes are kept per table
+ * and written at the end. Rows are read outside the transaction until something must write (only
+ * the runner writes these tables, so the reads are the same); a schema projection's statements
+ * begin it. A small batch's rows come back as SQL text for the caller to run with its checkpoint in
+ * one call; a large one's are written here through the appender. A projection that throws is named
+ * in the error with the event (the whole batch's rows are written last, so a flush failure names the
+ * event only when the batch holds one).
  */
 export const applyEvents = async (
   events: readonly RecordedEvent[],
@@ -27,12 +41,14 @@ export const applyEvents = async (
     projections: readonly TableProjection[];
     schemaProjections: readonly SchemaProjection[];
     timed: <T>(table: string, work: () => Promise<T> | T) => Promise<T>;
+    transaction: BatchTransaction;
+    committed?: CommittedRows;
   },
-) => {
-  const { writer, projections, schemaProjections, timed } = deps;
+): Promise<AppliedBatch> => {
+  const { writer, projections, schemaProjections, timed, transaction } = deps;
   // The position of the event being applied: history-keeping tables note it with each change.
   let position = 0n;
-  const flushed = projections.map((p) => new BatchRowStore(p, writer));
+  const flushed = projections.map((p) => new BatchRowStore(p, writer, deps.committed));
   const recorders: HistoryRecorder[] = [];
   const stores: RowStore[] = projections.map((p, i) => {
     if (!p.history) return flushed[i]!;
@@ -62,10 +78,12 @@ export const applyEvents = async (
         await attributed(event, p.table, () => timed(p.table, () => p.apply(event, stores[i]!, lookup)));
     }
     for (const p of schemaProjections)
-      if (p.handles.includes(event.type))
+      if (p.handles.includes(event.type)) {
+        await transaction.begin();
         await attributed(event, p.name, () =>
           timed(schemaTimingKey(p, event), () => p.apply(event, writer, deps.log)),
         );
+      }
   }
   const only = events.length === 1 ? events[0]! : null;
   for (let i = 0; i < projections.length; i++) {
@@ -74,8 +92,18 @@ export const applyEvents = async (
   }
   for (const recorder of recorders)
     await attributed(only, recorder.table, () => timed(recorder.table, () => recorder.record(lookup)));
+  const statements: string[] = [];
+  const appended: BatchRowStore[] = [];
+  for (const store of flushed) {
+    const text = store.flushText();
+    if (text) statements.push(...text);
+    else appended.push(store);
+  }
+  if (appended.length > 0) await transaction.begin();
   for (let i = 0; i < flushed.length; i++)
-    await attributed(only, projections[i]!.table, () =>
-      timed(projections[i]!.table, () => flushed[i]!.flush()),
-    );
+    if (appended.includes(flushed[i]!))
+      await attributed(only, projections[i]!.table, () =>
+        timed(projections[i]!.table, () => flushed[i]!.flush()),
+      );
+  return { statements, stores: flushed };
 };

@@ -8,6 +8,11 @@ import {
 } from '@duckdb/node-api';
 import type { Column, Row, RowStore, TableProjection, TableReader } from './types';
 import { quoteIdent } from '../shared/quoting';
+import type { CommittedRows } from './committedRows';
+import { cellLiteral, rowLiteral } from './sqlLiterals';
+
+/** Above this many rows a table's batch goes through the appender (replays), below as SQL text. */
+const LITERAL_ROWS_MAX = 64;
 
 export const createTableSql = (p: TableProjection) =>
   `CREATE TABLE IF NOT EXISTS ${quoteIdent(p.table)} (${p.columns
@@ -113,12 +118,15 @@ export class BatchRowStore implements RowStore {
   constructor(
     private readonly projection: TableProjection,
     private readonly connection: DuckDBConnection,
+    private readonly committed?: CommittedRows,
   ) {}
 
   async get(key: string | bigint): Promise<Row | undefined> {
     const k = String(key);
     if (this.pending.has(k)) return this.pending.get(k) ?? undefined;
     if (!this.projection.key) return undefined;
+    const remembered = this.committed?.get(this.projection.table, k);
+    if (remembered !== undefined) return remembered ?? undefined;
     const reader = await this.connection.runAndReadAll(
       `SELECT * FROM ${quoteIdent(this.projection.table)} WHERE ${quoteIdent(this.projection.key)} = ?`,
       [typeof key === 'bigint' ? key : String(key)],
@@ -214,10 +222,60 @@ export class BatchRowStore implements RowStore {
     await this.connection.run(`DELETE FROM ${keysTable}`);
   }
 
+  /**
+   * The batch's changes as SQL text (a DELETE of the touched keys, one INSERT of the rows), to run
+   * with the rest of the batch in one call; `undefined` when the appender must write them (many
+   * rows, or a cell only the appender stores exactly). `[]`: nothing to write.
+   */
+  flushText(): string[] | undefined {
+    const p = this.projection;
+    const rows = this.rowsToWrite();
+    if (rows.length > LITERAL_ROWS_MAX) return undefined;
+    const statements: string[] = [];
+    if (p.key && this.pending.size > 0) {
+      const key = p.key;
+      const column = p.columns.find((c) => c.name === key)!;
+      const keys = [...this.pending.keys()].filter((k) => !this.fresh.has(k));
+      if (keys.length > LITERAL_ROWS_MAX) return undefined;
+      if (keys.length > 0) {
+        const literals = keys.map((k) => cellLiteral(column, column.type === 'BIGINT' ? BigInt(k) : k));
+        if (literals.some((l) => l === undefined)) return undefined;
+        statements.push(
+          `DELETE FROM ${quoteIdent(p.table)} WHERE ${quoteIdent(key)} IN (${literals.join(', ')})`,
+        );
+      }
+    }
+    if (rows.length > 0) {
+      const values = rows.map((r) => rowLiteral(p.columns, r));
+      if (values.some((v) => v === undefined)) return undefined;
+      statements.push(`INSERT INTO ${quoteIdent(p.table)} VALUES ${values.join(', ')}`);
+    }
+    return statements;
+  }
+
+  get table(): string {
+    return this.projection.table;
+  }
+
+  /** Whether the batch changes this table at all. */
+  get changed(): boolean {
+    return this.pending.size > 0 || this.appended.length > 0;
+  }
+
+  /** Once the batch committed: what it wrote is what the table holds, for the next batches' reads. */
+  rememberCommitted(): void {
+    if (this.committed && this.projection.key && this.pending.size > 0)
+      this.committed.remember(this.projection.table, this.pending);
+  }
+
+  private rowsToWrite(): Row[] {
+    return [...this.appended, ...[...this.pending.values()].filter((r): r is Row => r !== null)];
+  }
+
   async flush(): Promise<void> {
     const p = this.projection;
     if (p.key && this.pending.size > 0) await this.deleteTouchedKeys(p.key);
-    const rows = [...this.appended, ...[...this.pending.values()].filter((r): r is Row => r !== null)];
+    const rows = this.rowsToWrite();
     if (rows.length === 0) return;
     const appender = await this.connection.createAppender(p.table);
     try {

@@ -3,9 +3,12 @@ import type { RecordedEvent } from '../../events';
 import type { Duck } from '../duckdb/database';
 import { serialQueue } from '../eventlog/queue';
 import { cursorPassed, logStart, type EventLog, type LogCursor, type LogNews } from '../eventlog/types';
+import { quoteString } from '../shared/quoting';
 import { applyEvents } from './batch';
+import { CommittedRows } from './committedRows';
+import type { BatchRowStore } from './rows';
 import { createTableSql } from './rows';
-import type { SchemaProjection, TableProjection } from './types';
+import type { Row, SchemaProjection, TableProjection } from './types';
 import { AppliedPositions, PositionWaiters } from './appliedPositions';
 import { CHECKPOINT_TABLE, readModelFingerprint } from './checkpoint';
 import { describeFailure, nextFailure, ProjectionStalled, type ProjectionFailure } from './failures';
@@ -64,6 +67,10 @@ export class ProjectionRunner {
   private readonly writerTurn = serialQueue();
   /** Increases with every applied batch; read caches key on it. */
   version = 0;
+  /** Per table, increases with every batch that holds an event its projection handles. */
+  private readonly tableVersions = new Map<string, number>();
+  /** Increases when the tables are dropped: every table's version moves with it. */
+  private generation = 0;
   /**
    * Odd while a batch is being written, even when the tables are at rest; it moves on every batch.
    * A DuckDB prepared statement is planned against the statistics of the data it first saw (string
@@ -74,6 +81,8 @@ export class ProjectionRunner {
   /** Milliseconds spent per table since start (uploaded files' tables each on their own line). */
   private readonly spent = new Map<string, number>();
   private readonly fingerprint: string;
+  /** Rows written by this runner's committed batches, read back without a query. */
+  private readonly committed = new CommittedRows();
 
   constructor(
     private readonly duck: Duck,
@@ -119,6 +128,35 @@ export class ProjectionRunner {
         void this.catchUp().catch(() => undefined);
       },
     };
+  }
+
+  /**
+   * Moves whenever the row table `table` changed (a batch wrote or deleted a row of it, or the
+   * tables were dropped): a value read from that table alone stays right while this stays put.
+   */
+  tableVersion(table: string): number {
+    return this.generation * 2 ** 32 + (this.tableVersions.get(table) ?? 0);
+  }
+
+  private touchTables(stores: readonly BatchRowStore[]) {
+    for (const store of stores)
+      if (store.changed) this.tableVersions.set(store.table, (this.tableVersions.get(store.table) ?? 0) + 1);
+  }
+
+  /**
+   * The row of `table` under `key` as a read-model query would give it now (JSON columns as text),
+   * when this runner's committed batches wrote it recently; otherwise `undefined` (read the table).
+   * A write answers with the row its own batch just wrote without queueing a query behind the next
+   * batch.
+   */
+  rememberedRow(table: string, key: bigint | string): Row | undefined {
+    const projection = this.projections.find((p) => p.table === table);
+    const row = projection?.key ? this.committed.get(table, String(key)) : undefined;
+    if (!projection || !row) return undefined;
+    for (const c of projection.columns)
+      if (c.type === 'JSON' && row[c.name] !== null && row[c.name] !== undefined)
+        row[c.name] = JSON.stringify(row[c.name]);
+    return row;
   }
 
   /** Where applying the log spent its time, per table, since this runner started. */
@@ -348,6 +386,8 @@ export class ProjectionRunner {
   }
 
   private async dropTables() {
+    this.committed.clear();
+    this.generation++;
     for (const p of this.projections) await this.duck.writer.run(`DROP TABLE IF EXISTS "${p.table}"`);
     for (const p of this.schemaProjections) await p.drop(this.duck.writer);
     await this.duck.writer.run(`DROP TABLE IF EXISTS ${CHECKPOINT_TABLE}`);
@@ -398,28 +438,51 @@ export class ProjectionRunner {
   private async writeBatch(events: readonly RecordedEvent[], cursor: LogCursor) {
     const w = this.duck.writer;
     this.dataEpoch++;
-    await w.run('BEGIN TRANSACTION');
+    let begun = false;
+    let written: readonly BatchRowStore[] = [];
+    const transaction = {
+      get begun() {
+        return begun;
+      },
+      begin: async () => {
+        if (begun) return;
+        begun = true;
+        await w.run('BEGIN TRANSACTION');
+      },
+    };
     try {
-      await applyEvents(events, {
+      const batch = await applyEvents(events, {
         writer: w,
         log: this.log,
         projections: this.projections,
         schemaProjections: this.schemaProjections,
         timed: this.timed,
+        transaction,
+        committed: this.committed,
       });
-      await w.run(`UPDATE ${CHECKPOINT_TABLE} SET position = ?, transaction_id = ?`, [
-        cursor.position,
-        cursor.transactionId,
-      ]);
-      await w.run('COMMIT');
+      const checkpoint = `UPDATE ${CHECKPOINT_TABLE} SET position = ${cursor.position}, transaction_id = ${
+        cursor.transactionId === null ? 'NULL' : quoteString(cursor.transactionId)
+      }`;
+      // A small batch is one call: its rows, the checkpoint and the commit, run off the main thread.
+      const rest = [...batch.statements, checkpoint, 'COMMIT'];
+      if (!begun) {
+        begun = true;
+        rest.unshift('BEGIN TRANSACTION');
+      }
+      await this.timed('(batch write)', () => w.run(rest.join(';\n')));
+      for (const store of batch.stores) store.rememberCommitted();
+      written = batch.stores;
     } catch (error) {
-      await w.run('ROLLBACK').catch(() => undefined);
+      // A multi-statement text stops at its failing statement, leaving the transaction open.
+      if (begun) await w.run('ROLLBACK').catch(() => undefined);
+      this.committed.clear();
       throw error;
     } finally {
       this.dataEpoch++;
     }
     this.cursor = cursor;
     this.version++;
+    this.touchTables(written);
     for (const e of events) {
       this.applied.add(e.meta.position);
       this.waiters.reached(e.meta.position);

@@ -34,3 +34,16 @@ export const readCache = (
   };
 };
 export type ReadCache = ReturnType<typeof readCache>;
+
+/** One read cache per table, each kept while its table stays at one version. */
+export const tableReadCaches = (
+  tableVersion: (table: string) => number,
+  options: { holdsConnection?: () => boolean; bypass?: () => boolean } = {},
+) => {
+  const caches = new Map<string, ReadCache>();
+  return (table: string): ReadCache => {
+    let cache = caches.get(table);
+    if (!cache) caches.set(table, (cache = readCache(() => tableVersion(table), options)));
+    return cache;
+  };
+};

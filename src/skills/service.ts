@@ -7,7 +7,7 @@ import { notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { decideSkill, type SkillCommand } from './decider';
 import { presentSkill, type PresentedSkill } from './present';
-import { skillRowByRef, skillRowsByIds, skillRowsOfProject } from './projection';
+import { skillRowByRef, skillRowsByIds, skillRowsOfProject, type SkillRow } from './projection';
 
 /** How `GET …/skills?agent=` finds the agent it names (by name or id), or undefined. */
 export type AgentIds = { idOf(projectName: string, ref: string): Promise<number | undefined> };
@@ -33,6 +33,12 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
     const row = await skillRowByRef(ctx.duck, project.id, ref);
     if (!row) throw notFound(`Skill with name ${ref} not found.`, 'Skill not found');
     return presentSkill(row);
+  };
+
+  /** The skill a write just made or changed: the row its batch wrote, else read from the table. */
+  const written = async (projectName: string, id: bigint): Promise<PresentedSkill> => {
+    const row = ctx.projections.rememberedRow('skills', id) as SkillRow | undefined;
+    return row ? presentSkill(row) : get(projectName, String(id));
   };
 
   /** The skills with these ids (an agent's), read alone. */
@@ -65,9 +71,9 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
     const first = outcome.events[0];
     switch (first?.type) {
       case 'SkillCreated':
-        return { created: true, skill: await get(project.name, String(first.meta.position)) };
+        return { created: true, skill: await written(project.name, first.meta.position) };
       case 'SkillUpdated':
-        return { created: false, skill: await get(project.name, String(first.data.skillId)) };
+        return { created: false, skill: await written(project.name, BigInt(first.data.skillId)) };
       default:
         return { created: false, skill: undefined };
     }
