@@ -63,7 +63,13 @@ export const cellLiteral = (column: Column, value: unknown): string | undefined 
     case 'TIMESTAMP': {
       const m = micros(value);
       // An unreadable timestamp is stored as NULL by the appender too.
-      return m === undefined ? 'NULL' : `make_timestamp(${m}::BIGINT)`;
+      if (m === undefined) return 'NULL';
+      // A typed literal is cheaper for DuckDB than a function call per cell; years ISO text cannot
+      // write plainly (before 1000, after 9999) go through microseconds.
+      const iso = new Date(Number(m / 1000n)).toISOString();
+      return /^\d{4}-/.test(iso) && !iso.startsWith('0')
+        ? `TIMESTAMP '${iso.slice(0, 10)} ${iso.slice(11, 23)}'`
+        : `make_timestamp(${m}::BIGINT)`;
     }
     case 'VARCHAR[]':
       return listLiteral(
