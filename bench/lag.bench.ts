@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import pino from 'pino';
 import { createApp, type RunningApp } from '../src/app';
 import { loadConfig } from '../src/config';
@@ -7,11 +8,14 @@ import { fmt, percentile, ratio, tmpDir } from './support';
 /** Two processes' worth of app on one fresh PostgreSQL log (in this process, each with its own DuckDB). */
 const twoNodes = async (env: Record<string, string>) => {
   const db = await freshPostgresDatabase();
+  // Processes on one log share one master key (each would otherwise make its own and refuse the other's).
+  const masterKey = crypto.randomBytes(32).toString('base64');
   const start = () =>
     createApp(
       loadConfig({
         DATA_DIR: tmpDir('mindledger-bench-lag-'),
         EVENT_STORE_URL: db.url,
+        LEDGER_MASTER_KEY: masterKey,
         LOG_LEVEL: 'silent',
         // Checkpoints are events of their own: not part of what is measured.
         LEDGER_CHECKPOINT_EVENTS: '1000000000',
