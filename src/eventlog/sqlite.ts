@@ -1,15 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isExpectedVersionConflictError, type Event } from '@event-driven-io/emmett';
-import {
-  getSQLiteEventStore,
-  sqliteConnection,
-  SQLiteConnectionPool,
-  type SQLiteConnection,
-} from '@event-driven-io/emmett-sqlite';
+import { getSQLiteEventStore, SQLiteConnectionPool } from '@event-driven-io/emmett-sqlite';
 import type { RecordedEvent } from '../../events';
 import type { Clock } from '../shared/time';
 import { keyedMutex, serialQueue } from './queue';
+import { openSqliteConnection } from './sqliteConnection';
 import { actorOf, prepareForAppend, upcast, type StoredMetadata } from './registry';
 import { StreamVersionConflict, type EventLog, type LogCursor } from './types';
 
@@ -60,7 +56,7 @@ const rowToRecorded = (row: StoredRow): RecordedEvent => {
  */
 export const openSqliteLog = async (fileName: string, clock: Clock): Promise<EventLog> => {
   if (fileName !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(fileName)), { recursive: true });
-  const connection: SQLiteConnection = sqliteConnection({ fileName });
+  const connection = await openSqliteConnection(fileName);
   const store = getSQLiteEventStore({
     fileName,
     pool: SQLiteConnectionPool({ fileName, connectionOptions: { singleton: true, connection } }),
@@ -73,9 +69,6 @@ export const openSqliteLog = async (fileName: string, clock: Clock): Promise<Eve
   // on a new name (most creates) needs no read at all.
   const knownStreams = new Set<string>();
   await serial(async () => {
-    // WAL: readers of other processes (e.g. a backup) do not block the writer, and commits are cheaper.
-    await connection.query('PRAGMA journal_mode = WAL');
-    await connection.command('PRAGMA busy_timeout = 5000');
     // Forces the schema migration now rather than on the first request.
     await store.streamExists('__schema_probe__');
     const streams = await connection.query<{ stream_id: string }>('SELECT stream_id FROM emt_streams');
