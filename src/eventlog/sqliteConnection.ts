@@ -5,12 +5,14 @@ type Values = Parameters<SQLiteConnection['command']>[1];
 
 /**
  * The connection Emmett's SQLite event store runs on, in place of Emmett's own `sqliteConnection`,
- * which switches the file to WAL with a statement it neither awaits nor steps to its end (`PRAGMA
- * journal_mode` answers a row). Until sqlite3 finalizes that statement, a COMMIT on the connection
- * fails with SQLITE_BUSY ("SQL statements in progress"); under load CI saw a service fail to start
- * so. Here the pragmas are awaited before anything else runs, and every query is stepped to its end
- * (`all`, never `get`), so no statement stays open. Same methods and transaction nesting as
- * Emmett's (0.42); the log's queue (sqlite.ts) never runs two operations at once.
+ * which leaves write statements open: it switches the file to WAL with a statement it neither
+ * awaits nor steps to its end (`PRAGMA journal_mode` answers a row), and its `querySingle` (`get`)
+ * runs the append's `INSERT … RETURNING` on the streams table for one row only. Until sqlite3
+ * finalizes such a statement, a COMMIT on the connection fails with SQLITE_BUSY ("SQL statements in
+ * progress"); the finalize waits its turn on libuv's thread pool, which DuckDB keeps busy, and CI saw
+ * two services fail to start so. Here the pragmas are awaited before anything else runs, and every
+ * query is stepped to its end (`all`, never `get`), so no statement stays open. Same methods and
+ * transaction nesting as Emmett's (0.42); the log's queue (sqlite.ts) never runs two at once.
  */
 export const openSqliteConnection = async (fileName: string): Promise<SQLiteConnection> => {
   const db = await new Promise<sqlite3.Database>((resolve, reject) => {
