@@ -15,7 +15,7 @@ const schemaTimingKey = (p: SchemaProjection, event: RecordedEvent) => {
 };
 
 /** The batch's transaction on the writer connection, begun only when something must run inside it. */
-export type BatchTransaction = { readonly begun: boolean; begin(): Promise<void> };
+export type BatchTransaction = { begin(): Promise<void> };
 
 /** What is left to write once the events are applied, and the stores to tell once committed. */
 export type AppliedBatch = {
@@ -93,17 +93,14 @@ export const applyEvents = async (
   for (const recorder of recorders)
     await attributed(only, recorder.table, () => timed(recorder.table, () => recorder.record(lookup)));
   const statements: string[] = [];
-  const appended: BatchRowStore[] = [];
+  const appended = new Set<BatchRowStore>();
   for (const store of flushed) {
     const text = store.flushText();
     if (text) statements.push(...text);
-    else appended.push(store);
+    else appended.add(store);
   }
-  if (appended.length > 0) await transaction.begin();
-  for (let i = 0; i < flushed.length; i++)
-    if (appended.includes(flushed[i]!))
-      await attributed(only, projections[i]!.table, () =>
-        timed(projections[i]!.table, () => flushed[i]!.flush()),
-      );
+  if (appended.size > 0) await transaction.begin();
+  for (const store of appended)
+    await attributed(only, store.table, () => timed(store.table, () => store.flush()));
   return { statements, stores: flushed };
 };
