@@ -24,7 +24,7 @@ export const benchReplay = async (total: number) => {
   console.log(
     `replay of ${fmt(events)} events into ${allProjections.length} tables: ${fmt(ms)} ms → ${fmt(rate)} events/s (goal ≥ 50,000)`,
   );
-  runner.stop();
+  await runner.stop();
   await log.close();
   await duck.close();
   return { name: 'replay', eventsPerSecond: rate };

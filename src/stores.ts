@@ -93,7 +93,7 @@ export const openStores = async (
     digest: () =>
       digestOf(duck, { checkpointTable: CHECKPOINT_TABLE, schemas: ['main', FILES_SCHEMA, KB_SCHEMA] }),
     close: async () => {
-      projections.stop();
+      await projections.stop();
       await log.close();
       await keyPool?.end();
       await blobs.close();

@@ -6,8 +6,7 @@ import { cursorPassed, logStart, type EventLog, type LogCursor, type LogNews } f
 import { quoteString } from '../shared/quoting';
 import { applyEvents } from './batch';
 import { CommittedRows } from './committedRows';
-import type { BatchRowStore } from './rows';
-import { createTableSql } from './rows';
+import { createTableSql, type BatchRowStore } from './rows';
 import type { Row, SchemaProjection, TableProjection } from './types';
 import { AppliedPositions, PositionWaiters } from './appliedPositions';
 import { CHECKPOINT_TABLE, readModelFingerprint } from './checkpoint';
@@ -67,7 +66,7 @@ export class ProjectionRunner {
   private readonly writerTurn = serialQueue();
   /** Increases with every applied batch; read caches key on it. */
   version = 0;
-  /** Per table, increases with every batch that holds an event its projection handles. */
+  /** Per table, increases with every batch that wrote or deleted a row of it (`tableVersion`). */
   private readonly tableVersions = new Map<string, number>();
   /** Increases when the tables are dropped: every table's version moves with it. */
   private generation = 0;
@@ -251,7 +250,11 @@ export class ProjectionRunner {
     this.chaseTimer.unref();
   }
 
-  stop() {
+  /**
+   * Stops following the log, and resolves once no batch is being written: the DuckDB connections
+   * may be closed then (closing the writer while a batch ran on it crashed the process, SIGSEGV).
+   */
+  async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     if (this.chaseTimer) clearTimeout(this.chaseTimer);
@@ -261,6 +264,9 @@ export class ProjectionRunner {
     this.held?.release();
     this.held = null;
     this.waiters.releaseAll();
+    await this.running?.catch(() => undefined);
+    // Work queued for the writer between batches finishes too.
+    await this.writerTurn(async () => undefined);
   }
 
   /**
@@ -441,9 +447,6 @@ export class ProjectionRunner {
     let begun = false;
     let written: readonly BatchRowStore[] = [];
     const transaction = {
-      get begun() {
-        return begun;
-      },
       begin: async () => {
         if (begun) return;
         begun = true;

@@ -65,7 +65,7 @@ const stoppedReplay = async (t: TestApp) => {
       await runner.catchUp();
     },
     close: async () => {
-      runner.stop();
+      await runner.stop();
       await duck.close();
     },
   };
