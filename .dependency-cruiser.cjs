@@ -84,6 +84,6 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    exclude: { path: '^(node_modules|dist|data)/' },
+    exclude: { path: '^(node_modules|dist|dist-bench|data)/' },
   },
 };

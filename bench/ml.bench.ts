@@ -11,7 +11,7 @@ import { forecast } from '../src/ml/timeseries';
 import { trainModel } from '../src/ml/train';
 import { seasonalSales, wideRegression } from '../test/ml/synthetic';
 import { readSharedCsv } from '../test/support/data';
-import { fmt } from './support';
+import { fmt, REPOSITORY } from './support';
 
 const seconds = (ms: number) => fmt(ms / 1000, 2);
 
@@ -182,10 +182,7 @@ const prediction = async () => {
   });
   const v1 = makePredictor(
     readArtifact(
-      fs.readFileSync(
-        path.join(__dirname, '../test/ml/fixtures/v1-home-rentals-regression.artifact'),
-        'utf8',
-      ),
+      fs.readFileSync(path.join(REPOSITORY, 'test/ml/fixtures/v1-home-rentals-regression.artifact'), 'utf8'),
     ),
   );
   const v2Small = makePredictor(trainModel(rows.slice(0, 600), 'rental_price', { seed: 5, maxRounds: 40 }));

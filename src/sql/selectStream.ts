@@ -140,6 +140,7 @@ export const streamSelect = (
       await Promise.race([finished, local.ended]);
       released = true;
       await reading?.catch(() => undefined);
+      await reader.idle();
       return undefined;
     },
   );

@@ -1,10 +1,12 @@
 import {
   JsonDuckDBValueConverter,
   JSDuckDBValueConverter,
+  type DuckDBDataChunk,
   type DuckDBResult,
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
+import { integerDigits } from '../shared/integerDigits';
 
 const isIntegerType = (t: string) =>
   /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|VARINT|BIGNUM)$/.test(
@@ -107,7 +109,10 @@ const cellOfColumn = (type: string): CellOf => {
  */
 const jsonBytes = (cell: unknown): number => {
   if (cell === null || cell === undefined) return 4;
-  if (typeof cell === 'number') return Number.isFinite(cell) ? String(cell).length : 4;
+  if (typeof cell === 'number') {
+    if (Number.isSafeInteger(cell)) return integerDigits(cell);
+    return Number.isFinite(cell) ? String(cell).length : 4;
+  }
   if (typeof cell === 'boolean') return cell ? 4 : 5;
   if (typeof cell === 'string') {
     const n = cell.length;
@@ -139,11 +144,25 @@ export const resultRows = (
   let bytes = 0;
   let truncated = false;
   let done = false;
+  /**
+   * The chunk after the one being converted, read meanwhile: DuckDB computes it on a thread of
+   * libuv's pool while this thread converts and sends (one after the other, the thread sat idle
+   * half the time of a 1M-row stream). It holds the connection until settled (`idle`).
+   */
+  let ahead: Promise<DuckDBDataChunk | null> | undefined;
+  const fetchChunk = () => {
+    const fetching = result.fetchChunk();
+    // Its failure is met by the `next` that awaits it; none is left unhandled when none does.
+    fetching.catch(() => undefined);
+    return fetching;
+  };
   /** The next chunk's rows (as many as the limits leave), or undefined once the result is done or cut. */
   const next = async (): Promise<unknown[][] | undefined> => {
     if (done) return undefined;
     limits.check?.();
-    const chunk = await result.fetchChunk();
+    const fetching = ahead ?? fetchChunk();
+    ahead = undefined;
+    const chunk = await fetching;
     // An interrupted result reads as ended (an empty chunk), not as failed: `check` tells them apart.
     limits.check?.();
     const count = chunk ? chunk.rowCount : 0;
@@ -151,6 +170,7 @@ export const resultRows = (
       done = true;
       return undefined;
     }
+    ahead = fetchChunk();
     // Column by column: each vector is looked up once per chunk, not once per cell.
     const vectors = types.map((_t, c) => chunk.getColumnVector(c));
     const vectorTypes = vectors.map((v) => v.type);
@@ -184,6 +204,10 @@ export const resultRows = (
     next,
     truncated: () => truncated,
     bytes: () => bytes,
+    /** Settles once no read of the result runs: the connection may then serve someone else. */
+    idle: async () => {
+      await ahead?.catch(() => undefined);
+    },
   };
 };
 
@@ -197,8 +221,13 @@ export const readAnswer = async (
 ) => {
   const rows = resultRows(result, limits);
   const data: unknown[][] = [];
-  for (let chunk = await rows.next(); chunk; chunk = await rows.next())
-    for (const row of chunk) data.push(row);
+  try {
+    for (let chunk = await rows.next(); chunk; chunk = await rows.next())
+      for (const row of chunk) data.push(row);
+  } finally {
+    // Cut at a limit (or failed) with the next chunk still being read: it ends before the reader goes back.
+    await rows.idle();
+  }
   return {
     column_names: rows.column_names,
     column_types: rows.column_types,

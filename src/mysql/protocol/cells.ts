@@ -84,6 +84,11 @@ export const writeTextCell = (w: PacketWriter, column: Column, cell: unknown) =>
     w.nullCell();
     return;
   }
+  // Integers (most cells of most results) go straight to digits, with no string made.
+  if (column.kind === 'integer' && typeof cell === 'number' && Number.isSafeInteger(cell)) {
+    w.lenencInteger(cell);
+    return;
+  }
   const value = textOf(column, cell);
   if (typeof value === 'string') w.lenencString(value);
   else w.lenencBytes(value);

@@ -1,4 +1,8 @@
+import { integerDigits } from '../../shared/integerDigits';
 import { MAX_PACKET_PAYLOAD } from './constants';
+
+/** Pieces this large are handed over by `take` rather than copied. */
+const HANDED_OVER_BYTES = 16 * 1024;
 
 /**
  * Builds outgoing packets into one growing buffer, so a whole result (or a large part of one) is
@@ -120,6 +124,24 @@ export class PacketWriter {
     return this.int1(0xfe).int8(BigInt(n));
   }
 
+  /** A safe integer as a length-encoded string of its decimal digits (a text-protocol cell), made in place. */
+  lenencInteger(n: number) {
+    const digits = integerDigits(n);
+    this.ensure(1 + digits);
+    const buf = this.buf;
+    buf[this.pos] = digits;
+    let at = this.pos + digits;
+    let rest = Math.abs(n);
+    do {
+      const next = Math.floor(rest / 10);
+      buf[at--] = 0x30 + (rest - next * 10);
+      rest = next;
+    } while (rest > 0);
+    if (n < 0) buf[at] = 0x2d;
+    this.pos += 1 + digits;
+    return this;
+  }
+
   /** 0xFB: NULL in a text row. */
   nullCell() {
     return this.int1(0xfb);
@@ -193,15 +215,23 @@ export class PacketWriter {
   }
 
   /**
-   * Everything written so far, as a copy the caller owns (a socket may hold it until sent); the
-   * writer keeps its buffer and starts empty again. Copying the few bytes of a typical answer is
-   * cheaper than a fresh buffer per answer (the allocator's pool serves small copies).
+   * Everything written so far, as bytes the caller owns (a socket may hold them until sent); the
+   * writer starts empty again. A typical answer's few bytes are copied (the allocator's pool serves
+   * small copies) and the writer keeps its buffer; a large piece (a result's rows) is handed over
+   * whole and the writer takes a fresh buffer of the same size, since copying 64 KiB cost more.
    */
   take(): Buffer {
-    const out = Buffer.from(this.buf.subarray(0, this.pos));
+    const taken = this.pos;
     this.pos = 0;
     // A buffer grown for one large answer is not kept for the connection's lifetime.
-    if (this.buf.length > 4 * 1024 * 1024) this.buf = Buffer.allocUnsafe(this.initial);
+    const size = this.buf.length > 4 * 1024 * 1024 ? this.initial : this.buf.length;
+    if (taken < HANDED_OVER_BYTES) {
+      const out = Buffer.from(this.buf.subarray(0, taken));
+      if (size !== this.buf.length) this.buf = Buffer.allocUnsafe(size);
+      return out;
+    }
+    const out = this.buf.subarray(0, taken);
+    this.buf = Buffer.allocUnsafe(size);
     return out;
   }
 }
