@@ -19,7 +19,7 @@ const runConcurrently = async (count: number, concurrency: number, work: (i: num
 
 type Store = 'sqlite' | 'postgres';
 
-/** The baseline: raw appends of one event each, every one to a stream of its own (none conflict). */
+/** The baseline: the log's raw appends of one event each, every one to a stream of its own (none conflict). */
 const rawAppendRate = async (store: Store, count: number, concurrency: number) => {
   const pg = store === 'postgres' ? await freshPostgresDatabase() : undefined;
   const rawLog = await openEventLog({
@@ -74,7 +74,7 @@ export const benchWrites = async (count: number) => {
       const r = ratio(ours, raw);
       console.log(
         `project create on ${store}, ${concurrency} concurrent: ${fmt(ours)} writes/s with projections` +
-          ` vs raw appendToStream ${fmt(raw)} appends/s → ${fmt(r, 2)} (goal ≥ 0.60)`,
+          ` vs the log's raw appends ${fmt(raw)} appends/s → ${fmt(r, 2)} (goal ≥ 0.60)`,
       );
       results.push({ store: `${store}/${concurrency}`, ratio: r });
     }

@@ -1,8 +1,8 @@
-import { isExpectedVersionConflictError, type Event } from '@event-driven-io/emmett';
 import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
 import pg from 'pg';
-import { allContracts, type RecordedEvent } from '../../events';
+import type { RecordedEvent } from '../../events';
 import type { Clock } from '../shared/time';
+import { appendWithOneStatement, type AppendedPositions } from './postgresAppend';
 import { appendNewsFeed } from './postgresNews';
 import { extendEmmettSchema } from './postgresSchema';
 import { keyedMutex } from './queue';
@@ -69,28 +69,17 @@ const FLOOR_WAIT_MS = 5_000;
 
 /** The shared log for scale-out: several API processes append to and tail one PostgreSQL database. */
 export const openPostgresLog = async (connectionString: string, clock: Clock): Promise<EventLog> => {
-  // Emmett gives every appended event its global position inside the append's transaction but
-  // returns only the last one; an inline projection hears them all, so a group commit's events need
-  // no read back. Keyed by our own message id; entries live only for the append that made them.
-  const heardPositions = new Map<string, bigint>();
-  const positionRecorder = {
-    canHandle: allContracts.map((c) => c.type),
-    handle: (events: readonly { metadata: { messageId?: string; globalPosition?: bigint } }[]) => {
-      for (const e of events)
-        if (e.metadata.messageId && e.metadata.globalPosition !== undefined)
-          heardPositions.set(e.metadata.messageId, e.metadata.globalPosition);
-      return Promise.resolve();
-    },
-  };
   const store = getPostgreSQLEventStore(connectionString, {
     schema: { autoMigration: 'CreateOrUpdate' },
-    projections: [{ type: 'inline', projection: positionRecorder as never }],
   });
   await store.schema.migrate();
   const reader = new pg.Pool({ connectionString, max: 4 });
+  // Appends: one statement each (postgresAppend.ts), so a connection is held only for that statement.
+  const writer = new pg.Pool({ connectionString, max: 10 });
   // An idle connection the server closes (a restart, a terminated backend) is dropped from the pool
   // and the next query opens another; unheard, the pool's 'error' would end the process.
   reader.on('error', () => undefined);
+  writer.on('error', () => undefined);
   await extendEmmettSchema(reader);
   const news = appendNewsFeed(connectionString);
   const perStream = keyedMutex();
@@ -125,51 +114,30 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       const prepared = events.map((e, i) =>
         prepareForAppend(e, clock(), causes ? { cause: causes[i] } : undefined),
       );
+      let appended: AppendedPositions | null;
       try {
-        const result = await store.appendToStream(stream, prepared as unknown as Event[], {
-          expectedStreamVersion: expectedVersion,
-        });
-        const lastPosition = result.lastEventGlobalPosition;
-        const streamVersion = result.nextExpectedStreamVersion;
-        const only = prepared.length === 1 ? prepared[0] : undefined;
-        if (only) {
-          // One event: everything about it is known without a read.
-          const event = upcast(only.type, only.data, {
-            position: lastPosition,
-            stream,
-            streamPosition: streamVersion,
-            eventId: only.metadata.messageId,
-            recordedAt: only.metadata.recordedAt,
-            schemaVersion: only.metadata.schemaVersion,
-            ...actorOf(only.metadata),
-          });
-          return { lastPosition, streamVersion, events: [event] };
-        }
-        // Positions come from a shared sequence and need not be consecutive: as Emmett told them.
-        const positions = prepared.map((e) => heardPositions.get(e.metadata.messageId));
-        if (positions.every((p): p is bigint => p !== undefined)) {
-          const first = streamVersion - BigInt(prepared.length) + 1n;
-          const events = prepared.map((e, i) =>
-            upcast(e.type, e.data, {
-              position: positions[i]!,
-              stream,
-              streamPosition: first + BigInt(i),
-              eventId: e.metadata.messageId,
-              recordedAt: e.metadata.recordedAt,
-              schemaVersion: e.metadata.schemaVersion,
-              ...actorOf(e.metadata),
-            }),
-          );
-          return { lastPosition, streamVersion, events };
-        }
-        const { events: written } = await log.readStream(stream, expectedVersion);
-        return { lastPosition, streamVersion, events: written.slice(0, prepared.length) };
+        appended = await appendWithOneStatement(writer, stream, prepared, expectedVersion);
       } catch (error) {
-        if (isExpectedVersionConflictError(error)) throw new StreamVersionConflict(stream, expectedVersion);
-        throw error;
-      } finally {
-        for (const e of prepared) heardPositions.delete(e.metadata.messageId);
+        // A unique key of the stream or its positions: someone else appended first.
+        if ((error as { code?: unknown }).code === '23505') appended = null;
+        else throw error;
       }
+      if (!appended) throw new StreamVersionConflict(stream, expectedVersion);
+      const { nextStreamPosition: streamVersion, globalPositions } = appended;
+      // Positions come from a shared sequence and need not be consecutive: as the function told them.
+      const firstVersion = streamVersion - BigInt(prepared.length) + 1n;
+      const recorded = prepared.map((e, i) =>
+        upcast(e.type, e.data, {
+          position: globalPositions[i]!,
+          stream,
+          streamPosition: firstVersion + BigInt(i),
+          eventId: e.metadata.messageId,
+          recordedAt: e.metadata.recordedAt,
+          schemaVersion: e.metadata.schemaVersion,
+          ...actorOf(e.metadata),
+        }),
+      );
+      return { lastPosition: globalPositions[globalPositions.length - 1]!, streamVersion, events: recorded };
     },
 
     readAll: async (after: LogCursor, limit: number) => {
@@ -255,6 +223,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
     close: async () => {
       await news.close();
       await reader.end();
+      await writer.end();
       await store.close();
     },
   };
