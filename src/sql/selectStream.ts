@@ -140,7 +140,6 @@ export const streamSelect = (
       await Promise.race([finished, local.ended]);
       released = true;
       await reading?.catch(() => undefined);
-      await reader.idle();
       return undefined;
     },
   );

@@ -1,7 +1,6 @@
 import {
   JsonDuckDBValueConverter,
   JSDuckDBValueConverter,
-  type DuckDBDataChunk,
   type DuckDBResult,
   type DuckDBType,
   type DuckDBValue,
@@ -144,25 +143,11 @@ export const resultRows = (
   let bytes = 0;
   let truncated = false;
   let done = false;
-  /**
-   * The chunk after the one being converted, read meanwhile: DuckDB computes it on a thread of
-   * libuv's pool while this thread converts and sends (one after the other, the thread sat idle
-   * half the time of a 1M-row stream). It holds the connection until settled (`idle`).
-   */
-  let ahead: Promise<DuckDBDataChunk | null> | undefined;
-  const fetchChunk = () => {
-    const fetching = result.fetchChunk();
-    // Its failure is met by the `next` that awaits it; none is left unhandled when none does.
-    fetching.catch(() => undefined);
-    return fetching;
-  };
   /** The next chunk's rows (as many as the limits leave), or undefined once the result is done or cut. */
   const next = async (): Promise<unknown[][] | undefined> => {
     if (done) return undefined;
     limits.check?.();
-    const fetching = ahead ?? fetchChunk();
-    ahead = undefined;
-    const chunk = await fetching;
+    const chunk = await result.fetchChunk();
     // An interrupted result reads as ended (an empty chunk), not as failed: `check` tells them apart.
     limits.check?.();
     const count = chunk ? chunk.rowCount : 0;
@@ -170,7 +155,6 @@ export const resultRows = (
       done = true;
       return undefined;
     }
-    ahead = fetchChunk();
     // Column by column: each vector is looked up once per chunk, not once per cell.
     const vectors = types.map((_t, c) => chunk.getColumnVector(c));
     const vectorTypes = vectors.map((v) => v.type);
@@ -204,10 +188,6 @@ export const resultRows = (
     next,
     truncated: () => truncated,
     bytes: () => bytes,
-    /** Settles once no read of the result runs: the connection may then serve someone else. */
-    idle: async () => {
-      await ahead?.catch(() => undefined);
-    },
   };
 };
 
@@ -221,13 +201,8 @@ export const readAnswer = async (
 ) => {
   const rows = resultRows(result, limits);
   const data: unknown[][] = [];
-  try {
-    for (let chunk = await rows.next(); chunk; chunk = await rows.next())
-      for (const row of chunk) data.push(row);
-  } finally {
-    // Cut at a limit (or failed) with the next chunk still being read: it ends before the reader goes back.
-    await rows.idle();
-  }
+  for (let chunk = await rows.next(); chunk; chunk = await rows.next())
+    for (const row of chunk) data.push(row);
   return {
     column_names: rows.column_names,
     column_types: rows.column_types,
