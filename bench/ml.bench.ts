@@ -10,8 +10,8 @@ import { trainInWorker } from '../src/ml/runTraining';
 import { forecast } from '../src/ml/timeseries';
 import { trainModel } from '../src/ml/train';
 import { seasonalSales, wideRegression } from '../test/ml/synthetic';
-import { readSharedCsv } from '../test/support/data';
-import { fmt, REPOSITORY } from './support';
+import { readSharedCsv, REPOSITORY } from '../test/support/data';
+import { fmt } from './support';
 
 const seconds = (ms: number) => fmt(ms / 1000, 2);
 

@@ -15,9 +15,6 @@ export const tmpDir = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), 
  */
 const compiled = __filename.endsWith('.js');
 
-/** The repository's root (bench/ is one level below it, dist-bench/bench/ two). */
-export const REPOSITORY = path.resolve(__dirname, compiled ? '../..' : '..');
-
 /** Starts a server script of bench/ in its own process, resolving once it listens. */
 export const startServer = (script: string, env: Record<string, string>): Promise<ChildProcess> =>
   new Promise((resolve, reject) => {

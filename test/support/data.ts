@@ -3,11 +3,11 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 
 /** The repository: two levels above test/support; three once compiled into dist-bench/ (`npm run bench`). */
-const ROOT = path.resolve(__dirname, __filename.endsWith('.js') ? '../../..' : '../..');
+export const REPOSITORY = path.resolve(__dirname, __filename.endsWith('.js') ? '../../..' : '../..');
 
 /** A dataset from `../shared/data` (beside the repository, on every machine and in CI). */
 export const sharedData = (file: string) => {
-  const full = path.resolve(ROOT, '../shared/data', file);
+  const full = path.resolve(REPOSITORY, '../shared/data', file);
   if (!fs.existsSync(full))
     throw new Error(
       `${full} is missing: the tests read the shared datasets from ../shared/data beside the repository`,
