@@ -20,10 +20,23 @@ const WHOLE_PORT = 47437;
 const ROWS = 1_000_000;
 const ROUNDS = 3;
 
-const median = (values: number[]) => percentile(values, 50);
-/** Each turn's ratio, in order: how much the machine moved during the run. */
-const turns = (ours: number[], theirs: number[]) =>
-  ours.map((o, i) => fmt(ratio(o, theirs[i] ?? 0), 2)).join(', ');
+/**
+ * MariaDB's rate and the service's, measured in turns (MariaDB, then the service, ROUNDS times),
+ * each side's median compared: one turn each moved SELECT 1's ratio from 0.45 to 0.66 between
+ * runs, as the machine's other work came and went. `turns`: each turn's ratio, in order.
+ */
+const inTurns = async (theirs: () => Promise<number>, ours: () => Promise<number>) => {
+  const measured = { theirs: [] as number[], ours: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    measured.theirs.push(await theirs());
+    measured.ours.push(await ours());
+  }
+  return {
+    mariadb: percentile(measured.theirs, 50),
+    ours: percentile(measured.ours, 50),
+    turns: measured.ours.map((o, i) => fmt(ratio(o, measured.theirs[i] ?? 0), 2)).join(', '),
+  };
+};
 
 /**
  * The protocol's ceiling: DuckDB's chunks straight to the wire, on one pooled reader held while the
@@ -162,33 +175,27 @@ export const benchMysql = async (seconds: number) => {
     const chunks: Target = { name: 'DuckDB chunks', options: { ...ours.options, port: CHUNKS_PORT } };
     const wholeAnswers: Target = { name: 'whole answers', options: { ...ours.options, port: WHOLE_PORT } };
 
-    // Each side measured in turns (MariaDB, then the service, ROUNDS times), the median of each
-    // side's turns compared: one turn each moved the ratio from 0.45 to 0.66 between runs, as
-    // the machine's other work came and went.
-    const select1 = { mariadb: [] as number[], ours: [] as number[] };
-    for (let round = 0; round < ROUNDS; round++) {
-      select1.mariadb.push(await queriesPerSecond(mariadb, 'SELECT 1', 16, seconds));
-      select1.ours.push(await queriesPerSecond(ours, 'SELECT 1', 16, seconds));
-    }
-    const q = { mariadb: median(select1.mariadb), ours: median(select1.ours) };
+    const q = await inTurns(
+      () => queriesPerSecond(mariadb, 'SELECT 1', 16, seconds),
+      () => queriesPerSecond(ours, 'SELECT 1', 16, seconds),
+    );
     console.log(
-      `MySQL protocol SELECT 1 (16 connections, median of ${ROUNDS} turns each): ${fmt(q.ours)} q/s vs MariaDB ${fmt(q.mariadb)} q/s → ${fmt(ratio(q.ours, q.mariadb), 2)} (goal ≥ 0.5; turns ${turns(select1.ours, select1.mariadb)})`,
+      `MySQL protocol SELECT 1 (16 connections, median of ${ROUNDS} turns each): ${fmt(q.ours)} q/s vs MariaDB ${fmt(q.mariadb)} q/s → ${fmt(ratio(q.ours, q.mariadb), 2)} (goal ≥ 0.5; turns ${q.turns})`,
     );
 
     // MariaDB's Sequence engine makes the rows as it sends them; DuckDB's range() likewise.
-    const streamed = { mariadb: [] as number[], ours: [] as number[] };
-    for (let round = 0; round < ROUNDS; round++) {
-      streamed.mariadb.push(await rowsPerSecond(mariadb, `SELECT seq FROM seq_0_to_${ROWS - 1}`, 3));
-      streamed.ours.push(await rowsPerSecond(ours, `SELECT * FROM range(${ROWS})`, 3));
-    }
+    const streamed = await inTurns(
+      () => rowsPerSecond(mariadb, `SELECT seq FROM seq_0_to_${ROWS - 1}`, 3),
+      () => rowsPerSecond(ours, `SELECT * FROM range(${ROWS})`, 3),
+    );
     const rows = {
-      mariadb: median(streamed.mariadb),
-      ours: median(streamed.ours),
+      mariadb: streamed.mariadb,
+      ours: streamed.ours,
       whole: await rowsPerSecond(wholeAnswers, `SELECT * FROM range(${ROWS})`, 3),
       chunks: await rowsPerSecond(chunks, `SELECT * FROM range(${ROWS})`, 3),
     };
     console.log(
-      `MySQL protocol 1M-row result, streamed by the service (best of 3 reads per turn, median of ${ROUNDS} turns): ${fmt(rows.ours)} rows/s vs MariaDB ${fmt(rows.mariadb)} rows/s → ${fmt(ratio(rows.ours, rows.mariadb), 2)} (goal ≥ 0.5; turns ${turns(streamed.ours, streamed.mariadb)})`,
+      `MySQL protocol 1M-row result, streamed by the service (best of 3 reads per turn, median of ${ROUNDS} turns): ${fmt(rows.ours)} rows/s vs MariaDB ${fmt(rows.mariadb)} rows/s → ${fmt(ratio(rows.ours, rows.mariadb), 2)} (goal ≥ 0.5; turns ${streamed.turns})`,
     );
     console.log(
       `  the same engine answering whole: ${fmt(rows.whole)} rows/s → ${fmt(ratio(rows.whole, rows.mariadb), 2)}; raw DuckDB chunks to the wire (the protocol's ceiling): ${fmt(rows.chunks)} rows/s → ${fmt(ratio(rows.chunks, rows.mariadb), 2)}`,

@@ -13,7 +13,9 @@ export type AppendedPositions = { nextStreamPosition: bigint; globalPositions: b
  * BEGIN and COMMIT around it. The function is one statement, so it is atomic on its own; Emmett's
  * transaction only gave its in-transaction hooks a place to run, and cost two more round trips per
  * append (a third of this process's socket writes under concurrent creates). Prepared once per
- * connection. Returns null when the stream is not at `expectedVersion` (someone appended first).
+ * connection. Returns null when the stream exists at another version than `expectedVersion` (or
+ * nothing is given to append); expecting 0 of a stream that exists fails with the unique-key error
+ * of its row (23505), as Emmett's path does. Either way someone appended first.
  */
 export const appendWithOneStatement = async (
   pool: pg.Pool,
