@@ -6,6 +6,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { integerDigits } from '../shared/integerDigits';
+import { plainCells, type CellAt } from './plainColumns';
 
 const isIntegerType = (t: string) =>
   /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|VARINT|BIGNUM)$/.test(
@@ -64,7 +65,7 @@ type CellOf = (raw: DuckDBValue, type: DuckDBType) => unknown;
  * for every type; the plain ones (integers, floats, text, booleans: most results) straight from
  * the raw value, to the same cell without the two intermediate values per cell.
  */
-const cellOfColumn = (type: string): CellOf => {
+export const cellOfColumn = (type: string): CellOf => {
   switch (type) {
     case 'TINYINT':
     case 'SMALLINT':
@@ -155,9 +156,15 @@ export const resultRows = (
       done = true;
       return undefined;
     }
-    // Column by column: each vector is looked up once per chunk, not once per cell.
-    const vectors = types.map((_t, c) => chunk.getColumnVector(c));
-    const vectorTypes = vectors.map((v) => v.type);
+    // Column by column: each column's reader is made once per chunk, not once per cell.
+    const readers = types.map((type, c): CellAt => {
+      const plain = plainCells(chunk, c, type);
+      if (plain) return plain;
+      const vector = chunk.getColumnVector(c);
+      const vectorType = vector.type;
+      const cell = cells[c]!;
+      return (r) => cell(vector.getItem(r), vectorType) as ReturnType<CellAt>;
+    });
     const converted: unknown[][] = [];
     for (let r = 0; r < count; r++) {
       if (rows >= limits.rowLimit) {
@@ -168,7 +175,7 @@ export const resultRows = (
       // The row as the answer will carry it, plus its separator.
       let size = rowOverhead;
       for (let c = 0; c < width; c++) {
-        const cell = cells[c]!(vectors[c]!.getItem(r), vectorTypes[c]!);
+        const cell = readers[c]!(r);
         row[c] = cell;
         size += jsonBytes(cell);
       }

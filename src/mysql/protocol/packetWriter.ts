@@ -41,8 +41,13 @@ export class PacketWriter {
   end() {
     const length = this.pos - this.start - 4;
     if (length < MAX_PACKET_PAYLOAD) {
-      this.buf.writeUIntLE(length, this.start, 3);
-      this.buf[this.start + 3] = this.sequence & 0xff;
+      // The three length bytes and the sequence number, stored one by one (once per row).
+      const buf = this.buf;
+      const at = this.start;
+      buf[at] = length & 0xff;
+      buf[at + 1] = (length >>> 8) & 0xff;
+      buf[at + 2] = length >>> 16;
+      buf[at + 3] = this.sequence & 0xff;
       this.sequence++;
     } else this.split(length);
     this.start = -1;
