@@ -1,6 +1,6 @@
-import crypto from 'node:crypto';
 import type { Authenticator, ClientOf, ErrorAnswer, SqlContext, SqlEngine } from '../mysql';
 import { withRequest } from '../shared/requestContext';
+import { nextRequestId } from '../shared/requestIds';
 import type { UsersService } from './service';
 
 /**
@@ -29,8 +29,8 @@ export const mysqlDoor = (
     context: SqlContext,
     run: () => Promise<T>,
   ): Promise<T | (ErrorAnswer & { context: SqlContext })> => {
-    const requestId = crypto.randomUUID();
-    if (!(await users.enabled()))
+    const requestId = nextRequestId();
+    if (!(users.enabledNow() ?? (await users.enabled())))
       return withRequest(
         { requestId, interface: 'mysql', actor: { kind: 'address', id: client?.host ?? '' } },
         run,
