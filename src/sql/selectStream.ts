@@ -1,4 +1,4 @@
-import type { TableAnswer, TableRows } from './answers';
+import type { SqlContext, TableAnswer, TableRows } from './answers';
 import { deadlineIn, withinDeadline } from './deadline';
 import { toSqlError } from './errors';
 import { withSelect, type SelectDeps, type SelectInput, type SelectLimits } from './select';
@@ -14,20 +14,31 @@ export type StreamCounters = {
 };
 export const streamCounters = (): StreamCounters => ({ open: 0, chunks: 0 });
 
-/** An answer in hand (cached, or pushed down to an external database) as a stream of one chunk. */
-export const oneChunk = (answer: TableAnswer): TableRows => ({
-  type: 'table',
-  column_names: answer.column_names,
-  column_types: answer.column_types,
-  // Made only when iterated: the MySQL door writes `whole` and never asks.
-  rows: {
-    async *[Symbol.asyncIterator]() {
-      yield answer.data;
-    },
-  },
-  whole: answer.data,
-  truncated: () => answer.truncated === true,
-});
+/** Rows already in hand, yielded as one chunk (made only when iterated: the MySQL door writes `whole`). */
+class OneChunkRows implements AsyncIterable<unknown[][]> {
+  constructor(private readonly data: unknown[][]) {}
+  async *[Symbol.asyncIterator]() {
+    yield this.data;
+  }
+}
+const wasCut = () => true;
+const wasWhole = () => false;
+
+/**
+ * An answer in hand (cached, or pushed down to an external database) as a stream of one chunk;
+ * with `context`, as the SQL service answers it. Built with no closure per answer: a cached
+ * `SELECT 1` over the MySQL door is made of little else.
+ */
+export function oneChunk(answer: TableAnswer): TableRows;
+export function oneChunk(answer: TableAnswer, context: SqlContext): TableRows & { context: SqlContext };
+export function oneChunk(answer: TableAnswer, context?: SqlContext): TableRows & { context?: SqlContext } {
+  const rows = new OneChunkRows(answer.data);
+  const truncated = answer.truncated === true ? wasCut : wasWhole;
+  const { column_names, column_types, data } = answer;
+  return context === undefined
+    ? { type: 'table', column_names, column_types, rows, whole: data, truncated }
+    : { type: 'table', column_names, column_types, rows, whole: data, truncated, context };
+}
 
 /** A failure mid-result, as the MySQL port expects it (the code the client is sent). */
 const rowError = (error: unknown) => {

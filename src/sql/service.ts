@@ -403,9 +403,7 @@ export const sqlService = (
     signal?: AbortSignal,
   ): Promise<StreamAnswer> => {
     const answer = await statement(query, context, params, signal, selectRows);
-    return answer.type === 'table' && !('rows' in answer)
-      ? { ...oneChunk(answer), context: answer.context }
-      : answer;
+    return answer.type === 'table' && !('rows' in answer) ? oneChunk(answer, answer.context) : answer;
   };
 
   return {
