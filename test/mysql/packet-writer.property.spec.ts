@@ -13,6 +13,8 @@ const safeInteger = fc.oneof(
   fc.maxSafeInteger(),
   fc.integer().map((n) => -n),
   fc.constantFrom(0, -0, 9, 10, -10, 99, 100, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER),
+  // Where the digits change from floating-point to 32-bit integer arithmetic.
+  fc.constantFrom(2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, -(2 ** 31), -(2 ** 31) - 1, 2 ** 32, 2 ** 31 * 100 + 99),
   fc.maxSafeNat().map((n) => -n),
 );
 
