@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 
-/** This process's random part: 92 random bits (a v4 UUID's first four groups). */
+/** This process's random part: a v4 UUID's first four groups (74 random bits). */
 const processPart = crypto.randomUUID().slice(0, 24);
 let issued = 0;
 

@@ -143,6 +143,33 @@ describe('plain columns read from vector memory', () => {
     );
   });
 
+  it('reads constant and computed columns (flat by the time a chunk is fetched) row by row', async () => {
+    const result = await c.stream(
+      `SELECT 42::BIGINT AS c, NULL::BIGINT AS n, range % 3 = 0 AS b, CASE WHEN range % 2 = 0 THEN range END AS d FROM range(5000)`,
+    );
+    let row = 0;
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      const [constant, nulls, flags, evens] = (['BIGINT', 'BIGINT', 'BOOLEAN', 'BIGINT'] as const).map(
+        (type, i) => plainCells(chunk, i, type)!,
+      );
+      const read = Array.from({ length: chunk.rowCount }, (_, r) => [
+        constant!(r),
+        nulls!(r),
+        flags!(r),
+        evens!(r),
+      ]);
+      const expected = read.map((_, r) => {
+        const n = row + r;
+        return [42, null, n % 3 === 0, n % 2 === 0 ? n : null];
+      });
+      expect(read).toEqual(expected);
+      row += chunk.rowCount;
+    }
+    expect(row).toBe(5000);
+  });
+
   it('leaves every other type to DuckDB’s own reading', async () => {
     const result = await c.stream(
       `SELECT 'x' AS s, 1::HUGEINT AS h, DATE '2026-01-01' AS d, 1.5::DECIMAL(4,1) AS m`,
