@@ -5,49 +5,28 @@ import type { DuckDBDataChunk } from '@duckdb/node-api';
 /** A column's cell at a row of the chunk (null for NULL). */
 export type CellAt = (row: number) => number | boolean | string | null;
 
-type Typed =
-  Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array;
-
-const WIDTH: Record<string, number> = {
-  TINYINT: 1,
-  UTINYINT: 1,
-  BOOLEAN: 1,
-  SMALLINT: 2,
-  USMALLINT: 2,
-  INTEGER: 4,
-  UINTEGER: 4,
-  FLOAT: 4,
-  BIGINT: 8,
-  UBIGINT: 8,
-  DOUBLE: 8,
+/** A typed array's constructor, over memory DuckDB owns. */
+type TypedArrayOf = {
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): ArrayLike<number>;
+  readonly BYTES_PER_ELEMENT: number;
 };
 
-const view = (type: string, data: Uint8Array, count: number): Typed | undefined => {
-  const { buffer, byteOffset } = data;
-  switch (type) {
-    case 'TINYINT':
-      return new Int8Array(buffer, byteOffset, count);
-    case 'UTINYINT':
-    case 'BOOLEAN':
-      return data.subarray(0, count);
-    case 'SMALLINT':
-      return new Int16Array(buffer, byteOffset, count);
-    case 'USMALLINT':
-      return new Uint16Array(buffer, byteOffset, count);
-    case 'INTEGER':
-      return new Int32Array(buffer, byteOffset, count);
-    case 'UINTEGER':
-      return new Uint32Array(buffer, byteOffset, count);
-    case 'FLOAT':
-      return new Float32Array(buffer, byteOffset, count);
-    case 'DOUBLE':
-      return new Float64Array(buffer, byteOffset, count);
-    case 'BIGINT':
-    case 'UBIGINT':
-      // Two 32-bit halves per value: a value JavaScript holds exactly is made without a BigInt.
-      return new Int32Array(buffer, byteOffset, count * 2);
-  }
-  return undefined;
+/**
+ * Each plain type's values as a typed array over the vector's memory. A 64-bit integer is two
+ * 32-bit halves: a value JavaScript holds exactly is then made without a BigInt.
+ */
+const PLAIN: Record<string, { array: TypedArrayOf; perValue: 1 | 2 }> = {
+  TINYINT: { array: Int8Array, perValue: 1 },
+  UTINYINT: { array: Uint8Array, perValue: 1 },
+  BOOLEAN: { array: Uint8Array, perValue: 1 },
+  SMALLINT: { array: Int16Array, perValue: 1 },
+  USMALLINT: { array: Uint16Array, perValue: 1 },
+  INTEGER: { array: Int32Array, perValue: 1 },
+  UINTEGER: { array: Uint32Array, perValue: 1 },
+  FLOAT: { array: Float32Array, perValue: 1 },
+  DOUBLE: { array: Float64Array, perValue: 1 },
+  BIGINT: { array: Int32Array, perValue: 2 },
+  UBIGINT: { array: Int32Array, perValue: 2 },
 };
 
 const TWO_TO_32 = 4294967296;
@@ -61,8 +40,9 @@ const LITTLE_ENDIAN = os.endianness() === 'LE';
  * a big-endian machine, or memory not aligned for its type): the caller reads those as before.
  */
 export const plainCells = (chunk: DuckDBDataChunk, column: number, type: string): CellAt | undefined => {
-  const width = WIDTH[type];
-  if (width === undefined || !LITTLE_ENDIAN) return undefined;
+  const plain = PLAIN[type];
+  if (plain === undefined || !LITTLE_ENDIAN) return undefined;
+  const width = plain.array.BYTES_PER_ELEMENT * plain.perValue;
   if (type === 'BOOLEAN' && duckdb.sizeof_bool !== 1) return undefined;
   const count = chunk.rowCount;
   const vector = duckdb.data_chunk_get_vector(chunk.chunk, column);
@@ -71,11 +51,11 @@ export const plainCells = (chunk: DuckDBDataChunk, column: number, type: string)
   // One bit per row, least significant first; no mask at all when every row is valid.
   const validity = duckdb.vector_get_validity(vector, Math.ceil(count / 64) * 8) as Uint8Array | null;
   const valid = validity ? (row: number) => (validity[row >> 3]! & (1 << (row & 7))) !== 0 : () => true;
-  const values = view(type, data, count)!;
+  const values = new plain.array(data.buffer, data.byteOffset, count * plain.perValue);
   switch (type) {
     case 'BIGINT':
     case 'UBIGINT': {
-      const halves = values as Int32Array;
+      const halves = values;
       const signed = type === 'BIGINT';
       return (row) => {
         if (!valid(row)) return null;
