@@ -6,7 +6,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { integerDigits } from '../shared/integerDigits';
-import { plainCells, type CellAt } from './plainColumns';
+import { plainCells } from './plainColumns';
 
 const isIntegerType = (t: string) =>
   /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|VARINT|BIGNUM)$/.test(
@@ -157,13 +157,13 @@ export const resultRows = (
       return undefined;
     }
     // Column by column: each column's reader is made once per chunk, not once per cell.
-    const readers = types.map((type, c): CellAt => {
+    const readers = types.map((type, c): ((row: number) => unknown) => {
       const plain = plainCells(chunk, c, type);
       if (plain) return plain;
       const vector = chunk.getColumnVector(c);
       const vectorType = vector.type;
       const cell = cells[c]!;
-      return (r) => cell(vector.getItem(r), vectorType) as ReturnType<CellAt>;
+      return (r) => cell(vector.getItem(r), vectorType);
     });
     const converted: unknown[][] = [];
     for (let r = 0; r < count; r++) {
