@@ -1,7 +1,7 @@
-import crypto from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { withRequest } from '../shared/requestContext';
+import { nextRequestId } from '../shared/requestIds';
 
 /**
  * One JSON line per finished request, tagged with a request id (the client's X-Request-Id, or a new
@@ -12,7 +12,7 @@ import { withRequest } from '../shared/requestContext';
 export const accessLog =
   (logger: Logger): RequestHandler =>
   (req, res, next) => {
-    const id = (req.headers['x-request-id'] as string | undefined) || crypto.randomUUID();
+    const id = (req.headers['x-request-id'] as string | undefined) || nextRequestId();
     res.setHeader('X-Request-Id', id);
     // Code deep in the call chain (a log line about a refused connection) can name the request.
     const proceed = () => withRequest({ requestId: id, interface: 'rest' }, next);
