@@ -11,7 +11,7 @@ import pino from 'pino';
 import { createApp, type RunningApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { startMysqlServer, type SqlEngine } from '../src/mysql';
-import { mysqlDoor } from '../src/users/mysql';
+import { sqlDoor } from '../src/users/sqlDoors';
 import { fmt, percentile, ratio, startServer, stopServer, tmpDir } from './support';
 
 const MARIADB = { host: '127.0.0.1', port: 3306, user: 'root' };
@@ -90,7 +90,7 @@ const serve = async () => {
   const logger = pino({ level: 'silent' });
   const app = await createApp(config, { logger });
   // As src/main.ts serves it: the users' door in front of the SQL engine (authentication off).
-  const door = mysqlDoor(app.services.users, app.sql, false);
+  const door = sqlDoor(app.services.users, app.sql, false);
   await startMysqlServer({ engine: door.engine, host: '127.0.0.1', port: OURS_PORT, logger });
   const whole: SqlEngine = { execute: door.engine.execute };
   await startMysqlServer({ engine: whole, host: '127.0.0.1', port: WHOLE_PORT, logger });

@@ -38,6 +38,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     throw new Error(
       'Invalid configuration: MYSQL_TLS_CERT and MYSQL_TLS_KEY go together (both files, or neither)',
     );
+  if (Boolean(e.PG_TLS_CERT) !== Boolean(e.PG_TLS_KEY))
+    throw new Error('Invalid configuration: PG_TLS_CERT and PG_TLS_KEY go together (both files, or neither)');
   let dbHosts: HostPolicy;
   try {
     dbHosts = parseHostAllowList(e.DB_HOST_ALLOWLIST);
@@ -105,6 +107,11 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
           ? { certFile: e.MYSQL_TLS_CERT, keyFile: e.MYSQL_TLS_KEY }
           : undefined,
       maxConnections: e.MYSQL_MAX_CONNECTIONS,
+    },
+    postgres: {
+      port: e.PG_PORT,
+      tls: e.PG_TLS_CERT && e.PG_TLS_KEY ? { certFile: e.PG_TLS_CERT, keyFile: e.PG_TLS_KEY } : undefined,
+      maxConnections: e.PG_MAX_CONNECTIONS,
     },
     ledger: {
       signingKey: e.LEDGER_SIGNING_KEY ?? path.join(dataDir, 'ledger-signing-key.pem'),

@@ -9,15 +9,16 @@ import { isLoopback, loadConfig, unsafeBinding, type Config } from './config';
 import { answerClientErrors } from './http/clientErrors';
 import { flushLogger } from './logger';
 import { startMysqlServer } from './mysql/server';
-import { mysqlDoor } from './users/mysql';
+import { startPgServer } from './pgwire/server';
+import { sqlDoor } from './users/sqlDoors';
 import { VERSION } from './shared/version';
 
 /** The same SQL engine, statements, sandbox and errors over the MySQL wire protocol (MYSQL_PORT). */
 const startMysql = (config: Config, running: RunningApp, authOn: boolean) => {
   if (config.mysql.port === 0) return undefined;
-  // The same users and roles as HTTP (src/users/mysql.ts: why caching_sha2_password's full authentication);
+  // The same users and roles as HTTP (src/users/sqlDoors.ts: why caching_sha2_password's full authentication);
   // SELECTs stream from DuckDB through the service's `stream`, which the door requires.
-  const door = mysqlDoor(running.services.users, running.sql, authOn);
+  const door = sqlDoor(running.services.users, running.sql, authOn, 'mysql');
   return startMysqlServer({
     engine: door.engine,
     auth: door.auth,
@@ -33,6 +34,28 @@ const startMysql = (config: Config, running: RunningApp, authOn: boolean) => {
     maxRows: config.sqlRowLimit,
     maxConnections: config.mysql.maxConnections,
     serverVersion: `8.0.17-mindledger-${VERSION}`,
+  });
+};
+
+/** The same engine over PostgreSQL's wire protocol (PG_PORT): psql, Grafana, Superset, PostgreSQL drivers. */
+const startPostgres = (config: Config, running: RunningApp, authOn: boolean) => {
+  if (config.postgres.port === 0) return undefined;
+  const door = sqlDoor(running.services.users, running.sql, authOn, 'postgres');
+  return startPgServer({
+    engine: door.engine,
+    auth: door.auth,
+    host: config.host,
+    port: config.postgres.port,
+    logger: running.ctx.logger,
+    tls: config.postgres.tls
+      ? {
+          cert: fs.readFileSync(config.postgres.tls.certFile),
+          key: fs.readFileSync(config.postgres.tls.keyFile),
+        }
+      : undefined,
+    maxRows: config.sqlRowLimit,
+    maxConnections: config.postgres.maxConnections,
+    versionText: `PostgreSQL 16.0 (mindledger ${VERSION}; MindsDB-compatible SQL)`,
   });
 };
 
@@ -85,6 +108,7 @@ const main = async () => {
   answerClientErrors(server, logger);
   const mysql = await startMysql(config, running, authOn);
   if (mysql) logger.info({ host: config.host, port: mysql.port }, 'MySQL protocol listening');
+  const postgres = await startPostgres(config, running, authOn);
 
   // After a signal: in-flight requests have SHUTDOWN_GRACE_MS to finish; then DuckDB work still
   // running is interrupted (its clients get an error) and the stores close. DuckDB's destructor
@@ -112,9 +136,12 @@ const main = async () => {
           process.exit(1);
         },
       );
-    // Stop accepting; the stores close once the last in-flight request (HTTP and MySQL) has answered.
-    const mysqlClosed = mysql?.close(config.shutdownGraceMs) ?? Promise.resolve();
-    server.close(() => void mysqlClosed.then(close, close));
+    // Stop accepting; the stores close once the last in-flight request (HTTP, MySQL, PostgreSQL) has answered.
+    const doorsClosed = Promise.all([
+      mysql?.close(config.shutdownGraceMs),
+      postgres?.close(config.shutdownGraceMs),
+    ]);
+    server.close(() => void doorsClosed.then(close, close));
     server.closeIdleConnections();
     setTimeout(() => {
       logger.warn('grace period over: interrupting running queries');

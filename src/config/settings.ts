@@ -64,6 +64,8 @@ export type Config = {
   agentSqlTimeoutMs: number;
   /** The MySQL wire protocol's port (0: off), and its TLS certificate and key files. */
   mysql: { port: number; tls?: { certFile: string; keyFile: string }; maxConnections: number };
+  /** The PostgreSQL wire protocol (PG_PORT; 0: off), TLS from PG_TLS_CERT/KEY. */
+  postgres: { port: number; tls?: { certFile: string; keyFile: string }; maxConnections: number };
   /** Chatbots that run: this process's share of the answering, and where their channels live. */
   ledger: {
     /** A PEM / base64 Ed25519 key, or the path of its file (created on first start). */

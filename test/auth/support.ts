@@ -1,7 +1,7 @@
 import mysql from 'mysql2/promise';
 import pino from 'pino';
 import { startMysqlServer, type MysqlServer } from '../../src/mysql';
-import { mysqlDoor } from '../../src/users/mysql';
+import { sqlDoor } from '../../src/users/sqlDoors';
 import { startTestApp, type StoreKind, type TestApp } from '../support/app';
 
 export const ADMIN = { name: 'root', password: 'root-password-1' };
@@ -29,7 +29,7 @@ export const userWithRole = async (t: TestApp, admin: string, name: string, role
 
 /** The MySQL protocol in front of the app, with the same users (as src/main.ts starts it). */
 export const startMysqlDoor = async (t: TestApp): Promise<MysqlServer> => {
-  const door = mysqlDoor(t.running.services.users, t.running.sql, await t.running.services.users.enabled());
+  const door = sqlDoor(t.running.services.users, t.running.sql, await t.running.services.users.enabled());
   return startMysqlServer({
     engine: door.engine,
     auth: door.auth,

@@ -32,6 +32,7 @@ describe('the MySQL door of the real service', () => {
         DATA_DIR: dataDir,
         PORT: String(httpPort),
         MYSQL_PORT: String(mysqlPort),
+        PG_PORT: '0',
         HOST: '127.0.0.1',
         LOG_LEVEL: 'info',
         EVENT_STORE_URL: '',

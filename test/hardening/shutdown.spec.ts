@@ -41,6 +41,7 @@ const startService = async (dataDir: string): Promise<Service> => {
       DUCKDB_THREADS: '1',
       EVENT_STORE_URL: '',
       MYSQL_PORT: '0',
+      PG_PORT: '0',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

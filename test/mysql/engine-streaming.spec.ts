@@ -2,7 +2,7 @@ import mysqlCallbacks from 'mysql2';
 import mysql from 'mysql2/promise';
 import pino from 'pino';
 import { startMysqlServer, type MysqlServer, type StreamAnswer } from '../../src/mysql';
-import { mysqlDoor } from '../../src/users/mysql';
+import { sqlDoor } from '../../src/users/sqlDoors';
 import { type TestApp } from '../support/app';
 import { ADMIN, login, startAuthApp, userWithRole } from '../auth/support';
 import { appEngine, eventually, startFront, type Front } from './support';
@@ -300,7 +300,7 @@ describe('the SQL engine streams SELECTs over the MySQL protocol', () => {
     const client = (user: string) => ({ user, host: '127.0.0.1', connectionId: 1 });
 
     it('streams through the door with the role checks execute has', async () => {
-      const door = mysqlDoor(t.running.services.users, t.running.sql, true);
+      const door = sqlDoor(t.running.services.users, t.running.sql, true);
       expect(typeof door.engine.stream).toBe('function');
       const select = 'SELECT * FROM mindsdb.models';
       const refused = await door.engine.stream(select, {}, {}, undefined, client('the_auditor'));

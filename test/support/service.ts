@@ -34,6 +34,7 @@ export const startService = async (env: Record<string, string>): Promise<Service
       DUCKDB_THREADS: '1',
       EVENT_STORE_URL: '',
       MYSQL_PORT: '0',
+      PG_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

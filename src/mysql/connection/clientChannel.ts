@@ -1,31 +1,10 @@
 import type net from 'node:net';
-import { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import { MysqlError, sqlStateOf } from '../outcome';
 import { PacketReader, PacketTooLarge, type Packet } from '../protocol/packetReader';
 import { PacketWriter } from '../protocol/packetWriter';
 import { errPacket } from '../protocol/packets';
-
-/** A stream that yields `first`, then whatever `socket` sends: a TLS layer over bytes already read. */
-const prepended = (socket: net.Socket, first: Buffer): Duplex => {
-  const stream = new Duplex({
-    read: () => socket.resume(),
-    write: (chunk: Buffer, _encoding, callback) => socket.write(chunk, callback),
-    final: (callback) => socket.end(callback),
-    destroy: (error, callback) => {
-      socket.destroy();
-      callback(error);
-    },
-  });
-  stream.push(first);
-  socket.on('data', (chunk: Buffer) => {
-    if (!stream.push(chunk)) socket.pause();
-  });
-  socket.on('end', () => stream.push(null));
-  socket.on('close', () => stream.destroy());
-  socket.on('error', () => undefined);
-  return stream;
-};
+import { prepended } from '../../shared/prependedStream';
 
 /** What the connection hears of its socket: the client went away, or the socket failed (then went away). */
 export type ChannelEvents = {

@@ -3,8 +3,16 @@ import { withRequest } from '../shared/requestContext';
 import { nextRequestId } from '../shared/requestIds';
 import type { UsersService } from './service';
 
+/** The wire protocols served beside HTTP. */
+export type SqlDoor = 'mysql' | 'postgres';
+const DOOR_NAMES: Record<SqlDoor, string> = { mysql: 'MySQL', postgres: 'PostgreSQL' };
+
 /**
- * The MySQL protocol's door, with the same users and roles as HTTP.
+ * A wire protocol's door (MySQL's or PostgreSQL's), with the same users and roles as HTTP.
+ *
+ * PostgreSQL's door asks for the password in clear (AuthenticationCleartextPassword) and takes it
+ * only over TLS or from a loopback address; SCRAM, like mysql_native_password, would need a hash
+ * of the password other than the scrypt one kept in the log. What follows is about MySQL's.
  *
  * Passwords are kept only as scrypt hashes, so neither mysql_native_password (whose check needs
  * SHA1(SHA1(password)), a hash too fast to keep) nor caching_sha2_password's fast path can be
@@ -18,10 +26,11 @@ import type { UsersService } from './service';
  * With authentication off at start, any user name connects (as before); should an admin appear
  * later, those connections are refused until the server restarts with authentication on.
  */
-export const mysqlDoor = (
+export const sqlDoor = (
   users: UsersService,
   engine: Pick<SqlEngine, 'execute'> & Required<Pick<SqlEngine, 'stream'>>,
   authOnAtStart: boolean,
+  door: SqlDoor = 'mysql',
 ): { auth: Authenticator | undefined; engine: Required<SqlEngine> } => {
   /** Runs a statement as the connection's user (their actor and role), or refuses it. */
   const asClient = async <T>(
@@ -32,7 +41,7 @@ export const mysqlDoor = (
     const requestId = nextRequestId();
     if (!(users.enabledNow() ?? (await users.enabled())))
       return withRequest(
-        { requestId, interface: 'mysql', actor: { kind: 'address', id: client?.host ?? '' } },
+        { requestId, interface: door, actor: { kind: 'address', id: client?.host ?? '' } },
         run,
       );
     const identity = authOnAtStart && client ? await users.identityOfUser(client.user) : undefined;
@@ -42,11 +51,11 @@ export const mysqlDoor = (
         error_code: 1045,
         error_message: authOnAtStart
           ? `Access denied for user '${client?.user ?? ''}': the user no longer exists`
-          : 'Authentication was turned on after this MySQL server started: reconnect after a restart',
+          : `Authentication was turned on after this ${DOOR_NAMES[door]} server started: reconnect after a restart`,
         context,
       };
     return withRequest(
-      { requestId, interface: 'mysql', actor: identity.actor, principal: identity.principal },
+      { requestId, interface: door, actor: identity.actor, principal: identity.principal },
       run,
     );
   };

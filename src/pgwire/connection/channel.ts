@@ -1,0 +1,190 @@
+import type net from 'node:net';
+import tls from 'node:tls';
+import { prepended } from '../../shared/prependedStream';
+import {
+  decodeMessage,
+  decodeStartup,
+  FrameReader,
+  type FrontendMessage,
+  type StartupPacket,
+} from '../protocol/frontend';
+import { MessageWriter } from '../protocol/messageWriter';
+
+/** Input a connection has not read yet beyond this pauses the socket (a client pipelining without end). */
+const PAUSE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A client's socket as messages: what it sends, read one at a time when the connection asks, and
+ * what is written for it, sent when flushed (waiting while the client reads slower). Survives the
+ * switch to TLS after an SSLRequest.
+ */
+export class PgChannel {
+  private socket: net.Socket | tls.TLSSocket;
+  private readonly frames: FrameReader;
+  readonly writer = new MessageWriter();
+  private wake: (() => void) | undefined;
+  private isClosed = false;
+  private buffered = 0;
+  private paused = false;
+
+  constructor(
+    socket: net.Socket,
+    maxMessageBytes: number,
+    private readonly onGone: () => void,
+  ) {
+    this.socket = socket;
+    this.frames = new FrameReader(maxMessageBytes);
+    this.listen(socket);
+  }
+
+  get closed() {
+    return this.isClosed;
+  }
+
+  get secure() {
+    return this.socket instanceof tls.TLSSocket;
+  }
+
+  get remoteAddress(): string {
+    return this.socket.remoteAddress ?? '';
+  }
+
+  private readonly onData = (chunk: Buffer) => {
+    this.frames.push(chunk);
+    this.buffered += chunk.length;
+    if (this.buffered > PAUSE_BYTES && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    }
+    this.wakeUp();
+  };
+
+  private readonly onEnd = () => {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.onGone();
+    this.wakeUp();
+  };
+
+  private readonly onError = () => undefined;
+
+  private listen(s: net.Socket | tls.TLSSocket) {
+    s.on('data', this.onData);
+    s.on('end', this.onEnd);
+    s.on('close', this.onEnd);
+    s.on('error', this.onError);
+  }
+
+  private unlisten(s: net.Socket | tls.TLSSocket) {
+    s.off('data', this.onData);
+    s.off('end', this.onEnd);
+    s.off('close', this.onEnd);
+  }
+
+  private wakeUp() {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  private async waitFor<T>(read: () => T | undefined): Promise<T | null> {
+    for (;;) {
+      const value = read();
+      if (value !== undefined) {
+        if (this.paused && this.buffered < PAUSE_BYTES / 2) {
+          this.paused = false;
+          this.socket.resume();
+        }
+        return value;
+      }
+      if (this.isClosed) return null;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  /** The next untyped first message (startup, SSL or GSS request, cancel); null once the client has gone. */
+  nextStartup(): Promise<StartupPacket | null> {
+    return this.waitFor(() => {
+      const body = this.frames.nextStartup();
+      if (!body) return undefined;
+      this.buffered -= body.length + 4;
+      return decodeStartup(body);
+    });
+  }
+
+  /** The next typed message; null once the client has gone. Throws ProtocolViolation on bad framing. */
+  next(): Promise<FrontendMessage | null> {
+    return this.waitFor(() => {
+      const frame = this.frames.next();
+      if (!frame) return undefined;
+      this.buffered -= frame.body.length + 5;
+      return decodeMessage(frame.type, frame.body);
+    });
+  }
+
+  /** Whether a whole message is already waiting (a pipelining client: no flush before reading it). */
+  hasMessage(): boolean {
+    return this.frames.hasWhole();
+  }
+
+  /** Writes what the writer holds; the promise (if any) settles when the client has taken it. */
+  flush(): Promise<void> | undefined {
+    if (this.writer.size === 0) return undefined;
+    const bytes = this.writer.take();
+    if (this.isClosed) return undefined;
+    if (this.socket.write(bytes)) return undefined;
+    const socket = this.socket;
+    return new Promise((resolve) => {
+      const done = () => {
+        socket.off('drain', done);
+        socket.off('close', done);
+        resolve();
+      };
+      socket.on('drain', done);
+      socket.on('close', done);
+    });
+  }
+
+  async flushed() {
+    const wait = this.flush();
+    if (wait) await wait;
+  }
+
+  /** After 'S' is sent: what follows is a TLS handshake, then messages inside TLS. */
+  async upgradeToTls(context: tls.SecureContext) {
+    const raw = this.socket as net.Socket;
+    this.unlisten(raw);
+    const rest = this.frames.takeRest();
+    this.buffered = 0;
+    const secure = new tls.TLSSocket(rest.length > 0 ? prepended(raw, rest) : raw, {
+      isServer: true,
+      secureContext: context,
+    });
+    this.socket = secure;
+    this.listen(secure);
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        secure.off('secure', done);
+        secure.off('close', done);
+        resolve();
+      };
+      secure.on('secure', done);
+      secure.on('close', done);
+    });
+  }
+
+  /** Sends what is written, then ends the connection (a FATAL error, Terminate). */
+  async end() {
+    await this.flushed();
+    this.isClosed = true;
+    this.socket.end();
+    this.wakeUp();
+  }
+
+  /** Cuts the connection at once. */
+  destroy() {
+    this.isClosed = true;
+    this.socket.destroy();
+    this.wakeUp();
+  }
+}

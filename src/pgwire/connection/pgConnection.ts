@@ -1,0 +1,893 @@
+import type net from 'node:net';
+import type tls from 'node:tls';
+import type {
+  Authenticator,
+  ClientOf,
+  EngineRowError,
+  ServerLogger,
+  SqlEngine,
+  StreamAnswer,
+} from '../../mysql/port';
+import { SqlSyntaxError } from '../../shared/sqlTokens';
+import { PgState, sqlStateOf } from '../errors';
+import {
+  authenticationCleartextPassword,
+  authenticationOk,
+  backendKeyData,
+  bindComplete,
+  closeComplete,
+  commandComplete,
+  emptyQueryResponse,
+  errorResponse,
+  negotiateProtocolVersion,
+  noData,
+  noticeResponse,
+  parameterDescription,
+  parameterStatus,
+  parseComplete,
+  portalSuspended,
+  readyForQuery,
+  rowDescription,
+  type Field,
+  type Report,
+  type TransactionStatus,
+} from '../protocol/backend';
+import { ProtocolViolation, type Bind, type FrontendMessage } from '../protocol/frontend';
+import {
+  binaryCell,
+  BinaryUnsupported,
+  Oid,
+  paramValue,
+  pgTypeOf,
+  textCell,
+  type PgColumnType,
+} from '../protocol/types';
+import { answerLocally, type LocalAnswer } from '../session/local';
+import {
+  commandTag,
+  paramName,
+  readStatements,
+  type ConnectionValues,
+  type PgStatement,
+} from '../session/pgText';
+import { PG_SERVER_VERSION, REPORTED, Settings } from '../session/settings';
+import { PgChannel } from './channel';
+
+/** Output is sent in pieces of about this size while rows are written (waiting when the client reads slower). */
+const FLUSH_BYTES = 64 * 1024;
+
+export type PgConnectionOptions = {
+  engine: SqlEngine;
+  auth?: Authenticator;
+  tls?: tls.SecureContext;
+  logger: ServerLogger;
+  /** Rows a result carries at most (the engine's own limit cuts first when lower). */
+  maxRows?: number;
+  maxMessageBytes: number;
+  handshakeTimeoutMs: number;
+  /** What `version()` answers. */
+  versionText: string;
+  /** The project statements run in when the client names no database. */
+  defaultDatabase: string;
+  /** A CancelRequest arrived on this connection for another one. */
+  cancel(processId: number, secret: number): void;
+};
+
+/** Why a running statement was stopped: its client is told in a 57014/57P01 error. */
+type StopReason = 'cancel' | 'shutdown' | 'gone';
+const STOPPED: Record<StopReason, { code: string; message: string }> = {
+  cancel: { code: PgState.QueryCanceled, message: 'canceling statement due to user request' },
+  shutdown: {
+    code: PgState.AdminShutdown,
+    message: 'terminating statement because the server is shutting down',
+  },
+  gone: { code: PgState.QueryCanceled, message: 'canceling statement: the client went away' },
+};
+
+/** A statement as Parse left it. */
+type Prepared = { statement: PgStatement | undefined; paramTypes: number[] };
+
+/** A statement's answer once it has started: local, or the engine's (rows read as Execute asks). */
+type Started =
+  | { kind: 'local'; answer: LocalAnswer; sent: number }
+  | { kind: 'error'; report: Report }
+  | {
+      kind: 'engine';
+      answer: Extract<StreamAnswer, { type: 'ok' }>;
+    }
+  | {
+      kind: 'rows';
+      columns: { name: string; type: PgColumnType }[];
+      /** Rows read and not yet sent. */
+      pending: unknown[][];
+      iterator: AsyncIterator<unknown[][]> | undefined;
+      truncated: () => boolean;
+      sent: number;
+      done: boolean;
+    };
+
+type Portal = {
+  statement: PgStatement | undefined;
+  params: Record<string, unknown>;
+  resultFormats: number[];
+  started?: Started;
+  finished?: boolean;
+};
+
+class StatementError extends Error {
+  constructor(readonly report: Report) {
+    super(report.message);
+  }
+}
+
+const isLoopback = (address: string) =>
+  address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
+
+/** Statements whose answer is rows: Describe of a prepared statement runs them once to learn the columns. */
+const ROW_STATEMENTS = new Set([
+  'SELECT',
+  'WITH',
+  'VALUES',
+  'SHOW',
+  'DESCRIBE',
+  'DESC',
+  'EXPLAIN',
+  'TABLE',
+  'FROM',
+  '(',
+]);
+
+/**
+ * One PostgreSQL client: the startup exchange (TLS, authentication, parameters), then its messages
+ * one at a time: simple queries, and the extended protocol's Parse/Bind/Describe/Execute/Sync with
+ * named statements and portals. Statements go to the engine in its dialect (session/pgText.ts) unless
+ * the connection answers them itself (session/local.ts).
+ */
+export class PgConnection {
+  readonly done: Promise<void>;
+  private readonly channel: PgChannel;
+  private settings: Settings | undefined;
+  private user = '';
+  private database: string;
+  private readonly prepared = new Map<string, Prepared>();
+  private readonly portals = new Map<string, Portal>();
+  private status: TransactionStatus = 'I';
+  /** Statements that changed something since BEGIN: ROLLBACK warns that they stay. */
+  private changedInTransaction = 0;
+  /** After an error in the extended protocol, messages are skipped until Sync. */
+  private skipping = false;
+  private running: AbortController | undefined;
+  private busy = false;
+  private closingWhenIdle = false;
+  private readonly startedAt = Date.now();
+
+  constructor(
+    socket: net.Socket,
+    readonly processId: number,
+    readonly secret: number,
+    private readonly o: PgConnectionOptions,
+  ) {
+    this.database = o.defaultDatabase;
+    this.channel = new PgChannel(socket, o.maxMessageBytes, () => this.stop('gone'));
+    this.done = this.serve().catch((err: unknown) => {
+      o.logger.warn({ err, connection: processId }, 'PostgreSQL connection failed');
+      this.channel.destroy();
+    });
+  }
+
+  get address() {
+    return this.channel.remoteAddress;
+  }
+
+  /** Interrupts the running statement (CancelRequest, shutdown); its client gets an error. */
+  stop(reason: StopReason) {
+    this.running?.abort(reason);
+  }
+
+  /** Ends the connection once its current statement (if any) has answered; at once when idle. */
+  closeWhenIdle() {
+    this.closingWhenIdle = true;
+    if (!this.busy) void this.terminate(true);
+  }
+
+  destroy() {
+    this.stop('shutdown');
+    this.channel.destroy();
+  }
+
+  private async terminate(shutdown: boolean) {
+    if (shutdown && !this.channel.closed) {
+      errorResponse(this.channel.writer, {
+        severity: 'FATAL',
+        code: PgState.AdminShutdown,
+        message: 'terminating connection due to administrator command',
+      });
+    }
+    await this.channel.end();
+  }
+
+  private fatal(code: string, message: string) {
+    errorResponse(this.channel.writer, { severity: 'FATAL', code, message });
+    return this.channel.end();
+  }
+
+  private async serve() {
+    const timer = setTimeout(() => this.channel.destroy(), this.o.handshakeTimeoutMs);
+    let ready = false;
+    try {
+      ready = await this.startup();
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!ready) return;
+    await this.loop();
+  }
+
+  // ---- startup ------------------------------------------------------------------------------
+
+  /** The startup exchange; true when the client is logged in and ready for queries. */
+  private async startup(): Promise<boolean> {
+    const w = this.channel.writer;
+    for (;;) {
+      const packet = await this.channel.nextStartup();
+      if (!packet) return false;
+      switch (packet.kind) {
+        case 'ssl':
+          if (this.o.tls && !this.channel.secure) {
+            w.rawByte(0x53);
+            await this.channel.flushed();
+            await this.channel.upgradeToTls(this.o.tls);
+          } else {
+            w.rawByte(0x4e);
+            await this.channel.flushed();
+          }
+          continue;
+        case 'gssenc':
+          w.rawByte(0x4e);
+          await this.channel.flushed();
+          continue;
+        case 'cancel':
+          this.o.cancel(packet.processId, packet.secret);
+          this.channel.destroy();
+          return false;
+        case 'unsupported':
+          await this.fatal(
+            PgState.FeatureNotSupported,
+            `unsupported frontend protocol ${packet.code >>> 16}.${packet.code & 0xffff}: server supports 3.0`,
+          );
+          return false;
+        case 'startup':
+          return this.logIn(packet.params, packet.minorVersion, packet.protocolOptions);
+        default: {
+          const _exhaustive: never = packet;
+          return _exhaustive;
+        }
+      }
+    }
+  }
+
+  private async logIn(params: Record<string, string>, minorVersion: number, protocolOptions: string[]) {
+    const w = this.channel.writer;
+    const user = params.user;
+    if (!user) {
+      await this.fatal(PgState.InvalidAuthorization, 'no PostgreSQL user name specified in startup packet');
+      return false;
+    }
+    if (minorVersion > 0 || protocolOptions.length) negotiateProtocolVersion(w, 0, protocolOptions);
+    if (this.o.auth) {
+      if (!this.channel.secure && !isLoopback(this.channel.remoteAddress)) {
+        await this.fatal(
+          PgState.InvalidAuthorization,
+          this.o.tls
+            ? 'the password is only taken over TLS: connect with sslmode=require (or prefer)'
+            : 'the password is only taken over TLS or from this machine: the server has no PG_TLS_CERT/PG_TLS_KEY configured',
+        );
+        return false;
+      }
+      authenticationCleartextPassword(w);
+      await this.channel.flushed();
+      const answer = await this.channel.next();
+      if (!answer) return false;
+      const ok = answer.type === 'password' && (await this.o.auth.verify(user, answer.password));
+      if (!ok) {
+        await this.fatal(PgState.InvalidPassword, `password authentication failed for user "${user}"`);
+        return false;
+      }
+    }
+    this.user = user;
+    if (params.database) this.database = params.database;
+    const settings = new Settings({
+      user,
+      applicationName: params.application_name ?? '',
+      superuser: false,
+      serverVersion: PG_SERVER_VERSION,
+    });
+    // Run-time parameters given at startup (libpq's `options=-c x=y`, JDBC's TimeZone …) as SET would.
+    for (const [name, value] of Object.entries({ ...params, ...optionsOf(params.options) })) {
+      if (['user', 'database', 'options', 'replication', 'application_name'].includes(name)) continue;
+      try {
+        settings.set(name, value);
+      } catch (error) {
+        await this.fatal(PgState.InvalidParameterValue, (error as Error).message);
+        return false;
+      }
+    }
+    this.settings = settings;
+    authenticationOk(w);
+    for (const name of REPORTED) parameterStatus(w, name, settings.get(name)!);
+    backendKeyData(w, this.processId, this.secret);
+    readyForQuery(w, this.status);
+    await this.channel.flushed();
+    this.o.logger.debug(
+      { connection: this.processId, user, database: this.database },
+      'PostgreSQL client logged in',
+    );
+    return true;
+  }
+
+  // ---- messages -----------------------------------------------------------------------------
+
+  private async loop() {
+    for (;;) {
+      if (this.closingWhenIdle) return this.terminate(true);
+      let message: FrontendMessage | null;
+      try {
+        message = await this.channel.next();
+      } catch (error) {
+        if (!(error instanceof ProtocolViolation)) throw error;
+        await this.fatal(PgState.ProtocolViolation, error.message);
+        return;
+      }
+      if (!message) return this.closePortals();
+      if (message.type === 'terminate') {
+        await this.closePortals();
+        return this.channel.end();
+      }
+      this.busy = true;
+      try {
+        await this.handle(message);
+      } finally {
+        this.busy = false;
+      }
+      if (this.channel.closed) return this.closePortals();
+    }
+  }
+
+  private async handle(message: Exclude<FrontendMessage, { type: 'terminate' }>) {
+    const w = this.channel.writer;
+    if (this.skipping && message.type !== 'sync' && message.type !== 'query') return;
+    try {
+      switch (message.type) {
+        case 'query':
+          await this.simpleQuery(message.sql);
+          return;
+        case 'parse':
+          this.parse(message.name, message.sql, message.paramTypes);
+          return;
+        case 'bind':
+          this.bind(message);
+          return;
+        case 'describe':
+          await this.describe(message.target, message.name);
+          return;
+        case 'execute':
+          await this.execute(message.portal, message.maxRows);
+          return;
+        case 'close':
+          if (message.target === 'statement') this.prepared.delete(message.name);
+          else await this.closePortal(message.name);
+          closeComplete(w);
+          return;
+        case 'sync':
+          this.skipping = false;
+          if (this.status === 'I') await this.closePortals();
+          readyForQuery(w, this.status);
+          await this.channel.flushed();
+          return;
+        case 'flush':
+          await this.channel.flushed();
+          return;
+        case 'password':
+          throw new StatementError(error(PgState.ProtocolViolation, 'unexpected password message'));
+        case 'unsupported':
+          throw new StatementError(
+            error(
+              PgState.FeatureNotSupported,
+              message.code === 'F'
+                ? 'the function call protocol is not supported'
+                : `message type '${message.code}' is not supported (COPY is not served here)`,
+            ),
+          );
+        default: {
+          const _exhaustive: never = message;
+          return _exhaustive;
+        }
+      }
+    } catch (e) {
+      if (!(e instanceof StatementError)) throw e;
+      errorResponse(w, e.report);
+      if (this.status === 'T') this.status = 'E';
+      this.skipping = true;
+    }
+  }
+
+  /** The values written into statements for this connection. */
+  private values(): ConnectionValues {
+    return {
+      version: this.o.versionText,
+      database: this.database,
+      schema: this.database,
+      user: this.user,
+      backendPid: this.processId,
+      setting: (name) => this.settings!.get(name),
+    };
+  }
+
+  private read(sql: string): PgStatement[] {
+    try {
+      return readStatements(sql, this.values());
+    } catch (e) {
+      if (e instanceof SqlSyntaxError)
+        throw new StatementError({ ...error(PgState.SyntaxError, e.message), position: e.offset + 1 });
+      throw e;
+    }
+  }
+
+  // ---- simple query ---------------------------------------------------------------------------
+
+  private async simpleQuery(sql: string) {
+    const w = this.channel.writer;
+    this.skipping = false;
+    try {
+      const statements = this.read(sql);
+      if (!statements.length) emptyQueryResponse(w);
+      for (const statement of statements) {
+        const portal: Portal = { statement, params: {}, resultFormats: [] };
+        try {
+          await this.start(portal, true);
+          await this.sendRows(portal, 0, true);
+        } finally {
+          await this.closeStarted(portal);
+        }
+      }
+    } catch (e) {
+      if (!(e instanceof StatementError)) throw e;
+      errorResponse(w, e.report);
+      if (this.status === 'T') this.status = 'E';
+    }
+    readyForQuery(w, this.status);
+    await this.channel.flushed();
+  }
+
+  // ---- extended protocol ------------------------------------------------------------------------
+
+  private parse(name: string, sql: string, paramTypes: number[]) {
+    if (name !== '' && this.prepared.has(name))
+      throw new StatementError(
+        error(PgState.DuplicatePreparedStatement, `prepared statement "${name}" already exists`),
+      );
+    const statements = this.read(sql);
+    if (statements.length > 1)
+      throw new StatementError(
+        error(PgState.SyntaxError, 'cannot insert multiple commands into a prepared statement'),
+      );
+    this.prepared.set(name, { statement: statements[0], paramTypes });
+    parseComplete(this.channel.writer);
+  }
+
+  private preparedStatement(name: string): Prepared {
+    const p = this.prepared.get(name);
+    if (!p)
+      throw new StatementError(
+        error(PgState.InvalidStatementName, `prepared statement "${name}" does not exist`),
+      );
+    return p;
+  }
+
+  private bind(b: Bind) {
+    const p = this.preparedStatement(b.statement);
+    const needed = Math.max(p.statement?.paramCount ?? 0, p.paramTypes.length);
+    if (b.params.length !== needed)
+      throw new StatementError(
+        error(
+          PgState.ProtocolViolation,
+          `bind message supplies ${b.params.length} parameters, but prepared statement "${b.statement}" requires ${needed}`,
+        ),
+      );
+    const params: Record<string, unknown> = {};
+    try {
+      b.params.forEach((raw, i) => {
+        params[paramName(i + 1)] = paramValue(raw, b.paramFormats[i] ?? 0, p.paramTypes[i] ?? 0);
+      });
+    } catch (e) {
+      if (e instanceof BinaryUnsupported)
+        throw new StatementError(error(PgState.FeatureNotSupported, e.message));
+      throw e;
+    }
+    for (const f of b.resultFormats)
+      if (f !== 0 && f !== 1)
+        throw new StatementError(error(PgState.ProtocolViolation, `unsupported format code: ${f}`));
+    if (b.portal !== '' && this.portals.has(b.portal))
+      throw new StatementError(error('42P03', `cursor "${b.portal}" already exists`));
+    void this.closePortal(b.portal);
+    this.portals.set(b.portal, { statement: p.statement, params, resultFormats: b.resultFormats });
+    bindComplete(this.channel.writer);
+  }
+
+  private async describe(target: 'statement' | 'portal', name: string) {
+    const w = this.channel.writer;
+    if (target === 'portal') {
+      const portal = this.portals.get(name);
+      if (!portal)
+        throw new StatementError(error(PgState.InvalidCursorName, `portal "${name}" does not exist`));
+      const started = await this.start(portal, false);
+      this.describeStarted(started, portal.resultFormats);
+      return;
+    }
+    const p = this.preparedStatement(name);
+    const count = Math.max(p.statement?.paramCount ?? 0, p.paramTypes.length);
+    // Parameters without a declared type are taken as text (DuckDB casts them where they are used).
+    parameterDescription(
+      w,
+      Array.from({ length: count }, (_, i) => p.paramTypes[i] || Oid.text),
+    );
+    if (!p.statement || !ROW_STATEMENTS.has(p.statement.words[0]!)) {
+      noData(w);
+      return;
+    }
+    // The columns are known once the statement runs: it runs with NULL parameters, read no further than its head.
+    const params = Object.fromEntries(Array.from({ length: count }, (_, i) => [paramName(i + 1), null]));
+    const probe: Portal = { statement: p.statement, params, resultFormats: [] };
+    try {
+      this.describeStarted(await this.start(probe, false), []);
+    } finally {
+      await this.closeStarted(probe);
+    }
+  }
+
+  private describeStarted(started: Started, formats: number[]) {
+    const w = this.channel.writer;
+    switch (started.kind) {
+      case 'rows':
+        rowDescription(w, fieldsOf(started.columns, formats));
+        return;
+      case 'local':
+        if (started.answer.kind === 'rows') rowDescription(w, fieldsOf(started.answer.columns, formats));
+        else noData(w);
+        return;
+      case 'engine':
+      case 'error':
+        noData(w);
+        return;
+      default: {
+        const _exhaustive: never = started;
+        return _exhaustive;
+      }
+    }
+  }
+
+  private async execute(name: string, maxRows: number) {
+    const portal = this.portals.get(name);
+    if (!portal)
+      throw new StatementError(error(PgState.InvalidCursorName, `portal "${name}" does not exist`));
+    if (portal.finished) {
+      commandComplete(
+        this.channel.writer,
+        commandTag(portal.statement?.words ?? [], 0, portal.started?.kind === 'rows'),
+      );
+      return;
+    }
+    await this.start(portal, false);
+    await this.sendRows(portal, maxRows, false);
+  }
+
+  // ---- running statements ---------------------------------------------------------------------
+
+  /** Starts a portal's statement (once): answered locally, or by the engine up to its first rows. */
+  private async start(portal: Portal, simple: boolean): Promise<Started> {
+    if (portal.started) return portal.started;
+    const statement = portal.statement;
+    if (!statement)
+      return (portal.started = { kind: 'local', answer: { kind: 'command', tag: '' }, sent: 0 });
+    const w = this.channel.writer;
+    const first = statement.words[0];
+    if (
+      this.status === 'E' &&
+      first !== 'ROLLBACK' &&
+      first !== 'ABORT' &&
+      first !== 'COMMIT' &&
+      first !== 'END'
+    )
+      throw new StatementError(
+        error(
+          PgState.InFailedTransaction,
+          'current transaction is aborted, commands ignored until end of transaction block',
+        ),
+      );
+    const local = answerLocally(statement, this.settings!, this.values());
+    if (local) {
+      if (local.kind === 'error') throw new StatementError(error(local.code, local.message));
+      this.applyLocal(local);
+      return (portal.started = { kind: 'local', answer: local, sent: 0 });
+    }
+    const controller = new AbortController();
+    this.running = controller;
+    const client: ClientOf = { user: this.user, host: this.address, connectionId: this.processId };
+    let answer: StreamAnswer;
+    try {
+      const context = { db: this.database };
+      answer = this.o.engine.stream
+        ? await this.o.engine.stream(statement.engineText, context, portal.params, controller.signal, client)
+        : await this.o.engine
+            .execute(statement.engineText, context, portal.params, controller.signal, client)
+            .then((a): StreamAnswer =>
+              a.type === 'table'
+                ? {
+                    ...a,
+                    rows: (async function* () {})(),
+                    whole: a.data,
+                    truncated: () => a.truncated === true,
+                  }
+                : a,
+            );
+    } finally {
+      if (this.running === controller) this.running = undefined;
+    }
+    if (typeof answer.context.db === 'string') this.database = answer.context.db;
+    if (controller.signal.aborted) throw new StatementError(stoppedReport(controller.signal.reason));
+    if (answer.type === 'error')
+      throw new StatementError({
+        ...error(sqlStateOf(answer.error_code), answer.error_message),
+        detail: `engine error ${answer.error_code} in: ${statement.original.slice(0, 200)}`,
+      });
+    if (answer.type === 'ok') {
+      if (this.status === 'T') this.changedInTransaction++;
+      return (portal.started = { kind: 'engine', answer });
+    }
+    const columns = answer.column_names.map((name, i) => ({
+      name,
+      type: pgTypeOf(answer.column_types[i] ?? 'VARCHAR'),
+    }));
+    if (simple) rowDescription(w, fieldsOf(columns, []));
+    return (portal.started = {
+      kind: 'rows',
+      columns,
+      pending: answer.whole ? [...answer.whole] : [],
+      iterator: answer.whole ? undefined : answer.rows[Symbol.asyncIterator](),
+      truncated: () => answer.truncated(),
+      sent: 0,
+      done: false,
+    });
+  }
+
+  /** What a local answer changes on the connection (parameters reported, transaction state). */
+  private applyLocal(local: LocalAnswer) {
+    const w = this.channel.writer;
+    switch (local.kind) {
+      case 'command':
+        for (const [name, value] of local.reported ?? []) parameterStatus(w, name, value);
+        return;
+      case 'transaction':
+        if (local.action === 'begin') {
+          if (this.status !== 'I')
+            noticeResponse(w, {
+              severity: 'WARNING',
+              code: '25001',
+              message: 'there is already a transaction in progress',
+            });
+          else this.changedInTransaction = 0;
+          if (this.status === 'I') this.status = 'T';
+        } else if (local.action === 'commit' || local.action === 'rollback') {
+          if (this.status === 'I')
+            noticeResponse(w, {
+              severity: 'WARNING',
+              code: '25P01',
+              message: 'there is no transaction in progress',
+            });
+          if (local.action === 'rollback' && this.changedInTransaction > 0)
+            noticeResponse(w, {
+              severity: 'WARNING',
+              code: '01000',
+              message: `${this.changedInTransaction} statement(s) since BEGIN stay applied: every statement here is its own transaction, which ROLLBACK cannot undo`,
+            });
+          this.status = 'I';
+          this.changedInTransaction = 0;
+        }
+        return;
+      case 'deallocate':
+        if (local.name === null) this.prepared.clear();
+        else if (!this.prepared.delete(local.name))
+          throw new StatementError(
+            error(PgState.InvalidStatementName, `prepared statement "${local.name}" does not exist`),
+          );
+        return;
+      case 'rows':
+      case 'error':
+        return;
+      default: {
+        const _exhaustive: never = local;
+        return _exhaustive;
+      }
+    }
+  }
+
+  /** Sends a started portal's rows (at most `maxRows` when not 0: then PortalSuspended) and its end. */
+  private async sendRows(portal: Portal, maxRows: number, simple: boolean) {
+    const started = portal.started!;
+    const w = this.channel.writer;
+    const words = portal.statement?.words ?? [];
+    switch (started.kind) {
+      case 'error':
+        throw new StatementError(started.report);
+      case 'engine':
+        portal.finished = true;
+        commandComplete(w, commandTag(words, started.answer.affected_rows, false));
+        return;
+      case 'local': {
+        const answer = started.answer;
+        if (!portal.statement) {
+          portal.finished = true;
+          emptyQueryResponse(w);
+          return;
+        }
+        if (answer.kind === 'rows') {
+          const fields = fieldsOf(answer.columns, portal.resultFormats);
+          if (simple) rowDescription(w, fields);
+          for (const row of answer.rows) this.dataRow(fields, row);
+          portal.finished = true;
+          commandComplete(
+            w,
+            answer.kind === 'rows' && answer.tag === 'SHOW' ? 'SHOW' : `SELECT ${answer.rows.length}`,
+          );
+          return;
+        }
+        portal.finished = true;
+        commandComplete(w, answer.kind === 'error' ? '' : answer.tag);
+        return;
+      }
+      case 'rows':
+        await this.sendTableRows(portal, started, maxRows);
+        return;
+      default: {
+        const _exhaustive: never = started;
+        return _exhaustive;
+      }
+    }
+  }
+
+  private async sendTableRows(portal: Portal, started: Extract<Started, { kind: 'rows' }>, maxRows: number) {
+    const w = this.channel.writer;
+    const fields = fieldsOf(started.columns, portal.resultFormats);
+    const limit = this.o.maxRows ?? Number.POSITIVE_INFINITY;
+    const controller = new AbortController();
+    this.running = controller;
+    let sentNow = 0;
+    let cut = false;
+    try {
+      for (;;) {
+        while (started.pending.length) {
+          if (started.sent >= limit) {
+            cut = true;
+            started.pending = [];
+            break;
+          }
+          if (maxRows > 0 && sentNow >= maxRows) {
+            portalSuspended(w);
+            return;
+          }
+          this.dataRow(fields, started.pending.shift()!);
+          started.sent++;
+          sentNow++;
+        }
+        if (w.size >= FLUSH_BYTES) await this.channel.flushed();
+        if (this.channel.closed) return;
+        if (controller.signal.aborted) throw new StatementError(stoppedReport(controller.signal.reason));
+        if (cut || started.done || !started.iterator) break;
+        const next = await started.iterator.next();
+        if (controller.signal.aborted) throw new StatementError(stoppedReport(controller.signal.reason));
+        if (next.done) {
+          started.done = true;
+          break;
+        }
+        started.pending = next.value;
+      }
+    } catch (e) {
+      if (e instanceof StatementError) throw e;
+      if (e instanceof BinaryUnsupported)
+        throw new StatementError(error(PgState.FeatureNotSupported, e.message));
+      // A streamed result that fails part way: the error takes the place of the next row.
+      const rowError = e as EngineRowError;
+      const code = typeof rowError.error_code === 'number' ? rowError.error_code : 1105;
+      throw new StatementError(
+        error(sqlStateOf(code), typeof rowError.message === 'string' ? rowError.message : String(e)),
+      );
+    } finally {
+      if (this.running === controller) this.running = undefined;
+    }
+    if (cut || started.truncated())
+      noticeResponse(w, {
+        severity: 'WARNING',
+        code: '01000',
+        message: `the result was cut at ${started.sent} rows (the server's row limit, SQL_ROW_LIMIT, or its answer size limit)`,
+      });
+    portal.finished = true;
+    await this.closeStarted(portal);
+    commandComplete(w, commandTag(portal.statement?.words ?? [], started.sent, true));
+  }
+
+  private dataRow(fields: readonly Field[], row: readonly unknown[]) {
+    const w = this.channel.writer;
+    w.begin('D').int16(fields.length);
+    for (let i = 0; i < fields.length; i++) {
+      const cell = row[i];
+      const field = fields[i]!;
+      if (cell === null || cell === undefined) w.int32(-1);
+      else if (field.format === 1) w.lengthPrefixed(binaryCell(cell, field.type));
+      else w.lengthPrefixed(textCell(cell, field.type));
+    }
+    w.end();
+  }
+
+  /** Releases what a started statement holds in the engine (its reader), if it still does. */
+  private async closeStarted(portal: Portal) {
+    const started = portal.started;
+    if (started?.kind !== 'rows' || started.done || !started.iterator) return;
+    started.done = true;
+    try {
+      await started.iterator.return?.();
+    } catch {
+      // Already failed: nothing is held.
+    }
+  }
+
+  private async closePortal(name: string) {
+    const portal = this.portals.get(name);
+    if (!portal) return;
+    this.portals.delete(name);
+    await this.closeStarted(portal);
+  }
+
+  private async closePortals() {
+    for (const name of [...this.portals.keys()]) await this.closePortal(name);
+  }
+}
+
+const error = (code: string, message: string): Report => ({ severity: 'ERROR', code, message });
+
+const stoppedReport = (reason: unknown): Report => {
+  const stop = STOPPED[(typeof reason === 'string' && reason in STOPPED ? reason : 'cancel') as StopReason];
+  return error(stop.code, stop.message);
+};
+
+/** Result formats as Bind gave them: none (all text), one for all, or one per column. */
+const fieldsOf = (
+  columns: readonly { name: string; type: PgColumnType }[],
+  formats: readonly number[],
+): Field[] =>
+  columns.map((c, i) => ({
+    name: c.name,
+    type: c.type,
+    format: formats.length === 0 ? 0 : formats.length === 1 ? formats[0]! : (formats[i] ?? 0),
+  }));
+
+/** libpq's `options` startup parameter: `-c name=value` and `--name=value`, space-separated. */
+const optionsOf = (options: string | undefined): Record<string, string> => {
+  const out: Record<string, string> = {};
+  if (!options) return out;
+  const words = options.split(/(?<!\\)\s+/).filter(Boolean);
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    const setting =
+      word === '-c'
+        ? words[++i]
+        : word.startsWith('--')
+          ? word.slice(2)
+          : word.startsWith('-c')
+            ? word.slice(2)
+            : undefined;
+    const eq = setting?.indexOf('=') ?? -1;
+    if (setting && eq > 0)
+      out[setting.slice(0, eq).replace(/-/g, '_')] = setting.slice(eq + 1).replace(/\\(.)/g, '$1');
+  }
+  return out;
+};

@@ -1,0 +1,1 @@
+export { startPgServer, type PgServer, type PgServerOptions } from './server';

@@ -1,0 +1,121 @@
+import { randomInt } from 'node:crypto';
+import net from 'node:net';
+import tls from 'node:tls';
+import type { Authenticator, ServerLogger, SqlEngine } from '../mysql/port';
+import { PgConnection } from './connection/pgConnection';
+import { PgState } from './errors';
+import { errorResponse } from './protocol/backend';
+import { MessageWriter } from './protocol/messageWriter';
+
+export type PgServerOptions = {
+  engine: SqlEngine;
+  host: string;
+  /** 0: any free port (the answer says which). */
+  port: number;
+  logger: ServerLogger;
+  /** PEM certificate chain and private key: clients may then switch to TLS (SSLRequest). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** Configured credentials; without, any user connects with no password asked. */
+  auth?: Authenticator;
+  /** Rows a result carries at most. */
+  maxRows?: number;
+  /** What `SELECT version()` answers. */
+  versionText?: string;
+  /** Where statements run when the client names no database (the engine's default project). */
+  defaultDatabase?: string;
+  /** Connections at once; more are refused with 53300 (default 1000). */
+  maxConnections?: number;
+  /** Largest message a client may send (default 64 MiB); more ends its connection. */
+  maxMessageBytes?: number;
+  /** A client not logged in by then is disconnected (default 10 s). */
+  handshakeTimeoutMs?: number;
+};
+
+export type PgServer = {
+  readonly port: number;
+  connections(): number;
+  /**
+   * Stops accepting, ends idle connections, lets running statements finish for `graceMs`, then
+   * interrupts them (their clients get 57P01) and ends every connection.
+   */
+  close(graceMs: number): Promise<void>;
+};
+
+const INTERRUPT_SETTLE_MS = 1000;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+/** Listens for PostgreSQL clients and serves the SQL engine to them. */
+export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
+  const connections = new Map<number, PgConnection>();
+  let nextId = 1;
+  const secureContext = o.tls ? tls.createSecureContext({ cert: o.tls.cert, key: o.tls.key }) : undefined;
+  const maxConnections = o.maxConnections ?? 1000;
+  // A CancelRequest names its target by process id and a secret only that connection's client was told.
+  const cancel = (processId: number, secret: number) => {
+    const target = connections.get(processId);
+    if (target && target.secret === secret) target.stop('cancel');
+  };
+  const server = net.createServer((socket) => {
+    if (connections.size >= maxConnections) {
+      const w = new MessageWriter();
+      errorResponse(w, {
+        severity: 'FATAL',
+        code: PgState.TooManyConnections,
+        message: 'sorry, too many clients already',
+      });
+      socket.on('error', () => undefined);
+      // The client's startup packet is not read: the refusal is all it gets.
+      socket.end(w.take());
+      return;
+    }
+    const id = nextId++;
+    const connection = new PgConnection(socket, id, randomInt(1, 2 ** 31 - 1), {
+      engine: o.engine,
+      auth: o.auth,
+      tls: secureContext,
+      logger: o.logger,
+      maxRows: o.maxRows,
+      maxMessageBytes: o.maxMessageBytes ?? 64 * 1024 * 1024,
+      handshakeTimeoutMs: o.handshakeTimeoutMs ?? 10_000,
+      versionText: o.versionText ?? 'PostgreSQL 16.0 (mindledger)',
+      defaultDatabase: o.defaultDatabase ?? 'mindsdb',
+      cancel,
+    });
+    connections.set(id, connection);
+    void connection.done.then(() => connections.delete(id));
+  });
+  server.on('error', (err) => o.logger.error({ err }, 'PostgreSQL listener error'));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : o.port;
+  o.logger.info({ host: o.host, port, tls: secureContext !== undefined }, 'PostgreSQL protocol listening');
+
+  let closing: Promise<void> | undefined;
+  const allDone = () => Promise.all([...connections.values()].map((c) => c.done)).then(() => undefined);
+  return {
+    port,
+    connections: () => connections.size,
+    close: (graceMs) =>
+      (closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        for (const c of connections.values()) c.closeWhenIdle();
+        const settled = await Promise.race([allDone().then(() => true), sleep(graceMs).then(() => false)]);
+        if (!settled) {
+          o.logger.warn(
+            { running: connections.size },
+            'PostgreSQL grace period over: interrupting running statements',
+          );
+          for (const c of connections.values()) c.stop('shutdown');
+          await Promise.race([allDone(), sleep(INTERRUPT_SETTLE_MS)]);
+          for (const c of connections.values()) c.destroy();
+        }
+        await stopped;
+      })()),
+  };
+};

@@ -1,0 +1,233 @@
+import { SqlSyntaxError, textOf, tokenize, type Token } from '../../shared/sqlTokens';
+
+/**
+ * PostgreSQL's SQL text as the engine reads it. The engine reads MindsDB's MySQL-flavoured dialect
+ * and gives DuckDB (whose lexical rules are PostgreSQL's) its own translation; a PostgreSQL client
+ * writes PostgreSQL's. So the door reads the text with the tokenizer's `duckdb` rules and writes
+ * back only what the two disagree on:
+ * - `"identifiers"` become `` `identifiers` `` (MySQL reads double quotes as strings);
+ * - backslashes inside 'strings' are doubled (PostgreSQL's standard strings have no escapes, MySQL's do);
+ * - `$1`, `$2` … become the engine's named parameters `:__pg_param_1` …
+ * Everything else (keywords, `::` casts, operators, comments) goes through as written.
+ */
+
+export const paramName = (n: number) => `__pg_param_${n}`;
+
+/**
+ * What the engine cannot know about the connection, written into statements as literals:
+ * `version()`, `current_database()`, `current_schema()`, `current_user`, `session_user`,
+ * `current_setting('name')`, `pg_backend_pid()` (DuckDB has some of these, answering for itself).
+ */
+export type ConnectionValues = {
+  version: string;
+  database: string;
+  schema: string;
+  user: string;
+  backendPid: number;
+  setting(name: string): string | undefined;
+};
+
+/** A text literal in the engine's dialect. */
+export const engineLiteral = (value: string | number | null) =>
+  value === null
+    ? 'NULL'
+    : typeof value === 'number'
+      ? String(value)
+      : `'${value.split('\\').join('\\\\').split("'").join("''")}'`;
+
+/** Functions written with parentheses, and the SQL keywords written without. */
+const CALLED: Record<string, (v: ConnectionValues) => string | number> = {
+  VERSION: (v) => v.version,
+  CURRENT_DATABASE: (v) => v.database,
+  CURRENT_SCHEMA: (v) => v.schema,
+  PG_BACKEND_PID: (v) => v.backendPid,
+};
+const BARE: Record<string, (v: ConnectionValues) => string> = {
+  CURRENT_USER: (v) => v.user,
+  SESSION_USER: (v) => v.user,
+  CURRENT_CATALOG: (v) => v.database,
+  CURRENT_SCHEMA: (v) => v.schema,
+};
+
+/** One statement of a query text: its text for the engine and what the door reads off it. */
+export type PgStatement = {
+  /** As the client wrote it (for messages and logs). */
+  original: string;
+  /** In the engine's dialect. */
+  engineText: string;
+  /** The significant tokens' texts (words upper-cased), for classifying. */
+  words: string[];
+  /** The same tokens as written (quotes and case kept), for reading values off them. */
+  parts: string[];
+  /** The highest `$n` used. */
+  paramCount: number;
+};
+
+const isSignificant = (t: Token) => t.kind !== 'blank' && t.kind !== 'comment';
+
+/** The index of the next significant token after `i` (tokens.length if none). */
+const nextSignificant = (tokens: Token[], i: number) => {
+  let j = i + 1;
+  while (j < tokens.length && !isSignificant(tokens[j]!)) j++;
+  return j;
+};
+
+type Translated = { text: string; upTo: number; param?: number };
+
+/** A call of a connection function starting at word `i` (optionally `pg_catalog.` before it), written as a literal. */
+const connectionValue = (
+  sql: string,
+  tokens: Token[],
+  i: number,
+  values: ConnectionValues,
+): Translated | undefined => {
+  let at = i;
+  const word = () => textOf(sql, tokens[at]!).toUpperCase();
+  if (word() === 'PG_CATALOG') {
+    const dot = nextSignificant(tokens, at);
+    if (textOf(sql, tokens[dot] ?? tokens[at]!) !== '.') return undefined;
+    at = nextSignificant(tokens, dot);
+    if (tokens[at]?.kind !== 'word') return undefined;
+  }
+  const name = word();
+  const open = nextSignificant(tokens, at);
+  const isOpen = tokens[open] !== undefined && textOf(sql, tokens[open]) === '(';
+  if (isOpen && CALLED[name]) {
+    const close = nextSignificant(tokens, open);
+    if (textOf(sql, tokens[close] ?? tokens[open]!) !== ')') return undefined;
+    return { text: engineLiteral(CALLED[name](values)), upTo: close };
+  }
+  if (isOpen && name === 'CURRENT_SETTING') {
+    const arg = nextSignificant(tokens, open);
+    const close = nextSignificant(tokens, arg);
+    if (tokens[arg]?.kind !== 'string' || textOf(sql, tokens[close] ?? tokens[arg]) !== ')') return undefined;
+    const setting = values.setting(textOf(sql, tokens[arg]).slice(1, -1).split("''").join("'"));
+    return { text: engineLiteral(setting ?? null), upTo: close };
+  }
+  if (!isOpen && BARE[name] && at === i) return { text: engineLiteral(BARE[name](values)), upTo: at };
+  return undefined;
+};
+
+const translateToken = (
+  sql: string,
+  tokens: Token[],
+  i: number,
+  values: ConnectionValues | undefined,
+  afterDot: boolean,
+): Translated => {
+  const t = tokens[i]!;
+  const text = textOf(sql, t);
+  switch (t.kind) {
+    case 'identifier':
+      return { text: `\`${text.slice(1, -1).split('""').join('"').split('`').join('``')}\``, upTo: i };
+    case 'string':
+      if (text.length < 2 || !text.endsWith("'"))
+        throw new SqlSyntaxError(`Unterminated ' quoted text starting at character ${t.start + 1}`, t.start);
+      return { text: text.split('\\').join('\\\\'), upTo: i };
+    case 'symbol': {
+      const next = tokens[i + 1];
+      if (text === '$' && next?.kind === 'word' && /^\d+$/.test(textOf(sql, next))) {
+        const n = Number(textOf(sql, next));
+        return { text: `:${paramName(n)}`, upTo: i + 1, param: n };
+      }
+      if (text === '"')
+        throw new SqlSyntaxError(
+          `Unterminated " quoted identifier starting at character ${t.start + 1}`,
+          t.start,
+        );
+      return { text, upTo: i };
+    }
+    case 'word': {
+      // Not after a dot: `t.version()` is somebody's column, not the server's version.
+      return (!afterDot && values && connectionValue(sql, tokens, i, values)) || { text, upTo: i };
+    }
+    default:
+      return { text, upTo: i };
+  }
+};
+
+/**
+ * Splits a query text at its top-level semicolons and translates each statement (writing in the
+ * connection's values when given); empty statements are dropped.
+ */
+export const readStatements = (sql: string, values?: ConnectionValues): PgStatement[] => {
+  const tokens = tokenize(sql, 'duckdb');
+  const statements: PgStatement[] = [];
+  let engineText = '';
+  let words: string[] = [];
+  let parts: string[] = [];
+  let paramCount = 0;
+  let start = 0;
+  let afterDot = false;
+  const finish = (end: number) => {
+    if (words.length)
+      statements.push({
+        original: sql.slice(start, end).trim(),
+        engineText: engineText.trim(),
+        words,
+        parts,
+        paramCount,
+      });
+    engineText = '';
+    words = [];
+    parts = [];
+    paramCount = 0;
+  };
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t.kind === 'symbol' && sql[t.start] === ';') {
+      finish(t.start);
+      start = t.end;
+      continue;
+    }
+    const significantToken = (token: Token) => {
+      if (!isSignificant(token)) return;
+      const written = textOf(sql, token);
+      parts.push(written);
+      words.push(token.kind === 'word' ? written.toUpperCase() : written);
+    };
+    significantToken(t);
+    const { text, upTo, param } = translateToken(sql, tokens, i, values, afterDot);
+    engineText += text;
+    if (param !== undefined) paramCount = Math.max(paramCount, param);
+    // Tokens a translation swallowed still count as the statement's words (classification reads them).
+    for (let j = i + 1; j <= upTo; j++) significantToken(tokens[j]!);
+    const last = tokens[upTo]!;
+    if (isSignificant(last)) afterDot = last.kind === 'symbol' && sql[last.start] === '.';
+    i = upTo;
+  }
+  finish(sql.length);
+  return statements;
+};
+
+/**
+ * The command tag PostgreSQL ends a statement's answer with: `SELECT n` for rows, `INSERT 0 n`,
+ * `UPDATE n`, `DELETE n` with the rows changed, else the statement's leading keywords
+ * (`CREATE TABLE`, `DROP MODEL`, `SET`).
+ */
+export const commandTag = (
+  words: readonly string[],
+  rows: number | null | undefined,
+  returnedRows: boolean,
+): string => {
+  const first = words[0] ?? '';
+  if (returnedRows) return first === 'SHOW' ? 'SHOW' : `SELECT ${rows ?? 0}`;
+  switch (first) {
+    case 'INSERT':
+      return `INSERT 0 ${rows ?? 0}`;
+    case 'UPDATE':
+    case 'DELETE':
+    case 'MERGE':
+      return `${first} ${rows ?? 0}`;
+    case 'CREATE':
+    case 'DROP':
+    case 'ALTER': {
+      const rest = words
+        .slice(1)
+        .filter((w) => !['OR', 'REPLACE', 'IF', 'NOT', 'EXISTS', 'TEMP', 'TEMPORARY'].includes(w));
+      return /^[A-Z_]+$/.test(rest[0] ?? '') ? `${first} ${rest[0]}` : first;
+    }
+    default:
+      return /^[A-Z_]+$/.test(first) ? first : 'OK';
+  }
+};
