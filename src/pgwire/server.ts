@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Authenticator, ServerLogger, SqlEngine } from '../mysql/port';
+import { ShadowCatalog } from './catalog/shadowCatalog';
 import { PgConnection } from './connection/pgConnection';
 import { PgState } from './errors';
 import { errorResponse } from './protocol/backend';
@@ -50,6 +51,7 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
   let nextId = 1;
   const secureContext = o.tls ? tls.createSecureContext({ cert: o.tls.cert, key: o.tls.key }) : undefined;
   const maxConnections = o.maxConnections ?? 1000;
+  const catalog = new ShadowCatalog();
   // A CancelRequest names its target by process id and a secret only that connection's client was told.
   const cancel = (processId: number, secret: number) => {
     const target = connections.get(processId);
@@ -79,6 +81,7 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
       handshakeTimeoutMs: o.handshakeTimeoutMs ?? 10_000,
       versionText: o.versionText ?? 'PostgreSQL 16.0 (mindledger)',
       defaultDatabase: o.defaultDatabase ?? 'mindsdb',
+      catalog,
       cancel,
     });
     connections.set(id, connection);
@@ -116,6 +119,7 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
           for (const c of connections.values()) c.destroy();
         }
         await stopped;
+        await catalog.close();
       })()),
   };
 };

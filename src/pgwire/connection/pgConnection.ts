@@ -42,6 +42,7 @@ import {
   textCell,
   type PgColumnType,
 } from '../protocol/types';
+import { readsCatalog, type Listing, type ShadowCatalog } from '../catalog/shadowCatalog';
 import { answerLocally, type LocalAnswer } from '../session/local';
 import {
   commandTag,
@@ -69,6 +70,8 @@ export type PgConnectionOptions = {
   versionText: string;
   /** The project statements run in when the client names no database. */
   defaultDatabase: string;
+  /** Answers psql's and the tools' pg_catalog queries; without it they go to the engine (which has no pg_catalog). */
+  catalog?: ShadowCatalog;
   /** A CancelRequest arrived on this connection for another one. */
   cancel(processId: number, secret: number): void;
 };
@@ -610,9 +613,11 @@ export class PgConnection {
       this.applyLocal(local);
       return (portal.started = { kind: 'local', answer: local, sent: 0 });
     }
+    if (this.o.catalog && readsCatalog(statement.words))
+      return (portal.started = await this.fromCatalog(portal, simple));
     const controller = new AbortController();
     this.running = controller;
-    const client: ClientOf = { user: this.user, host: this.address, connectionId: this.processId };
+    const client = this.client();
     let answer: StreamAnswer;
     try {
       const context = { db: this.database };
@@ -658,6 +663,60 @@ export class PgConnection {
       sent: 0,
       done: false,
     });
+  }
+
+  private client(): ClientOf {
+    return { user: this.user, host: this.address, connectionId: this.processId };
+  }
+
+  /** A catalog query, answered over the tables the engine lists for this client (catalog/shadowCatalog.ts). */
+  private async fromCatalog(portal: Portal, simple: boolean): Promise<Started> {
+    const statement = portal.statement!;
+    const listed = async (query: string) => {
+      const answer = await this.o.engine.execute(query, { db: this.database }, {}, undefined, this.client());
+      if (answer.type !== 'table')
+        throw new StatementError(
+          error(
+            answer.type === 'error' ? sqlStateOf(answer.error_code) : PgState.Internal,
+            answer.type === 'error' ? answer.error_message : 'no listing',
+          ),
+        );
+      return answer.data;
+    };
+    const listing: Listing = {
+      databases: (await listed('SHOW DATABASES')).map((r) => String(r[0])),
+      columns: (
+        await listed(
+          'SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION',
+        )
+      ).map((r) => ({ schema: String(r[0]), table: String(r[1]), column: String(r[2]), type: String(r[3]) })),
+    };
+    const params = Array.from({ length: statement.paramCount }, (_, i) => portal.params[paramName(i + 1)]);
+    let answer;
+    try {
+      answer = await this.o.catalog!.answer(statement.original, params, listing, this.database);
+    } catch (e) {
+      throw new StatementError(
+        error(
+          PgState.FeatureNotSupported,
+          `this catalog query is not answered here: ${(e as Error).message}`,
+        ),
+      );
+    }
+    const columns = answer.columnNames.map((name, i) => ({
+      name,
+      type: pgTypeOf(answer.columnTypes[i] ?? 'VARCHAR'),
+    }));
+    if (simple) rowDescription(this.channel.writer, fieldsOf(columns, []));
+    return {
+      kind: 'rows',
+      columns,
+      pending: answer.rows,
+      iterator: undefined,
+      truncated: () => false,
+      sent: 0,
+      done: true,
+    };
   }
 
   /** What a local answer changes on the connection (parameters reported, transaction state). */

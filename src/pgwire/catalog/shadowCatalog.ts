@@ -1,0 +1,289 @@
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { isKeyword, significant, textOf, tokenize } from '../../shared/sqlTokens';
+
+/**
+ * PostgreSQL's system catalogs (`pg_catalog.pg_class`, `pg_namespace`, `pg_attribute` …) for the
+ * tools that browse through them: psql's `\dt`, `\d name`, `\dn`, `\l`, and the schema browsers of
+ * Superset (SQLAlchemy), DBeaver and drivers.
+ *
+ * DuckDB implements much of pg_catalog over its own catalog. So the door keeps a small in-memory
+ * DuckDB (the shadow) holding what a client may see as empty tables: one schema per database the
+ * engine lists (projects, `files`, external databases), one table per table with the engine's column
+ * names and types. A catalog query runs there, as the client wrote it, with the few functions and
+ * relations DuckDB lacks supplied from the `pg_mindledger` schema (hidden from listings, as every
+ * `pg_` schema is). The shadow holds no data and is rebuilt when the engine's listing changes.
+ */
+
+/** One column as the engine's information_schema.COLUMNS lists it. */
+export type ListedColumn = { schema: string; table: string; column: string; type: string };
+
+/** What the engine lists: its databases (some without tables) and their tables' columns. */
+export type Listing = { databases: string[]; columns: ListedColumn[] };
+
+export type CatalogAnswer = { columnNames: string[]; columnTypes: string[]; rows: unknown[][] };
+
+/** Relations a statement must name to be answered here. */
+const CATALOG_RELATIONS = new Set([
+  'PG_CATALOG',
+  'PG_CLASS',
+  'PG_NAMESPACE',
+  'PG_ATTRIBUTE',
+  'PG_TYPE',
+  'PG_DATABASE',
+  'PG_ROLES',
+  'PG_USER',
+  'PG_PROC',
+  'PG_INDEX',
+  'PG_CONSTRAINT',
+  'PG_DESCRIPTION',
+  'PG_AM',
+  'PG_TABLES',
+  'PG_VIEWS',
+  'PG_SETTINGS',
+  'PG_ATTRDEF',
+  'PG_INHERITS',
+  'PG_TABLESPACE',
+  'PG_ENUM',
+  'PG_COLLATION',
+  'PG_EXTENSION',
+]);
+
+/** Whether a statement reads PostgreSQL's catalogs (its words as read, upper-cased). */
+export const readsCatalog = (words: readonly string[]) =>
+  (words[0] === 'SELECT' || words[0] === 'WITH') && words.some((w) => CATALOG_RELATIONS.has(w));
+
+/** What DuckDB's pg_catalog lacks and psql and SQLAlchemy use; empty relations where there is nothing to list. */
+const SHIMS = [
+  `CREATE MACRO pg_mindledger.pg_get_userbyid(id) AS 'mindledger'`,
+  `CREATE MACRO pg_mindledger.pg_encoding_to_char(e) AS 'UTF8'`,
+  `CREATE MACRO pg_mindledger.pg_get_indexdef(a) AS NULL::VARCHAR, (a, b, c) AS NULL::VARCHAR`,
+  `CREATE MACRO pg_mindledger.pg_get_triggerdef(a) AS NULL::VARCHAR, (a, b) AS NULL::VARCHAR`,
+  `CREATE MACRO pg_mindledger.pg_get_expr(a, b) AS NULL::VARCHAR, (a, b, c) AS NULL::VARCHAR`,
+  `CREATE MACRO pg_mindledger.pg_get_statisticsobjdef_columns(a) AS NULL::VARCHAR`,
+  `CREATE MACRO pg_mindledger.pg_get_partkeydef(a) AS NULL::VARCHAR`,
+  `CREATE MACRO pg_mindledger.pg_get_function_identity_arguments(a) AS ''`,
+  `CREATE MACRO pg_mindledger.pg_relation_size(a) AS 0::BIGINT`,
+  `CREATE MACRO pg_mindledger.pg_total_relation_size(a) AS 0::BIGINT`,
+  `CREATE MACRO pg_mindledger.pg_table_size(a) AS 0::BIGINT`,
+  `CREATE MACRO pg_mindledger.pg_database_size(a) AS 0::BIGINT`,
+  `CREATE MACRO pg_mindledger.quote_ident(s) AS CASE WHEN regexp_full_match(s, '[a-z_][a-z0-9_]*') THEN s ELSE '"' || replace(s, '"', '""') || '"' END`,
+  `CREATE MACRO pg_mindledger.pg_is_in_recovery() AS false`,
+  `CREATE MACRO pg_mindledger.pg_relation_is_publishable(a) AS false`,
+  `CREATE MACRO pg_mindledger.array_upper(a, d) AS len(a)`,
+  `CREATE MACRO pg_mindledger.array_lower(a, d) AS 1`,
+  `CREATE TABLE pg_mindledger.pg_roles(oid BIGINT, rolname VARCHAR, rolsuper BOOLEAN, rolinherit BOOLEAN, rolcreaterole BOOLEAN, rolcreatedb BOOLEAN, rolcanlogin BOOLEAN, rolreplication BOOLEAN, rolconnlimit INTEGER, rolvaliduntil TIMESTAMP, rolbypassrls BOOLEAN, rolconfig VARCHAR[])`,
+  `INSERT INTO pg_mindledger.pg_roles VALUES (10, 'mindledger', false, true, false, false, true, false, -1, NULL, false, NULL)`,
+  `CREATE VIEW pg_mindledger.pg_user AS SELECT rolname AS usename, oid AS usesysid, rolcreatedb AS usecreatedb, rolsuper AS usesuper FROM pg_mindledger.pg_roles`,
+  `CREATE TABLE pg_mindledger.pg_inherits(inhrelid BIGINT, inhparent BIGINT, inhseqno INTEGER, inhdetachpending BOOLEAN)`,
+  `CREATE TABLE pg_mindledger.pg_policy(oid BIGINT, polname VARCHAR, polrelid BIGINT, polcmd VARCHAR, polpermissive BOOLEAN, polroles BIGINT[], polqual VARCHAR, polwithcheck VARCHAR)`,
+  `CREATE TABLE pg_mindledger.pg_statistic_ext(oid BIGINT, stxrelid BIGINT, stxname VARCHAR, stxnamespace BIGINT, stxowner BIGINT, stxstattarget INTEGER, stxkeys INTEGER[], stxkind VARCHAR[], stxexprs VARCHAR)`,
+  `CREATE TABLE pg_mindledger.pg_publication(oid BIGINT, pubname VARCHAR, pubowner BIGINT, puballtables BOOLEAN, pubinsert BOOLEAN, pubupdate BOOLEAN, pubdelete BOOLEAN, pubtruncate BOOLEAN, pubviaroot BOOLEAN)`,
+  `CREATE TABLE pg_mindledger.pg_publication_rel(oid BIGINT, prpubid BIGINT, prrelid BIGINT, prqual VARCHAR, prattrs INTEGER[])`,
+  `CREATE TABLE pg_mindledger.pg_publication_namespace(oid BIGINT, pnpubid BIGINT, pnnspid BIGINT)`,
+  `CREATE TABLE pg_mindledger.pg_trigger(oid BIGINT, tgrelid BIGINT, tgparentid BIGINT, tgname VARCHAR, tgfoid BIGINT, tgtype INTEGER, tgenabled VARCHAR, tgisinternal BOOLEAN)`,
+  `CREATE TABLE pg_mindledger.pg_rewrite(oid BIGINT, rulename VARCHAR, ev_class BIGINT, ev_type VARCHAR, ev_enabled VARCHAR, is_instead BOOLEAN)`,
+  `CREATE TABLE pg_mindledger.pg_foreign_table(ftrelid BIGINT, ftserver BIGINT, ftoptions VARCHAR[])`,
+  `CREATE TABLE pg_mindledger.pg_partitioned_table(partrelid BIGINT, partstrat VARCHAR, partnatts INTEGER)`,
+  `CREATE TABLE pg_mindledger.pg_extension(oid BIGINT, extname VARCHAR, extowner BIGINT, extnamespace BIGINT, extrelocatable BOOLEAN, extversion VARCHAR)`,
+  `CREATE TABLE pg_mindledger.pg_event_trigger(oid BIGINT, evtname VARCHAR, evtevent VARCHAR, evtowner BIGINT, evtfoid BIGINT, evtenabled VARCHAR, evttags VARCHAR[])`,
+  `CREATE TABLE pg_mindledger.pg_database(oid BIGINT, datname VARCHAR, datdba BIGINT, encoding INTEGER, datlocprovider VARCHAR, datistemplate BOOLEAN, datallowconn BOOLEAN, datconnlimit INTEGER, datcollate VARCHAR, datctype VARCHAR, daticulocale VARCHAR, daticurules VARCHAR, datacl VARCHAR[], dattablespace BIGINT)`,
+  // Listings without the shims' own schema (and DuckDB's default one, unless a database is called so).
+  `CREATE MACRO pg_mindledger.hidden(name) AS name = 'pg_mindledger' OR (name = 'main' AND NOT EXISTS (SELECT 1 FROM pg_mindledger.pg_database WHERE datname = 'main'))`,
+  `CREATE VIEW pg_mindledger.pg_namespace AS SELECT * FROM pg_catalog.pg_namespace WHERE NOT pg_mindledger.hidden(nspname)`,
+  `CREATE VIEW pg_mindledger.pg_class AS SELECT *, false AS relforcerowsecurity FROM pg_catalog.pg_class WHERE relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE pg_mindledger.hidden(nspname))`,
+  `CREATE VIEW pg_mindledger.pg_tables AS SELECT * FROM pg_catalog.pg_tables WHERE NOT pg_mindledger.hidden(schemaname)`,
+  `CREATE TABLE pg_mindledger.pg_matviews(schemaname VARCHAR, matviewname VARCHAR, matviewowner VARCHAR, tablespace VARCHAR, hasindexes BOOLEAN, ispopulated BOOLEAN, definition VARCHAR)`,
+];
+
+/** The shim names a statement may qualify with `pg_catalog.`: the qualifier is dropped so the shim answers. */
+const SHIM_NAMES = new Set(
+  SHIMS.map((s) => /pg_mindledger\.([a-z_]+)/.exec(s)?.[1]).filter((n): n is string => n !== undefined),
+);
+
+const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+/** PostgreSQL's object-identifier types, which DuckDB lacks: their values are shown as text. */
+const OID_TYPES = new Set([
+  'regtype',
+  'regclass',
+  'regproc',
+  'regprocedure',
+  'regnamespace',
+  'regrole',
+  'regoper',
+  'regconfig',
+]);
+
+/**
+ * Relations that are always empty here (no publications, policies, triggers, inheritance …). psql
+ * asks about them with PostgreSQL-only constructs DuckDB cannot bind (`prattrs[s]` over a
+ * generate_series alias); such a query, when it fails, is answered with no rows, which is what it
+ * would return.
+ */
+const EMPTY_RELATIONS = [
+  'pg_publication',
+  'pg_policy',
+  'pg_statistic_ext',
+  'pg_inherits',
+  'pg_trigger',
+  'pg_rewrite',
+  'pg_event_trigger',
+];
+const readsOnlyEmpty = (sql: string) => EMPTY_RELATIONS.some((r) => new RegExp(`\\b${r}\\b`, 'i').test(sql));
+
+/** DuckDB's text of a name. */
+const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * PostgreSQL's catalog text as DuckDB runs it: `OPERATOR(pg_catalog.~)` is the operator itself,
+ * `COLLATE pg_catalog.default` goes, and `pg_catalog.` before a shim goes (the shim is found on the
+ * search path).
+ */
+export const catalogText = (sql: string): string => {
+  const tokens = tokenize(sql, 'duckdb');
+  const words = significant(tokens);
+  const drop = new Set<number>();
+  const replace = new Map<number, string>();
+  for (let i = 0; i < words.length; i++) {
+    const t = words[i]!;
+    const text = textOf(sql, t).toLowerCase();
+    const at = (k: number) => (words[i + k] ? textOf(sql, words[i + k]!) : '');
+    if (
+      isKeyword(sql, t, 'OPERATOR') &&
+      at(1) === '(' &&
+      at(2).toLowerCase() === 'pg_catalog' &&
+      at(3) === '.'
+    ) {
+      // OPERATOR ( pg_catalog . ~ ) → ~ (the operator may be several symbol tokens: !~, ~~*)
+      let j = i + 4;
+      let op = '';
+      while (words[j] && textOf(sql, words[j]!) !== ')') op += textOf(sql, words[j++]!);
+      replace.set(words[i]!.start, op);
+      for (let k = i + 1; k <= j; k++) drop.add(words[k]!.start);
+      i = j;
+    } else if (isKeyword(sql, t, 'COLLATE') && at(1).toLowerCase() === 'pg_catalog' && at(2) === '.') {
+      for (let k = i; k <= i + 3; k++) drop.add(words[k]!.start);
+      i += 3;
+    } else if (text === '::' || (text === ':' && at(1) === ':')) {
+      // Casts: `::pg_catalog.text` is `::text`; object-identifier types are text here.
+      const first = text === '::' ? 1 : 2;
+      let k = i + first;
+      if (at(first).toLowerCase() === 'pg_catalog' && at(first + 1) === '.') {
+        drop.add(words[k]!.start);
+        drop.add(words[k + 1]!.start);
+        k += 2;
+      }
+      const type = words[k] ? textOf(sql, words[k]!) : '';
+      if (OID_TYPES.has(type.toLowerCase())) replace.set(words[k]!.start, 'VARCHAR');
+      else if (type === '"char"') replace.set(words[k]!.start, 'VARCHAR');
+      i = k;
+    } else if (
+      text === 'pg_catalog' &&
+      at(1) === '.' &&
+      (SHIM_NAMES.has(at(2).toLowerCase()) || at(3) === '(')
+    ) {
+      // A shim, or a function: DuckDB finds its built-in ones (and pg_catalog's macros) unqualified.
+      drop.add(t.start);
+      drop.add(words[i + 1]!.start);
+      i += 1;
+    }
+  }
+  return tokens.map((t) => (drop.has(t.start) ? '' : (replace.get(t.start) ?? textOf(sql, t)))).join('');
+};
+
+/** Types the shadow's tables take: the engine's DuckDB type names, any DuckDB cannot read again as text. */
+const columnType = (type: string) =>
+  /^[A-Z][A-Z0-9_ ]*(\(\d+(,\s*\d+)?\))?(\[\])?$/.test(type) ? type : 'VARCHAR';
+
+export class ShadowCatalog {
+  private instance: Promise<DuckDBInstance> | undefined;
+  private built = '';
+  /** One catalog query (and rebuild) at a time: the shadow is shared by every connection. */
+  private turn: Promise<unknown> = Promise.resolve();
+
+  private async connect(): Promise<DuckDBConnection> {
+    this.instance ??= (async () => {
+      const instance = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '128MB' });
+      const c = await instance.connect();
+      await c.run('CREATE SCHEMA pg_mindledger');
+      for (const shim of SHIMS) await c.run(shim);
+      c.closeSync();
+      return instance;
+    })();
+    return (await this.instance).connect();
+  }
+
+  private async rebuild(c: DuckDBConnection, listing: Listing) {
+    const fingerprint = JSON.stringify(listing);
+    if (fingerprint === this.built) return;
+    const existing = await c.runAndReadAll(
+      `SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database() AND NOT internal AND schema_name <> 'pg_mindledger'`,
+    );
+    for (const [schema] of existing.getRows()) await c.run(`DROP SCHEMA ${quoted(String(schema))} CASCADE`);
+    const tables = new Map<string, ListedColumn[]>();
+    for (const col of listing.columns) {
+      const key = JSON.stringify([col.schema, col.table]);
+      tables.set(key, [...(tables.get(key) ?? []), col]);
+    }
+    const schemas = new Set([...listing.databases, ...listing.columns.map((c) => c.schema)]);
+    schemas.delete('information_schema');
+    for (const schema of schemas) await c.run(`CREATE SCHEMA IF NOT EXISTS ${quoted(schema)}`);
+    for (const [key, columns] of tables) {
+      const [schema, table] = JSON.parse(key) as [string, string];
+      if (!schemas.has(schema)) continue;
+      const list = columns.map((col) => `${quoted(col.column)} ${columnType(col.type)}`).join(', ');
+      await c.run(`CREATE TABLE ${quoted(schema)}.${quoted(table)} (${list})`);
+    }
+    await c.run('DELETE FROM pg_mindledger.pg_database');
+    let oid = 16384;
+    for (const name of listing.databases)
+      await c.run(
+        `INSERT INTO pg_mindledger.pg_database VALUES (${oid++}, ${literal(name)}, 10, 6, 'c', false, true, -1, 'C', 'C', NULL, NULL, NULL, 1663)`,
+      );
+    this.built = fingerprint;
+  }
+
+  /** Answers a catalog query over what `listing` shows, with `database` first on the search path. */
+  answer(
+    sql: string,
+    params: readonly unknown[],
+    listing: Listing,
+    database: string,
+  ): Promise<CatalogAnswer> {
+    const run = this.turn.then(async () => {
+      const c = await this.connect();
+      try {
+        await this.rebuild(c, listing);
+        const path = [database, 'pg_mindledger'].filter(
+          (s) => s === 'pg_mindledger' || listing.databases.includes(s),
+        );
+        await c.run(`SET search_path = '${path.map((p) => p.replace(/'/g, "''")).join(',')}'`);
+        const text = catalogText(sql);
+        const values = params.map((p) => (p === undefined ? null : p)) as (
+          string | number | boolean | null
+        )[];
+        const result = await (params.length ? c.runAndReadAll(text, values) : c.runAndReadAll(text)).catch(
+          (error: unknown) => {
+            if (readsOnlyEmpty(sql)) return undefined;
+            throw error;
+          },
+        );
+        if (!result) return { columnNames: [], columnTypes: [], rows: [] };
+        return {
+          columnNames: result.columnNames(),
+          columnTypes: result.columnTypes().map((t) => t.toString()),
+          rows: result.getRowsJson() as unknown[][],
+        };
+      } finally {
+        c.closeSync();
+      }
+    });
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
+  async close() {
+    const instance = await this.instance;
+    instance?.closeSync();
+  }
+}
