@@ -14,6 +14,7 @@ import { benchLoad } from './load.bench';
 import { benchMl } from './ml.bench';
 import { benchModels } from './models.bench';
 import { benchMysql } from './mysql.bench';
+import { benchPostgres } from './postgres.bench';
 import { benchPredictJoin } from './predictjoin.bench';
 import { benchReplay } from './replay.bench';
 import { benchSql } from './sql.bench';
@@ -34,6 +35,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   agents: () => benchAgentLoop(),
   completions: () => benchCompletions(),
   mysql: () => benchMysql(seconds),
+  postgres: () => benchPostgres(seconds),
   ml: () => benchMl(),
   ledger: () => benchLedger(),
   secrets: () => benchLedgerSecrets(),
@@ -43,7 +45,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   predictjoin: () => benchPredictJoin(),
   jobs: () => benchJobs(),
 };
-const DEFAULT = 'http,writes,replay,sql,data,models,load,agents,completions,mysql,lag';
+const DEFAULT = 'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag';
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {

@@ -107,6 +107,8 @@ type Started =
       truncated: () => boolean;
       sent: number;
       done: boolean;
+      /** Aborts the engine's reading (DuckDB is interrupted): a cancel while rows are read. */
+      controller?: AbortController;
     };
 
 type Portal = {
@@ -662,6 +664,7 @@ export class PgConnection {
       truncated: () => answer.truncated(),
       sent: 0,
       done: false,
+      controller,
     });
   }
 
@@ -818,7 +821,8 @@ export class PgConnection {
     const w = this.channel.writer;
     const fields = fieldsOf(started.columns, portal.resultFormats);
     const limit = this.o.maxRows ?? Number.POSITIVE_INFINITY;
-    const controller = new AbortController();
+    // The signal the engine reads with: a cancel interrupts DuckDB mid-chunk, not only between chunks.
+    const controller = started.controller ?? new AbortController();
     this.running = controller;
     let sentNow = 0;
     let cut = false;
