@@ -66,8 +66,9 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
         message: 'sorry, too many clients already',
       });
       socket.on('error', () => undefined);
-      // The client's startup packet is not read: the refusal is all it gets.
-      socket.end(w.take());
+      // The client's startup packet is not read: the refusal is all it gets, then the socket is
+      // gone (left half-open, it would hold the listener's close for good).
+      socket.end(w.take(), () => socket.destroy());
       return;
     }
     const id = nextId++;

@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** Which door a request came in by. */
-export type Interface = 'rest' | 'sql' | 'mysql' | 'postgres' | 'agent' | 'chatbot' | 'job' | 'trigger' | 'system';
+export type Interface =
+  'rest' | 'sql' | 'mysql' | 'postgres' | 'agent' | 'chatbot' | 'job' | 'trigger' | 'system';
 
 /** Who caused what a request does: a user, one of their access tokens, or (auth off) a client address. */
 export type Actor = { readonly kind: 'user' | 'token' | 'address' | 'system'; readonly id: string };

@@ -34,6 +34,7 @@ import {
 } from '../protocol/backend';
 import { ProtocolViolation, type Bind, type FrontendMessage } from '../protocol/frontend';
 import {
+  assertBinaryFormat,
   binaryCell,
   BinaryUnsupported,
   Oid,
@@ -258,7 +259,7 @@ export class PgConnection {
         case 'unsupported':
           await this.fatal(
             PgState.FeatureNotSupported,
-            `unsupported frontend protocol ${packet.code >>> 16}.${packet.code & 0xffff}: server supports 3.0`,
+            `unsupported frontend protocol ${packet.code >>> 16}.${packet.code & 0xffff}: server supports 3.0 to 3.0`,
           );
           return false;
         case 'startup':
@@ -540,14 +541,28 @@ export class PgConnection {
       noData(w);
       return;
     }
-    // The columns are known once the statement runs: it runs with NULL parameters, read no further than its head.
-    const params = Object.fromEntries(Array.from({ length: count }, (_, i) => [paramName(i + 1), null]));
-    const probe: Portal = { statement: p.statement, params, resultFormats: [] };
+    // The columns are known once the statement runs: it runs once, read no further than its head.
+    // Parameters described as text are given as text ('') so a bare `$2` column is text, as
+    // described; should that not run (`WHERE id = $1` cannot compare '' with a number), NULLs.
+    const probeWith = async (text: unknown) => {
+      const params = Object.fromEntries(
+        Array.from({ length: count }, (_, i) => [paramName(i + 1), p.paramTypes[i] ? null : text]),
+      );
+      const probe: Portal = { statement: p.statement, params, resultFormats: [] };
+      try {
+        return await this.start(probe, false);
+      } finally {
+        await this.closeStarted(probe);
+      }
+    };
+    let started: Started;
     try {
-      this.describeStarted(await this.start(probe, false), []);
-    } finally {
-      await this.closeStarted(probe);
+      started = await probeWith('');
+    } catch (e) {
+      if (!(e instanceof StatementError) || count === 0) throw e;
+      started = await probeWith(null);
     }
+    this.describeStarted(started, []);
   }
 
   private describeStarted(started: Started, formats: number[]) {
@@ -875,20 +890,29 @@ export class PgConnection {
       });
     portal.finished = true;
     await this.closeStarted(portal);
-    commandComplete(w, commandTag(portal.statement?.words ?? [], started.sent, true));
+    // PostgreSQL counts the rows of this Execute (after a suspension, the rest only).
+    commandComplete(w, commandTag(portal.statement?.words ?? [], sentNow, true));
   }
 
   private dataRow(fields: readonly Field[], row: readonly unknown[]) {
     const w = this.channel.writer;
-    w.begin('D').int16(fields.length);
-    for (let i = 0; i < fields.length; i++) {
-      const cell = row[i];
-      const field = fields[i]!;
-      if (cell === null || cell === undefined) w.int32(-1);
-      else if (field.format === 1) w.lengthPrefixed(binaryCell(cell, field.type));
-      else w.lengthPrefixed(textCell(cell, field.type));
+    const before = w.size;
+    try {
+      w.begin('D').int16(fields.length);
+      for (let i = 0; i < fields.length; i++) {
+        const cell = row[i];
+        const field = fields[i]!;
+        if (cell === null || cell === undefined) w.int32(-1);
+        else if (field.format === 1) w.lengthPrefixed(binaryCell(cell, field.type));
+        else w.lengthPrefixed(textCell(cell, field.type));
+      }
+      w.end();
+    } catch (e) {
+      // A cell that has no form here (a value its type's rule cannot read): the row is not sent
+      // half-written, the error takes its place.
+      w.truncate(before);
+      throw e;
     }
-    w.end();
   }
 
   /** Releases what a started statement holds in the engine (its reader), if it still does. */
@@ -927,11 +951,17 @@ const fieldsOf = (
   columns: readonly { name: string; type: PgColumnType }[],
   formats: readonly number[],
 ): Field[] =>
-  columns.map((c, i) => ({
-    name: c.name,
-    type: c.type,
-    format: formats.length === 0 ? 0 : formats.length === 1 ? formats[0]! : (formats[i] ?? 0),
-  }));
+  columns.map((c, i) => {
+    const format = formats.length === 0 ? 0 : formats.length === 1 ? formats[0]! : (formats[i] ?? 0);
+    try {
+      assertBinaryFormat(c.type, format);
+    } catch (e) {
+      if (e instanceof BinaryUnsupported)
+        throw new StatementError(error(PgState.FeatureNotSupported, `column "${c.name}": ${e.message}`));
+      throw e;
+    }
+    return { name: c.name, type: c.type, format };
+  });
 
 /** libpq's `options` startup parameter: `-c name=value` and `--name=value`, space-separated. */
 const optionsOf = (options: string | undefined): Record<string, string> => {

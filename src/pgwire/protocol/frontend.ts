@@ -130,6 +130,16 @@ const targetOf = (b: number): 'statement' | 'portal' => {
 
 export const decodeMessage = (type: number, body: Buffer): FrontendMessage => {
   const r = new BodyReader(body);
+  const message = decodeFields(type, r);
+  // Bytes left over (a NUL inside a query's text, a miscounted list): PostgreSQL's "invalid message format".
+  if (message.type !== 'unsupported' && !r.done)
+    throw new ProtocolViolation(
+      `invalid message format: ${String.fromCharCode(type)} message longer than its fields`,
+    );
+  return message;
+};
+
+const decodeFields = (type: number, r: BodyReader): FrontendMessage => {
   switch (String.fromCharCode(type)) {
     case 'Q':
       return { type: 'query', sql: r.cstring() };

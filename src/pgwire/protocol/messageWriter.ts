@@ -128,6 +128,13 @@ export class MessageWriter {
     return this;
   }
 
+  /** Forgets what was written past `size` (a message that could not be finished). */
+  truncate(size: number): this {
+    this.length = Math.min(this.length, size);
+    this.lengthAt = -1;
+    return this;
+  }
+
   /** Everything written so far, as a buffer of its own; the writer starts empty again. */
   take(): Buffer {
     const out = Buffer.from(this.buffer.subarray(0, this.length));

@@ -127,14 +127,16 @@ export const pgTypeOf = (duckType: string): PgColumnType => {
     const [precision, scale] = [Number(decimal[1]), Number(decimal[2])];
     return { oid: Oid.numeric, size: -1, modifier: ((precision << 16) | scale) + 4, kind: 'numeric', scale };
   }
-  if (/^VARCHAR/.test(duckType)) return TEXT;
+  // Lists first: `VARCHAR[]` is a list of text, not text.
   const list = /^(.*)\[\d*\]$/.exec(duckType);
   if (list) {
     const element = pgTypeOf(list[1]!);
     const oid = ARRAY_OF[element.oid];
     if (oid !== undefined && element.kind !== 'array')
       return { oid, size: -1, modifier: -1, kind: 'array', scale: 0, element };
+    return TEXT;
   }
+  if (/^VARCHAR/.test(duckType)) return TEXT;
   return TEXT;
 };
 
@@ -309,6 +311,11 @@ export class BinaryUnsupported extends Error {
     this.name = 'BinaryUnsupported';
   }
 }
+
+/** Refuses, before any row is written, a binary format asked for a type that has none here. */
+export const assertBinaryFormat = (type: PgColumnType, format: number) => {
+  if (format === 1 && type.kind === 'array') throw new BinaryUnsupported('arrays');
+};
 
 /** A non-null cell in PostgreSQL's binary format (the type's send function). */
 export const binaryCell = (cell: unknown, type: PgColumnType): Buffer => {

@@ -150,8 +150,51 @@ const translateToken = (
  * Splits a query text at its top-level semicolons and translates each statement (writing in the
  * connection's values when given); empty statements are dropped.
  */
+/** The text's tokens from `from` on (offsets into the whole text). */
+const tokensFrom = (sql: string, from: number): Token[] =>
+  from === 0
+    ? tokenize(sql, 'duckdb')
+    : tokenize(sql.slice(from), 'duckdb').map((t) => ({
+        kind: t.kind,
+        start: t.start + from,
+        end: t.end + from,
+      }));
+
+const DOLLAR_TAG = /^\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/;
+
+/**
+ * A string the shared tokenizer does not read PostgreSQL's way, starting at token `t`: dollar-quoted
+ * (`$$…$$`, `$tag$…$tag$`: nothing inside is special) or an escape string (`E'…'`: backslash escapes,
+ * which the engine's dialect reads alike). Its text for the engine and where it ends, or undefined.
+ */
+const pgOnlyString = (sql: string, t: Token): { text: string; end: number } | undefined => {
+  const first = sql[t.start];
+  if ((t.kind === 'symbol' || t.kind === 'placeholder') && first === '$') {
+    const tag = DOLLAR_TAG.exec(sql.slice(t.start, t.start + 200))?.[0];
+    if (!tag) return undefined;
+    const close = sql.indexOf(tag, t.start + tag.length);
+    if (close < 0)
+      throw new SqlSyntaxError(
+        `unterminated dollar-quoted string starting at character ${t.start + 1}`,
+        t.start,
+      );
+    return { text: engineLiteral(sql.slice(t.start + tag.length, close)), end: close + tag.length };
+  }
+  if (t.kind === 'word' && t.end === t.start + 1 && (first === 'E' || first === 'e') && sql[t.end] === "'") {
+    let i = t.end + 1;
+    while (i < sql.length) {
+      if (sql[i] === '\\') i += 2;
+      else if (sql[i] === "'" && sql[i + 1] === "'") i += 2;
+      else if (sql[i] === "'") return { text: sql.slice(t.end, i + 1), end: i + 1 };
+      else i++;
+    }
+    throw new SqlSyntaxError(`Unterminated ' quoted text starting at character ${t.end + 1}`, t.end);
+  }
+  return undefined;
+};
+
 export const readStatements = (sql: string, values?: ConnectionValues): PgStatement[] => {
-  const tokens = tokenize(sql, 'duckdb');
+  let tokens = tokensFrom(sql, 0);
   const statements: PgStatement[] = [];
   let engineText = '';
   let words: string[] = [];
@@ -178,6 +221,17 @@ export const readStatements = (sql: string, values?: ConnectionValues): PgStatem
     if (t.kind === 'symbol' && sql[t.start] === ';') {
       finish(t.start);
       start = t.end;
+      continue;
+    }
+    const special = pgOnlyString(sql, t);
+    if (special) {
+      // Read again from its end: the tokenizer took its inside for something else.
+      engineText += special.text;
+      parts.push(special.text);
+      words.push(special.text);
+      afterDot = false;
+      tokens = tokensFrom(sql, special.end);
+      i = -1;
       continue;
     }
     const significantToken = (token: Token) => {
