@@ -106,6 +106,18 @@ describe("psql's meta-commands over the PostgreSQL door", () => {
     expect(databases).toEqual(expect.arrayContaining(['mindsdb', 'shop', 'later']));
   });
 
+  it('given a catalog query that reaches for the machine (files, attaching), then it is refused and nothing is read', async () => {
+    const read = await psql(
+      server.port,
+      "SELECT content FROM read_text('/etc/hostname'), pg_catalog.pg_namespace LIMIT 1",
+    );
+    expect(read.code).not.toBe(0);
+    expect(read.stdout).toBe('');
+    expect(read.stderr).toMatch(/file system operations are disabled/);
+    const again = await psql(server.port, "SELECT count(*) FROM glob('/etc/*'), pg_catalog.pg_namespace");
+    expect(again.stderr).toMatch(/file system operations are disabled/);
+  });
+
   it('reads PostgreSQL-only catalog syntax as DuckDB runs it: qualified operators, collations, object-identifier casts', () => {
     const squeezed = (s: string) => s.replace(/\s+/g, ' ').trim();
     expect(squeezed(catalogText("c.relname OPERATOR(pg_catalog.~) '^(t)$' COLLATE pg_catalog.default"))).toBe(

@@ -203,10 +203,18 @@ export class ShadowCatalog {
 
   private async connect(): Promise<DuckDBConnection> {
     this.instance ??= (async () => {
-      const instance = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '128MB' });
+      // Clients' own SELECTs run here: no files, no extensions, no attaching, and no SET can undo that.
+      const instance = await DuckDBInstance.create(':memory:', {
+        threads: '1',
+        memory_limit: '128MB',
+        enable_external_access: 'false',
+        autoinstall_known_extensions: 'false',
+        autoload_known_extensions: 'false',
+      });
       const c = await instance.connect();
       await c.run('CREATE SCHEMA pg_mindledger');
       for (const shim of SHIMS) await c.run(shim);
+      await c.run('SET lock_configuration = true');
       c.closeSync();
       return instance;
     })();
@@ -249,9 +257,14 @@ export class ShadowCatalog {
     params: readonly unknown[],
     listing: Listing,
     database: string,
+    signal?: AbortSignal,
   ): Promise<CatalogAnswer> {
     const run = this.turn.then(async () => {
+      signal?.throwIfAborted();
       const c = await this.connect();
+      // A cancel (or the client leaving) interrupts the query: the shadow is shared, one at a time.
+      const interrupt = () => c.interrupt();
+      signal?.addEventListener('abort', interrupt);
       try {
         await this.rebuild(c, listing);
         const path = [database, 'pg_mindledger'].filter(
@@ -275,6 +288,7 @@ export class ShadowCatalog {
           rows: result.getRowsJson() as unknown[][],
         };
       } finally {
+        signal?.removeEventListener('abort', interrupt);
         c.closeSync();
       }
     });

@@ -711,15 +711,26 @@ export class PgConnection {
     };
     const params = Array.from({ length: statement.paramCount }, (_, i) => portal.params[paramName(i + 1)]);
     let answer;
+    const controller = new AbortController();
+    this.running = controller;
     try {
-      answer = await this.o.catalog!.answer(statement.original, params, listing, this.database);
+      answer = await this.o.catalog!.answer(
+        statement.original,
+        params,
+        listing,
+        this.database,
+        controller.signal,
+      );
     } catch (e) {
+      if (controller.signal.aborted) throw new StatementError(stoppedReport(controller.signal.reason));
       throw new StatementError(
         error(
           PgState.FeatureNotSupported,
           `this catalog query is not answered here: ${(e as Error).message}`,
         ),
       );
+    } finally {
+      if (this.running === controller) this.running = undefined;
     }
     const columns = answer.columnNames.map((name, i) => ({
       name,
