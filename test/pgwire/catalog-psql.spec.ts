@@ -106,6 +106,46 @@ describe("psql's meta-commands over the PostgreSQL door", () => {
     expect(databases).toEqual(expect.arrayContaining(['mindsdb', 'shop', 'later']));
   });
 
+  it("when SQLAlchemy reflects a table's columns (Superset's schema browser), then it gets the engine's columns and types", async () => {
+    // SQLAlchemy 2.0's PostgreSQL dialect, get_multi_columns, as it sends it.
+    const reflection = [
+      'SELECT pg_catalog.pg_class.relname, pg_catalog.pg_attribute.attname AS name, pg_catalog.fo',
+      'rmat_type(pg_catalog.pg_attribute.atttypid, pg_catalog.pg_attribute.atttypmod) AS format_t',
+      'ype, (SELECT pg_catalog.pg_get_expr(pg_catalog.pg_attrdef.adbin, pg_catalog.pg_attrdef.adr',
+      'elid) AS pg_get_expr_1 FROM pg_catalog.pg_attrdef WHERE pg_catalog.pg_attrdef.adrelid = pg',
+      '_catalog.pg_attribute.attrelid AND pg_catalog.pg_attrdef.adnum = pg_catalog.pg_attribute.a',
+      'ttnum AND pg_catalog.pg_attribute.atthasdef) AS "default", pg_catalog.pg_attribute.attnotn',
+      'ull AS not_null, pg_catalog.pg_class.relname AS table_name, pg_catalog.pg_description.desc',
+      'ription AS comment, pg_catalog.pg_attribute.attgenerated AS generated, (SELECT json_build_',
+      "object('always', pg_catalog.pg_attribute.attidentity = 'a', 'start', pg_catalog.pg_sequenc",
+      "e.seqstart, 'increment', pg_catalog.pg_sequence.seqincrement, 'minvalue', pg_catalog.pg_se",
+      "quence.seqmin, 'maxvalue', pg_catalog.pg_sequence.seqmax, 'cache', pg_catalog.pg_sequence.",
+      "seqcache, 'cycle', pg_catalog.pg_sequence.seqcycle) AS json_build_object_1 FROM pg_catalog",
+      ".pg_sequence WHERE pg_catalog.pg_attribute.attidentity != '' AND pg_catalog.pg_sequence.se",
+      'qrelid = CAST(CAST(pg_catalog.pg_get_serial_sequence(CAST(CAST(pg_catalog.pg_attribute.att',
+      'relid AS REGCLASS) AS TEXT), pg_catalog.pg_attribute.attname) AS REGCLASS) AS OID)) AS ide',
+      'ntity_options FROM pg_catalog.pg_class LEFT OUTER JOIN pg_catalog.pg_attribute ON pg_catal',
+      'og.pg_class.oid = pg_catalog.pg_attribute.attrelid AND pg_catalog.pg_attribute.attnum > 0 ',
+      'AND NOT pg_catalog.pg_attribute.attisdropped LEFT OUTER JOIN pg_catalog.pg_description ON ',
+      'pg_catalog.pg_description.objoid = pg_catalog.pg_attribute.attrelid AND pg_catalog.pg_desc',
+      'ription.objsubid = pg_catalog.pg_attribute.attnum JOIN pg_catalog.pg_namespace ON pg_catal',
+      'og.pg_namespace.oid = pg_catalog.pg_class.relnamespace WHERE pg_catalog.pg_class.relkind =',
+      " ANY (ARRAY['r', 'p', 'f', 'v', 'm']) AND pg_catalog.pg_table_is_visible(pg_catalog.pg_cla",
+      "ss.oid) AND pg_catalog.pg_namespace.nspname = 'shop' AND pg_catalog.pg_class.relname IN ('",
+      "skills') ORDER BY pg_catalog.pg_class.relname, pg_catalog.pg_attribute.attnum",
+    ].join('');
+    const { code, stdout, stderr } = await psql(server.port, reflection);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const columns = lines(stdout).map((l) => l.split('|').slice(0, 3));
+    const engine = (await app.running.sql.execute(
+      "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'shop' AND TABLE_NAME = 'skills' ORDER BY ORDINAL_POSITION",
+      {},
+      {},
+    )) as { data: unknown[][] };
+    expect(columns).toEqual(engine.data.map((r) => ['skills', r[0], 'varchar']));
+  });
+
   it('given a catalog query that reaches for the machine (files, attaching), then it is refused and nothing is read', async () => {
     const read = await psql(
       server.port,

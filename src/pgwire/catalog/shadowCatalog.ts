@@ -69,6 +69,7 @@ const SHIMS = [
   `CREATE MACRO pg_mindledger.quote_ident(s) AS CASE WHEN regexp_full_match(s, '[a-z_][a-z0-9_]*') THEN s ELSE '"' || replace(s, '"', '""') || '"' END`,
   `CREATE MACRO pg_mindledger.pg_is_in_recovery() AS false`,
   `CREATE MACRO pg_mindledger.pg_relation_is_publishable(a) AS false`,
+  `CREATE MACRO pg_mindledger.pg_get_serial_sequence(t, c) AS NULL::VARCHAR`,
   `CREATE MACRO pg_mindledger.array_upper(a, d) AS len(a)`,
   `CREATE MACRO pg_mindledger.array_lower(a, d) AS 1`,
   `CREATE TABLE pg_mindledger.pg_roles(oid BIGINT, rolname VARCHAR, rolsuper BOOLEAN, rolinherit BOOLEAN, rolcreaterole BOOLEAN, rolcreatedb BOOLEAN, rolcanlogin BOOLEAN, rolreplication BOOLEAN, rolconnlimit INTEGER, rolvaliduntil TIMESTAMP, rolbypassrls BOOLEAN, rolconfig VARCHAR[])`,
@@ -177,6 +178,13 @@ export const catalogText = (sql: string): string => {
       if (OID_TYPES.has(type.toLowerCase())) replace.set(words[k]!.start, 'VARCHAR');
       else if (type === '"char"') replace.set(words[k]!.start, 'VARCHAR');
       i = k;
+    } else if (isKeyword(sql, t, 'AS') && OID_TYPES.has(at(1).toLowerCase()) && at(2) === ')') {
+      // CAST(x AS regclass): as `::regclass`, text here.
+      replace.set(words[i + 1]!.start, 'VARCHAR');
+      i += 1;
+    } else if (text === 'json_build_object' && at(1) === '(') {
+      // PostgreSQL's name for DuckDB's json_object (same arguments: keys and values in turn).
+      replace.set(t.start, 'json_object');
     } else if (
       text === 'pg_catalog' &&
       at(1) === '.' &&
