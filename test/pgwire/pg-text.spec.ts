@@ -42,6 +42,21 @@ describe('reading a query text into statements', () => {
     expect(statements.map((s) => s.original)).toEqual(['SELECT $$a;b$$ AS v', 'SELECT $tag$c;d$tag$ AS w']);
   });
 
+  it("gives the engine a dollar-quoted string's content as a plain string, quotes, backslashes and $$ inside included", () => {
+    const [first, second] = readStatements("SELECT $x$it's \\ $$ ok$x$ AS v, $1; SELECT $$a$$");
+    expect(first!.engineText).toBe("SELECT 'it''s \\\\ $$ ok' AS v, :__pg_param_1");
+    expect(first!.paramCount).toBe(1);
+    expect(second!.engineText).toBe("SELECT 'a'");
+    expect(() => readStatements('SELECT $$open')).toThrow(
+      /unterminated dollar-quoted string starting at character 8/,
+    );
+  });
+
+  it("reads an escape string (E'…') to its real end: a backslashed quote does not close it", () => {
+    const statements = readStatements("SELECT E'it\\'s; here\\n' AS e; SELECT 2");
+    expect(statements.map((s) => s.engineText)).toEqual(["SELECT 'it\\'s; here\\n' AS e", 'SELECT 2']);
+  });
+
   it('refuses a string or identifier never closed, saying where it starts', () => {
     expect(() => readStatements("SELECT 1; SELECT 'open")).toThrow(
       new SqlSyntaxError("Unterminated ' quoted text starting at character 18", 17),
