@@ -10,15 +10,15 @@ import { answerClientErrors } from './http/clientErrors';
 import { flushLogger } from './logger';
 import { startMysqlServer } from './mysql/server';
 import { startPgServer } from './pgwire/server';
-import { sqlDoor } from './users/sqlDoors';
+import { sqlDoor, WireLoginLimiter } from './users/sqlDoors';
 import { VERSION } from './shared/version';
 
 /** The same SQL engine, statements, sandbox and errors over the MySQL wire protocol (MYSQL_PORT). */
-const startMysql = (config: Config, running: RunningApp, authOn: boolean) => {
+const startMysql = (config: Config, running: RunningApp, authOn: boolean, limiter: WireLoginLimiter) => {
   if (config.mysql.port === 0) return undefined;
   // The same users and roles as HTTP (src/users/sqlDoors.ts: why caching_sha2_password's full authentication);
   // SELECTs stream from DuckDB through the service's `stream`, which the door requires.
-  const door = sqlDoor(running.services.users, running.sql, authOn, 'mysql');
+  const door = sqlDoor(running.services.users, running.sql, authOn, 'mysql', limiter);
   return startMysqlServer({
     engine: door.engine,
     auth: door.auth,
@@ -38,9 +38,9 @@ const startMysql = (config: Config, running: RunningApp, authOn: boolean) => {
 };
 
 /** The same engine over PostgreSQL's wire protocol (PG_PORT): psql, Grafana, Superset, PostgreSQL drivers. */
-const startPostgres = (config: Config, running: RunningApp, authOn: boolean) => {
+const startPostgres = (config: Config, running: RunningApp, authOn: boolean, limiter: WireLoginLimiter) => {
   if (config.postgres.port === 0) return undefined;
-  const door = sqlDoor(running.services.users, running.sql, authOn, 'postgres');
+  const door = sqlDoor(running.services.users, running.sql, authOn, 'postgres', limiter);
   return startPgServer({
     engine: door.engine,
     auth: door.auth,
@@ -106,9 +106,14 @@ const main = async () => {
   });
   // Requests Node's parser refuses (oversized headers, bad chunking) answer problem+json too.
   answerClientErrors(server, logger);
-  const mysql = await startMysql(config, running, authOn);
+  // Failed logins over MySQL and PostgreSQL count together, per user name (LOGIN_RATE_LIMIT per window).
+  const wireLogins = new WireLoginLimiter({
+    limit: config.auth.loginRateLimit,
+    windowMs: config.auth.loginRateWindowMs,
+  });
+  const mysql = await startMysql(config, running, authOn, wireLogins);
   if (mysql) logger.info({ host: config.host, port: mysql.port }, 'MySQL protocol listening');
-  const postgres = await startPostgres(config, running, authOn);
+  const postgres = await startPostgres(config, running, authOn, wireLogins);
 
   // After a signal: in-flight requests have SHUTDOWN_GRACE_MS to finish; then DuckDB work still
   // running is interrupted (its clients get an error) and the stores close. DuckDB's destructor

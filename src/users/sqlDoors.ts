@@ -3,6 +3,34 @@ import { withRequest } from '../shared/requestContext';
 import { nextRequestId } from '../shared/requestIds';
 import type { UsersService } from './service';
 
+/**
+ * Failed logins per user name over the wire doors (MySQL and PostgreSQL share one): past `limit`
+ * in `windowMs`, a login is refused without its password being checked (HTTP's sign-in has its own
+ * limits per address and name; the doors see no address the authenticator is told of).
+ */
+export class WireLoginLimiter {
+  private readonly failures = new Map<string, number[]>();
+
+  constructor(private readonly o: { limit: number; windowMs: number; now?: () => number }) {}
+
+  private recent(user: string) {
+    const now = (this.o.now ?? Date.now)();
+    const kept = (this.failures.get(user) ?? []).filter((at) => at > now - this.o.windowMs);
+    if (kept.length) this.failures.set(user, kept);
+    else this.failures.delete(user);
+    return { now, kept };
+  }
+
+  blocked(user: string) {
+    return this.recent(user).kept.length >= this.o.limit;
+  }
+
+  failed(user: string) {
+    const { now, kept } = this.recent(user);
+    this.failures.set(user, [...kept, now]);
+  }
+}
+
 /** The wire protocols served beside HTTP. */
 export type SqlDoor = 'mysql' | 'postgres';
 const DOOR_NAMES: Record<SqlDoor, string> = { mysql: 'MySQL', postgres: 'PostgreSQL' };
@@ -31,6 +59,7 @@ export const sqlDoor = (
   engine: Pick<SqlEngine, 'execute'> & Required<Pick<SqlEngine, 'stream'>>,
   authOnAtStart: boolean,
   door: SqlDoor = 'mysql',
+  limiter?: WireLoginLimiter,
 ): { auth: Authenticator | undefined; engine: Required<SqlEngine> } => {
   /** Runs a statement as the connection's user (their actor and role), or refuses it. */
   const asClient = async <T>(
@@ -62,7 +91,12 @@ export const sqlDoor = (
   return {
     auth: authOnAtStart
       ? {
-          verify: (user, password) => users.verifyPassword(user, password),
+          verify: async (user, password) => {
+            if (limiter?.blocked(user)) return false;
+            const ok = await users.verifyPassword(user, password);
+            if (!ok) limiter?.failed(user);
+            return ok;
+          },
           cacheTag: (user) => users.credentialTag(user),
         }
       : undefined,

@@ -1,4 +1,4 @@
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, StatementType, type DuckDBConnection } from '@duckdb/node-api';
 import { isKeyword, significant, textOf, tokenize } from '../../shared/sqlTokens';
 
 /**
@@ -48,9 +48,22 @@ const CATALOG_RELATIONS = new Set([
   'PG_EXTENSION',
 ]);
 
-/** Whether a statement reads PostgreSQL's catalogs (its words as read, upper-cased). */
+/**
+ * Whether a statement reads PostgreSQL's catalogs (its words as read, upper-cased): a SELECT naming
+ * `pg_catalog.<relation>`, or a catalog relation right after FROM, JOIN or a comma. A column or an
+ * external database's own `pg_catalog` (`my_pg.pg_catalog.pg_tables`) is not one.
+ */
 export const readsCatalog = (words: readonly string[]) =>
-  (words[0] === 'SELECT' || words[0] === 'WITH') && words.some((w) => CATALOG_RELATIONS.has(w));
+  (words[0] === 'SELECT' || words[0] === 'WITH') &&
+  words.some((w, i) => {
+    const before = words[i - 1];
+    if (w === 'PG_CATALOG') return before !== '.' && words[i + 1] === '.' && words[i + 3] !== '(';
+    return (
+      CATALOG_RELATIONS.has(w) &&
+      words[i + 1] !== '(' &&
+      (before === 'FROM' || before === 'JOIN' || before === ',')
+    );
+  });
 
 /** What DuckDB's pg_catalog lacks and psql and SQLAlchemy use; empty relations where there is nothing to list. */
 const SHIMS = [
@@ -203,7 +216,23 @@ export const catalogText = (sql: string): string => {
 const columnType = (type: string) =>
   /^[A-Z][A-Z0-9_ ]*(\(\d+(,\s*\d+)?\))?(\[\])?$/.test(type) ? type : 'VARCHAR';
 
+/** A catalog query this server does not run (more than one statement, not a SELECT, too large). */
+export class CatalogRefusal extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CatalogRefusal';
+  }
+}
+
+export type CatalogLimits = {
+  /** A catalog query running longer is interrupted (the shadow is shared: one query at a time). */
+  timeoutMs: number;
+  maxRows: number;
+};
+
 export class ShadowCatalog {
+  constructor(private readonly limits: CatalogLimits = { timeoutMs: 10_000, maxRows: 100_000 }) {}
+
   private instance: Promise<DuckDBInstance> | undefined;
   private built = '';
   /** One catalog query (and rebuild) at a time: the shadow is shared by every connection. */
@@ -232,30 +261,49 @@ export class ShadowCatalog {
   private async rebuild(c: DuckDBConnection, listing: Listing) {
     const fingerprint = JSON.stringify(listing);
     if (fingerprint === this.built) return;
-    const existing = await c.runAndReadAll(
-      `SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database() AND NOT internal AND schema_name <> 'pg_mindledger'`,
-    );
-    for (const [schema] of existing.getRows()) await c.run(`DROP SCHEMA ${quoted(String(schema))} CASCADE`);
-    const tables = new Map<string, ListedColumn[]>();
-    for (const col of listing.columns) {
-      const key = JSON.stringify([col.schema, col.table]);
-      tables.set(key, [...(tables.get(key) ?? []), col]);
-    }
-    const schemas = new Set([...listing.databases, ...listing.columns.map((c) => c.schema)]);
-    schemas.delete('information_schema');
-    for (const schema of schemas) await c.run(`CREATE SCHEMA IF NOT EXISTS ${quoted(schema)}`);
-    for (const [key, columns] of tables) {
-      const [schema, table] = JSON.parse(key) as [string, string];
-      if (!schemas.has(schema)) continue;
-      const list = columns.map((col) => `${quoted(col.column)} ${columnType(col.type)}`).join(', ');
-      await c.run(`CREATE TABLE ${quoted(schema)}.${quoted(table)} (${list})`);
-    }
-    await c.run('DELETE FROM pg_mindledger.pg_database');
-    let oid = 16384;
-    for (const name of listing.databases)
-      await c.run(
-        `INSERT INTO pg_mindledger.pg_database VALUES (${oid++}, ${literal(name)}, 10, 6, 'c', false, true, -1, 'C', 'C', NULL, NULL, NULL, 1663)`,
+    // Until this rebuild has committed, no listing is known to be in place (an interrupted or
+    // failed one is redone by the next query, never served).
+    this.built = '';
+    await c.run('BEGIN TRANSACTION');
+    try {
+      const existing = await c.runAndReadAll(
+        `SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database() AND NOT internal AND schema_name <> 'pg_mindledger'`,
       );
+      for (const [schema] of existing.getRows()) await c.run(`DROP SCHEMA ${quoted(String(schema))} CASCADE`);
+      // DuckDB's names are case-insensitive: of names differing only in case, the first is kept
+      // (an external database may hold both "Users" and "users").
+      const folded = (...names: string[]) => JSON.stringify(names.map((n) => n.toLowerCase()));
+      const schemas = new Map<string, string>();
+      for (const name of [...listing.databases, ...listing.columns.map((col) => col.schema)])
+        if (name.toLowerCase() !== 'information_schema' && !schemas.has(folded(name)))
+          schemas.set(folded(name), name);
+      const tables = new Map<string, { schema: string; table: string; columns: Map<string, ListedColumn> }>();
+      for (const col of listing.columns) {
+        const schema = schemas.get(folded(col.schema));
+        if (schema === undefined) continue;
+        const key = folded(col.schema, col.table);
+        const table = tables.get(key) ?? { schema, table: col.table, columns: new Map() };
+        tables.set(key, table);
+        if (!table.columns.has(folded(col.column))) table.columns.set(folded(col.column), col);
+      }
+      for (const schema of schemas.values()) await c.run(`CREATE SCHEMA IF NOT EXISTS ${quoted(schema)}`);
+      for (const { schema, table, columns } of tables.values()) {
+        const list = [...columns.values()]
+          .map((col) => `${quoted(col.column)} ${columnType(col.type)}`)
+          .join(', ');
+        await c.run(`CREATE TABLE ${quoted(schema)}.${quoted(table)} (${list})`);
+      }
+      await c.run('DELETE FROM pg_mindledger.pg_database');
+      let oid = 16384;
+      for (const name of listing.databases)
+        await c.run(
+          `INSERT INTO pg_mindledger.pg_database VALUES (${oid++}, ${literal(name)}, 10, 6, 'c', false, true, -1, 'C', 'C', NULL, NULL, NULL, 1663)`,
+        );
+      await c.run('COMMIT');
+    } catch (error) {
+      await c.run('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
     this.built = fingerprint;
   }
 
@@ -268,6 +316,7 @@ export class ShadowCatalog {
     signal?: AbortSignal,
   ): Promise<CatalogAnswer> {
     const run = this.turn.then(async () => {
+      // Cancelled while waiting its turn: it does not run.
       signal?.throwIfAborted();
       const c = await this.connect();
       // A cancel (or the client leaving) interrupts the query: the shadow is shared, one at a time.
@@ -280,21 +329,45 @@ export class ShadowCatalog {
         );
         await c.run(`SET search_path = '${path.map((p) => p.replace(/'/g, "''")).join(',')}'`);
         const text = catalogText(sql);
-        const values = params.map((p) => (p === undefined ? null : p)) as (
-          string | number | boolean | null
-        )[];
-        const result = await (params.length ? c.runAndReadAll(text, values) : c.runAndReadAll(text)).catch(
-          (error: unknown) => {
-            if (readsOnlyEmpty(sql)) return undefined;
-            throw error;
-          },
-        );
-        if (!result) return { columnNames: [], columnTypes: [], rows: [] };
-        return {
-          columnNames: result.columnNames(),
-          columnTypes: result.columnTypes().map((t) => t.toString()),
-          rows: result.getRowsJson() as unknown[][],
-        };
+        // Exactly one statement, and a SELECT: DuckDB splits text its own way (comments ending at
+        // \r, nested /* */), so what reached here as one SELECT is checked again by DuckDB itself.
+        const extracted = await c.extractStatements(text);
+        if (extracted.count !== 1) throw new CatalogRefusal('a catalog query is one SELECT statement');
+        let prepared;
+        try {
+          prepared = await extracted.prepare(0);
+        } catch (error) {
+          if (readsOnlyEmpty(sql)) return { columnNames: [], columnTypes: [], rows: [] };
+          throw error;
+        }
+        if (prepared.statementType !== StatementType.SELECT)
+          throw new CatalogRefusal('a catalog query is one SELECT statement');
+        if (params.length)
+          prepared.bind(
+            params.map((p) => (p === undefined ? null : p)) as (string | number | boolean | null)[],
+          );
+        let timedOut = false;
+        const timer = setTimeout(() => {
+          timedOut = true;
+          c.interrupt();
+        }, this.limits.timeoutMs);
+        try {
+          // At most maxRows + 1 rows are read: past maxRows the answer is refused, not cut.
+          const result = await prepared.runAndReadUntil(this.limits.maxRows + 1).catch((error: unknown) => {
+            throw timedOut
+              ? new CatalogRefusal(`a catalog query runs at most ${this.limits.timeoutMs} ms`)
+              : error;
+          });
+          if (result.currentRowCount > this.limits.maxRows)
+            throw new CatalogRefusal(`a catalog query answers at most ${this.limits.maxRows} rows`);
+          return {
+            columnNames: result.columnNames(),
+            columnTypes: result.columnTypes().map((t) => t.toString()),
+            rows: result.getRowsJson() as unknown[][],
+          };
+        } finally {
+          clearTimeout(timer);
+        }
       } finally {
         signal?.removeEventListener('abort', interrupt);
         c.closeSync();

@@ -10,6 +10,9 @@ import {
 } from '../protocol/frontend';
 import { MessageWriter } from '../protocol/messageWriter';
 
+/** The largest message taken before login. */
+const PRE_LOGIN_MESSAGE_BYTES = 64 * 1024;
+
 /** Input a connection has not read yet beyond this pauses the socket (a client pipelining without end). */
 const PAUSE_BYTES = 4 * 1024 * 1024;
 
@@ -29,11 +32,13 @@ export class PgChannel {
 
   constructor(
     socket: net.Socket,
-    maxMessageBytes: number,
+    private readonly maxMessageBytes: number,
     private readonly onGone: () => void,
   ) {
     this.socket = socket;
-    this.frames = new FrameReader(maxMessageBytes);
+    // Before login only small messages (a password) are taken: unauthenticated clients hold little.
+    this.frames = new FrameReader(Math.min(maxMessageBytes, PRE_LOGIN_MESSAGE_BYTES));
+    socket.setKeepAlive(true, 60_000);
     this.listen(socket);
   }
 
@@ -87,16 +92,21 @@ export class PgChannel {
     wake?.();
   }
 
+  private resume() {
+    this.paused = false;
+    this.socket.resume();
+  }
+
   private async waitFor<T>(read: () => T | undefined): Promise<T | null> {
     for (;;) {
       const value = read();
       if (value !== undefined) {
-        if (this.paused && this.buffered < PAUSE_BYTES / 2) {
-          this.paused = false;
-          this.socket.resume();
-        }
+        if (this.paused && this.buffered < PAUSE_BYTES / 2) this.resume();
         return value;
       }
+      // A message larger than the pause threshold is still arriving: read on (its size was
+      // checked against the limit when its length came in).
+      if (this.paused) this.resume();
       if (this.isClosed) return null;
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
@@ -122,9 +132,9 @@ export class PgChannel {
     });
   }
 
-  /** Whether a whole message is already waiting (a pipelining client: no flush before reading it). */
-  hasMessage(): boolean {
-    return this.frames.hasWhole();
+  /** Logged in: messages up to the configured size are taken. */
+  loggedIn() {
+    this.frames.maxMessageBytes = this.maxMessageBytes;
   }
 
   /** Writes what the writer holds; the promise (if any) settles when the client has taken it. */
@@ -145,9 +155,19 @@ export class PgChannel {
     });
   }
 
-  async flushed() {
+  /** Flushes and waits for the client to take it, or for `signal` (a cancel) if that comes first. */
+  async flushed(signal?: AbortSignal) {
     const wait = this.flush();
-    if (wait) await wait;
+    if (!wait || signal?.aborted) return;
+    if (!signal) return wait;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      signal.addEventListener('abort', done);
+      void wait.then(done);
+    });
   }
 
   /** After 'S' is sent: what follows is a TLS handshake, then messages inside TLS. */

@@ -8,6 +8,7 @@ import type {
   SqlEngine,
   StreamAnswer,
 } from '../../mysql/port';
+import { isLoopback } from '../../config/binding';
 import { SqlSyntaxError } from '../../shared/sqlTokens';
 import { PgState, sqlStateOf } from '../errors';
 import {
@@ -38,6 +39,7 @@ import {
   binaryCell,
   BinaryUnsupported,
   Oid,
+  ParamInvalid,
   paramValue,
   pgTypeOf,
   textCell,
@@ -54,6 +56,9 @@ import {
 } from '../session/pgText';
 import { PG_SERVER_VERSION, REPORTED, Settings } from '../session/settings';
 import { PgChannel } from './channel';
+
+/** How long a catalog listing is reused by the same connection. */
+const LISTING_KEPT_MS = 2000;
 
 /** Output is sent in pieces of about this size while rows are written (waiting when the client reads slower). */
 const FLUSH_BYTES = 64 * 1024;
@@ -88,13 +93,12 @@ const STOPPED: Record<StopReason, { code: string; message: string }> = {
   gone: { code: PgState.QueryCanceled, message: 'canceling statement: the client went away' },
 };
 
-/** A statement as Parse left it. */
-type Prepared = { statement: PgStatement | undefined; paramTypes: number[] };
+/** A statement as Parse left it (its text is read again at Bind: connection values as they are then). */
+type Prepared = { sql: string; statement: PgStatement | undefined; paramTypes: number[] };
 
 /** A statement's answer once it has started: local, or the engine's (rows read as Execute asks). */
 type Started =
   | { kind: 'local'; answer: LocalAnswer; sent: number }
-  | { kind: 'error'; report: Report }
   | {
       kind: 'engine';
       answer: Extract<StreamAnswer, { type: 'ok' }>;
@@ -126,10 +130,10 @@ class StatementError extends Error {
   }
 }
 
-const isLoopback = (address: string) =>
-  address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1';
+/** Queries Describe can wrap in `SELECT * FROM (…) LIMIT 0` to learn their columns without reading. */
+const WRAPPABLE = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE', 'FROM']);
 
-/** Statements whose answer is rows: Describe of a prepared statement runs them once to learn the columns. */
+/** Statements whose answer is rows: Describe of a prepared statement learns their columns. */
 const ROW_STATEMENTS = new Set([
   'SELECT',
   'WITH',
@@ -165,7 +169,8 @@ export class PgConnection {
   private running: AbortController | undefined;
   private busy = false;
   private closingWhenIdle = false;
-  private readonly startedAt = Date.now();
+  /** The engine's listing last read for a catalog query (catalogListing). */
+  private listed: { at: number; database: string; listing: Listing } | undefined;
 
   constructor(
     socket: net.Socket,
@@ -181,8 +186,9 @@ export class PgConnection {
     });
   }
 
+  /** The client's address as the MySQL door names it (IPv4 without its IPv6-mapped prefix). */
   get address() {
-    return this.channel.remoteAddress;
+    return this.channel.remoteAddress.replace(/^::ffff:/, '');
   }
 
   /** Interrupts the running statement (CancelRequest, shutdown); its client gets an error. */
@@ -222,11 +228,21 @@ export class PgConnection {
     let ready = false;
     try {
       ready = await this.startup();
+    } catch (e) {
+      // Not PostgreSQL at all (an HTTP probe, a TLS hello sent first): told so, and gone.
+      if (!(e instanceof ProtocolViolation)) throw e;
+      this.o.logger.debug({ connection: this.processId, reason: e.message }, 'PostgreSQL startup refused');
+      await this.fatal(PgState.ProtocolViolation, e.message);
     } finally {
       clearTimeout(timer);
     }
     if (!ready) return;
-    await this.loop();
+    try {
+      await this.loop();
+    } finally {
+      // Whichever way the connection ends, the engine's readers held by portals are released.
+      await this.closePortals();
+    }
   }
 
   // ---- startup ------------------------------------------------------------------------------
@@ -281,7 +297,7 @@ export class PgConnection {
     }
     if (minorVersion > 0 || protocolOptions.length) negotiateProtocolVersion(w, 0, protocolOptions);
     if (this.o.auth) {
-      if (!this.channel.secure && !isLoopback(this.channel.remoteAddress)) {
+      if (!this.channel.secure && !isLoopback(this.address)) {
         await this.fatal(
           PgState.InvalidAuthorization,
           this.o.tls
@@ -319,6 +335,7 @@ export class PgConnection {
       }
     }
     this.settings = settings;
+    this.channel.loggedIn();
     authenticationOk(w);
     for (const name of REPORTED) parameterStatus(w, name, settings.get(name)!);
     backendKeyData(w, this.processId, this.secret);
@@ -344,10 +361,15 @@ export class PgConnection {
         await this.fatal(PgState.ProtocolViolation, error.message);
         return;
       }
-      if (!message) return this.closePortals();
-      if (message.type === 'terminate') {
-        await this.closePortals();
-        return this.channel.end();
+      if (!message) return;
+      if (message.type === 'terminate') return this.channel.end();
+      if (message.type === 'unsupported' && !['F', 'd', 'c', 'f'].includes(message.code)) {
+        // Not a message of protocol 3.0: the byte stream cannot be trusted past it.
+        await this.fatal(
+          PgState.ProtocolViolation,
+          `invalid frontend message type ${message.code.charCodeAt(0)}`,
+        );
+        return;
       }
       this.busy = true;
       try {
@@ -355,13 +377,14 @@ export class PgConnection {
       } finally {
         this.busy = false;
       }
-      if (this.channel.closed) return this.closePortals();
+      if (this.channel.closed) return;
     }
   }
 
   private async handle(message: Exclude<FrontendMessage, { type: 'terminate' }>) {
     const w = this.channel.writer;
-    if (this.skipping && message.type !== 'sync' && message.type !== 'query') return;
+    // After an error in the extended protocol everything up to Sync is discarded (Flush still flushes).
+    if (this.skipping && message.type !== 'sync' && message.type !== 'flush') return;
     try {
       switch (message.type) {
         case 'query':
@@ -371,7 +394,7 @@ export class PgConnection {
           this.parse(message.name, message.sql, message.paramTypes);
           return;
         case 'bind':
-          this.bind(message);
+          await this.bind(message);
           return;
         case 'describe':
           await this.describe(message.target, message.name);
@@ -396,24 +419,34 @@ export class PgConnection {
         case 'password':
           throw new StatementError(error(PgState.ProtocolViolation, 'unexpected password message'));
         case 'unsupported':
-          throw new StatementError(
-            error(
-              PgState.FeatureNotSupported,
-              message.code === 'F'
-                ? 'the function call protocol is not supported'
-                : `message type '${message.code}' is not supported (COPY is not served here)`,
-            ),
-          );
+          // COPY's data messages outside a COPY are ignored, as PostgreSQL does.
+          if (message.code !== 'F') return;
+          // A function call is answered whole: its error, then ReadyForQuery (no Sync follows it).
+          errorResponse(w, error(PgState.FeatureNotSupported, 'the function call protocol is not supported'));
+          readyForQuery(w, this.status);
+          await this.channel.flushed();
+          return;
         default: {
           const _exhaustive: never = message;
           return _exhaustive;
         }
       }
     } catch (e) {
-      if (!(e instanceof StatementError)) throw e;
-      errorResponse(w, e.report);
+      const report =
+        e instanceof StatementError
+          ? e.report
+          : ((): Report => {
+              // A fault of ours (or input no rule foresaw): the client gets an error, not a cut connection.
+              this.o.logger.error({ err: e, connection: this.processId }, 'PostgreSQL message failed');
+              return error(PgState.Internal, `internal error: ${(e as Error).message ?? String(e)}`);
+            })();
+      errorResponse(w, report);
       if (this.status === 'T') this.status = 'E';
-      this.skipping = true;
+      this.skipping = message.type !== 'query';
+      // A simple query always ends with ReadyForQuery (its own errors are answered inside it).
+      if (message.type === 'query') readyForQuery(w, this.status);
+      // PostgreSQL sends an error at once: clients waiting on Flush (pipelines) see it.
+      await this.channel.flushed();
     }
   }
 
@@ -448,6 +481,8 @@ export class PgConnection {
       const statements = this.read(sql);
       if (!statements.length) emptyQueryResponse(w);
       for (const statement of statements) {
+        // A client gone mid-text: the statements after the one it left during do not run.
+        if (this.channel.closed) return;
         const portal: Portal = { statement, params: {}, resultFormats: [] };
         try {
           await this.start(portal, true);
@@ -477,7 +512,7 @@ export class PgConnection {
       throw new StatementError(
         error(PgState.SyntaxError, 'cannot insert multiple commands into a prepared statement'),
       );
-    this.prepared.set(name, { statement: statements[0], paramTypes });
+    this.prepared.set(name, { sql, statement: statements[0], paramTypes });
     parseComplete(this.channel.writer);
   }
 
@@ -490,7 +525,7 @@ export class PgConnection {
     return p;
   }
 
-  private bind(b: Bind) {
+  private async bind(b: Bind) {
     const p = this.preparedStatement(b.statement);
     const needed = Math.max(p.statement?.paramCount ?? 0, p.paramTypes.length);
     if (b.params.length !== needed)
@@ -508,6 +543,7 @@ export class PgConnection {
     } catch (e) {
       if (e instanceof BinaryUnsupported)
         throw new StatementError(error(PgState.FeatureNotSupported, e.message));
+      if (e instanceof ParamInvalid) throw new StatementError(error(e.sqlState, e.message));
       throw e;
     }
     for (const f of b.resultFormats)
@@ -515,8 +551,10 @@ export class PgConnection {
         throw new StatementError(error(PgState.ProtocolViolation, `unsupported format code: ${f}`));
     if (b.portal !== '' && this.portals.has(b.portal))
       throw new StatementError(error('42P03', `cursor "${b.portal}" already exists`));
-    void this.closePortal(b.portal);
-    this.portals.set(b.portal, { statement: p.statement, params, resultFormats: b.resultFormats });
+    await this.closePortal(b.portal);
+    // Read again: `current_setting('x')`, `current_database()` … as they are now, not at Parse.
+    const statement = p.statement ? this.read(p.sql)[0] : undefined;
+    this.portals.set(b.portal, { statement, params, resultFormats: b.resultFormats });
     bindComplete(this.channel.writer);
   }
 
@@ -541,27 +579,43 @@ export class PgConnection {
       noData(w);
       return;
     }
-    // The columns are known once the statement runs: it runs once, read no further than its head.
-    // Parameters described as text are given as text ('') so a bare `$2` column is text, as
-    // described; should that not run (`WHERE id = $1` cannot compare '' with a number), NULLs.
-    const probeWith = async (text: unknown) => {
+    // The columns are known once the statement runs. A query runs wrapped in `LIMIT 0` (DuckDB
+    // plans it, reads nothing); what cannot be wrapped (SHOW, the engine's own statements) runs
+    // once, read no further than its head. Parameters described as text are given as text ('')
+    // so a bare `$2` column is text, as described; should that not run (`WHERE id = $1` cannot
+    // compare '' with a number), NULLs.
+    const statement = p.statement;
+    const wrapped: PgStatement = WRAPPABLE.has(statement.words[0]!)
+      ? { ...statement, engineText: `SELECT * FROM (${statement.engineText}) AS __described LIMIT 0` }
+      : statement;
+    const probeWith = async (probed: PgStatement, text: unknown) => {
       const params = Object.fromEntries(
         Array.from({ length: count }, (_, i) => [paramName(i + 1), p.paramTypes[i] ? null : text]),
       );
-      const probe: Portal = { statement: p.statement, params, resultFormats: [] };
+      const probe: Portal = { statement: probed, params, resultFormats: [] };
       try {
         return await this.start(probe, false);
       } finally {
         await this.closeStarted(probe);
       }
     };
-    let started: Started;
-    try {
-      started = await probeWith('');
-    } catch (e) {
-      if (!(e instanceof StatementError) || count === 0) throw e;
-      started = await probeWith(null);
+    const attempts: [PgStatement, unknown][] = [
+      [wrapped, ''],
+      ...(count > 0 ? ([[wrapped, null]] as [PgStatement, unknown][]) : []),
+      ...(wrapped !== statement ? ([[statement, null]] as [PgStatement, unknown][]) : []),
+    ];
+    let started: Started | undefined;
+    let failure: unknown;
+    for (const [probed, text] of attempts) {
+      try {
+        started = await probeWith(probed, text);
+        break;
+      } catch (e) {
+        if (!(e instanceof StatementError)) throw e;
+        failure ??= e;
+      }
     }
+    if (!started) throw failure;
     this.describeStarted(started, []);
   }
 
@@ -576,7 +630,6 @@ export class PgConnection {
         else noData(w);
         return;
       case 'engine':
-      case 'error':
         noData(w);
         return;
       default: {
@@ -605,12 +658,9 @@ export class PgConnection {
 
   /** Starts a portal's statement (once): answered locally, or by the engine up to its first rows. */
   private async start(portal: Portal, simple: boolean): Promise<Started> {
-    if (portal.started) return portal.started;
     const statement = portal.statement;
-    if (!statement)
-      return (portal.started = { kind: 'local', answer: { kind: 'command', tag: '' }, sent: 0 });
-    const w = this.channel.writer;
-    const first = statement.words[0];
+    const first = statement?.words[0];
+    // In a failed transaction block only its end is taken (a portal already running stops too).
     if (
       this.status === 'E' &&
       first !== 'ROLLBACK' &&
@@ -624,11 +674,14 @@ export class PgConnection {
           'current transaction is aborted, commands ignored until end of transaction block',
         ),
       );
+    if (portal.started) return portal.started;
+    if (!statement)
+      return (portal.started = { kind: 'local', answer: { kind: 'command', tag: '' }, sent: 0 });
+    const w = this.channel.writer;
     const local = answerLocally(statement, this.settings!, this.values());
     if (local) {
       if (local.kind === 'error') throw new StatementError(error(local.code, local.message));
-      this.applyLocal(local);
-      return (portal.started = { kind: 'local', answer: local, sent: 0 });
+      return (portal.started = { kind: 'local', answer: await this.applyLocal(local), sent: 0 });
     }
     if (this.o.catalog && readsCatalog(statement.words))
       return (portal.started = await this.fromCatalog(portal, simple));
@@ -683,15 +736,16 @@ export class PgConnection {
     });
   }
 
-  private client(): ClientOf {
-    return { user: this.user, host: this.address, connectionId: this.processId };
-  }
-
-  /** A catalog query, answered over the tables the engine lists for this client (catalog/shadowCatalog.ts). */
-  private async fromCatalog(portal: Portal, simple: boolean): Promise<Started> {
-    const statement = portal.statement!;
+  /**
+   * What the engine lists for this client, kept for a moment: psql's `\\d name` sends about six
+   * catalog queries in a row, and the listing (external databases' columns included) is the costly part.
+   */
+  private async catalogListing(signal: AbortSignal): Promise<Listing> {
+    const now = Date.now();
+    if (this.listed && now - this.listed.at < LISTING_KEPT_MS && this.listed.database === this.database)
+      return this.listed.listing;
     const listed = async (query: string) => {
-      const answer = await this.o.engine.execute(query, { db: this.database }, {}, undefined, this.client());
+      const answer = await this.o.engine.execute(query, { db: this.database }, {}, signal, this.client());
       if (answer.type !== 'table')
         throw new StatementError(
           error(
@@ -709,11 +763,23 @@ export class PgConnection {
         )
       ).map((r) => ({ schema: String(r[0]), table: String(r[1]), column: String(r[2]), type: String(r[3]) })),
     };
-    const params = Array.from({ length: statement.paramCount }, (_, i) => portal.params[paramName(i + 1)]);
-    let answer;
+    this.listed = { at: now, database: this.database, listing };
+    return listing;
+  }
+
+  private client(): ClientOf {
+    return { user: this.user, host: this.address, connectionId: this.processId };
+  }
+
+  /** A catalog query, answered over the tables the engine lists for this client (catalog/shadowCatalog.ts). */
+  private async fromCatalog(portal: Portal, simple: boolean): Promise<Started> {
+    const statement = portal.statement!;
     const controller = new AbortController();
     this.running = controller;
+    let answer;
     try {
+      const listing = await this.catalogListing(controller.signal);
+      const params = Array.from({ length: statement.paramCount }, (_, i) => portal.params[paramName(i + 1)]);
       answer = await this.o.catalog!.answer(
         statement.original,
         params,
@@ -723,6 +789,7 @@ export class PgConnection {
       );
     } catch (e) {
       if (controller.signal.aborted) throw new StatementError(stoppedReport(controller.signal.reason));
+      if (e instanceof StatementError) throw e;
       throw new StatementError(
         error(
           PgState.FeatureNotSupported,
@@ -748,50 +815,82 @@ export class PgConnection {
     };
   }
 
-  /** What a local answer changes on the connection (parameters reported, transaction state). */
-  private applyLocal(local: LocalAnswer) {
+  /**
+   * What a local answer changes on the connection (parameters reported, transaction state,
+   * prepared statements); the answer as it is then sent (COMMIT of a failed block says ROLLBACK).
+   */
+  private async applyLocal(local: LocalAnswer): Promise<LocalAnswer> {
     const w = this.channel.writer;
     switch (local.kind) {
       case 'command':
         for (const [name, value] of local.reported ?? []) parameterStatus(w, name, value);
-        return;
+        return local;
       case 'transaction':
-        if (local.action === 'begin') {
-          if (this.status !== 'I')
-            noticeResponse(w, {
-              severity: 'WARNING',
-              code: '25001',
-              message: 'there is already a transaction in progress',
-            });
-          else this.changedInTransaction = 0;
-          if (this.status === 'I') this.status = 'T';
-        } else if (local.action === 'commit' || local.action === 'rollback') {
-          if (this.status === 'I')
-            noticeResponse(w, {
-              severity: 'WARNING',
-              code: '25P01',
-              message: 'there is no transaction in progress',
-            });
-          if (local.action === 'rollback' && this.changedInTransaction > 0)
-            noticeResponse(w, {
-              severity: 'WARNING',
-              code: '01000',
-              message: `${this.changedInTransaction} statement(s) since BEGIN stay applied: every statement here is its own transaction, which ROLLBACK cannot undo`,
-            });
-          this.status = 'I';
-          this.changedInTransaction = 0;
+        switch (local.action) {
+          case 'begin':
+            if (this.status !== 'I')
+              noticeResponse(w, {
+                severity: 'WARNING',
+                code: '25001',
+                message: 'there is already a transaction in progress',
+              });
+            else {
+              this.changedInTransaction = 0;
+              this.status = 'T';
+            }
+            return local;
+          case 'commit':
+          case 'rollback': {
+            if (this.status === 'I')
+              noticeResponse(w, {
+                severity: 'WARNING',
+                code: '25P01',
+                message: 'there is no transaction in progress',
+              });
+            if (local.action === 'rollback' && this.changedInTransaction > 0)
+              noticeResponse(w, {
+                severity: 'WARNING',
+                code: '01000',
+                message: `${this.changedInTransaction} statement(s) since BEGIN stay applied: every statement here is its own transaction, which ROLLBACK cannot undo`,
+              });
+            const failed = this.status === 'E';
+            this.status = 'I';
+            this.changedInTransaction = 0;
+            // The block's end closes its portals, as PostgreSQL's transaction end does.
+            await this.closePortals();
+            return failed ? { ...local, tag: 'ROLLBACK' } : local;
+          }
+          case 'rollbackToSavepoint':
+            if (this.status === 'E') this.status = 'T';
+            return local;
+          case 'savepoint':
+            return local;
+          default: {
+            const _exhaustive: never = local.action;
+            return _exhaustive;
+          }
         }
-        return;
+      case 'discardAll': {
+        if (this.status !== 'I')
+          throw new StatementError(error('25001', 'DISCARD ALL cannot run inside a transaction block'));
+        this.prepared.clear();
+        await this.closePortals();
+        for (const [name] of this.settings!.all()) {
+          const changed = this.settings!.set(name, null);
+          if (changed.reported) parameterStatus(w, changed.name, this.settings!.get(changed.name)!);
+        }
+        return local;
+      }
       case 'deallocate':
         if (local.name === null) this.prepared.clear();
         else if (!this.prepared.delete(local.name))
           throw new StatementError(
             error(PgState.InvalidStatementName, `prepared statement "${local.name}" does not exist`),
           );
-        return;
+        return local;
       case 'rows':
       case 'error':
-        return;
+        return local;
       default: {
         const _exhaustive: never = local;
         return _exhaustive;
@@ -805,8 +904,6 @@ export class PgConnection {
     const w = this.channel.writer;
     const words = portal.statement?.words ?? [];
     switch (started.kind) {
-      case 'error':
-        throw new StatementError(started.report);
       case 'engine':
         portal.finished = true;
         commandComplete(w, commandTag(words, started.answer.affected_rows, false));
@@ -868,8 +965,9 @@ export class PgConnection {
           started.sent++;
           sentNow++;
         }
-        if (w.size >= FLUSH_BYTES) await this.channel.flushed();
-        if (this.channel.closed) return;
+        // A client that stops reading holds the statement here; a cancel still ends the wait.
+        if (w.size >= FLUSH_BYTES) await this.channel.flushed(controller.signal);
+        if (this.channel.closed) throw new StatementError(stoppedReport('gone'));
         if (controller.signal.aborted) throw new StatementError(stoppedReport(controller.signal.reason));
         if (cut || started.done || !started.iterator) break;
         const next = await started.iterator.next();
@@ -881,6 +979,9 @@ export class PgConnection {
         started.pending = next.value;
       }
     } catch (e) {
+      // The engine's reader is released at once, whatever the portal's fate.
+      portal.finished = true;
+      await this.closeStarted(portal);
       if (e instanceof StatementError) throw e;
       if (e instanceof BinaryUnsupported)
         throw new StatementError(error(PgState.FeatureNotSupported, e.message));
@@ -961,8 +1062,15 @@ const stoppedReport = (reason: unknown): Report => {
 const fieldsOf = (
   columns: readonly { name: string; type: PgColumnType }[],
   formats: readonly number[],
-): Field[] =>
-  columns.map((c, i) => {
+): Field[] => {
+  if (formats.length > 1 && formats.length !== columns.length)
+    throw new StatementError(
+      error(
+        PgState.ProtocolViolation,
+        `bind message has ${formats.length} result formats but query has ${columns.length} columns`,
+      ),
+    );
+  return columns.map((c, i) => {
     const format = formats.length === 0 ? 0 : formats.length === 1 ? formats[0]! : (formats[i] ?? 0);
     try {
       assertBinaryFormat(c.type, format);
@@ -973,6 +1081,7 @@ const fieldsOf = (
     }
     return { name: c.name, type: c.type, format };
   });
+};
 
 /** libpq's `options` startup parameter: `-c name=value` and `--name=value`, space-separated. */
 const optionsOf = (options: string | undefined): Record<string, string> => {

@@ -194,14 +194,13 @@ const decodeFields = (type: number, r: BodyReader): FrontendMessage => {
 
 /**
  * Splits the byte stream into messages. The first message of a connection (and the one after an
- * SSL/GSS refusal) has no type byte; `expectStartup` says which framing comes next.
+ * SSL/GSS refusal) has no type byte: the connection asks for `nextStartup` then, `next` after.
  */
 export class FrameReader {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
-  expectStartup = true;
 
-  constructor(private readonly maxMessageBytes: number) {}
+  constructor(public maxMessageBytes: number) {}
 
   push(chunk: Buffer) {
     this.pending.push(chunk);
@@ -221,13 +220,6 @@ export class FrameReader {
     else this.pending[0] = head.subarray(bytes);
     this.pendingBytes -= bytes;
     return out;
-  }
-
-  /** Whether a whole typed message has arrived. */
-  hasWhole(): boolean {
-    if (this.pendingBytes < 5) return false;
-    const head = this.peek(5)!;
-    return this.pendingBytes >= head.readInt32BE(1) + 1;
   }
 
   /** Bytes received and not yet framed (handed to the TLS layer after an SSLRequest). */

@@ -304,6 +304,17 @@ const numericBinary = (text: string): Buffer => {
   return out;
 };
 
+/** A bound parameter that cannot be taken (PostgreSQL's 22P02 for bad input, 0A000 for a type not served). */
+export class ParamInvalid extends Error {
+  constructor(
+    readonly sqlState: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ParamInvalid';
+  }
+}
+
 /** A column asked for in binary that has no binary form here (arrays): the client is told which. */
 export class BinaryUnsupported extends Error {
   constructor(what: string) {
@@ -396,24 +407,63 @@ export const binaryCell = (cell: unknown, type: PgColumnType): Buffer => {
  */
 export const paramValue = (raw: Buffer | null, format: number, oid: number): unknown => {
   if (raw === null) return null;
+  // The engine takes no bytes as a parameter: refused rather than passed on as text.
+  if (oid === Oid.bytea)
+    throw new ParamInvalid(
+      '0A000',
+      'bytea parameters are not supported: send the bytes as hex text and convert them in the statement (from_hex($1))',
+    );
   if (format === 0) {
     const text = raw.toString('utf8');
+    const invalid = (type: string) =>
+      new ParamInvalid(
+        '22P02',
+        `invalid input syntax for type ${type}: ${JSON.stringify(text.slice(0, 100))}`,
+      );
     switch (oid) {
       case Oid.int2:
       case Oid.int4:
-      case Oid.float4:
-      case Oid.float8:
-        return Number(text);
       case Oid.int8: {
+        if (!/^\s*[-+]?\d+\s*$/.test(text))
+          throw invalid(oid === Oid.int8 ? 'bigint' : oid === Oid.int4 ? 'integer' : 'smallint');
         const n = Number(text);
-        return Number.isSafeInteger(n) ? n : text;
+        return Number.isSafeInteger(n) ? n : text.trim();
       }
-      case Oid.bool:
-        return /^(t|true|y|yes|on|1)$/i.test(text.trim());
+      case Oid.float4:
+      case Oid.float8: {
+        const trimmed = text.trim();
+        if (/^[-+]?(infinity|inf)$/i.test(trimmed)) return trimmed.startsWith('-') ? -Infinity : Infinity;
+        if (/^nan$/i.test(trimmed)) return NaN;
+        if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(trimmed)) throw invalid('double precision');
+        return Number(trimmed);
+      }
+      case Oid.bool: {
+        const b = text.trim().toLowerCase();
+        if (/^(t|tr|tru|true|y|ye|yes|on|1)$/.test(b)) return true;
+        if (/^(f|fa|fal|fals|false|n|no|of|off|0)$/.test(b)) return false;
+        throw invalid('boolean');
+      }
       default:
         return text;
     }
   }
+  const width: Record<number, number> = {
+    [Oid.int2]: 2,
+    [Oid.int4]: 4,
+    [Oid.int8]: 8,
+    [Oid.float4]: 4,
+    [Oid.float8]: 8,
+    [Oid.bool]: 1,
+    [Oid.date]: 4,
+    [Oid.timestamp]: 8,
+    [Oid.timestamptz]: 8,
+    [Oid.uuid]: 16,
+  };
+  if (width[oid] !== undefined && raw.length !== width[oid])
+    throw new ParamInvalid(
+      '08P01',
+      `incorrect binary data format in bind parameter: ${raw.length} bytes for OID ${oid}`,
+    );
   switch (oid) {
     case Oid.int2:
       return raw.readInt16BE(0);
@@ -436,8 +486,6 @@ export const paramValue = (raw: Buffer | null, format: number, oid: number): unk
     case Oid.json:
     case Oid.unknown:
       return raw.toString('utf8');
-    case Oid.bytea:
-      return raw.toString('base64');
     case Oid.date:
       return new Date((raw.readInt32BE(0) + PG_EPOCH_DAYS) * 86_400_000).toISOString().slice(0, 10);
     case Oid.timestamp:

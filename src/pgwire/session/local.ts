@@ -10,7 +10,13 @@ import { SettingRefused, type Settings } from './settings';
 export type LocalAnswer =
   | { kind: 'rows'; columns: { name: string; type: PgColumnType }[]; rows: unknown[][]; tag: string }
   | { kind: 'command'; tag: string; reported?: [string, string][] }
-  | { kind: 'transaction'; tag: string; action: 'begin' | 'commit' | 'rollback' | 'savepoint' }
+  | {
+      kind: 'transaction';
+      tag: string;
+      action: 'begin' | 'commit' | 'rollback' | 'savepoint' | 'rollbackToSavepoint';
+    }
+  /** DISCARD ALL: the session as new (prepared statements, portals, parameters). */
+  | { kind: 'discardAll'; tag: string }
   | { kind: 'deallocate'; tag: string; name: string | null }
   | { kind: 'error'; code: string; message: string };
 
@@ -173,14 +179,16 @@ export const answerLocally = (
     case 'ROLLBACK':
     case 'ABORT':
       return s.words.includes('TO')
-        ? { kind: 'transaction', tag: 'ROLLBACK', action: 'savepoint' }
+        ? { kind: 'transaction', tag: 'ROLLBACK', action: 'rollbackToSavepoint' }
         : { kind: 'transaction', tag: 'ROLLBACK', action: 'rollback' };
     case 'SAVEPOINT':
       return { kind: 'transaction', tag: 'SAVEPOINT', action: 'savepoint' };
     case 'RELEASE':
       return { kind: 'transaction', tag: 'RELEASE', action: 'savepoint' };
     case 'DISCARD':
-      return { kind: 'command', tag: `DISCARD ${second ?? 'ALL'}` };
+      return second === 'ALL' || second === undefined
+        ? { kind: 'discardAll', tag: 'DISCARD ALL' }
+        : { kind: 'command', tag: `DISCARD ${second}` };
     case 'DEALLOCATE': {
       const name = s.parts[second === 'PREPARE' ? 2 : 1];
       if (!name)
