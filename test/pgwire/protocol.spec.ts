@@ -364,7 +364,7 @@ describe('DuckDB types as PostgreSQL types', () => {
     );
   });
 
-  it('sends binary cells as the send functions do, and refuses arrays in binary', () => {
+  it('sends binary cells as the send functions do, arrays as array_send (one dimension, lower bound 1)', () => {
     expect(binaryCell(-2, pgTypeOf('INTEGER'))).toEqual(Buffer.from([0xff, 0xff, 0xff, 0xfe]));
     expect(binaryCell('9007199254740993', pgTypeOf('BIGINT')).readBigInt64BE(0)).toBe(9007199254740993n);
     expect(binaryCell('2000-01-02', pgTypeOf('DATE')).readInt32BE(0)).toBe(1);
@@ -375,7 +375,11 @@ describe('DuckDB types as PostgreSQL types', () => {
     expect(binaryCell(1.5, pgTypeOf('DECIMAL(10,2)'))).toEqual(
       Buffer.from([0, 2, 0, 0, 0, 0, 0, 2, 0, 1, 0x13, 0x88]),
     );
-    expect(() => binaryCell([1], pgTypeOf('INTEGER[]'))).toThrow(BinaryUnsupported);
+    // ndim 1, has NULL, element int4, length 2, lower bound 1; then 1 (4 bytes) and NULL (-1).
+    expect(binaryCell([1, null], pgTypeOf('INTEGER[]')).toString('hex')).toBe(
+      '00000001' + '00000001' + '00000017' + '00000002' + '00000001' + '00000004' + '00000001' + 'ffffffff',
+    );
+    expect(() => binaryCell('not a date', pgTypeOf('DATE'))).toThrow(BinaryUnsupported);
   });
 });
 

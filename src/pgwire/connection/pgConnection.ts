@@ -35,7 +35,6 @@ import {
 } from '../protocol/backend';
 import { ProtocolViolation, type Bind, type FrontendMessage } from '../protocol/frontend';
 import {
-  assertBinaryFormat,
   binaryCell,
   BinaryUnsupported,
   Oid,
@@ -1072,13 +1071,6 @@ const fieldsOf = (
     );
   return columns.map((c, i) => {
     const format = formats.length === 0 ? 0 : formats.length === 1 ? formats[0]! : (formats[i] ?? 0);
-    try {
-      assertBinaryFormat(c.type, format);
-    } catch (e) {
-      if (e instanceof BinaryUnsupported)
-        throw new StatementError(error(PgState.FeatureNotSupported, `column "${c.name}": ${e.message}`));
-      throw e;
-    }
     return { name: c.name, type: c.type, format };
   });
 };

@@ -323,9 +323,29 @@ export class BinaryUnsupported extends Error {
   }
 }
 
-/** Refuses, before any row is written, a binary format asked for a type that has none here. */
-export const assertBinaryFormat = (type: PgColumnType, format: number) => {
-  if (format === 1 && type.kind === 'array') throw new BinaryUnsupported('arrays');
+/**
+ * PostgreSQL's binary array (array_send) of one dimension: dimensions, whether any element is NULL,
+ * the element type, the length and lower bound (1), then each element with its length (-1: NULL).
+ */
+const arrayBinary = (cell: unknown, element: PgColumnType): Buffer => {
+  const items = Array.isArray(cell) ? (cell as unknown[]) : [];
+  const parts = items.map((item) => (item === null || item === undefined ? null : binaryCell(item, element)));
+  const head = Buffer.alloc(items.length ? 20 : 12);
+  head.writeInt32BE(items.length ? 1 : 0, 0);
+  head.writeInt32BE(parts.includes(null) ? 1 : 0, 4);
+  head.writeUInt32BE(element.oid, 8);
+  if (items.length) {
+    head.writeInt32BE(items.length, 12);
+    head.writeInt32BE(1, 16);
+  }
+  const chunks: Buffer[] = [head];
+  for (const part of parts) {
+    const length = Buffer.alloc(4);
+    length.writeInt32BE(part === null ? -1 : part.length);
+    chunks.push(length);
+    if (part) chunks.push(part);
+  }
+  return Buffer.concat(chunks);
 };
 
 /** A non-null cell in PostgreSQL's binary format (the type's send function). */
@@ -390,7 +410,7 @@ export const binaryCell = (cell: unknown, type: PgColumnType): Buffer => {
     case 'text':
       return Buffer.from(textCell(cell, type), 'utf8');
     case 'array':
-      throw new BinaryUnsupported('arrays');
+      return arrayBinary(cell, type.element!);
     default: {
       const _exhaustive: never = type.kind;
       return _exhaustive;
