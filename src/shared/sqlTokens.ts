@@ -25,8 +25,9 @@ export class SqlSyntaxError extends Error {
  *   `?` placeholders, `@@system` variables (`@@x`, `@@session.x`) and `@user` variables (`@x`,
  *   `` @`x y` ``, `@'x y'`) read whole, numbers (`1.5`, `.5`, `2e-3`), and MySQL's name characters
  *   (`$`, anything past U+007F) in words.
- * - `duckdb` (what we give DuckDB): 'strings', "identifiers" (doubled quotes inside, no backslash
- *   escapes), `$name` placeholders.
+ * - `duckdb` (what we give DuckDB, and what PostgreSQL clients send the PostgreSQL door): 'strings',
+ *   "identifiers" (doubled quotes inside, no backslash escapes), `$name` placeholders, line comments
+ *   ending at \n or \r, block comments that nest.
  */
 export type TokenKind =
   | 'blank'
@@ -81,6 +82,29 @@ const numberEnd = (sql: string, start: number): number => {
   return isNameCode(sql, i) ? -1 : i;
 };
 
+/** Where a MySQL block comment opening at `start` ends (they do not nest). */
+const blockCommentEnd = (sql: string, start: number) => {
+  const end = sql.indexOf('*/', start + 2);
+  return end === -1 ? sql.length : end + 2;
+};
+
+/** Where a DuckDB (and PostgreSQL) block comment opening at `start` ends: they nest. */
+const nestedCommentEnd = (sql: string, start: number) => {
+  let depth = 0;
+  let i = start;
+  while (i < sql.length) {
+    if (sql[i] === '/' && sql[i + 1] === '*') {
+      depth++;
+      i += 2;
+    } else if (sql[i] === '*' && sql[i + 1] === '/') {
+      depth--;
+      i += 2;
+      if (depth === 0) return i;
+    } else i++;
+  }
+  return sql.length;
+};
+
 /** Where a quoted run opening at `start` ends (just past its closing quote), or -1 if it does not. */
 const quotedEnd = (sql: string, start: number, quote: string, backslashEscapes: boolean): number => {
   let i = start + 1;
@@ -127,11 +151,15 @@ export const tokenize = (sql: string, dialect: Dialect): Token[] => {
       else while (j < n && (isWordCode(sql.charCodeAt(j)) || (dialect === 'duckdb' && sql[j] === '$'))) j++;
       push('word', j);
     } else if ((c === '-' && sql[i + 1] === '-') || (client && c === '#')) {
-      const end = sql.indexOf('\n', i);
+      // DuckDB (like PostgreSQL) ends a line comment at \r too.
+      let end = sql.indexOf('\n', i);
+      if (!mysql) {
+        const cr = sql.indexOf('\r', i);
+        if (cr !== -1 && (end === -1 || cr < end)) end = cr;
+      }
       push('comment', end === -1 ? n : end);
     } else if (c === '/' && sql[i + 1] === '*') {
-      const end = sql.indexOf('*/', i + 2);
-      push('comment', end === -1 ? n : end + 2);
+      push('comment', mysql ? blockCommentEnd(sql, i) : nestedCommentEnd(sql, i));
     } else if (c === "'" || c === '"' || (c === '`' && mysql)) {
       const end = quotedEnd(sql, i, c, mysql && c !== '`');
       if (end === -1) {

@@ -57,6 +57,18 @@ describe('reading a query text into statements', () => {
     expect(statements.map((s) => s.engineText)).toEqual(["SELECT 'it\\'s; here\\n' AS e", 'SELECT 2']);
   });
 
+  it('splits where PostgreSQL splits: a line comment ends at \\r too, block comments nest', () => {
+    expect(readStatements('SELECT 1 AS a --\r; SELECT 2 AS b').map((s) => s.engineText)).toEqual([
+      'SELECT 1 AS a --',
+      'SELECT 2 AS b',
+    ]);
+    expect(
+      readStatements("SELECT 1 AS a /* /* */ ' */ ; SELECT 2 AS b; SELECT 3 AS c -- '").map(
+        (s) => s.words[1],
+      ),
+    ).toEqual(['1', '2', '3']);
+  });
+
   it('refuses a string or identifier never closed, saying where it starts', () => {
     expect(() => readStatements("SELECT 1; SELECT 'open")).toThrow(
       new SqlSyntaxError("Unterminated ' quoted text starting at character 18", 17),

@@ -161,6 +161,8 @@ export class PgConnection {
   private readonly prepared = new Map<string, Prepared>();
   private readonly portals = new Map<string, Portal>();
   private status: TransactionStatus = 'I';
+  /** The open transaction block's savepoints, oldest first (names folded as PostgreSQL folds them). */
+  private savepoints: string[] = [];
   /** Statements that changed something since BEGIN: ROLLBACK warns that they stay. */
   private changedInTransaction = 0;
   /** After an error in the extended protocol, messages are skipped until Sync. */
@@ -327,7 +329,7 @@ export class PgConnection {
     for (const [name, value] of Object.entries({ ...params, ...optionsOf(params.options) })) {
       if (['user', 'database', 'options', 'replication', 'application_name'].includes(name)) continue;
       try {
-        settings.set(name, value);
+        settings.setDefault(name, value);
       } catch (error) {
         await this.fatal(PgState.InvalidParameterValue, (error as Error).message);
         return false;
@@ -835,6 +837,7 @@ export class PgConnection {
               });
             else {
               this.changedInTransaction = 0;
+              this.savepoints = [];
               this.status = 'T';
             }
             return local;
@@ -855,15 +858,41 @@ export class PgConnection {
             const failed = this.status === 'E';
             this.status = 'I';
             this.changedInTransaction = 0;
+            this.savepoints = [];
             // The block's end closes its portals, as PostgreSQL's transaction end does.
             await this.closePortals();
             return failed ? { ...local, tag: 'ROLLBACK' } : local;
           }
-          case 'rollbackToSavepoint':
-            if (this.status === 'E') this.status = 'T';
-            return local;
           case 'savepoint':
+          case 'release':
+          case 'rollbackToSavepoint': {
+            const name = local.savepoint ?? '';
+            const verb =
+              local.action === 'savepoint'
+                ? 'SAVEPOINT'
+                : local.action === 'release'
+                  ? 'RELEASE SAVEPOINT'
+                  : 'ROLLBACK TO SAVEPOINT';
+            if (this.status === 'I')
+              throw new StatementError(error('25P01', `${verb} can only be used in transaction blocks`));
+            if (local.action === 'savepoint') {
+              if (this.status === 'E')
+                throw new StatementError(
+                  error(
+                    PgState.InFailedTransaction,
+                    'current transaction is aborted, commands ignored until end of transaction block',
+                  ),
+                );
+              this.savepoints.push(name);
+              return local;
+            }
+            const at = this.savepoints.lastIndexOf(name);
+            if (at < 0) throw new StatementError(error('3B001', `savepoint "${name}" does not exist`));
+            // RELEASE drops the savepoint and those after it; ROLLBACK TO keeps it, undoes the failure.
+            this.savepoints.length = local.action === 'release' ? at : at + 1;
+            if (local.action === 'rollbackToSavepoint' && this.status === 'E') this.status = 'T';
             return local;
+          }
           default: {
             const _exhaustive: never = local.action;
             return _exhaustive;
@@ -874,10 +903,7 @@ export class PgConnection {
           throw new StatementError(error('25001', 'DISCARD ALL cannot run inside a transaction block'));
         this.prepared.clear();
         await this.closePortals();
-        for (const [name] of this.settings!.all()) {
-          const changed = this.settings!.set(name, null);
-          if (changed.reported) parameterStatus(w, changed.name, this.settings!.get(changed.name)!);
-        }
+        for (const [name, value] of this.settings!.resetAll()) parameterStatus(w, name, value);
         return local;
       }
       case 'deallocate':

@@ -479,10 +479,17 @@ export const paramValue = (raw: Buffer | null, format: number, oid: number): unk
     [Oid.timestamptz]: 8,
     [Oid.uuid]: 16,
   };
-  if (width[oid] !== undefined && raw.length !== width[oid])
+  // PostgreSQL's two answers: bytes missing end the message early (08P01), bytes left over are a bad value (22P03).
+  const expected = width[oid];
+  if (expected !== undefined && raw.length < expected)
     throw new ParamInvalid(
       '08P01',
-      `incorrect binary data format in bind parameter: ${raw.length} bytes for OID ${oid}`,
+      `insufficient data left in message: ${raw.length} bytes for a value of ${expected}`,
+    );
+  if (expected !== undefined && raw.length > expected)
+    throw new ParamInvalid(
+      '22P03',
+      `incorrect binary data format in bind parameter: ${raw.length} bytes for a value of ${expected}`,
     );
   switch (oid) {
     case Oid.int2:

@@ -13,7 +13,9 @@ export type LocalAnswer =
   | {
       kind: 'transaction';
       tag: string;
-      action: 'begin' | 'commit' | 'rollback' | 'savepoint' | 'rollbackToSavepoint';
+      action: 'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackToSavepoint';
+      /** The savepoint named (SAVEPOINT, RELEASE, ROLLBACK TO). */
+      savepoint?: string;
     }
   /** DISCARD ALL: the session as new (prepared statements, portals, parameters). */
   | { kind: 'discardAll'; tag: string }
@@ -21,6 +23,12 @@ export type LocalAnswer =
   | { kind: 'error'; code: string; message: string };
 
 const TEXT = pgTypeOf('VARCHAR');
+
+/** A savepoint's name after SAVEPOINT, RELEASE [SAVEPOINT] or ROLLBACK TO [SAVEPOINT]: unquoted, folded as PostgreSQL folds names. */
+const savepointName = (parts: readonly string[]): string => {
+  const name = (parts[0]?.toUpperCase() === 'SAVEPOINT' ? parts[1] : parts[0]) ?? '';
+  return name.startsWith('"') ? name.slice(1, -1).split('""').join('"') : name.toLowerCase();
+};
 
 /** A SET value as written: quotes removed, list items joined as PostgreSQL shows them. */
 const valueOf = (parts: readonly string[]): string | null => {
@@ -89,14 +97,7 @@ const set = (s: PgStatement, settings: Settings): LocalAnswer => {
 
 const reset = (s: PgStatement, settings: Settings): LocalAnswer => {
   const name = s.parts.slice(1).join('');
-  if (name.toUpperCase() === 'ALL') {
-    const reported: [string, string][] = [];
-    for (const [n] of settings.all()) {
-      const changed = settings.set(n, null);
-      if (changed.reported) reported.push([changed.name, settings.get(changed.name)!]);
-    }
-    return { kind: 'command', tag: 'RESET', reported };
-  }
+  if (name.toUpperCase() === 'ALL') return { kind: 'command', tag: 'RESET', reported: settings.resetAll() };
   const changed = settings.set(name, null);
   return {
     kind: 'command',
@@ -179,12 +180,27 @@ export const answerLocally = (
     case 'ROLLBACK':
     case 'ABORT':
       return s.words.includes('TO')
-        ? { kind: 'transaction', tag: 'ROLLBACK', action: 'rollbackToSavepoint' }
+        ? {
+            kind: 'transaction',
+            tag: 'ROLLBACK',
+            action: 'rollbackToSavepoint',
+            savepoint: savepointName(s.parts.slice(s.words.indexOf('TO') + 1)),
+          }
         : { kind: 'transaction', tag: 'ROLLBACK', action: 'rollback' };
     case 'SAVEPOINT':
-      return { kind: 'transaction', tag: 'SAVEPOINT', action: 'savepoint' };
+      return {
+        kind: 'transaction',
+        tag: 'SAVEPOINT',
+        action: 'savepoint',
+        savepoint: savepointName(s.parts.slice(1)),
+      };
     case 'RELEASE':
-      return { kind: 'transaction', tag: 'RELEASE', action: 'savepoint' };
+      return {
+        kind: 'transaction',
+        tag: 'RELEASE',
+        action: 'release',
+        savepoint: savepointName(s.parts.slice(1)),
+      };
     case 'DISCARD':
       return second === 'ALL' || second === undefined
         ? { kind: 'discardAll', tag: 'DISCARD ALL' }

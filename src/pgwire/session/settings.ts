@@ -117,6 +117,29 @@ export class Settings {
     else this.values.set(key, checked(key, value));
     return { reported: (REPORTED as readonly string[]).includes(key), name: key };
   }
+
+  /**
+   * A value given at connection (the startup packet, `options=-c …`): the session's default, which
+   * RESET and DISCARD ALL go back to, as in PostgreSQL.
+   */
+  setDefault(name: string, value: string) {
+    const lower = name.toLowerCase();
+    const key = CANONICAL.get(lower) ?? lower;
+    this.defaults.set(key, checked(key, value));
+  }
+
+  /** Every parameter back to its session default; the reported ones whose value changed, with their new value. */
+  resetAll(): [string, string][] {
+    const changed: [string, string][] = [];
+    for (const key of [...this.values.keys()]) {
+      const before = this.get(key);
+      this.values.delete(key);
+      const after = this.get(key);
+      if ((REPORTED as readonly string[]).includes(key) && after !== undefined && after !== before)
+        changed.push([key, after]);
+    }
+    return changed;
+  }
 }
 
 const checked = (name: string, value: string): string => {
