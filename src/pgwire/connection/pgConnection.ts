@@ -8,19 +8,14 @@ import type {
   SqlEngine,
   StreamAnswer,
 } from '../../mysql/port';
-import { isLoopback } from '../../config/binding';
 import { SqlSyntaxError } from '../../shared/sqlTokens';
 import { PgState, sqlStateOf } from '../errors';
 import {
-  authenticationCleartextPassword,
-  authenticationOk,
-  backendKeyData,
   bindComplete,
   closeComplete,
   commandComplete,
   emptyQueryResponse,
   errorResponse,
-  negotiateProtocolVersion,
   noData,
   noticeResponse,
   parameterDescription,
@@ -29,21 +24,18 @@ import {
   portalSuspended,
   readyForQuery,
   rowDescription,
-  type Field,
   type Report,
-  type TransactionStatus,
 } from '../protocol/backend';
 import { ProtocolViolation, type Bind, type FrontendMessage } from '../protocol/frontend';
 import {
-  binaryCell,
   BinaryUnsupported,
   Oid,
   ParamInvalid,
   paramValue,
   pgTypeOf,
-  textCell,
   type PgColumnType,
 } from '../protocol/types';
+import { listCatalog, ListingFailed } from '../catalog/listing';
 import { readsCatalog, type Listing, type ShadowCatalog } from '../catalog/shadowCatalog';
 import { answerLocally, type LocalAnswer } from '../session/local';
 import {
@@ -53,8 +45,12 @@ import {
   type ConnectionValues,
   type PgStatement,
 } from '../session/pgText';
-import { PG_SERVER_VERSION, REPORTED, Settings } from '../session/settings';
+import type { Settings } from '../session/settings';
 import { PgChannel } from './channel';
+import { error, StatementError, stoppedReport, type StopReason } from './reports';
+import { fieldsOf, writeDataRow } from './rows';
+import { startSession } from './startup';
+import { TransactionBlock } from './transactionBlock';
 
 /** How long a catalog listing is reused by the same connection. */
 const LISTING_KEPT_MS = 2000;
@@ -79,17 +75,6 @@ export type PgConnectionOptions = {
   catalog?: ShadowCatalog;
   /** A CancelRequest arrived on this connection for another one. */
   cancel(processId: number, secret: number): void;
-};
-
-/** Why a running statement was stopped: its client is told in a 57014/57P01 error. */
-type StopReason = 'cancel' | 'shutdown' | 'gone';
-const STOPPED: Record<StopReason, { code: string; message: string }> = {
-  cancel: { code: PgState.QueryCanceled, message: 'canceling statement due to user request' },
-  shutdown: {
-    code: PgState.AdminShutdown,
-    message: 'terminating statement because the server is shutting down',
-  },
-  gone: { code: PgState.QueryCanceled, message: 'canceling statement: the client went away' },
 };
 
 /** A statement as Parse left it (its text is read again at Bind: connection values as they are then). */
@@ -123,12 +108,6 @@ type Portal = {
   finished?: boolean;
 };
 
-class StatementError extends Error {
-  constructor(readonly report: Report) {
-    super(report.message);
-  }
-}
-
 /** Queries Describe can wrap in `SELECT * FROM (…) LIMIT 0` to learn their columns without reading. */
 const WRAPPABLE = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE', 'FROM']);
 
@@ -160,11 +139,7 @@ export class PgConnection {
   private database: string;
   private readonly prepared = new Map<string, Prepared>();
   private readonly portals = new Map<string, Portal>();
-  private status: TransactionStatus = 'I';
-  /** The open transaction block's savepoints, oldest first (names folded as PostgreSQL folds them). */
-  private savepoints: string[] = [];
-  /** Statements that changed something since BEGIN: ROLLBACK warns that they stay. */
-  private changedInTransaction = 0;
+  private readonly block = new TransactionBlock();
   /** After an error in the extended protocol, messages are skipped until Sync. */
   private skipping = false;
   private running: AbortController | undefined;
@@ -246,104 +221,22 @@ export class PgConnection {
     }
   }
 
-  // ---- startup ------------------------------------------------------------------------------
-
-  /** The startup exchange; true when the client is logged in and ready for queries. */
+  /** The startup exchange (connection/startup.ts); true when the client is logged in. */
   private async startup(): Promise<boolean> {
-    const w = this.channel.writer;
-    for (;;) {
-      const packet = await this.channel.nextStartup();
-      if (!packet) return false;
-      switch (packet.kind) {
-        case 'ssl':
-          if (this.o.tls && !this.channel.secure) {
-            w.rawByte(0x53);
-            await this.channel.flushed();
-            await this.channel.upgradeToTls(this.o.tls);
-          } else {
-            w.rawByte(0x4e);
-            await this.channel.flushed();
-          }
-          continue;
-        case 'gssenc':
-          w.rawByte(0x4e);
-          await this.channel.flushed();
-          continue;
-        case 'cancel':
-          this.o.cancel(packet.processId, packet.secret);
-          this.channel.destroy();
-          return false;
-        case 'unsupported':
-          await this.fatal(
-            PgState.FeatureNotSupported,
-            `unsupported frontend protocol ${packet.code >>> 16}.${packet.code & 0xffff}: server supports 3.0 to 3.0`,
-          );
-          return false;
-        case 'startup':
-          return this.logIn(packet.params, packet.minorVersion, packet.protocolOptions);
-        default: {
-          const _exhaustive: never = packet;
-          return _exhaustive;
-        }
-      }
-    }
-  }
-
-  private async logIn(params: Record<string, string>, minorVersion: number, protocolOptions: string[]) {
-    const w = this.channel.writer;
-    const user = params.user;
-    if (!user) {
-      await this.fatal(PgState.InvalidAuthorization, 'no PostgreSQL user name specified in startup packet');
-      return false;
-    }
-    if (minorVersion > 0 || protocolOptions.length) negotiateProtocolVersion(w, 0, protocolOptions);
-    if (this.o.auth) {
-      if (!this.channel.secure && !isLoopback(this.address)) {
-        await this.fatal(
-          PgState.InvalidAuthorization,
-          this.o.tls
-            ? 'the password is only taken over TLS: connect with sslmode=require (or prefer)'
-            : 'the password is only taken over TLS or from this machine: the server has no PG_TLS_CERT/PG_TLS_KEY configured',
-        );
-        return false;
-      }
-      authenticationCleartextPassword(w);
-      await this.channel.flushed();
-      const answer = await this.channel.next();
-      if (!answer) return false;
-      const ok = answer.type === 'password' && (await this.o.auth.verify(user, answer.password));
-      if (!ok) {
-        await this.fatal(PgState.InvalidPassword, `password authentication failed for user "${user}"`);
-        return false;
-      }
-    }
-    this.user = user;
-    if (params.database) this.database = params.database;
-    const settings = new Settings({
-      user,
-      applicationName: params.application_name ?? '',
-      superuser: false,
-      serverVersion: PG_SERVER_VERSION,
+    const session = await startSession(this.channel, {
+      processId: this.processId,
+      secret: this.secret,
+      address: this.address,
+      tls: this.o.tls,
+      auth: this.o.auth,
+      cancel: this.o.cancel,
     });
-    // Run-time parameters given at startup (libpq's `options=-c x=y`, JDBC's TimeZone …) as SET would.
-    for (const [name, value] of Object.entries({ ...params, ...optionsOf(params.options) })) {
-      if (['user', 'database', 'options', 'replication', 'application_name'].includes(name)) continue;
-      try {
-        settings.setDefault(name, value);
-      } catch (error) {
-        await this.fatal(PgState.InvalidParameterValue, (error as Error).message);
-        return false;
-      }
-    }
-    this.settings = settings;
-    this.channel.loggedIn();
-    authenticationOk(w);
-    for (const name of REPORTED) parameterStatus(w, name, settings.get(name)!);
-    backendKeyData(w, this.processId, this.secret);
-    readyForQuery(w, this.status);
-    await this.channel.flushed();
+    if (!session) return false;
+    this.user = session.user;
+    if (session.database) this.database = session.database;
+    this.settings = session.settings;
     this.o.logger.debug(
-      { connection: this.processId, user, database: this.database },
+      { connection: this.processId, user: this.user, database: this.database },
       'PostgreSQL client logged in',
     );
     return true;
@@ -410,8 +303,8 @@ export class PgConnection {
           return;
         case 'sync':
           this.skipping = false;
-          if (this.status === 'I') await this.closePortals();
-          readyForQuery(w, this.status);
+          if (this.block.status === 'I') await this.closePortals();
+          readyForQuery(w, this.block.status);
           await this.channel.flushed();
           return;
         case 'flush':
@@ -424,7 +317,7 @@ export class PgConnection {
           if (message.code !== 'F') return;
           // A function call is answered whole: its error, then ReadyForQuery (no Sync follows it).
           errorResponse(w, error(PgState.FeatureNotSupported, 'the function call protocol is not supported'));
-          readyForQuery(w, this.status);
+          readyForQuery(w, this.block.status);
           await this.channel.flushed();
           return;
         default: {
@@ -442,10 +335,10 @@ export class PgConnection {
               return error(PgState.Internal, `internal error: ${(e as Error).message ?? String(e)}`);
             })();
       errorResponse(w, report);
-      if (this.status === 'T') this.status = 'E';
+      this.block.failed();
       this.skipping = message.type !== 'query';
       // A simple query always ends with ReadyForQuery (its own errors are answered inside it).
-      if (message.type === 'query') readyForQuery(w, this.status);
+      if (message.type === 'query') readyForQuery(w, this.block.status);
       // PostgreSQL sends an error at once: clients waiting on Flush (pipelines) see it.
       await this.channel.flushed();
     }
@@ -495,9 +388,9 @@ export class PgConnection {
     } catch (e) {
       if (!(e instanceof StatementError)) throw e;
       errorResponse(w, e.report);
-      if (this.status === 'T') this.status = 'E';
+      this.block.failed();
     }
-    readyForQuery(w, this.status);
+    readyForQuery(w, this.block.status);
     await this.channel.flushed();
   }
 
@@ -662,19 +555,7 @@ export class PgConnection {
     const statement = portal.statement;
     const first = statement?.words[0];
     // In a failed transaction block only its end is taken (a portal already running stops too).
-    if (
-      this.status === 'E' &&
-      first !== 'ROLLBACK' &&
-      first !== 'ABORT' &&
-      first !== 'COMMIT' &&
-      first !== 'END'
-    )
-      throw new StatementError(
-        error(
-          PgState.InFailedTransaction,
-          'current transaction is aborted, commands ignored until end of transaction block',
-        ),
-      );
+    this.block.assertOpen(first);
     if (portal.started) return portal.started;
     if (!statement)
       return (portal.started = { kind: 'local', answer: { kind: 'command', tag: '' }, sent: 0 });
@@ -717,7 +598,7 @@ export class PgConnection {
         detail: `engine error ${answer.error_code} in: ${statement.original.slice(0, 200)}`,
       });
     if (answer.type === 'ok') {
-      if (this.status === 'T') this.changedInTransaction++;
+      this.block.changedSomething();
       return (portal.started = { kind: 'engine', answer });
     }
     const columns = answer.column_names.map((name, i) => ({
@@ -745,25 +626,7 @@ export class PgConnection {
     const now = Date.now();
     if (this.listed && now - this.listed.at < LISTING_KEPT_MS && this.listed.database === this.database)
       return this.listed.listing;
-    const listed = async (query: string) => {
-      const answer = await this.o.engine.execute(query, { db: this.database }, {}, signal, this.client());
-      if (answer.type !== 'table')
-        throw new StatementError(
-          error(
-            answer.type === 'error' ? sqlStateOf(answer.error_code) : PgState.Internal,
-            answer.type === 'error' ? answer.error_message : 'no listing',
-          ),
-        );
-      return answer.data;
-    };
-    const listing: Listing = {
-      databases: (await listed('SHOW DATABASES')).map((r) => String(r[0])),
-      columns: (
-        await listed(
-          'SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION',
-        )
-      ).map((r) => ({ schema: String(r[0]), table: String(r[1]), column: String(r[2]), type: String(r[3]) })),
-    };
+    const listing = await listCatalog(this.o.engine, this.database, this.client(), signal);
     this.listed = { at: now, database: this.database, listing };
     return listing;
   }
@@ -790,7 +653,10 @@ export class PgConnection {
       );
     } catch (e) {
       if (controller.signal.aborted) throw new StatementError(stoppedReport(controller.signal.reason));
-      if (e instanceof StatementError) throw e;
+      if (e instanceof ListingFailed)
+        throw new StatementError(
+          error(e.engineCode ? sqlStateOf(e.engineCode) : PgState.Internal, e.message),
+        );
       throw new StatementError(
         error(
           PgState.FeatureNotSupported,
@@ -826,80 +692,15 @@ export class PgConnection {
       case 'command':
         for (const [name, value] of local.reported ?? []) parameterStatus(w, name, value);
         return local;
-      case 'transaction':
-        switch (local.action) {
-          case 'begin':
-            if (this.status !== 'I')
-              noticeResponse(w, {
-                severity: 'WARNING',
-                code: '25001',
-                message: 'there is already a transaction in progress',
-              });
-            else {
-              this.changedInTransaction = 0;
-              this.savepoints = [];
-              this.status = 'T';
-            }
-            return local;
-          case 'commit':
-          case 'rollback': {
-            if (this.status === 'I')
-              noticeResponse(w, {
-                severity: 'WARNING',
-                code: '25P01',
-                message: 'there is no transaction in progress',
-              });
-            if (local.action === 'rollback' && this.changedInTransaction > 0)
-              noticeResponse(w, {
-                severity: 'WARNING',
-                code: '01000',
-                message: `${this.changedInTransaction} statement(s) since BEGIN stay applied: every statement here is its own transaction, which ROLLBACK cannot undo`,
-              });
-            const failed = this.status === 'E';
-            this.status = 'I';
-            this.changedInTransaction = 0;
-            this.savepoints = [];
-            // The block's end closes its portals, as PostgreSQL's transaction end does.
-            await this.closePortals();
-            return failed ? { ...local, tag: 'ROLLBACK' } : local;
-          }
-          case 'savepoint':
-          case 'release':
-          case 'rollbackToSavepoint': {
-            const name = local.savepoint ?? '';
-            const verb =
-              local.action === 'savepoint'
-                ? 'SAVEPOINT'
-                : local.action === 'release'
-                  ? 'RELEASE SAVEPOINT'
-                  : 'ROLLBACK TO SAVEPOINT';
-            if (this.status === 'I')
-              throw new StatementError(error('25P01', `${verb} can only be used in transaction blocks`));
-            if (local.action === 'savepoint') {
-              if (this.status === 'E')
-                throw new StatementError(
-                  error(
-                    PgState.InFailedTransaction,
-                    'current transaction is aborted, commands ignored until end of transaction block',
-                  ),
-                );
-              this.savepoints.push(name);
-              return local;
-            }
-            const at = this.savepoints.lastIndexOf(name);
-            if (at < 0) throw new StatementError(error('3B001', `savepoint "${name}" does not exist`));
-            // RELEASE drops the savepoint and those after it; ROLLBACK TO keeps it, undoes the failure.
-            this.savepoints.length = local.action === 'release' ? at : at + 1;
-            if (local.action === 'rollbackToSavepoint' && this.status === 'E') this.status = 'T';
-            return local;
-          }
-          default: {
-            const _exhaustive: never = local.action;
-            return _exhaustive;
-          }
-        }
+      case 'transaction': {
+        const outcome = this.block.apply(local);
+        for (const n of outcome.notices) noticeResponse(w, n);
+        // The block's end closes its portals, as PostgreSQL's transaction end does.
+        if (outcome.ended) await this.closePortals();
+        return outcome.tag ? { ...local, tag: outcome.tag } : local;
+      }
       case 'discardAll': {
-        if (this.status !== 'I')
+        if (this.block.status !== 'I')
           throw new StatementError(error('25001', 'DISCARD ALL cannot run inside a transaction block'));
         this.prepared.clear();
         await this.closePortals();
@@ -943,7 +744,7 @@ export class PgConnection {
         if (answer.kind === 'rows') {
           const fields = fieldsOf(answer.columns, portal.resultFormats);
           if (simple) rowDescription(w, fields);
-          for (const row of answer.rows) this.dataRow(fields, row);
+          for (const row of answer.rows) writeDataRow(w, fields, row);
           portal.finished = true;
           commandComplete(
             w,
@@ -986,7 +787,7 @@ export class PgConnection {
             portalSuspended(w);
             return;
           }
-          this.dataRow(fields, started.pending.shift()!);
+          writeDataRow(w, fields, started.pending.shift()!);
           started.sent++;
           sentNow++;
         }
@@ -1031,27 +832,6 @@ export class PgConnection {
     commandComplete(w, commandTag(portal.statement?.words ?? [], sentNow, true));
   }
 
-  private dataRow(fields: readonly Field[], row: readonly unknown[]) {
-    const w = this.channel.writer;
-    const before = w.size;
-    try {
-      w.begin('D').int16(fields.length);
-      for (let i = 0; i < fields.length; i++) {
-        const cell = row[i];
-        const field = fields[i]!;
-        if (cell === null || cell === undefined) w.int32(-1);
-        else if (field.format === 1) w.lengthPrefixed(binaryCell(cell, field.type));
-        else w.lengthPrefixed(textCell(cell, field.type));
-      }
-      w.end();
-    } catch (e) {
-      // A cell that has no form here (a value its type's rule cannot read): the row is not sent
-      // half-written, the error takes its place.
-      w.truncate(before);
-      throw e;
-    }
-  }
-
   /** Releases what a started statement holds in the engine (its reader), if it still does. */
   private async closeStarted(portal: Portal) {
     const started = portal.started;
@@ -1075,50 +855,3 @@ export class PgConnection {
     for (const name of [...this.portals.keys()]) await this.closePortal(name);
   }
 }
-
-const error = (code: string, message: string): Report => ({ severity: 'ERROR', code, message });
-
-const stoppedReport = (reason: unknown): Report => {
-  const stop = STOPPED[(typeof reason === 'string' && reason in STOPPED ? reason : 'cancel') as StopReason];
-  return error(stop.code, stop.message);
-};
-
-/** Result formats as Bind gave them: none (all text), one for all, or one per column. */
-const fieldsOf = (
-  columns: readonly { name: string; type: PgColumnType }[],
-  formats: readonly number[],
-): Field[] => {
-  if (formats.length > 1 && formats.length !== columns.length)
-    throw new StatementError(
-      error(
-        PgState.ProtocolViolation,
-        `bind message has ${formats.length} result formats but query has ${columns.length} columns`,
-      ),
-    );
-  return columns.map((c, i) => {
-    const format = formats.length === 0 ? 0 : formats.length === 1 ? formats[0]! : (formats[i] ?? 0);
-    return { name: c.name, type: c.type, format };
-  });
-};
-
-/** libpq's `options` startup parameter: `-c name=value` and `--name=value`, space-separated. */
-const optionsOf = (options: string | undefined): Record<string, string> => {
-  const out: Record<string, string> = {};
-  if (!options) return out;
-  const words = options.split(/(?<!\\)\s+/).filter(Boolean);
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i]!;
-    const setting =
-      word === '-c'
-        ? words[++i]
-        : word.startsWith('--')
-          ? word.slice(2)
-          : word.startsWith('-c')
-            ? word.slice(2)
-            : undefined;
-    const eq = setting?.indexOf('=') ?? -1;
-    if (setting && eq > 0)
-      out[setting.slice(0, eq).replace(/-/g, '_')] = setting.slice(eq + 1).replace(/\\(.)/g, '$1');
-  }
-  return out;
-};
