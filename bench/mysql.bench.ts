@@ -12,7 +12,7 @@ import { createApp, type RunningApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { startMysqlServer, type SqlEngine } from '../src/mysql';
 import { sqlDoor } from '../src/users/sqlDoors';
-import { fmt, percentile, ratio, startServer, stopServer, tmpDir } from './support';
+import { fmt, inTurns, ratio, startServer, stopServer, tmpDir } from './support';
 
 const MARIADB = { host: '127.0.0.1', port: 3306, user: 'root' };
 const OURS_PORT = 47435;
@@ -20,24 +20,6 @@ const CHUNKS_PORT = 47436;
 const WHOLE_PORT = 47437;
 const ROWS = 1_000_000;
 const ROUNDS = 3;
-
-/**
- * MariaDB's rate and the service's, measured in turns (MariaDB, then the service, ROUNDS times),
- * each side's median compared: one turn each moved SELECT 1's ratio from 0.45 to 0.66 between
- * runs, as the machine's other work came and went. `turns`: each turn's ratio, in order.
- */
-const inTurns = async (theirs: () => Promise<number>, ours: () => Promise<number>) => {
-  const measured = { theirs: [] as number[], ours: [] as number[] };
-  for (let round = 0; round < ROUNDS; round++) {
-    measured.theirs.push(await theirs());
-    measured.ours.push(await ours());
-  }
-  return {
-    mariadb: percentile(measured.theirs, 50),
-    ours: percentile(measured.ours, 50),
-    turns: measured.ours.map((o, i) => fmt(ratio(o, measured.theirs[i] ?? 0), 2)).join(', '),
-  };
-};
 
 /**
  * DuckDB's chunks converted by its own JSON converter straight to the wire (once the protocol's
@@ -180,18 +162,20 @@ export const benchMysql = async (seconds: number) => {
     const q = await inTurns(
       () => queriesPerSecond(mariadb, 'SELECT 1', 16, seconds),
       () => queriesPerSecond(ours, 'SELECT 1', 16, seconds),
+      ROUNDS,
     );
     console.log(
-      `MySQL protocol SELECT 1 (16 connections, median of ${ROUNDS} turns each): ${fmt(q.ours)} q/s vs MariaDB ${fmt(q.mariadb)} q/s → ${fmt(ratio(q.ours, q.mariadb), 2)} (goal ≥ 0.5; turns ${q.turns})`,
+      `MySQL protocol SELECT 1 (16 connections, median of ${ROUNDS} turns each): ${fmt(q.ours)} q/s vs MariaDB ${fmt(q.baseline)} q/s → ${fmt(ratio(q.ours, q.baseline), 2)} (goal ≥ 0.5; turns ${q.turns})`,
     );
 
     // MariaDB's Sequence engine makes the rows as it sends them; DuckDB's range() likewise.
     const streamed = await inTurns(
       () => rowsPerSecond(mariadb, `SELECT seq FROM seq_0_to_${ROWS - 1}`, 3),
       () => rowsPerSecond(ours, `SELECT * FROM range(${ROWS})`, 3),
+      ROUNDS,
     );
     const rows = {
-      mariadb: streamed.mariadb,
+      mariadb: streamed.baseline,
       ours: streamed.ours,
       whole: await rowsPerSecond(wholeAnswers, `SELECT * FROM range(${ROWS})`, 3),
       chunks: await rowsPerSecond(chunks, `SELECT * FROM range(${ROWS})`, 3),

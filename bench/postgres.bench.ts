@@ -10,7 +10,7 @@ import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { startPgServer } from '../src/pgwire';
 import { sqlDoor } from '../src/users/sqlDoors';
-import { fmt, percentile, ratio, startServer, stopServer, tmpDir } from './support';
+import { fmt, inTurns, ratio, startServer, stopServer, tmpDir } from './support';
 
 const POSTGRES: pg.ClientConfig = { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'postgres' };
 const OURS_PORT = 47535;
@@ -30,20 +30,6 @@ const serve = async () => {
   const door = sqlDoor(app.services.users, app.sql, false, 'postgres');
   await startPgServer({ engine: door.engine, host: '127.0.0.1', port: OURS_PORT, logger });
   process.send?.('ready');
-};
-
-/** PostgreSQL's rate and the service's, measured in turns, each side's median compared (as the MySQL bench). */
-const inTurns = async (theirs: () => Promise<number>, ours: () => Promise<number>) => {
-  const measured = { theirs: [] as number[], ours: [] as number[] };
-  for (let round = 0; round < ROUNDS; round++) {
-    measured.theirs.push(await theirs());
-    measured.ours.push(await ours());
-  }
-  return {
-    postgres: percentile(measured.theirs, 50),
-    ours: percentile(measured.ours, 50),
-    turns: measured.ours.map((o, i) => fmt(ratio(o, measured.theirs[i] ?? 0), 2)).join(', '),
-  };
 };
 
 const connect = async (config: pg.ClientConfig) => {
@@ -109,23 +95,26 @@ export const benchPostgres = async (seconds: number) => {
     const simple = await inTurns(
       () => queriesPerSecond(POSTGRES, 'SELECT 1', undefined, 16, seconds),
       () => queriesPerSecond(ours, 'SELECT 1', undefined, 16, seconds),
+      ROUNDS,
     );
     console.log(
-      `PostgreSQL protocol SELECT 1 (simple query, 16 connections, median of ${ROUNDS} turns each): ${fmt(simple.ours)} q/s vs PostgreSQL ${fmt(simple.postgres)} q/s → ${fmt(ratio(simple.ours, simple.postgres), 2)} (turns ${simple.turns})`,
+      `PostgreSQL protocol SELECT 1 (simple query, 16 connections, median of ${ROUNDS} turns each): ${fmt(simple.ours)} q/s vs PostgreSQL ${fmt(simple.baseline)} q/s → ${fmt(ratio(simple.ours, simple.baseline), 2)} (turns ${simple.turns})`,
     );
     const extended = await inTurns(
       () => queriesPerSecond(POSTGRES, 'SELECT $1::int AS n', [1], 16, seconds),
       () => queriesPerSecond(ours, 'SELECT $1::int AS n', [1], 16, seconds),
+      ROUNDS,
     );
     console.log(
-      `PostgreSQL protocol SELECT $1 (extended protocol, 16 connections): ${fmt(extended.ours)} q/s vs PostgreSQL ${fmt(extended.postgres)} q/s → ${fmt(ratio(extended.ours, extended.postgres), 2)} (turns ${extended.turns})`,
+      `PostgreSQL protocol SELECT $1 (extended protocol, 16 connections): ${fmt(extended.ours)} q/s vs PostgreSQL ${fmt(extended.baseline)} q/s → ${fmt(ratio(extended.ours, extended.baseline), 2)} (turns ${extended.turns})`,
     );
     const streamed = await inTurns(
       () => rowsPerSecond(POSTGRES, `SELECT generate_series(0, ${ROWS - 1})`, 3),
       () => rowsPerSecond(ours, `SELECT * FROM range(${ROWS})`, 3),
+      ROUNDS,
     );
     console.log(
-      `PostgreSQL protocol 1M-row result (best of 3 reads per turn, median of ${ROUNDS} turns): ${fmt(streamed.ours)} rows/s vs PostgreSQL ${fmt(streamed.postgres)} rows/s → ${fmt(ratio(streamed.ours, streamed.postgres), 2)} (turns ${streamed.turns})`,
+      `PostgreSQL protocol 1M-row result (best of 3 reads per turn, median of ${ROUNDS} turns): ${fmt(streamed.ours)} rows/s vs PostgreSQL ${fmt(streamed.baseline)} rows/s → ${fmt(ratio(streamed.ours, streamed.baseline), 2)} (turns ${streamed.turns})`,
     );
   } finally {
     await stopServer(child);

@@ -61,3 +61,26 @@ export const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 };
+
+/**
+ * A baseline's rate and ours, measured in turns (the baseline, then ours, `rounds` times), each
+ * side's median compared: one measurement of each moved a ratio by half between runs, as the
+ * machine's other work came and went. `turns`: each turn's ratio, in order.
+ */
+export const inTurns = async (
+  baseline: () => Promise<number>,
+  ours: () => Promise<number>,
+  rounds = 3,
+): Promise<{ baseline: number; ours: number; ratio: number; turns: string }> => {
+  const measured = { baseline: [] as number[], ours: [] as number[] };
+  for (let round = 0; round < rounds; round++) {
+    measured.baseline.push(await baseline());
+    measured.ours.push(await ours());
+  }
+  const medians = { baseline: percentile(measured.baseline, 50), ours: percentile(measured.ours, 50) };
+  return {
+    ...medians,
+    ratio: ratio(medians.ours, medians.baseline),
+    turns: measured.ours.map((o, i) => fmt(ratio(o, measured.baseline[i] ?? 0), 2)).join(', '),
+  };
+};

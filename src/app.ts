@@ -14,7 +14,7 @@ import { auditRoutes } from './audit/routes';
 import { chatbotRoutes } from './chatbots/routes';
 import { chatbotsService } from './chatbots/service';
 import type { Config } from './config';
-import { assertReadModelWritable, type AppContext } from './context';
+import { assertReadModelWritable, ownWritesGate, type AppContext } from './context';
 import { externalDatabases } from './databases/pools';
 import { databaseRoutes } from './databases/routes';
 import { databasesService } from './databases/service';
@@ -61,6 +61,7 @@ import { openStores } from './stores';
 import { holdsSealedSecrets } from './ledger/sealedLog';
 import { secretKeeper } from './ledger/secretKeeper';
 import { readingAsOfPosition, withAsOfReads } from './projection/asOfReads';
+import { cacheAfterOwnWrites, readsAfterOwnWrites } from './projection/ownWrites';
 import { asOfReads } from './http/asOf';
 import { systemClock, type Clock } from './shared/time';
 import { operationsRoutes } from './system/operations';
@@ -304,22 +305,30 @@ export const createApp = async (
   });
   // An event holding sealed secrets is re-read unsealed, not evolved from the tail's stored copy.
   projections.onApplied((events) => commands.observe(events, holdsSealedSecrets));
+  // Every read waits first for the writes this process answered ahead of its read model (answeredAhead).
+  const ownWrites = ownWritesGate(projections, config.readMinPositionWaitMs);
+  const tableCaches = tableReadCaches((table) => projections.tableVersion(table), {
+    holdsConnection: duck.holdsReader,
+    bypass: () => readingAsOfPosition() !== undefined,
+  });
   const ctx: AppContext = {
     config,
     secrets: secretKeeper({ commands, log, clock, logger }, vault),
     log,
     // Reads inside a GET …?as_of= see the resource tables as of that position (http/asOf.ts).
-    duck: withAsOfReads(duck),
+    duck: withAsOfReads(readsAfterOwnWrites(duck, ownWrites)),
     projections,
     commands,
-    cached: readCache(() => projections.version, {
-      holdsConnection: duck.holdsReader,
-      bypass: () => readingAsOfPosition() !== undefined,
-    }),
-    cachedOf: tableReadCaches((table) => projections.tableVersion(table), {
-      holdsConnection: duck.holdsReader,
-      bypass: () => readingAsOfPosition() !== undefined,
-    }),
+    cached: cacheAfterOwnWrites(
+      readCache(() => projections.version, {
+        holdsConnection: duck.holdsReader,
+        bypass: () => readingAsOfPosition() !== undefined,
+      }),
+      ownWrites,
+      'all',
+    ),
+    cachedOf: (table) => cacheAfterOwnWrites(tableCaches(table), ownWrites, [table]),
+    ownWrites,
     clock,
     logger,
   };

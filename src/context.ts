@@ -1,5 +1,6 @@
 import type { SecretKeeper } from './ledger/secretKeeper';
 import type { Logger } from 'pino';
+import type { RecordedEvent } from '../events';
 import type { Config } from './config';
 import type { Duck } from './duckdb/database';
 import type { CommandRunner } from './eventlog/commands';
@@ -11,6 +12,7 @@ import {
   retryAfterSeconds,
   type ProjectionRunner,
 } from './projection/runner';
+import type { OwnWritesGate } from './projection/ownWrites';
 import { unavailable } from './shared/errors';
 import type { ReadCache } from './shared/readCache';
 import type { Clock } from './shared/time';
@@ -29,9 +31,42 @@ export type AppContext = {
    * dropped by every write elsewhere (a project's row outlives the creates of its skills).
    */
   readonly cachedOf: (table: string) => ReadCache;
+  /**
+   * Waits for this process's writes answered ahead (`answeredAhead`) that change `tables`; undefined
+   * when there are none. Reads through `duck`, `cached` and `cachedOf` wait already; a reader of
+   * anything else kept current by the read model (the SQL engine's answer cache) asks it first.
+   */
+  readonly ownWrites: OwnWritesGate;
   readonly clock: Clock;
   readonly logger: Logger;
 };
+
+/**
+ * The gate reads pass before they read the read model: waits (at most `waitMs`) for the writes this
+ * process answered ahead; past that, 503 naming the event and the position reached.
+ */
+export const ownWritesGate =
+  (projections: ProjectionRunner, waitMs: number): OwnWritesGate =>
+  (tables) =>
+    projections.ownWritesApplied(tables, waitMs)?.catch((error: unknown) => {
+      if (error instanceof ProjectionBehind)
+        throw unavailable(
+          `This process answered a write (event ${error.position}) that its read model has not applied within ${waitMs} ms (READ_MIN_POSITION_WAIT_MS); it has reached position ${projections.highestApplied}. Retry shortly.`,
+          1,
+          'Read model behind',
+        );
+      throw error;
+    });
+
+/**
+ * For a write whose answer needs nothing from the read model (it is made from the command's own
+ * state): it answers as soon as the log has its events, and this process's later reads of what they
+ * change wait for them instead (`ownWrites`). Read-your-writes holds as with `settled`, and the
+ * writer does not wait for the read model's commit; nor can it get 202: a read model that is behind
+ * makes the next read wait, and past READ_MIN_POSITION_WAIT_MS answer 503.
+ */
+export const answeredAhead = (ctx: AppContext, events: readonly RecordedEvent[]) =>
+  ctx.projections.answeredAhead(events);
 
 /**
  * A write whose events are stored, but not yet in this process's read model when the wait ran

@@ -51,6 +51,8 @@ const main = async () => {
     cachedOf: tableReadCaches((table) => stores.projections.tableVersion(table), {
       holdsConnection: stores.duck.holdsReader,
     }),
+    // The command line answers nothing ahead of its read model: there is nothing to wait for.
+    ownWrites: () => undefined,
     clock: systemClock,
     logger,
   };

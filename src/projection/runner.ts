@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { RecordedEvent } from '../../events';
+import type { EventType, RecordedEvent } from '../../events';
 import type { Duck } from '../duckdb/database';
 import { serialQueue } from '../eventlog/queue';
 import { cursorPassed, logStart, type EventLog, type LogCursor, type LogNews } from '../eventlog/types';
@@ -11,6 +11,8 @@ import type { Row, SchemaProjection, TableProjection } from './types';
 import { AppliedPositions, PositionWaiters } from './appliedPositions';
 import { CHECKPOINT_TABLE, readModelFingerprint } from './checkpoint';
 import { describeFailure, nextFailure, ProjectionStalled, type ProjectionFailure } from './failures';
+import { historyTableOf, versionsTableOf } from './history';
+import { OwnWrites, type TablesChanged, type TablesRead } from './ownWrites';
 
 export { CHECKPOINT_TABLE } from './checkpoint';
 export {
@@ -82,6 +84,9 @@ export class ProjectionRunner {
   private readonly fingerprint: string;
   /** Rows written by this runner's committed batches, read back without a query. */
   private readonly committed = new CommittedRows();
+  /** Writes this process answered before they were applied (see `answeredAhead`). */
+  private readonly ownWrites = new OwnWrites();
+  private readonly tablesByEventType = new Map<string, TablesChanged>();
 
   constructor(
     private readonly duck: Duck,
@@ -156,6 +161,51 @@ export class ProjectionRunner {
       if (c.type === 'JSON' && row[c.name] !== null && row[c.name] !== undefined)
         row[c.name] = JSON.stringify(row[c.name]);
     return row;
+  }
+
+  /** The tables an event of this type changes; a schema projection's tables are not known by name. */
+  private tablesChangedBy(eventType: EventType): TablesChanged {
+    let tables = this.tablesByEventType.get(eventType);
+    if (tables) return tables;
+    const names = new Set<string>();
+    for (const p of this.projections)
+      if (p.handles === 'all' || p.handles.includes(eventType)) {
+        names.add(p.table);
+        if (p.history) names.add(versionsTableOf(p.table)).add(historyTableOf(p.table));
+      }
+    const schemaChanging = this.schemaProjections.some((p) => p.handles.includes(eventType));
+    tables = schemaChanging ? 'all' : names;
+    this.tablesByEventType.set(eventType, tables);
+    return tables;
+  }
+
+  /**
+   * A write answered without waiting for the read model (its answer needs nothing from the tables):
+   * from now on, reads of what its events change wait for them (`ownWritesApplied`).
+   */
+  answeredAhead(events: readonly RecordedEvent[]) {
+    for (const e of events)
+      if (!this.applied.has(e.meta.position))
+        this.ownWrites.note(e.meta.position, this.tablesChangedBy(e.type));
+  }
+
+  /**
+   * Undefined when no write answered ahead (`answeredAhead`) is still to be applied to `tables`: the
+   * usual case, no wait and no promise. Otherwise a promise that resolves once they are applied; it
+   * resolves as well when the read model is stopped at an event it cannot apply (reads then answer
+   * from the tables as they stand) and rejects with ProjectionBehind after `timeoutMs`.
+   */
+  ownWritesApplied(tables: TablesRead, timeoutMs: number): Promise<void> | undefined {
+    if (this.ownWrites.size === 0 || this.stopped) return undefined;
+    const positions = this.ownWrites.blocking(tables);
+    if (positions.length === 0) return undefined;
+    return Promise.all(
+      positions.map((p) =>
+        this.waitFor(p, timeoutMs).catch((error: unknown) => {
+          if (!(error instanceof ProjectionStalled)) throw error;
+        }),
+      ),
+    ).then(() => undefined);
   }
 
   /** Where applying the log spent its time, per table, since this runner started. */
@@ -488,6 +538,7 @@ export class ProjectionRunner {
     this.touchTables(written);
     for (const e of events) {
       this.applied.add(e.meta.position);
+      this.ownWrites.applied(e.meta.position);
       this.waiters.reached(e.meta.position);
     }
     for (const l of this.listeners) l(events);

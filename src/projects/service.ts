@@ -1,4 +1,4 @@
-import { settled, type AppContext } from '../context';
+import { answeredAhead, settled, type AppContext } from '../context';
 import { conflict, invalid } from '../shared/errors';
 import { isSystemDatabaseName } from '../shared/names';
 import { projectAggregate } from './aggregate';
@@ -16,11 +16,16 @@ export const projectsService = (
   directory: ProjectDirectory,
   integrations: IntegrationNames,
 ) => {
-  const run = async (name: string, command: ProjectCommand) => {
+  /**
+   * `ahead`: the answer is made from the command's own state, so it is given once the log has the
+   * events; this process's reads wait for them instead (answeredAhead).
+   */
+  const run = async (name: string, command: ProjectCommand, answer: 'ahead' | 'settled') => {
     const outcome = await ctx.commands.run(projectStream(name), projectAggregate, (s) =>
       decideProject(command, s),
     );
-    await settled(ctx, outcome.lastPosition);
+    if (answer === 'ahead') answeredAhead(ctx, outcome.events);
+    else await settled(ctx, outcome.lastPosition);
     return outcome;
   };
   return {
@@ -34,30 +39,43 @@ export const projectsService = (
         );
       if (await integrations.isIntegration(name))
         throw conflict(`Database with name ${name} already exists.`, 'Name conflict');
-      const outcome = await run(name, {
-        type: 'CreateProject',
-        data: { name },
-        metadata: { now: ctx.clock() },
-      });
+      const outcome = await run(
+        name,
+        {
+          type: 'CreateProject',
+          data: { name },
+          metadata: { now: ctx.clock() },
+        },
+        'ahead',
+      );
       return presentProjectState(outcome.state.project);
     },
 
     remove: async (name: string, expectedVersion?: bigint) => {
       if (isSystemDatabaseName(name))
         throw invalid(`${name} is a system database and cannot be deleted`, 'Cannot delete project');
-      await run(name, {
-        type: 'DeleteProject',
-        data: { name, expectedVersion },
-        metadata: { now: ctx.clock() },
-      });
+      await run(
+        name,
+        {
+          type: 'DeleteProject',
+          data: { name, expectedVersion },
+          metadata: { now: ctx.clock() },
+        },
+        'ahead',
+      );
     },
 
     ensureDefault: async () => {
-      await run(DEFAULT_PROJECT, {
-        type: 'EnsureDefaultProject',
-        data: { name: DEFAULT_PROJECT },
-        metadata: { now: ctx.clock() },
-      });
+      // At start: what starts after it reads the projects table at once.
+      await run(
+        DEFAULT_PROJECT,
+        {
+          type: 'EnsureDefaultProject',
+          data: { name: DEFAULT_PROJECT },
+          metadata: { now: ctx.clock() },
+        },
+        'settled',
+      );
     },
   };
 };

@@ -249,6 +249,9 @@ export const sqlService = (
     /** What the statement is, once known (metrics and logs name it; they never quote its text). */
     let kind: StatementKind = 'invalid';
     const answer = async (): Promise<T | TableAnswer | OkAnswer> => {
+      // A statement sees every write this process answered before it (its answer cache included).
+      const ownWrites = ctx.ownWrites('all');
+      if (ownWrites) await ownWrites;
       checkQuerySize(query);
       const sql = trimStatement(query);
       if (!sql) throw new SqlError(SqlErrorCode.Syntax, 'The query is empty');
@@ -442,6 +445,8 @@ export const sqlService = (
 
     /** Training rows: all of them (up to the training limit), as objects. */
     queryRows: async (database: string, query: string) => {
+      const ownWrites = ctx.ownWrites('all');
+      if (ownWrites) await ownWrites;
       const integration = await catalog.integration(database);
       if (integration) {
         const result = await (await externals.get(integration)).query(query).catch((error: unknown) => {

@@ -109,9 +109,15 @@ describe('X-Min-Log-Position and ?min_position= (sqlite: one process)', () => {
   });
 
   it('given a read model held behind a write, when the write answers 202, then X-Log-Position names the position its body names', async () => {
+    await t.http.post('/api/projects').send({ name: 'accepting' }).expect(201);
+    await t.http.get('/api/projects/accepting').expect(200);
     const hold = t.running.ctx.projections.hold();
     try {
-      const accepted = await t.http.post('/api/projects').send({ name: 'accepted' }).expect(202);
+      // A skill's answer is its projected row: it waits for the read model, and past the wait 202.
+      const accepted = await t.http
+        .post('/api/projects/accepting/skills')
+        .send(skill('accepted', 'x'))
+        .expect(202);
       expect(accepted.body.status).toBe('accepted');
       expect(accepted.headers['x-log-position']).toBe(accepted.body.position);
       hold.release();

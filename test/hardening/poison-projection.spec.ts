@@ -54,16 +54,21 @@ describe.each(storeKinds)('an event no projection can apply (%s)', (kind) => {
 
   it('given the event in the log, then writes answer 503 with the reason, reads keep working, status names it, and the process restarts', async () => {
     await t.http.post('/api/projects').send({ name: 'before_poison' }).expect(201);
+    // A read of it waits for the read model to have it (the create answered ahead of it).
+    await t.http.get('/api/projects/before_poison').expect(200);
     expect((await statusOf(t)).failed).toBeNull();
-    // The runner is held so that the next write is appended before the runner meets the event.
+    // The runner is held so that the next writes are appended before the runner meets the event.
     const held = t.running.ctx.projections.hold();
     const poison = await appendUnprojectableEvent(t);
+    // A skill's answer is its projected row: the write waits for the read model.
     const pending = t.http
-      .post('/api/projects')
-      .send({ name: 'after_poison' })
+      .post('/api/projects/before_poison/skills')
+      .send({ skill: { name: 'after_poison', type: 'text2sql', params: { database: 'files' } } })
       .then((r) => r);
     while (!(await eventsOf(t)).some((e) => e.data.name === 'after_poison'))
       await new Promise((r) => setTimeout(r, 5));
+    // A project's answer is made from its command's state: given as soon as the log has it.
+    const ahead = await t.http.post('/api/projects').send({ name: 'ahead_of_poison' }).expect(201);
     held.release();
 
     // The write waiting for it: stored (it is in the log), answered 503 at once rather than after 30 s.
@@ -75,8 +80,13 @@ describe.each(storeKinds)('an event no projection can apply (%s)', (kind) => {
     expect(firstProblem.detail).toContain(`cannot apply event ${poison} (FileUploaded)`);
     expect(firstProblem.detail).toContain('file-tables');
     const stored = (await eventsOf(t)).find((e) => e.data.name === 'after_poison');
-    expect(stored).toMatchObject({ type: 'ProjectCreated' });
+    expect(stored).toMatchObject({ type: 'SkillCreated' });
     expect(firstProblem.detail).toContain(`Stored as event ${stored!.position}`);
+    const storedAhead = (await eventsOf(t)).find((e) => e.data.name === 'ahead_of_poison');
+    expect(storedAhead).toMatchObject({
+      type: 'ProjectCreated',
+      position: Number(ahead.headers['x-log-position']),
+    });
 
     // Status names the event, the projection and why; the tables hold everything before it.
     const status = await statusOf(t);
@@ -96,9 +106,13 @@ describe.each(storeKinds)('an event no projection can apply (%s)', (kind) => {
     expect(refused.headers['retry-after']).toBeDefined();
     expect((await eventsOf(t)).length).toBe(before);
 
-    // Reads of everything else keep answering.
+    // Reads of everything else keep answering, at once: the project answered ahead of the poison is
+    // not waited for (the read model cannot reach it), it is just not there yet.
+    const started = Date.now();
     const projects = (await t.http.get('/api/projects').expect(200)).body as { name: string }[];
+    expect(Date.now() - started).toBeLessThan(2_000);
     expect(projects.map((p) => p.name)).toEqual(expect.arrayContaining(['mindsdb', 'before_poison']));
+    expect(projects.map((p) => p.name)).not.toContain('ahead_of_poison');
     expect((await querySql(t, 'SELECT name FROM information_schema.databases ORDER BY name')).type).toBe(
       'table',
     );
@@ -125,11 +139,15 @@ describe.each(storeKinds)('a read model slower than the wait (%s)', (kind) => {
   });
   afterAll(async () => t.dispose());
 
-  it('given a held runner, when a project is created, then 202 names the stored event, and reads show it once the runner moves', async () => {
+  it('given a held runner, when a skill is created, then 202 names the stored event, and reads show it once the runner moves', async () => {
+    await t.http.post('/api/projects').send({ name: 'slow' }).expect(201);
+    await t.http.get('/api/projects/slow').expect(200);
     const held = t.running.ctx.projections.hold();
     let res;
     try {
-      res = await t.http.post('/api/projects').send({ name: 'slow_one' });
+      res = await t.http
+        .post('/api/projects/slow/skills')
+        .send({ skill: { name: 'slow_one', type: 'text2sql', params: { database: 'files' } } });
     } finally {
       held.release();
     }
@@ -140,9 +158,58 @@ describe.each(storeKinds)('a read model slower than the wait (%s)', (kind) => {
       detail: expect.stringContaining('the read model has not caught up yet'),
     });
     const logged = (await eventsOf(t)).find((e) => e.data.name === 'slow_one');
-    expect(logged).toMatchObject({ type: 'ProjectCreated', position: Number(res.body.position) });
+    expect(logged).toMatchObject({ type: 'SkillCreated', position: Number(res.body.position) });
     await t.running.ctx.projections.waitFor(BigInt(res.body.position));
-    expect((await t.http.get('/api/projects/slow_one').expect(200)).body).toMatchObject({ name: 'slow_one' });
+    expect((await t.http.get('/api/projects/slow/skills/slow_one').expect(200)).body).toMatchObject({
+      name: 'slow_one',
+    });
     expect((await statusOf(t)).failed).toBeNull();
+  });
+});
+
+describe.each(storeKinds)('a write answered ahead of a held read model (%s)', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(kind, { READ_MIN_POSITION_WAIT_MS: '300' });
+  });
+  afterAll(async () => t.dispose());
+
+  it('given a held runner, when a project is created, then 201 at once; a read waits for it, and past READ_MIN_POSITION_WAIT_MS answers 503', async () => {
+    const held = t.running.ctx.projections.hold();
+    let released = false;
+    try {
+      const created = await t.http.post('/api/projects').send({ name: 'ahead' }).expect(201);
+      expect(created.body).toMatchObject({ name: 'ahead' });
+      const position = created.headers['x-log-position']!;
+      expect((await eventsOf(t)).find((e) => e.data.name === 'ahead')).toMatchObject({
+        type: 'ProjectCreated',
+        position: Number(position),
+      });
+
+      // Held longer than a read waits: 503, naming the write and the position reached; SQL likewise.
+      const behind = await t.http.get('/api/projects/ahead').expect(503);
+      expect(problemOf(behind)).toEqual({
+        title: 'Read model behind',
+        detail: expect.stringContaining(`answered a write (event ${position})`),
+        status: 503,
+      });
+      expect(behind.headers['retry-after']).toBe('1');
+      const sql = await querySql(t, 'SHOW DATABASES');
+      expect(sql).toMatchObject({
+        type: 'error',
+        error_message: expect.stringContaining(`event ${position}`),
+      });
+
+      // A read under way when the runner moves on answers with the project.
+      const waiting = t.http.get('/api/projects/ahead');
+      setTimeout(() => {
+        released = true;
+        held.release();
+      }, 100);
+      expect((await waiting).status).toBe(200);
+      expect((await waiting).body).toMatchObject({ name: 'ahead', id: Number(position) });
+    } finally {
+      if (!released) held.release();
+    }
   });
 });

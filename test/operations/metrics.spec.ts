@@ -74,7 +74,9 @@ describe.each(storeKinds)('GET /api/metrics (event store: %s)', (kind) => {
   });
 
   it('reports where the log and the read model stand, as /api/status does', async () => {
-    await givenProject(t);
+    const { name } = await givenProject(t);
+    // A read waits for the read model to include the write (answered ahead of it); status does not.
+    await t.http.get(`/api/projects/${name}`).expect(200);
     const status = (await t.http.get('/api/status').expect(200)).body.read_model as {
       position: string;
       failed: unknown;

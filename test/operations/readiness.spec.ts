@@ -69,7 +69,9 @@ describe.each(storeKinds)('health and readiness (event store: %s)', (kind) => {
     });
 
     it('answers 200 to GET /api/ready with where the read model and the log stand', async () => {
-      await givenProject(t);
+      const { name } = await givenProject(t);
+      // A read waits for the read model to include the write (answered ahead of it); status does not.
+      await t.http.get(`/api/projects/${name}`).expect(200);
       const status = (await t.http.get('/api/status').expect(200)).body.read_model as { position: string };
       const res = await t.http.get('/api/ready').expect(200);
       expect(res.body as ReadyBody).toEqual({
