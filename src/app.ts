@@ -61,7 +61,7 @@ import { openStores } from './stores';
 import { holdsSealedSecrets } from './ledger/sealedLog';
 import { secretKeeper } from './ledger/secretKeeper';
 import { readingAsOfPosition, withAsOfReads } from './projection/asOfReads';
-import { cacheAfterOwnWrites, readsAfterOwnWrites } from './projection/ownWrites';
+import { cacheAfterOwnWrites, readsAfterOwnWrites, tableCachesAfterOwnWrites } from './projection/ownWrites';
 import { asOfReads } from './http/asOf';
 import { systemClock, type Clock } from './shared/time';
 import { operationsRoutes } from './system/operations';
@@ -327,7 +327,7 @@ export const createApp = async (
       ownWrites,
       'all',
     ),
-    cachedOf: (table) => cacheAfterOwnWrites(tableCaches(table), ownWrites, [table]),
+    cachedOf: tableCachesAfterOwnWrites(tableCaches, ownWrites),
     ownWrites,
     clock,
     logger,

@@ -71,3 +71,11 @@ export const databaseRowById = async (reader: TableReader, id: number) =>
 
 export const databaseRows = async (reader: TableReader) =>
   (await reader.query('SELECT * FROM databases ORDER BY id')) as DatabaseRow[];
+
+/** The lower-cased names of every registered integration. */
+export const integrationNames = async (reader: TableReader) =>
+  new Set(
+    ((await reader.query('SELECT lower(name) AS name FROM databases')) as { name: string }[]).map(
+      (r) => r.name,
+    ),
+  );

@@ -10,7 +10,7 @@ import { keepMaskedSecrets } from '../shared/secrets';
 import { decideDatabase, type DatabaseCommand } from './decider';
 import { isChannelEngine, validateConnection } from './engines';
 import { presentIntegration, presentProjectDatabase, systemDatabaseViews } from './present';
-import { databaseRowById, databaseRowByName, databaseRows } from './projection';
+import { databaseRowById, databaseRowByName, databaseRows, integrationNames } from './projection';
 import type { DatabaseView } from './schemas';
 import { databaseAggregate, databaseStream } from './state';
 
@@ -149,9 +149,19 @@ export const databasesService = (ctx: AppContext, projects: ProjectDatabases) =>
       return { engine: state.engine, parameters: state.parameters };
     },
 
-    /** Whether an integration of this name is live, by its stream (not the read model, which may lag). */
+    /**
+     * Whether an integration of this name is live (a project create's namespace check): the names in
+     * the read model, read again only when the `databases` table changes. That table is the cache the
+     * log's tail keeps of every database stream: it holds every integration this process registered
+     * (those writes wait for it) and other processes' as far as the tail has read. Reading the
+     * stream instead cost every project create a round trip to the log, and still left the check
+     * racy across processes: a project and an integration live on two streams, so nothing makes
+     * their names' check and the append one step.
+     */
     isIntegration: async (name: string) =>
-      (await ctx.commands.load(databaseStream(name), databaseAggregate)).state.status === 'live',
+      (await ctx.cachedOf('databases')('integration-names', () => integrationNames(ctx.duck))).has(
+        nameKey(name),
+      ),
 
     /** Checks parameters without saving anything (POST /api/databases/status). */
     checkStatus: async (engine: string, parameters: Record<string, unknown> | undefined) => {

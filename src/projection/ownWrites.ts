@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Duck } from '../duckdb/database';
 import type { ReadCache } from '../shared/readCache';
 
@@ -15,27 +16,47 @@ export type TablesRead = readonly string[] | 'all';
  */
 export class OwnWrites {
   private readonly pending = new Map<bigint, TablesChanged>();
+  /** The pending positions by table they change (`'all'`: by none known by name), so a read of one table does not look at every write pending. */
+  private readonly byTable = new Map<string, Set<bigint>>();
+  private readonly changingAny = new Set<bigint>();
 
   /** An event this process appended and answered for without waiting for the read model. */
   note(position: bigint, changes: TablesChanged) {
     this.pending.set(position, changes);
+    if (changes === 'all') this.changingAny.add(position);
+    else
+      for (const table of changes) {
+        let positions = this.byTable.get(table);
+        if (!positions) this.byTable.set(table, (positions = new Set()));
+        positions.add(position);
+      }
   }
 
   /** The runner applied the event at `position`: reads need not wait for it any more. */
   applied(position: bigint) {
-    if (this.pending.size > 0) this.pending.delete(position);
+    const changes = this.pending.get(position);
+    if (changes === undefined) return;
+    this.pending.delete(position);
+    if (changes === 'all') this.changingAny.delete(position);
+    else
+      for (const table of changes) {
+        const positions = this.byTable.get(table);
+        positions?.delete(position);
+        if (positions?.size === 0) this.byTable.delete(table);
+      }
   }
 
   get size() {
     return this.pending.size;
   }
 
-  /** The positions a read of `tables` must wait for (none, usually). */
+  /** The positions a read of `tables` must wait for (none, usually), in no particular order. */
   blocking(tables: TablesRead): bigint[] {
-    const found: bigint[] = [];
-    for (const [position, changed] of this.pending)
-      if (tables === 'all' || changed === 'all' || tables.some((t) => changed.has(t))) found.push(position);
-    return found;
+    if (this.pending.size === 0) return [];
+    if (tables === 'all') return [...this.pending.keys()];
+    const found = new Set(this.changingAny);
+    for (const table of tables) for (const position of this.byTable.get(table) ?? []) found.add(position);
+    return [...found];
   }
 }
 
@@ -48,21 +69,44 @@ export type OwnWritesGate = (tables: TablesRead) => Promise<void> | undefined;
  */
 export const readsAfterOwnWrites = (duck: Duck, gate: OwnWritesGate): Duck => {
   const gated = Object.create(duck) as Duck & Pick<Duck, 'withReader' | 'query'>;
+  const waitFirst = () => (readingTablesWaitedFor.getStore() ? undefined : gate('all'));
   gated.withReader = (work, options) => {
-    const waiting = gate('all');
+    const waiting = waitFirst();
     return waiting ? waiting.then(() => duck.withReader(work, options)) : duck.withReader(work, options);
   };
   gated.query = (sql, params) => {
-    const waiting = gate('all');
+    const waiting = waitFirst();
     return waiting ? waiting.then(() => duck.query(sql, params)) : duck.query(sql, params);
   };
   return gated;
 };
 
-/** A read cache whose every lookup first waits for this process's writes to `tables` answered ahead. */
+/** Set while a value read from named tables alone is computed: the wait for them is done. */
+const readingTablesWaitedFor = new AsyncLocalStorage<true>();
+
+/**
+ * A read cache whose every lookup first waits for this process's writes to `tables` answered ahead.
+ * A value of such a cache is read from those tables alone (`cachedOf`), so computing it waits for
+ * nothing more: a project create's check of the integrations' names does not wait for other
+ * projects' creates still on their way to the read model.
+ */
 export const cacheAfterOwnWrites =
   (cached: ReadCache, gate: OwnWritesGate, tables: TablesRead): ReadCache =>
   <T>(key: string, compute: () => Promise<T>): Promise<T> => {
     const waiting = gate(tables);
-    return waiting ? waiting.then(() => cached(key, compute)) : cached(key, compute);
+    const scoped = tables === 'all' ? compute : () => readingTablesWaitedFor.run(true, compute);
+    return waiting ? waiting.then(() => cached(key, scoped)) : cached(key, scoped);
   };
+
+/** `cacheAfterOwnWrites` for each table's cache, made once per table. */
+export const tableCachesAfterOwnWrites = (
+  cacheOf: (table: string) => ReadCache,
+  gate: OwnWritesGate,
+): ((table: string) => ReadCache) => {
+  const made = new Map<string, ReadCache>();
+  return (table) => {
+    let cache = made.get(table);
+    if (!cache) made.set(table, (cache = cacheAfterOwnWrites(cacheOf(table), gate, [table])));
+    return cache;
+  };
+};

@@ -199,13 +199,21 @@ export class ProjectionRunner {
     if (this.ownWrites.size === 0 || this.stopped) return undefined;
     const positions = this.ownWrites.blocking(tables);
     if (positions.length === 0) return undefined;
-    return Promise.all(
-      positions.map((p) =>
-        this.waitFor(p, timeoutMs).catch((error: unknown) => {
-          if (!(error instanceof ProjectionStalled)) throw error;
-        }),
-      ),
-    ).then(() => undefined);
+    return this.allApplied(positions, timeoutMs).catch((error: unknown) => {
+      if (!(error instanceof ProjectionStalled)) throw error;
+    });
+  }
+
+  /**
+   * Waits for every one of `positions`, highest first: once it is applied the others mostly are
+   * too (on PostgreSQL a lower position may commit later), so one timer usually does, however many
+   * writes a slow read model has let pile up.
+   */
+  private async allApplied(positions: bigint[], timeoutMs: number) {
+    const deadline = Date.now() + timeoutMs;
+    positions.sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+    for (const p of positions)
+      if (!this.applied.has(p)) await this.waitFor(p, Math.max(0, deadline - Date.now()));
   }
 
   /** Where applying the log spent its time, per table, since this runner started. */

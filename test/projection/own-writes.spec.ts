@@ -1,0 +1,71 @@
+import { OwnWrites } from '../../src/projection/ownWrites';
+import { problemOf, startTestApp, storeKinds, type TestApp } from '../support/app';
+
+/** The positions in order (a read waits for all of them, in any order). */
+const sorted = (positions: bigint[]) => [...positions].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+
+describe('writes answered ahead: which reads wait for them', () => {
+  const given = () => {
+    const own = new OwnWrites();
+    own.note(10n, new Set(['projects', 'events']));
+    own.note(11n, 'all');
+    own.note(12n, new Set(['skills', 'events']));
+    return own;
+  };
+
+  it('given writes changing named tables and one changing tables unknown by name, when a read names its tables, then it waits for those changing them and for the unknown', () => {
+    const own = given();
+    expect(sorted(own.blocking(['databases']))).toEqual([11n]);
+    expect(sorted(own.blocking(['projects']))).toEqual([10n, 11n]);
+    expect(sorted(own.blocking(['skills', 'projects']))).toEqual([10n, 11n, 12n]);
+  });
+
+  it('given the same writes, when a read cannot name its tables, then it waits for every one', () => {
+    expect(sorted(given().blocking('all'))).toEqual([10n, 11n, 12n]);
+  });
+
+  it('given writes, when the runner applies them, then no read waits for them any more', () => {
+    const own = given();
+    own.applied(11n);
+    expect(own.blocking(['databases'])).toEqual([]);
+    own.applied(10n);
+    own.applied(12n);
+    expect(own.size).toBe(0);
+    expect(own.blocking('all')).toEqual([]);
+  });
+});
+
+describe.each(storeKinds)('a project create checks the integrations alone (%s)', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(kind, { READ_MIN_POSITION_WAIT_MS: '300' });
+  });
+  afterAll(() => t.dispose());
+
+  it('given a held read model behind a project delete and cold caches, when another project is created, then 201 at once; reads of projects wait', async () => {
+    await t.http.post('/api/projects').send({ name: 'gone_soon' }).expect(201);
+    await t.http.get('/api/projects/gone_soon').expect(200);
+    // A new process: every read cache is cold.
+    t = await t.restart();
+    const held = t.running.ctx.projections.hold();
+    let released = false;
+    try {
+      await t.http.delete('/api/projects/gone_soon').expect(204);
+      const started = Date.now();
+      const created = await t.http.post('/api/projects').send({ name: 'made_meanwhile' }).expect(201);
+      // Its namespace check read the integrations' names alone, not waiting for the delete.
+      expect(Date.now() - started).toBeLessThan(250);
+      expect(created.body).toMatchObject({ name: 'made_meanwhile' });
+      expect(problemOf(await t.http.get('/api/projects').expect(503)).title).toBe('Read model behind');
+    } finally {
+      held.release();
+      released = true;
+    }
+    expect(released).toBe(true);
+    const names = ((await t.http.get('/api/projects').expect(200)).body as { name: string }[]).map(
+      (p) => p.name,
+    );
+    expect(names).toContain('made_meanwhile');
+    expect(names).not.toContain('gone_soon');
+  });
+});
