@@ -67,6 +67,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     projectionPollMs: e.PROJECTION_POLL_MS ?? (shared ? 200 : 0),
     projectionListen: e.PROJECTION_LISTEN === 'true' || e.PROJECTION_LISTEN === '1',
     projectionBatchSize: e.PROJECTION_BATCH_SIZE,
+    projectionBatchPauseMs: e.PROJECTION_BATCH_PAUSE_MS,
     projectionWaitMs: e.PROJECTION_WAIT_MS,
     readyMaxLagEvents: e.READY_MAX_LAG_EVENTS,
     readMinPositionWaitMs: e.READ_MIN_POSITION_WAIT_MS,

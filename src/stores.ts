@@ -78,6 +78,7 @@ export const openStores = async (
     logger,
     {
       batchSize: config.projectionBatchSize,
+      batchPauseMs: config.projectionBatchPauseMs,
       pollMs: options.poll ? config.projectionPollMs : 0,
       follow: options.poll && config.projectionListen,
     },

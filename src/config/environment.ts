@@ -15,6 +15,7 @@ export const envSchema = z.object({
   PROJECTION_POLL_MS: z.coerce.number().int().min(0).optional(),
   PROJECTION_LISTEN: z.enum(['true', 'false', '1', '0']).default('true'),
   PROJECTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
+  PROJECTION_BATCH_PAUSE_MS: z.coerce.number().int().min(0).max(10_000).default(10),
   PROJECTION_WAIT_MS: z.coerce.number().int().min(0).default(30_000),
   READY_MAX_LAG_EVENTS: z.coerce.number().int().min(0).default(1000),
   READ_MIN_POSITION_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),

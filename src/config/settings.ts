@@ -18,6 +18,8 @@ export type Config = {
    */
   projectionListen: boolean;
   projectionBatchSize: number;
+  /** The pause before a batch nobody waits for, after another: events arriving meanwhile join it. */
+  projectionBatchPauseMs: number;
   /** How long a write waits for its events to reach the read model before answering 202. */
   projectionWaitMs: number;
   /** How far the read model may trail the log's head (in log positions) while GET /api/ready says ready. */

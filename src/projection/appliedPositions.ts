@@ -63,6 +63,11 @@ export class PositionWaiters {
     });
   }
 
+  /** Whether anyone waits. */
+  any() {
+    return this.waiting.size > 0;
+  }
+
   reached(position: bigint) {
     const waiters = this.waiting.get(position);
     if (!waiters) return;

@@ -25,6 +25,8 @@ export {
 
 export type ProjectionRunnerOptions = {
   batchSize?: number;
+  /** The pause before a batch nobody waits for, after another (see `pauseBeforeNextBatch`); default 10 ms. */
+  batchPauseMs?: number;
   /** How often to look for events written by other processes; 0 disables polling. */
   pollMs?: number;
   /**
@@ -59,6 +61,9 @@ export class ProjectionRunner {
   private announced: string | null = null;
   private chaseTimer: NodeJS.Timeout | null = null;
   private chaseDelayMs = 0;
+  private lingerTimer: NodeJS.Timeout | null = null;
+  /** Someone called `catchUp`: the loop reads until nothing is left, without pausing. */
+  private wanted = false;
   private stopped = false;
   private failed: ProjectionFailure | null = null;
   /** After a failed batch, this many events are applied one at a time, to find the one that fails. */
@@ -187,6 +192,32 @@ export class ProjectionRunner {
     for (const e of events)
       if (!this.applied.has(e.meta.position))
         this.ownWrites.note(e.meta.position, this.tablesChangedBy(e.type));
+    this.soon();
+  }
+
+  /**
+   * Catches up now, unless the runner is pausing between batches (`pauseBeforeNextBatch`): then the
+   * next batch, due shortly, takes this news too.
+   */
+  private soon() {
+    if (this.lingerTimer || this.stopped) return;
+    void this.follow().catch(() => undefined);
+  }
+
+  /**
+   * After a batch nobody waited for, the next one waits `batchPauseMs`, so that what is appended
+   * meanwhile goes into it: DuckDB's price is mostly per batch, and a runner that read again at
+   * once wrote a batch per event or two as a single client's writes trickled in (about 10 ms of
+   * CPU each). Anyone waiting for a position (`waitFor`: a read after a write answered ahead, a
+   * writer waiting for its row) still makes it go at once.
+   */
+  private pauseBeforeNextBatch() {
+    if (this.lingerTimer || this.stopped) return;
+    this.lingerTimer = setTimeout(() => {
+      this.lingerTimer = null;
+      void this.follow().catch(() => undefined);
+    }, this.options.batchPauseMs ?? 10);
+    this.lingerTimer.unref();
   }
 
   /**
@@ -258,7 +289,7 @@ export class ProjectionRunner {
   private startPolling() {
     const pollMs = this.options.pollMs ?? 0;
     if (pollMs > 0 && !this.timer) {
-      this.timer = setInterval(() => void this.catchUp().catch(() => undefined), pollMs);
+      this.timer = setInterval(() => this.soon(), pollMs);
       this.timer.unref();
     }
     if (this.options.follow && !this.unfollow) this.unfollow = this.log.follow(this.heard);
@@ -285,7 +316,7 @@ export class ProjectionRunner {
       }
     }
     this.chaseDelayMs = 0;
-    void this.catchUp().catch(() => undefined);
+    this.soon();
   };
 
   /**
@@ -299,11 +330,12 @@ export class ProjectionRunner {
       this.announced = null;
       return;
     }
-    if (this.failed || this.stopped || this.chaseTimer) return;
+    // A catch-up is due shortly anyway: it will read the announced transaction if it can.
+    if (this.failed || this.stopped || this.chaseTimer || this.lingerTimer) return;
     this.chaseDelayMs = Math.min(CHASE_MAX_MS, Math.max(1, this.chaseDelayMs * 2));
     this.chaseTimer = setTimeout(() => {
       this.chaseTimer = null;
-      void this.catchUp().catch(() => undefined);
+      void this.follow().catch(() => undefined);
     }, this.chaseDelayMs);
     this.chaseTimer.unref();
   }
@@ -316,6 +348,7 @@ export class ProjectionRunner {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     if (this.chaseTimer) clearTimeout(this.chaseTimer);
+    if (this.lingerTimer) clearTimeout(this.lingerTimer);
     void this.unfollow?.();
     this.unfollow = null;
     if (this.retryTimer) clearTimeout(this.retryTimer);
@@ -341,10 +374,20 @@ export class ProjectionRunner {
   }
 
   /**
-   * Reads and applies everything new. Concurrent calls coalesce into one loop. While an event
-   * fails, calls before its next attempt is due reject at once with the recorded failure.
+   * Reads and applies everything new: resolves once a read finds nothing more. Concurrent calls
+   * coalesce into one loop. While an event fails, calls before its next attempt is due reject at
+   * once with the recorded failure.
    */
   catchUp(): Promise<void> {
+    this.wanted = true;
+    return this.follow();
+  }
+
+  /**
+   * Reads and applies what is new, pausing between batches nobody waits for (news from the log,
+   * timers): the loop `catchUp` runs too, without its promise to read until nothing is left.
+   */
+  private follow(): Promise<void> {
     if (this.running) {
       this.again = true;
       return this.running;
@@ -360,7 +403,10 @@ export class ProjectionRunner {
             if (this.stopped) return;
             const limit = this.isolating > 0 ? 1 : (this.options.batchSize ?? 1000);
             const { events, cursor } = await this.log.readAll(this.cursor, limit);
-            if (events.length === 0) break;
+            if (events.length === 0) {
+              this.wanted = false;
+              break;
+            }
             // Checked after the read: a read already under way when the runner was held may have
             // returned events appended after that, which must wait too.
             while (this.held) await this.held.released;
@@ -378,6 +424,13 @@ export class ProjectionRunner {
             }
             if (this.isolating > 0) this.isolating--;
             this.recovered();
+            // Caught up with what there was, and nobody waits: let more arrive before the next
+            // batch (see `soon`) rather than write one per event or two as they trickle in.
+            if (events.length < limit && this.isolating === 0 && !this.wanted && !this.waiters.any()) {
+              this.again = false;
+              this.pauseBeforeNextBatch();
+              break;
+            }
           }
         } while (this.again);
         this.chase();

@@ -69,3 +69,35 @@ describe.each(storeKinds)('a project create checks the integrations alone (%s)',
     expect(names).not.toContain('gone_soon');
   });
 });
+
+describe.each(storeKinds)('the pause between batches nobody waits for (%s)', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // A long pause, so that what happens during it does not depend on the machine's speed.
+    t = await startTestApp(kind, { PROJECTION_BATCH_PAUSE_MS: '2000' });
+  });
+  afterAll(() => t.dispose());
+
+  const batchWritten = async (after: number) => {
+    while (t.running.ctx.projections.version === after) await new Promise((r) => setTimeout(r, 2));
+  };
+
+  it('given a batch just written, when writes answered ahead follow, then they wait for the pause together; a read ends it at once and finds them in one batch', async () => {
+    const before = t.running.ctx.projections.version;
+    await t.http.post('/api/projects').send({ name: 'first_of_all' }).expect(201);
+    await batchWritten(before);
+    const afterFirst = t.running.ctx.projections.version;
+
+    for (const name of ['joins_a', 'joins_b', 'joins_c'])
+      await t.http.post('/api/projects').send({ name }).expect(201);
+    expect(t.running.ctx.projections.version).toBe(afterFirst);
+
+    const started = Date.now();
+    const names = ((await t.http.get('/api/projects').expect(200)).body as { name: string }[]).map(
+      (p) => p.name,
+    );
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(names).toEqual(expect.arrayContaining(['first_of_all', 'joins_a', 'joins_b', 'joins_c']));
+    expect(t.running.ctx.projections.version).toBe(afterFirst + 1);
+  });
+});
