@@ -134,7 +134,8 @@ export class ProjectionRunner {
       release: () => {
         if (this.held === held) this.held = null;
         release();
-        void this.catchUp().catch(() => undefined);
+        // Goes on as it would have: a batch nobody waits for is followed by a pause.
+        void this.follow().catch(() => undefined);
       },
     };
   }
@@ -369,7 +370,10 @@ export class ProjectionRunner {
     if (this.applied.has(position)) return Promise.resolve();
     if (this.failed) return Promise.reject(new ProjectionStalled(position, this.failed));
     const waiting = this.waiters.wait(position, timeoutMs);
-    void this.catchUp().catch(() => undefined);
+    // Reads at once, pause or not, until no waiter is left; then batches pause again. (Not
+    // catchUp: it reads until a read finds nothing, which under steady writes never happens, so
+    // one wait would end the pauses for good and DuckDB would write a batch per event or two.)
+    void this.follow().catch(() => undefined);
     return waiting;
   }
 

@@ -73,8 +73,14 @@ describe.each(storeKinds)('a project create checks the integrations alone (%s)',
 describe.each(storeKinds)('the pause between batches nobody waits for (%s)', (kind) => {
   let t: TestApp;
   beforeAll(async () => {
-    // A long pause, so that what happens during it does not depend on the machine's speed.
-    t = await startTestApp(kind, { PROJECTION_BATCH_PAUSE_MS: '2000' });
+    // A long pause, so that what happens during it does not depend on the machine's speed; no
+    // background polls (chat messages, jobs, triggers), whose reads would end it.
+    t = await startTestApp(kind, {
+      PROJECTION_BATCH_PAUSE_MS: '2000',
+      CHATBOT_POLL_MS: '600000',
+      JOBS_POLL_MS: '0',
+      TRIGGERS_POLL_MS: '0',
+    });
   });
   afterAll(() => t.dispose());
 
@@ -99,5 +105,33 @@ describe.each(storeKinds)('the pause between batches nobody waits for (%s)', (ki
     expect(Date.now() - started).toBeLessThan(1500);
     expect(names).toEqual(expect.arrayContaining(['first_of_all', 'joins_a', 'joins_b', 'joins_c']));
     expect(t.running.ctx.projections.version).toBe(afterFirst + 1);
+  });
+
+  it('given a wait for a write while more writes arrive, when its batch is written, then the writes after it wait for the pause again (one wait does not end the pauses for good)', async () => {
+    const runner = t.running.ctx.projections;
+    const held = runner.hold();
+    const written = await t.http.post('/api/projects').send({ name: 'waited_for' }).expect(201);
+    // Someone waits for that write (a read after it, a writer waiting for its row): the runner
+    // reads it at once and stops at the hold.
+    const waiting = runner.waitFor(BigInt(String(written.headers['x-log-position'])));
+    await new Promise((r) => setTimeout(r, 50));
+    // Appended after the runner's read: under steady writes there is always more.
+    for (const name of ['after_wait_a', 'after_wait_b'])
+      await t.http.post('/api/projects').send({ name }).expect(201);
+    const beforeRelease = runner.version;
+    held.release();
+    await waiting;
+    expect(runner.version).toBe(beforeRelease + 1);
+
+    // Nobody waits now: the two writes after it are in no batch yet, however long we look.
+    await new Promise((r) => setTimeout(r, 400));
+    expect(runner.version).toBe(beforeRelease + 1);
+
+    // A read ends the pause and finds both in one batch.
+    const names = ((await t.http.get('/api/projects').expect(200)).body as { name: string }[]).map(
+      (p) => p.name,
+    );
+    expect(names).toEqual(expect.arrayContaining(['waited_for', 'after_wait_a', 'after_wait_b']));
+    expect(runner.version).toBe(beforeRelease + 2);
   });
 });
