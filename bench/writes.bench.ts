@@ -6,7 +6,17 @@ import { projectStream } from '../src/projects/state';
 import { freshPostgresDatabase } from '../test/support/postgres';
 import { fmt, inTurns, ratio, tmpDir } from './support';
 
-const runConcurrently = async (count: number, concurrency: number, work: (i: number) => Promise<unknown>) => {
+/**
+ * Per second: `count` pieces of work, `concurrency` at a time; with `readBack`, until a read after
+ * the last one answers too (writes answered ahead of the read model are done for a reader only
+ * once it has them).
+ */
+const runConcurrently = async (
+  count: number,
+  concurrency: number,
+  work: (i: number) => Promise<unknown>,
+  readBack?: () => Promise<unknown>,
+) => {
   let next = 0;
   const started = performance.now();
   await Promise.all(
@@ -14,6 +24,7 @@ const runConcurrently = async (count: number, concurrency: number, work: (i: num
       while (next < count) await work(next++);
     }),
   );
+  await readBack?.();
   return (count / (performance.now() - started)) * 1000;
 };
 
@@ -62,7 +73,12 @@ const startBenchApp = async (store: Store) => {
 const projectCreateRate = async (store: Store, count: number, concurrency: number) => {
   const { app, dispose } = await startBenchApp(store);
   try {
-    return await runConcurrently(count, concurrency, (i) => app.services.projects.create(`p_${i}`));
+    return await runConcurrently(
+      count,
+      concurrency,
+      (i) => app.services.projects.create(`p_${i}`),
+      () => app.services.projects.require(`p_${count - 1}`),
+    );
   } finally {
     await dispose();
   }
@@ -70,7 +86,7 @@ const projectCreateRate = async (store: Store, count: number, concurrency: numbe
 
 /**
  * Project creation through the service (decider, append, answer; the projection follows and reads
- * wait for it) against raw appends of the same event to the same kind of store, with the same
+ * wait for it; the time ends when a read of the last one answers) against raw appends of the same event to the same kind of store, with the same
  * concurrency, in alternating turns (the disk's fsync times moved a single measurement by half).
  */
 export const benchWrites = async (count: number) => {
@@ -93,8 +109,8 @@ export const benchWrites = async (count: number) => {
 };
 
 /**
- * Creates into one project (one stream), 16 clients: into an empty project and into one that holds
- * `held` skills, in one run; and the same number of raw appends of one event each (16 concurrent,
+ * Creates into one project (one stream), 16 clients, until a read of the last one answers: into
+ * an empty project and into one that holds `held` skills, in one run; and the same number of raw appends of one event each (16 concurrent,
  * each to a stream of its own, so none conflict) as the baseline.
  */
 export const benchProjectWrites = async (count: number, held = 3000, concurrency = 16) => {
@@ -110,8 +126,18 @@ export const benchProjectWrites = async (count: number, held = 3000, concurrency
     // Filled through the service, 50 clients at a time (not measured).
     await runConcurrently(held, 50, (i) => create('full_one', `held_${i}`));
 
-    const intoEmpty = await runConcurrently(count, concurrency, (i) => create('empty_one', `s_${i}`));
-    const intoFull = await runConcurrently(count, concurrency, (i) => create('full_one', `s_${i}`));
+    const intoEmpty = await runConcurrently(
+      count,
+      concurrency,
+      (i) => create('empty_one', `s_${i}`),
+      () => skills.get('empty_one', `s_${count - 1}`),
+    );
+    const intoFull = await runConcurrently(
+      count,
+      concurrency,
+      (i) => create('full_one', `s_${i}`),
+      () => skills.get('full_one', `s_${count - 1}`),
+    );
     await dispose();
 
     const toRaw = ratio(intoEmpty, raw);

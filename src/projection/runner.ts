@@ -7,7 +7,7 @@ import { quoteString } from '../shared/quoting';
 import { applyEvents } from './batch';
 import { CommittedRows } from './committedRows';
 import { createTableSql, type BatchRowStore } from './rows';
-import type { Row, SchemaProjection, TableProjection } from './types';
+import type { SchemaProjection, TableProjection } from './types';
 import { AppliedPositions, PositionWaiters } from './appliedPositions';
 import { CHECKPOINT_TABLE, readModelFingerprint } from './checkpoint';
 import { describeFailure, nextFailure, ProjectionStalled, type ProjectionFailure } from './failures';
@@ -151,22 +151,6 @@ export class ProjectionRunner {
   private touchTables(stores: readonly BatchRowStore[]) {
     for (const store of stores)
       if (store.changed) this.tableVersions.set(store.table, (this.tableVersions.get(store.table) ?? 0) + 1);
-  }
-
-  /**
-   * The row of `table` under `key` as a read-model query would give it now (JSON columns as text),
-   * when this runner's committed batches wrote it recently; otherwise `undefined` (read the table).
-   * A write answers with the row its own batch just wrote without queueing a query behind the next
-   * batch.
-   */
-  rememberedRow(table: string, key: bigint | string): Row | undefined {
-    const projection = this.projections.find((p) => p.table === table);
-    const row = projection?.key ? this.committed.get(table, String(key)) : undefined;
-    if (!projection || !row) return undefined;
-    for (const c of projection.columns)
-      if (c.type === 'JSON' && row[c.name] !== null && row[c.name] !== undefined)
-        row[c.name] = JSON.stringify(row[c.name]);
-    return row;
   }
 
   /** The tables an event of this type changes; a schema projection's tables are not known by name. */

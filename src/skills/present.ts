@@ -1,6 +1,8 @@
+import { maskSecrets } from '../shared/secrets';
 import { toMindsDbTimestamp } from '../shared/time';
 import type { SkillRow } from './projection';
 import type { SkillView } from './schemas';
+import type { Skill } from './state';
 
 export type PresentedSkill = SkillView & { version: bigint };
 
@@ -15,6 +17,27 @@ export const presentSkill = (row: SkillRow): PresentedSkill => ({
   created_at: toMindsDbTimestamp(row.CREATED_AT),
   updated_at: toMindsDbTimestamp(row.UPDATED_AT),
   version: row.VERSION,
+});
+
+/**
+ * The answer to a write, from the state its command produced: what `presentSkill` gives for the
+ * row the projection makes of the same events (secrets masked alike; `agentIds`: the agents using
+ * it, in id order).
+ */
+export const presentSkillState = (
+  skill: Skill,
+  projectId: bigint,
+  agentIds: readonly bigint[],
+): PresentedSkill => ({
+  id: Number(skill.id),
+  name: skill.name,
+  project_id: Number(projectId),
+  agent_ids: agentIds.map(Number),
+  type: skill.type,
+  params: maskSecrets(skill.params),
+  created_at: toMindsDbTimestamp(skill.createdAt),
+  updated_at: toMindsDbTimestamp(skill.updatedAt),
+  version: skill.version,
 });
 
 /** The answer body: the version travels as the ETag, not in the body. */

@@ -1,13 +1,14 @@
 import { forgetDeleted } from '../ledger/secretKeeper';
-import { settled, type AppContext } from '../context';
-import { projectAggregate } from '../projects/aggregate';
+import { answeredAhead, type AppContext } from '../context';
+import { projectAggregate, type ProjectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
 import { notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { decideSkill, type SkillCommand } from './decider';
-import { presentSkill, type PresentedSkill } from './present';
-import { skillRowByRef, skillRowsByIds, skillRowsOfProject, type SkillRow } from './projection';
+import { presentSkill, presentSkillState, type PresentedSkill } from './present';
+import { skillRowByRef, skillRowsByIds, skillRowsOfProject } from './projection';
+import { skillById } from './state';
 
 /** How `GET …/skills?agent=` finds the agent it names (by name or id), or undefined. */
 export type AgentIds = { idOf(projectName: string, ref: string): Promise<number | undefined> };
@@ -35,10 +36,16 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
     return presentSkill(row);
   };
 
-  /** The skill a write just made or changed: the row its batch wrote, else read from the table. */
-  const written = async (projectName: string, id: bigint): Promise<PresentedSkill> => {
-    const row = ctx.projections.rememberedRow('skills', id) as SkillRow | undefined;
-    return row ? presentSkill(row) : get(projectName, String(id));
+  /** The skill a write just made or changed, as the state its command produced holds it. */
+  const written = (state: ProjectAggregate, id: bigint): PresentedSkill => {
+    const skill = skillById(state.skills, id);
+    if (!skill || state.project.status !== 'live')
+      throw new Error(`skill ${id} must be live after its write`);
+    const agentIds = [...state.agents.values()]
+      .filter((agent) => agent.skills.some((link) => link.skillId === id))
+      .map((agent) => agent.id)
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return presentSkillState(skill, state.project.id, agentIds);
   };
 
   /** The skills with these ids (an agent's), read alone. */
@@ -49,7 +56,10 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
 
   /**
    * Runs a skill command; returns the skill it created or changed (none for a delete). `forget`: a
-   * delete forgets the skill's secrets too, under every name it had (crypto-shredding).
+   * delete forgets the skill's secrets too, under every name it had (crypto-shredding). The answer
+   * is made from the command's own state, so it is given once the log has the events; this
+   * process's reads wait for them instead (answeredAhead): skill writes come in bursts into one
+   * project (group-committed), and a writer no longer waits for the read model's DuckDB batch.
    */
   const run = async (
     projectName: string,
@@ -61,7 +71,7 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
     const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
       decideSkill(command, s),
     );
-    await settled(ctx, outcome.lastPosition);
+    answeredAhead(ctx, outcome.events);
     if (options.forget)
       await forgetDeleted(
         ctx.secrets,
@@ -71,9 +81,9 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
     const first = outcome.events[0];
     switch (first?.type) {
       case 'SkillCreated':
-        return { created: true, skill: await written(project.name, first.meta.position) };
+        return { created: true, skill: written(outcome.state, first.meta.position) };
       case 'SkillUpdated':
-        return { created: false, skill: await written(project.name, BigInt(first.data.skillId)) };
+        return { created: false, skill: written(outcome.state, BigInt(first.data.skillId)) };
       default:
         return { created: false, skill: undefined };
     }

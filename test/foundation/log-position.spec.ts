@@ -113,10 +113,10 @@ describe('X-Min-Log-Position and ?min_position= (sqlite: one process)', () => {
     await t.http.get('/api/projects/accepting').expect(200);
     const hold = t.running.ctx.projections.hold();
     try {
-      // A skill's answer is its projected row: it waits for the read model, and past the wait 202.
+      // An agent's answer is its projected row: it waits for the read model, and past the wait 202.
       const accepted = await t.http
-        .post('/api/projects/accepting/skills')
-        .send(skill('accepted', 'x'))
+        .post('/api/projects/accepting/agents')
+        .send({ agent: { name: 'accepted' } })
         .expect(202);
       expect(accepted.body.status).toBe('accepted');
       expect(accepted.headers['x-log-position']).toBe(accepted.body.position);

@@ -60,10 +60,10 @@ describe.each(storeKinds)('an event no projection can apply (%s)', (kind) => {
     // The runner is held so that the next writes are appended before the runner meets the event.
     const held = t.running.ctx.projections.hold();
     const poison = await appendUnprojectableEvent(t);
-    // A skill's answer is its projected row: the write waits for the read model.
+    // An agent's answer is its projected row: the write waits for the read model.
     const pending = t.http
-      .post('/api/projects/before_poison/skills')
-      .send({ skill: { name: 'after_poison', type: 'text2sql', params: { database: 'files' } } })
+      .post('/api/projects/before_poison/agents')
+      .send({ agent: { name: 'after_poison' } })
       .then((r) => r);
     while (!(await eventsOf(t)).some((e) => e.data.name === 'after_poison'))
       await new Promise((r) => setTimeout(r, 5));
@@ -80,7 +80,7 @@ describe.each(storeKinds)('an event no projection can apply (%s)', (kind) => {
     expect(firstProblem.detail).toContain(`cannot apply event ${poison} (FileUploaded)`);
     expect(firstProblem.detail).toContain('file-tables');
     const stored = (await eventsOf(t)).find((e) => e.data.name === 'after_poison');
-    expect(stored).toMatchObject({ type: 'SkillCreated' });
+    expect(stored).toMatchObject({ type: 'AgentCreated' });
     expect(firstProblem.detail).toContain(`Stored as event ${stored!.position}`);
     const storedAhead = (await eventsOf(t)).find((e) => e.data.name === 'ahead_of_poison');
     expect(storedAhead).toMatchObject({
@@ -139,15 +139,13 @@ describe.each(storeKinds)('a read model slower than the wait (%s)', (kind) => {
   });
   afterAll(async () => t.dispose());
 
-  it('given a held runner, when a skill is created, then 202 names the stored event, and reads show it once the runner moves', async () => {
+  it('given a held runner, when an agent is created, then 202 names the stored event, and reads show it once the runner moves', async () => {
     await t.http.post('/api/projects').send({ name: 'slow' }).expect(201);
     await t.http.get('/api/projects/slow').expect(200);
     const held = t.running.ctx.projections.hold();
     let res;
     try {
-      res = await t.http
-        .post('/api/projects/slow/skills')
-        .send({ skill: { name: 'slow_one', type: 'text2sql', params: { database: 'files' } } });
+      res = await t.http.post('/api/projects/slow/agents').send({ agent: { name: 'slow_one' } });
     } finally {
       held.release();
     }
@@ -158,9 +156,9 @@ describe.each(storeKinds)('a read model slower than the wait (%s)', (kind) => {
       detail: expect.stringContaining('the read model has not caught up yet'),
     });
     const logged = (await eventsOf(t)).find((e) => e.data.name === 'slow_one');
-    expect(logged).toMatchObject({ type: 'SkillCreated', position: Number(res.body.position) });
+    expect(logged).toMatchObject({ type: 'AgentCreated', position: Number(res.body.position) });
     await t.running.ctx.projections.waitFor(BigInt(res.body.position));
-    expect((await t.http.get('/api/projects/slow/skills/slow_one').expect(200)).body).toMatchObject({
+    expect((await t.http.get('/api/projects/slow/agents/slow_one').expect(200)).body).toMatchObject({
       name: 'slow_one',
     });
     expect((await statusOf(t)).failed).toBeNull();
@@ -208,6 +206,44 @@ describe.each(storeKinds)('a write answered ahead of a held read model (%s)', (k
       }, 100);
       expect((await waiting).status).toBe(200);
       expect((await waiting).body).toMatchObject({ name: 'ahead', id: Number(position) });
+    } finally {
+      if (!released) held.release();
+    }
+  });
+
+  it('given a held runner, when a skill is created and changed, then 201 and 200 at once with the skill as the read model will hold it; a read waits for it', async () => {
+    await t.http.post('/api/projects').send({ name: 'skills_ahead' }).expect(201);
+    await t.http.get('/api/projects/skills_ahead').expect(200);
+    const held = t.running.ctx.projections.hold();
+    let released = false;
+    try {
+      const params = { database: 'files', api_key: 'sk-held-secret' };
+      const created = await t.http
+        .post('/api/projects/skills_ahead/skills')
+        .send({ skill: { name: 'quick', type: 'text2sql', params } })
+        .expect(201);
+      expect(created.body).toMatchObject({
+        id: Number(created.headers['x-log-position']),
+        name: 'quick',
+        type: 'text2sql',
+        agent_ids: [],
+        params: { database: 'files', api_key: '******' },
+      });
+      const changed = await t.http
+        .put('/api/projects/skills_ahead/skills/quick')
+        .send({ skill: { type: 'text2sql', params: { database: 'pg' } } })
+        .expect(200);
+      expect(changed.body).toMatchObject({ id: created.body.id, params: { database: 'pg' } });
+      expect(changed.headers.etag).toBe(`"${changed.headers['x-log-position']}"`);
+      await t.http.get('/api/projects/skills_ahead/skills/quick').expect(503);
+
+      const waiting = t.http.get('/api/projects/skills_ahead/skills/quick');
+      setTimeout(() => {
+        released = true;
+        held.release();
+      }, 100);
+      expect((await waiting).status).toBe(200);
+      expect((await waiting).body).toEqual(changed.body);
     } finally {
       if (!released) held.release();
     }
