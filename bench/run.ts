@@ -24,8 +24,8 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const benches: Record<string, () => Promise<unknown>> = {
   http: () => benchHttp(seconds),
   writes: async () => {
-    await benchWrites(Number(process.env.BENCH_WRITES ?? 500));
-    await benchProjectWrites(Number(process.env.BENCH_WRITES ?? 1000));
+    await benchWrites(Number(process.env.BENCH_WRITES ?? 2000));
+    await benchProjectWrites(Number(process.env.BENCH_WRITES ?? 2000));
   },
   replay: () => benchReplay(Number(process.env.BENCH_EVENTS ?? 100_000)),
   sql: () => benchSql(seconds),
