@@ -68,6 +68,8 @@ const typeChecks = (v: string) => [
   ...CANDIDATES.map((t) => `count(TRY_CAST(${v} AS ${t}))`),
   // DuckDB casts '4123.8' to BIGINT by rounding: a column is integral only if no value has a fraction.
   `count(CASE WHEN TRY_CAST(${v} AS DOUBLE) <> trunc(TRY_CAST(${v} AS DOUBLE)) THEN 1 END)`,
+  // And '2026-01-02 03:04:05' to DATE by dropping the time: a column is of dates only if no value has one.
+  `count(CASE WHEN TRY_CAST(${v} AS TIMESTAMP) <> TRY_CAST(TRY_CAST(${v} AS DATE) AS TIMESTAMP) THEN 1 END)`,
 ];
 
 /**
@@ -81,7 +83,7 @@ const columnCounts = async (c: DuckDBConnection, from: string, names: string[]) 
     const counts = (await c.runAndReadAll(`SELECT ${checks.join(', ')} FROM ${from}`))
       .getRowsJS()[0]!
       .map(Number);
-    const width = CANDIDATES.length + 2;
+    const width = CANDIDATES.length + 3;
     return new Map(names.map((n, i) => [n, counts.slice(i * width, (i + 1) * width)]));
   }
   const rows = (
@@ -185,9 +187,11 @@ export const analyzeFile = async (
     const columns = described.map((d) => {
       const [nonEmpty = 0, ...rest] = counts.get(d.column_name) ?? [];
       const fractional = rest[CANDIDATES.length] ?? 0;
+      const timed = rest[CANDIDATES.length + 1] ?? 0;
       const fits = (t: (typeof CANDIDATES)[number]) =>
         (rest[CANDIDATES.indexOf(t)] ?? 0) >= nonEmpty * (1 - TOLERATED_INVALID) &&
-        (t !== 'BIGINT' || fractional === 0);
+        (t !== 'BIGINT' || fractional === 0) &&
+        (t !== 'DATE' || timed === 0);
       const type = nonEmpty === 0 ? 'VARCHAR' : (CANDIDATES.find(fits) ?? 'VARCHAR');
       return { name: d.column_name, type };
     });

@@ -91,6 +91,20 @@ describe.each(storeKinds)('files on %s', (store) => {
       ).toEqual([[1509]]);
     });
 
+    it('types a column of times of day TIMESTAMP and one of dates DATE, losing no time', async () => {
+      const { name, column_types } = await givenFile(
+        t,
+        write(
+          'times.csv',
+          'sold_at,day\n2026-01-02 03:04:05,2026-01-02\n2026-02-03 00:00:00,2026-02-03\n2026-03-04 23:59:59,2026-03-04\n',
+        ),
+      );
+      expect(column_types).toEqual({ sold_at: 'TIMESTAMP', day: 'DATE' });
+      expect((await sql(`SELECT CAST(sold_at AS VARCHAR) FROM files.${name} ORDER BY sold_at`)).data).toEqual(
+        [['2026-01-02 03:04:05'], ['2026-02-03 00:00:00'], ['2026-03-04 23:59:59']],
+      );
+    });
+
     it('serves it as a table of SHOW TABLES FROM files', async () => {
       const { name } = await givenFile(t, HOME_RENTALS);
       expect((await sql('SHOW TABLES FROM files')).data).toContainEqual([name]);

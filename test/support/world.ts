@@ -51,7 +51,12 @@ export type ChatbotBody = {
   created_at: string;
 };
 
-export type FileBody = { name: string; row_count: number; columns: string[] };
+export type FileBody = {
+  name: string;
+  row_count: number;
+  columns: string[];
+  column_types: Record<string, string>;
+};
 
 export type LoggedEvent = { type: string; data: Params };
 

@@ -1,5 +1,7 @@
 import { DuckDBInstance, StatementType, type DuckDBConnection } from '@duckdb/node-api';
-import { isKeyword, significant, textOf, tokenize } from '../../shared/sqlTokens';
+import { isKeyword, significant, textOf, tokenize, type Token } from '../../shared/sqlTokens';
+import { Oid, pgTypeOf } from '../protocol/types';
+import { fromFunctionEdits } from './fromFunctions';
 
 /**
  * PostgreSQL's system catalogs (`pg_catalog.pg_class`, `pg_namespace`, `pg_attribute` …) for the
@@ -48,22 +50,114 @@ const CATALOG_RELATIONS = new Set([
   'PG_EXTENSION',
 ]);
 
+/** PostgreSQL's information_schema relations the shadow answers (DuckDB's, shown PostgreSQL's way). */
+const INFORMATION_SCHEMA_RELATIONS = new Set(['SCHEMATA', 'TABLES', 'COLUMNS', 'VIEWS']);
+
+/**
+ * Functions of PostgreSQL's catalog that the engine lacks and tools' metadata queries call on
+ * information_schema (Grafana's table and column pickers: quote_ident, parse_ident, the search
+ * path split with string_to_array).
+ */
+const CATALOG_FUNCTIONS = new Set([
+  'QUOTE_IDENT',
+  'PARSE_IDENT',
+  'STRING_TO_ARRAY',
+  'ARRAY_LOWER',
+  'ARRAY_UPPER',
+  'FORMAT_TYPE',
+  'PG_GET_USERBYID',
+  'OBJ_DESCRIPTION',
+  'COL_DESCRIPTION',
+]);
+
+const inFromPosition = (before: string | undefined) =>
+  before === 'FROM' || before === 'JOIN' || before === ',';
+
 /**
  * Whether a statement reads PostgreSQL's catalogs (its words as read, upper-cased): a SELECT naming
- * `pg_catalog.<relation>`, or a catalog relation right after FROM, JOIN or a comma. A column or an
- * external database's own `pg_catalog` (`my_pg.pg_catalog.pg_tables`) is not one.
+ * `pg_catalog.<relation>`, or a catalog relation right after FROM, JOIN or a comma; or one reading
+ * `information_schema.tables` (`schemata`, `columns`, `views`) through PostgreSQL's catalog
+ * functions, as tools do (a plain read of information_schema is the engine's, MindsDB's own). A
+ * column or an external database's own `pg_catalog` (`my_pg.pg_catalog.pg_tables`) is not one.
  */
 export const readsCatalog = (words: readonly string[]) =>
   (words[0] === 'SELECT' || words[0] === 'WITH') &&
-  words.some((w, i) => {
+  (words.some((w, i) => {
     const before = words[i - 1];
     if (w === 'PG_CATALOG') return before !== '.' && words[i + 1] === '.' && words[i + 3] !== '(';
-    return (
-      CATALOG_RELATIONS.has(w) &&
-      words[i + 1] !== '(' &&
-      (before === 'FROM' || before === 'JOIN' || before === ',')
-    );
-  });
+    return CATALOG_RELATIONS.has(w) && words[i + 1] !== '(' && inFromPosition(before);
+  }) ||
+    (words.some(
+      (w, i) =>
+        w === 'INFORMATION_SCHEMA' &&
+        inFromPosition(words[i - 1]) &&
+        words[i + 1] === '.' &&
+        INFORMATION_SCHEMA_RELATIONS.has(words[i + 2] ?? ''),
+    ) &&
+      words.some((w, i) => CATALOG_FUNCTIONS.has(w) && words[i + 1] === '(')));
+
+/** PostgreSQL's information_schema name of each type the door sends (`data_type` of information_schema.columns). */
+const INFORMATION_SCHEMA_TYPE_NAMES: Record<number, string> = {
+  [Oid.bool]: 'boolean',
+  [Oid.bytea]: 'bytea',
+  [Oid.int8]: 'bigint',
+  [Oid.int2]: 'smallint',
+  [Oid.int4]: 'integer',
+  [Oid.text]: 'text',
+  [Oid.json]: 'json',
+  [Oid.float4]: 'real',
+  [Oid.float8]: 'double precision',
+  [Oid.varchar]: 'character varying',
+  [Oid.date]: 'date',
+  [Oid.time]: 'time without time zone',
+  [Oid.timestamp]: 'timestamp without time zone',
+  [Oid.timestamptz]: 'timestamp with time zone',
+  [Oid.interval]: 'interval',
+  [Oid.numeric]: 'numeric',
+  [Oid.uuid]: 'uuid',
+};
+
+/** PostgreSQL's name of a DuckDB type as information_schema.columns gives it (the door's own mapping, pgTypeOf). */
+export const informationSchemaTypeName = (duckType: string) => {
+  const type = pgTypeOf(duckType);
+  return type.kind === 'array' ? 'ARRAY' : (INFORMATION_SCHEMA_TYPE_NAMES[type.oid] ?? 'text');
+};
+
+/** DuckDB's type names the shadow's tables may have, each with PostgreSQL's name (a macro, so the view needs no table). */
+const typeNameMacro = () => {
+  const names = [
+    'BOOLEAN',
+    'TINYINT',
+    'SMALLINT',
+    'INTEGER',
+    'BIGINT',
+    'UTINYINT',
+    'USMALLINT',
+    'UINTEGER',
+    'UBIGINT',
+    'HUGEINT',
+    'UHUGEINT',
+    'FLOAT',
+    'DOUBLE',
+    'VARCHAR',
+    'JSON',
+    'BLOB',
+    'DATE',
+    'TIME',
+    'TIMESTAMP',
+    'TIMESTAMP_S',
+    'TIMESTAMP_MS',
+    'TIMESTAMP_NS',
+    'TIMESTAMP WITH TIME ZONE',
+    'INTERVAL',
+    'UUID',
+  ];
+  const cases = names.map((n) => `WHEN '${n}' THEN '${informationSchemaTypeName(n)}'`).join(' ');
+  return (
+    `CREATE MACRO pg_mindledger.pg_type_name(t) AS CASE t ${cases} ` +
+    `ELSE CASE WHEN t LIKE 'DECIMAL(%' THEN 'numeric' WHEN t LIKE '%[]' THEN 'ARRAY' ELSE 'text' END END`
+  );
+};
 
 /** What DuckDB's pg_catalog lacks and psql and SQLAlchemy use; empty relations where there is nothing to list. */
 const SHIMS = [
@@ -107,6 +201,14 @@ const SHIMS = [
   `CREATE VIEW pg_mindledger.pg_class AS SELECT *, false AS relforcerowsecurity FROM pg_catalog.pg_class WHERE relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE pg_mindledger.hidden(nspname))`,
   `CREATE VIEW pg_mindledger.pg_tables AS SELECT * FROM pg_catalog.pg_tables WHERE NOT pg_mindledger.hidden(schemaname)`,
   `CREATE TABLE pg_mindledger.pg_matviews(schemaname VARCHAR, matviewname VARCHAR, matviewowner VARCHAR, tablespace VARCHAR, hasindexes BOOLEAN, ispopulated BOOLEAN, definition VARCHAR)`,
+  // parse_ident('a."B c"') is ['a', 'B c']: unquoted parts fold to lower case (dots inside quotes are not read).
+  `CREATE MACRO pg_mindledger.parse_ident(s) AS list_transform(string_split(s, '.'), x -> CASE WHEN x LIKE '"%"' THEN replace(x[2:-2], '""', '"') ELSE lower(trim(x)) END)`,
+  // information_schema as PostgreSQL shows it: the shadow's machinery hidden, PostgreSQL's type names.
+  typeNameMacro(),
+  `CREATE VIEW pg_mindledger.information_schema_schemata AS SELECT * FROM information_schema.schemata WHERE NOT pg_mindledger.hidden(schema_name)`,
+  `CREATE VIEW pg_mindledger.information_schema_tables AS SELECT * FROM information_schema.tables WHERE NOT pg_mindledger.hidden(table_schema)`,
+  `CREATE VIEW pg_mindledger.information_schema_views AS SELECT * FROM information_schema.views WHERE NOT pg_mindledger.hidden(table_schema)`,
+  `CREATE VIEW pg_mindledger.information_schema_columns AS SELECT * REPLACE (pg_mindledger.pg_type_name(data_type) AS data_type) FROM information_schema.columns WHERE NOT pg_mindledger.hidden(table_schema)`,
 ];
 
 /** The shim names a statement may qualify with `pg_catalog.`: the qualifier is dropped so the shim answers. */
@@ -199,6 +301,19 @@ export const catalogText = (sql: string): string => {
       // PostgreSQL's name for DuckDB's json_object (same arguments: keys and values in turn).
       replace.set(t.start, 'json_object');
     } else if (
+      text === 'information_schema' &&
+      (i === 0 || textOf(sql, words[i - 1]!) !== '.') &&
+      at(1) === '.' &&
+      INFORMATION_SCHEMA_RELATIONS.has(at(2).toUpperCase())
+    ) {
+      // information_schema.tables → the view hiding the shadow's machinery, under the same name.
+      const relation = at(2).toLowerCase();
+      const aliased = isKeyword(sql, words[i + 3], 'AS') || isAlias(sql, words[i + 3]);
+      replace.set(t.start, `pg_mindledger.information_schema_${relation}${aliased ? '' : ` AS ${relation}`}`);
+      drop.add(words[i + 1]!.start);
+      drop.add(words[i + 2]!.start);
+      i += 2;
+    } else if (
       text === 'pg_catalog' &&
       at(1) === '.' &&
       (SHIM_NAMES.has(at(2).toLowerCase()) || at(3) === '(')
@@ -209,8 +324,41 @@ export const catalogText = (sql: string): string => {
       i += 1;
     }
   }
+  for (const [start, text] of fromFunctionEdits(sql, words))
+    if (!replace.has(start)) replace.set(start, text);
   return tokens.map((t) => (drop.has(t.start) ? '' : (replace.get(t.start) ?? textOf(sql, t)))).join('');
 };
+
+/** Words after a relation that are not its alias. */
+const NOT_ALIAS = new Set([
+  'WHERE',
+  'GROUP',
+  'HAVING',
+  'ORDER',
+  'LIMIT',
+  'OFFSET',
+  'FETCH',
+  'UNION',
+  'EXCEPT',
+  'INTERSECT',
+  'WINDOW',
+  'QUALIFY',
+  'JOIN',
+  'INNER',
+  'LEFT',
+  'RIGHT',
+  'FULL',
+  'CROSS',
+  'NATURAL',
+  'ON',
+  'USING',
+  'FOR',
+]);
+
+/** Whether the word after a relation is its alias (a name that is not the next clause's keyword). */
+const isAlias = (sql: string, t: Token | undefined) =>
+  t !== undefined &&
+  (t.kind === 'identifier' || (t.kind === 'word' && !NOT_ALIAS.has(textOf(sql, t).toUpperCase())));
 
 /** Types the shadow's tables take: the engine's DuckDB type names, any DuckDB cannot read again as text. */
 const columnType = (type: string) =>
