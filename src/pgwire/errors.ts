@@ -40,5 +40,6 @@ export const PgState = {
   InvalidPassword: '28P01',
   TooManyConnections: '53300',
   InvalidParameterValue: '22023',
+  UndefinedParameter: '42P02',
   Internal: 'XX000',
 } as const;

@@ -79,6 +79,16 @@ const fromDuckDb = (message: string): SqlError => {
   if (/^Catalog Error: Table/.test(message)) return new SqlError(SqlErrorCode.UnknownTable, message);
   if (/^(Binder|Catalog|Conversion) Error/.test(message)) return new SqlError(SqlErrorCode.Binder, message);
   if (/^Permission Error/.test(message)) return new SqlError(SqlErrorCode.Forbidden, message);
+  // A `$name` DuckDB reads as a parameter of its own, which nobody binds.
+  if (
+    /^Invalid Input Error: Values were not provided for the following prepared statement parameters/.test(
+      message,
+    )
+  )
+    return new SqlError(SqlErrorCode.MissingParameter, message);
+  // What the statement's own values cannot be (bad JSON, a bad pattern, a number out of range):
+  // the client's to correct, not the engine failing.
+  if (/^(Invalid Input|Out of Range) Error/.test(message)) return new SqlError(SqlErrorCode.Invalid, message);
   if (/^INTERRUPT Error|Interrupted/.test(message)) return new SqlError(SqlErrorCode.Interrupted, message);
   // DuckDB's own failures (a catalog write-write conflict, an assertion) say nothing a client can
   // act on and may name internals: the client learns the kind, the operator's log has the rest.

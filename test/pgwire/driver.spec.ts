@@ -346,6 +346,14 @@ describe('PostgreSQL protocol through node-postgres (SQLite store)', () => {
       },
     );
 
+    it('answers a parameter sent no value (the simple protocol has none) as PostgreSQL does: 42P02 naming it', async () => {
+      expect(await failureOf(c.query('SELECT $1 AS a'))).toMatchObject({
+        code: '42P02',
+        message: 'there is no parameter $1',
+      });
+      expect((await c.query('SELECT 2 AS still_here')).rows).toEqual([{ still_here: 2 }]);
+    });
+
     it('reports a quote never closed as a syntax error at its position', async () => {
       expect(await failureOf(c.query("SELECT 1 AS a; SELECT 'open"))).toMatchObject({
         code: '42601',

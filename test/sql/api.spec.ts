@@ -143,6 +143,22 @@ describe('SQL endpoint', () => {
     it('names a missing parameter (1318)', async () => {
       const missing = await error('SELECT :nope');
       expect(missing).toMatchObject({ error_code: 1318, error_message: expect.stringContaining('nope') });
+      // DuckDB's own `$name`, which nothing binds, is the same mistake, not an engine failure (1105).
+      expect(await error('SELECT $nope')).toMatchObject({
+        error_code: 1318,
+        error_message: expect.stringContaining('nope'),
+      });
+    });
+
+    it("answers values the statement's own functions refuse as invalid input (1210), not an engine failure", async () => {
+      expect(await error("SELECT json('{not json')")).toMatchObject({
+        error_code: 1210,
+        error_message: expect.stringMatching(/^Invalid Input Error/),
+      });
+      expect(await error('SELECT 9223372036854775807::BIGINT + 1')).toMatchObject({
+        error_code: 1210,
+        error_message: expect.stringMatching(/^Out of Range Error/),
+      });
     });
 
     it('never serves random() or now() from the answer cache', async () => {

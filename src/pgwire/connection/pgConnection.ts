@@ -377,6 +377,11 @@ export class PgConnection {
       for (const statement of statements) {
         // A client gone mid-text: the statements after the one it left during do not run.
         if (this.channel.closed) return;
+        // The simple protocol carries no parameters: `$1` names none, as PostgreSQL says.
+        if (statement.paramCount > 0)
+          throw new StatementError(
+            error(PgState.UndefinedParameter, `there is no parameter $${statement.paramCount}`),
+          );
         const portal: Portal = { statement, params: {}, resultFormats: [] };
         try {
           await this.start(portal, true);
