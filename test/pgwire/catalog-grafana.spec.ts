@@ -120,6 +120,8 @@ describe("Grafana's metadata queries over the PostgreSQL door", () => {
       { column: 'sold_at', type: 'timestamp without time zone' },
     ];
     expect(await rowsOf(grafana.columns('files.sales'))).toEqual(expected);
+    // As Grafana passes a name it quoted (parse_ident undoes the quotes and folds the rest).
+    expect(await rowsOf(grafana.columns('FILES."sales"'))).toEqual(expected);
     const onPath = await front.connect({ database: 'files' });
     expect((await onPath.query(grafana.columns('sales'))).rows).toEqual(expected);
     // Not on the search path and not qualified: nothing, as PostgreSQL answers.

@@ -1,6 +1,6 @@
 import { DuckDBInstance, StatementType, type DuckDBConnection } from '@duckdb/node-api';
 import { isKeyword, significant, textOf, tokenize, type Token } from '../../shared/sqlTokens';
-import { Oid, pgTypeOf } from '../protocol/types';
+import { NAMED_DUCKDB_TYPES, Oid, pgTypeOf } from '../protocol/types';
 import { fromFunctionEdits } from './fromFunctions';
 
 /**
@@ -123,36 +123,9 @@ export const informationSchemaTypeName = (duckType: string) => {
   return type.kind === 'array' ? 'ARRAY' : (INFORMATION_SCHEMA_TYPE_NAMES[type.oid] ?? 'text');
 };
 
-/** DuckDB's type names the shadow's tables may have, each with PostgreSQL's name (a macro, so the view needs no table). */
+/** PostgreSQL's name of each DuckDB type, as a macro the information_schema.columns view calls. */
 const typeNameMacro = () => {
-  const names = [
-    'BOOLEAN',
-    'TINYINT',
-    'SMALLINT',
-    'INTEGER',
-    'BIGINT',
-    'UTINYINT',
-    'USMALLINT',
-    'UINTEGER',
-    'UBIGINT',
-    'HUGEINT',
-    'UHUGEINT',
-    'FLOAT',
-    'DOUBLE',
-    'VARCHAR',
-    'JSON',
-    'BLOB',
-    'DATE',
-    'TIME',
-    'TIMESTAMP',
-    'TIMESTAMP_S',
-    'TIMESTAMP_MS',
-    'TIMESTAMP_NS',
-    'TIMESTAMP WITH TIME ZONE',
-    'INTERVAL',
-    'UUID',
-  ];
-  const cases = names.map((n) => `WHEN '${n}' THEN '${informationSchemaTypeName(n)}'`).join(' ');
+  const cases = NAMED_DUCKDB_TYPES.map((n) => `WHEN '${n}' THEN '${informationSchemaTypeName(n)}'`).join(' ');
   return (
     `CREATE MACRO pg_mindledger.pg_type_name(t) AS CASE t ${cases} ` +
     `ELSE CASE WHEN t LIKE 'DECIMAL(%' THEN 'numeric' WHEN t LIKE '%[]' THEN 'ARRAY' ELSE 'text' END END`

@@ -118,6 +118,9 @@ const TYPES: Record<string, PgColumnType> = {
 
 const TEXT = TYPES.VARCHAR!;
 
+/** DuckDB's plain type names the door knows by name (DECIMALs and lists are read from their form). */
+export const NAMED_DUCKDB_TYPES: readonly string[] = Object.keys(TYPES);
+
 /** The PostgreSQL type a DuckDB type name is sent as (text for anything without a counterpart: structs, maps, enums). */
 export const pgTypeOf = (duckType: string): PgColumnType => {
   const known = TYPES[duckType];
