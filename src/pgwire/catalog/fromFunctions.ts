@@ -45,8 +45,10 @@ const NOT_ALIAS = new Set([
   'WITH',
 ]);
 
-const isName = (sql: string, t: Token | undefined) =>
-  t !== undefined && t.kind === 'word' && !NOT_ALIAS.has(textOf(sql, t).toUpperCase());
+/** Whether the word after a relation (a table, a function in FROM) is its alias, not the next clause's keyword. */
+export const isRelationAlias = (sql: string, t: Token | undefined) =>
+  t !== undefined &&
+  (t.kind === 'identifier' || (t.kind === 'word' && !NOT_ALIAS.has(textOf(sql, t).toUpperCase())));
 
 /** The index of the `)` closing the `(` at `open` in `words`, or -1. */
 const closing = (sql: string, words: readonly Token[], open: number) => {
@@ -94,7 +96,8 @@ export const fromFunctionEdits = (sql: string, words: readonly Token[]): Map<num
     const hasAs = isKeyword(sql, words[close + 1], 'AS');
     const aliasAt = hasAs ? close + 2 : close + 1;
     const alias = words[aliasAt];
-    if (!isName(sql, alias) || (words[aliasAt + 1] && textOf(sql, words[aliasAt + 1]!) === '(')) continue;
+    if (!isRelationAlias(sql, alias) || (words[aliasAt + 1] && textOf(sql, words[aliasAt + 1]!) === '('))
+      continue;
     const name = textOf(sql, alias!);
     const named = `${hasAs ? '' : 'AS '}${name}(${name})`;
     if (SET_RETURNING.has(text.toLowerCase())) edits.set(alias!.start, named);

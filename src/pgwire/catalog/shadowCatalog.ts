@@ -1,7 +1,7 @@
 import { DuckDBInstance, StatementType, type DuckDBConnection } from '@duckdb/node-api';
-import { isKeyword, significant, textOf, tokenize, type Token } from '../../shared/sqlTokens';
+import { isKeyword, significant, textOf, tokenize } from '../../shared/sqlTokens';
 import { NAMED_DUCKDB_TYPES, Oid, pgTypeOf } from '../protocol/types';
-import { fromFunctionEdits } from './fromFunctions';
+import { fromFunctionEdits, isRelationAlias } from './fromFunctions';
 
 /**
  * PostgreSQL's system catalogs (`pg_catalog.pg_class`, `pg_namespace`, `pg_attribute` …) for the
@@ -281,7 +281,7 @@ export const catalogText = (sql: string): string => {
     ) {
       // information_schema.tables → the view hiding the shadow's machinery, under the same name.
       const relation = at(2).toLowerCase();
-      const aliased = isKeyword(sql, words[i + 3], 'AS') || isAlias(sql, words[i + 3]);
+      const aliased = isKeyword(sql, words[i + 3], 'AS') || isRelationAlias(sql, words[i + 3]);
       replace.set(t.start, `pg_mindledger.information_schema_${relation}${aliased ? '' : ` AS ${relation}`}`);
       drop.add(words[i + 1]!.start);
       drop.add(words[i + 2]!.start);
@@ -301,37 +301,6 @@ export const catalogText = (sql: string): string => {
     if (!replace.has(start)) replace.set(start, text);
   return tokens.map((t) => (drop.has(t.start) ? '' : (replace.get(t.start) ?? textOf(sql, t)))).join('');
 };
-
-/** Words after a relation that are not its alias. */
-const NOT_ALIAS = new Set([
-  'WHERE',
-  'GROUP',
-  'HAVING',
-  'ORDER',
-  'LIMIT',
-  'OFFSET',
-  'FETCH',
-  'UNION',
-  'EXCEPT',
-  'INTERSECT',
-  'WINDOW',
-  'QUALIFY',
-  'JOIN',
-  'INNER',
-  'LEFT',
-  'RIGHT',
-  'FULL',
-  'CROSS',
-  'NATURAL',
-  'ON',
-  'USING',
-  'FOR',
-]);
-
-/** Whether the word after a relation is its alias (a name that is not the next clause's keyword). */
-const isAlias = (sql: string, t: Token | undefined) =>
-  t !== undefined &&
-  (t.kind === 'identifier' || (t.kind === 'word' && !NOT_ALIAS.has(textOf(sql, t).toUpperCase())));
 
 /** Types the shadow's tables take: the engine's DuckDB type names, any DuckDB cannot read again as text. */
 const columnType = (type: string) =>
