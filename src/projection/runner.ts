@@ -384,13 +384,21 @@ export class ProjectionRunner {
     if (failed && Date.now() < failed.retryAt)
       return Promise.reject(new Error(`The read model is stopped: ${describeFailure(failed)}`));
     this.running = (async () => {
+      // The next batch, read while this one is written when the log holds more than a batch.
+      let ahead: { from: LogCursor; limit: number; read: ReturnType<EventLog['readAll']> } | undefined;
       try {
         do {
           this.again = false;
           for (;;) {
             if (this.stopped) return;
             const limit = this.isolating > 0 ? 1 : (this.options.batchSize ?? 1000);
-            const { events, cursor } = await this.log.readAll(this.cursor, limit);
+            // Read ahead from where the last batch ended: good only if that batch was written.
+            const read =
+              ahead && ahead.from === this.cursor && ahead.limit === limit
+                ? ahead.read
+                : this.log.readAll(this.cursor, limit);
+            ahead = undefined;
+            const { events, cursor } = await read;
             if (events.length === 0) {
               this.wanted = false;
               break;
@@ -399,6 +407,13 @@ export class ProjectionRunner {
             // returned events appended after that, which must wait too.
             while (this.held) await this.held.released;
             if (this.stopped) return;
+            // A full batch: more is waiting (a replay, a start after a while away). The log reads
+            // the next batch while DuckDB writes this one; live batches, smaller, are read after.
+            if (events.length === limit && this.isolating === 0) {
+              const next = this.log.readAll(cursor, limit);
+              next.catch(() => undefined);
+              ahead = { from: cursor, limit, read: next };
+            }
             try {
               await this.applyBatch(events, cursor);
             } catch (error) {

@@ -118,7 +118,12 @@ describe.each(storeKinds)('an event no projection can apply (%s)', (kind) => {
     );
 
     // The process starts again, on its own read model and on a fresh one, and reports the same failure.
-    for (const overrides of [{}, { DUCKDB_FILE: ':memory:' }] as Record<string, string>[]) {
+    // Batches of two: full ones, so the next is read while one is written (and one is read past the poison).
+    for (const overrides of [
+      {},
+      { DUCKDB_FILE: ':memory:' },
+      { DUCKDB_FILE: ':memory:', PROJECTION_BATCH_SIZE: '2' },
+    ] as Record<string, string>[]) {
       t = await t.restart(overrides);
       const again = await statusOf(t);
       expect(again.failed).toMatchObject({ position: String(poison), projection: 'file-tables' });
