@@ -86,8 +86,9 @@ const projectCreateRate = async (store: Store, count: number, concurrency: numbe
 
 /**
  * Project creation through the service (decider, append, answer; the projection follows and reads
- * wait for it; the time ends when a read of the last one answers) against raw appends of the same event to the same kind of store, with the same
- * concurrency, in alternating turns (the disk's fsync times moved a single measurement by half).
+ * wait for it; the time ends when a read of the last one answers) against raw appends of the same
+ * event to the same kind of store, with the same concurrency, in alternating turns (the disk's
+ * fsync times moved a single measurement by half).
  */
 export const benchWrites = async (count: number) => {
   const results: { store: string; ratio: number }[] = [];
@@ -109,9 +110,10 @@ export const benchWrites = async (count: number) => {
 };
 
 /**
- * Creates into one project (one stream), 16 clients, until a read of the last one answers: into
- * an empty project and into one that holds `held` skills, in one run; and the same number of raw appends of one event each (16 concurrent,
- * each to a stream of its own, so none conflict) as the baseline.
+ * Creates into one project (one stream), 16 clients, until a read of the last one answers: into an
+ * empty project and into one that holds `held` skills, in one run; and the same number of raw
+ * appends of one event each (16 concurrent, each to a stream of its own, so none conflict) as the
+ * baseline.
  */
 export const benchProjectWrites = async (count: number, held = 3000, concurrency = 16) => {
   const results: { label: string; ratio: number }[] = [];

@@ -73,6 +73,10 @@ export const evolveAgents = (agents: AgentsState, event: RecordedEvent): AgentsS
   }
 };
 
+/** The agents linked to a skill, in the order the state holds them. */
+export const agentsUsingSkill = (agents: AgentsState, skillId: bigint): Agent[] =>
+  [...agents.values()].filter((agent) => agent.skills.some((link) => link.skillId === skillId));
+
 export const requireAgent = (agents: AgentsState, ref: string): Agent => {
   const agent = findByRef(agents.values(), ref);
   if (!agent) throw notFound(`Agent with name ${ref} does not exist`, 'Agent not found');

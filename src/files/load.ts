@@ -63,6 +63,7 @@ export const recordableType = (duckType: string) => (SCALAR_TYPE.test(duckType) 
 /** Above this many columns, type checks go through one UNPIVOT instead of one wide SELECT. */
 const WIDE = 64;
 
+/** Per column: non-empty cells, the cells each candidate type holds, then values with a fraction and values with a time of day. */
 const typeChecks = (v: string) => [
   `count(${v})`,
   ...CANDIDATES.map((t) => `count(TRY_CAST(${v} AS ${t}))`),
@@ -83,7 +84,7 @@ const columnCounts = async (c: DuckDBConnection, from: string, names: string[]) 
     const counts = (await c.runAndReadAll(`SELECT ${checks.join(', ')} FROM ${from}`))
       .getRowsJS()[0]!
       .map(Number);
-    const width = CANDIDATES.length + 3;
+    const width = typeChecks('v').length;
     return new Map(names.map((n, i) => [n, counts.slice(i * width, (i + 1) * width)]));
   }
   const rows = (
@@ -186,8 +187,7 @@ export const analyzeFile = async (
     );
     const columns = described.map((d) => {
       const [nonEmpty = 0, ...rest] = counts.get(d.column_name) ?? [];
-      const fractional = rest[CANDIDATES.length] ?? 0;
-      const timed = rest[CANDIDATES.length + 1] ?? 0;
+      const [fractional = 0, timed = 0] = rest.slice(CANDIDATES.length);
       const fits = (t: (typeof CANDIDATES)[number]) =>
         (rest[CANDIDATES.indexOf(t)] ?? 0) >= nonEmpty * (1 - TOLERATED_INVALID) &&
         (t !== 'BIGINT' || fractional === 0) &&

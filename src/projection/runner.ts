@@ -385,18 +385,16 @@ export class ProjectionRunner {
       return Promise.reject(new Error(`The read model is stopped: ${describeFailure(failed)}`));
     this.running = (async () => {
       // The next batch, read while this one is written when the log holds more than a batch.
-      let ahead: { from: LogCursor; limit: number; read: ReturnType<EventLog['readAll']> } | undefined;
+      let ahead: { from: LogCursor; read: ReturnType<EventLog['readAll']> } | undefined;
       try {
         do {
           this.again = false;
           for (;;) {
             if (this.stopped) return;
             const limit = this.isolating > 0 ? 1 : (this.options.batchSize ?? 1000);
-            // Read ahead from where the last batch ended: good only if that batch was written.
-            const read =
-              ahead && ahead.from === this.cursor && ahead.limit === limit
-                ? ahead.read
-                : this.log.readAll(this.cursor, limit);
+            // Read ahead from where the last batch ended: good only if that batch was written (a
+            // failed one leaves the cursor where it was, and only then do batches shrink to one).
+            const read = ahead?.from === this.cursor ? ahead.read : this.log.readAll(this.cursor, limit);
             ahead = undefined;
             const { events, cursor } = await read;
             if (events.length === 0) {
@@ -412,7 +410,7 @@ export class ProjectionRunner {
             if (events.length === limit && this.isolating === 0) {
               const next = this.log.readAll(cursor, limit);
               next.catch(() => undefined);
-              ahead = { from: cursor, limit, read: next };
+              ahead = { from: cursor, read: next };
             }
             try {
               await this.applyBatch(events, cursor);

@@ -217,6 +217,18 @@ export const isKeyword = (sql: string, t: Token | undefined, keyword: string) =>
   t.end - t.start === keyword.length &&
   textOf(sql, t).toUpperCase() === keyword;
 
+/** The index of the `)` token closing the `(` token at `open` (other tokens skipped), or -1 when none does. */
+export const closingParen = (sql: string, tokens: readonly Token[], open: number): number => {
+  let depth = 0;
+  for (let k = open; k < tokens.length; k++) {
+    const t = tokens[k]!;
+    if (t.kind !== 'symbol') continue;
+    if (sql[t.start] === '(') depth++;
+    else if (sql[t.start] === ')' && --depth === 0) return k;
+  }
+  return -1;
+};
+
 /** Tokens that matter to a reader: no blanks, no comments. */
 export const significant = (tokens: readonly Token[]) =>
   tokens.filter((t) => t.kind !== 'blank' && t.kind !== 'comment');

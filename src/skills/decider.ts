@@ -1,5 +1,5 @@
 import type { SkillCreated, SkillDeleted, SkillDetachedFromAgent, SkillUpdated } from '../../events';
-import type { AgentsState } from '../agents/state';
+import { agentsUsingSkill, type AgentsState } from '../agents/state';
 import { requireLiveProject, type ProjectState } from '../projects/state';
 import { checkExpectedVersion, conflict, invalid } from '../shared/errors';
 import { mergeParams, type Params } from '../shared/params';
@@ -54,19 +54,17 @@ export const removeSkill = (
 ): (SkillDeleted | SkillDetachedFromAgent)[] => {
   const projectId = Number(requireLiveProject(state.project).id);
   const at = now.toISOString();
-  const detachments: SkillDetachedFromAgent[] = [...state.agents.values()]
-    .filter((agent) => agent.skills.some((link) => link.skillId === skill.id))
-    .map((agent) => ({
-      type: 'SkillDetachedFromAgent',
-      data: {
-        projectId,
-        agentId: Number(agent.id),
-        skillId: Number(skill.id),
-        skillName: skill.name,
-        reason,
-        detachedAt: at,
-      },
-    }));
+  const detachments: SkillDetachedFromAgent[] = agentsUsingSkill(state.agents, skill.id).map((agent) => ({
+    type: 'SkillDetachedFromAgent',
+    data: {
+      projectId,
+      agentId: Number(agent.id),
+      skillId: Number(skill.id),
+      skillName: skill.name,
+      reason,
+      detachedAt: at,
+    },
+  }));
   return [
     { type: 'SkillDeleted', data: { projectId, skillId: Number(skill.id), name: skill.name, deletedAt: at } },
     ...detachments,

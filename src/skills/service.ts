@@ -1,4 +1,5 @@
 import { forgetDeleted } from '../ledger/secretKeeper';
+import { agentsUsingSkill } from '../agents/state';
 import { answeredAhead, type AppContext } from '../context';
 import { projectAggregate, type ProjectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
@@ -41,8 +42,7 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
     const skill = skillById(state.skills, id);
     if (!skill || state.project.status !== 'live')
       throw new Error(`skill ${id} must be live after its write`);
-    const agentIds = [...state.agents.values()]
-      .filter((agent) => agent.skills.some((link) => link.skillId === id))
+    const agentIds = agentsUsingSkill(state.agents, id)
       .map((agent) => agent.id)
       .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     return presentSkillState(skill, state.project.id, agentIds);

@@ -3,7 +3,15 @@ import type { ExternalDatabase, ExternalResult } from '../integrations/drivers';
 import type { AstNode } from './ast';
 import { SqlError, SqlErrorCode } from './errors';
 import { quoteIdent, quoteMysqlIdent, quoteString } from '../shared/quoting';
-import { isKeyword, significant, textOf, tokenize, unquoted, type Token } from '../shared/sqlTokens';
+import {
+  closingParen,
+  isKeyword,
+  significant,
+  textOf,
+  tokenize,
+  unquoted,
+  type Token,
+} from '../shared/sqlTokens';
 
 /** A table of an external database that a mixed query needs locally, and how to fetch it. */
 export type ExternalFetch = {
@@ -54,7 +62,8 @@ export const extractNativeQueries = async (
     if (name === null || open.kind !== 'symbol' || sql[open.start] !== '(') continue;
     const integration = await integrationOf(name);
     if (!integration) continue;
-    const close = matchingParen(tokens, k + 2, sql);
+    const close = closingParen(sql, tokens, k + 2);
+    if (close < 0) throw new SqlError(SqlErrorCode.Syntax, 'Unbalanced parentheses around the native query');
     const placeholder = `__native_${natives.size}`;
     natives.set(placeholder, { integration, sql: sql.slice(open.end, tokens[close]!.start).trim() });
     out += `${sql.slice(last, keyword.start)}${textOf(sql, keyword)} ${placeholder}`;
@@ -62,18 +71,6 @@ export const extractNativeQueries = async (
     k = close;
   }
   return { sql: out + sql.slice(last), natives };
-};
-
-/** The index of the `)` token closing the `(` token at `open`. */
-const matchingParen = (tokens: readonly Token[], open: number, sql: string) => {
-  let depth = 0;
-  for (let k = open; k < tokens.length; k++) {
-    const t = tokens[k]!;
-    if (t.kind !== 'symbol') continue;
-    if (sql[t.start] === '(') depth++;
-    else if (sql[t.start] === ')' && --depth === 0) return k;
-  }
-  throw new SqlError(SqlErrorCode.Syntax, 'Unbalanced parentheses around the native query');
 };
 
 /**

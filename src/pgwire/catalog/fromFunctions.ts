@@ -1,4 +1,4 @@
-import { isKeyword, textOf, type Token } from '../../shared/sqlTokens';
+import { closingParen, isKeyword, textOf, type Token } from '../../shared/sqlTokens';
 
 /**
  * Functions in a FROM clause, PostgreSQL's way in DuckDB's words. PostgreSQL lets any function
@@ -50,17 +50,6 @@ export const isRelationAlias = (sql: string, t: Token | undefined) =>
   t !== undefined &&
   (t.kind === 'identifier' || (t.kind === 'word' && !NOT_ALIAS.has(textOf(sql, t).toUpperCase())));
 
-/** The index of the `)` closing the `(` at `open` in `words`, or -1. */
-const closing = (sql: string, words: readonly Token[], open: number) => {
-  let depth = 0;
-  for (let j = open; j < words.length; j++) {
-    const text = textOf(sql, words[j]!);
-    if (text === '(') depth++;
-    else if (text === ')' && --depth === 0) return j;
-  }
-  return -1;
-};
-
 /** Replacements (by token start) that make each aliased function in a FROM clause DuckDB's. */
 export const fromFunctionEdits = (sql: string, words: readonly Token[]): Map<number, string> => {
   const edits = new Map<number, string>();
@@ -90,7 +79,7 @@ export const fromFunctionEdits = (sql: string, words: readonly Token[]): Map<num
     const before = words[i - 1] ? textOf(sql, words[i - 1]!).toUpperCase() : '';
     if (before !== 'FROM' && before !== ',' && before !== 'JOIN') continue;
     if (words[i + 1] === undefined || textOf(sql, words[i + 1]!) !== '(') continue;
-    const close = closing(sql, words, i + 1);
+    const close = closingParen(sql, words, i + 1);
     if (close < 0) continue;
     // `AS a` or `a`, and no column list after it (with one, DuckDB reads it as PostgreSQL does).
     const hasAs = isKeyword(sql, words[close + 1], 'AS');
