@@ -8,6 +8,47 @@ import {
   type RecordedEvent,
 } from '../../events';
 
+// A lone surrogate is written by JSON.stringify as the escape `\udXXX` (a paired one as the
+// character itself), so a stored text without such an escape cannot hold one.
+const MAY_HOLD_LONE_SURROGATE = /\\u[dD][89a-fA-F]/;
+
+/** Every string (and key) of a freshly parsed value made well-formed, in place; no recursion. */
+const replaceLoneSurrogates = (root: unknown): unknown => {
+  const fix = (v: unknown) => (typeof v === 'string' && !v.isWellFormed() ? v.toWellFormed() : v);
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        value[i] = fix(value[i]);
+        if (value[i] !== null && typeof value[i] === 'object') stack.push(value[i]);
+      }
+    } else if (value !== null && typeof value === 'object') {
+      const record = value as Record<string, unknown>;
+      for (const key of Object.keys(record)) {
+        const child = fix(record[key]);
+        const wellFormedKey = fix(key) as string;
+        if (wellFormedKey !== key) delete record[key];
+        record[wellFormedKey] = child;
+        if (child !== null && typeof child === 'object') stack.push(child);
+      }
+    }
+  }
+  return fix(root);
+};
+
+/**
+ * A stored JSON text as readers get it. The contract refuses lone UTF-16 surrogates today; a log
+ * written before it did may hold some (SQLite stores any text), and no read model can project
+ * them. Such a string is read with each lone surrogate replaced by U+FFFD, the replacement
+ * character, as every UTF-8 decoder does: the same on every read, so the read model, the ledger's
+ * hashes and `verify` agree, and the event that stopped the read model before is projected.
+ */
+export const parseStoredJson = (text: string): unknown => {
+  const value: unknown = JSON.parse(text);
+  return MAY_HOLD_LONE_SURROGATE.test(text) ? replaceLoneSurrogates(value) : value;
+};
+
 /** Metadata we store with every event besides what the store itself records. */
 export type StoredMetadata = {
   recordedAt: string;

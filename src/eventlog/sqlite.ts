@@ -7,7 +7,7 @@ import type { Clock } from '../shared/time';
 import { AppendedTail } from './appendedTail';
 import { keyedMutex, serialQueue } from './queue';
 import { openSqliteConnection } from './sqliteConnection';
-import { actorOf, prepareForAppend, upcast, type StoredMetadata } from './registry';
+import { actorOf, parseStoredJson, prepareForAppend, upcast, type StoredMetadata } from './registry';
 import { StreamVersionConflict, type EventLog, type LogCursor } from './types';
 
 type StoredRow = {
@@ -39,8 +39,8 @@ const toRecorded = (type: string, data: unknown, m: ReadMeta): RecordedEvent =>
   });
 
 const rowToRecorded = (row: StoredRow): RecordedEvent => {
-  const metadata = JSON.parse(row.message_metadata) as Partial<StoredMetadata>;
-  return toRecorded(row.message_type, JSON.parse(row.message_data), {
+  const metadata = parseStoredJson(row.message_metadata) as Partial<StoredMetadata>;
+  return toRecorded(row.message_type, parseStoredJson(row.message_data), {
     ...metadata,
     messageId: row.message_id,
     streamName: row.stream_id,

@@ -14,7 +14,7 @@ export type JsonLimits = {
 export type JsonViolation = {
   /** Where in the value, as keys and indexes from its root. */
   readonly path: readonly (string | number)[];
-  readonly problem: 'depth' | 'bytes' | 'nul';
+  readonly problem: 'depth' | 'bytes' | 'nul' | 'surrogate';
   readonly message: string;
 };
 
@@ -40,9 +40,25 @@ const jsonStringBytes = (s: string) => {
 const hasNul = (s: string) => s.includes('\u0000');
 
 /**
+ * A UTF-16 surrogate without its partner is no Unicode text: UTF-8 cannot encode it, so DuckDB's
+ * JSON reader refuses it and PostgreSQL's jsonb too. One accepted into the log could never be
+ * projected (every later write waited behind it), so the contract refuses it as it refuses NUL.
+ */
+export const hasLoneSurrogate = (s: string) => !s.isWellFormed();
+
+/** What is wrong with one string of an event, if anything: NUL or a lone surrogate. */
+const stringProblem = (s: string): { problem: 'nul' | 'surrogate'; what: string } | null =>
+  hasNul(s)
+    ? { problem: 'nul', what: 'a NUL character' }
+    : hasLoneSurrogate(s)
+      ? { problem: 'surrogate', what: 'a lone UTF-16 surrogate (not Unicode text)' }
+      : null;
+
+/**
  * The first way `value` breaks the limits, or null. The walk keeps its own stack and stops as soon
- * as a limit is crossed. NUL characters are refused in keys and strings: PostgreSQL's jsonb cannot
- * store them (the append fails), and a key becomes a column name in places where NUL is no name.
+ * as a limit is crossed. NUL characters and lone surrogates are refused in keys and strings: PostgreSQL's
+ * jsonb cannot store them (the append fails), DuckDB's JSON reader refuses a lone surrogate, and a
+ * key becomes a column name in places where NUL is no name.
  */
 export const jsonViolation = (value: unknown, limits: JsonLimits): JsonViolation | null => {
   let bytes = 0;
@@ -51,7 +67,8 @@ export const jsonViolation = (value: unknown, limits: JsonLimits): JsonViolation
     const frame = stack.pop()!;
     const v = frame.value;
     if (typeof v === 'string') {
-      if (hasNul(v)) return { path: pathOf(frame), problem: 'nul', message: 'holds a NUL character' };
+      const bad = stringProblem(v);
+      if (bad) return { path: pathOf(frame), problem: bad.problem, message: `holds ${bad.what}` };
       bytes += jsonStringBytes(v);
     } else if (typeof v === 'number') bytes += Number.isFinite(v) ? String(v).length : 4;
     else if (typeof v === 'boolean') bytes += v ? 4 : 5;
@@ -73,8 +90,9 @@ export const jsonViolation = (value: unknown, limits: JsonLimits): JsonViolation
         for (let i = entries.length - 1; i >= 0; i--) {
           const [k, child] = entries[i]!;
           const at: Frame = { value: child, depth, parent: frame, key: k };
-          if (hasNul(k))
-            return { path: pathOf(at), problem: 'nul', message: 'has a key holding a NUL character' };
+          const bad = stringProblem(k);
+          if (bad)
+            return { path: pathOf(at), problem: bad.problem, message: `has a key holding ${bad.what}` };
           bytes += jsonStringBytes(k) + 1;
           stack.push(at);
         }
