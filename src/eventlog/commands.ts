@@ -1,7 +1,13 @@
 import { boundsViolationDetail, type RecordedEvent } from '../../events';
 import { invalid } from '../shared/errors';
 import { currentRequest, noteAppended, type RequestContext } from '../shared/requestContext';
-import { StreamVersionConflict, type AppendResult, type EventLog, type NewEvent } from './types';
+import {
+  AppendRefused,
+  StreamVersionConflict,
+  type AppendResult,
+  type EventLog,
+  type NewEvent,
+} from './types';
 
 /** How a stream's events fold into the state its deciders read. */
 export type Aggregate<S> = {
@@ -282,13 +288,14 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
         result = await log.append(stream, events, loaded.version, causes);
       } catch (error) {
         const outOfBounds = boundsViolationDetail(error);
-        if (outOfBounds !== null && pending.length > 1) {
-          // One command's value broke the contract and nothing was written: run each alone, so only
-          // that one fails.
+        if (!(error instanceof StreamVersionConflict) && pending.length > 1) {
+          // Nothing was written, and the failure may be one command's alone (a value the contract or
+          // the store refuses): run each alone, so only the one that cannot be stored fails.
           for (const w of pending) await runGroup(stream, [w]).catch((e: unknown) => w.reject(e));
           return;
         }
         if (outOfBounds !== null) throw invalid(outOfBounds, 'Value out of bounds');
+        if (error instanceof AppendRefused) throw invalid(error.reason, 'Value the log cannot store');
         if (!(error instanceof StreamVersionConflict) || attempt >= MAX_ATTEMPTS) throw error;
         if (loaded.unverified) counts.staleCacheRetries++;
         else counts.conflicts++;

@@ -7,7 +7,7 @@ import { appendNewsFeed } from './postgresNews';
 import { extendEmmettSchema } from './postgresSchema';
 import { keyedMutex } from './queue';
 import { actorOf, prepareForAppend, upcast, type StoredMetadata } from './registry';
-import { StreamVersionConflict, type EventLog, type LogCursor } from './types';
+import { AppendRefused, StreamVersionConflict, type EventLog, type LogCursor } from './types';
 
 type MessageRow = {
   stream_id: string;
@@ -119,7 +119,11 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
         appended = await appendWithOneStatement(writer, stream, prepared, expectedVersion);
       } catch (error) {
         // A unique key of the stream or its positions: someone else appended first.
-        if ((error as { code?: unknown }).code === '23505') appended = null;
+        const code = (error as { code?: unknown }).code;
+        if (code === '23505') appended = null;
+        // A data exception: PostgreSQL cannot store a value these events hold.
+        else if (typeof code === 'string' && code.startsWith('22'))
+          throw new AppendRefused(error instanceof Error ? error.message : String(error));
         else throw error;
       }
       if (!appended) throw new StreamVersionConflict(stream, expectedVersion);

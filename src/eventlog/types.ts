@@ -43,6 +43,18 @@ export class StreamVersionConflict extends Error {
 }
 
 /**
+ * The log refused what was given to it (a value its store cannot hold: PostgreSQL's data exceptions,
+ * SQLSTATE class 22), as opposed to failing (a connection lost): the events' fault, so the command
+ * that decided them fails with a 400 and the commands appended beside it are retried without it.
+ */
+export class AppendRefused extends Error {
+  constructor(readonly reason: string) {
+    super(`The log cannot store these events: ${reason}`);
+    this.name = 'AppendRefused';
+  }
+}
+
+/**
  * The only source of truth. Both stores implement exactly this; nothing else in the app
  * touches Emmett or the database behind it.
  */

@@ -6,7 +6,7 @@ import type { RecordedEvent } from '../../events';
 import { decideAgent, type AgentCommand } from '../../src/agents/decider';
 import { commandRunner, type CommandOutcome } from '../../src/eventlog/commands';
 import { openEventLog } from '../../src/eventlog/open';
-import type { EventLog, NewEvent } from '../../src/eventlog/types';
+import { AppendRefused, type EventLog, type NewEvent } from '../../src/eventlog/types';
 import { projectAggregate, type ProjectAggregate } from '../../src/projects/aggregate';
 import { decideProject, type ProjectCommand } from '../../src/projects/decider';
 import { projectStream } from '../../src/projects/state';
@@ -33,8 +33,8 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   fc
     .record({
       name: fc.constantFrom(...skillNames),
-      // A NUL is refused by the log's contract when appended, not by the decider.
-      note: fc.constantFrom('fine', 'also fine', 'nul\u0000inside'),
+      // A NUL or a lone surrogate is refused by the log's contract when appended, not by the decider.
+      note: fc.constantFrom('fine', 'also fine', 'nul\u0000inside', 'lone\ud800surrogate'),
       sql: fc.boolean(),
     })
     .map(({ name, note, sql }) => ({
@@ -229,6 +229,66 @@ describe('a writer deciding on its cached state while another process writes (Po
       expect(types).toEqual(['ProjectCreated', 'SkillCreated', 'SkillDeleted', 'SkillCreated']);
     } finally {
       await shared.dispose();
+    }
+  });
+});
+
+describe.each(storeKinds)('an append the store refuses, among commands sent together (%s)', (kind) => {
+  it('given a few commands whose events the store cannot hold among many, then only those fail, with a 400, and the others are appended', async () => {
+    const opened = await openLog(kind);
+    try {
+      // The real log, refusing as PostgreSQL refuses a value it cannot store (a data exception).
+      const refusing: EventLog = {
+        ...opened.log,
+        append: (stream, events, expected, causes) =>
+          events.some((e) => JSON.stringify(e.data).includes('unstorable'))
+            ? Promise.reject(new AppendRefused('unsupported Unicode escape sequence'))
+            : opened.log.append(stream, events, expected, causes),
+      };
+      const runner = commandRunner(refusing);
+      const create = (name: string, note: string): Command => ({
+        slice: 'skill',
+        command: { type: 'CreateSkill', data: { name, type: 'text', params: { note } }, metadata: now },
+      });
+      await runner.run(
+        STREAM,
+        projectAggregate,
+        decision({
+          slice: 'project',
+          command: { type: 'CreateProject', data: { name: 'gc' }, metadata: now },
+        }),
+      );
+      const commands = Array.from({ length: 16 }, (_, i) =>
+        create(`s${i}`, i % 4 === 1 ? 'unstorable' : 'fine'),
+      );
+      const outcomes = await Promise.all(
+        commands.map((c, i) =>
+          runner.run(STREAM, projectAggregate, decision(c)).then(
+            () => ({ i, ok: true }),
+            (e: unknown) => ({ i, ok: false, kind: (e as { kind?: string }).kind, message: String(e) }),
+          ),
+        ),
+      );
+      for (const o of outcomes)
+        if (o.i % 4 === 1)
+          expect(o).toEqual({
+            i: o.i,
+            ok: false,
+            kind: 'Invalid',
+            message: expect.stringMatching(/unsupported Unicode/),
+          });
+        else expect(o).toEqual({ i: o.i, ok: true });
+      const names = (await streamOf(opened.log))
+        .filter((e) => e.type === 'SkillCreated')
+        .map((e) => (e.data as { name: string }).name);
+      expect(names.sort()).toEqual(
+        commands
+          .map((_, i) => `s${i}`)
+          .filter((_, i) => i % 4 !== 1)
+          .sort(),
+      );
+    } finally {
+      await opened.dispose();
     }
   });
 });
