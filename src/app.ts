@@ -425,6 +425,7 @@ export const createApp = async (
       digest: stores.digest,
       version: () => projections.version,
       failure: () => projections.failure,
+      rebuildReason: () => projections.rebuildReason,
     },
     operator,
   );

@@ -171,6 +171,17 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       return { events: Number(rows[0]?.n ?? 0), position: BigInt(rows[0]?.last ?? 0) };
     },
 
+    eventIdAt: async (position) => {
+      // Committed rows only (this statement's snapshot), without the horizon readAll keeps: the event
+      // was read once, so it is committed; the horizon may dip below it for a moment.
+      const { rows } = await reader.query<{ message_id: string }>(
+        `SELECT m.message_id FROM emt_messages m
+          WHERE m.is_archived = FALSE AND m.global_position = $1::bigint`,
+        [position.toString()],
+      );
+      return rows[0]?.message_id ?? null;
+    },
+
     readPage: async ({ after, limit, stream }) => {
       const { rows } = await reader.query<MessageRow>(
         `SELECT m.stream_id, m.stream_position::text AS stream_position, m.global_position::text AS global_position,

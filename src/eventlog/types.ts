@@ -82,6 +82,12 @@ export interface EventLog {
   readAll(after: LogCursor, limit: number): Promise<{ events: RecordedEvent[]; cursor: LogCursor }>;
   /** How many events the log holds and the highest committed position (progress of a replay). */
   head(): Promise<{ events: number; position: bigint }>;
+  /**
+   * The id of the committed event at exactly `position`, or null when the log holds none there. A
+   * read model checks with it that the log still holds the last event it applied (a restored older
+   * log, or another log altogether, does not).
+   */
+  eventIdAt(position: bigint): Promise<string | null>;
   /** A page of the log in global-position order, for audits (optionally one stream). */
   readPage(options: { after: bigint; limit: number; stream?: string }): Promise<RecordedEvent[]>;
   /**

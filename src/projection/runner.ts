@@ -50,6 +50,11 @@ const CHASE_MAX_MS = 100;
  */
 export class ProjectionRunner {
   private cursor: LogCursor = logStart;
+  /** The id of the event at the cursor (the last one applied), null before the first. */
+  private cursorEventId: string | null = null;
+  /** Why the tables were last dropped and rebuilt at start, if they were (GET /api/status). */
+  private rebuiltBecause: string | null = null;
+  private rebuildingForLog: Promise<void> | null = null;
   private readonly applied = new AppliedPositions();
   private readonly waiters = new PositionWaiters();
   private running: Promise<void> | null = null;
@@ -516,27 +521,96 @@ export class ProjectionRunner {
     await w.run(
       `CREATE TABLE IF NOT EXISTS ${CHECKPOINT_TABLE} (id INTEGER, position BIGINT, transaction_id VARCHAR, fingerprint VARCHAR)`,
     );
+    // Read models written before it was kept have no id of the last event applied.
+    await w.run(`ALTER TABLE ${CHECKPOINT_TABLE} ADD COLUMN IF NOT EXISTS event_id VARCHAR`);
     const rows = (
-      await w.runAndReadAll(`SELECT position, transaction_id, fingerprint FROM ${CHECKPOINT_TABLE}`)
-    ).getRowObjectsJS() as { position: bigint; transaction_id: string | null; fingerprint: string }[];
+      await w.runAndReadAll(`SELECT position, transaction_id, fingerprint, event_id FROM ${CHECKPOINT_TABLE}`)
+    ).getRowObjectsJS() as {
+      position: bigint;
+      transaction_id: string | null;
+      fingerprint: string;
+      event_id: string | null;
+    }[];
     const stored = rows[0];
     if (stored && stored.fingerprint !== this.fingerprint) {
       this.logger.info('projection definitions changed: rebuilding from the log');
       await this.dropTables();
       return this.prepareTables();
     }
+    if (stored) {
+      const mismatch = await this.logMismatch(BigInt(stored.position), stored.event_id);
+      if (mismatch) {
+        this.rebuiltBecause = mismatch;
+        this.logger.warn(
+          { reason: mismatch },
+          'the read model does not belong to this log: rebuilding from the log',
+        );
+        await this.dropTables();
+        return this.prepareTables();
+      }
+    }
     for (const p of this.projections) await w.run(createTableSql(p));
     for (const p of this.schemaProjections) await p.prepare(w);
     if (!stored) {
-      await w.run(`INSERT INTO ${CHECKPOINT_TABLE} VALUES (1, 0, NULL, ?)`, [this.fingerprint]);
+      await w.run(`INSERT INTO ${CHECKPOINT_TABLE} VALUES (1, 0, NULL, ?, NULL)`, [this.fingerprint]);
       this.cursor = logStart;
+      this.cursorEventId = null;
     } else {
       this.cursor = { position: BigInt(stored.position), transactionId: stored.transaction_id };
+      this.cursorEventId = stored.event_id;
     }
     // Everything before the checkpoint is in the tables already. On PostgreSQL a late commit can
     // sit below its position, but it will still be read (the cursor orders by transaction) and
     // recorded then: the log says below which position nothing is left to read.
     this.applied.reset(await this.log.unreadFloor(this.cursor));
+  }
+
+  /**
+   * Why tables that include the log up to `position`, ending with the event `eventId`, cannot be
+   * this log's read model, or null when they can: the log must still hold that very event there. A
+   * log restored from an older copy (shorter: its next writes would take positions the tables
+   * claim to include, and be skipped as applied) or another log altogether does not.
+   */
+  private async logMismatch(position: bigint, eventId: string | null): Promise<string | null> {
+    if (position === 0n) return null;
+    const atPosition = await this.log.eventIdAt(position);
+    if (atPosition === null)
+      return `the read model includes the log up to event ${position}, which the log does not hold (a log restored from an older copy, or another log)`;
+    if (eventId !== null && atPosition !== eventId)
+      return `the read model's event ${position} is ${eventId}, the log's is ${atPosition} (another log, or one rewritten)`;
+    return null;
+  }
+
+  /**
+   * Checks, now, that the log still holds the last event the tables include (readiness asks when
+   * the log's head stands below the read model). When it does not, the tables are rebuilt from
+   * the log (in the background) and the reason is answered.
+   */
+  async verifyBelongsToLog(): Promise<string | null> {
+    if (this.rebuildingForLog) return this.rebuiltBecause;
+    const mismatch = await this.logMismatch(this.cursor.position, this.cursorEventId);
+    if (mismatch && !this.stopped && !this.rebuildingForLog) {
+      this.rebuiltBecause = mismatch;
+      this.logger.warn(
+        { reason: mismatch },
+        'the read model does not belong to this log: rebuilding from the log',
+      );
+      this.rebuildingForLog = this.rebuild()
+        .then(() => undefined)
+        .catch((error: unknown) => this.logger.error({ err: error }, 'rebuilding the read model failed'))
+        .finally(() => (this.rebuildingForLog = null));
+    }
+    return mismatch;
+  }
+
+  /** True while the tables are rebuilt because they did not belong to the log (not ready meanwhile). */
+  get rebuildingForTheLog(): boolean {
+    return this.rebuildingForLog !== null;
+  }
+
+  /** Why the tables were last rebuilt for not belonging to the log, if they were. */
+  get rebuildReason(): string | null {
+    return this.rebuiltBecause;
   }
 
   /**
@@ -547,6 +621,13 @@ export class ProjectionRunner {
    */
   betweenBatches<T>(work: () => Promise<T>): Promise<T> {
     return this.writerTurn(work);
+  }
+
+  /** The id of the event the cursor stands at: one of the batch's, or the one it stood at before. */
+  private eventIdAtCursor(events: readonly RecordedEvent[], cursor: LogCursor): string | null {
+    for (let i = events.length - 1; i >= 0; i--)
+      if (events[i]!.meta.position === cursor.position) return events[i]!.meta.eventId;
+    return cursor.position === this.cursor.position ? this.cursorEventId : null;
   }
 
   private applyBatch(events: readonly RecordedEvent[], cursor: LogCursor) {
@@ -575,9 +656,10 @@ export class ProjectionRunner {
         transaction,
         committed: this.committed,
       });
+      const lastEventId = this.eventIdAtCursor(events, cursor);
       const checkpoint = `UPDATE ${CHECKPOINT_TABLE} SET position = ${cursor.position}, transaction_id = ${
         cursor.transactionId === null ? 'NULL' : quoteString(cursor.transactionId)
-      }`;
+      }, event_id = ${lastEventId === null ? 'NULL' : quoteString(lastEventId)}`;
       // A small batch is one call: its rows, the checkpoint and the commit, run off the main thread.
       const rest = [...batch.statements, checkpoint, 'COMMIT'];
       if (!begun) {
@@ -596,6 +678,7 @@ export class ProjectionRunner {
       this.dataEpoch++;
     }
     this.cursor = cursor;
+    this.cursorEventId = this.eventIdAtCursor(events, cursor);
     this.version++;
     this.touchTables(written);
     for (const e of events) {

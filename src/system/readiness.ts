@@ -7,6 +7,13 @@ export type ReadinessProbe = {
   head(atLeast: bigint): Promise<LogHead>;
   position(): bigint;
   failure(): ProjectionFailure | null;
+  /**
+   * Null when the log still holds the last event the read model applied; otherwise why not (the
+   * read model is then rebuilt from the log). Asked when the head stands below the read model.
+   */
+  belongsToLog(): Promise<string | null>;
+  /** The reason while the read model is rebuilt for not belonging to the log; null otherwise. */
+  rebuildingForLog(): string | null;
   /** How many log positions the read model may trail the head by and still take traffic. */
   readonly maxLag: number;
 };
@@ -46,6 +53,20 @@ export const readinessOf = async (probe: ReadinessProbe): Promise<Readiness> => 
   } catch (logError) {
     reasons.push('the event log does not answer');
     return { ready: false, reasons, retryAfterSeconds, logError };
+  }
+  const rebuilding = probe.rebuildingForLog();
+  if (rebuilding) reasons.push(`${rebuilding}: rebuilding the read model from the log`);
+  else if (head.position < position) {
+    // A log behind its read model: on PostgreSQL a moment's horizon, or an older log restored under
+    // it, whose next writes would take positions the read model claims to include.
+    let mismatch: string | null;
+    try {
+      mismatch = await probe.belongsToLog();
+    } catch (logError) {
+      reasons.push('the event log does not answer');
+      return { ready: false, reasons, retryAfterSeconds, logError };
+    }
+    if (mismatch) reasons.push(`${mismatch}: rebuilding the read model from the log`);
   }
   const lag = Number(head.position - position);
   if (lag > probe.maxLag)

@@ -11,6 +11,8 @@ export type ReadModelStatus = {
   version(): number;
   /** The event the read model is stopped at, if any. */
   failure?(): ProjectionFailure | null;
+  /** Why the read model was last rebuilt for not belonging to the log, if it was. */
+  rebuildReason?(): string | null;
 };
 
 const failureSchema = z
@@ -55,6 +57,12 @@ const readModelSchema = z
       .describe("sha256 over every table's row count and content hash: equal on replicas at one position"),
     tables: z.array(tableDigestSchema),
     failed: failureSchema,
+    rebuilt_because: z
+      .string()
+      .nullable()
+      .describe(
+        'null, or why this process found its read model did not belong to the log (an older copy of the log restored, another log) and rebuilt it from the log',
+      ),
   })
   .describe('The read model of the process that answered: compare two replicas, or a replica and a replay');
 
@@ -113,7 +121,13 @@ export const systemRoutes = (
               confirmed: true,
               provider: enabled ? 'mindledger' : 'disabled',
             },
-            read_model: { position, digest, tables, failed: presentFailure(readModel.failure?.()) },
+            read_model: {
+              position,
+              digest,
+              tables,
+              failed: presentFailure(readModel.failure?.()),
+              rebuilt_because: readModel.rebuildReason?.() ?? null,
+            },
           },
         };
       },

@@ -41,6 +41,8 @@ export const operatorView = (ctx: AppContext, work: WorkInFlight) => {
         head,
         position: () => ctx.projections.position,
         failure: () => ctx.projections.failure,
+        belongsToLog: () => ctx.projections.verifyBelongsToLog(),
+        rebuildingForLog: () => (ctx.projections.rebuildingForTheLog ? ctx.projections.rebuildReason : null),
         maxLag: ctx.config.readyMaxLagEvents,
       });
       if (!readiness.ready && readiness.logError !== undefined)

@@ -68,6 +68,8 @@ describe('readinessOf', () => {
       head: () => Promise.reject(refused),
       position: () => 7n,
       failure: () => null,
+      belongsToLog: async () => null,
+      rebuildingForLog: () => null,
       maxLag: 0,
     });
     expect(readiness).toEqual({
@@ -91,6 +93,8 @@ describe('readinessOf', () => {
         attempts: 3,
         retryAt: Date.now() + 8000,
       }),
+      belongsToLog: async () => null,
+      rebuildingForLog: () => null,
       maxLag: 10,
     });
     expect(readiness).toEqual({
@@ -100,6 +104,29 @@ describe('readinessOf', () => {
         'the read model is 1,234 events behind the log (at 66, the log at 1300; READY_MAX_LAG_EVENTS is 10)',
       ],
       retryAfterSeconds: 8,
+    });
+  });
+
+  it('given a log whose head stands below the read model, then ready only when the log still holds its last event', async () => {
+    const probe = (belongs: string | null) =>
+      readinessOf({
+        head: async () => head(37),
+        position: () => 44n,
+        failure: () => null,
+        belongsToLog: async () => belongs,
+        rebuildingForLog: () => null,
+        maxLag: 10,
+      });
+    // PostgreSQL's horizon for a moment: the event is there.
+    expect(await probe(null)).toEqual({ ready: true, position: 44n, head: 37n, lag: 0 });
+    expect(
+      await probe('the read model includes the log up to event 44, which the log does not hold'),
+    ).toEqual({
+      ready: false,
+      reasons: [
+        'the read model includes the log up to event 44, which the log does not hold: rebuilding the read model from the log',
+      ],
+      retryAfterSeconds: 1,
     });
   });
 });
