@@ -426,6 +426,7 @@ export const createApp = async (
       version: () => projections.version,
       failure: () => projections.failure,
       rebuildReason: () => projections.rebuildReason,
+      skippedEvents: () => projections.skippedEvents,
     },
     operator,
   );

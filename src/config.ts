@@ -14,18 +14,59 @@ import type { Config } from './config/settings';
 export type { Config } from './config/settings';
 export { isLoopback, unsafeBinding } from './config/binding';
 
+/** The memory this process may use: its cgroup limit when it has one (a container), else the machine's. */
+const availableMemory = () => {
+  const constrained = process.constrainedMemory();
+  return constrained > 0 ? Math.min(constrained, os.totalmem()) : os.totalmem();
+};
+
+/**
+ * DuckDB's memory_limit by default: a fifth of the memory. It bounds DuckDB's buffer manager only;
+ * the values its functions make, the answers being converted, Node's own heap and the allocator's
+ * kept pages come on top of it (a query at the old default, half the memory, reached 9.7 GB here).
+ */
+const DEFAULT_DUCKDB_MEMORY = '20%';
+
 /**
  * DuckDB's memory_limit from DUCKDB_MEMORY_LIMIT: a size as is, a percentage of the memory this
- * process may use (its cgroup limit when it has one, as in a container, else the machine's).
+ * process may use.
  */
 const memoryLimit = (value: string) => {
   const share = /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(value);
   if (!share) return value.trim();
-  const constrained = process.constrainedMemory();
-  const available = constrained > 0 ? Math.min(constrained, os.totalmem()) : os.totalmem();
-  const mib = Math.max(64, Math.floor((available * Number(share[1])) / 100 / (1024 * 1024)));
+  const mib = Math.max(64, Math.floor((availableMemory() * Number(share[1])) / 100 / (1024 * 1024)));
   return `${mib}MiB`;
 };
+
+const UNITS: Record<string, number> = {
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3,
+  tib: 1024 ** 4,
+};
+
+/** A size in DuckDB's syntax (`2GB`, `1.5GiB`, `512MiB`) or a share of the memory (`40%`), in bytes. */
+const bytesOf = (value: string) => {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(%|[a-z]+)?\s*$/i.exec(value);
+  if (!m) return 0;
+  const unit = (m[2] ?? 'b').toLowerCase();
+  if (unit === '%') return Math.floor((availableMemory() * Number(m[1])) / 100);
+  return Math.floor(Number(m[1]) * (UNITS[unit] ?? 1));
+};
+
+/**
+ * SQL_MAX_PROCESS_MEMORY: the resident memory past which running SQL queries are stopped; by
+ * default DuckDB's limit plus 1 GiB (the process itself, answers in conversion, Node's heap).
+ */
+const processMemoryLimit = (value: string | undefined, duckdbMemory: string | undefined) =>
+  value !== undefined
+    ? bytesOf(value)
+    : bytesOf(memoryLimit(duckdbMemory ?? DEFAULT_DUCKDB_MEMORY)) + 1024 ** 3;
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   const parsed = envSchema.safeParse(env);
@@ -68,6 +109,9 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     projectionListen: e.PROJECTION_LISTEN === 'true' || e.PROJECTION_LISTEN === '1',
     projectionBatchSize: e.PROJECTION_BATCH_SIZE,
     projectionBatchPauseMs: e.PROJECTION_BATCH_PAUSE_MS,
+    projectionSkip: e.PROJECTION_SKIP.split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
     projectionWaitMs: e.PROJECTION_WAIT_MS,
     readyMaxLagEvents: e.READY_MAX_LAG_EVENTS,
     readMinPositionWaitMs: e.READ_MIN_POSITION_WAIT_MS,
@@ -76,6 +120,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     sqlTimeoutMs: e.SQL_TIMEOUT_MS,
     sqlRowLimit: e.SQL_ROW_LIMIT,
     sqlMaxListParam: e.SQL_MAX_LIST_PARAM,
+    sqlMaxParams: e.SQL_MAX_PARAMS,
     sqlMaxQueryBytes: e.SQL_MAX_QUERY_BYTES,
     sqlMaxAnswerBytes: e.SQL_MAX_ANSWER_BYTES,
     fileUploadMaxBytes: e.FILE_UPLOAD_MAX_BYTES,
@@ -87,8 +132,10 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     duckdbAcquireTimeoutMs: e.DUCKDB_ACQUIRE_TIMEOUT_MS,
     sqlMaxConcurrent: e.SQL_MAX_CONCURRENT,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
-    duckdbMemoryLimit: memoryLimit(e.DUCKDB_MEMORY_LIMIT ?? '50%'),
+    duckdbMemoryLimit: memoryLimit(e.DUCKDB_MEMORY_LIMIT ?? DEFAULT_DUCKDB_MEMORY),
     duckdbTempDirectory: path.join(dataDir, 'duckdb.tmp'),
+    sqlMaxProcessMemory: processMemoryLimit(e.SQL_MAX_PROCESS_MEMORY, e.DUCKDB_MEMORY_LIMIT),
+    sqlMaxValueBytes: e.SQL_MAX_VALUE_BYTES,
     fileMaxColumns: e.FILE_MAX_COLUMNS,
     dbHosts,
     allowUnauthenticated: e.ALLOW_UNAUTHENTICATED === 'true' || e.ALLOW_UNAUTHENTICATED === '1',
@@ -108,11 +155,26 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
           ? { certFile: e.MYSQL_TLS_CERT, keyFile: e.MYSQL_TLS_KEY }
           : undefined,
       maxConnections: e.MYSQL_MAX_CONNECTIONS,
+      preAuth: {
+        max: e.MYSQL_MAX_PREAUTH,
+        perAddress: e.MYSQL_MAX_PREAUTH_PER_ADDRESS,
+        timeoutMs: e.MYSQL_PREAUTH_TIMEOUT_MS,
+      },
     },
     postgres: {
       port: e.PG_PORT,
       tls: e.PG_TLS_CERT && e.PG_TLS_KEY ? { certFile: e.PG_TLS_CERT, keyFile: e.PG_TLS_KEY } : undefined,
       maxConnections: e.PG_MAX_CONNECTIONS,
+      preAuth: {
+        max: e.PG_MAX_PREAUTH,
+        perAddress: e.PG_MAX_PREAUTH_PER_ADDRESS,
+        timeoutMs: e.PG_PREAUTH_TIMEOUT_MS,
+      },
+      catalog: {
+        timeoutMs: e.PG_CATALOG_TIMEOUT_MS,
+        memoryMb: e.PG_CATALOG_MEMORY_MB,
+        processes: e.PG_CATALOG_PROCESSES,
+      },
     },
     ledger: {
       signingKey: e.LEDGER_SIGNING_KEY ?? path.join(dataDir, 'ledger-signing-key.pem'),

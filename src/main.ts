@@ -33,6 +33,10 @@ const startMysql = (config: Config, running: RunningApp, authOn: boolean, limite
       : undefined,
     maxRows: config.sqlRowLimit,
     maxConnections: config.mysql.maxConnections,
+    maxPreAuth: config.mysql.preAuth.max,
+    maxPreAuthPerAddress: config.mysql.preAuth.perAddress,
+    handshakeTimeoutMs: config.mysql.preAuth.timeoutMs,
+    maxParams: config.sqlMaxParams,
     serverVersion: `8.0.17-mindledger-${VERSION}`,
   });
 };
@@ -55,6 +59,11 @@ const startPostgres = (config: Config, running: RunningApp, authOn: boolean, lim
       : undefined,
     maxRows: config.sqlRowLimit,
     maxConnections: config.postgres.maxConnections,
+    maxPreAuth: config.postgres.preAuth.max,
+    maxPreAuthPerAddress: config.postgres.preAuth.perAddress,
+    handshakeTimeoutMs: config.postgres.preAuth.timeoutMs,
+    catalog: config.postgres.catalog,
+    maxParams: config.sqlMaxParams,
     versionText: `PostgreSQL 16.0 (mindledger ${VERSION}; MindsDB-compatible SQL)`,
   });
 };

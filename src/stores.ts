@@ -66,6 +66,8 @@ export const openStores = async (
     sqlReaders: config.sqlMaxConcurrent,
     memoryLimit: config.duckdbMemoryLimit,
     tempDirectory: config.duckdbTempDirectory,
+    maxValueBytes: config.sqlMaxValueBytes,
+    processMemoryLimit: config.sqlMaxProcessMemory,
   });
   const blobs = await openBlobStore(
     config.dataDir,
@@ -79,6 +81,7 @@ export const openStores = async (
     {
       batchSize: config.projectionBatchSize,
       batchPauseMs: config.projectionBatchPauseMs,
+      skip: config.projectionSkip,
       pollMs: options.poll ? config.projectionPollMs : 0,
       follow: options.poll && config.projectionListen,
     },

@@ -16,6 +16,13 @@ export const envSchema = z.object({
   PROJECTION_LISTEN: z.enum(['true', 'false', '1', '0']).default('true'),
   PROJECTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
   PROJECTION_BATCH_PAUSE_MS: z.coerce.number().int().min(0).max(10_000).default(10),
+  PROJECTION_SKIP: z
+    .string()
+    .regex(
+      /^\s*(\d+:[^,:\s]+(\s*,\s*\d+:[^,:\s]+)*)?\s*$/,
+      'a comma-separated list of <position>:<projection> (as GET /api/status names a failure)',
+    )
+    .default(''),
   PROJECTION_WAIT_MS: z.coerce.number().int().min(0).default(30_000),
   READY_MAX_LAG_EVENTS: z.coerce.number().int().min(0).default(1000),
   READ_MIN_POSITION_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
@@ -28,6 +35,8 @@ export const envSchema = z.object({
   SQL_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
   SQL_ROW_LIMIT: z.coerce.number().int().min(1).default(100_000),
   SQL_MAX_LIST_PARAM: z.coerce.number().int().min(0).default(10_000),
+  // Both wire protocols carry a statement's parameter count in 16 bits.
+  SQL_MAX_PARAMS: z.coerce.number().int().min(0).max(65_535).default(10_000),
   SQL_MAX_QUERY_BYTES: z.coerce
     .number()
     .int()
@@ -58,6 +67,19 @@ export const envSchema = z.object({
       'a size such as 2GB, 1.5GiB or 512MiB, or a share of the memory such as 50%',
     )
     .optional(),
+  // Resident memory past which running SQL queries stop (default: DUCKDB_MEMORY_LIMIT + 1 GiB).
+  SQL_MAX_PROCESS_MEMORY: z
+    .string()
+    .regex(
+      /^\s*(0|\d+(\.\d+)?\s*(%|B|KB|MB|GB|TB|KiB|MiB|GiB|TiB))\s*$/i,
+      'a size such as 4GB or 3.5GiB, a share of the memory such as 40%, or 0 (no watch)',
+    )
+    .optional(),
+  SQL_MAX_VALUE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
   FILE_MAX_COLUMNS: z.coerce.number().int().min(1).max(100_000).default(1024),
   DB_HOST_ALLOWLIST: z.string().optional(),
   OPENAI_BASE_URL: z.url().optional(),
@@ -71,10 +93,19 @@ export const envSchema = z.object({
   MYSQL_TLS_CERT: z.string().min(1).optional(),
   MYSQL_TLS_KEY: z.string().min(1).optional(),
   MYSQL_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),
+  MYSQL_MAX_PREAUTH: z.coerce.number().int().min(1).default(256),
+  MYSQL_MAX_PREAUTH_PER_ADDRESS: z.coerce.number().int().min(1).default(32),
+  MYSQL_PREAUTH_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   PG_PORT: z.coerce.number().int().min(0).max(65535).default(55432),
   PG_TLS_CERT: z.string().min(1).optional(),
   PG_TLS_KEY: z.string().min(1).optional(),
   PG_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),
+  PG_MAX_PREAUTH: z.coerce.number().int().min(1).default(256),
+  PG_MAX_PREAUTH_PER_ADDRESS: z.coerce.number().int().min(1).default(32),
+  PG_PREAUTH_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  PG_CATALOG_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  PG_CATALOG_MEMORY_MB: z.coerce.number().int().min(16).default(128),
+  PG_CATALOG_PROCESSES: z.coerce.number().int().min(1).max(64).default(2),
   ALLOW_UNAUTHENTICATED: z.enum(['true', 'false', '1', '0']).default('false'),
   CHATBOT_PROCESSOR: z.enum(['true', 'false', '1', '0']).default('true'),
   CHATBOT_LEASE_MS: z.coerce.number().int().min(100).default(120_000),

@@ -20,6 +20,11 @@ export type Config = {
   projectionBatchSize: number;
   /** The pause before a batch nobody waits for, after another: events arriving meanwhile join it. */
   projectionBatchPauseMs: number;
+  /**
+   * Events one projection passes over, as `<position>:<projection>` (PROJECTION_SKIP): an operator's
+   * way past an event that projection cannot apply, without editing the log.
+   */
+  projectionSkip: readonly string[];
   /** How long a write waits for its events to reach the read model before answering 202. */
   projectionWaitMs: number;
   /** How far the read model may trail the log's head (in log positions) while GET /api/ready says ready. */
@@ -34,6 +39,8 @@ export type Config = {
   sqlRowLimit: number;
   /** Items the list parameters of one SQL query may hold together. */
   sqlMaxListParam: number;
+  /** Distinct parameters (placeholders) one SQL statement may bind, on every door. */
+  sqlMaxParams: number;
   /** Largest SQL text, in UTF-8 bytes. */
   sqlMaxQueryBytes: number;
   /** Bytes (UTF-8 JSON) the rows of one SQL answer may take; past them it is cut. */
@@ -53,6 +60,10 @@ export type Config = {
   duckdbMemoryLimit: string;
   /** Where DuckDB spills what does not fit in its memory limit (under DATA_DIR). */
   duckdbTempDirectory: string;
+  /** Resident bytes of the process past which running SQL queries are stopped (0: never). */
+  sqlMaxProcessMemory: number;
+  /** The largest value (bytes, or list items x 8) repeat, lpad, rpad, range, list_resize may make. */
+  sqlMaxValueBytes: number;
   fileMaxColumns: number;
   /** Hosts external databases may be registered on (all, unless DB_HOST_ALLOWLIST lists some). */
   dbHosts: HostPolicy;
@@ -65,9 +76,22 @@ export type Config = {
   agentSqlMaxRows: number;
   agentSqlTimeoutMs: number;
   /** The MySQL wire protocol's port (0: off), and its TLS certificate and key files. */
-  mysql: { port: number; tls?: { certFile: string; keyFile: string }; maxConnections: number };
+  mysql: {
+    port: number;
+    tls?: { certFile: string; keyFile: string };
+    maxConnections: number;
+    /** Connections not signed in yet: at most `max`, `perAddress` from one address, each for `timeoutMs`. */
+    preAuth: { max: number; perAddress: number; timeoutMs: number };
+  };
   /** The PostgreSQL wire protocol (PG_PORT; 0: off), TLS from PG_TLS_CERT/KEY. */
-  postgres: { port: number; tls?: { certFile: string; keyFile: string }; maxConnections: number };
+  postgres: {
+    port: number;
+    tls?: { certFile: string; keyFile: string };
+    maxConnections: number;
+    preAuth: { max: number; perAddress: number; timeoutMs: number };
+    /** The pg_catalog shadow's bounds: per query, and processes running queries at once. */
+    catalog: { timeoutMs: number; memoryMb: number; processes: number };
+  };
   /** Chatbots that run: this process's share of the answering, and where their channels live. */
   ledger: {
     /** A PEM / base64 Ed25519 key, or the path of its file (created on first start). */

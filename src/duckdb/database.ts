@@ -1,4 +1,5 @@
 import { MYSQL_FUNCTION_MACROS } from './mysqlFunctions';
+import { valueGuardMacros } from './valueGuards';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,6 +37,14 @@ export type Duck = {
   stop(): void;
   /** Whether `stop` was called. */
   readonly stopping: boolean;
+  /**
+   * Calls `fire` (once) when the process's resident memory passes `processMemoryLimit` after
+   * having grown since this call: DuckDB's memory_limit does not see every allocation (see
+   * valueGuards.ts), so a SQL query interrupts itself then. Returns a canceller.
+   */
+  onMemoryPressure(fire: (rss: number) => void): () => void;
+  /** The resident memory (bytes) past which `onMemoryPressure` fires; 0: never. */
+  readonly processMemoryLimit: number;
   /** Stops, waits (briefly) for the readers to come back, and closes everything. */
   close(): Promise<void>;
 };
@@ -67,6 +76,10 @@ export const openDuck = async (options: {
   memoryLimit?: string;
   /** Where DuckDB spills what does not fit in memory. */
   tempDirectory?: string;
+  /** The largest value repeat, lpad, range, … may make on a reader (see valueGuards.ts). */
+  maxValueBytes?: number;
+  /** Resident bytes past which SQL queries are told to stop (`onMemoryPressure`); 0: never. */
+  processMemoryLimit?: number;
 }): Promise<Duck> => {
   if (options.file !== ':memory:')
     fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
@@ -99,6 +112,8 @@ export const openDuck = async (options: {
   for (let i = 0; i < readers; i++) {
     const reader = await instance.connect();
     for (const macro of MYSQL_FUNCTION_MACROS) await reader.run(macro);
+    if (options.maxValueBytes !== undefined)
+      for (const macro of valueGuardMacros(options.maxValueBytes)) await reader.run(macro);
     idle.push(reader);
   }
 
@@ -219,10 +234,49 @@ export const openDuck = async (options: {
     interruptAll();
   };
 
+  // The memory watch: while anybody listens, the process's resident memory is sampled; a listener
+  // fires once it is past the limit and above what it was when the listener came (a process that
+  // stays large after a query, its allocator keeping freed pages, does not stop every query after).
+  const processMemoryLimit = Math.max(0, options.processMemoryLimit ?? 0);
+  const listeners = new Map<symbol, { fire: (rss: number) => void; from: number }>();
+  let sampler: ReturnType<typeof setInterval> | undefined;
+  const GROWTH = 32 * 1024 * 1024;
+  const sample = () => {
+    const rss = process.memoryUsage.rss();
+    if (rss <= processMemoryLimit) return;
+    for (const [key, listener] of listeners)
+      if (rss > listener.from + GROWTH) {
+        listeners.delete(key);
+        listener.fire(rss);
+      }
+    if (listeners.size === 0) {
+      clearInterval(sampler);
+      sampler = undefined;
+    }
+  };
+  const onMemoryPressure = (fire: (rss: number) => void) => {
+    if (processMemoryLimit === 0) return () => undefined;
+    const key = Symbol('memory listener');
+    listeners.set(key, { fire, from: process.memoryUsage.rss() });
+    if (!sampler) {
+      sampler = setInterval(sample, 20);
+      sampler.unref();
+    }
+    return () => {
+      listeners.delete(key);
+      if (listeners.size === 0 && sampler) {
+        clearInterval(sampler);
+        sampler = undefined;
+      }
+    };
+  };
+
   return {
     instance,
     writer,
     withReader,
+    onMemoryPressure,
+    processMemoryLimit,
     /**
      * Runs `work` as if this call chain held no reader: long work started while holding one (an
      * agent answering inside a query) takes readers of its own instead of sharing one connection

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { withRequest } from '../shared/requestContext';
-import { nextRequestId } from '../shared/requestIds';
+import { acceptedRequestId, MAX_REQUEST_ID_LENGTH, nextRequestId } from '../shared/requestIds';
 
 /**
  * One JSON line per finished request, tagged with a request id (the client's X-Request-Id, or a new
@@ -12,7 +12,15 @@ import { nextRequestId } from '../shared/requestIds';
 export const accessLog =
   (logger: Logger): RequestHandler =>
   (req, res, next) => {
-    const id = (req.headers['x-request-id'] as string | undefined) || nextRequestId();
+    const sent = req.headers['x-request-id'] as string | undefined;
+    // A client's id past 200 characters or with other than printable ASCII is not taken as sent
+    // (logged, echoed, stored in every event appended): a new one is, as the answer's header says.
+    const id = acceptedRequestId(sent) ?? nextRequestId();
+    if (sent && sent !== id && logger.isLevelEnabled('debug'))
+      logger.debug(
+        { reqId: id, sentLength: sent.length, maxLength: MAX_REQUEST_ID_LENGTH },
+        'X-Request-Id replaced: over 200 characters or not printable ASCII',
+      );
     res.setHeader('X-Request-Id', id);
     // Code deep in the call chain (a log line about a refused connection) can name the request.
     const proceed = () => withRequest({ requestId: id, interface: 'rest' }, next);

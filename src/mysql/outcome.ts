@@ -106,4 +106,6 @@ export const MysqlError = {
   Syntax: 1064,
   Internal: 1105,
   PacketTooLarge: 1153,
+  /** ER_PS_MANY_PARAM: a prepared statement with more `?` than the server takes. */
+  TooManyPlaceholders: 1390,
 } as const;

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import os from 'node:os';
 import tls from 'node:tls';
+import { PreAuthGate } from '../shared/preAuthGate';
 import { MysqlConnection } from './connection/mysqlConnection';
 import type { Authenticator, ServerLogger, SqlEngine } from './port';
 import { CACHING_SHA2, lazyRsaKeys, NATIVE, type AuthPlugin, type RsaKeys } from './protocol/auth';
@@ -30,12 +31,21 @@ export type MysqlServerOptions = {
   defaultAuthPlugin?: AuthPlugin;
   /** The RSA pair caching_sha2_password hands out over plain TCP; made at first need if absent. */
   rsaKeys?: RsaKeys;
-  /** Connections at once; more are refused with error 1040 (default 1000). */
+  /** Signed-in connections at once; more are refused with error 1040 (default 1000). */
   maxConnections?: number;
+  /**
+   * Connections not signed in yet, at once (default 256) and from one address (default 32); they
+   * do not count against maxConnections. Past either, the oldest such connection (of that address,
+   * or of the address holding the most) is dropped, so a newcomer always gets its turn.
+   */
+  maxPreAuth?: number;
+  maxPreAuthPerAddress?: number;
   /** Largest packet a client may send, max_allowed_packet (default 64 MiB); more ends its connection with 1153. */
   maxPacketBytes?: number;
-  /** A client not logged in by then is disconnected (default 10 s, MySQL's connect_timeout). */
+  /** A client not logged in by then is disconnected (default 5 s; MySQL's connect_timeout). */
   handshakeTimeoutMs?: number;
+  /** `?` placeholders a prepared statement may hold (default 10,000, SQL_MAX_PARAMS's); more is error 1390. */
+  maxParams?: number;
 };
 
 export type MysqlServer = {
@@ -84,8 +94,10 @@ export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServ
   const sha2Cache = new Map<string, Buffer>();
 
   const maxConnections = o.maxConnections ?? 1000;
+  const preAuth = new PreAuthGate({ max: o.maxPreAuth ?? 256, perAddress: o.maxPreAuthPerAddress ?? 32 });
+  let signedIn = 0;
   const server = net.createServer((socket) => {
-    if (connections.size >= maxConnections) {
+    if (signedIn >= maxConnections) {
       // MySQL's answer in place of the greeting.
       const w = new PacketWriter();
       errPacket(w, 1040, '08004', 'Too many connections');
@@ -94,6 +106,11 @@ export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServ
       return;
     }
     const id = nextId++;
+    // Until it signs in, the connection is in the pre-authentication room (which may drop it).
+    const waiting = preAuth.admit((socket.remoteAddress ?? '').replace(/^::ffff:/, ''), () =>
+      connections.get(id)?.destroy(),
+    );
+    let counted = false;
     const connection = new MysqlConnection(socket, id, {
       engine: o.engine,
       facts,
@@ -104,10 +121,20 @@ export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServ
       auth: { authenticator: o.auth, rsaKeys, sha2Cache, defaultPlugin },
       maxRows: o.maxRows,
       maxPacketBytes: facts.maxAllowedPacket,
-      handshakeTimeoutMs: o.handshakeTimeoutMs ?? 10_000,
+      handshakeTimeoutMs: o.handshakeTimeoutMs ?? 5_000,
+      onLoggedIn: () => {
+        waiting.leave();
+        counted = true;
+        signedIn++;
+      },
+      maxParams: o.maxParams ?? 10_000,
     });
     connections.set(id, connection);
-    void connection.done.then(() => connections.delete(id));
+    void connection.done.then(() => {
+      connections.delete(id);
+      waiting.leave();
+      if (counted) signedIn--;
+    });
   });
   server.on('error', (err) => o.logger.error({ err }, 'MySQL listener error'));
   await new Promise<void>((resolve, reject) => {

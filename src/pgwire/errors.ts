@@ -39,7 +39,9 @@ export const PgState = {
   InvalidAuthorization: '28000',
   InvalidPassword: '28P01',
   TooManyConnections: '53300',
+  OutOfMemory: '53200',
   InvalidParameterValue: '22023',
   UndefinedParameter: '42P02',
+  TooManyArguments: '54023',
   Internal: 'XX000',
 } as const;

@@ -2,7 +2,8 @@ import { randomInt } from 'node:crypto';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Authenticator, ServerLogger, SqlEngine } from '../mysql/port';
-import { ShadowCatalog } from './catalog/shadowCatalog';
+import { PreAuthGate } from '../shared/preAuthGate';
+import { ShadowCatalog, type CatalogLimits } from './catalog/shadowCatalog';
 import { PgConnection } from './connection/pgConnection';
 import { PgState } from './errors';
 import { errorResponse } from './protocol/backend';
@@ -24,17 +25,30 @@ export type PgServerOptions = {
   versionText?: string;
   /** Where statements run when the client names no database (the engine's default project). */
   defaultDatabase?: string;
-  /** Connections at once; more are refused with 53300 (default 1000). */
+  /** Signed-in connections at once; more are refused with 53300 (default 1000). */
   maxConnections?: number;
+  /**
+   * Connections not signed in yet, at once (default 256) and from one address (default 32); they
+   * do not count against maxConnections. Past either, the oldest such connection (of that address,
+   * or of the address holding the most) is dropped, so a newcomer always gets its turn.
+   */
+  maxPreAuth?: number;
+  maxPreAuthPerAddress?: number;
   /** Largest message a client may send (default 64 MiB); more ends its connection. */
   maxMessageBytes?: number;
-  /** A client not logged in by then is disconnected (default 10 s). */
+  /** A client not logged in by then is disconnected (default 5 s). */
   handshakeTimeoutMs?: number;
+  /** Parameters (`$n`) a prepared statement may take (default 10,000, SQL_MAX_PARAMS's); more is 54023. */
+  maxParams?: number;
+  /** The catalog shadow's bounds (catalog/shadowCatalog.ts: 10 s, 128 MB, 2 processes by default). */
+  catalog?: Partial<CatalogLimits>;
 };
 
 export type PgServer = {
   readonly port: number;
   connections(): number;
+  /** Catalog queries running now (the shadow's processes at work). */
+  catalogQueries(): number;
   /**
    * Stops accepting, ends idle connections, lets running statements finish for `graceMs`, then
    * interrupts them (their clients get 57P01) and ends every connection.
@@ -51,14 +65,16 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
   let nextId = 1;
   const secureContext = o.tls ? tls.createSecureContext({ cert: o.tls.cert, key: o.tls.key }) : undefined;
   const maxConnections = o.maxConnections ?? 1000;
-  const catalog = new ShadowCatalog();
+  const preAuth = new PreAuthGate({ max: o.maxPreAuth ?? 256, perAddress: o.maxPreAuthPerAddress ?? 32 });
+  let signedIn = 0;
+  const catalog = new ShadowCatalog(o.catalog);
   // A CancelRequest names its target by process id and a secret only that connection's client was told.
   const cancel = (processId: number, secret: number) => {
     const target = connections.get(processId);
     if (target && target.secret === secret) target.stop('cancel');
   };
   const server = net.createServer((socket) => {
-    if (connections.size >= maxConnections) {
+    if (signedIn >= maxConnections) {
       const w = new MessageWriter();
       errorResponse(w, {
         severity: 'FATAL',
@@ -72,6 +88,11 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
       return;
     }
     const id = nextId++;
+    // Until it signs in, the connection is in the pre-authentication room (which may drop it).
+    const waiting = preAuth.admit((socket.remoteAddress ?? '').replace(/^::ffff:/, ''), () =>
+      connections.get(id)?.destroy(),
+    );
+    let counted = false;
     const connection = new PgConnection(socket, id, randomInt(1, 2 ** 31 - 1), {
       engine: o.engine,
       auth: o.auth,
@@ -79,14 +100,24 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
       logger: o.logger,
       maxRows: o.maxRows,
       maxMessageBytes: o.maxMessageBytes ?? 64 * 1024 * 1024,
-      handshakeTimeoutMs: o.handshakeTimeoutMs ?? 10_000,
+      handshakeTimeoutMs: o.handshakeTimeoutMs ?? 5_000,
       versionText: o.versionText ?? 'PostgreSQL 16.0 (mindledger)',
       defaultDatabase: o.defaultDatabase ?? 'mindsdb',
       catalog,
       cancel,
+      maxParams: o.maxParams ?? 10_000,
+      onLoggedIn: () => {
+        waiting.leave();
+        counted = true;
+        signedIn++;
+      },
     });
     connections.set(id, connection);
-    void connection.done.then(() => connections.delete(id));
+    void connection.done.then(() => {
+      connections.delete(id);
+      waiting.leave();
+      if (counted) signedIn--;
+    });
   });
   server.on('error', (err) => o.logger.error({ err }, 'PostgreSQL listener error'));
   await new Promise<void>((resolve, reject) => {
@@ -105,6 +136,7 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
   return {
     port,
     connections: () => connections.size,
+    catalogQueries: () => catalog.running(),
     close: (graceMs) =>
       (closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -43,6 +43,8 @@ export const applyEvents = async (
     timed: <T>(table: string, work: () => Promise<T> | T) => Promise<T>;
     transaction: BatchTransaction;
     committed?: CommittedRows;
+    /** `<position>:<projection>` pairs that projection passes over (PROJECTION_SKIP). */
+    skip?: ReadonlySet<string>;
   },
 ): Promise<AppliedBatch> => {
   const { writer, projections, schemaProjections, timed, transaction } = deps;
@@ -70,15 +72,17 @@ export const applyEvents = async (
       throw new ProjectionApplyError(event, projection, error);
     }
   };
+  const skipped = (name: string) =>
+    deps.skip !== undefined && deps.skip.size > 0 && deps.skip.has(`${position}:${name}`);
   for (const event of events) {
     position = event.meta.position;
     for (let i = 0; i < projections.length; i++) {
       const p = projections[i]!;
-      if (p.handles === 'all' || p.handles.includes(event.type))
+      if ((p.handles === 'all' || p.handles.includes(event.type)) && !skipped(p.table))
         await attributed(event, p.table, () => timed(p.table, () => p.apply(event, stores[i]!, lookup)));
     }
     for (const p of schemaProjections)
-      if (p.handles.includes(event.type)) {
+      if (p.handles.includes(event.type) && !skipped(p.name)) {
         await transaction.begin();
         await attributed(event, p.name, () =>
           timed(schemaTimingKey(p, event), () => p.apply(event, writer, deps.log)),

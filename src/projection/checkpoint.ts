@@ -8,11 +8,12 @@ export const CHECKPOINT_TABLE = '_mindledger_checkpoint';
 
 /**
  * What the read model's tables were built by: every table definition, every schema projection's
- * version and the secret-masking rules. A different fingerprint at start means a rebuild.
+ * version, the secret-masking rules and the events passed over (PROJECTION_SKIP). A different fingerprint at start means a rebuild.
  */
 export const readModelFingerprint = (
   projections: readonly TableProjection[],
   schemaProjections: readonly SchemaProjection[],
+  skipped: readonly string[] = [],
 ) =>
   crypto
     .createHash('sha256')
@@ -22,6 +23,8 @@ export const readModelFingerprint = (
         ...schemaProjections.map((p) => `${p.name}@${p.version}`),
         // Tables hold secrets masked: new masking rules must not leave old rows showing more.
         `secrets@${SECRET_RULES_VERSION}`,
+        // Events passed over by the operator's word: the same list on a rebuild, the same tables.
+        ...(skipped.length > 0 ? [`skip@${[...skipped].sort().join(',')}`] : []),
       ].join('\n'),
     )
     .digest('hex')

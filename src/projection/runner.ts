@@ -38,6 +38,12 @@ export type ProjectionRunnerOptions = {
   waitTimeoutMs?: number;
   /** Longest pause between two attempts at an event that failed to project (they double up to it). */
   retryMaxMs?: number;
+  /**
+   * `<position>:<projection>` pairs: that projection passes over that event (PROJECTION_SKIP). The
+   * list is part of the read model's fingerprint: a change to it rebuilds the tables, so a rebuild
+   * equals the live model and dropping a pair once the projection is fixed brings the event in.
+   */
+  skip?: readonly string[];
 };
 
 /** Longest pause between looks for an announced transaction the log does not show yet. */
@@ -92,6 +98,8 @@ export class ProjectionRunner {
   /** Milliseconds spent per table since start (uploaded files' tables each on their own line). */
   private readonly spent = new Map<string, number>();
   private readonly fingerprint: string;
+  /** `<position>:<projection>` pairs passed over (PROJECTION_SKIP). */
+  private readonly skipped: ReadonlySet<string>;
   /** Rows written by this runner's committed batches, read back without a query. */
   private readonly committed = new CommittedRows();
   /** Writes this process answered before they were applied (see `answeredAhead`). */
@@ -106,7 +114,8 @@ export class ProjectionRunner {
     private readonly options: ProjectionRunnerOptions = {},
     private readonly schemaProjections: readonly SchemaProjection[] = [],
   ) {
-    this.fingerprint = readModelFingerprint(projections, schemaProjections);
+    this.skipped = new Set(options.skip ?? []);
+    this.fingerprint = readModelFingerprint(projections, schemaProjections, [...this.skipped]);
   }
 
   get position(): bigint {
@@ -608,6 +617,11 @@ export class ProjectionRunner {
     return this.rebuildingForLog !== null;
   }
 
+  /** The events projections pass over by the operator's word (PROJECTION_SKIP), as `<position>:<projection>`. */
+  get skippedEvents(): readonly string[] {
+    return [...this.skipped];
+  }
+
   /** Why the tables were last rebuilt for not belonging to the log, if they were. */
   get rebuildReason(): string | null {
     return this.rebuiltBecause;
@@ -655,6 +669,7 @@ export class ProjectionRunner {
         timed: this.timed,
         transaction,
         committed: this.committed,
+        skip: this.skipped,
       });
       const lastEventId = this.eventIdAtCursor(events, cursor);
       const checkpoint = `UPDATE ${CHECKPOINT_TABLE} SET position = ${cursor.position}, transaction_id = ${

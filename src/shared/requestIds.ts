@@ -14,3 +14,17 @@ export const nextRequestId = (): string => {
   issued = (issued + 1) % 0x1000000000000;
   return processPart + issued.toString(16).padStart(12, '0');
 };
+
+/** The longest client request id kept (ids of tracing systems are 16 to 64 characters). */
+export const MAX_REQUEST_ID_LENGTH = 200;
+
+/**
+ * A client's request id (X-Request-Id) as this service uses it: logged, echoed and stored in the
+ * metadata of every event the request appends. Kept only when it is 1 to 200 printable ASCII
+ * characters (an 8,000-character one was stored in every event); undefined otherwise, and a new
+ * one (`nextRequestId`) is used instead.
+ */
+export const acceptedRequestId = (sent: string | undefined): string | undefined =>
+  sent !== undefined && sent.length > 0 && sent.length <= MAX_REQUEST_ID_LENGTH && /^[\x20-\x7e]+$/.test(sent)
+    ? sent
+    : undefined;

@@ -1,5 +1,6 @@
 import { SqlSyntaxError } from '../shared/sqlTokens';
 import { isDomainError, type DomainError } from '../shared/errors';
+import { VALUE_TOO_LARGE } from '../duckdb/valueGuards';
 
 /**
  * SQL errors answer `{type: "error", error_code, error_message}` with HTTP 200, as MindsDB.
@@ -79,6 +80,16 @@ const fromDuckDb = (message: string): SqlError => {
   if (/^Catalog Error: Table/.test(message)) return new SqlError(SqlErrorCode.UnknownTable, message);
   if (/^(Binder|Catalog|Conversion) Error/.test(message)) return new SqlError(SqlErrorCode.Binder, message);
   if (/^Permission Error/.test(message)) return new SqlError(SqlErrorCode.Forbidden, message);
+  // Past DuckDB's memory_limit, or a value past SQL_MAX_VALUE_BYTES (valueGuards.ts): the query's
+  // size, a limit of the server's, not its failure. DuckDB's advice (SET memory_limit, threads) is
+  // nothing a client may do: only its first line is kept.
+  if (/^Out of Memory Error/.test(message))
+    return new SqlError(
+      SqlErrorCode.TooLarge,
+      `The query needs more memory than the server allows (DUCKDB_MEMORY_LIMIT): ${message.split('\n')[0]}`,
+    );
+  if (message.startsWith('Invalid Input Error: ') && message.includes(VALUE_TOO_LARGE))
+    return new SqlError(SqlErrorCode.TooLarge, message.slice('Invalid Input Error: '.length));
   // A `$name` DuckDB reads as a parameter of its own, which nobody binds.
   if (
     /^Invalid Input Error: Values were not provided for the following prepared statement parameters/.test(
@@ -89,6 +100,9 @@ const fromDuckDb = (message: string): SqlError => {
   // What the statement's own values cannot be (bad JSON, a bad pattern, a number out of range):
   // the client's to correct, not the engine failing.
   if (/^(Invalid Input|Out of Range) Error/.test(message)) return new SqlError(SqlErrorCode.Invalid, message);
+  // The bindings' own conversion of a bound value ("bigint out of hugeint range"): the value is the client's.
+  if (/^\w+ out of (u?int64|u?hugeint) range$/.test(message))
+    return new SqlError(SqlErrorCode.Invalid, message);
   if (/^INTERRUPT Error|Interrupted/.test(message)) return new SqlError(SqlErrorCode.Interrupted, message);
   // DuckDB's own failures (a catalog write-write conflict, an assertion) say nothing a client can
   // act on and may name internals: the client learns the kind, the operator's log has the rest.

@@ -5,11 +5,14 @@ import { textOf, tokenize, unquoted, type Token } from '../shared/sqlTokens';
 /**
  * MindsDB speaks MySQL: `backticks` quote identifiers, "double quotes" quote strings, `:name` and
  * `@name` are placeholders. DuckDB speaks PostgreSQL. This rewrites one into the other token by
- * token (never inside string literals or comments), and returns the placeholders it found.
+ * token (never inside string literals or comments), and returns the placeholders it found, and how
+ * many `?` and `$1` it passed on (DuckDB's positional parameters, which nothing binds here).
  */
-export const toDuckDbDialect = (sql: string): { sql: string; placeholders: string[] } => {
+export const toDuckDbDialect = (sql: string): { sql: string; placeholders: string[]; positional: number } => {
   const parts: string[] = [];
   const placeholders: string[] = [];
+  let positional = 0;
+  let dollarEnd = -1;
   // What precedes a double-quoted token decides whether it is an alias or a string: the last
   // significant token (a word, from its first letter; else its last character), and blanks after it.
   let lastWord: string | undefined;
@@ -75,10 +78,13 @@ export const toDuckDbDialect = (sql: string): { sql: string; placeholders: strin
       default:
         if (text === '(') calls.push(lastWord?.toUpperCase());
         else if (text === ')') calls.pop();
+        else if (text === '?' || (t.start === dollarEnd && /^\d+$/.test(text))) positional++;
+        // Not inside a name: MySQL's names may hold `$` (`price$1`).
+        else if (text === '$' && !/[\w$]/.test(sql[t.start - 1] ?? '')) dollarEnd = t.end;
         emitted(text, 'other');
     }
   }
-  return { sql: parts.join(''), placeholders };
+  return { sql: parts.join(''), placeholders, positional };
 };
 
 const ESCAPES: Record<string, string> = {

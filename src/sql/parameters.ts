@@ -22,18 +22,32 @@ export type BindingTypes = Record<string, DuckDBType>;
  * `IN (v0, v1, …)` with NULLs (a NULL item makes a non-match NULL), and an empty list matches
  * nothing (NOT IN matches everything). One placeholder per item, each found by a regex over the
  * whole text, took 22 s of the event loop for 40,000 items.
+ *
+ * At most `maxParams` distinct placeholders (SQL_MAX_PARAMS), counted before anything is bound, with
+ * the `positional` ones (`?`, `$1`) the client's text holds: nothing binds those, so a text with any
+ * is refused here rather than after DuckDB parsed it (50,000 `?`: 3 s, and an error naming each).
  */
 export const bindParameters = (
   sql: string,
   placeholders: string[],
   params: Record<string, unknown>,
   maxListItems: number,
+  counted: { maxParams?: number; positional?: number } = {},
 ) => {
+  const { maxParams = Number.POSITIVE_INFINITY, positional = 0 } = counted;
   const values: Bindings = {};
   const types: BindingTypes = {};
   const lists = new Set<string>();
   let items = 0;
-  for (const name of new Set(placeholders)) {
+  const names = new Set(placeholders);
+  if (names.size + positional > maxParams)
+    throw tooManyParameters(`uses ${names.size + positional} parameters`, maxParams);
+  if (positional > 0)
+    throw new SqlError(
+      SqlErrorCode.MissingParameter,
+      `The statement has ${positional} positional placeholders (? or $1), which nothing binds here: name them (:name) and pass their values in "params"`,
+    );
+  for (const name of names) {
     if (!(name in params))
       throw new SqlError(
         SqlErrorCode.MissingParameter,
@@ -56,9 +70,32 @@ export const bindParameters = (
   return { sql: lists.size > 0 ? listsAsSubqueries(sql, lists) : sql, values, types };
 };
 
+/** The statement names (or is sent) more parameters than SQL_MAX_PARAMS allows. */
+export const tooManyParameters = (what: string, maxParams: number) =>
+  new SqlError(
+    SqlErrorCode.TooLarge,
+    `The statement ${what}; SQL_MAX_PARAMS allows ${maxParams} parameters per statement`,
+  );
+
+const INT128 = { min: -(2n ** 127n), max: 2n ** 127n - 1n };
+
+/**
+ * An integral number is bound as an integer (DuckDB types a JavaScript bigint as HUGEINT), any other
+ * as DOUBLE (NaN and the infinities included, as PostgreSQL's float8 has them). An integer past
+ * HUGEINT (JSON's 1e308) is the client's to correct: DuckDB's conversion would fail as an internal error.
+ */
 const toBinding = (name: string, v: unknown): DuckDBValue => {
   if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
-  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (typeof v === 'number') {
+    if (!Number.isInteger(v)) return v;
+    const integer = BigInt(v);
+    if (integer < INT128.min || integer > INT128.max)
+      throw new SqlError(
+        SqlErrorCode.Invalid,
+        `Parameter ${name} is ${v}, an integer past HUGEINT's range (-2^127 to 2^127-1): send it as a string and cast it in the query (CAST(:${name} AS DOUBLE))`,
+      );
+    return integer;
+  }
   throw new SqlError(
     SqlErrorCode.Invalid,
     `Parameter ${name} must be a string, number, boolean, null or a list of those`,

@@ -1,5 +1,6 @@
 import { MAX_QUERY_BLOCKS, tooManySelects, type AstNode } from './ast';
 import { SqlError, SqlErrorCode } from './errors';
+import { GUARDED_FUNCTIONS, oversizedFormat } from '../duckdb/valueGuards';
 
 /**
  * Name resolution on DuckDB's syntax tree, by scope.
@@ -174,6 +175,15 @@ export const resolveScopes = async (
       const fn = String(n.function_name);
       if (forbiddenFunction(fn))
         throw new SqlError(SqlErrorCode.Forbidden, `Function ${fn}() is not allowed`);
+      // The built-in under a size guard (src/duckdb/valueGuards.ts) is reached by a qualified name.
+      if ((n.schema || n.catalog) && GUARDED_FUNCTIONS.has(fn.toLowerCase()))
+        throw new SqlError(SqlErrorCode.Forbidden, `Function ${fn}() is called by its bare name only`);
+      const format = (n.children as AstNode[] | undefined)?.[0]?.value as AstNode | undefined;
+      if (n.children && typeof format?.value === 'string' && oversizedFormat(fn, format.value))
+        throw new SqlError(
+          SqlErrorCode.TooLarge,
+          `${fn}(): a width or precision of a million or more (or a * width) is not allowed`,
+        );
       if (VOLATILE_FUNCTION.test(fn)) deterministic = false;
     }
     const fields = n.class === undefined ? (TABLE_REF_FIELDS[String(n.type)] ?? []) : [];

@@ -16,7 +16,7 @@ import { bindParameters } from './parameters';
 import { prepare, type Prepared, type Predictions, type TablePolicy } from './plan';
 import { predictInto } from './predictions';
 import { materializeSearches } from './knowledgeBaseTables';
-import { keepAnswer, readDeterministic, type PreparedCache } from './statementCache';
+import { keepAnswer, readDeterministic, streamBound, type PreparedCache } from './statementCache';
 import { readAnswer } from './values';
 import type { TableAnswer } from './answers';
 
@@ -29,6 +29,8 @@ export type SelectLimits = {
   timeoutMs: number;
   /** Items all list parameters of one query may hold together. */
   maxListItems: number;
+  /** Distinct placeholders one query may bind (SQL_MAX_PARAMS); unbounded if absent. */
+  maxParams?: number;
   /** Bytes (as UTF-8 JSON) the rows of an answer may take; past them the answer is cut. */
   maxAnswerBytes: number;
   /** The request's deadline, when it started before this query (else `timeoutMs` from now). */
@@ -52,6 +54,8 @@ export type SelectDeps = {
 export type SelectInput = {
   sql: string;
   placeholders: string[];
+  /** `?` and `$1` in the client's text (see `toDuckDbDialect`): never bound, refused. */
+  positional?: number;
   params: Record<string, unknown>;
   db: string;
   version: number;
@@ -99,7 +103,10 @@ export const withSelect = async <T>(
   read: (local: LocalRead) => Promise<T>,
 ): Promise<T> => {
   const { deadline } = limits;
-  const bound = bindParameters(input.sql, input.placeholders, input.params, limits.maxListItems);
+  const bound = bindParameters(input.sql, input.placeholders, input.params, limits.maxListItems, {
+    maxParams: limits.maxParams,
+    positional: input.positional,
+  });
   const natives = input.natives ?? new Map();
   const predictOptions = input.predictOptions ?? null;
   const key = `${input.db}\u0000${bound.sql}\u0000${JSON.stringify([...natives])}\u0000${JSON.stringify(predictOptions)}`;
@@ -142,9 +149,21 @@ export const withSelect = async <T>(
       const cancelTimer = onExpiry(deadline, interrupt);
       const onAbort = interrupt;
       limits.signal?.addEventListener('abort', onAbort);
+      // Past SQL_MAX_PROCESS_MEMORY (memory DuckDB's own limit does not see: valueGuards.ts) the
+      // query stops, as at its deadline.
+      let overMemory: number | undefined;
+      const cancelMemoryWatch = duck.onMemoryPressure((rss) => {
+        overMemory = rss;
+        interrupt();
+      });
       const temps: string[] = [];
       const views: string[] = [];
       const explain = (error: unknown) => {
+        if (overMemory !== undefined)
+          return new SqlError(
+            SqlErrorCode.TooLarge,
+            `The query was stopped: the server's memory reached ${mebibytes(overMemory)} MiB, past SQL_MAX_PROCESS_MEMORY (${mebibytes(duck.processMemoryLimit)} MiB)`,
+          );
         if (duck.stopping)
           return new SqlError(
             SqlErrorCode.Interrupted,
@@ -259,6 +278,7 @@ export const withSelect = async <T>(
         throw explain(error);
       } finally {
         cancelTimer();
+        cancelMemoryWatch();
         clearInterval(nagging);
         limits.signal?.removeEventListener('abort', onAbort);
         for (const view of views) await c.run(`DROP VIEW IF EXISTS ${view}`).catch(() => undefined);
@@ -268,6 +288,19 @@ export const withSelect = async <T>(
     { sql: true },
   );
 };
+
+const mebibytes = (bytes: number) => Math.round(bytes / (1024 * 1024));
+
+/**
+ * A streaming result not read to its end (cut at a limit, or its reader stopped) keeps its query's
+ * state (a sort's runs, an aggregate's table: up to DuckDB's memory limit) in the connection until
+ * the connection's next statement, which is run now.
+ */
+export const releaseResult = (c: DuckDBConnection): Promise<void> =>
+  c.run('SELECT 1').then(
+    () => undefined,
+    () => undefined,
+  );
 
 /**
  * Runs one SELECT whole (see `withSelect`), with a time limit (interrupted) and a row limit (the
@@ -292,7 +325,8 @@ export const runSelect = (
       const table =
         plan.kind === 'local' && plan.deterministic
           ? await readDeterministic(c, sql, values, types, read, input.dataEpoch)
-          : await read(await c.stream(sql, values, types));
+          : await read(await streamBound(c, sql, values, types));
+      if (table.truncated) await releaseResult(c);
       const answer: TableAnswer = {
         type: 'table',
         column_names: namesOf(table.column_names),

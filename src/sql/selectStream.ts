@@ -1,8 +1,8 @@
 import type { SqlContext, TableAnswer, TableRows } from './answers';
 import { deadlineIn, withinDeadline } from './deadline';
 import { toSqlError } from './errors';
-import { withSelect, type SelectDeps, type SelectInput, type SelectLimits } from './select';
-import { keepAnswer, MAX_CACHED_ROWS } from './statementCache';
+import { releaseResult, withSelect, type SelectDeps, type SelectInput, type SelectLimits } from './select';
+import { keepAnswer, MAX_CACHED_ROWS, streamBound } from './statementCache';
 import { resultRows } from './values';
 
 /** What streamed SELECTs are doing now, for operators and tests. */
@@ -76,7 +76,7 @@ export const streamSelect = (
     async (local) => {
       // Planned and executed together: a statement planned earlier is checked against the data only
       // once all is read (readDeterministic), too late for rows already sent.
-      const result = await local.c.stream(local.sql, local.values, local.types);
+      const result = await streamBound(local.c, local.sql, local.values, local.types);
       const reader = resultRows(result, {
         rowLimit: limits.rowLimit,
         maxBytes: limits.maxAnswerBytes,
@@ -102,6 +102,8 @@ export const streamSelect = (
       let reading: Promise<unknown> | undefined;
       /** Set once the connection is no longer this stream's (read to the end, stopped, interrupted). */
       let released = false;
+      /** Whether DuckDB's result was read to its end (else its query's state is released). */
+      let exhausted = false;
       let done = false;
       const stop = async () => {
         done = true;
@@ -120,6 +122,7 @@ export const streamSelect = (
             const chunk = await fetching;
             reading = undefined;
             if (!chunk) {
+              exhausted = !reader.truncated();
               cacheWhenWhole();
               await stop();
               return end;
@@ -151,6 +154,7 @@ export const streamSelect = (
       await Promise.race([finished, local.ended]);
       released = true;
       await reading?.catch(() => undefined);
+      if (!exhausted) await releaseResult(local.c);
       return undefined;
     },
   );

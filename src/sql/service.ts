@@ -7,6 +7,7 @@ import { configureServerPaths, externalError, SqlError, SqlErrorCode, toSqlError
 import { unsupportedStatement } from './unsupported';
 import { leadingKeyword, quoteModelVersions, toDuckDbDialect, trimStatement } from './lexical';
 import { isSyntaxProblem, parseMindsStatement } from './parse';
+import { tooManyParameters } from './parameters';
 import { isReusableAnswer, preparedCache, runSelect, type Predictions, type SelectInput } from './select';
 import { oneChunk, streamCounters, streamSelect } from './selectStream';
 import { FORBIDDEN, SELECT_LIKE, selectText } from './selectText';
@@ -98,6 +99,7 @@ export const sqlService = (
     rowLimit: ctx.config.sqlRowLimit,
     timeoutMs: ctx.config.sqlTimeoutMs,
     maxListItems: ctx.config.sqlMaxListParam,
+    maxParams: ctx.config.sqlMaxParams,
     maxAnswerBytes: ctx.config.sqlMaxAnswerBytes,
     agents: {
       concurrency: ctx.config.agentSqlConcurrency,
@@ -111,6 +113,7 @@ export const sqlService = (
     text: {
       sql: string;
       placeholders: string[];
+      positional?: number;
       natives?: SelectInput['natives'];
       predictOptions?: SelectInput['predictOptions'];
     },
@@ -253,6 +256,10 @@ export const sqlService = (
       const ownWrites = ctx.ownWrites('all');
       if (ownWrites) await ownWrites;
       checkQuerySize(query);
+      // Before the answer cache's key is made of them, or anything else reads them.
+      const sent = Object.keys(params).length;
+      if (sent > ctx.config.sqlMaxParams)
+        throw tooManyParameters(`is sent ${sent} parameters`, ctx.config.sqlMaxParams);
       const sql = trimStatement(query);
       if (!sql) throw new SqlError(SqlErrorCode.Syntax, 'The query is empty');
       const keyword = leadingKeyword(sql);

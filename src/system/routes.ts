@@ -13,6 +13,8 @@ export type ReadModelStatus = {
   failure?(): ProjectionFailure | null;
   /** Why the read model was last rebuilt for not belonging to the log, if it was. */
   rebuildReason?(): string | null;
+  /** Events projections pass over by the operator's word (PROJECTION_SKIP). */
+  skippedEvents?(): readonly string[];
 };
 
 const failureSchema = z
@@ -57,6 +59,11 @@ const readModelSchema = z
       .describe("sha256 over every table's row count and content hash: equal on replicas at one position"),
     tables: z.array(tableDigestSchema),
     failed: failureSchema,
+    skipped: z
+      .array(z.string())
+      .describe(
+        "Events a projection passes over by the operator's word (PROJECTION_SKIP), as <position>:<projection>: that table lacks what they hold",
+      ),
     rebuilt_because: z
       .string()
       .nullable()
@@ -126,6 +133,7 @@ export const systemRoutes = (
               digest,
               tables,
               failed: presentFailure(readModel.failure?.()),
+              skipped: [...(readModel.skippedEvents?.() ?? [])],
               rebuilt_because: readModel.rebuildReason?.() ?? null,
             },
           },

@@ -1,4 +1,5 @@
 import { problemOf, querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { differencesFrom, liveDigest, scratchRebuild } from '../support/promise-rebuild';
 
 type LoggedEvent = { position: number; type: string; data: Record<string, unknown> };
 
@@ -246,5 +247,50 @@ describe.each(storeKinds)('a write answered ahead of a held read model (%s)', (k
       // Releasing again is harmless.
       held.release();
     }
+  });
+});
+
+describe.each(storeKinds)('an operator passing over an event a projection cannot apply (%s)', (kind) => {
+  it('given PROJECTION_SKIP naming the failed event and projection from /api/status, then the service is ready, writes go on, status lists it, and a rebuild equals live', async () => {
+    let t = await startTestApp(kind);
+    try {
+      await t.http.post('/api/projects').send({ name: 'kept' }).expect(201);
+      await t.http.get('/api/projects/kept').expect(200);
+      const poison = await appendUnprojectableEvent(t);
+      let failed = (await statusOf(t)).failed;
+      for (let i = 0; i < 100 && !failed; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        failed = (await statusOf(t)).failed;
+      }
+      expect(failed).toMatchObject({ position: String(poison), projection: 'file-tables' });
+      await t.http.get('/api/ready').expect(503);
+      // What the operator does: the pair /api/status names, no edit of the log.
+      t = await t.restart({ PROJECTION_SKIP: `${failed!.position}:${failed!.projection}` });
+      await t.http.get('/api/ready').expect(200);
+      const status = (await t.http.get('/api/status').expect(200)).body.read_model as {
+        failed: unknown;
+        skipped: string[];
+      };
+      expect(status).toMatchObject({ failed: null, skipped: [`${poison}:file-tables`] });
+      // The event is in the log and in every other table (the ledger's leaves, the events table).
+      expect((await eventsOf(t)).some((e) => e.position === Number(poison))).toBe(true);
+      await t.http.post('/api/projects').send({ name: 'after_skip' }).expect(201);
+      await t.http.get('/api/projects/after_skip').expect(200);
+      expect((await querySql(t, 'SELECT name FROM files.lost_bytes')).type).toBe('error');
+      // A rebuild from the log with the same setting: the same tables.
+      const live = await liveDigest(t);
+      const scratch = await scratchRebuild(t, 3);
+      try {
+        expect((await differencesFrom(t, live, scratch)).differences).toEqual([]);
+      } finally {
+        await scratch.close();
+      }
+    } finally {
+      await t.dispose();
+    }
+  });
+
+  it('given a malformed PROJECTION_SKIP, then the service refuses to start, naming the setting', async () => {
+    await expect(startTestApp(kind, { PROJECTION_SKIP: '12' })).rejects.toThrow(/PROJECTION_SKIP/);
   });
 });

@@ -21,6 +21,10 @@ export type ConnectionOptions = LogInOptions & {
   maxPacketBytes: number;
   /** A client that has not logged in by then is disconnected (MySQL's connect_timeout). */
   handshakeTimeoutMs: number;
+  /** Called once the client has signed in (its server moves it out of the pre-authentication room). */
+  onLoggedIn?: () => void;
+  /** `?` placeholders a prepared statement may hold (SQL_MAX_PARAMS). */
+  maxParams: number;
 };
 
 /**
@@ -35,7 +39,7 @@ export class MysqlConnection {
   private current: { controller: AbortController; sql: string } | undefined;
   private controller = new AbortController();
   private since = Date.now();
-  private readonly statements = new PreparedStatements();
+  private readonly statements: PreparedStatements;
   /** Set by close(): the connection ends after the command it runs now. */
   private closing = false;
   readonly host: string;
@@ -48,6 +52,7 @@ export class MysqlConnection {
     private readonly o: ConnectionOptions,
   ) {
     this.host = (socket.remoteAddress ?? 'unknown').replace(/^::ffff:/, '');
+    this.statements = new PreparedStatements(o.maxParams);
     socket.setNoDelay(true);
     this.channel = new ClientChannel(socket, o.maxPacketBytes, {
       gone: () => this.interrupt('clientGone'),
@@ -76,6 +81,7 @@ export class MysqlConnection {
   private async logIn(): Promise<Conversation | undefined> {
     const client = await logIn(this.channel, this.o, this.id, this.host);
     if (!client) return undefined;
+    this.o.onLoggedIn?.();
     this.session = client.session;
     this.multiStatements = (client.capabilities & Capability.MULTI_STATEMENTS) !== 0;
     okPacket(this.channel.writer, serverStatus(client.session.warningCount()));

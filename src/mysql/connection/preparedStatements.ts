@@ -33,6 +33,11 @@ export class PreparedStatements {
   private readonly statements = new Map<number, PreparedStatement>();
   private nextId = 1;
 
+  constructor(
+    /** `?` a statement may hold (SQL_MAX_PARAMS): more is refused at PREPARE, as MySQL refuses past 65,535. */
+    private readonly maxParams: number,
+  ) {}
+
   private unknown(c: Conversation, id: number, where: string) {
     c.channel.error(
       MysqlError.UnknownStatement,
@@ -43,6 +48,13 @@ export class PreparedStatements {
   /** COM_STMT_PREPARE: answers with the statement's id and its parameters. */
   prepare(c: Conversation, text: string) {
     const named = namePlaceholders(text);
+    if (named.count > this.maxParams) {
+      c.channel.error(
+        MysqlError.TooManyPlaceholders,
+        `Prepared statement contains too many placeholders: ${named.count}; SQL_MAX_PARAMS allows ${this.maxParams}`,
+      );
+      return;
+    }
     const id = this.nextId++;
     this.statements.set(id, { sql: named.sql, params: named.count, types: undefined, longData: new Map() });
     // The result's columns are not known before it runs (the engine decides): drivers read them

@@ -53,14 +53,15 @@ export const placeholderName = (i: number) => `__mysql_param_${i + 1}`;
 /** Replaces each `?` with the engine's named placeholder (`:__mysql_param_1`, …); counts them. */
 export const namePlaceholders = (sql: string): { sql: string; count: number } => {
   let count = 0;
-  let out = '';
+  const parts: string[] = [];
   let at = 0;
   for (const t of readableTokens(sql).tokens) {
     if (t.kind !== 'placeholder' || sql[t.start] !== '?') continue;
-    out += `${sql.slice(at, t.start)}:${placeholderName(count++)}`;
+    parts.push(sql.slice(at, t.start), `:${placeholderName(count++)}`);
     at = t.end;
   }
-  return { sql: count === 0 ? sql : out + sql.slice(at), count };
+  parts.push(sql.slice(at));
+  return { sql: count === 0 ? sql : parts.join(''), count };
 };
 
 /** A `userVariable` token's name: `@x` → x, `` @`my var` `` → my var. */

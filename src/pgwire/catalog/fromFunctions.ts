@@ -10,8 +10,12 @@ import { closingParen, isKeyword, textOf, type Token } from '../../shared/sqlTok
  * `unnest([f(…)]) AS a(a)` (one row holding the value) for any other.
  */
 
-/** DuckDB's table functions that PostgreSQL's set-returning functions of the same name match. */
-const SET_RETURNING = new Set(['generate_series', 'generate_subscripts', 'unnest']);
+/**
+ * DuckDB's table functions that PostgreSQL's set-returning functions of the same name match, and
+ * `range` (DuckDB's generate_series without its last value): made scalar, it would build its whole
+ * list in one call, which neither DuckDB's memory limit nor its interrupt reaches.
+ */
+const SET_RETURNING = new Set(['generate_series', 'generate_subscripts', 'unnest', 'range']);
 
 /** Words that end a FROM clause at its depth, or cannot be an alias. */
 const ENDS_FROM = new Set([

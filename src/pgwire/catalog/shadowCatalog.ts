@@ -1,4 +1,6 @@
-import { DuckDBInstance, StatementType, type DuckDBConnection } from '@duckdb/node-api';
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { isKeyword, significant, textOf, tokenize } from '../../shared/sqlTokens';
 import { NAMED_DUCKDB_TYPES, Oid, pgTypeOf } from '../protocol/types';
 import { fromFunctionEdits, isRelationAlias } from './fromFunctions';
@@ -133,7 +135,7 @@ const typeNameMacro = () => {
 };
 
 /** What DuckDB's pg_catalog lacks and psql and SQLAlchemy use; empty relations where there is nothing to list. */
-const SHIMS = [
+export const SHIMS = [
   `CREATE MACRO pg_mindledger.pg_get_userbyid(id) AS 'mindledger'`,
   `CREATE MACRO pg_mindledger.pg_encoding_to_char(e) AS 'UTF8'`,
   `CREATE MACRO pg_mindledger.pg_get_indexdef(a) AS NULL::VARCHAR, (a, b, c) AS NULL::VARCHAR`,
@@ -189,8 +191,6 @@ const SHIM_NAMES = new Set(
   SHIMS.map((s) => /pg_mindledger\.([a-z_]+)/.exec(s)?.[1]).filter((n): n is string => n !== undefined),
 );
 
-const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
-
 /** PostgreSQL's object-identifier types, which DuckDB lacks: their values are shown as text. */
 const OID_TYPES = new Set([
   'regtype',
@@ -202,26 +202,6 @@ const OID_TYPES = new Set([
   'regoper',
   'regconfig',
 ]);
-
-/**
- * Relations that are always empty here (no publications, policies, triggers, inheritance …). psql
- * asks about them with PostgreSQL-only constructs DuckDB cannot bind (`prattrs[s]` over a
- * generate_series alias); such a query, when it fails, is answered with no rows, which is what it
- * would return.
- */
-const EMPTY_RELATIONS = [
-  'pg_publication',
-  'pg_policy',
-  'pg_statistic_ext',
-  'pg_inherits',
-  'pg_trigger',
-  'pg_rewrite',
-  'pg_event_trigger',
-];
-const readsOnlyEmpty = (sql: string) => EMPTY_RELATIONS.some((r) => new RegExp(`\\b${r}\\b`, 'i').test(sql));
-
-/** DuckDB's text of a name. */
-const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /**
  * PostgreSQL's catalog text as DuckDB runs it: `OPERATOR(pg_catalog.~)` is the operator itself,
@@ -302,10 +282,6 @@ export const catalogText = (sql: string): string => {
   return tokens.map((t) => (drop.has(t.start) ? '' : (replace.get(t.start) ?? textOf(sql, t)))).join('');
 };
 
-/** Types the shadow's tables take: the engine's DuckDB type names, any DuckDB cannot read again as text. */
-const columnType = (type: string) =>
-  /^[A-Z][A-Z0-9_ ]*(\(\d+(,\s*\d+)?\))?(\[\])?$/.test(type) ? type : 'VARCHAR';
-
 /** A catalog query this server does not run (more than one statement, not a SELECT, too large). */
 export class CatalogRefusal extends Error {
   constructor(message: string) {
@@ -314,87 +290,270 @@ export class CatalogRefusal extends Error {
   }
 }
 
+/** A catalog query stopped at a limit: its time (or its wait for a shadow process), or its memory. */
+export class CatalogLimitExceeded extends Error {
+  constructor(
+    readonly limit: 'time' | 'memory',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CatalogLimitExceeded';
+  }
+}
+
 export type CatalogLimits = {
-  /** A catalog query running longer is interrupted (the shadow is shared: one query at a time). */
+  /** A catalog query running longer is stopped; waiting for a free shadow process is bounded alike, apart. */
   timeoutMs: number;
+  /** Past this many rows an answer is refused, not cut. */
   maxRows: number;
+  /** DuckDB's memory_limit in a shadow process, and how far a query may grow that process (MiB). */
+  memoryMb: number;
+  /** Shadow processes at most: catalog queries running at once. */
+  processes: number;
 };
 
-export class ShadowCatalog {
-  constructor(private readonly limits: CatalogLimits = { timeoutMs: 10_000, maxRows: 100_000 }) {}
+export const DEFAULT_CATALOG_LIMITS: CatalogLimits = {
+  timeoutMs: 10_000,
+  maxRows: 100_000,
+  memoryMb: 128,
+  processes: 2,
+};
 
-  private instance: Promise<DuckDBInstance> | undefined;
-  private built = '';
-  /** One catalog query (and rebuild) at a time: the shadow is shared by every connection. */
-  private turn: Promise<unknown> = Promise.resolve();
+/** What the server asks a shadow process (shadowProcess.ts). */
+export type ShadowRequest =
+  | { type: 'query'; id: number; sql: string; params: unknown[]; listing: Listing; database: string }
+  | { type: 'interrupt'; id: number };
 
-  private async connect(): Promise<DuckDBConnection> {
-    this.instance ??= (async () => {
-      // Clients' own SELECTs run here: no files, no extensions, no attaching, and no SET can undo that.
-      const instance = await DuckDBInstance.create(':memory:', {
-        threads: '1',
-        memory_limit: '128MB',
-        enable_external_access: 'false',
-        autoinstall_known_extensions: 'false',
-        autoload_known_extensions: 'false',
+/** What a shadow process answers; `rss` is its resident memory then, in bytes. */
+export type ShadowReply =
+  | { type: 'ready'; rss: number }
+  | { type: 'running'; id: number; rss: number }
+  | { type: 'answer'; id: number; answer: CatalogAnswer }
+  | {
+      type: 'failed';
+      id: number;
+      kind: 'refusal' | 'interrupted' | 'memory' | 'error';
+      message: string;
+    };
+
+/** After an interrupt, how long a shadow process has to answer before it is killed. */
+const KILL_GRACE_MS = 300;
+/** How often a running query's process has its memory read. */
+const MEMORY_CHECK_MS = 10;
+/** A shadow process idle this long ends (the first one stays). */
+const IDLE_MS = 60_000;
+
+/** A process's resident memory in bytes (Linux's /proc), undefined where it cannot be read. */
+const rssOf = (pid: number | undefined): number | undefined => {
+  if (pid === undefined) return undefined;
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'latin1');
+    const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
+    return kb === undefined ? undefined : Number(kb) * 1024;
+  } catch {
+    return undefined;
+  }
+};
+
+type Job = {
+  id: number;
+  request: Extract<ShadowRequest, { type: 'query' }>;
+  owner: string;
+  signal: AbortSignal | undefined;
+  settled: boolean;
+  resolve(answer: CatalogAnswer): void;
+  reject(error: unknown): void;
+  /** Why the client was answered before the process was (a limit, a cancel): set once. */
+  stopped?: unknown;
+  cleanup: (() => void)[];
+};
+
+const settle = (job: Job, outcome: { answer: CatalogAnswer } | { error: unknown }) => {
+  if (job.settled) return;
+  job.settled = true;
+  for (const c of job.cleanup.splice(0)) c();
+  if ('answer' in outcome) job.resolve(outcome.answer);
+  else job.reject(outcome.error);
+};
+
+/** One shadow process, serving one query at a time. */
+class ShadowProcess {
+  readonly child: ChildProcess;
+  readonly ready: Promise<void>;
+  job: Job | undefined;
+  gone = false;
+  private readyRss = 0;
+  private startRss = 0;
+  private timers: NodeJS.Timeout[] = [];
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly limits: CatalogLimits,
+    private readonly onFree: (p: ShadowProcess) => void,
+    private readonly onGone: (p: ShadowProcess) => void,
+  ) {
+    // From source (tests, tsx) the process is TypeScript: tsx's require hook goes first. Built, it is JavaScript.
+    const fromSource = __filename.endsWith('.ts');
+    this.child = fork(
+      path.join(__dirname, fromSource ? 'shadowProcess.ts' : 'shadowProcess.js'),
+      [JSON.stringify({ memoryMb: limits.memoryMb, maxRows: limits.maxRows })],
+      {
+        execArgv: fromSource ? ['--require', require.resolve('tsx/cjs')] : [],
+        stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+        serialization: 'advanced',
+      },
+    );
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.child.on('message', (m: ShadowReply) => {
+        if (m.type === 'ready') {
+          this.readyRss = m.rss;
+          resolve();
+        } else this.reply(m);
       });
-      const c = await instance.connect();
-      await c.run('CREATE SCHEMA pg_mindledger');
-      for (const shim of SHIMS) await c.run(shim);
-      await c.run('SET lock_configuration = true');
-      c.closeSync();
-      return instance;
-    })();
-    return (await this.instance).connect();
+      this.child.once('exit', (code, signal) => {
+        reject(new Error(`the catalog process ended (${signal ?? code})`));
+        this.exited();
+      });
+    });
+    this.ready.catch(() => undefined);
   }
 
-  private async rebuild(c: DuckDBConnection, listing: Listing) {
-    const fingerprint = JSON.stringify(listing);
-    if (fingerprint === this.built) return;
-    // Until this rebuild has committed, no listing is known to be in place (an interrupted or
-    // failed one is redone by the next query, never served).
-    this.built = '';
-    await c.run('BEGIN TRANSACTION');
+  /** Runs `job`: answered by the process, or stopped at its deadline, its memory, or its client's cancel. */
+  async run(job: Job) {
+    this.job = job;
+    clearTimeout(this.idleTimer);
     try {
-      const existing = await c.runAndReadAll(
-        `SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database() AND NOT internal AND schema_name <> 'pg_mindledger'`,
-      );
-      for (const [schema] of existing.getRows()) await c.run(`DROP SCHEMA ${quoted(String(schema))} CASCADE`);
-      // DuckDB's names are case-insensitive: of names differing only in case, the first is kept
-      // (an external database may hold both "Users" and "users").
-      const folded = (...names: string[]) => JSON.stringify(names.map((n) => n.toLowerCase()));
-      const schemas = new Map<string, string>();
-      for (const name of [...listing.databases, ...listing.columns.map((col) => col.schema)])
-        if (name.toLowerCase() !== 'information_schema' && !schemas.has(folded(name)))
-          schemas.set(folded(name), name);
-      const tables = new Map<string, { schema: string; table: string; columns: Map<string, ListedColumn> }>();
-      for (const col of listing.columns) {
-        const schema = schemas.get(folded(col.schema));
-        if (schema === undefined) continue;
-        const key = folded(col.schema, col.table);
-        const table = tables.get(key) ?? { schema, table: col.table, columns: new Map() };
-        tables.set(key, table);
-        if (!table.columns.has(folded(col.column))) table.columns.set(folded(col.column), col);
-      }
-      for (const schema of schemas.values()) await c.run(`CREATE SCHEMA IF NOT EXISTS ${quoted(schema)}`);
-      for (const { schema, table, columns } of tables.values()) {
-        const list = [...columns.values()]
-          .map((col) => `${quoted(col.column)} ${columnType(col.type)}`)
-          .join(', ');
-        await c.run(`CREATE TABLE ${quoted(schema)}.${quoted(table)} (${list})`);
-      }
-      await c.run('DELETE FROM pg_mindledger.pg_database');
-      let oid = 16384;
-      for (const name of listing.databases)
-        await c.run(
-          `INSERT INTO pg_mindledger.pg_database VALUES (${oid++}, ${literal(name)}, 10, 6, 'c', false, true, -1, 'C', 'C', NULL, NULL, NULL, 1663)`,
-        );
-      await c.run('COMMIT');
+      await this.ready;
     } catch (error) {
-      await c.run('ROLLBACK').catch(() => undefined);
-      throw error;
+      settle(job, { error });
+      return;
     }
-    this.built = fingerprint;
+    if (job.settled || job.signal?.aborted) {
+      settle(job, { error: job.signal?.reason });
+      return this.free();
+    }
+    this.child.ref();
+    this.child.channel?.ref();
+    this.startRss = rssOf(this.child.pid) ?? this.readyRss;
+    const stop = (why: unknown) => {
+      job.stopped ??= why;
+      settle(job, { error: job.stopped });
+      if (this.gone || this.job !== job) return;
+      this.child.send({ type: 'interrupt', id: job.id } satisfies ShadowRequest);
+      this.timers.push(setTimeout(() => this.kill(), KILL_GRACE_MS));
+    };
+    this.timers.push(
+      setTimeout(
+        () =>
+          stop(
+            new CatalogLimitExceeded(
+              'time',
+              `canceling statement due to statement timeout: a catalog query runs at most ${this.limits.timeoutMs} ms`,
+            ),
+          ),
+        this.limits.timeoutMs,
+      ),
+    );
+    const limit = this.limits.memoryMb * 1024 * 1024;
+    this.timers.push(
+      setInterval(() => {
+        const rss = rssOf(this.child.pid);
+        if (rss === undefined || rss - this.startRss <= limit) return;
+        job.stopped ??= new CatalogLimitExceeded(
+          'memory',
+          `out of memory: a catalog query may use at most ${this.limits.memoryMb} MB`,
+        );
+        settle(job, { error: job.stopped });
+        this.kill();
+      }, MEMORY_CHECK_MS),
+    );
+    if (job.signal) {
+      const onAbort = () => stop(job.signal!.reason);
+      job.signal.addEventListener('abort', onAbort);
+      job.cleanup.push(() => job.signal!.removeEventListener('abort', onAbort));
+    }
+    this.child.send(job.request satisfies ShadowRequest);
+  }
+
+  private reply(m: Exclude<ShadowReply, { type: 'ready' }>) {
+    const job = this.job;
+    if (!job || m.id !== job.id) return;
+    if (m.type === 'running') {
+      // The listing is in place: the query's own growth is counted from here.
+      this.startRss = Math.max(this.startRss, m.rss);
+      return;
+    }
+    if (m.type === 'answer') settle(job, { answer: m.answer });
+    else
+      settle(job, {
+        error:
+          job.stopped ??
+          (m.kind === 'refusal'
+            ? new CatalogRefusal(m.message)
+            : m.kind === 'memory'
+              ? new CatalogLimitExceeded('memory', `out of memory: ${m.message}`)
+              : new Error(m.message)),
+      });
+    // A process left much larger than it started (memory a query's allocator kept) is not reused.
+    const rss = rssOf(this.child.pid);
+    if (rss !== undefined && rss - this.readyRss > this.limits.memoryMb * 1024 * 1024) this.kill();
+    else this.free();
+  }
+
+  private free() {
+    for (const t of this.timers.splice(0)) clearTimeout(t);
+    this.job = undefined;
+    // An idle process does not keep its server's process alive.
+    this.child.unref();
+    this.child.channel?.unref();
+    this.onFree(this);
+  }
+
+  /** Ends an idle process after a while (the pool keeps its first). */
+  idle(end: boolean) {
+    clearTimeout(this.idleTimer);
+    if (end) this.idleTimer = setTimeout(() => this.kill(), IDLE_MS).unref();
+  }
+
+  kill() {
+    if (!this.gone) this.child.kill('SIGKILL');
+  }
+
+  private exited() {
+    this.gone = true;
+    clearTimeout(this.idleTimer);
+    for (const t of this.timers.splice(0)) clearTimeout(t);
+    const job = this.job;
+    this.job = undefined;
+    if (job) settle(job, { error: job.stopped ?? new Error('the catalog process ended unexpectedly') });
+    this.onGone(this);
+  }
+}
+
+/**
+ * The catalog shadow: psql's and the tools' pg_catalog queries answered by DuckDB (shadowDatabase.ts)
+ * in processes of its own, at most `processes` at once, each query bounded: past `timeoutMs` it is
+ * interrupted, and its process killed if that does not stop it; a process grown past `memoryMb` by
+ * its query is killed at once (DuckDB's own limits do not bound a list or a string one call builds,
+ * nor interrupt that call). A client's cancel or departure stops its query the same way. A query
+ * waits for a free process at most `timeoutMs` (then it is refused), and one client (`owner`) holds
+ * at most all processes but one, so its heavy queries leave another client a process.
+ */
+export class ShadowCatalog {
+  private readonly limits: CatalogLimits;
+  private readonly processes = new Set<ShadowProcess>();
+  private readonly idle: ShadowProcess[] = [];
+  private readonly queue: Job[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(limits: Partial<CatalogLimits> = {}) {
+    this.limits = { ...DEFAULT_CATALOG_LIMITS, ...limits };
+  }
+
+  /** Catalog queries a shadow process is running now (a stopped one counts until its process has stopped it). */
+  running(): number {
+    return [...this.processes].filter((p) => p.job !== undefined).length;
   }
 
   /** Answers a catalog query over what `listing` shows, with `database` first on the search path. */
@@ -404,71 +563,102 @@ export class ShadowCatalog {
     listing: Listing,
     database: string,
     signal?: AbortSignal,
+    owner = '',
   ): Promise<CatalogAnswer> {
-    const run = this.turn.then(async () => {
-      // Cancelled while waiting its turn: it does not run.
-      signal?.throwIfAborted();
-      const c = await this.connect();
-      // A cancel (or the client leaving) interrupts the query: the shadow is shared, one at a time.
-      const interrupt = () => c.interrupt();
-      signal?.addEventListener('abort', interrupt);
-      try {
-        await this.rebuild(c, listing);
-        const path = [database, 'pg_mindledger'].filter(
-          (s) => s === 'pg_mindledger' || listing.databases.includes(s),
-        );
-        await c.run(`SET search_path = '${path.map((p) => p.replace(/'/g, "''")).join(',')}'`);
-        const text = catalogText(sql);
-        // Exactly one statement, and a SELECT: DuckDB splits text its own way (comments ending at
-        // \r, nested /* */), so what reached here as one SELECT is checked again by DuckDB itself.
-        const extracted = await c.extractStatements(text);
-        if (extracted.count !== 1) throw new CatalogRefusal('a catalog query is one SELECT statement');
-        let prepared;
-        try {
-          prepared = await extracted.prepare(0);
-        } catch (error) {
-          if (readsOnlyEmpty(sql)) return { columnNames: [], columnTypes: [], rows: [] };
-          throw error;
-        }
-        if (prepared.statementType !== StatementType.SELECT)
-          throw new CatalogRefusal('a catalog query is one SELECT statement');
-        if (params.length)
-          prepared.bind(
-            params.map((p) => (p === undefined ? null : p)) as (string | number | boolean | null)[],
-          );
-        let timedOut = false;
-        const timer = setTimeout(() => {
-          timedOut = true;
-          c.interrupt();
-        }, this.limits.timeoutMs);
-        try {
-          // At most maxRows + 1 rows are read: past maxRows the answer is refused, not cut.
-          const result = await prepared.runAndReadUntil(this.limits.maxRows + 1).catch((error: unknown) => {
-            throw timedOut
-              ? new CatalogRefusal(`a catalog query runs at most ${this.limits.timeoutMs} ms`)
-              : error;
-          });
-          if (result.currentRowCount > this.limits.maxRows)
-            throw new CatalogRefusal(`a catalog query answers at most ${this.limits.maxRows} rows`);
-          return {
-            columnNames: result.columnNames(),
-            columnTypes: result.columnTypes().map((t) => t.toString()),
-            rows: result.getRowsJson() as unknown[][],
-          };
-        } finally {
-          clearTimeout(timer);
-        }
-      } finally {
-        signal?.removeEventListener('abort', interrupt);
-        c.closeSync();
-      }
+    if (this.closed) return Promise.reject(new Error('the catalog is closed'));
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<CatalogAnswer>((resolve, reject) => {
+      const id = this.nextId++;
+      const job: Job = {
+        id,
+        request: { type: 'query', id, sql, params: [...params], listing, database },
+        owner,
+        signal,
+        settled: false,
+        resolve,
+        reject,
+        cleanup: [],
+      };
+      // Waiting its turn: a cancel or the deadline takes it out of the queue.
+      const leave = (error: unknown) => {
+        const at = this.queue.indexOf(job);
+        if (at < 0) return;
+        this.queue.splice(at, 1);
+        settle(job, { error });
+      };
+      const timer = setTimeout(
+        () =>
+          leave(
+            new CatalogLimitExceeded(
+              'time',
+              `canceling statement due to statement timeout: no catalog process was free within ${this.limits.timeoutMs} ms`,
+            ),
+          ),
+        this.limits.timeoutMs,
+      );
+      const onAbort = () => leave(signal!.reason);
+      signal?.addEventListener('abort', onAbort);
+      const waiting = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      job.cleanup.push(waiting);
+      this.queue.push(job);
+      this.pump();
+      // Taken by a process: no longer waiting (its deadline is the process's now).
+      if (!this.queue.includes(job)) waiting();
     });
-    this.turn = run.catch(() => undefined);
-    return run;
+  }
+
+  private holds(owner: string) {
+    return [...this.processes].filter((p) => p.job?.owner === owner).length;
+  }
+
+  /** Hands waiting queries to free (or new) processes, oldest first, within each owner's share. */
+  private pump() {
+    const share = Math.max(1, this.limits.processes - 1);
+    for (let i = 0; i < this.queue.length;) {
+      const job = this.queue[i]!;
+      if (job.owner !== '' && this.holds(job.owner) >= share) {
+        i++;
+        continue;
+      }
+      const shadow = this.idle.pop() ?? this.spawn();
+      if (!shadow) return;
+      this.queue.splice(i, 1);
+      for (const c of job.cleanup.splice(0)) c();
+      void shadow.run(job);
+    }
+  }
+
+  private spawn(): ShadowProcess | undefined {
+    if (this.closed || this.processes.size >= this.limits.processes) return undefined;
+    const shadow = new ShadowProcess(
+      this.limits,
+      (p) => {
+        if (this.closed) return p.kill();
+        p.idle(this.processes.size > 1);
+        this.idle.push(p);
+        this.pump();
+      },
+      (p) => {
+        this.processes.delete(p);
+        const at = this.idle.indexOf(p);
+        if (at >= 0) this.idle.splice(at, 1);
+        if (!this.closed) this.pump();
+      },
+    );
+    this.processes.add(shadow);
+    return shadow;
   }
 
   async close() {
-    const instance = await this.instance;
-    instance?.closeSync();
+    this.closed = true;
+    for (const job of this.queue.splice(0)) settle(job, { error: new Error('the catalog is closed') });
+    const exits = [...this.processes].map(
+      (p) => new Promise<void>((resolve) => (p.gone ? resolve() : p.child.once('exit', () => resolve()))),
+    );
+    for (const p of this.processes) p.kill();
+    await Promise.all(exits);
   }
 }

@@ -36,7 +36,12 @@ import {
   type PgColumnType,
 } from '../protocol/types';
 import { listCatalog, ListingFailed } from '../catalog/listing';
-import { readsCatalog, type Listing, type ShadowCatalog } from '../catalog/shadowCatalog';
+import {
+  CatalogLimitExceeded,
+  readsCatalog,
+  type Listing,
+  type ShadowCatalog,
+} from '../catalog/shadowCatalog';
 import { answerLocally, type LocalAnswer } from '../session/local';
 import {
   commandTag,
@@ -75,6 +80,10 @@ export type PgConnectionOptions = {
   catalog?: ShadowCatalog;
   /** A CancelRequest arrived on this connection for another one. */
   cancel(processId: number, secret: number): void;
+  /** Called once the client has signed in (its server moves it out of the pre-authentication room). */
+  onLoggedIn?: () => void;
+  /** Parameters a prepared statement may take (SQL_MAX_PARAMS). */
+  maxParams: number;
 };
 
 /** A statement as Parse left it (its text is read again at Bind: connection values as they are then). */
@@ -232,6 +241,7 @@ export class PgConnection {
       cancel: this.o.cancel,
     });
     if (!session) return false;
+    this.o.onLoggedIn?.();
     this.user = session.user;
     if (session.database) this.database = session.database;
     this.settings = session.settings;
@@ -410,6 +420,15 @@ export class PgConnection {
     if (statements.length > 1)
       throw new StatementError(
         error(PgState.SyntaxError, 'cannot insert multiple commands into a prepared statement'),
+      );
+    // Refused here, before a Bind carries the values: the highest `$n` or the types declared.
+    const params = Math.max(statements[0]?.paramCount ?? 0, paramTypes.length);
+    if (params > this.o.maxParams)
+      throw new StatementError(
+        error(
+          PgState.TooManyArguments,
+          `prepared statement takes ${params} parameters; SQL_MAX_PARAMS allows ${this.o.maxParams}`,
+        ),
       );
     this.prepared.set(name, { sql, statement: statements[0], paramTypes });
     parseComplete(this.channel.writer);
@@ -655,9 +674,15 @@ export class PgConnection {
         listing,
         this.database,
         controller.signal,
+        // One user's catalog queries hold at most all the shadow's processes but one.
+        this.user,
       );
     } catch (e) {
       if (controller.signal.aborted) throw new StatementError(stoppedReport(controller.signal.reason));
+      if (e instanceof CatalogLimitExceeded)
+        throw new StatementError(
+          error(e.limit === 'memory' ? PgState.OutOfMemory : PgState.QueryCanceled, e.message),
+        );
       if (e instanceof ListingFailed)
         throw new StatementError(
           error(e.engineCode ? sqlStateOf(e.engineCode) : PgState.Internal, e.message),
