@@ -13,6 +13,7 @@ import { benchLedgerSecrets } from './ledgerSecrets.bench';
 import { benchLoad } from './load.bench';
 import { benchMl } from './ml.bench';
 import { benchModels } from './models.bench';
+import { benchNoisyNeighbour } from './noisy.bench';
 import { benchMysql } from './mysql.bench';
 import { benchPostgres } from './postgres.bench';
 import { benchPredictJoin } from './predictjoin.bench';
@@ -44,8 +45,9 @@ const benches: Record<string, () => Promise<unknown>> = {
   lag: () => benchLag(seconds),
   predictjoin: () => benchPredictJoin(),
   jobs: () => benchJobs(),
+  noisy: () => benchNoisyNeighbour(seconds),
 };
-const DEFAULT = 'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag';
+const DEFAULT = 'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy';
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {

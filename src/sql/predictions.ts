@@ -1,4 +1,4 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { constantValue, printSelect, walk, type AstNode } from './ast';
 import { agentAnswers, type AgentQueryOptions } from './agentAnswers';
 import { forecastInto, takeLatest } from './forecasts';
@@ -11,8 +11,23 @@ import { SqlError, SqlErrorCode } from './errors';
 
 export type { AgentQueryOptions } from './agentAnswers';
 
-/** Equality conditions `col = constant` (ANDed) of a WHERE clause: the input of a one-row prediction. */
-const whereEqualities = (where: AstNode | null | undefined): Record<string, unknown> => {
+/** A bound value as a model's input reads it: an integer as a number where it is exact. */
+const boundValue = (value: DuckDBValue): unknown =>
+  typeof value === 'bigint'
+    ? Number.isSafeInteger(Number(value))
+      ? Number(value)
+      : value.toString()
+    : value;
+
+/**
+ * Equality conditions `col = constant` or `col = <bound parameter>` (ANDed) of a WHERE clause: the
+ * input of a one-row prediction. A parameter reads the value bound to it: `WHERE sqft = :s` (or `?`,
+ * `$1` over the doors) predicts what `WHERE sqft = 823` predicts.
+ */
+const whereEqualities = (
+  where: AstNode | null | undefined,
+  bindings: Readonly<Record<string, DuckDBValue>>,
+): Record<string, unknown> => {
   const row: Record<string, unknown> = {};
   const visit = (n: AstNode | null | undefined) => {
     if (!n) return;
@@ -21,9 +36,16 @@ const whereEqualities = (where: AstNode | null | undefined): Record<string, unkn
     else if (n.class === 'COMPARISON' && n.type === 'COMPARE_EQUAL') {
       let [col, value] = [n.left as AstNode, n.right as AstNode];
       if (col.class !== 'COLUMN_REF') [col, value] = [value, col];
-      if (col.class !== 'COLUMN_REF' || value.class !== 'CONSTANT') return;
+      if (col.class !== 'COLUMN_REF') return;
       const names = col.column_names as string[];
-      row[names[names.length - 1]!] = constantValue(value);
+      const name = names[names.length - 1]!;
+      if (value.class === 'CONSTANT') row[name] = constantValue(value);
+      else if (
+        value.class === 'PARAMETER' &&
+        typeof value.identifier === 'string' &&
+        value.identifier in bindings
+      )
+        row[name] = boundValue(bindings[value.identifier]!);
     }
   };
   visit(where);
@@ -53,6 +75,8 @@ export const predictInto = async (
   temps: string[],
   options: AgentQueryOptions,
   predictOptions: SelectPredictOptions | null = null,
+  /** The values bound to the statement's parameters, by name. */
+  bindings: Readonly<Record<string, DuckDBValue>> = {},
 ) => {
   const ref = prepared.refs[0]!;
   const statement = prepared.statement;
@@ -70,7 +94,7 @@ export const predictInto = async (
       ? agentAnswers(predictions, ref, options)
       : await modelPredictions(predictions, ref, statement, alias, predictOptions ?? {});
   if (!join) {
-    const input = whereEqualities((statement.node as AstNode).where_clause as AstNode | undefined);
+    const input = whereEqualities((statement.node as AstNode).where_clause as AstNode | undefined, bindings);
     // As MindsDB does, the WHERE's constants stay in the row even where the model does not know
     // the column (a version trained on fewer columns): the WHERE still reads them.
     const echoed = Object.keys(input).filter((col) => !compute.columns.includes(col));

@@ -245,6 +245,7 @@ export const withSelect = async <T>(
             temps,
             { concurrency: agents.concurrency, maxRows: agents.maxRows, signal: stopped.signal },
             predictOptions,
+            bound.values,
           );
         } else sql = plan.sql;
         if (plan.kind !== 'model' && plan.searches.length > 0) {

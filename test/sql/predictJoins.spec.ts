@@ -87,6 +87,35 @@ describe.each(storeKinds)('predictions in SQL (event store: %s)', (store) => {
       expect(v1[0]!.rental_price).not.toBeCloseTo(v2[0]!.rental_price as number, 3);
     });
 
+    it('predicts one row from bound parameters exactly as from the literals (a parameter gave no row)', async () => {
+      const literal = rowsOf(
+        await sql(`SELECT rental_price, sqft FROM ${project}.rentals WHERE sqft = 823 AND location = 'good'`),
+      );
+      const bound = rowsOf(
+        await querySql(
+          t,
+          `SELECT rental_price, sqft FROM ${project}.rentals WHERE sqft = :s AND location = :l`,
+          {
+            params: { s: 823, l: 'good' },
+          },
+        ),
+      );
+      expect(literal).toHaveLength(1);
+      expect(bound).toEqual(literal);
+      // A parameter on the left, and one bound to a value the literal would not give.
+      const other = rowsOf(
+        await querySql(
+          t,
+          `SELECT rental_price FROM ${project}.rentals WHERE :s = sqft AND location = 'good'`,
+          {
+            params: { s: 400 },
+          },
+        ),
+      );
+      expect(other).toHaveLength(1);
+      expect(other[0]!.rental_price).not.toBeCloseTo(literal[0]!.rental_price as number, 3);
+    });
+
     it('joins a version without ON as the SDK writes it (backticked dotted names), one prediction per row', async () => {
       const a = await sql(
         `SELECT m.\`rental_price\` AS predicted, t.*, m.*\nFROM \`files\`.\`${file}\` AS t\nJOIN \`${project}\`.\`rentals\`.1 AS m\n\nLIMIT 5`,
