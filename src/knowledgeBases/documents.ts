@@ -37,7 +37,7 @@ const documentsOf = (kb: KnowledgeBase, rows: readonly Record<string, unknown>[]
   const get = (row: Record<string, unknown>, column: string) =>
     row[Object.keys(row).find((k) => k.toLowerCase() === column.toLowerCase()) ?? column];
   const skip = new Set([kb.idColumn, ...kb.contentColumns].map((c) => c.toLowerCase()));
-  return rows.flatMap((row) => {
+  const documents = rows.flatMap((row) => {
     const content = kb.contentColumns
       .map((c) => text(get(row, c)))
       .filter((t) => t.trim() !== '')
@@ -52,6 +52,13 @@ const documentsOf = (kb: KnowledgeBase, rows: readonly Record<string, unknown>[]
     const metadata = Object.fromEntries(metadataColumns.map((c) => [c, get(row, c) ?? null]));
     return [{ id, content, metadata }];
   });
+  // Within one insert the last row of an id wins, as a later insert of it replaces it.
+  const byId = new Map<string, KbDocument>();
+  for (const d of documents) {
+    byId.delete(d.id);
+    byId.set(d.id, d);
+  }
+  return [...byId.values()];
 };
 
 /**

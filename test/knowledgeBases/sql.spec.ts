@@ -180,6 +180,27 @@ describe.each(storeKinds)('knowledge bases in SQL on %s', (store) => {
     expect(deletion.some((d) => JSON.stringify(d.ids) === JSON.stringify(['d2', 'd3']))).toBe(true);
   });
 
+  it('given one INSERT repeating ids, then the last row of each id wins, as across INSERTs (20 rows, 3 ids → 3 documents)', async () => {
+    const project = unique('p');
+    const kb = unique('kb');
+    await ok(t, `CREATE PROJECT ${project}`);
+    await ok(
+      t,
+      `CREATE KNOWLEDGE_BASE ${project}.${kb} USING content_columns = ['content'], id_column = 'id'`,
+    );
+    const rows = Array.from({ length: 20 }, (_, i) => `('id${i % 3}', 'version ${i} of document ${i % 3}')`);
+    await ok(t, `INSERT INTO ${project}.${kb} (id, content) VALUES ${rows.join(', ')}`);
+    const stored = rowsOf(
+      await ok(t, `SELECT id, chunk_id, chunk_content FROM ${project}.${kb} ORDER BY id`),
+    );
+    expect(stored.map((r) => [r.id, r.chunk_content])).toEqual([
+      ['id0', 'version 18 of document 0'],
+      ['id1', 'version 19 of document 1'],
+      ['id2', 'version 17 of document 2'],
+    ]);
+    expect(new Set(stored.map((r) => r.chunk_id)).size).toBe(3);
+  });
+
   it('inserts the rows of a SELECT from an uploaded file, chunked by chunk_size', async () => {
     const project = unique('p');
     const kb = unique('kb');
