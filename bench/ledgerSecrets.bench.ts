@@ -70,7 +70,7 @@ export const benchLedgerSecrets = async (count = Number(process.env.BENCH_SEAL_E
   const stored = await openEventLog({ dataDir: sealedDir, clock: systemClock });
   const vault = new SecretVault(
     new FileDataKeyStore(path.join(sealedDir, 'keys')),
-    loadOrCreateMasterKey(path.join(sealedDir, 'master-key')),
+    loadOrCreateMasterKey(`file:${path.join(sealedDir, 'master-key')}`),
   );
   const sealed = withSealedSecrets(stored, vault);
   // Warm both (SQLite's first appends create its tables).

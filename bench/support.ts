@@ -20,7 +20,8 @@ export const startServer = (script: string, env: Record<string, string>): Promis
   new Promise((resolve, reject) => {
     const file = compiled ? script.replace(/\.ts$/, '.js') : script;
     const child = fork(path.join(__dirname, file), [], {
-      env: { ...process.env, ...env },
+      // The benchmarks' fakes (LLM, embeddings, channels) listen on loopback, which the outbound policy refuses by default.
+      env: { OUTBOUND_ALLOW: '127.0.0.0/8,::1', ...process.env, ...env },
       execArgv: compiled ? [] : ['--import', 'tsx'],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });

@@ -110,6 +110,7 @@ export const buildServices = (
     openaiBaseUrl: ctx.config.llm.openaiBaseUrl,
     openaiApiKey: ctx.config.llm.openaiApiKey,
     model: ctx.config.llm.model,
+    outbound: ctx.config.outbound,
   };
   const knowledgeBases = knowledgeBasesService(ctx, directory, blobs, {
     engines: (name) => mlEngines.settingsOf(name),
@@ -241,6 +242,7 @@ export const buildHttpApp = (
         maxBytes: ctx.config.fileUploadMaxBytes,
         urlUploadEnabled: ctx.config.fileUrlUpload,
         logger: ctx.logger,
+        outbound: ctx.config.outbound,
       }),
   ];
   for (const mount of mounts) mount(api);
@@ -397,6 +399,7 @@ export const createApp = async (
         if (answer.type === 'table') return { outcome: 'rows', rows: answer.data.length, error: null };
         return { outcome: 'ok', rows: answer.affected_rows ?? null, error: null };
       },
+      ownerRights: (owner) => services.users.ownerRights(owner, 'job'),
     },
     config.jobs,
   );
@@ -409,6 +412,7 @@ export const createApp = async (
         const answer = await sql.execute(query, { db: project }, {});
         return answer.type === 'error' ? answer.error_message : null;
       },
+      ownerRights: (owner) => services.users.ownerRights(owner, 'trigger'),
     },
     config.triggers,
   );

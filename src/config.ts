@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { outboundPolicy, type OutboundPolicy } from './http/outbound';
 import { parseHostAllowList, type HostPolicy } from './integrations/hostPolicy';
 import { envSchema } from './config/environment';
 import type { Config } from './config/settings';
@@ -68,6 +69,19 @@ const processMemoryLimit = (value: string | undefined, duckdbMemory: string | un
     ? bytesOf(value)
     : bytesOf(memoryLimit(duckdbMemory ?? DEFAULT_DUCKDB_MEMORY)) + 1024 ** 3;
 
+/**
+ * The master key setting: the key itself (LEDGER_MASTER_KEY, base64 of 32 bytes), or `file:<path>`
+ * (LEDGER_MASTER_KEY=file:<path>, or LEDGER_MASTER_KEY_FILE; by default the key file under DATA_DIR).
+ * How it is given says which, never its shape: a path that happens to look like a key stays a path.
+ */
+const masterKeySetting = (key: string | undefined, file: string | undefined, dataDir: string) => {
+  if (key !== undefined && file !== undefined)
+    throw new Error('Invalid configuration: LEDGER_MASTER_KEY and LEDGER_MASTER_KEY_FILE: set one, not both');
+  if (key !== undefined)
+    return key.startsWith('file:') ? `file:${path.resolve(key.slice('file:'.length))}` : key;
+  return `file:${path.resolve(file ?? path.join(dataDir, 'ledger-master-key'))}`;
+};
+
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
@@ -82,8 +96,14 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   if (Boolean(e.PG_TLS_CERT) !== Boolean(e.PG_TLS_KEY))
     throw new Error('Invalid configuration: PG_TLS_CERT and PG_TLS_KEY go together (both files, or neither)');
   let dbHosts: HostPolicy;
+  let outbound: OutboundPolicy;
   try {
-    dbHosts = parseHostAllowList(e.DB_HOST_ALLOWLIST);
+    outbound = outboundPolicy(e.OUTBOUND_ALLOW);
+    // DB_HOST_ALLOWLIST, when set, is the whole rule for database hosts (its entries may be private);
+    // without it, database hosts pass the outbound policy like every other destination.
+    dbHosts = e.DB_HOST_ALLOWLIST?.trim()
+      ? parseHostAllowList(e.DB_HOST_ALLOWLIST)
+      : { restricted: false, check: async (host) => void (await outbound.checkHost(host, 'Database host')) };
   } catch (error) {
     throw new Error(`Invalid configuration: ${(error as Error).message}`);
   }
@@ -138,6 +158,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     sqlMaxValueBytes: e.SQL_MAX_VALUE_BYTES,
     fileMaxColumns: e.FILE_MAX_COLUMNS,
     dbHosts,
+    outbound,
     allowUnauthenticated: e.ALLOW_UNAUTHENTICATED === 'true' || e.ALLOW_UNAUTHENTICATED === '1',
     llm: {
       openaiBaseUrl: e.OPENAI_BASE_URL,
@@ -178,7 +199,9 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     },
     ledger: {
       signingKey: e.LEDGER_SIGNING_KEY ?? path.join(dataDir, 'ledger-signing-key.pem'),
-      masterKey: e.LEDGER_MASTER_KEY ?? path.join(dataDir, 'ledger-master-key'),
+      // A key is given as a key, a file as a file (never told apart by shape): `file:<path>`.
+      masterKey: masterKeySetting(e.LEDGER_MASTER_KEY, e.LEDGER_MASTER_KEY_FILE, dataDir),
+      witnessDir: path.resolve(e.LEDGER_WITNESS_DIR ?? path.join(dataDir, 'ledger-witness')),
       retiredMasterKeys: (e.LEDGER_RETIRED_MASTER_KEYS ?? '')
         .split(',')
         .map((k) => k.trim())

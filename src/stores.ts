@@ -10,6 +10,8 @@ import { openEventLog } from './eventlog/open';
 import {
   FileDataKeyStore,
   loadOrCreateMasterKey,
+  loadOrCreateMasterKeyFile,
+  MASTER_KEY_FILE_PREFIX,
   PostgresDataKeyStore,
   SecretVault,
   type DataKeyStore,
@@ -43,10 +45,21 @@ export const openStores = async (
     keys,
     loadOrCreateMasterKey(config.ledger.masterKey),
     config.ledger.retiredMasterKeys.map((k) => {
-      // An earlier key must exist: it is named to open what it wrapped, never made anew.
-      if (!/^[A-Za-z0-9+/_=-]{43,44}$/.test(k) && !fs.existsSync(k))
-        throw new Error(`LEDGER_RETIRED_MASTER_KEYS names ${k}, which is neither a base64 key nor a file`);
-      return loadOrCreateMasterKey(k);
+      // An earlier key must exist: it is named to open what it wrapped, never made anew. A key file
+      // is `file:<path>` (a bare path that is not a key is still read as a file, as it once was).
+      const file = k.startsWith(MASTER_KEY_FILE_PREFIX) ? k.slice(MASTER_KEY_FILE_PREFIX.length) : undefined;
+      if (file !== undefined || (!/^[A-Za-z0-9+/_=-]{43,44}$/.test(k) && fs.existsSync(k))) {
+        if (!fs.existsSync(file ?? k))
+          throw new Error(`LEDGER_RETIRED_MASTER_KEYS names ${file ?? k}, which is not a file`);
+        return loadOrCreateMasterKeyFile(file ?? k);
+      }
+      try {
+        return loadOrCreateMasterKey(k);
+      } catch {
+        throw new Error(
+          `LEDGER_RETIRED_MASTER_KEYS names ${k}, which is neither a base64 key nor a file (file:<path>)`,
+        );
+      }
     }),
   );
   try {

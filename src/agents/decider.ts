@@ -5,6 +5,7 @@ import { requireLiveProject, type ProjectState } from '../projects/state';
 import { canonicalSkillType, skillById, skillByRef, type SkillsState } from '../skills/state';
 import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
 import { findByName, findByRef, mergeParams, type Params } from '../shared/params';
+import { requireSecretsForNewDestination } from '../shared/secrets';
 import { requireAgent, type Agent, type AgentsState, type SkillLink } from './state';
 
 /** What agent commands are decided on: the project and the resources agents refer to or affect. */
@@ -187,6 +188,9 @@ export const decideAgent = (
       checkDeprecated(d.params ?? {});
       const modelName = d.modelName === undefined ? current.modelName : d.modelName;
       const provider = d.provider === undefined ? current.provider : d.provider;
+      // Another provider (or ML engine) is another destination: stored keys must come again.
+      if ((provider ?? null) !== (current.provider ?? null))
+        requireSecretsForNewDestination(d.params ?? {}, current.params, params, 'provider');
       checkModel(state, modelName, provider);
 
       let skills: SkillLink[] = [...current.skills];

@@ -3,15 +3,20 @@ import type { AppContext } from '../context';
 import type { Aggregate } from '../eventlog/commands';
 import type { EventLog } from '../eventlog/types';
 import {
+  appendWitness,
   createProofBuilder,
+  judgeWithWitnesses,
   leafText,
+  readWitness,
   signCheckpoint,
   verifyLog,
+  witnessedNotesBeyond,
+  witnessFile,
   type PublicKeyInput,
   type RecordedEventLike,
   type SigningKey,
-  type VerifyLogResult,
   type VerifyProgress,
+  type WitnessedResult,
 } from '../ledger';
 import { notFound } from '../shared/errors';
 import { maskSecrets } from '../shared/secrets';
@@ -61,21 +66,47 @@ export const checkpointNotes = async (log: EventLog) =>
     e.type === 'LedgerCheckpointSigned' ? [e.data.note] : [],
   );
 
-/** Recomputes the tree from the log and checks every checkpoint (what `npm run verify` runs). */
+export type WitnessOptions = {
+  /** Witnesses to compare the log with (directories, or witness files an auditor kept). */
+  readonly witnesses?: readonly string[];
+  /** LEDGER_CHECKPOINT_EVENTS: a log twice as long holding no checkpoint lost them. */
+  readonly checkpointEvery?: number;
+};
+
+/**
+ * Recomputes the tree from the log and checks every checkpoint (what `npm run verify` runs), and
+ * every checkpoint the witnesses hold: each must be in the log, and the log's leaves must hash to
+ * its root at its size (src/ledger/witness.ts).
+ */
 export const verifyWholeLog = async (
   log: EventLog,
   trusted: readonly PublicKeyInput[],
   origin: string,
   progress: { onProgress?: (p: VerifyProgress) => void; every?: number; signal?: AbortSignal } = {},
-): Promise<VerifyLogResult> =>
-  verifyLog(tailedEvents(log, 5000, progress.signal), await checkpointNotes(log), trusted, {
-    origin,
-    onProgress: progress.onProgress,
-    progressEvery: progress.every,
+  witness: WitnessOptions = {},
+): Promise<WitnessedResult> => {
+  // The witnesses first: whatever they hold was in the log before (it is witnessed once appended),
+  // so a checkpoint signed meanwhile is in the log read next, never reported missing.
+  const read = (witness.witnesses ?? []).map((w) => ({ file: witnessFile(w), ...readWitness(w) }));
+  const witnessed = read.flatMap((r) => r.entries);
+  const logNotes = await checkpointNotes(log);
+  const result = await verifyLog(
+    tailedEvents(log, 5000, progress.signal),
+    [...logNotes, ...witnessedNotesBeyond(logNotes, witnessed)],
+    trusted,
+    { origin, onProgress: progress.onProgress, progressEvery: progress.every },
+  );
+  return judgeWithWitnesses(result, {
+    logNotes,
+    witnessed,
+    sources: read.map((r) => r.file),
+    warnings: read.flatMap((r) => r.warnings),
+    checkpointEvery: witness.checkpointEvery,
   });
+};
 
 /** A verification result as JSON (positions as numbers, hashes as they are). */
-export const presentVerification = (result: VerifyLogResult) =>
+export const presentVerification = (result: WitnessedResult) =>
   JSON.parse(JSON.stringify(result, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))) as Record<
     string,
     unknown
@@ -91,6 +122,8 @@ export type LedgerOptions = {
   readonly everyMs: number;
   /** Sign what is unsigned at a clean stop. */
   readonly onStop: boolean;
+  /** LEDGER_WITNESS_DIR: every checkpoint this process sees is appended there, and verify compares with it. */
+  readonly witnessDir?: string;
 };
 
 /**
@@ -108,11 +141,45 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
   const checkpoints = async () =>
     (await ctx.commands.load(CHECKPOINT_STREAM, checkpointAggregate)).state.checkpoints;
 
+  // The largest tree size the witness holds (read once, lazily): what is beyond it is appended.
+  let witnessedSize: number | undefined;
+  /** Appends to the witness every checkpoint of the log it does not hold yet (signed here or elsewhere). */
+  const witness = (seen: readonly Signed[]) => {
+    const dir = options.witnessDir;
+    if (!dir) return;
+    try {
+      witnessedSize ??= Math.max(
+        0,
+        ...readWitness(dir)
+          .entries.filter((e) => e.origin === options.origin)
+          .map((e) => e.treeSize),
+      );
+      for (const c of seen) {
+        if (c.treeSize <= witnessedSize) continue;
+        appendWitness(dir, {
+          origin: options.origin,
+          treeSize: c.treeSize,
+          rootHash: c.rootHash,
+          lastPosition: c.lastPosition,
+          position: c.position.toString(),
+          signedAt: c.signedAt,
+          note: c.note,
+        });
+        witnessedSize = c.treeSize;
+      }
+    } catch (err) {
+      // Tried again at the next checkpoint tick: what is not witnessed yet stays beyond witnessedSize.
+      ctx.logger.warn({ err, witnessDir: dir }, 'ledger checkpoint not witnessed');
+    }
+  };
+
   /** Signs the current tree when due (always when `force`); the new checkpoint, or null. */
   const checkpoint = (force = false) => {
     const run = signing.then(async () => {
       const head = await treeHead(ctx.duck);
-      const latest = (await checkpoints()).at(-1);
+      const seen = await checkpoints();
+      witness(seen);
+      const latest = seen.at(-1);
       if (head.size === 0 || head.lastPosition === null) return null;
       // The latest checkpoint's own event is a leaf past the tree it signed, but never a reason to
       // sign again (an idle log would sign forever); events recorded while it was being signed are.
@@ -147,6 +214,7 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
       );
       lastSignedAt = Date.now();
       if (outcome.events.length === 0) return null;
+      witness(await checkpoints());
       await ctx.projections
         .waitFor(outcome.lastPosition!, ctx.config.projectionWaitMs)
         .catch(() => undefined);
@@ -184,7 +252,12 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
       );
     },
     verify: async (progress: Parameters<typeof verifyWholeLog>[3] = {}) =>
-      presentVerification(await verifyWholeLog(ctx.log, options.trusted, options.origin, progress)),
+      presentVerification(
+        await verifyWholeLog(ctx.log, options.trusted, options.origin, progress, {
+          witnesses: options.witnessDir ? [options.witnessDir] : [],
+          checkpointEvery: options.everyEvents,
+        }),
+      ),
     /** How many events the log holds now (the total a streamed verification reports against). */
     logSize: async () => (await ctx.log.head()).events,
     publicKey: () => ({

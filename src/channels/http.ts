@@ -3,6 +3,7 @@
  * read in full (up to a cap), and transport failures turned into `ChannelError`s whose messages name
  * the host only (Telegram puts the token in the path).
  */
+import { isDomainError } from '../shared/errors';
 import { ChannelError, type ChannelKind, type HeaderBag } from './types';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -83,6 +84,12 @@ export const httpCall = async (spec: HttpCall): Promise<HttpAnswer> => {
     return { status: response.status, headers: response.headers, text };
   } catch (error) {
     if (caller?.aborted) throw new ChannelError(channel, `${what} was cancelled`, { reason: 'aborted' });
+    // The outbound policy (OUTBOUND_ALLOW) refused the destination: nothing was sent, and never will be.
+    if (isDomainError(error))
+      throw new ChannelError(channel, `${what} refused: ${error.detail}`, {
+        reason: 'rejected',
+        retryable: false,
+      });
     if (timedOut)
       throw new ChannelError(channel, `${what} failed: no answer within ${timeoutMs} ms`, {
         reason: 'timeout',

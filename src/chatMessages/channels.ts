@@ -25,6 +25,8 @@ export type ChannelPortsOptions = {
   slackApiBaseUrl: string;
   telegramApiBaseUrl: string;
   requestTimeoutMs: number;
+  /** The outbound policy's fetch (OUTBOUND_ALLOW): every channel call's destination checked. */
+  fetch?: typeof fetch;
 };
 
 type Sender = SlackChannel | TelegramChannel | WebhookChannel;
@@ -68,17 +70,20 @@ export const channelPorts = (options: ChannelPortsOptions) => {
         if (!token) throw invalid('The Slack connection has no token');
         adapter = slackChannel(
           { token, signing_secret: text(p.signing_secret) },
-          { baseUrl: options.slackApiBaseUrl, timeoutMs },
+          { baseUrl: options.slackApiBaseUrl, timeoutMs, fetch: options.fetch },
         );
         break;
       case 'telegram':
         if (!token) throw invalid('The Telegram connection has no token');
-        adapter = telegramChannel({ token }, { baseUrl: options.telegramApiBaseUrl, timeoutMs });
+        adapter = telegramChannel(
+          { token },
+          { baseUrl: options.telegramApiBaseUrl, timeoutMs, fetch: options.fetch },
+        );
         break;
       case 'webhook': {
         const url = text(p.url);
         if (!url) throw invalid('The webhook connection has no url');
-        adapter = webhookChannel({ url, secret: text(p.secret) }, { timeoutMs });
+        adapter = webhookChannel({ url, secret: text(p.secret) }, { timeoutMs, fetch: options.fetch });
         break;
       }
       default:

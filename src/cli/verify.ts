@@ -1,16 +1,38 @@
+import fs from 'node:fs';
 import { verifyWholeLog } from '../audit/ledger';
 import { loadConfig } from '../config';
 import { openEventLog } from '../eventlog/open';
 import { loadOrCreateSigningKey } from '../ledger';
 import { systemClock } from '../shared/time';
 
+/** `--witness <dir>` (repeatable, or `--witness=<dir>`): the witnesses to compare the log with. */
+const witnessArgs = (args: readonly string[]): string[] | undefined => {
+  const dirs: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--witness') {
+      const dir = args[++i];
+      if (!dir) throw new Error('--witness needs a directory (or a witness file)');
+      dirs.push(dir);
+    } else if (arg.startsWith('--witness=')) dirs.push(arg.slice('--witness='.length));
+    else throw new Error(`Unknown argument ${arg} (usage: verify [--witness <dir>]...)`);
+  }
+  return dirs.length ? dirs : undefined;
+};
+
 /**
- * `npm run verify`: recomputes the log's hash tree from the events and checks every signed
- * checkpoint. Exit 0 on an intact log; 1 naming the first event that fails (edited, deleted,
- * inserted or reordered); 2 when the check could not run. Reads only the log (the service may run).
+ * `npm run verify [-- --witness <dir>...]`: recomputes the log's hash tree from the events and
+ * checks every signed checkpoint, and every checkpoint the witnesses hold (by default
+ * LEDGER_WITNESS_DIR, when it exists): a witnessed checkpoint missing from the log, a log shorter
+ * than a witnessed size, or a witnessed root its leaves do not rebuild fails. Exit 0 on an intact
+ * log; 1 naming the first event that fails (edited, deleted, inserted or reordered) or the missing
+ * checkpoint; 2 when the check could not run. Reads only the log (the service may run).
  */
 const main = async () => {
   const config = loadConfig(process.env);
+  const witnesses =
+    witnessArgs(process.argv.slice(2)) ?? [config.ledger.witnessDir].filter((d) => fs.existsSync(d));
+  for (const w of witnesses) if (!fs.existsSync(w)) throw new Error(`No witness at ${w}`);
   const key = loadOrCreateSigningKey(config.ledger.signingKey);
   const log = await openEventLog({ url: config.eventStoreUrl, dataDir: config.dataDir, clock: systemClock });
   try {
@@ -19,6 +41,8 @@ const main = async () => {
       log,
       [key.publicKey, ...config.ledger.trustedKeys],
       config.ledger.origin,
+      {},
+      { witnesses, checkpointEvery: config.ledger.everyEvents },
     );
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     if (result.ok) {
@@ -27,6 +51,9 @@ const main = async () => {
           (result.uncheckpointed
             ? `, ${result.uncheckpointed} events after the last checkpoint (not yet signed)`
             : '') +
+          (witnesses.length
+            ? `, ${result.witnesses.checkpoints} witnessed checkpoints matched (${result.witnesses.sources.join(', ')})`
+            : ', no witness (keep one: LEDGER_WITNESS_DIR, --witness <dir>)') +
           ` (${seconds} s)\n`,
       );
       for (const w of result.warnings) process.stdout.write(`warning: ${w}\n`);

@@ -82,6 +82,8 @@ export const envSchema = z.object({
     .default(1024 * 1024),
   FILE_MAX_COLUMNS: z.coerce.number().int().min(1).max(100_000).default(1024),
   DB_HOST_ALLOWLIST: z.string().optional(),
+  // Hosts and CIDR blocks outbound calls may reach besides public addresses (src/http/outbound.ts).
+  OUTBOUND_ALLOW: z.string().optional(),
   OPENAI_BASE_URL: z.url().optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
   LLM_DEFAULT_MODEL: z.string().min(1).optional(),
@@ -125,6 +127,8 @@ export const envSchema = z.object({
   LEDGER_SIGNING_KEY: z.string().min(1).optional(),
   LEDGER_TRUSTED_KEYS: z.string().min(1).optional(),
   LEDGER_MASTER_KEY: z.string().min(1).optional(),
+  LEDGER_MASTER_KEY_FILE: z.string().min(1).optional(),
+  LEDGER_WITNESS_DIR: z.string().min(1).optional(),
   LEDGER_RETIRED_MASTER_KEYS: z.string().min(1).optional(),
   LEDGER_ORIGIN: z.string().min(1).max(200).default('mindledger'),
   LEDGER_CHECKPOINT_EVENTS: z.coerce.number().int().min(1).default(1000),

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { OutboundPolicy } from '../http/outbound';
 import type { HostPolicy } from '../integrations/hostPolicy';
 import type { envSchema } from './environment';
 
@@ -67,6 +68,11 @@ export type Config = {
   fileMaxColumns: number;
   /** Hosts external databases may be registered on (all, unless DB_HOST_ALLOWLIST lists some). */
   dbHosts: HostPolicy;
+  /**
+   * Where outbound calls (LLM, embeddings, webhooks, Slack/Telegram, file URLs, database hosts without
+   * DB_HOST_ALLOWLIST) may go: public addresses, plus OUTBOUND_ALLOW's hosts and blocks.
+   */
+  outbound: OutboundPolicy;
   /** The operator accepts serving without authentication on a non-loopback address. */
   allowUnauthenticated: boolean;
   /** Where agents' LLM calls go when an agent names no base URL or key of its own. */
@@ -99,10 +105,12 @@ export type Config = {
     /** More public keys whose checkpoints verify (earlier keys, other nodes'), comma-separated. */
     trustedKeys: string[];
     /**
-     * The master key that wraps every resource's data key (base64 of 32 bytes, or the path of its
-     * file, created on first start): the same on every process of one PostgreSQL log.
+     * The master key that wraps every resource's data key: base64 of 32 bytes, or `file:<path>` of
+     * its file (created on first start): the same on every process of one PostgreSQL log.
      */
     masterKey: string;
+    /** Where this process witnesses every checkpoint it sees (LEDGER_WITNESS_DIR): an append-only file outside the log. */
+    witnessDir: string;
     /** Earlier master keys (base64 or paths), still accepted to unwrap data keys wrapped by them. */
     retiredMasterKeys: string[];
     origin: string;

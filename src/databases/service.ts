@@ -6,7 +6,7 @@ import { checkConnection } from '../integrations/drivers';
 import { conflict, invalid, isNotFoundError, notFound } from '../shared/errors';
 import { isSystemDatabaseName, nameKey } from '../shared/names';
 import { currentRequest } from '../shared/requestContext';
-import { keepMaskedSecrets } from '../shared/secrets';
+import { keepMaskedSecrets, requireSecretsForNewDestination } from '../shared/secrets';
 import { decideDatabase, type DatabaseCommand } from './decider';
 import { isChannelEngine, validateConnection } from './engines';
 import { presentIntegration, presentProjectDatabase, systemDatabaseViews } from './present';
@@ -83,8 +83,13 @@ export const databasesService = (ctx: AppContext, projects: ProjectDatabases) =>
 
   /** Nothing is recorded for a database we cannot reach. */
   const requireReachable = async (engine: string, parameters: Record<string, unknown>) => {
-    // A chat channel is checked when its chatbot runs (its errors show in the chatbot's last_error).
-    if (isChannelEngine(engine)) return;
+    // A chat channel is checked when its chatbot runs (its errors show in the chatbot's last_error);
+    // a webhook's URL must be a destination the outbound policy admits (403 now, nothing sent).
+    if (isChannelEngine(engine)) {
+      if (engine.toLowerCase() === 'webhook' && typeof parameters.url === 'string')
+        await ctx.config.outbound.checkUrl(parameters.url, 'Webhook url');
+      return;
+    }
     const result = await tryConnection(engine, parameters);
     if (!result.ok) throw invalid(`Can't connect to db: ${result.detail}`, 'Connection error');
   };
@@ -224,8 +229,16 @@ export const databasesService = (ctx: AppContext, projects: ProjectDatabases) =>
         await ensureNotProject(name);
       }
       const requested = validateConnection(engine, input.parameters ?? live?.parameters);
-      // Check what will be stored: masked secrets echoed back mean the stored ones.
+      // Check what will be stored: masked secrets echoed back mean the stored ones, unless the host,
+      // port or URL changes (a stored password goes only where it was stored for): refused before
+      // any connection is tried.
       const parameters = keepMaskedSecrets(requested, live?.parameters);
+      requireSecretsForNewDestination(
+        input.parameters ?? live?.parameters ?? {},
+        live?.parameters,
+        parameters,
+        live && live.engine !== engine ? 'engine' : undefined,
+      );
       await requireReachable(engine, parameters);
       const outcome = await runOn(name, {
         type: 'PutDatabase',

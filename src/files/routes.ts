@@ -4,6 +4,7 @@ import busboy from 'busboy';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
+import type { OutboundPolicy } from '../http/outbound';
 import { DomainError, invalid } from '../shared/errors';
 import type { FilesService } from './service';
 import { validateFileName } from './service';
@@ -29,7 +30,13 @@ const tooLarge = (limit: number) =>
     `The file exceeds the upload limit of ${limit} bytes`,
   );
 
-export type UploadOptions = { maxBytes: number; urlUploadEnabled: boolean; logger: Logger };
+export type UploadOptions = {
+  maxBytes: number;
+  urlUploadEnabled: boolean;
+  logger: Logger;
+  /** Where a file URL may be fetched from (OUTBOUND_ALLOW). */
+  outbound: Pick<OutboundPolicy, 'get'>;
+};
 
 /** Streams the multipart field `file` to disk, never holding the file in memory. */
 const receiveMultipart = (
@@ -69,19 +76,30 @@ const receiveMultipart = (
     request.pipe(parser);
   });
 
-/** Downloads a URL to disk, with the same size limit. */
-const receiveUrl = async (url: string, target: string, maxBytes: number, log: UploadLog) => {
-  const res = await fetch(url).catch((error: Error) => {
-    throw invalid(`Could not fetch ${url}: ${error.message}`, 'Invalid URL');
-  });
-  if (!res.ok || !res.body) throw invalid(`Fetching ${url} answered HTTP ${res.status}`, 'Invalid URL');
+/**
+ * Downloads a URL to disk, with the same size limit. Through the outbound policy: each hop of a
+ * redirect checked, and the socket connected to the address the check saw (403 for a refused one).
+ */
+const receiveUrl = async (
+  url: string,
+  target: string,
+  maxBytes: number,
+  log: UploadLog,
+  outbound: UploadOptions['outbound'],
+) => {
+  const res = await outbound.get(url, `File URL ${url}`);
+  if (res.status < 200 || res.status >= 300) {
+    res.body.resume();
+    throw invalid(`Fetching ${url} answered HTTP ${res.status}`, 'Invalid URL');
+  }
   let size = 0;
   const out = fs.createWriteStream(target);
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
     size += chunk.length;
     log.received(chunk.length);
     if (size > maxBytes) {
       out.destroy();
+      res.body.destroy();
       throw tooLarge(maxBytes);
     }
     if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', () => r()));
@@ -140,7 +158,7 @@ export const fileRoutes = (api: Api, files: FilesService, options: UploadOptions
             if (!options.urlUploadEnabled)
               throw invalid('URL file upload is disabled.', 'URL file upload is disabled');
             log = logOf('url', null);
-            received = await receiveUrl(body.data.source, temp, options.maxBytes, log);
+            received = await receiveUrl(body.data.source, temp, options.maxBytes, log, options.outbound);
           } else
             throw new DomainError(
               'UnsupportedMediaType',

@@ -13,6 +13,14 @@ export interface ExternalDatabase {
   readonly engine: string;
   /** Runs SQL in the database's own dialect; `?` placeholders bind `params` in order. */
   query(sql: string, params?: unknown[]): Promise<ExternalResult>;
+  /**
+   * Runs one SELECT for a caller who may not write (src/sql/pushdownAllowList.ts): in a read-only
+   * transaction, rolled back afterwards, under a server-side time limit of `timeoutMs`. PostgreSQL:
+   * `BEGIN READ ONLY` + `SET LOCAL statement_timeout`; MariaDB: `START TRANSACTION READ ONLY` +
+   * `SET STATEMENT max_statement_time=… FOR`; MySQL: the same transaction + a `MAX_EXECUTION_TIME`
+   * hint (so `sql` must start with SELECT).
+   */
+  readOnlyQuery(sql: string, params: unknown[], timeoutMs: number): Promise<ExternalResult>;
   /** Quotes an identifier in this dialect. */
   quote(identifier: string): string;
   listTables(): Promise<string[]>;
@@ -79,17 +87,31 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
   });
   // An idle client whose server went away must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
+  const asResult = (result: pg.QueryResult): ExternalResult => ({
+    columns: result.fields.map((f) => ({ name: f.name, type: PG_TYPES[f.dataTypeID] ?? 'VARCHAR' })),
+    rows: result.rows as unknown[][],
+  });
+  const numbered = (sql: string) => {
+    let i = 0;
+    return sql.replace(/\?/g, () => `$${++i}`);
+  };
   return {
     engine: 'postgres',
     quote: quoteIdent,
-    query: async (sql, params = []) => {
-      let i = 0;
-      const text = sql.replace(/\?/g, () => `$${++i}`);
-      const result = await pool.query({ text, values: params, rowMode: 'array' });
-      return {
-        columns: result.fields.map((f) => ({ name: f.name, type: PG_TYPES[f.dataTypeID] ?? 'VARCHAR' })),
-        rows: result.rows as unknown[][],
-      };
+    query: async (sql, params = []) =>
+      asResult(await pool.query({ text: numbered(sql), values: params, rowMode: 'array' })),
+    readOnlyQuery: async (sql, params, timeoutMs) => {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query(
+          `BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`,
+        );
+        return asResult(await client.query({ text: numbered(sql), values: params, rowMode: 'array' }));
+      } finally {
+        await client.query('ROLLBACK').catch((error: Error) => (broken = error));
+        client.release(broken);
+      }
     },
     transaction: async (work) => {
       const client = await pool.connect();
@@ -156,21 +178,46 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
     supportBigNumbers: true,
     bigNumberStrings: false,
   });
+  const asResult = ([rows, fields]: [unknown, unknown]): ExternalResult => ({
+    columns: ((fields ?? []) as { name: string; columnType: number }[]).map((f) => ({
+      name: f.name,
+      type: MYSQL_TYPES[f.columnType] ?? 'VARCHAR',
+    })),
+    rows: Array.isArray(rows) ? (rows as unknown[][]) : [],
+  });
+  // MariaDB and MySQL limit a statement's time differently; which one this is, asked once.
+  let mariadb: Promise<boolean> | undefined;
+  const isMariadb = () =>
+    (mariadb ??= pool
+      .query('SELECT VERSION() AS v')
+      .then(([rows]) => /mariadb/i.test(String((rows as { v: string }[])[0]?.v)))
+      .catch((error: unknown) => {
+        // A database down now is asked again next time.
+        mariadb = undefined;
+        throw error;
+      }));
   return {
     engine,
     quote: quoteMysqlIdent,
-    query: async (sql, params = []) => {
-      const [rows, fields] = await pool.query({
-        sql,
-        values: params,
-        rowsAsArray: true,
-        timeout: o.queryTimeoutMs,
-      });
-      const list = (fields ?? []) as { name: string; columnType: number }[];
-      return {
-        columns: list.map((f) => ({ name: f.name, type: MYSQL_TYPES[f.columnType] ?? 'VARCHAR' })),
-        rows: Array.isArray(rows) ? (rows as unknown[][]) : [],
-      };
+    query: async (sql, params = []) =>
+      asResult(await pool.query({ sql, values: params, rowsAsArray: true, timeout: o.queryTimeoutMs })),
+    readOnlyQuery: async (sql, params, timeoutMs) => {
+      const ms = Math.max(1, Math.floor(timeoutMs));
+      const limited = (await isMariadb())
+        ? `SET STATEMENT max_statement_time=${ms / 1000} FOR ${sql}`
+        : sql.replace(/^\s*SELECT\b/i, `SELECT /*+ MAX_EXECUTION_TIME(${ms}) */`);
+      const connection = await pool.getConnection();
+      let broken = false;
+      try {
+        await connection.query('START TRANSACTION READ ONLY');
+        return asResult(
+          await connection.query({ sql: limited, values: params, rowsAsArray: true, timeout: ms + 1000 }),
+        );
+      } finally {
+        await connection.query('ROLLBACK').catch(() => (broken = true));
+        if (broken) connection.destroy();
+        else connection.release();
+      }
     },
     transaction: async (work) => {
       const connection = await pool.getConnection();

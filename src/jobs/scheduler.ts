@@ -3,7 +3,8 @@ import os from 'node:os';
 import type { JobEvery, JobOwner, RecordedEvent } from '../../events';
 import { settled, type AppContext } from '../context';
 import { isDomainError } from '../shared/errors';
-import { withRequest, type Principal } from '../shared/requestContext';
+import { withRequest } from '../shared/requestContext';
+import type { OwnerRights } from '../shared/ownerRights';
 import { decideJobRun, type JobRunCommand } from './decider';
 import { dueJobRows, type JobRow } from './projection';
 import { dueTick, type JobSchedule } from './schedule';
@@ -16,8 +17,14 @@ export type StatementOutcome =
   | { outcome: 'rows'; rows: number; error: null }
   | { outcome: 'error'; rows: null; error: string };
 
-/** The SQL service as a job needs it: one statement, in the job's project, as the request in context. */
-export type JobSqlPort = { execute(sql: string, project: string): Promise<StatementOutcome> };
+/**
+ * The SQL service as a job needs it: one statement, in the job's project, as the request in context;
+ * and its owner's rights at this run (src/users/owners.ts).
+ */
+export type JobSqlPort = {
+  execute(sql: string, project: string): Promise<StatementOutcome>;
+  ownerRights(owner: JobOwner): Promise<OwnerRights>;
+};
 
 export type JobSchedulerOptions = {
   /** How long a run's claim holds: a run still open after it is abandoned by the next tick's claim. */
@@ -33,10 +40,6 @@ const scheduleOf = (row: JobRow): JobSchedule => ({
   endAt: row.END_AT === null ? null : row.END_AT.getTime(),
   every: jsonValue<JobEvery | null>(row.EVERY),
 });
-
-/** The caller who made the job, as its statements are checked against (none: authentication off). */
-const principalOf = (owner: JobOwner): Principal | undefined =>
-  owner.role === null ? undefined : { user: owner.user ?? '', role: owner.role, project: owner.project };
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -96,8 +99,17 @@ export const jobScheduler = (
     return started && started.data.claimId === claimId ? started : null;
   };
 
-  /** Runs the claimed run: IF first, then each statement until one fails. Returns the last position. */
-  const execute = async (row: JobRow, claimId: string, tick: Date, previous: Date) => {
+  /**
+   * Runs the claimed run: IF first, then each statement until one fails. Returns the last position.
+   * A statement refused for an owner demoted since the job was made says so (`demoted`).
+   */
+  const execute = async (
+    row: JobRow,
+    claimId: string,
+    tick: Date,
+    previous: Date,
+    demoted: string | null,
+  ) => {
     const at = () => ({ now: ctx.clock() });
     const fill = (text: string) => fillVariables(text, { tick, previous });
     if (row.IF_QUERY !== null) {
@@ -128,7 +140,11 @@ export const jobScheduler = (
       });
       if (kept === null) return null;
       if (result.outcome === 'error')
-        return record(row.ID, { type: 'FailRun', data: { claimId, error: result.error }, metadata: at() });
+        return record(row.ID, {
+          type: 'FailRun',
+          data: { claimId, error: demoted === null ? result.error : `${demoted}: ${result.error}` },
+          metadata: at(),
+        });
     }
     return record(row.ID, { type: 'FinishRun', data: { claimId }, metadata: at() });
   };
@@ -138,8 +154,9 @@ export const jobScheduler = (
     const claimId = crypto.randomUUID();
     const started = await claim(row, tick, claimId);
     if (!started) return;
-    const owner = jsonValue<JobOwner>(row.OWNER);
-    const principal = principalOf(owner);
+    // The owner as they are now: gone, or their token revoked or expired, the run fails unrun.
+    const rights = await sql.ownerRights(jsonValue<JobOwner>(row.OWNER));
+    const principal = 'refused' in rights ? undefined : rights.principal;
     const last = await withRequest(
       {
         requestId: `job-${row.ID}-${started.data.run}`,
@@ -148,12 +165,19 @@ export const jobScheduler = (
         ...(principal ? { principal } : {}),
       },
       () =>
-        execute(
-          row,
-          claimId,
-          new Date(tick),
-          started.data.previousTick === null ? row.CREATED_AT : new Date(started.data.previousTick),
-        ),
+        'refused' in rights
+          ? record(row.ID, {
+              type: 'FailRun',
+              data: { claimId, error: rights.refused },
+              metadata: { now: ctx.clock() },
+            })
+          : execute(
+              row,
+              claimId,
+              new Date(tick),
+              started.data.previousTick === null ? row.CREATED_AT : new Date(started.data.previousTick),
+              rights.demoted,
+            ),
     );
     // Whoever asked for this tick reads its outcome (and the job's next run) at once.
     await settled(ctx, last ?? started.meta.position);

@@ -1,6 +1,6 @@
 import { HASHING_DIMENSIONS, HASHING_PROVIDER, hashingEmbed } from '../kb/hashingEmbedder';
 import { createLlmClient, resolveLlmSettings, type LlmDefaults, type LlmEngineResolver } from '../llm';
-import { badGateway, invalid } from '../shared/errors';
+import { badGateway, invalid, isDomainError } from '../shared/errors';
 import type { KnowledgeBase } from './state';
 
 /** What reaching a model needs: the engines' keys from the log, the defaults, and how long to wait. */
@@ -28,6 +28,8 @@ export const knowledgeBaseEmbedder = (ports: KnowledgeBaseModelPorts) => {
       },
       { defaults: ports.defaults, engines: ports.engines },
     ).catch((error: unknown) => {
+      // A destination the outbound policy refuses stays a 403.
+      if (isDomainError(error)) throw error;
       throw invalid((error as Error).message, 'Invalid embedding model');
     });
 

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context';
 import { createLlmClient, resolveLlmSettings } from '../llm';
-import { badGateway, invalid } from '../shared/errors';
+import { badGateway, invalid, isDomainError } from '../shared/errors';
 import type { KnowledgeBaseEmbedder, KnowledgeBaseModelPorts } from './embedding';
 import type { LoadKnowledgeBase } from './lookup';
 import { searchKnowledgeBase } from './search';
@@ -114,6 +114,7 @@ export const knowledgeBaseRetrieval = (
         },
         { defaults: ports.defaults, engines: ports.engines },
       ).catch((error: unknown) => {
+        if (isDomainError(error)) throw error;
         throw invalid((error as Error).message, 'Invalid llm_model');
       });
       const client = createLlmClient(settings, { requestTimeoutMs: ports.requestTimeoutMs });

@@ -60,15 +60,31 @@ const decodeBase64Key = (text: string): Buffer | null => {
   return bytes.length === KEY_BYTES ? bytes : null;
 };
 
+/** The prefix that makes a master key setting a file's path (`file:/var/lib/mindledger/master-key`). */
+export const MASTER_KEY_FILE_PREFIX = 'file:';
+
 /**
- * The master key from configuration: base64 of 32 bytes, or the path of a file holding that; a
- * path that does not exist yet gets a new random key, written with mode 0600 (exclusively, so two
- * processes starting together share one key).
+ * The master key from configuration: `file:<path>` names a file holding the base64 of 32 bytes (a
+ * path that does not exist yet gets a new random key, written with mode 0600, exclusively, so two
+ * processes starting together share one key); anything else is the key itself, base64 of 32 bytes.
+ * How the setting is given says which: a path is never read as a key because of its shape (a data
+ * directory whose key file's path was 43 base64 characters once made the path the key).
  */
-export const loadOrCreateMasterKey = (pathOrBase64: string): MasterKey => {
-  const inline = decodeBase64Key(pathOrBase64);
-  if (inline) return masterKeyFrom(inline);
-  const file = path.resolve(pathOrBase64);
+export const loadOrCreateMasterKey = (setting: string): MasterKey => {
+  if (!setting.startsWith(MASTER_KEY_FILE_PREFIX)) {
+    const inline = decodeBase64Key(setting);
+    if (!inline)
+      throw new Error(
+        `A master key is given as the base64 of 32 bytes, or as ${MASTER_KEY_FILE_PREFIX}<path> of its file (LEDGER_MASTER_KEY_FILE=<path>); this setting is neither`,
+      );
+    return masterKeyFrom(inline);
+  }
+  return loadOrCreateMasterKeyFile(setting.slice(MASTER_KEY_FILE_PREFIX.length));
+};
+
+/** The master key in a file (created with a new random key when the file does not exist). */
+export const loadOrCreateMasterKeyFile = (keyFile: string): MasterKey => {
+  const file = path.resolve(keyFile);
   const readExisting = () => {
     const key = decodeBase64Key(fs.readFileSync(file, 'utf8'));
     if (!key) throw new Error(`${file} does not hold the base64 of a 32-byte key`);

@@ -40,6 +40,8 @@ export {
   generateDataKey,
   isEncryptedSecret,
   loadOrCreateMasterKey,
+  loadOrCreateMasterKeyFile,
+  MASTER_KEY_FILE_PREFIX,
   masterKeyFrom,
   parseEncryptedSecret,
   PostgresDataKeyStore,
@@ -61,3 +63,15 @@ export {
   type VerifyProblem,
   type VerifyProgress,
 } from './verifyLog';
+export {
+  appendWitness,
+  judgeWithWitnesses,
+  readWitness,
+  WITNESS_FILE,
+  witnessedNotesBeyond,
+  witnessFile,
+  type WitnessCheck,
+  type WitnessedCheckpoint,
+  type WitnessedResult,
+  type WitnessEntry,
+} from './witness';

@@ -17,6 +17,8 @@ export {
   generateDataKey,
   isEncryptedSecret,
   loadOrCreateMasterKey,
+  loadOrCreateMasterKeyFile,
+  MASTER_KEY_FILE_PREFIX,
   masterKeyFrom,
   masterKeyId,
   parseEncryptedSecret,

@@ -34,7 +34,11 @@ export type VerifyProblem =
   /** An event cannot be encoded (e.g. nested deeper than the stack allows). */
   | 'event-unreadable'
   /** After the last checkpoint, an event differs from the leaf hash recorded when it was sealed. */
-  | 'leaf-mismatch';
+  | 'leaf-mismatch'
+  /** A checkpoint a witness holds is not in the log (deleted): witness.ts. */
+  | 'checkpoint-missing'
+  /** A log long enough to have checkpoints holds none: witness.ts. */
+  | 'no-checkpoints';
 
 export type CheckpointSummary = {
   readonly treeSize: number;

@@ -50,6 +50,8 @@ export const createLlmClient = (settings: LlmSettings, options: LlmClientOptions
     // A backstop only: each attempt has its own, shorter, cancellable deadline below.
     timeout: requestTimeoutMs + 5_000,
     logLevel: 'off',
+    // The outbound policy's fetch: each request's destination (and any redirect) checked again.
+    ...(settings.fetch ? { fetch: settings.fetch } : {}),
     ...(settings.provider === 'azure_openai' ? { defaultHeaders: { 'api-key': apiKey } } : {}),
     ...(settings.apiVersion ? { defaultQuery: { 'api-version': settings.apiVersion } } : {}),
   });

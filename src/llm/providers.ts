@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { OutboundPolicy } from '../http/outbound';
 import { LlmConfigError } from './errors';
 
 /**
@@ -40,6 +41,8 @@ export type LlmSettings = {
   readonly maxTokens?: number;
   /** The ML engine the settings came from, if any. */
   readonly engine?: string;
+  /** The fetch requests go through: the outbound policy's, which checks each destination again. */
+  readonly fetch?: typeof fetch;
 };
 
 /** What events and answers may say about the settings. */
@@ -65,6 +68,8 @@ export type LlmDefaults = {
   readonly openaiApiKey?: string;
   /** Used when an agent names no model at all. */
   readonly model?: string;
+  /** Where calls may go (OUTBOUND_ALLOW): the base URL is checked before a client is made. */
+  readonly outbound?: Pick<OutboundPolicy, 'checkUrl' | 'fetch'>;
 };
 
 const defaultsEnv = z.object({
@@ -194,30 +199,45 @@ export const resolveLlmSettings = async (
       'the agent names no model: set model_name (or model: {"model_name": …, "provider": …})',
     );
 
-  const explicitUrl = first(withEngine, urlNames(provider));
-  const baseUrl =
-    explicitUrl ??
+  const engineLayers = engine ? layerOf(engine.params) : [];
+  const defaultUrl =
     (usesOpenAiDefaults ? defaults.openaiBaseUrl : undefined) ??
     PROVIDERS[provider].defaultBaseUrl ??
     (provider === 'openai' ? OPENAI_PUBLIC_URL : undefined);
-  if (!baseUrl)
+  const engineUrl = first(engineLayers, urlNames(provider)) ?? defaultUrl;
+  const rawUrl = first(layers, urlNames(provider)) ?? engineUrl;
+  if (!rawUrl)
     throw new LlmConfigError(
       'missing_base_url',
       `provider ${provider} needs a base_url (the gateway's address)`,
     );
+  const baseUrl = normaliseBaseUrl(provider, rawUrl);
 
+  // A key goes only to the URL it was configured with: the agent's (or query's) own key to wherever
+  // the agent points; an ML engine's key to the engine's URL (or its provider's default); the
+  // server's OPENAI_API_KEY to OPENAI_BASE_URL (or OpenAI's own URL). A resource that names another
+  // base_url and no key of its own gets no key.
+  const sameUrl = (bound: string | undefined) =>
+    bound !== undefined && normaliseBaseUrl(provider, bound) === baseUrl;
+  const serverUrl = usesOpenAiDefaults ? (defaults.openaiBaseUrl ?? OPENAI_PUBLIC_URL) : undefined;
   const apiKey =
-    first(withEngine, keyNames(provider)) ?? (usesOpenAiDefaults ? defaults.openaiApiKey : undefined);
+    first(layers, keyNames(provider)) ??
+    (sameUrl(engineUrl) ? first(engineLayers, keyNames(provider)) : undefined) ??
+    (usesOpenAiDefaults && sameUrl(serverUrl) ? defaults.openaiApiKey : undefined);
+
+  const outbound = defaults.outbound;
+  if (outbound) await outbound.checkUrl(baseUrl, `The ${provider} provider's base_url ${safeUrl(baseUrl)}`);
 
   return {
     provider,
     model,
-    baseUrl: normaliseBaseUrl(provider, baseUrl),
+    baseUrl,
     apiKey,
     apiVersion: first(withEngine, ['api_version', 'openai_api_version']),
     temperature: firstNumber(withEngine, ['temperature']),
     maxTokens: firstNumber(withEngine, ['max_tokens']),
     engine: engine?.name,
+    ...(outbound ? { fetch: outbound.fetch } : {}),
   };
 };
 

@@ -84,6 +84,17 @@ export interface Authenticator {
    * digest is kept per user and tag, so an old password stops working on the fast path.
    */
   cacheTag?(user: string): string | Promise<string>;
+  /**
+   * Whether a login of this user from this client address is refused before any proof of the
+   * password is checked (too many failures): asked before the fast path, a scramble and a full
+   * authentication alike (and again before a full authentication that follows a failed fast path).
+   */
+  blocked?(user: string, host: string): boolean | Promise<boolean>;
+  /**
+   * A proof of the password failed (a full authentication, a fast-path token, a scramble, a
+   * PostgreSQL password): counted once per login.
+   */
+  failed?(user: string, host: string): void;
 }
 
 /** The log calls the server makes (pino's Logger fits). */

@@ -1,10 +1,11 @@
-import { keepMaskedSecrets } from './secrets';
+import { keepMaskedSecrets, requireSecretsForNewDestination } from './secrets';
 
 export type Params = Record<string, unknown>;
 
 /**
  * MindsDB's PUT semantics for `params`: keys sent replace stored ones, a key sent as `null` is
- * removed, keys not sent stay. A secret echoed back as "******" keeps its stored value.
+ * removed, keys not sent stay. A secret echoed back as "******" keeps its stored value, unless the
+ * patch changes where secrets go (a base URL, a host, a provider): then they must be sent again.
  */
 export const mergeParams = (stored: Params, patch: Params): Params => {
   const incoming = keepMaskedSecrets(patch, stored);
@@ -13,6 +14,7 @@ export const mergeParams = (stored: Params, patch: Params): Params => {
     if (v === null) delete merged[k];
     else merged[k] = v;
   }
+  requireSecretsForNewDestination(patch, stored, merged);
   return merged;
 };
 

@@ -1,9 +1,12 @@
 /**
  * Which keys name secrets. The rule is by the key's words, normalised, so `password`,
  * `DB_PASSWORD`, `dbPassword`, `aws_secret_access_key`, `awsSecretAccessKey`, `api-key`,
- * `X-Api-Key` and `Authorization` are all secrets, while keys that describe or count one
- * (`password_min_length`, `max_tokens`) are not; `connection_string`/`dsn` keys hold connection
- * strings whose passwords are secrets.
+ * `X-Api-Key`, `Authorization`, a provider's `OPENAI_KEY`/`anthropic_key`/`storage_key` (a last
+ * word `key` after any word but a data key's: `primary_key`, `sort_key`, `partition_key` are not),
+ * `cookie`/`set-cookie` and `keyfile_json` are all secrets, while keys that describe or count one
+ * (`password_min_length`, `max_tokens`, `key_column`) are not; `connection_string`/`dsn` keys hold
+ * connection strings whose passwords are secrets. In a URL, parameters such as `sig`, `signature`,
+ * `key` and `X-Amz-Signature` are secrets too (isSecretUrlParameter).
  */
 /**
  * Words of a key: `awsSecretAccessKey`, `AWS_SECRET_ACCESS_KEY`, `aws-secret-access-key` and
@@ -43,6 +46,78 @@ const SECRET_WORDS = new Set([
   'authentication',
   'bearer',
   'jwt',
+  // Cookies carry sessions: `cookie`, `set-cookie`, `headers.Cookie`.
+  'cookie',
+  'cookies',
+  'setcookie',
+  // A service account's key file (BigQuery's `keyfile`, `keyfile_json`).
+  'keyfile',
+]);
+
+/**
+ * `… key` as a key's last word names a provider's key (`OPENAI_KEY`, `anthropic_key`,
+ * `storage_key`), unless the word before says it is a key of data: these are not secrets.
+ */
+const DATA_KEY_QUALIFIERS = new Set([
+  'primary',
+  'foreign',
+  'unique',
+  'sort',
+  'sorting',
+  'partition',
+  'partitioning',
+  'cluster',
+  'clustering',
+  'distribution',
+  'shard',
+  'sharding',
+  'hash',
+  'range',
+  'row',
+  'column',
+  'composite',
+  'compound',
+  'natural',
+  'surrogate',
+  'candidate',
+  'business',
+  'join',
+  'lookup',
+  'index',
+  'cache',
+  'dedup',
+  'dedupe',
+  'deduplication',
+  'idempotency',
+  'routing',
+  'message',
+  'group',
+  'order',
+  'search',
+  'map',
+  'dict',
+  'json',
+  'field',
+  'metadata',
+  'tag',
+  'label',
+  'object',
+  'id',
+  'public',
+  'parent',
+  'child',
+  'entity',
+  'record',
+  'document',
+  'doc',
+  'content',
+  'text',
+  'name',
+  'value',
+  'target',
+  'time',
+  'date',
+  'event',
 ]);
 
 /** Words that make `… key` a secret (`api key`, `aws secret access key`); `key` alone is not one. */
@@ -143,6 +218,16 @@ const lastSecretName = (words: readonly string[]): { start: number; end: number 
     const w = words[i]!;
     if (LAST_ONLY.has(w) && i !== words.length - 1) continue;
     if (SECRET_WORDS.has(w) || secretCompound(w)) found = { start: i, end: i };
+    else if (
+      w === 'key' &&
+      i > 0 &&
+      i === words.length - 1 &&
+      !KEY_QUALIFIERS.has(words[i - 1]!) &&
+      !DATA_KEY_QUALIFIERS.has(words[i - 1]!) &&
+      !COUNTING_WORDS.has(words[i - 1]!) &&
+      !/^\d+$/.test(words[i - 1]!)
+    )
+      found = { start: i - 1, end: i };
     else if (w === 'key' && i > 0 && KEY_QUALIFIERS.has(words[i - 1]!)) {
       // `aws secret access key` is one name: it starts at its first qualifier.
       let start = i - 1;
@@ -181,3 +266,20 @@ export const keyKind = (key: string): KeyKind => {
 };
 
 export const isSecretKey = (key: string): boolean => keyKind(key) === 'secret';
+
+/** URL query parameters that carry a secret though their name alone would not be one elsewhere. */
+const URL_SECRET_PARAMETERS = new Set([
+  'sig',
+  'signature',
+  'key',
+  'code',
+  'x amz signature',
+  'x amz credential',
+  'x amz security token',
+  'x goog signature',
+  'x goog credential',
+]);
+
+/** A URL query parameter holding a secret: by the key rule, or one of the signing parameters. */
+export const isSecretUrlParameter = (name: string): boolean =>
+  isSecretKey(name) || URL_SECRET_PARAMETERS.has(keyWords(name).join(' '));

@@ -10,9 +10,10 @@
  * Changing these rules changes what projections hold: SECRET_RULES_VERSION is part of the read
  * model's fingerprint, so bumping it rebuilds the tables with the new rules at the next start.
  */
-import { isSecretKey, keyKind } from './secretKeys';
+import { invalid } from './errors';
+import { isSecretKey, isSecretUrlParameter, keyKind, keyWords } from './secretKeys';
 
-export const SECRET_RULES_VERSION = 2;
+export const SECRET_RULES_VERSION = 3;
 
 /** What every reader shows instead of a secret. A write that sends it back keeps the stored value. */
 export const MASK = '******';
@@ -55,10 +56,77 @@ const hideInUrls = (text: string, hide: HideSecret): string => {
         } catch {
           // An undecodable name is judged as written.
         }
-        return value !== '' && isSecretKey(decoded) ? `${sep}${name}=${String(hide(value, false))}` : m;
+        return value !== '' && isSecretUrlParameter(decoded)
+          ? `${sep}${name}=${String(hide(value, false))}`
+          : m;
       }),
     );
-  return out;
+  // A webhook's URL is its key: Slack's `/services/T…/B…/<secret>`, Discord's `/webhooks/<id>/<secret>`.
+  return out.replace(
+    WEBHOOK_PATH,
+    (_m, head: string, secret: string) => `${head}${String(hide(secret, false))}`,
+  );
+};
+
+const WEBHOOK_PATH =
+  /(:\/\/[^\s/]+\/(?:services\/[^\s/?#]+\/[^\s/?#]+|(?:api\/)?webhooks\/[^\s/?#]+)\/)([^\s/?#]+)/gi;
+
+/** `"key": "value"` in JSON text: the raw (still escaped) value, hidden in place. */
+const JSON_STRING_MEMBER = /("((?:[^"\\]|\\.)*)"\s*:\s*")((?:[^"\\]|\\.)*)(")/g;
+
+/**
+ * A string that is a JSON object or array (a service account's key file pasted whole): each string under a
+ * secret key is hidden inside it, in place and as written (escapes kept), so the rest stays
+ * readable and sealing gives back the very text. If a secret there is not a plain string (an
+ * object, a number), the whole string is hidden. Undefined when the text is no JSON object or holds
+ * no secret.
+ */
+const hideInJsonText = (text: string, hide: HideSecret): unknown => {
+  const trimmed = text.trim();
+  const object = trimmed.startsWith('{') && trimmed.endsWith('}');
+  const array = trimmed.startsWith('[') && trimmed.endsWith(']');
+  // JSON text of a string (JSON encoded twice) is judged by the string it holds, and hidden whole.
+  const quoted = trimmed.length > 1 && trimmed.startsWith('"') && trimmed.endsWith('"');
+  if ((!object && !array && !quoted) || trimmed.length > 1_000_000) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(trimmed);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed === 'string') {
+    let found = false;
+    hideSecrets(parsed, () => {
+      found = true;
+      return MASK;
+    });
+    return found ? hide(text, true) : undefined;
+  }
+  let secrets = 0;
+  let plainStrings = true;
+  hideSecrets(parsed, (secret, whole) => {
+    secrets++;
+    if (!whole || typeof secret !== 'string') plainStrings = false;
+    return secret;
+  });
+  if (secrets === 0) return undefined;
+  if (!plainStrings) return hide(text, true);
+  let hidden = 0;
+  const out = text.replace(
+    JSON_STRING_MEMBER,
+    (m, head: string, rawKey: string, value: string, end: string) => {
+      let key: string;
+      try {
+        key = JSON.parse(`"${rawKey}"`) as string;
+      } catch {
+        return m;
+      }
+      if (!isSecretKey(key) || value === '') return m;
+      hidden++;
+      return `${head}${String(hide(value, false))}${end}`;
+    },
+  );
+  return hidden >= secrets ? out : hide(text, true);
 };
 
 /** A connection string: a URL gets its password hidden; a key=value list its secret values; else all. */
@@ -76,7 +144,8 @@ const hideScalar = (value: unknown, mode: 'secret' | 'connection' | 'plain', hid
   if (value === null || value === undefined) return value;
   if (mode === 'secret') return hide(value, true);
   if (typeof value !== 'string') return value;
-  return mode === 'connection' ? hideInConnectionString(value, hide) : hideInUrls(value, hide);
+  if (mode === 'connection') return hideInConnectionString(value, hide);
+  return hideInJsonText(value, hide) ?? hideInUrls(value, hide);
 };
 
 const maskScalar = (value: unknown, mode: 'secret' | 'connection' | 'plain'): unknown =>
@@ -213,4 +282,73 @@ export const keepMaskedSecrets = (
     }
   }
   return root;
+};
+
+/**
+ * Keys that say where a secret is sent: a host, a port, a URL, a provider or engine (whose default
+ * URL it implies). `base_url`, `openai_api_base`, `anthropic_api_url`, `host`, `port`, `url`, ….
+ */
+export const isDestinationKey = (key: string): boolean => {
+  const words = keyWords(key);
+  const last = words[words.length - 1];
+  return (
+    last !== undefined &&
+    ['host', 'hostname', 'port', 'url', 'uri', 'base', 'endpoint', 'server', 'provider', 'engine'].includes(
+      last,
+    )
+  );
+};
+
+type Paths = Map<string, string>;
+
+/** Path → JSON of every value under a key `pick` selects (not descending into it). Iterative. */
+const valuesUnder = (root: Record<string, unknown>, pick: (key: string) => boolean): Paths => {
+  const out: Paths = new Map();
+  const pending: { value: Container; path: string }[] = [{ value: root, path: '' }];
+  while (pending.length > 0) {
+    const { value, path } = pending.pop()!;
+    const entries: [string | number, unknown][] = Array.isArray(value)
+      ? value.map((v, i) => [i, v])
+      : Object.entries(value);
+    for (const [k, v] of entries) {
+      const here = typeof k === 'number' ? `${path}[${k}]` : path ? `${path}.${k}` : k;
+      if (typeof k === 'string' && pick(k)) out.set(here, JSON.stringify(v) ?? 'undefined');
+      else if (isContainer(v)) pending.push({ value: v, path: here });
+    }
+  }
+  return out;
+};
+
+/**
+ * A secret is bound to the destination it was stored with. When a write changes where a resource
+ * sends its secrets (a host, a port, a base URL, a provider), every secret it keeps must come in
+ * this very write: a mask echoed back, or a secret left out that the stored value would fill,
+ * no longer stands for the stored one. Throws a 400 naming the first such field; `sent` is what the
+ * client sent, `stored` what was stored, `result` what would be stored.
+ */
+export const requireSecretsForNewDestination = (
+  sent: Record<string, unknown>,
+  stored: Record<string, unknown> | undefined,
+  result: Record<string, unknown>,
+  extraChange?: string,
+): void => {
+  if (!stored) return;
+  const before = valuesUnder(stored, isDestinationKey);
+  const after = valuesUnder(result, isDestinationKey);
+  const changed =
+    extraChange ??
+    [...new Set([...before.keys(), ...after.keys()])].find((p) => before.get(p) !== after.get(p));
+  if (changed === undefined) return;
+  const isSecret = (k: string) => keyKind(k) === 'secret';
+  const kept = valuesUnder(result, isSecret);
+  if (kept.size === 0) return;
+  const given = valuesUnder(sent, isSecret);
+  for (const path of kept.keys()) {
+    const value = given.get(path);
+    if (value === undefined || value.includes(MASK))
+      throw invalid(
+        `${path} must be sent again: ${changed} changed, and a stored secret goes only to the destination it was stored for ("${MASK}" or leaving it out no longer stands for it)`,
+        'Secret must be sent again',
+      );
+  }
 };

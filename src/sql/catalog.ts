@@ -49,10 +49,13 @@ const HANDLERS = [
  * MindsDB's information_schema tables (upper-case columns, as MindsDB), as views over the
  * projections. Every one reads a projection table.
  */
+/** The uploaded files' database in DATABASES: not listed to a project-scoped caller (scopedBody). */
+const FILES_DATABASE = `UNION ALL SELECT 'files', 'data', 'files', NULL`;
+
 const informationSchemaViews: Record<string, string> = {
   DATABASES: `
     SELECT 'information_schema' AS NAME, 'system' AS TYPE, NULL::VARCHAR AS ENGINE, NULL::VARCHAR AS CONNECTION_DATA
-    UNION ALL SELECT 'files', 'data', 'files', NULL
+    ${FILES_DATABASE}
     UNION ALL SELECT name, 'project', NULL, NULL FROM (SELECT name, id FROM main.projects ORDER BY id)
     UNION ALL SELECT name, 'data', engine, CAST(connection_data AS VARCHAR) FROM (SELECT * FROM main.databases ORDER BY id)`,
   SKILLS: `SELECT NAME, PROJECT, TYPE, CAST(PARAMS AS VARCHAR) AS PARAMS FROM main.skills ORDER BY ID`,
@@ -149,6 +152,75 @@ const standardViews: Record<string, string> = {
       FROM main.files f JOIN information_schema.columns c ON c.table_schema = 'mdb_files' AND c.table_name = f.KEY`,
 };
 
+/**
+ * What a caller scoped to one project (a project-scoped token, README "Sign-in and roles") reads of
+ * each table the information_schema views are built on: its project's rows only. The views read
+ * `main.<table>`; for such a caller the same views read these filtered copies instead, so every
+ * information_schema table, SHOW and DESCRIBE answer from one rule. A table not listed here answers
+ * no rows: integrations (their connection data), ML engines, uploaded files and the log's streams
+ * of users, sessions and tokens are not a project's (REST refuses them to such a token too).
+ */
+const scopeConditions = (project: string): Record<string, string> => {
+  const p = q(nameKey(project));
+  const ofProject = `lower(PROJECT) = ${p}`;
+  return {
+    projects: `lower(name) = ${p}`,
+    ...Object.fromEntries(
+      [
+        'skills',
+        'agents',
+        'chatbots',
+        'models',
+        'knowledge_bases',
+        'jobs',
+        'job_runs',
+        'views',
+        'triggers',
+        'agent_runs',
+        'chat_messages',
+      ].map((t) => [t, ofProject]),
+    ),
+    agent_steps: `TRACE_ID IN (SELECT TRACE_ID FROM main.agent_runs WHERE ${ofProject})`,
+    // The project's own stream and the streams of the resources it holds now (a deleted resource's
+    // stream, and server-kept conversation threads, are not listed).
+    events: `stream = ${q(`project-${nameKey(project)}`)}
+      OR stream IN (
+        SELECT 'job-runs-' || ID FROM main.jobs WHERE ${ofProject}
+        UNION ALL SELECT 'trigger-firings-' || ID FROM main.triggers WHERE ${ofProject}
+        UNION ALL SELECT 'kb-' || ID FROM main.knowledge_bases WHERE ${ofProject}
+        UNION ALL SELECT 'agent-run-' || TRACE_ID FROM main.agent_runs WHERE ${ofProject}
+        UNION ALL SELECT 'model-training-' || VERSION_POSITION FROM main.models WHERE ${ofProject})
+      OR EXISTS (SELECT 1 FROM main.chatbots c WHERE lower(c.PROJECT) = ${p}
+        AND (starts_with(stream, 'chat-' || c.ID || '-') OR starts_with(stream, 'chatchannel-' || c.ID || '-')))`,
+  };
+};
+/** The condition on `main.<table>`'s rows a scoped caller reads: none of a table not listed. */
+const scopeCondition = (project: string, table: string) => scopeConditions(project)[table] ?? 'false';
+
+/** Every table the information_schema views read (`main.<table>`). */
+const VIEW_SOURCES = [
+  ...new Set(
+    [...Object.values(informationSchemaViews), ...Object.values(standardViews)].flatMap((body) =>
+      [...body.matchAll(/\bmain\.(\w+)/g)].map((m) => m[1]!),
+    ),
+  ),
+];
+
+/** Where a scoped caller's information_schema lives: its views, and the filtered tables they read. */
+export const scopedSchemas = (project: string) => ({
+  views: `mdb_scoped_views_${nameKey(project)}`,
+  rows: `mdb_scoped_rows_${nameKey(project)}`,
+});
+
+/** A view body reading the scoped copies of its tables (and of the other information_schema views). */
+const scopedBody = (body: string, project: string) => {
+  const { views, rows } = scopedSchemas(project);
+  return body
+    .replace(FILES_DATABASE, '')
+    .replace(/\bmain\.(\w+)/g, (_m, t: string) => `"${rows}".${t}`)
+    .replaceAll(`${IS_SCHEMA}.`, `"${views}".`);
+};
+
 /** The information_schema tables built only from history-keeping tables: what `AS OF` can read (asOf.ts). */
 const AS_OF_SOURCES = Object.keys(informationSchemaViews).filter((name) => {
   const tables = [...informationSchemaViews[name]!.matchAll(/\bmain\.(\w+)/g)].map((m) => m[1]!);
@@ -159,7 +231,13 @@ const AS_OF_SOURCES = Object.keys(informationSchemaViews).filter((name) => {
  * The query answering `database.table AS OF POSITION position`: the information_schema table's (or
  * the project table's) own query, reading each table as of the position.
  */
-export const asOfQuery = (database: string, table: string, position: bigint): string => {
+export const asOfQuery = (
+  database: string,
+  table: string,
+  position: bigint,
+  /** A project-scoped caller's project: its rows only (null: every row). */
+  scope: string | null = null,
+): string => {
   const db = nameKey(database);
   const source =
     db === 'information_schema'
@@ -172,9 +250,10 @@ export const asOfQuery = (database: string, table: string, position: bigint): st
         ', ',
       )} and each project's ${PROJECT_TABLES.filter((t) => AS_OF_SOURCES.includes(projectTableSources[t])).join(', ')})`,
     );
-  const body = informationSchemaViews[source]!.replace(
-    /\bmain\.(\w+)/g,
-    (_m, t: string) => `(${rowsAsOf(t, position)}) AS ${t}`,
+  const body = informationSchemaViews[source]!.replace(/\bmain\.(\w+)/g, (_m, t: string) =>
+    scope === null
+      ? `(${rowsAsOf(t, position)}) AS ${t}`
+      : `(SELECT * FROM (${rowsAsOf(t, position)}) AS ${t} WHERE ${scopeCondition(scope, t)}) AS ${t}`,
   );
   return db === 'information_schema' ? body : `SELECT * FROM (${body}) WHERE lower(PROJECT) = ${q(db)}`;
 };
@@ -250,18 +329,62 @@ export const catalogResolver = (lookup: CatalogLookup) => {
     return creation;
   };
 
-  /** `c` is the connection the query runs on (views are made there, never on a second pooled one). */
-  const resolve = async (database: string, table: string, c: DuckDBConnection): Promise<PhysicalTable> => {
+  /** A project-scoped caller's information_schema: the same views over its project's rows only. */
+  const createScopedViews = async (project: string, c: DuckDBConnection) => {
+    const { views, rows } = scopedSchemas(project);
+    await c.run('BEGIN TRANSACTION');
+    try {
+      await c.run(`CREATE SCHEMA IF NOT EXISTS "${rows}"`);
+      await c.run(`CREATE SCHEMA IF NOT EXISTS "${views}"`);
+      for (const table of VIEW_SOURCES)
+        await c.run(
+          `CREATE OR REPLACE VIEW "${rows}".${table} AS SELECT * FROM main.${table} WHERE ${scopeCondition(project, table)}`,
+        );
+      for (const [name, body] of [
+        ...Object.entries(informationSchemaViews),
+        ...Object.entries(standardViews),
+      ])
+        await c.run(`CREATE OR REPLACE VIEW "${views}"."${name}" AS ${scopedBody(body, project)}`);
+      await c.run('COMMIT');
+    } catch (error) {
+      await c.run('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+    return views;
+  };
+  const ensureScopedViews = (project: string, c: DuckDBConnection) => {
+    const schema = scopedSchemas(project).views;
+    let creation = made.get(schema);
+    if (!creation) {
+      creation = createScopedViews(project, c);
+      made.set(schema, creation);
+      creation.catch(() => made.get(schema) === creation && made.delete(schema));
+    }
+    return creation;
+  };
+
+  /**
+   * `c` is the connection the query runs on (views are made there, never on a second pooled one).
+   * `scope`: the project a project-scoped caller is held to; its information_schema holds that
+   * project's rows only.
+   */
+  const resolve = async (
+    database: string,
+    table: string,
+    c: DuckDBConnection,
+    scope: string | null = null,
+  ): Promise<PhysicalTable> => {
     const db = nameKey(database);
+    const informationSchema = () => (scope === null ? IS_SCHEMA : ensureScopedViews(scope, c));
     if (db === 'information_schema') {
       const name = INFORMATION_SCHEMA_TABLES.find((t) => t.toLowerCase() === table.toLowerCase());
       if (!name)
         throw new SqlError(SqlErrorCode.UnknownTable, `Table information_schema.${table} does not exist`);
-      return { schema: IS_SCHEMA, table: name };
+      return { schema: await informationSchema(), table: name };
     }
     // MindsDB's log database: the history of every job.
     if (db === 'log' && table.toLowerCase() === 'jobs_history')
-      return { schema: IS_SCHEMA, table: 'JOBS_HISTORY' };
+      return { schema: await informationSchema(), table: 'JOBS_HISTORY' };
     const project = await lookup.isProject(database);
     if (project) {
       const t = PROJECT_TABLES.find((x) => x === table.toLowerCase());
@@ -287,7 +410,12 @@ export const catalogResolver = (lookup: CatalogLookup) => {
   };
 
   /** The query reading `database.table` as of a log position (AS OF); `database` a project or information_schema. */
-  const asOf = async (database: string, table: string, position: bigint): Promise<string> => {
+  const asOf = async (
+    database: string,
+    table: string,
+    position: bigint,
+    scope: string | null = null,
+  ): Promise<string> => {
     if (nameKey(database) !== 'information_schema' && !(await lookup.isProject(database))) {
       const integration = await lookup.isIntegration(database);
       throw new SqlError(
@@ -297,7 +425,7 @@ export const catalogResolver = (lookup: CatalogLookup) => {
           : `Database ${database} does not exist`,
       );
     }
-    return asOfQuery(database, table, position);
+    return asOfQuery(database, table, position, scope);
   };
 
   return {

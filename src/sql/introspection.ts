@@ -1,5 +1,6 @@
 import { DESCRIBE_ATTRIBUTES } from '../models/present';
 import type { CatalogResolver } from './catalog';
+import type { TablePolicy } from './plan';
 import type { ExternalDatabases } from '../databases/pools';
 import type { Deadline } from './deadline';
 import { externalError, SqlError, SqlErrorCode } from './errors';
@@ -30,9 +31,11 @@ export const introspection = (deps: {
   services: Pick<SqlPorts, 'projects' | 'databases' | 'models'>;
   catalog: CatalogResolver;
   externals: ExternalDatabases;
+  /** The caller's table policy: what it names is checked as its SELECTs would be. */
+  policy: () => TablePolicy | undefined;
   settingExists: (name: string) => Promise<boolean>;
 }) => {
-  const { internal, services, catalog, externals } = deps;
+  const { internal, services, catalog, externals, policy } = deps;
   const str = quoteString;
   const models = services.models;
   const userFilter = (where: string | null) => {
@@ -77,6 +80,7 @@ export const introspection = (deps: {
         if (!(await services.databases.exists(target)))
           throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${target} does not exist`);
         const column = `Tables_in_${target}`;
+        policy()?.check(target, '(tables)');
         const integration = await catalog.integration(target);
         if (integration) {
           // An external database lists its own tables.
@@ -116,6 +120,7 @@ export const introspection = (deps: {
         const project = s.from ?? db;
         if (s.from && !(await isProject(s.from)))
           throw new SqlError(SqlErrorCode.UnknownDatabase, `Project ${s.from} does not exist`);
+        if (await isProject(project)) policy()?.check(project, s.what.toLowerCase());
         const scoped = (await isProject(project)) ? ` WHERE lower(PROJECT) = ${str(nameKey(project))}` : '';
         return wrap(`SELECT * FROM information_schema.${s.what}${scoped}`, 'NAME');
       }
@@ -208,6 +213,7 @@ export const introspection = (deps: {
     if (tableMeant) return describeColumns(tableMeant, db, deadline);
     if (kind === 'MODEL') {
       const { project, ref, attribute } = await describedModel(d.name, db);
+      policy()?.check(project, ref);
       const records = (await models.describe(project, ref, attribute)) as Record<string, unknown>[];
       const columns = Object.keys(records[0] ?? {});
       const typeOf = (c: string) => {

@@ -86,7 +86,19 @@ export type Predictions = KnowledgeBaseSources & {
  * Which tables a query may read (an agent's SQL tool: its skill's tables only). `database` and
  * `table` are MindsDB's names; a refusal is thrown as the policy words it.
  */
-export type TablePolicy = { check(database: string, table: string): void };
+export type TablePolicy = {
+  check(database: string, table: string): void;
+  /**
+   * A project-scoped caller's project: information_schema (and SHOW, DESCRIBE) answer that
+   * project's rows only (catalog.ts, scopeConditions). Absent: every row.
+   */
+  readonly project?: string;
+  /**
+   * Set (to the role's name) for a caller who may not write: what is pushed down to an external
+   * database is held to src/sql/pushdownAllowList.ts and runs in a read-only transaction.
+   */
+  readonly readOnlyRole?: string;
+};
 
 export type ExternalRef = {
   node: AstNode;
@@ -162,7 +174,7 @@ export const prepare = async (
     },
   });
   // A view is read as its query: put in place, then the whole text is resolved again.
-  if (await expandViews(c, catalog, tables, db, deadline)) {
+  if (await expandViews(c, catalog, tables, db, deadline, policy)) {
     if (viewDepth >= MAX_VIEW_DEPTH)
       throw new SqlError(
         SqlErrorCode.Invalid,
@@ -186,7 +198,7 @@ export const prepare = async (
       // A resource table as of a log position: its rows then, read from the history tables.
       const database = schema || db;
       policy?.check(database, mark.table);
-      const query = await catalog.asOf(database, mark.table, mark.position);
+      const query = await catalog.asOf(database, mark.table, mark.position, policy?.project ?? null);
       n.alias = String(n.alias || mark.table);
       n.table_name = asOf.add(query);
       n.schema_name = '';
@@ -234,12 +246,17 @@ export const prepare = async (
       externals.push({ node: n, integration, schema: null, table });
       continue;
     }
-    const physical = await catalog.resolve(database, table, c);
+    const physical = await catalog.resolve(database, table, c, policy?.project ?? null);
     n.schema_name = physical.schema;
     n.table_name = physical.table;
     n.catalog_name = '';
     localTables++;
-    if (database.toLowerCase() === 'information_schema' && table.toUpperCase() === 'COLUMNS')
+    // A project-scoped caller reaches no external database: their columns are not listed to it.
+    if (
+      database.toLowerCase() === 'information_schema' &&
+      table.toUpperCase() === 'COLUMNS' &&
+      policy?.project === undefined
+    )
       columnListings.push(n);
   }
   const names = constantColumnNames(statement);

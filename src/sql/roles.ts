@@ -9,7 +9,10 @@ import type { TablePolicy } from './plan';
  * - analyst: every table, models and agents (predictions), never a native query on a registered
  *   database (those run with its stored credentials: admin and editor only);
  * - auditor: information_schema.EVENTS only (the log; AS OF tables will join it);
- * - a project-scoped token: its project's tables and information_schema only.
+ * - a project-scoped token: its project's tables and information_schema only, where every table
+ *   (SHOW and DESCRIBE too, which read it) answers its project's rows only (catalog.ts).
+ * What any of these pushes down to an external database calls only the functions of
+ * src/sql/pushdownAllowList.ts, in a read-only transaction (`readOnlyRole`).
  * MindsDB's own statements: SHOW/DESCRIBE/USE/SET for readers, everything else for admin and editor.
  */
 const refuse = (message: string) => new SqlError(SqlErrorCode.Forbidden, message);
@@ -19,6 +22,9 @@ export const rolePolicy = (principal: Principal | undefined): TablePolicy | unde
   const { role, project } = principal;
   if ((role === 'admin' || role === 'editor') && project === null) return undefined;
   return {
+    ...(project !== null ? { project } : {}),
+    // Every caller here may not write in SQL (a scoped token runs reading statements only).
+    readOnlyRole: role,
     check: (database, table) => {
       const db = nameKey(database);
       if (table === '(native query)' && role !== 'admin' && role !== 'editor')

@@ -12,6 +12,8 @@ import {
   type Externals,
 } from './federation';
 import type { SelectPredictOptions } from './predictOptions';
+import type { ExternalDatabase } from '../integrations/drivers';
+import { checkReadOnlyPushdown } from './pushdownAllowList';
 import { bindParameters } from './parameters';
 import { prepare, type Prepared, type Predictions, type TablePolicy } from './plan';
 import { predictInto } from './predictions';
@@ -188,16 +190,27 @@ export const withSelect = async <T>(
         deadline.check();
 
         const plan: Prepared = prepared;
+        // A caller who may not write has external databases run their statements read-only, within
+        // what is left of the deadline (src/sql/pushdownAllowList.ts).
+        const readOnlyRole = limits.policy?.readOnlyRole;
+        const remote = (db: ExternalDatabase, sql: string, params: unknown[] = []) =>
+          readOnlyRole === undefined
+            ? db.query(sql, params)
+            : db.readOnlyQuery(sql, params, Math.min(deadline.remaining(), limits.timeoutMs));
         if (plan.kind === 'pushdown') {
           const db = await externals.get(plan.integration);
           // Our text quotes identifiers with double quotes; MySQL and MariaDB want backticks.
           const dialectText = db.engine === 'postgres' ? plan.sql : doubleQuotesToBackticks(plan.sql);
           const { text, params } = positional(dialectText, bound.values);
-          const result = await db
-            .query(`SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`, params)
-            .catch((error: unknown) => {
-              throw externalError(plan.integration, error);
-            });
+          if (readOnlyRole !== undefined)
+            checkReadOnlyPushdown(text, db.engine, plan.integration, readOnlyRole);
+          const result = await remote(
+            db,
+            `SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`,
+            params,
+          ).catch((error: unknown) => {
+            throw externalError(plan.integration, error);
+          });
           const table = externalAnswer(result, limits.rowLimit, limits.maxAnswerBytes);
           return answered({
             type: 'table',
@@ -216,7 +229,7 @@ export const withSelect = async <T>(
               .get(fetch.integration)
               .then((db) => {
                 const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql((id) => db.quote(id));
-                return fetch.read ? fetch.read(db) : db.query(native);
+                return fetch.read ? fetch.read(db) : remote(db, native);
               })
               .catch((error: unknown) => {
                 // A schema listing leaves out a database that is down rather than failing the tool.

@@ -163,14 +163,24 @@ export const sqlService = (
       (answer) => !policy && answers.set(key, answer, version),
     );
   };
-  /** Our own SQL (already DuckDB dialect, MindsDB names) wrapped around a client's WHERE/LIKE. */
+  /** The caller's table policy (and project scope), from its role. */
+  const callerPolicy = () => rolePolicy(currentRequest()?.principal);
+  /**
+   * Our own SQL (already DuckDB dialect, MindsDB names) wrapped around a client's WHERE/LIKE: read
+   * under the caller's policy, so SHOW and DESCRIBE answer what its SELECTs would.
+   */
   const internal = (
     sql: string,
     db: string,
     deadline: Deadline,
     params: Record<string, unknown> = {},
     placeholders: string[] = [],
-  ) => runSelect(deps, inputOf({ sql, placeholders }, db, params), { ...limits, deadline });
+  ) =>
+    runSelect(deps, inputOf({ sql, placeholders }, db, params), {
+      ...limits,
+      deadline,
+      policy: callerPolicy(),
+    });
 
   /** An agent's SQL tool: one SELECT (MySQL dialect, no native queries) under a table policy. */
   const scopedSelect: ScopedSqlEngine['select'] = async (sql, db, options) => {
@@ -232,6 +242,7 @@ export const sqlService = (
     services,
     catalog,
     externals,
+    policy: callerPolicy,
     settingExists: async (name) =>
       (await ctx.duck.query('SELECT name FROM duckdb_settings() WHERE lower(name) = lower(?)', [name]))
         .length > 0,

@@ -42,6 +42,8 @@ export const expandViews = async (
   tables: AstNode[],
   db: string,
   deadline?: Deadline,
+  /** The caller's: a view of a project it may not read is refused before its query is read. */
+  policy?: { check(database: string, table: string): void },
 ): Promise<boolean> => {
   let expanded = false;
   for (const n of tables) {
@@ -49,6 +51,7 @@ export const expandViews = async (
     const table = String(n.table_name);
     const view = await catalog.view(String(n.schema_name || db), table);
     if (!view) continue;
+    policy?.check(view.project, table);
     const subquery = await viewSubquery(c, catalog, { ...view, name: table }, deadline);
     const alias = String(n.alias || table);
     for (const key of ['schema_name', 'table_name', 'catalog_name', 'at_clause']) delete n[key];

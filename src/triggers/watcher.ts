@@ -3,7 +3,8 @@ import os from 'node:os';
 import type { TriggerOwner } from '../../events';
 import { settled, type AppContext } from '../context';
 import { isDomainError } from '../shared/errors';
-import { withRequest, type Principal } from '../shared/requestContext';
+import { withRequest } from '../shared/requestContext';
+import type { OwnerRights } from '../shared/ownerRights';
 import { decideTriggerFiring, type TriggerFiringCommand } from './decider';
 import { allTriggerRows, type TriggerRow } from './projection';
 import { dequeueStatement, queueQuery, withDelta } from './source';
@@ -11,7 +12,11 @@ import type { TriggerSource } from './service';
 import { triggerFiringsAggregate, triggerFiringsStream } from './state';
 
 /** The SQL service as a firing needs it: one statement, in the trigger's project; an error's text, or null. */
-export type TriggerSqlPort = { execute(sql: string, project: string): Promise<string | null> };
+export type TriggerSqlPort = {
+  execute(sql: string, project: string): Promise<string | null>;
+  /** The trigger's owner's rights at this firing (src/users/owners.ts). */
+  ownerRights(owner: TriggerOwner): Promise<OwnerRights>;
+};
 
 /** Rows one firing takes at most (the rest wait for the next). */
 const ROWS_PER_FIRING = 1000;
@@ -58,9 +63,9 @@ export const triggerWatcher = (
   const fire = async (row: TriggerRow, rows: unknown[][]) => {
     const upTo = Number(rows[rows.length - 1]![0]);
     const claimId = crypto.randomUUID();
-    const owner = jsonValue<TriggerOwner>(row.OWNER);
-    const principal: Principal | undefined =
-      owner.role === null ? undefined : { user: owner.user ?? '', role: owner.role, project: owner.project };
+    // The owner as they are now: gone, or their token revoked or expired, the firing fails unrun.
+    const rights = await sql.ownerRights(jsonValue<TriggerOwner>(row.OWNER));
+    const principal = 'refused' in rights ? undefined : rights.principal;
     const last = await withRequest(
       {
         requestId: `trigger-${row.ID}-${upTo}`,
@@ -83,13 +88,22 @@ export const triggerWatcher = (
         });
         if (claimed === null) return null;
         const delta = rows.map((r) => JSON.parse(String(r[1])) as Record<string, unknown>);
-        const statements = statementsOf(row.QUERY);
-        let outcome: bigint | null = null;
+        const statements = 'refused' in rights ? [] : statementsOf(row.QUERY);
+        let outcome: bigint | null =
+          'refused' in rights
+            ? await record(row.ID, {
+                type: 'FailFiring',
+                data: { claimId, error: rights.refused },
+                metadata: { now: ctx.clock() },
+              })
+            : null;
         for (const statement of statements) {
-          const error = await sql
+          const failed = await sql
             .execute(withDelta(statement, delta), row.PROJECT)
             .catch((e: unknown) => String(e));
-          if (error !== null) {
+          if (failed !== null) {
+            const demoted = 'refused' in rights ? null : rights.demoted;
+            const error = demoted === null ? failed : `${demoted}: ${failed}`;
             outcome = await record(row.ID, {
               type: 'FailFiring',
               data: { claimId, error },

@@ -6,6 +6,7 @@ import type { Principal } from '../shared/requestContext';
 import { decideSession, decideUsers, type SessionCommand, type UserCommand } from './decider';
 import { decoyHash, hashSecret, randomId, sameHex, sha256Hex, verifySecret } from './hashing';
 import { tokenRows, userRows } from './projection';
+import { ownerRightsNow, type OwnerRights, type ResourceOwner } from './owners';
 import { presentToken, presentUser } from './present';
 import {
   authEnabled,
@@ -151,7 +152,7 @@ export const usersService = (ctx: AppContext, settings: UsersSettings) => {
     /** A user's name and password → a new session: the cookie's value and when it expires. */
     login: async (name: string, password: string, address: string) => {
       const user = await checkPassword(name, password);
-      if (!user) throw unauthorized('Invalid username or password', 'Forbidden');
+      if (!user) throw unauthorized('Invalid username or password');
       const sessionId = randomId(16);
       const secret = randomId(32);
       const expiresAt = new Date(ctx.clock().getTime() + settings.sessionTtlMs);
@@ -228,6 +229,10 @@ export const usersService = (ctx: AppContext, settings: UsersSettings) => {
         via: 'token',
       };
     },
+
+    /** What a job or trigger may do now, as its owner is now (owners.ts). */
+    ownerRights: async (owner: ResourceOwner, what: 'job' | 'trigger'): Promise<OwnerRights> =>
+      ownerRightsNow(await state(), owner, ctx.clock(), what),
 
     /** A new token for a user: its clear text is in this answer only. */
     createToken: async (

@@ -1,33 +1,47 @@
 import type { Authenticator, ClientOf, ErrorAnswer, SqlContext, SqlEngine } from '../mysql';
 import { withRequest } from '../shared/requestContext';
+import { nameKey } from '../shared/names';
 import { nextRequestId } from '../shared/requestIds';
 import type { UsersService } from './service';
 
 /**
- * Failed logins per user name over the wire doors (MySQL and PostgreSQL share one): past `limit`
- * in `windowMs`, a login is refused without its password being checked (HTTP's sign-in has its own
- * limits per address and name; the doors see no address the authenticator is told of).
+ * Failed logins over the wire doors: one limiter for MySQL and PostgreSQL, counting every failed
+ * proof of a password (MySQL's full authentication, its caching_sha2 fast path and scrambles,
+ * PostgreSQL's cleartext password) per user name, normalised as user names are compared (case-
+ * insensitively: `SAN` is `san`), and per client address. Past `limit` failures in `windowMs` for
+ * the name or for the address, a login is refused before any proof is checked (HTTP's sign-in has
+ * its own limits per address and name).
  */
 export class WireLoginLimiter {
   private readonly failures = new Map<string, number[]>();
 
   constructor(private readonly o: { limit: number; windowMs: number; now?: () => number }) {}
 
-  private recent(user: string) {
+  /** The counts a login falls under: its user name's and its address's. */
+  private keys(user: string, address?: string) {
+    const keys = [`user:${nameKey(user.normalize('NFC'))}`];
+    if (address) keys.push(`address:${address.replace(/^::ffff:/, '').toLowerCase()}`);
+    return keys;
+  }
+
+  private recent(key: string) {
     const now = (this.o.now ?? Date.now)();
-    const kept = (this.failures.get(user) ?? []).filter((at) => at > now - this.o.windowMs);
-    if (kept.length) this.failures.set(user, kept);
-    else this.failures.delete(user);
+    const kept = (this.failures.get(key) ?? []).filter((at) => at > now - this.o.windowMs);
+    if (kept.length) this.failures.set(key, kept);
+    else this.failures.delete(key);
     return { now, kept };
   }
 
-  blocked(user: string) {
-    return this.recent(user).kept.length >= this.o.limit;
+  blocked(user: string, address?: string) {
+    return this.keys(user, address).some((key) => this.recent(key).kept.length >= this.o.limit);
   }
 
-  failed(user: string) {
-    const { now, kept } = this.recent(user);
-    this.failures.set(user, [...kept, now]);
+  failed(user: string, address?: string) {
+    for (const key of this.keys(user, address)) {
+      const { now, kept } = this.recent(key);
+      // Past the limit, older failures add nothing: the count stays bounded per key.
+      this.failures.set(key, [...kept.slice(-this.o.limit), now]);
+    }
   }
 }
 
@@ -91,13 +105,11 @@ export const sqlDoor = (
   return {
     auth: authOnAtStart
       ? {
-          verify: async (user, password) => {
-            if (limiter?.blocked(user)) return false;
-            const ok = await users.verifyPassword(user, password);
-            if (!ok) limiter?.failed(user);
-            return ok;
-          },
+          // The protocols ask `blocked` before any proof and report each failed one (the fast path's too).
+          verify: (user, password) => users.verifyPassword(user, password),
           cacheTag: (user) => users.credentialTag(user),
+          blocked: (user, host) => limiter?.blocked(user, host) ?? false,
+          failed: (user, host) => limiter?.failed(user, host),
         }
       : undefined,
     engine: {

@@ -57,6 +57,7 @@ export const chatbotServices = (ctx: AppContext, { chatbots, databases, agentRun
     slackApiBaseUrl: ctx.config.chatbots.slackApiBaseUrl,
     telegramApiBaseUrl: ctx.config.chatbots.telegramApiBaseUrl,
     requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
+    fetch: ctx.config.outbound.fetch,
   });
   const chatbotRuntime = {
     directory: chatDirectory,

@@ -16,5 +16,6 @@ export const signedLedger = (ctx: AppContext) => {
     everyEvents: ctx.config.ledger.everyEvents,
     everyMs: ctx.config.ledger.everyMs,
     onStop: ctx.config.ledger.onStop,
+    witnessDir: ctx.config.ledger.witnessDir,
   });
 };

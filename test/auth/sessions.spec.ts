@@ -43,7 +43,7 @@ describe.each(storeKinds)('sign-in and sessions on %s', (store) => {
       .post('/api/login')
       .send({ username: ADMIN.name, password: 'nope' })
       .expect(401);
-    expect(problemOf(wrong)).toMatchObject({ title: 'Forbidden', detail: 'Invalid username or password' });
+    expect(problemOf(wrong)).toMatchObject({ title: 'Unauthorized', detail: 'Invalid username or password' });
     const unknown = await t.http.post('/api/login').send({ username: 'ghost', password: 'nope' }).expect(401);
     expect(problemOf(unknown).detail).toBe('Invalid username or password');
     const bad = await t.http.post('/api/login').send({ username: 1, password: [] }).expect(400);

@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { projectStream } from '../../src/projects/state';
 import { databaseAggregate, databaseStream } from '../../src/databases/state';
-import { keepMaskedSecrets, keyKind, MASK, maskSecrets } from '../../src/shared/secrets';
+import { keepMaskedSecrets, keyKind, keyWords, MASK, maskSecrets } from '../../src/shared/secrets';
 import { querySql, startTestApp, type TestApp } from '../support/app';
 import { postgresParameters } from '../support/external';
 
@@ -53,6 +53,15 @@ const secretNames = [
   ['refresh', 'token'],
   ['bearer', 'token'],
   ['passphrase'],
+  // Provider keys, cookies, key files (issue: masking missed these shapes).
+  ['openai', 'key'],
+  ['azure', 'openai', 'key'],
+  ['mistral', 'key'],
+  ['anthropic', 'key'],
+  ['storage', 'key'],
+  ['cookie'],
+  ['set', 'cookie'],
+  ['keyfile', 'json'],
 ];
 const prefixes = [[], ['db'], ['openai'], ['aws'], ['x'], ['slack', 'bot'], ['my', 'service']];
 /** Written without separators: judged by the compound rule. */
@@ -69,6 +78,13 @@ const lookAlikes = [
   ['access', 'token', 'expires', 'at'],
   ['pass', 'through'],
   ['primary', 'key'],
+  ['key', 'column'],
+  ['sort', 'key'],
+  ['partition', 'key'],
+  ['foreign', 'key'],
+  ['cache', 'key'],
+  ['public', 'key'],
+  ['cookie', 'name'],
 ];
 const plainNames = [
   ['model', 'name'],
@@ -355,6 +371,15 @@ describe('masking rules', () => {
     'credentials',
     'db_pass',
     'sslpassword',
+    'OPENAI_KEY',
+    'AZURE_OPENAI_KEY',
+    'MISTRAL_KEY',
+    'anthropic_key',
+    'storage_key',
+    'cookie',
+    'set-cookie',
+    'Cookie',
+    'keyfile_json',
   ])('%s is a secret', (key) => {
     expect(keyKind(key)).toBe('secret');
     expect(maskSecrets({ [key]: 'v' })).toEqual({ [key]: MASK });
@@ -373,9 +398,71 @@ describe('masking rules', () => {
     'primary_key',
     'pass_through',
     'tokenizer',
+    'key_column',
+    'sort_key',
+    'partition_key',
+    'foreign_key',
+    'public_key',
   ])('%s is not a secret', (key) => {
     expect(keyKind(key)).toBe('plain');
     expect(maskSecrets({ [key]: 'v' })).toEqual({ [key]: 'v' });
+  });
+
+  it('masks a JSON string holding a secret inside it, a webhook path, signed URL parameters', () => {
+    const keyFile = JSON.stringify({
+      type: 'service_account',
+      private_key: 'PEM-SECRET',
+      client_email: 'a@b',
+    });
+    expect(maskSecrets({ service_account_json: keyFile, headers: { Cookie: 'sid=COOKIE' } })).toEqual({
+      service_account_json: JSON.stringify({
+        type: 'service_account',
+        private_key: MASK,
+        client_email: 'a@b',
+      }),
+      headers: { Cookie: MASK },
+    });
+    expect(
+      maskSecrets({
+        webhook_url: 'https://hooks.slack.com/services/T0/B0/SLACKSECRET',
+        discord: 'https://discord.com/api/webhooks/123/DISCORDSECRET',
+        blob: 'https://a.blob.core.windows.net/c/f?sv=2024&sig=SASSECRET&se=x',
+        s3: 'https://b.s3.amazonaws.com/k?X-Amz-Signature=AMZSECRET&X-Amz-Date=20300101',
+      }),
+    ).toEqual({
+      webhook_url: `https://hooks.slack.com/services/T0/B0/${MASK}`,
+      discord: `https://discord.com/api/webhooks/123/${MASK}`,
+      blob: `https://a.blob.core.windows.net/c/f?sv=2024&sig=${MASK}&se=x`,
+      s3: `https://b.s3.amazonaws.com/k?X-Amz-Signature=${MASK}&X-Amz-Date=20300101`,
+    });
+  });
+
+  it('masks generated secret key names however nested (objects, arrays, JSON strings, URLs); keeps the exclusions', () => {
+    type Wrap = 'object' | 'array' | 'json';
+    fc.assert(
+      fc.property(
+        secretKey,
+        plainKey,
+        fc.array(fc.constantFrom<Wrap>('object', 'array', 'json'), { maxLength: 4 }),
+        (secretName, plainName, wraps) => {
+          const secret = marker('sEcReT');
+          const plain = marker('pLaIn');
+          let value: unknown = { [secretName]: secret, [plainName]: plain };
+          for (const w of wraps)
+            value = w === 'object' ? { inner: value } : w === 'array' ? [value] : JSON.stringify(value);
+          const shown = JSON.stringify(maskSecrets({ data: value }));
+          expect(shown).not.toContain(secret);
+          // JSON text inside JSON text is hidden whole (its inner secret is not a plain string).
+          if (wraps.filter((w) => w === 'json').length <= 1) expect(shown).toContain(plain);
+          // As URL query parameters (`key` alone is a signing parameter in a URL: not generated plain).
+          const url = `https://example.com/x?${encodeURIComponent(secretName)}=${secret}&${encodeURIComponent(plainName)}=${plain}`;
+          const inUrl = JSON.stringify(maskSecrets({ link: url }));
+          expect(inUrl).not.toContain(secret);
+          if (keyWords(plainName).join(' ') !== 'key') expect(inUrl).toContain(plain);
+        },
+      ),
+      { seed: SEED, numRuns: 500 },
+    );
   });
 
   it('masks everything under a secret key, keeps null as "not set"', () => {

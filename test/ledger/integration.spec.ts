@@ -4,17 +4,11 @@
  * an edited, deleted or inserted event and naming it, and proofs that an independent RFC 9162
  * implementation (below, written from the RFC, not from src/ledger) accepts.
  */
-import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import pg from 'pg';
-import sqlite3 from 'sqlite3';
-import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
+import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { postgresParameters } from '../support/external';
 import { givenProject } from '../support/world';
-
-const run = promisify(execFile);
+import { onLogStore, verifyCli } from './logStore';
 
 // ---- RFC 9162 §2.1.3.2 and §2.1.4.2, written from the RFC's pseudo-code ----
 const node = (left: Buffer, right: Buffer) =>
@@ -82,40 +76,6 @@ const rfcConsistency = (
 const b64 = (s: string) => Buffer.from(s, 'base64');
 
 type Checkpoints = { checkpoints: { tree_size: number; root_hash: string; last_position: number }[] };
-
-/** Runs `npm run verify`'s program on the app's log (from source, as the built one would). */
-const verifyCli = async (t: TestApp) => {
-  const env = {
-    ...process.env,
-    DATA_DIR: t.config.dataDir,
-    ...(t.config.eventStoreUrl ? { EVENT_STORE_URL: t.config.eventStoreUrl } : {}),
-    LOG_LEVEL: 'silent',
-  };
-  try {
-    const { stdout } = await run('npx', ['tsx', path.join('src', 'cli', 'verify.ts')], { env });
-    return { code: 0, stdout };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout + e.stderr };
-  }
-};
-
-/** SQL on the log's own store, as someone with access to the database file or server would run it. */
-const onLogStore = async (store: StoreKind, t: TestApp, sql: string) => {
-  if (store === 'postgres') {
-    const client = new pg.Client({ connectionString: t.config.eventStoreUrl });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-    return;
-  }
-  const db = new sqlite3.Database(path.join(t.config.dataDir, 'events.sqlite'));
-  await new Promise<void>((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
-  await new Promise<void>((resolve) => db.close(() => resolve()));
-};
 
 /** `GET /api/audit/verify?progress=true`: its server-sent events, parsed. */
 const verifyStreamed = async (t: TestApp, every: number) => {

@@ -114,10 +114,23 @@ describe('data keys wrapped by the master key', () => {
 
   it('given a master key path, then the key is created once with mode 0600 and read back', () => {
     const file = path.join(tmp(), 'keys', 'master.key');
-    const created = loadOrCreateMasterKey(file);
+    const created = loadOrCreateMasterKey(`file:${file}`);
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
-    expect(loadOrCreateMasterKey(file)).toEqual(created);
+    expect(loadOrCreateMasterKey(`file:${file}`)).toEqual(created);
     expect(loadOrCreateMasterKey(created.key.toString('base64'))).toEqual(created);
+  });
+
+  it('given a key file whose path is 43 base64 characters, then the file holds the key, never the path', () => {
+    const dir = tmp();
+    // Pad the file's name until its path is exactly 43 characters of the (URL-safe) base64 alphabet.
+    const file = path.join(dir, 'k'.repeat(43 - dir.length - 1));
+    expect(file).toMatch(/^[A-Za-z0-9+/_-]{43}$/);
+    const created = loadOrCreateMasterKey(`file:${file}`);
+    expect(fs.existsSync(file)).toBe(true);
+    expect(created.key.equals(Buffer.from(file, 'base64'))).toBe(false);
+    // The same text given as a key is a key: how it is given says which.
+    expect(loadOrCreateMasterKey(file).key.equals(Buffer.from(file, 'base64'))).toBe(true);
+    expect(() => loadOrCreateMasterKey('/not/a/key')).toThrow(/file:<path>/);
   });
 });
 

@@ -64,13 +64,26 @@ const QUIET_LEDGER = {
  */
 const QUIET_JOBS = { JOBS_POLL_MS: '0', TRIGGERS_POLL_MS: '0' };
 
+/**
+ * The suite's fakes (OpenAI, Slack, Telegram, webhook receivers, file servers) listen on loopback,
+ * which the outbound policy refuses by default: allowed here. A spec about the policy overrides it.
+ */
+const LOCAL_OUTBOUND = { OUTBOUND_ALLOW: '127.0.0.0/8,::1' };
+
 const start = async (
   b: Backing,
   overrides: Record<string, string>,
   logStream?: NodeJS.WritableStream,
   clock?: Clock,
 ): Promise<TestApp> => {
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...QUIET_LEDGER, ...QUIET_JOBS, ...b.env, ...overrides });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    ...QUIET_LEDGER,
+    ...QUIET_JOBS,
+    ...LOCAL_OUTBOUND,
+    ...b.env,
+    ...overrides,
+  });
   const logger = logStream ? pino({ level: 'info' }, logStream) : pino({ level: 'silent' });
   const running = await createApp(config, { logger, ...(clock ? { clock } : {}) });
   let stopped = false;

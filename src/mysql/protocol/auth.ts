@@ -95,6 +95,11 @@ const denied = (user: string, host: string, usedPassword: boolean): AuthResult =
   message: `Access denied for user '${user}'@'${host}' (using password: ${usedPassword ? 'YES' : 'NO'})`,
 });
 
+const tooManyFailures = (user: string, host: string): AuthResult => ({
+  ok: false,
+  message: `Access denied for user '${user}'@'${host}': too many failed logins for this user or from this address, wait before trying again`,
+});
+
 /**
  * Authenticates the client whose handshake response this is, switching plugin where needed:
  * a client that answered with another plugin than the greeting's is asked again (an unknown plugin
@@ -136,11 +141,19 @@ export const authenticate = async (
     if (plugin === CACHING_SHA2 && token.length > 0) authMoreData(channel.writer, FAST_AUTH_SUCCESS);
     return { ok: true };
   }
+  // Every failed proof counts (once per login), the fast path's too: a wrong token costs the client
+  // no scrypt, so uncounted it was a free guess. Over the limit, no proof is checked at all.
+  let counted = false;
+  const failed = (): AuthResult => {
+    if (!counted) auth.failed?.(response.user, host);
+    counted = true;
+    return denied(response.user, host, token.length > 0);
+  };
+  const blocked = async () => (auth.blocked ? await auth.blocked(response.user, host) : false);
+  if (await blocked()) return tooManyFailures(response.user, host);
   const clear = auth.passwordOf ? await auth.passwordOf(response.user) : undefined;
   if (plugin === NATIVE)
-    return clear !== undefined && sameBytes(token, nativeToken(clear, nonce))
-      ? { ok: true }
-      : denied(response.user, host, token.length > 0);
+    return clear !== undefined && sameBytes(token, nativeToken(clear, nonce)) ? { ok: true } : failed();
 
   // caching_sha2_password. The cache is per user and credential generation: a changed password
   // (a new tag) no longer finds the old digest.
@@ -148,12 +161,15 @@ export const authenticate = async (
   const digest = o.sha2Cache.get(cacheKey) ?? (clear !== undefined ? sha2Digest(clear) : undefined);
   if (token.length === 0)
     // An empty password sends no token; the answer is the OK (or the error) alone.
-    return (await auth.verify(response.user, ''))
-      ? { ok: true }
-      : denied(response.user, host, token.length > 0);
-  if (digest && sha2FastMatches(token, digest, nonce)) {
-    authMoreData(channel.writer, FAST_AUTH_SUCCESS);
-    return { ok: true };
+    return (await auth.verify(response.user, '')) ? { ok: true } : failed();
+  if (digest) {
+    if (sha2FastMatches(token, digest, nonce)) {
+      authMoreData(channel.writer, FAST_AUTH_SUCCESS);
+      return { ok: true };
+    }
+    // A wrong token is a failed proof, whether or not the client goes on to a full authentication.
+    failed();
+    if (await blocked()) return tooManyFailures(response.user, host);
   }
   authMoreData(channel.writer, PERFORM_FULL_AUTHENTICATION);
   let answer = await channel.send();
@@ -168,7 +184,7 @@ export const authenticate = async (
     try {
       password = decryptPassword(answer.payload, keys.privateKey, nonce);
     } catch {
-      return denied(response.user, host, token.length > 0);
+      return failed();
     }
   } else
     return {
@@ -176,7 +192,7 @@ export const authenticate = async (
       message:
         "caching_sha2_password needs a secure channel for this login: connect with TLS, or let the client ask for the server's RSA public key (mysql: --get-server-public-key; Connector/J: allowPublicKeyRetrieval=true)",
     };
-  if (!(await auth.verify(response.user, password))) return denied(response.user, host, token.length > 0);
+  if (!(await auth.verify(response.user, password))) return failed();
   o.sha2Cache.set(cacheKey, sha2Digest(password));
   return { ok: true };
 };

@@ -110,12 +110,19 @@ const logIn = async (
       );
       return undefined;
     }
+    // Over the wire-login limit (per user name and per address), no password is asked for or checked.
+    if (c.auth.blocked && (await c.auth.blocked(user, c.address))) {
+      // PostgreSQL's own words: a blocked login says no more than a wrong password.
+      await fatal(channel, PgState.InvalidPassword, `password authentication failed for user "${user}"`);
+      return undefined;
+    }
     authenticationCleartextPassword(w);
     await channel.flushed();
     const answer = await channel.next();
     if (!answer) return undefined;
     const ok = answer.type === 'password' && (await c.auth.verify(user, answer.password));
     if (!ok) {
+      c.auth.failed?.(user, c.address);
       await fatal(channel, PgState.InvalidPassword, `password authentication failed for user "${user}"`);
       return undefined;
     }

@@ -1,0 +1,47 @@
+/**
+ * What ledger specs do to a log from outside the service: run `npm run verify`'s program on it, and
+ * run SQL on its store as someone with access to the database file or server would.
+ */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import sqlite3 from 'sqlite3';
+import type { StoreKind, TestApp } from '../support/app';
+
+const run = promisify(execFile);
+
+/** Runs `npm run verify`'s program on the app's log (from source, as the built one would). */
+export const verifyCli = async (t: TestApp, args: string[] = [], env: Record<string, string> = {}) => {
+  const all = {
+    ...process.env,
+    DATA_DIR: t.config.dataDir,
+    ...(t.config.eventStoreUrl ? { EVENT_STORE_URL: t.config.eventStoreUrl } : {}),
+    LOG_LEVEL: 'silent',
+    ...env,
+  };
+  try {
+    const { stdout } = await run('npx', ['tsx', path.join('src', 'cli', 'verify.ts'), ...args], { env: all });
+    return { code: 0, stdout };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout + e.stderr };
+  }
+};
+
+/** SQL on the log's own store, as someone with access to the database file or server would run it. */
+export const onLogStore = async (store: StoreKind, t: TestApp, sql: string) => {
+  if (store === 'postgres') {
+    const client = new pg.Client({ connectionString: t.config.eventStoreUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+    return;
+  }
+  const db = new sqlite3.Database(path.join(t.config.dataDir, 'events.sqlite'));
+  await new Promise<void>((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve) => db.close(() => resolve()));
+};
