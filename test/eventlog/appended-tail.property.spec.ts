@@ -16,12 +16,20 @@ import type { RequestContext } from '../../src/shared/requestContext';
 const clock = () => new Date('2026-01-01T00:00:00.000Z');
 const tempFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-tail-')), 'events.sqlite');
 
-// Names and params as clients send them: quotes, backslashes, newlines, emoji, lone surrogates,
-// numbers JSON writes differently from how they were given (-0, 1e21, 5e-324). No NUL: the contract
-// refuses it before anything is stored.
+// Names and params as clients send them: quotes, backslashes, newlines, emoji, every plane,
+// numbers JSON writes differently from how they were given (-0, 1e21, 5e-324). No NUL and no lone
+// surrogate: the contract refuses both before anything is stored.
 const text = fc.oneof(
-  fc.string({ unit: 'binary', maxLength: 12 }).map((s) => s.split('\u0000').join('')),
-  fc.constantFrom('', "it's", 'back\\slash', 'line\nbreak', '😀 emoji', '\ud800 lone', '{"json":"text"}'),
+  fc.string({ unit: 'binary', maxLength: 12 }).map((s) => s.split('\u0000').join('').toWellFormed()),
+  fc.constantFrom(
+    '',
+    "it's",
+    'back\\slash',
+    'line\nbreak',
+    '😀 emoji',
+    '\udbff\udfff plane 16',
+    '{"json":"text"}',
+  ),
 );
 const jsonValue = fc.oneof(
   text,

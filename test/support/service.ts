@@ -35,6 +35,8 @@ export const startService = async (env: Record<string, string>): Promise<Service
       EVENT_STORE_URL: '',
       MYSQL_PORT: '0',
       PG_PORT: '0',
+      // The suite's fakes listen on loopback, which the outbound policy refuses by default.
+      OUTBOUND_ALLOW: '127.0.0.0/8,::1',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
