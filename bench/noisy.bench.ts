@@ -115,10 +115,19 @@ const noisyClient = (stop: () => boolean) => {
   return { done: run(), outcomes };
 };
 
-type Phase = { p50: number; p99: number; rps: number; errors: number; non2xx: number; peakRss: number };
+type Phase = {
+  p50: number;
+  p99: number;
+  rps: number;
+  errors: number;
+  non2xx: number;
+  peakRss: number;
+  /** Answers other than 2xx, by status code. */
+  refused: string;
+};
 
 /** 16 clients' ordinary reads and writes for `seconds`, the process's RSS sampled meanwhile. */
-const ordinaryTraffic = async (pid: number, seconds: number): Promise<Phase> => {
+const ordinaryTraffic = async (pid: number, seconds: number, phase: string): Promise<Phase> => {
   let n = 0;
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMiB(pid))), 100);
@@ -146,7 +155,7 @@ const ordinaryTraffic = async (pid: number, seconds: number): Promise<Phase> => 
           headers: json,
           setupRequest: (req) => ({
             ...req,
-            body: JSON.stringify({ skill: { name: `s_${n++}`, type: 'text', params: { n } } }),
+            body: JSON.stringify({ skill: { name: `${phase}_${n++}`, type: 'text', params: { n } } }),
           }),
         },
         { method: 'GET', path: '/api/projects/noisy/skills' },
@@ -159,6 +168,10 @@ const ordinaryTraffic = async (pid: number, seconds: number): Promise<Phase> => 
       errors: r.errors + r.timeouts,
       non2xx: r.non2xx,
       peakRss,
+      refused: Object.entries(r.statusCodeStats ?? {})
+        .filter(([code]) => !code.startsWith('2'))
+        .map(([code, { count }]) => `${code}×${count}`)
+        .join(' '),
     };
   } finally {
     clearInterval(sampler);
@@ -181,14 +194,14 @@ export const benchNoisyNeighbour = async (seconds: number) => {
       body: JSON.stringify({ name: 'noisy' }),
     });
     const duration = Math.max(10, seconds * 2);
-    const alone = await ordinaryTraffic(pid, duration);
+    const alone = await ordinaryTraffic(pid, duration, 'alone');
     let stopping = false;
     const noisy = noisyClient(() => stopping);
-    const beside = await ordinaryTraffic(pid, duration);
+    const beside = await ordinaryTraffic(pid, duration, 'beside');
     stopping = true;
     await noisy.done;
     const line = (name: string, p: Phase) =>
-      `noisy neighbour: 16 clients ${name}: ${fmt(p.rps)} req/s, p50 ${p.p50} ms, p99 ${p.p99} ms, errors ${p.errors}, non-2xx ${p.non2xx}, peak RSS ${fmt(p.peakRss)} MiB`;
+      `noisy neighbour: 16 clients ${name}: ${fmt(p.rps)} req/s, p50 ${p.p50} ms, p99 ${p.p99} ms, errors ${p.errors}, non-2xx ${p.non2xx}${p.refused ? ` (${p.refused})` : ''}, peak RSS ${fmt(p.peakRss)} MiB`;
     console.log(line('alone', alone));
     console.log(line('beside the noisy client', beside));
     console.log(
