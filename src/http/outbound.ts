@@ -53,6 +53,10 @@ export const MAX_REDIRECTS = 5;
 /** Loopback, private, link-local, shared, reserved and multicast: refused unless OUTBOUND_ALLOW lists them. */
 const NOT_PUBLIC = (() => {
   const blocks = new net.BlockList();
+  const add = (cidr: string, type: 'ipv4' | 'ipv6') => {
+    const [a, bits] = cidr.split('/');
+    blocks.addSubnet(a!, Number(bits), type);
+  };
   for (const cidr of [
     '0.0.0.0/8',
     '10.0.0.0/8',
@@ -68,10 +72,8 @@ const NOT_PUBLIC = (() => {
     '203.0.113.0/24',
     '224.0.0.0/4',
     '240.0.0.0/4',
-  ]) {
-    const [a, bits] = cidr.split('/');
-    blocks.addSubnet(a!, Number(bits), 'ipv4');
-  }
+  ])
+    add(cidr, 'ipv4');
   for (const cidr of [
     '::/96',
     '64:ff9b::/96',
@@ -80,10 +82,8 @@ const NOT_PUBLIC = (() => {
     'fc00::/7',
     'fe80::/10',
     'ff00::/8',
-  ]) {
-    const [a, bits] = cidr.split('/');
-    blocks.addSubnet(a!, Number(bits), 'ipv6');
-  }
+  ])
+    add(cidr, 'ipv6');
   return blocks;
 })();
 

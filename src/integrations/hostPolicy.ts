@@ -1,5 +1,6 @@
 import dns from 'node:dns/promises';
 import net from 'node:net';
+import { parseAllowList } from '../http/outbound';
 import { forbidden } from '../shared/errors';
 
 /**
@@ -19,44 +20,18 @@ export type HostPolicy = {
 };
 
 export const parseHostAllowList = (text: string | undefined): HostPolicy => {
-  const entries = (text ?? '')
-    .split(',')
-    .map((e) => e.trim().toLowerCase())
-    .filter(Boolean);
-  if (entries.length === 0) return { restricted: false, check: async () => undefined };
-  const blocks = new net.BlockList();
-  const names: string[] = [];
-  const suffixes: string[] = [];
-  for (const entry of entries) {
-    const [address, bits] = entry.split('/');
-    const family = net.isIP(address!);
-    if (family !== 0) {
-      const type = family === 4 ? 'ipv4' : 'ipv6';
-      if (bits === undefined) blocks.addAddress(address!, type);
-      else {
-        const prefix = Number(bits);
-        const max = family === 4 ? 32 : 128;
-        if (!Number.isInteger(prefix) || prefix < 0 || prefix > max)
-          throw new Error(`DB_HOST_ALLOWLIST: '${entry}' is not a CIDR block`);
-        blocks.addSubnet(address!, prefix, type);
-      }
-    } else if (entry.startsWith('*.')) suffixes.push(entry.slice(1));
-    else if (/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(entry)) names.push(entry);
-    else throw new Error(`DB_HOST_ALLOWLIST: '${entry}' is neither a host name, an address nor a CIDR block`);
-  }
-  const inBlocks = (address: string) => {
-    const family = net.isIP(address);
-    return family !== 0 && blocks.check(address, family === 4 ? 'ipv4' : 'ipv6');
-  };
+  // The grammar is OUTBOUND_ALLOW's (src/http/outbound.ts): one parser for both lists.
+  const list = parseAllowList(text, 'DB_HOST_ALLOWLIST');
+  if (list.entries.length === 0) return { restricted: false, check: async () => undefined };
   const admits = async (host: string) => {
     const name = host
       .trim()
       .toLowerCase()
       .replace(/^\[|\]$/g, '');
-    if (net.isIP(name)) return inBlocks(name);
-    if (names.includes(name) || suffixes.some((s) => name.endsWith(s))) return true;
+    if (net.isIP(name)) return list.addresses(name);
+    if (list.names(name)) return true;
     const resolved = await dns.lookup(name, { all: true }).catch(() => []);
-    return resolved.length > 0 && resolved.every((r) => inBlocks(r.address));
+    return resolved.length > 0 && resolved.every((r) => list.addresses(r.address));
   };
   return {
     restricted: true,

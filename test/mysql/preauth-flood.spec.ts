@@ -10,32 +10,12 @@ import { startMysqlServer, type MysqlServer } from '../../src/mysql';
 import { sqlDoor } from '../../src/users/sqlDoors';
 import { ADMIN, startAuthApp } from '../auth/support';
 import type { TestApp } from '../support/app';
+import { idleSockets, openSockets as open } from '../support/sockets';
 
 const FLOOD = 400;
 const PER_ADDRESS = 32;
 const MAX_PRE_AUTH = 48;
 const HELD_ELSEWHERE = 20;
-
-/** Idle TCP connections (nothing sent) from `localAddress`, each open once connected. */
-const idleSockets = async (port: number, count: number, localAddress: string) => {
-  const sockets = Array.from({ length: count }, () => {
-    const s = net.connect({ port, host: '127.0.0.1', localAddress });
-    s.on('error', () => undefined);
-    // What the server sends (a greeting) is read and dropped: the client itself sends nothing.
-    s.resume();
-    return s;
-  });
-  await Promise.all(
-    sockets.map(
-      (s) =>
-        new Promise<void>((resolve) => {
-          s.once('connect', () => resolve());
-          s.once('close', () => resolve());
-        }),
-    ),
-  );
-  return sockets;
-};
 
 /** Resolves once `predicate` holds; fails after `timeoutMs` saying what was waited for. */
 const eventually = async (predicate: () => boolean, what: string, timeoutMs = 20_000) => {
@@ -45,8 +25,6 @@ const eventually = async (predicate: () => boolean, what: string, timeoutMs = 20
     await new Promise((r) => setTimeout(r, 10));
   }
 };
-
-const open = (sockets: net.Socket[]) => sockets.filter((s) => !s.destroyed && s.readyState === 'open');
 
 describe('the MySQL door under a flood of unauthenticated sockets', () => {
   let t: TestApp;

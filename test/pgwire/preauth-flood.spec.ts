@@ -8,35 +8,13 @@ import type pg from 'pg';
 import type { PgServer } from '../../src/pgwire';
 import { ADMIN, startAuthApp } from '../auth/support';
 import type { TestApp } from '../support/app';
+import { idleSockets, openSockets as open } from '../support/sockets';
 import { eventually, pgClient, startPgDoor } from './support';
 
 const FLOOD = 400;
 const PER_ADDRESS = 32;
 const MAX_PRE_AUTH = 48;
 const HELD_ELSEWHERE = 20;
-
-/** Idle TCP connections (nothing sent) from `localAddress`, each open once connected. */
-const idleSockets = async (port: number, count: number, localAddress: string) => {
-  const sockets = Array.from({ length: count }, () => {
-    const s = net.connect({ port, host: '127.0.0.1', localAddress });
-    s.on('error', () => undefined);
-    // What the server sends (a greeting) is read and dropped: the client itself sends nothing.
-    s.resume();
-    return s;
-  });
-  await Promise.all(
-    sockets.map(
-      (s) =>
-        new Promise<void>((resolve) => {
-          s.once('connect', () => resolve());
-          s.once('close', () => resolve());
-        }),
-    ),
-  );
-  return sockets;
-};
-
-const open = (sockets: net.Socket[]) => sockets.filter((s) => !s.destroyed && s.readyState === 'open');
 
 /** A node-postgres connection option making its socket from `localAddress`. */
 const from =
