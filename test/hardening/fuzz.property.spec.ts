@@ -5,23 +5,10 @@
  * problem+json naming its own status, and a refused request leaves the log where it was.
  */
 import fc from 'fast-check';
+import { resolveSchema, type Operation, type Schema } from '../support/openapi';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { mariadbParameters } from '../support/external';
 
-type Schema = {
-  type?: string | string[];
-  properties?: Record<string, Schema>;
-  required?: string[];
-  items?: Schema;
-  enum?: unknown[];
-  anyOf?: Schema[];
-  oneOf?: Schema[];
-  $ref?: string;
-};
-type Operation = {
-  parameters?: { name: string; in: string; schema?: Schema }[];
-  requestBody?: { content: Record<string, { schema: Schema }> };
-};
 type Route = { method: string; path: string; operation: Operation };
 
 const SEED = 20261123;
@@ -94,12 +81,9 @@ const queryString = fc.oneof(
     ),
 );
 
-const resolve = (doc: { components?: { schemas?: Record<string, Schema> } }, s: Schema): Schema =>
-  s.$ref ? resolve(doc, doc.components?.schemas?.[s.$ref.split('/').pop()!] ?? {}) : s;
-
 /** A value shaped by the schema, with any field liable to be replaced by arbitrary JSON. */
 const shaped = (doc: object, raw: Schema, depth = 0): fc.Arbitrary<unknown> => {
-  const s = resolve(doc, raw);
+  const s = resolveSchema(doc, raw);
   const wild = fc.jsonValue({ maxDepth: 3 });
   const alternatives = s.anyOf ?? s.oneOf;
   if (alternatives && depth < 4) return fc.oneof(...alternatives.map((a) => shaped(doc, a, depth + 1)), wild);

@@ -8,23 +8,13 @@
  */
 import fc from 'fast-check';
 import { ADMIN, login } from '../auth/support';
+import { resolveSchema, type Operation, type Schema } from '../support/openapi';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { differencesFrom, liveDigest, scratchRebuild } from '../support/promise-rebuild';
 
 const SEED = 20261125;
 const RUNS_PER_ROUTE = Number(process.env.HOSTILE_RUNS ?? 12);
 
-type Schema = {
-  type?: string | string[];
-  properties?: Record<string, Schema>;
-  required?: string[];
-  items?: Schema;
-  enum?: unknown[];
-  anyOf?: Schema[];
-  oneOf?: Schema[];
-  $ref?: string;
-};
-type Operation = { requestBody?: { content: Record<string, { schema: Schema }> } };
 type Route = { method: 'post' | 'put' | 'patch'; path: string; operation: Operation };
 
 /** Strings a client may send: every kind of code unit, and the shapes that broke readers before. */
@@ -77,15 +67,12 @@ const likelyLone = fc.oneof(
   }),
 );
 
-const resolve = (doc: { components?: { schemas?: Record<string, Schema> } }, s: Schema): Schema =>
-  s.$ref ? resolve(doc, doc.components?.schemas?.[s.$ref.split('/').pop()!] ?? {}) : s;
-
 /**
  * A value of the schema's shape, every string a hostile one: the request reaches the field's own
  * checks (and the event, when they let it through) rather than stopping at the body's shape.
  */
 const shaped = (doc: object, raw: Schema, depth = 0): fc.Arbitrary<unknown> => {
-  const s = resolve(doc, raw);
+  const s = resolveSchema(doc, raw);
   const alternatives = s.anyOf ?? s.oneOf;
   if (alternatives && depth < 4) return fc.oneof(...alternatives.map((a) => shaped(doc, a, depth + 1)));
   if (s.enum) return fc.constantFrom(...s.enum);
