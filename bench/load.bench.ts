@@ -1,15 +1,5 @@
-import fs from 'node:fs';
 import autocannon from 'autocannon';
-import { fmt, startServer, stopServer, tmpDir } from './support';
-
-/** Resident memory of a process, from /proc (Linux), in MiB. */
-const rssMiB = (pid: number) => {
-  const line = fs
-    .readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('VmRSS:'));
-  return line ? Math.round(Number(line.replace(/\D+/g, '')) / 1024) : NaN;
-};
+import { fmt, rssMiB, startServer, stopServer, tmpDir } from './support';
 
 const json = { 'content-type': 'application/json' };
 
@@ -29,7 +19,7 @@ export const benchLoad = async (seconds: number) => {
     headers: json,
     body: JSON.stringify({ name: 'load' }),
   });
-  const rssBefore = rssMiB(pid);
+  const rssBefore = Math.round(rssMiB(pid));
   let n = 0;
   const results: {
     connections: number;
@@ -90,7 +80,7 @@ export const benchLoad = async (seconds: number) => {
       unanswered: Math.max(0, r.requests.sent - r.requests.total - r.errors - connections),
     });
   }
-  const rssAfter = rssMiB(pid);
+  const rssAfter = Math.round(rssMiB(pid));
   await stopServer(server);
   for (const r of results)
     console.log(

@@ -4,26 +4,13 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import { fmt, ratio, tmpDir } from './support';
+import { fmt, ratio, rssMiB, tmpDir } from './support';
 
 const HTTP_PORT = 47431;
 const MYSQL_PORT = 47432;
 const PG_PORT = 47433;
 const base = `http://127.0.0.1:${HTTP_PORT}`;
 const json = { 'content-type': 'application/json' };
-
-/** Resident memory of a process, from /proc (Linux), in MiB. */
-const rssMiB = (pid: number) => {
-  try {
-    const line = fs
-      .readFileSync(`/proc/${pid}/status`, 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('VmRSS:'));
-    return line ? Number(line.replace(/\D+/g, '')) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-};
 
 /** The service as `npm start` runs it (the compiled main, every door on), on ports of its own. */
 const startService = async (dataDir: string): Promise<ChildProcess> => {

@@ -85,3 +85,16 @@ export const inTurns = async (
     turns: measured.ours.map((o, i) => fmt(ratio(o, measured.baseline[i] ?? 0), 2)).join(', '),
   };
 };
+
+/** Resident memory of a process, from /proc (Linux), in MiB (0 when it cannot be read: the process is gone). */
+export const rssMiB = (pid: number) => {
+  try {
+    const line = fs
+      .readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:'));
+    return line ? Number(line.replace(/\D+/g, '')) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+};
