@@ -1,4 +1,5 @@
 import type { TableProjection, TableReader } from '../projection/types';
+import { maskSecrets } from '../shared/secrets';
 
 /** `agent_runs`: one row per run (information_schema.AGENT_RUNS). */
 export const agentRunsTable: TableProjection = {
@@ -74,7 +75,7 @@ export const agentRunsTable: TableProjection = {
           ANSWER: d.answer,
           STATUS: 'answered',
           STEPS: d.steps,
-          SQL: d.sql,
+          SQL: maskSecrets(d.sql, 'sql'),
           PROMPT_TOKENS: d.usage?.promptTokens ?? null,
           COMPLETION_TOKENS: d.usage?.completionTokens ?? null,
           TOTAL_TOKENS: d.usage?.totalTokens ?? null,
@@ -166,7 +167,7 @@ export const agentStepsTable: TableProjection = {
           NAME: d.name,
           OK: d.ok,
           DETAIL: { call_id: d.callId, tool_kind: d.kind, arguments: d.arguments },
-          SQL: d.sql,
+          SQL: maskSecrets(d.sql, 'sql'),
           ROW_COUNT: d.rows,
           ERROR: d.error,
           REJECTED: d.rejected,

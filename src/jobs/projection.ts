@@ -1,5 +1,6 @@
 import type { JobEvery } from '../../events';
 import type { Row, TableProjection, TableReader } from '../projection/types';
+import { maskSecrets } from '../shared/secrets';
 import { nextTick, scheduleStr, type JobSchedule } from './schedule';
 
 /** A job row's schedule, as the columns hold it (dates come back as Dates, JSON parsed). */
@@ -56,8 +57,8 @@ export const jobsTable: TableProjection = {
             ),
           ),
           SCHEDULE_STR: scheduleStr(d.every),
-          QUERY: d.query,
-          IF_QUERY: d.ifQuery,
+          QUERY: maskSecrets(d.query, 'query'),
+          IF_QUERY: maskSecrets(d.ifQuery, 'query'),
           VARIABLES: null,
           EVERY: d.every,
           OWNER: d.owner,
@@ -198,7 +199,7 @@ export const jobRunsTable: TableProjection = {
         if (!row) return;
         rows.put({
           ...row,
-          QUERY: `${String(row.QUERY)}${d.query}; `,
+          QUERY: `${String(row.QUERY)}${maskSecrets(d.query, 'query')}; `,
           STATEMENTS: Number(row.STATEMENTS) + 1,
           ERROR: d.error ?? row.ERROR,
         });

@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { JobEvery, JobOwner, RecordedEvent } from '../../events';
 import { settled, type AppContext } from '../context';
+import { projectAggregate } from '../projects/aggregate';
+import { projectStream } from '../projects/state';
 import { isDomainError } from '../shared/errors';
 import { withRequest } from '../shared/requestContext';
 import type { OwnerRights } from '../shared/ownerRights';
@@ -105,6 +107,8 @@ export const jobScheduler = (
    */
   const execute = async (
     row: JobRow,
+    /** The job's statements as the log holds them: the read model's copy has its secrets masked. */
+    job: { query: string; ifQuery: string | null },
     claimId: string,
     tick: Date,
     previous: Date,
@@ -112,8 +116,8 @@ export const jobScheduler = (
   ) => {
     const at = () => ({ now: ctx.clock() });
     const fill = (text: string) => fillVariables(text, { tick, previous });
-    if (row.IF_QUERY !== null) {
-      const condition = await sql.execute(fill(row.IF_QUERY), row.PROJECT);
+    if (job.ifQuery !== null) {
+      const condition = await sql.execute(fill(job.ifQuery), row.PROJECT);
       const reason =
         condition.outcome === 'error'
           ? `The IF query failed: ${condition.error}`
@@ -123,7 +127,7 @@ export const jobScheduler = (
       if (reason !== null)
         return record(row.ID, { type: 'SkipRun', data: { claimId, reason }, metadata: at() });
     }
-    const statements = splitStatements(row.QUERY);
+    const statements = splitStatements(job.query);
     for (const [index, text] of statements.entries()) {
       if (stopped.signal.aborted) return null;
       const query = fill(text);
@@ -157,6 +161,9 @@ export const jobScheduler = (
     // The owner as they are now: gone, or their token revoked or expired, the run fails unrun.
     const rights = await sql.ownerRights(jsonValue<JobOwner>(row.OWNER));
     const principal = 'refused' in rights ? undefined : rights.principal;
+    const job = (await ctx.commands.load(projectStream(row.PROJECT), projectAggregate)).state.jobs.get(
+      row.ID,
+    );
     const last = await withRequest(
       {
         requestId: `job-${row.ID}-${started.data.run}`,
@@ -165,14 +172,18 @@ export const jobScheduler = (
         ...(principal ? { principal } : {}),
       },
       () =>
-        'refused' in rights
+        'refused' in rights || job === undefined
           ? record(row.ID, {
               type: 'FailRun',
-              data: { claimId, error: rights.refused },
+              data: {
+                claimId,
+                error: 'refused' in rights ? rights.refused : `The job ${row.NAME} no longer exists`,
+              },
               metadata: { now: ctx.clock() },
             })
           : execute(
               row,
+              job,
               claimId,
               new Date(tick),
               started.data.previousTick === null ? row.CREATED_AT : new Date(started.data.previousTick),

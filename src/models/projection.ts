@@ -124,7 +124,7 @@ export const modelsTable: TableProjection = {
           UPDATE_STATUS: 'up_to_date',
           MINDSDB_VERSION: VERSION,
           ERROR: null,
-          SELECT_DATA_QUERY: d.query,
+          SELECT_DATA_QUERY: maskSecrets(d.query, 'query'),
           TRAINING_OPTIONS: trainingOptions(d.target, d.timeseries ?? null, d.options),
           CURRENT_TRAINING_PHASE: PHASES.generating[0],
           TOTAL_TRAINING_PHASES: TOTAL_PHASES,

@@ -209,7 +209,14 @@ const secretCompound = (word: string) =>
 /** Short words that name a secret only at the end of a key (`db_pass`, not `pass_through`). */
 const LAST_ONLY = new Set(['pass', 'pw']);
 
-export type KeyKind = 'secret' | 'connection' | 'plain';
+/**
+ * `sql`: the key holds SQL text (a job's `query`, a trigger's, a recorded statement), whose option
+ * lists (`USING`, `SET`, `PARAMETERS`) are read for secrets as the statement's parser reads them.
+ */
+export type KeyKind = 'secret' | 'connection' | 'sql' | 'plain';
+
+/** Last words of a key holding SQL text: `query`, `ifQuery`, `sql`, `statement`. */
+const SQL_WORDS = new Set(['query', 'sql', 'statement', 'statements']);
 
 /** Where, among the words, the last secret name ends (−1: none) and where it starts. */
 const lastSecretName = (words: readonly string[]): { start: number; end: number } | null => {
@@ -259,6 +266,7 @@ export const keyKind = (key: string): KeyKind => {
     if (words.some((w) => CONNECTION_WORDS.has(w)) || pairs.some((p) => CONNECTION_PAIRS.has(p)))
       kind = 'connection';
   }
+  if (kind === 'plain' && words.length > 0 && SQL_WORDS.has(words[words.length - 1]!)) kind = 'sql';
   // Keys come from a small vocabulary; the bound keeps hostile input from growing the cache.
   if (kindCache.size > 10_000) kindCache.clear();
   kindCache.set(key, kind);

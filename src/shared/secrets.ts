@@ -11,9 +11,10 @@
  * model's fingerprint, so bumping it rebuilds the tables with the new rules at the next start.
  */
 import { invalid } from './errors';
-import { isSecretKey, isSecretUrlParameter, keyKind, keyWords } from './secretKeys';
+import { isSecretKey, isSecretUrlParameter, keyKind, keyWords, type KeyKind } from './secretKeys';
+import { sqlOptionValues } from './sqlOptions';
 
-export const SECRET_RULES_VERSION = 3;
+export const SECRET_RULES_VERSION = 4;
 
 /** What every reader shows instead of a secret. A write that sends it back keeps the stored value. */
 export const MASK = '******';
@@ -140,16 +141,43 @@ const hideInConnectionString = (text: string, hide: HideSecret): unknown => {
   );
 };
 
-const hideScalar = (value: unknown, mode: 'secret' | 'connection' | 'plain', hide: HideSecret): unknown => {
+/**
+ * SQL text with the secrets of its option lists hidden in place (src/shared/sqlOptions.ts): a value
+ * under a secret key, a connection string's password, a secret inside a JSON string. Each is hidden
+ * as the text it is written as (escapes kept), so sealing gives back the very statement and the mask
+ * of a sealed text is the mask of the plain one.
+ */
+const hideInSqlText = (text: string, hide: HideSecret): string => {
+  const values = sqlOptionValues(text);
+  if (values.length === 0) return text;
+  // Inside a statement every secret is a part of the text, never a whole value with a type.
+  const hidePart: HideSecret = (secret) =>
+    hide(typeof secret === 'string' ? secret : JSON.stringify(secret), false);
+  let out = '';
+  let at = 0;
+  for (const v of values) {
+    const raw = text.slice(v.start, v.end);
+    let hidden: unknown = raw;
+    if (v.mode === 'secret') hidden = hidePart(raw, false);
+    else if (v.mode === 'connection' && v.quoted) hidden = hideInConnectionString(raw, hidePart);
+    else if (v.quoted) hidden = hideInJsonText(raw, hidePart) ?? raw;
+    if (hidden === raw) continue;
+    out += text.slice(at, v.start) + String(hidden);
+    at = v.end;
+  }
+  return at === 0 ? text : out + text.slice(at);
+};
+
+const hideScalar = (value: unknown, mode: KeyKind, hide: HideSecret): unknown => {
   if (value === null || value === undefined) return value;
   if (mode === 'secret') return hide(value, true);
   if (typeof value !== 'string') return value;
   if (mode === 'connection') return hideInConnectionString(value, hide);
+  if (mode === 'sql') return hideInUrls(hideInSqlText(value, hide), hide);
   return hideInJsonText(value, hide) ?? hideInUrls(value, hide);
 };
 
-const maskScalar = (value: unknown, mode: 'secret' | 'connection' | 'plain'): unknown =>
-  hideScalar(value, mode, showMask);
+const maskScalar = (value: unknown, mode: KeyKind): unknown => hideScalar(value, mode, showMask);
 
 /**
  * Deeper than this, a value is shown as the mask as a whole rather than walked: MAX_JSON_DEPTH

@@ -1,4 +1,5 @@
 import type { TableProjection, TableReader } from '../projection/types';
+import { maskSecrets } from '../shared/secrets';
 
 /**
  * `triggers`: one row per live trigger (MindsDB's information_schema.TRIGGERS columns first), with
@@ -41,7 +42,7 @@ export const triggersTable: TableProjection = {
           PROJECT_ID: d.projectId,
           DATABASE: d.database,
           TABLE: d.table,
-          QUERY: d.query,
+          QUERY: maskSecrets(d.query, 'query'),
           LAST_ERROR: null,
           COLUMNS: d.columns,
           KEY: d.key,

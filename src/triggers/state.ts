@@ -11,6 +11,8 @@ export type Trigger = {
   readonly database: string;
   readonly table: string;
   readonly key: string;
+  /** The statements a firing runs, as the log holds them (the read model's copy has secrets masked). */
+  readonly query: string;
   readonly owner: TriggerOwner;
 };
 export type TriggersState = ReadonlyMap<bigint, Trigger>;
@@ -26,6 +28,7 @@ export const evolveTriggers = (triggers: TriggersState, event: RecordedEvent): T
         database: d.database,
         table: d.table,
         key: d.key,
+        query: d.query,
         owner: d.owner,
       });
     }

@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { TriggerOwner } from '../../events';
 import { settled, type AppContext } from '../context';
+import { projectAggregate } from '../projects/aggregate';
+import { projectStream } from '../projects/state';
 import { isDomainError } from '../shared/errors';
 import { withRequest } from '../shared/requestContext';
 import type { OwnerRights } from '../shared/ownerRights';
@@ -66,6 +68,10 @@ export const triggerWatcher = (
     // The owner as they are now: gone, or their token revoked or expired, the firing fails unrun.
     const rights = await sql.ownerRights(jsonValue<TriggerOwner>(row.OWNER));
     const principal = 'refused' in rights ? undefined : rights.principal;
+    // The statements as the log holds them: the read model's copy has its secrets masked.
+    const trigger = (
+      await ctx.commands.load(projectStream(row.PROJECT), projectAggregate)
+    ).state.triggers.get(row.ID);
     const last = await withRequest(
       {
         requestId: `trigger-${row.ID}-${upTo}`,
@@ -88,12 +94,15 @@ export const triggerWatcher = (
         });
         if (claimed === null) return null;
         const delta = rows.map((r) => JSON.parse(String(r[1])) as Record<string, unknown>);
-        const statements = 'refused' in rights ? [] : statementsOf(row.QUERY);
+        const statements = 'refused' in rights || trigger === undefined ? [] : statementsOf(trigger.query);
         let outcome: bigint | null =
-          'refused' in rights
+          'refused' in rights || trigger === undefined
             ? await record(row.ID, {
                 type: 'FailFiring',
-                data: { claimId, error: rights.refused },
+                data: {
+                  claimId,
+                  error: 'refused' in rights ? rights.refused : `The trigger ${row.NAME} no longer exists`,
+                },
                 metadata: { now: ctx.clock() },
               })
             : null;

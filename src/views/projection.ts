@@ -1,4 +1,5 @@
 import type { TableProjection, TableReader } from '../projection/types';
+import { maskSecrets } from '../shared/secrets';
 
 /** `views`: one row per live view (MindsDB's information_schema.VIEWS columns first). */
 export const viewsTable: TableProjection = {
@@ -24,7 +25,7 @@ export const viewsTable: TableProjection = {
           NAME: d.name,
           PROJECT: d.project,
           PROJECT_ID: d.projectId,
-          QUERY: d.query,
+          QUERY: maskSecrets(d.query, 'query'),
           CREATED_AT: d.createdAt,
           UPDATED_AT: d.createdAt,
         });
@@ -34,7 +35,7 @@ export const viewsTable: TableProjection = {
         const d = event.data;
         const row = await rows.get(BigInt(d.viewId));
         if (!row) return;
-        rows.put({ ...row, NAME: d.name, QUERY: d.query, UPDATED_AT: d.updatedAt });
+        rows.put({ ...row, NAME: d.name, QUERY: maskSecrets(d.query, 'query'), UPDATED_AT: d.updatedAt });
         return;
       }
       case 'ViewDeleted':
