@@ -46,6 +46,9 @@ const policyOf = (scope: SqlScope): TablePolicy => {
   const patterns = patternsOf(scope);
   const matchers = patterns.map(matcher);
   return {
+    // What a model writes is never trusted (a prompt can steer it): on an external database it runs
+    // read-only, with only the allow-listed functions, whoever asked.
+    readOnlyRole: 'agent',
     check: (database, table) => {
       const name = `${nameKey(database)}.${table.toLowerCase()}`;
       if (!matchers.some((m) => m.test(name)))
