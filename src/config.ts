@@ -103,7 +103,11 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     // without it, database hosts pass the outbound policy like every other destination.
     dbHosts = e.DB_HOST_ALLOWLIST?.trim()
       ? parseHostAllowList(e.DB_HOST_ALLOWLIST)
-      : { restricted: false, check: async (host) => void (await outbound.checkHost(host, 'Database host')) };
+      : {
+          restricted: false,
+          // The address that was checked: the driver connects there, not to the name again.
+          check: async (host) => (await outbound.checkHost(host, 'Database host'))[0]!.address,
+        };
   } catch (error) {
     throw new Error(`Invalid configuration: ${(error as Error).message}`);
   }

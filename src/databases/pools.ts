@@ -39,8 +39,8 @@ export const externalDatabases = (ctx: AppContext, options: DriverOptions) => {
       if (entry && entry.version === state.version) return entry.db;
       if (entry) await closeOne(key);
       // A registration older than the allow-list is held to it too.
-      await ctx.config.dbHosts.check(String(state.parameters.host ?? ''));
-      const db = connect(state.engine, state.parameters, options);
+      const host = await ctx.config.dbHosts.check(String(state.parameters.host ?? ''));
+      const db = connect(state.engine, { ...state.parameters, host }, options);
       open.set(key, { version: state.version, db });
       return db;
     },

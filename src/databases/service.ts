@@ -62,8 +62,9 @@ export const databasesService = (ctx: AppContext, projects: ProjectDatabases) =>
     engine: string,
     parameters: Record<string, unknown>,
   ): Promise<{ ok: true } | { ok: false; detail: string }> => {
-    await ctx.config.dbHosts.check(String(parameters.host ?? ''));
-    const result = await checkConnection(engine, parameters, driverOptions());
+    // Connected to the address that was checked (no second lookup for DNS rebinding to answer).
+    const host = await ctx.config.dbHosts.check(String(parameters.host ?? ''));
+    const result = await checkConnection(engine, { ...parameters, host }, driverOptions());
     if (result.ok) return result;
     const where = `${String(parameters.host)}:${String(parameters.port ?? '(default port)')}`;
     const requestId = currentRequest()?.requestId;
