@@ -1,19 +1,36 @@
 import type { FileBlobClaimed, FileBlobEvent, FileDeleted, FileUploaded } from '../../events';
-import { notFound } from '../shared/errors';
+import { conflict, notFound } from '../shared/errors';
 import type { BlobClaims, FileState } from './state';
 
 type Now = { now: Date };
 export type FileCommand =
-  | { type: 'UploadFile'; data: Omit<FileUploaded['data'], 'uploadedAt'>; metadata: Now }
+  | {
+      type: 'UploadFile';
+      data: Omit<FileUploaded['data'], 'uploadedAt'>;
+      /**
+       * The file this upload replaces, as the writer read it (its digest; null: no live file), when
+       * the new content was made from it (SQL's INSERT INTO files.f appends to what it read): a
+       * file changed since is a conflict, never a lost write. Absent: the upload replaces whatever is there.
+       */
+      expected?: string | null;
+      metadata: Now;
+    }
   | { type: 'DeleteFile'; data: { name: string }; metadata: Now };
 
 /** Uploading a name that exists replaces the file (a new event); deleting needs a live file. */
 export const decideFile = (command: FileCommand, state: FileState): (FileUploaded | FileDeleted)[] => {
   switch (command.type) {
-    case 'UploadFile':
+    case 'UploadFile': {
+      const current = state.status === 'live' ? state.digest : null;
+      if (command.expected !== undefined && command.expected !== current)
+        throw conflict(
+          `The file ${command.data.name} changed while this write was reading it; nothing was written`,
+          'File changed',
+        );
       return [
         { type: 'FileUploaded', data: { ...command.data, uploadedAt: command.metadata.now.toISOString() } },
       ];
+    }
     case 'DeleteFile':
       if (state.status !== 'live')
         throw notFound(`There is no file with name '${command.data.name}'`, 'File not found');

@@ -84,6 +84,7 @@ export type FileRow = {
   ORIGINAL_NAME: string | null;
   FORMAT: string;
   SIZE: bigint;
+  DIGEST: string;
   ROW_COUNT: bigint;
   COLUMNS: string;
   UPLOADED_AT: Date;

@@ -77,7 +77,16 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
     tempPath: () => path.join(tempDir, `${crypto.randomUUID()}.upload`),
 
     /** Turns a fully received temporary file into `files.<name>`: analyse, store, record, project. */
-    register: async (name: string, tempPath: string, originalName: string | null) => {
+    /**
+     * `expected`: the digest of the file this content was made from (null: there was none), when it
+     * was (an append); the upload is refused as a conflict if the file changed since (decider.ts).
+     */
+    register: async (
+      name: string,
+      tempPath: string,
+      originalName: string | null,
+      expected?: string | null,
+    ) => {
       try {
         validateFileName(name);
         const size = (await fs.promises.stat(tempPath)).size;
@@ -106,6 +115,7 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
             return await run(name, {
               type: 'UploadFile',
               data: { name, originalName, digest, size, format, ...analysis },
+              ...(expected !== undefined ? { expected } : {}),
             });
           } catch (error) {
             if (claimedNow) {
@@ -134,6 +144,10 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
     list: () => ctx.cached('files', async () => (await fileRows(ctx.duck)).map(presentFile)),
 
     find,
+
+    /** The digest of the live file `name` in the read model (null: none), read before its rows are. */
+    digestOf: async (name: string): Promise<string | null> =>
+      (await fileRowByName(ctx.duck, name))?.DIGEST ?? null,
 
     remove: async (name: string) => {
       try {

@@ -1,13 +1,24 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { FILES_SCHEMA } from '../shared/names';
 import { nameKey } from '../shared/names';
 import { LLM_HANDLERS } from '../mlEngines/state';
-import { SqlError, SqlErrorCode } from './errors';
-import { quoteString } from '../shared/quoting';
+import { SqlError, SqlErrorCode, toSqlError } from './errors';
+import { quoteIdent, quoteString } from '../shared/quoting';
+import { KB_SCHEMA } from '../kb/layout';
 import { HISTORY_TABLES, rowsAsOf } from '../projection/history';
 
 /** Where MindsDB's information_schema lives in DuckDB (DuckDB's own is read-only and must not win). */
 export const IS_SCHEMA = 'mdb_information_schema';
+/**
+ * The columns of the projects' views and knowledge bases, as `SELECT *` of each answers them: what
+ * information_schema.COLUMNS lists of them. Not a projection (a view's columns come from planning
+ * its query, against the files, databases and views it reads now): derived from the read model
+ * when COLUMNS is read and the catalog has changed since (`ensureObjectColumns`), keyed by the
+ * object's id, and read only joined with its live row, so a dropped object is never listed.
+ */
+export const OBJECT_COLUMNS_TABLE = 'mdb_object_columns.columns';
+
 /** Per-project views (`<project>.skills`, …) live in schemas named after the project. */
 export const projectSchema = (project: string) => `mdb_project_${nameKey(project)}`;
 
@@ -149,7 +160,13 @@ const standardViews: Record<string, string> = {
       JOIN information_schema.columns c ON c.table_schema = '${IS_SCHEMA}' AND c.table_name = t.s
     UNION ALL
     SELECT 'def', 'files', f.NAME, c.column_name, c.ordinal_position, c.data_type, c.is_nullable
-      FROM main.files f JOIN information_schema.columns c ON c.table_schema = 'mdb_files' AND c.table_name = f.KEY`,
+      FROM main.files f JOIN information_schema.columns c ON c.table_schema = 'mdb_files' AND c.table_name = f.KEY
+    UNION ALL
+    SELECT 'def', v.PROJECT, v.NAME, o.COLUMN_NAME, o.ORDINAL_POSITION, o.DATA_TYPE, 'YES'
+      FROM main.views v JOIN ${OBJECT_COLUMNS_TABLE} o ON o.KIND = 'view' AND o.ID = v.ID
+    UNION ALL
+    SELECT 'def', k.PROJECT, k.NAME, o.COLUMN_NAME, o.ORDINAL_POSITION, o.DATA_TYPE, 'YES'
+      FROM main.knowledge_bases k JOIN ${OBJECT_COLUMNS_TABLE} o ON o.KIND = 'knowledge_base' AND o.ID = k.ID`,
 };
 
 /**
@@ -266,6 +283,12 @@ export const INFORMATION_SCHEMA_TABLES = [
 /** Creates (or refreshes) the information_schema views; run at start, after the projection tables exist. */
 export const installCatalog = async (writer: DuckDBConnection) => {
   await writer.run(`CREATE SCHEMA IF NOT EXISTS ${IS_SCHEMA}`);
+  await writer.run(`CREATE SCHEMA IF NOT EXISTS ${OBJECT_COLUMNS_TABLE.split('.')[0]!}`);
+  await writer.run(
+    `CREATE TABLE IF NOT EXISTS ${OBJECT_COLUMNS_TABLE} (KIND VARCHAR, ID BIGINT, COLUMN_NAME VARCHAR, ORDINAL_POSITION BIGINT, DATA_TYPE VARCHAR)`,
+  );
+  // What an earlier process described may be out of date: the first read of COLUMNS describes afresh.
+  await writer.run(`DELETE FROM ${OBJECT_COLUMNS_TABLE}`);
   for (const [name, body] of [...Object.entries(informationSchemaViews), ...Object.entries(standardViews)])
     await writer.run(`CREATE OR REPLACE VIEW ${IS_SCHEMA}."${name}" AS ${body}`);
 };
@@ -286,6 +309,73 @@ export type CatalogLookup = {
   isKnowledgeBase(project: string, name: string): Promise<string | undefined>;
   /** The query of `project.name` when it is a view. */
   viewQuery(project: string, name: string): Promise<string | undefined>;
+  /**
+   * The columns `SELECT * FROM project.name` answers (a view or a knowledge base), null when they
+   * cannot be learnt without running more than the read model (a view of a model or an agent would
+   * predict or ask). Throws what planning or reading threw. Absent: views and knowledge bases list
+   * no columns.
+   */
+  columnsOf?(project: string, name: string): Promise<ObjectColumn[] | null>;
+};
+
+/** One column of a view or a knowledge base, with its DuckDB type. */
+export type ObjectColumn = { name: string; type: string };
+
+/**
+ * What a view's or knowledge base's columns can depend on in the read model, per table: the rows
+ * (or the parts of them) whose change may change a column. A knowledge base's row changes with
+ * every insert, its columns only with its metadata fields (and its first insert, which types them).
+ */
+const COLUMN_SOURCES: Record<string, string> = {
+  projects: 'hash(t)',
+  views: 'hash(t)',
+  files: 'hash(t)',
+  databases: 'hash(t)',
+  knowledge_bases: 'hash(ID, NAME, PROJECT, METADATA_COLUMNS, DIMENSIONS IS NULL)',
+};
+
+/**
+ * Columns learnt are kept while these tables are unchanged, but no longer than this: a view of an
+ * external database follows that database's tables, which change outside the log.
+ */
+const OBJECT_COLUMNS_TTL_MS = 60_000;
+
+/**
+ * Errors after which a description is tried again at the next read: the read that described was
+ * cut short (its deadline, its client gone), or no connection was free, not the object. A view
+ * past its own time to describe (a slow external database) waits for the TTL instead, so it does
+ * not hold every catalog read up.
+ */
+const TRANSIENT_CODES: ReadonlySet<number> = new Set([SqlErrorCode.Interrupted, SqlErrorCode.Busy]);
+
+const summary = (table: string, row: string) =>
+  `(SELECT count(*) || ':' || coalesce(sum(${row}::HUGEINT), 0) FROM ${table} AS t)`;
+
+/**
+ * A summary of every row an object's columns depend on (COLUMN_SOURCES, and each knowledge base's
+ * metadata fields): equal summaries, equal columns (external databases' tables aside).
+ */
+const catalogFingerprint = async (c: DuckDBConnection) => {
+  // One snapshot: a knowledge base dropped meanwhile takes its fields table with it.
+  await c.run('BEGIN TRANSACTION');
+  try {
+    const fields = (
+      await c.runAndReadAll(
+        `SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND NOT temporary
+           AND schema_name = ${q(KB_SCHEMA)} AND suffix(table_name, '_fields') ORDER BY 1`,
+      )
+    )
+      .getRows()
+      .map((r) => String(r[0]));
+    const parts = [
+      ...Object.entries(COLUMN_SOURCES).map(([table, row]) => summary(`main.${table}`, row)),
+      ...fields.map((f) => `${q(f)} || ${summary(`${KB_SCHEMA}.${quoteIdent(f)}`, 'hash(t)')}`),
+    ];
+    const reader = await c.runAndReadAll(`SELECT concat_ws(',', ${parts.join(', ')})`);
+    return String(reader.getRows()[0]?.[0] ?? '');
+  } finally {
+    await c.run('COMMIT').catch(() => undefined);
+  }
 };
 
 /**
@@ -363,6 +453,78 @@ export const catalogResolver = (lookup: CatalogLookup) => {
     return creation;
   };
 
+  /** What the object-columns table holds: of which catalog, learnt when, and whether every object answered. */
+  let described: { fingerprint: string; at: number; complete: boolean } | undefined;
+  /** The description under way (one at a time: each rewrites the whole table). */
+  let describing: Promise<void> | undefined;
+  /** Set inside a description: a view that reads COLUMNS is described with what the table holds. */
+  const inDescription = new AsyncLocalStorage<true>();
+
+  /** Describes every view and knowledge base on `c` and puts their columns in the object-columns table. */
+  const describeObjects = async (
+    c: DuckDBConnection,
+    fingerprint: string,
+    columnsOf: NonNullable<CatalogLookup['columnsOf']>,
+  ) => {
+    const objects = (
+      await c.runAndReadAll(
+        `SELECT 'view', ID, PROJECT, NAME FROM main.views
+         UNION ALL SELECT 'knowledge_base', ID, PROJECT, NAME FROM main.knowledge_bases ORDER BY 2`,
+      )
+    ).getRows();
+    let complete = true;
+    const rows: string[] = [];
+    for (const [kind, id, project, name] of objects) {
+      const columns = await columnsOf(String(project), String(name)).catch((error: unknown) => {
+        // A view that no longer plans (its file gone, its database down) lists no columns.
+        if (TRANSIENT_CODES.has(toSqlError(error).code)) complete = false;
+        return null;
+      });
+      for (const [i, col] of (columns ?? []).entries())
+        rows.push(`(${q(String(kind))}, ${String(id)}, ${q(col.name)}, ${i + 1}, ${q(col.type)})`);
+    }
+    // One transaction: a reader sees the columns before or after, never half of them.
+    await c.run('BEGIN TRANSACTION');
+    try {
+      await c.run(`DELETE FROM ${OBJECT_COLUMNS_TABLE}`);
+      for (let i = 0; i < rows.length; i += 1000)
+        await c.run(`INSERT INTO ${OBJECT_COLUMNS_TABLE} VALUES ${rows.slice(i, i + 1000).join(', ')}`);
+      await c.run('COMMIT');
+    } catch (error) {
+      await c.run('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+    described = { fingerprint, at: Date.now(), complete };
+  };
+
+  /**
+   * Before information_schema.COLUMNS is read: the views' and knowledge bases' columns, described
+   * again when the tables they depend on changed since (or the last description is a minute old,
+   * or was cut short). Most reads find them current after one small summary query; the prepared
+   * plan and the answer of a COLUMNS read are cached per read-model version besides.
+   */
+  const ensureObjectColumns = async (c: DuckDBConnection, attempts = 2): Promise<void> => {
+    const columnsOf = lookup.columnsOf;
+    if (!columnsOf || inDescription.getStore()) return;
+    const fingerprint = await catalogFingerprint(c);
+    const d = described;
+    if (d && d.fingerprint === fingerprint && d.complete && Date.now() - d.at < OBJECT_COLUMNS_TTL_MS) return;
+    if (describing) {
+      // Another query describes, on its connection: wait for it, then look again (it may have
+      // described an older catalog, or failed with its own query).
+      await describing.catch(() => undefined);
+      if (attempts > 1) return ensureObjectColumns(c, attempts - 1);
+      return;
+    }
+    const mine = inDescription.run(true, () => describeObjects(c, fingerprint, columnsOf));
+    describing = mine;
+    try {
+      await mine;
+    } finally {
+      if (describing === mine) describing = undefined;
+    }
+  };
+
   /**
    * `c` is the connection the query runs on (views are made there, never on a second pooled one).
    * `scope`: the project a project-scoped caller is held to; its information_schema holds that
@@ -380,6 +542,7 @@ export const catalogResolver = (lookup: CatalogLookup) => {
       const name = INFORMATION_SCHEMA_TABLES.find((t) => t.toLowerCase() === table.toLowerCase());
       if (!name)
         throw new SqlError(SqlErrorCode.UnknownTable, `Table information_schema.${table} does not exist`);
+      if (name === 'COLUMNS') await ensureObjectColumns(c);
       return { schema: await informationSchema(), table: name };
     }
     // MindsDB's log database: the history of every job.
@@ -459,7 +622,10 @@ export const catalogResolver = (lookup: CatalogLookup) => {
       const query = await lookup.viewQuery(project, table);
       return query === undefined ? undefined : { project, query };
     },
-    forget: () => made.clear(),
+    forget: () => {
+      made.clear();
+      described = undefined;
+    },
   };
 };
 

@@ -1,9 +1,10 @@
 import type { ExternalDatabase } from '../integrations/drivers';
 import type { ExternalDatabases } from '../databases/pools';
+import { closingParen, significant, SqlSyntaxError, tokenize } from '../shared/sqlTokens';
 import type { OkAnswer, TableAnswer } from './answers';
 import type { CatalogResolver } from './catalog';
-import { externalError, SqlError, SqlErrorCode } from './errors';
-import { toDuckDbDialect } from './lexical';
+import { externalError, SqlError, SqlErrorCode, toSqlError } from './errors';
+import { leadingKeyword, toDuckDbDialect, trimStatement } from './lexical';
 import type { MindsStatement } from './parse';
 
 export type IntegrationWriteStatement = Extract<
@@ -39,18 +40,67 @@ const columnType = (duckType: string, engine: string): string => {
   return 'TEXT';
 };
 
-/** `(SELECT …)` or `SELECT …`: the query inside. */
-const innerQuery = (body: string) => {
-  const b = body.trim();
-  return b.startsWith('(') && b.endsWith(')') ? b.slice(1, -1).trim() : b;
+/**
+ * `(SELECT …)`, `((SELECT …))` or `SELECT …`: the query inside the parentheses that enclose all of
+ * it. Only those: `(SELECT 1) UNION (SELECT 2)` starts with one and ends with another.
+ */
+export const innerQuery = (body: string) => {
+  let text = trimStatement(body);
+  for (;;) {
+    const tokens = significant(tokenize(text, 'mysql'));
+    const [first, last] = [tokens[0], tokens[tokens.length - 1]];
+    if (!first || !last || first.kind !== 'symbol' || text[first.start] !== '(') return text;
+    if (closingParen(text, tokens, 0) !== tokens.length - 1) return text;
+    text = trimStatement(text.slice(first.end, last.start));
+  }
 };
-const isQuery = (body: string) => /^(select|with)\b/i.test(innerQuery(body));
+
+/** Whether the rows come from a query (read here) rather than VALUES (sent to the database as written). */
+export const isQuery = (body: string) => ['SELECT', 'WITH'].includes(leadingKeyword(innerQuery(body)));
+
+/** Every row of a SELECT (MySQL dialect) in database `db`, with DuckDB's column types. */
+export type SelectAll = (query: string, db: string, params: Record<string, unknown>) => Promise<TableAnswer>;
+
+export type TableWriteStatement = Extract<MindsStatement, { kind: 'CreateTable' | 'Insert' }>;
+
+/** How a write names itself in its errors: `INSERT INTO db.t`, `CREATE OR REPLACE TABLE files.f`. */
+export const writeName = (statement: IntegrationWriteStatement, database: string) => {
+  const verb = {
+    CreateTable:
+      statement.kind === 'CreateTable' && statement.replace ? 'CREATE OR REPLACE TABLE' : 'CREATE TABLE',
+    Insert: 'INSERT INTO',
+    UpdateTable: 'UPDATE',
+    Delete: 'DELETE FROM',
+    DropTable: 'DROP TABLE',
+  }[statement.kind];
+  return `${verb} ${database}.${statement.target.name}`;
+};
+
+/**
+ * The rows of a write's query, read by the one path every SELECT of the endpoint takes (`selectAll`:
+ * predictions, joins with models, native queries, files, integrations): a write can store whatever
+ * the endpoint answers. Its failure is the statement's, named so, and nothing has been written yet.
+ */
+export const readSource = async (
+  selectAll: SelectAll,
+  statement: TableWriteStatement,
+  database: string,
+  db: string,
+  params: Record<string, unknown>,
+): Promise<TableAnswer> => {
+  try {
+    return await selectAll(innerQuery(statement.body), db, params);
+  } catch (error) {
+    const e = toSqlError(error);
+    throw new SqlError(e.code, `${writeName(statement, database)}: ${e.message}`);
+  }
+};
 
 /**
  * Writes into an external database's tables (MindsDB's CREATE TABLE db.t (SELECT …), INSERT,
  * UPDATE, DELETE, DROP TABLE), each in one transaction of that database: a SELECT's rows are read
- * here first (from any source the SQL endpoint reads), then written. Only a committed write is
- * recorded, as an event on the database's own stream; DuckDB's projections and files stay read-only.
+ * here first (as the endpoint answers it: `readSource`), then written. Only a committed write is
+ * recorded, as an event on the database's own stream; DuckDB's projections stay read-only.
  *
  * MariaDB commits DDL at once (no transactional CREATE/DROP): a CREATE TABLE whose rows then fail
  * is undone by dropping the table it made. CREATE OR REPLACE has dropped the old table by then.
@@ -58,8 +108,7 @@ const isQuery = (body: string) => /^(select|with)\b/i.test(innerQuery(body));
 export const integrationWritesOf = (deps: {
   catalog: CatalogResolver;
   externals: ExternalDatabases;
-  /** Every row of a SELECT (MySQL dialect) in database `db`, with DuckDB's column types. */
-  selectAll: (query: string, db: string) => Promise<TableAnswer>;
+  selectAll: SelectAll;
   record: (write: RecordedWrite) => Promise<unknown>;
 }) => {
   /** The statement's text for the database: PostgreSQL reads DuckDB's (PostgreSQL's) dialect. */
@@ -91,6 +140,7 @@ export const integrationWritesOf = (deps: {
     statement: IntegrationWriteStatement,
     integration: string,
     db: string,
+    params: Record<string, unknown>,
   ): Promise<{ kind: WriteKind; rows: number }> => {
     const ext = await deps.externals.get(integration);
     const table = ext.quote(statement.target.name);
@@ -99,9 +149,9 @@ export const integrationWritesOf = (deps: {
         if (!isQuery(statement.body))
           throw new SqlError(
             SqlErrorCode.Invalid,
-            `CREATE TABLE ${integration}.${statement.target.name} takes a query: CREATE TABLE db.t (SELECT …)`,
+            `${writeName(statement, integration)} takes a query: CREATE TABLE db.t (SELECT …)`,
           );
-        const source = await deps.selectAll(innerQuery(statement.body), db);
+        const source = await readSource(deps.selectAll, statement, integration, db, params);
         const columns = source.column_names.map(
           (c, i) => `${ext.quote(c)} ${columnType(source.column_types[i]!, ext.engine)}`,
         );
@@ -122,12 +172,12 @@ export const integrationWritesOf = (deps: {
       }
       case 'Insert': {
         if (isQuery(statement.body)) {
-          const source = await deps.selectAll(innerQuery(statement.body), db);
+          const source = await readSource(deps.selectAll, statement, integration, db, params);
           const columns = statement.columns ?? source.column_names;
           if (columns.length !== source.column_names.length)
             throw new SqlError(
               SqlErrorCode.Invalid,
-              `INSERT INTO ${integration}.${statement.target.name} names ${columns.length} columns and its query gives ${source.column_names.length}`,
+              `${writeName(statement, integration)} names ${columns.length} columns and its query gives ${source.column_names.length}`,
             );
           const rows = await ext.transaction((run) => insertRows(ext, run, table, columns, source.data));
           return { kind: 'INSERT', rows };
@@ -166,9 +216,11 @@ export const integrationWritesOf = (deps: {
       integration: string,
       db: string,
       text: string,
+      params: Record<string, unknown> = {},
     ): Promise<OkAnswer> => {
-      const done = await write(statement, integration, db).catch((error: unknown) => {
-        if (error instanceof SqlError) throw error;
+      const done = await write(statement, integration, db, params).catch((error: unknown) => {
+        // The statement's own text failing to read (a quote never closed) is not the database's error.
+        if (error instanceof SqlError || error instanceof SqlSyntaxError) throw toSqlError(error);
         throw externalError(integration, error);
       });
       try {

@@ -25,7 +25,7 @@ export type SqlPorts = {
     DatabasesService,
     'exists' | 'create' | 'remove' | 'requireIntegration' | 'findIntegration'
   >;
-  readonly files: Pick<FilesService, 'find'>;
+  readonly files: Pick<FilesService, 'find' | 'digestOf' | 'tempPath' | 'register'>;
   readonly skills: Pick<SkillsService, 'get' | 'run'>;
   readonly agents: Pick<AgentsService, 'get' | 'run'>;
   readonly chatbots: Pick<ChatbotsService, 'get' | 'run'>;

@@ -8,7 +8,14 @@ import { unsupportedStatement } from './unsupported';
 import { leadingKeyword, quoteModelVersions, toDuckDbDialect, trimStatement } from './lexical';
 import { isSyntaxProblem, parseMindsStatement } from './parse';
 import { tooManyParameters } from './parameters';
-import { isReusableAnswer, preparedCache, runSelect, type Predictions, type SelectInput } from './select';
+import {
+  isReusableAnswer,
+  preparedCache,
+  runSelect,
+  type Predictions,
+  type SelectInput,
+  type SelectLimits,
+} from './select';
 import { oneChunk, streamCounters, streamSelect } from './selectStream';
 import { FORBIDDEN, SELECT_LIKE, selectText } from './selectText';
 import { agentSqlPort, type ScopedSqlEngine } from './agentTools';
@@ -17,11 +24,13 @@ import type { SqlPorts } from './ports';
 import { invalid } from '../shared/errors';
 import { runMindsStatement } from './statements';
 import { introspection } from './introspection';
+import { objectColumnsOf } from './objectColumns';
 import { modelStatementsOf } from './modelStatements';
 import { knowledgeBaseStatementsOf } from './knowledgeBaseStatements';
 import { jobStatementsOf } from './jobStatements';
 import { viewStatementsOf } from './viewStatements';
-import { integrationWritesOf } from './integrationWrites';
+import { integrationWritesOf, type SelectAll } from './integrationWrites';
+import { fileWritesOf } from './fileWrites';
 import type {
   ErrorAnswer,
   OkAnswer,
@@ -57,6 +66,9 @@ export const sqlService = (
     isAgent: (project, name) => services.agentRuns.findAgentName(project, name),
     isKnowledgeBase: async (project, name) => (await services.knowledgeBases.exists(project, name))?.name,
     viewQuery: (project, name) => services.views.queryOf(project, name),
+    // information_schema.COLUMNS lists views' and knowledge bases' columns as SELECT * answers them.
+    columnsOf: (project, name) =>
+      objectColumnsOf(deps, (sql, db) => inputOf({ sql, placeholders: [] }, db), limits)(project, name),
   });
   // Models queried as tables predict; agents queried as tables answer (each answer a run of its
   // own, outside the reader the query holds: an agent's tools read through readers of their own).
@@ -141,13 +153,40 @@ export const sqlService = (
     signal?: AbortSignal,
     policy?: TablePolicy,
   ) => Promise<T>;
+  /**
+   * A client's SELECT (MySQL dialect, MindsDB names) read as the endpoint reads every one: its text
+   * made the engine's (`selectText`: native queries, model versions, joins with models and agents, a
+   * closing USING), then planned and read (`runSelect`). SELECTs answered and SELECTs whose rows a
+   * write stores or a model trains on all come through here, so each reads what the others would.
+   */
+  const readSelect = async (
+    sql: string,
+    db: string,
+    params: Record<string, unknown>,
+    options: SelectLimits & { deadline: Deadline },
+  ) => runSelect(deps, inputOf(await selectText(catalog, sql, db, options.deadline), db, params), options);
   const select: Select<TableAnswer> = async (sql, db, params, deadline, signal, policy) => {
     const version = ctx.projections.version;
     const key = answerKey(sql, db, params);
-    const text = await selectText(catalog, sql, db, deadline);
-    const answer = await runSelect(deps, inputOf(text, db, params), { ...limits, deadline, signal, policy });
+    const answer = await readSelect(sql, db, params, { ...limits, deadline, signal, policy });
     if (!policy && isReusableAnswer(answer)) answers.set(key, answer, version);
     return answer;
+  };
+  /**
+   * Every row of a SELECT (up to TRAIN_ROW_LIMIT, as training reads), not an answer cut at
+   * SQL_ROW_LIMIT or SQL_MAX_ANSWER_BYTES; `truncated` when there were more.
+   */
+  const everyRow = (query: string, db: string, params: Record<string, unknown>, policy?: TablePolicy) => {
+    checkQuerySize(query);
+    const timeoutMs = ctx.config.sqlTimeoutMs * 10;
+    return readSelect(trimStatement(query), db, params, {
+      ...limits,
+      rowLimit: ctx.config.trainRowLimit,
+      maxAnswerBytes: Number.POSITIVE_INFINITY,
+      timeoutMs,
+      deadline: deadlineIn(timeoutMs),
+      policy,
+    });
   };
   /** Streamed SELECTs: what they hold now (see `StreamCounters`). */
   const streams = streamCounters();
@@ -216,25 +255,30 @@ export const sqlService = (
   const knowledgeBaseStatements = knowledgeBaseStatementsOf(services);
   const jobStatements = jobStatementsOf(services);
   const viewStatements = viewStatementsOf(services);
+  /** A write's rows: the whole answer of its SELECT, read under the caller's policy as its SELECTs are. */
+  const selectAll: SelectAll = async (query, db, params) => {
+    const table = await everyRow(query, db, params, callerPolicy());
+    if (table.truncated)
+      throw new SqlError(
+        SqlErrorCode.TooLarge,
+        `The query returned more than ${ctx.config.trainRowLimit} rows (TRAIN_ROW_LIMIT)`,
+      );
+    return table;
+  };
   const integrationWrites = integrationWritesOf({
     catalog,
     externals,
     record: (write) => services.integrationWrites.record(write),
-    // Every row (up to TRAIN_ROW_LIMIT, as training reads), not an answer cut at SQL_ROW_LIMIT.
-    selectAll: async (query, db) => {
-      checkQuerySize(query);
-      const table = await runSelect(deps, inputOf(toDuckDbDialect(trimStatement(query)), db), {
-        ...limits,
-        rowLimit: ctx.config.trainRowLimit,
-        maxAnswerBytes: Number.POSITIVE_INFINITY,
-        timeoutMs: ctx.config.sqlTimeoutMs * 10,
-      });
-      if (table.truncated)
-        throw new SqlError(
-          SqlErrorCode.TooLarge,
-          `The query returned more than ${ctx.config.trainRowLimit} rows (TRAIN_ROW_LIMIT)`,
-        );
-      return table;
+    selectAll,
+  });
+  const fileWrites = fileWritesOf({
+    selectAll,
+    files: {
+      digestOf: (name) => services.files.digestOf(name),
+      tempPath: () => services.files.tempPath(),
+      register: (name, path, originalName, expected) =>
+        services.files.register(name, path, originalName, expected),
+      withReader: (work) => ctx.duck.withReader(work),
     },
   });
   const { show, describe, set } = introspection({
@@ -347,9 +391,14 @@ export const sqlService = (
         case 'CreateTable':
         case 'UpdateTable':
         case 'DropTable': {
-          // Rows go into external databases (and knowledge bases); the read model takes none.
+          // Rows go into external databases, files (and knowledge bases); the read model takes none.
           const integration = await integrationWrites.integrationOf(parsed, db);
-          if (integration) return integrationWrites.run(parsed, integration, db, sql);
+          if (integration) return integrationWrites.run(parsed, integration, db, sql, params);
+          if (
+            (parsed.kind === 'CreateTable' || parsed.kind === 'Insert') &&
+            fileWrites.isFileWrite(parsed, db)
+          )
+            return fileWrites.run(parsed, db, params);
           if (parsed.kind === 'Insert' || parsed.kind === 'Delete')
             return knowledgeBaseStatements.run(parsed, db);
           const verb = { CreateTable: 'CREATE TABLE', UpdateTable: 'UPDATE', DropTable: 'DROP TABLE' }[
@@ -358,7 +407,7 @@ export const sqlService = (
           const where = `${parsed.target.project ?? db}.${parsed.target.name}`;
           throw new SqlError(
             SqlErrorCode.Forbidden,
-            `${verb} ${where} is not supported: ${parsed.target.project ?? db} is not an external database; projects' tables and files change only through commands (write into a database registered with CREATE DATABASE)`,
+            `${verb} ${where} is not supported: ${parsed.target.project ?? db} is not an external database; projects' tables change only through commands, files through uploads and CREATE TABLE or INSERT INTO files.f (SELECT …); write into a database registered with CREATE DATABASE`,
           );
         }
         case 'CreateKnowledgeBase':
@@ -473,15 +522,8 @@ export const sqlService = (
         const names = result.columns.map((c) => c.name);
         return result.rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
       }
-      checkQuerySize(query);
-      const dialect = toDuckDbDialect(trimStatement(query));
-      const table = await runSelect(deps, inputOf(dialect, database), {
-        ...limits,
-        rowLimit: ctx.config.trainRowLimit,
-        // Training takes every row it asked for (TRAIN_ROW_LIMIT bounds them), not a cut answer.
-        maxAnswerBytes: Number.POSITIVE_INFINITY,
-        timeoutMs: ctx.config.sqlTimeoutMs * 10,
-      });
+      // Training takes every row it asked for (TRAIN_ROW_LIMIT bounds them), not a cut answer.
+      const table = await everyRow(query, database, {});
       if (table.truncated)
         throw invalid(`The training query returned more than ${ctx.config.trainRowLimit} rows`);
       return table.data.map((r) => Object.fromEntries(table.column_names.map((n, i) => [n, r[i]])));

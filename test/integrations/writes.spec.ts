@@ -1,45 +1,12 @@
-import mysql from 'mysql2/promise';
-import pg from 'pg';
 import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
-import {
-  freshMariaData,
-  freshPostgresData,
-  mariadbParameters,
-  postgresParameters,
-} from '../support/external';
+import { freshMariaData, freshPostgresData, rowsInExternal, type ExternalEngine } from '../support/external';
 import { givenProject, givenSkill, uniqueName } from '../support/world';
 
 type Source = { name: string; parameters: Record<string, unknown>; drop: () => Promise<void> };
-type Engine = 'postgres' | 'mysql';
+type Engine = ExternalEngine;
 
 /** The rows of a table, read from the external database itself (not through the service). */
-const rowsIn = async (engine: Engine, source: Source, sql: string): Promise<unknown[][]> => {
-  if (engine === 'postgres') {
-    const c = new pg.Client({
-      ...postgresParameters({ database: source.name }),
-      // BIGINT columns (what integers are created as) read as numbers, as MariaDB's driver reads them.
-      types: {
-        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-          oid === 20
-            ? (v: string) => Number(v)
-            : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-      },
-    });
-    await c.connect();
-    try {
-      return (await c.query({ text: sql, rowMode: 'array' })).rows as unknown[][];
-    } finally {
-      await c.end();
-    }
-  }
-  const c = await mysql.createConnection(mariadbParameters({ database: source.name }));
-  try {
-    const [rows] = await c.query({ sql, rowsAsArray: true });
-    return rows as unknown[][];
-  } finally {
-    await c.end();
-  }
-};
+const rowsIn = (engine: Engine, source: Source, sql: string) => rowsInExternal(engine, source.name, sql);
 
 const engines: [Engine, (setup: string[]) => Promise<Source>][] = [
   ['postgres', freshPostgresData],
@@ -163,9 +130,11 @@ describe.each(storeKinds)('writes into external databases on %s', (store) => {
     });
   });
 
-  it('projects, their tables and files stay read-only, each refusal naming the statement', async () => {
+  it('projects and their tables stay read-only, and files take no UPDATE nor DROP TABLE, each refusal naming the statement', async () => {
     for (const [statement, named] of [
-      ['CREATE TABLE files.x (SELECT 1)', /^CREATE TABLE files\.x is not supported/],
+      ['CREATE TABLE mindsdb.x (SELECT 1)', /^CREATE TABLE mindsdb\.x is not supported/],
+      ["UPDATE files.x SET a = 'x'", /^UPDATE files\.x is not supported/],
+      ['DROP TABLE files.x', /^DROP TABLE files\.x is not supported/],
       ["UPDATE mindsdb.skills SET name = 'x'", /^UPDATE mindsdb\.skills is not supported/],
       ['DROP TABLE mindsdb.skills', /^DROP TABLE mindsdb\.skills is not supported/],
       ['INSERT INTO mindsdb.skills (name) VALUES (1)', /^INSERT INTO mindsdb\.skills is not allowed/],

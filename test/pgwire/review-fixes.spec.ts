@@ -203,7 +203,7 @@ describe('the PostgreSQL door after review (real engine, SQLite store)', () => {
         const shadow = new ShadowCatalog();
         try {
           await expect(
-            shadow.answer(sql, [], { databases: ['mindsdb'], columns: [] }, 'mindsdb'),
+            shadow.answer(sql, [], { databases: ['mindsdb'], columns: [], views: [] }, 'mindsdb'),
           ).rejects.toThrow(new CatalogRefusal('a catalog query is one SELECT statement'));
           const owners = await shadow.answer(
             'SELECT DISTINCT pg_catalog.pg_get_userbyid(relowner) FROM pg_catalog.pg_class',
@@ -211,6 +211,7 @@ describe('the PostgreSQL door after review (real engine, SQLite store)', () => {
             {
               databases: ['mindsdb'],
               columns: [{ schema: 'mindsdb', table: 't', column: 'a', type: 'INTEGER' }],
+              views: [],
             },
             'mindsdb',
           );

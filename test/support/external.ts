@@ -70,3 +70,41 @@ export const freshMariaData = async (setup: string[]) => {
     },
   };
 };
+
+export type ExternalEngine = 'postgres' | 'mysql';
+
+/**
+ * The rows of a query run on one of the machine's databases itself (not through the service), each
+ * row an array. BIGINT (what integers are written as) reads as a number on both, as MariaDB's driver
+ * reads it.
+ */
+export const rowsInExternal = async (
+  engine: ExternalEngine,
+  database: string,
+  sql: string,
+): Promise<unknown[][]> => {
+  if (engine === 'postgres') {
+    const c = new pg.Client({
+      ...postgresParameters({ database }),
+      types: {
+        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+          oid === 20
+            ? (v: string) => Number(v)
+            : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+      },
+    });
+    await c.connect();
+    try {
+      return (await c.query({ text: sql, rowMode: 'array' })).rows as unknown[][];
+    } finally {
+      await c.end();
+    }
+  }
+  const c = await mysql.createConnection(mariadbParameters({ database }));
+  try {
+    const [rows] = await c.query({ sql, rowsAsArray: true });
+    return rows as unknown[][];
+  } finally {
+    await c.end();
+  }
+};

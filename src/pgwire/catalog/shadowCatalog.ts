@@ -21,8 +21,11 @@ import { fromFunctionEdits, isRelationAlias } from './fromFunctions';
 /** One column as the engine's information_schema.COLUMNS lists it. */
 export type ListedColumn = { schema: string; table: string; column: string; type: string };
 
-/** What the engine lists: its databases (some without tables) and their tables' columns. */
-export type Listing = { databases: string[]; columns: ListedColumn[] };
+/** A table the engine lists as a view (information_schema.TABLES), with its query when known. */
+export type ListedView = { schema: string; table: string; definition: string | null };
+
+/** What the engine lists: its databases (some without tables), their tables' columns, and which tables are views. */
+export type Listing = { databases: string[]; columns: ListedColumn[]; views: ListedView[] };
 
 export type CatalogAnswer = { columnNames: string[]; columnTypes: string[]; rows: unknown[][] };
 
@@ -134,6 +137,10 @@ const typeNameMacro = () => {
   );
 };
 
+/** A view's definition by its oid: the engine's query, kept beside the shadow's views. */
+const VIEW_DEFINITION = `SELECT d.definition FROM duckdb_views() v JOIN pg_mindledger.view_definitions d
+  ON d.schema_name = v.schema_name AND d.view_name = v.view_name WHERE v.view_oid = o`;
+
 /** What DuckDB's pg_catalog lacks and psql and SQLAlchemy use; empty relations where there is nothing to list. */
 export const SHIMS = [
   `CREATE MACRO pg_mindledger.pg_get_userbyid(id) AS 'mindledger'`,
@@ -173,8 +180,13 @@ export const SHIMS = [
   // Listings without the shims' own schema (and DuckDB's default one, unless a database is called so).
   `CREATE MACRO pg_mindledger.hidden(name) AS name = 'pg_mindledger' OR (name = 'main' AND NOT EXISTS (SELECT 1 FROM pg_mindledger.pg_database WHERE datname = 'main'))`,
   `CREATE VIEW pg_mindledger.pg_namespace AS SELECT * FROM pg_catalog.pg_namespace WHERE NOT pg_mindledger.hidden(nspname)`,
-  `CREATE VIEW pg_mindledger.pg_class AS SELECT *, false AS relforcerowsecurity FROM pg_catalog.pg_class WHERE relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE pg_mindledger.hidden(nspname))`,
+  // reloptions typed as the list it is in PostgreSQL (DuckDB's is a bare NULL, which unnest cannot bind: \d+).
+  `CREATE VIEW pg_mindledger.pg_class AS SELECT * REPLACE (CAST(reloptions AS VARCHAR[]) AS reloptions), false AS relforcerowsecurity FROM pg_catalog.pg_class WHERE relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE pg_mindledger.hidden(nspname))`,
   `CREATE VIEW pg_mindledger.pg_tables AS SELECT * FROM pg_catalog.pg_tables WHERE NOT pg_mindledger.hidden(schemaname)`,
+  // Views: the engine's query is their definition (\d+, pg_views), not the shadow's empty SELECT.
+  `CREATE TABLE pg_mindledger.view_definitions(schema_name VARCHAR, view_name VARCHAR, definition VARCHAR)`,
+  `CREATE MACRO pg_mindledger.pg_get_viewdef(o) AS (${VIEW_DEFINITION}), (o, pretty) AS (${VIEW_DEFINITION})`,
+  `CREATE VIEW pg_mindledger.pg_views AS SELECT d.schema_name AS schemaname, d.view_name AS viewname, 'mindledger' AS viewowner, d.definition FROM pg_mindledger.view_definitions d`,
   `CREATE TABLE pg_mindledger.pg_matviews(schemaname VARCHAR, matviewname VARCHAR, matviewowner VARCHAR, tablespace VARCHAR, hasindexes BOOLEAN, ispopulated BOOLEAN, definition VARCHAR)`,
   // parse_ident('a."B c"') is ['a', 'B c']: unquoted parts fold to lower case (dots inside quotes are not read).
   `CREATE MACRO pg_mindledger.parse_ident(s) AS list_transform(string_split(s, '.'), x -> CASE WHEN x LIKE '"%"' THEN replace(x[2:-2], '""', '"') ELSE lower(trim(x)) END)`,

@@ -106,7 +106,21 @@ export class ShadowDatabase {
         if (!table.columns.has(folded(col.column))) table.columns.set(folded(col.column), col);
       }
       for (const schema of schemas.values()) await c.run(`CREATE SCHEMA IF NOT EXISTS ${quoted(schema)}`);
-      for (const { schema, table, columns } of tables.values()) {
+      const views = new Map(listing.views.map((v) => [folded(v.schema, v.table), v]));
+      await c.run('DELETE FROM pg_mindledger.view_definitions');
+      for (const [key, { schema, table, columns }] of tables) {
+        const view = views.get(key);
+        if (view) {
+          // A view: an empty SELECT of its columns, so pg_class says 'v' (psql's \dv) and pg_attribute lists them.
+          const list = [...columns.values()]
+            .map((col) => `NULL::${columnType(col.type)} AS ${quoted(col.column)}`)
+            .join(', ');
+          await c.run(`CREATE VIEW ${quoted(schema)}.${quoted(table)} AS SELECT ${list} WHERE false`);
+          await c.run(
+            `INSERT INTO pg_mindledger.view_definitions VALUES (${literal(schema)}, ${literal(table)}, ${view.definition === null ? 'NULL' : literal(view.definition)})`,
+          );
+          continue;
+        }
         const list = [...columns.values()]
           .map((col) => `${quoted(col.column)} ${columnType(col.type)}`)
           .join(', ');
