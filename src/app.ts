@@ -190,7 +190,8 @@ export const buildHttpApp = (
       versionComment: 'mindledger (MindsDB-compatible)',
       port: ctx.config.mysql.port,
       hostname: os.hostname(),
-      tls: ctx.config.mysql.tls !== undefined,
+      // The MySQL door always offers TLS (its own certificate without MYSQL_TLS_CERT/KEY).
+      tls: true,
       defaultAuthPlugin: 'caching_sha2_password',
       maxAllowedPacket: 64 * 1024 * 1024,
     },

@@ -8,8 +8,9 @@ import { createApp, type RunningApp } from './app';
 import { isLoopback, loadConfig, unsafeBinding, type Config } from './config';
 import { answerClientErrors } from './http/clientErrors';
 import { flushLogger } from './logger';
-import { startMysqlServer } from './mysql/server';
+import { certificateHosts, startMysqlServer } from './mysql/server';
 import { startPgServer } from './pgwire/server';
+import { selfSignedCertificateIn } from './shared/selfSignedCertificate';
 import { sqlDoor, WireLoginLimiter } from './users/sqlDoors';
 import { VERSION } from './shared/version';
 
@@ -25,12 +26,14 @@ const startMysql = (config: Config, running: RunningApp, authOn: boolean, limite
     host: config.host,
     port: config.mysql.port,
     logger: running.ctx.logger,
+    // TLS is always offered (src/mysql/server.ts: why); without the operator's files, a certificate
+    // made on first start is kept in DATA_DIR/tls, so clients can pin it across restarts.
     tls: config.mysql.tls
       ? {
           cert: fs.readFileSync(config.mysql.tls.certFile),
           key: fs.readFileSync(config.mysql.tls.keyFile),
         }
-      : undefined,
+      : selfSignedCertificateIn(path.join(config.dataDir, 'tls'), certificateHosts(config.host)),
     maxRows: config.sqlRowLimit,
     maxConnections: config.mysql.maxConnections,
     maxPreAuth: config.mysql.preAuth.max,

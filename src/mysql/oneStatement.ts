@@ -2,6 +2,7 @@ import type { Outcome } from './outcome';
 import type { SqlAnswer, SqlContext, SqlEngine } from './port';
 import { answerLocally } from './session/answers/answerLocally';
 import { classify } from './session/classify';
+import { writeInMysqlOnlyTables } from './session/mysqlOnlyTables';
 import { Session } from './session/session';
 import { mayReadConnection, type LocalStatement } from './session/statement';
 import { substituteConnectionValues } from './session/substitute';
@@ -15,7 +16,8 @@ import type { ServerFacts } from './session/variables';
  * request's database), and nothing it sets outlives it.
  *
  * Only look-ups are answered here. SET, transactions, SHOW WARNINGS, SHOW PROCESSLIST and KILL stay
- * the engine's over HTTP: there is no connection for them to act on.
+ * the engine's over HTTP: there is no connection for them to act on; nor SHOW GRANTS, which names
+ * a MySQL account, and an HTTP caller has none.
  */
 const ANSWERED_WITHOUT_CONNECTION: ReadonlySet<LocalStatement['kind']> = new Set([
   'connectionSelect',
@@ -25,6 +27,9 @@ const ANSWERED_WITHOUT_CONNECTION: ReadonlySet<LocalStatement['kind']> = new Set
   'showCreateDatabase',
   'showIndex',
   'showTableStatus',
+  'showCollation',
+  'showCharset',
+  'showPlugins',
 ]);
 
 const NO_OTHER_CONNECTIONS = { processes: () => [], kill: () => false };
@@ -89,11 +94,17 @@ export const mysqlDialectOutsideConnections = (
   return async (query, context, params, signal) => {
     const statement = classify(query);
     if (statement.kind === 'engine') {
-      // The common case (no `@@`, no connection function) makes no session and rewrites nothing.
-      if (!mayReadConnection(query)) return engine.execute(query, context, params, signal);
+      // MySQL's information_schema tables the catalog lacks (ROUTINES, KEY_COLUMN_USAGE …) read as
+      // over the MySQL door; texts naming none come back as they were.
+      const sql = writeInMysqlOnlyTables(
+        query,
+        typeof context.db === 'string' && context.db ? context.db : defaultDatabase,
+      );
+      // The common case (no `@@`, no connection function) makes no session and rewrites nothing more.
+      if (!mayReadConnection(sql)) return engine.execute(sql, context, params, signal);
       const session = sessionFor(context);
       // `@name` stays the HTTP endpoint's placeholder, filled from `params` as before.
-      const substituted = substituteConnectionValues(query, (e) => session.valueOf(e));
+      const substituted = substituteConnectionValues(sql, (e) => session.valueOf(e));
       return engine.execute(substituted.sql, context, params, signal);
     }
     if (!ANSWERED_WITHOUT_CONNECTION.has(statement.kind))

@@ -2,6 +2,7 @@ import net from 'node:net';
 import os from 'node:os';
 import tls from 'node:tls';
 import { PreAuthGate } from '../shared/preAuthGate';
+import { selfSignedCertificate } from '../shared/selfSignedCertificate';
 import { MysqlConnection } from './connection/mysqlConnection';
 import type { Authenticator, ServerLogger, SqlEngine } from './port';
 import { CACHING_SHA2, lazyRsaKeys, NATIVE, type AuthPlugin, type RsaKeys } from './protocol/auth';
@@ -16,8 +17,11 @@ export type MysqlServerOptions = {
   /** 0: any free port (the answer says which). */
   port: number;
   logger: ServerLogger;
-  /** PEM certificate chain and private key: clients may then switch to TLS (CLIENT_SSL). */
-  tls?: { cert: string | Buffer; key: string | Buffer };
+  /**
+   * PEM certificate chain and private key clients may switch to TLS with (CLIENT_SSL). Without, a
+   * self-signed certificate is made at start (see `serverTls`); `false` offers no TLS at all.
+   */
+  tls?: { cert: string | Buffer; key: string | Buffer } | false;
   /** Configured credentials; without, any user and password connect. */
   auth?: Authenticator;
   /** Rows a streamed result carries at most (the engine's `execute` cuts its own answers). */
@@ -65,6 +69,30 @@ const INTERRUPT_SETTLE_MS = 1000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
+/**
+ * The certificate TLS is served with. The door offers TLS unless told not to: the stock clients of
+ * both families switch to it by default (MariaDB's `mysql` has `ssl` on, MySQL's and Connector/J
+ * `sslMode=PREFERRED`), and it is what carries caching_sha2_password's full authentication, the
+ * only one the scrypt-hashed passwords allow, safely. Without it, MariaDB's Connector/C (3.3), its
+ * `ssl` option on but the server offering none, takes the plain connection for a secure one and
+ * sends the password in clear (its `is_connection_secure` reads the option, not the connection).
+ * Clients that verify the certificate need the operator's (MYSQL_TLS_CERT/KEY) or the made one's
+ * file (src/main.ts keeps it in DATA_DIR).
+ */
+const serverTls = (o: Pick<MysqlServerOptions, 'tls' | 'host'>) => {
+  if (o.tls !== undefined) return o.tls || undefined;
+  return selfSignedCertificate({ hosts: certificateHosts(o.host) });
+};
+
+/** The names a made certificate is for: this machine's, and the address listened on (unless any). */
+export const certificateHosts = (host: string) => [
+  'localhost',
+  '127.0.0.1',
+  '::1',
+  os.hostname(),
+  ...(host === '0.0.0.0' || host === '::' || host === '' ? [] : [host]),
+];
+
 /** Listens for MySQL clients and serves the SQL engine to them. */
 export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServer> => {
   const connections = new Map<number, MysqlConnection>();
@@ -79,7 +107,8 @@ export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServ
       return true;
     },
   };
-  const secureContext = o.tls ? tls.createSecureContext({ cert: o.tls.cert, key: o.tls.key }) : undefined;
+  const certificate = serverTls(o);
+  const secureContext = certificate ? tls.createSecureContext(certificate) : undefined;
   const defaultPlugin = o.defaultAuthPlugin ?? (o.auth && !o.auth.passwordOf ? CACHING_SHA2 : NATIVE);
   const facts: ServerFacts = {
     serverVersion: o.serverVersion ?? '8.0.17-mindledger',
@@ -91,6 +120,9 @@ export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServ
     maxAllowedPacket: o.maxPacketBytes ?? 64 * 1024 * 1024,
   };
   const rsaKeys = o.rsaKeys ? () => Promise.resolve(o.rsaKeys!) : lazyRsaKeys();
+  // Made now, off the event loop, rather than when a first client asks: a 2048-bit key can take
+  // seconds on a busy machine, which came out of that client's handshake time (MYSQL_PREAUTH_TIMEOUT_MS).
+  if (o.auth) rsaKeys().catch((err: unknown) => o.logger.error({ err }, 'MySQL RSA key not made'));
   const sha2Cache = new Map<string, Buffer>();
 
   const maxConnections = o.maxConnections ?? 1000;
@@ -147,7 +179,10 @@ export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServ
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : o.port;
   facts.port = port;
-  o.logger.info({ host: o.host, port, tls: secureContext !== undefined }, 'MySQL protocol listening');
+  o.logger.info(
+    { host: o.host, port, tls: o.tls === undefined ? 'self-signed' : o.tls ? 'given' : 'off' },
+    'MySQL protocol listening',
+  );
 
   let closing: Promise<void> | undefined;
   const allDone = () => Promise.all([...connections.values()].map((c) => c.done)).then(() => undefined);

@@ -1,3 +1,4 @@
+import { CHARSET_COLUMNS, CHARSETS, COLLATION_COLUMNS, COLLATIONS } from '../mysql/session/answers/server';
 import { VERSION } from '../shared/version';
 import type { TableAnswer } from './answers';
 
@@ -42,16 +43,9 @@ export const mysqlCompatAnswers: Record<string, () => TableAnswer> = {
       ['Engine', 'Support', 'Comment', 'Transactions', 'XA', 'Savepoints'],
       [['InnoDB', 'DEFAULT', 'Projections in DuckDB over an event log', 'YES', 'NO', 'NO']],
     ),
-  CHARSET: () =>
-    table(
-      ['Charset', 'Description', 'Default collation', 'Maxlen'],
-      [['utf8mb4', 'UTF-8 Unicode', 'utf8mb4_0900_ai_ci', 4]],
-    ),
-  COLLATION: () =>
-    table(
-      ['Collation', 'Charset', 'Id', 'Default', 'Compiled', 'Sortlen'],
-      [['utf8mb4_0900_ai_ci', 'utf8mb4', 255, 'Yes', 'Yes', 0]],
-    ),
+  // The MySQL door's rows (over HTTP too, with LIKE and WHERE, the door's code answers these first).
+  CHARSET: () => table(CHARSET_COLUMNS, CHARSETS),
+  COLLATION: () => table(COLLATION_COLUMNS, COLLATIONS),
   WARNINGS: () => table(['Level', 'Code', 'Message'], []),
   ERRORS: () => table(['Level', 'Code', 'Message'], []),
   'FUNCTION STATUS': () => table(routineColumns, []),

@@ -37,14 +37,15 @@ describe('MySQL protocol through the mysql command-line client (MariaDB 10.11)',
     expect(lines(connected.stdout)).toEqual([['Tables_in_information_schema'], ['COLUMNS']]);
   });
 
-  it('shows the connection in "status": server version, user, database, character sets', async () => {
+  it('shows the connection in "status": server version, user, database, character sets, TLS', async () => {
     const out = await front.cli('status');
     expect(out.code).toBe(0);
     expect(out.stdout).toMatch(/Current database:\s+mindsdb/);
     expect(out.stdout).toMatch(/Current user:\s+analyst@127\.0\.0\.1/);
     expect(out.stdout).toMatch(/Server version:\s+8\.0\.17-mindledger mindledger \(MindsDB-compatible\)/);
     expect(out.stdout).toMatch(/Conn\.\s+characterset:\s+utf8mb4/);
-    expect(out.stdout).toMatch(/SSL:\s+Not in use/);
+    // The door offers TLS by default (its own certificate), and the CLI switches to it by default.
+    expect(out.stdout).toMatch(/SSL:\s+Cipher in use is TLS/);
   });
 
   it('describes tables: SHOW COLUMNS and SHOW CREATE TABLE', async () => {

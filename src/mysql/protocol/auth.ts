@@ -190,7 +190,7 @@ export const authenticate = async (
     return {
       ok: false,
       message:
-        "caching_sha2_password needs a secure channel for this login: connect with TLS, or let the client ask for the server's RSA public key (mysql: --get-server-public-key; Connector/J: allowPublicKeyRetrieval=true)",
+        "caching_sha2_password needs a secure channel for this login: connect with TLS, or let the client ask for the server's RSA public key (MySQL's mysql: --get-server-public-key; MariaDB's mysql: --skip-ssl; Connector/J: allowPublicKeyRetrieval=true)",
     };
   if (!(await auth.verify(response.user, password))) return failed();
   o.sha2Cache.set(cacheKey, sha2Digest(password));

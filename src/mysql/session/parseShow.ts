@@ -1,3 +1,4 @@
+import { userVariableName } from './clientText';
 import type { Cursor } from './cursor';
 import type { Statement } from './statement';
 
@@ -26,6 +27,26 @@ const filter = (c: Cursor): { like?: string; where?: string } | undefined => {
   return undefined;
 };
 
+/** `[FOR CURRENT_USER[()] | FOR 'user'[@'host']]` after SHOW GRANTS. */
+const grants = (c: Cursor): Statement | undefined => {
+  if (c.done) return { kind: 'showGrants', account: undefined };
+  if (!c.acceptWord('FOR')) return undefined;
+  if (c.acceptWord('CURRENT_USER')) {
+    if (c.acceptSymbol('(') && !c.acceptSymbol(')')) return undefined;
+    return c.done ? { kind: 'showGrants', account: undefined } : undefined;
+  }
+  const user = c.string() ?? c.name();
+  if (user === undefined) return undefined;
+  // `'user'@'host'` reads as a name and a user variable (`@'host'`).
+  const at = c.peek();
+  let host = '%';
+  if (at?.kind === 'userVariable') {
+    host = userVariableName(c.sql, at);
+    c.at++;
+  }
+  return c.done ? { kind: 'showGrants', account: { user, host } } : undefined;
+};
+
 /** The SHOW statements the connection answers, after their SHOW; undefined for the engine's (SHOW TABLES …). */
 export const show = (c: Cursor): Statement | undefined => {
   const full = c.acceptWord('FULL') !== undefined;
@@ -36,6 +57,18 @@ export const show = (c: Cursor): Statement | undefined => {
     return f ? { kind: 'showVariables', like: f.like, where: f.where } : undefined;
   }
   if (scope) return undefined;
+  if (!full && c.acceptWord('COLLATION')) {
+    const f = filter(c);
+    return f ? { kind: 'showCollation', like: f.like, where: f.where } : undefined;
+  }
+  const characterSet = !full && c.isWord('CHARACTER') && c.isWord('SET', 1);
+  if (characterSet) c.at += 2;
+  if (characterSet || (!full && c.acceptWord('CHARSET'))) {
+    const f = filter(c);
+    return f ? { kind: 'showCharset', like: f.like, where: f.where } : undefined;
+  }
+  if (!full && c.acceptWord('PLUGINS')) return c.done ? { kind: 'showPlugins' } : undefined;
+  if (!full && c.acceptWord('GRANTS')) return grants(c);
   if (c.acceptWord('COLUMNS', 'FIELDS')) {
     if (!c.acceptWord('FROM', 'IN')) return undefined;
     const table = qualifiedName(c);

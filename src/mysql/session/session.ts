@@ -3,6 +3,7 @@ import { fail, fromAnswer, MysqlError } from '../outcome';
 import type { ClientOf, SqlContext, SqlEngine, SqlAnswer } from '../port';
 import { answerLocally } from './answers/answerLocally';
 import { classify } from './classify';
+import { writeInMysqlOnlyTables } from './mysqlOnlyTables';
 import type { ConnectionExpression, ConnectionFunction } from './statement';
 import { substituteConnectionValues } from './substitute';
 import { SessionVariables, serverVariables, type ServerFacts, type VariableValue } from './variables';
@@ -119,7 +120,7 @@ export class Session implements SessionView {
 
   /** Runs one statement through the engine, materialised: the session's own look-ups (SHOW COLUMNS …). */
   async query(sql: string, signal?: AbortSignal): Promise<SqlAnswer> {
-    const substituted = substituteConnectionValues(sql, (e) => this.valueOf(e));
+    const substituted = this.forEngine(sql);
     const answer = await this.engine.execute(
       substituted.sql,
       this.context,
@@ -128,6 +129,15 @@ export class Session implements SessionView {
       this.client,
     );
     return answer;
+  }
+
+  /**
+   * A statement as the engine is given it: the connection's values written in, and MySQL's
+   * information_schema tables the catalog lacks read as empty tables of MariaDB's columns.
+   */
+  private forEngine(sql: string) {
+    const substituted = substituteConnectionValues(sql, (e) => this.valueOf(e));
+    return { ...substituted, sql: writeInMysqlOnlyTables(substituted.sql, this.database()) };
   }
 
   private userVariableParams(names: string[]) {
@@ -147,7 +157,7 @@ export class Session implements SessionView {
     if (!keepsDiagnostics) this.diagnostics = [];
     let outcome: Outcome;
     if (statement.kind === 'engine') {
-      const substituted = substituteConnectionValues(statement.sql, (e) => this.valueOf(e));
+      const substituted = this.forEngine(statement.sql);
       const allParams = { ...this.userVariableParams(substituted.userVariables), ...params };
       const answer = this.engine.stream
         ? await this.engine.stream(substituted.sql, this.context, allParams, signal, this.client)

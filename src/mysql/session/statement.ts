@@ -31,6 +31,11 @@ export type Statement =
   | { kind: 'showTableStatus'; db: string | undefined; like: string | undefined; where: string | undefined }
   | { kind: 'showWarnings'; errorsOnly: boolean; count: boolean }
   | { kind: 'showProcesslist'; full: boolean }
+  | { kind: 'showCollation'; like: string | undefined; where: string | undefined }
+  | { kind: 'showCharset'; like: string | undefined; where: string | undefined }
+  | { kind: 'showPlugins' }
+  /** Without an account: the connection's own (FOR CURRENT_USER too). */
+  | { kind: 'showGrants'; account: { user: string; host: string } | undefined }
   | { kind: 'kill'; scope: 'query' | 'connection'; id: number }
   | { kind: 'transaction' }
   | { kind: 'engine'; sql: string };

@@ -2,6 +2,7 @@ import { ok, type Outcome } from '../../outcome';
 import type { LocalStatement } from '../statement';
 import type { SessionView } from '../view';
 import { kill, showProcesslist } from './processes';
+import { showCharset, showCollation, showGrants, showPlugins } from './server';
 import { showColumns, showCreateDatabase, showCreateTable, showIndex, showTableStatus } from './tables';
 import { connectionSelect, set, showVariables } from './variables';
 import { showWarnings } from './warnings';
@@ -33,6 +34,14 @@ export const answerLocally = async (
       return showWarnings(session, s);
     case 'showProcesslist':
       return showProcesslist(session, s);
+    case 'showCollation':
+      return showCollation(session, s, signal);
+    case 'showCharset':
+      return showCharset(session, s, signal);
+    case 'showPlugins':
+      return showPlugins();
+    case 'showGrants':
+      return showGrants(session, s);
     case 'kill':
       return kill(session, s);
     case 'transaction':

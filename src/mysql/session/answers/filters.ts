@@ -19,7 +19,8 @@ export const likeFilter = (rows: VariableValue[][], like: string | undefined, co
 
 /**
  * Rows filtered by a client's WHERE text, evaluated by the engine over the rows as a VALUES list
- * (so the WHERE means what it means in any other SELECT).
+ * (so the WHERE means what it means in any other SELECT: numbers stay numbers, `Id > 200` compares
+ * them as such). A column holds numbers or text, not both.
  */
 export const whereFilter = async (
   session: Pick<SessionView, 'query'>,
@@ -29,9 +30,7 @@ export const whereFilter = async (
   signal?: AbortSignal,
 ): Promise<Outcome | VariableValue[][]> => {
   if (rows.length === 0) return rows;
-  const values = rows
-    .map((r) => `(${r.map((v) => literalOf(v === null ? null : String(v))).join(', ')})`)
-    .join(', ');
+  const values = rows.map((r) => `(${r.map((v) => literalOf(v)).join(', ')})`).join(', ');
   const answer = await session.query(
     `SELECT * FROM (VALUES ${values}) AS shown(${columns.map(quoteMysqlIdent).join(', ')}) WHERE ${where}`,
     signal,

@@ -1,0 +1,87 @@
+import { table, type Outcome } from '../../outcome';
+import type { Statement } from '../statement';
+import type { VariableValue } from '../variables';
+import type { SessionView } from '../view';
+import { filtered } from './filters';
+
+/**
+ * What the server is made of, as MariaDB (10.11) answers it: its character sets, collations,
+ * plugins and an account's grants, in MariaDB's columns. Tools ask on connect (DBeaver: SHOW
+ * PLUGINS, SHOW GRANTS, SHOW COLLATION LIKE 'utf8mb4_general_ci'). Text is stored and compared as
+ * DuckDB does whatever a column's collation says, so these name what the session's variables name
+ * (utf8mb4, utf8mb4_general_ci), plus MySQL 8's default collation, which information_schema.SCHEMATA
+ * names.
+ */
+
+export const COLLATION_COLUMNS = ['Collation', 'Charset', 'Id', 'Default', 'Compiled', 'Sortlen'];
+export const COLLATIONS: VariableValue[][] = [
+  ['utf8mb3_general_ci', 'utf8mb3', 33, 'Yes', 'Yes', 1],
+  ['utf8mb4_general_ci', 'utf8mb4', 45, 'Yes', 'Yes', 1],
+  ['utf8mb4_bin', 'utf8mb4', 46, '', 'Yes', 1],
+  ['binary', 'binary', 63, 'Yes', 'Yes', 1],
+  ['utf8mb4_unicode_ci', 'utf8mb4', 224, '', 'Yes', 8],
+  ['utf8mb4_0900_ai_ci', 'utf8mb4', 255, '', 'Yes', 0],
+];
+
+export const CHARSET_COLUMNS = ['Charset', 'Description', 'Default collation', 'Maxlen'];
+export const CHARSETS: VariableValue[][] = [
+  ['utf8mb3', 'UTF-8 Unicode', 'utf8mb3_general_ci', 3],
+  ['utf8mb4', 'UTF-8 Unicode', 'utf8mb4_general_ci', 4],
+  ['binary', 'Binary pseudo charset', 'binary', 1],
+];
+
+/** The plugins that are this server: its two authentication plugins and its one storage engine (SHOW ENGINES). */
+const PLUGIN_COLUMNS = ['Name', 'Status', 'Type', 'Library', 'License'];
+const PLUGINS: VariableValue[][] = [
+  ['mysql_native_password', 'ACTIVE', 'AUTHENTICATION', null, 'GPL'],
+  ['caching_sha2_password', 'ACTIVE', 'AUTHENTICATION', null, 'GPL'],
+  ['InnoDB', 'ACTIVE', 'STORAGE ENGINE', null, 'GPL'],
+];
+
+/** MariaDB types the numbers LONGLONG; the rest is text. */
+const typesOf = (columns: string[], numeric: string[]) =>
+  columns.map((c) => (numeric.includes(c) ? 'BIGINT' : 'VARCHAR'));
+
+type Filter = { like: string | undefined; where: string | undefined };
+
+const listed = async (
+  session: Pick<SessionView, 'query'>,
+  columns: string[],
+  numeric: string[],
+  all: VariableValue[][],
+  filter: Filter,
+  signal?: AbortSignal,
+): Promise<Outcome> => {
+  const rows = await filtered(session, columns, all, filter, signal);
+  return Array.isArray(rows) ? table(columns, typesOf(columns, numeric), rows) : rows;
+};
+
+export const showCollation = (
+  session: Pick<SessionView, 'query'>,
+  s: Extract<Statement, { kind: 'showCollation' }>,
+  signal?: AbortSignal,
+) => listed(session, COLLATION_COLUMNS, ['Id', 'Sortlen'], COLLATIONS, s, signal);
+
+export const showCharset = (
+  session: Pick<SessionView, 'query'>,
+  s: Extract<Statement, { kind: 'showCharset' }>,
+  signal?: AbortSignal,
+) => listed(session, CHARSET_COLUMNS, ['Maxlen'], CHARSETS, s, signal);
+
+export const showPlugins = (): Outcome => table(PLUGIN_COLUMNS, typesOf(PLUGIN_COLUMNS, []), PLUGINS);
+
+/**
+ * SHOW GRANTS [FOR account]: MariaDB's one column, named for the account (the connection's own is
+ * `user@%`, as CURRENT_USER() says), and no rows. What a user may do is the role the service gives
+ * them (README, "Sign-in and roles"), checked on every statement; no MySQL grant exists to list,
+ * and a made-up one (ALL PRIVILEGES, or USAGE: none) would tell a tool something untrue.
+ */
+export const showGrants = (
+  session: Pick<SessionView, 'valueOf'>,
+  s: Extract<Statement, { kind: 'showGrants' }>,
+): Outcome => {
+  const account = s.account
+    ? `${s.account.user}@${s.account.host}`
+    : String(session.valueOf({ kind: 'function', name: 'CURRENT_USER' })?.value ?? '');
+  return table([`Grants for ${account}`], ['VARCHAR'], []);
+};
