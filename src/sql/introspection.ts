@@ -228,6 +228,9 @@ export const introspection = (deps: {
       };
     }
     if (kind === 'DATABASE' || kind === 'PROJECT') {
+      // What it names is checked as a SELECT of it would be (SHOW TABLES FROM … too): a project-scoped
+      // caller is refused another project or a database by name, not told it does not exist.
+      policy()?.check(first!, '(database)');
       const t = await internal(
         `SELECT * FROM information_schema.DATABASES WHERE lower(NAME) = ${str(nameKey(first!))}`,
         db,
@@ -246,6 +249,7 @@ export const introspection = (deps: {
     const project = second !== undefined ? first! : db;
     const name = second ?? first!;
     const table = kind === 'KNOWLEDGE_BASE' ? 'KNOWLEDGE_BASES' : `${kind}S`;
+    policy()?.check(project, table.toLowerCase());
     const t = await internal(
       `SELECT * FROM information_schema.${table} WHERE lower(PROJECT) = ${str(nameKey(project))} AND lower(NAME) = ${str(nameKey(name))}`,
       db,

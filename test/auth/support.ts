@@ -50,3 +50,13 @@ export const sqlOver = async (t: TestApp, cookie: string, query: string) =>
     error_code?: number;
     error_message?: string;
   };
+
+/** A personal access token made by the signed-in user (a cookie), scoped to `project` (null: unscoped). */
+export const projectToken = async (t: TestApp, cookie: string, project: string | null, name?: string) => {
+  const res = await t.http
+    .post('/api/tokens')
+    .set('Cookie', cookie)
+    .send({ name: name ?? `t_${Math.random().toString(36).slice(2, 8)}`, project })
+    .expect(201);
+  return (res.body as { token: string }).token;
+};
