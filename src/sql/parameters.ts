@@ -65,7 +65,11 @@ export const bindParameters = (
       values[name] = list.value;
       types[name] = list.type;
       lists.add(name);
-    } else values[name] = toBinding(name, value);
+    } else {
+      const binding = toBinding(name, value);
+      values[name] = binding.value;
+      if (binding.type) types[name] = binding.type;
+    }
   }
   return { sql: lists.size > 0 ? listsAsSubqueries(sql, lists) : sql, values, types };
 };
@@ -78,32 +82,36 @@ export const tooManyParameters = (what: string, maxParams: number) =>
   );
 
 const INT128 = { min: -(2n ** 127n), max: 2n ** 127n - 1n };
+const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
+const isInt32 = (v: number) => v >= -2_147_483_648 && v <= 2_147_483_647;
 
 /**
- * An integral number is bound as an integer (DuckDB types a JavaScript bigint as HUGEINT), any other
- * as DOUBLE (NaN and the infinities included, as PostgreSQL's float8 has them). An integer past
- * HUGEINT (JSON's 1e308) is the client's to correct: DuckDB's conversion would fail as an internal error.
+ * An integral number is bound as the integer its literal would be: INTEGER within 32 bits, BIGINT
+ * within 64, HUGEINT past that (DuckDB types an untyped JavaScript bigint as HUGEINT, which
+ * functions taking INTEGER or BIGINT arguments refuse: `substr(s, :p, 2)` failed where
+ * `substr(s, 2, 2)` answered). Any other number is DOUBLE (NaN and the infinities included, as
+ * PostgreSQL's float8 has them). An integer past HUGEINT (JSON's 1e308) is the client's to correct:
+ * DuckDB's conversion would fail as an internal error.
  */
-const toBinding = (name: string, v: unknown): DuckDBValue => {
-  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
+const toBinding = (name: string, v: unknown): { value: DuckDBValue; type?: DuckDBType } => {
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return { value: v };
   if (typeof v === 'number') {
-    if (!Number.isInteger(v)) return v;
+    if (!Number.isInteger(v)) return { value: v };
+    if (isInt32(v)) return { value: v, type: INTEGER };
     const integer = BigInt(v);
+    if (integer >= INT64.min && integer <= INT64.max) return { value: integer, type: BIGINT };
     if (integer < INT128.min || integer > INT128.max)
       throw new SqlError(
         SqlErrorCode.Invalid,
         `Parameter ${name} is ${v}, an integer past HUGEINT's range (-2^127 to 2^127-1): send it as a string and cast it in the query (CAST(:${name} AS DOUBLE))`,
       );
-    return integer;
+    return { value: integer };
   }
   throw new SqlError(
     SqlErrorCode.Invalid,
     `Parameter ${name} must be a string, number, boolean, null or a list of those`,
   );
 };
-
-const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
-const isInt32 = (v: number) => v >= -2_147_483_648 && v <= 2_147_483_647;
 
 /**
  * A list's DuckDB type follows its items: BOOLEAN, INTEGER (BIGINT past 32 bits: DuckDB's JSON

@@ -109,9 +109,23 @@ type Started =
       controller?: AbortController;
     };
 
+/** An untyped text parameter that reads as a number, as that number (null: none does). */
+const numberShaped = (portal: Portal): Record<string, number> | null => {
+  const out: Record<string, number> = {};
+  for (const name of portal.untyped ?? []) {
+    const text = portal.params[name];
+    if (typeof text !== 'string' || !/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(text)) continue;
+    const n = Number(text);
+    if (Number.isFinite(n) && (!Number.isInteger(n) || Number.isSafeInteger(n))) out[name] = n;
+  }
+  return Object.keys(out).length > 0 ? out : null;
+};
+
 type Portal = {
   statement: PgStatement | undefined;
   params: Record<string, unknown>;
+  /** Parameters sent as text with no type (oid 0): PostgreSQL types them by where they stand. */
+  untyped?: readonly string[];
   resultFormats: number[];
   started?: Started;
   finished?: boolean;
@@ -454,9 +468,12 @@ export class PgConnection {
         ),
       );
     const params: Record<string, unknown> = {};
+    const untyped: string[] = [];
     try {
       b.params.forEach((raw, i) => {
-        params[paramName(i + 1)] = paramValue(raw, b.paramFormats[i] ?? 0, p.paramTypes[i] ?? 0);
+        const format = b.paramFormats[i] ?? 0;
+        params[paramName(i + 1)] = paramValue(raw, format, p.paramTypes[i] ?? 0);
+        if (raw !== null && format === 0 && (p.paramTypes[i] ?? 0) === 0) untyped.push(paramName(i + 1));
       });
     } catch (e) {
       if (e instanceof BinaryUnsupported)
@@ -472,7 +489,7 @@ export class PgConnection {
     await this.closePortal(b.portal);
     // Read again: `current_setting('x')`, `current_database()` … as they are now, not at Parse.
     const statement = p.statement ? this.read(p.sql)[0] : undefined;
-    this.portals.set(b.portal, { statement, params, resultFormats: b.resultFormats });
+    this.portals.set(b.portal, { statement, params, untyped, resultFormats: b.resultFormats });
     bindComplete(this.channel.writer);
   }
 
@@ -597,20 +614,28 @@ export class PgConnection {
     let answer: StreamAnswer;
     try {
       const context = { db: this.database };
-      answer = this.o.engine.stream
-        ? await this.o.engine.stream(statement.engineText, context, portal.params, controller.signal, client)
-        : await this.o.engine
-            .execute(statement.engineText, context, portal.params, controller.signal, client)
-            .then((a): StreamAnswer =>
-              a.type === 'table'
-                ? {
-                    ...a,
-                    rows: (async function* () {})(),
-                    whole: a.data,
-                    truncated: () => a.truncated === true,
-                  }
-                : a,
-            );
+      const run = (params: Record<string, unknown>): Promise<StreamAnswer> =>
+        this.o.engine.stream
+          ? this.o.engine.stream(statement.engineText, context, params, controller.signal, client)
+          : this.o.engine
+              .execute(statement.engineText, context, params, controller.signal, client)
+              .then((a): StreamAnswer =>
+                a.type === 'table'
+                  ? {
+                      ...a,
+                      rows: (async function* () {})(),
+                      whole: a.data,
+                      truncated: () => a.truncated === true,
+                    }
+                  : a,
+              );
+      answer = await run(portal.params);
+      // PostgreSQL types an untyped parameter by where it stands (`c * $1`: c's type); DuckDB reads
+      // the text as a string there, which no arithmetic takes. Refused for that reason alone, the
+      // statement runs once more with its number-shaped untyped parameters as numbers.
+      const numbers = answer.type === 'error' ? numberShaped(portal) : null;
+      if (numbers && answer.type === 'error' && /STRING_LITERAL/.test(answer.error_message))
+        answer = await run({ ...portal.params, ...numbers });
     } finally {
       if (this.running === controller) this.running = undefined;
     }
