@@ -43,6 +43,7 @@ import type {
 import { deadlineIn, withinDeadline, type Deadline } from './deadline';
 import { VersionedCache } from '../shared/versionedCache';
 import { currentRequest } from '../shared/requestContext';
+import { writtenLabels } from '../shared/sqlLabels';
 import { checkStatement, rolePolicy } from './roles';
 import type { TablePolicy } from './plan';
 import { statementKindOf, unobserved, type SqlObserver, type StatementKind } from './observer';
@@ -293,7 +294,7 @@ export const sqlService = (
   });
 
   /** One statement; its SELECTs read through `selecting` (whole, or streamed). Never throws. */
-  const statement = async <T extends { type: 'table' }>(
+  const statement = async <T extends { type: 'table'; column_names: string[] }>(
     query: string,
     context: SqlContext,
     params: Record<string, unknown>,
@@ -325,7 +326,10 @@ export const sqlService = (
         // An answer in hand is given at once (no deadline timer); `selecting` reads and fills the cache.
         const known = policy ? undefined : answers.get(answerKey(sql, db, params));
         if (!policy) observer.cacheLookup('answer', known !== undefined);
-        return known ?? withinDeadline(selecting(sql, db, params, deadline, signal, policy), deadline);
+        const table = await (known ??
+          withinDeadline(selecting(sql, db, params, deadline, signal, policy), deadline));
+        // Labelled as MySQL labels them (src/sql/labels.ts), whichever door asked.
+        return { ...table, column_names: writtenLabels(sql, table.column_names) };
       }
       const unsupported = unsupportedStatement(sql);
       if (unsupported) {

@@ -8,6 +8,7 @@ import type {
   SqlEngine,
   StreamAnswer,
 } from '../../mysql/port';
+import { writtenLabels } from '../../shared/sqlLabels';
 import { SqlSyntaxError } from '../../shared/sqlTokens';
 import { PgState, sqlStateOf } from '../errors';
 import {
@@ -544,6 +545,15 @@ export class PgConnection {
     for (const [probed, text] of attempts) {
       try {
         started = await probeWith(probed, text);
+        // Wrapped, the query's columns are labelled as `*` labels them: labelled again as the
+        // statement itself will be when it runs (src/shared/sqlLabels.ts).
+        if (probed === wrapped && wrapped !== statement && started.kind === 'rows') {
+          const labels = writtenLabels(
+            statement.engineText,
+            started.columns.map((c) => c.name),
+          );
+          started = { ...started, columns: started.columns.map((c, i) => ({ ...c, name: labels[i]! })) };
+        }
         break;
       } catch (e) {
         if (!(e instanceof StatementError)) throw e;
