@@ -51,21 +51,43 @@ describe('one SQL query cannot take the memory of the process', () => {
     expect(a.error_message).not.toMatch(/SET memory_limit|Possible solutions/);
     await stillAnswers();
     // Nothing of it stays in DuckDB: its buffer manager holds (nearly) nothing for it.
-    const [held] = await t.running.ctx.duck.query(
-      "SELECT CAST(sum(memory_usage_bytes) AS DOUBLE) AS b FROM duckdb_memory() WHERE tag = 'ALLOCATOR'",
-    );
-    expect(Number(held!.b)).toBeLessThan(8 * MiB);
+    // What DuckDB's allocator holds comes back once the statement is gone; on a loaded machine the
+    // previous test's memory may still be on its way back when this one asks, so it asks again.
+    const heldNow = async () => {
+      const [held] = await t.running.ctx.duck.query(
+        "SELECT CAST(sum(memory_usage_bytes) AS DOUBLE) AS b FROM duckdb_memory() WHERE tag = 'ALLOCATOR'",
+      );
+      return Number(held!.b);
+    };
+    let held = await heldNow();
+    for (let i = 0; i < 50 && held >= 8 * MiB; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      held = await heldNow();
+    }
+    expect(held).toBeLessThan(8 * MiB);
     expect(process.memoryUsage.rss() - before).toBeLessThan(256 * MiB);
   }, 60_000);
 
   it('given a large aggregate under the limit, when it runs, then it answers and its statement keeps no state', async () => {
-    // Long enough that its statement is not kept (statementCache.ts); its aggregate's state was.
-    const a = await asAnalyst("SELECT length(string_agg(repeat('x', 100), '')) AS n FROM range(100000)");
+    // Long enough that its statement is not kept (statementCache.ts: a run over 50 ms; this one takes
+    // about 200 ms here, where 100,000 rows of 100 took 20 to 50 ms and was kept on a quick machine);
+    // its aggregate's state was.
+    const a = await asAnalyst("SELECT length(string_agg('x', '')) AS n FROM range(10000000)");
     expect(a).toMatchObject({ type: 'table', data: [[10_000_000]] });
-    const [held] = await t.running.ctx.duck.query(
-      "SELECT CAST(sum(memory_usage_bytes) AS DOUBLE) AS b FROM duckdb_memory() WHERE tag = 'ALLOCATOR'",
-    );
-    expect(Number(held!.b)).toBeLessThan(8 * MiB);
+    // What DuckDB's allocator holds comes back once the statement is gone; on a loaded machine the
+    // previous test's memory may still be on its way back when this one asks, so it asks again.
+    const heldNow = async () => {
+      const [held] = await t.running.ctx.duck.query(
+        "SELECT CAST(sum(memory_usage_bytes) AS DOUBLE) AS b FROM duckdb_memory() WHERE tag = 'ALLOCATOR'",
+      );
+      return Number(held!.b);
+    };
+    let held = await heldNow();
+    for (let i = 0; i < 50 && held >= 8 * MiB; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      held = await heldNow();
+    }
+    expect(held).toBeLessThan(8 * MiB);
   }, 60_000);
 
   it('given repeat asked for 600 MB, when an analyst runs it, then a limit error before any of it is made', async () => {

@@ -25,13 +25,9 @@
  * bound string reach the model as the literals do.
  */
 import fc from 'fast-check';
-import mysql from 'mysql2/promise';
 import pg from 'pg';
-import pino from 'pino';
-import { startMysqlServer, type MysqlServer } from '../../src/mysql';
-import { startPgServer, type PgServer } from '../../src/pgwire';
-import { sqlDoor } from '../../src/users/sqlDoors';
 import { querySql, startTestApp, storeKinds, type SqlAnswer, type TestApp } from '../support/app';
+import { asHttpCell, startDoors, type Doors } from '../support/doors';
 import {
   generatedTable,
   writeCsv,
@@ -293,25 +289,6 @@ const pgLiteral = (eStrings: boolean) => (h: Hole) =>
       : `'${h.value.replace(/'/g, "''")}'`
     : mysqlLiteral(h);
 
-const isIntegerType = (t: string) => /^U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)$/.test(t);
-
-/** A door's cell as HTTP renders a cell of `type` (the drivers' own parsing is off or undone). */
-const asHttpCell = (type: string, v: unknown): unknown => {
-  if (v === null || v === undefined) return null;
-  if (isIntegerType(type)) {
-    const n = Number(v);
-    return Number.isSafeInteger(n) ? n : String(v);
-  }
-  if (/^(DOUBLE|FLOAT|REAL)$/.test(type)) {
-    const n = Number(v);
-    return Number.isFinite(n) ? n : null;
-  }
-  if (type.startsWith('DECIMAL')) return Number(v);
-  if (type === 'BOOLEAN') return v === true || v === 1 || v === '1' || v === 't' || v === 'true';
-  if (Buffer.isBuffer(v)) return v.toString('utf8');
-  return v;
-};
-
 type Door = { labels: string[]; rows: unknown[][] } | { error: string };
 
 const asHttp = (literal: SqlAnswer, d: Door) =>
@@ -327,56 +304,19 @@ const httpShape = (a: SqlAnswer) =>
     ? { labels: a.column_names, rows: a.data }
     : { error: `${a.error_code}: ${a.error_message}` };
 
-/** Drivers' result parsing off: every cell as the text (or binary value) the door sent. */
-const RAW_PG_TYPES = { getTypeParser: () => (value: string) => value } as unknown as pg.CustomTypesConfig;
-
 describe.each(storeKinds)('bound values equal inlined literals (event store: %s)', (store) => {
   let t: TestApp;
-  let mysqlServer: MysqlServer;
-  let pgServer: PgServer;
-  let my: mysql.Connection;
-  let pgc: pg.Client;
+  let doors: Doors;
+  let my: Doors['my'];
+  let pgc: Doors['pgc'];
   let project: string;
   let model: string;
   let notes: string[];
 
   beforeAll(async () => {
     t = await startTestApp(store);
-    const silent = pino({ level: 'silent' });
-    // Both doors as src/main.ts opens them (authentication off: any user).
-    const mysqlDoor = sqlDoor(t.running.services.users, t.running.sql, false, 'mysql');
-    mysqlServer = await startMysqlServer({
-      engine: mysqlDoor.engine,
-      auth: mysqlDoor.auth,
-      host: '127.0.0.1',
-      port: 0,
-      logger: silent,
-    });
-    const pgDoor = sqlDoor(t.running.services.users, t.running.sql, false, 'postgres');
-    pgServer = await startPgServer({
-      engine: pgDoor.engine,
-      auth: pgDoor.auth,
-      host: '127.0.0.1',
-      port: 0,
-      logger: silent,
-    });
-    my = await mysql.createConnection({
-      host: '127.0.0.1',
-      port: mysqlServer.port,
-      user: 'analyst',
-      dateStrings: true,
-      supportBigNumbers: true,
-      bigNumberStrings: true,
-    });
-    pgc = new pg.Client({
-      host: '127.0.0.1',
-      port: pgServer.port,
-      user: 'analyst',
-      database: 'mindsdb',
-      types: RAW_PG_TYPES,
-    });
-    pgc.on('error', () => undefined);
-    await pgc.connect();
+    doors = await startDoors(t);
+    ({ my, pgc } = doors);
 
     ({ name: project } = await givenProject(t));
     notes = fc.sample(text, { seed: SEED, numRuns: 4 });
@@ -398,10 +338,7 @@ describe.each(storeKinds)('bound values equal inlined literals (event store: %s)
     model = `${project}.rentals`;
   }, 120_000);
   afterAll(async () => {
-    my?.destroy();
-    await pgc?.end().catch(() => undefined);
-    await mysqlServer?.close(0);
-    await pgServer?.close(0);
+    await doors?.close();
     await t?.running.services.models.idle();
     await t?.dispose();
   });

@@ -12,10 +12,10 @@ import {
   anySelect,
   fromClause,
   generatedTable,
-  writeCsv,
+  uploadGenerated,
   type GeneratedTable,
 } from '../support/generatedSql';
-import { givenFile, givenProject, uniqueName } from '../support/world';
+import { givenProject, uniqueName } from '../support/world';
 
 const SEED = 20370603;
 const NUM_RUNS = 30;
@@ -61,11 +61,7 @@ describe.each(storeKinds)('a view answers as its query inline (event store: %s)'
   });
   afterAll(() => t?.dispose());
 
-  const upload = async (table: GeneratedTable) => {
-    const name = uniqueName('gen');
-    await givenFile(t, writeCsv(table, name), name);
-    return `files.${name}`;
-  };
+  const upload = (table: GeneratedTable) => uploadGenerated(t, table);
 
   const world = fc.tuple(generatedTable(), generatedTable()).chain(([a, b]) =>
     fc.record({

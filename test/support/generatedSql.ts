@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
+import type { TestApp } from './app';
+import { givenFile, uniqueName } from './world';
 
 /**
  * Generated small tables (written as CSV files) and generated SELECTs over them, for the SQL
@@ -384,3 +386,10 @@ export const windowSelect = (from: { sql: string; sources: Source[] }): fc.Arbit
 /** Any of the three shapes. */
 export const anySelect = (from: { sql: string; sources: Source[] }) =>
   fc.oneof(plainSelect(from), aggregateSelect(from), windowSelect(from));
+
+/** A generated table uploaded as a CSV file: its name as a table (`files.<name>`). */
+export const uploadGenerated = async (t: TestApp, table: GeneratedTable, prefix = 'gen') => {
+  const name = uniqueName(prefix);
+  await givenFile(t, writeCsv(table, name), name);
+  return `files.${name}`;
+};
