@@ -59,8 +59,9 @@ const DOOR_NAMES: Record<SqlDoor, string> = { mysql: 'MySQL', postgres: 'Postgre
  * Passwords are kept only as scrypt hashes, so neither mysql_native_password (whose check needs
  * SHA1(SHA1(password)), a hash too fast to keep) nor caching_sha2_password's fast path can be
  * answered from the log. Clients are therefore switched to caching_sha2_password's full
- * authentication: the password travels over TLS (MYSQL_TLS_CERT/KEY) or RSA-encrypted with the
- * server's key (clients ask for it: mysql --get-server-public-key, mysql2 does by itself), and is
+ * authentication: the password travels over TLS (always offered: MYSQL_TLS_CERT/KEY, or the door's
+ * own certificate kept in DATA_DIR/tls) or RSA-encrypted with the server's key (mysql2 asks for it by
+ * itself; MySQL's mysql with --get-server-public-key), and is
  * checked against the scrypt hash. After one full login the server keeps SHA256(SHA256(password))
  * in memory only (as MySQL does), so later logins take the fast path; every statement still
  * resolves the user's current role, so a deleted user's open connections are refused at once.
