@@ -7,7 +7,7 @@
  * real PostgreSQL and a real MariaDB, into a table made from the same query (`CREATE TABLE … LIMIT 0`).
  */
 import fc from 'fast-check';
-import { querySql, startTestApp, type SqlAnswer, type TestApp } from '../support/app';
+import { querySql, startTestApp, storeKinds, type SqlAnswer, type TestApp } from '../support/app';
 import { freshMariaData, freshPostgresData, type ExternalEngine } from '../support/external';
 import { csvFile } from '../support/modelsData';
 import { givenDatabase, givenFile, givenProject, givenTrainedModel, uniqueName } from '../support/world';
@@ -157,85 +157,88 @@ const ok = (answer: SqlAnswer, what: string) => {
   return answer;
 };
 
-describe('write-out ≡ read: INSERT INTO db.t (SELECT …) stores the rows the SELECT answers', () => {
-  let t: TestApp;
-  let project: string;
-  const sources: Source[] = [];
-  const targets: { engine: ExternalEngine; db: string }[] = [];
-  let listings: string;
+describe.each(storeKinds)(
+  'write-out ≡ read: INSERT INTO db.t (SELECT …) stores the rows the SELECT answers (%s)',
+  (store) => {
+    let t: TestApp;
+    let project: string;
+    const sources: Source[] = [];
+    const targets: { engine: ExternalEngine; db: string }[] = [];
+    let listings: string;
 
-  beforeAll(async () => {
-    t = await startTestApp('sqlite');
-    ({ name: project } = await givenProject(t));
-    const rows = Array.from({ length: 45 }, (_, i) => ({
-      sqft: 300 + 31 * i,
-      location: i % 3 === 0 ? 'great' : 'good',
-      rental_price: 2 * (300 + 31 * i) + (i % 3 === 0 ? 700 : 0),
-    }));
-    const training = (await givenFile(t, csvFile(rows, uniqueName('training')))).name;
-    await givenTrainedModel(t, {
-      project,
-      name: 'rentals',
-      from: 'files',
-      select: `SELECT * FROM ${training}`,
-      predict: 'rental_price',
+    beforeAll(async () => {
+      t = await startTestApp(store);
+      ({ name: project } = await givenProject(t));
+      const rows = Array.from({ length: 45 }, (_, i) => ({
+        sqft: 300 + 31 * i,
+        location: i % 3 === 0 ? 'great' : 'good',
+        rental_price: 2 * (300 + 31 * i) + (i % 3 === 0 ? 700 : 0),
+      }));
+      const training = (await givenFile(t, csvFile(rows, uniqueName('training')))).name;
+      await givenTrainedModel(t, {
+        project,
+        name: 'rentals',
+        from: 'files',
+        select: `SELECT * FROM ${training}`,
+        predict: 'rental_price',
+      });
+      const listingsDb = await freshPostgresData([
+        'CREATE TABLE listings (id INT PRIMARY KEY, sqft INT, location VARCHAR(20))',
+        "INSERT INTO listings VALUES (1, 420, 'good'), (2, 910, 'great'), (3, 655, 'good'), (4, 1200, 'great'), (5, 380, 'good'), (6, 777, 'good')",
+      ]);
+      sources.push(listingsDb);
+      listings = `${(await givenDatabase(t, { name: uniqueName('listings'), parameters: listingsDb.parameters })).name}.listings`;
+      for (const [engine, fresh] of [
+        ['postgres', freshPostgresData],
+        ['mysql', freshMariaData],
+      ] as const) {
+        const target = await fresh([]);
+        sources.push(target);
+        const db = (
+          await givenDatabase(t, {
+            name: uniqueName(`target_${engine}`),
+            engine,
+            parameters: target.parameters,
+          })
+        ).name;
+        targets.push({ engine, db });
+      }
+    }, 60_000);
+    afterAll(async () => {
+      await t?.running.services.models.idle();
+      await t?.dispose();
+      for (const s of sources) await s.drop();
     });
-    const listingsDb = await freshPostgresData([
-      'CREATE TABLE listings (id INT PRIMARY KEY, sqft INT, location VARCHAR(20))',
-      "INSERT INTO listings VALUES (1, 420, 'good'), (2, 910, 'great'), (3, 655, 'good'), (4, 1200, 'great'), (5, 380, 'good'), (6, 777, 'good')",
-    ]);
-    sources.push(listingsDb);
-    listings = `${(await givenDatabase(t, { name: uniqueName('listings'), parameters: listingsDb.parameters })).name}.listings`;
-    for (const [engine, fresh] of [
-      ['postgres', freshPostgresData],
-      ['mysql', freshMariaData],
-    ] as const) {
-      const target = await fresh([]);
-      sources.push(target);
-      const db = (
-        await givenDatabase(t, {
-          name: uniqueName(`target_${engine}`),
-          engine,
-          parameters: target.parameters,
-        })
-      ).name;
-      targets.push({ engine, db });
-    }
-  }, 60_000);
-  afterAll(async () => {
-    await t?.running.services.models.idle();
-    await t?.dispose();
-    for (const s of sources) await s.drop();
-  });
 
-  it('given generated SELECTs, when each is inserted into a PostgreSQL and a MariaDB table made from it, then reading the table answers the SELECT’s rows', async () => {
-    let run = 0;
-    await fc.assert(
-      fc.asyncProperty(generatedSelect(`${project}.rentals`, listings), async (query) => {
-        run += 1;
-        const answered = ok(await querySql(t, query), query);
-        for (const { engine, db } of targets) {
-          const table = `${db}.out_${run}`;
-          ok(
-            await querySql(t, `CREATE TABLE ${table} (SELECT * FROM (${query}) AS q LIMIT 0)`),
-            `CREATE TABLE for ${query}`,
-          );
-          const inserted = ok(await querySql(t, `INSERT INTO ${table} (${query})`), `INSERT for ${query}`);
-          expect({ engine, query, inserted }).toMatchObject({
-            engine,
-            query,
-            inserted: { type: 'ok', affected_rows: answered.data!.length },
-          });
-          const read = ok(await querySql(t, `SELECT * FROM ${table}`), `read of ${table}`);
-          expect({ engine, query, columns: read.column_names, rows: multiset(read.data!) }).toEqual({
-            engine,
-            query,
-            columns: answered.column_names,
-            rows: multiset(answered.data!.map((row) => row.map((cell) => asStored(engine, cell)))),
-          });
-        }
-      }),
-      { seed: SEED, numRuns: RUNS },
-    );
-  }, 120_000);
-});
+    it('given generated SELECTs, when each is inserted into a PostgreSQL and a MariaDB table made from it, then reading the table answers the SELECT’s rows', async () => {
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(generatedSelect(`${project}.rentals`, listings), async (query) => {
+          run += 1;
+          const answered = ok(await querySql(t, query), query);
+          for (const { engine, db } of targets) {
+            const table = `${db}.out_${run}`;
+            ok(
+              await querySql(t, `CREATE TABLE ${table} (SELECT * FROM (${query}) AS q LIMIT 0)`),
+              `CREATE TABLE for ${query}`,
+            );
+            const inserted = ok(await querySql(t, `INSERT INTO ${table} (${query})`), `INSERT for ${query}`);
+            expect({ engine, query, inserted }).toMatchObject({
+              engine,
+              query,
+              inserted: { type: 'ok', affected_rows: answered.data!.length },
+            });
+            const read = ok(await querySql(t, `SELECT * FROM ${table}`), `read of ${table}`);
+            expect({ engine, query, columns: read.column_names, rows: multiset(read.data!) }).toEqual({
+              engine,
+              query,
+              columns: answered.column_names,
+              rows: multiset(answered.data!.map((row) => row.map((cell) => asStored(engine, cell)))),
+            });
+          }
+        }),
+        { seed: SEED, numRuns: RUNS },
+      );
+    }, 120_000);
+  },
+);
