@@ -16,6 +16,7 @@ import { mlEngineStream } from '../../src/mlEngines/state';
 import { projectStream } from '../../src/projects/state';
 import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
 import { postgresParameters } from '../support/external';
+import { startFakeOpenAi } from '../support/fakeOpenAi';
 
 /** Every stored event's data and metadata, as text, read with the store's own client. */
 const storedLog = async (store: StoreKind, t: TestApp): Promise<string> => {
@@ -290,6 +291,43 @@ describe.each(storeKinds)('forgettable secrets on %s', (store) => {
       return parameters && 'api_key' in parameters ? [parameters.api_key] : [];
     });
     expect(keys).toEqual([FORGOTTEN]);
+  });
+
+  it('given a knowledge base with an embedding API key, when it is deleted with ?forget=true, then its key is forgotten in its events and another keeps its own', async () => {
+    const fake = await startFakeOpenAi();
+    try {
+      const [key, other] = [password(), password()];
+      await t.http.post('/api/projects').send({ name: 'kbp' }).expect(201);
+      for (const [name, apiKey] of [
+        ['docs', key],
+        ['notes', other],
+      ])
+        await t.http
+          .post('/api/projects/kbp/knowledge_bases')
+          .send({
+            knowledge_base: {
+              name,
+              embedding_model: {
+                provider: 'openai',
+                model_name: 'e',
+                base_url: fake.baseUrl,
+                api_key: apiKey,
+              },
+            },
+          })
+          .expect(201);
+      expect(await storedLog(store, t)).not.toContain(key);
+      await t.http.delete('/api/projects/kbp/knowledge_bases/docs?forget=true').expect(204);
+      const { events } = await t.running.ctx.log.readStream(projectStream('kbp'), 0n);
+      const keyOf = (name: string) =>
+        (
+          events.find((e) => e.type === 'KnowledgeBaseCreated' && (e.data as { name: string }).name === name)!
+            .data as { embeddingModel: Record<string, unknown> }
+        ).embeddingModel.api_key;
+      expect([keyOf('docs'), keyOf('notes')]).toEqual([FORGOTTEN, other]);
+    } finally {
+      await fake.close();
+    }
   });
 
   it('given a log whose data keys are wrapped by one master key, when the service starts with another, then it refuses to start and says why; with the right one it starts', async () => {
