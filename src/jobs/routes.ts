@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
+import { forgetQuery } from '../shared/resourceSchemas';
 import { parseScheduleStr } from './schedule';
 import { createJobBody, jobPath, jobRunView, jobsPath, jobView } from './schemas';
 import type { JobsService } from './service';
@@ -71,14 +72,16 @@ export const jobRoutes = (api: Api, jobs: JobsService) =>
       method: 'delete',
       path: '/api/projects/:project/jobs/:job',
       tag: 'jobs',
-      summary: 'Delete a job (its history goes with it)',
+      summary:
+        'Delete a job (its history goes with it); ?forget=true also forgets the secrets its statements hold, for good',
       params: jobPath,
+      query: forgetQuery,
       responses: {
         204: { description: 'Deleted' },
         404: problem('Unknown project or job'),
       },
-      handle: async ({ params }) => {
-        await jobs.remove(params.project, params.job);
+      handle: async ({ params, query }) => {
+        await jobs.remove(params.project, params.job, false, { forget: query.forget });
         return { status: 204 };
       },
     });

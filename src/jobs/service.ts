@@ -8,6 +8,7 @@ import { decideJob, type JobCommand } from './decider';
 import { presentJob, presentJobRun } from './present';
 import { jobRowByName, jobRowsOfProject, jobRunRowsOf } from './projection';
 import { parseEvery, parseJobDate } from './schedule';
+import { jobRunsStream } from './state';
 import { splitStatements } from './statements';
 
 /** A new job as SQL's CREATE JOB and REST's POST send it (dates as written). */
@@ -82,8 +83,33 @@ export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: 
     return presentJob(await findRow(project.name, job.name));
   };
 
-  const remove = async (projectName: string, name: string, ifExists = false) => {
-    await run(projectName, { type: 'DeleteJob', data: { name, ifExists }, metadata: { now: ctx.clock() } });
+  /**
+   * `forget`: the secrets its statements hold (sealed in the log, src/shared/sqlOptions.ts) are
+   * forgotten too, in its definition and in the statements its runs recorded (crypto-shredding).
+   */
+  const remove = async (
+    projectName: string,
+    name: string,
+    ifExists = false,
+    options: { forget?: boolean } = {},
+  ) => {
+    const project = await projects.require(projectName);
+    const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
+      decideJob({ type: 'DeleteJob', data: { name, ifExists }, metadata: { now: ctx.clock() } }, s),
+    );
+    await settled(ctx, outcome.lastPosition);
+    const deleted = outcome.events.find((e) => e.type === 'JobDeleted');
+    if (!options.forget || !deleted || deleted.type !== 'JobDeleted') return;
+    const reason = `job ${deleted.data.name} of ${project.name} deleted with forget`;
+    await ctx.secrets.forget(
+      { stream: projectStream(project.name), eventType: 'JobCreated', name: deleted.data.name },
+      reason,
+    );
+    // A run's recorded statements name no resource: they were sealed under the runs stream's own key.
+    await ctx.secrets.forget(
+      { stream: jobRunsStream(BigInt(deleted.data.jobId)), eventType: 'JobStatementRan', name: '' },
+      reason,
+    );
   };
 
   return {

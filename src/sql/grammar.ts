@@ -120,8 +120,8 @@ jobClause
 jobDate = string / NOW { return 'now'; }
 
 dropJob
-  = DROP __ JOB ie:ifExists __ name:qualifiedName
-    { return { kind: 'DropJob', name, ifExists: ie }; }
+  = DROP __ JOB ie:ifExists __ name:qualifiedName f:(__ FORGET)?
+    { return { kind: 'DropJob', name, ifExists: ie, forget: !!f }; }
 
 // CREATE [OR REPLACE] VIEW [IF NOT EXISTS] p.v [AS] (SELECT …): the query is kept as written.
 createView
@@ -157,8 +157,8 @@ createTrigger
     { return { kind: 'CreateTrigger', name, target, columns: columns ?? null, query: body }; }
 
 dropTrigger
-  = DROP __ TRIGGER ie:ifExists __ name:qualifiedName
-    { return { kind: 'DropTrigger', name, ifExists: ie }; }
+  = DROP __ TRIGGER ie:ifExists __ name:qualifiedName f:(__ FORGET)?
+    { return { kind: 'DropTrigger', name, ifExists: ie, forget: !!f }; }
 
 dropMlEngine
   = DROP __ ML_ENGINE ie:ifExists __ name:identifier f:(__ FORGET)?

@@ -13,7 +13,9 @@ export const jobStatementsOf = (services: Pick<SqlPorts, 'jobs'>) => ({
   run: async (statement: JobStatement, db: string): Promise<OkAnswer> => {
     const project = statement.name.project ?? db;
     if (statement.kind === 'DropJob') {
-      await services.jobs.remove(project, statement.name.name, statement.ifExists);
+      await services.jobs.remove(project, statement.name.name, statement.ifExists, {
+        forget: statement.forget,
+      });
       return ok;
     }
     await services.jobs.create(project, {

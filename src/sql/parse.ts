@@ -96,7 +96,7 @@ export type MindsStatement =
       every: { n: number | null; unit: string } | null;
       ifQuery: string | null;
     }
-  | { kind: 'DropJob'; name: QualifiedName; ifExists: boolean }
+  | { kind: 'DropJob'; name: QualifiedName; ifExists: boolean; forget: boolean }
   | { kind: 'CreateView'; name: QualifiedName; replace: boolean; ifNotExists: boolean; query: string }
   | { kind: 'AlterView'; name: QualifiedName; query: string }
   | { kind: 'DropView'; name: QualifiedName; ifExists: boolean }
@@ -110,7 +110,7 @@ export type MindsStatement =
       columns: string[] | null;
       query: string;
     }
-  | { kind: 'DropTrigger'; name: QualifiedName; ifExists: boolean }
+  | { kind: 'DropTrigger'; name: QualifiedName; ifExists: boolean; forget: boolean }
   | { kind: 'Use'; name: string }
   | { kind: 'Set'; text: string };
 

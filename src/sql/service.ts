@@ -434,7 +434,9 @@ export const sqlService = (
           });
           return { type: 'ok', affected_rows: null };
         case 'DropTrigger':
-          await services.triggers.remove(parsed.name.project ?? db, parsed.name.name, parsed.ifExists);
+          await services.triggers.remove(parsed.name.project ?? db, parsed.name.name, parsed.ifExists, {
+            forget: parsed.forget,
+          });
           return { type: 'ok', affected_rows: null };
         default:
           return runMindsStatement(services, parsed, db);

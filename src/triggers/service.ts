@@ -98,13 +98,24 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
     return findRow(project.name, t.name);
   };
 
-  const remove = async (projectName: string, name: string, ifExists = false) => {
+  /** `forget`: the secrets its statements hold are forgotten too (crypto-shredding). */
+  const remove = async (
+    projectName: string,
+    name: string,
+    ifExists = false,
+    options: { forget?: boolean } = {},
+  ) => {
     const project = await projects.require(projectName);
     const row = await triggerRowByName(ctx.duck, project.id, name);
     const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
       decideTrigger({ type: 'DeleteTrigger', data: { name, ifExists }, metadata: { now: ctx.clock() } }, s),
     );
     await settled(ctx, outcome.lastPosition);
+    if (options.forget && outcome.events.length > 0)
+      await ctx.secrets.forget(
+        { stream: projectStream(project.name), eventType: 'TriggerCreated', name: row?.NAME ?? name },
+        `trigger ${name} of ${project.name} deleted with forget`,
+      );
     // Recorded first, then removed from the source: a firing after this finds the trigger gone.
     if (row && outcome.events.length > 0)
       await source()

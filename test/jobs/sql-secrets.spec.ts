@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import mysql from 'mysql2/promise';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import pg from 'pg';
+import { FORGOTTEN } from '../../src/ledger/sealing';
 import { freshMariaData, freshPostgresData, postgresParameters } from '../support/external';
 import { manualClock, NO_POLL } from './support';
 
@@ -99,6 +100,27 @@ describe.each(storeKinds)("secrets inside a job's and a trigger's SQL (%s)", (ki
     expect(created.query).toMatch(/"password": "enc:v1:[^"]+", "database"/);
   });
 
+  it('given that job dropped with DROP JOB … FORGET, then its statements read with the secret forgotten, in its definition and in its runs', async () => {
+    const project = (await t.running.ctx.log.readStream('project-mindsdb', 0n)).events;
+    const created = project.find(
+      (e) => e.type === 'JobCreated' && (e.data as { name: string }).name === 'connect',
+    )!;
+    const runsStream = `job-runs-${created.meta.position}`;
+    const runsData = async () =>
+      JSON.stringify((await t.running.ctx.log.readStream(runsStream, 0n)).events.map((e) => e.data));
+    expect(await runsData()).toContain(password);
+
+    expect(await sql('DROP JOB mindsdb.connect FORGET')).toMatchObject({ type: 'ok' });
+    const definition = (await t.running.ctx.log.readStream('project-mindsdb', 0n)).events.find(
+      (e) => e.type === 'JobCreated' && (e.data as { name: string }).name === 'connect',
+    )!.data as { query: string };
+    expect(definition.query).toContain(`"password": "${FORGOTTEN}"`);
+    expect(definition.query).toContain(`"user": "${user}"`);
+    const runs = await runsData();
+    expect(runs).not.toContain(password);
+    expect(runs).toContain(FORGOTTEN);
+  });
+
   it('given a trigger whose statement holds a key, then its query is shown masked and its text kept whole in the log', async () => {
     const made = await t.http
       .post('/api/databases')
@@ -130,5 +152,17 @@ describe.each(storeKinds)("secrets inside a job's and a trigger's SQL (%s)", (ki
     const read = (await t.running.ctx.log.readStream('project-mindsdb', 0n)).events;
     const created = read.find((e) => e.type === 'SkillCreated')!.data as { params: Record<string, unknown> };
     expect(created.params.api_key).toBe(apiKey);
+
+    // Dropped with FORGET, the trigger's statement reads with the key forgotten; the skill it made
+    // is a resource of its own and keeps its key.
+    expect(await sql('DROP TRIGGER mindsdb.on_t FORGET')).toMatchObject({ type: 'ok' });
+    const after = (await t.running.ctx.log.readStream('project-mindsdb', 0n)).events;
+    const definition = after.find((e) => e.type === 'TriggerCreated')!.data as { query: string };
+    expect(definition.query).toContain(`api_key = '${FORGOTTEN}'`);
+    expect(definition.query).toContain("database = 'trig_src'");
+    const madeSkill = after.find((e) => e.type === 'SkillCreated')!.data as {
+      params: Record<string, unknown>;
+    };
+    expect(madeSkill.params.api_key).toBe(apiKey);
   });
 });
