@@ -1,4 +1,5 @@
 import { settled, type AppContext } from '../context';
+import { forgetDeleted } from '../ledger/secretKeeper';
 import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
@@ -52,7 +53,7 @@ export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: 
       decideJob(command, s),
     );
     await settled(ctx, outcome.lastPosition);
-    return project;
+    return { project, events: outcome.events };
   };
 
   /** Creates a job; its statements will run as the caller would run them. */
@@ -61,7 +62,7 @@ export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: 
     const now = ctx.clock();
     const request = currentRequest();
     const principal = request?.principal;
-    const project = await run(projectName, {
+    const { project } = await run(projectName, {
       type: 'CreateJob',
       data: {
         name: job.name,
@@ -93,22 +94,18 @@ export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: 
     ifExists = false,
     options: { forget?: boolean } = {},
   ) => {
-    const project = await projects.require(projectName);
-    const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
-      decideJob({ type: 'DeleteJob', data: { name, ifExists }, metadata: { now: ctx.clock() } }, s),
-    );
-    await settled(ctx, outcome.lastPosition);
-    const deleted = outcome.events.find((e) => e.type === 'JobDeleted');
-    if (!options.forget || !deleted || deleted.type !== 'JobDeleted') return;
-    const reason = `job ${deleted.data.name} of ${project.name} deleted with forget`;
-    await ctx.secrets.forget(
-      { stream: projectStream(project.name), eventType: 'JobCreated', name: deleted.data.name },
-      reason,
-    );
+    const { project, events } = await run(projectName, {
+      type: 'DeleteJob',
+      data: { name, ifExists },
+      metadata: { now: ctx.clock() },
+    });
+    const deleted = events.find((e) => e.type === 'JobDeleted');
+    if (!options.forget || deleted?.type !== 'JobDeleted') return;
+    await forgetDeleted(ctx.secrets, projectStream(project.name), deleted);
     // A run's recorded statements name no resource: they were sealed under the runs stream's own key.
     await ctx.secrets.forget(
       { stream: jobRunsStream(BigInt(deleted.data.jobId)), eventType: 'JobStatementRan', name: '' },
-      reason,
+      `job ${deleted.data.name} of ${project.name} deleted with forget`,
     );
   };
 

@@ -15,8 +15,8 @@ import { isKeyword, significant, SqlSyntaxError, textOf, tokenize, type Token } 
 /** Words that end an expression, never an implicit alias. */
 const NOT_ALIASES = new Set(['END', 'NULL', 'TRUE', 'FALSE', 'DISTINCT', 'ALL']);
 
-/** Words that end a SELECT list at the top level. */
-const LIST_ENDS = new Set([
+/** Words that end a SELECT list at its parenthesis depth (the MySQL door's substitutions read it too). */
+export const SELECT_LIST_ENDS: ReadonlySet<string> = new Set([
   'FROM',
   'WHERE',
   'GROUP',
@@ -76,7 +76,7 @@ const selectItems = (sql: string): Item[] | null => {
     else if (isSymbol(sql, t, ')') || isSymbol(sql, t, ']')) {
       if (depth === 0) break;
       depth--;
-    } else if (depth === 0 && t.kind === 'word' && LIST_ENDS.has(textOf(sql, t).toUpperCase())) break;
+    } else if (depth === 0 && t.kind === 'word' && SELECT_LIST_ENDS.has(textOf(sql, t).toUpperCase())) break;
     else if (depth === 0 && isSymbol(sql, t, ';')) break;
     if (depth === 0 && isSymbol(sql, t, ',')) {
       items.push({ tokens: current });

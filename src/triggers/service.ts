@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { forgetDeleted } from '../ledger/secretKeeper';
 import { settled, type AppContext } from '../context';
 import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
@@ -111,10 +112,11 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
       decideTrigger({ type: 'DeleteTrigger', data: { name, ifExists }, metadata: { now: ctx.clock() } }, s),
     );
     await settled(ctx, outcome.lastPosition);
-    if (options.forget && outcome.events.length > 0)
-      await ctx.secrets.forget(
-        { stream: projectStream(project.name), eventType: 'TriggerCreated', name: row?.NAME ?? name },
-        `trigger ${name} of ${project.name} deleted with forget`,
+    if (options.forget)
+      await forgetDeleted(
+        ctx.secrets,
+        projectStream(project.name),
+        outcome.events.find((e) => e.type === 'TriggerDeleted'),
       );
     // Recorded first, then removed from the source: a firing after this finds the trigger gone.
     if (row && outcome.events.length > 0)

@@ -41,6 +41,26 @@ describe('one SQL query cannot take the memory of the process', () => {
     });
   };
 
+  /**
+   * What DuckDB's allocator holds, once it has come back: the memory of a statement that is gone is
+   * given back, but on a loaded machine it may still be on its way when asked, so it asks again
+   * (for up to 5 s) while it is 8 MiB or more.
+   */
+  const allocatorHeldSettled = async () => {
+    const heldNow = async () => {
+      const [held] = await t.running.ctx.duck.query(
+        "SELECT CAST(sum(memory_usage_bytes) AS DOUBLE) AS b FROM duckdb_memory() WHERE tag = 'ALLOCATOR'",
+      );
+      return Number(held!.b);
+    };
+    let held = await heldNow();
+    for (let i = 0; i < 50 && held >= 8 * MiB; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      held = await heldNow();
+    }
+    return held;
+  };
+
   it('given a string_agg past the memory limit, when an analyst runs it, then a limit error, and memory comes back', async () => {
     const before = process.memoryUsage.rss();
     const a = await asAnalyst("SELECT length(string_agg(repeat('x',1000),'')) FROM range(200000)");
@@ -51,20 +71,7 @@ describe('one SQL query cannot take the memory of the process', () => {
     expect(a.error_message).not.toMatch(/SET memory_limit|Possible solutions/);
     await stillAnswers();
     // Nothing of it stays in DuckDB: its buffer manager holds (nearly) nothing for it.
-    // What DuckDB's allocator holds comes back once the statement is gone; on a loaded machine the
-    // previous test's memory may still be on its way back when this one asks, so it asks again.
-    const heldNow = async () => {
-      const [held] = await t.running.ctx.duck.query(
-        "SELECT CAST(sum(memory_usage_bytes) AS DOUBLE) AS b FROM duckdb_memory() WHERE tag = 'ALLOCATOR'",
-      );
-      return Number(held!.b);
-    };
-    let held = await heldNow();
-    for (let i = 0; i < 50 && held >= 8 * MiB; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      held = await heldNow();
-    }
-    expect(held).toBeLessThan(8 * MiB);
+    expect(await allocatorHeldSettled()).toBeLessThan(8 * MiB);
     expect(process.memoryUsage.rss() - before).toBeLessThan(256 * MiB);
   }, 60_000);
 
@@ -74,20 +81,7 @@ describe('one SQL query cannot take the memory of the process', () => {
     // its aggregate's state was.
     const a = await asAnalyst("SELECT length(string_agg('x', '')) AS n FROM range(10000000)");
     expect(a).toMatchObject({ type: 'table', data: [[10_000_000]] });
-    // What DuckDB's allocator holds comes back once the statement is gone; on a loaded machine the
-    // previous test's memory may still be on its way back when this one asks, so it asks again.
-    const heldNow = async () => {
-      const [held] = await t.running.ctx.duck.query(
-        "SELECT CAST(sum(memory_usage_bytes) AS DOUBLE) AS b FROM duckdb_memory() WHERE tag = 'ALLOCATOR'",
-      );
-      return Number(held!.b);
-    };
-    let held = await heldNow();
-    for (let i = 0; i < 50 && held >= 8 * MiB; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      held = await heldNow();
-    }
-    expect(held).toBeLessThan(8 * MiB);
+    expect(await allocatorHeldSettled()).toBeLessThan(8 * MiB);
   }, 60_000);
 
   it('given repeat asked for 600 MB, when an analyst runs it, then a limit error before any of it is made', async () => {

@@ -8,9 +8,9 @@
  */
 import { querySql, startTestApp, storeKinds, type SqlAnswer, type TestApp } from '../support/app';
 import { freshMariaData, freshPostgresData, rowsInExternal, type ExternalEngine } from '../support/external';
-import { csvFile } from '../support/modelsData';
+import { givenRentalsModel } from '../support/modelsData';
 import { connectSdk } from '../support/sdk';
-import { givenDatabase, givenFile, givenProject, givenTrainedModel, uniqueName } from '../support/world';
+import { givenDatabase, givenProject, uniqueName } from '../support/world';
 
 type Source = { name: string; parameters: Record<string, unknown>; drop: () => Promise<void> };
 
@@ -60,14 +60,7 @@ describe.each(storeKinds)('any SELECT written out (event store: %s)', (store) =>
   beforeAll(async () => {
     t = await startTestApp(store);
     ({ name: project } = await givenProject(t));
-    const training = (await givenFile(t, csvFile(TRAINING, uniqueName('training')))).name;
-    await givenTrainedModel(t, {
-      project,
-      name: 'rentals',
-      from: 'files',
-      select: `SELECT * FROM ${training}`,
-      predict: 'rental_price',
-    });
+    await givenRentalsModel(t, project, TRAINING);
   });
   afterAll(async () => {
     await t?.running.services.models.idle();

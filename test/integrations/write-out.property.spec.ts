@@ -9,8 +9,8 @@
 import fc from 'fast-check';
 import { querySql, startTestApp, storeKinds, type SqlAnswer, type TestApp } from '../support/app';
 import { freshMariaData, freshPostgresData, type ExternalEngine } from '../support/external';
-import { csvFile } from '../support/modelsData';
-import { givenDatabase, givenFile, givenProject, givenTrainedModel, uniqueName } from '../support/world';
+import { givenRentalsModel, rentalRows } from '../support/modelsData';
+import { givenDatabase, givenProject, uniqueName } from '../support/world';
 
 /** Fixed, so a failure reproduces. */
 const SEED = 20261126;
@@ -169,19 +169,7 @@ describe.each(storeKinds)(
     beforeAll(async () => {
       t = await startTestApp(store);
       ({ name: project } = await givenProject(t));
-      const rows = Array.from({ length: 45 }, (_, i) => ({
-        sqft: 300 + 31 * i,
-        location: i % 3 === 0 ? 'great' : 'good',
-        rental_price: 2 * (300 + 31 * i) + (i % 3 === 0 ? 700 : 0),
-      }));
-      const training = (await givenFile(t, csvFile(rows, uniqueName('training')))).name;
-      await givenTrainedModel(t, {
-        project,
-        name: 'rentals',
-        from: 'files',
-        select: `SELECT * FROM ${training}`,
-        predict: 'rental_price',
-      });
+      await givenRentalsModel(t, project, rentalRows(45));
       const listingsDb = await freshPostgresData([
         'CREATE TABLE listings (id INT PRIMARY KEY, sqft INT, location VARCHAR(20))',
         "INSERT INTO listings VALUES (1, 420, 'good'), (2, 910, 'great'), (3, 655, 'good'), (4, 1200, 'great'), (5, 380, 'good'), (6, 777, 'good')",

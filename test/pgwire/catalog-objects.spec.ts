@@ -24,6 +24,9 @@ const rows = (out: string) =>
     .filter((l) => l.length > 0)
     .map((l) => l.split('|'));
 
+/** The knowledge base `pa.notes`'s columns, as SELECT * answers them: its own, then its metadata's. */
+const NOTES_COLUMNS = ['id', 'chunk_id', 'chunk_content', 'metadata', 'distance', 'relevance', 'topic'];
+
 describe("a project's views and knowledge bases in the catalogs tools read", () => {
   let t: TestApp;
   let admin: string;
@@ -87,15 +90,7 @@ describe("a project's views and knowledge bases in the catalogs tools read", () 
       ['home', 'VARCHAR', 2],
     ]);
     const kb = await sql('SELECT * FROM pa.notes LIMIT 0');
-    expect(kb.column_names).toEqual([
-      'id',
-      'chunk_id',
-      'chunk_content',
-      'metadata',
-      'distance',
-      'relevance',
-      'topic',
-    ]);
+    expect(kb.column_names).toEqual(NOTES_COLUMNS);
     const answered = (kb as Answer & { column_types: string[] }).column_types;
     expect(await columnsOf('pa', 'notes')).toEqual(
       kb.column_names!.map((name, i) => [name, answered[i], i + 1]),
@@ -209,15 +204,7 @@ describe("a project's views and knowledge bases in the catalogs tools read", () 
       ['ratio', 'numeric(2,1)'],
     ]);
     const kb = await psql('\\d pa.notes');
-    expect(kb.map((r) => r[0])).toEqual([
-      'id',
-      'chunk_id',
-      'chunk_content',
-      'metadata',
-      'distance',
-      'relevance',
-      'topic',
-    ]);
+    expect(kb.map((r) => r[0])).toEqual(NOTES_COLUMNS);
     // \d+ prints the view's definition (a footer: shown with tuples_only off): its own query, not
     // the shadow's empty SELECT.
     const verbose = (await psql('\\d+ pa.numbers', ['-P', 'tuples_only=off'])).map((r) => r.join('|'));

@@ -7,13 +7,7 @@
  */
 import fc from 'fast-check';
 import { querySql, startTestApp, storeKinds, type SqlAnswer, type TestApp } from '../support/app';
-import {
-  anySelect,
-  fromClause,
-  generatedTable,
-  uploadGenerated,
-  type GeneratedTable,
-} from '../support/generatedSql';
+import { selectOverTwoTables, uploadedSelect } from '../support/generatedSql';
 import { asHttpCell, startDoors, type Doors } from '../support/doors';
 
 const SEED = 20261126;
@@ -99,26 +93,14 @@ describe.each(storeKinds)('every door answers as HTTP (event store: %s)', (store
     }
   };
 
-  const upload = (table: GeneratedTable) => uploadGenerated(t, table);
-
-  const world = fc.tuple(generatedTable(8), generatedTable(8)).chain(([a, b]) =>
-    fc.record({
-      a: fc.constant(a),
-      b: fc.constant(b),
-      query: fromClause(
-        { table: 'files.<a>', columns: a.columns },
-        { table: 'files.<b>', columns: b.columns },
-      ).chain(anySelect),
-      // Without the aliases, the labels are the expressions' texts (src/shared/sqlLabels.ts).
-      unaliased: fc.boolean(),
-    }),
-  );
+  // Without the aliases, the labels are the expressions' texts (src/shared/sqlLabels.ts).
+  const world = selectOverTwoTables(fc.boolean(), 8);
 
   it('gives HTTP labels, rows and mapped types on MySQL and PostgreSQL (simple and extended)', async () => {
     await fc.assert(
-      fc.asyncProperty(world, async ({ a, b, query, unaliased }) => {
-        const [ta, tb] = [await upload(a), await upload(b)];
-        let sql = query.sql.split('files.<a>').join(ta).split('files.<b>').join(tb);
+      fc.asyncProperty(world, async (drawn) => {
+        const { query, extra: unaliased } = drawn;
+        let sql = await uploadedSelect(t, drawn);
         // ORDER BY refers to positions, so the aliases may go.
         if (unaliased) sql = sql.replace(/ AS x\d+(?=[ ,])/g, '');
         const http: SqlAnswer = await querySql(t, sql);

@@ -30,13 +30,13 @@ import { querySql, startTestApp, storeKinds, type SqlAnswer, type TestApp } from
 import { asHttpCell, startDoors, type Doors } from '../support/doors';
 import {
   generatedTable,
-  writeCsv,
+  uploadGenerated,
   type Column,
   type GeneratedTable,
   type Kind,
 } from '../support/generatedSql';
-import { csvFile } from '../support/modelsData';
-import { givenFile, givenProject, givenSkill, givenTrainedModel, uniqueName } from '../support/world';
+import { givenRentalsModel, rentalRows } from '../support/modelsData';
+import { givenProject, givenSkill } from '../support/world';
 
 const SEED = 20370602;
 const NUM_RUNS = 30;
@@ -322,20 +322,7 @@ describe.each(storeKinds)('bound values equal inlined literals (event store: %s)
     notes = fc.sample(text, { seed: SEED, numRuns: 4 });
     for (const [i, note] of notes.entries())
       await givenSkill(t, project, { name: `s_${i}`, params: { note } });
-    const rows = Array.from({ length: 40 }, (_, i) => ({
-      sqft: 300 + 31 * i,
-      location: i % 3 === 0 ? 'great' : 'good',
-      rental_price: 2 * (300 + 31 * i) + (i % 3 === 0 ? 700 : 0),
-    }));
-    const training = (await givenFile(t, csvFile(rows, uniqueName('training')))).name;
-    await givenTrainedModel(t, {
-      project,
-      name: 'rentals',
-      from: 'files',
-      select: `SELECT * FROM ${training}`,
-      predict: 'rental_price',
-    });
-    model = `${project}.rentals`;
+    model = await givenRentalsModel(t, project, rentalRows(40));
   }, 120_000);
   afterAll(async () => {
     await doors?.close();
@@ -408,11 +395,10 @@ describe.each(storeKinds)('bound values equal inlined literals (event store: %s)
     );
     await fc.assert(
       fc.asyncProperty(world, async ({ table, fileQueries, projectQuery: pq, eStrings }) => {
-        const name = uniqueName('gen');
-        await givenFile(t, writeCsv(table, name), name);
+        const file = await uploadGenerated(t, table);
         for (const q of fileQueries)
           await expectAllEqual(
-            q.map((s) => (isHole(s) ? s : s.replace('files.<T>', `files.${name}`))),
+            q.map((s) => (isHole(s) ? s : s.replace('files.<T>', file))),
             eStrings,
           );
         await expectAllEqual(pq, eStrings);

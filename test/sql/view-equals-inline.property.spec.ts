@@ -8,13 +8,7 @@
  */
 import fc from 'fast-check';
 import { querySql, startTestApp, storeKinds, type SqlAnswer, type TestApp } from '../support/app';
-import {
-  anySelect,
-  fromClause,
-  generatedTable,
-  uploadGenerated,
-  type GeneratedTable,
-} from '../support/generatedSql';
+import { selectOverTwoTables, uploadedSelect } from '../support/generatedSql';
 import { givenProject, uniqueName } from '../support/world';
 
 const SEED = 20370603;
@@ -61,25 +55,13 @@ describe.each(storeKinds)('a view answers as its query inline (event store: %s)'
   });
   afterAll(() => t?.dispose());
 
-  const upload = (table: GeneratedTable) => uploadGenerated(t, table);
-
-  const world = fc.tuple(generatedTable(), generatedTable()).chain(([a, b]) =>
-    fc.record({
-      a: fc.constant(a),
-      b: fc.constant(b),
-      query: fromClause(
-        { table: 'files.<a>', columns: a.columns },
-        { table: 'files.<b>', columns: b.columns },
-      ).chain(anySelect),
-      filter: outerFilter,
-    }),
-  );
+  const world = selectOverTwoTables(outerFilter);
 
   it('SELECT * FROM p.v equals SELECT * FROM (q) AS sub, with and without an outer filter', async () => {
     await fc.assert(
-      fc.asyncProperty(world, async ({ a, b, query, filter }) => {
-        const [ta, tb] = [await upload(a), await upload(b)];
-        const q = query.sql.split('files.<a>').join(ta).split('files.<b>').join(tb);
+      fc.asyncProperty(world, async (drawn) => {
+        const filter = drawn.extra;
+        const q = await uploadedSelect(t, drawn);
         const inline = await querySql(t, `SELECT * FROM (${q}) AS sub`);
         // Only queries the endpoint answers make views (a type error DuckDB finds is refused at CREATE).
         if (inline.type !== 'table') return;

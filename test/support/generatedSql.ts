@@ -393,3 +393,29 @@ export const uploadGenerated = async (t: TestApp, table: GeneratedTable, prefix 
   await givenFile(t, writeCsv(table, name), name);
   return `files.${name}`;
 };
+
+/**
+ * Two generated tables, a generated SELECT over them (naming them `files.<a>` and `files.<b>`) and
+ * whatever else a property draws with them (`extra`).
+ */
+export const selectOverTwoTables = <E>(extra: fc.Arbitrary<E>, maxRows?: number) =>
+  fc.tuple(generatedTable(maxRows), generatedTable(maxRows)).chain(([a, b]) =>
+    fc.record({
+      a: fc.constant(a),
+      b: fc.constant(b),
+      query: fromClause(
+        { table: 'files.<a>', columns: a.columns },
+        { table: 'files.<b>', columns: b.columns },
+      ).chain(anySelect),
+      extra,
+    }),
+  );
+
+/** The query of `selectOverTwoTables` over its two tables, uploaded as files. */
+export const uploadedSelect = async (
+  t: TestApp,
+  drawn: { a: GeneratedTable; b: GeneratedTable; query: GeneratedQuery },
+) => {
+  const [ta, tb] = [await uploadGenerated(t, drawn.a), await uploadGenerated(t, drawn.b)];
+  return drawn.query.sql.split('files.<a>').join(ta).split('files.<b>').join(tb);
+};

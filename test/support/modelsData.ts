@@ -4,7 +4,7 @@ import path from 'node:path';
 import { seasonalSales, type SeriesRow } from '../ml/synthetic';
 import type { TestApp } from './app';
 import { sharedData } from './data';
-import { givenFile, uniqueName } from './world';
+import { givenFile, givenTrainedModel, uniqueName } from './world';
 
 /** Rows as a CSV file in a temporary directory (removed with the process's other temp files). */
 export const csvFile = (rows: readonly Record<string, unknown>[], name: string) => {
@@ -33,3 +33,28 @@ export const givenSalesFile = async (
 /** A dataset of `../shared/data`, uploaded as a file of its own. */
 export const givenSharedFile = async (t: TestApp, dataset: string) =>
   (await givenFile(t, sharedData(dataset), uniqueName(dataset.replace(/\.csv$/, '')))).name;
+
+/** Rental listings whose price follows their size and location: a model learns it in about a second. */
+export const rentalRows = (count: number) =>
+  Array.from({ length: count }, (_, i) => ({
+    sqft: 300 + 31 * i,
+    location: i % 3 === 0 ? 'great' : 'good',
+    rental_price: 2 * (300 + 31 * i) + (i % 3 === 0 ? 700 : 0),
+  }));
+
+/** `<project>.rentals`, predicting `rental_price`, trained on `rows` uploaded as a file of their own. */
+export const givenRentalsModel = async (
+  t: TestApp,
+  project: string,
+  rows: readonly Record<string, unknown>[],
+) => {
+  const training = (await givenFile(t, csvFile(rows, uniqueName('training')))).name;
+  await givenTrainedModel(t, {
+    project,
+    name: 'rentals',
+    from: 'files',
+    select: `SELECT * FROM ${training}`,
+    predict: 'rental_price',
+  });
+  return `${project}.rentals`;
+};

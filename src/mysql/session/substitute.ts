@@ -1,3 +1,4 @@
+import { SELECT_LIST_ENDS } from '../../shared/sqlLabels';
 import { quoteMysqlIdent, quoteString } from '../../shared/quoting';
 import { isKeyword, significant, textOf, type Token } from '../../shared/sqlTokens';
 import { clientTokens, userVariableName } from './clientText';
@@ -9,22 +10,6 @@ export const literalOf = (value: VariableValue) =>
 
 /** Words a select-list item may follow (besides a comma). */
 const SELECT_LIST_START = new Set(['SELECT', 'DISTINCT', 'ALL']);
-
-/** Words after which a select list is over, at the same parenthesis depth. */
-const END_OF_SELECT_LIST = new Set([
-  'FROM',
-  'WHERE',
-  'GROUP',
-  'HAVING',
-  'ORDER',
-  'LIMIT',
-  'UNION',
-  'INTO',
-  'WINDOW',
-  'QUALIFY',
-  'EXCEPT',
-  'INTERSECT',
-]);
 
 /**
  * A statement for the engine with MySQL's connection values written in as literals: `@@x` system
@@ -56,7 +41,7 @@ export const substituteConnectionValues = (
     else if (isSymbol(t, ')')) {
       if (selectList.length > 1) selectList.pop();
     } else if (isKeyword(sql, t, 'SELECT')) selectList[depth] = true;
-    else if (isWordIn(t, END_OF_SELECT_LIST)) selectList[depth] = false;
+    else if (isWordIn(t, SELECT_LIST_ENDS)) selectList[depth] = false;
     if (t.kind === 'userVariable') {
       userVariables.push(userVariableName(sql, t));
       continue;
@@ -86,7 +71,7 @@ export const substituteConnectionValues = (
       after === undefined ||
       isSymbol(after, ',') ||
       isSymbol(after, ';') ||
-      isWordIn(after, END_OF_SELECT_LIST);
+      isWordIn(after, SELECT_LIST_ENDS);
     if (itemStart && itemEnd) text += ` AS ${quoteMysqlIdent(sql.slice(t.start, end))}`;
     replacements.push({ start: t.start, end, text });
     i = last;
