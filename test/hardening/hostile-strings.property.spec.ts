@@ -105,6 +105,18 @@ const sqlText = fc.oneof(
   likelyLone.map((s) => `CREATE SKILL mindsdb.hs USING type='${s.replace(/'/g, "''")}'`),
   likelyLone.map((s) => `CREATE PROJECT \`${s.replace(/`/g, '``')}\``),
   likelyLone.map((s) => `CREATE AGENT mindsdb.\`${s.replace(/`/g, '``')}\` USING model='gpt-4o'`),
+  // Writes into files: a name, a column and a value of the client's.
+  likelyLone.map((s) => `CREATE OR REPLACE TABLE files.hf (SELECT '${s.replace(/'/g, "''")}' AS a)`),
+  likelyLone.map((s) => `INSERT INTO files.hf (SELECT '${s.replace(/'/g, "''")}' AS a)`),
+  likelyLone.map(
+    (s) => `CREATE TABLE files.\`${s.replace(/`/g, '``')}\` (SELECT 1 AS \`${s.replace(/`/g, '``')}\`)`,
+  ),
+  // A secret inside a stored statement (sealed in place), and a job dropped with FORGET.
+  likelyLone.map(
+    (s) =>
+      `CREATE JOB mindsdb.hj (CREATE DATABASE IF NOT EXISTS hd WITH ENGINE = 'postgres', PARAMETERS = {"password": '${s.replace(/'/g, "''")}'}) EVERY hour`,
+  ),
+  likelyLone.map((s) => `DROP JOB IF EXISTS mindsdb.\`${s.replace(/`/g, '``')}\` FORGET`),
   likelyLone,
 );
 
