@@ -20,6 +20,11 @@ const INFRASTRUCTURE = `^src/(${ENGINES})/`;
  */
 const SLICES = `(?!(?:${ENGINES}|sql|cli|wiring)/)([A-Za-z]+)`;
 const CAPABILITIES = `(?!(?:${ENGINES}|cli|wiring)/)([A-Za-z]+)`;
+/**
+ * What a slice's `sql.ts` (its SQL statements' handlers) may use of the SQL interface: the handler
+ * types and helpers, the parsed statements' shapes, SQL errors and the lexical helpers.
+ */
+const SQL_STATEMENT_API = '^src/sql/(handlers|parse|grammar|errors|lexical|answers|deadline)\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -64,8 +69,24 @@ module.exports = {
           '^src/$1/',
           `^src/${CAPABILITIES}/state\\.ts$`,
           '^src/projects/(aggregate|directory)\\.ts$',
+          SQL_STATEMENT_API,
         ],
       },
+    },
+    {
+      name: 'only-a-slices-sql-reaches-the-sql-interface',
+      severity: 'error',
+      comment:
+        "A capability's SQL statements live in its sql.ts, which alone may use the SQL interface's statement API (handlers, parse, errors, lexical); the rest of a slice knows no SQL.",
+      from: { path: `^src/${SLICES}/`, pathNot: `^src/${SLICES}/sql\\.ts$` },
+      to: { path: '^src/sql/' },
+    },
+    {
+      name: 'a-slices-sql-uses-the-statement-api',
+      severity: 'error',
+      comment: "A slice's sql.ts uses the SQL interface's statement API only, not its pipeline.",
+      from: { path: `^src/${SLICES}/sql\\.ts$` },
+      to: { path: '^src/sql/', pathNot: SQL_STATEMENT_API },
     },
     {
       name: 'sql-uses-capabilities-as-an-interface',
@@ -75,7 +96,7 @@ module.exports = {
       from: { path: '^src/sql/' },
       to: {
         path: `^src/${SLICES}/`,
-        pathNot: '^src/[A-Za-z]+/(state|projection|present|schemas|aggregate|directory)\\.ts$',
+        pathNot: '^src/[A-Za-z]+/(state|projection|present|schemas|aggregate|directory|sql)\\.ts$',
         dependencyTypesNot: ['type-only'],
       },
     },

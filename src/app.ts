@@ -52,7 +52,7 @@ import { readCache, tableReadCaches } from './shared/readCache';
 import { skillBody } from './skills/present';
 import { skillRoutes } from './skills/routes';
 import { skillsService } from './skills/service';
-import { jobStatementProblem } from './sql/jobStatements';
+import { jobStatementProblem } from './sql/statementProblem';
 import { sqlRoutes } from './sql/routes';
 import { mysqlDialectOutsideConnections } from './mysql/oneStatement';
 import { sqlService, type SqlService } from './sql/service';

@@ -220,3 +220,4 @@ export const fileWritesOf = (deps: { files: FileWritePorts; selectAll: SelectAll
     },
   };
 };
+export type FileWrites = ReturnType<typeof fileWritesOf>;

@@ -192,23 +192,23 @@ dropDatabase
     { return { kind: 'DropDatabase', name, ifExists: ie, forget: !!f }; }
 
 resourceKind
-  = SKILL { return 'skill'; } / AGENT { return 'agent'; } / CHATBOT { return 'chatbot'; }
+  = SKILL { return 'Skill'; } / AGENT { return 'Agent'; } / CHATBOT { return 'Chatbot'; }
 
 createResource
   = CREATE __ resource:resourceKind ine:ifNotExists __ name:qualifiedName using:(__ USING __ a:assignments { return a; })?
-    { return { kind: 'CreateResource', resource, name, ifNotExists: ine, options: using ?? {} }; }
+    { return { kind: 'Create' + resource, name, ifNotExists: ine, options: using ?? {} }; }
 
 updateResource
   = UPDATE __ resource:resourceKind __ name:qualifiedName __ SET __ a:assignments
-    { return { kind: 'UpdateResource', resource, name, options: a }; }
+    { return { kind: 'Update' + resource, name, options: a }; }
 
 alterResource
   = ALTER __ resource:resourceKind __ name:qualifiedName __ (USING / SET) __ a:assignments
-    { return { kind: 'UpdateResource', resource, name, options: a }; }
+    { return { kind: 'Update' + resource, name, options: a }; }
 
 dropResource
   = DROP __ resource:resourceKind ie:ifExists __ name:qualifiedName f:(__ FORGET)?
-    { return { kind: 'DropResource', resource, name, ifExists: ie, forget: !!f }; }
+    { return { kind: 'Drop' + resource, name, ifExists: ie, forget: !!f }; }
 
 show
   = SHOW __ full:(FULL __)? what:showTarget from:(__ (FROM / IN) __ d:identifier { return d; })? filter:showFilter?

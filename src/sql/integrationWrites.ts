@@ -241,3 +241,4 @@ export const integrationWritesOf = (deps: {
     },
   };
 };
+export type IntegrationWrites = ReturnType<typeof integrationWritesOf>;

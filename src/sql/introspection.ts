@@ -279,3 +279,4 @@ export const introspection = (deps: {
 
   return { show, describe, set };
 };
+export type Introspection = ReturnType<typeof introspection>;

@@ -5,7 +5,15 @@ import { grammar } from './grammar';
 export type UsingValue = string | number | boolean | null | UsingValue[] | { [k: string]: UsingValue };
 export type Options = Record<string, UsingValue>;
 export type QualifiedName = { project: string | null; name: string };
-export type ResourceKind = 'skill' | 'agent' | 'chatbot';
+/** Skills, agents and chatbots share their statements' shapes; each kind is its slice's own. */
+type CreateResource<K extends string> = {
+  kind: K;
+  name: QualifiedName;
+  ifNotExists: boolean;
+  options: Options;
+};
+type UpdateResource<K extends string> = { kind: K; name: QualifiedName; options: Options };
+type DropResource<K extends string> = { kind: K; name: QualifiedName; ifExists: boolean; forget: boolean };
 
 /** ORDER BY … [GROUP BY …] [WINDOW n] [HORIZON h]; `orderBy` null when only the others were given. */
 export type TimeSeriesClauses = {
@@ -26,15 +34,15 @@ export type MindsStatement =
       parameters: Options | null;
     }
   | { kind: 'DropDatabase'; name: string; ifExists: boolean; forget: boolean }
-  | {
-      kind: 'CreateResource';
-      resource: ResourceKind;
-      name: QualifiedName;
-      ifNotExists: boolean;
-      options: Options;
-    }
-  | { kind: 'UpdateResource'; resource: ResourceKind; name: QualifiedName; options: Options }
-  | { kind: 'DropResource'; resource: ResourceKind; name: QualifiedName; ifExists: boolean; forget: boolean }
+  | CreateResource<'CreateSkill'>
+  | CreateResource<'CreateAgent'>
+  | CreateResource<'CreateChatbot'>
+  | UpdateResource<'UpdateSkill'>
+  | UpdateResource<'UpdateAgent'>
+  | UpdateResource<'UpdateChatbot'>
+  | DropResource<'DropSkill'>
+  | DropResource<'DropAgent'>
+  | DropResource<'DropChatbot'>
   | {
       kind: 'Show';
       what: string;

@@ -22,15 +22,15 @@ import { agentSqlPort, type ScopedSqlEngine } from './agentTools';
 import type { ExternalDatabases } from '../databases/pools';
 import type { SqlPorts } from './ports';
 import { invalid } from '../shared/errors';
-import { runMindsStatement } from './statements';
 import { introspection } from './introspection';
 import { objectColumnsOf } from './objectColumns';
-import { modelStatementsOf } from './modelStatements';
-import { knowledgeBaseStatementsOf } from './knowledgeBaseStatements';
-import { jobStatementsOf } from './jobStatements';
-import { viewStatementsOf } from './viewStatements';
 import { integrationWritesOf, type SelectAll } from './integrationWrites';
 import { fileWritesOf } from './fileWrites';
+import { modelSqlPorts, sliceStatements } from './slices';
+import { pipelineStatements } from './tableStatements';
+import type { StatementContext, StatementHandlers, StatementKindName, StatementOf } from './handlers';
+import { createModelFromText } from '../models/sql';
+import { knowledgeBaseRows } from '../knowledgeBases/sql';
 import type {
   ErrorAnswer,
   OkAnswer,
@@ -252,10 +252,6 @@ export const sqlService = (
     },
   });
 
-  const modelStatements = modelStatementsOf(services);
-  const knowledgeBaseStatements = knowledgeBaseStatementsOf(services);
-  const jobStatements = jobStatementsOf(services);
-  const viewStatements = viewStatementsOf(services);
   /** A write's rows: the whole answer of its SELECT, read under the caller's policy as its SELECTs are. */
   const selectAll: SelectAll = async (query, db, params) => {
     const table = await everyRow(query, db, params, callerPolicy());
@@ -282,7 +278,7 @@ export const sqlService = (
       withReader: (work) => ctx.duck.withReader(work),
     },
   });
-  const { show, describe, set } = introspection({
+  const introspected = introspection({
     internal,
     services,
     catalog,
@@ -292,6 +288,25 @@ export const sqlService = (
       (await ctx.duck.query('SELECT name FROM duckdb_settings() WHERE lower(name) = lower(?)', [name]))
         .length > 0,
   });
+
+  /** Every statement kind the grammar makes, and what runs it: complete by type. */
+  const handlers: StatementHandlers = {
+    ...sliceStatements(services),
+    ...pipelineStatements({
+      introspection: introspected,
+      databaseExists: (name) => services.databases.exists(name),
+      integrationWrites,
+      fileWrites,
+      knowledgeBaseRows: knowledgeBaseRows(services.knowledgeBases),
+    }),
+  };
+  /** A statement to its kind's handler (the map's type ties each kind to its statement's shape). */
+  const dispatch = <K extends StatementKindName>(
+    kind: K,
+    statement: StatementOf<K>,
+    context: StatementContext,
+  ) => handlers[kind](statement, context);
+  const createModelFromRest = createModelFromText(modelSqlPorts(services));
 
   /** One statement; its SELECTs read through `selecting` (whole, or streamed). Never throws. */
   const statement = async <T extends { type: 'table'; column_names: string[] }>(
@@ -362,85 +377,16 @@ export const sqlService = (
       }
       kind = statementKindOf(parsed.kind);
       checkStatement(principal, parsed.kind);
-      switch (parsed.kind) {
-        case 'Show':
-          return withinDeadline(show(parsed, db, params, deadline), deadline);
-        case 'Describe':
-          return withinDeadline(describe(parsed, db, deadline), deadline);
-        case 'Use': {
-          if (!(await services.databases.exists(parsed.name)))
-            throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${parsed.name} does not exist`);
-          db = parsed.name;
-          return { type: 'ok', affected_rows: null };
-        }
-        case 'Set':
-          return set(parsed.text);
-        case 'DropModel': {
-          // MindsDB drops a view with DROP MODEL too, and its JS SDK's deleteView sends that.
-          const [first, second] = parsed.name;
-          const [project, name] = second === undefined ? [db, first!] : [first!, second];
-          if (parsed.name.length <= 2 && !(await services.models.exists(project, name))) {
-            const view = await services.views.queryOf(project, name);
-            if (view !== undefined)
-              return viewStatements.run({ kind: 'DropView', name: { project, name }, ifExists: false }, db);
-          }
-          return modelStatements.run(parsed, db);
-        }
-        case 'CreateModel':
-        case 'RetrainModel':
-        case 'FinetuneModel':
-          return modelStatements.run(parsed, db);
-        case 'Insert':
-        case 'Delete':
-        case 'CreateTable':
-        case 'UpdateTable':
-        case 'DropTable': {
-          // Rows go into external databases, files (and knowledge bases); the read model takes none.
-          const integration = await integrationWrites.integrationOf(parsed, db);
-          if (integration) return integrationWrites.run(parsed, integration, db, sql, params);
-          if (
-            (parsed.kind === 'CreateTable' || parsed.kind === 'Insert') &&
-            fileWrites.isFileWrite(parsed, db)
-          )
-            return fileWrites.run(parsed, db, params);
-          if (parsed.kind === 'Insert' || parsed.kind === 'Delete')
-            return knowledgeBaseStatements.run(parsed, db);
-          const verb = { CreateTable: 'CREATE TABLE', UpdateTable: 'UPDATE', DropTable: 'DROP TABLE' }[
-            parsed.kind
-          ];
-          const where = `${parsed.target.project ?? db}.${parsed.target.name}`;
-          throw new SqlError(
-            SqlErrorCode.Forbidden,
-            `${verb} ${where} is not supported: ${parsed.target.project ?? db} is not an external database; projects' tables change only through commands, files through uploads and CREATE TABLE or INSERT INTO files.f (SELECT …); write into a database registered with CREATE DATABASE`,
-          );
-        }
-        case 'CreateKnowledgeBase':
-        case 'DropKnowledgeBase':
-          return knowledgeBaseStatements.run(parsed, db);
-        case 'CreateJob':
-        case 'DropJob':
-          return jobStatements.run(parsed, db);
-        case 'CreateView':
-        case 'AlterView':
-        case 'DropView':
-          return viewStatements.run(parsed, db);
-        case 'CreateTrigger':
-          await services.triggers.create(parsed.name.project ?? db, {
-            name: parsed.name.name,
-            database: parsed.target.project ?? db,
-            table: parsed.target.name,
-            columns: parsed.columns,
-            query: parsed.query,
-          });
-          return { type: 'ok', affected_rows: null };
-        case 'DropTrigger':
-          await services.triggers.remove(parsed.name.project ?? db, parsed.name.name, parsed.ifExists, {
-            forget: parsed.forget,
-          });
-          return { type: 'ok', affected_rows: null };
-        default:
-          return runMindsStatement(services, parsed, db);
-      }
+      const context: StatementContext = {
+        db,
+        sql,
+        params,
+        deadline,
+        use: (database) => {
+          db = database;
+        },
+      };
+      return dispatch(parsed.kind, parsed, context);
     };
     const seconds = () => (performance.now() - started) / 1000;
     try {
@@ -499,7 +445,7 @@ export const sqlService = (
       } catch (error) {
         throw invalid((error as Error).message);
       }
-      return modelStatements.createFromRest(project, query);
+      return createModelFromRest(project, query);
     },
 
     /**

@@ -1,0 +1,97 @@
+import type { AgentsService } from './service';
+import { invalid } from '../shared/errors';
+import type { Params } from '../shared/params';
+import type { Options, UsingValue } from '../sql/parse';
+import {
+  exists,
+  ok,
+  optionObject,
+  optionText,
+  projectOf,
+  unlessMissing,
+  type StatementHandlers,
+} from '../sql/handlers';
+
+const skillRefs = (key: string, v: UsingValue | undefined) => {
+  if (v === undefined) return undefined;
+  const list = Array.isArray(v) ? v : [v];
+  return list.map((item) => {
+    if (typeof item === 'string' || typeof item === 'number') return { ref: String(item), parameters: {} };
+    if (item && typeof item === 'object' && !Array.isArray(item) && typeof item.name === 'string') {
+      const { name, ...parameters } = item;
+      return { ref: name, parameters };
+    }
+    throw invalid(`${key} must list skill names or {"name": …} objects`);
+  });
+};
+
+/** Splits `USING`/`SET` options into an agent's fields (MindsDB's SQL shape) and its params. */
+const agentOptions = (options: Options) => {
+  const { model, provider, skills, skills_to_add, skills_to_remove, name, ...params } = options;
+  const out: {
+    name?: string;
+    modelName?: string | null;
+    provider?: string | null;
+    params: Params;
+    skills?: { ref: string; parameters: Params }[];
+    skillsToAdd?: { ref: string; parameters: Params }[];
+    skillsToRemove?: string[];
+  } = { params: { ...params } };
+  if (typeof model === 'string') out.modelName = model;
+  else if (model !== undefined && model !== null) out.params.model = optionObject('model', model);
+  if (provider !== undefined) out.provider = optionText('provider', provider) ?? null;
+  if (name !== undefined) out.name = optionText('name', name);
+  out.skills = skillRefs('skills', skills);
+  out.skillsToAdd = skillRefs('skills_to_add', skills_to_add);
+  out.skillsToRemove = skillRefs('skills_to_remove', skills_to_remove)?.map((r) => r.ref);
+  return out;
+};
+
+/** CREATE AGENT, UPDATE / ALTER AGENT and DROP AGENT [FORGET], through the agents service (as REST). */
+export const agentStatements = (agents: Pick<AgentsService, 'get' | 'run'>) =>
+  ({
+    CreateAgent: async (statement, context) => {
+      const project = projectOf(statement.name, context);
+      const name = statement.name.name;
+      if (statement.ifNotExists && (await exists(() => agents.get(project, name)))) return ok;
+      const a = agentOptions(statement.options);
+      await agents.run(project, {
+        type: 'CreateAgent',
+        data: {
+          name,
+          modelName: a.modelName ?? null,
+          provider: a.provider ?? null,
+          params: a.params,
+          skills: a.skills ?? [],
+        },
+      });
+      return ok;
+    },
+    UpdateAgent: async (statement, context) => {
+      const a = agentOptions(statement.options);
+      await agents.run(projectOf(statement.name, context), {
+        type: 'UpdateAgent',
+        data: {
+          ref: statement.name.name,
+          name: a.name,
+          modelName: a.modelName,
+          provider: a.provider,
+          params: Object.keys(a.params).length ? a.params : undefined,
+          skills: a.skills,
+          skillsToAdd: a.skillsToAdd,
+          skillsToRemove: a.skillsToRemove,
+        },
+      });
+      return ok;
+    },
+    DropAgent: async (statement, context) => {
+      await unlessMissing(statement.ifExists, () =>
+        agents.run(
+          projectOf(statement.name, context),
+          { type: 'DeleteAgent', data: { ref: statement.name.name } },
+          { forget: statement.forget },
+        ),
+      );
+      return ok;
+    },
+  }) satisfies StatementHandlers<'CreateAgent' | 'UpdateAgent' | 'DropAgent'>;

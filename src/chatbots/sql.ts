@@ -1,0 +1,64 @@
+import type { ChatbotPorts, ChatbotsService } from './service';
+import { invalid } from '../shared/errors';
+import { exists, ok, optionText, projectOf, unlessMissing, type StatementHandlers } from '../sql/handlers';
+
+export type ChatbotSqlPorts = {
+  readonly chatbots: Pick<ChatbotsService, 'get' | 'run'>;
+  readonly requireIntegration: ChatbotPorts['requireIntegration'];
+};
+
+/** CREATE CHATBOT, UPDATE / ALTER CHATBOT and DROP CHATBOT [FORGET], through the chatbots service. */
+export const chatbotStatements = ({ chatbots, requireIntegration }: ChatbotSqlPorts) =>
+  ({
+    CreateChatbot: async (statement, context) => {
+      const project = projectOf(statement.name, context);
+      const name = statement.name.name;
+      if (statement.ifNotExists && (await exists(() => chatbots.get(project, name)))) return ok;
+      const { database, agent, model, is_running, ...params } = statement.options;
+      const dbName = optionText('database', database);
+      if (!dbName) throw invalid(`CREATE CHATBOT needs USING database = '<chat database>'`);
+      await chatbots.run(project, {
+        type: 'CreateChatbot',
+        data: {
+          name,
+          agentRef: optionText('agent', agent) ?? null,
+          modelName: optionText('model', model) ?? null,
+          database: await requireIntegration({ name: dbName }),
+          // SQL's default, as MindsDB (REST's is false).
+          isRunning: is_running === undefined ? true : Boolean(is_running),
+          params,
+        },
+      });
+      return ok;
+    },
+    UpdateChatbot: async (statement, context) => {
+      const project = projectOf(statement.name, context);
+      const name = statement.name.name;
+      await chatbots.get(project, name);
+      const { database, agent, model, is_running, name: rename, ...params } = statement.options;
+      const dbName = optionText('database', database);
+      await chatbots.run(project, {
+        type: 'PutChatbot',
+        data: {
+          ref: name,
+          name: optionText('name', rename),
+          agentRef: agent === undefined ? undefined : (optionText('agent', agent) ?? null),
+          modelName: model === undefined ? undefined : (optionText('model', model) ?? null),
+          database: dbName ? await requireIntegration({ name: dbName }) : undefined,
+          isRunning: is_running === undefined ? undefined : Boolean(is_running),
+          params: Object.keys(params).length ? params : undefined,
+        },
+      });
+      return ok;
+    },
+    DropChatbot: async (statement, context) => {
+      await unlessMissing(statement.ifExists, () =>
+        chatbots.run(
+          projectOf(statement.name, context),
+          { type: 'DeleteChatbot', data: { ref: statement.name.name } },
+          { forget: statement.forget },
+        ),
+      );
+      return ok;
+    },
+  }) satisfies StatementHandlers<'CreateChatbot' | 'UpdateChatbot' | 'DropChatbot'>;

@@ -1,0 +1,17 @@
+import type { ProjectsService } from './service';
+import { ok, validName, type StatementHandlers } from '../sql/handlers';
+
+/** CREATE PROJECT and DROP PROJECT, through the projects service (the same commands as REST). */
+export const projectStatements = (projects: Pick<ProjectsService, 'find' | 'create' | 'remove'>) =>
+  ({
+    CreateProject: async (statement) => {
+      if (statement.ifNotExists && (await projects.find(statement.name))) return ok;
+      await projects.create(validName('Project', statement.name));
+      return ok;
+    },
+    DropProject: async (statement) => {
+      if (statement.ifExists && !(await projects.find(statement.name))) return ok;
+      await projects.remove(statement.name);
+      return ok;
+    },
+  }) satisfies StatementHandlers<'CreateProject' | 'DropProject'>;

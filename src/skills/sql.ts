@@ -1,0 +1,40 @@
+import type { SkillsService } from './service';
+import { invalid } from '../shared/errors';
+import { exists, ok, optionText, projectOf, unlessMissing, type StatementHandlers } from '../sql/handlers';
+
+/** CREATE SKILL, UPDATE / ALTER SKILL and DROP SKILL [FORGET], through the skills service (as REST). */
+export const skillStatements = (skills: Pick<SkillsService, 'get' | 'run'>) =>
+  ({
+    CreateSkill: async (statement, context) => {
+      const project = projectOf(statement.name, context);
+      const name = statement.name.name;
+      if (statement.ifNotExists && (await exists(() => skills.get(project, name)))) return ok;
+      const { type, ...params } = statement.options;
+      const skillType = optionText('type', type);
+      if (!skillType)
+        throw invalid(`CREATE SKILL needs USING type = 'sql' | 'knowledge_base' | 'retrieval' | …`);
+      await skills.run(project, { type: 'CreateSkill', data: { name, type: skillType, params } });
+      return ok;
+    },
+    UpdateSkill: async (statement, context) => {
+      const project = projectOf(statement.name, context);
+      const name = statement.name.name;
+      await skills.get(project, name);
+      const { type, name: rename, ...params } = statement.options;
+      await skills.run(project, {
+        type: 'PutSkill',
+        data: { ref: name, name: optionText('name', rename), type: optionText('type', type), params },
+      });
+      return ok;
+    },
+    DropSkill: async (statement, context) => {
+      await unlessMissing(statement.ifExists, () =>
+        skills.run(
+          projectOf(statement.name, context),
+          { type: 'DeleteSkill', data: { ref: statement.name.name } },
+          { forget: statement.forget },
+        ),
+      );
+      return ok;
+    },
+  }) satisfies StatementHandlers<'CreateSkill' | 'UpdateSkill' | 'DropSkill'>;

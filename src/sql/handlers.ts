@@ -1,0 +1,86 @@
+import { resourceName } from '../shared/names';
+import { DomainError, invalid } from '../shared/errors';
+import type { Params } from '../shared/params';
+import type { OkAnswer, TableAnswer } from './answers';
+import type { Deadline } from './deadline';
+import type { MindsStatement, QualifiedName, UsingValue } from './parse';
+
+/**
+ * What a capability offers the SQL interface: one handler per statement kind it owns, exported from
+ * its slice's `sql.ts` and listed once in `src/sql/slices.ts`. The pipeline (tokenize, parse, check
+ * the caller's role, then dispatch) calls them through `StatementHandlers`, a map complete by type:
+ * a statement the grammar makes without a handler does not compile.
+ */
+export type StatementKindName = MindsStatement['kind'];
+export type StatementOf<K extends StatementKindName> = Extract<MindsStatement, { kind: K }>;
+
+/** Where a statement runs: the client's current database, its text and bound values, its deadline. */
+export type StatementContext = {
+  /** The current database (`USE`, the request's `context.db`): where unqualified names live. */
+  readonly db: string;
+  /** The statement as sent (trimmed). */
+  readonly sql: string;
+  readonly params: Record<string, unknown>;
+  readonly deadline: Deadline;
+  /** `USE db`: the database later statements of this client run in. */
+  readonly use: (database: string) => void;
+};
+
+export type StatementAnswer = OkAnswer | TableAnswer;
+
+export type StatementHandler<K extends StatementKindName> = (
+  statement: StatementOf<K>,
+  context: StatementContext,
+) => Promise<StatementAnswer>;
+
+export type StatementHandlers<K extends StatementKindName = StatementKindName> = {
+  readonly [P in K]: StatementHandler<P>;
+};
+
+export const ok: OkAnswer = { type: 'ok', affected_rows: null };
+
+/** A qualified name's project: the one it names, or the current database. */
+export const projectOf = (name: QualifiedName, context: StatementContext) => name.project ?? context.db;
+
+/** A name a resource may take (the same rule as REST's), or a 400-class error naming the rule. */
+export const validName = (what: string, name: string) => {
+  const r = resourceName(what).safeParse(name);
+  if (!r.success) throw invalid(r.error.issues.map((i) => i.message).join('; '));
+  return name;
+};
+
+/** A `USING k = v` value that must be text (numbers and booleans as written). */
+export const optionText = (key: string, v: UsingValue | undefined): string | undefined => {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  throw invalid(`${key} must be a text value`);
+};
+
+/** A `USING k = {…}` value that must be a JSON object. */
+export const optionObject = (key: string, v: UsingValue): Params => {
+  if (v !== null && typeof v === 'object' && !Array.isArray(v)) return v;
+  throw invalid(`${key} must be a JSON object`);
+};
+
+export const isNotFound = (e: unknown) => e instanceof DomainError && e.kind === 'NotFound';
+
+/** Whether a look-up finds its resource (its NotFound is an answer; any other error is thrown). */
+export const exists = async (get: () => Promise<unknown>) => {
+  try {
+    await get();
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
+};
+
+/** Runs a removal; with IF EXISTS, a resource that is not there is no error. */
+export const unlessMissing = async (ifExists: boolean, remove: () => Promise<unknown>) => {
+  try {
+    await remove();
+  } catch (error) {
+    if (!(ifExists && isNotFound(error))) throw error;
+  }
+};

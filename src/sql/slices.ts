@@ -1,0 +1,44 @@
+import { agentStatements } from '../agents/sql';
+import { chatbotStatements } from '../chatbots/sql';
+import { databaseStatements } from '../databases/sql';
+import { jobStatements } from '../jobs/sql';
+import { knowledgeBaseStatements } from '../knowledgeBases/sql';
+import { mlEngineStatements } from '../mlEngines/sql';
+import { modelStatements, type ModelSqlPorts } from '../models/sql';
+import { projectStatements } from '../projects/sql';
+import { skillStatements } from '../skills/sql';
+import { triggerStatements } from '../triggers/sql';
+import { viewStatements } from '../views/sql';
+import type { SqlPorts } from './ports';
+
+/** What the models slice's statements need of the others (DROP MODEL drops a view, as MindsDB). */
+export const modelSqlPorts = (ports: SqlPorts): ModelSqlPorts => ({
+  models: ports.models,
+  databaseExists: (name) => ports.databases.exists(name),
+  views: {
+    queryOf: (project, name) => ports.views.queryOf(project, name),
+    remove: (project, name) => ports.views.remove(project, name, false),
+  },
+});
+
+/**
+ * Every capability's SQL statements, listed once: each slice's `sql.ts` exports its handlers. The
+ * SQL service adds its own (SHOW, DESCRIBE, USE, SET, table writes) and the whole map is checked
+ * complete by type there.
+ */
+export const sliceStatements = (ports: SqlPorts) => ({
+  ...projectStatements(ports.projects),
+  ...databaseStatements({ databases: ports.databases, createProject: (name) => ports.projects.create(name) }),
+  ...skillStatements(ports.skills),
+  ...agentStatements(ports.agents),
+  ...chatbotStatements({
+    chatbots: ports.chatbots,
+    requireIntegration: (ref) => ports.databases.requireIntegration(ref),
+  }),
+  ...mlEngineStatements(ports.mlEngines),
+  ...modelStatements(modelSqlPorts(ports)),
+  ...knowledgeBaseStatements(ports.knowledgeBases),
+  ...jobStatements(ports.jobs),
+  ...viewStatements(ports.views),
+  ...triggerStatements(ports.triggers),
+});

@@ -1,0 +1,75 @@
+import type { KnowledgeBaseRows } from '../knowledgeBases/sql';
+import { withinDeadline } from './deadline';
+import { SqlError, SqlErrorCode } from './errors';
+import type { FileWrites } from './fileWrites';
+import { ok, type StatementHandlers } from './handlers';
+import type { IntegrationWrites } from './integrationWrites';
+import type { Introspection } from './introspection';
+
+/**
+ * The statements the SQL interface answers itself, over every capability: SHOW, DESCRIBE, USE, SET,
+ * and writes into tables, which go to the external database, file or knowledge base named (the
+ * read model takes none).
+ */
+export const pipelineStatements = (deps: {
+  readonly introspection: Introspection;
+  readonly databaseExists: (name: string) => Promise<boolean>;
+  readonly integrationWrites: IntegrationWrites;
+  readonly fileWrites: FileWrites;
+  readonly knowledgeBaseRows: KnowledgeBaseRows;
+}) => {
+  const { introspection, integrationWrites, fileWrites, knowledgeBaseRows } = deps;
+  /** Rows go into external databases and files; into a project, only a knowledge base takes them. */
+  const intoIntegration = async <K extends 'Insert' | 'Delete' | 'CreateTable' | 'UpdateTable' | 'DropTable'>(
+    statement: Parameters<StatementHandlers[K]>[0],
+    context: Parameters<StatementHandlers[K]>[1],
+  ) => {
+    const integration = await integrationWrites.integrationOf(statement, context.db);
+    return integration
+      ? integrationWrites.run(statement, integration, context.db, context.sql, context.params)
+      : undefined;
+  };
+  const notExternal = (verb: string, target: { project: string | null; name: string }, db: string) => {
+    const where = `${target.project ?? db}.${target.name}`;
+    return new SqlError(
+      SqlErrorCode.Forbidden,
+      `${verb} ${where} is not supported: ${target.project ?? db} is not an external database; projects' tables change only through commands, files through uploads and CREATE TABLE or INSERT INTO files.f (SELECT …); write into a database registered with CREATE DATABASE`,
+    );
+  };
+  return {
+    Show: (statement, context) =>
+      withinDeadline(
+        introspection.show(statement, context.db, context.params, context.deadline),
+        context.deadline,
+      ),
+    Describe: (statement, context) =>
+      withinDeadline(introspection.describe(statement, context.db, context.deadline), context.deadline),
+    Use: async (statement, context) => {
+      if (!(await deps.databaseExists(statement.name)))
+        throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${statement.name} does not exist`);
+      context.use(statement.name);
+      return ok;
+    },
+    Set: (statement) => introspection.set(statement.text),
+    Insert: async (statement, context) =>
+      (await intoIntegration<'Insert'>(statement, context)) ??
+      (fileWrites.isFileWrite(statement, context.db)
+        ? fileWrites.run(statement, context.db, context.params)
+        : knowledgeBaseRows.insert(statement, context)),
+    Delete: async (statement, context) =>
+      (await intoIntegration<'Delete'>(statement, context)) ?? knowledgeBaseRows.delete(statement, context),
+    CreateTable: async (statement, context) =>
+      (await intoIntegration<'CreateTable'>(statement, context)) ??
+      (fileWrites.isFileWrite(statement, context.db)
+        ? fileWrites.run(statement, context.db, context.params)
+        : Promise.reject(notExternal('CREATE TABLE', statement.target, context.db))),
+    UpdateTable: async (statement, context) =>
+      (await intoIntegration<'UpdateTable'>(statement, context)) ??
+      Promise.reject(notExternal('UPDATE', statement.target, context.db)),
+    DropTable: async (statement, context) =>
+      (await intoIntegration<'DropTable'>(statement, context)) ??
+      Promise.reject(notExternal('DROP TABLE', statement.target, context.db)),
+  } satisfies StatementHandlers<
+    'Show' | 'Describe' | 'Use' | 'Set' | 'Insert' | 'Delete' | 'CreateTable' | 'UpdateTable' | 'DropTable'
+  >;
+};

@@ -1,0 +1,23 @@
+import type { TriggersService } from './service';
+import { ok, projectOf, type StatementHandlers } from '../sql/handlers';
+
+/** CREATE TRIGGER and DROP TRIGGER [FORGET], through the triggers service (as REST). */
+export const triggerStatements = (triggers: Pick<TriggersService, 'create' | 'remove'>) =>
+  ({
+    CreateTrigger: async (statement, context) => {
+      await triggers.create(projectOf(statement.name, context), {
+        name: statement.name.name,
+        database: projectOf(statement.target, context),
+        table: statement.target.name,
+        columns: statement.columns,
+        query: statement.query,
+      });
+      return ok;
+    },
+    DropTrigger: async (statement, context) => {
+      await triggers.remove(projectOf(statement.name, context), statement.name.name, statement.ifExists, {
+        forget: statement.forget,
+      });
+      return ok;
+    },
+  }) satisfies StatementHandlers<'CreateTrigger' | 'DropTrigger'>;

@@ -1,0 +1,24 @@
+import type { ViewsService } from './service';
+import { ok, projectOf, type StatementHandlers } from '../sql/handlers';
+
+/** CREATE [OR REPLACE] VIEW, ALTER VIEW and DROP VIEW, through the views service (as REST). */
+export const viewStatements = (views: Pick<ViewsService, 'create' | 'update' | 'remove'>) =>
+  ({
+    CreateView: async (statement, context) => {
+      await views.create(projectOf(statement.name, context), {
+        name: statement.name.name,
+        query: statement.query,
+        replace: statement.replace,
+        ifNotExists: statement.ifNotExists,
+      });
+      return ok;
+    },
+    AlterView: async (statement, context) => {
+      await views.update(projectOf(statement.name, context), statement.name.name, { query: statement.query });
+      return ok;
+    },
+    DropView: async (statement, context) => {
+      await views.remove(projectOf(statement.name, context), statement.name.name, statement.ifExists);
+      return ok;
+    },
+  }) satisfies StatementHandlers<'CreateView' | 'AlterView' | 'DropView'>;
