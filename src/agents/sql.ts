@@ -3,12 +3,14 @@ import { invalid } from '../shared/errors';
 import type { Params } from '../shared/params';
 import type { Options, UsingValue } from '../sql/parse';
 import {
+  ownProject,
   exists,
   ok,
   optionObject,
   optionText,
   projectOf,
   unlessMissing,
+  type SqlCatalog,
   type StatementHandlers,
 } from '../sql/handlers';
 
@@ -95,3 +97,12 @@ export const agentStatements = (agents: Pick<AgentsService, 'get' | 'run'>) =>
       return ok;
     },
   }) satisfies StatementHandlers<'CreateAgent' | 'UpdateAgent' | 'DropAgent'>;
+
+/** information_schema.AGENTS, and every project's agents table. */
+export const agentCatalog = {
+  informationSchema: {
+    AGENTS: `SELECT NAME, PROJECT, MODEL_NAME, SKILLS, CAST(PARAMS AS VARCHAR) AS PARAMS FROM main.agents ORDER BY ID`,
+  },
+  projectTables: { agents: 'AGENTS' },
+  scopedRows: { agents: ownProject },
+} satisfies SqlCatalog;

@@ -1,6 +1,15 @@
 import type { ChatbotPorts, ChatbotsService } from './service';
 import { invalid } from '../shared/errors';
-import { exists, ok, optionText, projectOf, unlessMissing, type StatementHandlers } from '../sql/handlers';
+import {
+  ownProject,
+  exists,
+  ok,
+  optionText,
+  projectOf,
+  unlessMissing,
+  type SqlCatalog,
+  type StatementHandlers,
+} from '../sql/handlers';
 
 export type ChatbotSqlPorts = {
   readonly chatbots: Pick<ChatbotsService, 'get' | 'run'>;
@@ -62,3 +71,12 @@ export const chatbotStatements = ({ chatbots, requireIntegration }: ChatbotSqlPo
       return ok;
     },
   }) satisfies StatementHandlers<'CreateChatbot' | 'UpdateChatbot' | 'DropChatbot'>;
+
+/** information_schema.CHATBOTS, and every project's chatbots table. */
+export const chatbotCatalog = {
+  informationSchema: {
+    CHATBOTS: `SELECT NAME, PROJECT, DATABASE, AGENT, MODEL_NAME, CAST(PARAMS AS VARCHAR) AS PARAMS, IS_RUNNING, LAST_ERROR, WEBHOOK_TOKEN FROM main.chatbots ORDER BY ID`,
+  },
+  projectTables: { chatbots: 'CHATBOTS' },
+  scopedRows: { chatbots: ownProject },
+} satisfies SqlCatalog;

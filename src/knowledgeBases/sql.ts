@@ -4,9 +4,11 @@ import { quoteMysqlIdent } from '../shared/quoting';
 import { SqlError, SqlErrorCode } from '../sql/errors';
 import type { QualifiedName } from '../sql/parse';
 import {
+  ownProject,
   ok,
   projectOf,
   type StatementContext,
+  type SqlCatalog,
   type StatementHandlers,
   type StatementOf,
 } from '../sql/handlers';
@@ -84,3 +86,19 @@ export const knowledgeBaseRows = (kbs: KnowledgeBases) => ({
 });
 
 export type KnowledgeBaseRows = ReturnType<typeof knowledgeBaseRows>;
+
+/** information_schema.KNOWLEDGE_BASES, and every project's knowledge_bases table. */
+export const knowledgeBaseCatalog = {
+  informationSchema: {
+    // PARAMS carries the columns too: the JS SDK reads metadata_columns, content_columns and id_column there.
+    KNOWLEDGE_BASES: `SELECT NAME, PROJECT, CAST(EMBEDDING_MODEL AS VARCHAR) AS EMBEDDING_MODEL,
+      NULL::VARCHAR AS RERANKING_MODEL, NULL::VARCHAR AS STORAGE, CAST(METADATA_COLUMNS AS VARCHAR) AS METADATA_COLUMNS,
+      CAST(CONTENT_COLUMNS AS VARCHAR) AS CONTENT_COLUMNS, ID_COLUMN,
+      CAST(json_merge_patch(PARAMS, json_object('metadata_columns', METADATA_COLUMNS,
+        'content_columns', CONTENT_COLUMNS, 'id_column', ID_COLUMN)) AS VARCHAR) AS PARAMS,
+      INSERT_STARTED_AT, INSERT_FINISHED_AT, PROCESSED_ROWS, NULL::VARCHAR AS ERROR, NULL::BIGINT AS QUERY_ID
+      FROM main.knowledge_bases ORDER BY ID`,
+  },
+  projectTables: { knowledge_bases: 'KNOWLEDGE_BASES' },
+  scopedRows: { knowledge_bases: ownProject },
+} satisfies SqlCatalog;

@@ -10,7 +10,7 @@ import {
   type MindsStatement,
   type TimeSeriesClauses,
 } from '../sql/parse';
-import { ok, projectOf, type StatementHandlers } from '../sql/handlers';
+import { ownProject, ok, projectOf, type SqlCatalog, type StatementHandlers } from '../sql/handlers';
 
 export type ModelSqlPorts = {
   readonly models: Pick<ModelsService, 'exists' | 'create' | 'retrain' | 'finetune' | 'remove'>;
@@ -138,3 +138,20 @@ export const createModelFromText =
       throw error;
     }
   };
+
+/** information_schema.MODELS and MODELS_VERSIONS, and every project's models and models_versions. */
+export const modelCatalog = {
+  informationSchema: {
+    MODELS: `SELECT NAME, ENGINE, PROJECT, ACTIVE, VERSION, STATUS, ACCURACY, PREDICT, UPDATE_STATUS, MINDSDB_VERSION,
+      ERROR, SELECT_DATA_QUERY, CAST(TRAINING_OPTIONS AS VARCHAR) AS TRAINING_OPTIONS, CURRENT_TRAINING_PHASE,
+      TOTAL_TRAINING_PHASES, TRAINING_PHASE_NAME, TAG, CREATED_AT, TRAINING_TIME,
+      TRAINING_PROGRESS AS PROGRESS FROM main.models ORDER BY ID, VERSION`,
+    // MindsDB's every version of every model (the JS SDK's getModel(name, project, version) reads it);
+    // MODELS lists every version too, as MindsDB's does since the two were merged.
+    MODELS_VERSIONS: `SELECT NAME, ENGINE, PROJECT, ACTIVE, VERSION, STATUS, ACCURACY, PREDICT, UPDATE_STATUS,
+      MINDSDB_VERSION, ERROR, SELECT_DATA_QUERY, CAST(TRAINING_OPTIONS AS VARCHAR) AS TRAINING_OPTIONS, TAG,
+      CREATED_AT, TRAINING_TIME FROM main.models ORDER BY ID, VERSION`,
+  },
+  projectTables: { models: 'MODELS', models_versions: 'MODELS_VERSIONS' },
+  scopedRows: { models: ownProject },
+} satisfies SqlCatalog;

@@ -1,6 +1,15 @@
 import type { SkillsService } from './service';
 import { invalid } from '../shared/errors';
-import { exists, ok, optionText, projectOf, unlessMissing, type StatementHandlers } from '../sql/handlers';
+import {
+  ownProject,
+  exists,
+  ok,
+  optionText,
+  projectOf,
+  unlessMissing,
+  type SqlCatalog,
+  type StatementHandlers,
+} from '../sql/handlers';
 
 /** CREATE SKILL, UPDATE / ALTER SKILL and DROP SKILL [FORGET], through the skills service (as REST). */
 export const skillStatements = (skills: Pick<SkillsService, 'get' | 'run'>) =>
@@ -38,3 +47,12 @@ export const skillStatements = (skills: Pick<SkillsService, 'get' | 'run'>) =>
       return ok;
     },
   }) satisfies StatementHandlers<'CreateSkill' | 'UpdateSkill' | 'DropSkill'>;
+
+/** information_schema.SKILLS, and every project's skills table. */
+export const skillCatalog = {
+  informationSchema: {
+    SKILLS: `SELECT NAME, PROJECT, TYPE, CAST(PARAMS AS VARCHAR) AS PARAMS FROM main.skills ORDER BY ID`,
+  },
+  projectTables: { skills: 'SKILLS' },
+  scopedRows: { skills: ownProject },
+} satisfies SqlCatalog;

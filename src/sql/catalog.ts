@@ -2,11 +2,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { FILES_SCHEMA } from '../shared/names';
 import { nameKey } from '../shared/names';
-import { LLM_HANDLERS } from '../mlEngines/state';
 import { SqlError, SqlErrorCode, toSqlError } from './errors';
 import { quoteIdent, quoteString } from '../shared/quoting';
 import { KB_SCHEMA } from '../kb/layout';
 import { HISTORY_TABLES, rowsAsOf } from '../projection/history';
+import { sliceCatalogs } from './slices';
 
 /** Where MindsDB's information_schema lives in DuckDB (DuckDB's own is read-only and must not win). */
 export const IS_SCHEMA = 'mdb_information_schema';
@@ -24,37 +24,16 @@ export const projectSchema = (project: string) => `mdb_project_${nameKey(project
 
 const q = quoteString;
 
-/** The virtual tables every project has, as MindsDB's project datanode exposes them. */
-export const PROJECT_TABLES = [
-  'models',
-  'models_versions',
-  'agents',
-  'skills',
-  'chatbots',
-  'jobs',
-  'jobs_history',
-  'views',
-  'knowledge_bases',
-] as const;
+/** The virtual tables every project has, as MindsDB's project datanode exposes them (each slice's). */
+export const PROJECT_TABLES: readonly string[] = sliceCatalogs.flatMap((c) =>
+  Object.keys(c.projectTables ?? {}),
+);
 
-const HANDLERS = [
-  ['postgres', 'data', 'PostgreSQL', 'PostgreSQL databases (driver: pg)'],
-  ['mysql', 'data', 'MySQL', 'MySQL databases (driver: mysql2)'],
-  ['mariadb', 'data', 'MariaDB', 'MariaDB databases (driver: mysql2)'],
-  [
-    'lightwood',
-    'ml',
-    'Lightwood',
-    'Tabular models trained in process: gradient-boosted trees, linear, baseline',
-  ],
-  ...LLM_HANDLERS.map((h) => [h, 'ml', h, 'Language models for agents, through an OpenAI-compatible API']),
-  [
-    'byom',
-    'ml',
-    'BYOM',
-    'Bring your own model: uploaded model code (PUT /api/handlers/byom/{name}), kept, not run',
-  ],
-];
+/** Each project table's information_schema table (its project's rows of it). */
+const projectTableSources: Readonly<Record<string, string>> = Object.assign(
+  {},
+  ...sliceCatalogs.map((c) => c.projectTables ?? {}),
+);
 
 /**
  * MindsDB's information_schema tables (upper-case columns, as MindsDB), as views over the
@@ -69,65 +48,11 @@ const informationSchemaViews: Record<string, string> = {
     ${FILES_DATABASE}
     UNION ALL SELECT name, 'project', NULL, NULL FROM (SELECT name, id FROM main.projects ORDER BY id)
     UNION ALL SELECT name, 'data', engine, CAST(connection_data AS VARCHAR) FROM (SELECT * FROM main.databases ORDER BY id)`,
-  SKILLS: `SELECT NAME, PROJECT, TYPE, CAST(PARAMS AS VARCHAR) AS PARAMS FROM main.skills ORDER BY ID`,
-  AGENTS: `SELECT NAME, PROJECT, MODEL_NAME, SKILLS, CAST(PARAMS AS VARCHAR) AS PARAMS FROM main.agents ORDER BY ID`,
-  CHATBOTS: `SELECT NAME, PROJECT, DATABASE, AGENT, MODEL_NAME, CAST(PARAMS AS VARCHAR) AS PARAMS, IS_RUNNING, LAST_ERROR, WEBHOOK_TOKEN FROM main.chatbots ORDER BY ID`,
-  MODELS: `SELECT NAME, ENGINE, PROJECT, ACTIVE, VERSION, STATUS, ACCURACY, PREDICT, UPDATE_STATUS, MINDSDB_VERSION,
-      ERROR, SELECT_DATA_QUERY, CAST(TRAINING_OPTIONS AS VARCHAR) AS TRAINING_OPTIONS, CURRENT_TRAINING_PHASE,
-      TOTAL_TRAINING_PHASES, TRAINING_PHASE_NAME, TAG, CREATED_AT, TRAINING_TIME,
-      TRAINING_PROGRESS AS PROGRESS FROM main.models ORDER BY ID, VERSION`,
-  // MindsDB's every version of every model (the JS SDK's getModel(name, project, version) reads it);
-  // MODELS lists every version too, as MindsDB's does since the two were merged.
-  MODELS_VERSIONS: `SELECT NAME, ENGINE, PROJECT, ACTIVE, VERSION, STATUS, ACCURACY, PREDICT, UPDATE_STATUS,
-      MINDSDB_VERSION, ERROR, SELECT_DATA_QUERY, CAST(TRAINING_OPTIONS AS VARCHAR) AS TRAINING_OPTIONS, TAG,
-      CREATED_AT, TRAINING_TIME FROM main.models ORDER BY ID, VERSION`,
-  // PARAMS carries the columns too: the JS SDK reads metadata_columns, content_columns and id_column there.
-  KNOWLEDGE_BASES: `SELECT NAME, PROJECT, CAST(EMBEDDING_MODEL AS VARCHAR) AS EMBEDDING_MODEL,
-      NULL::VARCHAR AS RERANKING_MODEL, NULL::VARCHAR AS STORAGE, CAST(METADATA_COLUMNS AS VARCHAR) AS METADATA_COLUMNS,
-      CAST(CONTENT_COLUMNS AS VARCHAR) AS CONTENT_COLUMNS, ID_COLUMN,
-      CAST(json_merge_patch(PARAMS, json_object('metadata_columns', METADATA_COLUMNS,
-        'content_columns', CONTENT_COLUMNS, 'id_column', ID_COLUMN)) AS VARCHAR) AS PARAMS,
-      INSERT_STARTED_AT, INSERT_FINISHED_AT, PROCESSED_ROWS, NULL::VARCHAR AS ERROR, NULL::BIGINT AS QUERY_ID
-      FROM main.knowledge_bases ORDER BY ID`,
-  JOBS: `SELECT NAME, PROJECT, START_AT, END_AT, NEXT_RUN_AT, SCHEDULE_STR, QUERY, IF_QUERY,
-      CAST(VARIABLES AS VARCHAR) AS VARIABLES FROM main.jobs ORDER BY ID`,
-  // MindsDB's jobs_history (a project's table, and log.jobs_history); JOB_RUNS adds status and tick.
-  JOBS_HISTORY: `SELECT NAME, PROJECT, RUN_START, RUN_END, ERROR, QUERY FROM main.job_runs ORDER BY POSITION`,
-  JOB_RUNS: `SELECT NAME, PROJECT, RUN, STATUS, TICK AS SCHEDULED_AT, RUN_START, RUN_END, STATEMENTS, ERROR, QUERY, NODE
-      FROM main.job_runs ORDER BY POSITION`,
-  VIEWS: `SELECT NAME, PROJECT, QUERY FROM main.views ORDER BY ID`,
-  TRIGGERS: `SELECT NAME, PROJECT, DATABASE, "TABLE", QUERY, LAST_ERROR FROM main.triggers ORDER BY ID`,
-  ML_ENGINES: `SELECT 'lightwood' AS NAME, 'lightwood' AS HANDLER, '{}' AS CONNECTION_DATA
-    UNION ALL SELECT NAME, HANDLER, CAST(CONNECTION_DATA AS VARCHAR) FROM (SELECT * FROM main.ml_engines ORDER BY ID)`,
-  HANDLERS: `SELECT * FROM (VALUES ${HANDLERS.map(
-    ([n, t, title, d]) => `(${q(n!)}, ${q(t!)}, ${q(title!)}, ${q(d!)}, '1', '{}', true, NULL::VARCHAR)`,
-  ).join(
-    ', ',
-  )}) AS h(NAME, TYPE, TITLE, DESCRIPTION, VERSION, CONNECTION_ARGS, IMPORT_SUCCESS, IMPORT_ERROR)`,
+  ...Object.assign({}, ...sliceCatalogs.map((c) => c.informationSchema)),
   EVENTS: `SELECT global_position AS GLOBAL_POSITION, stream AS STREAM, stream_position AS STREAM_POSITION,
       event_id AS EVENT_ID, type AS TYPE, schema_version AS SCHEMA_VERSION, CAST(data AS VARCHAR) AS DATA,
       recorded_at AS RECORDED_AT, actor AS ACTOR, request_id AS REQUEST_ID, interface AS INTERFACE
       FROM main.events ORDER BY global_position`,
-  AGENT_RUNS: `SELECT TRACE_ID, PROJECT, AGENT, QUESTION, ANSWER, STATUS, ERROR_KIND, ERROR, STEPS, PROVIDER, MODEL,
-      ENGINE, SQL, PROMPT_TOKENS, COMPLETION_TOKENS, TOTAL_TOKENS, MS, THREAD_ID, VIA, STARTED_AT, FINISHED_AT
-      FROM main.agent_runs ORDER BY POSITION`,
-  CHAT_MESSAGES: `SELECT MESSAGE_ID, PROJECT, CHATBOT, CHANNEL, CHAT_ID, USER, TEXT, STATUS, ATTEMPTS, DELIVERIES,
-      CLAIMED_BY, LEASE_UNTIL, RETRY_AT, LAST_ERROR, ANSWER_ID, ANSWER, TRACE_ID, RECEIVED_AT, ANSWERED_AT,
-      DELIVERED_AT, EXTERNAL_ID FROM main.chat_messages ORDER BY POSITION`,
-  AGENT_STEPS: `SELECT TRACE_ID, SEQ, STEP, KIND, NAME, OK, CAST(DETAIL AS VARCHAR) AS DETAIL, SQL, ROW_COUNT, ERROR,
-      REJECTED, TOTAL_TOKENS, MS, RECORDED_AT FROM main.agent_steps ORDER BY RECORDED_AT, TRACE_ID, SEQ`,
-};
-
-const projectTableSources: Record<(typeof PROJECT_TABLES)[number], string> = {
-  models: 'MODELS',
-  models_versions: 'MODELS_VERSIONS',
-  agents: 'AGENTS',
-  skills: 'SKILLS',
-  chatbots: 'CHATBOTS',
-  jobs: 'JOBS',
-  jobs_history: 'JOBS_HISTORY',
-  views: 'VIEWS',
-  knowledge_bases: 'KNOWLEDGE_BASES',
 };
 
 /** The standard tables, consistent with the MindsDB ones: every database, table and column we expose. */
@@ -183,21 +108,10 @@ const scopeConditions = (project: string): Record<string, string> => {
   return {
     projects: `lower(name) = ${p}`,
     ...Object.fromEntries(
-      [
-        'skills',
-        'agents',
-        'chatbots',
-        'models',
-        'knowledge_bases',
-        'jobs',
-        'job_runs',
-        'views',
-        'triggers',
-        'agent_runs',
-        'chat_messages',
-      ].map((t) => [t, ofProject]),
+      sliceCatalogs.flatMap((c) =>
+        Object.entries(c.scopedRows ?? {}).map(([table, rows]) => [table, rows(ofProject)]),
+      ),
     ),
-    agent_steps: `TRACE_ID IN (SELECT TRACE_ID FROM main.agent_runs WHERE ${ofProject})`,
     // The project's own stream and the streams of the resources it holds now (a deleted resource's
     // stream, and server-kept conversation threads, are not listed).
     events: `stream = ${q(`project-${nameKey(project)}`)}
@@ -265,7 +179,7 @@ export const asOfQuery = (
       SqlErrorCode.Invalid,
       `AS OF is not supported for ${database}.${table}: it reads the resource tables (information_schema.${AS_OF_SOURCES.join(
         ', ',
-      )} and each project's ${PROJECT_TABLES.filter((t) => AS_OF_SOURCES.includes(projectTableSources[t])).join(', ')})`,
+      )} and each project's ${PROJECT_TABLES.filter((t) => AS_OF_SOURCES.includes(projectTableSources[t]!)).join(', ')})`,
     );
   const body = informationSchemaViews[source]!.replace(/\bmain\.(\w+)/g, (_m, t: string) =>
     scope === null

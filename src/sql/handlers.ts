@@ -37,6 +37,26 @@ export type StatementHandlers<K extends StatementKindName = StatementKindName> =
   readonly [P in K]: StatementHandler<P>;
 };
 
+/**
+ * How a capability's projection tables show in SQL: its information_schema tables, the tables every
+ * project has, and what a caller scoped to one project reads of its rows. `src/sql/catalog.ts`
+ * builds the catalog from every slice's (listed once in `src/sql/slices.ts`).
+ */
+export type SqlCatalog = {
+  /** information_schema tables (MindsDB's upper-case columns): views over its `main.<table>`s. */
+  readonly informationSchema: Readonly<Record<string, string>>;
+  /** Tables every project has (`<project>.skills`), each the information_schema table it shows. */
+  readonly projectTables?: Readonly<Record<string, string>>;
+  /**
+   * The rows of each of its `main.<table>`s a caller scoped to one project reads, as a condition,
+   * given the one saying a row's PROJECT is the caller's (a table not listed: no rows at all).
+   */
+  readonly scopedRows?: Readonly<Record<string, (ofProject: string) => string>>;
+};
+
+/** A table whose rows name their project: a scoped caller reads its project's. */
+export const ownProject = (ofProject: string) => ofProject;
+
 export const ok: OkAnswer = { type: 'ok', affected_rows: null };
 
 /** A qualified name's project: the one it names, or the current database. */

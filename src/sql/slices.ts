@@ -1,14 +1,17 @@
-import { agentStatements } from '../agents/sql';
-import { chatbotStatements } from '../chatbots/sql';
+import { agentCatalog, agentStatements } from '../agents/sql';
+import { agentRunCatalog } from '../agentRuns/sql';
+import { chatMessageCatalog } from '../chatMessages/sql';
+import { chatbotCatalog, chatbotStatements } from '../chatbots/sql';
 import { databaseStatements } from '../databases/sql';
-import { jobStatements } from '../jobs/sql';
-import { knowledgeBaseStatements } from '../knowledgeBases/sql';
-import { mlEngineStatements } from '../mlEngines/sql';
+import { jobCatalog, jobStatements } from '../jobs/sql';
+import { knowledgeBaseCatalog, knowledgeBaseStatements } from '../knowledgeBases/sql';
+import { mlEngineCatalog, mlEngineStatements } from '../mlEngines/sql';
 import { modelStatements, type ModelSqlPorts } from '../models/sql';
 import { projectStatements } from '../projects/sql';
-import { skillStatements } from '../skills/sql';
-import { triggerStatements } from '../triggers/sql';
-import { viewStatements } from '../views/sql';
+import { skillCatalog, skillStatements } from '../skills/sql';
+import { triggerCatalog, triggerStatements } from '../triggers/sql';
+import { viewCatalog, viewStatements } from '../views/sql';
+import type { SqlCatalog } from './handlers';
 import type { SqlPorts } from './ports';
 
 /** What the models slice's statements need of the others (DROP MODEL drops a view, as MindsDB). */
@@ -42,3 +45,21 @@ export const sliceStatements = (ports: SqlPorts) => ({
   ...viewStatements(ports.views),
   ...triggerStatements(ports.triggers),
 });
+
+/**
+ * Every capability's tables as SQL shows them, listed once, in the order SHOW TABLES lists a
+ * project's tables (MindsDB's) and information_schema lists its own.
+ */
+export const sliceCatalogs: readonly SqlCatalog[] = [
+  modelCatalog,
+  agentCatalog,
+  skillCatalog,
+  chatbotCatalog,
+  jobCatalog,
+  viewCatalog,
+  knowledgeBaseCatalog,
+  triggerCatalog,
+  mlEngineCatalog,
+  agentRunCatalog,
+  chatMessageCatalog,
+];

@@ -1,5 +1,5 @@
 import type { TriggersService } from './service';
-import { ok, projectOf, type StatementHandlers } from '../sql/handlers';
+import { ownProject, ok, projectOf, type SqlCatalog, type StatementHandlers } from '../sql/handlers';
 
 /** CREATE TRIGGER and DROP TRIGGER [FORGET], through the triggers service (as REST). */
 export const triggerStatements = (triggers: Pick<TriggersService, 'create' | 'remove'>) =>
@@ -21,3 +21,11 @@ export const triggerStatements = (triggers: Pick<TriggersService, 'create' | 're
       return ok;
     },
   }) satisfies StatementHandlers<'CreateTrigger' | 'DropTrigger'>;
+
+/** information_schema.TRIGGERS. */
+export const triggerCatalog = {
+  informationSchema: {
+    TRIGGERS: `SELECT NAME, PROJECT, DATABASE, "TABLE", QUERY, LAST_ERROR FROM main.triggers ORDER BY ID`,
+  },
+  scopedRows: { triggers: ownProject },
+} satisfies SqlCatalog;

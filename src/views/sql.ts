@@ -1,5 +1,5 @@
 import type { ViewsService } from './service';
-import { ok, projectOf, type StatementHandlers } from '../sql/handlers';
+import { ownProject, ok, projectOf, type SqlCatalog, type StatementHandlers } from '../sql/handlers';
 
 /** CREATE [OR REPLACE] VIEW, ALTER VIEW and DROP VIEW, through the views service (as REST). */
 export const viewStatements = (views: Pick<ViewsService, 'create' | 'update' | 'remove'>) =>
@@ -22,3 +22,10 @@ export const viewStatements = (views: Pick<ViewsService, 'create' | 'update' | '
       return ok;
     },
   }) satisfies StatementHandlers<'CreateView' | 'AlterView' | 'DropView'>;
+
+/** information_schema.VIEWS, and every project's views table. */
+export const viewCatalog = {
+  informationSchema: { VIEWS: `SELECT NAME, PROJECT, QUERY FROM main.views ORDER BY ID` },
+  projectTables: { views: 'VIEWS' },
+  scopedRows: { views: ownProject },
+} satisfies SqlCatalog;
