@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The environment variables the service reads (README lists them), as zod parses them: bounds and
+ * The environment variables the service reads (docs/configuration.md lists them, generated from this schema), as zod parses them: bounds and
  * defaults here; loadConfig (src/config.ts) turns the result into the Config every module reads.
  */
 export const envSchema = z.object({

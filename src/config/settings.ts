@@ -144,7 +144,7 @@ export type Config = {
     /** How long a run's claim holds before the next tick may abandon it. */
     leaseMs: number;
   };
-  /** Sign-in (README "Sign-in and roles"). */
+  /** Sign-in (docs/security.md "Sign-in and roles"). */
   auth: {
     /** The admin made (or reset) at start: turns authentication on. */
     bootstrap: { username: string; password: string } | undefined;

@@ -12,7 +12,7 @@ export type TableAnswer = {
   /** DuckDB type names (`BIGINT`, `DECIMAL(10,2)`, `TIMESTAMP WITH TIME ZONE`, `INTEGER[]`, …). */
   column_types: string[];
   /**
-   * JSON-ready cells, as the HTTP endpoint answers them (see the README's "Values"); integer cells
+   * JSON-ready cells, as the HTTP endpoint answers them (see docs/sql.md, "Values"); integer cells
    * may also be bigint, and a DECIMAL's exact text is welcome as a string.
    */
   data: unknown[][];

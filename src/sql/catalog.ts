@@ -95,7 +95,7 @@ const standardViews: Record<string, string> = {
 };
 
 /**
- * What a caller scoped to one project (a project-scoped token, README "Sign-in and roles") reads of
+ * What a caller scoped to one project (a project-scoped token, docs/security.md "Sign-in and roles") reads of
  * each table the information_schema views are built on: its project's rows only. The views read
  * `main.<table>`; for such a caller the same views read these filtered copies instead, so every
  * information_schema table, SHOW and DESCRIBE answer from one rule. A table not listed here answers

@@ -17,7 +17,7 @@ type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
 export const statementKindOf = (kind: MindsStatement['kind']): StatementKind =>
   kind.replace(/(?<=[a-z])(?=[A-Z])/g, '_').toLowerCase() as StatementKind;
 
-/** The SQL caches whose look-ups are counted (README, "Operating it"). */
+/** The SQL caches whose look-ups are counted (docs/operating.md, "Health, readiness and metrics"). */
 export type SqlCacheName =
   /** Whole answers by the statement's text, database and parameters (a dashboard polling). */
   | 'answer'

@@ -4,7 +4,7 @@ import { SqlError, SqlErrorCode } from './errors';
 import type { TablePolicy } from './plan';
 
 /**
- * The SQL endpoint's half of the roles (README "Sign-in and roles"): decided on what was parsed,
+ * The SQL endpoint's half of the roles (docs/security.md "Sign-in and roles"): decided on what was parsed,
  * never on the text. SELECTs are checked table by table on DuckDB's parse tree (a `TablePolicy`):
  * - analyst: every table, models and agents (predictions), never a native query on a registered
  *   database (those run with its stored credentials: admin and editor only);

@@ -76,7 +76,7 @@ export const operationsRoutes = (api: Api, ports: OperationsPorts) =>
       method: 'get',
       path: '/api/metrics',
       tag: 'operations',
-      summary: "This process's metrics in Prometheus's text format (README, Operating it)",
+      summary: "This process's metrics in Prometheus's text format (docs/operating.md)",
       responses: {
         200: {
           description: 'Prometheus text exposition format 0.0.4',

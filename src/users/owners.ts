@@ -19,7 +19,7 @@ export type ResourceOwner = {
 const RANK: Record<Role, number> = { auditor: 0, analyst: 1, editor: 2, admin: 3 };
 
 /**
- * A job or trigger runs as its owner is now, never as it was (README "Jobs"): the user (by id, so a
+ * A job or trigger runs as its owner is now, never as it was (docs/sql.md "Jobs and triggers"): the user (by id, so a
  * new user of the same name is not the owner) must still exist, the token it was made with must
  * still be live, and the role is the lower of the one it was made with and the current one (a
  * promotion gives a resource no rights it was not made with; a demotion takes them away).

@@ -3,7 +3,7 @@
  * auditor, a token scoped to project `pa`) reaches every door (REST, SQL over HTTP, the MySQL
  * protocol, the PostgreSQL protocol) with every kind of operation (reads of a project's tables and
  * of the catalogs, pushed-down SELECTs calling ordinary and dangerous functions, native queries,
- * writes, cross-project reads and writes, user management), and each answer is what README's "Sign-in
+ * writes, cross-project reads and writes, user management), and each answer is what docs/security.md's "Sign-in
  * and roles" promises:
  *
  * - allowed: an answer, with rows when it reads; a catalog read (information_schema, SHOW,
@@ -13,7 +13,7 @@
  * - a door that does not take the principal's credential (the wire doors take passwords, not
  *   tokens) refuses the sign-in itself (MySQL 1045, PostgreSQL 28P01).
  *
- * What is expected is `expected` below: a few lines restating the README's rules, never the
+ * What is expected is `expected` below: a few lines restating docs/security.md's rules, never the
  * product's own code. fast-check draws sequences of (principal, door, operation) with a fixed seed;
  * one world per store answers all of them, each principal signed in once per door.
  */
@@ -68,7 +68,7 @@ const SQL_DOORS: Door[] = ['http-sql', 'mysql', 'postgres'];
 const PROJECTS = ['pa', 'pb'] as const;
 const EXTERNAL = 'extpg';
 
-/** What the README's rules look at in an operation. */
+/** What docs/security.md's rules look at in an operation. */
 type What = {
   kind: 'read' | 'pushdown' | 'native' | 'write' | 'users';
   /** The project it names: a project's table, SHOW … FROM it, a route under /api/projects/<it>. */
@@ -120,7 +120,7 @@ type Operation = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// The oracle: README "Sign-in and roles", restated.
+// The oracle: docs/security.md "Sign-in and roles", restated.
 
 type Expected =
   { outcome: 'allowed'; scope: Scope } | { outcome: 'refused' } | { outcome: 'sign-in refused' };
@@ -659,7 +659,7 @@ describe.each(storeKinds)('the role matrix over every door (%s)', (store: StoreK
     return want.outcome;
   };
 
-  it('given generated sequences of (principal, door, operation), each answer is what the README promises, and a refusal appends nothing', async () => {
+  it('given generated sequences of (principal, door, operation), each answer is what docs/security.md promises, and a refusal appends nothing', async () => {
     const outcomes = new Set<string>();
     const steps = fc.array(
       fc.record({ principal: fc.constantFrom(...PRINCIPALS), cell: fc.constantFrom(...STEPS) }),

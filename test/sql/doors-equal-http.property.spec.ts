@@ -3,7 +3,7 @@
  * (filters with NULLs, joins, aggregates, window functions, ORDER BY every column with LIMIT, with
  * and without aliases), the MySQL door (mysql2, text protocol) and the PostgreSQL door (node-postgres,
  * simple and extended protocol) give HTTP's labels, HTTP's rows (in HTTP's order where the query orders
- * them), and for each of HTTP's column types the door's type the README's table maps it to.
+ * them), and for each of HTTP's column types the door's type docs/sql.md's table maps it to.
  */
 import fc from 'fast-check';
 import { querySql, startTestApp, storeKinds, type SqlAnswer, type TestApp } from '../support/app';
@@ -13,7 +13,7 @@ import { asHttpCell, startDoors, type Doors } from '../support/doors';
 const SEED = 20261126;
 const NUM_RUNS = 25;
 
-/** README "Labels, doors and types": the MySQL column type and the PostgreSQL type OID of each DuckDB type. */
+/** docs/sql.md "Labels, doors and types": the MySQL column type and the PostgreSQL type OID of each DuckDB type. */
 const MYSQL_TYPE: Record<string, number> = {
   BOOLEAN: 1,
   TINYINT: 1,

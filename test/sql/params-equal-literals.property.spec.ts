@@ -93,7 +93,7 @@ const FRESH: Record<Kind, fc.Arbitrary<Value>> = {
     fc.integer({ min: -50, max: 50 }).map((n) => n / 10),
     // Doubles of every shape but -0 (which no literal writes: String(-0) is "0"), within ±1e15: a
     // JSON number that is integral binds as an integer, and one past HUGEINT is refused by design
-    // (README, Parameters; src/sql/parameters.ts: "send it as a string").
+    // (docs/sql.md, Parameters; src/sql/parameters.ts: "send it as a string").
     fc.double({ min: -1e15, max: 1e15, noNaN: true }).map((n) => (n === 0 ? 0 : n)),
   ),
   text,

@@ -488,7 +488,7 @@ export const usesParam = (q: Query) =>
   q.shape !== 'show' && q.where.predicates.some((p) => p.predicate.op === 'param');
 
 /**
- * A DuckDB result cell as the README says the endpoint answers it: integers as numbers when
+ * A DuckDB result cell as docs/sql.md says the endpoint answers it: integers as numbers when
  * JavaScript holds them exactly (else strings), NaN and infinities as null, timestamps as
  * `YYYY-MM-DD HH:MM:SS.ffffff`, lists as JSON arrays. Written from the documented rules, not
  * from the endpoint's converter, so that the two are checked against each other.

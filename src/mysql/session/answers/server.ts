@@ -73,7 +73,7 @@ export const showPlugins = (): Outcome => table(PLUGIN_COLUMNS, typesOf(PLUGIN_C
 /**
  * SHOW GRANTS [FOR account]: MariaDB's one column, named for the account (the connection's own is
  * `user@%`, as CURRENT_USER() says), and no rows. What a user may do is the role the service gives
- * them (README, "Sign-in and roles"), checked on every statement; no MySQL grant exists to list,
+ * them (docs/security.md, "Sign-in and roles"), checked on every statement; no MySQL grant exists to list,
  * and a made-up one (ALL PRIVILEGES, or USAGE: none) would tell a tool something untrue.
  */
 export const showGrants = (
