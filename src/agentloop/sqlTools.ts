@@ -1,3 +1,4 @@
+import { quoteMysqlIdent } from '../shared/quoting';
 import { z } from 'zod';
 import { defineTool, toJsonText, ToolError, type AgentTool } from './tools';
 
@@ -57,11 +58,7 @@ export const SQL_TOOL_BASE_NAMES: SqlToolNames = {
   query: 'sql_db_query',
 };
 
-const backticked = (name: string) =>
-  name
-    .split('.')
-    .map((part) => `\`${part.replace(/`/g, '``')}\``)
-    .join('.');
+const backticked = (name: string) => name.split('.').map(quoteMysqlIdent).join('.');
 
 const scopeText = (scope: SqlScope) => {
   const where = scope.tables.length

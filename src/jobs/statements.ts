@@ -1,28 +1,14 @@
+import { splitStatements as statementsOf } from '../shared/sqlStatements';
+
 /**
- * A job's text as its statements: split at `;` outside quotes ('…', "…", `…`), blanks dropped, as
- * MindsDB's split_sql.
+ * A job's text as its statements: split at `;` outside quotes and comments, as the MySQL door splits
+ * a multi-statement query (`src/shared/sqlStatements.ts`), trimmed, blanks dropped (MindsDB's
+ * split_sql).
  */
-export const splitStatements = (text: string): string[] => {
-  const out: string[] = [];
-  let current = '';
-  let quote: string | null = null;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quote !== null) {
-      current += c;
-      if (c === '\\' && quote !== '`' && i + 1 < text.length) current += text[++i];
-      else if (c === quote) quote = null;
-      continue;
-    }
-    if (c === "'" || c === '"' || c === '`') quote = c;
-    if (c === ';') {
-      out.push(current);
-      current = '';
-    } else current += c;
-  }
-  out.push(current);
-  return out.map((s) => s.trim()).filter((s) => s.length > 0);
-};
+export const splitStatements = (text: string): string[] =>
+  statementsOf(text)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
 
 const pad = (n: number) => String(n).padStart(2, '0');
 const datetime = (d: Date) =>

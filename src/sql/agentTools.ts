@@ -1,3 +1,4 @@
+import { quoteMysqlIdent } from '../shared/quoting';
 import {
   ToolError,
   type QueryRows,
@@ -73,13 +74,7 @@ const stripFences = (sql: string) =>
 const quotedName = (name: string) =>
   name
     .split('.')
-    .map(
-      (part) =>
-        `\`${part
-          .trim()
-          .replace(/^[`"]|[`"]$/g, '')
-          .replace(/`/g, '``')}\``,
-    )
+    .map((part) => quoteMysqlIdent(part.trim().replace(/^[`"]|[`"]$/g, '')))
     .join('.');
 
 /**

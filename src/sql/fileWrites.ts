@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { isDomainError } from '../shared/errors';
 import { nameKey, SYSTEM_DATABASES } from '../shared/names';
-import { quoteString } from '../shared/quoting';
+import { quoteMysqlIdent, quoteString } from '../shared/quoting';
 import type { OkAnswer, TableAnswer } from './answers';
 import { SqlError, SqlErrorCode, toSqlError } from './errors';
 import {
@@ -146,7 +146,7 @@ export const fileWritesOf = (deps: { files: FileWritePorts; selectAll: SelectAll
 
   /** The file's rows followed by the query's, in the file's columns and types. */
   const append = async (where: string, name: string, source: TableAnswer, db: string, expected: string) => {
-    const file = await deps.selectAll(`SELECT * FROM files.\`${name.replace(/`/g, '``')}\``, db, {});
+    const file = await deps.selectAll(`SELECT * FROM files.${quoteMysqlIdent(name)}`, db, {});
     const columns = columnsOf(where, file.column_names, file.column_types);
     const given = source.column_names;
     const position = new Map(columns.map((col, i) => [nameKey(col.name), i]));

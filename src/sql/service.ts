@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AppContext } from '../context';
 import { nameKey } from '../shared/names';
+import { quoteMysqlIdent } from '../shared/quoting';
 import { catalogResolver, INFORMATION_SCHEMA_TABLES, installCatalog, PROJECT_TABLES } from './catalog';
 import { configureServerPaths, externalError, SqlError, SqlErrorCode, toSqlError } from './errors';
 import { unsupportedStatement } from './unsupported';
@@ -242,7 +243,7 @@ export const sqlService = (
   const agentTools = agentSqlPort({
     select: scopedSelect,
     tablesOf: async (db, signal) => {
-      const answer = await execute(`SHOW TABLES FROM \`${db.replace(/`/g, '``')}\``, { db }, {}, signal);
+      const answer = await execute(`SHOW TABLES FROM ${quoteMysqlIdent(db)}`, { db }, {}, signal);
       if (answer.type !== 'table')
         throw new SqlError(
           answer.type === 'error' ? answer.error_code : 1105,

@@ -1,4 +1,4 @@
-import { quoteIdent, quoteString } from '../shared/quoting';
+import { quoteIdent, quoteMysqlIdent, quoteString } from '../shared/quoting';
 
 /**
  * What a trigger installs in its PostgreSQL source, and how its rows are read back. A row trigger
@@ -58,7 +58,7 @@ export const withDelta = (statement: string, rows: Record<string, unknown>[]): s
             : 'FALSE'
           : quoteString(typeof v === 'string' ? v : JSON.stringify(v));
   const values = rows.map((r) => `(${columns.map((c) => literal(r[c])).join(', ')})`).join(', ');
-  const delta = `(SELECT * FROM (VALUES ${values}) AS table_delta(${columns.map((c) => `\`${c.replace(/`/g, '``')}\``).join(', ')}))`;
+  const delta = `(SELECT * FROM (VALUES ${values}) AS table_delta(${columns.map(quoteMysqlIdent).join(', ')}))`;
   // Outside '…' strings, each TABLE_DELTA becomes the rows, keeping an alias it is given (else
   // aliased table_delta, so `FROM TABLE_DELTA` and `TABLE_DELTA.col` read them).
   const replaced = (part: string) =>

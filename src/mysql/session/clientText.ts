@@ -1,4 +1,7 @@
 import { SqlSyntaxError, tokenize, unquoted, type Token } from '../../shared/sqlTokens';
+import { readableTokens } from '../../shared/sqlStatements';
+
+export { splitStatements } from '../../shared/sqlStatements';
 
 /**
  * A client's text as the shared tokenizer reads MySQL clients (`mysql-client`), or undefined when a
@@ -12,39 +15,6 @@ export const clientTokens = (sql: string): Token[] | undefined => {
     if (error instanceof SqlSyntaxError) return undefined;
     throw error;
   }
-};
-
-/** The tokens of a text up to a quote never closed (all of it when there is none), and where they end. */
-const readableTokens = (sql: string): { tokens: Token[]; end: number } => {
-  try {
-    return { tokens: tokenize(sql, 'mysql-client'), end: sql.length };
-  } catch (error) {
-    if (!(error instanceof SqlSyntaxError)) throw error;
-    return { tokens: tokenize(sql.slice(0, error.offset), 'mysql-client'), end: error.offset };
-  }
-};
-
-const isSignificant = (t: Token) => t.kind !== 'blank' && t.kind !== 'comment';
-
-/**
- * The statements of a multi-statement text, each without its `;` (empty ones dropped). From a quote
- * never closed on, the rest of the text is one last statement: the ones before it run, and the
- * engine refuses that one, as MySQL does.
- */
-export const splitStatements = (sql: string): string[] => {
-  const { tokens, end } = readableTokens(sql);
-  const statements: string[] = [];
-  let from = 0;
-  let significant = false;
-  for (const t of tokens) {
-    if (t.kind === 'symbol' && sql[t.start] === ';') {
-      if (significant) statements.push(sql.slice(from, t.start));
-      from = t.end;
-      significant = false;
-    } else if (isSignificant(t)) significant = true;
-  }
-  if (significant || end < sql.length) statements.push(sql.slice(from));
-  return statements;
 };
 
 /** The name `?` number `i` (0-based) is passed to the engine under. */

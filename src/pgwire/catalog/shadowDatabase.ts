@@ -1,3 +1,4 @@
+import { quoteIdent, quoteString } from '../../shared/quoting';
 import { DuckDBInstance, StatementType, type DuckDBConnection } from '@duckdb/node-api';
 import { CatalogRefusal, catalogText, SHIMS, type CatalogAnswer, type Listing } from './shadowCatalog';
 
@@ -9,7 +10,7 @@ import { CatalogRefusal, catalogText, SHIMS, type CatalogAnswer, type Listing } 
  * manager holds, not a list or string one function call builds).
  */
 
-const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
+const literal = quoteString;
 
 /**
  * Relations that are always empty here (no publications, policies, triggers, inheritance …). psql
@@ -29,7 +30,7 @@ const EMPTY_RELATIONS = [
 const readsOnlyEmpty = (sql: string) => EMPTY_RELATIONS.some((r) => new RegExp(`\\b${r}\\b`, 'i').test(sql));
 
 /** DuckDB's text of a name. */
-const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const quoted = quoteIdent;
 
 /** Types the shadow's tables take: the engine's DuckDB type names, any DuckDB cannot read again as text. */
 const columnType = (type: string) =>
@@ -164,7 +165,7 @@ export class ShadowDatabase {
       const path = [database, 'pg_mindledger'].filter(
         (s) => s === 'pg_mindledger' || listing.databases.includes(s),
       );
-      await c.run(`SET search_path = '${path.map((p) => p.replace(/'/g, "''")).join(',')}'`);
+      await c.run(`SET search_path = ${quoteString(path.join(','))}`);
       const text = catalogText(sql);
       // Exactly one statement, and a SELECT: DuckDB splits text its own way (comments ending at
       // \r, nested /* */), so what reached here as one SELECT is checked again by DuckDB itself.
