@@ -6,7 +6,7 @@ import { databaseStatements } from '../databases/sql';
 import { jobCatalog, jobStatements } from '../jobs/sql';
 import { knowledgeBaseCatalog, knowledgeBaseStatements } from '../knowledgeBases/sql';
 import { mlEngineCatalog, mlEngineStatements } from '../mlEngines/sql';
-import { modelStatements, type ModelSqlPorts } from '../models/sql';
+import { modelCatalog, modelStatements, type ModelSqlPorts } from '../models/sql';
 import { projectStatements } from '../projects/sql';
 import { skillCatalog, skillStatements } from '../skills/sql';
 import { triggerCatalog, triggerStatements } from '../triggers/sql';
