@@ -1,0 +1,141 @@
+import os from 'node:os';
+import path from 'node:path';
+import express, { type Express } from 'express';
+import swaggerUi from 'swagger-ui-express';
+import { agentRunRoutes } from '../agentRuns/routes';
+import { agentRoutes } from '../agents/routes';
+import { ledgerRoutes } from '../audit/ledgerRoutes';
+import { auditRoutes } from '../audit/routes';
+import { chatbotRoutes } from '../chatbots/routes';
+import type { AppContext } from '../context';
+import { databaseRoutes } from '../databases/routes';
+import { consoleRoutes } from '../console/routes';
+import { fileRoutes } from '../files/routes';
+import { Api } from '../http/api';
+import { accessLog } from '../http/accessLog';
+import { jsonBody } from '../http/jsonBody';
+import { awaitMinLogPosition, logPositionHeader } from '../http/logPosition';
+import { errorMapper, notFoundHandler } from '../http/problem';
+import { registerServerPaths } from '../http/serverPaths';
+import { mlEngineRoutes } from '../mlEngines/routes';
+import { modelRoutes } from '../models/routes';
+import { jobRoutes } from '../jobs/routes';
+import { viewRoutes } from '../views/routes';
+import { knowledgeBaseRoutes } from '../knowledgeBases/routes';
+import { chatMessageRoutes } from '../chatMessages/routes';
+import { projectRoutes } from '../projects/routes';
+import { skillRoutes } from '../skills/routes';
+import { sqlRoutes } from '../sql/routes';
+import { mysqlDialectOutsideConnections } from '../mysql/oneStatement';
+import type { SqlService } from '../sql/service';
+import { asOfReads } from '../http/asOf';
+import { operationsRoutes } from '../system/operations';
+import { systemRoutes, VERSION, type ReadModelStatus } from '../system/routes';
+import { guard, loginLimiters, reenterRequest } from '../users/guard';
+import { userRoutes } from '../users/routes';
+import type { OperatorView } from './operations';
+import type { Services } from './services';
+
+/** HTTP only: every capability registers its routes on one Api, which also writes the OpenAPI document. */
+export const buildHttpApp = (
+  ctx: AppContext,
+  services: Services,
+  sql: SqlService,
+  readModel: ReadModelStatus,
+  operator: OperatorView,
+): { app: Express; api: Api } => {
+  // The HTTP endpoint answers MySQL's connection-level look-ups (`SELECT @@version`, SHOW VARIABLES
+  // LIKE, SHOW COLUMNS …) with the MySQL door's code, so the two doors agree.
+  const sqlOverHttp = mysqlDialectOutsideConnections(
+    sql,
+    {
+      serverVersion: `8.0.17-mindledger-${VERSION}`,
+      versionComment: 'mindledger (MindsDB-compatible)',
+      port: ctx.config.mysql.port,
+      hostname: os.hostname(),
+      // The MySQL door always offers TLS (its own certificate without MYSQL_TLS_CERT/KEY).
+      tls: true,
+      defaultAuthPlugin: 'caching_sha2_password',
+      maxAllowedPacket: 64 * 1024 * 1024,
+    },
+    { user: 'mindsdb', host: 'localhost' },
+    'mindsdb',
+  );
+  const api = new Api();
+  // Every capability's routes, in the order the OpenAPI document lists them.
+  const mounts: ((api: Api) => void)[] = [
+    (a) => systemRoutes(a, readModel, { authEnabled: () => services.users.enabled() }),
+    (a) => operationsRoutes(a, operator.routes),
+    (a) =>
+      userRoutes(a, services.users, {
+        secure: ctx.config.auth.secureCookies,
+        sessionTtlMs: ctx.config.auth.sessionTtlMs,
+      }),
+    (a) => auditRoutes(a, ctx.log),
+    (a) => ledgerRoutes(a, services.ledger),
+    (a) => projectRoutes(a, services.projects),
+    (a) => databaseRoutes(a, services.databases),
+    (a) => skillRoutes(a, services.skills, services.projects),
+    (a) => agentRoutes(a, services.agents, services.projects),
+    (a) => agentRunRoutes(a, services.agentRuns),
+    (a) => chatbotRoutes(a, services.chatbots, services.projects),
+    (a) => knowledgeBaseRoutes(a, services.knowledgeBases, services.projects),
+    (a) => jobRoutes(a, services.jobs),
+    (a) => viewRoutes(a, services.views),
+    (a) =>
+      chatMessageRoutes(
+        a,
+        services.chatMessages,
+        services.chatbotRuntime.directory,
+        services.chatbotRuntime.channels.inbound,
+        {
+          streamPollMs: 200,
+        },
+      ),
+    (a) =>
+      sqlRoutes(a, {
+        execute: async (query, context, params, signal) => {
+          const answer = await sqlOverHttp(query, context, params, signal);
+          return answer.type === 'ok' ? { ...answer, affected_rows: answer.affected_rows ?? null } : answer;
+        },
+      }),
+    (a) => modelRoutes(a, services.models, services.projects, sql),
+    (a) => mlEngineRoutes(a, services.mlEngines),
+    (a) =>
+      fileRoutes(a, services.files, {
+        maxBytes: ctx.config.fileUploadMaxBytes,
+        urlUploadEnabled: ctx.config.fileUrlUpload,
+        logger: ctx.logger,
+        outbound: ctx.config.outbound,
+      }),
+  ];
+  for (const mount of mounts) mount(api);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('strict routing', false);
+  if (ctx.config.auth.trustProxy !== undefined) app.set('trust proxy', ctx.config.auth.trustProxy);
+  app.use(accessLog(ctx.logger));
+  app.use(operator.requests);
+  app.use(logPositionHeader);
+  // Sign-in, roles, Host check, CSRF, CORS and security headers: before any body is read.
+  app.use(guard(services.users, ctx.config.auth));
+  app.use(jsonBody({ limit: ctx.config.bodyLimit, maxJsonDepth: ctx.config.maxJsonDepth }));
+  app.use(reenterRequest);
+  app.use(awaitMinLogPosition(ctx.projections, ctx.config.readMinPositionWaitMs));
+  app.use(asOfReads(ctx.duck));
+  app.post('/api/login', loginLimiters(ctx.config.auth));
+  const document = api.openApiDocument({ title: 'mindledger', version: VERSION });
+  app.get('/api/openapi.json', (_req, res) => {
+    res.json(document);
+  });
+  app.use('/doc', swaggerUi.serve, swaggerUi.setup(document));
+  app.use(api.router);
+  app.use(consoleRoutes());
+  app.use(notFoundHandler);
+  // Problem details never name this server's directories (DuckDB and Node quote file paths).
+  registerServerPaths([ctx.config.dataDir, path.dirname(path.resolve(ctx.config.duckdbFile))]);
+  app.use(errorMapper(ctx.logger));
+  return { app, api };
+};

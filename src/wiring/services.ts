@@ -1,0 +1,145 @@
+import type { SqlToolPort } from '../agentloop';
+import { agentRunsService } from '../agentRuns/service';
+import { agentsService } from '../agents/service';
+import { chatbotsService } from '../chatbots/service';
+import type { AppContext } from '../context';
+import { databasesService } from '../databases/service';
+import { filesService } from '../files/service';
+import { mlEnginesService } from '../mlEngines/service';
+import { modelsService } from '../models/service';
+import { instanceIdOf, type TrainingRows } from '../models/training';
+import { jobsService } from '../jobs/service';
+import { integrationWritesService } from '../integrationWrites/service';
+import { triggersService, type TriggerSource } from '../triggers/service';
+import { viewsService, type ViewCheck } from '../views/service';
+import { knowledgeBasesService } from '../knowledgeBases/service';
+import { projectDirectory } from '../projects/directory';
+import { projectsService } from '../projects/service';
+import { skillBody } from '../skills/present';
+import { skillsService } from '../skills/service';
+import { jobStatementProblem } from '../sql/statementProblem';
+import { sqlService } from '../sql/service';
+import type { BlobStore } from '../storage/blobs';
+import { chatbotServices } from './chatbots';
+import { signedLedger } from './ledger';
+import { usersService } from '../users/service';
+import type { ExternalDatabases } from '../databases/pools';
+import type { SqlObserver } from '../sql/observer';
+
+/**
+ * The composition root: every capability's service, each given the narrow ports it declares
+ * (resolved lazily, so services that answer each other's questions can be built in any order).
+ */
+export const buildServices = (
+  ctx: AppContext,
+  blobs: BlobStore,
+  externals: ExternalDatabases,
+  /** Told of every SQL statement answered (the operator's metrics). */
+  sqlObserver: SqlObserver,
+) => {
+  // The SQL service is built from the services below, and answers three of them: training and
+  // knowledge bases read rows through it, agents' SQL tools run through it, views are planned by
+  // it. Each reads it through a closure, called only once everything is built.
+  const training: TrainingRows = { rows: (database, query) => sql.queryRows(database, query) };
+  const agentSql = (): SqlToolPort => sql.agentTools;
+  const viewCheck: ViewCheck = (project, name, query) => sql.checkView(project, name, query);
+  const directory = projectDirectory(ctx.duck, ctx.cachedOf('projects'));
+  const projects = projectsService(ctx, directory, {
+    isIntegration: (name) => databases.isIntegration(name),
+  });
+  const databases = databasesService(ctx, projects);
+  const models = modelsService(ctx, directory, blobs, training, instanceIdOf(ctx.config.dataDir));
+  const files = filesService(ctx, blobs);
+  const skills = skillsService(ctx, directory, { idOf: (project, ref) => agents.idOf(project, ref) });
+  const agents = agentsService(ctx, directory, {
+    list: async (project) => (await skills.list(project)).map(skillBody),
+    byIds: async (project, ids) => (await skills.byIds(project, ids)).map(skillBody),
+  });
+  const chatbots = chatbotsService(ctx, directory, {
+    agentView: async (project, agentId) => (await agents.byId(project, agentId))?.view ?? null,
+    requireIntegration: (ref) => databases.requireIntegration(ref),
+  });
+  const mlEngines = mlEnginesService(ctx);
+  const llmDefaults = {
+    openaiBaseUrl: ctx.config.llm.openaiBaseUrl,
+    openaiApiKey: ctx.config.llm.openaiApiKey,
+    model: ctx.config.llm.model,
+    outbound: ctx.config.outbound,
+  };
+  const knowledgeBases = knowledgeBasesService(ctx, directory, blobs, {
+    engines: (name) => mlEngines.settingsOf(name),
+    defaults: llmDefaults,
+    requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
+    // Documents from a query are read like training rows: every row, through the SQL engine.
+    rowsOf: (database, query) => training.rows(database, query),
+  });
+  const agentRuns = agentRunsService(ctx, directory, {
+    sql: {
+      listTables: (...args) => agentSql().listTables(...args),
+      describe: (...args) => agentSql().describe(...args),
+      query: (...args) => agentSql().query(...args),
+    },
+    kb: (project) => ({
+      search: async (knowledgeBase, query, { limit, signal }) => {
+        const [owner, name] = knowledgeBase.includes('.')
+          ? (knowledgeBase.split('.', 2) as [string, string])
+          : [project, knowledgeBase];
+        const hits = await knowledgeBases.search(owner, name, query, limit, signal);
+        return hits.map((h) => ({
+          id: h.chunkId,
+          content: h.content,
+          metadata: { ...h.metadata, document_id: h.id },
+          relevance: h.relevance,
+        }));
+      },
+    }),
+    engines: (name) => mlEngines.settingsOf(name),
+    defaults: llmDefaults,
+    requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
+  });
+  const { chatMessages, chatbotRuntime } = chatbotServices(ctx, { chatbots, databases, agentRuns });
+  const users = usersService(ctx, { sessionTtlMs: ctx.config.auth.sessionTtlMs });
+  const ledger = signedLedger(ctx);
+  const jobs = jobsService(ctx, directory, jobStatementProblem);
+  const views = viewsService(ctx, directory, viewCheck);
+  const integrationWrites = integrationWritesService(ctx);
+  // The external databases triggers watch, through the same pools as SQL's.
+  const triggerSource: TriggerSource = {
+    integration: async (database) => {
+      const found = await databases.findIntegration(database);
+      return found ? { name: found.name, engine: found.engine ?? '' } : undefined;
+    },
+    run: async (database, statements, params = []) => {
+      const db = await externals.get(database);
+      await db.transaction(async (run) => {
+        for (const [i, statement] of statements.entries()) await run(statement, params[i] ?? []);
+      });
+    },
+    rows: async (database, query, params) =>
+      (await (await externals.get(database)).query(query, params)).rows,
+  };
+  const triggers = triggersService(ctx, directory, () => triggerSource);
+  const services = {
+    users,
+    ledger,
+    projects,
+    databases,
+    skills,
+    agents,
+    chatbots,
+    files,
+    models,
+    mlEngines,
+    agentRuns,
+    knowledgeBases,
+    chatMessages,
+    chatbotRuntime,
+    jobs,
+    views,
+    integrationWrites,
+    triggers,
+  };
+  const sql = sqlService(ctx, services, externals, sqlObserver);
+  return { services, sql, triggerSource };
+};
+export type Services = ReturnType<typeof buildServices>['services'];
