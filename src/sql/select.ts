@@ -90,12 +90,202 @@ export type LocalRead = {
   explain(error: unknown): unknown;
 };
 
+type PlanOf<K extends Prepared['kind']> = Extract<Prepared, { kind: K }>;
+
+/**
+ * One SELECT's run on a pooled reader. It owns the run's interruption — the deadline, a client that
+ * goes away, the process's memory past SQL_MAX_PROCESS_MEMORY, a shutdown: each interrupts whatever
+ * runs on the connection, repeatedly, since an interrupt reaches only a DuckDB call already running —
+ * and its clean-up (the temporary tables and views it made, dropped at `close` whatever happened).
+ * One method per plan kind makes what its query reads and answers the text to read.
+ */
+class QueryRun {
+  private interrupted = false;
+  private nagging: ReturnType<typeof setInterval> | undefined;
+  private overMemory: number | undefined;
+  /** Agents asked by the query stop with it. */
+  readonly stopped = new AbortController();
+  /** Settles when the run is interrupted (deadline, client gone, memory, shutdown). */
+  readonly ended: Promise<void>;
+  private end: () => void = () => undefined;
+  private readonly temps: string[] = [];
+  private readonly views: string[] = [];
+  private readonly cancelTimer: () => void;
+  private readonly cancelMemoryWatch: () => void;
+
+  constructor(
+    private readonly c: DuckDBConnection,
+    private readonly deps: Pick<SelectDeps, 'duck' | 'externals' | 'predictions'>,
+    private readonly limits: SelectLimits & { deadline: Deadline },
+  ) {
+    this.ended = new Promise<void>((resolve) => (this.end = resolve));
+    this.cancelTimer = onExpiry(limits.deadline, this.interrupt);
+    limits.signal?.addEventListener('abort', this.interrupt);
+    this.cancelMemoryWatch = deps.duck.onMemoryPressure((rss) => {
+      this.overMemory = rss;
+      this.interrupt();
+    });
+  }
+
+  /** A request answered already (deadline passed while it waited for a reader, or the client left) does not start. */
+  static refuseStarting(limits: SelectLimits & { deadline: Deadline }) {
+    limits.deadline.check();
+    if (limits.signal?.aborted)
+      throw new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
+  }
+
+  readonly interrupt = () => {
+    this.interrupted = true;
+    this.stopped.abort();
+    this.c.interrupt();
+    this.nagging ??= setInterval(() => this.c.interrupt(), 100);
+    this.end();
+  };
+
+  /** The error to report for `error` (a deadline, a departed client, memory or a shutdown say so). */
+  readonly explain = (error: unknown): unknown => {
+    const { duck } = this.deps;
+    if (this.overMemory !== undefined)
+      return new SqlError(
+        SqlErrorCode.TooLarge,
+        `The query was stopped: the server's memory reached ${mebibytes(this.overMemory)} MiB, past SQL_MAX_PROCESS_MEMORY (${mebibytes(duck.processMemoryLimit)} MiB)`,
+      );
+    if (duck.stopping)
+      return new SqlError(SqlErrorCode.Interrupted, 'The server is shutting down; the query was interrupted');
+    if (this.limits.deadline.expired()) return this.limits.deadline.error();
+    if (this.limits.signal?.aborted)
+      return new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
+    return error;
+  };
+
+  /** Throws once the run is interrupted (DuckDB answers an interrupted fetch with an empty chunk). */
+  readonly check = () => {
+    this.limits.deadline.check();
+    if (this.interrupted || this.deps.duck.stopping)
+      throw this.explain(new SqlError(SqlErrorCode.Interrupted, 'The query was interrupted'));
+  };
+
+  /** Stops watching, and drops what the run made (later steps run regardless of an interrupt). */
+  async close() {
+    this.cancelTimer();
+    this.cancelMemoryWatch();
+    clearInterval(this.nagging);
+    this.limits.signal?.removeEventListener('abort', this.interrupt);
+    for (const view of this.views) await this.c.run(`DROP VIEW IF EXISTS ${view}`).catch(() => undefined);
+    for (const temp of this.temps) await this.c.run(`DROP TABLE IF EXISTS "${temp}"`).catch(() => undefined);
+  }
+
+  /**
+   * A statement on an external database. A caller who may not write has it run read-only, within
+   * what is left of the deadline (src/sql/pushdownAllowList.ts).
+   */
+  private remote(db: ExternalDatabase, sql: string, params: unknown[] = []) {
+    const readOnlyRole = this.limits.policy?.readOnlyRole;
+    return readOnlyRole === undefined
+      ? db.query(sql, params)
+      : db.readOnlyQuery(sql, params, Math.min(this.limits.deadline.remaining(), this.limits.timeoutMs));
+  }
+
+  /** The whole query runs in its one external database; only the answer comes back. */
+  async pushdown(plan: PlanOf<'pushdown'>, values: Record<string, DuckDBValue>): Promise<TableAnswer> {
+    const { limits } = this;
+    const db = await this.deps.externals.get(plan.integration);
+    // Our text quotes identifiers with double quotes; MySQL and MariaDB want backticks.
+    const dialectText = db.engine === 'postgres' ? plan.sql : doubleQuotesToBackticks(plan.sql);
+    const { text, params } = positional(dialectText, values);
+    const readOnlyRole = limits.policy?.readOnlyRole;
+    if (readOnlyRole !== undefined) checkReadOnlyPushdown(text, db.engine, plan.integration, readOnlyRole);
+    const result = await this.remote(
+      db,
+      `SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`,
+      params,
+    ).catch((error: unknown) => {
+      throw externalError(plan.integration, error);
+    });
+    const table = externalAnswer(result, limits.rowLimit, limits.maxAnswerBytes);
+    return {
+      type: 'table',
+      column_names: table.column_names,
+      column_types: table.column_types,
+      data: table.data,
+      ...(table.truncated ? { truncated: true as const } : {}),
+    };
+  }
+
+  /** Models' predictions and agents' answers, computed into temporary tables the query reads. */
+  async model(
+    plan: PlanOf<'model'>,
+    predictOptions: SelectPredictOptions | null,
+    values: Record<string, DuckDBValue>,
+  ): Promise<string> {
+    const { limits } = this;
+    const agents = limits.agents ?? { concurrency: 4, maxRows: 100, timeoutMs: limits.timeoutMs };
+    if (plan.refs.some((r) => r.kind === 'agent')) limits.deadline.extendTo(agents.timeoutMs);
+    await this.fetchExternals(plan.fetches);
+    return predictInto(
+      this.c,
+      plan,
+      this.deps.predictions,
+      this.temps,
+      { concurrency: agents.concurrency, maxRows: agents.maxRows, signal: this.stopped.signal },
+      predictOptions,
+      values,
+    );
+  }
+
+  /** Everything lives in DuckDB: only knowledge bases' searches are made first. */
+  async local(plan: PlanOf<'local'>): Promise<string> {
+    await this.searches(plan.searches);
+    return plan.sql;
+  }
+
+  /** External tables (filtered where possible) copied into DuckDB, which runs the rest. */
+  async federated(plan: PlanOf<'federated'>): Promise<string> {
+    await this.searches(plan.searches);
+    await this.fetchExternals(plan.fetches);
+    for (const made of plan.assemble ?? []) {
+      this.temps.push(made.temp);
+      await this.c.run(`CREATE OR REPLACE TEMP TABLE "${made.temp}" AS ${made.sql}`);
+    }
+    return plan.sql;
+  }
+
+  private async searches(searches: PlanOf<'local'>['searches']) {
+    if (searches.length === 0) return;
+    const made = await materializeSearches(this.c, searches, this.deps.predictions, this.stopped.signal);
+    this.views.push(...made.views);
+    this.temps.push(...made.tables);
+  }
+
+  /** External tables the query reads, copied into temporary tables on the run's connection. */
+  private async fetchExternals(fetches: ExternalFetch[]) {
+    const { deadline } = this.limits;
+    for (const fetch of fetches) {
+      deadline.check();
+      const result = await this.deps.externals
+        .get(fetch.integration)
+        .then((db) => {
+          const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql((id) => db.quote(id));
+          return fetch.read ? fetch.read(db) : this.remote(db, native);
+        })
+        .catch((error: unknown) => {
+          // A schema listing leaves out a database that is down rather than failing the tool.
+          if (fetch.unreachable) return fetch.unreachable;
+          throw externalError(fetch.integration, error);
+        });
+      deadline.check();
+      this.temps.push(fetch.temp);
+      await loadIntoDuckDb(this.c, fetch.temp, result);
+    }
+  }
+}
+
 /**
  * The part of a SELECT before its rows are read: DuckDB parses it, every table reference is
  * resolved to where MindsDB's name lives (projections, files, or external databases), table and
- * scalar functions that reach outside are refused; then, on a pooled connection interrupted at the
- * deadline or when the client leaves, predictions, searches and external fetches fill temporary
- * tables, dropped once `read` is done. A cached or pushed-down answer goes to `answered` instead.
+ * scalar functions that reach outside are refused; then a `QueryRun` on a pooled connection makes
+ * what its plan reads (predictions, searches, external fetches) and `read` reads the rows. A cached
+ * or pushed-down answer goes to `answered` instead.
  */
 export const withSelect = async <T>(
   { duck, catalog, cache, externals, predictions }: SelectDeps,
@@ -126,153 +316,29 @@ export const withSelect = async <T>(
 
   return duck.withReader(
     async (c: DuckDBConnection): Promise<T> => {
-      // A request answered already (deadline passed while it waited for this connection, or the
-      // client left) does not start.
-      deadline.check();
-      if (limits.signal?.aborted)
-        throw new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
-      // From here the deadline, or a client that goes away, interrupts whatever runs on `c`:
-      // parsing (json_serialize_sql), views made for name resolution, loads, the query itself.
-      // Repeatedly: an interrupt reaches only a DuckDB call already running, and a call can wait
-      // for a thread of libuv's pool; later steps (dropping temporary tables) run regardless.
-      let nagging: ReturnType<typeof setInterval> | undefined;
-      // Agents asked by the query stop with it.
-      const stopped = new AbortController();
-      let end = () => undefined as void;
-      const ended = new Promise<void>((resolve) => (end = resolve));
-      let interrupted = false;
-      const interrupt = () => {
-        interrupted = true;
-        stopped.abort();
-        c.interrupt();
-        nagging ??= setInterval(() => c.interrupt(), 100);
-        end();
-      };
-      const cancelTimer = onExpiry(deadline, interrupt);
-      const onAbort = interrupt;
-      limits.signal?.addEventListener('abort', onAbort);
-      // Past SQL_MAX_PROCESS_MEMORY (memory DuckDB's own limit does not see: valueGuards.ts) the
-      // query stops, as at its deadline.
-      let overMemory: number | undefined;
-      const cancelMemoryWatch = duck.onMemoryPressure((rss) => {
-        overMemory = rss;
-        interrupt();
-      });
-      const temps: string[] = [];
-      const views: string[] = [];
-      const explain = (error: unknown) => {
-        if (overMemory !== undefined)
-          return new SqlError(
-            SqlErrorCode.TooLarge,
-            `The query was stopped: the server's memory reached ${mebibytes(overMemory)} MiB, past SQL_MAX_PROCESS_MEMORY (${mebibytes(duck.processMemoryLimit)} MiB)`,
-          );
-        if (duck.stopping)
-          return new SqlError(
-            SqlErrorCode.Interrupted,
-            'The server is shutting down; the query was interrupted',
-          );
-        if (deadline.expired()) return deadline.error();
-        if (limits.signal?.aborted)
-          return new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
-        return error;
-      };
-      const check = () => {
-        deadline.check();
-        if (interrupted || duck.stopping)
-          throw explain(new SqlError(SqlErrorCode.Interrupted, 'The query was interrupted'));
-      };
+      QueryRun.refuseStarting(limits);
+      // From here the run's interruption covers whatever runs on `c`: parsing (json_serialize_sql),
+      // views made for name resolution, loads, the query itself.
+      const run = new QueryRun(c, { duck, externals, predictions }, limits);
       try {
-        let prepared = limits.policy ? undefined : cache.queries.get(key);
-        if (!prepared) {
-          prepared = await prepare(c, catalog, bound.sql, input.db, natives, deadline, limits.policy);
-          if (prepared.kind !== 'model' && !limits.policy) cache.queries.set(key, prepared, input.version);
+        let plan = limits.policy ? undefined : cache.queries.get(key);
+        if (!plan) {
+          plan = await prepare(c, catalog, bound.sql, input.db, natives, deadline, limits.policy);
+          if (plan.kind !== 'model' && !limits.policy) cache.queries.set(key, plan, input.version);
         }
         deadline.check();
-
-        const plan: Prepared = prepared;
-        // A caller who may not write has external databases run their statements read-only, within
-        // what is left of the deadline (src/sql/pushdownAllowList.ts).
-        const readOnlyRole = limits.policy?.readOnlyRole;
-        const remote = (db: ExternalDatabase, sql: string, params: unknown[] = []) =>
-          readOnlyRole === undefined
-            ? db.query(sql, params)
-            : db.readOnlyQuery(sql, params, Math.min(deadline.remaining(), limits.timeoutMs));
-        if (plan.kind === 'pushdown') {
-          const db = await externals.get(plan.integration);
-          // Our text quotes identifiers with double quotes; MySQL and MariaDB want backticks.
-          const dialectText = db.engine === 'postgres' ? plan.sql : doubleQuotesToBackticks(plan.sql);
-          const { text, params } = positional(dialectText, bound.values);
-          if (readOnlyRole !== undefined)
-            checkReadOnlyPushdown(text, db.engine, plan.integration, readOnlyRole);
-          const result = await remote(
-            db,
-            `SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`,
-            params,
-          ).catch((error: unknown) => {
-            throw externalError(plan.integration, error);
-          });
-          const table = externalAnswer(result, limits.rowLimit, limits.maxAnswerBytes);
-          return answered({
-            type: 'table',
-            column_names: table.column_names,
-            column_types: table.column_types,
-            data: table.data,
-            ...(table.truncated ? { truncated: true as const } : {}),
-          });
-        }
-
-        /** External tables the query reads, copied into temporary tables on `c`. */
-        const fetchExternals = async (fetches: ExternalFetch[]) => {
-          for (const fetch of fetches) {
-            deadline.check();
-            const result = await externals
-              .get(fetch.integration)
-              .then((db) => {
-                const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql((id) => db.quote(id));
-                return fetch.read ? fetch.read(db) : remote(db, native);
-              })
-              .catch((error: unknown) => {
-                // A schema listing leaves out a database that is down rather than failing the tool.
-                if (fetch.unreachable) return fetch.unreachable;
-                throw externalError(fetch.integration, error);
-              });
-            deadline.check();
-            temps.push(fetch.temp);
-            await loadIntoDuckDb(c, fetch.temp, result);
-          }
-        };
+        if (plan.kind === 'pushdown') return answered(await run.pushdown(plan, bound.values));
         if (predictOptions && plan.kind !== 'model')
           throw new SqlError(
             SqlErrorCode.Invalid,
             `USING ${Object.keys(predictOptions).join(', ')}: prediction options apply to a query of a model, and this query reads none`,
           );
-        let sql: string;
-        if (plan.kind === 'model') {
-          const agents = limits.agents ?? { concurrency: 4, maxRows: 100, timeoutMs: limits.timeoutMs };
-          if (plan.refs.some((r) => r.kind === 'agent')) deadline.extendTo(agents.timeoutMs);
-          await fetchExternals(plan.fetches);
-          sql = await predictInto(
-            c,
-            plan,
-            predictions,
-            temps,
-            { concurrency: agents.concurrency, maxRows: agents.maxRows, signal: stopped.signal },
-            predictOptions,
-            bound.values,
-          );
-        } else sql = plan.sql;
-        if (plan.kind !== 'model' && plan.searches.length > 0) {
-          const made = await materializeSearches(c, plan.searches, predictions, stopped.signal);
-          views.push(...made.views);
-          temps.push(...made.tables);
-        }
-        if (plan.kind === 'federated') {
-          await fetchExternals(plan.fetches);
-          for (const made of plan.assemble ?? []) {
-            temps.push(made.temp);
-            await c.run(`CREATE OR REPLACE TEMP TABLE "${made.temp}" AS ${made.sql}`);
-          }
-        }
+        const sql =
+          plan.kind === 'model'
+            ? await run.model(plan, predictOptions, bound.values)
+            : plan.kind === 'federated'
+              ? await run.federated(plan)
+              : await run.local(plan);
         deadline.check();
         const names = plan.names;
         return await read({
@@ -284,19 +350,14 @@ export const withSelect = async <T>(
           answerKey: limits.policy ? null : answerKeyOf(plan),
           namesOf: (columns) =>
             columns.map((name, i) => (names?.length === columns.length ? names[i] : undefined) ?? name),
-          ended,
-          check,
-          explain,
+          ended: run.ended,
+          check: run.check,
+          explain: run.explain,
         });
       } catch (error) {
-        throw explain(error);
+        throw run.explain(error);
       } finally {
-        cancelTimer();
-        cancelMemoryWatch();
-        clearInterval(nagging);
-        limits.signal?.removeEventListener('abort', onAbort);
-        for (const view of views) await c.run(`DROP VIEW IF EXISTS ${view}`).catch(() => undefined);
-        for (const temp of temps) await c.run(`DROP TABLE IF EXISTS "${temp}"`).catch(() => undefined);
+        await run.close();
       }
     },
     { sql: true },
