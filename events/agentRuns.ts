@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, type EventOf, type ResourceDeclaration } from './contract';
+
+const agentRunResource: ResourceDeclaration = { kind: 'agentRun', id: 'traceId' };
+const agentThreadResource: ResourceDeclaration = { kind: 'agentThread', id: 'threadId' };
 
 /**
  * An agent run, on its own stream (`agent-run-<trace id>`): runs are high-volume, so they never
@@ -44,6 +47,7 @@ export const AgentRunStarted = defineEvent(
     stream: z.boolean(),
     startedAt: z.iso.datetime(),
   }),
+  { resource: agentRunResource },
 );
 
 /** One call to the model: what was asked of it and what it answered. */
@@ -63,6 +67,7 @@ export const AgentRunModelCalled = defineEvent(
     retries: z.number().int(),
     at: z.iso.datetime(),
   }),
+  { resource: agentRunResource },
 );
 
 /** One tool call: its arguments, and what came of it (rows, or the error the model was told). */
@@ -84,6 +89,7 @@ export const AgentRunToolCalled = defineEvent(
     ms: z.number().int(),
     at: z.iso.datetime(),
   }),
+  { resource: agentRunResource },
 );
 
 export const AgentRunAnswered = defineEvent(
@@ -99,6 +105,7 @@ export const AgentRunAnswered = defineEvent(
     ms: z.number().int(),
     answeredAt: z.iso.datetime(),
   }),
+  { resource: agentRunResource },
 );
 
 export const AgentRunFailed = defineEvent(
@@ -112,6 +119,7 @@ export const AgentRunFailed = defineEvent(
     ms: z.number().int(),
     failedAt: z.iso.datetime(),
   }),
+  { resource: agentRunResource },
 );
 
 /**
@@ -129,6 +137,7 @@ export const AgentThreadTurn = defineEvent(
     answer: z.string(),
     at: z.iso.datetime(),
   }),
+  { resource: agentThreadResource },
 );
 
 export type AgentRunStarted = EventOf<typeof AgentRunStarted>;

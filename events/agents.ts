@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { defineEvent, freeFormObject, type EventOf } from './contract';
+import { defineEvent, freeFormObject, type EventOf, type ResourceDeclaration } from './contract';
+
+const agentResource: ResourceDeclaration = { kind: 'agent', id: 'agentId' };
+const skillResource: ResourceDeclaration = { kind: 'skill', id: 'skillId' };
 
 const params = freeFormObject();
 /** An agent's link to a skill, with MindsDB's per-link parameters (e.g. `tables` narrowing a sql skill). */
@@ -19,10 +22,12 @@ const agentState = {
 export const AgentCreated = defineEvent(
   'AgentCreated',
   z.object({ ...agentState, createdAt: z.iso.datetime() }),
+  { resource: agentResource },
 );
 export const AgentUpdated = defineEvent(
   'AgentUpdated',
   z.object({ ...agentState, agentId: z.number().int(), updatedAt: z.iso.datetime() }),
+  { resource: agentResource },
 );
 export const AgentDeleted = defineEvent(
   'AgentDeleted',
@@ -32,6 +37,7 @@ export const AgentDeleted = defineEvent(
     name: z.string(),
     deletedAt: z.iso.datetime(),
   }),
+  { resource: agentResource },
 );
 /** A consequence of deleting a skill: recorded on its own so the log says why the agent changed. */
 export const SkillDetachedFromAgent = defineEvent(
@@ -44,6 +50,7 @@ export const SkillDetachedFromAgent = defineEvent(
     reason: z.string(),
     detachedAt: z.iso.datetime(),
   }),
+  { resource: skillResource },
 );
 
 export type AgentCreated = EventOf<typeof AgentCreated>;

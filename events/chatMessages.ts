@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, type EventOf, type ResourceDeclaration } from './contract';
+
+const chatMessageResource: ResourceDeclaration = { kind: 'chatMessage', id: 'messageId' };
+const chatChannelResource: ResourceDeclaration = { kind: 'chatChannel', id: 'chatbotId' };
 
 /**
  * A chatbot's conversations. Each inbound message is a stream of its own (`chat-<chatbot id>-<key>`,
@@ -32,6 +35,7 @@ export const ChatMessageReceived = defineEvent(
     threadId: z.string().max(256).nullable(),
     receivedAt: z.iso.datetime(),
   }),
+  { resource: chatMessageResource },
 );
 
 export const ChatAnswerClaimed = defineEvent(
@@ -48,6 +52,7 @@ export const ChatAnswerClaimed = defineEvent(
     leaseUntil: z.iso.datetime(),
     claimedAt: z.iso.datetime(),
   }),
+  { resource: chatMessageResource },
 );
 
 export const ChatAnswered = defineEvent(
@@ -62,6 +67,7 @@ export const ChatAnswered = defineEvent(
     traceId: z.string().nullable(),
     answeredAt: z.iso.datetime(),
   }),
+  { resource: chatMessageResource },
 );
 
 export const ChatAnswerFailed = defineEvent(
@@ -76,6 +82,7 @@ export const ChatAnswerFailed = defineEvent(
     retryAt: z.iso.datetime().nullable(),
     failedAt: z.iso.datetime(),
   }),
+  { resource: chatMessageResource },
 );
 
 export const ChatAnswerDelivered = defineEvent(
@@ -90,6 +97,7 @@ export const ChatAnswerDelivered = defineEvent(
     externalId: z.string().nullable(),
     deliveredAt: z.iso.datetime(),
   }),
+  { resource: chatMessageResource },
 );
 
 export const ChatDeliveryFailed = defineEvent(
@@ -104,6 +112,7 @@ export const ChatDeliveryFailed = defineEvent(
     retryAt: z.iso.datetime().nullable(),
     failedAt: z.iso.datetime(),
   }),
+  { resource: chatMessageResource },
 );
 
 /**
@@ -119,6 +128,7 @@ export const ChatChannelFailed = defineEvent(
     error: z.string(),
     failedAt: z.iso.datetime(),
   }),
+  { resource: chatChannelResource },
 );
 
 /** The channel works again after a failure streak. */
@@ -129,6 +139,7 @@ export const ChatChannelRecovered = defineEvent(
     channel: z.enum(CHANNELS),
     recoveredAt: z.iso.datetime(),
   }),
+  { resource: chatChannelResource },
 );
 
 export type ChatMessageReceived = EventOf<typeof ChatMessageReceived>;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { defineEvent, freeFormObject, type EventOf } from './contract';
+import { defineEvent, freeFormObject, type EventOf, type ResourceDeclaration } from './contract';
+
+const chatbotResource: ResourceDeclaration = { kind: 'chatbot', id: 'chatbotId' };
 
 const chatbotState = {
   projectId: z.number().int(),
@@ -19,10 +21,12 @@ const chatbotState = {
 export const ChatbotCreated = defineEvent(
   'ChatbotCreated',
   z.object({ ...chatbotState, createdAt: z.iso.datetime() }),
+  { resource: chatbotResource },
 );
 export const ChatbotUpdated = defineEvent(
   'ChatbotUpdated',
   z.object({ ...chatbotState, chatbotId: z.number().int(), updatedAt: z.iso.datetime() }),
+  { resource: chatbotResource },
 );
 export const ChatbotDeleted = defineEvent(
   'ChatbotDeleted',
@@ -32,6 +36,7 @@ export const ChatbotDeleted = defineEvent(
     name: z.string(),
     deletedAt: z.iso.datetime(),
   }),
+  { resource: chatbotResource },
 );
 /** A consequence of deleting the chatbot's agent: it loses the agent and stops, and says why. */
 export const ChatbotStoppedAgentDeleted = defineEvent(
@@ -44,6 +49,7 @@ export const ChatbotStoppedAgentDeleted = defineEvent(
     lastError: z.string(),
     stoppedAt: z.iso.datetime(),
   }),
+  { resource: chatbotResource },
 );
 
 export type ChatbotCreated = EventOf<typeof ChatbotCreated>;

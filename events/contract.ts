@@ -74,26 +74,81 @@ export const boundsViolationDetail = (error: unknown): string | null => {
 };
 
 /**
+ * The kinds of resource the log's events are about. An event's secrets are sealed under a data key
+ * of its resource (src/ledger/sealing.ts), and forgetting a resource destroys those keys
+ * (src/ledger/secretKeeper.ts): which resource an event is about is read from its contract's
+ * declaration, never guessed from its type's name.
+ */
+export const resourceKinds = [
+  'project',
+  'database',
+  'skill',
+  'agent',
+  'chatbot',
+  'file',
+  'fileBlob',
+  'model',
+  'mlEngine',
+  'agentRun',
+  'agentThread',
+  'knowledgeBase',
+  'chatMessage',
+  'chatChannel',
+  'user',
+  'accessToken',
+  'session',
+  'ledgerCheckpoint',
+  'dataKeys',
+  'job',
+  'jobRun',
+  'view',
+  'trigger',
+  'triggerFiring',
+  'integrationWrite',
+] as const;
+export type ResourceKind = (typeof resourceKinds)[number];
+
+/**
+ * The resource an event is about: its kind, and `id`, the field its events carry the resource's id
+ * in (`kbId` for a knowledge base, `engineId` for an ML engine; the event that creates it carries
+ * none: its id is that event's position). No `id`: its events name it only by `name`. The resource's
+ * name is the event's `name` (else its `id` field, else none: the stream alone tells it).
+ */
+export type ResourceDeclaration = { readonly kind: ResourceKind; readonly id?: string };
+
+/**
  * One event type of the log's contract. `version` is the schema version written today; older
  * versions found in the log are brought up to date by `upcasters[n]` (from version n to n + 1)
  * before anything else sees them, so deciders and projections only ever handle the newest shape.
+ * `resource`: what the event is about (every contract of allContracts declares it, checked by the
+ * compiler in events/index.ts and by test/ledger/every-secret-forgettable.spec.ts).
  */
 export type EventContract<Type extends string = string, Schema extends z.ZodType = z.ZodType> = {
   readonly type: Type;
   readonly version: number;
   readonly schema: Schema;
   readonly upcasters: Readonly<Record<number, (data: unknown) => unknown>>;
+  readonly resource?: ResourceDeclaration;
 };
 
-export const defineEvent = <Type extends string, Schema extends z.ZodType>(
+export const defineEvent = <
+  Type extends string,
+  Schema extends z.ZodType,
+  Resource extends ResourceDeclaration | undefined = undefined,
+>(
   type: Type,
   schema: Schema,
-  options: { version?: number; upcasters?: Record<number, (data: unknown) => unknown> } = {},
-): EventContract<Type, Schema> => ({
+  options: {
+    resource?: Resource;
+    version?: number;
+    upcasters?: Record<number, (data: unknown) => unknown>;
+  } = {},
+): EventContract<Type, Schema> & { readonly resource: Resource } => ({
   type,
   version: options.version ?? 1,
   schema: schema.superRefine(withinEventBounds),
   upcasters: options.upcasters ?? {},
+  resource: options.resource as Resource,
 });
 
 /** The `{ type, data }` shape of one contract, as deciders produce it. */

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { defineEvent, freeFormObject, type EventOf } from './contract';
+import { defineEvent, freeFormObject, type EventOf, type ResourceDeclaration } from './contract';
+
+const databaseResource: ResourceDeclaration = { kind: 'database', id: 'databaseId' };
 
 const parameters = freeFormObject();
 
@@ -7,6 +9,7 @@ const parameters = freeFormObject();
 export const DatabaseCreated = defineEvent(
   'DatabaseCreated',
   z.object({ name: z.string(), engine: z.string(), parameters, createdAt: z.iso.datetime() }),
+  { resource: databaseResource },
 );
 export const DatabaseUpdated = defineEvent(
   'DatabaseUpdated',
@@ -17,10 +20,12 @@ export const DatabaseUpdated = defineEvent(
     parameters,
     updatedAt: z.iso.datetime(),
   }),
+  { resource: databaseResource },
 );
 export const DatabaseDeleted = defineEvent(
   'DatabaseDeleted',
   z.object({ databaseId: z.number().int(), name: z.string(), deletedAt: z.iso.datetime() }),
+  { resource: databaseResource },
 );
 
 export type DatabaseCreated = EventOf<typeof DatabaseCreated>;

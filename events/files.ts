@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, type EventOf, type ResourceDeclaration } from './contract';
+
+const fileResource: ResourceDeclaration = { kind: 'file' };
+const fileBlobResource: ResourceDeclaration = { kind: 'fileBlob' };
 
 export const fileFormats = ['csv', 'tsv', 'json', 'ndjson', 'parquet'] as const;
 export type FileFormat = (typeof fileFormats)[number];
@@ -26,10 +29,12 @@ export const FileUploaded = defineEvent(
     rowCount: z.number().int().min(0),
     uploadedAt: z.iso.datetime(),
   }),
+  { resource: fileResource },
 );
 export const FileDeleted = defineEvent(
   'FileDeleted',
   z.object({ name: z.string(), deletedAt: z.iso.datetime() }),
+  { resource: fileResource },
 );
 
 /**
@@ -40,16 +45,19 @@ export const FileDeleted = defineEvent(
 export const FileBlobClaimed = defineEvent(
   'FileBlobClaimed',
   z.object({ digest: z.string().regex(/^[0-9a-f]{64}$/), file: z.string(), claimedAt: z.iso.datetime() }),
+  { resource: fileBlobResource },
 );
 /** The file was deleted or replaced by other bytes (or its upload was refused after the claim). */
 export const FileBlobUnclaimed = defineEvent(
   'FileBlobUnclaimed',
   z.object({ digest: z.string().regex(/^[0-9a-f]{64}$/), file: z.string(), unclaimedAt: z.iso.datetime() }),
+  { resource: fileBlobResource },
 );
 /** No file uses the blob any more: its bytes are removed (a later upload of them stores them again). */
 export const FileBlobReleased = defineEvent(
   'FileBlobReleased',
   z.object({ digest: z.string().regex(/^[0-9a-f]{64}$/), releasedAt: z.iso.datetime() }),
+  { resource: fileBlobResource },
 );
 
 export type FileUploaded = EventOf<typeof FileUploaded>;

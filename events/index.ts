@@ -2,7 +2,7 @@ import { agentContracts, type AgentEvent } from './agents';
 import { agentRunContracts, type AgentRunEvent } from './agentRuns';
 import { chatbotContracts, type ChatbotEvent } from './chatbots';
 import { chatMessageContracts, type ChatMessageEvent } from './chatMessages';
-import type { Recorded } from './contract';
+import type { Recorded, ResourceDeclaration } from './contract';
 import { databaseContracts, type DatabaseEvent } from './databases';
 import { fileContracts, type FileBlobEvent, type FileEvent } from './files';
 import { jobContracts, type JobEvent, type JobRunEvent } from './jobs';
@@ -56,6 +56,14 @@ export const allContracts = [
   ...triggerContracts,
   ...integrationWriteContracts,
 ] as const;
+
+/**
+ * Every contract of the log declares the resource its events are about: the ledger seals an event's
+ * secrets under that resource's key and forgets them with it (src/ledger/resources.ts). A contract
+ * without it fails to compile here.
+ */
+const declared: readonly { readonly resource: ResourceDeclaration }[] = allContracts;
+void declared;
 
 /**
  * One discriminated union of every event of the contract: deciders produce its members, and

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, type EventOf, type ResourceDeclaration } from './contract';
+
+const integrationWriteResource: ResourceDeclaration = { kind: 'integrationWrite' };
 
 /**
  * A write this service made into an external database, recorded once the database committed it:
@@ -24,6 +26,7 @@ export const IntegrationTableWritten = defineEvent(
     rowsAffected: z.number().int().min(0),
     writtenAt: z.iso.datetime(),
   }),
+  { resource: integrationWriteResource },
 );
 
 export type IntegrationTableWritten = EventOf<typeof IntegrationTableWritten>;

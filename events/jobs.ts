@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, type EventOf, type ResourceDeclaration } from './contract';
+
+const jobResource: ResourceDeclaration = { kind: 'job', id: 'jobId' };
+const jobRunResource: ResourceDeclaration = { kind: 'jobRun', id: 'jobId' };
 
 /** A job's repetition: every `n` units (MindsDB's `EVERY 2 hours`). */
 export const jobEvery = z.object({
@@ -35,6 +38,7 @@ export const JobCreated = defineEvent(
     owner: jobOwner,
     createdAt: z.iso.datetime(),
   }),
+  { resource: jobResource },
 );
 export const JobDeleted = defineEvent(
   'JobDeleted',
@@ -44,6 +48,7 @@ export const JobDeleted = defineEvent(
     name: z.string(),
     deletedAt: z.iso.datetime(),
   }),
+  { resource: jobResource },
 );
 
 /**
@@ -68,6 +73,7 @@ export const JobRunStarted = defineEvent(
     /** Until when the claim holds: a run still open after it is abandoned by the next claim. */
     leaseUntil: z.iso.datetime(),
   }),
+  { resource: jobRunResource },
 );
 const runRef = { jobId: z.number().int(), run: z.number().int().min(1), claimId: z.string() };
 export const JobStatementRan = defineEvent(
@@ -83,25 +89,30 @@ export const JobStatementRan = defineEvent(
     error: z.string().nullable(),
     at: z.iso.datetime(),
   }),
+  { resource: jobRunResource },
 );
 export const JobRunFinished = defineEvent(
   'JobRunFinished',
   z.object({ ...runRef, finishedAt: z.iso.datetime() }),
+  { resource: jobRunResource },
 );
 /** A statement failed: the ones after it did not run (MindsDB stops at the first error). */
 export const JobRunFailed = defineEvent(
   'JobRunFailed',
   z.object({ ...runRef, error: z.string(), failedAt: z.iso.datetime() }),
+  { resource: jobRunResource },
 );
 /** `IF (…)` returned no rows (or failed): the statements did not run this tick. */
 export const JobRunSkipped = defineEvent(
   'JobRunSkipped',
   z.object({ ...runRef, reason: z.string(), skippedAt: z.iso.datetime() }),
+  { resource: jobRunResource },
 );
 /** The run's process stopped answering (its lease ran out): the next claim closes it. */
 export const JobRunAbandoned = defineEvent(
   'JobRunAbandoned',
   z.object({ ...runRef, reason: z.string(), abandonedAt: z.iso.datetime() }),
+  { resource: jobRunResource },
 );
 
 export type JobCreated = EventOf<typeof JobCreated>;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { defineEvent, freeFormObject, type EventOf } from './contract';
+import { defineEvent, freeFormObject, type EventOf, type ResourceDeclaration } from './contract';
+
+const knowledgeBaseResource: ResourceDeclaration = { kind: 'knowledgeBase', id: 'kbId' };
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 
@@ -21,6 +23,7 @@ export const KnowledgeBaseCreated = defineEvent(
     params: freeFormObject(),
     createdAt: z.iso.datetime(),
   }),
+  { resource: knowledgeBaseResource },
 );
 export const KnowledgeBaseDeleted = defineEvent(
   'KnowledgeBaseDeleted',
@@ -30,6 +33,7 @@ export const KnowledgeBaseDeleted = defineEvent(
     name: z.string(),
     deletedAt: z.iso.datetime(),
   }),
+  { resource: knowledgeBaseResource },
 );
 
 /**
@@ -61,10 +65,12 @@ export const KnowledgeBaseDocumentsInserted = defineEvent(
     ]),
     insertedAt: z.iso.datetime(),
   }),
+  { resource: knowledgeBaseResource },
 );
 export const KnowledgeBaseDocumentsDeleted = defineEvent(
   'KnowledgeBaseDocumentsDeleted',
   z.object({ kbId: z.number().int(), ids: z.array(z.string()), deletedAt: z.iso.datetime() }),
+  { resource: knowledgeBaseResource },
 );
 
 export type KnowledgeBaseCreated = EventOf<typeof KnowledgeBaseCreated>;

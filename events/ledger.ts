@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, type EventOf, type ResourceDeclaration } from './contract';
+
+const ledgerCheckpointResource: ResourceDeclaration = { kind: 'ledgerCheckpoint' };
+const dataKeysResource: ResourceDeclaration = { kind: 'dataKeys' };
 
 /**
  * The audit ledger's signed tree heads, on the stream `ledger-checkpoints`: the log had `treeSize`
@@ -19,6 +22,7 @@ export const LedgerCheckpointSigned = defineEvent(
     keyFingerprint: z.string().min(1),
     signedAt: z.iso.datetime(),
   }),
+  { resource: ledgerCheckpointResource },
 );
 
 /**
@@ -35,6 +39,7 @@ export const DataKeysDestroyed = defineEvent(
     reason: z.string().min(1).max(500),
     destroyedAt: z.iso.datetime(),
   }),
+  { resource: dataKeysResource },
 );
 
 export type LedgerCheckpointSigned = EventOf<typeof LedgerCheckpointSigned>;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { defineEvent, freeFormObject, type EventOf } from './contract';
+import { defineEvent, freeFormObject, type EventOf, type ResourceDeclaration } from './contract';
+
+const mlEngineResource: ResourceDeclaration = { kind: 'mlEngine', id: 'engineId' };
 
 /**
  * An ML engine (MindsDB's `CREATE ML_ENGINE name FROM handler USING …`): a named handler with its
@@ -21,6 +23,7 @@ export const MlEngineCreated = defineEvent(
     byom: byomSources.optional(),
     createdAt: z.iso.datetime(),
   }),
+  { resource: mlEngineResource },
 );
 /** A new version of a BYOM engine's code (`POST /api/handlers/byom/{name}`); `version` counts from 1 (the upload that made it). */
 export const MlEngineUpdated = defineEvent(
@@ -33,10 +36,12 @@ export const MlEngineUpdated = defineEvent(
     version: z.number().int().min(2),
     updatedAt: z.iso.datetime(),
   }),
+  { resource: mlEngineResource },
 );
 export const MlEngineDeleted = defineEvent(
   'MlEngineDeleted',
   z.object({ engineId: z.number().int(), name: z.string(), deletedAt: z.iso.datetime() }),
+  { resource: mlEngineResource },
 );
 
 export type MlEngineCreated = EventOf<typeof MlEngineCreated>;

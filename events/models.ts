@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { defineEvent, freeFormObject, type EventOf } from './contract';
+import { defineEvent, freeFormObject, type EventOf, type ResourceDeclaration } from './contract';
+
+const modelResource: ResourceDeclaration = { kind: 'model' };
 
 const options = freeFormObject();
 const base = {
@@ -41,11 +43,13 @@ export const ModelVersionDefined = defineEvent(
     priorData: z.array(trainingData).optional(),
     definedAt: z.iso.datetime(),
   }),
+  { resource: modelResource },
 );
 /** `trainer` names the process that trains it, so a restarted process can tell its own lost trainings. */
 export const ModelTrainingStarted = defineEvent(
   'ModelTrainingStarted',
   z.object({ ...base, trainer: z.string(), startedAt: z.iso.datetime() }),
+  { resource: modelResource },
 );
 /**
  * Coarse progress of one training (a phase and the percentage of the whole, about twenty per
@@ -64,6 +68,7 @@ export const ModelTrainingProgressed = defineEvent(
     rows: z.number().int().min(0),
     progressedAt: z.iso.datetime(),
   }),
+  { resource: modelResource },
 );
 
 /**
@@ -99,22 +104,27 @@ export const ModelTrained = defineEvent(
     targetDtype: z.string().optional(),
     trainedAt: z.iso.datetime(),
   }),
+  { resource: modelResource },
 );
 export const ModelTrainingFailed = defineEvent(
   'ModelTrainingFailed',
   z.object({ ...base, error: z.string(), failedAt: z.iso.datetime() }),
+  { resource: modelResource },
 );
 export const ModelVersionActivated = defineEvent(
   'ModelVersionActivated',
   z.object({ ...base, activatedAt: z.iso.datetime() }),
+  { resource: modelResource },
 );
 export const ModelOptionsUpdated = defineEvent(
   'ModelOptionsUpdated',
   z.object({ ...base, options, updatedAt: z.iso.datetime() }),
+  { resource: modelResource },
 );
 export const ModelVersionDeleted = defineEvent(
   'ModelVersionDeleted',
   z.object({ ...base, deletedAt: z.iso.datetime() }),
+  { resource: modelResource },
 );
 export const ModelDeleted = defineEvent(
   'ModelDeleted',
@@ -124,6 +134,7 @@ export const ModelDeleted = defineEvent(
     name: z.string(),
     deletedAt: z.iso.datetime(),
   }),
+  { resource: modelResource },
 );
 
 export type ModelVersionDefined = EventOf<typeof ModelVersionDefined>;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, type EventOf, type ResourceDeclaration } from './contract';
+
+const projectResource: ResourceDeclaration = { kind: 'project', id: 'projectId' };
 
 // Resource ids are the log position of the event that created the resource: unique, stable, and
 // what MindsDB clients expect (integers). Later events name the id they are about.
@@ -7,10 +9,12 @@ import { defineEvent, type EventOf } from './contract';
 export const ProjectCreated = defineEvent(
   'ProjectCreated',
   z.object({ name: z.string(), createdAt: z.iso.datetime() }),
+  { resource: projectResource },
 );
 export const ProjectDeleted = defineEvent(
   'ProjectDeleted',
   z.object({ projectId: z.number().int(), name: z.string(), deletedAt: z.iso.datetime() }),
+  { resource: projectResource },
 );
 
 export type ProjectCreated = EventOf<typeof ProjectCreated>;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { defineEvent, freeFormObject, type EventOf } from './contract';
+import { defineEvent, freeFormObject, type EventOf, type ResourceDeclaration } from './contract';
+
+const skillResource: ResourceDeclaration = { kind: 'skill', id: 'skillId' };
 
 const params = freeFormObject();
 
@@ -14,6 +16,7 @@ export const SkillCreated = defineEvent(
     params,
     createdAt: z.iso.datetime(),
   }),
+  { resource: skillResource },
 );
 export const SkillUpdated = defineEvent(
   'SkillUpdated',
@@ -26,6 +29,7 @@ export const SkillUpdated = defineEvent(
     params,
     updatedAt: z.iso.datetime(),
   }),
+  { resource: skillResource },
 );
 export const SkillDeleted = defineEvent(
   'SkillDeleted',
@@ -35,6 +39,7 @@ export const SkillDeleted = defineEvent(
     name: z.string(),
     deletedAt: z.iso.datetime(),
   }),
+  { resource: skillResource },
 );
 
 export type SkillCreated = EventOf<typeof SkillCreated>;

@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, type EventOf, type ResourceDeclaration } from './contract';
+
+const triggerResource: ResourceDeclaration = { kind: 'trigger', id: 'triggerId' };
+const triggerFiringResource: ResourceDeclaration = { kind: 'triggerFiring', id: 'triggerId' };
 
 /** Who made the trigger: its statements run with their rights, recorded as `system:trigger:<id>`. */
 const triggerOwner = z.object({
@@ -28,6 +31,7 @@ export const TriggerCreated = defineEvent(
     owner: triggerOwner,
     createdAt: z.iso.datetime(),
   }),
+  { resource: triggerResource },
 );
 export const TriggerDeleted = defineEvent(
   'TriggerDeleted',
@@ -37,6 +41,7 @@ export const TriggerDeleted = defineEvent(
     name: z.string(),
     deletedAt: z.iso.datetime(),
   }),
+  { resource: triggerResource },
 );
 
 /**
@@ -56,6 +61,7 @@ export const TriggerFired = defineEvent(
     node: z.string(),
     firedAt: z.iso.datetime(),
   }),
+  { resource: triggerFiringResource },
 );
 export const TriggerFiringFinished = defineEvent(
   'TriggerFiringFinished',
@@ -65,6 +71,7 @@ export const TriggerFiringFinished = defineEvent(
     statements: z.number().int(),
     finishedAt: z.iso.datetime(),
   }),
+  { resource: triggerFiringResource },
 );
 export const TriggerFiringFailed = defineEvent(
   'TriggerFiringFailed',
@@ -74,6 +81,7 @@ export const TriggerFiringFailed = defineEvent(
     error: z.string(),
     failedAt: z.iso.datetime(),
   }),
+  { resource: triggerFiringResource },
 );
 
 export type TriggerOwner = z.infer<typeof triggerOwner>;

@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, type EventOf, type ResourceDeclaration } from './contract';
+
+const userResource: ResourceDeclaration = { kind: 'user', id: 'userId' };
+const accessTokenResource: ResourceDeclaration = { kind: 'accessToken', id: 'tokenId' };
+const sessionResource: ResourceDeclaration = { kind: 'session', id: 'sessionId' };
 
 /**
  * Sign-in: users with a role, their personal access tokens, and sessions. Users and tokens live on
@@ -15,6 +19,7 @@ const role = z.enum(ROLES);
 export const UserCreated = defineEvent(
   'UserCreated',
   z.object({ name: z.string(), role, passwordHash: z.string(), createdAt: z.iso.datetime() }),
+  { resource: userResource },
 );
 export const UserPasswordChanged = defineEvent(
   'UserPasswordChanged',
@@ -24,14 +29,17 @@ export const UserPasswordChanged = defineEvent(
     passwordHash: z.string(),
     changedAt: z.iso.datetime(),
   }),
+  { resource: userResource },
 );
 export const UserRoleChanged = defineEvent(
   'UserRoleChanged',
   z.object({ userId: z.number().int(), name: z.string(), role, changedAt: z.iso.datetime() }),
+  { resource: userResource },
 );
 export const UserDeleted = defineEvent(
   'UserDeleted',
   z.object({ userId: z.number().int(), name: z.string(), deletedAt: z.iso.datetime() }),
+  { resource: userResource },
 );
 export const AccessTokenCreated = defineEvent(
   'AccessTokenCreated',
@@ -47,10 +55,12 @@ export const AccessTokenCreated = defineEvent(
     expiresAt: z.iso.datetime().nullable(),
     createdAt: z.iso.datetime(),
   }),
+  { resource: accessTokenResource },
 );
 export const AccessTokenRevoked = defineEvent(
   'AccessTokenRevoked',
   z.object({ tokenId: z.string(), userId: z.number().int(), revokedAt: z.iso.datetime() }),
+  { resource: accessTokenResource },
 );
 export const SessionStarted = defineEvent(
   'SessionStarted',
@@ -65,10 +75,12 @@ export const SessionStarted = defineEvent(
     startedAt: z.iso.datetime(),
     expiresAt: z.iso.datetime(),
   }),
+  { resource: sessionResource },
 );
 export const SessionEnded = defineEvent(
   'SessionEnded',
   z.object({ sessionId: z.string(), reason: z.enum(['logout', 'revoked']), endedAt: z.iso.datetime() }),
+  { resource: sessionResource },
 );
 
 export type UserCreated = EventOf<typeof UserCreated>;

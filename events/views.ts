@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { defineEvent, type EventOf } from './contract';
+import { defineEvent, type EventOf, type ResourceDeclaration } from './contract';
+
+const viewResource: ResourceDeclaration = { kind: 'view', id: 'viewId' };
 
 /**
  * A view: a named SELECT of a project (MindsDB's `CREATE VIEW p.v AS (SELECT …)`), read as a table.
@@ -15,6 +17,7 @@ export const ViewCreated = defineEvent(
     query: z.string(),
     createdAt: z.iso.datetime(),
   }),
+  { resource: viewResource },
 );
 export const ViewUpdated = defineEvent(
   'ViewUpdated',
@@ -25,6 +28,7 @@ export const ViewUpdated = defineEvent(
     query: z.string(),
     updatedAt: z.iso.datetime(),
   }),
+  { resource: viewResource },
 );
 export const ViewDeleted = defineEvent(
   'ViewDeleted',
@@ -34,6 +38,7 @@ export const ViewDeleted = defineEvent(
     name: z.string(),
     deletedAt: z.iso.datetime(),
   }),
+  { resource: viewResource },
 );
 
 export type ViewCreated = EventOf<typeof ViewCreated>;

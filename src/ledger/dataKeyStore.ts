@@ -27,7 +27,7 @@ const resourceOf = (kid: string): string => {
  * linked into place (so a crash never leaves half a key, and an id is never overwritten); destroyed
  * by overwriting the file with random bytes, syncing, unlinking and syncing the directory. On SSDs
  * and copy-on-write file systems the overwrite is best effort: what makes the key unrecoverable
- * for good is that it was only ever stored wrapped, and the master key is rotated (README.md).
+ * for good is that it was only ever stored wrapped, and the master key is rotated (docs/security.md).
  */
 export class FileDataKeyStore implements DataKeyStore {
   /**
@@ -138,7 +138,7 @@ export class FileDataKeyStore implements DataKeyStore {
 
 /**
  * The keys of every process on one PostgreSQL log: a table outside Emmett's, in the log's database.
- * Destroyed by DELETE; PostgreSQL keeps the dead row until VACUUM, and WAL archives longer (README).
+ * Destroyed by DELETE; PostgreSQL keeps the dead row until VACUUM, and WAL archives longer (docs/security.md).
  */
 export class PostgresDataKeyStore implements DataKeyStore {
   private constructor(private readonly pool: pg.Pool) {}

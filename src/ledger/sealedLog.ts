@@ -2,17 +2,11 @@ import type { RecordedEvent } from '../../events';
 import type { AppendResult, EventLog, NewEvent } from '../eventlog/types';
 import type { DataKey } from './envelope';
 import type { SecretVault } from './secretVault';
-import {
-  holdsPlainSecrets,
-  resourceKeyPrefix,
-  resourceNameOf,
-  sealingKeyIds,
-  sealSecrets,
-  unsealSecrets,
-} from './sealing';
+import { eventKeyPrefix } from './resources';
+import { holdsPlainSecrets, sealingKeyIds, sealSecrets, unsealSecrets } from './sealing';
 
 /**
- * The event log with secrets sealed on their way in (crypto-shredding, README.md): each event that
+ * The event log with secrets sealed on their way in (crypto-shredding, docs/security.md): each event that
  * holds a secret is appended with it encrypted under its resource's data key, which lives outside
  * the log; destroying that key forgets the secret in every copy of the log while every event, and
  * so the ledger's tree, stays as it was.
@@ -53,9 +47,8 @@ export const withSealedSecrets = (log: EventLog, vault: SecretVault): EventLog =
           sealed.push(event);
           continue;
         }
-        const key = await vault.keyForResource(
-          resourceKeyPrefix(stream, event.type, resourceNameOf(event.data)),
-        );
+        // The resource the event's contract declares (events/): its forget destroys this key.
+        const key = await vault.keyForResource(eventKeyPrefix(stream, event));
         used.set(key.kid, key);
         sealed.push({ ...event, data: sealSecrets(event.data, key) } as NewEvent);
       }

@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import { hideSecrets } from '../shared/secrets';
 import { decryptSecret, encryptSecret, SecretUnavailableError, type DataKey } from './envelope';
 
@@ -144,26 +143,5 @@ export const unsealSecrets = <T>(data: T, keys: ReadonlyMap<string, DataKey>): T
   }) as T;
 };
 
-/**
- * Which resource an event's secrets belong to, as the prefix of its data keys' ids: the stream, the
- * kind of resource (the first word of the event's type: `Database`, `Agent`, `Skill`, `Chatbot`,
- * `Knowledge`, `Ml`, `Model`, `User`…) and its name (case aside, as names are), hashed (key ids are file names and must not
- * reveal names). Each incarnation of the resource gets a key of its own under this prefix.
- */
-export const resourceKeyPrefix = (stream: string, eventType: string, name: string): string => {
-  const kind = /^[A-Z][a-z0-9]*/.exec(eventType)?.[0] ?? eventType;
-  const digest = crypto
-    .createHash('sha256')
-    .update(`${stream}\u0000${kind}\u0000${name.toLowerCase()}`)
-    .digest('hex');
-  return `r${digest.slice(0, 32)}-`;
-};
-
-/** The name a resource event is about: its `name`, else its `id`, else none. */
-export const resourceNameOf = (data: unknown): string => {
-  if (!isContainer(data) || Array.isArray(data)) return '';
-  const { name, id } = data as { name?: unknown; id?: unknown };
-  if (typeof name === 'string') return name;
-  if (typeof id === 'string' || typeof id === 'number') return String(id);
-  return '';
-};
+// Which resource's key seals an event's secrets: resources.ts (the contract's declaration).
+export { eventKeyPrefix, resourceKeyPrefix, resourceNameOf } from './resources';

@@ -2,13 +2,14 @@ import type { Logger } from 'pino';
 import type { CommandRunner } from '../eventlog/commands';
 import type { EventLog } from '../eventlog/types';
 import type { Clock } from '../shared/time';
-import { resourceKeyPrefix } from './sealing';
+import { declaredResource, resourceKeyPrefix, resourceOf } from './resources';
 import type { SecretVault } from './secretVault';
 
 /**
- * A resource whose secrets are sealed: the stream its events are on, one of its event types, its
- * name. `id`: for a resource that can be renamed (agents, skills, chatbots in a project's stream),
- * its id (the position of its creation; later events carry it as `agentId`, `skillId`…); its
+ * A resource whose secrets are sealed: the stream its events are on, one of its event types (whose
+ * contract declares the resource's kind and id field, events/), its name. `id`: for a resource that
+ * can be renamed (agents, skills, chatbots in a project's stream), its id (the position of its
+ * creation; later events carry it in the field their contract declares: `agentId`, `skillId`…); its
  * secrets are sealed under each name it had, so every one of those is forgotten.
  */
 export type SealedResource = {
@@ -24,24 +25,20 @@ export type SecretKeeper = { forget(resource: SealedResource, reason: string): P
 /** Counts a stream's events: `data-keys-<resource>` streams are only ever appended to. */
 const appendOnly = { initialState: () => 0, evolve: (n: number) => n + 1 };
 
-/** The first word of an event type: the kind of resource it is about (as resourceKeyPrefix). */
-const kindOf = (eventType: string) => /^[A-Z][a-z0-9]*/.exec(eventType)?.[0] ?? eventType;
-
-/** The field a resource's later events carry its id in: `agentId` for `Agent…` events. */
-const idFieldOf = (kind: string) => `${kind.charAt(0).toLowerCase()}${kind.slice(1)}Id`;
-
-/** Every name the resource had, read from its stream: its creation is at position `id`, later events carry the id. */
+/**
+ * Every name the resource had, read from its stream: its creation is at position `id`, later events
+ * of its kind carry the id in the field their contract declares.
+ */
 const namesOf = async (log: EventLog, resource: SealedResource): Promise<string[]> => {
   const names = new Map<string, string>([[resource.name.toLowerCase(), resource.name]]);
   const { id } = resource;
+  const { kind, id: field } = resourceOf(resource.eventType);
   if (id === undefined) return [...names.values()];
-  const kind = kindOf(resource.eventType);
-  const field = idFieldOf(kind);
   const { events } = await log.readStream(resource.stream, 0n);
   for (const event of events) {
-    if (kindOf(event.type) !== kind) continue;
+    if (declaredResource(event.type)?.kind !== kind) continue;
     const data = event.data as Record<string, unknown>;
-    const isIt = event.meta.position === BigInt(id) || data[field] === id;
+    const isIt = event.meta.position === BigInt(id) || (field !== undefined && data[field] === id);
     if (isIt && typeof data.name === 'string') names.set(data.name.toLowerCase(), data.name);
   }
   return [...names.values()];
@@ -57,9 +54,10 @@ export const secretKeeper = (
   vault: SecretVault,
 ): SecretKeeper => ({
   forget: async (sealed, reason) => {
+    const { kind } = resourceOf(sealed.eventType);
     let count = 0;
     for (const name of await namesOf(ctx.log, sealed)) {
-      const prefix = resourceKeyPrefix(sealed.stream, sealed.eventType, name);
+      const prefix = resourceKeyPrefix(sealed.stream, kind, name);
       const keyIds = await vault.keysOf(prefix);
       if (keyIds.length === 0) continue;
       const resource = prefix.slice(0, -1);
@@ -77,9 +75,14 @@ export const secretKeeper = (
   },
 });
 
+/** How a reason names a kind: `knowledge base`, `ML engine`, `agent`. */
+const kindLabel = (kind: string) =>
+  kind === 'mlEngine' ? 'ML engine' : kind.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`);
+
 /**
  * After a delete sent with `forget`: forgets the secrets of the resource its deletion event names
- * (`AgentDeleted` and the like, carrying the name and `agentId`), under every name it had.
+ * (`AgentDeleted` and the like, carrying the name and the id in the field its contract declares:
+ * `agentId`, `kbId`), under every name it had.
  */
 export const forgetDeleted = async (
   secrets: SecretKeeper,
@@ -87,10 +90,10 @@ export const forgetDeleted = async (
   deleted: { readonly type: string; readonly data: { readonly name: string } } | undefined,
 ): Promise<void> => {
   if (!deleted) return;
-  const kind = kindOf(deleted.type);
-  const id = (deleted.data as Record<string, unknown>)[idFieldOf(kind)];
+  const { kind, id: field } = resourceOf(deleted.type);
+  const id = field === undefined ? undefined : (deleted.data as Record<string, unknown>)[field];
   await secrets.forget(
     { stream, eventType: deleted.type, name: deleted.data.name, id: typeof id === 'number' ? id : undefined },
-    `${kind.toLowerCase()} ${deleted.data.name} deleted with forget`,
+    `${kindLabel(kind)} ${deleted.data.name} deleted with forget`,
   );
 };

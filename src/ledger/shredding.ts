@@ -2,7 +2,7 @@
  * Envelope encryption for secrets that must be forgettable although the log is append-only: each
  * resource's secrets are encrypted (AES-256-GCM) under its own data key; the data key is kept only
  * wrapped by the master key, in a key store outside the log. Destroying the wrapped data key makes
- * every ciphertext of that resource, wherever the log was copied, unreadable. See README.md.
+ * every ciphertext of that resource, wherever the log was copied, unreadable. See docs/security.md.
  *
  * This module is the ledger's door to shredding (src/ledger/index.ts re-exports it); its parts:
  * - envelope.ts: the keys and the cipher (master and data keys, wrapping, `enc:v1:` secrets);
