@@ -109,9 +109,10 @@ export const userRoutes = (api: Api, users: UsersService, cookies: CookiePolicy)
       summary: 'Create a user (admins; with authentication off, the first admin turns it on)',
       body: createUserBody,
       responses: { 201: { description: 'Created', schema: userView }, 409: problem('User already exists') },
-      handle: async ({ body }) => {
-        await users.create(body);
-        return { status: 201, body: await users.get(body.name) };
+      handle: async ({ body: { name, username, password, role } }) => {
+        const user = { name: (name ?? username)!, password, role };
+        await users.create(user);
+        return { status: 201, body: await users.get(user.name) };
       },
     })
     .add({

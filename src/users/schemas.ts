@@ -6,7 +6,24 @@ const userName = z.string().min(1).max(64);
 const password = z.string().min(8, 'A password has at least 8 characters').max(1024);
 
 export const loginBody = z.object({ username: z.unknown(), password: z.unknown() });
-export const createUserBody = z.object({ name: userName, password, role });
+/** A new user: `name`, or `username` as `/api/login` (and MindsDB) calls it; one of them, or both alike. */
+export const createUserBody = z
+  .object({
+    name: userName.optional().describe('The user name (or send it as username)'),
+    username: userName.optional().describe('The user name, as POST /api/login takes it'),
+    password,
+    role,
+  })
+  .superRefine((b, ctx) => {
+    if (b.name === undefined && b.username === undefined)
+      ctx.addIssue({ code: 'custom', path: ['name'], message: 'Send the user name as name (or username)' });
+    else if (b.name !== undefined && b.username !== undefined && b.name !== b.username)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['username'],
+        message: 'name and username differ: send one of them',
+      });
+  });
 export const updateUserBody = z
   .object({ password: password.optional(), role: role.optional() })
   .refine((b) => b.password !== undefined || b.role !== undefined, 'Send password, role or both');
