@@ -1,6 +1,6 @@
 import { forgetDeleted } from '../ledger/secretKeeper';
-import { settled, type AppContext } from '../context';
-import { projectAggregate } from '../projects/aggregate';
+import type { AppContext } from '../context';
+import { projectCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
 import { notFound } from '../shared/errors';
@@ -53,24 +53,25 @@ export const agentsService = (ctx: AppContext, projects: ProjectDirectory, skill
     unstamped: Unstamped<AgentCommand>,
     options: { forget?: boolean } = {},
   ) => {
-    const command = { ...unstamped, metadata: { now: ctx.clock() } } as AgentCommand;
-    const project = await projects.require(projectName);
-    const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
-      decideAgent(command, s),
-    );
-    await settled(ctx, outcome.lastPosition);
+    const outcome = await projectCommand(ctx, {
+      project: projectName,
+      projects,
+      command: unstamped,
+      decide: decideAgent,
+      answer: 'settled',
+    });
     if (options.forget)
       await forgetDeleted(
         ctx.secrets,
-        projectStream(project.name),
+        projectStream(outcome.project),
         outcome.events.find((e) => e.type === 'AgentDeleted'),
       );
     const first = outcome.events[0];
     switch (first?.type) {
       case 'AgentCreated':
-        return get(project.name, String(first.meta.position));
+        return get(outcome.project, String(first.meta.position));
       case 'AgentUpdated':
-        return get(project.name, String(first.data.agentId));
+        return get(outcome.project, String(first.data.agentId));
       default:
         return undefined;
     }

@@ -1,7 +1,7 @@
 import { forgetDeleted } from '../ledger/secretKeeper';
 import crypto from 'node:crypto';
-import { settled, type AppContext } from '../context';
-import { projectAggregate } from '../projects/aggregate';
+import type { AppContext } from '../context';
+import { projectCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
 import { invalid, notFound } from '../shared/errors';
@@ -73,24 +73,25 @@ export const chatbotsService = (ctx: AppContext, projects: ProjectDirectory, por
       unstamped.type === 'DeleteChatbot'
         ? unstamped.data
         : { ...unstamped.data, webhookToken: crypto.randomBytes(24).toString('base64url') };
-    const command = { ...unstamped, data, metadata: { now: ctx.clock() } } as ChatbotCommand;
-    const project = await projects.require(projectName);
-    const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
-      decideChatbot(command, s),
-    );
-    await settled(ctx, outcome.lastPosition);
+    const outcome = await projectCommand(ctx, {
+      project: projectName,
+      projects,
+      command: { ...unstamped, data } as Unstamped<ChatbotCommand>,
+      decide: decideChatbot,
+      answer: 'settled',
+    });
     if (options.forget)
       await forgetDeleted(
         ctx.secrets,
-        projectStream(project.name),
+        projectStream(outcome.project),
         outcome.events.find((e) => e.type === 'ChatbotDeleted'),
       );
     const first = outcome.events[0];
     switch (first?.type) {
       case 'ChatbotCreated':
-        return { created: true, row: await findRow(project.name, String(first.meta.position)) };
+        return { created: true, row: await findRow(outcome.project, String(first.meta.position)) };
       case 'ChatbotUpdated':
-        return { created: false, row: await findRow(project.name, String(first.data.chatbotId)) };
+        return { created: false, row: await findRow(outcome.project, String(first.data.chatbotId)) };
       default:
         return undefined;
     }

@@ -1,9 +1,10 @@
-import { settled, type AppContext } from '../context';
+import type { AppContext } from '../context';
 import { forgetDeleted } from '../ledger/secretKeeper';
-import { projectAggregate } from '../projects/aggregate';
+import { projectCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
 import { invalid, notFound } from '../shared/errors';
+import type { Unstamped } from '../shared/params';
 import { currentRequest } from '../shared/requestContext';
 import { decideJob, type JobCommand } from './decider';
 import { presentJob, presentJobRun } from './present';
@@ -47,14 +48,15 @@ export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: 
     return row;
   };
 
-  const run = async (projectName: string, command: JobCommand) => {
-    const project = await projects.require(projectName);
-    const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
-      decideJob(command, s),
-    );
-    await settled(ctx, outcome.lastPosition);
-    return { project, events: outcome.events };
-  };
+  const run = (projectName: string, command: Unstamped<JobCommand>, now?: Date) =>
+    projectCommand(ctx, {
+      project: projectName,
+      projects,
+      command,
+      decide: decideJob,
+      answer: 'settled',
+      now,
+    });
 
   /** Creates a job; its statements will run as the caller would run them. */
   const create = async (projectName: string, job: NewJob) => {
@@ -62,26 +64,29 @@ export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: 
     const now = ctx.clock();
     const request = currentRequest();
     const principal = request?.principal;
-    const { project } = await run(projectName, {
-      type: 'CreateJob',
-      data: {
-        name: job.name,
-        query: job.query,
-        ifQuery: job.ifQuery,
-        startAt: job.startAt === null ? null : parseJobDate(job.startAt, now, 'START'),
-        endAt: job.endAt === null ? null : parseJobDate(job.endAt, now, 'END'),
-        every: job.every === null ? null : parseEvery(job.every.n, job.every.unit),
-        owner: {
-          actor: request?.actor ? `${request.actor.kind}:${request.actor.id}` : null,
-          user: principal?.user ?? null,
-          role: principal?.role ?? null,
-          project: principal?.project ?? null,
+    const { project } = await run(
+      projectName,
+      {
+        type: 'CreateJob',
+        data: {
+          name: job.name,
+          query: job.query,
+          ifQuery: job.ifQuery,
+          startAt: job.startAt === null ? null : parseJobDate(job.startAt, now, 'START'),
+          endAt: job.endAt === null ? null : parseJobDate(job.endAt, now, 'END'),
+          every: job.every === null ? null : parseEvery(job.every.n, job.every.unit),
+          owner: {
+            actor: request?.actor ? `${request.actor.kind}:${request.actor.id}` : null,
+            user: principal?.user ?? null,
+            role: principal?.role ?? null,
+            project: principal?.project ?? null,
+          },
+          ifNotExists: job.ifNotExists ?? false,
         },
-        ifNotExists: job.ifNotExists ?? false,
       },
-      metadata: { now },
-    });
-    return presentJob(await findRow(project.name, job.name));
+      now,
+    );
+    return presentJob(await findRow(project, job.name));
   };
 
   /**
@@ -94,18 +99,14 @@ export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: 
     ifExists = false,
     options: { forget?: boolean } = {},
   ) => {
-    const { project, events } = await run(projectName, {
-      type: 'DeleteJob',
-      data: { name, ifExists },
-      metadata: { now: ctx.clock() },
-    });
+    const { project, events } = await run(projectName, { type: 'DeleteJob', data: { name, ifExists } });
     const deleted = events.find((e) => e.type === 'JobDeleted');
     if (!options.forget || deleted?.type !== 'JobDeleted') return;
-    await forgetDeleted(ctx.secrets, projectStream(project.name), deleted);
+    await forgetDeleted(ctx.secrets, projectStream(project), deleted);
     // A run's recorded statements name no resource: they were sealed under the runs stream's own key.
     await ctx.secrets.forget(
       { stream: jobRunsStream(BigInt(deleted.data.jobId)), eventType: 'JobStatementRan', name: '' },
-      `job ${deleted.data.name} of ${project.name} deleted with forget`,
+      `job ${deleted.data.name} of ${project} deleted with forget`,
     );
   };
 

@@ -1,4 +1,5 @@
-import { settled, type AppContext } from '../context';
+import type { AppContext } from '../context';
+import { projectCommand } from '../projectCommand';
 import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
@@ -36,15 +37,14 @@ export const knowledgeBasesService = (
   const { insert, deleteDocuments } = knowledgeBaseDocuments(ctx, blobs, load, embedder);
   const { source, search, completions } = knowledgeBaseRetrieval(ctx, ports, load, embedder);
 
-  const run = async (projectName: string, unstamped: Unstamped<KnowledgeBaseCommand>) => {
-    const command = { ...unstamped, metadata: { now: ctx.clock() } } as KnowledgeBaseCommand;
-    const project = await projects.require(projectName);
-    const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
-      decideKnowledgeBase(command, s),
-    );
-    await settled(ctx, outcome.lastPosition);
-    return project;
-  };
+  const run = (projectName: string, command: Unstamped<KnowledgeBaseCommand>) =>
+    projectCommand(ctx, {
+      project: projectName,
+      projects,
+      command,
+      decide: decideKnowledgeBase,
+      answer: 'settled',
+    });
 
   const get = async (projectName: string, name: string) => {
     const { kb } = await load(projectName, name);
@@ -71,11 +71,11 @@ export const knowledgeBasesService = (
       ifExists: boolean,
       options: { forget?: boolean } = {},
     ) => {
-      const project = await run(projectName, { type: 'DeleteKnowledgeBase', data: { name, ifExists } });
+      const { project } = await run(projectName, { type: 'DeleteKnowledgeBase', data: { name, ifExists } });
       if (options.forget)
         await ctx.secrets.forget(
-          { stream: projectStream(project.name), eventType: 'KnowledgeBaseCreated', name },
-          `knowledge base ${name} of ${project.name} deleted with forget`,
+          { stream: projectStream(project), eventType: 'KnowledgeBaseCreated', name },
+          `knowledge base ${name} of ${project} deleted with forget`,
         );
     },
 

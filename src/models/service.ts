@@ -1,8 +1,9 @@
 import fs from 'node:fs';
-import { settled, type AppContext } from '../context';
+import type { AppContext } from '../context';
 import type { Artifact } from '../ml/artifact';
 import type { Row } from '../ml/dataset';
 import { makePredictor, type PredictOptions, type Predictor } from '../ml/predict';
+import { projectCommand } from '../projectCommand';
 import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
@@ -30,14 +31,8 @@ export const modelsService = (
 ) => {
   const predictors = new Map<string, Predictor>();
 
-  const run = async (projectName: string, unstamped: Unstamped<ModelCommand>) => {
-    const command = { ...unstamped, metadata: { now: ctx.clock() } } as ModelCommand;
-    const outcome = await ctx.commands.run(projectStream(projectName), projectAggregate, (s) =>
-      decideModel(command, s),
-    );
-    await settled(ctx, outcome.lastPosition);
-    return outcome;
-  };
+  const run = (projectName: string, command: Unstamped<ModelCommand>) =>
+    projectCommand(ctx, { project: projectName, command, decide: decideModel, answer: 'settled' });
 
   const loadModel = async (projectName: string, name: string) => {
     const { state } = await ctx.commands.load(projectStream(projectName), projectAggregate);

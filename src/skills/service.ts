@@ -1,7 +1,8 @@
 import { forgetDeleted } from '../ledger/secretKeeper';
 import { agentsUsingSkill } from '../agents/state';
-import { answeredAhead, type AppContext } from '../context';
-import { projectAggregate, type ProjectAggregate } from '../projects/aggregate';
+import type { AppContext } from '../context';
+import { projectCommand } from '../projectCommand';
+import type { ProjectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
 import { notFound } from '../shared/errors';
@@ -66,16 +67,17 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
     unstamped: Unstamped<SkillCommand>,
     options: { forget?: boolean } = {},
   ) => {
-    const command = { ...unstamped, metadata: { now: ctx.clock() } } as SkillCommand;
-    const project = await projects.require(projectName);
-    const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
-      decideSkill(command, s),
-    );
-    answeredAhead(ctx, outcome.events);
+    const outcome = await projectCommand(ctx, {
+      project: projectName,
+      projects,
+      command: unstamped,
+      decide: decideSkill,
+      answer: 'ahead',
+    });
     if (options.forget)
       await forgetDeleted(
         ctx.secrets,
-        projectStream(project.name),
+        projectStream(outcome.project),
         outcome.events.find((e) => e.type === 'SkillDeleted'),
       );
     const first = outcome.events[0];

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { forgetDeleted } from '../ledger/secretKeeper';
-import { settled, type AppContext } from '../context';
-import { projectAggregate } from '../projects/aggregate';
+import type { AppContext } from '../context';
+import { projectCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
 import { invalid, notFound } from '../shared/errors';
@@ -66,29 +66,27 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
       });
     const principal = currentRequest()?.principal;
     try {
-      const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
-        decideTrigger(
-          {
-            type: 'CreateTrigger',
-            data: {
-              name: t.name,
-              database: integration.name,
-              table: t.table,
-              columns: t.columns,
-              query: t.query,
-              key,
-              owner: {
-                user: principal?.user ?? null,
-                role: principal?.role ?? null,
-                project: principal?.project ?? null,
-              },
+      await projectCommand(ctx, {
+        project: project.name,
+        command: {
+          type: 'CreateTrigger',
+          data: {
+            name: t.name,
+            database: integration.name,
+            table: t.table,
+            columns: t.columns,
+            query: t.query,
+            key,
+            owner: {
+              user: principal?.user ?? null,
+              role: principal?.role ?? null,
+              project: principal?.project ?? null,
             },
-            metadata: { now: ctx.clock() },
           },
-          s,
-        ),
-      );
-      await settled(ctx, outcome.lastPosition);
+        },
+        decide: decideTrigger,
+        answer: 'settled',
+      });
     } catch (error) {
       // Not recorded: nothing may stay installed in the source.
       await source()
@@ -108,10 +106,12 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
   ) => {
     const project = await projects.require(projectName);
     const row = await triggerRowByName(ctx.duck, project.id, name);
-    const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
-      decideTrigger({ type: 'DeleteTrigger', data: { name, ifExists }, metadata: { now: ctx.clock() } }, s),
-    );
-    await settled(ctx, outcome.lastPosition);
+    const outcome = await projectCommand(ctx, {
+      project: project.name,
+      command: { type: 'DeleteTrigger', data: { name, ifExists } },
+      decide: decideTrigger,
+      answer: 'settled',
+    });
     if (options.forget)
       await forgetDeleted(
         ctx.secrets,

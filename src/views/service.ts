@@ -1,8 +1,8 @@
-import { settled, type AppContext } from '../context';
-import { projectAggregate } from '../projects/aggregate';
+import type { AppContext } from '../context';
+import { projectCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
-import { projectStream } from '../projects/state';
 import { invalid, notFound } from '../shared/errors';
+import type { Unstamped } from '../shared/params';
 import { decideView, type ViewCommand } from './decider';
 import { presentView } from './present';
 import { viewRowByName, viewRowsOfProject } from './projection';
@@ -28,14 +28,8 @@ export const viewsService = (ctx: AppContext, projects: ProjectDirectory, check:
     if (problem !== null) throw invalid(`View ${name}: ${problem}`, 'Invalid view');
   };
 
-  const run = async (projectName: string, command: ViewCommand) => {
-    const project = await projects.require(projectName);
-    const outcome = await ctx.commands.run(projectStream(project.name), projectAggregate, (s) =>
-      decideView(command, s),
-    );
-    await settled(ctx, outcome.lastPosition);
-    return { project, created: outcome.events.some((e) => e.type === 'ViewCreated') };
-  };
+  const run = (projectName: string, command: Unstamped<ViewCommand>) =>
+    projectCommand(ctx, { project: projectName, projects, command, decide: decideView, answer: 'settled' });
 
   /** CREATE [OR REPLACE] VIEW, POST and PUT: `created` says whether the view is new. */
   const create = async (
@@ -44,7 +38,7 @@ export const viewsService = (ctx: AppContext, projects: ProjectDirectory, check:
   ) => {
     const project = await projects.require(projectName);
     await checked(project.name, view.name, view.query);
-    const { created } = await run(project.name, {
+    const { events } = await run(project.name, {
       type: 'CreateView',
       data: {
         name: view.name,
@@ -52,8 +46,8 @@ export const viewsService = (ctx: AppContext, projects: ProjectDirectory, check:
         replace: view.replace ?? false,
         ifNotExists: view.ifNotExists ?? false,
       },
-      metadata: { now: ctx.clock() },
     });
+    const created = events.some((e) => e.type === 'ViewCreated');
     return { view: presentView(await findRow(project.name, view.name)), created };
   };
 
@@ -66,13 +60,12 @@ export const viewsService = (ctx: AppContext, projects: ProjectDirectory, check:
     await run(project.name, {
       type: 'UpdateView',
       data: { name, newName: change.name, query: change.query },
-      metadata: { now: ctx.clock() },
     });
     return presentView(await findRow(project.name, change.name ?? name));
   };
 
   const remove = async (projectName: string, name: string, ifExists = false) => {
-    await run(projectName, { type: 'DeleteView', data: { name, ifExists }, metadata: { now: ctx.clock() } });
+    await run(projectName, { type: 'DeleteView', data: { name, ifExists } });
   };
 
   return {
