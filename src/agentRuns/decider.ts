@@ -20,27 +20,56 @@ export type RunCommand =
   | { type: 'AnswerRun'; data: AgentRunAnswered['data'] }
   | { type: 'FailRun'; data: AgentRunFailed['data'] };
 
-export const decideRun = (
-  command: RunCommand,
-  state: RunState,
-): (AgentRunStarted | AgentRunModelCalled | AgentRunToolCalled | AgentRunAnswered | AgentRunFailed)[] => {
-  if (command.type === 'StartRun') {
-    if (state.status !== 'none') throw conflict(`Run ${command.data.traceId} has started already`);
-    return [{ type: 'AgentRunStarted', data: command.data }];
-  }
+type Command<T extends RunCommand['type']> = Extract<RunCommand, { type: T }>;
+
+const startRun = (command: Command<'StartRun'>, state: RunState): AgentRunStarted[] => {
+  if (state.status !== 'none') throw conflict(`Run ${command.data.traceId} has started already`);
+  return [{ type: 'AgentRunStarted', data: command.data }];
+};
+
+/** A step is recorded only between a run's start and its answer or failure. */
+const requireRunning = (command: RunCommand, state: RunState) => {
   if (state.status !== 'running')
     throw conflict(
       `Run ${command.data.traceId} is ${state.status === 'none' ? 'not started' : state.status}`,
     );
+};
+
+const recordModelCall = (command: Command<'RecordModelCall'>, state: RunState): AgentRunModelCalled[] => {
+  requireRunning(command, state);
+  return [{ type: 'AgentRunModelCalled', data: command.data }];
+};
+
+const recordToolCall = (command: Command<'RecordToolCall'>, state: RunState): AgentRunToolCalled[] => {
+  requireRunning(command, state);
+  return [{ type: 'AgentRunToolCalled', data: command.data }];
+};
+
+const answerRun = (command: Command<'AnswerRun'>, state: RunState): AgentRunAnswered[] => {
+  requireRunning(command, state);
+  return [{ type: 'AgentRunAnswered', data: command.data }];
+};
+
+const failRun = (command: Command<'FailRun'>, state: RunState): AgentRunFailed[] => {
+  requireRunning(command, state);
+  return [{ type: 'AgentRunFailed', data: command.data }];
+};
+
+export const decideRun = (
+  command: RunCommand,
+  state: RunState,
+): (AgentRunStarted | AgentRunModelCalled | AgentRunToolCalled | AgentRunAnswered | AgentRunFailed)[] => {
   switch (command.type) {
+    case 'StartRun':
+      return startRun(command, state);
     case 'RecordModelCall':
-      return [{ type: 'AgentRunModelCalled', data: command.data }];
+      return recordModelCall(command, state);
     case 'RecordToolCall':
-      return [{ type: 'AgentRunToolCalled', data: command.data }];
+      return recordToolCall(command, state);
     case 'AnswerRun':
-      return [{ type: 'AgentRunAnswered', data: command.data }];
+      return answerRun(command, state);
     case 'FailRun':
-      return [{ type: 'AgentRunFailed', data: command.data }];
+      return failRun(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

@@ -133,109 +133,131 @@ export const removeAgent = (
   ];
 };
 
+type Command<T extends AgentCommand['type']> = Extract<AgentCommand, { type: T }>;
+
+const requireUniqueName = (state: AgentDecisionState, name: string, self?: bigint) => {
+  const clash = findByName(state.agents.values(), name);
+  if (clash && clash.id !== self)
+    throw conflict(
+      `Agent with name ${name} already exists. Please choose a different one.`,
+      'Agent already exists',
+    );
+};
+
+const createAgent = (command: Command<'CreateAgent'>, state: AgentDecisionState): AgentCreated[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  const d = command.data;
+  requireUniqueName(state, d.name);
+  checkDeprecated(d.params);
+  checkModel(state, d.modelName, d.provider);
+  const skills = resolveSkills(state, d.skills);
+  return [
+    {
+      type: 'AgentCreated',
+      data: {
+        projectId: Number(project.id),
+        project: project.name,
+        name: d.name,
+        modelName: d.modelName,
+        provider: d.provider,
+        params: withRetrievalMode(state, d.params, skills),
+        skills: plainLinks(skills),
+        createdAt: at,
+      },
+    },
+  ];
+};
+
+/** The agent's skills after an update, and the links it adds (which may switch it to retrieval mode). */
+const updatedSkills = (
+  state: AgentDecisionState,
+  current: Agent,
+  d: Command<'UpdateAgent'>['data'],
+): { skills: SkillLink[]; added: SkillLink[] } => {
+  if (d.skills) {
+    const skills = resolveSkills(state, d.skills);
+    return { skills, added: skills.filter((l) => !current.skills.some((c) => c.skillId === l.skillId)) };
+  }
+  const toAdd = resolveSkills(state, d.skillsToAdd ?? []);
+  const toRemove = resolveSkills(
+    state,
+    (d.skillsToRemove ?? []).map((ref) => ({ ref, parameters: {} })),
+  );
+  const both = toAdd.filter((a) => toRemove.some((r) => r.skillId === a.skillId));
+  if (both.length) throw invalid('The same skill cannot be both added and removed', 'Wrong arguments');
+  const skills = current.skills.filter((l) => !toRemove.some((r) => r.skillId === l.skillId));
+  for (const link of toAdd) {
+    const i = skills.findIndex((l) => l.skillId === link.skillId);
+    if (i >= 0) skills[i] = link;
+    else skills.push(link);
+  }
+  return { skills, added: toAdd };
+};
+
+const updateAgent = (command: Command<'UpdateAgent'>, state: AgentDecisionState): AgentUpdated[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  const d = command.data;
+  const current = findByRef(state.agents.values(), d.ref);
+  if (!current)
+    throw invalid('Creation of an agent using the PUT method is not allowed.', 'Creation is not allowed');
+  checkExpectedVersion('Agent', current, d.expectedVersion);
+  if (d.skills && (d.skillsToAdd || d.skillsToRemove))
+    throw invalid(
+      '"skills" rewrites the list and cannot be combined with "skills_to_add" or "skills_to_remove"',
+      'Wrong arguments',
+    );
+  const name = d.name ?? current.name;
+  requireUniqueName(state, name, current.id);
+  const params = d.params ? mergeParams(current.params, d.params) : current.params;
+  checkDeprecated(d.params ?? {});
+  const modelName = d.modelName === undefined ? current.modelName : d.modelName;
+  const provider = d.provider === undefined ? current.provider : d.provider;
+  // Another provider (or ML engine) is another destination: stored keys must come again.
+  if ((provider ?? null) !== (current.provider ?? null))
+    requireSecretsForNewDestination(d.params ?? {}, current.params, params, 'provider');
+  checkModel(state, modelName, provider);
+  const { skills, added } = updatedSkills(state, current, d);
+  return [
+    {
+      type: 'AgentUpdated',
+      data: {
+        projectId: Number(project.id),
+        project: project.name,
+        agentId: Number(current.id),
+        name,
+        modelName,
+        provider,
+        params: withRetrievalMode(state, params, added),
+        skills: plainLinks(skills),
+        updatedAt: at,
+      },
+    },
+  ];
+};
+
+const deleteAgent = (
+  command: Command<'DeleteAgent'>,
+  state: AgentDecisionState,
+): (AgentDeleted | ChatbotStoppedAgentDeleted)[] => {
+  requireLiveProject(state.project);
+  const agent = requireAgent(state.agents, command.data.ref);
+  checkExpectedVersion('Agent', agent, command.data.expectedVersion);
+  return removeAgent(state, agent, command.metadata.now);
+};
+
 export const decideAgent = (
   command: AgentCommand,
   state: AgentDecisionState,
 ): (AgentCreated | AgentUpdated | AgentDeleted | ChatbotStoppedAgentDeleted)[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
   switch (command.type) {
-    case 'CreateAgent': {
-      const d = command.data;
-      if (findByName(state.agents.values(), d.name))
-        throw conflict(
-          `Agent with name ${d.name} already exists. Please choose a different one.`,
-          'Agent already exists',
-        );
-      checkDeprecated(d.params);
-      checkModel(state, d.modelName, d.provider);
-      const skills = resolveSkills(state, d.skills);
-      return [
-        {
-          type: 'AgentCreated',
-          data: {
-            projectId: Number(project.id),
-            project: project.name,
-            name: d.name,
-            modelName: d.modelName,
-            provider: d.provider,
-            params: withRetrievalMode(state, d.params, skills),
-            skills: plainLinks(skills),
-            createdAt: at,
-          },
-        },
-      ];
-    }
-    case 'UpdateAgent': {
-      const d = command.data;
-      const current = findByRef(state.agents.values(), d.ref);
-      if (!current)
-        throw invalid('Creation of an agent using the PUT method is not allowed.', 'Creation is not allowed');
-      checkExpectedVersion('Agent', current, d.expectedVersion);
-      if (d.skills && (d.skillsToAdd || d.skillsToRemove))
-        throw invalid(
-          '"skills" rewrites the list and cannot be combined with "skills_to_add" or "skills_to_remove"',
-          'Wrong arguments',
-        );
-      const name = d.name ?? current.name;
-      const clash = findByName(state.agents.values(), name);
-      if (clash && clash.id !== current.id)
-        throw conflict(
-          `Agent with name ${name} already exists. Please choose a different one.`,
-          'Agent already exists',
-        );
-      const params = d.params ? mergeParams(current.params, d.params) : current.params;
-      checkDeprecated(d.params ?? {});
-      const modelName = d.modelName === undefined ? current.modelName : d.modelName;
-      const provider = d.provider === undefined ? current.provider : d.provider;
-      // Another provider (or ML engine) is another destination: stored keys must come again.
-      if ((provider ?? null) !== (current.provider ?? null))
-        requireSecretsForNewDestination(d.params ?? {}, current.params, params, 'provider');
-      checkModel(state, modelName, provider);
-
-      let skills: SkillLink[] = [...current.skills];
-      let added: SkillLink[] = [];
-      if (d.skills) {
-        skills = resolveSkills(state, d.skills);
-        added = skills.filter((l) => !current.skills.some((c) => c.skillId === l.skillId));
-      } else {
-        const toAdd = resolveSkills(state, d.skillsToAdd ?? []);
-        const toRemove = resolveSkills(
-          state,
-          (d.skillsToRemove ?? []).map((ref) => ({ ref, parameters: {} })),
-        );
-        const both = toAdd.filter((a) => toRemove.some((r) => r.skillId === a.skillId));
-        if (both.length) throw invalid('The same skill cannot be both added and removed', 'Wrong arguments');
-        skills = skills.filter((l) => !toRemove.some((r) => r.skillId === l.skillId));
-        for (const link of toAdd) {
-          const i = skills.findIndex((l) => l.skillId === link.skillId);
-          if (i >= 0) skills[i] = link;
-          else skills.push(link);
-        }
-        added = toAdd;
-      }
-      return [
-        {
-          type: 'AgentUpdated',
-          data: {
-            projectId: Number(project.id),
-            project: project.name,
-            agentId: Number(current.id),
-            name,
-            modelName,
-            provider,
-            params: withRetrievalMode(state, params, added),
-            skills: plainLinks(skills),
-            updatedAt: at,
-          },
-        },
-      ];
-    }
-    case 'DeleteAgent': {
-      const agent = requireAgent(state.agents, command.data.ref);
-      checkExpectedVersion('Agent', agent, command.data.expectedVersion);
-      return removeAgent(state, agent, command.metadata.now);
-    }
+    case 'CreateAgent':
+      return createAgent(command, state);
+    case 'UpdateAgent':
+      return updateAgent(command, state);
+    case 'DeleteAgent':
+      return deleteAgent(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

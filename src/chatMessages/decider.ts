@@ -58,106 +58,134 @@ const held = (state: MessageState, claimId: string) => {
   return state;
 };
 
-export const decideMessage = (command: MessageCommand, state: MessageState): MessageEvent[] => {
-  switch (command.type) {
-    case 'Receive':
-      // The channel delivered it again: it is recorded once.
-      return state.status === 'none' ? [{ type: 'ChatMessageReceived', data: command.data }] : [];
-    case 'Claim': {
-      const now = command.metadata.now.getTime();
-      const purpose = claimable(state, now);
-      if (purpose === null || state.status === 'none') return [];
-      return [
-        {
-          type: 'ChatAnswerClaimed',
-          data: {
-            messageId: state.message.messageId,
-            chatbotId: state.message.chatbotId,
-            claimId: command.data.claimId,
-            node: command.data.node,
-            purpose,
-            attempt: (purpose === 'answer' ? state.attempts : state.deliveries) + 1,
-            leaseUntil: new Date(now + command.data.leaseMs).toISOString(),
-            claimedAt: command.metadata.now.toISOString(),
-          },
-        },
-      ];
-    }
-    case 'Answer': {
-      const s = held(state, command.data.claimId);
-      if (s.answer !== null) throw conflict('This message is answered already', 'Answered');
-      return [
-        {
-          type: 'ChatAnswered',
-          data: {
-            messageId: s.message.messageId,
-            chatbotId: s.message.chatbotId,
-            claimId: command.data.claimId,
-            answerId: command.data.answerId,
-            text: command.data.text,
-            traceId: command.data.traceId,
-            answeredAt: command.metadata.now.toISOString(),
-          },
-        },
-      ];
-    }
-    case 'FailAnswer': {
-      const s = held(state, command.data.claimId);
-      // Only the claim answering may fail the answer; once answered, only delivery can fail.
-      if (s.answer !== null || s.claim?.purpose !== 'answer')
-        throw conflict('This message is answered already', 'Answered');
-      return [
-        {
-          type: 'ChatAnswerFailed',
-          data: {
-            messageId: s.message.messageId,
-            chatbotId: s.message.chatbotId,
-            claimId: command.data.claimId,
-            attempt: Math.max(1, s.attempts),
-            error: command.data.error,
-            retryAt: command.data.retryAt?.toISOString() ?? null,
-            failedAt: command.metadata.now.toISOString(),
-          },
-        },
-      ];
-    }
-    case 'Deliver':
-    case 'FailDelivery': {
-      const s = held(state, command.data.claimId);
-      if (s.answer === null) throw conflict('This message has no answer to deliver', 'Not answered');
-      const base = {
+type Command<T extends MessageCommand['type']> = Extract<MessageCommand, { type: T }>;
+
+const receive = (command: Command<'Receive'>, state: MessageState): ChatMessageReceived[] =>
+  // The channel delivered it again: it is recorded once.
+  state.status === 'none' ? [{ type: 'ChatMessageReceived', data: command.data }] : [];
+
+const claim = (command: Command<'Claim'>, state: MessageState): ChatAnswerClaimed[] => {
+  const now = command.metadata.now.getTime();
+  const purpose = claimable(state, now);
+  if (purpose === null || state.status === 'none') return [];
+  return [
+    {
+      type: 'ChatAnswerClaimed',
+      data: {
+        messageId: state.message.messageId,
+        chatbotId: state.message.chatbotId,
+        claimId: command.data.claimId,
+        node: command.data.node,
+        purpose,
+        attempt: (purpose === 'answer' ? state.attempts : state.deliveries) + 1,
+        leaseUntil: new Date(now + command.data.leaseMs).toISOString(),
+        claimedAt: command.metadata.now.toISOString(),
+      },
+    },
+  ];
+};
+
+const answer = (command: Command<'Answer'>, state: MessageState): ChatAnswered[] => {
+  const s = held(state, command.data.claimId);
+  if (s.answer !== null) throw conflict('This message is answered already', 'Answered');
+  return [
+    {
+      type: 'ChatAnswered',
+      data: {
         messageId: s.message.messageId,
         chatbotId: s.message.chatbotId,
         claimId: command.data.claimId,
-        answerId: s.answer.answerId,
-      };
-      const at = command.metadata.now.toISOString();
-      return command.type === 'Deliver'
-        ? [
-            {
-              type: 'ChatAnswerDelivered',
-              data: {
-                ...base,
-                channel: s.message.channel,
-                externalId: command.data.externalId,
-                deliveredAt: at,
-              },
-            },
-          ]
-        : [
-            {
-              type: 'ChatDeliveryFailed',
-              data: {
-                ...base,
-                // The answering claim's own delivery is the first; a delivery claim counted itself.
-                attempt: s.claim?.purpose === 'deliver' ? Math.max(1, s.deliveries) : s.deliveries + 1,
-                error: command.data.error,
-                retryAt: command.data.retryAt?.toISOString() ?? null,
-                failedAt: at,
-              },
-            },
-          ];
-    }
+        answerId: command.data.answerId,
+        text: command.data.text,
+        traceId: command.data.traceId,
+        answeredAt: command.metadata.now.toISOString(),
+      },
+    },
+  ];
+};
+
+const failAnswer = (command: Command<'FailAnswer'>, state: MessageState): ChatAnswerFailed[] => {
+  const s = held(state, command.data.claimId);
+  // Only the claim answering may fail the answer; once answered, only delivery can fail.
+  if (s.answer !== null || s.claim?.purpose !== 'answer')
+    throw conflict('This message is answered already', 'Answered');
+  return [
+    {
+      type: 'ChatAnswerFailed',
+      data: {
+        messageId: s.message.messageId,
+        chatbotId: s.message.chatbotId,
+        claimId: command.data.claimId,
+        attempt: Math.max(1, s.attempts),
+        error: command.data.error,
+        retryAt: command.data.retryAt?.toISOString() ?? null,
+        failedAt: command.metadata.now.toISOString(),
+      },
+    },
+  ];
+};
+
+/** A delivery's outcome is recorded by the claim that holds an answered message; the fields both share. */
+const deliveryOf = (state: MessageState, claimId: string) => {
+  const s = held(state, claimId);
+  if (s.answer === null) throw conflict('This message has no answer to deliver', 'Not answered');
+  return {
+    s,
+    base: {
+      messageId: s.message.messageId,
+      chatbotId: s.message.chatbotId,
+      claimId,
+      answerId: s.answer.answerId,
+    },
+  };
+};
+
+const deliver = (command: Command<'Deliver'>, state: MessageState): ChatAnswerDelivered[] => {
+  const { s, base } = deliveryOf(state, command.data.claimId);
+  return [
+    {
+      type: 'ChatAnswerDelivered',
+      data: {
+        ...base,
+        channel: s.message.channel,
+        externalId: command.data.externalId,
+        deliveredAt: command.metadata.now.toISOString(),
+      },
+    },
+  ];
+};
+
+const failDelivery = (command: Command<'FailDelivery'>, state: MessageState): ChatDeliveryFailed[] => {
+  const { s, base } = deliveryOf(state, command.data.claimId);
+  return [
+    {
+      type: 'ChatDeliveryFailed',
+      data: {
+        ...base,
+        // The answering claim's own delivery is the first; a delivery claim counted itself.
+        attempt: s.claim?.purpose === 'deliver' ? Math.max(1, s.deliveries) : s.deliveries + 1,
+        error: command.data.error,
+        retryAt: command.data.retryAt?.toISOString() ?? null,
+        failedAt: command.metadata.now.toISOString(),
+      },
+    },
+  ];
+};
+
+export const decideMessage = (command: MessageCommand, state: MessageState): MessageEvent[] => {
+  switch (command.type) {
+    case 'Receive':
+      return receive(command, state);
+    case 'Claim':
+      return claim(command, state);
+    case 'Answer':
+      return answer(command, state);
+    case 'FailAnswer':
+      return failAnswer(command, state);
+    case 'Deliver':
+      return deliver(command, state);
+    case 'FailDelivery':
+      return failDelivery(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;
@@ -173,6 +201,34 @@ export type ChannelHealthCommand =
     }
   | { type: 'ReportChannelRecovery'; data: { chatbotId: number; channel: Channel }; metadata: At };
 
+type HealthCommand<T extends ChannelHealthCommand['type']> = Extract<ChannelHealthCommand, { type: T }>;
+
+const reportChannelFailure = (
+  command: HealthCommand<'ReportChannelFailure'>,
+  state: ChannelHealthState,
+): ChatChannelFailed[] =>
+  state.failing === command.data.error
+    ? []
+    : [
+        {
+          type: 'ChatChannelFailed',
+          data: { ...command.data, failedAt: command.metadata.now.toISOString() },
+        },
+      ];
+
+const reportChannelRecovery = (
+  command: HealthCommand<'ReportChannelRecovery'>,
+  state: ChannelHealthState,
+): ChatChannelRecovered[] =>
+  state.failing === null
+    ? []
+    : [
+        {
+          type: 'ChatChannelRecovered',
+          data: { ...command.data, recoveredAt: command.metadata.now.toISOString() },
+        },
+      ];
+
 /**
  * A channel's failures are recorded once per streak (the same error again changes nothing, whichever
  * process sees it), and its recovery once, so a failing poll does not fill the log.
@@ -183,22 +239,8 @@ export const decideChannelHealth = (
 ): (ChatChannelFailed | ChatChannelRecovered)[] => {
   switch (command.type) {
     case 'ReportChannelFailure':
-      return state.failing === command.data.error
-        ? []
-        : [
-            {
-              type: 'ChatChannelFailed',
-              data: { ...command.data, failedAt: command.metadata.now.toISOString() },
-            },
-          ];
+      return reportChannelFailure(command, state);
     case 'ReportChannelRecovery':
-      return state.failing === null
-        ? []
-        : [
-            {
-              type: 'ChatChannelRecovered',
-              data: { ...command.data, recoveredAt: command.metadata.now.toISOString() },
-            },
-          ];
+      return reportChannelRecovery(command, state);
   }
 };

@@ -84,95 +84,130 @@ export const removeChatbot = (state: ChatbotDecisionState, bot: Chatbot, now: Da
   },
 });
 
+type Command<T extends ChatbotCommand['type']> = Extract<ChatbotCommand, { type: T }>;
+
+const created = (
+  state: ChatbotDecisionState,
+  d: Command<'CreateChatbot'>['data'],
+  now: Date,
+): ChatbotCreated => {
+  const project = requireLiveProject(state.project);
+  const at = now.toISOString();
+  checkUnique(state, d.name);
+  const brain = resolveBrain(state, d.agentRef, d.modelName);
+  return {
+    type: 'ChatbotCreated',
+    data: {
+      projectId: Number(project.id),
+      project: project.name,
+      name: d.name,
+      ...brain,
+      databaseId: Number(d.database.id),
+      databaseName: d.database.name,
+      params: d.params,
+      isRunning: d.isRunning,
+      webhookToken: d.webhookToken,
+      createdAt: at,
+    },
+  };
+};
+
+const createChatbot = (command: Command<'CreateChatbot'>, state: ChatbotDecisionState): ChatbotCreated[] => [
+  created(state, command.data, command.metadata.now),
+];
+
+/** PUT of a chatbot that does not exist creates it, with the body's fields and MindsDB's defaults. */
+const createByPut = (command: Command<'PutChatbot'>, state: ChatbotDecisionState): ChatbotCreated[] => {
+  const d = command.data;
+  if (!d.database)
+    throw invalid('Missing "database_id" or "database_name" field for chatbot', 'Missing field');
+  return [
+    created(
+      state,
+      {
+        // The body's name if given, else the URL's (MindsDB demands a body name here).
+        name: d.name ?? d.ref,
+        agentRef: d.agentRef ?? null,
+        modelName: d.modelName ?? null,
+        database: d.database,
+        isRunning: d.isRunning ?? false,
+        params: d.params ?? {},
+        webhookToken: d.webhookToken,
+      },
+      command.metadata.now,
+    ),
+  ];
+};
+
+/** The agent or model a chatbot answers with after an update: resolved again only when one is named. */
+const updatedBrain = (state: ChatbotDecisionState, current: Chatbot, d: Command<'PutChatbot'>['data']) => {
+  if (d.agentRef === undefined && d.modelName === undefined)
+    return {
+      agentId: current.agentId === null ? null : Number(current.agentId),
+      modelName: current.modelName,
+    };
+  const agentRef =
+    d.agentRef === undefined ? (current.agentId === null ? null : String(current.agentId)) : d.agentRef;
+  const modelName = d.modelName === undefined ? current.modelName : d.modelName;
+  return resolveBrain(state, agentRef, modelName);
+};
+
+const putChatbot = (
+  command: Command<'PutChatbot'>,
+  state: ChatbotDecisionState,
+): (ChatbotCreated | ChatbotUpdated)[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  const d = command.data;
+  const current = findChatbot(state.chatbots, d.ref);
+  if (!current) return createByPut(command, state);
+  checkExpectedVersion('Chatbot', current, d.expectedVersion);
+  const name = d.name ?? current.name;
+  checkUnique(state, name, current.id);
+  const brain = updatedBrain(state, current, d);
+  return [
+    {
+      type: 'ChatbotUpdated',
+      data: {
+        projectId: Number(project.id),
+        project: project.name,
+        chatbotId: Number(current.id),
+        name,
+        ...brain,
+        databaseId: d.database
+          ? Number(d.database.id)
+          : current.databaseId === null
+            ? null
+            : Number(current.databaseId),
+        databaseName: d.database ? d.database.name : current.databaseName,
+        // New values win (MindsDB merges the other way round, so its PUT cannot change a param).
+        params: d.params ? mergeParams(current.params, d.params) : current.params,
+        isRunning: d.isRunning ?? current.isRunning,
+        webhookToken: current.webhookToken ?? d.webhookToken,
+        updatedAt: at,
+      },
+    },
+  ];
+};
+
+const deleteChatbot = (command: Command<'DeleteChatbot'>, state: ChatbotDecisionState): ChatbotDeleted[] => {
+  requireLiveProject(state.project);
+  const bot = requireChatbot(state.chatbots, command.data.ref);
+  checkExpectedVersion('Chatbot', bot, command.data.expectedVersion);
+  return [removeChatbot(state, bot, command.metadata.now)];
+};
+
 export const decideChatbot = (
   command: ChatbotCommand,
   state: ChatbotDecisionState,
 ): (ChatbotCreated | ChatbotUpdated | ChatbotDeleted)[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
-  const create = (d: Extract<ChatbotCommand, { type: 'CreateChatbot' }>['data']): ChatbotCreated => {
-    checkUnique(state, d.name);
-    const brain = resolveBrain(state, d.agentRef, d.modelName);
-    return {
-      type: 'ChatbotCreated',
-      data: {
-        projectId: Number(project.id),
-        project: project.name,
-        name: d.name,
-        ...brain,
-        databaseId: Number(d.database.id),
-        databaseName: d.database.name,
-        params: d.params,
-        isRunning: d.isRunning,
-        webhookToken: d.webhookToken,
-        createdAt: at,
-      },
-    };
-  };
   switch (command.type) {
     case 'CreateChatbot':
-      return [create(command.data)];
-    case 'PutChatbot': {
-      const d = command.data;
-      const current = findChatbot(state.chatbots, d.ref);
-      if (!current) {
-        if (!d.database)
-          throw invalid('Missing "database_id" or "database_name" field for chatbot', 'Missing field');
-        return [
-          create({
-            // The body's name if given, else the URL's (MindsDB demands a body name here).
-            name: d.name ?? d.ref,
-            agentRef: d.agentRef ?? null,
-            modelName: d.modelName ?? null,
-            database: d.database,
-            isRunning: d.isRunning ?? false,
-            params: d.params ?? {},
-            webhookToken: d.webhookToken,
-          }),
-        ];
-      }
-      checkExpectedVersion('Chatbot', current, d.expectedVersion);
-      const name = d.name ?? current.name;
-      checkUnique(state, name, current.id);
-      const agentRef =
-        d.agentRef === undefined ? (current.agentId === null ? null : String(current.agentId)) : d.agentRef;
-      const modelName = d.modelName === undefined ? current.modelName : d.modelName;
-      const brain =
-        d.agentRef === undefined && d.modelName === undefined
-          ? {
-              agentId: current.agentId === null ? null : Number(current.agentId),
-              modelName: current.modelName,
-            }
-          : resolveBrain(state, agentRef, modelName);
-      return [
-        {
-          type: 'ChatbotUpdated',
-          data: {
-            projectId: Number(project.id),
-            project: project.name,
-            chatbotId: Number(current.id),
-            name,
-            ...brain,
-            databaseId: d.database
-              ? Number(d.database.id)
-              : current.databaseId === null
-                ? null
-                : Number(current.databaseId),
-            databaseName: d.database ? d.database.name : current.databaseName,
-            // New values win (MindsDB merges the other way round, so its PUT cannot change a param).
-            params: d.params ? mergeParams(current.params, d.params) : current.params,
-            isRunning: d.isRunning ?? current.isRunning,
-            webhookToken: current.webhookToken ?? d.webhookToken,
-            updatedAt: at,
-          },
-        },
-      ];
-    }
-    case 'DeleteChatbot': {
-      const bot = requireChatbot(state.chatbots, command.data.ref);
-      checkExpectedVersion('Chatbot', bot, command.data.expectedVersion);
-      return [removeChatbot(state, bot, command.metadata.now)];
-    }
+      return createChatbot(command, state);
+    case 'PutChatbot':
+      return putChatbot(command, state);
+    case 'DeleteChatbot':
+      return deleteChatbot(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

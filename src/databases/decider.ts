@@ -26,51 +26,74 @@ export type DatabaseCommand =
 const checkVersion = (resource: { name: string; version: bigint }, expected: bigint | undefined) =>
   checkExpectedVersion('Database', resource, expected);
 
+type Command<T extends DatabaseCommand['type']> = Extract<DatabaseCommand, { type: T }>;
+
+const createDatabase = (command: Command<'CreateDatabase'>, state: DatabaseState): DatabaseCreated[] => {
+  const at = command.metadata.now.toISOString();
+  if (state.status === 'live')
+    throw conflict(`Database with name ${state.name} already exists.`, 'Name conflict');
+  return [{ type: 'DatabaseCreated', data: { ...command.data, createdAt: at } }];
+};
+
+const updateDatabase = (command: Command<'UpdateDatabase'>, state: DatabaseState): DatabaseUpdated[] => {
+  const at = command.metadata.now.toISOString();
+  if (state.status !== 'live')
+    throw notFound(`Database with name ${command.data.name} does not exist.`, 'Database not found');
+  checkVersion(state, command.data.expectedVersion);
+  // Parameters are replaced as a whole; a secret echoed back as "******" keeps its stored value.
+  const parameters = keepMaskedSecrets(command.data.parameters, state.parameters);
+  return [
+    {
+      type: 'DatabaseUpdated',
+      data: {
+        databaseId: Number(state.id),
+        name: state.name,
+        engine: command.data.engine ?? state.engine,
+        parameters,
+        updatedAt: at,
+      },
+    },
+  ];
+};
+
+const putDatabase = (
+  command: Command<'PutDatabase'>,
+  state: DatabaseState,
+): (DatabaseCreated | DatabaseUpdated)[] => {
+  const at = command.metadata.now.toISOString();
+  // Concurrent PUTs of a new name: the first creates, the others update what it created.
+  if (state.status !== 'live') {
+    if (command.data.expectedVersion !== undefined)
+      throw preconditionFailed(`Database ${command.data.name} does not exist, so it has no version`);
+    const { expectedVersion: _v, ...data } = command.data;
+    return [{ type: 'DatabaseCreated', data: { ...data, createdAt: at } }];
+  }
+  return updateDatabase({ ...command, type: 'UpdateDatabase' }, state);
+};
+
+const deleteDatabase = (command: Command<'DeleteDatabase'>, state: DatabaseState): DatabaseDeleted[] => {
+  const at = command.metadata.now.toISOString();
+  if (state.status !== 'live')
+    throw notFound(`Database with name ${command.data.name} does not exist.`, 'Database not found');
+  checkVersion(state, command.data.expectedVersion);
+  return [
+    { type: 'DatabaseDeleted', data: { databaseId: Number(state.id), name: state.name, deletedAt: at } },
+  ];
+};
+
 export const decideDatabase = (
   command: DatabaseCommand,
   state: DatabaseState,
 ): (DatabaseCreated | DatabaseUpdated | DatabaseDeleted)[] => {
-  const at = command.metadata.now.toISOString();
   switch (command.type) {
     case 'CreateDatabase':
-      if (state.status === 'live')
-        throw conflict(`Database with name ${state.name} already exists.`, 'Name conflict');
-      return [{ type: 'DatabaseCreated', data: { ...command.data, createdAt: at } }];
+      return createDatabase(command, state);
     case 'PutDatabase':
-      // Concurrent PUTs of a new name: the first creates, the others update what it created.
-      if (state.status !== 'live') {
-        if (command.data.expectedVersion !== undefined)
-          throw preconditionFailed(`Database ${command.data.name} does not exist, so it has no version`);
-        const { expectedVersion: _v, ...data } = command.data;
-        return [{ type: 'DatabaseCreated', data: { ...data, createdAt: at } }];
-      }
-      return decideDatabase({ ...command, type: 'UpdateDatabase' }, state);
-    case 'UpdateDatabase': {
-      if (state.status !== 'live')
-        throw notFound(`Database with name ${command.data.name} does not exist.`, 'Database not found');
-      checkVersion(state, command.data.expectedVersion);
-      // Parameters are replaced as a whole; a secret echoed back as "******" keeps its stored value.
-      const parameters = keepMaskedSecrets(command.data.parameters, state.parameters);
-      return [
-        {
-          type: 'DatabaseUpdated',
-          data: {
-            databaseId: Number(state.id),
-            name: state.name,
-            engine: command.data.engine ?? state.engine,
-            parameters,
-            updatedAt: at,
-          },
-        },
-      ];
-    }
+      return putDatabase(command, state);
+    case 'UpdateDatabase':
+      return updateDatabase(command, state);
     case 'DeleteDatabase':
-      if (state.status !== 'live')
-        throw notFound(`Database with name ${command.data.name} does not exist.`, 'Database not found');
-      checkVersion(state, command.data.expectedVersion);
-      return [
-        { type: 'DatabaseDeleted', data: { databaseId: Number(state.id), name: state.name, deletedAt: at } },
-      ];
+      return deleteDatabase(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

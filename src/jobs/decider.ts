@@ -36,11 +36,11 @@ export type JobCommand =
     }
   | { type: 'DeleteJob'; data: { name: string; ifExists: boolean }; metadata: Now };
 
-const createJob = (
-  state: JobDecisionState,
-  d: Extract<JobCommand, { type: 'CreateJob' }>['data'],
-  now: Date,
-): JobCreated[] => {
+type Command<T extends JobCommand['type']> = Extract<JobCommand, { type: T }>;
+
+const createJob = (command: Command<'CreateJob'>, state: JobDecisionState): JobCreated[] => {
+  const d = command.data;
+  const now = command.metadata.now;
   const project = requireLiveProject(state.project);
   if (findByName(state.jobs.values(), d.name)) {
     if (d.ifNotExists) return [];
@@ -74,26 +74,29 @@ const createJob = (
   ];
 };
 
+const deleteJob = (command: Command<'DeleteJob'>, state: JobDecisionState): JobDeleted[] => {
+  const project = requireLiveProject(state.project);
+  if (command.data.ifExists && !findByName(state.jobs.values(), command.data.name)) return [];
+  const job = requireJob(state.jobs, command.data.name);
+  return [
+    {
+      type: 'JobDeleted',
+      data: {
+        projectId: Number(project.id),
+        jobId: Number(job.id),
+        name: job.name,
+        deletedAt: command.metadata.now.toISOString(),
+      },
+    },
+  ];
+};
+
 export const decideJob = (command: JobCommand, state: JobDecisionState): (JobCreated | JobDeleted)[] => {
   switch (command.type) {
     case 'CreateJob':
-      return createJob(state, command.data, command.metadata.now);
-    case 'DeleteJob': {
-      const project = requireLiveProject(state.project);
-      if (command.data.ifExists && !findByName(state.jobs.values(), command.data.name)) return [];
-      const job = requireJob(state.jobs, command.data.name);
-      return [
-        {
-          type: 'JobDeleted',
-          data: {
-            projectId: Number(project.id),
-            jobId: Number(job.id),
-            name: job.name,
-            deletedAt: command.metadata.now.toISOString(),
-          },
-        },
-      ];
-    }
+      return createJob(command, state);
+    case 'DeleteJob':
+      return deleteJob(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;
@@ -139,82 +142,116 @@ const held = (state: JobRunsState, claimId: string) => {
   return state.open;
 };
 
-export const decideJobRun = (command: JobRunCommand, state: JobRunsState, jobId: bigint): JobRunEvent[] => {
-  const at = command.metadata.now.toISOString();
-  const job = Number(jobId);
-  switch (command.type) {
-    case 'ClaimRun': {
-      const d = command.data;
-      const now = command.metadata.now.getTime();
-      if (state.lastTick !== null && d.tick.getTime() <= state.lastTick) return [];
-      const abandoned: JobRunAbandoned[] = [];
-      if (state.open !== null) {
-        if (state.open.leaseUntil > now) return [];
-        abandoned.push({
+type RunCommand<T extends JobRunCommand['type']> = Extract<JobRunCommand, { type: T }>;
+
+/** The open run, abandoned when its lease ran out: its process died before it finished. */
+const abandonedRun = (state: JobRunsState, jobId: bigint, at: string): JobRunAbandoned[] =>
+  state.open === null
+    ? []
+    : [
+        {
           type: 'JobRunAbandoned',
           data: {
-            jobId: job,
+            jobId: Number(jobId),
             run: state.open.run,
             claimId: state.open.claimId,
             reason: 'Its process stopped before the run finished (the claim lease ran out)',
             abandonedAt: at,
           },
-        });
-      }
-      const started: JobRunStarted = {
-        type: 'JobRunStarted',
-        data: {
-          jobId: job,
-          projectId: Number(d.projectId),
-          run: state.runs + 1,
-          tick: d.tick.toISOString(),
-          previousTick: state.lastTick === null ? null : new Date(state.lastTick).toISOString(),
-          claimId: d.claimId,
-          node: d.node,
-          startedAt: at,
-          leaseUntil: new Date(now + d.leaseMs).toISOString(),
-        },
-      };
-      return [...abandoned, started];
-    }
-    case 'RecordStatement': {
-      const open = held(state, command.data.claimId);
-      const { claimId, ...d } = command.data;
-      return [{ type: 'JobStatementRan', data: { jobId: job, run: open.run, claimId, ...d, at } }];
-    }
-    case 'FinishRun': {
-      const open = held(state, command.data.claimId);
-      return [
-        {
-          type: 'JobRunFinished',
-          data: { jobId: job, run: open.run, claimId: open.claimId, finishedAt: at },
         },
       ];
-    }
-    case 'FailRun': {
-      const open = held(state, command.data.claimId);
-      return [
-        {
-          type: 'JobRunFailed',
-          data: { jobId: job, run: open.run, claimId: open.claimId, error: command.data.error, failedAt: at },
-        },
-      ];
-    }
-    case 'SkipRun': {
-      const open = held(state, command.data.claimId);
-      return [
-        {
-          type: 'JobRunSkipped',
-          data: {
-            jobId: job,
-            run: open.run,
-            claimId: open.claimId,
-            reason: command.data.reason,
-            skippedAt: at,
-          },
-        },
-      ];
-    }
+
+const claimRun = (command: RunCommand<'ClaimRun'>, state: JobRunsState, jobId: bigint): JobRunEvent[] => {
+  const at = command.metadata.now.toISOString();
+  const d = command.data;
+  const now = command.metadata.now.getTime();
+  if (state.lastTick !== null && d.tick.getTime() <= state.lastTick) return [];
+  if (state.open !== null && state.open.leaseUntil > now) return [];
+  const started: JobRunStarted = {
+    type: 'JobRunStarted',
+    data: {
+      jobId: Number(jobId),
+      projectId: Number(d.projectId),
+      run: state.runs + 1,
+      tick: d.tick.toISOString(),
+      previousTick: state.lastTick === null ? null : new Date(state.lastTick).toISOString(),
+      claimId: d.claimId,
+      node: d.node,
+      startedAt: at,
+      leaseUntil: new Date(now + d.leaseMs).toISOString(),
+    },
+  };
+  return [...abandonedRun(state, jobId, at), started];
+};
+
+const recordStatement = (
+  command: RunCommand<'RecordStatement'>,
+  state: JobRunsState,
+  jobId: bigint,
+): JobRunEvent[] => {
+  const at = command.metadata.now.toISOString();
+  const open = held(state, command.data.claimId);
+  const { claimId, ...d } = command.data;
+  return [{ type: 'JobStatementRan', data: { jobId: Number(jobId), run: open.run, claimId, ...d, at } }];
+};
+
+const finishRun = (command: RunCommand<'FinishRun'>, state: JobRunsState, jobId: bigint): JobRunEvent[] => {
+  const at = command.metadata.now.toISOString();
+  const open = held(state, command.data.claimId);
+  return [
+    {
+      type: 'JobRunFinished',
+      data: { jobId: Number(jobId), run: open.run, claimId: open.claimId, finishedAt: at },
+    },
+  ];
+};
+
+const failRun = (command: RunCommand<'FailRun'>, state: JobRunsState, jobId: bigint): JobRunEvent[] => {
+  const at = command.metadata.now.toISOString();
+  const open = held(state, command.data.claimId);
+  return [
+    {
+      type: 'JobRunFailed',
+      data: {
+        jobId: Number(jobId),
+        run: open.run,
+        claimId: open.claimId,
+        error: command.data.error,
+        failedAt: at,
+      },
+    },
+  ];
+};
+
+const skipRun = (command: RunCommand<'SkipRun'>, state: JobRunsState, jobId: bigint): JobRunEvent[] => {
+  const at = command.metadata.now.toISOString();
+  const open = held(state, command.data.claimId);
+  return [
+    {
+      type: 'JobRunSkipped',
+      data: {
+        jobId: Number(jobId),
+        run: open.run,
+        claimId: open.claimId,
+        reason: command.data.reason,
+        skippedAt: at,
+      },
+    },
+  ];
+};
+
+export const decideJobRun = (command: JobRunCommand, state: JobRunsState, jobId: bigint): JobRunEvent[] => {
+  switch (command.type) {
+    case 'ClaimRun':
+      return claimRun(command, state, jobId);
+    case 'RecordStatement':
+      return recordStatement(command, state, jobId);
+    case 'FinishRun':
+      return finishRun(command, state, jobId);
+    case 'FailRun':
+      return failRun(command, state, jobId);
+    case 'SkipRun':
+      return skipRun(command, state, jobId);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

@@ -19,50 +19,71 @@ export type KnowledgeBaseCommand =
     }
   | { type: 'DeleteKnowledgeBase'; data: { name: string; ifExists: boolean }; metadata: Now };
 
+type Command<T extends KnowledgeBaseCommand['type']> = Extract<KnowledgeBaseCommand, { type: T }>;
+
+/** Content to embed, an id apart from it, and chunks that move forward. */
+const checkDefinition = (d: Omit<Command<'CreateKnowledgeBase'>['data'], 'ifNotExists'>) => {
+  if (d.contentColumns.length === 0)
+    throw invalid('content_columns names no column', 'Invalid knowledge base');
+  if (d.contentColumns.includes(d.idColumn))
+    throw invalid(`${d.idColumn} is both the id column and a content column`, 'Invalid knowledge base');
+  const { chunkSize, chunkOverlap } = settingsOf(d);
+  if (chunkOverlap >= chunkSize)
+    throw invalid(
+      `chunk_overlap (${chunkOverlap}) must be less than chunk_size (${chunkSize})`,
+      'Invalid knowledge base',
+    );
+};
+
+const createKnowledgeBase = (
+  command: Command<'CreateKnowledgeBase'>,
+  state: KnowledgeBaseDecisionState,
+): KnowledgeBaseCreated[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  const { ifNotExists, ...d } = command.data;
+  if (findKnowledgeBase(state.knowledgeBases, d.name)) {
+    if (ifNotExists) return [];
+    throw conflict(`Knowledge base with name ${d.name} already exists`, 'Knowledge base already exists');
+  }
+  checkDefinition(d);
+  return [
+    {
+      type: 'KnowledgeBaseCreated',
+      data: { projectId: Number(project.id), project: project.name, ...d, createdAt: at },
+    },
+  ];
+};
+
+const deleteKnowledgeBase = (
+  command: Command<'DeleteKnowledgeBase'>,
+  state: KnowledgeBaseDecisionState,
+): KnowledgeBaseDeleted[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  const kb = findKnowledgeBase(state.knowledgeBases, command.data.name);
+  if (!kb) {
+    if (command.data.ifExists) return [];
+    requireKnowledgeBase(state.knowledgeBases, command.data.name);
+    return [];
+  }
+  return [
+    {
+      type: 'KnowledgeBaseDeleted',
+      data: { projectId: Number(project.id), kbId: Number(kb.id), name: kb.name, deletedAt: at },
+    },
+  ];
+};
+
 export const decideKnowledgeBase = (
   command: KnowledgeBaseCommand,
   state: KnowledgeBaseDecisionState,
 ): (KnowledgeBaseCreated | KnowledgeBaseDeleted)[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
   switch (command.type) {
-    case 'CreateKnowledgeBase': {
-      const { ifNotExists, ...d } = command.data;
-      if (findKnowledgeBase(state.knowledgeBases, d.name)) {
-        if (ifNotExists) return [];
-        throw conflict(`Knowledge base with name ${d.name} already exists`, 'Knowledge base already exists');
-      }
-      if (d.contentColumns.length === 0)
-        throw invalid('content_columns names no column', 'Invalid knowledge base');
-      if (d.contentColumns.includes(d.idColumn))
-        throw invalid(`${d.idColumn} is both the id column and a content column`, 'Invalid knowledge base');
-      const { chunkSize, chunkOverlap } = settingsOf(d);
-      if (chunkOverlap >= chunkSize)
-        throw invalid(
-          `chunk_overlap (${chunkOverlap}) must be less than chunk_size (${chunkSize})`,
-          'Invalid knowledge base',
-        );
-      return [
-        {
-          type: 'KnowledgeBaseCreated',
-          data: { projectId: Number(project.id), project: project.name, ...d, createdAt: at },
-        },
-      ];
-    }
-    case 'DeleteKnowledgeBase': {
-      const kb = findKnowledgeBase(state.knowledgeBases, command.data.name);
-      if (!kb) {
-        if (command.data.ifExists) return [];
-        requireKnowledgeBase(state.knowledgeBases, command.data.name);
-        return [];
-      }
-      return [
-        {
-          type: 'KnowledgeBaseDeleted',
-          data: { projectId: Number(project.id), kbId: Number(kb.id), name: kb.name, deletedAt: at },
-        },
-      ];
-    }
+    case 'CreateKnowledgeBase':
+      return createKnowledgeBase(command, state);
+    case 'DeleteKnowledgeBase':
+      return deleteKnowledgeBase(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

@@ -35,84 +35,98 @@ const byomParameters = (u: ByomUpload) => ({
 });
 const byomSources = (u: ByomUpload) => ({ code: u.code.content, modules: u.modules.content });
 
+type Command<T extends MlEngineCommand['type']> = Extract<MlEngineCommand, { type: T }>;
+
+/** A BYOM engine is made from uploaded code, never from connection parameters. */
+const byomCreated = (d: Command<'CreateMlEngine'>['data'], at: string): MlEngineCreated[] => {
+  if (!d.byom)
+    throw invalid(
+      `A BYOM engine is made by uploading its code: PUT /api/handlers/byom/${d.name} (multipart fields code, modules, type)`,
+      'Missing BYOM code',
+    );
+  return [
+    {
+      type: 'MlEngineCreated',
+      data: {
+        name: d.name,
+        handler: BYOM_HANDLER,
+        parameters: byomParameters(d.byom),
+        byom: byomSources(d.byom),
+        createdAt: at,
+      },
+    },
+  ];
+};
+
+const createMlEngine = (command: Command<'CreateMlEngine'>, state: MlEngineState): MlEngineCreated[] => {
+  const at = command.metadata.now.toISOString();
+  const d = command.data;
+  if (state.status === 'live' || isBuiltIn(d.name)) {
+    if (d.ifNotExists) return [];
+    throw conflict(`ML engine with name ${d.name} already exists`, 'ML engine already exists');
+  }
+  const handler = d.handler.toLowerCase();
+  if (!ML_HANDLERS.includes(handler))
+    throw invalid(
+      `Handler ${d.handler} is not available; ML handlers: ${ML_HANDLERS.join(', ')}`,
+      'Unknown ML handler',
+    );
+  if (handler === BYOM_HANDLER) return byomCreated(d, at);
+  return [
+    { type: 'MlEngineCreated', data: { name: d.name, handler, parameters: d.parameters, createdAt: at } },
+  ];
+};
+
+const updateByomEngine = (command: Command<'UpdateByomEngine'>, state: MlEngineState): MlEngineUpdated[] => {
+  const at = command.metadata.now.toISOString();
+  const d = command.data;
+  if (state.status !== 'live')
+    throw notFound(`ML engine with name ${d.name} does not exist`, 'ML engine not found');
+  if (state.handler !== BYOM_HANDLER)
+    throw invalid(
+      `ML engine ${state.name} is made from ${state.handler}, not byom: only BYOM engines take new code`,
+      'Not a BYOM engine',
+    );
+  return [
+    {
+      type: 'MlEngineUpdated',
+      data: {
+        engineId: Number(state.id),
+        name: state.name,
+        parameters: byomParameters(d.byom),
+        byom: byomSources(d.byom),
+        version: state.byomVersions + 1,
+        updatedAt: at,
+      },
+    },
+  ];
+};
+
+const deleteMlEngine = (command: Command<'DeleteMlEngine'>, state: MlEngineState): MlEngineDeleted[] => {
+  const at = command.metadata.now.toISOString();
+  if (isBuiltIn(command.data.name))
+    throw invalid(
+      `${command.data.name} is a built-in ML engine and cannot be dropped`,
+      'Cannot drop ML engine',
+    );
+  if (state.status !== 'live') {
+    if (command.data.ifExists) return [];
+    throw notFound(`ML engine with name ${command.data.name} does not exist`, 'ML engine not found');
+  }
+  return [{ type: 'MlEngineDeleted', data: { engineId: Number(state.id), name: state.name, deletedAt: at } }];
+};
+
 export const decideMlEngine = (
   command: MlEngineCommand,
   state: MlEngineState,
 ): (MlEngineCreated | MlEngineUpdated | MlEngineDeleted)[] => {
-  const at = command.metadata.now.toISOString();
   switch (command.type) {
-    case 'CreateMlEngine': {
-      const d = command.data;
-      if (state.status === 'live' || isBuiltIn(d.name)) {
-        if (d.ifNotExists) return [];
-        throw conflict(`ML engine with name ${d.name} already exists`, 'ML engine already exists');
-      }
-      const handler = d.handler.toLowerCase();
-      if (!ML_HANDLERS.includes(handler))
-        throw invalid(
-          `Handler ${d.handler} is not available; ML handlers: ${ML_HANDLERS.join(', ')}`,
-          'Unknown ML handler',
-        );
-      if (handler === BYOM_HANDLER) {
-        if (!d.byom)
-          throw invalid(
-            `A BYOM engine is made by uploading its code: PUT /api/handlers/byom/${d.name} (multipart fields code, modules, type)`,
-            'Missing BYOM code',
-          );
-        return [
-          {
-            type: 'MlEngineCreated',
-            data: {
-              name: d.name,
-              handler,
-              parameters: byomParameters(d.byom),
-              byom: byomSources(d.byom),
-              createdAt: at,
-            },
-          },
-        ];
-      }
-      return [
-        { type: 'MlEngineCreated', data: { name: d.name, handler, parameters: d.parameters, createdAt: at } },
-      ];
-    }
-    case 'UpdateByomEngine': {
-      const d = command.data;
-      if (state.status !== 'live')
-        throw notFound(`ML engine with name ${d.name} does not exist`, 'ML engine not found');
-      if (state.handler !== BYOM_HANDLER)
-        throw invalid(
-          `ML engine ${state.name} is made from ${state.handler}, not byom: only BYOM engines take new code`,
-          'Not a BYOM engine',
-        );
-      return [
-        {
-          type: 'MlEngineUpdated',
-          data: {
-            engineId: Number(state.id),
-            name: state.name,
-            parameters: byomParameters(d.byom),
-            byom: byomSources(d.byom),
-            version: state.byomVersions + 1,
-            updatedAt: at,
-          },
-        },
-      ];
-    }
-    case 'DeleteMlEngine': {
-      if (isBuiltIn(command.data.name))
-        throw invalid(
-          `${command.data.name} is a built-in ML engine and cannot be dropped`,
-          'Cannot drop ML engine',
-        );
-      if (state.status !== 'live') {
-        if (command.data.ifExists) return [];
-        throw notFound(`ML engine with name ${command.data.name} does not exist`, 'ML engine not found');
-      }
-      return [
-        { type: 'MlEngineDeleted', data: { engineId: Number(state.id), name: state.name, deletedAt: at } },
-      ];
-    }
+    case 'CreateMlEngine':
+      return createMlEngine(command, state);
+    case 'UpdateByomEngine':
+      return updateByomEngine(command, state);
+    case 'DeleteMlEngine':
+      return deleteMlEngine(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

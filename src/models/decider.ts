@@ -1,5 +1,5 @@
 import type { ModelDeleted, ModelEvent, ModelTrained, ModelTrainingProgressed } from '../../events';
-import { requireLiveProject, type ProjectState } from '../projects/state';
+import { requireLiveProject, type ProjectRef, type ProjectState } from '../projects/state';
 import { conflict, invalid, notFound } from '../shared/errors';
 import { trainingDefinitionProblem, type TimeSeriesSettings } from './options';
 import {
@@ -106,168 +106,230 @@ const requireTrainable = (
   if (problem) throw invalid(`${statement}: ${problem}`, 'Invalid model definition');
 };
 
-export const decideModel = (command: ModelCommand, state: ModelDecisionState): ModelEvent[] => {
+type Command<T extends ModelCommand['type']> = Extract<ModelCommand, { type: T }>;
+
+/** The fields every version's event starts with. */
+const versionRef = (project: ProjectRef, name: string, version: number) => ({
+  projectId: Number(project.id),
+  project: project.name,
+  name,
+  version,
+});
+
+/** A forecaster's settings, copied into a new version's event (nothing when it forecasts nothing). */
+const timeseriesOf = (ts: TimeSeriesSettings | null | undefined) =>
+  ts ? { timeseries: { ...ts, groupBy: [...ts.groupBy] } } : {};
+
+const nextVersion = (model: Model) => Math.max(...model.versions.keys()) + 1;
+
+/** The version a command names, else the active one, else the newest. */
+const versionOrActive = (model: Model, version: number | undefined) =>
+  version ?? model.activeVersion ?? Math.max(...model.versions.keys());
+
+const defineModel = (command: Command<'DefineModel'>, state: ModelDecisionState): ModelEvent[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
-  const base = (name: string, version: number) => ({
-    projectId: Number(project.id),
-    project: project.name,
-    name,
-    version,
+  const d = command.data;
+  const existing = findModel(state.models, d.name);
+  if (existing && !d.replace)
+    throw conflict(`Model with name ${d.name} already exists`, 'Model already exists');
+  const engine = String(d.options.engine ?? 'lightwood').toLowerCase();
+  if (!ENGINES.includes(engine))
+    throw notFound(`Cannot find ML handler with name ${engine}`, 'ML handler not found');
+  requireTrainable(`CREATE MODEL ${d.name}`, d.target, d.options, d.timeseries ?? null);
+  const events: ModelEvent[] = existing ? [modelRemoval(state, existing, command.metadata.now)] : [];
+  events.push({
+    type: 'ModelVersionDefined',
+    data: {
+      ...versionRef(project, existing?.name ?? d.name, 1),
+      engine,
+      target: d.target,
+      query: d.query,
+      sourceDatabase: d.sourceDatabase,
+      options: d.options,
+      ...timeseriesOf(d.timeseries),
+      definedAt: at,
+    },
   });
+  return events;
+};
+
+const retrainModel = (command: Command<'RetrainModel'>, state: ModelDecisionState): ModelEvent[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  const model = requireModel(state, command.data.name);
+  const from = model.versions.get(model.activeVersion ?? -1) ?? [...model.versions.values()].pop();
+  if (!from) throw invalid(`Model ${model.name} has no version to retrain from`);
+  const version = nextVersion(model);
+  const options = { ...from.options, ...(command.data.options ?? {}) };
+  const target = command.data.target ?? from.target;
+  // Retrained on the same rows, a fine-tuned version keeps its prior data; new rows replace all.
+  const priorData = command.data.query === undefined ? from.priorData : [];
+  // A retrained forecaster stays one: its ORDER BY … HORIZON carry over unless given anew.
+  const timeseries = command.data.timeseries ?? from.timeseries;
+  requireTrainable(`RETRAIN ${model.name}`, target, options, timeseries);
+  return [
+    {
+      type: 'ModelVersionDefined',
+      data: {
+        ...versionRef(project, model.name, version),
+        engine: String(options.engine ?? from.engine).toLowerCase(),
+        target,
+        query: command.data.query ?? from.query,
+        sourceDatabase: command.data.sourceDatabase ?? from.sourceDatabase,
+        options,
+        ...timeseriesOf(timeseries),
+        ...(from.finetunedFrom !== null && priorData.length > 0
+          ? { finetunedFrom: from.finetunedFrom, priorData: priorData.map((p) => ({ ...p })) }
+          : {}),
+        definedAt: at,
+      },
+    },
+  ];
+};
+
+const finetuneModel = (command: Command<'FinetuneModel'>, state: ModelDecisionState): ModelEvent[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  const model = requireModel(state, command.data.name);
+  const tuned = requireVersion(model, versionOrActive(model, command.data.version));
+  if (tuned.status !== 'complete')
+    throw conflict(
+      `FINETUNE ${model.name}: version ${tuned.version} is ${tuned.status}; only a trained version can be fine-tuned`,
+      'Model not ready',
+    );
+  const version = nextVersion(model);
+  const options = { ...tuned.options, ...command.data.options };
+  requireTrainable(`FINETUNE ${model.name}`, tuned.target, options, tuned.timeseries);
+  return [
+    {
+      type: 'ModelVersionDefined',
+      data: {
+        ...versionRef(project, model.name, version),
+        engine: String(options.engine ?? tuned.engine).toLowerCase(),
+        target: tuned.target,
+        query: command.data.query,
+        sourceDatabase: command.data.sourceDatabase,
+        options,
+        ...timeseriesOf(tuned.timeseries),
+        finetunedFrom: tuned.version,
+        priorData: trainingDataOf(tuned),
+        definedAt: at,
+      },
+    },
+  ];
+};
+
+const startTraining = (command: Command<'StartTraining'>, state: ModelDecisionState): ModelEvent[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  const model = requireModel(state, command.data.name);
+  const v = requireVersion(model, command.data.version);
+  if (v.status !== 'generating') throw conflict(`Model ${model.name} version ${v.version} is ${v.status}`);
+  return [
+    {
+      type: 'ModelTrainingStarted',
+      data: { ...versionRef(project, model.name, v.version), trainer: command.data.trainer, startedAt: at },
+    },
+  ];
+};
+
+/** A new version becomes active when complete, unless it was trained with active = false. */
+const activatesWhenTrained = (v: ModelVersion) => {
+  const active = v.options.active;
+  return !(active === false || active === 0 || active === '0' || active === 'false');
+};
+
+const completeTraining = (command: Command<'CompleteTraining'>, state: ModelDecisionState): ModelEvent[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  const model = requireModel(state, command.data.name);
+  const v = requireVersion(model, command.data.version);
+  if (v.status !== 'training') return [];
+  const { name: _n, version: _v, ...result } = command.data;
+  const events: ModelEvent[] = [
+    {
+      type: 'ModelTrained',
+      data: { ...versionRef(project, model.name, v.version), ...result, trainedAt: at },
+    },
+  ];
+  if (activatesWhenTrained(v))
+    events.push({
+      type: 'ModelVersionActivated',
+      data: { ...versionRef(project, model.name, v.version), activatedAt: at },
+    });
+  return events;
+};
+
+const failTraining = (command: Command<'FailTraining'>, state: ModelDecisionState): ModelEvent[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  const model = findModel(state.models, command.data.name);
+  const v = model?.versions.get(command.data.version);
+  if (!model || !v || v.status === 'complete' || v.status === 'error') return [];
+  return [
+    {
+      type: 'ModelTrainingFailed',
+      data: { ...versionRef(project, model.name, v.version), error: command.data.error, failedAt: at },
+    },
+  ];
+};
+
+const updateModelOptions = (
+  command: Command<'UpdateModelOptions'>,
+  state: ModelDecisionState,
+): ModelEvent[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  const model = requireModel(state, command.data.name);
+  const version = versionOrActive(model, command.data.version);
+  const v = requireVersion(model, version);
+  return [
+    {
+      type: 'ModelOptionsUpdated',
+      data: {
+        ...versionRef(project, model.name, version),
+        options: { ...v.options, ...command.data.options },
+        updatedAt: at,
+      },
+    },
+  ];
+};
+
+/** Deleting a model's only version (or naming none) deletes the model. */
+const deleteModel = (command: Command<'DeleteModel'>, state: ModelDecisionState): ModelEvent[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  const model = requireModel(state, command.data.name);
+  if (command.data.version === undefined) return [modelRemoval(state, model, command.metadata.now)];
+  requireVersion(model, command.data.version);
+  if (model.versions.size === 1) return [modelRemoval(state, model, command.metadata.now)];
+  return [
+    {
+      type: 'ModelVersionDeleted',
+      data: { ...versionRef(project, model.name, command.data.version), deletedAt: at },
+    },
+  ];
+};
+
+export const decideModel = (command: ModelCommand, state: ModelDecisionState): ModelEvent[] => {
   switch (command.type) {
-    case 'DefineModel': {
-      const d = command.data;
-      const existing = findModel(state.models, d.name);
-      if (existing && !d.replace)
-        throw conflict(`Model with name ${d.name} already exists`, 'Model already exists');
-      const engine = String(d.options.engine ?? 'lightwood').toLowerCase();
-      if (!ENGINES.includes(engine))
-        throw notFound(`Cannot find ML handler with name ${engine}`, 'ML handler not found');
-      requireTrainable(`CREATE MODEL ${d.name}`, d.target, d.options, d.timeseries ?? null);
-      const events: ModelEvent[] = existing ? [modelRemoval(state, existing, command.metadata.now)] : [];
-      events.push({
-        type: 'ModelVersionDefined',
-        data: {
-          ...base(existing?.name ?? d.name, 1),
-          engine,
-          target: d.target,
-          query: d.query,
-          sourceDatabase: d.sourceDatabase,
-          options: d.options,
-          ...(d.timeseries ? { timeseries: { ...d.timeseries, groupBy: [...d.timeseries.groupBy] } } : {}),
-          definedAt: at,
-        },
-      });
-      return events;
-    }
-    case 'RetrainModel': {
-      const model = requireModel(state, command.data.name);
-      const from = model.versions.get(model.activeVersion ?? -1) ?? [...model.versions.values()].pop();
-      if (!from) throw invalid(`Model ${model.name} has no version to retrain from`);
-      const version = Math.max(...model.versions.keys()) + 1;
-      const options = { ...from.options, ...(command.data.options ?? {}) };
-      const target = command.data.target ?? from.target;
-      // Retrained on the same rows, a fine-tuned version keeps its prior data; new rows replace all.
-      const priorData = command.data.query === undefined ? from.priorData : [];
-      // A retrained forecaster stays one: its ORDER BY … HORIZON carry over unless given anew.
-      const timeseries = command.data.timeseries ?? from.timeseries;
-      requireTrainable(`RETRAIN ${model.name}`, target, options, timeseries);
-      return [
-        {
-          type: 'ModelVersionDefined',
-          data: {
-            ...base(model.name, version),
-            engine: String(options.engine ?? from.engine).toLowerCase(),
-            target,
-            query: command.data.query ?? from.query,
-            sourceDatabase: command.data.sourceDatabase ?? from.sourceDatabase,
-            options,
-            ...(timeseries ? { timeseries: { ...timeseries, groupBy: [...timeseries.groupBy] } } : {}),
-            ...(from.finetunedFrom !== null && priorData.length > 0
-              ? { finetunedFrom: from.finetunedFrom, priorData: priorData.map((p) => ({ ...p })) }
-              : {}),
-            definedAt: at,
-          },
-        },
-      ];
-    }
-    case 'FinetuneModel': {
-      const model = requireModel(state, command.data.name);
-      const baseVersion = command.data.version ?? model.activeVersion ?? Math.max(...model.versions.keys());
-      const tuned = requireVersion(model, baseVersion);
-      if (tuned.status !== 'complete')
-        throw conflict(
-          `FINETUNE ${model.name}: version ${tuned.version} is ${tuned.status}; only a trained version can be fine-tuned`,
-          'Model not ready',
-        );
-      const version = Math.max(...model.versions.keys()) + 1;
-      const options = { ...tuned.options, ...command.data.options };
-      requireTrainable(`FINETUNE ${model.name}`, tuned.target, options, tuned.timeseries);
-      return [
-        {
-          type: 'ModelVersionDefined',
-          data: {
-            ...base(model.name, version),
-            engine: String(options.engine ?? tuned.engine).toLowerCase(),
-            target: tuned.target,
-            query: command.data.query,
-            sourceDatabase: command.data.sourceDatabase,
-            options,
-            ...(tuned.timeseries
-              ? { timeseries: { ...tuned.timeseries, groupBy: [...tuned.timeseries.groupBy] } }
-              : {}),
-            finetunedFrom: tuned.version,
-            priorData: trainingDataOf(tuned),
-            definedAt: at,
-          },
-        },
-      ];
-    }
-    case 'StartTraining': {
-      const model = requireModel(state, command.data.name);
-      const v = requireVersion(model, command.data.version);
-      if (v.status !== 'generating')
-        throw conflict(`Model ${model.name} version ${v.version} is ${v.status}`);
-      return [
-        {
-          type: 'ModelTrainingStarted',
-          data: { ...base(model.name, v.version), trainer: command.data.trainer, startedAt: at },
-        },
-      ];
-    }
-    case 'CompleteTraining': {
-      const model = requireModel(state, command.data.name);
-      const v = requireVersion(model, command.data.version);
-      if (v.status !== 'training') return [];
-      const { name: _n, version: _v, ...result } = command.data;
-      const events: ModelEvent[] = [
-        { type: 'ModelTrained', data: { ...base(model.name, v.version), ...result, trainedAt: at } },
-      ];
-      // A new version becomes active when complete, unless it was trained with active = false.
-      const active = v.options.active;
-      if (!(active === false || active === 0 || active === '0' || active === 'false'))
-        events.push({
-          type: 'ModelVersionActivated',
-          data: { ...base(model.name, v.version), activatedAt: at },
-        });
-      return events;
-    }
-    case 'FailTraining': {
-      const model = findModel(state.models, command.data.name);
-      const v = model?.versions.get(command.data.version);
-      if (!model || !v || v.status === 'complete' || v.status === 'error') return [];
-      return [
-        {
-          type: 'ModelTrainingFailed',
-          data: { ...base(model.name, v.version), error: command.data.error, failedAt: at },
-        },
-      ];
-    }
-    case 'UpdateModelOptions': {
-      const model = requireModel(state, command.data.name);
-      const version = command.data.version ?? model.activeVersion ?? Math.max(...model.versions.keys());
-      const v = requireVersion(model, version);
-      return [
-        {
-          type: 'ModelOptionsUpdated',
-          data: {
-            ...base(model.name, version),
-            options: { ...v.options, ...command.data.options },
-            updatedAt: at,
-          },
-        },
-      ];
-    }
-    case 'DeleteModel': {
-      const model = requireModel(state, command.data.name);
-      if (command.data.version === undefined) return [modelRemoval(state, model, command.metadata.now)];
-      requireVersion(model, command.data.version);
-      if (model.versions.size === 1) return [modelRemoval(state, model, command.metadata.now)];
-      return [
-        { type: 'ModelVersionDeleted', data: { ...base(model.name, command.data.version), deletedAt: at } },
-      ];
-    }
+    case 'DefineModel':
+      return defineModel(command, state);
+    case 'RetrainModel':
+      return retrainModel(command, state);
+    case 'FinetuneModel':
+      return finetuneModel(command, state);
+    case 'StartTraining':
+      return startTraining(command, state);
+    case 'CompleteTraining':
+      return completeTraining(command, state);
+    case 'FailTraining':
+      return failTraining(command, state);
+    case 'UpdateModelOptions':
+      return updateModelOptions(command, state);
+    case 'DeleteModel':
+      return deleteModel(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

@@ -27,27 +27,45 @@ const created = (name: string, now: Date): ProjectCreated => ({
   data: { name, createdAt: now.toISOString() },
 });
 
+type Command<T extends ProjectCommand['type']> = Extract<ProjectCommand, { type: T }>;
+
+const createProject = (command: Command<'CreateProject'>, aggregate: ProjectAggregate): ProjectCreated[] => {
+  const state = aggregate.project;
+  if (state.status === 'live')
+    throw conflict(`Project with name ${state.name} already exists`, 'Project already exists');
+  return [created(command.data.name, command.metadata.now)];
+};
+
+/** Created once, on the very first start; a later start (or a second process) finds it there. */
+const ensureDefaultProject = (
+  command: Command<'EnsureDefaultProject'>,
+  aggregate: ProjectAggregate,
+): ProjectCreated[] => {
+  if (aggregate.project.status !== 'none') return [];
+  return [created(command.data.name, command.metadata.now)];
+};
+
+const deleteProject = (command: Command<'DeleteProject'>, aggregate: ProjectAggregate): MindledgerEvent[] => {
+  const state = aggregate.project;
+  if (state.status !== 'live')
+    throw notFound(`Project name ${command.data.name} does not exist`, 'Project not exists');
+  if (state.name.toLowerCase() === DEFAULT_PROJECT)
+    throw invalid(`The default project ${DEFAULT_PROJECT} cannot be deleted`, 'Cannot delete project');
+  checkExpectedVersion('Project', state, command.data.expectedVersion);
+  return removeProject(aggregate, state, command.metadata.now.toISOString());
+};
+
 export const decideProject = (
   command: ProjectCommand,
   aggregate: ProjectAggregate,
 ): (ProjectCreated | ProjectDeleted | MindledgerEvent)[] => {
-  const state = aggregate.project;
   switch (command.type) {
     case 'CreateProject':
-      if (state.status === 'live')
-        throw conflict(`Project with name ${state.name} already exists`, 'Project already exists');
-      return [created(command.data.name, command.metadata.now)];
+      return createProject(command, aggregate);
     case 'EnsureDefaultProject':
-      // Created once, on the very first start; a later start (or a second process) finds it there.
-      if (state.status !== 'none') return [];
-      return [created(command.data.name, command.metadata.now)];
+      return ensureDefaultProject(command, aggregate);
     case 'DeleteProject':
-      if (state.status !== 'live')
-        throw notFound(`Project name ${command.data.name} does not exist`, 'Project not exists');
-      if (state.name.toLowerCase() === DEFAULT_PROJECT)
-        throw invalid(`The default project ${DEFAULT_PROJECT} cannot be deleted`, 'Cannot delete project');
-      checkExpectedVersion('Project', state, command.data.expectedVersion);
-      return removeProject(aggregate, state, command.metadata.now.toISOString());
+      return deleteProject(command, aggregate);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

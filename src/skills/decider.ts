@@ -71,55 +71,73 @@ export const removeSkill = (
   ];
 };
 
+type Command<T extends SkillCommand['type']> = Extract<SkillCommand, { type: T }>;
+
+const createSkill = (command: Command<'CreateSkill'>, state: SkillDecisionState): SkillCreated[] => [
+  created(state, command.data, command.metadata.now),
+];
+
+const putSkill = (
+  command: Command<'PutSkill'>,
+  state: SkillDecisionState,
+): (SkillCreated | SkillUpdated)[] => {
+  const project = requireLiveProject(state.project);
+  const now = command.metadata.now;
+  const current = skillByRef(state.skills, command.data.ref);
+  if (!current) {
+    if (!command.data.type) throw invalid('Missing "type" field for skill', 'Missing field');
+    // MindsDB creates a missing skill under the URL's name, whatever the body says.
+    const params = command.data.params ?? {};
+    return [created(state, { name: command.data.ref, type: command.data.type, params }, now)];
+  }
+  checkVersion(current, command.data.expectedVersion);
+  const name = command.data.name ?? current.name;
+  const clash = skillByName(state.skills, name);
+  if (clash && clash.id !== current.id)
+    throw conflict(
+      `Skill with name ${name} already exists. Please use a different name`,
+      'Skill already exists',
+    );
+  const type = command.data.type ?? current.type;
+  const params = command.data.params ? mergeParams(current.params, command.data.params) : current.params;
+  validateSkillParams(type, params);
+  return [
+    {
+      type: 'SkillUpdated',
+      data: {
+        projectId: Number(project.id),
+        project: project.name,
+        skillId: Number(current.id),
+        name,
+        type,
+        params,
+        updatedAt: now.toISOString(),
+      },
+    },
+  ];
+};
+
+const deleteSkill = (
+  command: Command<'DeleteSkill'>,
+  state: SkillDecisionState,
+): (SkillDeleted | SkillDetachedFromAgent)[] => {
+  requireLiveProject(state.project);
+  const skill = requireSkill(state.skills, command.data.ref);
+  checkVersion(skill, command.data.expectedVersion);
+  return removeSkill(state, skill, command.metadata.now, `skill '${skill.name}' was deleted`);
+};
+
 export const decideSkill = (
   command: SkillCommand,
   state: SkillDecisionState,
 ): (SkillCreated | SkillUpdated | SkillDeleted | SkillDetachedFromAgent)[] => {
-  const now = command.metadata.now;
   switch (command.type) {
     case 'CreateSkill':
-      return [created(state, command.data, now)];
-    case 'PutSkill': {
-      const project = requireLiveProject(state.project);
-      const current = skillByRef(state.skills, command.data.ref);
-      if (!current) {
-        if (!command.data.type) throw invalid('Missing "type" field for skill', 'Missing field');
-        // MindsDB creates a missing skill under the URL's name, whatever the body says.
-        const params = command.data.params ?? {};
-        return [created(state, { name: command.data.ref, type: command.data.type, params }, now)];
-      }
-      checkVersion(current, command.data.expectedVersion);
-      const name = command.data.name ?? current.name;
-      const clash = skillByName(state.skills, name);
-      if (clash && clash.id !== current.id)
-        throw conflict(
-          `Skill with name ${name} already exists. Please use a different name`,
-          'Skill already exists',
-        );
-      const type = command.data.type ?? current.type;
-      const params = command.data.params ? mergeParams(current.params, command.data.params) : current.params;
-      validateSkillParams(type, params);
-      return [
-        {
-          type: 'SkillUpdated',
-          data: {
-            projectId: Number(project.id),
-            project: project.name,
-            skillId: Number(current.id),
-            name,
-            type,
-            params,
-            updatedAt: now.toISOString(),
-          },
-        },
-      ];
-    }
-    case 'DeleteSkill': {
-      requireLiveProject(state.project);
-      const skill = requireSkill(state.skills, command.data.ref);
-      checkVersion(skill, command.data.expectedVersion);
-      return removeSkill(state, skill, now, `skill '${skill.name}' was deleted`);
-    }
+      return createSkill(command, state);
+    case 'PutSkill':
+      return putSkill(command, state);
+    case 'DeleteSkill':
+      return deleteSkill(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

@@ -25,44 +25,54 @@ export type TriggerCommand =
     }
   | { type: 'DeleteTrigger'; data: { name: string; ifExists: boolean }; metadata: Now };
 
+type Command<T extends TriggerCommand['type']> = Extract<TriggerCommand, { type: T }>;
+
+const createTrigger = (command: Command<'CreateTrigger'>, state: TriggerDecisionState): TriggerCreated[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  const d = command.data;
+  if (findByName(state.triggers.values(), d.name))
+    throw conflict(`Trigger already exists: ${d.name}`, 'Trigger already exists');
+  if (!d.query.trim()) throw invalid('A trigger needs at least one statement', 'Empty trigger');
+  return [
+    {
+      type: 'TriggerCreated',
+      data: { projectId: Number(project.id), project: project.name, ...d, createdAt: at },
+    },
+  ];
+};
+
+const deleteTrigger = (command: Command<'DeleteTrigger'>, state: TriggerDecisionState): TriggerDeleted[] => {
+  const project = requireLiveProject(state.project);
+  const at = command.metadata.now.toISOString();
+  const found = findByName(state.triggers.values(), command.data.name);
+  if (!found) {
+    if (command.data.ifExists) return [];
+    requireTrigger(state.triggers, command.data.name);
+    return [];
+  }
+  return [
+    {
+      type: 'TriggerDeleted',
+      data: {
+        projectId: Number(project.id),
+        triggerId: Number(found.id),
+        name: found.name,
+        deletedAt: at,
+      },
+    },
+  ];
+};
+
 export const decideTrigger = (
   command: TriggerCommand,
   state: TriggerDecisionState,
 ): (TriggerCreated | TriggerDeleted)[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
   switch (command.type) {
-    case 'CreateTrigger': {
-      const d = command.data;
-      if (findByName(state.triggers.values(), d.name))
-        throw conflict(`Trigger already exists: ${d.name}`, 'Trigger already exists');
-      if (!d.query.trim()) throw invalid('A trigger needs at least one statement', 'Empty trigger');
-      return [
-        {
-          type: 'TriggerCreated',
-          data: { projectId: Number(project.id), project: project.name, ...d, createdAt: at },
-        },
-      ];
-    }
-    case 'DeleteTrigger': {
-      const found = findByName(state.triggers.values(), command.data.name);
-      if (!found) {
-        if (command.data.ifExists) return [];
-        requireTrigger(state.triggers, command.data.name);
-        return [];
-      }
-      return [
-        {
-          type: 'TriggerDeleted',
-          data: {
-            projectId: Number(project.id),
-            triggerId: Number(found.id),
-            name: found.name,
-            deletedAt: at,
-          },
-        },
-      ];
-    }
+    case 'CreateTrigger':
+      return createTrigger(command, state);
+    case 'DeleteTrigger':
+      return deleteTrigger(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;
@@ -86,6 +96,78 @@ export type TriggerFiringCommand =
   | { type: 'FinishFiring'; data: { claimId: string; statements: number }; metadata: Now }
   | { type: 'FailFiring'; data: { claimId: string; error: string }; metadata: Now };
 
+type FiringCommand<T extends TriggerFiringCommand['type']> = Extract<TriggerFiringCommand, { type: T }>;
+
+const claimFiring = (
+  command: FiringCommand<'ClaimFiring'>,
+  state: TriggerFiringsState,
+  triggerId: bigint,
+): TriggerFiringEvent[] => {
+  const at = command.metadata.now.toISOString();
+  const d = command.data;
+  if (d.upTo <= state.upTo) throw conflict(`Rows up to ${d.upTo} are claimed already`, 'Firing claimed');
+  return [
+    {
+      type: 'TriggerFired',
+      data: {
+        triggerId: Number(triggerId),
+        projectId: d.projectId,
+        firing: state.firings + 1,
+        claimId: d.claimId,
+        upTo: d.upTo,
+        rows: d.rows,
+        node: d.node,
+        firedAt: at,
+      },
+    },
+  ];
+};
+
+/** Only an open claim records its firing's outcome. */
+const requireOpenFiring = (state: TriggerFiringsState, claimId: string) => {
+  if (!state.open.has(claimId)) throw conflict('This firing is not open', 'Firing not open');
+};
+
+const finishFiring = (
+  command: FiringCommand<'FinishFiring'>,
+  state: TriggerFiringsState,
+  triggerId: bigint,
+): TriggerFiringEvent[] => {
+  const at = command.metadata.now.toISOString();
+  requireOpenFiring(state, command.data.claimId);
+  return [
+    {
+      type: 'TriggerFiringFinished',
+      data: {
+        triggerId: Number(triggerId),
+        claimId: command.data.claimId,
+        statements: command.data.statements,
+        finishedAt: at,
+      },
+    },
+  ];
+};
+
+const failFiring = (
+  command: FiringCommand<'FailFiring'>,
+  state: TriggerFiringsState,
+  triggerId: bigint,
+): TriggerFiringEvent[] => {
+  const at = command.metadata.now.toISOString();
+  requireOpenFiring(state, command.data.claimId);
+  return [
+    {
+      type: 'TriggerFiringFailed',
+      data: {
+        triggerId: Number(triggerId),
+        claimId: command.data.claimId,
+        error: command.data.error,
+        failedAt: at,
+      },
+    },
+  ];
+};
+
 /**
  * A trigger's firings: a claim takes the queue rows after the last claimed one, up to `upTo`;
  * rows already claimed (by another process) are refused as a conflict, which is how one process
@@ -96,54 +178,13 @@ export const decideTriggerFiring = (
   state: TriggerFiringsState,
   triggerId: bigint,
 ): TriggerFiringEvent[] => {
-  const at = command.metadata.now.toISOString();
   switch (command.type) {
-    case 'ClaimFiring': {
-      const d = command.data;
-      if (d.upTo <= state.upTo) throw conflict(`Rows up to ${d.upTo} are claimed already`, 'Firing claimed');
-      return [
-        {
-          type: 'TriggerFired',
-          data: {
-            triggerId: Number(triggerId),
-            projectId: d.projectId,
-            firing: state.firings + 1,
-            claimId: d.claimId,
-            upTo: d.upTo,
-            rows: d.rows,
-            node: d.node,
-            firedAt: at,
-          },
-        },
-      ];
-    }
+    case 'ClaimFiring':
+      return claimFiring(command, state, triggerId);
     case 'FinishFiring':
-    case 'FailFiring': {
-      if (!state.open.has(command.data.claimId)) throw conflict('This firing is not open', 'Firing not open');
-      return command.type === 'FinishFiring'
-        ? [
-            {
-              type: 'TriggerFiringFinished',
-              data: {
-                triggerId: Number(triggerId),
-                claimId: command.data.claimId,
-                statements: command.data.statements,
-                finishedAt: at,
-              },
-            },
-          ]
-        : [
-            {
-              type: 'TriggerFiringFailed',
-              data: {
-                triggerId: Number(triggerId),
-                claimId: command.data.claimId,
-                error: command.data.error,
-                failedAt: at,
-              },
-            },
-          ];
-    }
+      return finishFiring(command, state, triggerId);
+    case 'FailFiring':
+      return failFiring(command, state, triggerId);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

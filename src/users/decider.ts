@@ -60,78 +60,103 @@ const keepAnAdmin = (state: UsersState, name: string) => {
     );
 };
 
-export const decideUsers = (command: UserCommand, state: UsersState): UserEvent[] => {
+type Command<T extends UserCommand['type']> = Extract<UserCommand, { type: T }>;
+
+const createUser = (command: Command<'CreateUser'>, state: UsersState): UserEvent[] => {
   const at = command.metadata.now.toISOString();
+  const d = command.data;
+  if (!USER_NAME.test(d.name))
+    throw invalid('A user name is 1 to 64 letters, digits, _ . @ or -', 'Invalid user name');
+  if (state.users.has(nameKey(d.name)))
+    throw conflict(`User ${d.name} already exists`, 'User already exists');
+  return [
+    {
+      type: 'UserCreated',
+      data: { name: d.name, role: d.role, passwordHash: d.passwordHash, createdAt: at },
+    },
+  ];
+};
+
+const changePassword = (command: Command<'ChangePassword'>, state: UsersState): UserEvent[] => {
+  const at = command.metadata.now.toISOString();
+  const user = requireUser(state, command.data.name);
+  return [
+    {
+      type: 'UserPasswordChanged',
+      data: { userId: user.id, name: user.name, passwordHash: command.data.passwordHash, changedAt: at },
+    },
+  ];
+};
+
+const changeRole = (command: Command<'ChangeRole'>, state: UsersState): UserEvent[] => {
+  const at = command.metadata.now.toISOString();
+  const user = requireUser(state, command.data.name);
+  if (user.role === command.data.role) return [];
+  if (user.role === 'admin') keepAnAdmin(state, user.name);
+  return [
+    {
+      type: 'UserRoleChanged',
+      data: { userId: user.id, name: user.name, role: command.data.role, changedAt: at },
+    },
+  ];
+};
+
+const deleteUser = (command: Command<'DeleteUser'>, state: UsersState): UserEvent[] => {
+  const at = command.metadata.now.toISOString();
+  const user = requireUser(state, command.data.name);
+  if (user.role === 'admin') keepAnAdmin(state, user.name);
+  return [{ type: 'UserDeleted', data: { userId: user.id, name: user.name, deletedAt: at } }];
+};
+
+const createToken = (command: Command<'CreateToken'>, state: UsersState): UserEvent[] => {
+  const at = command.metadata.now.toISOString();
+  const d = command.data;
+  const user = requireUser(state, d.user);
+  if (!d.name.trim()) throw invalid('A token needs a name', 'Invalid token');
+  if (d.expiresAt && d.expiresAt.getTime() <= command.metadata.now.getTime())
+    throw invalid('expires_at is in the past', 'Invalid token');
+  return [
+    {
+      type: 'AccessTokenCreated',
+      data: {
+        tokenId: d.tokenId,
+        userId: user.id,
+        user: user.name,
+        name: d.name,
+        secretHash: d.secretHash,
+        project: d.project,
+        expiresAt: d.expiresAt?.toISOString() ?? null,
+        createdAt: at,
+      },
+    },
+  ];
+};
+
+const revokeToken = (command: Command<'RevokeToken'>, state: UsersState): UserEvent[] => {
+  const at = command.metadata.now.toISOString();
+  const token = state.tokens.get(command.data.tokenId);
+  // Someone else's token reads as unknown: its existence is not theirs to learn.
+  if (!token || (command.data.owner !== null && nameKey(token.user) !== nameKey(command.data.owner)))
+    throw notFound(`Token ${command.data.tokenId} does not exist`, 'Token not found');
+  return [
+    { type: 'AccessTokenRevoked', data: { tokenId: token.tokenId, userId: token.userId, revokedAt: at } },
+  ];
+};
+
+export const decideUsers = (command: UserCommand, state: UsersState): UserEvent[] => {
   switch (command.type) {
-    case 'CreateUser': {
-      const d = command.data;
-      if (!USER_NAME.test(d.name))
-        throw invalid('A user name is 1 to 64 letters, digits, _ . @ or -', 'Invalid user name');
-      if (state.users.has(nameKey(d.name)))
-        throw conflict(`User ${d.name} already exists`, 'User already exists');
-      return [
-        {
-          type: 'UserCreated',
-          data: { name: d.name, role: d.role, passwordHash: d.passwordHash, createdAt: at },
-        },
-      ];
-    }
-    case 'ChangePassword': {
-      const user = requireUser(state, command.data.name);
-      return [
-        {
-          type: 'UserPasswordChanged',
-          data: { userId: user.id, name: user.name, passwordHash: command.data.passwordHash, changedAt: at },
-        },
-      ];
-    }
-    case 'ChangeRole': {
-      const user = requireUser(state, command.data.name);
-      if (user.role === command.data.role) return [];
-      if (user.role === 'admin') keepAnAdmin(state, user.name);
-      return [
-        {
-          type: 'UserRoleChanged',
-          data: { userId: user.id, name: user.name, role: command.data.role, changedAt: at },
-        },
-      ];
-    }
-    case 'DeleteUser': {
-      const user = requireUser(state, command.data.name);
-      if (user.role === 'admin') keepAnAdmin(state, user.name);
-      return [{ type: 'UserDeleted', data: { userId: user.id, name: user.name, deletedAt: at } }];
-    }
-    case 'CreateToken': {
-      const d = command.data;
-      const user = requireUser(state, d.user);
-      if (!d.name.trim()) throw invalid('A token needs a name', 'Invalid token');
-      if (d.expiresAt && d.expiresAt.getTime() <= command.metadata.now.getTime())
-        throw invalid('expires_at is in the past', 'Invalid token');
-      return [
-        {
-          type: 'AccessTokenCreated',
-          data: {
-            tokenId: d.tokenId,
-            userId: user.id,
-            user: user.name,
-            name: d.name,
-            secretHash: d.secretHash,
-            project: d.project,
-            expiresAt: d.expiresAt?.toISOString() ?? null,
-            createdAt: at,
-          },
-        },
-      ];
-    }
-    case 'RevokeToken': {
-      const token = state.tokens.get(command.data.tokenId);
-      // Someone else's token reads as unknown: its existence is not theirs to learn.
-      if (!token || (command.data.owner !== null && nameKey(token.user) !== nameKey(command.data.owner)))
-        throw notFound(`Token ${command.data.tokenId} does not exist`, 'Token not found');
-      return [
-        { type: 'AccessTokenRevoked', data: { tokenId: token.tokenId, userId: token.userId, revokedAt: at } },
-      ];
-    }
+    case 'CreateUser':
+      return createUser(command, state);
+    case 'ChangePassword':
+      return changePassword(command, state);
+    case 'ChangeRole':
+      return changeRole(command, state);
+    case 'DeleteUser':
+      return deleteUser(command, state);
+    case 'CreateToken':
+      return createToken(command, state);
+    case 'RevokeToken':
+      return revokeToken(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;
@@ -139,38 +164,45 @@ export const decideUsers = (command: UserCommand, state: UsersState): UserEvent[
   }
 };
 
+type SessionCommandOf<T extends SessionCommand['type']> = Extract<SessionCommand, { type: T }>;
+
+const startSession = (command: SessionCommandOf<'StartSession'>, state: SessionState): SessionStarted[] => {
+  const at = command.metadata.now.toISOString();
+  if (state.status !== 'none') throw conflict('This session exists already', 'Session exists');
+  const d = command.data;
+  return [
+    {
+      type: 'SessionStarted',
+      data: {
+        sessionId: d.sessionId,
+        userId: d.userId,
+        user: d.user,
+        secretHash: d.secretHash,
+        address: d.address,
+        startedAt: at,
+        expiresAt: d.expiresAt.toISOString(),
+      },
+    },
+  ];
+};
+
+const endSession = (command: SessionCommandOf<'EndSession'>, state: SessionState): SessionEnded[] => {
+  const at = command.metadata.now.toISOString();
+  if (state.status !== 'live') return [];
+  return [
+    { type: 'SessionEnded', data: { sessionId: state.sessionId, reason: command.data.reason, endedAt: at } },
+  ];
+};
+
 export const decideSession = (
   command: SessionCommand,
   state: SessionState,
 ): (SessionStarted | SessionEnded)[] => {
-  const at = command.metadata.now.toISOString();
   switch (command.type) {
-    case 'StartSession': {
-      if (state.status !== 'none') throw conflict('This session exists already', 'Session exists');
-      const d = command.data;
-      return [
-        {
-          type: 'SessionStarted',
-          data: {
-            sessionId: d.sessionId,
-            userId: d.userId,
-            user: d.user,
-            secretHash: d.secretHash,
-            address: d.address,
-            startedAt: at,
-            expiresAt: d.expiresAt.toISOString(),
-          },
-        },
-      ];
-    }
+    case 'StartSession':
+      return startSession(command, state);
     case 'EndSession':
-      if (state.status !== 'live') return [];
-      return [
-        {
-          type: 'SessionEnded',
-          data: { sessionId: state.sessionId, reason: command.data.reason, endedAt: at },
-        },
-      ];
+      return endSession(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

@@ -1,8 +1,8 @@
 import type { ViewCreated, ViewDeleted, ViewUpdated } from '../../events';
-import { requireLiveProject, type ProjectState } from '../projects/state';
+import { requireLiveProject, type ProjectRef, type ProjectState } from '../projects/state';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
-import { requireView, type ViewsState } from './state';
+import { requireView, type View, type ViewsState } from './state';
 
 /** What view commands are decided on: the project and its views. */
 export type ViewDecisionState = { readonly project: ProjectState; readonly views: ViewsState };
@@ -33,69 +33,89 @@ const checkedQuery = (query: string) => {
   return q;
 };
 
-export const decideView = (command: ViewCommand, state: ViewDecisionState): ViewEvents => {
+type Command<T extends ViewCommand['type']> = Extract<ViewCommand, { type: T }>;
+
+/** CREATE OR REPLACE of an existing view: its query replaced, or nothing when it is the same. */
+const replaced = (project: ProjectRef, existing: View, query: string, now: string): ViewUpdated[] => {
+  if (existing.query === query) return [];
+  return [
+    {
+      type: 'ViewUpdated',
+      data: {
+        projectId: Number(project.id),
+        viewId: Number(existing.id),
+        name: existing.name,
+        query,
+        updatedAt: now,
+      },
+    },
+  ];
+};
+
+const createView = (
+  command: Command<'CreateView'>,
+  state: ViewDecisionState,
+): (ViewCreated | ViewUpdated)[] => {
   const now = command.metadata.now.toISOString();
+  const project = requireLiveProject(state.project);
+  const d = command.data;
+  const query = checkedQuery(d.query);
+  const existing = findByName(state.views.values(), d.name);
+  if (existing) {
+    if (d.ifNotExists) return [];
+    if (!d.replace) throw conflict(`View already exists: ${d.name}`, 'View already exists');
+    return replaced(project, existing, query, now);
+  }
+  return [
+    {
+      type: 'ViewCreated',
+      data: { projectId: Number(project.id), project: project.name, name: d.name, query, createdAt: now },
+    },
+  ];
+};
+
+const updateView = (command: Command<'UpdateView'>, state: ViewDecisionState): ViewUpdated[] => {
+  const now = command.metadata.now.toISOString();
+  const project = requireLiveProject(state.project);
+  const view = requireView(state.views, command.data.name);
+  const name = command.data.newName ?? view.name;
+  const other = findByName(state.views.values(), name);
+  if (other && other.id !== view.id) throw conflict(`View already exists: ${name}`, 'View already exists');
+  const query = command.data.query === undefined ? view.query : checkedQuery(command.data.query);
+  if (name === view.name && query === view.query) return [];
+  return [
+    {
+      type: 'ViewUpdated',
+      data: { projectId: Number(project.id), viewId: Number(view.id), name, query, updatedAt: now },
+    },
+  ];
+};
+
+const deleteView = (command: Command<'DeleteView'>, state: ViewDecisionState): ViewDeleted[] => {
+  const now = command.metadata.now.toISOString();
+  const project = requireLiveProject(state.project);
+  const view = findByName(state.views.values(), command.data.name);
+  if (!view) {
+    if (command.data.ifExists) return [];
+    requireView(state.views, command.data.name);
+    return [];
+  }
+  return [
+    {
+      type: 'ViewDeleted',
+      data: { projectId: Number(project.id), viewId: Number(view.id), name: view.name, deletedAt: now },
+    },
+  ];
+};
+
+export const decideView = (command: ViewCommand, state: ViewDecisionState): ViewEvents => {
   switch (command.type) {
-    case 'CreateView': {
-      const project = requireLiveProject(state.project);
-      const d = command.data;
-      const query = checkedQuery(d.query);
-      const existing = findByName(state.views.values(), d.name);
-      if (existing) {
-        if (d.ifNotExists) return [];
-        if (!d.replace) throw conflict(`View already exists: ${d.name}`, 'View already exists');
-        if (existing.query === query) return [];
-        return [
-          {
-            type: 'ViewUpdated',
-            data: {
-              projectId: Number(project.id),
-              viewId: Number(existing.id),
-              name: existing.name,
-              query,
-              updatedAt: now,
-            },
-          },
-        ];
-      }
-      return [
-        {
-          type: 'ViewCreated',
-          data: { projectId: Number(project.id), project: project.name, name: d.name, query, createdAt: now },
-        },
-      ];
-    }
-    case 'UpdateView': {
-      const project = requireLiveProject(state.project);
-      const view = requireView(state.views, command.data.name);
-      const name = command.data.newName ?? view.name;
-      const other = findByName(state.views.values(), name);
-      if (other && other.id !== view.id)
-        throw conflict(`View already exists: ${name}`, 'View already exists');
-      const query = command.data.query === undefined ? view.query : checkedQuery(command.data.query);
-      if (name === view.name && query === view.query) return [];
-      return [
-        {
-          type: 'ViewUpdated',
-          data: { projectId: Number(project.id), viewId: Number(view.id), name, query, updatedAt: now },
-        },
-      ];
-    }
-    case 'DeleteView': {
-      const project = requireLiveProject(state.project);
-      const view = findByName(state.views.values(), command.data.name);
-      if (!view) {
-        if (command.data.ifExists) return [];
-        requireView(state.views, command.data.name);
-        return [];
-      }
-      return [
-        {
-          type: 'ViewDeleted',
-          data: { projectId: Number(project.id), viewId: Number(view.id), name: view.name, deletedAt: now },
-        },
-      ];
-    }
+    case 'CreateView':
+      return createView(command, state);
+    case 'UpdateView':
+      return updateView(command, state);
+    case 'DeleteView':
+      return deleteView(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;
