@@ -12,6 +12,7 @@ import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import pg from 'pg';
 import { FORGOTTEN } from '../../src/ledger/sealing';
 import { freshMariaData, freshPostgresData, postgresParameters } from '../support/external';
+import { uniqueName } from '../support/world';
 import { manualClock, NO_POLL } from './support';
 
 type Source = Awaited<ReturnType<typeof freshMariaData>>;
@@ -57,13 +58,17 @@ describe.each(storeKinds)("secrets inside a job's and a trigger's SQL (%s)", (ki
     await rootQuery(`DROP USER IF EXISTS ?@'%'`, [user]);
   });
 
-  const databaseStatement = () =>
-    `CREATE DATABASE IF NOT EXISTS secret_db WITH ENGINE = 'mysql', PARAMETERS = {"host": "127.0.0.1", ` +
+  /** Registers the MariaDB source as `name`, signing in with the password (which the statement holds). */
+  const databaseStatement = (name: string) =>
+    `CREATE DATABASE IF NOT EXISTS ${name} WITH ENGINE = 'mysql', PARAMETERS = {"host": "127.0.0.1", ` +
     `"port": 3306, "user": "${user}", "password": "${password}", "database": "${source.name}"}`;
+  /** The JobCreated of the job named `name`, among events of the log. */
+  const jobCreated = <E extends { type: string; data: unknown }>(events: readonly E[], name: string) =>
+    events.find((e) => e.type === 'JobCreated' && (e.data as { name: string }).name === name);
 
   it('given a job whose statement holds a password, then no reader sees it, the log holds it sealed, and the run uses it', async () => {
     const made = await sql(
-      `CREATE JOB mindsdb.connect (${databaseStatement()}; INSERT INTO secret_db.t (SELECT 7 AS n)) EVERY hour`,
+      `CREATE JOB mindsdb.connect (${databaseStatement('secret_db')}; INSERT INTO secret_db.t (SELECT 7 AS n)) EVERY hour`,
     );
     expect(made).toMatchObject({ type: 'ok' });
     await t.running.jobs.tick();
@@ -82,6 +87,7 @@ describe.each(storeKinds)("secrets inside a job's and a trigger's SQL (%s)", (ki
       query: string;
     };
     const jobsTable = await sql("SELECT QUERY FROM information_schema.jobs WHERE NAME = 'connect'");
+    // (Other tests' jobs are left aside: this job's JobCreated is the one naming it.)
     const events = await sql("SELECT DATA FROM information_schema.events WHERE TYPE = 'JobCreated'");
     const ran = await sql('SELECT QUERY FROM information_schema.jobs_history');
     const audit = JSON.stringify((await t.http.get('/api/events?limit=1000').expect(200)).body);
@@ -89,31 +95,40 @@ describe.each(storeKinds)("secrets inside a job's and a trigger's SQL (%s)", (ki
     for (const text of shown) expect(text).not.toContain(password);
     expect(job.query).toContain('"password": "******"');
     expect(job.query).toContain(`"user": "${user}"`);
-    const createdData = JSON.parse(String(events.data![0]![0])) as { query: string };
+    const createdData = (
+      events.data!.map((r) => JSON.parse(String(r[0]))) as { name: string; query: string }[]
+    ).find((d) => d.name === 'connect')!;
     expect(createdData.query).toContain('"password": "******"');
     expect(history[0]!.query).toContain('"password": "******"');
 
     // The log as stored holds it sealed; read back through the vault it opens, as the run read it.
     const log = await t.running.ctx.log.readPage({ after: 0n, limit: 100_000 });
     expect(JSON.stringify(log.map((e) => e.data))).not.toContain(password);
-    const created = log.find((e) => e.type === 'JobCreated')!.data as { query: string };
+    const created = jobCreated(log, 'connect')!.data as { query: string };
     expect(created.query).toMatch(/"password": "enc:v1:[^"]+", "database"/);
   });
 
-  it('given that job dropped with DROP JOB … FORGET, then its statements read with the secret forgotten, in its definition and in its runs', async () => {
+  it('given such a job, run and dropped with DROP JOB … FORGET, then its statements read with the secret forgotten, in its definition and in its runs', async () => {
+    // Given a job of its own, whose statement holds the password, run once (writing to a table of its own)
+    const job = uniqueName('forgotten');
+    const db = uniqueName('secret_db');
+    await rootQuery(`CREATE TABLE ${source.name}.${job} (n int)`);
+    const made = await sql(
+      `CREATE JOB mindsdb.${job} (${databaseStatement(db)}; INSERT INTO ${db}.${job} (SELECT 8 AS n)) EVERY hour`,
+    );
+    expect(made).toMatchObject({ type: 'ok' });
+    await t.running.jobs.tick();
+    expect((await rootQuery(`SELECT n FROM ${source.name}.${job}`))[0]).toEqual([{ n: 8 }]);
     const project = (await t.running.ctx.log.readStream('project-mindsdb', 0n)).events;
-    const created = project.find(
-      (e) => e.type === 'JobCreated' && (e.data as { name: string }).name === 'connect',
-    )!;
+    const created = jobCreated(project, job)!;
     const runsStream = `job-runs-${created.meta.position}`;
     const runsData = async () =>
       JSON.stringify((await t.running.ctx.log.readStream(runsStream, 0n)).events.map((e) => e.data));
     expect(await runsData()).toContain(password);
 
-    expect(await sql('DROP JOB mindsdb.connect FORGET')).toMatchObject({ type: 'ok' });
-    const definition = (await t.running.ctx.log.readStream('project-mindsdb', 0n)).events.find(
-      (e) => e.type === 'JobCreated' && (e.data as { name: string }).name === 'connect',
-    )!.data as { query: string };
+    expect(await sql(`DROP JOB mindsdb.${job} FORGET`)).toMatchObject({ type: 'ok' });
+    const definition = jobCreated((await t.running.ctx.log.readStream('project-mindsdb', 0n)).events, job)!
+      .data as { query: string };
     expect(definition.query).toContain(`"password": "${FORGOTTEN}"`);
     expect(definition.query).toContain(`"user": "${user}"`);
     const runs = await runsData();

@@ -29,26 +29,37 @@ const register = async (t: TestApp, source: Source) => {
   return db;
 };
 
+/**
+ * Every test watches a source database of its own (its own tables, and so its own trigger queue,
+ * which is one table per database), in a project of its own: the tests pass alone and in any order.
+ */
 describe.each(storeKinds)('triggers on %s', (store) => {
   let t: TestApp;
-  let source: Source;
+  const sources: Source[] = [];
   beforeAll(async () => {
     t = await startTestApp(store);
-    source = await freshPostgresData([
-      'CREATE TABLE orders (id int, amount int, note text)',
-      'CREATE TABLE big_orders (id bigint, amount bigint)',
-    ]);
   });
   afterAll(async () => {
     await t.dispose();
-    await source.drop();
+    // Dropped once the app (and its connections to them) is gone; together, as each waits for a checkpoint.
+    await Promise.all(sources.map((source) => source.drop()));
   });
+
+  /** A fresh PostgreSQL database with the orders tables, registered under a name of the test's own. */
+  const givenSource = async () => {
+    const source = await freshPostgresData([
+      'CREATE TABLE orders (id int, amount int, note text)',
+      'CREATE TABLE big_orders (id bigint, amount bigint)',
+    ]);
+    sources.push(source);
+    return { source, db: await register(t, source) };
+  };
 
   const firingsOf = async (id: number) =>
     (await t.http.get(`/api/events?stream=trigger-firings-${id}`).expect(200)).body.events as Logged[];
 
   it('runs its statements for the rows the table gains, TABLE_DELTA holding them, once', async () => {
-    const db = await register(t, source);
+    const { source, db } = await givenSource();
     const { name: project } = await givenProject(t);
     const made = await querySql(
       t,
@@ -93,7 +104,7 @@ describe.each(storeKinds)('triggers on %s', (store) => {
   });
 
   it('a failing statement is recorded and shown as LAST_ERROR; the rows are not run again', async () => {
-    const db = await register(t, source);
+    const { source, db } = await givenSource();
     const { name: project } = await givenProject(t);
     await querySql(
       t,
@@ -120,7 +131,7 @@ describe.each(storeKinds)('triggers on %s', (store) => {
   });
 
   it('DROP TRIGGER removes what it installed in the source; deleting the project drops its triggers', async () => {
-    const db = await register(t, source);
+    const { source, db } = await givenSource();
     const { name: project } = await givenProject(t);
     const ours = () =>
       inSource(source, "SELECT count(*)::int FROM pg_trigger WHERE tgname LIKE 'mindledger_trigger_%'");
@@ -141,6 +152,23 @@ describe.each(storeKinds)('triggers on %s', (store) => {
     ).toEqual([]);
   });
 
+  // Deleting a project records TriggerDeleted for each of its triggers (the project slice's cascade)
+  // but nothing removes them from the source: the row trigger stayed installed and kept queueing
+  // every change of the table for a trigger no process watches, rows never taken off the queue.
+  it('deleting the project removes what its triggers installed in the source, and nothing more is queued', async () => {
+    const { source, db } = await givenSource();
+    const { name: project } = await givenProject(t);
+    const ours = () =>
+      inSource(source, "SELECT count(*)::int FROM pg_trigger WHERE tgname LIKE 'mindledger_trigger_%'");
+    expect((await querySql(t, `CREATE TRIGGER ${project}.b ON ${db}.orders (SELECT 1)`)).type).toBe('ok');
+    expect(await ours()).toEqual([[1]]);
+    await t.http.delete(`/api/projects/${project}`).expect(204);
+    await t.running.triggers.tick();
+    expect(await ours()).toEqual([[0]]);
+    await inSource(source, "INSERT INTO orders VALUES (1, 5, 'after the project')");
+    expect(await inSource(source, 'SELECT count(*)::int FROM mindledger_trigger_queue')).toEqual([[0]]);
+  });
+
   it('refuses MariaDB sources, databases that are not external, and tables that do not exist; nothing recorded', async () => {
     const maria = await freshMariaData(['CREATE TABLE orders (id int)']);
     try {
@@ -154,7 +182,7 @@ describe.each(storeKinds)('triggers on %s', (store) => {
       expect(onMaria.error_message).toMatch(/^CREATE TRIGGER on MariaDB sources is not supported/);
       const onProject = await querySql(t, `CREATE TRIGGER ${project}.p ON ${project}.skills (SELECT 1)`);
       expect(onProject.error_message).toMatch(/is not an external database/);
-      const db = await register(t, source);
+      const { db } = await givenSource();
       const missing = await querySql(t, `CREATE TRIGGER ${project}.x ON ${db}.nothere (SELECT 1)`);
       expect(missing.error_message).toMatch(/nothere/);
       const events = (await t.http.get(`/api/events?stream=project-${project}`).expect(200)).body
