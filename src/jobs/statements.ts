@@ -1,14 +1,5 @@
-import { splitStatements as statementsOf } from '../shared/sqlStatements';
-
-/**
- * A job's text as its statements: split at `;` outside quotes and comments, as the MySQL door splits
- * a multi-statement query (`src/shared/sqlStatements.ts`), trimmed, blanks dropped (MindsDB's
- * split_sql).
- */
-export const splitStatements = (text: string): string[] =>
-  statementsOf(text)
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
+/** A job's text as its statements: split as the MySQL door splits a multi-statement query. */
+export { statementTexts as splitStatements } from '../shared/sqlStatements';
 
 const pad = (n: number) => String(n).padStart(2, '0');
 const datetime = (d: Date) =>

@@ -7,21 +7,25 @@ import type { ProjectDirectory } from './directory';
 import { presentProjectState } from './present';
 import { DEFAULT_PROJECT } from './state';
 
-/** Whether an integration (a registered external database) holds a name: projects and integrations share one namespace. */
-export type IntegrationNames = { isIntegration(name: string): Promise<boolean> };
+/** What projects need of the rest. */
+export type ProjectPorts = {
+  /** Whether an integration (a registered external database) holds a name: projects and integrations share one namespace. */
+  isIntegration(name: string): Promise<boolean>;
+  /**
+   * Read before a project is deleted: what to undo outside the log once it is (the objects its
+   * triggers installed in their source databases; the cascade records only their deletion).
+   */
+  beforeRemove(name: string): Promise<() => Promise<void>>;
+};
 
 /** Projects: reads through the directory, writes through the project's own stream. */
-export const projectsService = (
-  ctx: AppContext,
-  directory: ProjectDirectory,
-  integrations: IntegrationNames,
-) => ({
+export const projectsService = (ctx: AppContext, directory: ProjectDirectory, ports: ProjectPorts) => ({
   ...directory,
 
   create: async (name: string) => {
     if (isSystemDatabaseName(name))
       throw conflict(`Database with name ${name} already exists (it is a system database)`, 'Name conflict');
-    if (await integrations.isIntegration(name))
+    if (await ports.isIntegration(name))
       throw conflict(`Database with name ${name} already exists.`, 'Name conflict');
     // The answer is made from the command's own state: this process's reads wait for it instead.
     const outcome = await projectCommand(ctx, {
@@ -36,12 +40,14 @@ export const projectsService = (
   remove: async (name: string, expectedVersion?: bigint) => {
     if (isSystemDatabaseName(name))
       throw invalid(`${name} is a system database and cannot be deleted`, 'Cannot delete project');
-    await projectCommand(ctx, {
+    const undoOutside = await ports.beforeRemove(name);
+    const outcome = await projectCommand(ctx, {
       project: name,
       command: { type: 'DeleteProject', data: { name, expectedVersion } },
       decide: decideProject,
       answer: 'ahead',
     });
+    if (outcome.events.length > 0) await undoOutside();
   },
 
   ensureDefault: async () => {

@@ -33,3 +33,9 @@ export const splitStatements = (sql: string): string[] => {
   if (significant || end < sql.length) statements.push(sql.slice(from));
   return statements;
 };
+
+/** A stored text's statements (a job's, a trigger's), trimmed, blanks dropped (MindsDB's split_sql). */
+export const statementTexts = (text: string): string[] =>
+  splitStatements(text)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);

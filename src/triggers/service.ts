@@ -7,7 +7,7 @@ import { projectStream } from '../projects/state';
 import { invalid, notFound } from '../shared/errors';
 import { currentRequest } from '../shared/requestContext';
 import { decideTrigger } from './decider';
-import { triggerRowByName, type TriggerRow } from './projection';
+import { allTriggerRows, triggerRowByName, type TriggerRow } from './projection';
 import { installStatements, uninstallStatements } from './source';
 
 /** The external databases as triggers need them (filled by the composition root). */
@@ -97,6 +97,31 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
     return findRow(project.name, t.name);
   };
 
+  /** Removes what a trigger installed in its source (its function, trigger and queue rows): logged, not thrown. */
+  const uninstall = (row: TriggerRow) =>
+    source()
+      .run(row.DATABASE, uninstallStatements(row.KEY, row.TABLE))
+      .catch((error: unknown) =>
+        ctx.logger.warn(
+          { err: error, trigger: String(row.ID) },
+          'trigger objects not removed from the source',
+        ),
+      );
+
+  /**
+   * Before a project is deleted: its triggers, read now, whose objects in their sources are removed
+   * once the deletion (which records theirs) is in the log.
+   */
+  const beforeProjectRemoved = async (projectName: string) => {
+    const project = await projects.find(projectName);
+    const rows = project
+      ? (await allTriggerRows(ctx.duck)).filter((r) => Number(r.PROJECT_ID) === Number(project.id))
+      : [];
+    return async () => {
+      for (const row of rows) await uninstall(row);
+    };
+  };
+
   /** `forget`: the secrets its statements hold are forgotten too (crypto-shredding). */
   const remove = async (
     projectName: string,
@@ -119,18 +144,10 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
         outcome.events.find((e) => e.type === 'TriggerDeleted'),
       );
     // Recorded first, then removed from the source: a firing after this finds the trigger gone.
-    if (row && outcome.events.length > 0)
-      await source()
-        .run(row.DATABASE, uninstallStatements(row.KEY, row.TABLE))
-        .catch((error: unknown) =>
-          ctx.logger.warn(
-            { err: error, trigger: String(row.ID) },
-            'trigger objects not removed from the source',
-          ),
-        );
+    if (row && outcome.events.length > 0) await uninstall(row);
   };
 
-  return { create, remove, get: findRow };
+  return { create, remove, get: findRow, beforeProjectRemoved };
 };
 
 export type TriggersService = ReturnType<typeof triggersService>;

@@ -5,6 +5,7 @@ import { settled, type AppContext } from '../context';
 import { projectAggregate } from '../projects/aggregate';
 import { projectStream } from '../projects/state';
 import { isDomainError } from '../shared/errors';
+import { statementTexts } from '../shared/sqlStatements';
 import { withRequest } from '../shared/requestContext';
 import type { OwnerRights } from '../shared/ownerRights';
 import { decideTriggerFiring, type TriggerFiringCommand } from './decider';
@@ -24,13 +25,6 @@ export type TriggerSqlPort = {
 const ROWS_PER_FIRING = 1000;
 
 const jsonValue = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
-
-/** Statements separated by `;` outside quotes. */
-const statementsOf = (query: string) =>
-  query
-    .split(/;(?=(?:[^']*'[^']*')*[^']*$)/)
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
 
 /**
  * Watches every trigger's queue in its source and fires it. Every process runs one; a firing is
@@ -94,7 +88,7 @@ export const triggerWatcher = (
         });
         if (claimed === null) return null;
         const delta = rows.map((r) => JSON.parse(String(r[1])) as Record<string, unknown>);
-        const statements = 'refused' in rights || trigger === undefined ? [] : statementsOf(trigger.query);
+        const statements = 'refused' in rights || trigger === undefined ? [] : statementTexts(trigger.query);
         let outcome: bigint | null =
           'refused' in rights || trigger === undefined
             ? await record(row.ID, {
