@@ -188,7 +188,10 @@ export class Api {
   openApiDocument(info: { title: string; version: string }) {
     return new OpenApiGeneratorV31(this.registry.definitions).generateDocument({
       openapi: '3.1.0',
-      info: { ...info, description: 'MindsDB-compatible HTTP API over an event log (see README.md and docs/).' },
+      info: {
+        ...info,
+        description: 'MindsDB-compatible HTTP API over an event log (see README.md and docs/).',
+      },
     });
   }
 }
