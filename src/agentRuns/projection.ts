@@ -1,8 +1,9 @@
-import type { TableProjection, TableReader } from '../projection/types';
+import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import type { TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
 
 /** `agent_runs`: one row per run (information_schema.AGENT_RUNS). */
-export const agentRunsTable: TableProjection = {
+export const agentRunsTable = tableProjection({
   table: 'agent_runs',
   key: 'TRACE_ID',
   columns: [
@@ -10,26 +11,26 @@ export const agentRunsTable: TableProjection = {
     { name: 'PROJECT', type: 'VARCHAR' },
     { name: 'AGENT', type: 'VARCHAR' },
     { name: 'QUESTION', type: 'VARCHAR' },
-    { name: 'ANSWER', type: 'VARCHAR' },
+    { name: 'ANSWER', type: 'VARCHAR', nullable: true },
     { name: 'STATUS', type: 'VARCHAR' },
-    { name: 'ERROR_KIND', type: 'VARCHAR' },
-    { name: 'ERROR', type: 'VARCHAR' },
+    { name: 'ERROR_KIND', type: 'VARCHAR', nullable: true },
+    { name: 'ERROR', type: 'VARCHAR', nullable: true },
     { name: 'STEPS', type: 'INTEGER' },
     { name: 'PROVIDER', type: 'VARCHAR' },
     { name: 'MODEL', type: 'VARCHAR' },
-    { name: 'ENGINE', type: 'VARCHAR' },
+    { name: 'ENGINE', type: 'VARCHAR', nullable: true },
     { name: 'SQL', type: 'VARCHAR[]' },
-    { name: 'PROMPT_TOKENS', type: 'BIGINT' },
-    { name: 'COMPLETION_TOKENS', type: 'BIGINT' },
-    { name: 'TOTAL_TOKENS', type: 'BIGINT' },
-    { name: 'MS', type: 'BIGINT' },
-    { name: 'THREAD_ID', type: 'VARCHAR' },
+    { name: 'PROMPT_TOKENS', type: 'BIGINT', nullable: true },
+    { name: 'COMPLETION_TOKENS', type: 'BIGINT', nullable: true },
+    { name: 'TOTAL_TOKENS', type: 'BIGINT', nullable: true },
+    { name: 'MS', type: 'BIGINT', nullable: true },
+    { name: 'THREAD_ID', type: 'VARCHAR', nullable: true },
     { name: 'VIA', type: 'VARCHAR' },
     { name: 'PROJECT_ID', type: 'BIGINT' },
     { name: 'AGENT_ID', type: 'BIGINT' },
     { name: 'AGENT_VERSION', type: 'BIGINT' },
     { name: 'STARTED_AT', type: 'TIMESTAMP' },
-    { name: 'FINISHED_AT', type: 'TIMESTAMP' },
+    { name: 'FINISHED_AT', type: 'TIMESTAMP', nullable: true },
     { name: 'POSITION', type: 'BIGINT' },
   ],
   handles: ['AgentRunStarted', 'AgentRunAnswered', 'AgentRunFailed'],
@@ -102,12 +103,14 @@ export const agentRunsTable: TableProjection = {
         });
         return;
       }
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
 /** `agent_steps`: every model call and tool call of every run, in order (information_schema.AGENT_STEPS). */
-export const agentStepsTable: TableProjection = {
+export const agentStepsTable = tableProjection({
   table: 'agent_steps',
   key: null,
   columns: [
@@ -118,12 +121,12 @@ export const agentStepsTable: TableProjection = {
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'OK', type: 'BOOLEAN' },
     { name: 'DETAIL', type: 'JSON' },
-    { name: 'SQL', type: 'VARCHAR' },
-    { name: 'ROW_COUNT', type: 'BIGINT' },
-    { name: 'ERROR', type: 'VARCHAR' },
+    { name: 'SQL', type: 'VARCHAR', nullable: true },
+    { name: 'ROW_COUNT', type: 'BIGINT', nullable: true },
+    { name: 'ERROR', type: 'VARCHAR', nullable: true },
     { name: 'REJECTED', type: 'BOOLEAN' },
-    { name: 'TOTAL_TOKENS', type: 'BIGINT' },
-    { name: 'MS', type: 'BIGINT' },
+    { name: 'TOTAL_TOKENS', type: 'BIGINT', nullable: true },
+    { name: 'MS', type: 'BIGINT', nullable: true },
     { name: 'RECORDED_AT', type: 'TIMESTAMP' },
   ],
   handles: ['AgentRunModelCalled', 'AgentRunToolCalled'],
@@ -177,53 +180,15 @@ export const agentStepsTable: TableProjection = {
         });
         return;
       }
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type AgentRunRow = {
-  TRACE_ID: string;
-  PROJECT: string;
-  AGENT: string;
-  QUESTION: string;
-  ANSWER: string | null;
-  STATUS: string;
-  ERROR_KIND: string | null;
-  ERROR: string | null;
-  STEPS: number;
-  PROVIDER: string;
-  MODEL: string;
-  ENGINE: string | null;
-  SQL: string[];
-  PROMPT_TOKENS: bigint | null;
-  COMPLETION_TOKENS: bigint | null;
-  TOTAL_TOKENS: bigint | null;
-  MS: bigint | null;
-  THREAD_ID: string | null;
-  VIA: string;
-  PROJECT_ID: bigint;
-  AGENT_ID: bigint;
-  STARTED_AT: Date;
-  FINISHED_AT: Date | null;
-  POSITION: bigint;
-};
+export type AgentRunRow = RowOf<typeof agentRunsTable.columns>;
 
-export type AgentStepRow = {
-  TRACE_ID: string;
-  SEQ: bigint;
-  STEP: number;
-  KIND: string;
-  NAME: string;
-  OK: boolean;
-  DETAIL: string;
-  SQL: string | null;
-  ROW_COUNT: bigint | null;
-  ERROR: string | null;
-  REJECTED: boolean;
-  TOTAL_TOKENS: bigint | null;
-  MS: bigint | null;
-  RECORDED_AT: Date;
-};
+export type AgentStepRow = RowOf<typeof agentStepsTable.columns>;
 
 export const runRowsOfAgent = async (
   reader: TableReader,
@@ -231,15 +196,15 @@ export const runRowsOfAgent = async (
   agentId: number,
   page: { before?: bigint; limit: number },
 ) =>
-  (await reader.query(
+  selectRows(
+    agentRunsTable,
+    reader,
     `SELECT * FROM agent_runs WHERE PROJECT_ID = ? AND AGENT_ID = ?${page.before !== undefined ? ' AND POSITION < ?' : ''} ORDER BY POSITION DESC LIMIT ?`,
     [BigInt(projectId), BigInt(agentId), ...(page.before !== undefined ? [page.before] : []), page.limit],
-  )) as AgentRunRow[];
+  );
 
 export const runRow = async (reader: TableReader, traceId: string) =>
-  ((await reader.query('SELECT * FROM agent_runs WHERE TRACE_ID = ?', [traceId])) as AgentRunRow[])[0];
+  selectRow(agentRunsTable, reader, 'SELECT * FROM agent_runs WHERE TRACE_ID = ?', [traceId]);
 
 export const stepRowsOfRun = async (reader: TableReader, traceId: string) =>
-  (await reader.query('SELECT * FROM agent_steps WHERE TRACE_ID = ? ORDER BY SEQ', [
-    traceId,
-  ])) as AgentStepRow[];
+  selectRows(agentStepsTable, reader, 'SELECT * FROM agent_steps WHERE TRACE_ID = ? ORDER BY SEQ', [traceId]);

@@ -1,6 +1,7 @@
 import type { AgentCreated } from '../../events';
-import type { Row, RowStore, TableProjection, TableReader } from '../projection/types';
+import type { Row, RowStore, TableReader } from '../projection/types';
 import { rowOfProjectByRef } from '../projection/rows';
+import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
 import { maskSecrets } from '../shared/secrets';
 
 type Links = AgentCreated['data']['skills'];
@@ -23,19 +24,19 @@ const skillColumns = async (links: Links, skills: RowStore) => {
 };
 
 /** `agents`: one row per live agent; SKILLS holds skill names (MindsDB), SKILL_IDS the ids. */
-export const agentsTable: TableProjection = {
+export const agentsTable = tableProjection({
   table: 'agents',
   key: 'ID',
   history: true,
   columns: [
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'PROJECT', type: 'VARCHAR' },
-    { name: 'MODEL_NAME', type: 'VARCHAR' },
+    { name: 'MODEL_NAME', type: 'VARCHAR', nullable: true },
     { name: 'SKILLS', type: 'VARCHAR[]' },
     { name: 'PARAMS', type: 'JSON' },
     { name: 'ID', type: 'BIGINT' },
     { name: 'PROJECT_ID', type: 'BIGINT' },
-    { name: 'PROVIDER', type: 'VARCHAR' },
+    { name: 'PROVIDER', type: 'VARCHAR', nullable: true },
     { name: 'SKILL_IDS', type: 'BIGINT[]' },
     { name: 'SKILLS_EXTRA_PARAMETERS', type: 'JSON' },
     { name: 'SKILL_LINKS', type: 'JSON' },
@@ -103,38 +104,26 @@ export const agentsTable: TableProjection = {
       case 'AgentDeleted':
         rows.delete(BigInt(event.data.agentId));
         return;
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type AgentRow = {
-  ID: bigint;
-  NAME: string;
-  PROJECT_ID: bigint;
-  MODEL_NAME: string | null;
-  PROVIDER: string | null;
-  PARAMS: string;
-  SKILL_IDS: bigint[];
-  SKILLS_EXTRA_PARAMETERS: string;
-  CREATED_AT: Date;
-  UPDATED_AT: Date;
-  VERSION: bigint;
-};
+export type AgentRow = RowOf<typeof agentsTable.columns>;
 
 export const agentRowsOfProject = async (reader: TableReader, projectId: number) =>
-  (await reader.query('SELECT * FROM agents WHERE PROJECT_ID = ? ORDER BY ID', [
+  selectRows(agentsTable, reader, 'SELECT * FROM agents WHERE PROJECT_ID = ? ORDER BY ID', [
     BigInt(projectId),
-  ])) as AgentRow[];
+  ]);
 
 /** One agent of a project, by id or name. */
 export const agentRowByRef = (reader: TableReader, projectId: number, ref: string) =>
-  rowOfProjectByRef<AgentRow>(reader, 'agents', projectId, ref);
+  rowOfProjectByRef(reader, agentsTable, projectId, ref);
 
 /** One agent of a project, by id only. */
 export const agentRowById = async (reader: TableReader, projectId: number, id: bigint) =>
-  (
-    (await reader.query('SELECT * FROM agents WHERE PROJECT_ID = ? AND ID = ?', [
-      BigInt(projectId),
-      id,
-    ])) as AgentRow[]
-  )[0];
+  selectRow(agentsTable, reader, 'SELECT * FROM agents WHERE PROJECT_ID = ? AND ID = ?', [
+    BigInt(projectId),
+    id,
+  ]);

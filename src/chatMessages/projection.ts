@@ -1,11 +1,12 @@
-import type { TableProjection, TableReader } from '../projection/types';
+import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import type { TableReader } from '../projection/types';
 
 /**
  * `chat_messages`: every inbound message of every chatbot, with where it is (received, claimed,
  * failed, answered, delivered, given up), its answer and the run that made it
  * (information_schema.CHAT_MESSAGES). The processor finds its work here; conversations are read here.
  */
-export const chatMessagesTable: TableProjection = {
+export const chatMessagesTable = tableProjection({
   table: 'chat_messages',
   key: 'MESSAGE_ID',
   columns: [
@@ -17,25 +18,25 @@ export const chatMessagesTable: TableProjection = {
     { name: 'CHAT_ID', type: 'VARCHAR' },
     { name: 'USER', type: 'VARCHAR' },
     { name: 'TEXT', type: 'VARCHAR' },
-    { name: 'EXTERNAL_ID', type: 'VARCHAR' },
-    { name: 'CHANNEL_MESSAGE_ID', type: 'VARCHAR' },
-    { name: 'THREAD_ID', type: 'VARCHAR' },
+    { name: 'EXTERNAL_ID', type: 'VARCHAR', nullable: true },
+    { name: 'CHANNEL_MESSAGE_ID', type: 'VARCHAR', nullable: true },
+    { name: 'THREAD_ID', type: 'VARCHAR', nullable: true },
     { name: 'STATUS', type: 'VARCHAR' },
     { name: 'ATTEMPTS', type: 'INTEGER' },
     { name: 'DELIVERIES', type: 'INTEGER' },
-    { name: 'CLAIMED_BY', type: 'VARCHAR' },
-    { name: 'LEASE_UNTIL', type: 'TIMESTAMP' },
-    { name: 'RETRY_AT', type: 'TIMESTAMP' },
-    { name: 'LAST_ERROR', type: 'VARCHAR' },
-    { name: 'ANSWER_ID', type: 'VARCHAR' },
-    { name: 'ANSWER', type: 'VARCHAR' },
-    { name: 'TRACE_ID', type: 'VARCHAR' },
+    { name: 'CLAIMED_BY', type: 'VARCHAR', nullable: true },
+    { name: 'LEASE_UNTIL', type: 'TIMESTAMP', nullable: true },
+    { name: 'RETRY_AT', type: 'TIMESTAMP', nullable: true },
+    { name: 'LAST_ERROR', type: 'VARCHAR', nullable: true },
+    { name: 'ANSWER_ID', type: 'VARCHAR', nullable: true },
+    { name: 'ANSWER', type: 'VARCHAR', nullable: true },
+    { name: 'TRACE_ID', type: 'VARCHAR', nullable: true },
     { name: 'RECEIVED_AT', type: 'TIMESTAMP' },
-    { name: 'ANSWERED_AT', type: 'TIMESTAMP' },
-    { name: 'DELIVERED_AT', type: 'TIMESTAMP' },
+    { name: 'ANSWERED_AT', type: 'TIMESTAMP', nullable: true },
+    { name: 'DELIVERED_AT', type: 'TIMESTAMP', nullable: true },
     /** Global positions: the message's, and its answer's (a conversation is read in this order). */
     { name: 'POSITION', type: 'BIGINT' },
-    { name: 'ANSWER_POSITION', type: 'BIGINT' },
+    { name: 'ANSWER_POSITION', type: 'BIGINT', nullable: true },
     { name: 'STREAM', type: 'VARCHAR' },
   ],
   handles: [
@@ -153,39 +154,13 @@ export const chatMessagesTable: TableProjection = {
         });
         return;
       }
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type ChatMessageRow = {
-  MESSAGE_ID: string;
-  CHATBOT_ID: bigint;
-  PROJECT: string;
-  CHATBOT: string;
-  CHANNEL: string;
-  CHAT_ID: string;
-  USER: string;
-  TEXT: string;
-  EXTERNAL_ID: string | null;
-  CHANNEL_MESSAGE_ID: string | null;
-  THREAD_ID: string | null;
-  STATUS: string;
-  ATTEMPTS: number;
-  DELIVERIES: number;
-  CLAIMED_BY: string | null;
-  LEASE_UNTIL: Date | null;
-  RETRY_AT: Date | null;
-  LAST_ERROR: string | null;
-  ANSWER_ID: string | null;
-  ANSWER: string | null;
-  TRACE_ID: string | null;
-  RECEIVED_AT: Date;
-  ANSWERED_AT: Date | null;
-  DELIVERED_AT: Date | null;
-  POSITION: bigint;
-  ANSWER_POSITION: bigint | null;
-  STREAM: string;
-};
+export type ChatMessageRow = RowOf<typeof chatMessagesTable.columns>;
 
 /**
  * Messages that may need work now, for running chatbots: in each chat, the oldest message not yet
@@ -200,7 +175,9 @@ export const pendingMessages = async (
 ) => {
   if (chatbotIds.length === 0) return [];
   const ids = chatbotIds.map((id) => `${BigInt(id)}`).join(', ');
-  return (await reader.query(
+  return selectRows(
+    chatMessagesTable,
+    reader,
     `WITH open AS (
        SELECT *, row_number() OVER (PARTITION BY CHATBOT_ID, CHAT_ID ORDER BY POSITION) AS turn
        FROM chat_messages WHERE CHATBOT_ID IN (${ids}) AND STATUS IN ('received', 'claimed', 'failed')
@@ -216,7 +193,7 @@ export const pendingMessages = async (
        AND LEASE_UNTIL <= $now::TIMESTAMP
      ORDER BY POSITION LIMIT ${Math.max(1, Math.floor(limit))}`,
     { now: now.toISOString().replace('T', ' ').replace('Z', '') },
-  )) as ChatMessageRow[];
+  );
 };
 
 /** The conversation before a message, oldest first: the last `limit` messages of its chat, with their answers. */
@@ -227,11 +204,13 @@ export const conversationBefore = async (
   position: bigint,
   limit: number,
 ) =>
-  (await reader.query(
+  selectRows(
+    chatMessagesTable,
+    reader,
     `SELECT * FROM (SELECT * FROM chat_messages WHERE CHATBOT_ID = ? AND CHAT_ID = ? AND POSITION < ?
          ORDER BY POSITION DESC LIMIT ${Math.max(0, Math.floor(limit))}) ORDER BY POSITION`,
     [chatbotId, chatId, position],
-  )) as ChatMessageRow[];
+  );
 
 /** A chat's messages and answers after a position, for `GET …/messages` and its live stream. */
 export const conversationAfter = async (
@@ -241,13 +220,13 @@ export const conversationAfter = async (
   after: bigint,
   limit: number,
 ) =>
-  (await reader.query(
+  selectRows(
+    chatMessagesTable,
+    reader,
     `SELECT * FROM chat_messages WHERE CHATBOT_ID = ? ${chatId === null ? '' : 'AND CHAT_ID = ?'}
        AND (POSITION > ? OR ANSWER_POSITION > ?) ORDER BY POSITION LIMIT ${Math.max(1, Math.floor(limit))}`,
     chatId === null ? [chatbotId, after, after] : [chatbotId, chatId, after, after],
-  )) as ChatMessageRow[];
+  );
 
 export const messageRow = async (reader: TableReader, messageId: string) =>
-  (
-    (await reader.query('SELECT * FROM chat_messages WHERE MESSAGE_ID = ?', [messageId])) as ChatMessageRow[]
-  )[0];
+  selectRow(chatMessagesTable, reader, 'SELECT * FROM chat_messages WHERE MESSAGE_ID = ?', [messageId]);

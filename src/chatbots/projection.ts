@@ -1,5 +1,6 @@
 import type { ChatbotCreated, ChatbotUpdated } from '../../events';
-import type { Row, RowStore, TableProjection, TableReader } from '../projection/types';
+import type { Row, RowStore, TableReader } from '../projection/types';
+import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
 import { maskSecrets } from '../shared/secrets';
 
 const agentName = async (agentId: number | null, agents: RowStore) =>
@@ -25,24 +26,24 @@ const isChannelFailure = (lastError: unknown) =>
   typeof lastError === 'string' && /^The \w+ channel is failing: /.test(lastError);
 
 /** `chatbots`: one row per live chatbot (MindsDB's information_schema.CHATBOTS columns first). */
-export const chatbotsTable: TableProjection = {
+export const chatbotsTable = tableProjection({
   table: 'chatbots',
   key: 'ID',
   history: true,
   columns: [
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'PROJECT', type: 'VARCHAR' },
-    { name: 'DATABASE', type: 'VARCHAR' },
-    { name: 'AGENT', type: 'VARCHAR' },
-    { name: 'MODEL_NAME', type: 'VARCHAR' },
+    { name: 'DATABASE', type: 'VARCHAR', nullable: true },
+    { name: 'AGENT', type: 'VARCHAR', nullable: true },
+    { name: 'MODEL_NAME', type: 'VARCHAR', nullable: true },
     { name: 'PARAMS', type: 'JSON' },
     { name: 'IS_RUNNING', type: 'BOOLEAN' },
-    { name: 'LAST_ERROR', type: 'VARCHAR' },
-    { name: 'WEBHOOK_TOKEN', type: 'VARCHAR' },
+    { name: 'LAST_ERROR', type: 'VARCHAR', nullable: true },
+    { name: 'WEBHOOK_TOKEN', type: 'VARCHAR', nullable: true },
     { name: 'ID', type: 'BIGINT' },
     { name: 'PROJECT_ID', type: 'BIGINT' },
-    { name: 'AGENT_ID', type: 'BIGINT' },
-    { name: 'DATABASE_ID', type: 'BIGINT' },
+    { name: 'AGENT_ID', type: 'BIGINT', nullable: true },
+    { name: 'DATABASE_ID', type: 'BIGINT', nullable: true },
     { name: 'CREATED_AT', type: 'TIMESTAMP' },
     { name: 'UPDATED_AT', type: 'TIMESTAMP' },
     { name: 'VERSION', type: 'BIGINT' },
@@ -158,48 +159,33 @@ export const chatbotsTable: TableProjection = {
         rows.put({ ...row, LAST_ERROR: null });
         return;
       }
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type ChatbotRow = {
-  ID: bigint;
-  NAME: string;
-  PROJECT: string;
-  PROJECT_ID: bigint;
-  DATABASE: string | null;
-  DATABASE_ID: bigint | null;
-  AGENT: string | null;
-  AGENT_ID: bigint | null;
-  MODEL_NAME: string | null;
-  PARAMS: string;
-  IS_RUNNING: boolean;
-  LAST_ERROR: string | null;
-  WEBHOOK_TOKEN: string | null;
-  CREATED_AT: Date;
-  UPDATED_AT: Date;
-  VERSION: bigint;
-};
+export type ChatbotRow = RowOf<typeof chatbotsTable.columns>;
 
 export const chatbotRowsOfProject = async (reader: TableReader, projectId: number) =>
-  (await reader.query('SELECT * FROM chatbots WHERE PROJECT_ID = ? ORDER BY ID', [
+  selectRows(chatbotsTable, reader, 'SELECT * FROM chatbots WHERE PROJECT_ID = ? ORDER BY ID', [
     BigInt(projectId),
-  ])) as ChatbotRow[];
+  ]);
 
 /** One chatbot of a project, by its exact name or its id (as `isChatbotRef` matches); the lowest id when both match. */
 export const chatbotRowByRef = async (reader: TableReader, projectId: number, ref: string) =>
-  (
-    (await reader.query(
-      'SELECT * FROM chatbots WHERE PROJECT_ID = ? AND (NAME = ? OR ID = ?) ORDER BY ID LIMIT 1',
-      [BigInt(projectId), ref, /^\d+$/.test(ref) ? BigInt(ref) : -1n],
-    )) as ChatbotRow[]
-  )[0];
+  selectRow(
+    chatbotsTable,
+    reader,
+    'SELECT * FROM chatbots WHERE PROJECT_ID = ? AND (NAME = ? OR ID = ?) ORDER BY ID LIMIT 1',
+    [BigInt(projectId), ref, /^\d+$/.test(ref) ? BigInt(ref) : -1n],
+  );
 
 export const chatbotRowById = async (reader: TableReader, id: bigint) =>
-  ((await reader.query('SELECT * FROM chatbots WHERE ID = ?', [id])) as ChatbotRow[])[0];
+  selectRow(chatbotsTable, reader, 'SELECT * FROM chatbots WHERE ID = ?', [id]);
 
 export const chatbotRowByWebhookToken = async (reader: TableReader, token: string) =>
-  ((await reader.query('SELECT * FROM chatbots WHERE WEBHOOK_TOKEN = ?', [token])) as ChatbotRow[])[0];
+  selectRow(chatbotsTable, reader, 'SELECT * FROM chatbots WHERE WEBHOOK_TOKEN = ?', [token]);
 
 export const runningChatbotRows = async (reader: TableReader) =>
-  (await reader.query('SELECT * FROM chatbots WHERE IS_RUNNING ORDER BY ID')) as ChatbotRow[];
+  selectRows(chatbotsTable, reader, 'SELECT * FROM chatbots WHERE IS_RUNNING ORDER BY ID');

@@ -1,9 +1,10 @@
-import type { TableProjection, TableReader } from '../projection/types';
+import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import type { TableReader } from '../projection/types';
 import { nameKey } from '../shared/names';
 import { maskSecrets } from '../shared/secrets';
 
 /** `databases`: registered integrations (type "data"), secrets masked. */
-export const databasesTable: TableProjection = {
+export const databasesTable = tableProjection({
   table: 'databases',
   key: 'id',
   history: true,
@@ -48,29 +49,22 @@ export const databasesTable: TableProjection = {
       case 'DatabaseDeleted':
         rows.delete(BigInt(event.data.databaseId));
         return;
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type DatabaseRow = {
-  id: bigint;
-  name: string;
-  engine: string;
-  connection_data: string;
-  updated_at: Date;
-  version: bigint;
-};
+export type DatabaseRow = RowOf<typeof databasesTable.columns>;
 
 export const databaseRowByName = async (reader: TableReader, name: string) =>
-  (
-    (await reader.query('SELECT * FROM databases WHERE lower(name) = ?', [nameKey(name)])) as DatabaseRow[]
-  )[0];
+  selectRow(databasesTable, reader, 'SELECT * FROM databases WHERE lower(name) = ?', [nameKey(name)]);
 
 export const databaseRowById = async (reader: TableReader, id: number) =>
-  ((await reader.query('SELECT * FROM databases WHERE id = ?', [BigInt(id)])) as DatabaseRow[])[0];
+  selectRow(databasesTable, reader, 'SELECT * FROM databases WHERE id = ?', [BigInt(id)]);
 
 export const databaseRows = async (reader: TableReader) =>
-  (await reader.query('SELECT * FROM databases ORDER BY id')) as DatabaseRow[];
+  selectRows(databasesTable, reader, 'SELECT * FROM databases ORDER BY id');
 
 /** The lower-cased names of every registered integration. */
 export const integrationNames = async (reader: TableReader) =>

@@ -1,17 +1,26 @@
-import type { SchemaProjection, TableProjection, TableReader } from '../projection/types';
+import {
+  allHandled,
+  schemaProjection,
+  selectColumns,
+  selectRow,
+  selectRows,
+  tableProjection,
+  type RowOf,
+} from '../projection/table';
+import type { SchemaProjection, TableReader } from '../projection/types';
 import { FILES_SCHEMA, nameKey } from '../shared/names';
 import type { BlobStore } from '../storage/blobs';
 import { createFileTableSql } from './load';
 import { fileStream } from './state';
 
 /** `files`: one row per uploaded file (what `GET /api/files` lists). */
-export const filesTable: TableProjection = {
+export const filesTable = tableProjection({
   table: 'files',
   key: 'KEY',
   columns: [
     { name: 'KEY', type: 'VARCHAR' },
     { name: 'NAME', type: 'VARCHAR' },
-    { name: 'ORIGINAL_NAME', type: 'VARCHAR' },
+    { name: 'ORIGINAL_NAME', type: 'VARCHAR', nullable: true },
     { name: 'FORMAT', type: 'VARCHAR' },
     { name: 'SIZE', type: 'BIGINT' },
     { name: 'DIGEST', type: 'VARCHAR' },
@@ -42,62 +51,58 @@ export const filesTable: TableProjection = {
       case 'FileDeleted':
         rows.delete(nameKey(event.data.name));
         return;
+      default:
+        return allHandled(event);
     }
-  },
-};
-
-/** The uploaded files themselves: each a table `files.<name>` (schema mdb_files), loaded from its blob. */
-export const fileTablesProjection = (blobs: BlobStore): SchemaProjection => ({
-  name: 'file-tables',
-  version: 2,
-  handles: ['FileUploaded', 'FileDeleted'],
-  prepare: async (c) => {
-    await c.run(`CREATE SCHEMA IF NOT EXISTS ${FILES_SCHEMA}`);
-  },
-  apply: async (event, c, log) => {
-    switch (event.type) {
-      case 'FileUploaded': {
-        const d = event.data;
-        let path = await blobs.findLocal(d.digest, d.format);
-        if (path === null) {
-          // Bytes are released only once no file uses them, i.e. after a later event deleted or
-          // replaced this file (which a replay has not reached yet): its table would go anyway.
-          const { events: later } = await log.readStream(fileStream(d.name), event.meta.streamPosition);
-          if (later.length > 0) return;
-          path = await blobs.ensureLocal(d.digest, d.format); // throws: the bytes of a live file are lost
-        }
-        await c.run(createFileTableSql(nameKey(d.name), path, d));
-        return;
-      }
-      case 'FileDeleted':
-        await c.run(`DROP TABLE IF EXISTS ${FILES_SCHEMA}."${nameKey(event.data.name)}"`);
-        return;
-    }
-  },
-  drop: async (c) => {
-    await c.run(`DROP SCHEMA IF EXISTS ${FILES_SCHEMA} CASCADE`);
   },
 });
 
-export type FileRow = {
-  NAME: string;
-  ORIGINAL_NAME: string | null;
-  FORMAT: string;
-  SIZE: bigint;
-  DIGEST: string;
-  ROW_COUNT: bigint;
-  COLUMNS: string;
-  UPLOADED_AT: Date;
-};
+/** The uploaded files themselves: each a table `files.<name>` (schema mdb_files), loaded from its blob. */
+export const fileTablesProjection = (blobs: BlobStore): SchemaProjection =>
+  schemaProjection({
+    name: 'file-tables',
+    version: 2,
+    handles: ['FileUploaded', 'FileDeleted'],
+    prepare: async (c) => {
+      await c.run(`CREATE SCHEMA IF NOT EXISTS ${FILES_SCHEMA}`);
+    },
+    apply: async (event, c, log) => {
+      switch (event.type) {
+        case 'FileUploaded': {
+          const d = event.data;
+          let path = await blobs.findLocal(d.digest, d.format);
+          if (path === null) {
+            // Bytes are released only once no file uses them, i.e. after a later event deleted or
+            // replaced this file (which a replay has not reached yet): its table would go anyway.
+            const { events: later } = await log.readStream(fileStream(d.name), event.meta.streamPosition);
+            if (later.length > 0) return;
+            path = await blobs.ensureLocal(d.digest, d.format); // throws: the bytes of a live file are lost
+          }
+          await c.run(createFileTableSql(nameKey(d.name), path, d));
+          return;
+        }
+        case 'FileDeleted':
+          await c.run(`DROP TABLE IF EXISTS ${FILES_SCHEMA}."${nameKey(event.data.name)}"`);
+          return;
+        default:
+          return allHandled(event);
+      }
+    },
+    drop: async (c) => {
+      await c.run(`DROP SCHEMA IF EXISTS ${FILES_SCHEMA} CASCADE`);
+    },
+  });
+
+export type FileRow = RowOf<typeof filesTable.columns>;
 
 export const fileRowByName = async (reader: TableReader, name: string) =>
-  ((await reader.query('SELECT * FROM files WHERE KEY = ?', [nameKey(name)])) as FileRow[])[0];
+  selectRow(filesTable, reader, 'SELECT * FROM files WHERE KEY = ?', [nameKey(name)]);
 
 export const fileRows = async (reader: TableReader) =>
-  (await reader.query('SELECT * FROM files ORDER BY KEY')) as FileRow[];
+  selectRows(filesTable, reader, 'SELECT * FROM files ORDER BY KEY');
 
 /** The files whose table is loaded from these bytes, by name key. */
 export const fileKeysWithDigest = async (reader: TableReader, digest: string) =>
-  ((await reader.query('SELECT KEY FROM files WHERE DIGEST = ?', [digest])) as { KEY: string }[]).map(
+  (await selectColumns(filesTable, ['KEY'], reader, 'FROM files WHERE DIGEST = ?', [digest])).map(
     (r) => r.KEY,
   );

@@ -1,5 +1,6 @@
 import type { JobEvery } from '../../events';
-import type { Row, TableProjection, TableReader } from '../projection/types';
+import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import type { Row, TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
 import { nextTick, scheduleStr, type JobSchedule } from './schedule';
 
@@ -16,7 +17,7 @@ const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toIS
  * `jobs`: one row per live job (MindsDB's information_schema.JOBS columns first). NEXT_RUN_AT is the
  * job's first tick after the last one claimed: null once a job without EVERY ran, or past its END.
  */
-export const jobsTable: TableProjection = {
+export const jobsTable = tableProjection({
   table: 'jobs',
   key: 'ID',
   history: true,
@@ -24,17 +25,17 @@ export const jobsTable: TableProjection = {
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'PROJECT', type: 'VARCHAR' },
     { name: 'START_AT', type: 'TIMESTAMP' },
-    { name: 'END_AT', type: 'TIMESTAMP' },
-    { name: 'NEXT_RUN_AT', type: 'TIMESTAMP' },
-    { name: 'SCHEDULE_STR', type: 'VARCHAR' },
+    { name: 'END_AT', type: 'TIMESTAMP', nullable: true },
+    { name: 'NEXT_RUN_AT', type: 'TIMESTAMP', nullable: true },
+    { name: 'SCHEDULE_STR', type: 'VARCHAR', nullable: true },
     { name: 'QUERY', type: 'VARCHAR' },
-    { name: 'IF_QUERY', type: 'VARCHAR' },
-    { name: 'VARIABLES', type: 'JSON' },
+    { name: 'IF_QUERY', type: 'VARCHAR', nullable: true },
+    { name: 'VARIABLES', type: 'JSON', nullable: true },
     { name: 'ID', type: 'BIGINT' },
     { name: 'PROJECT_ID', type: 'BIGINT' },
-    { name: 'EVERY', type: 'JSON' },
+    { name: 'EVERY', type: 'JSON', nullable: true },
     { name: 'OWNER', type: 'JSON' },
-    { name: 'LAST_TICK', type: 'TIMESTAMP' },
+    { name: 'LAST_TICK', type: 'TIMESTAMP', nullable: true },
     { name: 'RUNS', type: 'INTEGER' },
     { name: 'CREATED_AT', type: 'TIMESTAMP' },
   ],
@@ -84,47 +85,31 @@ export const jobsTable: TableProjection = {
       case 'JobDeleted':
         rows.delete(BigInt(event.data.jobId));
         return;
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type JobRow = {
-  ID: bigint;
-  NAME: string;
-  PROJECT: string;
-  PROJECT_ID: bigint;
-  START_AT: Date;
-  END_AT: Date | null;
-  NEXT_RUN_AT: Date | null;
-  SCHEDULE_STR: string | null;
-  QUERY: string;
-  IF_QUERY: string | null;
-  VARIABLES: string | null;
-  EVERY: unknown;
-  OWNER: unknown;
-  LAST_TICK: Date | null;
-  RUNS: number;
-  CREATED_AT: Date;
-};
+export type JobRow = RowOf<typeof jobsTable.columns>;
 
 export const jobRowsOfProject = async (reader: TableReader, projectId: number) =>
-  (await reader.query('SELECT * FROM jobs WHERE PROJECT_ID = ? ORDER BY ID', [
-    BigInt(projectId),
-  ])) as JobRow[];
+  selectRows(jobsTable, reader, 'SELECT * FROM jobs WHERE PROJECT_ID = ? ORDER BY ID', [BigInt(projectId)]);
 
 export const jobRowByName = async (reader: TableReader, projectId: number, name: string) =>
-  (
-    (await reader.query('SELECT * FROM jobs WHERE PROJECT_ID = ? AND lower(NAME) = lower(?)', [
-      BigInt(projectId),
-      name,
-    ])) as JobRow[]
-  )[0];
+  selectRow(jobsTable, reader, 'SELECT * FROM jobs WHERE PROJECT_ID = ? AND lower(NAME) = lower(?)', [
+    BigInt(projectId),
+    name,
+  ]);
 
 /** Jobs whose next tick is not after `now` (the scheduler's candidates). */
 export const dueJobRows = async (reader: TableReader, now: Date) =>
-  (await reader.query('SELECT * FROM jobs WHERE NEXT_RUN_AT <= ?::TIMESTAMP ORDER BY NEXT_RUN_AT, ID', [
-    now.toISOString().replace('T', ' ').replace('Z', ''),
-  ])) as JobRow[];
+  selectRows(
+    jobsTable,
+    reader,
+    'SELECT * FROM jobs WHERE NEXT_RUN_AT <= ?::TIMESTAMP ORDER BY NEXT_RUN_AT, ID',
+    [now.toISOString().replace('T', ' ').replace('Z', '')],
+  );
 
 const RUN_END_EVENTS = {
   JobRunFinished: 'finished',
@@ -133,27 +118,30 @@ const RUN_END_EVENTS = {
   JobRunAbandoned: 'abandoned',
 } as const;
 
+/** What a run's STATUS holds: running, then how it ended. */
+const JOB_RUN_STATUSES = ['running', ...Object.values(RUN_END_EVENTS)] as const;
+
 /**
  * `job_runs`: one row per run of a live job (MindsDB's jobs_history: NAME, PROJECT, RUN_START,
  * RUN_END, ERROR, QUERY; QUERY is the statements that ran, each followed by `; `), with its status
  * and tick. A job's runs go with it.
  */
-export const jobRunsTable: TableProjection = {
+export const jobRunsTable = tableProjection({
   table: 'job_runs',
   key: 'RUN_KEY',
   columns: [
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'PROJECT', type: 'VARCHAR' },
     { name: 'RUN_START', type: 'TIMESTAMP' },
-    { name: 'RUN_END', type: 'TIMESTAMP' },
-    { name: 'ERROR', type: 'VARCHAR' },
+    { name: 'RUN_END', type: 'TIMESTAMP', nullable: true },
+    { name: 'ERROR', type: 'VARCHAR', nullable: true },
     { name: 'QUERY', type: 'VARCHAR' },
     { name: 'RUN_KEY', type: 'VARCHAR' },
     { name: 'JOB_ID', type: 'BIGINT' },
     { name: 'PROJECT_ID', type: 'BIGINT' },
     { name: 'RUN', type: 'INTEGER' },
     { name: 'TICK', type: 'TIMESTAMP' },
-    { name: 'STATUS', type: 'VARCHAR' },
+    { name: 'STATUS', type: 'VARCHAR', values: JOB_RUN_STATUSES },
     { name: 'STATEMENTS', type: 'INTEGER' },
     { name: 'NODE', type: 'VARCHAR' },
     { name: 'POSITION', type: 'BIGINT' },
@@ -234,24 +222,13 @@ export const jobRunsTable: TableProjection = {
         for (const r of gone) rows.delete(String(r.RUN_KEY));
         return;
       }
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type JobRunRow = {
-  NAME: string;
-  PROJECT: string;
-  RUN_START: Date;
-  RUN_END: Date | null;
-  ERROR: string | null;
-  QUERY: string;
-  JOB_ID: bigint;
-  RUN: number;
-  TICK: Date;
-  STATUS: 'running' | 'finished' | 'failed' | 'skipped' | 'abandoned';
-  STATEMENTS: number;
-  NODE: string;
-};
+export type JobRunRow = RowOf<typeof jobRunsTable.columns>;
 
 export const jobRunRowsOf = async (reader: TableReader, jobId: bigint) =>
-  (await reader.query('SELECT * FROM job_runs WHERE JOB_ID = ? ORDER BY RUN', [jobId])) as JobRunRow[];
+  selectRows(jobRunsTable, reader, 'SELECT * FROM job_runs WHERE JOB_ID = ? ORDER BY RUN', [jobId]);

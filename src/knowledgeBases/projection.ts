@@ -14,13 +14,21 @@ import {
   type FieldType,
 } from '../kb/layout';
 import { termsOf } from '../kb/terms';
-import type { SchemaProjection, TableProjection, TableReader } from '../projection/types';
+import {
+  allHandled,
+  schemaProjection,
+  selectRow,
+  selectRows,
+  tableProjection,
+  type RowOf,
+} from '../projection/table';
+import type { SchemaProjection, TableReader } from '../projection/types';
 import { quoteString } from '../shared/quoting';
 import { maskSecrets } from '../shared/secrets';
 import type { BlobStore } from '../storage/blobs';
 
 /** `knowledge_bases`: one row per knowledge base (MindsDB's information_schema.KNOWLEDGE_BASES columns first). */
-export const knowledgeBasesTable: TableProjection = {
+export const knowledgeBasesTable = tableProjection({
   table: 'knowledge_bases',
   key: 'ID',
   history: true,
@@ -28,16 +36,16 @@ export const knowledgeBasesTable: TableProjection = {
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'PROJECT', type: 'VARCHAR' },
     { name: 'EMBEDDING_MODEL', type: 'JSON' },
-    { name: 'METADATA_COLUMNS', type: 'JSON' },
+    { name: 'METADATA_COLUMNS', type: 'JSON', nullable: true },
     { name: 'CONTENT_COLUMNS', type: 'JSON' },
     { name: 'ID_COLUMN', type: 'VARCHAR' },
     { name: 'PARAMS', type: 'JSON' },
-    { name: 'INSERT_STARTED_AT', type: 'TIMESTAMP' },
-    { name: 'INSERT_FINISHED_AT', type: 'TIMESTAMP' },
-    { name: 'PROCESSED_ROWS', type: 'BIGINT' },
+    { name: 'INSERT_STARTED_AT', type: 'TIMESTAMP', nullable: true },
+    { name: 'INSERT_FINISHED_AT', type: 'TIMESTAMP', nullable: true },
+    { name: 'PROCESSED_ROWS', type: 'BIGINT', nullable: true },
     { name: 'ID', type: 'BIGINT' },
     { name: 'PROJECT_ID', type: 'BIGINT' },
-    { name: 'DIMENSIONS', type: 'INTEGER' },
+    { name: 'DIMENSIONS', type: 'INTEGER', nullable: true },
     { name: 'CREATED_AT', type: 'TIMESTAMP' },
     { name: 'VERSION', type: 'BIGINT' },
   ],
@@ -81,34 +89,21 @@ export const knowledgeBasesTable: TableProjection = {
       case 'KnowledgeBaseDeleted':
         rows.delete(BigInt(event.data.kbId));
         return;
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type KnowledgeBaseRow = {
-  ID: bigint;
-  NAME: string;
-  PROJECT: string;
-  PROJECT_ID: bigint;
-  EMBEDDING_MODEL: string;
-  METADATA_COLUMNS: string | null;
-  CONTENT_COLUMNS: string;
-  ID_COLUMN: string;
-  PARAMS: string;
-  PROCESSED_ROWS: bigint | null;
-  DIMENSIONS: number | null;
-  CREATED_AT: Date;
-  INSERT_FINISHED_AT: Date | null;
-  VERSION: bigint;
-};
+export type KnowledgeBaseRow = RowOf<typeof knowledgeBasesTable.columns>;
 
 export const knowledgeBaseRowsOfProject = async (reader: TableReader, projectId: number) =>
-  (await reader.query('SELECT * FROM knowledge_bases WHERE PROJECT_ID = ? ORDER BY ID', [
+  selectRows(knowledgeBasesTable, reader, 'SELECT * FROM knowledge_bases WHERE PROJECT_ID = ? ORDER BY ID', [
     BigInt(projectId),
-  ])) as KnowledgeBaseRow[];
+  ]);
 
 export const knowledgeBaseRow = async (reader: TableReader, id: bigint) =>
-  ((await reader.query('SELECT * FROM knowledge_bases WHERE ID = ?', [id])) as KnowledgeBaseRow[])[0];
+  selectRow(knowledgeBasesTable, reader, 'SELECT * FROM knowledge_bases WHERE ID = ?', [id]);
 
 /** Documents and chunks a knowledge base holds (0 before its first insert). */
 export const contentCounts = async (reader: TableReader, kbId: bigint) => {
@@ -202,59 +197,64 @@ const DELETED = `${KB_SCHEMA}.deleted_knowledge_bases`;
  * mdb_kb. Inserting a document id again replaces its chunks. Rebuilt from the log: documents from
  * their blob, vectors recomputed (the built-in embedder) or read from their blob (a provider's).
  */
-export const knowledgeBaseContentProjection = (blobs: BlobStore): SchemaProjection => ({
-  name: 'kb-content',
-  version: 2,
-  handles: ['KnowledgeBaseDocumentsInserted', 'KnowledgeBaseDocumentsDeleted', 'KnowledgeBaseDeleted'],
-  prepare: async (c) => {
-    await c.run(`CREATE SCHEMA IF NOT EXISTS ${KB_SCHEMA}`);
-    await c.run(`CREATE TABLE IF NOT EXISTS ${DELETED} (KB_ID BIGINT PRIMARY KEY)`);
-  },
-  apply: async (event, c) => {
-    switch (event.type) {
-      case 'KnowledgeBaseDocumentsInserted': {
-        const d = event.data;
-        // An insert that lost the race with the knowledge base's deletion leaves nothing behind.
-        const gone = await c.runAndReadAll(`SELECT 1 FROM ${DELETED} WHERE KB_ID = ${Number(d.kbId)}`);
-        if (gone.getRows().length > 0) return;
-        const documents = await readDocuments(await blobs.ensureLocal(d.documentsDigest, 'jsonl'));
-        const chunks = chunksOf(documents, d.chunking);
-        const vectors =
-          d.embedding.kind === 'hashing'
-            ? hashingEmbed(
-                chunks.map((ch) => ch.content),
-                d.embedding.dimensions,
-              )
-            : await readVectors(
-                await blobs.ensureLocal(d.embedding.vectorsDigest, 'f32'),
-                d.embedding.dimensions,
-              );
-        if (vectors.length !== chunks.length)
-          throw new Error(`knowledge base ${d.name}: ${chunks.length} chunks but ${vectors.length} vectors`);
-        for (const sql of createKbTablesSql(d.kbId, d.embedding.dimensions)) await c.run(sql);
-        await deleteDocuments(c, d.kbId, [...new Set(documents.map((doc) => doc.id))]);
-        await writeChunks(
-          c,
-          { kbId: d.kbId, dimensions: d.embedding.dimensions, position: event.meta.position },
-          chunks,
-          vectors,
-        );
-        await widenFields(c, d.kbId, documents);
-        return;
+export const knowledgeBaseContentProjection = (blobs: BlobStore): SchemaProjection =>
+  schemaProjection({
+    name: 'kb-content',
+    version: 2,
+    handles: ['KnowledgeBaseDocumentsInserted', 'KnowledgeBaseDocumentsDeleted', 'KnowledgeBaseDeleted'],
+    prepare: async (c) => {
+      await c.run(`CREATE SCHEMA IF NOT EXISTS ${KB_SCHEMA}`);
+      await c.run(`CREATE TABLE IF NOT EXISTS ${DELETED} (KB_ID BIGINT PRIMARY KEY)`);
+    },
+    apply: async (event, c) => {
+      switch (event.type) {
+        case 'KnowledgeBaseDocumentsInserted': {
+          const d = event.data;
+          // An insert that lost the race with the knowledge base's deletion leaves nothing behind.
+          const gone = await c.runAndReadAll(`SELECT 1 FROM ${DELETED} WHERE KB_ID = ${Number(d.kbId)}`);
+          if (gone.getRows().length > 0) return;
+          const documents = await readDocuments(await blobs.ensureLocal(d.documentsDigest, 'jsonl'));
+          const chunks = chunksOf(documents, d.chunking);
+          const vectors =
+            d.embedding.kind === 'hashing'
+              ? hashingEmbed(
+                  chunks.map((ch) => ch.content),
+                  d.embedding.dimensions,
+                )
+              : await readVectors(
+                  await blobs.ensureLocal(d.embedding.vectorsDigest, 'f32'),
+                  d.embedding.dimensions,
+                );
+          if (vectors.length !== chunks.length)
+            throw new Error(
+              `knowledge base ${d.name}: ${chunks.length} chunks but ${vectors.length} vectors`,
+            );
+          for (const sql of createKbTablesSql(d.kbId, d.embedding.dimensions)) await c.run(sql);
+          await deleteDocuments(c, d.kbId, [...new Set(documents.map((doc) => doc.id))]);
+          await writeChunks(
+            c,
+            { kbId: d.kbId, dimensions: d.embedding.dimensions, position: event.meta.position },
+            chunks,
+            vectors,
+          );
+          await widenFields(c, d.kbId, documents);
+          return;
+        }
+        case 'KnowledgeBaseDocumentsDeleted':
+          await deleteDocuments(c, event.data.kbId, event.data.ids);
+          return;
+        case 'KnowledgeBaseDeleted':
+          for (const sql of dropKbTablesSql(event.data.kbId)) await c.run(sql);
+          await c.run(`INSERT OR IGNORE INTO ${DELETED} VALUES (${Number(event.data.kbId)})`);
+          return;
+        default:
+          return allHandled(event);
       }
-      case 'KnowledgeBaseDocumentsDeleted':
-        await deleteDocuments(c, event.data.kbId, event.data.ids);
-        return;
-      case 'KnowledgeBaseDeleted':
-        for (const sql of dropKbTablesSql(event.data.kbId)) await c.run(sql);
-        await c.run(`INSERT OR IGNORE INTO ${DELETED} VALUES (${Number(event.data.kbId)})`);
-        return;
-    }
-  },
-  drop: async (c) => {
-    await c.run(`DROP SCHEMA IF EXISTS ${KB_SCHEMA} CASCADE`);
-  },
-});
+    },
+    drop: async (c) => {
+      await c.run(`DROP SCHEMA IF EXISTS ${KB_SCHEMA} CASCADE`);
+    },
+  });
 
 /**
  * The metadata fields the documents have, with the type each is offered as in SQL: widened by

@@ -1,9 +1,10 @@
-import type { TableProjection, TableReader } from '../projection/types';
+import { allHandled, selectRow, tableProjection, type RowOf } from '../projection/table';
+import type { TableReader } from '../projection/types';
 import { nameKey } from '../shared/names';
 import { maskSecrets } from '../shared/secrets';
 
 /** `ml_engines`: engines made with CREATE ML_ENGINE (the built-in ones are added by the SQL views). */
-export const mlEnginesTable: TableProjection = {
+export const mlEnginesTable = tableProjection({
   table: 'ml_engines',
   key: 'ID',
   history: true,
@@ -34,13 +35,13 @@ export const mlEnginesTable: TableProjection = {
       case 'MlEngineDeleted':
         rows.delete(BigInt(event.data.engineId));
         return;
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type MlEngineRow = { ID: bigint; NAME: string; HANDLER: string; CONNECTION_DATA: string };
+export type MlEngineRow = RowOf<typeof mlEnginesTable.columns>;
 
 export const mlEngineRowByName = async (reader: TableReader, name: string) =>
-  (
-    (await reader.query('SELECT * FROM ml_engines WHERE lower(NAME) = ?', [nameKey(name)])) as MlEngineRow[]
-  )[0];
+  selectRow(mlEnginesTable, reader, 'SELECT * FROM ml_engines WHERE lower(NAME) = ?', [nameKey(name)]);

@@ -1,4 +1,12 @@
-import type { Row, RowStore, TableProjection, TableReader } from '../projection/types';
+import {
+  allHandled,
+  selectColumns,
+  selectRow,
+  selectRows,
+  tableProjection,
+  type RowOf,
+} from '../projection/table';
+import type { Row, RowStore, TableReader } from '../projection/types';
 import { nameKey } from '../shared/names';
 import { maskSecrets } from '../shared/secrets';
 import { VERSION } from '../shared/version';
@@ -50,7 +58,7 @@ const trainingOptions = (target: unknown, timeseries: TimeSeries | null, using: 
   });
 
 /** `models`: one row per model version, MindsDB's information_schema.MODELS columns first. */
-export const modelsTable: TableProjection = {
+export const modelsTable = tableProjection({
   table: 'models',
   key: 'KEY',
   history: true,
@@ -61,37 +69,37 @@ export const modelsTable: TableProjection = {
     { name: 'ACTIVE', type: 'BOOLEAN' },
     { name: 'VERSION', type: 'INTEGER' },
     { name: 'STATUS', type: 'VARCHAR' },
-    { name: 'ACCURACY', type: 'DOUBLE' },
+    { name: 'ACCURACY', type: 'DOUBLE', nullable: true },
     { name: 'PREDICT', type: 'VARCHAR' },
     { name: 'UPDATE_STATUS', type: 'VARCHAR' },
     { name: 'MINDSDB_VERSION', type: 'VARCHAR' },
-    { name: 'ERROR', type: 'VARCHAR' },
+    { name: 'ERROR', type: 'VARCHAR', nullable: true },
     { name: 'SELECT_DATA_QUERY', type: 'VARCHAR' },
     { name: 'TRAINING_OPTIONS', type: 'JSON' },
     { name: 'CURRENT_TRAINING_PHASE', type: 'INTEGER' },
     { name: 'TOTAL_TRAINING_PHASES', type: 'INTEGER' },
     { name: 'TRAINING_PHASE_NAME', type: 'VARCHAR' },
-    { name: 'TAG', type: 'VARCHAR' },
+    { name: 'TAG', type: 'VARCHAR', nullable: true },
     { name: 'CREATED_AT', type: 'TIMESTAMP' },
-    { name: 'TRAINING_TIME', type: 'DOUBLE' },
+    { name: 'TRAINING_TIME', type: 'DOUBLE', nullable: true },
     { name: 'KEY', type: 'VARCHAR' },
     { name: 'ID', type: 'BIGINT' },
     { name: 'PROJECT_ID', type: 'BIGINT' },
     { name: 'SOURCE_DATABASE', type: 'VARCHAR' },
-    { name: 'ARTIFACT_DIGEST', type: 'VARCHAR' },
-    { name: 'TRAINER', type: 'VARCHAR' },
-    { name: 'METRIC', type: 'VARCHAR' },
-    { name: 'COLUMNS', type: 'JSON' },
+    { name: 'ARTIFACT_DIGEST', type: 'VARCHAR', nullable: true },
+    { name: 'TRAINER', type: 'VARCHAR', nullable: true },
+    { name: 'METRIC', type: 'VARCHAR', nullable: true },
+    { name: 'COLUMNS', type: 'JSON', nullable: true },
     { name: 'VERSION_POSITION', type: 'BIGINT' },
     /** Percentage of the whole training (0–100), from the coarse progress reports. */
     { name: 'TRAINING_PROGRESS', type: 'INTEGER' },
     /** Rows the training query returned; once trained, the rows learnt from (a usable target). */
-    { name: 'TRAINING_ROWS', type: 'BIGINT' },
-    { name: 'TASK', type: 'VARCHAR' },
-    { name: 'TARGET_TYPE', type: 'VARCHAR' },
-    { name: 'TARGET_TYPE_SOURCE', type: 'VARCHAR' },
-    { name: 'TARGET_DTYPE', type: 'VARCHAR' },
-    { name: 'TIMESERIES', type: 'JSON' },
+    { name: 'TRAINING_ROWS', type: 'BIGINT', nullable: true },
+    { name: 'TASK', type: 'VARCHAR', nullable: true },
+    { name: 'TARGET_TYPE', type: 'VARCHAR', nullable: true },
+    { name: 'TARGET_TYPE_SOURCE', type: 'VARCHAR', nullable: true },
+    { name: 'TARGET_DTYPE', type: 'VARCHAR', nullable: true },
+    { name: 'TIMESERIES', type: 'JSON', nullable: true },
   ],
   handles: [
     'ModelVersionDefined',
@@ -238,47 +246,18 @@ export const modelsTable: TableProjection = {
         for (const r of await rows.scan(sameModel(event.data.projectId, event.data.name)))
           rows.delete(String(r.KEY));
         return;
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type ModelRow = {
-  ID: bigint;
-  NAME: string;
-  ENGINE: string;
-  PROJECT: string;
-  ACTIVE: boolean;
-  VERSION: number;
-  STATUS: string;
-  ACCURACY: number | null;
-  PREDICT: string;
-  ERROR: string | null;
-  SELECT_DATA_QUERY: string;
-  TRAINING_OPTIONS: string;
-  TAG: string | null;
-  CREATED_AT: Date;
-  TRAINING_TIME: number | null;
-  SOURCE_DATABASE: string;
-  COLUMNS: string | null;
-  METRIC: string | null;
-  ARTIFACT_DIGEST: string | null;
-  UPDATE_STATUS: string;
-  CURRENT_TRAINING_PHASE: number;
-  TOTAL_TRAINING_PHASES: number;
-  TRAINING_PHASE_NAME: string;
-  TRAINING_PROGRESS: number;
-  TRAINING_ROWS: bigint | null;
-  TASK: string | null;
-  TARGET_TYPE: string | null;
-  TARGET_TYPE_SOURCE: string | null;
-  TARGET_DTYPE: string | null;
-  TIMESERIES: string | null;
-};
+export type ModelRow = RowOf<typeof modelsTable.columns>;
 
 export const modelRowsOfProject = async (reader: TableReader, projectId: number) =>
-  (await reader.query('SELECT * FROM models WHERE PROJECT_ID = ? ORDER BY ID, VERSION', [
+  selectRows(modelsTable, reader, 'SELECT * FROM models WHERE PROJECT_ID = ? ORDER BY ID, VERSION', [
     BigInt(projectId),
-  ])) as ModelRow[];
+  ]);
 
 /** One version of a project's model (names match in any case). */
 export const modelVersionRow = async (
@@ -287,15 +266,18 @@ export const modelVersionRow = async (
   name: string,
   version: number,
 ) =>
-  (
-    (await reader.query(
-      'SELECT * FROM models WHERE PROJECT_ID = ? AND lower(NAME) = ? AND VERSION = ? LIMIT 1',
-      [BigInt(projectId), name.toLowerCase(), version],
-    )) as ModelRow[]
-  )[0];
+  selectRow(
+    modelsTable,
+    reader,
+    'SELECT * FROM models WHERE PROJECT_ID = ? AND lower(NAME) = ? AND VERSION = ? LIMIT 1',
+    [BigInt(projectId), name.toLowerCase(), version],
+  );
 
 /** Versions some process was defining or training: after a crash, their trainer is gone. */
 export const unfinishedVersions = async (reader: TableReader) =>
-  (await reader.query(
-    `SELECT PROJECT, NAME, VERSION, STATUS, TRAINER FROM models WHERE STATUS IN ('generating', 'training')`,
-  )) as { PROJECT: string; NAME: string; VERSION: number; STATUS: string; TRAINER: string | null }[];
+  selectColumns(
+    modelsTable,
+    ['PROJECT', 'NAME', 'VERSION', 'STATUS', 'TRAINER'],
+    reader,
+    `FROM models WHERE STATUS IN ('generating', 'training')`,
+  );

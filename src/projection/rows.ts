@@ -10,6 +10,7 @@ import type { Column, Row, RowStore, TableProjection, TableReader } from './type
 import { quoteIdent } from '../shared/quoting';
 import type { CommittedRows } from './committedRows';
 import { cellLiteral, rowLiteral } from './sqlLiterals';
+import { selectRow, type RowOf } from './table';
 
 /** Above this many rows a table's batch goes through the appender (replays), below as SQL text. */
 const LITERAL_ROWS_MAX = 64;
@@ -330,24 +331,28 @@ export class BatchRowStore implements RowStore {
  * over a name that happens to be all digits), read alone: answering about one resource never scans
  * or presents the project's others.
  */
-export const rowOfProjectByRef = async <R>(
+export const rowOfProjectByRef = async <C extends readonly Column[]>(
   reader: TableReader,
-  table: string,
+  projection: { readonly table: string; readonly columns: C },
   projectId: number | bigint,
   ref: string,
-): Promise<R | undefined> => {
+): Promise<RowOf<C> | undefined> => {
+  const table = quoteIdent(projection.table);
   const project = BigInt(projectId);
   // Two plain queries: one OR across both columns with an ORDER BY cost three times as much.
   if (/^\d+$/.test(ref)) {
-    const byId = await reader.query(`SELECT * FROM ${quoteIdent(table)} WHERE ID = ? AND PROJECT_ID = ?`, [
-      BigInt(ref),
-      project,
-    ]);
-    if (byId[0]) return byId[0] as R;
+    const byId = await selectRow(
+      projection,
+      reader,
+      `SELECT * FROM ${table} WHERE ID = ? AND PROJECT_ID = ?`,
+      [BigInt(ref), project],
+    );
+    if (byId) return byId;
   }
-  const rows = await reader.query(
-    `SELECT * FROM ${quoteIdent(table)} WHERE PROJECT_ID = ? AND lower(NAME) = ? LIMIT 1`,
+  return selectRow(
+    projection,
+    reader,
+    `SELECT * FROM ${table} WHERE PROJECT_ID = ? AND lower(NAME) = ? LIMIT 1`,
     [project, ref.toLowerCase()],
   );
-  return rows[0] as R | undefined;
 };

@@ -5,7 +5,17 @@ import type { EventLog } from '../eventlog/types';
 
 export type ColumnType =
   'VARCHAR' | 'BIGINT' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP' | 'JSON' | 'VARCHAR[]' | 'BIGINT[]';
-export type Column = { readonly name: string; readonly type: ColumnType };
+export type Column = {
+  readonly name: string;
+  readonly type: ColumnType;
+  /**
+   * Types only (the table's SQL is the same either way): the column may hold NULL, so its cell is
+   * typed `… | null` in the row type derived from the columns (`RowOf`, table.ts).
+   */
+  readonly nullable?: boolean;
+  /** Types only: the values a VARCHAR column holds, which its cell is typed as (`RowOf`). */
+  readonly values?: readonly string[];
+};
 export type Row = Record<string, unknown>;
 
 /** The rows of one table as a projection sees them while a batch is applied. */

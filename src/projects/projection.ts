@@ -1,8 +1,9 @@
-import type { TableProjection, TableReader } from '../projection/types';
+import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import type { TableReader } from '../projection/types';
 import { nameKey } from '../shared/names';
 
 /** `projects`: one row per live project. */
-export const projectsTable: TableProjection = {
+export const projectsTable = tableProjection({
   table: 'projects',
   key: 'id',
   history: true,
@@ -26,14 +27,16 @@ export const projectsTable: TableProjection = {
       case 'ProjectDeleted':
         rows.delete(BigInt(event.data.projectId));
         return;
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type ProjectRow = { id: bigint; name: string; created_at: Date; version: bigint };
+export type ProjectRow = RowOf<typeof projectsTable.columns>;
 
 export const projectRowByName = async (reader: TableReader, name: string) =>
-  ((await reader.query('SELECT * FROM projects WHERE lower(name) = ?', [nameKey(name)])) as ProjectRow[])[0];
+  selectRow(projectsTable, reader, 'SELECT * FROM projects WHERE lower(name) = ?', [nameKey(name)]);
 
 export const projectRows = async (reader: TableReader) =>
-  (await reader.query('SELECT * FROM projects ORDER BY id')) as ProjectRow[];
+  selectRows(projectsTable, reader, 'SELECT * FROM projects ORDER BY id');

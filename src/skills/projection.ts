@@ -1,5 +1,6 @@
-import type { RowStore, TableLookup, TableProjection, TableReader } from '../projection/types';
+import type { RowStore, TableLookup, TableReader } from '../projection/types';
 import { rowOfProjectByRef } from '../projection/rows';
+import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
 import { maskSecrets } from '../shared/secrets';
 
 /** The ids of the agents using a skill, kept on the skill's row so reading a skill never scans agents. */
@@ -30,7 +31,7 @@ const linkedBefore = async (lookup: TableLookup, agentId: bigint) =>
   ((await lookup('agents').get(agentId))?.SKILL_IDS as bigint[] | undefined) ?? [];
 
 /** `skills`: one row per live skill (MindsDB's information_schema.SKILLS columns first), secrets masked. */
-export const skillsTable: TableProjection = {
+export const skillsTable = tableProjection({
   table: 'skills',
   key: 'ID',
   history: true,
@@ -112,36 +113,30 @@ export const skillsTable: TableProjection = {
       case 'SkillDetachedFromAgent':
         await relink(rows, BigInt(event.data.agentId), [BigInt(event.data.skillId)], []);
         return;
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type SkillRow = {
-  ID: bigint;
-  NAME: string;
-  PROJECT_ID: bigint;
-  TYPE: string;
-  PARAMS: string;
-  AGENT_IDS: bigint[];
-  CREATED_AT: Date;
-  UPDATED_AT: Date;
-  VERSION: bigint;
-};
+export type SkillRow = RowOf<typeof skillsTable.columns>;
 
 export const skillRowsOfProject = async (reader: TableReader, projectId: number) =>
-  (await reader.query('SELECT * FROM skills WHERE PROJECT_ID = ? ORDER BY ID', [
+  selectRows(skillsTable, reader, 'SELECT * FROM skills WHERE PROJECT_ID = ? ORDER BY ID', [
     BigInt(projectId),
-  ])) as SkillRow[];
+  ]);
 
 /** One skill of a project, by id or name. */
 export const skillRowByRef = (reader: TableReader, projectId: number, ref: string) =>
-  rowOfProjectByRef<SkillRow>(reader, 'skills', projectId, ref);
+  rowOfProjectByRef(reader, skillsTable, projectId, ref);
 
 /** The skills of a project with these ids (an agent's), in id order. */
 export const skillRowsByIds = async (reader: TableReader, projectId: number, ids: readonly bigint[]) =>
   ids.length === 0
     ? []
-    : ((await reader.query(
+    : selectRows(
+        skillsTable,
+        reader,
         `SELECT * FROM skills WHERE PROJECT_ID = ? AND ID IN (${ids.map(() => '?').join(', ')}) ORDER BY ID`,
         [BigInt(projectId), ...ids],
-      )) as SkillRow[]);
+      );

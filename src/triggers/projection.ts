@@ -1,11 +1,12 @@
-import type { TableProjection, TableReader } from '../projection/types';
+import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import type { TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
 
 /**
  * `triggers`: one row per live trigger (MindsDB's information_schema.TRIGGERS columns first), with
  * the last queue row claimed and the last firing's error.
  */
-export const triggersTable: TableProjection = {
+export const triggersTable = tableProjection({
   table: 'triggers',
   key: 'ID',
   columns: [
@@ -14,7 +15,7 @@ export const triggersTable: TableProjection = {
     { name: 'DATABASE', type: 'VARCHAR' },
     { name: 'TABLE', type: 'VARCHAR' },
     { name: 'QUERY', type: 'VARCHAR' },
-    { name: 'LAST_ERROR', type: 'VARCHAR' },
+    { name: 'LAST_ERROR', type: 'VARCHAR', nullable: true },
     { name: 'ID', type: 'BIGINT' },
     { name: 'PROJECT_ID', type: 'BIGINT' },
     { name: 'COLUMNS', type: 'JSON' },
@@ -71,34 +72,19 @@ export const triggersTable: TableProjection = {
         if (row) rows.put({ ...row, LAST_ERROR: event.data.error });
         return;
       }
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type TriggerRow = {
-  ID: bigint;
-  NAME: string;
-  PROJECT: string;
-  PROJECT_ID: bigint;
-  DATABASE: string;
-  TABLE: string;
-  QUERY: string;
-  LAST_ERROR: string | null;
-  COLUMNS: unknown;
-  KEY: string;
-  OWNER: unknown;
-  UP_TO: bigint;
-  FIRINGS: number;
-  CREATED_AT: Date;
-};
+export type TriggerRow = RowOf<typeof triggersTable.columns>;
 
 export const allTriggerRows = async (reader: TableReader) =>
-  (await reader.query('SELECT * FROM triggers ORDER BY ID')) as TriggerRow[];
+  selectRows(triggersTable, reader, 'SELECT * FROM triggers ORDER BY ID');
 
 export const triggerRowByName = async (reader: TableReader, projectId: number, name: string) =>
-  (
-    (await reader.query('SELECT * FROM triggers WHERE PROJECT_ID = ? AND lower(NAME) = lower(?)', [
-      BigInt(projectId),
-      name,
-    ])) as TriggerRow[]
-  )[0];
+  selectRow(triggersTable, reader, 'SELECT * FROM triggers WHERE PROJECT_ID = ? AND lower(NAME) = lower(?)', [
+    BigInt(projectId),
+    name,
+  ]);

@@ -1,7 +1,8 @@
-import type { TableProjection, TableReader } from '../projection/types';
+import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
+import type { TableReader } from '../projection/types';
 
 /** `users`: who may sign in, and as what (no password hashes: those stay in the log). */
-export const usersTable: TableProjection = {
+export const usersTable = tableProjection({
   table: 'users',
   key: 'ID',
   columns: [
@@ -9,7 +10,7 @@ export const usersTable: TableProjection = {
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'ROLE', type: 'VARCHAR' },
     { name: 'CREATED_AT', type: 'TIMESTAMP' },
-    { name: 'PASSWORD_CHANGED_AT', type: 'TIMESTAMP' },
+    { name: 'PASSWORD_CHANGED_AT', type: 'TIMESTAMP', nullable: true },
   ],
   handles: ['UserCreated', 'UserPasswordChanged', 'UserRoleChanged', 'UserDeleted'],
   apply: async (event, rows) => {
@@ -37,12 +38,14 @@ export const usersTable: TableProjection = {
       case 'UserDeleted':
         rows.delete(BigInt(event.data.userId));
         return;
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
 /** `access_tokens`: live personal access tokens (no secrets, no hashes). */
-export const accessTokensTable: TableProjection = {
+export const accessTokensTable = tableProjection({
   table: 'access_tokens',
   key: 'TOKEN_ID',
   columns: [
@@ -50,8 +53,8 @@ export const accessTokensTable: TableProjection = {
     { name: 'USER_ID', type: 'BIGINT' },
     { name: 'USER_NAME', type: 'VARCHAR' },
     { name: 'NAME', type: 'VARCHAR' },
-    { name: 'PROJECT', type: 'VARCHAR' },
-    { name: 'EXPIRES_AT', type: 'TIMESTAMP' },
+    { name: 'PROJECT', type: 'VARCHAR', nullable: true },
+    { name: 'EXPIRES_AT', type: 'TIMESTAMP', nullable: true },
     { name: 'CREATED_AT', type: 'TIMESTAMP' },
   ],
   handles: ['AccessTokenCreated', 'AccessTokenRevoked', 'UserDeleted'],
@@ -77,12 +80,14 @@ export const accessTokensTable: TableProjection = {
           rows.delete(String(row.TOKEN_ID));
         return;
       }
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
 /** `sessions`: sign-ins, when they end and why (a deleted user's sessions end with it). */
-export const sessionsTable: TableProjection = {
+export const sessionsTable = tableProjection({
   table: 'sessions',
   key: 'SESSION_ID',
   columns: [
@@ -92,8 +97,8 @@ export const sessionsTable: TableProjection = {
     { name: 'ADDRESS', type: 'VARCHAR' },
     { name: 'STARTED_AT', type: 'TIMESTAMP' },
     { name: 'EXPIRES_AT', type: 'TIMESTAMP' },
-    { name: 'ENDED_AT', type: 'TIMESTAMP' },
-    { name: 'END_REASON', type: 'VARCHAR' },
+    { name: 'ENDED_AT', type: 'TIMESTAMP', nullable: true },
+    { name: 'END_REASON', type: 'VARCHAR', nullable: true },
   ],
   handles: ['SessionStarted', 'SessionEnded', 'UserDeleted', 'UserPasswordChanged'],
   apply: async (event, rows) => {
@@ -124,33 +129,24 @@ export const sessionsTable: TableProjection = {
         for (const row of open) rows.put({ ...row, ENDED_AT: at, END_REASON: 'revoked' });
         return;
       }
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type UserRow = {
-  ID: bigint;
-  NAME: string;
-  ROLE: string;
-  CREATED_AT: Date | string;
-  PASSWORD_CHANGED_AT: Date | string | null;
-};
-export type TokenRow = {
-  TOKEN_ID: string;
-  USER_ID: bigint;
-  USER_NAME: string;
-  NAME: string;
-  PROJECT: string | null;
-  EXPIRES_AT: Date | string | null;
-  CREATED_AT: Date | string;
-};
+export type UserRow = RowOf<typeof usersTable.columns>;
+export type TokenRow = RowOf<typeof accessTokensTable.columns>;
 
 export const userRows = async (reader: TableReader) =>
-  (await reader.query('SELECT * FROM users ORDER BY ID')) as UserRow[];
+  selectRows(usersTable, reader, 'SELECT * FROM users ORDER BY ID');
 
 export const tokenRows = async (reader: TableReader, userId: number | null) =>
-  (userId === null
-    ? await reader.query('SELECT * FROM access_tokens ORDER BY CREATED_AT, TOKEN_ID')
-    : await reader.query('SELECT * FROM access_tokens WHERE USER_ID = ? ORDER BY CREATED_AT, TOKEN_ID', [
-        userId,
-      ])) as TokenRow[];
+  userId === null
+    ? selectRows(accessTokensTable, reader, 'SELECT * FROM access_tokens ORDER BY CREATED_AT, TOKEN_ID')
+    : selectRows(
+        accessTokensTable,
+        reader,
+        'SELECT * FROM access_tokens WHERE USER_ID = ? ORDER BY CREATED_AT, TOKEN_ID',
+        [userId],
+      );

@@ -1,8 +1,9 @@
-import type { TableProjection, TableReader } from '../projection/types';
+import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import type { TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
 
 /** `views`: one row per live view (MindsDB's information_schema.VIEWS columns first). */
-export const viewsTable: TableProjection = {
+export const viewsTable = tableProjection({
   table: 'views',
   key: 'ID',
   history: true,
@@ -41,29 +42,19 @@ export const viewsTable: TableProjection = {
       case 'ViewDeleted':
         rows.delete(BigInt(event.data.viewId));
         return;
+      default:
+        return allHandled(event);
     }
   },
-};
+});
 
-export type ViewRow = {
-  ID: bigint;
-  NAME: string;
-  PROJECT: string;
-  PROJECT_ID: bigint;
-  QUERY: string;
-  CREATED_AT: Date;
-  UPDATED_AT: Date;
-};
+export type ViewRow = RowOf<typeof viewsTable.columns>;
 
 export const viewRowsOfProject = async (reader: TableReader, projectId: number) =>
-  (await reader.query('SELECT * FROM views WHERE PROJECT_ID = ? ORDER BY ID', [
-    BigInt(projectId),
-  ])) as ViewRow[];
+  selectRows(viewsTable, reader, 'SELECT * FROM views WHERE PROJECT_ID = ? ORDER BY ID', [BigInt(projectId)]);
 
 export const viewRowByName = async (reader: TableReader, projectId: number, name: string) =>
-  (
-    (await reader.query('SELECT * FROM views WHERE PROJECT_ID = ? AND lower(NAME) = lower(?)', [
-      BigInt(projectId),
-      name,
-    ])) as ViewRow[]
-  )[0];
+  selectRow(viewsTable, reader, 'SELECT * FROM views WHERE PROJECT_ID = ? AND lower(NAME) = lower(?)', [
+    BigInt(projectId),
+    name,
+  ]);
