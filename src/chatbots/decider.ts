@@ -14,7 +14,10 @@ export type ChatbotDecisionState = {
   readonly models: ModelsState;
 };
 
-/** The chat database, resolved by the service (integrations live in their own streams). */
+/**
+ * The chat database, resolved by the service (integrations live in their own streams). A chatbot
+ * without one answers on the built-in channel only (`POST …/chatbots/{c}/messages`).
+ */
 export type ChatDatabase = { id: bigint; name: string };
 
 type Now = { now: Date };
@@ -25,7 +28,8 @@ export type ChatbotCommand =
         name: string;
         agentRef: string | null;
         modelName: string | null;
-        database: ChatDatabase;
+        /** null: no chat database, the built-in channel only. */
+        database: ChatDatabase | null;
         isRunning: boolean;
         params: Params;
         /** Made by the service (random): the chatbot's incoming webhook URL `/api/webhooks/chatbots/<token>`. */
@@ -102,8 +106,8 @@ const created = (
       project: project.name,
       name: d.name,
       ...brain,
-      databaseId: Number(d.database.id),
-      databaseName: d.database.name,
+      databaseId: d.database ? Number(d.database.id) : null,
+      databaseName: d.database ? d.database.name : null,
       params: d.params,
       isRunning: d.isRunning,
       webhookToken: d.webhookToken,
@@ -119,8 +123,6 @@ const createChatbot = (command: Command<'CreateChatbot'>, state: ChatbotDecision
 /** PUT of a chatbot that does not exist creates it, with the body's fields and MindsDB's defaults. */
 const createByPut = (command: Command<'PutChatbot'>, state: ChatbotDecisionState): ChatbotCreated[] => {
   const d = command.data;
-  if (!d.database)
-    throw invalid('Missing "database_id" or "database_name" field for chatbot', 'Missing field');
   return [
     created(
       state,
@@ -129,7 +131,7 @@ const createByPut = (command: Command<'PutChatbot'>, state: ChatbotDecisionState
         name: d.name ?? d.ref,
         agentRef: d.agentRef ?? null,
         modelName: d.modelName ?? null,
-        database: d.database,
+        database: d.database ?? null,
         isRunning: d.isRunning ?? false,
         params: d.params ?? {},
         webhookToken: d.webhookToken,

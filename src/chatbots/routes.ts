@@ -49,13 +49,14 @@ export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: Pro
       method: 'post',
       path: '/api/projects/:project/chatbots',
       tag: 'chatbots',
-      summary: 'Create a chatbot: an agent (or a model) answering in a chat database',
+      summary:
+        'Create a chatbot: an agent (or a model) answering on the built-in channel, and in a chat database when one is named',
       params: chatbotsPath,
       before: requireProject,
       body: createChatbotBody,
       responses: {
         201: { description: 'Created', schema: chatbotFlatView },
-        400: problem('Missing name, agent/model or database'),
+        400: problem('Missing name, or agent/model'),
         404: problem('Unknown project, database, agent or model'),
         409: problem('A chatbot with that name exists'),
       },
@@ -65,9 +66,8 @@ export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: Pro
             'Must include either "model_name" or "agent_name" field for chatbot',
             'Missing field',
           );
-        const database = await chatbots.resolveDatabase(chatbot);
-        if (!database)
-          throw invalid('Missing "database_id" or "database_name" field for chatbot', 'Missing field');
+        // No database: the chatbot answers on the built-in channel only (POST …/messages).
+        const database = (await chatbots.resolveDatabase(chatbot)) ?? null;
         const result = await chatbots.run(params.project, {
           type: 'CreateChatbot',
           data: {

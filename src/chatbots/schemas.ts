@@ -49,7 +49,11 @@ export const chatbotView = z.object({
   project: z.string(),
   agent: z.record(z.string(), z.unknown()).nullable(),
   database_id: z.number().int().nullable(),
-  database: z.string().describe('"?" when the database no longer exists'),
+  database: z
+    .string()
+    .describe(
+      '"?" when the chatbot has no chat database (none was named, or it no longer exists): it answers on the built-in channel only',
+    ),
   model_name: z.string().nullable(),
   params,
   created_at: z.string(),

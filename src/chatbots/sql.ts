@@ -1,5 +1,4 @@
 import type { ChatbotPorts, ChatbotsService } from './service';
-import { invalid } from '../shared/errors';
 import {
   ownProject,
   exists,
@@ -24,15 +23,15 @@ export const chatbotStatements = ({ chatbots, requireIntegration }: ChatbotSqlPo
       const name = statement.name.name;
       if (statement.ifNotExists && (await exists(() => chatbots.get(project, name)))) return ok;
       const { database, agent, model, is_running, ...params } = statement.options;
+      // Without a database the chatbot answers on the built-in channel only.
       const dbName = optionText('database', database);
-      if (!dbName) throw invalid(`CREATE CHATBOT needs USING database = '<chat database>'`);
       await chatbots.run(project, {
         type: 'CreateChatbot',
         data: {
           name,
           agentRef: optionText('agent', agent) ?? null,
           modelName: optionText('model', model) ?? null,
-          database: await requireIntegration({ name: dbName }),
+          database: dbName ? await requireIntegration({ name: dbName }) : null,
           // SQL's default, as MindsDB (REST's is false).
           isRunning: is_running === undefined ? true : Boolean(is_running),
           params,

@@ -119,7 +119,6 @@ describe.each(storeKinds)('chatbots API on %s', (store) => {
         (db: string) => ({ chatbot: { name: 'b', database_name: db } }),
         /"model_name" or "agent_name"/,
       ],
-      ['no database', () => ({ chatbot: { name: 'b', agent_name: 'helper' } }), /database_id/],
     ])('answers 400 for %s', async (_case, body, detail) => {
       const { project, database } = await givenChatWorld();
       expect(
