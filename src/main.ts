@@ -123,8 +123,8 @@ const main = async () => {
     limit: config.auth.loginRateLimit,
     windowMs: config.auth.loginRateWindowMs,
   });
+  // Each door logs its own 'listening' line (host, port, TLS) once it listens.
   const mysql = await startMysql(config, running, authOn, wireLogins);
-  if (mysql) logger.info({ host: config.host, port: mysql.port }, 'MySQL protocol listening');
   const postgres = await startPostgres(config, running, authOn, wireLogins);
 
   // After a signal: in-flight requests have SHUTDOWN_GRACE_MS to finish; then DuckDB work still

@@ -1,6 +1,7 @@
 /**
  * The real service serves the MySQL protocol on MYSQL_PORT beside HTTP, with the same engine: what
- * one door writes the other reads; SIGTERM closes both and the process exits.
+ * one door writes the other reads; SIGTERM closes both and the process exits. Its log says each door
+ * listens once.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -71,6 +72,9 @@ describe('the MySQL door of the real service', () => {
       expect(skills).toEqual([expect.objectContaining({ name: 's', type: 'custom' })]);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
+      // Each door says it listens once (main.ts used to say it again for MySQL).
+      expect(output.match(/MySQL protocol listening/g)).toHaveLength(1);
+      expect(output.match(/mindledger listening/g)).toHaveLength(1);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
       fs.rmSync(dataDir, { recursive: true, force: true });
