@@ -12,6 +12,7 @@ import {
   verifyLog,
   witnessedNotesBeyond,
   witnessFile,
+  type LeafHashes,
   type PublicKeyInput,
   type RecordedEventLike,
   type SigningKey,
@@ -71,6 +72,18 @@ export type WitnessOptions = {
   readonly witnesses?: readonly string[];
   /** LEDGER_CHECKPOINT_EVENTS: a log twice as long holding no checkpoint lost them. */
   readonly checkpointEvery?: number;
+  /**
+   * The leaf hashes the read model recorded (`ledger_leaves`): with them a changed event is named by
+   * its own position, once they are shown to rebuild the checkpoint it fails (src/ledger/verifyLog.ts).
+   */
+  readonly leafHashes?: LeafHashes;
+};
+
+/** The note a checkpoint event of this service carries (its own leaf is vouched for by it). */
+const checkpointNoteOf = (event: RecordedEventLike) => {
+  if (event.type !== 'LedgerCheckpointSigned' || event.meta.stream !== CHECKPOINT_STREAM) return undefined;
+  const note = (event.data as { note?: unknown } | null)?.note;
+  return typeof note === 'string' ? note : undefined;
 };
 
 /**
@@ -94,7 +107,13 @@ export const verifyWholeLog = async (
     tailedEvents(log, 5000, progress.signal),
     [...logNotes, ...witnessedNotesBeyond(logNotes, witnessed)],
     trusted,
-    { origin, onProgress: progress.onProgress, progressEvery: progress.every },
+    {
+      origin,
+      onProgress: progress.onProgress,
+      progressEvery: progress.every,
+      leafHashes: witness.leafHashes,
+      checkpointNoteOf,
+    },
   );
   return judgeWithWitnesses(result, {
     logNotes,
@@ -243,10 +262,22 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
       );
       timer.unref();
     },
-    /** Stops the timer and signs what is unsigned (a clean shutdown leaves a checkpoint). */
+    /**
+     * Stops the timer and signs what is unsigned (a clean shutdown leaves a checkpoint). The tree is
+     * the read model's: it first applies every event the log holds (writes answered ahead of it
+     * included), so the checkpoint covers the whole log but its own event.
+     */
     stop: async () => {
       if (timer) clearInterval(timer);
       if (!options.onStop) return;
+      await ctx.projections
+        .catchUp()
+        .catch((err: unknown) =>
+          ctx.logger.warn(
+            { err },
+            'ledger: the read model did not catch up before the checkpoint at shutdown',
+          ),
+        );
       await checkpoint(true).catch((err: unknown) =>
         ctx.logger.warn({ err }, 'ledger checkpoint at shutdown not signed'),
       );
@@ -256,6 +287,7 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
         await verifyWholeLog(ctx.log, options.trusted, options.origin, progress, {
           witnesses: options.witnessDir ? [options.witnessDir] : [],
           checkpointEvery: options.everyEvents,
+          leafHashes: duckLeafHashes(ctx.duck),
         }),
       ),
     /** How many events the log holds now (the total a streamed verification reports against). */

@@ -1,9 +1,6 @@
 import fs from 'node:fs';
-import { verifyWholeLog } from '../audit/ledger';
+import { verifyStoredLog } from '../audit/verifyStored';
 import { loadConfig } from '../config';
-import { openEventLog } from '../eventlog/open';
-import { loadOrCreateSigningKey } from '../ledger';
-import { systemClock } from '../shared/time';
 
 /** `--witness <dir>` (repeatable, or `--witness=<dir>`): the witnesses to compare the log with. */
 const witnessArgs = (args: readonly string[]): string[] | undefined => {
@@ -26,51 +23,43 @@ const witnessArgs = (args: readonly string[]): string[] | undefined => {
  * LEDGER_WITNESS_DIR, when it exists): a witnessed checkpoint missing from the log, a log shorter
  * than a witnessed size, or a witnessed root its leaves do not rebuild fails. Exit 0 on an intact
  * log; 1 naming the first event that fails (edited, deleted, inserted or reordered) or the missing
- * checkpoint; 2 when the check could not run. Reads only the log (the service may run).
+ * checkpoint; 2 when the check could not run. Reads the log, and the leaf hashes a stopped service's
+ * read model recorded (so a changed event is named by its position; with the service running, by
+ * the checkpoints around it). Changes nothing.
  */
 const main = async () => {
   const config = loadConfig(process.env);
   const witnesses =
     witnessArgs(process.argv.slice(2)) ?? [config.ledger.witnessDir].filter((d) => fs.existsSync(d));
   for (const w of witnesses) if (!fs.existsSync(w)) throw new Error(`No witness at ${w}`);
-  const key = loadOrCreateSigningKey(config.ledger.signingKey);
-  const log = await openEventLog({ url: config.eventStoreUrl, dataDir: config.dataDir, clock: systemClock });
-  try {
-    const started = Date.now();
-    const result = await verifyWholeLog(
-      log,
-      [key.publicKey, ...config.ledger.trustedKeys],
-      config.ledger.origin,
-      {},
-      { witnesses, checkpointEvery: config.ledger.everyEvents },
-    );
-    const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    if (result.ok) {
-      process.stdout.write(
-        `log intact: ${result.events} events, root ${result.rootHash}, ${result.checkpointsVerified} checkpoints verified` +
-          (result.uncheckpointed
-            ? `, ${result.uncheckpointed} events after the last checkpoint (not yet signed)`
-            : '') +
-          (witnesses.length
-            ? `, ${result.witnesses.checkpoints} witnessed checkpoints matched (${result.witnesses.sources.join(', ')})`
-            : ', no witness (keep one: LEDGER_WITNESS_DIR, --witness <dir>)') +
-          ` (${seconds} s)\n`,
-      );
-      for (const w of result.warnings) process.stdout.write(`warning: ${w}\n`);
-      return 0;
-    }
+  const started = Date.now();
+  const result = await verifyStoredLog(config, witnesses);
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  if (result.ok) {
     process.stdout.write(
-      `log NOT intact: ${result.problem} at leaf ${result.leafIndex}` +
-        (result.position !== null ? `, position ${result.position}` : '') +
-        (result.afterPosition !== null
-          ? ` (everything up to position ${result.afterPosition} verified)`
+      `log intact: ${result.events} events, root ${result.rootHash}, ${result.checkpointsVerified} checkpoints verified` +
+        (result.uncheckpointed
+          ? `, ${result.uncheckpointed} events after the last checkpoint (not yet signed)`
           : '') +
-        `${result.exact ? '' : ' (or a later event before the failing checkpoint)'}: ${result.detail}\n`,
+        (witnesses.length
+          ? `, ${result.witnesses.checkpoints} witnessed checkpoints matched (${result.witnesses.sources.join(', ')})`
+          : ', no witness (keep one: LEDGER_WITNESS_DIR, --witness <dir>)') +
+        ` (${seconds} s)\n`,
     );
-    return 1;
-  } finally {
-    await log.close();
+    for (const w of result.warnings) process.stdout.write(`warning: ${w}\n`);
+    return 0;
   }
+  process.stdout.write(
+    `log NOT intact: ${result.problem} at leaf ${result.leafIndex}` +
+      (result.position !== null ? `, position ${result.position}` : '') +
+      (result.afterPosition !== null ? ` (everything up to position ${result.afterPosition} verified)` : '') +
+      `${result.exact ? '' : ' (or a later event before the failing checkpoint)'}: ${result.detail}\n`,
+  );
+  if (!result.exact && result.leafHashesUnread)
+    process.stdout.write(
+      `(the read model's leaf hashes, which name the exact event, could not be read: ${result.leafHashesUnread}; stop the service and verify again)\n`,
+    );
+  return 1;
 };
 
 main().then(

@@ -22,6 +22,13 @@ export type VerifyLogOptions = {
   readonly leafHashes?: LeafHashes;
   /** Refuse checkpoints of another log. */
   readonly origin?: string;
+  /**
+   * The signed note an event carries when it records a checkpoint (the service's own checkpoint
+   * event), else undefined. A checkpoint's own event is a leaf after the tree it signs, so no
+   * checkpoint can cover the last one's: when it carries the last verified checkpoint's note, it is
+   * not counted as `uncheckpointed` (its note is signed; the rest of it awaits the next checkpoint).
+   */
+  readonly checkpointNoteOf?: (event: RecordedEventLike) => string | undefined;
 };
 
 export type VerifyProblem =
@@ -54,7 +61,10 @@ export type VerifyLogResult =
       readonly rootHash: string;
       readonly checkpointsVerified: number;
       readonly lastCheckpoint: CheckpointSummary | null;
-      /** Events after the last checkpoint: a checkpoint has yet to vouch for them. */
+      /**
+       * Events after the last checkpoint, but for that checkpoint's own event: a checkpoint has yet
+       * to vouch for them (0 after a clean stop, which signs what is unsigned).
+       */
       readonly uncheckpointed: number;
       readonly warnings: readonly string[];
     }
@@ -80,7 +90,7 @@ export type VerifyLogResult =
 type Failure = Extract<VerifyLogResult, { ok: false }>;
 
 type PendingCheckpoint =
-  | { readonly valid: true; readonly checkpoint: Checkpoint; readonly order: number }
+  | { readonly valid: true; readonly checkpoint: Checkpoint; readonly note: string; readonly order: number }
   | { readonly valid: false; readonly treeSize: number; readonly reason: string; readonly order: number };
 
 const summary = (c: Checkpoint): CheckpointSummary => ({
@@ -118,7 +128,7 @@ const prepareCheckpoints = (
         reason: `Checkpoint of ${result.checkpoint.origin}, not ${origin}`,
         order,
       });
-    else prepared.push({ valid: true, checkpoint: result.checkpoint, order });
+    else prepared.push({ valid: true, checkpoint: result.checkpoint, note, order });
     order++;
   }
   const sizeOf = (p: PendingCheckpoint) => (p.valid ? p.checkpoint.treeSize : p.treeSize);
@@ -153,6 +163,9 @@ export const verifyLog = async (
   let previousPosition: bigint | null = null;
   let checkpointsVerified = 0;
   let lastCheckpoint: Checkpoint | null = null;
+  let lastNote: string | null = null;
+  // The last checkpoint event read (its leaf and note): the last checkpoint's own, when they match.
+  let lastCheckpointEvent: { index: number; note: string } | null = null;
   // The last verified checkpoint: leaves [0, lastGood) are proven; the frontier there, and the
   // positions on each side of that boundary, locate a later failure.
   let lastGood = 0;
@@ -253,6 +266,7 @@ export const verifyLog = async (
       mismatch = null;
       checkpointsVerified++;
       lastCheckpoint = checkpoint;
+      lastNote = item.note;
       lastGood = size;
       goodFrontier = frontier.clone();
       positionBeforeGood = previousPosition;
@@ -280,6 +294,8 @@ export const verifyLog = async (
         );
       }
       if (count === lastGood) positionAtGood = position;
+      const note = options.checkpointNoteOf?.(event);
+      if (note !== undefined) lastCheckpointEvent = { index: count, note };
       if (count < storedSize && stored) {
         if (count >= chunkStart + chunk.length) {
           chunkStart = count;
@@ -338,13 +354,16 @@ export const verifyLog = async (
     );
   options.onProgress?.({ events: count, position: previousPosition, checkpointsVerified });
   const last: Checkpoint | null = lastCheckpoint;
+  const ownEvent: { index: number; note: string } | null = lastCheckpointEvent;
+  const signedNote: string | null = lastNote;
+  const ownLeaf = ownEvent !== null && ownEvent.index >= lastGood && ownEvent.note === signedNote ? 1 : 0;
   return {
     ok: true,
     events: count,
     rootHash: frontier.root().toString('base64'),
     checkpointsVerified,
     lastCheckpoint: last && summary(last),
-    uncheckpointed: count - lastGood,
+    uncheckpointed: count - lastGood - ownLeaf,
     warnings,
   };
 };

@@ -1,0 +1,89 @@
+import fs from 'node:fs';
+import { DuckDBInstance } from '@duckdb/node-api';
+import type { Config } from '../config';
+import { openEventLog } from '../eventlog/open';
+import { loadOrCreateSigningKey, type Hash, type LeafHashes } from '../ledger';
+import { systemClock } from '../shared/time';
+import { verifyWholeLog } from './ledger';
+
+/**
+ * The leaf hashes a stopped service's read model recorded (`ledger_leaves` in DUCKDB_FILE), read
+ * without changing it; undefined when they cannot be read (no file yet, or a running service holds
+ * it: then a failure is placed between checkpoints, not on its event).
+ */
+const recordedLeafHashes = async (
+  file: string,
+): Promise<{ leaves: LeafHashes; close: () => void } | { leaves: undefined; reason: string }> => {
+  if (file === ':memory:' || !fs.existsSync(file))
+    return { leaves: undefined, reason: `no read model at ${file}` };
+  let instance: DuckDBInstance;
+  try {
+    instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
+  } catch (error) {
+    return { leaves: undefined, reason: error instanceof Error ? error.message : String(error) };
+  }
+  const connection = await instance.connect();
+  const rows = async (sql: string, params: (bigint | string)[]) =>
+    (await connection.runAndReadAll(sql, params)).getRowObjectsJS();
+  const range = async (from: number, to: number): Promise<Hash[]> =>
+    to <= from
+      ? []
+      : (
+          await rows(
+            'SELECT LEAF_HASH FROM ledger_leaves WHERE LEAF_INDEX >= ? AND LEAF_INDEX < ? ORDER BY LEAF_INDEX',
+            [BigInt(from), BigInt(to)],
+          )
+        ).map((r) => Buffer.from(String(r.LEAF_HASH), 'hex'));
+  try {
+    // The tree's size is what the read model applied: its leaves [0, size) are complete.
+    const [tree] = await rows('SELECT SIZE FROM ledger_tree WHERE ID = ?', ['tree']);
+    const size = tree ? Number(tree.SIZE as bigint) : 0;
+    return {
+      leaves: {
+        size: () => size,
+        get: async (index) => {
+          const [hash] = await range(index, index + 1);
+          if (!hash) throw new Error(`No leaf ${index} is recorded`);
+          return hash;
+        },
+        range,
+      },
+      close: () => {
+        connection.closeSync();
+        instance.closeSync();
+      },
+    };
+  } catch (error) {
+    connection.closeSync();
+    instance.closeSync();
+    return { leaves: undefined, reason: error instanceof Error ? error.message : String(error) };
+  }
+};
+
+/**
+ * What `npm run verify` runs: the whole log (EVENT_STORE_URL or DATA_DIR) checked against its signed
+ * checkpoints and the witnesses (src/audit/ledger.ts, `verifyWholeLog`), with the leaf hashes the read
+ * model recorded when they can be read, so a changed event is named by its own position.
+ */
+export const verifyStoredLog = async (config: Config, witnesses: readonly string[] = []) => {
+  const key = loadOrCreateSigningKey(config.ledger.signingKey);
+  const log = await openEventLog({ url: config.eventStoreUrl, dataDir: config.dataDir, clock: systemClock });
+  const recorded = await recordedLeafHashes(config.duckdbFile);
+  try {
+    const result = await verifyWholeLog(
+      log,
+      [key.publicKey, ...config.ledger.trustedKeys],
+      config.ledger.origin,
+      {},
+      { witnesses, checkpointEvery: config.ledger.everyEvents, leafHashes: recorded.leaves },
+    );
+    return {
+      ...result,
+      /** Why a failure could only be placed between checkpoints (no recorded leaf hashes). */
+      ...('reason' in recorded ? { leafHashesUnread: recorded.reason } : {}),
+    };
+  } finally {
+    if ('close' in recorded) recorded.close();
+    await log.close();
+  }
+};
