@@ -19,12 +19,13 @@ export const statementKindOf = (kind: MindsStatement['kind']): StatementKind =>
 
 /** The SQL caches whose look-ups are counted (docs/operating.md, "Health, readiness and metrics"). */
 export type SqlCacheName =
-  /** Whole answers by the statement's text, database and parameters (a dashboard polling). */
+  /**
+   * The one cache of answers: whole answers by the statement's text (as sent, or as rewritten for
+   * DuckDB), database and parameters (a dashboard polling); one look-up counted per SELECT.
+   */
   | 'answer'
-  /** Parsed, resolved and planned SELECTs (DuckDB's parse and name resolution skipped). */
-  | 'statement'
-  /** Answers by the resolved query and bound values: the same query reached by another text. */
-  | 'prepared_answer';
+  /** Parsed, resolved and planned SELECTs (DuckDB's parse and name resolution skipped): plans, not answers. */
+  | 'statement';
 
 /**
  * What the SQL service reports to whoever watches it (the operator's metrics); a port it declares,

@@ -18,7 +18,7 @@ import { bindParameters } from './parameters';
 import { prepare, type Prepared, type Predictions, type TablePolicy } from './plan';
 import { predictInto } from './predictions';
 import { materializeSearches } from './knowledgeBaseTables';
-import { keepAnswer, readDeterministic, streamBound, type PreparedCache } from './statementCache';
+import { markReusable, readDeterministic, streamBound, type PreparedCache } from './statementCache';
 import { readAnswer } from './values';
 import type { TableAnswer } from './answers';
 
@@ -75,8 +75,11 @@ export type LocalRead = {
   sql: string;
   values: Record<string, DuckDBValue>;
   types: Record<string, DuckDBType>;
-  /** The answer cache's key, for answers that may be reused (deterministic local queries). */
-  answerKey: string | null;
+  /**
+   * Whether its answer depends only on the read model's version (a deterministic local query read
+   * under no table policy): the SQL service's answer cache may keep it (`markReusable`).
+   */
+  reusable: boolean;
   /** The plan's names for the result's columns (DuckDB's where it has none). */
   namesOf(columns: string[]): string[];
   /** Settles when the deadline passes or the client leaves (the connection was interrupted). */
@@ -284,8 +287,9 @@ class QueryRun {
  * The part of a SELECT before its rows are read: DuckDB parses it, every table reference is
  * resolved to where MindsDB's name lives (projections, files, or external databases), table and
  * scalar functions that reach outside are refused; then a `QueryRun` on a pooled connection makes
- * what its plan reads (predictions, searches, external fetches) and `read` reads the rows. A cached
- * or pushed-down answer goes to `answered` instead.
+ * what its plan reads (predictions, searches, external fetches) and `read` reads the rows. A
+ * pushed-down answer goes to `answered` instead. Plans are cached (`cache.queries`), answers are
+ * not: the SQL service keeps those it may reuse, by text (src/sql/service.ts).
  */
 export const withSelect = async <T>(
   { duck, catalog, cache, externals, predictions }: SelectDeps,
@@ -302,18 +306,6 @@ export const withSelect = async <T>(
   const natives = input.natives ?? new Map();
   const predictOptions = input.predictOptions ?? null;
   const key = `${input.db}\u0000${bound.sql}\u0000${JSON.stringify([...natives])}\u0000${JSON.stringify(predictOptions)}`;
-  const answerKeyOf = (p: Prepared) =>
-    p.kind === 'local' && p.deterministic
-      ? `${p.sql}\u0000${JSON.stringify(bound.values, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`
-      : null;
-  // A cached answer needs no connection at all. A query under a table policy is checked afresh.
-  const known = limits.policy ? undefined : cache.queries.get(key);
-  if (!limits.policy) cache.onLookup('statement', known !== undefined);
-  const knownAnswerKey = known ? answerKeyOf(known) : null;
-  const knownAnswer = knownAnswerKey === null ? undefined : cache.answers.get(knownAnswerKey);
-  if (knownAnswerKey !== null) cache.onLookup('prepared_answer', knownAnswer !== undefined);
-  if (knownAnswer) return answered(knownAnswer);
-
   return duck.withReader(
     async (c: DuckDBConnection): Promise<T> => {
       QueryRun.refuseStarting(limits);
@@ -321,7 +313,9 @@ export const withSelect = async <T>(
       // views made for name resolution, loads, the query itself.
       const run = new QueryRun(c, { duck, externals, predictions }, limits);
       try {
+        // A query under a table policy is resolved and checked afresh.
         let plan = limits.policy ? undefined : cache.queries.get(key);
+        if (!limits.policy) cache.onLookup('statement', plan !== undefined);
         if (!plan) {
           plan = await prepare(c, catalog, bound.sql, input.db, natives, deadline, limits.policy);
           if (plan.kind !== 'model' && !limits.policy) cache.queries.set(key, plan, input.version);
@@ -347,7 +341,7 @@ export const withSelect = async <T>(
           sql,
           values: bound.values,
           types: bound.types,
-          answerKey: limits.policy ? null : answerKeyOf(plan),
+          reusable: !limits.policy && plan.kind === 'local' && plan.deterministic,
           namesOf: (columns) =>
             columns.map((name, i) => (names?.length === columns.length ? names[i] : undefined) ?? name),
           ended: run.ended,
@@ -379,7 +373,8 @@ export const releaseResult = (c: DuckDBConnection): Promise<void> =>
 
 /**
  * Runs one SELECT whole (see `withSelect`), with a time limit (interrupted) and a row limit (the
- * answer says it was cut); small answers of deterministic local queries are cached.
+ * answer says it was cut). The answer of a deterministic local query is marked reusable
+ * (`markReusable`), for the SQL service's answer cache.
  */
 export const runSelect = (
   deps: SelectDeps,
@@ -392,7 +387,7 @@ export const runSelect = (
     input,
     { ...limits, deadline },
     (answer) => answer,
-    async ({ c, plan, sql, values, types, answerKey, namesOf, check }) => {
+    async ({ c, plan, sql, values, types, reusable, namesOf, check }) => {
       // A reused DuckDB statement keeps the sampling seed it was planned with, and external tables
       // and predictions are made afresh each time: only deterministic local queries reuse one.
       const read = (result: DuckDBResult) =>
@@ -409,7 +404,7 @@ export const runSelect = (
         data: table.data,
         ...(table.truncated ? { truncated: true as const } : {}),
       };
-      if (answerKey !== null) keepAnswer(deps.cache, answerKey, answer, table.bytes, input.version);
+      if (reusable) markReusable(answer, table.bytes);
       return answer;
     },
   );

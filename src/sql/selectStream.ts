@@ -2,7 +2,7 @@ import type { SqlContext, TableAnswer, TableRows } from './answers';
 import { deadlineIn, withinDeadline } from './deadline';
 import { toSqlError } from './errors';
 import { releaseResult, withSelect, type SelectDeps, type SelectInput, type SelectLimits } from './select';
-import { keepAnswer, MAX_CACHED_ROWS, streamBound } from './statementCache';
+import { markReusable, MAX_CACHED_ROWS, streamBound } from './statementCache';
 import { resultRows } from './values';
 
 /** What streamed SELECTs are doing now, for operators and tests. */
@@ -53,15 +53,18 @@ const rowError = (error: unknown) => {
  * until the consumer has read the last chunk or stops (`return()` on the iterator), the deadline
  * passes or the client leaves (the query is interrupted then): a consumer that never reads again
  * keeps it no longer than the deadline. Temporary tables go with the reader. A small answer of a
- * deterministic local query read to its end is cached as runSelect caches it; a cached answer is
- * served as one chunk.
+ * deterministic local query read to its end is marked reusable as runSelect marks it, and handed to
+ * `onCached` (the SQL service's answer cache); an answer in hand (pushed down) is served as one chunk.
  */
 export const streamSelect = (
   deps: SelectDeps,
   input: SelectInput,
   limits: SelectLimits,
   counters: StreamCounters = streamCounters(),
-  /** Told of an answer this stream cached (a caller keeping its own cache by query text). */
+  /**
+   * Told of the whole answer of a deterministic local query once read to its end, uncut (marked
+   * reusable; at most MAX_CACHED_ROWS rows are kept while reading): the caller's answer cache.
+   */
   onCached: (answer: TableAnswer) => void = () => undefined,
 ): Promise<TableRows> => {
   const deadline = limits.deadline ?? deadlineIn(limits.timeoutMs);
@@ -82,19 +85,19 @@ export const streamSelect = (
         maxBytes: limits.maxAnswerBytes,
         check: local.check,
       });
-      // A small answer of a deterministic local query is kept whole as it passes, and cached once
-      // read to its end, as runSelect caches it: dashboards repeating queries over the MySQL door
-      // are answered without DuckDB, as over HTTP.
-      let kept: unknown[][] | undefined = local.answerKey === null ? undefined : [];
+      // A small answer of a deterministic local query is kept whole as it passes, and handed to the
+      // caller's cache once read to its end, as runSelect marks it: dashboards repeating queries
+      // over the MySQL door are answered without DuckDB, as over HTTP.
+      let kept: unknown[][] | undefined = local.reusable ? [] : undefined;
       const cacheWhenWhole = () => {
-        if (!kept || local.answerKey === null || reader.truncated()) return;
+        if (!kept || !local.reusable || reader.truncated()) return;
         const answer: TableAnswer = {
           type: 'table',
           column_names: local.namesOf(reader.column_names),
           column_types: reader.column_types,
           data: kept,
         };
-        if (keepAnswer(deps.cache, local.answerKey, answer, reader.bytes(), input.version)) onCached(answer);
+        onCached(markReusable(answer, reader.bytes()));
       };
       let finish = () => undefined as void;
       const finished = new Promise<void>((resolve) => (finish = resolve));

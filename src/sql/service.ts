@@ -141,12 +141,65 @@ export const sqlService = (
     dataEpoch: () => ctx.projections.dataEpoch,
   });
 
-  // The same text, database and parameters give the same answer until the projections move on
-  // (for deterministic queries): repeated queries skip even the dialect rewriting. A caller under
-  // a role's policy is checked afresh: a cached answer was someone else's.
-  const answers = new VersionedCache<TableAnswer>(() => ctx.projections.version, 500);
+  /**
+   * The one cache of answers (metrics label `answer`), for the read model's version: until the
+   * projections move on, the same query gives the same answer (for what `isReusableAnswer` admits,
+   * src/sql/statementCache.ts: deterministic local queries, read under no table policy, of at most
+   * MAX_CACHED_ROWS rows and MAX_CACHED_BYTES bytes). Each answer is kept for the version read
+   * before its query started (`set` refuses it if the version moved since), under two keys:
+   *   - its text as the client sent it, database and parameters (`answerKey`): a repeated SELECT
+   *     (a dashboard polling, over HTTP or MySQL) skips even the rewriting and takes no reader;
+   *   - its text as rewritten for DuckDB (`rewrittenKey`: comments, MySQL's quoting and blanks
+   *     around it gone), with the database and the parameters it binds: the same query in another
+   *     text (a comment naming the request), or sent a parameter it does not use, skips planning
+   *     and DuckDB. SHOW's and DESCRIBE's SELECTs (`internal`) are kept by it too.
+   * A caller under a role's policy neither reads nor fills it: a cached answer was someone else's.
+   * Rows read with other limits (training, INSERT … SELECT, agents' tools) are neither.
+   * Below it nothing holds answers, only work: the plan cache (`prepared.queries`, label
+   * `statement`, per version: SELECTs parsed, resolved and planned, src/sql/select.ts) and DuckDB's
+   * prepared statements (`readDeterministic`, src/sql/statementCache.ts: per pooled connection and
+   * data epoch); a SELECT that misses here is read by DuckDB.
+   * 700 entries: the 500 and 200 of the two answer caches this one replaced (issue 38).
+   */
+  const answers = new VersionedCache<TableAnswer>(() => ctx.projections.version, 700);
   const answerKey = (sql: string, db: string, params: Record<string, unknown>) =>
     `${db}\u0000${sql}\u0000${JSON.stringify(params)}`;
+  const rewrittenKey = (
+    db: string,
+    text: Pick<SelectInput, 'sql' | 'placeholders' | 'positional' | 'natives' | 'predictOptions'>,
+    params: Record<string, unknown>,
+  ): string | undefined => {
+    // Everything of the rewritten text `runSelect` reads (see `inputOf`), and the parameters its
+    // placeholders bind (`bindParameters` reads no other: one sent but unused changes nothing);
+    // none for values JSON cannot spell (a BigInt), which are read afresh. Blanks around the
+    // statement (where a closing comment was) change nothing it answers either.
+    const bound = [...new Set(text.placeholders)].map((name) =>
+      !(name in params) ? 'missing' : params[name] === undefined ? 'undefined' : [params[name]],
+    );
+    try {
+      return `\u0001${db}\u0000${text.sql.trim()}\u0000${JSON.stringify([
+        text.placeholders,
+        text.positional ?? 0,
+        [...(text.natives ?? [])],
+        text.predictOptions ?? null,
+        bound,
+      ])}`;
+    } catch {
+      return undefined;
+    }
+  };
+  /** The answer kept under the rewritten text's key (counted: the look-up a SELECT's hit or miss is). */
+  const knownRewritten = (key: string | undefined) => {
+    if (key === undefined) return undefined;
+    const known = answers.get(key);
+    observer.cacheLookup('answer', known !== undefined);
+    return known;
+  };
+  /** Keeps a reusable answer under each of its keys, for `version`. */
+  const keep = (answer: TableAnswer, version: number, ...keys: (string | undefined)[]) => {
+    if (!isReusableAnswer(answer)) return;
+    for (const key of keys) if (key !== undefined) answers.set(key, answer, version);
+  };
   type Select<T> = (
     sql: string,
     db: string,
@@ -169,9 +222,16 @@ export const sqlService = (
   ) => runSelect(deps, inputOf(await selectText(catalog, sql, db, options.deadline), db, params), options);
   const select: Select<TableAnswer> = async (sql, db, params, deadline, signal, policy) => {
     const version = ctx.projections.version;
-    const key = answerKey(sql, db, params);
-    const answer = await readSelect(sql, db, params, { ...limits, deadline, signal, policy });
-    if (!policy && isReusableAnswer(answer)) answers.set(key, answer, version);
+    const key = policy ? undefined : answerKey(sql, db, params);
+    const text = await selectText(catalog, sql, db, deadline);
+    const rewritten = policy ? undefined : rewrittenKey(db, text, params);
+    const known = knownRewritten(rewritten);
+    if (known) {
+      keep(known, version, key);
+      return known;
+    }
+    const answer = await runSelect(deps, inputOf(text, db, params), { ...limits, deadline, signal, policy });
+    keep(answer, version, key, rewritten);
     return answer;
   };
   /**
@@ -194,14 +254,20 @@ export const sqlService = (
   const streams = streamCounters();
   const selectRows: Select<TableRows> = async (sql, db, params, deadline, signal, policy) => {
     const version = ctx.projections.version;
-    const key = answerKey(sql, db, params);
+    const key = policy ? undefined : answerKey(sql, db, params);
     const text = await selectText(catalog, sql, db, deadline);
+    const rewritten = policy ? undefined : rewrittenKey(db, text, params);
+    const known = knownRewritten(rewritten);
+    if (known) {
+      keep(known, version, key);
+      return oneChunk(known);
+    }
     return streamSelect(
       deps,
       inputOf(text, db, params),
       { ...limits, deadline, signal, policy },
       streams,
-      (answer) => !policy && answers.set(key, answer, version),
+      (answer) => keep(answer, version, key, rewritten),
     );
   };
   /** The caller's table policy (and project scope), from its role. */
@@ -210,18 +276,26 @@ export const sqlService = (
    * Our own SQL (already DuckDB dialect, MindsDB names) wrapped around a client's WHERE/LIKE: read
    * under the caller's policy, so SHOW and DESCRIBE answer what its SELECTs would.
    */
-  const internal = (
+  const internal = async (
     sql: string,
     db: string,
     deadline: Deadline,
     params: Record<string, unknown> = {},
     placeholders: string[] = [],
-  ) =>
-    runSelect(deps, inputOf({ sql, placeholders }, db, params), {
+  ) => {
+    const version = ctx.projections.version;
+    const policy = callerPolicy();
+    const rewritten = policy ? undefined : rewrittenKey(db, { sql, placeholders }, params);
+    const known = knownRewritten(rewritten);
+    if (known) return known;
+    const answer = await runSelect(deps, inputOf({ sql, placeholders }, db, params), {
       ...limits,
       deadline,
-      policy: callerPolicy(),
+      policy,
     });
+    keep(answer, version, rewritten);
+    return answer;
+  };
 
   /** An agent's SQL tool: one SELECT (MySQL dialect, no native queries) under a table policy. */
   const scopedSelect: ScopedSqlEngine['select'] = async (sql, db, options) => {
@@ -339,9 +413,10 @@ export const sqlService = (
       if (SELECT_LIKE.has(keyword)) {
         kind = 'select';
         const policy = rolePolicy(principal);
-        // An answer in hand is given at once (no deadline timer); `selecting` reads and fills the cache.
+        // An answer in hand is given at once (no deadline timer); `selecting` reads and fills the
+        // cache. A miss by text is counted by `selecting`, once it has looked by the rewritten text.
         const known = policy ? undefined : answers.get(answerKey(sql, db, params));
-        if (!policy) observer.cacheLookup('answer', known !== undefined);
+        if (known) observer.cacheLookup('answer', true);
         const table = await (known ??
           withinDeadline(selecting(sql, db, params, deadline, signal, policy), deadline));
         // Labelled as MySQL labels them (src/sql/labels.ts), whichever door asked.

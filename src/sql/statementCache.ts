@@ -11,44 +11,45 @@ import type { TableAnswer } from './answers';
 import type { SqlCacheName } from './observer';
 
 /**
- * Parsed-and-resolved queries, and the answers of deterministic local ones, for the current
- * projection version: the tables change only when events are applied, so until then the same query
- * over the same tables has the same answer (dashboards and clients that poll get it without DuckDB).
+ * Parsed, resolved and planned SELECTs for the current projection version (metrics label
+ * `statement`): a plan cache, not an answer cache. A SELECT's text met again skips DuckDB's parse
+ * and the resolution of its names; it is still read. Answers are cached once, by the SQL service
+ * (src/sql/service.ts, `answers`), for the answers `isReusableAnswer` admits.
  */
 export const preparedCache = (
   currentVersion: () => number,
   /** Told of each look-up, hit or miss (the operator's hit rate). */
-  onLookup: (cache: Extract<SqlCacheName, 'statement' | 'prepared_answer'>, hit: boolean) => void = () =>
-    undefined,
+  onLookup: (cache: Extract<SqlCacheName, 'statement'>, hit: boolean) => void = () => undefined,
 ) => ({
   queries: new VersionedCache<Prepared>(currentVersion, 1000),
-  answers: new VersionedCache<TableAnswer>(currentVersion, 200),
   onLookup,
 });
 export type PreparedCache = ReturnType<typeof preparedCache>;
+
+/** The answer cache keeps answers of at most this many rows (a stream keeps no more while it reads)… */
 export const MAX_CACHED_ROWS = 1000;
-/** Cached answers are small: 200 (and the service's 500) entries of up to SQL_MAX_ANSWER_BYTES each would not be. */
+/** …and this many bytes of rows as JSON: its 700 entries of up to SQL_MAX_ANSWER_BYTES each would not be small. */
 export const MAX_CACHED_BYTES = 256 * 1024;
 
-/** Answers that depend only on the projections' version: callers may keep them as long as it holds. */
-export const reusableAnswers = new WeakSet<TableAnswer>();
-export const isReusableAnswer = (answer: TableAnswer) => reusableAnswers.has(answer);
+/**
+ * Answers that depend only on the projections' version — a deterministic local query's (no
+ * predictions, agents, external tables, knowledge-base searches, random(), now() or sampling),
+ * read under no table policy — with the bytes of their rows as JSON. Only `runSelect` and
+ * `streamSelect` mark them, once read (a stream: read to its end, not cut).
+ */
+const reusableAnswers = new WeakMap<TableAnswer, number>();
+export const markReusable = (answer: TableAnswer, bytes: number): TableAnswer => {
+  reusableAnswers.set(answer, bytes);
+  return answer;
+};
 
 /**
- * Keeps the answer of a deterministic local query for the read-model version it was read at, when
- * it is small (`bytes`: its rows as JSON); says whether it was kept.
+ * Whether the answer cache may keep `answer` for the read-model version it was read at: it depends
+ * on that version alone (`markReusable`) and is small (MAX_CACHED_ROWS, MAX_CACHED_BYTES).
  */
-export const keepAnswer = (
-  cache: PreparedCache,
-  key: string,
-  answer: TableAnswer,
-  bytes: number,
-  version: number,
-): boolean => {
-  if (answer.data.length > MAX_CACHED_ROWS || bytes > MAX_CACHED_BYTES) return false;
-  cache.answers.set(key, answer, version);
-  reusableAnswers.add(answer);
-  return true;
+export const isReusableAnswer = (answer: TableAnswer): boolean => {
+  const bytes = reusableAnswers.get(answer);
+  return bytes !== undefined && bytes <= MAX_CACHED_BYTES && answer.data.length <= MAX_CACHED_ROWS;
 };
 
 /**

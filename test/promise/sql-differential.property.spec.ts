@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { startTestApp, storeKinds, type TestApp } from '../support/app';
-import { checkQuery, PARAMS, query, render, type Query } from '../support/promise-sql';
+import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { asMultiset, checkQuery, PARAMS, query, render, usesParam, type Query } from '../support/promise-sql';
 import {
   applyAll,
   applyCommand,
@@ -51,6 +51,33 @@ describe.each(storeKinds)('SQL answers equal a fresh DuckDB connection’s (%s)'
               if (!result.ok)
                 throw new Error(`${result.message}\n\nwrites and queries so far:\n${transcript.join('\n')}`);
               transcript.push(`  query ${render(q, 'client', value)}`);
+              await checkOtherText(q, value);
+            };
+            /**
+             * The same query in another text (a closing comment, a parameter it does not use), which
+             * the answer cache finds by its rewritten text: it answers what the text just checked
+             * answers (at the same read-model version: nothing is written in between).
+             */
+            const checkOtherText = async (q: Query, value: string) => {
+              const text = render(q, 'client', value);
+              const ask = (sql: string, params: Record<string, unknown>) =>
+                querySql(t, sql, { context: { db: q.db }, params });
+              const params = usesParam(q) ? { v: value } : {};
+              const [checked, other] = [
+                await ask(text, params),
+                await ask(`${text} /* another text */`, { ...params, unused: value }),
+              ];
+              const shape = (a: typeof checked) => ({
+                type: a.type,
+                error_code: a.error_code,
+                column_names: a.column_names,
+                column_types: a.column_types,
+                rows: asMultiset(a.data ?? []),
+              });
+              if (JSON.stringify(shape(other)) !== JSON.stringify(shape(checked)))
+                throw new Error(
+                  `another text of ${text} answered otherwise: ${JSON.stringify(shape(other))}, not ${JSON.stringify(shape(checked))}\n\nwrites and queries so far:\n${transcript.join('\n')}`,
+                );
             };
             try {
               // First over empty tables (a plan made there expects no rows and no strings), then over

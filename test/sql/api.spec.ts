@@ -193,6 +193,31 @@ describe('SQL endpoint', () => {
         const after = await countSkills(project);
         expect(after.data![0]![0]).toBe((before.data![0]![0] as number) + 1);
       });
+
+      it('answers the same query in another text (a comment, MySQL quoting) as the first, and a changed table at once', async () => {
+        const { name: project } = await givenProject(t);
+        const first = await countSkills(project);
+        const again = await table(
+          `SELECT count(*) AS n FROM information_schema.skills WHERE PROJECT = "${project}" /* request 1 */`,
+        );
+        expect(again.data).toEqual(first.data);
+        await givenSkill(t, project, { name: 'cache_probe_2', type: 'x' });
+        const after = await table(
+          `SELECT count(*) AS n FROM information_schema.skills WHERE PROJECT = "${project}" /* request 2 */`,
+        );
+        expect(after.data![0]![0]).toBe((first.data![0]![0] as number) + 1);
+      });
+
+      it('keeps an answer cut at SQL_ROW_LIMIT from reads with other limits (training), and theirs from it', async () => {
+        const cutFirst = 'SELECT * FROM range(120) AS r(i)';
+        expect(await table(cutFirst)).toMatchObject({ truncated: true, data: expect.any(Array) });
+        expect(await t.running.sql.queryRows('mindsdb', cutFirst)).toHaveLength(120);
+        const trainedFirst = 'SELECT * FROM range(130) AS r(i)';
+        expect(await t.running.sql.queryRows('mindsdb', trainedFirst)).toHaveLength(130);
+        const cut = await table(trainedFirst);
+        expect(cut.data).toHaveLength(50);
+        expect(cut.truncated).toBe(true);
+      });
     });
 
     it('cuts answers at the row limit and says so', async () => {
