@@ -2,6 +2,7 @@ import type { AppContext } from '../context';
 import { projectCommand } from '../projectCommand';
 import { conflict, invalid } from '../shared/errors';
 import { isSystemDatabaseName } from '../shared/names';
+import type { ProjectAggregate } from './aggregate';
 import { decideProject } from './decider';
 import type { ProjectDirectory } from './directory';
 import { presentProjectState } from './present';
@@ -12,10 +13,12 @@ export type ProjectPorts = {
   /** Whether an integration (a registered external database) holds a name: projects and integrations share one namespace. */
   isIntegration(name: string): Promise<boolean>;
   /**
-   * Read before a project is deleted: what to undo outside the log once it is (the objects its
-   * triggers installed in their source databases; the cascade records only their deletion).
+   * Once a project's deletion is in the log, given its state as the deletion was decided on: what
+   * to undo outside the log (the objects its triggers installed in their source databases; the
+   * cascade records only their deletion). Read from the log, never the read model, so a delete
+   * answered ahead of the read model waits for nothing.
    */
-  beforeRemove(name: string): Promise<() => Promise<void>>;
+  removed(before: ProjectAggregate): Promise<void>;
 };
 
 /** Projects: reads through the directory, writes through the project's own stream. */
@@ -40,14 +43,18 @@ export const projectsService = (ctx: AppContext, directory: ProjectDirectory, po
   remove: async (name: string, expectedVersion?: bigint) => {
     if (isSystemDatabaseName(name))
       throw invalid(`${name} is a system database and cannot be deleted`, 'Cannot delete project');
-    const undoOutside = await ports.beforeRemove(name);
+    // The state the deletion is decided on (the last decision's, after any retry).
+    let before: ProjectAggregate | undefined;
     const outcome = await projectCommand(ctx, {
       project: name,
       command: { type: 'DeleteProject', data: { name, expectedVersion } },
-      decide: decideProject,
+      decide: (command, state) => {
+        before = state;
+        return decideProject(command, state);
+      },
       answer: 'ahead',
     });
-    if (outcome.events.length > 0) await undoOutside();
+    if (before && outcome.events.length > 0) await ports.removed(before);
   },
 
   ensureDefault: async () => {

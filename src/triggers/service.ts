@@ -2,12 +2,13 @@ import crypto from 'node:crypto';
 import { forgetDeleted } from '../ledger/secretKeeper';
 import type { AppContext } from '../context';
 import { projectCommand } from '../projectCommand';
+import type { ProjectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
 import { invalid, notFound } from '../shared/errors';
 import { currentRequest } from '../shared/requestContext';
 import { decideTrigger } from './decider';
-import { allTriggerRows, triggerRowByName, type TriggerRow } from './projection';
+import { triggerRowByName, type TriggerRow } from './projection';
 import { installStatements, uninstallStatements } from './source';
 
 /** The external databases as triggers need them (filled by the composition root). */
@@ -98,28 +99,19 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
   };
 
   /** Removes what a trigger installed in its source (its function, trigger and queue rows): logged, not thrown. */
-  const uninstall = (row: TriggerRow) =>
+  const uninstall = (trigger: { id: bigint; database: string; table: string; key: string }) =>
     source()
-      .run(row.DATABASE, uninstallStatements(row.KEY, row.TABLE))
+      .run(trigger.database, uninstallStatements(trigger.key, trigger.table))
       .catch((error: unknown) =>
         ctx.logger.warn(
-          { err: error, trigger: String(row.ID) },
+          { err: error, trigger: String(trigger.id) },
           'trigger objects not removed from the source',
         ),
       );
 
-  /**
-   * Before a project is deleted: its triggers, read now, whose objects in their sources are removed
-   * once the deletion (which records theirs) is in the log.
-   */
-  const beforeProjectRemoved = async (projectName: string) => {
-    const project = await projects.find(projectName);
-    const rows = project
-      ? (await allTriggerRows(ctx.duck)).filter((r) => Number(r.PROJECT_ID) === Number(project.id))
-      : [];
-    return async () => {
-      for (const row of rows) await uninstall(row);
-    };
+  /** Once a project's deletion (which records its triggers') is in the log: their objects in their sources go. */
+  const projectRemoved = async (before: ProjectAggregate) => {
+    for (const trigger of before.triggers.values()) await uninstall(trigger);
   };
 
   /** `forget`: the secrets its statements hold are forgotten too (crypto-shredding). */
@@ -144,10 +136,11 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
         outcome.events.find((e) => e.type === 'TriggerDeleted'),
       );
     // Recorded first, then removed from the source: a firing after this finds the trigger gone.
-    if (row && outcome.events.length > 0) await uninstall(row);
+    if (row && outcome.events.length > 0)
+      await uninstall({ id: row.ID, database: row.DATABASE, table: row.TABLE, key: row.KEY });
   };
 
-  return { create, remove, get: findRow, beforeProjectRemoved };
+  return { create, remove, get: findRow, projectRemoved };
 };
 
 export type TriggersService = ReturnType<typeof triggersService>;

@@ -46,7 +46,7 @@ export const buildServices = (
   const directory = projectDirectory(ctx.duck, ctx.cachedOf('projects'));
   const projects = projectsService(ctx, directory, {
     isIntegration: (name) => databases.isIntegration(name),
-    beforeRemove: (name) => triggers.beforeProjectRemoved(name),
+    removed: (before) => triggers.projectRemoved(before),
   });
   const databases = databasesService(ctx, projects);
   const models = modelsService(ctx, directory, blobs, training, instanceIdOf(ctx.config.dataDir));
