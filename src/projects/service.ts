@@ -3,7 +3,7 @@ import { projectCommand } from '../projectCommand';
 import { conflict, invalid } from '../shared/errors';
 import { isSystemDatabaseName } from '../shared/names';
 import type { ProjectAggregate } from './aggregate';
-import { decideProject } from './decider';
+import { decideProject, type ProjectCommand } from './decider';
 import type { ProjectDirectory } from './directory';
 import { presentProjectState } from './present';
 import { DEFAULT_PROJECT } from './state';
@@ -48,7 +48,7 @@ export const projectsService = (ctx: AppContext, directory: ProjectDirectory, po
     const outcome = await projectCommand(ctx, {
       project: name,
       command: { type: 'DeleteProject', data: { name, expectedVersion } },
-      decide: (command, state) => {
+      decide: (command: ProjectCommand, state) => {
         before = state;
         return decideProject(command, state);
       },
