@@ -9,7 +9,7 @@ import {
   optionObject,
   optionText,
   projectOf,
-  unlessMissing,
+  dropByName,
   type SqlCatalog,
   type StatementHandlers,
 } from '../sql/handlers';
@@ -86,16 +86,9 @@ export const agentStatements = (agents: Pick<AgentsService, 'get' | 'run'>) =>
       });
       return ok;
     },
-    DropAgent: async (statement, context) => {
-      await unlessMissing(statement.ifExists, () =>
-        agents.run(
-          projectOf(statement.name, context),
-          { type: 'DeleteAgent', data: { ref: statement.name.name } },
-          { forget: statement.forget },
-        ),
-      );
-      return ok;
-    },
+    DropAgent: dropByName((project, ref, forget) =>
+      agents.run(project, { type: 'DeleteAgent', data: { ref } }, { forget }),
+    ),
   }) satisfies StatementHandlers<'CreateAgent' | 'UpdateAgent' | 'DropAgent'>;
 
 /** information_schema.AGENTS, and every project's agents table. */

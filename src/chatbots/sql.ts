@@ -5,7 +5,7 @@ import {
   ok,
   optionText,
   projectOf,
-  unlessMissing,
+  dropByName,
   type SqlCatalog,
   type StatementHandlers,
 } from '../sql/handlers';
@@ -59,16 +59,9 @@ export const chatbotStatements = ({ chatbots, requireIntegration }: ChatbotSqlPo
       });
       return ok;
     },
-    DropChatbot: async (statement, context) => {
-      await unlessMissing(statement.ifExists, () =>
-        chatbots.run(
-          projectOf(statement.name, context),
-          { type: 'DeleteChatbot', data: { ref: statement.name.name } },
-          { forget: statement.forget },
-        ),
-      );
-      return ok;
-    },
+    DropChatbot: dropByName((project, ref, forget) =>
+      chatbots.run(project, { type: 'DeleteChatbot', data: { ref } }, { forget }),
+    ),
   }) satisfies StatementHandlers<'CreateChatbot' | 'UpdateChatbot' | 'DropChatbot'>;
 
 /** information_schema.CHATBOTS, and every project's chatbots table. */

@@ -6,7 +6,7 @@ import {
   ok,
   optionText,
   projectOf,
-  unlessMissing,
+  dropByName,
   type SqlCatalog,
   type StatementHandlers,
 } from '../sql/handlers';
@@ -36,16 +36,9 @@ export const skillStatements = (skills: Pick<SkillsService, 'get' | 'run'>) =>
       });
       return ok;
     },
-    DropSkill: async (statement, context) => {
-      await unlessMissing(statement.ifExists, () =>
-        skills.run(
-          projectOf(statement.name, context),
-          { type: 'DeleteSkill', data: { ref: statement.name.name } },
-          { forget: statement.forget },
-        ),
-      );
-      return ok;
-    },
+    DropSkill: dropByName((project, ref, forget) =>
+      skills.run(project, { type: 'DeleteSkill', data: { ref } }, { forget }),
+    ),
   }) satisfies StatementHandlers<'CreateSkill' | 'UpdateSkill' | 'DropSkill'>;
 
 /** information_schema.SKILLS, and every project's skills table. */

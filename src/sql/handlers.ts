@@ -104,3 +104,20 @@ export const unlessMissing = async (ifExists: boolean, remove: () => Promise<unk
     if (!(ifExists && isNotFound(error))) throw error;
   }
 };
+
+/**
+ * DROP SKILL | AGENT | CHATBOT [IF EXISTS] … [FORGET]: the resource's delete, through its service
+ * (`remove`, given its project, its name and whether to forget its secrets); with IF EXISTS a
+ * missing one is no error.
+ */
+export const dropByName =
+  (remove: (project: string, ref: string, forget: boolean) => Promise<unknown>) =>
+  async (
+    statement: { readonly name: QualifiedName; readonly ifExists: boolean; readonly forget: boolean },
+    context: StatementContext,
+  ): Promise<OkAnswer> => {
+    await unlessMissing(statement.ifExists, () =>
+      remove(projectOf(statement.name, context), statement.name.name, statement.forget),
+    );
+    return ok;
+  };

@@ -220,18 +220,30 @@ export const sqlService = (
     params: Record<string, unknown>,
     options: SelectLimits & { deadline: Deadline },
   ) => runSelect(deps, inputOf(await selectText(catalog, sql, db, options.deadline), db, params), options);
-  const select: Select<TableAnswer> = async (sql, db, params, deadline, signal, policy) => {
+  /**
+   * A client's SELECT rewritten for DuckDB, with its two cache keys (none under a policy) and the
+   * answer the rewritten text's key holds (also kept then under the text as sent).
+   */
+  const rewrittenSelect = async (
+    sql: string,
+    db: string,
+    params: Record<string, unknown>,
+    deadline: Deadline,
+    policy: TablePolicy | undefined,
+  ) => {
     const version = ctx.projections.version;
     const key = policy ? undefined : answerKey(sql, db, params);
     const text = await selectText(catalog, sql, db, deadline);
     const rewritten = policy ? undefined : rewrittenKey(db, text, params);
     const known = knownRewritten(rewritten);
-    if (known) {
-      keep(known, version, key);
-      return known;
-    }
+    if (known) keep(known, version, key);
+    return { text, known, keepRead: (answer: TableAnswer) => keep(answer, version, key, rewritten) };
+  };
+  const select: Select<TableAnswer> = async (sql, db, params, deadline, signal, policy) => {
+    const { text, known, keepRead } = await rewrittenSelect(sql, db, params, deadline, policy);
+    if (known) return known;
     const answer = await runSelect(deps, inputOf(text, db, params), { ...limits, deadline, signal, policy });
-    keep(answer, version, key, rewritten);
+    keepRead(answer);
     return answer;
   };
   /**
@@ -253,21 +265,14 @@ export const sqlService = (
   /** Streamed SELECTs: what they hold now (see `StreamCounters`). */
   const streams = streamCounters();
   const selectRows: Select<TableRows> = async (sql, db, params, deadline, signal, policy) => {
-    const version = ctx.projections.version;
-    const key = policy ? undefined : answerKey(sql, db, params);
-    const text = await selectText(catalog, sql, db, deadline);
-    const rewritten = policy ? undefined : rewrittenKey(db, text, params);
-    const known = knownRewritten(rewritten);
-    if (known) {
-      keep(known, version, key);
-      return oneChunk(known);
-    }
+    const { text, known, keepRead } = await rewrittenSelect(sql, db, params, deadline, policy);
+    if (known) return oneChunk(known);
     return streamSelect(
       deps,
       inputOf(text, db, params),
       { ...limits, deadline, signal, policy },
       streams,
-      (answer) => keep(answer, version, key, rewritten),
+      keepRead,
     );
   };
   /** The caller's table policy (and project scope), from its role. */

@@ -2,8 +2,8 @@ import type { KnowledgeBaseRows } from '../knowledgeBases/sql';
 import { withinDeadline } from './deadline';
 import { SqlError, SqlErrorCode } from './errors';
 import type { FileWrites } from './fileWrites';
-import { ok, type StatementHandlers } from './handlers';
-import type { IntegrationWrites } from './integrationWrites';
+import { ok, type StatementContext, type StatementHandlers } from './handlers';
+import type { IntegrationWriteStatement, IntegrationWrites } from './integrationWrites';
 import type { Introspection } from './introspection';
 
 /**
@@ -19,17 +19,16 @@ export const pipelineStatements = (deps: {
   readonly knowledgeBaseRows: KnowledgeBaseRows;
 }) => {
   const { introspection, integrationWrites, fileWrites, knowledgeBaseRows } = deps;
-  /** Rows go into external databases and files; into a project, only a knowledge base takes them. */
-  const intoIntegration = async <K extends 'Insert' | 'Delete' | 'CreateTable' | 'UpdateTable' | 'DropTable'>(
-    statement: Parameters<StatementHandlers[K]>[0],
-    context: Parameters<StatementHandlers[K]>[1],
-  ) => {
+  /** The write into the external database it names, or undefined when it names none. */
+  const intoIntegration = async (statement: IntegrationWriteStatement, context: StatementContext) => {
     const integration = await integrationWrites.integrationOf(statement, context.db);
     return integration
       ? integrationWrites.run(statement, integration, context.db, context.sql, context.params)
       : undefined;
   };
-  const notExternal = (verb: string, target: { project: string | null; name: string }, db: string) => {
+  /** Rows go into external databases and files; into a project, only a knowledge base takes them. */
+  const notExternal = (verb: string, statement: IntegrationWriteStatement, db: string) => {
+    const { target } = statement;
     const where = `${target.project ?? db}.${target.name}`;
     return new SqlError(
       SqlErrorCode.Forbidden,
@@ -52,23 +51,29 @@ export const pipelineStatements = (deps: {
     },
     Set: (statement) => introspection.set(statement.text),
     Insert: async (statement, context) =>
-      (await intoIntegration<'Insert'>(statement, context)) ??
+      (await intoIntegration(statement, context)) ??
       (fileWrites.isFileWrite(statement, context.db)
         ? fileWrites.run(statement, context.db, context.params)
         : knowledgeBaseRows.insert(statement, context)),
     Delete: async (statement, context) =>
-      (await intoIntegration<'Delete'>(statement, context)) ?? knowledgeBaseRows.delete(statement, context),
-    CreateTable: async (statement, context) =>
-      (await intoIntegration<'CreateTable'>(statement, context)) ??
-      (fileWrites.isFileWrite(statement, context.db)
-        ? fileWrites.run(statement, context.db, context.params)
-        : Promise.reject(notExternal('CREATE TABLE', statement.target, context.db))),
-    UpdateTable: async (statement, context) =>
-      (await intoIntegration<'UpdateTable'>(statement, context)) ??
-      Promise.reject(notExternal('UPDATE', statement.target, context.db)),
-    DropTable: async (statement, context) =>
-      (await intoIntegration<'DropTable'>(statement, context)) ??
-      Promise.reject(notExternal('DROP TABLE', statement.target, context.db)),
+      (await intoIntegration(statement, context)) ?? knowledgeBaseRows.delete(statement, context),
+    CreateTable: async (statement, context) => {
+      const written = await intoIntegration(statement, context);
+      if (written) return written;
+      if (fileWrites.isFileWrite(statement, context.db))
+        return fileWrites.run(statement, context.db, context.params);
+      throw notExternal('CREATE TABLE', statement, context.db);
+    },
+    UpdateTable: async (statement, context) => {
+      const written = await intoIntegration(statement, context);
+      if (written) return written;
+      throw notExternal('UPDATE', statement, context.db);
+    },
+    DropTable: async (statement, context) => {
+      const written = await intoIntegration(statement, context);
+      if (written) return written;
+      throw notExternal('DROP TABLE', statement, context.db);
+    },
   } satisfies StatementHandlers<
     'Show' | 'Describe' | 'Use' | 'Set' | 'Insert' | 'Delete' | 'CreateTable' | 'UpdateTable' | 'DropTable'
   >;

@@ -105,6 +105,9 @@ const sqlText = fc.oneof(
   likelyLone.map((s) => `CREATE SKILL mindsdb.hs USING type='${s.replace(/'/g, "''")}'`),
   likelyLone.map((s) => `CREATE PROJECT \`${s.replace(/`/g, '``')}\``),
   likelyLone.map((s) => `CREATE AGENT mindsdb.\`${s.replace(/`/g, '``')}\` USING model='gpt-4o'`),
+  // A chatbot on the built-in channel (no database): its name and a parameter of the client's.
+  likelyLone.map((s) => `CREATE CHATBOT mindsdb.\`${s.replace(/`/g, '``')}\` USING agent='hs_a'`),
+  likelyLone.map((s) => `CREATE CHATBOT mindsdb.hc USING agent='hs_a', prompt='${s.replace(/'/g, "''")}'`),
   // Writes into files: a name, a column and a value of the client's.
   likelyLone.map((s) => `CREATE OR REPLACE TABLE files.hf (SELECT '${s.replace(/'/g, "''")}' AS a)`),
   likelyLone.map((s) => `INSERT INTO files.hf (SELECT '${s.replace(/'/g, "''")}' AS a)`),
