@@ -1,4 +1,5 @@
-import { ownProject, type SqlCatalog } from '../sql/handlers';
+import type { AgentRunsService } from './service';
+import { ownProject, type SqlCatalog, type SqlLookups } from '../sql/handlers';
 
 /** information_schema.AGENT_RUNS and AGENT_STEPS: every agent run and each of its steps. */
 export const agentRunCatalog = {
@@ -14,3 +15,9 @@ export const agentRunCatalog = {
     agent_steps: (ofProject) => `TRACE_ID IN (SELECT TRACE_ID FROM main.agent_runs WHERE ${ofProject})`,
   },
 } satisfies SqlCatalog;
+
+/** An agent queried as a table answers (each answer a run of this slice). */
+export const agentLookup = (agentRuns: Pick<AgentRunsService, 'findAgentName'>) =>
+  ({
+    isAgent: (project, name) => agentRuns.findAgentName(project, name),
+  }) satisfies Pick<SqlLookups, 'isAgent'>;

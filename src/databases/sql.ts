@@ -1,5 +1,5 @@
 import type { DatabasesService } from './service';
-import { ok, unlessMissing, validName, type StatementHandlers } from '../sql/handlers';
+import { ok, unlessMissing, validName, type SqlLookups, type StatementHandlers } from '../sql/handlers';
 
 export type DatabaseSqlPorts = {
   readonly databases: Pick<DatabasesService, 'exists' | 'create' | 'remove'>;
@@ -31,3 +31,9 @@ export const databaseStatements = ({ databases, createProject }: DatabaseSqlPort
       return ok;
     },
   }) satisfies StatementHandlers<'CreateDatabase' | 'DropDatabase'>;
+
+/** An integration's canonical name (an external database or a chat channel). */
+export const integrationLookup = (databases: Pick<DatabasesService, 'findIntegration'>) =>
+  ({
+    isIntegration: async (name) => (await databases.findIntegration(name))?.name,
+  }) satisfies Pick<SqlLookups, 'isIntegration'>;

@@ -9,6 +9,7 @@ import {
   projectOf,
   type StatementContext,
   type SqlCatalog,
+  type SqlLookups,
   type StatementHandlers,
   type StatementOf,
 } from '../sql/handlers';
@@ -102,3 +103,9 @@ export const knowledgeBaseCatalog = {
   projectTables: { knowledge_bases: 'KNOWLEDGE_BASES' },
   scopedRows: { knowledge_bases: ownProject },
 } satisfies SqlCatalog;
+
+/** A knowledge base queried as a table searches. */
+export const knowledgeBaseLookup = (kbs: Pick<KnowledgeBasesService, 'exists'>) =>
+  ({
+    isKnowledgeBase: async (project, name) => (await kbs.exists(project, name))?.name,
+  }) satisfies Pick<SqlLookups, 'isKnowledgeBase'>;

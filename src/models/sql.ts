@@ -10,7 +10,14 @@ import {
   type MindsStatement,
   type TimeSeriesClauses,
 } from '../sql/parse';
-import { ownProject, ok, projectOf, type SqlCatalog, type StatementHandlers } from '../sql/handlers';
+import {
+  ownProject,
+  ok,
+  projectOf,
+  type SqlCatalog,
+  type SqlLookups,
+  type StatementHandlers,
+} from '../sql/handlers';
 
 export type ModelSqlPorts = {
   readonly models: Pick<ModelsService, 'exists' | 'create' | 'retrain' | 'finetune' | 'remove'>;
@@ -155,3 +162,9 @@ export const modelCatalog = {
   projectTables: { models: 'MODELS', models_versions: 'MODELS_VERSIONS' },
   scopedRows: { models: ownProject },
 } satisfies SqlCatalog;
+
+/** A model queried as a table predicts. */
+export const modelLookup = (models: Pick<ModelsService, 'exists'>) =>
+  ({
+    isModel: (project, name) => models.exists(project, name),
+  }) satisfies Pick<SqlLookups, 'isModel'>;

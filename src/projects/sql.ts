@@ -1,5 +1,5 @@
 import type { ProjectsService } from './service';
-import { ok, validName, type StatementHandlers } from '../sql/handlers';
+import { ok, validName, type SqlLookups, type StatementHandlers } from '../sql/handlers';
 
 /** CREATE PROJECT and DROP PROJECT, through the projects service (the same commands as REST). */
 export const projectStatements = (projects: Pick<ProjectsService, 'find' | 'create' | 'remove'>) =>
@@ -15,3 +15,9 @@ export const projectStatements = (projects: Pick<ProjectsService, 'find' | 'crea
       return ok;
     },
   }) satisfies StatementHandlers<'CreateProject' | 'DropProject'>;
+
+/** A project's canonical name, for the SQL interface's name resolution. */
+export const projectLookup = (projects: Pick<ProjectsService, 'find'>) =>
+  ({
+    isProject: async (name) => (await projects.find(name))?.name,
+  }) satisfies Pick<SqlLookups, 'isProject'>;

@@ -7,6 +7,7 @@ import { quoteIdent, quoteString } from '../shared/quoting';
 import { KB_SCHEMA } from '../kb/layout';
 import { HISTORY_TABLES, rowsAsOf } from '../projection/history';
 import { sliceCatalogs } from './slices';
+import type { SqlLookups } from './handlers';
 
 /** Where MindsDB's information_schema lives in DuckDB (DuckDB's own is read-only and must not win). */
 export const IS_SCHEMA = 'mdb_information_schema';
@@ -210,19 +211,8 @@ export const installCatalog = async (writer: DuckDBConnection) => {
 /** A table the query names, resolved to where it lives in DuckDB. */
 export type PhysicalTable = { schema: string; table: string };
 
-export type CatalogLookup = {
-  isProject(name: string): Promise<string | undefined>;
-  /** The uploaded file's table name (its key) if there is one. */
-  isFile(name: string): Promise<string | undefined>;
-  /** Whether `project` has a model called `name` (queried as a table it predicts). */
-  isModel(project: string, name: string): Promise<boolean>;
-  /** The agent's name when `project` has an agent called `name` (queried as a table it answers). */
-  isAgent(project: string, name: string): Promise<string | undefined>;
-  isIntegration(name: string): Promise<string | undefined>;
-  /** The knowledge base's name when `project` has one called `name` (queried as a table it searches). */
-  isKnowledgeBase(project: string, name: string): Promise<string | undefined>;
-  /** The query of `project.name` when it is a view. */
-  viewQuery(project: string, name: string): Promise<string | undefined>;
+/** The slices' look-ups (`SqlLookups`), and what the SQL interface learns itself. */
+export type CatalogLookup = SqlLookups & {
   /**
    * The columns `SELECT * FROM project.name` answers (a view or a knowledge base), null when they
    * cannot be learnt without running more than the read model (a view of a model or an agent would

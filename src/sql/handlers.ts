@@ -54,6 +54,26 @@ export type SqlCatalog = {
   readonly scopedRows?: Readonly<Record<string, (ofProject: string) => string>>;
 };
 
+/**
+ * How a name in a query is told apart: each SQL-visible capability answers for its own objects
+ * from its slice's `sql.ts` (listed once in `src/sql/slices.ts`), and the SQL interface resolves a
+ * table reference through them. Each answers the canonical name (or whether it exists).
+ */
+export type SqlLookups = {
+  isProject(name: string): Promise<string | undefined>;
+  /** The uploaded file's table name (its key) if there is one. */
+  isFile(name: string): Promise<string | undefined>;
+  isIntegration(name: string): Promise<string | undefined>;
+  /** Whether `project` has a model called `name` (queried as a table it predicts). */
+  isModel(project: string, name: string): Promise<boolean>;
+  /** The agent's name when `project` has an agent called `name` (queried as a table it answers). */
+  isAgent(project: string, name: string): Promise<string | undefined>;
+  /** The knowledge base's name when `project` has one called `name` (queried as a table it searches). */
+  isKnowledgeBase(project: string, name: string): Promise<string | undefined>;
+  /** The query of `project.name` when it is a view. */
+  viewQuery(project: string, name: string): Promise<string | undefined>;
+};
+
 /** A table whose rows name their project: a scoped caller reads its project's. */
 export const ownProject = (ofProject: string) => ofProject;
 

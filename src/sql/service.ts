@@ -1,7 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { AppContext } from '../context';
-import { nameKey } from '../shared/names';
 import { quoteMysqlIdent } from '../shared/quoting';
 import { catalogResolver, INFORMATION_SCHEMA_TABLES, installCatalog, PROJECT_TABLES } from './catalog';
 import { configureServerPaths, externalError, SqlError, SqlErrorCode, toSqlError } from './errors';
@@ -27,7 +26,7 @@ import { introspection } from './introspection';
 import { objectColumnsOf } from './objectColumns';
 import { integrationWritesOf, type SelectAll } from './integrationWrites';
 import { fileWritesOf } from './fileWrites';
-import { modelSqlPorts, sliceStatements } from './slices';
+import { modelSqlPorts, sliceLookups, sliceStatements } from './slices';
 import { pipelineStatements } from './tableStatements';
 import type { StatementContext, StatementHandlers, StatementKindName, StatementOf } from './handlers';
 import { createModelFromText } from '../models/sql';
@@ -61,13 +60,7 @@ export const sqlService = (
   observer: SqlObserver = unobserved,
 ) => {
   const catalog = catalogResolver({
-    isProject: async (name) => (await services.projects.find(name))?.name,
-    isIntegration: async (name) => (await services.databases.findIntegration(name))?.name,
-    isFile: async (name) => ((await services.files.find(name)) ? nameKey(name) : undefined),
-    isModel: (project, name) => services.models.exists(project, name),
-    isAgent: (project, name) => services.agentRuns.findAgentName(project, name),
-    isKnowledgeBase: async (project, name) => (await services.knowledgeBases.exists(project, name))?.name,
-    viewQuery: (project, name) => services.views.queryOf(project, name),
+    ...sliceLookups(services),
     // information_schema.COLUMNS lists views' and knowledge bases' columns as SELECT * answers them.
     columnsOf: (project, name) =>
       objectColumnsOf(deps, (sql, db) => inputOf({ sql, placeholders: [] }, db), limits)(project, name),

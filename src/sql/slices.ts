@@ -1,17 +1,18 @@
 import { agentCatalog, agentStatements } from '../agents/sql';
-import { agentRunCatalog } from '../agentRuns/sql';
+import { agentLookup, agentRunCatalog } from '../agentRuns/sql';
 import { chatMessageCatalog } from '../chatMessages/sql';
 import { chatbotCatalog, chatbotStatements } from '../chatbots/sql';
-import { databaseStatements } from '../databases/sql';
+import { databaseStatements, integrationLookup } from '../databases/sql';
+import { fileLookup } from '../files/sql';
 import { jobCatalog, jobStatements } from '../jobs/sql';
-import { knowledgeBaseCatalog, knowledgeBaseStatements } from '../knowledgeBases/sql';
+import { knowledgeBaseCatalog, knowledgeBaseLookup, knowledgeBaseStatements } from '../knowledgeBases/sql';
 import { mlEngineCatalog, mlEngineStatements } from '../mlEngines/sql';
-import { modelCatalog, modelStatements, type ModelSqlPorts } from '../models/sql';
-import { projectStatements } from '../projects/sql';
+import { modelCatalog, modelLookup, modelStatements, type ModelSqlPorts } from '../models/sql';
+import { projectLookup, projectStatements } from '../projects/sql';
 import { skillCatalog, skillStatements } from '../skills/sql';
 import { triggerCatalog, triggerStatements } from '../triggers/sql';
-import { viewCatalog, viewStatements } from '../views/sql';
-import type { SqlCatalog } from './handlers';
+import { viewCatalog, viewLookup, viewStatements } from '../views/sql';
+import type { SqlCatalog, SqlLookups } from './handlers';
 import type { SqlPorts } from './ports';
 
 /** What the models slice's statements need of the others (DROP MODEL drops a view, as MindsDB). */
@@ -63,3 +64,14 @@ export const sliceCatalogs: readonly SqlCatalog[] = [
   agentRunCatalog,
   chatMessageCatalog,
 ];
+
+/** How each kind of name in a query is recognised, each by the slice that owns it, listed once. */
+export const sliceLookups = (ports: SqlPorts): SqlLookups => ({
+  ...projectLookup(ports.projects),
+  ...fileLookup(ports.files),
+  ...integrationLookup(ports.databases),
+  ...modelLookup(ports.models),
+  ...agentLookup(ports.agentRuns),
+  ...knowledgeBaseLookup(ports.knowledgeBases),
+  ...viewLookup(ports.views),
+});

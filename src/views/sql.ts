@@ -1,5 +1,12 @@
 import type { ViewsService } from './service';
-import { ownProject, ok, projectOf, type SqlCatalog, type StatementHandlers } from '../sql/handlers';
+import {
+  ownProject,
+  ok,
+  projectOf,
+  type SqlCatalog,
+  type SqlLookups,
+  type StatementHandlers,
+} from '../sql/handlers';
 
 /** CREATE [OR REPLACE] VIEW, ALTER VIEW and DROP VIEW, through the views service (as REST). */
 export const viewStatements = (views: Pick<ViewsService, 'create' | 'update' | 'remove'>) =>
@@ -29,3 +36,9 @@ export const viewCatalog = {
   projectTables: { views: 'VIEWS' },
   scopedRows: { views: ownProject },
 } satisfies SqlCatalog;
+
+/** A view queried as a table runs its query. */
+export const viewLookup = (views: Pick<ViewsService, 'queryOf'>) =>
+  ({
+    viewQuery: (project, name) => views.queryOf(project, name),
+  }) satisfies Pick<SqlLookups, 'viewQuery'>;
