@@ -14,7 +14,6 @@ let limits: EventLimits = defaultEventLimits;
 export const configureEventLimits = (next: EventLimits) => {
   limits = next;
 };
-export const eventLimits = (): EventLimits => limits;
 
 /** Marks a zod issue as a broken bound (the client's input), not a malformed event (a bug). */
 const BOUND = 'mindledger.bound';
@@ -105,6 +104,8 @@ export const resourceKinds = [
   'trigger',
   'triggerFiring',
   'integrationWrite',
+  'mcpSession',
+  'llmQuery',
 ] as const;
 export type ResourceKind = (typeof resourceKinds)[number];
 

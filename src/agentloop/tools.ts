@@ -87,9 +87,6 @@ export const defineTool = <S extends z.ZodType>(spec: {
 export const toolSpecs = (tools: readonly AgentTool[]): ToolSpec[] =>
   tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
 
-/** OpenAI's rule for function names. */
-export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
-
 export const toolNameSuffix = (label: string) =>
   label
     .replace(/[^a-zA-Z0-9_-]+/g, '_')

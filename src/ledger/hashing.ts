@@ -45,8 +45,6 @@ export const splitPoint = (n: number): number => {
   return k;
 };
 
-export const isHash = (value: Uint8Array): boolean => value.length === HASH_SIZE;
-
 /** Constant-time equality for hashes (the root of a tree an attacker controls need not leak timing). */
 export const sameHash = (a: Uint8Array, b: Uint8Array): boolean =>
   a.length === b.length && crypto.timingSafeEqual(a, b);

@@ -41,15 +41,6 @@ export const withRequest = <T>(context: RequestContext, fn: () => T): T => stora
 export const currentRequest = (): RequestContext | undefined => storage.getStore();
 
 /**
- * Runs `fn` in the current request, seen through another interface (a REST call that runs SQL, an
- * agent run's tool calls): the actor and the request id stay.
- */
-export const viaInterface = <T>(via: Interface, fn: () => T): T => {
-  const current = storage.getStore();
-  return current ? storage.run({ ...current, interface: via }, fn) : fn();
-};
-
-/**
  * Records that a request appended events up to `position` (the highest one counts: a client reading
  * elsewhere waits for it and, the log being read in order, for all before it). The command runner
  * calls it for every append, with the request that sent the command.

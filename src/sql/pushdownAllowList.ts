@@ -102,10 +102,6 @@ const allowed: Record<'postgres' | 'mysql', ReadonlySet<string>> = {
   mysql: new Set([...COMMON, ...ENGINE_FUNCTIONS.mysql]),
 };
 
-/** Whether a read-only caller may push a call of `name` down to a database of this engine. */
-export const isPushableFunction = (engine: string, name: string) =>
-  allowed[family(engine)].has(name.toLowerCase());
-
 const refusal = (role: string, what: string, integration: string) =>
   new SqlError(
     SqlErrorCode.Forbidden,
