@@ -142,7 +142,11 @@ export const createApp = async (
   withRequest({ requestId: 'ledger', interface: 'system', actor: { kind: 'system', id: 'ledger' } }, () =>
     services.ledger.start(),
   );
-  const { app, api } = buildHttpApp(
+  const {
+    app,
+    api,
+    close: closeHttp,
+  } = buildHttpApp(
     ctx,
     services,
     sql,
@@ -165,8 +169,15 @@ export const createApp = async (
     api,
     close: async () => {
       // Let trainings this process started finish recording (bounded), then stop. The bound's timer
-      // is unref'd: left running, it kept a process that had closed everything alive for 10 s.
-      await Promise.race([services.models.idle(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+      // is unref'd and cleared: left running, it kept a process that had closed everything alive
+      // for 10 s (and, as any timer, the async context it was made in reachable).
+      let bound: NodeJS.Timeout | undefined;
+      await Promise.race([
+        services.models.idle(),
+        new Promise((r) => (bound = setTimeout(r, 10_000).unref())),
+      ]);
+      clearTimeout(bound);
+      closeHttp();
       await Promise.all([processor.stop(), pollers.stop(), jobs.stop(), triggers.stop()]);
       await services.ledger.stop();
       await externals.closeAll();

@@ -1,6 +1,6 @@
 import cors from 'cors';
 import type { Request, RequestHandler } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { MemoryStore, rateLimit } from 'express-rate-limit';
 import helmet from 'helmet';
 import { isLoopback, type Config } from '../config';
 import { forbidden, tooManyRequests, unauthorized } from '../shared/errors';
@@ -194,8 +194,12 @@ export const reenterRequest: RequestHandler = (req, _res, next) => {
 /**
  * Failed sign-ins, per address and per user name: LOGIN_RATE_LIMIT in each window, successes
  * not counted. A blocked attempt answers 429 with Retry-After, before its password is checked.
+ * `close` stops the stores' window timers: left running, each kept the app that made it reachable
+ * (a timer holds the async context it was made in) for the window's length, 15 minutes by default.
  */
-export const loginLimiters = (config: AuthConfig): RequestHandler[] => {
+export const loginLimiters = (config: AuthConfig): { handlers: RequestHandler[]; close: () => void } => {
+  const byAddress = new MemoryStore();
+  const byUser = new MemoryStore();
   const common = {
     windowMs: config.loginRateWindowMs,
     limit: config.loginRateLimit,
@@ -211,10 +215,11 @@ export const loginLimiters = (config: AuthConfig): RequestHandler[] => {
         ),
       )) as RequestHandler,
   };
-  return [
-    rateLimit({ ...common, validate: { trustProxy: false, xForwardedForHeader: false } }),
+  const handlers = [
+    rateLimit({ ...common, store: byAddress, validate: { trustProxy: false, xForwardedForHeader: false } }),
     rateLimit({
       ...common,
+      store: byUser,
       keyGenerator: (req) => {
         const name = (req.body as { username?: unknown } | undefined)?.username;
         return `user:${typeof name === 'string' ? name.toLowerCase() : ''}`;
@@ -222,4 +227,11 @@ export const loginLimiters = (config: AuthConfig): RequestHandler[] => {
       validate: { trustProxy: false, xForwardedForHeader: false, keyGeneratorIpFallback: false },
     }),
   ];
+  return {
+    handlers,
+    close: () => {
+      byAddress.shutdown();
+      byUser.shutdown();
+    },
+  };
 };

@@ -43,7 +43,7 @@ export const buildHttpApp = (
   sql: SqlService,
   readModel: ReadModelStatus,
   operator: OperatorView,
-): { app: Express; api: Api } => {
+): { app: Express; api: Api; close: () => void } => {
   // The HTTP endpoint answers MySQL's connection-level look-ups (`SELECT @@version`, SHOW VARIABLES
   // LIKE, SHOW COLUMNS …) with the MySQL door's code, so the two doors agree.
   const sqlOverHttp = mysqlDialectOutsideConnections(
@@ -125,7 +125,8 @@ export const buildHttpApp = (
   app.use(reenterRequest);
   app.use(awaitMinLogPosition(ctx.projections, ctx.config.readMinPositionWaitMs));
   app.use(asOfReads(ctx.duck));
-  app.post('/api/login', loginLimiters(ctx.config.auth));
+  const limiters = loginLimiters(ctx.config.auth);
+  app.post('/api/login', limiters.handlers);
   const document = api.openApiDocument({ title: 'mindledger', version: VERSION });
   app.get('/api/openapi.json', (_req, res) => {
     res.json(document);
@@ -137,5 +138,5 @@ export const buildHttpApp = (
   // Problem details never name this server's directories (DuckDB and Node quote file paths).
   registerServerPaths([ctx.config.dataDir, path.dirname(path.resolve(ctx.config.duckdbFile))]);
   app.use(errorMapper(ctx.logger));
-  return { app, api };
+  return { app, api, close: limiters.close };
 };
