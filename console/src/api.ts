@@ -1,4 +1,4 @@
-import type { SqlAnswer } from './logic';
+import type { Role, SqlAnswer } from './logic';
 
 /** A request the server refused for want of a session (sign-in on): the console asks to sign in. */
 export class SignInRequired extends Error {
@@ -71,12 +71,22 @@ export const sqlRows = async (query: string): Promise<Record<string, unknown>[]>
 
 export type Status = {
   version?: string;
+  mindsdb_version?: string;
   http_auth_enabled?: boolean;
   auth?: { http_auth_enabled?: boolean };
   [key: string]: unknown;
 };
 
 export const authEnabled = (s: Status) => Boolean(s.http_auth_enabled ?? s.auth?.http_auth_enabled);
+
+/** GET /api/me: who the session or token belongs to (all null while sign-in is off). */
+export type Me = {
+  http_auth_enabled?: boolean;
+  user: string | null;
+  role: Role | null;
+  project: string | null;
+  via: 'session' | 'token' | 'none';
+};
 
 export const login = (username: string, password: string) =>
   sendJson<unknown>('POST', '/api/login', { username, password });

@@ -1,5 +1,6 @@
 import { getJson, HttpProblem } from './api';
 import { fill, h } from './dom';
+import { localTime, parseServerTime, zoneLabel } from './logic';
 
 type EventView = {
   position: number;
@@ -77,7 +78,7 @@ export const createAudit = (parent: HTMLElement) => {
     const after = from.value ? new Date(from.value).getTime() : -Infinity;
     const before = to.value ? new Date(to.value).getTime() : Infinity;
     const shown = events.filter((e) => {
-      const at = new Date(e.recorded_at.replace(' ', 'T')).getTime();
+      const at = parseServerTime(e.recorded_at).getTime();
       return (
         (!t || e.type.toLowerCase().includes(t)) &&
         (!who || actorOf(e).toLowerCase().includes(who)) &&
@@ -96,43 +97,53 @@ export const createAudit = (parent: HTMLElement) => {
           h(
             'tr',
             {},
-            ['position', 'recorded', 'stream', 'type', 'actor', 'data'].map((c) => h('th', {}, c)),
+            [
+              ['position', 'position'],
+              ['recorded', `recorded (local time, ${zoneLabel()})`],
+              ['stream', 'stream'],
+              ['type', 'type'],
+              ['actor', 'actor'],
+              ['data', 'data (click to expand)'],
+            ].map(([key, label]) => h('th', { class: `col-${key}`, 'data-column': key }, label)),
           ),
         ),
         h(
           'tbody',
           {},
-          [...shown]
-            .reverse()
-            .map((e) =>
+          [...shown].reverse().map((e) =>
+            h(
+              'tr',
+              {},
+              h('td', { class: 'num' }, e.position),
               h(
-                'tr',
+                'td',
+                { 'data-testid': 'audit-recorded', title: `${e.recorded_at} UTC` },
+                localTime(parseServerTime(e.recorded_at)),
+              ),
+              h(
+                'td',
                 {},
-                h('td', { class: 'num' }, e.position),
-                h('td', {}, e.recorded_at),
                 h(
-                  'td',
-                  {},
-                  h(
-                    'button',
-                    { class: 'link', onclick: () => ((stream.value = e.stream), void reload()) },
-                    e.stream,
-                  ),
+                  'button',
+                  { class: 'link', onclick: () => ((stream.value = e.stream), void reload()) },
+                  e.stream,
                 ),
-                h('td', {}, e.type),
-                h('td', {}, actorOf(e)),
+              ),
+              h('td', {}, e.type),
+              h('td', {}, actorOf(e)),
+              h(
+                'td',
+                { class: 'json', 'data-testid': 'audit-data' },
+                // Two lines of the data, wrapped in the column; a click shows all of it.
                 h(
-                  'td',
-                  { class: 'json' },
-                  h(
-                    'details',
-                    {},
-                    h('summary', {}, JSON.stringify(e.data).slice(0, 80)),
-                    h('pre', {}, JSON.stringify(e.data, null, 2)),
-                  ),
+                  'details',
+                  {},
+                  h('summary', {}, JSON.stringify(e.data)),
+                  h('pre', {}, JSON.stringify(e.data, null, 2)),
                 ),
               ),
             ),
+          ),
         ),
       ),
     );

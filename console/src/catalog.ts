@@ -29,7 +29,7 @@ export const loadCatalog = async (): Promise<Catalog> => {
     optional('SELECT * FROM information_schema.MODELS'),
     optional('SELECT NAME, PROJECT FROM information_schema.AGENTS'),
     optional('SELECT NAME, PROJECT, TYPE FROM information_schema.SKILLS'),
-    optional('SELECT NAME, PROJECT, AGENT, IS_RUNNING FROM information_schema.CHATBOTS'),
+    optional('SELECT NAME, PROJECT, DATABASE, AGENT, IS_RUNNING FROM information_schema.CHATBOTS'),
     optional('SELECT NAME, PROJECT FROM information_schema.KNOWLEDGE_BASES'),
     optional('SELECT NAME, PROJECT FROM information_schema.VIEWS'),
     optional('SELECT NAME, PROJECT FROM information_schema.JOBS'),

@@ -69,13 +69,20 @@ export const createChat = (parent: HTMLElement, openInEditor: (sql: string) => v
       steps.append(h('li', {}, ...children));
       log.scrollTop = log.scrollHeight;
     };
-    const sqlBlock = (sql: string) =>
-      h(
+    // The agent's SQL arrives twice: as the tool call's input and as the `sql` chunk of the
+    // statement it ran. Shown once: the run marks the tool call's block.
+    const shownSql = new Map<string, HTMLElement>();
+    const sqlKey = (sql: string) => sql.trim().replace(/;\s*$/, '').replace(/\s+/g, ' ');
+    const sqlBlock = (sql: string) => {
+      const block = h(
         'div',
         { class: 'sql-step' },
         h('pre', { 'data-testid': 'chat-sql' }, sql),
         h('button', { class: 'small', onclick: () => openInEditor(sql) }, 'Open in editor'),
       );
+      shownSql.set(sqlKey(sql), block);
+      return block;
+    };
     try {
       const res = await request(
         `/api/projects/${encodeURIComponent(target.project)}/agents/${encodeURIComponent(target.agent)}/completions/stream`,
@@ -112,9 +119,11 @@ export const createChat = (parent: HTMLElement, openInEditor: (sql: string) => v
           else if (typeof c.output === 'string') {
             text += c.output;
             answer.textContent = text;
-          } else if (c.type === 'sql' && typeof c.content === 'string')
-            step(h('span', { class: 'tool' }, 'SQL run'), sqlBlock(c.content));
-          else if (c.type === 'error') {
+          } else if (c.type === 'sql' && typeof c.content === 'string') {
+            const shown = shownSql.get(sqlKey(c.content));
+            if (shown) shown.classList.add('ran');
+            else step(h('span', { class: 'tool' }, 'SQL run'), sqlBlock(c.content));
+          } else if (c.type === 'error') {
             bubble.classList.add('failed');
             step(
               h(

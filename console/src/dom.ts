@@ -47,11 +47,44 @@ export const copyText = async (text: string) => {
   }
 };
 
-/** A short message that fades (copy done, upload finished). */
+/** Toasts shown at once; an older one gives way to a newer. */
+const MAX_TOASTS = 4;
+
+/**
+ * A short message in the stack at the top right, under the header. The stack takes its own room in
+ * the page (the view below gives way) rather than lying over it, so a toast never covers a control;
+ * what is anchored at the bottom (the chat's input and Send) does not move. Each has a close
+ * button; information fades after a few seconds, an error after fifteen (or when newer ones push
+ * it out).
+ */
 export const toast = (message: string, kind: 'info' | 'error' = 'info') => {
-  const el = h('div', { class: `toast ${kind}`, role: 'status' }, message);
-  document.body.append(el);
-  setTimeout(() => el.remove(), 3500);
+  let stack = document.querySelector<HTMLElement>('.toasts');
+  if (!stack) {
+    stack = h('div', { class: 'toasts', 'data-testid': 'toasts', 'aria-live': 'polite' });
+    const header = document.querySelector('#app > header');
+    if (header) header.after(stack);
+    else document.body.prepend(stack);
+  }
+  const el = h(
+    'div',
+    { class: `toast ${kind}`, role: kind === 'error' ? 'alert' : 'status', 'data-testid': 'toast' },
+    h('span', { class: 'toast-text' }, message),
+  );
+  const close = h(
+    'button',
+    {
+      class: 'toast-close',
+      title: 'Dismiss',
+      'aria-label': 'Dismiss',
+      'data-testid': 'toast-close',
+      onclick: () => el.remove(),
+    },
+    '×',
+  );
+  el.append(close);
+  stack.append(el);
+  while (stack.children.length > MAX_TOASTS) stack.firstElementChild?.remove();
+  setTimeout(() => el.remove(), kind === 'info' ? 3500 : 15_000);
 };
 
 export const formatBytes = (n: number) =>

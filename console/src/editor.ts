@@ -1,11 +1,11 @@
-import { autocompletion, closeBrackets, completionKeymap } from '@codemirror/autocomplete';
+import { autocompletion, closeBrackets, closeCompletion, completionKeymap } from '@codemirror/autocomplete';
 import {
   bracketMatching,
   defaultHighlightStyle,
   indentOnInput,
   syntaxHighlighting,
 } from '@codemirror/language';
-import { MySQL, sql, type SQLNamespace } from '@codemirror/lang-sql';
+import { sql, type SQLNamespace } from '@codemirror/lang-sql';
 import { Compartment, EditorSelection, EditorState, Prec } from '@codemirror/state';
 import {
   EditorView,
@@ -16,10 +16,13 @@ import {
   lineNumbers,
   placeholder,
 } from '@codemirror/view';
+import { MindsDbSql } from './dialect';
 import { statementAt } from './logic';
 
 export type SqlEditor = {
   readonly view: EditorView;
+  /** Closes the completion popup (a run does). */
+  closeCompletion(): void;
   /** The selection if any, else the statement under the cursor. */
   currentStatement(): string | undefined;
   /** Puts a statement on a line of its own after the cursor's statement and selects it. */
@@ -50,7 +53,7 @@ const indent = (view: EditorView) => {
 
 export const createEditor = (parent: HTMLElement, initial: string, onRun: () => void): SqlEditor => {
   const language = new Compartment();
-  const sqlLanguage = (schema: SQLNamespace) => sql({ dialect: MySQL, schema, upperCaseKeywords: true });
+  const sqlLanguage = (schema: SQLNamespace) => sql({ dialect: MindsDbSql, schema, upperCaseKeywords: true });
   const view = new EditorView({
     parent,
     state: EditorState.create({
@@ -70,8 +73,8 @@ export const createEditor = (parent: HTMLElement, initial: string, onRun: () => 
         placeholder('SELECT … (Ctrl+Enter runs the statement under the cursor)'),
         Prec.highest(
           keymap.of([
-            { key: 'Mod-Enter', run: () => (onRun(), true) },
-            { key: 'Shift-Enter', run: () => (onRun(), true) },
+            { key: 'Mod-Enter', run: (v) => (closeCompletion(v), onRun(), true) },
+            { key: 'Shift-Enter', run: (v) => (closeCompletion(v), onRun(), true) },
           ]),
         ),
         keymap.of([...completionKeymap, { key: 'Enter', run: newline }, { key: 'Tab', run: indent }]),
@@ -81,6 +84,7 @@ export const createEditor = (parent: HTMLElement, initial: string, onRun: () => 
   });
   return {
     view,
+    closeCompletion: () => void closeCompletion(view),
     currentStatement: () => {
       const { state } = view;
       const sel = state.selection.main;

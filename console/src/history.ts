@@ -1,4 +1,5 @@
 import { fill, h } from './dom';
+import { localTime, zoneLabel } from './logic';
 
 export type HistoryEntry = { sql: string; at: string; ok: boolean; ms: number; rows: number | null };
 const KEY = 'mindledger.console.history';
@@ -29,7 +30,9 @@ export const createHistory = (parent: HTMLElement, load: (sql: string) => void) 
     const entries = readHistory().filter((e) => !f || e.sql.toLowerCase().includes(f));
     fill(
       list,
-      entries.length ? null : h('p', { class: 'note' }, 'Queries you run are kept here, in this browser.'),
+      entries.length
+        ? h('p', { class: 'note', 'data-testid': 'history-zone' }, `Times are local (${zoneLabel()}).`)
+        : h('p', { class: 'note' }, 'Queries you run are kept here, in this browser.'),
       entries.map((e) =>
         h(
           'li',
@@ -38,7 +41,12 @@ export const createHistory = (parent: HTMLElement, load: (sql: string) => void) 
           h(
             'span',
             { class: `note ${e.ok ? '' : 'error'}` },
-            `${new Date(e.at).toLocaleString()} · ${e.ok ? (e.rows === null ? 'ok' : `${e.rows} rows`) : 'error'} · ${e.ms} ms`,
+            h(
+              'time',
+              { datetime: e.at, title: `${e.at} (UTC)`, 'data-testid': 'history-time' },
+              localTime(new Date(e.at)),
+            ),
+            ` · ${e.ok ? (e.rows === null ? 'ok' : `${e.rows} rows`) : 'error'} · ${e.ms} ms`,
           ),
         ),
       ),

@@ -7,6 +7,7 @@ import {
   onSignInRequired,
   runSql,
   SignInRequired,
+  type Me,
   type Status,
 } from './api';
 import { createAudit } from './audit';
@@ -14,6 +15,7 @@ import { createChat } from './chat';
 import { fill, h, toast } from './dom';
 import { createEditor } from './editor';
 import { createHistory, readHistory, remember } from './history';
+import { capabilities } from './logic';
 import { createResults } from './results';
 import { createTree } from './tree';
 
@@ -86,6 +88,7 @@ const results = createResults(resultHost);
 
 let running = false;
 const run = async () => {
+  editor.closeCompletion();
   const statement = editor.currentStatement();
   if (!statement || running) return;
   running = true;
@@ -203,21 +206,53 @@ onSignInRequired(() => {
   else toast('The server answered 401: sign in is required', 'error');
 });
 
+/** What the signed-in role may do here: the rest is hidden (the server refuses it anyway). */
+const applyRole = (me: Me | null) => {
+  const can = capabilities(me?.role ?? null);
+  document.body.dataset.role = me?.role ?? 'none';
+  document.body.dataset.canUpload = String(can.upload);
+  tabs.get('chat')!.hidden = !can.chat;
+  return can;
+};
+
+const showUser = (status: Status, me: Me | null) => {
+  const version = status.mindsdb_version ?? status.version;
+  fill(
+    userBox,
+    me?.user
+      ? h(
+          'span',
+          { class: 'who', 'data-testid': 'signed-in', title: `Signed in (${me.via})` },
+          h('span', { 'data-testid': 'signed-in-user' }, me.user),
+          ' ',
+          h('span', { class: 'badge role', 'data-testid': 'signed-in-role' }, me.role ?? ''),
+          me.project ? h('span', { class: 'note' }, ` project ${me.project}`) : null,
+        )
+      : null,
+    h('span', { class: 'note', title: 'server version' }, version ? `v${String(version)}` : ''),
+    me?.user && me.via === 'session'
+      ? h(
+          'button',
+          {
+            class: 'small',
+            'data-testid': 'sign-out',
+            onclick: () => void logout().finally(() => location.reload()),
+          },
+          'Sign out',
+        )
+      : null,
+  );
+};
+
+/**
+ * The status (open to all), then, when sign-in is on, one probe of who the caller is: a 401 asks
+ * for sign-in before anything else is read; once signed in, the user and role show in the header
+ * and the schema loads.
+ */
 const start = async () => {
+  let status: Status;
   try {
-    const status = await getJson<Status>('/api/status');
-    authOn = authEnabled(status);
-    fill(
-      userBox,
-      h('span', { class: 'note', title: 'server version' }, status.version ? `v${status.version}` : ''),
-      authOn
-        ? h(
-            'button',
-            { class: 'small', onclick: () => void logout().finally(() => location.reload()) },
-            'Sign out',
-          )
-        : null,
-    );
+    status = await getJson<Status>('/api/status');
   } catch (e) {
     if (e instanceof SignInRequired) {
       authOn = true;
@@ -225,6 +260,25 @@ const start = async () => {
       return;
     }
     toast(`Server unreachable: ${(e as Error).message}`, 'error');
+    return;
+  }
+  authOn = authEnabled(status);
+  let me: Me | null = null;
+  if (authOn) {
+    fill(userBox);
+    try {
+      me = await getJson<Me>('/api/me');
+    } catch (e) {
+      if (!(e instanceof SignInRequired))
+        toast(`Could not tell who you are: ${(e as Error).message}`, 'error');
+      return; // the sign-in form is up (a 401 raised it)
+    }
+  }
+  showUser(status, me);
+  const can = applyRole(me);
+  if (!can.query) {
+    show('audit'); // an auditor reads the log; the schema's tables are not theirs to read
+    return;
   }
   await tree.refresh();
 };

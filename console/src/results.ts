@@ -1,6 +1,19 @@
 import * as Plot from '@observablehq/plot';
 import { cellText, copyText, fill, h, toast } from './dom';
-import { columnKind, compareCells, pickChart, toCsv, toJson, type ChartKind, type SqlAnswer } from './logic';
+import {
+  bandAxisLayout,
+  columnKind,
+  compareCells,
+  formatNumber,
+  MAX_LABEL_CHARS,
+  parseServerTime,
+  timeInterval,
+  pickChart,
+  toCsv,
+  toJson,
+  type ChartKind,
+  type SqlAnswer,
+} from './logic';
 
 /** Rows drawn in the grid at once; sorting and copying use every row. */
 const RENDERED_ROWS = 1000;
@@ -79,11 +92,12 @@ export const createResults = (parent: HTMLElement): ResultView => {
             h('td', { class: 'rownum' }, n + 1),
             cols.map((_, i) => {
               const v = r[i];
-              return h(
-                'td',
-                { class: v === null || v === undefined ? 'null' : typeof v === 'number' ? 'num' : '' },
-                cellText(v),
-              );
+              if (typeof v === 'number') {
+                const shown = formatNumber(v);
+                // The full value on hover (and in every copy) when the cell rounds it.
+                return h('td', { class: 'num', title: shown === String(v) ? null : String(v) }, shown);
+              }
+              return h('td', { class: v === null || v === undefined ? 'null' : '' }, cellText(v));
             }),
           ),
         ),
@@ -145,37 +159,86 @@ export const createResults = (parent: HTMLElement): ResultView => {
       );
     const xName = chartX === null ? '__row' : cols[chartX]!;
     const yName = cols[chartY]!;
+    const xKind =
+      chartX === null
+        ? 'number'
+        : columnKind(
+            types()[chartX],
+            rows.map((r) => r[chartX!]),
+          );
+    const xTime = xKind === 'time';
     const points = data.map((d, i) => ({
       ...d,
       __row: i + 1,
       [yName]: d[yName] === null || d[yName] === undefined ? null : Number(d[yName]),
-      ...(chartX !== null &&
-      columnKind(
-        types()[chartX],
-        rows.map((r) => r[chartX!]),
-      ) === 'time'
-        ? { [xName]: new Date(String(d[xName])) }
-        : {}),
+      ...(xTime ? { [xName]: parseServerTime(String(d[xName])) } : {}),
     }));
     const width = Math.max(320, Math.min(body.clientWidth || 800, 1400) - 24);
-    const mark =
-      chartKind === 'line'
-        ? [
-            Plot.lineY(points, { x: xName, y: yName, sort: xName }),
-            Plot.dotY(points, { x: xName, y: yName, r: 2 }),
-          ]
-        : chartKind === 'scatter'
-          ? [Plot.dot(points, { x: xName, y: yName, tip: true })]
-          : [Plot.barY(points.slice(0, 200), { x: xName, y: yName, tip: true }), Plot.ruleY([0])];
-    const plot = Plot.plot({
-      width,
-      height: 320,
-      marginLeft: 60,
-      marginBottom: 50,
-      x: { label: chartX === null ? 'row' : xName, tickRotate: chartKind === 'bar' ? -30 : 0 },
-      y: { label: yName, grid: true },
-      marks: mark,
-    });
+    const xLabel = chartX === null ? 'row' : xName;
+    const yAxis = { label: yName, grid: true };
+    let plot: Element;
+    if (chartKind === 'bar' && !xTime) {
+      // Bars keep the result's order (its ORDER BY), not the alphabet; long labels turn and fit.
+      const shown = points.slice(0, 200);
+      const domain = [...new Set(shown.map((p) => p[xName] as unknown))];
+      const text = (v: unknown) => (v === null || v === undefined ? 'NULL' : String(v));
+      const layout = bandAxisLayout(domain.map(text), width);
+      const cut = (v: unknown) => {
+        const t = text(v);
+        return t.length > MAX_LABEL_CHARS ? `${t.slice(0, MAX_LABEL_CHARS - 1)}…` : t;
+      };
+      plot = Plot.plot({
+        width,
+        height: 300 + layout.marginBottom,
+        marginLeft: layout.marginLeft,
+        marginBottom: layout.marginBottom,
+        x: {
+          type: 'band',
+          domain,
+          label: xLabel,
+          labelAnchor: 'center',
+          labelArrow: 'none',
+          labelOffset: layout.marginBottom - 6,
+          tickRotate: layout.rotate,
+          tickFormat: cut,
+          ticks: domain.filter((_, i) => i % layout.every === 0),
+        },
+        y: yAxis,
+        marks: [Plot.barY(shown, { x: xName, y: yName, tip: true }), Plot.ruleY([0])],
+      });
+    } else if (chartKind === 'bar') {
+      // A time column makes a time axis: one bar per step of the calendar, gaps where rows are missing.
+      const interval = timeInterval(points.map((p) => (p[xName] as Date).getTime()));
+      plot = Plot.plot({
+        width,
+        height: 340,
+        marginLeft: 60,
+        marginBottom: 50,
+        x: { type: 'utc', label: xLabel },
+        y: yAxis,
+        marks: [
+          Plot.rectY(points.slice(0, 200), { x: xName, y: yName, interval, tip: true, inset: 1 }),
+          Plot.ruleY([0]),
+        ],
+      });
+    } else {
+      const marks =
+        chartKind === 'line'
+          ? [
+              Plot.lineY(points, { x: xName, y: yName, sort: xName }),
+              Plot.dotY(points, { x: xName, y: yName, r: 2 }),
+            ]
+          : [Plot.dot(points, { x: xName, y: yName, tip: true })];
+      plot = Plot.plot({
+        width,
+        height: 320,
+        marginLeft: 60,
+        marginBottom: 50,
+        x: { label: xLabel, ...(xTime ? { type: 'utc' as const } : {}) },
+        y: yAxis,
+        marks,
+      });
+    }
     fill(
       body,
       h(
@@ -186,7 +249,16 @@ export const createResults = (parent: HTMLElement): ResultView => {
         axisSelect('y', chartY, false, (v) => (chartY = v ?? 0)),
         chartKind === 'bar' && points.length > 200 ? h('span', { class: 'note' }, 'first 200 rows') : null,
       ),
-      h('div', { class: 'chart', 'data-testid': 'chart', 'data-kind': chartKind ?? '' }, plot),
+      h(
+        'div',
+        {
+          class: 'chart',
+          'data-testid': 'chart',
+          'data-kind': chartKind ?? '',
+          'data-x-axis': xTime ? 'time' : chartKind === 'bar' ? 'band' : 'linear',
+        },
+        plot,
+      ),
     );
   };
 

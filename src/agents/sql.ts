@@ -91,10 +91,14 @@ export const agentStatements = (agents: Pick<AgentsService, 'get' | 'run'>) =>
     ),
   }) satisfies StatementHandlers<'CreateAgent' | 'UpdateAgent' | 'DropAgent'>;
 
-/** information_schema.AGENTS, and every project's agents table. */
+/**
+ * information_schema.AGENTS, and every project's agents table. MODEL_NAME is the agent's own
+ * (`model_name`, `USING model = 'x'`), else the `model_name` of MindsDB v26's `model = {…}` object,
+ * which the agent keeps in its params.
+ */
 export const agentCatalog = {
   informationSchema: {
-    AGENTS: `SELECT NAME, PROJECT, MODEL_NAME, SKILLS, CAST(PARAMS AS VARCHAR) AS PARAMS FROM main.agents ORDER BY ID`,
+    AGENTS: `SELECT NAME, PROJECT, COALESCE(MODEL_NAME, json_extract_string(PARAMS, '$.model.model_name')) AS MODEL_NAME, SKILLS, CAST(PARAMS AS VARCHAR) AS PARAMS FROM main.agents ORDER BY ID`,
   },
   projectTables: { agents: 'AGENTS' },
   scopedRows: { agents: ownProject },

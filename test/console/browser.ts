@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import type { TestApp } from '../support/app';
 
 const root = path.resolve(__dirname, '../..');
@@ -69,3 +69,40 @@ export const screenshotPath = (name: string) => {
   fs.mkdirSync(artifacts, { recursive: true });
   return path.join(artifacts, `${name}.png`);
 };
+
+/** Replaces the editor's text and runs it with Ctrl+Enter. */
+export const runInEditor = async (page: Page, sql: string) => {
+  await page.click('.cm-content');
+  await page.keyboard.press('Control+a');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(sql);
+  await page.keyboard.press('Control+Enter');
+};
+
+/** Polls a condition read through the page's locators (no script evaluated in the page). */
+export const until = async (condition: () => Promise<boolean>, timeoutMs = 20_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+/** Where an element is drawn (playwright's boundingBox), and two checks on such boxes. */
+export type Box = { x: number; y: number; width: number; height: number };
+export const overlaps = (a: Box, b: Box) =>
+  a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+export const inside = (inner: Box, outer: Box, slack = 0.5) =>
+  inner.x >= outer.x - slack &&
+  inner.y >= outer.y - slack &&
+  inner.x + inner.width <= outer.x + outer.width + slack &&
+  inner.y + inner.height <= outer.y + outer.height + slack;
+/** The boxes of every element a selector matches that is drawn (hidden ones left out). */
+export const boxesOf = async (page: Page, selector: string) =>
+  (await Promise.all((await page.locator(selector).all()).map((l) => l.boundingBox()))).filter(
+    (b): b is Box => b !== null && b.width > 0 && b.height > 0,
+  );
+
+/** The chart's x tick labels, in the order the axis draws them (left to right). */
+export const xTickLabels = async (page: Page) =>
+  page.locator('[data-testid="chart"] svg g[aria-label="x-axis tick label"] text').allTextContents();

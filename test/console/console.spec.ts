@@ -7,9 +7,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startTestApp, type TestApp } from '../support/app';
+import { querySql, startTestApp, type TestApp } from '../support/app';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
-import { ensureConsoleBuilt, launchChromium, listen, screenshotPath } from './browser';
+import {
+  boxesOf,
+  type Box,
+  ensureConsoleBuilt,
+  inside,
+  launchChromium,
+  listen,
+  overlaps,
+  runInEditor,
+  screenshotPath,
+  until,
+  xTickLabels,
+} from './browser';
 
 jest.setTimeout(120_000);
 
@@ -35,8 +47,11 @@ afterAll(async () => {
   await t?.dispose();
 });
 
-const openConsole = async (viewport = { width: 1400, height: 900 }): Promise<Page> => {
-  const context = await browser.newContext({ viewport });
+const openConsole = async (
+  viewport = { width: 1400, height: 900 },
+  options: { timezoneId?: string; permissions?: string[] } = {},
+): Promise<Page> => {
+  const context = await browser.newContext({ viewport, ...options });
   contexts.push(context);
   const page = await context.newPage();
   const errors: string[] = [];
@@ -48,25 +63,20 @@ const openConsole = async (viewport = { width: 1400, height: 900 }): Promise<Pag
   return page;
 };
 
-/** Replaces the editor's text and runs it with Ctrl+Enter. */
-const runInEditor = async (page: Page, sql: string) => {
-  await page.click('.cm-content');
-  await page.keyboard.press('Control+a');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(sql);
-  await page.keyboard.press('Control+Enter');
-};
-
-/** Polls a condition read through the page's locators (no script evaluated in the page). */
-const until = async (condition: () => Promise<boolean>, timeoutMs = 20_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
-
 const gridText = async (page: Page) => page.locator('[data-testid="result-grid"]').innerText();
+
+/** The controls of a view (and the header) that one of these boxes covers, by test id or text. */
+const coveredControls = async (page: Page, view: string, boxes: Box[]) => {
+  const controls = page.locator(`${view} :is(button, textarea, select, input), header button`);
+  expect(await controls.count()).toBeGreaterThanOrEqual(4);
+  const covered: string[] = [];
+  for (const control of await controls.all()) {
+    const box = await control.boundingBox();
+    if (box && box.width > 0 && boxes.some((b) => overlaps(box, b)))
+      covered.push((await control.getAttribute('data-testid')) ?? (await control.innerText()));
+  }
+  return covered;
+};
 
 const csvFile = (name: string, rows: number) => {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'console-csv-')), `${name}.csv`);
@@ -169,7 +179,7 @@ describe('the web console in Chromium', () => {
       'CREATE MODEL mindsdb.console_price FROM files (SELECT * FROM console_train) PREDICT rental_price',
     );
     await page.waitForSelector('[data-testid="sql-ok"], [data-testid="result-grid"]');
-    await page.click('details[data-key="models:mindsdb"] > summary').catch(() => undefined);
+    // The tree opens the project's models by itself when a training starts.
     const node = page.locator('[data-model="mindsdb.console_price"]');
     await node.waitFor();
     await page.screenshot({ path: screenshotPath('04-model-training'), fullPage: true });
@@ -218,11 +228,38 @@ describe('the web console in Chromium', () => {
     ]);
 
     const page = await openConsole();
+    // Two failed runs leave two error toasts up while we chat.
+    await page.route('**/api/sql/query', (route) =>
+      route.fulfill({
+        status: 500,
+        contentType: 'application/problem+json',
+        body: JSON.stringify({ title: 'Internal Server Error', detail: 'the server broke', status: 500 }),
+      }),
+    );
+    await runInEditor(page, 'SELECT 1');
+    await page.locator('.toast').first().waitFor();
+    await runInEditor(page, 'SELECT 2');
+    await until(async () => (await page.locator('.toast').count()) === 2);
+    await page.unroute('**/api/sql/query');
+
     await page.click('details[data-key="project:console_chat"] > summary');
     await page.click('details[data-key="agents:console_chat"] > summary');
     await page.click('[data-testid="agents-console_chat-helper"] + button');
     await page.fill('[data-testid="chat-input"]', 'How much did alice order?');
-    await page.click('[data-testid="chat-send"]');
+    // The toasts stack apart from each other and cover no control of the chat (nor the header's).
+    const toasts = await boxesOf(page, '.toast');
+    expect(toasts).toHaveLength(2);
+    expect(overlaps(toasts[0]!, toasts[1]!)).toBe(false);
+    await page.screenshot({ path: screenshotPath('06a-chat-toasts'), fullPage: true });
+    expect(await coveredControls(page, 'section[data-view="chat"]', toasts)).toEqual([]);
+    // Nor the audit view's filters, which reach the right edge.
+    await page.click('[data-testid="view-audit"]');
+    await page.waitForSelector('[data-testid="audit-table"] tbody tr');
+    expect(await coveredControls(page, 'section[data-view="audit"]', await boxesOf(page, '.toast'))).toEqual(
+      [],
+    );
+    await page.click('[data-testid="view-chat"]');
+    await page.click('[data-testid="chat-send"]', { timeout: 2000 });
     await page.locator('[data-testid="chat-message"]:not(.streaming) [data-testid="chat-answer"]').waitFor();
     expect(await page.locator('[data-testid="chat-answer"]').innerText()).toBe(
       'Alice ordered 17.75 in total.',
@@ -231,7 +268,13 @@ describe('the web console in Chromium', () => {
     expect(steps).toContain('sql_db_query');
     expect(steps).toContain(query);
     expect(steps).toMatch(/1 rows/);
+    // The agent's SQL shows once (the tool call's input), not again as "SQL run".
+    expect(await page.locator('[data-testid="chat-sql"]').allInnerTexts()).toEqual([query]);
     await page.screenshot({ path: screenshotPath('06-agent-chat'), fullPage: true });
+    // Each toast closes with its button.
+    while ((await page.locator('[data-testid="toast-close"]').count()) > 0)
+      await page.locator('[data-testid="toast-close"]').first().click();
+    expect(await page.locator('.toast').count()).toBe(0);
   });
 
   it('shows the event log in the audit view, filtered by type and by stream', async () => {
@@ -264,6 +307,247 @@ describe('the web console in Chromium', () => {
       /^(Ledger verified|This server has no ledger verification yet)/,
     );
     await page.screenshot({ path: screenshotPath('07-audit'), fullPage: true });
+  });
+
+  it('shows a chat-channel integration as what it is, with its chatbots, and no error', async () => {
+    expect(
+      (
+        await querySql(
+          t,
+          `CREATE DATABASE console_tg WITH ENGINE = 'telegram', PARAMETERS = {"token": "123456:console-fake"}`,
+        )
+      ).type,
+    ).toBe('ok');
+    await t.http.post('/api/projects').send({ name: 'console_bots' }).expect(201);
+    await t.http
+      .post('/api/projects/console_bots/agents')
+      .send({
+        agent: {
+          name: 'concierge',
+          model: { model_name: 'gpt-test', provider: 'openai', api_key: 'sk-bots', base_url: fake.baseUrl },
+        },
+      })
+      .expect(201);
+    await t.http
+      .post('/api/projects/console_bots/chatbots')
+      .send({
+        chatbot: {
+          name: 'tg_helper',
+          agent_name: 'concierge',
+          database_name: 'console_tg',
+          is_running: false,
+        },
+      })
+      .expect(201);
+
+    const page = await openConsole();
+    const node = page.locator('details[data-key="db:console_tg"]');
+    await node.locator('> summary').click();
+    // Its content is drawn once it opens (a toggle event later): wait for it, past any "loading…".
+    await until(
+      async () =>
+        (await node.locator('> :not(summary)').count()) > 0 && !/loading/.test(await node.innerText()),
+    );
+    const text = await node.innerText();
+    expect(text).toMatch(/telegram chat channel/);
+    expect(text).toContain('console_bots.tg_helper');
+    expect(text).toMatch(/stopped · agent concierge/);
+    expect(text).not.toMatch(/no tables$/m);
+    await page.screenshot({ path: screenshotPath('11-chat-channel'), fullPage: true });
+    // No error toast came up (and none comes late: the tree asked the server nothing about tables).
+    await page.click('[data-testid="refresh-tree"]');
+    await page.locator('details[data-key="db:console_tg"]', { hasText: 'tg_helper' }).waitFor();
+    expect(await page.locator('.toast').count()).toBe(0);
+  });
+
+  it('charts bars in the result’s order with long labels turned to fit, and a time column on a time axis', async () => {
+    const neighborhoods = [
+      ['alcatraz_ave', 2900],
+      ['berkeley_hills', 3400],
+      ['downtown', 3100],
+      ['east_elmwood', 2500],
+      ['frontage_rd', 2000],
+      ['north_berkeley', 3300],
+      ['northwest', 2600],
+      ['south_side', 2300],
+      ['thowsand_oaks', 3600],
+      ['west_welmwood', 2700],
+      ['westbrae', 2800],
+      ['zaytuna_college', 2200],
+      ['a_really_long_neighborhood_name_on_the_left', 1000],
+    ] as const;
+    const csv = ['neighborhood,rent', ...neighborhoods.map(([n, r]) => `${n},${r}`)].join('\n') + '\n';
+    await t.http.put('/api/files/console_hoods').attach('file', Buffer.from(csv), 'hoods.csv').expect(200);
+    const byRent = [...neighborhoods].sort((a, b) => b[1] - a[1]).map(([n]) => n);
+
+    const page = await openConsole({ width: 1000, height: 900 });
+    await runInEditor(
+      page,
+      'SELECT neighborhood, max(rent) AS top_rent FROM files.console_hoods GROUP BY neighborhood ORDER BY top_rent DESC',
+    );
+    await page.waitForSelector('[data-testid="result-grid"] td');
+    await page.click('[data-testid="tab-chart"]');
+    await page.waitForSelector('[data-testid="chart"][data-kind="bar"] svg');
+    // The bars keep the result's order (its ORDER BY), not the alphabet's.
+    const labels = await xTickLabels(page);
+    expect(labels.map((l) => l.replace(/…$/, ''))).toEqual(
+      byRent.map((n) => (n.length > 28 ? n.slice(0, 27) : n)),
+    );
+    // Every label is whole inside the chart, and none runs into the axis title.
+    const svg = (await page.locator('[data-testid="chart"] svg').first().boundingBox())!;
+    const title = (await boxesOf(page, '[data-testid="chart"] svg g[aria-label="x-axis label"] text'))[0]!;
+    expect(title).toBeDefined();
+    const labelBoxes = await boxesOf(
+      page,
+      '[data-testid="chart"] svg g[aria-label="x-axis tick label"] text',
+    );
+    expect(labelBoxes).toHaveLength(neighborhoods.length);
+    for (const box of labelBoxes) {
+      expect(inside(box, svg)).toBe(true);
+      expect(overlaps(box, title)).toBe(false);
+    }
+    await page.screenshot({ path: screenshotPath('12-chart-order-labels'), fullPage: true });
+
+    // Days with a gap: as bars on a time axis, the gap shows (the 10th stands apart).
+    await runInEditor(
+      page,
+      "SELECT CAST('2026-11-01' AS DATE) AS day, 120 AS amount UNION ALL SELECT CAST('2026-11-02' AS DATE), 95 UNION ALL SELECT CAST('2026-11-03' AS DATE), 80 UNION ALL SELECT CAST('2026-11-10' AS DATE), 60 ORDER BY day",
+    );
+    await page.waitForSelector('[data-testid="result-summary"]:has-text("4 rows")');
+    await page.click('[data-testid="tab-chart"]');
+    await page.selectOption('[data-testid="chart-kind"]', 'bar');
+    await page.waitForSelector('[data-testid="chart"][data-kind="bar"] svg');
+    const bars = (
+      await boxesOf(
+        page,
+        '[data-testid="chart"] svg g[aria-label="bar"] rect, [data-testid="chart"] svg g[aria-label="rect"] rect',
+      )
+    )
+      .map((b) => b.x + b.width / 2)
+      .sort((a, b) => a - b);
+    expect(bars).toHaveLength(4);
+    const step = bars[1]! - bars[0]!;
+    expect(bars[3]! - bars[2]!).toBeGreaterThan(5 * step);
+    // Its ticks are dates on a calendar, not one raw timestamp per row.
+    expect((await xTickLabels(page)).join(' ')).not.toMatch(/T00:00|GMT|2026-11-10/);
+    await page.screenshot({ path: screenshotPath('13-chart-time-axis'), fullPage: true });
+  });
+
+  it('shows doubles rounded for reading in the grid, the full value on hover and in copies', async () => {
+    const page = await openConsole(undefined, { permissions: ['clipboard-read', 'clipboard-write'] });
+    await runInEditor(
+      page,
+      'SELECT CAST(2299.7504708632114 AS DOUBLE) AS price, 42 AS n, CAST(0.000012345678 AS DOUBLE) AS tiny',
+    );
+    await page.waitForSelector('[data-testid="result-grid"] td');
+    const cells = page.locator('[data-testid="result-grid"] tbody tr td');
+    expect(await cells.allInnerTexts()).toEqual(['1', '2299.75', '42', '1.235e-5']);
+    expect(await cells.nth(1).getAttribute('title')).toBe('2299.7504708632114');
+    expect(await cells.nth(2).getAttribute('title')).toBeNull();
+    await page.click('[data-testid="copy-csv"]');
+    await until(async () => /2299/.test(String(await page.evaluate('navigator.clipboard.readText()'))));
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(
+      'price,n,tiny\r\n2299.7504708632114,42,0.000012345678\r\n',
+    );
+    await page.click('[data-testid="copy-json"]');
+    await until(async () => /\[/.test(String(await page.evaluate('navigator.clipboard.readText()'))));
+    expect(JSON.parse(String(await page.evaluate('navigator.clipboard.readText()')))).toEqual([
+      { price: 2299.7504708632114, n: 42, tiny: 0.000012345678 },
+    ]);
+  });
+
+  it('completes this dialect’s words and the schema’s names, and closes the popup on Run', async () => {
+    await t.http
+      .put('/api/files/console_complete')
+      .attach('file', Buffer.from('sku,qty\na,1\n'), 'c.csv')
+      .expect(200);
+    const page = await openConsole();
+    const options = page.locator('.cm-tooltip-autocomplete li');
+    const typeFresh = async (text: string) => {
+      await page.click('.cm-content');
+      await page.keyboard.press('Control+a');
+      await page.keyboard.press('Delete');
+      await page.keyboard.type(text);
+    };
+    // MindsDB's words are offered…
+    await typeFresh('CREATE MODEL m FROM files (SELECT * FROM t) PREDI');
+    await options.filter({ hasText: /^PREDICT$/ }).waitFor();
+    await typeFresh('CREATE KNOWLEDGE_B');
+    await options.filter({ hasText: /^KNOWLEDGE_BASE$/ }).waitFor();
+    // …the MySQL client's commands and the standard's unused words are not.
+    await typeFresh('SELECT NO');
+    await options.filter({ hasText: /^NOT$/ }).waitFor();
+    expect(await options.allInnerTexts()).not.toContain('NOPAGER');
+    await typeFresh('SELECT CURRENT_');
+    await options.filter({ hasText: /^CURRENT_DATE$/ }).waitFor();
+    const current = await options.allInnerTexts();
+    expect(current).not.toContain('CURRENT_TRANSFORM_GROUP_FOR_TYPE');
+    expect(current).not.toContain('CURRENT_DEFAULT_TRANSFORM_GROUP');
+    // The schema's names: a file's table and its columns.
+    await typeFresh('SELECT * FROM files.console_com');
+    await options.filter({ hasText: 'console_complete' }).waitFor();
+    await typeFresh('SELECT files.console_complete.q');
+    await options.filter({ hasText: /^qty$/ }).waitFor();
+    await page.screenshot({ path: screenshotPath('14-completion') });
+    // Run closes the popup.
+    await typeFresh('SELECT c.qty FROM files.console_complete AS c ORDER BY c.sku');
+    await options.filter({ hasText: /^sku$/ }).waitFor();
+    await page.keyboard.press('Control+Enter');
+    await page.waitForSelector('[data-testid="result-summary"]:has-text("1 row")');
+    expect(await page.locator('.cm-tooltip-autocomplete').count()).toBe(0);
+  });
+
+  it('fits the audit view’s data in its column (a row expands to all of it), times local and labelled as in History', async () => {
+    const long = `a description that goes on ${'and on '.repeat(60)}until the end`;
+    await t.http.post('/api/projects').send({ name: 'console_audit_wide' }).expect(201);
+    await t.http
+      .post('/api/projects/console_audit_wide/skills')
+      .send({ skill: { name: 'wide', type: 'retrieval', params: { source: 'kb', description: long } } })
+      .expect(201);
+    const logged = (await t.http.get('/api/events?stream=project-console_audit_wide&limit=10').expect(200))
+      .body as { events: { type: string; recorded_at: string }[] };
+    const created = logged.events.find((e) => e.type === 'SkillCreated')!;
+    // The log's time is UTC; Kolkata is UTC+05:30 all year.
+    const utc = new Date(created.recorded_at.replace(' ', 'T') + 'Z');
+    const kolkata = new Date(utc.getTime() + 330 * 60_000).toISOString().slice(0, 19).replace('T', ' ');
+
+    const page = await openConsole({ width: 1280, height: 900 }, { timezoneId: 'Asia/Kolkata' });
+    await runInEditor(page, 'SELECT 1 AS one');
+    await page.waitForSelector('[data-testid="result-grid"] td');
+    await page.click('[data-testid="view-audit"]');
+    await page.fill('[data-testid="audit-stream"]', 'project-console_audit_wide');
+    await page.click('[data-testid="audit-load"]');
+    const row = page
+      .locator('[data-testid="audit-table"] tbody tr', { hasText: 'SkillCreated' })
+      .filter({ hasText: 'project-console_audit_wide' });
+    await row.waitFor();
+    expect(await page.locator('[data-testid="audit-table"] thead').innerText()).toMatch(
+      /recorded \(local time, UTC\+05:30\)/,
+    );
+    expect(await row.locator('[data-testid="audit-recorded"]').innerText()).toBe(kolkata);
+
+    // The data column ends inside the view: the table does not run past its frame.
+    const frame = (await page.locator('section[data-view="audit"] .grid-wrap').boundingBox())!;
+    const data = row.locator('[data-testid="audit-data"]');
+    expect(inside((await data.boundingBox())!, { ...frame, height: 1e6 })).toBe(true);
+    expect(
+      await page
+        .locator('section[data-view="audit"] .grid-wrap')
+        .evaluate((el) => el.scrollWidth <= el.clientWidth),
+    ).toBe(true);
+    // Expanded, the row shows all of the event, wrapped inside its cell.
+    await data.locator('summary').click();
+    const pre = data.locator('pre');
+    expect(await pre.innerText()).toContain(long);
+    expect(inside((await pre.boundingBox())!, { ...(await data.boundingBox())!, height: 1e6 })).toBe(true);
+    await page.screenshot({ path: screenshotPath('15-audit-wrapped'), fullPage: true });
+
+    // History writes its times the same way: local, labelled.
+    await page.click('[data-testid="view-history"]');
+    expect(await page.locator('[data-testid="history-zone"]').innerText()).toMatch(/UTC\+05:30/);
+    expect(await page.locator('[data-testid="history-time"]').first().innerText()).toMatch(
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/,
+    );
   });
 
   it('renders on a phone (390×844): no sideways scrolling, the schema behind a toggle, queries run', async () => {
