@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { AppContext } from '../context';
+import { answeredAhead, type AppContext } from '../context';
 import type { Artifact } from '../ml/artifact';
 import type { Row } from '../ml/dataset';
 import { makePredictor, type PredictOptions, type Predictor } from '../ml/predict';
@@ -56,9 +56,14 @@ export const modelsService = (
       },
       metadata: { now: ctx.clock() },
     };
-    return ctx.commands.run(modelTrainingStream(r.versionId), trainingProgressAggregate, (s) =>
+    const outcome = await ctx.commands.run(modelTrainingStream(r.versionId), trainingProgressAggregate, (s) =>
       decideTrainingProgress(command, s),
     );
+    // Nobody waits for a progress report, and on one node nothing else tells the read model of
+    // it: noted as a write answered ahead, it is applied now (and a read of the model waits for it),
+    // so the models table and DESCRIBE … .progress move while the model trains.
+    answeredAhead(ctx, outcome.events);
+    return outcome;
   };
 
   const trainer = modelTrainer(ctx, {
