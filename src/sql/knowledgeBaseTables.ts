@@ -1,4 +1,4 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { questionTables } from '../kb/question';
 import { emptySql, listSql, searchSql, type MetadataColumn } from '../kb/search';
 import { kbTables, KB_SCHEMA, type FieldType } from '../kb/layout';
@@ -10,6 +10,13 @@ import { SqlError, SqlErrorCode } from './errors';
 export type KnowledgeBaseRef = { node: AstNode; project: string; name: string };
 
 /**
+ * A search condition's value: a constant written in the text, or a parameter (`content = :q`),
+ * whose value is bound at each run (a plan is kept for the text with its placeholders): the two
+ * search alike.
+ */
+export type SearchTerm = { readonly constant: unknown } | { readonly parameter: string };
+
+/**
  * A knowledge base queried as a table, after planning: the query reads the temporary view `view`,
  * made afresh for each run from the question the WHERE clause asked (`content = '…'`), if any.
  */
@@ -18,11 +25,13 @@ export type KnowledgeBaseSearch = {
   readonly project: string;
   readonly name: string;
   /** Null: no question; every chunk, in insertion order, distance and relevance null. */
-  readonly question: string | null;
-  /** `hybrid_search_alpha = x` (or `hybrid_search = false`: vector only); null: the KB's setting. */
-  readonly alpha: number | null;
+  readonly question: SearchTerm | null;
+  /** `hybrid_search_alpha = x`; null: the KB's setting. */
+  readonly alpha: SearchTerm | null;
+  /** `hybrid_search = false`: vector only (whatever the alpha). */
+  readonly hybrid: SearchTerm | null;
   /** `relevance_threshold = x`: only chunks at least this relevant. */
-  readonly threshold: number | null;
+  readonly threshold: SearchTerm | null;
 };
 
 /** What running a search needs from the knowledge bases capability (the question's embedding). */
@@ -58,18 +67,58 @@ const contains = (tree: unknown, target: AstNode): boolean => {
   return Object.values(tree as AstNode).some((v) => contains(v, target));
 };
 
-/** `col = constant` (either way round), the column named by its last part and its qualifier. */
+/** The value a constant or a named parameter stands for. */
+const termOf = (value: AstNode): SearchTerm | undefined => {
+  if (value.class === 'CONSTANT') return { constant: constantValue(value) };
+  if (value.class === 'PARAMETER' && typeof value.identifier === 'string')
+    return { parameter: value.identifier };
+  return undefined;
+};
+
+/**
+ * `col = constant` or `col = :parameter` (either way round), the column named by its last part and
+ * its qualifier.
+ */
 const equality = (n: AstNode) => {
   if (n.class !== 'COMPARISON' || n.type !== 'COMPARE_EQUAL') return undefined;
   let [col, value] = [n.left as AstNode, n.right as AstNode];
   if (col.class !== 'COLUMN_REF') [col, value] = [value, col];
-  if (col.class !== 'COLUMN_REF' || value.class !== 'CONSTANT') return undefined;
+  if (col.class !== 'COLUMN_REF') return undefined;
+  const term = termOf(value);
+  if (!term) return undefined;
   const names = (col.column_names as string[]).map((x) => x.toLowerCase());
   return {
     column: names[names.length - 1]!,
     qualifier: names.length > 1 ? names[names.length - 2]! : null,
-    value: constantValue(value),
+    term,
   };
+};
+
+/** A term's value at this run: the constant, or what its parameter is bound to. */
+const valueOf = (term: SearchTerm, bindings: Readonly<Record<string, DuckDBValue>>) => {
+  if ('constant' in term) return term.constant;
+  const value = bindings[term.parameter];
+  if (value === undefined)
+    throw new SqlError(SqlErrorCode.Invalid, `Parameter :${term.parameter} has no value in "params"`);
+  return typeof value === 'bigint' ? Number(value) : value;
+};
+
+/** The search's question, weight and threshold at this run, checked. */
+const resolveSearch = (s: KnowledgeBaseSearch, bindings: Readonly<Record<string, DuckDBValue>>) => {
+  let question: string | null = null;
+  if (s.question) {
+    const value = valueOf(s.question, bindings);
+    if (value === null || String(value).trim() === '')
+      throw new SqlError(SqlErrorCode.Invalid, `The question to knowledge base ${s.name} is empty`);
+    question = String(value);
+  }
+  let alpha = s.alpha ? numberOf(valueOf(s.alpha, bindings), 'hybrid_search_alpha') : null;
+  if (s.hybrid) {
+    const hybrid = valueOf(s.hybrid, bindings);
+    if (hybrid === false || String(hybrid).toLowerCase() === 'false') alpha = 1;
+  }
+  const threshold = s.threshold ? numberOf(valueOf(s.threshold, bindings), 'relevance_threshold') : null;
+  return { question, alpha, threshold };
 };
 
 const numberOf = (value: unknown, what: string) => {
@@ -97,9 +146,10 @@ export const planKnowledgeBaseSearches = async (
   const searches: KnowledgeBaseSearch[] = [];
   for (const [i, ref] of refs.entries()) {
     const alias = String(ref.node.alias || ref.name).toLowerCase();
-    let question: string | null = null;
-    let alpha: number | null = null;
-    let threshold: number | null = null;
+    let question: SearchTerm | null = null;
+    let alpha: SearchTerm | null = null;
+    let hybrid: SearchTerm | null = null;
+    let threshold: SearchTerm | null = null;
     const cut = (where: AstNode | null | undefined, replace: (n: AstNode) => void) => {
       if (!where) return;
       if (where.class === 'CONJUNCTION' && where.type === 'CONJUNCTION_AND') {
@@ -114,18 +164,15 @@ export const planKnowledgeBaseSearches = async (
       const eq = equality(where);
       if (!eq || (eq.qualifier !== null && eq.qualifier !== alias)) return;
       if (QUESTION_COLUMNS.has(eq.column)) {
-        if (eq.value === null || String(eq.value).trim() === '')
-          throw new SqlError(SqlErrorCode.Invalid, `The question to knowledge base ${ref.name} is empty`);
         if (question !== null)
           throw new SqlError(
             SqlErrorCode.Invalid,
             `Knowledge base ${ref.name} is asked two questions; ask one`,
           );
-        question = String(eq.value);
-      } else if (eq.column === 'hybrid_search_alpha') alpha = numberOf(eq.value, 'hybrid_search_alpha');
-      else if (eq.column === 'hybrid_search')
-        alpha = eq.value === false || String(eq.value).toLowerCase() === 'false' ? 1 : alpha;
-      else if (eq.column === 'relevance_threshold') threshold = numberOf(eq.value, 'relevance_threshold');
+        question = eq.term;
+      } else if (eq.column === 'hybrid_search_alpha') alpha = eq.term;
+      else if (eq.column === 'hybrid_search') hybrid = eq.term;
+      else if (eq.column === 'relevance_threshold') threshold = eq.term;
       else return;
       replace(trueConstant());
     };
@@ -142,7 +189,10 @@ export const planKnowledgeBaseSearches = async (
       catalog_name: '',
       table_name: view,
     });
-    searches.push({ view, project: ref.project, name: ref.name, question, alpha, threshold });
+    const search = { view, project: ref.project, name: ref.name, question, alpha, hybrid, threshold };
+    // Constants are checked now, so a bad one is named before anything runs.
+    if (![question, alpha, hybrid, threshold].some((t) => t && 'parameter' in t)) resolveSearch(search, {});
+    searches.push(search);
   }
   return searches;
 };
@@ -171,10 +221,13 @@ export const materializeSearches = async (
   searches: readonly KnowledgeBaseSearch[],
   sources: KnowledgeBaseSources,
   signal: AbortSignal,
+  /** The values bound to the statement's parameters, by name. */
+  bindings: Readonly<Record<string, DuckDBValue>> = {},
 ) => {
   const views: string[] = [];
   const tables: string[] = [];
-  for (const [i, s] of searches.entries()) {
+  for (const [i, planned] of searches.entries()) {
+    const s = { ...planned, ...resolveSearch(planned, bindings) };
     const source = await sources.knowledgeBase(s.project, s.name, s.question, signal);
     const stored = source.dimensions !== null && (await tableExists(c, source.kbId));
     const fields = stored ? await metadataFieldsOf(c, source.kbId) : new Map<string, FieldType>();

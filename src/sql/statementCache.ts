@@ -101,7 +101,9 @@ const forgetStatement = (c: DuckDBConnection, sql: string, statement: DuckDBPrep
  * Binds values by name in one pass. DuckDB's `bind(record)` finds each name's index with
  * `duckdb_bind_parameter_index`, a scan of all the statement's parameters: quadratic, 24,000 named
  * parameters held the event loop for 7.6 s. The names are read once by index instead (a name DuckDB
- * spells otherwise, e.g. in another case, is still looked up its way).
+ * spells otherwise, e.g. in another case, is still looked up its way). A name the statement does not
+ * have was taken out by planning (a knowledge base's question, `content = :q`, is asked before the
+ * query runs): its value was used there.
  */
 export const bindByName = (
   statement: DuckDBPreparedStatement,
@@ -110,8 +112,18 @@ export const bindByName = (
 ) => {
   const indexOf = new Map<string, number>();
   for (let i = 1; i <= statement.parameterCount; i++) indexOf.set(statement.parameterName(i), i);
-  for (const name of Object.keys(values))
-    statement.bindValue(indexOf.get(name) ?? statement.parameterIndex(name), values[name]!, types[name]);
+  for (const name of Object.keys(values)) {
+    const index = indexOf.get(name) ?? indexIn(statement, name);
+    if (index !== undefined) statement.bindValue(index, values[name]!, types[name]);
+  }
+};
+
+const indexIn = (statement: DuckDBPreparedStatement, name: string) => {
+  try {
+    return statement.parameterIndex(name);
+  } catch {
+    return undefined;
+  }
 };
 
 /** `c.stream(sql, values, types)`, its values bound by `bindByName`. */

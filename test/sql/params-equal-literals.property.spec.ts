@@ -265,6 +265,38 @@ const predictionQuery = (model: string): fc.Arbitrary<Seg[]> =>
       { value: location, kind: 'text' },
     ]);
 
+/**
+ * A knowledge base's search (built-in embeddings) from a bound question, and maybe a bound weight
+ * and threshold: the planner takes them out of WHERE before the query runs, literal or parameter.
+ */
+const searchQuery = (kb: string): fc.Arbitrary<Seg[]> =>
+  fc
+    .tuple(
+      fc.oneof(
+        fc.constantFrom('refund', 'shipping days', 'refund within thirty days'),
+        text.filter((s) => s.trim() !== ''),
+      ),
+      fc.option(
+        fc.integer({ min: 0, max: 10 }).map((n) => n / 10),
+        { nil: undefined },
+      ),
+      fc.option(
+        fc.integer({ min: 0, max: 10 }).map((n) => n / 20),
+        { nil: undefined },
+      ),
+    )
+    .map(([question, alpha, threshold]): Seg[] => [
+      `SELECT id AS x0, chunk_content AS x1, round(relevance, 6) AS x2 FROM ${kb} WHERE content = `,
+      { value: question, kind: 'text' },
+      ...(alpha === undefined
+        ? []
+        : [' AND hybrid_search_alpha = ', { value: alpha, kind: 'double' } as Hole]),
+      ...(threshold === undefined
+        ? []
+        : [' AND relevance_threshold = ', { value: threshold, kind: 'double' } as Hole]),
+      ' ORDER BY id, chunk_id',
+    ]);
+
 const render = (segs: Seg[], place: (h: Hole, i: number) => string) => {
   let i = 0;
   return segs.map((s) => (isHole(s) ? place(s, i++) : s)).join('');
@@ -311,6 +343,7 @@ describe.each(storeKinds)('bound values equal inlined literals (event store: %s)
   let pgc: Doors['pgc'];
   let project: string;
   let model: string;
+  let kb: string;
   let notes: string[];
 
   beforeAll(async () => {
@@ -323,6 +356,12 @@ describe.each(storeKinds)('bound values equal inlined literals (event store: %s)
     for (const [i, note] of notes.entries())
       await givenSkill(t, project, { name: `s_${i}`, params: { note } });
     model = await givenRentalsModel(t, project, rentalRows(40));
+    kb = `${project}.kb`;
+    for (const statement of [
+      `CREATE KNOWLEDGE_BASE ${kb} USING content_columns = ['content'], id_column = 'id'`,
+      `INSERT INTO ${kb} (id, content) VALUES ('1', 'refund within thirty days'), ('2', 'shipping takes a week'), ('3', 'days of refund and shipping')`,
+    ])
+      expect((await querySql(t, statement)).type).not.toBe('error');
   }, 120_000);
   afterAll(async () => {
     await doors?.close();
@@ -410,6 +449,13 @@ describe.each(storeKinds)('bound values equal inlined literals (event store: %s)
   it('in a one-row prediction', async () => {
     await fc.assert(
       fc.asyncProperty(predictionQuery(model), fc.boolean(), (q, eStrings) => expectAllEqual(q, eStrings)),
+      { seed: SEED, numRuns: 10 },
+    );
+  }, 120_000);
+
+  it('in a knowledge base search (its question, weight and threshold)', async () => {
+    await fc.assert(
+      fc.asyncProperty(searchQuery(kb), fc.boolean(), (q, eStrings) => expectAllEqual(q, eStrings)),
       { seed: SEED, numRuns: 10 },
     );
   }, 120_000);
