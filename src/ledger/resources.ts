@@ -42,6 +42,8 @@ export const KEY_WORDS: Readonly<Record<ResourceKind, string>> = {
   trigger: 'Trigger',
   triggerFiring: 'Trigger',
   integrationWrite: 'Integration',
+  mcpSession: 'Mcp',
+  llmQuery: 'Llm',
 };
 
 const declarations = new Map<string, ResourceDeclaration>(allContracts.map((c) => [c.type, c.resource]));
