@@ -1,5 +1,5 @@
 // npm run bench: prints each comparison measured in this one run. BENCH_ONLY=http,writes,… picks some;
-// the slow ones (ml, ledger, secrets, kb, chat, predictjoin, jobs) run only when named.
+// the slow ones (ml, ledger, secrets, kb, chat, predictjoin, jobs, llmjoin) run only when named.
 import { benchAgentLoop } from './agents.bench';
 import { benchChat } from './chat.bench';
 import { benchCompletions } from './completions.bench';
@@ -10,7 +10,9 @@ import { benchKnowledgeBases } from './kb.bench';
 import { benchLag } from './lag.bench';
 import { benchLedger } from './ledger.bench';
 import { benchLedgerSecrets } from './ledgerSecrets.bench';
+import { benchLlmJoin } from './llmjoin.bench';
 import { benchLoad } from './load.bench';
+import { benchMcp } from './mcp.bench';
 import { benchMl } from './ml.bench';
 import { benchModels } from './models.bench';
 import { benchNoisyNeighbour } from './noisy.bench';
@@ -46,8 +48,10 @@ const benches: Record<string, () => Promise<unknown>> = {
   predictjoin: () => benchPredictJoin(),
   jobs: () => benchJobs(),
   noisy: () => benchNoisyNeighbour(seconds),
+  mcp: () => benchMcp(seconds),
+  llmjoin: () => benchLlmJoin(),
 };
-const DEFAULT = 'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy';
+const DEFAULT = 'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp';
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {

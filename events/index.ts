@@ -9,6 +9,8 @@ import { jobContracts, type JobEvent, type JobRunEvent } from './jobs';
 import { viewContracts, type ViewEvent } from './views';
 import { triggerContracts, type TriggerEvent, type TriggerFiringEvent } from './triggers';
 import { integrationWriteContracts, type IntegrationWriteEvent } from './integrationWrites';
+import { mcpContracts, type McpEvent } from './mcp';
+import { llmModelContracts, type LlmModelEvent } from './llmModels';
 import { knowledgeBaseContracts, type KnowledgeBaseEvent } from './knowledgeBases';
 import { ledgerContracts, type LedgerEvent } from './ledger';
 import { mlEngineContracts, type MlEngineEvent } from './mlEngines';
@@ -35,6 +37,8 @@ export * from './jobs';
 export * from './views';
 export * from './triggers';
 export * from './integrationWrites';
+export * from './mcp';
+export * from './llmModels';
 
 /** Every event type the log may hold. A type missing here cannot be appended. */
 export const allContracts = [
@@ -55,6 +59,8 @@ export const allContracts = [
   ...viewContracts,
   ...triggerContracts,
   ...integrationWriteContracts,
+  ...mcpContracts,
+  ...llmModelContracts,
 ] as const;
 
 /**
@@ -91,7 +97,9 @@ export type MindledgerEvent =
   | ViewEvent
   | TriggerEvent
   | TriggerFiringEvent
-  | IntegrationWriteEvent;
+  | IntegrationWriteEvent
+  | McpEvent
+  | LlmModelEvent;
 
 export type EventType = MindledgerEvent['type'];
 

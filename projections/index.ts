@@ -11,6 +11,8 @@ import { viewsTable } from '../src/views/projection';
 import { triggersTable } from '../src/triggers/projection';
 import { knowledgeBasesTable } from '../src/knowledgeBases/projection';
 import { mlEnginesTable } from '../src/mlEngines/projection';
+import { mcpCallsTable } from '../src/mcp/projection';
+import { llmCallsTable } from '../src/llmCalls/projection';
 import { modelsTable } from '../src/models/projection';
 import type { TableProjection } from '../src/projection/types';
 import { projectsTable } from '../src/projects/projection';
@@ -49,6 +51,8 @@ export const allProjections: readonly TableProjection[] = withHistoryTables([
   jobRunsTable,
   viewsTable,
   triggersTable,
+  mcpCallsTable,
+  llmCallsTable,
 ]);
 
 export { fileTablesProjection } from '../src/files/projection';

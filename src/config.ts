@@ -173,6 +173,20 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     agentSqlConcurrency: e.AGENT_SQL_CONCURRENCY,
     agentSqlMaxRows: e.AGENT_SQL_MAX_ROWS,
     agentSqlTimeoutMs: e.AGENT_SQL_TIMEOUT_MS,
+    llmSql: {
+      concurrency: e.LLM_SQL_CONCURRENCY,
+      maxCalls: e.LLM_SQL_MAX_CALLS,
+      timeoutMs: e.LLM_SQL_TIMEOUT_MS,
+      cacheEntries: e.LLM_CACHE_ENTRIES,
+      cacheTtlMs: e.LLM_CACHE_TTL_MS,
+    },
+    llmFunction: {
+      model: e.LLM_FUNCTION_MODEL_NAME,
+      baseUrl: e.LLM_FUNCTION_BASE_URL,
+      apiKey: e.LLM_FUNCTION_API_KEY,
+      temperature: e.LLM_FUNCTION_TEMPERATURE,
+      maxTokens: e.LLM_FUNCTION_MAX_TOKENS,
+    },
     mysql: {
       port: e.MYSQL_PORT,
       tls:
@@ -236,6 +250,13 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     },
     jobs: { pollMs: e.JOBS_POLL_MS, leaseMs: e.JOBS_LEASE_MS },
     triggers: { pollMs: e.TRIGGERS_POLL_MS },
+    mcp: {
+      enabled: e.MCP_ENABLED === 'true' || e.MCP_ENABLED === '1',
+      maxRows: e.MCP_MAX_ROWS,
+      maxChars: e.MCP_MAX_CHARS,
+      maxSessions: e.MCP_MAX_SESSIONS,
+      sessionIdleMs: e.MCP_SESSION_IDLE_MS,
+    },
     auth: {
       bootstrap:
         e.AUTH_USERNAME && e.AUTH_PASSWORD

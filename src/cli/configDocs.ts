@@ -61,6 +61,11 @@ const SECTIONS = {
     intro:
       'See [The ledger](operating.md#the-ledger-a-log-auditors-can-check) and [Secrets that can be forgotten](security.md#secrets-that-can-be-forgotten-crypto-shredding).',
   },
+  mcp: {
+    title: 'MCP server',
+    intro:
+      'The Model Context Protocol at `/mcp/` on the HTTP port, with the same sign-in and roles as the rest of the API. See [MCP](mcp.md).',
+  },
 } as const;
 
 type Section = keyof typeof SECTIONS;
@@ -128,6 +133,29 @@ export const ENTRIES: Record<Variable, Entry> = {
     section: 'auth',
     meaning:
       '`Secure` on the session cookie: `true`, `false`, or `auto` (when the request came over HTTPS; behind a TLS proxy set `true`).',
+  },
+  MCP_ENABLED: {
+    section: 'mcp',
+    meaning: '`false`: no MCP server (`/mcp/` answers 404).',
+  },
+  MCP_MAX_ROWS: {
+    section: 'mcp',
+    meaning:
+      'Rows one tool answer carries at most; more are cut and the answer says `truncated: true` (the `SQL_ROW_LIMIT` of the statement still applies first).',
+  },
+  MCP_MAX_CHARS: {
+    section: 'mcp',
+    meaning:
+      "Characters of one tool answer (its JSON) at most: rows are dropped from the end until it fits, and it says `truncated: true`. Keeps an answer inside an assistant's context window.",
+  },
+  MCP_MAX_SESSIONS: {
+    section: 'mcp',
+    meaning:
+      'MCP sessions this process keeps open at once; a new one past it closes the one idle longest (its client initializes again).',
+  },
+  MCP_SESSION_IDLE_MS: {
+    section: 'mcp',
+    meaning: 'An MCP session unused this long is closed (30 minutes by default); its calls stay in the log.',
   },
   TRUST_PROXY: {
     section: 'auth',
@@ -308,6 +336,46 @@ export const ENTRIES: Record<Variable, Entry> = {
     section: 'agents',
     meaning: 'A SQL query that asks an agent may run this long (instead of `SQL_TIMEOUT_MS`).',
   },
+  LLM_SQL_CONCURRENCY: {
+    section: 'agents',
+    meaning:
+      'Calls one SQL query makes to an LLM at once (an LLM model queried or joined, `LLM()`): the bound on its rows per second. See [LLM models](llm-models.md).',
+  },
+  LLM_SQL_MAX_CALLS: {
+    section: 'agents',
+    meaning:
+      'Calls one SQL query may make to LLMs (distinct prompts not in the answer cache); more is error 1153 before any call.',
+  },
+  LLM_SQL_TIMEOUT_MS: {
+    section: 'agents',
+    meaning: 'A SQL query that calls an LLM may run this long (instead of `SQL_TIMEOUT_MS`).',
+  },
+  LLM_CACHE_ENTRIES: {
+    section: 'agents',
+    meaning:
+      "Answers kept in this process's LLM answer cache, by prompt hash, provider, model and options (0: no cache). A cached answer is recorded with `CACHED = true`, no call, no tokens.",
+  },
+  LLM_CACHE_TTL_MS: { section: 'agents', meaning: 'How long a cached LLM answer is reused.' },
+  LLM_FUNCTION_MODEL_NAME: {
+    section: 'agents',
+    meaning: "The model `LLM()` asks (MindsDB's variable).",
+    whenUnset: '`LLM_DEFAULT_MODEL`',
+  },
+  LLM_FUNCTION_BASE_URL: {
+    section: 'agents',
+    meaning: 'Where `LLM()` calls go (an OpenAI-compatible API).',
+    whenUnset: '`OPENAI_BASE_URL` (or OpenAI)',
+  },
+  LLM_FUNCTION_API_KEY: {
+    section: 'agents',
+    meaning:
+      'The key `LLM()` sends with its calls (to `LLM_FUNCTION_BASE_URL`, or `OPENAI_BASE_URL` when that is unset); unset, `OPENAI_API_KEY` goes with them only when they go to `OPENAI_BASE_URL`.',
+  },
+  LLM_FUNCTION_TEMPERATURE: {
+    section: 'agents',
+    meaning: "`LLM()`'s temperature (the provider's default when unset).",
+  },
+  LLM_FUNCTION_MAX_TOKENS: { section: 'agents', meaning: "`LLM()`'s answer length limit, in tokens." },
   MYSQL_PORT: {
     section: 'mysql',
     meaning: "The MySQL wire protocol (MindsDB's port), bound like `HOST`; `0` turns it off.",

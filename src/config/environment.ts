@@ -91,6 +91,16 @@ export const envSchema = z.object({
   AGENT_SQL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   AGENT_SQL_MAX_ROWS: z.coerce.number().int().min(1).default(100),
   AGENT_SQL_TIMEOUT_MS: z.coerce.number().int().min(1).default(300_000),
+  LLM_SQL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  LLM_SQL_MAX_CALLS: z.coerce.number().int().min(1).default(100),
+  LLM_SQL_TIMEOUT_MS: z.coerce.number().int().min(1).default(300_000),
+  LLM_CACHE_ENTRIES: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  LLM_CACHE_TTL_MS: z.coerce.number().int().min(1).default(3_600_000),
+  LLM_FUNCTION_MODEL_NAME: z.string().min(1).optional(),
+  LLM_FUNCTION_BASE_URL: z.url().optional(),
+  LLM_FUNCTION_API_KEY: z.string().min(1).optional(),
+  LLM_FUNCTION_TEMPERATURE: z.coerce.number().min(0).max(2).optional(),
+  LLM_FUNCTION_MAX_TOKENS: z.coerce.number().int().min(1).optional(),
   MYSQL_PORT: z.coerce.number().int().min(0).max(65535).default(47335),
   MYSQL_TLS_CERT: z.string().min(1).optional(),
   MYSQL_TLS_KEY: z.string().min(1).optional(),
@@ -152,4 +162,13 @@ export const envSchema = z.object({
   ALLOWED_HOSTS: z.string().optional(),
   COOKIE_SECURE: z.enum(['auto', 'true', 'false', '1', '0']).default('auto'),
   TRUST_PROXY: z.string().min(1).optional(),
+  MCP_ENABLED: z.enum(['true', 'false', '1', '0']).default('true'),
+  MCP_MAX_ROWS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  MCP_MAX_CHARS: z.coerce.number().int().min(1000).max(100_000_000).default(200_000),
+  MCP_MAX_SESSIONS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  MCP_SESSION_IDLE_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(30 * 60_000),
 });

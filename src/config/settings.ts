@@ -81,6 +81,25 @@ export type Config = {
   agentSqlConcurrency: number;
   agentSqlMaxRows: number;
   agentSqlTimeoutMs: number;
+  /**
+   * Calls one SQL query makes to LLMs (an LLM model queried or joined, LLM()): how many at once, how
+   * many in all, for how long; and the answer cache (0 entries: off).
+   */
+  llmSql: {
+    concurrency: number;
+    maxCalls: number;
+    timeoutMs: number;
+    cacheEntries: number;
+    cacheTtlMs: number;
+  };
+  /** LLM()'s model (MindsDB's LLM_FUNCTION_* variables); unset parts fall back to `llm`. */
+  llmFunction: {
+    model?: string;
+    baseUrl?: string;
+    apiKey?: string;
+    temperature?: number;
+    maxTokens?: number;
+  };
   /** The MySQL wire protocol's port (0: off), and its TLS certificate and key files. */
   mysql: {
     port: number;
@@ -143,6 +162,18 @@ export type Config = {
     pollMs: number;
     /** How long a run's claim holds before the next tick may abandon it. */
     leaseMs: number;
+  };
+  /** The MCP server at /mcp/ (docs/mcp.md): on or off, the caps on one answer, the sessions kept. */
+  mcp: {
+    enabled: boolean;
+    /** Rows one tool answer carries at most (more: cut, `truncated` said). */
+    maxRows: number;
+    /** Characters of one tool answer's JSON at most (rows dropped from the end until it fits). */
+    maxChars: number;
+    /** Sessions open at once; past it, the one idle longest is closed. */
+    maxSessions: number;
+    /** A session unused this long is closed (its calls stay in the log). */
+    sessionIdleMs: number;
   };
   /** Sign-in (docs/security.md "Sign-in and roles"). */
   auth: {

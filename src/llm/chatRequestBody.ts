@@ -53,5 +53,6 @@ export const chatRequestBody = (
     ...(tools ? { tools, tool_choice: request.toolChoice ?? 'auto' } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
     ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
+    ...(request.responseFormat ? { response_format: { type: request.responseFormat } } : {}),
   };
 };

@@ -22,6 +22,19 @@ export {
   type SupportedProvider,
 } from './providers';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry';
+export {
+  answerValue,
+  LLM_MODES,
+  llmModelSpec,
+  LlmSpecError,
+  promptsOf,
+  QUERY_OVERRIDES,
+  renderTemplate,
+  templateColumns,
+  type LlmMode,
+  type LlmModelSpec,
+  type LlmPrompt,
+} from './llmModelSpec';
 export { streamAccumulator } from './streamAccumulator';
 export type {
   AssistantMessage,

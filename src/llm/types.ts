@@ -44,6 +44,8 @@ export type ChatRequest = {
   readonly toolChoice?: 'auto' | 'none';
   readonly temperature?: number;
   readonly maxTokens?: number;
+  /** `json_object`: the answer must be one JSON object (OpenAI's `response_format`). */
+  readonly responseFormat?: 'json_object';
   readonly signal?: AbortSignal;
 };
 

@@ -1,4 +1,11 @@
-import type { ModelDeleted, ModelEvent, ModelTrained, ModelTrainingProgressed } from '../../events';
+import type {
+  LlmModelReady,
+  ModelDeleted,
+  ModelEvent,
+  ModelTrained,
+  ModelTrainingProgressed,
+} from '../../events';
+import { llmModelSpec, LlmSpecError } from '../llm/llmModelSpec';
 import { requireLiveProject, type ProjectRef, type ProjectState } from '../projects/state';
 import { conflict, invalid, notFound } from '../shared/errors';
 import { trainingDefinitionProblem, type TimeSeriesSettings } from './options';
@@ -13,6 +20,9 @@ import {
 
 /** What model commands are decided on: the project and its models. */
 export type ModelDecisionState = { readonly project: ProjectState; readonly models: ModelsState };
+
+/** What model commands decide: the models' events, and an LLM model's version being ready. */
+export type ModelDecisionEvent = ModelEvent | LlmModelReady;
 
 export const ENGINES = ['lightwood', 'mindledger'];
 
@@ -31,9 +41,23 @@ export type TrainingDescription = Pick<
   ModelTrained['data'],
   'task' | 'targetType' | 'targetTypeSource' | 'targetDtype'
 >;
+/**
+ * The ML engine an LLM model calls through, as the service found it (engines live on streams of
+ * their own): its name and its handler. Absent: `engine` names no LLM engine.
+ */
+export type LlmEngineRef = { readonly name: string | null; readonly handler: string };
+
 export type ModelCommand =
-  | { type: 'DefineModel'; data: { name: string; replace: boolean } & Definition; metadata: Now }
-  | { type: 'RetrainModel'; data: { name: string } & Partial<Definition>; metadata: Now }
+  | {
+      type: 'DefineModel';
+      data: { name: string; replace: boolean; llmEngine?: LlmEngineRef } & Definition;
+      metadata: Now;
+    }
+  | {
+      type: 'RetrainModel';
+      data: { name: string; llmEngine?: LlmEngineRef } & Partial<Definition>;
+      metadata: Now;
+    }
   | {
       type: 'FinetuneModel';
       data: {
@@ -126,7 +150,71 @@ const nextVersion = (model: Model) => Math.max(...model.versions.keys()) + 1;
 const versionOrActive = (model: Model, version: number | undefined) =>
   version ?? model.activeVersion ?? Math.max(...model.versions.keys());
 
-const defineModel = (command: Command<'DefineModel'>, state: ModelDecisionState): ModelEvent[] => {
+/**
+ * An LLM model's version, ready as it is defined (nothing to learn): its definition, checked as it
+ * will run (`llmModelSpec`), then `LlmModelReady` (and its activation, unless `active = false`).
+ */
+const llmVersion = (
+  statement: string,
+  project: ProjectRef,
+  name: string,
+  version: number,
+  def: { engine: string; target: string; options: Record<string, unknown>; query: string },
+  ref: LlmEngineRef,
+  at: string,
+): ModelDecisionEvent[] => {
+  if (def.query.trim() !== '')
+    throw invalid(
+      `${statement}: an LLM model (engine ${def.engine}) learns nothing from rows: drop FROM (SELECT …)`,
+      'Invalid model definition',
+    );
+  let inputs: readonly string[];
+  let mode: string;
+  try {
+    ({ inputs, mode } = llmModelSpec(def.target, def.options));
+  } catch (error) {
+    if (error instanceof LlmSpecError)
+      throw invalid(`${statement}: ${error.message}`, 'Invalid model definition');
+    throw error;
+  }
+  const modelName = def.options.model_name ?? def.options.model_id ?? def.options.model;
+  const ready: LlmModelReady = {
+    type: 'LlmModelReady',
+    data: {
+      ...versionRef(project, name, version),
+      engine: ref.name,
+      provider: ref.handler,
+      providerModel: typeof modelName === 'string' && modelName.trim() !== '' ? modelName.trim() : null,
+      mode,
+      inputs: [...inputs],
+      readyAt: at,
+    },
+  };
+  const events: ModelDecisionEvent[] = [
+    {
+      type: 'ModelVersionDefined',
+      data: {
+        ...versionRef(project, name, version),
+        engine: def.engine,
+        target: def.target,
+        query: '',
+        sourceDatabase: '',
+        options: def.options,
+        definedAt: at,
+      },
+    },
+    ready,
+  ];
+  const active = def.options.active;
+  if (!(active === false || active === 0 || active === '0' || active === 'false'))
+    events.push({
+      type: 'ModelVersionActivated',
+      data: { ...versionRef(project, name, version), activatedAt: at },
+    });
+  return events;
+};
+
+const defineModel = (command: Command<'DefineModel'>, state: ModelDecisionState): ModelDecisionEvent[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
   const d = command.data;
@@ -134,10 +222,23 @@ const defineModel = (command: Command<'DefineModel'>, state: ModelDecisionState)
   if (existing && !d.replace)
     throw conflict(`Model with name ${d.name} already exists`, 'Model already exists');
   const engine = String(d.options.engine ?? 'lightwood').toLowerCase();
+  if (d.llmEngine)
+    return [
+      ...(existing ? [modelRemoval(state, existing, command.metadata.now)] : []),
+      ...llmVersion(
+        `CREATE MODEL ${d.name}`,
+        project,
+        existing?.name ?? d.name,
+        1,
+        { engine, target: d.target, options: d.options, query: d.query },
+        d.llmEngine,
+        at,
+      ),
+    ];
   if (!ENGINES.includes(engine))
     throw notFound(`Cannot find ML handler with name ${engine}`, 'ML handler not found');
   requireTrainable(`CREATE MODEL ${d.name}`, d.target, d.options, d.timeseries ?? null);
-  const events: ModelEvent[] = existing ? [modelRemoval(state, existing, command.metadata.now)] : [];
+  const events: ModelDecisionEvent[] = existing ? [modelRemoval(state, existing, command.metadata.now)] : [];
   events.push({
     type: 'ModelVersionDefined',
     data: {
@@ -154,7 +255,7 @@ const defineModel = (command: Command<'DefineModel'>, state: ModelDecisionState)
   return events;
 };
 
-const retrainModel = (command: Command<'RetrainModel'>, state: ModelDecisionState): ModelEvent[] => {
+const retrainModel = (command: Command<'RetrainModel'>, state: ModelDecisionState): ModelDecisionEvent[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
   const model = requireModel(state, command.data.name);
@@ -163,6 +264,21 @@ const retrainModel = (command: Command<'RetrainModel'>, state: ModelDecisionStat
   const version = nextVersion(model);
   const options = { ...from.options, ...(command.data.options ?? {}) };
   const target = command.data.target ?? from.target;
+  if (command.data.llmEngine)
+    return llmVersion(
+      `RETRAIN ${model.name}`,
+      project,
+      model.name,
+      version,
+      {
+        engine: String(options.engine ?? from.engine).toLowerCase(),
+        target,
+        options,
+        query: command.data.query ?? '',
+      },
+      command.data.llmEngine,
+      at,
+    );
   // Retrained on the same rows, a fine-tuned version keeps its prior data; new rows replace all.
   const priorData = command.data.query === undefined ? from.priorData : [];
   // A retrained forecaster stays one: its ORDER BY … HORIZON carry over unless given anew.
@@ -188,11 +304,19 @@ const retrainModel = (command: Command<'RetrainModel'>, state: ModelDecisionStat
   ];
 };
 
-const finetuneModel = (command: Command<'FinetuneModel'>, state: ModelDecisionState): ModelEvent[] => {
+const finetuneModel = (
+  command: Command<'FinetuneModel'>,
+  state: ModelDecisionState,
+): ModelDecisionEvent[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
   const model = requireModel(state, command.data.name);
   const tuned = requireVersion(model, versionOrActive(model, command.data.version));
+  if (tuned.llm)
+    throw invalid(
+      `FINETUNE ${model.name}: an LLM model is not fine-tuned here (change its prompt with RETRAIN … USING prompt_template = '…')`,
+      'Invalid model definition',
+    );
   if (tuned.status !== 'complete')
     throw conflict(
       `FINETUNE ${model.name}: version ${tuned.version} is ${tuned.status}; only a trained version can be fine-tuned`,
@@ -220,7 +344,10 @@ const finetuneModel = (command: Command<'FinetuneModel'>, state: ModelDecisionSt
   ];
 };
 
-const startTraining = (command: Command<'StartTraining'>, state: ModelDecisionState): ModelEvent[] => {
+const startTraining = (
+  command: Command<'StartTraining'>,
+  state: ModelDecisionState,
+): ModelDecisionEvent[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
   const model = requireModel(state, command.data.name);
@@ -240,14 +367,17 @@ const activatesWhenTrained = (v: ModelVersion) => {
   return !(active === false || active === 0 || active === '0' || active === 'false');
 };
 
-const completeTraining = (command: Command<'CompleteTraining'>, state: ModelDecisionState): ModelEvent[] => {
+const completeTraining = (
+  command: Command<'CompleteTraining'>,
+  state: ModelDecisionState,
+): ModelDecisionEvent[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
   const model = requireModel(state, command.data.name);
   const v = requireVersion(model, command.data.version);
   if (v.status !== 'training') return [];
   const { name: _n, version: _v, ...result } = command.data;
-  const events: ModelEvent[] = [
+  const events: ModelDecisionEvent[] = [
     {
       type: 'ModelTrained',
       data: { ...versionRef(project, model.name, v.version), ...result, trainedAt: at },
@@ -261,7 +391,7 @@ const completeTraining = (command: Command<'CompleteTraining'>, state: ModelDeci
   return events;
 };
 
-const failTraining = (command: Command<'FailTraining'>, state: ModelDecisionState): ModelEvent[] => {
+const failTraining = (command: Command<'FailTraining'>, state: ModelDecisionState): ModelDecisionEvent[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
   const model = findModel(state.models, command.data.name);
@@ -278,7 +408,7 @@ const failTraining = (command: Command<'FailTraining'>, state: ModelDecisionStat
 const updateModelOptions = (
   command: Command<'UpdateModelOptions'>,
   state: ModelDecisionState,
-): ModelEvent[] => {
+): ModelDecisionEvent[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
   const model = requireModel(state, command.data.name);
@@ -297,7 +427,7 @@ const updateModelOptions = (
 };
 
 /** Deleting a model's only version (or naming none) deletes the model. */
-const deleteModel = (command: Command<'DeleteModel'>, state: ModelDecisionState): ModelEvent[] => {
+const deleteModel = (command: Command<'DeleteModel'>, state: ModelDecisionState): ModelDecisionEvent[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
   const model = requireModel(state, command.data.name);
@@ -312,7 +442,7 @@ const deleteModel = (command: Command<'DeleteModel'>, state: ModelDecisionState)
   ];
 };
 
-export const decideModel = (command: ModelCommand, state: ModelDecisionState): ModelEvent[] => {
+export const decideModel = (command: ModelCommand, state: ModelDecisionState): ModelDecisionEvent[] => {
   switch (command.type) {
     case 'DefineModel':
       return defineModel(command, state);

@@ -159,9 +159,11 @@ export const describeModel = (row: ModelRow, attribute?: string): Record<string,
       return [
         {
           name:
-            row.TASK === 'forecast'
-              ? 'one model per horizon step over lag features: best of gbdt, linear and last value'
-              : 'best of gbdt, linear and baseline (see accuracy)',
+            row.TASK === 'llm'
+              ? `an LLM model: each row's prompt answered by its engine (${row.ENGINE})`
+              : row.TASK === 'forecast'
+                ? 'one model per horizon step over lag features: best of gbdt, linear and last value'
+                : 'best of gbdt, linear and baseline (see accuracy)',
           performance: row.ACCURACY,
           accuracy: row.ACCURACY,
           training_time: row.TRAINING_TIME,

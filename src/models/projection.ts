@@ -111,6 +111,7 @@ export const modelsTable = tableProjection({
     'ModelOptionsUpdated',
     'ModelVersionDeleted',
     'ModelDeleted',
+    'LlmModelReady',
   ],
   apply: async (event, rows) => {
     switch (event.type) {
@@ -203,6 +204,24 @@ export const modelsTable = tableProjection({
           TARGET_TYPE: d.targetType ?? null,
           TARGET_TYPE_SOURCE: d.targetTypeSource ?? null,
           TARGET_DTYPE: d.targetDtype ?? null,
+        }));
+        return;
+      }
+      case 'LlmModelReady': {
+        // Nothing learnt: complete at once; DESCRIBE lists the columns its prompt reads.
+        const d = event.data;
+        await changeRow(rows, d, (row) => ({
+          ...row,
+          STATUS: 'complete',
+          ACCURACY: null,
+          METRIC: null,
+          COLUMNS: d.inputs.map((name) => ({ name, dtype: 'text', encoder: 'prompt', role: 'feature' })),
+          TRAINING_TIME: 0,
+          CURRENT_TRAINING_PHASE: TOTAL_PHASES,
+          TRAINING_PHASE_NAME: 'Complete',
+          TRAINING_PROGRESS: 100,
+          TASK: 'llm',
+          TARGET_DTYPE: d.mode === 'json_struct' ? 'json' : 'text',
         }));
         return;
       }

@@ -8,9 +8,17 @@ import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
 import type { BlobStore } from '../storage/blobs';
-import { conflict, notFound } from '../shared/errors';
+import { conflict, invalid, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
-import { decideModel, decideTrainingProgress, type Definition, type ModelCommand } from './decider';
+import { LLM_HANDLERS } from '../mlEngines/state';
+import {
+  decideModel,
+  decideTrainingProgress,
+  ENGINES,
+  type Definition,
+  type LlmEngineRef,
+  type ModelCommand,
+} from './decider';
 import { describeModel, presentModel, type ModelView } from './present';
 import { modelRowsOfProject, modelVersionRow } from './projection';
 import {
@@ -28,8 +36,27 @@ export const modelsService = (
   blobs: BlobStore,
   training: TrainingRows,
   instanceId: string,
+  /** An ML engine's name and handler (CREATE ML_ENGINE): an LLM model names one as its engine. */
+  llmEngines: (name: string) => Promise<{ name: string; handler: string } | undefined> = async () =>
+    undefined,
 ) => {
   const predictors = new Map<string, Predictor>();
+
+  /**
+   * The LLM engine a model's `engine` option names: an ML engine made FROM an LLM handler, or an
+   * LLM handler itself (`engine = 'openai'`: the server's defaults). Undefined: a trained model's.
+   */
+  const llmEngineOf = async (engine: unknown): Promise<LlmEngineRef | undefined> => {
+    if (typeof engine !== 'string' || engine.trim() === '') return undefined;
+    const name = engine.trim().toLowerCase();
+    const isLlmHandler = (h: string) => (LLM_HANDLERS as readonly string[]).includes(h.toLowerCase());
+    const found = await llmEngines(name);
+    // A handler's name alone (`engine = 'openai'`) is no engine: CREATE ML_ENGINE makes one (with no
+    // key, it calls through the server's OPENAI_BASE_URL and OPENAI_API_KEY).
+    return found && isLlmHandler(found.handler)
+      ? { name: found.name, handler: found.handler.toLowerCase() }
+      : undefined;
+  };
 
   const run = (projectName: string, command: Unstamped<ModelCommand>) =>
     projectCommand(ctx, { project: projectName, command, decide: decideModel, answer: 'settled' });
@@ -145,18 +172,42 @@ export const modelsService = (
     ): Promise<ModelView> => {
       const project = await projects.require(projectName);
       if (def.ifNotExists && (await loadModel(project.name, def.name))) return view(project.name, def.name);
-      const outcome = await run(project.name, { type: 'DefineModel', data: def });
+      const llmEngine = await llmEngineOf(def.options.engine);
+      const trained = ENGINES.includes(String(def.options.engine ?? 'lightwood').toLowerCase());
+      // Without rows, an engine that learns from them is refused here; an unknown one is 404 below.
+      if (!llmEngine && trained && def.query.trim() === '')
+        throw invalid(
+          `CREATE MODEL needs FROM <database> (SELECT …): engine ${String(def.options.engine ?? 'lightwood')} learns from rows (an LLM model names an engine made FROM openai, ollama, …)`,
+        );
+      const outcome = await run(project.name, {
+        type: 'DefineModel',
+        data: { ...def, ...(llmEngine ? { llmEngine } : {}) },
+      });
       const defined = findModel(outcome.state.models, def.name)!;
-      await trainer.launch(project.name, defined.name, 1, waitFlag(def.options));
+      // An LLM model is ready as defined: nothing to train.
+      if (!defined.versions.get(1)?.llm)
+        await trainer.launch(project.name, defined.name, 1, waitFlag(def.options));
       return view(project.name, `${defined.name}.1`);
     },
 
     retrain: async (projectName: string, name: string, def: Partial<Definition>): Promise<ModelView> => {
       const project = await projects.require(projectName);
-      const outcome = await run(project.name, { type: 'RetrainModel', data: { name, ...def } });
+      const before = await loadModel(project.name, name);
+      const from = before?.versions.get(before.activeVersion ?? Math.max(...before.versions.keys()));
+      const llmEngine = from ? await llmEngineOf(def.options?.engine ?? from.engine) : undefined;
+      const outcome = await run(project.name, {
+        type: 'RetrainModel',
+        data: { name, ...def, ...(llmEngine ? { llmEngine } : {}) },
+      });
       const model = findModel(outcome.state.models, name)!;
       const version = Math.max(...model.versions.keys());
-      await trainer.launch(project.name, model.name, version, waitFlag(model.versions.get(version)!.options));
+      if (!model.versions.get(version)!.llm)
+        await trainer.launch(
+          project.name,
+          model.name,
+          version,
+          waitFlag(model.versions.get(version)!.options),
+        );
       return view(project.name, `${model.name}.${version}`);
     },
 
@@ -197,6 +248,24 @@ export const modelsService = (
       ),
 
     predictor,
+
+    /**
+     * The LLM model a reference means (its real options, secrets included, from the project's
+     * stream), or undefined when it is a trained model. Unknown: 404.
+     */
+    llmModel: async (projectName: string, ref: string) => {
+      const project = await projects.require(projectName);
+      const { name, version } = await resolveVersion(project.name, ref);
+      if (!version.llm) return undefined;
+      return {
+        project: project.name,
+        name,
+        version: version.version,
+        target: version.target,
+        options: version.options,
+        llm: version.llm,
+      };
+    },
 
     predict: async (projectName: string, ref: string, rows: Row[], options: PredictOptions) => {
       const project = await projects.require(projectName);

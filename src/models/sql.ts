@@ -56,16 +56,16 @@ const unknownDatabase = (name: string) =>
 const createModel =
   ({ models, databaseExists }: ModelSqlPorts) =>
   async (project: string, s: Extract<MindsStatement, { kind: 'CreateModel' }>): Promise<ModelView> => {
-    if (!s.from) throw invalid('CREATE MODEL needs FROM <database> (SELECT …): this engine learns from rows');
-    if (!(await databaseExists(s.from.database))) throw unknownDatabase(s.from.database);
+    // Without FROM: an LLM model (the service refuses it for an engine that learns from rows).
+    if (s.from && !(await databaseExists(s.from.database))) throw unknownDatabase(s.from.database);
     const timeseries = timeseriesOf(`CREATE MODEL ${s.name.name}`, s.timeseries);
     return models.create(project, {
       name: s.name.name,
       replace: s.replace,
       ifNotExists: s.ifNotExists,
       target: s.target,
-      query: s.from.query,
-      sourceDatabase: s.from.database,
+      query: s.from?.query ?? '',
+      sourceDatabase: s.from?.database ?? '',
       options: s.options,
       timeseries,
     });

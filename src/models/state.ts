@@ -29,6 +29,16 @@ export type ModelVersion = {
   readonly accuracy: number | null;
   readonly error: string | null;
   readonly trainingMs: number | null;
+  /** An LLM model's version (complete at once, answered by its provider); null for a trained one. */
+  readonly llm: LlmVersion | null;
+};
+
+/** What an LLM model's version calls: the engine (null: the handler named directly), provider and model. */
+export type LlmVersion = {
+  readonly engine: string | null;
+  readonly provider: string;
+  readonly providerModel: string | null;
+  readonly mode: string;
 };
 
 export type Model = {
@@ -79,6 +89,7 @@ export const evolveModels = (models: ModelsState, event: RecordedEvent): ModelsS
         accuracy: null,
         error: null,
         trainingMs: null,
+        llm: null,
       };
       const model = models.get(nameKey(d.name)) ?? {
         id: event.meta.position,
@@ -109,6 +120,15 @@ export const evolveModels = (models: ModelsState, event: RecordedEvent): ModelsS
         artifactDigest: d.artifactDigest,
         accuracy: d.accuracy,
         trainingMs: d.trainingMs,
+      }));
+    }
+    case 'LlmModelReady': {
+      const d = event.data;
+      return changeVersion(models, d.name, d.version, (v) => ({
+        ...v,
+        status: 'complete',
+        trainingMs: 0,
+        llm: { engine: d.engine, provider: d.provider, providerModel: d.providerModel, mode: d.mode },
       }));
     }
     case 'ModelTrainingFailed': {

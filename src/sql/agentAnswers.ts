@@ -3,7 +3,13 @@ import type { ComputedRef, Predictions } from './plan';
 import type { Computation } from './predictionTables';
 
 /** How many questions of one query are asked at once, and at most in all (each is a model call or more). */
-export type AgentQueryOptions = { concurrency: number; maxRows: number; signal: AbortSignal };
+export type AgentQueryOptions = {
+  concurrency: number;
+  maxRows: number;
+  signal: AbortSignal;
+  /** Called when the query turns out to ask an LLM model: its time limit becomes LLM_SQL_TIMEOUT_MS. */
+  llmDeadline?: () => void;
+};
 
 /** MindsDB's agent table: `answer`, `context`, `trace_id`, and the question asked. */
 const AGENT_COLUMNS = ['answer', 'context', 'trace_id', 'question'] as const;

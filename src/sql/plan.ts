@@ -10,6 +10,7 @@ import { expandViews, MAX_VIEW_DEPTH } from './viewTables';
 import { asOfMarkOf, asOfPlaceholders, markAsOf } from './asOf';
 import { quoteString } from '../shared/quoting';
 import { modelInputFetches } from './predictionFetches';
+import { callsLlm, planLlmFunction, type LlmFunctionPlan } from './llmFunction';
 import {
   planKnowledgeBaseSearches,
   type KnowledgeBaseRef,
@@ -46,6 +47,8 @@ export type Prepared =
       deterministic: boolean;
       /** Knowledge bases searched: views the run makes before the query reads them. */
       searches: KnowledgeBaseSearch[];
+      /** `LLM(…)` in its column list: the prompts asked before it reads (src/sql/llmFunction.ts). */
+      llm?: LlmFunctionPlan;
     }
   | { kind: 'pushdown'; integration: string; sql: string }
   | {
@@ -56,6 +59,7 @@ export type Prepared =
       searches: KnowledgeBaseSearch[];
       /** Temporary tables made from the fetched ones before the query runs (external columns). */
       assemble?: { temp: string; sql: string }[];
+      llm?: LlmFunctionPlan;
     }
   | {
       /**
@@ -80,6 +84,20 @@ export type AgentAnswer = { answer: string; context: readonly unknown[]; traceId
 export type Predictions = KnowledgeBaseSources & {
   predictor(project: string, name: string): Promise<Predictor>;
   ask(project: string, agent: string, question: string, signal: AbortSignal): Promise<AgentAnswer>;
+  /** An LLM model's answers (undefined: `name` is a trained model), src/llmCalls. */
+  llmModel?(project: string, name: string): Promise<LlmModelAnswers | undefined>;
+  /** `LLM(prompt)`'s answers, on the default model (src/llmCalls). */
+  llmFunction?(prompts: string[], project: string | null, signal: AbortSignal): Promise<(string | null)[]>;
+};
+
+/** What an LLM model computes: its columns (the target, then the inputs it echoes), and its rows. */
+export type LlmModelAnswers = {
+  readonly columns: readonly string[];
+  rows(
+    inputs: Record<string, unknown>[],
+    overrides: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>[]>;
 };
 
 /**
@@ -273,23 +291,36 @@ export const prepare = async (
       SqlErrorCode.Invalid,
       'AS OF and a model or agent in one query: read the table AS OF in a view or a query of its own first',
     );
+  if (modelRefs.length > 0 && (await callsLlm(statement)))
+    throw new SqlError(
+      SqlErrorCode.Invalid,
+      'LLM() and a model or agent in one query: read the predictions in a subquery of their own first',
+    );
   if (modelRefs.length > 0) {
     if (modelRefs.length > 1) throw new SqlError(SqlErrorCode.Invalid, 'One model or agent per query');
     const fetches = await modelInputFetches(c, statement, modelRefs[0]!.node, externals, fetchOf);
     return { kind: 'model', statement, refs: modelRefs, names, fetches };
   }
   const listings = columnListings.length > 0 ? await externalColumnListings(c, columnListings) : undefined;
+  const llm = externals.length === 0 && !listings ? await planLlmFunction(c, statement) : null;
   if (externals.length === 0 && !listings)
     return {
       kind: 'local',
       sql: asOf.fill(await printSelect(c, statement)),
       names,
-      deterministic: deterministic && searches.length === 0,
+      deterministic: deterministic && searches.length === 0 && !llm,
       searches,
+      ...(llm ? { llm } : {}),
     };
 
   const integrations = new Set(externals.map((e) => e.integration.toLowerCase()));
-  if (!listings && localTables === 0 && integrations.size === 1 && externals.every((e) => !e.native))
+  if (
+    !listings &&
+    !(await callsLlm(statement)) &&
+    localTables === 0 &&
+    integrations.size === 1 &&
+    externals.every((e) => !e.native)
+  )
     return {
       kind: 'pushdown',
       integration: externals[0]!.integration,
@@ -304,6 +335,8 @@ export const prepare = async (
       pushableFilters(where, String(e.node.alias || e.table), externals.length + localTables === 1),
     ),
   );
+  // Planned once external tables are named by their temporary tables (its first pass reads them).
+  const federatedLlm = await planLlmFunction(c, statement);
   return {
     kind: 'federated',
     sql: asOf.fill(await printSelect(c, statement)),
@@ -311,6 +344,7 @@ export const prepare = async (
     fetches: [...fetches, ...(listings?.fetches ?? [])],
     searches,
     ...(listings ? { assemble: [listings.assemble] } : {}),
+    ...(federatedLlm ? { llm: federatedLlm } : {}),
   };
 };
 

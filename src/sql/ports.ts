@@ -10,6 +10,7 @@ import type { IntegrationWritesService } from '../integrationWrites/service';
 import type { KnowledgeBasesService } from '../knowledgeBases/service';
 import type { MlEnginesService } from '../mlEngines/service';
 import type { ModelsService } from '../models/service';
+import type { LlmCallsService } from '../llmCalls/service';
 import type { ProjectsService } from '../projects/service';
 import type { SkillsService } from '../skills/service';
 
@@ -41,6 +42,7 @@ export type SqlPorts = {
   readonly triggers: Pick<TriggersService, 'create' | 'remove'>;
   readonly models: Pick<
     ModelsService,
-    'exists' | 'create' | 'retrain' | 'finetune' | 'remove' | 'describe' | 'predictor'
+    'exists' | 'create' | 'retrain' | 'finetune' | 'remove' | 'describe' | 'predictor' | 'llmModel'
   >;
+  readonly llmCalls: Pick<LlmCallsService, 'answerModel' | 'answerFunction'>;
 };

@@ -1,3 +1,4 @@
+import { QUERY_OVERRIDES } from '../llm/llmModelSpec';
 import type { PredictOptions } from '../ml/predict';
 import { significant, textOf, tokenize, unquoted, type Token } from '../shared/sqlTokens';
 import { SqlError, SqlErrorCode } from './errors';
@@ -13,7 +14,12 @@ import { SqlError, SqlErrorCode } from './errors';
 /** The options a prediction understands, as `USING` spells them. */
 const SUPPORTED = ['fixed_confidence'] as const;
 
-export type SelectPredictOptions = Pick<PredictOptions, 'fixed_confidence'>;
+export type SelectPredictOptions = Pick<PredictOptions, 'fixed_confidence'> & {
+  /** An LLM model's options for this query (prompt_template, max_tokens, …: QUERY_OVERRIDES). */
+  llm?: Record<string, unknown>;
+};
+
+const isLlmOption = (k: string) => (QUERY_OVERRIDES as readonly string[]).includes(k);
 
 const symbolIs = (sql: string, t: Token | undefined, c: string) => t?.kind === 'symbol' && sql[t.start] === c;
 
@@ -37,13 +43,17 @@ const valueOf = (sql: string, tokens: readonly Token[]): unknown => {
 
 /** The options' values checked: a refusal names the option and what it takes. */
 const checked = (raw: Map<string, unknown>): SelectPredictOptions => {
-  const unknown = [...raw.keys()].filter((k) => !(SUPPORTED as readonly string[]).includes(k));
+  const unknown = [...raw.keys()].filter(
+    (k) => !(SUPPORTED as readonly string[]).includes(k) && !isLlmOption(k),
+  );
   if (unknown.length)
     throw new SqlError(
       SqlErrorCode.Invalid,
-      `Unknown prediction option${unknown.length > 1 ? 's' : ''} in USING: ${unknown.join(', ')} (supported: ${SUPPORTED.join(', ')})`,
+      `Unknown prediction option${unknown.length > 1 ? 's' : ''} in USING: ${unknown.join(', ')} (supported: ${SUPPORTED.join(', ')}; an LLM model's: ${QUERY_OVERRIDES.join(', ')})`,
     );
   const options: SelectPredictOptions = {};
+  const llm = [...raw.entries()].filter(([k]) => isLlmOption(k));
+  if (llm.length) options.llm = Object.fromEntries(llm);
   if (raw.has('fixed_confidence')) {
     const v = raw.get('fixed_confidence');
     const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;

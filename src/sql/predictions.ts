@@ -87,12 +87,32 @@ export const predictInto = async (
       `USING ${Object.keys(predictOptions).join(', ')} is a model's prediction option; ${ref.name} is an agent`,
     );
   const join = await joinOf(statement, ref.node);
+  const llm = ref.kind === 'model' ? await predictions.llmModel?.(ref.project, ref.name) : undefined;
+  if (llm) options.llmDeadline?.();
+  if (predictOptions && (llm ? predictOptions.fixed_confidence !== undefined : predictOptions.llm))
+    throw new SqlError(
+      SqlErrorCode.Invalid,
+      `USING ${Object.keys(llm ? { fixed_confidence: 1 } : (predictOptions.llm ?? {})).join(', ')}: ${
+        llm ? `${ref.name} is an LLM model` : `an LLM model's option; ${ref.name} is a trained model`
+      }`,
+    );
+  if (llm && (await takeLatest(c, statement)))
+    throw new SqlError(
+      SqlErrorCode.Invalid,
+      `${ref.name} is an LLM model: it forecasts nothing (drop LATEST)`,
+    );
   if (ref.kind === 'model' && (await takeLatest(c, statement)))
     return forecastInto(c, statement, ref, join, alias, predictions, temps, predictOptions ?? {});
   const compute =
     ref.kind === 'agent'
       ? agentAnswers(predictions, ref, options)
-      : await modelPredictions(predictions, ref, statement, alias, predictOptions ?? {});
+      : llm
+        ? {
+            columns: llm.columns,
+            rows: (inputs: Record<string, unknown>[]) =>
+              llm.rows(inputs, predictOptions?.llm ?? {}, options.signal),
+          }
+        : await modelPredictions(predictions, ref, statement, alias, predictOptions ?? {});
   if (!join) {
     const input = whereEqualities((statement.node as AstNode).where_clause as AstNode | undefined, bindings);
     // As MindsDB does, the WHERE's constants stay in the row even where the model does not know

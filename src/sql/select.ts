@@ -17,6 +17,7 @@ import { checkReadOnlyPushdown } from './pushdownAllowList';
 import { bindParameters } from './parameters';
 import { prepare, type Prepared, type Predictions, type TablePolicy } from './plan';
 import { predictInto } from './predictions';
+import { answerLlmCalls } from './llmFunction';
 import { materializeSearches } from './knowledgeBaseTables';
 import { markReusable, readDeterministic, streamBound, type PreparedCache } from './statementCache';
 import { readAnswer } from './values';
@@ -42,6 +43,8 @@ export type SelectLimits = {
   policy?: TablePolicy;
   /** Queries that ask an agent: its answers' concurrency, row cap and time limit. */
   agents?: { concurrency: number; maxRows: number; timeoutMs: number };
+  /** Queries that ask an LLM model: their time limit (LLM_SQL_TIMEOUT_MS). */
+  llm?: { timeoutMs: number };
 };
 
 /** What a SELECT reads with: the read model, name resolution, caches, external databases, models. */
@@ -95,6 +98,13 @@ export type LocalRead = {
 
 type PlanOf<K extends Prepared['kind']> = Extract<Prepared, { kind: K }>;
 
+/** A query's bound parameters and its database: what LLM()'s first pass reads with. */
+type LlmBound = {
+  values: Record<string, DuckDBValue>;
+  types: Record<string, DuckDBType>;
+  db: string;
+};
+
 /**
  * One SELECT's run on a pooled reader. It owns the run's interruption — the deadline, a client that
  * goes away, the process's memory past SQL_MAX_PROCESS_MEMORY, a shutdown: each interrupts whatever
@@ -113,6 +123,8 @@ class QueryRun {
   private end: () => void = () => undefined;
   private readonly temps: string[] = [];
   private readonly views: string[] = [];
+  /** What the run set on its connection and clears at `close` (LLM()'s answers). */
+  private readonly resets: (() => Promise<void>)[] = [];
   private readonly cancelTimer: () => void;
   private readonly cancelMemoryWatch: () => void;
 
@@ -176,6 +188,7 @@ class QueryRun {
     this.limits.signal?.removeEventListener('abort', this.interrupt);
     for (const view of this.views) await this.c.run(`DROP VIEW IF EXISTS ${view}`).catch(() => undefined);
     for (const temp of this.temps) await this.c.run(`DROP TABLE IF EXISTS "${temp}"`).catch(() => undefined);
+    for (const reset of this.resets) await reset().catch(() => undefined);
   }
 
   /**
@@ -230,32 +243,57 @@ class QueryRun {
       plan,
       this.deps.predictions,
       this.temps,
-      { concurrency: agents.concurrency, maxRows: agents.maxRows, signal: this.stopped.signal },
+      {
+        concurrency: agents.concurrency,
+        maxRows: agents.maxRows,
+        signal: this.stopped.signal,
+        llmDeadline: () => limits.deadline.extendTo(limits.llm?.timeoutMs ?? agents.timeoutMs),
+      },
       predictOptions,
       values,
     );
   }
 
-  /** Everything lives in DuckDB: only knowledge bases' searches are made first. */
-  async local(plan: PlanOf<'local'>): Promise<string> {
-    await this.searches(plan.searches);
+  /** Everything lives in DuckDB: only knowledge bases' searches are made first (and LLM()'s prompts asked). */
+  async local(plan: PlanOf<'local'>, bound?: LlmBound): Promise<string> {
+    await this.searches(plan.searches, bound?.values);
+    await this.llmCalls(plan.llm, bound);
     return plan.sql;
   }
 
+  /** `LLM()` in the column list: its prompts read, asked, and their answers set for the query to read. */
+  private async llmCalls(plan: PlanOf<'local'>['llm'], bound: LlmBound | undefined) {
+    if (!plan || !bound) return;
+    const { limits } = this;
+    const ask = this.deps.predictions.llmFunction;
+    if (!ask) throw new SqlError(SqlErrorCode.Invalid, 'LLM() is not available on this server');
+    limits.deadline.extendTo(limits.llm?.timeoutMs ?? limits.timeoutMs);
+    this.resets.push(
+      await answerLlmCalls(this.c, plan, bound, (prompts) => ask(prompts, bound.db, this.stopped.signal)),
+    );
+  }
+
   /** External tables (filtered where possible) copied into DuckDB, which runs the rest. */
-  async federated(plan: PlanOf<'federated'>): Promise<string> {
-    await this.searches(plan.searches);
+  async federated(plan: PlanOf<'federated'>, bound?: LlmBound): Promise<string> {
+    await this.searches(plan.searches, bound?.values);
     await this.fetchExternals(plan.fetches);
     for (const made of plan.assemble ?? []) {
       this.temps.push(made.temp);
       await this.c.run(`CREATE OR REPLACE TEMP TABLE "${made.temp}" AS ${made.sql}`);
     }
+    await this.llmCalls(plan.llm, bound);
     return plan.sql;
   }
 
-  private async searches(searches: PlanOf<'local'>['searches']) {
+  private async searches(searches: PlanOf<'local'>['searches'], bindings: LlmBound['values'] = {}) {
     if (searches.length === 0) return;
-    const made = await materializeSearches(this.c, searches, this.deps.predictions, this.stopped.signal);
+    const made = await materializeSearches(
+      this.c,
+      searches,
+      this.deps.predictions,
+      this.stopped.signal,
+      bindings,
+    );
     this.views.push(...made.views);
     this.temps.push(...made.tables);
   }
@@ -331,8 +369,8 @@ export const withSelect = async <T>(
           plan.kind === 'model'
             ? await run.model(plan, predictOptions, bound.values)
             : plan.kind === 'federated'
-              ? await run.federated(plan)
-              : await run.local(plan);
+              ? await run.federated(plan, { ...bound, db: input.db })
+              : await run.local(plan, { ...bound, db: input.db });
         deadline.check();
         const names = plan.names;
         return await read({

@@ -47,6 +47,7 @@ import { writtenLabels } from '../shared/sqlLabels';
 import { checkStatement, rolePolicy } from './roles';
 import type { TablePolicy } from './plan';
 import { statementKindOf, unobserved, type SqlObserver, type StatementKind } from './observer';
+import { llmFunctionAnswers, llmModelAnswers } from './llmAnswers';
 
 export type { SqlAnswer, SqlContext, StreamAnswer } from './answers';
 
@@ -79,6 +80,8 @@ export const sqlService = (
     // A question's embedding may come from a provider: asked outside the reader the query holds.
     knowledgeBase: (project, name, question, signal) =>
       ctx.duck.detached(() => services.knowledgeBases.source(project, name, question, signal)),
+    llmModel: (project, name) => llmModelAnswers(ctx, services, project, name),
+    llmFunction: (prompts, project, signal) => llmFunctionAnswers(ctx, services)(prompts, project, signal),
   };
   const prepared = preparedCache(() => ctx.projections.version, observer.cacheLookup);
   // DuckDB's IO errors name files by absolute path; none of this server's may reach a client.
@@ -113,6 +116,7 @@ export const sqlService = (
       maxRows: ctx.config.agentSqlMaxRows,
       timeoutMs: ctx.config.agentSqlTimeoutMs,
     },
+    llm: { timeoutMs: ctx.config.llmSql.timeoutMs },
   };
   const deps = { duck: ctx.duck, catalog, cache: prepared, externals, predictions: models };
   /** A query's input as `runSelect` takes it, read at the projections' current version. */

@@ -6,6 +6,8 @@ import { databaseStatements, integrationLookup } from '../databases/sql';
 import { fileLookup } from '../files/sql';
 import { jobCatalog, jobStatements } from '../jobs/sql';
 import { knowledgeBaseCatalog, knowledgeBaseLookup, knowledgeBaseStatements } from '../knowledgeBases/sql';
+import { mcpCatalog } from '../mcp/sql';
+import { llmCallCatalog } from '../llmCalls/sql';
 import { mlEngineCatalog, mlEngineStatements } from '../mlEngines/sql';
 import { modelCatalog, modelLookup, modelStatements, type ModelSqlPorts } from '../models/sql';
 import { projectLookup, projectStatements } from '../projects/sql';
@@ -63,6 +65,8 @@ export const sliceCatalogs: readonly SqlCatalog[] = [
   mlEngineCatalog,
   agentRunCatalog,
   chatMessageCatalog,
+  mcpCatalog,
+  llmCallCatalog,
 ];
 
 /** How each kind of name in a query is recognised, each by the slice that owns it, listed once. */

@@ -35,6 +35,8 @@ import { guard, loginLimiters, reenterRequest } from '../users/guard';
 import { userRoutes } from '../users/routes';
 import type { OperatorView } from './operations';
 import type { Services } from './services';
+import { mcpPorts } from './mcp';
+import { mcpRoutes } from '../mcp/routes';
 
 /** HTTP only: every capability registers its routes on one Api, which also writes the OpenAPI document. */
 export const buildHttpApp = (
@@ -132,11 +134,24 @@ export const buildHttpApp = (
     res.json(document);
   });
   app.use('/doc', swaggerUi.serve, swaggerUi.setup(document));
+  // The MCP server at /mcp/ (docs/mcp.md), behind the same guard (MCP_ENABLED).
+  const mcp = ctx.config.mcp.enabled
+    ? mcpRoutes(ctx, mcpPorts(ctx, services, sql), ctx.config.mcp, ctx.logger)
+    : null;
+  if (mcp) app.use(mcp.router);
   app.use(api.router);
   app.use(consoleRoutes());
   app.use(notFoundHandler);
   // Problem details never name this server's directories (DuckDB and Node quote file paths).
   registerServerPaths([ctx.config.dataDir, path.dirname(path.resolve(ctx.config.duckdbFile))]);
+  if (mcp) app.use(mcp.challengeOnUnauthorized);
   app.use(errorMapper(ctx.logger));
-  return { app, api, close: limiters.close };
+  return {
+    app,
+    api,
+    close: () => {
+      limiters.close();
+      mcp?.sessions.closeAll();
+    },
+  };
 };

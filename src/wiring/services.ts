@@ -5,6 +5,7 @@ import { chatbotsService } from '../chatbots/service';
 import type { AppContext } from '../context';
 import { databasesService } from '../databases/service';
 import { filesService } from '../files/service';
+import { llmCallsService } from '../llmCalls/service';
 import { mlEnginesService } from '../mlEngines/service';
 import { modelsService } from '../models/service';
 import { instanceIdOf, type TrainingRows } from '../models/training';
@@ -49,7 +50,9 @@ export const buildServices = (
     removed: (before) => triggers.projectRemoved(before),
   });
   const databases = databasesService(ctx, projects);
-  const models = modelsService(ctx, directory, blobs, training, instanceIdOf(ctx.config.dataDir));
+  const models = modelsService(ctx, directory, blobs, training, instanceIdOf(ctx.config.dataDir), (name) =>
+    mlEngines.settingsOf(name),
+  );
   const files = filesService(ctx, blobs);
   const skills = skillsService(ctx, directory, { idOf: (project, ref) => agents.idOf(project, ref) });
   const agents = agentsService(ctx, directory, {
@@ -98,6 +101,11 @@ export const buildServices = (
     defaults: llmDefaults,
     requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
   });
+  const llmCalls = llmCallsService(ctx, {
+    engines: (name) => mlEngines.settingsOf(name),
+    defaults: llmDefaults,
+    requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
+  });
   const { chatMessages, chatbotRuntime } = chatbotServices(ctx, { chatbots, databases, agentRuns });
   const users = usersService(ctx, { sessionTtlMs: ctx.config.auth.sessionTtlMs });
   const ledger = signedLedger(ctx);
@@ -132,6 +140,7 @@ export const buildServices = (
     models,
     mlEngines,
     agentRuns,
+    llmCalls,
     knowledgeBases,
     chatMessages,
     chatbotRuntime,

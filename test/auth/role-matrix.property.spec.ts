@@ -25,6 +25,8 @@ import type { PgServer } from '../../src/pgwire';
 import { storeKinds, type StoreKind, type TestApp } from '../support/app';
 import { freshPostgresData } from '../support/external';
 import { pgClient, startPgDoor } from '../pgwire/support';
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { listen, mcpClient, type Listening } from '../mcp/support';
 import {
   ADMIN,
   login,
@@ -61,8 +63,9 @@ const PRINCIPALS: Principal[] = [
   { name: 'token(pa)', role: 'admin', project: 'pa', credential: 'token' },
 ];
 
-type Door = 'rest' | 'http-sql' | 'mysql' | 'postgres';
-const SQL_DOORS: Door[] = ['http-sql', 'mysql', 'postgres'];
+type Door = 'rest' | 'http-sql' | 'mysql' | 'postgres' | 'mcp';
+/** MCP: the `query` tool over /mcp/ (the official client), signed in as HTTP is (cookie or bearer token). */
+const SQL_DOORS: Door[] = ['http-sql', 'mysql', 'postgres', 'mcp'];
 
 /** The projects of the world; `pa` and `pb` each hold one skill, `<project>_skill`. */
 const PROJECTS = ['pa', 'pb'] as const;
@@ -127,7 +130,7 @@ type Expected =
 
 /** The wire doors sign users in with their passwords; a token is for HTTP (a bearer header). */
 const signsIn = (p: Principal, door: Door) =>
-  p.credential === 'password' || door === 'rest' || door === 'http-sql';
+  p.credential === 'password' || door === 'rest' || door === 'http-sql' || door === 'mcp';
 
 /**
  * The role table: admin everything, users too; editor every resource (writes, DDL, native queries,
@@ -440,6 +443,9 @@ describe.each(storeKinds)('the role matrix over every door (%s)', (store: StoreK
   const mysqlOpen = new Map<string, Promise<mysql.Connection>>();
   const pgOpen = new Map<string, Promise<pg.Client>>();
   const pgOpened: pg.Client[] = [];
+  /** The app on a real port for the MCP door, and one MCP session per principal (opened on first use). */
+  let mcpServer: Listening;
+  const mcpOpen = new Map<string, Promise<McpClient>>();
 
   beforeAll(async () => {
     external = await freshPostgresData([
@@ -476,6 +482,7 @@ describe.each(storeKinds)('the role matrix over every door (%s)', (store: StoreK
     passwords['token(pa)'] = { user: ADMIN.name, password: token };
     mysqlServer = await startMysqlDoor(t);
     pgServer = await startPgDoor(t, { authOn: true, server: { host: '127.0.0.1' } });
+    mcpServer = await listen(t);
     const hostname = (await remote.query<{ f: string }>("SELECT pg_read_file('/etc/hostname') AS f")).rows[0]!
       .f;
     world = {
@@ -499,6 +506,8 @@ describe.each(storeKinds)('the role matrix over every door (%s)', (store: StoreK
     await Promise.all(pgOpened.map((c) => c.end().catch(() => undefined)));
     await mysqlServer?.close(0);
     await pgServer?.close(0);
+    for (const c of mcpOpen.values()) await c.then((x) => x.close()).catch(() => undefined);
+    await mcpServer?.close();
     await remote?.end();
     await t?.dispose();
     await external?.drop();
@@ -515,6 +524,12 @@ describe.each(storeKinds)('the role matrix over every door (%s)', (store: StoreK
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   };
+
+  /** Events appended between two heads, MCP call records aside (the MCP door records every call). */
+  const appendedBesidesMcpRecords = async (before: bigint, after: bigint) =>
+    (await t.running.ctx.log.readPage({ after: before, limit: 10_000 })).filter(
+      (e) => e.meta.position <= after && e.type !== 'McpCallRecorded',
+    ).length;
 
   /** One connection per (principal, wire door), opened on first use; a refused sign-in is its answer. */
   const wire = <C>(open: Map<string, Promise<C>>, p: Principal, connect: () => Promise<C>) => {
@@ -569,6 +584,24 @@ describe.each(storeKinds)('the role matrix over every door (%s)', (store: StoreK
         error_message?: string;
       };
       if (body.type === 'error') return errorAnswer(1227, -1, body.error_code, body.error_message ?? '');
+      if (body.type === 'table') return { outcome: 'rows', columns: body.column_names!, rows: body.data! };
+      return { outcome: 'done' };
+    }
+    if (door === 'mcp') {
+      const [header, value] = httpHeaders[p.name];
+      const client = await wire(mcpOpen, p, () => mcpClient(mcpServer.url, { [header]: value }));
+      const result = (await client.callTool({ name: 'query', arguments: { query } })) as {
+        structuredContent?: {
+          type: string;
+          column_names?: string[];
+          data?: unknown[][];
+          error_code?: number | null;
+          error_message?: string;
+        };
+      };
+      const body = result.structuredContent ?? { type: 'error' };
+      if (body.type === 'error')
+        return errorAnswer(1227, -1, body.error_code ?? undefined, body.error_message ?? '');
       if (body.type === 'table') return { outcome: 'rows', columns: body.column_names!, rows: body.data! };
       return { outcome: 'done' };
     }
@@ -636,6 +669,9 @@ describe.each(storeKinds)('the role matrix over every door (%s)', (store: StoreK
     const before = await settledHead();
     const answer = await run(p, door, op, n);
     const after = await settledHead();
+    // Over MCP every call appends its own record (McpCallRecorded, on its session's stream): the
+    // log's head is read past those, so it stands where it stood when nothing else was appended.
+    const others = door === 'mcp' ? await appendedBesidesMcpRecords(before, after) : null;
     const context = {
       case: cellOf(p, door, op),
       statement: door === 'rest' ? op.rest!(n) : op.sql!(n),
@@ -648,12 +684,25 @@ describe.each(storeKinds)('the role matrix over every door (%s)', (store: StoreK
       });
       await naming(context, () => op.allowed(answer, want.scope, world, n));
       if (op.appends)
-        expect({ ...context, appended: after > before }).toEqual({ ...context, appended: true });
+        expect({ ...context, appended: others === null ? after > before : others > 0 }).toEqual({
+          ...context,
+          appended: true,
+        });
+      else if (others !== null)
+        expect({ ...context, appendedBesidesRecords: others }).toEqual({
+          ...context,
+          appendedBesidesRecords: 0,
+        });
       else expect({ ...context, head: after }).toEqual({ ...context, head: before });
     } else {
       expect({ ...context, outcome: answer.outcome }).toEqual({ ...context, outcome: want.outcome });
       // Nothing half-applied: the log stands where it stood, and so does what the operation would change.
-      expect({ ...context, head: after }).toEqual({ ...context, head: before });
+      if (others !== null)
+        expect({ ...context, appendedBesidesRecords: others }).toEqual({
+          ...context,
+          appendedBesidesRecords: 0,
+        });
+      else expect({ ...context, head: after }).toEqual({ ...context, head: before });
       if (op.refused) await naming(context, () => op.refused!(world, n, snapshot));
     }
     return want.outcome;

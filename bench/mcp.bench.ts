@@ -1,0 +1,74 @@
+// MCP query calls per second beside the same statement over POST /api/sql/query: what a call's
+// session, JSON-RPC framing and its record in the log (one append per call) cost.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createApp } from '../src/app';
+import { loadConfig } from '../src/config';
+import { fmt, percentile, ratio, tmpDir } from './support';
+
+/** `workers` loops calling `once` for `seconds`: calls per second and latency percentiles. */
+const drive = async (workers: number, seconds: number, once: (worker: number) => Promise<unknown>) => {
+  const until = performance.now() + seconds * 1000;
+  const times: number[] = [];
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      while (performance.now() < until) {
+        const t0 = performance.now();
+        await once(w);
+        times.push(performance.now() - t0);
+      }
+    }),
+  );
+  return { rps: times.length / seconds, p50: percentile(times, 50), p99: percentile(times, 99) };
+};
+
+export const benchMcp = async (seconds: number) => {
+  const workers = 8;
+  const dataDir = tmpDir('mindledger-bench-mcp-');
+  const app = await createApp(
+    loadConfig({
+      DATA_DIR: dataDir,
+      LEDGER_CHECKPOINT_EVENTS: '1000000000',
+      LEDGER_CHECKPOINT_MS: '86400000',
+      LEDGER_CHECKPOINT_ON_STOP: 'false',
+    }),
+    { logger: pino({ level: 'silent' }) },
+  );
+  const server = http.createServer(app.app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const statement = 'SELECT 1 AS one';
+
+  const overHttp = () =>
+    fetch(`${base}/api/sql/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: statement }),
+    }).then((r) => r.json());
+  const clients = await Promise.all(
+    Array.from({ length: workers }, async (_, i) => {
+      const client = new Client({ name: 'bench', version: String(i) });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp/`)));
+      return client;
+    }),
+  );
+  const overMcp = (w: number) => clients[w]!.callTool({ name: 'query', arguments: { query: statement } });
+
+  // Warm both paths, then measure each in turn.
+  await drive(workers, 1, () => overHttp());
+  await drive(workers, 1, overMcp);
+  const viaHttp = await drive(workers, seconds, () => overHttp());
+  const viaMcp = await drive(workers, seconds, overMcp);
+  const recorded = (await app.ctx.log.head()).events;
+
+  console.log(
+    `MCP query calls ${fmt(viaMcp.rps)}/s (p50 ${fmt(viaMcp.p50, 1)} ms, p99 ${fmt(viaMcp.p99, 1)} ms) vs the same statement over HTTP ${fmt(viaHttp.rps)}/s (p50 ${fmt(viaHttp.p50, 1)} ms, p99 ${fmt(viaHttp.p99, 1)} ms) → ${fmt(ratio(viaMcp.rps, viaHttp.rps), 2)} (${workers} clients; every MCP call appends its record: ${fmt(recorded)} events in the log)`,
+  );
+  for (const client of clients) await client.close();
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await app.close();
+};

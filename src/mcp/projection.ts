@@ -1,0 +1,69 @@
+import { tableProjection, type RowOf } from '../projection/table';
+import { maskSecrets } from '../shared/secrets';
+
+/**
+ * `mcp_calls`: one row per call an assistant made over MCP (information_schema.MCP_CALLS), so "what
+ * did the assistant read last week" is a SQL query. The answer itself is not kept, only its hash.
+ */
+export const mcpCallsTable = tableProjection({
+  table: 'mcp_calls',
+  key: null,
+  columns: [
+    { name: 'SESSION_ID', type: 'VARCHAR' },
+    { name: 'SEQ', type: 'BIGINT' },
+    { name: 'METHOD', type: 'VARCHAR' },
+    { name: 'TARGET', type: 'VARCHAR' },
+    { name: 'ARGUMENTS', type: 'VARCHAR' },
+    { name: 'SQL', type: 'VARCHAR', nullable: true },
+    { name: 'PROJECT', type: 'VARCHAR', nullable: true },
+    { name: 'ACTOR', type: 'VARCHAR' },
+    { name: 'USER_NAME', type: 'VARCHAR', nullable: true },
+    { name: 'ROLE', type: 'VARCHAR', nullable: true },
+    { name: 'SCOPE', type: 'VARCHAR', nullable: true },
+    { name: 'CLIENT_NAME', type: 'VARCHAR', nullable: true },
+    { name: 'CLIENT_VERSION', type: 'VARCHAR', nullable: true },
+    { name: 'PROTOCOL_VERSION', type: 'VARCHAR', nullable: true },
+    { name: 'OUTCOME', type: 'VARCHAR' },
+    { name: 'ERROR', type: 'VARCHAR', nullable: true },
+    { name: 'ROW_COUNT', type: 'BIGINT', nullable: true },
+    { name: 'TRUNCATED', type: 'BOOLEAN' },
+    { name: 'ANSWER_HASH', type: 'VARCHAR' },
+    { name: 'TRACE_ID', type: 'VARCHAR', nullable: true },
+    { name: 'MS', type: 'BIGINT' },
+    { name: 'CALLED_AT', type: 'TIMESTAMP' },
+    { name: 'POSITION', type: 'BIGINT' },
+  ],
+  handles: ['McpCallRecorded'],
+  // One event type: every call is a row of its own (the row's fields are the event's).
+  apply: (event, rows) => {
+    const d = event.data;
+    rows.put({
+      SESSION_ID: d.sessionId,
+      SEQ: BigInt(d.seq),
+      METHOD: d.method,
+      TARGET: d.target,
+      // Secrets sealed in place in the log read as the mask, as in every table.
+      ARGUMENTS: maskSecrets(d.arguments),
+      SQL: maskSecrets(d.sql, 'sql'),
+      PROJECT: d.project,
+      ACTOR: d.caller.actor,
+      USER_NAME: d.caller.user,
+      ROLE: d.caller.role,
+      SCOPE: d.caller.scope,
+      CLIENT_NAME: d.client?.name ?? null,
+      CLIENT_VERSION: d.client?.version ?? null,
+      PROTOCOL_VERSION: d.protocolVersion,
+      OUTCOME: d.outcome,
+      ERROR: d.error,
+      ROW_COUNT: d.rowCount === null ? null : BigInt(d.rowCount),
+      TRUNCATED: d.truncated,
+      ANSWER_HASH: d.answerHash,
+      TRACE_ID: d.traceId,
+      MS: BigInt(d.ms),
+      CALLED_AT: d.calledAt,
+      POSITION: event.meta.position,
+    });
+  },
+});
+
+export type McpCallRow = RowOf<typeof mcpCallsTable.columns>;

@@ -1,0 +1,107 @@
+import crypto from 'node:crypto';
+import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
+import type { Logger } from 'pino';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Config } from '../config';
+import type { AppContext } from '../context';
+import { isDomainError } from '../shared/errors';
+import { currentRequest } from '../shared/requestContext';
+import type { McpPorts } from './ports';
+import { CALLER_KEY, sessionServer } from './server';
+import { actorOf, mcpCallsService } from './service';
+import { sessionRegistry } from './sessions';
+import { mcpTools } from './tools';
+
+/** MindsDB's path for its MCP API, on the HTTP port. */
+export const MCP_PATH = '/mcp';
+const isMcpPath = (path: string) => /^\/mcp\/?$/i.test(path);
+const METADATA_PATH = '/.well-known/oauth-protected-resource/mcp';
+
+const originOf = (req: Request) => `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+
+/**
+ * The challenge the MCP authorization spec asks of a 401 (RFC 6750, RFC 9728): a bearer token, and
+ * where the protected resource's metadata says how to get one.
+ */
+const challenge = (req: Request, invalidToken: boolean) =>
+  `Bearer realm="mindledger"${invalidToken ? ', error="invalid_token"' : ''}, resource_metadata="${originOf(req)}${METADATA_PATH}"`;
+
+/** A JSON-RPC error as the transport answers outside a session. */
+const rpcError = (res: Response, status: number, code: number, message: string) =>
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+
+/**
+ * The MCP server at `/mcp/` (Streamable HTTP, sessions): the guard in front of every route has
+ * checked the Host (authentication off) or the credentials; here a request without a signed-in
+ * caller is refused when authentication is on (the path is outside /api, which the guard leaves
+ * open), with the challenge. Each `initialize` opens a session of its own (its server and
+ * transport), used only by the caller who opened it.
+ */
+export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'], logger: Logger) => {
+  const calls = mcpCallsService(ctx, ports);
+  const tools = mcpTools(ports, calls, { maxRows: config.maxRows, maxChars: config.maxChars });
+  const sessions = sessionRegistry({ max: config.maxSessions, idleMs: config.sessionIdleMs });
+  const router = express.Router();
+
+  router.all(MCP_PATH, async (req, res) => {
+    const request = currentRequest() ?? { requestId: '', interface: 'rest' as const };
+    if (!request.principal && (await ports.authEnabled())) {
+      res.setHeader('WWW-Authenticate', challenge(req, false));
+      return rpcError(
+        res,
+        401,
+        -32001,
+        'Authorization is required: send a bearer token (POST /api/tokens makes one)',
+      );
+    }
+    const caller = { request };
+    const owner = actorOf(caller);
+    (req as Request & { auth?: unknown }).auth = {
+      token: '',
+      clientId: owner,
+      scopes: [],
+      extra: { [CALLER_KEY]: caller },
+    };
+    const sessionId = req.headers['mcp-session-id'];
+    if (typeof sessionId === 'string') {
+      const session = sessions.use(sessionId, owner);
+      if (!session) return rpcError(res, 404, -32001, 'Session not found: initialize a new one');
+      return session.transport.handleRequest(req, res, req.body);
+    }
+    if (req.method !== 'POST' || !isInitializeRequest(req.body))
+      return rpcError(
+        res,
+        400,
+        -32000,
+        'No session: POST an initialize request first (the answer names the session in Mcp-Session-Id)',
+      );
+    const server = sessionServer({ tools, calls, ports, logger });
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (id) => sessions.add({ id, transport, server, owner, lastUsed: Date.now() }),
+      onsessionclosed: (id) => sessions.forget(id),
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  });
+
+  // RFC 9728: what this resource is and how a token is sent (tokens come from POST /api/tokens).
+  router.get(METADATA_PATH, (req, res) => {
+    res.json({
+      resource: `${originOf(req)}${MCP_PATH}/`,
+      resource_name: 'mindledger MCP server',
+      bearer_methods_supported: ['header'],
+      resource_documentation: `${originOf(req)}/doc`,
+    });
+  });
+
+  /** The guard's 401 on /mcp/ (an unknown, expired or revoked token) carries the challenge too. */
+  const challengeOnUnauthorized: ErrorRequestHandler = (error, req, res, next) => {
+    if (isMcpPath(req.path) && isDomainError(error) && error.kind === 'Unauthorized' && !res.headersSent)
+      res.setHeader('WWW-Authenticate', challenge(req, req.headers.authorization !== undefined));
+    next(error);
+  };
+
+  return { router, challengeOnUnauthorized, sessions };
+};

@@ -1,0 +1,307 @@
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type ServerNotification,
+  type ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { currentRequest, withRequest } from '../shared/requestContext';
+import type { McpPorts } from './ports';
+import { errorAnswer } from './present';
+import { writeSqlPrompt } from './prompts';
+import { RECEIPT_META_KEY, type Caller, type Completed, type McpCalls, type SessionView } from './service';
+import { describeForResource, type Tool } from './tools';
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** How the routes hand the server who is calling: in the SDK's `authInfo.extra`. */
+export const CALLER_KEY = 'mindledger.caller';
+
+const callerOf = (extra: Extra): Caller => {
+  const carried = extra.authInfo?.extra?.[CALLER_KEY] as Caller | undefined;
+  return carried ?? { request: currentRequest() ?? { requestId: '', interface: 'rest' } };
+};
+
+const SCHEMA_URI = /^mindledger:\/\/schema\/([^/]+)\/([^/]+)$/;
+export const schemaUri = (database: string, table: string) =>
+  `mindledger://schema/${encodeURIComponent(database)}/${encodeURIComponent(table)}`;
+
+/** Resources one list names at most (a read of any table's schema works by its URI beyond it). */
+const MAX_LISTED_RESOURCES = 500;
+
+const INSTRUCTIONS = [
+  'mindledger: a MindsDB-compatible service over an append-only, tamper-evident event log.',
+  'Use list_databases, list_tables and describe_table (or the schema resources) to find data, query to run SQL,',
+  'search_knowledge_base, ask_agent and predict for knowledge bases, agents and models.',
+  `Every call is recorded: the result's _meta["${RECEIPT_META_KEY}"] names its log position, and verify_call proves it.`,
+].join(' ');
+
+export type ServerDeps = {
+  readonly tools: readonly Tool[];
+  readonly calls: McpCalls;
+  readonly ports: McpPorts;
+  readonly logger: Logger;
+};
+
+/**
+ * One MCP server (the SDK's low-level `Server`) for one session. Every tool call, resource read and
+ * prompt fetched is recorded before its answer goes out, whatever came of it: arguments that do not
+ * validate, a refusal, a failure, a cancellation.
+ */
+export const sessionServer = (deps: ServerDeps) => {
+  const server = new Server(
+    { name: 'mindledger', title: 'mindledger (MindsDB-compatible)', version: deps.ports.serverVersion },
+    { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: INSTRUCTIONS },
+  );
+  const byName = new Map(deps.tools.map((t) => [t.name, t]));
+
+  const session = (extra: Extra): SessionView => {
+    const client = server.getClientVersion();
+    const header = extra.requestInfo?.headers['mcp-protocol-version'];
+    return {
+      id: extra.sessionId ?? 'stateless',
+      client: client ? { name: client.name, version: client.version } : null,
+      protocolVersion: typeof header === 'string' ? header : null,
+    };
+  };
+
+  /**
+   * Runs one call as its caller and records it; the result carries its receipt in `_meta`. A
+   * failure of our own is the tool's error, logged, never an unrecorded answer.
+   */
+  const recorded = async <R extends object>(
+    extra: Extra,
+    call: { method: string; target: string; args: unknown },
+    run: (caller: Caller) => Promise<Completed<R>>,
+    internalFailure: (message: string) => Completed<R>,
+  ) => {
+    const caller = callerOf(extra);
+    return withRequest(caller.request, async () => {
+      const startedAt = performance.now();
+      let completed: Completed<R>;
+      try {
+        completed = await run(caller);
+      } catch (error) {
+        if (error instanceof McpError) {
+          const message = error.message;
+          await deps.calls.record(
+            session(extra),
+            caller,
+            { ...call, startedAt },
+            { ...internalFailure(message), outcome: 'invalid', error: message },
+          );
+          throw error;
+        }
+        deps.logger.error({ err: error, method: call.method, target: call.target }, 'MCP call failed');
+        completed = internalFailure('The call failed inside the server; it is logged');
+      }
+      if (extra.signal.aborted && completed.outcome === 'ok')
+        completed = { ...completed, outcome: 'cancelled', error: 'The client cancelled the request' };
+      const receipt = await deps.calls.record(session(extra), caller, { ...call, startedAt }, completed);
+      return { ...completed.result, _meta: { [RECEIPT_META_KEY]: receipt } };
+    });
+  };
+
+  const failedTool = (message: string): Completed => ({
+    result: errorAnswer(message),
+    outcome: 'error',
+    error: message,
+    project: null,
+    rowCount: null,
+    truncated: false,
+    traceId: null,
+  });
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: deps.tools.map((t) => ({
+      name: t.name,
+      title: t.annotations.title,
+      description: t.description,
+      inputSchema: z.toJSONSchema(t.input, { io: 'input' }) as { type: 'object' },
+      ...(t.output ? { outputSchema: z.toJSONSchema(t.output, { io: 'output' }) as { type: 'object' } } : {}),
+      annotations: t.annotations,
+    })),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    recorded(
+      extra,
+      { method: 'tools/call', target: request.params.name, args: request.params.arguments ?? {} },
+      async (caller) => {
+        const tool = byName.get(request.params.name);
+        if (!tool)
+          throw new McpError(
+            ErrorCode.InvalidParams,
+            `Unknown tool ${JSON.stringify(request.params.name).slice(0, 200)}: tools/list names them`,
+          );
+        const parsed = tool.input.safeParse(request.params.arguments ?? {});
+        if (!parsed.success) {
+          const message = `Invalid arguments for ${tool.name}: ${z.prettifyError(parsed.error)}`;
+          return { ...failedTool(message), outcome: 'invalid' };
+        }
+        const token = extra._meta?.progressToken;
+        const done = await tool.run(parsed.data, {
+          caller,
+          signal: extra.signal,
+          progress: (progress, message) => {
+            if (token === undefined || extra.signal.aborted) return;
+            void extra
+              .sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken: token, progress, message },
+              })
+              .catch(() => undefined);
+          },
+        });
+        return { ...done, result: done.answer };
+      },
+      failedTool,
+    ),
+  );
+
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: [
+      {
+        uriTemplate: 'mindledger://schema/{database}/{table}',
+        name: 'table-schema',
+        title: "A table's schema",
+        description: 'The columns and types of one table, view, knowledge base or model of a database.',
+        mimeType: 'application/json',
+      },
+    ],
+  }));
+
+  server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
+    const caller = callerOf(extra);
+    return withRequest(caller.request, async () => {
+      const databases = await deps.ports.sql('SHOW DATABASES', 'mindsdb', {}, extra.signal);
+      const resources: { uri: string; name: string; mimeType: string; description: string }[] = [];
+      if (databases.type !== 'table') return { resources };
+      for (const [database] of databases.data) {
+        if (resources.length >= MAX_LISTED_RESOURCES) break;
+        const db = String(database);
+        const tables = await deps.ports.sql(
+          `SHOW TABLES FROM \`${db.replace(/`/g, '``')}\``,
+          db,
+          {},
+          extra.signal,
+        );
+        if (tables.type !== 'table') continue;
+        for (const [table] of tables.data.slice(0, MAX_LISTED_RESOURCES - resources.length))
+          resources.push({
+            uri: schemaUri(db, String(table)),
+            name: `${db}.${String(table)}`,
+            mimeType: 'application/json',
+            description: `Columns and types of ${db}.${String(table)}`,
+          });
+      }
+      return { resources };
+    });
+  });
+
+  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+    recorded(
+      extra,
+      { method: 'resources/read', target: request.params.uri, args: { uri: request.params.uri } },
+      async () => {
+        const m = SCHEMA_URI.exec(request.params.uri);
+        if (!m)
+          throw new McpError(
+            -32002,
+            'Resource not found: schemas are mindledger://schema/{database}/{table}',
+          );
+        let database: string;
+        let table: string;
+        try {
+          database = decodeURIComponent(m[1]!);
+          table = decodeURIComponent(m[2]!);
+        } catch {
+          throw new McpError(-32002, 'Resource not found: the URI does not decode');
+        }
+        const described = await describeForResource(deps.ports, database, table, extra.signal);
+        if (described.type === 'error')
+          throw new McpError(-32002, `Resource not found: ${described.error_message}`);
+        return {
+          result: {
+            contents: [
+              {
+                uri: request.params.uri,
+                mimeType: 'application/json',
+                text: JSON.stringify(described, null, 2),
+              },
+            ],
+          },
+          outcome: 'ok',
+          error: null,
+          project: database,
+          rowCount: described.columns.length,
+          truncated: false,
+          traceId: null,
+        };
+      },
+      (message) => ({
+        result: { contents: [] },
+        outcome: 'error',
+        error: message,
+        project: null,
+        rowCount: null,
+        truncated: false,
+        traceId: null,
+      }),
+    ),
+  );
+
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({
+    prompts: [
+      {
+        name: 'write_sql',
+        title: 'Write SQL for this service',
+        description:
+          "How to write this service's SQL (MindsDB's dialect over DuckDB): names, reads, knowledge bases, agents, predictions, what is refused.",
+        arguments: [{ name: 'task', description: 'What the SQL should do', required: false }],
+      },
+    ],
+  }));
+
+  server.setRequestHandler(GetPromptRequestSchema, (request, extra) =>
+    recorded(
+      extra,
+      { method: 'prompts/get', target: request.params.name, args: request.params.arguments ?? {} },
+      async () => {
+        if (request.params.name !== 'write_sql')
+          throw new McpError(ErrorCode.InvalidParams, 'Unknown prompt: prompts/list names them');
+        const task = request.params.arguments?.task;
+        return {
+          result: writeSqlPrompt(typeof task === 'string' ? task : undefined),
+          outcome: 'ok',
+          error: null,
+          project: null,
+          rowCount: null,
+          truncated: false,
+          traceId: null,
+        };
+      },
+      (message) => ({
+        result: { description: 'The prompt failed', messages: [] },
+        outcome: 'error',
+        error: message,
+        project: null,
+        rowCount: null,
+        truncated: false,
+        traceId: null,
+      }),
+    ),
+  );
+
+  return server;
+};

@@ -1,0 +1,459 @@
+import { z } from 'zod';
+import type { AgentRunEvent as LoopStep } from '../agentloop';
+import { isDomainError } from '../shared/errors';
+import { quoteMysqlIdent, quoteString } from '../shared/quoting';
+import { AgentAskFailed, type McpPorts, type McpSqlAnswer } from './ports';
+import { capTable, errorAnswer, objectAnswer, tableText, type Caps, type ToolAnswer } from './present';
+import { askRefusal, defaultProject } from './rules';
+import {
+  askAgentArgs,
+  describeTableArgs,
+  listDatabasesArgs,
+  listTablesArgs,
+  predictArgs,
+  queryArgs,
+  searchKnowledgeBaseArgs,
+  verifyCallArgs,
+} from './schemas';
+import type { Caller, CallOutcome, McpCalls } from './service';
+
+/** MySQL's "access denied" (ER_SPECIFIC_ACCESS_DENIED_ERROR): what every SQL door answers a refusal with. */
+const ACCESS_DENIED = 1227;
+
+/** What a tool is given besides its arguments. */
+export type ToolContext = {
+  readonly caller: Caller;
+  readonly signal: AbortSignal;
+  /** Tells the client how far a long call is (MCP progress notifications), when it asked to be told. */
+  readonly progress: (progress: number, message: string) => void;
+};
+
+/** What a tool did: its answer, and what its record says. */
+export type ToolDone = {
+  readonly answer: ToolAnswer;
+  readonly outcome: CallOutcome;
+  readonly error: string | null;
+  readonly project: string | null;
+  readonly rowCount: number | null;
+  readonly truncated: boolean;
+  readonly traceId: string | null;
+};
+
+export type ToolAnnotations = {
+  readonly title: string;
+  readonly readOnlyHint: boolean;
+  readonly destructiveHint: boolean;
+  readonly idempotentHint: boolean;
+  readonly openWorldHint: boolean;
+};
+
+export type Tool<S extends z.ZodType = z.ZodType> = {
+  readonly name: string;
+  readonly description: string;
+  readonly input: S;
+  readonly output?: z.ZodType;
+  readonly annotations: ToolAnnotations;
+  readonly run: (args: z.output<S>, context: ToolContext) => Promise<ToolDone>;
+};
+
+const tool = <S extends z.ZodType>(definition: Tool<S>): Tool => definition as unknown as Tool;
+
+const done = (answer: ToolAnswer, more: Partial<Omit<ToolDone, 'answer'>> = {}): ToolDone => ({
+  answer,
+  outcome: answer.isError ? 'error' : 'ok',
+  error: null,
+  project: null,
+  rowCount: null,
+  truncated: false,
+  traceId: null,
+  ...more,
+});
+
+/** A refusal: the same words the SQL doors use (error 1227), recorded as refused. */
+const refused = (message: string, project: string | null): ToolDone =>
+  done(errorAnswer(message, ACCESS_DENIED), { outcome: 'refused', error: message, project });
+
+const failed = (message: string, project: string | null, code: number | null = null): ToolDone =>
+  done(errorAnswer(message, code), { outcome: 'error', error: message, project });
+
+/** A SQL answer as a tool's: rows as structured content and as a table in text, within the caps. */
+const sqlDone = (answer: McpSqlAnswer, caps: Caps, project: string | null): ToolDone => {
+  switch (answer.type) {
+    case 'error':
+      return answer.error_code === ACCESS_DENIED
+        ? refused(answer.error_message, project)
+        : failed(answer.error_message, project, answer.error_code);
+    case 'ok':
+      return done(
+        {
+          content: [
+            {
+              type: 'text',
+              text: `OK${answer.affected_rows === null || answer.affected_rows === undefined ? '' : ` (${answer.affected_rows} rows affected)`}`,
+            },
+          ],
+          structuredContent: { type: 'ok', affected_rows: answer.affected_rows ?? null },
+          isError: false,
+        },
+        { project, rowCount: answer.affected_rows ?? null },
+      );
+    case 'table': {
+      const table = capTable(answer, caps);
+      return done(
+        {
+          content: [{ type: 'text', text: tableText(table, caps.maxChars) }],
+          structuredContent: {
+            type: 'table',
+            column_names: [...table.columns],
+            column_types: [...table.types],
+            data: table.rows.map((r) => [...r]),
+            row_count: table.rows.length,
+            truncated: table.truncated,
+          },
+          isError: false,
+        },
+        { project, rowCount: table.rows.length, truncated: table.truncated },
+      );
+    }
+    default: {
+      const _exhaustive: never = answer;
+      return _exhaustive;
+    }
+  }
+};
+
+const tableOutput = z.object({
+  type: z.enum(['table', 'ok', 'error']),
+  column_names: z.array(z.string()).optional(),
+  column_types: z.array(z.string()).optional(),
+  data: z.array(z.array(z.unknown())).optional(),
+  row_count: z.number().int().optional(),
+  truncated: z.boolean().optional(),
+  affected_rows: z.number().int().nullable().optional(),
+  error_code: z.number().int().nullable().optional(),
+  error_message: z.string().optional(),
+});
+
+const name = quoteMysqlIdent;
+const qualified = (database: string, table: string) => `${name(database)}.${name(table)}`;
+
+const READ_ONLY: Omit<ToolAnnotations, 'title'> = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+/** The tools of the server, each with its JSON schema, a description to act on, and truthful hints. */
+export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] => {
+  const sql = (query: string, db: string, signal: AbortSignal, params: Record<string, unknown> = {}) =>
+    ports.sql(query, db, params, signal);
+
+  return [
+    tool({
+      name: 'query',
+      description: [
+        'Run one SQL statement against this MindsDB-compatible service and get its answer.',
+        'The dialect is MindsDB SQL (MySQL syntax): name tables as `database`.`table`, or set context.db.',
+        'Reads (SELECT, SHOW, DESCRIBE) answer {"type": "table", "column_names", "column_types", "data", "row_count", "truncated"};',
+        'other statements (CREATE, INSERT, DROP, …) answer {"type": "ok"}; a failure {"type": "error", "error_code", "error_message"}.',
+        `At most ${caps.maxRows} rows come back (truncated: true says more were cut): add LIMIT or aggregate.`,
+        "What may run is your role's: an analyst token runs read-only statements; writes are refused with error 1227.",
+        'Read the write_sql prompt for the dialect.',
+      ].join(' '),
+      input: queryArgs,
+      output: tableOutput,
+      annotations: {
+        title: 'Run SQL',
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: true,
+      },
+      run: async (args, { caller, signal }) => {
+        const db = args.context?.db ?? defaultProject(caller);
+        return sqlDone(await sql(args.query, db, signal), caps, db);
+      },
+    }),
+
+    tool({
+      name: 'list_databases',
+      description:
+        'List the databases you can read: projects (their tables, views, models, agents, knowledge bases), files (uploaded tables), integrations (external databases) and information_schema. Answers column Database, TYPE (project, data, system) and ENGINE.',
+      input: listDatabasesArgs,
+      output: tableOutput,
+      annotations: { title: 'List databases', ...READ_ONLY },
+      run: async (_args, { signal }) =>
+        sqlDone(await sql('SHOW FULL DATABASES', 'mindsdb', signal), caps, null),
+    }),
+
+    tool({
+      name: 'list_tables',
+      description:
+        "List the tables of one database: in a project its views, knowledge bases (TYPE KNOWLEDGE_BASE), models (TYPE MODEL) and system tables (models, agents, skills, …); in files the uploads; in an integration its tables. Then describe_table gives a table's columns and types.",
+      input: listTablesArgs,
+      output: tableOutput,
+      annotations: { title: 'List tables', ...READ_ONLY },
+      run: async (args, { signal }) => {
+        const tables = await sql(`SHOW FULL TABLES FROM ${name(args.database)}`, args.database, signal);
+        if (tables.type !== 'table' || tables.column_names.length < 2)
+          return sqlDone(
+            tables.type === 'table'
+              ? {
+                  ...tables,
+                  column_names: ['Table', 'Table_type'],
+                  data: tables.data.map((r) => [r[0], 'TABLE']),
+                }
+              : tables,
+            caps,
+            args.database,
+          );
+        // A project's knowledge bases and models, by name (SHOW FULL TABLES lists the former as tables).
+        const names = async (table: string, column: string) => {
+          const answer = await sql(
+            `SELECT ${column} FROM ${qualified(args.database, table)}`,
+            args.database,
+            signal,
+          );
+          return answer.type === 'table' ? answer.data.map((r) => String(r[0]).toLowerCase()) : [];
+        };
+        const kbs = new Set(await names('knowledge_bases', 'NAME'));
+        const models = await names('models', 'NAME');
+        const rows = [
+          ...tables.data.map((r) => [r[0], kbs.has(String(r[0]).toLowerCase()) ? 'KNOWLEDGE_BASE' : r[1]]),
+          ...[...new Set(models)].map((m) => [m, 'MODEL']),
+        ];
+        return sqlDone(
+          {
+            type: 'table',
+            column_names: ['Table', 'Table_type'],
+            column_types: ['VARCHAR', 'VARCHAR'],
+            data: rows,
+          },
+          caps,
+          args.database,
+        );
+      },
+    }),
+
+    tool({
+      name: 'describe_table',
+      description:
+        'The columns of one table, view, knowledge base or model, with their types (DuckDB type names), as the SQL engine reads it. Use it before writing a query on a table you have not seen.',
+      input: describeTableArgs,
+      output: tableOutput,
+      annotations: { title: 'Describe a table', ...READ_ONLY },
+      run: async (args, { signal }) =>
+        sqlDone(await describe(args.database, args.table, signal), caps, args.database),
+    }),
+
+    tool({
+      name: 'search_knowledge_base',
+      description: [
+        'Search a knowledge base: hybrid search (meaning and keywords) over its chunks, most relevant first,',
+        'as `SELECT … FROM project.kb WHERE content = <query> AND <filters>` does in SQL. Filters are conditions on',
+        'its metadata columns (column, op, value; ops = != < <= > >= LIKE, NOT LIKE, IN, NOT IN), ANDed. Answers',
+        'rows of id, chunk_id, chunk_content, metadata, distance, relevance.',
+      ].join(' '),
+      input: searchKnowledgeBaseArgs,
+      output: tableOutput,
+      annotations: { title: 'Search a knowledge base', ...READ_ONLY },
+      run: async (args, { caller, signal }) => {
+        const project = args.project ?? defaultProject(caller);
+        // The search text as a literal: the knowledge base's planner reads `content = '…'` as written.
+        const params: Record<string, unknown> = {};
+        const conditions = [`content = ${quoteString(args.query)}`];
+        for (const [i, f] of (args.filters ?? []).entries()) {
+          const key = `mcp_f${i}`;
+          params[key] = f.value;
+          const many = f.op === 'IN' || f.op === 'NOT IN';
+          if (many !== Array.isArray(f.value))
+            return done(
+              errorAnswer(`Filter ${i + 1} (${f.op}): ${many ? 'a list' : 'one value'} is needed`),
+              {
+                outcome: 'invalid',
+                error: `filter ${i + 1}: ${f.op} takes ${many ? 'a list' : 'one value'}`,
+                project,
+              },
+            );
+          conditions.push(
+            f.value === null
+              ? `${name(f.column)} ${f.op === '!=' ? 'IS NOT NULL' : 'IS NULL'}`
+              : `${name(f.column)} ${f.op} ${many ? `(:${key})` : `:${key}`}`,
+          );
+        }
+        if (args.relevance_threshold !== undefined)
+          conditions.push(`relevance_threshold = ${args.relevance_threshold}`);
+        if (args.hybrid_search_alpha !== undefined)
+          conditions.push(`hybrid_search_alpha = ${args.hybrid_search_alpha}`);
+        return sqlDone(
+          await sql(
+            `SELECT id, chunk_id, chunk_content, metadata, distance, relevance FROM ${qualified(project, args.knowledge_base)} WHERE ${conditions.join(' AND ')} LIMIT ${args.limit}`,
+            project,
+            signal,
+            params,
+          ),
+          caps,
+          project,
+        );
+      },
+    }),
+
+    tool({
+      name: 'ask_agent',
+      description: [
+        'Ask an agent of a project a question and get its answer, with the SQL it ran and the context it used.',
+        'The agent works with its own skills (SQL over its tables, knowledge-base search) and its own LLM; a',
+        'run can take a while: progress is reported if you send a progressToken, and cancelling the request',
+        "stops the run. The run is recorded as the agent's runs are (information_schema.AGENT_RUNS, by trace_id).",
+      ].join(' '),
+      input: askAgentArgs,
+      output: z.object({
+        answer: z.string(),
+        trace_id: z.string(),
+        sql: z.array(z.string()),
+        context: z.array(z.unknown()),
+      }),
+      annotations: {
+        title: 'Ask an agent',
+        // It changes nothing (its SQL tools read only); its run is recorded, as every call is.
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: false,
+        // It calls the agent's LLM provider.
+        openWorldHint: true,
+      },
+      run: async (args, { caller, signal, progress }) => {
+        const project = args.project ?? defaultProject(caller);
+        const refusal = askRefusal(caller, project);
+        if (refusal) return refused(refusal, project);
+        let traceId: string | null = null;
+        let steps = 0;
+        try {
+          const answer = await ports.askAgent(
+            { project, agent: args.agent, question: args.question },
+            {
+              signal,
+              onStart: (id) => {
+                traceId = id;
+              },
+              onStep: (step) => {
+                const said = stepText(step);
+                if (said) progress(++steps, said);
+              },
+            },
+          );
+          const value = {
+            answer: answer.answer,
+            trace_id: answer.traceId,
+            sql: [...answer.sql],
+            context: [...answer.context],
+          };
+          return done(objectAnswer(value, caps.maxChars), { project, traceId: answer.traceId });
+        } catch (error) {
+          if (error instanceof AgentAskFailed) {
+            const cancelled = error.failure.kind === 'aborted' || signal.aborted;
+            return done(errorAnswer(error.message), {
+              outcome: cancelled ? 'cancelled' : 'error',
+              error: error.message,
+              project,
+              traceId: error.failure.traceId ?? traceId,
+            });
+          }
+          if (isDomainError(error)) return { ...failed(error.detail, project), traceId };
+          throw error;
+        }
+      },
+    }),
+
+    tool({
+      name: 'predict',
+      description:
+        "One model's prediction for one row of inputs (its feature columns by name), as `SELECT * FROM project.model WHERE col = value AND …` does in SQL. Answers the predicted column(s) with their confidence and bounds where the model gives them.",
+      input: predictArgs,
+      output: tableOutput,
+      annotations: { title: 'Predict', ...READ_ONLY },
+      run: async (args, { caller, signal }) => {
+        const project = args.project ?? defaultProject(caller);
+        const entries = Object.entries(args.inputs);
+        const params = Object.fromEntries(entries.map(([, v], i) => [`mcp_in${i}`, v]));
+        const where = entries.map(([k, v], i) =>
+          v === null ? `${name(k)} IS NULL` : `${name(k)} = :mcp_in${i}`,
+        );
+        return sqlDone(
+          await sql(
+            `SELECT * FROM ${qualified(project, args.model)}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`,
+            project,
+            signal,
+            params,
+          ),
+          caps,
+          project,
+        );
+      },
+    }),
+
+    tool({
+      name: 'verify_call',
+      description: [
+        "Check a call made over this MCP server against the tamper-evident log: the call's event (at the",
+        "position in its result's _meta) is in the latest signed checkpoint's hash tree, the checkpoint's",
+        'signature verifies, and the answer hash you give is the one recorded. A call made since the last',
+        'checkpoint answers pending (checkpoints come every LEDGER_CHECKPOINT_MS).',
+      ].join(' '),
+      input: verifyCallArgs,
+      annotations: { title: 'Verify a call', ...READ_ONLY },
+      run: async (args, { caller }) => {
+        const result = await calls.verify(caller, args.position, args.answer_hash);
+        return done(objectAnswer(result, caps.maxChars), {
+          outcome: result.verified ? 'ok' : 'error',
+          error: result.verified ? null : (result.reason ?? null),
+        });
+      },
+    }),
+  ];
+
+  /** A table's columns and types: a read of no rows (`LIMIT 0`), as the SQL engine plans it. */
+  async function describe(database: string, table: string, signal: AbortSignal): Promise<McpSqlAnswer> {
+    const shape = await sql(`SELECT * FROM ${qualified(database, table)} LIMIT 0`, database, signal);
+    if (shape.type !== 'table') return shape;
+    return {
+      type: 'table',
+      column_names: ['column', 'type'],
+      column_types: ['VARCHAR', 'VARCHAR'],
+      data: shape.column_names.map((c, i) => [c, shape.column_types[i] ?? 'VARCHAR']),
+    };
+  }
+};
+
+/** What a step of an agent's run says, as a progress message (the model's and tools' steps only). */
+const stepText = (step: LoopStep): string | null => {
+  switch (step.type) {
+    case 'llm.request':
+      return `step ${step.step}: asking the model`;
+    case 'tool.called':
+      return `step ${step.step}: calling ${step.name}`;
+    case 'tool.result':
+      return `step ${step.step}: ${step.name} ${step.ok ? 'answered' : 'failed'}`;
+    default:
+      return null;
+  }
+};
+
+/** A table's schema as a resource: what describe_table answers, for one table. */
+export const describeForResource = async (
+  ports: McpPorts,
+  database: string,
+  table: string,
+  signal: AbortSignal,
+) => {
+  const shape = await ports.sql(`SELECT * FROM ${qualified(database, table)} LIMIT 0`, database, {}, signal);
+  if (shape.type === 'error') return shape;
+  if (shape.type === 'ok') return { type: 'error' as const, error_code: 0, error_message: 'Not a table' };
+  return {
+    type: 'table' as const,
+    database,
+    table,
+    columns: shape.column_names.map((c, i) => ({ name: c, type: shape.column_types[i] ?? 'VARCHAR' })),
+  };
+};

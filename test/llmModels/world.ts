@@ -1,0 +1,79 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { querySql, type SqlAnswer, type TestApp } from '../support/app';
+import { fakeReply, lastUserText, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
+import { givenProject, uniqueName } from '../support/world';
+
+/** The answer's rows as objects (column name → value); fails on an error answer. */
+export const rowsOf = (a: SqlAnswer) => {
+  expect(a.error_message).toBeUndefined();
+  return a.data!.map((row) => Object.fromEntries(a.column_names!.map((c, i) => [c, row[i]])));
+};
+
+/** The stand-in answers each prompt with `answer: <the prompt>`, so answers can be told apart. */
+export const echoing = (fake: FakeOpenAi) =>
+  fake.setFallback((body) => fakeReply.text(`answer: ${lastUserText(body)}`));
+
+const started: FakeOpenAi[] = [];
+/** A stand-in of the spec's own (closed by `closeStandIns`). */
+export const standIn = async (options: Parameters<typeof startFakeOpenAi>[0] = {}) => {
+  const fake = echoing(await startFakeOpenAi(options));
+  started.push(fake);
+  return fake;
+};
+/** Closes every stand-in this spec file started. */
+export const closeStandIns = async () => {
+  for (const fake of started.splice(0)) await fake.close();
+};
+
+export type LlmWorld = {
+  project: string;
+  engine: string;
+  model: string;
+  key: string;
+  fake: FakeOpenAi;
+};
+
+/**
+ * A project with an ML engine made FROM openai (its own key and the stand-in's address) and an LLM
+ * model on it: `PREDICT answer`, prompt `Summarize: {{text}}` unless `using` says otherwise.
+ */
+export const givenLlmModel = async (
+  t: TestApp,
+  options: { using?: string; fake?: FakeOpenAi; key?: string } = {},
+): Promise<LlmWorld> => {
+  const key = options.key ?? `sk-engine-${uniqueName('key')}`;
+  const fake = options.fake ?? (await standIn({ apiKeys: [key] }));
+  const { name: project } = await givenProject(t);
+  const engine = uniqueName('openai_engine');
+  const model = uniqueName('summarizer');
+  const created = await querySql(
+    t,
+    `CREATE ML_ENGINE ${engine} FROM openai USING openai_api_key = '${key}', api_base = '${fake.baseUrl}'`,
+  );
+  expect(created).toMatchObject({ type: 'ok' });
+  const defined = await querySql(
+    t,
+    `CREATE MODEL ${project}.${model} PREDICT answer USING engine = '${engine}', model_name = 'gpt-test', ${
+      options.using ?? "prompt_template = 'Summarize: {{text}}'"
+    }`,
+  );
+  expect(defined.error_message).toBeUndefined();
+  return { project, engine, model, key, fake };
+};
+
+/** A CSV file of `texts` (`id,text`), uploaded as a table of `files`. */
+export const givenTexts = async (t: TestApp, texts: readonly string[]): Promise<string> => {
+  const name = uniqueName('texts');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'llm-texts-'));
+  const file = path.join(dir, `${name}.csv`);
+  const cell = (s: string) => `"${s.replace(/"/g, '""')}"`;
+  fs.writeFileSync(file, ['id,text', ...texts.map((s, i) => `${i + 1},${cell(s)}`)].join('\n') + '\n');
+  await t.http.put(`/api/files/${name}`).attach('file', file).expect(200);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return name;
+};
+
+/** The user messages the stand-in received, in arrival order. */
+export const promptsSeen = (fake: FakeOpenAi) => fake.chatRequests().map((b) => lastUserText(b));
