@@ -3,7 +3,13 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }],
+    // jose (a dependency of the A2A SDK) ships ES modules only: Node 20 requires them, jest's module
+    // system does not, so jest compiles them to CommonJS.
+    '/node_modules/jose/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   // Specs share one PostgreSQL server and the machine has 2 cores.
   maxWorkers: 2,
   // A fresh worker for every spec file: a worker reused across the whole suite grew to ~4 GB (read

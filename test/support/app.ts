@@ -70,20 +70,33 @@ const QUIET_JOBS = { JOBS_POLL_MS: '0', TRIGGERS_POLL_MS: '0' };
  */
 const LOCAL_OUTBOUND = { OUTBOUND_ALLOW: '127.0.0.0/8,::1' };
 
+/**
+ * SQL_MAX_PROCESS_MEMORY bounds the resident memory of the process an app runs in; in production
+ * that is one app, here a jest worker that has run other spec files (and holds what jest keeps of
+ * them). Unless a spec sets it, the bound counts from what the worker holds when the app starts.
+ */
+const processMemoryFromNow = (settings: Record<string, string>) => {
+  if (settings.SQL_MAX_PROCESS_MEMORY !== undefined) return {};
+  const bound = loadConfig(settings).sqlMaxProcessMemory;
+  // 0: no watch.
+  return bound > 0 ? { SQL_MAX_PROCESS_MEMORY: `${bound + process.memoryUsage().rss}B` } : {};
+};
+
 const start = async (
   b: Backing,
   overrides: Record<string, string>,
   logStream?: NodeJS.WritableStream,
   clock?: Clock,
 ): Promise<TestApp> => {
-  const config = loadConfig({
+  const settings = {
     LOG_LEVEL: 'silent',
     ...QUIET_LEDGER,
     ...QUIET_JOBS,
     ...LOCAL_OUTBOUND,
     ...b.env,
     ...overrides,
-  });
+  };
+  const config = loadConfig({ ...settings, ...processMemoryFromNow(settings) });
   const logger = logStream ? pino({ level: 'info' }, logStream) : pino({ level: 'silent' });
   const running = await createApp(config, { logger, ...(clock ? { clock } : {}) });
   let stopped = false;
