@@ -7,6 +7,7 @@ import { benchData } from './data.bench';
 import { benchHttp } from './http.bench';
 import { benchJobs } from './jobs.bench';
 import { benchKnowledgeBases } from './kb.bench';
+import { benchKbEvaluation } from './kbEval.bench';
 import { benchLag } from './lag.bench';
 import { benchLedger } from './ledger.bench';
 import { benchLedgerSecrets } from './ledgerSecrets.bench';
@@ -43,6 +44,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   ledger: () => benchLedger(),
   secrets: () => benchLedgerSecrets(),
   kb: () => benchKnowledgeBases(),
+  kbeval: () => benchKbEvaluation(),
   chat: () => benchChat(),
   lag: () => benchLag(seconds),
   predictjoin: () => benchPredictJoin(),
@@ -51,7 +53,8 @@ const benches: Record<string, () => Promise<unknown>> = {
   mcp: () => benchMcp(seconds),
   llmjoin: () => benchLlmJoin(),
 };
-const DEFAULT = 'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp';
+const DEFAULT =
+  'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,kbeval';
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {

@@ -12,6 +12,10 @@ import { integrationWriteContracts, type IntegrationWriteEvent } from './integra
 import { mcpContracts, type McpEvent } from './mcp';
 import { llmModelContracts, type LlmModelEvent } from './llmModels';
 import { knowledgeBaseContracts, type KnowledgeBaseEvent } from './knowledgeBases';
+import {
+  knowledgeBaseEvaluationContracts,
+  type KnowledgeBaseEvaluationEvent,
+} from './knowledgeBaseEvaluations';
 import { ledgerContracts, type LedgerEvent } from './ledger';
 import { mlEngineContracts, type MlEngineEvent } from './mlEngines';
 import { modelContracts, type ModelEvent } from './models';
@@ -30,6 +34,7 @@ export * from './models';
 export * from './mlEngines';
 export * from './agentRuns';
 export * from './knowledgeBases';
+export * from './knowledgeBaseEvaluations';
 export * from './chatMessages';
 export * from './users';
 export * from './ledger';
@@ -52,6 +57,7 @@ export const allContracts = [
   ...mlEngineContracts,
   ...agentRunContracts,
   ...knowledgeBaseContracts,
+  ...knowledgeBaseEvaluationContracts,
   ...chatMessageContracts,
   ...userContracts,
   ...ledgerContracts,
@@ -88,6 +94,7 @@ export type MindledgerEvent =
   | MlEngineEvent
   | AgentRunEvent
   | KnowledgeBaseEvent
+  | KnowledgeBaseEvaluationEvent
   | ChatMessageEvent
   | UserEvent
   | SessionEvent

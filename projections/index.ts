@@ -10,6 +10,7 @@ import { jobRunsTable, jobsTable } from '../src/jobs/projection';
 import { viewsTable } from '../src/views/projection';
 import { triggersTable } from '../src/triggers/projection';
 import { knowledgeBasesTable } from '../src/knowledgeBases/projection';
+import { knowledgeBaseEvaluationsTable } from '../src/knowledgeBases/evaluationProjection';
 import { mlEnginesTable } from '../src/mlEngines/projection';
 import { mcpCallsTable } from '../src/mcp/projection';
 import { llmCallsTable } from '../src/llmCalls/projection';
@@ -41,6 +42,7 @@ export const allProjections: readonly TableProjection[] = withHistoryTables([
   agentRunsTable,
   agentStepsTable,
   knowledgeBasesTable,
+  knowledgeBaseEvaluationsTable,
   chatMessagesTable,
   usersTable,
   accessTokensTable,

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import {
   AgentRunError,
   AgentSetupError,
+  canonicalSkillKind,
   InvalidMessagesError,
   normalizeMessages,
   planAgentRun,
@@ -28,6 +29,7 @@ import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
 import {
   badGateway,
+  conflict,
   DomainError,
   gatewayTimeout,
   invalid,
@@ -41,7 +43,8 @@ import { decideThreadTurn } from './decider';
 import { presentRun, presentStep } from './present';
 import { runRow, runRowsOfAgent, stepRowsOfRun } from './projection';
 import { runRecorder } from './recorder';
-import { threadAggregate, threadStream } from './state';
+import { runReplay, type ReplayPorts } from './replay';
+import { runStream, THREAD_MEMORY_TURNS, threadAggregate, threadStream } from './state';
 
 /** What runs need beyond the log: the tools' data, and where LLM settings come from. */
 export type AgentRunPorts = {
@@ -53,6 +56,8 @@ export type AgentRunPorts = {
   /** OPENAI_BASE_URL, OPENAI_API_KEY, LLM_DEFAULT_MODEL. */
   readonly defaults: LlmDefaults;
   readonly requestTimeoutMs: number;
+  /** What a replay reads the agent's SQL with (never a model). */
+  readonly replay: ReplayPorts;
 };
 
 export type CompletionRequest = {
@@ -63,8 +68,10 @@ export type CompletionRequest = {
   readonly threadId?: string;
   /** A SQL query's `USING …`: settings for this run only. */
   readonly overrides?: Record<string, unknown>;
-  /** Which door the question came in by (rest, sql, mysql, chatbot). */
+  /** Which door the question came in by (rest, sql, mysql, chatbot, mcp, a2a). */
   readonly via: string;
+  /** The run's trace id, when the door names it (A2A: the task's id); else a new UUID. */
+  readonly traceId?: string;
 };
 
 export type CompletionHandlers = {
@@ -219,7 +226,7 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
     })().catch((error: unknown) => {
       throw setupProblem(error);
     });
-    const traceId = crypto.randomUUID();
+    const traceId = request.traceId ?? crypto.randomUUID();
     const summary = summarizeLlmSettings(planned.settings);
 
     const execute = async (handlers: CompletionHandlers = {}): Promise<Completion> => {
@@ -295,8 +302,135 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
     return row;
   };
 
+  const replayRun = runReplay(ctx, ports.replay);
+
+  /** The database each SQL tool of the agent reads unqualified names in: its skill's (else the project). */
+  const toolDatabases = (project: string, skills: readonly AgentSkill[]) => {
+    const sql = skills.filter((s) => canonicalSkillKind(s.type) === 'sql');
+    const databaseOf = (s: AgentSkill) =>
+      typeof s.params.database === 'string' && s.params.database !== '' ? s.params.database : project;
+    const suffix = (name: string) =>
+      name
+        .replace(/[^a-zA-Z0-9_-]+/g, '_')
+        .replace(/^_+|_+$/g, '')
+        .slice(0, 30);
+    return (tool: string) => {
+      const named = sql.find((s) => tool.endsWith(`_${suffix(s.name)}`));
+      const skill = named ?? sql[0];
+      return skill ? databaseOf(skill) : project;
+    };
+  };
+
+  /**
+   * The conversation up to and including a run's turn: the turns of its thread before it (when it
+   * was asked in one), then its own question and answer. Turns a client sent as history were not
+   * recorded (only how many): they are not part of it.
+   */
+  const conversationUpTo = async (projectName: string, agentRef: string, traceId: string) => {
+    const { project, agent } = await loadAgent(projectName, agentRef);
+    const { events } = await ctx.log.readStream(runStream(traceId), 0n);
+    const started = events.find((e) => e.type === 'AgentRunStarted');
+    if (
+      started?.type !== 'AgentRunStarted' ||
+      started.data.projectId !== project.id ||
+      BigInt(started.data.agentId) !== agent.id
+    )
+      throw notFound(`Agent ${agent.name} has no run ${traceId}`, 'Run not found');
+    const answered = events.find((e) => e.type === 'AgentRunAnswered');
+    if (answered?.type !== 'AgentRunAnswered')
+      throw conflict(`Run ${traceId} has no answer to continue from`, 'Run not answered');
+    const own = { question: started.data.question, answer: answered.data.answer, traceId };
+    let earlier: (typeof own)[] = [];
+    if (started.data.threadId !== null) {
+      const thread = await ctx.log.readStream(
+        threadStream(project.name, agent.name, started.data.threadId),
+        0n,
+      );
+      const turns = thread.events.flatMap((e) =>
+        e.type === 'AgentThreadTurn'
+          ? [{ question: e.data.question, answer: e.data.answer, traceId: e.data.traceId }]
+          : [],
+      );
+      const at = turns.findIndex((t) => t.traceId === traceId);
+      earlier = at < 0 ? [] : turns.slice(0, at);
+    }
+    return {
+      project,
+      agent,
+      threadId: started.data.threadId,
+      historyNotKept: started.data.threadId === null ? started.data.historyMessages : 0,
+      turns: [...earlier, own].slice(-THREAD_MEMORY_TURNS),
+    };
+  };
+
   return {
     prepare,
+    /**
+     * A run replayed from its events, no model called: its steps and answer as recorded, each SQL
+     * read again as of the position it ran at and as of now, the steps whose answer differs named.
+     */
+    replay: async (projectName: string, agentRef: string, traceId: string) => {
+      const { project, agent, skills } = await loadAgent(projectName, agentRef);
+      return replayRun(project, agent, traceId, toolDatabases(project.name, skills));
+    },
+
+    /**
+     * Continues a conversation from an earlier turn: a new thread (`thread_id`, or one made up)
+     * holding the conversation up to and including run `traceId`, then the question asked in it.
+     * The original thread is left as it is.
+     */
+    fork: async (
+      projectName: string,
+      agentRef: string,
+      traceId: string,
+      request: { messages: unknown; threadId?: string },
+      handlers: CompletionHandlers = {},
+    ) => {
+      const from = await conversationUpTo(projectName, agentRef, traceId);
+      try {
+        normalizeMessages(request.messages);
+      } catch (error) {
+        throw setupProblem(error);
+      }
+      const threadId = request.threadId ?? `fork-${crypto.randomUUID()}`;
+      const stream = threadStream(from.project.name, from.agent.name, threadId);
+      const seeded = await ctx.commands.run(stream, threadAggregate, (state) => {
+        if (state.turns.length > 0)
+          throw conflict(`Thread ${threadId} exists already: a fork starts a new thread`, 'Thread exists');
+        return from.turns.flatMap((t) =>
+          decideThreadTurn({
+            threadId,
+            project: from.project.name,
+            agent: from.agent.name,
+            traceId: t.traceId,
+            question: t.question,
+            answer: t.answer,
+            at: ctx.clock().toISOString(),
+          }),
+        );
+      });
+      await settled(ctx, seeded.lastPosition);
+      const completion = await (
+        await prepare({
+          project: from.project.name,
+          agent: from.agent.name,
+          messages: request.messages,
+          threadId,
+          via: 'rest',
+        })
+      ).execute(handlers);
+      return {
+        completion,
+        threadId,
+        forkedFrom: {
+          traceId,
+          threadId: from.threadId,
+          turns: from.turns.length,
+          historyNotKept: from.historyNotKept,
+        },
+      };
+    },
+
     /** Runs executing in this process now. */
     inFlight: () => inFlight,
     /** Prepare and run in one go (REST without streaming, SQL). */

@@ -9,16 +9,18 @@ import type { BlobStore } from '../storage/blobs';
 import { decideKnowledgeBase, type KnowledgeBaseCommand } from './decider';
 import { knowledgeBaseDocuments } from './documents';
 import { isBuiltInModel, knowledgeBaseEmbedder, type KnowledgeBaseModelPorts } from './embedding';
+import { knowledgeBaseEvaluation, type EvaluationPorts } from './evaluation';
 import { knowledgeBaseLookup } from './lookup';
 import { presentKnowledgeBase } from './present';
 import { contentCounts, knowledgeBaseRow, knowledgeBaseRowsOfProject } from './projection';
 import { knowledgeBaseRetrieval } from './retrieval';
 import type { KbSearchHit } from './search';
 
-export type KnowledgeBasePorts = KnowledgeBaseModelPorts & {
-  /** The rows a query answers, run as `POST /api/sql/query` would in `database` (no row cut). */
-  readonly rowsOf: (database: string, query: string) => Promise<Record<string, unknown>[]>;
-};
+export type KnowledgeBasePorts = KnowledgeBaseModelPorts &
+  EvaluationPorts & {
+    /** The rows a query answers, run as `POST /api/sql/query` would in `database` (no row cut). */
+    readonly rowsOf: (database: string, query: string) => Promise<Record<string, unknown>[]>;
+  };
 
 /**
  * Knowledge bases: defined in the project's stream, their documents on their own streams (as
@@ -36,6 +38,7 @@ export const knowledgeBasesService = (
   const embedder = knowledgeBaseEmbedder(ports);
   const { insert, deleteDocuments } = knowledgeBaseDocuments(ctx, blobs, load, embedder);
   const { source, search, completions } = knowledgeBaseRetrieval(ctx, ports, load, embedder);
+  const evaluations = knowledgeBaseEvaluation(ctx, ports, load, embedder);
 
   const run = (projectName: string, command: Unstamped<KnowledgeBaseCommand>) =>
     projectCommand(ctx, {
@@ -125,6 +128,11 @@ export const knowledgeBasesService = (
     search,
 
     completions,
+
+    /** `EVALUATE KNOWLEDGE_BASE`: retrieval scored on a test set, recorded on the knowledge base's stream. */
+    evaluate: evaluations.evaluate,
+    /** The knowledge base's evaluations, newest first. */
+    evaluations: evaluations.list,
 
     exists: async (projectName: string, name: string) => {
       const project = await projects.find(projectName);

@@ -1,5 +1,7 @@
 import type { KnowledgeBasesService } from './service';
 import { knowledgeBaseDefinition } from './schemas';
+import { evaluationOptions } from './evaluationSchemas';
+import { DomainError, invalid, isDomainError } from '../shared/errors';
 import { quoteMysqlIdent } from '../shared/quoting';
 import { SqlError, SqlErrorCode } from '../sql/errors';
 import type { QualifiedName } from '../sql/parse';
@@ -16,7 +18,7 @@ import {
 
 type KnowledgeBases = Pick<
   KnowledgeBasesService,
-  'exists' | 'create' | 'remove' | 'insertQuery' | 'deleteWhere'
+  'exists' | 'create' | 'remove' | 'insertQuery' | 'deleteWhere' | 'evaluate'
 >;
 
 const refused = (verb: string, target: QualifiedName) =>
@@ -41,6 +43,40 @@ const rowsQuery = (columns: string[] | null, body: string) => {
   return columns ? `SELECT * FROM (${body})${named}` : body;
 };
 
+/** The columns EVALUATE KNOWLEDGE_BASE answers: MindsDB's (doc_id version) first, then ours. */
+const EVALUATION_COLUMNS = [
+  ['total', 'BIGINT'],
+  ['total_found', 'BIGINT'],
+  ['retrieved_in_top_10', 'BIGINT'],
+  ['cumulative_recall', 'VARCHAR'],
+  ['avg_query_time', 'DOUBLE'],
+  ['id', 'BIGINT'],
+  ['name', 'VARCHAR'],
+  ['created_at', 'VARCHAR'],
+  ['hit_rate', 'DOUBLE'],
+  ['mrr', 'DOUBLE'],
+  ['recall_at_1', 'DOUBLE'],
+  ['recall_at_3', 'DOUBLE'],
+  ['recall_at_5', 'DOUBLE'],
+  ['recall_at_10', 'DOUBLE'],
+  ['top_k', 'BIGINT'],
+  ['hybrid_search_alpha', 'DOUBLE'],
+  ['embedding_provider', 'VARCHAR'],
+  ['embedding_model', 'VARCHAR'],
+  ['chunk_size', 'BIGINT'],
+  ['chunk_overlap', 'BIGINT'],
+  ['documents', 'BIGINT'],
+  ['chunks', 'BIGINT'],
+  ['questions', 'BIGINT'],
+  ['test_set_digest', 'VARCHAR'],
+] as const;
+
+/** A refusal names the statement it refuses (the SQL answer's error_message is its detail). */
+const naming = (statement: string, error: unknown) =>
+  isDomainError(error)
+    ? new DomainError(error.kind, error.title, `${statement}: ${error.detail}`, error.retryAfterSeconds)
+    : error;
+
 /** CREATE [OR REPLACE] KNOWLEDGE_BASE [FROM (SELECT …)] and DROP KNOWLEDGE_BASE [FORGET]. */
 export const knowledgeBaseStatements = (kbs: KnowledgeBases) =>
   ({
@@ -59,7 +95,39 @@ export const knowledgeBaseStatements = (kbs: KnowledgeBases) =>
       });
       return ok;
     },
-  }) satisfies StatementHandlers<'CreateKnowledgeBase' | 'DropKnowledgeBase'>;
+    /**
+     * EVALUATE KNOWLEDGE_BASE p.kb USING test_table = db.t, …: one row of scores (with
+     * `evaluate = false`, the generated questions instead).
+     */
+    EvaluateKnowledgeBase: async (statement, context) => {
+      const project = projectOf(statement.name, context);
+      const what = `EVALUATE KNOWLEDGE_BASE ${project}.${statement.name.name}`;
+      try {
+        const parsed = evaluationOptions.safeParse(statement.options);
+        if (!parsed.success)
+          throw invalid(
+            parsed.error.issues.map((i) => `${i.path.join('.') || 'USING'}: ${i.message}`).join('; '),
+            'Invalid evaluation',
+          );
+        const result = await kbs.evaluate(project, statement.name.name, parsed.data);
+        if (parsed.data.evaluate === false)
+          return {
+            type: 'table',
+            column_names: ['question', 'doc_id', 'answer'],
+            column_types: ['VARCHAR', 'VARCHAR', 'VARCHAR'],
+            data: (result.generated ?? []).map((c) => [c.question, c.doc_id, c.answer]),
+          };
+        return {
+          type: 'table',
+          column_names: EVALUATION_COLUMNS.map(([n]) => n),
+          column_types: EVALUATION_COLUMNS.map(([, t]) => t),
+          data: [EVALUATION_COLUMNS.map(([n]) => result[n])],
+        };
+      } catch (error) {
+        throw naming(what, error);
+      }
+    },
+  }) satisfies StatementHandlers<'CreateKnowledgeBase' | 'DropKnowledgeBase' | 'EvaluateKnowledgeBase'>;
 
 /**
  * The two writes a knowledge base takes in a project: INSERT (its rows become documents) and DELETE
@@ -99,9 +167,15 @@ export const knowledgeBaseCatalog = {
         'content_columns', CONTENT_COLUMNS, 'id_column', ID_COLUMN)) AS VARCHAR) AS PARAMS,
       INSERT_STARTED_AT, INSERT_FINISHED_AT, PROCESSED_ROWS, NULL::VARCHAR AS ERROR, NULL::BIGINT AS QUERY_ID
       FROM main.knowledge_bases ORDER BY ID`,
+    // Every EVALUATE KNOWLEDGE_BASE, with the settings it ran with (src/knowledgeBases/evaluation.ts).
+    KNOWLEDGE_BASE_EVALUATIONS: `SELECT ID, PROJECT, NAME, VERSION, TEST_TABLE, TEST_SET_DIGEST, QUESTIONS, GENERATED,
+      TOTAL, TOTAL_FOUND, RETRIEVED_IN_TOP_10, CAST(CUMULATIVE_RECALL AS VARCHAR) AS CUMULATIVE_RECALL, AVG_QUERY_TIME,
+      HIT_RATE, MRR, RECALL_AT_1, RECALL_AT_3, RECALL_AT_5, RECALL_AT_10, TOP_K, HYBRID_SEARCH_ALPHA,
+      EMBEDDING_PROVIDER, EMBEDDING_MODEL, DIMENSIONS, CHUNK_SIZE, CHUNK_OVERLAP, DOCUMENTS, CHUNKS, CREATED_AT
+      FROM main.knowledge_base_evaluations ORDER BY ID`,
   },
   projectTables: { knowledge_bases: 'KNOWLEDGE_BASES' },
-  scopedRows: { knowledge_bases: ownProject },
+  scopedRows: { knowledge_bases: ownProject, knowledge_base_evaluations: ownProject },
 } satisfies SqlCatalog;
 
 /** A knowledge base queried as a table searches. */

@@ -15,7 +15,7 @@ statement
   = createModel / retrainModel / finetuneModel / dropModel / createMlEngine / dropMlEngine
   / createProject / dropProject / createDatabase / dropDatabase
   / createResource / updateResource / alterResource / dropResource
-  / createKnowledgeBase / dropKnowledgeBase / insertInto / deleteFrom
+  / createKnowledgeBase / dropKnowledgeBase / evaluateKnowledgeBase / insertInto / deleteFrom
   / createJob / dropJob / createView / alterView / dropView
   / createTable / updateTable / dropTable / createTrigger / dropTrigger
   / show / describe / use / set
@@ -81,6 +81,11 @@ createKnowledgeBase
 dropKnowledgeBase
   = DROP __ knowledgeBaseWord ie:ifExists __ name:qualifiedName f:(__ FORGET)?
     { return { kind: 'DropKnowledgeBase', name, ifExists: ie, forget: !!f }; }
+
+// MindsDB's EVALUATE KNOWLEDGE_BASE p.kb USING test_table = db.t, version = 'doc_id', generate_data = {…}, …
+evaluateKnowledgeBase
+  = EVALUATE __ knowledgeBaseWord __ name:qualifiedName using:(__ USING __ a:looseAssignments { return a; })?
+    { return { kind: 'EvaluateKnowledgeBase', name, options: using ?? {} }; }
 
 // The rows (a SELECT, or VALUES) are left as text: the SELECT runs like any other query.
 insertInto
@@ -298,6 +303,7 @@ FINETUNE = "FINETUNE"i !idchar
 PREDICT = "PREDICT"i !idchar
 AS = "AS"i !idchar
 DROP = "DROP"i !idchar
+EVALUATE = "EVALUATE"i !idchar
 FORGET = "FORGET"i !idchar
 UPDATE = "UPDATE"i !idchar
 ALTER = "ALTER"i !idchar

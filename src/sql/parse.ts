@@ -91,6 +91,7 @@ export type MindsStatement =
       options: Options;
     }
   | { kind: 'DropKnowledgeBase'; name: QualifiedName; ifExists: boolean; forget: boolean }
+  | { kind: 'EvaluateKnowledgeBase'; name: QualifiedName; options: Options }
   | { kind: 'Insert'; target: QualifiedName; columns: string[] | null; body: string }
   | { kind: 'Delete'; target: QualifiedName; where: string | null }
   | {

@@ -34,7 +34,7 @@ export type SqlPorts = {
   readonly agentRuns: Pick<AgentRunsService, 'complete' | 'findAgentName'>;
   readonly knowledgeBases: Pick<
     KnowledgeBasesService,
-    'exists' | 'create' | 'remove' | 'insertQuery' | 'deleteWhere' | 'source'
+    'exists' | 'create' | 'remove' | 'insertQuery' | 'deleteWhere' | 'source' | 'evaluate'
   >;
   readonly jobs: Pick<JobsService, 'create' | 'remove'>;
   readonly views: Pick<ViewsService, 'create' | 'update' | 'remove' | 'queryOf'>;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import express, { type Express } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import { agentRunRoutes } from '../agentRuns/routes';
+import { agentRunReplayRoutes } from '../agentRuns/replayRoutes';
 import { agentRoutes } from '../agents/routes';
 import { ledgerRoutes } from '../audit/ledgerRoutes';
 import { auditRoutes } from '../audit/routes';
@@ -22,6 +23,7 @@ import { modelRoutes } from '../models/routes';
 import { jobRoutes } from '../jobs/routes';
 import { viewRoutes } from '../views/routes';
 import { knowledgeBaseRoutes } from '../knowledgeBases/routes';
+import { knowledgeBaseEvaluationRoutes } from '../knowledgeBases/evaluationRoutes';
 import { chatMessageRoutes } from '../chatMessages/routes';
 import { projectRoutes } from '../projects/routes';
 import { skillRoutes } from '../skills/routes';
@@ -80,8 +82,10 @@ export const buildHttpApp = (
     (a) => skillRoutes(a, services.skills, services.projects),
     (a) => agentRoutes(a, services.agents, services.projects),
     (a) => agentRunRoutes(a, services.agentRuns),
+    (a) => agentRunReplayRoutes(a, services.agentRuns),
     (a) => chatbotRoutes(a, services.chatbots, services.projects),
     (a) => knowledgeBaseRoutes(a, services.knowledgeBases, services.projects),
+    (a) => knowledgeBaseEvaluationRoutes(a, services.knowledgeBases),
     (a) => jobRoutes(a, services.jobs),
     (a) => viewRoutes(a, services.views),
     (a) =>

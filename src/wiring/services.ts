@@ -21,7 +21,9 @@ import { skillsService } from '../skills/service';
 import { jobStatementProblem } from '../sql/statementProblem';
 import { sqlService } from '../sql/service';
 import type { BlobStore } from '../storage/blobs';
+import { callerRows } from './callerRows';
 import { chatbotServices } from './chatbots';
+import { replayPorts } from './replayPorts';
 import { signedLedger } from './ledger';
 import { usersService } from '../users/service';
 import type { ExternalDatabases } from '../databases/pools';
@@ -76,6 +78,8 @@ export const buildServices = (
     requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
     // Documents from a query are read like training rows: every row, through the SQL engine.
     rowsOf: (database, query) => training.rows(database, query),
+    // An evaluation's test table and `from_sql` are read as the caller's own SELECT would be.
+    callerRows: callerRows(() => sql),
   });
   const agentRuns = agentRunsService(ctx, directory, {
     sql: {
@@ -100,6 +104,11 @@ export const buildServices = (
     engines: (name) => mlEngines.settingsOf(name),
     defaults: llmDefaults,
     requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
+    // A replay reads the agent's SQL again as the caller's SELECT would, never a model.
+    replay: replayPorts(
+      () => sql,
+      async (name) => (await databases.findIntegration(name)) !== undefined,
+    ),
   });
   const llmCalls = llmCallsService(ctx, {
     engines: (name) => mlEngines.settingsOf(name),

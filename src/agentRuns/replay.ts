@@ -1,0 +1,198 @@
+import crypto from 'node:crypto';
+import type { RecordedEvent } from '../../events';
+import type { AppContext } from '../context';
+import { notFound } from '../shared/errors';
+import { maskSecrets } from '../shared/secrets';
+import { toMindsDbTimestamp } from '../shared/time';
+import { asOfSql, callsLlm, tableRefsOf } from './asOfSql';
+import { runStream } from './state';
+
+/** A SELECT's answer as a replay compares it, or why it could not be read. */
+export type ReplayAnswer =
+  | { readonly ok: true; readonly columns: readonly string[]; readonly rows: readonly (readonly unknown[])[] }
+  | { readonly ok: false; readonly error: string };
+
+export type ReplayPorts = {
+  /** One SELECT, as the caller's own would run (its role's and token's reach), in `database`. */
+  readonly select: (database: string, sql: string) => Promise<ReplayAnswer>;
+  /**
+   * Whether a database holds data only (uploaded files, an external database): a name read there is
+   * a table, never a model or an agent, so reading it today calls no model.
+   */
+  readonly holdsDataOnly: (database: string) => Promise<boolean>;
+};
+
+/** The SQL tool's row cap (src/agentloop/sqlTools.ts): a replay compares what the tool saw. */
+const TOOL_ROWS = 100;
+
+/** A digest of an answer: its columns and rows, in order (equal digests, equal answers). */
+const digestOf = (answer: Extract<ReplayAnswer, { ok: true }>) =>
+  crypto
+    .createHash('sha256')
+    .update(
+      JSON.stringify([answer.columns, answer.rows], (_k, v: unknown) =>
+        typeof v === 'bigint' ? v.toString() : v instanceof Date ? v.toISOString() : v,
+      ),
+    )
+    .digest('hex');
+
+const cut = (answer: ReplayAnswer): ReplayAnswer =>
+  answer.ok ? { ...answer, rows: answer.rows.slice(0, TOOL_ROWS) } : answer;
+
+const summary = (answer: ReplayAnswer) =>
+  answer.ok
+    ? { ok: true, rows: answer.rows.length, digest: digestOf(answer) }
+    : { ok: false, error: answer.error };
+
+/** AS OF reads the resource tables only: any other table has no history in the read model. */
+const NO_HISTORY = /AS OF is not supported/i;
+
+/**
+ * A run replayed from its events: no model is called. Its steps and answer are read back as they
+ * were recorded; each SQL the agent ran is read again as of the log position it ran at (the step's
+ * event, less one) and as the read model holds it today, and the replay names each step whose
+ * answer differs. Tables without history (uploaded files, external databases) cannot be read as
+ * they were: today's answer is compared with the row count the step recorded.
+ */
+export const runReplay = (ctx: AppContext, ports: ReplayPorts) => {
+  const compareSql = async (
+    toolDatabase: (tool: string) => string,
+    event: Extract<RecordedEvent, { type: 'AgentRunToolCalled' }>,
+  ) => {
+    const sql = event.data.sql!;
+    const position = event.meta.position - 1n;
+    if (callsLlm(sql))
+      return { compared: 'not_rerun' as const, reason: 'it calls LLM(): a replay calls no model' };
+    let refs: ReturnType<typeof tableRefsOf>;
+    try {
+      refs = tableRefsOf(sql);
+    } catch (error) {
+      return {
+        compared: 'not_rerun' as const,
+        reason: `it does not read as SQL: ${(error as Error).message}`,
+      };
+    }
+    const database = toolDatabase(event.data.name);
+    const then = refs.length > 0 ? cut(await ports.select(database, asOfSql(sql, position))) : null;
+    const asOf = then === null ? null : { position: position.toString(), ...summary(then) };
+    const historyLess = then !== null && !then.ok && NO_HISTORY.test(then.error);
+    // Read today only what cannot be a model or an agent: tables with history (the AS OF read
+    // planned, so none of them is one), or tables of files and external databases.
+    const dataOnly =
+      then?.ok === true ||
+      (refs.length > 0 &&
+        (await Promise.all(refs.map((r) => ports.holdsDataOnly(r.database ?? database)))).every(Boolean));
+    if (!dataOnly)
+      return {
+        compared: 'not_rerun' as const,
+        reason:
+          then?.ok === false ? then.error : 'it reads no table a replay can read without calling a model',
+        as_of: asOf,
+      };
+    const now = cut(await ports.select(database, sql));
+    const today = summary(now);
+    if (then?.ok) {
+      const differs = !now.ok || digestOf(then) !== digestOf(now);
+      return { compared: 'as_of' as const, as_of: asOf, now: today, differs };
+    }
+    const recordedRows = event.data.rows;
+    const differs =
+      now.ok !== event.data.ok || (now.ok && recordedRows !== null && now.rows.length !== recordedRows);
+    return {
+      compared: 'row_count' as const,
+      reason: historyLess
+        ? 'its tables keep no history (AS OF reads resource tables only): today’s row count is compared with the recorded one'
+        : (then as { error?: string } | null)?.error,
+      as_of: asOf,
+      now: today,
+      differs,
+    };
+  };
+
+  return async (
+    project: { id: number; name: string },
+    agent: { id: bigint; name: string },
+    traceId: string,
+    /** The database a SQL tool of the agent reads unqualified names in (its skill's), by tool name. */
+    toolDatabase: (tool: string) => string,
+  ) => {
+    const { events } = await ctx.log.readStream(runStream(traceId), 0n);
+    const started = events.find((e) => e.type === 'AgentRunStarted');
+    if (
+      !started ||
+      started.type !== 'AgentRunStarted' ||
+      started.data.projectId !== project.id ||
+      BigInt(started.data.agentId) !== agent.id
+    )
+      throw notFound(`Agent ${agent.name} has no run ${traceId}`, 'Run not found');
+    const steps = [];
+    for (const e of events) {
+      switch (e.type) {
+        case 'AgentRunModelCalled':
+          steps.push({
+            seq: Number(e.meta.streamPosition),
+            step: e.data.step,
+            kind: 'model' as const,
+            name: e.data.model,
+            content: e.data.content,
+            tool_calls: e.data.toolCalls,
+            finish_reason: e.data.finishReason,
+          });
+          break;
+        case 'AgentRunToolCalled': {
+          const base = {
+            seq: Number(e.meta.streamPosition),
+            step: e.data.step,
+            kind: 'tool' as const,
+            name: e.data.name,
+            tool_kind: e.data.kind,
+            arguments: maskSecrets(e.data.arguments, 'arguments'),
+            sql: maskSecrets(e.data.sql, 'sql'),
+            recorded: { ok: e.data.ok, rows: e.data.rows, error: e.data.error, rejected: e.data.rejected },
+          };
+          steps.push(
+            e.data.sql !== null && e.data.kind === 'sql_query' && !e.data.rejected
+              ? { ...base, replay: await compareSql(toolDatabase, e) }
+              : {
+                  ...base,
+                  replay: {
+                    compared: 'not_rerun' as const,
+                    reason:
+                      e.data.kind === 'kb_query'
+                        ? 'knowledge-base searches are not read again (their chunks keep no history)'
+                        : e.data.rejected
+                          ? 'the guard refused it: it is never run'
+                          : 'it ran no query',
+                  },
+                },
+          );
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    const end = events.find((e) => e.type === 'AgentRunAnswered' || e.type === 'AgentRunFailed');
+    const changed = steps.flatMap((s) =>
+      'replay' in s && 'differs' in s.replay && s.replay.differs ? [s.seq] : [],
+    );
+    return {
+      trace_id: traceId,
+      project: project.name,
+      agent: agent.name,
+      question: started.data.question,
+      position: started.meta.position.toString(),
+      started_at: toMindsDbTimestamp(started.data.startedAt),
+      status:
+        end?.type === 'AgentRunAnswered' ? 'answered' : end?.type === 'AgentRunFailed' ? 'failed' : 'running',
+      answer: end?.type === 'AgentRunAnswered' ? end.data.answer : null,
+      sql: end?.type === 'AgentRunAnswered' ? maskSecrets(end.data.sql, 'sql') : [],
+      error: end?.type === 'AgentRunFailed' ? { kind: end.data.kind, message: end.data.message } : null,
+      /** A replay never calls the model: every model step is read from the log. */
+      model_calls: 0,
+      steps,
+      changed_steps: changed,
+      unchanged: changed.length === 0,
+    };
+  };
+};

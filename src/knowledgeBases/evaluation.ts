@@ -1,0 +1,400 @@
+import { MAX_EVALUATION_QUESTIONS, MAX_GENERATED_QUESTIONS, type KnowledgeBaseEvaluated } from '../../events';
+import { settled, type AppContext } from '../context';
+import type { Aggregate } from '../eventlog/commands';
+import {
+  parseGeneratedQuestion,
+  QUESTION_PROMPT,
+  rankOf,
+  retrievalScores,
+  testSetDigest,
+  type EvaluationCase,
+} from '../kb/evaluation';
+import { HASHING_MODEL, HASHING_PROVIDER } from '../kb/hashingEmbedder';
+import { kbTables } from '../kb/layout';
+import { createLlmClient, resolveLlmSettings, summarizeLlmSettings } from '../llm';
+import { badGateway, invalid, isDomainError } from '../shared/errors';
+import { quoteMysqlIdent } from '../shared/quoting';
+import { toMindsDbTimestamp } from '../shared/time';
+import type { KnowledgeBaseEmbedder, KnowledgeBaseModelPorts } from './embedding';
+import {
+  cumulativeRecallObject,
+  evaluationRowsOf,
+  type KnowledgeBaseEvaluationRow,
+} from './evaluationProjection';
+import type { EvaluationOptions } from './evaluationSchemas';
+import type { LoadKnowledgeBase } from './lookup';
+import { contentCounts } from './projection';
+import { searchKnowledgeBase } from './search';
+import { documentsStream, settingsOf, type KnowledgeBase } from './state';
+
+export type EvaluationPorts = KnowledgeBaseModelPorts & {
+  /**
+   * The rows a SELECT answers, read as the caller's own SELECT would be (its role's and its
+   * token's reach): the test table, and `generate_data`'s `from_sql`.
+   */
+  readonly callerRows: (database: string, query: string) => Promise<Record<string, unknown>[]>;
+};
+
+/** MindsDB's default number of generated questions. */
+const DEFAULT_GENERATED = 20;
+const DEFAULT_TOP_K = 10;
+/** A model's answers that are not a question: this many are skipped before the generation fails. */
+const GENERATION_ERRORS = 5;
+const MAX_QUESTION = 2_000;
+const MAX_ANSWER = 2_000;
+
+/** The knowledge base's stream takes evaluations as facts, in order: nothing to decide on. */
+const factsAggregate: Aggregate<null> = { initialState: () => null, evolve: () => null };
+
+const cell = (row: Record<string, unknown>, column: string) => {
+  const key = Object.keys(row).find((k) => k.toLowerCase() === column);
+  return key === undefined ? undefined : row[key];
+};
+
+const text = (v: unknown) =>
+  v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
+
+const bounded = (s: string, max: number) => (s.length <= max ? s : s.slice(0, max));
+
+/** Options → what the evaluation does (refusals name the option). */
+const planOf = (options: EvaluationOptions, kb: KnowledgeBase) => {
+  const version = options.version ?? 'doc_id';
+  if (version !== 'doc_id')
+    throw invalid(
+      `version = '${version}' is not offered: only 'doc_id' (the expected document's rank among those retrieved)`,
+      'Invalid evaluation',
+    );
+  if (options.save_to !== undefined)
+    throw invalid(
+      'save_to is not offered: every evaluation is recorded in the log; read them in information_schema.KNOWLEDGE_BASE_EVALUATIONS or GET …/knowledge_bases/{kb}/evaluations',
+      'Invalid evaluation',
+    );
+  const generate =
+    options.generate_data === undefined || options.generate_data === false
+      ? null
+      : options.generate_data === true
+        ? { fromSql: null, count: DEFAULT_GENERATED }
+        : {
+            fromSql: options.generate_data.from_sql ?? null,
+            count: options.generate_data.count ?? DEFAULT_GENERATED,
+          };
+  if (generate === null && options.test_table === undefined)
+    throw invalid(
+      'test_table is required (or generate_data, to have the questions written)',
+      'Invalid evaluation',
+    );
+  return {
+    version: 'doc_id' as const,
+    generate,
+    evaluate: options.evaluate ?? true,
+    topK: options.top_k ?? DEFAULT_TOP_K,
+    alpha: options.hybrid_search_alpha ?? settingsOf(kb).alpha,
+    testTable: options.test_table ?? null,
+    llm: options.llm ?? {},
+  };
+};
+
+/** The test table's rows as cases: columns question and doc_id (MindsDB's doc_id version). */
+const casesOf = (table: string, rows: readonly Record<string, unknown>[]): EvaluationCase[] => {
+  if (rows.length > MAX_EVALUATION_QUESTIONS)
+    throw invalid(
+      `${table} holds ${rows.length} questions; an evaluation takes at most ${MAX_EVALUATION_QUESTIONS}`,
+      'Invalid evaluation',
+    );
+  return rows.map((row, i) => {
+    const question = cell(row, 'question');
+    const docId = cell(row, 'doc_id');
+    if (question === undefined || docId === undefined)
+      throw invalid(
+        `${table} needs the columns question and doc_id (it has ${Object.keys(row).join(', ') || 'none'})`,
+        'Invalid evaluation',
+      );
+    const q = text(question).trim();
+    if (q === '' || docId === null)
+      throw invalid(`Row ${i + 1} of ${table} has no question or no doc_id`, 'Invalid evaluation');
+    return { question: bounded(q, MAX_QUESTION), docId: text(docId) };
+  });
+};
+
+/** Every `step`-th item, `count` of them: a sample the same each time (MindsDB samples at random). */
+const evenly = <T>(items: readonly T[], count: number) => {
+  if (items.length <= count) return [...items];
+  const step = items.length / count;
+  return Array.from({ length: count }, (_, i) => items[Math.floor(i * step)]!);
+};
+
+/**
+ * `EVALUATE KNOWLEDGE_BASE`: the test set read (or written by a language model), each question
+ * searched as a query of the knowledge base would be, the ranks scored, and the whole recorded as
+ * one event on the knowledge base's stream.
+ */
+export const knowledgeBaseEvaluation = (
+  ctx: AppContext,
+  ports: EvaluationPorts,
+  load: LoadKnowledgeBase,
+  { embed }: KnowledgeBaseEmbedder,
+) => {
+  /** The chunks (or `from_sql` rows) questions are written from: `{id, content}`. */
+  const sources = async (project: string, kb: KnowledgeBase, fromSql: string | null) => {
+    if (fromSql !== null) {
+      const rows = await ports.callerRows(project, fromSql);
+      if (rows.length > 0 && (cell(rows[0]!, 'id') === undefined || cell(rows[0]!, 'content') === undefined))
+        throw invalid('generate_data.from_sql must answer the columns id and content', 'Invalid evaluation');
+      return rows.map((r) => ({ id: text(cell(r, 'id')), content: text(cell(r, 'content')) }));
+    }
+    const t = kbTables(kb.id);
+    if ((await contentCounts(ctx.duck, kb.id)).chunks === 0) return [];
+    const rows = (await ctx.duck.query(
+      `SELECT DOC_ID, CONTENT FROM ${t.chunks} ORDER BY POSITION, DOC_ID, CHUNK_INDEX`,
+    )) as { DOC_ID: string; CONTENT: string }[];
+    return rows.map((r) => ({ id: r.DOC_ID, content: r.CONTENT }));
+  };
+
+  /** Questions written by a language model, one per sampled chunk (MindsDB's prompt, in our words). */
+  const generate = async (
+    project: string,
+    kb: KnowledgeBase,
+    plan: ReturnType<typeof planOf>,
+    signal?: AbortSignal,
+  ) => {
+    const { fromSql, count } = plan.generate!;
+    const settings = await resolveLlmSettings(
+      {
+        modelName: typeof plan.llm.model_name === 'string' ? plan.llm.model_name : null,
+        provider: typeof plan.llm.provider === 'string' ? plan.llm.provider : 'openai',
+        params: plan.llm,
+      },
+      { defaults: ports.defaults, engines: ports.engines },
+    ).catch((error: unknown) => {
+      if (isDomainError(error)) throw error;
+      throw invalid(`llm: ${(error as Error).message}`, 'Invalid evaluation');
+    });
+    const client = createLlmClient(settings, { requestTimeoutMs: ports.requestTimeoutMs });
+    const sampled = evenly(
+      (await sources(project, kb, fromSql)).filter((s) => s.content.trim() !== ''),
+      Math.min(count, MAX_GENERATED_QUESTIONS),
+    );
+    if (sampled.length === 0)
+      throw invalid(
+        'There is nothing to write questions from: the knowledge base holds no chunks',
+        'Invalid evaluation',
+      );
+    const cases: { question: string; docId: string; answer: string }[] = [];
+    let errors = 0;
+    for (const source of sampled) {
+      const reply = await client
+        .chat({
+          model: settings.model,
+          temperature: 0,
+          signal,
+          messages: [
+            { role: 'system', content: QUESTION_PROMPT },
+            { role: 'user', content: `Text:\n${bounded(source.content, 8_000)}` },
+          ],
+        })
+        .catch((error: unknown) => {
+          throw badGateway(`The language model failed: ${(error as Error).message}`, 'Language model error');
+        });
+      const parsed = parseGeneratedQuestion(reply.message.content ?? '');
+      if (!parsed) {
+        if (++errors > GENERATION_ERRORS)
+          throw badGateway(
+            `The language model answered ${errors} times without a {"query", "reference_answer"} object`,
+            'Language model error',
+          );
+        continue;
+      }
+      cases.push({
+        question: bounded(parsed.question, MAX_QUESTION),
+        docId: source.id,
+        answer: bounded(parsed.answer, MAX_ANSWER),
+      });
+    }
+    const summary = summarizeLlmSettings(settings);
+    return {
+      fromSql,
+      llm: { provider: summary.provider, model: summary.model, baseUrl: summary.baseUrl ?? null },
+      cases,
+    };
+  };
+
+  /** Each question searched as `SELECT … FROM kb WHERE content = question` would, its document ranked. */
+  const rank = async (
+    kb: KnowledgeBase,
+    dimensions: number,
+    cases: readonly EvaluationCase[],
+    plan: ReturnType<typeof planOf>,
+    signal?: AbortSignal,
+  ) => {
+    if (cases.length === 0) return { ranks: [] as (number | null)[], ms: 0 };
+    const embedded = await embed(
+      kb,
+      cases.map((c) => c.question),
+      signal,
+    );
+    if (embedded.dimensions !== dimensions)
+      throw invalid(
+        `The embedding model now answers ${embedded.dimensions} dimensions; the knowledge base holds ${dimensions}`,
+        'Embedding model changed',
+      );
+    const started = performance.now();
+    const ranks: (number | null)[] = [];
+    for (const [i, c] of cases.entries()) {
+      signal?.throwIfAborted();
+      const hits = await searchKnowledgeBase(
+        ctx.duck,
+        {
+          kbId: kb.id,
+          dimensions,
+          vector: embedded.vectors[i]!,
+          query: c.question,
+          alpha: plan.alpha,
+          metadataColumns: [],
+        },
+        // Chunks, not documents: enough for topK distinct documents when each has a few chunks.
+        Math.min(1_000, plan.topK * 5),
+      );
+      ranks.push(
+        rankOf(
+          c.docId,
+          hits.map((h) => h.id),
+          plan.topK,
+        ),
+      );
+    }
+    return { ranks, ms: (performance.now() - started) / cases.length };
+  };
+
+  const evaluate = async (
+    projectName: string,
+    name: string,
+    options: EvaluationOptions,
+    signal?: AbortSignal,
+  ) => {
+    const { project, kb } = await load(projectName, name);
+    const plan = planOf(options, kb);
+    const [row] = (await ctx.duck.query('SELECT DIMENSIONS FROM knowledge_bases WHERE ID = ?', [kb.id])) as {
+      DIMENSIONS: number | null;
+    }[];
+    const dimensions = row?.DIMENSIONS ?? null;
+    if (plan.evaluate && dimensions === null)
+      throw invalid(`Knowledge base ${kb.name} holds no documents to search yet`, 'Invalid evaluation');
+    const generated = plan.generate ? await generate(project.name, kb, plan, signal) : null;
+    const cases: EvaluationCase[] = generated
+      ? generated.cases
+      : casesOf(
+          plan.testTable!,
+          await ports.callerRows(
+            project.name,
+            `SELECT * FROM ${plan
+              .testTable!.split('.')
+              .map((p) => quoteMysqlIdent(p))
+              .join('.')}`,
+          ),
+        );
+    const ranked = plan.evaluate ? await rank(kb, dimensions!, cases, plan, signal) : null;
+    const counts = await contentCounts(ctx.duck, kb.id);
+    const { chunkSize, chunkOverlap } = settingsOf(kb);
+    const model = kb.embeddingModel;
+    const event: KnowledgeBaseEvaluated = {
+      type: 'KnowledgeBaseEvaluated',
+      data: {
+        kbId: Number(kb.id),
+        project: project.name,
+        name: kb.name,
+        version: plan.version,
+        testTable: generated ? null : plan.testTable,
+        testSet: { digest: testSetDigest(cases), questions: cases.length, generated },
+        settings: {
+          embedding: {
+            provider: String(model.provider ?? HASHING_PROVIDER),
+            model: String(model.model_name ?? model.model ?? HASHING_MODEL),
+            dimensions,
+          },
+          chunking: { chunkSize, chunkOverlap },
+          alpha: plan.alpha,
+          topK: plan.topK,
+          documents: counts.documents,
+          chunks: counts.chunks,
+        },
+        scores: ranked ? retrievalScores(ranked.ranks, plan.topK) : null,
+        avgQueryTimeMs: ranked?.ms ?? 0,
+        evaluatedAt: ctx.clock().toISOString(),
+      },
+    };
+    const outcome = await ctx.commands.run(documentsStream(kb.id), factsAggregate, () => [event]);
+    await settled(ctx, outcome.lastPosition);
+    return presentEvaluation(outcome.lastPosition ?? 0n, event.data);
+  };
+
+  const list = async (projectName: string, name: string, limit: number) => {
+    const { kb } = await load(projectName, name);
+    return (await evaluationRowsOf(ctx.duck, kb.id, limit)).map(presentEvaluationRow);
+  };
+
+  return { evaluate, list };
+};
+
+/** An evaluation as its statement answers it: MindsDB's columns first, then ours. */
+export const presentEvaluation = (id: bigint, d: KnowledgeBaseEvaluated['data']) => ({
+  total: d.scores?.total ?? null,
+  total_found: d.scores?.totalFound ?? null,
+  retrieved_in_top_10: d.scores?.retrievedInTop10 ?? null,
+  cumulative_recall: d.scores ? JSON.stringify(cumulativeRecallObject(d.scores.cumulativeRecall)) : null,
+  avg_query_time: d.avgQueryTimeMs / 1000,
+  id: Number(id),
+  name: d.name,
+  created_at: toMindsDbTimestamp(d.evaluatedAt),
+  hit_rate: d.scores?.hitRate ?? null,
+  mrr: d.scores?.mrr ?? null,
+  recall_at_1: d.scores?.recallAt1 ?? null,
+  recall_at_3: d.scores?.recallAt3 ?? null,
+  recall_at_5: d.scores?.recallAt5 ?? null,
+  recall_at_10: d.scores?.recallAt10 ?? null,
+  top_k: d.settings.topK,
+  hybrid_search_alpha: d.settings.alpha,
+  embedding_provider: d.settings.embedding.provider,
+  embedding_model: d.settings.embedding.model,
+  dimensions: d.settings.embedding.dimensions,
+  chunk_size: d.settings.chunking.chunkSize,
+  chunk_overlap: d.settings.chunking.chunkOverlap,
+  documents: d.settings.documents,
+  chunks: d.settings.chunks,
+  questions: d.testSet.questions,
+  test_table: d.testTable,
+  test_set_digest: d.testSet.digest,
+  generated:
+    d.testSet.generated?.cases.map((c) => ({ question: c.question, doc_id: c.docId, answer: c.answer })) ??
+    null,
+});
+
+/** A row of knowledge_base_evaluations, in the same shape (the generated questions are in the log). */
+export const presentEvaluationRow = (r: KnowledgeBaseEvaluationRow) => ({
+  total: r.TOTAL,
+  total_found: r.TOTAL_FOUND,
+  retrieved_in_top_10: r.RETRIEVED_IN_TOP_10,
+  cumulative_recall: r.CUMULATIVE_RECALL,
+  avg_query_time: r.AVG_QUERY_TIME,
+  id: Number(r.ID),
+  name: r.NAME,
+  created_at: toMindsDbTimestamp(r.CREATED_AT),
+  hit_rate: r.HIT_RATE,
+  mrr: r.MRR,
+  recall_at_1: r.RECALL_AT_1,
+  recall_at_3: r.RECALL_AT_3,
+  recall_at_5: r.RECALL_AT_5,
+  recall_at_10: r.RECALL_AT_10,
+  top_k: r.TOP_K,
+  hybrid_search_alpha: r.HYBRID_SEARCH_ALPHA,
+  embedding_provider: r.EMBEDDING_PROVIDER,
+  embedding_model: r.EMBEDDING_MODEL,
+  dimensions: r.DIMENSIONS,
+  chunk_size: r.CHUNK_SIZE,
+  chunk_overlap: r.CHUNK_OVERLAP,
+  documents: r.DOCUMENTS,
+  chunks: r.CHUNKS,
+  questions: r.QUESTIONS,
+  test_table: r.TEST_TABLE,
+  test_set_digest: r.TEST_SET_DIGEST,
+  generated: r.GENERATED,
+});

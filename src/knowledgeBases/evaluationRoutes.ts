@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { problem, type Api } from '../http/api';
+import { evaluationBody, evaluationPath, evaluationsQuery, evaluationView } from './evaluationSchemas';
+import type { KnowledgeBasesService } from './service';
+
+/**
+ * `EVALUATE KNOWLEDGE_BASE` over REST (beyond MindsDB, which has it in SQL only): the same options
+ * in a body, the same event; and the evaluations recorded, newest first.
+ */
+export const knowledgeBaseEvaluationRoutes = (
+  api: Api,
+  kbs: Pick<KnowledgeBasesService, 'evaluate' | 'evaluations' | 'get'>,
+) =>
+  api
+    .add({
+      method: 'post',
+      path: '/api/projects/:project/knowledge_bases/:knowledge_base/evaluations',
+      tag: 'knowledge bases',
+      summary:
+        'Evaluate retrieval on questions with known documents (EVALUATE KNOWLEDGE_BASE): test_table, version, generate_data, evaluate, llm, top_k, hybrid_search_alpha',
+      params: evaluationPath,
+      before: async ({ params }) => {
+        await kbs.get(params.project, params.knowledge_base);
+      },
+      body: evaluationBody,
+      responses: {
+        201: { description: 'The evaluation, recorded', schema: evaluationView },
+        400: problem('Invalid options, test table or generated questions'),
+        403: problem('The test table is out of the caller’s reach'),
+        404: problem('Unknown project or knowledge base'),
+        502: problem('The embedding provider or language model failed'),
+      },
+      handle: async ({ params, body, signal }) => ({
+        status: 201,
+        body: await kbs.evaluate(params.project, params.knowledge_base, body.evaluation, signal),
+      }),
+    })
+    .add({
+      method: 'get',
+      path: '/api/projects/:project/knowledge_bases/:knowledge_base/evaluations',
+      tag: 'knowledge bases',
+      summary: 'A knowledge base’s evaluations, newest first, with the settings each ran with',
+      params: evaluationPath,
+      query: evaluationsQuery,
+      responses: {
+        200: { description: 'Evaluations', schema: z.array(evaluationView) },
+        404: problem('Unknown project or knowledge base'),
+      },
+      handle: async ({ params, query }) => ({
+        status: 200,
+        body: await kbs.evaluations(params.project, params.knowledge_base, query.limit),
+      }),
+    });

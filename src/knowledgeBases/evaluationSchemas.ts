@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { MAX_GENERATED_QUESTIONS } from '../../events';
+
+/** Text that can be stored and read back everywhere: no NUL, no half of a surrogate pair. */
+const wellFormed = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((s) => !s.includes('\u0000') && s.isWellFormed(), 'must be text without NUL or lone surrogates');
+
+/** `db.table` (a database or project, and a table of it). */
+const tableName = wellFormed(300).refine(
+  (s) => /^[^.]+\.[^.]+$/.test(s),
+  'must name a database and a table: db.table',
+);
+
+/**
+ * `EVALUATE KNOWLEDGE_BASE … USING …` (MindsDB's options, and two of ours: `top_k`, how many
+ * documents count as retrieved; `hybrid_search_alpha`, the search's weight of vector against
+ * keyword for this evaluation), and the REST body's `evaluation`: one schema for both doors.
+ */
+export const evaluationOptions = z
+  .object({
+    test_table: tableName
+      .optional()
+      .describe('The questions: a table with columns question and doc_id (MindsDB’s doc_id version)'),
+    version: z
+      .string()
+      .max(100)
+      .optional()
+      .describe("The evaluator: 'doc_id' (the default; 'llm_relevancy' is not offered)"),
+    generate_data: z
+      .union([
+        z.boolean(),
+        z
+          .object({
+            from_sql: wellFormed(10_000)
+              .optional()
+              .describe('A SELECT answering id and content columns (default: the knowledge base’s chunks)'),
+            count: z.number().int().min(1).max(MAX_GENERATED_QUESTIONS).optional(),
+          })
+          .strict(),
+      ])
+      .optional()
+      .describe('Have a language model write the questions (recorded in the evaluation’s event)'),
+    evaluate: z.boolean().optional().describe('false: only generate the questions'),
+    llm: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('The model writing questions: provider, model_name, api_key, base_url'),
+    save_to: z.unknown().optional(),
+    top_k: z.number().int().min(1).max(100).optional(),
+    hybrid_search_alpha: z.number().min(0).max(1).optional(),
+  })
+  .strict();
+
+export type EvaluationOptions = z.infer<typeof evaluationOptions>;
+
+export const evaluationBody = z.object({ evaluation: evaluationOptions });
+
+export const evaluationPath = z.object({
+  project: z.string().min(1),
+  knowledge_base: z.string().min(1),
+});
+
+export const evaluationsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+export const evaluationView = z
+  .record(z.string(), z.unknown())
+  .describe(
+    'An evaluation: MindsDB’s total, total_found, retrieved_in_top_10, cumulative_recall, avg_query_time, id, name, created_at; and hit_rate, mrr, recall_at_k and the settings it ran with',
+  );

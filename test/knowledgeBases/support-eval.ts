@@ -1,0 +1,60 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { querySql, type SqlAnswer, type TestApp } from '../support/app';
+
+/** The shipped evaluation set (test/fixtures/kb-eval, written by its generate.ts). */
+export const EVAL_DIR = path.join(__dirname, '..', 'fixtures', 'kb-eval');
+export const evalFile = (name: 'documents.csv' | 'questions.csv') =>
+  fs.readFileSync(path.join(EVAL_DIR, name));
+
+let counter = 0;
+export const unique = (prefix: string) => `${prefix}_${process.pid}_${++counter}`;
+
+export const ok = async (t: TestApp, query: string) => {
+  const answer = await querySql(t, query);
+  if (answer.type === 'error') throw new Error(`${query.slice(0, 200)}: ${answer.error_message}`);
+  return answer;
+};
+
+export const rowsOf = (answer: SqlAnswer) => {
+  if (answer.type !== 'table') throw new Error(`expected a table, got ${JSON.stringify(answer)}`);
+  const names = answer.column_names ?? [];
+  return (answer.data ?? []).map((r) => Object.fromEntries(names.map((c, i) => [c, r[i]])));
+};
+
+/**
+ * A project with a knowledge base (built-in embedder) holding the shipped documents, and the
+ * shipped questions uploaded as a file: `files.<questions>` (question, doc_id, kind).
+ */
+export const givenEvaluationWorld = async (t: TestApp, params = '') => {
+  const project = unique('p');
+  const kb = unique('kb');
+  const documents = unique('eval_docs');
+  const questions = unique('eval_questions');
+  await t.http
+    .put(`/api/files/${documents}`)
+    .attach('file', evalFile('documents.csv'), `${documents}.csv`)
+    .expect(200);
+  await t.http
+    .put(`/api/files/${questions}`)
+    .attach('file', evalFile('questions.csv'), `${questions}.csv`)
+    .expect(200);
+  await ok(t, `CREATE PROJECT ${project}`);
+  await ok(
+    t,
+    `CREATE KNOWLEDGE_BASE ${project}.${kb} USING content_columns = ['content'], id_column = 'id'${params}`,
+  );
+  await ok(t, `INSERT INTO ${project}.${kb} SELECT id, content FROM files.${documents}`);
+  return { project, kb, documents, questions };
+};
+
+export const eventsOf = async (t: TestApp, stream: string) =>
+  (
+    (await t.http.get(`/api/events?stream=${stream}&limit=1000`).expect(200)).body as {
+      events: { type: string; position: string | number; data: Record<string, unknown> }[];
+    }
+  ).events;
+
+export const kbIdOf = async (t: TestApp, project: string, kb: string) =>
+  ((await t.http.get(`/api/projects/${project}/knowledge_bases/${kb}`).expect(200)).body as { id: number })
+    .id;
