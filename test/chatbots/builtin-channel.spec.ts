@@ -64,7 +64,13 @@ describe.each(storeKinds)('a chatbot on the built-in channel, without a database
       ['user', 'hello'],
       ['assistant', 'echo: hello'],
     ]);
-    const events = await eventsOf(t, `chat-${id}-${posted.body.message_id as string}`);
+    // The answer is given once it is recorded; its delivery is recorded just after.
+    const stream = `chat-${id}-${posted.body.message_id as string}`;
+    let events = await eventsOf(t, stream);
+    for (let i = 0; i < 200 && !events.some((e) => e.type === 'ChatAnswerDelivered'); i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      events = await eventsOf(t, stream);
+    }
     expect(events.map((e) => e.type)).toEqual([
       'ChatMessageReceived',
       'ChatAnswerClaimed',
