@@ -179,6 +179,7 @@ export const modelsService = (
         throw invalid(
           `CREATE MODEL needs FROM <database> (SELECT …): engine ${String(def.options.engine ?? 'lightwood')} learns from rows (an LLM model names an engine made FROM openai, ollama, …)`,
         );
+      if (def.query.trim() !== '') await training.readable?.(def.sourceDatabase, def.query);
       const outcome = await run(project.name, {
         type: 'DefineModel',
         data: { ...def, ...(llmEngine ? { llmEngine } : {}) },
@@ -195,6 +196,7 @@ export const modelsService = (
       const before = await loadModel(project.name, name);
       const from = before?.versions.get(before.activeVersion ?? Math.max(...before.versions.keys()));
       const llmEngine = from ? await llmEngineOf(def.options?.engine ?? from.engine) : undefined;
+      if (def.query?.trim() && def.sourceDatabase) await training.readable?.(def.sourceDatabase, def.query);
       const outcome = await run(project.name, {
         type: 'RetrainModel',
         data: { name, ...def, ...(llmEngine ? { llmEngine } : {}) },
@@ -220,6 +222,7 @@ export const modelsService = (
       const project = await projects.require(projectName);
       const whole = await loadModel(project.name, ref);
       const { name, version } = whole ? { name: ref, version: undefined } : splitVersion(ref);
+      await training.readable?.(def.sourceDatabase, def.query);
       const outcome = await run(project.name, { type: 'FinetuneModel', data: { name, version, ...def } });
       const model = findModel(outcome.state.models, name)!;
       const tuned = Math.max(...model.versions.keys());

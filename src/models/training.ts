@@ -15,8 +15,14 @@ import { trainOptionsOf } from './options';
 import { unfinishedVersions } from './projection';
 import { trainingDataOf, type ModelVersion } from './state';
 
-/** How training rows are fetched: the SQL service runs `query` in `database`. */
-export type TrainingRows = { rows(database: string, query: string): Promise<Row[]> };
+/**
+ * How training rows are fetched: the SQL service runs `query` in `database`. `readable` refuses,
+ * before anything is recorded, a query the caller may not run (training reads later, as the caller).
+ */
+export type TrainingRows = {
+  rows(database: string, query: string): Promise<Row[]>;
+  readable?(database: string, query: string): Promise<void>;
+};
 
 type RunCommand = (projectName: string, command: Unstamped<ModelCommand>) => Promise<unknown>;
 type LoadVersion = (projectName: string, name: string, version: number) => Promise<ModelVersion | undefined>;

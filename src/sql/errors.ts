@@ -1,5 +1,15 @@
 import { SqlSyntaxError } from '../shared/sqlTokens';
-import { isDomainError, type DomainError } from '../shared/errors';
+import {
+  badGateway,
+  conflict,
+  forbidden,
+  gatewayTimeout,
+  invalid,
+  isDomainError,
+  notFound,
+  unavailable,
+  type DomainError,
+} from '../shared/errors';
 import { VALUE_TOO_LARGE } from '../duckdb/valueGuards';
 
 /**
@@ -71,6 +81,42 @@ const fromDomain = (e: DomainError): SqlError => {
       return new SqlError(SqlErrorCode.External, e.detail);
     default:
       return new SqlError(SqlErrorCode.Invalid, e.detail);
+  }
+};
+
+/**
+ * A SQL error met while serving a REST request (a query in its body: a knowledge base's rows, a
+ * model's training data) as the problem REST answers with: the SQL endpoint's codes, mapped back.
+ */
+export const domainErrorOf = (thrown: unknown): unknown => {
+  // DuckDB's own errors ("Binder Error: …") are the query's; anything else is a bug, kept as it is.
+  const message = (thrown as { message?: unknown } | null)?.message;
+  const sqlError =
+    thrown instanceof SqlError || thrown instanceof SqlSyntaxError
+      ? toSqlError(thrown)
+      : typeof message === 'string' && /^[A-Z][A-Za-z ]* Error: /.test(message)
+        ? toSqlError(thrown)
+        : null;
+  if (!sqlError) return thrown;
+  const error = sqlError;
+  switch (error.code) {
+    case SqlErrorCode.Forbidden:
+      return forbidden(error.message);
+    case SqlErrorCode.UnknownDatabase:
+    case SqlErrorCode.UnknownTable:
+    case SqlErrorCode.NotFound:
+      return notFound(error.message);
+    case SqlErrorCode.Conflict:
+      return conflict(error.message);
+    case SqlErrorCode.Busy:
+      return unavailable(error.message);
+    case SqlErrorCode.Timeout:
+      return gatewayTimeout(error.message);
+    case SqlErrorCode.ExternalUnreachable:
+    case SqlErrorCode.External:
+      return badGateway(error.message);
+    default:
+      return invalid(error.message, 'Invalid query');
   }
 };
 

@@ -3,7 +3,14 @@ import path from 'node:path';
 import type { AppContext } from '../context';
 import { quoteMysqlIdent } from '../shared/quoting';
 import { catalogResolver, INFORMATION_SCHEMA_TABLES, installCatalog, PROJECT_TABLES } from './catalog';
-import { configureServerPaths, externalError, SqlError, SqlErrorCode, toSqlError } from './errors';
+import {
+  configureServerPaths,
+  domainErrorOf,
+  externalError,
+  SqlError,
+  SqlErrorCode,
+  toSqlError,
+} from './errors';
 import { unsupportedStatement } from './unsupported';
 import { leadingKeyword, quoteModelVersions, toDuckDbDialect, trimStatement } from './lexical';
 import { isSyntaxProblem, parseMindsStatement } from './parse';
@@ -506,6 +513,25 @@ export const sqlService = (
     return answer.type === 'table' && !('rows' in answer) ? oneChunk(answer, answer.context) : answer;
   };
 
+  const queryRowsAsCaller = async (database: string, query: string, policy: TablePolicy | undefined) => {
+    const ownWrites = ctx.ownWrites('all');
+    if (ownWrites) await ownWrites;
+    const integration = await catalog.integration(database);
+    if (integration) {
+      policy?.check(integration, '(native query)');
+      const result = await (await externals.get(integration)).query(query).catch((error: unknown) => {
+        throw externalError(integration, error);
+      });
+      const names = result.columns.map((c) => c.name);
+      return result.rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
+    }
+    // Training takes every row it asked for (TRAIN_ROW_LIMIT bounds them), not a cut answer.
+    const table = await everyRow(query, database, {}, policy);
+    if (table.truncated)
+      throw invalid(`The training query returned more than ${ctx.config.trainRowLimit} rows`);
+    return table.data.map((r) => Object.fromEntries(table.column_names.map((n, i) => [n, r[i]])));
+  };
+
   return {
     execute,
     stream,
@@ -541,22 +567,31 @@ export const sqlService = (
     },
 
     /** Training rows: all of them (up to the training limit), as objects. */
-    queryRows: async (database: string, query: string) => {
-      const ownWrites = ctx.ownWrites('all');
-      if (ownWrites) await ownWrites;
+    /**
+     * Every row a request's query reads (a model's training data, a knowledge base's documents),
+     * as the caller's own SELECT may read them (a project-scoped token stays in its project); a
+     * SQL error is the request's problem (403, 404, 400, …).
+     */
+    queryRows: async (database: string, query: string) =>
+      queryRowsAsCaller(database, query, callerPolicy()).catch((error: unknown) => {
+        throw domainErrorOf(error);
+      }),
+    /**
+     * Refuses what `queryRows` would refuse this caller, reading nothing: for work that reads
+     * later (a training), refused before it is recorded. A caller without limits is not asked.
+     */
+    readable: async (database: string, query: string) => {
+      const policy = callerPolicy();
+      if (!policy) return;
       const integration = await catalog.integration(database);
-      if (integration) {
-        const result = await (await externals.get(integration)).query(query).catch((error: unknown) => {
-          throw externalError(integration, error);
-        });
-        const names = result.columns.map((c) => c.name);
-        return result.rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
-      }
-      // Training takes every row it asked for (TRAIN_ROW_LIMIT bounds them), not a cut answer.
-      const table = await everyRow(query, database, {});
-      if (table.truncated)
-        throw invalid(`The training query returned more than ${ctx.config.trainRowLimit} rows`);
-      return table.data.map((r) => Object.fromEntries(table.column_names.map((n, i) => [n, r[i]])));
+      if (integration) return policy.check(integration, '(native query)');
+      await queryRowsAsCaller(
+        database,
+        `SELECT * FROM (${trimStatement(query)}) AS readable LIMIT 0`,
+        policy,
+      ).catch((error: unknown) => {
+        throw domainErrorOf(error);
+      });
     },
   };
 };

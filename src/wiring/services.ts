@@ -43,7 +43,10 @@ export const buildServices = (
   // The SQL service is built from the services below, and answers three of them: training and
   // knowledge bases read rows through it, agents' SQL tools run through it, views are planned by
   // it. Each reads it through a closure, called only once everything is built.
-  const training: TrainingRows = { rows: (database, query) => sql.queryRows(database, query) };
+  const training: TrainingRows = {
+    rows: (database, query) => sql.queryRows(database, query),
+    readable: (database, query) => sql.readable(database, query),
+  };
   const agentSql = (): SqlToolPort => sql.agentTools;
   const viewCheck: ViewCheck = (project, name, query) => sql.checkView(project, name, query);
   const directory = projectDirectory(ctx.duck, ctx.cachedOf('projects'));
