@@ -257,6 +257,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       maxSessions: e.MCP_MAX_SESSIONS,
       sessionIdleMs: e.MCP_SESSION_IDLE_MS,
     },
+    a2a: { enabled: e.A2A_ENABLED === 'true' || e.A2A_ENABLED === '1' },
     auth: {
       bootstrap:
         e.AUTH_USERNAME && e.AUTH_PASSWORD

@@ -66,6 +66,11 @@ const SECTIONS = {
     intro:
       'The Model Context Protocol at `/mcp/` on the HTTP port, with the same sign-in and roles as the rest of the API. See [MCP](mcp.md).',
   },
+  a2a: {
+    title: 'A2A server',
+    intro:
+      'Each agent over the Agent2Agent protocol at `/a2a/{project}/{agent}/` on the HTTP port, with the same sign-in and roles as its REST completions. See [A2A](a2a.md).',
+  },
 } as const;
 
 type Section = keyof typeof SECTIONS;
@@ -156,6 +161,10 @@ export const ENTRIES: Record<Variable, Entry> = {
   MCP_SESSION_IDLE_MS: {
     section: 'mcp',
     meaning: 'An MCP session unused this long is closed (30 minutes by default); its calls stay in the log.',
+  },
+  A2A_ENABLED: {
+    section: 'a2a',
+    meaning: '`false`: no A2A server (`/a2a/…` answers 404).',
   },
   TRUST_PROXY: {
     section: 'auth',

@@ -171,4 +171,5 @@ export const envSchema = z.object({
     .int()
     .min(1000)
     .default(30 * 60_000),
+  A2A_ENABLED: z.enum(['true', 'false', '1', '0']).default('true'),
 });

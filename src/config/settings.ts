@@ -175,6 +175,8 @@ export type Config = {
     /** A session unused this long is closed (its calls stay in the log). */
     sessionIdleMs: number;
   };
+  /** Agents over the Agent2Agent protocol at /a2a/{project}/{agent}/ (docs/a2a.md). */
+  a2a: { enabled: boolean };
   /** Sign-in (docs/security.md "Sign-in and roles"). */
   auth: {
     /** The admin made (or reset) at start: turns authentication on. */

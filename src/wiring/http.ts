@@ -39,6 +39,8 @@ import type { OperatorView } from './operations';
 import type { Services } from './services';
 import { mcpPorts } from './mcp';
 import { mcpRoutes } from '../mcp/routes';
+import { a2aPorts } from './a2a';
+import { a2aRoutes } from '../a2a/routes';
 
 /** HTTP only: every capability registers its routes on one Api, which also writes the OpenAPI document. */
 export const buildHttpApp = (
@@ -143,12 +145,16 @@ export const buildHttpApp = (
     ? mcpRoutes(ctx, mcpPorts(ctx, services, sql), ctx.config.mcp, ctx.logger)
     : null;
   if (mcp) app.use(mcp.router);
+  // Agents over A2A at /a2a/{project}/{agent}/ (docs/a2a.md), behind the same guard (A2A_ENABLED).
+  const a2a = ctx.config.a2a.enabled ? a2aRoutes(ctx, a2aPorts(ctx, services), ctx.logger) : null;
+  if (a2a) app.use(a2a.router);
   app.use(api.router);
   app.use(consoleRoutes());
   app.use(notFoundHandler);
   // Problem details never name this server's directories (DuckDB and Node quote file paths).
   registerServerPaths([ctx.config.dataDir, path.dirname(path.resolve(ctx.config.duckdbFile))]);
   if (mcp) app.use(mcp.challengeOnUnauthorized);
+  if (a2a) app.use(a2a.challengeOnUnauthorized);
   app.use(errorMapper(ctx.logger));
   return {
     app,
@@ -156,6 +162,7 @@ export const buildHttpApp = (
     close: () => {
       limiters.close();
       mcp?.sessions.closeAll();
+      a2a?.close();
     },
   };
 };
