@@ -1,4 +1,5 @@
 import { problemOf, startPostgresCluster, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { givenProject, uniqueName } from '../support/world';
 
 const skill = (name: string, value: string) => ({
   skill: { name, type: 'text2sql', params: { database: 'files', description: value } },
@@ -20,46 +21,55 @@ describe.each(storeKinds)('X-Log-Position on the answers of writes (%s)', (kind)
   afterAll(() => t.dispose());
 
   it('given REST writes, when each answers, then it names the position of the last event it appended', async () => {
-    const created = await t.http.post('/api/projects').send({ name: 'lp' }).expect(201);
+    const project = uniqueName('lp');
+    const created = await t.http.post('/api/projects').send({ name: project }).expect(201);
     expect(created.headers['x-log-position']).toMatch(/^[1-9][0-9]*$/);
-    expect(created.headers['x-log-position']).toBe(await lastPositionOf(t, 'project-lp'));
+    expect(created.headers['x-log-position']).toBe(await lastPositionOf(t, `project-${project}`));
 
-    const skillCreated = await t.http.post('/api/projects/lp/skills').send(skill('s', 'one')).expect(201);
-    const updated = await t.http.put('/api/projects/lp/skills/s').send(skill('s', 'two')).expect(200);
-    expect(updated.headers['x-log-position']).toBe(await lastPositionOf(t, 'project-lp'));
+    const skillCreated = await t.http
+      .post(`/api/projects/${project}/skills`)
+      .send(skill('s', 'one'))
+      .expect(201);
+    const updated = await t.http.put(`/api/projects/${project}/skills/s`).send(skill('s', 'two')).expect(200);
+    expect(updated.headers['x-log-position']).toBe(await lastPositionOf(t, `project-${project}`));
     expect(BigInt(updated.headers['x-log-position']!)).toBeGreaterThan(
       BigInt(skillCreated.headers['x-log-position']!),
     );
 
-    const deleted = await t.http.delete('/api/projects/lp/skills/s').expect(204);
-    expect(deleted.headers['x-log-position']).toBe(await lastPositionOf(t, 'project-lp'));
+    const deleted = await t.http.delete(`/api/projects/${project}/skills/s`).expect(204);
+    expect(deleted.headers['x-log-position']).toBe(await lastPositionOf(t, `project-${project}`));
   });
 
   it('given a SQL statement that writes, when it answers, then it names the position; a SELECT does not', async () => {
+    const { name: project } = await givenProject(t, uniqueName('lp'));
+
     const write = await t.http
       .post('/api/sql/query')
       .send({
-        query: `CREATE SKILL lp.by_sql USING type = 'text2sql', database = 'files', description = 'x'`,
+        query: `CREATE SKILL ${project}.by_sql USING type = 'text2sql', database = 'files', description = 'x'`,
       })
       .expect(200);
     expect(write.body.type).toBe('ok');
-    expect(write.headers['x-log-position']).toBe(await lastPositionOf(t, 'project-lp'));
+    expect(write.headers['x-log-position']).toBe(await lastPositionOf(t, `project-${project}`));
 
     const read = await t.http
       .post('/api/sql/query')
-      .send({ query: `SELECT name FROM lp.skills` })
+      .send({ query: `SELECT name FROM ${project}.skills` })
       .expect(200);
     expect(read.body.type).toBe('table');
     expect(read.headers['x-log-position']).toBeUndefined();
   });
 
   it('given requests that append nothing, when they answer, then no X-Log-Position', async () => {
+    const { name: project } = await givenProject(t, uniqueName('lp'));
+    await t.http.post(`/api/projects/${project}/skills`).send(skill('s', 'one')).expect(201);
+
     const reads = [
       await t.http.get('/api/projects').expect(200),
-      await t.http.get('/api/projects/lp/skills').expect(200),
+      await t.http.get(`/api/projects/${project}/skills`).expect(200),
       await t.http.get('/api/status').expect(200),
       // Refused by the decider: nothing was appended.
-      await t.http.post('/api/projects').send({ name: 'lp' }).expect(409),
+      await t.http.post('/api/projects').send({ name: project }).expect(409),
       await t.http.get('/api/projects/nope').expect(404),
     ];
     for (const answer of reads) expect(answer.headers['x-log-position']).toBeUndefined();

@@ -72,16 +72,24 @@ const seed = async (t: TestApp) => {
 };
 
 describe.each(storeKinds)('replay and restart on %s', (store) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    // Small batches so the rebuild crosses many batch boundaries.
-    t = await startTestApp(store, { PROJECTION_BATCH_SIZE: '4' });
-    await seed(t);
+  // Each test rebuilds, deletes or restarts the read model: each on an app of its own.
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.dispose();
+    t = undefined;
   });
-  afterAll(() => t.dispose());
+
+  /** A seeded app, with small batches so that a rebuild crosses many batch boundaries. */
+  const givenSeededApp = async () => {
+    const app = await startTestApp(store, { PROJECTION_BATCH_SIZE: '4' });
+    t = app;
+    await seed(app);
+    return app;
+  };
 
   it('rebuilds projections identical to the live ones', async () => {
-    const live = await snapshot(t);
+    const app = await givenSeededApp();
+    const live = await snapshot(app);
     expect(live.projects).toHaveLength(11);
     expect(live.agents).toHaveLength(1);
     expect(live.chatbots).toEqual([
@@ -89,33 +97,43 @@ describe.each(storeKinds)('replay and restart on %s', (store) => {
       expect.objectContaining({ NAME: 'b2', AGENT: null, IS_RUNNING: false }),
     ]);
     expect(live.agents![0]).toMatchObject({ NAME: 'a1_renamed', SKILLS: ['s1_renamed'] });
-    const { events } = await t.running.ctx.projections.rebuild();
+
+    const { events } = await app.running.ctx.projections.rebuild();
+
     expect(events).toBe(live.events!.length);
-    expect(await snapshot(t)).toEqual(live);
+    expect(await snapshot(app)).toEqual(live);
   });
 
   it('loses nothing when the DuckDB file is deleted and the service restarts', async () => {
-    const live = await snapshot(t);
-    const listed = (await t.http.get('/api/projects').expect(200)).body;
-    await t.stop();
-    fs.rmSync(t.config.duckdbFile, { force: true });
-    fs.rmSync(`${t.config.duckdbFile}.wal`, { force: true });
-    t = await t.restart();
-    expect(await snapshot(t)).toEqual(live);
-    expect((await t.http.get('/api/projects').expect(200)).body).toEqual(listed);
-    const log = await t.http.get('/api/events?stream=project-mindsdb').expect(200);
+    let app = await givenSeededApp();
+    const live = await snapshot(app);
+    const listed = (await app.http.get('/api/projects').expect(200)).body;
+
+    await app.stop();
+    fs.rmSync(app.config.duckdbFile, { force: true });
+    fs.rmSync(`${app.config.duckdbFile}.wal`, { force: true });
+    app = t = await app.restart();
+
+    expect(await snapshot(app)).toEqual(live);
+    expect((await app.http.get('/api/projects').expect(200)).body).toEqual(listed);
+    const log = await app.http.get('/api/events?stream=project-mindsdb').expect(200);
     expect(log.body.events).toHaveLength(1); // the default project is not created twice
   });
 
   it('keeps every acknowledged write across a restart and resumes from its checkpoint', async () => {
+    let app = await givenSeededApp();
     const names = Array.from({ length: 10 }, (_, i) => `after_${i}`);
-    await Promise.all(names.map((name) => t.http.post('/api/projects').send({ name }).expect(201)));
+    await Promise.all(names.map((name) => app.http.post('/api/projects').send({ name }).expect(201)));
     // Project creates answer ahead of the read model: where a read would stand, once it waited.
-    await t.running.ctx.ownWrites('all');
-    const position = t.running.ctx.projections.position;
-    t = await t.restart();
-    expect(t.running.ctx.projections.position).toBe(position);
-    const listed = (await t.http.get('/api/projects').expect(200)).body.map((p: { name: string }) => p.name);
+    await app.running.ctx.ownWrites('all');
+    const position = app.running.ctx.projections.position;
+
+    app = t = await app.restart();
+
+    expect(app.running.ctx.projections.position).toBe(position);
+    const listed = (await app.http.get('/api/projects').expect(200)).body.map(
+      (p: { name: string }) => p.name,
+    );
     for (const n of names) expect(listed).toContain(n);
   });
 });

@@ -18,12 +18,18 @@ describe('scale-out: two API processes on one PostgreSQL log', () => {
   afterAll(() => cluster.dispose());
 
   it('creates the default project once, whichever process starts first', async () => {
-    const [a, b] = cluster.apps;
-    const events = (await a!.http.get('/api/events?stream=project-mindsdb').expect(200)).body.events;
-    expect(events).toHaveLength(1);
-    expect(
-      (await b!.http.get('/api/projects').expect(200)).body.map((p: { name: string }) => p.name),
-    ).toEqual(['mindsdb']);
+    // What two brand-new processes hold: a cluster of its own, which no other test wrote to.
+    const fresh = await startPostgresCluster(2);
+    try {
+      const [a, b] = fresh.apps;
+      const events = (await a!.http.get('/api/events?stream=project-mindsdb').expect(200)).body.events;
+      expect(events).toHaveLength(1);
+      expect(
+        (await b!.http.get('/api/projects').expect(200)).body.map((p: { name: string }) => p.name),
+      ).toEqual(['mindsdb']);
+    } finally {
+      await fresh.dispose();
+    }
   });
 
   it('shows a write on one process on the other within 1 s', async () => {

@@ -8,15 +8,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { querySql, startTestApp, type TestApp } from '../support/app';
+import { onFreshApp } from '../support/world';
+
+const SMALL_MEMORY = { DUCKDB_MEMORY_LIMIT: '96MiB', DUCKDB_THREADS: '1', SQL_TIMEOUT_MS: '60000' };
 
 describe('DuckDB memory and spilling', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp('sqlite', {
-      DUCKDB_MEMORY_LIMIT: '96MiB',
-      DUCKDB_THREADS: '1',
-      SQL_TIMEOUT_MS: '60000',
-    });
+    t = await startTestApp('sqlite', SMALL_MEMORY);
   });
   afterAll(() => t.dispose());
 
@@ -44,22 +43,30 @@ describe('DuckDB memory and spilling', () => {
   }, 60_000);
 
   it('given the spill directory broken, when a query must spill, then the error names no server path', async () => {
-    const spill = path.join(t.config.dataDir, 'duckdb.tmp');
-    fs.rmSync(spill, { recursive: true, force: true });
-    fs.writeFileSync(spill, 'not a directory');
-    try {
-      const a = await querySql(
-        t,
-        "SELECT count(*) FROM (SELECT repeat('y', 50) || range AS s FROM range(3000000) ORDER BY s)",
-      );
-      expect(a.type).toBe('error');
-      expect(a.error_message).toContain('<server path>/');
-      expect(a.error_message).not.toContain(t.config.dataDir);
-      expect(a.error_message).not.toMatch(/\/tmp\//);
-    } finally {
-      fs.rmSync(spill, { force: true });
-      fs.mkdirSync(spill);
-    }
+    // The test breaks its app's spill directory: an app of its own.
+    await onFreshApp(
+      'sqlite',
+      async (app) => {
+        // Broken before anything spilled: the sort must make its first temporary file there. (After a
+        // spill DuckDB keeps its temporary files open, and a later sort may not touch the
+        // directory at all.)
+        const spill = path.join(app.config.dataDir, 'duckdb.tmp');
+        fs.rmSync(spill, { recursive: true, force: true });
+        fs.writeFileSync(spill, 'not a directory');
+
+        const a = await querySql(
+          app,
+          "SELECT count(*) FROM (SELECT repeat('y', 50) || range AS s FROM range(3000000) ORDER BY s)",
+        );
+
+        // DuckDB names the directory it could not use: shown as `<server path>`, never the path.
+        expect(a.type).toBe('error');
+        expect(a.error_message).toContain('<server path>');
+        expect(a.error_message).not.toContain(app.config.dataDir);
+        expect(a.error_message).not.toMatch(/\/tmp\//);
+      },
+      SMALL_MEMORY,
+    );
   }, 60_000);
 
   it('given no DUCKDB_MEMORY_LIMIT, then a fifth of the memory is the limit; a share or a size may be given', () => {

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import {
   storeKinds,
   type TestApp,
 } from '../support/app';
+import { onFreshApp } from '../support/world';
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-blobs-'));
 const write = (name: string, content: string) => {
@@ -17,6 +19,9 @@ const write = (name: string, content: string) => {
   fs.writeFileSync(file, content);
   return file;
 };
+
+/** The sha256 of a file's bytes: the digest its blob is stored under. */
+const digestOf = (file: string) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
 /** Digests stored by this process on disk, and in PostgreSQL when the log is there. */
 const storedBlobs = async (t: TestApp) => {
@@ -36,37 +41,52 @@ const storedBlobs = async (t: TestApp) => {
   }
 };
 
-const expectBlobs = async (t: TestApp, count: number) => {
+/** The blobs stored are exactly `digests`, on disk and (when the log is there) in PostgreSQL. */
+const expectBlobs = async (t: TestApp, digests: Iterable<string>) => {
+  const expected = [...new Set(digests)].sort();
   const { onDisk, inPostgres } = await storedBlobs(t);
-  expect(onDisk.size).toBe(count);
-  if (inPostgres) expect([...inPostgres].sort()).toEqual([...onDisk].sort());
+  expect([...onDisk].sort()).toEqual(expected);
+  if (inPostgres) expect([...inPostgres].sort()).toEqual(expected);
 };
 
+type LoggedEvent = { type: string; data: Record<string, unknown> };
 const eventsOf = async (t: TestApp) =>
-  (await t.http.get('/api/events?limit=10000').expect(200)).body.events as {
-    type: string;
-    data: Record<string, unknown>;
-  }[];
+  (await t.http.get('/api/events?limit=10000').expect(200)).body.events as LoggedEvent[];
+/** The FileBlobReleased events of the given blobs (a test's own bytes). */
+const releasesOf = async (t: TestApp, digests: readonly string[]) =>
+  (await eventsOf(t)).filter(
+    (e) => e.type === 'FileBlobReleased' && digests.includes(e.data.digest as string),
+  );
+
+/** Small enough that an upload with long column names breaks it: a refusal after the bytes are stored. */
+const SMALL_EVENTS = { MAX_EVENT_BYTES: '2048' };
+const longNames = Array.from({ length: 30 }, (_, i) => `column_with_a_rather_long_name_${i}`);
+/** A CSV whose FileUploaded event is over MAX_EVENT_BYTES: refused after its bytes are stored. */
+const tooWideCsv = (name: string, value: number) =>
+  write(`${name}.csv`, `${longNames.join(',')}\n${longNames.map(() => value).join(',')}\n`);
 
 describe.each(storeKinds)('uploaded bytes no file uses are not kept (%s)', (kind) => {
+  // Every test uploads bytes of its own and asserts on their digests, beside what the others stored.
   let t: TestApp;
   beforeAll(async () => {
-    // Small enough that an upload with long column names breaks it: a refusal after the bytes are stored.
-    t = await startTestApp(kind, { MAX_EVENT_BYTES: '2048' });
+    t = await startTestApp(kind, SMALL_EVENTS);
   });
   afterAll(async () => t.dispose());
 
   it('given 20 refused uploads, then no blob is left, on disk or in PostgreSQL', async () => {
-    const longNames = Array.from({ length: 30 }, (_, i) => `column_with_a_rather_long_name_${i}`);
+    const before = (await storedBlobs(t)).onDisk;
+    const uploads: string[] = [];
+
     for (let i = 0; i < 20; i++) {
       const upload =
         i % 4 === 0
-          ? write(`refused_${i}.csv`, `${longNames.join(',')}\n${longNames.map(() => i).join(',')}\n`)
+          ? tooWideCsv(`refused_${i}`, i)
           : i % 4 === 1
             ? write(`refused_${i}.json`, `[{"x": ${i}`)
             : i % 4 === 2
               ? write(`refused_${i}.json`, `[{"": ${i}}]`)
               : write(`refused_${i}.json`, `[{"k": ${i}, "K": 1}]`);
+      uploads.push(upload);
       const res = await t.http.put(`/api/files/refused_${i}`).attach('file', upload);
       expect(res.status).toBe(400);
       expect(problemOf(res).detail).toMatch(
@@ -79,46 +99,77 @@ describe.each(storeKinds)('uploaded bytes no file uses are not kept (%s)', (kind
               : /differ only in case/,
       );
     }
-    await expectBlobs(t, 0);
-    const types = (await eventsOf(t)).map((e) => e.type);
-    expect(types).not.toContain('FileUploaded');
+
+    await expectBlobs(t, before);
+    const events = await eventsOf(t);
+    expect(
+      events.filter((e) => e.type === 'FileUploaded' && String(e.data.name).startsWith('refused_')),
+    ).toEqual([]);
     // Refused after its bytes were stored: the claim is given up and the bytes released.
-    expect(types.filter((type) => type === 'FileBlobReleased')).toHaveLength(5);
+    expect(await releasesOf(t, uploads.map(digestOf))).toHaveLength(5);
   });
 
   it('given two files with the same bytes, when one is deleted, then the bytes stay; when both are, they go', async () => {
+    const before = [...(await storedBlobs(t)).onDisk];
     const same = write('same.csv', 'a,b\n10,20\n');
+    const other = write('other.csv', 'c\n3\n');
+    const other2 = write('other2.csv', 'c\n4\n');
     await t.http.put('/api/files/first').attach('file', same).expect(200);
     await t.http.put('/api/files/second').attach('file', same).expect(200);
-    await t.http.put('/api/files/other').attach('file', write('other.csv', 'c\n3\n')).expect(200);
-    await expectBlobs(t, 2);
+    await t.http.put('/api/files/other').attach('file', other).expect(200);
+    await expectBlobs(t, [...before, digestOf(same), digestOf(other)]);
 
     await t.http.delete('/api/files/first').expect(200);
-    await expectBlobs(t, 2);
+    await expectBlobs(t, [...before, digestOf(same), digestOf(other)]);
     expect((await querySql(t, 'SELECT a, b FROM files.second')).data).toEqual([[10, 20]]);
 
     await t.http.delete('/api/files/second').expect(200);
-    await expectBlobs(t, 1);
+    await expectBlobs(t, [...before, digestOf(other)]);
 
     // Replacing a file's bytes releases the old ones.
-    await t.http.put('/api/files/other').attach('file', write('other2.csv', 'c\n4\n')).expect(200);
-    await expectBlobs(t, 1);
+    await t.http.put('/api/files/other').attach('file', other2).expect(200);
+    await expectBlobs(t, [...before, digestOf(other2)]);
     expect((await querySql(t, 'SELECT c FROM files.other')).data).toEqual([[4]]);
 
-    const released = (await eventsOf(t)).filter((e) => e.type === 'FileBlobReleased');
-    expect(released).toHaveLength(5 + 2);
+    expect(await releasesOf(t, [same, other, other2].map(digestOf))).toHaveLength(2);
   });
 
   it('given released bytes, when the read model is rebuilt from the log, then every live file loads and nothing fails', async () => {
-    const before = await querySql(t, 'SELECT c FROM files.other');
-    t = await t.restart({ DUCKDB_FILE: ':memory:' });
-    expect((await t.http.get('/api/status').expect(200)).body.read_model.failed).toBeNull();
-    expect(await querySql(t, 'SELECT c FROM files.other')).toEqual(before);
-    expect((await querySql(t, 'SELECT * FROM files.first')).error_code).toBe(1146);
-    const names = ((await t.http.get('/api/files').expect(200)).body as { name: string }[]).map(
-      (f) => f.name,
+    // The test restarts its app: one of its own.
+    await onFreshApp(
+      kind,
+      async (app) => {
+        const same = write('rebuilt_same.csv', 'a,b\n11,21\n');
+        await app.http.put('/api/files/first').attach('file', same).expect(200);
+        await app.http.put('/api/files/second').attach('file', same).expect(200);
+        await app.http
+          .put('/api/files/other')
+          .attach('file', write('rebuilt_other.csv', 'c\n3\n'))
+          .expect(200);
+        await app.http.delete('/api/files/first').expect(200);
+        await app.http.delete('/api/files/second').expect(200);
+        await app.http
+          .put('/api/files/other')
+          .attach('file', write('rebuilt_other2.csv', 'c\n4\n'))
+          .expect(200);
+        await app.http.put('/api/files/refused').attach('file', tooWideCsv('rebuilt_refused', 1)).expect(400);
+        const before = await querySql(app, 'SELECT c FROM files.other');
+
+        const rebuilt = await app.restart({ DUCKDB_FILE: ':memory:' });
+        try {
+          expect((await rebuilt.http.get('/api/status').expect(200)).body.read_model.failed).toBeNull();
+          expect(await querySql(rebuilt, 'SELECT c FROM files.other')).toEqual(before);
+          expect((await querySql(rebuilt, 'SELECT * FROM files.first')).error_code).toBe(1146);
+          const names = ((await rebuilt.http.get('/api/files').expect(200)).body as { name: string }[]).map(
+            (f) => f.name,
+          );
+          expect(names).toEqual(['other']);
+        } finally {
+          await rebuilt.stop();
+        }
+      },
+      SMALL_EVENTS,
     );
-    expect(names).toEqual(['other']);
   });
 });
 
@@ -133,16 +184,16 @@ describe('bytes shared by files of two processes on one PostgreSQL log', () => {
       await b.http.put('/api/files/on_b').attach('file', same).expect(200);
 
       await a.http.delete('/api/files/on_a').expect(200);
-      await expectBlobs(b, 1);
+      await expectBlobs(b, [digestOf(same)]);
       const { inPostgres } = await storedBlobs(a);
       expect(inPostgres!.size).toBe(1);
 
       await b.http.delete('/api/files/on_b').expect(200);
-      await expectBlobs(b, 0);
+      await expectBlobs(b, []);
       // The other process drops its own (cached) copy when it starts again.
       a = await a.restart();
       cluster.apps[0] = a;
-      await expectBlobs(a, 0);
+      await expectBlobs(a, []);
       expect((await a.http.get('/api/status').expect(200)).body.read_model.failed).toBeNull();
     } finally {
       await cluster.dispose();

@@ -3,6 +3,7 @@ import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app
 import { freshMariaData, freshPostgresData } from '../support/external';
 import { POSTGRES_ADMIN_URL } from '../support/postgres';
 import { startProxy } from '../support/proxy';
+import { uniqueName } from '../support/world';
 
 const ORDERS = [
   'CREATE TABLE orders (id int PRIMARY KEY, customer text, amount numeric(10,2), placed date)',
@@ -149,21 +150,36 @@ describe.each(storeKinds)('external databases (event store: %s)', (store) => {
   });
 
   it('closes the pool when the database is dropped', async () => {
-    const count = async () => {
-      const c = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
-      await c.connect();
-      const r = await c.query<{ n: string }>(
-        'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1',
-        [pgData.name],
-      );
-      await c.end();
-      return Number(r.rows[0]!.n);
-    };
-    expect(await count()).toBeGreaterThan(0);
-    expect(await sql('DROP DATABASE shop')).toMatchObject({ type: 'ok' });
-    const deadline = Date.now() + 2000;
-    while ((await count()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(await count()).toBe(0);
-    expect(await sql('SELECT * FROM shop.orders')).toMatchObject({ type: 'error', error_code: 1049 });
+    // Dropping a database is this test's own doing: on a database of its own, beside `shop`.
+    const own = await freshPostgresData(ORDERS);
+    try {
+      const name = uniqueName('dropped');
+      expect(
+        await sql(
+          `CREATE DATABASE ${name} WITH ENGINE = 'postgres', PARAMETERS = ${JSON.stringify(own.parameters)}`,
+        ),
+      ).toMatchObject({ type: 'ok' });
+      expect((await sql(`SELECT count(*) AS n FROM ${name}.orders`)).data).toEqual([[10000]]);
+      const count = async () => {
+        const c = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+        await c.connect();
+        const r = await c.query<{ n: string }>(
+          'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1',
+          [own.name],
+        );
+        await c.end();
+        return Number(r.rows[0]!.n);
+      };
+      expect(await count()).toBeGreaterThan(0);
+
+      expect(await sql(`DROP DATABASE ${name}`)).toMatchObject({ type: 'ok' });
+
+      const deadline = Date.now() + 2000;
+      while ((await count()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(await count()).toBe(0);
+      expect(await sql(`SELECT * FROM ${name}.orders`)).toMatchObject({ type: 'error', error_code: 1049 });
+    } finally {
+      await own.drop();
+    }
   });
 });

@@ -31,8 +31,10 @@ describe.each(storeKinds)('writes into external databases on %s', (store) => {
     let source: Source;
     let db: string;
     beforeAll(async () => {
+      // A table of scores for each test that writes one: none sees another's rows.
       source = await fresh([
         'CREATE TABLE scores (id INT PRIMARY KEY, name VARCHAR(20) NOT NULL, score INT)',
+        'CREATE TABLE kept_scores (id INT PRIMARY KEY, name VARCHAR(20) NOT NULL, score INT)',
       ]);
       db = uniqueName(`w_${engine}`);
       await t.http
@@ -97,21 +99,21 @@ describe.each(storeKinds)('writes into external databases on %s', (store) => {
     });
 
     it('a write that fails part-way changes nothing there and records nothing here', async () => {
-      await querySql(t, `INSERT INTO ${db}.scores (id, name, score) VALUES (100, 'keep', 1)`);
-      const before = await rowsIn(engine, source, 'SELECT id FROM scores ORDER BY id');
+      await querySql(t, `INSERT INTO ${db}.kept_scores (id, name, score) VALUES (100, 'keep', 1)`);
+      const before = await rowsIn(engine, source, 'SELECT id FROM kept_scores ORDER BY id');
       const recordedBefore = (await writesOf(db)).length;
       // The third row clashes with the primary key: the two before it must not stay.
       const clash = await querySql(
         t,
-        `INSERT INTO ${db}.scores (SELECT * FROM (VALUES (101, 'x', 1), (102, 'y', 2), (100, 'dup', 3)) AS v(id, name, score))`,
+        `INSERT INTO ${db}.kept_scores (SELECT * FROM (VALUES (101, 'x', 1), (102, 'y', 2), (100, 'dup', 3)) AS v(id, name, score))`,
       );
       expect(clash.type).toBe('error');
       expect(clash.error_message).toMatch(new RegExp(db));
       const nulls = await querySql(t, `CREATE TABLE ${db}.half (SELECT * FROM (VALUES (1), (NULL)) AS v(x))`);
       expect(nulls.type).toBe('ok');
-      const bad = await querySql(t, `UPDATE ${db}.scores SET name = NULL WHERE id = 100`);
+      const bad = await querySql(t, `UPDATE ${db}.kept_scores SET name = NULL WHERE id = 100`);
       expect(bad.type).toBe('error');
-      expect(await rowsIn(engine, source, 'SELECT id FROM scores ORDER BY id')).toEqual(before);
+      expect(await rowsIn(engine, source, 'SELECT id FROM kept_scores ORDER BY id')).toEqual(before);
       expect((await writesOf(db)).length).toBe(recordedBefore + 1);
     });
 

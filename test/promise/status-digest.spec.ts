@@ -1,4 +1,5 @@
 import { startPostgresCluster, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { onFreshApp, uniqueName } from '../support/world';
 
 type ReadModel = {
   position: string;
@@ -8,21 +9,25 @@ type ReadModel = {
 const readModelOf = async (t: TestApp) =>
   (await t.http.get('/api/status').expect(200)).body.read_model as ReadModel;
 
-const workload = async (t: TestApp) => {
-  await t.http.post('/api/projects').send({ name: 'fp' }).expect(201);
+/** Writes in a project of the test's own: a skill, an agent using it, the skill renamed to `uno`. */
+const workload = async (t: TestApp, project = uniqueName('fp')) => {
+  await t.http.post('/api/projects').send({ name: project }).expect(201);
   await t.http
-    .post('/api/projects/fp/skills')
+    .post(`/api/projects/${project}/skills`)
     .send({ skill: { name: 'one', type: 'text2sql', params: { database: 'files', api_key: 'k' } } })
     .expect(201);
   await t.http
-    .post('/api/projects/fp/agents')
+    .post(`/api/projects/${project}/agents`)
     .send({ agent: { name: 'helper', skills: ['one'] } })
     .expect(201);
   await t.http
-    .put('/api/projects/fp/skills/one')
+    .put(`/api/projects/${project}/skills/one`)
     .send({ skill: { name: 'uno' } })
     .expect(200);
+  return project;
 };
+
+const rowsOf = (m: ReadModel, table: string) => m.tables.find((x) => x.table === table)?.rows;
 
 describe.each(storeKinds)('GET /api/status reports the read model (%s)', (kind) => {
   let t: TestApp;
@@ -33,12 +38,13 @@ describe.each(storeKinds)('GET /api/status reports the read model (%s)', (kind) 
 
   it('given writes, when the status is read, then it names the position and a digest per table that moves with the data', async () => {
     const before = await readModelOf(t);
+
     await workload(t);
+
     const after = await readModelOf(t);
     expect(BigInt(after.position)).toBeGreaterThan(BigInt(before.position));
-    const rowsOf = (m: ReadModel, table: string) => m.tables.find((x) => x.table === table)?.rows;
-    expect(rowsOf(after, 'skills')).toBe(1);
-    expect(rowsOf(after, 'agents')).toBe(1);
+    expect(rowsOf(after, 'skills')).toBe((rowsOf(before, 'skills') ?? 0) + 1);
+    expect(rowsOf(after, 'agents')).toBe((rowsOf(before, 'agents') ?? 0) + 1);
     expect(rowsOf(after, 'projects')).toBe((rowsOf(before, 'projects') ?? 0) + 1);
     expect(after.digest).not.toBe(before.digest);
     expect(after.tables.map((x) => x.table)).toEqual(
@@ -47,12 +53,21 @@ describe.each(storeKinds)('GET /api/status reports the read model (%s)', (kind) 
   });
 
   it('given a read model rebuilt from the log, when the status is read, then position and digest equal the live ones', async () => {
-    // A skill write answers ahead of the read model, and the status waits for nothing: a read of
-    // the renamed skill waits for it first.
-    await t.http.get('/api/projects/fp/skills/uno').expect(200);
-    const live = await readModelOf(t);
-    t = await t.restart({ DUCKDB_FILE: ':memory:', PROJECTION_BATCH_SIZE: '3' });
-    expect(await readModelOf(t)).toEqual(live);
+    // The test restarts its app: one of its own.
+    await onFreshApp(kind, async (app) => {
+      const project = await workload(app);
+      // A skill write answers ahead of the read model, and the status waits for nothing: a read of
+      // the renamed skill waits for it first.
+      await app.http.get(`/api/projects/${project}/skills/uno`).expect(200);
+      const live = await readModelOf(app);
+
+      const rebuilt = await app.restart({ DUCKDB_FILE: ':memory:', PROJECTION_BATCH_SIZE: '3' });
+      try {
+        expect(await readModelOf(rebuilt)).toEqual(live);
+      } finally {
+        await rebuilt.stop();
+      }
+    });
   });
 });
 
