@@ -1,5 +1,5 @@
 // npm run bench: prints each comparison measured in this one run. BENCH_ONLY=http,writes,… picks some;
-// the slow ones (ml, ledger, secrets, kb, chat, predictjoin, jobs, llmjoin) run only when named.
+// the slow ones (ml, ledger, secrets, kb, chat, predictjoin, jobs) run only when named.
 import { benchAgentLoop } from './agents.bench';
 import { benchChat } from './chat.bench';
 import { benchCompletions } from './completions.bench';
@@ -54,7 +54,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   llmjoin: () => benchLlmJoin(),
 };
 const DEFAULT =
-  'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,kbeval';
+  'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,kbeval,llmjoin';
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {
