@@ -46,14 +46,20 @@ const asText = async (c: DuckDBConnection, expression: AstNode | null, alias: st
   return node;
 };
 
-/** Whether the statement calls `LLM()` anywhere. */
-export const callsLlm = async (statement: AstNode) => {
-  let found = false;
-  await walk(statement, (n) => {
-    if (isLlmCall(n)) found = true;
-  });
-  return found;
+/**
+ * How many `LLM()` calls the tree holds. Synchronous, with no awaits: every query is asked, and a
+ * statement at SQL_MAX_QUERY_BYTES is a tree of hundreds of thousands of nodes.
+ */
+const countLlmCalls = (node: unknown): number => {
+  if (node === null || typeof node !== 'object') return 0;
+  if (Array.isArray(node)) return node.reduce((sum: number, child) => sum + countLlmCalls(child), 0);
+  let count = isLlmCall(node as AstNode) ? 1 : 0;
+  for (const value of Object.values(node as AstNode)) count += countLlmCalls(value);
+  return count;
 };
+
+/** Whether the statement calls `LLM()` anywhere. */
+export const callsLlm = async (statement: AstNode) => countLlmCalls(statement) > 0;
 
 /**
  * Rewrites `statement` in place to read its `LLM(x)` answers from the connection's map, and
@@ -63,10 +69,7 @@ export const planLlmFunction = async (
   c: DuckDBConnection,
   statement: AstNode,
 ): Promise<LlmFunctionPlan | null> => {
-  let total = 0;
-  await walk(statement, (n) => {
-    if (isLlmCall(n)) total++;
-  });
+  const total = countLlmCalls(statement);
   if (total === 0) return null;
   const select = statement.node as AstNode | undefined;
   const list = select?.type === 'SELECT_NODE' ? (select.select_list as AstNode[]) : undefined;
