@@ -12,10 +12,11 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   // Specs share one PostgreSQL server and the machine has 2 cores.
   maxWorkers: 2,
-  // A fresh worker for every spec file: a worker reused across the whole suite grew to ~4 GB (read
-  // models, pools and timers of earlier files' apps) and, late in the run, PostgreSQL specs ran ten
-  // times slower than alone and timed out. Recycling costs a worker start per file (heapUsed is
-  // always above 1 MB, so jest replaces the worker after each file).
-  workerIdleMemoryLimit: '1MB',
+  // A worker is reused until its heap passes 1 GB, then replaced. Apps no longer outlive their close
+  // (the login limiters' timers and prom-client's process metrics kept every app a worker had built;
+  // a worker grew to ~4 GB and late PostgreSQL specs ran ten times slower), but jest keeps each spec
+  // file's context through Node's own WeakMaps, about 28 MB a file, so a worker is still recycled
+  // every few dozen files rather than after each (a worker start is about a second).
+  workerIdleMemoryLimit: '1GB',
   testTimeout: 30000,
 };
