@@ -17,6 +17,7 @@ import { settled, type AppContext } from '../context';
 import {
   createLlmClient,
   LlmConfigError,
+  providerProblem,
   summarizeLlmSettings,
   type ChatMessage,
   type LlmClient,
@@ -27,16 +28,7 @@ import {
 import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';
-import {
-  badGateway,
-  conflict,
-  DomainError,
-  gatewayTimeout,
-  invalid,
-  isDomainError,
-  notFound,
-  tooManyRequests,
-} from '../shared/errors';
+import { badGateway, conflict, DomainError, invalid, isDomainError, notFound } from '../shared/errors';
 import { findByRef } from '../shared/params';
 import { skillById } from '../skills/state';
 import { decideThreadTurn } from './decider';
@@ -105,31 +97,16 @@ export class AgentRunProblem extends DomainError {
 export const runFailure = (error: AgentRunError, traceId: string): DomainError => {
   const detail = `${error.message} (trace_id ${traceId})`;
   switch (error.kind) {
-    case 'authentication':
-      return badGateway(detail, 'LLM provider rejected the API key');
-    case 'unreachable':
-      return badGateway(detail, 'LLM provider unreachable');
-    case 'provider_error':
-      return badGateway(detail, 'LLM provider error');
-    case 'timeout':
-      return gatewayTimeout(detail, 'Agent timed out');
-    case 'rate_limit':
-      return tooManyRequests(detail, 10, 'LLM provider rate limit');
-    case 'bad_request':
-      return invalid(detail, 'LLM provider refused the request');
-    case 'not_found':
-      return invalid(detail, 'Unknown LLM model');
-    case 'aborted':
-      return invalid(detail, 'Run cancelled');
     case 'tool_errors':
     case 'max_steps':
     case 'empty_answer':
     case 'internal':
       return badGateway(detail, 'Agent gave no answer');
-    default: {
-      const _exhaustive: never = error.kind;
-      return _exhaustive;
-    }
+    default:
+      return providerProblem(error.kind, detail, {
+        timedOut: 'Agent timed out',
+        aborted: { title: 'Run cancelled', detail },
+      });
   }
 };
 

@@ -1,3 +1,5 @@
+import { badGateway, gatewayTimeout, invalid, tooManyRequests, type DomainError } from '../shared/errors';
+
 /**
  * Errors from talking to a provider, with a kind the HTTP layer and the agent loop can switch on.
  * Messages are written here, never copied whole from the provider: OpenAI's 401 body quotes part
@@ -28,6 +30,39 @@ export class LlmError extends Error {
 }
 
 export const isLlmError = (error: unknown): error is LlmError => error instanceof LlmError;
+
+/**
+ * A provider's failure as an HTTP problem: which side failed. A time-out and a cancellation are
+ * named by the caller (an agent run, a SQL query), whose they are.
+ */
+export const providerProblem = (
+  kind: LlmErrorKind,
+  detail: string,
+  own: { readonly timedOut: string; readonly aborted: { readonly title: string; readonly detail: string } },
+): DomainError => {
+  switch (kind) {
+    case 'authentication':
+      return badGateway(detail, 'LLM provider rejected the API key');
+    case 'unreachable':
+      return badGateway(detail, 'LLM provider unreachable');
+    case 'provider_error':
+      return badGateway(detail, 'LLM provider error');
+    case 'timeout':
+      return gatewayTimeout(detail, own.timedOut);
+    case 'rate_limit':
+      return tooManyRequests(detail, 10, 'LLM provider rate limit');
+    case 'bad_request':
+      return invalid(detail, 'LLM provider refused the request');
+    case 'not_found':
+      return invalid(detail, 'Unknown LLM model');
+    case 'aborted':
+      return invalid(own.aborted.detail, own.aborted.title);
+    default: {
+      const _exhaustive: never = kind;
+      return _exhaustive;
+    }
+  }
+};
 
 /** 429 and 5xx are worth another attempt; every other 4xx will fail the same way again. */
 export const isRetryable = (error: LlmError) =>

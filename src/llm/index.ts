@@ -3,6 +3,7 @@ export {
   LlmError,
   isLlmConfigError,
   isLlmError,
+  providerProblem,
   redactSecrets,
   type LlmConfigErrorKind,
   type LlmErrorKind,

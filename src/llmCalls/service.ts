@@ -4,6 +4,7 @@ import {
   createLlmClient,
   isLlmConfigError,
   LlmError,
+  providerProblem,
   resolveLlmSettings,
   summarizeLlmSettings,
   type LlmClient,
@@ -21,14 +22,7 @@ import {
   type LlmPrompt,
 } from '../llm/llmModelSpec';
 import type { LlmVersion } from '../models/state';
-import {
-  badGateway,
-  DomainError,
-  gatewayTimeout,
-  invalid,
-  isDomainError,
-  tooManyRequests,
-} from '../shared/errors';
+import { DomainError, invalid, isDomainError } from '../shared/errors';
 import { currentRequest } from '../shared/requestContext';
 import { answerCache } from './answerCache';
 import { decideLlmCalls, type RecordLlmCall } from './decider';
@@ -78,31 +72,11 @@ const promptHashOf = (prompt: LlmPrompt) => sha256(JSON.stringify(prompt.message
 const promptChars = (prompt: LlmPrompt) => prompt.messages.reduce((n, m) => n + (m.content ?? '').length, 0);
 
 /** A provider's failure as the query's error: which side failed, named for the caller. */
-const callFailure = (what: string, error: LlmError): DomainError => {
-  const detail = `${what}: ${error.message}`;
-  switch (error.kind) {
-    case 'authentication':
-      return badGateway(detail, 'LLM provider rejected the API key');
-    case 'unreachable':
-      return badGateway(detail, 'LLM provider unreachable');
-    case 'provider_error':
-      return badGateway(detail, 'LLM provider error');
-    case 'timeout':
-      return gatewayTimeout(detail, 'LLM call timed out');
-    case 'rate_limit':
-      return tooManyRequests(detail, 10, 'LLM provider rate limit');
-    case 'bad_request':
-      return invalid(detail, 'LLM provider refused the request');
-    case 'not_found':
-      return invalid(detail, 'Unknown LLM model');
-    case 'aborted':
-      return invalid(`${what}: the query was interrupted`, 'LLM call cancelled');
-    default: {
-      const _exhaustive: never = error.kind;
-      return _exhaustive;
-    }
-  }
-};
+const callFailure = (what: string, error: LlmError): DomainError =>
+  providerProblem(error.kind, `${what}: ${error.message}`, {
+    timedOut: 'LLM call timed out',
+    aborted: { title: 'LLM call cancelled', detail: `${what}: the query was interrupted` },
+  });
 
 /** Where the calls of one batch go, and what they are recorded as. */
 type Target = {
