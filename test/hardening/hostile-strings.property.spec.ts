@@ -11,61 +11,14 @@ import { ADMIN, login } from '../auth/support';
 import { resolveSchema, type Operation, type Schema } from '../support/openapi';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { differencesFrom, liveDigest, scratchRebuild } from '../support/promise-rebuild';
+import { hostileString, withLoneSurrogate } from '../support/hostile';
 
 const SEED = 20261125;
 const RUNS_PER_ROUTE = Number(process.env.HOSTILE_RUNS ?? 12);
 
 type Route = { method: 'post' | 'put' | 'patch'; path: string; operation: Operation };
 
-/** Strings a client may send: every kind of code unit, and the shapes that broke readers before. */
-const hostileString: fc.Arbitrary<string> = fc.oneof(
-  { weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 24 }) },
-  {
-    weight: 2,
-    arbitrary: fc.string({
-      unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
-      minLength: 1,
-      maxLength: 3,
-    }),
-  },
-  {
-    weight: 3,
-    arbitrary: fc
-      .array(
-        fc.constantFrom(
-          '\ud800',
-          '\udfff',
-          '\ud83d\ude00',
-          '\u0000',
-          '\uFFFE',
-          '\uFFFF',
-          '\u200F',
-          '\u202E',
-          '\u0301\u0301\u0301\u0301',
-          '\u{10FFFF}',
-          "'",
-          '"',
-          '\\',
-          '`',
-          ';',
-          'name',
-          '',
-        ),
-        { minLength: 1, maxLength: 6 },
-      )
-      .map((parts) => parts.join('')),
-  },
-  { weight: 1, arbitrary: fc.constantFrom('', 'a'.repeat(70_000), `x${'\u0301'.repeat(5000)}`) },
-);
-
-/** Half the time with a lone surrogate put in somewhere: the value that stopped every write. */
-const likelyLone = fc.oneof(
-  hostileString,
-  fc.tuple(hostileString, fc.nat(), fc.integer({ min: 0xd800, max: 0xdfff })).map(([s, at, unit]) => {
-    const i = Math.min(at, s.length);
-    return `${s.slice(0, i)}${String.fromCharCode(unit)}${s.slice(i)}`;
-  }),
-);
+const likelyLone = withLoneSurrogate(hostileString);
 
 /**
  * A value of the schema's shape, every string a hostile one: the request reaches the field's own

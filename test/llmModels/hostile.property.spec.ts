@@ -8,50 +8,13 @@ import fc from 'fast-check';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { differencesFrom, liveDigest, scratchRebuild } from '../support/promise-rebuild';
+import { hostileStrings } from '../support/hostile';
 import { echoing } from './world';
 
 const SEED = 20260639;
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 40);
 
-const hostileString: fc.Arbitrary<string> = fc.oneof(
-  { weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 24 }) },
-  {
-    weight: 2,
-    arbitrary: fc.string({
-      unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
-      minLength: 1,
-      maxLength: 3,
-    }),
-  },
-  {
-    weight: 3,
-    arbitrary: fc
-      .array(
-        fc.constantFrom(
-          '\ud800',
-          '\udfff',
-          '\ud83d\ude00',
-          '\u0000',
-          '\uFFFF',
-          '\u202E',
-          '{{',
-          '}}',
-          '{{q}}',
-          '{{ }}',
-          "'",
-          '"',
-          '\\',
-          '`',
-          ';',
-          'q',
-          '',
-        ),
-        { minLength: 1, maxLength: 6 },
-      )
-      .map((parts) => parts.join('')),
-  },
-  { weight: 1, arbitrary: fc.constantFrom('', 'a'.repeat(70_000), `{{q}}${'\u0301'.repeat(5000)}`) },
-);
+const hostileString = hostileStrings(['{{q}}', '{{', '}}', '{{ }}', 'q']);
 
 /** A JSON object nested `depth` levels (json_struct is an object: a reader must survive deep ones). */
 const deep = (depth: number): string => (depth === 0 ? "'x'" : `{"k": ${deep(depth - 1)}}`);

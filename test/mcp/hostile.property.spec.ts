@@ -9,51 +9,15 @@ import fc from 'fast-check';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { hostileStrings, withLoneSurrogate } from '../support/hostile';
 import { call, listen, mcpClient, receiptOf, rowsOf, type Listening } from './support';
 
 const SEED = Number(process.env.MCP_HOSTILE_SEED ?? 40_2026);
 const RUNS = Number(process.env.MCP_HOSTILE_RUNS ?? 40);
 
-const hostileString = fc.oneof(
-  { weight: 4, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
-  {
-    weight: 4,
-    arbitrary: fc
-      .array(
-        fc.constantFrom(
-          '\u0000',
-          '\uD800',
-          '\uDFFF',
-          '\uFFFE',
-          '\u202E',
-          '\u{10FFFF}',
-          "'",
-          '"',
-          '\\',
-          '`',
-          ';',
-          '--',
-          '%',
-          'SELECT',
-          'DROP DATABASE mindsdb',
-          'mindsdb',
-          '',
-        ),
-        { minLength: 1, maxLength: 6 },
-      )
-      .map((parts) => parts.join('')),
-  },
-  { weight: 1, arbitrary: fc.constantFrom('', 'a'.repeat(200_000), `x${'\u0301'.repeat(5000)}`) },
-);
+const hostileString = hostileStrings(['--', '%', 'SELECT', 'DROP DATABASE mindsdb', 'mindsdb'], 200_000);
 
-/** A lone surrogate somewhere, half the time. */
-const lonely = fc.oneof(
-  hostileString,
-  fc.tuple(hostileString, fc.nat(), fc.integer({ min: 0xd800, max: 0xdfff })).map(([s, at, unit]) => {
-    const i = Math.min(at, s.length);
-    return `${s.slice(0, i)}${String.fromCharCode(unit)}${s.slice(i)}`;
-  }),
-);
+const lonely = withLoneSurrogate(hostileString);
 
 /** Nested `depth` levels deep (arrays or objects). */
 const deep = (depth: number, leaf: unknown): unknown =>

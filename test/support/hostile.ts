@@ -1,42 +1,64 @@
 import fc from 'fast-check';
 
+/** Code units and shapes that broke readers before: surrogates, NUL, noncharacters, RTL, combining, quotes. */
+const HOSTILE_PIECES = [
+  '\ud800',
+  '\udfff',
+  '\ud83d\ude00',
+  '\u0000',
+  '\uFFFE',
+  '\uFFFF',
+  '\u200F',
+  '\u202E',
+  '\u0301\u0301\u0301\u0301',
+  '\u{10FFFF}',
+  "'",
+  '"',
+  '\\',
+  '`',
+  ';',
+  '',
+];
+
+/**
+ * Strings a client may send: any code units, lone surrogates alone, the hostile pieces joined with
+ * the field's own (`pieces`: template braces, SQL words, path parts), empty and huge (`hugeLength`).
+ */
+export const hostileStrings = (pieces: readonly string[] = [], hugeLength = 70_000): fc.Arbitrary<string> =>
+  fc.oneof(
+    { weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+    {
+      weight: 2,
+      arbitrary: fc.string({
+        unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
+        minLength: 1,
+        maxLength: 3,
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc
+        .array(fc.constantFrom(...HOSTILE_PIECES, ...pieces), { minLength: 1, maxLength: 6 })
+        .map((parts) => parts.join('')),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('', 'a'.repeat(hugeLength), `${pieces[0] ?? 'x'}${'\u0301'.repeat(5000)}`),
+    },
+  );
+
 /** Full Unicode with lone surrogates and NUL, quotes and escapes, empty and huge. */
-export const hostileString: fc.Arbitrary<string> = fc.oneof(
-  { weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 24 }) },
-  {
-    weight: 2,
-    arbitrary: fc.string({
-      unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
-      minLength: 1,
-      maxLength: 3,
+export const hostileString: fc.Arbitrary<string> = hostileStrings(['.', 'x', 'name']);
+
+/** Half the time with a lone surrogate put in somewhere: the value that stopped every write. */
+export const withLoneSurrogate = (strings: fc.Arbitrary<string>): fc.Arbitrary<string> =>
+  fc.oneof(
+    strings,
+    fc.tuple(strings, fc.nat(), fc.integer({ min: 0xd800, max: 0xdfff })).map(([s, at, unit]) => {
+      const i = Math.min(at, s.length);
+      return `${s.slice(0, i)}${String.fromCharCode(unit)}${s.slice(i)}`;
     }),
-  },
-  {
-    weight: 3,
-    arbitrary: fc
-      .array(
-        fc.constantFrom(
-          '\ud800',
-          '\udfff',
-          '\ud83d\ude00',
-          '\u0000',
-          '\uFFFF',
-          '\u202E',
-          "'",
-          '"',
-          '\\',
-          '`',
-          ';',
-          '.',
-          'x',
-          '',
-        ),
-        { minLength: 1, maxLength: 6 },
-      )
-      .map((parts) => parts.join('')),
-  },
-  { weight: 1, arbitrary: fc.constantFrom('', 'a'.repeat(70_000), `q${'\u0301'.repeat(5000)}`) },
-);
+  );
 
 /** A JSON value nested `depth` levels. */
 export const deepJson = (depth: number): unknown => (depth === 0 ? 'x' : { k: deepJson(depth - 1) });
