@@ -6,7 +6,7 @@
  */
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
-import { uniqueName } from '../support/world';
+import { givenAgentOnProvider, givenNumbersSkill } from '../support/world';
 import {
   a2aClient,
   agentUrl,
@@ -29,25 +29,7 @@ describe.each(storeKinds)('agents over A2A (%s)', (store) => {
   const KEY = `sk-a2a-${store}-stored-key-0042`;
 
   /** A project with an agent `helper` on `fake`, holding `key` (none: no key stored). */
-  const givenAgent = async (fake: FakeOpenAi, key?: string) => {
-    const project = uniqueName('a2a');
-    await t.http.post('/api/projects').send({ name: project }).expect(201);
-    await t.http
-      .post(`/api/projects/${project}/agents`)
-      .send({
-        agent: {
-          name: 'helper',
-          model: {
-            model_name: 'gpt-test',
-            provider: 'openai',
-            base_url: fake.baseUrl,
-            ...(key ? { api_key: key } : {}),
-          },
-        },
-      })
-      .expect(201);
-    return project;
-  };
+  const givenAgent = (fake: FakeOpenAi, key?: string) => givenAgentOnProvider(t, fake.baseUrl, 'a2a', key);
 
   beforeAll(async () => {
     t = await startTestApp(store);
@@ -143,25 +125,7 @@ describe.each(storeKinds)('agents over A2A (%s)', (store) => {
 
   it('streams a status update per step, the answer as an artifact, then the completed state', async () => {
     const project = await givenAgent(provider, KEY);
-    const file = uniqueName('numbers');
-    await t.http
-      .put(`/api/files/${file}`)
-      .attach('file', Buffer.from('n\n1\n2\n3\n'), `${file}.csv`)
-      .expect(200);
-    await t.http
-      .post(`/api/projects/${project}/skills`)
-      .send({
-        skill: {
-          name: 'nums',
-          type: 'sql',
-          params: { database: 'files', tables: [file], description: 'numbers' },
-        },
-      })
-      .expect(201);
-    await t.http
-      .put(`/api/projects/${project}/agents/helper`)
-      .send({ agent: { skills_to_add: ['nums'] } })
-      .expect(200);
+    const file = await givenNumbersSkill(t, project);
     provider.when(
       { lastUser: 'sum of the numbers' },
       (body) =>

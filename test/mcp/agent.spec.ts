@@ -8,7 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
-import { uniqueName } from '../support/world';
+import { givenAgentOnProvider, givenNumbersSkill } from '../support/world';
 import { listen, mcpClient, receiptOf, type Listening } from './support';
 
 const until = async (check: () => Promise<boolean>, what: string, ms = 10_000) => {
@@ -28,25 +28,7 @@ describe.each(storeKinds)('ask_agent over MCP (%s)', (store) => {
   const KEY = `sk-mcp-${store}-stored-key-0042`;
 
   /** A project with an agent on `fake`, holding `key` (none: no key stored). */
-  const givenAgent = async (fake: FakeOpenAi, key?: string) => {
-    const project = uniqueName('mcpag');
-    await t.http.post('/api/projects').send({ name: project }).expect(201);
-    await t.http
-      .post(`/api/projects/${project}/agents`)
-      .send({
-        agent: {
-          name: 'helper',
-          model: {
-            model_name: 'gpt-test',
-            provider: 'openai',
-            base_url: fake.baseUrl,
-            ...(key ? { api_key: key } : {}),
-          },
-        },
-      })
-      .expect(201);
-    return project;
-  };
+  const givenAgent = (fake: FakeOpenAi, key?: string) => givenAgentOnProvider(t, fake.baseUrl, 'mcpag', key);
 
   const runEvents = async (traceId: string) =>
     (await t.running.ctx.log.readStream(`agent-run-${traceId}`, 0n)).events;
@@ -68,25 +50,7 @@ describe.each(storeKinds)('ask_agent over MCP (%s)', (store) => {
 
   it('reports each step of a run as progress, then answers', async () => {
     const project = await givenAgent(provider, KEY);
-    const file = uniqueName('numbers');
-    await t.http
-      .put(`/api/files/${file}`)
-      .attach('file', Buffer.from('n\n1\n2\n3\n'), `${file}.csv`)
-      .expect(200);
-    await t.http
-      .post(`/api/projects/${project}/skills`)
-      .send({
-        skill: {
-          name: 'nums',
-          type: 'sql',
-          params: { database: 'files', tables: [file], description: 'numbers' },
-        },
-      })
-      .expect(201);
-    await t.http
-      .put(`/api/projects/${project}/agents/helper`)
-      .send({ agent: { skills_to_add: ['nums'] } })
-      .expect(200);
+    const file = await givenNumbersSkill(t, project);
     provider.when(
       { lastUser: 'sum of the numbers' },
       (body) =>

@@ -84,6 +84,40 @@ export const givenAgent = async (
 ): Promise<AgentBody> =>
   (await t.http.post(`/api/projects/${project}/agents`).send({ agent }).expect(201)).body;
 
+/** An agent named `helper` on an OpenAI-compatible stand-in at `baseUrl` (with its own key, if given), in a new project. */
+export const givenAgentOnProvider = async (t: TestApp, baseUrl: string, prefix: string, key?: string) => {
+  const { name: project } = await givenProject(t, uniqueName(prefix));
+  await givenAgent(t, project, {
+    name: 'helper',
+    model: {
+      model_name: 'gpt-test',
+      provider: 'openai',
+      base_url: baseUrl,
+      ...(key ? { api_key: key } : {}),
+    },
+  });
+  return project;
+};
+
+/** A file of the numbers 1, 2, 3 behind a SQL skill `nums` that agent `helper` uses; the file's name. */
+export const givenNumbersSkill = async (t: TestApp, project: string) => {
+  const file = uniqueName('numbers');
+  await t.http
+    .put(`/api/files/${file}`)
+    .attach('file', Buffer.from('n\n1\n2\n3\n'), `${file}.csv`)
+    .expect(200);
+  await givenSkill(t, project, {
+    name: 'nums',
+    type: 'sql',
+    params: { database: 'files', tables: [file], description: 'numbers' },
+  });
+  await t.http
+    .put(`/api/projects/${project}/agents/helper`)
+    .send({ agent: { skills_to_add: ['nums'] } })
+    .expect(200);
+  return file;
+};
+
 /**
  * An integration registered on one of the machine's real databases (the local PostgreSQL unless
  * told otherwise); its name is the test's own, since databases share one namespace with projects.
