@@ -6,7 +6,7 @@
  */
 import { storeKinds, type TestApp } from '../support/app';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
-import { ADMIN, login, projectToken, startAuthApp, userWithRole } from '../auth/support';
+import { ADMIN, login, startAuthApp, tokensByRole, type Who } from '../auth/support';
 import {
   a2aClient,
   agentUrl,
@@ -19,7 +19,6 @@ import {
   type Listening,
 } from './support';
 
-type Who = 'admin' | 'editor' | 'analyst' | 'auditor' | 'token(pa)';
 const WHO: Who[] = ['admin', 'editor', 'analyst', 'auditor', 'token(pa)'];
 
 /** Who may ask an agent of each project (docs/security.md, as REST's completions). */
@@ -32,7 +31,7 @@ describe.each(storeKinds)('A2A sign-in and roles (%s)', (store) => {
   let t: TestApp;
   let l: Listening;
   let fake: FakeOpenAi;
-  const tokens = {} as Record<Who, string>;
+  let tokens: Record<Who, string>;
 
   beforeAll(async () => {
     t = await startAuthApp(store);
@@ -40,12 +39,7 @@ describe.each(storeKinds)('A2A sign-in and roles (%s)', (store) => {
     fake = await startFakeOpenAi();
     fake.setFallback(fakeReply.text('Hello from the agent.'));
     const admin = await login(t, ADMIN.name, ADMIN.password);
-    tokens.admin = await projectToken(t, admin, null);
-    tokens['token(pa)'] = await projectToken(t, admin, 'pa');
-    for (const role of ['editor', 'analyst', 'auditor'] as const) {
-      const u = await userWithRole(t, admin, `a2a_${role}`, role);
-      tokens[role] = await projectToken(t, u.cookie, null);
-    }
+    tokens = await tokensByRole(t, admin, 'a2a');
     for (const p of ['pa', 'pb']) {
       await t.http.post('/api/projects').set('Cookie', admin).send({ name: p }).expect(201);
       await t.http

@@ -60,3 +60,23 @@ export const projectToken = async (t: TestApp, cookie: string, project: string |
     .expect(201);
   return (res.body as { token: string }).token;
 };
+
+/** Who a role matrix asks as: each role's user, and an admin's token scoped to project `pa`. */
+export type Who = 'admin' | 'editor' | 'analyst' | 'auditor' | 'token(pa)';
+
+/** A bearer token for each of `Who` (users named `<prefix>_<role>`), made by the signed-in `admin`. */
+export const tokensByRole = async (
+  t: TestApp,
+  admin: string,
+  prefix: string,
+): Promise<Record<Who, string>> => {
+  const tokens = {
+    admin: await projectToken(t, admin, null),
+    'token(pa)': await projectToken(t, admin, 'pa'),
+  } as Record<Who, string>;
+  for (const role of ['editor', 'analyst', 'auditor'] as const) {
+    const u = await userWithRole(t, admin, `${prefix}_${role}`, role);
+    tokens[role] = await projectToken(t, u.cookie, null);
+  }
+  return tokens;
+};

@@ -8,10 +8,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { storeKinds, type TestApp } from '../support/app';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { givenRentalsModel, rentalRows } from '../support/modelsData';
-import { ADMIN, login, projectToken, sqlOver, startAuthApp, userWithRole } from '../auth/support';
+import { ADMIN, login, sqlOver, startAuthApp, tokensByRole, type Who } from '../auth/support';
 import { bearer, call, listen, mcpClient, receiptOf, type Listening } from './support';
 
-type Who = 'admin' | 'editor' | 'analyst' | 'auditor' | 'token(pa)';
 type Expect = 'ok' | 'refused';
 
 /** One operation: a tool and its arguments, and who may (the roles of docs/security.md). */
@@ -80,7 +79,7 @@ describe.each(storeKinds)('MCP sign-in and roles (%s)', (store) => {
   let t: TestApp;
   let l: Listening;
   let fake: FakeOpenAi;
-  const tokens = {} as Record<Who, string>;
+  let tokens: Record<Who, string>;
   const clients = {} as Record<Who, Client>;
 
   beforeAll(async () => {
@@ -89,12 +88,7 @@ describe.each(storeKinds)('MCP sign-in and roles (%s)', (store) => {
     fake = await startFakeOpenAi();
     fake.setFallback(fakeReply.text('Hello from the agent.'));
     const admin = await login(t, ADMIN.name, ADMIN.password);
-    tokens.admin = await projectToken(t, admin, null);
-    tokens['token(pa)'] = await projectToken(t, admin, 'pa');
-    for (const role of ['editor', 'analyst', 'auditor'] as const) {
-      const u = await userWithRole(t, admin, `mcp_${role}`, role);
-      tokens[role] = await projectToken(t, u.cookie, null);
-    }
+    tokens = await tokensByRole(t, admin, 'mcp');
     for (const p of ['pa', 'pb']) {
       expect(await sqlOver(t, admin, `CREATE PROJECT ${p}`)).toMatchObject({ type: 'ok' });
       expect(
