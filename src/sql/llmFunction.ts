@@ -59,7 +59,7 @@ const countLlmCalls = (node: unknown): number => {
 };
 
 /** Whether the statement calls `LLM()` anywhere. */
-export const callsLlm = async (statement: AstNode) => countLlmCalls(statement) > 0;
+export const callsLlm = (statement: AstNode) => countLlmCalls(statement) > 0;
 
 /**
  * Rewrites `statement` in place to read its `LLM(x)` answers from the connection's map, and

@@ -291,7 +291,7 @@ export const prepare = async (
       SqlErrorCode.Invalid,
       'AS OF and a model or agent in one query: read the table AS OF in a view or a query of its own first',
     );
-  if (modelRefs.length > 0 && (await callsLlm(statement)))
+  if (modelRefs.length > 0 && callsLlm(statement))
     throw new SqlError(
       SqlErrorCode.Invalid,
       'LLM() and a model or agent in one query: read the predictions in a subquery of their own first',
@@ -316,7 +316,7 @@ export const prepare = async (
   const integrations = new Set(externals.map((e) => e.integration.toLowerCase()));
   if (
     !listings &&
-    !(await callsLlm(statement)) &&
+    !callsLlm(statement) &&
     localTables === 0 &&
     integrations.size === 1 &&
     externals.every((e) => !e.native)
