@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AgentRunEvent as LoopStep } from '../agentloop';
+import { stepText } from '../agentloop';
 import { loggable } from './handler';
 import { A2aAskFailed, type A2aPorts } from './ports';
 import {
@@ -12,20 +12,6 @@ import {
   type RequestContext,
 } from './sdk';
 import { agentMessage, answerArtifact, RUN_META_KEY, type LiveTasks } from './tasks';
-
-/** What a step of a run says, as a status update (the model's and tools' steps only; as MCP's progress). */
-export const stepText = (step: LoopStep): string | null => {
-  switch (step.type) {
-    case 'llm.request':
-      return `step ${step.step}: asking the model`;
-    case 'tool.called':
-      return `step ${step.step}: calling ${step.name}`;
-    case 'tool.result':
-      return `step ${step.step}: ${step.name} ${step.ok ? 'answered' : 'failed'}`;
-    default:
-      return null;
-  }
-};
 
 /** The question a message asks: its text parts, in order (files and data are not read). */
 export const questionOf = (message: Message) =>

@@ -138,3 +138,20 @@ export const mindsDbErrorType = (kind: RunFailureKind): MindsDbStreamErrorType =
     }
   }
 };
+
+/**
+ * What a step of a run says to a client following it (MCP progress, A2A status updates): the
+ * model's and the tools' steps only.
+ */
+export const stepText = (step: AgentRunEvent): string | null => {
+  switch (step.type) {
+    case 'llm.request':
+      return `step ${step.step}: asking the model`;
+    case 'tool.called':
+      return `step ${step.step}: calling ${step.name}`;
+    case 'tool.result':
+      return `step ${step.step}: ${step.name} ${step.ok ? 'answered' : 'failed'}`;
+    default:
+      return null;
+  }
+};

@@ -1,6 +1,7 @@
 export {
   DEFAULT_RUN_LIMITS,
   mindsDbErrorType,
+  stepText,
   type MindsDbStreamErrorType,
   type AgentRunEvent,
   type AgentRunEventType,

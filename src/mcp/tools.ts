@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AgentRunEvent as LoopStep } from '../agentloop';
+import { stepText } from '../agentloop';
 import { isDomainError } from '../shared/errors';
 import { quoteMysqlIdent, quoteString } from '../shared/quoting';
 import { AgentAskFailed, type McpPorts, type McpSqlAnswer } from './ports';
@@ -423,20 +423,6 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
       column_types: ['VARCHAR', 'VARCHAR'],
       data: shape.column_names.map((c, i) => [c, shape.column_types[i] ?? 'VARCHAR']),
     };
-  }
-};
-
-/** What a step of an agent's run says, as a progress message (the model's and tools' steps only). */
-const stepText = (step: LoopStep): string | null => {
-  switch (step.type) {
-    case 'llm.request':
-      return `step ${step.step}: asking the model`;
-    case 'tool.called':
-      return `step ${step.step}: calling ${step.name}`;
-    case 'tool.result':
-      return `step ${step.step}: ${step.name} ${step.ok ? 'answered' : 'failed'}`;
-    default:
-      return null;
   }
 };
 
