@@ -15,7 +15,7 @@ import {
   searchKnowledgeBaseArgs,
   verifyCallArgs,
 } from './schemas';
-import type { Caller, CallOutcome, McpCalls } from './service';
+import type { Caller, Completed, McpCalls } from './service';
 
 /** MySQL's "access denied" (ER_SPECIFIC_ACCESS_DENIED_ERROR): what every SQL door answers a refusal with. */
 const ACCESS_DENIED = 1227;
@@ -28,16 +28,8 @@ export type ToolContext = {
   readonly progress: (progress: number, message: string) => void;
 };
 
-/** What a tool did: its answer, and what its record says. */
-export type ToolDone = {
-  readonly answer: ToolAnswer;
-  readonly outcome: CallOutcome;
-  readonly error: string | null;
-  readonly project: string | null;
-  readonly rowCount: number | null;
-  readonly truncated: boolean;
-  readonly traceId: string | null;
-};
+/** What a tool did: its answer, and what its record says (a call's record without the result). */
+export type ToolDone = Omit<Completed, 'result'> & { readonly answer: ToolAnswer };
 
 export type ToolAnnotations = {
   readonly title: string;
