@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
-import { differencesFrom, liveDigest, scratchRebuild } from '../support/promise-rebuild';
+import { rebuildDifferences } from '../support/promise-rebuild';
 import { hostileStrings } from '../support/hostile';
 import { echoing } from './world';
 
@@ -126,12 +126,6 @@ describe.each(storeKinds)('generated values in LLM models and LLM() (%s)', (kind
     expect(ready.position).toBe(ready.log_head);
     const status = (await t.http.get('/api/status').expect(200)).body as { read_model: { failed: unknown } };
     expect(status.read_model.failed).toBeNull();
-    const live = await liveDigest(t);
-    const scratch = await scratchRebuild(t, 7);
-    try {
-      expect((await differencesFrom(t, live, scratch)).differences).toEqual([]);
-    } finally {
-      await scratch.close();
-    }
+    expect(await rebuildDifferences(t, 7)).toEqual([]);
   }, 600_000);
 });

@@ -65,6 +65,17 @@ export const differencesFrom = async (
   return { rebuilt, differences };
 };
 
+/** The differences between the live read model and one rebuilt from the log in batches of `batchSize`. */
+export const rebuildDifferences = async (t: TestApp, batchSize: number) => {
+  const live = await liveDigest(t);
+  const scratch = await scratchRebuild(t, batchSize);
+  try {
+    return (await differencesFrom(t, live, scratch)).differences;
+  } finally {
+    await scratch.close();
+  }
+};
+
 /** The failure message a person needs: which tables, which rows, and the commands that led there. */
 export const explain = (
   what: string,
