@@ -11,7 +11,8 @@ import {
   type Message,
   type RequestContext,
 } from './sdk';
-import { agentMessage, answerArtifact, RUN_META_KEY, type LiveTasks } from './tasks';
+import type { LiveTasks } from './live';
+import { agentMessage, answerArtifact, RUN_META_KEY } from './tasks';
 
 /** The question a message asks: its text parts, in order (files and data are not read). */
 export const questionOf = (message: Message) =>

@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '../../events';
 import type { AppContext } from '../context';
+import type { LiveTasks } from './live';
 import {
   Role,
   TaskState,
@@ -166,16 +167,6 @@ export const taskOfRun = (events: readonly RecordedEvent[], agent: AgentKey): Ta
     history: [question],
   };
 };
-
-/**
- * Tasks of this process: the runs under way (their abort, by task id) and the tasks it ran (whose
- * working copies follow their run to its end here). Shared by every agent.
- */
-export type LiveTasks = {
-  readonly running: Map<string, AbortController>;
-  readonly ranHere: Set<string>;
-};
-export const liveTasks = (): LiveTasks => ({ running: new Map(), ranHere: new Set() });
 
 /** What this process last saw of its own tasks (the SDK's working copies), bounded. */
 export type TaskSnapshots = Map<string, { readonly agent: AgentKey; readonly task: Task }>;

@@ -1,7 +1,7 @@
-import OpenAI from 'openai';
 import { attemptSignal } from './attemptSignal';
 import { chatRequestBody } from './chatRequestBody';
 import { LlmError } from './errors';
+import { openAiSdk } from './openaiSdk';
 import type { LlmSettings } from './providers';
 import { safeBaseUrl, toLlmError } from './providerFailure';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './retry';
@@ -38,7 +38,7 @@ export const createLlmClient = (settings: LlmSettings, options: LlmClientOptions
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const apiKey = settings.apiKey ?? NO_KEY;
-  const client = new OpenAI({
+  const client = new (openAiSdk().OpenAI)({
     apiKey,
     baseURL: settings.baseUrl,
     // Everything the SDK would read from the environment is given, so only `settings` decide.

@@ -1,5 +1,5 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { LlmError, providerDetail } from './errors';
+import { openAiSdk } from './openaiSdk';
 import { parseRetryAfter } from './retry';
 
 /** Where the provider is, for messages: scheme, host and path only (no credentials, no query). */
@@ -34,6 +34,7 @@ export const toLlmError = (
 ): LlmError => {
   const { where, secrets } = provider;
   if (error instanceof LlmError) return error;
+  const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = openAiSdk();
   if (error instanceof APIUserAbortError) return new LlmError('aborted', 'the request was cancelled');
   if (error instanceof APIConnectionTimeoutError)
     return new LlmError('timeout', `the provider at ${where} did not answer in time`);

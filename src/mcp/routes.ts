@@ -1,17 +1,19 @@
-import crypto from 'node:crypto';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../config';
 import type { AppContext } from '../context';
 import { isDomainError } from '../shared/errors';
 import { currentRequest } from '../shared/requestContext';
 import type { McpPorts } from './ports';
-import { CALLER_KEY, sessionServer } from './server';
-import { actorOf, mcpCallsService } from './service';
+import { actorOf, CALLER_KEY, mcpCallsService } from './service';
 import { sessionRegistry } from './sessions';
 import { mcpTools } from './tools';
+import type * as Transport from './transport';
+
+/** The SDK is loaded by the first MCP request, not at start (src/mcp/transport.ts). */
+let transportModule: typeof Transport | undefined;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const transport = () => (transportModule ??= require('./transport') as typeof Transport);
 
 /** MindsDB's path for its MCP API, on the HTTP port. */
 export const MCP_PATH = '/mcp';
@@ -69,21 +71,14 @@ export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'
       if (!session) return rpcError(res, 404, -32001, 'Session not found: initialize a new one');
       return session.transport.handleRequest(req, res, req.body);
     }
-    if (req.method !== 'POST' || !isInitializeRequest(req.body))
+    if (req.method !== 'POST' || !transport().isInitializeRequest(req.body))
       return rpcError(
         res,
         400,
         -32000,
         'No session: POST an initialize request first (the answer names the session in Mcp-Session-Id)',
       );
-    const server = sessionServer({ tools, calls, ports, logger });
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (id) => sessions.add({ id, transport, server, owner, lastUsed: Date.now() }),
-      onsessionclosed: (id) => sessions.forget(id),
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    await transport().openSession({ tools, calls, ports, logger }, sessions, owner, req, res);
   });
 
   // RFC 9728: what this resource is and how a token is sent (tokens come from POST /api/tokens).

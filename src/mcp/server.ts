@@ -19,13 +19,17 @@ import { currentRequest, withRequest } from '../shared/requestContext';
 import type { McpPorts } from './ports';
 import { errorAnswer } from './present';
 import { writeSqlPrompt } from './prompts';
-import { RECEIPT_META_KEY, type Caller, type Completed, type McpCalls, type SessionView } from './service';
+import {
+  CALLER_KEY,
+  RECEIPT_META_KEY,
+  type Caller,
+  type Completed,
+  type McpCalls,
+  type SessionView,
+} from './service';
 import { describeForResource, type Tool } from './tools';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
-
-/** How the routes hand the server who is calling: in the SDK's `authInfo.extra`. */
-export const CALLER_KEY = 'mindledger.caller';
 
 const callerOf = (extra: Extra): Caller => {
   const carried = extra.authInfo?.extra?.[CALLER_KEY] as Caller | undefined;

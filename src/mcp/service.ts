@@ -53,6 +53,9 @@ export type CallReceipt = {
 
 export const RECEIPT_META_KEY = 'io.mindledger/call';
 
+/** How the routes hand the session server who is calling: in the SDK's `authInfo.extra`. */
+export const CALLER_KEY = 'mindledger.caller';
+
 const sameBase64 = (a: Uint8Array, b: string) => Buffer.from(a).equals(Buffer.from(b, 'base64'));
 
 /**

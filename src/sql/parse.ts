@@ -1,4 +1,4 @@
-import peggy from 'peggy';
+import { compiledParser } from './compiledParser';
 import { grammar } from './grammar';
 
 /** A value in `USING k = v` / `PARAMETERS = {...}`: strings, numbers, booleans, lists, JSON objects. */
@@ -123,7 +123,7 @@ export type MindsStatement =
   | { kind: 'Use'; name: string }
   | { kind: 'Set'; text: string };
 
-const parser = peggy.generate(grammar);
+const parser = compiledParser(grammar);
 
 export type SyntaxProblem = { message: string; line: number; column: number };
 

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import { agentRunRoutes } from '../agentRuns/routes';
 import { agentRunReplayRoutes } from '../agentRuns/replayRoutes';
@@ -135,11 +135,16 @@ export const buildHttpApp = (
   app.use(asOfReads(ctx.duck));
   const limiters = loginLimiters(ctx.config.auth);
   app.post('/api/login', limiters.handlers);
-  const document = api.openApiDocument({ title: 'mindledger', version: VERSION });
+  // Made by the first request that reads it, not at start: generating it takes longer than the rest
+  // of building the app, and most processes (and most tests) never read it.
+  let document: ReturnType<Api['openApiDocument']> | undefined;
+  const openApi = () => (document ??= api.openApiDocument({ title: 'mindledger', version: VERSION }));
   app.get('/api/openapi.json', (_req, res) => {
-    res.json(document);
+    res.json(openApi());
   });
-  app.use('/doc', swaggerUi.serve, swaggerUi.setup(document));
+  let docPage: RequestHandler | undefined;
+  const docs: RequestHandler = (req, res, next) => (docPage ??= swaggerUi.setup(openApi()))(req, res, next);
+  app.use('/doc', swaggerUi.serve, docs);
   // The MCP server at /mcp/ (docs/mcp.md), behind the same guard (MCP_ENABLED).
   const mcp = ctx.config.mcp.enabled
     ? mcpRoutes(ctx, mcpPorts(ctx, services, sql), ctx.config.mcp, ctx.logger)
