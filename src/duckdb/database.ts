@@ -111,9 +111,13 @@ export const openDuck = async (options: {
   const acquireTimeoutMs = options.acquireTimeoutMs ?? 10_000;
   for (let i = 0; i < readers; i++) {
     const reader = await instance.connect();
-    for (const macro of MYSQL_FUNCTION_MACROS) await reader.run(macro);
-    if (options.maxValueBytes !== undefined)
-      for (const macro of valueGuardMacros(options.maxValueBytes)) await reader.run(macro);
+    // One call per connection (DuckDB runs a text's statements in order): 14 calls each made the
+    // 8 readers 112 trips to DuckDB's thread at every start.
+    const macros = [
+      ...MYSQL_FUNCTION_MACROS,
+      ...(options.maxValueBytes !== undefined ? valueGuardMacros(options.maxValueBytes) : []),
+    ];
+    await reader.run(macros.join(';\n'));
     idle.push(reader);
   }
 
