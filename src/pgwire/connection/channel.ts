@@ -99,7 +99,15 @@ export class PgChannel {
 
   private async waitFor<T>(read: () => T | undefined): Promise<T | null> {
     for (;;) {
-      const value = read();
+      let value: T | undefined;
+      try {
+        value = read();
+      } catch (error) {
+        // A message read whole but not understood (MalformedMessage): the session goes on, so the
+        // socket must not stay paused behind it.
+        if (this.paused && this.buffered < PAUSE_BYTES / 2) this.resume();
+        throw error;
+      }
       if (value !== undefined) {
         if (this.paused && this.buffered < PAUSE_BYTES / 2) this.resume();
         return value;
@@ -122,7 +130,10 @@ export class PgChannel {
     });
   }
 
-  /** The next typed message; null once the client has gone. Throws ProtocolViolation on bad framing. */
+  /**
+   * The next typed message; null once the client has gone. Throws MalformedMessage for one framed
+   * right whose fields cannot be read, ProtocolViolation on bad framing.
+   */
   next(): Promise<FrontendMessage | null> {
     return this.waitFor(() => {
       const frame = this.frames.next();

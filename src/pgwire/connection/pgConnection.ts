@@ -27,7 +27,7 @@ import {
   rowDescription,
   type Report,
 } from '../protocol/backend';
-import { ProtocolViolation, type Bind, type FrontendMessage } from '../protocol/frontend';
+import { MalformedMessage, ProtocolViolation, type Bind, type FrontendMessage } from '../protocol/frontend';
 import {
   BinaryUnsupported,
   Oid,
@@ -276,6 +276,10 @@ export class PgConnection {
       try {
         message = await this.channel.next();
       } catch (error) {
+        if (error instanceof MalformedMessage) {
+          await this.malformed(error);
+          continue;
+        }
         if (!(error instanceof ProtocolViolation)) throw error;
         await this.fatal(PgState.ProtocolViolation, error.message);
         return;
@@ -298,6 +302,22 @@ export class PgConnection {
       }
       if (this.channel.closed) return;
     }
+  }
+
+  /**
+   * A message framed right whose fields could not be read (a NUL inside a query's text): ERROR
+   * 08P01 as PostgreSQL answers it, and the session goes on. A simple query's ends with
+   * ReadyForQuery; in the extended protocol what follows is skipped up to Sync, as after any error
+   * there (and while skipping, such a message is skipped too, unread, as PostgreSQL does).
+   */
+  private async malformed(e: MalformedMessage) {
+    if (this.skipping && e.messageType !== 'S' && e.messageType !== 'H') return;
+    const w = this.channel.writer;
+    errorResponse(w, error(PgState.ProtocolViolation, e.message));
+    this.block.failed();
+    if (e.messageType === 'Q') readyForQuery(w, this.block.status);
+    else this.skipping = true;
+    await this.channel.flushed();
   }
 
   private async handle(message: Exclude<FrontendMessage, { type: 'terminate' }>) {

@@ -47,6 +47,22 @@ export class ProtocolViolation extends Error {
   }
 }
 
+/**
+ * A message framed right (its length honoured) whose fields cannot be read as its type says: a NUL
+ * inside a query's text, a body shorter or longer than its fields. PostgreSQL answers these with an
+ * ERROR (08P01) and the session goes on; only a broken framing ends a connection.
+ */
+export class MalformedMessage extends ProtocolViolation {
+  constructor(
+    /** The message's type byte as a character ('Q', 'P', 'B', …). */
+    readonly messageType: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'MalformedMessage';
+  }
+}
+
 /** Reads fields off one message body in order. */
 class BodyReader {
   private at = 0;
@@ -130,10 +146,18 @@ const targetOf = (b: number): 'statement' | 'portal' => {
 
 export const decodeMessage = (type: number, body: Buffer): FrontendMessage => {
   const r = new BodyReader(body);
-  const message = decodeFields(type, r);
+  let message: FrontendMessage;
+  try {
+    message = decodeFields(type, r);
+  } catch (error) {
+    if (error instanceof ProtocolViolation)
+      throw new MalformedMessage(String.fromCharCode(type), error.message);
+    throw error;
+  }
   // Bytes left over (a NUL inside a query's text, a miscounted list): PostgreSQL's "invalid message format".
   if (message.type !== 'unsupported' && !r.done)
-    throw new ProtocolViolation(
+    throw new MalformedMessage(
+      String.fromCharCode(type),
       `invalid message format: ${String.fromCharCode(type)} message longer than its fields`,
     );
   return message;
