@@ -8,66 +8,10 @@ import fc from 'fast-check';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { rebuildDifferences } from '../support/promise-rebuild';
-import { hostileStrings } from '../support/hostile';
-import { echoing } from './world';
+import { echoing, hostileLlmStatements } from './world';
 
 const SEED = 20260639;
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 40);
-
-const hostileString = hostileStrings(['{{q}}', '{{', '}}', '{{ }}', 'q']);
-
-/** A JSON object nested `depth` levels (json_struct is an object: a reader must survive deep ones). */
-const deep = (depth: number): string => (depth === 0 ? "'x'" : `{"k": ${deep(depth - 1)}}`);
-
-const lit = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
-const ident = (s: string) => `\`${s.replace(/`/g, '``')}\``;
-
-/** Statements with the generated value in each new input. */
-const statements = (model: string, engine: string) =>
-  fc.oneof(
-    hostileString.map(
-      (s) => `CREATE MODEL mindsdb.hm PREDICT answer USING engine = '${engine}', prompt_template = ${lit(s)}`,
-    ),
-    hostileString.map(
-      (s) => `CREATE MODEL mindsdb.hm PREDICT answer USING engine = '${engine}', question_column = ${lit(s)}`,
-    ),
-    hostileString.map(
-      (s) =>
-        `CREATE MODEL mindsdb.hm PREDICT ${ident(s)} USING engine = '${engine}', prompt_template = '{{q}}'`,
-    ),
-    hostileString.map(
-      (s) =>
-        `CREATE MODEL mindsdb.hm PREDICT answer USING engine = '${engine}', prompt_template = '{{q}}', mode = ${lit(s)}`,
-    ),
-    hostileString.map(
-      (s) =>
-        `CREATE MODEL mindsdb.hm PREDICT answer USING engine = '${engine}', prompt_template = '{{q}}', model_name = ${lit(s)}, max_tokens = ${lit(s)}, temperature = ${lit(s)}`,
-    ),
-    hostileString.map(
-      (s) =>
-        `CREATE MODEL mindsdb.hm PREDICT answer USING engine = '${engine}', input_text = 'q', json_struct = {${lit(s)}: ${lit(s)}}`,
-    ),
-    fc
-      .integer({ min: 1, max: 200 })
-      .map(
-        (d) =>
-          `CREATE MODEL mindsdb.hm PREDICT answer USING engine = '${engine}', input_text = 'q', json_struct = ${deep(d)}`,
-      ),
-    hostileString.map(
-      (s) =>
-        `CREATE MODEL mindsdb.${ident(s)} PREDICT answer USING engine = '${engine}', prompt_template = '{{q}}'`,
-    ),
-    hostileString.map((s) => `SELECT answer FROM mindsdb.${model} WHERE q = ${lit(s)}`),
-    hostileString.map(
-      (s) => `SELECT answer FROM mindsdb.${model} WHERE q = 'x' USING prompt_template = ${lit(s)}`,
-    ),
-    hostileString.map(
-      (s) => `SELECT answer FROM mindsdb.${model} WHERE q = 'x' USING max_tokens = ${lit(s)}`,
-    ),
-    hostileString.map((s) => `SELECT answer FROM mindsdb.${model} WHERE q = 'x' USING prompt = ${lit(s)}`),
-    hostileString.map((s) => `SELECT LLM(${lit(s)}) AS a`),
-    hostileString.map((s) => `SELECT LLM(${lit(s)} || CAST(range AS VARCHAR)) AS a FROM range(3)`),
-  );
 
 const clip = (text: string) => (text.length <= 200 ? text : `${text.slice(0, 100)}…(${text.length})`);
 
@@ -105,7 +49,7 @@ describe.each(storeKinds)('generated values in LLM models and LLM() (%s)', (kind
     const violations = new Set<string>();
     let answered = 0;
     await fc.assert(
-      fc.asyncProperty(statements(model, engine), async (query) => {
+      fc.asyncProperty(hostileLlmStatements(model, engine), async (query) => {
         const res = await t.http.post('/api/sql/query').send({ query });
         if (res.status !== 200 || res.body?.error_code === 1105)
           violations.add(`SQL ${clip(query)} → ${res.status} ${clip(res.text)}`);

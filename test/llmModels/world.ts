@@ -1,9 +1,11 @@
+import fc from 'fast-check';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { querySql, type SqlAnswer, type TestApp } from '../support/app';
 import { fakeReply, lastUserText, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { givenProject, uniqueName } from '../support/world';
+import { hostileStrings, ident, lit } from '../support/hostile';
 
 /** The answer's rows as objects (column name → value); fails on an error answer. */
 export const rowsOf = (a: SqlAnswer) => {
@@ -77,3 +79,58 @@ export const givenTexts = async (t: TestApp, texts: readonly string[]): Promise<
 
 /** The user messages the stand-in received, in arrival order. */
 export const promptsSeen = (fake: FakeOpenAi) => fake.chatRequests().map((b) => lastUserText(b));
+
+const hostileString = hostileStrings(['{{q}}', '{{', '}}', '{{ }}', 'q']);
+
+/** A JSON object nested `depth` levels (json_struct is an object: a reader must survive deep ones). */
+const deep = (depth: number): string => (depth === 0 ? "'x'" : `{"k": ${deep(depth - 1)}}`);
+
+/**
+ * Statements with a generated hostile value in each new input of LLM models and LLM(): CREATE
+ * MODEL's options and name, a query's WHERE values and USING overrides, LLM()'s prompt.
+ */
+export const hostileLlmStatements = (model: string, engine: string) =>
+  fc.oneof(
+    hostileString.map(
+      (s) => `CREATE MODEL mindsdb.hm PREDICT answer USING engine = '${engine}', prompt_template = ${lit(s)}`,
+    ),
+    hostileString.map(
+      (s) => `CREATE MODEL mindsdb.hm PREDICT answer USING engine = '${engine}', question_column = ${lit(s)}`,
+    ),
+    hostileString.map(
+      (s) =>
+        `CREATE MODEL mindsdb.hm PREDICT ${ident(s)} USING engine = '${engine}', prompt_template = '{{q}}'`,
+    ),
+    hostileString.map(
+      (s) =>
+        `CREATE MODEL mindsdb.hm PREDICT answer USING engine = '${engine}', prompt_template = '{{q}}', mode = ${lit(s)}`,
+    ),
+    hostileString.map(
+      (s) =>
+        `CREATE MODEL mindsdb.hm PREDICT answer USING engine = '${engine}', prompt_template = '{{q}}', model_name = ${lit(s)}, max_tokens = ${lit(s)}, temperature = ${lit(s)}`,
+    ),
+    hostileString.map(
+      (s) =>
+        `CREATE MODEL mindsdb.hm PREDICT answer USING engine = '${engine}', input_text = 'q', json_struct = {${lit(s)}: ${lit(s)}}`,
+    ),
+    fc
+      .integer({ min: 1, max: 200 })
+      .map(
+        (d) =>
+          `CREATE MODEL mindsdb.hm PREDICT answer USING engine = '${engine}', input_text = 'q', json_struct = ${deep(d)}`,
+      ),
+    hostileString.map(
+      (s) =>
+        `CREATE MODEL mindsdb.${ident(s)} PREDICT answer USING engine = '${engine}', prompt_template = '{{q}}'`,
+    ),
+    hostileString.map((s) => `SELECT answer FROM mindsdb.${model} WHERE q = ${lit(s)}`),
+    hostileString.map(
+      (s) => `SELECT answer FROM mindsdb.${model} WHERE q = 'x' USING prompt_template = ${lit(s)}`,
+    ),
+    hostileString.map(
+      (s) => `SELECT answer FROM mindsdb.${model} WHERE q = 'x' USING max_tokens = ${lit(s)}`,
+    ),
+    hostileString.map((s) => `SELECT answer FROM mindsdb.${model} WHERE q = 'x' USING prompt = ${lit(s)}`),
+    hostileString.map((s) => `SELECT LLM(${lit(s)}) AS a`),
+    hostileString.map((s) => `SELECT LLM(${lit(s)} || CAST(range AS VARCHAR)) AS a FROM range(3)`),
+  );

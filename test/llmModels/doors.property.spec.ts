@@ -1,0 +1,177 @@
+/**
+ * LLM models and LLM() over the wire doors (MySQL, PostgreSQL) as over HTTP. Roles hold on each: an
+ * analyst signed in by password asks a model (the call is counted under the analyst's name) but
+ * cannot define one, an auditor cannot ask. Generated hostile statements (full Unicode, NUL, huge,
+ * deep; the drivers send a lone surrogate as U+FFFD, as UTF-8 must) are each answered with rows or
+ * the door's own error, never an internal error or a lost connection; afterwards the service writes,
+ * is ready at the log's head, and a rebuild equals live.
+ */
+import fc from 'fast-check';
+import type mysql from 'mysql2/promise';
+import type pg from 'pg';
+import { ADMIN, login, mysqlAs, sqlOver, startAuthApp, startMysqlDoor, userWithRole } from '../auth/support';
+import { pgClient, startPgDoor } from '../pgwire/support';
+import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { startDoors, type Doors } from '../support/doors';
+import { startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
+import { clip, readyAtHead } from '../support/hostile';
+import { rebuildDifferences } from '../support/promise-rebuild';
+import { closeStandIns, echoing, hostileLlmStatements, standIn } from './world';
+
+const SEED = 20261126;
+const RUNS = Number(process.env.HOSTILE_RUNS ?? 25);
+
+type MysqlFailure = { errno?: number; fatal?: boolean; message?: string };
+type PgFailure = { code?: string; message?: string };
+
+describe('LLM models and roles over the wire doors', () => {
+  let t: TestApp;
+  let admin: string;
+  const opened: pg.Client[] = [];
+  const connections: mysql.Connection[] = [];
+  afterAll(async () => {
+    for (const c of connections) c.destroy();
+    for (const c of opened) await c.end().catch(() => undefined);
+    await t.dispose();
+    await closeStandIns();
+  });
+
+  it('given an analyst and an auditor signed in by password, then over MySQL and PostgreSQL the analyst asks and is counted, cannot define a model, and the auditor cannot ask', async () => {
+    t = await startAuthApp('sqlite');
+    admin = await login(t, ADMIN.name, ADMIN.password);
+    const fake = await standIn();
+    expect(
+      await sqlOver(
+        t,
+        admin,
+        `CREATE ML_ENGINE door_engine FROM openai USING openai_api_key = 'sk-d', api_base = '${fake.baseUrl}'`,
+      ),
+    ).toMatchObject({ type: 'ok' });
+    expect(
+      await sqlOver(
+        t,
+        admin,
+        `CREATE MODEL mindsdb.door_model PREDICT answer USING engine = 'door_engine', model_name = 'm', prompt_template = 'Q: {{q}}'`,
+      ),
+    ).toMatchObject({ type: 'table' });
+    const analyst = await userWithRole(t, admin, 'door_ann', 'analyst');
+    const auditor = await userWithRole(t, admin, 'door_aud', 'auditor');
+    const define = `CREATE MODEL mindsdb.door_other PREDICT answer USING engine = 'door_engine', prompt_template = '{{q}}'`;
+
+    const mysqlServer = await startMysqlDoor(t);
+    const pgServer = await startPgDoor(t, { authOn: true, server: { host: '127.0.0.1' } });
+    try {
+      const myAnalyst = await mysqlAs(mysqlServer, analyst.name, analyst.password);
+      const myAuditor = await mysqlAs(mysqlServer, auditor.name, auditor.password);
+      connections.push(myAnalyst, myAuditor);
+      const [rows] = await myAnalyst.query(`SELECT answer FROM mindsdb.door_model WHERE q = 'over mysql'`);
+      expect(rows).toEqual([{ answer: 'answer: Q: over mysql' }]);
+      await expect(myAnalyst.query(define)).rejects.toMatchObject({ errno: 1227 });
+      await expect(
+        myAuditor.query(`SELECT answer FROM mindsdb.door_model WHERE q = 'auditor'`),
+      ).rejects.toMatchObject({ errno: 1227 });
+
+      const pgAnalyst = await pgClient(
+        pgServer.port,
+        { user: analyst.name, password: analyst.password },
+        opened,
+      );
+      const pgAuditor = await pgClient(
+        pgServer.port,
+        { user: auditor.name, password: auditor.password },
+        opened,
+      );
+      const answered = await pgAnalyst.query(`SELECT answer FROM mindsdb.door_model WHERE q = 'over pg'`);
+      expect(answered.rows).toEqual([{ answer: 'answer: Q: over pg' }]);
+      await expect(pgAnalyst.query(define)).rejects.toMatchObject({ code: '42501' });
+      await expect(
+        pgAuditor.query(`SELECT answer FROM mindsdb.door_model WHERE q = 'auditor'`),
+      ).rejects.toMatchObject({ code: '42501' });
+    } finally {
+      await mysqlServer.close(0);
+      await pgServer.close(0);
+    }
+
+    // Two calls, both the analyst's; nothing was defined; the auditor's asks reached no provider.
+    const usage = await sqlOver(
+      t,
+      admin,
+      `SELECT USER_NAME, ROLE, CALLS FROM information_schema.LLM_USAGE WHERE MODEL = 'door_model'`,
+    );
+    expect(usage).toMatchObject({ data: [['door_ann', 'analyst', 2]] });
+    expect(fake.chatRequests()).toHaveLength(2);
+    expect(await sqlOver(t, admin, 'SHOW MODELS FROM mindsdb')).not.toMatchObject({
+      data: expect.arrayContaining([expect.arrayContaining(['door_other'])]),
+    });
+  }, 60_000);
+});
+
+describe.each(storeKinds)('generated values in LLM models and LLM() over the wire doors (%s)', (kind) => {
+  let t: TestApp;
+  let fake: FakeOpenAi;
+  let doors: Doors;
+  const engine = 'door_hostile_engine';
+  const model = 'door_hostile_model';
+  beforeAll(async () => {
+    fake = echoing(await startFakeOpenAi());
+    t = await startTestApp(kind, {
+      LLM_FUNCTION_BASE_URL: fake.baseUrl,
+      LLM_FUNCTION_MODEL_NAME: 'fn-model',
+      LLM_CACHE_ENTRIES: '100',
+    });
+    const sql = async (query: string) =>
+      (await t.http.post('/api/sql/query').send({ query }).expect(200)).body as { type: string };
+    expect(
+      await sql(
+        `CREATE ML_ENGINE ${engine} FROM openai USING openai_api_key = 'sk-h', api_base = '${fake.baseUrl}'`,
+      ),
+    ).toMatchObject({ type: 'ok' });
+    expect(
+      await sql(
+        `CREATE MODEL mindsdb.${model} PREDICT answer USING engine = '${engine}', model_name = 'm', prompt_template = 'Q: {{q}}'`,
+      ),
+    ).toMatchObject({ type: 'table' });
+    doors = await startDoors(t);
+  }, 60_000);
+  afterAll(async () => {
+    await doors.close();
+    await t.dispose();
+    await fake.close();
+  });
+
+  it('answers every one over MySQL and PostgreSQL (rows or the door’s error), and the service goes on', async () => {
+    const violations = new Set<string>();
+    let answered = 0;
+    await fc.assert(
+      fc.asyncProperty(hostileLlmStatements(model, engine), async (query) => {
+        await doors.my.query(query).then(
+          () => answered++,
+          (e: MysqlFailure) => {
+            if (e.errno === 1105 || e.fatal || e.errno === undefined)
+              violations.add(`MySQL ${clip(query)} → ${e.errno} ${clip(String(e.message))}`);
+          },
+        );
+        await doors.pgc.query(query).then(
+          () => answered++,
+          (e: PgFailure) => {
+            if (e.code === 'XX000' || e.code === undefined)
+              violations.add(`PostgreSQL ${clip(query)} → ${e.code} ${clip(String(e.message))}`);
+          },
+        );
+        await doors.my.query('DROP MODEL IF EXISTS mindsdb.hm');
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+    expect([...violations]).toEqual([]);
+    expect(answered).toBeGreaterThan(0);
+
+    // Both connections still answer, and the model still does.
+    const [rows] = await doors.my.query(`SELECT answer FROM mindsdb.${model} WHERE q = 'after mysql'`);
+    expect(rows).toEqual([{ answer: 'answer: Q: after mysql' }]);
+    const after = await doors.pgc.query(`SELECT answer FROM mindsdb.${model} WHERE q = 'after pg'`);
+    expect(after.rows).toEqual([{ answer: 'answer: Q: after pg' }]);
+    const ready = await readyAtHead(t);
+    expect(ready?.position).toBe(ready?.log_head);
+    expect(await rebuildDifferences(t, 7)).toEqual([]);
+  }, 600_000);
+});
