@@ -72,14 +72,26 @@ describe('a read that cannot get a connection in time', () => {
   afterAll(async () => t.dispose());
 
   it('given the only reader is busy past the deadline, when another query comes, then it answers "server busy" instead of hanging', async () => {
+    let slowDone = false;
     const slow = querySql(
       t,
       'SELECT count(*) FROM range(200000000) a WHERE (a.range * 7) % 13 = 5 AND sqrt(a.range) > 0',
-    );
-    // Give the slow query time to take the reader.
-    await new Promise((r) => setTimeout(r, 100));
-    const busy = await querySql(t, 'SELECT 42 AS x WHERE 1 = 1');
+    ).finally(() => (slowDone = true));
+    // Once the slow query holds the reader, a query answers "busy" (each probe a text of its own: a
+    // repeated one would be answered from the cache, needing no reader). A loaded machine may take
+    // a while to get the slow query that far, which a fixed pause did not allow for.
+    let busy: Awaited<ReturnType<typeof querySql>> | undefined;
+    for (let probe = 0; !slowDone; probe++) {
+      const answer = await querySql(t, `SELECT ${probe} AS x WHERE 1 = 1`);
+      if (answer.type === 'error') {
+        busy = answer;
+        break;
+      }
+      expect(answer).toMatchObject({ type: 'table', data: [[probe]] });
+      await new Promise((r) => setTimeout(r, 20));
+    }
     expect(busy).toMatchObject({ type: 'error', error_code: 1040 });
+    if (!busy) throw new Error('the slow query ended before any query found the reader busy');
     expect(busy.error_message).toMatch(/busy/);
     const rest = await t.http.get('/api/projects/nope_not_there_1');
     expect([503, 404]).toContain(rest.status);

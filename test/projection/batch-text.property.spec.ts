@@ -94,6 +94,9 @@ const exactRows = async (connection: DuckDBConnection, table: string) =>
     )
   ).getRowObjectsJS();
 
+/** A guard against a hang, not a speed: 150 runs took 15 s alone and over 30 s beside a busy worker. */
+const TIMEOUT_MS = 180_000;
+
 describe('the batch writer', () => {
   let connection: DuckDBConnection;
   beforeAll(async () => {
@@ -108,55 +111,65 @@ describe('the batch writer', () => {
     return p;
   };
 
-  it('given generated batches of row changes, when written as SQL text and through the appender, then both tables hold the same cells', async () => {
-    let asText = 0;
-    await fc.assert(
-      fc.asyncProperty(batchesArb, async (batches) => {
-        const viaAppender = await fresh('via_appender');
-        const viaText = await fresh('via_text');
-        for (const ops of batches) {
-          const stored = await storedIds(connection, 'via_appender');
-          const a = new BatchRowStore(viaAppender, connection);
-          applyOps(a, ops, stored);
-          await a.flush();
-          const t = new BatchRowStore(viaText, connection);
-          applyOps(t, ops, stored);
-          const text = t.flushText();
-          if (text) {
-            asText++;
-            for (const statement of text) await connection.run(statement);
-          } else await t.flush();
-        }
-        expect(await exactRows(connection, 'via_text')).toEqual(await exactRows(connection, 'via_appender'));
-      }),
-      { seed: 20261124, numRuns: 150 },
-    );
-    // The property says something only if the text path was taken for most batches.
-    expect(asText).toBeGreaterThan(150);
-  });
-
-  it('given generated batches committed one after another, when a row is read back, then the remembered row equals the row read from the table', async () => {
-    await fc.assert(
-      fc.asyncProperty(batchesArb, async (batches) => {
-        const p = await fresh('remembered');
-        const committed = new CommittedRows(3);
-        for (const ops of batches) {
-          // Reads inside the batch, as projections do: from the batch, the memory, or the table.
-          const store = new BatchRowStore(p, connection, committed);
-          for (const op of ops) if (op.kind !== 'delete') await store.get(op.row.ID as bigint);
-          applyOps(store, ops, await storedIds(connection, 'remembered'));
-          await store.flush();
-          store.rememberCommitted();
-          for (let id = 1; id <= 6; id++) {
-            const fromMemory = await new BatchRowStore(p, connection, committed).get(BigInt(id));
-            const fromTable = await new BatchRowStore(p, connection).get(BigInt(id));
-            expect(fromMemory).toEqual(fromTable);
+  it(
+    'given generated batches of row changes, when written as SQL text and through the appender, then both tables hold the same cells',
+    async () => {
+      let asText = 0;
+      await fc.assert(
+        fc.asyncProperty(batchesArb, async (batches) => {
+          const viaAppender = await fresh('via_appender');
+          const viaText = await fresh('via_text');
+          for (const ops of batches) {
+            const stored = await storedIds(connection, 'via_appender');
+            const a = new BatchRowStore(viaAppender, connection);
+            applyOps(a, ops, stored);
+            await a.flush();
+            const t = new BatchRowStore(viaText, connection);
+            applyOps(t, ops, stored);
+            const text = t.flushText();
+            if (text) {
+              asText++;
+              for (const statement of text) await connection.run(statement);
+            } else await t.flush();
           }
-        }
-      }),
-      { seed: 20261124, numRuns: 150 },
-    );
-  });
+          expect(await exactRows(connection, 'via_text')).toEqual(
+            await exactRows(connection, 'via_appender'),
+          );
+        }),
+        { seed: 20261124, numRuns: 150 },
+      );
+      // The property says something only if the text path was taken for most batches.
+      expect(asText).toBeGreaterThan(150);
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    'given generated batches committed one after another, when a row is read back, then the remembered row equals the row read from the table',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(batchesArb, async (batches) => {
+          const p = await fresh('remembered');
+          const committed = new CommittedRows(3);
+          for (const ops of batches) {
+            // Reads inside the batch, as projections do: from the batch, the memory, or the table.
+            const store = new BatchRowStore(p, connection, committed);
+            for (const op of ops) if (op.kind !== 'delete') await store.get(op.row.ID as bigint);
+            applyOps(store, ops, await storedIds(connection, 'remembered'));
+            await store.flush();
+            store.rememberCommitted();
+            for (let id = 1; id <= 6; id++) {
+              const fromMemory = await new BatchRowStore(p, connection, committed).get(BigInt(id));
+              const fromTable = await new BatchRowStore(p, connection).get(BigInt(id));
+              expect(fromMemory).toEqual(fromTable);
+            }
+          }
+        }),
+        { seed: 20261124, numRuns: 150 },
+      );
+    },
+    TIMEOUT_MS,
+  );
 
   it('when a remembered row read by a projection is changed in place, then what is remembered does not change', async () => {
     const p = await fresh('copied');
