@@ -31,7 +31,7 @@ export const a2aRoutes = (ctx: AppContext, ports: A2aPorts, logger: Logger) => {
   let stacks: ReturnType<typeof Stacks.agentStacks> | undefined;
   const stackFor = (req: Request, project: string, agent: string) =>
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    (stacks ??= (require('./stacks') as typeof Stacks).agentStacks(ctx, ports, logger, live))(
+    (stacks ??= (require('./stacks') as typeof Stacks).agentStacks(ctx, ports, logger, live, A2A_PATH))(
       req,
       project,
       agent,

@@ -46,7 +46,14 @@ const callerUser = async (): Promise<User> => {
  * first request and kept (one task store on the log, one set of running tasks for all). This module
  * and the SDK under it are loaded by the first A2A request (src/a2a/routes.ts), not at start.
  */
-export const agentStacks = (ctx: AppContext, ports: A2aPorts, logger: Logger, live: LiveTasks) => {
+export const agentStacks = (
+  ctx: AppContext,
+  ports: A2aPorts,
+  logger: Logger,
+  live: LiveTasks,
+  /** Where the routes serve agents (`/a2a`): an agent's URL is `{origin}{basePath}/{project}/{agent}/`. */
+  basePath: string,
+) => {
   const snapshots: TaskSnapshots = new Map();
   // Any caller who may ask an agent may follow and cancel its tasks (as any reader lists its runs).
   const buses = new DefaultExecutionEventBusManager(() => 'mindledger');
@@ -71,7 +78,7 @@ export const agentStacks = (ctx: AppContext, ports: A2aPorts, logger: Logger, li
       stacks.set(key, kept);
       return kept;
     }
-    const url = `${origin}/a2a/${encodeURIComponent(agent.project)}/${encodeURIComponent(agent.name)}/`;
+    const url = `${origin}${basePath}/${encodeURIComponent(agent.project)}/${encodeURIComponent(agent.name)}/`;
     const card = agentCard(agent, url, { authEnabled, serverVersion: ports.serverVersion, origin });
     const agentKey = { projectId: agent.projectId, agentId: agent.agentId };
     const handler = checkedHandler(

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import vm from 'node:vm';
 import type * as Peggy from 'peggy';
 
 export type CompiledParser = { parse: (input: string) => unknown };
@@ -43,6 +44,12 @@ export const compiledParser = (grammar: string, dir = cacheDir()): CompiledParse
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require(file) as CompiledParser;
   } catch {
-    return peggy.generate(grammar);
+    // Not written: the source just compiled is loaded from memory (not compiled a second time).
+    const module = { exports: {} as CompiledParser };
+    (vm.runInThisContext(`(function (module, exports) {${source}\n})`) as (m: object, e: object) => void)(
+      module,
+      module.exports,
+    );
+    return module.exports;
   }
 };

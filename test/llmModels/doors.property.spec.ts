@@ -11,12 +11,18 @@ import type mysql from 'mysql2/promise';
 import type pg from 'pg';
 import { ADMIN, login, mysqlAs, sqlOver, startAuthApp, startMysqlDoor, userWithRole } from '../auth/support';
 import { pgClient, startPgDoor } from '../pgwire/support';
-import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { storeKinds, type TestApp } from '../support/app';
 import { startDoors, type Doors } from '../support/doors';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
+import type { FakeOpenAi } from '../support/fakeOpenAi';
 import { clip, readyAtHead } from '../support/hostile';
 import { rebuildDifferences } from '../support/promise-rebuild';
-import { closeStandIns, echoing, hostileLlmStatements, standIn } from './world';
+import {
+  closeStandIns,
+  givenQuestionModel,
+  hostileLlmStatements,
+  standIn,
+  startHostileLlmWorld,
+} from './world';
 
 const SEED = 20261126;
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 25);
@@ -40,20 +46,12 @@ describe('LLM models and roles over the wire doors', () => {
     t = await startAuthApp('sqlite');
     admin = await login(t, ADMIN.name, ADMIN.password);
     const fake = await standIn();
-    expect(
-      await sqlOver(
-        t,
-        admin,
-        `CREATE ML_ENGINE door_engine FROM openai USING openai_api_key = 'sk-d', api_base = '${fake.baseUrl}'`,
-      ),
-    ).toMatchObject({ type: 'ok' });
-    expect(
-      await sqlOver(
-        t,
-        admin,
-        `CREATE MODEL mindsdb.door_model PREDICT answer USING engine = 'door_engine', model_name = 'm', prompt_template = 'Q: {{q}}'`,
-      ),
-    ).toMatchObject({ type: 'table' });
+    await givenQuestionModel((query) => sqlOver(t, admin, query), {
+      baseUrl: fake.baseUrl,
+      engine: 'door_engine',
+      model: 'door_model',
+      key: 'sk-d',
+    });
     const analyst = await userWithRole(t, admin, 'door_ann', 'analyst');
     const auditor = await userWithRole(t, admin, 'door_aud', 'auditor');
     const define = `CREATE MODEL mindsdb.door_other PREDICT answer USING engine = 'door_engine', prompt_template = '{{q}}'`;
@@ -110,27 +108,10 @@ describe.each(storeKinds)('generated values in LLM models and LLM() over the wir
   let t: TestApp;
   let fake: FakeOpenAi;
   let doors: Doors;
-  const engine = 'door_hostile_engine';
-  const model = 'door_hostile_model';
+  let engine: string;
+  let model: string;
   beforeAll(async () => {
-    fake = echoing(await startFakeOpenAi());
-    t = await startTestApp(kind, {
-      LLM_FUNCTION_BASE_URL: fake.baseUrl,
-      LLM_FUNCTION_MODEL_NAME: 'fn-model',
-      LLM_CACHE_ENTRIES: '100',
-    });
-    const sql = async (query: string) =>
-      (await t.http.post('/api/sql/query').send({ query }).expect(200)).body as { type: string };
-    expect(
-      await sql(
-        `CREATE ML_ENGINE ${engine} FROM openai USING openai_api_key = 'sk-h', api_base = '${fake.baseUrl}'`,
-      ),
-    ).toMatchObject({ type: 'ok' });
-    expect(
-      await sql(
-        `CREATE MODEL mindsdb.${model} PREDICT answer USING engine = '${engine}', model_name = 'm', prompt_template = 'Q: {{q}}'`,
-      ),
-    ).toMatchObject({ type: 'table' });
+    ({ t, fake, engine, model } = await startHostileLlmWorld(kind));
     doors = await startDoors(t);
   }, 60_000);
   afterAll(async () => {

@@ -5,40 +5,22 @@
  * error; afterwards the service writes, is ready at the log's head, and a rebuild equals live.
  */
 import fc from 'fast-check';
-import { startTestApp, storeKinds, type TestApp } from '../support/app';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
+import { storeKinds, type TestApp } from '../support/app';
+import type { FakeOpenAi } from '../support/fakeOpenAi';
+import { clip } from '../support/hostile';
 import { rebuildDifferences } from '../support/promise-rebuild';
-import { echoing, hostileLlmStatements } from './world';
+import { hostileLlmStatements, startHostileLlmWorld } from './world';
 
 const SEED = 20260639;
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 40);
 
-const clip = (text: string) => (text.length <= 200 ? text : `${text.slice(0, 100)}…(${text.length})`);
-
 describe.each(storeKinds)('generated values in LLM models and LLM() (%s)', (kind) => {
   let t: TestApp;
   let fake: FakeOpenAi;
-  const engine = 'hostile_engine';
-  const model = 'hostile_model';
+  let engine: string;
+  let model: string;
   beforeAll(async () => {
-    fake = echoing(await startFakeOpenAi());
-    t = await startTestApp(kind, {
-      LLM_FUNCTION_BASE_URL: fake.baseUrl,
-      LLM_FUNCTION_MODEL_NAME: 'fn-model',
-      LLM_CACHE_ENTRIES: '100',
-    });
-    const sql = async (query: string) =>
-      (await t.http.post('/api/sql/query').send({ query }).expect(200)).body as { type: string };
-    expect(
-      await sql(
-        `CREATE ML_ENGINE ${engine} FROM openai USING openai_api_key = 'sk-h', api_base = '${fake.baseUrl}'`,
-      ),
-    ).toMatchObject({ type: 'ok' });
-    expect(
-      await sql(
-        `CREATE MODEL mindsdb.${model} PREDICT answer USING engine = '${engine}', model_name = 'm', prompt_template = 'Q: {{q}}'`,
-      ),
-    ).toMatchObject({ type: 'table' });
+    ({ t, fake, engine, model } = await startHostileLlmWorld(kind));
   }, 60_000);
   afterAll(async () => {
     await t.dispose();

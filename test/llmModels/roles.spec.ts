@@ -5,7 +5,7 @@
  */
 import { ADMIN, login, sqlOver, startAuthApp, userWithRole } from '../auth/support';
 import type { TestApp } from '../support/app';
-import { closeStandIns, standIn } from './world';
+import { closeStandIns, givenQuestionModel, standIn } from './world';
 
 describe('LLM models and roles', () => {
   let t: TestApp;
@@ -21,20 +21,12 @@ describe('LLM models and roles', () => {
 
   it('an analyst asks an LLM model and is counted; defining one takes editor; an auditor cannot ask', async () => {
     const fake = await standIn();
-    expect(
-      await sqlOver(
-        t,
-        admin,
-        `CREATE ML_ENGINE role_engine FROM openai USING openai_api_key = 'sk-r', api_base = '${fake.baseUrl}'`,
-      ),
-    ).toMatchObject({ type: 'ok' });
-    expect(
-      await sqlOver(
-        t,
-        admin,
-        `CREATE MODEL mindsdb.role_model PREDICT answer USING engine = 'role_engine', model_name = 'm', prompt_template = 'Q: {{q}}'`,
-      ),
-    ).toMatchObject({ type: 'table' });
+    await givenQuestionModel((query) => sqlOver(t, admin, query), {
+      baseUrl: fake.baseUrl,
+      engine: 'role_engine',
+      model: 'role_model',
+      key: 'sk-r',
+    });
     const analyst = await userWithRole(t, admin, 'ann', 'analyst');
     expect(
       await sqlOver(t, analyst.cookie, `SELECT answer FROM mindsdb.role_model WHERE q = 'hi'`),

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { querySql, type SqlAnswer, type TestApp } from '../support/app';
+import { querySql, startTestApp, type SqlAnswer, type StoreKind, type TestApp } from '../support/app';
 import { fakeReply, lastUserText, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { givenProject, uniqueName } from '../support/world';
 import { hostileStrings, ident, lit } from '../support/hostile';
@@ -134,3 +134,44 @@ export const hostileLlmStatements = (model: string, engine: string) =>
     hostileString.map((s) => `SELECT LLM(${lit(s)}) AS a`),
     hostileString.map((s) => `SELECT LLM(${lit(s)} || CAST(range AS VARCHAR)) AS a FROM range(3)`),
   );
+
+/**
+ * An ML engine FROM openai on the stand-in at `baseUrl` (holding `key`) and an LLM model
+ * `mindsdb.<model>` on it (`PREDICT answer`, prompt `Q: {{q}}`), each made by `sql` (over HTTP, as
+ * the admin when sign-in is on).
+ */
+export const givenQuestionModel = async (
+  sql: (query: string) => Promise<{ type: string }>,
+  o: { baseUrl: string; engine: string; model: string; key: string },
+) => {
+  expect(
+    await sql(
+      `CREATE ML_ENGINE ${o.engine} FROM openai USING openai_api_key = '${o.key}', api_base = '${o.baseUrl}'`,
+    ),
+  ).toMatchObject({ type: 'ok' });
+  expect(
+    await sql(
+      `CREATE MODEL mindsdb.${o.model} PREDICT answer USING engine = '${o.engine}', model_name = 'm', prompt_template = 'Q: {{q}}'`,
+    ),
+  ).toMatchObject({ type: 'table' });
+};
+
+/**
+ * The world the hostile specs send generated statements into: an app whose LLM() asks an echoing
+ * stand-in, and a question model (`givenQuestionModel`) on that stand-in.
+ */
+export const startHostileLlmWorld = async (kind: StoreKind) => {
+  const fake = echoing(await startFakeOpenAi());
+  const t = await startTestApp(kind, {
+    LLM_FUNCTION_BASE_URL: fake.baseUrl,
+    LLM_FUNCTION_MODEL_NAME: 'fn-model',
+    LLM_CACHE_ENTRIES: '100',
+  });
+  const world = { t, fake, engine: 'hostile_engine', model: 'hostile_model' };
+  await givenQuestionModel(
+    async (query) =>
+      (await t.http.post('/api/sql/query').send({ query }).expect(200)).body as { type: string },
+    { baseUrl: fake.baseUrl, engine: world.engine, model: world.model, key: 'sk-h' },
+  );
+  return world;
+};

@@ -155,6 +155,12 @@ const ROW_STATEMENTS = new Set([
  * named statements and portals. Statements go to the engine in its dialect (session/pgText.ts) unless
  * the connection answers them itself (session/local.ts).
  */
+/**
+ * A message as the connection handles it: what the client sent, or one framed right whose fields
+ * could not be read (`MalformedMessage`), answered as PostgreSQL answers it (ERROR 08P01).
+ */
+type Received = FrontendMessage | { type: 'malformed'; of: string; detail: string };
+
 export class PgConnection {
   readonly done: Promise<void>;
   private readonly channel: PgChannel;
@@ -272,17 +278,17 @@ export class PgConnection {
   private async loop() {
     for (;;) {
       if (this.closingWhenIdle) return this.terminate(true);
-      let message: FrontendMessage | null;
+      let message: Received | null;
       try {
         message = await this.channel.next();
       } catch (error) {
-        if (error instanceof MalformedMessage) {
-          await this.malformed(error);
-          continue;
+        if (error instanceof MalformedMessage)
+          message = { type: 'malformed', of: error.messageType, detail: error.message };
+        else {
+          if (!(error instanceof ProtocolViolation)) throw error;
+          await this.fatal(PgState.ProtocolViolation, error.message);
+          return;
         }
-        if (!(error instanceof ProtocolViolation)) throw error;
-        await this.fatal(PgState.ProtocolViolation, error.message);
-        return;
       }
       if (!message) return;
       if (message.type === 'terminate') return this.channel.end();
@@ -304,23 +310,7 @@ export class PgConnection {
     }
   }
 
-  /**
-   * A message framed right whose fields could not be read (a NUL inside a query's text): ERROR
-   * 08P01 as PostgreSQL answers it, and the session goes on. A simple query's ends with
-   * ReadyForQuery; in the extended protocol what follows is skipped up to Sync, as after any error
-   * there (and while skipping, such a message is skipped too, unread, as PostgreSQL does).
-   */
-  private async malformed(e: MalformedMessage) {
-    if (this.skipping && e.messageType !== 'S' && e.messageType !== 'H') return;
-    const w = this.channel.writer;
-    errorResponse(w, error(PgState.ProtocolViolation, e.message));
-    this.block.failed();
-    if (e.messageType === 'Q') readyForQuery(w, this.block.status);
-    else this.skipping = true;
-    await this.channel.flushed();
-  }
-
-  private async handle(message: Exclude<FrontendMessage, { type: 'terminate' }>) {
+  private async handle(message: Exclude<Received, { type: 'terminate' }>) {
     const w = this.channel.writer;
     // After an error in the extended protocol everything up to Sync is discarded (Flush still flushes).
     if (this.skipping && message.type !== 'sync' && message.type !== 'flush') return;
@@ -357,6 +347,10 @@ export class PgConnection {
           return;
         case 'password':
           throw new StatementError(error(PgState.ProtocolViolation, 'unexpected password message'));
+        case 'malformed':
+          // Framed right, fields unreadable (a NUL inside a query's text): PostgreSQL's ERROR 08P01,
+          // and the session goes on.
+          throw new StatementError(error(PgState.ProtocolViolation, message.detail));
         case 'unsupported':
           // COPY's data messages outside a COPY are ignored, as PostgreSQL does.
           if (message.code !== 'F') return;
@@ -381,9 +375,10 @@ export class PgConnection {
             })();
       errorResponse(w, report);
       this.block.failed();
-      this.skipping = message.type !== 'query';
+      const simpleQuery = message.type === 'query' || (message.type === 'malformed' && message.of === 'Q');
+      this.skipping = !simpleQuery;
       // A simple query always ends with ReadyForQuery (its own errors are answered inside it).
-      if (message.type === 'query') readyForQuery(w, this.block.status);
+      if (simpleQuery) readyForQuery(w, this.block.status);
       // PostgreSQL sends an error at once: clients waiting on Flush (pipelines) see it.
       await this.channel.flushed();
     }
