@@ -5,6 +5,8 @@ import { maskSecrets } from '../shared/secrets';
 /** `agent_runs`: one row per run (information_schema.AGENT_RUNS). */
 export const agentRunsTable = tableProjection({
   table: 'agent_runs',
+  // Changes with every call, run or batch: other answers are kept through it (readVersions.ts).
+  activity: true,
   key: 'TRACE_ID',
   columns: [
     { name: 'TRACE_ID', type: 'VARCHAR' },
@@ -112,6 +114,8 @@ export const agentRunsTable = tableProjection({
 /** `agent_steps`: every model call and tool call of every run, in order (information_schema.AGENT_STEPS). */
 export const agentStepsTable = tableProjection({
   table: 'agent_steps',
+  // Changes with every call, run or batch: other answers are kept through it (readVersions.ts).
+  activity: true,
   key: null,
   columns: [
     { name: 'TRACE_ID', type: 'VARCHAR' },

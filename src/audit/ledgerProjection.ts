@@ -9,6 +9,8 @@ import type { RowStore, TableProjection } from '../projection/types';
  */
 export const ledgerTreeTable: TableProjection = {
   table: 'ledger_tree',
+  // Written with every batch (by ledger_leaves): other answers are kept through it (readVersions.ts).
+  activity: true,
   key: 'ID',
   columns: [
     { name: 'ID', type: 'VARCHAR' },

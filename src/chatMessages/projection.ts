@@ -8,6 +8,8 @@ import type { TableReader } from '../projection/types';
  */
 export const chatMessagesTable = tableProjection({
   table: 'chat_messages',
+  // Changes with every call, run or batch: other answers are kept through it (readVersions.ts).
+  activity: true,
   key: 'MESSAGE_ID',
   columns: [
     { name: 'MESSAGE_ID', type: 'VARCHAR' },

@@ -128,6 +128,8 @@ const JOB_RUN_STATUSES = ['running', ...Object.values(RUN_END_EVENTS)] as const;
  */
 export const jobRunsTable = tableProjection({
   table: 'job_runs',
+  // Changes with every call, run or batch: other answers are kept through it (readVersions.ts).
+  activity: true,
   key: 'RUN_KEY',
   columns: [
     { name: 'NAME', type: 'VARCHAR' },

@@ -7,6 +7,8 @@ import { tableProjection, type RowOf } from '../projection/table';
  */
 export const llmCallsTable = tableProjection({
   table: 'llm_calls',
+  // Changes with every call, run or batch: other answers are kept through it (readVersions.ts).
+  activity: true,
   key: null,
   columns: [
     { name: 'QUERY_ID', type: 'VARCHAR' },

@@ -7,6 +7,8 @@ import { maskSecrets } from '../shared/secrets';
  */
 export const mcpCallsTable = tableProjection({
   table: 'mcp_calls',
+  // Changes with every call, run or batch: other answers are kept through it (readVersions.ts).
+  activity: true,
   key: null,
   columns: [
     { name: 'SESSION_ID', type: 'VARCHAR' },

@@ -5,8 +5,11 @@ import type { ReadCache } from '../shared/readCache';
 /** The tables an event changes, or `'all'` when that cannot be told before it is applied. */
 export type TablesChanged = ReadonlySet<string> | 'all';
 
-/** What a read looks at: some tables by name, or anything (a query, a read through a service). */
-export type TablesRead = readonly string[] | 'all';
+/**
+ * What a read looks at: some tables by name, every table but some (an answer that reads no activity
+ * table but one, readVersions.ts), or anything (a query, a read through a service).
+ */
+export type TablesRead = readonly string[] | { readonly allBut: ReadonlySet<string> } | 'all';
 
 /**
  * Writes this process answered before its read model applied them: a write whose answer needs
@@ -54,6 +57,12 @@ export class OwnWrites {
   blocking(tables: TablesRead): bigint[] {
     if (this.pending.size === 0) return [];
     if (tables === 'all') return [...this.pending.keys()];
+    if ('allBut' in tables) {
+      const { allBut } = tables;
+      return [...this.pending]
+        .filter(([, changes]) => changes === 'all' || [...changes].some((table) => !allBut.has(table)))
+        .map(([position]) => position);
+    }
     const found = new Set(this.changingAny);
     for (const table of tables) for (const position of this.byTable.get(table) ?? []) found.add(position);
     return [...found];

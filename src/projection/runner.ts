@@ -13,6 +13,7 @@ import { CHECKPOINT_TABLE, readModelFingerprint } from './checkpoint';
 import { describeFailure, nextFailure, ProjectionStalled, type ProjectionFailure } from './failures';
 import { historyTableOf, versionsTableOf } from './history';
 import { OwnWrites, type TablesChanged, type TablesRead } from './ownWrites';
+import { ReadVersions } from './readVersions';
 
 export { CHECKPOINT_TABLE } from './checkpoint';
 export {
@@ -105,6 +106,8 @@ export class ProjectionRunner {
   /** Writes this process answered before they were applied (see `answeredAhead`). */
   private readonly ownWrites = new OwnWrites();
   private readonly tablesByEventType = new Map<string, TablesChanged>();
+  /** What each answer read from the tables is stamped with (see readVersions.ts). */
+  private readonly readVersions: ReadVersions;
 
   constructor(
     private readonly duck: Duck,
@@ -116,6 +119,15 @@ export class ProjectionRunner {
   ) {
     this.skipped = new Set(options.skip ?? []);
     this.fingerprint = readModelFingerprint(projections, schemaProjections, [...this.skipped]);
+    this.readVersions = new ReadVersions(
+      new Set(
+        projections
+          .filter((p) => p.activity || p.handles === 'all')
+          .flatMap((p) =>
+            p.history ? [p.table, versionsTableOf(p.table), historyTableOf(p.table)] : [p.table],
+          ),
+      ),
+    );
   }
 
   get position(): bigint {
@@ -162,9 +174,49 @@ export class ProjectionRunner {
     return this.generation * 2 ** 32 + (this.tableVersions.get(table) ?? 0);
   }
 
-  private touchTables(stores: readonly BatchRowStore[]) {
+  /**
+   * The stamp of an answer read from the resource tables and the activity tables `reads` (see
+   * readVersions.ts): while it stays the same, so does the answer.
+   */
+  readStamp(reads: readonly string[]): string {
+    return this.readVersions.stamp(this.generation, reads);
+  }
+
+  /** `readStamp` as of now, for an answer whose reads are known only once it has been read. */
+  readStampsNow(): (reads: readonly string[]) => string {
+    return this.readVersions.snapshot(this.generation);
+  }
+
+  /** Moves with every batch that changes a resource table (not with activity alone): plans key on it. */
+  get resourceVersion(): number {
+    return this.generation * 2 ** 32 + this.readVersions.resourceCount;
+  }
+
+  /** The activity tables (readVersions.ts) among `names`, lower-case table names a query reads. */
+  activityTablesAmong(names: ReadonlySet<string>): string[] {
+    return this.readVersions.activityNamed(names);
+  }
+
+  /** The activity tables: their changes alone keep answers read from other tables. */
+  get activityTables(): ReadonlySet<string> {
+    return this.readVersions.activityTables;
+  }
+
+  private touchTables(stores: readonly BatchRowStore[], events: readonly RecordedEvent[]) {
     for (const store of stores)
       if (store.changed) this.tableVersions.set(store.table, (this.tableVersions.get(store.table) ?? 0) + 1);
+    // What the batch changed: the rows written (a projection may write another's table), and the
+    // tables its events' projections own (a file's or a knowledge base's are not known by name).
+    let changed: Set<string> | 'all' = new Set(stores.filter((s) => s.changed).map((s) => s.table));
+    for (const e of events) {
+      const tables = this.tablesChangedBy(e.type);
+      if (tables === 'all') {
+        changed = 'all';
+        break;
+      }
+      for (const table of tables) changed.add(table);
+    }
+    this.readVersions.applied(changed);
   }
 
   /** The tables an event of this type changes; a schema projection's tables are not known by name. */
@@ -697,7 +749,7 @@ export class ProjectionRunner {
     this.cursor = cursor;
     this.cursorEventId = this.eventIdAtCursor(events, cursor);
     this.version++;
-    this.touchTables(written);
+    this.touchTables(written, events);
     for (const e of events) {
       this.applied.add(e.meta.position);
       this.ownWrites.applied(e.meta.position);

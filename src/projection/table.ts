@@ -57,6 +57,7 @@ export const tableProjection = <
   readonly columns: C;
   readonly handles: H;
   readonly history?: boolean;
+  readonly activity?: boolean;
   apply(event: HandledEvent<NoInfer<H>>, rows: RowStore, lookup: TableLookup): Promise<void> | void;
   finish?(rows: RowStore, lookup: TableLookup): Promise<void> | void;
 }): TypedTableProjection<C> => {

@@ -52,6 +52,12 @@ export interface TableProjection {
    * `AS OF` queries. Keyed tables only.
    */
   readonly history?: boolean;
+  /**
+   * Its rows come with high-volume activity (calls, runs, messages), not with resources: an answer
+   * read from other tables is kept while only such tables change (readVersions.ts). A table every
+   * event changes (`handles: 'all'`) is one without saying so.
+   */
+  readonly activity?: boolean;
   apply(event: RecordedEvent, rows: RowStore, lookup: TableLookup): Promise<void> | void;
   /**
    * Called once a batch's events have all been applied, before its rows are written: for rows that

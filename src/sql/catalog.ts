@@ -138,6 +138,48 @@ const VIEW_SOURCES = [
   ),
 ];
 
+/** The words of a SQL text, lower-case: every name it could read a table or view by. */
+const wordsOf = (text: string): Set<string> => new Set(text.toLowerCase().match(/[a-z_][a-z0-9_$]*/g) ?? []);
+
+/**
+ * Per name of a view the catalog makes (information_schema's and each project's, lower-case, the
+ * two kinds merged where they share a name): the words of its body and of every view it names in
+ * turn. Over-counting is safe (an answer then depends on a table it does not read); missing one
+ * is not, so every view made in DuckDB for a query to read is listed here.
+ */
+const viewWords: ReadonlyMap<string, ReadonlySet<string>> = (() => {
+  const bodies = new Map<string, string>();
+  const add = (name: string, body: string) =>
+    bodies.set(name.toLowerCase(), `${bodies.get(name.toLowerCase()) ?? ''} ${body}`);
+  for (const [name, body] of [...Object.entries(informationSchemaViews), ...Object.entries(standardViews)])
+    add(name, body);
+  for (const [table, source] of Object.entries(projectTableSources))
+    add(table, `SELECT * FROM ${IS_SCHEMA}."${source}"`);
+  const words = new Map([...bodies].map(([name, body]) => [name, wordsOf(body)]));
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const found of words.values())
+      for (const word of [...found])
+        for (const more of words.get(word) ?? [])
+          if (!found.has(more)) {
+            found.add(more);
+            grew = true;
+          }
+  }
+  return words;
+})();
+
+/**
+ * Every name a query's DuckDB text (its names resolved: views of information_schema and of the
+ * projects, uploaded files' tables, AS OF reads spelled out) reads tables by, through the catalog's
+ * views: the read model's tables it may read are among them (src/projection/readVersions.ts).
+ */
+export const namesReadBy = (text: string): ReadonlySet<string> => {
+  const names = wordsOf(text);
+  for (const word of [...names]) for (const name of viewWords.get(word) ?? []) names.add(name);
+  return names;
+};
+
 /** Where a scoped caller's information_schema lives: its views, and the filtered tables they read. */
 export const scopedSchemas = (project: string) => ({
   views: `mdb_scoped_views_${nameKey(project)}`,

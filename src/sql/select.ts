@@ -54,6 +54,8 @@ export type SelectDeps = {
   cache: PreparedCache;
   externals: Externals;
   predictions: Predictions;
+  /** The activity tables a local query's DuckDB text reads (src/projection/readVersions.ts). */
+  activityTablesRead(sql: string): readonly string[];
 };
 
 export type SelectInput = {
@@ -83,6 +85,8 @@ export type LocalRead = {
    * under no table policy): the SQL service's answer cache may keep it (`markReusable`).
    */
   reusable: boolean;
+  /** The activity tables the query reads, for the answer cache's stamp (readVersions.ts). */
+  reads: readonly string[];
   /** The plan's names for the result's columns (DuckDB's where it has none). */
   namesOf(columns: string[]): string[];
   /** Settles when the deadline passes or the client leaves (the connection was interrupted). */
@@ -330,7 +334,7 @@ class QueryRun {
  * not: the SQL service keeps those it may reuse, by text (src/sql/service.ts).
  */
 export const withSelect = async <T>(
-  { duck, catalog, cache, externals, predictions }: SelectDeps,
+  { duck, catalog, cache, externals, predictions, activityTablesRead }: SelectDeps,
   input: SelectInput,
   limits: SelectLimits & { deadline: Deadline },
   answered: (answer: TableAnswer) => T,
@@ -373,13 +377,15 @@ export const withSelect = async <T>(
               : await run.local(plan, { ...bound, db: input.db });
         deadline.check();
         const names = plan.names;
+        const reusable = !limits.policy && plan.kind === 'local' && plan.deterministic;
         return await read({
           c,
           plan,
           sql,
           values: bound.values,
           types: bound.types,
-          reusable: !limits.policy && plan.kind === 'local' && plan.deterministic,
+          reusable,
+          reads: reusable ? activityTablesRead(sql) : [],
           namesOf: (columns) =>
             columns.map((name, i) => (names?.length === columns.length ? names[i] : undefined) ?? name),
           ended: run.ended,
@@ -425,7 +431,7 @@ export const runSelect = (
     input,
     { ...limits, deadline },
     (answer) => answer,
-    async ({ c, plan, sql, values, types, reusable, namesOf, check }) => {
+    async ({ c, plan, sql, values, types, reusable, reads, namesOf, check }) => {
       // A reused DuckDB statement keeps the sampling seed it was planned with, and external tables
       // and predictions are made afresh each time: only deterministic local queries reuse one.
       const read = (result: DuckDBResult) =>
@@ -442,7 +448,7 @@ export const runSelect = (
         data: table.data,
         ...(table.truncated ? { truncated: true as const } : {}),
       };
-      if (reusable) markReusable(answer, table.bytes);
+      if (reusable) markReusable(answer, table.bytes, reads);
       return answer;
     },
   );

@@ -97,7 +97,7 @@ export const streamSelect = (
           column_types: reader.column_types,
           data: kept,
         };
-        onCached(markReusable(answer, reader.bytes()));
+        onCached(markReusable(answer, reader.bytes(), local.reads));
       };
       let finish = () => undefined as void;
       const finished = new Promise<void>((resolve) => (finish = resolve));

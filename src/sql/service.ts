@@ -2,7 +2,13 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AppContext } from '../context';
 import { quoteMysqlIdent } from '../shared/quoting';
-import { catalogResolver, INFORMATION_SCHEMA_TABLES, installCatalog, PROJECT_TABLES } from './catalog';
+import {
+  catalogResolver,
+  INFORMATION_SCHEMA_TABLES,
+  installCatalog,
+  namesReadBy,
+  PROJECT_TABLES,
+} from './catalog';
 import {
   configureServerPaths,
   domainErrorOf,
@@ -15,11 +21,13 @@ import { unsupportedStatement } from './unsupported';
 import { leadingKeyword, quoteModelVersions, toDuckDbDialect, trimStatement } from './lexical';
 import { isSyntaxProblem, parseMindsStatement } from './parse';
 import { tooManyParameters } from './parameters';
+import { activityTablesReadBy } from './statementCache';
 import {
   isReusableAnswer,
   preparedCache,
   runSelect,
   type Predictions,
+  type SelectDeps,
   type SelectInput,
   type SelectLimits,
 } from './select';
@@ -48,7 +56,7 @@ import type {
   TableRows,
 } from './answers';
 import { deadlineIn, withinDeadline, type Deadline } from './deadline';
-import { VersionedCache } from '../shared/versionedCache';
+import { StampedCache } from '../shared/stampedCache';
 import { currentRequest } from '../shared/requestContext';
 import { writtenLabels } from '../shared/sqlLabels';
 import { checkStatement, rolePolicy } from './roles';
@@ -90,7 +98,8 @@ export const sqlService = (
     llmModel: (project, name) => llmModelAnswers(ctx, services, project, name),
     llmFunction: (prompts, project, signal) => llmFunctionAnswers(ctx, services)(prompts, project, signal),
   };
-  const prepared = preparedCache(() => ctx.projections.version, observer.cacheLookup);
+  // A plan reads the resource tables only (names resolved, views expanded): activity does not move it.
+  const prepared = preparedCache(() => ctx.projections.resourceVersion, observer.cacheLookup);
   // DuckDB's IO errors name files by absolute path; none of this server's may reach a client.
   configureServerPaths([
     ctx.config.dataDir,
@@ -125,7 +134,14 @@ export const sqlService = (
     },
     llm: { timeoutMs: ctx.config.llmSql.timeoutMs },
   };
-  const deps = { duck: ctx.duck, catalog, cache: prepared, externals, predictions: models };
+  const deps: SelectDeps = {
+    duck: ctx.duck,
+    catalog,
+    cache: prepared,
+    externals,
+    predictions: models,
+    activityTablesRead: (sql) => ctx.projections.activityTablesAmong(namesReadBy(sql)),
+  };
   /** A query's input as `runSelect` takes it, read at the projections' current version. */
   const inputOf = (
     text: {
@@ -141,7 +157,7 @@ export const sqlService = (
     ...text,
     params,
     db,
-    version: ctx.projections.version,
+    version: ctx.projections.resourceVersion,
     dataEpoch: () => ctx.projections.dataEpoch,
   });
 
@@ -165,7 +181,7 @@ export const sqlService = (
    * data epoch); a SELECT that misses here is read by DuckDB.
    * 700 entries: the 500 and 200 of the two answer caches this one replaced (issue 38).
    */
-  const answers = new VersionedCache<TableAnswer>(() => ctx.projections.version, 700);
+  const answers = new StampedCache<TableAnswer>((reads) => ctx.projections.readStamp(reads), 700);
   const answerKey = (sql: string, db: string, params: Record<string, unknown>) =>
     `${db}\u0000${sql}\u0000${JSON.stringify(params)}`;
   const rewrittenKey = (
@@ -199,10 +215,29 @@ export const sqlService = (
     observer.cacheLookup('answer', known !== undefined);
     return known;
   };
-  /** Keeps a reusable answer under each of its keys, for `version`. */
-  const keep = (answer: TableAnswer, version: number, ...keys: (string | undefined)[]) => {
+  /** Keeps a reusable answer under each of its keys, for the tables' stamps when its read began. */
+  const keep = (
+    answer: TableAnswer,
+    stampsThen: (reads: readonly string[]) => string,
+    ...keys: (string | undefined)[]
+  ) => {
     if (!isReusableAnswer(answer)) return;
-    for (const key of keys) if (key !== undefined) answers.set(key, answer, version);
+    const reads = activityTablesReadBy(answer);
+    for (const key of keys) if (key !== undefined) answers.set(key, answer, reads, stampsThen);
+  };
+  /**
+   * The answer kept under `key` once this process's writes answered ahead to what it read are
+   * applied (read-your-writes), if they left it as it was. It waits for writes to the resource
+   * tables and to the activity tables it read, not for others' (an MCP call's own record).
+   */
+  const knownAfterOwnWrites = async (key: string): Promise<TableAnswer | undefined> => {
+    const entry = answers.entry(key);
+    if (!entry) return undefined;
+    const unread = [...ctx.projections.activityTables].filter((table) => !entry.reads.includes(table));
+    const waiting = ctx.ownWrites({ allBut: new Set(unread) });
+    if (!waiting) return entry.value;
+    await waiting;
+    return answers.get(key);
   };
   type Select<T> = (
     sql: string,
@@ -235,13 +270,13 @@ export const sqlService = (
     deadline: Deadline,
     policy: TablePolicy | undefined,
   ) => {
-    const version = ctx.projections.version;
+    const stamps = ctx.projections.readStampsNow();
     const key = policy ? undefined : answerKey(sql, db, params);
     const text = await selectText(catalog, sql, db, deadline);
     const rewritten = policy ? undefined : rewrittenKey(db, text, params);
     const known = knownRewritten(rewritten);
-    if (known) keep(known, version, key);
-    return { text, known, keepRead: (answer: TableAnswer) => keep(answer, version, key, rewritten) };
+    if (known) keep(known, stamps, key);
+    return { text, known, keepRead: (answer: TableAnswer) => keep(answer, stamps, key, rewritten) };
   };
   const select: Select<TableAnswer> = async (sql, db, params, deadline, signal, policy) => {
     const { text, known, keepRead } = await rewrittenSelect(sql, db, params, deadline, policy);
@@ -292,7 +327,7 @@ export const sqlService = (
     params: Record<string, unknown> = {},
     placeholders: string[] = [],
   ) => {
-    const version = ctx.projections.version;
+    const stamps = ctx.projections.readStampsNow();
     const policy = callerPolicy();
     const rewritten = policy ? undefined : rewrittenKey(db, { sql, placeholders }, params);
     const known = knownRewritten(rewritten);
@@ -302,7 +337,7 @@ export const sqlService = (
       deadline,
       policy,
     });
-    keep(answer, version, rewritten);
+    keep(answer, stamps, rewritten);
     return answer;
   };
 
@@ -407,9 +442,6 @@ export const sqlService = (
     /** What the statement is, once known (metrics and logs name it; they never quote its text). */
     let kind: StatementKind = 'invalid';
     const answer = async (): Promise<T | TableAnswer | OkAnswer> => {
-      // A statement sees every write this process answered before it (its answer cache included).
-      const ownWrites = ctx.ownWrites('all');
-      if (ownWrites) await ownWrites;
       checkQuerySize(query);
       // Before the answer cache's key is made of them, or anything else reads them.
       const sent = Object.keys(params).length;
@@ -419,15 +451,25 @@ export const sqlService = (
       if (!sql) throw new SqlError(SqlErrorCode.Syntax, 'The query is empty');
       const keyword = leadingKeyword(sql);
       const principal = currentRequest()?.principal;
+      const policy = rolePolicy(principal);
+      if (SELECT_LIKE.has(keyword) && !policy) {
+        // An answer in hand is given at once (no deadline timer), once this process's writes to
+        // what it read are applied. A miss by text is counted by `selecting`, once it has looked
+        // by the rewritten text.
+        const known = await knownAfterOwnWrites(answerKey(sql, db, params));
+        if (known) {
+          kind = 'select';
+          observer.cacheLookup('answer', true);
+          return { ...known, column_names: writtenLabels(sql, known.column_names) };
+        }
+      }
+      // A statement sees every write this process answered before it (its answer cache included).
+      const ownWrites = ctx.ownWrites('all');
+      if (ownWrites) await ownWrites;
       if (SELECT_LIKE.has(keyword)) {
         kind = 'select';
-        const policy = rolePolicy(principal);
-        // An answer in hand is given at once (no deadline timer); `selecting` reads and fills the
-        // cache. A miss by text is counted by `selecting`, once it has looked by the rewritten text.
-        const known = policy ? undefined : answers.get(answerKey(sql, db, params));
-        if (known) observer.cacheLookup('answer', true);
-        const table = await (known ??
-          withinDeadline(selecting(sql, db, params, deadline, signal, policy), deadline));
+        // `selecting` reads and fills the cache (a caller under a role's policy neither).
+        const table = await withinDeadline(selecting(sql, db, params, deadline, signal, policy), deadline);
         // Labelled as MySQL labels them (src/sql/labels.ts), whichever door asked.
         return { ...table, column_names: writtenLabels(sql, table.column_names) };
       }

@@ -32,25 +32,30 @@ export const MAX_CACHED_ROWS = 1000;
 export const MAX_CACHED_BYTES = 256 * 1024;
 
 /**
- * Answers that depend only on the projections' version — a deterministic local query's (no
+ * Answers that depend only on the tables they read — a deterministic local query's (no
  * predictions, agents, external tables, knowledge-base searches, random(), now() or sampling),
- * read under no table policy — with the bytes of their rows as JSON. Only `runSelect` and
- * `streamSelect` mark them, once read (a stream: read to its end, not cut).
+ * read under no table policy — with the bytes of their rows as JSON and the activity tables they
+ * read (src/projection/readVersions.ts). Only `runSelect` and `streamSelect` mark them, once read
+ * (a stream: read to its end, not cut).
  */
-const reusableAnswers = new WeakMap<TableAnswer, number>();
-export const markReusable = (answer: TableAnswer, bytes: number): TableAnswer => {
-  reusableAnswers.set(answer, bytes);
+const reusableAnswers = new WeakMap<TableAnswer, { bytes: number; reads: readonly string[] }>();
+export const markReusable = (answer: TableAnswer, bytes: number, reads: readonly string[]): TableAnswer => {
+  reusableAnswers.set(answer, { bytes, reads });
   return answer;
 };
 
 /**
- * Whether the answer cache may keep `answer` for the read-model version it was read at: it depends
- * on that version alone (`markReusable`) and is small (MAX_CACHED_ROWS, MAX_CACHED_BYTES).
+ * Whether the answer cache may keep `answer` for the tables' stamp it was read at: it depends on
+ * the tables alone (`markReusable`) and is small (MAX_CACHED_ROWS, MAX_CACHED_BYTES).
  */
 export const isReusableAnswer = (answer: TableAnswer): boolean => {
-  const bytes = reusableAnswers.get(answer);
-  return bytes !== undefined && bytes <= MAX_CACHED_BYTES && answer.data.length <= MAX_CACHED_ROWS;
+  const marked = reusableAnswers.get(answer);
+  return marked !== undefined && marked.bytes <= MAX_CACHED_BYTES && answer.data.length <= MAX_CACHED_ROWS;
 };
+
+/** The activity tables a reusable answer read (its stamp's, src/projection/readVersions.ts). */
+export const activityTablesReadBy = (answer: TableAnswer): readonly string[] =>
+  reusableAnswers.get(answer)?.reads ?? [];
 
 /**
  * DuckDB prepared statements, per pooled connection: a repeated query skips DuckDB's statement
