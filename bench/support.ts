@@ -22,7 +22,11 @@ export const startServer = (script: string, env: Record<string, string>): Promis
     const child = fork(path.join(__dirname, file), [], {
       // The benchmarks' fakes (LLM, embeddings, channels) listen on loopback, which the outbound policy refuses by default.
       env: { OUTBOUND_ALLOW: '127.0.0.0/8,::1', ...process.env, ...env },
-      execArgv: compiled ? [] : ['--import', 'tsx'],
+      // BENCH_SERVER_NODE_ARGS: Node options for the service alone (`--cpu-prof --cpu-prof-dir=…` to profile it).
+      execArgv: [
+        ...(compiled ? [] : ['--import', 'tsx']),
+        ...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      ],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     child.once('message', (m) => (m === 'ready' ? resolve(child) : reject(new Error(String(m)))));
