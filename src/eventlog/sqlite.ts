@@ -8,7 +8,7 @@ import { AppendedTail } from './appendedTail';
 import { keyedMutex, serialQueue } from './queue';
 import { openSqliteConnection } from './sqliteConnection';
 import { actorOf, parseStoredJson, prepareForAppend, upcast, type StoredMetadata } from './registry';
-import { StreamVersionConflict, type EventLog, type LogCursor } from './types';
+import { StreamVersionConflict, type AppendResult, type EventLog, type LogCursor } from './types';
 
 type StoredRow = {
   stream_id: string;
@@ -47,6 +47,15 @@ const rowToRecorded = (row: StoredRow): RecordedEvent => {
     streamPosition: BigInt(row.stream_position),
     globalPosition: BigInt(row.global_position),
   });
+};
+
+/** An append waiting for its turn in the queue (see `appendGroup`). */
+type WaitingAppend = {
+  readonly stream: string;
+  readonly prepared: readonly ReturnType<typeof prepareForAppend>[];
+  readonly expectedVersion: bigint;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
 };
 
 /** A stored row, with its position as a number to order by (what the appended tail holds). */
@@ -88,7 +97,8 @@ const readBatch = (events: RecordedEvent[], after: LogCursor) => {
  * The embedded log: one SQLite file, one connection, every operation through one queue.
  * Emmett-sqlite 0.42 shares a transaction counter per connection, so two overlapping appends (or a
  * read during someone else's append, which would see uncommitted rows) are unsafe; the queue makes
- * them impossible. SQLite does sub-millisecond work per call, so one queue is not a bottleneck.
+ * them impossible. SQLite does sub-millisecond work per call; what costs is each transaction's
+ * commit (its fsync), so the appends waiting for the queue go in one transaction (`appendGroup`).
  * The latest appends are also held in memory (appendedTail.ts): the read model reads what was just
  * appended from there rather than with a query.
  */
@@ -121,6 +131,87 @@ export const openSqliteLog = async (
     return new AppendedTail<TailRow>(BigInt(head?.last ?? 0), options.appendedTailSize);
   });
 
+  /** Appends called and not yet taken by a turn of the queue. */
+  const waiting: WaitingAppend[] = [];
+
+  /** A refusal Emmett or SQLite gave for `append`, as the log's. */
+  const appendError = (append: WaitingAppend, error: unknown) =>
+    // A unique-key violation on the stream or its positions is a lost race too; Emmett maps it
+    // only when the error passes its instanceof check, which fails across VM realms (jest).
+    isExpectedVersionConflictError(error) || (error as { code?: string }).code === 'SQLITE_CONSTRAINT'
+      ? new StreamVersionConflict(append.stream, append.expectedVersion)
+      : error;
+
+  type Outcome = { rows: TailRow[]; result: Omit<AppendResult, 'events'> } | { error: unknown };
+
+  /**
+   * Runs `appends` in order in one transaction and answers each one's outcome; throws (the
+   * transaction rolled back, nothing stored) if one of them failed otherwise than by a version
+   * expected of a stream never written.
+   */
+  const appendInOneTransaction = async (appends: readonly WaitingAppend[]): Promise<Outcome[]> => {
+    const outcomes: Outcome[] = [];
+    // Streams written by the appends before, known to the ones after them before the commit.
+    const created = new Set<string>();
+    // In a transaction of our own: Emmett 0.42 refuses an append expecting an older version by
+    // returning from its transaction, which commits the stream's position moved on with no events
+    // stored, and every later append to that stream is refused. Emmett's transaction nests in
+    // ours; its refusal throws out of ours, which rolls back.
+    await connection.withTransaction(async () => {
+      for (const append of appends) {
+        // The streams are known exactly (one writer): a version expected of a stream never written
+        // is a conflict (Emmett would throw a plain error).
+        if (append.expectedVersion > 0n && !knownStreams.has(append.stream) && !created.has(append.stream)) {
+          outcomes.push({ error: new StreamVersionConflict(append.stream, append.expectedVersion) });
+          continue;
+        }
+        const result = await store.appendToStream(append.stream, append.prepared as unknown as Event[], {
+          expectedStreamVersion: append.expectedVersion,
+        });
+        created.add(append.stream);
+        // One writer, one transaction: the append took consecutive positions ending at the last one.
+        const last = result.lastEventGlobalPosition;
+        const version = result.nextExpectedStreamVersion;
+        const n = BigInt(append.prepared.length);
+        const rows = append.prepared.map((e, i) =>
+          storedRow(append.stream, e, i, version - n + 1n + BigInt(i), last - n + 1n + BigInt(i)),
+        );
+        outcomes.push({ rows, result: { lastPosition: last, streamVersion: version } });
+      }
+    });
+    return outcomes;
+  };
+
+  /** Answers each append of a committed transaction (the rows are in the log now). */
+  const settle = (appends: readonly WaitingAppend[], outcomes: readonly Outcome[]) =>
+    appends.forEach((append, i) => {
+      const outcome = outcomes[i]!;
+      if ('error' in outcome) return append.reject(outcome.error);
+      knownStreams.add(append.stream);
+      tail.add(outcome.rows);
+      append.resolve({ ...outcome.result, events: outcome.rows.map(rowToRecorded) });
+    });
+
+  /**
+   * Appends to any streams, in the order they were called, in one transaction: one commit (one
+   * fsync) for all, where each paid its own while every other append waited in the queue. No append
+   * answers before the commit. If one is refused (rare: a single writer knows its streams' versions),
+   * the transaction is rolled back and each append runs again alone, in the same order, as if
+   * there had been no group: the refused one alone is refused.
+   */
+  const appendGroup = async (group: readonly WaitingAppend[]) => {
+    if (group.length > 1) {
+      const outcomes = await appendInOneTransaction(group).catch(() => undefined);
+      if (outcomes) return settle(group, outcomes);
+    }
+    for (const append of group) {
+      const outcome = await appendInOneTransaction([append]).catch((error: unknown) => [
+        { error: appendError(append, error) },
+      ]);
+      settle([append], outcome);
+    }
+  };
+
   return {
     kind: 'sqlite',
     soleWriter: true,
@@ -140,41 +231,10 @@ export const openSqliteLog = async (
       const prepared = events.map((e, i) =>
         prepareForAppend(e, clock(), causes ? { cause: causes[i] } : undefined),
       );
-      return serial(async () => {
-        // The streams are known exactly (one writer): a version expected of a stream never written
-        // is a conflict (Emmett would throw a plain error).
-        if (expectedVersion > 0n && !knownStreams.has(stream))
-          throw new StreamVersionConflict(stream, expectedVersion);
-        try {
-          // In a transaction of our own: Emmett 0.42 refuses an append expecting an older version by
-          // returning from its transaction, which commits the stream's position moved on with no
-          // events stored, and every later append to that stream is refused. Emmett's transaction
-          // nests in ours; its refusal throws out of ours, which rolls back.
-          const result = await connection.withTransaction(() =>
-            store.appendToStream(stream, prepared as unknown as Event[], {
-              expectedStreamVersion: expectedVersion,
-            }),
-          );
-          knownStreams.add(stream);
-          // One writer, one transaction: the batch took consecutive positions ending at the last one.
-          const last = result.lastEventGlobalPosition;
-          const version = result.nextExpectedStreamVersion;
-          const n = BigInt(prepared.length);
-          const rows = prepared.map((e, i) =>
-            storedRow(stream, e, i, version - n + 1n + BigInt(i), last - n + 1n + BigInt(i)),
-          );
-          tail.add(rows);
-          return { lastPosition: last, streamVersion: version, events: rows.map(rowToRecorded) };
-        } catch (error) {
-          // A unique-key violation on the stream or its positions is a lost race too; Emmett maps it
-          // only when the error passes its instanceof check, which fails across VM realms (jest).
-          if (
-            isExpectedVersionConflictError(error) ||
-            (error as { code?: string }).code === 'SQLITE_CONSTRAINT'
-          )
-            throw new StreamVersionConflict(stream, expectedVersion);
-          throw error;
-        }
+      return new Promise<AppendResult>((resolve, reject) => {
+        waiting.push({ stream, prepared, expectedVersion, resolve, reject });
+        // One turn of the queue takes every append waiting by then (group commit, appendGroup).
+        if (waiting.length === 1) void serial(() => appendGroup(waiting.splice(0)));
       });
     },
 
