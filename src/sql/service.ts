@@ -162,11 +162,12 @@ export const sqlService = (
   });
 
   /**
-   * The one cache of answers (metrics label `answer`), for the read model's version: until the
-   * projections move on, the same query gives the same answer (for what `isReusableAnswer` admits,
+   * The one cache of answers (metrics label `answer`), each for the stamp of the tables it read
+   * (src/projection/readVersions.ts): until a batch changes a resource table or an activity table
+   * the query reads, the same query gives the same answer (for what `isReusableAnswer` admits,
    * src/sql/statementCache.ts: deterministic local queries, read under no table policy, of at most
-   * MAX_CACHED_ROWS rows and MAX_CACHED_BYTES bytes). Each answer is kept for the version read
-   * before its query started (`set` refuses it if the version moved since), under two keys:
+   * MAX_CACHED_ROWS rows and MAX_CACHED_BYTES bytes). Each answer is kept for the stamps read
+   * before its query started (`set` refuses it if they moved since), under two keys:
    *   - its text as the client sent it, database and parameters (`answerKey`): a repeated SELECT
    *     (a dashboard polling, over HTTP or MySQL) skips even the rewriting and takes no reader;
    *   - its text as rewritten for DuckDB (`rewrittenKey`: comments, MySQL's quoting and blanks
@@ -176,7 +177,7 @@ export const sqlService = (
    * A caller under a role's policy neither reads nor fills it: a cached answer was someone else's.
    * Rows read with other limits (training, INSERT … SELECT, agents' tools) are neither.
    * Below it nothing holds answers, only work: the plan cache (`prepared.queries`, label
-   * `statement`, per version: SELECTs parsed, resolved and planned, src/sql/select.ts) and DuckDB's
+   * `statement`, per version of the resource tables: SELECTs parsed, resolved and planned, src/sql/select.ts) and DuckDB's
    * prepared statements (`readDeterministic`, src/sql/statementCache.ts: per pooled connection and
    * data epoch); a SELECT that misses here is read by DuckDB.
    * 700 entries: the 500 and 200 of the two answer caches this one replaced (issue 38).
