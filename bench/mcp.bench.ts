@@ -50,17 +50,24 @@ export const benchMcp = async (seconds: number) => {
     }),
   );
   const overMcp = (w: number) => clients[w]!.callTool({ name: 'query', arguments: { query: statement } });
+  // MCP's own round trip (session, Streamable HTTP, JSON-RPC): a ping is answered, not recorded.
+  const pingMcp = (w: number) => clients[w]!.ping();
 
   // Warm both paths, then measure each in turn.
   await drive(workers, 1, () => overHttp());
   await drive(workers, 1, overMcp);
   const viaHttp = await drive(workers, seconds, () => overHttp());
   const viaMcp = await drive(workers, seconds, overMcp);
+  await drive(workers, 1, pingMcp);
+  const viaPing = await drive(workers, seconds, pingMcp);
   const recorded = Number((await sql('SELECT count(*) FROM information_schema.MCP_CALLS')).data?.[0]?.[0]);
 
   const r = ratio(viaMcp.rps, viaHttp.rps);
   console.log(
     `MCP query calls ${fmt(viaMcp.rps)}/s (p50 ${fmt(viaMcp.p50, 1)} ms, p99 ${fmt(viaMcp.p99, 1)} ms) vs the same statement over HTTP ${fmt(viaHttp.rps)}/s (p50 ${fmt(viaHttp.p50, 1)} ms, p99 ${fmt(viaHttp.p99, 1)} ms) → ${fmt(r, 2)} (${workers} clients; every MCP call appends its record: ${fmt(recorded)} calls in information_schema.MCP_CALLS)`,
+  );
+  console.log(
+    `MCP ping (the protocol's round trip alone: no tool, nothing recorded) ${fmt(viaPing.rps)}/s (p50 ${fmt(viaPing.p50, 1)} ms) vs the same HTTP statement → ${fmt(ratio(viaPing.rps, viaHttp.rps), 2)}`,
   );
   for (const client of clients) await client.close();
   await stopServer(server);
