@@ -8,31 +8,22 @@
  *
  * A stamp says what an answer was read from: the resource tables as a whole (every batch that
  * changes any of them moves their count, as every batch moved the one version before), and each
- * activity table it reads by its own count. Equal stamps, equal answers.
+ * activity table it reads by that table's own version (`ProjectionRunner.tableVersion`). Equal
+ * stamps, equal answers.
  */
 export class ReadVersions {
   /** Batches that changed a resource table (or tables not known by name: a file's, a knowledge base's). */
   private resource = 0;
-  private readonly activity = new Map<string, number>();
 
-  constructor(readonly activityTables: ReadonlySet<string>) {}
+  constructor(
+    readonly activityTables: ReadonlySet<string>,
+    /** Moves whenever a batch changes the table (and when the tables are dropped). */
+    private readonly tableVersion: (table: string) => number,
+  ) {}
 
-  /** A batch was applied that changed `changed` (`'all'`: tables not all known by name). */
-  applied(changed: ReadonlySet<string> | 'all') {
-    if (changed === 'all') {
-      this.resource++;
-      for (const table of this.activityTables) this.bump(table);
-      return;
-    }
-    let resource = false;
-    for (const table of changed)
-      if (this.activityTables.has(table)) this.bump(table);
-      else resource = true;
-    if (resource) this.resource++;
-  }
-
-  private bump(table: string) {
-    this.activity.set(table, (this.activity.get(table) ?? 0) + 1);
+  /** A batch was applied; `resources`: it changed a table that is not an activity table. */
+  applied(resources: boolean) {
+    if (resources) this.resource++;
   }
 
   /** Moves with every batch that changed a resource table: what resolving names and planning read. */
@@ -42,29 +33,21 @@ export class ReadVersions {
 
   /** The stamp of an answer reading the resource tables and the activity tables `reads`, now. */
   stamp(generation: number, reads: readonly string[]): string {
-    return stampOf(generation, this.resource, this.activity, reads);
+    return stampOf(generation, this.resource, reads.map(this.tableVersion));
   }
 
   /** The stamps as they are now, for an answer whose reads are known only once it is read. */
   snapshot(generation: number): (reads: readonly string[]) => string {
     const resource = this.resource;
-    const activity = new Map(this.activity);
-    return (reads) => stampOf(generation, resource, activity, reads);
-  }
-
-  /** The activity tables among `names` (a query's words, lower-case), in a fixed order. */
-  activityNamed(names: ReadonlySet<string>): string[] {
-    return [...this.activityTables].filter((table) => names.has(table));
+    const versions = new Map([...this.activityTables].map((table) => [table, this.tableVersion(table)]));
+    return (reads) =>
+      stampOf(
+        generation,
+        resource,
+        reads.map((table) => versions.get(table) ?? 0),
+      );
   }
 }
 
-const stampOf = (
-  generation: number,
-  resource: number,
-  activity: ReadonlyMap<string, number>,
-  reads: readonly string[],
-) => {
-  let stamp = `${generation}:${resource}`;
-  for (const table of reads) stamp += `:${activity.get(table) ?? 0}`;
-  return stamp;
-};
+const stampOf = (generation: number, resource: number, versions: readonly number[]) =>
+  `${generation}:${resource}:${versions.join(':')}`;

@@ -127,6 +127,7 @@ export class ProjectionRunner {
             p.history ? [p.table, versionsTableOf(p.table), historyTableOf(p.table)] : [p.table],
           ),
       ),
+      (table) => this.tableVersion(table),
     );
   }
 
@@ -192,11 +193,6 @@ export class ProjectionRunner {
     return this.generation * 2 ** 32 + this.readVersions.resourceCount;
   }
 
-  /** The activity tables (readVersions.ts) among `names`, lower-case table names a query reads. */
-  activityTablesAmong(names: ReadonlySet<string>): string[] {
-    return this.readVersions.activityNamed(names);
-  }
-
   /** The activity tables: their changes alone keep answers read from other tables. */
   get activityTables(): ReadonlySet<string> {
     return this.readVersions.activityTables;
@@ -205,18 +201,13 @@ export class ProjectionRunner {
   private touchTables(stores: readonly BatchRowStore[], events: readonly RecordedEvent[]) {
     for (const store of stores)
       if (store.changed) this.tableVersions.set(store.table, (this.tableVersions.get(store.table) ?? 0) + 1);
-    // What the batch changed: the rows written (a projection may write another's table), and the
-    // tables its events' projections own (a file's or a knowledge base's are not known by name).
-    let changed: Set<string> | 'all' = new Set(stores.filter((s) => s.changed).map((s) => s.table));
-    for (const e of events) {
-      const tables = this.tablesChangedBy(e.type);
-      if (tables === 'all') {
-        changed = 'all';
-        break;
-      }
-      for (const table of tables) changed.add(table);
-    }
-    this.readVersions.applied(changed);
+    // A resource table changed: rows written to one (a projection may write another's table), or
+    // an event whose tables are not known by name (a file's, a knowledge base's).
+    const activity = this.readVersions.activityTables;
+    this.readVersions.applied(
+      stores.some((s) => s.changed && !activity.has(s.table)) ||
+        events.some((e) => this.tablesChangedBy(e.type) === 'all'),
+    );
   }
 
   /** The tables an event of this type changes; a schema projection's tables are not known by name. */

@@ -346,6 +346,12 @@ export const withSelect = async <T>(
     positional: input.positional,
   });
   const natives = input.natives ?? new Map();
+  /** The activity tables a local plan's text reads: found once per plan (plans are cached). */
+  const readsOf = (plan: Prepared, sql: string) => {
+    let reads = cache.reads.get(plan);
+    if (!reads) cache.reads.set(plan, (reads = activityTablesRead(sql)));
+    return reads;
+  };
   const predictOptions = input.predictOptions ?? null;
   const key = `${input.db}\u0000${bound.sql}\u0000${JSON.stringify([...natives])}\u0000${JSON.stringify(predictOptions)}`;
   return duck.withReader(
@@ -385,7 +391,7 @@ export const withSelect = async <T>(
           values: bound.values,
           types: bound.types,
           reusable,
-          reads: reusable ? activityTablesRead(sql) : [],
+          reads: reusable ? readsOf(plan, sql) : [],
           namesOf: (columns) =>
             columns.map((name, i) => (names?.length === columns.length ? names[i] : undefined) ?? name),
           ended: run.ended,

@@ -140,7 +140,10 @@ export const sqlService = (
     cache: prepared,
     externals,
     predictions: models,
-    activityTablesRead: (sql) => ctx.projections.activityTablesAmong(namesReadBy(sql)),
+    activityTablesRead: (sql) => {
+      const names = namesReadBy(sql);
+      return [...ctx.projections.activityTables].filter((table) => names.has(table));
+    },
   };
   /** A query's input as `runSelect` takes it, read at the projections' current version. */
   const inputOf = (
@@ -234,11 +237,26 @@ export const sqlService = (
   const knownAfterOwnWrites = async (key: string): Promise<TableAnswer | undefined> => {
     const entry = answers.entry(key);
     if (!entry) return undefined;
-    const unread = [...ctx.projections.activityTables].filter((table) => !entry.reads.includes(table));
-    const waiting = ctx.ownWrites({ allBut: new Set(unread) });
+    const waiting = ctx.ownWrites({ allBut: activityTablesNotIn(entry.reads) });
     if (!waiting) return entry.value;
     await waiting;
     return answers.get(key);
+  };
+  /** Per answer's reads (one array per answer), the activity tables it did not read: made once. */
+  const unread = new WeakMap<readonly string[], ReadonlySet<string>>();
+  const activityTablesNotIn = (reads: readonly string[]) => {
+    let tables = unread.get(reads);
+    if (!tables)
+      unread.set(
+        reads,
+        (tables = new Set([...ctx.projections.activityTables].filter((table) => !reads.includes(table)))),
+      );
+    return tables;
+  };
+  /** Every write this process answered before the statement is applied (read-your-writes). */
+  const ownWritesApplied = async () => {
+    const waiting = ctx.ownWrites('all');
+    if (waiting) await waiting;
   };
   type Select<T> = (
     sql: string,
@@ -452,28 +470,21 @@ export const sqlService = (
       if (!sql) throw new SqlError(SqlErrorCode.Syntax, 'The query is empty');
       const keyword = leadingKeyword(sql);
       const principal = currentRequest()?.principal;
-      const policy = rolePolicy(principal);
-      if (SELECT_LIKE.has(keyword) && !policy) {
-        // An answer in hand is given at once (no deadline timer), once this process's writes to
-        // what it read are applied. A miss by text is counted by `selecting`, once it has looked
-        // by the rewritten text.
-        const known = await knownAfterOwnWrites(answerKey(sql, db, params));
-        if (known) {
-          kind = 'select';
-          observer.cacheLookup('answer', true);
-          return { ...known, column_names: writtenLabels(sql, known.column_names) };
-        }
-      }
-      // A statement sees every write this process answered before it (its answer cache included).
-      const ownWrites = ctx.ownWrites('all');
-      if (ownWrites) await ownWrites;
       if (SELECT_LIKE.has(keyword)) {
         kind = 'select';
-        // `selecting` reads and fills the cache (a caller under a role's policy neither).
-        const table = await withinDeadline(selecting(sql, db, params, deadline, signal, policy), deadline);
+        const policy = rolePolicy(principal);
+        // An answer in hand is given at once (no deadline timer), once this process's writes to what
+        // it read are applied; `selecting` reads and fills the cache (a caller under a role's policy
+        // neither). A miss by text is counted by `selecting`, once it has looked by the rewritten text.
+        const known = policy ? undefined : await knownAfterOwnWrites(answerKey(sql, db, params));
+        if (known) observer.cacheLookup('answer', true);
+        else await ownWritesApplied();
+        const table =
+          known ?? (await withinDeadline(selecting(sql, db, params, deadline, signal, policy), deadline));
         // Labelled as MySQL labels them (src/sql/labels.ts), whichever door asked.
         return { ...table, column_names: writtenLabels(sql, table.column_names) };
       }
+      await ownWritesApplied();
       const unsupported = unsupportedStatement(sql);
       if (unsupported) {
         kind = 'forbidden';
@@ -557,8 +568,7 @@ export const sqlService = (
   };
 
   const queryRowsAsCaller = async (database: string, query: string, policy: TablePolicy | undefined) => {
-    const ownWrites = ctx.ownWrites('all');
-    if (ownWrites) await ownWrites;
+    await ownWritesApplied();
     const integration = await catalog.integration(database);
     if (integration) {
       policy?.check(integration, '(native query)');

@@ -22,6 +22,8 @@ export const preparedCache = (
   onLookup: (cache: Extract<SqlCacheName, 'statement'>, hit: boolean) => void = () => undefined,
 ) => ({
   queries: new VersionedCache<Prepared>(currentVersion, 1000),
+  /** Per plan, the activity tables it reads (src/projection/readVersions.ts): found once per plan. */
+  reads: new WeakMap<Prepared, readonly string[]>(),
   onLookup,
 });
 export type PreparedCache = ReturnType<typeof preparedCache>;

@@ -8,10 +8,10 @@ import crypto from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { canonicalJson, verifyCheckpoint, verifyInclusion } from '../../src/ledger';
 import { hashLeafText } from '../../src/ledger/hashing';
-import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { storeKinds, type TestApp } from '../support/app';
 import { onLogStore } from '../ledger/logStore';
 import { uniqueName } from '../support/world';
-import { call, listen, mcpClient, receiptOf, rowsOf, textOf, type Listening } from './support';
+import { call, receiptOf, rowsOf, startMcpWorld, textOf, type McpWorld } from './support';
 
 const answerHash = (result: object) => {
   const { _meta: _m, ...answer } = result as Record<string, unknown>;
@@ -30,20 +30,15 @@ type Verification = {
 };
 
 describe.each(storeKinds)('a call proved against the signed tree (%s)', (store) => {
+  let world: McpWorld;
   let t: TestApp;
-  let l: Listening;
   let client: Client;
 
   beforeAll(async () => {
-    t = await startTestApp(store, { MCP_MAX_ROWS: '5', MCP_MAX_CHARS: '1000' });
-    l = await listen(t);
-    client = await mcpClient(l.url);
+    world = await startMcpWorld(store, { MCP_MAX_ROWS: '5', MCP_MAX_CHARS: '1000' });
+    ({ t, client } = world);
   });
-  afterAll(async () => {
-    await client?.close();
-    await l?.close();
-    await t?.dispose();
-  });
+  afterAll(() => world?.dispose());
 
   const verify = async (args: Record<string, unknown>) =>
     (await call(client, 'verify_call', args)).structuredContent as unknown as Verification;

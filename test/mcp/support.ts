@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { TestApp } from '../support/app';
+import { startTestApp, type StoreKind, type TestApp } from '../support/app';
 
 /** The app listening on a free port of 127.0.0.1. */
 export const listen = async (t: TestApp) => {
@@ -37,6 +37,40 @@ export const mcpClient = async (
   await client.connect(transport);
   return client;
 };
+
+/**
+ * The app on a port with one connected MCP client (`info` names it), as most MCP specs start;
+ * `dispose` closes all three, and a start that fails half-way closes what it opened.
+ */
+export const startMcpWorld = async (
+  store: StoreKind,
+  overrides: Record<string, string> = {},
+  info?: { name: string; version: string },
+) => {
+  const t = await startTestApp(store, overrides);
+  let l: Listening | undefined;
+  try {
+    l = await listen(t);
+    const client = await mcpClient(l.url, {}, info);
+    const opened = l;
+    return {
+      t,
+      l: opened,
+      client,
+      dispose: async () => {
+        await client.close();
+        await opened.close();
+        await t.dispose();
+      },
+    };
+  } catch (error) {
+    await l?.close();
+    await t.dispose();
+    throw error;
+  }
+};
+
+export type McpWorld = Awaited<ReturnType<typeof startMcpWorld>>;
 
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 

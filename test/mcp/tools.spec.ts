@@ -13,7 +13,7 @@ import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app
 import { givenRentalsModel, rentalRows } from '../support/modelsData';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { uniqueName } from '../support/world';
-import { call, listen, mcpClient, receiptOf, rowsOf, textOf, type Listening } from './support';
+import { call, receiptOf, rowsOf, startMcpWorld, textOf, type Listening, type McpWorld } from './support';
 
 type Recorded = McpCallRecorded['data'];
 
@@ -43,20 +43,16 @@ const sql = async (t: TestApp, query: string) => {
 };
 
 describe.each(storeKinds)('the MCP server at /mcp/ (%s)', (store) => {
+  let world: McpWorld;
   let t: TestApp;
   let l: Listening;
   let client: Client;
 
   beforeAll(async () => {
-    t = await startTestApp(store);
-    l = await listen(t);
-    client = await mcpClient(l.url, {}, { name: 'spec-assistant', version: '9.8.7' });
+    world = await startMcpWorld(store, {}, { name: 'spec-assistant', version: '9.8.7' });
+    ({ t, l, client } = world);
   });
-  afterAll(async () => {
-    await client?.close();
-    await l?.close();
-    await t?.dispose();
-  });
+  afterAll(() => world?.dispose());
 
   it("initializes with the SDK's current protocol revision, names itself and says how calls are proved", () => {
     expect(client.getServerVersion()).toMatchObject({ name: 'mindledger' });

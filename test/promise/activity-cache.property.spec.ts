@@ -8,10 +8,10 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import fc from 'fast-check';
-import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { querySql, storeKinds, type TestApp } from '../support/app';
 import { asMultiset } from '../support/promise-sql';
 import { propertySettings, PROPERTY_TIMEOUT_MS } from '../support/promise-world';
-import { call, listen, mcpClient, receiptOf, type Listening } from '../mcp/support';
+import { call, receiptOf, startMcpWorld, type McpWorld } from '../mcp/support';
 
 /** Fixed, so a failure reproduces (PROMISE_SEED and PROMISE_RUNS explore further). */
 const SETTINGS = propertySettings(20261126, 6);
@@ -54,19 +54,14 @@ const shapeOf = (answer: Awaited<ReturnType<typeof querySql>>) => ({
 });
 
 describe.each(storeKinds)('answers kept across activity equal answers read afresh (%s)', (kind) => {
+  let world: McpWorld;
   let t: TestApp;
-  let l: Listening;
   let client: Client;
   beforeAll(async () => {
-    t = await startTestApp(kind);
-    l = await listen(t);
-    client = await mcpClient(l.url);
+    world = await startMcpWorld(kind);
+    ({ t, client } = world);
   });
-  afterAll(async () => {
-    await client?.close();
-    await l?.close();
-    await t?.dispose();
-  });
+  afterAll(() => world?.dispose());
 
   /** The answer over HTTP (cached where it may be), and the same query read afresh. */
   let fresh = 0;
