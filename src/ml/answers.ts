@@ -1,6 +1,6 @@
 /** What every predictor answers with: options, shapes, intervals and MindsDB's explain layout. */
 import type { Artifact } from './artifact';
-import type { Row } from './dataset';
+import type { ColumnBatch, Row } from './dataset';
 
 export type PredictOptions = {
   /** Forces the interval's confidence level (0.01–0.99) instead of Lightwood's automatic choice. */
@@ -13,6 +13,15 @@ export type Predictor = {
   predict: (rows: readonly Row[], options?: PredictOptions) => Row[];
   /** The output columns, in order, for SQL answers. */
   outputColumns: string[];
+  /**
+   * Tabular models: the answer's columns asked for, for rows held as columns (SQL reads its inputs
+   * from DuckDB column by column); `predict` is this, turned into row objects.
+   */
+  predictColumns?: (
+    batch: ColumnBatch,
+    columns: readonly string[],
+    options?: PredictOptions,
+  ) => Record<string, unknown[]>;
   artifact: Artifact;
   /** Forecast models only: the next `horizon` steps of every group after the given history. */
   forecast?: (history: readonly Row[], options?: PredictOptions) => Row[];

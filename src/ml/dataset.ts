@@ -154,12 +154,38 @@ export const makeFeaturizer = (encodings: ColumnEncoding[]): Featurizer => {
   return { encodings, width: names.length, names };
 };
 
-/** Row-major feature matrix for many rows. */
-export const featurize = (f: Featurizer, rows: readonly Row[]): Float64Array => {
-  const out = new Float64Array(rows.length * f.width);
-  for (let r = 0; r < rows.length; r++) {
-    let offset = r * f.width;
-    for (const e of f.encodings) offset = encodeInto(e, rows[r]![e.column], out, offset);
+/**
+ * Rows held as columns: `length` rows, and a column's values by name (undefined when no row has the
+ * column: every cell is missing). Predictions read their inputs this way, so a batch read from DuckDB
+ * column by column never becomes row objects.
+ */
+export type ColumnBatch = {
+  readonly length: number;
+  column: (name: string) => ArrayLike<unknown> | undefined;
+};
+
+/** Row objects seen as a column batch (each column gathered once, on first use). */
+export const batchOfRows = (rows: readonly Row[]): ColumnBatch => {
+  const columns = new Map<string, unknown[]>();
+  return {
+    length: rows.length,
+    column: (name) => {
+      let values = columns.get(name);
+      if (!values) columns.set(name, (values = rows.map((row) => row[name])));
+      return values;
+    },
+  };
+};
+
+/** Row-major feature matrix for a batch. */
+export const featurize = (f: Featurizer, batch: ColumnBatch): Float64Array => {
+  const n = batch.length;
+  const out = new Float64Array(n * f.width);
+  let start = 0;
+  for (const e of f.encodings) {
+    const values = batch.column(e.column);
+    for (let r = 0; r < n; r++) encodeInto(e, values?.[r], out, r * f.width + start);
+    start += featureNames(e).length;
   }
   return out;
 };

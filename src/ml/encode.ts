@@ -11,9 +11,9 @@ import {
   featureNames,
   planEncoding,
   toNumber,
+  type ColumnBatch,
   type ColumnEncoding,
   type DType,
-  type Row,
 } from './dataset';
 import { isNumericColumn, type ColumnValues } from './table';
 
@@ -146,8 +146,11 @@ export const encodeColumns = (
   return out;
 };
 
-/** A row encoder for prediction: row-major features, category lookups by map. */
-export const makeRowEncoder = (encodings: readonly ColumnEncoding[]) => {
+/**
+ * The encoder for prediction: row-major features of a column batch, column by column, category
+ * lookups by map built once per model.
+ */
+export const makeBatchEncoder = (encodings: readonly ColumnEncoding[]) => {
   const names = encodings.flatMap(featureNames);
   const width = names.length;
   const lookups = encodings.map((e) =>
@@ -157,36 +160,43 @@ export const makeRowEncoder = (encodings: readonly ColumnEncoding[]) => {
         ? new Map(e.values.map((v, j) => [v, j]))
         : null,
   );
-  const encode = (rows: readonly Row[]): Float64Array => {
-    const out = new Float64Array(rows.length * width);
-    for (let r = 0; r < rows.length; r++) {
-      const row = rows[r]!;
-      let offset = r * width;
-      for (let j = 0; j < encodings.length; j++) {
-        const e = encodings[j]!;
-        const value = row[e.column];
-        switch (e.kind) {
-          case 'number':
-            out[offset++] = toNumber(value);
-            break;
-          case 'target': {
-            const key = cellKey(value);
-            const lookup = lookups[j] as Map<string, number>;
-            out[offset++] = key === null ? NaN : (lookup.get(key) ?? e.fallback);
-            break;
+  const encode = (batch: ColumnBatch): Float64Array => {
+    const n = batch.length;
+    const out = new Float64Array(n * width);
+    let start = 0;
+    for (let j = 0; j < encodings.length; j++) {
+      const e = encodings[j]!;
+      const values = batch.column(e.column);
+      const cell = (r: number) => values?.[r];
+      switch (e.kind) {
+        case 'number':
+          for (let r = 0, at = start; r < n; r++, at += width) out[at] = toNumber(cell(r));
+          start += 1;
+          break;
+        case 'target': {
+          const lookup = lookups[j] as Map<string, number>;
+          for (let r = 0, at = start; r < n; r++, at += width) {
+            const key = cellKey(cell(r));
+            out[at] = key === null ? NaN : (lookup.get(key) ?? e.fallback);
           }
-          case 'onehot': {
-            const key = cellKey(value);
-            const at = key === null ? undefined : (lookups[j] as Map<string, number>).get(key);
-            if (at !== undefined) out[offset + at] = 1;
-            offset += e.values.length;
-            break;
-          }
-          case 'date':
-          case 'hash':
-            offset = encodeInto(e, value, out, offset);
-            break;
+          start += 1;
+          break;
         }
+        case 'onehot': {
+          const lookup = lookups[j] as Map<string, number>;
+          for (let r = 0, at = start; r < n; r++, at += width) {
+            const key = cellKey(cell(r));
+            const hot = key === null ? undefined : lookup.get(key);
+            if (hot !== undefined) out[at + hot] = 1;
+          }
+          start += e.values.length;
+          break;
+        }
+        case 'date':
+        case 'hash':
+          for (let r = 0, at = start; r < n; r++, at += width) encodeInto(e, cell(r), out, at);
+          start += featureNames(e).length;
+          break;
       }
     }
     return out;

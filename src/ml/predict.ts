@@ -6,8 +6,16 @@ import {
   type TabularArtifact,
 } from './artifact';
 import { argmaxRow, decisionScores, scaledProbabilities } from './calibrate';
-import { categoryKey, featurize, makeFeaturizer, toNumber, type Row } from './dataset';
-import { makeRowEncoder } from './encode';
+import {
+  batchOfRows,
+  categoryKey,
+  featurize,
+  makeFeaturizer,
+  toNumber,
+  type ColumnBatch,
+  type Row,
+} from './dataset';
+import { makeBatchEncoder } from './encode';
 import { compileGbdt, compiledScores, softmaxInPlace } from './gbdt';
 import { mixerOutputs } from './legacy';
 import { makeScorer } from './mixers';
@@ -37,15 +45,15 @@ const scoreV1 = (artifact: ArtifactV1) => {
   const d = featurizer.width;
   const K = artifact.classes.length;
   const compiled = artifact.mixer.kind === 'gbdt' ? compileGbdt(artifact.mixer) : null;
-  return (rows: readonly Row[]): Scored => {
-    const X = featurize(featurizer, rows);
+  return (batch: ColumnBatch): Scored => {
+    const X = featurize(featurizer, batch);
     let out: Float64Array;
     if (compiled) {
-      out = compiledScores(compiled, X, rows.length, d);
+      out = compiledScores(compiled, X, batch.length, d);
       if (artifact.task === 'classification')
-        for (let r = 0; r < rows.length; r++) softmaxInPlace(out, r * K, K);
+        for (let r = 0; r < batch.length; r++) softmaxInPlace(out, r * K, K);
     } else {
-      const idx = Array.from({ length: rows.length }, (_, i) => i);
+      const idx = Array.from({ length: batch.length }, (_, i) => i);
       out = mixerOutputs(artifact.mixer, X, d, idx, artifact.task === 'regression' ? 0 : K);
     }
     return artifact.task === 'regression'
@@ -55,11 +63,11 @@ const scoreV1 = (artifact: ArtifactV1) => {
 };
 
 const scoreV2 = (artifact: TabularArtifact) => {
-  const encoder = makeRowEncoder(artifact.encodings);
+  const encoder = makeBatchEncoder(artifact.encodings);
   const K = artifact.classes.length;
   const scorer = makeScorer(artifact.mixer, K);
-  return (rows: readonly Row[]): Scored => {
-    const out = scorer(encoder.encode(rows), rows.length, encoder.width);
+  return (batch: ColumnBatch): Scored => {
+    const out = scorer(encoder.encode(batch), batch.length, encoder.width);
     if (artifact.task === 'regression') return { kind: 'regression', values: out };
     const probabilities = scaledProbabilities(out, K, artifact.probabilities!);
     return {
@@ -132,89 +140,130 @@ export const makePredictor = (artifact: Artifact): Predictor => {
     '__mindsdb_row_id',
   ];
 
-  // A copy of one template keeps every answer in one hidden class, its keys in output order.
-  const template: Row = Object.fromEntries(outputColumns.map((c) => [c, null]));
+  /**
+   * The answer's columns for a batch, only those asked for (`columns`, any order): each an array
+   * with one value per row. The explanation string, the costliest, is built only when asked for.
+   */
+  const predictColumns = (
+    batch: ColumnBatch,
+    columns: readonly string[],
+    options: PredictOptions = {},
+  ): Record<string, unknown[]> => {
+    const n = batch.length;
+    const asked = new Set(columns);
+    const scored = score(batch);
+    const out: Record<string, unknown[]> = {};
+    const column = (name: string) =>
+      asked.has(name) ? (out[name] = new Array<unknown>(n).fill(null)) : null;
+    const echo = (name: string) => {
+      const into = column(name);
+      if (!into) return;
+      const values = batch.column(name);
+      for (let r = 0; r < n; r++) into[r] = values?.[r] ?? null;
+    };
+    for (const c of inputColumns) echo(c);
+    echo('select_data_query');
+    echo('when_data');
+    echo('__mindsdb_row_id');
+    const truths = batch.column(target);
+    const predicted = column(target);
+    const original = column(keys.original);
+    const confidences = column(keys.confidence);
+    const explains = column(keys.explain);
+    const anomalies = column(keys.anomaly);
 
-  const predict = (rows: readonly Row[], options: PredictOptions = {}) => {
-    const scored = score(rows);
-    const fixed = options.fixed_confidence;
-    const skipExplain = options.wanted !== undefined && !options.wanted.has(keys.explain);
-    const level =
-      fixed !== undefined && cal.kind === 'regression'
-        ? { confidence: clampConfidence(fixed), half: conformalHalfWidth(cal.scores, clampConfidence(fixed)) }
-        : automatic;
-
-    return rows.map((row, r) => {
-      const result: Row = { ...template };
-      for (const c of inputColumns) result[c] = row[c] ?? null;
-      const truthRaw = row[target];
-      const hasTruth = hasValue(truthRaw);
-      if (scored.kind === 'regression' && cal.kind === 'regression') {
-        const { value, lower, upper } = boundedValue(scored.values[r]!, level!.half, cal);
-        const truth = hasTruth ? toNumber(truthRaw) : NaN;
+    if (scored.kind === 'regression' && cal.kind === 'regression') {
+      const fixed = options.fixed_confidence;
+      const level =
+        fixed !== undefined
+          ? { confidence: clampConfidence(fixed), half: conformalHalfWidth(cal.scores, clampConfidence(fixed)) }
+          : automatic!;
+      const lowers = column(keys.min);
+      const uppers = column(keys.max);
+      for (let r = 0; r < n; r++) {
+        const { value, lower, upper } = boundedValue(scored.values[r]!, level.half, cal);
+        const truthRaw = truths?.[r];
+        const truth = hasValue(truthRaw) ? toNumber(truthRaw) : NaN;
         const anomaly = Number.isNaN(truth) ? null : truth < lower || truth > upper;
         const truthValue = Number.isNaN(truth) ? null : truth;
-        result[target] = value;
-        result[keys.original] = truthValue;
-        result[keys.confidence] = level!.confidence;
-        result[keys.explain] = skipExplain
-          ? null
-          : pythonJson({
-              predicted_value: value,
-              confidence: level!.confidence,
-              anomaly,
-              truth: truthValue,
-              confidence_lower_bound: lower,
-              confidence_upper_bound: upper,
-            });
-        result[keys.anomaly] = anomaly;
-        result[keys.min] = lower;
-        result[keys.max] = upper;
-      } else if (scored.kind === 'classification' && cal.kind === 'classification') {
+        if (predicted) predicted[r] = value;
+        if (original) original[r] = truthValue;
+        if (confidences) confidences[r] = level.confidence;
+        if (explains)
+          explains[r] = pythonJson({
+            predicted_value: value,
+            confidence: level.confidence,
+            anomaly,
+            truth: truthValue,
+            confidence_lower_bound: lower,
+            confidence_upper_bound: upper,
+          });
+        if (anomalies) anomalies[r] = anomaly;
+        if (lowers) lowers[r] = lower;
+        if (uppers) uppers[r] = upper;
+      }
+    } else if (scored.kind === 'classification' && cal.kind === 'classification') {
+      const q = scored.decision;
+      const calibrationCount = cal.scores.length;
+      for (let r = 0; r < n; r++) {
         const at = r * K;
-        const q = scored.decision;
         const best = argmaxRow(q, at, K);
         let runnerUp = 0;
         for (let j = 0; j < K; j++) if (j !== best && q[at + j]! > runnerUp) runnerUp = q[at + j]!;
         // p-value of each class against the calibration margins; confidence = 1 − second highest.
-        const n = cal.scores.length;
         let highest = -Infinity;
         let second = -Infinity;
         for (let k = 0; k < K; k++) {
           const other = k === best ? runnerUp : q[at + best]!;
           const s = 0.5 - (q[at + k]! - other) / 2;
-          const pValue = (countAtLeast(cal.scores, s) + 1) / (n + 1);
+          const pValue = (countAtLeast(cal.scores, s) + 1) / (calibrationCount + 1);
           if (pValue > highest) {
             second = highest;
             highest = pValue;
           } else if (pValue > second) second = pValue;
         }
         const confidence = round4(Math.min(0.9999, Math.max(0.0001, 1 - second)));
-        const predicted = typed(tabular.classes[best]!);
-        const truthKey = hasTruth ? categoryKey(truthRaw) : null;
+        const value = typed(tabular.classes[best]!);
+        const truthRaw = truths?.[r];
+        const truthKey = hasValue(truthRaw) ? categoryKey(truthRaw) : null;
         const truthValue = truthKey === null ? null : typed(truthKey);
-        result[target] = predicted;
-        result[keys.original] = truthValue;
-        result[keys.confidence] = confidence;
-        if (skipExplain) result[keys.explain] = null;
-        else {
+        if (predicted) predicted[r] = value;
+        if (original) original[r] = truthValue;
+        if (confidences) confidences[r] = confidence;
+        if (explains) {
           const explain: Record<string, unknown> = {
-            predicted_value: predicted,
+            predicted_value: value,
             confidence,
             anomaly: null,
             truth: truthValue,
           };
           for (let k = 0; k < K; k++) explain[probabilityKeys[k]!] = round4(scored.probabilities[at + k]!);
-          result[keys.explain] = pythonJson(explain);
+          explains[r] = pythonJson(explain);
         }
-        result[keys.anomaly] = null;
+        if (anomalies) anomalies[r] = null;
       }
-      result.select_data_query = row.select_data_query ?? null;
-      result.when_data = row.when_data ?? null;
-      result.__mindsdb_row_id = row.__mindsdb_row_id ?? null;
+    }
+    return out;
+  };
+
+  // A copy of one template keeps every answer in one hidden class, its keys in output order.
+  const template: Row = Object.fromEntries(outputColumns.map((c) => [c, null]));
+
+  /** Answer rows, every output column in order; `wanted` without the explanation leaves it null. */
+  const predict = (rows: readonly Row[], options: PredictOptions = {}) => {
+    const skipExplain = options.wanted !== undefined && !options.wanted.has(keys.explain);
+    const columns = predictColumns(
+      batchOfRows(rows),
+      skipExplain ? outputColumns.filter((c) => c !== keys.explain) : outputColumns,
+      options,
+    );
+    const present = outputColumns.filter((c) => columns[c] !== undefined);
+    return rows.map((_, r) => {
+      const result: Row = { ...template };
+      for (const c of present) result[c] = columns[c]![r];
       return result;
     });
   };
 
-  return { predict, outputColumns, artifact };
+  return { predict, predictColumns, outputColumns, artifact };
 };

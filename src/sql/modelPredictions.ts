@@ -1,7 +1,7 @@
 import type { Predictor } from '../ml/predict';
 import { walk, type AstNode } from './ast';
 import type { ComputedRef, Predictions } from './plan';
-import type { Computation } from './predictionTables';
+import { batchOf, type Computation } from './predictionTables';
 import type { SelectPredictOptions } from './predictOptions';
 
 /** The model's columns the query uses (a star wants them all), in the model's order. */
@@ -35,8 +35,15 @@ export const modelPredictions = async (
 ): Promise<Computation> => {
   const predictor = await predictions.predictor(ref.project, ref.name);
   const columns = await wantedColumns(predictor, statement, alias);
+  const { predictColumns } = predictor;
   return {
     columns,
     rows: async (inputs) => predictor.predict(inputs, { ...predictOptions, wanted: new Set(columns) }),
+    columnsFor: predictColumns
+      ? async (inputs) => ({
+          length: inputs.length,
+          values: predictColumns(batchOf(inputs), columns, predictOptions),
+        })
+      : undefined,
   };
 };

@@ -4,7 +4,14 @@ import { agentAnswers, type AgentQueryOptions } from './agentAnswers';
 import { forecastInto, takeLatest } from './forecasts';
 import { modelPredictions } from './modelPredictions';
 import type { Prepared, Predictions } from './plan';
-import { baseTable, joinedRows, loadRows, pairPositionally } from './predictionTables';
+import {
+  baseTable,
+  computeColumns,
+  joinedColumns,
+  loadColumns,
+  loadRows,
+  pairPositionally,
+} from './predictionTables';
 import { inputNarrowing } from './predictionInput';
 import type { SelectPredictOptions } from './predictOptions';
 import { SqlError, SqlErrorCode } from './errors';
@@ -134,8 +141,8 @@ export const predictInto = async (
     input,
     String(input.alias || input.table_name || 'data'),
   );
-  const other = await joinedRows(c, temps, join, ref.node, narrowing);
-  await loadRows(c, temps, '__mindledger_prediction', compute.columns, await compute.rows(other.rows));
+  const other = await joinedColumns(c, temps, join, ref.node, narrowing);
+  await loadColumns(c, temps, '__mindledger_prediction', compute.columns, await computeColumns(compute, other.columns));
   pairPositionally(join, ref.node, other.alias, alias);
   return printSelect(c, statement);
 };
