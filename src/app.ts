@@ -180,6 +180,7 @@ export const createApp = async (
       closeHttp();
       await Promise.all([processor.stop(), pollers.stop(), jobs.stop(), triggers.stop()]);
       await services.ledger.stop();
+      await services.models.close();
       await externals.closeAll();
       await stores.close();
     },

@@ -142,6 +142,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     maxJsonDepth: e.MAX_JSON_DEPTH,
     maxEventBytes: e.MAX_EVENT_BYTES,
     sqlTimeoutMs: e.SQL_TIMEOUT_MS,
+    predictionThreads: e.PREDICTION_THREADS ?? os.availableParallelism(),
     sqlRowLimit: e.SQL_ROW_LIMIT,
     sqlMaxListParam: e.SQL_MAX_LIST_PARAM,
     sqlMaxParams: e.SQL_MAX_PARAMS,

@@ -232,6 +232,12 @@ export const ENTRIES: Record<Variable, Entry> = {
     section: 'sql',
     meaning: 'A SQL query running longer is interrupted and answers error 3024.',
   },
+  PREDICTION_THREADS: {
+    section: 'sql',
+    meaning:
+      "Threads a prediction of 512 rows or more walks its model's trees on (this process's own thread and `PREDICTION_THREADS - 1` workers, started by the first such prediction); `1` keeps every prediction on the process's thread.",
+    whenUnset: 'the machine\'s cores (`os.availableParallelism()`)',
+  },
   SQL_ROW_LIMIT: {
     section: 'sql',
     meaning: 'Rows a SQL answer carries at most; a longer answer says `"truncated": true`.',

@@ -33,6 +33,7 @@ export const envSchema = z.object({
     .min(1024)
     .default(1024 * 1024),
   SQL_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
+  PREDICTION_THREADS: z.coerce.number().int().min(1).max(256).optional(),
   SQL_ROW_LIMIT: z.coerce.number().int().min(1).default(100_000),
   SQL_MAX_LIST_PARAM: z.coerce.number().int().min(0).default(10_000),
   // Both wire protocols carry a statement's parameter count in 16 bits.

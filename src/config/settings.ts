@@ -37,6 +37,8 @@ export type Config = {
   /** Largest event, as JSON. */
   maxEventBytes: number;
   sqlTimeoutMs: number;
+  /** Threads a large prediction's trees are walked on, this process's own included. */
+  predictionThreads: number;
   sqlRowLimit: number;
   /** Items the list parameters of one SQL query may hold together. */
   sqlMaxListParam: number;

@@ -15,13 +15,15 @@ export type Predictor = {
   outputColumns: string[];
   /**
    * Tabular models: the answer's columns asked for, for rows held as columns (SQL reads its inputs
-   * from DuckDB column by column); `predict` is this, turned into row objects.
+   * from DuckDB column by column), the trees walked on the scoring pool's threads.
    */
   predictColumns?: (
     batch: ColumnBatch,
     columns: readonly string[],
     options?: PredictOptions,
-  ) => Record<string, unknown[]>;
+  ) => Promise<Record<string, unknown[]>>;
+  /** Tabular models: what `predict` answers, the trees walked on the scoring pool's threads. */
+  predictBatch?: (rows: readonly Row[], options?: PredictOptions) => Promise<Row[]>;
   artifact: Artifact;
   /** Forecast models only: the next `horizon` steps of every group after the given history. */
   forecast?: (history: readonly Row[], options?: PredictOptions) => Row[];
@@ -31,10 +33,13 @@ export const LEVELS = Array.from({ length: 99 }, (_, i) => (99 - i) / 100);
 const MAX_BOUND = 2 ** 62;
 
 /** Python's json.dumps layout (", " and ": "), as MindsDB's `<target>_explain` strings are. */
-export const pythonJson = (o: Record<string, unknown>) =>
-  `{${Object.entries(o)
-    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v === undefined ? null : v)}`)
-    .join(', ')}}`;
+export const pythonJson = (o: Record<string, unknown>) => {
+  // One string built in place: an answer of 10,000 rows makes 10,000 of these.
+  let text = '{';
+  for (const [k, v] of Object.entries(o))
+    text += `${text.length > 1 ? ', ' : ''}${JSON.stringify(k)}: ${JSON.stringify(v === undefined ? null : v)}`;
+  return `${text}}`;
+};
 
 export const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 

@@ -101,22 +101,39 @@ export const compileGbdt = (model: GbdtModel): CompiledGbdt => {
 };
 
 /**
- * Raw scores for `n` rows of `d` features (row-major), with the compiled ensemble. Tree by tree
- * over all rows: one tree's nodes stay in cache while every row walks it.
+ * Features ready for `scoreRowsInto`: missing values (NaN) become -Infinity, which goes left by the
+ * comparison alone (thresholds are finite).
  */
-export const compiledScores = (c: CompiledGbdt, X: Float64Array, n: number, d: number): Float64Array => {
+export const missingAsLeft = (X: Float64Array, into: Float64Array = new Float64Array(X.length)) => {
+  for (let i = 0; i < X.length; i++) {
+    const v = X[i]!;
+    into[i] = v !== v ? NEGATIVE_INFINITY : v;
+  }
+  return into;
+};
+
+/**
+ * Raw scores of rows [from, to) of `x` (`d` features, row-major, prepared by `missingAsLeft`) into
+ * `out` (K per row). Tree by tree over the rows: one tree's nodes stay in cache while every row
+ * walks it. Rows are independent, so ranges may be scored on different threads into one `out`.
+ */
+export const scoreRowsInto = (
+  c: CompiledGbdt,
+  x: Float64Array,
+  d: number,
+  from: number,
+  to: number,
+  out: Float64Array,
+) => {
   const K = c.outputs;
   const rounds = c.roots.length / K;
-  const out = new Float64Array(n * K);
   const { feature, threshold, left, right, value, roots } = c;
-  // Missing values go left; as -Infinity they do so by the comparison alone (thresholds are finite).
-  const x = X.map((v) => (v !== v ? NEGATIVE_INFINITY : v));
   for (let k = 0; k < K; k++) {
     const base = c.base[k]!;
-    for (let row = 0; row < n; row++) out[row * K + k] = base;
+    for (let row = from; row < to; row++) out[row * K + k] = base;
     for (let r = 0; r < rounds; r++) {
       const root = roots[r * K + k]!;
-      for (let row = 0; row < n; row++) {
+      for (let row = from; row < to; row++) {
         const at = row * d;
         let i = root;
         let f = feature[i]!;
@@ -128,5 +145,11 @@ export const compiledScores = (c: CompiledGbdt, X: Float64Array, n: number, d: n
       }
     }
   }
+};
+
+/** Raw scores for `n` rows of `d` features (row-major), with the compiled ensemble, on this thread. */
+export const compiledScores = (c: CompiledGbdt, X: Float64Array, n: number, d: number): Float64Array => {
+  const out = new Float64Array(n * c.outputs);
+  scoreRowsInto(c, missingAsLeft(X), d, 0, n, out);
   return out;
 };

@@ -8,19 +8,20 @@ import { linearScore } from './linear';
 
 export type Scorer = (X: Float64Array, n: number, d: number) => Float64Array;
 
+/** A GBDT's raw scores as the mixer's outputs: K per row (two classes learn one logit). */
+export const gbdtOutputs = (raw: Float64Array, n: number, K: number, outputs: number) => {
+  if (outputs === K) return raw;
+  const out = new Float64Array(n * K);
+  for (let r = 0; r < n; r++) out[r * K + 1] = raw[r]!;
+  return out;
+};
+
 export const makeScorer = (mixer: Mixer, classes: number): Scorer => {
   const K = classes === 0 ? 1 : classes;
   switch (mixer.kind) {
     case 'gbdt': {
       const compiled = compileGbdt(mixer);
-      return (X, n, d) => {
-        const raw = compiledScores(compiled, X, n, d);
-        if (mixer.outputs === K) return raw;
-        // One logit for two classes.
-        const out = new Float64Array(n * K);
-        for (let r = 0; r < n; r++) out[r * K + 1] = raw[r]!;
-        return out;
-      };
+      return (X, n, d) => gbdtOutputs(compiledScores(compiled, X, n, d), n, K, mixer.outputs);
     }
     case 'linear':
       return (X, n, d) => {

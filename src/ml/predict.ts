@@ -16,9 +16,10 @@ import {
   type Row,
 } from './dataset';
 import { makeBatchEncoder } from './encode';
-import { compileGbdt, compiledScores, softmaxInPlace } from './gbdt';
+import { compileGbdt, compiledScores, softmaxInPlace, type CompiledGbdt } from './gbdt';
 import { mixerOutputs } from './legacy';
-import { makeScorer } from './mixers';
+import { gbdtOutputs, makeScorer } from './mixers';
+import type { ScoringPool } from './scoringPool';
 import {
   automaticLevel,
   boundedValue,
@@ -39,42 +40,67 @@ type Scored =
   | { kind: 'regression'; values: Float64Array }
   | { kind: 'classification'; probabilities: Float64Array; decision: Float64Array };
 
+/**
+ * A batch on its way to its scores: its features, the tree ensemble to walk (null for other
+ * mixers), and what the ensemble's raw scores (null: none) become. The walk is the costly part,
+ * done on this thread or spread over a scoring pool.
+ */
+type Scoring = {
+  X: Float64Array;
+  n: number;
+  d: number;
+  ensemble: CompiledGbdt | null;
+  finish: (raw: Float64Array | null) => Scored;
+};
+
 /** Schema 1, exactly as it predicted when it was written. */
 const scoreV1 = (artifact: ArtifactV1) => {
   const featurizer = makeFeaturizer(artifact.encodings);
   const d = featurizer.width;
   const K = artifact.classes.length;
-  const compiled = artifact.mixer.kind === 'gbdt' ? compileGbdt(artifact.mixer) : null;
-  return (batch: ColumnBatch): Scored => {
+  const ensemble = artifact.mixer.kind === 'gbdt' ? compileGbdt(artifact.mixer) : null;
+  return (batch: ColumnBatch): Scoring => {
     const X = featurize(featurizer, batch);
-    let out: Float64Array;
-    if (compiled) {
-      out = compiledScores(compiled, X, batch.length, d);
-      if (artifact.task === 'classification')
-        for (let r = 0; r < batch.length; r++) softmaxInPlace(out, r * K, K);
-    } else {
-      const idx = Array.from({ length: batch.length }, (_, i) => i);
-      out = mixerOutputs(artifact.mixer, X, d, idx, artifact.task === 'regression' ? 0 : K);
-    }
-    return artifact.task === 'regression'
-      ? { kind: 'regression', values: out }
-      : { kind: 'classification', probabilities: out, decision: out };
+    const n = batch.length;
+    const finish = (raw: Float64Array | null): Scored => {
+      let out: Float64Array;
+      if (raw) {
+        out = raw;
+        if (artifact.task === 'classification') for (let r = 0; r < n; r++) softmaxInPlace(out, r * K, K);
+      } else {
+        const idx = Array.from({ length: n }, (_, i) => i);
+        out = mixerOutputs(artifact.mixer, X, d, idx, artifact.task === 'regression' ? 0 : K);
+      }
+      return artifact.task === 'regression'
+        ? { kind: 'regression', values: out }
+        : { kind: 'classification', probabilities: out, decision: out };
+    };
+    return { X, n, d, ensemble, finish };
   };
 };
 
 const scoreV2 = (artifact: TabularArtifact) => {
   const encoder = makeBatchEncoder(artifact.encodings);
   const K = artifact.classes.length;
-  const scorer = makeScorer(artifact.mixer, K);
-  return (batch: ColumnBatch): Scored => {
-    const out = scorer(encoder.encode(batch), batch.length, encoder.width);
-    if (artifact.task === 'regression') return { kind: 'regression', values: out };
-    const probabilities = scaledProbabilities(out, K, artifact.probabilities!);
-    return {
-      kind: 'classification',
-      probabilities,
-      decision: decisionScores(probabilities, K, artifact.decision!),
+  const { mixer } = artifact;
+  const ensemble = mixer.kind === 'gbdt' ? compileGbdt(mixer) : null;
+  const scorer = mixer.kind === 'gbdt' ? null : makeScorer(mixer, K);
+  return (batch: ColumnBatch): Scoring => {
+    const X = encoder.encode(batch);
+    const n = batch.length;
+    const d = encoder.width;
+    const finish = (raw: Float64Array | null): Scored => {
+      const out =
+        raw && mixer.kind === 'gbdt' ? gbdtOutputs(raw, n, K === 0 ? 1 : K, mixer.outputs) : scorer!(X, n, d);
+      if (artifact.task === 'regression') return { kind: 'regression', values: out };
+      const probabilities = scaledProbabilities(out, K, artifact.probabilities!);
+      return {
+        kind: 'classification',
+        probabilities,
+        decision: decisionScores(probabilities, K, artifact.decision!),
+      };
     };
+    return { X, n, d, ensemble, finish };
   };
 };
 
@@ -94,10 +120,23 @@ const countAtLeast = (sorted: readonly number[], s: number) => {
  * Everything needed to answer predictions from one artifact, built once per model version:
  * the encoder, the mixer, and the conformal calibration. Reads schema 1 and schema 2.
  */
-export const makePredictor = (artifact: Artifact): Predictor => {
+export const makePredictor = (artifact: Artifact, pool?: ScoringPool): Predictor => {
   if (isForecast(artifact)) return forecastPredictor(artifact);
   const tabular = artifact;
-  const score = tabular.schemaVersion === 1 ? scoreV1(tabular) : scoreV2(tabular);
+  const prepare = tabular.schemaVersion === 1 ? scoreV1(tabular) : scoreV2(tabular);
+  /** Scores on this thread. */
+  const score = (batch: ColumnBatch) => {
+    const s = prepare(batch);
+    return s.finish(s.ensemble ? compiledScores(s.ensemble, s.X, s.n, s.d) : null);
+  };
+  /** Scores with the ensemble's walk spread over the pool's threads (the same values). */
+  const scoreInPool = async (batch: ColumnBatch) => {
+    const s = prepare(batch);
+    if (!s.ensemble) return s.finish(null);
+    return s.finish(
+      pool ? await pool.scores(s.ensemble, s.X, s.n, s.d) : compiledScores(s.ensemble, s.X, s.n, s.d),
+    );
+  };
   const K = tabular.classes.length;
   const cal: Calibration = tabular.calibration;
   const target = tabular.target;
@@ -144,14 +183,14 @@ export const makePredictor = (artifact: Artifact): Predictor => {
    * The answer's columns for a batch, only those asked for (`columns`, any order): each an array
    * with one value per row. The explanation string, the costliest, is built only when asked for.
    */
-  const predictColumns = (
+  const answerColumns = (
     batch: ColumnBatch,
+    scored: Scored,
     columns: readonly string[],
-    options: PredictOptions = {},
+    options: PredictOptions,
   ): Record<string, unknown[]> => {
     const n = batch.length;
     const asked = new Set(columns);
-    const scored = score(batch);
     const out: Record<string, unknown[]> = {};
     const column = (name: string) =>
       asked.has(name) ? (out[name] = new Array<unknown>(n).fill(null)) : null;
@@ -176,7 +215,10 @@ export const makePredictor = (artifact: Artifact): Predictor => {
       const fixed = options.fixed_confidence;
       const level =
         fixed !== undefined
-          ? { confidence: clampConfidence(fixed), half: conformalHalfWidth(cal.scores, clampConfidence(fixed)) }
+          ? {
+              confidence: clampConfidence(fixed),
+              half: conformalHalfWidth(cal.scores, clampConfidence(fixed)),
+            }
           : automatic!;
       const lowers = column(keys.min);
       const uppers = column(keys.max);
@@ -249,21 +291,36 @@ export const makePredictor = (artifact: Artifact): Predictor => {
   // A copy of one template keeps every answer in one hidden class, its keys in output order.
   const template: Row = Object.fromEntries(outputColumns.map((c) => [c, null]));
 
-  /** Answer rows, every output column in order; `wanted` without the explanation leaves it null. */
-  const predict = (rows: readonly Row[], options: PredictOptions = {}) => {
-    const skipExplain = options.wanted !== undefined && !options.wanted.has(keys.explain);
-    const columns = predictColumns(
-      batchOfRows(rows),
-      skipExplain ? outputColumns.filter((c) => c !== keys.explain) : outputColumns,
-      options,
-    );
+  /** The output columns a row answer holds: all, the explanation only when wanted. */
+  const rowColumns = (options: PredictOptions) =>
+    options.wanted !== undefined && !options.wanted.has(keys.explain)
+      ? outputColumns.filter((c) => c !== keys.explain)
+      : outputColumns;
+
+  /** Answer rows, every output column in order (absent ones null). */
+  const rowsOf = (count: number, columns: Record<string, unknown[]>) => {
     const present = outputColumns.filter((c) => columns[c] !== undefined);
-    return rows.map((_, r) => {
+    return Array.from({ length: count }, (_, r) => {
       const result: Row = { ...template };
       for (const c of present) result[c] = columns[c]![r];
       return result;
     });
   };
 
-  return { predict, predictColumns, outputColumns, artifact };
+  /** Answer rows, scored on this thread; `wanted` without the explanation leaves it null. */
+  const predict = (rows: readonly Row[], options: PredictOptions = {}) => {
+    const batch = batchOfRows(rows);
+    return rowsOf(rows.length, answerColumns(batch, score(batch), rowColumns(options), options));
+  };
+
+  const predictColumns = async (
+    batch: ColumnBatch,
+    columns: readonly string[],
+    options: PredictOptions = {},
+  ) => answerColumns(batch, await scoreInPool(batch), columns, options);
+
+  const predictBatch = async (rows: readonly Row[], options: PredictOptions = {}) =>
+    rowsOf(rows.length, await predictColumns(batchOfRows(rows), rowColumns(options), options));
+
+  return { predict, predictBatch, predictColumns, outputColumns, artifact };
 };

@@ -141,28 +141,37 @@ export const modelRoutes = (
         409: problem('The model is not trained (yet)'),
       },
       handle: async ({ params, body }) => {
-        let rows: unknown;
+        // The body's schema has checked rows given as a list or one object; rows sent as a JSON
+        // string are checked here, once parsed.
+        let rows: Record<string, unknown>[];
         let options: Record<string, unknown> = {};
         if (Array.isArray(body)) rows = body;
         else {
           options = body.params ?? {};
-          rows = body.data;
-          if (typeof rows === 'string') {
+          const { data } = body;
+          if (Array.isArray(data)) rows = data;
+          else if (typeof data !== 'string') rows = [data];
+          else {
+            let parsedJson: unknown;
             try {
-              rows = JSON.parse(rows);
+              parsedJson = JSON.parse(data);
             } catch {
               throw invalid('"data" is a string but not JSON rows');
             }
+            if (parsedJson && !Array.isArray(parsedJson) && typeof parsedJson === 'object')
+              parsedJson = [parsedJson];
+            const parsed = z.array(rowSchema).safeParse(parsedJson);
+            if (!parsed.success) throw invalid('"data" must be a list of rows (objects of column: value)');
+            rows = parsed.data;
           }
-          if (rows && !Array.isArray(rows) && typeof rows === 'object') rows = [rows];
         }
-        const parsed = z.array(rowSchema).safeParse(rows);
-        if (!parsed.success) throw invalid('"data" must be a list of rows (objects of column: value)');
         const fixed = options.fixed_confidence;
-        const answer = await models.predict(params.project, params.model, parsed.data, {
+        const answer = await models.predict(params.project, params.model, rows, {
           fixed_confidence: fixed === undefined ? undefined : Number(fixed),
         });
-        return { status: 200, body: answer };
+        // Answers hold the JSON body's own values and the model's numbers and strings: nothing to
+        // convert (a NaN would be written as null either way).
+        return { status: 200, body: answer, jsonSafe: true };
       },
     });
 };

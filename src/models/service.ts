@@ -3,6 +3,7 @@ import { answeredAhead, type AppContext } from '../context';
 import type { Artifact } from '../ml/artifact';
 import type { Row } from '../ml/dataset';
 import { makePredictor, type PredictOptions, type Predictor } from '../ml/predict';
+import { scoringPool } from '../ml/scoringPool';
 import { projectCommand } from '../projectCommand';
 import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
@@ -41,6 +42,8 @@ export const modelsService = (
     undefined,
 ) => {
   const predictors = new Map<string, Predictor>();
+  // Large predictions walk their trees on several threads (PREDICTION_THREADS); workers start on first use.
+  const pool = scoringPool(ctx.config.predictionThreads);
 
   /**
    * The LLM engine a model's `engine` option names: an ML engine made FROM an LLM handler, or an
@@ -140,7 +143,9 @@ export const modelsService = (
     const cached = predictors.get(digest);
     if (cached) return cached;
     const file = await blobs.ensureLocal(digest, 'model.json');
-    const predictor = makePredictor(JSON.parse(await fs.promises.readFile(file, 'utf8')) as Artifact);
+    const predictor = makePredictor(JSON.parse(await fs.promises.readFile(file, 'utf8')) as Artifact, pool);
+    // Start the pool's workers with the first model loaded: the first large prediction then uses them.
+    pool.warm().catch((err: unknown) => ctx.logger.warn({ err }, 'prediction workers not started'));
     if (predictors.size >= 16) predictors.delete(predictors.keys().next().value as string);
     predictors.set(digest, predictor);
     return predictor;
@@ -272,13 +277,16 @@ export const modelsService = (
 
     predict: async (projectName: string, ref: string, rows: Row[], options: PredictOptions) => {
       const project = await projects.require(projectName);
-      return (await predictor(project.name, ref)).predict(rows, options);
+      const model = await predictor(project.name, ref);
+      return model.predictBatch ? model.predictBatch(rows, options) : model.predict(rows, options);
     },
 
     describe: async (projectName: string, ref: string, attribute?: string) =>
       describeModel(await rowOf(projectName, ref), attribute),
 
     recoverInterruptedTrainings: trainer.recoverInterrupted,
+    /** Stops the scoring pool's workers. */
+    close: () => pool.close(),
     idle: trainer.idle,
     trainingsInFlight: trainer.inFlight,
   };

@@ -42,7 +42,7 @@ export const modelPredictions = async (
     columnsFor: predictColumns
       ? async (inputs) => ({
           length: inputs.length,
-          values: predictColumns(batchOf(inputs), columns, predictOptions),
+          values: await predictColumns(batchOf(inputs), columns, predictOptions),
         })
       : undefined,
   };

@@ -36,7 +36,10 @@ export const rowsOf = (columns: Columns, names: readonly string[] = Object.keys(
   );
 
 /** Columns of the given names from row objects. */
-export const columnsOfRows = (names: readonly string[], rows: readonly Record<string, unknown>[]): Columns => ({
+export const columnsOfRows = (
+  names: readonly string[],
+  rows: readonly Record<string, unknown>[],
+): Columns => ({
   length: rows.length,
   values: Object.fromEntries(names.map((name) => [name, rows.map((row) => row[name])])),
 });
@@ -202,7 +205,10 @@ export const joinedColumns = async (
     // A name twice (a join's `SELECT *`): the later column wins, as it did in a row object.
     values[names[i]!] = numeric[i] ? column.map(asNumber) : column;
   });
-  return { alias: String(other.alias || other.table_name || 'data'), columns: { length: reader.currentRowCount, values } };
+  return {
+    alias: String(other.alias || other.table_name || 'data'),
+    columns: { length: reader.currentRowCount, values },
+  };
 };
 
 /** The join rewritten to pair the input with the computed rows position by position. */

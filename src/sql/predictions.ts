@@ -142,7 +142,13 @@ export const predictInto = async (
     String(input.alias || input.table_name || 'data'),
   );
   const other = await joinedColumns(c, temps, join, ref.node, narrowing);
-  await loadColumns(c, temps, '__mindledger_prediction', compute.columns, await computeColumns(compute, other.columns));
+  await loadColumns(
+    c,
+    temps,
+    '__mindledger_prediction',
+    compute.columns,
+    await computeColumns(compute, other.columns),
+  );
   pairPositionally(join, ref.node, other.alias, alias);
   return printSelect(c, statement);
 };
