@@ -1,6 +1,10 @@
 // npm run bench: prints each comparison measured in this one run. BENCH_ONLY=http,writes,… picks some;
 // the slow ones (ml, ledger, secrets, kb, chat, predictjoin, jobs) run only when named.
+import os from 'node:os';
+import path from 'node:path';
+import { REPOSITORY } from '../test/support/data';
 import { benchAgentLoop } from './agents.bench';
+import { recordPrinted, writeLatestRun } from './latestRun';
 import { benchChat } from './chat.bench';
 import { benchCompletions } from './completions.bench';
 import { benchData } from './data.bench';
@@ -58,12 +62,20 @@ const DEFAULT =
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {
-  console.log(`mindledger benchmarks (node ${process.version}, ${new Date().toISOString()})`);
+  const printed = recordPrinted();
+  console.log(
+    `mindledger benchmarks (node ${process.version}, ${new Date().toISOString()}, ${os.cpus().length} cores, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')})`,
+  );
   for (const name of only) {
     const bench = benches[name.trim()];
     if (!bench) throw new Error(`Unknown benchmark ${name}; known: ${Object.keys(benches).join(', ')}`);
     await bench();
   }
+  // BENCH_DOCS=1: docs/benchmarks.md's "Latest run" section becomes this run's output, as printed.
+  if (process.env.BENCH_DOCS === '1') writeLatestRun(path.join(REPOSITORY, 'docs/benchmarks.md'), printed());
 };
 
 main().then(
