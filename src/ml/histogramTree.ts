@@ -125,7 +125,8 @@ export const makeTreeGrower = (binned: BinnedFeatures, maxRows: number, params: 
     const perHess = leaf.sumH > 0 ? count / leaf.sumH : 0;
     const parentScore = (leaf.sumG * leaf.sumG) / (leaf.sumH + lambda);
     let best = 1e-12;
-    for (const f of splittable) {
+    for (let j = 0; j < ns; j++) {
+      const f = splittable[j]!;
       const base = offsets[f]! * 2;
       const nb = nBins[f]!;
       let gl = 0;
