@@ -234,6 +234,7 @@ export const makeOutsideScorer = (
     worker.unref();
   }
 
+  let first = true;
   const post = (trees: readonly GrownTree[], start: number, next: number) => {
     trees.forEach((g, k) => {
       const { feature, splitBin, left, right, value } = g.flat;
@@ -248,9 +249,11 @@ export const makeOutsideScorer = (
     c[NEXT] = next;
     scoreOutside(s, true, probs);
     if (worker) {
-      // Once: the helper is given the time to start (tens of milliseconds built, a second or two
-      // from source), so that it, not this thread, runs the jobs from the first on.
-      Atomics.wait(c, READY, 0, HELPER_START_MS);
+      // The helper is given the time to start (tens of milliseconds built, a second or two from
+      // source; the first tree grew meanwhile), so that it, not this thread, runs the jobs from
+      // the first on.
+      if (first) Atomics.wait(c, READY, 0, HELPER_START_MS);
+      first = false;
       Atomics.store(c, STATE, POSTED);
       Atomics.notify(c, STATE);
     } else {
