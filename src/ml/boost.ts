@@ -6,12 +6,11 @@
  */
 import { binFeatures, type BinnedFeatures } from './binning';
 import type { GbdtModel, Tree } from './gbdt';
-import { makeTreeGrower, type GrownTree } from './histogramTree';
+import { addTree, makeTreeGrower, type GrownTree } from './histogramTree';
 import { seededRandom } from './random';
-import { makeOutsideScorer, softmaxRow } from './scoring';
 
 // Module-level references: inside vm contexts (jest) every global lookup in a hot loop is slow.
-const { exp, log, max: maxOf } = Math;
+const { exp, log, log1p, max: maxOf } = Math;
 const INFINITY = Infinity;
 
 export type Objective = { kind: 'l2' } | { kind: 'binary' } | { kind: 'softmax'; classes: number };
@@ -27,15 +26,7 @@ export type BoostOptions = {
   /** Past this many training rows, each tree learns from a seeded sample of about this size. */
   rowsPerTree?: number;
   seed?: number;
-  /**
-   * Whether a helper thread scores the rows outside each tree's window (scoring.ts); by default
-   * when there are enough of them. The model is the same either way.
-   */
-  helper?: boolean;
 };
-
-/** Rows × trees of outside scoring past which a helper thread pays for its start (about 50 ms). */
-const HELPER_WORK = 20_000_000;
 
 export type BoostInput = {
   binned: BinnedFeatures;
@@ -46,6 +37,19 @@ export type BoostInput = {
   objective: Objective;
   /** Per-row weights (class balance), or null for 1. */
   weights: Float64Array | null;
+};
+
+/** probs[o..o+K) = softmax(scores[o..o+K)), without temporary arrays. */
+const softmaxRow = (scores: Float64Array, probs: Float64Array, o: number, K: number) => {
+  let max = -INFINITY;
+  for (let k = 0; k < K; k++) if (scores[o + k]! > max) max = scores[o + k]!;
+  let sum = 0;
+  for (let k = 0; k < K; k++) {
+    const e = exp(scores[o + k]! - max);
+    probs[o + k] = e;
+    sum += e;
+  }
+  for (let k = 0; k < K; k++) probs[o + k]! /= sum;
 };
 
 /** The GBDT learns from at most this many training rows and stops on at most this many dev rows. */
@@ -145,12 +149,7 @@ const baseScores = (input: BoostInput): number[] => {
  * round kept: the sums its prediction gives those rows (bins split exactly where thresholds do,
  * and each row adds the same trees in the same order), or null when no round was kept.
  */
-export type ScoredBoosting = {
-  model: GbdtModel;
-  devScores: Float64Array | null;
-  /** Rounds whose outside rows a helper thread scored (scoring.ts). */
-  helpedRounds: number;
-};
+export type ScoredBoosting = { model: GbdtModel; devScores: Float64Array | null };
 
 export const trainBoosted = (
   input: BoostInput,
@@ -174,9 +173,8 @@ export const trainBoostedScored = (
   const rowsPerTree = options.rowsPerTree ?? rowsPerTreeFor(train.length);
   const sampled = train.length > rowsPerTree;
   const random = seededRandom((options.seed ?? 42) ^ 0x5bd1e995);
-  const maxLeaves = options.maxLeaves ?? 31;
   const grower = makeTreeGrower(binned, train.length, {
-    maxLeaves,
+    maxLeaves: options.maxLeaves ?? 31,
     maxDepth: options.maxDepth ?? 10,
     minLeaf: options.minLeaf ?? (train.length < 10_000 ? 10 : 20),
     minHess: objective.kind === 'l2' ? 0 : 1e-3,
@@ -185,28 +183,9 @@ export const trainBoostedScored = (
   });
 
   const base = baseScores(input);
-  const initial = new Float64Array(n * K);
-  for (const i of train) for (let k = 0; k < K; k++) initial[i * K + k] = base[k]!;
-  for (const i of dev) for (let k = 0; k < K; k++) initial[i * K + k] = base[k]!;
-  // With more rows than a tree needs, each tree learns from a window of `rowsPerTree` consecutive
-  // train positions (random rows: see prepareBoosting) starting at a seeded offset.
-  const nt = train.length;
-  const windowSize = sampled ? rowsPerTree : nt;
-  const outsideWork = (nt - windowSize + dev.length) * K * maxRounds;
-  const scorer = makeOutsideScorer(
-    binned,
-    initial,
-    K,
-    y,
-    weights,
-    train,
-    windowSize,
-    dev,
-    objective.kind,
-    2 * maxLeaves - 1,
-    options.helper ?? outsideWork >= HELPER_WORK,
-  );
-  const scores = scorer.scores;
+  const scores = new Float64Array(n * K);
+  for (const i of train) for (let k = 0; k < K; k++) scores[i * K + k] = base[k]!;
+  for (const i of dev) for (let k = 0; k < K; k++) scores[i * K + k] = base[k]!;
   const grad = new Float64Array(n);
   const hess = new Float64Array(n);
   const probs = objective.kind === 'softmax' ? new Float64Array(n * K) : null;
@@ -214,6 +193,34 @@ export const trainBoostedScored = (
   let best = INFINITY;
   let bestRounds = 0;
   const every = maxOf(1, Math.round(maxRounds / 10));
+
+  const devLoss = () => {
+    let loss = 0;
+    let total = 0;
+    for (const i of dev) {
+      const w = weights ? weights[i]! : 1;
+      switch (objective.kind) {
+        case 'l2':
+          loss += (scores[i]! - y[i]!) ** 2;
+          total += 1;
+          continue;
+        case 'binary': {
+          // log(1 + e^{-z}) for the true class, written to stay finite for large |z|.
+          const z = y[i] === 1 ? scores[i]! : -scores[i]!;
+          loss += w * (z > 0 ? log1p(exp(-z)) : -z + log1p(exp(z)));
+          total += w;
+          continue;
+        }
+        case 'softmax': {
+          softmaxRow(scores, probs!, i * K, K);
+          loss -= w * log(maxOf(probs![i * K + y[i]!]!, 1e-15));
+          total += w;
+          continue;
+        }
+      }
+    }
+    return loss / maxOf(total, 1e-12);
+  };
 
   /** Gradient and hessian of the loss for output k on `rows`, each scaled by the row's weight. */
   const gradients = (rows: Int32Array, k: number) => {
@@ -249,13 +256,15 @@ export const trainBoostedScored = (
     }
   };
 
-  /** Adds a grown tree's values to output k of its own rows, whose leaves are known. */
-  const applyToWindow = (g: GrownTree, k: number) => {
+  /** Adds a grown tree's values to output k of its own rows (known leaves) and of every other row. */
+  const applyTree = (g: GrownTree, k: number, outside: Int32Array | null) => {
     const { v } = g.tree;
     for (let j = 0; j < g.leafNode.length; j++) {
       const value = v[g.leafNode[j]!]!;
       for (let q = g.leafBegin[j]!; q < g.leafEnd[j]!; q++) scores[g.rows[q]! * K + k]! += value;
     }
+    if (outside) addTree(g, binned, outside, scores, K, k);
+    addTree(g, binned, dev, scores, K, k);
   };
 
   // The dev rows' scores at the best round so far: candidates are compared on them without
@@ -265,64 +274,43 @@ export const trainBoostedScored = (
     for (let q = 0; q < dev.length; q++)
       for (let k = 0; k < K; k++) devScores[q * K + k] = scores[dev[q]! * K + k]!;
   };
-  /** Whether boosting stops, given the dev loss after `rounds` rounds. */
-  const stops = (loss: number, rounds: number) => {
-    if (loss < best - 1e-12) {
-      best = loss;
-      bestRounds = rounds;
-      keepDevScores();
-      return false;
-    }
-    return rounds - bestRounds >= patience;
-  };
 
+  // With more rows than a tree needs, each tree learns from a window of `rowsPerTree` consecutive
+  // train positions (random rows: see prepareBoosting) starting at a seeded offset.
+  const nt = train.length;
+  const windowSize = sampled ? rowsPerTree : nt;
   const window = new Int32Array(windowSize);
-  const windowAt = (start: number) => {
+  const outside = sampled ? new Int32Array(nt - windowSize) : null;
+  const treeRows = () => {
     if (!sampled) return train;
+    const start = Math.floor(random() * nt);
     for (let q = 0; q < windowSize; q++) window[q] = train[(start + q) % nt]!;
+    for (let q = 0; q < nt - windowSize; q++) outside![q] = train[(start + windowSize + q) % nt]!;
     return window;
   };
-  const nextStart = () => (sampled ? Math.floor(random() * nt) : 0);
 
-  // A round's outside rows and dev loss are finished during the next round (see scoring.ts), so
-  // the stopping rule reads each loss one round late; the round grown meanwhile is then dropped.
-  let start = nextStart();
-  let pending = false;
-  let stopped = false;
-  const grown: GrownTree[] = [];
-  try {
-    for (let round = 0; round < maxRounds; round++) {
-      const rows = windowAt(start);
-      const roundTrees: Tree[] = [];
-      grown.length = 0;
-      if (probs) for (const i of rows) softmaxRow(scores, probs, i * K, K);
-      for (let k = 0; k < K; k++) {
-        gradients(rows, k);
-        const g = grower.grow(rows, grad, hess);
-        grown.push(g);
-        roundTrees.push(g.tree);
-        // Softmax trees of one round all read this round's probabilities, so scores may move now.
-        applyToWindow(g, k);
-      }
-      if (pending && stops(scorer.finish(), trees.length)) {
-        stopped = true;
-        break;
-      }
-      if (pending && onRound && trees.length % every === 0) onRound(trees.length, maxRounds);
-      trees.push(roundTrees);
-      const next = round + 1 < maxRounds ? nextStart() : -1;
-      scorer.post(grown, start, sampled ? next : -1);
-      pending = true;
-      start = next;
+  for (let round = 0; round < maxRounds; round++) {
+    const rows = treeRows();
+    const roundTrees: Tree[] = [];
+    if (probs) for (const i of rows) softmaxRow(scores, probs, i * K, K);
+    for (let k = 0; k < K; k++) {
+      gradients(rows, k);
+      const grown = grower.grow(rows, grad, hess);
+      roundTrees.push(grown.tree);
+      // Softmax trees of one round all read this round's probabilities, so scores may move now.
+      applyTree(grown, k, outside);
     }
-    if (pending && !stopped && !stops(scorer.finish(), trees.length) && trees.length % every === 0)
-      onRound?.(trees.length, maxRounds);
-  } finally {
-    scorer.close();
+    trees.push(roundTrees);
+    const loss = dev.length ? devLoss() : 0;
+    if (loss < best - 1e-12) {
+      best = loss;
+      bestRounds = trees.length;
+      keepDevScores();
+    } else if (trees.length - bestRounds >= patience) break;
+    if (onRound && (round + 1) % every === 0) onRound(round + 1, maxRounds);
   }
   return {
     model: { kind: 'gbdt', outputs: K, base, trees: trees.slice(0, maxOf(bestRounds, 1)) },
     devScores: bestRounds > 0 ? devScores : null,
-    helpedRounds: scorer.helped(),
   };
 };

@@ -125,8 +125,7 @@ export const makeTreeGrower = (binned: BinnedFeatures, maxRows: number, params: 
     const perHess = leaf.sumH > 0 ? count / leaf.sumH : 0;
     const parentScore = (leaf.sumG * leaf.sumG) / (leaf.sumH + lambda);
     let best = 1e-12;
-    for (let j = 0; j < ns; j++) {
-      const f = splittable[j]!;
+    for (const f of splittable) {
       const base = offsets[f]! * 2;
       const nb = nBins[f]!;
       let gl = 0;

@@ -1,11 +1,10 @@
 import { serializeArtifact } from '../../src/ml/artifact';
-import { prepareBoosting, trainBoostedScored, type BoostOptions, type Objective } from '../../src/ml/boost';
 import { makePredictor } from '../../src/ml/predict';
 import type { TrainingProgress } from '../../src/ml/progress';
 import { trainInWorker } from '../../src/ml/runTraining';
 import { columnsFromRows } from '../../src/ml/table';
 import { trainModel } from '../../src/ml/train';
-import { planted, plantedClasses, seasonalSales, wideRegression } from './synthetic';
+import { planted, plantedClasses, seasonalSales } from './synthetic';
 
 const orderOf = (phases: TrainingProgress['phase'][]) =>
   phases.map((p) => ['reading', 'encoding', 'training', 'calibrating'].indexOf(p));
@@ -89,43 +88,6 @@ describe('training', () => {
       expect(json).toBe(serializeArtifact(trainModel(rows, 'y', { seed: 5 })));
       // Transferred: the caller's typed columns moved to the worker
       expect(columns.data[0]!.length).toBe(0);
-    });
-  });
-
-  describe('the helper thread that scores the rows outside each tree', () => {
-    // 45k rows: each tree learns from a window of 20k of the 36k train rows, so 16k are outside.
-    const data = wideRegression(45_000, 6, 3);
-    const features = data.data.slice(0, 6) as Float64Array[];
-    const values = data.data[6] as Float64Array;
-    const sorted = Float64Array.from(values).sort();
-    const tertile = (v: number) => (v < sorted[15_000]! ? 0 : v < sorted[30_000]! ? 1 : 2);
-    const rows = Int32Array.from({ length: 45_000 }, (_, i) => i);
-    const train = rows.filter((i) => i % 5 !== 0);
-    const dev = rows.filter((i) => i % 5 === 0);
-
-    it.each<[string, Objective, Float64Array]>([
-      ['squared error', { kind: 'l2' }, values],
-      ['two classes', { kind: 'binary' }, values.map((v) => (tertile(v) === 2 ? 1 : 0))],
-      ['three classes', { kind: 'softmax', classes: 3 }, values.map(tertile)],
-    ])('%s: the same trees, dev scores and stopping round as without it', (_label, objective, y) => {
-      // Given the same boosting input, stopping early (a large step overfits within a few rounds)
-      // or running out of rounds
-      const input = prepareBoosting(features, y, null, train, dev, objective, 7);
-      const stopping = { maxRounds: 60, patience: 2, learningRate: 0.8 } satisfies BoostOptions;
-      const running = { maxRounds: 8 } satisfies BoostOptions;
-      for (const options of [stopping, running]) {
-        // When it is trained with the helper thread and without
-        const helped = trainBoostedScored(input, { ...options, helper: true });
-        const alone = trainBoostedScored(input, { ...options, helper: false });
-        // Then the helper did score rounds, and the models and the dev scores are identical
-        expect(helped.helpedRounds).toBeGreaterThan(0);
-        expect(alone.helpedRounds).toBe(0);
-        expect(helped.model).toEqual(alone.model);
-        expect(helped.devScores).toEqual(alone.devScores);
-        expect(helped.devScores).not.toBeNull();
-        if (options === stopping) expect(helped.model.trees.length).toBeLessThan(options.maxRounds - 2);
-        else expect(helped.model.trees.length).toBe(options.maxRounds);
-      }
     });
   });
 
