@@ -11,32 +11,9 @@ import { forecast } from '../src/ml/timeseries';
 import { trainModel } from '../src/ml/train';
 import { seasonalSales, wideRegression } from '../test/ml/synthetic';
 import { readSharedCsv, REPOSITORY } from '../test/support/data';
-import { fmt } from './support';
+import { fmt, measure } from './support';
 
 const seconds = (ms: number) => fmt(ms / 1000, 2);
-
-/**
- * Wall time of `run`, the CPU time the whole process spent meanwhile (worker threads included: on a
- * shared machine wall time includes waiting for a core), and the peak RSS sampled every 20 ms.
- */
-const measure = async <T>(run: () => Promise<T> | T) => {
-  let peak = process.memoryUsage().rss;
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  try {
-    const result = await run();
-    const used = process.cpuUsage(cpu);
-    return {
-      result,
-      ms: performance.now() - started,
-      cpuMs: (used.user + used.system) / 1000,
-      peakRss: Math.max(peak, process.memoryUsage().rss),
-    };
-  } finally {
-    clearInterval(sampler);
-  }
-};
 
 const holdout = <T>(rows: T[], seed = 7) => {
   const order = shuffledIndices(rows.length, seed);

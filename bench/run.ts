@@ -26,6 +26,7 @@ import { benchPostgres } from './postgres.bench';
 import { benchPredictJoin } from './predictjoin.bench';
 import { benchReplay } from './replay.bench';
 import { benchSql } from './sql.bench';
+import { benchTraining } from './training.bench';
 import { benchProjectWrites, benchWrites } from './writes.bench';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -56,9 +57,10 @@ const benches: Record<string, () => Promise<unknown>> = {
   noisy: () => benchNoisyNeighbour(seconds),
   mcp: () => benchMcp(seconds),
   llmjoin: () => benchLlmJoin(),
+  training: () => benchTraining(),
 };
 const DEFAULT =
-  'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,kbeval,llmjoin';
+  'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,kbeval,llmjoin,training';
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {

@@ -102,3 +102,26 @@ export const rssMiB = (pid: number) => {
     return 0;
   }
 };
+
+/**
+ * Wall time of `run`, the CPU time the whole process spent meanwhile (worker threads included: on a
+ * shared machine wall time includes waiting for a core), and the peak RSS sampled every 20 ms.
+ */
+export const measure = async <T>(run: () => Promise<T> | T) => {
+  let peak = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  try {
+    const result = await run();
+    const used = process.cpuUsage(cpu);
+    return {
+      result,
+      ms: performance.now() - started,
+      cpuMs: (used.user + used.system) / 1000,
+      peakRss: Math.max(peak, process.memoryUsage().rss),
+    };
+  } finally {
+    clearInterval(sampler);
+  }
+};

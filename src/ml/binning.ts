@@ -4,8 +4,13 @@
  * values gets one bin per value, so small integer and encoded categorical features lose nothing.
  */
 export type BinnedFeatures = {
-  /** Per feature, one bin per row (all rows: train, dev and calibration share the cuts). */
-  bins: Uint8Array[];
+  /**
+   * Row-major: row k's bin of feature f is bins[k * features + f]. Trees read a row's bins
+   * together (histograms, partitions, walks), so one cache line serves all of them.
+   */
+  bins: Uint8Array;
+  features: number;
+  rows: number;
   /** Per feature, the cut points: value v falls in bin 1 + (number of cuts < v). */
   cuts: Float64Array[];
 };
@@ -14,16 +19,18 @@ export const MAX_BINS = 255;
 /** Quantiles are read on at most this many training rows (LightGBM's bin_construct_sample_cnt). */
 const QUANTILE_SAMPLE = 200_000;
 
-/** Cut points for one feature from training values (missing ones skipped). */
-const cutsOf = (values: Float64Array, rows: Int32Array, maxBins: number): Float64Array => {
-  const m = Math.min(rows.length, QUANTILE_SAMPLE);
-  const step = rows.length / m;
-  const sample = new Float64Array(m);
+/**
+ * Cut points for one feature from the values of its quantile sample (missing ones skipped). The
+ * sample is a set: which rows it holds decides the cuts, not the order they are read in.
+ */
+const cutsOf = (values: Float64Array, sampleRows: Int32Array, maxBins: number): Float64Array => {
+  const m = sampleRows.length;
+  const sorted = new Float64Array(m);
   for (let k = 0; k < m; k++) {
-    const v = values[rows[Math.floor(k * step)]!]!;
-    sample[k] = v === v ? v : Infinity; // missing: sorted last, dropped below
+    const v = values[sampleRows[k]!]!;
+    sorted[k] = v === v ? v : Infinity; // missing: sorted last, dropped below
   }
-  const sorted = sample.subarray(0, m).sort();
+  sorted.sort();
   let present = m;
   while (present > 0 && sorted[present - 1] === Infinity) present--;
   if (present === 0) return new Float64Array(0);
@@ -43,15 +50,41 @@ const cutsOf = (values: Float64Array, rows: Int32Array, maxBins: number): Float6
   return Float64Array.from(cuts);
 };
 
-const binOf = (cuts: Float64Array, v: number) => {
-  let lo = 0;
-  let hi = cuts.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (cuts[mid]! < v) lo = mid + 1;
-    else hi = mid;
+/** The training rows whose values set the cuts (LightGBM's bin_construct_sample_cnt), ascending. */
+const quantileSample = (train: Int32Array) => {
+  const m = Math.min(train.length, QUANTILE_SAMPLE);
+  const step = train.length / m;
+  const sample = new Int32Array(m);
+  for (let k = 0; k < m; k++) sample[k] = train[Math.floor(k * step)]!;
+  return sample.sort();
+};
+
+/**
+ * `rows` in ascending source order: source[j] = rows[at[j]]. Reading a feature column in that order
+ * walks it forwards; in the rows' own (shuffled) order each read would be a cache miss.
+ */
+const bySource = (rows: Int32Array) => {
+  const n = rows.length;
+  // One key per row, source-major: exact in a double while source × n < 2^53.
+  const keys = new Float64Array(n);
+  for (let k = 0; k < n; k++) keys[k] = rows[k]! * n + k;
+  keys.sort();
+  const source = new Int32Array(n);
+  const at = new Int32Array(n);
+  for (let j = 0; j < n; j++) {
+    const key = keys[j]!;
+    const k = key % n;
+    at[j] = k;
+    source[j] = (key - k) / n;
   }
-  return lo + 1;
+  return { source, at };
+};
+
+/** Cuts padded with +Infinity to 256 entries, for a search of eight fixed steps. */
+const padCuts = (cuts: Float64Array) => {
+  const padded = new Float64Array(256).fill(Infinity);
+  padded.set(cuts);
+  return padded;
 };
 
 /**
@@ -66,19 +99,32 @@ export const binFeatures = (
   maxBins = MAX_BINS,
 ): BinnedFeatures => {
   const limit = Math.min(maxBins, MAX_BINS);
-  const bins: Uint8Array[] = [];
-  const cuts: Float64Array[] = [];
-  for (const values of features) {
-    const c = cutsOf(values, train, limit);
-    const n = rows ? rows.length : values.length;
-    const b = new Uint8Array(n);
-    if (c.length > 0)
-      for (let k = 0; k < n; k++) {
-        const v = values[rows ? rows[k]! : k]!;
-        if (v === v) b[k] = binOf(c, v);
-      }
-    bins.push(b);
-    cuts.push(c);
-  }
-  return { bins, cuts };
+  const d = features.length;
+  const n = rows ? rows.length : (features[0]?.length ?? 0);
+  const bins = new Uint8Array(n * d);
+  const sample = quantileSample(train);
+  const order = rows ? bySource(rows) : null;
+  const cuts = features.map((values, f) => {
+    const c = cutsOf(values, sample, limit);
+    if (c.length === 0) return c;
+    // The bin is 1 + (number of cuts < v): a binary search over the padded cuts whose steps are
+    // selects rather than branches (a branchy search mispredicts about half its steps).
+    const p = padCuts(c);
+    for (let j = 0; j < n; j++) {
+      const v = values[order ? order.source[j]! : j]!;
+      if (v !== v) continue;
+      let lo = 0;
+      lo += p[lo + 127]! < v ? 128 : 0;
+      lo += p[lo + 63]! < v ? 64 : 0;
+      lo += p[lo + 31]! < v ? 32 : 0;
+      lo += p[lo + 15]! < v ? 16 : 0;
+      lo += p[lo + 7]! < v ? 8 : 0;
+      lo += p[lo + 3]! < v ? 4 : 0;
+      lo += p[lo + 1]! < v ? 2 : 0;
+      lo += p[lo]! < v ? 1 : 0;
+      bins[(order ? order.at[j]! : j) * d + f] = lo + 1;
+    }
+    return c;
+  });
+  return { bins, features: d, rows: n, cuts };
 };

@@ -144,11 +144,24 @@ const baseScores = (input: BoostInput): number[] => {
   }
 };
 
+/**
+ * A boosted model and its raw scores on the dev rows (K per row, in `input.dev`'s order) at the
+ * round kept: the sums its prediction gives those rows (bins split exactly where thresholds do,
+ * and each row adds the same trees in the same order), or null when no round was kept.
+ */
+export type ScoredBoosting = { model: GbdtModel; devScores: Float64Array | null };
+
 export const trainBoosted = (
   input: BoostInput,
   options: BoostOptions = {},
   onRound?: (round: number, maxRounds: number) => void,
-): GbdtModel => {
+): GbdtModel => trainBoostedScored(input, options, onRound).model;
+
+export const trainBoostedScored = (
+  input: BoostInput,
+  options: BoostOptions = {},
+  onRound?: (round: number, maxRounds: number) => void,
+): ScoredBoosting => {
   const { binned, y, objective, weights } = input;
   const n = y.length;
   const K = outputsOf(objective);
@@ -250,8 +263,16 @@ export const trainBoosted = (
       const value = v[g.leafNode[j]!]!;
       for (let q = g.leafBegin[j]!; q < g.leafEnd[j]!; q++) scores[g.rows[q]! * K + k]! += value;
     }
-    if (outside) addTree(g, binned.bins, outside, scores, K, k);
-    addTree(g, binned.bins, dev, scores, K, k);
+    if (outside) addTree(g, binned, outside, scores, K, k);
+    addTree(g, binned, dev, scores, K, k);
+  };
+
+  // The dev rows' scores at the best round so far: candidates are compared on them without
+  // walking the kept trees again.
+  const devScores = new Float64Array(dev.length * K);
+  const keepDevScores = () => {
+    for (let q = 0; q < dev.length; q++)
+      for (let k = 0; k < K; k++) devScores[q * K + k] = scores[dev[q]! * K + k]!;
   };
 
   // With more rows than a tree needs, each tree learns from a window of `rowsPerTree` consecutive
@@ -284,8 +305,12 @@ export const trainBoosted = (
     if (loss < best - 1e-12) {
       best = loss;
       bestRounds = trees.length;
+      keepDevScores();
     } else if (trees.length - bestRounds >= patience) break;
     if (onRound && (round + 1) % every === 0) onRound(round + 1, maxRounds);
   }
-  return { kind: 'gbdt', outputs: K, base, trees: trees.slice(0, maxOf(bestRounds, 1)) };
+  return {
+    model: { kind: 'gbdt', outputs: K, base, trees: trees.slice(0, maxOf(bestRounds, 1)) },
+    devScores: bestRounds > 0 ? devScores : null,
+  };
 };

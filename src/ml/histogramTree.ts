@@ -2,7 +2,8 @@
  * One regression tree on gradients and hessians, grown leaf by leaf (best gain first, as LightGBM
  * does) from per-leaf histograms over quantised features. A split builds the histogram of the
  * smaller child only and gets the larger one by subtracting it from the parent's. Rows live in one
- * Int32Array partitioned in place, so no per-row objects exist while a tree grows.
+ * Int32Array partitioned in place, so no per-row objects exist while a tree grows. Bins are read
+ * row-major: a row's bins share a cache line.
  */
 import type { BinnedFeatures } from './binning';
 import type { Tree } from './gbdt';
@@ -55,7 +56,7 @@ type Leaf = {
 export type TreeGrower = ReturnType<typeof makeTreeGrower>;
 
 export const makeTreeGrower = (binned: BinnedFeatures, maxRows: number, params: TreeParams) => {
-  const d = binned.bins.length;
+  const { bins, features: d } = binned;
   const nBins = Int32Array.from(binned.cuts, (c) => c.length + 2);
   const offsets = new Int32Array(d);
   let totalBins = 0;
@@ -64,71 +65,47 @@ export const makeTreeGrower = (binned: BinnedFeatures, maxRows: number, params: 
     totalBins += nBins[f]!;
   }
   // Features with a single value bin cannot split: skipped when building histograms.
-  const splittable = Array.from({ length: d }, (_, f) => f).filter((f) => nBins[f]! > 2);
+  const splittable = Int32Array.from({ length: d }, (_, f) => f).filter((f) => nBins[f]! > 2);
+  const ns = splittable.length;
+  /** Where each splittable feature's (gradient, hessian) pairs start in a histogram. */
+  const histAt = Int32Array.from(splittable, (f) => offsets[f]! * 2);
   const partition = new Int32Array(maxRows);
   const scratch = new Int32Array(maxRows);
-  const og = new Float64Array(maxRows);
-  const oh = new Float64Array(maxRows);
   const pool: Float64Array[] = [];
   const take = () => pool.pop() ?? new Float64Array(totalBins * 2);
 
   /**
-   * Sums of gradient and hessian per (feature, bin) over the rows partition[begin, end). Four
-   * features per pass over the rows: their updates are independent, which the CPU overlaps (twice
-   * as fast as one feature per pass).
+   * Sums of gradient and hessian per (feature, bin) over the rows partition[begin, end), row by
+   * row: a row's bins are adjacent, and four features per step keep independent updates in
+   * flight. Each bin still sums its rows in partition order, so the sums do not depend on how.
    */
   const buildHistogram = (grad: Float64Array, hess: Float64Array, begin: number, end: number) => {
     const hist = take();
     hist.fill(0);
-    const m = end - begin;
-    const idx = partition.subarray(begin, end);
-    const g = og;
-    const h = oh;
-    for (let k = 0; k < m; k++) {
-      const i = idx[k]!;
-      g[k] = grad[i]!;
-      h[k] = hess[i]!;
-    }
-    let j = 0;
-    for (; j + 4 <= splittable.length; j += 4) {
-      const f0 = splittable[j]!;
-      const f1 = splittable[j + 1]!;
-      const f2 = splittable[j + 2]!;
-      const f3 = splittable[j + 3]!;
-      const b0 = binned.bins[f0]!;
-      const b1 = binned.bins[f1]!;
-      const b2 = binned.bins[f2]!;
-      const b3 = binned.bins[f3]!;
-      const o0 = offsets[f0]! * 2;
-      const o1 = offsets[f1]! * 2;
-      const o2 = offsets[f2]! * 2;
-      const o3 = offsets[f3]! * 2;
-      for (let k = 0; k < m; k++) {
-        const i = idx[k]!;
-        const gk = g[k]!;
-        const hk = h[k]!;
-        let o = o0 + (b0[i]! << 1);
-        hist[o]! += gk;
-        hist[o + 1]! += hk;
-        o = o1 + (b1[i]! << 1);
-        hist[o]! += gk;
-        hist[o + 1]! += hk;
-        o = o2 + (b2[i]! << 1);
-        hist[o]! += gk;
-        hist[o + 1]! += hk;
-        o = o3 + (b3[i]! << 1);
-        hist[o]! += gk;
-        hist[o + 1]! += hk;
+    for (let k = begin; k < end; k++) {
+      const i = partition[k]!;
+      const gk = grad[i]!;
+      const hk = hess[i]!;
+      const row = i * d;
+      let j = 0;
+      for (; j + 4 <= ns; j += 4) {
+        const o0 = histAt[j]! + (bins[row + splittable[j]!]! << 1);
+        const o1 = histAt[j + 1]! + (bins[row + splittable[j + 1]!]! << 1);
+        const o2 = histAt[j + 2]! + (bins[row + splittable[j + 2]!]! << 1);
+        const o3 = histAt[j + 3]! + (bins[row + splittable[j + 3]!]! << 1);
+        hist[o0]! += gk;
+        hist[o0 + 1]! += hk;
+        hist[o1]! += gk;
+        hist[o1 + 1]! += hk;
+        hist[o2]! += gk;
+        hist[o2 + 1]! += hk;
+        hist[o3]! += gk;
+        hist[o3 + 1]! += hk;
       }
-    }
-    for (; j < splittable.length; j++) {
-      const f = splittable[j]!;
-      const bins = binned.bins[f]!;
-      const base = offsets[f]! * 2;
-      for (let k = 0; k < m; k++) {
-        const o = base + (bins[idx[k]!]! << 1);
-        hist[o]! += g[k]!;
-        hist[o + 1]! += h[k]!;
+      for (; j < ns; j++) {
+        const o = histAt[j]! + (bins[row + splittable[j]!]! << 1);
+        hist[o]! += gk;
+        hist[o + 1]! += hk;
       }
     }
     return hist;
@@ -213,14 +190,20 @@ export const makeTreeGrower = (binned: BinnedFeatures, maxRows: number, params: 
         if (leaves[j]!.feature >= 0 && (pick < 0 || leaves[j]!.gain > leaves[pick]!.gain)) pick = j;
       if (pick < 0) break;
       const parent = leaves[pick]!;
-      const bins = binned.bins[parent.feature]!;
-      // Stable partition: left rows first, right rows after, each in their previous order.
+      // Stable partition: left rows first, right rows after, each in their previous order. Each row
+      // is written to both sides and only the cursor of its own side moves: a left-or-right branch
+      // would be mispredicted about half the time.
+      const feature = parent.feature;
+      const splitBin = parent.bin;
       let w = parent.begin;
       let s = 0;
       for (let k = parent.begin; k < parent.end; k++) {
         const i = partition[k]!;
-        if (bins[i]! <= parent.bin) partition[w++] = i;
-        else scratch[s++] = i;
+        const goesRight = (splitBin - bins[i * d + feature]!) >>> 31;
+        partition[w] = i;
+        scratch[s] = i;
+        w += goesRight ^ 1;
+        s += goesRight;
       }
       partition.set(scratch.subarray(0, s), w);
       const hist = parent.hist!;
@@ -324,19 +307,21 @@ export const makeTreeGrower = (binned: BinnedFeatures, maxRows: number, params: 
 /** Adds the tree's leaf value to output k of each of `rows`, reading their bins (bin 0, missing, goes left). */
 export const addTree = (
   g: GrownTree,
-  bins: Uint8Array[],
+  binned: BinnedFeatures,
   rows: Int32Array,
   scores: Float64Array,
   K: number,
   k: number,
 ) => {
   const { feature, splitBin, left, right, value } = g.flat;
+  const { bins, features: d } = binned;
   for (let q = 0; q < rows.length; q++) {
     const row = rows[q]!;
+    const at = row * d;
     let i = 0;
     let f = feature[0]!;
     while (f >= 0) {
-      i = bins[f]![row]! <= splitBin[i]! ? left[i]! : right[i]!;
+      i = bins[at + f]! <= splitBin[i]! ? left[i]! : right[i]!;
       f = feature[i]!;
     }
     scores[row * K + k]! += value[i]!;

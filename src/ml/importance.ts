@@ -4,7 +4,7 @@
  * same training gives the same importances.
  */
 import type { FeatureImportance } from './artifact';
-import { shuffledIndices } from './random';
+import { shuffledOrder } from './random';
 
 /**
  * `X` holds `n` held-out rows of `d` features (row-major); `blocks` gives, per input column, its
@@ -22,7 +22,7 @@ export const permutationImportance = (
   const shuffled = new Float64Array(X.length);
   const drops = blocks.map((b, j) => {
     shuffled.set(X);
-    const order = shuffledIndices(n, (seed + 7919 * (j + 1)) >>> 0);
+    const order = shuffledOrder(n, (seed + 7919 * (j + 1)) >>> 0);
     for (let r = 0; r < n; r++)
       for (let w = 0; w < b.width; w++) shuffled[r * d + b.start + w] = X[order[r]! * d + b.start + w]!;
     return Math.max(0, base - score(shuffled));

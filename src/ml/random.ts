@@ -10,13 +10,19 @@ export const seededRandom = (seed: number) => {
   };
 };
 
-/** Fisher–Yates with the seeded generator. */
-export const shuffledIndices = (n: number, seed: number) => {
+/** Fisher–Yates with the seeded generator, into a typed array (a million rows: no boxed array). */
+export const shuffledOrder = (n: number, seed: number): Int32Array => {
   const random = seededRandom(seed);
-  const order = Array.from({ length: n }, (_, i) => i);
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
   for (let i = n - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
-    [order[i], order[j]] = [order[j]!, order[i]!];
+    const t = order[i]!;
+    order[i] = order[j]!;
+    order[j] = t;
   }
   return order;
 };
+
+/** Fisher–Yates with the seeded generator: `shuffledOrder` as an array. */
+export const shuffledIndices = (n: number, seed: number): number[] => Array.from(shuffledOrder(n, seed));

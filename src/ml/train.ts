@@ -4,8 +4,9 @@ import {
   MAX_STOP_ROWS,
   prepareBoosting,
   sampleRows,
-  trainBoosted,
+  trainBoostedScored,
   type Objective,
+  type ScoredBoosting,
 } from './boost';
 import {
   argmaxRow,
@@ -28,7 +29,7 @@ import { makeScorer, rowMajor } from './mixers';
 import { balancedAccuracy, r2 } from './metrics';
 import { parseTrainOptions, TrainingError, type ParsedTrainOptions, type TrainOptions } from './options';
 import { progressReporter, type ProgressReporter } from './progress';
-import { shuffledIndices } from './random';
+import { shuffledOrder } from './random';
 import { planTargetOrFail, type TargetPlan } from './target';
 import { asColumnar, isNumericColumn, rowCount, type ColumnarData, type TrainingData } from './table';
 import { trainForecaster } from './timeseries';
@@ -43,15 +44,15 @@ const IMPORTANCE_ROWS = 2000;
 
 /** Seeded 80/10/10 split of `n` rows into train, dev (early stopping, selection) and calibration. */
 export const splitRows = (n: number, seed: number) => {
-  const order = shuffledIndices(n, seed);
+  const order = shuffledOrder(n, seed);
   const nDev = Math.max(1, Math.floor(n * 0.1));
   const nCal = Math.max(1, Math.floor(n * 0.1));
   // Train and dev in row order (memory is walked forwards); calibration keeps the shuffled order,
   // so its first rows are a random sample (permutation importance reads them).
   return {
-    train: Int32Array.from(order.slice(0, n - nDev - nCal)).sort(),
-    dev: Int32Array.from(order.slice(n - nDev - nCal, n - nCal)).sort(),
-    cal: Int32Array.from(order.slice(n - nCal)),
+    train: order.slice(0, n - nDev - nCal).sort(),
+    dev: order.slice(n - nDev - nCal, n - nCal).sort(),
+    cal: order.slice(n - nCal),
   };
 };
 
@@ -186,8 +187,8 @@ const trainTabular = (
   const balance = !regression && o.classBalance !== 'none';
 
   const candidates: Candidate[] = [];
-  const consider = (name: string, mixer: Mixer) => {
-    const out = makeScorer(mixer, K)(devX, devRows.length, d);
+  const consider = (name: string, mixer: Mixer, devOut?: Float64Array) => {
+    const out = devOut ?? makeScorer(mixer, K)(devX, devRows.length, d);
     if (regression) {
       candidates.push({ name, mixer, score: r2(devY, out), probabilities: null, decision: null });
       return;
@@ -198,6 +199,15 @@ const trainTabular = (
     candidates.push({ name, mixer, score: decisionAccuracy(p, devY, K, decision), probabilities, decision });
   };
 
+  /** The boosted candidate, scored on dev by its training (as makeScorer lays out its outputs). */
+  const considerBoosted = ({ model, devScores }: ScoredBoosting) => {
+    if (!devScores || model.outputs === Math.max(K, 1))
+      return consider('gbdt', model, devScores ?? undefined);
+    // One logit for two classes: [0, s] per row.
+    const out = new Float64Array(devRows.length * K);
+    for (let r = 0; r < devRows.length; r++) out[r * K + 1] = devScores[r]!;
+    consider('gbdt', model, out);
+  };
   const boostedRounds = o.maxRounds ?? (regression ? 500 : 300);
   const onRound = (round: number, max: number) => report('training', 0.1 + (0.9 * round) / max);
   let classWeights: number[] | null = null;
@@ -208,7 +218,7 @@ const trainTabular = (
     consider('linear', trainLinear(features, y, sampleRows(train, MAX_FIT_ROWS, seed)));
     report('training', 0.1);
     const input = prepareBoosting(features, y, null, train, devRows, { kind: 'l2' }, seed);
-    consider('gbdt', trainBoosted(input, { maxRounds: boostedRounds, seed }, onRound));
+    considerBoosted(trainBoostedScored(input, { maxRounds: boostedRounds, seed }, onRound));
   } else {
     consider('majority', { kind: 'majority', probabilities: priors });
     report('training', 0.05);
@@ -222,7 +232,7 @@ const trainTabular = (
     const objective: Objective = K === 2 ? { kind: 'binary' } : { kind: 'softmax', classes: K };
     const input = prepareBoosting(features, y, weights, train, devRows, objective, seed);
     report('training', 0.1);
-    consider('gbdt', trainBoosted(input, { maxRounds: boostedRounds, seed }, onRound));
+    considerBoosted(trainBoostedScored(input, { maxRounds: boostedRounds, seed }, onRound));
   }
   report('training', 1);
   let chosen = candidates[0]!;
