@@ -195,10 +195,9 @@ export const makePredictor = (artifact: Artifact, pool?: ScoringPool): Predictor
     const column = (name: string) =>
       asked.has(name) ? (out[name] = new Array<unknown>(n).fill(null)) : null;
     const echo = (name: string) => {
-      const into = column(name);
-      if (!into) return;
+      if (!asked.has(name)) return;
       const values = batch.column(name);
-      for (let r = 0; r < n; r++) into[r] = values?.[r] ?? null;
+      out[name] = values ? Array.from(values, (v) => v ?? null) : new Array<unknown>(n).fill(null);
     };
     for (const c of inputColumns) echo(c);
     echo('select_data_query');
@@ -300,11 +299,14 @@ export const makePredictor = (artifact: Artifact, pool?: ScoringPool): Predictor
   /** Answer rows, every output column in order (absent ones null). */
   const rowsOf = (count: number, columns: Record<string, unknown[]>) => {
     const present = outputColumns.filter((c) => columns[c] !== undefined);
-    return Array.from({ length: count }, (_, r) => {
+    const values = present.map((c) => columns[c]!);
+    const answers = new Array<Row>(count);
+    for (let r = 0; r < count; r++) {
       const result: Row = { ...template };
-      for (const c of present) result[c] = columns[c]![r];
-      return result;
-    });
+      for (let j = 0; j < present.length; j++) result[present[j]!] = values[j]![r];
+      answers[r] = result;
+    }
+    return answers;
   };
 
   /** Answer rows, scored on this thread; `wanted` without the explanation leaves it null. */
