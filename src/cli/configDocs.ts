@@ -236,7 +236,7 @@ export const ENTRIES: Record<Variable, Entry> = {
     section: 'sql',
     meaning:
       "Threads a prediction of 512 rows or more walks its model's trees on (this process's own thread and `PREDICTION_THREADS - 1` workers, started by the first such prediction); `1` keeps every prediction on the process's thread.",
-    whenUnset: 'the machine\'s cores (`os.availableParallelism()`)',
+    whenUnset: "the machine's cores (`os.availableParallelism()`)",
   },
   SQL_ROW_LIMIT: {
     section: 'sql',
