@@ -25,6 +25,8 @@ export const startServer = (script: string, env: Record<string, string>): Promis
       // BENCH_SERVER_NODE_ARGS: Node options for the service alone (`--cpu-prof --cpu-prof-dir=…` to profile it).
       execArgv: [
         ...(compiled ? [] : ['--import', 'tsx']),
+        // As `npm start` runs the service (package.json, docker/Dockerfile).
+        '--max-semi-space-size=64',
         ...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       ],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
