@@ -76,7 +76,7 @@ export const baseTable = (table: string, alias: string): AstNode => ({
 
 type ColumnType = 'BOOLEAN' | 'BIGINT' | 'DOUBLE' | 'VARCHAR';
 
-/** A temporary table's column type from its JS values: all booleans, all integers, all numbers, or text. */
+/** A temporary table's column type from its JS values: all booleans, all safe integers, all numbers, or text. */
 const columnType = (values: readonly unknown[] | undefined): ColumnType => {
   let seen = false;
   let booleans = true;
@@ -87,7 +87,8 @@ const columnType = (values: readonly unknown[] | undefined): ColumnType => {
     seen = true;
     if (typeof v !== 'boolean') booleans = false;
     if (typeof v !== 'number') numbers = integers = false;
-    else if (!Number.isInteger(v)) integers = false;
+    // Integers past 2^53 are doubles already, and past 2^63 a BIGINT would wrap: DOUBLE keeps them.
+    else if (!Number.isSafeInteger(v)) integers = false;
     if (!booleans && !numbers) break;
   }
   if (!seen) return 'VARCHAR';

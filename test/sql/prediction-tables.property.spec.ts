@@ -1,0 +1,74 @@
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import fc from 'fast-check';
+import { loadColumns } from '../../src/sql/predictionTables';
+
+/**
+ * Computed rows (predictions, answers) go into a temporary table a data chunk at a time, typed from
+ * their values. The promise: every value reads back as it went in (text columns hold non-strings as
+ * JSON), whatever the values and however many chunks they span.
+ */
+describe('computed columns loaded into DuckDB', () => {
+  let instance: DuckDBInstance;
+  let c: DuckDBConnection;
+  beforeAll(async () => {
+    instance = await DuckDBInstance.create(':memory:');
+    c = await instance.connect();
+  });
+  afterAll(() => {
+    c.closeSync();
+    instance.closeSync();
+  });
+
+  const readBack = async (values: unknown[]) => {
+    await loadColumns(c, [], 'computed', ['v'], { length: values.length, values: { v: values } });
+    const reader = await c.runAndReadAll('SELECT v FROM computed');
+    return reader.getColumnsJS()[0] ?? [];
+  };
+  /** Text as DuckDB holds it: UTF-8, a lone surrogate replaced by U+FFFD (as every text cell is). */
+  const utf8 = (s: string) => Buffer.from(s, 'utf8').toString('utf8');
+  /** What a value is once stored: its own kind of number, boolean or text (others as JSON). */
+  const expected = (values: unknown[]) => {
+    const present = values.filter((v) => v !== null && v !== undefined);
+    const numbers = present.length > 0 && present.every((v) => typeof v === 'number');
+    const booleans = present.length > 0 && present.every((v) => typeof v === 'boolean');
+    const integers = numbers && present.every((v) => Number.isSafeInteger(v));
+    return values.map((v) =>
+      v === null || v === undefined
+        ? null
+        : integers
+          ? BigInt(v as number)
+          : numbers || booleans
+            ? v
+            : typeof v === 'string'
+              ? utf8(v)
+              : utf8(JSON.stringify(v)),
+    );
+  };
+
+  it('given generated values (large integers, doubles, booleans, text with lone surrogates and NUL, objects, nulls) over several chunks, when loaded, then each reads back as it went in', async () => {
+    const value = fc.oneof(
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.constantFrom(1e20, -1e300, 2 ** 53 + 2, 9007199254740991),
+      fc.boolean(),
+      fc.string({ unit: 'binary', maxLength: 20 }),
+      fc.constantFrom('\uD800', 'a\u0000b', null, undefined, { a: [1] }),
+    );
+    // One kind per column (as a model's columns are), or a mix: both are typed from their values.
+    const column = fc.oneof(
+      fc.array(fc.oneof(fc.integer(), fc.constantFrom(1e20, -(2 ** 60), null)), { maxLength: 5000 }),
+      fc.array(fc.double({ noNaN: true, noDefaultInfinity: true }), { maxLength: 5000 }),
+      fc.array(value, { maxLength: 3000 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(column, async (values) => {
+        expect(await readBack(values)).toEqual(expected(values));
+      }),
+      { seed: 2718, numRuns: 40 },
+    );
+  });
+
+  it('an integer past 2^63 is kept as a double, not wrapped', async () => {
+    expect(await readBack([1e20, 3])).toEqual([1e20, 3]);
+  });
+});
