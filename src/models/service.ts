@@ -144,8 +144,6 @@ export const modelsService = (
     if (cached) return cached;
     const file = await blobs.ensureLocal(digest, 'model.json');
     const predictor = makePredictor(JSON.parse(await fs.promises.readFile(file, 'utf8')) as Artifact, pool);
-    // Start the pool's workers with the first model loaded: the first large prediction then uses them.
-    pool.warm().catch((err: unknown) => ctx.logger.warn({ err }, 'prediction workers not started'));
     if (predictors.size >= 16) predictors.delete(predictors.keys().next().value as string);
     predictors.set(digest, predictor);
     return predictor;
