@@ -131,11 +131,9 @@ export const makePredictor = (artifact: Artifact, pool?: ScoringPool): Predictor
   };
   /** Scores with the ensemble's walk spread over the pool's threads (the same values). */
   const scoreInPool = async (batch: ColumnBatch) => {
+    if (!pool) return score(batch);
     const s = prepare(batch);
-    if (!s.ensemble) return s.finish(null);
-    return s.finish(
-      pool ? await pool.scores(s.ensemble, s.X, s.n, s.d) : compiledScores(s.ensemble, s.X, s.n, s.d),
-    );
+    return s.finish(s.ensemble ? await pool.scores(s.ensemble, s.X, s.n, s.d) : null);
   };
   const K = tabular.classes.length;
   const cal: Calibration = tabular.calibration;

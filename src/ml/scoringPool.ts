@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { missingAsLeft, scoreRowsInto, type CompiledGbdt } from './gbdt';
+import { compiledScores, missingAsLeft, scoreRowsInto, type CompiledGbdt } from './gbdt';
 
 /**
  * Tree ensembles scored on several threads. Walking 300 trees per row is the whole cost of a large
@@ -72,17 +72,21 @@ const shareModel = (c: CompiledGbdt): CompiledGbdt => {
   };
 };
 
+/** Scores the rows of one chunk of a batch into its scores. */
+const scoreChunk = ({ model, x, d, n, chunkRows, out }: ScoringJob, chunk: number) =>
+  scoreRowsInto(model, x, d, chunk * chunkRows, Math.min(n, (chunk + 1) * chunkRows), out);
+
 /**
  * Claims chunks until none is left, scoring each and marking it done. Run by every thread of a
  * batch; a worker then says so (the last chunk's thread always does, so the batch's owner wakes).
  */
 export const scoreClaimedChunks = (job: ScoringJob) => {
-  const { model, x, d, n, chunkRows, control, out } = job;
+  const { n, chunkRows, control } = job;
   const chunks = Math.ceil(n / chunkRows);
   for (;;) {
     const chunk = Atomics.add(control, NEXT, 1);
     if (chunk >= chunks) return;
-    scoreRowsInto(model, x, d, chunk * chunkRows, Math.min(n, (chunk + 1) * chunkRows), out);
+    scoreChunk(job, chunk);
     Atomics.store(control, FLAGS + chunk, 1);
     Atomics.add(control, DONE, 1);
   }
@@ -135,15 +139,9 @@ export const scoringPool = (threads: number): ScoringPool => {
     return worker;
   };
 
-  const scoreHere = (model: CompiledGbdt, X: Float64Array, n: number, d: number) => {
-    const out = new Float64Array(n * model.outputs);
-    scoreRowsInto(model, missingAsLeft(X), d, 0, n, out);
-    return out;
-  };
-
   const scores = async (model: CompiledGbdt, X: Float64Array, n: number, d: number) => {
     const helpers = closed ? 0 : workers.length;
-    if (helpers === 0 || n < 2 * MIN_CHUNK_ROWS) return scoreHere(model, X, n, d);
+    if (helpers === 0 || n < 2 * MIN_CHUNK_ROWS) return compiledScores(model, X, n, d);
     let sharedModel = sharedModels.get(model);
     if (!sharedModel) sharedModels.set(model, (sharedModel = shareModel(model)));
     // About eight chunks per thread: a thread slowed by others on the machine holds up one chunk, not a share.
@@ -173,15 +171,7 @@ export const scoringPool = (threads: number): ScoringPool => {
       while (Atomics.load(job.control, DONE) < chunks) {
         if (lost !== lostBefore) {
           for (let chunk = 0; chunk < chunks; chunk++)
-            if (Atomics.load(job.control, FLAGS + chunk) === 0)
-              scoreRowsInto(
-                job.model,
-                job.x,
-                d,
-                chunk * chunkRows,
-                Math.min(n, (chunk + 1) * chunkRows),
-                job.out,
-              );
+            if (Atomics.load(job.control, FLAGS + chunk) === 0) scoreChunk(job, chunk);
           break;
         }
         await new Promise<void>((resolve) => (woken = resolve));

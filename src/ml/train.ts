@@ -25,7 +25,7 @@ import { featureNames, toNumber, type DType } from './dataset';
 import { encodeColumns, planEncodings } from './encode';
 import { permutationImportance } from './importance';
 import { trainLinear } from './linear';
-import { makeScorer, rowMajor } from './mixers';
+import { gbdtOutputs, makeScorer, rowMajor } from './mixers';
 import { balancedAccuracy, r2 } from './metrics';
 import { parseTrainOptions, TrainingError, type ParsedTrainOptions, type TrainOptions } from './options';
 import { progressReporter, type ProgressReporter } from './progress';
@@ -200,14 +200,12 @@ const trainTabular = (
   };
 
   /** The boosted candidate, scored on dev by its training (as makeScorer lays out its outputs). */
-  const considerBoosted = ({ model, devScores }: ScoredBoosting) => {
-    if (!devScores || model.outputs === Math.max(K, 1))
-      return consider('gbdt', model, devScores ?? undefined);
-    // One logit for two classes: [0, s] per row.
-    const out = new Float64Array(devRows.length * K);
-    for (let r = 0; r < devRows.length; r++) out[r * K + 1] = devScores[r]!;
-    consider('gbdt', model, out);
-  };
+  const considerBoosted = ({ model, devScores }: ScoredBoosting) =>
+    consider(
+      'gbdt',
+      model,
+      devScores ? gbdtOutputs(devScores, devRows.length, Math.max(K, 1), model.outputs) : undefined,
+    );
   const boostedRounds = o.maxRounds ?? (regression ? 500 : 300);
   const onRound = (round: number, max: number) => report('training', 0.1 + (0.9 * round) / max);
   let classWeights: number[] | null = null;
