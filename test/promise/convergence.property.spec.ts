@@ -10,7 +10,7 @@ import {
 import { applyAll, commandSequence, propertySettings, PROPERTY_TIMEOUT_MS } from '../support/promise-world';
 
 /** Fixed, so a failure reproduces (PROMISE_SEED and PROMISE_RUNS explore further). */
-const SETTINGS = propertySettings(20261124, 16);
+const SETTINGS = propertySettings(20261124, 10);
 
 /**
  * The promise across processes: two apps on one PostgreSQL log, each with its own DuckDB (what two

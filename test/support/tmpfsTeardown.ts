@@ -1,0 +1,3 @@
+import { removeScratch } from './tmpfs';
+
+export default removeScratch;
