@@ -22,8 +22,9 @@ export const accessLog =
         'X-Request-Id replaced: over 200 characters or not printable ASCII',
       );
     res.setHeader('X-Request-Id', id);
-    // Code deep in the call chain (a log line about a refused connection) can name the request.
-    const proceed = () => withRequest({ requestId: id, interface: 'rest' }, next);
+    // Code deep in the call chain (a log line about a refused connection) can name the request, and
+    // record what it appended (the answer's X-Log-Position, logPosition.ts): one context per request.
+    const proceed = () => withRequest({ requestId: id, interface: 'rest', appended: { last: null } }, next);
     if (!logger.isLevelEnabled('info')) return proceed();
     const started = process.hrtime.bigint();
     // 'close' fires for finished and for abandoned requests alike.

@@ -3,6 +3,7 @@ import type { Duck } from '../duckdb/database';
 import { readAsOf } from '../projection/asOfReads';
 import { invalid } from '../shared/errors';
 import { truncate } from './problem';
+import { hasQuery } from './query';
 
 export const AS_OF_PARAM = 'as_of';
 export const AS_OF_POSITION_HEADER = 'X-As-Of-Position';
@@ -22,9 +23,8 @@ const positionAt = async (duck: Pick<Duck, 'query'>, moment: Date): Promise<bigi
  * the resource tables as of that log position (projection/asOfReads.ts); the answer names the
  * position in X-As-Of-Position. Only reads travel in time: any other method with `as_of` is a 400.
  */
-export const asOfReads =
-  (duck: Pick<Duck, 'query'>): RequestHandler =>
-  async (req, res, next) => {
+export const asOfReads = (duck: Pick<Duck, 'query'>): RequestHandler => {
+  const readAsOfParam: RequestHandler = async (req, res, next) => {
     const value = req.query[AS_OF_PARAM];
     if (value === undefined) return next();
     const shown = JSON.stringify(truncate(String(value), 40));
@@ -43,3 +43,6 @@ export const asOfReads =
     res.setHeader(AS_OF_POSITION_HEADER, position.toString());
     readAsOf(position, next);
   };
+  // Synchronous for a URL without a query string (nearly every request): no promise to settle.
+  return (req, res, next) => (hasQuery(req) ? readAsOfParam(req, res, next) : next());
+};

@@ -8,7 +8,8 @@ import {
   type ProjectionRunner,
 } from '../projection/runner';
 import { invalid, unavailable } from '../shared/errors';
-import { currentRequest, withRequest, type AppendedByRequest } from '../shared/requestContext';
+import { currentRequest } from '../shared/requestContext';
+import { hasQuery } from './query';
 import { truncate } from './problem';
 
 /*
@@ -32,20 +33,20 @@ const logPosition = z
 
 /**
  * Every answer to a request that appended events carries the position of the last one. Services
- * record it in the request's context (`settled`); the header is set as the status line goes out,
- * whichever way the answer is written (a route, the error mapper, a 202). Mount it right after the
- * access log, which opens the request's context.
+ * record it in the request's context (`noteAppended`); the header is set as the status line goes
+ * out, whichever way the answer is written (a route, the error mapper, a 202). Mount it after the
+ * access log, which opens the request's context with its `appended` record.
  */
 export const logPositionHeader: RequestHandler = (_req, res, next) => {
-  const appended: AppendedByRequest = { last: null };
+  const appended = currentRequest()?.appended;
+  if (!appended) return next();
   const writeHead = res.writeHead;
   res.writeHead = ((...args: unknown[]) => {
     if (appended.last !== null && !res.headersSent)
       res.setHeader(LOG_POSITION_HEADER, appended.last.toString());
     return writeHead.apply(res, args as Parameters<typeof writeHead>);
   }) as typeof res.writeHead;
-  const current = currentRequest() ?? { requestId: '', interface: 'rest' as const };
-  withRequest({ ...current, appended }, next);
+  next();
 };
 
 /** The position the request asks for (the higher of header and parameter), or null when it names none. */
@@ -61,7 +62,9 @@ export const minLogPositionOf = (req: Request): bigint | null => {
     return parsed.data;
   };
   const fromHeader = parse(req.headers[MIN_LOG_POSITION_HEADER.toLowerCase()], MIN_LOG_POSITION_HEADER);
-  const fromQuery = parse(req.query[MIN_LOG_POSITION_PARAM], `${MIN_LOG_POSITION_PARAM} (query parameter)`);
+  const fromQuery = hasQuery(req)
+    ? parse(req.query[MIN_LOG_POSITION_PARAM], `${MIN_LOG_POSITION_PARAM} (query parameter)`)
+    : null;
   if (fromHeader === null) return fromQuery;
   if (fromQuery === null) return fromHeader;
   return fromHeader > fromQuery ? fromHeader : fromQuery;
@@ -73,12 +76,11 @@ export const minLogPositionOf = (req: Request): bigint | null => {
  * read model (the project exists) see them too. Past `waitMs`: 503 with Retry-After, naming the
  * position asked and the position reached; nothing was read or written.
  */
-export const awaitMinLogPosition =
-  (projections: Pick<ProjectionRunner, 'waitFor' | 'highestApplied'>, waitMs: number): RequestHandler =>
-  async (req, _res, next) => {
-    const wanted = minLogPositionOf(req);
-    // Position 0 precedes every event: there is nothing to wait for.
-    if (wanted === null || wanted === 0n) return next();
+export const awaitMinLogPosition = (
+  projections: Pick<ProjectionRunner, 'waitFor' | 'highestApplied'>,
+  waitMs: number,
+): RequestHandler => {
+  const waitForPosition = async (wanted: bigint, next: () => void) => {
     try {
       await projections.waitFor(wanted, waitMs);
     } catch (error) {
@@ -98,3 +100,11 @@ export const awaitMinLogPosition =
     }
     next();
   };
+  // Synchronous when the request names no position (nearly every request): no promise to settle.
+  return (req, _res, next) => {
+    const wanted = minLogPositionOf(req);
+    // Position 0 precedes every event: there is nothing to wait for.
+    if (wanted === null || wanted === 0n) return next();
+    return waitForPosition(wanted, next);
+  };
+};

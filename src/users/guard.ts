@@ -132,25 +132,38 @@ export const guard = (users: UsersService, config: AuthConfig): RequestHandler[]
         maxAge: 600,
       }),
     );
-  handlers.push(async (req, _res, next) => {
+  // Without a proxy to trust, the client's address is the socket's (what req.ip answers then, after
+  // parsing X-Forwarded-For for nothing).
+  const addressOf = (req: Request) =>
+    (config.trustProxy === undefined ? req.socket.remoteAddress : req.ip) ?? req.socket.remoteAddress ?? '';
+  const viaOf = (req: Request, base: RequestContext) =>
+    /^\/api\/sql\/query\/?$/i.test(req.path) ? ('sql' as const) : base.interface;
+  const proceed = (req: Request, next: () => void, context: RequestContext) => {
+    contexts.set(req, context);
+    withRequest(context, next);
+  };
+  /** Authentication off: only the Host check, then the client's address as the actor. */
+  const open = (req: Request, next: () => void) => {
     const base = currentRequest() ?? { requestId: '', interface: 'rest' as const };
-    const via = /^\/api\/sql\/query\/?$/i.test(req.path) ? ('sql' as const) : base.interface;
-    const address = req.ip ?? req.socket.remoteAddress ?? '';
-    const proceed = (context: RequestContext) => {
-      contexts.set(req, context);
-      withRequest(context, next);
-    };
-    if (!(await users.enabled())) {
-      const host = hostName(req.headers.host);
-      // Probes answer nothing worth rebinding for, and address the pod, not localhost. The metrics
-      // are held to the Host check like /api/status: list the name Prometheus scrapes in ALLOWED_HOSTS.
-      if (!PROBE.test(req.path) && !isLoopback(host) && !allowedHosts.has(host))
-        throw forbidden(
-          `Authentication is off, so this server answers only requests addressed to a loopback name (127.0.0.1, localhost, [::1]), not ${host || '(no Host)'}: a web page elsewhere could otherwise reach it through DNS rebinding. Turn authentication on (AUTH_USERNAME and AUTH_PASSWORD), or list this host name in ALLOWED_HOSTS.`,
-          'Host not allowed',
-        );
-      return proceed({ ...base, interface: via, actor: { kind: 'address', id: address } });
-    }
+    const host = hostName(req.headers.host);
+    // Probes answer nothing worth rebinding for, and address the pod, not localhost. The metrics
+    // are held to the Host check like /api/status: list the name Prometheus scrapes in ALLOWED_HOSTS.
+    if (!PROBE.test(req.path) && !isLoopback(host) && !allowedHosts.has(host))
+      throw forbidden(
+        `Authentication is off, so this server answers only requests addressed to a loopback name (127.0.0.1, localhost, [::1]), not ${host || '(no Host)'}: a web page elsewhere could otherwise reach it through DNS rebinding. Turn authentication on (AUTH_USERNAME and AUTH_PASSWORD), or list this host name in ALLOWED_HOSTS.`,
+        'Host not allowed',
+      );
+    proceed(req, next, {
+      ...base,
+      interface: viaOf(req, base),
+      actor: { kind: 'address', id: addressOf(req) },
+    });
+  };
+  const signedIn = async (req: Request, next: () => void) => {
+    if (!(await users.enabled())) return open(req, next);
+    const base = currentRequest() ?? { requestId: '', interface: 'rest' as const };
+    const via = viaOf(req, base);
+    const address = addressOf(req);
     const bearer = bearerOf(req);
     const cookie = bearer === undefined ? cookieOf(req, SESSION_COOKIE) : undefined;
     const identity =
@@ -168,7 +181,7 @@ export const guard = (users: UsersService, config: AuthConfig): RequestHandler[]
       );
     if (!identity) {
       if (isOpen(req.path))
-        return proceed({ ...base, interface: via, actor: { kind: 'address', id: address } });
+        return proceed(req, next, { ...base, interface: via, actor: { kind: 'address', id: address } });
       throw unauthorized('Authorization is required to complete the request');
     }
     identities.set(req, identity);
@@ -176,8 +189,16 @@ export const guard = (users: UsersService, config: AuthConfig): RequestHandler[]
       const refusal = refusalOf(identity.principal, req.method, req.path);
       if (refusal) throw forbidden(refusal);
     }
-    return proceed({ ...base, interface: via, actor: identity.actor, principal: identity.principal });
-  });
+    return proceed(req, next, {
+      ...base,
+      interface: via,
+      actor: identity.actor,
+      principal: identity.principal,
+    });
+  };
+  // Synchronous when the users' state is loaded and says authentication is off (a local start's
+  // every request): no promise to settle.
+  handlers.push((req, _res, next) => (users.enabledNow() === false ? open(req, next) : signedIn(req, next)));
   return handlers;
 };
 
@@ -187,7 +208,8 @@ export const guard = (users: UsersService, config: AuthConfig): RequestHandler[]
  */
 export const reenterRequest: RequestHandler = (req, _res, next) => {
   const context = contexts.get(req);
-  if (context) withRequest(context, next);
+  // A request without a body was never left (its parser called on at once).
+  if (context && currentRequest() !== context) withRequest(context, next);
   else next();
 };
 
