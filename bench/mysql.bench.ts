@@ -165,7 +165,7 @@ export const benchMysql = async (seconds: number) => {
       ROUNDS,
     );
     console.log(
-      `MySQL protocol SELECT 1 (16 connections, median of ${ROUNDS} turns each): ${fmt(q.ours)} q/s vs MariaDB ${fmt(q.baseline)} q/s → ${fmt(ratio(q.ours, q.baseline), 2)} (goal ≥ 0.5; turns ${q.turns})`,
+      `MySQL protocol SELECT 1 (16 connections, median of ${ROUNDS} turns each): ${fmt(q.ours)} q/s vs MariaDB ${fmt(q.baseline)} q/s → ${fmt(ratio(q.ours, q.baseline), 2)} (goal ≥ 1.0, issue 41; turns ${q.turns})`,
     );
 
     // MariaDB's Sequence engine makes the rows as it sends them; DuckDB's range() likewise.
@@ -181,7 +181,7 @@ export const benchMysql = async (seconds: number) => {
       chunks: await rowsPerSecond(chunks, `SELECT * FROM range(${ROWS})`, 3),
     };
     console.log(
-      `MySQL protocol 1M-row result, streamed by the service (best of 3 reads per turn, median of ${ROUNDS} turns): ${fmt(rows.ours)} rows/s vs MariaDB ${fmt(rows.mariadb)} rows/s → ${fmt(ratio(rows.ours, rows.mariadb), 2)} (goal ≥ 0.5; turns ${streamed.turns})`,
+      `MySQL protocol 1M-row result, streamed by the service (best of 3 reads per turn, median of ${ROUNDS} turns): ${fmt(rows.ours)} rows/s vs MariaDB ${fmt(rows.mariadb)} rows/s → ${fmt(ratio(rows.ours, rows.mariadb), 2)} (goal ≥ 0.9, issue 41; turns ${streamed.turns})`,
     );
     console.log(
       `  the same engine answering whole: ${fmt(rows.whole)} rows/s → ${fmt(ratio(rows.whole, rows.mariadb), 2)}; DuckDB's chunks by its own converter to the wire, no engine: ${fmt(rows.chunks)} rows/s → ${fmt(ratio(rows.chunks, rows.mariadb), 2)}`,
