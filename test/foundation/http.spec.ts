@@ -75,8 +75,10 @@ describe('HTTP conventions', () => {
     type RouteLayer = { route?: { path: string | string[]; methods: Record<string, boolean> } };
     type AppLayer = { handle: { stack?: RouteLayer[] } };
     const appLayers = t.running.app.router.stack as unknown as AppLayer[];
-    const mounted = appLayers
-      .flatMap((layer) => layer.handle.stack ?? [])
+    // Routers mounted on the app, and the API's routes, which it groups by their first two segments.
+    const apiGroups = [...t.running.api.groups.values()] as unknown as AppLayer['handle'][];
+    const mounted = [...appLayers.map((layer) => layer.handle), ...apiGroups]
+      .flatMap((router) => router.stack ?? [])
       // The API's routes; the console's pages (`/`, its assets) are not part of the API document.
       .flatMap((l) =>
         l.route && typeof l.route.path === 'string' && l.route.path.startsWith('/api') ? [l.route] : [],
