@@ -193,7 +193,14 @@ describe.each(storeKinds)('files on %s', (store) => {
   describe('refusals, none of which records anything', () => {
     it('refuses a name with an extension (400)', async () => {
       expect(
-        problemOf(await t.http.put('/api/files/rentals.csv').attach('file', HOME_RENTALS).expect(400)).detail,
+        // A body small enough to be sent whole before the refusal, as below: the name is refused
+        // before the body is read, and a large one can meet EPIPE.
+        problemOf(
+          await t.http
+            .put('/api/files/rentals.csv')
+            .attach('file', Buffer.from('a,b\n1,2\n'), 'rentals.csv')
+            .expect(400),
+        ).detail,
       ).toBe('File name cannot contain extension.');
     });
 
