@@ -10,10 +10,10 @@ module.exports = {
     '/node_modules/jose/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
   },
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
-  // Three on this 2-core machine: many specs wait (on timers, leases, PostgreSQL, DuckDB's threads)
-  // a good part of their time, and a third worker fills it. The whole run took 10.4 minutes against
-  // 12.3 with two (issue 38), with no spec failing for load.
-  maxWorkers: 3,
+  // Specs share one PostgreSQL server and the machine has 2 cores. A third worker was measured
+  // (issue 38): jest took 683–721 s against 696 s with two, the same tree, and timing-sensitive
+  // specs failed more often under its load.
+  maxWorkers: 2,
   // A worker is reused until its heap passes 1 GB, then replaced. Apps no longer outlive their close
   // (the login limiters' timers and prom-client's process metrics kept every app a worker had built;
   // a worker grew to ~4 GB and late PostgreSQL specs ran ten times slower), but jest keeps each spec
