@@ -106,11 +106,12 @@ export class Api {
    * routes matched every path before it. The request's own two segments pick its group. Read by
    * the spec that checks every mounted route is documented.
    */
-  readonly groups = new Map<string, Router>();
+  private readonly byKey = new Map<string, Router>();
+  readonly groups: ReadonlyMap<string, Router> = this.byKey;
 
   constructor() {
     this.router.use((req, res, next) => {
-      const group = this.groups.get(groupKey(req.path));
+      const group = this.byKey.get(groupKey(req.path));
       if (group) group(req, res, next);
       else next();
     });
@@ -120,8 +121,8 @@ export class Api {
     const key = groupKey(path);
     if (/[:*?(){}]/.test(key))
       throw new Error(`A route's first two path segments must be literal, to group it (${path})`);
-    let group = this.groups.get(key);
-    if (!group) this.groups.set(key, (group = express.Router({ strict: false, caseSensitive: false })));
+    let group = this.byKey.get(key);
+    if (!group) this.byKey.set(key, (group = express.Router({ strict: false, caseSensitive: false })));
     return group;
   }
 

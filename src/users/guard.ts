@@ -138,13 +138,15 @@ export const guard = (users: UsersService, config: AuthConfig): RequestHandler[]
     (config.trustProxy === undefined ? req.socket.remoteAddress : req.ip) ?? req.socket.remoteAddress ?? '';
   const viaOf = (req: Request, base: RequestContext) =>
     /^\/api\/sql\/query\/?$/i.test(req.path) ? ('sql' as const) : base.interface;
+  /** The context the access log opened (a request's id and door) that the guard adds the actor to. */
+  const openedContext = (): RequestContext => currentRequest() ?? { requestId: '', interface: 'rest' };
   const proceed = (req: Request, next: () => void, context: RequestContext) => {
     contexts.set(req, context);
     withRequest(context, next);
   };
   /** Authentication off: only the Host check, then the client's address as the actor. */
   const open = (req: Request, next: () => void) => {
-    const base = currentRequest() ?? { requestId: '', interface: 'rest' as const };
+    const base = openedContext();
     const host = hostName(req.headers.host);
     // Probes answer nothing worth rebinding for, and address the pod, not localhost. The metrics
     // are held to the Host check like /api/status: list the name Prometheus scrapes in ALLOWED_HOSTS.
@@ -161,7 +163,7 @@ export const guard = (users: UsersService, config: AuthConfig): RequestHandler[]
   };
   const signedIn = async (req: Request, next: () => void) => {
     if (!(await users.enabled())) return open(req, next);
-    const base = currentRequest() ?? { requestId: '', interface: 'rest' as const };
+    const base = openedContext();
     const via = viaOf(req, base);
     const address = addressOf(req);
     const bearer = bearerOf(req);

@@ -1,6 +1,8 @@
 import { Writable } from 'node:stream';
+import fc from 'fast-check';
 import { problemOf, startTestApp, type TestApp } from '../support/app';
 import { postgresParameters } from '../support/external';
+import { hostileStrings, pathSegment } from '../support/hostile';
 
 describe('HTTP conventions', () => {
   let t: TestApp;
@@ -64,6 +66,31 @@ describe('HTTP conventions', () => {
   it('tags every answer with a request id', async () => {
     const res = await t.http.get('/api/util/ping').set('X-Request-Id', 'trace-me').expect(200);
     expect(res.headers['x-request-id']).toBe('trace-me');
+  });
+
+  it('routes a path whatever the case of its first two segments and with a trailing slash, as before routes were grouped by them', async () => {
+    const projects = (await t.http.get('/api/projects').expect(200)).body as unknown;
+    expect((await t.http.get('/API/Projects').expect(200)).body).toEqual(projects);
+    expect((await t.http.get('/api/PROJECTS/').expect(200)).body).toEqual(projects);
+    expect((await t.http.get('/Api/projects/MindsDB').expect(200)).body).toMatchObject({ name: 'mindsdb' });
+    const answer = await t.http.post('/API/SQL/Query').send({ query: 'SELECT 1 AS one' }).expect(200);
+    expect(answer.body).toMatchObject({ type: 'table', column_names: ['one'], data: [[1]] });
+  });
+
+  it('given generated second path segments (any code units, NUL, lone surrogates, long), then a 4xx problem, never a 500', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        hostileStrings(['projects', 'sql', 'PROJECTS', '/', ':x'], 3000),
+        fc.boolean(),
+        async (segment, raw) => {
+          const res = await t.http.get(`/api/${pathSegment(segment, raw)}/x`);
+          // 431: Node itself refuses a request line past its header limit, before any route.
+          expect([400, 404, 431]).toContain(res.status);
+          if (res.status !== 431) expect(problemOf(res).status).toBe(res.status);
+        },
+      ),
+      { seed: 20261126, numRuns: 60 },
+    );
   });
 
   it('documents every mounted route in the OpenAPI document and serves the interactive page', async () => {
