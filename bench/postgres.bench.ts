@@ -29,6 +29,8 @@ const serve = async () => {
   const app = await createApp(config, { logger });
   const door = sqlDoor(app.services.users, app.sql, false, 'postgres');
   await startPgServer({ engine: door.engine, host: '127.0.0.1', port: OURS_PORT, logger });
+  // An orderly exit on the bench's SIGTERM, so a --cpu-prof (BENCH_SERVER_NODE_ARGS) is written.
+  process.on('SIGTERM', () => process.exit(0));
   process.send?.('ready');
 };
 

@@ -295,6 +295,35 @@ describe('PostgreSQL protocol through node-postgres (SQLite store)', () => {
     });
   });
 
+  describe("given statements that read the connection's values", () => {
+    // A text read once is kept for the next Parse of the same text (node-postgres parses its unnamed
+    // statement on every call), and a prepared one is not read again at Bind, unless it holds a
+    // connection value: those are written in as they are when the statement is bound.
+    it('answers current_setting as it is at each run: by name after SET, and as the same text again', async () => {
+      const named = {
+        name: 'app_name',
+        text: "SELECT current_setting('application_name') AS a, $1::INTEGER AS n",
+      };
+      await c.query("SET application_name = 'first'");
+      expect((await c.query({ ...named, values: [1] })).rows).toEqual([{ a: 'first', n: 1 }]);
+      const unnamed = "SELECT current_setting('application_name') AS a";
+      expect((await c.query(unnamed)).rows).toEqual([{ a: 'first' }]);
+      expect((await c.query(unnamed, [])).rows).toEqual([{ a: 'first' }]);
+      await c.query("SET application_name = 'second'");
+      expect((await c.query({ ...named, values: [2] })).rows).toEqual([{ a: 'second', n: 2 }]);
+      expect((await c.query(unnamed)).rows).toEqual([{ a: 'second' }]);
+      expect((await c.query(unnamed, [])).rows).toEqual([{ a: 'second' }]);
+      await c.query('DEALLOCATE app_name');
+    });
+
+    it('answers a repeated text with no connection value the same each time, and a changed one anew', async () => {
+      const sql = 'SELECT $1::INTEGER + 1 AS n';
+      for (const v of [1, 2, 3]) expect((await c.query(sql, [v])).rows).toEqual([{ n: v + 1 }]);
+      expect((await c.query('SELECT $1::INTEGER + 2 AS n', [1])).rows).toEqual([{ n: 3 }]);
+      expect((await c.query(sql, [9])).rows).toEqual([{ n: 10 }]);
+    });
+  });
+
   describe('given binary results (Bind asking format 1)', () => {
     let raw: RawPg;
     beforeEach(async () => {

@@ -102,6 +102,22 @@ describe('translating a statement to the engine dialect', () => {
     expect(readStatements('SELECT 1')[0]!.paramCount).toBe(0);
   });
 
+  it('marks the statements a connection value is written into, and only those', () => {
+    const values = {
+      version: 'v',
+      database: 'd',
+      schema: 's',
+      user: 'u',
+      backendPid: 7,
+      setting: () => 'x',
+    };
+    const read = (sql: string) => readStatements(sql, values).map((s) => s.readsConnection);
+    expect(
+      read("SELECT current_user; SELECT 1; SELECT current_setting('a'); SELECT t.version() FROM t"),
+    ).toEqual([true, false, true, false]);
+    expect(read('SELECT \'current_user\', "version"() AS v, $1')).toEqual([false]);
+  });
+
   it("writes in the connection's values for the functions the engine cannot answer", () => {
     expect(
       engineTexts(

@@ -161,6 +161,9 @@ const ROW_STATEMENTS = new Set([
  */
 type Received = FrontendMessage | { type: 'malformed'; of: string; detail: string };
 
+/** The longest text `lastRead` keeps (a connection holds at most this much for it). */
+const LAST_READ_MAX_CHARS = 16 * 1024;
+
 export class PgConnection {
   readonly done: Promise<void>;
   private readonly channel: PgChannel;
@@ -177,6 +180,11 @@ export class PgConnection {
   private closingWhenIdle = false;
   /** The engine's listing last read for a catalog query (catalogListing). */
   private listed: { at: number; database: string; listing: Listing } | undefined;
+  /**
+   * The last text read that holds no connection value, and its statements: a client repeating one
+   * query (node-postgres parses its unnamed statement again for every call) reads it once.
+   */
+  private lastRead: { sql: string; statements: PgStatement[] } | undefined;
 
   constructor(
     socket: net.Socket,
@@ -397,8 +405,12 @@ export class PgConnection {
   }
 
   private read(sql: string): PgStatement[] {
+    if (this.lastRead?.sql === sql) return this.lastRead.statements;
     try {
-      return readStatements(sql, this.values());
+      const statements = readStatements(sql, this.values());
+      if (sql.length <= LAST_READ_MAX_CHARS && !statements.some((s) => s.readsConnection))
+        this.lastRead = { sql, statements };
+      return statements;
     } catch (e) {
       if (e instanceof SqlSyntaxError)
         throw new StatementError({ ...error(PgState.SyntaxError, e.message), position: e.offset + 1 });
@@ -504,7 +516,7 @@ export class PgConnection {
       throw new StatementError(error('42P03', `cursor "${b.portal}" already exists`));
     await this.closePortal(b.portal);
     // Read again: `current_setting('x')`, `current_database()` … as they are now, not at Parse.
-    const statement = p.statement ? this.read(p.sql)[0] : undefined;
+    const statement = p.statement?.readsConnection ? this.read(p.sql)[0] : p.statement;
     this.portals.set(b.portal, { statement, params, untyped, resultFormats: b.resultFormats });
     bindComplete(this.channel.writer);
   }

@@ -61,6 +61,11 @@ export type PgStatement = {
   parts: string[];
   /** The highest `$n` used. */
   paramCount: number;
+  /**
+   * A connection value (`current_user`, `current_setting('x')` …) is written into `engineText`: the
+   * text reads differently once the connection changes (after SET), so it is read again when bound.
+   */
+  readsConnection: boolean;
 };
 
 const isSignificant = (t: Token) => t.kind !== 'blank' && t.kind !== 'comment';
@@ -200,6 +205,7 @@ export const readStatements = (sql: string, values?: ConnectionValues): PgStatem
   let words: string[] = [];
   let parts: string[] = [];
   let paramCount = 0;
+  let readsConnection = false;
   let start = 0;
   let afterDot = false;
   const finish = (end: number) => {
@@ -210,11 +216,13 @@ export const readStatements = (sql: string, values?: ConnectionValues): PgStatem
         words,
         parts,
         paramCount,
+        readsConnection,
       });
     engineText = '';
     words = [];
     parts = [];
     paramCount = 0;
+    readsConnection = false;
   };
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
@@ -242,6 +250,8 @@ export const readStatements = (sql: string, values?: ConnectionValues): PgStatem
     };
     significantToken(t);
     const { text, upTo, param } = translateToken(sql, tokens, i, values, afterDot);
+    // A word translates to something else only as a connection value (translateToken).
+    if (t.kind === 'word' && (upTo !== i || text !== textOf(sql, t))) readsConnection = true;
     engineText += text;
     if (param !== undefined) paramCount = Math.max(paramCount, param);
     // Tokens a translation swallowed still count as the statement's words (classification reads them).

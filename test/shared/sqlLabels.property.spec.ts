@@ -1,0 +1,54 @@
+/**
+ * Column labels are kept by statement text and answer columns (src/shared/sqlLabels.ts): a
+ * repeated SELECT is labelled from the memo. The memo answers what reading the text again
+ * answers, whatever was asked in between, and a caller changing its copy changes nothing kept.
+ */
+import fc from 'fast-check';
+import { writtenLabels } from '../../src/shared/sqlLabels';
+
+const SEED = Number(process.env.PROMISE_SEED ?? 4141);
+const NUM_RUNS = Number(process.env.PROMISE_RUNS ?? 60);
+
+const item = fc.oneof(
+  fc.constantFrom('*', 't.*', 'a', 't.a', '1 + 2', 'count(*)', "'x'", 'upper(name)', '`odd name`'),
+  fc
+    .tuple(fc.constantFrom('a', 'b + 1', 'sum(c)'), fc.constantFrom('x', '`y z`', '"q"'))
+    .map(([e, alias]) => `${e} AS ${alias}`),
+  fc.string({ unit: 'grapheme', maxLength: 6 }).map((s) => `'${s.replace(/'/g, "''")}'`),
+);
+const statement = fc.record({
+  items: fc.array(item, { minLength: 1, maxLength: 5 }),
+  columns: fc.array(fc.string({ unit: 'binary', maxLength: 5 }), { minLength: 0, maxLength: 7 }),
+  tail: fc.constantFrom('', ' FROM t', ' FROM t WHERE a = 1', ' -- note'),
+});
+
+describe('SELECT labels, kept by text and columns', () => {
+  it('answer, from the memo, what the first reading answered, also after the memo was cleared and after a caller changed its copy', () => {
+    fc.assert(
+      fc.property(fc.array(statement, { minLength: 1, maxLength: 40 }), (drawn) => {
+        const inputs = drawn.map((d) => ({
+          sql: `SELECT ${d.items.join(', ')}${d.tail}`,
+          columns: d.columns,
+        }));
+        // The first reading of each (the memo is filled as it goes; a repeat in `inputs` is a hit).
+        const first = inputs.map((i) => writtenLabels(i.sql, i.columns));
+        for (const [k, i] of inputs.entries()) {
+          const again = writtenLabels(i.sql, i.columns);
+          expect(again).toEqual(first[k]);
+          again.push('changed by the caller');
+          expect(writtenLabels(i.sql, i.columns)).toEqual(first[k]);
+        }
+        // More distinct texts than the memo holds: it is cleared, and reads again the same.
+        for (let n = 0; n < 600; n++) writtenLabels(`SELECT ${n} AS filler`, ['filler']);
+        for (const [k, i] of inputs.entries()) expect(writtenLabels(i.sql, i.columns)).toEqual(first[k]);
+      }),
+      { seed: SEED, numRuns: NUM_RUNS },
+    );
+  });
+
+  it('labels a text longer than the memo keeps as it labels a short one', () => {
+    const padding = ' '.repeat(5000);
+    expect(writtenLabels(`SELECT a + 1, b AS x${padding}`, ['c1', 'x'])).toEqual(['a + 1', 'x']);
+    expect(writtenLabels('SELECT a + 1, b AS x', ['c1', 'x'])).toEqual(['a + 1', 'x']);
+  });
+});
