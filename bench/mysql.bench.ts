@@ -82,6 +82,8 @@ const serve = async () => {
     port: CHUNKS_PORT,
     logger,
   });
+  // An orderly exit on the bench's SIGTERM, so a --cpu-prof (BENCH_SERVER_NODE_ARGS) is written.
+  process.on('SIGTERM', () => process.exit(0));
   process.send?.('ready');
 };
 
