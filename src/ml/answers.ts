@@ -41,6 +41,25 @@ export const pythonJson = (o: Record<string, unknown>) => {
   return `${text}}`;
 };
 
+/** A number as JSON writes it (NaN and the infinities: null). */
+const jsonNumber = (v: number | null) => (v !== null && Number.isFinite(v) ? String(v) : 'null');
+
+/**
+ * A regression's `<target>_explain`: `pythonJson` of its six fields, written without the object
+ * (a 10,000-row answer makes 10,000 of them: a tenth of the request's time went to the general one).
+ */
+export const regressionExplain = (
+  predicted: number,
+  confidence: number,
+  anomaly: boolean | null,
+  truth: number | null,
+  lower: number,
+  upper: number,
+) =>
+  `{"predicted_value": ${jsonNumber(predicted)}, "confidence": ${jsonNumber(confidence)}, "anomaly": ${
+    anomaly === null ? 'null' : String(anomaly)
+  }, "truth": ${jsonNumber(truth)}, "confidence_lower_bound": ${jsonNumber(lower)}, "confidence_upper_bound": ${jsonNumber(upper)}}`;
+
 export const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 
 export const hasValue = (v: unknown) =>

@@ -27,6 +27,7 @@ import {
   conformalHalfWidth,
   hasValue,
   pythonJson,
+  regressionExplain,
   round4,
   type PredictOptions,
   type Predictor,
@@ -229,14 +230,7 @@ export const makePredictor = (artifact: Artifact, pool?: ScoringPool): Predictor
         if (original) original[r] = truthValue;
         if (confidences) confidences[r] = level.confidence;
         if (explains)
-          explains[r] = pythonJson({
-            predicted_value: value,
-            confidence: level.confidence,
-            anomaly,
-            truth: truthValue,
-            confidence_lower_bound: lower,
-            confidence_upper_bound: upper,
-          });
+          explains[r] = regressionExplain(value, level.confidence, anomaly, truthValue, lower, upper);
         if (anomalies) anomalies[r] = anomaly;
         if (lowers) lowers[r] = lower;
         if (uppers) uppers[r] = upper;
