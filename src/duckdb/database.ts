@@ -109,17 +109,35 @@ export const openDuck = async (options: {
   const waiting: { grant: (c: DuckDBConnection) => void; refuse: () => void }[] = [];
   const readers = options.readers ?? 8;
   const acquireTimeoutMs = options.acquireTimeoutMs ?? 10_000;
-  for (let i = 0; i < readers; i++) {
-    const reader = await instance.connect();
-    // One call per connection (DuckDB runs a text's statements in order): 14 calls each made the
-    // 8 readers 112 trips to DuckDB's thread at every start.
-    const macros = [
-      ...MYSQL_FUNCTION_MACROS,
-      ...(options.maxValueBytes !== undefined ? valueGuardMacros(options.maxValueBytes) : []),
-    ];
-    await reader.run(macros.join(';\n'));
-    idle.push(reader);
-  }
+  // One call per connection (DuckDB runs a text's statements in order): 14 calls each made the
+  // 8 readers 112 trips to DuckDB's thread at every start.
+  const macros = [
+    ...MYSQL_FUNCTION_MACROS,
+    ...(options.maxValueBytes !== undefined ? valueGuardMacros(options.maxValueBytes) : []),
+  ].join(';\n');
+  /** Readers made so far (idle, lent, or being made), and those being made. */
+  let opened = 0;
+  let opening = 0;
+  const openReader = async () => {
+    opening++;
+    try {
+      const reader = await instance.connect();
+      try {
+        await reader.run(macros);
+      } catch (error) {
+        reader.closeSync();
+        throw error;
+      }
+      return reader;
+    } finally {
+      opening--;
+    }
+  };
+  // Readers are made as reads first need them, up to `readers`: their macros were half of an
+  // app's start (a process that never reads concurrently makes one or two). The first is made
+  // now, so a start still fails at once should the macros not install.
+  idle.push(await openReader());
+  opened = 1;
 
   let stopping = false;
   const stopped = () => unavailable('The server is shutting down', 1, 'Server busy');
@@ -127,6 +145,21 @@ export const openDuck = async (options: {
     if (stopping) return Promise.reject(stopped());
     const c = idle.pop();
     if (c) return Promise.resolve(c);
+    if (opened < readers) {
+      opened++;
+      return openReader().then(
+        (reader) => {
+          // Made while the pool stopped: closed here, before the instance closes (`close` waits for it).
+          if (!stopping) return reader;
+          reader.closeSync();
+          throw stopped();
+        },
+        (error: unknown) => {
+          opened--;
+          throw error;
+        },
+      );
+    }
     return new Promise((resolve, reject) => {
       const waiter = {
         grant: (granted: DuckDBConnection) => {
@@ -305,7 +338,8 @@ export const openDuck = async (options: {
       // Interrupted work gives its connection back within milliseconds; one DuckDB keeps busy
       // longer is left to the process's end.
       const until = Date.now() + 5000;
-      while (leased.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+      while ((leased.size > 0 || opening > 0) && Date.now() < until)
+        await new Promise((r) => setTimeout(r, 10));
       for (const c of idle) c.closeSync();
       writer.closeSync();
       instance.closeSync();
