@@ -283,7 +283,7 @@ export const ENTRIES: Record<Variable, Entry> = {
   DUCKDB_READERS: {
     section: 'sql',
     meaning:
-      "Pooled DuckDB connections for reads (the projection writer has its own). `npm start` sizes libuv's thread pool (`UV_THREADPOOL_SIZE`) to this + 5 unless you set it.",
+      "Pooled DuckDB connections for reads, at most (the projection writer has its own); each is made when reads first need it. `npm start` sizes libuv's thread pool (`UV_THREADPOOL_SIZE`) to this + 5 unless you set it.",
   },
   DUCKDB_ACQUIRE_TIMEOUT_MS: {
     section: 'sql',
