@@ -101,7 +101,7 @@ export const benchWrites = async (count: number) => {
       console.log(
         `project create on ${store}, ${concurrency} concurrent: ${fmt(measured.ours)} writes/s` +
           ` vs the log's raw appends ${fmt(measured.baseline)} appends/s → ${fmt(measured.ratio, 2)}` +
-          ` (goal ≥ 0.60; median of 3 turns: ${measured.turns})`,
+          ` (goal ≥ 0.60; each side the median of 3 turns; the turns' own ratios: ${measured.turns})`,
       );
       results.push({ store: `${store}/${concurrency}`, ratio: measured.ratio });
     }

@@ -3,6 +3,9 @@
  * body. Messages are appended one after another and taken whole (`take`) for one socket write, so a
  * result's rows leave in large writes rather than one write per row.
  */
+/** Texts up to this many UTF-16 units are tried as ASCII first (`lengthPrefixed`). */
+const SHORT_TEXT = 32;
+
 export class MessageWriter {
   private buffer = Buffer.allocUnsafe(64 * 1024);
   private length = 0;
@@ -109,6 +112,22 @@ export class MessageWriter {
     if (typeof value === 'string') {
       // At most 3 bytes per UTF-16 unit: room first, then the real length is patched in.
       this.room(4 + value.length * 3);
+      // A short ASCII text (a number, a date, a name) is copied unit by unit: cheaper than a call
+      // into the UTF-8 encoder for every cell of a large result. Anything else is encoded.
+      if (value.length <= SHORT_TEXT) {
+        const at = this.length + 4;
+        let k = 0;
+        for (; k < value.length; k++) {
+          const unit = value.charCodeAt(k);
+          if (unit > 0x7f) break;
+          this.buffer[at + k] = unit;
+        }
+        if (k === value.length) {
+          this.buffer.writeInt32BE(k, this.length);
+          this.length = at + k;
+          return this;
+        }
+      }
       const bytes = this.buffer.write(value, this.length + 4, 'utf8');
       this.buffer.writeInt32BE(bytes, this.length);
       this.length += 4 + bytes;
