@@ -13,7 +13,7 @@ const base = `http://127.0.0.1:${HTTP_PORT}`;
 const json = { 'content-type': 'application/json' };
 
 /** The service as `npm start` runs it (the compiled main, every door on), on ports of its own. */
-const startService = async (dataDir: string): Promise<ChildProcess> => {
+const startService = async (dataDir: string, logFile: string): Promise<ChildProcess> => {
   const compiled = __filename.endsWith('.js');
   const main = path.join(__dirname, '..', 'src', compiled ? 'main.js' : 'main.ts');
   const child = fork(main, [], {
@@ -29,7 +29,8 @@ const startService = async (dataDir: string): Promise<ChildProcess> => {
       PG_CATALOG_TIMEOUT_MS: '5000',
     },
     execArgv: compiled ? [] : ['--import', 'tsx'],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    // Its log (warnings and errors) is kept beside the data, so a refused request can be explained.
+    stdio: ['ignore', fs.openSync(logFile, 'w'), 'inherit', 'ipc'],
   });
   for (let i = 0; i < 600; i++) {
     const up = await fetch(`${base}/api/util/ping`).then(
@@ -165,6 +166,29 @@ const ordinaryTraffic = async (pid: number, seconds: number, phase: string): Pro
   }
 };
 
+/** The service's log lines at warning level or above, counted by message (and error, if any). */
+const loggedProblems = (logFile: string) => {
+  const counts = new Map<string, number>();
+  for (const line of fs.readFileSync(logFile, 'utf8').split('\n')) {
+    let entry: { level?: number; msg?: string; err?: { message?: string } };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if ((entry.level ?? 0) < 40 || entry.msg?.startsWith('AUTHENTICATION IS OFF')) continue;
+    const key = `${entry.msg ?? '?'}${entry.err?.message ? ` (${entry.err.message.slice(0, 120)})` : ''}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return (
+    [...counts]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 8)
+      .map(([k, n]) => `${n}× ${k}`)
+      .join('; ') || 'none'
+  );
+};
+
 /**
  * A noisy neighbour: one client sends the heaviest bounded queries each door allows (memory, time,
  * parameters, the PostgreSQL catalog) while 16 others read and write as usual. Their p99 and error
@@ -172,7 +196,8 @@ const ordinaryTraffic = async (pid: number, seconds: number, phase: string): Pro
  */
 export const benchNoisyNeighbour = async (seconds: number) => {
   const dataDir = tmpDir('mindledger-bench-noisy-');
-  const service = await startService(dataDir);
+  const logFile = path.join(path.dirname(dataDir), 'mindledger-bench-noisy-service.log');
+  const service = await startService(dataDir, logFile);
   const pid = service.pid!;
   try {
     await fetch(`${base}/api/projects`, {
@@ -198,6 +223,10 @@ export const benchNoisyNeighbour = async (seconds: number) => {
         .map(([k, v]) => `${k}: ${v}`)
         .join(', ')}`,
     );
+    if (beside.errors + beside.non2xx + alone.errors + alone.non2xx > 0)
+      console.log(
+        `noisy neighbour: the service's warnings and errors (${logFile}): ${loggedProblems(logFile)}`,
+      );
     return { alone, beside };
   } finally {
     await new Promise<void>((resolve) => {
