@@ -15,9 +15,6 @@ export type JsRow = Record<string, unknown>;
  * (the only writer); readers borrow connections from a small pool, so an analyst's slow query never
  * queues behind another and MVCC keeps them consistent with the writer's commits.
  */
-/** Why a SQL query is told to stop for memory: the process passed its limit, or DuckDB's ran out. */
-export type MemoryPressure = 'process' | 'duckdb';
-
 export type Duck = {
   readonly instance: DuckDBInstance;
   readonly writer: DuckDBConnection;
@@ -45,15 +42,7 @@ export type Duck = {
    * having grown since this call: DuckDB's memory_limit does not see every allocation (see
    * valueGuards.ts), so a SQL query interrupts itself then. Returns a canceller.
    */
-  onMemoryPressure(fire: (rss: number, cause: MemoryPressure) => void): () => void;
-  /**
-   * Stops now every SQL query that watches memory (`onMemoryPressure`, cause `duckdb`), whatever
-   * the process's size: DuckDB refused memory to work that must go on (the projection writer).
-   * DuckDB does not say which connection holds its memory, and the process's growth does not
-   * either (an allocator reuses what it kept), so every client query gives way; at that moment
-   * they would meet the same refusal.
-   */
-  relieveMemory(): void;
+  onMemoryPressure(fire: (rss: number) => void): () => void;
   /** The resident memory (bytes) past which `onMemoryPressure` fires; 0: never. */
   readonly processMemoryLimit: number;
   /** Stops, waits (briefly) for the readers to come back, and closes everything. */
@@ -286,7 +275,7 @@ export const openDuck = async (options: {
   // fires once it is past the limit and above what it was when the listener came (a process that
   // stays large after a query, its allocator keeping freed pages, does not stop every query after).
   const processMemoryLimit = Math.max(0, options.processMemoryLimit ?? 0);
-  const listeners = new Map<symbol, { fire: (rss: number, cause: MemoryPressure) => void; from: number }>();
+  const listeners = new Map<symbol, { fire: (rss: number) => void; from: number }>();
   let sampler: ReturnType<typeof setInterval> | undefined;
   const GROWTH = 32 * 1024 * 1024;
   const sample = () => {
@@ -295,21 +284,14 @@ export const openDuck = async (options: {
     for (const [key, listener] of listeners)
       if (rss > listener.from + GROWTH) {
         listeners.delete(key);
-        listener.fire(rss, 'process');
+        listener.fire(rss);
       }
     if (listeners.size === 0) {
       clearInterval(sampler);
       sampler = undefined;
     }
   };
-  const relieveMemory = () => {
-    const rss = process.memoryUsage.rss();
-    for (const [key, listener] of listeners) {
-      listeners.delete(key);
-      listener.fire(rss, 'duckdb');
-    }
-  };
-  const onMemoryPressure = (fire: (rss: number, cause: MemoryPressure) => void) => {
+  const onMemoryPressure = (fire: (rss: number) => void) => {
     if (processMemoryLimit === 0) return () => undefined;
     const key = Symbol('memory listener');
     listeners.set(key, { fire, from: process.memoryUsage.rss() });
@@ -331,7 +313,6 @@ export const openDuck = async (options: {
     writer,
     withReader,
     onMemoryPressure,
-    relieveMemory,
     processMemoryLimit,
     /**
      * Runs `work` as if this call chain held no reader: long work started while holding one (an

@@ -55,14 +55,6 @@ const CHASE_MAX_MS = 100;
  * checkpoint in the same transaction: a crash never skips or double-applies an event. A change to
  * any table definition changes the fingerprint, and the tables are then rebuilt from the log.
  */
-/** Tries of a batch DuckDB had no memory for, after the first, and the first wait (doubling). */
-const MEMORY_RETRIES = 5;
-const MEMORY_RETRY_MS = 25;
-
-/** DuckDB's error when its memory limit is reached (wrapped or not by the projection that met it). */
-const isOutOfMemory = (error: unknown) =>
-  error instanceof Error && /Out of Memory Error/.test(error.message);
-
 export class ProjectionRunner {
   private cursor: LogCursor = logStart;
   /** The id of the event at the cursor (the last one applied), null before the first. */
@@ -478,7 +470,7 @@ export class ProjectionRunner {
               ahead = { from: cursor, read: next };
             }
             try {
-              await this.applyBatchMakingRoom(events, cursor);
+              await this.applyBatch(events, cursor);
             } catch (error) {
               // One event of the batch failed (or its rows): apply them one by one, so the tables
               // include everything before the failing event and the failure names it.
@@ -695,25 +687,6 @@ export class ProjectionRunner {
     for (let i = events.length - 1; i >= 0; i--)
       if (events[i]!.meta.position === cursor.position) return events[i]!.meta.eventId;
     return cursor.position === this.cursor.position ? this.cursorEventId : null;
-  }
-
-  /**
-   * Applies a batch; when DuckDB has no memory left for it (a client's query took it all), the SQL
-   * queries that grew the process are stopped and the batch tried again shortly, a few times,
-   * before it counts as a failure: a failure answers every waiting writer 503 and holds the read
-   * model for a second or more, and an analyst's query must not do that to everyone.
-   */
-  private async applyBatchMakingRoom(events: readonly RecordedEvent[], cursor: LogCursor) {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.applyBatch(events, cursor);
-      } catch (error) {
-        if (attempt >= MEMORY_RETRIES || this.stopped || !isOutOfMemory(error)) throw error;
-        this.duck.relieveMemory();
-        this.logger.warn({ attempt: attempt + 1 }, 'projection batch found DuckDB out of memory: trying again');
-        await new Promise((r) => setTimeout(r, MEMORY_RETRY_MS * 2 ** attempt));
-      }
-    }
   }
 
   private applyBatch(events: readonly RecordedEvent[], cursor: LogCursor) {

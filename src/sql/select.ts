@@ -1,5 +1,5 @@
 import type { DuckDBConnection, DuckDBResult, DuckDBType, DuckDBValue } from '@duckdb/node-api';
-import type { Duck, MemoryPressure } from '../duckdb/database';
+import type { Duck } from '../duckdb/database';
 import type { CatalogResolver } from './catalog';
 import { deadlineIn, onExpiry, withinDeadline, type Deadline } from './deadline';
 import { externalError, SqlError, SqlErrorCode } from './errors';
@@ -119,7 +119,7 @@ type LlmBound = {
 class QueryRun {
   private interrupted = false;
   private nagging: ReturnType<typeof setInterval> | undefined;
-  private overMemory: { rss: number; cause: MemoryPressure } | undefined;
+  private overMemory: number | undefined;
   /** Agents asked by the query stop with it. */
   readonly stopped = new AbortController();
   /** Settles when the run is interrupted (deadline, client gone, memory, shutdown). */
@@ -140,8 +140,8 @@ class QueryRun {
     this.ended = new Promise<void>((resolve) => (this.end = resolve));
     this.cancelTimer = onExpiry(limits.deadline, this.interrupt);
     limits.signal?.addEventListener('abort', this.interrupt);
-    this.cancelMemoryWatch = deps.duck.onMemoryPressure((rss, cause) => {
-      this.overMemory = { rss, cause };
+    this.cancelMemoryWatch = deps.duck.onMemoryPressure((rss) => {
+      this.overMemory = rss;
       this.interrupt();
     });
   }
@@ -167,9 +167,7 @@ class QueryRun {
     if (this.overMemory !== undefined)
       return new SqlError(
         SqlErrorCode.TooLarge,
-        this.overMemory.cause === 'process'
-          ? `The query was stopped: the server's memory reached ${mebibytes(this.overMemory.rss)} MiB, past SQL_MAX_PROCESS_MEMORY (${mebibytes(duck.processMemoryLimit)} MiB)`
-          : "The query was stopped: DuckDB's memory (DUCKDB_MEMORY_LIMIT) ran out, and the read model's updates need it",
+        `The query was stopped: the server's memory reached ${mebibytes(this.overMemory)} MiB, past SQL_MAX_PROCESS_MEMORY (${mebibytes(duck.processMemoryLimit)} MiB)`,
       );
     if (duck.stopping)
       return new SqlError(SqlErrorCode.Interrupted, 'The server is shutting down; the query was interrupted');

@@ -2,19 +2,18 @@
  * DuckDB's pooled readers are made as reads first need them, up to the configured number
  * (src/duckdb/database.ts): a start makes one; concurrent reads get distinct connections until all
  * are lent, and the next waits for one to come back; a reader still being made when the pool
- * closes is closed with it. And `relieveMemory` fires every memory watch.
+ * closes is closed with it.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openDuck, type Duck } from '../../src/duckdb/database';
 
-const openIn = (readers: number, acquireTimeoutMs = 10_000, processMemoryLimit = 0) => {
+const openIn = (readers: number, acquireTimeoutMs = 10_000) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'duck-readers-'));
   return {
     dir,
     opened: openDuck({
-      processMemoryLimit,
       file: path.join(dir, 'read.duckdb'),
       allowedDirectory: path.join(dir, 'files'),
       readers,
@@ -68,27 +67,6 @@ describe('the pooled DuckDB readers', () => {
     fourth.release();
     held[0]!.release();
     held[2]!.release();
-  });
-
-  it('given DuckDB out of memory for the writer, when the pool is asked to make room, then every memory watch fires once (cause duckdb), whatever the process size', async () => {
-    // A limit far above this process: only `relieveMemory` can fire the watches.
-    const o = openIn(2, 10_000, 64 * 1024 ** 3);
-    dir = o.dir;
-    duck = await o.opened;
-    const fired: string[] = [];
-    const first = duck.onMemoryPressure((_rss, cause) => fired.push(`first: ${cause}`));
-    const second = duck.onMemoryPressure((_rss, cause) => fired.push(`second: ${cause}`));
-    duck.relieveMemory();
-    expect(fired).toEqual(['first: duckdb', 'second: duckdb']);
-    // Once each: the watches are gone, and a new one waits for the next call.
-    duck.relieveMemory();
-    expect(fired).toEqual(['first: duckdb', 'second: duckdb']);
-    const third = duck.onMemoryPressure((_rss, cause) => fired.push(`third: ${cause}`));
-    duck.relieveMemory();
-    expect(fired).toEqual(['first: duckdb', 'second: duckdb', 'third: duckdb']);
-    first();
-    second();
-    third();
   });
 
   it('given a pool closing while a reader is being made, then the read is refused and the pool closes whole', async () => {
