@@ -173,6 +173,21 @@ export const errorMapper =
       const problem = libraryProblem(error as HttpLibraryError, encoding);
       if (problem) return sendProblem(res, problem.status, problem.title, clientDetail(problem.detail));
     }
+    // DuckDB out of its memory (DUCKDB_MEMORY_LIMIT) while a read ran: the server is busy (a heavy
+    // query holds it), not broken; the same read answers once the memory is back.
+    if (error instanceof Error && /^Out of Memory Error/.test(error.message)) {
+      logger.warn(
+        { err: error, url: req.originalUrl, method: req.method },
+        'read refused: DuckDB out of memory',
+      );
+      res.setHeader('Retry-After', '1');
+      return sendProblem(
+        res,
+        503,
+        'Server busy',
+        "The server's query engine is out of memory (DUCKDB_MEMORY_LIMIT); try again shortly",
+      );
+    }
     logger.error({ err: error, url: req.originalUrl, method: req.method }, 'unhandled error');
     return sendProblem(
       res,
