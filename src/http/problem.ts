@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { WriteAccepted } from '../context';
+import { isOutOfMemoryMessage } from '../duckdb/errors';
 import { isDomainError, type ErrorKind } from '../shared/errors';
 import { stripServerPaths } from './serverPaths';
 
@@ -175,7 +176,7 @@ export const errorMapper =
     }
     // DuckDB out of its memory (DUCKDB_MEMORY_LIMIT) while a read ran: the server is busy (a heavy
     // query holds it), not broken; the same read answers once the memory is back.
-    if (error instanceof Error && /^Out of Memory Error/.test(error.message)) {
+    if (error instanceof Error && isOutOfMemoryMessage(error.message)) {
       logger.warn(
         { err: error, url: req.originalUrl, method: req.method },
         'read refused: DuckDB out of memory',

@@ -140,7 +140,8 @@ export const compileGbdt = (model: GbdtModel): CompiledGbdt => {
         const at = placed[node]!;
         const f = tree.f[node]!;
         if (f >= 0) {
-          const [l, rr] = [tree.l[node]!, tree.r[node]!];
+          const l = tree.l[node]!;
+          const rr = tree.r[node]!;
           c.feature[at] = f;
           c.bin[at] = lowerBound(sortedCuts[f]!, 0, sortedCuts[f]!.length, tree.t[node]!);
           c.child[at] = free;

@@ -4,9 +4,10 @@ import { binFeatures, compiledScores, scoreRowsInto, type CompiledGbdt } from '.
 
 /**
  * Tree ensembles scored on several threads. Walking 300 trees per row is the whole cost of a large
- * prediction (about 9 µs a row for 306 trees on one thread here), and rows are independent, so a batch's rows are cut into
- * chunks that this thread and the pool's workers claim one at a time from a shared counter. The
- * features, the scores and the ensemble live in shared memory: nothing is copied to a worker.
+ * prediction (about 8 µs a row on one thread here), and rows are independent, so a batch's rows
+ * are cut into chunks that this thread and the pool's workers claim one at a time from a shared
+ * counter. The features, the scores and the ensemble live in shared memory: nothing is copied to
+ * a worker.
  *
  * This thread takes part and never waits for a worker to start: a worker still booting (the first
  * large prediction starts them) finds the chunks taken. A worker that dies mid-batch costs nothing

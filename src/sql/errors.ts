@@ -10,6 +10,7 @@ import {
   unavailable,
   type DomainError,
 } from '../shared/errors';
+import { isOutOfMemoryMessage } from '../duckdb/errors';
 import { VALUE_TOO_LARGE } from '../duckdb/valueGuards';
 
 /**
@@ -129,7 +130,7 @@ const fromDuckDb = (message: string): SqlError => {
   // Past DuckDB's memory_limit, or a value past SQL_MAX_VALUE_BYTES (valueGuards.ts): the query's
   // size, a limit of the server's, not its failure. DuckDB's advice (SET memory_limit, threads) is
   // nothing a client may do: only its first line is kept.
-  if (/^Out of Memory Error/.test(message))
+  if (isOutOfMemoryMessage(message))
     return new SqlError(
       SqlErrorCode.TooLarge,
       `The query needs more memory than the server allows (DUCKDB_MEMORY_LIMIT): ${message.split('\n')[0]}`,

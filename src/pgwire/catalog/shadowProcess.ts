@@ -1,3 +1,4 @@
+import { isOutOfMemoryMessage } from '../../duckdb/errors';
 import type { ShadowReply, ShadowRequest } from './shadowCatalog';
 import { CatalogRefusal } from './shadowCatalog';
 import { ShadowDatabase, type ShadowDatabaseOptions } from './shadowDatabase';
@@ -17,7 +18,7 @@ const failure = (id: number, error: unknown): ShadowReply => {
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof CatalogRefusal) return { type: 'failed', id, kind: 'refusal', message };
   if (/^INTERRUPT Error/.test(message)) return { type: 'failed', id, kind: 'interrupted', message };
-  if (/^Out of Memory Error/.test(message)) return { type: 'failed', id, kind: 'memory', message };
+  if (isOutOfMemoryMessage(message)) return { type: 'failed', id, kind: 'memory', message };
   return { type: 'failed', id, kind: 'error', message };
 };
 

@@ -77,7 +77,8 @@ const nextSignificant = (tokens: Token[], i: number) => {
   return j;
 };
 
-type Translated = { text: string; upTo: number; param?: number };
+/** A token's text for the engine, the last token it took, and what it read: a `$n`, a connection value. */
+type Translated = { text: string; upTo: number; param?: number; readsConnection?: true };
 
 /** A call of a connection function starting at word `i` (optionally `pg_catalog.` before it), written as a literal. */
 const connectionValue = (
@@ -144,7 +145,8 @@ const translateToken = (
     }
     case 'word': {
       // Not after a dot: `t.version()` is somebody's column, not the server's version.
-      return (!afterDot && values && connectionValue(sql, tokens, i, values)) || { text, upTo: i };
+      const value = !afterDot && values ? connectionValue(sql, tokens, i, values) : undefined;
+      return value ? { ...value, readsConnection: true } : { text, upTo: i };
     }
     default:
       return { text, upTo: i };
@@ -249,9 +251,9 @@ export const readStatements = (sql: string, values?: ConnectionValues): PgStatem
       words.push(token.kind === 'word' ? written.toUpperCase() : written);
     };
     significantToken(t);
-    const { text, upTo, param } = translateToken(sql, tokens, i, values, afterDot);
-    // A word translates to something else only as a connection value (translateToken).
-    if (t.kind === 'word' && (upTo !== i || text !== textOf(sql, t))) readsConnection = true;
+    const translated = translateToken(sql, tokens, i, values, afterDot);
+    const { text, upTo, param } = translated;
+    if (translated.readsConnection) readsConnection = true;
     engineText += text;
     if (param !== undefined) paramCount = Math.max(paramCount, param);
     // Tokens a translation swallowed still count as the statement's words (classification reads them).
