@@ -11,6 +11,15 @@ export type SqlParams = DuckDBValue[] | Record<string, DuckDBValue>;
 export type JsRow = Record<string, unknown>;
 
 /**
+ * Why the memory watch stopped the queries it watched: the process's resident memory past
+ * SQL_MAX_PROCESS_MEMORY, or DuckDB's memory that can neither be evicted nor spilled past its
+ * limit less the room kept for the projection writer (bytes throughout).
+ */
+export type MemoryPressure =
+  | { kind: 'process'; rss: number; limit: number }
+  | { kind: 'engine'; held: number; ceiling: number; limit: number };
+
+/**
  * The read side: one DuckDB database per API process. The projection runner owns one connection
  * (the only writer); readers borrow connections from a small pool, so an analyst's slow query never
  * queues behind another and MVCC keeps them consistent with the writer's commits.
@@ -38,13 +47,28 @@ export type Duck = {
   /** Whether `stop` was called. */
   readonly stopping: boolean;
   /**
-   * Calls `fire` (once) when the process's resident memory passes `processMemoryLimit` after
-   * having grown since this call: DuckDB's memory_limit does not see every allocation (see
-   * valueGuards.ts), so a SQL query interrupts itself then. Returns a canceller.
+   * Calls `fire` (once) when a SQL query should stop for memory (a canceller is returned):
+   * - the process's resident memory passes `processMemoryLimit` after having grown since this
+   *   call: DuckDB's memory_limit does not see every allocation (see valueGuards.ts);
+   * - DuckDB's unspillable memory passes `engineMemoryCeiling` while this call is at least
+   *   ENGINE_WATCH_AFTER_MS old: the projection writer needs room under DuckDB's memory_limit,
+   *   and a commit that meets the limit makes DuckDB invalidate the whole database.
    */
-  onMemoryPressure(fire: (rss: number) => void): () => void;
+  onMemoryPressure(fire: (pressure: MemoryPressure) => void): () => void;
+  /**
+   * Called by the projection writer, on its connection, before it commits a batch: while SQL
+   * queries have run long enough to hold memory, and DuckDB's unspillable memory is past
+   * `engineMemoryCeiling`, those queries are stopped, and the commit waits (at most
+   * ROOM_WAIT_MS) for the memory to come back under it. A commit that meets DuckDB's limit fails,
+   * and one whose rollback meets it too invalidates the database.
+   */
+  makeRoomForWriter(writer: DuckDBConnection, after?: { shortage: boolean }): Promise<void>;
   /** The resident memory (bytes) past which `onMemoryPressure` fires; 0: never. */
   readonly processMemoryLimit: number;
+  /** DuckDB's memory_limit, in bytes. */
+  readonly engineMemoryLimit: number;
+  /** DuckDB's unspillable memory (bytes) past which `onMemoryPressure` fires: the limit less the writer's room. */
+  readonly engineMemoryCeiling: number;
   /** Stops, waits (briefly) for the readers to come back, and closes everything. */
   close(): Promise<void>;
 };
@@ -60,6 +84,51 @@ const defaultSqlReaders = (readers: number) => {
   const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
   return Math.min(readers - 1, threads - 2);
 };
+
+const MIB = 1024 * 1024;
+const SIZE_UNITS: Record<string, number> = {
+  bytes: 1,
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 1024,
+  mib: MIB,
+  gib: 1024 ** 3,
+  tib: 1024 ** 4,
+};
+
+/** A size as DuckDB prints a setting (`300.0 MiB`, `4.7 GiB`, `0 bytes`), in bytes; NaN if it is none. */
+export const bytesOfDuckSize = (printed: string): number => {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]+)?\s*$/i.exec(printed);
+  const unit = SIZE_UNITS[(m?.[2] ?? 'b').toLowerCase()];
+  return m && unit !== undefined ? Math.floor(Number(m[1]) * unit) : NaN;
+};
+
+/**
+ * The room kept under DuckDB's memory_limit for the projection writer: a fifth of the limit, at
+ * least 64 MiB, at most half. Reproduced (300 MiB limit, three clients aggregating 2 GB of text):
+ * the writer's batch met "Out of Memory", the rollback that followed met it too, and DuckDB
+ * invalidated the database ("FATAL … database has been invalidated") until a restart.
+ */
+export const writerRoom = (limit: number) => Math.min(limit / 2, Math.max(64 * MIB, limit / 5));
+
+/**
+ * The memory the engine watch adds up: DuckDB's `ALLOCATOR` tag, which its buffer allocator hands
+ * out (aggregate states, arenas, string heaps) and which can be neither evicted nor spilled. The
+ * other tags are not counted: cached table blocks (`BASE_TABLE`) are evicted for the writer, and
+ * a sort or hash table past the limit spills to the temporary directory (an ORDER BY over 6M rows
+ * held 291 MiB of 300 with 227 MiB spilled, and finished).
+ */
+const UNSPILLABLE_MEMORY_SQL =
+  "SELECT sum(memory_usage_bytes) AS held FROM duckdb_memory() WHERE tag = 'ALLOCATOR'";
+
+/** How long the writer waits for stopped queries to give their memory back before it commits anyway. */
+export const ROOM_WAIT_MS = 500;
+
+/** How long a query runs before the engine watch looks at DuckDB's memory for it (a look costs ~1.5 ms of a pool thread). */
+export const ENGINE_WATCH_AFTER_MS = 20;
 
 export const openDuck = async (options: {
   /** A file path, or ':memory:'. */
@@ -104,6 +173,13 @@ export const openDuck = async (options: {
   await writer.run(`SET allowed_directories = ['${allowed}']`);
   await writer.run('SET enable_external_access = false');
   await writer.run('SET lock_configuration = true');
+  const engineMemoryLimit = bytesOfDuckSize(
+    String((await writer.runAndReadAll("SELECT current_setting('memory_limit') AS l")).getRows()[0]?.[0]),
+  );
+  // No limit DuckDB can name (it is unbounded, or printed in a way not known here): no engine watch.
+  const engineMemoryCeiling = Number.isFinite(engineMemoryLimit)
+    ? engineMemoryLimit - writerRoom(engineMemoryLimit)
+    : Infinity;
 
   const idle: DuckDBConnection[] = [];
   const waiting: { grant: (c: DuckDBConnection) => void; refuse: () => void }[] = [];
@@ -274,37 +350,98 @@ export const openDuck = async (options: {
   // The memory watch: while anybody listens, the process's resident memory is sampled; a listener
   // fires once it is past the limit and above what it was when the listener came (a process that
   // stays large after a query, its allocator keeping freed pages, does not stop every query after).
+  // DuckDB's unspillable memory is sampled too, on a connection of its own, for listeners at least
+  // ENGINE_WATCH_AFTER_MS old: a query that short holds little, and `SELECT 1` at thousands a
+  // second pays nothing.
   const processMemoryLimit = Math.max(0, options.processMemoryLimit ?? 0);
-  const listeners = new Map<symbol, { fire: (rss: number) => void; from: number }>();
+  const engineWatch = Number.isFinite(engineMemoryCeiling);
+  const listeners = new Map<
+    symbol,
+    { fire: (pressure: MemoryPressure) => void; from: number; since: number }
+  >();
   let sampler: ReturnType<typeof setInterval> | undefined;
+  let monitor: Promise<DuckDBConnection> | undefined;
+  let lookingAtEngine: Promise<void> | undefined;
   const GROWTH = 32 * 1024 * 1024;
-  const sample = () => {
-    const rss = process.memoryUsage.rss();
-    if (rss <= processMemoryLimit) return;
-    for (const [key, listener] of listeners)
-      if (rss > listener.from + GROWTH) {
-        listeners.delete(key);
-        listener.fire(rss);
-      }
-    if (listeners.size === 0) {
-      clearInterval(sampler);
-      sampler = undefined;
+  const fire = (keys: Iterable<symbol>, pressure: MemoryPressure) => {
+    for (const key of keys) {
+      const listener = listeners.get(key);
+      if (!listener) continue;
+      listeners.delete(key);
+      listener.fire(pressure);
     }
   };
-  const onMemoryPressure = (fire: (rss: number) => void) => {
-    if (processMemoryLimit === 0) return () => undefined;
+  const unspillable = async (c: DuckDBConnection) =>
+    Number((await c.runAndReadAll(UNSPILLABLE_MEMORY_SQL)).getRows()[0]?.[0] ?? 0);
+  const engineOver = (held: number): MemoryPressure => ({
+    kind: 'engine',
+    held,
+    ceiling: engineMemoryCeiling,
+    limit: engineMemoryLimit,
+  });
+  /** The listeners old enough for the engine watch. */
+  const longRunning = () => {
+    const now = performance.now();
+    return [...listeners].filter(([, l]) => now - l.since >= ENGINE_WATCH_AFTER_MS).map(([key]) => key);
+  };
+  const lookAtEngine = async (keys: symbol[]) => {
+    monitor ??= instance.connect();
+    const held = await unspillable(await monitor);
+    if (held > engineMemoryCeiling) fire(keys, engineOver(held));
+  };
+  const makeRoomForWriter = async (c: DuckDBConnection, after = { shortage: false }) => {
+    // After a write met the limit, the memory may be back already (the query that held it failed
+    // too), or held by what is not watched: a moment's pause before the next try.
+    if (after.shortage) await new Promise((resolve) => setTimeout(resolve, 20));
+    if (!engineWatch) return;
+    const queries = longRunning();
+    if (queries.length === 0) return;
+    let held = await unspillable(c);
+    if (held <= engineMemoryCeiling && !after.shortage) return;
+    fire(queries, engineOver(held));
+    const until = performance.now() + ROOM_WAIT_MS;
+    while (held > engineMemoryCeiling && performance.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      held = await unspillable(c);
+    }
+  };
+  const stopSampling = () => {
+    clearInterval(sampler);
+    sampler = undefined;
+  };
+  const sample = () => {
+    if (processMemoryLimit > 0) {
+      const rss = process.memoryUsage.rss();
+      if (rss > processMemoryLimit)
+        fire(
+          [...listeners].filter(([, l]) => rss > l.from + GROWTH).map(([key]) => key),
+          { kind: 'process', rss, limit: processMemoryLimit },
+        );
+    }
+    if (engineWatch && !lookingAtEngine && !stopping) {
+      const due = longRunning();
+      if (due.length > 0)
+        lookingAtEngine = lookAtEngine(due)
+          .catch(() => undefined)
+          .finally(() => (lookingAtEngine = undefined));
+    }
+    if (listeners.size === 0) stopSampling();
+  };
+  const onMemoryPressure = (fire: (pressure: MemoryPressure) => void) => {
+    if (processMemoryLimit === 0 && !engineWatch) return () => undefined;
     const key = Symbol('memory listener');
-    listeners.set(key, { fire, from: process.memoryUsage.rss() });
+    listeners.set(key, {
+      fire,
+      from: processMemoryLimit > 0 ? process.memoryUsage.rss() : 0,
+      since: performance.now(),
+    });
     if (!sampler) {
       sampler = setInterval(sample, 20);
       sampler.unref();
     }
     return () => {
       listeners.delete(key);
-      if (listeners.size === 0 && sampler) {
-        clearInterval(sampler);
-        sampler = undefined;
-      }
+      if (listeners.size === 0 && sampler) stopSampling();
     };
   };
 
@@ -313,7 +450,10 @@ export const openDuck = async (options: {
     writer,
     withReader,
     onMemoryPressure,
+    makeRoomForWriter,
     processMemoryLimit,
+    engineMemoryLimit,
+    engineMemoryCeiling,
     /**
      * Runs `work` as if this call chain held no reader: long work started while holding one (an
      * agent answering inside a query) takes readers of its own instead of sharing one connection
@@ -340,6 +480,10 @@ export const openDuck = async (options: {
       const until = Date.now() + 5000;
       while ((leased.size > 0 || opening > 0) && Date.now() < until)
         await new Promise((r) => setTimeout(r, 10));
+      stopSampling();
+      // Closing a connection while a call runs on it crashed the process (SIGSEGV).
+      await lookingAtEngine;
+      if (monitor) (await monitor.catch(() => undefined))?.closeSync();
       for (const c of idle) c.closeSync();
       writer.closeSync();
       instance.closeSync();

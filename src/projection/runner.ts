@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { EventType, RecordedEvent } from '../../events';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Duck } from '../duckdb/database';
+import { isMemoryShortageMessage } from '../duckdb/errors';
 import { serialQueue } from '../eventlog/queue';
 import { cursorPassed, logStart, type EventLog, type LogCursor, type LogNews } from '../eventlog/types';
 import { quoteString } from '../shared/quoting';
@@ -55,6 +57,9 @@ const CHASE_MAX_MS = 100;
  * checkpoint in the same transaction: a crash never skips or double-applies an event. A change to
  * any table definition changes the fingerprint, and the tables are then rebuilt from the log.
  */
+/** How many times a batch that met DuckDB's memory limit is written before it counts as failed. */
+const MEMORY_SHORTAGE_ATTEMPTS = 5;
+
 export class ProjectionRunner {
   private cursor: LogCursor = logStart;
   /** The id of the event at the cursor (the last one applied), null before the first. */
@@ -83,6 +88,14 @@ export class ProjectionRunner {
   private held: { released: Promise<void>; release: () => void } | null = null;
   /** Whose turn it is on the writer connection: a batch, or work between batches. */
   private readonly writerTurn = serialQueue();
+  /** Whether a failed batch's transaction could not be rolled back yet (see `rollBack`). */
+  private openAfterFailure = false;
+  /** The last batch, when its call to commit reported an error: it may have committed (see `settle`). */
+  private unsettled: {
+    events: readonly RecordedEvent[];
+    cursor: LogCursor;
+    stores: readonly BatchRowStore[];
+  } | null = null;
   /** Increases with every applied batch; read caches key on it. */
   version = 0;
   /** Per table, increases with every batch that wrote or deleted a row of it (`tableVersion`). */
@@ -562,6 +575,7 @@ export class ProjectionRunner {
 
   private async dropTables() {
     this.committed.clear();
+    this.unsettled = null;
     this.generation++;
     for (const p of this.projections) await this.duck.writer.run(`DROP TABLE IF EXISTS "${p.table}"`);
     for (const p of this.schemaProjections) await p.drop(this.duck.writer);
@@ -689,14 +703,120 @@ export class ProjectionRunner {
     return cursor.position === this.cursor.position ? this.cursorEventId : null;
   }
 
-  private applyBatch(events: readonly RecordedEvent[], cursor: LogCursor) {
-    return this.writerTurn(() => this.writeBatch(events, cursor));
+  /**
+   * Writes a batch; one that failed for want of DuckDB's memory (heavy SQL queries held it) is
+   * tried again, up to MEMORY_SHORTAGE_ATTEMPTS times, once the queries holding memory are
+   * stopped: the batch is not at fault, and failing it would answer every waiting write 503.
+   */
+  private async applyBatch(events: readonly RecordedEvent[], cursor: LogCursor) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.writerTurn(() => this.writeBatch(events, cursor));
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (!isMemoryShortageMessage(message) || attempt >= MEMORY_SHORTAGE_ATTEMPTS || this.stopped)
+          throw error;
+        this.logger.warn(
+          { attempt, events: events.length, error: message.split('\n')[0] },
+          "a batch met DuckDB's memory limit: stopping heavy SQL queries and trying it again",
+        );
+        await this.writerTurn(() => this.duck.makeRoomForWriter(this.duck.writer, { shortage: true }));
+      }
+    }
   }
 
-  private async writeBatch(events: readonly RecordedEvent[], cursor: LogCursor) {
+  /**
+   * Ends the failed batch's transaction. A ROLLBACK can meet DuckDB's memory limit too: it was
+   * then left open, aborted, and every later batch failed on it ("Current transaction is
+   * aborted") until a restart. So room is made and it is tried again; one that still fails is
+   * tried again before the next batch begins.
+   */
+  private async rollBack(w: DuckDBConnection) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await w.run('ROLLBACK');
+        this.openAfterFailure = false;
+        return;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (/no transaction is active/.test(message)) {
+          this.openAfterFailure = false;
+          return;
+        }
+        this.openAfterFailure = true;
+        if (attempt >= MEMORY_SHORTAGE_ATTEMPTS || !isMemoryShortageMessage(message)) {
+          this.logger.error({ err: error }, "the read model's writer could not roll a failed batch back");
+          return;
+        }
+        await this.duck.makeRoomForWriter(w, { shortage: true });
+      }
+    }
+  }
+
+  /** Whether the checkpoint DuckDB holds is `cursor`. */
+  private async checkpointIs(w: DuckDBConnection, cursor: LogCursor): Promise<boolean> {
+    const row = (
+      await w.runAndReadAll(`SELECT position, transaction_id FROM ${CHECKPOINT_TABLE}`)
+    ).getRows()[0];
+    return (
+      row !== undefined &&
+      BigInt(String(row[0])) === cursor.position &&
+      (row[1] ?? null) === cursor.transactionId
+    );
+  }
+
+  /**
+   * Before the next batch, after one whose call to commit reported an error: did it commit all
+   * the same? DuckDB can fail a text after its COMMIT went through (out of memory while answering
+   * it): seen here, the checkpoint stood at the batch's end after the error, and writing the
+   * batch again made a second row of a skill. Its events are then applied, and dropped from
+   * `events` (a read from the old cursor holds them again); what is left is returned.
+   */
+  private async settle(
+    w: DuckDBConnection,
+    events: readonly RecordedEvent[],
+  ): Promise<readonly RecordedEvent[]> {
+    const unsettled = this.unsettled;
+    if (!unsettled) return events;
+    const committed = await this.checkpointIs(w, unsettled.cursor);
+    this.unsettled = null;
+    if (!committed) return events;
+    this.logger.warn(
+      { position: unsettled.cursor.position.toString(), events: unsettled.events.length },
+      'a batch DuckDB reported failed had committed: it counts as applied, and is not written again',
+    );
+    this.recordApplied(unsettled.events, unsettled.cursor, unsettled.stores);
+    const done = new Set(unsettled.events.map((e) => e.meta.position));
+    return events.filter((e) => !done.has(e.meta.position));
+  }
+
+  /** What follows a committed batch: the cursor, the versions, the waiters and the listeners. */
+  private recordApplied(
+    events: readonly RecordedEvent[],
+    cursor: LogCursor,
+    written: readonly BatchRowStore[],
+  ) {
+    this.cursor = cursor;
+    this.cursorEventId = this.eventIdAtCursor(events, cursor);
+    this.version++;
+    this.touchTables(written, events);
+    for (const e of events) {
+      this.applied.add(e.meta.position);
+      this.ownWrites.applied(e.meta.position);
+      this.waiters.reached(e.meta.position);
+    }
+    for (const l of this.listeners) l(events);
+  }
+
+  private async writeBatch(read: readonly RecordedEvent[], cursor: LogCursor) {
     const w = this.duck.writer;
+    if (this.openAfterFailure) await this.rollBack(w);
+    const events = await this.settle(w, read);
+    // Every event read was in the batch that committed after all: the cursor stands past them.
+    if (events.length === 0) return;
     this.dataEpoch++;
     let begun = false;
+    let committing: readonly BatchRowStore[] | null = null;
     let written: readonly BatchRowStore[] = [];
     const transaction = {
       begin: async () => {
@@ -722,30 +842,26 @@ export class ProjectionRunner {
       }, event_id = ${lastEventId === null ? 'NULL' : quoteString(lastEventId)}`;
       // A small batch is one call: its rows, the checkpoint and the commit, run off the main thread.
       const rest = [...batch.statements, checkpoint, 'COMMIT'];
+      // The commit must not meet DuckDB's memory limit: heavy SQL queries stop first.
+      await this.duck.makeRoomForWriter(w);
       if (!begun) {
         begun = true;
         rest.unshift('BEGIN TRANSACTION');
       }
+      committing = batch.stores;
       await this.timed('(batch write)', () => w.run(rest.join(';\n')));
       for (const store of batch.stores) store.rememberCommitted();
       written = batch.stores;
     } catch (error) {
       // A multi-statement text stops at its failing statement, leaving the transaction open.
-      if (begun) await w.run('ROLLBACK').catch(() => undefined);
+      if (begun) await this.rollBack(w);
       this.committed.clear();
+      // The error may have come after the commit: the next batch looks first (`settle`).
+      if (committing) this.unsettled = { events, cursor, stores: committing };
       throw error;
     } finally {
       this.dataEpoch++;
     }
-    this.cursor = cursor;
-    this.cursorEventId = this.eventIdAtCursor(events, cursor);
-    this.version++;
-    this.touchTables(written, events);
-    for (const e of events) {
-      this.applied.add(e.meta.position);
-      this.ownWrites.applied(e.meta.position);
-      this.waiters.reached(e.meta.position);
-    }
-    for (const l of this.listeners) l(events);
+    this.recordApplied(events, cursor, written);
   }
 }

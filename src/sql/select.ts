@@ -1,5 +1,5 @@
 import type { DuckDBConnection, DuckDBResult, DuckDBType, DuckDBValue } from '@duckdb/node-api';
-import type { Duck } from '../duckdb/database';
+import type { Duck, MemoryPressure } from '../duckdb/database';
 import type { CatalogResolver } from './catalog';
 import { deadlineIn, onExpiry, withinDeadline, type Deadline } from './deadline';
 import { externalError, SqlError, SqlErrorCode } from './errors';
@@ -119,7 +119,7 @@ type LlmBound = {
 class QueryRun {
   private interrupted = false;
   private nagging: ReturnType<typeof setInterval> | undefined;
-  private overMemory: number | undefined;
+  private overMemory: MemoryPressure | undefined;
   /** Agents asked by the query stop with it. */
   readonly stopped = new AbortController();
   /** Settles when the run is interrupted (deadline, client gone, memory, shutdown). */
@@ -140,8 +140,8 @@ class QueryRun {
     this.ended = new Promise<void>((resolve) => (this.end = resolve));
     this.cancelTimer = onExpiry(limits.deadline, this.interrupt);
     limits.signal?.addEventListener('abort', this.interrupt);
-    this.cancelMemoryWatch = deps.duck.onMemoryPressure((rss) => {
-      this.overMemory = rss;
+    this.cancelMemoryWatch = deps.duck.onMemoryPressure((pressure) => {
+      this.overMemory = pressure;
       this.interrupt();
     });
   }
@@ -164,10 +164,15 @@ class QueryRun {
   /** The error to report for `error` (a deadline, a departed client, memory or a shutdown say so). */
   readonly explain = (error: unknown): unknown => {
     const { duck } = this.deps;
-    if (this.overMemory !== undefined)
+    if (this.overMemory?.kind === 'process')
       return new SqlError(
         SqlErrorCode.TooLarge,
-        `The query was stopped: the server's memory reached ${mebibytes(this.overMemory)} MiB, past SQL_MAX_PROCESS_MEMORY (${mebibytes(duck.processMemoryLimit)} MiB)`,
+        `The query was stopped: the server's memory reached ${mebibytes(this.overMemory.rss)} MiB, past SQL_MAX_PROCESS_MEMORY (${mebibytes(this.overMemory.limit)} MiB)`,
+      );
+    if (this.overMemory?.kind === 'engine')
+      return new SqlError(
+        SqlErrorCode.TooLarge,
+        `The query was stopped: the query engine's memory that cannot spill to disk reached ${mebibytes(this.overMemory.held)} MiB, past ${mebibytes(this.overMemory.ceiling)} MiB (DUCKDB_MEMORY_LIMIT, ${mebibytes(this.overMemory.limit)} MiB, less the room kept for writes)`,
       );
     if (duck.stopping)
       return new SqlError(SqlErrorCode.Interrupted, 'The server is shutting down; the query was interrupted');
