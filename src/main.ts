@@ -136,7 +136,7 @@ const main = async () => {
   // be relied on then); committed DuckDB and SQLite data survive it (write-ahead logs).
   const CLOSE_BUDGET_MS = 5000;
   let closing = false;
-  const shutdown = (signal: string) => {
+  const shutdown = (signal: string, exitCode = 0) => {
     if (closing) return;
     closing = true;
     logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: finishing in-flight requests');
@@ -145,7 +145,7 @@ const main = async () => {
       running.close().then(
         () => {
           flushLogger(logger);
-          process.exit(0);
+          process.exit(exitCode);
         },
         (err: unknown) => {
           logger.error({ err }, 'error while closing stores');
@@ -167,6 +167,17 @@ const main = async () => {
       setTimeout(() => server.closeAllConnections(), 500).unref();
     }, config.shutdownGraceMs).unref();
   };
+  // DuckDB invalidates its database after a FATAL error (a rollback that met its memory limit was
+  // seen): every read and write fails from then on. The file holds every committed batch (its
+  // write-ahead log), so a new process reopens it and catches up from the log; this one ends,
+  // with EX_SOFTWARE, for its supervisor (docker compose's `restart: unless-stopped`) to start it.
+  running.ctx.duck.onInvalidated((reason) => {
+    logger.fatal(
+      { reason: reason.split('\n')[0] },
+      'DuckDB invalidated the read model: exiting, so that a restart reopens it from its file (the log is intact)',
+    );
+    shutdown('DuckDB invalidated the read model', 70);
+  });
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 };

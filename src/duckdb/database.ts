@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { unavailable } from '../shared/errors';
+import { isInvalidatedMessage } from './errors';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 
@@ -69,6 +70,16 @@ export type Duck = {
   readonly engineMemoryLimit: number;
   /** DuckDB's unspillable memory (bytes) past which `onMemoryPressure` fires: the limit less the writer's room. */
   readonly engineMemoryCeiling: number;
+  /**
+   * Calls `listener` (once) when DuckDB reports the database invalidated, by a read (any
+   * `withReader`) or by a caller who met it (`noticeFailure`): the instance answers nothing more
+   * until it is opened again, which only a new process does safely (see main.ts).
+   */
+  onInvalidated(listener: (message: string) => void): void;
+  /** Tells the invalidation watch of an error met on one of the instance's connections. */
+  noticeFailure(error: unknown): void;
+  /** Why DuckDB invalidated the database, once it has. */
+  readonly invalidated: string | null;
   /** Stops, waits (briefly) for the readers to come back, and closes everything. */
   close(): Promise<void>;
 };
@@ -323,6 +334,9 @@ export const openDuck = async (options: {
       leased.add(c);
       try {
         return await held.run(mine, () => work(c));
+      } catch (error) {
+        noticeFailure(error);
+        throw error;
       } finally {
         mine.ended = true;
         leased.delete(c);
@@ -331,6 +345,15 @@ export const openDuck = async (options: {
     } finally {
       if (lane.sql) releaseSqlSlot();
     }
+  };
+
+  let invalidated: string | null = null;
+  const invalidationListeners: ((message: string) => void)[] = [];
+  const noticeFailure = (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    if (invalidated !== null || !isInvalidatedMessage(message)) return;
+    invalidated = message;
+    for (const listener of invalidationListeners.splice(0)) listener(message);
   };
 
   const stop = () => {
@@ -373,12 +396,16 @@ export const openDuck = async (options: {
   };
   const unspillable = async (c: DuckDBConnection) =>
     Number((await c.runAndReadAll(UNSPILLABLE_MEMORY_SQL)).getRows()[0]?.[0] ?? 0);
-  const engineOver = (held: number): MemoryPressure => ({
+  const engineOver = (held: number, ceiling = engineMemoryCeiling): MemoryPressure => ({
     kind: 'engine',
     held,
-    ceiling: engineMemoryCeiling,
+    ceiling,
     limit: engineMemoryLimit,
   });
+  // A commit begins with at most half the limit held: one step of a query's arena (they double:
+  // 64, 128, 256 MiB …) during the commit then still leaves it room. With the ceiling alone, 3 to
+  // 5 batches in 10 s met the limit in the reproduction above.
+  const commitCeiling = engineMemoryLimit / 2;
   /** The listeners old enough for the engine watch. */
   const longRunning = () => {
     const now = performance.now();
@@ -397,10 +424,10 @@ export const openDuck = async (options: {
     const queries = longRunning();
     if (queries.length === 0) return;
     let held = await unspillable(c);
-    if (held <= engineMemoryCeiling && !after.shortage) return;
-    fire(queries, engineOver(held));
+    if (held <= commitCeiling && !after.shortage) return;
+    fire(queries, engineOver(held, commitCeiling));
     const until = performance.now() + ROOM_WAIT_MS;
-    while (held > engineMemoryCeiling && performance.now() < until) {
+    while (held > commitCeiling && performance.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 5));
       held = await unspillable(c);
     }
@@ -451,6 +478,14 @@ export const openDuck = async (options: {
     withReader,
     onMemoryPressure,
     makeRoomForWriter,
+    onInvalidated: (listener) => {
+      if (invalidated !== null) listener(invalidated);
+      else invalidationListeners.push(listener);
+    },
+    noticeFailure,
+    get invalidated() {
+      return invalidated;
+    },
     processMemoryLimit,
     engineMemoryLimit,
     engineMemoryCeiling,

@@ -10,3 +10,10 @@ export const isOutOfMemoryMessage = (message: string) => /^Out of Memory Error/.
 export const isMemoryShortageMessage = (message: string) =>
   isOutOfMemoryMessage(message) ||
   /^TransactionContext Error: Failed to commit: failed to (pin|allocate)/.test(message);
+
+/**
+ * DuckDB's words once it has invalidated the database (after a FATAL error, e.g. a rollback that
+ * met the memory limit): every later statement of the instance fails until it is opened again.
+ */
+export const isInvalidatedMessage = (message: string) =>
+  /database has been invalidated|^FATAL Error/.test(message);

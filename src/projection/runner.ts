@@ -531,6 +531,7 @@ export class ProjectionRunner {
   private recordFailure(error: unknown) {
     const { failure, delay, applyError } = nextFailure(this.failed, error, this.options.retryMaxMs ?? 60_000);
     this.failed = failure;
+    this.duck.noticeFailure(applyError?.original ?? error);
     this.logger.error(
       { err: applyError?.original ?? error, failure: this.failureForLog(failure) },
       'projection failed: retrying with back-off',

@@ -172,7 +172,7 @@ class QueryRun {
     if (this.overMemory?.kind === 'engine')
       return new SqlError(
         SqlErrorCode.TooLarge,
-        `The query was stopped: the query engine's memory that cannot spill to disk reached ${mebibytes(this.overMemory.held)} MiB, past ${mebibytes(this.overMemory.ceiling)} MiB (DUCKDB_MEMORY_LIMIT, ${mebibytes(this.overMemory.limit)} MiB, less the room kept for writes)`,
+        `The query was stopped to keep room for writes: the query engine's memory that cannot spill to disk reached ${mebibytes(this.overMemory.held)} MiB, past ${mebibytes(this.overMemory.ceiling)} MiB of DUCKDB_MEMORY_LIMIT (${mebibytes(this.overMemory.limit)} MiB)`,
       );
     if (duck.stopping)
       return new SqlError(SqlErrorCode.Interrupted, 'The server is shutting down; the query was interrupted');
