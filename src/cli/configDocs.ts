@@ -293,7 +293,7 @@ export const ENTRIES: Record<Variable, Entry> = {
   DUCKDB_MEMORY_LIMIT: {
     section: 'sql',
     meaning:
-      "DuckDB's `memory_limit`: a size (`2GB`, `512MiB`) or a share of the memory (the cgroup limit if any). Past it, work spills to `$DATA_DIR/duckdb.tmp`, and a query that cannot spill fails with error 1153. It bounds DuckDB's buffer manager only, hence a fifth, not half.",
+      "DuckDB's `memory_limit`: a size (`2GB`, `512MiB`) or a share of the memory (the cgroup limit if any). Past it, work spills to `$DATA_DIR/duckdb.tmp`, and a query that cannot spill fails with error 1153. Room is kept for the read model's writer: a query whose unspillable memory (aggregate states) passes the limit less a fifth of it (64 MiB at least) is stopped with 1153, and a batch commits only with at most half the limit held. It bounds DuckDB's buffer manager only, hence a fifth, not half.",
     whenUnset: '`20%`',
   },
   FILE_UPLOAD_MAX_BYTES: {
