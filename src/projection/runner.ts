@@ -52,14 +52,14 @@ export type ProjectionRunnerOptions = {
 /** Longest pause between looks for an announced transaction the log does not show yet. */
 const CHASE_MAX_MS = 100;
 
+/** How many times a batch that met DuckDB's memory limit is written before it counts as failed. */
+const MEMORY_SHORTAGE_ATTEMPTS = 5;
+
 /**
  * Tails the log in order and applies it to the DuckDB tables, one transaction per batch with the
  * checkpoint in the same transaction: a crash never skips or double-applies an event. A change to
  * any table definition changes the fingerprint, and the tables are then rebuilt from the log.
  */
-/** How many times a batch that met DuckDB's memory limit is written before it counts as failed. */
-const MEMORY_SHORTAGE_ATTEMPTS = 5;
-
 export class ProjectionRunner {
   private cursor: LogCursor = logStart;
   /** The id of the event at the cursor (the last one applied), null before the first. */
@@ -721,7 +721,10 @@ export class ProjectionRunner {
           { attempt, events: events.length, error: message.split('\n')[0] },
           "a batch met DuckDB's memory limit: stopping heavy SQL queries and trying it again",
         );
-        await this.writerTurn(() => this.duck.makeRoomForWriter(this.duck.writer, { shortage: true }));
+        // Making room can meet the shortage too (its look at DuckDB's memory): the next try says.
+        await this.writerTurn(() =>
+          this.duck.makeRoomForWriter(this.duck.writer, { shortage: true }).catch(() => undefined),
+        );
       }
     }
   }
@@ -749,7 +752,7 @@ export class ProjectionRunner {
           this.logger.error({ err: error }, "the read model's writer could not roll a failed batch back");
           return;
         }
-        await this.duck.makeRoomForWriter(w, { shortage: true });
+        await this.duck.makeRoomForWriter(w, { shortage: true }).catch(() => undefined);
       }
     }
   }
