@@ -1,3 +1,4 @@
+import { bytesOfSize } from './shared/sizes';
 import os from 'node:os';
 import path from 'node:path';
 import { outboundPolicy, type OutboundPolicy } from './http/outbound';
@@ -39,25 +40,12 @@ const memoryLimit = (value: string) => {
   return `${mib}MiB`;
 };
 
-const UNITS: Record<string, number> = {
-  b: 1,
-  kb: 1e3,
-  mb: 1e6,
-  gb: 1e9,
-  tb: 1e12,
-  kib: 1024,
-  mib: 1024 ** 2,
-  gib: 1024 ** 3,
-  tib: 1024 ** 4,
-};
-
 /** A size in DuckDB's syntax (`2GB`, `1.5GiB`, `512MiB`) or a share of the memory (`40%`), in bytes. */
 const bytesOf = (value: string) => {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(%|[a-z]+)?\s*$/i.exec(value);
-  if (!m) return 0;
-  const unit = (m[2] ?? 'b').toLowerCase();
-  if (unit === '%') return Math.floor((availableMemory() * Number(m[1])) / 100);
-  return Math.floor(Number(m[1]) * (UNITS[unit] ?? 1));
+  const share = /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(value);
+  if (share) return Math.floor((availableMemory() * Number(share[1])) / 100);
+  const bytes = bytesOfSize(value);
+  return Number.isNaN(bytes) ? 0 : bytes;
 };
 
 /**

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { unavailable } from '../shared/errors';
+import { bytesOfSize } from '../shared/sizes';
 import { isInvalidatedMessage } from './errors';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
@@ -58,10 +59,10 @@ export type Duck = {
   onMemoryPressure(fire: (pressure: MemoryPressure) => void): () => void;
   /**
    * Called by the projection writer, on its connection, before it commits a batch: while SQL
-   * queries have run long enough to hold memory, and DuckDB's unspillable memory is past
-   * `engineMemoryCeiling`, those queries are stopped, and the commit waits (at most
-   * ROOM_WAIT_MS) for the memory to come back under it. A commit that meets DuckDB's limit fails,
-   * and one whose rollback meets it too invalidates the database.
+   * queries have run long enough to hold memory, and DuckDB's unspillable memory is past half its
+   * limit (after a shortage: at all), those queries are stopped, and the commit waits (at most
+   * ROOM_WAIT_MS) for the memory to come back under half. A commit that meets DuckDB's limit
+   * fails, and one whose rollback meets it too invalidates the database.
    */
   makeRoomForWriter(writer: DuckDBConnection, after?: { shortage: boolean }): Promise<void>;
   /** The resident memory (bytes) past which `onMemoryPressure` fires; 0: never. */
@@ -97,25 +98,6 @@ const defaultSqlReaders = (readers: number) => {
 };
 
 const MIB = 1024 * 1024;
-const SIZE_UNITS: Record<string, number> = {
-  bytes: 1,
-  b: 1,
-  kb: 1e3,
-  mb: 1e6,
-  gb: 1e9,
-  tb: 1e12,
-  kib: 1024,
-  mib: MIB,
-  gib: 1024 ** 3,
-  tib: 1024 ** 4,
-};
-
-/** A size as DuckDB prints a setting (`300.0 MiB`, `4.7 GiB`, `0 bytes`), in bytes; NaN if it is none. */
-export const bytesOfDuckSize = (printed: string): number => {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]+)?\s*$/i.exec(printed);
-  const unit = SIZE_UNITS[(m?.[2] ?? 'b').toLowerCase()];
-  return m && unit !== undefined ? Math.floor(Number(m[1]) * unit) : NaN;
-};
 
 /**
  * The room kept under DuckDB's memory_limit for the projection writer: a fifth of the limit, at
@@ -136,10 +118,10 @@ const UNSPILLABLE_MEMORY_SQL =
   "SELECT sum(memory_usage_bytes) AS held FROM duckdb_memory() WHERE tag = 'ALLOCATOR'";
 
 /** How long the writer waits for stopped queries to give their memory back before it commits anyway. */
-export const ROOM_WAIT_MS = 500;
+const ROOM_WAIT_MS = 500;
 
 /** How long a query runs before the engine watch looks at DuckDB's memory for it (a look costs ~1.5 ms of a pool thread). */
-export const ENGINE_WATCH_AFTER_MS = 20;
+const ENGINE_WATCH_AFTER_MS = 20;
 
 export const openDuck = async (options: {
   /** A file path, or ':memory:'. */
@@ -184,7 +166,7 @@ export const openDuck = async (options: {
   await writer.run(`SET allowed_directories = ['${allowed}']`);
   await writer.run('SET enable_external_access = false');
   await writer.run('SET lock_configuration = true');
-  const engineMemoryLimit = bytesOfDuckSize(
+  const engineMemoryLimit = bytesOfSize(
     String((await writer.runAndReadAll("SELECT current_setting('memory_limit') AS l")).getRows()[0]?.[0]),
   );
   // No limit DuckDB can name (it is unbounded, or printed in a way not known here): no engine watch.
@@ -454,11 +436,11 @@ export const openDuck = async (options: {
     }
     if (listeners.size === 0) stopSampling();
   };
-  const onMemoryPressure = (fire: (pressure: MemoryPressure) => void) => {
+  const onMemoryPressure = (listener: (pressure: MemoryPressure) => void) => {
     if (processMemoryLimit === 0 && !engineWatch) return () => undefined;
     const key = Symbol('memory listener');
     listeners.set(key, {
-      fire,
+      fire: listener,
       from: processMemoryLimit > 0 ? process.memoryUsage.rss() : 0,
       since: performance.now(),
     });

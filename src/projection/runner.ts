@@ -590,15 +590,7 @@ export class ProjectionRunner {
     );
     // Read models written before it was kept have no id of the last event applied.
     await w.run(`ALTER TABLE ${CHECKPOINT_TABLE} ADD COLUMN IF NOT EXISTS event_id VARCHAR`);
-    const rows = (
-      await w.runAndReadAll(`SELECT position, transaction_id, fingerprint, event_id FROM ${CHECKPOINT_TABLE}`)
-    ).getRowObjectsJS() as {
-      position: bigint;
-      transaction_id: string | null;
-      fingerprint: string;
-      event_id: string | null;
-    }[];
-    const stored = rows[0];
+    const stored = await this.storedCheckpoint(w);
     if (stored && stored.fingerprint !== this.fingerprint) {
       this.logger.info('projection definitions changed: rebuilding from the log');
       await this.dropTables();
@@ -757,16 +749,17 @@ export class ProjectionRunner {
     }
   }
 
-  /** Whether the checkpoint DuckDB holds is `cursor`. */
-  private async checkpointIs(w: DuckDBConnection, cursor: LogCursor): Promise<boolean> {
-    const row = (
-      await w.runAndReadAll(`SELECT position, transaction_id FROM ${CHECKPOINT_TABLE}`)
-    ).getRows()[0];
-    return (
-      row !== undefined &&
-      BigInt(String(row[0])) === cursor.position &&
-      (row[1] ?? null) === cursor.transactionId
-    );
+  /** The checkpoint row the tables hold (none before `prepareTables` made it). */
+  private async storedCheckpoint(w: DuckDBConnection) {
+    const rows = (
+      await w.runAndReadAll(`SELECT position, transaction_id, fingerprint, event_id FROM ${CHECKPOINT_TABLE}`)
+    ).getRowObjectsJS() as {
+      position: bigint;
+      transaction_id: string | null;
+      fingerprint: string;
+      event_id: string | null;
+    }[];
+    return rows[0];
   }
 
   /**
@@ -782,7 +775,11 @@ export class ProjectionRunner {
   ): Promise<readonly RecordedEvent[]> {
     const unsettled = this.unsettled;
     if (!unsettled) return events;
-    const committed = await this.checkpointIs(w, unsettled.cursor);
+    const stored = await this.storedCheckpoint(w);
+    const committed =
+      stored !== undefined &&
+      BigInt(stored.position) === unsettled.cursor.position &&
+      stored.transaction_id === unsettled.cursor.transactionId;
     this.unsettled = null;
     if (!committed) return events;
     this.logger.warn(

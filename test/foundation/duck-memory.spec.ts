@@ -8,13 +8,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  bytesOfDuckSize,
-  openDuck,
-  writerRoom,
-  type Duck,
-  type MemoryPressure,
-} from '../../src/duckdb/database';
+import { bytesOfSize } from '../../src/shared/sizes';
+import { openDuck, writerRoom, type Duck, type MemoryPressure } from '../../src/duckdb/database';
 import { isInvalidatedMessage, isMemoryShortageMessage } from '../../src/duckdb/errors';
 import { startTestApp, type TestApp } from '../support/app';
 
@@ -25,12 +20,12 @@ const HEAVY = "SELECT length(string_agg(repeat('x', 1000) || range::VARCHAR, '')
 
 describe('sizes and room', () => {
   it('given sizes as DuckDB prints its settings, when read, then they are bytes; anything else is NaN', () => {
-    expect(bytesOfDuckSize('300.0 MiB')).toBe(300 * MIB);
-    expect(bytesOfDuckSize('4.7 GiB')).toBe(Math.floor(4.7 * 1024 ** 3));
-    expect(bytesOfDuckSize('0 bytes')).toBe(0);
-    expect(bytesOfDuckSize('512MB')).toBe(512e6);
-    expect(bytesOfDuckSize('unlimited')).toBeNaN();
-    expect(bytesOfDuckSize('12 parsecs')).toBeNaN();
+    expect(bytesOfSize('300.0 MiB')).toBe(300 * MIB);
+    expect(bytesOfSize('4.7 GiB')).toBe(Math.floor(4.7 * 1024 ** 3));
+    expect(bytesOfSize('0 bytes')).toBe(0);
+    expect(bytesOfSize('512MB')).toBe(512e6);
+    expect(bytesOfSize('unlimited')).toBeNaN();
+    expect(bytesOfSize('12 parsecs')).toBeNaN();
   });
 
   it('given limits, when the writer room is worked out, then it is a fifth, at least 64 MiB, at most half', () => {

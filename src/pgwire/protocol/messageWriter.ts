@@ -1,11 +1,11 @@
+/** Texts up to this many UTF-16 units are tried as ASCII first (`lengthPrefixed`). */
+const SHORT_TEXT = 32;
+
 /**
  * Backend messages into one growing buffer: a type byte, a 32-bit length (counting itself), the
  * body. Messages are appended one after another and taken whole (`take`) for one socket write, so a
  * result's rows leave in large writes rather than one write per row.
  */
-/** Texts up to this many UTF-16 units are tried as ASCII first (`lengthPrefixed`). */
-const SHORT_TEXT = 32;
-
 export class MessageWriter {
   private buffer = Buffer.allocUnsafe(64 * 1024);
   private length = 0;
