@@ -1,6 +1,6 @@
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
+  testEnvironment: '<rootDir>/test/support/environment.ts',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
   transform: {

@@ -504,6 +504,9 @@ export const openDuck = async (options: {
       for (const c of idle) c.closeSync();
       writer.closeSync();
       instance.closeSync();
+      // Node calls every enabled AsyncLocalStorage for each promise the process makes, for as long
+      // as the process lives: a closed database's must not stay among them.
+      held.disable();
     },
   };
 };
