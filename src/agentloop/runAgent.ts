@@ -10,6 +10,7 @@ import {
 } from '../llm';
 import { DEFAULT_RUN_LIMITS, type AgentRunEvent, type RunFailureKind, type RunLimits } from './events';
 import { toJsonText, toolSpecs, ToolError, type AgentTool, type ToolKind } from './tools';
+import { messageOf } from '../shared/errors';
 
 export type RunAgentInput = {
   readonly llm: LlmClient;
@@ -209,7 +210,7 @@ export const runAgent = async (input: RunAgentInput): Promise<AgentRunResult> =>
     } catch (error) {
       if (error instanceof Interrupted || signal.aborted) throw error;
       if (error instanceof ToolError) return fail(error.message, error.details);
-      return fail(error instanceof Error ? error.message : String(error));
+      return fail(messageOf(error));
     }
   };
 
@@ -290,7 +291,7 @@ export const runAgent = async (input: RunAgentInput): Promise<AgentRunResult> =>
     if (input.signal?.aborted) return new Stop('aborted', 'the run was cancelled');
     if (error instanceof Stop) return error;
     if (isLlmError(error)) return new Stop(error.kind, error.message);
-    return new Stop('internal', error instanceof Error ? error.message : String(error));
+    return new Stop('internal', messageOf(error));
   };
 
   try {

@@ -1,6 +1,7 @@
 import { quoteMysqlIdent } from '../shared/quoting';
 import { z } from 'zod';
 import { defineTool, toJsonText, ToolError, type AgentTool } from './tools';
+import { messageOf } from '../shared/errors';
 
 /**
  * What a sql skill (or an agent's `data.tables`) lets the model read. The port implementing it
@@ -175,7 +176,7 @@ export const sqlTools = (
           // Events name the SQL that failed or was refused, whoever raised the error.
           if (signal.aborted) throw error;
           if (error instanceof ToolError) throw new ToolError(error.message, { ...error.details, sql });
-          throw new ToolError(error instanceof Error ? error.message : String(error), { sql });
+          throw new ToolError(messageOf(error), { sql });
         }
         return { content: formatQueryRows(result, maxResultChars), rows: result.rows.length, sql };
       },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Api } from '../http/api';
 import type { AuditLedger } from './ledger';
+import { messageOf } from '../shared/errors';
 
 const base64 = z.string().describe('base64');
 
@@ -62,7 +63,7 @@ export const ledgerRoutes = (api: Api, ledger: AuditLedger) =>
             },
             onError: (error) => ({
               type: 'error',
-              detail: error instanceof Error ? error.message : String(error),
+              detail: messageOf(error),
             }),
           },
         };

@@ -5,6 +5,7 @@ import { openEventLog } from '../eventlog/open';
 import { loadOrCreateSigningKey, type Hash, type LeafHashes } from '../ledger';
 import { systemClock } from '../shared/time';
 import { verifyWholeLog } from './ledger';
+import { messageOf } from '../shared/errors';
 
 /**
  * The leaf hashes a stopped service's read model recorded (`ledger_leaves` in DUCKDB_FILE), read
@@ -20,7 +21,7 @@ const recordedLeafHashes = async (
   try {
     instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
   } catch (error) {
-    return { leaves: undefined, reason: error instanceof Error ? error.message : String(error) };
+    return { leaves: undefined, reason: messageOf(error) };
   }
   const connection = await instance.connect();
   const rows = async (sql: string, params: (bigint | string)[]) =>
@@ -56,7 +57,7 @@ const recordedLeafHashes = async (
   } catch (error) {
     connection.closeSync();
     instance.closeSync();
-    return { leaves: undefined, reason: error instanceof Error ? error.message : String(error) };
+    return { leaves: undefined, reason: messageOf(error) };
   }
 };
 

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Channel } from '../../events';
 import { settled, type AppContext } from '../context';
-import { isDomainError } from '../shared/errors';
+import { isDomainError, messageOf } from '../shared/errors';
 import { conversationBefore, pendingMessages, type ChatMessageRow } from './projection';
 import { runOnMessage, type ChatbotDirectory, type ChatbotInfo } from './service';
 
@@ -63,8 +63,6 @@ const retryAfterOf = (error: unknown) => {
   const ms = (error as { retryAfterMs?: unknown } | null)?.retryAfterMs;
   return typeof ms === 'number' && ms > 0 ? ms : null;
 };
-
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
  * Answers chatbots' messages. Every process runs one; they share the work through claims on each

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { isChannelError, type TelegramChannel } from '../channels';
-import { isDomainError } from '../shared/errors';
+import { isDomainError, messageOf } from '../shared/errors';
 import { asInbound } from './channels';
 import type { ChatbotDirectory, ChatbotInfo, InboundMessage } from './service';
 
@@ -89,7 +89,7 @@ export const telegramPollers = (ports: TelegramPollerPorts, options: TelegramPol
         if (!expected) {
           reported = true;
           await ports
-            .report(bot, error instanceof Error ? error.message : String(error))
+            .report(bot, messageOf(error))
             .catch((e: unknown) => ports.logger.warn({ err: e }, 'Telegram failure not recorded'));
         }
         const wait =

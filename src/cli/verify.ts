@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { verifyStoredLog } from '../audit/verifyStored';
 import { loadConfig } from '../config';
+import { messageOf } from '../shared/errors';
 
 /** `--witness <dir>` (repeatable, or `--witness=<dir>`): the witnesses to compare the log with. */
 const witnessArgs = (args: readonly string[]): string[] | undefined => {
@@ -65,7 +66,7 @@ const main = async () => {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`verify failed to run: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`verify failed to run: ${messageOf(error)}\n`);
     process.exit(2);
   },
 );

@@ -3,7 +3,7 @@ import { valueGuardMacros } from './valueGuards';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { unavailable } from '../shared/errors';
+import { unavailable, messageOf } from '../shared/errors';
 import { bytesOfSize } from '../shared/sizes';
 import { isInvalidatedMessage } from './errors';
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -332,7 +332,7 @@ export const openDuck = async (options: {
   let invalidated: string | null = null;
   const invalidationListeners: ((message: string) => void)[] = [];
   const noticeFailure = (error: unknown) => {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     if (invalidated !== null || !isInvalidatedMessage(message)) return;
     invalidated = message;
     for (const listener of invalidationListeners.splice(0)) listener(message);

@@ -8,6 +8,7 @@ import { extendEmmettSchema } from './postgresSchema';
 import { keyedMutex } from './queue';
 import { actorOf, prepareForAppend, upcast, type StoredMetadata } from './registry';
 import { AppendRefused, StreamVersionConflict, type EventLog, type LogCursor } from './types';
+import { messageOf } from '../shared/errors';
 
 type MessageRow = {
   stream_id: string;
@@ -122,8 +123,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
         const code = (error as { code?: unknown }).code;
         if (code === '23505') appended = null;
         // A data exception: PostgreSQL cannot store a value these events hold.
-        else if (typeof code === 'string' && code.startsWith('22'))
-          throw new AppendRefused(error instanceof Error ? error.message : String(error));
+        else if (typeof code === 'string' && code.startsWith('22')) throw new AppendRefused(messageOf(error));
         else throw error;
       }
       if (!appended) throw new StreamVersionConflict(stream, expectedVersion);

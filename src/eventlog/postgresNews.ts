@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { LogNews } from './types';
+import { messageOf } from '../shared/errors';
 
 /** The channel every append is announced on (NOTIFY is per database, so one name serves all logs). */
 export const APPENDED_CHANNEL = 'mindledger_appended';
@@ -52,7 +53,7 @@ export const appendNewsFeed = (connectionString: string, options: NewsFeedOption
       if (client === c) client = null;
       void c.end().catch(() => undefined);
       if (closed || listeners.size === 0) return;
-      tell({ kind: 'lost', error: error instanceof Error ? error.message : String(error) });
+      tell({ kind: 'lost', error: messageOf(error) });
       scheduleReconnect();
     };
     c.on('error', drop);

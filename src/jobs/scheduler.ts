@@ -4,7 +4,7 @@ import type { JobEvery, JobOwner, RecordedEvent } from '../../events';
 import { settled, type AppContext } from '../context';
 import { projectAggregate } from '../projects/aggregate';
 import { projectStream } from '../projects/state';
-import { isDomainError } from '../shared/errors';
+import { isDomainError, messageOf } from '../shared/errors';
 import { withRequest } from '../shared/requestContext';
 import type { OwnerRights } from '../shared/ownerRights';
 import { decideJobRun, type JobRunCommand } from './decider';
@@ -42,8 +42,6 @@ const scheduleOf = (row: JobRow): JobSchedule => ({
   endAt: row.END_AT === null ? null : row.END_AT.getTime(),
   every: jsonValue<JobEvery | null>(row.EVERY),
 });
-
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
  * Fires due jobs. Every process runs one; they share the work through the log: a run is claimed for

@@ -1,6 +1,7 @@
 import crypto, { type KeyObject } from 'node:crypto';
 import { EMPTY_ROOT, HASH_SIZE, sameHash, type Hash } from './hashing';
 import { noteKeyId, parsePublicKey, rawPublicKey, type PublicKeyInput, type SigningKey } from './keys';
+import { messageOf } from '../shared/errors';
 
 /**
  * A tree head: the log had `treeSize` events, their tree's root was `rootHash`, at `timestamp`.
@@ -148,7 +149,7 @@ export const verifyCheckpoint = (
     opened = openSignedNote(note);
     checkpoint = parseCheckpointBody(opened.text);
   } catch (error) {
-    return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+    return { ok: false, reason: messageOf(error) };
   }
   const keys: KeyObject[] = (Array.isArray(trusted) ? trusted : [trusted]).map((k: PublicKeyInput) =>
     parsePublicKey(k),

@@ -4,6 +4,7 @@ import { MerkleFrontier } from './frontier';
 import { sameHash, type Hash } from './hashing';
 import type { PublicKeyInput } from './keys';
 import type { LeafHashes } from './leafStore';
+import { messageOf } from '../shared/errors';
 
 export type VerifyProgress = {
   readonly events: number;
@@ -288,7 +289,7 @@ export const verifyLog = async (
       } catch (error) {
         return fail(
           'event-unreadable',
-          `The event at position ${position} cannot be encoded: ${error instanceof Error ? error.message : String(error)}`,
+          `The event at position ${position} cannot be encoded: ${messageOf(error)}`,
           { leafIndex: count, position, afterPosition: previousPosition, exact: true },
           null,
         );

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openSignedNote, parseCheckpointBody } from './checkpoint';
 import type { VerifyLogResult } from './verifyLog';
+import { messageOf } from '../shared/errors';
 
 /**
  * A witness: the signed tree heads a process saw, kept where the log's writer cannot quietly remove
@@ -110,9 +111,7 @@ export const readWitness = (dirOrFile: string): { entries: WitnessEntry[]; warni
         line: i + 1,
       });
     } catch (error) {
-      warnings.push(
-        `${file} line ${i + 1} is not a witnessed checkpoint (${error instanceof Error ? error.message : String(error)}): skipped`,
-      );
+      warnings.push(`${file} line ${i + 1} is not a witnessed checkpoint (${messageOf(error)}): skipped`);
     }
   });
   return { entries, warnings };

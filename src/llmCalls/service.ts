@@ -22,7 +22,7 @@ import {
   type LlmPrompt,
 } from '../llm/llmModelSpec';
 import type { LlmVersion } from '../models/state';
-import { DomainError, invalid, isDomainError } from '../shared/errors';
+import { DomainError, invalid, isDomainError, messageOf } from '../shared/errors';
 import { currentRequest } from '../shared/requestContext';
 import { answerCache } from './answerCache';
 import { decideLlmCalls, type RecordLlmCall } from './decider';
@@ -257,7 +257,7 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
                   cached: false,
                   outcome: 'error',
                   errorKind: kind,
-                  error: bounded(error instanceof Error ? error.message : String(error)),
+                  error: bounded(messageOf(error)),
                   usage: null,
                   latencyMs: Math.round(performance.now() - started),
                   retries: 0,

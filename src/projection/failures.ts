@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../../events';
+import { messageOf } from '../shared/errors';
 
 /** Why this process's read model stopped moving: the event it cannot apply, and what went wrong. */
 export type ProjectionFailure = {
@@ -22,7 +23,7 @@ export class ProjectionApplyError extends Error {
     readonly projection: string,
     readonly original: unknown,
   ) {
-    super(original instanceof Error ? original.message : String(original));
+    super(messageOf(original));
     this.name = 'ProjectionApplyError';
   }
 }
@@ -71,7 +72,7 @@ export const nextFailure = (previous: ProjectionFailure | null, error: unknown, 
   const attempts = same ? previous.attempts + 1 : 1;
   const maxMs = Math.min(retryMaxMs, applyError ? Infinity : 5_000);
   const delay = Math.min(maxMs, 1000 * 2 ** Math.min(attempts - 1, 20));
-  const message = applyError ? applyError.message : error instanceof Error ? error.message : String(error);
+  const message = applyError ? applyError.message : messageOf(error);
   const failure: ProjectionFailure = {
     position,
     eventType: event?.type ?? null,

@@ -16,6 +16,7 @@ import { describeFailure, nextFailure, ProjectionStalled, type ProjectionFailure
 import { historyTableOf, versionsTableOf } from './history';
 import { OwnWrites, type TablesChanged, type TablesRead } from './ownWrites';
 import { ReadVersions } from './readVersions';
+import { messageOf } from '../shared/errors';
 
 export { CHECKPOINT_TABLE } from './checkpoint';
 export {
@@ -706,7 +707,7 @@ export class ProjectionRunner {
       try {
         return await this.writerTurn(() => this.writeBatch(events, cursor));
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = messageOf(error);
         if (!isMemoryShortageMessage(message) || attempt >= MEMORY_SHORTAGE_ATTEMPTS || this.stopped)
           throw error;
         this.logger.warn(
@@ -734,7 +735,7 @@ export class ProjectionRunner {
         this.openAfterFailure = false;
         return;
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = messageOf(error);
         if (/no transaction is active/.test(message)) {
           this.openAfterFailure = false;
           return;

@@ -69,3 +69,6 @@ export const checkExpectedVersion = (
   if (expected !== undefined && expected !== resource.version)
     throw preconditionFailed(`${what} ${resource.name} is at version ${resource.version}, not ${expected}`);
 };
+
+/** What went wrong, as text: an Error's message, anything else thrown as a string. */
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -2,6 +2,7 @@ import { isOutOfMemoryMessage } from '../../duckdb/errors';
 import type { ShadowReply, ShadowRequest } from './shadowCatalog';
 import { CatalogRefusal } from './shadowCatalog';
 import { ShadowDatabase, type ShadowDatabaseOptions } from './shadowDatabase';
+import { messageOf } from '../../shared/errors';
 
 /**
  * A catalog shadow's process (forked by ShadowCatalog): one DuckDB, one query at a time, asked and
@@ -15,7 +16,7 @@ const db = new ShadowDatabase(options);
 
 /** What went wrong, in the words the parent tells its client. */
 const failure = (id: number, error: unknown): ShadowReply => {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   if (error instanceof CatalogRefusal) return { type: 'failed', id, kind: 'refusal', message };
   if (/^INTERRUPT Error/.test(message)) return { type: 'failed', id, kind: 'interrupted', message };
   if (isOutOfMemoryMessage(message)) return { type: 'failed', id, kind: 'memory', message };
