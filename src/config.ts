@@ -1,6 +1,6 @@
-import { bytesOfSize } from './shared/sizes';
 import os from 'node:os';
 import path from 'node:path';
+import { bytesOfSize } from './shared/sizes';
 import { outboundPolicy, type OutboundPolicy } from './http/outbound';
 import { parseHostAllowList, type HostPolicy } from './integrations/hostPolicy';
 import { envSchema } from './config/environment';
@@ -34,16 +34,21 @@ const DEFAULT_DUCKDB_MEMORY = '20%';
  * process may use.
  */
 const memoryLimit = (value: string) => {
+  const share = bytesOfShare(value);
+  if (share === undefined) return value.trim();
+  return `${Math.max(64, Math.floor(share / (1024 * 1024)))}MiB`;
+};
+
+/** The bytes a share of the memory (`40%`) stands for, unrounded; undefined for anything else. */
+const bytesOfShare = (value: string) => {
   const share = /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(value);
-  if (!share) return value.trim();
-  const mib = Math.max(64, Math.floor((availableMemory() * Number(share[1])) / 100 / (1024 * 1024)));
-  return `${mib}MiB`;
+  return share ? (availableMemory() * Number(share[1])) / 100 : undefined;
 };
 
 /** A size in DuckDB's syntax (`2GB`, `1.5GiB`, `512MiB`) or a share of the memory (`40%`), in bytes. */
 const bytesOf = (value: string) => {
-  const share = /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(value);
-  if (share) return Math.floor((availableMemory() * Number(share[1])) / 100);
+  const share = bytesOfShare(value);
+  if (share !== undefined) return Math.floor(share);
   const bytes = bytesOfSize(value);
   return Number.isNaN(bytes) ? 0 : bytes;
 };
