@@ -117,6 +117,10 @@ export const writerRoom = (limit: number) => Math.min(limit / 2, Math.max(64 * M
 const UNSPILLABLE_MEMORY_SQL =
   "SELECT sum(memory_usage_bytes) AS held FROM duckdb_memory() WHERE tag = 'ALLOCATOR'";
 
+/** The bytes DuckDB holds that it can neither evict nor spill (`UNSPILLABLE_MEMORY_SQL`), read on `c`. */
+export const unspillableMemoryHeld = async (c: DuckDBConnection): Promise<number> =>
+  Number((await c.runAndReadAll(UNSPILLABLE_MEMORY_SQL)).getRows()[0]?.[0] ?? 0);
+
 /** How long the writer waits for stopped queries to give their memory back before it commits anyway. */
 const ROOM_WAIT_MS = 500;
 
@@ -376,8 +380,7 @@ export const openDuck = async (options: {
       listener.fire(pressure);
     }
   };
-  const unspillable = async (c: DuckDBConnection) =>
-    Number((await c.runAndReadAll(UNSPILLABLE_MEMORY_SQL)).getRows()[0]?.[0] ?? 0);
+  const unspillable = unspillableMemoryHeld;
   const engineOver = (held: number, ceiling = engineMemoryCeiling): MemoryPressure => ({
     kind: 'engine',
     held,

@@ -5,6 +5,7 @@ import type {
   DuckDBType,
   DuckDBValue,
 } from '@duckdb/node-api';
+import { unspillableMemoryHeld } from '../duckdb/database';
 import { VersionedCache } from '../shared/versionedCache';
 import type { Prepared } from './plan';
 import type { TableAnswer } from './answers';
@@ -98,6 +99,18 @@ const preparedStatement = async (c: DuckDBConnection, sql: string, epoch: number
  * queries only: a statement whose run took longer than this, or failed, is destroyed at once.
  */
 const KEEP_STATEMENTS_UNDER_MS = 50;
+/**
+ * Time alone does not bound that state: on a quick machine, a string_agg over 6,000,000 rows ran in
+ * 44 ms and its statement held 24 MiB. A statement whose run took this long is kept only while
+ * DuckDB holds less than KEEP_WHILE_HELD_UNDER_BYTES it cannot evict (a look costs about the round
+ * trip of `SELECT 1`, a few percent of such a run). A quicker run cannot have built much.
+ */
+const LOOK_AT_MEMORY_AFTER_MS = 5;
+const KEEP_WHILE_HELD_UNDER_BYTES = 4 * 1024 * 1024;
+/** Whether a statement that ran for `ms` may be kept for its next run, on `c`. */
+const mayKeep = async (c: DuckDBConnection, ms: number) =>
+  ms < KEEP_STATEMENTS_UNDER_MS &&
+  (ms < LOOK_AT_MEMORY_AFTER_MS || (await unspillableMemoryHeld(c)) < KEEP_WHILE_HELD_UNDER_BYTES);
 const forgetStatement = (c: DuckDBConnection, sql: string, statement: DuckDBPreparedStatement) => {
   const statements = statementsByConnection.get(c);
   if (statements?.get(sql)?.statement === statement) statements.delete(sql);
@@ -172,7 +185,7 @@ export const readDeterministic = async <T>(
     let kept = false;
     try {
       const answer = await read(await statement.stream());
-      kept = Date.now() - started < KEEP_STATEMENTS_UNDER_MS;
+      kept = await mayKeep(c, Date.now() - started);
       if (dataEpoch() === epoch) return answer;
     } finally {
       if (!kept) forgetStatement(c, sql, statement);

@@ -77,10 +77,10 @@ describe('one SQL query cannot take the memory of the process', () => {
   }, 60_000);
 
   it('given a large aggregate under the limit, when it runs, then it answers and its statement keeps no state', async () => {
-    // Long enough that its statement is not kept (statementCache.ts: a run over 50 ms; this one takes
-    // about 100 ms here, where 100,000 rows of 100 took 20 to 50 ms and was kept on a quick machine);
-    // its aggregate's state was. Under half the limit: past it, queries stop to keep the writer's
-    // room (32 MiB of 64 here; 10,000,000 rows reached it).
+    // Its statement is not kept (statementCache.ts), or it would keep its aggregate's state: on a
+    // slow machine the run takes over 50 ms; on a quick one it took 44 ms and DuckDB then held 24 MiB,
+    // which the look at memory after a run of 5 ms or more finds. Under half the limit: past it,
+    // queries stop to keep the writer's room (32 MiB of 64 here; 10,000,000 rows reached it).
     const a = await asAnalyst("SELECT length(string_agg('x', '')) AS n FROM range(6000000)");
     expect(a).toMatchObject({ type: 'table', data: [[6_000_000]] });
     expect(await allocatorHeldSettled()).toBeLessThan(8 * MiB);
