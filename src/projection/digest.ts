@@ -34,6 +34,23 @@ const readModelTables = async (c: DuckDBConnection, schemas: readonly string[]) 
 };
 
 /**
+ * Each table's row count and hash, in the order named, by one statement: a statement per table
+ * cost a round trip and a plan each (60 tables, 36 ms for an empty read model; one: a few ms).
+ */
+const hashTables = async (c: DuckDBConnection, names: readonly string[]): Promise<TableDigest[]> => {
+  const counted = names.map((name, i) => {
+    const qualified = name.split('.').map(quoteIdent).join('.');
+    return `SELECT ${i} AS i, count(*) AS n, coalesce(sum(hash(t)::HUGEINT), 0)::VARCHAR AS h FROM ${qualified} AS t`;
+  });
+  const rows = (await c.runAndReadAll(`${counted.join('\nUNION ALL ')}\nORDER BY i`)).getRowsJS() as [
+    number,
+    bigint,
+    string,
+  ][];
+  return rows.map(([i, n, h]) => ({ table: names[i]!, rows: Number(n), hash: h }));
+};
+
+/**
  * Hashes each table inside DuckDB (the sum of the rows' hashes, so row order and batch boundaries
  * do not matter while every cell does), in one read transaction together with the checkpoint, so
  * the digest describes exactly the position it names.
@@ -48,17 +65,8 @@ export const digestReadModel = async (
       await c.runAndReadAll(`SELECT position, transaction_id FROM ${options.checkpointTable}`)
     ).getRowObjectsJS()[0] as { position: bigint; transaction_id: string | null } | undefined;
     const skip = new Set([options.checkpointTable, ...(options.skip ?? [])]);
-    const tables: TableDigest[] = [];
-    for (const name of await readModelTables(c, options.schemas)) {
-      if (skip.has(name)) continue;
-      const qualified = name.split('.').map(quoteIdent).join('.');
-      const row = (
-        await c.runAndReadAll(
-          `SELECT count(*) AS n, coalesce(sum(hash(t)::HUGEINT), 0)::VARCHAR AS h FROM ${qualified} AS t`,
-        )
-      ).getRowObjectsJS()[0] as { n: bigint; h: string };
-      tables.push({ table: name, rows: Number(row.n), hash: row.h });
-    }
+    const names = (await readModelTables(c, options.schemas)).filter((name) => !skip.has(name));
+    const tables: TableDigest[] = names.length ? await hashTables(c, names) : [];
     const digest = crypto
       .createHash('sha256')
       .update(tables.map((t) => `${t.table}:${t.rows}:${t.hash}`).join('\n'))
