@@ -21,7 +21,8 @@ export const verifyCli = async (t: TestApp, args: string[] = [], env: Record<str
     ...env,
   };
   try {
-    const { stdout } = await run('npx', ['tsx', path.join('src', 'cli', 'verify.ts'), ...args], { env: all });
+    const program = ['--import', 'tsx', path.join('src', 'cli', 'verify.ts'), ...args];
+    const { stdout } = await run(process.execPath, program, { env: all });
     return { code: 0, stdout };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
