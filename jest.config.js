@@ -23,5 +23,5 @@ module.exports = {
   testTimeout: 30000,
   // Scratch files in memory when /dev/shm has room (test/support/tmpfs.ts).
   globalSetup: '<rootDir>/test/support/tmpfs.ts',
-  globalTeardown: '<rootDir>/test/support/tmpfsTeardown.ts',
+  globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
 };

@@ -1,3 +1,0 @@
-import { removeScratch } from './tmpfs';
-
-export default removeScratch;
