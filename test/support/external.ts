@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import { POSTGRES_ADMIN_URL } from './postgres';
+import { freshPostgresDatabase } from './postgres';
 
 /** Connection parameters of the PostgreSQL every machine and CI has (trust auth: any password works). */
 export const postgresParameters = (extra: Record<string, unknown> = {}) => ({
@@ -22,29 +22,21 @@ export const mariadbParameters = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-/** A fresh PostgreSQL database with some tables, dropped afterwards. */
+/** A fresh PostgreSQL database (from the specs' pool) with some tables, given back afterwards. */
 export const freshPostgresData = async (setup: string[]) => {
-  const name = `ext_${crypto.randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(POSTGRES_ADMIN_URL);
-  url.pathname = `/${name}`;
-  const c = new pg.Client({ connectionString: url.toString() });
-  await c.connect();
-  for (const statement of setup) await c.query(statement);
+  const database = await freshPostgresDatabase();
+  const c = new pg.Client({ connectionString: database.url });
+  try {
+    await c.connect();
+    for (const statement of setup) await c.query(statement);
+  } catch (error) {
+    await c.end().catch(() => undefined);
+    await database.drop();
+    throw error;
+  }
   await c.end();
-  return {
-    name,
-    parameters: postgresParameters({ database: name }),
-    drop: async () => {
-      const a = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
-      await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await a.end();
-    },
-  };
+  const name = new URL(database.url).pathname.slice(1);
+  return { name, parameters: postgresParameters({ database: name }), drop: database.drop };
 };
 
 /** A fresh MariaDB database with some tables, dropped afterwards. */
