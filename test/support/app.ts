@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -99,15 +100,25 @@ const start = async (
   const config = loadConfig({ ...settings, ...processMemoryFromNow(settings) });
   const logger = logStream ? pino({ level: 'info' }, logStream) : pino({ level: 'silent' });
   const running = await createApp(config, { logger, ...(clock ? { clock } : {}) });
+  // One listening server for the app's life: given the app itself, supertest makes a server and
+  // binds a port for every request, and the kernel's search for a free port grew to 4% of a busy
+  // spec's time.
+  const server = http.createServer(running.app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
     await running.close();
   };
   return {
     running,
-    http: supertest(running.app),
+    http: supertest(server),
     config,
     stop,
     restart: async (more = {}) => {
