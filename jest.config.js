@@ -10,10 +10,12 @@ module.exports = {
     '/node_modules/jose/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
   },
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
-  // Specs share one PostgreSQL server and the machine has 2 cores. A third worker was measured
-  // (issue 38): jest took 683–721 s against 696 s with two, the same tree, and timing-sensitive
-  // specs failed more often under its load.
-  maxWorkers: 2,
+  // Specs share one PostgreSQL server and the machine has 2 cores. Workers wait as well as compute
+  // (processes they start, PostgreSQL, timers), so a third fills the gaps where there are some: on a
+  // 2-core machine with quick cores, jest took 446 s with three workers against 464–491 s with two
+  // (449 s with four), every spec passing; on a slower one that was busy throughout, three were no
+  // faster (683–721 s against 696 s with two) and timing-sensitive specs failed more often there.
+  maxWorkers: 3,
   // A worker is reused until its heap passes 1 GB, then replaced. Apps no longer outlive their close
   // (the login limiters' timers and prom-client's process metrics kept every app a worker had built;
   // a worker grew to ~4 GB and late PostgreSQL specs ran ten times slower), but jest keeps each spec
