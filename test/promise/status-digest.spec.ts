@@ -77,11 +77,17 @@ describe('two processes on one PostgreSQL log', () => {
     try {
       const [a, b] = cluster.apps as [TestApp, TestApp];
       await workload(a);
-      await b.http.post('/api/projects').send({ name: 'from_b' }).expect(201);
+      const last = await b.http.post('/api/projects').send({ name: 'from_b' }).expect(201);
+      // The status waits for nothing: both nodes may still stand, equal, before b's own write.
+      const head = BigInt(last.headers['x-log-position']!);
+      const caughtUp = (m: ReadModel) => BigInt(m.position) >= head;
       const deadline = Date.now() + 10_000;
       let ra = await readModelOf(a);
       let rb = await readModelOf(b);
-      while ((ra.position !== rb.position || ra.digest !== rb.digest) && Date.now() < deadline) {
+      while (
+        (!caughtUp(ra) || ra.position !== rb.position || ra.digest !== rb.digest) &&
+        Date.now() < deadline
+      ) {
         await new Promise((r) => setTimeout(r, 100));
         ra = await readModelOf(a);
         rb = await readModelOf(b);
