@@ -380,7 +380,6 @@ export const openDuck = async (options: {
       listener.fire(pressure);
     }
   };
-  const unspillable = unspillableMemoryHeld;
   const engineOver = (held: number, ceiling = engineMemoryCeiling): MemoryPressure => ({
     kind: 'engine',
     held,
@@ -398,7 +397,7 @@ export const openDuck = async (options: {
   };
   const lookAtEngine = async (keys: symbol[]) => {
     monitor ??= instance.connect();
-    const held = await unspillable(await monitor);
+    const held = await unspillableMemoryHeld(await monitor);
     if (held > engineMemoryCeiling) fire(keys, engineOver(held));
   };
   const makeRoomForWriter = async (c: DuckDBConnection, after = { shortage: false }) => {
@@ -408,13 +407,13 @@ export const openDuck = async (options: {
     if (!engineWatch) return;
     const queries = longRunning();
     if (queries.length === 0) return;
-    let held = await unspillable(c);
+    let held = await unspillableMemoryHeld(c);
     if (held <= commitCeiling && !after.shortage) return;
     fire(queries, engineOver(held, commitCeiling));
     const until = performance.now() + ROOM_WAIT_MS;
     while (held > commitCeiling && performance.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 5));
-      held = await unspillable(c);
+      held = await unspillableMemoryHeld(c);
     }
   };
   const stopSampling = () => {

@@ -107,10 +107,11 @@ const KEEP_STATEMENTS_UNDER_MS = 50;
  */
 const LOOK_AT_MEMORY_AFTER_MS = 5;
 const KEEP_WHILE_HELD_UNDER_BYTES = 4 * 1024 * 1024;
-/** Whether a statement that ran for `ms` may be kept for its next run, on `c`. */
+/** Whether a statement that ran for `ms` may be kept for its next run, on `c` (not when the look fails). */
 const mayKeep = async (c: DuckDBConnection, ms: number) =>
   ms < KEEP_STATEMENTS_UNDER_MS &&
-  (ms < LOOK_AT_MEMORY_AFTER_MS || (await unspillableMemoryHeld(c)) < KEEP_WHILE_HELD_UNDER_BYTES);
+  (ms < LOOK_AT_MEMORY_AFTER_MS ||
+    (await unspillableMemoryHeld(c).catch(() => Infinity)) < KEEP_WHILE_HELD_UNDER_BYTES);
 const forgetStatement = (c: DuckDBConnection, sql: string, statement: DuckDBPreparedStatement) => {
   const statements = statementsByConnection.get(c);
   if (statements?.get(sql)?.statement === statement) statements.delete(sql);

@@ -104,10 +104,15 @@ const start = async (
   // binds a port for every request, and the kernel's search for a free port grew to 4% of a busy
   // spec's time.
   const server = http.createServer(running.app);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', resolve);
+    });
+  } catch (error) {
+    await running.close();
+    throw error;
+  }
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
