@@ -143,7 +143,16 @@ export const startTestApp = async (
   overrides: Record<string, string> = {},
   /** `clock`: the app's clock (a spec moving time by hand). */
   options: { logStream?: NodeJS.WritableStream; clock?: Clock } = {},
-): Promise<TestApp> => start(await backing(kind), overrides, options.logStream, options.clock);
+): Promise<TestApp> => {
+  const b = await backing(kind);
+  try {
+    return await start(b, overrides, options.logStream, options.clock);
+  } catch (error) {
+    // An app that refuses to start (a spec about a bad setting) leaves no database or files behind.
+    await b.cleanup();
+    throw error;
+  }
+};
 
 /**
  * Starts `count` apps on one shared PostgreSQL log, each with its own data directory and DuckDB;
