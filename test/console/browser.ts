@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import type { TestApp } from '../support/app';
 
 const root = path.resolve(__dirname, '../..');
@@ -97,6 +97,18 @@ export const inside = (inner: Box, outer: Box, slack = 0.5) =>
   inner.y >= outer.y - slack &&
   inner.x + inner.width <= outer.x + outer.width + slack &&
   inner.y + inner.height <= outer.y + outer.height + slack;
+/**
+ * Where an element is drawn, once it is: a view that renders again (the audit table after its load)
+ * replaces the element, and a box read in between is null. Waits up to `timeoutMs`.
+ */
+export const drawnBox = async (locator: Locator, timeoutMs = 10_000): Promise<Box> => {
+  let box: Box | null = null;
+  await until(async () => {
+    box = await locator.boundingBox().catch(() => null);
+    return box !== null;
+  }, timeoutMs);
+  return box!;
+};
 /** The boxes of every element a selector matches that is drawn (hidden ones left out). */
 export const boxesOf = async (page: Page, selector: string) =>
   (await Promise.all((await page.locator(selector).all()).map((l) => l.boundingBox()))).filter(

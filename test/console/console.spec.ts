@@ -12,6 +12,7 @@ import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpen
 import {
   boxesOf,
   type Box,
+  drawnBox,
   ensureConsoleBuilt,
   inside,
   launchChromium,
@@ -394,7 +395,7 @@ describe('the web console in Chromium', () => {
       byRent.map((n) => (n.length > 28 ? n.slice(0, 27) : n)),
     );
     // Every label is whole inside the chart, and none runs into the axis title.
-    const svg = (await page.locator('[data-testid="chart"] svg').first().boundingBox())!;
+    const svg = await drawnBox(page.locator('[data-testid="chart"] svg').first());
     const title = (await boxesOf(page, '[data-testid="chart"] svg g[aria-label="x-axis label"] text'))[0]!;
     expect(title).toBeDefined();
     const labelBoxes = await boxesOf(
@@ -527,9 +528,9 @@ describe('the web console in Chromium', () => {
     expect(await row.locator('[data-testid="audit-recorded"]').innerText()).toBe(kolkata);
 
     // The data column ends inside the view: the table does not run past its frame.
-    const frame = (await page.locator('section[data-view="audit"] .grid-wrap').boundingBox())!;
+    const frame = await drawnBox(page.locator('section[data-view="audit"] .grid-wrap'));
     const data = row.locator('[data-testid="audit-data"]');
-    expect(inside((await data.boundingBox())!, { ...frame, height: 1e6 })).toBe(true);
+    expect(inside(await drawnBox(data), { ...frame, height: 1e6 })).toBe(true);
     expect(
       await page
         .locator('section[data-view="audit"] .grid-wrap')
@@ -539,7 +540,7 @@ describe('the web console in Chromium', () => {
     await data.locator('summary').click();
     const pre = data.locator('pre');
     expect(await pre.innerText()).toContain(long);
-    expect(inside((await pre.boundingBox())!, { ...(await data.boundingBox())!, height: 1e6 })).toBe(true);
+    expect(inside(await drawnBox(pre), { ...(await drawnBox(data)), height: 1e6 })).toBe(true);
     await page.screenshot({ path: screenshotPath('15-audit-wrapped'), fullPage: true });
 
     // History writes its times the same way: local, labelled.
