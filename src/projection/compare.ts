@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ReadModelDigest, TableDigest } from './digest';
-import { quoteIdent } from '../shared/quoting';
+import { quoteQualifiedIdent } from '../shared/quoting';
 
 /** A table that is not the same in two read models, with a few rows that only one side has. */
 export type TableDifference = {
@@ -15,10 +15,8 @@ export type TableDifference = {
 /** Tables larger than this are compared by digest only: their rows are not listed. */
 const MAX_ROWS_TO_LIST = 200_000;
 
-const qualified = (table: string) => table.split('.').map(quoteIdent).join('.');
-
 const rowsAsJson = async (c: DuckDBConnection, table: string): Promise<string[]> => {
-  const reader = await c.runAndReadAll(`SELECT * FROM ${qualified(table)}`);
+  const reader = await c.runAndReadAll(`SELECT * FROM ${quoteQualifiedIdent(table)}`);
   return (reader.getRowObjectsJS() as Record<string, unknown>[]).map((row) =>
     JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}` : v)),
   );

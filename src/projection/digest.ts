@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Duck } from '../duckdb/database';
-import { quoteIdent, quoteString } from '../shared/quoting';
+import { quoteQualifiedIdent, quoteString } from '../shared/quoting';
 
 /** One table of the read model, summarised: its row count and a hash of its rows in any order. */
 export type TableDigest = { table: string; rows: number; hash: string };
@@ -39,10 +39,10 @@ const readModelTables = async (c: DuckDBConnection, schemas: readonly string[]) 
  * with one statement).
  */
 const hashTables = async (c: DuckDBConnection, names: readonly string[]): Promise<TableDigest[]> => {
-  const counted = names.map((name, i) => {
-    const qualified = name.split('.').map(quoteIdent).join('.');
-    return `SELECT ${i} AS i, count(*) AS n, coalesce(sum(hash(t)::HUGEINT), 0)::VARCHAR AS h FROM ${qualified} AS t`;
-  });
+  const counted = names.map(
+    (name, i) =>
+      `SELECT ${i} AS i, count(*) AS n, coalesce(sum(hash(t)::HUGEINT), 0)::VARCHAR AS h FROM ${quoteQualifiedIdent(name)} AS t`,
+  );
   const rows = (await c.runAndReadAll(`${counted.join('\nUNION ALL ')}\nORDER BY i`)).getRowsJS() as [
     number,
     bigint,

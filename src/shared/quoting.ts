@@ -4,5 +4,7 @@
  * them quote strings with single quotes, a quote inside doubled.
  */
 export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+/** A `schema.table` name (or a bare one), each part quoted. */
+export const quoteQualifiedIdent = (name: string) => name.split('.').map(quoteIdent).join('.');
 export const quoteMysqlIdent = (name: string) => `\`${name.replace(/`/g, '``')}\``;
 export const quoteString = (value: string) => `'${value.replace(/'/g, "''")}'`;

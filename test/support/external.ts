@@ -35,8 +35,8 @@ export const freshPostgresData = async (setup: string[]) => {
     throw error;
   }
   await c.end();
-  const name = new URL(database.url).pathname.slice(1);
-  return { name, parameters: postgresParameters({ database: name }), drop: database.drop };
+  const { name, drop } = database;
+  return { name, parameters: postgresParameters({ database: name }), drop };
 };
 
 /** A fresh MariaDB database with some tables, dropped afterwards. */

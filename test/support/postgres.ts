@@ -33,17 +33,21 @@ const urlOf = (name: string) => {
   return url.toString();
 };
 
+/** The pooled databases on the server, by name. */
+const pooledNames = async (admin: pg.Client) =>
+  (
+    await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE starts_with(datname, $1)`, [
+      POOL_PREFIX,
+    ])
+  ).rows.map((r) => r.datname);
+
 /**
  * Takes a pooled database by renaming it to `name`: a rename is atomic, so of two specs (or two
  * suites) reaching for the same one, one gets it and the other tries the next. False when none is
  * left.
  */
 const takePooled = async (admin: pg.Client, name: string): Promise<boolean> => {
-  const { rows } = await admin.query<{ datname: string }>(
-    `SELECT datname FROM pg_database WHERE starts_with(datname, $1)`,
-    [POOL_PREFIX],
-  );
-  for (const { datname } of rows) {
+  for (const datname of await pooledNames(admin)) {
     try {
       await admin.query(`ALTER DATABASE ${datname} RENAME TO ${name}`);
       return true;
@@ -101,12 +105,17 @@ const giveBack = async (admin: pg.Client, name: string) => {
 };
 
 /** An empty PostgreSQL database of its own for one test, given back (emptied) by the returned function. */
-export const freshPostgresDatabase = async (): Promise<{ url: string; drop: () => Promise<void> }> => {
+export const freshPostgresDatabase = async (): Promise<{
+  name: string;
+  url: string;
+  drop: () => Promise<void>;
+}> => {
   const name = randomName(TEST_PREFIX);
   await withAdmin(POSTGRES_ADMIN_URL, async (admin) => {
     if (!(await takePooled(admin, name))) await admin.query(`CREATE DATABASE ${name}`);
   });
   return {
+    name,
     url: urlOf(name),
     drop: () =>
       withAdmin(POSTGRES_ADMIN_URL, async (admin) => {
@@ -121,10 +130,6 @@ export const freshPostgresDatabase = async (): Promise<{ url: string; drop: () =
 /** Jest's global tear-down: the pooled databases go (a database some other run holds is left). */
 export const dropPooledDatabases = () =>
   withAdmin(POSTGRES_ADMIN_URL, async (admin) => {
-    const { rows } = await admin.query<{ datname: string }>(
-      `SELECT datname FROM pg_database WHERE starts_with(datname, $1)`,
-      [POOL_PREFIX],
-    );
-    for (const { datname } of rows)
+    for (const datname of await pooledNames(admin))
       await admin.query(`DROP DATABASE IF EXISTS ${datname}`).catch(() => undefined);
   }).catch(() => undefined);
