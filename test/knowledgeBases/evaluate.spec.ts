@@ -7,6 +7,11 @@
 import { problemOf, querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
 import { eventsOf, givenEvaluationWorld, kbIdOf, ok, rowsOf, unique } from './support-eval';
 
+// An evaluation searches its 80 questions one by one, as a query of the knowledge base would be
+// searched: alone, a test here with three evaluations takes about 4 s; in the whole suite on a slow
+// 2-core machine, beside two other workers, it passed jest's default of 30 s once.
+jest.setTimeout(120_000);
+
 describe.each(storeKinds)('EVALUATE KNOWLEDGE_BASE (%s)', (store) => {
   let t: TestApp;
   beforeAll(async () => {
