@@ -1,6 +1,8 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: '<rootDir>/test/support/environment.ts',
+  // Modules compiled so that a worker's later spec files reuse what its earlier ones compiled.
+  runtime: '<rootDir>/test/support/sharedCompileRuntime.cjs',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
   transform: {
