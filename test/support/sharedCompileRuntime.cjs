@@ -26,6 +26,11 @@ class SharedCompileRuntime extends JestRuntime {
   constructor(...args) {
     super(...args);
     const executor = this.executor;
+    // jest-runtime's internals, as of 30.5: a newer jest may move them, and should say so plainly.
+    if (typeof executor?.compile !== 'function' || !Array.isArray(executor.injectedModuleParameters))
+      throw new Error(
+        'test/support/sharedCompileRuntime.cjs: this jest-runtime has no executor.compile; update the file or remove it from jest.config.js',
+      );
     const jestCompile = executor.compile.bind(executor);
     const header = `(function (${executor.injectedModuleParameters.join(', ')}) {\n`;
     executor.compile = (source, filename) => {
