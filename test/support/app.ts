@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import supertest from 'supertest';
 import { createApp, type RunningApp } from '../../src/app';
@@ -144,15 +145,12 @@ const start = async (
  * A disposed app's files are removed right after, so nothing would read that write. (A stopped app
  * keeps the checkpoint: restart specs reopen its file as the service would.)
  */
-const skipCheckpointOnClose = async (running: RunningApp) => {
-  let timer: NodeJS.Timeout | undefined;
+const skipCheckpointOnClose = (running: RunningApp) =>
   // Best effort: a read model that failed, or readers all held by a spec's stuck queries, close as before.
-  await Promise.race([
-    running.ctx.duck.withReader((c) => c.run('PRAGMA disable_checkpoint_on_shutdown')),
-    new Promise((resolve) => (timer = setTimeout(resolve, 1_000))),
-  ]).catch(() => undefined);
-  clearTimeout(timer);
-};
+  Promise.race([
+    running.ctx.duck.withReader((c) => c.run('PRAGMA disable_checkpoint_on_shutdown')).catch(() => undefined),
+    sleep(1_000, undefined, { ref: false }),
+  ]);
 
 /** A running app on a fresh SQLite file or a fresh PostgreSQL database, with its own DuckDB. */
 export const startTestApp = async (

@@ -27,9 +27,16 @@ class SharedCompileRuntime extends JestRuntime {
     super(...args);
     const executor = this.executor;
     // jest-runtime's internals, as of 30.5: a newer jest may move them, and should say so plainly.
-    if (typeof executor?.compile !== 'function' || !Array.isArray(executor.injectedModuleParameters))
+    const missing = [
+      'compile',
+      'injectedModuleParameters',
+      'environment',
+      'resolution',
+      'dynamicImport',
+    ].filter((name) => executor?.[name] == null);
+    if (missing.length > 0)
       throw new Error(
-        'test/support/sharedCompileRuntime.cjs: this jest-runtime has no executor.compile; update the file or remove it from jest.config.js',
+        `test/support/sharedCompileRuntime.cjs: this jest-runtime's executor has no ${missing.join(', ')}; update the file or remove it from jest.config.js`,
       );
     const jestCompile = executor.compile.bind(executor);
     const header = `(function (${executor.injectedModuleParameters.join(', ')}) {\n`;
