@@ -9,9 +9,9 @@ import { kbTables, type FieldType } from './layout';
 export type KbSearch = {
   readonly kbId: number | bigint;
   readonly dimensions: number;
-  /** A table holding one row, column `V FLOAT[dimensions]`: the question's embedding. */
+  /** A table, or a parenthesised query, of one row, column `V FLOAT[dimensions]`: the question's embedding. */
   readonly vectorTable: string;
-  /** A table of the question's terms, column `TERM`. */
+  /** A table, or a parenthesised query, of the question's terms, column `TERM`. */
   readonly termsTable: string;
   /** 1: vector only; 0: keyword only. */
   readonly alpha: number;

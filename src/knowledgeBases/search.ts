@@ -1,7 +1,6 @@
 import type { Duck } from '../duckdb/database';
 import { searchSql } from '../kb/search';
-import { questionTables } from '../kb/question';
-import { quoteIdent } from '../shared/quoting';
+import { questionParameters } from '../kb/question';
 
 export type KbSearchHit = {
   id: string;
@@ -28,33 +27,31 @@ export const searchKnowledgeBase = (
   limit: number,
 ): Promise<KbSearchHit[]> =>
   duck.withReader(async (c) => {
-    const suffix = Math.random().toString(36).slice(2, 10);
-    const tables = await questionTables(c, input, suffix);
-    try {
-      const sql = searchSql({
-        kbId: input.kbId,
-        dimensions: input.dimensions,
-        vectorTable: tables.vectorTable,
-        termsTable: tables.termsTable,
-        alpha: input.alpha,
-        metadataColumns: [],
-      });
-      const reader = await c.runAndReadAll(
-        `SELECT * FROM (${sql}) AS hits LIMIT ${Math.max(1, Math.floor(limit))}`,
-      );
-      return (reader.getRowObjectsJS() as Record<string, unknown>[]).map((r) => ({
-        id: String(r.id),
-        chunkId: String(r.chunk_id),
-        content: String(r.chunk_content),
-        metadata: (typeof r.metadata === 'string' ? JSON.parse(r.metadata) : (r.metadata ?? {})) as Record<
-          string,
-          unknown
-        >,
-        distance: Number(r.distance),
-        relevance: Number(r.relevance),
-      }));
-    } finally {
-      for (const t of tables.names)
-        await c.run(`DROP TABLE IF EXISTS ${quoteIdent(t)}`).catch(() => undefined);
-    }
+    const alpha = Math.min(1, Math.max(0, input.alpha));
+    // Vector only (alpha 1): searchSql leaves the keyword side out, and with it the terms.
+    const question = questionParameters(input, alpha < 1);
+    const sql = searchSql({
+      kbId: input.kbId,
+      dimensions: input.dimensions,
+      vectorTable: question.vectorTable,
+      termsTable: question.termsTable,
+      alpha,
+      metadataColumns: [],
+    });
+    const reader = await c.runAndReadAll(
+      `SELECT * FROM (${sql}) AS hits LIMIT ${Math.max(1, Math.floor(limit))}`,
+      question.values,
+      question.types,
+    );
+    return (reader.getRowObjectsJS() as Record<string, unknown>[]).map((r) => ({
+      id: String(r.id),
+      chunkId: String(r.chunk_id),
+      content: String(r.chunk_content),
+      metadata: (typeof r.metadata === 'string' ? JSON.parse(r.metadata) : (r.metadata ?? {})) as Record<
+        string,
+        unknown
+      >,
+      distance: Number(r.distance),
+      relevance: Number(r.relevance),
+    }));
   });
