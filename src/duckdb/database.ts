@@ -8,6 +8,7 @@ import { bytesOfSize } from '../shared/sizes';
 import { isInvalidatedMessage } from './errors';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { scalarOn } from './scalar';
 
 export type SqlParams = DuckDBValue[] | Record<string, DuckDBValue>;
 export type JsRow = Record<string, unknown>;
@@ -119,7 +120,7 @@ const UNSPILLABLE_MEMORY_SQL =
 
 /** The bytes DuckDB holds that it can neither evict nor spill (`UNSPILLABLE_MEMORY_SQL`), read on `c`. */
 export const unspillableMemoryHeld = async (c: DuckDBConnection): Promise<number> =>
-  Number((await c.runAndReadAll(UNSPILLABLE_MEMORY_SQL)).getRows()[0]?.[0] ?? 0);
+  Number((await scalarOn(c, UNSPILLABLE_MEMORY_SQL)) ?? 0);
 
 /** How long the writer waits for stopped queries to give their memory back before it commits anyway. */
 const ROOM_WAIT_MS = 500;

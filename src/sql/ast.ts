@@ -1,4 +1,5 @@
-import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { scalarOn } from '../duckdb/scalar';
 import { SqlError, SqlErrorCode } from './errors';
 
 export type AstNode = { [key: string]: unknown };
@@ -38,38 +39,10 @@ const refuseTooManySelects = (json: string) => {
 const SERIALIZE = 'SELECT json_serialize_sql($1::VARCHAR)';
 const DESERIALIZE = 'SELECT json_deserialize_sql($1::JSON)';
 
-/** Per connection, the two statements above, prepared, and whether one is running. */
-const preparedOn = new WeakMap<
-  DuckDBConnection,
-  { statements: Map<string, DuckDBPreparedStatement>; busy: boolean }
->();
-
-/**
- * `statement` (one of the two above) run on `text`, its one value. Prepared once per connection and
- * run materialized, a call is one trip to DuckDB's threads where `runAndReadAll` makes six (extract,
- * prepare, bind, run, two fetches): a SELECT the service has not seen before is parsed and printed
- * around its run, so that was twelve trips of every new text's fifteen. A bound value stays on the
- * statement until it runs, so a second call while one runs on the same connection goes the long way.
- */
-const scalarOf = async (c: DuckDBConnection, statement: string, text: string): Promise<string> => {
-  let cache = preparedOn.get(c);
-  if (!cache) preparedOn.set(c, (cache = { statements: new Map(), busy: false }));
-  if (cache.busy) return String((await c.runAndReadAll(statement, [text])).getRows()[0]![0]);
-  cache.busy = true;
-  try {
-    let prepared = cache.statements.get(statement);
-    if (!prepared) cache.statements.set(statement, (prepared = await c.prepare(statement)));
-    prepared.bindVarchar(1, text);
-    const result = await prepared.run();
-    return String(result.getChunk(0).getColumnVector(0).getItem(0));
-  } finally {
-    cache.busy = false;
-  }
-};
-
 /** DuckDB's own parser: a SELECT becomes its syntax tree; anything else is refused by the parser. */
 export const parseSelect = async (c: DuckDBConnection, sql: string): Promise<AstNode> => {
-  const raw = await scalarOf(c, SERIALIZE, sql);
+  // A SELECT the service has not seen is parsed and printed around its run: two trips each.
+  const raw = String(await scalarOn(c, SERIALIZE, sql));
   refuseTooManySelects(raw);
   const parsed = JSON.parse(protectBigNumbers(raw)) as {
     error: boolean;
@@ -93,7 +66,7 @@ export const parseSelect = async (c: DuckDBConnection, sql: string): Promise<Ast
 
 export const printSelect = async (c: DuckDBConnection, statement: AstNode): Promise<string> => {
   const json = restoreBigNumbers(JSON.stringify({ error: false, statements: [statement] }));
-  return scalarOf(c, DESERIALIZE, json);
+  return String(await scalarOn(c, DESERIALIZE, json));
 };
 
 /**
