@@ -570,6 +570,40 @@ describe('agent completions: what goes wrong, and says so', () => {
   });
 });
 
+describe('an agent asked by a query that is stopped', () => {
+  it('given a model that never answers, when the query passes its deadline (AGENT_SQL_TIMEOUT_MS, a query that asks agents), then it answers the deadline error and the agent run it started ends as stopped, not running', async () => {
+    const t = await startTestApp('sqlite', { SQL_TIMEOUT_MS: '500', AGENT_SQL_TIMEOUT_MS: '500' });
+    const w = await givenAgent(t);
+    try {
+      w.fake.setFallback({ type: 'hang' });
+      const res = await querySql(
+        t,
+        `SELECT answer FROM ${w.project}.${w.agent} WHERE question = 'never answered'`,
+      );
+      expect(res).toMatchObject({ type: 'error', error_message: expect.stringMatching(/ran longer than 500 ms/) });
+      expect(w.fake.requests().length).toBeGreaterThanOrEqual(1);
+      // The query's stop reaches the agent: its call to the model is cut and the run ends at once
+      // (left running, it would wait for the model's own request timeout, minutes).
+      let runs: unknown[][] = [];
+      for (let tries = 0; tries < 50; tries++) {
+        runs = (
+          await querySql(
+            t,
+            `SELECT STATUS, VIA FROM information_schema.agent_runs WHERE QUESTION = 'never answered'`,
+          )
+        ).data!;
+        if (runs.length && runs[0]![0] !== 'running') break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(runs).toHaveLength(1);
+      expect(runs[0]).toEqual([expect.not.stringMatching(/^running$/), 'sql']);
+    } finally {
+      await w.fake.close();
+      await t.dispose();
+    }
+  });
+});
+
 describe('agents in SQL', () => {
   let t: TestApp;
   const fakes: FakeOpenAi[] = [];
