@@ -580,7 +580,10 @@ describe('an agent asked by a query that is stopped', () => {
         t,
         `SELECT answer FROM ${w.project}.${w.agent} WHERE question = 'never answered'`,
       );
-      expect(res).toMatchObject({ type: 'error', error_message: expect.stringMatching(/ran longer than 500 ms/) });
+      expect(res).toMatchObject({
+        type: 'error',
+        error_message: expect.stringMatching(/ran longer than 500 ms/),
+      });
       expect(w.fake.requests().length).toBeGreaterThanOrEqual(1);
       // The query's stop reaches the agent: its call to the model is cut and the run ends at once
       // (left running, it would wait for the model's own request timeout, minutes).
