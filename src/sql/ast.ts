@@ -41,7 +41,7 @@ const DESERIALIZE = 'SELECT json_deserialize_sql($1::JSON)';
 
 /** DuckDB's own parser: a SELECT becomes its syntax tree; anything else is refused by the parser. */
 export const parseSelect = async (c: DuckDBConnection, sql: string): Promise<AstNode> => {
-  // A SELECT the service has not seen is parsed and printed around its run: two trips each.
+  // A SELECT the service has not seen is parsed and printed around its run: one trip to DuckDB each.
   const raw = String(await scalarOn(c, SERIALIZE, sql));
   refuseTooManySelects(raw);
   const parsed = JSON.parse(protectBigNumbers(raw)) as {
