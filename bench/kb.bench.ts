@@ -13,7 +13,7 @@ import { HASHING_DIMENSIONS, hashingEmbed } from '../src/kb/hashingEmbedder';
 import { chunksOf, type KbDocument } from '../src/knowledgeBases/projection';
 import { KB_DOCS, KB_QUESTIONS, type KbQuestionKind } from './kbCorpus';
 import { CHUNKING, syntheticCorpus } from './kbSynthetic';
-import { fmt, percentile, ratio, startServer, stopServer, tmpDir } from './support';
+import { fmt, keepTmpDir, percentile, ratio, startServer, stopServer, tmpDir } from './support';
 
 const PORT = 47437;
 const base = `http://127.0.0.1:${PORT}`;
@@ -303,8 +303,10 @@ export const benchKnowledgeBases = async () => {
   } finally {
     await stopServer(server);
     // BENCH_KB_KEEP=1 keeps the data directory (its projections.duckdb) to look into afterwards.
-    if (process.env.BENCH_KB_KEEP === '1') console.log(`  (data kept in ${dataDir})`);
-    else fs.rmSync(dataDir, { recursive: true, force: true });
+    if (process.env.BENCH_KB_KEEP === '1') {
+      keepTmpDir(dataDir);
+      console.log(`  (data kept in ${dataDir})`);
+    } else fs.rmSync(dataDir, { recursive: true, force: true });
   }
   console.log(`knowledge base bench: ${fmt((performance.now() - started) / 1000, 1)} s wall`);
 };
