@@ -41,8 +41,8 @@ export const questionTables = async (c: DuckDBConnection, question: Question, su
 /**
  * A question as two parameters of the search's own statement, for `searchSql` run on its own (a
  * search from REST, an agent or an evaluation): one statement per search, where the tables above
- * take five more (made, filled, dropped). `keywords: false` (a vector-only search) leaves the terms
- * out, because the statement then does not name them and DuckDB refuses a value it has no place for.
+ * take five more (made, filled, dropped). `keywords`: `searchesKeywords(alpha)`; without, the terms
+ * are left out, because the statement does not name them and DuckDB refuses a value it has no place for.
  */
 export const questionParameters = (question: Question, keywords: boolean) => {
   const values: Record<string, DuckDBValue> = { question_vector: arrayValue([...question.vector]) };

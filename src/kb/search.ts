@@ -22,13 +22,20 @@ export type KbSearch = {
 const K1 = 1.2;
 const B = 0.75;
 
+const weightOf = (alpha: number) => Math.min(1, Math.max(0, alpha));
+
+/**
+ * Whether a search weighted `alpha` reads the question's terms: vector only (1), the keyword side
+ * weighs nothing, so it is not computed (it is most of the cost) and `termsTable` is not named.
+ */
+export const searchesKeywords = (alpha: number) => weightOf(alpha) < 1;
+
 /** The SQL of a search: every chunk with its distance and relevance, the most relevant first. */
 export const searchSql = (s: KbSearch) => {
   const t = kbTables(s.kbId);
   const metadata = metadataColumnsSql(s.metadataColumns);
-  const alpha = Math.min(1, Math.max(0, s.alpha));
-  // Vector only: the keyword side weighs nothing, so it is not computed (it is most of the cost).
-  if (alpha === 1)
+  const alpha = weightOf(s.alpha);
+  if (!searchesKeywords(alpha))
     return `SELECT c.DOC_ID AS id, c.CHUNK_ID AS chunk_id, c.CONTENT AS chunk_content, c.METADATA AS metadata,
       1 - array_cosine_similarity(c.EMBEDDING, q.V) AS distance,
       greatest(array_cosine_similarity(c.EMBEDDING, q.V), 0) AS relevance${metadata}

@@ -1,5 +1,5 @@
 import type { Duck } from '../duckdb/database';
-import { searchSql } from '../kb/search';
+import { searchesKeywords, searchSql } from '../kb/search';
 import { questionParameters } from '../kb/question';
 
 export type KbSearchHit = {
@@ -27,15 +27,13 @@ export const searchKnowledgeBase = (
   limit: number,
 ): Promise<KbSearchHit[]> =>
   duck.withReader(async (c) => {
-    const alpha = Math.min(1, Math.max(0, input.alpha));
-    // Vector only (alpha 1): searchSql leaves the keyword side out, and with it the terms.
-    const question = questionParameters(input, alpha < 1);
+    const question = questionParameters(input, searchesKeywords(input.alpha));
     const sql = searchSql({
       kbId: input.kbId,
       dimensions: input.dimensions,
       vectorTable: question.vectorTable,
       termsTable: question.termsTable,
-      alpha,
+      alpha: input.alpha,
       metadataColumns: [],
     });
     const reader = await c.runAndReadAll(

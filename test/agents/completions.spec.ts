@@ -10,6 +10,7 @@ import {
   type FakeOpenAi,
 } from '../support/fakeOpenAi';
 import { problemOf, querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { until } from '../support/until';
 
 let counter = 0;
 const unique = (prefix: string) => `${prefix}_${process.pid}_${++counter}`;
@@ -587,17 +588,20 @@ describe('an agent asked by a query that is stopped', () => {
       expect(w.fake.requests().length).toBeGreaterThanOrEqual(1);
       // The query's stop reaches the agent: its call to the model is cut and the run ends at once
       // (left running, it would wait for the model's own request timeout, minutes).
-      let runs: unknown[][] = [];
-      for (let tries = 0; tries < 50; tries++) {
-        runs = (
-          await querySql(
-            t,
-            `SELECT STATUS, VIA FROM information_schema.agent_runs WHERE QUESTION = 'never answered'`,
-          )
-        ).data!;
-        if (runs.length && runs[0]![0] !== 'running') break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const runs = await until(
+        'the agent run to end',
+        async () => {
+          const rows = (
+            await querySql(
+              t,
+              `SELECT STATUS, VIA FROM information_schema.agent_runs WHERE QUESTION = 'never answered'`,
+            )
+          ).data!;
+          return rows.length && rows[0]![0] !== 'running' ? rows : undefined;
+        },
+        5_000,
+        100,
+      );
       expect(runs).toHaveLength(1);
       expect(runs[0]).toEqual([expect.not.stringMatching(/^running$/), 'sql']);
     } finally {

@@ -11,19 +11,14 @@ import path from 'node:path';
 import { fakeReply, lastUserText, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { freshPostgresDatabase } from '../support/postgres';
 import { call, killNow, sqlOn, startService, type Service } from '../support/service';
+import { until as untilProbed } from '../support/until';
 
 const LEASE_MS = 3000;
 const chatEnv = { CHATBOT_LEASE_MS: String(LEASE_MS), CHATBOT_POLL_MS: '100', CHATBOT_RETRY_BASE_MS: '200' };
 
-const until = async <T>(what: string, probe: () => Promise<T | undefined>, ms = 90_000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-};
+/** This spec waits up to 90 s for each step (two service processes, each polling its channel). */
+const until = <T>(what: string, probe: () => Promise<T | undefined>, ms = 90_000) =>
+  untilProbed(what, probe, ms);
 
 /** A project, an agent on the fake provider, a webhook-less chat database and a running chatbot. */
 const givenBot = async (base: string, fake: FakeOpenAi) => {

@@ -3,7 +3,7 @@
  * question held in temporary tables behind a view) and on its own (`POST …/completions`, an agent's
  * kb_query_tool, EVALUATE: one statement with the question as parameters). The promise: both give
  * the same chunks in the same order with the same scores, whatever the documents, the question
- * (any Unicode, lone surrogates and NUL included, or only stop words) and the weight of
+ * (the suite's hostile strings: lone surrogates, NUL, empty, huge; or only stop words) and the weight of
  * keyword against vector.
  *
  * One store: a search reads DuckDB only; how the documents reached it is the rebuild property's
@@ -11,6 +11,7 @@
  */
 import fc from 'fast-check';
 import { querySql, startTestApp, type TestApp } from '../support/app';
+import { hostileStrings } from '../support/hostile';
 
 const RUNS = 25;
 const LIMIT = 5;
@@ -24,11 +25,11 @@ afterAll(async () => {
   await t.dispose();
 });
 
-/** Words the documents share, so keyword scores are seldom all zero; and anything at all. */
+/** Words the documents share, so keyword scores are seldom all zero; and the suite's hostile strings. */
 const WORDS = ['refund', 'shipping', 'days', 'order', 'support', 'express', 'café', '返品'];
 const text = fc.oneof(
   fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 12 }).map((w) => w.join(' ')),
-  fc.string({ unit: 'binary', minLength: 1, maxLength: 60 }),
+  hostileStrings(WORDS),
 );
 const world = fc.record({
   docs: fc.array(text, { minLength: 1, maxLength: 6 }),
