@@ -50,7 +50,8 @@ export const insertKnowledgeBaseBody = z.object({
 });
 
 export const completionsBody = z.object({
-  query: z.string().min(1, 'query must not be empty'),
+  // As SQL's search refuses it (src/sql/knowledgeBaseTables.ts): a blank question has no meaning to search for.
+  query: z.string().refine((q) => q.trim() !== '', 'query must not be blank'),
   type: z.enum(['context', 'chat']).default('context'),
   limit: z.number().int().min(1).max(100).default(10),
   llm_model: params.optional(),

@@ -143,7 +143,7 @@ const fromDuckDb = (message: string): SqlError => {
       message,
     )
   )
-    return new SqlError(SqlErrorCode.MissingParameter, message);
+    return new SqlError(SqlErrorCode.MissingParameter, `${message}. ${UNBOUND_DOLLAR}`);
   // What the statement's own values cannot be (bad JSON, a bad pattern, a number out of range):
   // the client's to correct, not the engine failing.
   if (/^(Invalid Input|Out of Range) Error/.test(message)) return new SqlError(SqlErrorCode.Invalid, message);
@@ -232,3 +232,7 @@ export const stripServerPaths = (message: string) => {
   }
   return out;
 };
+
+/** Why a `$name` has no value even when "params" holds `name`: the placeholders bound here are :name and @name. */
+export const UNBOUND_DOLLAR =
+  'Placeholders are written :name or @name and bound from "params"; $name is DuckDB\'s own, which nothing binds';

@@ -4,7 +4,7 @@ import { emptySql, listSql, searchSql, type MetadataColumn } from '../kb/search'
 import { kbTables, KB_SCHEMA, type FieldType } from '../kb/layout';
 import { quoteIdent, quoteString } from '../shared/quoting';
 import { constantValue, walk, type AstNode } from './ast';
-import { SqlError, SqlErrorCode } from './errors';
+import { SqlError, SqlErrorCode, UNBOUND_DOLLAR } from './errors';
 
 /** A knowledge base named in a query, before its search is cut out of the WHERE clause. */
 export type KnowledgeBaseRef = { node: AstNode; project: string; name: string };
@@ -98,8 +98,9 @@ const equality = (n: AstNode) => {
 const valueOf = (term: SearchTerm, bindings: Readonly<Record<string, DuckDBValue>>) => {
   if ('constant' in term) return term.constant;
   const value = bindings[term.parameter];
+  // Every :name and @name was bound (or refused) before the run: an unbound one was written $name.
   if (value === undefined)
-    throw new SqlError(SqlErrorCode.Invalid, `Parameter :${term.parameter} has no value in "params"`);
+    throw new SqlError(SqlErrorCode.MissingParameter, `$${term.parameter} has no value. ${UNBOUND_DOLLAR}`);
   return typeof value === 'bigint' ? Number(value) : value;
 };
 

@@ -216,6 +216,11 @@ describe.each(storeKinds)('knowledge bases over REST (%s)', (store) => {
         .expect(400),
     );
     expect(noContent.detail).toMatch(/content/);
+    // A blank question is refused as SQL refuses it, before anything is embedded.
+    for (const query of ['', ' ', '\t\n \u3000'])
+      expect(
+        problemOf(await t.http.post(`${base}/k/completions`).send({ query }).expect(400)).detail,
+      ).toMatch(/query must not be blank/);
     expect((await eventsOf(t, `project-${project}`)).map((e) => e.type)).toEqual([
       'ProjectCreated',
       'KnowledgeBaseCreated',

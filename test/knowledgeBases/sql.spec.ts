@@ -333,5 +333,13 @@ describe.each(storeKinds)('knowledge bases in SQL on %s', (store) => {
     const dup = await querySql(t, `CREATE KNOWLEDGE_BASE ${project}.${kb}`);
     expect(dup.type === 'error' && dup.error_message).toMatch(/already exists/);
     await ok(t, `CREATE KNOWLEDGE_BASE IF NOT EXISTS ${project}.${kb}`);
+    // `$question` is DuckDB's placeholder, not bound from params: the answer says which spelling is.
+    const dollar = await querySql(t, `SELECT * FROM ${project}.${kb} WHERE content = $question`, {
+      params: { question: 'refunds' },
+    });
+    expect(dollar).toMatchObject({ type: 'error', error_code: 1318 });
+    expect(dollar.type === 'error' && dollar.error_message).toMatch(
+      /\$question has no value.*:name or @name/,
+    );
   });
 });

@@ -148,6 +148,11 @@ describe('SQL endpoint', () => {
         error_code: 1318,
         error_message: expect.stringContaining('nope'),
       });
+      // Even with `nope` in params: the answer names the spellings that are bound.
+      expect(await error('SELECT $nope', { params: { nope: 1 } })).toMatchObject({
+        error_code: 1318,
+        error_message: expect.stringMatching(/nope.*:name or @name/s),
+      });
     });
 
     it("answers values the statement's own functions refuse as invalid input (1210), not an engine failure", async () => {
