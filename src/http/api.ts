@@ -4,6 +4,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { DomainError, invalid } from '../shared/errors';
 import { toJsonSafe } from '../shared/json';
+import { sendJsonArray, SLICED_ARRAY_ITEMS } from './jsonArray';
 
 export type HttpResult = {
   status: number;
@@ -212,7 +213,18 @@ export class Api {
       if (result.eventStream) return streamEvents(res, result.status, result.eventStream);
       if (result.text !== undefined) res.status(result.status).send(result.text);
       else if (result.body === undefined) res.status(result.status).end();
-      else res.status(result.status).json(result.jsonSafe ? result.body : toJsonSafe(result.body));
+      else {
+        const body = result.jsonSafe ? result.body : toJsonSafe(result.body);
+        // A long list (a batch's predictions) is written in slices; GET and HEAD keep express's ETag.
+        if (
+          Array.isArray(body) &&
+          body.length >= SLICED_ARRAY_ITEMS &&
+          req.method !== 'GET' &&
+          req.method !== 'HEAD'
+        )
+          sendJsonArray(res, result.status, body);
+        else res.status(result.status).json(body);
+      }
     });
     return this;
   }
