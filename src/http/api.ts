@@ -4,7 +4,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { DomainError, invalid } from '../shared/errors';
 import { toJsonSafe } from '../shared/json';
-import { sendJsonArray, SLICED_ARRAY_ITEMS } from './jsonArray';
+import { holdsLongArray, sendSlicedJson } from './jsonArray';
 
 export type HttpResult = {
   status: number;
@@ -215,14 +215,10 @@ export class Api {
       else if (result.body === undefined) res.status(result.status).end();
       else {
         const body = result.jsonSafe ? result.body : toJsonSafe(result.body);
-        // A long list (a batch's predictions) is written in slices; GET and HEAD keep express's ETag.
-        if (
-          Array.isArray(body) &&
-          body.length >= SLICED_ARRAY_ITEMS &&
-          req.method !== 'GET' &&
-          req.method !== 'HEAD'
-        )
-          sendJsonArray(res, result.status, body);
+        // A long list (a batch's predictions, a SQL answer's rows) is written in slices; GET and
+        // HEAD keep express's ETag.
+        if (req.method !== 'GET' && req.method !== 'HEAD' && holdsLongArray(body))
+          sendSlicedJson(res, result.status, body);
         else res.status(result.status).json(body);
       }
     });

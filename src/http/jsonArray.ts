@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 
-/** An answer that is an array of at least this many items is written in slices (`sendJsonArray`). */
+/** An array of at least this many items is written in slices (`sendSlicedJson`). */
 export const SLICED_ARRAY_ITEMS = 1000;
 
 /**
@@ -12,16 +12,25 @@ export const SLICED_ARRAY_ITEMS = 1000;
  */
 const SLICE_CHARS = 64 * 1024;
 
+const isLong = (value: unknown): value is readonly unknown[] =>
+  Array.isArray(value) && value.length >= SLICED_ARRAY_ITEMS;
+
+/** A plain object (what JSON.stringify writes field by field, no toJSON of its own). */
+const isPlainObject = (value: unknown): value is Record<string, unknown> => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return (proto === Object.prototype || proto === null) && !('toJSON' in value);
+};
+
 /**
- * Writes `items` as one JSON array, the same text `res.json` writes, in slices of about SLICE_CHARS
- * each: no string or buffer the size of the whole answer is ever made. The socket is corked meanwhile,
- * so the slices still leave in one write. No Content-Length (chunked), and no ETag made from the text
- * (GET and HEAD keep `res.json`, whose ETag answers a conditional GET).
+ * Whether `body` is worth writing in slices: a long array (a batch's predictions), or a plain object
+ * holding one as a field (the SQL endpoint's `data`).
  */
-export const sendJsonArray = (res: Response, status: number, items: readonly unknown[]) => {
-  res.status(status);
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.socket?.cork();
+export const holdsLongArray = (body: unknown): boolean =>
+  isLong(body) || (isPlainObject(body) && Object.values(body).some(isLong));
+
+/** Writes `items` as JSON.stringify writes an array, a slice of about SLICE_CHARS at a time. */
+const writeArray = (res: Response, items: readonly unknown[]) => {
   res.write('[');
   // The first slice measures how long an item's text is; each next slice's count follows from the last.
   let count = 64;
@@ -33,6 +42,34 @@ export const sendJsonArray = (res: Response, status: number, items: readonly unk
     i += slice.length;
     count = Math.max(1, Math.floor((slice.length * SLICE_CHARS) / text.length));
   }
-  res.end(']');
+  res.write(']');
+};
+
+/**
+ * Writes `body` (one `holdsLongArray` accepts) as the same text `res.json` writes, its long arrays in
+ * slices: no string or buffer the size of the whole answer is made. The socket is corked meanwhile,
+ * so the slices still leave in one write. No Content-Length (chunked), and no ETag made from the text
+ * (the caller keeps `res.json` for GET and HEAD, whose ETag answers a conditional GET).
+ */
+export const sendSlicedJson = (res: Response, status: number, body: unknown) => {
+  res.status(status);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.socket?.cork();
+  if (Array.isArray(body)) writeArray(res, body);
+  else {
+    res.write('{');
+    let first = true;
+    for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+      // As JSON.stringify: a field whose value has no JSON (undefined, a function) is left out.
+      const text = isLong(value) ? null : (JSON.stringify(value) as string | undefined);
+      if (text === undefined) continue;
+      res.write(`${first ? '' : ','}${JSON.stringify(key)}:`);
+      first = false;
+      if (text === null) writeArray(res, value as readonly unknown[]);
+      else res.write(text);
+    }
+    res.write('}');
+  }
+  res.end();
   res.socket?.uncork();
 };

@@ -1,17 +1,17 @@
 /**
- * A long JSON array answer is written in slices (src/http/jsonArray.ts) instead of by `res.json`:
- * given any array of at least SLICED_ARRAY_ITEMS items, the text a client receives is exactly the
- * text `res.json` would have sent, and it parses back to the same value.
+ * A long JSON array answer, or an object holding one (the SQL endpoint's `data`), is written in
+ * slices (src/http/jsonArray.ts) instead of by `res.json`: the text a client receives is exactly
+ * the text `res.json` would have sent.
  */
 import express from 'express';
 import fc from 'fast-check';
 import request from 'supertest';
-import { sendJsonArray, SLICED_ARRAY_ITEMS } from '../../src/http/jsonArray';
+import { holdsLongArray, sendSlicedJson, SLICED_ARRAY_ITEMS } from '../../src/http/jsonArray';
 import { hostileStrings } from '../support/hostile';
 
-const appAnswering = (items: unknown[], how: 'sliced' | 'json') => {
+const appAnswering = (items: unknown, how: 'sliced' | 'json') => {
   const app = express();
-  app.post('/', (_req, res) => (how === 'sliced' ? sendJsonArray(res, 200, items) : res.json(items)));
+  app.post('/', (_req, res) => (how === 'sliced' ? sendSlicedJson(res, 200, items) : res.json(items)));
   return app;
 };
 
@@ -61,6 +61,44 @@ describe('a long JSON array answer, written in slices', () => {
       ),
       { seed: 20261127, numRuns: 15 },
     );
+  });
+
+  it('given an object holding a long array among other fields (undefined ones too, any key), then the client reads the text res.json writes', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(hostileStrings(), fc.oneof(item, fc.constant(undefined))), { maxLength: 4 }),
+        hostileStrings(),
+        fc.array(fc.array(item, { maxLength: 4 }), {
+          minLength: SLICED_ARRAY_ITEMS,
+          maxLength: SLICED_ARRAY_ITEMS + 300,
+        }),
+        fc.array(fc.tuple(hostileStrings(), fc.oneof(item, fc.constant(undefined))), { maxLength: 4 }),
+        async (before, rowsKey, rows, after) => {
+          const body: Record<string, unknown> = Object.fromEntries(before);
+          body[rowsKey] = rows;
+          for (const [k, v] of after) if (k !== rowsKey) body[k] = v;
+          expect(holdsLongArray(body)).toBe(true);
+          const sliced = await rawText(appAnswering(body, 'sliced'));
+          const whole = await rawText(appAnswering(body, 'json'));
+          expect(sliced.text).toBe(whole.text);
+          expect(sliced.text).toBe(JSON.stringify(body));
+        },
+      ),
+      { seed: 20261127, numRuns: 15 },
+    );
+  });
+
+  it('given short arrays, objects without a long array, or values that are not plain objects, then res.json answers as before', () => {
+    expect(holdsLongArray(Array.from({ length: SLICED_ARRAY_ITEMS - 1 }, () => 1))).toBe(false);
+    expect(holdsLongArray({ data: [[1]], type: 'table' })).toBe(false);
+    expect(holdsLongArray({ nested: { data: Array.from({ length: SLICED_ARRAY_ITEMS }, () => 1) } })).toBe(
+      false,
+    );
+    expect(
+      holdsLongArray({ data: Array.from({ length: SLICED_ARRAY_ITEMS }, () => 1), toJSON: () => 1 }),
+    ).toBe(false);
+    expect(holdsLongArray(new Map())).toBe(false);
+    expect(holdsLongArray('x'.repeat(SLICED_ARRAY_ITEMS))).toBe(false);
   });
 
   it('given items longer than a slice among short ones, then each goes alone and the text is still whole', async () => {
