@@ -4,7 +4,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { DomainError, invalid } from '../shared/errors';
 import { toJsonSafe } from '../shared/json';
-import { holdsLongArray, sendSlicedJson } from './jsonArray';
+import { holdsLongArray, sendSlicedJson } from './slicedJson';
 
 export type HttpResult = {
   status: number;

@@ -121,6 +121,10 @@ export const domainErrorOf = (thrown: unknown): unknown => {
   }
 };
 
+/** Why a `$name` has no value even when "params" holds `name`: the placeholders bound here are :name and @name. */
+export const UNBOUND_DOLLAR =
+  'Placeholders are written :name or @name and bound from "params"; $name is DuckDB\'s own, which nothing binds';
+
 /** DuckDB's own messages are precise; only their kind is mapped to a code. */
 const fromDuckDb = (message: string): SqlError => {
   if (/^Parser Error/.test(message)) return new SqlError(SqlErrorCode.Syntax, message);
@@ -232,7 +236,3 @@ export const stripServerPaths = (message: string) => {
   }
   return out;
 };
-
-/** Why a `$name` has no value even when "params" holds `name`: the placeholders bound here are :name and @name. */
-export const UNBOUND_DOLLAR =
-  'Placeholders are written :name or @name and bound from "params"; $name is DuckDB\'s own, which nothing binds';

@@ -1,12 +1,12 @@
 /**
  * A long JSON array answer, or an object holding one (the SQL endpoint's `data`), is written in
- * slices (src/http/jsonArray.ts) instead of by `res.json`: the text a client receives is exactly
+ * slices (src/http/slicedJson.ts) instead of by `res.json`: the text a client receives is exactly
  * the text `res.json` would have sent.
  */
 import express from 'express';
 import fc from 'fast-check';
 import request from 'supertest';
-import { holdsLongArray, sendSlicedJson, SLICED_ARRAY_ITEMS } from '../../src/http/jsonArray';
+import { holdsLongArray, sendSlicedJson, SLICED_ARRAY_ITEMS } from '../../src/http/slicedJson';
 import { hostileStrings } from '../support/hostile';
 
 const appAnswering = (items: unknown, how: 'sliced' | 'json') => {

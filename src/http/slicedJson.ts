@@ -60,13 +60,13 @@ export const sendSlicedJson = (res: Response, status: number, body: unknown) => 
     res.write('{');
     let first = true;
     for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+      const long = isLong(value);
       // As JSON.stringify: a field whose value has no JSON (undefined, a function) is left out.
-      const text = isLong(value) ? null : (JSON.stringify(value) as string | undefined);
+      const text = long ? '' : (JSON.stringify(value) as string | undefined);
       if (text === undefined) continue;
-      res.write(`${first ? '' : ','}${JSON.stringify(key)}:`);
+      res.write(`${first ? '' : ','}${JSON.stringify(key)}:${text}`);
       first = false;
-      if (text === null) writeArray(res, value as readonly unknown[]);
-      else res.write(text);
+      if (long) writeArray(res, value);
     }
     res.write('}');
   }
