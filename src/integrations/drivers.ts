@@ -1,7 +1,8 @@
 import type * as Mysql from 'mysql2/promise';
 import pg from 'pg';
 import { invalid } from '../shared/errors';
-import { quoteIdent, quoteMysqlIdent } from '../shared/quoting';
+import { isKeyword, significant, tokenize } from '../shared/sqlTokens';
+import { bindMysql, MYSQL_DIALECT, POSTGRES_DIALECT, type SqlDialect } from './dialects';
 
 /** A result from an external database, typed in DuckDB's terms so it can join local tables. */
 export type ExternalResult = { columns: { name: string; type: string }[]; rows: unknown[][] };
@@ -11,7 +12,12 @@ export type ConnectionParameters = Record<string, unknown>;
 /** One connection pool to one external database, whatever its engine. */
 export interface ExternalDatabase {
   readonly engine: string;
-  /** Runs SQL in the database's own dialect; `?` placeholders bind `params` in order. */
+  /** How SQL is written for this database: quoting, literals, placeholders. */
+  readonly dialect: SqlDialect;
+  /**
+   * Runs one statement in the database's own dialect, its placeholders (`dialect.placeholder(n)`)
+   * bound to `params` in order. Without parameters the text goes to the server byte for byte.
+   */
   query(sql: string, params?: unknown[]): Promise<ExternalResult>;
   /**
    * Runs one SELECT for a caller who may not write (src/sql/pushdownAllowList.ts): in a read-only
@@ -21,7 +27,7 @@ export interface ExternalDatabase {
    * hint (so `sql` must start with SELECT).
    */
   readOnlyQuery(sql: string, params: unknown[], timeoutMs: number): Promise<ExternalResult>;
-  /** Quotes an identifier in this dialect. */
+  /** Quotes an identifier in this dialect (`dialect.quote`). */
   quote(identifier: string): string;
   listTables(): Promise<string[]>;
   /**
@@ -83,7 +89,8 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     statement_timeout: o.queryTimeoutMs,
     query_timeout: o.queryTimeoutMs + 1000,
     idleTimeoutMillis: 30_000,
-    options: `-c search_path=${schema}`,
+    // Our literals are exact only with standard_conforming_strings on (src/integrations/dialects.ts).
+    options: `-c search_path=${schema} -c standard_conforming_strings=on`,
   });
   // An idle client whose server went away must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
@@ -91,15 +98,19 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     columns: result.fields.map((f) => ({ name: f.name, type: PG_TYPES[f.dataTypeID] ?? 'VARCHAR' })),
     rows: result.rows as unknown[][],
   });
-  const numbered = (sql: string) => {
-    let i = 0;
-    return sql.replace(/\?/g, () => `$${++i}`);
-  };
+  // The extended protocol for every statement: one statement a message (a text that smuggles a
+  // `COMMIT; …` past a read-only transaction is refused by the server), the text as it was written.
+  const statement = (text: string, params: unknown[]) => ({
+    text,
+    values: params.map((v) => (typeof v === 'bigint' ? v.toString() : v)),
+    queryMode: 'extended' as const,
+  });
   return {
     engine: 'postgres',
-    quote: quoteIdent,
+    dialect: POSTGRES_DIALECT,
+    quote: POSTGRES_DIALECT.quote,
     query: async (sql, params = []) =>
-      asResult(await pool.query({ text: numbered(sql), values: params, rowMode: 'array' })),
+      asResult(await pool.query({ ...statement(sql, params), rowMode: 'array' })),
     readOnlyQuery: async (sql, params, timeoutMs) => {
       const client = await pool.connect();
       let broken: Error | undefined;
@@ -107,7 +118,7 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
         await client.query(
           `BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`,
         );
-        return asResult(await client.query({ text: numbered(sql), values: params, rowMode: 'array' }));
+        return asResult(await client.query({ ...statement(sql, params), rowMode: 'array' }));
       } finally {
         await client.query('ROLLBACK').catch((error: Error) => (broken = error));
         client.release(broken);
@@ -118,9 +129,7 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
       try {
         await client.query('BEGIN');
         const result = await work(async (sql, params = []) => {
-          let i = 0;
-          const text = sql.replace(/\?/g, () => `$${++i}`);
-          const r = await client.query({ text, values: params });
+          const r = await client.query(statement(sql, params));
           return { affected: r.rowCount ?? 0 };
         });
         await client.query('COMMIT');
@@ -145,6 +154,16 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     },
     close: () => pool.end(),
   };
+};
+
+/**
+ * MySQL's per-statement time limit is an optimizer hint right after the statement's SELECT (found
+ * by the tokenizer, past any comments); a text that does not start with SELECT goes unhinted.
+ */
+const withExecutionTimeHint = (sql: string, ms: number) => {
+  const first = significant(tokenize(sql, 'mysql-client'))[0];
+  if (!isKeyword(sql, first, 'SELECT')) return sql;
+  return `${sql.slice(0, first!.end)} /*+ MAX_EXECUTION_TIME(${ms}) */${sql.slice(first!.end)}`;
 };
 
 // mysql2 column type codes → DuckDB types.
@@ -201,21 +220,23 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
       }));
   return {
     engine,
-    quote: quoteMysqlIdent,
+    dialect: MYSQL_DIALECT,
+    quote: MYSQL_DIALECT.quote,
     query: async (sql, params = []) =>
-      asResult(await pool.query({ sql, values: params, rowsAsArray: true, timeout: o.queryTimeoutMs })),
+      asResult(
+        await pool.query({ sql: bindMysql(sql, params), rowsAsArray: true, timeout: o.queryTimeoutMs }),
+      ),
     readOnlyQuery: async (sql, params, timeoutMs) => {
       const ms = Math.max(1, Math.floor(timeoutMs));
+      const text = bindMysql(sql, params);
       const limited = (await isMariadb())
-        ? `SET STATEMENT max_statement_time=${ms / 1000} FOR ${sql}`
-        : sql.replace(/^\s*SELECT\b/i, `SELECT /*+ MAX_EXECUTION_TIME(${ms}) */`);
+        ? `SET STATEMENT max_statement_time=${ms / 1000} FOR ${text}`
+        : withExecutionTimeHint(text, ms);
       const connection = await pool.getConnection();
       let broken = false;
       try {
         await connection.query('START TRANSACTION READ ONLY');
-        return asResult(
-          await connection.query({ sql: limited, values: params, rowsAsArray: true, timeout: ms + 1000 }),
-        );
+        return asResult(await connection.query({ sql: limited, rowsAsArray: true, timeout: ms + 1000 }));
       } finally {
         await connection.query('ROLLBACK').catch(() => (broken = true));
         if (broken) connection.destroy();
@@ -227,7 +248,7 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
       try {
         await connection.beginTransaction();
         const result = await work(async (sql, params = []) => {
-          const [header] = await connection.query({ sql, values: params, timeout: o.queryTimeoutMs });
+          const [header] = await connection.query({ sql: bindMysql(sql, params), timeout: o.queryTimeoutMs });
           return { affected: (header as { affectedRows?: number }).affectedRows ?? 0 };
         });
         await connection.commit();

@@ -232,3 +232,48 @@ export const closingParen = (sql: string, tokens: readonly Token[], open: number
 /** Tokens that matter to a reader: no blanks, no comments. */
 export const significant = (tokens: readonly Token[]) =>
   tokens.filter((t) => t.kind !== 'blank' && t.kind !== 'comment');
+
+/**
+ * MindsDB's native queries, `FROM name ( … )` and `JOIN name ( … )`: the text inside belongs to
+ * the database `name` names and goes there as written, so no rewrite of ours may touch it. Each
+ * span gives the significant tokens' indexes of the keyword, the opening and the closing
+ * parenthesis (-1 when none closes), and the name as written (unquoted). Whether `name` is a
+ * database is for the caller to ask.
+ */
+export const nativeQuerySpans = (
+  sql: string,
+  tokens: readonly Token[],
+): { keyword: number; name: string; open: number; close: number }[] => {
+  const spans: { keyword: number; name: string; open: number; close: number }[] = [];
+  for (let k = 0; k + 2 < tokens.length; k++) {
+    const [keyword, target, open] = [tokens[k]!, tokens[k + 1]!, tokens[k + 2]!];
+    if (!isKeyword(sql, keyword, 'FROM') && !isKeyword(sql, keyword, 'JOIN')) continue;
+    const name =
+      target.kind === 'word' && /^[A-Za-z_]/.test(textOf(sql, target))
+        ? textOf(sql, target)
+        : target.kind === 'identifier' || target.kind === 'dquoted'
+          ? unquoted(sql, target)
+          : null;
+    if (name === null || open.kind !== 'symbol' || sql[open.start] !== '(') continue;
+    const close = closingParen(sql, tokens, k + 2);
+    spans.push({ keyword: k, name, open: k + 2, close });
+    if (close < 0) break;
+    k = close;
+  }
+  return spans;
+};
+
+/** Significant tokens outside every native query's parentheses (see `nativeQuerySpans`), in order. */
+export const outsideNativeQueries = (sql: string, tokens: readonly Token[]): Token[] => {
+  const spans = nativeQuerySpans(sql, tokens);
+  if (spans.length === 0) return [...tokens];
+  const kept: Token[] = [];
+  let s = 0;
+  for (let k = 0; k < tokens.length; k++) {
+    const span = spans[s];
+    if (span && k > span.open && (span.close < 0 || k < span.close)) continue;
+    if (span && span.close >= 0 && k >= span.close) s++;
+    kept.push(tokens[k]!);
+  }
+  return kept;
+};

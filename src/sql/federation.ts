@@ -1,11 +1,12 @@
 import { DuckDBListValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { ExternalDatabase, ExternalResult } from '../integrations/drivers';
+import { Digits, type SqlDialect } from '../integrations/dialects';
 import type { AstNode } from './ast';
 import { SqlError, SqlErrorCode } from './errors';
-import { quoteIdent, quoteMysqlIdent, quoteString } from '../shared/quoting';
+import { quoteIdent } from '../shared/quoting';
 import {
-  closingParen,
   isKeyword,
+  nativeQuerySpans,
   significant,
   textOf,
   tokenize,
@@ -17,8 +18,8 @@ import {
 export type ExternalFetch = {
   temp: string;
   integration: string;
-  /** In the external database's own dialect (built with its quoting), `?` placeholders. */
-  sql: string | ((quote: (id: string) => string) => string);
+  /** In the external database's own dialect: a native query as written, or built with the dialect's quoting and literals. */
+  sql: string | ((dialect: SqlDialect) => string);
   /** Read through the driver instead of a query (the database's column listing). */
   read?: (db: ExternalDatabase) => Promise<ExternalResult>;
   /** What a database that cannot be reached gives instead of failing the query (listings only). */
@@ -49,26 +50,17 @@ export const extractNativeQueries = async (
   const tokens = significant(tokenize(sql, 'mysql'));
   let out = '';
   let last = 0;
-  for (let k = 0; k + 2 < tokens.length; k++) {
-    const [keyword, target, open] = [tokens[k]!, tokens[k + 1]!, tokens[k + 2]!];
-    if (keyword.start < last) continue;
-    if (!isKeyword(sql, keyword, 'FROM') && !isKeyword(sql, keyword, 'JOIN')) continue;
-    const name =
-      target.kind === 'word' && /^[A-Za-z_]/.test(textOf(sql, target))
-        ? textOf(sql, target)
-        : target.kind === 'identifier' || target.kind === 'dquoted'
-          ? unquoted(sql, target)
-          : null;
-    if (name === null || open.kind !== 'symbol' || sql[open.start] !== '(') continue;
-    const integration = await integrationOf(name);
+  for (const span of nativeQuerySpans(sql, tokens)) {
+    const integration = await integrationOf(span.name);
     if (!integration) continue;
-    const close = closingParen(sql, tokens, k + 2);
-    if (close < 0) throw new SqlError(SqlErrorCode.Syntax, 'Unbalanced parentheses around the native query');
+    if (span.close < 0)
+      throw new SqlError(SqlErrorCode.Syntax, 'Unbalanced parentheses around the native query');
+    const [keyword, open, close] = [tokens[span.keyword]!, tokens[span.open]!, tokens[span.close]!];
     const placeholder = `__native_${natives.size}`;
-    natives.set(placeholder, { integration, sql: sql.slice(open.end, tokens[close]!.start).trim() });
+    // The text between the parentheses, as the client wrote it (blanks at its ends aside).
+    natives.set(placeholder, { integration, sql: sql.slice(open.end, close.start).trim() });
     out += `${sql.slice(last, keyword.start)}${textOf(sql, keyword)} ${placeholder}`;
-    last = tokens[close]!.end;
-    k = close;
+    last = close.end;
   }
   return { sql: out + sql.slice(last), natives };
 };
@@ -110,19 +102,17 @@ export const stripQualifier = (sql: string, integration: string) => {
   return parts.join('');
 };
 
-/** `"identifier"` → `` `identifier` `` (outside string literals), for MySQL and MariaDB. */
-export const doubleQuotesToBackticks = (sql: string) =>
-  tokenize(sql, 'duckdb')
-    .map((t) => (t.kind === 'identifier' ? quoteMysqlIdent(unquoted(sql, t)) : textOf(sql, t)))
-    .join('');
-
 /**
- * `$name` placeholders (DuckDB's) become `?` in order, with their values. A list parameter, which
- * DuckDB reads as `(SELECT unnest($name))`, goes to the external database as `(?, ?, …)`.
+ * `$name` placeholders (DuckDB's) become the external database's own (`$1…` or `?`) in order,
+ * with their values. A list parameter, which DuckDB reads as `(SELECT unnest($name))`, goes to the
+ * external database as a list of placeholders.
  */
-export const positional = (sql: string, values: Record<string, unknown>) => {
+export const positional = (sql: string, values: Record<string, unknown>, dialect: SqlDialect) => {
   const ordered: unknown[] = [];
-  const plain = (v: unknown) => (typeof v === 'bigint' ? Number(v) : v);
+  const next = (v: unknown) => {
+    ordered.push(v);
+    return dialect.placeholder(ordered.length);
+  };
   const tokens = tokenize(sql, 'duckdb');
   const meaningful = significant(tokens);
   const parts: string[] = [];
@@ -141,14 +131,12 @@ export const positional = (sql: string, values: Record<string, unknown>) => {
       symbol(meaningful[k + 1], ')') &&
       symbol(meaningful[k + 2], ')');
     const [from, to] = wrapped ? [meaningful[k - 4]!.start, meaningful[k + 2]!.end] : [t.start, t.end];
-    let replacement: string;
-    if (v instanceof DuckDBListValue) {
-      for (const item of v.items) ordered.push(plain(item));
-      replacement = `(${v.items.map(() => '?').join(', ') || 'NULL'})`;
-    } else {
-      ordered.push(plain(v));
-      replacement = wrapped ? '(SELECT unnest(?))' : '?';
-    }
+    const replacement =
+      v instanceof DuckDBListValue
+        ? `(${v.items.map(next).join(', ') || 'NULL'})`
+        : wrapped
+          ? `(SELECT unnest(${next(v)}))`
+          : next(v);
     parts.push(sql.slice(copied, from), replacement);
     copied = to;
     if (wrapped) k += 2;
@@ -166,18 +154,18 @@ const OPERATORS: Record<string, string> = {
   COMPARE_GREATERTHANOREQUALTO: '>=',
 };
 
-const literal = (node: AstNode): string | null => {
-  if (node.class !== 'CONSTANT') return null;
+/** A constant's value as a literal can carry it (numbers as their digits), or undefined when none can. */
+const constantValue = (node: AstNode): { value: unknown } | undefined => {
+  if (node.class !== 'CONSTANT') return undefined;
   const v = node.value as { is_null: boolean; value: unknown; type: { id: string } };
-  if (v.is_null) return null;
+  if (v.is_null) return undefined;
   if (
     typeof v.value === 'number' ||
     /^(INTEGER|BIGINT|DOUBLE|DECIMAL|HUGEINT|SMALLINT|TINYINT)$/.test(v.type.id)
   )
-    return /^-?\d+(\.\d+)?$/.test(String(v.value)) ? String(v.value) : null;
-  if (typeof v.value === 'boolean') return v.value ? 'TRUE' : 'FALSE';
-  if (typeof v.value === 'string') return quoteString(v.value);
-  return null;
+    return /^-?\d+(\.\d+)?$/.test(String(v.value)) ? { value: new Digits(String(v.value)) } : undefined;
+  if (typeof v.value === 'boolean' || typeof v.value === 'string') return { value: v.value };
+  return undefined;
 };
 
 /**
@@ -194,7 +182,7 @@ export const pushableFilters = (where: AstNode | null | undefined, alias: string
     else conjuncts.push(n);
   };
   flatten(where);
-  const filters: ((quote: (id: string) => string) => string)[] = [];
+  const filters: ((dialect: SqlDialect) => string)[] = [];
   for (const c of conjuncts) {
     const op = OPERATORS[String(c.type)];
     if (c.class !== 'COMPARISON' || !op) continue;
@@ -209,10 +197,10 @@ export const pushableFilters = (where: AstNode | null | undefined, alias: string
     const names = column.column_names as string[];
     const belongs =
       names.length === 2 ? names[0]!.toLowerCase() === alias.toLowerCase() : names.length === 1 && onlyTable;
-    const lit = literal(value);
-    if (!belongs || lit === null) continue;
+    const constant = constantValue(value);
+    if (!belongs || constant === undefined) continue;
     const col = names[names.length - 1]!;
-    filters.push((quote) => `${quote(col)} ${operator} ${lit}`);
+    filters.push((dialect) => `${dialect.quote(col)} ${operator} ${dialect.literal(constant.value)}`);
   }
   return filters;
 };

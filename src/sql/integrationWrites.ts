@@ -1,6 +1,7 @@
 import type { ExternalDatabase } from '../integrations/drivers';
 import type { ExternalDatabases } from '../databases/pools';
 import { closingParen, significant, SqlSyntaxError, tokenize } from '../shared/sqlTokens';
+import { positional } from './federation';
 import type { OkAnswer, TableAnswer } from './answers';
 import type { CatalogResolver } from './catalog';
 import { externalError, SqlError, SqlErrorCode, toSqlError } from './errors';
@@ -111,9 +112,34 @@ export const integrationWritesOf = (deps: {
   selectAll: SelectAll;
   record: (write: RecordedWrite) => Promise<unknown>;
 }) => {
-  /** The statement's text for the database: PostgreSQL reads DuckDB's (PostgreSQL's) dialect. */
-  const dialect = (db: ExternalDatabase, mysqlText: string) =>
-    db.engine === 'postgres' ? toDuckDbDialect(mysqlText).sql : mysqlText;
+  /**
+   * A part of the client's statement (MindsDB's MySQL dialect) for the database, its `:name`
+   * placeholders bound: PostgreSQL reads DuckDB's (PostgreSQL's) dialect with `$n` parameters;
+   * MySQL and MariaDB read the text as written, each placeholder a typed literal.
+   */
+  const dialect = (db: ExternalDatabase, mysqlText: string, params: Record<string, unknown>) => {
+    if (db.dialect.name === 'postgres') {
+      const duck = toDuckDbDialect(mysqlText);
+      const missing = duck.placeholders.find((name) => !(name in params));
+      if (missing !== undefined)
+        throw new SqlError(SqlErrorCode.Invalid, `:${missing} has no value in params`);
+      return positional(duck.sql, params, db.dialect);
+    }
+    const parts: string[] = [];
+    let copied = 0;
+    for (const t of tokenize(mysqlText, 'mysql')) {
+      if (t.kind !== 'placeholder') continue;
+      const name = mysqlText.slice(t.start + 1, t.end);
+      if (!(name in params)) throw new SqlError(SqlErrorCode.Invalid, `:${name} has no value in params`);
+      parts.push(mysqlText.slice(copied, t.start), db.dialect.literal(params[name]));
+      copied = t.end;
+    }
+    parts.push(mysqlText.slice(copied));
+    return { text: parts.join(''), params: [] };
+  };
+  /** Runs one statement built by `dialect`, in a transaction: the rows it changed. */
+  const runOne = (db: ExternalDatabase, statement: { text: string; params: unknown[] }) =>
+    db.transaction(async (run) => (await run(statement.text, statement.params)).affected);
 
   const insertRows = async (
     db: ExternalDatabase,
@@ -124,14 +150,15 @@ export const integrationWritesOf = (deps: {
   ) => {
     let affected = 0;
     const size = batchRows(columns.length);
-    const head = `INSERT INTO ${table} (${columns.map((c) => db.quote(c)).join(', ')}) VALUES `;
-    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    const head = `INSERT INTO ${table} (${columns.map((c) => db.dialect.quote(c)).join(', ')}) VALUES `;
     for (let i = 0; i < rows.length; i += size) {
       const batch = rows.slice(i, i + size);
       const params = batch.flatMap((r) =>
         r.map((v) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : v)),
       );
-      affected += (await run(head + batch.map(() => tuple).join(', '), params)).affected;
+      let n = 0;
+      const tuples = batch.map(() => `(${columns.map(() => db.dialect.placeholder(++n)).join(', ')})`);
+      affected += (await run(head + tuples.join(', '), params)).affected;
     }
     return affected;
   };
@@ -183,16 +210,23 @@ export const integrationWritesOf = (deps: {
           return { kind: 'INSERT', rows };
         }
         const list = statement.columns ? ` (${statement.columns.map((c) => ext.quote(c)).join(', ')})` : '';
-        const text = `INSERT INTO ${table}${list} ${dialect(ext, statement.body)}`;
-        return { kind: 'INSERT', rows: await ext.transaction(async (run) => (await run(text)).affected) };
+        const body = dialect(ext, statement.body, params);
+        return {
+          kind: 'INSERT',
+          rows: await runOne(ext, { ...body, text: `INSERT INTO ${table}${list} ${body.text}` }),
+        };
       }
       case 'UpdateTable': {
-        const text = `UPDATE ${table} SET ${dialect(ext, statement.set)}`;
-        return { kind: 'UPDATE', rows: await ext.transaction(async (run) => (await run(text)).affected) };
+        const set = dialect(ext, statement.set, params);
+        return {
+          kind: 'UPDATE',
+          rows: await runOne(ext, { ...set, text: `UPDATE ${table} SET ${set.text}` }),
+        };
       }
       case 'Delete': {
-        const text = `DELETE FROM ${table}${statement.where ? ` WHERE ${dialect(ext, statement.where)}` : ''}`;
-        return { kind: 'DELETE', rows: await ext.transaction(async (run) => (await run(text)).affected) };
+        const where = statement.where ? dialect(ext, statement.where, params) : { text: '', params: [] };
+        const text = `DELETE FROM ${table}${statement.where ? ` WHERE ${where.text}` : ''}`;
+        return { kind: 'DELETE', rows: await runOne(ext, { ...where, text }) };
       }
       case 'DropTable': {
         const text = `DROP TABLE ${statement.ifExists ? 'IF EXISTS ' : ''}${table}`;

@@ -4,6 +4,7 @@ import { parseSelect, printSelect, type AstNode } from './ast';
 import type { CatalogResolver } from './catalog';
 import { pause, type Deadline } from './deadline';
 import { SqlError, SqlErrorCode } from './errors';
+import type { SqlDialect } from '../integrations/dialects';
 import { pushableFilters, stripQualifier, type ExternalFetch } from './federation';
 import { resolveScopes } from './scope';
 import { expandViews, MAX_VIEW_DEPTH } from './viewTables';
@@ -142,7 +143,7 @@ const trueConstant = async (c: DuckDBConnection) => {
 const fetchOf = (
   e: ExternalRef,
   i: number,
-  filters: ((quote: (id: string) => string) => string)[],
+  filters: ((dialect: SqlDialect) => string)[],
   limit: number | null = null,
 ): ExternalFetch => {
   const temp = `__mindledger_external_${i}`;
@@ -156,9 +157,9 @@ const fetchOf = (
   return {
     temp,
     integration: e.integration,
-    sql: (quote) =>
-      `SELECT * FROM ${schema ? `${quote(schema)}.` : ''}${quote(table)}${
-        filters.length ? ` WHERE ${filters.map((f) => f(quote)).join(' AND ')}` : ''
+    sql: (dialect) =>
+      `SELECT * FROM ${schema ? `${dialect.quote(schema)}.` : ''}${dialect.quote(table)}${
+        filters.length ? ` WHERE ${filters.map((f) => f(dialect)).join(' AND ')}` : ''
       }${limit === null ? '' : ` LIMIT ${limit}`}`,
   };
 };

@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { walk, type AstNode } from './ast';
+import type { SqlDialect } from '../integrations/dialects';
 import { pushableFilters, type ExternalFetch } from './federation';
 import { inputNarrowing } from './predictionInput';
 
@@ -16,7 +17,7 @@ const comparesText = async (where: AstNode | undefined) => {
   return text;
 };
 
-type Filter = (quote: (id: string) => string) => string;
+type Filter = (dialect: SqlDialect) => string;
 
 /**
  * The external tables a batch prediction reads (`FROM pg.rentals AS t JOIN proj.m AS m WHERE t.x >

@@ -20,7 +20,11 @@ import { SqlSyntaxError, significant, textOf, tokenize, unquoted, type Token } f
  * the grammar; what the two readings could disagree on (comments, backslashes in strings, `$`
  * quoting, `@` variables, schema-qualified calls, `INTO`) is refused outright. Behind this list
  * the statement still runs in a read-only transaction under a time limit (src/integrations/drivers.ts
- * `readOnlyQuery`), so a function that slipped through cannot write.
+ * `readOnlyQuery`), so a function that slipped through cannot write. *
+ * What such a caller names there is held too (`checkReadOnlyRelation`, below): only relations of
+ * the database and schema it was registered with, never the server's catalogs (password hashes,
+ * other sessions' SQL) or another database. That check reads the names DuckDB parsed (each table
+ * reference's `TablePolicy.check`, src/sql/roles.ts `withRegisteredRelations`).
  */
 
 /** Names separated by blanks, `#` comments to the end of a line left out. */
@@ -158,7 +162,10 @@ export const checkReadOnlyPushdown = (text: string, engine: string, integration:
     if (t.kind === 'userVariable') throw refusal(role, `variable ${raw}`, integration);
     if (t.kind === 'string' && raw.includes('\\'))
       throw refusal(role, 'a string with a backslash', integration);
-    if (kind === 'postgres' && (t.kind === 'placeholder' || raw === '$'))
+    // `$1` is a bound parameter (src/sql/federation.ts `positional`); any other `$` opens dollar quoting.
+    const parameter =
+      raw === '$' && tokens[k + 1]?.start === t.end && /^\d+$/.test(textOf(text, tokens[k + 1]!));
+    if (kind === 'postgres' && (t.kind === 'placeholder' || raw === '$') && !parameter)
       throw refusal(role, '$ quoting', integration);
     const name =
       t.kind === 'word'
@@ -181,4 +188,83 @@ export const checkReadOnlyPushdown = (text: string, engine: string, integration:
     if (allowed[kind].has(name) || namesColumns(text, tokens, k)) continue;
     throw refusal(role, `function ${raw}()`, integration);
   }
+};
+
+/**
+ * Where a registered external database's relations live: its engine, the database its connection
+ * names, and for PostgreSQL the schema (`schema`, default `public`: the connection's search_path).
+ */
+export type Registration = { engine: string; database: string | null; schema: string | null };
+
+/** Schemas (MySQL, MariaDB: databases) holding the server's own catalogs, users and sessions. */
+const SYSTEM_SCHEMAS: Record<'postgres' | 'mysql', (name: string) => boolean> = {
+  // PostgreSQL reserves every `pg_` schema name (pg_catalog, pg_toast, pg_temp_3, …).
+  postgres: (name) => name.startsWith('pg_') || name === 'information_schema',
+  mysql: (name) => ['mysql', 'information_schema', 'performance_schema', 'sys'].includes(name),
+};
+
+/** The registered schema (PostgreSQL) or database (MySQL, MariaDB) qualifiers must name. */
+const registeredNamespace = (kind: 'postgres' | 'mysql', r: Registration) =>
+  kind === 'postgres' ? (r.schema ?? 'public') : r.database;
+
+const onlyRegistered = (kind: 'postgres' | 'mysql', r: Registration) =>
+  kind === 'postgres'
+    ? `only relations of its registered database ${r.database ?? '(the user’s default)'}, schema ${registeredNamespace(kind, r)}, may be read`
+    : r.database === null
+      ? 'it was registered without a database, so no relation named with one may be read'
+      : `only relations of its registered database ${r.database} may be read`;
+
+const relationRefusal = (role: string, relation: string, integration: string, why: string) =>
+  new SqlError(SqlErrorCode.Forbidden, `${role} role: ${relation} is not read on ${integration}: ${why}`);
+
+/**
+ * Throws unless the relation `schema.table` (schema null: the bare name) of the registered
+ * database `integration` names a relation of the registered database (and schema) only, for a
+ * caller who may not write. The server runs the query with the stored credentials, so a name
+ * could otherwise reach the server's own catalogs (PostgreSQL's `pg_catalog.pg_authid`, its
+ * password hashes; `pg_stat_activity`, other sessions' SQL; MariaDB's `mysql.user`,
+ * `information_schema.processlist`) or another database on the same server.
+ *
+ * - A qualified name must be qualified by the registered schema (PostgreSQL) or database (MySQL,
+ *   MariaDB), spelled as registered; a server's system schemas are refused even when registered.
+ * - A bare name is read where the connection is: MySQL and MariaDB read it in the registered
+ *   database; PostgreSQL looks it up in `pg_catalog` before the search_path (the registered
+ *   schema), so a bare `pg_` name (every relation of pg_catalog is one) is refused there.
+ */
+export const checkReadOnlyRelation = (
+  registration: Registration,
+  integration: string,
+  schema: string | null,
+  table: string,
+  role: string,
+) => {
+  const kind = family(registration.engine);
+  const namespace = registeredNamespace(kind, registration);
+  const relation = schema === null ? table : `${schema}.${table}`;
+  const system = SYSTEM_SCHEMAS[kind];
+  if (namespace !== null && system(namespace.toLowerCase()))
+    throw relationRefusal(
+      role,
+      relation,
+      integration,
+      `its registered ${kind === 'postgres' ? 'schema' : 'database'} ${namespace} is the server's own catalog`,
+    );
+  if (schema !== null) {
+    if (schema === namespace) return;
+    throw relationRefusal(
+      role,
+      relation,
+      integration,
+      system(schema.toLowerCase())
+        ? `${schema} is the server's own catalog; ${onlyRegistered(kind, registration)}`
+        : onlyRegistered(kind, registration),
+    );
+  }
+  if (kind === 'postgres' && table.toLowerCase().startsWith('pg_'))
+    throw relationRefusal(
+      role,
+      relation,
+      integration,
+      `PostgreSQL reads a bare pg_ name in its own catalog pg_catalog first; ${onlyRegistered(kind, registration)}`,
+    );
 };

@@ -1,6 +1,7 @@
 import { MAX_QUERY_BLOCKS, tooManySelects, type AstNode } from './ast';
 import { SqlError, SqlErrorCode } from './errors';
 import { GUARDED_FUNCTIONS, oversizedFormat } from '../duckdb/valueGuards';
+import { currentRequest } from '../shared/requestContext';
 
 /**
  * Name resolution on DuckDB's syntax tree, by scope.
@@ -19,6 +20,22 @@ import { GUARDED_FUNCTIONS, oversizedFormat } from '../duckdb/valueGuards';
 
 /** Table functions a query may use; everything else (read_csv, glob, query, duckdb_settings, …) is refused. */
 const ALLOWED_TABLE_FUNCTIONS = new Set(['range', 'generate_series', 'unnest']);
+
+/**
+ * The auditor reads the log and nothing else (docs/security.md, src/sql/roles.ts): its table
+ * policy admits information_schema.EVENTS only, and what no table reference shows is refused
+ * here, with or without a FROM clause: a table function, a row generator in its scalar form
+ * (`range(10)` is a list, `unnest` makes rows of one), a recursive CTE (rows out of nothing), and
+ * `LLM()`, which spends the server's provider key. A SELECT without FROM still computes values
+ * from constants (clients' pings: `SELECT 1`, `SELECT version()`).
+ */
+const AUDITOR_REFUSED_FUNCTIONS = new Set(['range', 'generate_series', 'unnest', 'llm']);
+const refuseForAuditor = (what: string): never => {
+  throw new SqlError(
+    SqlErrorCode.Forbidden,
+    `The auditor role reads information_schema.EVENTS only: ${what} is not allowed`,
+  );
+};
 
 /** Scalar functions that would reveal files or the server's configuration. */
 export const forbiddenFunction = (name: string) =>
@@ -96,6 +113,8 @@ export const resolveScopes = async (
   yieldEvery: { nodes: number; pause: () => Promise<void> },
 ): Promise<ScopeResult> => {
   const tables: AstNode[] = [];
+  // The role of the request this statement is read for: the SQL service's policy comes from it too.
+  const auditor = currentRequest()?.principal?.role === 'auditor';
   let deterministic = true;
   let blocks = 0;
   let renamed = 0;
@@ -125,6 +144,7 @@ export const resolveScopes = async (
       // parseSelect counted them in the serialised tree already; this count keeps the walk
       // itself bounded whatever tree it is given.
       if (n.type === 'SELECT_NODE' && ++blocks > MAX_QUERY_BLOCKS) throw tooManySelects();
+      if (auditor && n.type === 'RECURSIVE_CTE_NODE') refuseForAuditor('a recursive CTE');
       let inner = scope;
       const entries =
         (n.cte_map as { map?: { key: string; value: { query: AstNode } }[] } | undefined)?.map ?? [];
@@ -168,11 +188,13 @@ export const resolveScopes = async (
     if (n.class === undefined && n.type === 'SHOW_REF') refuseTableRef(n);
     if (n.class === undefined && n.type === 'TABLE_FUNCTION') {
       const fn = String((n.function as AstNode | undefined)?.function_name ?? '');
+      if (auditor) refuseForAuditor(`table function ${fn}()`);
       if (!ALLOWED_TABLE_FUNCTIONS.has(fn.toLowerCase()))
         throw new SqlError(SqlErrorCode.Forbidden, `Table function ${fn}() is not allowed`);
     }
     if (n.class === 'FUNCTION') {
       const fn = String(n.function_name);
+      if (auditor && AUDITOR_REFUSED_FUNCTIONS.has(fn.toLowerCase())) refuseForAuditor(`${fn}()`);
       if (forbiddenFunction(fn))
         throw new SqlError(SqlErrorCode.Forbidden, `Function ${fn}() is not allowed`);
       // The built-in under a size guard (src/duckdb/valueGuards.ts) is reached by a qualified name.

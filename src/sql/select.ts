@@ -3,16 +3,10 @@ import type { Duck, MemoryPressure } from '../duckdb/database';
 import type { CatalogResolver } from './catalog';
 import { deadlineIn, onExpiry, withinDeadline, type Deadline } from './deadline';
 import { externalError, SqlError, SqlErrorCode } from './errors';
-import {
-  doubleQuotesToBackticks,
-  externalAnswer,
-  loadIntoDuckDb,
-  positional,
-  type ExternalFetch,
-  type Externals,
-} from './federation';
+import { externalAnswer, loadIntoDuckDb, positional, type ExternalFetch, type Externals } from './federation';
 import type { SelectPredictOptions } from './predictOptions';
 import type { ExternalDatabase } from '../integrations/drivers';
+import { duckDbTextForMysql } from '../integrations/dialects';
 import { checkReadOnlyPushdown } from './pushdownAllowList';
 import { bindParameters } from './parameters';
 import { prepare, type Prepared, type Predictions, type TablePolicy } from './plan';
@@ -226,9 +220,11 @@ class QueryRun {
   async pushdown(plan: PlanOf<'pushdown'>, values: Record<string, DuckDBValue>): Promise<TableAnswer> {
     const { limits } = this;
     const db = await this.deps.externals.get(plan.integration);
-    // Our text quotes identifiers with double quotes; MySQL and MariaDB want backticks.
-    const dialectText = db.engine === 'postgres' ? plan.sql : doubleQuotesToBackticks(plan.sql);
-    const { text, params } = positional(dialectText, values);
+    // The plan is DuckDB's (PostgreSQL's) dialect: MySQL and MariaDB read its quoted names and
+    // string literals their own way.
+    const bound = positional(plan.sql, values, db.dialect);
+    const text = db.dialect.name === 'mysql' ? duckDbTextForMysql(bound.text) : bound.text;
+    const { params } = bound;
     const readOnlyRole = limits.policy?.readOnlyRole;
     if (readOnlyRole !== undefined) checkReadOnlyPushdown(text, db.engine, plan.integration, readOnlyRole);
     const result = await this.remote(
@@ -326,7 +322,7 @@ class QueryRun {
       const result = await this.deps.externals
         .get(fetch.integration)
         .then((db) => {
-          const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql((id) => db.quote(id));
+          const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql(db.dialect);
           return fetch.read ? fetch.read(db) : this.remote(db, native);
         })
         .catch((error: unknown) => {

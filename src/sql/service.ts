@@ -59,7 +59,13 @@ import { deadlineIn, withinDeadline, type Deadline } from './deadline';
 import { StampedCache } from '../shared/stampedCache';
 import { currentRequest } from '../shared/requestContext';
 import { writtenLabels } from '../shared/sqlLabels';
-import { checkStatement, rolePolicy } from './roles';
+import {
+  callerPolicyOf,
+  checkStatement,
+  registrationsOf,
+  rolePolicy,
+  withRegisteredRelations,
+} from './roles';
 import type { TablePolicy } from './plan';
 import { statementKindOf, unobserved, type SqlObserver, type StatementKind } from './observer';
 import { llmFunctionAnswers, llmModelAnswers } from './llmAnswers';
@@ -335,6 +341,8 @@ export const sqlService = (
   };
   /** The caller's table policy (and project scope), from its role. */
   const callerPolicy = () => rolePolicy(currentRequest()?.principal);
+  /** The external databases' registrations, whose relations alone a read-only caller reads. */
+  const registrations = () => ctx.cachedOf('databases')('sql-registrations', () => registrationsOf(ctx.duck));
   /**
    * Our own SQL (already DuckDB dialect, MindsDB names) wrapped around a client's WHERE/LIKE: read
    * under the caller's policy, so SHOW and DESCRIBE answer what its SELECTs would.
@@ -372,7 +380,7 @@ export const sqlService = (
         rowLimit: options.rowLimit,
         deadline,
         signal: options.signal,
-        policy: options.policy,
+        policy: withRegisteredRelations(options.policy, await registrations()),
       }),
       deadline,
     );
@@ -472,7 +480,7 @@ export const sqlService = (
       const principal = currentRequest()?.principal;
       if (SELECT_LIKE.has(keyword)) {
         kind = 'select';
-        const policy = rolePolicy(principal);
+        const policy = await callerPolicyOf(principal, registrations);
         // An answer in hand is given at once (no deadline timer), once this process's writes to what
         // it read are applied; `selecting` reads and fills the cache (a caller under a role's policy
         // neither). A miss by text is counted by `selecting`, once it has looked by the rewritten text.

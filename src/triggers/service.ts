@@ -13,8 +13,11 @@ import { installStatements, uninstallStatements } from './source';
 
 /** The external databases as triggers need them (filled by the composition root). */
 export type TriggerSource = {
-  /** The integration's canonical name and engine, or undefined when `database` is not one. */
-  integration(database: string): Promise<{ name: string; engine: string } | undefined>;
+  /**
+   * The integration's canonical name, engine and schema (its `schema` connection parameter, else
+   * `public`: where our objects go), or undefined when `database` is not one.
+   */
+  integration(database: string): Promise<{ name: string; engine: string; schema: string } | undefined>;
   /** Runs statements in one transaction of that database. */
   run(database: string, statements: string[], params?: unknown[][]): Promise<void>;
   /** The rows a query of that database answers. */
@@ -58,7 +61,7 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
     if (!t.query.trim()) throw invalid('A trigger needs at least one statement', 'Empty trigger');
     const key = crypto.randomBytes(6).toString('hex');
     await source()
-      .run(integration.name, installStatements(key, t.table, t.columns))
+      .run(integration.name, installStatements(key, integration.schema, t.table, t.columns))
       .catch((error: unknown) => {
         throw invalid(
           `CREATE TRIGGER on ${integration.name}.${t.table}: ${(error as Error).message}`,
@@ -91,23 +94,32 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
     } catch (error) {
       // Not recorded: nothing may stay installed in the source.
       await source()
-        .run(integration.name, uninstallStatements(key, t.table))
+        .run(integration.name, uninstallStatements(key, integration.schema, t.table))
         .catch(() => undefined);
       throw error;
     }
     return findRow(project.name, t.name);
   };
 
-  /** Removes what a trigger installed in its source (its function, trigger and queue rows): logged, not thrown. */
-  const uninstall = (trigger: { id: bigint; database: string; table: string; key: string }) =>
-    source()
-      .run(trigger.database, uninstallStatements(trigger.key, trigger.table))
-      .catch((error: unknown) =>
-        ctx.logger.warn(
-          { err: error, trigger: String(trigger.id) },
-          'trigger objects not removed from the source',
-        ),
+  /**
+   * Removes what a trigger installed in its source (its function, trigger and queue rows, and the
+   * queue table with the schema's last trigger): logged, not thrown. The schema is the integration's.
+   */
+  const uninstall = async (trigger: { id: bigint; database: string; table: string; key: string }) => {
+    try {
+      const integration = await source().integration(trigger.database);
+      if (!integration) throw new Error(`${trigger.database} is not an external database`);
+      await source().run(
+        integration.name,
+        uninstallStatements(trigger.key, integration.schema, trigger.table),
       );
+    } catch (error) {
+      ctx.logger.warn(
+        { err: error, trigger: String(trigger.id) },
+        'trigger objects not removed from the source',
+      );
+    }
+  };
 
   /** Once a project's deletion (which records its triggers') is in the log: their objects in their sources go. */
   const projectRemoved = async (before: ProjectAggregate) => {

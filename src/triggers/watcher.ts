@@ -56,7 +56,7 @@ export const triggerWatcher = (
   };
 
   /** Claims the rows and runs the statements, as the trigger: its actor, its creator's rights. */
-  const fire = async (row: TriggerRow, rows: unknown[][]) => {
+  const fire = async (row: TriggerRow, schema: string, rows: unknown[][]) => {
     const upTo = Number(rows[rows.length - 1]![0]);
     const claimId = crypto.randomUUID();
     // The owner as they are now: gone, or their token revoked or expired, the firing fails unrun.
@@ -101,8 +101,9 @@ export const triggerWatcher = (
               })
             : null;
         for (const statement of statements) {
-          const failed = await sql
-            .execute(withDelta(statement, delta), row.PROJECT)
+          // A statement the rows cannot be written into fails the firing, as one that fails to run.
+          const failed = await Promise.resolve()
+            .then(() => sql.execute(withDelta(statement, delta), row.PROJECT))
             .catch((e: unknown) => String(e));
           if (failed !== null) {
             const demoted = 'refused' in rights ? null : rights.demoted;
@@ -125,7 +126,7 @@ export const triggerWatcher = (
     );
     if (last === null) return;
     // Fired: the rows leave the queue (a process that dies before this leaves them claimed, never run twice).
-    await source().run(row.DATABASE, [dequeueStatement], [[row.KEY, upTo]]);
+    await source().run(row.DATABASE, [dequeueStatement(schema)], [[row.KEY, upTo]]);
     await settled(ctx, last);
   };
 
@@ -138,11 +139,14 @@ export const triggerWatcher = (
       working.add(row.ID);
       runs.push(
         (async () => {
-          const rows = await source().rows(row.DATABASE, queueQuery(ROWS_PER_FIRING), [
+          // The queue is in the integration's schema (as it is now: the trigger does not record it).
+          const integration = await source().integration(row.DATABASE);
+          if (!integration) throw new Error(`${row.DATABASE} is not an external database`);
+          const rows = await source().rows(row.DATABASE, queueQuery(integration.schema, ROWS_PER_FIRING), [
             row.KEY,
             Number(row.UP_TO),
           ]);
-          if (rows.length > 0) await fire(row, rows);
+          if (rows.length > 0) await fire(row, integration.schema, rows);
         })()
           .catch((error: unknown) => {
             if (!stopped.signal.aborted)

@@ -128,7 +128,15 @@ export const buildServices = (
   const triggerSource: TriggerSource = {
     integration: async (database) => {
       const found = await databases.findIntegration(database);
-      return found ? { name: found.name, engine: found.engine ?? '' } : undefined;
+      // Not a secret: the presented (masked) parameters hold it as stored. The driver's default too.
+      const schema = found?.connection_data?.schema;
+      return found
+        ? {
+            name: found.name,
+            engine: found.engine ?? '',
+            schema: typeof schema === 'string' && schema !== '' ? schema : 'public',
+          }
+        : undefined;
     },
     run: async (database, statements, params = []) => {
       const db = await externals.get(database);

@@ -94,9 +94,10 @@ const STATEMENTS: { kind: string; sql: (role: RoleName) => string; allowed: Role
   { kind: 'SHOW', sql: () => 'SHOW DATABASES', allowed: ['admin', 'editor', 'analyst'] },
   { kind: 'SHOW TABLES', sql: () => 'SHOW TABLES FROM mindsdb', allowed: ['admin', 'editor', 'analyst'] },
   {
-    kind: 'SELECT pushed down to a registered database',
+    // A read-only role reads only the registered database's own relations (issue 57).
+    kind: "SELECT of the external server's catalog pushed down",
     sql: () => 'SELECT 1 AS one FROM roles_pg.pg_catalog.pg_namespace LIMIT 1',
-    allowed: ['admin', 'editor', 'analyst'],
+    allowed: ['admin', 'editor'],
   },
   {
     kind: 'native query on a registered database',

@@ -4,12 +4,8 @@
  */
 import fc from 'fast-check';
 import { DuckDBListValue } from '@duckdb/node-api';
-import {
-  doubleQuotesToBackticks,
-  extractNativeQueries,
-  positional,
-  stripQualifier,
-} from '../../src/sql/federation';
+import { duckDbTextForMysql, MYSQL_DIALECT, POSTGRES_DIALECT } from '../../src/integrations/dialects';
+import { extractNativeQueries, positional, stripQualifier } from '../../src/sql/federation';
 import { quoteModelVersions, toDuckDbDialect } from '../../src/sql/lexical';
 import { addModelJoinConditions } from '../../src/sql/modelJoins';
 import { bindParameters } from '../../src/sql/parameters';
@@ -92,22 +88,22 @@ describe('rewrites on the tokens', () => {
     );
   });
 
-  it('turns identifiers into backticks for MySQL, leaving strings alone', () => {
-    expect(doubleQuotesToBackticks(`SELECT "a""b", 'say "hi"' FROM "t\`x"`)).toBe(
-      'SELECT `a"b`, \'say "hi"\' FROM `t``x`',
+  it('turns identifiers into backticks for MySQL, and strings into MySQL literals of the same value', () => {
+    expect(duckDbTextForMysql(`SELECT "a""b", 'say "hi"', 'it''s', 'a\\b?' FROM "t\`x"`)).toBe(
+      `SELECT \`a"b\`, 'say "hi"', 'it''s', _utf8mb4 X'${Buffer.from('a\\b?').toString('hex')}' FROM \`t\`\`x\``,
     );
   });
 
-  it('makes placeholders positional, lists expanded, and leaves $ in strings alone', () => {
+  it("makes placeholders the database's own, lists expanded, and leaves $ and ? in strings alone", () => {
     const list = new DuckDBListValue([1n, 2n, 3n]);
-    expect(
-      positional("SELECT * FROM t WHERE a IN (SELECT unnest($ids)) AND b = $one AND c = '$one'", {
-        ids: list,
-        one: 'x',
-      }),
-    ).toEqual({
-      text: "SELECT * FROM t WHERE a IN (?, ?, ?) AND b = ? AND c = '$one'",
-      params: [1, 2, 3, 'x'],
+    const sql = "SELECT * FROM t WHERE a IN (SELECT unnest($ids)) AND b = $one AND c = '$one?'";
+    expect(positional(sql, { ids: list, one: 'x' }, MYSQL_DIALECT)).toEqual({
+      text: "SELECT * FROM t WHERE a IN (?, ?, ?) AND b = ? AND c = '$one?'",
+      params: [1n, 2n, 3n, 'x'],
+    });
+    expect(positional(sql, { ids: list, one: 'x' }, POSTGRES_DIALECT)).toEqual({
+      text: "SELECT * FROM t WHERE a IN ($1, $2, $3) AND b = $4 AND c = '$one?'",
+      params: [1n, 2n, 3n, 'x'],
     });
   });
 

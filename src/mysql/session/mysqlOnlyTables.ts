@@ -1,5 +1,5 @@
 import { quoteMysqlIdent } from '../../shared/quoting';
-import { significant, textOf, unquoted, type Token } from '../../shared/sqlTokens';
+import { outsideNativeQueries, significant, textOf, unquoted, type Token } from '../../shared/sqlTokens';
 import { clientTokens } from './clientText';
 
 /**
@@ -114,7 +114,7 @@ export const writeInMysqlOnlyTables = (sql: string, database: string): string =>
   if (!MENTIONS.test(sql)) return sql;
   const tokens = clientTokens(sql);
   if (!tokens) return sql;
-  const t = significant(tokens);
+  const t = outsideNativeQueries(sql, significant(tokens));
   let start = 0;
   while (isSymbol(sql, t[start], '(')) start++;
   if (!isWordIn(sql, t[start], QUERY_START)) return sql;

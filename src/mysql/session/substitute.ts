@@ -1,6 +1,6 @@
 import { SELECT_LIST_ENDS } from '../../shared/sqlLabels';
 import { quoteMysqlIdent, quoteString } from '../../shared/quoting';
-import { isKeyword, significant, textOf, type Token } from '../../shared/sqlTokens';
+import { isKeyword, outsideNativeQueries, significant, textOf, type Token } from '../../shared/sqlTokens';
 import { clientTokens, userVariableName } from './clientText';
 import { asConnectionFunction, mayReadConnection, type ConnectionExpression } from './statement';
 import type { VariableValue } from './variables';
@@ -26,7 +26,8 @@ export const substituteConnectionValues = (
   if (!sql.includes('@') && !mayReadConnection(sql)) return { sql, userVariables: [] };
   const tokens = clientTokens(sql);
   if (!tokens) return { sql, userVariables: [] };
-  const meaningful = significant(tokens);
+  // A native query's text goes to its database as written: its VERSION() is that server's.
+  const meaningful = outsideNativeQueries(sql, significant(tokens));
   const isSymbol = (t: Token | undefined, symbol: string) => t?.kind === 'symbol' && sql[t.start] === symbol;
   const isWordIn = (t: Token | undefined, words: ReadonlySet<string>) =>
     t?.kind === 'word' && words.has(textOf(sql, t).toUpperCase());

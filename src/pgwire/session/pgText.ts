@@ -1,4 +1,11 @@
-import { SqlSyntaxError, textOf, tokenize, type Token } from '../../shared/sqlTokens';
+import {
+  closingParen,
+  isKeyword,
+  SqlSyntaxError,
+  textOf,
+  tokenize,
+  type Token,
+} from '../../shared/sqlTokens';
 
 /**
  * PostgreSQL's SQL text as the engine reads it. The engine reads MindsDB's MySQL-flavoured dialect
@@ -200,6 +207,20 @@ const pgOnlyString = (sql: string, t: Token): { text: string; end: number } | un
   return undefined;
 };
 
+const isSymbolAt = (sql: string, t: Token | undefined, c: string) =>
+  t?.kind === 'symbol' && sql[t.start] === c;
+
+/** Whether the two tokens before a `(` are `FROM name` or `JOIN name` (MindsDB's native query). */
+const nativeOpening = (sql: string, recent: readonly Token[]) => {
+  const [keyword, name] = recent;
+  return (
+    keyword !== undefined &&
+    name !== undefined &&
+    (isKeyword(sql, keyword, 'FROM') || isKeyword(sql, keyword, 'JOIN')) &&
+    ((name.kind === 'word' && /^[A-Za-z_]/.test(textOf(sql, name))) || name.kind === 'identifier')
+  );
+};
+
 export const readStatements = (sql: string, values?: ConnectionValues): PgStatement[] => {
   let tokens = tokensFrom(sql, 0);
   const statements: PgStatement[] = [];
@@ -210,6 +231,8 @@ export const readStatements = (sql: string, values?: ConnectionValues): PgStatem
   let readsConnection = false;
   let start = 0;
   let afterDot = false;
+  // The last two significant tokens, to know `FROM name (` when its parenthesis comes.
+  let recent: Token[] = [];
   const finish = (end: number) => {
     if (words.length)
       statements.push({
@@ -244,8 +267,22 @@ export const readStatements = (sql: string, values?: ConnectionValues): PgStatem
       i = -1;
       continue;
     }
+    // A native query's text (`FROM db ( … )`) goes to that database as the client wrote it.
+    const nativeClose =
+      isSymbolAt(sql, t, '(') && nativeOpening(sql, recent) ? closingParen(sql, tokens, i) : -1;
+    if (nativeClose > i) {
+      const body = sql.slice(t.start, tokens[nativeClose]!.end);
+      engineText += body;
+      parts.push(body);
+      words.push(body);
+      recent = [];
+      afterDot = false;
+      i = nativeClose;
+      continue;
+    }
     const significantToken = (token: Token) => {
       if (!isSignificant(token)) return;
+      recent = [recent[recent.length - 1]!, token].filter(Boolean);
       const written = textOf(sql, token);
       parts.push(written);
       words.push(token.kind === 'word' ? written.toUpperCase() : written);

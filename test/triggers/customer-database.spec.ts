@@ -1,0 +1,274 @@
+import crypto from 'node:crypto';
+import pg from 'pg';
+import { querySql, startTestApp, type TestApp } from '../support/app';
+import { freshPostgresData, postgresParameters } from '../support/external';
+import { withDelta } from '../../src/triggers/source';
+import { givenProject, uniqueName } from '../support/world';
+
+type Source = Awaited<ReturnType<typeof freshPostgresData>>;
+type Logged = { type: string; stream: string; data: Record<string, unknown>; position: number };
+
+/** The customer's tables, in a schema of their own (the integration is registered with `schema: 'demo'`). */
+const CUSTOMER_TABLES = [
+  'CREATE SCHEMA demo',
+  'CREATE TABLE demo.listings (id int, title text)',
+  'CREATE TABLE demo.copies (id bigint, title text)',
+];
+
+/** A queue table in `public` as ours looks: a trigger that wrote into it would never fire. */
+const DECOY_QUEUE =
+  'CREATE TABLE public.mindledger_trigger_queue (id BIGSERIAL PRIMARY KEY, trigger_key TEXT NOT NULL, op TEXT NOT NULL, row_data JSONB NOT NULL, queued_at TIMESTAMPTZ NOT NULL DEFAULT now())';
+
+/**
+ * Runs SQL in the customer's database as one of the customer's own clients: its own connection,
+ * its own search_path (the server's default unless given), its own role (postgres unless given).
+ */
+const asCustomer = async (
+  source: Source,
+  sql: string,
+  client: { searchPath?: string; user?: string } = {},
+): Promise<unknown[][]> => {
+  const c = new pg.Client({
+    ...postgresParameters({ database: source.name }),
+    ...(client.user ? { user: client.user } : {}),
+    ...(client.searchPath ? { options: `-c search_path=${client.searchPath}` } : {}),
+  });
+  await c.connect();
+  try {
+    // As text: the store's PostgreSQL driver may read bigint as BigInt in this process.
+    return ((await c.query({ text: sql, rowMode: 'array' })).rows as unknown[][]).map((r) =>
+      r.map((v) => (v === null || typeof v === 'number' || typeof v === 'boolean' ? v : String(v))),
+    );
+  } finally {
+    await c.end();
+  }
+};
+
+/** What of ours is in the customer's database, by the catalogs (not by our own bookkeeping). */
+const installed = async (source: Source) => {
+  const [[functions, triggers, queue, index]] = (await asCustomer(
+    source,
+    `SELECT
+       (SELECT count(*)::int FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+         WHERE p.proname LIKE 'mindledger\\_trigger\\_%'),
+       (SELECT count(*)::int FROM pg_trigger WHERE tgname LIKE 'mindledger\\_trigger\\_%'),
+       (SELECT count(*)::int FROM information_schema.tables
+         WHERE table_schema = 'demo' AND table_name = 'mindledger_trigger_queue'),
+       (SELECT count(*)::int FROM pg_indexes
+         WHERE schemaname = 'demo' AND indexname = 'mindledger_trigger_queue_key')`,
+  )) as [[number, number, number, number]];
+  return { functions, triggers, queue, index };
+};
+
+/**
+ * A trigger watches a table of the customer's database: whatever it installs there must never break
+ * (nor silently divert) the customer's own INSERTs, whoever makes them and with whatever search_path,
+ * and it leaves nothing behind once dropped. Every test has a source database and a project of its own.
+ */
+describe('what a trigger installs in the customer database', () => {
+  let t: TestApp;
+  const sources: Source[] = [];
+  const role = `ml_customer_${crypto.randomBytes(5).toString('hex')}`;
+  let roleIn: Source | undefined;
+
+  beforeAll(async () => {
+    t = await startTestApp('sqlite');
+  });
+  afterAll(async () => {
+    await t.dispose();
+    if (roleIn) {
+      await asCustomer(roleIn, `DROP OWNED BY ${role}`);
+      await asCustomer(roleIn, `DROP ROLE IF EXISTS ${role}`);
+    }
+    await Promise.all(sources.map((source) => source.drop()));
+  });
+
+  /** The customer's database, registered with `schema: 'demo'` under a name of the test's own. */
+  const givenCustomer = async () => {
+    const source = await freshPostgresData(CUSTOMER_TABLES);
+    sources.push(source);
+    const db = uniqueName('trg_customer');
+    await t.http
+      .post('/api/databases')
+      .send({
+        database: { name: db, engine: 'postgres', parameters: { ...source.parameters, schema: 'demo' } },
+      })
+      .expect(201);
+    return { source, db };
+  };
+
+  /** Creates a trigger copying every new row into demo.copies; its TriggerCreated event. */
+  const givenCopyingTrigger = async (db: string, project: string, name = 'copy') => {
+    const made = await querySql(
+      t,
+      `CREATE TRIGGER ${project}.${name} ON ${db}.listings (INSERT INTO ${db}.copies (SELECT id, title FROM TABLE_DELTA))`,
+    );
+    expect(made).toMatchObject({ type: 'ok' });
+    return (
+      (await t.http.get(`/api/events?stream=project-${project}`).expect(200)).body.events as Logged[]
+    ).find((e) => e.type === 'TriggerCreated' && e.data.name === name)!;
+  };
+
+  const firingsOf = async (id: number) =>
+    ((await t.http.get(`/api/events?stream=trigger-firings-${id}`).expect(200)).body.events as Logged[]).map(
+      (e) => [e.type, e.data.rows ?? e.data.statements ?? e.data.error],
+    );
+
+  const copies = (source: Source) => asCustomer(source, 'SELECT id, title FROM demo.copies ORDER BY id');
+
+  it("every client's INSERT succeeds and fires, whatever its search_path; a decoy queue in public gets nothing", async () => {
+    const { source, db } = await givenCustomer();
+    const { name: project } = await givenProject(t);
+    const created = await givenCopyingTrigger(db, project);
+
+    // The function runs as its owner with its search path pinned, and names the queue in full.
+    const [[definer, config, body]] = (await asCustomer(
+      source,
+      `SELECT prosecdef, array_to_string(proconfig, ';'), prosrc FROM pg_proc p
+         JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = 'demo' AND p.proname = 'mindledger_trigger_${String(created.data.key)}'`,
+    )) as [[boolean, string, string]];
+    expect([definer, config]).toEqual([true, 'search_path=pg_catalog, pg_temp']);
+    expect(body).toContain('INSERT INTO "demo"."mindledger_trigger_queue"');
+
+    // (a) the server's default search_path ("$user", public): no queue table there at all.
+    expect(await asCustomer(source, 'SHOW search_path')).toEqual([['"$user", public']]);
+    await asCustomer(source, "INSERT INTO demo.listings VALUES (1, 'default path')");
+    // (b) the table's own schema.
+    await asCustomer(source, "INSERT INTO listings VALUES (2, 'demo path')", { searchPath: 'demo' });
+    // (c) public first, where a table by our queue's name and shape now exists.
+    await asCustomer(source, DECOY_QUEUE);
+    await asCustomer(source, "INSERT INTO listings VALUES (3, 'public first')", {
+      searchPath: 'public,demo',
+    });
+
+    expect(await asCustomer(source, 'SELECT count(*)::int FROM public.mindledger_trigger_queue')).toEqual([
+      [0],
+    ]);
+    await t.running.triggers.tick();
+    expect(await copies(source)).toEqual([
+      ['1', 'default path'],
+      ['2', 'demo path'],
+      ['3', 'public first'],
+    ]);
+    expect(await firingsOf(created.position)).toEqual([
+      ['TriggerFired', 3],
+      ['TriggerFiringFinished', 1],
+    ]);
+    // Fired rows leave our queue; the decoy was never written.
+    expect(await asCustomer(source, 'SELECT count(*)::int FROM demo.mindledger_trigger_queue')).toEqual([
+      [0],
+    ]);
+    expect(await asCustomer(source, 'SELECT count(*)::int FROM public.mindledger_trigger_queue')).toEqual([
+      [0],
+    ]);
+  });
+
+  it('a role that may only insert into the table inserts, and the trigger fires', async () => {
+    const { source, db } = await givenCustomer();
+    roleIn = source;
+    await asCustomer(source, `CREATE ROLE ${role} LOGIN`);
+    await asCustomer(source, `GRANT USAGE ON SCHEMA demo TO ${role}`);
+    await asCustomer(source, `GRANT INSERT ON demo.listings TO ${role}`);
+    const { name: project } = await givenProject(t);
+    const created = await givenCopyingTrigger(db, project);
+
+    await asCustomer(source, "INSERT INTO demo.listings VALUES (7, 'by a clerk')", { user: role });
+    // The role has no right on our queue (it needs none).
+    expect(
+      await asCustomer(
+        source,
+        `SELECT has_table_privilege('${role}', 'demo.mindledger_trigger_queue', 'INSERT')`,
+      ),
+    ).toEqual([[false]]);
+
+    await t.running.triggers.tick();
+    expect(await copies(source)).toEqual([['7', 'by a clerk']]);
+    expect(await firingsOf(created.position)).toEqual([
+      ['TriggerFired', 1],
+      ['TriggerFiringFinished', 1],
+    ]);
+  });
+
+  it('DROP TRIGGER removes its function and trigger and, being the last, the queue table and its index', async () => {
+    const { source, db } = await givenCustomer();
+    const { name: project } = await givenProject(t);
+    await givenCopyingTrigger(db, project);
+    expect(await installed(source)).toEqual({ functions: 1, triggers: 1, queue: 1, index: 1 });
+    // A row queued and not yet fired goes with it.
+    await asCustomer(source, "INSERT INTO demo.listings VALUES (1, 'never fired')");
+
+    expect(await querySql(t, `DROP TRIGGER ${project}.copy`)).toMatchObject({ type: 'ok' });
+    expect(await installed(source)).toEqual({ functions: 0, triggers: 0, queue: 0, index: 0 });
+    // Nothing of ours in the schema at all (the queue's sequence went with it).
+    expect(
+      await asCustomer(
+        source,
+        "SELECT relname FROM pg_class WHERE relnamespace = 'demo'::regnamespace ORDER BY relname",
+      ),
+    ).toEqual([['copies'], ['listings']]);
+    // The customer's table takes rows as before.
+    await asCustomer(source, "INSERT INTO demo.listings VALUES (2, 'after')");
+    expect(await asCustomer(source, 'SELECT count(*)::int FROM demo.listings')).toEqual([[2]]);
+  });
+
+  it('with two triggers, dropping one keeps the queue (the other still fires); deleting the project with the second removes it', async () => {
+    const { source, db } = await givenCustomer();
+    const { name: project } = await givenProject(t);
+    await givenCopyingTrigger(db, project, 'first');
+    const second = await givenCopyingTrigger(db, project, 'second');
+    expect(await installed(source)).toEqual({ functions: 2, triggers: 2, queue: 1, index: 1 });
+
+    expect(await querySql(t, `DROP TRIGGER ${project}.first`)).toMatchObject({ type: 'ok' });
+    expect(await installed(source)).toEqual({ functions: 1, triggers: 1, queue: 1, index: 1 });
+    await asCustomer(source, "INSERT INTO demo.listings VALUES (5, 'still watched')");
+    await t.running.triggers.tick();
+    expect(await copies(source)).toEqual([['5', 'still watched']]);
+    expect(await firingsOf(second.position)).toEqual([
+      ['TriggerFired', 1],
+      ['TriggerFiringFinished', 1],
+    ]);
+
+    await t.http.delete(`/api/projects/${project}`).expect(204);
+    expect(await installed(source)).toEqual({ functions: 0, triggers: 0, queue: 0, index: 0 });
+  });
+
+  it('TABLE_DELTA carries a value with a backslash, a quote, a question mark and a newline unaltered', async () => {
+    const { source, db } = await givenCustomer();
+    const { name: project } = await givenProject(t);
+    const created = await givenCopyingTrigger(db, project);
+    const value = "C:\\new\\table_delta\\b it's? a 'TABLE_DELTA' \\\\ \\' \\n\nline two?";
+    const c = new pg.Client(postgresParameters({ database: source.name }));
+    await c.connect();
+    try {
+      await c.query('INSERT INTO demo.listings VALUES ($1, $2)', [9, value]);
+    } finally {
+      await c.end();
+    }
+
+    await t.running.triggers.tick();
+    expect(await firingsOf(created.position)).toEqual([
+      ['TriggerFired', 1],
+      ['TriggerFiringFinished', 1],
+    ]);
+    expect(await copies(source)).toEqual([['9', value]]);
+  });
+});
+
+describe('withDelta: TABLE_DELTA read as the rows of a firing', () => {
+  const rows = [{ id: 1, title: "it's a\\b" }];
+  const delta = "(SELECT * FROM (VALUES (1, 'it''s a\\\\b')) AS table_delta(`id`, `title`))";
+
+  it.each([
+    ['SELECT id FROM TABLE_DELTA WHERE id > 0', `SELECT id FROM ${delta} AS table_delta WHERE id > 0`],
+    ['SELECT d.id FROM table_delta d', `SELECT d.id FROM ${delta} d`],
+    ['SELECT d.id FROM Table_Delta AS d JOIN x ON 1', `SELECT d.id FROM ${delta} AS d JOIN x ON 1`],
+    ['SELECT TABLE_DELTA.id FROM TABLE_DELTA', `SELECT table_delta.id FROM ${delta} AS table_delta`],
+    [
+      "SELECT 'TABLE_DELTA', `TABLE_DELTA`, x.TABLE_DELTA FROM TABLE_DELTA -- TABLE_DELTA",
+      `SELECT 'TABLE_DELTA', \`TABLE_DELTA\`, x.TABLE_DELTA FROM ${delta} AS table_delta -- TABLE_DELTA`,
+    ],
+  ])('%s', (statement, expected) => {
+    expect(withDelta(statement, rows)).toBe(expected);
+  });
+});
