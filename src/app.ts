@@ -93,6 +93,8 @@ export const createApp = async (
     agentRuns: () => services.agentRuns.inFlight(),
   });
   const { services, sql, triggerSource } = buildServices(ctx, blobs, externals, operator.sql);
+  // Local-first (OUTBOUND_LOCAL_FIRST): the outbound policy follows sign-in as it changes.
+  config.outbound.followSignIn(() => services.users.enabled());
   // What the service does on its own at start is recorded as the system's doing.
   await withRequest(
     { requestId: 'startup', interface: 'system', actor: { kind: 'system', id: 'startup' } },

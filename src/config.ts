@@ -3,6 +3,7 @@ import path from 'node:path';
 import { bytesOfSize } from './shared/sizes';
 import { outboundPolicy, type OutboundPolicy } from './http/outbound';
 import { parseHostAllowList, type HostPolicy } from './integrations/hostPolicy';
+import { looksLikeKeyText, looksLikePath } from './ledger/envelope';
 import { envSchema } from './config/environment';
 import type { Config } from './config/settings';
 
@@ -70,6 +71,17 @@ const processMemoryLimit = (value: string | undefined, duckdbMemory: string | un
 const masterKeySetting = (key: string | undefined, file: string | undefined, dataDir: string) => {
   if (key !== undefined && file !== undefined)
     throw new Error('Invalid configuration: LEDGER_MASTER_KEY and LEDGER_MASTER_KEY_FILE: set one, not both');
+  // Each variable says what it holds; one holding the other's kind is refused, never guessed at: a
+  // path taken as a key would make the path the key, a key taken as a path a file named after it.
+  if (key !== undefined && !key.startsWith('file:') && looksLikePath(key))
+    throw new Error(
+      `Invalid configuration: LEDGER_MASTER_KEY looks like a file path; set LEDGER_MASTER_KEY_FILE=${key} instead (or LEDGER_MASTER_KEY=file:<path>). LEDGER_MASTER_KEY holds the key itself: 32 bytes as base64, padded with = when it holds a /`,
+    );
+  const fileSetting = key?.startsWith('file:') ? key.slice('file:'.length) : file;
+  if (fileSetting !== undefined && looksLikeKeyText(fileSetting.trim()))
+    throw new Error(
+      `Invalid configuration: ${file !== undefined ? 'LEDGER_MASTER_KEY_FILE' : 'LEDGER_MASTER_KEY=file:'} looks like a key, not a file path; set LEDGER_MASTER_KEY=<the key> instead, or name the key's file`,
+    );
   if (key !== undefined)
     return key.startsWith('file:') ? `file:${path.resolve(key.slice('file:'.length))}` : key;
   return `file:${path.resolve(file ?? path.join(dataDir, 'ledger-master-key'))}`;
@@ -91,7 +103,9 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   let dbHosts: HostPolicy;
   let outbound: OutboundPolicy;
   try {
-    outbound = outboundPolicy(e.OUTBOUND_ALLOW);
+    outbound = outboundPolicy(e.OUTBOUND_ALLOW, {
+      localFirst: e.OUTBOUND_LOCAL_FIRST === 'true' || e.OUTBOUND_LOCAL_FIRST === '1',
+    });
     // DB_HOST_ALLOWLIST, when set, is the whole rule for database hosts (its entries may be private);
     // without it, database hosts pass the outbound policy like every other destination.
     dbHosts = e.DB_HOST_ALLOWLIST?.trim()

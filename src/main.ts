@@ -100,6 +100,7 @@ const main = async () => {
       { host: config.host },
       'AUTHENTICATION IS OFF: anyone who can reach this port can read, change and delete everything; only requests addressed to a loopback name (127.0.0.1, localhost, [::1]) or ALLOWED_HOSTS are served (DNS rebinding). Turn it on with AUTH_USERNAME and AUTH_PASSWORD.',
     );
+    logger.info(config.outbound.localFirstNotice);
     if (!isLoopback(config.host))
       logger.warn(
         { host: config.host },

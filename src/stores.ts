@@ -6,6 +6,7 @@ import { openDuck } from './duckdb/database';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { survivingDrops } from './eventlog/postgresConnections';
 import { openEventLog } from './eventlog/open';
 import {
   FileDataKeyStore,
@@ -36,7 +37,7 @@ export const openStores = async (
   const storedLog = await openEventLog({ url: config.eventStoreUrl, dataDir: config.dataDir, clock });
   const keyPool =
     storedLog.kind === 'postgres'
-      ? new pg.Pool({ connectionString: config.eventStoreUrl, max: 2 })
+      ? survivingDrops(new pg.Pool({ connectionString: config.eventStoreUrl, max: 2 }))
       : undefined;
   const keys: DataKeyStore = keyPool
     ? await PostgresDataKeyStore.open(keyPool)

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { LedgerCheckpointSigned, RecordedEvent } from '../../events';
 import type { AppContext } from '../context';
 import type { Aggregate } from '../eventlog/commands';
@@ -21,6 +22,7 @@ import {
 } from '../ledger';
 import { notFound } from '../shared/errors';
 import { maskSecrets } from '../shared/secrets';
+import { withoutIdentifyingFields } from '../ledger/sealing';
 import { duckLeafHashes, leafOfPosition, treeHead } from './ledgerProjection';
 
 export const CHECKPOINT_STREAM = 'ledger-checkpoints';
@@ -28,9 +30,9 @@ export const CHECKPOINT_STREAM = 'ledger-checkpoints';
 /** Whether masking would change the event: it holds a secret somewhere in its data or metadata. */
 const holdsSecret = (event: RecordedEvent) => {
   const json = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? String(x) : x));
-  return (
-    json(maskSecrets(event.data)) !== json(event.data) || json(maskSecrets(event.meta)) !== json(event.meta)
-  );
+  // A session's id, a token's id: the public parts the log keeps in clear (src/ledger/sealing.ts).
+  const data = withoutIdentifyingFields(event.data);
+  return json(maskSecrets(data)) !== json(data) || json(maskSecrets(event.meta)) !== json(event.meta);
 };
 
 type Signed = LedgerCheckpointSigned['data'] & { position: bigint };
@@ -130,6 +132,30 @@ export const presentVerification = (result: WitnessedResult) =>
     string,
     unknown
   >;
+
+/** A server path as an answer may name it: relative to DATA_DIR, or its last component when elsewhere. */
+export const shownPath = (file: string, dataDir: string) => {
+  const relative = path.relative(path.resolve(dataDir), path.resolve(file));
+  return relative && !relative.startsWith('..') && !path.isAbsolute(relative)
+    ? relative
+    : path.basename(file);
+};
+
+/** A JSON answer with each of `paths` (and DATA_DIR itself) shown as `shownPath` shows it, in every string. */
+export const withoutServerPaths = <T>(answer: T, paths: readonly string[], dataDir: string): T => {
+  // Longest first: a file's path before its directory's.
+  const swaps = [...new Set([...paths, dataDir].map((p) => path.resolve(p)))]
+    .sort((a, b) => b.length - a.length)
+    .map((p) => [p, p === path.resolve(dataDir) ? 'DATA_DIR' : shownPath(p, dataDir)] as const);
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return swaps.reduce((text, [from, to]) => text.split(from).join(to), v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object')
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  return walk(answer) as T;
+};
 
 export type LedgerOptions = {
   readonly key: SigningKey;
@@ -282,14 +308,20 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
         ctx.logger.warn({ err }, 'ledger checkpoint at shutdown not signed'),
       );
     },
-    verify: async (progress: Parameters<typeof verifyWholeLog>[3] = {}) =>
-      presentVerification(
-        await verifyWholeLog(ctx.log, options.trusted, options.origin, progress, {
-          witnesses: options.witnessDir ? [options.witnessDir] : [],
-          checkpointEvery: options.everyEvents,
-          leafHashes: duckLeafHashes(ctx.duck),
-        }),
-      ),
+    // Answered over HTTP: the witness files are named relative to DATA_DIR (by their name alone
+    // when elsewhere), never by the server's absolute paths.
+    verify: async (progress: Parameters<typeof verifyWholeLog>[3] = {}) => {
+      const result = await verifyWholeLog(ctx.log, options.trusted, options.origin, progress, {
+        witnesses: options.witnessDir ? [options.witnessDir] : [],
+        checkpointEvery: options.everyEvents,
+        leafHashes: duckLeafHashes(ctx.duck),
+      });
+      return withoutServerPaths(
+        presentVerification(result),
+        [...result.witnesses.sources, ...(options.witnessDir ? [options.witnessDir] : [])],
+        ctx.config.dataDir,
+      );
+    },
     /** How many events the log holds now (the total a streamed verification reports against). */
     logSize: async () => (await ctx.log.head()).events,
     publicKey: () => ({

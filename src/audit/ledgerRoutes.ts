@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Api } from '../http/api';
 import type { AuditLedger } from './ledger';
 import { messageOf } from '../shared/errors';
+import { stripServerPaths } from '../http/serverPaths';
 
 const base64 = z.string().describe('base64');
 
@@ -63,7 +64,7 @@ export const ledgerRoutes = (api: Api, ledger: AuditLedger) =>
             },
             onError: (error) => ({
               type: 'error',
-              detail: messageOf(error),
+              detail: stripServerPaths(messageOf(error)),
             }),
           },
         };

@@ -320,7 +320,12 @@ export const ENTRIES: Record<Variable, Entry> = {
   OUTBOUND_ALLOW: {
     section: 'data',
     meaning:
-      'Hosts, `*.suffix` names, addresses, CIDR blocks (`127.0.0.1,10.0.0.0/8`) that outbound calls (LLM, embeddings, webhooks, Slack and Telegram, file URLs, database hosts without `DB_HOST_ALLOWLIST`) may reach besides public addresses. Ollama on localhost needs `127.0.0.1`.',
+      'Hosts, `*.suffix` names, addresses, CIDR blocks (`127.0.0.1,10.0.0.0/8`) that outbound calls (LLM, embeddings, webhooks, Slack and Telegram, file URLs, database hosts without `DB_HOST_ALLOWLIST`) may reach besides public addresses. With sign-in on, Ollama on localhost needs `127.0.0.1`.',
+  },
+  OUTBOUND_LOCAL_FIRST: {
+    section: 'data',
+    meaning:
+      'While sign-in is off (no admin yet: the service serves loopback only), outbound calls reach loopback and private addresses (`127.0.0.0/8`, `::1`, `10.0.0.0/8`, `172.16.0.0/12`, `192.168.0.0/16`, `fc00::/7`) too: a local database or a local LLM works at once. Followed live: once an admin exists, only public addresses and `OUTBOUND_ALLOW`. `false`: that policy with sign-in off too.',
   },
   TRAIN_ROW_LIMIT: { section: 'agents', meaning: 'Rows a training query may return.' },
   OPENAI_BASE_URL: {
@@ -560,7 +565,7 @@ export const ENTRIES: Record<Variable, Entry> = {
   LEDGER_MASTER_KEY_FILE: {
     section: 'ledger',
     meaning:
-      'The file holding the master key (created mode 0600 on first start). A path is never read as a key.',
+      'The file holding the master key (created mode 0600 on first start). A path is never read as a key: a `LEDGER_MASTER_KEY` that looks like a path, or a `LEDGER_MASTER_KEY_FILE` that looks like a key, stops the start naming the variable to use.',
     whenUnset: '`$DATA_DIR/ledger-master-key`',
   },
   LEDGER_RETIRED_MASTER_KEYS: {

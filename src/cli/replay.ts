@@ -6,6 +6,9 @@ import type { ProjectionRunner } from '../projection/runner';
 import { systemClock } from '../shared/time';
 import { openStores } from '../stores';
 
+/** The service holds DATA_DIR's read model: said in words, not as a stack. */
+class ServiceRunning extends Error {}
+
 /** A progress bar on a terminal, a line per tenth otherwise (CI logs, pipes). */
 const progressOf = (runner: ProjectionRunner, total: number, label: string) => {
   const interactive = process.stderr.isTTY === true;
@@ -58,7 +61,14 @@ const main = async () => {
   const check = process.argv.includes('--check');
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const live = await openStores(config, logger, systemClock, { poll: false });
+  const live = await openStores(config, logger, systemClock, { poll: false }).catch((err: unknown) => {
+    // DuckDB's own words name a lock and a process id; the operator needs what to do.
+    if (/could not set lock|conflicting lock/i.test((err as Error).message))
+      throw new ServiceRunning(
+        `The service is running on this DATA_DIR (its read model is locked by it): stop it first, then run npm run replay${check ? ' -- --check' : ''} again (while it runs, GET /api/status says whether its read model matches the log).`,
+      );
+    throw err;
+  });
   try {
     const head = await live.log.head();
     if (!check) {
@@ -124,7 +134,8 @@ const main = async () => {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    console.error(err);
+    if (err instanceof ServiceRunning) process.stderr.write(`${err.message}\n`);
+    else console.error(err);
     process.exit(2);
   },
 );

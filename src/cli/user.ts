@@ -35,7 +35,14 @@ const main = async () => {
   const roleFlag = rest.indexOf('--role');
   const config = loadConfig();
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
-  const stores = await openStores(config, logger, systemClock, { poll: true });
+  const stores = await openStores(config, logger, systemClock, { poll: true }).catch((err: unknown) => {
+    // DuckDB's own words name a lock and a process id; the operator needs what to do.
+    if (/could not set lock|conflicting lock/i.test((err as Error).message))
+      throw new Error(
+        `The service is running on this DATA_DIR (its read model is locked by it): stop it first, or change users through the running service instead (POST /api/users, PUT /api/users/{name}, DELETE /api/users/{name}).`,
+      );
+    throw err;
+  });
   await stores.projections.startServing();
   const commands = commandRunner(stores.log, {
     assertWritable: () => assertReadModelWritable(stores.projections),

@@ -85,6 +85,8 @@ export const envSchema = z.object({
   DB_HOST_ALLOWLIST: z.string().optional(),
   // Hosts and CIDR blocks outbound calls may reach besides public addresses (src/http/outbound.ts).
   OUTBOUND_ALLOW: z.string().optional(),
+  // While sign-in is off, loopback and private destinations are reached too (src/http/outbound.ts).
+  OUTBOUND_LOCAL_FIRST: z.enum(['true', 'false', '1', '0']).default('true'),
   OPENAI_BASE_URL: z.url().optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
   LLM_DEFAULT_MODEL: z.string().min(1).optional(),

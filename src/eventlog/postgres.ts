@@ -9,6 +9,13 @@ import { keyedMutex } from './queue';
 import { actorOf, prepareForAppend, upcast, type StoredMetadata } from './registry';
 import { AppendRefused, StreamVersionConflict, type EventLog, type LogCursor } from './types';
 import { messageOf } from '../shared/errors';
+import {
+  isConnectionLost,
+  logUnavailable,
+  RECONNECT_ATTEMPTS,
+  rerunOnDrop,
+  survivingDrops,
+} from './postgresConnections';
 
 type MessageRow = {
   stream_id: string;
@@ -69,19 +76,54 @@ const afterCursor = (after: LogCursor, first: number): { sql: string; params: st
 const FLOOR_WAIT_MS = 5_000;
 
 /** The shared log for scale-out: several API processes append to and tail one PostgreSQL database. */
+/**
+ * Which of `events` (by message id) the stream holds: after an append lost its connection, the
+ * statement either committed or never will (the backend is gone), so this tells which.
+ */
+const appendedBefore = async (
+  reader: pg.Pool,
+  stream: string,
+  events: readonly { metadata: { messageId: string } }[],
+): Promise<AppendedPositions | null> => {
+  const ids = events.map((e) => e.metadata.messageId);
+  const { rows } = await reader.query<{
+    message_id: string;
+    stream_position: string;
+    global_position: string;
+  }>(
+    `SELECT m.message_id, m.stream_position::text AS stream_position, m.global_position::text AS global_position
+       FROM emt_messages m WHERE m.stream_id = $1 AND m.message_id = ANY($2::text[])`,
+    [stream, ids],
+  );
+  if (rows.length < ids.length) return null;
+  const byId = new Map(rows.map((r) => [r.message_id, r]));
+  return {
+    nextStreamPosition: BigInt(byId.get(ids[ids.length - 1]!)!.stream_position),
+    globalPositions: ids.map((id) => BigInt(byId.get(id)!.global_position)),
+  };
+};
+
+/** The shared log for scale-out: several API processes append to and tail one PostgreSQL database. */
 export const openPostgresLog = async (connectionString: string, clock: Clock): Promise<EventLog> => {
+  // Every pool of the log survives its connections being cut (a terminated backend, a restart, a
+  // failover): Emmett's own too, which it would otherwise make without an 'error' listener.
+  const storePool = survivingDrops(new pg.Pool({ connectionString, max: 10 }));
   const store = getPostgreSQLEventStore(connectionString, {
     schema: { autoMigration: 'CreateOrUpdate' },
+    connectionOptions: { pool: storePool },
   });
-  await store.schema.migrate();
-  const reader = new pg.Pool({ connectionString, max: 4 });
+  const reader = survivingDrops(new pg.Pool({ connectionString, max: 4 }));
   // Appends: one statement each (postgresAppend.ts), so a connection is held only for that statement.
-  const writer = new pg.Pool({ connectionString, max: 10 });
-  // An idle connection the server closes (a restart, a terminated backend) is dropped from the pool
-  // and the next query opens another; unheard, the pool's 'error' would end the process.
-  reader.on('error', () => undefined);
-  writer.on('error', () => undefined);
-  await extendEmmettSchema(reader);
+  const writer = survivingDrops(new pg.Pool({ connectionString, max: 10 }));
+  try {
+    await store.schema.migrate();
+    await extendEmmettSchema(reader);
+  } catch (error) {
+    await Promise.all([storePool.end(), reader.end(), writer.end()]).catch(() => undefined);
+    throw error;
+  }
+  const read = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+    rerunOnDrop(() => reader.query<R>(text, values));
   const news = appendNewsFeed(connectionString);
   const perStream = keyedMutex();
 
@@ -90,7 +132,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
     soleWriter: false,
 
     readStream: async (stream, afterVersion) => {
-      const result = await store.readStream(stream, { from: afterVersion + 1n });
+      const result = await rerunOnDrop(() => store.readStream(stream, { from: afterVersion + 1n }));
       const events = result.events.map((e) => {
         const m = e.metadata as unknown as Partial<StoredMetadata> & {
           messageId: string;
@@ -115,16 +157,32 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       const prepared = events.map((e, i) =>
         prepareForAppend(e, clock(), causes ? { cause: causes[i] } : undefined),
       );
-      let appended: AppendedPositions | null;
-      try {
-        appended = await appendWithOneStatement(writer, stream, prepared, expectedVersion);
-      } catch (error) {
-        // A unique key of the stream or its positions: someone else appended first.
-        const code = (error as { code?: unknown }).code;
-        if (code === '23505') appended = null;
-        // A data exception: PostgreSQL cannot store a value these events hold.
-        else if (typeof code === 'string' && code.startsWith('22')) throw new AppendRefused(messageOf(error));
-        else throw error;
+      let appended: AppendedPositions | null = null;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          appended = await appendWithOneStatement(writer, stream, prepared, expectedVersion);
+          break;
+        } catch (error) {
+          // A unique key of the stream or its positions: someone else appended first.
+          const code = (error as { code?: unknown }).code;
+          if (code === '23505') break;
+          // A data exception: PostgreSQL cannot store a value these events hold.
+          if (typeof code === 'string' && code.startsWith('22')) throw new AppendRefused(messageOf(error));
+          if (!isConnectionLost(error)) throw error;
+          // The connection went while the statement ran: it committed or it never will. Committed:
+          // these very events (by message id) are in the stream, and the append is answered as done,
+          // not made twice. Not: it is made again on a fresh connection, then refused as retryable.
+          const done = await rerunOnDrop(() => appendedBefore(reader, stream, prepared)).catch(
+            () => undefined,
+          );
+          if (done === undefined) throw logUnavailable(error, false);
+          if (done) {
+            appended = done;
+            break;
+          }
+          if (attempt >= RECONNECT_ATTEMPTS) throw logUnavailable(error, true);
+          await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+        }
       }
       if (!appended) throw new StreamVersionConflict(stream, expectedVersion);
       const { nextStreamPosition: streamVersion, globalPositions } = appended;
@@ -146,7 +204,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
 
     readAll: async (after: LogCursor, limit: number) => {
       const from = afterCursor(after, 2);
-      const { rows } = await reader.query<MessageRow>(
+      const { rows } = await read<MessageRow>(
         // Columns come back as text (bigint and xid8 exceed JS numbers), so ORDER BY names the table's.
         `SELECT m.stream_id, m.stream_position::text AS stream_position, m.global_position::text AS global_position,
                 m.message_data, m.message_metadata, m.message_type, m.message_id, m.transaction_id::text AS transaction_id
@@ -164,7 +222,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
     },
 
     head: async () => {
-      const { rows } = await reader.query<{ n: string; last: string | null }>(
+      const { rows } = await read<{ n: string; last: string | null }>(
         `SELECT count(*)::text AS n, max(m.global_position)::text AS last FROM emt_messages m
           WHERE m.is_archived = FALSE AND ${committedHorizon}`,
       );
@@ -174,7 +232,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
     eventIdAt: async (position) => {
       // Committed rows only (this statement's snapshot), without the horizon readAll keeps: the event
       // was read once, so it is committed; the horizon may dip below it for a moment.
-      const { rows } = await reader.query<{ message_id: string }>(
+      const { rows } = await read<{ message_id: string }>(
         `SELECT m.message_id FROM emt_messages m
           WHERE m.is_archived = FALSE AND m.global_position = $1::bigint`,
         [position.toString()],
@@ -183,7 +241,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
     },
 
     readPage: async ({ after, limit, stream }) => {
-      const { rows } = await reader.query<MessageRow>(
+      const { rows } = await read<MessageRow>(
         `SELECT m.stream_id, m.stream_position::text AS stream_position, m.global_position::text AS global_position,
                 m.message_data, m.message_metadata, m.message_type, m.message_id, m.transaction_id::text AS transaction_id
            FROM emt_messages m
@@ -204,21 +262,20 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       // 1. Every position handed out so far is at most `handedOut`. Emmett's append takes its
       //    transaction id before its position, so each of them belongs to a transaction that had its
       //    id before the next statement's snapshot: below that snapshot's xmax.
-      const { rows: sequence } = await reader.query<{ handed_out: string }>(
+      const { rows: sequence } = await read<{ handed_out: string }>(
         `SELECT (CASE WHEN s.is_called THEN s.last_value ELSE 0 END)::text AS handed_out
            FROM emt_global_message_position s`,
       );
       const handedOut = sequence[0]?.handed_out ?? '0';
-      const { rows: now } = await reader.query<{ xmax: string }>(
+      const { rows: now } = await read<{ xmax: string }>(
         `SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`,
       );
       // 2. Once those transactions have all ended, their rows are committed or never will be.
       const deadline = Date.now() + FLOOR_WAIT_MS;
       for (;;) {
-        const { rows } = await reader.query<{ ended: boolean }>(
-          `SELECT ${readHorizon} >= $1::xid8 AS ended`,
-          [now[0]?.xmax ?? '0'],
-        );
+        const { rows } = await read<{ ended: boolean }>(`SELECT ${readHorizon} >= $1::xid8 AS ended`, [
+          now[0]?.xmax ?? '0',
+        ]);
         if (rows[0]?.ended) break;
         // A transaction that stays open this long: claim nothing beyond what this process applies.
         if (Date.now() > deadline) return 0n;
@@ -226,7 +283,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       }
       // 3. The lowest of them the cursor has not passed; none: everything handed out so far.
       const from = afterCursor(cursor, 2);
-      const { rows } = await reader.query<{ first: string | null }>(
+      const { rows } = await read<{ first: string | null }>(
         `SELECT min(m.global_position)::text AS first FROM emt_messages m
           WHERE m.is_archived = FALSE AND m.global_position <= $1::bigint ${from.sql}`,
         [handedOut, ...from.params],
@@ -240,6 +297,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       await reader.end();
       await writer.end();
       await store.close();
+      await storePool.end();
     },
   };
   return log;

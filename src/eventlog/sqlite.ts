@@ -9,6 +9,31 @@ import { keyedMutex, serialQueue } from './queue';
 import { openSqliteConnection } from './sqliteConnection';
 import { actorOf, parseStoredJson, prepareForAppend, upcast, type StoredMetadata } from './registry';
 import { StreamVersionConflict, type AppendResult, type EventLog, type LogCursor } from './types';
+import { messageOf, unavailable } from '../shared/errors';
+
+/** SQLite's words (and the OS's) for a disk that cannot take a write: full, over quota, or failing. */
+const isDiskError = (error: unknown) => {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (
+    code === 'SQLITE_FULL' ||
+    code === 'SQLITE_IOERR' ||
+    code === 'ENOSPC' ||
+    /SQLITE_FULL|SQLITE_IOERR|disk is full|No space left|ENOSPC/i.test(messageOf(error))
+  );
+};
+
+/**
+ * An append the disk refused: nothing was stored (the transaction rolled back), and it may be
+ * retried once space is freed (503, Retry-After), naming the disk rather than a fault of the request.
+ */
+const diskRefused = (fileName: string, error: unknown) =>
+  unavailable(
+    `Nothing was written: ${
+      /FULL|full|No space|ENOSPC/.test(messageOf(error)) ? 'no space left' : 'a write failed'
+    } on the device holding DATA_DIR (the event log, ${fileName}): ${messageOf(error)}. Free space there; writes resume without a restart.`,
+    5,
+    'Insufficient storage',
+  );
 
 type StoredRow = {
   stream_id: string;
@@ -140,7 +165,9 @@ export const openSqliteLog = async (
     // only when the error passes its instanceof check, which fails across VM realms (jest).
     isExpectedVersionConflictError(error) || (error as { code?: string }).code === 'SQLITE_CONSTRAINT'
       ? new StreamVersionConflict(append.stream, append.expectedVersion)
-      : error;
+      : isDiskError(error)
+        ? diskRefused(fileName, error)
+        : error;
 
   type Outcome = { rows: TailRow[]; result: Omit<AppendResult, 'events'> } | { error: unknown };
 

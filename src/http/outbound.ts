@@ -2,7 +2,8 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import type { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
+import zlib from 'node:zlib';
 import { forbidden, invalid, isDomainError } from '../shared/errors';
 
 /**
@@ -17,7 +18,18 @@ import { forbidden, invalid, isDomainError } from '../shared/errors';
  * (`*.internal`), addresses and CIDR blocks (`127.0.0.1`, `10.0.0.0/8`, `fd00::/8`). A name is
  * allowed when an entry names it, or when every address it resolves to is public or inside an
  * address entry. Numeric host forms (`2130706433`, `127.1`, `0x7f.1`) are read as the address they
- * stand for; IPv4-mapped IPv6 addresses (`::ffff:127.0.0.1`) as their IPv4 address.
+ * stand for; IPv4-mapped and IPv4-translated IPv6 addresses (`::ffff:127.0.0.1`, `::ffff:0:7f00:1`)
+ * as their IPv4 address; NAT64 (`64:ff9b::/96`) and 6to4 (`2002::/16`) addresses are public only if
+ * the IPv4 address they carry is.
+ *
+ * Local-first: while sign-in is off (no admin yet), the service serves loopback only, so its one user
+ * is on this machine already: loopback and private destinations (LOCAL_FIRST_BLOCKS) are reached
+ * too, as a local database or a local LLM is the first thing a new user connects. The policy asks the
+ * sign-in state it follows (followSignIn) at each check, so it tightens the moment an admin is made.
+ * OUTBOUND_LOCAL_FIRST=false turns this off.
+ *
+ * Every HTTP call (fetch, get) connects to the address the check admitted: its socket's `lookup` is
+ * the check (no DNS rebinding between the check and the connection).
  */
 export type OutboundPolicy = {
   /** The setting as given, for messages and the README. */
@@ -37,6 +49,13 @@ export type OutboundPolicy = {
    * checked addresses to the socket, so the connection goes where the check looked (no DNS rebinding).
    */
   readonly lookup: net.LookupFunction;
+  /**
+   * Local-first (OUTBOUND_LOCAL_FIRST): the sign-in state the policy follows, asked at each check that
+   * meets a loopback or private address. Until it is given, sign-in counts as on (the strict policy).
+   */
+  followSignIn(signInOn: () => boolean | Promise<boolean>): void;
+  /** The start-up line saying which policy applies while sign-in is off, and how to change it. */
+  readonly localFirstNotice: string;
   /**
    * GETs a URL with node:http(s) through `lookup` (connected to the checked address), following
    * redirects by hand, each hop checked; answers the final 2xx/other answer's status and body.
@@ -76,7 +95,9 @@ const NOT_PUBLIC = (() => {
     add(cidr, 'ipv4');
   for (const cidr of [
     '::/96',
-    '64:ff9b::/96',
+    // NAT64's well-known prefix (64:ff9b::/96) is judged by the IPv4 address it carries (embeddedIpv4);
+    // its local-use prefix reaches only this network's own.
+    '64:ff9b:1::/48',
     '100::/64',
     '2001:db8::/32',
     'fc00::/7',
@@ -102,19 +123,68 @@ const ipv6Groups = (address: string): number[] => {
   return [...h, ...middle, ...t].map((g) => parseInt(g || '0', 16));
 };
 
-/** An address as it is checked: IPv4-mapped IPv6 (`::ffff:7f00:1`) becomes its IPv4 address. */
+const dotted = (high: number, low: number) => [high >> 8, high & 255, low >> 8, low & 255].join('.');
+
+/**
+ * An address as it is checked: IPv4-mapped (`::ffff:7f00:1`, ::ffff:0:0/96) and IPv4-translated
+ * (`::ffff:0:7f00:1`, ::ffff:0:0:0/96) IPv6 addresses stand for the IPv4 host itself, and become it.
+ */
 export const canonicalAddress = (address: string): { address: string; family: 4 | 6 } => {
   const a = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
   if (net.isIPv4(a)) return { address: a, family: 4 };
   const g = ipv6Groups(a.toLowerCase());
-  if (g.length === 8 && g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff)
-    return { address: [g[6]! >> 8, g[6]! & 255, g[7]! >> 8, g[7]! & 255].join('.'), family: 4 };
+  if (g.length === 8 && g.slice(0, 4).every((x) => x === 0)) {
+    if (g[4] === 0 && g[5] === 0xffff) return { address: dotted(g[6]!, g[7]!), family: 4 };
+    if (g[4] === 0xffff && g[5] === 0) return { address: dotted(g[6]!, g[7]!), family: 4 };
+  }
   return { address: a.toLowerCase(), family: 6 };
 };
 
-export const isPublicAddress = (address: string) => {
+/**
+ * The IPv4 address an IPv6 one carries to a gateway that reaches it: NAT64 (64:ff9b::/96, its last
+ * 32 bits) and 6to4 (2002::/16, bits 16 to 48). Undefined for any other address.
+ */
+const embeddedIpv4 = (address: string): string | undefined => {
+  const g = ipv6Groups(address);
+  if (g.length !== 8) return undefined;
+  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return dotted(g[6]!, g[7]!);
+  if (g[0] === 0x2002) return dotted(g[1]!, g[2]!);
+  return undefined;
+};
+
+export const isPublicAddress = (address: string): boolean => {
   const c = canonicalAddress(address);
-  return !NOT_PUBLIC.check(c.address, c.family === 4 ? 'ipv4' : 'ipv6');
+  if (NOT_PUBLIC.check(c.address, c.family === 4 ? 'ipv4' : 'ipv6')) return false;
+  const carried = c.family === 6 ? embeddedIpv4(c.address) : undefined;
+  return carried === undefined || isPublicAddress(carried);
+};
+
+/** What local-first admits besides public addresses while sign-in is off: loopback and private. */
+export const LOCAL_FIRST_BLOCKS = [
+  '127.0.0.0/8',
+  '10.0.0.0/8',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '::1/128',
+  'fc00::/7',
+] as const;
+
+const LOCAL = (() => {
+  const blocks = new net.BlockList();
+  for (const cidr of LOCAL_FIRST_BLOCKS) {
+    const [a, bits] = cidr.split('/');
+    blocks.addSubnet(a!, Number(bits), net.isIPv4(a!) ? 'ipv4' : 'ipv6');
+  }
+  return blocks;
+})();
+
+/**
+ * A loopback or private address of this machine's networks. An address a NAT64 or 6to4 gateway
+ * reaches is the gateway's network's, not ours: not local.
+ */
+const isLocalAddress = (address: string): boolean => {
+  const c = canonicalAddress(address);
+  return LOCAL.check(c.address, c.family === 4 ? 'ipv4' : 'ipv6');
 };
 
 /**
@@ -186,30 +256,42 @@ const lookupAll = (host: string) =>
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-export const outboundPolicy = (allowText: string | undefined): OutboundPolicy => {
+export const outboundPolicy = (
+  allowText: string | undefined,
+  options: { localFirst?: boolean } = {},
+): OutboundPolicy => {
   const allow = parseAllowList(allowText, 'OUTBOUND_ALLOW');
+  const localFirst = options.localFirst ?? true;
+  let signInOn: () => boolean | Promise<boolean> = () => true;
   const refuse = (what: string, host: string, why: string) =>
     forbidden(
       `${what}: the destination ${host} is refused (${why}). Outbound calls reach public addresses only, unless OUTBOUND_ALLOW lists the host or its address.`,
       'Destination not allowed',
     );
 
-  const admitted = (addresses: readonly dns.LookupAddress[]) =>
-    addresses.find((a) => !isPublicAddress(a.address) && !allow.addresses(a.address));
+  /** The first address the policy refuses (undefined: all admitted). */
+  const refusedOf = async (addresses: readonly dns.LookupAddress[]) => {
+    const outside = addresses.filter((a) => !isPublicAddress(a.address) && !allow.addresses(a.address));
+    if (outside.length === 0) return undefined;
+    // Local-first: sign-in is asked only when a loopback or private address is met.
+    if (localFirst && outside.every((a) => isLocalAddress(a.address)) && !(await signInOn()))
+      return undefined;
+    return outside[0];
+  };
 
   const checkHost = async (rawHost: string, what: string) => {
     const host = canonicalHost(rawHost);
     if (!host) throw invalid(`${what}: no host to call`, 'Invalid destination');
     if (net.isIP(host)) {
       const addresses = [{ address: host, family: net.isIP(host) }];
-      if (admitted(addresses)) throw refuse(what, rawHost, `${host} is not a public address`);
+      if (await refusedOf(addresses)) throw refuse(what, rawHost, `${host} is not a public address`);
       return addresses;
     }
     const addresses = await lookupAll(host).catch(() => {
       throw refuse(what, rawHost, 'the name does not resolve');
     });
     if (allow.names(host)) return addresses;
-    const refused = admitted(addresses);
+    const refused = await refusedOf(addresses);
     if (addresses.length === 0 || refused)
       throw refuse(
         what,
@@ -235,14 +317,25 @@ export const outboundPolicy = (allowText: string | undefined): OutboundPolicy =>
     return url;
   };
 
-  const guardedFetch = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+  const guardedFetch = (async (input: Parameters<typeof fetch>[0], given?: RequestInit) => {
     const href = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     let url = await checkUrl(href, 'Outbound request');
-    if (typeof input !== 'string' && !(input instanceof URL)) return fetch(input, init);
-    if (init?.redirect === 'manual' || init?.redirect === 'error') return fetch(url, init);
+    // A Request is read as the init it carries (what `given` names wins).
+    const init: RequestInit | undefined =
+      typeof input === 'string' || input instanceof URL
+        ? given
+        : {
+            method: input.method,
+            headers: input.headers,
+            body: input.body,
+            signal: input.signal,
+            redirect: input.redirect,
+            ...given,
+          };
+    if (init?.redirect === 'manual' || init?.redirect === 'error') return pinnedFetch(url, init);
     let current: RequestInit = { ...init, redirect: 'manual' };
     for (let hop = 0; ; hop++) {
-      const response = await fetch(url, current);
+      const response = await pinnedFetch(url, current);
       const location = response.headers.get('location');
       if (!REDIRECTS.has(response.status) || !location) return response;
       await response.body?.cancel().catch(() => undefined);
@@ -285,6 +378,44 @@ export const outboundPolicy = (allowText: string | undefined): OutboundPolicy =>
     );
   };
 
+  // Connections kept alive between calls (as fetch keeps them), each made through `lookup`.
+  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+
+  /**
+   * One request as fetch makes it (no redirect followed), over node:http(s) with `lookup`: the socket
+   * connects to an address the policy admitted when it looked, never to what the name answers later.
+   * Errors as fetch gives them (`TypeError('fetch failed')` with the cause; an abort as it is), but a
+   * refusal by the policy is thrown as the 403 it is.
+   */
+  const pinnedFetch = async (url: URL, init: RequestInit): Promise<Response> => {
+    // Request reads every kind of body and header the caller may give, as fetch would.
+    const request = new Request(url, { ...init, redirect: 'manual', duplex: 'half' } as RequestInit);
+    const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => (headers[name] = value));
+    headers['accept-encoding'] ??= 'gzip, deflate, br';
+    if (body) headers['content-length'] = String(body.length);
+    const secure = url.protocol === 'https:';
+    return new Promise<Response>((resolve, reject) => {
+      const req = (secure ? https : http).request(
+        url,
+        {
+          method: request.method,
+          headers,
+          lookup,
+          agent: secure ? agents.https : agents.http,
+          ...(init.signal ? { signal: init.signal } : {}),
+        },
+        (res) => resolve(asResponse(res, url, request.method)),
+      );
+      req.on('error', (error: Error) => {
+        if (isDomainError(error) || error.name === 'AbortError') reject(error);
+        else reject(new TypeError('fetch failed', { cause: error }));
+      });
+      req.end(body);
+    });
+  };
+
   const getOnce = (url: URL, signal: AbortSignal | undefined, timeoutMs: number) =>
     new Promise<http.IncomingMessage>((resolve, reject) => {
       const request = (url.protocol === 'https:' ? https : http).get(
@@ -317,5 +448,53 @@ export const outboundPolicy = (allowText: string | undefined): OutboundPolicy =>
     }
   };
 
-  return { allowed: allow.entries, checkHost, checkUrl, fetch: guardedFetch, lookup, get };
+  return {
+    allowed: allow.entries,
+    checkHost,
+    checkUrl,
+    fetch: guardedFetch,
+    lookup,
+    get,
+    followSignIn: (port) => {
+      signInOn = port;
+    },
+    localFirstNotice: localFirst
+      ? `outbound calls, local-first: while sign-in is off, loopback and private destinations (${LOCAL_FIRST_BLOCKS.join(', ')}) are reached as public ones are; once an admin exists, only public addresses and OUTBOUND_ALLOW. Set OUTBOUND_LOCAL_FIRST=false to refuse them now.`
+      : 'outbound calls: public addresses and OUTBOUND_ALLOW only, sign-in on or off (OUTBOUND_LOCAL_FIRST=false)',
+  };
+};
+
+/** Answers without a body, whatever their headers say. */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/** A node:http answer as fetch's Response: headers, status, the body streamed and decoded. */
+const asResponse = (res: http.IncomingMessage, url: URL, method: string): Response => {
+  const status = res.statusCode ?? 0;
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(res.headers))
+    if (value !== undefined) for (const one of [value].flat()) headers.append(name, one);
+  const coding = (res.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const decoder =
+    coding === 'gzip' || coding === 'x-gzip'
+      ? zlib.createGunzip()
+      : coding === 'deflate'
+        ? zlib.createInflate()
+        : coding === 'br'
+          ? zlib.createBrotliDecompress()
+          : undefined;
+  let stream: Readable = res;
+  if (decoder) {
+    stream = pipeline(res, decoder, () => undefined);
+    headers.delete('content-encoding');
+    headers.delete('content-length');
+  }
+  const empty = NULL_BODY.has(status) || method === 'HEAD';
+  if (empty) res.resume();
+  const response = new Response(empty ? null : (Readable.toWeb(stream) as ReadableStream<Uint8Array>), {
+    status: status >= 200 && status <= 599 ? status : 502,
+    statusText: res.statusMessage ?? '',
+    headers,
+  });
+  Object.defineProperty(response, 'url', { value: url.href });
+  return response;
 };

@@ -59,48 +59,42 @@ const classify = (
   return { kind: 'string', text: String(value as string) };
 };
 
+/** A literal whose text and bytes are written the dialect's way; NULL, numbers and booleans alike in both. */
+const literalWith =
+  (write: { text: (text: string) => string; bytes: (bytes: Uint8Array) => string }) =>
+  (value: unknown): string => {
+    const v = classify(value);
+    switch (v.kind) {
+      case 'null':
+        return 'NULL';
+      case 'number':
+        // In parentheses, a negative number cannot meet a minus before it as a `--` comment.
+        return v.text.startsWith('-') ? `(${v.text})` : v.text;
+      case 'boolean':
+        return v.value ? 'TRUE' : 'FALSE';
+      case 'bytes':
+        return write.bytes(v.bytes);
+      case 'string':
+        return write.text(v.text);
+    }
+  };
+
 /**
  * PostgreSQL: `'…'` with quotes doubled is exact while standard_conforming_strings is on, which the
  * driver sets on every connection it opens (src/integrations/drivers.ts). Bytes as `'\x…'::bytea`.
  */
-const postgresLiteral = (value: unknown): string => {
-  const v = classify(value);
-  switch (v.kind) {
-    case 'null':
-      return 'NULL';
-    case 'number':
-      return v.text.startsWith('-') ? `(${v.text})` : v.text;
-    case 'boolean':
-      return v.value ? 'TRUE' : 'FALSE';
-    case 'bytes':
-      return `'\\x${hex(v.bytes)}'::bytea`;
-    case 'string':
-      return quoteString(v.text);
-  }
-};
+const postgresLiteral = literalWith({ text: quoteString, bytes: (bytes) => `'\\x${hex(bytes)}'::bytea` });
 
 /**
  * MySQL and MariaDB read backslashes in `'…'` as escapes unless the server's sql_mode has
  * NO_BACKSLASH_ESCAPES, so a text holding one (or a NUL) is written as hexadecimal bytes under the
  * utf8mb4 introducer, which reads the same in either mode; any other text as `'…'`, quotes doubled.
  */
-const mysqlLiteral = (value: unknown): string => {
-  const v = classify(value);
-  switch (v.kind) {
-    case 'null':
-      return 'NULL';
-    case 'number':
-      return v.text.startsWith('-') ? `(${v.text})` : v.text;
-    case 'boolean':
-      return v.value ? 'TRUE' : 'FALSE';
-    case 'bytes':
-      return `X'${hex(v.bytes)}'`;
-    case 'string':
-      return /[\\\0]/.test(v.text)
-        ? `_utf8mb4 X'${Buffer.from(v.text, 'utf8').toString('hex')}'`
-        : quoteString(v.text);
-  }
-};
+const mysqlLiteral = literalWith({
+  text: (text) =>
+    /[\\\0]/.test(text) ? `_utf8mb4 X'${Buffer.from(text, 'utf8').toString('hex')}'` : quoteString(text),
+  bytes: (bytes) => `X'${hex(bytes)}'`,
+});
 
 export const POSTGRES_DIALECT: SqlDialect = {
   name: 'postgres',

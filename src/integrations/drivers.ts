@@ -1,5 +1,6 @@
 import type * as Mysql from 'mysql2/promise';
 import pg from 'pg';
+import { survivingDrops } from '../eventlog/postgresConnections';
 import { invalid } from '../shared/errors';
 import { isKeyword, significant, tokenize } from '../shared/sqlTokens';
 import { bindMysql, MYSQL_DIALECT, POSTGRES_DIALECT, type SqlDialect } from './dialects';
@@ -92,8 +93,9 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     // Our literals are exact only with standard_conforming_strings on (src/integrations/dialects.ts).
     options: `-c search_path=${schema} -c standard_conforming_strings=on`,
   });
-  // An idle client whose server went away must not crash the process; the next query reconnects.
-  pool.on('error', () => undefined);
+  // A client whose server went away (idle, or checked out between two statements) must not crash
+  // the process; the next query reconnects.
+  survivingDrops(pool);
   const asResult = (result: pg.QueryResult): ExternalResult => ({
     columns: result.fields.map((f) => ({ name: f.name, type: PG_TYPES[f.dataTypeID] ?? 'VARCHAR' })),
     rows: result.rows as unknown[][],

@@ -60,6 +60,23 @@ const decodeBase64Key = (text: string): Buffer | null => {
   return bytes.length === KEY_BYTES ? bytes : null;
 };
 
+/**
+ * Whether a setting is written as a key is: the base64 of 32 bytes, padded (`…=`, the standard
+ * alphabet, as `openssl rand -base64 32` writes it) or in the URL-safe alphabet (no `/`). Unpadded
+ * standard base64 with a `/` in it reads as well as a path: a key is then written padded.
+ */
+export const looksLikeKeyText = (text: string): boolean =>
+  (/^[A-Za-z0-9+/]{43}=$/.test(text) ||
+    /^[A-Za-z0-9_-]{43}=?$/.test(text) ||
+    /^[A-Za-z0-9+]{43}$/.test(text)) &&
+  decodeBase64Key(text) !== null;
+
+/** Whether a setting that is no key is written as a file's path is: `/…`, `./…`, `../…`, `~…`, any `/`. */
+export const looksLikePath = (text: string): boolean => {
+  const t = text.trim();
+  return !looksLikeKeyText(t) && (/^(\/|\.{1,2}\/|~)/.test(t) || t.includes('/'));
+};
+
 /** The prefix that makes a master key setting a file's path (`file:/var/lib/mindledger/master-key`). */
 export const MASTER_KEY_FILE_PREFIX = 'file:';
 

@@ -24,12 +24,14 @@ const isContainer = (v: unknown): v is unknown[] | Record<string, unknown> =>
 /**
  * Top-level event fields that the secret rule would take for secrets but that are how a resource is
  * found, and so are held in clear by the read model: a chatbot's webhook token routes inbound
- * webhooks to it, an access token's id is the token's public part. Readers still see them masked
- * wherever the rule applies (the audit trail); the log keeps them as they are.
+ * webhooks to it, an access token's id is the token's public part, a session's id (a sign-in's or
+ * an MCP client's) names its stream and is the public part of its cookie (the secret part is kept
+ * as a hash). Readers still see them masked wherever the rule applies (the audit trail); the log
+ * keeps them as they are.
  */
-const IDENTIFYING_FIELDS = ['webhookToken', 'tokenId'] as const;
+const IDENTIFYING_FIELDS = ['webhookToken', 'tokenId', 'sessionId'] as const;
 
-const withoutIdentifyingFields = (data: unknown): unknown => {
+export const withoutIdentifyingFields = (data: unknown): unknown => {
   if (!isContainer(data) || Array.isArray(data)) return data;
   if (!IDENTIFYING_FIELDS.some((f) => Object.hasOwn(data, f))) return data;
   const rest: Record<string, unknown> = { ...data };

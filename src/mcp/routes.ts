@@ -78,7 +78,9 @@ export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'
         -32000,
         'No session: POST an initialize request first (the answer names the session in Mcp-Session-Id)',
       );
-    await transport().openSession({ tools, calls, ports, logger }, sessions, owner, req, res);
+    // The session counts against its user's share (every token of theirs alike), not the process's.
+    const principal = request.principal ? `user:${request.principal.user.toLowerCase()}` : owner;
+    await transport().openSession({ tools, calls, ports, logger }, sessions, owner, req, res, principal);
   });
 
   // RFC 9728: what this resource is and how a token is sent (tokens come from POST /api/tokens).

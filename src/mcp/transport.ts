@@ -21,11 +21,13 @@ export const openSession = async (
   owner: string,
   req: Request,
   res: Response,
+  principal?: string,
 ) => {
   const server = sessionServer(deps);
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => crypto.randomUUID(),
-    onsessioninitialized: (id) => sessions.add({ id, transport, server, owner, lastUsed: Date.now() }),
+    onsessioninitialized: (id) =>
+      sessions.add({ id, transport, server, owner, principal, lastUsed: Date.now() }),
     onsessionclosed: (id) => sessions.forget(id),
   });
   await server.connect(transport);

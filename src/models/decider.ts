@@ -6,6 +6,7 @@ import type {
   ModelTrainingProgressed,
 } from '../../events';
 import { llmModelSpec, LlmSpecError } from '../llm/llmModelSpec';
+import { BYOM_HANDLER, ML_HANDLERS } from '../mlEngines/state';
 import { requireLiveProject, type ProjectRef, type ProjectState } from '../projects/state';
 import { conflict, invalid, notFound } from '../shared/errors';
 import { trainingDefinitionProblem, type TimeSeriesSettings } from './options';
@@ -214,6 +215,16 @@ const llmVersion = (
   return events;
 };
 
+/**
+ * `USING engine = 'x'` naming no ML engine: says so, and shows the statement that makes one (an
+ * LLM provider's engine is made from its handler with its key; MindsDB said "Cannot find ML handler").
+ */
+const noSuchEngine = (engine: string) => {
+  const handler = ML_HANDLERS.includes(engine) && engine !== BYOM_HANDLER ? engine : '<handler>';
+  const key = handler === '<handler>' ? 'api_key' : `${engine}_api_key`;
+  return `No ML engine named ${engine} exists: make one with CREATE ML_ENGINE ${engine} FROM ${handler} USING ${key} = '…' (handlers: ${ML_HANDLERS.join(', ')}), or use a built-in engine (${ENGINES.join(', ')})`;
+};
+
 const defineModel = (command: Command<'DefineModel'>, state: ModelDecisionState): ModelDecisionEvent[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
@@ -235,8 +246,7 @@ const defineModel = (command: Command<'DefineModel'>, state: ModelDecisionState)
         at,
       ),
     ];
-  if (!ENGINES.includes(engine))
-    throw notFound(`Cannot find ML handler with name ${engine}`, 'ML handler not found');
+  if (!ENGINES.includes(engine)) throw notFound(noSuchEngine(engine), 'ML handler not found');
   requireTrainable(`CREATE MODEL ${d.name}`, d.target, d.options, d.timeseries ?? null);
   const events: ModelDecisionEvent[] = existing ? [modelRemoval(state, existing, command.metadata.now)] : [];
   events.push({

@@ -1,12 +1,12 @@
 import net from 'node:net';
 import os from 'node:os';
 import tls from 'node:tls';
-import { PreAuthGate } from '../shared/preAuthGate';
 import { selfSignedCertificate } from '../shared/selfSignedCertificate';
 import { MysqlConnection } from './connection/mysqlConnection';
-import type { Authenticator, ServerLogger, SqlEngine } from './port';
+import type { ServerLogger, SqlEngine } from './port';
 import { CACHING_SHA2, lazyRsaKeys, NATIVE, type AuthPlugin, type RsaKeys } from './protocol/auth';
 import { PacketWriter } from './protocol/packetWriter';
+import { doorway, type DoorAuthenticator } from './serverDoorway';
 import { errPacket } from './protocol/packets';
 import type { ServerView } from './session/view';
 import type { ServerFacts } from './session/variables';
@@ -23,7 +23,7 @@ export type MysqlServerOptions = {
    */
   tls?: { cert: string | Buffer; key: string | Buffer } | false;
   /** Configured credentials; without, any user and password connect. */
-  auth?: Authenticator;
+  auth?: DoorAuthenticator;
   /** Rows a streamed result carries at most (the engine's `execute` cuts its own answers). */
   maxRows?: number;
   /** Greeting's and @@version's server version; clients read features from it (8.0 and later: MySQL 8). */
@@ -63,6 +63,26 @@ export type MysqlServer = {
    */
   close(graceMs: number): Promise<void>;
 };
+
+/**
+ * caching_sha2_password's digests kept for the fast path (one per user and credential generation):
+ * past this many the oldest goes (its user takes the full authentication once more).
+ */
+const SHA2_CACHE_ENTRIES = 10_000;
+
+/** A Map that forgets its oldest entry past `max` entries. */
+class BoundedMap<K, V> extends Map<K, V> {
+  constructor(private readonly max: number) {
+    super();
+  }
+
+  override set(key: K, value: V) {
+    this.delete(key);
+    super.set(key, value);
+    if (this.size > this.max) this.delete(this.keys().next().value as K);
+    return this;
+  }
+}
 
 /** How long interrupted statements get to send their error before their connections are cut. */
 const INTERRUPT_SETTLE_MS = 1000;
@@ -123,13 +143,15 @@ export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServ
   // Made now, off the event loop, rather than when a first client asks: a 2048-bit key can take
   // seconds on a busy machine, which came out of that client's handshake time (MYSQL_PREAUTH_TIMEOUT_MS).
   if (o.auth) rsaKeys().catch((err: unknown) => o.logger.error({ err }, 'MySQL RSA key not made'));
-  const sha2Cache = new Map<string, Buffer>();
+  const sha2Cache = new BoundedMap<string, Buffer>(SHA2_CACHE_ENTRIES);
 
-  const maxConnections = o.maxConnections ?? 1000;
-  const preAuth = new PreAuthGate({ max: o.maxPreAuth ?? 256, perAddress: o.maxPreAuthPerAddress ?? 32 });
-  let signedIn = 0;
+  const door = doorway({
+    maxConnections: o.maxConnections ?? 1000,
+    maxPreAuth: o.maxPreAuth ?? 256,
+    maxPreAuthPerAddress: o.maxPreAuthPerAddress ?? 32,
+  });
   const server = net.createServer((socket) => {
-    if (signedIn >= maxConnections) {
+    if (door.full()) {
       // MySQL's answer in place of the greeting.
       const w = new PacketWriter();
       errPacket(w, 1040, '08004', 'Too many connections');
@@ -139,10 +161,7 @@ export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServ
     }
     const id = nextId++;
     // Until it signs in, the connection is in the pre-authentication room (which may drop it).
-    const waiting = preAuth.admit((socket.remoteAddress ?? '').replace(/^::ffff:/, ''), () =>
-      connections.get(id)?.destroy(),
-    );
-    let counted = false;
+    const ticket = door.admit(socket, () => connections.get(id)?.destroy());
     const connection = new MysqlConnection(socket, id, {
       engine: o.engine,
       facts,
@@ -154,18 +173,14 @@ export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServ
       maxRows: o.maxRows,
       maxPacketBytes: facts.maxAllowedPacket,
       handshakeTimeoutMs: o.handshakeTimeoutMs ?? 5_000,
-      onLoggedIn: () => {
-        waiting.leave();
-        counted = true;
-        signedIn++;
-      },
+      onLoggedIn: ticket.loggedIn,
       maxParams: o.maxParams ?? 10_000,
     });
     connections.set(id, connection);
     void connection.done.then(() => {
       connections.delete(id);
-      waiting.leave();
-      if (counted) signedIn--;
+      ticket.ended();
+      o.auth?.signedOut?.(id);
     });
   });
   server.on('error', (err) => o.logger.error({ err }, 'MySQL listener error'));

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import net from 'node:net';
 import tls from 'node:tls';
-import type { Authenticator, ServerLogger, SqlEngine } from '../mysql/port';
-import { PreAuthGate } from '../shared/preAuthGate';
+import type { ServerLogger, SqlEngine } from '../mysql/port';
+import { doorway, type DoorAuthenticator } from '../mysql/serverDoorway';
 import { ShadowCatalog, type CatalogLimits } from './catalog/shadowCatalog';
 import { PgConnection } from './connection/pgConnection';
 import { PgState } from './errors';
@@ -18,7 +18,7 @@ export type PgServerOptions = {
   /** PEM certificate chain and private key: clients may then switch to TLS (SSLRequest). */
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Configured credentials; without, any user connects with no password asked. */
-  auth?: Authenticator;
+  auth?: DoorAuthenticator;
   /** Rows a result carries at most. */
   maxRows?: number;
   /** What `SELECT version()` answers. */
@@ -64,9 +64,12 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
   const connections = new Map<number, PgConnection>();
   let nextId = 1;
   const secureContext = o.tls ? tls.createSecureContext({ cert: o.tls.cert, key: o.tls.key }) : undefined;
-  const maxConnections = o.maxConnections ?? 1000;
-  const preAuth = new PreAuthGate({ max: o.maxPreAuth ?? 256, perAddress: o.maxPreAuthPerAddress ?? 32 });
-  let signedIn = 0;
+  // The same admission as the MySQL door's (src/mysql/serverDoorway.ts): one behaviour, one place.
+  const door = doorway({
+    maxConnections: o.maxConnections ?? 1000,
+    maxPreAuth: o.maxPreAuth ?? 256,
+    maxPreAuthPerAddress: o.maxPreAuthPerAddress ?? 32,
+  });
   const catalog = new ShadowCatalog(o.catalog);
   // A CancelRequest names its target by process id and a secret only that connection's client was told.
   const cancel = (processId: number, secret: number) => {
@@ -74,7 +77,7 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
     if (target && target.secret === secret) target.stop('cancel');
   };
   const server = net.createServer((socket) => {
-    if (signedIn >= maxConnections) {
+    if (door.full()) {
       const w = new MessageWriter();
       errorResponse(w, {
         severity: 'FATAL',
@@ -89,10 +92,7 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
     }
     const id = nextId++;
     // Until it signs in, the connection is in the pre-authentication room (which may drop it).
-    const waiting = preAuth.admit((socket.remoteAddress ?? '').replace(/^::ffff:/, ''), () =>
-      connections.get(id)?.destroy(),
-    );
-    let counted = false;
+    const ticket = door.admit(socket, () => connections.get(id)?.destroy());
     const connection = new PgConnection(socket, id, randomInt(1, 2 ** 31 - 1), {
       engine: o.engine,
       auth: o.auth,
@@ -106,17 +106,13 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
       catalog,
       cancel,
       maxParams: o.maxParams ?? 10_000,
-      onLoggedIn: () => {
-        waiting.leave();
-        counted = true;
-        signedIn++;
-      },
+      onLoggedIn: ticket.loggedIn,
     });
     connections.set(id, connection);
     void connection.done.then(() => {
       connections.delete(id);
-      waiting.leave();
-      if (counted) signedIn--;
+      ticket.ended();
+      o.auth?.signedOut?.(id);
     });
   });
   server.on('error', (err) => o.logger.error({ err }, 'PostgreSQL listener error'));

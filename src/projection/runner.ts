@@ -12,7 +12,13 @@ import { createTableSql, type BatchRowStore } from './rows';
 import type { SchemaProjection, TableProjection } from './types';
 import { AppliedPositions, PositionWaiters } from './appliedPositions';
 import { CHECKPOINT_TABLE, readModelFingerprint } from './checkpoint';
-import { describeFailure, nextFailure, ProjectionStalled, type ProjectionFailure } from './failures';
+import {
+  describeFailure,
+  isStorageErrorMessage,
+  nextFailure,
+  ProjectionStalled,
+  type ProjectionFailure,
+} from './failures';
 import { historyTableOf, versionsTableOf } from './history';
 import { OwnWrites, type TablesChanged, type TablesRead } from './ownWrites';
 import { ReadVersions } from './readVersions';
@@ -77,6 +83,8 @@ export class ProjectionRunner {
   private unfollow: (() => Promise<void>) | null = null;
   /** The newest transaction announced that this runner has not read yet (see `chase`). */
   private announced: string | null = null;
+  /** The log's notifications dropped and are not back yet (logged once per loss). */
+  private notificationsLost = false;
   private chaseTimer: NodeJS.Timeout | null = null;
   private chaseDelayMs = 0;
   private lingerTimer: NodeJS.Timeout | null = null;
@@ -362,9 +370,17 @@ export class ProjectionRunner {
           this.announced = news.transactionId;
         break;
       case 'listening':
+        if (this.notificationsLost) this.logger.warn('log notifications back: listening again');
+        this.notificationsLost = false;
         break;
       case 'lost':
-        this.logger.warn({ error: news.error }, 'log notifications lost: polling alone until they are back');
+        // Once per loss (the feed reconnects with back-off; each failed attempt is another 'lost').
+        if (!this.notificationsLost)
+          this.logger.warn(
+            { error: news.error },
+            'log notifications lost: polling alone until they are back',
+          );
+        this.notificationsLost = true;
         return;
       default: {
         const unknown: never = news;
@@ -486,6 +502,12 @@ export class ProjectionRunner {
             try {
               await this.applyBatch(events, cursor);
             } catch (error) {
+              // A disk that cannot take the batch: no event is at fault, and one at a time would
+              // only fail as many times. The cursor stays at the last committed checkpoint.
+              if (isStorageErrorMessage(messageOf(error))) {
+                this.isolating = 0;
+                throw error;
+              }
               // One event of the batch failed (or its rows): apply them one by one, so the tables
               // include everything before the failing event and the failure names it.
               if (events.length > 1) {
@@ -530,12 +552,20 @@ export class ProjectionRunner {
 
   /** Remembers why, wakes every writer waiting (they cannot be served now), schedules a retry. */
   private recordFailure(error: unknown) {
-    const { failure, delay, applyError } = nextFailure(this.failed, error, this.options.retryMaxMs ?? 60_000);
+    const { failure, delay, applyError, firstOfEpisode } = nextFailure(
+      this.failed,
+      error,
+      this.options.retryMaxMs ?? 60_000,
+    );
     this.failed = failure;
     this.duck.noticeFailure(applyError?.original ?? error);
-    this.logger.error(
+    // Once per episode (a full disk fails every attempt until space is freed: one line, not one a
+    // second); each later attempt at debug level, and `projection recovered` when it clears.
+    this.logger[firstOfEpisode ? 'error' : 'debug'](
       { err: applyError?.original ?? error, failure: this.failureForLog(failure) },
-      'projection failed: retrying with back-off',
+      failure.storage
+        ? 'projection failed: the disk holding the read model cannot take the batch; retrying every few seconds'
+        : 'projection failed: retrying with back-off',
     );
     this.waiters.rejectAll((position) => new ProjectionStalled(position, failure));
     if (this.retryTimer) clearTimeout(this.retryTimer);

@@ -3,7 +3,8 @@
  * `DB_PASSWORD`, `dbPassword`, `aws_secret_access_key`, `awsSecretAccessKey`, `api-key`,
  * `X-Api-Key`, `Authorization`, a provider's `OPENAI_KEY`/`anthropic_key`/`storage_key` (a last
  * word `key` after any word but a data key's: `primary_key`, `sort_key`, `partition_key` are not),
- * `cookie`/`set-cookie` and `keyfile_json` are all secrets, while keys that describe or count one
+ * `cookie`/`set-cookie`, `keyfile_json`, `session_id`, `client_assertion` and `refresh` (alone) are
+ * all secrets, while keys that describe or count one
  * (`password_min_length`, `max_tokens`, `key_column`) are not; `connection_string`/`dsn` keys hold
  * connection strings whose passwords are secrets. In a URL, parameters such as `sig`, `signature`,
  * `key` and `X-Amz-Signature` are secrets too (isSecretUrlParameter).
@@ -52,7 +53,17 @@ const SECRET_WORDS = new Set([
   'setcookie',
   // A service account's key file (BigQuery's `keyfile`, `keyfile_json`).
   'keyfile',
+  // A session's id is its bearer (`session_id`, `sessionId`: pairs below); an OAuth client's signed
+  // assertion stands for its secret (`client_assertion`).
+  'sessionid',
+  'clientassertion',
 ]);
+
+/** Two words that name a secret together, though neither does alone: `session_id`, `client_assertion`. */
+const SECRET_PAIRS = new Set(['session id', 'client assertion', 'saml assertion', 'jwt assertion']);
+
+/** Words that name a secret only as the whole key: `refresh` (an OAuth refresh token), not `auto_refresh`. */
+const WHOLE_KEY_ONLY = new Set(['refresh']);
 
 /**
  * `… key` as a key's last word names a provider's key (`OPENAI_KEY`, `anthropic_key`,
@@ -225,6 +236,8 @@ const lastSecretName = (words: readonly string[]): { start: number; end: number 
     const w = words[i]!;
     if (LAST_ONLY.has(w) && i !== words.length - 1) continue;
     if (SECRET_WORDS.has(w) || secretCompound(w)) found = { start: i, end: i };
+    else if (i > 0 && SECRET_PAIRS.has(`${words[i - 1]} ${w}`)) found = { start: i - 1, end: i };
+    else if (WHOLE_KEY_ONLY.has(w) && words.length === 1) found = { start: i, end: i };
     else if (
       w === 'key' &&
       i > 0 &&

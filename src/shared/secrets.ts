@@ -4,8 +4,10 @@
  * code that needs it (a connection needs the real password); the projections, the audit endpoint
  * and every answer hold `maskSecrets` of it. The rule is by key name, normalised, so `password`, `DB_PASSWORD`,
  * `dbPassword`, `aws_secret_access_key`, `awsSecretAccessKey`, `api-key`, `X-Api-Key` and
- * `Authorization` are all secrets, and by value shape: a URL's userinfo password
- * (`postgres://u:pw@h/db`) and its secret query parameters are masked wherever the URL appears.
+ * `Authorization` are all secrets, and by value shape, wherever the value is (under any key, inside
+ * any text): a URL's userinfo password (`postgres://u:pw@h/db`) and its secret query parameters, an
+ * ADO.NET/ODBC connection string's `Password=`/`Pwd=`, a PEM private key block, and tokens known by
+ * their prefix (SECRET_SHAPES).
  *
  * Changing these rules changes what projections hold: SECRET_RULES_VERSION is part of the read
  * model's fingerprint, so bumping it rebuilds the tables with the new rules at the next start.
@@ -14,7 +16,7 @@ import { invalid } from './errors';
 import { isSecretKey, isSecretUrlParameter, keyKind, keyWords, type KeyKind } from './secretKeys';
 import { sqlOptionValues } from './sqlOptions';
 
-export const SECRET_RULES_VERSION = 4;
+export const SECRET_RULES_VERSION = 5;
 
 /** What every reader shows instead of a secret. A write that sends it back keeps the stored value. */
 export const MASK = '******';
@@ -31,6 +33,8 @@ const URL_USERINFO = /([a-z][a-z0-9+.-]*:\/\/[^\s/?#:]*:)(\S*)(@)/gi;
 const URL_PARAM = /([?&;])([^=&;#\s]+)=([^&;#\s]*)/g;
 /** `Password=p w;` (ADO.NET, ODBC: `;` between pairs, values may hold blanks). */
 const SEMICOLON_PAIRS = /(^|;)(\s*[A-Za-z][\w .-]*?)(\s*=\s*)('[^']*'|"[^"]*"|\{[^}]*\}|[^;]*)/g;
+/** A `;`-separated list of pairs holding a password (ADO.NET, ODBC): `…;Password=…;`, `Pwd=…`. */
+const PAIRS_WITH_PASSWORD = /(?:^|;)\s*(?:password|pwd)\s*=/i;
 /** `password=pw host=h` (libpq: blanks between pairs, a value with blanks is quoted). */
 const BLANK_PAIRS = /(^|\s)([A-Za-z][\w.-]*)(\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s]*)/g;
 
@@ -130,15 +134,65 @@ const hideInJsonText = (text: string, hide: HideSecret): unknown => {
   return hidden >= secrets ? out : hide(text, true);
 };
 
+/** `key=value` pairs (`;`-separated, or blank-separated as libpq's) with the secret ones' values hidden. */
+const hideInPairs = (text: string, pairs: RegExp, hide: HideSecret): string =>
+  text.replace(pairs, (m, sep: string, name: string, eq: string, value: string) =>
+    value.trim() !== '' && isSecretKey(name.trim()) ? `${sep}${name}${eq}${String(hide(value, false))}` : m,
+  );
+
 /** A connection string: a URL gets its password hidden; a key=value list its secret values; else all. */
 const hideInConnectionString = (text: string, hide: HideSecret): unknown => {
   if (/^\s*[a-z][a-z0-9+.-]*:\/\//i.test(text)) return hideInUrls(text, hide);
   if (!text.includes('=')) return hide(text, true);
-  return text.replace(
-    text.includes(';') ? SEMICOLON_PAIRS : BLANK_PAIRS,
-    (m, sep: string, name: string, eq: string, value: string) =>
-      value.trim() !== '' && isSecretKey(name.trim()) ? `${sep}${name}${eq}${String(hide(value, false))}` : m,
-  );
+  return hideInPairs(text, text.includes(';') ? SEMICOLON_PAIRS : BLANK_PAIRS, hide);
+};
+
+/** What follows a token: its match runs on over these, so a sealed token is never followed by one. */
+const TOKEN_TAIL = '[A-Za-z0-9_-]*';
+
+/**
+ * Secrets known by their shape, under any key and inside any text: a PEM private key block (to its
+ * END line, or to the end of the text), GitHub tokens (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`,
+ * `github_pat_`), OpenAI/Anthropic keys (`sk-…` with a run of 20 letters and digits: not `sk-learn`),
+ * Slack tokens (`xoxb-`, `xoxp-`, …), AWS access key ids (`AKIA…`, `ASIA…`) and JWTs (`eyJ….eyJ….…`).
+ * Each is hidden in place (the whole value when it is the whole string). A sealed secret
+ * (`enc:v1:<key id>:…`, src/ledger/sealing.ts) is one too, and is matched first: the mask of a
+ * sealed text is the mask of the plain one, and nothing is looked for inside a ciphertext. A match
+ * runs on over the letters, digits, `_` and `-` after it (TOKEN_TAIL): a sealed token, whose
+ * ciphertext is of those, must not run into the text after it.
+ */
+const SECRET_SHAPES = new RegExp(
+  [
+    'enc:v1:[A-Za-z0-9_.-]{1,128}:[A-Za-z0-9_-]+',
+    `-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY-----[\\s\\S]*?(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY-----${TOKEN_TAIL}|$)`,
+    `(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{20}|github_pat_[A-Za-z0-9_]{20})${TOKEN_TAIL}`,
+    `(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]*?[A-Za-z0-9]{20}${TOKEN_TAIL}`,
+    `(?<![A-Za-z0-9])xox[abeoprs]-[A-Za-z0-9]+-[A-Za-z0-9-]{8}${TOKEN_TAIL}`,
+    `(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}${TOKEN_TAIL}`,
+    `(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.${TOKEN_TAIL}`,
+  ].join('|'),
+  'g',
+);
+
+/** A text with the secrets known by their shape hidden; the whole value when one is all of it. */
+const hideByShape = (value: unknown, hide: HideSecret): unknown => {
+  if (typeof value !== 'string' || value.length < 16) return value;
+  SECRET_SHAPES.lastIndex = 0;
+  const first = SECRET_SHAPES.exec(value);
+  if (!first) return value;
+  if (first.index === 0 && first[0].length === value.length) return hide(value, true);
+  return value.replace(SECRET_SHAPES, (secret) => String(hide(secret, false)));
+};
+
+/**
+ * A string that is not JSON text: its URLs' secrets, an ADO.NET/ODBC connection string's password
+ * (`Server=x;User Id=u;Password=…;`: the value only, as under a `connection_string` key) and the
+ * secrets known by their shape.
+ */
+const hideInText = (text: string, hide: HideSecret): unknown => {
+  let out = hideInUrls(text, hide);
+  if (out.includes(';') && PAIRS_WITH_PASSWORD.test(out)) out = hideInPairs(out, SEMICOLON_PAIRS, hide);
+  return hideByShape(out, hide);
 };
 
 /**
@@ -160,7 +214,7 @@ const hideInSqlText = (text: string, hide: HideSecret): string => {
     let hidden: unknown = raw;
     if (v.mode === 'secret') hidden = hidePart(raw, false);
     else if (v.mode === 'connection' && v.quoted) hidden = hideInConnectionString(raw, hidePart);
-    else if (v.quoted) hidden = hideInJsonText(raw, hidePart) ?? raw;
+    else if (v.quoted) hidden = hideInJsonText(raw, hidePart) ?? hideInText(raw, hidePart);
     if (hidden === raw) continue;
     out += text.slice(at, v.start) + String(hidden);
     at = v.end;
@@ -172,9 +226,9 @@ const hideScalar = (value: unknown, mode: KeyKind, hide: HideSecret): unknown =>
   if (value === null || value === undefined) return value;
   if (mode === 'secret') return hide(value, true);
   if (typeof value !== 'string') return value;
-  if (mode === 'connection') return hideInConnectionString(value, hide);
-  if (mode === 'sql') return hideInUrls(hideInSqlText(value, hide), hide);
-  return hideInJsonText(value, hide) ?? hideInUrls(value, hide);
+  if (mode === 'connection') return hideByShape(hideInConnectionString(value, hide), hide);
+  if (mode === 'sql') return hideByShape(hideInUrls(hideInSqlText(value, hide), hide), hide);
+  return hideInJsonText(value, hide) ?? hideInText(value, hide);
 };
 
 const maskScalar = (value: unknown, mode: KeyKind): unknown => hideScalar(value, mode, showMask);

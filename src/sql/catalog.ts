@@ -530,6 +530,11 @@ export const catalogResolver = (lookup: CatalogLookup) => {
     position: bigint,
     scope: string | null = null,
   ): Promise<string> => {
+    if (nameKey(database) === 'files')
+      throw new SqlError(
+        SqlErrorCode.Invalid,
+        `AS OF is not supported for files.${table}: uploaded files keep no history, so a replay as of a past position cannot read them (read files.${table} as it is now)`,
+      );
     if (nameKey(database) !== 'information_schema' && !(await lookup.isProject(database))) {
       const integration = await lookup.isIntegration(database);
       throw new SqlError(

@@ -35,6 +35,16 @@ export const pipelineStatements = (deps: {
       `${verb} ${where} is not supported: ${target.project ?? db} is not an external database; projects' tables change only through commands, files through uploads and CREATE TABLE or INSERT INTO files.f (SELECT …); write into a database registered with CREATE DATABASE`,
     );
   };
+  /** A write naming a database that is neither a project nor a registered one is told so (not that only knowledge bases take rows). */
+  const inExistingDatabase = async <S extends IntegrationWriteStatement>(statement: S) => {
+    const database = statement.target.project;
+    if (database !== undefined && database !== null && !(await deps.databaseExists(database)))
+      throw new SqlError(
+        SqlErrorCode.UnknownDatabase,
+        `Database ${database} does not exist: register it with CREATE DATABASE ${database} WITH ENGINE = …, PARAMETERS = {…}, or name a project's knowledge base`,
+      );
+    return statement;
+  };
   return {
     Show: (statement, context) =>
       withinDeadline(
@@ -54,9 +64,10 @@ export const pipelineStatements = (deps: {
       (await intoIntegration(statement, context)) ??
       (fileWrites.isFileWrite(statement, context.db)
         ? fileWrites.run(statement, context.db, context.params)
-        : knowledgeBaseRows.insert(statement, context)),
+        : knowledgeBaseRows.insert(await inExistingDatabase(statement), context)),
     Delete: async (statement, context) =>
-      (await intoIntegration(statement, context)) ?? knowledgeBaseRows.delete(statement, context),
+      (await intoIntegration(statement, context)) ??
+      knowledgeBaseRows.delete(await inExistingDatabase(statement), context),
     CreateTable: async (statement, context) => {
       const written = await intoIntegration(statement, context);
       if (written) return written;

@@ -98,6 +98,20 @@ export const usersService = (ctx: AppContext, settings: UsersSettings) => {
     project,
   });
 
+  /** A token that is not revoked or expired, and its user. */
+  const liveToken = (users: UsersState, tokenId: string) => {
+    const token = users.tokens.get(tokenId);
+    if (!token) return undefined;
+    if (token.expiresAt !== null && Date.parse(token.expiresAt) <= ctx.clock().getTime()) return undefined;
+    const user = userById(users, token.userId);
+    return user ? { token, user } : undefined;
+  };
+  const tokenIdentity = ({ token, user }: NonNullable<ReturnType<typeof liveToken>>): Identity => ({
+    principal: principalOf(user, token.project),
+    actor: { kind: 'token', id: token.tokenId },
+    via: 'token',
+  });
+
   /** The user these credentials name, or undefined (the same time either way). */
   const checkPassword = async (name: string, password: string) => {
     const user = (await state()).users.get(nameKey(name));
@@ -212,22 +226,24 @@ export const usersService = (ctx: AppContext, settings: UsersSettings) => {
     fromToken: async (bearer: string): Promise<Identity | undefined> => {
       const m = TOKEN_PATTERN.exec(bearer);
       if (!m) return undefined;
-      const users = await state();
-      const token = users.tokens.get(m[1]!);
-      if (!token) return undefined;
-      if (token.expiresAt !== null && Date.parse(token.expiresAt) <= ctx.clock().getTime()) return undefined;
-      const user = userById(users, token.userId);
-      if (!user) return undefined;
+      const live = liveToken(await state(), m[1]!);
+      if (!live) return undefined;
       const digest = sha256Hex(bearer);
-      if (verifiedTokens.get(digest) !== token.tokenId) {
-        if (!(await verifySecret(m[2]!, token.secretHash))) return undefined;
-        rememberToken(digest, token.tokenId);
+      if (verifiedTokens.get(digest) !== live.token.tokenId) {
+        if (!(await verifySecret(m[2]!, live.token.secretHash))) return undefined;
+        rememberToken(digest, live.token.tokenId);
       }
-      return {
-        principal: principalOf(user, token.project),
-        actor: { kind: 'token', id: token.tokenId },
-        via: 'token',
-      };
+      return tokenIdentity(live);
+    },
+    /** Whether a password field holds an access token (`mlt_…`) rather than a password. */
+    looksLikeToken: (text: string) => TOKEN_PATTERN.test(text),
+    /**
+     * A token's identity by its id, its secret checked already (a wire connection that signed in
+     * with it): undefined once it is revoked or expired, or its user is gone.
+     */
+    identityOfToken: async (tokenId: string): Promise<Identity | undefined> => {
+      const live = liveToken(await state(), tokenId);
+      return live ? tokenIdentity(live) : undefined;
     },
 
     /** What a job or trigger may do now, as its owner is now (owners.ts). */

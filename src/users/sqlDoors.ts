@@ -1,4 +1,5 @@
-import type { Authenticator, ClientOf, ErrorAnswer, SqlContext, SqlEngine } from '../mysql';
+import type { ClientOf, ErrorAnswer, SqlContext, SqlEngine } from '../mysql';
+import { currentLoginNote, noteLogin, type DoorAuthenticator } from '../mysql/serverDoorway';
 import { withRequest } from '../shared/requestContext';
 import { nameKey } from '../shared/names';
 import { nextRequestId } from '../shared/requestIds';
@@ -7,20 +8,43 @@ import type { UsersService } from './service';
 /**
  * Failed logins over the wire doors: one limiter for MySQL and PostgreSQL, counting every failed
  * proof of a password (MySQL's full authentication, its caching_sha2 fast path and scrambles,
- * PostgreSQL's cleartext password) per user name, normalised as user names are compared (case-
- * insensitively: `SAN` is `san`), and per client address. Past `limit` failures in `windowMs` for
- * the name or for the address, a login is refused before any proof is checked (HTTP's sign-in has
- * its own limits per address and name).
+ * PostgreSQL's cleartext password), user names normalised as they are compared (case-insensitively:
+ * `SAN` is `san`). Three counts, so that one noisy address does not lock out everyone behind it
+ * (a NAT, an office, a CI runner):
+ * - per user name and address: past `limit` failures in `windowMs`, that user is refused from that
+ *   address (the others of the address still sign in);
+ * - per address alone and per user name alone (from every address): only past `wideLimit`
+ *   (default ten times `limit`), a guessing run over many names or from many addresses.
+ * A refused login is refused before any proof is checked, saying why and when to retry (HTTP's
+ * sign-in has its own limits per address and name).
  */
 export class WireLoginLimiter {
   private readonly failures = new Map<string, number[]>();
+  private readonly wideLimit: number;
 
-  constructor(private readonly o: { limit: number; windowMs: number; now?: () => number }) {}
+  constructor(
+    private readonly o: { limit: number; windowMs: number; wideLimit?: number; now?: () => number },
+  ) {
+    this.wideLimit = o.wideLimit ?? o.limit * 10;
+  }
 
-  /** The counts a login falls under: its user name's and its address's. */
+  /** The counts a login falls under, each with its limit and what its refusal says. */
   private keys(user: string, address?: string) {
-    const keys = [`user:${nameKey(user.normalize('NFC'))}`];
-    if (address) keys.push(`address:${address.replace(/^::ffff:/, '').toLowerCase()}`);
+    const name = nameKey(user.normalize('NFC'));
+    const keys = [
+      { key: `user:${name}`, limit: this.wideLimit, says: `for user ${user} from many addresses` },
+    ];
+    if (address) {
+      const from = address.replace(/^::ffff:/, '').toLowerCase();
+      keys.unshift(
+        {
+          key: `user-address:${name}@${from}`,
+          limit: this.o.limit,
+          says: `from this address for user ${user}`,
+        },
+        { key: `address:${from}`, limit: this.wideLimit, says: 'from this address, for any user' },
+      );
+    }
     return keys;
   }
 
@@ -32,15 +56,37 @@ export class WireLoginLimiter {
     return { now, kept };
   }
 
-  blocked(user: string, address?: string) {
-    return this.keys(user, address).some((key) => this.recent(key).kept.length >= this.o.limit);
+  /** Why a login is refused now (with when to retry), or undefined. */
+  lockout(user: string, address?: string, discount = 0): string | undefined {
+    for (const { key, limit, says } of this.keys(user, address)) {
+      const { kept } = this.recent(key);
+      if (kept.length - discount < limit) continue;
+      // Sign-ins are taken again once enough failures have left the window.
+      const until = new Date(kept[kept.length - limit]! + this.o.windowMs);
+      return `too many failed sign-ins ${says}, retry after ${until.toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
+    }
+    return undefined;
+  }
+
+  /** Whether a login is refused now; `discount`: failures of this very login not to count. */
+  blocked(user: string, address?: string, discount = 0) {
+    return this.lockout(user, address, discount) !== undefined;
+  }
+
+  /** Takes back the latest failure counted for this login (it proved to be no guess). */
+  forgive(user: string, address?: string) {
+    for (const { key } of this.keys(user, address)) {
+      const { kept } = this.recent(key);
+      if (kept.length > 1) this.failures.set(key, kept.slice(0, -1));
+      else this.failures.delete(key);
+    }
   }
 
   failed(user: string, address?: string) {
-    for (const key of this.keys(user, address)) {
+    for (const { key, limit } of this.keys(user, address)) {
       const { now, kept } = this.recent(key);
       // Past the limit, older failures add nothing: the count stays bounded per key.
-      this.failures.set(key, [...kept.slice(-this.o.limit), now]);
+      this.failures.set(key, [...kept.slice(-limit), now]);
     }
   }
 }
@@ -75,7 +121,21 @@ export const sqlDoor = (
   authOnAtStart: boolean,
   door: SqlDoor = 'mysql',
   limiter?: WireLoginLimiter,
-): { auth: Authenticator | undefined; engine: Required<SqlEngine> } => {
+): { auth: DoorAuthenticator | undefined; engine: Required<SqlEngine> } => {
+  /** Connections that signed in with an access token (by connection id): they act as that token. */
+  const tokenConnections = new Map<number, string>();
+  /**
+   * Token logins per user name: part of MySQL's cache tag, so the digest a token login leaves in
+   * caching_sha2's cache (kept per user name and tag) is never found again by the fast path, which
+   * cannot tell a token from the password: every token login takes the full authentication.
+   */
+  const tokenLogins = new Map<string, number>();
+  /** The identity a statement runs as: its connection's token's, else its user's. */
+  const identityOf = async (client: ClientOf) => {
+    const tokenId = tokenConnections.get(client.connectionId);
+    if (tokenId === undefined) return { identity: await users.identityOfUser(client.user), tokenId };
+    return { identity: await users.identityOfToken(tokenId), tokenId };
+  };
   /** Runs a statement as the connection's user (their actor and role), or refuses it. */
   const asClient = async <T>(
     client: ClientOf | undefined,
@@ -88,14 +148,17 @@ export const sqlDoor = (
         { requestId, interface: door, actor: { kind: 'address', id: client?.host ?? '' } },
         run,
       );
-    const identity = authOnAtStart && client ? await users.identityOfUser(client.user) : undefined;
+    const { identity, tokenId } =
+      authOnAtStart && client ? await identityOf(client) : { identity: undefined, tokenId: undefined };
     if (!identity)
       return {
         type: 'error',
         error_code: 1045,
-        error_message: authOnAtStart
-          ? `Access denied for user '${client?.user ?? ''}': the user no longer exists`
-          : `Authentication was turned on after this ${DOOR_NAMES[door]} server started: reconnect after a restart`,
+        error_message: !authOnAtStart
+          ? `Authentication was turned on after this ${DOOR_NAMES[door]} server started: reconnect after a restart`
+          : tokenId !== undefined
+            ? `Access denied for user '${client?.user ?? ''}': the access token this connection signed in with is revoked or expired`
+            : `Access denied for user '${client?.user ?? ''}': the user no longer exists`,
         context,
       };
     return withRequest(
@@ -103,14 +166,47 @@ export const sqlDoor = (
       run,
     );
   };
+  /**
+   * A password field's check: an access token (`mlt_…`, as `Authorization: Bearer` takes it) signs
+   * in as that token, its role and project scope, when the user name is its user's; anything else
+   * is the user's password.
+   */
+  const verify = async (user: string, password: string) => {
+    if (users.looksLikeToken(password)) {
+      const identity = await users.fromToken(password);
+      if (identity && nameKey(identity.principal.user) === nameKey(user)) {
+        // MySQL's fast path compared the client's scramble of this token with the user's cached
+        // password digest and counted a failure: not a guess, so it is taken back.
+        const counted = currentLoginNote()?.failed;
+        if (counted) limiter?.forgive(counted.user, counted.host);
+        noteLogin({ tokenId: identity.actor.id, failed: undefined });
+        const key = nameKey(user);
+        tokenLogins.set(key, (tokenLogins.get(key) ?? 0) + 1);
+        return true;
+      }
+      if (identity) return false;
+    }
+    return users.verifyPassword(user, password);
+  };
   return {
     auth: authOnAtStart
       ? {
-          // The protocols ask `blocked` before any proof and report each failed one (the fast path's too).
-          verify: (user, password) => users.verifyPassword(user, password),
-          cacheTag: (user) => users.credentialTag(user),
-          blocked: (user, host) => limiter?.blocked(user, host) ?? false,
-          failed: (user, host) => limiter?.failed(user, host),
+          // The protocols ask `lockout`/`blocked` before any proof and report each failed one (the fast path's too).
+          verify,
+          cacheTag: async (user) =>
+            `${await users.credentialTag(user)}:${tokenLogins.get(nameKey(user)) ?? 0}`,
+          lockout: (user, host) => limiter?.lockout(user, host),
+          // Asked again after a failed fast path: that failure (maybe a token's scramble, taken back
+          // once the token signs in) does not stop the full authentication it leads to.
+          blocked: (user, host) => limiter?.blocked(user, host, currentLoginNote()?.failed ? 1 : 0) ?? false,
+          failed: (user, host) => {
+            limiter?.failed(user, host);
+            noteLogin({ failed: { user, host } });
+          },
+          signedIn: (connectionId, note) => {
+            if (note.tokenId !== undefined) tokenConnections.set(connectionId, note.tokenId);
+          },
+          signedOut: (connectionId) => void tokenConnections.delete(connectionId),
         }
       : undefined,
     engine: {

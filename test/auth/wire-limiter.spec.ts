@@ -19,7 +19,7 @@ const LIMIT = 3;
 
 describe('the wire login limiter', () => {
   it('counts case variants of a user name as one name', () => {
-    const limiter = new WireLoginLimiter({ limit: LIMIT, windowMs: 60_000 });
+    const limiter = new WireLoginLimiter({ limit: LIMIT, wideLimit: LIMIT, windowMs: 60_000 });
     limiter.failed('san', '10.0.0.1');
     limiter.failed('SAN', '10.0.0.2');
     limiter.failed('San', '10.0.0.3');
@@ -29,7 +29,7 @@ describe('the wire login limiter', () => {
   });
 
   it('counts per client address, whatever the user names tried from it', () => {
-    const limiter = new WireLoginLimiter({ limit: LIMIT, windowMs: 60_000 });
+    const limiter = new WireLoginLimiter({ limit: LIMIT, wideLimit: LIMIT, windowMs: 60_000 });
     limiter.failed('ann', '10.0.0.1');
     limiter.failed('bob', '10.0.0.1');
     limiter.failed('cat', '::ffff:10.0.0.1');
@@ -45,15 +45,16 @@ describe("MySQL's caching_sha2_password fast path under the limiter", () => {
     verifyPassword: async (name: string, password: string) =>
       name.toLowerCase() === 'san' && password === PASSWORD,
     credentialTag: () => 'tag-1',
+    looksLikeToken: () => false,
     identityOfUser: async () => undefined,
   } as unknown as UsersService;
   const engine = {} as Pick<SqlEngine, 'execute'> & Required<Pick<SqlEngine, 'stream'>>;
 
   /** A door with the digest cached (a full login happened), and one login through its fast path. */
   const door = () => {
-    const limiter = new WireLoginLimiter({ limit: LIMIT, windowMs: 60_000 });
+    const limiter = new WireLoginLimiter({ limit: LIMIT, wideLimit: LIMIT, windowMs: 60_000 });
     const auth = sqlDoor(users, engine, true, 'mysql', limiter).auth!;
-    const sha2Cache = new Map<string, Buffer>([['san\u0000tag-1', sha2Digest(PASSWORD)]]);
+    const sha2Cache = new Map<string, Buffer>([['san\u0000tag-1:0', sha2Digest(PASSWORD)]]);
     let verified = 0;
     const counting = { ...auth, verify: async (u: string, p: string) => (verified++, auth.verify(u, p)) };
     const login = async (user: string, token: (nonce: Buffer) => Buffer, host = '10.0.0.1') => {

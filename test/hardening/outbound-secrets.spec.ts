@@ -319,7 +319,12 @@ describe('with OUTBOUND_ALLOW not admitting 127.0.0.1', () => {
       else return false;
       return true;
     });
-    t = await startTestApp('sqlite', { FILE_URL_UPLOAD: 'true', OUTBOUND_ALLOW: '127.0.0.2' });
+    // Sign-in is off here: local-first (which would admit loopback) is turned off to test the list.
+    t = await startTestApp('sqlite', {
+      FILE_URL_UPLOAD: 'true',
+      OUTBOUND_ALLOW: '127.0.0.2',
+      OUTBOUND_LOCAL_FIRST: 'false',
+    });
   });
   afterAll(async () => {
     await t?.dispose();

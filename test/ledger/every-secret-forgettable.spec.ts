@@ -132,7 +132,7 @@ const checksOf = (def: Def): Check[] =>
   ((def.checks ?? []) as { _zod: { def: Check } }[]).map((c) => c._zod.def);
 
 /** Top-level fields the sealing keeps in clear: how a resource is found (src/ledger/sealing.ts). */
-const IDENTIFYING = new Set(['webhookToken', 'tokenId']);
+const IDENTIFYING = new Set(['webhookToken', 'tokenId', 'sessionId']);
 
 /**
  * Where a value of this schema may hold a secret, by the rule the sealing follows: each path of a

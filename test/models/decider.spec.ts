@@ -47,7 +47,10 @@ describe('model decider: defining', () => {
         data: { name: 'm', replace: false, ...definition, options: { engine: 'openai' } },
         metadata,
       })
-      .thenThrows('NotFound', /Cannot find ML handler with name openai/));
+      .thenThrows(
+        'NotFound',
+        /No ML engine named openai exists: make one with CREATE ML_ENGINE openai FROM openai USING openai_api_key = '…'/,
+      ));
 
   it('needs a live project', () =>
     spec

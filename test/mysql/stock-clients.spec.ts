@@ -100,7 +100,7 @@ describe('the stock MySQL clients signing in with authentication on', () => {
       expect(limiter.blocked(ADMIN.name, '127.0.0.1')).toBe(true);
       const blocked = await stockCli(server.port, ADMIN.password, 'SELECT 1');
       expect(blocked.code).toBe(1);
-      expect(blocked.stderr).toContain('too many failed logins');
+      expect(blocked.stderr).toContain('too many failed sign-ins from this address for user');
     });
 
     it("signs mysql2 in with its default options (no TLS: the password goes RSA-encrypted with the server's key)", async () => {

@@ -8,6 +8,7 @@ import { greeting, isSslRequest, parseHandshakeResponse } from '../protocol/pack
 import { Session } from '../session/session';
 import type { ServerFacts } from '../session/variables';
 import type { ServerView } from '../session/view';
+import { withLoginNote, type DoorAuthenticator } from '../serverDoorway';
 import type { ClientChannel } from './clientChannel';
 
 /** What this server offers; a session uses what both sides offer. */
@@ -96,7 +97,17 @@ export const logIn = async (
       return p;
     },
   };
-  const result = await authenticate(auth, response, nonce, host, o.auth);
+  const door = o.auth.authenticator as DoorAuthenticator | undefined;
+  // Locked out (too many failures for this user from this address, or from this address): told
+  // so and when to retry, before any proof of the password is asked for.
+  const lockout = await door?.lockout?.(response.user, host);
+  if (lockout) {
+    channel.error(MysqlError.AccessDenied, lockout);
+    await channel.flushed();
+    return undefined;
+  }
+  const { result, note } = await withLoginNote(() => authenticate(auth, response, nonce, host, o.auth));
+  if (result.ok) door?.signedIn?.(connectionId, note);
   if (!result.ok) {
     channel.error(MysqlError.AccessDenied, result.message);
     await channel.flushed();

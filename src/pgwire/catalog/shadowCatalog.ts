@@ -187,6 +187,10 @@ export const SHIMS = [
   `CREATE TABLE pg_mindledger.view_definitions(schema_name VARCHAR, view_name VARCHAR, definition VARCHAR)`,
   `CREATE MACRO pg_mindledger.pg_get_viewdef(o) AS (${VIEW_DEFINITION}), (o, pretty) AS (${VIEW_DEFINITION})`,
   `CREATE VIEW pg_mindledger.pg_views AS SELECT d.schema_name AS schemaname, d.view_name AS viewname, 'mindledger' AS viewowner, d.definition FROM pg_mindledger.view_definitions d`,
+  // Settings as DuckDB lists them, but no path of the server's disk (home, secrets, extensions,
+  // temp files): a setting naming an absolute path reads as empty, as PostgreSQL's path settings
+  // (data_directory, config_file, hba_file …) are absent here.
+  `CREATE VIEW pg_mindledger.pg_settings AS SELECT * REPLACE (CASE WHEN regexp_matches(setting, '(^|[\\[,''"\\s])(/|~|[A-Za-z]:[\\\\/])') THEN '' ELSE setting END AS setting) FROM pg_catalog.pg_settings WHERE name NOT IN ('data_directory', 'config_file', 'hba_file', 'ident_file', 'external_pid_file')`,
   `CREATE TABLE pg_mindledger.pg_matviews(schemaname VARCHAR, matviewname VARCHAR, matviewowner VARCHAR, tablespace VARCHAR, hasindexes BOOLEAN, ispopulated BOOLEAN, definition VARCHAR)`,
   // parse_ident('a."B c"') is ['a', 'B c']: unquoted parts fold to lower case (dots inside quotes are not read).
   `CREATE MACRO pg_mindledger.parse_ident(s) AS list_transform(string_split(s, '.'), x -> CASE WHEN x LIKE '"%"' THEN replace(x[2:-2], '""', '"') ELSE lower(trim(x)) END)`,

@@ -1,15 +1,9 @@
 import type net from 'node:net';
 import type tls from 'node:tls';
-import type {
-  Authenticator,
-  ClientOf,
-  EngineRowError,
-  ServerLogger,
-  SqlEngine,
-  StreamAnswer,
-} from '../../mysql/port';
+import type { ClientOf, EngineRowError, ServerLogger, SqlEngine, StreamAnswer } from '../../mysql/port';
 import { writtenLabels } from '../../shared/sqlLabels';
 import { SqlSyntaxError } from '../../shared/sqlTokens';
+import type { DoorAuthenticator } from '../../mysql/serverDoorway';
 import { PgState, sqlStateOf } from '../errors';
 import {
   bindComplete,
@@ -66,7 +60,7 @@ const FLUSH_BYTES = 64 * 1024;
 
 export type PgConnectionOptions = {
   engine: SqlEngine;
-  auth?: Authenticator;
+  auth?: DoorAuthenticator;
   tls?: tls.SecureContext;
   logger: ServerLogger;
   /** Rows a result carries at most (the engine's own limit cuts first when lower). */

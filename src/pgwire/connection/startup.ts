@@ -1,6 +1,6 @@
 import type tls from 'node:tls';
 import { isLoopback } from '../../config/binding';
-import type { Authenticator } from '../../mysql/port';
+import { withLoginNote, type DoorAuthenticator } from '../../mysql/serverDoorway';
 import { PgState } from '../errors';
 import {
   authenticationCleartextPassword,
@@ -22,7 +22,7 @@ export type StartupContext = {
   /** The client's address (a password is taken in clear only over TLS or from loopback). */
   address: string;
   tls?: tls.SecureContext;
-  auth?: Authenticator;
+  auth?: DoorAuthenticator;
   /** A CancelRequest came in this connection's place, naming another one. */
   cancel(processId: number, secret: number): void;
 };
@@ -110,22 +110,32 @@ const logIn = async (
       );
       return undefined;
     }
-    // Over the wire-login limit (per user name and per address), no password is asked for or checked.
-    if (c.auth.blocked && (await c.auth.blocked(user, c.address))) {
-      // PostgreSQL's own words: a blocked login says no more than a wrong password.
-      await fatal(channel, PgState.InvalidPassword, `password authentication failed for user "${user}"`);
+    // Locked out (too many failures for this user from this address, or from this address): told
+    // so and when to retry, before any password is asked for or checked.
+    const lockout = c.auth.lockout
+      ? await c.auth.lockout(user, c.address)
+      : c.auth.blocked && (await c.auth.blocked(user, c.address))
+        ? `too many failed sign-ins from this address for user "${user}": retry later`
+        : undefined;
+    if (lockout) {
+      await fatal(channel, PgState.InvalidAuthorization, lockout);
       return undefined;
     }
     authenticationCleartextPassword(w);
     await channel.flushed();
     const answer = await channel.next();
     if (!answer) return undefined;
-    const ok = answer.type === 'password' && (await c.auth.verify(user, answer.password));
+    const auth = c.auth;
+    // The password field may hold an access token (src/users/sqlDoors.ts): its check notes which.
+    const { result: ok, note } = await withLoginNote(
+      async () => answer.type === 'password' && (await auth.verify(user, answer.password)),
+    );
     if (!ok) {
-      c.auth.failed?.(user, c.address);
+      auth.failed?.(user, c.address);
       await fatal(channel, PgState.InvalidPassword, `password authentication failed for user "${user}"`);
       return undefined;
     }
+    auth.signedIn?.(c.processId, note);
   }
   const settings = new Settings({
     user,
