@@ -86,10 +86,15 @@ export class WriteAccepted extends Error {
   }
 }
 
-/** Refuses a write before anything is appended while the read model is stopped (503, Retry-After). */
+/**
+ * Refuses a write before anything is appended while the read model is stopped at an event it
+ * cannot apply (503, Retry-After). A read model stopped by its disk (full, failing) does not refuse:
+ * the log is the source of truth and takes the write; the read model catches up once the disk
+ * does (`settled` answers 202, saying so).
+ */
 export const assertReadModelWritable = (projections: ProjectionRunner) => {
   const failure = projections.failure;
-  if (failure)
+  if (failure && !failure.storage)
     throw unavailable(
       `Nothing was written: the read model is stopped, ${describeFailure(failure)}. It is retried automatically.`,
       retryAfterSeconds(failure),
@@ -113,6 +118,11 @@ export const settled = async (ctx: AppContext, lastPosition: bigint | null) => {
       throw new WriteAccepted(
         lastPosition,
         `Stored as event ${lastPosition}; the read model has not caught up yet (waited ${error.waitedMs} ms), so reads may not show it for a moment.`,
+      );
+    if (error instanceof ProjectionStalled && error.failure.storage)
+      throw new WriteAccepted(
+        lastPosition,
+        `Stored as event ${lastPosition}; the read model is behind: ${describeFailure(error.failure)}. Reads will show it once the disk takes the read model's writes again.`,
       );
     if (error instanceof ProjectionStalled)
       throw unavailable(

@@ -59,6 +59,65 @@ const COLUMN_LISTING_SQL = (placeholder: string) =>
 
 export type DriverOptions = { connectTimeoutMs: number; queryTimeoutMs: number };
 
+/**
+ * How long one call may wait for the external database, connecting included: the SQL statement's
+ * limit less a tenth (at most a second), so the caller hears which database did not answer before
+ * its own deadline speaks in general terms (src/sql/deadline.ts).
+ */
+export const remoteLimitMs = (queryTimeoutMs: number) =>
+  Math.max(1, queryTimeoutMs - Math.min(1000, Math.floor(queryTimeoutMs / 10)));
+
+/** The error of a call that got no answer in time: names the server (the caller adds the integration). */
+const noAnswer = (engine: string, p: ConnectionParameters, fallbackPort: number, ms: number) =>
+  Object.assign(
+    new Error(
+      `${engine} at ${str(p.host)}:${port(p.port, fallbackPort)} did not answer within ${ms} ms (timeout)`,
+    ),
+    { code: 'ETIMEDOUT' },
+  );
+
+/**
+ * Runs `use` on a connection of the pool, within `ms` from now, the wait for a connection included.
+ * Past it the call fails with `timedOut()` and the connection is destroyed, not put back: one stuck
+ * in a handshake or half a result must not hold its pool slot (nor answer the next caller's query).
+ */
+const leased = <C, T>(
+  ms: number,
+  acquire: () => Promise<C>,
+  destroy: (connection: C) => void,
+  use: (connection: C) => Promise<T>,
+  timedOut: () => Error,
+): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    let expired = false;
+    let held: C | undefined;
+    const timer = setTimeout(() => {
+      expired = true;
+      if (held !== undefined) destroy(held);
+      reject(timedOut());
+    }, ms);
+    acquire().then(
+      (connection) => {
+        if (expired) return destroy(connection);
+        held = connection;
+        use(connection).then(
+          (value) => {
+            clearTimeout(timer);
+            if (!expired) resolve(value);
+          },
+          (error: unknown) => {
+            clearTimeout(timer);
+            if (!expired) reject(error as Error);
+          },
+        );
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        if (!expired) reject(error as Error);
+      },
+    );
+  });
+
 const str = (v: unknown) => (v === undefined || v === null ? undefined : String(v));
 const port = (v: unknown, fallback: number) =>
   v === undefined || v === null || v === '' ? fallback : Number(v);
@@ -87,7 +146,7 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     database: str(p.database),
     max: 4,
     connectionTimeoutMillis: o.connectTimeoutMs,
-    statement_timeout: o.queryTimeoutMs,
+    statement_timeout: remoteLimitMs(o.queryTimeoutMs),
     query_timeout: o.queryTimeoutMs + 1000,
     idleTimeoutMillis: 30_000,
     // Our literals are exact only with standard_conforming_strings on (src/integrations/dialects.ts).
@@ -107,27 +166,51 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     values: params.map((v) => (typeof v === 'bigint' ? v.toString() : v)),
     queryMode: 'extended' as const,
   });
+  const limitMs = remoteLimitMs(o.queryTimeoutMs);
+  /**
+   * One call on a pooled client within `ms`: released when it went well, destroyed when it failed
+   * (as `pool.query` does) or ran out of time: a client left in half a result must not hold its slot.
+   */
+  const onClient = <T>(ms: number, use: (client: pg.PoolClient, broke: (e: Error) => void) => Promise<T>) =>
+    leased(
+      ms,
+      () => pool.connect(),
+      (client) => client.release(new Error('no answer in time')),
+      async (client) => {
+        let broken: Error | undefined;
+        let value: T;
+        try {
+          value = await use(client, (e) => (broken = e));
+        } catch (error) {
+          client.release(error as Error);
+          throw error;
+        }
+        client.release(broken);
+        return value;
+      },
+      () => noAnswer('postgres', p, 5432, ms),
+    );
   return {
     engine: 'postgres',
     dialect: POSTGRES_DIALECT,
     quote: POSTGRES_DIALECT.quote,
-    query: async (sql, params = []) =>
-      asResult(await pool.query({ ...statement(sql, params), rowMode: 'array' })),
-    readOnlyQuery: async (sql, params, timeoutMs) => {
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      try {
-        await client.query(
-          `BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`,
-        );
-        return asResult(await client.query({ ...statement(sql, params), rowMode: 'array' }));
-      } finally {
-        await client.query('ROLLBACK').catch((error: Error) => (broken = error));
-        client.release(broken);
-      }
+    query: (sql, params = []) =>
+      onClient(limitMs, async (client) =>
+        asResult(await client.query({ ...statement(sql, params), rowMode: 'array' })),
+      ),
+    readOnlyQuery: (sql, params, timeoutMs) => {
+      const ms = Math.max(1, Math.floor(Math.min(timeoutMs, limitMs)));
+      // A statement that fails destroys its client, which ends the transaction with it.
+      return onClient(ms, async (client, broke) => {
+        await client.query(`BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${ms}`);
+        const result = asResult(await client.query({ ...statement(sql, params), rowMode: 'array' }));
+        await client.query('ROLLBACK').catch(broke);
+        return result;
+      });
     },
     transaction: async (work) => {
       const client = await pool.connect();
+      let broken: Error | undefined;
       try {
         await client.query('BEGIN');
         const result = await work(async (sql, params = []) => {
@@ -137,23 +220,26 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
         await client.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        await client.query('ROLLBACK').catch((e: Error) => (broken = e));
         throw error;
       } finally {
-        client.release();
+        // A client whose ROLLBACK failed (timed out, connection lost) is destroyed, not reused.
+        client.release(broken);
       }
     },
-    listTables: async () => {
-      const r = await pool.query<{ table_name: string }>(
-        `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
-        [schema],
-      );
-      return r.rows.map((x) => x.table_name);
-    },
-    listColumns: async () => {
-      const r = await pool.query({ text: COLUMN_LISTING_SQL('$1'), values: [schema], rowMode: 'array' });
-      return { columns: COLUMN_LISTING, rows: r.rows as unknown[][] };
-    },
+    listTables: () =>
+      onClient(limitMs, async (client) => {
+        const r = await client.query<{ table_name: string }>(
+          `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
+          [schema],
+        );
+        return r.rows.map((x) => x.table_name);
+      }),
+    listColumns: () =>
+      onClient(limitMs, async (client) => {
+        const r = await client.query({ text: COLUMN_LISTING_SQL('$1'), values: [schema], rowMode: 'array' });
+        return { columns: COLUMN_LISTING, rows: r.rows as unknown[][] };
+      }),
     close: () => pool.end(),
   };
 };
@@ -209,44 +295,74 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
     })),
     rows: Array.isArray(rows) ? (rows as unknown[][]) : [],
   });
+  const limitMs = remoteLimitMs(o.queryTimeoutMs);
+  /**
+   * One call on a pooled connection within `ms` (the wait for a free one and its handshake
+   * included): released when it went well, destroyed when it failed or ran out of time, so a
+   * connection stuck in a handshake or a statement never holds one of the four slots.
+   */
+  const onConnection = <T>(
+    ms: number,
+    use: (connection: Mysql.PoolConnection, broke: () => void) => Promise<T>,
+  ) =>
+    leased(
+      ms,
+      () => pool.getConnection(),
+      (connection) => connection.destroy(),
+      async (connection) => {
+        let broken = false;
+        let value: T;
+        try {
+          value = await use(connection, () => (broken = true));
+        } catch (error) {
+          if (
+            (error as { fatal?: boolean }).fatal ||
+            (error as { code?: string }).code === 'PROTOCOL_SEQUENCE_TIMEOUT'
+          )
+            connection.destroy();
+          else connection.release();
+          throw error;
+        }
+        if (broken) connection.destroy();
+        else connection.release();
+        return value;
+      },
+      () => noAnswer(engine, p, 3306, ms),
+    );
   // MariaDB and MySQL limit a statement's time differently; which one this is, asked once.
-  let mariadb: Promise<boolean> | undefined;
-  const isMariadb = () =>
-    (mariadb ??= pool
-      .query('SELECT VERSION() AS v')
-      .then(([rows]) => /mariadb/i.test(String((rows as { v: string }[])[0]?.v)))
-      .catch((error: unknown) => {
-        // A database down now is asked again next time.
-        mariadb = undefined;
-        throw error;
-      }));
+  let mariadb: boolean | undefined;
+  const isMariadb = async (connection: Mysql.PoolConnection) =>
+    (mariadb ??= /mariadb/i.test(
+      String(((await connection.query('SELECT VERSION() AS v'))[0] as { v: string }[])[0]?.v),
+    ));
   return {
     engine,
     dialect: MYSQL_DIALECT,
     quote: MYSQL_DIALECT.quote,
-    query: async (sql, params = []) =>
-      asResult(
-        await pool.query({ sql: bindMysql(sql, params), rowsAsArray: true, timeout: o.queryTimeoutMs }),
+    query: (sql, params = []) =>
+      onConnection(limitMs, async (connection) =>
+        asResult(
+          await connection.query({ sql: bindMysql(sql, params), rowsAsArray: true, timeout: limitMs }),
+        ),
       ),
-    readOnlyQuery: async (sql, params, timeoutMs) => {
-      const ms = Math.max(1, Math.floor(timeoutMs));
+    readOnlyQuery: (sql, params, timeoutMs) => {
+      const ms = Math.max(1, Math.floor(Math.min(timeoutMs, limitMs)));
       const text = bindMysql(sql, params);
-      const limited = (await isMariadb())
-        ? `SET STATEMENT max_statement_time=${ms / 1000} FOR ${text}`
-        : withExecutionTimeHint(text, ms);
-      const connection = await pool.getConnection();
-      let broken = false;
-      try {
+      return onConnection(ms, async (connection, broke) => {
+        const limited = (await isMariadb(connection))
+          ? `SET STATEMENT max_statement_time=${ms / 1000} FOR ${text}`
+          : withExecutionTimeHint(text, ms);
         await connection.query('START TRANSACTION READ ONLY');
-        return asResult(await connection.query({ sql: limited, rowsAsArray: true, timeout: ms + 1000 }));
-      } finally {
-        await connection.query('ROLLBACK').catch(() => (broken = true));
-        if (broken) connection.destroy();
-        else connection.release();
-      }
+        try {
+          return asResult(await connection.query({ sql: limited, rowsAsArray: true, timeout: ms + 1000 }));
+        } finally {
+          await connection.query('ROLLBACK').catch(broke);
+        }
+      });
     },
     transaction: async (work) => {
       const connection = await pool.getConnection();
+      let broken = false;
       try {
         await connection.beginTransaction();
         const result = await work(async (sql, params = []) => {
@@ -256,27 +372,31 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
         await connection.commit();
         return result;
       } catch (error) {
-        await connection.rollback().catch(() => undefined);
+        await connection.rollback().catch(() => (broken = true));
         throw error;
       } finally {
-        connection.release();
+        // A connection whose ROLLBACK failed (timed out, lost) is destroyed, not reused.
+        if (broken) connection.destroy();
+        else connection.release();
       }
     },
-    listTables: async () => {
-      const [rows] = await pool.query(
-        'SELECT table_name AS t FROM information_schema.tables WHERE table_schema = ? ORDER BY table_name',
-        [database],
-      );
-      return (rows as { t: string }[]).map((r) => r.t);
-    },
-    listColumns: async () => {
-      const [rows] = await pool.query({
-        sql: COLUMN_LISTING_SQL('?'),
-        values: [database],
-        rowsAsArray: true,
-      });
-      return { columns: COLUMN_LISTING, rows: Array.isArray(rows) ? (rows as unknown[][]) : [] };
-    },
+    listTables: () =>
+      onConnection(limitMs, async (connection) => {
+        const [rows] = await connection.query(
+          'SELECT table_name AS t FROM information_schema.tables WHERE table_schema = ? ORDER BY table_name',
+          [database],
+        );
+        return (rows as { t: string }[]).map((r) => r.t);
+      }),
+    listColumns: () =>
+      onConnection(limitMs, async (connection) => {
+        const [rows] = await connection.query({
+          sql: COLUMN_LISTING_SQL('?'),
+          values: [database],
+          rowsAsArray: true,
+        });
+        return { columns: COLUMN_LISTING, rows: Array.isArray(rows) ? (rows as unknown[][]) : [] };
+      }),
     close: () => pool.end(),
   };
 };

@@ -145,7 +145,7 @@ describe('a full disk under the data directory', () => {
   });
   afterAll(() => disk?.unmount());
 
-  it("given the read model's DuckDB file on a disk that fills while 16 clients write, then every acknowledged write is read back once, refusals name the disk, and writes resume without a restart once space is freed", async () => {
+  it("given the read model's DuckDB file on a disk that fills while 16 clients write, then every write lands in the log while the read model is behind (ready names the disk), every one is read back once, and the read model catches up without a restart once space is freed", async () => {
     const logged = logLines();
     // The log elsewhere (the suite's scratch directory): only the read model meets the full disk.
     const t = await startTestApp(
@@ -158,15 +158,10 @@ describe('a full disk under the data directory', () => {
       expect(r.acknowledged.length).toBeGreaterThan(0);
       expect(r.lost).toEqual([]);
       expect(r.duplicated).toBe(0);
-      // The read model met the full disk (not just a quiet moment): some writes were refused.
-      expect(r.refused.length).toBeGreaterThan(0);
-      for (const o of r.w.outcomes) expect([201, 202, 503, 507]).toContain(o.status);
-      for (const o of r.refused) {
-        expect(o.detail).toMatch(DISK_NAMED);
-        expect(Number(o.retryAfter)).toBeGreaterThanOrEqual(1);
-        // "Nothing was written" is true: the log does not hold it.
-        if (/^Nothing was written/.test(o.detail)) expect(r.log.has(o.name)).toBe(false);
-      }
+      // The log is fine, so every write lands, none refused, while the read model is behind (ready
+      // says so below, naming the disk); once space is freed every one is read back.
+      expect(r.refused).toEqual([]);
+      for (const o of r.w.outcomes) expect([201, 202]).toContain(o.status);
       expect(r.readsWhileFull.every((s) => s === 200)).toBe(true);
       expect(r.readyWhileFull?.status).toBe(503);
       expect(r.readyWhileFull?.body.detail).toMatch(DISK_NAMED);

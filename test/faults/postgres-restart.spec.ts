@@ -1,0 +1,311 @@
+/**
+ * The PostgreSQL log restarted under a scaled-out deployment (issue 63): two processes of the real
+ * service on one log, 16 writers and 16 readers spread over both, and PostgreSQL stopped (fast
+ * shutdown: every backend terminated, new connections refused), left down for PG_OUTAGE_MS
+ * (10 s by default), then started again. The server is a private cluster of this spec's own
+ * (test/support/privatePostgres.ts): the machine's server on 5432 is everybody's and never stops.
+ *
+ * Then: neither process exited; every client was answered with success or a retryable 503 with
+ * Retry-After; every acknowledged write is in the log exactly once; both read models reach the
+ * log's head within seconds of PostgreSQL's return; and each process LISTENs again: with polling
+ * set to 30 s, a write on one node is seen on the other within a few seconds only through NOTIFY.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startPrivatePostgres, type PrivatePostgres } from '../support/privatePostgres';
+import { call, killNow, startService, type Service } from '../support/service';
+import { byStatus, sleep, until, type Outcome } from './support';
+
+/** How long PostgreSQL stays down (ms); 10 s unless PG_OUTAGE_MS says otherwise. */
+const OUTAGE_MS = Number(process.env.PG_OUTAGE_MS ?? 10_000);
+/** Writing before the stop, and after the start. */
+const BEFORE_MS = 2_000;
+const AFTER_MS = 3_000;
+const WRITERS = 16;
+const READERS = 16;
+/** Polling slower than anything this spec waits for: only NOTIFY delivers another node's writes quickly. */
+const POLL_MS = '30000';
+/** How soon after PostgreSQL's return both read models must be at the log's head. */
+const CONVERGE_WITHIN_MS = 15_000;
+/** How soon a write on one node must be visible on the other (NOTIFY). */
+const NOTIFIED_WITHIN_MS = 3_000;
+
+jest.setTimeout(120_000 + OUTAGE_MS);
+
+type Read = { node: number; status: number; retryAfter: string | null };
+type Written = Outcome & { node: number; kind: 'project' | 'skill'; at: number };
+
+describe('the PostgreSQL log restarting under two nodes', () => {
+  let server: PrivatePostgres | undefined;
+  let logUrl = '';
+  const nodes: Service[] = [];
+  const dataDirs: string[] = [];
+
+  beforeAll(async () => {
+    server = await startPrivatePostgres();
+    logUrl = await server.createDatabase('mindledger');
+    // Every process on one log wraps its data keys with one master key, as an operator configures it.
+    const masterKey = crypto.randomBytes(32).toString('base64');
+    const env = () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-restart-node-'));
+      dataDirs.push(dir);
+      return {
+        DATA_DIR: dir,
+        EVENT_STORE_URL: logUrl,
+        PROJECTION_POLL_MS: POLL_MS,
+        LEDGER_MASTER_KEY: masterKey,
+        // Nothing in the background reads or appends to the log: no timer wakes a read model.
+        LEDGER_CHECKPOINT_EVENTS: '1000000000',
+        LEDGER_CHECKPOINT_MS: '86400000',
+        LEDGER_CHECKPOINT_ON_STOP: 'false',
+        JOBS_POLL_MS: '0',
+        TRIGGERS_POLL_MS: '0',
+      };
+    };
+    // One after the other: each migrates the schema, and the two cores compile TypeScript for each.
+    nodes.push(await startService(env()));
+    nodes.push(await startService(env()));
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const n of nodes) await killNow(n);
+    await server?.remove();
+    for (const d of dataDirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  /** A statement on the private server, on a connection of its own (a restart ends every other). */
+  const onServer = async <R extends pg.QueryResultRow>(sql: string, database = 'mindledger') => {
+    const c = new pg.Client({ connectionString: server!.url(database) });
+    c.on('error', () => undefined);
+    await c.connect();
+    try {
+      return (await c.query<R>(sql)).rows;
+    } finally {
+      await c.end().catch(() => undefined);
+    }
+  };
+
+  /** How many backends LISTEN on the log's database: one per node once each has its news connection. */
+  const listeners = async () =>
+    Number(
+      (
+        await onServer<{ n: string }>(
+          `SELECT count(*)::text AS n FROM pg_stat_activity
+            WHERE datname = 'mindledger' AND query ILIKE 'LISTEN %'`,
+        )
+      )[0]!.n,
+    );
+
+  /** A node's read model at the log's head, as GET /api/ready tells it. */
+  const atHead = async (node: Service) => {
+    const r = await call(node.base, 'GET', '/api/ready');
+    const body = r.body as { position?: string; log_head?: string };
+    return r.status === 200 && body.position !== undefined && body.position === body.log_head;
+  };
+
+  /** Polls until `check` holds and answers how long that took, or fails after `timeoutMs`. */
+  const timeUntil = async (what: string, timeoutMs: number, check: () => Promise<boolean>) => {
+    const from = Date.now();
+    await until(what, timeoutMs, check);
+    return Date.now() - from;
+  };
+
+  /** POSTs `body` to `url` on `node`; the outcome, or status 0 when nothing answered. */
+  const post = async (node: Service, url: string, name: string, body: unknown) => {
+    const res = await fetch(`${node.base}${url}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    }).catch((error: unknown) => error as Error);
+    if (res instanceof Error) return { name, status: 0, detail: `no answer: ${res.message}`, retryAfter: null };
+    const text = await res.text();
+    let detail = '';
+    try {
+      detail = ((text ? JSON.parse(text) : {}) as { detail?: string }).detail ?? '';
+    } catch {
+      detail = text.slice(0, 200);
+    }
+    return { name, status: res.status, detail, retryAfter: res.headers.get('retry-after') };
+  };
+
+  it('given 16 writers and 16 readers on two nodes, when PostgreSQL stops for a while and starts again, then no process exits, every client is answered with success or a retryable 503, nothing acknowledged is lost or doubled, and both nodes catch up and listen again', async () => {
+    const [a, b] = nodes as [Service, Service];
+    await until('both nodes LISTENing', 15_000, async () => (await listeners()) >= 2);
+    // Skills go into one project's stream (contended: group commit, expected versions); projects
+    // each into a stream of their own.
+    expect((await post(a, '/api/projects', 'shared', { name: 'shared' })).status).toBe(201);
+    await until('the shared project on node B', 10_000, async () => {
+      const r = await call(b.base, 'GET', '/api/projects/shared');
+      return r.status === 200;
+    });
+
+    const written: Written[] = [];
+    const reads: Read[] = [];
+    let stop = false;
+    const writing = Array.from({ length: WRITERS }, async (_, k) => {
+      const node = k % 2;
+      const kind = k < WRITERS / 2 ? 'project' : 'skill';
+      for (let i = 0; !stop; i++) {
+        const name = `w${k}_${i}`;
+        const outcome =
+          kind === 'project'
+            ? await post(nodes[node]!, '/api/projects', name, { name })
+            : await post(nodes[node]!, '/api/projects/shared/skills', name, {
+                skill: { name, type: 'custom', params: {} },
+              });
+        written.push({ ...outcome, node, kind, at: Date.now() });
+        // A client told to retry waits a little (not the whole Retry-After: the recovery is timed).
+        if (outcome.status >= 500 || outcome.status === 0) await sleep(250);
+      }
+    });
+    const reading = Array.from({ length: READERS }, async (_, k) => {
+      const node = nodes[k % 2]!;
+      const url = k % 4 < 2 ? '/api/projects' : '/api/projects/shared/skills';
+      while (!stop) {
+        const res = await fetch(`${node.base}${url}`, { signal: AbortSignal.timeout(30_000) }).catch(
+          () => null,
+        );
+        reads.push({ node: k % 2, status: res?.status ?? 0, retryAfter: res?.headers.get('retry-after') ?? null });
+        await res?.arrayBuffer().catch(() => undefined);
+        await sleep(50);
+      }
+    });
+
+    await sleep(BEFORE_MS);
+    const stoppedAt = Date.now();
+    await server!.stop();
+    const stopTookMs = Date.now() - stoppedAt;
+    await sleep(OUTAGE_MS);
+    await server!.start();
+    const returnedAt = Date.now();
+    // Each node's read model reaches the head the log had when PostgreSQL returned, while writes go on.
+    const headAtReturn = BigInt(
+      (await onServer<{ p: string | null }>(`SELECT max(global_position)::text AS p FROM emt_messages`))[0]!.p ??
+        '0',
+    );
+    const caughtUp = nodes.map((node) =>
+      timeUntil('the head at the return', CONVERGE_WITHIN_MS, async () => {
+        const r = await call(node.base, 'GET', '/api/ready');
+        const body = r.body as { position?: string };
+        return r.status === 200 && BigInt(body.position ?? '0') >= headAtReturn;
+      }).then(() => Date.now() - returnedAt),
+    );
+    await sleep(AFTER_MS);
+    stop = true;
+    await Promise.all([...writing, ...reading]);
+    const writersStoppedAt = Date.now();
+    const caughtUpMs = await Promise.all(caughtUp.map((p) => p.catch((e: Error) => e.message)));
+
+    // What ended a node, if one ended: the last lines it wrote.
+    for (const n of nodes)
+      if (n.child.exitCode !== null || n.child.signalCode !== null)
+        console.log(n.output().split('\n').slice(-60).join('\n'));
+    for (const n of nodes) {
+      expect(n.child.exitCode).toBeNull();
+      expect(n.child.signalCode).toBeNull();
+      expect(n.output()).not.toMatch(/Emitted 'error' event|Uncaught|unhandled/i);
+    }
+
+    // Both read models at the log's head (nothing is written any more: one head for both).
+    const convergedMs = await Promise.all(
+      nodes.map((node) => timeUntil('the read model at the log head', CONVERGE_WITHIN_MS, () => atHead(node))),
+    );
+    const convergedAfterReturnMs = writersStoppedAt + Math.max(...convergedMs) - returnedAt;
+
+    // Each node LISTENs again on a fresh connection (every connection before the stop is gone).
+    const listeningAgainMs = await timeUntil('both nodes LISTENing again', 15_000, async () => {
+      return (await listeners()) >= 2;
+    });
+    for (const n of nodes) {
+      expect(n.output()).toMatch(/log notifications lost/);
+      expect(n.output()).toMatch(/log notifications back: listening again/);
+    }
+    // NOTIFY delivers: a write on one node is read on the other long before the next poll (30 s).
+    const notified: number[] = [];
+    for (const [from, to] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      const name = `notified_${notified.length}`;
+      expect((await post(from, '/api/projects', name, { name })).status).toBe(201);
+      notified.push(
+        await timeUntil(`${name} on the other node`, NOTIFIED_WITHIN_MS, async () => {
+          const r = await call(to.base, 'GET', `/api/projects/${name}`);
+          return r.status === 200;
+        }),
+      );
+    }
+
+    // The log, read on the server: each acknowledged write once, none twice.
+    const inLog = new Map<string, number>();
+    for (const row of await onServer<{ kind: string; name: string; n: string }>(
+      `SELECT message_type AS kind, message_data->>'name' AS name, count(*)::text AS n FROM emt_messages
+        WHERE message_type IN ('ProjectCreated', 'SkillCreated') GROUP BY 1, 2`,
+    ))
+      inLog.set(`${row.kind === 'ProjectCreated' ? 'project' : 'skill'}:${row.name}`, Number(row.n));
+    // And each node's read model: every acknowledged write visible, once.
+    const visible = await Promise.all(
+      nodes.map(async (node) => {
+        const seen = new Map<string, number>();
+        const projects = (await call(node.base, 'GET', '/api/projects')).body as { name: string }[];
+        const skills = (await call(node.base, 'GET', '/api/projects/shared/skills')).body as { name: string }[];
+        for (const p of projects) seen.set(`project:${p.name}`, (seen.get(`project:${p.name}`) ?? 0) + 1);
+        for (const s of skills) seen.set(`skill:${s.name}`, (seen.get(`skill:${s.name}`) ?? 0) + 1);
+        return seen;
+      }),
+    );
+
+    const key = (w: Written) => `${w.kind}:${w.name}`;
+    const acknowledged = written.filter((w) => w.status === 201 || w.status === 202);
+    const refused = written.filter((w) => w.status === 503);
+    const lost = acknowledged.filter(
+      (w) => inLog.get(key(w)) !== 1 || visible.some((seen) => seen.get(key(w)) !== 1),
+    );
+    const duplicated = [
+      ...[...inLog].filter(([, n]) => n > 1).map(([k]) => `log ${k}`),
+      ...visible.flatMap((seen, i) => [...seen].filter(([, n]) => n > 1).map(([k]) => `node ${i} ${k}`)),
+    ];
+    const unexpectedWrites = written.filter((w) => ![201, 202, 503].includes(w.status));
+    const unexpectedReads = reads.filter((r) => ![200, 503].includes(r.status));
+    const refusedWithoutRetryAfter = [
+      ...refused.filter((w) => !(Number(w.retryAfter) >= 1)),
+      ...reads.filter((r) => r.status === 503 && !(Number(r.retryAfter) >= 1)),
+    ];
+    // Said to have written nothing: true of the log.
+    const falselyRefused = refused.filter((w) => /^Nothing was written/.test(w.detail) && inLog.has(key(w)));
+    const resumedMs = [0, 1].map((node) => {
+      const first = written.find((w) => w.node === node && w.at > returnedAt && w.status === 201);
+      return first ? first.at - returnedAt : null;
+    });
+
+    console.log(
+      [
+        `PostgreSQL stopped (fast, ${stopTookMs} ms) for ${OUTAGE_MS} ms; ${WRITERS} writers and ${READERS} readers on two nodes`,
+        `writes ${JSON.stringify(byStatus(written))}; reads ${JSON.stringify(byStatus(reads.map((r) => ({ ...r, name: '', detail: '' }))))}`,
+        `acknowledged ${acknowledged.length}, lost ${lost.length}, duplicated ${duplicated.length}, refused (503) ${refused.length}`,
+        `writes resumed after the return: node A ${resumedMs[0]} ms, node B ${resumedMs[1]} ms`,
+        `read model at the head of the return: node A ${caughtUpMs[0]} ms, node B ${caughtUpMs[1]} ms after it`,
+        `read model at the final head: node A ${convergedMs[0]} ms, node B ${convergedMs[1]} ms after the writers stopped ` +
+          `(${convergedAfterReturnMs} ms after PostgreSQL's return, ${AFTER_MS} ms of it writing)`,
+        `LISTEN again on both nodes (checked ${listeningAgainMs} ms after convergence); a write seen on the other node via NOTIFY: A→B ${notified[0]} ms, B→A ${notified[1]} ms`,
+      ].join('\n'),
+    );
+    if (unexpectedWrites.length || unexpectedReads.length)
+      console.log('other answers', JSON.stringify({ writes: unexpectedWrites.slice(0, 20), reads: unexpectedReads.slice(0, 20) }));
+
+    expect(acknowledged.filter((w) => w.at < stoppedAt).length).toBeGreaterThan(0);
+    expect(acknowledged.filter((w) => w.at > returnedAt).length).toBeGreaterThan(0);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(lost).toEqual([]);
+    expect(duplicated).toEqual([]);
+    expect(unexpectedWrites).toEqual([]);
+    expect(unexpectedReads).toEqual([]);
+    expect(refusedWithoutRetryAfter).toEqual([]);
+    expect(falselyRefused).toEqual([]);
+    for (const ms of caughtUpMs) expect(typeof ms).toBe('number');
+  });
+});
