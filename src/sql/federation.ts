@@ -19,7 +19,7 @@ export type ExternalFetch = {
   temp: string;
   integration: string;
   /** In the external database's own dialect: a native query as written, or built with the dialect's quoting and literals. */
-  sql: string | ((dialect: SqlDialect) => string);
+  sql: string | ((db: Pick<ExternalDatabase, 'dialect' | 'qualify'>) => string);
   /** Read through the driver instead of a query (the database's column listing). */
   read?: (db: ExternalDatabase) => Promise<ExternalResult>;
   /** What a database that cannot be reached gives instead of failing the query (listings only). */

@@ -170,7 +170,7 @@ export const integrationWritesOf = (deps: {
     params: Record<string, unknown>,
   ): Promise<{ kind: WriteKind; rows: number }> => {
     const ext = await deps.externals.get(integration);
-    const table = ext.quote(statement.target.name);
+    const table = ext.qualify(statement.target.name);
     switch (statement.kind) {
       case 'CreateTable': {
         if (!isQuery(statement.body))

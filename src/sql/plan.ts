@@ -157,8 +157,9 @@ const fetchOf = (
   return {
     temp,
     integration: e.integration,
-    sql: (dialect) =>
-      `SELECT * FROM ${schema ? `${dialect.quote(schema)}.` : ''}${dialect.quote(table)}${
+    // Qualified always: by the schema the query named, else by the registered database's.
+    sql: ({ dialect, qualify }) =>
+      `SELECT * FROM ${schema ? `${dialect.quote(schema)}.${dialect.quote(table)}` : qualify(table)}${
         filters.length ? ` WHERE ${filters.map((f) => f(dialect)).join(' AND ')}` : ''
       }${limit === null ? '' : ` LIMIT ${limit}`}`,
   };

@@ -322,7 +322,7 @@ class QueryRun {
       const result = await this.deps.externals
         .get(fetch.integration)
         .then((db) => {
-          const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql(db.dialect);
+          const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql(db);
           return fetch.read ? fetch.read(db) : this.remote(db, native);
         })
         .catch((error: unknown) => {
