@@ -44,6 +44,27 @@ describe.each(storeKinds)("an agent's SQL tool on an external database (%s)", (s
         },
       })
       .expect(201);
+    // A skill over the whole database (no table list): only the relation rule stands between the
+    // model and the server's own catalogs.
+    await t.http
+      .post('/api/projects/pa/skills')
+      .send({ skill: { name: 'everything', type: 'sql', params: { database: 'extpg', description: 'all' } } })
+      .expect(201);
+    await t.http
+      .post('/api/projects/pa/agents')
+      .send({
+        agent: {
+          name: 'wide',
+          model: {
+            model_name: 'gpt-test',
+            provider: 'openai',
+            api_key: 'sk-agent-key',
+            base_url: fake.baseUrl,
+          },
+          skills: ['everything'],
+        },
+      })
+      .expect(201);
   });
   afterAll(async () => {
     await fake?.close();
@@ -52,10 +73,10 @@ describe.each(storeKinds)("an agent's SQL tool on an external database (%s)", (s
   });
 
   /** The tool result the model was sent back for `query`. */
-  const toolResultFor = async (query: string) => {
+  const toolResultFor = async (query: string, agent = 'helper') => {
     fake.conversation([fakeReply.toolCall('sql_db_query', { query }), fakeReply.text('done')]);
     await t.http
-      .post('/api/projects/pa/agents/helper/completions')
+      .post(`/api/projects/pa/agents/${agent}/completions`)
       .send({ messages: [{ question: 'look' }] })
       .expect(200);
     return String(latestToolResults(fake.chatRequests().at(-1)!)[0]!.content);
@@ -73,9 +94,29 @@ describe.each(storeKinds)("an agent's SQL tool on an external database (%s)", (s
     expect(result).not.toContain(os.hostname());
   });
 
+  // Issue 57: the agent's tool reads the registered database's relations only, as an analyst does
+  // (the fifth door of test/hardening/customer-relations.spec.ts's matrix): the skill's tables are
+  // the registered schema's, so nothing else is ever sent.
+  it.each([
+    ['SELECT rolname, rolpassword FROM extpg.pg_catalog.pg_authid', 'pg_catalog.pg_authid'],
+    ['SELECT usename, passwd FROM extpg.pg_shadow', 'pg_shadow'],
+    ['SELECT query FROM extpg.pg_catalog.pg_stat_activity', 'pg_catalog.pg_stat_activity'],
+    ['SELECT table_name FROM extpg.information_schema.tables', 'information_schema.tables'],
+  ])(
+    "given a model writing %s, then the tool refuses the server's own relation, naming it",
+    async (query, relation) => {
+      const result = await toolResultFor(query);
+      // The skill offers the registered schema's tables only: refused before any text is sent.
+      expect(result).toMatch(/^\{"error":/);
+      expect(result).toContain(`extpg.${relation}`);
+      expect(result).not.toMatch(/SCRAM-SHA-256|md5[0-9a-f]{32}/);
+    },
+  );
+
   it('given an ordinary read, then the tool answers its rows', async () => {
     const result = await toolResultFor('SELECT count(*) AS n, max(n) AS top FROM extpg.t');
     expect(result).toMatch(/3/);
     expect(result).not.toMatch(/not pushed down/);
+    expect(await toolResultFor('SELECT count(*) AS n FROM extpg.public.t', 'wide')).toMatch(/3/);
   });
 });
