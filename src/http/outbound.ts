@@ -2,8 +2,8 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { pipeline, Readable } from 'node:stream';
-import zlib from 'node:zlib';
+import type { Readable } from 'node:stream';
+import { Agent } from 'undici';
 import { forbidden, invalid, isDomainError } from '../shared/errors';
 
 /**
@@ -358,6 +358,8 @@ export const outboundPolicy = (
     }
   }) as typeof fetch;
 
+  /** A connection's refusal by name: fetch gives it back only as text inside 'fetch failed'. */
+  const refusals = new Map<string, Error>();
   const lookup: net.LookupFunction = (hostname, options, callback) => {
     checkHost(hostname, 'Outbound connection').then(
       (addresses) => {
@@ -374,46 +376,30 @@ export const outboundPolicy = (
         if (options.all) (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
         else callback(null, usable[0]!.address, usable[0]!.family);
       },
-      (error: Error) => callback(error as NodeJS.ErrnoException, '', 0),
+      (error: Error) => {
+        if (isDomainError(error)) refusals.set(hostname, error);
+        callback(error as NodeJS.ErrnoException, '', 0);
+      },
     );
   };
 
-  // Connections kept alive between calls (as fetch keeps them), each made through `lookup`.
-  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
-
   /**
-   * One request as fetch makes it (no redirect followed), over node:http(s) with `lookup`: the socket
-   * connects to an address the policy admitted when it looked, never to what the name answers later.
-   * Errors as fetch gives them (`TypeError('fetch failed')` with the cause; an abort as it is), but a
-   * refusal by the policy is thrown as the 403 it is.
+   * fetch's own connections (undici's, kept alive between calls), each socket connected through
+   * `lookup`: to an address the policy admitted when it looked, never to what the name answers later.
    */
+  const dispatcher = new Agent({ connect: { lookup } });
+
+  /** One request as fetch makes it (no redirect followed) through `dispatcher`; a refusal by the policy is the 403 it is. */
   const pinnedFetch = async (url: URL, init: RequestInit): Promise<Response> => {
-    // Request reads every kind of body and header the caller may give, as fetch would.
-    const request = new Request(url, { ...init, redirect: 'manual', duplex: 'half' } as RequestInit);
-    const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
-    const headers: Record<string, string> = {};
-    request.headers.forEach((value, name) => (headers[name] = value));
-    headers['accept-encoding'] ??= 'gzip, deflate, br';
-    if (body) headers['content-length'] = String(body.length);
-    const secure = url.protocol === 'https:';
-    return new Promise<Response>((resolve, reject) => {
-      const req = (secure ? https : http).request(
-        url,
-        {
-          method: request.method,
-          headers,
-          lookup,
-          agent: secure ? agents.https : agents.http,
-          ...(init.signal ? { signal: init.signal } : {}),
-        },
-        (res) => resolve(asResponse(res, url, request.method)),
-      );
-      req.on('error', (error: Error) => {
-        if (isDomainError(error) || error.name === 'AbortError') reject(error);
-        else reject(new TypeError('fetch failed', { cause: error }));
-      });
-      req.end(body);
-    });
+    try {
+      // `dispatcher` and `duplex` are options of Node's fetch (undici's) that the DOM's RequestInit does not name.
+      return await fetch(url, { ...init, redirect: 'manual', duplex: 'half', dispatcher } as RequestInit);
+    } catch (error) {
+      // A refusal at the connection is the 403 it is, not 'fetch failed'.
+      const refused = refusals.get(url.hostname);
+      refusals.delete(url.hostname);
+      throw refused ?? error;
+    }
   };
 
   const getOnce = (url: URL, signal: AbortSignal | undefined, timeoutMs: number) =>
@@ -462,39 +448,4 @@ export const outboundPolicy = (
       ? `outbound calls, local-first: while sign-in is off, loopback and private destinations (${LOCAL_FIRST_BLOCKS.join(', ')}) are reached as public ones are; once an admin exists, only public addresses and OUTBOUND_ALLOW. Set OUTBOUND_LOCAL_FIRST=false to refuse them now.`
       : 'outbound calls: public addresses and OUTBOUND_ALLOW only, sign-in on or off (OUTBOUND_LOCAL_FIRST=false)',
   };
-};
-
-/** Answers without a body, whatever their headers say. */
-const NULL_BODY = new Set([101, 103, 204, 205, 304]);
-
-/** A node:http answer as fetch's Response: headers, status, the body streamed and decoded. */
-const asResponse = (res: http.IncomingMessage, url: URL, method: string): Response => {
-  const status = res.statusCode ?? 0;
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(res.headers))
-    if (value !== undefined) for (const one of [value].flat()) headers.append(name, one);
-  const coding = (res.headers['content-encoding'] ?? '').trim().toLowerCase();
-  const decoder =
-    coding === 'gzip' || coding === 'x-gzip'
-      ? zlib.createGunzip()
-      : coding === 'deflate'
-        ? zlib.createInflate()
-        : coding === 'br'
-          ? zlib.createBrotliDecompress()
-          : undefined;
-  let stream: Readable = res;
-  if (decoder) {
-    stream = pipeline(res, decoder, () => undefined);
-    headers.delete('content-encoding');
-    headers.delete('content-length');
-  }
-  const empty = NULL_BODY.has(status) || method === 'HEAD';
-  if (empty) res.resume();
-  const response = new Response(empty ? null : (Readable.toWeb(stream) as ReadableStream<Uint8Array>), {
-    status: status >= 200 && status <= 599 ? status : 502,
-    statusText: res.statusMessage ?? '',
-    headers,
-  });
-  Object.defineProperty(response, 'url', { value: url.href });
-  return response;
 };
