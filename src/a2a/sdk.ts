@@ -26,9 +26,11 @@ export type Task = Core.Task;
 export type ListTasksRequest = Core.ListTasksRequest;
 export type ListTasksResponse = Core.ListTasksResponse;
 
-export const { RequestMalformedError, UnsupportedOperationError } = errors;
+export const { RequestMalformedError, UnsupportedOperationError, toJsonRpcError } = errors;
 
-export const { AgentEvent, DefaultExecutionEventBusManager, DefaultRequestHandler } = server;
+export const { AgentEvent, DefaultExecutionEventBusManager, DefaultRequestHandler, ServerCallContext } =
+  server;
+export type StreamResponse = Core.StreamResponse;
 export type A2ARequestHandler = Server.A2ARequestHandler;
 export type AgentExecutor = Server.AgentExecutor;
 export type ExecutionEventBus = Server.ExecutionEventBus;

@@ -14,6 +14,8 @@ import {
   DefaultExecutionEventBusManager,
   DefaultRequestHandler,
   jsonRpcHandler,
+  ServerCallContext,
+  type A2ARequestHandler,
   type User,
 } from './sdk';
 import { logTaskStore, taskFromLog, type TaskSnapshots } from './tasks';
@@ -41,6 +43,18 @@ const callerUser = async (): Promise<User> => {
   };
 };
 
+/** The SDK's call context for a request the routes answer themselves (MindsDB's `POST /a2a/`): its caller. */
+export const callContext = async () =>
+  new ServerCallContext({ user: await callerUser(), requestedVersion: '0.3' });
+
+/** One agent's handlers: its express stack (JSON-RPC and card), and the request handler under it. */
+export type AgentStack = {
+  readonly stack: RequestHandler;
+  readonly handler: A2ARequestHandler;
+  readonly project: string;
+  readonly agent: string;
+};
+
 /**
  * The SDK's handlers for each agent (JSON-RPC, v1.0 and v0.3, and its card), made on an agent's
  * first request and kept (one task store on the log, one set of running tasks for all). This module
@@ -57,9 +71,9 @@ export const agentStacks = (
   const snapshots: TaskSnapshots = new Map();
   // Any caller who may ask an agent may follow and cancel its tasks (as any reader lists its runs).
   const buses = new DefaultExecutionEventBusManager(() => 'mindledger');
-  const stacks = new Map<string, RequestHandler>();
+  const stacks = new Map<string, AgentStack>();
 
-  const stackFor = async (req: Request, project: string, agentRef: string): Promise<RequestHandler> => {
+  const stackFor = async (req: Request, project: string, agentRef: string): Promise<AgentStack> => {
     const agent = await ports.describeAgent(project, agentRef);
     const authEnabled = await ports.authEnabled();
     const origin = originOf(req);
@@ -110,9 +124,10 @@ export const agentStacks = (
     stack.use(
       jsonRpcHandler({ requestHandler: handler, userBuilder: callerUser, legacyCompat: { enabled: true } }),
     );
+    const entry: AgentStack = { stack, handler, project: agent.project, agent: agent.name };
     if (stacks.size >= MAX_AGENTS) stacks.delete(stacks.keys().next().value as string);
-    stacks.set(key, stack);
-    return stack;
+    stacks.set(key, entry);
+    return entry;
   };
 
   return stackFor;

@@ -30,6 +30,11 @@ export interface ExternalDatabase {
   readOnlyQuery(sql: string, params: unknown[], timeoutMs: number): Promise<ExternalResult>;
   /** Quotes an identifier in this dialect (`dialect.quote`). */
   quote(identifier: string): string;
+  /**
+   * A table of the registered database, qualified by its schema (PostgreSQL) or database (MySQL):
+   * every name we send names what it means whatever the connection's search path.
+   */
+  qualify(table: string): string;
   listTables(): Promise<string[]>;
   /**
    * Every column of the tables `listTables` lists, in order: TABLE_NAME, COLUMN_NAME,
@@ -66,6 +71,9 @@ export type DriverOptions = { connectTimeoutMs: number; queryTimeoutMs: number }
  */
 export const remoteLimitMs = (queryTimeoutMs: number) =>
   Math.max(1, queryTimeoutMs - Math.min(1000, Math.floor(queryTimeoutMs / 10)));
+
+/** A server-side statement limit inside a call's own `ms`: a tenth earlier, so the server's error wins the race. */
+const serverLimitMs = (ms: number) => Math.max(1, Math.floor(ms * 0.9));
 
 /** The error of a call that got no answer in time: names the server (the caller adds the integration). */
 const noAnswer = (engine: string, p: ConnectionParameters, fallbackPort: number, ms: number) =>
@@ -194,15 +202,17 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     engine: 'postgres',
     dialect: POSTGRES_DIALECT,
     quote: POSTGRES_DIALECT.quote,
+    qualify: (table) => `${POSTGRES_DIALECT.quote(schema)}.${POSTGRES_DIALECT.quote(table)}`,
     query: (sql, params = []) =>
       onClient(limitMs, async (client) =>
         asResult(await client.query({ ...statement(sql, params), rowMode: 'array' })),
       ),
     readOnlyQuery: (sql, params, timeoutMs) => {
       const ms = Math.max(1, Math.floor(Math.min(timeoutMs, limitMs)));
-      // A statement that fails destroys its client, which ends the transaction with it.
+      // A statement that fails destroys its client, which ends the transaction with it. The server's
+      // own limit comes first (its error says which); ours stands behind it for a peer that hangs.
       return onClient(ms, async (client, broke) => {
-        await client.query(`BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${ms}`);
+        await client.query(`BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${serverLimitMs(ms)}`);
         const result = asResult(await client.query({ ...statement(sql, params), rowMode: 'array' }));
         await client.query('ROLLBACK').catch(broke);
         return result;
@@ -339,6 +349,10 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
     engine,
     dialect: MYSQL_DIALECT,
     quote: MYSQL_DIALECT.quote,
+    qualify: (table) =>
+      database === undefined
+        ? MYSQL_DIALECT.quote(table)
+        : `${MYSQL_DIALECT.quote(database)}.${MYSQL_DIALECT.quote(table)}`,
     query: (sql, params = []) =>
       onConnection(limitMs, async (connection) =>
         asResult(
@@ -349,9 +363,10 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
       const ms = Math.max(1, Math.floor(Math.min(timeoutMs, limitMs)));
       const text = bindMysql(sql, params);
       return onConnection(ms, async (connection, broke) => {
+        // The server's own limit first (its error says which); ours stands behind it.
         const limited = (await isMariadb(connection))
-          ? `SET STATEMENT max_statement_time=${ms / 1000} FOR ${text}`
-          : withExecutionTimeHint(text, ms);
+          ? `SET STATEMENT max_statement_time=${serverLimitMs(ms) / 1000} FOR ${text}`
+          : withExecutionTimeHint(text, serverLimitMs(ms));
         await connection.query('START TRANSACTION READ ONLY');
         try {
           return asResult(await connection.query({ sql: limited, rowsAsArray: true, timeout: ms + 1000 }));

@@ -17,7 +17,12 @@ const transport = () => (transportModule ??= require('./transport') as typeof Tr
 
 /** MindsDB's path for its MCP API, on the HTTP port. */
 export const MCP_PATH = '/mcp';
-const isMcpPath = (path: string) => /^\/mcp\/?$/i.test(path);
+/** MindsDB's other MCP URLs: Streamable HTTP again, the older HTTP+SSE transport, and a health answer. */
+export const MCP_STREAMABLE_PATH = `${MCP_PATH}/streamable`;
+export const MCP_SSE_PATH = `${MCP_PATH}/sse`;
+export const MCP_MESSAGES_PATH = `${MCP_PATH}/messages`;
+export const MCP_STATUS_PATH = `${MCP_PATH}/status`;
+const isMcpPath = (path: string) => /^\/mcp(\/(streamable|sse|messages))?\/?$/i.test(path);
 const METADATA_PATH = '/.well-known/oauth-protected-resource/mcp';
 
 const originOf = (req: Request) => `${req.protocol}://${req.get('host') ?? 'localhost'}`;
@@ -34,7 +39,8 @@ const rpcError = (res: Response, status: number, code: number, message: string) 
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
 
 /**
- * The MCP server at `/mcp/` (Streamable HTTP, sessions): the guard in front of every route has
+ * The MCP server at MindsDB's URLs: `/mcp/` and `/mcp/streamable` (Streamable HTTP), `/mcp/sse` with
+ * `/mcp/messages` (the older HTTP+SSE transport), `/mcp/status` (health); sessions on both transports: the guard in front of every route has
  * checked the Host (authentication off) or the credentials; here a request without a signed-in
  * caller is refused when authentication is on (the path is outside /api, which the guard leaves
  * open), with the challenge. Each `initialize` opens a session of its own (its server and
@@ -46,16 +52,21 @@ export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'
   const sessions = sessionRegistry({ max: config.maxSessions, idleMs: config.sessionIdleMs });
   const router = express.Router();
 
-  router.all(MCP_PATH, async (req, res) => {
+  /**
+   * The caller of an MCP request, carried to the session's server in the SDK's `req.auth`; or
+   * undefined once a 401 with the challenge has been answered (sign-in on, nobody signed in).
+   */
+  const signedIn = async (req: Request, res: Response) => {
     const request = currentRequest() ?? { requestId: '', interface: 'rest' as const };
     if (!request.principal && (await ports.authEnabled())) {
       res.setHeader('WWW-Authenticate', challenge(req, false));
-      return rpcError(
+      rpcError(
         res,
         401,
         -32001,
         'Authorization is required: send a bearer token (POST /api/tokens makes one)',
       );
+      return undefined;
     }
     const caller = { request };
     const owner = actorOf(caller);
@@ -65,11 +76,21 @@ export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'
       scopes: [],
       extra: { [CALLER_KEY]: caller },
     };
+    // The session counts against its user's share (every token of theirs alike), not the process's.
+    const principal = request.principal ? `user:${request.principal.user.toLowerCase()}` : owner;
+    return { owner, principal };
+  };
+
+  /** Streamable HTTP (MindsDB's `/mcp/` and `/mcp/streamable`): one behaviour at both. */
+  const streamable = async (req: Request, res: Response) => {
+    const who = await signedIn(req, res);
+    if (!who) return;
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
-      const session = sessions.use(sessionId, owner);
-      if (!session) return rpcError(res, 404, -32001, 'Session not found: initialize a new one');
-      return session.transport.handleRequest(req, res, req.body);
+      const session = sessions.use(sessionId, who.owner);
+      if (!session || !(await transport().requestToStreamableSession(session, req, res)))
+        rpcError(res, 404, -32001, 'Session not found: initialize a new one');
+      return;
     }
     if (req.method !== 'POST' || !transport().isInitializeRequest(req.body))
       return rpcError(
@@ -78,9 +99,66 @@ export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'
         -32000,
         'No session: POST an initialize request first (the answer names the session in Mcp-Session-Id)',
       );
-    // The session counts against its user's share (every token of theirs alike), not the process's.
-    const principal = request.principal ? `user:${request.principal.user.toLowerCase()}` : owner;
-    await transport().openSession({ tools, calls, ports, logger }, sessions, owner, req, res, principal);
+    await transport().openSession(
+      { tools, calls, ports, logger },
+      sessions,
+      who.owner,
+      req,
+      res,
+      who.principal,
+    );
+  };
+  router.all(MCP_PATH, streamable);
+  router.all(MCP_STREAMABLE_PATH, streamable);
+
+  // The older HTTP+SSE transport (MindsDB's `/mcp/sse`): GET opens the stream, which names where to POST.
+  router.get(MCP_SSE_PATH, async (req, res) => {
+    const who = await signedIn(req, res);
+    if (!who) return;
+    await transport().openSseSession(
+      { tools, calls, ports, logger },
+      sessions,
+      who.owner,
+      MCP_MESSAGES_PATH,
+      res,
+      who.principal,
+    );
+  });
+  router.post(MCP_MESSAGES_PATH, async (req, res) => {
+    const who = await signedIn(req, res);
+    if (!who) return;
+    const sessionId = req.query.sessionId;
+    const session = typeof sessionId === 'string' ? sessions.use(sessionId, who.owner) : undefined;
+    const posted = session
+      ? await transport()
+          .postToSseSession(session, req, res)
+          .catch(() => true)
+      : false;
+    if (!posted)
+      rpcError(
+        res,
+        404,
+        -32001,
+        'Session not found: open a new one with GET /mcp/sse (it names the session)',
+      );
+  });
+
+  // A health answer (MindsDB's `/mcp/status`): the same guard as the rest, no session opened.
+  router.get(MCP_STATUS_PATH, (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.json({
+      status: 'ok',
+      service: 'mindledger MCP server',
+      version: ports.serverVersion,
+      protocol_versions: [...transport().SUPPORTED_PROTOCOL_VERSIONS],
+      transports: {
+        streamable_http: [`${MCP_PATH}/`, MCP_STREAMABLE_PATH],
+        sse: { stream: MCP_SSE_PATH, messages: MCP_MESSAGES_PATH },
+      },
+      tools: tools.length,
+      tool_names: tools.map((t) => t.name),
+      sessions: sessions.size(),
+    });
   });
 
   // RFC 9728: what this resource is and how a token is sent (tokens come from POST /api/tokens).

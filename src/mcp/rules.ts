@@ -17,3 +17,61 @@ export const askRefusal = (caller: Caller, project: string): string | null => {
     return `This token reaches only project ${principal.project}`;
   return null;
 };
+
+/**
+ * A name as SQL writes it, split at its dots: `mindsdb.kb`, `` `my project`.`kb` ``, `"p"."kb"`
+ * (a quoted part may hold dots; a doubled quote is one). Unbalanced quotes: the text is one name.
+ */
+export const nameParts = (text: string): string[] => {
+  const parts: string[] = [];
+  let i = 0;
+  while (i <= text.length) {
+    const quote = text[i];
+    if (quote === '`' || quote === '"') {
+      let part = '';
+      let j = i + 1;
+      for (;;) {
+        if (j >= text.length) return [text];
+        if (text[j] === quote) {
+          if (text[j + 1] === quote) {
+            part += quote;
+            j += 2;
+            continue;
+          }
+          break;
+        }
+        part += text[j++];
+      }
+      parts.push(part);
+      i = j + 1;
+      if (i < text.length && text[i] !== '.') return [text];
+    } else {
+      const end = text.indexOf('.', i);
+      parts.push(text.slice(i, end === -1 ? text.length : end).trim());
+      i = end === -1 ? text.length : end;
+    }
+    if (i >= text.length) break;
+    i++;
+  }
+  return parts.some((p) => p === '') ? [text] : parts;
+};
+
+/**
+ * The project and the name an argument means: `project.name` as SQL writes it, or a bare name in
+ * `project` (else `fallback`, the caller's default project). A qualified name whose project is not
+ * the `project` also given is refused (a string, the reason).
+ */
+export const projectRef = (
+  project: string | undefined,
+  ref: string,
+  fallback: string,
+): { readonly project: string; readonly name: string } | string => {
+  const parts = nameParts(ref);
+  if (parts.length === 1) return { project: project ?? fallback, name: parts[0]! };
+  if (parts.length !== 2)
+    return `${JSON.stringify(ref.slice(0, 300))} is not a name: write name or project.name`;
+  const [named, name] = parts as [string, string];
+  if (project !== undefined && nameKey(project) !== nameKey(named))
+    return `${JSON.stringify(ref.slice(0, 300))} names project ${named.slice(0, 256)}, but project is ${project}: give one of them`;
+  return { project: named, name };
+};

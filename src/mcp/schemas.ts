@@ -27,8 +27,10 @@ export const listDatabasesArgs = z.object({});
 export const listTablesArgs = z.object({ database: name('A database, as list_databases names it.') });
 
 export const describeTableArgs = z.object({
-  database: name('The database the table is in.'),
-  table: name('The table, view, knowledge base or model, as list_tables names it.'),
+  database: name(
+    "The database the table is in. Default: the one table names (database.table), else mindsdb or your token's project.",
+  ).optional(),
+  table: name('The table, view, knowledge base or model, as list_tables names it, or as database.table.'),
 });
 
 export const FILTER_OPERATORS = [
@@ -46,7 +48,7 @@ export const FILTER_OPERATORS = [
 
 export const searchKnowledgeBaseArgs = z.object({
   project: project.optional(),
-  knowledge_base: name('The knowledge base, in the project.'),
+  knowledge_base: name('The knowledge base, in the project, or as project.knowledge_base.'),
   query: z.string().min(1).max(8_000).describe('What to search for (hybrid: meaning and keywords).'),
   filters: z
     .array(
@@ -73,13 +75,13 @@ export const searchKnowledgeBaseArgs = z.object({
 
 export const askAgentArgs = z.object({
   project: project.optional(),
-  agent: name('The agent, in the project.'),
+  agent: name('The agent, in the project, or as project.agent.'),
   question: z.string().min(1).max(32_000).describe('The question, as a user would ask it.'),
 });
 
 export const predictArgs = z.object({
   project: project.optional(),
-  model: name('The model, in the project.'),
+  model: name('The model, in the project, or as project.model.'),
   inputs: z
     .record(z.string().min(1).max(256), scalar)
     .describe('The feature values of one row, by column name, e.g. {"sqft": 823, "location": "good"}.'),

@@ -17,7 +17,7 @@ import {
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { currentRequest, withRequest } from '../shared/requestContext';
 import type { McpPorts } from './ports';
-import { errorAnswer } from './present';
+import { errorAnswer, type ToolAnswer } from './present';
 import { writeSqlPrompt } from './prompts';
 import {
   CALLER_KEY,
@@ -116,6 +116,32 @@ export const sessionServer = (deps: ServerDeps) => {
     });
   };
 
+  /**
+   * The answer as the client's check of the tool's output schema takes it (the SDK's client checks
+   * `structuredContent` whenever it is there, error or not, and throws -32602 "Structured content
+   * does not match" otherwise, hiding the error from the user): a tool's error keeps its structured
+   * form only where the schema allows it (the SQL tools' `{type: "error", …}`), else it is text
+   * alone; an answer of ours that does not fit is logged and answered as the tool's error.
+   */
+  const fitted = (tool: Tool | undefined, answer: ToolAnswer): ToolAnswer => {
+    if (!tool?.output || answer.structuredContent === undefined) return answer;
+    const checked = tool.output.safeParse(answer.structuredContent);
+    if (checked.success) return answer;
+    if (!answer.isError)
+      deps.logger.error(
+        { tool: tool.name, issues: checked.error.issues.slice(0, 5) },
+        "MCP answer does not fit the tool's output schema",
+      );
+    return answer.isError
+      ? { content: answer.content, isError: true }
+      : {
+          content: [
+            { type: 'text', text: `${tool.name}'s answer did not fit its output schema; it is logged` },
+          ],
+          isError: true,
+        };
+  };
+
   const failedTool = (message: string): Completed => ({
     result: errorAnswer(message),
     outcome: 'error',
@@ -137,8 +163,13 @@ export const sessionServer = (deps: ServerDeps) => {
     })),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    recorded(
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    const toolOf = () => byName.get(request.params.name);
+    const failedCall = (message: string): Completed => {
+      const failure = failedTool(message);
+      return { ...failure, result: fitted(toolOf(), failure.result as ToolAnswer) };
+    };
+    return recorded(
       extra,
       { method: 'tools/call', target: request.params.name, args: request.params.arguments ?? {} },
       async (caller) => {
@@ -151,7 +182,7 @@ export const sessionServer = (deps: ServerDeps) => {
         const parsed = tool.input.safeParse(request.params.arguments ?? {});
         if (!parsed.success) {
           const message = `Invalid arguments for ${tool.name}: ${z.prettifyError(parsed.error)}`;
-          return { ...failedTool(message), outcome: 'invalid' };
+          return { ...failedCall(message), outcome: 'invalid' };
         }
         const token = extra._meta?.progressToken;
         const done = await tool.run(parsed.data, {
@@ -167,11 +198,19 @@ export const sessionServer = (deps: ServerDeps) => {
               .catch(() => undefined);
           },
         });
-        return { ...done, result: done.answer };
+        const answer = fitted(tool, done.answer);
+        return answer === done.answer
+          ? { ...done, result: answer }
+          : {
+              ...done,
+              result: answer,
+              outcome: done.outcome === 'ok' ? 'error' : done.outcome,
+              error: done.error ?? answer.content[0]?.text ?? null,
+            };
       },
-      failedTool,
-    ),
-  );
+      failedCall,
+    );
+  });
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
     resourceTemplates: [

@@ -1,10 +1,14 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
-/** One open MCP session: its transport and server, who opened it, when it was last used. */
+/**
+ * One open MCP session: its transport (Streamable HTTP at `/mcp/`, or the older HTTP+SSE at
+ * `/mcp/sse`), its server, who opened it, when it was last used.
+ */
 export type Session = {
   readonly id: string;
-  readonly transport: StreamableHTTPServerTransport;
+  readonly transport: StreamableHTTPServerTransport | SSEServerTransport;
   readonly server: Server;
   /** The actor that initialized it (`token:<id>`, `user:<id>`, `address:<ip>`): only they use it. */
   readonly owner: string;
@@ -77,7 +81,7 @@ export const sessionRegistry = (options: {
       }
       sessions.set(session.id, session);
     },
-    /** The transport closed it (DELETE /mcp/). */
+    /** The transport closed it (DELETE /mcp/, or an SSE stream that ended). */
     forget: (id: string) => {
       sessions.delete(id);
     },

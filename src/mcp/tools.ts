@@ -4,7 +4,7 @@ import { isDomainError } from '../shared/errors';
 import { quoteMysqlIdent, quoteString } from '../shared/quoting';
 import { AgentAskFailed, type McpPorts, type McpSqlAnswer } from './ports';
 import { capTable, errorAnswer, objectAnswer, tableText, type Caps, type ToolAnswer } from './present';
-import { askRefusal, defaultProject } from './rules';
+import { askRefusal, defaultProject, projectRef } from './rules';
 import {
   askAgentArgs,
   describeTableArgs,
@@ -67,6 +67,10 @@ const refused = (message: string, project: string | null): ToolDone =>
 
 const failed = (message: string, project: string | null, code: number | null = null): ToolDone =>
   done(errorAnswer(message, code), { outcome: 'error', error: message, project });
+
+/** Arguments that name nothing (a name's project and `project` disagree): the tool's error, recorded as invalid. */
+const invalid = (message: string, project: string | null): ToolDone =>
+  done(errorAnswer(message), { outcome: 'invalid', error: message, project });
 
 /** A SQL answer as a tool's: rows as structured content and as a table in text, within the caps. */
 const sqlDone = (answer: McpSqlAnswer, caps: Caps, project: string | null): ToolDone => {
@@ -231,12 +235,15 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
     tool({
       name: 'describe_table',
       description:
-        'The columns of one table, view, knowledge base or model, with their types (DuckDB type names), as the SQL engine reads it. Use it before writing a query on a table you have not seen.',
+        "The columns of one table, view, knowledge base or model, with their types (DuckDB type names), as the SQL engine reads it (`database` and `table`, or `table` as `database.table`). A model's columns also have a role: its features (typed as the model typed them when it learnt), its target and its other outputs. Use it before writing a query on a table you have not seen.",
       input: describeTableArgs,
       output: tableOutput,
       annotations: { title: 'Describe a table', ...READ_ONLY },
-      run: async (args, { signal }) =>
-        sqlDone(await describe(args.database, args.table, signal), caps, args.database),
+      run: async (args, { caller, signal }) => {
+        const ref = projectRef(args.database, args.table, defaultProject(caller));
+        if (typeof ref === 'string') return invalid(ref, args.database ?? null);
+        return sqlDone(await describeObject(ports, ref.project, ref.name, signal), caps, ref.project);
+      },
     }),
 
     tool({
@@ -251,7 +258,9 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
       output: tableOutput,
       annotations: { title: 'Search a knowledge base', ...READ_ONLY },
       run: async (args, { caller, signal }) => {
-        const project = args.project ?? defaultProject(caller);
+        const ref = projectRef(args.project, args.knowledge_base, defaultProject(caller));
+        if (typeof ref === 'string') return invalid(ref, args.project ?? null);
+        const project = ref.project;
         // The search text as a literal: the knowledge base's planner reads `content = '…'` as written.
         const params: Record<string, unknown> = {};
         const conditions = [`content = ${quoteString(args.query)}`];
@@ -280,7 +289,7 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
           conditions.push(`hybrid_search_alpha = ${args.hybrid_search_alpha}`);
         return sqlDone(
           await sql(
-            `SELECT id, chunk_id, chunk_content, metadata, distance, relevance FROM ${qualified(project, args.knowledge_base)} WHERE ${conditions.join(' AND ')} LIMIT ${args.limit}`,
+            `SELECT id, chunk_id, chunk_content, metadata, distance, relevance FROM ${qualified(project, ref.name)} WHERE ${conditions.join(' AND ')} LIMIT ${args.limit}`,
             project,
             signal,
             params,
@@ -316,14 +325,16 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
         openWorldHint: true,
       },
       run: async (args, { caller, signal, progress }) => {
-        const project = args.project ?? defaultProject(caller);
+        const ref = projectRef(args.project, args.agent, defaultProject(caller));
+        if (typeof ref === 'string') return invalid(ref, args.project ?? null);
+        const project = ref.project;
         const refusal = askRefusal(caller, project);
         if (refusal) return refused(refusal, project);
         let traceId: string | null = null;
         let steps = 0;
         try {
           const answer = await ports.askAgent(
-            { project, agent: args.agent, question: args.question },
+            { project, agent: ref.name, question: args.question },
             {
               signal,
               onStart: (id) => {
@@ -366,7 +377,9 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
       output: tableOutput,
       annotations: { title: 'Predict', ...READ_ONLY },
       run: async (args, { caller, signal }) => {
-        const project = args.project ?? defaultProject(caller);
+        const ref = projectRef(args.project, args.model, defaultProject(caller));
+        if (typeof ref === 'string') return invalid(ref, args.project ?? null);
+        const project = ref.project;
         const entries = Object.entries(args.inputs);
         const params = Object.fromEntries(entries.map(([, v], i) => [`mcp_in${i}`, v]));
         const where = entries.map(([k, v], i) =>
@@ -374,7 +387,7 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
         );
         return sqlDone(
           await sql(
-            `SELECT * FROM ${qualified(project, args.model)}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`,
+            `SELECT * FROM ${qualified(project, ref.name)}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`,
             project,
             signal,
             params,
@@ -404,18 +417,97 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
       },
     }),
   ];
+};
 
-  /** A table's columns and types: a read of no rows (`LIMIT 0`), as the SQL engine plans it. */
-  async function describe(database: string, table: string, signal: AbortSignal): Promise<McpSqlAnswer> {
-    const shape = await sql(`SELECT * FROM ${qualified(database, table)} LIMIT 0`, database, signal);
-    if (shape.type !== 'table') return shape;
-    return {
-      type: 'table',
-      column_names: ['column', 'type'],
-      column_types: ['VARCHAR', 'VARCHAR'],
-      data: shape.column_names.map((c, i) => [c, shape.column_types[i] ?? 'VARCHAR']),
-    };
-  }
+/**
+ * DuckDB's name for a type a model gave a feature when it learnt (DESCRIBE … .features): numbers
+ * as numbers, dates as timestamps; classes (binary, categorical) and text as text.
+ */
+const MODEL_DTYPES: Record<string, string> = {
+  integer: 'BIGINT',
+  float: 'DOUBLE',
+  quantity: 'DOUBLE',
+  num_array: 'DOUBLE[]',
+  date: 'TIMESTAMP',
+  datetime: 'TIMESTAMP',
+};
+const duckTypeOfDtype = (dtype: unknown) => MODEL_DTYPES[String(dtype).toLowerCase()] ?? 'VARCHAR';
+
+/**
+ * A model's columns (`project.model`, or undefined when it names no model): its features as the
+ * model typed them when it learnt (`DESCRIBE … .features`; a prediction read with no rows would
+ * type them all VARCHAR), its target and other outputs as a prediction answers them (`LIMIT 0`);
+ * an LLM model, which answers no prediction without its prompt's columns, its target as text.
+ */
+const describeModel = async (
+  ports: McpPorts,
+  project: string,
+  model: string,
+  signal: AbortSignal,
+): Promise<McpSqlAnswer | undefined> => {
+  const found = await ports.sql(
+    'SELECT NAME FROM information_schema.MODELS WHERE lower(PROJECT) = lower(:p) AND lower(NAME) = lower(:m) LIMIT 1',
+    project,
+    { p: project, m: model },
+    signal,
+  );
+  if (found.type !== 'table' || found.data.length === 0) return undefined;
+  const features = await ports.sql(
+    `DESCRIBE ${qualified(project, model)}.${name('features')}`,
+    project,
+    {},
+    signal,
+  );
+  if (features.type !== 'table') return features;
+  const at = (c: string) => features.column_names.indexOf(c);
+  const described = features.data.map((r) => ({
+    column: String(r[at('column')]),
+    dtype: r[at('type')],
+    role: String(r[at('role')] ?? 'feature'),
+  }));
+  const inputs = described.filter((d) => d.role !== 'target');
+  const target = described.find((d) => d.role === 'target');
+  const shape = await ports.sql(`SELECT * FROM ${qualified(project, model)} LIMIT 0`, project, {}, signal);
+  const known = new Set(inputs.map((d) => d.column.toLowerCase()));
+  const outputs =
+    shape.type === 'table'
+      ? shape.column_names.flatMap((c, i) =>
+          known.has(c.toLowerCase())
+            ? []
+            : [[c, shape.column_types[i] ?? 'VARCHAR', c === target?.column ? 'target' : 'output']],
+        )
+      : target
+        ? [[target.column, duckTypeOfDtype(target.dtype), 'target']]
+        : [];
+  return {
+    type: 'table',
+    column_names: ['column', 'type', 'role'],
+    column_types: ['VARCHAR', 'VARCHAR', 'VARCHAR'],
+    data: [...inputs.map((d) => [d.column, duckTypeOfDtype(d.dtype), d.role]), ...outputs],
+  };
+};
+
+/**
+ * The columns and types of a table, view, knowledge base or model (describe_table, and the schema
+ * resources): a model's as `describeModel` reads them, anything else's from a read of no rows
+ * (`LIMIT 0`), as the SQL engine plans it.
+ */
+export const describeObject = async (
+  ports: McpPorts,
+  database: string,
+  table: string,
+  signal: AbortSignal,
+): Promise<McpSqlAnswer> => {
+  const model = await describeModel(ports, database, table, signal);
+  if (model) return model;
+  const shape = await ports.sql(`SELECT * FROM ${qualified(database, table)} LIMIT 0`, database, {}, signal);
+  if (shape.type !== 'table') return shape;
+  return {
+    type: 'table',
+    column_names: ['column', 'type'],
+    column_types: ['VARCHAR', 'VARCHAR'],
+    data: shape.column_names.map((c, i) => [c, shape.column_types[i] ?? 'VARCHAR']),
+  };
 };
 
 /** A table's schema as a resource: what describe_table answers, for one table. */
@@ -425,13 +517,17 @@ export const describeForResource = async (
   table: string,
   signal: AbortSignal,
 ) => {
-  const shape = await ports.sql(`SELECT * FROM ${qualified(database, table)} LIMIT 0`, database, {}, signal);
+  const shape = await describeObject(ports, database, table, signal);
   if (shape.type === 'error') return shape;
   if (shape.type === 'ok') return { type: 'error' as const, error_code: 0, error_message: 'Not a table' };
   return {
     type: 'table' as const,
     database,
     table,
-    columns: shape.column_names.map((c, i) => ({ name: c, type: shape.column_types[i] ?? 'VARCHAR' })),
+    columns: shape.data.map((r) => ({
+      name: String(r[0]),
+      type: String(r[1]),
+      ...(r.length > 2 ? { role: String(r[2]) } : {}),
+    })),
   };
 };

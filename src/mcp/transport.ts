@@ -1,15 +1,16 @@
 import crypto from 'node:crypto';
 import type { Request, Response } from 'express';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { sessionServer, type ServerDeps } from './server';
-import type { sessionRegistry } from './sessions';
+import type { Session, sessionRegistry } from './sessions';
 
 /**
  * Everything of the MCP SDK the routes use, in one module the routes load on the first MCP request
  * (src/mcp/routes.ts): the SDK and its JSON-schema validator are a fifth of what a process loads.
  */
-export { isInitializeRequest };
+export { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS };
 
 /**
  * Opens a session for an `initialize` request (its server and transport), registered to `owner`
@@ -32,4 +33,40 @@ export const openSession = async (
   });
   await server.connect(transport);
   await transport.handleRequest(req, res, req.body);
+};
+
+/**
+ * Opens a session over the older HTTP+SSE transport (MindsDB's `/mcp/sse`, which Cursor and other
+ * clients are told to use): this GET's response is the server's event stream, whose first event
+ * names where the client POSTs its messages (`{endpoint}?sessionId=…`). The same server, tools and
+ * records as a Streamable HTTP session; the session ends with the stream.
+ */
+export const openSseSession = async (
+  deps: ServerDeps,
+  sessions: ReturnType<typeof sessionRegistry>,
+  owner: string,
+  endpoint: string,
+  res: Response,
+  principal?: string,
+) => {
+  const server = sessionServer(deps);
+  const transport = new SSEServerTransport(endpoint, res);
+  const id = transport.sessionId;
+  transport.onclose = () => sessions.forget(id);
+  sessions.add({ id, transport, server, owner, principal, lastUsed: Date.now() });
+  await server.connect(transport);
+};
+
+/** A message POSTed to an SSE session (`/mcp/messages?sessionId=…`); false when the session is not one. */
+export const postToSseSession = async (session: Session, req: Request, res: Response) => {
+  if (!(session.transport instanceof SSEServerTransport)) return false;
+  await session.transport.handlePostMessage(req, res, req.body);
+  return true;
+};
+
+/** A request to a Streamable HTTP session (`/mcp/`, `/mcp/streamable`); false when the session is not one. */
+export const requestToStreamableSession = async (session: Session, req: Request, res: Response) => {
+  if (!(session.transport instanceof StreamableHTTPServerTransport)) return false;
+  await session.transport.handleRequest(req, res, req.body);
+  return true;
 };

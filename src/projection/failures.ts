@@ -76,7 +76,10 @@ export const describeStorageError = (message: string) =>
     ? `no space left on the device holding DATA_DIR (the read model's DuckDB file): ${message}`
     : `the device holding DATA_DIR (the read model's DuckDB file) failed to write: ${message}`;
 
-export const describeFailure = (f: ProjectionFailure) =>
+/** A failure in words, as the middle of a sentence (the error's own closing full stop left out). */
+export const describeFailure = (f: ProjectionFailure) => describedFailure(f).replace(/\.+$/, '');
+
+const describedFailure = (f: ProjectionFailure) =>
   f.storage
     ? `${describeStorageError(f.error)}; the batch is written again from the last checkpoint once the disk takes it`
     : f.position === null

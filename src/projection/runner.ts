@@ -372,6 +372,10 @@ export class ProjectionRunner {
       case 'listening':
         if (this.notificationsLost) this.logger.warn('log notifications back: listening again');
         this.notificationsLost = false;
+        // The log answers again: a read of it that failed (not an event, not the disk) is retried
+        // now rather than when its back-off comes round (writes are refused until it is).
+        if (this.failed && this.failed.position === null && !this.failed.storage)
+          this.failed = { ...this.failed, retryAt: 0 };
         break;
       case 'lost':
         // Once per loss (the feed reconnects with back-off; each failed attempt is another 'lost').

@@ -130,9 +130,16 @@ export const triggerWatcher = (
     await settled(ctx, last);
   };
 
-  /** Looks at every trigger's queue now and fires those with new rows; resolves when done. */
-  const tick = async () => {
-    if (stopped.signal.aborted) return;
+  /** Each trigger's poll (and firing) under way: what `stop` waits for. */
+  const inFlight = new Set<Promise<void>>();
+
+  /**
+   * Starts a poll of every trigger's queue not being polled already, and answers them without
+   * waiting for them: a source that hangs holds its own trigger (until its driver's time limit),
+   * never the others', and its ticks do not pile up behind it.
+   */
+  const launch = async () => {
+    if (stopped.signal.aborted) return [];
     const runs: Promise<void>[] = [];
     for (const row of await allTriggerRows(ctx.duck)) {
       if (working.has(row.ID)) continue;
@@ -155,7 +162,16 @@ export const triggerWatcher = (
           .finally(() => working.delete(row.ID)),
       );
     }
-    await Promise.all(runs);
+    for (const run of runs) {
+      inFlight.add(run);
+      void run.finally(() => inFlight.delete(run));
+    }
+    return runs;
+  };
+
+  /** Looks at every trigger's queue now and fires those with new rows; resolves when done. */
+  const tick = async () => {
+    await Promise.all(await launch());
   };
 
   let ticking: Promise<void> | null = null;
@@ -167,7 +183,8 @@ export const triggerWatcher = (
       timer = setInterval(() => {
         if (ticking || stopped.signal.aborted) return;
         // A scan that fails (the source is down, the service is stopping) is logged; the next one retries.
-        ticking = tick()
+        ticking = launch()
+          .then(() => undefined)
           .catch((error: unknown) => {
             if (!stopped.signal.aborted) ctx.logger.warn({ err: error }, 'trigger scan failed');
           })
@@ -181,6 +198,7 @@ export const triggerWatcher = (
       stopped.abort();
       if (timer) clearInterval(timer);
       await ticking;
+      await Promise.allSettled([...inFlight]);
     },
   };
 };

@@ -124,7 +124,18 @@ export const startPrivatePostgres = async (): Promise<PrivatePostgres> => {
     remove,
   };
   try {
-    await asPostgres('initdb', ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync', '--no-locale', '-E', 'UTF8']);
+    await asPostgres('initdb', [
+      '-D',
+      dataDir,
+      '-A',
+      'trust',
+      '-U',
+      'postgres',
+      '--no-sync',
+      '--no-locale',
+      '-E',
+      'UTF8',
+    ]);
     await server.start();
   } catch (error) {
     await remove();

@@ -1,0 +1,399 @@
+/**
+ * An external database or LLM provider that hangs (issue 63): one that accepts the connection and
+ * never answers, one that answers half a result and stops, one whose statement sleeps. Each call
+ * ends at its deadline with an error naming the integration (or the provider); nothing it held (a
+ * pool slot, a connection) outlives it: six hung calls in a row on a pool of four, then the peer
+ * fixed, and the next call answers at once. A job whose statement hangs records the failed run and
+ * keeps its schedule; a trigger whose source hangs does not hold the others' polling.
+ */
+import http from 'node:http';
+import net from 'node:net';
+import { querySql, startTestApp, type TestApp } from '../support/app';
+import { freshMariaData, freshPostgresData } from '../support/external';
+import { eventsOf, manualClock } from '../jobs/support';
+import { uniqueName } from '../support/world';
+
+jest.setTimeout(60_000);
+
+const SQL_TIMEOUT_MS = 1000;
+/** More than the statement's limit: a connection that hangs must end at the statement's deadline, not this one's. */
+const CONNECT_TIMEOUT_MS = 5000;
+const HUNG_CALLS = 6;
+/** How late past the statement's deadline a hung call may end (a loaded machine). */
+const SLACK_MS = 1000;
+
+/**
+ * A TCP peer in front of a real server: `hang` accepts and never answers (nor forwards a byte),
+ * `forward` passes everything through. Counts the connections it holds open.
+ */
+const startPeer = async (targetPort: number) => {
+  let mode: 'hang' | 'forward' = 'hang';
+  const open = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    open.add(client);
+    client.on('error', () => undefined).on('close', () => open.delete(client));
+    if (mode === 'hang') return;
+    const upstream = net.connect(targetPort, '127.0.0.1');
+    client.pipe(upstream).pipe(client);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    set: (m: 'hang' | 'forward') => (mode = m),
+    open: () => open.size,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of open) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+};
+
+/**
+ * Speaks just enough of PostgreSQL's protocol: trusts the startup, is ready for queries, and
+ * answers any query with its row description and one row, then stalls (no CommandComplete, no
+ * ReadyForQuery): half a result, for ever.
+ */
+const startHalfPostgres = async () => {
+  const open = new Set<net.Socket>();
+  /** Off: whole answers (CommandComplete, ReadyForQuery), so the database can be registered. */
+  let stall = false;
+  const message = (type: string, body: Buffer) => {
+    const head = Buffer.alloc(5);
+    head.write(type, 0, 'latin1');
+    head.writeInt32BE(body.length + 4, 1);
+    return Buffer.concat([head, body]);
+  };
+  const int32 = (n: number) => {
+    const b = Buffer.alloc(4);
+    b.writeInt32BE(n);
+    return b;
+  };
+  const rowDescription = () => {
+    const field = Buffer.concat([
+      Buffer.from('x\0'),
+      int32(0),
+      Buffer.from([0, 0]),
+      int32(25), // text
+      Buffer.from([0xff, 0xff]),
+      int32(-1),
+      Buffer.from([0, 0]),
+    ]);
+    return message('T', Buffer.concat([Buffer.from([0, 1]), field]));
+  };
+  const dataRow = () => message('D', Buffer.concat([Buffer.from([0, 1]), int32(4), Buffer.from('half')]));
+  const server = net.createServer((socket) => {
+    open.add(socket);
+    socket.on('error', () => undefined).on('close', () => open.delete(socket));
+    let buffered = Buffer.alloc(0);
+    let started = false;
+    socket.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      for (;;) {
+        if (!started) {
+          if (buffered.length < 4) return;
+          const length = buffered.readInt32BE(0);
+          if (buffered.length < length) return;
+          buffered = buffered.subarray(length);
+          started = true;
+          socket.write(
+            Buffer.concat([
+              message('R', int32(0)),
+              message('K', Buffer.alloc(8)),
+              message('Z', Buffer.from('I')),
+            ]),
+          );
+          continue;
+        }
+        if (buffered.length < 5) return;
+        const type = String.fromCharCode(buffered[0]!);
+        const length = buffered.readInt32BE(1);
+        if (buffered.length < length + 1) return;
+        buffered = buffered.subarray(length + 1);
+        const end = stall ? [] : [message('C', Buffer.from('SELECT 1\0')), message('Z', Buffer.from('I'))];
+        if (type === 'Q') socket.write(Buffer.concat([rowDescription(), dataRow(), ...end]));
+        if (type === 'S')
+          socket.write(
+            Buffer.concat([
+              message('1', Buffer.alloc(0)),
+              message('2', Buffer.alloc(0)),
+              rowDescription(),
+              dataRow(),
+              ...end,
+            ]),
+          );
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    stall: () => (stall = true),
+    open: () => open.size,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of open) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+};
+
+type Timed = { ms: number; error: string | null };
+
+describe('external databases and providers that hang', () => {
+  let t: TestApp;
+  let pgData: Awaited<ReturnType<typeof freshPostgresData>>;
+  let myData: Awaited<ReturnType<typeof freshMariaData>>;
+  const closers: (() => Promise<unknown>)[] = [];
+  const time = manualClock('2030-01-01T00:00:00.000Z');
+
+  beforeAll(async () => {
+    pgData = await freshPostgresData(['CREATE TABLE items (id int)', 'INSERT INTO items VALUES (1), (2)']);
+    myData = await freshMariaData(['CREATE TABLE items (id int)', 'INSERT INTO items VALUES (1), (2)']);
+    t = await startTestApp(
+      'sqlite',
+      {
+        SQL_TIMEOUT_MS: String(SQL_TIMEOUT_MS),
+        DB_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
+        JOBS_POLL_MS: '0',
+        TRIGGERS_POLL_MS: '0',
+      },
+      { clock: time.clock },
+    );
+  });
+  afterAll(async () => {
+    await t?.dispose();
+    for (const close of closers) await close().catch(() => undefined);
+    await pgData?.drop();
+    await myData?.drop();
+  });
+
+  /** One SQL statement, timed: its error's text, or null. */
+  const timed = async (query: string): Promise<Timed> => {
+    const started = Date.now();
+    const res = await t.http.post('/api/sql/query').send({ query });
+    const body = res.body as { type?: string; error_message?: string };
+    return { ms: Date.now() - started, error: body.type === 'error' ? (body.error_message ?? '') : null };
+  };
+
+  const register = async (name: string, engine: string, parameters: Record<string, unknown>) =>
+    expect(
+      await querySql(
+        t,
+        `CREATE DATABASE ${name} WITH ENGINE = '${engine}', PARAMETERS = ${JSON.stringify(parameters)}`,
+      ),
+    ).toMatchObject({ type: 'ok' });
+
+  /** HUNG_CALLS hung statements in a row, then the peer fixed and one that must answer at once. */
+  const hungThenFixed = async (
+    what: string,
+    integration: string,
+    hung: string,
+    fix: () => void,
+    working: string,
+  ) => {
+    const calls: Timed[] = [];
+    for (let i = 0; i < HUNG_CALLS; i++) calls.push(await timed(hung));
+    fix();
+    const after = await timed(working);
+    console.log(
+      `${what}: ${calls.length} calls, ${calls.filter((c) => c.error !== null).length} errors, ` +
+        `time to error ${calls.map((c) => c.ms).join('/')} ms (deadline ${SQL_TIMEOUT_MS}); ` +
+        `then fixed: ${after.error ?? 'answered'} in ${after.ms} ms; first error: ${calls[0]?.error}`,
+    );
+    for (const c of calls) {
+      expect(c.error).toContain(integration);
+      expect(c.ms).toBeLessThan(SQL_TIMEOUT_MS + SLACK_MS);
+    }
+    expect(after.error).toBeNull();
+    // At once: not after a slot held by a hung call comes free.
+    expect(after.ms).toBeLessThan(SQL_TIMEOUT_MS / 2);
+  };
+
+  it('a PostgreSQL that accepts and never answers: each statement ends at its deadline naming it, and the pool is whole once it answers', async () => {
+    const peer = await startPeer(5432);
+    closers.push(peer.close);
+    const name = uniqueName('pg_hang');
+    peer.set('forward');
+    await register(name, 'postgres', { ...pgData.parameters, port: peer.port });
+    peer.set('hang');
+    await hungThenFixed(
+      'postgres hanging at connect',
+      name,
+      `SELECT * FROM ${name}.items`,
+      () => peer.set('forward'),
+      `SELECT count(*) AS n FROM ${name}.items`,
+    );
+  });
+
+  it('a MariaDB that accepts and never answers its handshake: the same', async () => {
+    const peer = await startPeer(3306);
+    closers.push(peer.close);
+    const name = uniqueName('maria_hang');
+    peer.set('forward');
+    await register(name, 'mariadb', { ...myData.parameters, port: peer.port });
+    peer.set('hang');
+    await hungThenFixed(
+      'mariadb hanging at handshake',
+      name,
+      `SELECT * FROM ${name}.items`,
+      () => peer.set('forward'),
+      `SELECT count(*) AS n FROM ${name}.items`,
+    );
+  });
+
+  it('a PostgreSQL statement that sleeps, and a MariaDB one: each ends at its deadline naming its database, then the next answers at once', async () => {
+    const pgName = uniqueName('pg_slow');
+    const myName = uniqueName('maria_slow');
+    await register(pgName, 'postgres', pgData.parameters);
+    await register(myName, 'mariadb', myData.parameters);
+    await hungThenFixed(
+      'postgres pg_sleep(60)',
+      pgName,
+      `SELECT * FROM ${pgName} (SELECT pg_sleep(60)::text AS s)`,
+      () => undefined,
+      `SELECT count(*) AS n FROM ${pgName}.items`,
+    );
+    await hungThenFixed(
+      'mariadb SLEEP(60)',
+      myName,
+      `SELECT * FROM ${myName} (SELECT SLEEP(60) AS s)`,
+      () => undefined,
+      `SELECT count(*) AS n FROM ${myName}.items`,
+    );
+  });
+
+  it('a PostgreSQL that answers half a result and stalls: each statement ends naming it, and no connection to it is kept', async () => {
+    const half = await startHalfPostgres();
+    closers.push(half.close);
+    const name = uniqueName('pg_half');
+    await register(name, 'postgres', { host: '127.0.0.1', port: half.port, user: 'u', database: 'd' });
+    half.stall();
+    const calls: Timed[] = [];
+    for (let i = 0; i < HUNG_CALLS; i++) calls.push(await timed(`SELECT * FROM ${name} (SELECT 'x' AS x)`));
+    const closedBy = Date.now() + 2000;
+    while (half.open() > 0 && Date.now() < closedBy) await new Promise((r) => setTimeout(r, 50));
+    // A local statement meanwhile: the reader the hung calls used is free.
+    const local = await timed('SELECT 1 AS one');
+    console.log(
+      `postgres half result: ${calls.length} calls, ${calls.filter((c) => c.error !== null).length} errors, ` +
+        `time to error ${calls.map((c) => c.ms).join('/')} ms; connections left open ${half.open()}; ` +
+        `local query after ${local.ms} ms; first error: ${calls[0]?.error}`,
+    );
+    for (const c of calls) {
+      expect(c.error).toContain(name);
+      expect(c.ms).toBeLessThan(SQL_TIMEOUT_MS + SLACK_MS);
+    }
+    expect(half.open()).toBe(0);
+    expect(local.error).toBeNull();
+  });
+
+  it('a job whose statement hangs: the run fails naming the database, and the next tick runs', async () => {
+    const peer = await startPeer(5432);
+    closers.push(peer.close);
+    const name = uniqueName('pg_job');
+    peer.set('forward');
+    await register(name, 'postgres', { ...pgData.parameters, port: peer.port });
+    peer.set('hang');
+    time.set('2030-01-01T00:00:00.000Z');
+    const job = uniqueName('hung_job');
+    expect(
+      (await querySql(t, `CREATE JOB mindsdb.${job} (SELECT * FROM ${name}.items) EVERY minute`)).type,
+    ).toBe('ok');
+    const id = ((await t.http.get(`/api/projects/mindsdb/jobs/${job}`).expect(200)).body as { id: number })
+      .id;
+    const started = Date.now();
+    await t.running.jobs.tick();
+    const failedIn = Date.now() - started;
+    peer.set('forward');
+    time.advance(60_000);
+    const again = Date.now();
+    await t.running.jobs.tick();
+    const nextIn = Date.now() - again;
+    const events = await eventsOf(t, `job-runs-${id}`);
+    const failed = events.find((e) => e.type === 'JobRunFailed');
+    console.log(
+      `job: runs ${events.filter((e) => e.type === 'JobRunStarted').length}, first failed in ${failedIn} ms ` +
+        `(${String(failed?.data.error)}), next ran in ${nextIn} ms: ${events.map((e) => e.type).join(', ')}`,
+    );
+    expect(failedIn).toBeLessThan(SQL_TIMEOUT_MS + SLACK_MS);
+    expect(String(failed?.data.error)).toContain(name);
+    expect(events.map((e) => e.type)).toEqual([
+      'JobRunStarted',
+      'JobStatementRan',
+      'JobRunFailed',
+      'JobRunStarted',
+      'JobStatementRan',
+      'JobRunFinished',
+    ]);
+  });
+
+  it('an agent whose LLM provider accepts and never answers, or sends its headers and stalls mid-body: each run ends at its deadline naming the provider', async () => {
+    const held = new Set<net.Socket>();
+    const silent = net.createServer((socket) => held.add(socket.on('error', () => undefined)));
+    const halfBody = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(
+        '{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assis',
+      );
+    });
+    for (const server of [silent, halfBody]) {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      closers.push(
+        () =>
+          new Promise<void>((resolve) => {
+            for (const socket of held) socket.destroy();
+            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+            server.close(() => resolve());
+          }),
+      );
+    }
+    await t.http.post('/api/projects').send({ name: 'hung_agents' }).expect(201);
+    const figures: string[] = [];
+    for (const [what, server] of [
+      ['accepts, never answers', silent],
+      ['headers, then stalls mid-body', halfBody],
+    ] as const) {
+      const agent = uniqueName('hung_agent');
+      const baseUrl = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/v1`;
+      await t.http
+        .post('/api/projects/hung_agents/agents')
+        .send({
+          agent: {
+            name: agent,
+            model: { model_name: 'gpt-test', provider: 'openai', api_key: 'sk-test', base_url: baseUrl },
+            params: { timeout_ms: 800 },
+          },
+        })
+        .expect(201);
+      const started = Date.now();
+      const res = await t.http
+        .post(`/api/projects/hung_agents/agents/${agent}/completions`)
+        .send({ messages: [{ question: 'hi' }] });
+      const ms = Date.now() - started;
+      const traceId = /trace_id ([0-9a-f-]+)/.exec(JSON.stringify(res.body))?.[1];
+      // The run's record says what it waited for (the 504's detail is the agents' own wording).
+      const run = await t.http.get(`/api/projects/hung_agents/agents/${agent}/runs/${traceId}`);
+      const detail = JSON.stringify(run.body);
+      figures.push(
+        `${what}: ${res.status} in ${ms} ms (${(run.body as { error?: { message?: string } }).error?.message}; provider ${(run.body as { provider?: string }).provider})`,
+      );
+      expect(res.status).toBeGreaterThanOrEqual(500);
+      expect(ms).toBeLessThan(800 + SLACK_MS);
+      expect(run.body).toMatchObject({
+        status: 'failed',
+        error: { kind: 'timeout' },
+        provider: 'openai',
+        model: 'gpt-test',
+      });
+      expect(detail).toContain('timeout');
+    }
+    console.log(`agent runs: ${figures.join('; ')}`);
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * Issue 60 item 3, as a property over every tool (fast-check, fixed seed printed, bounded runs):
+ * generated bad arguments (unknown names, names of another project's objects, wrong types, empty,
+ * huge strings) come back as a tool error whose text names the problem, or as a JSON-RPC
+ * invalid-params error the SDK surfaces with a message; never a crash, and never the client's
+ * "-32602 Structured content does not match the tool's output schema" (which hides the reason).
+ */
+import fc from 'fast-check';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { querySql, startTestApp, type TestApp } from '../support/app';
+import { listen, mcpClient, textOf, type Listening } from './support';
+
+const SEED = Number(process.env.MCP_ERRORS_SEED ?? 60_2026);
+const RUNS = Number(process.env.MCP_ERRORS_RUNS ?? 60);
+
+describe('every tool answers bad arguments readably (sqlite)', () => {
+  let t: TestApp;
+  let l: Listening;
+  let client: Client;
+  let tools: string[];
+
+  beforeAll(async () => {
+    t = await startTestApp('sqlite');
+    l = await listen(t);
+    // Another project's objects: a view and a knowledge base named like what the tools look for.
+    await querySql(t, 'CREATE PROJECT other_p');
+    await querySql(t, 'CREATE VIEW other_p.v AS (SELECT 1 AS a)');
+    client = await mcpClient(l.url);
+    tools = (await client.listTools()).tools.map((x) => x.name);
+  });
+  afterAll(async () => {
+    await client?.close();
+    await l?.close();
+    await t?.dispose();
+  });
+
+  it('given generated bad arguments for every tool, then a readable tool error or an invalid-params error, never a schema mismatch', async () => {
+    console.log(`MCP errors property: seed ${SEED}, ${RUNS} runs (MCP_ERRORS_SEED, MCP_ERRORS_RUNS)`);
+    const name = fc.oneof(
+      fc.constantFrom(
+        'nope',
+        'mindsdb.nope',
+        'other_p.v',
+        'other_p.nope',
+        'a.b.c',
+        '`x',
+        '',
+        '.',
+        'mindsdb.',
+      ),
+      fc.string({ maxLength: 40 }),
+      fc.constant('x'.repeat(100_000)),
+    );
+    const wrong = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.constant([]), fc.constant({}));
+    const value = fc.oneof({ weight: 3, arbitrary: name }, { weight: 1, arbitrary: wrong });
+    const args = fc.record(
+      {
+        project: value,
+        database: value,
+        table: value,
+        agent: value,
+        model: value,
+        knowledge_base: value,
+        question: value,
+        query: value,
+        inputs: fc.oneof(fc.constant({ nope: 1 }), wrong),
+        position: fc.oneof(fc.integer(), wrong),
+        filters: fc.oneof(fc.constant([{ column: 'nope', op: 'IN', value: 1 }]), wrong),
+      },
+      { requiredKeys: [] },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...tools), args, async (tool, a) => {
+        try {
+          const result = await client.callTool({ name: tool, arguments: a });
+          if (result.isError) {
+            expect(textOf(result as never).trim().length).toBeGreaterThan(0);
+            expect(textOf(result as never)).not.toMatch(/Structured content/);
+          }
+        } catch (error) {
+          expect(error).toBeInstanceOf(McpError);
+          const e = error as McpError;
+          expect(e.message).not.toMatch(/Structured content does not match/);
+          expect(e.code).toBe(-32602);
+          expect(e.message.length).toBeGreaterThan(20);
+        }
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+    // The server is still there afterwards.
+    const after = await client.callTool({ name: 'query', arguments: { query: 'SELECT 1 AS ok' } });
+    expect(after.isError).toBe(false);
+  }, 120_000);
+});
