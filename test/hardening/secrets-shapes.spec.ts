@@ -8,15 +8,12 @@
  * every answer, sealed in the log, forgotten with their resource.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import pg from 'pg';
-import sqlite3 from 'sqlite3';
 import { databaseAggregate, databaseStream } from '../../src/databases/state';
 import { FORGOTTEN } from '../../src/ledger/sealing';
 import { MASK, maskSecrets } from '../../src/shared/secrets';
-import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
+import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { postgresParameters } from '../support/external';
+import { storedLog } from '../support/storedLog';
 import { uniqueName } from '../support/world';
 
 const hex = (bytes: number) => crypto.randomBytes(bytes).toString('hex');
@@ -104,35 +101,6 @@ describe('secrets known by their key or their shape, masked wherever they are', 
     expect(maskSecrets(plain)).toEqual(plain);
   });
 });
-
-/** Every stored event's data and metadata, and the SQLite files' bytes, as one text. */
-const storedLog = async (store: StoreKind, t: TestApp): Promise<string> => {
-  if (store === 'postgres') {
-    const client = new pg.Client({ connectionString: t.config.eventStoreUrl });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ d: string; m: string }>(
-        'SELECT message_data::text AS d, message_metadata::text AS m FROM emt_messages ORDER BY global_position',
-      );
-      return rows.map((r) => `${r.d}\n${r.m}`).join('\n');
-    } finally {
-      await client.end();
-    }
-  }
-  const db = new sqlite3.Database(path.join(t.config.dataDir, 'events.sqlite'));
-  const rows = await new Promise<{ d: string; m: string }[]>((resolve, reject) =>
-    db.all(
-      'SELECT message_data AS d, message_metadata AS m FROM emt_messages ORDER BY global_position',
-      (err, r: { d: string; m: string }[]) => (err ? reject(err) : resolve(r)),
-    ),
-  );
-  await new Promise<void>((resolve) => db.close(() => resolve()));
-  const files = ['events.sqlite', 'events.sqlite-wal']
-    .map((f) => path.join(t.config.dataDir, f))
-    .filter((f) => fs.existsSync(f))
-    .map((f) => fs.readFileSync(f).toString('latin1'));
-  return [...rows.map((r) => `${r.d}\n${r.m}`), ...files].join('\n');
-};
 
 /** What every reader is shown of a database: itself, the list, the SQL catalogue, the audit trail. */
 const everyAnswer = async (t: TestApp, name: string) => {
