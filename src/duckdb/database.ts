@@ -2,6 +2,7 @@ import { MYSQL_FUNCTION_MACROS } from './mysqlFunctions';
 import { valueGuardMacros } from './valueGuards';
 import fs from 'node:fs';
 import os from 'node:os';
+import v8 from 'node:v8';
 import path from 'node:path';
 import { unavailable, messageOf } from '../shared/errors';
 import { bytesOfSize } from '../shared/sizes';
@@ -20,6 +21,7 @@ export type JsRow = Record<string, unknown>;
  */
 export type MemoryPressure =
   | { kind: 'process'; rss: number; limit: number }
+  | { kind: 'heap'; used: number; ceiling: number; limit: number }
   | { kind: 'engine'; held: number; ceiling: number; limit: number };
 
 /**
@@ -53,6 +55,8 @@ export type Duck = {
    * Calls `fire` (once) when a SQL query should stop for memory (a canceller is returned):
    * - the process's resident memory passes `processMemoryLimit` after having grown since this
    *   call: DuckDB's memory_limit does not see every allocation (see valueGuards.ts);
+   * - with it, Node's heap passes half its limit after having grown since this call (answers
+   *   being converted live there; a heap at its limit ends the process);
    * - DuckDB's unspillable memory passes `engineMemoryCeiling` while this call is at least
    *   ENGINE_WATCH_AFTER_MS old: the projection writer needs room under DuckDB's memory_limit,
    *   and a commit that meets the limit makes DuckDB invalidate the whole database.
@@ -367,12 +371,20 @@ export const openDuck = async (options: {
   const engineWatch = Number.isFinite(engineMemoryCeiling);
   const listeners = new Map<
     symbol,
-    { fire: (pressure: MemoryPressure) => void; from: number; since: number }
+    { fire: (pressure: MemoryPressure) => void; from: number; heapFrom: number; since: number }
   >();
   let sampler: ReturnType<typeof setInterval> | undefined;
   let monitor: Promise<DuckDBConnection> | undefined;
   let lookingAtEngine: Promise<void> | undefined;
   const GROWTH = 32 * 1024 * 1024;
+  // Node's heap, watched with the process's memory: answers being converted live there (up to
+  // SQL_MAX_ANSWER_BYTES each, several times that while made into JSON), and a heap at its limit
+  // ends the process (`FATAL ERROR: … JavaScript heap out of memory`): six 64 MiB answers at once
+  // did under --max-old-space-size=256. Queries stop once half of it is used (the limit counts the
+  // young generation too, which `--max-semi-space-size=64` makes up to 192 MiB).
+  const heapLimit = v8.getHeapStatistics().heap_size_limit;
+  const heapCeiling = heapLimit / 2;
+  const heapUsed = () => v8.getHeapStatistics().used_heap_size;
   const fire = (keys: Iterable<symbol>, pressure: MemoryPressure) => {
     for (const key of keys) {
       const listener = listeners.get(key);
@@ -429,6 +441,12 @@ export const openDuck = async (options: {
           [...listeners].filter(([, l]) => rss > l.from + GROWTH).map(([key]) => key),
           { kind: 'process', rss, limit: processMemoryLimit },
         );
+      const used = heapUsed();
+      if (used > heapCeiling)
+        fire(
+          [...listeners].filter(([, l]) => used > l.heapFrom + GROWTH).map(([key]) => key),
+          { kind: 'heap', used, ceiling: heapCeiling, limit: heapLimit },
+        );
     }
     if (engineWatch && !lookingAtEngine && !stopping) {
       const due = longRunning();
@@ -445,6 +463,7 @@ export const openDuck = async (options: {
     listeners.set(key, {
       fire: listener,
       from: processMemoryLimit > 0 ? process.memoryUsage.rss() : 0,
+      heapFrom: processMemoryLimit > 0 ? heapUsed() : 0,
       since: performance.now(),
     });
     if (!sampler) {

@@ -3,6 +3,7 @@ import type { DecisionRule, ProbabilityScaling } from './calibrate';
 import type { ColumnEncoding, DType } from './dataset';
 import type { GbdtModel } from './gbdt';
 import type { LinearModel } from './linear';
+import type { PartialModel } from './partial';
 import type { TargetType } from './target';
 
 export type Mixer =
@@ -89,6 +90,11 @@ export type TabularArtifact = TargetDescription & {
     /** Boosting rounds kept after early stopping (null when the GBDT was not chosen). */
     rounds: number | null;
   };
+  /**
+   * How rows lacking inputs are answered and each row's interval scaled (partial.ts); absent from
+   * artifacts written before issue 59, which answer as they always did.
+   */
+  partial?: PartialModel;
 };
 
 /** One forecast step's model and its normalised conformal scores. */

@@ -15,13 +15,15 @@ import {
   type ColumnBatch,
   type Row,
 } from './dataset';
-import { makeBatchEncoder } from './encode';
+import { cellKey, makeBatchEncoder } from './encode';
+import { groupOf, KNOWN, makePartial, MISSING, OUT_OF_RANGE, partialExplain, UNSEEN } from './partial';
 import { compileGbdt, compiledScores, softmaxInPlace, type CompiledGbdt } from './gbdt';
 import { mixerOutputs } from './legacy';
 import { gbdtOutputs, makeScorer } from './mixers';
 import type { ScoringPool } from './scoringPool';
 import {
   automaticLevel,
+  LEVELS,
   boundedValue,
   clampConfidence,
   conformalHalfWidth,
@@ -37,9 +39,15 @@ import { forecastPredictor } from './timeseries';
 export type { PredictOptions, Predictor } from './answers';
 
 /** The model's raw answer for a batch: values, or probabilities and the decision's view of them. */
-type Scored =
+type Scored = (
   | { kind: 'regression'; values: Float64Array }
-  | { kind: 'classification'; probabilities: Float64Array; decision: Float64Array };
+  | { kind: 'classification'; probabilities: Float64Array; decision: Float64Array }
+) & {
+  /** Each cell's status (partial.ts: known, missing, unseen, out of range), null when all known. */
+  status?: Uint8Array | null;
+  /** Regression with a partial model: each row's scale σ (computed when first asked). */
+  scales?: (() => Float64Array) | null;
+};
 
 /**
  * A batch on its way to its scores: its features, the tree ensemble to walk (null for other
@@ -86,22 +94,45 @@ const scoreV2 = (artifact: TabularArtifact) => {
   const { mixer } = artifact;
   const ensemble = mixer.kind === 'gbdt' ? compileGbdt(mixer) : null;
   const scorer = mixer.kind === 'gbdt' ? null : makeScorer(mixer, K);
+  const partial = artifact.partial ? makePartial(artifact.partial, artifact.encodings, encoder.width) : null;
   return (batch: ColumnBatch): Scoring => {
     const X = encoder.encode(batch);
     const n = batch.length;
     const d = encoder.width;
+    // A one-hot cell with no class: missing when the input is, unseen otherwise.
+    const given = (c: number, r: number) =>
+      cellKey(batch.column(artifact.encodings[c]!.column)?.[r]) !== null;
+    const status = partial ? partial.statusOf(X, n, given) : null;
+    const expansion = status ? partial!.expand(X, n, status) : null;
+    const Xs = expansion ? expansion.X : X;
+    const ns = expansion ? expansion.n : n;
     const finish = (raw: Float64Array | null): Scored => {
       const out =
-        raw && mixer.kind === 'gbdt' ? gbdtOutputs(raw, n, K === 0 ? 1 : K, mixer.outputs) : scorer!(X, n, d);
-      if (artifact.task === 'regression') return { kind: 'regression', values: out };
-      const probabilities = scaledProbabilities(out, K, artifact.probabilities!);
+        raw && mixer.kind === 'gbdt'
+          ? gbdtOutputs(raw, ns, K === 0 ? 1 : K, mixer.outputs)
+          : scorer!(Xs, ns, d);
+      if (artifact.task === 'regression') {
+        const folded = expansion ? partial!.fold(expansion, out) : null;
+        let memo: Float64Array | null = null;
+        return {
+          kind: 'regression',
+          values: folded ? folded.mean : out,
+          status,
+          scales: partial
+            ? () => (memo ??= partial.scales(X, n, status, folded ? folded.spread : null))
+            : null,
+        };
+      }
+      const scaled = scaledProbabilities(out, K, artifact.probabilities!);
+      const probabilities = expansion ? partial!.foldProbabilities(expansion, scaled, K) : scaled;
       return {
         kind: 'classification',
         probabilities,
         decision: decisionScores(probabilities, K, artifact.decision!),
+        status,
       };
     };
-    return { X, n, d, ensemble, finish };
+    return { X: Xs, n: ns, d, ensemble, finish };
   };
 };
 
@@ -154,6 +185,39 @@ export const makePredictor = (artifact: Artifact, pool?: ScoringPool): Predictor
     }
   };
   const automatic = cal.kind === 'regression' ? automaticLevel(cal.scores, cal.targetStd) : null;
+  const partialModel = tabular.schemaVersion === 2 ? tabular.partial : undefined;
+  /** Conformal scores normalised by each row's σ (models trained since issue 59). */
+  const normalised = partialModel?.scores ?? null;
+  /** Each group's normalised half-width at each level, highest level first (as LEVELS). */
+  const quantiles = normalised
+    ? normalised.map((group) => LEVELS.map((c) => conformalHalfWidth(group, c)))
+    : [];
+  /** Lightwood's automatic rule for one row: the highest level whose interval fits in the target's std. */
+  const rowLevel = (sigma: number, targetStd: number, group: number) => {
+    const q = quantiles[group]!;
+    for (let j = 0; j < LEVELS.length; j++)
+      if (2 * q[j]! * sigma <= targetStd) return { confidence: LEVELS[j]!, half: q[j]! * sigma };
+    return { confidence: 0.9991, half: q[0]! * sigma * 1.5 };
+  };
+  /** The explanation with what was missing, unseen or out of range, for a row that had any. */
+  const withPartial = (explain: string, status: Uint8Array | null | undefined, r: number) => {
+    if (!status || !partialModel) return explain;
+    const C = partialModel.columns.length;
+    const missing: string[] = [];
+    const unseen: string[] = [];
+    const outOfRange: string[] = [];
+    const given: string[] = [];
+    for (let c = 0; c < C; c++) {
+      const s = status[r * C + c]!;
+      const name = partialModel.columns[c]!.column;
+      if (s === MISSING) missing.push(name);
+      else if (s === UNSEEN) unseen.push(name);
+      else if (s === OUT_OF_RANGE) outOfRange.push(name);
+      else if (s === KNOWN && partialModel.columns[c]!.compare !== 'none') given.push(name);
+    }
+    if (!missing.length && !unseen.length && !outOfRange.length) return explain;
+    return `${explain.slice(0, -1)}${partialExplain(missing, unseen, outOfRange, given, partialModel.neighbours)}}`;
+  };
   const keys = {
     original: `${target}_original`,
     confidence: `${target}_confidence`,
@@ -220,17 +284,37 @@ export const makePredictor = (artifact: Artifact, pool?: ScoringPool): Predictor
           : automatic!;
       const lowers = column(keys.min);
       const uppers = column(keys.max);
+      // A partial model scales each row's interval by its σ: computed only when an interval is asked.
+      const perRow =
+        normalised && scored.scales && (confidences || explains || anomalies || lowers || uppers)
+          ? { sigma: scored.scales(), scores: normalised }
+          : null;
+      const fixedQuantiles =
+        perRow && fixed !== undefined
+          ? perRow.scores.map((group) => conformalHalfWidth(group, clampConfidence(fixed)))
+          : [];
       for (let r = 0; r < n; r++) {
-        const { value, lower, upper } = boundedValue(scored.values[r]!, level.half, cal);
+        let { confidence, half } = level;
+        if (perRow) {
+          const sigma = perRow.sigma[r]!;
+          const group = groupOf(scored.status ?? null, r, partialModel!.columns);
+          if (fixed !== undefined) half = fixedQuantiles[group]! * sigma;
+          else ({ confidence, half } = rowLevel(sigma, cal.targetStd, group));
+        }
+        const { value, lower, upper } = boundedValue(scored.values[r]!, half, cal);
         const truthRaw = truths?.[r];
         const truth = hasValue(truthRaw) ? toNumber(truthRaw) : NaN;
         const anomaly = Number.isNaN(truth) ? null : truth < lower || truth > upper;
         const truthValue = Number.isNaN(truth) ? null : truth;
         if (predicted) predicted[r] = value;
         if (original) original[r] = truthValue;
-        if (confidences) confidences[r] = level.confidence;
+        if (confidences) confidences[r] = confidence;
         if (explains)
-          explains[r] = regressionExplain(value, level.confidence, anomaly, truthValue, lower, upper);
+          explains[r] = withPartial(
+            regressionExplain(value, confidence, anomaly, truthValue, lower, upper),
+            scored.status,
+            r,
+          );
         if (anomalies) anomalies[r] = anomaly;
         if (lowers) lowers[r] = lower;
         if (uppers) uppers[r] = upper;
@@ -271,7 +355,7 @@ export const makePredictor = (artifact: Artifact, pool?: ScoringPool): Predictor
             truth: truthValue,
           };
           for (let k = 0; k < K; k++) explain[probabilityKeys[k]!] = round4(scored.probabilities[at + k]!);
-          explains[r] = pythonJson(explain);
+          explains[r] = withPartial(pythonJson(explain), scored.status, r);
         }
         if (anomalies) anomalies[r] = null;
       }

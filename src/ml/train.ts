@@ -21,13 +21,27 @@ import {
   type ProbabilityScaling,
 } from './calibrate';
 import { inferColumnType, keysOf, numbersOf } from './columnTypes';
-import { featureNames, toNumber, type DType } from './dataset';
+import { featureNames, toNumber, type ColumnEncoding, type DType } from './dataset';
 import { encodeColumns, planEncodings } from './encode';
 import { permutationImportance } from './importance';
 import { trainLinear } from './linear';
 import { gbdtOutputs, makeScorer, rowMajor } from './mixers';
 import { balancedAccuracy, r2 } from './metrics';
 import { parseTrainOptions, TrainingError, type ParsedTrainOptions, type TrainOptions } from './options';
+import {
+  difficultyRows,
+  groupOf,
+  makePartial,
+  MIN_GROUP_SCORES,
+  MASKED_SHARES,
+  MAX_MASKED_CALIBRATION,
+  MAX_WHOLE_CALIBRATION,
+  MISSING,
+  planPartial,
+  randomMask,
+  withDifficulty,
+  type PartialModel,
+} from './partial';
 import { progressReporter, type ProgressReporter } from './progress';
 import { shuffledOrder } from './random';
 import { planTargetOrFail, type TargetPlan } from './target';
@@ -296,6 +310,19 @@ const trainTabular = (
     return block;
   });
   const importance: FeatureImportance[] = permutationImportance(blocks, sampleX, m, d, metric, seed);
+  const partial = partialInputs(
+    encodings,
+    features,
+    y,
+    train,
+    dev,
+    calRows,
+    calX,
+    K,
+    seed,
+    chosen.mixer,
+    regression,
+  );
   report('calibrating', 1);
 
   return {
@@ -325,5 +352,71 @@ const trainTabular = (
       classWeights,
       rounds: chosen.mixer.kind === 'gbdt' ? chosen.mixer.trees.length : null,
     },
+    partial,
+  };
+};
+
+/**
+ * How the model answers rows that lack inputs (partial.ts): a reference sample of training rows to
+ * fill them from and, for numbers, the dev rows' errors (each row's difficulty) and the conformal
+ * scores normalised by each row's scale, on calibration rows whole and with 25% and 50% of their
+ * inputs masked at random.
+ */
+const partialInputs = (
+  encodings: ColumnEncoding[],
+  features: Float64Array[],
+  y: Float64Array,
+  train: Int32Array,
+  dev: Int32Array,
+  calRows: Int32Array,
+  calX: Float64Array,
+  K: number,
+  seed: number,
+  mixer: Mixer,
+  regression: boolean,
+): PartialModel => {
+  const d = features.length;
+  let partial = planPartial(encodings, features, train, y, regression ? 0 : K, seed);
+  if (!regression) return partial;
+  const scorer = makeScorer(mixer, K);
+  const difficulty = difficultyRows(dev, d, seed);
+  const difficultyX = rowMajor(features, difficulty);
+  const difficultyOut = scorer(difficultyX, difficulty.length, d);
+  partial = withDifficulty(
+    partial,
+    difficultyX,
+    Array.from(difficulty, (i, j) => Math.abs(y[i]! - difficultyOut[j]!)),
+  );
+  const runtime = makePartial(partial, encodings, d);
+  const C = runtime.columns;
+  const scores: number[][] = [[], [], []];
+  const scoreRows = (n: number, masked: Uint8Array | null) => {
+    const X = calX.subarray(0, n * d);
+    let status = runtime.statusOf(X, n);
+    if (masked) {
+      status ??= new Uint8Array(n * C);
+      for (let i = 0; i < status.length; i++) if (masked[i] === MISSING) status[i] = MISSING;
+    }
+    let values: Float64Array;
+    let spread: Float64Array | null = null;
+    if (status) {
+      const e = runtime.expand(X, n, status);
+      ({ mean: values, spread } = runtime.fold(e, scorer(e.X, e.n, d)));
+    } else values = scorer(X, n, d);
+    const sigma = runtime.scales(X, n, status, spread);
+    for (let r = 0; r < n; r++)
+      scores[groupOf(status, r, partial.columns)]!.push(Math.abs(y[calRows[r]!]! - values[r]!) / sigma[r]!);
+  };
+  scoreRows(Math.min(calRows.length, MAX_WHOLE_CALIBRATION), null);
+  const masked = Math.min(calRows.length, MAX_MASKED_CALIBRATION);
+  MASKED_SHARES.forEach((share, k) =>
+    scoreRows(masked, randomMask(partial, masked, share, seed ^ (0x2545f491 + k))),
+  );
+  const all = scores.flat();
+  return {
+    ...partial,
+    scores: scores.map((group) =>
+      thinScores((group.length >= MIN_GROUP_SCORES ? group : all).sort((a, b) => a - b)),
+    ),
   };
 };

@@ -2,6 +2,7 @@ import { invalid } from '../shared/errors';
 import { pyRepr } from '../shared/pyrepr';
 import { toMindsDbTimestamp } from '../shared/time';
 import { VERSION } from '../shared/version';
+import { PARTIAL_INPUTS_DESCRIPTION } from '../ml/partial';
 import type { ModelRow } from './projection';
 
 /** MindsDB's reduced model dict (GET /models, GET /models/{m}); options were masked by the projection. */
@@ -110,6 +111,10 @@ const targetEncoder = (task: string | null) =>
         ? 'NumericEncoder'
         : null;
 
+/** How a table model answers rows lacking inputs (null for forecasters and LLM models). */
+const missingInputs = (task: string | null) =>
+  task === 'regression' || task === 'classification' ? PARTIAL_INPUTS_DESCRIPTION : null;
+
 /** The attributes `DESCRIBE p.m.<attribute>` and `GET …/describe?attribute=` offer. */
 export const DESCRIBE_ATTRIBUTES = ['info', 'features', 'model', 'progress'] as const;
 
@@ -136,6 +141,7 @@ export const describeModel = (row: ModelRow, attribute?: string): Record<string,
           task: row.TASK,
           training_time: row.TRAINING_TIME,
           training_rows: rows,
+          missing_inputs: missingInputs(row.TASK),
         },
       ];
     case 'features':
@@ -170,6 +176,7 @@ export const describeModel = (row: ModelRow, attribute?: string): Record<string,
           training_rows: rows,
           selected: true,
           accuracy_functions: row.METRIC,
+          missing_inputs: missingInputs(row.TASK),
         },
       ];
     case 'progress':

@@ -174,6 +174,11 @@ class QueryRun {
         SqlErrorCode.TooLarge,
         `The query was stopped: the server's memory reached ${mebibytes(this.overMemory.rss)} MiB, past SQL_MAX_PROCESS_MEMORY (${mebibytes(this.overMemory.limit)} MiB)`,
       );
+    if (this.overMemory?.kind === 'heap')
+      return new SqlError(
+        SqlErrorCode.TooLarge,
+        `The query was stopped: the server's JavaScript heap reached ${mebibytes(this.overMemory.used)} MiB, past ${mebibytes(this.overMemory.ceiling)} MiB of its ${mebibytes(this.overMemory.limit)} MiB limit`,
+      );
     if (this.overMemory?.kind === 'engine')
       return new SqlError(
         SqlErrorCode.TooLarge,

@@ -46,6 +46,10 @@ const startPeer = async (targetPort: number) => {
   return {
     port: (server.address() as net.AddressInfo).port,
     set: (m: 'hang' | 'forward') => (mode = m),
+    /** Ends every connection open through it: a pool's idle ones must connect again (and hang). */
+    cut: () => {
+      for (const s of open) s.destroy();
+    },
     open: () => open.size,
     close: () =>
       new Promise<void>((resolve) => {
@@ -395,5 +399,94 @@ describe('external databases and providers that hang', () => {
       expect(detail).toContain('timeout');
     }
     console.log(`agent runs: ${figures.join('; ')}`);
+  });
+});
+
+describe('a trigger whose source hangs, beside a healthy one', () => {
+  /**
+   * Longer than the check below: a poll of the hung source ends at this deadline (less a tenth), and
+   * a watcher that waits for every trigger's poll before its next tick (the one before d62cacd) fires
+   * nothing meanwhile.
+   */
+  const LONG_SQL_TIMEOUT_MS = 10_000;
+  const FIRES_WITHIN_MS = 2_500;
+  let t: TestApp;
+  const closers: (() => Promise<unknown>)[] = [];
+
+  beforeAll(async () => {
+    t = await startTestApp('sqlite', {
+      SQL_TIMEOUT_MS: String(LONG_SQL_TIMEOUT_MS),
+      DB_CONNECT_TIMEOUT_MS: String(LONG_SQL_TIMEOUT_MS * 2),
+      JOBS_POLL_MS: '0',
+      // The watcher's own polling, as a deployment runs it (not `tick()`, which waits for every poll).
+      TRIGGERS_POLL_MS: '100',
+    });
+  });
+  afterAll(async () => {
+    await t?.dispose();
+    for (const close of closers) await close().catch(() => undefined);
+  });
+
+  it('given two triggers, one on a PostgreSQL that hangs: a row inserted into the healthy one fires its trigger within a couple of seconds while the other polls hang', async () => {
+    const tables = ['CREATE TABLE items (id int)', 'CREATE TABLE copies (id int)'];
+    const hungData = await freshPostgresData(tables);
+    const healthyData = await freshPostgresData(tables);
+    closers.push(hungData.drop, healthyData.drop);
+    const peer = await startPeer(5432);
+    closers.push(peer.close);
+    const hungDb = uniqueName('trg_hung');
+    const healthyDb = uniqueName('trg_healthy');
+    peer.set('forward');
+    for (const [name, parameters] of [
+      [hungDb, { ...hungData.parameters, port: peer.port }],
+      [healthyDb, healthyData.parameters],
+    ] as const)
+      expect(
+        await querySql(
+          t,
+          `CREATE DATABASE ${name} WITH ENGINE = 'postgres', PARAMETERS = ${JSON.stringify(parameters)}`,
+        ),
+      ).toMatchObject({ type: 'ok' });
+    // Both made while the hung one's server still answers: CREATE TRIGGER installs its queue there.
+    for (const [trigger, db] of [
+      [uniqueName('on_hung'), hungDb],
+      [uniqueName('on_healthy'), healthyDb],
+    ] as const)
+      expect(
+        await querySql(
+          t,
+          `CREATE TRIGGER mindsdb.${trigger} ON ${db}.items (INSERT INTO ${db}.copies (SELECT id FROM TABLE_DELTA))`,
+        ),
+      ).toMatchObject({ type: 'ok' });
+
+    // Now it hangs: new connections get no answer, and the pooled ones are cut so polls reconnect.
+    peer.set('hang');
+    peer.cut();
+    // A poll of the hung source under way before the row arrives.
+    const hungFrom = Date.now();
+    while (peer.open() === 0 && Date.now() - hungFrom < 2_000) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 300));
+    const hangingPolls = peer.open();
+
+    expect(await querySql(t, `INSERT INTO ${healthyDb}.items (SELECT 7 AS id)`)).toMatchObject({
+      type: 'ok',
+    });
+    const inserted = Date.now();
+    let firedInMs: number | null = null;
+    while (Date.now() - inserted < LONG_SQL_TIMEOUT_MS) {
+      const copies = await querySql(t, `SELECT id FROM ${healthyDb}.copies`);
+      if (copies.type === 'table' && (copies.data?.length ?? 0) > 0) {
+        firedInMs = Date.now() - inserted;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    console.log(
+      `trigger beside a hung source: ${hangingPolls} connection(s) hanging at the source; the healthy trigger fired ` +
+        `${firedInMs === null ? `not within ${LONG_SQL_TIMEOUT_MS} ms` : `${firedInMs} ms after its row`} (poll 100 ms, SQL_TIMEOUT_MS ${LONG_SQL_TIMEOUT_MS})`,
+    );
+    expect(hangingPolls).toBeGreaterThan(0);
+    expect(firedInMs).not.toBeNull();
+    expect(firedInMs!).toBeLessThan(FIRES_WITHIN_MS);
   });
 });

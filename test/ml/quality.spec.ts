@@ -89,7 +89,8 @@ describe('the tabular engine on home_rentals', () => {
     expect(row!.rental_price_min as number).toBeLessThanOrEqual(row!.rental_price as number);
     expect(row!.rental_price_max as number).toBeGreaterThanOrEqual(row!.rental_price as number);
     const explain = row!.rental_price_explain as string;
-    expect(Object.keys(JSON.parse(explain))).toEqual([
+    // MindsDB's keys first, in its order (a row lacking inputs says which after them: issue 59).
+    expect(Object.keys(JSON.parse(explain)).slice(0, 6)).toEqual([
       'predicted_value',
       'confidence',
       'anomaly',

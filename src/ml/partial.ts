@@ -1,0 +1,623 @@
+/**
+ * Partial inputs and per-row confidence for table models (issue 59).
+ *
+ * A row that lacks some of the training features (a WHERE clause that names four of seven
+ * columns), names a category the model did not learn, or gives a number outside the training
+ * range is not sent down the trees as "missing" (a value they never saw in training). Instead the
+ * model answers what it would answer averaged over plausible values of what is missing: the
+ * missing inputs are filled from each of the K training rows nearest on the inputs given (a
+ * reference sample kept in the artifact, distances weighted by how much each column tells of the
+ * target), the K filled rows are predicted and their predictions averaged.
+ *
+ * The spread of those K predictions says how much the missing inputs matter here. With the local
+ * difficulty of the row (the mean absolute error of the model on the dev rows nearest to it), it
+ * makes the row's scale σ = √(difficulty² + spread²); the conformal scores are |y − ŷ| / σ on
+ * calibration rows, whole and with inputs masked at random, and a row's interval is ŷ ± q·σ. So an
+ * interval widens where inputs are missing, unseen or out of range, and narrows where the model
+ * is sure.
+ */
+import type { ColumnEncoding } from './dataset';
+import { featureNames } from './dataset';
+import { seededRandom } from './random';
+
+/** Neighbours a missing input is filled from (and predictions averaged over). */
+export const NEIGHBOURS = 16;
+/** Training rows kept to fill missing inputs from: at most this many, and at most this many cells. */
+const MAX_REFERENCE_ROWS = 2000;
+const MAX_REFERENCE_CELLS = 60_000;
+/** Dev rows (with the model's error on them) kept to tell a row's difficulty. */
+const MAX_DIFFICULTY_ROWS = 256;
+const MAX_DIFFICULTY_CELLS = 15_000;
+const DIFFICULTY_NEIGHBOURS = 16;
+/** Pseudo-rows of the global mean error a row's difficulty is shrunk towards. */
+const DIFFICULTY_PRIOR = 4;
+/** A column missing (or in the fallback category) in at least this share of training rows is
+ * left as it is: the trees learnt what a missing cell means there. */
+const LEARNT_MISSING_SHARE = 0.05;
+const RANK_CUTS = 64;
+/** Calibration rows scored whole, and (each) masked at 25% and at 50%. */
+export const MAX_WHOLE_CALIBRATION = 5000;
+export const MAX_MASKED_CALIBRATION = 1000;
+export const MASKED_SHARES = [0.25, 0.5] as const;
+
+/** A cell of a row, as the model sees it. */
+export const KNOWN = 0;
+export const MISSING = 1;
+export const UNSEEN = 2;
+export const OUT_OF_RANGE = 3;
+
+export type PartialColumn = {
+  column: string;
+  /** The column's features in the encoded row. */
+  start: number;
+  width: number;
+  /** How rows are compared on it: rank of a number, equality of a category, or not at all. */
+  compare: 'rank' | 'category' | 'none';
+  /** How much the column tells of the target (share of its variance explained, 0–1). */
+  weight: number;
+  /** Whether a missing (or unlearnt) cell is filled: false when training had many of them. */
+  fill: boolean;
+  /** Sorted cut points of the compared feature: its rank is the share of cuts below it. */
+  cuts: number[];
+  /** Numbers: the training range (null otherwise). */
+  min: number | null;
+  max: number | null;
+};
+
+export type PartialModel = {
+  neighbours: number;
+  columns: PartialColumn[];
+  /** Encoded training rows (row-major, `null` for NaN) missing inputs are filled from. */
+  reference: (number | null)[];
+  /** Regression: dev rows and the model's absolute error on them (local difficulty). */
+  difficulty: {
+    features: (number | null)[];
+    errors: number[];
+    neighbours: number;
+    meanError: number;
+  } | null;
+  /**
+   * Regression: sorted |y − ŷ| / σ on the calibration rows, whole and masked, one list per group of
+   * rows (Mondrian conformal prediction): whole rows, rows lacking up to a third of their fillable
+   * inputs, rows lacking more (`groupOf`).
+   */
+  scores: number[][] | null;
+};
+
+/** Fewer scores than this in a group: its rows use every group's scores together. */
+export const MIN_GROUP_SCORES = 50;
+
+/** A row's calibration group: 0 whole, 1 up to a third of its fillable inputs not known, 2 more. */
+export const groupOf = (status: Uint8Array | null, r: number, columns: readonly PartialColumn[]) => {
+  if (!status) return 0;
+  const C = columns.length;
+  let fillable = 0;
+  let unknown = 0;
+  for (let c = 0; c < C; c++) {
+    if (!columns[c]!.fill) continue;
+    fillable++;
+    if (status[r * C + c] !== KNOWN) unknown++;
+  }
+  return unknown === 0 ? 0 : 3 * unknown <= fillable ? 1 : 2;
+};
+
+// Module-level references: inside vm contexts (jest) every global lookup in a hot loop is slow.
+const INFINITY = Infinity;
+const { sqrt } = Math;
+
+const toJson = (x: ArrayLike<number>) => Array.from(x, (v) => (Number.isNaN(v) ? null : v));
+const fromJson = (x: readonly (number | null)[]) => Float64Array.from(x, (v) => (v === null ? NaN : v));
+
+/** The feature a column is compared on (dates: their day number). */
+const comparedFeature = (e: ColumnEncoding, start: number) => (e.kind === 'date' ? start + 3 : start);
+
+const compareOf = (e: ColumnEncoding): PartialColumn['compare'] =>
+  e.kind === 'number' || e.kind === 'date'
+    ? 'rank'
+    : e.kind === 'target' || e.kind === 'onehot'
+      ? 'category'
+      : 'none';
+
+/** A category block's code: the target mean, or the index of the hot column (−1: none). */
+const categoryCode = (e: ColumnEncoding, X: Float64Array, at: number, width: number) => {
+  if (e.kind === 'target') return X[at]!;
+  for (let j = 0; j < width; j++) if (X[at + j] === 1) return j;
+  return -1;
+};
+
+/** Share of variance of y explained by groups (η²). */
+const explained = (groups: Float64Array, y: ArrayLike<number>, rows: Int32Array) => {
+  const sums = new Map<number, { n: number; s: number }>();
+  let total = 0;
+  for (const i of rows) total += y[i]!;
+  const mean = total / rows.length;
+  let tss = 0;
+  for (let k = 0; k < rows.length; k++) {
+    const v = y[rows[k]!]!;
+    tss += (v - mean) ** 2;
+    const g = groups[k]!;
+    const e = sums.get(g);
+    if (e) {
+      e.n++;
+      e.s += v;
+    } else sums.set(g, { n: 1, s: v });
+  }
+  if (tss <= 0) return 0;
+  let between = 0;
+  for (const { n, s } of sums.values()) between += n * (s / n - mean) ** 2;
+  // Many small groups explain variance by chance: discount by the groups' degrees of freedom.
+  const adjusted = (between - (sums.size - 1) * (tss / rows.length)) / tss;
+  return Math.max(0, Math.min(1, adjusted));
+};
+
+const rankOf = (cuts: ArrayLike<number>, v: number) => {
+  if (v !== v) return NaN;
+  let lo = 0;
+  let hi = cuts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (cuts[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return cuts.length ? lo / cuts.length : 0;
+};
+
+/**
+ * What the artifact keeps to fill partial rows: the columns' weights, ranks and ranges, and a
+ * reference sample of encoded training rows. `features` are the encoded columns, `rows` the
+ * training rows (a sample is taken), `y` the target (class index for classes, `classes` of them).
+ */
+export const planPartial = (
+  encodings: readonly ColumnEncoding[],
+  features: readonly Float64Array[],
+  train: Int32Array,
+  y: Float64Array,
+  classes: number,
+  seed: number,
+): PartialModel => {
+  const d = features.length;
+  const random = seededRandom(seed ^ 0x5bd1e995);
+  const pick = (rows: Int32Array, max: number) => {
+    const copy = Int32Array.from(rows);
+    const take = Math.min(max, copy.length);
+    for (let i = 0; i < take; i++) {
+      const j = i + Math.floor(random() * (copy.length - i));
+      const t = copy[i]!;
+      copy[i] = copy[j]!;
+      copy[j] = t;
+    }
+    return copy.slice(0, take);
+  };
+  const stats = pick(train, 20_000);
+  const targets: Float64Array[] = [];
+  if (classes <= 2) targets.push(y);
+  else for (let k = 0; k < classes; k++) targets.push(Float64Array.from(y, (v) => (v === k ? 1 : 0)));
+  const columns: PartialColumn[] = [];
+  let start = 0;
+  for (const e of encodings) {
+    const width = featureNames(e).length;
+    const compare = compareOf(e);
+    const f = comparedFeature(e, start);
+    const groups = new Float64Array(stats.length);
+    let cuts: number[] = [];
+    let min: number | null = null;
+    let max: number | null = null;
+    let unusual = 0;
+    if (compare === 'rank') {
+      const values = Array.from(stats, (i) => features[f]![i]!).filter((v) => !Number.isNaN(v));
+      values.sort((a, b) => a - b);
+      if (values.length) {
+        cuts = Array.from(
+          new Set(
+            Array.from(
+              { length: RANK_CUTS },
+              (_, k) => values[Math.floor((k * (values.length - 1)) / (RANK_CUTS - 1))]!,
+            ),
+          ),
+        );
+        if (e.kind === 'number') {
+          min = values[0]!;
+          max = values[values.length - 1]!;
+        }
+      }
+      for (let k = 0; k < stats.length; k++) {
+        const v = features[f]![stats[k]!]!;
+        if (Number.isNaN(v)) unusual++;
+        groups[k] = Number.isNaN(v) ? -1 : Math.floor(rankOf(cuts, v) * 16);
+      }
+    } else if (compare === 'category') {
+      const fallback = e.kind === 'target' ? e.fallback : NaN;
+      for (let k = 0; k < stats.length; k++) {
+        const i = stats[k]!;
+        let code: number;
+        if (e.kind === 'target') code = features[start]![i]!;
+        else {
+          code = -1;
+          for (let j = 0; j < width; j++) if (features[start + j]![i] === 1) code = j;
+        }
+        if (Number.isNaN(code) || code === -1 || code === fallback) unusual++;
+        groups[k] = Number.isNaN(code) ? -2 : code;
+      }
+    }
+    const weight =
+      compare === 'none' ? 0 : targets.reduce((s, t) => s + explained(groups, t, stats), 0) / targets.length;
+    columns.push({
+      column: e.column,
+      start,
+      width,
+      compare,
+      weight,
+      fill: compare !== 'none' && unusual < LEARNT_MISSING_SHARE * stats.length,
+      cuts,
+      min,
+      max,
+    });
+    start += width;
+  }
+  // Weights relative to the most telling column, none below a hundredth of it.
+  const top = Math.max(0, ...columns.map((c) => c.weight));
+  for (const c of columns) if (c.compare !== 'none') c.weight = top > 0 ? Math.max(c.weight / top, 0.01) : 1;
+  const referenceRows = pick(
+    train,
+    Math.max(1, Math.min(MAX_REFERENCE_ROWS, Math.floor(MAX_REFERENCE_CELLS / Math.max(d, 1)))),
+  );
+  const reference = new Float64Array(referenceRows.length * d);
+  for (let r = 0; r < referenceRows.length; r++)
+    for (let j = 0; j < d; j++) reference[r * d + j] = features[j]![referenceRows[r]!]!;
+  return {
+    neighbours: Math.min(NEIGHBOURS, referenceRows.length),
+    columns,
+    reference: toJson(reference),
+    difficulty: null,
+    scores: null,
+  };
+};
+
+/** How many dev rows a regression keeps for its difficulty. */
+export const difficultyRows = (dev: Int32Array, d: number, seed: number) => {
+  const max = Math.max(1, Math.min(MAX_DIFFICULTY_ROWS, Math.floor(MAX_DIFFICULTY_CELLS / Math.max(d, 1))));
+  const random = seededRandom(seed ^ 0x1b873593);
+  const copy = Int32Array.from(dev);
+  const take = Math.min(max, copy.length);
+  for (let i = 0; i < take; i++) {
+    const j = i + Math.floor(random() * (copy.length - i));
+    const t = copy[i]!;
+    copy[i] = copy[j]!;
+    copy[j] = t;
+  }
+  return copy.slice(0, take);
+};
+
+export const withDifficulty = (p: PartialModel, X: Float64Array, errors: ArrayLike<number>): PartialModel => {
+  let mean = 0;
+  for (let i = 0; i < errors.length; i++) mean += errors[i]!;
+  mean /= Math.max(1, errors.length);
+  return {
+    ...p,
+    difficulty: {
+      features: toJson(X),
+      errors: Array.from(errors),
+      neighbours: Math.min(DIFFICULTY_NEIGHBOURS, errors.length),
+      meanError: mean,
+    },
+  };
+};
+
+/** Masks each fillable column of each row with probability `share` (seeded): a status matrix. */
+export const randomMask = (p: PartialModel, n: number, share: number, seed: number) => {
+  const C = p.columns.length;
+  const status = new Uint8Array(n * C);
+  const random = seededRandom(seed);
+  for (let r = 0; r < n; r++)
+    for (let c = 0; c < C; c++) if (random() < share && p.columns[c]!.fill) status[r * C + c] = MISSING;
+  return status;
+};
+
+/** The rows to walk for a batch, and how to fold their outputs back into one per input row. */
+export type Expansion = {
+  /** Rows to score, row-major. */
+  X: Float64Array;
+  n: number;
+  /** Per input row: its first expanded row, how many give its value (A), how many its spread (B). */
+  first: Int32Array;
+  counts: Int32Array;
+  spreadCounts: Int32Array;
+};
+
+export type PartialRuntime = ReturnType<typeof makePartial>;
+
+/** Everything a predictor needs of a partial model, built once per model. */
+export const makePartial = (p: PartialModel, encodings: readonly ColumnEncoding[], d: number) => {
+  const C = p.columns.length;
+  const reference = fromJson(p.reference);
+  const R = reference.length / Math.max(d, 1);
+  const K = p.neighbours;
+
+  /** Per column, the comparable key of every row of a matrix (rank, or category code). */
+  const keysOf = (X: Float64Array, n: number) => {
+    const keys = new Float64Array(n * C);
+    for (let c = 0; c < C; c++) {
+      const col = p.columns[c]!;
+      const e = encodings[c]!;
+      for (let r = 0; r < n; r++) {
+        const at = r * d + col.start;
+        keys[r * C + c] =
+          col.compare === 'rank'
+            ? rankOf(col.cuts, X[r * d + comparedFeature(e, col.start)]!)
+            : col.compare === 'category'
+              ? categoryCode(e, X, at, col.width)
+              : 0;
+      }
+    }
+    return keys;
+  };
+  const referenceKeys = keysOf(reference, R);
+  const difficulty = p.difficulty;
+  const difficultyX = difficulty ? fromJson(difficulty.features) : null;
+  const difficultyKeys = difficultyX ? keysOf(difficultyX, difficulty!.errors.length) : null;
+
+  /**
+   * Each cell's status from the encoded row: missing (NaN, a one-hot row with no class), a category
+   * the model did not learn (the fallback), a number outside the training range; `raw` tells a
+   * one-hot column's missing cell from an unseen one. Null when every cell of every row is known.
+   */
+  const statusOf = (X: Float64Array, n: number, raw?: (c: number, r: number) => boolean) => {
+    let status: Uint8Array | null = null;
+    for (let c = 0; c < C; c++) {
+      const col = p.columns[c]!;
+      if (col.compare === 'none') continue;
+      const e = encodings[c]!;
+      for (let r = 0; r < n; r++) {
+        const at = r * d + col.start;
+        let s = KNOWN;
+        if (e.kind === 'number') {
+          const v = X[at]!;
+          if (Number.isNaN(v)) s = col.fill ? MISSING : KNOWN;
+          else if ((col.min !== null && v < col.min) || (col.max !== null && v > col.max)) s = OUT_OF_RANGE;
+        } else if (e.kind === 'date') {
+          if (Number.isNaN(X[at]!) && col.fill) s = MISSING;
+        } else if (e.kind === 'target') {
+          const v = X[at]!;
+          if (col.fill) s = Number.isNaN(v) ? MISSING : v === e.fallback ? UNSEEN : KNOWN;
+        } else if (e.kind === 'onehot' && col.fill && categoryCode(e, X, at, col.width) === -1)
+          s = raw?.(c, r) ? UNSEEN : MISSING;
+        if (s !== KNOWN) (status ??= new Uint8Array(n * C))[r * C + c] = s;
+      }
+    }
+    return status;
+  };
+
+  const weights = Float64Array.from(p.columns, (c) => c.weight);
+  const ranked = Uint8Array.from(p.columns, (c) => (c.compare === 'rank' ? 1 : 0));
+
+  /** Indices of the `k` smallest distances from row `r` of `keys` to the `rows` rows of `refKeys`. */
+  const nearest = (
+    keys: Float64Array,
+    r: number,
+    known: Uint8Array,
+    refKeys: Float64Array,
+    rows: number,
+    k: number,
+  ) => {
+    const best = new Int32Array(k).fill(-1);
+    const dist = new Float64Array(k).fill(INFINITY);
+    // The columns compared, and the row's key on each (a missing key compares with nothing).
+    const compared: number[] = [];
+    for (let c = 0; c < C; c++) {
+      const a = keys[r * C + c]!;
+      if (known[c] && a === a) compared.push(c);
+    }
+    const m = compared.length;
+    const cols = Int32Array.from(compared);
+    const own = Float64Array.from(compared, (c) => keys[r * C + c]!);
+    let worst = INFINITY;
+    for (let i = 0, at = 0; i < rows; i++, at += C) {
+      let s = 0;
+      for (let j = 0; j < m && s < worst; j++) {
+        const c = cols[j]!;
+        const b = refKeys[at + c]!;
+        if (b !== b) s += weights[c]!;
+        else if (ranked[c]) {
+          const diff = own[j]! - b;
+          s += weights[c]! * diff * diff;
+        } else if (own[j] !== b) s += weights[c]!;
+      }
+      if (s >= worst) continue;
+      let j = k - 1;
+      while (j > 0 && dist[j - 1]! > s) {
+        dist[j] = dist[j - 1]!;
+        best[j] = best[j - 1]!;
+        j--;
+      }
+      dist[j] = s;
+      best[j] = i;
+      worst = dist[k - 1]!;
+    }
+    return best;
+  };
+
+  const knownColumns = (status: Uint8Array | null, r: number) => {
+    const known = new Uint8Array(C);
+    for (let c = 0; c < C; c++)
+      known[c] = p.columns[c]!.compare !== 'none' && (!status || status[r * C + c] === KNOWN) ? 1 : 0;
+    return known;
+  };
+
+  /** The rows to score: a whole row as it is; a partial row as K filled rows (and K more for its spread). */
+  const expand = (X: Float64Array, n: number, status: Uint8Array): Expansion => {
+    const first = new Int32Array(n);
+    const counts = new Int32Array(n);
+    const spreadCounts = new Int32Array(n);
+    const needs = (r: number) => {
+      let fill = false;
+      let range = false;
+      for (let c = 0; c < C; c++) {
+        const s = status[r * C + c]!;
+        if (s === MISSING || s === UNSEEN) fill = true;
+        else if (s === OUT_OF_RANGE) range = true;
+      }
+      return { fill, range };
+    };
+    let total = 0;
+    const plans = new Array<{ fill: boolean; range: boolean }>(n);
+    for (let r = 0; r < n; r++) {
+      const need = (plans[r] = needs(r));
+      first[r] = total;
+      counts[r] = need.fill ? K : 1;
+      spreadCounts[r] = need.range ? K : 0;
+      total += counts[r]! + spreadCounts[r]!;
+    }
+    const out = new Float64Array(total * d);
+    const keys = keysOf(X, n);
+    for (let r = 0; r < n; r++) {
+      const row = X.subarray(r * d, (r + 1) * d);
+      const { fill, range } = plans[r]!;
+      if (!fill && !range) {
+        out.set(row, first[r]! * d);
+        continue;
+      }
+      const neighbours = nearest(keys, r, knownColumns(status, r), referenceKeys, R, K);
+      let at = first[r]! * d;
+      const write = (withRange: boolean) => {
+        for (const i of neighbours) {
+          out.set(row, at);
+          for (let c = 0; c < C; c++) {
+            const s = status[r * C + c]!;
+            if (s === MISSING || s === UNSEEN || (withRange && s === OUT_OF_RANGE)) {
+              const col = p.columns[c]!;
+              out.set(reference.subarray(i * d + col.start, i * d + col.start + col.width), at + col.start);
+            }
+          }
+          at += d;
+        }
+      };
+      if (fill) write(false);
+      else {
+        out.set(row, at);
+        at += d;
+      }
+      if (range) write(true);
+    }
+    return { X: out, n: total, first, counts, spreadCounts };
+  };
+
+  /** Per row, the mean of its value rows and the spread (std) of its spread rows (or value rows). */
+  const fold = (e: Expansion, values: Float64Array) => {
+    const n = e.first.length;
+    const mean = new Float64Array(n);
+    const spread = new Float64Array(n);
+    for (let r = 0; r < n; r++) {
+      const a = e.first[r]!;
+      const ca = e.counts[r]!;
+      let s = 0;
+      for (let j = 0; j < ca; j++) s += values[a + j]!;
+      mean[r] = s / ca;
+      const b = e.spreadCounts[r] ? a + ca : a;
+      const cb = e.spreadCounts[r] || ca;
+      if (cb < 2) continue;
+      let m = 0;
+      for (let j = 0; j < cb; j++) m += values[b + j]!;
+      m /= cb;
+      let v = 0;
+      for (let j = 0; j < cb; j++) v += (values[b + j]! - m) ** 2;
+      spread[r] = sqrt(v / cb);
+    }
+    return { mean, spread };
+  };
+
+  /** Per row, the mean over its value rows of K-wide probability rows. */
+  const foldProbabilities = (e: Expansion, p: Float64Array, classes: number) => {
+    const n = e.first.length;
+    const out = new Float64Array(n * classes);
+    for (let r = 0; r < n; r++) {
+      const a = e.first[r]!;
+      const ca = e.counts[r]!;
+      for (let j = 0; j < ca; j++)
+        for (let k = 0; k < classes; k++) out[r * classes + k]! += p[(a + j) * classes + k]! / ca;
+    }
+    return out;
+  };
+
+  /** Regression: each row's difficulty, the mean error of the model on the dev rows nearest on its known inputs. */
+  const difficultyOf = (X: Float64Array, n: number, status: Uint8Array | null) => {
+    const out = new Float64Array(n);
+    if (!difficulty || !difficultyKeys) return out.fill(1);
+    const keys = keysOf(X, n);
+    const rows = difficulty.errors.length;
+    const k = difficulty.neighbours;
+    let allKnown: Uint8Array | null = null;
+    for (let r = 0; r < n; r++) {
+      let known: Uint8Array;
+      if (status) known = knownColumns(status, r);
+      else known = allKnown ??= knownColumns(null, 0);
+      const near = nearest(keys, r, known, difficultyKeys, rows, k);
+      let s = DIFFICULTY_PRIOR * difficulty.meanError;
+      for (const i of near) s += difficulty.errors[i]!;
+      out[r] = Math.max(s / (k + DIFFICULTY_PRIOR), 1e-12 * (difficulty.meanError + 1e-300));
+    }
+    return out;
+  };
+
+  /** σ = √(difficulty² + spread²), the row's scale. */
+  const scales = (X: Float64Array, n: number, status: Uint8Array | null, spread: Float64Array | null) => {
+    const difficulties = difficultyOf(X, n, status);
+    for (let r = 0; r < n; r++) {
+      const s = spread ? spread[r]! : 0;
+      // The mean absolute error of a normal error is 0.8 of its standard deviation.
+      const dev = 1.25 * difficulties[r]!;
+      difficulties[r] = sqrt(dev * dev + s * s) || 1e-300;
+    }
+    return difficulties;
+  };
+
+  /** The columns of row `r` with each status, for its explanation. */
+  const namesOf = (status: Uint8Array, r: number, wanted: number) => {
+    const names: string[] = [];
+    for (let c = 0; c < C; c++) if (status[r * C + c] === wanted) names.push(p.columns[c]!.column);
+    return names;
+  };
+  const knownNames = (status: Uint8Array, r: number) => {
+    const names: string[] = [];
+    for (let c = 0; c < C; c++)
+      if (p.columns[c]!.compare !== 'none' && status[r * C + c] === KNOWN) names.push(p.columns[c]!.column);
+    return names;
+  };
+
+  return {
+    statusOf,
+    expand,
+    fold,
+    foldProbabilities,
+    scales,
+    namesOf,
+    knownNames,
+    columns: C,
+    neighbours: K,
+  };
+};
+
+/** Python's json.dumps of a list of strings. */
+export const pythonList = (names: readonly string[]) => `[${names.map((n) => JSON.stringify(n)).join(', ')}]`;
+
+/** What `<target>_explain` adds for a row whose inputs were not all known. */
+export const partialExplain = (
+  missing: readonly string[],
+  unseen: readonly string[],
+  outOfRange: readonly string[],
+  given: readonly string[],
+  neighbours: number,
+) =>
+  `, "missing_inputs": ${pythonList(missing)}, "unseen_inputs": ${pythonList(unseen)}, "out_of_range_inputs": ${pythonList(outOfRange)}, "filled_with": ${JSON.stringify(
+    missing.length + unseen.length
+      ? `the mean prediction over the ${neighbours} training rows nearest on ${given.length ? given.join(', ') : 'nothing given'}, each filling the missing and unseen inputs`
+      : 'the inputs as given',
+  )}, "interval": ${JSON.stringify(
+    outOfRange.length
+      ? 'widened by the spread of the predictions over those rows, as if the out-of-range inputs were unknown'
+      : missing.length + unseen.length
+        ? 'widened by the spread of the predictions over those rows'
+        : 'the model\u2019s own',
+  )}`;
+
+/** How DESCRIBE says a model treats missing inputs. */
+export const PARTIAL_INPUTS_DESCRIPTION = `a missing input, or a category the model did not learn, is filled from each of the ${NEIGHBOURS} training rows nearest on the inputs given and their predictions averaged; a number's interval widens with the spread of those predictions, and for inputs outside the training range; <target>_explain names them`;
