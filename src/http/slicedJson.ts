@@ -29,18 +29,32 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> => {
 export const holdsLongArray = (body: unknown): boolean =>
   isLong(body) || (isPlainObject(body) && Object.values(body).some(isLong));
 
+/** How many items the next slice of `sliceTexts` takes, learnt from the text of the last. */
+export type SliceState = { count: number };
+
+/**
+ * `items` as JSON arrays of consecutive items (`[…]`, each item as JSON.stringify writes it in an
+ * array: undefined → null), each about SLICE_CHARS long. The first slice measures how long an item's
+ * text is; each next slice's count follows from the last (kept in `state` across calls, so the slices
+ * of a stream of chunks need no new measure per chunk). At least one item per slice.
+ */
+export function* sliceTexts(items: readonly unknown[], state: SliceState = { count: 64 }): Generator<string> {
+  for (let i = 0; i < items.length;) {
+    const slice = items.slice(i, i + state.count);
+    const text = JSON.stringify(slice);
+    yield text;
+    i += slice.length;
+    state.count = Math.max(1, Math.floor((slice.length * SLICE_CHARS) / text.length));
+  }
+}
+
 /** Writes `items` as JSON.stringify writes an array, a slice of about SLICE_CHARS at a time. */
 const writeArray = (res: Response, items: readonly unknown[]) => {
   res.write('[');
-  // The first slice measures how long an item's text is; each next slice's count follows from the last.
-  let count = 64;
-  for (let i = 0; i < items.length;) {
-    const slice = items.slice(i, i + count);
-    // `[…]` of the slice: each item as JSON.stringify writes it in an array (undefined → null).
-    const text = JSON.stringify(slice);
-    res.write(i === 0 ? text.slice(1, -1) : `,${text.slice(1, -1)}`);
-    i += slice.length;
-    count = Math.max(1, Math.floor((slice.length * SLICE_CHARS) / text.length));
+  let first = true;
+  for (const text of sliceTexts(items)) {
+    res.write(first ? text.slice(1, -1) : `,${text.slice(1, -1)}`);
+    first = false;
   }
   res.write(']');
 };

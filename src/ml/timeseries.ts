@@ -4,9 +4,10 @@
  * lag features; one model per horizon step predicts the value `step` rows ahead. Features and
  * target are relative to the anchor's value and scaled by the window's mean magnitude, so one
  * model serves groups of different sizes and trees need not extrapolate a trend. Each step is
- * calibrated on the latest rows of every group (inductive conformal, normalised by that scale),
- * and a forecast of h steps uses significance / h per step (Bonferroni), as Lightwood's
- * TSAbsErrorErrFunc does.
+ * calibrated on the latest rows of every group (inductive conformal, normalised by that scale): a
+ * forecast gives step h the quantile of step h's own held-out errors at the asked level (no
+ * Bonferroni correction, unlike Lightwood's TSAbsErrorErrFunc, so each step is covered at that
+ * level), steps pooled where a later one would be narrower (`horizonHalfWidths`).
  */
 import {
   boundedValue,
@@ -427,6 +428,39 @@ const seriesOf = (a: ForecastArtifact, rows: readonly Row[], keepMissing: boolea
     keepMissing,
   );
 
+/** Two ascending arrays as one. */
+const mergeSorted = (a: readonly number[], b: readonly number[]) => {
+  const out = new Array<number>(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) out[k++] = a[i]! <= b[j]! ? a[i++]! : b[j++]!;
+  while (i < a.length) out[k++] = a[i++]!;
+  while (j < b.length) out[k++] = b[j++]!;
+  return out;
+};
+
+/**
+ * The normalised half-width of every horizon step's interval at level `c`, non-decreasing in the
+ * step: each step's conformal quantile of its own held-out errors, and where a later step's would
+ * be narrower than an earlier one's, the steps in between are pooled (their scores merged, one
+ * quantile for all), as isotonic regression pools adjacent violators. Each width stays a split-
+ * conformal quantile of held-out errors at that level, so each step keeps its coverage.
+ */
+export const horizonHalfWidths = (steps: readonly { scores: readonly number[] }[], c: number) => {
+  const blocks: { scores: readonly number[]; width: number; count: number }[] = [];
+  for (const step of steps) {
+    let block = { scores: step.scores, width: conformalHalfWidth(step.scores, c), count: 1 };
+    while (blocks.length > 0 && blocks[blocks.length - 1]!.width > block.width) {
+      const previous = blocks.pop()!;
+      const scores = mergeSorted(previous.scores, block.scores);
+      block = { scores, width: conformalHalfWidth(scores, c), count: previous.count + block.count };
+    }
+    blocks.push(block);
+  }
+  return blocks.flatMap((b) => Array.from({ length: b.count }, () => b.width));
+};
+
 /** Predictor of a forecaster: `predict` judges history rows one step ahead, `forecast` looks forward. */
 export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
   const { target, timeseries: ts, calibration: cal } = artifact;
@@ -437,13 +471,23 @@ export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
   const levelOf = (options: PredictOptions) =>
     options.fixed_confidence !== undefined ? clampConfidence(options.fixed_confidence) : cal.confidence;
 
-  /** One step's prediction and interval after position j of y, for the time `when`. */
-  const stepAhead = (y: ArrayLike<number>, j: number, step: number, when: number, level: number) => {
+  /** Normalised half-widths per horizon step, by level (a handful of levels are ever asked). */
+  const widthsByLevel = new Map<number, number[]>();
+  const widthsAt = (level: number) => {
+    let widths = widthsByLevel.get(level);
+    if (!widths) {
+      widths = horizonHalfWidths(artifact.steps, level);
+      widthsByLevel.set(level, widths);
+    }
+    return widths;
+  };
+
+  /** One step's prediction and interval (normalised half-width `width`) after position j of y, for `when`. */
+  const stepAhead = (y: ArrayLike<number>, j: number, step: number, when: number, width: number) => {
     const w = windowFeatures(y, j, ts.window, calendar, when, row, 0);
     const out = scorers[step - 1]!(row, 1, d)[0]!;
-    const half = w.scale * conformalHalfWidth(artifact.steps[step - 1]!.scores, level);
     const raw = w.ref + w.scale * out;
-    return { raw, ...boundedValue(raw, half, cal) };
+    return { raw, ...boundedValue(raw, w.scale * width, cal) };
   };
 
   const answer = (
@@ -455,6 +499,7 @@ export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
     truth: number | null,
     anomaly: boolean | null,
     skipExplain: boolean,
+    horizonStep?: number,
   ): Row => ({
     ...base,
     [target]: value,
@@ -470,6 +515,7 @@ export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
             truth,
             confidence_lower_bound: lower,
             confidence_upper_bound: upper,
+            ...(horizonStep === undefined ? {} : { horizon_step: horizonStep }),
           }),
     [`${target}_anomaly`]: anomaly,
     [`${target}_min`]: lower,
@@ -491,6 +537,7 @@ export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
    */
   const predict = (rows: readonly Row[], options: PredictOptions = {}) => {
     const level = levelOf(options);
+    const oneStep = conformalHalfWidth(artifact.steps[0]!.scores, level);
     const skipExplain = options.wanted !== undefined && !options.wanted.has(`${target}_explain`);
     const answers: Row[] = rows.map((r) => {
       const base: Row = {};
@@ -504,7 +551,7 @@ export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
     for (const g of seriesOf(artifact, rows, true)) {
       const clean = Float64Array.from(g.y);
       for (let j = 1; j < g.rows.length; j++) {
-        const p = stepAhead(clean, j - 1, 1, g.t[j]!, level);
+        const p = stepAhead(clean, j - 1, 1, g.t[j]!, oneStep);
         const truth = g.y[j]!;
         const known = !Number.isNaN(truth);
         const judged = known && j >= ts.window;
@@ -524,12 +571,13 @@ export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
   };
 
   /**
-   * The next `horizon` steps of every group after its last history row (Bonferroni per step); each
-   * carries that row's `__mindsdb_row_id`, `select_data_query` and `when_data`.
+   * The next `horizon` steps of every group after its last history row, step h's interval at the
+   * asked level on its own (`horizonHalfWidths`: no wider for h than for h + 1); each carries that
+   * row's `__mindsdb_row_id`, `select_data_query` and `when_data`, and its explanation the step.
    */
   const forecast = (history: readonly Row[], options: PredictOptions = {}) => {
     const level = levelOf(options);
-    const perStep = 1 - (1 - level) / ts.horizon;
+    const widths = widthsAt(level);
     const skipExplain = options.wanted !== undefined && !options.wanted.has(`${target}_explain`);
     const out: Row[] = [];
     for (const g of seriesOf(artifact, history, false)) {
@@ -537,12 +585,12 @@ export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
       if (j < 0) continue;
       for (let s = 1; s <= ts.horizon; s++) {
         const when = g.t[j]! + s * ts.interval;
-        const p = stepAhead(g.y, j, s, when, perStep);
+        const p = stepAhead(g.y, j, s, when, widths[s - 1]!);
         const base: Row = { [ts.orderBy]: formatTime(artifact, when) };
         ts.groupBy.forEach((c, k) => (base[c] = g.groupValues[k] ?? null));
         // The row ids (and queries) of the group's last history row: callers find the anchor.
         out.push({
-          ...answer(base, p.value, p.lower, p.upper, level, null, null, skipExplain),
+          ...answer(base, p.value, p.lower, p.upper, level, null, null, skipExplain, s),
           ...passThrough(history[g.rows[j]!]!),
         });
       }

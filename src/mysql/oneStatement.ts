@@ -62,6 +62,16 @@ const asAnswer = async (outcome: Outcome, context: SqlContext): Promise<SqlAnswe
   }
 };
 
+/**
+ * Whether the engine answers `query` over HTTP as written, nothing of MySQL's connection written in
+ * first (`@@x`, DATABASE(), MySQL-only information_schema tables): its rows may stream straight
+ * from the engine. `database` is the statement's current database.
+ */
+export const answeredAsWritten = (query: string, database: string) =>
+  classify(query).kind === 'engine' &&
+  !mayReadConnection(query) &&
+  writeInMysqlOnlyTables(query, database) === query;
+
 export type OneStatement = (
   query: string,
   context: SqlContext,

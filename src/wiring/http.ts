@@ -27,8 +27,8 @@ import { knowledgeBaseEvaluationRoutes } from '../knowledgeBases/evaluationRoute
 import { chatMessageRoutes } from '../chatMessages/routes';
 import { projectRoutes } from '../projects/routes';
 import { skillRoutes } from '../skills/routes';
-import { sqlRoutes } from '../sql/routes';
-import { mysqlDialectOutsideConnections } from '../mysql/oneStatement';
+import { sqlRoutes, type SqlPort } from '../sql/routes';
+import { answeredAsWritten, mysqlDialectOutsideConnections } from '../mysql/oneStatement';
 import type { SqlService } from '../sql/service';
 import { asOfReads } from '../http/asOf';
 import { operationsRoutes } from '../system/operations';
@@ -100,13 +100,21 @@ export const buildHttpApp = (
           streamPollMs: 200,
         },
       ),
-    (a) =>
+    (a) => {
+      const execute: SqlPort['execute'] = async (query, context, params, signal) => {
+        const answer = await sqlOverHttp(query, context, params, signal);
+        return answer.type === 'ok' ? { ...answer, affected_rows: answer.affected_rows ?? null } : answer;
+      };
       sqlRoutes(a, {
-        execute: async (query, context, params, signal) => {
-          const answer = await sqlOverHttp(query, context, params, signal);
-          return answer.type === 'ok' ? { ...answer, affected_rows: answer.affected_rows ?? null } : answer;
-        },
-      }),
+        execute,
+        // A streamed answer (response_format) comes from the engine as its rows are read, unless
+        // MySQL's connection values are written in first (then it is answered whole).
+        stream: (query, context, params, signal) =>
+          answeredAsWritten(query, typeof context.db === 'string' && context.db ? context.db : 'mindsdb')
+            ? sql.stream(query, context, params, signal)
+            : execute(query, context, params, signal),
+      });
+    },
     (a) => modelRoutes(a, services.models, services.projects, sql),
     (a) => mlEngineRoutes(a, services.mlEngines),
     (a) =>

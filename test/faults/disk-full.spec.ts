@@ -112,10 +112,16 @@ const runEpisode = async (t: TestApp, disk: string, prefix: string, logged: Retu
   });
   await sleep(500);
   await w.stop();
-  await until('the read model at the log head', 20_000, async () => {
-    const r = await ready(t);
-    return r.status === 200 && r.body.position === r.body.log_head;
-  });
+  await until(
+    'the read model at the log head',
+    30_000,
+    async () => {
+      const r = await ready(t);
+      return r.status === 200 && r.body.position === r.body.log_head;
+    },
+    async () =>
+      `ready ${JSON.stringify(await ready(t))}, status ${JSON.stringify((await t.http.get('/api/status')).body?.read_model)}`,
+  );
   const convergedAfterMs = Date.now() - freedAt;
 
   const log = await createdInLog(t);
