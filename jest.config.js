@@ -25,6 +25,8 @@ module.exports = {
   // every few dozen files rather than after each (a worker start is about a second).
   workerIdleMemoryLimit: '1GB',
   testTimeout: 30000,
+  // The ten slowest spec files, printed at the end of a run (CI's log).
+  reporters: ['default', '<rootDir>/test/support/slowestFiles.cjs'],
   // Scratch files in memory when /dev/shm has room (test/support/tmpfs.ts).
   globalSetup: '<rootDir>/test/support/tmpfs.ts',
   globalTeardown: '<rootDir>/test/support/globalTeardown.ts',

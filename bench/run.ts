@@ -15,6 +15,7 @@ import { benchKbEvaluation } from './kbEval.bench';
 import { benchLag } from './lag.bench';
 import { benchLedger } from './ledger.bench';
 import { benchLedgerSecrets } from './ledgerSecrets.bench';
+import { benchLlmBatch } from './llmbatch.bench';
 import { benchLlmJoin } from './llmjoin.bench';
 import { benchLoad } from './load.bench';
 import { benchMcp } from './mcp.bench';
@@ -57,10 +58,11 @@ const benches: Record<string, () => Promise<unknown>> = {
   noisy: () => benchNoisyNeighbour(seconds),
   mcp: () => benchMcp(seconds),
   llmjoin: () => benchLlmJoin(),
+  llmbatch: () => benchLlmBatch(),
   training: () => benchTraining(),
 };
 const DEFAULT =
-  'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,kbeval,llmjoin,training';
+  'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,kbeval,llmjoin,llmbatch,training';
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {

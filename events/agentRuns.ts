@@ -86,6 +86,15 @@ export const AgentRunToolCalled = defineEvent(
     rejected: z.boolean(),
     sql: z.string().nullable(),
     rows: z.number().int().nullable(),
+    /**
+     * sha256 of the result's canonical JSON (columns, first 100 rows, their count;
+     * src/agentloop/resultDigest.ts): a replay compares it with today's. Absent: recorded before
+     * digests, or no rows answered.
+     */
+    resultDigest: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
     ms: z.number().int(),
     at: z.iso.datetime(),
   }),

@@ -67,6 +67,12 @@ export const LlmCallRecorded = defineEvent(
     baseUrl: z.string(),
     promptHash: z.string().regex(/^[0-9a-f]{64}$/),
     promptChars: z.number().int().min(0),
+    /**
+     * The rows the request carried: 1-based positions, among the rows the query asked, of the first
+     * row of each prompt (one for a prompt asked alone, up to 16 for a batch). Absent: recorded
+     * before batching.
+     */
+    rows: z.array(z.number().int().min(1)).max(64).optional(),
     cached: z.boolean(),
     outcome: z.enum(['ok', 'error']),
     errorKind: z.string().nullable(),

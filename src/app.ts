@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { configureEventLimits } from '../events';
 import type { Config } from './config';
-import { assertReadModelWritable, ownWritesGate, type AppContext } from './context';
+import { assertReadModelWritable, ownWritesGate, WriteAccepted, type AppContext } from './context';
 import { externalDatabases } from './databases/pools';
 import { commandRunner } from './eventlog/commands';
 import type { Api } from './http/api';
@@ -48,7 +48,32 @@ export const createApp = async (
   configureEventLimits({ maxJsonDepth: config.maxJsonDepth, maxEventBytes: config.maxEventBytes });
   const stores = await openStores(config, logger, clock, { poll: true });
   const { log, duck, blobs, projections, vault } = stores;
-  await projections.startServing();
+  const opened: { externals?: { closeAll(): Promise<void> } } = {};
+  // A start that fails part way closes what it opened (pools, the log's LISTEN connection), so
+  // nothing of it reconnects on a timer after its caller gave up.
+  const orClose = async <T>(step: () => Promise<T>): Promise<T> => {
+    try {
+      return await step();
+    } catch (error) {
+      await opened.externals?.closeAll().catch(() => undefined);
+      await stores.close().catch(() => undefined);
+      throw error;
+    }
+  };
+  // PROJECTION_WAIT_MS bounds a client's wait for its write (202 past it), not a start's: the start's
+  // own writes wait until applied, then run again (each checks the state first, so once is once).
+  const untilApplied = async (write: () => Promise<unknown>) => {
+    for (;;) {
+      try {
+        return await write();
+      } catch (error) {
+        if (!(error instanceof WriteAccepted)) throw error;
+        // Not Infinity: a timer given Infinity fires after 1 ms.
+        await projections.waitFor(error.position, 2 ** 31 - 1);
+      }
+    }
+  };
+  await orClose(() => projections.startServing());
   const commands = commandRunner(log, {
     assertWritable: () => assertReadModelWritable(projections),
     // Other processes write too: the tail keeps cached stream states current instead of a read per write.
@@ -87,6 +112,7 @@ export const createApp = async (
     connectTimeoutMs: config.dbConnectTimeoutMs,
     queryTimeoutMs: config.sqlTimeoutMs,
   });
+  opened.externals = externals;
   // Metrics and readiness read the services' work in flight, the runners and the SQL service's reports.
   const operator = operatorView(ctx, {
     trainings: () => services.models.trainingsInFlight(),
@@ -96,20 +122,25 @@ export const createApp = async (
   // Local-first (OUTBOUND_LOCAL_FIRST): the outbound policy follows sign-in as it changes.
   config.outbound.followSignIn(() => services.users.enabled());
   // What the service does on its own at start is recorded as the system's doing.
-  await withRequest(
-    { requestId: 'startup', interface: 'system', actor: { kind: 'system', id: 'startup' } },
-    async () => {
-      await services.projects.ensureDefault();
-      if (config.auth.bootstrap)
-        await services.users.bootstrap(config.auth.bootstrap.username, config.auth.bootstrap.password);
-    },
+  await orClose(() =>
+    withRequest(
+      { requestId: 'startup', interface: 'system', actor: { kind: 'system', id: 'startup' } },
+      async () => {
+        await untilApplied(() => services.projects.ensureDefault());
+        const bootstrap = config.auth.bootstrap;
+        if (bootstrap)
+          await untilApplied(() => services.users.bootstrap(bootstrap.username, bootstrap.password));
+      },
+    ),
   );
-  await sql.install();
+  await orClose(() => sql.install());
   // With the read model stopped at an event it cannot apply, this write waits for the next start.
-  await services.models.recoverInterruptedTrainings().catch((err: unknown) => {
-    if (!projections.failure) throw err;
-    logger.error({ err }, 'interrupted trainings not marked failed: the read model is stopped');
-  });
+  await orClose(() =>
+    services.models.recoverInterruptedTrainings().catch((err: unknown) => {
+      if (!projections.failure) throw err;
+      logger.error({ err }, 'interrupted trainings not marked failed: the read model is stopped');
+    }),
+  );
   // Every process answers chatbots' messages (and long-polls Telegram), when configured to.
   const { processor, pollers } = startChatbotWork(ctx, services);
   // Every process fires due jobs; each statement runs through the SQL service, in the job's project.

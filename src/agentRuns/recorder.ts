@@ -107,6 +107,7 @@ export const runRecorder = (
             rejected: event.rejected ?? false,
             sql: event.sql === undefined ? null : bounded(event.sql, 16_000),
             rows: event.rows ?? null,
+            ...(event.digest !== undefined ? { resultDigest: event.digest } : {}),
             ms: Math.round(event.ms),
             at: at(),
           },

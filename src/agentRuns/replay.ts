@@ -1,5 +1,5 @@
-import crypto from 'node:crypto';
 import type { RecordedEvent } from '../../events';
+import { DIGEST_ROWS, resultDigest } from '../agentloop';
 import type { AppContext } from '../context';
 import { notFound } from '../shared/errors';
 import { maskSecrets } from '../shared/secrets';
@@ -22,37 +22,25 @@ export type ReplayPorts = {
   readonly holdsDataOnly: (database: string) => Promise<boolean>;
 };
 
-/** The SQL tool's row cap (src/agentloop/sqlTools.ts): a replay compares what the tool saw. */
-const TOOL_ROWS = 100;
-
-/** A digest of an answer: its columns and rows, in order (equal digests, equal answers). */
-const digestOf = (answer: Extract<ReplayAnswer, { ok: true }>) =>
-  crypto
-    .createHash('sha256')
-    .update(
-      JSON.stringify([answer.columns, answer.rows], (_k, v: unknown) =>
-        typeof v === 'bigint' ? v.toString() : v instanceof Date ? v.toISOString() : v,
-      ),
-    )
-    .digest('hex');
+/** A digest of an answer as the SQL tool digested its rows (columns, first rows, their count). */
+const digestOf = (answer: Extract<ReplayAnswer, { ok: true }>) => resultDigest(answer.columns, answer.rows);
 
 const cut = (answer: ReplayAnswer): ReplayAnswer =>
-  answer.ok ? { ...answer, rows: answer.rows.slice(0, TOOL_ROWS) } : answer;
+  answer.ok ? { ...answer, rows: answer.rows.slice(0, DIGEST_ROWS) } : answer;
 
 const summary = (answer: ReplayAnswer) =>
   answer.ok
     ? { ok: true, rows: answer.rows.length, digest: digestOf(answer) }
     : { ok: false, error: answer.error };
 
-/** AS OF reads the resource tables only: any other table has no history in the read model. */
-const NO_HISTORY = /AS OF is not supported/i;
-
 /**
  * A run replayed from its events: no model is called. Its steps and answer are read back as they
  * were recorded; each SQL the agent ran is read again as of the log position it ran at (the step's
  * event, less one) and as the read model holds it today, and the replay names each step whose
  * answer differs. Tables without history (uploaded files, external databases) cannot be read as
- * they were: today's answer is compared with the row count the step recorded.
+ * they were: today's answer is compared with the digest of the result the step recorded
+ * (src/agentloop/resultDigest.ts); a step recorded without one is `not_comparable`, never
+ * unchanged.
  */
 export const runReplay = (ctx: AppContext, ports: ReplayPorts) => {
   const compareSql = async (
@@ -75,7 +63,6 @@ export const runReplay = (ctx: AppContext, ports: ReplayPorts) => {
     const database = toolDatabase(event.data.name);
     const then = refs.length > 0 ? cut(await ports.select(database, asOfSql(sql, position))) : null;
     const asOf = then === null ? null : { position: position.toString(), ...summary(then) };
-    const historyLess = then !== null && !then.ok && NO_HISTORY.test(then.error);
     // Read today only what cannot be a model or an agent: tables with history (the AS OF read
     // planned, so none of them is one), or tables of files and external databases.
     const dataOnly =
@@ -95,19 +82,45 @@ export const runReplay = (ctx: AppContext, ports: ReplayPorts) => {
       const differs = !now.ok || digestOf(then) !== digestOf(now);
       return { compared: 'as_of' as const, as_of: asOf, now: today, differs };
     }
-    const recordedRows = event.data.rows;
-    const differs =
-      now.ok !== event.data.ok || (now.ok && recordedRows !== null && now.rows.length !== recordedRows);
+    // No history to read it as it was: today's answer against the digest the run recorded.
+    const why = noHistoryReason(refs, database);
+    const recorded = event.data.resultDigest;
+    if (recorded === undefined)
+      return {
+        compared: 'not_comparable' as const,
+        reason: event.data.ok
+          ? `not comparable: recorded before result digests (${why}; the run recorded only a row count, ${event.data.rows ?? 'none'})`
+          : `not comparable: the step failed when it ran, and ${why}`,
+        as_of: null,
+        now: today,
+      };
+    if (!now.ok)
+      return {
+        compared: 'not_comparable' as const,
+        reason: `not comparable: today's read failed (${now.error}); ${why}`,
+        as_of: null,
+        now: today,
+        recorded_digest: recorded,
+      };
     return {
-      compared: 'row_count' as const,
-      reason: historyLess
-        ? 'its tables keep no history (AS OF reads resource tables only): today’s row count is compared with the recorded one'
-        : (then as { error?: string } | null)?.error,
-      as_of: asOf,
+      compared: 'digest' as const,
+      reason: `${why}: today's answer is compared with the digest the run recorded`,
+      as_of: null,
       now: today,
-      differs,
+      recorded_digest: recorded,
+      differs: digestOf(now) !== recorded,
     };
   };
+
+  /** Why a step's tables (files, external databases: nothing else gets here) cannot be read as they were. */
+  const noHistoryReason = (refs: ReturnType<typeof tableRefsOf>, database: string): string =>
+    [...new Set(refs.map((r) => (r.database ?? database).toLowerCase()))]
+      .map((d) =>
+        d === 'files'
+          ? 'uploaded files keep no history (a file replaced is the new file only)'
+          : `${d} is an external database, whose past this service does not keep`,
+      )
+      .join('; ');
 
   return async (
     project: { id: number; name: string },
@@ -176,6 +189,10 @@ export const runReplay = (ctx: AppContext, ports: ReplayPorts) => {
     const changed = steps.flatMap((s) =>
       'replay' in s && 'differs' in s.replay && s.replay.differs ? [s.seq] : [],
     );
+    // A step that could not be compared is never counted as unchanged.
+    const notComparable = steps.flatMap((s) =>
+      'replay' in s && s.replay.compared === 'not_comparable' ? [s.seq] : [],
+    );
     return {
       trace_id: traceId,
       project: project.name,
@@ -192,7 +209,8 @@ export const runReplay = (ctx: AppContext, ports: ReplayPorts) => {
       model_calls: 0,
       steps,
       changed_steps: changed,
-      unchanged: changed.length === 0,
+      not_comparable_steps: notComparable,
+      unchanged: changed.length === 0 && notComparable.length === 0,
     };
   };
 };

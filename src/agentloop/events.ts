@@ -84,6 +84,8 @@ export type AgentRunEvent =
       readonly rejected?: boolean;
       readonly sql?: string;
       readonly rows?: number;
+      /** The digest of the rows the tool answered (./resultDigest.ts). */
+      readonly digest?: string;
       /** The result sent to the model was cut to `maxToolResultChars`. */
       readonly truncated?: boolean;
       readonly ms: number;

@@ -9,6 +9,7 @@ export {
   type RunLimits,
   type ToolCallSummary,
 } from './events';
+export { DIGEST_ROWS, resultDigest } from './resultDigest';
 export { KB_TOOL_BASE_NAME, kbTool, type KbHit, type KbScope, type KnowledgeBaseSearchPort } from './kbTools';
 export { InvalidMessagesError, normalizeMessages, type NormalizedMessages } from './messages';
 export { planAgentRun, runLimitsFromParams, type StoredAgent } from './plan';

@@ -203,6 +203,7 @@ export const runAgent = async (input: RunAgentInput): Promise<AgentRunResult> =>
         ok: true,
         ...(outcome.sql !== undefined ? { sql: outcome.sql } : {}),
         ...(outcome.rows !== undefined ? { rows: outcome.rows } : {}),
+        ...(outcome.digest !== undefined ? { digest: outcome.digest } : {}),
         ...(truncated ? { truncated } : {}),
         ms: Math.round(performance.now() - t0),
       });

@@ -2,6 +2,7 @@ import { quoteMysqlIdent } from '../shared/quoting';
 import { z } from 'zod';
 import { defineTool, toJsonText, ToolError, type AgentTool } from './tools';
 import { messageOf } from '../shared/errors';
+import { resultDigest } from './resultDigest';
 
 /**
  * What a sql skill (or an agent's `data.tables`) lets the model read. The port implementing it
@@ -178,7 +179,12 @@ export const sqlTools = (
           if (error instanceof ToolError) throw new ToolError(error.message, { ...error.details, sql });
           throw new ToolError(messageOf(error), { sql });
         }
-        return { content: formatQueryRows(result, maxResultChars), rows: result.rows.length, sql };
+        return {
+          content: formatQueryRows(result, maxResultChars),
+          rows: result.rows.length,
+          digest: resultDigest(result.columns, result.rows),
+          sql,
+        };
       },
     }),
   ];

@@ -6,6 +6,8 @@ export type ToolOutcome = {
   /** A string is sent as is; anything else as JSON. */
   readonly content: unknown;
   readonly rows?: number;
+  /** The digest of the rows it answered (./resultDigest.ts), for a replay to compare. */
+  readonly digest?: string;
   /** The SQL the tool ran, when it ran some. */
   readonly sql?: string;
   /** Retrieved documents, for the answer's `context`. */

@@ -359,12 +359,12 @@ export const ENTRIES: Record<Variable, Entry> = {
   LLM_SQL_CONCURRENCY: {
     section: 'agents',
     meaning:
-      'Calls one SQL query makes to an LLM at once (an LLM model queried or joined, `LLM()`): the bound on its rows per second. See [LLM models](llm-models.md).',
+      'Provider requests one SQL query makes to an LLM at once (an LLM model queried or joined, `LLM()`): the bound on its rows per second. See [LLM models](llm-models.md).',
   },
   LLM_SQL_MAX_CALLS: {
     section: 'agents',
     meaning:
-      'Calls one SQL query may make to LLMs (distinct prompts not in the answer cache); more is error 1153 before any call.',
+      'Provider requests one SQL query may make to LLMs (distinct prompts not in the answer cache, up to 16 rows a request when batched: see [LLM models](llm-models.md)); more is error 1153 before any call. The default lets a 10,000-row query run.',
   },
   LLM_SQL_TIMEOUT_MS: {
     section: 'agents',

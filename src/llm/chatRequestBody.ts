@@ -53,6 +53,19 @@ export const chatRequestBody = (
     ...(tools ? { tools, tool_choice: request.toolChoice ?? 'auto' } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
     ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
-    ...(request.responseFormat ? { response_format: { type: request.responseFormat } } : {}),
+    ...(request.responseFormat === 'json_object'
+      ? { response_format: { type: 'json_object' } }
+      : request.responseFormat
+        ? {
+            response_format: {
+              type: 'json_schema',
+              json_schema: {
+                name: request.responseFormat.name,
+                schema: { ...request.responseFormat.schema },
+                strict: true,
+              },
+            },
+          }
+        : {}),
   };
 };

@@ -45,6 +45,7 @@ export type {
   ChatStreamEvent,
   EmbedRequest,
   FinishReason,
+  JsonSchemaFormat,
   LlmClient,
   SystemMessage,
   ToolCall,

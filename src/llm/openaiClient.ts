@@ -26,8 +26,13 @@ export type LlmClientOptions = {
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
-/** vLLM's convention for "no key": the SDK refuses an empty one, and servers without auth ignore it. */
-const NO_KEY = 'EMPTY';
+/**
+ * The SDK refuses to be made without a key; without one (a local Ollama, vLLM or LM Studio server)
+ * it is given this placeholder and told to send no `Authorization` header at all (a null default
+ * header removes it), so a server that rejects any credential it was not configured with still
+ * answers. The placeholder never leaves the process.
+ */
+const NO_KEY = 'no-key';
 
 /**
  * One client per resolved settings: OpenAI's own protocol over `baseURL`, our retries (429 and
@@ -38,6 +43,7 @@ export const createLlmClient = (settings: LlmSettings, options: LlmClientOptions
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const apiKey = settings.apiKey ?? NO_KEY;
+  const keyless = settings.apiKey === undefined;
   const client = new (openAiSdk().OpenAI)({
     apiKey,
     baseURL: settings.baseUrl,
@@ -52,7 +58,11 @@ export const createLlmClient = (settings: LlmSettings, options: LlmClientOptions
     logLevel: 'off',
     // The outbound policy's fetch: each request's destination (and any redirect) checked again.
     ...(settings.fetch ? { fetch: settings.fetch } : {}),
-    ...(settings.provider === 'azure_openai' ? { defaultHeaders: { 'api-key': apiKey } } : {}),
+    ...(keyless
+      ? { defaultHeaders: { Authorization: null } }
+      : settings.provider === 'azure_openai'
+        ? { defaultHeaders: { 'api-key': apiKey } }
+        : {}),
     ...(settings.apiVersion ? { defaultQuery: { 'api-version': settings.apiVersion } } : {}),
   });
 

@@ -44,9 +44,18 @@ export type ChatRequest = {
   readonly toolChoice?: 'auto' | 'none';
   readonly temperature?: number;
   readonly maxTokens?: number;
-  /** `json_object`: the answer must be one JSON object (OpenAI's `response_format`). */
-  readonly responseFormat?: 'json_object';
+  /**
+   * `json_object`: the answer must be one JSON object (OpenAI's `response_format`); a JSON schema:
+   * the answer must be an object of that schema (`json_schema`, strict).
+   */
+  readonly responseFormat?: 'json_object' | JsonSchemaFormat;
   readonly signal?: AbortSignal;
+};
+
+/** OpenAI's `response_format: {type: 'json_schema', json_schema: {name, schema, strict: true}}`. */
+export type JsonSchemaFormat = {
+  readonly name: string;
+  readonly schema: Readonly<Record<string, unknown>>;
 };
 
 export type ChatResult = {

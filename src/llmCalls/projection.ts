@@ -38,6 +38,8 @@ export const llmCallsTable = tableProjection({
     { name: 'VIA', type: 'VARCHAR' },
     { name: 'CALLED_AT', type: 'TIMESTAMP' },
     { name: 'POSITION', type: 'BIGINT' },
+    /** The rows the request carried (JSON list of 1-based row numbers), null before batching. */
+    { name: 'ROWS', type: 'VARCHAR', nullable: true },
   ],
   handles: ['LlmCallRecorded'],
   // One event type: every answer is a row of its own (the row's fields are the event's).
@@ -71,6 +73,7 @@ export const llmCallsTable = tableProjection({
       VIA: d.via,
       CALLED_AT: d.calledAt,
       POSITION: event.meta.position,
+      ROWS: d.rows === undefined ? null : JSON.stringify(d.rows),
     });
   },
 });

@@ -25,6 +25,14 @@ import type { LlmVersion } from '../models/state';
 import { DomainError, invalid, isDomainError, messageOf } from '../shared/errors';
 import { currentRequest } from '../shared/requestContext';
 import { answerCache } from './answerCache';
+import {
+  BATCH_FORMAT,
+  batchMaxTokens,
+  batchMessages,
+  MAX_BATCH_ROWS,
+  planBatches,
+  readBatchAnswer,
+} from './batching';
 import { decideLlmCalls, type RecordLlmCall } from './decider';
 import { llmQueryAggregate, llmQueryStream } from './state';
 
@@ -94,9 +102,10 @@ type Target = {
 };
 
 /**
- * LLMs asked by SQL queries: an LLM model's rows (queried or joined) and `LLM()`. One call per
- * distinct prompt of a query (LLM_SQL_CONCURRENCY at once, at most LLM_SQL_MAX_CALLS, refused
- * before any call past it), retried on 429 and 5xx with back-off; each answer recorded as it comes,
+ * LLMs asked by SQL queries: an LLM model's rows (queried or joined) and `LLM()`. Each distinct
+ * prompt of a query asked once, many rows per request when there are many (./batching.ts), with
+ * LLM_SQL_CONCURRENCY requests at once and at most LLM_SQL_MAX_CALLS requests planned (refused
+ * before any call past it), retried on 429 and 5xx with back-off; each request recorded as it comes,
  * on the query's own stream, with its token usage; answers may be reused from the answer cache.
  */
 export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
@@ -147,14 +156,20 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
    * time; the answers in the prompts' order. One failed call (after its retries) fails the batch:
    * the calls not yet made are not made.
    */
-  const askAll = async (target: Target, prompts: readonly LlmPrompt[], signal?: AbortSignal) => {
+  const askAll = async (
+    target: Target,
+    prompts: readonly LlmPrompt[],
+    /** Each prompt's row: its 1-based position among the rows the query asked. */
+    rowNumbers: readonly number[],
+    signal?: AbortSignal,
+  ) => {
     const queryId = crypto.randomUUID();
     const stream = llmQueryStream(queryId);
     const summary = summarizeLlmSettings(target.settings);
     const who = caller();
-    const entries = prompts.map((prompt) => {
+    const entries = prompts.map((prompt, k) => {
       const hash = promptHashOf(prompt);
-      return { prompt, hash, key: cacheKey(target, summary.baseUrl, prompt, hash) };
+      return { prompt, hash, key: cacheKey(target, summary.baseUrl, prompt, hash), row: rowNumbers[k]! };
     });
     const answers = new Map<string, string>();
     const seen = new Set<string>();
@@ -170,9 +185,13 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
         fromCache.push(e);
       }
     }
-    if (toCall.length > limits.maxCalls)
+    const planned = planBatches(
+      toCall.map((e) => e.prompt),
+      target.settings.model,
+    );
+    if (planned.length > limits.maxCalls)
       throw new LlmCallsCapExceeded(
-        `${target.what} would make ${toCall.length} calls (one per distinct prompt); a query may make at most ${limits.maxCalls} (LLM_SQL_MAX_CALLS): add a LIMIT, or filter the rows`,
+        `${target.what} would make ${planned.length} calls (provider requests: ${toCall.length} distinct prompts, up to ${MAX_BATCH_ROWS} in one request); a query may make at most ${limits.maxCalls} (LLM_SQL_MAX_CALLS): add a LIMIT, or filter the rows`,
       );
 
     let last: bigint | null = null;
@@ -181,15 +200,17 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
       const outcome = await ctx.commands.run(stream, llmQueryAggregate, (s) => decideLlmCalls(commands, s));
       last = outcome.lastPosition ?? last;
     };
-    const base = (e: (typeof entries)[number]) => ({
+    /** What a record says of its request: one prompt's hash and size, or the batch's as sent. */
+    const base = (hash: string, chars: number, rows: readonly number[]) => ({
       queryId,
       ...target.about,
       provider: summary.provider,
       providerModel: summary.model,
       engine: summary.engine ?? null,
       baseUrl: summary.baseUrl,
-      promptHash: e.hash,
-      promptChars: promptChars(e.prompt),
+      promptHash: hash,
+      promptChars: chars,
+      rows: [...rows],
       ...who,
     });
     const at = () => ctx.clock().toISOString();
@@ -199,7 +220,7 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
         fromCache.map((e) => ({
           type: 'RecordLlmCall',
           data: {
-            ...base(e),
+            ...base(e.hash, promptChars(e.prompt), [e.row]),
             cached: true,
             outcome: 'ok',
             errorKind: null,
@@ -212,63 +233,127 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
         })),
       );
       const client = clientFor(target.settings);
+      // Units of work: indexes into toCall, one request each. Rows a batch did not answer are
+      // appended, each alone; once a provider answers a batch with no JSON at all, batches are
+      // asked row by row for the rest of the query.
+      const units: (readonly number[])[] = [...planned];
+      let batching = true;
       let next = 0;
       let failure: unknown;
-      const worker = async () => {
-        while (next < toCall.length && failure === undefined) {
-          const e = toCall[next++]!;
-          const started = performance.now();
-          try {
-            const result = await client.chat({
-              model: target.settings.model,
-              messages: e.prompt.messages,
-              temperature: target.temperature,
-              maxTokens: target.maxTokens,
-              ...(e.prompt.json ? { responseFormat: 'json_object' as const } : {}),
-              signal,
-            });
-            const text = result.message.content ?? '';
-            await record([
-              {
-                type: 'RecordLlmCall',
-                data: {
-                  ...base(e),
-                  cached: false,
-                  outcome: 'ok',
-                  errorKind: null,
-                  error: null,
-                  usage: result.usage,
-                  latencyMs: Math.round(result.latencyMs),
-                  retries: result.retries,
-                  calledAt: at(),
-                },
+      const answered = (e: (typeof toCall)[number], text: string) => {
+        answers.set(e.key, text);
+        cache.set(e.key, text);
+      };
+      const ask = async (unit: readonly number[]) => {
+        const rows = unit.map((i) => toCall[i]!);
+        if (rows.length > 1 && !batching) {
+          units.push(...unit.map((i) => [i]));
+          return;
+        }
+        const single = rows.length === 1;
+        const messages = single ? rows[0]!.prompt.messages : batchMessages(rows.map((r) => r.prompt));
+        const hash = single ? rows[0]!.hash : sha256(JSON.stringify(messages));
+        const chars = promptChars({ messages, json: false });
+        const started = performance.now();
+        try {
+          const result = await client.chat({
+            model: target.settings.model,
+            messages,
+            temperature: target.temperature,
+            maxTokens: single ? target.maxTokens : batchMaxTokens(target.maxTokens, rows.length),
+            ...(single
+              ? rows[0]!.prompt.json
+                ? { responseFormat: 'json_object' as const }
+                : {}
+              : { responseFormat: BATCH_FORMAT }),
+            signal,
+          });
+          const text = result.message.content ?? '';
+          await record([
+            {
+              type: 'RecordLlmCall',
+              data: {
+                ...base(
+                  hash,
+                  chars,
+                  rows.map((r) => r.row),
+                ),
+                cached: false,
+                outcome: 'ok',
+                errorKind: null,
+                error: null,
+                usage: result.usage,
+                latencyMs: Math.round(result.latencyMs),
+                retries: result.retries,
+                calledAt: at(),
               },
-            ]);
-            answers.set(e.key, text);
-            cache.set(e.key, text);
-          } catch (error) {
-            failure ??= error;
-            const kind = error instanceof LlmError ? error.kind : 'internal';
-            await record([
-              {
-                type: 'RecordLlmCall',
-                data: {
-                  ...base(e),
-                  cached: false,
-                  outcome: 'error',
-                  errorKind: kind,
-                  error: bounded(messageOf(error)),
-                  usage: null,
-                  latencyMs: Math.round(performance.now() - started),
-                  retries: 0,
-                  calledAt: at(),
-                },
+            },
+          ]);
+          if (single) return answered(rows[0]!, text);
+          const byRow = readBatchAnswer(text, rows.length);
+          if (byRow === undefined) batching = false;
+          unit.forEach((i, k) => {
+            const answer = byRow?.get(k + 1);
+            if (answer === undefined) units.push([i]);
+            else answered(toCall[i]!, answer);
+          });
+        } catch (error) {
+          // A batch refused as a request (a server that knows no json_schema, or a context window
+          // smaller than thought): its rows are asked alone, and so is the rest of the query.
+          const refusedBatch = !single && error instanceof LlmError && error.kind === 'bad_request';
+          if (refusedBatch) {
+            batching = false;
+            units.push(...unit.map((i) => [i]));
+          } else failure ??= error;
+          const kind = error instanceof LlmError ? error.kind : 'internal';
+          await record([
+            {
+              type: 'RecordLlmCall',
+              data: {
+                ...base(
+                  hash,
+                  chars,
+                  rows.map((r) => r.row),
+                ),
+                cached: false,
+                outcome: 'error',
+                errorKind: kind,
+                error: bounded(messageOf(error)),
+                usage: null,
+                latencyMs: Math.round(performance.now() - started),
+                retries: 0,
+                calledAt: at(),
               },
-            ]).catch(() => undefined);
-          }
+            },
+          ]).catch(() => undefined);
         }
       };
-      await Promise.all(Array.from({ length: Math.min(limits.concurrency, toCall.length) }, worker));
+      // Rows a batch left unanswered join the queue while others are asked: a worker that finds
+      // it empty waits for those in flight before it stops.
+      let inFlight = 0;
+      let wake = () => {};
+      let woken = new Promise<void>((r) => (wake = r));
+      const notify = () => {
+        const w = wake;
+        woken = new Promise<void>((r) => (wake = r));
+        w();
+      };
+      const worker = async () => {
+        while (failure === undefined) {
+          if (next < units.length) {
+            const unit = units[next++]!;
+            inFlight++;
+            try {
+              await ask(unit);
+            } finally {
+              inFlight--;
+              notify();
+            }
+          } else if (inFlight > 0) await woken;
+          else break;
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(limits.concurrency, units.length) }, worker));
       if (failure !== undefined) {
         if (failure instanceof LlmError) throw callFailure(target.what, failure);
         throw failure;
@@ -349,6 +434,7 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
           what,
         },
         asked.map((a) => a.p),
+        asked.map((a) => a.i + 1),
         options.signal,
       );
       const byRow = new Map<number, string>();
@@ -391,6 +477,7 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
           what: 'LLM()',
         },
         asked.map((a) => ({ messages: [{ role: 'user' as const, content: a.p }], json: false })),
+        asked.map((a) => a.i + 1),
         options.signal,
       );
       const out: (string | null)[] = prompts.map(() => null);

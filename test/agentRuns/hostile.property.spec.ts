@@ -10,8 +10,10 @@ import { fakeReply, type FakeOpenAi } from '../support/fakeOpenAi';
 import { clip, hostileJson, hostileString, pathSegment, readyAtHead } from '../support/hostile';
 import { rebuildDifferences } from '../support/promise-rebuild';
 import { askWithQuery, givenAgentWithSql } from './support';
+import { propertyRuns, propertySeed } from '../support/seed';
 
-const SEED = 20260640;
+// A fresh seed drew a bare number as a request body, which supertest cannot send (a test problem): the old seed until the generator sends JSON text.
+const SEED = propertySeed(20260640);
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 30);
 
 describe.each(storeKinds)('generated values in replay and fork (%s)', (kind) => {
@@ -64,7 +66,7 @@ describe.each(storeKinds)('generated values in replay and fork (%s)', (kind) => 
           check(`fork ${JSON.stringify(body)}`, res);
         },
       ),
-      { seed: SEED, numRuns: RUNS },
+      { seed: SEED, numRuns: propertyRuns(RUNS) },
     );
     await fc.assert(
       fc.asyncProperty(
@@ -86,7 +88,7 @@ describe.each(storeKinds)('generated values in replay and fork (%s)', (kind) => 
           );
         },
       ),
-      { seed: SEED, numRuns: RUNS },
+      { seed: SEED, numRuns: propertyRuns(RUNS) },
     );
     expect([...violations]).toEqual([]);
 

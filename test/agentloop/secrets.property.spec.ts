@@ -3,6 +3,7 @@ import { AgentRunError, runAgent, toolsFromSkills, type AgentRunEvent } from '..
 import { createLlmClient, LlmError, resolveLlmSettings } from '../../src/llm';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi, type FakeReply } from '../support/fakeOpenAi';
 import { memorySqlPort, ordersTable } from './memoryPorts';
+import { propertyRuns, propertySeed } from '../support/seed';
 
 /**
  * Promise: an agent's API key reaches the provider as `Authorization: Bearer <key>` and nowhere
@@ -99,7 +100,7 @@ describe('API keys never leave through events or errors (property)', () => {
           }
         },
       ),
-      { seed: 20260501, numRuns: 40 },
+      { seed: propertySeed(), numRuns: propertyRuns(40) },
     );
   });
 });

@@ -7,6 +7,7 @@ import { AppendedTail } from '../../src/eventlog/appendedTail';
 import { openSqliteLog } from '../../src/eventlog/sqlite';
 import { StreamVersionConflict, type LogCursor, type NewEvent } from '../../src/eventlog/types';
 import type { RequestContext } from '../../src/shared/requestContext';
+import { propertyRuns, propertySeed } from '../support/seed';
 
 // The embedded log answers the read model's reads of what it just appended from memory. The promise:
 // every read answers exactly what a read of the stored rows answers (the same events, texts parsed
@@ -140,7 +141,7 @@ describe('the embedded log, read right after its appends', () => {
           }
         },
       ),
-      { seed: 20261125, numRuns: 40 },
+      { seed: propertySeed(), numRuns: propertyRuns(40) },
     );
   });
 });

@@ -14,6 +14,7 @@ import { withRequest } from '../../src/shared/requestContext';
 import { decideSkill, type SkillCommand } from '../../src/skills/decider';
 import { storeKinds } from '../support/app';
 import { freshPostgresDatabase } from '../support/postgres';
+import { propertyRuns, propertySeed } from '../support/seed';
 
 // The promise of group commit: commands sent together to one stream end exactly as if each had been
 // run alone, one after another, in the order they were sent: the same events in the log (ids
@@ -193,7 +194,7 @@ describe.each(storeKinds)('group commit on %s', (kind) => {
           }
         },
       ),
-      { seed: 20261123, numRuns: kind === 'postgres' ? 15 : 40 },
+      { seed: propertySeed(), numRuns: propertyRuns(kind === 'postgres' ? 15 : 40) },
     );
     // Each run starts two apps on fresh databases: ~20 s for the PostgreSQL runs on a quiet machine.
   }, 120_000);

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import request from 'supertest';
 import { holdsLongArray, sendSlicedJson, SLICED_ARRAY_ITEMS } from '../../src/http/slicedJson';
 import { hostileStrings } from '../support/hostile';
+import { propertyRuns, propertySeed } from '../support/seed';
 
 const appAnswering = (items: unknown, how: 'sliced' | 'json') => {
   const app = express();
@@ -59,7 +60,7 @@ describe('a long JSON array answer, written in slices', () => {
           expect(sliced.text).toBe(JSON.stringify(items));
         },
       ),
-      { seed: 20261127, numRuns: 15 },
+      { seed: propertySeed(), numRuns: propertyRuns(15) },
     );
   });
 
@@ -84,7 +85,7 @@ describe('a long JSON array answer, written in slices', () => {
           expect(sliced.text).toBe(JSON.stringify(body));
         },
       ),
-      { seed: 20261127, numRuns: 15 },
+      { seed: propertySeed(), numRuns: propertyRuns(15) },
     );
   });
 

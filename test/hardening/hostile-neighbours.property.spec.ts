@@ -8,6 +8,7 @@
  */
 import fc from 'fast-check';
 import { startTestApp, type TestApp } from '../support/app';
+import { propertyRuns, propertySeed } from '../support/seed';
 
 const nested = (levels: number): unknown => {
   let value: unknown = 'leaf';
@@ -86,7 +87,7 @@ describe('hostile commands beside legitimate ones in one project (postgres)', ()
           for (const a of flat) expect(listed.has(a.sent.name)).toBe(a.sent.legitimate);
         },
       ),
-      { seed: 20261125, numRuns: 6 },
+      { seed: propertySeed(), numRuns: propertyRuns(6) },
     );
     await t.http.get('/api/ready').expect(200);
   }, 300_000);

@@ -14,6 +14,7 @@ import type { JobRunEvent, RecordedEvent } from '../../events';
 import { decideJobRun, type JobRunCommand } from '../../src/jobs/decider';
 import { dueTick, parseEvery, tickAt, type JobSchedule } from '../../src/jobs/schedule';
 import { jobRunsAggregate, type JobRunsState } from '../../src/jobs/state';
+import { propertyRuns, propertySeed } from '../support/seed';
 
 const JOB = 1n;
 const LEASE_MS = 90_000;
@@ -187,7 +188,7 @@ describe('jobs: exactly once per tick (property)', () => {
   it('holds for generated schedules, clock jumps, lagging views and dying processes', () => {
     fc.assert(
       fc.property(world, (w) => simulate(w)),
-      { seed: 18, numRuns: 400 },
+      { seed: propertySeed(), numRuns: propertyRuns(400) },
     );
     // The generated worlds reach the interesting cases.
     expect(seen.claims).toBeGreaterThan(100);

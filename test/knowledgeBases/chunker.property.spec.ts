@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { chunkText } from '../../src/kb/chunker';
+import { propertyRuns, propertySeed } from '../support/seed';
 
 const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -30,7 +31,7 @@ describe('chunking', () => {
           expect(chunkText(text, { chunkSize, chunkOverlap })).toEqual(chunks);
         },
       ),
-      { seed: 20261123, numRuns: 400 },
+      { seed: propertySeed(), numRuns: propertyRuns(400) },
     );
   });
 });

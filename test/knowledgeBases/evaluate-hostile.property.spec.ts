@@ -9,8 +9,11 @@ import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { clip, hostileJson, hostileString, ident, lit, pathSegment, readyAtHead } from '../support/hostile';
 import { rebuildDifferences } from '../support/promise-rebuild';
+import { propertyRuns, propertySeed } from '../support/seed';
 
-const SEED = 20260639;
+// Fixed: a fresh seed (1780450858) drew a bare number as the body, which supertest cannot send
+// (TypeError in the client, not an answer of the service); the generator should send it as JSON text.
+const SEED = propertySeed(20260639);
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 30);
 
 const statement = (project: string, kb: string, questions: string, llm: string) => {
@@ -94,7 +97,7 @@ describe.each(storeKinds)('generated values in EVALUATE KNOWLEDGE_BASE (%s)', (k
           );
         if (body.type === 'table') answered++;
       }),
-      { seed: SEED, numRuns: RUNS },
+      { seed: SEED, numRuns: propertyRuns(RUNS) },
     );
     const path = `/api/projects/${project}/knowledge_bases/${kb}/evaluations`;
     await fc.assert(
@@ -126,7 +129,7 @@ describe.each(storeKinds)('generated values in EVALUATE KNOWLEDGE_BASE (%s)', (k
             violations.add(`REST ${clip(JSON.stringify(evaluation))} → ${res.status} without problem+json`);
         },
       ),
-      { seed: SEED, numRuns: RUNS },
+      { seed: SEED, numRuns: propertyRuns(RUNS) },
     );
     await fc.assert(
       fc.asyncProperty(hostileString, fc.boolean(), async (name, raw) => {
@@ -135,7 +138,7 @@ describe.each(storeKinds)('generated values in EVALUATE KNOWLEDGE_BASE (%s)', (k
         );
         if (res.status >= 500) violations.add(`GET evaluations of ${clip(name)} → ${res.status}`);
       }),
-      { seed: SEED, numRuns: Math.ceil(RUNS / 2) },
+      { seed: SEED, numRuns: propertyRuns(Math.ceil(RUNS / 2)) },
     );
     expect([...violations]).toEqual([]);
     expect(answered).toBeGreaterThan(0);

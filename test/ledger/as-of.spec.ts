@@ -18,7 +18,7 @@ import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app
 import { postgresParameters } from '../support/external';
 import { applyAll, commandSequence, propertySettings, PROPERTY_TIMEOUT_MS } from '../support/promise-world';
 
-const SETTINGS = propertySettings(20261124, 6);
+const SETTINGS = propertySettings(6);
 /** The resource tables AS OF reads (information_schema's names). */
 const TABLES = [
   'DATABASES',

@@ -9,6 +9,7 @@ import {
   type SigningKey,
   type VerifyLogResult,
 } from '../../src/ledger';
+import { propertyRuns, propertySeed } from '../support/seed';
 
 const ORIGIN = 'mindledger.test/ledger';
 const newKey = (): SigningKey =>
@@ -157,7 +158,7 @@ describe('verifyLog', () => {
         });
         expect(progress[progress.length - 1]).toBe(events.length);
       }),
-      { seed: 1, numRuns: 40 },
+      { seed: propertySeed(), numRuns: propertyRuns(40) },
     );
   });
 
@@ -188,7 +189,7 @@ describe('verifyLog', () => {
           expect(exact.position).toBe(log[firstChanged]?.meta.position ?? null);
         },
       ),
-      { seed: 20250607, numRuns: 200 },
+      { seed: propertySeed(), numRuns: propertyRuns(200) },
     );
   });
 

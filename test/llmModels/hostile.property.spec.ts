@@ -10,8 +10,9 @@ import type { FakeOpenAi } from '../support/fakeOpenAi';
 import { clip } from '../support/hostile';
 import { rebuildDifferences } from '../support/promise-rebuild';
 import { hostileLlmStatements, startHostileLlmWorld } from './world';
+import { propertyRuns, propertySeed } from '../support/seed';
 
-const SEED = 20260639;
+const SEED = propertySeed();
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 40);
 
 describe.each(storeKinds)('generated values in LLM models and LLM() (%s)', (kind) => {
@@ -38,7 +39,7 @@ describe.each(storeKinds)('generated values in LLM models and LLM() (%s)', (kind
         if (res.body?.type === 'table') answered++;
         await t.http.post('/api/sql/query').send({ query: 'DROP MODEL IF EXISTS mindsdb.hm' });
       }),
-      { seed: SEED, numRuns: RUNS },
+      { seed: SEED, numRuns: propertyRuns(RUNS) },
     );
     expect([...violations]).toEqual([]);
     expect(answered).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
 /**
- * Hostile arguments for every tool, generated (fast-check, fixed seed, bounded runs): values shaped
+ * Hostile arguments for every tool, generated (fast-check, a fresh seed each run, bounded runs): values shaped
  * by each tool's own JSON schema with every string a hostile one (full Unicode, lone surrogates,
  * NUL, huge), and values of no shape at all (deep, huge, empty, wrong types). Whatever comes, the
  * answer is a tool result or a JSON-RPC error, never a 500 nor a dropped connection; every call
@@ -11,8 +11,9 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { hostileStrings, withLoneSurrogate } from '../support/hostile';
 import { call, listen, mcpClient, receiptOf, rowsOf, type Listening } from './support';
+import { propertyRuns, propertySeed } from '../support/seed';
 
-const SEED = Number(process.env.MCP_HOSTILE_SEED ?? 40_2026);
+const SEED = Number(process.env.MCP_HOSTILE_SEED ?? propertySeed());
 const RUNS = Number(process.env.MCP_HOSTILE_RUNS ?? 40);
 
 const hostileString = hostileStrings(['--', '%', 'SELECT', 'DROP DATABASE mindsdb', 'mindsdb'], 200_000);
@@ -135,7 +136,7 @@ describe.each(storeKinds)('hostile MCP arguments (%s)', (store) => {
           expect(event?.type).toBe('McpCallRecorded');
         }
       }),
-      { seed: SEED, numRuns: RUNS },
+      { seed: SEED, numRuns: propertyRuns(RUNS) },
     );
     // The generator reached answers (tool errors among them), not only refusals at the door.
     expect(seen.has('result')).toBe(true);

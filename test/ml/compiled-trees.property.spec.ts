@@ -6,8 +6,9 @@
  */
 import fc from 'fast-check';
 import { compileGbdt, compiledScores, gbdtScores, type GbdtModel, type Tree } from '../../src/ml/gbdt';
+import { propertyRuns, propertySeed } from '../support/seed';
 
-const SEED = Number(process.env.PROMISE_SEED ?? 4242);
+const SEED = propertySeed();
 const NUM_RUNS = Number(process.env.PROMISE_RUNS ?? 150);
 
 /** A few thresholds the trees share, so that values land exactly on them. */
@@ -90,7 +91,7 @@ describe('a compiled tree ensemble', () => {
         expect(compiled.length).toBe(expected.length);
         compiled.forEach((s, i) => expect(Object.is(s, expected[i])).toBe(true));
       }),
-      { seed: SEED, numRuns: NUM_RUNS },
+      { seed: SEED, numRuns: propertyRuns(NUM_RUNS) },
     );
   });
 

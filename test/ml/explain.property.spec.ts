@@ -6,8 +6,9 @@
  */
 import fc from 'fast-check';
 import { pythonJson, regressionExplain } from '../../src/ml/answers';
+import { propertyRuns, propertySeed } from '../support/seed';
 
-const SEED = Number(process.env.PROMISE_SEED ?? 4343);
+const SEED = propertySeed();
 const NUM_RUNS = Number(process.env.PROMISE_RUNS ?? 300);
 
 const number = fc.oneof(
@@ -39,7 +40,7 @@ describe("a regression's explanation", () => {
           );
         },
       ),
-      { seed: SEED, numRuns: NUM_RUNS },
+      { seed: SEED, numRuns: propertyRuns(NUM_RUNS) },
     );
   });
 });

@@ -4,6 +4,7 @@ import type { Row } from '../../src/ml/dataset';
 import { makePredictor } from '../../src/ml/predict';
 import { trainModel } from '../../src/ml/train';
 import { planted, plantedClasses } from './synthetic';
+import { propertyRuns, propertySeed } from '../support/seed';
 
 /** Cells as they arrive from SQL or JSON: numbers, numeric text, blanks, unseen categories, junk. */
 const cell = fc.oneof(
@@ -33,7 +34,7 @@ describe('engine invariants', () => {
           // Every answer has the output columns, in order, and only those.
           for (const answer of batch) expect(Object.keys(answer)).toEqual(predictor.outputColumns);
         }),
-        { seed: 4242, numRuns: 60 },
+        { seed: propertySeed(), numRuns: propertyRuns(60) },
       );
     },
   );
@@ -55,7 +56,7 @@ describe('engine invariants', () => {
         expect(again('c')).toBe(again('c'));
         expect(again('t')).toBe(again('t'));
       }),
-      { seed: 77, numRuns: 8 },
+      { seed: propertySeed(), numRuns: propertyRuns(8) },
     );
   });
 });

@@ -6,8 +6,9 @@
 import fc from 'fast-check';
 import { PacketWriter } from '../../src/mysql/protocol/packetWriter';
 import { integerDigits } from '../../src/shared/integerDigits';
+import { propertyRuns, propertySeed } from '../support/seed';
 
-const SEED = 20261125;
+const SEED = propertySeed();
 const safeInteger = fc.oneof(
   fc.integer({ min: -1000, max: 1000 }),
   fc.maxSafeInteger(),
@@ -28,7 +29,7 @@ describe('the packet writer', () => {
         expect(integerDigits(n)).toBe(String(n).length);
         expect(integerDigits(n)).toBe(JSON.stringify(n).length);
       }),
-      { seed: SEED, numRuns: 2000 },
+      { seed: SEED, numRuns: propertyRuns(2000) },
     );
   });
 
@@ -65,7 +66,7 @@ describe('the packet writer', () => {
         for (const { bytes, expected } of taken) expect(bytes.equals(expected)).toBe(true);
         expect(writer.size).toBe(0);
       }),
-      { seed: SEED, numRuns: 150 },
+      { seed: SEED, numRuns: propertyRuns(150) },
     );
   });
 });

@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { serialize } from 'pg-protocol';
-import { eventually, failureOf, RawPg, startPgFront, type PgFront } from './support';
+import { eventually, failureOf, RawPg, startPgDoor, startPgFront, type PgFront } from './support';
 
 const TIMEOUT_MS = 6000;
 const MEMORY_MB = 64;
@@ -76,13 +76,20 @@ describe('the PostgreSQL door: catalog queries keep their limits', () => {
     ]);
   }, 30_000);
 
-  it('given a client that leaves mid-query, then its catalog query is stopped: none is left running, long before the deadline', async () => {
-    const raw = await RawPg.connect(front.port, { user: 'leaver' });
-    raw.send(serialize.query(ENDLESS));
-    await eventually(() => front.server.catalogQueries() === 1);
-    const left = Date.now();
-    raw.destroy();
-    await eventually(() => front.server.catalogQueries() === 0, TIMEOUT_MS);
-    expect(Date.now() - left).toBeLessThan(1500);
+  it('given a client that leaves mid-query, then its catalog query is stopped by the departure: the server lets go of the connection and no query is left running, long before any deadline', async () => {
+    // A server of its own whose deadline no wait of this test comes near: the query ends only because
+    // its client left, so the outcome says so without timing how soon (a busy machine takes longer).
+    const server = await startPgDoor(front.app, {
+      server: { catalog: { timeoutMs: 3_600_000, memoryMb: MEMORY_MB } },
+    });
+    try {
+      const raw = await RawPg.connect(server.port, { user: 'leaver' });
+      raw.send(serialize.query(ENDLESS));
+      await eventually(() => server.catalogQueries() === 1);
+      raw.destroy();
+      await eventually(() => server.connections() === 0 && server.catalogQueries() === 0);
+    } finally {
+      await server.close(0);
+    }
   }, 30_000);
 });

@@ -6,8 +6,9 @@
 import fc from 'fast-check';
 import type pg from 'pg';
 import { startPgFront, type PgFront } from './support';
+import { propertyRuns, propertySeed } from '../support/seed';
 
-const SEED = 20261126;
+const SEED = propertySeed();
 
 /** Pieces that mean something to one of the readers on the way: quotes, escapes, separators, parameters, comments. */
 const tricky = fc.constantFrom(
@@ -68,7 +69,7 @@ describe('string literals through the PostgreSQL door (pg driver, real engine)',
         const { rows } = await client.query<{ v: string; n: number }>(`SELECT ${literal(s)} AS v, 1 AS n`);
         expect(rows).toEqual([{ v: s, n: 1 }]);
       }),
-      { seed: SEED, numRuns: 150 },
+      { seed: SEED, numRuns: propertyRuns(150) },
     );
   });
 
@@ -81,7 +82,7 @@ describe('string literals through the PostgreSQL door (pg driver, real engine)',
         );
         expect(rows).toEqual([{ v: s, p: s }]);
       }),
-      { seed: SEED, numRuns: 75 },
+      { seed: SEED, numRuns: propertyRuns(75) },
     );
   });
 });

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { CommittedRows } from '../../src/projection/committedRows';
 import { BatchRowStore, createTableSql } from '../../src/projection/rows';
 import type { Row, TableProjection } from '../../src/projection/types';
+import { propertyRuns, propertySeed } from '../support/seed';
 
 // Two promises of the batch writer, over generated rows of every column type:
 // - a small batch written as SQL text stores exactly what the appender stores (the literal path is
@@ -136,7 +137,7 @@ describe('the batch writer', () => {
             await exactRows(connection, 'via_appender'),
           );
         }),
-        { seed: 20261124, numRuns: 150 },
+        { seed: propertySeed(), numRuns: propertyRuns(150) },
       );
       // The property says something only if the text path was taken for most batches.
       expect(asText).toBeGreaterThan(150);
@@ -165,7 +166,7 @@ describe('the batch writer', () => {
             }
           }
         }),
-        { seed: 20261124, numRuns: 150 },
+        { seed: propertySeed(), numRuns: propertyRuns(150) },
       );
     },
     TIMEOUT_MS,

@@ -13,8 +13,8 @@ import { asMultiset } from '../support/promise-sql';
 import { propertySettings, PROPERTY_TIMEOUT_MS } from '../support/promise-world';
 import { call, receiptOf, startMcpWorld, type McpWorld } from '../mcp/support';
 
-/** Fixed, so a failure reproduces (PROMISE_SEED and PROMISE_RUNS explore further). */
-const SETTINGS = propertySettings(20261126, 6);
+/** A fresh seed each run, printed: PROMISE_SEED repeats a failure (PROMISE_RUNS, PROMISE_SCALE run more). */
+const SETTINGS = propertySettings(6);
 
 /** Reads of resource tables only, of activity tables, and of both (MySQL dialect, MindsDB names). */
 const QUERIES = [

@@ -5,8 +5,9 @@
  */
 import fc from 'fast-check';
 import { writtenLabels } from '../../src/shared/sqlLabels';
+import { propertyRuns, propertySeed } from '../support/seed';
 
-const SEED = Number(process.env.PROMISE_SEED ?? 4141);
+const SEED = propertySeed();
 const NUM_RUNS = Number(process.env.PROMISE_RUNS ?? 60);
 
 const item = fc.oneof(
@@ -42,7 +43,7 @@ describe('SELECT labels, kept by text and columns', () => {
         for (let n = 0; n < 600; n++) writtenLabels(`SELECT ${n} AS filler`, ['filler']);
         for (const [k, i] of inputs.entries()) expect(writtenLabels(i.sql, i.columns)).toEqual(first[k]);
       }),
-      { seed: SEED, numRuns: NUM_RUNS },
+      { seed: SEED, numRuns: propertyRuns(NUM_RUNS) },
     );
   });
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { propertyRuns, propertySeed } from '../support/seed';
 
 // A skill write answers from the state its command produced, once the log has its events (the read
 // model follows; this process's reads wait for it). The promise: that answer is exactly what a read
@@ -132,7 +133,9 @@ describe.each(storeKinds)('the answer to a skill write (%s)', (kind) => {
           names.splice(0, names.length, ...(await skills.list(project)).map((s) => s.name));
         }
       }),
-      { seed: 20261124, numRuns: kind === 'postgres' ? 10 : 25 },
+      // Fixed: the check below that some answer was of a skill agents use held for this seed's draw; a
+      // fresh one (1419162850) drew none in PostgreSQL's 10 runs. Not a failure of the property itself.
+      { seed: propertySeed(20261124), numRuns: propertyRuns(kind === 'postgres' ? 10 : 25) },
     );
     // The property says something only when there were answers, some of skills agents use.
     expect(answered).toBeGreaterThan(50);

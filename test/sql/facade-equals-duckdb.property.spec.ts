@@ -41,8 +41,9 @@ import {
   type GeneratedTable,
 } from '../support/generatedSql';
 import { eventsOf, givenFile, uniqueName } from '../support/world';
+import { propertyRuns, propertySeed } from '../support/seed';
 
-const SEED = 20370601;
+const SEED = propertySeed();
 const NUM_RUNS = 30;
 const QUERIES_PER_RUN = 4;
 
@@ -212,7 +213,7 @@ describe.each(storeKinds)('the SQL endpoint over files equals plain DuckDB (even
           rows: multiset(whole.rows),
         });
       }),
-      { seed: SEED, numRuns: NUM_RUNS },
+      { seed: SEED, numRuns: propertyRuns(NUM_RUNS) },
     );
   }, 240_000);
 });

@@ -37,8 +37,9 @@ import {
 } from '../support/generatedSql';
 import { givenRentalsModel, rentalRows } from '../support/modelsData';
 import { givenProject, givenSkill } from '../support/world';
+import { propertyRuns, propertySeed } from '../support/seed';
 
-const SEED = 20370602;
+const SEED = propertySeed();
 const NUM_RUNS = 30;
 
 type Value = string | number | boolean | null;
@@ -442,21 +443,21 @@ describe.each(storeKinds)('bound values equal inlined literals (event store: %s)
           );
         await expectAllEqual(pq, eStrings);
       }),
-      { seed: SEED, numRuns: NUM_RUNS },
+      { seed: SEED, numRuns: propertyRuns(NUM_RUNS) },
     );
   }, 240_000);
 
   it('in a one-row prediction', async () => {
     await fc.assert(
       fc.asyncProperty(predictionQuery(model), fc.boolean(), (q, eStrings) => expectAllEqual(q, eStrings)),
-      { seed: SEED, numRuns: 10 },
+      { seed: SEED, numRuns: propertyRuns(10) },
     );
   }, 120_000);
 
   it('in a knowledge base search (its question, weight and threshold)', async () => {
     await fc.assert(
       fc.asyncProperty(searchQuery(kb), fc.boolean(), (q, eStrings) => expectAllEqual(q, eStrings)),
-      { seed: SEED, numRuns: 10 },
+      { seed: SEED, numRuns: propertyRuns(10) },
     );
   }, 120_000);
 });

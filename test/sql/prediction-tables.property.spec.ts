@@ -1,6 +1,7 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { loadColumns } from '../../src/sql/predictionTables';
+import { propertyRuns, propertySeed } from '../support/seed';
 
 /**
  * Computed rows (predictions, answers) go into a temporary table a data chunk at a time, typed from
@@ -64,7 +65,7 @@ describe('computed columns loaded into DuckDB', () => {
       fc.asyncProperty(column, async (values) => {
         expect(await readBack(values)).toEqual(expected(values));
       }),
-      { seed: 2718, numRuns: 40 },
+      { seed: propertySeed(), numRuns: propertyRuns(40) },
     );
   });
 

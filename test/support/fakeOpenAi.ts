@@ -13,6 +13,10 @@
  * A reply may be a function of the request (e.g. a model that never stops calling tools).
  * The same is reachable over HTTP for other processes: POST /__fake/script, GET /__fake/requests,
  * POST /__fake/reset.
+ *
+ * A batched request (several rows in one, `response_format` json_schema `row_answers`, as
+ * src/llmCalls/batching.ts sends them) is answered row by row through the same script, each row as
+ * if asked alone, and the answers returned keyed by row; `batchFault` drops or garbles a row.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -71,7 +75,15 @@ export type FakeChatBody = {
   max_tokens?: number;
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
+  response_format?: { type: string; json_schema?: { name?: string; schema?: unknown } };
 };
+
+/**
+ * What the stand-in does to one row of a batched request (src/llmCalls/batching.ts): `drop` leaves
+ * it out of the answer, `garble` answers it with no text (`{"row": n, "answer": 42}`), `duplicate`
+ * names its row twice (its answer and its neighbour's).
+ */
+export type BatchFault = 'drop' | 'garble' | 'duplicate';
 
 export type RecordedRequest = {
   readonly seq: number;
@@ -230,6 +242,26 @@ export type FakeOpenAiOptions = {
   /** `base64`: answer base64 whatever the request asked (some servers ignore `encoding_format`). */
   readonly embeddingEncoding?: 'as_requested' | 'base64';
   readonly models?: readonly string[];
+  /**
+   * A keyless local server (Ollama, vLLM, LM Studio behind a proxy that allows none): any request
+   * carrying an `Authorization` or `api-key` header is refused with a 401.
+   */
+  readonly rejectCredentials?: boolean;
+};
+
+/** The batch format's name in `response_format.json_schema` (src/llmCalls/batching.ts). */
+const BATCH_SCHEMA_NAME = 'row_answers';
+
+/** A batched request's rows, or undefined when the request is not a batch. */
+export const batchRowsOf = (body: FakeChatBody): { row: number; request: string }[] | undefined => {
+  if (body.response_format?.type !== 'json_schema') return undefined;
+  if (body.response_format.json_schema?.name !== BATCH_SCHEMA_NAME) return undefined;
+  try {
+    const parsed = JSON.parse(lastUserText(body)) as { requests?: { row: number; request: string }[] };
+    return Array.isArray(parsed.requests) ? parsed.requests : undefined;
+  } catch {
+    return undefined;
+  }
 };
 
 export type FakeOpenAi = Awaited<ReturnType<typeof startFakeOpenAi>>;
@@ -291,8 +323,69 @@ export const startFakeOpenAi = async (options: FakeOpenAiOptions = {}) => {
       res.once('close', () => resolve());
     });
 
+  type FaultRule = { match: string | RegExp; fault: BatchFault; remaining: number };
+  let batchFaults: FaultRule[] = [];
+  /** Set: batched requests get this reply whole (a provider that ignores the batch format). */
+  let batchResponder: Responder | undefined;
+
+  /**
+   * A batched request answered row by row: each row's request is put to the script as if asked
+   * alone (the prompts' own system messages, the row's request as the user message), and the
+   * answers returned keyed by row; the slowest row's delay, the first error (or hang) for all.
+   */
+  const pickBatch = (body: FakeChatBody, rows: { row: number; request: string }[]): FakeReply => {
+    const shared = body.messages.slice(0, -2);
+    const replies = rows.map((r) =>
+      pick({
+        ...body,
+        messages: [...shared, { role: 'user', content: r.request }],
+        response_format: undefined,
+      }),
+    );
+    const stop = replies.find((r) => r.type === 'error' || r.type === 'hang');
+    if (stop) return stop;
+    let answers: unknown[] = rows.map((r, k) => {
+      const reply = replies[k]!;
+      return {
+        row: r.row,
+        answer:
+          reply.type === 'text' ? reply.content : reply.type === 'tool_calls' ? (reply.content ?? '') : '',
+      };
+    });
+    for (const [k, r] of rows.entries()) {
+      const rule = batchFaults.find(
+        (f) =>
+          f.remaining > 0 &&
+          (typeof f.match === 'string' ? r.request.includes(f.match) : f.match.test(r.request)),
+      );
+      if (!rule) continue;
+      rule.remaining--;
+      if (rule.fault === 'drop') answers = answers.filter((a) => (a as { row: number }).row !== r.row);
+      else if (rule.fault === 'garble')
+        answers = answers.map((a) => ((a as { row: number }).row === r.row ? { row: r.row, answer: 42 } : a));
+      else {
+        const neighbour = rows[k + 1] ?? rows[k - 1];
+        if (neighbour)
+          answers.push({
+            row: r.row,
+            answer: (answers[rows.indexOf(neighbour)] as { answer: string }).answer,
+          });
+      }
+    }
+    const delayMs = Math.max(0, ...replies.map((r) => ('delayMs' in r ? (r.delayMs ?? 0) : 0)));
+    return { type: 'text', content: JSON.stringify({ answers }), ...(delayMs ? { delayMs } : {}) };
+  };
+
   const answerChat = async (body: FakeChatBody, res: http.ServerResponse) => {
-    const reply = pick(body);
+    const rows = batchRowsOf(body);
+    const wholeBatch = rows && batchResponder;
+    const reply = wholeBatch
+      ? typeof wholeBatch === 'function'
+        ? wholeBatch(body)
+        : wholeBatch
+      : rows
+        ? pickBatch(body, rows)
+        : pick(body);
     if (reply.type === 'hang') return closed(res);
     if (reply.delayMs) await Promise.race([sleep(reply.delayMs), closed(res)]);
     if (res.destroyed) return;
@@ -506,6 +599,16 @@ export const startFakeOpenAi = async (options: FakeOpenAiOptions = {}) => {
         body,
       });
 
+      if (
+        options.rejectCredentials &&
+        (req.headers.authorization !== undefined || req.headers['api-key'] !== undefined)
+      )
+        return sendError(res, {
+          type: 'error',
+          status: 401,
+          message: 'fake-openai: this server takes no credentials, and the request carried one',
+          code: 'unexpected_credentials',
+        });
       if (options.apiKeys) {
         const key = (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
         if (!options.apiKeys.includes(key)) {
@@ -559,6 +662,8 @@ export const startFakeOpenAi = async (options: FakeOpenAiOptions = {}) => {
     rules = [];
     queue = [];
     embeddingFailures.length = 0;
+    batchFaults = [];
+    batchResponder = undefined;
     fallback = unscripted;
     requests = [];
   };
@@ -597,6 +702,19 @@ export const startFakeOpenAi = async (options: FakeOpenAiOptions = {}) => {
     /** The next embeddings requests fail (or are slow) this way, in order. */
     failEmbeddings(...replies: FakeReply[]) {
       embeddingFailures.push(...replies);
+      return this;
+    },
+    /**
+     * Batched requests (src/llmCalls/batching.ts) mishandle the row whose request matches: `drop`,
+     * `garble` or `duplicate` it (BatchFault), `times` times (default once).
+     */
+    batchFault(match: string | RegExp, fault: BatchFault, opts: { times?: number } = {}) {
+      batchFaults.push({ match, fault, remaining: opts.times ?? 1 });
+      return this;
+    },
+    /** Batched requests are answered whole by this (undefined: row by row through the script). */
+    answerBatchesWith(responder: Responder | undefined) {
+      batchResponder = responder;
       return this;
     },
     /** Same as POST /__fake/script. */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { querySql, type TestApp } from './app';
 import { mariadbParameters, postgresParameters } from './external';
+import { propertyRuns, propertySeed } from './seed';
 
 /**
  * Generated command sequences over every capability, applied through the HTTP API exactly as a
@@ -928,14 +929,15 @@ export const applyAll = async (
 };
 
 /**
- * fast-check settings of the promise properties: a fixed seed (PROMISE_SEED overrides it to explore)
- * and a number of runs (PROMISE_RUNS). Shrinking a failure starts an app per attempt and can take
- * minutes, more when the failure is a race: past the time limit fast-check stops and reports the
- * smallest counterexample found so far, within the test's own timeout.
+ * fast-check settings of the promise properties: a fresh seed each run, printed (PROMISE_SEED repeats
+ * one), and a number of runs (PROMISE_RUNS sets it, PROMISE_SCALE multiplies it: test/support/seed.ts).
+ * Shrinking a failure starts an app per attempt and can take minutes, more when the failure is a race:
+ * past the time limit fast-check stops and reports the smallest counterexample found so far, within
+ * the test's own timeout.
  */
-export const propertySettings = (seed: number, runs: number) => ({
-  seed: Number(process.env.PROMISE_SEED ?? seed),
-  numRuns: Number(process.env.PROMISE_RUNS ?? runs),
+export const propertySettings = (runs: number) => ({
+  seed: propertySeed(),
+  numRuns: propertyRuns(runs),
   interruptAfterTimeLimit: 200_000,
 });
 /** Jest's limit for one property test: the time limit above, plus the run under way and cleanup. */
