@@ -132,6 +132,9 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
     soleWriter: false,
 
     readStream: async (stream, afterVersion) => {
+      // PostgreSQL's text holds no NUL, so no stream is named with one: nothing to read (a lookup
+      // of a name a client sent, `/api/projects/%00`, is then not found, as on SQLite).
+      if (stream.includes('\u0000')) return { events: [], version: 0n };
       const result = await rerunOnDrop(() => store.readStream(stream, { from: afterVersion + 1n }));
       const events = result.events.map((e) => {
         const m = e.metadata as unknown as Partial<StoredMetadata> & {

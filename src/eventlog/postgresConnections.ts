@@ -13,6 +13,9 @@ const LOST_MESSAGES =
 /** Whether `error` means the connection to PostgreSQL was lost (the statement may be retried on another). */
 export const isConnectionLost = (error: unknown): boolean => {
   const code = (error as { code?: unknown } | null)?.code;
+  // 08P01 (protocol violation: a NUL in a text parameter, "invalid message format") is the
+  // statement's, answered again the same on any connection.
+  if (code === '08P01') return false;
   if (typeof code === 'string' && (LOST_CODES.has(code) || code.startsWith('08'))) return true;
   return LOST_MESSAGES.test(messageOf(error));
 };

@@ -576,6 +576,10 @@ export class ProjectionRunner {
     if (!this.stopped) {
       this.retryTimer = setTimeout(() => {
         this.retryTimer = null;
+        // This timer is the retry: a timer may fire a few ms before Date.now() reaches retryAt
+        // (libuv measures from the loop's cached time, stale under load), and `follow` would then
+        // refuse it with nothing left to try again until the next poll or news.
+        if (this.failed === failure) this.failed = { ...failure, retryAt: 0 };
         void this.catchUp().catch(() => undefined);
       }, delay);
       this.retryTimer.unref();
