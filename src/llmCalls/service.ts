@@ -255,6 +255,28 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
         const hash = single ? rows[0]!.hash : sha256(JSON.stringify(messages));
         const chars = promptChars({ messages, json: false });
         const started = performance.now();
+        /** This request's record: what it carried, and how it went. */
+        const recordRequest = (
+          outcome: Pick<
+            RecordLlmCall['data'],
+            'outcome' | 'errorKind' | 'error' | 'usage' | 'latencyMs' | 'retries'
+          >,
+        ) =>
+          record([
+            {
+              type: 'RecordLlmCall',
+              data: {
+                ...base(
+                  hash,
+                  chars,
+                  rows.map((r) => r.row),
+                ),
+                cached: false,
+                ...outcome,
+                calledAt: at(),
+              },
+            },
+          ]);
         try {
           const result = await client.chat({
             model: target.settings.model,
@@ -269,26 +291,14 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
             signal,
           });
           const text = result.message.content ?? '';
-          await record([
-            {
-              type: 'RecordLlmCall',
-              data: {
-                ...base(
-                  hash,
-                  chars,
-                  rows.map((r) => r.row),
-                ),
-                cached: false,
-                outcome: 'ok',
-                errorKind: null,
-                error: null,
-                usage: result.usage,
-                latencyMs: Math.round(result.latencyMs),
-                retries: result.retries,
-                calledAt: at(),
-              },
-            },
-          ]);
+          await recordRequest({
+            outcome: 'ok',
+            errorKind: null,
+            error: null,
+            usage: result.usage,
+            latencyMs: Math.round(result.latencyMs),
+            retries: result.retries,
+          });
           if (single) return answered(rows[0]!, text);
           const byRow = readBatchAnswer(text, rows.length);
           if (byRow === undefined) batching = false;
@@ -306,26 +316,14 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
             units.push(...unit.map((i) => [i]));
           } else failure ??= error;
           const kind = error instanceof LlmError ? error.kind : 'internal';
-          await record([
-            {
-              type: 'RecordLlmCall',
-              data: {
-                ...base(
-                  hash,
-                  chars,
-                  rows.map((r) => r.row),
-                ),
-                cached: false,
-                outcome: 'error',
-                errorKind: kind,
-                error: bounded(messageOf(error)),
-                usage: null,
-                latencyMs: Math.round(performance.now() - started),
-                retries: 0,
-                calledAt: at(),
-              },
-            },
-          ]).catch(() => undefined);
+          await recordRequest({
+            outcome: 'error',
+            errorKind: kind,
+            error: bounded(messageOf(error)),
+            usage: null,
+            latencyMs: Math.round(performance.now() - started),
+            retries: 0,
+          }).catch(() => undefined);
         }
       };
       // Rows a batch left unanswered join the queue while others are asked: a worker that finds

@@ -162,6 +162,19 @@ const rankOf = (cuts: ArrayLike<number>, v: number) => {
   return cuts.length ? lo / cuts.length : 0;
 };
 
+/** Up to `max` of `rows`, drawn without replacement by a partial Fisher–Yates shuffle of a copy. */
+const sampleOf = (rows: Int32Array, max: number, random: () => number) => {
+  const copy = Int32Array.from(rows);
+  const take = Math.min(max, copy.length);
+  for (let i = 0; i < take; i++) {
+    const j = i + Math.floor(random() * (copy.length - i));
+    const t = copy[i]!;
+    copy[i] = copy[j]!;
+    copy[j] = t;
+  }
+  return copy.slice(0, take);
+};
+
 /**
  * What the artifact keeps to fill partial rows: the columns' weights, ranks and ranges, and a
  * reference sample of encoded training rows. `features` are the encoded columns, `rows` the
@@ -177,17 +190,7 @@ export const planPartial = (
 ): PartialModel => {
   const d = features.length;
   const random = seededRandom(seed ^ 0x5bd1e995);
-  const pick = (rows: Int32Array, max: number) => {
-    const copy = Int32Array.from(rows);
-    const take = Math.min(max, copy.length);
-    for (let i = 0; i < take; i++) {
-      const j = i + Math.floor(random() * (copy.length - i));
-      const t = copy[i]!;
-      copy[i] = copy[j]!;
-      copy[j] = t;
-    }
-    return copy.slice(0, take);
-  };
+  const pick = (rows: Int32Array, max: number) => sampleOf(rows, max, random);
   const stats = pick(train, 20_000);
   const targets: Float64Array[] = [];
   if (classes <= 2) targets.push(y);
@@ -276,16 +279,7 @@ export const planPartial = (
 /** How many dev rows a regression keeps for its difficulty. */
 export const difficultyRows = (dev: Int32Array, d: number, seed: number) => {
   const max = Math.max(1, Math.min(MAX_DIFFICULTY_ROWS, Math.floor(MAX_DIFFICULTY_CELLS / Math.max(d, 1))));
-  const random = seededRandom(seed ^ 0x1b873593);
-  const copy = Int32Array.from(dev);
-  const take = Math.min(max, copy.length);
-  for (let i = 0; i < take; i++) {
-    const j = i + Math.floor(random() * (copy.length - i));
-    const t = copy[i]!;
-    copy[i] = copy[j]!;
-    copy[j] = t;
-  }
-  return copy.slice(0, take);
+  return sampleOf(dev, max, seededRandom(seed ^ 0x1b873593));
 };
 
 export const withDifficulty = (p: PartialModel, X: Float64Array, errors: ArrayLike<number>): PartialModel => {

@@ -251,7 +251,15 @@ describe('the PostgreSQL log restarting under two nodes', () => {
         );
       },
       async () =>
-        `ready ${JSON.stringify(await Promise.all(nodes.map(ready)))}; node A's last log lines: ${nodes[0]!
+        `ready ${JSON.stringify(await Promise.all(nodes.map(ready)))}; read models ${JSON.stringify(
+          await Promise.all(
+            nodes.map(async (n) =>
+              fetch(`${n.base}/api/status`, { signal: AbortSignal.timeout(5_000) })
+                .then(async (r) => ((await r.json()) as { read_model?: unknown }).read_model)
+                .catch((error: Error) => error.message),
+            ),
+          ),
+        )}; PostgreSQL's log: ${server!.serverLog().split('\n').slice(-6).join(' | ')}; node A's last log lines: ${nodes[0]!
           .output()
           .split('\n')
           .slice(-8)
