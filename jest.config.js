@@ -27,12 +27,6 @@ module.exports = {
   testTimeout: 30000,
   // The ten slowest spec files, printed at the end of a run (CI's log).
   reporters: ['default', '<rootDir>/test/support/slowestFiles.cjs'],
-  // The PostgreSQL restart fault (a private cluster stopped for 10 s under two nodes) runs in
-  // `npm run faults` alone: beside other specs it failed 3 of about 15 runs (both read models still on
-  // ECONNREFUSED 30 s after the return, cause not found yet; the spec prints the state it was left in).
-  testPathIgnorePatterns: process.env.FAULTS_ALL
-    ? ['/node_modules/']
-    : ['/node_modules/', '/test/faults/postgres-restart\\.spec\\.ts$'],
   // Scratch files in memory when /dev/shm has room (test/support/tmpfs.ts).
   globalSetup: '<rootDir>/test/support/tmpfs.ts',
   globalTeardown: '<rootDir>/test/support/globalTeardown.ts',

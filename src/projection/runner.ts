@@ -490,6 +490,10 @@ export class ProjectionRunner {
             const { events, cursor } = await read;
             if (events.length === 0) {
               this.wanted = false;
+              // Caught up: the log answered and nothing is left to apply, so nothing is failing. (A
+              // failed read of the log cleared only by a batch applied stayed failed when no event
+              // came: its writes refused, two nodes on one log each waited for the other's.)
+              this.recovered();
               break;
             }
             // Checked after the read: a read already under way when the runner was held may have
