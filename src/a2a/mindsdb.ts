@@ -10,6 +10,7 @@ import {
   type StreamResponse,
   type Task,
 } from './sdk';
+import { nameParts } from '../shared/names';
 import { callContext, type AgentStack } from './stacks';
 import { isTerminal, textPart } from './tasks';
 
@@ -274,9 +275,9 @@ const SENDS = new Set([
 ]);
 const TRACE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** `agent` (in project mindsdb) or `project.agent`, backticks allowed around either part. */
+/** `agent` (in project mindsdb) or `project.agent`, read as SQL writes a name (quotes allowed). */
 const agentRef = (text: string) => {
-  const parts = text.split('.').map((p) => p.trim().replace(/^`(.*)`$/, '$1'));
+  const parts = nameParts(text.trim());
   return parts.length === 2
     ? { project: parts[0]!, agent: parts[1]! }
     : { project: 'mindsdb', agent: text.trim() };

@@ -1,4 +1,4 @@
-import { nameKey } from '../shared/names';
+import { nameKey, nameParts } from '../shared/names';
 import type { Caller } from './service';
 
 /** The database a caller's statements read unqualified names in: their token's project, else mindsdb. */
@@ -16,44 +16,6 @@ export const askRefusal = (caller: Caller, project: string): string | null => {
   if (principal.project !== null && nameKey(principal.project) !== nameKey(project))
     return `This token reaches only project ${principal.project}`;
   return null;
-};
-
-/**
- * A name as SQL writes it, split at its dots: `mindsdb.kb`, `` `my project`.`kb` ``, `"p"."kb"`
- * (a quoted part may hold dots; a doubled quote is one). Unbalanced quotes: the text is one name.
- */
-export const nameParts = (text: string): string[] => {
-  const parts: string[] = [];
-  let i = 0;
-  while (i <= text.length) {
-    const quote = text[i];
-    if (quote === '`' || quote === '"') {
-      let part = '';
-      let j = i + 1;
-      for (;;) {
-        if (j >= text.length) return [text];
-        if (text[j] === quote) {
-          if (text[j + 1] === quote) {
-            part += quote;
-            j += 2;
-            continue;
-          }
-          break;
-        }
-        part += text[j++];
-      }
-      parts.push(part);
-      i = j + 1;
-      if (i < text.length && text[i] !== '.') return [text];
-    } else {
-      const end = text.indexOf('.', i);
-      parts.push(text.slice(i, end === -1 ? text.length : end).trim());
-      i = end === -1 ? text.length : end;
-    }
-    if (i >= text.length) break;
-    i++;
-  }
-  return parts.some((p) => p === '') ? [text] : parts;
 };
 
 /**

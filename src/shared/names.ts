@@ -28,3 +28,41 @@ export const isSystemDatabaseName = (name: string) => SYSTEM_DATABASE_NAMES.incl
 
 /** The DuckDB schema holding one table per uploaded file (`files.<name>` in SQL). */
 export const FILES_SCHEMA = 'mdb_files';
+
+/**
+ * A name as SQL writes it, split at its dots: `mindsdb.kb`, `` `my project`.`kb` ``, `"p"."kb"`
+ * (a quoted part may hold dots; a doubled quote is one). Unbalanced quotes: the text is one name.
+ */
+export const nameParts = (text: string): string[] => {
+  const parts: string[] = [];
+  let i = 0;
+  while (i <= text.length) {
+    const quote = text[i];
+    if (quote === '`' || quote === '"') {
+      let part = '';
+      let j = i + 1;
+      for (;;) {
+        if (j >= text.length) return [text];
+        if (text[j] === quote) {
+          if (text[j + 1] === quote) {
+            part += quote;
+            j += 2;
+            continue;
+          }
+          break;
+        }
+        part += text[j++];
+      }
+      parts.push(part);
+      i = j + 1;
+      if (i < text.length && text[i] !== '.') return [text];
+    } else {
+      const end = text.indexOf('.', i);
+      parts.push(text.slice(i, end === -1 ? text.length : end).trim());
+      i = end === -1 ? text.length : end;
+    }
+    if (i >= text.length) break;
+    i++;
+  }
+  return parts.some((p) => p === '') ? [text] : parts;
+};
