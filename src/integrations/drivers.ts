@@ -35,6 +35,8 @@ export interface ExternalDatabase {
    * every name we send names what it means whatever the connection's search path.
    */
   qualify(table: string): string;
+  /** What `qualify` qualifies by: the schema (PostgreSQL, `public` unless registered otherwise) or database. */
+  readonly namespace: string | undefined;
   listTables(): Promise<string[]>;
   /**
    * Every column of the tables `listTables` lists, in order: TABLE_NAME, COLUMN_NAME,
@@ -202,6 +204,7 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     engine: 'postgres',
     dialect: POSTGRES_DIALECT,
     quote: POSTGRES_DIALECT.quote,
+    namespace: schema,
     qualify: (table) => `${POSTGRES_DIALECT.quote(schema)}.${POSTGRES_DIALECT.quote(table)}`,
     query: (sql, params = []) =>
       onClient(limitMs, async (client) =>
@@ -349,6 +352,7 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
     engine,
     dialect: MYSQL_DIALECT,
     quote: MYSQL_DIALECT.quote,
+    namespace: database,
     qualify: (table) =>
       database === undefined
         ? MYSQL_DIALECT.quote(table)

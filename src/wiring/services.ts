@@ -128,15 +128,10 @@ export const buildServices = (
   const triggerSource: TriggerSource = {
     integration: async (database) => {
       const found = await databases.findIntegration(database);
-      // Not a secret: the presented (masked) parameters hold it as stored. The driver's default too.
-      const schema = found?.connection_data?.schema;
-      return found
-        ? {
-            name: found.name,
-            engine: found.engine ?? '',
-            schema: typeof schema === 'string' && schema !== '' ? schema : 'public',
-          }
-        : undefined;
+      if (!found) return undefined;
+      // The schema the driver qualifies names by (its default included): one place decides it.
+      const namespace = found.engine === 'postgres' ? (await externals.get(found.name)).namespace : undefined;
+      return { name: found.name, engine: found.engine ?? '', schema: namespace ?? 'public' };
     },
     run: async (database, statements, params = []) => {
       const db = await externals.get(database);
