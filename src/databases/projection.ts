@@ -73,3 +73,23 @@ export const integrationNames = async (reader: TableReader) =>
       (r) => r.name,
     ),
   );
+
+/**
+ * Every registered external database's registration, by `nameKey` of its name, as the `databases`
+ * table holds it (its secrets masked, not needed here): the relations a read-only SQL caller may
+ * read there (src/sql/roles.ts, `withRegisteredRelations`).
+ */
+export const registrationsOf = async (
+  reader: TableReader,
+): Promise<ReadonlyMap<string, { engine: string; database: string | null; schema: string | null }>> => {
+  const text = (v: unknown) => (v === undefined || v === null || v === '' ? null : String(v));
+  return new Map(
+    (await databaseRows(reader)).map((row) => {
+      const parameters = JSON.parse(row.connection_data) as Record<string, unknown>;
+      return [
+        nameKey(row.name),
+        { engine: row.engine, database: text(parameters.database), schema: text(parameters.schema) },
+      ];
+    }),
+  );
+};

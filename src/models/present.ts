@@ -1,4 +1,5 @@
 import { invalid } from '../shared/errors';
+import { DESCRIBE_ATTRIBUTES } from '../shared/modelAttributes';
 import { pyRepr } from '../shared/pyrepr';
 import { toMindsDbTimestamp } from '../shared/time';
 import { VERSION } from '../shared/version';
@@ -114,9 +115,6 @@ const targetEncoder = (task: string | null) =>
 /** How a table model answers rows lacking inputs (null for forecasters and LLM models). */
 const missingInputs = (task: string | null) =>
   task === 'regression' || task === 'classification' ? PARTIAL_INPUTS_DESCRIPTION : null;
-
-/** The attributes `DESCRIBE p.m.<attribute>` and `GET …/describe?attribute=` offer. */
-export const DESCRIBE_ATTRIBUTES = ['info', 'features', 'model', 'progress'] as const;
 
 /** `DESCRIBE`: the attributes MindsDB offers, or one of them (`info`, `features`, `model`, `progress`). */
 export const describeModel = (row: ModelRow, attribute?: string): Record<string, unknown>[] => {

@@ -1,6 +1,8 @@
 export { startMysqlServer, type MysqlServer, type MysqlServerOptions } from './server';
+export { mysqlDialect } from './dialect';
+// The engine port and credentials the server takes (src/doorway), named here for its callers.
+export type { Authenticator } from '../doorway/credentials';
 export type {
-  Authenticator,
   ClientOf,
   ErrorAnswer,
   ServerLogger,
@@ -9,4 +11,4 @@ export type {
   SqlEngine,
   StreamAnswer,
   TableStream,
-} from './port';
+} from '../doorway/engine';

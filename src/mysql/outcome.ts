@@ -1,4 +1,4 @@
-import type { ErrorAnswer, SqlAnswer, StreamAnswer } from './port';
+import type { ErrorAnswer, SqlAnswer, StreamAnswer } from '../doorway/engine';
 
 /** What one statement answers, as the connection writes it: a table (rows possibly streamed), OK, or an error. */
 export type TableOutcome = {

@@ -1,12 +1,12 @@
-import net from 'node:net';
 import os from 'node:os';
 import tls from 'node:tls';
+import type { DoorAuthenticator } from '../doorway/credentials';
+import type { ServerLogger, SqlEngine } from '../doorway/engine';
+import { listenForClients } from '../doorway/listener';
 import { selfSignedCertificate } from '../shared/selfSignedCertificate';
 import { MysqlConnection } from './connection/mysqlConnection';
-import type { ServerLogger, SqlEngine } from './port';
 import { CACHING_SHA2, lazyRsaKeys, NATIVE, type AuthPlugin, type RsaKeys } from './protocol/auth';
 import { PacketWriter } from './protocol/packetWriter';
-import { doorway, type DoorAuthenticator } from './serverDoorway';
 import { errPacket } from './protocol/packets';
 import type { ServerView } from './session/view';
 import type { ServerFacts } from './session/variables';
@@ -84,11 +84,6 @@ class BoundedMap<K, V> extends Map<K, V> {
   }
 }
 
-/** How long interrupted statements get to send their error before their connections are cut. */
-const INTERRUPT_SETTLE_MS = 1000;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
-
 /**
  * The certificate TLS is served with. The door offers TLS unless told not to: the stock clients of
  * both families switch to it by default (MariaDB's `mysql` has `ssl` on, MySQL's and Connector/J
@@ -116,7 +111,6 @@ export const certificateHosts = (host: string) => [
 /** Listens for MySQL clients and serves the SQL engine to them. */
 export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServer> => {
   const connections = new Map<number, MysqlConnection>();
-  let nextId = 1;
   const view: ServerView = {
     processes: () => [...connections.values()].map((c) => c.processRow()),
     kill: (id, scope) => {
@@ -145,80 +139,46 @@ export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServ
   if (o.auth) rsaKeys().catch((err: unknown) => o.logger.error({ err }, 'MySQL RSA key not made'));
   const sha2Cache = new BoundedMap<string, Buffer>(SHA2_CACHE_ENTRIES);
 
-  const door = doorway({
-    maxConnections: o.maxConnections ?? 1000,
-    maxPreAuth: o.maxPreAuth ?? 256,
-    maxPreAuthPerAddress: o.maxPreAuthPerAddress ?? 32,
-  });
-  const server = net.createServer((socket) => {
-    if (door.full()) {
+  const listener = await listenForClients({
+    protocol: 'MySQL',
+    host: o.host,
+    port: o.port,
+    logger: o.logger,
+    maxConnections: o.maxConnections,
+    maxPreAuth: o.maxPreAuth,
+    maxPreAuthPerAddress: o.maxPreAuthPerAddress,
+    connections,
+    refuse: (socket) => {
       // MySQL's answer in place of the greeting.
       const w = new PacketWriter();
       errPacket(w, 1040, '08004', 'Too many connections');
       socket.on('error', () => undefined);
       socket.end(w.take());
-      return;
-    }
-    const id = nextId++;
-    // Until it signs in, the connection is in the pre-authentication room (which may drop it).
-    const ticket = door.admit(socket, () => connections.get(id)?.destroy());
-    const connection = new MysqlConnection(socket, id, {
-      engine: o.engine,
-      facts,
-      defaultDatabase: o.defaultDatabase ?? 'mindsdb',
-      server: view,
-      logger: o.logger,
-      tls: secureContext,
-      auth: { authenticator: o.auth, rsaKeys, sha2Cache, defaultPlugin },
-      maxRows: o.maxRows,
-      maxPacketBytes: facts.maxAllowedPacket,
-      handshakeTimeoutMs: o.handshakeTimeoutMs ?? 5_000,
-      onLoggedIn: ticket.loggedIn,
-      maxParams: o.maxParams ?? 10_000,
-    });
-    connections.set(id, connection);
-    void connection.done.then(() => {
-      connections.delete(id);
-      ticket.ended();
-      o.auth?.signedOut?.(id);
-    });
+    },
+    open: (socket, id, ticket) =>
+      new MysqlConnection(socket, id, {
+        engine: o.engine,
+        facts,
+        defaultDatabase: o.defaultDatabase ?? 'mindsdb',
+        server: view,
+        logger: o.logger,
+        tls: secureContext,
+        auth: { authenticator: o.auth, rsaKeys, sha2Cache, defaultPlugin },
+        maxRows: o.maxRows,
+        maxPacketBytes: facts.maxAllowedPacket,
+        handshakeTimeoutMs: o.handshakeTimeoutMs ?? 5_000,
+        onLoggedIn: ticket.loggedIn,
+        maxParams: o.maxParams ?? 10_000,
+      }),
+    ended: (id) => o.auth?.signedOut?.(id),
+    interrupt: (c) => c.interrupt('shutdown'),
+    describe: { tls: o.tls === undefined ? 'self-signed' : o.tls ? 'given' : 'off' },
   });
-  server.on('error', (err) => o.logger.error({ err }, 'MySQL listener error'));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port, o.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : o.port;
-  facts.port = port;
-  o.logger.info(
-    { host: o.host, port, tls: o.tls === undefined ? 'self-signed' : o.tls ? 'given' : 'off' },
-    'MySQL protocol listening',
-  );
-
-  let closing: Promise<void> | undefined;
-  const allDone = () => Promise.all([...connections.values()].map((c) => c.done)).then(() => undefined);
+  // @@port names the port listened on (a free one when asked for 0).
+  facts.port = listener.port;
   return {
-    port,
+    port: listener.port,
     connections: () => connections.size,
-    close: (graceMs) =>
-      (closing ??= (async () => {
-        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-        for (const c of connections.values()) c.closeWhenIdle();
-        const settled = await Promise.race([allDone().then(() => true), sleep(graceMs).then(() => false)]);
-        if (!settled) {
-          o.logger.warn(
-            { running: connections.size },
-            'MySQL grace period over: interrupting running statements',
-          );
-          for (const c of connections.values()) c.interrupt('shutdown');
-          await Promise.race([allDone(), sleep(INTERRUPT_SETTLE_MS)]);
-          for (const c of connections.values()) c.destroy();
-        }
-        await stopped;
-      })()),
+    close: (graceMs) => listener.close(graceMs),
   };
 };

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
-import net from 'node:net';
 import tls from 'node:tls';
-import type { ServerLogger, SqlEngine } from '../mysql/port';
-import { doorway, type DoorAuthenticator } from '../mysql/serverDoorway';
+import type { DoorAuthenticator } from '../doorway/credentials';
+import type { ServerLogger, SqlEngine } from '../doorway/engine';
+import { listenForClients } from '../doorway/listener';
 import { ShadowCatalog, type CatalogLimits } from './catalog/shadowCatalog';
 import { PgConnection } from './connection/pgConnection';
 import { PgState } from './errors';
@@ -56,28 +56,27 @@ export type PgServer = {
   close(graceMs: number): Promise<void>;
 };
 
-const INTERRUPT_SETTLE_MS = 1000;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
-
 /** Listens for PostgreSQL clients and serves the SQL engine to them. */
 export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
   const connections = new Map<number, PgConnection>();
-  let nextId = 1;
   const secureContext = o.tls ? tls.createSecureContext({ cert: o.tls.cert, key: o.tls.key }) : undefined;
-  // The same admission as the MySQL door's (src/mysql/serverDoorway.ts): one behaviour, one place.
-  const door = doorway({
-    maxConnections: o.maxConnections ?? 1000,
-    maxPreAuth: o.maxPreAuth ?? 256,
-    maxPreAuthPerAddress: o.maxPreAuthPerAddress ?? 32,
-  });
   const catalog = new ShadowCatalog(o.catalog);
   // A CancelRequest names its target by process id and a secret only that connection's client was told.
   const cancel = (processId: number, secret: number) => {
     const target = connections.get(processId);
     if (target && target.secret === secret) target.stop('cancel');
   };
-  const server = net.createServer((socket) => {
-    if (door.full()) {
+  // The same accept loop and admission as the MySQL door's (src/doorway): one behaviour, one place.
+  const listener = await listenForClients({
+    protocol: 'PostgreSQL',
+    host: o.host,
+    port: o.port,
+    logger: o.logger,
+    maxConnections: o.maxConnections,
+    maxPreAuth: o.maxPreAuth,
+    maxPreAuthPerAddress: o.maxPreAuthPerAddress,
+    connections,
+    refuse: (socket) => {
       const w = new MessageWriter();
       errorResponse(w, {
         severity: 'FATAL',
@@ -88,66 +87,36 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
       // The client's startup packet is not read: the refusal is all it gets, then the socket is
       // gone (left half-open, it would hold the listener's close for good).
       socket.end(w.take(), () => socket.destroy());
-      return;
-    }
-    const id = nextId++;
-    // Until it signs in, the connection is in the pre-authentication room (which may drop it).
-    const ticket = door.admit(socket, () => connections.get(id)?.destroy());
-    const connection = new PgConnection(socket, id, randomInt(1, 2 ** 31 - 1), {
-      engine: o.engine,
-      auth: o.auth,
-      tls: secureContext,
-      logger: o.logger,
-      maxRows: o.maxRows,
-      maxMessageBytes: o.maxMessageBytes ?? 64 * 1024 * 1024,
-      handshakeTimeoutMs: o.handshakeTimeoutMs ?? 5_000,
-      versionText: o.versionText ?? 'PostgreSQL 16.0 (mindledger)',
-      defaultDatabase: o.defaultDatabase ?? 'mindsdb',
-      catalog,
-      cancel,
-      maxParams: o.maxParams ?? 10_000,
-      onLoggedIn: ticket.loggedIn,
-    });
-    connections.set(id, connection);
-    void connection.done.then(() => {
-      connections.delete(id);
-      ticket.ended();
-      o.auth?.signedOut?.(id);
-    });
+    },
+    open: (socket, id, ticket) =>
+      new PgConnection(socket, id, randomInt(1, 2 ** 31 - 1), {
+        engine: o.engine,
+        auth: o.auth,
+        tls: secureContext,
+        logger: o.logger,
+        maxRows: o.maxRows,
+        maxMessageBytes: o.maxMessageBytes ?? 64 * 1024 * 1024,
+        handshakeTimeoutMs: o.handshakeTimeoutMs ?? 5_000,
+        versionText: o.versionText ?? 'PostgreSQL 16.0 (mindledger)',
+        defaultDatabase: o.defaultDatabase ?? 'mindsdb',
+        catalog,
+        cancel,
+        maxParams: o.maxParams ?? 10_000,
+        onLoggedIn: ticket.loggedIn,
+      }),
+    ended: (id) => o.auth?.signedOut?.(id),
+    interrupt: (c) => c.stop('shutdown'),
+    describe: { tls: secureContext !== undefined },
   });
-  server.on('error', (err) => o.logger.error({ err }, 'PostgreSQL listener error'));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port, o.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : o.port;
-  o.logger.info({ host: o.host, port, tls: secureContext !== undefined }, 'PostgreSQL protocol listening');
 
   let closing: Promise<void> | undefined;
-  const allDone = () => Promise.all([...connections.values()].map((c) => c.done)).then(() => undefined);
   return {
-    port,
+    port: listener.port,
     connections: () => connections.size,
     catalogQueries: () => catalog.running(),
     close: (graceMs) =>
       (closing ??= (async () => {
-        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-        for (const c of connections.values()) c.closeWhenIdle();
-        const settled = await Promise.race([allDone().then(() => true), sleep(graceMs).then(() => false)]);
-        if (!settled) {
-          o.logger.warn(
-            { running: connections.size },
-            'PostgreSQL grace period over: interrupting running statements',
-          );
-          for (const c of connections.values()) c.stop('shutdown');
-          await Promise.race([allDone(), sleep(INTERRUPT_SETTLE_MS)]);
-          for (const c of connections.values()) c.destroy();
-        }
-        await stopped;
+        await listener.close(graceMs);
         await catalog.close();
       })()),
   };

@@ -6,14 +6,15 @@ import { SqlError, SqlErrorCode, toSqlError } from './errors';
 import { quoteIdent, quoteString } from '../shared/quoting';
 import { KB_SCHEMA } from '../kb/layout';
 import { HISTORY_TABLES, rowsAsOf } from '../projection/history';
-import { sliceCatalogs } from './slices';
-import type { SqlLookups } from './handlers';
+import type { SqlCatalog, SqlLookups } from './handlers';
+import { catalogListingViews, LISTED_MODELS } from './catalogListing';
 
 /** Where MindsDB's information_schema lives in DuckDB (DuckDB's own is read-only and must not win). */
 export const IS_SCHEMA = 'mdb_information_schema';
 /**
- * The columns of the projects' views and knowledge bases, as `SELECT *` of each answers them: what
- * information_schema.COLUMNS lists of them. Not a projection (a view's columns come from planning
+ * The columns of the projects' views, knowledge bases and models, as `SELECT *` of each answers
+ * them (a model's features as it typed them when it learnt): what information_schema.COLUMNS lists
+ * of them. Not a projection (a view's columns come from planning
  * its query, against the files, databases and views it reads now): derived from the read model
  * when COLUMNS is read and the catalog has changed since (`ensureObjectColumns`), keyed by the
  * object's id, and read only joined with its live row, so a dropped object is never listed.
@@ -25,97 +26,74 @@ export const projectSchema = (project: string) => `mdb_project_${nameKey(project
 
 const q = quoteString;
 
-/** The virtual tables every project has, as MindsDB's project datanode exposes them (each slice's). */
-export const PROJECT_TABLES: readonly string[] = sliceCatalogs.flatMap((c) =>
-  Object.keys(c.projectTables ?? {}),
-);
-
-/** Each project table's information_schema table (its project's rows of it). */
-const projectTableSources: Readonly<Record<string, string>> = Object.assign(
-  {},
-  ...sliceCatalogs.map((c) => c.projectTables ?? {}),
-);
-
 /**
- * MindsDB's information_schema tables (upper-case columns, as MindsDB), as views over the
- * projections. Every one reads a projection table.
+ * The catalog's tables, made from every slice's (`SqlCatalog`: listed once in
+ * src/wiring/sqlSlices.ts and handed in, so src/sql imports no capability).
  */
-/** The uploaded files' database in DATABASES: not listed to a project-scoped caller (scopedBody). */
-const FILES_DATABASE = `UNION ALL SELECT 'files', 'data', 'files', NULL`;
+export const catalogTables = (sliceCatalogs: readonly SqlCatalog[]) => {
+  /** The virtual tables every project has, as MindsDB's project datanode exposes them (each slice's). */
+  const PROJECT_TABLES: readonly string[] = sliceCatalogs.flatMap((c) => Object.keys(c.projectTables ?? {}));
 
-const informationSchemaViews: Record<string, string> = {
-  DATABASES: `
+  /** Each project table's information_schema table (its project's rows of it). */
+  const projectTableSources: Readonly<Record<string, string>> = Object.assign(
+    {},
+    ...sliceCatalogs.map((c) => c.projectTables ?? {}),
+  );
+
+  /**
+   * MindsDB's information_schema tables (upper-case columns, as MindsDB), as views over the
+   * projections. Every one reads a projection table.
+   */
+  /** The uploaded files' database in DATABASES: not listed to a project-scoped caller (scopedBody). */
+  const FILES_DATABASE = `UNION ALL SELECT 'files', 'data', 'files', NULL`;
+
+  const informationSchemaViews: Record<string, string> = {
+    DATABASES: `
     SELECT 'information_schema' AS NAME, 'system' AS TYPE, NULL::VARCHAR AS ENGINE, NULL::VARCHAR AS CONNECTION_DATA
     ${FILES_DATABASE}
     UNION ALL SELECT name, 'project', NULL, NULL FROM (SELECT name, id FROM main.projects ORDER BY id)
     UNION ALL SELECT name, 'data', engine, CAST(connection_data AS VARCHAR) FROM (SELECT * FROM main.databases ORDER BY id)`,
-  ...Object.assign({}, ...sliceCatalogs.map((c) => c.informationSchema)),
-  EVENTS: `SELECT global_position AS GLOBAL_POSITION, stream AS STREAM, stream_position AS STREAM_POSITION,
+    ...Object.assign({}, ...sliceCatalogs.map((c) => c.informationSchema)),
+    EVENTS: `SELECT global_position AS GLOBAL_POSITION, stream AS STREAM, stream_position AS STREAM_POSITION,
       event_id AS EVENT_ID, type AS TYPE, schema_version AS SCHEMA_VERSION, CAST(data AS VARCHAR) AS DATA,
       recorded_at AS RECORDED_AT, actor AS ACTOR, request_id AS REQUEST_ID, interface AS INTERFACE
       FROM main.events ORDER BY global_position`,
-};
+  };
 
-/** The standard tables, consistent with the MindsDB ones: every database, table and column we expose. */
-const standardViews: Record<string, string> = {
-  SCHEMATA: `SELECT 'def' AS CATALOG_NAME, NAME AS SCHEMA_NAME, 'utf8mb4' AS DEFAULT_CHARACTER_SET_NAME,
+  /** The standard tables, consistent with the MindsDB ones: every database, table and column we expose. */
+  const standardViews: Record<string, string> = {
+    SCHEMATA: `SELECT 'def' AS CATALOG_NAME, NAME AS SCHEMA_NAME, 'utf8mb4' AS DEFAULT_CHARACTER_SET_NAME,
       'utf8mb4_0900_ai_ci' AS DEFAULT_COLLATION_NAME FROM ${IS_SCHEMA}.DATABASES`,
-  TABLES: `
-    SELECT 'def' AS TABLE_CATALOG, 'information_schema' AS TABLE_SCHEMA, t AS TABLE_NAME, 'SYSTEM VIEW' AS TABLE_TYPE
-      FROM (VALUES ${[...Object.keys(informationSchemaViews), 'SCHEMATA', 'TABLES', 'COLUMNS'].map((t) => `(${q(t)})`).join(', ')}) v(t)
-    UNION ALL
-    SELECT 'def', p.name, t.t, 'BASE TABLE' FROM (SELECT name, id FROM main.projects) p
-      CROSS JOIN (VALUES ${PROJECT_TABLES.map((t) => `(${q(t)})`).join(', ')}) t(t)
-    UNION ALL
-    SELECT 'def', PROJECT, NAME, 'BASE TABLE' FROM (SELECT PROJECT, NAME FROM main.knowledge_bases ORDER BY ID)
-    UNION ALL
-    SELECT 'def', PROJECT, NAME, 'VIEW' FROM (SELECT PROJECT, NAME FROM main.views ORDER BY ID)
-    UNION ALL
-    SELECT 'def', 'files', NAME, 'BASE TABLE' FROM main.files`,
-  COLUMNS: `
-    SELECT 'def' AS TABLE_CATALOG, 'information_schema' AS TABLE_SCHEMA, c.table_name AS TABLE_NAME,
-           c.column_name AS COLUMN_NAME, CAST(c.ordinal_position AS BIGINT) AS ORDINAL_POSITION, c.data_type AS DATA_TYPE,
-           c.is_nullable AS IS_NULLABLE
-      FROM information_schema.columns c WHERE c.table_schema = '${IS_SCHEMA}'
-    UNION ALL
-    SELECT 'def', p.name, t.t, c.column_name, c.ordinal_position, c.data_type, c.is_nullable
-      FROM (SELECT name FROM main.projects) p
-      CROSS JOIN (VALUES ${Object.entries(projectTableSources)
-        .map(([t, s]) => `(${q(t)}, ${q(s)})`)
-        .join(', ')}) t(t, s)
-      JOIN information_schema.columns c ON c.table_schema = '${IS_SCHEMA}' AND c.table_name = t.s
-    UNION ALL
-    SELECT 'def', 'files', f.NAME, c.column_name, c.ordinal_position, c.data_type, c.is_nullable
-      FROM main.files f JOIN information_schema.columns c ON c.table_schema = 'mdb_files' AND c.table_name = f.KEY
-    UNION ALL
-    SELECT 'def', v.PROJECT, v.NAME, o.COLUMN_NAME, o.ORDINAL_POSITION, o.DATA_TYPE, 'YES'
-      FROM main.views v JOIN ${OBJECT_COLUMNS_TABLE} o ON o.KIND = 'view' AND o.ID = v.ID
-    UNION ALL
-    SELECT 'def', k.PROJECT, k.NAME, o.COLUMN_NAME, o.ORDINAL_POSITION, o.DATA_TYPE, 'YES'
-      FROM main.knowledge_bases k JOIN ${OBJECT_COLUMNS_TABLE} o ON o.KIND = 'knowledge_base' AND o.ID = k.ID`,
-};
+    // The one catalog's two faces (src/sql/catalogListing.ts): every relation and its columns.
+    ...catalogListingViews({
+      informationSchema: IS_SCHEMA,
+      objectColumns: OBJECT_COLUMNS_TABLE,
+      systemTables: [...Object.keys(informationSchemaViews), 'SCHEMATA', 'TABLES', 'COLUMNS'],
+      projectTables: Object.entries(projectTableSources),
+    }),
+  };
 
-/**
- * What a caller scoped to one project (a project-scoped token, docs/security.md "Sign-in and roles") reads of
- * each table the information_schema views are built on: its project's rows only. The views read
- * `main.<table>`; for such a caller the same views read these filtered copies instead, so every
- * information_schema table, SHOW and DESCRIBE answer from one rule. A table not listed here answers
- * no rows: integrations (their connection data), ML engines, uploaded files and the log's streams
- * of users, sessions and tokens are not a project's (REST refuses them to such a token too).
- */
-const scopeConditions = (project: string): Record<string, string> => {
-  const p = q(nameKey(project));
-  const ofProject = `lower(PROJECT) = ${p}`;
-  return {
-    projects: `lower(name) = ${p}`,
-    ...Object.fromEntries(
-      sliceCatalogs.flatMap((c) =>
-        Object.entries(c.scopedRows ?? {}).map(([table, rows]) => [table, rows(ofProject)]),
+  /**
+   * What a caller scoped to one project (a project-scoped token, docs/security.md "Sign-in and roles") reads of
+   * each table the information_schema views are built on: its project's rows only. The views read
+   * `main.<table>`; for such a caller the same views read these filtered copies instead, so every
+   * information_schema table, SHOW and DESCRIBE answer from one rule. A table not listed here answers
+   * no rows: integrations (their connection data), ML engines, uploaded files and the log's streams
+   * of users, sessions and tokens are not a project's (REST refuses them to such a token too).
+   */
+  const scopeConditions = (project: string): Record<string, string> => {
+    const p = q(nameKey(project));
+    const ofProject = `lower(PROJECT) = ${p}`;
+    return {
+      projects: `lower(name) = ${p}`,
+      ...Object.fromEntries(
+        sliceCatalogs.flatMap((c) =>
+          Object.entries(c.scopedRows ?? {}).map(([table, rows]) => [table, rows(ofProject)]),
+        ),
       ),
-    ),
-    // The project's own stream and the streams of the resources it holds now (a deleted resource's
-    // stream, and server-kept conversation threads, are not listed).
-    events: `stream = ${q(`project-${nameKey(project)}`)}
+      // The project's own stream and the streams of the resources it holds now (a deleted resource's
+      // stream, and server-kept conversation threads, are not listed).
+      events: `stream = ${q(`project-${nameKey(project)}`)}
       OR stream IN (
         SELECT 'job-runs-' || ID FROM main.jobs WHERE ${ofProject}
         UNION ALL SELECT 'trigger-firings-' || ID FROM main.triggers WHERE ${ofProject}
@@ -124,136 +102,153 @@ const scopeConditions = (project: string): Record<string, string> => {
         UNION ALL SELECT 'model-training-' || VERSION_POSITION FROM main.models WHERE ${ofProject})
       OR EXISTS (SELECT 1 FROM main.chatbots c WHERE lower(c.PROJECT) = ${p}
         AND (starts_with(stream, 'chat-' || c.ID || '-') OR starts_with(stream, 'chatchannel-' || c.ID || '-')))`,
+    };
+  };
+  /** The condition on `main.<table>`'s rows a scoped caller reads: none of a table not listed. */
+  const scopeCondition = (project: string, table: string) => scopeConditions(project)[table] ?? 'false';
+
+  /** Every table the information_schema views read (`main.<table>`). */
+  const VIEW_SOURCES = [
+    ...new Set(
+      [...Object.values(informationSchemaViews), ...Object.values(standardViews)].flatMap((body) =>
+        [...body.matchAll(/\bmain\.(\w+)/g)].map((m) => m[1]!),
+      ),
+    ),
+  ];
+
+  /** The words of a SQL text, lower-case: every name it could read a table or view by. */
+  const wordsOf = (text: string): Set<string> =>
+    new Set(text.toLowerCase().match(/[a-z_][a-z0-9_$]*/g) ?? []);
+
+  /**
+   * Per name of a view the catalog makes (information_schema's and each project's, lower-case, the
+   * two kinds merged where they share a name): the words of its body and of every view it names in
+   * turn. Over-counting is safe (an answer then depends on a table it does not read); missing one
+   * is not, so every view made in DuckDB for a query to read is listed here.
+   */
+  const viewWords: ReadonlyMap<string, ReadonlySet<string>> = (() => {
+    const bodies = new Map<string, string>();
+    const add = (name: string, body: string) =>
+      bodies.set(name.toLowerCase(), `${bodies.get(name.toLowerCase()) ?? ''} ${body}`);
+    for (const [name, body] of [...Object.entries(informationSchemaViews), ...Object.entries(standardViews)])
+      add(name, body);
+    for (const [table, source] of Object.entries(projectTableSources))
+      add(table, `SELECT * FROM ${IS_SCHEMA}."${source}"`);
+    const words = new Map([...bodies].map(([name, body]) => [name, wordsOf(body)]));
+    for (let grew = true; grew;) {
+      grew = false;
+      for (const found of words.values())
+        for (const word of [...found])
+          for (const more of words.get(word) ?? [])
+            if (!found.has(more)) {
+              found.add(more);
+              grew = true;
+            }
+    }
+    return words;
+  })();
+
+  /**
+   * Every name a query's DuckDB text (its names resolved: views of information_schema and of the
+   * projects, uploaded files' tables, AS OF reads spelled out) reads tables by, through the catalog's
+   * views: the read model's tables it may read are among them (src/projection/readVersions.ts).
+   */
+  const namesReadBy = (text: string): ReadonlySet<string> => {
+    const names = wordsOf(text);
+    for (const word of [...names]) for (const name of viewWords.get(word) ?? []) names.add(name);
+    return names;
+  };
+
+  /** Where a scoped caller's information_schema lives: its views, and the filtered tables they read. */
+  const scopedSchemas = (project: string) => ({
+    views: `mdb_scoped_views_${nameKey(project)}`,
+    rows: `mdb_scoped_rows_${nameKey(project)}`,
+  });
+
+  /** A view body reading the scoped copies of its tables (and of the other information_schema views). */
+  const scopedBody = (body: string, project: string) => {
+    const { views, rows } = scopedSchemas(project);
+    return body
+      .replace(FILES_DATABASE, '')
+      .replace(/\bmain\.(\w+)/g, (_m, t: string) => `"${rows}".${t}`)
+      .replaceAll(`${IS_SCHEMA}.`, `"${views}".`);
+  };
+
+  /** The information_schema tables built only from history-keeping tables: what `AS OF` can read (asOf.ts). */
+  const AS_OF_SOURCES = Object.keys(informationSchemaViews).filter((name) => {
+    const tables = [...informationSchemaViews[name]!.matchAll(/\bmain\.(\w+)/g)].map((m) => m[1]!);
+    return tables.length > 0 && tables.every((t) => HISTORY_TABLES.has(t));
+  });
+
+  /**
+   * The query answering `database.table AS OF POSITION position`: the information_schema table's (or
+   * the project table's) own query, reading each table as of the position.
+   */
+  const asOfQuery = (
+    database: string,
+    table: string,
+    position: bigint,
+    /** A project-scoped caller's project: its rows only (null: every row). */
+    scope: string | null = null,
+  ): string => {
+    const db = nameKey(database);
+    const source =
+      db === 'information_schema'
+        ? AS_OF_SOURCES.find((t) => t.toLowerCase() === table.toLowerCase())
+        : projectTableSources[PROJECT_TABLES.find((t) => t === table.toLowerCase()) ?? 'jobs_history'];
+    if (!source || !AS_OF_SOURCES.includes(source))
+      throw new SqlError(
+        SqlErrorCode.Invalid,
+        `AS OF is not supported for ${database}.${table}: it reads the resource tables (information_schema.${AS_OF_SOURCES.join(
+          ', ',
+        )} and each project's ${PROJECT_TABLES.filter((t) => AS_OF_SOURCES.includes(projectTableSources[t]!)).join(', ')})`,
+      );
+    const body = informationSchemaViews[source]!.replace(/\bmain\.(\w+)/g, (_m, t: string) =>
+      scope === null
+        ? `(${rowsAsOf(t, position)}) AS ${t}`
+        : `(SELECT * FROM (${rowsAsOf(t, position)}) AS ${t} WHERE ${scopeCondition(scope, t)}) AS ${t}`,
+    );
+    return db === 'information_schema' ? body : `SELECT * FROM (${body}) WHERE lower(PROJECT) = ${q(db)}`;
+  };
+
+  const INFORMATION_SCHEMA_TABLES = [...Object.keys(informationSchemaViews), ...Object.keys(standardViews)];
+
+  /** Creates (or refreshes) the information_schema views; run at start, after the projection tables exist. */
+  const installCatalog = async (writer: DuckDBConnection) => {
+    // One call, in this order (DuckDB runs a text's statements in turn): a call per view made about
+    // fifty trips to DuckDB's thread at every start.
+    await writer.run(
+      [
+        `CREATE SCHEMA IF NOT EXISTS ${IS_SCHEMA}`,
+        `CREATE SCHEMA IF NOT EXISTS ${OBJECT_COLUMNS_TABLE.split('.')[0]!}`,
+        `CREATE TABLE IF NOT EXISTS ${OBJECT_COLUMNS_TABLE} (KIND VARCHAR, ID BIGINT, COLUMN_NAME VARCHAR, ORDINAL_POSITION BIGINT, DATA_TYPE VARCHAR)`,
+        // What an earlier process described may be out of date: the first read of COLUMNS describes afresh.
+        `DELETE FROM ${OBJECT_COLUMNS_TABLE}`,
+        ...[...Object.entries(informationSchemaViews), ...Object.entries(standardViews)].map(
+          ([name, body]) => `CREATE OR REPLACE VIEW ${IS_SCHEMA}."${name}" AS ${body}`,
+        ),
+      ].join(';\n'),
+    );
+  };
+
+  return {
+    PROJECT_TABLES,
+    projectTableSources,
+    informationSchemaViews,
+    standardViews,
+    scopeCondition,
+    VIEW_SOURCES,
+    scopedSchemas,
+    scopedBody,
+    asOfQuery,
+    INFORMATION_SCHEMA_TABLES,
+    installCatalog,
+    namesReadBy,
   };
 };
-/** The condition on `main.<table>`'s rows a scoped caller reads: none of a table not listed. */
-const scopeCondition = (project: string, table: string) => scopeConditions(project)[table] ?? 'false';
 
-/** Every table the information_schema views read (`main.<table>`). */
-const VIEW_SOURCES = [
-  ...new Set(
-    [...Object.values(informationSchemaViews), ...Object.values(standardViews)].flatMap((body) =>
-      [...body.matchAll(/\bmain\.(\w+)/g)].map((m) => m[1]!),
-    ),
-  ),
-];
-
-/** The words of a SQL text, lower-case: every name it could read a table or view by. */
-const wordsOf = (text: string): Set<string> => new Set(text.toLowerCase().match(/[a-z_][a-z0-9_$]*/g) ?? []);
-
-/**
- * Per name of a view the catalog makes (information_schema's and each project's, lower-case, the
- * two kinds merged where they share a name): the words of its body and of every view it names in
- * turn. Over-counting is safe (an answer then depends on a table it does not read); missing one
- * is not, so every view made in DuckDB for a query to read is listed here.
- */
-const viewWords: ReadonlyMap<string, ReadonlySet<string>> = (() => {
-  const bodies = new Map<string, string>();
-  const add = (name: string, body: string) =>
-    bodies.set(name.toLowerCase(), `${bodies.get(name.toLowerCase()) ?? ''} ${body}`);
-  for (const [name, body] of [...Object.entries(informationSchemaViews), ...Object.entries(standardViews)])
-    add(name, body);
-  for (const [table, source] of Object.entries(projectTableSources))
-    add(table, `SELECT * FROM ${IS_SCHEMA}."${source}"`);
-  const words = new Map([...bodies].map(([name, body]) => [name, wordsOf(body)]));
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const found of words.values())
-      for (const word of [...found])
-        for (const more of words.get(word) ?? [])
-          if (!found.has(more)) {
-            found.add(more);
-            grew = true;
-          }
-  }
-  return words;
-})();
-
-/**
- * Every name a query's DuckDB text (its names resolved: views of information_schema and of the
- * projects, uploaded files' tables, AS OF reads spelled out) reads tables by, through the catalog's
- * views: the read model's tables it may read are among them (src/projection/readVersions.ts).
- */
-export const namesReadBy = (text: string): ReadonlySet<string> => {
-  const names = wordsOf(text);
-  for (const word of [...names]) for (const name of viewWords.get(word) ?? []) names.add(name);
-  return names;
-};
-
-/** Where a scoped caller's information_schema lives: its views, and the filtered tables they read. */
-export const scopedSchemas = (project: string) => ({
-  views: `mdb_scoped_views_${nameKey(project)}`,
-  rows: `mdb_scoped_rows_${nameKey(project)}`,
-});
-
-/** A view body reading the scoped copies of its tables (and of the other information_schema views). */
-const scopedBody = (body: string, project: string) => {
-  const { views, rows } = scopedSchemas(project);
-  return body
-    .replace(FILES_DATABASE, '')
-    .replace(/\bmain\.(\w+)/g, (_m, t: string) => `"${rows}".${t}`)
-    .replaceAll(`${IS_SCHEMA}.`, `"${views}".`);
-};
-
-/** The information_schema tables built only from history-keeping tables: what `AS OF` can read (asOf.ts). */
-const AS_OF_SOURCES = Object.keys(informationSchemaViews).filter((name) => {
-  const tables = [...informationSchemaViews[name]!.matchAll(/\bmain\.(\w+)/g)].map((m) => m[1]!);
-  return tables.length > 0 && tables.every((t) => HISTORY_TABLES.has(t));
-});
-
-/**
- * The query answering `database.table AS OF POSITION position`: the information_schema table's (or
- * the project table's) own query, reading each table as of the position.
- */
-export const asOfQuery = (
-  database: string,
-  table: string,
-  position: bigint,
-  /** A project-scoped caller's project: its rows only (null: every row). */
-  scope: string | null = null,
-): string => {
-  const db = nameKey(database);
-  const source =
-    db === 'information_schema'
-      ? AS_OF_SOURCES.find((t) => t.toLowerCase() === table.toLowerCase())
-      : projectTableSources[PROJECT_TABLES.find((t) => t === table.toLowerCase()) ?? 'jobs_history'];
-  if (!source || !AS_OF_SOURCES.includes(source))
-    throw new SqlError(
-      SqlErrorCode.Invalid,
-      `AS OF is not supported for ${database}.${table}: it reads the resource tables (information_schema.${AS_OF_SOURCES.join(
-        ', ',
-      )} and each project's ${PROJECT_TABLES.filter((t) => AS_OF_SOURCES.includes(projectTableSources[t]!)).join(', ')})`,
-    );
-  const body = informationSchemaViews[source]!.replace(/\bmain\.(\w+)/g, (_m, t: string) =>
-    scope === null
-      ? `(${rowsAsOf(t, position)}) AS ${t}`
-      : `(SELECT * FROM (${rowsAsOf(t, position)}) AS ${t} WHERE ${scopeCondition(scope, t)}) AS ${t}`,
-  );
-  return db === 'information_schema' ? body : `SELECT * FROM (${body}) WHERE lower(PROJECT) = ${q(db)}`;
-};
-
-export const INFORMATION_SCHEMA_TABLES = [
-  ...Object.keys(informationSchemaViews),
-  ...Object.keys(standardViews),
-];
-
-/** Creates (or refreshes) the information_schema views; run at start, after the projection tables exist. */
-export const installCatalog = async (writer: DuckDBConnection) => {
-  // One call, in this order (DuckDB runs a text's statements in turn): a call per view made about
-  // fifty trips to DuckDB's thread at every start.
-  await writer.run(
-    [
-      `CREATE SCHEMA IF NOT EXISTS ${IS_SCHEMA}`,
-      `CREATE SCHEMA IF NOT EXISTS ${OBJECT_COLUMNS_TABLE.split('.')[0]!}`,
-      `CREATE TABLE IF NOT EXISTS ${OBJECT_COLUMNS_TABLE} (KIND VARCHAR, ID BIGINT, COLUMN_NAME VARCHAR, ORDINAL_POSITION BIGINT, DATA_TYPE VARCHAR)`,
-      // What an earlier process described may be out of date: the first read of COLUMNS describes afresh.
-      `DELETE FROM ${OBJECT_COLUMNS_TABLE}`,
-      ...[...Object.entries(informationSchemaViews), ...Object.entries(standardViews)].map(
-        ([name, body]) => `CREATE OR REPLACE VIEW ${IS_SCHEMA}."${name}" AS ${body}`,
-      ),
-    ].join(';\n'),
-  );
-};
+/** The catalog's tables (`catalogTables`), as the service and the resolver read them. */
+export type CatalogTables = ReturnType<typeof catalogTables>;
 
 /** A table the query names, resolved to where it lives in DuckDB. */
 export type PhysicalTable = { schema: string; table: string };
@@ -261,7 +256,7 @@ export type PhysicalTable = { schema: string; table: string };
 /** The slices' look-ups (`SqlLookups`), and what the SQL interface learns itself. */
 export type CatalogLookup = SqlLookups & {
   /**
-   * The columns `SELECT * FROM project.name` answers (a view or a knowledge base), null when they
+   * The columns `SELECT * FROM project.name` answers (a view, a knowledge base or a model), null when they
    * cannot be learnt without running more than the read model (a view of a model or an agent would
    * predict or ask). Throws what planning or reading threw. Absent: views and knowledge bases list
    * no columns.
@@ -283,6 +278,9 @@ const COLUMN_SOURCES: Record<string, string> = {
   files: 'hash(t)',
   databases: 'hash(t)',
   knowledge_bases: 'hash(ID, NAME, PROJECT, METADATA_COLUMNS, DIMENSIONS IS NULL)',
+  // A model's columns: its features and outputs, which change with its version and status only
+  // (not with its training's progress).
+  models: 'hash(ID, NAME, PROJECT, ACTIVE, VERSION, STATUS, COLUMNS, TASK)',
 };
 
 /**
@@ -333,7 +331,19 @@ const catalogFingerprint = async (c: DuckDBConnection) => {
  * Resolves MindsDB names: `information_schema.X`, `<project>.<table>`, or a bare table in the
  * context database. Per-project views are made the first time a project's table is queried.
  */
-export const catalogResolver = (lookup: CatalogLookup) => {
+export const catalogResolver = (lookup: CatalogLookup, tables: CatalogTables) => {
+  const {
+    PROJECT_TABLES,
+    projectTableSources,
+    informationSchemaViews,
+    standardViews,
+    scopeCondition,
+    VIEW_SOURCES,
+    scopedSchemas,
+    scopedBody,
+    asOfQuery,
+    INFORMATION_SCHEMA_TABLES,
+  } = tables;
   /** Per schema, the one creation of its views: concurrent first queries wait for it. */
   const made = new Map<string, Promise<string>>();
 
@@ -411,7 +421,7 @@ export const catalogResolver = (lookup: CatalogLookup) => {
   /** Set inside a description: a view that reads COLUMNS is described with what the table holds. */
   const inDescription = new AsyncLocalStorage<true>();
 
-  /** Describes every view and knowledge base on `c` and puts their columns in the object-columns table. */
+  /** Describes every view, knowledge base and model on `c` and puts their columns in the object-columns table. */
   const describeObjects = async (
     c: DuckDBConnection,
     fingerprint: string,
@@ -420,7 +430,8 @@ export const catalogResolver = (lookup: CatalogLookup) => {
     const objects = (
       await c.runAndReadAll(
         `SELECT 'view', ID, PROJECT, NAME FROM main.views
-         UNION ALL SELECT 'knowledge_base', ID, PROJECT, NAME FROM main.knowledge_bases ORDER BY 2`,
+         UNION ALL SELECT 'knowledge_base', ID, PROJECT, NAME FROM main.knowledge_bases
+         UNION ALL SELECT 'model', ID, PROJECT, NAME FROM ${LISTED_MODELS} ORDER BY 2`,
       )
     ).getRows();
     let complete = true;

@@ -7,7 +7,7 @@ import type { MindsStatement, QualifiedName, UsingValue } from './parse';
 
 /**
  * What a capability offers the SQL interface: one handler per statement kind it owns, exported from
- * its slice's `sql.ts` and listed once in `src/sql/slices.ts`. The pipeline (tokenize, parse, check
+ * its slice's `sql.ts` and listed once in `src/wiring/sqlSlices.ts`. The pipeline (tokenize, parse, check
  * the caller's role, then dispatch) calls them through `StatementHandlers`, a map complete by type:
  * a statement the grammar makes without a handler does not compile.
  */
@@ -40,7 +40,7 @@ export type StatementHandlers<K extends StatementKindName = StatementKindName> =
 /**
  * How a capability's projection tables show in SQL: its information_schema tables, the tables every
  * project has, and what a caller scoped to one project reads of its rows. `src/sql/catalog.ts`
- * builds the catalog from every slice's (listed once in `src/sql/slices.ts`).
+ * builds the catalog from every slice's (listed once in `src/wiring/sqlSlices.ts`).
  */
 export type SqlCatalog = {
   /** information_schema tables (MindsDB's upper-case columns): views over its `main.<table>`s. */
@@ -56,7 +56,7 @@ export type SqlCatalog = {
 
 /**
  * How a name in a query is told apart: each SQL-visible capability answers for its own objects
- * from its slice's `sql.ts` (listed once in `src/sql/slices.ts`), and the SQL interface resolves a
+ * from its slice's `sql.ts` (listed once in `src/wiring/sqlSlices.ts`), and the SQL interface resolves a
  * table reference through them. Each answers the canonical name (or whether it exists).
  */
 export type SqlLookups = {

@@ -1,4 +1,4 @@
-import { DESCRIBE_ATTRIBUTES } from '../models/present';
+import { DESCRIBE_ATTRIBUTES } from '../shared/modelAttributes';
 import type { CatalogResolver } from './catalog';
 import type { TablePolicy } from './plan';
 import type { ExternalDatabases } from '../databases/pools';
@@ -12,6 +12,7 @@ import type { TableAnswer } from './answers';
 import { nameKey } from '../shared/names';
 import { quoteIdent, quoteString } from '../shared/quoting';
 import { mysqlTypeName } from '../mysql/session/answers/describe';
+import { externalRelations } from './catalogListing';
 
 /** Runs our own SQL (DuckDB dialect, MindsDB names) with a client's parameters. */
 type InternalQuery = (
@@ -83,10 +84,13 @@ export const introspection = (deps: {
         policy()?.check(target, '(tables)');
         const integration = await catalog.integration(target);
         if (integration) {
-          // An external database lists its own tables.
-          const tables = await (await externals.get(integration)).listTables().catch((error: unknown) => {
-            throw externalError(integration, error);
-          });
+          // An external database's relations, as the catalog lists them (TABLES reads the same
+          // listing); a database that cannot be reached says so here, where TABLES leaves it out.
+          const tables = (
+            await externalRelations(await externals.get(integration)).catch((error: unknown) => {
+              throw externalError(integration, error);
+            })
+          ).map((r) => r.table);
           const like =
             s.like === null
               ? null
@@ -171,20 +175,43 @@ export const introspection = (deps: {
     return { database: first, table: second };
   };
 
-  /** A table's columns as MySQL's DESCRIBE lists them, read from `SELECT * … LIMIT 0`. */
-  const describeColumns = async (t: { database: string; table: string }, db: string, deadline: Deadline) => {
-    const shape = await internal(
-      `SELECT * FROM ${quoteIdent(t.database)}.${quoteIdent(t.table)} LIMIT 0`,
+  /**
+   * A table's columns as the catalog lists them (information_schema.COLUMNS), in order; what it
+   * does not list (an agent, a view whose columns cannot be learnt) as `SELECT * … LIMIT 0` answers.
+   */
+  const catalogColumns = async (t: { database: string; table: string }, db: string, deadline: Deadline) => {
+    const listed = await internal(
+      `SELECT TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS
+       WHERE lower(TABLE_SCHEMA) = ${str(t.database.toLowerCase())} AND lower(TABLE_NAME) = ${str(t.table.toLowerCase())}
+       ORDER BY TABLE_NAME, ORDINAL_POSITION`,
       db,
       deadline,
-    ).catch((error: unknown) => {
-      if (error instanceof SqlError && error.code === SqlErrorCode.UnknownTable)
-        throw new SqlError(
-          SqlErrorCode.UnknownTable,
-          `No model or table is called ${t.table} in ${t.database} (${error.message})`,
-        );
-      throw error;
-    });
+    ).catch(() => undefined);
+    // An answer cut at SQL_ROW_LIMIT lists some columns only: `SELECT * … LIMIT 0` describes them all.
+    if (!listed || listed.data.length === 0 || listed.truncated) return undefined;
+    // Of names differing only in case (an external database may hold "Users" and "users"), the one named.
+    const exact = listed.data.filter((r) => r[0] === t.table);
+    const rows = exact.length > 0 ? exact : listed.data.filter((r) => r[0] === listed.data[0]![0]);
+    return { column_names: rows.map((r) => String(r[1])), column_types: rows.map((r) => String(r[2])) };
+  };
+
+  /** A table's columns as MySQL's DESCRIBE lists them: the catalog's (`catalogColumns`). */
+  const describeColumns = async (t: { database: string; table: string }, db: string, deadline: Deadline) => {
+    policy()?.check(t.database, t.table);
+    const shape =
+      (await catalogColumns(t, db, deadline)) ??
+      (await internal(
+        `SELECT * FROM ${quoteIdent(t.database)}.${quoteIdent(t.table)} LIMIT 0`,
+        db,
+        deadline,
+      ).catch((error: unknown) => {
+        if (error instanceof SqlError && error.code === SqlErrorCode.UnknownTable)
+          throw new SqlError(
+            SqlErrorCode.UnknownTable,
+            `No model or table is called ${t.table} in ${t.database} (${error.message})`,
+          );
+        throw error;
+      }));
     const columns = ['Field', 'Type', 'Null', 'Key', 'Default', 'Extra'];
     return {
       type: 'table' as const,

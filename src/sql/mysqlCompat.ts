@@ -1,4 +1,4 @@
-import { CHARSET_COLUMNS, CHARSETS, COLLATION_COLUMNS, COLLATIONS } from '../mysql/session/answers/server';
+import { CHARSET_COLUMNS, CHARSETS, COLLATION_COLUMNS, COLLATIONS } from '../shared/mysqlCharsets';
 import { VERSION } from '../shared/version';
 import type { TableAnswer } from './answers';
 

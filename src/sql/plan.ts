@@ -2,6 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Predictor } from '../ml/predict';
 import { parseSelect, printSelect, type AstNode } from './ast';
 import type { CatalogResolver } from './catalog';
+import { catalogFaceOf, externalListings, type CatalogFace } from './catalogListing';
 import { pause, type Deadline } from './deadline';
 import { SqlError, SqlErrorCode } from './errors';
 import type { SqlDialect } from '../integrations/dialects';
@@ -9,7 +10,6 @@ import { pushableFilters, stripQualifier, type ExternalFetch } from './federatio
 import { resolveScopes } from './scope';
 import { expandViews, MAX_VIEW_DEPTH } from './viewTables';
 import { asOfMarkOf, asOfPlaceholders, markAsOf } from './asOf';
-import { quoteString } from '../shared/quoting';
 import { modelInputFetches } from './predictionFetches';
 import { callsLlm, planLlmFunction, type LlmFunctionPlan } from './llmFunction';
 import {
@@ -183,8 +183,8 @@ export const prepare = async (
   const externals: ExternalRef[] = [];
   const modelRefs: ComputedRef[] = [];
   const knowledgeBases: KnowledgeBaseRef[] = [];
-  /** References to information_schema.COLUMNS, which also lists the external databases' columns. */
-  const columnListings: AstNode[] = [];
+  /** References to information_schema.TABLES and COLUMNS, which also list the external databases' relations. */
+  const catalogListings: { node: AstNode; face: CatalogFace }[] = [];
   // CTEs are resolved by scope and renamed; what is left is every other table reference.
   const { tables, deterministic } = await resolveScopes(statement, {
     nodes: 20_000,
@@ -271,13 +271,9 @@ export const prepare = async (
     n.table_name = physical.table;
     n.catalog_name = '';
     localTables++;
-    // A project-scoped caller reaches no external database: their columns are not listed to it.
-    if (
-      database.toLowerCase() === 'information_schema' &&
-      table.toUpperCase() === 'COLUMNS' &&
-      policy?.project === undefined
-    )
-      columnListings.push(n);
+    // A project-scoped caller reaches no external database: their relations are not listed to it.
+    const face = database.toLowerCase() === 'information_schema' ? catalogFaceOf(table) : undefined;
+    if (face && policy?.project === undefined) catalogListings.push({ node: n, face });
   }
   const names = constantColumnNames(statement);
   if (modelRefs.length > 0 && knowledgeBases.length > 0)
@@ -303,7 +299,8 @@ export const prepare = async (
     const fetches = await modelInputFetches(c, statement, modelRefs[0]!.node, externals, fetchOf);
     return { kind: 'model', statement, refs: modelRefs, names, fetches };
   }
-  const listings = columnListings.length > 0 ? await externalColumnListings(c, columnListings) : undefined;
+  const listings =
+    catalogListings.length > 0 ? await externalListings(c, catalogListings, statement) : undefined;
   const llm = externals.length === 0 && !listings ? await planLlmFunction(c, statement) : null;
   if (externals.length === 0 && !listings)
     return {
@@ -345,48 +342,7 @@ export const prepare = async (
     names,
     fetches: [...fetches, ...(listings?.fetches ?? [])],
     searches,
-    ...(listings ? { assemble: [listings.assemble] } : {}),
+    ...(listings ? { assemble: listings.assemble } : {}),
     ...(federatedLlm ? { llm: federatedLlm } : {}),
   };
-};
-
-/**
- * information_schema.COLUMNS with every registered external database's columns (as MindsDB lists
- * them, so SQL tools browse their tables): each database's listing is fetched, then one temporary
- * table holds our columns and theirs, and the references read it. Undefined when no external
- * database is registered (the view alone answers).
- */
-const externalColumnListings = async (
-  c: DuckDBConnection,
-  references: AstNode[],
-): Promise<{ fetches: ExternalFetch[]; assemble: { temp: string; sql: string } } | undefined> => {
-  const registered = (await c.runAndReadAll('SELECT name FROM main.databases ORDER BY id'))
-    .getRows()
-    .map((r) => String(r[0]));
-  if (registered.length === 0) return undefined;
-  const temp = '__mindledger_columns';
-  const physical = `${String(references[0]!.schema_name)}."${String(references[0]!.table_name)}"`;
-  for (const n of references) {
-    n.schema_name = '';
-    n.table_name = temp;
-  }
-  const fetches: ExternalFetch[] = registered.map((integration, i) => ({
-    temp: `${temp}_${i}`,
-    integration,
-    sql: '',
-    read: (db) => db.listColumns(),
-    unreachable: {
-      columns: ['TABLE_NAME', 'COLUMN_NAME', 'ORDINAL_POSITION', 'DATA_TYPE', 'IS_NULLABLE'].map((name) => ({
-        name,
-        type: name === 'ORDINAL_POSITION' ? 'BIGINT' : 'VARCHAR',
-      })),
-      rows: [],
-    },
-  }));
-  const ours = `SELECT TABLE_CATALOG, TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, CAST(ORDINAL_POSITION AS BIGINT) AS ORDINAL_POSITION, DATA_TYPE, IS_NULLABLE FROM ${physical}`;
-  const theirs = fetches.map(
-    (f, i) =>
-      `SELECT 'def', ${quoteString(registered[i]!)}, TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE, IS_NULLABLE FROM "${f.temp}"`,
-  );
-  return { fetches, assemble: { temp, sql: [ours, ...theirs].join(' UNION ALL ') } };
 };

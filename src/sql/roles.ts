@@ -1,7 +1,5 @@
 import type { Principal } from '../shared/requestContext';
 import { nameKey } from '../shared/names';
-import type { TableReader } from '../projection/types';
-import { databaseRows } from '../databases/projection';
 import { SqlError, SqlErrorCode } from './errors';
 import type { TablePolicy } from './plan';
 import { checkReadOnlyRelation, type Registration } from './pushdownAllowList';
@@ -26,20 +24,6 @@ const refuse = (message: string) => new SqlError(SqlErrorCode.Forbidden, message
 
 /** Every registered external database's registration, by `nameKey` of its name. */
 export type Registrations = ReadonlyMap<string, Registration>;
-
-/** The registrations as the `databases` table holds them (their secrets masked, not needed here). */
-export const registrationsOf = async (reader: TableReader): Promise<Registrations> => {
-  const text = (v: unknown) => (v === undefined || v === null || v === '' ? null : String(v));
-  return new Map(
-    (await databaseRows(reader)).map((row) => {
-      const parameters = JSON.parse(row.connection_data) as Record<string, unknown>;
-      return [
-        nameKey(row.name),
-        { engine: row.engine, database: text(parameters.database), schema: text(parameters.schema) },
-      ];
-    }),
-  );
-};
 
 /**
  * `policy` (a caller who may not write: `readOnlyRole`) also held to the relations of each

@@ -2,14 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AppContext } from '../context';
 import { quoteMysqlIdent } from '../shared/quoting';
-import {
-  catalogResolver,
-  INFORMATION_SCHEMA_TABLES,
-  installCatalog,
-  namesReadBy,
-  PROJECT_TABLES,
-  type CatalogResolver,
-} from './catalog';
+import { catalogResolver, catalogTables, type CatalogResolver } from './catalog';
 import { configureServerPaths, domainErrorOf, externalError, SqlError } from './errors';
 import { leadingKeyword, trimStatement } from './lexical';
 import { preparedCache, type Predictions, type SelectDeps, type SelectLimits } from './select';
@@ -23,14 +16,12 @@ import { introspection } from './introspection';
 import { objectColumnsOf } from './objectColumns';
 import { integrationWritesOf, type SelectAll } from './integrationWrites';
 import { fileWritesOf } from './fileWrites';
-import { modelSqlPorts, sliceLookups, sliceStatements } from './slices';
+import type { SqlSlices } from './slicePorts';
 import { pipelineStatements } from './tableStatements';
 import type { StatementHandlers } from './handlers';
-import { createModelFromText } from '../models/sql';
-import { knowledgeBaseRows } from '../knowledgeBases/sql';
 import type { SqlAnswer, SqlContext, StreamAnswer } from './answers';
 import { currentRequest } from '../shared/requestContext';
-import { registrationsOf, rolePolicy } from './roles';
+import { rolePolicy } from './roles';
 import type { TablePolicy } from './plan';
 import { unobserved, type SqlObserver } from './observer';
 import { llmFunctionAnswers, llmModelAnswers } from './llmAnswers';
@@ -89,6 +80,7 @@ const hideServerPaths = (config: AppContext['config']) =>
 /** What statements' handlers run on: the pipeline's own (SHOW, DESCRIBE, USE, SET, table writes) and the slices'. */
 const statementHandlers = (
   ctx: AppContext,
+  slices: SqlSlices,
   services: SqlPorts,
   externals: ExternalDatabases,
   catalog: CatalogResolver,
@@ -98,7 +90,7 @@ const statementHandlers = (
   /** A write's rows: the whole answer of its SELECT, read under the caller's policy as its SELECTs are. */
   const selectAll: SelectAll = (sql, db, params) => query.read('write', { sql, db, params });
   return {
-    ...sliceStatements(services),
+    ...slices.statements(services),
     ...pipelineStatements({
       introspection: introspection({
         internal: (sql, db, deadline, params, placeholders) =>
@@ -128,13 +120,15 @@ const statementHandlers = (
           withReader: (work) => ctx.duck.withReader(work),
         },
       }),
-      knowledgeBaseRows: knowledgeBaseRows(services.knowledgeBases),
+      knowledgeBaseRows: slices.knowledgeBaseRows(services),
     }),
   };
 };
 
 export const sqlService = (
   ctx: AppContext,
+  /** The capabilities' statements and look-ups (src/wiring/sqlSlices.ts): src/sql imports none. */
+  slices: SqlSlices,
   services: SqlPorts,
   externals: ExternalDatabases,
   /** Told of every statement answered and every cache look-up (the operator's metrics). */
@@ -142,23 +136,27 @@ export const sqlService = (
 ) => {
   hideServerPaths(ctx.config);
   const limits = limitsOf(ctx.config);
-  const catalog = catalogResolver({
-    ...sliceLookups(services),
-    // information_schema.COLUMNS lists views' and knowledge bases' columns as SELECT * answers them.
-    columnsOf: (project, name) =>
-      objectColumnsOf(
-        select,
-        (sql, db) => ({
-          sql,
-          placeholders: [],
-          params: {},
-          db,
-          version: ctx.projections.resourceVersion,
-          dataEpoch: () => ctx.projections.dataEpoch,
-        }),
-        limits,
-      )(project, name),
-  });
+  const tables = catalogTables(slices.catalogs);
+  const catalog = catalogResolver(
+    {
+      ...slices.lookups(services),
+      // information_schema.COLUMNS lists views' and knowledge bases' columns as SELECT * answers them.
+      columnsOf: (project, name) =>
+        objectColumnsOf(
+          select,
+          (sql, db) => ({
+            sql,
+            placeholders: [],
+            params: {},
+            db,
+            version: ctx.projections.resourceVersion,
+            dataEpoch: () => ctx.projections.dataEpoch,
+          }),
+          limits,
+        )(project, name),
+    },
+    tables,
+  );
   const select: SelectDeps = {
     duck: ctx.duck,
     catalog,
@@ -167,17 +165,18 @@ export const sqlService = (
     externals,
     predictions: predictionsOf(ctx, services),
     activityTablesRead: (sql) => {
-      const names = namesReadBy(sql);
+      const names = tables.namesReadBy(sql);
       return [...ctx.projections.activityTables].filter((table) => names.has(table));
     },
   };
   /** The caller's table policy (and project scope), from its role. */
   const callerPolicy = () => rolePolicy(currentRequest()?.principal);
   /** The external databases' registrations, whose relations alone a read-only caller reads. */
-  const registrations = () => ctx.cachedOf('databases')('sql-registrations', () => registrationsOf(ctx.duck));
+  const registrations = () =>
+    ctx.cachedOf('databases')('sql-registrations', () => slices.registrations(ctx.duck));
   const cache = answerCache(ctx, observer);
   const query = queryReader({ ctx, select, catalog, limits, cache, callerPolicy, registrations });
-  const handlers = statementHandlers(ctx, services, externals, catalog, query, callerPolicy);
+  const handlers = statementHandlers(ctx, slices, services, externals, catalog, query, callerPolicy);
   const statement = statementDispatcher({ ctx, handlers, cache, observer, registrations });
 
   const execute = (
@@ -216,23 +215,39 @@ export const sqlService = (
         return answer.data.map((row) => String(row[0]));
       },
     }),
-    install: () => ctx.projections.betweenBatches(() => installCatalog(ctx.duck.writer)),
-    tables: { INFORMATION_SCHEMA_TABLES, PROJECT_TABLES },
-    ...restReads(ctx, services, externals, catalog, query, execute, callerPolicy),
+    install: () => ctx.projections.betweenBatches(() => tables.installCatalog(ctx.duck.writer)),
+    tables: {
+      INFORMATION_SCHEMA_TABLES: tables.INFORMATION_SCHEMA_TABLES,
+      PROJECT_TABLES: tables.PROJECT_TABLES,
+    },
+    ...restReads(
+      ctx,
+      slices,
+      services,
+      externals,
+      catalog,
+      tables.PROJECT_TABLES,
+      query,
+      execute,
+      callerPolicy,
+    ),
   };
 };
 
 /** What REST requests read through the SQL service: a model's statement, a view's check, a request's rows. */
 const restReads = (
   ctx: AppContext,
+  slices: SqlSlices,
   services: SqlPorts,
   externals: ExternalDatabases,
   catalog: CatalogResolver,
+  /** The tables every project has: no view may take their names. */
+  projectTables: readonly string[],
   query: QueryReader,
   execute: (sql: string, context: SqlContext, params: Record<string, unknown>) => Promise<SqlAnswer>,
   callerPolicy: () => TablePolicy | undefined,
 ) => {
-  const createModelFromRest = createModelFromText(modelSqlPorts(services));
+  const createModelFromRest = slices.createModelFromText(services);
   const queryRowsAsCaller = async (database: string, sql: string, policy: TablePolicy | undefined) => {
     await ownWritesApplied(ctx);
     const integration = await catalog.integration(database);
@@ -265,7 +280,7 @@ const restReads = (
      * LIMIT 0, so nothing is read but the shape.
      */
     checkView: async (project: string, name: string, sql: string): Promise<string | null> => {
-      if (PROJECT_TABLES.some((t) => t === name.toLowerCase()))
+      if (projectTables.some((t) => t === name.toLowerCase()))
         return `${name} is the name of a table every project has`;
       const trimmed = trimStatement(sql);
       if (!SELECT_LIKE.has(leadingKeyword(trimmed))) return 'the query of a view must be a SELECT';

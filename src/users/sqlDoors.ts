@@ -1,5 +1,6 @@
-import type { ClientOf, ErrorAnswer, SqlContext, SqlEngine } from '../mysql';
-import { currentLoginNote, noteLogin, type DoorAuthenticator } from '../mysql/serverDoorway';
+import type { ClientOf, ErrorAnswer, SqlContext, SqlEngine } from '../doorway/engine';
+import { plainAddress } from '../doorway/address';
+import { currentLoginNote, noteLogin, type DoorAuthenticator } from '../doorway/credentials';
 import { withRequest } from '../shared/requestContext';
 import { nameKey } from '../shared/names';
 import { nextRequestId } from '../shared/requestIds';
@@ -35,7 +36,7 @@ export class WireLoginLimiter {
       { key: `user:${name}`, limit: this.wideLimit, says: `for user ${user} from many addresses` },
     ];
     if (address) {
-      const from = address.replace(/^::ffff:/, '').toLowerCase();
+      const from = plainAddress(address).toLowerCase();
       keys.unshift(
         {
           key: `user-address:${name}@${from}`,

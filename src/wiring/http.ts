@@ -28,7 +28,8 @@ import { chatMessageRoutes } from '../chatMessages/routes';
 import { projectRoutes } from '../projects/routes';
 import { skillRoutes } from '../skills/routes';
 import { sqlRoutes, type SqlPort } from '../sql/routes';
-import { answeredAsWritten, mysqlDialectOutsideConnections } from '../mysql/oneStatement';
+import { speaking } from '../doorway/dialect';
+import { mysqlDialect } from '../mysql';
 import type { SqlService } from '../sql/service';
 import { asOfReads } from '../http/asOf';
 import { operationsRoutes } from '../system/operations';
@@ -50,22 +51,25 @@ export const buildHttpApp = (
   readModel: ReadModelStatus,
   operator: OperatorView,
 ): { app: Express; api: Api; close: () => void } => {
-  // The HTTP endpoint answers MySQL's connection-level look-ups (`SELECT @@version`, SHOW VARIABLES
-  // LIKE, SHOW COLUMNS …) with the MySQL door's code, so the two doors agree.
-  const sqlOverHttp = mysqlDialectOutsideConnections(
+  // The HTTP endpoint speaks MySQL's dialect (MindsDB's): its connection-level look-ups (`SELECT
+  // @@version`, SHOW VARIABLES LIKE, SHOW COLUMNS …) are answered with the MySQL door's code, so the
+  // two doors agree, and the engine answers only what both doors give it.
+  const sqlOverHttp = speaking(
     sql,
-    {
-      serverVersion: `8.0.17-mindledger-${VERSION}`,
-      versionComment: 'mindledger (MindsDB-compatible)',
-      port: ctx.config.mysql.port,
-      hostname: os.hostname(),
-      // The MySQL door always offers TLS (its own certificate without MYSQL_TLS_CERT/KEY).
-      tls: true,
-      defaultAuthPlugin: 'caching_sha2_password',
-      maxAllowedPacket: 64 * 1024 * 1024,
-    },
-    { user: 'mindsdb', host: 'localhost' },
-    'mindsdb',
+    mysqlDialect(
+      {
+        serverVersion: `8.0.17-mindledger-${VERSION}`,
+        versionComment: 'mindledger (MindsDB-compatible)',
+        port: ctx.config.mysql.port,
+        hostname: os.hostname(),
+        // The MySQL door always offers TLS (its own certificate without MYSQL_TLS_CERT/KEY).
+        tls: true,
+        defaultAuthPlugin: 'caching_sha2_password',
+        maxAllowedPacket: 64 * 1024 * 1024,
+      },
+      { user: 'mindsdb', host: 'localhost' },
+      'mindsdb',
+    ),
   );
   const api = new Api();
   // Every capability's routes, in the order the OpenAPI document lists them.
@@ -102,7 +106,7 @@ export const buildHttpApp = (
       ),
     (a) => {
       const execute: SqlPort['execute'] = async (query, context, params, signal) => {
-        const answer = await sqlOverHttp(query, context, params, signal);
+        const answer = await sqlOverHttp.execute(query, context, params, signal);
         return answer.type === 'ok' ? { ...answer, affected_rows: answer.affected_rows ?? null } : answer;
       };
       sqlRoutes(a, {
@@ -110,7 +114,7 @@ export const buildHttpApp = (
         // A streamed answer (response_format) comes from the engine as its rows are read, unless
         // MySQL's connection values are written in first (then it is answered whole).
         stream: (query, context, params, signal) =>
-          answeredAsWritten(query, typeof context.db === 'string' && context.db ? context.db : 'mindsdb')
+          sqlOverHttp.asWritten(query, context)
             ? sql.stream(query, context, params, signal)
             : execute(query, context, params, signal),
       });

@@ -20,6 +20,7 @@ import { skillBody } from '../skills/present';
 import { skillsService } from '../skills/service';
 import { jobStatementProblem } from '../sql/statementProblem';
 import { sqlService } from '../sql/service';
+import { sqlSlices } from './sqlSlices';
 import type { BlobStore } from '../storage/blobs';
 import { callerRows } from './callerRows';
 import { chatbotServices } from './chatbots';
@@ -164,7 +165,7 @@ export const buildServices = (
     integrationWrites,
     triggers,
   };
-  const sql = sqlService(ctx, services, externals, sqlObserver);
+  const sql = sqlService(ctx, sqlSlices, services, externals, sqlObserver);
   return { services, sql, triggerSource };
 };
 export type Services = ReturnType<typeof buildServices>['services'];

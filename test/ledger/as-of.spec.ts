@@ -13,7 +13,10 @@ import { openDuck, type Duck } from '../../src/duckdb/database';
 import type { EventLog, LogCursor } from '../../src/eventlog/types';
 import { ProjectionRunner } from '../../src/projection/runner';
 import { HISTORY_TABLES } from '../../src/projection/history';
-import { asOfQuery, installCatalog, IS_SCHEMA } from '../../src/sql/catalog';
+import { catalogTables, IS_SCHEMA } from '../../src/sql/catalog';
+import { sliceCatalogs } from '../../src/wiring/sqlSlices';
+
+const { asOfQuery, installCatalog } = catalogTables(sliceCatalogs);
 import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
 import { postgresParameters } from '../support/external';
 import { applyAll, commandSequence, propertySettings, PROPERTY_TIMEOUT_MS } from '../support/promise-world';

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { serialize } from 'pg-protocol';
 import pino from 'pino';
-import type { SqlAnswer, SqlEngine } from '../../src/mysql/port';
+import type { SqlAnswer, SqlEngine } from '../../src/doorway/engine';
 import { startPgServer, type PgServer } from '../../src/pgwire';
 import { querySql } from '../support/app';
 import {

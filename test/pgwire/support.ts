@@ -5,7 +5,7 @@ import { serialize } from 'pg-protocol';
 import type { BackendMessage } from 'pg-protocol/dist/messages';
 import { Parser } from 'pg-protocol/dist/parser';
 import pino from 'pino';
-import type { SqlEngine } from '../../src/mysql/port';
+import type { SqlEngine } from '../../src/doorway/engine';
 import { startPgServer, type PgServer, type PgServerOptions } from '../../src/pgwire';
 import { sqlDoor } from '../../src/users/sqlDoors';
 import { startTestApp, type StoreKind, type TestApp } from '../support/app';

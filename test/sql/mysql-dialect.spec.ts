@@ -79,7 +79,8 @@ describe.each(storeKinds)('MySQL dialect over the HTTP SQL endpoint on %s', (sto
         ['sold_on', 'date'],
       ]);
 
-      // information_schema.COLUMNS lists the external database's columns beside ours.
+      // information_schema.COLUMNS lists the external database's columns beside ours, typed as
+      // SHOW COLUMNS and a SELECT of the table type them (the engine's types, as every relation's).
       const listed = await querySql(
         t,
         `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE, IS_NULLABLE
@@ -87,10 +88,10 @@ describe.each(storeKinds)('MySQL dialect over the HTTP SQL endpoint on %s', (sto
            ORDER BY TABLE_SCHEMA = 'mindsdb', ORDINAL_POSITION`,
       );
       expect(listed.data).toEqual([
-        [db, 'sales', 'id', 1, 'integer', 'YES'],
-        [db, 'sales', 'region', 2, 'text', 'YES'],
-        [db, 'sales', 'amount', 3, 'numeric', 'YES'],
-        [db, 'sales', 'sold_on', 4, 'date', 'YES'],
+        [db, 'sales', 'id', 1, 'BIGINT', 'YES'],
+        [db, 'sales', 'region', 2, 'VARCHAR', 'YES'],
+        [db, 'sales', 'amount', 3, 'DOUBLE', 'YES'],
+        [db, 'sales', 'sold_on', 4, 'DATE', 'YES'],
         ['mindsdb', 'skills', 'NAME', 1, expect.any(String), 'YES'],
         ['mindsdb', 'skills', 'PROJECT', 2, expect.any(String), 'YES'],
         ['mindsdb', 'skills', 'TYPE', 3, expect.any(String), 'YES'],

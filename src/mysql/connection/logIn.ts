@@ -1,14 +1,14 @@
 import type tls from 'node:tls';
 import { quoteMysqlIdent } from '../../shared/quoting';
 import { MysqlError } from '../outcome';
-import type { ServerLogger, SqlEngine } from '../port';
+import type { ServerLogger, SqlEngine } from '../../doorway/engine';
 import { authenticate, makeNonce, type AuthChannel, type AuthOptions } from '../protocol/auth';
 import { Capability } from '../protocol/constants';
 import { greeting, isSslRequest, parseHandshakeResponse } from '../protocol/packets';
 import { Session } from '../session/session';
 import type { ServerFacts } from '../session/variables';
 import type { ServerView } from '../session/view';
-import { withLoginNote, type DoorAuthenticator } from '../serverDoorway';
+import { withLoginNote, type DoorAuthenticator } from '../../doorway/credentials';
 import type { ClientChannel } from './clientChannel';
 
 /** What this server offers; a session uses what both sides offer. */

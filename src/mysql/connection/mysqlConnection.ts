@@ -1,4 +1,5 @@
 import type net from 'node:net';
+import { plainAddress } from '../../doorway/address';
 import { quoteMysqlIdent } from '../../shared/quoting';
 import { MysqlError } from '../outcome';
 import { Capability, Command } from '../protocol/constants';
@@ -51,7 +52,7 @@ export class MysqlConnection {
     readonly id: number,
     private readonly o: ConnectionOptions,
   ) {
-    this.host = (socket.remoteAddress ?? 'unknown').replace(/^::ffff:/, '');
+    this.host = plainAddress(socket.remoteAddress ?? 'unknown');
     this.statements = new PreparedStatements(o.maxParams);
     socket.setNoDelay(true);
     this.channel = new ClientChannel(socket, o.maxPacketBytes, {

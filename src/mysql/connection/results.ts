@@ -1,5 +1,5 @@
 import { MysqlError, type Outcome, type TableOutcome } from '../outcome';
-import type { EngineRowError } from '../port';
+import type { EngineRowError } from '../../doorway/engine';
 import { columnOf } from '../protocol/columns';
 import {
   binaryRow,

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Authenticator } from '../port';
+import type { Authenticator } from '../../doorway/credentials';
 import { Capability } from './constants';
 import type { Packet } from './packetReader';
 import type { PacketWriter } from './packetWriter';

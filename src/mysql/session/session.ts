@@ -1,6 +1,6 @@
 import type { Outcome } from '../outcome';
 import { fail, fromAnswer, MysqlError } from '../outcome';
-import type { ClientOf, SqlContext, SqlEngine, SqlAnswer } from '../port';
+import type { ClientOf, SqlContext, SqlEngine, SqlAnswer } from '../../doorway/engine';
 import { answerLocally } from './answers/answerLocally';
 import { classify } from './classify';
 import { writeInMysqlOnlyTables } from './mysqlOnlyTables';

@@ -1,4 +1,4 @@
-import type { SqlAnswer } from '../port';
+import type { SqlAnswer } from '../../doorway/engine';
 import type { ConnectionExpression } from './statement';
 import type { SessionVariables, VariableValue } from './variables';
 

@@ -1,4 +1,4 @@
-import type { ClientOf, SqlEngine } from '../../mysql/port';
+import type { ClientOf, SqlEngine } from '../../doorway/engine';
 import type { Listing } from './shadowCatalog';
 
 /** The engine refused a listing (the client's role, a database gone): its code and message. */

@@ -1,9 +1,10 @@
 import type net from 'node:net';
 import type tls from 'node:tls';
-import type { ClientOf, EngineRowError, ServerLogger, SqlEngine, StreamAnswer } from '../../mysql/port';
+import { plainAddress } from '../../doorway/address';
+import type { ClientOf, EngineRowError, ServerLogger, SqlEngine, StreamAnswer } from '../../doorway/engine';
 import { writtenLabels } from '../../shared/sqlLabels';
 import { SqlSyntaxError } from '../../shared/sqlTokens';
-import type { DoorAuthenticator } from '../../mysql/serverDoorway';
+import type { DoorAuthenticator } from '../../doorway/credentials';
 import { PgState, sqlStateOf } from '../errors';
 import {
   bindComplete,
@@ -196,7 +197,7 @@ export class PgConnection {
 
   /** The client's address as the MySQL door names it (IPv4 without its IPv6-mapped prefix). */
   get address() {
-    return this.channel.remoteAddress.replace(/^::ffff:/, '');
+    return plainAddress(this.channel.remoteAddress);
   }
 
   /** Interrupts the running statement (CancelRequest, shutdown); its client gets an error. */

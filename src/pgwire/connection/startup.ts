@@ -1,6 +1,6 @@
 import type tls from 'node:tls';
 import { isLoopback } from '../../config/binding';
-import { withLoginNote, type DoorAuthenticator } from '../../mysql/serverDoorway';
+import { withLoginNote, type DoorAuthenticator } from '../../doorway/credentials';
 import { PgState } from '../errors';
 import {
   authenticationCleartextPassword,

@@ -207,6 +207,22 @@ const pgOnlyString = (sql: string, t: Token): { text: string; end: number } | un
   return undefined;
 };
 
+/**
+ * A name in backticks (MySQL's quoting, which the engine reads: `` FROM `my db` (…) ``), starting
+ * at token `t`: where it ends, or undefined. PostgreSQL has no backticks, so the shared tokenizer's
+ * PostgreSQL rules read one as a symbol and its inside as tokens; read whole, it is one name, as the
+ * engine will read it, and a native query after it is recognised as the engine recognises it.
+ */
+const backtickName = (sql: string, t: Token): number | undefined => {
+  if (t.kind !== 'symbol' || sql[t.start] !== '`') return undefined;
+  for (let i = t.start + 1; i < sql.length; i++) {
+    if (sql[i] !== '`') continue;
+    if (sql[i + 1] === '`') i++;
+    else return i + 1;
+  }
+  return undefined;
+};
+
 const isSymbolAt = (sql: string, t: Token | undefined, c: string) =>
   t?.kind === 'symbol' && sql[t.start] === c;
 
@@ -264,6 +280,20 @@ export const readStatements = (sql: string, values?: ConnectionValues): PgStatem
       words.push(special.text);
       afterDot = false;
       tokens = tokensFrom(sql, special.end);
+      i = -1;
+      continue;
+    }
+    const backtickEnd = backtickName(sql, t);
+    if (backtickEnd !== undefined) {
+      // Goes through as written; read again from its end, as after a PostgreSQL-only string.
+      const name: Token = { kind: 'identifier', start: t.start, end: backtickEnd };
+      const written = sql.slice(t.start, backtickEnd);
+      engineText += written;
+      parts.push(written);
+      words.push(written);
+      recent = [recent[recent.length - 1]!, name].filter(Boolean);
+      afterDot = false;
+      tokens = tokensFrom(sql, backtickEnd);
       i = -1;
       continue;
     }

@@ -1,6 +1,6 @@
 import { quoteMysqlIdent } from '../../../shared/quoting';
 import { fail, type Outcome } from '../../outcome';
-import type { SqlAnswer } from '../../port';
+import type { SqlAnswer } from '../../../doorway/engine';
 import { likeMatcher } from '../like';
 import { literalOf } from '../substitute';
 import type { VariableValue } from '../variables';

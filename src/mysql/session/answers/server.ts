@@ -1,34 +1,15 @@
 import { table, type Outcome } from '../../outcome';
 import type { Statement } from '../statement';
 import type { VariableValue } from '../variables';
+import { CHARSET_COLUMNS, CHARSETS, COLLATION_COLUMNS, COLLATIONS } from '../../../shared/mysqlCharsets';
 import type { SessionView } from '../view';
 import { filtered } from './filters';
 
 /**
- * What the server is made of, as MariaDB (10.11) answers it: its character sets, collations,
- * plugins and an account's grants, in MariaDB's columns. Tools ask on connect (DBeaver: SHOW
- * PLUGINS, SHOW GRANTS, SHOW COLLATION LIKE 'utf8mb4_general_ci'). Text is stored and compared as
- * DuckDB does whatever a column's collation says, so these name what the session's variables name
- * (utf8mb4, utf8mb4_general_ci), plus MySQL 8's default collation, which information_schema.SCHEMATA
- * names.
+ * What the server is made of, as MariaDB (10.11) answers it: its character sets and collations
+ * (src/shared/mysqlCharsets.ts), plugins and an account's grants, in MariaDB's columns. Tools ask
+ * on connect (DBeaver: SHOW PLUGINS, SHOW GRANTS, SHOW COLLATION LIKE 'utf8mb4_general_ci').
  */
-
-export const COLLATION_COLUMNS = ['Collation', 'Charset', 'Id', 'Default', 'Compiled', 'Sortlen'];
-export const COLLATIONS: VariableValue[][] = [
-  ['utf8mb3_general_ci', 'utf8mb3', 33, 'Yes', 'Yes', 1],
-  ['utf8mb4_general_ci', 'utf8mb4', 45, 'Yes', 'Yes', 1],
-  ['utf8mb4_bin', 'utf8mb4', 46, '', 'Yes', 1],
-  ['binary', 'binary', 63, 'Yes', 'Yes', 1],
-  ['utf8mb4_unicode_ci', 'utf8mb4', 224, '', 'Yes', 8],
-  ['utf8mb4_0900_ai_ci', 'utf8mb4', 255, '', 'Yes', 0],
-];
-
-export const CHARSET_COLUMNS = ['Charset', 'Description', 'Default collation', 'Maxlen'];
-export const CHARSETS: VariableValue[][] = [
-  ['utf8mb3', 'UTF-8 Unicode', 'utf8mb3_general_ci', 3],
-  ['utf8mb4', 'UTF-8 Unicode', 'utf8mb4_general_ci', 4],
-  ['binary', 'Binary pseudo charset', 'binary', 1],
-];
 
 /** The plugins that are this server: its two authentication plugins and its one storage engine (SHOW ENGINES). */
 const PLUGIN_COLUMNS = ['Name', 'Status', 'Type', 'Library', 'License'];

@@ -8,12 +8,42 @@ import { asError, filtered } from './filters';
 
 type Session = Pick<SessionView, 'query' | 'database'>;
 
+/**
+ * A table's columns and DuckDB types as the catalog lists them (information_schema.COLUMNS, the
+ * one listing every door reads: src/sql/catalogListing.ts), in order. What the catalog does not
+ * list (an agent, a view whose columns cannot be learnt without predicting) is described by the
+ * engine's `SELECT * … LIMIT 0`, which also says why an unknown table is unknown.
+ */
+export const catalogColumns = async (
+  session: Session,
+  db: string | undefined,
+  table: string,
+  signal?: AbortSignal,
+): Promise<Outcome | { names: string[]; types: string[] }> => {
+  const database = db ?? session.database();
+  const answer = await session.query(
+    `SELECT TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS
+     WHERE lower(TABLE_SCHEMA) = ${quoteString(database.toLowerCase())} AND lower(TABLE_NAME) = ${quoteString(table.toLowerCase())}
+     ORDER BY TABLE_NAME, ORDINAL_POSITION`,
+    signal,
+  );
+  // An answer cut at SQL_ROW_LIMIT lists some columns only: the engine describes the whole table then.
+  if (answer.type === 'table' && answer.data.length > 0 && !answer.truncated) {
+    // Of names differing only in case (an external database may hold "Users" and "users"), the one named.
+    const exact = answer.data.filter((r) => r[0] === table);
+    const first = answer.data[0]![0];
+    const rows = exact.length > 0 ? exact : answer.data.filter((r) => r[0] === first);
+    return { names: rows.map((r) => String(r[1])), types: rows.map((r) => String(r[2])) };
+  }
+  return describeTable(session, db, table, signal);
+};
+
 export const showColumns = async (
   session: Session,
   s: Extract<Statement, { kind: 'showColumns' }>,
   signal?: AbortSignal,
 ): Promise<Outcome> => {
-  const described = await describeTable(session, s.db, s.table, signal);
+  const described = await catalogColumns(session, s.db, s.table, signal);
   if ('type' in described) return described;
   const columns = s.full
     ? ['Field', 'Type', 'Collation', 'Null', 'Key', 'Default', 'Extra', 'Privileges', 'Comment']
@@ -33,7 +63,7 @@ export const showCreateTable = async (
   s: Extract<Statement, { kind: 'showCreateTable' }>,
   signal?: AbortSignal,
 ): Promise<Outcome> => {
-  const described = await describeTable(session, s.db, s.table, signal);
+  const described = await catalogColumns(session, s.db, s.table, signal);
   if ('type' in described) return described;
   const lines = described.names.map(
     (name, i) => `  ${quoteMysqlIdent(name)} ${mysqlTypeName(described.types[i]!)} DEFAULT NULL`,

@@ -2,20 +2,33 @@ import { agentCatalog, agentStatements } from '../agents/sql';
 import { agentLookup, agentRunCatalog } from '../agentRuns/sql';
 import { chatMessageCatalog } from '../chatMessages/sql';
 import { chatbotCatalog, chatbotStatements } from '../chatbots/sql';
+import { registrationsOf } from '../databases/projection';
 import { databaseStatements, integrationLookup } from '../databases/sql';
 import { fileLookup } from '../files/sql';
 import { jobCatalog, jobStatements } from '../jobs/sql';
-import { knowledgeBaseCatalog, knowledgeBaseLookup, knowledgeBaseStatements } from '../knowledgeBases/sql';
+import {
+  knowledgeBaseCatalog,
+  knowledgeBaseLookup,
+  knowledgeBaseRows,
+  knowledgeBaseStatements,
+} from '../knowledgeBases/sql';
 import { mcpCatalog } from '../mcp/sql';
 import { llmCallCatalog } from '../llmCalls/sql';
 import { mlEngineCatalog, mlEngineStatements } from '../mlEngines/sql';
-import { modelCatalog, modelLookup, modelStatements, type ModelSqlPorts } from '../models/sql';
+import {
+  createModelFromText,
+  modelCatalog,
+  modelLookup,
+  modelStatements,
+  type ModelSqlPorts,
+} from '../models/sql';
 import { projectLookup, projectStatements } from '../projects/sql';
 import { skillCatalog, skillStatements } from '../skills/sql';
 import { triggerCatalog, triggerStatements } from '../triggers/sql';
 import { viewCatalog, viewLookup, viewStatements } from '../views/sql';
-import type { SqlCatalog, SqlLookups } from './handlers';
-import type { SqlPorts } from './ports';
+import type { SqlCatalog, SqlLookups } from '../sql/handlers';
+import type { SqlPorts } from '../sql/ports';
+import type { SqlSlices } from '../sql/slicePorts';
 
 /** What the models slice's statements need of the others (DROP MODEL drops a view, as MindsDB). */
 export const modelSqlPorts = (ports: SqlPorts): ModelSqlPorts => ({
@@ -79,3 +92,16 @@ export const sliceLookups = (ports: SqlPorts): SqlLookups => ({
   ...knowledgeBaseLookup(ports.knowledgeBases),
   ...viewLookup(ports.views),
 });
+
+/**
+ * What the SQL service is handed of the capabilities (src/sql imports none of them): their
+ * statements, how their names are recognised, and the two statements REST runs through SQL.
+ */
+export const sqlSlices: SqlSlices = {
+  statements: sliceStatements,
+  lookups: sliceLookups,
+  catalogs: sliceCatalogs,
+  createModelFromText: (ports) => createModelFromText(modelSqlPorts(ports)),
+  knowledgeBaseRows: (ports) => knowledgeBaseRows(ports.knowledgeBases),
+  registrations: registrationsOf,
+};

@@ -1,7 +1,7 @@
 /**
- * What the MySQL front door needs from the SQL engine: the HTTP endpoint's `execute`, and
- * optionally a streaming variant for large results. The server imports nothing else of src/sql;
- * the composition root adapts the engine to this port.
+ * What every SQL door (MySQL's, PostgreSQL's, HTTP's dialect layer) needs from the SQL engine: the
+ * HTTP endpoint's `execute`, and optionally a streaming variant for large results. The doors import
+ * nothing of src/sql; the composition root adapts the engine to this port.
  */
 
 export type SqlContext = { db?: string; [key: string]: unknown };
@@ -68,33 +68,6 @@ export interface SqlEngine {
     signal?: AbortSignal,
     client?: ClientOf,
   ): Promise<StreamAnswer>;
-}
-
-/**
- * Configured credentials. With none, any user and password connect. `verify` checks a password
- * given in clear (caching_sha2_password's full authentication, over TLS or RSA-encrypted);
- * `passwordOf`, when the credentials are kept in clear, also lets mysql_native_password and
- * caching_sha2_password's fast path check a scramble without the password ever being sent.
- */
-export interface Authenticator {
-  verify(user: string, password: string): boolean | Promise<boolean>;
-  passwordOf?(user: string): string | undefined | Promise<string | undefined>;
-  /**
-   * Names the user's current credentials (changes when the password does): caching_sha2's cached
-   * digest is kept per user and tag, so an old password stops working on the fast path.
-   */
-  cacheTag?(user: string): string | Promise<string>;
-  /**
-   * Whether a login of this user from this client address is refused before any proof of the
-   * password is checked (too many failures): asked before the fast path, a scramble and a full
-   * authentication alike (and again before a full authentication that follows a failed fast path).
-   */
-  blocked?(user: string, host: string): boolean | Promise<boolean>;
-  /**
-   * A proof of the password failed (a full authentication, a fast-path token, a scramble, a
-   * PostgreSQL password): counted once per login.
-   */
-  failed?(user: string, host: string): void;
 }
 
 /** The log calls the server makes (pino's Logger fits). */

@@ -1,0 +1,30 @@
+import type { KnowledgeBaseRows } from '../knowledgeBases/sql';
+import type { ModelView } from '../models/present';
+import type { SqlCatalog, SqlLookups, StatementHandlers } from './handlers';
+import type { TableReader } from '../projection/types';
+import type { SqlPorts } from './ports';
+import type { Registrations } from './roles';
+import type { pipelineStatements } from './tableStatements';
+
+/** The statement kinds the pipeline runs itself (SHOW, DESCRIBE, USE, SET, table writes). */
+type PipelineKinds = keyof ReturnType<typeof pipelineStatements>;
+
+/**
+ * What the SQL service is handed of the capabilities by the composition root
+ * (src/wiring/sqlSlices.ts), so that src/sql imports none of them at run time: each slice's `sql.ts`
+ * statements and name look-ups, and the two of their statements REST runs through SQL. The
+ * statements' type is every kind the pipeline does not run itself, so a kind the grammar makes and
+ * no slice handles does not compile there.
+ */
+export type SqlSlices = {
+  readonly statements: (ports: SqlPorts) => Omit<StatementHandlers, PipelineKinds>;
+  readonly lookups: (ports: SqlPorts) => SqlLookups;
+  /** Every slice's tables as SQL shows them, in the order SHOW TABLES lists a project's. */
+  readonly catalogs: readonly SqlCatalog[];
+  /** POST /api/projects/{p}/models: a CREATE MODEL statement's text, run as SQL runs it. */
+  readonly createModelFromText: (ports: SqlPorts) => (project: string, query: string) => Promise<ModelView>;
+  /** The external databases' registrations, whose relations alone a read-only caller reads. */
+  readonly registrations: (reader: TableReader) => Promise<Registrations>;
+  /** INSERT INTO / DELETE FROM a knowledge base. */
+  readonly knowledgeBaseRows: (ports: SqlPorts) => KnowledgeBaseRows;
+};
