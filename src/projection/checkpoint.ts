@@ -1,4 +1,7 @@
 import crypto from 'node:crypto';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { LogCursor } from '../eventlog/types';
+import { quoteString } from '../shared/quoting';
 import { SECRET_RULES_VERSION } from '../shared/secrets';
 import { createTableSql } from './rows';
 import type { SchemaProjection, TableProjection } from './types';
@@ -29,3 +32,25 @@ export const readModelFingerprint = (
     )
     .digest('hex')
     .slice(0, 16);
+
+/** The checkpoint row as stored. */
+export type StoredCheckpoint = {
+  position: bigint;
+  transaction_id: string | null;
+  fingerprint: string;
+  event_id: string | null;
+};
+
+/** The checkpoint row the tables hold (none before the tables were prepared). */
+export const storedCheckpoint = async (w: DuckDBConnection): Promise<StoredCheckpoint | undefined> => {
+  const rows = (
+    await w.runAndReadAll(`SELECT position, transaction_id, fingerprint, event_id FROM ${CHECKPOINT_TABLE}`)
+  ).getRowObjectsJS() as StoredCheckpoint[];
+  return rows[0];
+};
+
+/** The statement that moves the checkpoint to `cursor`, the event `eventId` (run in the batch's transaction). */
+export const checkpointUpdateSql = (cursor: LogCursor, eventId: string | null) =>
+  `UPDATE ${CHECKPOINT_TABLE} SET position = ${cursor.position}, transaction_id = ${
+    cursor.transactionId === null ? 'NULL' : quoteString(cursor.transactionId)
+  }, event_id = ${eventId === null ? 'NULL' : quoteString(eventId)}`;

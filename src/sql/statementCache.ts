@@ -5,7 +5,7 @@ import type {
   DuckDBType,
   DuckDBValue,
 } from '@duckdb/node-api';
-import { unspillableMemoryHeld } from '../duckdb/database';
+import { unspillableMemoryHeld } from '../duckdb/memoryWatch';
 import { VersionedCache } from '../shared/versionedCache';
 import type { Prepared } from './plan';
 import type { TableAnswer } from './answers';

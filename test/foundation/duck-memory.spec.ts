@@ -1,5 +1,5 @@
 /**
- * DuckDB's memory and the read model's writer (src/duckdb/database.ts): SQL queries stop when the
+ * DuckDB's memory and the read model's writer (src/duckdb/memoryWatch.ts): SQL queries stop when the
  * memory DuckDB can neither evict nor spill passes its limit less the room kept for the writer,
  * a commit begins with room, and DuckDB invalidating its database is noticed once. Reproduced
  * before: three clients aggregating 2 GB of text under a 300 MiB limit made the writer's batches
@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bytesOfSize } from '../../src/shared/sizes';
-import { openDuck, writerRoom, type Duck, type MemoryPressure } from '../../src/duckdb/database';
+import { openDuck, type Duck, type MemoryPressure } from '../../src/duckdb/database';
+import { writerRoom } from '../../src/duckdb/memoryWatch';
 import { isInvalidatedMessage, isMemoryShortageMessage } from '../../src/duckdb/errors';
 import { startTestApp, type TestApp } from '../support/app';
 

@@ -1,0 +1,53 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { bytesOfSize } from '../shared/sizes';
+
+/** Where the database lives, what it may read, and the engine's own limits. */
+export type InstanceOptions = {
+  /** A file path, or ':memory:'. */
+  file: string;
+  /** Files the SQL endpoint may read (uploads); everything else is off limits. */
+  allowedDirectory: string;
+  threads?: number;
+  /** DuckDB's `memory_limit` (e.g. `2GiB`): past it, work spills to `tempDirectory` or fails. */
+  memoryLimit?: string;
+  /** Where DuckDB spills what does not fit in memory. */
+  tempDirectory?: string;
+};
+
+/**
+ * Opens the database and its one writer connection (the projection runner's), its configuration
+ * locked: from then on user SQL can neither widen file access nor change settings. Answers
+ * DuckDB's memory limit in bytes as well (Infinity when it names none this can read).
+ */
+export const openInstanceWithWriter = async (options: InstanceOptions) => {
+  if (options.file !== ':memory:')
+    fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
+  fs.mkdirSync(options.allowedDirectory, { recursive: true });
+  if (options.tempDirectory) fs.mkdirSync(options.tempDirectory, { recursive: true });
+  const instance = await DuckDBInstance.create(options.file, {
+    // Set when the instance is made, before the configuration is locked below: one heavy query
+    // (a cross join of two large series) took gigabytes, and ten of them starved the process.
+    ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
+    ...(options.tempDirectory ? { temp_directory: path.resolve(options.tempDirectory) } : {}),
+    // No network here and no reason to fetch code at run time: unknown extensions fail fast.
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+    // Bulk loads and scans want every core; many small queries are served by the pooled
+    // connections (and the answer cache) rather than by intra-query parallelism.
+    threads: String(options.threads ?? Math.max(1, os.availableParallelism())),
+  });
+  const writer = await instance.connect();
+  // These switches only take effect as statements, in this order (stack-notes §7). Once the
+  // configuration is locked, user SQL can neither widen file access nor change settings.
+  const allowed = path.resolve(options.allowedDirectory).replace(/'/g, "''") + '/';
+  await writer.run(`SET allowed_directories = ['${allowed}']`);
+  await writer.run('SET enable_external_access = false');
+  await writer.run('SET lock_configuration = true');
+  const engineMemoryLimit = bytesOfSize(
+    String((await writer.runAndReadAll("SELECT current_setting('memory_limit') AS l")).getRows()[0]?.[0]),
+  );
+  return { instance, writer, engineMemoryLimit };
+};
