@@ -2,11 +2,23 @@ import express, { type ErrorRequestHandler, type Request, type Response } from '
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import type { AppContext } from '../context';
-import { isDomainError } from '../shared/errors';
-import { currentRequest } from '../shared/requestContext';
+import { invalid, isDomainError } from '../shared/errors';
+import { nameKey } from '../shared/names';
+import { currentRequest, withRequest, type RequestContext } from '../shared/requestContext';
 import type { McpPorts } from './ports';
-import { actorOf, CALLER_KEY, mcpCallsService } from './service';
+import { actorOf, CALLER_KEY, mcpCallsService, type Caller } from './service';
 import { sessionRegistry } from './sessions';
+import {
+  givenText,
+  narrowPrincipal,
+  NO_SWITCHES,
+  parseSwitches,
+  sameSwitches,
+  switchesOf,
+  switchesText,
+  toolsFor,
+  type Switches,
+} from './switches';
 import { mcpTools } from './tools';
 import type * as Transport from './transport';
 
@@ -53,8 +65,8 @@ export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'
   const router = express.Router();
 
   /**
-   * The caller of an MCP request, carried to the session's server in the SDK's `req.auth`; or
-   * undefined once a 401 with the challenge has been answered (sign-in on, nobody signed in).
+   * The caller of an MCP request (its request context, as the guard made it), or undefined once a
+   * 401 with the challenge has been answered (sign-in on, nobody signed in).
    */
   const signedIn = async (req: Request, res: Response) => {
     const request = currentRequest() ?? { requestId: '', interface: 'rest' as const };
@@ -68,17 +80,85 @@ export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'
       );
       return undefined;
     }
-    const caller = { request };
-    const owner = actorOf(caller);
+    const owner = actorOf({ request });
+    // The session counts against its user's share (every token of theirs alike), not the process's.
+    const principal = request.principal ? `user:${request.principal.user.toLowerCase()}` : owner;
+    return { owner, principal, request };
+  };
+
+  /**
+   * Carries the caller to the session's server in the SDK's `req.auth`: their principal narrowed by
+   * the session's switches (src/mcp/switches.ts), so every tool, SQL statement and agent run of the
+   * session runs as the narrowed caller; the record names the signed-in user.
+   */
+  const authorize = (req: Request, request: RequestContext, switches: Switches) => {
+    const owner = actorOf({ request });
+    const principal = narrowPrincipal(request.principal, switches, owner);
+    const caller: Caller = {
+      request: principal ? { ...request, principal } : request,
+      user: request.principal?.user ?? null,
+    };
     (req as Request & { auth?: unknown }).auth = {
       token: '',
       clientId: owner,
       scopes: [],
       extra: { [CALLER_KEY]: caller },
     };
-    // The session counts against its user's share (every token of theirs alike), not the process's.
-    const principal = request.principal ? `user:${request.principal.user.toLowerCase()}` : owner;
-    return { owner, principal };
+  };
+
+  /**
+   * The project a `project=` switch names, as the service spells it: a project (not `files`, an
+   * integration or information_schema) that exists. Asked of the catalog without the caller's
+   * scope: by then `narrowPrincipal` has refused a token scoped to another project.
+   */
+  const existingProject = async (request: RequestContext, project: string) => {
+    const { principal: _scope, ...unscoped } = request;
+    void _scope;
+    const answer = await withRequest({ ...unscoped, interface: 'sql' }, () =>
+      ports.sql('SHOW FULL DATABASES', 'mindsdb', {}, new AbortController().signal),
+    );
+    if (answer.type !== 'table') throw new Error(`SHOW FULL DATABASES failed: ${JSON.stringify(answer)}`);
+    const row = answer.data.find((r) => nameKey(String(r[0])) === nameKey(project));
+    const quoted = JSON.stringify(project);
+    if (!row)
+      throw invalid(
+        `Switch project=${quoted} names no project (list_databases, or SHOW DATABASES, names them)`,
+        'Invalid MCP URL switch',
+      );
+    if (String(row[1]).toLowerCase() !== 'project')
+      throw invalid(
+        `Switch project=${quoted} names database ${String(row[0])}, which is not a project (it is ${String(row[1])})`,
+        'Invalid MCP URL switch',
+      );
+    return String(row[0]);
+  };
+
+  /**
+   * The switches a new session opens with: its URL's (each a 400 naming it when it is not one),
+   * checked to narrow the caller only (a token scoped to another project: 403) and, for `project`,
+   * to name a project.
+   */
+  const openingSwitches = async (req: Request, request: RequestContext): Promise<Switches> => {
+    const switches = switchesOf(parseSwitches(req.query as Record<string, unknown>));
+    narrowPrincipal(request.principal, switches, actorOf({ request }));
+    return switches.project === null
+      ? switches
+      : { ...switches, project: await existingProject(request, switches.project) };
+  };
+
+  /**
+   * The switches of an open session, for a request in it: its URL names none, or the same (a
+   * session's switches hold for its life: a request naming others is a 400).
+   */
+  const sessionSwitches = (req: Request, opened: Switches | undefined, others: readonly string[] = []) => {
+    const switches = opened ?? NO_SWITCHES;
+    const given = parseSwitches(req.query as Record<string, unknown>, others);
+    if (!sameSwitches(switches, given))
+      throw invalid(
+        `This session was opened with ${switchesText(switches) || 'no switches'} in its URL; a request in it names ${givenText(given)}: a session's switches hold for its life (open a new session for others)`,
+        "MCP URL switches differ from the session's",
+      );
+    return switches;
   };
 
   /** Streamable HTTP (MindsDB's `/mcp/` and `/mcp/streamable`): one behaviour at both. */
@@ -88,10 +168,13 @@ export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
       const session = sessions.use(sessionId, who.owner);
+      if (session) authorize(req, who.request, sessionSwitches(req, session.switches));
+      else parseSwitches(req.query as Record<string, unknown>);
       if (!session || !(await transport().requestToStreamableSession(session, req, res)))
         rpcError(res, 404, -32001, 'Session not found: initialize a new one');
       return;
     }
+    const switches = await openingSwitches(req, who.request);
     if (req.method !== 'POST' || !transport().isInitializeRequest(req.body))
       return rpcError(
         res,
@@ -99,8 +182,9 @@ export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'
         -32000,
         'No session: POST an initialize request first (the answer names the session in Mcp-Session-Id)',
       );
+    authorize(req, who.request, switches);
     await transport().openSession(
-      { tools, calls, ports, logger },
+      { tools, calls, ports, logger, switches },
       sessions,
       who.owner,
       req,
@@ -115,8 +199,9 @@ export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'
   router.get(MCP_SSE_PATH, async (req, res) => {
     const who = await signedIn(req, res);
     if (!who) return;
+    const switches = await openingSwitches(req, who.request);
     await transport().openSseSession(
-      { tools, calls, ports, logger },
+      { tools, calls, ports, logger, switches },
       sessions,
       who.owner,
       MCP_MESSAGES_PATH,
@@ -129,6 +214,8 @@ export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'
     if (!who) return;
     const sessionId = req.query.sessionId;
     const session = typeof sessionId === 'string' ? sessions.use(sessionId, who.owner) : undefined;
+    if (session) authorize(req, who.request, sessionSwitches(req, session.switches, ['sessionId']));
+    else parseSwitches(req.query as Record<string, unknown>, ['sessionId']);
     const posted = session
       ? await transport()
           .postToSseSession(session, req, res)
@@ -144,7 +231,10 @@ export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'
   });
 
   // A health answer (MindsDB's `/mcp/status`): the same guard as the rest, no session opened.
-  router.get(MCP_STATUS_PATH, (_req, res) => {
+  router.get(MCP_STATUS_PATH, (req, res) => {
+    // The tools a connection with these switches would be offered (a bad switch: a 400 naming it).
+    const switches = switchesOf(parseSwitches(req.query as Record<string, unknown>));
+    const offered = toolsFor(tools, switches).offered;
     res.setHeader('Cache-Control', 'no-store');
     res.json({
       status: 'ok',
@@ -155,8 +245,13 @@ export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'
         streamable_http: [`${MCP_PATH}/`, MCP_STREAMABLE_PATH],
         sse: { stream: MCP_SSE_PATH, messages: MCP_MESSAGES_PATH },
       },
-      tools: tools.length,
-      tool_names: tools.map((t) => t.name),
+      tools: offered.length,
+      tool_names: offered.map((t) => t.name),
+      switches: {
+        read_only: switches.readOnly,
+        project: switches.project,
+        features: switches.features,
+      },
       sessions: sessions.size(),
     });
   });

@@ -27,9 +27,13 @@ import {
   type McpCalls,
   type SessionView,
 } from './service';
+import { NO_SWITCHES, offersGroup, switchesInstructions, toolsFor, type Switches } from './switches';
 import { describeForResource, type Tool } from './tools';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** MySQL's "access denied": what a tool withheld by the connection's switches is refused with, as a role's refusal is. */
+const ACCESS_DENIED = 1227;
 
 const callerOf = (extra: Extra): Caller => {
   const carried = extra.authInfo?.extra?.[CALLER_KEY] as Caller | undefined;
@@ -51,7 +55,10 @@ const INSTRUCTIONS = [
 ].join(' ');
 
 export type ServerDeps = {
+  /** Every tool; the session offers those its switches keep (`toolsFor`). */
   readonly tools: readonly Tool[];
+  /** The connection's switches, from its URL when the session opened (none: NO_SWITCHES). */
+  readonly switches?: Switches;
   readonly calls: McpCalls;
   readonly ports: McpPorts;
   readonly logger: Logger;
@@ -63,11 +70,19 @@ export type ServerDeps = {
  * validate, a refusal, a failure, a cancellation.
  */
 export const sessionServer = (deps: ServerDeps) => {
+  const switches = deps.switches ?? NO_SWITCHES;
+  const narrowed = switchesInstructions(switches);
   const server = new Server(
     { name: 'mindledger', title: 'mindledger (MindsDB-compatible)', version: deps.ports.serverVersion },
-    { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: {}, resources: {}, prompts: {} },
+      instructions: narrowed === '' ? INSTRUCTIONS : `${INSTRUCTIONS} ${narrowed}`,
+    },
   );
-  const byName = new Map(deps.tools.map((t) => [t.name, t]));
+  const { offered, withheld } = toolsFor(deps.tools, switches);
+  const byName = new Map(offered.map((t) => [t.name, t]));
+  const schemasOffered = offersGroup(switches, 'catalog');
+  const promptOffered = offersGroup(switches, 'sql');
 
   const session = (extra: Extra): SessionView => {
     const client = server.getClientVersion();
@@ -153,7 +168,7 @@ export const sessionServer = (deps: ServerDeps) => {
   });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: deps.tools.map((t) => ({
+    tools: offered.map((t) => ({
       name: t.name,
       title: t.annotations.title,
       description: t.description,
@@ -164,7 +179,7 @@ export const sessionServer = (deps: ServerDeps) => {
   }));
 
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-    const toolOf = () => byName.get(request.params.name);
+    const toolOf = () => byName.get(request.params.name) ?? withheld.get(request.params.name)?.tool;
     const failedCall = (message: string): Completed => {
       const failure = failedTool(message);
       return { ...failure, result: fitted(toolOf(), failure.result as ToolAnswer) };
@@ -174,6 +189,12 @@ export const sessionServer = (deps: ServerDeps) => {
       { method: 'tools/call', target: request.params.name, args: request.params.arguments ?? {} },
       async (caller) => {
         const tool = byName.get(request.params.name);
+        const held = withheld.get(request.params.name);
+        if (held) {
+          // Withheld by the connection's switches: refused as a role's refusal is (error 1227).
+          const answer = fitted(held.tool, errorAnswer(held.reason, ACCESS_DENIED));
+          return { ...failedTool(held.reason), result: answer, outcome: 'refused' };
+        }
         if (!tool)
           throw new McpError(
             ErrorCode.InvalidParams,
@@ -213,19 +234,22 @@ export const sessionServer = (deps: ServerDeps) => {
   });
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-    resourceTemplates: [
-      {
-        uriTemplate: 'mindledger://schema/{database}/{table}',
-        name: 'table-schema',
-        title: "A table's schema",
-        description: 'The columns and types of one table, view, knowledge base or model of a database.',
-        mimeType: 'application/json',
-      },
-    ],
+    resourceTemplates: !schemasOffered
+      ? []
+      : [
+          {
+            uriTemplate: 'mindledger://schema/{database}/{table}',
+            name: 'table-schema',
+            title: "A table's schema",
+            description: 'The columns and types of one table, view, knowledge base or model of a database.',
+            mimeType: 'application/json',
+          },
+        ],
   }));
 
   server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
     const caller = callerOf(extra);
+    if (!schemasOffered) return { resources: [] };
     return withRequest(caller.request, async () => {
       const databases = await deps.ports.sql('SHOW DATABASES', 'mindsdb', {}, extra.signal);
       const resources: { uri: string; name: string; mimeType: string; description: string }[] = [];
@@ -257,6 +281,11 @@ export const sessionServer = (deps: ServerDeps) => {
       extra,
       { method: 'resources/read', target: request.params.uri, args: { uri: request.params.uri } },
       async () => {
+        if (!schemasOffered)
+          throw new McpError(
+            -32002,
+            "Resource not found: the schema resources are the catalog group's, which this connection's features leave out",
+          );
         const m = SCHEMA_URI.exec(request.params.uri);
         if (!m)
           throw new McpError(
@@ -305,15 +334,17 @@ export const sessionServer = (deps: ServerDeps) => {
   );
 
   server.setRequestHandler(ListPromptsRequestSchema, () => ({
-    prompts: [
-      {
-        name: 'write_sql',
-        title: 'Write SQL for this service',
-        description:
-          "How to write this service's SQL (MindsDB's dialect over DuckDB): names, reads, knowledge bases, agents, predictions, what is refused.",
-        arguments: [{ name: 'task', description: 'What the SQL should do', required: false }],
-      },
-    ],
+    prompts: !promptOffered
+      ? []
+      : [
+          {
+            name: 'write_sql',
+            title: 'Write SQL for this service',
+            description:
+              "How to write this service's SQL (MindsDB's dialect over DuckDB): names, reads, knowledge bases, agents, predictions, what is refused.",
+            arguments: [{ name: 'task', description: 'What the SQL should do', required: false }],
+          },
+        ],
   }));
 
   server.setRequestHandler(GetPromptRequestSchema, (request, extra) =>
@@ -321,7 +352,7 @@ export const sessionServer = (deps: ServerDeps) => {
       extra,
       { method: 'prompts/get', target: request.params.name, args: request.params.arguments ?? {} },
       async () => {
-        if (request.params.name !== 'write_sql')
+        if (request.params.name !== 'write_sql' || !promptOffered)
           throw new McpError(ErrorCode.InvalidParams, 'Unknown prompt: prompts/list names them');
         const task = request.params.arguments?.task;
         return {

@@ -8,8 +8,13 @@ import type { McpPorts } from './ports';
 import { answerHashOf, argumentsOf, eventText } from './present';
 import { sessionAggregate, sessionStream } from './state';
 
-/** Who is calling: the request's context (actor, role and scope), as the guard made it. */
-export type Caller = { readonly request: RequestContext };
+/**
+ * Who is calling: the request's context (actor, role and scope) as the guard made it, its principal
+ * narrowed by the connection's switches (src/mcp/switches.ts), so every tool runs as the narrowed
+ * caller; `user`, when given, is the signed-in user (null: sign-in off) the record names, whatever
+ * principal the switches made.
+ */
+export type Caller = { readonly request: RequestContext; readonly user?: string | null };
 
 export const actorOf = (caller: Caller) =>
   caller.request.actor ? `${caller.request.actor.kind}:${caller.request.actor.id}` : 'system:unknown';
@@ -85,7 +90,14 @@ export const mcpCallsService = (ctx: AppContext, ports: McpPorts) => {
             project: completed.project === null ? null : eventText(completed.project, 256),
             caller: {
               actor: eventText(actorOf(caller), 256),
-              user: principal ? eventText(principal.user, 256) : null,
+              user:
+                caller.user !== undefined
+                  ? caller.user === null
+                    ? null
+                    : eventText(caller.user, 256)
+                  : principal
+                    ? eventText(principal.user, 256)
+                    : null,
               role: principal?.role ?? null,
               scope: principal?.project ?? null,
             },

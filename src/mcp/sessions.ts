@@ -1,6 +1,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Switches } from './switches';
 
 /**
  * One open MCP session: its transport (Streamable HTTP at `/mcp/`, or the older HTTP+SSE at
@@ -14,6 +15,8 @@ export type Session = {
   readonly owner: string;
   /** Whose share of the room it takes: its principal's user name (every token of a user alike), else its owner. */
   readonly principal?: string;
+  /** The switches of the URL it was opened with (read_only, project, features; none: off): they hold for its life. */
+  readonly switches?: Switches;
   lastUsed: number;
 };
 

@@ -3,7 +3,15 @@ import { stepText } from '../agentloop';
 import { isDomainError } from '../shared/errors';
 import { quoteMysqlIdent, quoteString } from '../shared/quoting';
 import { AgentAskFailed, type McpPorts, type McpSqlAnswer } from './ports';
-import { capTable, errorAnswer, objectAnswer, tableText, type Caps, type ToolAnswer } from './present';
+import {
+  capTable,
+  errorAnswer,
+  objectAnswer,
+  tableText,
+  untrustedObjectAnswer,
+  type Caps,
+  type ToolAnswer,
+} from './present';
 import { askRefusal, defaultProject, projectRef } from './rules';
 import {
   askAgentArgs,
@@ -46,6 +54,12 @@ export type Tool<S extends z.ZodType = z.ZodType> = {
   readonly output?: z.ZodType;
   readonly annotations: ToolAnnotations;
   readonly run: (args: z.output<S>, context: ToolContext) => Promise<ToolDone>;
+  /**
+   * A mutating tool's form on a read-only connection (`read_only=true`: its caller narrowed to reads
+   * only, src/mcp/switches.ts): what it is then, hints and description saying so. A mutating tool
+   * without one is withheld there.
+   */
+  readonly readOnlyForm?: () => Tool;
 };
 
 const tool = <S extends z.ZodType>(definition: Tool<S>): Tool => definition as unknown as Tool;
@@ -72,8 +86,16 @@ const failed = (message: string, project: string | null, code: number | null = n
 const invalid = (message: string, project: string | null): ToolDone =>
   done(errorAnswer(message), { outcome: 'invalid', error: message, project });
 
-/** A SQL answer as a tool's: rows as structured content and as a table in text, within the caps. */
-const sqlDone = (answer: McpSqlAnswer, caps: Caps, project: string | null): ToolDone => {
+/**
+ * A SQL answer as a tool's: rows as structured content and as a table in text (marked as untrusted
+ * data, `what` naming it), within the caps.
+ */
+const sqlDone = (
+  answer: McpSqlAnswer,
+  caps: Caps,
+  project: string | null,
+  what = 'the answer of a SQL query',
+): ToolDone => {
   switch (answer.type) {
     case 'error':
       return answer.error_code === ACCESS_DENIED
@@ -97,7 +119,7 @@ const sqlDone = (answer: McpSqlAnswer, caps: Caps, project: string | null): Tool
       const table = capTable(answer, caps);
       return done(
         {
-          content: [{ type: 'text', text: tableText(table, caps.maxChars) }],
+          content: [{ type: 'text', text: tableText(table, caps, what) }],
           structuredContent: {
             type: 'table',
             column_names: [...table.columns],
@@ -145,32 +167,40 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
   const sql = (query: string, db: string, signal: AbortSignal, params: Record<string, unknown> = {}) =>
     ports.sql(query, db, params, signal);
 
+  const queryTool: Tool = tool({
+    name: 'query',
+    description: [
+      'Run one SQL statement against this MindsDB-compatible service and get its answer.',
+      'The dialect is MindsDB SQL (MySQL syntax): name tables as `database`.`table`, or set context.db.',
+      'Reads (SELECT, SHOW, DESCRIBE) answer {"type": "table", "column_names", "column_types", "data", "row_count", "truncated"};',
+      'other statements (CREATE, INSERT, DROP, …) answer {"type": "ok"}; a failure {"type": "error", "error_code", "error_message"}.',
+      `At most ${caps.maxRows} rows come back (truncated: true says more were cut): add LIMIT or aggregate.`,
+      "What may run is your role's: an analyst token runs read-only statements; writes are refused with error 1227.",
+      'Read the write_sql prompt for the dialect.',
+    ].join(' '),
+    input: queryArgs,
+    output: tableOutput,
+    annotations: {
+      title: 'Run SQL',
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+    run: async (args, { caller, signal }) => {
+      const db = args.context?.db ?? defaultProject(caller);
+      return sqlDone(await sql(args.query, db, signal), caps, db);
+    },
+  });
+  const readOnlyQuery: Tool = {
+    ...queryTool,
+    description: `${queryTool.description} This connection is read-only (read_only=true in its URL): only reading statements run (SELECT, SHOW, DESCRIBE, predictions); any write is refused with error 1227.`,
+    annotations: { ...queryTool.annotations, readOnlyHint: true, destructiveHint: false },
+  };
+  const queryWithForm: Tool = { ...queryTool, readOnlyForm: () => readOnlyQuery };
+
   return [
-    tool({
-      name: 'query',
-      description: [
-        'Run one SQL statement against this MindsDB-compatible service and get its answer.',
-        'The dialect is MindsDB SQL (MySQL syntax): name tables as `database`.`table`, or set context.db.',
-        'Reads (SELECT, SHOW, DESCRIBE) answer {"type": "table", "column_names", "column_types", "data", "row_count", "truncated"};',
-        'other statements (CREATE, INSERT, DROP, …) answer {"type": "ok"}; a failure {"type": "error", "error_code", "error_message"}.',
-        `At most ${caps.maxRows} rows come back (truncated: true says more were cut): add LIMIT or aggregate.`,
-        "What may run is your role's: an analyst token runs read-only statements; writes are refused with error 1227.",
-        'Read the write_sql prompt for the dialect.',
-      ].join(' '),
-      input: queryArgs,
-      output: tableOutput,
-      annotations: {
-        title: 'Run SQL',
-        readOnlyHint: false,
-        destructiveHint: true,
-        idempotentHint: false,
-        openWorldHint: true,
-      },
-      run: async (args, { caller, signal }) => {
-        const db = args.context?.db ?? defaultProject(caller);
-        return sqlDone(await sql(args.query, db, signal), caps, db);
-      },
-    }),
+    queryWithForm,
 
     tool({
       name: 'list_databases',
@@ -180,7 +210,7 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
       output: tableOutput,
       annotations: { title: 'List databases', ...READ_ONLY },
       run: async (_args, { signal }) =>
-        sqlDone(await sql('SHOW FULL DATABASES', 'mindsdb', signal), caps, null),
+        sqlDone(await sql('SHOW FULL DATABASES', 'mindsdb', signal), caps, null, 'the list of databases'),
     }),
 
     tool({
@@ -203,22 +233,20 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
               : tables,
             caps,
             args.database,
+            'the list of tables',
           );
-        // A project's knowledge bases and models, by name (SHOW FULL TABLES lists the former as tables).
-        const names = async (table: string, column: string) => {
-          const answer = await sql(
-            `SELECT ${column} FROM ${qualified(args.database, table)}`,
-            args.database,
-            signal,
-          );
-          return answer.type === 'table' ? answer.data.map((r) => String(r[0]).toLowerCase()) : [];
-        };
-        const kbs = new Set(await names('knowledge_bases', 'NAME'));
-        const models = await names('models', 'NAME');
-        const rows = [
-          ...tables.data.map((r) => [r[0], kbs.has(String(r[0]).toLowerCase()) ? 'KNOWLEDGE_BASE' : r[1]]),
-          ...[...new Set(models)].map((m) => [m, 'MODEL']),
-        ];
+        // The catalog's relations (SHOW FULL TABLES reads information_schema.TABLES: models are
+        // MODEL there); a project's knowledge bases, which SQL lists as tables, named as such.
+        const kbs = await sql(
+          `SELECT NAME FROM ${qualified(args.database, 'knowledge_bases')}`,
+          args.database,
+          signal,
+        );
+        const kbNames = new Set(kbs.type === 'table' ? kbs.data.map((r) => String(r[0]).toLowerCase()) : []);
+        const rows = tables.data.map((r) => [
+          r[0],
+          kbNames.has(String(r[0]).toLowerCase()) && r[1] === 'BASE TABLE' ? 'KNOWLEDGE_BASE' : r[1],
+        ]);
         return sqlDone(
           {
             type: 'table',
@@ -228,6 +256,7 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
           },
           caps,
           args.database,
+          'the list of tables',
         );
       },
     }),
@@ -242,7 +271,12 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
       run: async (args, { caller, signal }) => {
         const ref = projectRef(args.database, args.table, defaultProject(caller));
         if (typeof ref === 'string') return invalid(ref, args.database ?? null);
-        return sqlDone(await describeObject(ports, ref.project, ref.name, signal), caps, ref.project);
+        return sqlDone(
+          await describeObject(ports, ref.project, ref.name, signal),
+          caps,
+          ref.project,
+          "the table's columns",
+        );
       },
     }),
 
@@ -296,6 +330,7 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
           ),
           caps,
           project,
+          "the knowledge base's chunks found",
         );
       },
     }),
@@ -352,7 +387,10 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
             sql: [...answer.sql],
             context: [...answer.context],
           };
-          return done(objectAnswer(value, caps.maxChars), { project, traceId: answer.traceId });
+          return done(
+            untrustedObjectAnswer(value, caps.maxChars, "the agent's answer and the context it used"),
+            { project, traceId: answer.traceId },
+          );
         } catch (error) {
           if (error instanceof AgentAskFailed) {
             const cancelled = error.failure.kind === 'aborted' || signal.aborted;
@@ -394,6 +432,7 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
           ),
           caps,
           project,
+          "the model's prediction",
         );
       },
     }),
@@ -419,78 +458,27 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
   ];
 };
 
-/**
- * DuckDB's name for a type a model gave a feature when it learnt (DESCRIBE … .features): numbers
- * as numbers, dates as timestamps; classes (binary, categorical) and text as text.
- */
-const MODEL_DTYPES: Record<string, string> = {
-  integer: 'BIGINT',
-  float: 'DOUBLE',
-  quantity: 'DOUBLE',
-  num_array: 'DOUBLE[]',
-  date: 'TIMESTAMP',
-  datetime: 'TIMESTAMP',
-};
-const duckTypeOfDtype = (dtype: unknown) => MODEL_DTYPES[String(dtype).toLowerCase()] ?? 'VARCHAR';
+/** The catalog's condition for one relation (`database`.`table`, names folded as the SQL doors fold them). */
+const relationIs = (database: string, table: string, schemaColumn: string, nameColumn: string) =>
+  `lower(${schemaColumn}) = ${quoteString(database.toLowerCase())} AND lower(${nameColumn}) = ${quoteString(table.toLowerCase())}`;
 
-/**
- * A model's columns (`project.model`, or undefined when it names no model): its features as the
- * model typed them when it learnt (`DESCRIBE … .features`; a prediction read with no rows would
- * type them all VARCHAR), its target and other outputs as a prediction answers them (`LIMIT 0`);
- * an LLM model, which answers no prediction without its prompt's columns, its target as text.
- */
-const describeModel = async (
-  ports: McpPorts,
-  project: string,
-  model: string,
-  signal: AbortSignal,
-): Promise<McpSqlAnswer | undefined> => {
+/** The target of model `project.model` (undefined when it names no model). */
+const modelTarget = async (ports: McpPorts, project: string, model: string, signal: AbortSignal) => {
   const found = await ports.sql(
-    'SELECT NAME FROM information_schema.MODELS WHERE lower(PROJECT) = lower(:p) AND lower(NAME) = lower(:m) LIMIT 1',
-    project,
-    { p: project, m: model },
-    signal,
-  );
-  if (found.type !== 'table' || found.data.length === 0) return undefined;
-  const features = await ports.sql(
-    `DESCRIBE ${qualified(project, model)}.${name('features')}`,
+    `SELECT PREDICT FROM information_schema.MODELS WHERE ${relationIs(project, model, 'PROJECT', 'NAME')} ORDER BY ACTIVE DESC, VERSION DESC LIMIT 1`,
     project,
     {},
     signal,
   );
-  if (features.type !== 'table') return features;
-  const at = (c: string) => features.column_names.indexOf(c);
-  const described = features.data.map((r) => ({
-    column: String(r[at('column')]),
-    dtype: r[at('type')],
-    role: String(r[at('role')] ?? 'feature'),
-  }));
-  const inputs = described.filter((d) => d.role !== 'target');
-  const target = described.find((d) => d.role === 'target');
-  const shape = await ports.sql(`SELECT * FROM ${qualified(project, model)} LIMIT 0`, project, {}, signal);
-  const known = new Set(inputs.map((d) => d.column.toLowerCase()));
-  const outputs =
-    shape.type === 'table'
-      ? shape.column_names.flatMap((c, i) =>
-          known.has(c.toLowerCase())
-            ? []
-            : [[c, shape.column_types[i] ?? 'VARCHAR', c === target?.column ? 'target' : 'output']],
-        )
-      : target
-        ? [[target.column, duckTypeOfDtype(target.dtype), 'target']]
-        : [];
-  return {
-    type: 'table',
-    column_names: ['column', 'type', 'role'],
-    column_types: ['VARCHAR', 'VARCHAR', 'VARCHAR'],
-    data: [...inputs.map((d) => [d.column, duckTypeOfDtype(d.dtype), d.role]), ...outputs],
-  };
+  return found.type === 'table' && found.data.length > 0 ? String(found.data[0]![0]) : undefined;
 };
 
 /**
  * The columns and types of a table, view, knowledge base or model (describe_table, and the schema
- * resources): a model's as `describeModel` reads them, anything else's from a read of no rows
- * (`LIMIT 0`), as the SQL engine plans it.
+ * resources), as the catalog lists them (information_schema.COLUMNS: the one listing every door
+ * reads, src/sql/catalogListing.ts). A model's columns have a role besides: its features (typed as
+ * it typed them when it learnt), its target, then its other outputs. What the catalog does not
+ * list (an agent) is described by a read of no rows (`LIMIT 0`), as the SQL engine plans it.
  */
 export const describeObject = async (
   ports: McpPorts,
@@ -498,8 +486,26 @@ export const describeObject = async (
   table: string,
   signal: AbortSignal,
 ): Promise<McpSqlAnswer> => {
-  const model = await describeModel(ports, database, table, signal);
-  if (model) return model;
+  const listed = await ports.sql(
+    `SELECT TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS WHERE ${relationIs(database, table, 'TABLE_SCHEMA', 'TABLE_NAME')} ORDER BY TABLE_NAME, ORDINAL_POSITION`,
+    database,
+    {},
+    signal,
+  );
+  if (listed.type === 'table' && listed.data.length > 0) {
+    // Of names differing only in case (an external database may hold "Users" and "users"), the one named.
+    const exact = listed.data.filter((r) => r[0] === table);
+    const rows = exact.length > 0 ? exact : listed.data.filter((r) => r[0] === listed.data[0]![0]);
+    const target = await modelTarget(ports, database, table, signal);
+    const at = target === undefined ? -1 : rows.findIndex((r) => String(r[1]) === target);
+    const role = (i: number) => (i < at ? 'feature' : i === at ? 'target' : 'output');
+    return {
+      type: 'table',
+      column_names: at < 0 ? ['column', 'type'] : ['column', 'type', 'role'],
+      column_types: at < 0 ? ['VARCHAR', 'VARCHAR'] : ['VARCHAR', 'VARCHAR', 'VARCHAR'],
+      data: rows.map((r, i) => (at < 0 ? [r[1], r[2]] : [r[1], r[2], role(i)])),
+    };
+  }
   const shape = await ports.sql(`SELECT * FROM ${qualified(database, table)} LIMIT 0`, database, {}, signal);
   if (shape.type !== 'table') return shape;
   return {

@@ -5,6 +5,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { sessionServer, type ServerDeps } from './server';
 import type { Session, sessionRegistry } from './sessions';
+import { NO_SWITCHES } from './switches';
 
 /**
  * Everything of the MCP SDK the routes use, in one module the routes load on the first MCP request
@@ -25,10 +26,11 @@ export const openSession = async (
   principal?: string,
 ) => {
   const server = sessionServer(deps);
+  const switches = deps.switches ?? NO_SWITCHES;
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => crypto.randomUUID(),
     onsessioninitialized: (id) =>
-      sessions.add({ id, transport, server, owner, principal, lastUsed: Date.now() }),
+      sessions.add({ id, transport, server, owner, principal, switches, lastUsed: Date.now() }),
     onsessionclosed: (id) => sessions.forget(id),
   });
   await server.connect(transport);
@@ -53,7 +55,15 @@ export const openSseSession = async (
   const transport = new SSEServerTransport(endpoint, res);
   const id = transport.sessionId;
   transport.onclose = () => sessions.forget(id);
-  sessions.add({ id, transport, server, owner, principal, lastUsed: Date.now() });
+  sessions.add({
+    id,
+    transport,
+    server,
+    owner,
+    principal,
+    switches: deps.switches ?? NO_SWITCHES,
+    lastUsed: Date.now(),
+  });
   await server.connect(transport);
 };
 

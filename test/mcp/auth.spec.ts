@@ -119,7 +119,7 @@ describe.each(storeKinds)('MCP sign-in and roles (%s)', (store) => {
     await givenRentalsModelAs(t, admin);
     for (const who of Object.keys(tokens) as Who[])
       clients[who] = await mcpClient(l.url, bearer(tokens[who]));
-  });
+  }, 120_000); // an app, a trained model and six clients: past 30 s on a loaded machine (postgres)
   afterAll(async () => {
     for (const c of Object.values(clients)) await c.close().catch(() => undefined);
     await fake?.close();

@@ -128,7 +128,9 @@ describe.each(storeKinds)('a call proved against the signed tree (%s)', (store) 
     const byRows = await call(client, 'query', { query: `SELECT n FROM files.${file} ORDER BY n` });
     expect(rowsOf(byRows).map((r) => r.n)).toEqual([0, 1, 2, 3, 4]);
     expect(byRows.structuredContent).toMatchObject({ row_count: 5, truncated: true });
-    expect(textOf(byRows)).toMatch(/truncated: the answer had 40 rows/);
+    expect(textOf(byRows)).toMatch(
+      /showing 5 of 40 rows: an answer carries at most 5 rows \(MCP_MAX_ROWS\); ask with LIMIT\/OFFSET for more/,
+    );
 
     const byChars = await call(client, 'query', { query: `SELECT n, s FROM files.${file} ORDER BY n` });
     const kept = rowsOf(byChars);
