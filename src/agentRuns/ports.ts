@@ -1,0 +1,17 @@
+import type { KnowledgeBaseSearchPort, SqlToolPort } from '../agentloop';
+import type { LlmDefaults, LlmEngineResolver } from '../llm';
+import type { ReplayPorts } from './replay';
+
+/** What runs need beyond the log: the tools' data, and where LLM settings come from. */
+export type AgentRunPorts = {
+  readonly sql: SqlToolPort;
+  /** A project's knowledge bases, searched by name (`kb`, or `project.kb` for another project's). */
+  readonly kb?: (project: string) => KnowledgeBaseSearchPort;
+  /** A named ML engine's handler and real settings (CREATE ML_ENGINE). */
+  readonly engines: LlmEngineResolver;
+  /** OPENAI_BASE_URL, OPENAI_API_KEY, LLM_DEFAULT_MODEL. */
+  readonly defaults: LlmDefaults;
+  readonly requestTimeoutMs: number;
+  /** What a replay reads the agent's SQL with (never a model). */
+  readonly replay: ReplayPorts;
+};

@@ -1,0 +1,155 @@
+import { settled, type AppContext } from '../context';
+import type { ProjectDirectory } from '../projects/directory';
+import { projectAggregate } from '../projects/aggregate';
+import { projectStream } from '../projects/state';
+import { conflict, invalid, isNotFoundError } from '../shared/errors';
+import { isSystemDatabaseName } from '../shared/names';
+import { keepMaskedSecrets, requireSecretsForNewDestination } from '../shared/secrets';
+import { requireReachable } from './connections';
+import { decideDatabase, type DatabaseCommand } from './decider';
+import { validateConnection } from './engines';
+import { systemView, type IntegrationFinder } from './reads';
+import { databaseAggregate, databaseStream } from './state';
+
+/** Projects are databases too: the registry lists them, and `DELETE /api/databases/<project>` deletes one. */
+export type ProjectDatabases = ProjectDirectory & {
+  remove(name: string, expectedVersion?: bigint): Promise<void>;
+};
+
+/** What the writes need: the log, the projects (one namespace with integrations), the integrations read back. */
+export type DatabaseWriteDeps = {
+  readonly ctx: AppContext;
+  readonly projects: ProjectDatabases;
+  readonly findIntegration: IntegrationFinder;
+};
+
+const refuseSystem = (name: string, what: string) => {
+  const system = systemView(name);
+  if (system) throw invalid(`Cannot ${what} database ${system.name}: it is a system database`, 'Error');
+};
+
+const refuseReservedName = (name: string) => {
+  if (isSystemDatabaseName(name))
+    throw conflict(`Database with name ${name} already exists.`, 'Name conflict');
+};
+
+const runOn = async (ctx: AppContext, name: string, command: DatabaseCommand) => {
+  const outcome = await ctx.commands.run(databaseStream(name), databaseAggregate, (s) =>
+    decideDatabase(command, s),
+  );
+  await settled(ctx, outcome.lastPosition);
+  return outcome;
+};
+
+/** Projects and integrations share one namespace; the project's own stream is the truth. */
+const ensureNotProject = async (ctx: AppContext, name: string) => {
+  const project = await ctx.commands.load(projectStream(name), projectAggregate);
+  if (project.state.project.status === 'live')
+    throw conflict(`Project exists with this name: ${name}`, 'Name conflict');
+};
+
+/** Registers an integration: its name free, its engine named, its connection reachable. */
+export const createDatabase = async (
+  { ctx, findIntegration }: DatabaseWriteDeps,
+  input: { name: string; engine?: string; parameters?: Record<string, unknown> },
+) => {
+  refuseReservedName(input.name);
+  // The name first, then the engine and parameters (MindsDB's order; clients rely on the 409).
+  await ensureNotProject(ctx, input.name);
+  if (await findIntegration(input.name))
+    throw conflict(`Database with name ${input.name} already exists.`, 'Name conflict');
+  const engine = input.engine?.trim();
+  if (!engine)
+    throw invalid(
+      'database.engine is required; a database without an engine is a project: use POST /api/projects',
+      'Invalid request',
+    );
+  const parameters = validateConnection(engine, input.parameters);
+  await requireReachable(ctx, engine, parameters);
+  await runOn(ctx, input.name, {
+    type: 'CreateDatabase',
+    data: { name: input.name, engine: engine.toLowerCase(), parameters },
+    metadata: { now: ctx.clock() },
+  });
+  return (await findIntegration(input.name))!;
+};
+
+/**
+ * PUT semantics (MindsDB): update when it exists, otherwise create. Decided on the stream's
+ * state at append time, so of concurrent PUTs of a new name one creates (201) and the others
+ * update it (200), as for skills and chatbots.
+ */
+export const upsertDatabase = async (
+  { ctx, projects, findIntegration }: DatabaseWriteDeps,
+  name: string,
+  input: { engine?: string; parameters?: Record<string, unknown> },
+  expectedVersion?: bigint,
+) => {
+  refuseSystem(name, 'change');
+  if (await projects.find(name))
+    throw invalid(`${name} is a project; projects have no engine or parameters to change`, 'Error');
+  const existing = await ctx.commands.load(databaseStream(name), databaseAggregate);
+  const live = existing.state.status === 'live' ? existing.state : undefined;
+  const engine = (input.engine ?? live?.engine)?.toLowerCase();
+  if (!engine) throw invalid('database.engine is required to create a database', 'Invalid request');
+  if (!live) {
+    refuseReservedName(name);
+    await ensureNotProject(ctx, name);
+  }
+  const requested = validateConnection(engine, input.parameters ?? live?.parameters);
+  // Check what will be stored: masked secrets echoed back mean the stored ones, unless the host,
+  // port or URL changes (a stored password goes only where it was stored for): refused before
+  // any connection is tried.
+  const parameters = keepMaskedSecrets(requested, live?.parameters);
+  requireSecretsForNewDestination(
+    input.parameters ?? live?.parameters ?? {},
+    live?.parameters,
+    parameters,
+    live && live.engine !== engine ? 'engine' : undefined,
+  );
+  await requireReachable(ctx, engine, parameters);
+  const outcome = await runOn(ctx, name, {
+    type: 'PutDatabase',
+    data: { name, engine, parameters, expectedVersion },
+    metadata: { now: ctx.clock() },
+  });
+  return { created: outcome.events[0]?.type === 'DatabaseCreated', view: (await findIntegration(name))! };
+};
+
+/**
+ * Deletes an integration (or a project). With `forget`, the integration's secrets are forgotten
+ * too (crypto-shredding); asked again of an integration already deleted, it forgets what its
+ * keys still open (a forget cut short by a crash), and is not found only when nothing was left.
+ */
+export const removeDatabase = async (
+  { ctx, projects }: DatabaseWriteDeps,
+  name: string,
+  expectedVersion?: bigint,
+  options: { forget?: boolean } = {},
+) => {
+  refuseSystem(name, 'delete');
+  if (await projects.find(name)) {
+    if (options.forget)
+      throw invalid(
+        `${name} is a project: it holds no secrets of its own. Delete its resources with forget first, then the project.`,
+        'Error',
+      );
+    return projects.remove(name, expectedVersion);
+  }
+  const forget = () =>
+    ctx.secrets.forget(
+      { stream: databaseStream(name), eventType: 'DatabaseCreated', name },
+      `database ${name} deleted with forget`,
+    );
+  try {
+    await runOn(ctx, name, {
+      type: 'DeleteDatabase',
+      data: { name, expectedVersion },
+      metadata: { now: ctx.clock() },
+    });
+  } catch (error) {
+    if (options.forget && isNotFoundError(error) && (await forget()) > 0) return;
+    throw error;
+  }
+  if (options.forget) await forget();
+};

@@ -1,0 +1,73 @@
+import type { AppContext } from '../context';
+import type { LlmSettings, summarizeLlmSettings } from '../llm';
+import { currentRequest } from '../shared/requestContext';
+import { decideLlmCalls, type RecordLlmCall } from './decider';
+import { llmQueryAggregate, llmQueryStream } from './state';
+
+/** Where the calls of one batch go, and what they are recorded as. */
+export type Target = {
+  readonly settings: LlmSettings;
+  readonly temperature: number | undefined;
+  readonly maxTokens: number | undefined;
+  readonly about: {
+    readonly project: string | null;
+    readonly model: string | null;
+    readonly modelVersion: number | null;
+    readonly source: 'model' | 'function';
+  };
+  /** For messages: `LLM model p.m` or `LLM()`. */
+  readonly what: string;
+};
+
+/** Who asked, as the records name them: the request's actor and principal, and its door. */
+export const callerOfRequest = () => {
+  const request = currentRequest();
+  const actor = request?.actor ? `${request.actor.kind}:${request.actor.id}` : 'system';
+  return {
+    caller: {
+      actor,
+      user: request?.principal?.user ?? null,
+      role: request?.principal?.role ?? null,
+    },
+    via: request?.interface ?? 'system',
+  };
+};
+
+/**
+ * The records of one query's requests, on the query's own stream, and the log position of the
+ * last one appended (what the query waits for before it answers).
+ */
+export const callRecorder = (
+  ctx: AppContext,
+  queryId: string,
+  target: Target,
+  summary: ReturnType<typeof summarizeLlmSettings>,
+  who: ReturnType<typeof callerOfRequest>,
+) => {
+  const stream = llmQueryStream(queryId);
+  let last: bigint | null = null;
+  return {
+    record: async (commands: RecordLlmCall[]) => {
+      if (commands.length === 0) return;
+      const outcome = await ctx.commands.run(stream, llmQueryAggregate, (s) => decideLlmCalls(commands, s));
+      last = outcome.lastPosition ?? last;
+    },
+    /** What a record says of its request: one prompt's hash and size, or the batch's as sent. */
+    base: (hash: string, chars: number, rows: readonly number[]) => ({
+      queryId,
+      ...target.about,
+      provider: summary.provider,
+      providerModel: summary.model,
+      engine: summary.engine ?? null,
+      baseUrl: summary.baseUrl,
+      promptHash: hash,
+      promptChars: chars,
+      rows: [...rows],
+      ...who,
+    }),
+    at: () => ctx.clock().toISOString(),
+    last: () => last,
+  };
+};
+
+export type CallRecorder = ReturnType<typeof callRecorder>;
