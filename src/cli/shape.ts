@@ -145,8 +145,11 @@ const main = () => {
   for (const path of files) {
     const text = readFileSync(path, 'utf8');
     lines += text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
-    asUnknownAs += count(text, /\bas unknown as\b/g);
-    asAstNode += count(text, /\bas AstNode\b/g);
+    // This script names both casts (its patterns, its report) without making them.
+    if (path !== __filename) {
+      asUnknownAs += count(text, /\bas unknown as\b/g);
+      asAstNode += count(text, /\bas AstNode\b/g);
+    }
     functions.push(...functionLengths(path, text));
   }
   const over100 = functions.filter((f) => f.lines > 100).sort((a, b) => b.lines - a.lines);

@@ -4,6 +4,76 @@ import { SqlError, SqlErrorCode } from './errors';
 
 export type AstNode = { [key: string]: unknown };
 
+/*
+ * Typed reads of DuckDB's tree. Its JSON is typed only as nodes of unknown fields: these accessors
+ * check what a field holds instead of asserting it, so a tree of another shape (a DuckDB upgrade)
+ * reads as absent, or fails as an internal error naming the field, never as a TypeError later on.
+ */
+
+/** Whether a tree value is a node: an object, not a list. */
+export const isNode = (value: unknown): value is AstNode =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** Whether a tree value is a list of nodes (and nothing else). */
+export const isNodeList = (value: unknown): value is AstNode[] => Array.isArray(value) && value.every(isNode);
+
+const missing = (node: AstNode, key: string, what: string) =>
+  new SqlError(
+    SqlErrorCode.Internal,
+    `DuckDB's syntax tree has no ${what} '${key}' in a ${String(node.class ?? node.type ?? 'statement')} node`,
+  );
+
+/** The node under `key`; undefined when the field is absent, null or not a node. */
+export const nodeAt = (node: AstNode | null | undefined, key: string): AstNode | undefined => {
+  const value = node?.[key];
+  return isNode(value) ? value : undefined;
+};
+
+/** The node under `key`, which DuckDB's tree always holds there: its absence is an internal error. */
+export const requiredNodeAt = (node: AstNode, key: string): AstNode => {
+  const value = node[key];
+  if (!isNode(value)) throw missing(node, key, 'node');
+  return value;
+};
+
+/** The nodes of the list under `key`, to read: empty when the field is absent, anything not a node left out. */
+export const nodesAt = (node: AstNode | null | undefined, key: string): AstNode[] => {
+  const value = node?.[key];
+  return Array.isArray(value) ? value.filter(isNode) : [];
+};
+
+/**
+ * The list under `key` itself, to edit in place, which DuckDB's tree always holds there: its
+ * absence (or anything in it not a node) is an internal error.
+ */
+export const requiredNodesAt = (node: AstNode, key: string): AstNode[] => {
+  const value = node[key];
+  if (!isNodeList(value)) throw missing(node, key, 'list of nodes');
+  return value;
+};
+
+/** The strings of the list under `key` (a COLUMN_REF's `column_names`): empty when the field is absent. */
+export const stringsAt = (node: AstNode | null | undefined, key: string): string[] => {
+  const value = node?.[key];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+};
+
+/** A CONSTANT node's `value` as DuckDB serialises it (numbers beyond 2^53 still marked, DECIMALs unscaled). */
+export type SerializedConstant = { is_null: boolean; value: unknown; type: AstNode & { id: string } };
+
+const isSerializedConstant = (value: unknown): value is SerializedConstant =>
+  isNode(value) &&
+  typeof value.is_null === 'boolean' &&
+  isNode(value.type) &&
+  typeof value.type.id === 'string';
+
+/** A CONSTANT node's serialised value, which DuckDB's tree always holds: its absence is an internal error. */
+export const serializedConstantOf = (node: AstNode): SerializedConstant => {
+  const value = node.value;
+  if (!isSerializedConstant(value)) throw missing(node, 'value', 'constant');
+  return value;
+};
+
 // JSON numbers beyond 2^53 (query locations, BIGINT literals) would be rounded by JSON.parse: they
 // travel through the tree as marked strings and are put back verbatim.
 const BIG = '__mindledger_big__';
@@ -74,15 +144,12 @@ export const printSelect = async (c: DuckDBConnection, statement: AstNode): Prom
  * scaled back, numbers beyond 2^53 as their digits.
  */
 export const constantValue = (node: AstNode): unknown => {
-  const v = node.value as {
-    is_null: boolean;
-    value: unknown;
-    type: { id: string; type_info?: { scale?: number } | null };
-  };
+  const v = serializedConstantOf(node);
   if (v.is_null) return null;
   const raw = typeof v.value === 'string' && v.value.startsWith(BIG) ? v.value.slice(BIG.length) : v.value;
   if (v.type.id === 'DECIMAL') {
-    const scale = v.type.type_info?.scale ?? 0;
+    const scaleField = nodeAt(v.type, 'type_info')?.scale;
+    const scale = typeof scaleField === 'number' ? scaleField : 0;
     const digits = String(raw);
     if (scale === 0) return Number(digits);
     const negative = digits.startsWith('-');
@@ -92,15 +159,15 @@ export const constantValue = (node: AstNode): unknown => {
   return raw;
 };
 
-/** Visits every object in the tree (depth first), letting the visitor replace fields in place. */
 export { tooManySelects };
 
+/** Visits every object in the tree (depth first), letting the visitor replace fields in place. */
 export const walk = async (node: unknown, visit: (n: AstNode) => Promise<void> | void): Promise<void> => {
   if (Array.isArray(node)) {
     for (const child of node) await walk(child, visit);
     return;
   }
-  if (node === null || typeof node !== 'object') return;
-  await visit(node as AstNode);
-  for (const value of Object.values(node as AstNode)) await walk(value, visit);
+  if (!isNode(node)) return;
+  await visit(node);
+  for (const value of Object.values(node)) await walk(value, visit);
 };

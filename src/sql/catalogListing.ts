@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ExternalDatabase, ExternalResult } from '../integrations/drivers';
 import { quoteString } from '../shared/quoting';
-import type { AstNode } from './ast';
+import { nodeAt, nodesAt, requiredNodesAt, serializedConstantOf, stringsAt, type AstNode } from './ast';
 import type { ExternalFetch } from './federation';
 
 /**
@@ -187,33 +187,35 @@ const schemasNamed = (where: AstNode | undefined): Set<string> | undefined => {
   const flatten = (n: AstNode | undefined) => {
     if (!n) return;
     if (n.class === 'CONJUNCTION' && n.type === 'CONJUNCTION_AND')
-      for (const c of n.children as AstNode[]) flatten(c);
+      for (const c of requiredNodesAt(n, 'children')) flatten(c);
     else conjuncts.push(n);
   };
   flatten(where);
   const isSchemaColumn = (n: AstNode | undefined): boolean => {
     if (!n) return false;
     if (n.class === 'COLUMN_REF')
-      return (n.column_names as string[]).at(-1)?.toUpperCase() === 'TABLE_SCHEMA';
-    if (n.class === 'FUNCTION' && ['lower', 'upper'].includes(String(n.function_name).toLowerCase()))
-      return (n.children as AstNode[]).length === 1 && isSchemaColumn((n.children as AstNode[])[0]);
+      return stringsAt(n, 'column_names').at(-1)?.toUpperCase() === 'TABLE_SCHEMA';
+    if (n.class === 'FUNCTION' && ['lower', 'upper'].includes(String(n.function_name).toLowerCase())) {
+      const args = nodesAt(n, 'children');
+      return args.length === 1 && isSchemaColumn(args[0]);
+    }
     return false;
   };
   const text = (n: AstNode | undefined): string | undefined => {
     if (n?.class !== 'CONSTANT') return undefined;
-    const v = n.value as { is_null: boolean; value: unknown };
+    const v = serializedConstantOf(n);
     return !v.is_null && typeof v.value === 'string' ? v.value.toLowerCase() : undefined;
   };
   for (const c of conjuncts) {
     if (c.class === 'COMPARISON' && c.type === 'COMPARE_EQUAL') {
-      const [l, r] = [c.left as AstNode, c.right as AstNode];
+      const [l, r] = [nodeAt(c, 'left'), nodeAt(c, 'right')];
       const value = isSchemaColumn(l) ? text(r) : isSchemaColumn(r) ? text(l) : undefined;
       if (value !== undefined) return new Set([value]);
     }
     if (c.class === 'OPERATOR' && c.type === 'COMPARE_IN') {
-      const [column, ...items] = c.children as AstNode[];
+      const [column, ...items] = nodesAt(c, 'children');
       const values = items.map(text);
-      if (isSchemaColumn(column) && values.every((v) => v !== undefined)) return new Set(values as string[]);
+      if (isSchemaColumn(column) && values.every((v): v is string => v !== undefined)) return new Set(values);
     }
   }
   return undefined;
@@ -235,9 +237,9 @@ export const externalListings = async (
   let registered = (await c.runAndReadAll('SELECT name FROM main.databases ORDER BY id'))
     .getRows()
     .map((r) => String(r[0]));
-  const top = statement.node as AstNode | undefined;
+  const top = nodeAt(statement, 'node');
   if (references.length === 1 && top?.from_table === references[0]!.node) {
-    const named = schemasNamed(top.where_clause as AstNode | undefined);
+    const named = schemasNamed(nodeAt(top, 'where_clause'));
     if (named) registered = registered.filter((name) => named.has(name.toLowerCase()));
   }
   if (registered.length === 0) return undefined;

@@ -1,7 +1,7 @@
 import { DuckDBListValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { ExternalDatabase, ExternalResult } from '../integrations/drivers';
 import { Digits, type SqlDialect } from '../integrations/dialects';
-import type { AstNode } from './ast';
+import { requiredNodeAt, requiredNodesAt, serializedConstantOf, stringsAt, type AstNode } from './ast';
 import { SqlError, SqlErrorCode } from './errors';
 import { quoteIdent } from '../shared/quoting';
 import {
@@ -157,7 +157,7 @@ const OPERATORS: Record<string, string> = {
 /** A constant's value as a literal can carry it (numbers as their digits), or undefined when none can. */
 const constantValue = (node: AstNode): { value: unknown } | undefined => {
   if (node.class !== 'CONSTANT') return undefined;
-  const v = node.value as { is_null: boolean; value: unknown; type: { id: string } };
+  const v = serializedConstantOf(node);
   if (v.is_null) return undefined;
   if (
     typeof v.value === 'number' ||
@@ -178,7 +178,7 @@ export const pushableFilters = (where: AstNode | null | undefined, alias: string
   const flatten = (n: AstNode | null | undefined) => {
     if (!n) return;
     if (n.class === 'CONJUNCTION' && n.type === 'CONJUNCTION_AND')
-      for (const c of n.children as AstNode[]) flatten(c);
+      for (const c of requiredNodesAt(n, 'children')) flatten(c);
     else conjuncts.push(n);
   };
   flatten(where);
@@ -186,15 +186,15 @@ export const pushableFilters = (where: AstNode | null | undefined, alias: string
   for (const c of conjuncts) {
     const op = OPERATORS[String(c.type)];
     if (c.class !== 'COMPARISON' || !op) continue;
-    let column = c.left as AstNode;
-    let value = c.right as AstNode;
+    let column = requiredNodeAt(c, 'left');
+    let value = requiredNodeAt(c, 'right');
     let operator = op;
     if (column.class !== 'COLUMN_REF') {
       [column, value] = [value, column];
       operator = { '<': '>', '>': '<', '<=': '>=', '>=': '<=' }[op] ?? op;
     }
     if (column.class !== 'COLUMN_REF') continue;
-    const names = column.column_names as string[];
+    const names = stringsAt(column, 'column_names');
     const belongs =
       names.length === 2 ? names[0]!.toLowerCase() === alias.toLowerCase() : names.length === 1 && onlyTable;
     const constant = constantValue(value);

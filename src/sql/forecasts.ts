@@ -1,5 +1,14 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { parseSelect, printSelect, walk, type AstNode } from './ast';
+import {
+  nodeAt,
+  parseSelect,
+  printSelect,
+  requiredNodeAt,
+  requiredNodesAt,
+  stringsAt,
+  walk,
+  type AstNode,
+} from './ast';
 import { SqlError, SqlErrorCode } from './errors';
 import { wantedColumns } from './modelPredictions';
 import type { ComputedRef, Predictions } from './plan';
@@ -13,7 +22,7 @@ import type { SelectPredictOptions } from './predictOptions';
 
 /** DuckDB's own TRUE, for conditions taken out of a WHERE clause. */
 const trueConstant = async (c: DuckDBConnection) =>
-  ((await parseSelect(c, 'SELECT 1 WHERE true')).node as AstNode).where_clause as AstNode;
+  requiredNodeAt(requiredNodeAt(await parseSelect(c, 'SELECT 1 WHERE true'), 'node'), 'where_clause');
 
 /** The AND-ed conditions of a WHERE clause, each with a way to replace it by TRUE. */
 const conjunctsOf = (node: AstNode) => {
@@ -21,25 +30,25 @@ const conjunctsOf = (node: AstNode) => {
   const visit = (n: AstNode | null | undefined, replace: (by: AstNode) => void) => {
     if (!n) return;
     if (n.class === 'CONJUNCTION' && n.type === 'CONJUNCTION_AND') {
-      const children = n.children as AstNode[];
+      const children = requiredNodesAt(n, 'children');
       children.forEach((child, i) => visit(child, (by) => (children[i] = by)));
     } else out.push({ condition: n, replace });
   };
-  visit(node.where_clause as AstNode | null, (by) => (node.where_clause = by));
+  visit(nodeAt(node, 'where_clause'), (by) => (node.where_clause = by));
   return out;
 };
 
 /** `<column> > LATEST`: MindsDB's "forecast after the latest rows". */
 const isLatest = (n: AstNode) => {
   if (n.class !== 'COMPARISON' || n.type !== 'COMPARE_GREATERTHAN') return false;
-  const right = n.right as AstNode;
-  const names = right.class === 'COLUMN_REF' ? (right.column_names as string[]) : [];
+  const right = requiredNodeAt(n, 'right');
+  const names = right.class === 'COLUMN_REF' ? stringsAt(right, 'column_names') : [];
   return names.length === 1 && names[0]!.toUpperCase() === 'LATEST';
 };
 
 /** Takes every `… > LATEST` out of the WHERE clause (TRUE in its place); whether there was one. */
 export const takeLatest = async (c: DuckDBConnection, statement: AstNode) => {
-  const node = statement.node as AstNode;
+  const node = requiredNodeAt(statement, 'node');
   const latest = conjunctsOf(node).filter((x) => isLatest(x.condition));
   if (latest.length === 0) return false;
   for (const x of latest) x.replace(await trueConstant(c));
@@ -52,7 +61,7 @@ const onlyColumnsOf = async (condition: AstNode, alias: string) => {
   let other = 0;
   await walk(condition, (n) => {
     if (n.class !== 'COLUMN_REF') return;
-    const names = n.column_names as string[];
+    const names = stringsAt(n, 'column_names');
     if (names.length >= 2 && names[0]!.toLowerCase() === alias.toLowerCase()) own++;
     else other++;
   });
@@ -88,18 +97,18 @@ export const forecastInto = async (
       SqlErrorCode.Invalid,
       `WHERE … > LATEST forecasts after the rows of a table: JOIN ${ref.name} with its data (SELECT … FROM data AS t JOIN ${ref.name} AS m WHERE t.${artifact.timeseries.orderBy} > LATEST)`,
     );
-  const other = (join.left === ref.node ? join.right : join.left) as AstNode;
+  const other = requiredNodeAt(join, join.left === ref.node ? 'right' : 'left');
   const otherAlias = String(other.alias || other.table_name || 'data');
 
   // The history: the joined table under the conditions that name only its columns.
   const pushed: AstNode[] = [];
-  for (const x of conjunctsOf(statement.node as AstNode))
+  for (const x of conjunctsOf(requiredNodeAt(statement, 'node')))
     if (await onlyColumnsOf(x.condition, otherAlias)) {
       pushed.push(structuredClone(x.condition));
       x.replace(await trueConstant(c));
     }
   const template = await parseSelect(c, 'SELECT * FROM __mindledger_source');
-  const select = template.node as AstNode;
+  const select = requiredNodeAt(template, 'node');
   select.from_table = other;
   select.where_clause = pushed.length
     ? pushed.length === 1

@@ -3,7 +3,16 @@ import { questionTables } from '../kb/question';
 import { emptySql, listSql, searchSql, type MetadataColumn } from '../kb/search';
 import { kbTables, KB_SCHEMA, type FieldType } from '../kb/layout';
 import { quoteIdent, quoteString } from '../shared/quoting';
-import { constantValue, walk, type AstNode } from './ast';
+import {
+  constantValue,
+  isNode,
+  nodeAt,
+  requiredNodeAt,
+  requiredNodesAt,
+  stringsAt,
+  walk,
+  type AstNode,
+} from './ast';
 import { SqlError, SqlErrorCode, UNBOUND_DOLLAR } from './errors';
 
 /** A knowledge base named in a query, before its search is cut out of the WHERE clause. */
@@ -63,8 +72,8 @@ const QUESTION_COLUMNS = new Set(['content', 'chunk_content']);
 const contains = (tree: unknown, target: AstNode): boolean => {
   if (tree === target) return true;
   if (Array.isArray(tree)) return tree.some((t) => contains(t, target));
-  if (tree === null || typeof tree !== 'object') return false;
-  return Object.values(tree as AstNode).some((v) => contains(v, target));
+  if (!isNode(tree)) return false;
+  return Object.values(tree).some((v) => contains(v, target));
 };
 
 /** The value a constant or a named parameter stands for. */
@@ -81,12 +90,12 @@ const termOf = (value: AstNode): SearchTerm | undefined => {
  */
 const equality = (n: AstNode) => {
   if (n.class !== 'COMPARISON' || n.type !== 'COMPARE_EQUAL') return undefined;
-  let [col, value] = [n.left as AstNode, n.right as AstNode];
+  let [col, value] = [requiredNodeAt(n, 'left'), requiredNodeAt(n, 'right')];
   if (col.class !== 'COLUMN_REF') [col, value] = [value, col];
   if (col.class !== 'COLUMN_REF') return undefined;
   const term = termOf(value);
   if (!term) return undefined;
-  const names = (col.column_names as string[]).map((x) => x.toLowerCase());
+  const names = stringsAt(col, 'column_names').map((x) => x.toLowerCase());
   return {
     column: names[names.length - 1]!,
     qualifier: names.length > 1 ? names[names.length - 2]! : null,
@@ -154,7 +163,7 @@ export const planKnowledgeBaseSearches = async (
     const cut = (where: AstNode | null | undefined, replace: (n: AstNode) => void) => {
       if (!where) return;
       if (where.class === 'CONJUNCTION' && where.type === 'CONJUNCTION_AND') {
-        const children = where.children as AstNode[];
+        const children = requiredNodesAt(where, 'children');
         children.forEach((child, k) =>
           cut(child, (n) => {
             children[k] = n;
@@ -179,7 +188,7 @@ export const planKnowledgeBaseSearches = async (
     };
     await walk(statement, (n) => {
       if (n.type === 'SELECT_NODE' && contains(n.from_table, ref.node))
-        cut(n.where_clause as AstNode | null, (x) => {
+        cut(nodeAt(n, 'where_clause'), (x) => {
           n.where_clause = x;
         });
     });

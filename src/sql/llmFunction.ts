@@ -1,5 +1,14 @@
 import { LIST, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
-import { parseSelect, printSelect, walk, type AstNode } from './ast';
+import {
+  isNode,
+  nodeAt,
+  parseSelect,
+  printSelect,
+  requiredNodeAt,
+  requiredNodesAt,
+  walk,
+  type AstNode,
+} from './ast';
 import { SqlError, SqlErrorCode } from './errors';
 
 /**
@@ -22,15 +31,18 @@ const MAX_PROMPTS = 10_000;
 const isLlmCall = (n: AstNode) =>
   n.class === 'FUNCTION' && String(n.function_name).toLowerCase() === 'llm' && !n.schema && !n.catalog;
 
+/** The first item of a parsed template's column list. */
+const firstSelected = (template: AstNode) =>
+  requiredNodesAt(requiredNodeAt(template, 'node'), 'select_list')[0]!;
+
 let lookupTemplate: AstNode | undefined;
 /** `map_extract_value(getvariable('…'), CAST(<prompt> AS VARCHAR))`, with <prompt> to fill in. */
 const lookupNode = async (c: DuckDBConnection, prompt: AstNode): Promise<AstNode> => {
-  lookupTemplate ??= (
-    (await parseSelect(c, `SELECT map_extract_value(getvariable('${ANSWERS}'), CAST(NULL AS VARCHAR))`))
-      .node as { select_list: AstNode[] }
-  ).select_list[0];
-  const node = structuredClone(lookupTemplate!);
-  const cast = (node.children as AstNode[])[1]!;
+  lookupTemplate ??= firstSelected(
+    await parseSelect(c, `SELECT map_extract_value(getvariable('${ANSWERS}'), CAST(NULL AS VARCHAR))`),
+  );
+  const node = structuredClone(lookupTemplate);
+  const cast = requiredNodesAt(node, 'children')[1]!;
   cast.child = prompt;
   return node;
 };
@@ -38,9 +50,8 @@ const lookupNode = async (c: DuckDBConnection, prompt: AstNode): Promise<AstNode
 let castTemplate: AstNode | undefined;
 /** `CAST(<expression> AS VARCHAR)`. */
 const asText = async (c: DuckDBConnection, expression: AstNode | null, alias: string): Promise<AstNode> => {
-  castTemplate ??= ((await parseSelect(c, 'SELECT CAST(NULL AS VARCHAR)')).node as { select_list: AstNode[] })
-    .select_list[0];
-  const node = structuredClone(castTemplate!);
+  castTemplate ??= firstSelected(await parseSelect(c, 'SELECT CAST(NULL AS VARCHAR)'));
+  const node = structuredClone(castTemplate);
   if (expression) node.child = expression;
   node.alias = alias;
   return node;
@@ -51,11 +62,49 @@ const asText = async (c: DuckDBConnection, expression: AstNode | null, alias: st
  * statement at SQL_MAX_QUERY_BYTES is a tree of hundreds of thousands of nodes.
  */
 const countLlmCalls = (node: unknown): number => {
-  if (node === null || typeof node !== 'object') return 0;
   if (Array.isArray(node)) return node.reduce((sum: number, child) => sum + countLlmCalls(child), 0);
-  let count = isLlmCall(node as AstNode) ? 1 : 0;
-  for (const value of Object.values(node as AstNode)) count += countLlmCalls(value);
+  if (!isNode(node)) return 0;
+  let count = isLlmCall(node) ? 1 : 0;
+  for (const value of Object.values(node)) count += countLlmCalls(value);
   return count;
+};
+
+/** An `LLM()` call of a column list, with what puts another node in its place. */
+type LlmCallPlace = { node: AstNode; replace: (by: AstNode) => void };
+
+/**
+ * The `LLM()` calls of a column list, in tree order. A call's arguments are not searched (a call
+ * nested in another is counted, and refused, by the caller); a subquery in the column list is a
+ * query of its own: its LLM() is not this one's.
+ */
+const llmCallsIn = (list: AstNode[]): LlmCallPlace[] => {
+  const calls: LlmCallPlace[] = [];
+  const visit = (value: unknown, replace: (by: AstNode) => void) => {
+    if (Array.isArray(value)) {
+      value.forEach((child, i) =>
+        visit(child, (by) => {
+          value[i] = by;
+        }),
+      );
+      return;
+    }
+    if (!isNode(value)) return;
+    if (isLlmCall(value)) {
+      calls.push({ node: value, replace });
+      return;
+    }
+    if (value.class === 'SUBQUERY') return;
+    for (const [key, child] of Object.entries(value))
+      visit(child, (by) => {
+        value[key] = by;
+      });
+  };
+  list.forEach((item, i) =>
+    visit(item, (by) => {
+      list[i] = by;
+    }),
+  );
+  return calls;
 };
 
 /** Whether the statement calls `LLM()` anywhere. */
@@ -71,33 +120,17 @@ export const planLlmFunction = async (
 ): Promise<LlmFunctionPlan | null> => {
   const total = countLlmCalls(statement);
   if (total === 0) return null;
-  const select = statement.node as AstNode | undefined;
-  const list = select?.type === 'SELECT_NODE' ? (select.select_list as AstNode[]) : undefined;
+  const select = nodeAt(statement, 'node');
+  const list = select?.type === 'SELECT_NODE' ? requiredNodesAt(select, 'select_list') : undefined;
   // The calls of the outer SELECT's column list (their arguments searched too: nesting is refused).
-  const calls: { parent: AstNode | AstNode[]; key: string | number; node: AstNode }[] = [];
-  const visit = (parent: AstNode | AstNode[], key: string | number, node: unknown) => {
-    if (node === null || typeof node !== 'object') return;
-    if (Array.isArray(node)) {
-      node.forEach((child, i) => visit(node, i, child));
-      return;
-    }
-    const n = node as AstNode;
-    if (isLlmCall(n)) {
-      calls.push({ parent, key, node: n });
-      return;
-    }
-    // A subquery in the column list is a query of its own: its LLM() is not this one's.
-    if (n.class === 'SUBQUERY') return;
-    for (const [k, v] of Object.entries(n)) visit(n, k, v);
-  };
-  if (list) list.forEach((item, i) => visit(list, i, item));
+  const calls = list ? llmCallsIn(list) : [];
   if (calls.length !== total)
     throw new SqlError(
       SqlErrorCode.Invalid,
       "LLM() is answered in the outer SELECT's column list only (not in WHERE, ORDER BY, a subquery or a UNION): select it there, or read the rows in a subquery first",
     );
   for (const call of calls) {
-    const args = call.node.children as AstNode[];
+    const args = requiredNodesAt(call.node, 'children');
     if (args.length !== 1 || call.node.distinct || call.node.filter)
       throw new SqlError(SqlErrorCode.Invalid, 'LLM() takes one argument: the prompt (text)');
     let nested = false;
@@ -108,29 +141,11 @@ export const planLlmFunction = async (
   }
   // First pass: the statement's rows with each LLM(x) as NULL, and each prompt x as a column.
   const prompts = structuredClone(statement);
-  const promptList = (prompts.node as AstNode).select_list as AstNode[];
-  const firstPass = structuredClone(calls.map((call) => (call.node.children as AstNode[])[0]!));
+  const promptList = requiredNodesAt(requiredNodeAt(prompts, 'node'), 'select_list');
+  const firstPass = structuredClone(calls.map((call) => requiredNodesAt(call.node, 'children')[0]!));
   // The same places in the clone: found again by walking it in the same order.
-  const cloneCalls: { parent: AstNode | AstNode[]; key: string | number }[] = [];
-  const visitClone = (parent: AstNode | AstNode[], key: string | number, node: unknown) => {
-    if (node === null || typeof node !== 'object') return;
-    if (Array.isArray(node)) {
-      node.forEach((child, i) => visitClone(node, i, child));
-      return;
-    }
-    const n = node as AstNode;
-    if (isLlmCall(n)) {
-      cloneCalls.push({ parent, key });
-      return;
-    }
-    if (n.class === 'SUBQUERY') return;
-    for (const [k, v] of Object.entries(n)) visitClone(n, k, v);
-  };
-  promptList.forEach((item, i) => visitClone(promptList, i, item));
-  for (const place of cloneCalls) {
-    const alias = String((place.parent as Record<string | number, AstNode>)[place.key]!.alias ?? '');
-    (place.parent as Record<string | number, AstNode>)[place.key] = await asText(c, null, alias);
-  }
+  for (const place of llmCallsIn(promptList))
+    place.replace(await asText(c, null, String(place.node.alias ?? '')));
   for (const [i, prompt] of firstPass.entries())
     promptList.push(await asText(c, prompt, `__mindledger_prompt_${i}`));
   const columns = firstPass.map((_, i) => `"__mindledger_prompt_${i}"`).join(', ');
@@ -140,9 +155,9 @@ export const planLlmFunction = async (
   )}) AS __mindledger_prompts) WHERE __p IS NOT NULL LIMIT ${MAX_PROMPTS + 1}`;
   // The statement itself: each LLM(x) looks its answer up (its column keeps the name MySQL gives it).
   for (const call of calls) {
-    const lookup = await lookupNode(c, (call.node.children as AstNode[])[0]!);
+    const lookup = await lookupNode(c, requiredNodesAt(call.node, 'children')[0]!);
     lookup.alias = String(call.node.alias ?? '');
-    (call.parent as Record<string | number, AstNode>)[call.key] = lookup;
+    call.replace(lookup);
   }
   return { promptsSql };
 };

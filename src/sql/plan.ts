@@ -1,6 +1,14 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Predictor } from '../ml/predict';
-import { parseSelect, printSelect, type AstNode } from './ast';
+import {
+  nodeAt,
+  parseSelect,
+  printSelect,
+  requiredNodeAt,
+  requiredNodesAt,
+  serializedConstantOf,
+  type AstNode,
+} from './ast';
 import type { CatalogResolver } from './catalog';
 import { catalogFaceOf, externalListings, type CatalogFace } from './catalogListing';
 import { pause, type Deadline } from './deadline';
@@ -24,12 +32,12 @@ import {
  * the names to use instead, by position (undefined: keep DuckDB's).
  */
 const constantColumnNames = (statement: AstNode): (string | undefined)[] | null => {
-  const node = statement.node as AstNode | undefined;
-  const list = node?.type === 'SELECT_NODE' ? (node.select_list as AstNode[]) : undefined;
+  const node = nodeAt(statement, 'node');
+  const list = node?.type === 'SELECT_NODE' ? requiredNodesAt(node, 'select_list') : undefined;
   if (!list || list.some((item) => item.class === 'STAR')) return null;
   return list.map((item) => {
     if (item.alias || item.class !== 'CONSTANT') return undefined;
-    const value = item.value as { is_null: boolean; value: unknown; type: { id: string } };
+    const value = serializedConstantOf(item);
     return value.is_null ? 'NULL' : value.type.id === 'VARCHAR' ? String(value.value) : undefined;
   });
 };
@@ -130,7 +138,10 @@ export type ExternalRef = {
 /** DuckDB's own TRUE (as its parser writes it), for conditions cut out of a WHERE clause. */
 let trueNode: AstNode | undefined;
 const trueConstant = async (c: DuckDBConnection) => {
-  trueNode ??= ((await parseSelect(c, 'SELECT 1 WHERE true')).node as AstNode).where_clause as AstNode;
+  trueNode ??= requiredNodeAt(
+    requiredNodeAt(await parseSelect(c, 'SELECT 1 WHERE true'), 'node'),
+    'where_clause',
+  );
   const node = trueNode;
   return () => structuredClone(node);
 };
@@ -326,7 +337,7 @@ export const prepare = async (
       sql: stripQualifier(text, externals[0]!.integration),
     };
 
-  const where = (statement.node as AstNode | undefined)?.where_clause as AstNode | undefined;
+  const where = nodeAt(nodeAt(statement, 'node'), 'where_clause');
   const fetches = externals.map((e, i) =>
     fetchOf(
       e,

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { walk, type AstNode } from './ast';
+import { nodeAt, serializedConstantOf, walk, type AstNode } from './ast';
 import type { SqlDialect } from '../integrations/dialects';
 import { pushableFilters, type ExternalFetch } from './federation';
 import { inputNarrowing } from './predictionInput';
@@ -12,7 +12,7 @@ import { inputNarrowing } from './predictionInput';
 const comparesText = async (where: AstNode | undefined) => {
   let text = false;
   await walk(where, (n) => {
-    if (n.class === 'CONSTANT' && typeof (n.value as { value: unknown }).value === 'string') text = true;
+    if (n.class === 'CONSTANT' && typeof serializedConstantOf(n).value === 'string') text = true;
   });
   return text;
 };
@@ -34,9 +34,9 @@ export const modelInputFetches = async <E extends { node: AstNode; table: string
   externals: E[],
   fetchOf: (e: E, i: number, filters: Filter[], limit: number | null) => ExternalFetch,
 ): Promise<ExternalFetch[]> => {
-  const node = statement.node as AstNode | undefined;
-  const where = node?.where_clause as AstNode | undefined;
-  const from = node?.from_table as AstNode | undefined;
+  const node = nodeAt(statement, 'node');
+  const where = nodeAt(node, 'where_clause');
+  const from = nodeAt(node, 'from_table');
   const fetches: ExternalFetch[] = [];
   for (const [i, e] of externals.entries()) {
     const alias = String(e.node.alias || e.table);

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { walk, type AstNode } from './ast';
+import { nodeAt, nodesAt, requiredNodesAt, serializedConstantOf, stringsAt, walk, type AstNode } from './ast';
 import { isVolatileFunction } from './scope';
 
 /**
@@ -27,7 +27,7 @@ export const conjunctsOf = (where: AstNode | null | undefined): AstNode[] => {
   const flatten = (n: AstNode | null | undefined) => {
     if (!n) return;
     if (n.class === 'CONJUNCTION' && n.type === 'CONJUNCTION_AND')
-      for (const c of n.children as AstNode[]) flatten(c);
+      for (const c of requiredNodesAt(n, 'children')) flatten(c);
     else out.push(n);
   };
   flatten(where);
@@ -53,7 +53,7 @@ const readsOnlyInput = async (condition: AstNode, alias: string) => {
   let foreign = false;
   await walk(condition, (n) => {
     if (n.class === 'COLUMN_REF') {
-      const names = n.column_names as string[];
+      const names = stringsAt(n, 'column_names');
       if (names.length === 2 && names[0]!.toLowerCase() === alias.toLowerCase()) columns++;
       else foreign = true;
     } else if (n.class === 'SUBQUERY' || n.class === 'PARAMETER' || n.class === 'WINDOW') foreign = true;
@@ -64,7 +64,7 @@ const readsOnlyInput = async (condition: AstNode, alias: string) => {
 
 const integerConstant = (n: AstNode | null | undefined): number | null => {
   if (!n || n.class !== 'CONSTANT') return null;
-  const v = n.value as { is_null: boolean; value: unknown };
+  const v = serializedConstantOf(n);
   const number = Number(v.value);
   return !v.is_null && Number.isSafeInteger(number) && number >= 0 ? number : null;
 };
@@ -91,23 +91,23 @@ export const inputNarrowing = async (
   input: AstNode,
   alias: string,
 ): Promise<InputNarrowing> => {
-  const node = statement.node as AstNode | undefined;
+  const node = nodeAt(statement, 'node');
   if (node?.type !== 'SELECT_NODE' || node.from_table !== join) return NO_NARROWING;
   if (input.type !== 'BASE_TABLE' && input.type !== 'SUBQUERY') return NO_NARROWING;
-  const conjuncts = conjunctsOf(node.where_clause as AstNode | undefined);
+  const conjuncts = conjunctsOf(nodeAt(node, 'where_clause'));
   const conditions: AstNode[] = [];
   for (const condition of conjuncts) if (await readsOnlyInput(condition, alias)) conditions.push(condition);
-  const modifiers = (node.modifiers as AstNode[] | undefined) ?? [];
+  const modifiers = nodesAt(node, 'modifiers');
   const limitModifier = modifiers.length === 1 ? modifiers[0]! : undefined;
   const limit = integerConstant(
-    limitModifier?.type === 'LIMIT_MODIFIER' ? (limitModifier.limit as AstNode) : null,
+    limitModifier?.type === 'LIMIT_MODIFIER' ? nodeAt(limitModifier, 'limit') : null,
   );
-  const offset = limitModifier?.offset ? integerConstant(limitModifier.offset as AstNode) : 0;
+  const offset = limitModifier?.offset ? integerConstant(nodeAt(limitModifier, 'offset')) : 0;
   const limited =
     limit !== null &&
     offset !== null &&
     conditions.length === conjuncts.length &&
-    ((node.group_expressions as unknown[] | undefined) ?? []).length === 0 &&
+    nodesAt(node, 'group_expressions').length === 0 &&
     !node.having &&
     !node.qualify &&
     !node.sample &&

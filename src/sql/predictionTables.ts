@@ -8,7 +8,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import type { ColumnBatch } from '../ml/dataset';
-import { parseSelect, printSelect, type AstNode } from './ast';
+import { parseSelect, printSelect, requiredNodeAt, type AstNode } from './ast';
 import { quoteIdent } from '../shared/quoting';
 import { NO_NARROWING, type InputNarrowing } from './predictionInput';
 
@@ -173,7 +173,7 @@ export const joinedColumns = async (
   node: AstNode,
   narrowing: InputNarrowing = NO_NARROWING,
 ): Promise<{ alias: string; columns: Columns }> => {
-  const other = (join.left === node ? join.right : join.left) as AstNode;
+  const other = requiredNodeAt(join, join.left === node ? 'right' : 'left');
   const { conditions, limit } = narrowing;
   const template = await parseSelect(
     c,
@@ -181,11 +181,13 @@ export const joinedColumns = async (
       limit === null ? '' : ` LIMIT ${limit}`
     }`,
   );
-  const select = template.node as AstNode;
+  const select = requiredNodeAt(template, 'node');
   select.from_table = other;
   if (conditions.length === 1) select.where_clause = structuredClone(conditions[0]);
   else if (conditions.length > 1)
-    (select.where_clause as AstNode).children = conditions.map((condition) => structuredClone(condition));
+    requiredNodeAt(select, 'where_clause').children = conditions.map((condition) =>
+      structuredClone(condition),
+    );
   const source = await printSelect(c, template);
   temps.push('__mindledger_input');
   await c.run(`CREATE OR REPLACE TEMP TABLE __mindledger_input AS ${source}`);

@@ -1,5 +1,14 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
-import { constantValue, printSelect, walk, type AstNode } from './ast';
+import {
+  constantValue,
+  nodeAt,
+  printSelect,
+  requiredNodeAt,
+  requiredNodesAt,
+  stringsAt,
+  walk,
+  type AstNode,
+} from './ast';
 import { agentAnswers, type AgentQueryOptions } from './agentAnswers';
 import { forecastInto, takeLatest } from './forecasts';
 import { modelPredictions } from './modelPredictions';
@@ -39,12 +48,12 @@ const whereEqualities = (
   const visit = (n: AstNode | null | undefined) => {
     if (!n) return;
     if (n.class === 'CONJUNCTION' && n.type === 'CONJUNCTION_AND')
-      for (const c of n.children as AstNode[]) visit(c);
+      for (const c of requiredNodesAt(n, 'children')) visit(c);
     else if (n.class === 'COMPARISON' && n.type === 'COMPARE_EQUAL') {
-      let [col, value] = [n.left as AstNode, n.right as AstNode];
+      let [col, value] = [requiredNodeAt(n, 'left'), requiredNodeAt(n, 'right')];
       if (col.class !== 'COLUMN_REF') [col, value] = [value, col];
       if (col.class !== 'COLUMN_REF') return;
-      const names = col.column_names as string[];
+      const names = stringsAt(col, 'column_names');
       const name = names[names.length - 1]!;
       if (value.class === 'CONSTANT') row[name] = constantValue(value);
       else if (
@@ -121,7 +130,7 @@ export const predictInto = async (
           }
         : await modelPredictions(predictions, ref, statement, alias, predictOptions ?? {});
   if (!join) {
-    const input = whereEqualities((statement.node as AstNode).where_clause as AstNode | undefined, bindings);
+    const input = whereEqualities(nodeAt(requiredNodeAt(statement, 'node'), 'where_clause'), bindings);
     // As MindsDB does, the WHERE's constants stay in the row even where the model does not know
     // the column (a version trained on fewer columns): the WHERE still reads them.
     const echoed = Object.keys(input).filter((col) => !compute.columns.includes(col));
@@ -133,7 +142,7 @@ export const predictInto = async (
     Object.assign(ref.node, baseTable('__mindledger_prediction', alias));
     return printSelect(c, statement);
   }
-  const input = (join.left === ref.node ? join.right : join.left) as AstNode;
+  const input = requiredNodeAt(join, join.left === ref.node ? 'right' : 'left');
   const narrowing = await inputNarrowing(
     c,
     statement,

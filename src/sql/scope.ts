@@ -1,4 +1,12 @@
-import { MAX_QUERY_BLOCKS, tooManySelects, type AstNode } from './ast';
+import {
+  isNode,
+  MAX_QUERY_BLOCKS,
+  nodeAt,
+  nodesAt,
+  requiredNodeAt,
+  tooManySelects,
+  type AstNode,
+} from './ast';
 import { SqlError, SqlErrorCode } from './errors';
 import { GUARDED_FUNCTIONS, oversizedFormat } from '../duckdb/valueGuards';
 import { currentRequest } from '../shared/requestContext';
@@ -135,7 +143,8 @@ export const resolveScopes = async (
       for (let i = value.length - 1; i >= 0; i--) push(value[i], scope, tableRef);
       continue;
     }
-    const n = value as AstNode;
+    if (!isNode(value)) continue;
+    const n = value;
     if (tableRef && !isTableRef(n)) refuseTableRef(n);
     if (n.sample) deterministic = false;
     const keys = Object.keys(n);
@@ -146,20 +155,20 @@ export const resolveScopes = async (
       if (n.type === 'SELECT_NODE' && ++blocks > MAX_QUERY_BLOCKS) throw tooManySelects();
       if (auditor && n.type === 'RECURSIVE_CTE_NODE') refuseForAuditor('a recursive CTE');
       let inner = scope;
-      const entries =
-        (n.cte_map as { map?: { key: string; value: { query: AstNode } }[] } | undefined)?.map ?? [];
       const definitions: { query: AstNode; scope: Scope | null }[] = [];
-      for (const entry of entries) {
-        const name = entry.key.toLowerCase();
-        const as = `${CTE_PREFIX}${renamed++}_${entry.key}`;
-        const node = entry.value.query.node as AstNode | undefined;
+      for (const entry of nodesAt(nodeAt(n, 'cte_map'), 'map')) {
+        const cteName = String(entry.key);
+        const query = requiredNodeAt(requiredNodeAt(entry, 'value'), 'query');
+        const name = cteName.toLowerCase();
+        const as = `${CTE_PREFIX}${renamed++}_${cteName}`;
+        const node = nodeAt(query, 'node');
         // A recursive CTE sees itself on the recursive side of its union only: DuckDB binds the
         // other side, and every use earlier in the WITH, without it.
         if (node?.type === 'RECURSIVE_CTE_NODE' && String(node.cte_name).toLowerCase() === name) {
           node.cte_name = as;
           recursiveSide.set(node, child(inner, name, as));
         }
-        definitions.push({ query: entry.value.query, scope: inner });
+        definitions.push({ query, scope: inner });
         entry.key = as;
         inner = child(inner, name, as);
       }
@@ -187,7 +196,7 @@ export const resolveScopes = async (
     }
     if (n.class === undefined && n.type === 'SHOW_REF') refuseTableRef(n);
     if (n.class === undefined && n.type === 'TABLE_FUNCTION') {
-      const fn = String((n.function as AstNode | undefined)?.function_name ?? '');
+      const fn = String(nodeAt(n, 'function')?.function_name ?? '');
       if (auditor) refuseForAuditor(`table function ${fn}()`);
       if (!ALLOWED_TABLE_FUNCTIONS.has(fn.toLowerCase()))
         throw new SqlError(SqlErrorCode.Forbidden, `Table function ${fn}() is not allowed`);
@@ -200,7 +209,7 @@ export const resolveScopes = async (
       // The built-in under a size guard (src/duckdb/valueGuards.ts) is reached by a qualified name.
       if ((n.schema || n.catalog) && GUARDED_FUNCTIONS.has(fn.toLowerCase()))
         throw new SqlError(SqlErrorCode.Forbidden, `Function ${fn}() is called by its bare name only`);
-      const format = (n.children as AstNode[] | undefined)?.[0]?.value as AstNode | undefined;
+      const format = nodeAt(nodesAt(n, 'children')[0], 'value');
       if (n.children && typeof format?.value === 'string' && oversizedFormat(fn, format.value))
         throw new SqlError(
           SqlErrorCode.TooLarge,
