@@ -13,7 +13,7 @@
 // Infrastructure and engines are listed; every other folder of src/ is a capability, so a new
 // slice is held to the rules the day its folder appears, without editing this file.
 const ENGINES =
-  'config|eventlog|projection|duckdb|http|metrics|shared|storage|integrations|ml|llm|agentloop|kb|channels|ledger|mysql|pgwire|doorway';
+  'config|eventlog|projection|duckdb|http|metrics|shared|storage|integrations|engines|channels|ledger|mysql|pgwire|doorway';
 const INFRASTRUCTURE = `^src/(${ENGINES})/`;
 /**
  * A capability's folder, captured as $1. Not slices: the SQL interface, the command-line tools and

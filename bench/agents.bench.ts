@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
-import { buildSystemPrompt, runAgent, toolsFromSkills } from '../src/agentloop';
-import { createLlmClient } from '../src/llm';
+import { buildSystemPrompt, runAgent, toolsFromSkills } from '../src/engines/agentLoop';
+import { createLlmClient } from '../src/engines/llm';
 import { memorySqlPort, ordersTable } from '../test/agentloop/memoryPorts';
 import { fakeReply, startFakeOpenAi } from '../test/support/fakeOpenAi';
 import { fmt, percentile, ratio } from './support';

@@ -9,7 +9,7 @@ import {
   type DuckDBArrayVector,
   type DuckDBConnection,
 } from '@duckdb/node-api';
-import { HASHING_DIMENSIONS, hashingEmbed } from '../src/kb/hashingEmbedder';
+import { HASHING_DIMENSIONS, hashingEmbed } from '../src/engines/search/hashingEmbedder';
 import { chunksOf, type KbDocument } from '../src/knowledgeBases/projection';
 import { KB_DOCS, KB_QUESTIONS, type KbQuestionKind } from './kbCorpus';
 import { CHUNKING, syntheticCorpus } from './kbSynthetic';

@@ -1,8 +1,8 @@
 // The scale benchmark's corpus: synthetic documents with a realistic term distribution, the same
 // every run (seeded), so insert and search figures compare across runs.
-import { chunkText } from '../src/kb/chunker';
+import { chunkText } from '../src/engines/search/chunker';
 import type { KbDocument } from '../src/knowledgeBases/projection';
-import { seededRandom } from '../src/ml/random';
+import { seededRandom } from '../src/engines/ml/random';
 
 /** The service's default chunking (MindsDB's): the corpus is sized in these chunks. */
 export const CHUNKING = { chunkSize: 1000, chunkOverlap: 200 };

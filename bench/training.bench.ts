@@ -1,7 +1,7 @@
 import os from 'node:os';
-import { readArtifact } from '../src/ml/artifact';
-import { trainInWorker } from '../src/ml/runTraining';
-import { trainModel } from '../src/ml/train';
+import { readArtifact } from '../src/engines/ml/artifact';
+import { trainInWorker } from '../src/engines/ml/runTraining';
+import { trainModel } from '../src/engines/ml/train';
 import { wideRegression } from '../test/ml/synthetic';
 import { fmt, measure } from './support';
 

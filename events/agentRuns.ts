@@ -88,7 +88,7 @@ export const AgentRunToolCalled = defineEvent(
     rows: z.number().int().nullable(),
     /**
      * sha256 of the result's canonical JSON (columns, first 100 rows, their count;
-     * src/agentloop/resultDigest.ts): a replay compares it with today's. Absent: recorded before
+     * src/engines/agentLoop/resultDigest.ts): a replay compares it with today's. Absent: recorded before
      * digests, or no rows answered.
      */
     resultDigest: z

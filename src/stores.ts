@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { allProjections, fileTablesProjection, knowledgeBaseContentProjection } from '../projections';
-import { KB_SCHEMA } from './kb/layout';
+import { KB_SCHEMA } from './engines/search/layout';
 import type { Config } from './config';
 import { openDuck } from './duckdb/database';
 import fs from 'node:fs';

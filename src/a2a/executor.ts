@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
-import { stepText } from '../agentloop';
+import { stepText } from '../engines/agentLoop';
 import { loggable } from './handler';
 import { A2aAskFailed, type A2aPorts } from './ports';
 import {

@@ -1,4 +1,4 @@
-import type { AgentRunEvent as LoopStep } from '../agentloop';
+import type { AgentRunEvent as LoopStep } from '../engines/agentLoop';
 import type { Principal } from '../shared/requestContext';
 
 /** What an agent card says of an agent: nothing secret (no params, no keys), its skills by name. */

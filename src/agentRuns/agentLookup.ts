@@ -1,7 +1,7 @@
-import { canonicalSkillKind, normalizeMessages, type AgentSkill } from '../agentloop';
+import { canonicalSkillKind, normalizeMessages, type AgentSkill } from '../engines/agentLoop';
 import { requireAgent } from '../agents/state';
 import type { AppContext } from '../context';
-import type { ChatMessage } from '../llm';
+import type { ChatMessage } from '../engines/llm';
 import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../projects/state';

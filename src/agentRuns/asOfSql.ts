@@ -109,8 +109,12 @@ export const asOfSql = (sql: string, position: bigint) => {
   return out;
 };
 
-/** Whether a SELECT calls `LLM(…)` (a model call: never made by a replay). */
-export const callsLlm = (sql: string) => {
+/**
+ * Whether a SELECT's text calls `LLM(…)` (a model call: never made by a replay), read by the
+ * tokenizer: a replay has no DuckDB at hand to parse it (src/sql/llmFunction.ts's `treeCallsLlm`
+ * asks the same of a parsed SELECT).
+ */
+export const textCallsLlm = (sql: string) => {
   const tokens = significant(tokenize(sql, 'mysql'));
   return tokens.some((t, i) => isKeyword(sql, t, 'LLM') && isSymbol(sql, tokens[i + 1], '('));
 };

@@ -1,4 +1,4 @@
-import { createLlmClient, type LlmClient, type LlmSettings } from '../llm';
+import { createLlmClient, type LlmClient, type LlmSettings } from '../engines/llm';
 
 const MAX_CLIENTS = 64;
 

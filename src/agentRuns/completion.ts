@@ -6,7 +6,7 @@ import {
   planAgentRun,
   runAgent,
   type AgentRunEvent as LoopEvent,
-} from '../agentloop';
+} from '../engines/agentLoop';
 import { settled, type AppContext } from '../context';
 import {
   LlmConfigError,
@@ -14,7 +14,7 @@ import {
   summarizeLlmSettings,
   type LlmClient,
   type LlmSettings,
-} from '../llm';
+} from '../engines/llm';
 import { badGateway, DomainError, invalid, isDomainError } from '../shared/errors';
 import { withThread, type AgentLoader, type LoadedAgent } from './agentLookup';
 import { agentLlmClientPool } from './clients';

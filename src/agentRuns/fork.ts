@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { normalizeMessages } from '../agentloop';
+import { normalizeMessages } from '../engines/agentLoop';
 import { settled, type AppContext } from '../context';
 import { conflict, notFound } from '../shared/errors';
 import type { AgentLoader } from './agentLookup';

@@ -1,5 +1,5 @@
-import type { KnowledgeBaseSearchPort, SqlToolPort } from '../agentloop';
-import type { LlmDefaults, LlmEngineResolver } from '../llm';
+import type { KnowledgeBaseSearchPort, SqlToolPort } from '../engines/agentLoop';
+import type { LlmDefaults, LlmEngineResolver } from '../engines/llm';
 import type { ReplayPorts } from './replay';
 
 /** What runs need beyond the log: the tools' data, and where LLM settings come from. */

@@ -1,4 +1,4 @@
-import type { AgentRunEvent as LoopEvent } from '../agentloop';
+import type { AgentRunEvent as LoopEvent } from '../engines/agentLoop';
 import type { AgentRunStarted } from '../../events';
 import type { AppContext } from '../context';
 import { decideRun, type RunCommand } from './decider';

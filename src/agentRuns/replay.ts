@@ -1,10 +1,10 @@
 import type { RecordedEvent } from '../../events';
-import { DIGEST_ROWS, resultDigest } from '../agentloop';
+import { DIGEST_ROWS, resultDigest } from '../engines/agentLoop';
 import type { AppContext } from '../context';
 import { notFound } from '../shared/errors';
 import { maskSecrets } from '../shared/secrets';
 import { toMindsDbTimestamp } from '../shared/time';
-import { asOfSql, callsLlm, tableRefsOf } from './asOfSql';
+import { asOfSql, textCallsLlm, tableRefsOf } from './asOfSql';
 import { runStream } from './state';
 
 /** A SELECT's answer as a replay compares it, or why it could not be read. */
@@ -39,7 +39,7 @@ const summary = (answer: ReplayAnswer) =>
  * event, less one) and as the read model holds it today, and the replay names each step whose
  * answer differs. Tables without history (uploaded files, external databases) cannot be read as
  * they were: today's answer is compared with the digest of the result the step recorded
- * (src/agentloop/resultDigest.ts); a step recorded without one is `not_comparable`, never
+ * (src/engines/agentLoop/resultDigest.ts); a step recorded without one is `not_comparable`, never
  * unchanged.
  */
 export const runReplay = (ctx: AppContext, ports: ReplayPorts) => {
@@ -49,7 +49,7 @@ export const runReplay = (ctx: AppContext, ports: ReplayPorts) => {
   ) => {
     const sql = event.data.sql!;
     const position = event.meta.position - 1n;
-    if (callsLlm(sql))
+    if (textCallsLlm(sql))
       return { compared: 'not_rerun' as const, reason: 'it calls LLM(): a replay calls no model' };
     let refs: ReturnType<typeof tableRefsOf>;
     try {

@@ -1,4 +1,4 @@
-import { mindsDbErrorType, type AgentRunEvent as LoopEvent } from '../agentloop';
+import { mindsDbErrorType, type AgentRunEvent as LoopEvent } from '../engines/agentLoop';
 import { problem, type Api } from '../http/api';
 import { isDomainError } from '../shared/errors';
 import {

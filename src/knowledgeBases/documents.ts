@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { KnowledgeBaseDocumentsDeleted, KnowledgeBaseDocumentsInserted } from '../../events';
 import { settled, type AppContext } from '../context';
 import type { Aggregate } from '../eventlog/commands';
-import { HASHING_DIMENSIONS } from '../kb/hashingEmbedder';
+import { HASHING_DIMENSIONS } from '../engines/search/hashingEmbedder';
 import { invalid } from '../shared/errors';
 import type { BlobStore } from '../storage/blobs';
 import { isBuiltInModel, type KnowledgeBaseEmbedder } from './embedding';

@@ -1,5 +1,10 @@
-import { HASHING_DIMENSIONS, HASHING_PROVIDER, hashingEmbed } from '../kb/hashingEmbedder';
-import { createLlmClient, resolveLlmSettings, type LlmDefaults, type LlmEngineResolver } from '../llm';
+import { HASHING_DIMENSIONS, HASHING_PROVIDER, hashingEmbed } from '../engines/search/hashingEmbedder';
+import {
+  createLlmClient,
+  resolveLlmSettings,
+  type LlmDefaults,
+  type LlmEngineResolver,
+} from '../engines/llm';
 import { badGateway, invalid, isDomainError } from '../shared/errors';
 import type { KnowledgeBase } from './state';
 

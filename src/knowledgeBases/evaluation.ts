@@ -8,10 +8,10 @@ import {
   retrievalScores,
   testSetDigest,
   type EvaluationCase,
-} from '../kb/evaluation';
-import { HASHING_MODEL, HASHING_PROVIDER } from '../kb/hashingEmbedder';
-import { kbTables } from '../kb/layout';
-import { createLlmClient, resolveLlmSettings, summarizeLlmSettings } from '../llm';
+} from '../engines/search/evaluation';
+import { HASHING_MODEL, HASHING_PROVIDER } from '../engines/search/hashingEmbedder';
+import { kbTables } from '../engines/search/layout';
+import { createLlmClient, resolveLlmSettings, summarizeLlmSettings } from '../engines/llm';
 import { badGateway, invalid, isDomainError } from '../shared/errors';
 import { quoteMysqlIdent } from '../shared/quoting';
 import { toMindsDbTimestamp } from '../shared/time';

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import { ARRAY, FLOAT, type DuckDBConnection } from '@duckdb/node-api';
 import type { KnowledgeBaseDocumentsInserted } from '../../events';
-import { chunkText } from '../kb/chunker';
-import { hashingEmbed } from '../kb/hashingEmbedder';
+import { chunkText } from '../engines/search/chunker';
+import { hashingEmbed } from '../engines/search/hashingEmbedder';
 import {
   chunkId,
   createKbTablesSql,
@@ -12,8 +12,8 @@ import {
   kbTables,
   widerFieldType,
   type FieldType,
-} from '../kb/layout';
-import { termsOf } from '../kb/terms';
+} from '../engines/search/layout';
+import { termsOf } from '../engines/search/terms';
 import {
   allHandled,
   schemaProjection,

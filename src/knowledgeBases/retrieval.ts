@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import { createLlmClient, resolveLlmSettings } from '../llm';
+import { createLlmClient, resolveLlmSettings } from '../engines/llm';
 import { badGateway, invalid, isDomainError } from '../shared/errors';
 import type { KnowledgeBaseEmbedder, KnowledgeBaseModelPorts } from './embedding';
 import type { LoadKnowledgeBase } from './lookup';

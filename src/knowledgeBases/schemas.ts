@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HASHING_DIMENSIONS, HASHING_MODEL, HASHING_PROVIDER } from '../kb/hashingEmbedder';
+import { HASHING_DIMENSIONS, HASHING_MODEL, HASHING_PROVIDER } from '../engines/search/hashingEmbedder';
 import { invalid } from '../shared/errors';
 import { looseName, params } from '../shared/resourceSchemas';
 import type { KnowledgeBaseCommand } from './decider';

@@ -1,6 +1,6 @@
 import type { Duck } from '../duckdb/database';
-import { searchesKeywords, searchSql } from '../kb/search';
-import { questionParameters } from '../kb/question';
+import { searchesKeywords, searchSql } from '../engines/search/search';
+import { questionParameters } from '../engines/search/question';
 
 export type KbSearchHit = {
   id: string;
@@ -20,7 +20,7 @@ export type KbSearchInput = {
   metadataColumns: readonly string[];
 };
 
-/** The `limit` most relevant chunks, by vector and keyword (see src/kb/search.ts). */
+/** The `limit` most relevant chunks, by vector and keyword (see src/engines/search/search.ts). */
 export const searchKnowledgeBase = (
   duck: Duck,
   input: KbSearchInput,

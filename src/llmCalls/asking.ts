@@ -1,7 +1,13 @@
 import crypto from 'node:crypto';
 import { settled, type AppContext } from '../context';
-import { LlmError, providerProblem, summarizeLlmSettings, type LlmClient, type LlmSettings } from '../llm';
-import type { LlmPrompt } from '../llm/llmModelSpec';
+import {
+  LlmError,
+  providerProblem,
+  summarizeLlmSettings,
+  type LlmClient,
+  type LlmSettings,
+} from '../engines/llm';
+import type { LlmPrompt } from '../engines/llm/llmModelSpec';
 import { DomainError } from '../shared/errors';
 import type { AnswerCache } from './answerCache';
 import { MAX_BATCH_ROWS, planBatches } from './batching';

@@ -1,5 +1,5 @@
-import type { ChatMessage, JsonSchemaFormat } from '../llm';
-import type { LlmPrompt } from '../llm/llmModelSpec';
+import type { ChatMessage, JsonSchemaFormat } from '../engines/llm';
+import type { LlmPrompt } from '../engines/llm/llmModelSpec';
 
 /**
  * Several rows per provider request. A query that asks many prompts of one shape (the same system

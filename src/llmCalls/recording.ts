@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import type { LlmSettings, summarizeLlmSettings } from '../llm';
+import type { LlmSettings, summarizeLlmSettings } from '../engines/llm';
 import { currentRequest } from '../shared/requestContext';
 import { decideLlmCalls, type RecordLlmCall } from './decider';
 import { llmQueryAggregate, llmQueryStream } from './state';

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import { LlmError, type LlmClient } from '../llm';
-import type { LlmPrompt } from '../llm/llmModelSpec';
+import { LlmError, type LlmClient } from '../engines/llm';
+import type { LlmPrompt } from '../engines/llm/llmModelSpec';
 import { messageOf } from '../shared/errors';
 import { BATCH_FORMAT, batchMaxTokens, batchMessages, readBatchAnswer } from './batching';
 import type { RecordLlmCall } from './decider';

@@ -1,6 +1,12 @@
 import type { AppContext } from '../context';
-import { isLlmConfigError, type LlmSettings } from '../llm';
-import { answerValue, llmModelSpec, promptsOf, type LlmModelSpec, type LlmPrompt } from '../llm/llmModelSpec';
+import { isLlmConfigError, type LlmSettings } from '../engines/llm';
+import {
+  answerValue,
+  llmModelSpec,
+  promptsOf,
+  type LlmModelSpec,
+  type LlmPrompt,
+} from '../engines/llm/llmModelSpec';
 import { invalid, isDomainError } from '../shared/errors';
 import { answerCache } from './answerCache';
 import { askAll, type Asking } from './asking';

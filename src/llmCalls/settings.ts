@@ -5,8 +5,8 @@ import {
   type LlmDefaults,
   type LlmEngineResolver,
   type RetryPolicy,
-} from '../llm';
-import { LlmSpecError } from '../llm/llmModelSpec';
+} from '../engines/llm';
+import { LlmSpecError } from '../engines/llm/llmModelSpec';
 import type { LlmVersion } from '../models/state';
 import { invalid } from '../shared/errors';
 

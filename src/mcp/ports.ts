@@ -1,4 +1,4 @@
-import type { AgentRunEvent as LoopStep } from '../agentloop';
+import type { AgentRunEvent as LoopStep } from '../engines/agentLoop';
 
 /** A SQL answer as the SQL endpoint gives it (MindsDB's `{type: table|ok|error, …}`). */
 export type McpSqlAnswer =

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { stepText } from '../agentloop';
+import { stepText } from '../engines/agentLoop';
 import { isDomainError } from '../shared/errors';
 import { quoteMysqlIdent, quoteString } from '../shared/quoting';
 import { AgentAskFailed, type McpPorts, type McpSqlAnswer } from './ports';

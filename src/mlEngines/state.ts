@@ -54,7 +54,7 @@ export const mlEngineStream = (name: string) => `ml-engine-${nameKey(name)}`;
 
 /**
  * The handlers an engine can be made from. Language-model providers are reached through an
- * OpenAI-compatible API (src/llm); `lightwood` is the built-in tabular engine (src/ml).
+ * OpenAI-compatible API (src/engines/llm); `lightwood` is the built-in tabular engine (src/engines/ml).
  */
 export const LLM_HANDLERS = [
   'openai',

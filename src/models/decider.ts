@@ -5,7 +5,7 @@ import type {
   ModelTrained,
   ModelTrainingProgressed,
 } from '../../events';
-import { llmModelSpec, LlmSpecError } from '../llm/llmModelSpec';
+import { llmModelSpec, LlmSpecError } from '../engines/llm/llmModelSpec';
 import { BYOM_HANDLER, ML_HANDLERS } from '../mlEngines/state';
 import { requireLiveProject, type ProjectRef, type ProjectState } from '../projects/state';
 import { conflict, invalid, notFound } from '../shared/errors';

@@ -1,4 +1,4 @@
-import { parseTrainOptions, TrainingError, type TrainOptions } from '../ml/options';
+import { parseTrainOptions, TrainingError, type TrainOptions } from '../engines/ml/options';
 
 /** MindsDB's `ORDER BY t [GROUP BY g, …] [WINDOW n] [HORIZON h]` of a CREATE MODEL. */
 export type TimeSeriesSettings = {

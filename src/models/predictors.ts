@@ -1,7 +1,7 @@
 import fs from 'node:fs';
-import type { Artifact } from '../ml/artifact';
-import { makePredictor, type Predictor } from '../ml/predict';
-import type { ScoringPool } from '../ml/scoringPool';
+import type { Artifact } from '../engines/ml/artifact';
+import { makePredictor, type Predictor } from '../engines/ml/predict';
+import type { ScoringPool } from '../engines/ml/scoringPool';
 import type { BlobStore } from '../storage/blobs';
 import { conflict } from '../shared/errors';
 import type { ModelVersion } from './state';

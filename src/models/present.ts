@@ -3,7 +3,7 @@ import { DESCRIBE_ATTRIBUTES } from '../shared/modelAttributes';
 import { pyRepr } from '../shared/pyrepr';
 import { toMindsDbTimestamp } from '../shared/time';
 import { VERSION } from '../shared/version';
-import { PARTIAL_INPUTS_DESCRIPTION } from '../ml/partial';
+import { PARTIAL_INPUTS_DESCRIPTION } from '../engines/ml/partial';
 import type { ModelRow } from './projection';
 
 /** MindsDB's reduced model dict (GET /models, GET /models/{m}); options were masked by the projection. */

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context';
-import type { Row } from '../ml/dataset';
-import type { PredictOptions } from '../ml/predict';
-import { scoringPool } from '../ml/scoringPool';
+import type { Row } from '../engines/ml/dataset';
+import type { PredictOptions } from '../engines/ml/predict';
+import { scoringPool } from '../engines/ml/scoringPool';
 import type { ProjectDirectory } from '../projects/directory';
 import type { BlobStore } from '../storage/blobs';
 import type { Definition } from './decider';

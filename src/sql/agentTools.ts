@@ -5,7 +5,7 @@ import {
   type SqlScope,
   type SqlToolPort,
   type TableDescription,
-} from '../agentloop';
+} from '../engines/agentLoop';
 import { nameKey } from '../shared/names';
 import type { TableAnswer } from './answers';
 import { SqlError, SqlErrorCode, toSqlError } from './errors';

@@ -4,7 +4,7 @@ import { FILES_SCHEMA } from '../shared/names';
 import { nameKey } from '../shared/names';
 import { SqlError, SqlErrorCode, toSqlError } from './errors';
 import { quoteIdent, quoteString } from '../shared/quoting';
-import { KB_SCHEMA } from '../kb/layout';
+import { KB_SCHEMA } from '../engines/search/layout';
 import { HISTORY_TABLES, rowsAsOf } from '../projection/history';
 import type { SqlCatalog, SqlLookups } from './handlers';
 import { catalogListingViews, LISTED_MODELS } from './catalogListing';

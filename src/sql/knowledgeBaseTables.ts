@@ -1,7 +1,7 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
-import { questionTables } from '../kb/question';
-import { emptySql, listSql, searchSql, type MetadataColumn } from '../kb/search';
-import { kbTables, KB_SCHEMA, type FieldType } from '../kb/layout';
+import { questionTables } from '../engines/search/question';
+import { emptySql, listSql, searchSql, type MetadataColumn } from '../engines/search/search';
+import { kbTables, KB_SCHEMA, type FieldType } from '../engines/search/layout';
 import { quoteIdent, quoteString } from '../shared/quoting';
 import {
   constantValue,

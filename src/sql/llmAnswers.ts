@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import { llmModelSpec } from '../llm/llmModelSpec';
+import { llmModelSpec } from '../engines/llm/llmModelSpec';
 import { isDomainError } from '../shared/errors';
 import { SqlError, SqlErrorCode } from './errors';
 import type { LlmModelAnswers } from './plan';

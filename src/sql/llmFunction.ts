@@ -108,7 +108,7 @@ const llmCallsIn = (list: AstNode[]): LlmCallPlace[] => {
 };
 
 /** Whether the statement calls `LLM()` anywhere. */
-export const callsLlm = (statement: AstNode) => countLlmCalls(statement) > 0;
+export const treeCallsLlm = (statement: AstNode) => countLlmCalls(statement) > 0;
 
 /**
  * Rewrites `statement` in place to read its `LLM(x)` answers from the connection's map, and

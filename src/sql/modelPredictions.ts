@@ -1,4 +1,4 @@
-import type { Predictor } from '../ml/predict';
+import type { Predictor } from '../engines/ml/predict';
 import { walk, type AstNode } from './ast';
 import type { ComputedRef, Predictions } from './plan';
 import { batchOf, type Computation } from './predictionTables';

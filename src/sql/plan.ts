@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { Predictor } from '../ml/predict';
+import type { Predictor } from '../engines/ml/predict';
 import {
   nodeAt,
   parseSelect,
@@ -19,7 +19,7 @@ import { resolveScopes } from './scope';
 import { expandViews, MAX_VIEW_DEPTH } from './viewTables';
 import { asOfMarkOf, asOfPlaceholders, markAsOf } from './asOf';
 import { modelInputFetches } from './predictionFetches';
-import { callsLlm, planLlmFunction, type LlmFunctionPlan } from './llmFunction';
+import { treeCallsLlm, planLlmFunction, type LlmFunctionPlan } from './llmFunction';
 import {
   planKnowledgeBaseSearches,
   type KnowledgeBaseRef,
@@ -300,7 +300,7 @@ export const prepare = async (
       SqlErrorCode.Invalid,
       'AS OF and a model or agent in one query: read the table AS OF in a view or a query of its own first',
     );
-  if (modelRefs.length > 0 && callsLlm(statement))
+  if (modelRefs.length > 0 && treeCallsLlm(statement))
     throw new SqlError(
       SqlErrorCode.Invalid,
       'LLM() and a model or agent in one query: read the predictions in a subquery of their own first',
@@ -326,7 +326,7 @@ export const prepare = async (
   const integrations = new Set(externals.map((e) => e.integration.toLowerCase()));
   if (
     !listings &&
-    !callsLlm(statement) &&
+    !treeCallsLlm(statement) &&
     localTables === 0 &&
     integrations.size === 1 &&
     externals.every((e) => !e.native)

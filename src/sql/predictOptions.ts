@@ -1,5 +1,5 @@
-import { QUERY_OVERRIDES } from '../llm/llmModelSpec';
-import type { PredictOptions } from '../ml/predict';
+import { QUERY_OVERRIDES } from '../engines/llm/llmModelSpec';
+import type { PredictOptions } from '../engines/ml/predict';
 import { significant, textOf, tokenize, unquoted, type Token } from '../shared/sqlTokens';
 import { SqlError, SqlErrorCode } from './errors';
 

@@ -7,7 +7,7 @@ import {
   type DuckDBConnection,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import type { ColumnBatch } from '../ml/dataset';
+import type { ColumnBatch } from '../engines/ml/dataset';
 import { parseSelect, printSelect, requiredNodeAt, type AstNode } from './ast';
 import { quoteIdent } from '../shared/quoting';
 import { NO_NARROWING, type InputNarrowing } from './predictionInput';

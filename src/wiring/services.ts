@@ -1,4 +1,4 @@
-import type { SqlToolPort } from '../agentloop';
+import type { SqlToolPort } from '../engines/agentLoop';
 import { agentRunsService } from '../agentRuns/service';
 import { agentsService } from '../agents/service';
 import { chatbotsService } from '../chatbots/service';

@@ -1,6 +1,6 @@
 /**
  * A replay that says what it could not compare (issue 61, item 5). Every SQL tool result is
- * recorded with a digest of its rows and values (src/agentloop/resultDigest.ts), not only its row
+ * recorded with a digest of its rows and values (src/engines/agentLoop/resultDigest.ts), not only its row
  * count: an uploaded file keeps no history, so a replay compares today's answer with that digest —
  * a count that went from 4 to 5 is a changed step, though both answers have one row. A run recorded
  * before digests is "not comparable", never "unchanged"; the reason names why (uploaded files keep

@@ -6,7 +6,7 @@ import {
   type SqlScope,
   type SqlToolPort,
   type TableColumn,
-} from '../../src/agentloop';
+} from '../../src/engines/agentLoop';
 
 export type MemoryTable = {
   readonly columns: readonly TableColumn[];

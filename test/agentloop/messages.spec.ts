@@ -1,4 +1,4 @@
-import { InvalidMessagesError, mindsDbErrorType, normalizeMessages } from '../../src/agentloop';
+import { InvalidMessagesError, mindsDbErrorType, normalizeMessages } from '../../src/engines/agentLoop';
 
 const invalid = (input: unknown, options?: { userColumn?: string; assistantColumn?: string }) => {
   try {

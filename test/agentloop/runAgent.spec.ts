@@ -8,8 +8,8 @@ import {
   type AgentTool,
   type RunAgentInput,
   type SqlToolPort,
-} from '../../src/agentloop';
-import { createLlmClient, type LlmClient } from '../../src/llm';
+} from '../../src/engines/agentLoop';
+import { createLlmClient, type LlmClient } from '../../src/engines/llm';
 import { fakeReply, latestToolResults, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { memoryKbPort, memorySqlPort, ordersTable } from './memoryPorts';
 

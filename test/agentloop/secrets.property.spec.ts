@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { AgentRunError, runAgent, toolsFromSkills, type AgentRunEvent } from '../../src/agentloop';
-import { createLlmClient, LlmError, resolveLlmSettings } from '../../src/llm';
+import { AgentRunError, runAgent, toolsFromSkills, type AgentRunEvent } from '../../src/engines/agentLoop';
+import { createLlmClient, LlmError, resolveLlmSettings } from '../../src/engines/llm';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi, type FakeReply } from '../support/fakeOpenAi';
 import { memorySqlPort, ordersTable } from './memoryPorts';
 import { propertyRuns, propertySeed } from '../support/seed';

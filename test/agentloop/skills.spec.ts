@@ -7,7 +7,7 @@ import {
   runLimitsFromParams,
   toolsFromSkills,
   type AgentTool,
-} from '../../src/agentloop';
+} from '../../src/engines/agentLoop';
 import { memoryKbPort, memorySqlPort, ordersTable } from './memoryPorts';
 
 const sql = memorySqlPort({ orders: ordersTable }, {});

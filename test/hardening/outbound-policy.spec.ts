@@ -14,7 +14,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { webhookChannel } from '../../src/channels/webhook';
 import { isPublicAddress, outboundPolicy } from '../../src/http/outbound';
-import { createLlmClient } from '../../src/llm/openaiClient';
+import { createLlmClient } from '../../src/engines/llm/openaiClient';
 import { postgresParameters } from '../support/external';
 import { problemOf, startTestApp, storeKinds, type TestApp } from '../support/app';
 import { uniqueName } from '../support/world';

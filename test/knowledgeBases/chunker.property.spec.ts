@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { chunkText } from '../../src/kb/chunker';
+import { chunkText } from '../../src/engines/search/chunker';
 import { propertyRuns, propertySeed } from '../support/seed';
 
 const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;

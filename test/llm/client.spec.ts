@@ -6,7 +6,7 @@ import {
   type ChatStreamEvent,
   type LlmClientOptions,
   type LlmSettings,
-} from '../../src/llm';
+} from '../../src/engines/llm';
 import { fakeEmbedding, fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 
 const KEY = 'sk-test-0123456789abcdefXYZ';

@@ -5,7 +5,7 @@ import {
   summarizeLlmSettings,
   SUPPORTED_PROVIDERS,
   type LlmEngine,
-} from '../../src/llm';
+} from '../../src/engines/llm';
 
 const configError = async (work: Promise<unknown>): Promise<LlmConfigError> => {
   try {

@@ -1,7 +1,7 @@
-import { makePredictor } from '../../src/ml/predict';
-import { balancedAccuracy } from '../../src/ml/metrics';
-import { shuffledIndices } from '../../src/ml/random';
-import { trainModel } from '../../src/ml/train';
+import { makePredictor } from '../../src/engines/ml/predict';
+import { balancedAccuracy } from '../../src/engines/ml/metrics';
+import { shuffledIndices } from '../../src/engines/ml/random';
+import { trainModel } from '../../src/engines/ml/train';
 import { readSharedCsv } from '../support/data';
 
 /** Held-out evaluation: train on a seeded 80%, answer the other 20% without their class. */

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { readArtifact, serializeArtifact } from '../../src/ml/artifact';
-import { makePredictor } from '../../src/ml/predict';
-import type { Row } from '../../src/ml/dataset';
+import { readArtifact, serializeArtifact } from '../../src/engines/ml/artifact';
+import { makePredictor } from '../../src/engines/ml/predict';
+import type { Row } from '../../src/engines/ml/dataset';
 
 /**
  * Schema-1 artifacts live in event logs forever. These fixtures were written by the engine as it

@@ -1,11 +1,17 @@
 /**
  * The promise: a tree ensemble compiled for the walk without branches (children side by side,
  * values compared as bins of the thresholds, leaves that lead to themselves, eight rows at a time;
- * src/ml/gbdt.ts) scores every row exactly as walking each tree node by node does, to the bit,
+ * src/engines/ml/gbdt.ts) scores every row exactly as walking each tree node by node does, to the bit,
  * whatever the trees' shapes and the values: ties with a threshold, missing values (NaN), infinities.
  */
 import fc from 'fast-check';
-import { compileGbdt, compiledScores, gbdtScores, type GbdtModel, type Tree } from '../../src/ml/gbdt';
+import {
+  compileGbdt,
+  compiledScores,
+  gbdtScores,
+  type GbdtModel,
+  type Tree,
+} from '../../src/engines/ml/gbdt';
 import { propertyRuns, propertySeed } from '../support/seed';
 
 const SEED = propertySeed();

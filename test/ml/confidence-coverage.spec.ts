@@ -1,7 +1,7 @@
 import { readSharedCsv } from '../support/data';
-import { makePredictor } from '../../src/ml/predict';
-import { seededRandom, shuffledIndices } from '../../src/ml/random';
-import { trainModel } from '../../src/ml/train';
+import { makePredictor } from '../../src/engines/ml/predict';
+import { seededRandom, shuffledIndices } from '../../src/engines/ml/random';
+import { trainModel } from '../../src/engines/ml/train';
 
 type Rows = Record<string, string>[];
 

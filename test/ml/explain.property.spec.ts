@@ -1,11 +1,11 @@
 /**
- * A regression's explanation string is written field by field (src/ml/answers.ts,
+ * A regression's explanation string is written field by field (src/engines/ml/answers.ts,
  * `regressionExplain`); it must be exactly what the general `pythonJson` (Python's json.dumps
  * layout, as MindsDB answers) writes for the same six fields, for every number JSON can and
  * cannot spell.
  */
 import fc from 'fast-check';
-import { pythonJson, regressionExplain } from '../../src/ml/answers';
+import { pythonJson, regressionExplain } from '../../src/engines/ml/answers';
 import { propertyRuns, propertySeed } from '../support/seed';
 
 const SEED = propertySeed();

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { serializeArtifact } from '../../src/ml/artifact';
-import type { Row } from '../../src/ml/dataset';
-import { makePredictor } from '../../src/ml/predict';
-import { trainModel } from '../../src/ml/train';
+import { serializeArtifact } from '../../src/engines/ml/artifact';
+import type { Row } from '../../src/engines/ml/dataset';
+import { makePredictor } from '../../src/engines/ml/predict';
+import { trainModel } from '../../src/engines/ml/train';
 import { planted, plantedClasses } from './synthetic';
 import { propertyRuns, propertySeed } from '../support/seed';
 

@@ -1,9 +1,9 @@
 import { readSharedCsv } from '../support/data';
-import { makePredictor } from '../../src/ml/predict';
-import { serializeArtifact } from '../../src/ml/artifact';
-import { shuffledIndices } from '../../src/ml/random';
-import { trainModel } from '../../src/ml/train';
-import { balancedAccuracy, r2 } from '../../src/ml/metrics';
+import { makePredictor } from '../../src/engines/ml/predict';
+import { serializeArtifact } from '../../src/engines/ml/artifact';
+import { shuffledIndices } from '../../src/engines/ml/random';
+import { trainModel } from '../../src/engines/ml/train';
+import { balancedAccuracy, r2 } from '../../src/engines/ml/metrics';
 
 const split = (rows: Record<string, string>[], seed = 7) => {
   const order = shuffledIndices(rows.length, seed);

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { batchOfRows, type Row } from '../../src/ml/dataset';
-import { makePredictor, type Predictor } from '../../src/ml/predict';
-import { scoringPool } from '../../src/ml/scoringPool';
-import { trainModel } from '../../src/ml/train';
+import { batchOfRows, type Row } from '../../src/engines/ml/dataset';
+import { makePredictor, type Predictor } from '../../src/engines/ml/predict';
+import { scoringPool } from '../../src/engines/ml/scoringPool';
+import { trainModel } from '../../src/engines/ml/train';
 import { planted, plantedClasses } from './synthetic';
 import { propertyRuns, propertySeed } from '../support/seed';
 

@@ -2,8 +2,8 @@
  * Seeded synthetic datasets for the engine's specs and benchmark: numbers with known structure,
  * so quality can be checked against what the data was made to contain.
  */
-import { seededRandom } from '../../src/ml/random';
-import type { ColumnarData } from '../../src/ml/table';
+import { seededRandom } from '../../src/engines/ml/random';
+import type { ColumnarData } from '../../src/engines/ml/table';
 
 /** Standard normal draws from a seeded uniform generator (Box–Muller). */
 export const normal = (random: () => number) => () =>

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
-import { inferColumnType } from '../../src/ml/columnTypes';
-import { inferType } from '../../src/ml/dataset';
-import { makePredictor } from '../../src/ml/predict';
-import { seededRandom } from '../../src/ml/random';
-import { planTarget } from '../../src/ml/target';
-import { trainModel, TrainingError } from '../../src/ml/train';
+import { inferColumnType } from '../../src/engines/ml/columnTypes';
+import { inferType } from '../../src/engines/ml/dataset';
+import { makePredictor } from '../../src/engines/ml/predict';
+import { seededRandom } from '../../src/engines/ml/random';
+import { planTarget } from '../../src/engines/ml/target';
+import { trainModel, TrainingError } from '../../src/engines/ml/train';
 
 /** Rows with one informative input `x` and a target made from it by `target`. */
 const rowsWith = (n: number, target: (x: number, i: number) => unknown) => {

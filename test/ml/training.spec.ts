@@ -1,9 +1,9 @@
-import { serializeArtifact } from '../../src/ml/artifact';
-import { makePredictor } from '../../src/ml/predict';
-import type { TrainingProgress } from '../../src/ml/progress';
-import { trainInWorker } from '../../src/ml/runTraining';
-import { columnsFromRows } from '../../src/ml/table';
-import { trainModel } from '../../src/ml/train';
+import { serializeArtifact } from '../../src/engines/ml/artifact';
+import { makePredictor } from '../../src/engines/ml/predict';
+import type { TrainingProgress } from '../../src/engines/ml/progress';
+import { trainInWorker } from '../../src/engines/ml/runTraining';
+import { columnsFromRows } from '../../src/engines/ml/table';
+import { trainModel } from '../../src/engines/ml/train';
 import { planted, plantedClasses, seasonalSales } from './synthetic';
 
 const orderOf = (phases: TrainingProgress['phase'][]) =>

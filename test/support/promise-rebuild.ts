@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { FILES_SCHEMA } from '../../src/shared/names';
-import { KB_SCHEMA } from '../../src/kb/layout';
+import { KB_SCHEMA } from '../../src/engines/search/layout';
 import { compareReadModels, type TableDifference } from '../../src/projection/compare';
 import { digestReadModel, type ReadModelDigest } from '../../src/projection/digest';
 import { CHECKPOINT_TABLE } from '../../src/projection/runner';

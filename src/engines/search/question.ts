@@ -9,7 +9,7 @@ import {
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import { quoteIdent } from '../shared/quoting';
+import { quoteIdent } from '../../shared/quoting';
 import { termsOf } from './terms';
 
 type Question = { dimensions: number; vector: Float32Array; query: string };

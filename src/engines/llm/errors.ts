@@ -1,4 +1,4 @@
-import { badGateway, gatewayTimeout, invalid, tooManyRequests, type DomainError } from '../shared/errors';
+import { badGateway, gatewayTimeout, invalid, tooManyRequests, type DomainError } from '../../shared/errors';
 
 /**
  * Errors from talking to a provider, with a kind the HTTP layer and the agent loop can switch on.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { OutboundPolicy } from '../http/outbound';
+import type { OutboundPolicy } from '../../http/outbound';
 import { LlmConfigError } from './errors';
 
 /**

@@ -1,4 +1,4 @@
-import { quoteIdent, quoteString } from '../shared/quoting';
+import { quoteIdent, quoteString } from '../../shared/quoting';
 import { kbTables, type FieldType } from './layout';
 
 /**

@@ -10,7 +10,7 @@ import {
 } from '../llm';
 import { DEFAULT_RUN_LIMITS, type AgentRunEvent, type RunFailureKind, type RunLimits } from './events';
 import { toJsonText, toolSpecs, ToolError, type AgentTool, type ToolKind } from './tools';
-import { messageOf } from '../shared/errors';
+import { messageOf } from '../../shared/errors';
 
 export type RunAgentInput = {
   readonly llm: LlmClient;

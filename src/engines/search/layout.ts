@@ -1,4 +1,4 @@
-import { quoteIdent } from '../shared/quoting';
+import { quoteIdent } from '../../shared/quoting';
 
 /** The DuckDB schema holding every knowledge base's chunks and their terms. */
 export const KB_SCHEMA = 'mdb_kb';

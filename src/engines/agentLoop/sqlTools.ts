@@ -1,7 +1,7 @@
-import { quoteMysqlIdent } from '../shared/quoting';
+import { quoteMysqlIdent } from '../../shared/quoting';
 import { z } from 'zod';
 import { defineTool, toJsonText, ToolError, type AgentTool } from './tools';
-import { messageOf } from '../shared/errors';
+import { messageOf } from '../../shared/errors';
 import { resultDigest } from './resultDigest';
 
 /**
