@@ -3,24 +3,10 @@
  * HTTP endpoint's `execute`, and optionally a streaming variant for large results. The doors import
  * nothing of src/sql; the composition root adapts the engine to this port.
  */
+import type { ErrorAnswer, SqlContext, TableAnswer } from '../shared/sqlAnswers';
 
-export type SqlContext = { db?: string; [key: string]: unknown };
-
-export type TableAnswer = {
-  type: 'table';
-  column_names: string[];
-  /** DuckDB type names (`BIGINT`, `DECIMAL(10,2)`, `TIMESTAMP WITH TIME ZONE`, `INTEGER[]`, …). */
-  column_types: string[];
-  /**
-   * JSON-ready cells, as the HTTP endpoint answers them (see docs/sql.md, "Values"); integer cells
-   * may also be bigint, and a DECIMAL's exact text is welcome as a string.
-   */
-  data: unknown[][];
-  /** Present when the engine cut the answer at its row or size limit. */
-  truncated?: true;
-};
+export type { ErrorAnswer, SqlContext, TableAnswer } from '../shared/sqlAnswers';
 export type OkAnswer = { type: 'ok'; affected_rows?: number | null };
-export type ErrorAnswer = { type: 'error'; error_code: number; error_message: string };
 export type SqlAnswer = (TableAnswer | OkAnswer | ErrorAnswer) & { context: SqlContext };
 
 /**

@@ -1,12 +1,7 @@
+import type { ErrorAnswer, SqlContext, TableAnswer } from '../shared/sqlAnswers';
+
 /** The shapes of a SQL endpoint answer (MindsDB's `{type: table|ok|error, …}`). */
-export type TableAnswer = {
-  type: 'table';
-  column_names: string[];
-  column_types: string[];
-  data: unknown[][];
-  /** Present (true) when the answer was cut at the row limit. */
-  truncated?: true;
-};
+export type { ErrorAnswer, SqlContext, TableAnswer } from '../shared/sqlAnswers';
 
 /**
  * A table read as DuckDB produces it (the MySQL protocol's streaming port): the columns first, then
@@ -23,8 +18,5 @@ export type TableRows = {
 };
 
 export type OkAnswer = { type: 'ok'; affected_rows: number | null };
-export type ErrorAnswer = { type: 'error'; error_code: number; error_message: string };
-/** What the client sends back as `context` (the database bare names and SHOW look in). */
-export type SqlContext = { db?: string; [key: string]: unknown };
 export type SqlAnswer = (TableAnswer | OkAnswer | ErrorAnswer) & { context: SqlContext };
 export type StreamAnswer = (TableRows | OkAnswer | ErrorAnswer) & { context: SqlContext };
