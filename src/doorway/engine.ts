@@ -3,32 +3,19 @@
  * HTTP endpoint's `execute`, and optionally a streaming variant for large results. The doors import
  * nothing of src/sql; the composition root adapts the engine to this port.
  */
-import type { ErrorAnswer, SqlContext, TableAnswer } from '../shared/sqlAnswers';
+import type { ErrorAnswer, SqlContext, TableAnswer, TableRows } from '../shared/sqlAnswers';
 
 export type { ErrorAnswer, SqlContext, TableAnswer } from '../shared/sqlAnswers';
 export type OkAnswer = { type: 'ok'; affected_rows?: number | null };
 export type SqlAnswer = (TableAnswer | OkAnswer | ErrorAnswer) & { context: SqlContext };
 
 /**
- * A table read as it is produced: the columns first, then chunks of rows. The server writes each
- * chunk to the client before it asks for the next (so a slow client slows the reading, and memory
- * holds one chunk), and stops asking when the client leaves or its row limit is reached (it then
- * calls `return()` on the iterator: the engine must release the query there).
+ * A table read as it is produced (`TableRows`), with its context. The server writes each chunk to the
+ * client before it asks for the next (so a slow client slows the reading, and memory holds one
+ * chunk), and stops asking when the client leaves or its row limit is reached (it then calls
+ * `return()` on the iterator: the engine must release the query there).
  */
-export type TableStream = {
-  type: 'table';
-  column_names: string[];
-  column_types: string[];
-  rows: AsyncIterable<unknown[][]>;
-  /**
-   * The rows `rows` would yield, when the engine has them whole already (a cached answer): they are
-   * written at once, and `rows` is not read.
-   */
-  whole?: unknown[][];
-  /** Read once `rows` is done: whether the engine cut the result at its own limit. */
-  truncated(): boolean;
-  context: SqlContext;
-};
+export type TableStream = TableRows & { context: SqlContext };
 export type StreamAnswer = TableStream | ((OkAnswer | ErrorAnswer) & { context: SqlContext });
 
 /** An error a `rows` iterator throws mid-result carries the code the client is sent (1105 if none). */

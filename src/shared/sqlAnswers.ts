@@ -21,3 +21,17 @@ export type TableAnswer = {
 };
 
 export type ErrorAnswer = { type: 'error'; error_code: number; error_message: string };
+
+/**
+ * A table read as DuckDB produces it (what the doors stream): the columns first, then
+ * chunks of rows as the consumer asks for them; `truncated()` once they are done.
+ */
+export type TableRows = {
+  type: 'table';
+  column_names: string[];
+  column_types: string[];
+  rows: AsyncIterable<unknown[][]>;
+  /** The rows `rows` yields as one chunk, when the answer was whole already (cached, pushed down). */
+  whole?: unknown[][];
+  truncated(): boolean;
+};
