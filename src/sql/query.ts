@@ -97,6 +97,20 @@ export const checkQuerySize = (query: string, maxBytes: number) => {
     );
 };
 
+/** A query's input as `runSelect` takes it, read at the projections' current version. */
+export const selectInput = (
+  projections: AppContext['projections'],
+  text: Omit<SelectInput, 'params' | 'db' | 'version' | 'dataEpoch'>,
+  db: string,
+  params: Record<string, unknown> = {},
+): SelectInput => ({
+  ...text,
+  params,
+  db,
+  version: projections.resourceVersion,
+  dataEpoch: () => projections.dataEpoch,
+});
+
 export type QueryDeps = {
   readonly ctx: Pick<AppContext, 'config' | 'projections'>;
   readonly select: SelectDeps;
@@ -112,18 +126,6 @@ export type QueryDeps = {
 /** The query object: `read(purpose, request)` for every SELECT the service reads. */
 export const queryReader = (deps: QueryDeps) => {
   const { ctx, limits, cache } = deps;
-  /** A query's input as `runSelect` takes it, read at the projections' current version. */
-  const inputOf = (
-    text: Omit<SelectInput, 'params' | 'db' | 'version' | 'dataEpoch'>,
-    db: string,
-    params = {},
-  ) => ({
-    ...text,
-    params,
-    db,
-    version: ctx.projections.resourceVersion,
-    dataEpoch: () => ctx.projections.dataEpoch,
-  });
 
   const boundsOf = (rule: PurposeRule, request: ReadRequest): SelectLimits & { deadline: Deadline } => {
     switch (rule.bounds) {
@@ -197,7 +199,7 @@ export const queryReader = (deps: QueryDeps) => {
     return {
       rule,
       known,
-      input: inputOf(text, request.db, params),
+      input: selectInput(ctx.projections, text, request.db, params),
       options: { ...bounds, signal: request.signal, policy },
       keepRead: (answer: TableAnswer) => stamps && cache.keep(answer, stamps, sentKey, rewrittenKey),
     };

@@ -26,7 +26,7 @@ import type { TablePolicy } from './plan';
 import { unobserved, type SqlObserver } from './observer';
 import { llmFunctionAnswers, llmModelAnswers } from './llmAnswers';
 import { answerCache, ownWritesApplied } from './answerCache';
-import { checkQuerySize, queryReader, type QueryReader } from './query';
+import { checkQuerySize, queryReader, selectInput, type QueryReader } from './query';
 import { statementDispatcher } from './dispatcher';
 
 export type { SqlAnswer, SqlContext, StreamAnswer } from './answers';
@@ -144,14 +144,7 @@ export const sqlService = (
       columnsOf: (project, name) =>
         objectColumnsOf(
           select,
-          (sql, db) => ({
-            sql,
-            placeholders: [],
-            params: {},
-            db,
-            version: ctx.projections.resourceVersion,
-            dataEpoch: () => ctx.projections.dataEpoch,
-          }),
+          (sql, db) => selectInput(ctx.projections, { sql, placeholders: [] }, db),
           limits,
         )(project, name),
     },
