@@ -18,15 +18,15 @@ export type ListenerOptions<C extends DoorConnection> = {
   /** 0: any free port (the answer says which). */
   port: number;
   logger: ServerLogger;
-  /** Signed-in connections at once (default 1000); past it, `refuse`. */
+  /** Signed-in connections at once (default 1000); past it, the `refusal`. */
   maxConnections?: number;
   /** Connections not signed in yet, at once (default 256) and from one address (default 32). */
   maxPreAuth?: number;
   maxPreAuthPerAddress?: number;
   /** The open connections by id, kept by the loop: the protocol reads it (KILL, cancel requests). */
   connections: Map<number, C>;
-  /** Writes the protocol's "too many connections" in place of its greeting, and ends the socket. */
-  refuse(socket: net.Socket): void;
+  /** The protocol's "too many connections", sent in place of its greeting. */
+  refusal(): Buffer;
   /** A connection for an admitted socket; it calls `ticket.loggedIn` once signed in. */
   open(socket: net.Socket, id: number, ticket: Ticket): C;
   /** A connection ended (the credentials forget what they noted of it). */
@@ -67,7 +67,14 @@ export const listenForClients = async <C extends DoorConnection>(
     maxPreAuthPerAddress: o.maxPreAuthPerAddress ?? 32,
   });
   const server = net.createServer((socket) => {
-    if (door.full()) return o.refuse(socket);
+    if (door.full()) {
+      // A refused client may reset the socket before it reads the refusal: never an unheard error.
+      // Its first packet is not read: the refusal is all it gets, then the socket is gone (left
+      // half-open, it would hold the listener's close for good).
+      socket.on('error', () => undefined);
+      socket.end(o.refusal(), () => socket.destroy());
+      return;
+    }
     const id = nextId++;
     // Until it signs in, the connection is in the pre-authentication room (which may drop it).
     const ticket = door.admit(socket, () => connections.get(id)?.destroy());

@@ -148,12 +148,11 @@ export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServ
     maxPreAuth: o.maxPreAuth,
     maxPreAuthPerAddress: o.maxPreAuthPerAddress,
     connections,
-    refuse: (socket) => {
+    refusal: () => {
       // MySQL's answer in place of the greeting.
       const w = new PacketWriter();
       errPacket(w, 1040, '08004', 'Too many connections');
-      socket.on('error', () => undefined);
-      socket.end(w.take());
+      return w.take();
     },
     open: (socket, id, ticket) =>
       new MysqlConnection(socket, id, {

@@ -76,17 +76,14 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
     maxPreAuth: o.maxPreAuth,
     maxPreAuthPerAddress: o.maxPreAuthPerAddress,
     connections,
-    refuse: (socket) => {
+    refusal: () => {
       const w = new MessageWriter();
       errorResponse(w, {
         severity: 'FATAL',
         code: PgState.TooManyConnections,
         message: 'sorry, too many clients already',
       });
-      socket.on('error', () => undefined);
-      // The client's startup packet is not read: the refusal is all it gets, then the socket is
-      // gone (left half-open, it would hold the listener's close for good).
-      socket.end(w.take(), () => socket.destroy());
+      return w.take();
     },
     open: (socket, id, ticket) =>
       new PgConnection(socket, id, randomInt(1, 2 ** 31 - 1), {
