@@ -332,18 +332,6 @@ const catalogFingerprint = async (c: DuckDBConnection) => {
  * context database. Per-project views are made the first time a project's table is queried.
  */
 export const catalogResolver = (lookup: CatalogLookup, tables: CatalogTables) => {
-  const {
-    PROJECT_TABLES,
-    projectTableSources,
-    informationSchemaViews,
-    standardViews,
-    scopeCondition,
-    VIEW_SOURCES,
-    scopedSchemas,
-    scopedBody,
-    asOfQuery,
-    INFORMATION_SCHEMA_TABLES,
-  } = tables;
   /** Per schema, the one creation of its views: concurrent first queries wait for it. */
   const made = new Map<string, Promise<string>>();
 
@@ -352,7 +340,7 @@ export const catalogResolver = (lookup: CatalogLookup, tables: CatalogTables) =>
     await c.run('BEGIN TRANSACTION');
     try {
       await c.run(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-      for (const [table, source] of Object.entries(projectTableSources))
+      for (const [table, source] of Object.entries(tables.projectTableSources))
         await c.run(
           `CREATE OR REPLACE VIEW "${schema}"."${table}" AS SELECT * FROM ${IS_SCHEMA}."${source}" WHERE lower(PROJECT) = ${q(nameKey(project))}`,
         );
@@ -382,20 +370,20 @@ export const catalogResolver = (lookup: CatalogLookup, tables: CatalogTables) =>
 
   /** A project-scoped caller's information_schema: the same views over its project's rows only. */
   const createScopedViews = async (project: string, c: DuckDBConnection) => {
-    const { views, rows } = scopedSchemas(project);
+    const { views, rows } = tables.scopedSchemas(project);
     await c.run('BEGIN TRANSACTION');
     try {
       await c.run(`CREATE SCHEMA IF NOT EXISTS "${rows}"`);
       await c.run(`CREATE SCHEMA IF NOT EXISTS "${views}"`);
-      for (const table of VIEW_SOURCES)
+      for (const table of tables.VIEW_SOURCES)
         await c.run(
-          `CREATE OR REPLACE VIEW "${rows}".${table} AS SELECT * FROM main.${table} WHERE ${scopeCondition(project, table)}`,
+          `CREATE OR REPLACE VIEW "${rows}".${table} AS SELECT * FROM main.${table} WHERE ${tables.scopeCondition(project, table)}`,
         );
       for (const [name, body] of [
-        ...Object.entries(informationSchemaViews),
-        ...Object.entries(standardViews),
+        ...Object.entries(tables.informationSchemaViews),
+        ...Object.entries(tables.standardViews),
       ])
-        await c.run(`CREATE OR REPLACE VIEW "${views}"."${name}" AS ${scopedBody(body, project)}`);
+        await c.run(`CREATE OR REPLACE VIEW "${views}"."${name}" AS ${tables.scopedBody(body, project)}`);
       await c.run('COMMIT');
     } catch (error) {
       await c.run('ROLLBACK').catch(() => undefined);
@@ -404,7 +392,7 @@ export const catalogResolver = (lookup: CatalogLookup, tables: CatalogTables) =>
     return views;
   };
   const ensureScopedViews = (project: string, c: DuckDBConnection) => {
-    const schema = scopedSchemas(project).views;
+    const schema = tables.scopedSchemas(project).views;
     let creation = made.get(schema);
     if (!creation) {
       creation = createScopedViews(project, c);
@@ -501,7 +489,7 @@ export const catalogResolver = (lookup: CatalogLookup, tables: CatalogTables) =>
     const db = nameKey(database);
     const informationSchema = () => (scope === null ? IS_SCHEMA : ensureScopedViews(scope, c));
     if (db === 'information_schema') {
-      const name = INFORMATION_SCHEMA_TABLES.find((t) => t.toLowerCase() === table.toLowerCase());
+      const name = tables.INFORMATION_SCHEMA_TABLES.find((t) => t.toLowerCase() === table.toLowerCase());
       if (!name)
         throw new SqlError(SqlErrorCode.UnknownTable, `Table information_schema.${table} does not exist`);
       if (name === 'COLUMNS') await ensureObjectColumns(c);
@@ -512,7 +500,7 @@ export const catalogResolver = (lookup: CatalogLookup, tables: CatalogTables) =>
       return { schema: await informationSchema(), table: 'JOBS_HISTORY' };
     const project = await lookup.isProject(database);
     if (project) {
-      const t = PROJECT_TABLES.find((x) => x === table.toLowerCase());
+      const t = tables.PROJECT_TABLES.find((x) => x === table.toLowerCase());
       if (!t) throw new SqlError(SqlErrorCode.UnknownTable, `Table ${project}.${table} does not exist`);
       return { schema: await ensureProjectViews(project, c), table: t };
     }
@@ -555,7 +543,7 @@ export const catalogResolver = (lookup: CatalogLookup, tables: CatalogTables) =>
           : `Database ${database} does not exist`,
       );
     }
-    return asOfQuery(database, table, position, scope);
+    return tables.asOfQuery(database, table, position, scope);
   };
 
   return {
@@ -565,27 +553,27 @@ export const catalogResolver = (lookup: CatalogLookup, tables: CatalogTables) =>
     /** The project's canonical name when `database.table` names one of its models. */
     model: async (database: string, table: string) => {
       const project = await lookup.isProject(database);
-      if (!project || PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
+      if (!project || tables.PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
       return (await lookup.isModel(project, table)) ? project : undefined;
     },
     /** The project's and agent's canonical names when `database.table` names an agent. */
     agent: async (database: string, table: string) => {
       const project = await lookup.isProject(database);
-      if (!project || PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
+      if (!project || tables.PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
       const agent = await lookup.isAgent(project, table);
       return agent === undefined ? undefined : { project, agent };
     },
     /** The project's and knowledge base's canonical names when `database.table` names a knowledge base. */
     knowledgeBase: async (database: string, table: string) => {
       const project = await lookup.isProject(database);
-      if (!project || PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
+      if (!project || tables.PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
       const name = await lookup.isKnowledgeBase(project, table);
       return name === undefined ? undefined : { project, name };
     },
     /** The view `database.table` names, with its project's canonical name and its query. */
     view: async (database: string, table: string) => {
       const project = await lookup.isProject(database);
-      if (!project || PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
+      if (!project || tables.PROJECT_TABLES.some((t) => t === table.toLowerCase())) return undefined;
       const query = await lookup.viewQuery(project, table);
       return query === undefined ? undefined : { project, query };
     },
