@@ -1,6 +1,7 @@
 import { SingleBar, Presets } from 'cli-progress';
 import { loadConfig } from '../config';
 import { createLogger, flushLogger } from '../logger';
+import { watchCatchUp, type CatchUpProgress } from '../projection/catchUpProgress';
 import { compareReadModels } from '../projection/compare';
 import type { ProjectionRunner } from '../projection/runner';
 import { systemClock } from '../shared/time';
@@ -9,7 +10,10 @@ import { openStores } from '../stores';
 /** The service holds DATA_DIR's read model: said in words, not as a stack. */
 class ServiceRunning extends Error {}
 
-/** A progress bar on a terminal, a line per tenth otherwise (CI logs, pipes). */
+/**
+ * A progress bar on a terminal; a line every few seconds otherwise (CI logs, pipes), each with the
+ * rate and the time left.
+ */
 const progressOf = (runner: ProjectionRunner, total: number, label: string) => {
   const interactive = process.stderr.isTTY === true;
   const bar = new SingleBar(
@@ -19,23 +23,21 @@ const progressOf = (runner: ProjectionRunner, total: number, label: string) => {
     },
     Presets.shades_classic,
   );
-  const started = Date.now();
-  let done = 0;
-  let nextTenth = 1;
   if (interactive) bar.start(Math.max(total, 1), 0, { rate: 0 });
-  runner.onApplied((events) => {
-    done += events.length;
-    const rate = Math.round((done / Math.max(Date.now() - started, 1)) * 1000);
-    if (interactive) bar.update(done, { rate });
-    else if (total > 0 && done >= (total * nextTenth) / 10) {
-      while (done >= (total * nextTenth) / 10) nextTenth++;
-      process.stderr.write(
-        `${label}: ${Math.floor((done / total) * 100)}% (${done}/${total} events, ${rate} events/s)\n`,
-      );
-    }
-  });
+  const line = (p: CatchUpProgress) =>
+    process.stderr.write(
+      `${label}: ${total > 0 ? Math.floor((p.applied / total) * 100) : 100}% (${p.applied}/${total} events, ${p.eventsPerSecond} events/s, about ${p.secondsLeft ?? '?'} s left)\n`,
+    );
+  const watch = watchCatchUp(
+    (listener) => runner.onApplied(listener),
+    total,
+    (p) => (interactive ? bar.update(p.applied, { rate: p.eventsPerSecond }) : line(p)),
+    interactive ? 0 : 2_000,
+  );
   return () => {
+    const final = watch.stop();
     if (interactive) bar.stop();
+    else line(final);
   };
 };
 
@@ -55,7 +57,10 @@ const printTimings = (runner: ProjectionRunner) => {
 /**
  * `npm run replay`: drops every projection table and rebuilds it from the log.
  * `npm run replay -- --check`: rebuilds into a scratch database instead and reports every table
- * that differs from the live one (exit code 1 when one does). Run either with the service stopped.
+ * that differs from the live one (exit code 1 when one does).
+ * `npm run replay -- --resume`: goes on with a replay that was interrupted, from the last batch it
+ * committed (each batch commits with its checkpoint), rather than dropping the tables again.
+ * Run each with the service stopped.
  */
 const main = async () => {
   const check = process.argv.includes('--check');
@@ -71,6 +76,15 @@ const main = async () => {
   });
   try {
     const head = await live.log.head();
+    if (process.argv.includes('--resume')) {
+      const started = Date.now();
+      await live.projections.start((behind) => progressOf(live.projections, behind, 'resume'));
+      logger.info(
+        { ms: Date.now() - started, position: String(live.projections.position) },
+        'replay resumed and finished',
+      );
+      return 0;
+    }
     if (!check) {
       await live.projections.start();
       const stop = progressOf(live.projections, head.events, 'replay');

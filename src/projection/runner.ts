@@ -3,6 +3,7 @@ import type { RecordedEvent } from '../../events';
 import type { Duck } from '../duckdb/database';
 import type { EventLog, LogCursor } from '../eventlog/types';
 import { BatchWriter } from './batchWriter';
+import { watchCatchUp } from './catchUpProgress';
 import { FailureKeeper } from './failureKeeper';
 import { ProjectionStalled, type ProjectionFailure } from './failures';
 import { LogPlace } from './logPlace';
@@ -13,6 +14,10 @@ import type { ProjectionRunnerOptions } from './runnerOptions';
 import { TableStamps } from './tableStamps';
 import { LogTail } from './tail';
 import type { SchemaProjection, TableProjection } from './types';
+
+/** A start this many events behind logs its progress, every few seconds, until it has caught up. */
+const CATCH_UP_LOGGED_FROM = 10_000;
+const CATCH_UP_LOG_EVERY_MS = 5_000;
 
 export { CHECKPOINT_TABLE } from './checkpoint';
 export {
@@ -47,9 +52,9 @@ export class ProjectionRunner {
 
   constructor(
     duck: Duck,
-    log: EventLog,
+    private readonly log: EventLog,
     projections: readonly TableProjection[],
-    logger: Logger,
+    private readonly logger: Logger,
     private readonly options: ProjectionRunnerOptions = {},
     schemaProjections: readonly SchemaProjection[] = [],
   ) {
@@ -97,10 +102,7 @@ export class ProjectionRunner {
       writer: this.writer,
       failures: this.failures,
       dropped: () => this.stamps.dropped(),
-      listen: (listener) => {
-        this.listeners.push(listener);
-        return () => this.listeners.splice(this.listeners.indexOf(listener), 1);
-      },
+      listen: (listener) => this.onApplied(listener),
     });
   }
 
@@ -217,27 +219,52 @@ export class ProjectionRunner {
     return this.writer.timings();
   }
 
-  /** Called after every applied batch with its events (e.g. to invalidate caches). */
-  onApplied(listener: (events: readonly RecordedEvent[]) => void) {
+  /** Called after every applied batch with its events (e.g. to invalidate caches); the function returned stops it. */
+  onApplied(listener: (events: readonly RecordedEvent[]) => void): () => void {
     this.listeners.push(listener);
+    return () => void this.listeners.splice(this.listeners.indexOf(listener), 1);
   }
 
-  /** Prepares the tables and catches up; throws if an event cannot be projected (the replay CLI). */
-  async start(): Promise<void> {
+  /** How many positions the log holds past the tables (on PostgreSQL an upper bound: positions have gaps). */
+  async behind(): Promise<number> {
+    const head = await this.log.head();
+    return Math.max(0, Number(head.position - this.place.cursor.position));
+  }
+
+  /**
+   * Prepares the tables and catches up; throws if an event cannot be projected (the replay CLI).
+   * `watch` is told how far behind the log the tables start, and may follow the catch-up (its
+   * returned function is called when it ends).
+   */
+  async start(watch?: (behind: number) => (() => void) | null): Promise<void> {
     await this.tables.prepare();
     this.tail.startPolling();
-    await this.catchUp();
+    const stopWatching = watch?.(await this.behind()) ?? null;
+    try {
+      await this.catchUp();
+    } finally {
+      stopWatching?.();
+    }
   }
 
   /**
    * Like `start`, but an event that cannot be projected does not stop the process: the failure is
    * recorded (`failure`, GET /api/status), retried with back-off, and the service answers reads
-   * from the tables as they stand and writes with 503 until it clears.
+   * from the tables as they stand and writes with 503 until it clears. A start far behind the log
+   * (a rebuild, a node new to a long log) logs how it comes along.
    */
   async startServing(): Promise<void> {
-    await this.tables.prepare();
-    this.tail.startPolling();
-    await this.catchUp().catch((error: unknown) => {
+    const logProgress = (behind: number) => {
+      if (behind < CATCH_UP_LOGGED_FROM) return null;
+      const watch = watchCatchUp(
+        (listener) => this.onApplied(listener),
+        behind,
+        (p) => this.logger.info(p, 'the read model is catching up with the log'),
+        CATCH_UP_LOG_EVERY_MS,
+      );
+      return () => this.logger.info(watch.stop(), 'the read model caught up with the log');
+    };
+    await this.start(logProgress).catch((error: unknown) => {
       if (!this.failures.failure) throw error;
     });
   }

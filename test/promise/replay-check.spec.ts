@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { CHECKPOINT_TABLE } from '../../src/projection/checkpoint';
 import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
 
 const run = promisify(execFile);
@@ -13,8 +15,8 @@ type CheckReport = {
   differences: { table: string; onlyLive: string[]; onlyRebuilt: string[] }[];
 };
 
-/** `npm run replay -- --check`, as an operator runs it (through tsx, so no build is needed). */
-const replayCheck = async (t: TestApp) => {
+/** `npm run replay -- <flag>`, as an operator runs it (through tsx, so no build is needed). */
+const replayCli = async (t: TestApp, flag: '--check' | '--resume') => {
   const env = {
     ...process.env,
     LOG_LEVEL: 'silent',
@@ -24,17 +26,22 @@ const replayCheck = async (t: TestApp) => {
   try {
     const { stdout, stderr } = await run(
       path.join(ROOT, 'node_modules/.bin/tsx'),
-      ['src/cli/replay.ts', '--check'],
+      ['src/cli/replay.ts', flag],
       {
         cwd: ROOT,
         env,
       },
     );
-    return { code: 0, report: JSON.parse(stdout) as CheckReport, stderr };
+    return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, report: JSON.parse(e.stdout) as CheckReport, stderr: e.stderr };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
+};
+
+const replayCheck = async (t: TestApp) => {
+  const { code, stdout, stderr } = await replayCli(t, '--check');
+  return { code, report: JSON.parse(stdout) as CheckReport, stderr };
 };
 
 /**
@@ -94,4 +101,54 @@ describe.each(storeKinds)('npm run replay -- --check (%s)', (kind) => {
     expect(report.differences[0]!.onlyRebuilt).toHaveLength(1);
     expect(JSON.parse(report.differences[0]!.onlyRebuilt[0]!)).toMatchObject({ NAME: 'a', PROJECT: 'audit' });
   }, 60_000);
+});
+
+/** The log position a read model's file says its tables include. */
+const checkpointOf = async (file: string) => {
+  const instance = await DuckDBInstance.create(file);
+  const c = await instance.connect();
+  const reader = await c.runAndReadAll(`SELECT position FROM ${CHECKPOINT_TABLE}`);
+  c.closeSync();
+  instance.closeSync();
+  return BigInt(String(reader.getRows()[0]![0]));
+};
+
+describe.each(storeKinds)('npm run replay -- --resume (%s)', (kind) => {
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.dispose();
+    t = undefined;
+  });
+
+  it('given tables that stopped partway through the log, when resumed, then only the rest is applied and the tables equal a rebuild', async () => {
+    // Tables committed up to a point (as an interrupted replay leaves them: every batch commits
+    // with its checkpoint): the read model's file as it was before more was written.
+    t = await givenStoppedAppWithSkills(kind);
+    const partway = `${t.config.duckdbFile}.partway`;
+    fs.copyFileSync(t.config.duckdbFile, partway);
+    const partwayAt = await checkpointOf(partway);
+    t = await t.restart();
+    for (const name of ['d', 'e'])
+      await t.http
+        .post('/api/projects/audit/skills')
+        .send({ skill: { name, type: 'text2sql', params: { database: 'files' } } })
+        .expect(201);
+    const head = await t.running.ctx.log.head();
+    const rest = await t.running.ctx.log.readPage({ after: partwayAt, limit: 10_000 });
+    expect(rest.map((e) => e.type)).toEqual(expect.arrayContaining(['SkillCreated', 'SkillCreated']));
+    expect(rest.length).toBeLessThan(head.events);
+    await t.stop();
+    fs.rmSync(`${t.config.duckdbFile}.wal`, { force: true });
+    fs.copyFileSync(partway, t.config.duckdbFile);
+
+    const { code, stderr } = await replayCli(t, '--resume');
+
+    expect(code).toBe(0);
+    // Progress names what was left, not the whole log: nothing before the checkpoint again.
+    const last = [...stderr.matchAll(/resume: (\d+)% \((\d+)\/(\d+) events, \d+ events\/s/g)].at(-1);
+    expect(last?.slice(1).map(Number)).toEqual([100, rest.length, Number(head.position - partwayAt)]);
+    const check = await replayCheck(t);
+    expect(check.report.differences).toEqual([]);
+    expect(check.code).toBe(0);
+  }, 90_000);
 });
