@@ -19,6 +19,7 @@ import { benchLlmBatch } from './llmbatch.bench';
 import { benchLlmJoin } from './llmjoin.bench';
 import { benchLoad } from './load.bench';
 import { benchMcp } from './mcp.bench';
+import { benchMemory } from './memory.bench';
 import { benchMl } from './ml.bench';
 import { benchModels } from './models.bench';
 import { benchNoisyNeighbour } from './noisy.bench';
@@ -57,12 +58,13 @@ const benches: Record<string, () => Promise<unknown>> = {
   jobs: () => benchJobs(),
   noisy: () => benchNoisyNeighbour(seconds),
   mcp: () => benchMcp(seconds),
+  memory: () => benchMemory(),
   llmjoin: () => benchLlmJoin(),
   llmbatch: () => benchLlmBatch(),
   training: () => benchTraining(),
 };
 const DEFAULT =
-  'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,kbeval,llmjoin,llmbatch,training';
+  'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,memory,kbeval,llmjoin,llmbatch,training';
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {

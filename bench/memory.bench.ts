@@ -1,0 +1,60 @@
+// Issue 62 goal 6, memory comes back: the service's idle RSS, then each heavy query over HTTP, then
+// how its RSS returns while it sits idle (goal: within 60 s, ≤ 1.5 × the idle baseline).
+import { fmt, ratio, rssMiB, startServer, stopServer, tmpDir } from './support';
+
+const PORT = 47431;
+
+const sql = async (query: string) => {
+  const res = await fetch(`http://127.0.0.1:${PORT}/api/sql/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query }),
+  });
+  const body = (await res.json()) as { type: string; error_message?: string; data?: unknown[] };
+  if (body.type === 'error') throw new Error(`${query}: ${body.error_message}`);
+  return body;
+};
+
+/** RSS sampled every second while idle, until it is back under `goal` or `limitS` seconds pass. */
+const settle = async (pid: number, goal: number, limitS: number) => {
+  const started = performance.now();
+  let now = rssMiB(pid);
+  while (now > goal && performance.now() - started < limitS * 1000) {
+    await new Promise((r) => setTimeout(r, 1000));
+    now = rssMiB(pid);
+  }
+  return { rss: now, seconds: (performance.now() - started) / 1000 };
+};
+
+const HEAVY = {
+  'GROUP BY of 3M string keys over 20M rows':
+    "SELECT count(*) FROM (SELECT k, count(*) AS n, sum(v) FROM (SELECT (i % 3000000)::VARCHAR || 'key' AS k, i AS v FROM range(20000000) t(i)) GROUP BY k)",
+  'a 1M-row answer': 'SELECT i, i * 2 AS twice, md5(i::VARCHAR) AS h FROM range(1000000) t(i)',
+};
+
+export const benchMemory = async () => {
+  const server = await startServer('app-server.ts', {
+    PORT: String(PORT),
+    DATA_DIR: tmpDir('mindledger-bench-memory-'),
+    BENCH_LOG_LEVEL: 'warn',
+  });
+  const pid = server.pid!;
+  try {
+    // Warm: what any first answer grows once (the heap's spaces, the readers), then rest.
+    for (let i = 0; i < 20; i++) await sql('SELECT 1');
+    await new Promise((r) => setTimeout(r, 2000));
+    const idle = rssMiB(pid);
+    console.log(`\nmemory comes back (idle RSS ${fmt(idle)} MiB; goal: within 60 s, ≤ 1.5 × idle)`);
+    for (const [what, query] of Object.entries(HEAVY)) {
+      let peak = rssMiB(pid);
+      const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(pid))), 50);
+      await sql(query).finally(() => clearInterval(sampler));
+      const back = await settle(pid, idle * 1.5, 60);
+      console.log(
+        `  ${what.padEnd(42)} peak ${fmt(peak)} MiB, idle after ${fmt(back.seconds, 1)} s: ${fmt(back.rss)} MiB = ${fmt(ratio(back.rss, idle), 2)} × idle ${back.rss <= idle * 1.5 ? '(met)' : '(NOT met)'}`,
+      );
+    }
+  } finally {
+    await stopServer(server);
+  }
+};
