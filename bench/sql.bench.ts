@@ -4,7 +4,7 @@ import pino from 'pino';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { openEventLog } from '../src/eventlog/open';
-import { projectStream } from '../src/projects/state';
+import { projectStream } from '../src/shared/projectState';
 import { fmt, load, percentile, ratio, startServer, stopServer, tmpDir } from './support';
 
 /** Fills a log with `total` project events (created / deleted pairs, 100 per stream). */

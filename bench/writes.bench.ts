@@ -2,7 +2,7 @@ import pino from 'pino';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { openEventLog } from '../src/eventlog/open';
-import { projectStream } from '../src/projects/state';
+import { projectStream } from '../src/shared/projectState';
 import { freshPostgresDatabase } from '../test/support/postgres';
 import { fmt, inTurns, ratio, tmpDir } from './support';
 

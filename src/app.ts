@@ -12,6 +12,8 @@ import { triggerWatcher, type TriggerWatcher } from './triggers/watcher';
 import { readCache, tableReadCaches } from './shared/readCache';
 import type { SqlService } from './sql/service';
 import { openStores } from './stores';
+import { projectAggregate } from './projects/aggregate';
+import { projectStream } from './shared/projectState';
 import { holdsSealedSecrets } from './ledger/sealedLog';
 import { secretKeeper } from './ledger/secretKeeper';
 import { readingAsOfPosition, withAsOfReads } from './projection/asOfReads';
@@ -144,6 +146,8 @@ export const createApp = async (
   // Every process answers chatbots' messages (and long-polls Telegram), when configured to.
   const { processor, pollers } = startChatbotWork(ctx, services);
   // Every process fires due jobs; each statement runs through the SQL service, in the job's project.
+  const projectState = async (name: string) =>
+    (await ctx.commands.load(projectStream(name), projectAggregate)).state;
   const jobs = jobScheduler(
     ctx,
     {
@@ -154,6 +158,7 @@ export const createApp = async (
         return { outcome: 'ok', rows: answer.affected_rows ?? null, error: null };
       },
       ownerRights: (owner) => services.users.ownerRights(owner, 'job'),
+      project: projectState,
     },
     config.jobs,
   );
@@ -167,6 +172,7 @@ export const createApp = async (
         return answer.type === 'error' ? answer.error_message : null;
       },
       ownerRights: (owner) => services.users.ownerRights(owner, 'trigger'),
+      project: projectState,
     },
     config.triggers,
   );

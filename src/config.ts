@@ -87,7 +87,23 @@ const masterKeySetting = (key: string | undefined, file: string | undefined, dat
   return `file:${path.resolve(file ?? path.join(dataDir, 'ledger-master-key'))}`;
 };
 
-export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
+type Env = ReturnType<typeof envSchema.parse>;
+
+/** A switch set in the environment: `true` or `1`. */
+const flag = (value: string | undefined) => value === 'true' || value === '1';
+
+/** A comma-separated setting, its items trimmed, empty ones dropped. */
+const list = (value: string | undefined) =>
+  (value ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+
+/** A door's TLS files: both or neither. */
+const tlsFiles = (certFile: string | undefined, keyFile: string | undefined) =>
+  certFile && keyFile ? { certFile, keyFile } : undefined;
+
+const parsedEnv = (env: NodeJS.ProcessEnv): Env => {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
@@ -100,31 +116,138 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     );
   if (Boolean(e.PG_TLS_CERT) !== Boolean(e.PG_TLS_KEY))
     throw new Error('Invalid configuration: PG_TLS_CERT and PG_TLS_KEY go together (both files, or neither)');
-  let dbHosts: HostPolicy;
-  let outbound: OutboundPolicy;
+  return e;
+};
+
+/** Where outbound requests and database connections may go. */
+const hostPolicies = (e: Env): { outbound: OutboundPolicy; dbHosts: HostPolicy } => {
   try {
-    outbound = outboundPolicy(e.OUTBOUND_ALLOW, {
-      localFirst: e.OUTBOUND_LOCAL_FIRST === 'true' || e.OUTBOUND_LOCAL_FIRST === '1',
-    });
+    const outbound = outboundPolicy(e.OUTBOUND_ALLOW, { localFirst: flag(e.OUTBOUND_LOCAL_FIRST) });
     // DB_HOST_ALLOWLIST, when set, is the whole rule for database hosts (its entries may be private);
     // without it, database hosts pass the outbound policy like every other destination.
-    dbHosts = e.DB_HOST_ALLOWLIST?.trim()
+    const dbHosts: HostPolicy = e.DB_HOST_ALLOWLIST?.trim()
       ? parseHostAllowList(e.DB_HOST_ALLOWLIST)
       : {
           restricted: false,
           // The address that was checked: the driver connects there, not to the name again.
           check: async (host) => (await outbound.checkHost(host, 'Database host'))[0]!.address,
         };
+    return { outbound, dbHosts };
   } catch (error) {
     throw new Error(`Invalid configuration: ${(error as Error).message}`);
   }
+};
+
+const doorsConfig = (e: Env): Pick<Config, 'mysql' | 'postgres'> => ({
+  mysql: {
+    port: e.MYSQL_PORT,
+    tls: tlsFiles(e.MYSQL_TLS_CERT, e.MYSQL_TLS_KEY),
+    maxConnections: e.MYSQL_MAX_CONNECTIONS,
+    preAuth: {
+      max: e.MYSQL_MAX_PREAUTH,
+      perAddress: e.MYSQL_MAX_PREAUTH_PER_ADDRESS,
+      timeoutMs: e.MYSQL_PREAUTH_TIMEOUT_MS,
+    },
+  },
+  postgres: {
+    port: e.PG_PORT,
+    tls: tlsFiles(e.PG_TLS_CERT, e.PG_TLS_KEY),
+    maxConnections: e.PG_MAX_CONNECTIONS,
+    preAuth: {
+      max: e.PG_MAX_PREAUTH,
+      perAddress: e.PG_MAX_PREAUTH_PER_ADDRESS,
+      timeoutMs: e.PG_PREAUTH_TIMEOUT_MS,
+    },
+    catalog: {
+      timeoutMs: e.PG_CATALOG_TIMEOUT_MS,
+      memoryMb: e.PG_CATALOG_MEMORY_MB,
+      processes: e.PG_CATALOG_PROCESSES,
+    },
+  },
+});
+
+const ledgerConfig = (e: Env, dataDir: string): Config['ledger'] => ({
+  signingKey: e.LEDGER_SIGNING_KEY ?? path.join(dataDir, 'ledger-signing-key.pem'),
+  // A key is given as a key, a file as a file (never told apart by shape): `file:<path>`.
+  masterKey: masterKeySetting(e.LEDGER_MASTER_KEY, e.LEDGER_MASTER_KEY_FILE, dataDir),
+  witnessDir: path.resolve(e.LEDGER_WITNESS_DIR ?? path.join(dataDir, 'ledger-witness')),
+  retiredMasterKeys: list(e.LEDGER_RETIRED_MASTER_KEYS),
+  trustedKeys: list(e.LEDGER_TRUSTED_KEYS),
+  origin: e.LEDGER_ORIGIN,
+  everyEvents: e.LEDGER_CHECKPOINT_EVENTS,
+  everyMs: e.LEDGER_CHECKPOINT_MS,
+  onStop: flag(e.LEDGER_CHECKPOINT_ON_STOP),
+});
+
+const chatbotsConfig = (e: Env): Config['chatbots'] => ({
+  processor: flag(e.CHATBOT_PROCESSOR),
+  leaseMs: e.CHATBOT_LEASE_MS,
+  pollMs: e.CHATBOT_POLL_MS,
+  concurrency: e.CHATBOT_CONCURRENCY,
+  maxAttempts: e.CHATBOT_MAX_ATTEMPTS,
+  maxDeliveries: e.CHATBOT_MAX_DELIVERIES,
+  retryBaseMs: e.CHATBOT_RETRY_BASE_MS,
+  retryMaxMs: e.CHATBOT_RETRY_MAX_MS,
+  waitMs: e.CHATBOT_WAIT_MS,
+  memoryMessages: e.CHATBOT_MEMORY_MESSAGES,
+  slackApiBaseUrl: e.SLACK_API_BASE_URL.replace(/\/+$/, ''),
+  telegramApiBaseUrl: e.TELEGRAM_API_BASE_URL.replace(/\/+$/, ''),
+  telegramPollSeconds: e.CHATBOT_TELEGRAM_POLL_SECONDS,
+});
+
+/** TRUST_PROXY as express takes it: a boolean, a hop count, or its own text (addresses, names). */
+const trustProxy = (value: string | undefined) =>
+  value === undefined
+    ? undefined
+    : value === 'true'
+      ? true
+      : value === 'false'
+        ? false
+        : /^\d+$/.test(value)
+          ? Number(value)
+          : value;
+
+const authConfig = (e: Env): Config['auth'] => ({
+  bootstrap:
+    e.AUTH_USERNAME && e.AUTH_PASSWORD ? { username: e.AUTH_USERNAME, password: e.AUTH_PASSWORD } : undefined,
+  sessionTtlMs: e.SESSION_TTL_SECONDS * 1000,
+  loginRateLimit: e.LOGIN_RATE_LIMIT,
+  loginRateWindowMs: e.LOGIN_RATE_WINDOW_SECONDS * 1000,
+  corsOrigins: list(e.CORS_ORIGINS).map((o) => o.replace(/\/+$/, '')),
+  allowedHosts: list(e.ALLOWED_HOSTS).map((h) => h.toLowerCase()),
+  secureCookies: e.COOKIE_SECURE === 'auto' ? 'auto' : flag(e.COOKIE_SECURE),
+  trustProxy: trustProxy(e.TRUST_PROXY),
+});
+
+/** The language models' settings: agents', SQL's LLM() and its function's. */
+const llmConfig = (e: Env): Pick<Config, 'llm' | 'llmSql' | 'llmFunction'> => ({
+  llm: {
+    openaiBaseUrl: e.OPENAI_BASE_URL,
+    openaiApiKey: e.OPENAI_API_KEY,
+    model: e.LLM_DEFAULT_MODEL,
+    requestTimeoutMs: e.LLM_REQUEST_TIMEOUT_MS,
+  },
+  llmSql: {
+    concurrency: e.LLM_SQL_CONCURRENCY,
+    maxCalls: e.LLM_SQL_MAX_CALLS,
+    timeoutMs: e.LLM_SQL_TIMEOUT_MS,
+    cacheEntries: e.LLM_CACHE_ENTRIES,
+    cacheTtlMs: e.LLM_CACHE_TTL_MS,
+  },
+  llmFunction: {
+    model: e.LLM_FUNCTION_MODEL_NAME,
+    baseUrl: e.LLM_FUNCTION_BASE_URL,
+    apiKey: e.LLM_FUNCTION_API_KEY,
+    temperature: e.LLM_FUNCTION_TEMPERATURE,
+    maxTokens: e.LLM_FUNCTION_MAX_TOKENS,
+  },
+});
+
+export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
+  const e = parsedEnv(env);
+  const policies = hostPolicies(e);
   if (Boolean(e.AUTH_USERNAME) !== Boolean(e.AUTH_PASSWORD))
     throw new Error('Invalid configuration: AUTH_USERNAME and AUTH_PASSWORD go together (both, or neither)');
-  const list = (value: string | undefined) =>
-    (value ?? '')
-      .split(',')
-      .map((v) => v.trim())
-      .filter(Boolean);
   const dataDir = path.resolve(e.DATA_DIR);
   const shared = e.EVENT_STORE_URL?.startsWith('postgres');
   return {
@@ -137,12 +260,10 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     bodyLimit: e.BODY_LIMIT,
     // Only a shared log has writers in other processes to poll for.
     projectionPollMs: e.PROJECTION_POLL_MS ?? (shared ? 200 : 0),
-    projectionListen: e.PROJECTION_LISTEN === 'true' || e.PROJECTION_LISTEN === '1',
+    projectionListen: flag(e.PROJECTION_LISTEN),
     projectionBatchSize: e.PROJECTION_BATCH_SIZE,
     projectionBatchPauseMs: e.PROJECTION_BATCH_PAUSE_MS,
-    projectionSkip: e.PROJECTION_SKIP.split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== ''),
+    projectionSkip: list(e.PROJECTION_SKIP),
     projectionWaitMs: e.PROJECTION_WAIT_MS,
     readyMaxLagEvents: e.READY_MAX_LAG_EVENTS,
     readMinPositionWaitMs: e.READ_MIN_POSITION_WAIT_MS,
@@ -156,7 +277,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     sqlMaxQueryBytes: e.SQL_MAX_QUERY_BYTES,
     sqlMaxAnswerBytes: e.SQL_MAX_ANSWER_BYTES,
     fileUploadMaxBytes: e.FILE_UPLOAD_MAX_BYTES,
-    fileUrlUpload: e.FILE_URL_UPLOAD === 'true' || e.FILE_URL_UPLOAD === '1',
+    fileUrlUpload: flag(e.FILE_URL_UPLOAD),
     dbConnectTimeoutMs: e.DB_CONNECT_TIMEOUT_MS,
     duckdbThreads: e.DUCKDB_THREADS,
     trainRowLimit: e.TRAIN_ROW_LIMIT,
@@ -169,125 +290,25 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     sqlMaxProcessMemory: processMemoryLimit(e.SQL_MAX_PROCESS_MEMORY, e.DUCKDB_MEMORY_LIMIT),
     sqlMaxValueBytes: e.SQL_MAX_VALUE_BYTES,
     fileMaxColumns: e.FILE_MAX_COLUMNS,
-    dbHosts,
-    outbound,
-    allowUnauthenticated: e.ALLOW_UNAUTHENTICATED === 'true' || e.ALLOW_UNAUTHENTICATED === '1',
-    llm: {
-      openaiBaseUrl: e.OPENAI_BASE_URL,
-      openaiApiKey: e.OPENAI_API_KEY,
-      model: e.LLM_DEFAULT_MODEL,
-      requestTimeoutMs: e.LLM_REQUEST_TIMEOUT_MS,
-    },
+    ...policies,
+    allowUnauthenticated: flag(e.ALLOW_UNAUTHENTICATED),
+    ...llmConfig(e),
     agentSqlConcurrency: e.AGENT_SQL_CONCURRENCY,
     agentSqlMaxRows: e.AGENT_SQL_MAX_ROWS,
     agentSqlTimeoutMs: e.AGENT_SQL_TIMEOUT_MS,
-    llmSql: {
-      concurrency: e.LLM_SQL_CONCURRENCY,
-      maxCalls: e.LLM_SQL_MAX_CALLS,
-      timeoutMs: e.LLM_SQL_TIMEOUT_MS,
-      cacheEntries: e.LLM_CACHE_ENTRIES,
-      cacheTtlMs: e.LLM_CACHE_TTL_MS,
-    },
-    llmFunction: {
-      model: e.LLM_FUNCTION_MODEL_NAME,
-      baseUrl: e.LLM_FUNCTION_BASE_URL,
-      apiKey: e.LLM_FUNCTION_API_KEY,
-      temperature: e.LLM_FUNCTION_TEMPERATURE,
-      maxTokens: e.LLM_FUNCTION_MAX_TOKENS,
-    },
-    mysql: {
-      port: e.MYSQL_PORT,
-      tls:
-        e.MYSQL_TLS_CERT && e.MYSQL_TLS_KEY
-          ? { certFile: e.MYSQL_TLS_CERT, keyFile: e.MYSQL_TLS_KEY }
-          : undefined,
-      maxConnections: e.MYSQL_MAX_CONNECTIONS,
-      preAuth: {
-        max: e.MYSQL_MAX_PREAUTH,
-        perAddress: e.MYSQL_MAX_PREAUTH_PER_ADDRESS,
-        timeoutMs: e.MYSQL_PREAUTH_TIMEOUT_MS,
-      },
-    },
-    postgres: {
-      port: e.PG_PORT,
-      tls: e.PG_TLS_CERT && e.PG_TLS_KEY ? { certFile: e.PG_TLS_CERT, keyFile: e.PG_TLS_KEY } : undefined,
-      maxConnections: e.PG_MAX_CONNECTIONS,
-      preAuth: {
-        max: e.PG_MAX_PREAUTH,
-        perAddress: e.PG_MAX_PREAUTH_PER_ADDRESS,
-        timeoutMs: e.PG_PREAUTH_TIMEOUT_MS,
-      },
-      catalog: {
-        timeoutMs: e.PG_CATALOG_TIMEOUT_MS,
-        memoryMb: e.PG_CATALOG_MEMORY_MB,
-        processes: e.PG_CATALOG_PROCESSES,
-      },
-    },
-    ledger: {
-      signingKey: e.LEDGER_SIGNING_KEY ?? path.join(dataDir, 'ledger-signing-key.pem'),
-      // A key is given as a key, a file as a file (never told apart by shape): `file:<path>`.
-      masterKey: masterKeySetting(e.LEDGER_MASTER_KEY, e.LEDGER_MASTER_KEY_FILE, dataDir),
-      witnessDir: path.resolve(e.LEDGER_WITNESS_DIR ?? path.join(dataDir, 'ledger-witness')),
-      retiredMasterKeys: (e.LEDGER_RETIRED_MASTER_KEYS ?? '')
-        .split(',')
-        .map((k) => k.trim())
-        .filter(Boolean),
-      trustedKeys: (e.LEDGER_TRUSTED_KEYS ?? '')
-        .split(',')
-        .map((k) => k.trim())
-        .filter(Boolean),
-      origin: e.LEDGER_ORIGIN,
-      everyEvents: e.LEDGER_CHECKPOINT_EVENTS,
-      everyMs: e.LEDGER_CHECKPOINT_MS,
-      onStop: e.LEDGER_CHECKPOINT_ON_STOP === 'true' || e.LEDGER_CHECKPOINT_ON_STOP === '1',
-    },
-    chatbots: {
-      processor: e.CHATBOT_PROCESSOR === 'true' || e.CHATBOT_PROCESSOR === '1',
-      leaseMs: e.CHATBOT_LEASE_MS,
-      pollMs: e.CHATBOT_POLL_MS,
-      concurrency: e.CHATBOT_CONCURRENCY,
-      maxAttempts: e.CHATBOT_MAX_ATTEMPTS,
-      maxDeliveries: e.CHATBOT_MAX_DELIVERIES,
-      retryBaseMs: e.CHATBOT_RETRY_BASE_MS,
-      retryMaxMs: e.CHATBOT_RETRY_MAX_MS,
-      waitMs: e.CHATBOT_WAIT_MS,
-      memoryMessages: e.CHATBOT_MEMORY_MESSAGES,
-      slackApiBaseUrl: e.SLACK_API_BASE_URL.replace(/\/+$/, ''),
-      telegramApiBaseUrl: e.TELEGRAM_API_BASE_URL.replace(/\/+$/, ''),
-      telegramPollSeconds: e.CHATBOT_TELEGRAM_POLL_SECONDS,
-    },
+    ...doorsConfig(e),
+    ledger: ledgerConfig(e, dataDir),
+    chatbots: chatbotsConfig(e),
     jobs: { pollMs: e.JOBS_POLL_MS, leaseMs: e.JOBS_LEASE_MS },
     triggers: { pollMs: e.TRIGGERS_POLL_MS },
     mcp: {
-      enabled: e.MCP_ENABLED === 'true' || e.MCP_ENABLED === '1',
+      enabled: flag(e.MCP_ENABLED),
       maxRows: e.MCP_MAX_ROWS,
       maxChars: e.MCP_MAX_CHARS,
       maxSessions: e.MCP_MAX_SESSIONS,
       sessionIdleMs: e.MCP_SESSION_IDLE_MS,
     },
-    a2a: { enabled: e.A2A_ENABLED === 'true' || e.A2A_ENABLED === '1' },
-    auth: {
-      bootstrap:
-        e.AUTH_USERNAME && e.AUTH_PASSWORD
-          ? { username: e.AUTH_USERNAME, password: e.AUTH_PASSWORD }
-          : undefined,
-      sessionTtlMs: e.SESSION_TTL_SECONDS * 1000,
-      loginRateLimit: e.LOGIN_RATE_LIMIT,
-      loginRateWindowMs: e.LOGIN_RATE_WINDOW_SECONDS * 1000,
-      corsOrigins: list(e.CORS_ORIGINS).map((o) => o.replace(/\/+$/, '')),
-      allowedHosts: list(e.ALLOWED_HOSTS).map((h) => h.toLowerCase()),
-      secureCookies:
-        e.COOKIE_SECURE === 'auto' ? 'auto' : e.COOKIE_SECURE === 'true' || e.COOKIE_SECURE === '1',
-      trustProxy:
-        e.TRUST_PROXY === undefined
-          ? undefined
-          : e.TRUST_PROXY === 'true'
-            ? true
-            : e.TRUST_PROXY === 'false'
-              ? false
-              : /^\d+$/.test(e.TRUST_PROXY)
-                ? Number(e.TRUST_PROXY)
-                : e.TRUST_PROXY,
-    },
+    a2a: { enabled: flag(e.A2A_ENABLED) },
+    auth: authConfig(e),
   };
 };

@@ -1,10 +1,11 @@
 import type { RecordedEvent } from '../events';
 import { answeredAhead, settled, type AppContext } from './context';
+import type { Aggregate } from './eventlog/commands';
 import type { NewEvent } from './eventlog/types';
-import { projectAggregate, type ProjectAggregate } from './projects/aggregate';
+import { forgetDeleted } from './ledger/secretKeeper';
+import type { ProjectAggregate } from './projects/aggregate';
 import type { ProjectDirectory } from './projects/directory';
-import { projectStream } from './projects/state';
-import type { Unstamped } from './shared/params';
+import { projectStream } from './shared/projectState';
 
 /**
  * When a write answers (src/context.ts): `ahead`, once the log has its events (this process's later
@@ -14,19 +15,48 @@ import type { Unstamped } from './shared/params';
  */
 export type WriteAnswer = 'ahead' | 'settled';
 
+/** A command with its time, as its decider is given it: the service stamps it from the clock. */
+export type Stamped<U> = U & { readonly metadata: { readonly now: Date } };
+
+/** A command on one stream, as a service gives it: without its time. */
+export type StreamCommandRun<U, S> = {
+  readonly stream: string;
+  readonly aggregate: Aggregate<S>;
+  readonly command: U;
+  readonly decide: (command: Stamped<U>, state: S) => readonly NewEvent[];
+  /** `caller`: the caller waits itself, for this command's events and more it appends after. */
+  readonly answer: WriteAnswer | 'caller';
+  /** The command's time when the caller has read the clock already (and used it); else read here. */
+  readonly now?: Date;
+};
+
+/**
+ * Runs a command on a stream: stamps it with the clock, decides and appends it
+ * (src/eventlog/commands.ts), then answers `ahead` or `settled` (src/context.ts).
+ */
+export const streamCommand = async <U extends object, S>(ctx: AppContext, run: StreamCommandRun<U, S>) => {
+  const command: Stamped<U> = { ...run.command, metadata: { now: run.now ?? ctx.clock() } };
+  const outcome = await ctx.commands.run(run.stream, run.aggregate, (s) => run.decide(command, s));
+  if (run.answer === 'ahead') answeredAhead(ctx, outcome.events);
+  else if (run.answer === 'settled') await settled(ctx, outcome.lastPosition);
+  return outcome;
+};
+
 /** A command on a project's stream, as a service gives it: without its time. */
-export type ProjectCommandRun<C> = {
+export type ProjectCommandRun<U> = {
   /** The project's name. */
   readonly project: string;
+  /** Finds the project, and folds its stream with the aggregate the composition root assembled. */
+  readonly projects: ProjectDirectory;
   /**
-   * When given, the project is found through it first (404 when it does not exist) and its stream
-   * named as the directory spells it; otherwise the stream is named from `project` as given.
+   * The project's own commands (it may not exist yet): its stream named from `project` as given.
+   * Otherwise the project is found first (404 when it does not exist), its stream named as the
+   * directory spells it.
    */
-  readonly projects?: ProjectDirectory;
-  readonly command: Unstamped<C>;
-  readonly decide: (command: C, state: ProjectAggregate) => readonly NewEvent[];
+  readonly asGiven?: true;
+  readonly command: U;
+  readonly decide: (command: Stamped<U>, state: ProjectAggregate) => readonly NewEvent[];
   readonly answer: WriteAnswer;
-  /** The command's time when the caller has read the clock already (and used it); else read here. */
   readonly now?: Date;
 };
 
@@ -42,22 +72,43 @@ export type ProjectCommandResult = {
   readonly lastPosition: bigint | null;
 };
 
-/**
- * Runs a command on a project's stream: stamps it with the clock, finds the project (with
- * `projects`), decides and appends it (src/eventlog/commands.ts), then answers `ahead` or
- * `settled` (src/context.ts).
- */
-export const projectCommand = async <C extends { readonly metadata: { readonly now: Date } }>(
+/** Runs a command on a project's stream (`streamCommand`), finding the project first. */
+export const projectCommand = async <U extends object>(
   ctx: AppContext,
-  run: ProjectCommandRun<C>,
+  run: ProjectCommandRun<U>,
 ): Promise<ProjectCommandResult> => {
-  // The command as given, with its time: what it was before `Unstamped` took the time off.
-  const command = { ...run.command, metadata: { now: run.now ?? ctx.clock() } } as unknown as C;
-  const project = run.projects ? (await run.projects.require(run.project)).name : run.project;
-  const outcome = await ctx.commands.run(projectStream(project), projectAggregate, (s) =>
-    run.decide(command, s),
-  );
-  if (run.answer === 'ahead') answeredAhead(ctx, outcome.events);
-  else await settled(ctx, outcome.lastPosition);
+  const project = run.asGiven ? run.project : (await run.projects.require(run.project)).name;
+  const outcome = await streamCommand(ctx, {
+    stream: projectStream(project),
+    aggregate: run.projects.aggregate,
+    command: run.command,
+    decide: run.decide,
+    answer: run.answer,
+    now: run.now,
+  });
   return { project, state: outcome.state, events: outcome.events, lastPosition: outcome.lastPosition };
+};
+
+/** A project's stream folded (the real options and secrets, unlike the read model's masked copy). */
+export const loadProject = async (ctx: AppContext, projects: ProjectDirectory, name: string) =>
+  (await ctx.commands.load(projectStream(name), projects.aggregate)).state;
+
+/** An event naming the resource it is about. */
+type Named = Extract<RecordedEvent, { readonly data: { readonly name: string } }>;
+
+/**
+ * A project resource's command, as its service runs it (`projectCommand`): with `forgetting`, the
+ * type of the event deleting the resource, a delete forgets its secrets too, under every name it
+ * had (crypto-shredding).
+ */
+export const resourceCommand = async <U extends object>(
+  ctx: AppContext,
+  run: ProjectCommandRun<U> & { readonly forgetting?: Named['type'] },
+) => {
+  const outcome = await projectCommand(ctx, run);
+  if (run.forgetting) {
+    const deleted = outcome.events.find((e): e is Named => e.type === run.forgetting);
+    await forgetDeleted(ctx.secrets, projectStream(outcome.project), deleted);
+  }
+  return outcome;
 };

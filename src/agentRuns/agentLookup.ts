@@ -1,10 +1,9 @@
+import { loadProject } from '../projectCommand';
 import { canonicalSkillKind, normalizeMessages, type AgentSkill } from '../engines/agentLoop';
 import { requireAgent } from '../agents/state';
 import type { AppContext } from '../context';
 import type { ChatMessage } from '../engines/llm';
-import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
-import { projectStream } from '../projects/state';
 import { skillById } from '../skills/state';
 import { threadAggregate, threadStream } from './state';
 
@@ -16,7 +15,7 @@ export const loadAgent = async (
   agentRef: string,
 ) => {
   const project = await projects.require(projectName);
-  const { state } = await ctx.commands.load(projectStream(project.name), projectAggregate);
+  const state = await loadProject(ctx, projects, project.name);
   const agent = requireAgent(state.agents, agentRef);
   const skills: AgentSkill[] = agent.skills.flatMap((link) => {
     const skill = skillById(state.skills, link.skillId);

@@ -1,6 +1,5 @@
-import { projectAggregate } from '../projects/aggregate';
+import { loadProject } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
-import { projectStream } from '../projects/state';
 import type { AppContext } from '../context';
 import { notFound } from '../shared/errors';
 import { findByRef } from '../shared/params';
@@ -83,7 +82,7 @@ export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, po
     findAgentName: async (projectName: string, name: string) => {
       const project = await projects.find(projectName);
       if (!project) return undefined;
-      const { state } = await ctx.commands.load(projectStream(project.name), projectAggregate);
+      const state = await loadProject(ctx, projects, project.name);
       return findByRef(state.agents.values(), name)?.name;
     },
   };

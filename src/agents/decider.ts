@@ -1,7 +1,7 @@
 import type { AgentCreated, AgentDeleted, AgentUpdated, ChatbotStoppedAgentDeleted } from '../../events';
 import type { ChatbotsState } from '../chatbots/state';
 import { findModel, type ModelsState } from '../models/state';
-import { requireLiveProject, type ProjectState } from '../projects/state';
+import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { canonicalSkillType, skillById, skillByRef, type SkillsState } from '../skills/state';
 import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
 import { findByName, findByRef, mergeParams, type Params } from '../shared/params';

@@ -1,7 +1,7 @@
 import type { AgentCreated } from '../../events';
-import type { Row, RowStore, TableReader } from '../projection/types';
-import { rowOfProjectByRef } from '../projection/rows';
-import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import type { Row, RowStore } from '../projection/types';
+import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
+import { allHandled, tableProjection, type RowOf } from '../projection/table';
 import { maskSecrets } from '../shared/secrets';
 
 type Links = AgentCreated['data']['skills'];
@@ -22,6 +22,13 @@ const skillColumns = async (links: Links, skills: RowStore) => {
     SKILL_LINKS: links.map((l) => ({ skillId: l.skillId, parameters: maskSecrets(l.parameters) })),
   };
 };
+
+/** An agent's own settings, as its row holds them. */
+const ownCells = (d: Pick<AgentCreated['data'], 'modelName' | 'provider' | 'params'>) => ({
+  MODEL_NAME: d.modelName,
+  PROVIDER: d.provider,
+  PARAMS: maskSecrets(d.params),
+});
 
 /** `agents`: one row per live agent; SKILLS holds skill names (MindsDB), SKILL_IDS the ids. */
 export const agentsTable = tableProjection({
@@ -50,48 +57,24 @@ export const agentsTable = tableProjection({
       case 'AgentCreated': {
         const d = event.data;
         rows.insert({
-          ID: event.meta.position,
-          NAME: d.name,
-          PROJECT: d.project,
-          PROJECT_ID: d.projectId,
-          MODEL_NAME: d.modelName,
-          PROVIDER: d.provider,
-          PARAMS: maskSecrets(d.params),
+          ...createdCells(event),
+          ...ownCells(d),
           ...(await skillColumns(d.skills, lookup('skills'))),
-          CREATED_AT: d.createdAt,
-          UPDATED_AT: d.createdAt,
-          VERSION: event.meta.position,
         });
         return;
       }
       case 'AgentUpdated': {
         const d = event.data;
-        const row = await rows.get(BigInt(d.agentId));
-        if (!row) return;
-        rows.put({
-          ...row,
-          NAME: d.name,
-          MODEL_NAME: d.modelName,
-          PROVIDER: d.provider,
-          PARAMS: maskSecrets(d.params),
-          ...(await skillColumns(d.skills, lookup('skills'))),
-          UPDATED_AT: d.updatedAt,
-          VERSION: event.meta.position,
-        });
-        return;
+        const cells = { NAME: d.name, ...ownCells(d), ...(await skillColumns(d.skills, lookup('skills'))) };
+        return updatedRow(rows, d.agentId, event.meta.position, d.updatedAt, cells);
       }
       case 'SkillDetachedFromAgent': {
         const d = event.data;
         const row = await rows.get(BigInt(d.agentId));
         if (!row) return;
         const links = (row.SKILL_LINKS as Links).filter((l) => l.skillId !== d.skillId);
-        rows.put({
-          ...row,
-          ...(await skillColumns(links, lookup('skills'))),
-          UPDATED_AT: d.detachedAt,
-          VERSION: event.meta.position,
-        });
-        return;
+        const cells = await skillColumns(links, lookup('skills'));
+        return updatedRow(rows, d.agentId, event.meta.position, d.detachedAt, cells);
       }
       case 'SkillUpdated': {
         // A renamed skill is renamed in every agent that lists it.
@@ -112,18 +95,9 @@ export const agentsTable = tableProjection({
 
 export type AgentRow = RowOf<typeof agentsTable.columns>;
 
-export const agentRowsOfProject = async (reader: TableReader, projectId: number) =>
-  selectRows(agentsTable, reader, 'SELECT * FROM agents WHERE PROJECT_ID = ? ORDER BY ID', [
-    BigInt(projectId),
-  ]);
-
+const reads = projectResourceReads(agentsTable);
+export const agentRowsOfProject = reads.ofProject;
 /** One agent of a project, by id or name. */
-export const agentRowByRef = (reader: TableReader, projectId: number, ref: string) =>
-  rowOfProjectByRef(reader, agentsTable, projectId, ref);
-
+export const agentRowByRef = reads.byRef;
 /** One agent of a project, by id only. */
-export const agentRowById = async (reader: TableReader, projectId: number, id: bigint) =>
-  selectRow(agentsTable, reader, 'SELECT * FROM agents WHERE PROJECT_ID = ? AND ID = ?', [
-    BigInt(projectId),
-    id,
-  ]);
+export const agentRowById = reads.byId;

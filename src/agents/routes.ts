@@ -13,30 +13,8 @@ import {
 } from './schemas';
 import type { AgentsService } from './service';
 
-export const agentRoutes = (api: Api, agents: AgentsService, projects: ProjectDirectory) => {
-  const requireProject = async ({ params }: { params: { project: string } }) => {
-    await projects.require(params.project);
-  };
-  const remove = async ({
-    params,
-    headers,
-    query,
-  }: Pick<
-    RouteInput<z.infer<typeof agentPath>, z.infer<typeof forgetQuery>, unknown>,
-    'params' | 'headers' | 'query'
-  >): Promise<HttpResult> => {
-    await agents.run(
-      params.project,
-      { type: 'DeleteAgent', data: { ref: params.agent, expectedVersion: ifMatchVersion(headers) } },
-      { forget: query.forget },
-    );
-    return { status: 204 };
-  };
-  const deleteResponses = {
-    204: { description: 'Deleted' },
-    404: problem('Unknown project or agent'),
-    412: problem('Stale If-Match'),
-  };
+/** The reads of a project's agents, and creating one. */
+const agentReadRoutes = (api: Api, agents: AgentsService, projects: ProjectDirectory) => {
   return api
     .add({
       method: 'get',
@@ -74,7 +52,7 @@ export const agentRoutes = (api: Api, agents: AgentsService, projects: ProjectDi
       tag: 'agents',
       summary: 'Create an agent (model_name/provider/params/skills, or model/data/prompt_template)',
       params: agentsPath,
-      before: requireProject,
+      before: projects.guard,
       body: createAgentBody,
       responses: {
         201: { description: 'Created', schema: agentView },
@@ -94,14 +72,38 @@ export const agentRoutes = (api: Api, agents: AgentsService, projects: ProjectDi
         });
         return { status: 201, body: created!.view, headers: etag(created!.version) };
       },
-    })
+    });
+};
+
+export const agentRoutes = (api: Api, agents: AgentsService, projects: ProjectDirectory) => {
+  const remove = async ({
+    params,
+    headers,
+    query,
+  }: Pick<
+    RouteInput<z.infer<typeof agentPath>, z.infer<typeof forgetQuery>, unknown>,
+    'params' | 'headers' | 'query'
+  >): Promise<HttpResult> => {
+    await agents.run(
+      params.project,
+      { type: 'DeleteAgent', data: { ref: params.agent, expectedVersion: ifMatchVersion(headers) } },
+      { forget: query.forget },
+    );
+    return { status: 204 };
+  };
+  const deleteResponses = {
+    204: { description: 'Deleted' },
+    404: problem('Unknown project or agent'),
+    412: problem('Stale If-Match'),
+  };
+  return agentReadRoutes(api, agents, projects)
     .add({
       method: 'put',
       path: '/api/projects/:project/agents/:agent',
       tag: 'agents',
       summary: 'Update an agent (never creates one: 400, as MindsDB)',
       params: agentPath,
-      before: requireProject,
+      before: projects.guard,
       body: updateAgentBody,
       responses: {
         200: { description: 'Updated', schema: agentView },

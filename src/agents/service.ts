@@ -1,8 +1,6 @@
-import { forgetDeleted } from '../ledger/secretKeeper';
 import type { AppContext } from '../context';
-import { projectCommand } from '../projectCommand';
+import { resourceCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
-import { projectStream } from '../projects/state';
 import { notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { decideAgent, type AgentCommand } from './decider';
@@ -53,19 +51,14 @@ export const agentsService = (ctx: AppContext, projects: ProjectDirectory, skill
     unstamped: Unstamped<AgentCommand>,
     options: { forget?: boolean } = {},
   ) => {
-    const outcome = await projectCommand(ctx, {
+    const outcome = await resourceCommand(ctx, {
       project: projectName,
       projects,
       command: unstamped,
       decide: decideAgent,
       answer: 'settled',
+      forgetting: options.forget ? 'AgentDeleted' : undefined,
     });
-    if (options.forget)
-      await forgetDeleted(
-        ctx.secrets,
-        projectStream(outcome.project),
-        outcome.events.find((e) => e.type === 'AgentDeleted'),
-      );
     const first = outcome.events[0];
     switch (first?.type) {
       case 'AgentCreated':

@@ -1,5 +1,5 @@
 import type { AgentDeleted, RecordedEvent } from '../../events';
-import { defineProjectSlice } from '../projects/state';
+import { defineProjectSlice } from '../shared/projectState';
 import { notFound } from '../shared/errors';
 import { findByRef, type Params } from '../shared/params';
 
@@ -72,10 +72,6 @@ export const evolveAgents = (agents: AgentsState, event: RecordedEvent): AgentsS
       return agents;
   }
 };
-
-/** The agents linked to a skill, in the order the state holds them. */
-export const agentsUsingSkill = (agents: AgentsState, skillId: bigint): Agent[] =>
-  [...agents.values()].filter((agent) => agent.skills.some((link) => link.skillId === skillId));
 
 export const requireAgent = (agents: AgentsState, ref: string): Agent => {
   const agent = findByRef(agents.values(), ref);

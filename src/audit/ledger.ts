@@ -23,7 +23,7 @@ import {
 import { notFound } from '../shared/errors';
 import { maskSecrets } from '../shared/secrets';
 import { withoutIdentifyingFields } from '../ledger/sealing';
-import { duckLeafHashes, leafOfPosition, treeHead } from './ledgerProjection';
+import { duckLeafHashes, leafOfPosition, treeHead, type TreeHead } from './ledgerProjection';
 
 export const CHECKPOINT_STREAM = 'ledger-checkpoints';
 
@@ -172,24 +172,13 @@ export type LedgerOptions = {
 };
 
 /**
- * The ledger in a running service: signs checkpoints of the tree the read model holds (every
- * `everyEvents` events or `everyMs`, and at a clean stop), answers verification and proofs. Any
- * process may sign; the checkpoint stream's decider keeps sizes increasing, so two processes on one
- * PostgreSQL log never sign the same size twice (they must share the signing key).
+ * Appends to the witness (LEDGER_WITNESS_DIR) every checkpoint of the log it does not hold yet
+ * (signed here or elsewhere); a no-op without one.
  */
-export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
-  const proofs = createProofBuilder(duckLeafHashes(ctx.duck));
-  let timer: NodeJS.Timeout | undefined;
-  let lastSignedAt = Date.now();
-  let signing: Promise<unknown> = Promise.resolve();
-
-  const checkpoints = async () =>
-    (await ctx.commands.load(CHECKPOINT_STREAM, checkpointAggregate)).state.checkpoints;
-
+const witnessAppender = (ctx: AppContext, options: LedgerOptions) => {
   // The largest tree size the witness holds (read once, lazily): what is beyond it is appended.
   let witnessedSize: number | undefined;
-  /** Appends to the witness every checkpoint of the log it does not hold yet (signed here or elsewhere). */
-  const witness = (seen: readonly Signed[]) => {
+  return (seen: readonly Signed[]) => {
     const dir = options.witnessDir;
     if (!dir) return;
     try {
@@ -217,54 +206,142 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
       ctx.logger.warn({ err, witnessDir: dir }, 'ledger checkpoint not witnessed');
     }
   };
+};
 
-  /** Signs the current tree when due (always when `force`); the new checkpoint, or null. */
+/**
+ * The events of the tree not yet signed. The latest checkpoint's own event is a leaf past the tree
+ * it signed, but never a reason to sign again (an idle log would sign forever); events recorded
+ * while it was being signed are.
+ */
+const unsignedEvents = (head: TreeHead & { lastPosition: bigint }, latest: Signed | undefined) => {
+  const ownLeaf = latest !== undefined && head.lastPosition >= latest.position ? 1 : 0;
+  return head.size - (latest?.treeSize ?? 0) - ownLeaf;
+};
+
+/** The checkpoint event's data: the tree head signed with the service's key. */
+const signedHead = (
+  options: LedgerOptions,
+  head: TreeHead & { lastPosition: bigint },
+  timestamp: string,
+): LedgerCheckpointSigned['data'] => ({
+  treeSize: head.size,
+  rootHash: head.rootHash,
+  lastPosition: head.lastPosition.toString(),
+  note: signCheckpoint(
+    {
+      origin: options.origin,
+      treeSize: head.size,
+      rootHash: Buffer.from(head.rootHash, 'base64'),
+      timestamp,
+      lastPosition: head.lastPosition,
+    },
+    options.key,
+  ),
+  keyFingerprint: options.key.fingerprint,
+  signedAt: timestamp,
+});
+
+const b64 = (h: Buffer) => h.toString('base64');
+
+type ProofBuilder = ReturnType<typeof createProofBuilder>;
+
+/** RFC 9162 inclusion proof of the event at `position` in the latest checkpoint's tree. */
+const inclusionProof = async (
+  ctx: AppContext,
+  proofs: ProofBuilder,
+  latestCheckpoint: () => Promise<Signed>,
+  position: bigint,
+  everyMs: number,
+) => {
+  const leaf = await leafOfPosition(ctx.duck, position);
+  if (!leaf) throw notFound(`No event at position ${position} is in the tree yet`, 'No such leaf');
+  const latest = await latestCheckpoint();
+  if (leaf.index >= latest.treeSize)
+    throw notFound(
+      `The event at position ${position} (leaf ${leaf.index}) is after the latest checkpoint (size ${latest.treeSize}); the next one comes within ${Math.round(everyMs / 1000)} s`,
+      'Not checkpointed yet',
+    );
+  const proof = await proofs.inclusionProof(leaf.index, latest.treeSize);
+  const [event] = await ctx.log.readPage({ after: position - 1n, limit: 1 });
+  return {
+    position: Number(position),
+    leaf_index: leaf.index,
+    // The canonical leaf, so the auditor can read the event and hash it themselves; left out for
+    // an event that holds a secret (secrets are in the log as sent, never in an answer).
+    ...(event && event.meta.position === position && !holdsSecret(event) ? { leaf: leafText(event) } : {}),
+    leaf_hash: b64(Buffer.from(leaf.hash, 'hex')),
+    tree_size: latest.treeSize,
+    root_hash: latest.rootHash,
+    inclusion_path: proof.map(b64),
+    checkpoint: latest.note,
+  };
+};
+
+/** RFC 9162 consistency proof between two checkpointed tree sizes (to: the latest by default). */
+const consistencyProof = async (proofs: ProofBuilder, all: readonly Signed[], from: number, to?: number) => {
+  const latest = all.at(-1);
+  if (!latest) throw notFound('The log has no checkpoint yet', 'No checkpoint');
+  const target = to === undefined ? latest : all.find((c) => c.treeSize === to);
+  const origin = all.find((c) => c.treeSize === from);
+  if (!origin || !target)
+    throw notFound(
+      `Both sizes must be checkpoints: known sizes are ${all.map((c) => c.treeSize).join(', ')}`,
+      'No such checkpoint',
+    );
+  const proof = await proofs.consistencyProof(origin.treeSize, target.treeSize);
+  return {
+    first: origin.treeSize,
+    second: target.treeSize,
+    first_root: origin.rootHash,
+    second_root: target.rootHash,
+    consistency_path: proof.map(b64),
+    first_checkpoint: origin.note,
+    second_checkpoint: target.note,
+  };
+};
+
+/**
+ * The ledger in a running service: signs checkpoints of the tree the read model holds (every
+ * `everyEvents` events or `everyMs`, and at a clean stop), answers verification and proofs. Any
+ * process may sign; the checkpoint stream's decider keeps sizes increasing, so two processes on one
+ * PostgreSQL log never sign the same size twice (they must share the signing key).
+ */
+export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
+  const proofs = createProofBuilder(duckLeafHashes(ctx.duck));
+  const witness = witnessAppender(ctx, options);
+  let timer: NodeJS.Timeout | undefined;
+  let lastSignedAt = Date.now();
+  let signing: Promise<unknown> = Promise.resolve();
+
+  const checkpoints = async () =>
+    (await ctx.commands.load(CHECKPOINT_STREAM, checkpointAggregate)).state.checkpoints;
+
+  /** Signs the tree as the read model holds it when due (always when `force`); the new checkpoint, or null. */
+  const signWhenDue = async (force: boolean) => {
+    const head = await treeHead(ctx.duck);
+    const seen = await checkpoints();
+    witness(seen);
+    const lastPosition = head.lastPosition;
+    if (head.size === 0 || lastPosition === null) return null;
+    const unsigned = unsignedEvents({ ...head, lastPosition }, seen.at(-1));
+    if (unsigned <= 0) return null;
+    if (!force && unsigned < options.everyEvents && Date.now() - lastSignedAt < options.everyMs) return null;
+    const data = signedHead(options, { ...head, lastPosition }, ctx.clock().toISOString());
+    const outcome = await ctx.commands.run(CHECKPOINT_STREAM, checkpointAggregate, (state) =>
+      (state.checkpoints.at(-1)?.treeSize ?? 0) >= head.size
+        ? []
+        : [{ type: 'LedgerCheckpointSigned' as const, data }],
+    );
+    lastSignedAt = Date.now();
+    if (outcome.events.length === 0) return null;
+    witness(await checkpoints());
+    await ctx.projections.waitFor(outcome.lastPosition!, ctx.config.projectionWaitMs).catch(() => undefined);
+    return data;
+  };
+
+  /** One signing at a time, in the order asked. */
   const checkpoint = (force = false) => {
-    const run = signing.then(async () => {
-      const head = await treeHead(ctx.duck);
-      const seen = await checkpoints();
-      witness(seen);
-      const latest = seen.at(-1);
-      if (head.size === 0 || head.lastPosition === null) return null;
-      // The latest checkpoint's own event is a leaf past the tree it signed, but never a reason to
-      // sign again (an idle log would sign forever); events recorded while it was being signed are.
-      const ownLeaf = latest !== undefined && head.lastPosition >= latest.position ? 1 : 0;
-      const unsigned = head.size - (latest?.treeSize ?? 0) - ownLeaf;
-      if (unsigned <= 0) return null;
-      if (!force && unsigned < options.everyEvents && Date.now() - lastSignedAt < options.everyMs)
-        return null;
-      const timestamp = ctx.clock().toISOString();
-      const note = signCheckpoint(
-        {
-          origin: options.origin,
-          treeSize: head.size,
-          rootHash: Buffer.from(head.rootHash, 'base64'),
-          timestamp,
-          lastPosition: head.lastPosition,
-        },
-        options.key,
-      );
-      const data: LedgerCheckpointSigned['data'] = {
-        treeSize: head.size,
-        rootHash: head.rootHash,
-        lastPosition: head.lastPosition.toString(),
-        note,
-        keyFingerprint: options.key.fingerprint,
-        signedAt: timestamp,
-      };
-      const outcome = await ctx.commands.run(CHECKPOINT_STREAM, checkpointAggregate, (state) =>
-        (state.checkpoints.at(-1)?.treeSize ?? 0) >= head.size
-          ? []
-          : [{ type: 'LedgerCheckpointSigned' as const, data }],
-      );
-      lastSignedAt = Date.now();
-      if (outcome.events.length === 0) return null;
-      witness(await checkpoints());
-      await ctx.projections
-        .waitFor(outcome.lastPosition!, ctx.config.projectionWaitMs)
-        .catch(() => undefined);
-      return data;
-    });
+    const run = signing.then(() => signWhenDue(force));
     signing = run.catch(() => undefined);
     return run;
   };
@@ -274,8 +351,6 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
     if (!latest) throw notFound('The log has no checkpoint yet', 'No checkpoint');
     return latest;
   };
-
-  const b64 = (h: Buffer) => h.toString('base64');
 
   return {
     checkpoint,
@@ -329,58 +404,8 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
       fingerprint: options.key.fingerprint,
       origin: options.origin,
     }),
-
-    /** RFC 9162 inclusion proof of the event at `position` in the latest checkpoint's tree. */
-    inclusion: async (position: bigint) => {
-      const leaf = await leafOfPosition(ctx.duck, position);
-      if (!leaf) throw notFound(`No event at position ${position} is in the tree yet`, 'No such leaf');
-      const latest = await latestCheckpoint();
-      if (leaf.index >= latest.treeSize)
-        throw notFound(
-          `The event at position ${position} (leaf ${leaf.index}) is after the latest checkpoint (size ${latest.treeSize}); the next one comes within ${Math.round(options.everyMs / 1000)} s`,
-          'Not checkpointed yet',
-        );
-      const proof = await proofs.inclusionProof(leaf.index, latest.treeSize);
-      const [event] = await ctx.log.readPage({ after: position - 1n, limit: 1 });
-      return {
-        position: Number(position),
-        leaf_index: leaf.index,
-        // The canonical leaf, so the auditor can read the event and hash it themselves; left out for
-        // an event that holds a secret (secrets are in the log as sent, never in an answer).
-        ...(event && event.meta.position === position && !holdsSecret(event)
-          ? { leaf: leafText(event) }
-          : {}),
-        leaf_hash: b64(Buffer.from(leaf.hash, 'hex')),
-        tree_size: latest.treeSize,
-        root_hash: latest.rootHash,
-        inclusion_path: proof.map(b64),
-        checkpoint: latest.note,
-      };
-    },
-
-    /** RFC 9162 consistency proof between two checkpointed tree sizes (to: the latest by default). */
-    consistency: async (from: number, to?: number) => {
-      const all = await checkpoints();
-      const latest = all.at(-1);
-      if (!latest) throw notFound('The log has no checkpoint yet', 'No checkpoint');
-      const target = to === undefined ? latest : all.find((c) => c.treeSize === to);
-      const origin = all.find((c) => c.treeSize === from);
-      if (!origin || !target)
-        throw notFound(
-          `Both sizes must be checkpoints: known sizes are ${all.map((c) => c.treeSize).join(', ')}`,
-          'No such checkpoint',
-        );
-      const proof = await proofs.consistencyProof(origin.treeSize, target.treeSize);
-      return {
-        first: origin.treeSize,
-        second: target.treeSize,
-        first_root: origin.rootHash,
-        second_root: target.rootHash,
-        consistency_path: proof.map(b64),
-        first_checkpoint: origin.note,
-        second_checkpoint: target.note,
-      };
-    },
+    inclusion: (position: bigint) => inclusionProof(ctx, proofs, latestCheckpoint, position, options.everyMs),
+    consistency: async (from: number, to?: number) => consistencyProof(proofs, await checkpoints(), from, to),
   };
 };
 

@@ -1,7 +1,7 @@
 import type { ChatbotCreated, ChatbotDeleted, ChatbotUpdated } from '../../events';
 import { requireAgent, type AgentsState } from '../agents/state';
 import { findModel, type ModelsState } from '../models/state';
-import { requireLiveProject, type ProjectState } from '../projects/state';
+import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
 import { findByName, mergeParams, type Params } from '../shared/params';
 import { findChatbot, requireChatbot, type Chatbot, type ChatbotsState } from './state';

@@ -1,5 +1,6 @@
 import type { ChatbotCreated, ChatbotUpdated } from '../../events';
 import type { Row, RowStore, TableReader } from '../projection/types';
+import { createdCells, patchRow, projectResourceReads, updatedRow } from '../projection/projectResource';
 import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
 import { maskSecrets } from '../shared/secrets';
 
@@ -67,45 +68,28 @@ export const chatbotsTable = tableProjection({
       case 'ChatbotCreated': {
         const d = event.data;
         rows.insert({
-          ID: event.meta.position,
+          ...createdCells(event),
           ...(await stateColumns(d, lookup('agents'))),
           LAST_ERROR: null,
-          CREATED_AT: d.createdAt,
-          UPDATED_AT: d.createdAt,
-          VERSION: event.meta.position,
         });
         return;
       }
       case 'ChatbotUpdated': {
         const d = event.data;
-        const current = await rows.get(BigInt(d.chatbotId));
-        if (!current) return;
-        // Starting a bot again clears the error that stopped it.
-        const restarted = d.isRunning && !current.IS_RUNNING;
-        rows.put({
-          ...current,
-          ...(await stateColumns(d, lookup('agents'))),
-          // A restart clears why it stopped, not a channel still failing (cleared when it recovers).
-          LAST_ERROR: restarted && !isChannelFailure(current.LAST_ERROR) ? null : current.LAST_ERROR,
-          UPDATED_AT: d.updatedAt,
-          VERSION: event.meta.position,
-        });
-        return;
+        const cells = await stateColumns(d, lookup('agents'));
+        return updatedRow(rows, d.chatbotId, event.meta.position, d.updatedAt, (current) => ({
+          ...cells,
+          // Starting a bot again clears why it stopped, not a channel still failing (cleared when it recovers).
+          LAST_ERROR:
+            d.isRunning && !current.IS_RUNNING && !isChannelFailure(current.LAST_ERROR)
+              ? null
+              : current.LAST_ERROR,
+        }));
       }
       case 'ChatbotStoppedAgentDeleted': {
         const d = event.data;
-        const row = await rows.get(BigInt(d.chatbotId));
-        if (!row) return;
-        rows.put({
-          ...row,
-          AGENT: null,
-          AGENT_ID: null,
-          IS_RUNNING: false,
-          LAST_ERROR: d.lastError,
-          UPDATED_AT: d.stoppedAt,
-          VERSION: event.meta.position,
-        });
-        return;
+        const cells = { AGENT: null, AGENT_ID: null, IS_RUNNING: false, LAST_ERROR: d.lastError };
+        return updatedRow(rows, d.chatbotId, event.meta.position, d.stoppedAt, cells);
       }
       case 'AgentUpdated': {
         // A renamed agent is renamed in every chatbot that uses it.
@@ -128,22 +112,17 @@ export const chatbotsTable = tableProjection({
       case 'ChatAnswerFailed':
       case 'ChatDeliveryFailed': {
         const d = event.data;
-        const row = await rows.get(BigInt(d.chatbotId));
-        if (!row) return;
         const what = event.type === 'ChatAnswerFailed' ? 'answer' : 'deliver the answer to';
         const next = d.retryAt === null ? 'gave up' : `retrying at ${d.retryAt}`;
-        rows.put({
-          ...row,
-          LAST_ERROR: `Could not ${what} message ${d.messageId} (attempt ${d.attempt}, ${next}): ${d.error}`,
-        });
-        return;
+        const error = `Could not ${what} message ${d.messageId} (attempt ${d.attempt}, ${next}): ${d.error}`;
+        return patchRow(rows, BigInt(d.chatbotId), { LAST_ERROR: error });
       }
       // Its way in failing (a revoked token) says so too, until the channel works again.
       case 'ChatChannelFailed': {
         const d = event.data;
-        const row = await rows.get(BigInt(d.chatbotId));
-        if (row) rows.put({ ...row, LAST_ERROR: `${channelFailurePrefix(d.channel)}${d.error}` });
-        return;
+        return patchRow(rows, BigInt(d.chatbotId), {
+          LAST_ERROR: `${channelFailurePrefix(d.channel)}${d.error}`,
+        });
       }
       case 'ChatChannelRecovered': {
         const d = event.data;
@@ -167,10 +146,7 @@ export const chatbotsTable = tableProjection({
 
 export type ChatbotRow = RowOf<typeof chatbotsTable.columns>;
 
-export const chatbotRowsOfProject = async (reader: TableReader, projectId: number) =>
-  selectRows(chatbotsTable, reader, 'SELECT * FROM chatbots WHERE PROJECT_ID = ? ORDER BY ID', [
-    BigInt(projectId),
-  ]);
+export const chatbotRowsOfProject = projectResourceReads(chatbotsTable).ofProject;
 
 /** One chatbot of a project, by its exact name or its id (as `isChatbotRef` matches); the lowest id when both match. */
 export const chatbotRowByRef = async (reader: TableReader, projectId: number, ref: string) =>

@@ -13,11 +13,9 @@ import {
 } from './schemas';
 import type { ChatbotsService } from './service';
 
-export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: ProjectDirectory) => {
-  const requireProject = async ({ params }: { params: { project: string } }) => {
-    await projects.require(params.project);
-  };
-  return api
+/** The reads of a project's chatbots, and creating one. */
+const chatbotReadRoutes = (api: Api, chatbots: ChatbotsService) =>
+  api
     .add({
       method: 'get',
       path: '/api/projects/:project/chatbots',
@@ -44,7 +42,10 @@ export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: Pro
         const { view, version } = await chatbots.get(params.project, params.chatbot);
         return { status: 200, body: view, headers: etag(version) };
       },
-    })
+    });
+
+export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: ProjectDirectory) => {
+  return chatbotReadRoutes(api, chatbots)
     .add({
       method: 'post',
       path: '/api/projects/:project/chatbots',
@@ -52,7 +53,7 @@ export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: Pro
       summary:
         'Create a chatbot: an agent (or a model) answering on the built-in channel, and in a chat database when one is named',
       params: chatbotsPath,
-      before: requireProject,
+      before: projects.guard,
       body: createChatbotBody,
       responses: {
         201: { description: 'Created', schema: chatbotFlatView },
@@ -89,7 +90,7 @@ export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: Pro
       tag: 'chatbots',
       summary: 'Update a chatbot (params merged, new values winning), or create it',
       params: chatbotPath,
-      before: requireProject,
+      before: projects.guard,
       body: putChatbotBody,
       responses: {
         200: { description: 'Updated', schema: chatbotFlatView },

@@ -1,9 +1,7 @@
-import { forgetDeleted } from '../ledger/secretKeeper';
 import crypto from 'node:crypto';
 import type { AppContext } from '../context';
-import { projectCommand } from '../projectCommand';
+import { resourceCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
-import { projectStream } from '../projects/state';
 import { invalid, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { decideChatbot, type ChatbotCommand, type ChatDatabase } from './decider';
@@ -73,19 +71,14 @@ export const chatbotsService = (ctx: AppContext, projects: ProjectDirectory, por
       unstamped.type === 'DeleteChatbot'
         ? unstamped.data
         : { ...unstamped.data, webhookToken: crypto.randomBytes(24).toString('base64url') };
-    const outcome = await projectCommand(ctx, {
+    const outcome = await resourceCommand(ctx, {
       project: projectName,
       projects,
       command: { ...unstamped, data } as Unstamped<ChatbotCommand>,
       decide: decideChatbot,
       answer: 'settled',
+      forgetting: options.forget ? 'ChatbotDeleted' : undefined,
     });
-    if (options.forget)
-      await forgetDeleted(
-        ctx.secrets,
-        projectStream(outcome.project),
-        outcome.events.find((e) => e.type === 'ChatbotDeleted'),
-      );
     const first = outcome.events[0];
     switch (first?.type) {
       case 'ChatbotCreated':

@@ -1,5 +1,5 @@
 import type { ChatbotCreated, ChatbotDeleted, ChatbotUpdated, RecordedEvent } from '../../events';
-import { defineProjectSlice } from '../projects/state';
+import { defineProjectSlice } from '../shared/projectState';
 import { notFound } from '../shared/errors';
 import type { Params } from '../shared/params';
 

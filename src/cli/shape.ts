@@ -163,7 +163,9 @@ const main = () => {
     `files in src:                      ${files.length}`,
     `lines in src:                      ${lines}`,
     `functions over 100 lines:          ${over100.length} (over 200: ${over200.length})`,
-    ...over100.slice(0, Number(process.env.SHAPE_TOP ?? 15)).map((f) => `    ${String(f.lines).padStart(4)}  ${f.where}`),
+    ...over100
+      .slice(0, Number(process.env.SHAPE_TOP ?? 15))
+      .map((f) => `    ${String(f.lines).padStart(4)}  ${f.where}`),
     `'as unknown as' / 'as AstNode':    ${asUnknownAs} / ${asAstNode}`,
     `folder-level import cycles:        ${describeCycles(allCycles)}`,
     `  of run-time imports only:        ${describeCycles(runtimeCycles)}`,

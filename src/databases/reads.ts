@@ -1,6 +1,6 @@
 import type { AppContext } from '../context';
 import type { ProjectDirectory } from '../projects/directory';
-import { DEFAULT_PROJECT } from '../projects/state';
+import { DEFAULT_PROJECT } from '../shared/projectState';
 import { notFound } from '../shared/errors';
 import { nameKey } from '../shared/names';
 import { presentIntegration, presentProjectDatabase, systemDatabaseViews } from './present';

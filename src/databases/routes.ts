@@ -12,7 +12,8 @@ const created = z.object({
   id: z.number().int(),
 });
 
-export const databaseRoutes = (api: Api, databases: DatabasesService) =>
+/** Listing and reading databases. */
+const databaseReadRoutes = (api: Api, databases: DatabasesService) =>
   api
     .add({
       method: 'get',
@@ -64,7 +65,10 @@ export const databaseRoutes = (api: Api, databases: DatabasesService) =>
         const { view, version } = await databases.get(params.database);
         return { status: 200, body: view, headers: version === null ? {} : etag(version) };
       },
-    })
+    });
+
+export const databaseRoutes = (api: Api, databases: DatabasesService) =>
+  databaseReadRoutes(api, databases)
     .add({
       method: 'post',
       path: '/api/databases',

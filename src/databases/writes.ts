@@ -1,9 +1,9 @@
-import { settled, type AppContext } from '../context';
+import type { AppContext } from '../context';
+import { loadProject, streamCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
-import { projectAggregate } from '../projects/aggregate';
-import { projectStream } from '../projects/state';
 import { conflict, invalid, isNotFoundError } from '../shared/errors';
 import { isSystemDatabaseName } from '../shared/names';
+import type { Unstamped } from '../shared/params';
 import { keepMaskedSecrets, requireSecretsForNewDestination } from '../shared/secrets';
 import { requireReachable } from './connections';
 import { decideDatabase, type DatabaseCommand } from './decider';
@@ -33,29 +33,30 @@ const refuseReservedName = (name: string) => {
     throw conflict(`Database with name ${name} already exists.`, 'Name conflict');
 };
 
-const runOn = async (ctx: AppContext, name: string, command: DatabaseCommand) => {
-  const outcome = await ctx.commands.run(databaseStream(name), databaseAggregate, (s) =>
-    decideDatabase(command, s),
-  );
-  await settled(ctx, outcome.lastPosition);
-  return outcome;
-};
+const runOn = (ctx: AppContext, name: string, command: Unstamped<DatabaseCommand>) =>
+  streamCommand(ctx, {
+    stream: databaseStream(name),
+    aggregate: databaseAggregate,
+    command,
+    decide: decideDatabase,
+    answer: 'settled',
+  });
 
 /** Projects and integrations share one namespace; the project's own stream is the truth. */
-const ensureNotProject = async (ctx: AppContext, name: string) => {
-  const project = await ctx.commands.load(projectStream(name), projectAggregate);
-  if (project.state.project.status === 'live')
+const ensureNotProject = async ({ ctx, projects }: DatabaseWriteDeps, name: string) => {
+  if ((await loadProject(ctx, projects, name)).project.status === 'live')
     throw conflict(`Project exists with this name: ${name}`, 'Name conflict');
 };
 
 /** Registers an integration: its name free, its engine named, its connection reachable. */
 export const createDatabase = async (
-  { ctx, findIntegration }: DatabaseWriteDeps,
+  deps: DatabaseWriteDeps,
   input: { name: string; engine?: string; parameters?: Record<string, unknown> },
 ) => {
   refuseReservedName(input.name);
   // The name first, then the engine and parameters (MindsDB's order; clients rely on the 409).
-  await ensureNotProject(ctx, input.name);
+  const { ctx, findIntegration } = deps;
+  await ensureNotProject(deps, input.name);
   if (await findIntegration(input.name))
     throw conflict(`Database with name ${input.name} already exists.`, 'Name conflict');
   const engine = input.engine?.trim();
@@ -69,7 +70,6 @@ export const createDatabase = async (
   await runOn(ctx, input.name, {
     type: 'CreateDatabase',
     data: { name: input.name, engine: engine.toLowerCase(), parameters },
-    metadata: { now: ctx.clock() },
   });
   return (await findIntegration(input.name))!;
 };
@@ -80,12 +80,13 @@ export const createDatabase = async (
  * update it (200), as for skills and chatbots.
  */
 export const upsertDatabase = async (
-  { ctx, projects, findIntegration }: DatabaseWriteDeps,
+  deps: DatabaseWriteDeps,
   name: string,
   input: { engine?: string; parameters?: Record<string, unknown> },
   expectedVersion?: bigint,
 ) => {
   refuseSystem(name, 'change');
+  const { ctx, projects, findIntegration } = deps;
   if (await projects.find(name))
     throw invalid(`${name} is a project; projects have no engine or parameters to change`, 'Error');
   const existing = await ctx.commands.load(databaseStream(name), databaseAggregate);
@@ -94,7 +95,7 @@ export const upsertDatabase = async (
   if (!engine) throw invalid('database.engine is required to create a database', 'Invalid request');
   if (!live) {
     refuseReservedName(name);
-    await ensureNotProject(ctx, name);
+    await ensureNotProject(deps, name);
   }
   const requested = validateConnection(engine, input.parameters ?? live?.parameters);
   // Check what will be stored: masked secrets echoed back mean the stored ones, unless the host,
@@ -111,7 +112,6 @@ export const upsertDatabase = async (
   const outcome = await runOn(ctx, name, {
     type: 'PutDatabase',
     data: { name, engine, parameters, expectedVersion },
-    metadata: { now: ctx.clock() },
   });
   return { created: outcome.events[0]?.type === 'DatabaseCreated', view: (await findIntegration(name))! };
 };
@@ -145,7 +145,6 @@ export const removeDatabase = async (
     await runOn(ctx, name, {
       type: 'DeleteDatabase',
       data: { name, expectedVersion },
-      metadata: { now: ctx.clock() },
     });
   } catch (error) {
     if (options.forget && isNotFoundError(error) && (await forget()) > 0) return;

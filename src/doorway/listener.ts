@@ -11,18 +11,36 @@ export type DoorConnection = {
   destroy(): void;
 };
 
-export type ListenerOptions<C extends DoorConnection> = {
-  /** The protocol, as logs name it (`MySQL`, `PostgreSQL`). */
-  protocol: string;
+/** Where a door listens and whom it admits: each door's options, forwarded to the accept loop as given. */
+export type DoorPlace = {
   host: string;
   /** 0: any free port (the answer says which). */
   port: number;
   logger: ServerLogger;
-  /** Signed-in connections at once (default 1000); past it, the `refusal`. */
+  /** Signed-in connections at once (default 1000); past it, the door's "too many connections". */
   maxConnections?: number;
-  /** Connections not signed in yet, at once (default 256) and from one address (default 32). */
+  /**
+   * Connections not signed in yet, at once (default 256) and from one address (default 32); they
+   * do not count against maxConnections. Past either, the oldest such connection (of that address,
+   * or of the address holding the most) is dropped, so a newcomer always gets its turn.
+   */
   maxPreAuth?: number;
   maxPreAuthPerAddress?: number;
+};
+
+/** The place fields of a door's options (which hold more besides). */
+export const doorPlace = (o: DoorPlace): DoorPlace => ({
+  host: o.host,
+  port: o.port,
+  logger: o.logger,
+  maxConnections: o.maxConnections,
+  maxPreAuth: o.maxPreAuth,
+  maxPreAuthPerAddress: o.maxPreAuthPerAddress,
+});
+
+export type ListenerOptions<C extends DoorConnection> = DoorPlace & {
+  /** The protocol, as logs name it (`MySQL`, `PostgreSQL`). */
+  protocol: string;
   /** The open connections by id, kept by the loop: the protocol reads it (KILL, cancel requests). */
   connections: Map<number, C>;
   /** The protocol's "too many connections", sent in place of its greeting. */

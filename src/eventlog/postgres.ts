@@ -75,7 +75,6 @@ const afterCursor = (after: LogCursor, first: number): { sql: string; params: st
 /** How long unreadFloor waits for transactions running now to end before it answers conservatively. */
 const FLOOR_WAIT_MS = 5_000;
 
-/** The shared log for scale-out: several API processes append to and tail one PostgreSQL database. */
 /**
  * Which of `events` (by message id) the stream holds: after an append lost its connection, the
  * statement either committed or never will (the backend is gone), so this tells which.
@@ -101,6 +100,81 @@ const appendedBefore = async (
     nextStreamPosition: BigInt(byId.get(ids[ids.length - 1]!)!.stream_position),
     globalPositions: ids.map((id) => BigInt(byId.get(id)!.global_position)),
   };
+};
+
+type Prepared = ReturnType<typeof prepareForAppend>;
+
+/**
+ * Appends with one statement, made again on a fresh connection when the connection went while it
+ * ran and it did not commit; null when someone else appended to the stream first.
+ */
+const appendSurvivingDrops = async (
+  writer: pg.Pool,
+  reader: pg.Pool,
+  stream: string,
+  prepared: readonly Prepared[],
+  expectedVersion: bigint,
+): Promise<AppendedPositions | null> => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await appendWithOneStatement(writer, stream, prepared, expectedVersion);
+    } catch (error) {
+      // A unique key of the stream or its positions: someone else appended first.
+      const code = (error as { code?: unknown }).code;
+      if (code === '23505') return null;
+      // A data exception: PostgreSQL cannot store a value these events hold.
+      if (typeof code === 'string' && code.startsWith('22')) throw new AppendRefused(messageOf(error));
+      if (!isConnectionLost(error)) throw error;
+      // The connection went while the statement ran: it committed or it never will. Committed:
+      // these very events (by message id) are in the stream, and the append is answered as done,
+      // not made twice. Not: it is made again on a fresh connection, then refused as retryable.
+      const done = await rerunOnDrop(() => appendedBefore(reader, stream, prepared)).catch(() => undefined);
+      if (done === undefined) throw logUnavailable(error, false);
+      if (done) return done;
+      if (attempt >= RECONNECT_ATTEMPTS) throw logUnavailable(error, true);
+      await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+    }
+  }
+};
+
+type ReadQuery = <R extends pg.QueryResultRow>(
+  text: string,
+  values?: unknown[],
+) => Promise<pg.QueryResult<R>>;
+
+/** The lowest position that may still become readable after `cursor` (0: claim nothing beyond this process). */
+const unreadFloor = async (read: ReadQuery, cursor: LogCursor): Promise<bigint> => {
+  // 1. Every position handed out so far is at most `handedOut`. Emmett's append takes its
+  //    transaction id before its position, so each of them belongs to a transaction that had its
+  //    id before the next statement's snapshot: below that snapshot's xmax.
+  const { rows: sequence } = await read<{ handed_out: string }>(
+    `SELECT (CASE WHEN s.is_called THEN s.last_value ELSE 0 END)::text AS handed_out
+       FROM emt_global_message_position s`,
+  );
+  const handedOut = sequence[0]?.handed_out ?? '0';
+  const { rows: now } = await read<{ xmax: string }>(
+    `SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`,
+  );
+  // 2. Once those transactions have all ended, their rows are committed or never will be.
+  const deadline = Date.now() + FLOOR_WAIT_MS;
+  for (;;) {
+    const { rows } = await read<{ ended: boolean }>(`SELECT ${readHorizon} >= $1::xid8 AS ended`, [
+      now[0]?.xmax ?? '0',
+    ]);
+    if (rows[0]?.ended) break;
+    // A transaction that stays open this long: claim nothing beyond what this process applies.
+    if (Date.now() > deadline) return 0n;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  // 3. The lowest of them the cursor has not passed; none: everything handed out so far.
+  const from = afterCursor(cursor, 2);
+  const { rows } = await read<{ first: string | null }>(
+    `SELECT min(m.global_position)::text AS first FROM emt_messages m
+      WHERE m.is_archived = FALSE AND m.global_position <= $1::bigint ${from.sql}`,
+    [handedOut, ...from.params],
+  );
+  const first = rows[0]?.first;
+  return first === null || first === undefined ? BigInt(handedOut) + 1n : BigInt(first);
 };
 
 /** The shared log for scale-out: several API processes append to and tail one PostgreSQL database. */
@@ -137,12 +211,14 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       if (stream.includes('\u0000')) return { events: [], version: 0n };
       const result = await rerunOnDrop(() => store.readStream(stream, { from: afterVersion + 1n }));
       const events = result.events.map((e) => {
-        const m = e.metadata as unknown as Partial<StoredMetadata> & {
+        // Emmett's read metadata; ours (recordedAt, schemaVersion, actor) rides along when the event was
+        // appended here, which the optional fields say.
+        const m: Partial<StoredMetadata> & {
           messageId: string;
           streamName: string;
           streamPosition: bigint;
           globalPosition: bigint;
-        };
+        } = e.metadata;
         return upcast(e.type, e.data, {
           position: m.globalPosition,
           stream: m.streamName,
@@ -160,33 +236,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       const prepared = events.map((e, i) =>
         prepareForAppend(e, clock(), causes ? { cause: causes[i] } : undefined),
       );
-      let appended: AppendedPositions | null = null;
-      for (let attempt = 1; ; attempt++) {
-        try {
-          appended = await appendWithOneStatement(writer, stream, prepared, expectedVersion);
-          break;
-        } catch (error) {
-          // A unique key of the stream or its positions: someone else appended first.
-          const code = (error as { code?: unknown }).code;
-          if (code === '23505') break;
-          // A data exception: PostgreSQL cannot store a value these events hold.
-          if (typeof code === 'string' && code.startsWith('22')) throw new AppendRefused(messageOf(error));
-          if (!isConnectionLost(error)) throw error;
-          // The connection went while the statement ran: it committed or it never will. Committed:
-          // these very events (by message id) are in the stream, and the append is answered as done,
-          // not made twice. Not: it is made again on a fresh connection, then refused as retryable.
-          const done = await rerunOnDrop(() => appendedBefore(reader, stream, prepared)).catch(
-            () => undefined,
-          );
-          if (done === undefined) throw logUnavailable(error, false);
-          if (done) {
-            appended = done;
-            break;
-          }
-          if (attempt >= RECONNECT_ATTEMPTS) throw logUnavailable(error, true);
-          await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
-        }
-      }
+      const appended = await appendSurvivingDrops(writer, reader, stream, prepared, expectedVersion);
       if (!appended) throw new StreamVersionConflict(stream, expectedVersion);
       const { nextStreamPosition: streamVersion, globalPositions } = appended;
       // Positions come from a shared sequence and need not be consecutive: as the function told them.
@@ -261,39 +311,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
 
     follow: (listener) => news.follow(listener),
 
-    unreadFloor: async (cursor) => {
-      // 1. Every position handed out so far is at most `handedOut`. Emmett's append takes its
-      //    transaction id before its position, so each of them belongs to a transaction that had its
-      //    id before the next statement's snapshot: below that snapshot's xmax.
-      const { rows: sequence } = await read<{ handed_out: string }>(
-        `SELECT (CASE WHEN s.is_called THEN s.last_value ELSE 0 END)::text AS handed_out
-           FROM emt_global_message_position s`,
-      );
-      const handedOut = sequence[0]?.handed_out ?? '0';
-      const { rows: now } = await read<{ xmax: string }>(
-        `SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`,
-      );
-      // 2. Once those transactions have all ended, their rows are committed or never will be.
-      const deadline = Date.now() + FLOOR_WAIT_MS;
-      for (;;) {
-        const { rows } = await read<{ ended: boolean }>(`SELECT ${readHorizon} >= $1::xid8 AS ended`, [
-          now[0]?.xmax ?? '0',
-        ]);
-        if (rows[0]?.ended) break;
-        // A transaction that stays open this long: claim nothing beyond what this process applies.
-        if (Date.now() > deadline) return 0n;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      // 3. The lowest of them the cursor has not passed; none: everything handed out so far.
-      const from = afterCursor(cursor, 2);
-      const { rows } = await read<{ first: string | null }>(
-        `SELECT min(m.global_position)::text AS first FROM emt_messages m
-          WHERE m.is_archived = FALSE AND m.global_position <= $1::bigint ${from.sql}`,
-        [handedOut, ...from.params],
-      );
-      const first = rows[0]?.first;
-      return first === null || first === undefined ? BigInt(handedOut) + 1n : BigInt(first);
-    },
+    unreadFloor: (cursor) => unreadFloor(read, cursor),
 
     close: async () => {
       await news.close();

@@ -83,6 +83,12 @@ export type OutgoingMetadata = StoredMetadata & { messageId: string };
 
 type MetaWithoutVersion = Omit<EventMeta, 'schemaVersion'> & { schemaVersion?: number };
 
+/** An event's data as the log stores it: a JSON object. */
+type EventData = Record<string, unknown>;
+
+const isEventData = (value: unknown): value is EventData =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** The contract as code: validates what is written and upcasts what is read. */
 export const contractRegistry = (contracts: readonly EventContract[]) => {
   const byType = new Map<string, EventContract>(contracts.map((c) => [c.type, c]));
@@ -104,9 +110,12 @@ export const contractRegistry = (contracts: readonly EventContract[]) => {
       event: E,
       now: Date,
       explicit?: { cause: RequestContext | undefined },
-    ): { type: E['type']; data: unknown; metadata: OutgoingMetadata } => {
+    ): { type: E['type']; data: EventData; metadata: OutgoingMetadata } => {
       const contract = contractOf(event.type);
       const data = contract.schema.parse(event.data);
+      // Every contract is an object schema; the stores (Emmett's) take nothing else as data.
+      if (!isEventData(data))
+        throw new Error(`Event type ${event.type}'s contract does not describe an object`);
       return {
         type: event.type,
         data,

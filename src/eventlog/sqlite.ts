@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { isExpectedVersionConflictError, JSONParser, type Event } from '@event-driven-io/emmett';
+import { isExpectedVersionConflictError, JSONParser } from '@event-driven-io/emmett';
 import { getSQLiteEventStore, SQLiteConnectionPool } from '@event-driven-io/emmett-sqlite';
 import type { RecordedEvent } from '../../events';
 import type { Clock } from '../shared/time';
@@ -118,47 +118,19 @@ const readBatch = (events: RecordedEvent[], after: LogCursor) => {
   return { events, cursor: last ? { position: last.meta.position, transactionId: null } : after };
 };
 
-/**
- * The embedded log: one SQLite file, one connection, every operation through one queue.
- * Emmett-sqlite 0.42 shares a transaction counter per connection, so two overlapping appends (or a
- * read during someone else's append, which would see uncommitted rows) are unsafe; the queue makes
- * them impossible. SQLite does sub-millisecond work per call; what costs is each transaction's
- * commit (its fsync), so the appends waiting for the queue go in one transaction (`appendGroup`).
- * The latest appends are also held in memory (appendedTail.ts): the read model reads what was just
- * appended from there rather than with a query.
- */
-export const openSqliteLog = async (
-  fileName: string,
-  clock: Clock,
-  options: { appendedTailSize?: number } = {},
-): Promise<EventLog> => {
-  if (fileName !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(fileName)), { recursive: true });
-  const connection = await openSqliteConnection(fileName);
-  const store = getSQLiteEventStore({
-    fileName,
-    pool: SQLiteConnectionPool({ fileName, connectionOptions: { singleton: true, connection } }),
-    schema: { autoMigration: 'CreateOrUpdate' },
-  });
-  const serial = serialQueue();
-  const perStream = keyedMutex();
+type Outcome = { rows: TailRow[]; result: Omit<AppendResult, 'events'> } | { error: unknown };
 
-  // This process is the only writer, so the set of existing streams is known exactly: a command
-  // on a new name (most creates) needs no read at all.
-  const knownStreams = new Set<string>();
-  const tail = await serial(async () => {
-    // Forces the schema migration now rather than on the first request.
-    await store.streamExists('__schema_probe__');
-    const streams = await connection.query<{ stream_id: string }>('SELECT stream_id FROM emt_streams');
-    for (const { stream_id } of streams) knownStreams.add(stream_id);
-    const [head] = await connection.query<{ last: number | null }>(
-      'SELECT max(global_position) AS last FROM emt_messages',
-    );
-    return new AppendedTail<TailRow>(BigInt(head?.last ?? 0), options.appendedTailSize);
-  });
+/** What the group commit works with: the log's one connection, Emmett's store over it, what is known of the log. */
+type GroupCommitDeps = {
+  readonly fileName: string;
+  readonly connection: Awaited<ReturnType<typeof openSqliteConnection>>;
+  readonly store: ReturnType<typeof getSQLiteEventStore>;
+  readonly knownStreams: Set<string>;
+  readonly tail: AppendedTail<TailRow>;
+};
 
-  /** Appends called and not yet taken by a turn of the queue. */
-  const waiting: WaitingAppend[] = [];
-
+/** The appends waiting for a turn of the queue, made in one transaction (see `appendGroup`). */
+const groupCommitter = ({ fileName, connection, store, knownStreams, tail }: GroupCommitDeps) => {
   /** A refusal Emmett or SQLite gave for `append`, as the log's. */
   const appendError = (append: WaitingAppend, error: unknown) =>
     // A unique-key violation on the stream or its positions is a lost race too; Emmett maps it
@@ -168,8 +140,6 @@ export const openSqliteLog = async (
       : isDiskError(error)
         ? diskRefused(fileName, error)
         : error;
-
-  type Outcome = { rows: TailRow[]; result: Omit<AppendResult, 'events'> } | { error: unknown };
 
   /**
    * Runs `appends` in order in one transaction and answers each one's outcome; throws (the
@@ -192,7 +162,7 @@ export const openSqliteLog = async (
           outcomes.push({ error: new StreamVersionConflict(append.stream, append.expectedVersion) });
           continue;
         }
-        const result = await store.appendToStream(append.stream, append.prepared as unknown as Event[], {
+        const result = await store.appendToStream(append.stream, [...append.prepared], {
           expectedStreamVersion: append.expectedVersion,
         });
         created.add(append.stream);
@@ -239,6 +209,52 @@ export const openSqliteLog = async (
     }
   };
 
+  return appendGroup;
+};
+
+/**
+ * The embedded log: one SQLite file, one connection, every operation through one queue.
+ * Emmett-sqlite 0.42 shares a transaction counter per connection, so two overlapping appends (or a
+ * read during someone else's append, which would see uncommitted rows) are unsafe; the queue makes
+ * them impossible. SQLite does sub-millisecond work per call; what costs is each transaction's
+ * commit (its fsync), so the appends waiting for the queue go in one transaction (`appendGroup`).
+ * The latest appends are also held in memory (appendedTail.ts): the read model reads what was just
+ * appended from there rather than with a query.
+ */
+export const openSqliteLog = async (
+  fileName: string,
+  clock: Clock,
+  options: { appendedTailSize?: number } = {},
+): Promise<EventLog> => {
+  if (fileName !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(fileName)), { recursive: true });
+  const connection = await openSqliteConnection(fileName);
+  const store = getSQLiteEventStore({
+    fileName,
+    pool: SQLiteConnectionPool({ fileName, connectionOptions: { singleton: true, connection } }),
+    schema: { autoMigration: 'CreateOrUpdate' },
+  });
+  const serial = serialQueue();
+  const perStream = keyedMutex();
+
+  // This process is the only writer, so the set of existing streams is known exactly: a command
+  // on a new name (most creates) needs no read at all.
+  const knownStreams = new Set<string>();
+  const tail = await serial(async () => {
+    // Forces the schema migration now rather than on the first request.
+    await store.streamExists('__schema_probe__');
+    const streams = await connection.query<{ stream_id: string }>('SELECT stream_id FROM emt_streams');
+    for (const { stream_id } of streams) knownStreams.add(stream_id);
+    const [head] = await connection.query<{ last: number | null }>(
+      'SELECT max(global_position) AS last FROM emt_messages',
+    );
+    return new AppendedTail<TailRow>(BigInt(head?.last ?? 0), options.appendedTailSize);
+  });
+
+  /** Appends called and not yet taken by a turn of the queue. */
+  const waiting: WaitingAppend[] = [];
+
+  const appendGroup = groupCommitter({ fileName, connection, store, knownStreams, tail });
+
   return {
     kind: 'sqlite',
     soleWriter: true,
@@ -248,9 +264,7 @@ export const openSqliteLog = async (
         ? Promise.resolve({ events: [], version: 0n })
         : serial(async () => {
             const result = await store.readStream(stream, { from: afterVersion + 1n });
-            const events = result.events.map((e) =>
-              toRecorded(e.type, e.data, e.metadata as unknown as ReadMeta),
-            );
+            const events = result.events.map((e) => toRecorded(e.type, e.data, e.metadata));
             return { events, version: result.currentStreamVersion };
           }),
 

@@ -2,8 +2,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { settled, type AppContext } from '../context';
+import { streamCommand } from '../projectCommand';
 import { DomainError, invalid, notFound } from '../shared/errors';
 import { nameKey } from '../shared/names';
+import type { Unstamped } from '../shared/params';
 import type { BlobStore } from '../storage/blobs';
 import { sha256File } from '../storage/blobs';
 import { blobClaimsAggregate, blobStream, fileAggregate, fileStream, type FileState } from './state';
@@ -25,16 +27,40 @@ export const validateFileName = (name: string) => {
   return name;
 };
 
-export const filesService = (ctx: AppContext, blobs: BlobStore) => {
-  const tempDir = path.join(ctx.config.dataDir, 'files', 'incoming');
-  fs.mkdirSync(tempDir, { recursive: true });
+/** An upload as it landed: its size, its format (from its name and first bytes) and its columns. */
+const examine = async (ctx: AppContext, tempPath: string, originalName: string | null) => {
+  const size = (await fs.promises.stat(tempPath)).size;
+  if (size === 0) throw invalid('The uploaded file is empty', 'Empty file');
+  const head = Buffer.alloc(512);
+  const handle = await fs.promises.open(tempPath, 'r');
+  try {
+    await handle.read(head, 0, 512, 0);
+  } finally {
+    await handle.close();
+  }
+  const format = detectFormat(originalName, head);
+  // Analysed where it landed, before it is stored: a rejected upload leaves no blob behind.
+  const analysis = await ctx.duck.withReader((c) =>
+    analyzeFile(c, tempPath, format, { maxColumns: ctx.config.fileMaxColumns }),
+  );
+  if (analysis.columns.length === 0) throw invalid('The file has no columns', 'Unreadable file');
+  return { size, format, analysis };
+};
 
+/** The commands on a file's stream and on its blobs' claims (each blob's stream). */
+const fileStreams = (ctx: AppContext, blobs: BlobStore) => {
   /** Runs a file command; answers the file's state the events were decided on. */
-  const run = async (name: string, command: Omit<FileCommand, 'metadata'>) => {
+  const run = async (name: string, command: Unstamped<FileCommand>) => {
     let before = { status: 'none' } as FileState;
-    const outcome = await ctx.commands.run(fileStream(name), fileAggregate, (s) => {
-      before = s;
-      return decideFile({ ...command, metadata: { now: ctx.clock() } } as FileCommand, s);
+    const outcome = await streamCommand(ctx, {
+      stream: fileStream(name),
+      aggregate: fileAggregate,
+      command,
+      decide: (stamped, s) => {
+        before = s;
+        return decideFile(stamped, s);
+      },
+      answer: 'caller',
     });
     return { before, lastPosition: outcome.lastPosition };
   };
@@ -66,6 +92,14 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
       ctx.logger.warn({ err, digest, file }, 'blob not released; its bytes stay until a later release');
       return null;
     });
+  return { run, claim, releaseQuietly };
+};
+
+export const filesService = (ctx: AppContext, blobs: BlobStore) => {
+  const tempDir = path.join(ctx.config.dataDir, 'files', 'incoming');
+  fs.mkdirSync(tempDir, { recursive: true });
+
+  const { run, claim, releaseQuietly } = fileStreams(ctx, blobs);
 
   const find = async (name: string) => {
     const row = await fileRowByName(ctx.duck, name);
@@ -89,21 +123,7 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
     ) => {
       try {
         validateFileName(name);
-        const size = (await fs.promises.stat(tempPath)).size;
-        if (size === 0) throw invalid('The uploaded file is empty', 'Empty file');
-        const head = Buffer.alloc(512);
-        const handle = await fs.promises.open(tempPath, 'r');
-        try {
-          await handle.read(head, 0, 512, 0);
-        } finally {
-          await handle.close();
-        }
-        const format = detectFormat(originalName, head);
-        // Analysed where it landed, before it is stored: a rejected upload leaves no blob behind.
-        const analysis = await ctx.duck.withReader((c) =>
-          analyzeFile(c, tempPath, format, { maxColumns: ctx.config.fileMaxColumns }),
-        );
-        if (analysis.columns.length === 0) throw invalid('The file has no columns', 'Unreadable file');
+        const { size, format, analysis } = await examine(ctx, tempPath, originalName);
         const digest = await sha256File(tempPath);
         const file = nameKey(name);
         // Under the blob's lock: claim it, store its bytes, record the file. A refusal after the

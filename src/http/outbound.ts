@@ -373,7 +373,7 @@ export const outboundPolicy = (
           );
           return;
         }
-        if (options.all) (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
+        if (options.all) callback(null, usable);
         else callback(null, usable[0]!.address, usable[0]!.family);
       },
       (error: Error) => {

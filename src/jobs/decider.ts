@@ -7,7 +7,7 @@ import type {
   JobRunEvent,
   JobRunStarted,
 } from '../../events';
-import { requireLiveProject, type ProjectState } from '../projects/state';
+import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
 import { requireJob, type JobRunsState, type JobsState } from './state';

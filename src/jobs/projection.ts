@@ -1,5 +1,6 @@
 import type { JobEvery } from '../../events';
-import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { createdCells, projectResourceReads } from '../projection/projectResource';
+import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
 import type { Row, TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
 import { nextTick, scheduleStr, type JobSchedule } from './schedule';
@@ -45,10 +46,7 @@ export const jobsTable = tableProjection({
       case 'JobCreated': {
         const d = event.data;
         rows.insert({
-          ID: event.meta.position,
-          NAME: d.name,
-          PROJECT: d.project,
-          PROJECT_ID: d.projectId,
+          ...createdCells(event),
           START_AT: d.startAt,
           END_AT: d.endAt,
           NEXT_RUN_AT: isoOrNull(
@@ -65,7 +63,6 @@ export const jobsTable = tableProjection({
           OWNER: d.owner,
           LAST_TICK: null,
           RUNS: 0,
-          CREATED_AT: d.createdAt,
         });
         return;
       }
@@ -93,14 +90,9 @@ export const jobsTable = tableProjection({
 
 export type JobRow = RowOf<typeof jobsTable.columns>;
 
-export const jobRowsOfProject = async (reader: TableReader, projectId: number) =>
-  selectRows(jobsTable, reader, 'SELECT * FROM jobs WHERE PROJECT_ID = ? ORDER BY ID', [BigInt(projectId)]);
-
-export const jobRowByName = async (reader: TableReader, projectId: number, name: string) =>
-  selectRow(jobsTable, reader, 'SELECT * FROM jobs WHERE PROJECT_ID = ? AND lower(NAME) = lower(?)', [
-    BigInt(projectId),
-    name,
-  ]);
+const reads = projectResourceReads(jobsTable);
+export const jobRowsOfProject = reads.ofProject;
+export const jobRowByName = reads.byName;
 
 /** Jobs whose next tick is not after `now` (the scheduler's candidates). */
 export const dueJobRows = async (reader: TableReader, now: Date) =>

@@ -2,8 +2,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { JobEvery, JobOwner, RecordedEvent } from '../../events';
 import { settled, type AppContext } from '../context';
-import { projectAggregate } from '../projects/aggregate';
-import { projectStream } from '../projects/state';
+import type { ProjectAggregate } from '../projects/aggregate';
 import { isDomainError, messageOf } from '../shared/errors';
 import { withRequest } from '../shared/requestContext';
 import type { OwnerRights } from '../shared/ownerRights';
@@ -26,6 +25,8 @@ export type StatementOutcome =
 export type JobSqlPort = {
   execute(sql: string, project: string): Promise<StatementOutcome>;
   ownerRights(owner: JobOwner): Promise<OwnerRights>;
+  /** A project's state as its stream holds it (the job's statements unmasked), folded by the composition root. */
+  project(name: string): Promise<ProjectAggregate>;
 };
 
 export type JobSchedulerOptions = {
@@ -159,9 +160,7 @@ export const jobScheduler = (
     // The owner as they are now: gone, or their token revoked or expired, the run fails unrun.
     const rights = await sql.ownerRights(jsonValue<JobOwner>(row.OWNER));
     const principal = 'refused' in rights ? undefined : rights.principal;
-    const job = (await ctx.commands.load(projectStream(row.PROJECT), projectAggregate)).state.jobs.get(
-      row.ID,
-    );
+    const job = (await sql.project(row.PROJECT)).jobs.get(row.ID);
     const last = await withRequest(
       {
         requestId: `job-${row.ID}-${started.data.run}`,

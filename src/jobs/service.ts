@@ -2,7 +2,7 @@ import type { AppContext } from '../context';
 import { forgetDeleted } from '../ledger/secretKeeper';
 import { projectCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
-import { projectStream } from '../projects/state';
+import { projectStream } from '../shared/projectState';
 import { invalid, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { currentRequest } from '../shared/requestContext';

@@ -1,6 +1,6 @@
 import type { JobDeleted, JobEvery, JobOwner, RecordedEvent } from '../../events';
 import type { Aggregate } from '../eventlog/commands';
-import { defineProjectSlice } from '../projects/state';
+import { defineProjectSlice } from '../shared/projectState';
 import { notFound } from '../shared/errors';
 import { findByName } from '../shared/params';
 

@@ -1,5 +1,5 @@
 import type { KnowledgeBaseCreated, KnowledgeBaseDeleted } from '../../events';
-import { requireLiveProject, type ProjectState } from '../projects/state';
+import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findKnowledgeBase, requireKnowledgeBase, settingsOf, type KnowledgeBasesState } from './state';
 

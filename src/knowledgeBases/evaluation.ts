@@ -11,8 +11,8 @@ import {
 } from '../engines/search/evaluation';
 import { HASHING_MODEL, HASHING_PROVIDER } from '../engines/search/hashingEmbedder';
 import { kbTables } from '../engines/search/layout';
-import { createLlmClient, resolveLlmSettings, summarizeLlmSettings } from '../engines/llm';
-import { badGateway, invalid, isDomainError } from '../shared/errors';
+import { summarizeLlmSettings } from '../engines/llm';
+import { badGateway, invalid } from '../shared/errors';
 import { quoteMysqlIdent } from '../shared/quoting';
 import { toMindsDbTimestamp } from '../shared/time';
 import type { KnowledgeBaseEmbedder, KnowledgeBaseModelPorts } from './embedding';
@@ -24,6 +24,7 @@ import {
 import type { EvaluationOptions } from './evaluationSchemas';
 import type { LoadKnowledgeBase } from './lookup';
 import { contentCounts } from './projection';
+import { chatOrBadGateway, llmOfOption } from './retrieval';
 import { searchKnowledgeBase } from './search';
 import { documentsStream, settingsOf, type KnowledgeBase } from './state';
 
@@ -123,6 +124,182 @@ const evenly = <T>(items: readonly T[], count: number) => {
   return Array.from({ length: count }, (_, i) => items[Math.floor(i * step)]!);
 };
 
+type EvaluationPlan = ReturnType<typeof planOf>;
+
+/** The chunks (or `from_sql` rows) questions are written from: `{id, content}`. */
+const generationSources = async (
+  ctx: AppContext,
+  ports: EvaluationPorts,
+  project: string,
+  kb: KnowledgeBase,
+  fromSql: string | null,
+) => {
+  if (fromSql !== null) {
+    const rows = await ports.callerRows(project, fromSql);
+    if (rows.length > 0 && (cell(rows[0]!, 'id') === undefined || cell(rows[0]!, 'content') === undefined))
+      throw invalid('generate_data.from_sql must answer the columns id and content', 'Invalid evaluation');
+    return rows.map((r) => ({ id: text(cell(r, 'id')), content: text(cell(r, 'content')) }));
+  }
+  const t = kbTables(kb.id);
+  if ((await contentCounts(ctx.duck, kb.id)).chunks === 0) return [];
+  const rows = (await ctx.duck.query(
+    `SELECT DOC_ID, CONTENT FROM ${t.chunks} ORDER BY POSITION, DOC_ID, CHUNK_INDEX`,
+  )) as { DOC_ID: string; CONTENT: string }[];
+  return rows.map((r) => ({ id: r.DOC_ID, content: r.CONTENT }));
+};
+
+/** The question and reference answer the model writes from one source text, or null when it wrote neither. */
+const writeQuestion = async (
+  { settings, client }: Awaited<ReturnType<typeof llmOfOption>>,
+  content: string,
+  signal?: AbortSignal,
+) => {
+  const reply = await chatOrBadGateway(client, {
+    model: settings.model,
+    temperature: 0,
+    signal,
+    messages: [
+      { role: 'system', content: QUESTION_PROMPT },
+      { role: 'user', content: `Text:\n${bounded(content, 8_000)}` },
+    ],
+  });
+  return parseGeneratedQuestion(reply.message.content ?? '');
+};
+
+/** Questions written by a language model, one per sampled chunk (MindsDB's prompt, in our words). */
+const generateCases = async (
+  ctx: AppContext,
+  ports: EvaluationPorts,
+  project: string,
+  kb: KnowledgeBase,
+  plan: EvaluationPlan,
+  signal?: AbortSignal,
+) => {
+  const { fromSql, count } = plan.generate!;
+  const writer = await llmOfOption(ports, plan.llm, (message) =>
+    invalid(`llm: ${message}`, 'Invalid evaluation'),
+  );
+  const sampled = evenly(
+    (await generationSources(ctx, ports, project, kb, fromSql)).filter((s) => s.content.trim() !== ''),
+    Math.min(count, MAX_GENERATED_QUESTIONS),
+  );
+  if (sampled.length === 0)
+    throw invalid(
+      'There is nothing to write questions from: the knowledge base holds no chunks',
+      'Invalid evaluation',
+    );
+  const cases: { question: string; docId: string; answer: string }[] = [];
+  let errors = 0;
+  for (const source of sampled) {
+    const parsed = await writeQuestion(writer, source.content, signal);
+    if (!parsed) {
+      if (++errors > GENERATION_ERRORS)
+        throw badGateway(
+          `The language model answered ${errors} times without a {"query", "reference_answer"} object`,
+          'Language model error',
+        );
+      continue;
+    }
+    cases.push({
+      question: bounded(parsed.question, MAX_QUESTION),
+      docId: source.id,
+      answer: bounded(parsed.answer, MAX_ANSWER),
+    });
+  }
+  const summary = summarizeLlmSettings(writer.settings);
+  return {
+    fromSql,
+    llm: { provider: summary.provider, model: summary.model, baseUrl: summary.baseUrl ?? null },
+    cases,
+  };
+};
+
+/** Each question searched as `SELECT … FROM kb WHERE content = question` would, its document ranked. */
+const rankCases = async (
+  ctx: AppContext,
+  embed: KnowledgeBaseEmbedder['embed'],
+  kb: KnowledgeBase,
+  dimensions: number,
+  cases: readonly EvaluationCase[],
+  plan: EvaluationPlan,
+  signal?: AbortSignal,
+) => {
+  if (cases.length === 0) return { ranks: [] as (number | null)[], ms: 0 };
+  const embedded = await embed(
+    kb,
+    cases.map((c) => c.question),
+    signal,
+  );
+  if (embedded.dimensions !== dimensions)
+    throw invalid(
+      `The embedding model now answers ${embedded.dimensions} dimensions; the knowledge base holds ${dimensions}`,
+      'Embedding model changed',
+    );
+  const started = performance.now();
+  const ranks: (number | null)[] = [];
+  for (const [i, c] of cases.entries()) {
+    signal?.throwIfAborted();
+    const hits = await searchKnowledgeBase(
+      ctx.duck,
+      {
+        kbId: kb.id,
+        dimensions,
+        vector: embedded.vectors[i]!,
+        query: c.question,
+        alpha: plan.alpha,
+        metadataColumns: [],
+      },
+      // Chunks, not documents: enough for topK distinct documents when each has a few chunks.
+      Math.min(1_000, plan.topK * 5),
+    );
+    ranks.push(
+      rankOf(
+        c.docId,
+        hits.map((h) => h.id),
+        plan.topK,
+      ),
+    );
+  }
+  return { ranks, ms: (performance.now() - started) / cases.length };
+};
+
+/** The test table's questions, read as the caller's own SELECT of it would be. */
+const testTableCases = async (ports: EvaluationPorts, project: string, testTable: string) =>
+  casesOf(
+    testTable,
+    await ports.callerRows(
+      project,
+      `SELECT * FROM ${testTable
+        .split('.')
+        .map((p) => quoteMysqlIdent(p))
+        .join('.')}`,
+    ),
+  );
+
+/** The knowledge base's settings an evaluation is recorded with (its scores depend on them). */
+const evaluatedSettings = async (
+  ctx: AppContext,
+  kb: KnowledgeBase,
+  dimensions: number | null,
+  plan: EvaluationPlan,
+): Promise<KnowledgeBaseEvaluated['data']['settings']> => {
+  const counts = await contentCounts(ctx.duck, kb.id);
+  const { chunkSize, chunkOverlap } = settingsOf(kb);
+  const model = kb.embeddingModel;
+  return {
+    embedding: {
+      provider: String(model.provider ?? HASHING_PROVIDER),
+      model: String(model.model_name ?? model.model ?? HASHING_MODEL),
+      dimensions,
+    },
+    chunking: { chunkSize, chunkOverlap },
+    alpha: plan.alpha,
+    topK: plan.topK,
+    documents: counts.documents,
+    chunks: counts.chunks,
+  };
+};
+
 /**
  * `EVALUATE KNOWLEDGE_BASE`: the test set read (or written by a language model), each question
  * searched as a query of the knowledge base would be, the ranks scored, and the whole recorded as
@@ -134,137 +311,6 @@ export const knowledgeBaseEvaluation = (
   load: LoadKnowledgeBase,
   { embed }: KnowledgeBaseEmbedder,
 ) => {
-  /** The chunks (or `from_sql` rows) questions are written from: `{id, content}`. */
-  const sources = async (project: string, kb: KnowledgeBase, fromSql: string | null) => {
-    if (fromSql !== null) {
-      const rows = await ports.callerRows(project, fromSql);
-      if (rows.length > 0 && (cell(rows[0]!, 'id') === undefined || cell(rows[0]!, 'content') === undefined))
-        throw invalid('generate_data.from_sql must answer the columns id and content', 'Invalid evaluation');
-      return rows.map((r) => ({ id: text(cell(r, 'id')), content: text(cell(r, 'content')) }));
-    }
-    const t = kbTables(kb.id);
-    if ((await contentCounts(ctx.duck, kb.id)).chunks === 0) return [];
-    const rows = (await ctx.duck.query(
-      `SELECT DOC_ID, CONTENT FROM ${t.chunks} ORDER BY POSITION, DOC_ID, CHUNK_INDEX`,
-    )) as { DOC_ID: string; CONTENT: string }[];
-    return rows.map((r) => ({ id: r.DOC_ID, content: r.CONTENT }));
-  };
-
-  /** Questions written by a language model, one per sampled chunk (MindsDB's prompt, in our words). */
-  const generate = async (
-    project: string,
-    kb: KnowledgeBase,
-    plan: ReturnType<typeof planOf>,
-    signal?: AbortSignal,
-  ) => {
-    const { fromSql, count } = plan.generate!;
-    const settings = await resolveLlmSettings(
-      {
-        modelName: typeof plan.llm.model_name === 'string' ? plan.llm.model_name : null,
-        provider: typeof plan.llm.provider === 'string' ? plan.llm.provider : 'openai',
-        params: plan.llm,
-      },
-      { defaults: ports.defaults, engines: ports.engines },
-    ).catch((error: unknown) => {
-      if (isDomainError(error)) throw error;
-      throw invalid(`llm: ${(error as Error).message}`, 'Invalid evaluation');
-    });
-    const client = createLlmClient(settings, { requestTimeoutMs: ports.requestTimeoutMs });
-    const sampled = evenly(
-      (await sources(project, kb, fromSql)).filter((s) => s.content.trim() !== ''),
-      Math.min(count, MAX_GENERATED_QUESTIONS),
-    );
-    if (sampled.length === 0)
-      throw invalid(
-        'There is nothing to write questions from: the knowledge base holds no chunks',
-        'Invalid evaluation',
-      );
-    const cases: { question: string; docId: string; answer: string }[] = [];
-    let errors = 0;
-    for (const source of sampled) {
-      const reply = await client
-        .chat({
-          model: settings.model,
-          temperature: 0,
-          signal,
-          messages: [
-            { role: 'system', content: QUESTION_PROMPT },
-            { role: 'user', content: `Text:\n${bounded(source.content, 8_000)}` },
-          ],
-        })
-        .catch((error: unknown) => {
-          throw badGateway(`The language model failed: ${(error as Error).message}`, 'Language model error');
-        });
-      const parsed = parseGeneratedQuestion(reply.message.content ?? '');
-      if (!parsed) {
-        if (++errors > GENERATION_ERRORS)
-          throw badGateway(
-            `The language model answered ${errors} times without a {"query", "reference_answer"} object`,
-            'Language model error',
-          );
-        continue;
-      }
-      cases.push({
-        question: bounded(parsed.question, MAX_QUESTION),
-        docId: source.id,
-        answer: bounded(parsed.answer, MAX_ANSWER),
-      });
-    }
-    const summary = summarizeLlmSettings(settings);
-    return {
-      fromSql,
-      llm: { provider: summary.provider, model: summary.model, baseUrl: summary.baseUrl ?? null },
-      cases,
-    };
-  };
-
-  /** Each question searched as `SELECT … FROM kb WHERE content = question` would, its document ranked. */
-  const rank = async (
-    kb: KnowledgeBase,
-    dimensions: number,
-    cases: readonly EvaluationCase[],
-    plan: ReturnType<typeof planOf>,
-    signal?: AbortSignal,
-  ) => {
-    if (cases.length === 0) return { ranks: [] as (number | null)[], ms: 0 };
-    const embedded = await embed(
-      kb,
-      cases.map((c) => c.question),
-      signal,
-    );
-    if (embedded.dimensions !== dimensions)
-      throw invalid(
-        `The embedding model now answers ${embedded.dimensions} dimensions; the knowledge base holds ${dimensions}`,
-        'Embedding model changed',
-      );
-    const started = performance.now();
-    const ranks: (number | null)[] = [];
-    for (const [i, c] of cases.entries()) {
-      signal?.throwIfAborted();
-      const hits = await searchKnowledgeBase(
-        ctx.duck,
-        {
-          kbId: kb.id,
-          dimensions,
-          vector: embedded.vectors[i]!,
-          query: c.question,
-          alpha: plan.alpha,
-          metadataColumns: [],
-        },
-        // Chunks, not documents: enough for topK distinct documents when each has a few chunks.
-        Math.min(1_000, plan.topK * 5),
-      );
-      ranks.push(
-        rankOf(
-          c.docId,
-          hits.map((h) => h.id),
-          plan.topK,
-        ),
-      );
-    }
-    return { ranks, ms: (performance.now() - started) / cases.length };
-  };
-
   const evaluate = async (
     projectName: string,
     name: string,
@@ -279,23 +325,11 @@ export const knowledgeBaseEvaluation = (
     const dimensions = row?.DIMENSIONS ?? null;
     if (plan.evaluate && dimensions === null)
       throw invalid(`Knowledge base ${kb.name} holds no documents to search yet`, 'Invalid evaluation');
-    const generated = plan.generate ? await generate(project.name, kb, plan, signal) : null;
+    const generated = plan.generate ? await generateCases(ctx, ports, project.name, kb, plan, signal) : null;
     const cases: EvaluationCase[] = generated
       ? generated.cases
-      : casesOf(
-          plan.testTable!,
-          await ports.callerRows(
-            project.name,
-            `SELECT * FROM ${plan
-              .testTable!.split('.')
-              .map((p) => quoteMysqlIdent(p))
-              .join('.')}`,
-          ),
-        );
-    const ranked = plan.evaluate ? await rank(kb, dimensions!, cases, plan, signal) : null;
-    const counts = await contentCounts(ctx.duck, kb.id);
-    const { chunkSize, chunkOverlap } = settingsOf(kb);
-    const model = kb.embeddingModel;
+      : await testTableCases(ports, project.name, plan.testTable!);
+    const ranked = plan.evaluate ? await rankCases(ctx, embed, kb, dimensions!, cases, plan, signal) : null;
     const event: KnowledgeBaseEvaluated = {
       type: 'KnowledgeBaseEvaluated',
       data: {
@@ -305,18 +339,7 @@ export const knowledgeBaseEvaluation = (
         version: plan.version,
         testTable: generated ? null : plan.testTable,
         testSet: { digest: testSetDigest(cases), questions: cases.length, generated },
-        settings: {
-          embedding: {
-            provider: String(model.provider ?? HASHING_PROVIDER),
-            model: String(model.model_name ?? model.model ?? HASHING_MODEL),
-            dimensions,
-          },
-          chunking: { chunkSize, chunkOverlap },
-          alpha: plan.alpha,
-          topK: plan.topK,
-          documents: counts.documents,
-          chunks: counts.chunks,
-        },
+        settings: await evaluatedSettings(ctx, kb, dimensions, plan),
         scores: ranked ? retrievalScores(ranked.ranks, plan.topK) : null,
         avgQueryTimeMs: ranked?.ms ?? 0,
         evaluatedAt: ctx.clock().toISOString(),

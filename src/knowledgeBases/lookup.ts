@@ -1,7 +1,6 @@
 import type { AppContext } from '../context';
-import { projectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
-import { projectStream } from '../projects/state';
+import { loadProject } from '../projectCommand';
 import { requireKnowledgeBase } from './state';
 
 /**
@@ -11,7 +10,7 @@ import { requireKnowledgeBase } from './state';
 export const knowledgeBaseLookup = (ctx: AppContext, projects: ProjectDirectory) => {
   const load = async (projectName: string, name: string) => {
     const project = await projects.require(projectName);
-    const { state } = await ctx.commands.load(projectStream(project.name), projectAggregate);
+    const state = await loadProject(ctx, projects, project.name);
     return { project, kb: requireKnowledgeBase(state.knowledgeBases, name) };
   };
   return load;

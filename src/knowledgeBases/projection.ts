@@ -14,14 +14,8 @@ import {
   type FieldType,
 } from '../engines/search/layout';
 import { termsOf } from '../engines/search/terms';
-import {
-  allHandled,
-  schemaProjection,
-  selectRow,
-  selectRows,
-  tableProjection,
-  type RowOf,
-} from '../projection/table';
+import { createdCells, projectResourceReads } from '../projection/projectResource';
+import { allHandled, schemaProjection, selectRow, tableProjection, type RowOf } from '../projection/table';
 import type { SchemaProjection, TableReader } from '../projection/types';
 import { quoteString } from '../shared/quoting';
 import { maskSecrets } from '../shared/secrets';
@@ -55,10 +49,7 @@ export const knowledgeBasesTable = tableProjection({
       case 'KnowledgeBaseCreated': {
         const d = event.data;
         rows.insert({
-          ID: event.meta.position,
-          NAME: d.name,
-          PROJECT: d.project,
-          PROJECT_ID: d.projectId,
+          ...createdCells(event),
           EMBEDDING_MODEL: maskSecrets(d.embeddingModel),
           METADATA_COLUMNS: d.metadataColumns,
           CONTENT_COLUMNS: d.contentColumns,
@@ -68,8 +59,6 @@ export const knowledgeBasesTable = tableProjection({
           INSERT_FINISHED_AT: null,
           PROCESSED_ROWS: null,
           DIMENSIONS: null,
-          CREATED_AT: d.createdAt,
-          VERSION: event.meta.position,
         });
         return;
       }
@@ -97,10 +86,7 @@ export const knowledgeBasesTable = tableProjection({
 
 export type KnowledgeBaseRow = RowOf<typeof knowledgeBasesTable.columns>;
 
-export const knowledgeBaseRowsOfProject = async (reader: TableReader, projectId: number) =>
-  selectRows(knowledgeBasesTable, reader, 'SELECT * FROM knowledge_bases WHERE PROJECT_ID = ? ORDER BY ID', [
-    BigInt(projectId),
-  ]);
+export const knowledgeBaseRowsOfProject = projectResourceReads(knowledgeBasesTable).ofProject;
 
 export const knowledgeBaseRow = async (reader: TableReader, id: bigint) =>
   selectRow(knowledgeBasesTable, reader, 'SELECT * FROM knowledge_bases WHERE ID = ?', [id]);

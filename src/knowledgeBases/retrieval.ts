@@ -1,10 +1,68 @@
 import type { AppContext } from '../context';
-import { createLlmClient, resolveLlmSettings } from '../engines/llm';
+import { createLlmClient, resolveLlmSettings, type ChatRequest, type LlmClient } from '../engines/llm';
 import { badGateway, invalid, isDomainError } from '../shared/errors';
 import type { KnowledgeBaseEmbedder, KnowledgeBaseModelPorts } from './embedding';
 import type { LoadKnowledgeBase } from './lookup';
 import { searchKnowledgeBase } from './search';
 import { settingsOf } from './state';
+
+/**
+ * The language model an option names (`model_name`, `provider`, its params), and a client for it;
+ * a choice that cannot be used is the request's fault, worded by `refuse`.
+ */
+export const llmOfOption = async (
+  ports: KnowledgeBaseModelPorts,
+  llm: Record<string, unknown>,
+  refuse: (message: string) => Error,
+) => {
+  const settings = await resolveLlmSettings(
+    {
+      modelName: typeof llm.model_name === 'string' ? llm.model_name : null,
+      provider: typeof llm.provider === 'string' ? llm.provider : 'openai',
+      params: llm,
+    },
+    { defaults: ports.defaults, engines: ports.engines },
+  ).catch((error: unknown) => {
+    if (isDomainError(error)) throw error;
+    throw refuse((error as Error).message);
+  });
+  return { settings, client: createLlmClient(settings, { requestTimeoutMs: ports.requestTimeoutMs }) };
+};
+
+/** A chat whose failure is the language model's (a bad gateway), not the request's. */
+export const chatOrBadGateway = (client: LlmClient, request: ChatRequest) =>
+  client.chat(request).catch((error: unknown) => {
+    throw badGateway(`The language model failed: ${(error as Error).message}`, 'Language model error');
+  });
+
+/** An answer from the language model `llm` names, grounded in `documents` and citing their chunk ids. */
+const groundedAnswer = async (
+  ports: KnowledgeBaseModelPorts,
+  llm: Record<string, unknown>,
+  query: string,
+  documents: readonly { chunk_id: string; chunk_content: string }[],
+  signal?: AbortSignal,
+) => {
+  const { settings, client } = await llmOfOption(ports, llm, (message) =>
+    invalid(message, 'Invalid llm_model'),
+  );
+  const passages = documents.map((d) => `[${d.chunk_id}]\n${d.chunk_content}`).join('\n\n');
+  const result = await chatOrBadGateway(client, {
+    model: settings.model,
+    temperature: 0,
+    signal,
+    messages: [
+      {
+        role: 'system',
+        content:
+          'Answer the question from the passages below only. Cite the passages you use by their id in square brackets. If they do not hold the answer, say so.\n\n' +
+          (passages || '(no passages were found)'),
+      },
+      { role: 'user', content: query },
+    ],
+  });
+  return result.message.content ?? '';
+};
 
 /**
  * What a question gets from a knowledge base: its closest chunks (for an agent's tool, a SQL query of
@@ -105,41 +163,8 @@ export const knowledgeBaseRetrieval = (
         relevance: h.relevance,
       }));
       if (request.type === 'context') return { documents };
-      const llm = request.llm_model ?? {};
-      const settings = await resolveLlmSettings(
-        {
-          modelName: typeof llm.model_name === 'string' ? llm.model_name : null,
-          provider: typeof llm.provider === 'string' ? llm.provider : 'openai',
-          params: llm,
-        },
-        { defaults: ports.defaults, engines: ports.engines },
-      ).catch((error: unknown) => {
-        if (isDomainError(error)) throw error;
-        throw invalid((error as Error).message, 'Invalid llm_model');
-      });
-      const client = createLlmClient(settings, { requestTimeoutMs: ports.requestTimeoutMs });
-      const passages = documents.map((d) => `[${d.chunk_id}]\n${d.chunk_content}`).join('\n\n');
-      const result = await client
-        .chat({
-          model: settings.model,
-          temperature: 0,
-          signal,
-          messages: [
-            {
-              role: 'system',
-              content:
-                'Answer the question from the passages below only. Cite the passages you use by their id in square brackets. If they do not hold the answer, say so.\n\n' +
-                (passages || '(no passages were found)'),
-            },
-            { role: 'user', content: request.query },
-          ],
-        })
-        .catch((error: unknown) => {
-          throw badGateway(`The language model failed: ${(error as Error).message}`, 'Language model error');
-        });
-      return {
-        message: { role: 'assistant' as const, content: result.message.content ?? '', context: documents },
-      };
+      const content = await groundedAnswer(ports, request.llm_model ?? {}, request.query, documents, signal);
+      return { message: { role: 'assistant' as const, content, context: documents } };
     },
   };
 };

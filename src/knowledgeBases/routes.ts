@@ -17,10 +17,8 @@ import {
 import type { KnowledgeBasesService } from './service';
 
 /** MindsDB's knowledge base routes, on the projects namespace. */
-export const knowledgeBaseRoutes = (api: Api, kbs: KnowledgeBasesService, projects: ProjectDirectory) => {
-  const requireProject = async ({ params }: { params: { project: string } }) => {
-    await projects.require(params.project);
-  };
+/** A project's knowledge bases: listing, reading and creating. */
+const knowledgeBaseReadRoutes = (api: Api, kbs: KnowledgeBasesService, projects: ProjectDirectory) => {
   return api
     .add({
       method: 'get',
@@ -56,7 +54,7 @@ export const knowledgeBaseRoutes = (api: Api, kbs: KnowledgeBasesService, projec
       summary:
         'Create a knowledge base (embedding_model, content_columns, metadata_columns, id_column, params: chunk_size, chunk_overlap, hybrid_search_alpha)',
       params: knowledgeBasesPath,
-      before: requireProject,
+      before: projects.guard,
       body: createKnowledgeBaseBody,
       responses: {
         201: { description: 'Created', schema: knowledgeBaseView },
@@ -72,7 +70,11 @@ export const knowledgeBaseRoutes = (api: Api, kbs: KnowledgeBasesService, projec
         });
         return { status: 201, body: created };
       },
-    })
+    });
+};
+
+export const knowledgeBaseRoutes = (api: Api, kbs: KnowledgeBasesService, projects: ProjectDirectory) => {
+  return knowledgeBaseReadRoutes(api, kbs, projects)
     .add({
       method: 'put',
       path: '/api/projects/:project/knowledge_bases/:knowledge_base',
@@ -80,7 +82,7 @@ export const knowledgeBaseRoutes = (api: Api, kbs: KnowledgeBasesService, projec
       summary:
         'Insert documents: rows, the rows of a query (run in the project), or uploaded files; an id inserted again replaces its chunks',
       params: knowledgeBasePath,
-      before: requireProject,
+      before: projects.guard,
       body: insertKnowledgeBaseBody,
       responses: {
         200: {

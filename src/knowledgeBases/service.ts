@@ -1,8 +1,7 @@
 import type { AppContext } from '../context';
-import { projectCommand } from '../projectCommand';
-import { projectAggregate } from '../projects/aggregate';
+import { loadProject, projectCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
-import { projectStream } from '../projects/state';
+import { projectStream } from '../shared/projectState';
 import { quoteMysqlIdent } from '../shared/quoting';
 import type { Unstamped } from '../shared/params';
 import type { BlobStore } from '../storage/blobs';
@@ -22,6 +21,43 @@ export type KnowledgeBasePorts = KnowledgeBaseModelPorts &
     readonly rowsOf: (database: string, query: string) => Promise<Record<string, unknown>[]>;
   };
 
+/** The writes whose rows a query answers (`INSERT INTO kb SELECT …`, `DELETE FROM kb WHERE …`). */
+const queryWrites = (
+  ports: KnowledgeBasePorts,
+  load: ReturnType<typeof knowledgeBaseLookup>,
+  { insert, deleteDocuments }: ReturnType<typeof knowledgeBaseDocuments>,
+) => ({
+  /** Inserts the rows a query answers (`INSERT INTO kb SELECT …`, `PUT` with `query` or `files`). */
+  insertQuery: async (
+    projectName: string,
+    name: string,
+    database: string,
+    query: string,
+    signal?: AbortSignal,
+  ) => {
+    await load(projectName, name);
+    const rows = await ports.rowsOf(database, query);
+    return insert(projectName, name, rows, signal);
+  },
+
+  /**
+   * `DELETE FROM kb WHERE …`: the documents with a chunk the condition matches (over the columns a
+   * query of the knowledge base sees: id, chunk_id, chunk_content, metadata fields), all of them
+   * without a condition. Returns how many documents were deleted.
+   */
+  deleteWhere: async (projectName: string, name: string, database: string, where: string | null) => {
+    const { project, kb } = await load(projectName, name);
+    const table = `${quoteMysqlIdent(project.name)}.${quoteMysqlIdent(kb.name)}`;
+    const rows = await ports.rowsOf(
+      database,
+      `SELECT DISTINCT id FROM ${table}${where === null ? '' : ` WHERE ${where}`}`,
+    );
+    const ids = rows.map((r) => String(r.id));
+    await deleteDocuments(projectName, name, ids);
+    return ids.length;
+  },
+});
+
 /**
  * Knowledge bases: defined in the project's stream, their documents on their own streams (as
  * content-addressed blobs), their chunks, vectors and terms in DuckDB, searched by vector and keyword.
@@ -36,7 +72,8 @@ export const knowledgeBasesService = (
 ) => {
   const load = knowledgeBaseLookup(ctx, projects);
   const embedder = knowledgeBaseEmbedder(ports);
-  const { insert, deleteDocuments } = knowledgeBaseDocuments(ctx, blobs, load, embedder);
+  const documents = knowledgeBaseDocuments(ctx, blobs, load, embedder);
+  const { insert, deleteDocuments } = documents;
   const { source, search, completions } = knowledgeBaseRetrieval(ctx, ports, load, embedder);
   const evaluations = knowledgeBaseEvaluation(ctx, ports, load, embedder);
 
@@ -91,37 +128,8 @@ export const knowledgeBasesService = (
     get,
 
     insert,
-    /** Inserts the rows a query answers (`INSERT INTO kb SELECT …`, `PUT` with `query` or `files`). */
-    insertQuery: async (
-      projectName: string,
-      name: string,
-      database: string,
-      query: string,
-      signal?: AbortSignal,
-    ) => {
-      await load(projectName, name);
-      const rows = await ports.rowsOf(database, query);
-      return insert(projectName, name, rows, signal);
-    },
-
+    ...queryWrites(ports, load, documents),
     deleteDocuments,
-
-    /**
-     * `DELETE FROM kb WHERE …`: the documents with a chunk the condition matches (over the columns a
-     * query of the knowledge base sees: id, chunk_id, chunk_content, metadata fields), all of them
-     * without a condition. Returns how many documents were deleted.
-     */
-    deleteWhere: async (projectName: string, name: string, database: string, where: string | null) => {
-      const { project, kb } = await load(projectName, name);
-      const table = `${quoteMysqlIdent(project.name)}.${quoteMysqlIdent(kb.name)}`;
-      const rows = await ports.rowsOf(
-        database,
-        `SELECT DISTINCT id FROM ${table}${where === null ? '' : ` WHERE ${where}`}`,
-      );
-      const ids = rows.map((r) => String(r.id));
-      await deleteDocuments(projectName, name, ids);
-      return ids.length;
-    },
 
     source,
 
@@ -137,7 +145,7 @@ export const knowledgeBasesService = (
     exists: async (projectName: string, name: string) => {
       const project = await projects.find(projectName);
       if (!project) return undefined;
-      const { state } = await ctx.commands.load(projectStream(project.name), projectAggregate);
+      const state = await loadProject(ctx, projects, project.name);
       const kb = [...state.knowledgeBases.values()].find((k) => k.name.toLowerCase() === name.toLowerCase());
       return kb ? { project: project.name, name: kb.name } : undefined;
     },

@@ -1,5 +1,5 @@
 import type { KnowledgeBaseDeleted, RecordedEvent } from '../../events';
-import { defineProjectSlice } from '../projects/state';
+import { defineProjectSlice } from '../shared/projectState';
 import { notFound } from '../shared/errors';
 import { findByName } from '../shared/params';
 

@@ -136,6 +136,242 @@ const prepareCheckpoints = (
   return prepared.sort((a, b) => sizeOf(a) - sizeOf(b) || a.order - b.order);
 };
 
+type Where = { leafIndex: number; position: bigint | null; afterPosition: bigint | null; exact: boolean };
+
+/**
+ * One verification's state as it reads the log: the tree so far, the checkpoints still to settle,
+ * the last verified one (leaves [0, lastGood) proven; the frontier there and the positions on each
+ * side of that boundary locate a later failure) and the first recorded leaf hash that differs.
+ */
+class LogVerifier {
+  private readonly frontier = MerkleFrontier.empty();
+  private readonly warnings: string[] = [];
+  private count = 0;
+  private previousPosition: bigint | null = null;
+  private checkpointsVerified = 0;
+  private lastCheckpoint: Checkpoint | null = null;
+  private lastNote: string | null = null;
+  // The last checkpoint event read (its leaf and note): the last checkpoint's own, when they match.
+  private lastCheckpointEvent: { index: number; note: string } | null = null;
+  private lastGood = 0;
+  private goodFrontier = this.frontier.clone();
+  private positionBeforeGood: bigint | null = null;
+  private positionAtGood: bigint | null = null;
+  // First leaf since lastGood whose hash differs from the recorded one.
+  private mismatch: { index: number; position: bigint; afterPosition: bigint | null } | null = null;
+  private chunk: readonly Hash[] = [];
+  private chunkStart = 0;
+  private next = 0;
+  private readonly progressEvery: number;
+
+  constructor(
+    private readonly pending: readonly PendingCheckpoint[],
+    private readonly options: VerifyLogOptions,
+    private readonly stored: LeafHashes | undefined,
+    private readonly storedSize: number,
+  ) {
+    this.progressEvery = options.progressEvery ?? 65_536;
+  }
+
+  private fail(problem: VerifyProblem, detail: string, where: Where, checkpoint: Checkpoint | null): Failure {
+    return {
+      ok: false,
+      problem,
+      detail,
+      ...where,
+      checkpoint: checkpoint && summary(checkpoint),
+      lastGoodTreeSize: this.lastGood,
+      events: this.count,
+      warnings: this.warnings,
+    };
+  }
+
+  private atLastGood(): Where {
+    return {
+      leafIndex: this.lastGood,
+      position: this.positionAtGood,
+      afterPosition: this.positionBeforeGood,
+      exact: false,
+    };
+  }
+
+  /** Where the next leaf would be: the log ended (or an event failed) just after the last one read. */
+  private atEnd(position: bigint | null = null): Where {
+    return { leafIndex: this.count, position, afterPosition: this.previousPosition, exact: true };
+  }
+
+  private invalidCheckpoint(item: Extract<PendingCheckpoint, { valid: false }>): Failure {
+    return this.fail(
+      'checkpoint-invalid',
+      `Checkpoint #${item.order} (tree size ${item.treeSize}): ${item.reason}`,
+      this.atLastGood(),
+      null,
+    );
+  }
+
+  /** Whether the recorded leaf hashes [lastGood, size) rebuild the checkpoint's root: then they can be trusted. */
+  private async recordedLeavesMatch(checkpoint: Checkpoint): Promise<boolean> {
+    if (!this.stored || this.storedSize < checkpoint.treeSize) return false;
+    const tree = this.goodFrontier.clone();
+    for (let from = this.lastGood; from < checkpoint.treeSize; from += CHUNK)
+      for (const hash of await this.stored.range(from, Math.min(checkpoint.treeSize, from + CHUNK)))
+        tree.append(hash);
+    return sameHash(tree.root(), checkpoint.rootHash);
+  }
+
+  /** Where the change lies, for a checkpoint at or beyond the current size that the log does not match. */
+  private async locate(checkpoint: Checkpoint): Promise<Where> {
+    if (await this.recordedLeavesMatch(checkpoint)) {
+      if (this.mismatch) {
+        const { index, position, afterPosition } = this.mismatch;
+        return { leafIndex: index, position, afterPosition, exact: true };
+      }
+      // The recorded leaves agree with every event read, yet rebuild the signed root: the log ended early.
+      if (this.count < checkpoint.treeSize) return this.atEnd();
+    }
+    return this.atLastGood();
+  }
+
+  /** Takes a checkpoint whose root matches the tree read so far as the last verified one. */
+  private accept(checkpoint: Checkpoint, note: string) {
+    const size = checkpoint.treeSize;
+    if (checkpoint.lastPosition !== this.previousPosition)
+      this.warnings.push(
+        `Checkpoint of size ${size} names last position ${checkpoint.lastPosition}, the log ${this.previousPosition}`,
+      );
+    if (this.mismatch)
+      this.warnings.push(
+        `The recorded leaf hash ${this.mismatch.index} differs from its event, yet the checkpoint of size ${size} ` +
+          'verifies: the leaf hash store is wrong, not the log',
+      );
+    this.mismatch = null;
+    this.checkpointsVerified++;
+    this.lastCheckpoint = checkpoint;
+    this.lastNote = note;
+    this.lastGood = size;
+    this.goodFrontier = this.frontier.clone();
+    this.positionBeforeGood = this.previousPosition;
+    this.positionAtGood = null;
+  }
+
+  /** Checks every checkpoint of the current size; a failure ends the verification. */
+  async settleCheckpoints(): Promise<Failure | null> {
+    for (; this.next < this.pending.length; this.next++) {
+      const item = this.pending[this.next]!;
+      const size = item.valid ? item.checkpoint.treeSize : item.treeSize;
+      if (size > this.count) return null;
+      if (!item.valid) return this.invalidCheckpoint(item);
+      const { checkpoint } = item;
+      if (!sameHash(this.frontier.root(), checkpoint.rootHash)) {
+        const where = await this.locate(checkpoint);
+        return this.fail(
+          'root-mismatch',
+          `The first ${size} events do not hash to the root signed at ${checkpoint.timestamp}: ` +
+            (where.exact
+              ? `leaf ${where.leafIndex} is not the event that was sealed`
+              : `an event among leaves [${where.leafIndex}, ${size}) was edited, deleted, inserted or reordered`),
+          where,
+          checkpoint,
+        );
+      }
+      this.accept(checkpoint, item.note);
+    }
+    return null;
+  }
+
+  /** Notes the first event whose leaf differs from the one the sealer recorded for it. */
+  private async compareRecorded(position: bigint, leafHash: Hash) {
+    if (!this.stored || this.count >= this.storedSize) return;
+    if (this.count >= this.chunkStart + this.chunk.length) {
+      this.chunkStart = this.count;
+      this.chunk = await this.stored.range(this.count, Math.min(this.storedSize, this.count + CHUNK));
+    }
+    if (this.mismatch === null && !this.chunk[this.count - this.chunkStart]!.equals(leafHash))
+      this.mismatch = { index: this.count, position, afterPosition: this.previousPosition };
+  }
+
+  /** Adds one event to the tree and settles the checkpoints it completes; a failure ends the verification. */
+  async read(event: RecordedEventLike): Promise<Failure | null> {
+    const position = event.meta.position;
+    let leafHash: Hash;
+    try {
+      leafHash = eventLeafHash(event);
+    } catch (error) {
+      return this.fail(
+        'event-unreadable',
+        `The event at position ${position} cannot be encoded: ${messageOf(error)}`,
+        this.atEnd(position),
+        null,
+      );
+    }
+    if (this.count === this.lastGood) this.positionAtGood = position;
+    const note = this.options.checkpointNoteOf?.(event);
+    if (note !== undefined) this.lastCheckpointEvent = { index: this.count, note };
+    await this.compareRecorded(position, leafHash);
+    this.frontier.append(leafHash);
+    this.previousPosition = position;
+    this.count++;
+    if (this.next < this.pending.length) {
+      const failure = await this.settleCheckpoints();
+      if (failure) return failure;
+    }
+    if (this.count % this.progressEvery === 0)
+      this.options.onProgress?.({
+        events: this.count,
+        position,
+        checkpointsVerified: this.checkpointsVerified,
+      });
+    return null;
+  }
+
+  /** The verdict once every event is read: what is still unsettled or unsealed fails it. */
+  async finish(): Promise<VerifyLogResult> {
+    if (this.next < this.pending.length) {
+      const item = this.pending[this.next]!;
+      if (!item.valid) return this.invalidCheckpoint(item);
+      return this.fail(
+        'log-truncated',
+        `A checkpoint signed at ${item.checkpoint.timestamp} covers ${item.checkpoint.treeSize} events; the log holds ${this.count}`,
+        await this.locate(item.checkpoint),
+        item.checkpoint,
+      );
+    }
+    if (this.mismatch) {
+      const { index, position, afterPosition } = this.mismatch;
+      return this.fail(
+        'leaf-mismatch',
+        `The event at leaf ${index} (position ${position}) is not the one sealed there ` +
+          '(no checkpoint covers it yet)',
+        { leafIndex: index, position, afterPosition, exact: true },
+        null,
+      );
+    }
+    if (this.count < this.storedSize)
+      return this.fail(
+        'log-truncated',
+        `The log holds ${this.count} events; ${this.storedSize} were sealed (no checkpoint covers the missing ones yet)`,
+        this.atEnd(),
+        null,
+      );
+    this.options.onProgress?.({
+      events: this.count,
+      position: this.previousPosition,
+      checkpointsVerified: this.checkpointsVerified,
+    });
+    const own = this.lastCheckpointEvent;
+    const ownLeaf = own !== null && own.index >= this.lastGood && own.note === this.lastNote ? 1 : 0;
+    return {
+      ok: true,
+      events: this.count,
+      rootHash: this.frontier.root().toString('base64'),
+      checkpointsVerified: this.checkpointsVerified,
+      lastCheckpoint: this.lastCheckpoint && summary(this.lastCheckpoint),
+      uncheckpointed: this.count - this.lastGood - ownLeaf,
+      warnings: this.warnings,
+    };
+  }
+}
+
 /**
  * Recomputes the log's tree from its events (streamed, in the order the sealer saw them; pages as
  * arrays are welcome) and checks every signed checkpoint: its signature, and the root at its size.
@@ -154,217 +390,16 @@ export const verifyLog = async (
   options: VerifyLogOptions = {},
 ): Promise<VerifyLogResult> => {
   const pending = prepareCheckpoints(checkpoints, trusted, options.origin);
-  const progressEvery = options.progressEvery ?? 65_536;
   const stored = options.leafHashes;
-  const storedSize = stored ? await stored.size() : 0;
-  const warnings: string[] = [];
-
-  const frontier = MerkleFrontier.empty();
-  let count = 0;
-  let previousPosition: bigint | null = null;
-  let checkpointsVerified = 0;
-  let lastCheckpoint: Checkpoint | null = null;
-  let lastNote: string | null = null;
-  // The last checkpoint event read (its leaf and note): the last checkpoint's own, when they match.
-  let lastCheckpointEvent: { index: number; note: string } | null = null;
-  // The last verified checkpoint: leaves [0, lastGood) are proven; the frontier there, and the
-  // positions on each side of that boundary, locate a later failure.
-  let lastGood = 0;
-  let goodFrontier = frontier.clone();
-  let positionBeforeGood: bigint | null = null;
-  let positionAtGood: bigint | null = null;
-  // First leaf since lastGood whose hash differs from the recorded one.
-  let mismatch: { index: number; position: bigint; afterPosition: bigint | null } | null = null;
-  let chunk: readonly Hash[] = [];
-  let chunkStart = 0;
-  let next = 0;
-
-  const fail = (
-    problem: VerifyProblem,
-    detail: string,
-    where: { leafIndex: number; position: bigint | null; afterPosition: bigint | null; exact: boolean },
-    checkpoint: Checkpoint | null,
-  ): Failure => ({
-    ok: false,
-    problem,
-    detail,
-    ...where,
-    checkpoint: checkpoint && summary(checkpoint),
-    lastGoodTreeSize: lastGood,
-    events: count,
-    warnings,
-  });
-
-  const atLastGood = () => ({
-    leafIndex: lastGood,
-    position: positionAtGood,
-    afterPosition: positionBeforeGood,
-    exact: false,
-  });
-
-  /** Whether the recorded leaf hashes [lastGood, size) rebuild the checkpoint's root: then they can be trusted. */
-  const recordedLeavesMatch = async (checkpoint: Checkpoint): Promise<boolean> => {
-    if (!stored || storedSize < checkpoint.treeSize) return false;
-    const tree = goodFrontier.clone();
-    for (let from = lastGood; from < checkpoint.treeSize; from += CHUNK)
-      for (const hash of await stored.range(from, Math.min(checkpoint.treeSize, from + CHUNK)))
-        tree.append(hash);
-    return sameHash(tree.root(), checkpoint.rootHash);
-  };
-
-  /** Where the change lies, for a checkpoint at or beyond the current size that the log does not match. */
-  const locate = async (checkpoint: Checkpoint) => {
-    if (await recordedLeavesMatch(checkpoint)) {
-      if (mismatch)
-        return {
-          leafIndex: mismatch.index,
-          position: mismatch.position,
-          afterPosition: mismatch.afterPosition,
-          exact: true,
-        };
-      // The recorded leaves agree with every event read, yet rebuild the signed root: the log ended early.
-      if (count < checkpoint.treeSize)
-        return { leafIndex: count, position: null, afterPosition: previousPosition, exact: true };
-    }
-    return atLastGood();
-  };
-
-  /** Checks every checkpoint of the current size; a failure ends the verification. */
-  const settleCheckpoints = async (): Promise<Failure | null> => {
-    for (; next < pending.length; next++) {
-      const item = pending[next]!;
-      const size = item.valid ? item.checkpoint.treeSize : item.treeSize;
-      if (size > count) return null;
-      if (!item.valid)
-        return fail(
-          'checkpoint-invalid',
-          `Checkpoint #${item.order} (tree size ${size}): ${item.reason}`,
-          atLastGood(),
-          null,
-        );
-      const { checkpoint } = item;
-      if (!sameHash(frontier.root(), checkpoint.rootHash)) {
-        const where = await locate(checkpoint);
-        return fail(
-          'root-mismatch',
-          `The first ${size} events do not hash to the root signed at ${checkpoint.timestamp}: ` +
-            (where.exact
-              ? `leaf ${where.leafIndex} is not the event that was sealed`
-              : `an event among leaves [${where.leafIndex}, ${size}) was edited, deleted, inserted or reordered`),
-          where,
-          checkpoint,
-        );
-      }
-      if (checkpoint.lastPosition !== previousPosition)
-        warnings.push(
-          `Checkpoint of size ${size} names last position ${checkpoint.lastPosition}, the log ${previousPosition}`,
-        );
-      if (mismatch)
-        warnings.push(
-          `The recorded leaf hash ${mismatch.index} differs from its event, yet the checkpoint of size ${size} ` +
-            'verifies: the leaf hash store is wrong, not the log',
-        );
-      mismatch = null;
-      checkpointsVerified++;
-      lastCheckpoint = checkpoint;
-      lastNote = item.note;
-      lastGood = size;
-      goodFrontier = frontier.clone();
-      positionBeforeGood = previousPosition;
-      positionAtGood = null;
-    }
-    return null;
-  };
-
-  const startFailure = await settleCheckpoints();
+  const verifier = new LogVerifier(pending, options, stored, stored ? await stored.size() : 0);
+  const startFailure = await verifier.settleCheckpoints();
   if (startFailure) return startFailure;
-
   for await (const item of events) {
     const page: readonly RecordedEventLike[] = Array.isArray(item) ? item : [item as RecordedEventLike];
     for (const event of page) {
-      const position = event.meta.position;
-      let leafHash: Hash;
-      try {
-        leafHash = eventLeafHash(event);
-      } catch (error) {
-        return fail(
-          'event-unreadable',
-          `The event at position ${position} cannot be encoded: ${messageOf(error)}`,
-          { leafIndex: count, position, afterPosition: previousPosition, exact: true },
-          null,
-        );
-      }
-      if (count === lastGood) positionAtGood = position;
-      const note = options.checkpointNoteOf?.(event);
-      if (note !== undefined) lastCheckpointEvent = { index: count, note };
-      if (count < storedSize && stored) {
-        if (count >= chunkStart + chunk.length) {
-          chunkStart = count;
-          chunk = await stored.range(count, Math.min(storedSize, count + CHUNK));
-        }
-        if (mismatch === null && !chunk[count - chunkStart]!.equals(leafHash))
-          mismatch = { index: count, position, afterPosition: previousPosition };
-      }
-      frontier.append(leafHash);
-      previousPosition = position;
-      count++;
-      if (next < pending.length) {
-        const failure = await settleCheckpoints();
-        if (failure) return failure;
-      }
-      if (count % progressEvery === 0) options.onProgress?.({ events: count, position, checkpointsVerified });
+      const failure = await verifier.read(event);
+      if (failure) return failure;
     }
   }
-
-  if (next < pending.length) {
-    const item = pending[next]!;
-    if (!item.valid)
-      return fail(
-        'checkpoint-invalid',
-        `Checkpoint #${item.order} (tree size ${item.treeSize}): ${item.reason}`,
-        atLastGood(),
-        null,
-      );
-    const where = await locate(item.checkpoint);
-    return fail(
-      'log-truncated',
-      `A checkpoint signed at ${item.checkpoint.timestamp} covers ${item.checkpoint.treeSize} events; the log holds ${count}`,
-      where,
-      item.checkpoint,
-    );
-  }
-  if (mismatch)
-    return fail(
-      'leaf-mismatch',
-      `The event at leaf ${mismatch.index} (position ${mismatch.position}) is not the one sealed there ` +
-        '(no checkpoint covers it yet)',
-      {
-        leafIndex: mismatch.index,
-        position: mismatch.position,
-        afterPosition: mismatch.afterPosition,
-        exact: true,
-      },
-      null,
-    );
-  if (count < storedSize)
-    return fail(
-      'log-truncated',
-      `The log holds ${count} events; ${storedSize} were sealed (no checkpoint covers the missing ones yet)`,
-      { leafIndex: count, position: null, afterPosition: previousPosition, exact: true },
-      null,
-    );
-  options.onProgress?.({ events: count, position: previousPosition, checkpointsVerified });
-  const last: Checkpoint | null = lastCheckpoint;
-  const ownEvent: { index: number; note: string } | null = lastCheckpointEvent;
-  const signedNote: string | null = lastNote;
-  const ownLeaf = ownEvent !== null && ownEvent.index >= lastGood && ownEvent.note === signedNote ? 1 : 0;
-  return {
-    ok: true,
-    events: count,
-    rootHash: frontier.root().toString('base64'),
-    checkpointsVerified,
-    lastCheckpoint: last && summary(last),
-    uncheckpointed: count - lastGood - ownLeaf,
-    warnings,
-  };
+  return verifier.finish();
 };

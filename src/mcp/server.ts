@@ -64,6 +64,308 @@ export type ServerDeps = {
   readonly logger: Logger;
 };
 
+/** What every handler of one session shares: its server, its deps and the tools its switches offer. */
+type Session = {
+  readonly server: Server;
+  readonly deps: ServerDeps;
+  readonly offered: readonly Tool[];
+  readonly withheld: ReturnType<typeof toolsFor>['withheld'];
+  readonly byName: ReadonlyMap<string, Tool>;
+  readonly schemasOffered: boolean;
+  readonly promptOffered: boolean;
+};
+
+/** A completed call: `ok` with nothing else to record unless `fields` says so. */
+const completedWith = <R extends object>(
+  result: R,
+  fields: Partial<Omit<Completed<R>, 'result'>> = {},
+): Completed<R> => ({
+  result,
+  outcome: 'ok',
+  error: null,
+  project: null,
+  rowCount: null,
+  truncated: false,
+  traceId: null,
+  ...fields,
+});
+
+const failedTool = (message: string): Completed<ToolAnswer> =>
+  completedWith(errorAnswer(message), { outcome: 'error', error: message });
+
+const sessionView = (server: Server, extra: Extra): SessionView => {
+  const client = server.getClientVersion();
+  const header = extra.requestInfo?.headers['mcp-protocol-version'];
+  return {
+    id: extra.sessionId ?? 'stateless',
+    client: client ? { name: client.name, version: client.version } : null,
+    protocolVersion: typeof header === 'string' ? header : null,
+  };
+};
+
+/**
+ * Runs one call as its caller and records it; the result carries its receipt in `_meta`. A
+ * failure of our own is the tool's error, logged, never an unrecorded answer.
+ */
+const recorded = <R extends object>(
+  s: Session,
+  extra: Extra,
+  call: { method: string; target: string; args: unknown },
+  run: (caller: Caller) => Promise<Completed<R>>,
+  internalFailure: (message: string) => Completed<R>,
+) => {
+  const caller = callerOf(extra);
+  return withRequest(caller.request, async () => {
+    const startedAt = performance.now();
+    let completed: Completed<R>;
+    try {
+      completed = await run(caller);
+    } catch (error) {
+      if (error instanceof McpError) {
+        const message = error.message;
+        await s.deps.calls.record(
+          sessionView(s.server, extra),
+          caller,
+          { ...call, startedAt },
+          { ...internalFailure(message), outcome: 'invalid', error: message },
+        );
+        throw error;
+      }
+      s.deps.logger.error({ err: error, method: call.method, target: call.target }, 'MCP call failed');
+      completed = internalFailure('The call failed inside the server; it is logged');
+    }
+    if (extra.signal.aborted && completed.outcome === 'ok')
+      completed = { ...completed, outcome: 'cancelled', error: 'The client cancelled the request' };
+    const receipt = await s.deps.calls.record(
+      sessionView(s.server, extra),
+      caller,
+      { ...call, startedAt },
+      completed,
+    );
+    return { ...completed.result, _meta: { [RECEIPT_META_KEY]: receipt } };
+  });
+};
+
+/**
+ * The answer as the client's check of the tool's output schema takes it (the SDK's client checks
+ * `structuredContent` whenever it is there, error or not, and throws -32602 "Structured content
+ * does not match" otherwise, hiding the error from the user): a tool's error keeps its structured
+ * form only where the schema allows it (the SQL tools' `{type: "error", …}`), else it is text
+ * alone; an answer of ours that does not fit is logged and answered as the tool's error.
+ */
+const fitted = (logger: Logger, tool: Tool | undefined, answer: ToolAnswer): ToolAnswer => {
+  if (!tool?.output || answer.structuredContent === undefined) return answer;
+  const checked = tool.output.safeParse(answer.structuredContent);
+  if (checked.success) return answer;
+  if (answer.isError) return { content: answer.content, isError: true };
+  logger.error(
+    { tool: tool.name, issues: checked.error.issues.slice(0, 5) },
+    "MCP answer does not fit the tool's output schema",
+  );
+  return {
+    content: [{ type: 'text', text: `${tool.name}'s answer did not fit its output schema; it is logged` }],
+    isError: true,
+  };
+};
+
+const listTools = (s: Session) => ({
+  tools: s.offered.map((t) => ({
+    name: t.name,
+    title: t.annotations.title,
+    description: t.description,
+    inputSchema: z.toJSONSchema(t.input, { io: 'input' }) as { type: 'object' },
+    ...(t.output ? { outputSchema: z.toJSONSchema(t.output, { io: 'output' }) as { type: 'object' } } : {}),
+    annotations: t.annotations,
+  })),
+});
+
+type CallToolRequest = z.infer<typeof CallToolRequestSchema>;
+
+/** Sends the tool's progress to a client that asked for it (a progress token), while it still listens. */
+const progressSender =
+  (extra: Extra) =>
+  (progress: number, message?: string): void => {
+    const token = extra._meta?.progressToken;
+    if (token === undefined || extra.signal.aborted) return;
+    void extra
+      .sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress, message },
+      })
+      .catch(() => undefined);
+  };
+
+/** Runs an offered tool on its validated arguments; an answer that does not fit its schema is its error. */
+const runTool = async (
+  s: Session,
+  tool: Tool,
+  request: CallToolRequest,
+  extra: Extra,
+  caller: Caller,
+): Promise<Completed> => {
+  const parsed = tool.input.safeParse(request.params.arguments ?? {});
+  if (!parsed.success) {
+    const failure = failedTool(`Invalid arguments for ${tool.name}: ${z.prettifyError(parsed.error)}`);
+    return { ...failure, result: fitted(s.deps.logger, tool, failure.result), outcome: 'invalid' };
+  }
+  const done = await tool.run(parsed.data, { caller, signal: extra.signal, progress: progressSender(extra) });
+  const answer = fitted(s.deps.logger, tool, done.answer);
+  return answer === done.answer
+    ? { ...done, result: answer }
+    : {
+        ...done,
+        result: answer,
+        outcome: done.outcome === 'ok' ? 'error' : done.outcome,
+        error: done.error ?? answer.content[0]?.text ?? null,
+      };
+};
+
+const callTool = (s: Session, request: CallToolRequest, extra: Extra) => {
+  const name = request.params.name;
+  const failedCall = (message: string): Completed => {
+    const failure = failedTool(message);
+    return {
+      ...failure,
+      result: fitted(s.deps.logger, s.byName.get(name) ?? s.withheld.get(name)?.tool, failure.result),
+    };
+  };
+  return recorded(
+    s,
+    extra,
+    { method: 'tools/call', target: name, args: request.params.arguments ?? {} },
+    async (caller) => {
+      const held = s.withheld.get(name);
+      if (held) {
+        // Withheld by the connection's switches: refused as a role's refusal is (error 1227).
+        const answer = fitted(s.deps.logger, held.tool, errorAnswer(held.reason, ACCESS_DENIED));
+        return { ...failedTool(held.reason), result: answer, outcome: 'refused' };
+      }
+      const tool = s.byName.get(name);
+      if (!tool)
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `Unknown tool ${JSON.stringify(name).slice(0, 200)}: tools/list names them`,
+        );
+      return runTool(s, tool, request, extra, caller);
+    },
+    failedCall,
+  );
+};
+
+const listResourceTemplates = (s: Session) => ({
+  resourceTemplates: !s.schemasOffered
+    ? []
+    : [
+        {
+          uriTemplate: 'mindledger://schema/{database}/{table}',
+          name: 'table-schema',
+          title: "A table's schema",
+          description: 'The columns and types of one table, view, knowledge base or model of a database.',
+          mimeType: 'application/json',
+        },
+      ],
+});
+
+const listResources = async (s: Session, extra: Extra) => {
+  const caller = callerOf(extra);
+  if (!s.schemasOffered) return { resources: [] };
+  return withRequest(caller.request, async () => {
+    const databases = await s.deps.ports.sql('SHOW DATABASES', 'mindsdb', {}, extra.signal);
+    const resources: { uri: string; name: string; mimeType: string; description: string }[] = [];
+    if (databases.type !== 'table') return { resources };
+    for (const [database] of databases.data) {
+      if (resources.length >= MAX_LISTED_RESOURCES) break;
+      const db = String(database);
+      const tables = await s.deps.ports.sql(
+        `SHOW TABLES FROM \`${db.replace(/`/g, '``')}\``,
+        db,
+        {},
+        extra.signal,
+      );
+      if (tables.type !== 'table') continue;
+      for (const [table] of tables.data.slice(0, MAX_LISTED_RESOURCES - resources.length))
+        resources.push({
+          uri: schemaUri(db, String(table)),
+          name: `${db}.${String(table)}`,
+          mimeType: 'application/json',
+          description: `Columns and types of ${db}.${String(table)}`,
+        });
+    }
+    return { resources };
+  });
+};
+
+/** The database and table a schema URI names; -32002 (not found) when it names none. */
+const schemaTarget = (s: Session, uri: string) => {
+  if (!s.schemasOffered)
+    throw new McpError(
+      -32002,
+      "Resource not found: the schema resources are the catalog group's, which this connection's features leave out",
+    );
+  const m = SCHEMA_URI.exec(uri);
+  if (!m)
+    throw new McpError(-32002, 'Resource not found: schemas are mindledger://schema/{database}/{table}');
+  try {
+    return { database: decodeURIComponent(m[1]!), table: decodeURIComponent(m[2]!) };
+  } catch {
+    throw new McpError(-32002, 'Resource not found: the URI does not decode');
+  }
+};
+
+type ReadResourceRequest = z.infer<typeof ReadResourceRequestSchema>;
+
+const readResource = (s: Session, request: ReadResourceRequest, extra: Extra) => {
+  const uri = request.params.uri;
+  return recorded(
+    s,
+    extra,
+    { method: 'resources/read', target: uri, args: { uri } },
+    async () => {
+      const { database, table } = schemaTarget(s, uri);
+      const described = await describeForResource(s.deps.ports, database, table, extra.signal);
+      if (described.type === 'error')
+        throw new McpError(-32002, `Resource not found: ${described.error_message}`);
+      const text = JSON.stringify(described, null, 2);
+      return completedWith(
+        { contents: [{ uri, mimeType: 'application/json', text }] },
+        { project: database, rowCount: described.columns.length },
+      );
+    },
+    (message) => completedWith({ contents: [] }, { outcome: 'error', error: message }),
+  );
+};
+
+const listPrompts = (s: Session) => ({
+  prompts: !s.promptOffered
+    ? []
+    : [
+        {
+          name: 'write_sql',
+          title: 'Write SQL for this service',
+          description:
+            "How to write this service's SQL (MindsDB's dialect over DuckDB): names, reads, knowledge bases, agents, predictions, what is refused.",
+          arguments: [{ name: 'task', description: 'What the SQL should do', required: false }],
+        },
+      ],
+});
+
+type GetPromptRequest = z.infer<typeof GetPromptRequestSchema>;
+
+const getPrompt = (s: Session, request: GetPromptRequest, extra: Extra) =>
+  recorded(
+    s,
+    extra,
+    { method: 'prompts/get', target: request.params.name, args: request.params.arguments ?? {} },
+    async () => {
+      if (request.params.name !== 'write_sql' || !s.promptOffered)
+        throw new McpError(ErrorCode.InvalidParams, 'Unknown prompt: prompts/list names them');
+      const task = request.params.arguments?.task;
+      return completedWith(writeSqlPrompt(typeof task === 'string' ? task : undefined));
+    },
+    (message) =>
+      completedWith({ description: 'The prompt failed', messages: [] }, { outcome: 'error', error: message }),
+  );
+
 /**
  * One MCP server (the SDK's low-level `Server`) for one session. Every tool call, resource read and
  * prompt fetched is recorded before its answer goes out, whatever came of it: arguments that do not
@@ -80,302 +382,21 @@ export const sessionServer = (deps: ServerDeps) => {
     },
   );
   const { offered, withheld } = toolsFor(deps.tools, switches);
-  const byName = new Map(offered.map((t) => [t.name, t]));
-  const schemasOffered = offersGroup(switches, 'catalog');
-  const promptOffered = offersGroup(switches, 'sql');
-
-  const session = (extra: Extra): SessionView => {
-    const client = server.getClientVersion();
-    const header = extra.requestInfo?.headers['mcp-protocol-version'];
-    return {
-      id: extra.sessionId ?? 'stateless',
-      client: client ? { name: client.name, version: client.version } : null,
-      protocolVersion: typeof header === 'string' ? header : null,
-    };
+  const s: Session = {
+    server,
+    deps,
+    offered,
+    withheld,
+    byName: new Map(offered.map((t) => [t.name, t])),
+    schemasOffered: offersGroup(switches, 'catalog'),
+    promptOffered: offersGroup(switches, 'sql'),
   };
-
-  /**
-   * Runs one call as its caller and records it; the result carries its receipt in `_meta`. A
-   * failure of our own is the tool's error, logged, never an unrecorded answer.
-   */
-  const recorded = async <R extends object>(
-    extra: Extra,
-    call: { method: string; target: string; args: unknown },
-    run: (caller: Caller) => Promise<Completed<R>>,
-    internalFailure: (message: string) => Completed<R>,
-  ) => {
-    const caller = callerOf(extra);
-    return withRequest(caller.request, async () => {
-      const startedAt = performance.now();
-      let completed: Completed<R>;
-      try {
-        completed = await run(caller);
-      } catch (error) {
-        if (error instanceof McpError) {
-          const message = error.message;
-          await deps.calls.record(
-            session(extra),
-            caller,
-            { ...call, startedAt },
-            { ...internalFailure(message), outcome: 'invalid', error: message },
-          );
-          throw error;
-        }
-        deps.logger.error({ err: error, method: call.method, target: call.target }, 'MCP call failed');
-        completed = internalFailure('The call failed inside the server; it is logged');
-      }
-      if (extra.signal.aborted && completed.outcome === 'ok')
-        completed = { ...completed, outcome: 'cancelled', error: 'The client cancelled the request' };
-      const receipt = await deps.calls.record(session(extra), caller, { ...call, startedAt }, completed);
-      return { ...completed.result, _meta: { [RECEIPT_META_KEY]: receipt } };
-    });
-  };
-
-  /**
-   * The answer as the client's check of the tool's output schema takes it (the SDK's client checks
-   * `structuredContent` whenever it is there, error or not, and throws -32602 "Structured content
-   * does not match" otherwise, hiding the error from the user): a tool's error keeps its structured
-   * form only where the schema allows it (the SQL tools' `{type: "error", …}`), else it is text
-   * alone; an answer of ours that does not fit is logged and answered as the tool's error.
-   */
-  const fitted = (tool: Tool | undefined, answer: ToolAnswer): ToolAnswer => {
-    if (!tool?.output || answer.structuredContent === undefined) return answer;
-    const checked = tool.output.safeParse(answer.structuredContent);
-    if (checked.success) return answer;
-    if (!answer.isError)
-      deps.logger.error(
-        { tool: tool.name, issues: checked.error.issues.slice(0, 5) },
-        "MCP answer does not fit the tool's output schema",
-      );
-    return answer.isError
-      ? { content: answer.content, isError: true }
-      : {
-          content: [
-            { type: 'text', text: `${tool.name}'s answer did not fit its output schema; it is logged` },
-          ],
-          isError: true,
-        };
-  };
-
-  const failedTool = (message: string): Completed => ({
-    result: errorAnswer(message),
-    outcome: 'error',
-    error: message,
-    project: null,
-    rowCount: null,
-    truncated: false,
-    traceId: null,
-  });
-
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: offered.map((t) => ({
-      name: t.name,
-      title: t.annotations.title,
-      description: t.description,
-      inputSchema: z.toJSONSchema(t.input, { io: 'input' }) as { type: 'object' },
-      ...(t.output ? { outputSchema: z.toJSONSchema(t.output, { io: 'output' }) as { type: 'object' } } : {}),
-      annotations: t.annotations,
-    })),
-  }));
-
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-    const toolOf = () => byName.get(request.params.name) ?? withheld.get(request.params.name)?.tool;
-    const failedCall = (message: string): Completed => {
-      const failure = failedTool(message);
-      return { ...failure, result: fitted(toolOf(), failure.result as ToolAnswer) };
-    };
-    return recorded(
-      extra,
-      { method: 'tools/call', target: request.params.name, args: request.params.arguments ?? {} },
-      async (caller) => {
-        const tool = byName.get(request.params.name);
-        const held = withheld.get(request.params.name);
-        if (held) {
-          // Withheld by the connection's switches: refused as a role's refusal is (error 1227).
-          const answer = fitted(held.tool, errorAnswer(held.reason, ACCESS_DENIED));
-          return { ...failedTool(held.reason), result: answer, outcome: 'refused' };
-        }
-        if (!tool)
-          throw new McpError(
-            ErrorCode.InvalidParams,
-            `Unknown tool ${JSON.stringify(request.params.name).slice(0, 200)}: tools/list names them`,
-          );
-        const parsed = tool.input.safeParse(request.params.arguments ?? {});
-        if (!parsed.success) {
-          const message = `Invalid arguments for ${tool.name}: ${z.prettifyError(parsed.error)}`;
-          return { ...failedCall(message), outcome: 'invalid' };
-        }
-        const token = extra._meta?.progressToken;
-        const done = await tool.run(parsed.data, {
-          caller,
-          signal: extra.signal,
-          progress: (progress, message) => {
-            if (token === undefined || extra.signal.aborted) return;
-            void extra
-              .sendNotification({
-                method: 'notifications/progress',
-                params: { progressToken: token, progress, message },
-              })
-              .catch(() => undefined);
-          },
-        });
-        const answer = fitted(tool, done.answer);
-        return answer === done.answer
-          ? { ...done, result: answer }
-          : {
-              ...done,
-              result: answer,
-              outcome: done.outcome === 'ok' ? 'error' : done.outcome,
-              error: done.error ?? answer.content[0]?.text ?? null,
-            };
-      },
-      failedCall,
-    );
-  });
-
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-    resourceTemplates: !schemasOffered
-      ? []
-      : [
-          {
-            uriTemplate: 'mindledger://schema/{database}/{table}',
-            name: 'table-schema',
-            title: "A table's schema",
-            description: 'The columns and types of one table, view, knowledge base or model of a database.',
-            mimeType: 'application/json',
-          },
-        ],
-  }));
-
-  server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
-    const caller = callerOf(extra);
-    if (!schemasOffered) return { resources: [] };
-    return withRequest(caller.request, async () => {
-      const databases = await deps.ports.sql('SHOW DATABASES', 'mindsdb', {}, extra.signal);
-      const resources: { uri: string; name: string; mimeType: string; description: string }[] = [];
-      if (databases.type !== 'table') return { resources };
-      for (const [database] of databases.data) {
-        if (resources.length >= MAX_LISTED_RESOURCES) break;
-        const db = String(database);
-        const tables = await deps.ports.sql(
-          `SHOW TABLES FROM \`${db.replace(/`/g, '``')}\``,
-          db,
-          {},
-          extra.signal,
-        );
-        if (tables.type !== 'table') continue;
-        for (const [table] of tables.data.slice(0, MAX_LISTED_RESOURCES - resources.length))
-          resources.push({
-            uri: schemaUri(db, String(table)),
-            name: `${db}.${String(table)}`,
-            mimeType: 'application/json',
-            description: `Columns and types of ${db}.${String(table)}`,
-          });
-      }
-      return { resources };
-    });
-  });
-
-  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
-    recorded(
-      extra,
-      { method: 'resources/read', target: request.params.uri, args: { uri: request.params.uri } },
-      async () => {
-        if (!schemasOffered)
-          throw new McpError(
-            -32002,
-            "Resource not found: the schema resources are the catalog group's, which this connection's features leave out",
-          );
-        const m = SCHEMA_URI.exec(request.params.uri);
-        if (!m)
-          throw new McpError(
-            -32002,
-            'Resource not found: schemas are mindledger://schema/{database}/{table}',
-          );
-        let database: string;
-        let table: string;
-        try {
-          database = decodeURIComponent(m[1]!);
-          table = decodeURIComponent(m[2]!);
-        } catch {
-          throw new McpError(-32002, 'Resource not found: the URI does not decode');
-        }
-        const described = await describeForResource(deps.ports, database, table, extra.signal);
-        if (described.type === 'error')
-          throw new McpError(-32002, `Resource not found: ${described.error_message}`);
-        return {
-          result: {
-            contents: [
-              {
-                uri: request.params.uri,
-                mimeType: 'application/json',
-                text: JSON.stringify(described, null, 2),
-              },
-            ],
-          },
-          outcome: 'ok',
-          error: null,
-          project: database,
-          rowCount: described.columns.length,
-          truncated: false,
-          traceId: null,
-        };
-      },
-      (message) => ({
-        result: { contents: [] },
-        outcome: 'error',
-        error: message,
-        project: null,
-        rowCount: null,
-        truncated: false,
-        traceId: null,
-      }),
-    ),
-  );
-
-  server.setRequestHandler(ListPromptsRequestSchema, () => ({
-    prompts: !promptOffered
-      ? []
-      : [
-          {
-            name: 'write_sql',
-            title: 'Write SQL for this service',
-            description:
-              "How to write this service's SQL (MindsDB's dialect over DuckDB): names, reads, knowledge bases, agents, predictions, what is refused.",
-            arguments: [{ name: 'task', description: 'What the SQL should do', required: false }],
-          },
-        ],
-  }));
-
-  server.setRequestHandler(GetPromptRequestSchema, (request, extra) =>
-    recorded(
-      extra,
-      { method: 'prompts/get', target: request.params.name, args: request.params.arguments ?? {} },
-      async () => {
-        if (request.params.name !== 'write_sql' || !promptOffered)
-          throw new McpError(ErrorCode.InvalidParams, 'Unknown prompt: prompts/list names them');
-        const task = request.params.arguments?.task;
-        return {
-          result: writeSqlPrompt(typeof task === 'string' ? task : undefined),
-          outcome: 'ok',
-          error: null,
-          project: null,
-          rowCount: null,
-          truncated: false,
-          traceId: null,
-        };
-      },
-      (message) => ({
-        result: { description: 'The prompt failed', messages: [] },
-        outcome: 'error',
-        error: message,
-        project: null,
-        rowCount: null,
-        truncated: false,
-        traceId: null,
-      }),
-    ),
-  );
-
+  server.setRequestHandler(ListToolsRequestSchema, () => listTools(s));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(s, request, extra));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => listResourceTemplates(s));
+  server.setRequestHandler(ListResourcesRequestSchema, (_request, extra) => listResources(s, extra));
+  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => readResource(s, request, extra));
+  server.setRequestHandler(ListPromptsRequestSchema, () => listPrompts(s));
+  server.setRequestHandler(GetPromptRequestSchema, (request, extra) => getPrompt(s, request, extra));
   return server;
 };

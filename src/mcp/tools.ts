@@ -62,7 +62,15 @@ export type Tool<S extends z.ZodType = z.ZodType> = {
   readonly readOnlyForm?: () => Tool;
 };
 
-const tool = <S extends z.ZodType>(definition: Tool<S>): Tool => definition as unknown as Tool;
+/**
+ * A tool as the server holds it, its arguments unknown: the server validates them against `input`
+ * before it runs the tool, and this parse (the schemas have no transforms, so it gives back what it
+ * is given) is what hands the typed `run` its typed arguments.
+ */
+const tool = <S extends z.ZodType>(definition: Tool<S>): Tool => ({
+  ...definition,
+  run: (args, context) => definition.run(definition.input.parse(args), context),
+});
 
 const done = (answer: ToolAnswer, more: Partial<Omit<ToolDone, 'answer'>> = {}): ToolDone => ({
   answer,
@@ -162,11 +170,21 @@ const READ_ONLY: Omit<ToolAnnotations, 'title'> = {
   openWorldHint: false,
 };
 
-/** The tools of the server, each with its JSON schema, a description to act on, and truthful hints. */
-export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] => {
-  const sql = (query: string, db: string, signal: AbortSignal, params: Record<string, unknown> = {}) =>
-    ports.sql(query, db, params, signal);
+/** What every tool is built from: the service's ports, the call records and the answer caps. */
+type ToolKit = {
+  readonly ports: McpPorts;
+  readonly calls: McpCalls;
+  readonly caps: Caps;
+  readonly sql: (
+    query: string,
+    db: string,
+    signal: AbortSignal,
+    params?: Record<string, unknown>,
+  ) => Promise<McpSqlAnswer>;
+};
 
+/** `query`, with its read-only form for a read-only connection. */
+const queryTool = ({ sql, caps }: ToolKit): Tool => {
   const queryTool: Tool = tool({
     name: 'query',
     description: [
@@ -197,265 +215,301 @@ export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] =
     description: `${queryTool.description} This connection is read-only (read_only=true in its URL): only reading statements run (SELECT, SHOW, DESCRIBE, predictions); any write is refused with error 1227.`,
     annotations: { ...queryTool.annotations, readOnlyHint: true, destructiveHint: false },
   };
-  const queryWithForm: Tool = { ...queryTool, readOnlyForm: () => readOnlyQuery };
+  return { ...queryTool, readOnlyForm: () => readOnlyQuery };
+};
 
-  return [
-    queryWithForm,
+const listDatabasesTool = ({ sql, caps }: ToolKit): Tool =>
+  tool({
+    name: 'list_databases',
+    description:
+      'List the databases you can read: projects (their tables, views, models, agents, knowledge bases), files (uploaded tables), integrations (external databases) and information_schema. Answers column Database, TYPE (project, data, system) and ENGINE.',
+    input: listDatabasesArgs,
+    output: tableOutput,
+    annotations: { title: 'List databases', ...READ_ONLY },
+    run: async (_args, { signal }) =>
+      sqlDone(await sql('SHOW FULL DATABASES', 'mindsdb', signal), caps, null, 'the list of databases'),
+  });
 
-    tool({
-      name: 'list_databases',
-      description:
-        'List the databases you can read: projects (their tables, views, models, agents, knowledge bases), files (uploaded tables), integrations (external databases) and information_schema. Answers column Database, TYPE (project, data, system) and ENGINE.',
-      input: listDatabasesArgs,
-      output: tableOutput,
-      annotations: { title: 'List databases', ...READ_ONLY },
-      run: async (_args, { signal }) =>
-        sqlDone(await sql('SHOW FULL DATABASES', 'mindsdb', signal), caps, null, 'the list of databases'),
-    }),
+/** SHOW FULL TABLES of one database, a project's knowledge bases named as such. */
+const listTables = async ({ sql, caps }: ToolKit, database: string, signal: AbortSignal) => {
+  const tables = await sql(`SHOW FULL TABLES FROM ${name(database)}`, database, signal);
+  if (tables.type !== 'table' || tables.column_names.length < 2)
+    return sqlDone(
+      tables.type === 'table'
+        ? { ...tables, column_names: ['Table', 'Table_type'], data: tables.data.map((r) => [r[0], 'TABLE']) }
+        : tables,
+      caps,
+      database,
+      'the list of tables',
+    );
+  // The catalog's relations (SHOW FULL TABLES reads information_schema.TABLES: models are
+  // MODEL there); a project's knowledge bases, which SQL lists as tables, named as such.
+  const kbs = await sql(`SELECT NAME FROM ${qualified(database, 'knowledge_bases')}`, database, signal);
+  const kbNames = new Set(kbs.type === 'table' ? kbs.data.map((r) => String(r[0]).toLowerCase()) : []);
+  const rows = tables.data.map((r) => [
+    r[0],
+    kbNames.has(String(r[0]).toLowerCase()) && r[1] === 'BASE TABLE' ? 'KNOWLEDGE_BASE' : r[1],
+  ]);
+  return sqlDone(
+    {
+      type: 'table',
+      column_names: ['Table', 'Table_type'],
+      column_types: ['VARCHAR', 'VARCHAR'],
+      data: rows,
+    },
+    caps,
+    database,
+    'the list of tables',
+  );
+};
 
-    tool({
-      name: 'list_tables',
-      description:
-        "List the tables of one database: in a project its views, knowledge bases (TYPE KNOWLEDGE_BASE), models (TYPE MODEL) and system tables (models, agents, skills, …); in files the uploads; in an integration its tables. Then describe_table gives a table's columns and types.",
-      input: listTablesArgs,
-      output: tableOutput,
-      annotations: { title: 'List tables', ...READ_ONLY },
-      run: async (args, { signal }) => {
-        const tables = await sql(`SHOW FULL TABLES FROM ${name(args.database)}`, args.database, signal);
-        if (tables.type !== 'table' || tables.column_names.length < 2)
-          return sqlDone(
-            tables.type === 'table'
-              ? {
-                  ...tables,
-                  column_names: ['Table', 'Table_type'],
-                  data: tables.data.map((r) => [r[0], 'TABLE']),
-                }
-              : tables,
-            caps,
-            args.database,
-            'the list of tables',
-          );
-        // The catalog's relations (SHOW FULL TABLES reads information_schema.TABLES: models are
-        // MODEL there); a project's knowledge bases, which SQL lists as tables, named as such.
-        const kbs = await sql(
-          `SELECT NAME FROM ${qualified(args.database, 'knowledge_bases')}`,
-          args.database,
+const listTablesTool = (kit: ToolKit): Tool =>
+  tool({
+    name: 'list_tables',
+    description:
+      "List the tables of one database: in a project its views, knowledge bases (TYPE KNOWLEDGE_BASE), models (TYPE MODEL) and system tables (models, agents, skills, …); in files the uploads; in an integration its tables. Then describe_table gives a table's columns and types.",
+    input: listTablesArgs,
+    output: tableOutput,
+    annotations: { title: 'List tables', ...READ_ONLY },
+    run: (args, { signal }) => listTables(kit, args.database, signal),
+  });
+
+const describeTableTool = ({ ports, caps }: ToolKit): Tool =>
+  tool({
+    name: 'describe_table',
+    description:
+      "The columns of one table, view, knowledge base or model, with their types (DuckDB type names), as the SQL engine reads it (`database` and `table`, or `table` as `database.table`). A model's columns also have a role: its features (typed as the model typed them when it learnt), its target and its other outputs. Use it before writing a query on a table you have not seen.",
+    input: describeTableArgs,
+    output: tableOutput,
+    annotations: { title: 'Describe a table', ...READ_ONLY },
+    run: async (args, { caller, signal }) => {
+      const ref = projectRef(args.database, args.table, defaultProject(caller));
+      if (typeof ref === 'string') return invalid(ref, args.database ?? null);
+      return sqlDone(
+        await describeObject(ports, ref.project, ref.name, signal),
+        caps,
+        ref.project,
+        "the table's columns",
+      );
+    },
+  });
+
+type SearchArgs = z.output<typeof searchKnowledgeBaseArgs>;
+
+/**
+ * The WHERE conditions of a knowledge-base search and their parameters; a filter whose value does
+ * not fit its operator (a list for IN, one value otherwise) is the tool's invalid answer.
+ */
+const searchConditions = (args: SearchArgs, project: string) => {
+  // The search text as a literal: the knowledge base's planner reads `content = '…'` as written.
+  const params: Record<string, unknown> = {};
+  const conditions = [`content = ${quoteString(args.query)}`];
+  for (const [i, f] of (args.filters ?? []).entries()) {
+    const key = `mcp_f${i}`;
+    params[key] = f.value;
+    const many = f.op === 'IN' || f.op === 'NOT IN';
+    if (many !== Array.isArray(f.value))
+      return done(errorAnswer(`Filter ${i + 1} (${f.op}): ${many ? 'a list' : 'one value'} is needed`), {
+        outcome: 'invalid',
+        error: `filter ${i + 1}: ${f.op} takes ${many ? 'a list' : 'one value'}`,
+        project,
+      });
+    conditions.push(
+      f.value === null
+        ? `${name(f.column)} ${f.op === '!=' ? 'IS NOT NULL' : 'IS NULL'}`
+        : `${name(f.column)} ${f.op} ${many ? `(:${key})` : `:${key}`}`,
+    );
+  }
+  if (args.relevance_threshold !== undefined)
+    conditions.push(`relevance_threshold = ${args.relevance_threshold}`);
+  if (args.hybrid_search_alpha !== undefined)
+    conditions.push(`hybrid_search_alpha = ${args.hybrid_search_alpha}`);
+  return { conditions, params };
+};
+
+const searchKnowledgeBaseTool = ({ sql, caps }: ToolKit): Tool =>
+  tool({
+    name: 'search_knowledge_base',
+    description: [
+      'Search a knowledge base: hybrid search (meaning and keywords) over its chunks, most relevant first,',
+      'as `SELECT … FROM project.kb WHERE content = <query> AND <filters>` does in SQL. Filters are conditions on',
+      'its metadata columns (column, op, value; ops = != < <= > >= LIKE, NOT LIKE, IN, NOT IN), ANDed. Answers',
+      'rows of id, chunk_id, chunk_content, metadata, distance, relevance.',
+    ].join(' '),
+    input: searchKnowledgeBaseArgs,
+    output: tableOutput,
+    annotations: { title: 'Search a knowledge base', ...READ_ONLY },
+    run: async (args, { caller, signal }) => {
+      const ref = projectRef(args.project, args.knowledge_base, defaultProject(caller));
+      if (typeof ref === 'string') return invalid(ref, args.project ?? null);
+      const project = ref.project;
+      const search = searchConditions(args, project);
+      if ('answer' in search) return search;
+      return sqlDone(
+        await sql(
+          `SELECT id, chunk_id, chunk_content, metadata, distance, relevance FROM ${qualified(project, ref.name)} WHERE ${search.conditions.join(' AND ')} LIMIT ${args.limit}`,
+          project,
           signal,
-        );
-        const kbNames = new Set(kbs.type === 'table' ? kbs.data.map((r) => String(r[0]).toLowerCase()) : []);
-        const rows = tables.data.map((r) => [
-          r[0],
-          kbNames.has(String(r[0]).toLowerCase()) && r[1] === 'BASE TABLE' ? 'KNOWLEDGE_BASE' : r[1],
-        ]);
-        return sqlDone(
-          {
-            type: 'table',
-            column_names: ['Table', 'Table_type'],
-            column_types: ['VARCHAR', 'VARCHAR'],
-            data: rows,
-          },
-          caps,
-          args.database,
-          'the list of tables',
-        );
-      },
-    }),
+          search.params,
+        ),
+        caps,
+        project,
+        "the knowledge base's chunks found",
+      );
+    },
+  });
 
-    tool({
-      name: 'describe_table',
-      description:
-        "The columns of one table, view, knowledge base or model, with their types (DuckDB type names), as the SQL engine reads it (`database` and `table`, or `table` as `database.table`). A model's columns also have a role: its features (typed as the model typed them when it learnt), its target and its other outputs. Use it before writing a query on a table you have not seen.",
-      input: describeTableArgs,
-      output: tableOutput,
-      annotations: { title: 'Describe a table', ...READ_ONLY },
-      run: async (args, { caller, signal }) => {
-        const ref = projectRef(args.database, args.table, defaultProject(caller));
-        if (typeof ref === 'string') return invalid(ref, args.database ?? null);
-        return sqlDone(
-          await describeObject(ports, ref.project, ref.name, signal),
-          caps,
-          ref.project,
-          "the table's columns",
-        );
+/** Runs the agent, its steps told as progress; its failure (or cancellation) is the tool's error. */
+const askAgent = async (
+  { ports, caps }: ToolKit,
+  ask: { project: string; agent: string; question: string },
+  { signal, progress }: ToolContext,
+): Promise<ToolDone> => {
+  const project = ask.project;
+  let traceId: string | null = null;
+  let steps = 0;
+  try {
+    const answer = await ports.askAgent(ask, {
+      signal,
+      onStart: (id) => {
+        traceId = id;
       },
-    }),
+      onStep: (step) => {
+        const said = stepText(step);
+        if (said) progress(++steps, said);
+      },
+    });
+    const value = {
+      answer: answer.answer,
+      trace_id: answer.traceId,
+      sql: [...answer.sql],
+      context: [...answer.context],
+    };
+    return done(untrustedObjectAnswer(value, caps.maxChars, "the agent's answer and the context it used"), {
+      project,
+      traceId: answer.traceId,
+    });
+  } catch (error) {
+    if (error instanceof AgentAskFailed) {
+      const cancelled = error.failure.kind === 'aborted' || signal.aborted;
+      return done(errorAnswer(error.message), {
+        outcome: cancelled ? 'cancelled' : 'error',
+        error: error.message,
+        project,
+        traceId: error.failure.traceId ?? traceId,
+      });
+    }
+    if (isDomainError(error)) return { ...failed(error.detail, project), traceId };
+    throw error;
+  }
+};
 
-    tool({
-      name: 'search_knowledge_base',
-      description: [
-        'Search a knowledge base: hybrid search (meaning and keywords) over its chunks, most relevant first,',
-        'as `SELECT … FROM project.kb WHERE content = <query> AND <filters>` does in SQL. Filters are conditions on',
-        'its metadata columns (column, op, value; ops = != < <= > >= LIKE, NOT LIKE, IN, NOT IN), ANDed. Answers',
-        'rows of id, chunk_id, chunk_content, metadata, distance, relevance.',
-      ].join(' '),
-      input: searchKnowledgeBaseArgs,
-      output: tableOutput,
-      annotations: { title: 'Search a knowledge base', ...READ_ONLY },
-      run: async (args, { caller, signal }) => {
-        const ref = projectRef(args.project, args.knowledge_base, defaultProject(caller));
-        if (typeof ref === 'string') return invalid(ref, args.project ?? null);
-        const project = ref.project;
-        // The search text as a literal: the knowledge base's planner reads `content = '…'` as written.
-        const params: Record<string, unknown> = {};
-        const conditions = [`content = ${quoteString(args.query)}`];
-        for (const [i, f] of (args.filters ?? []).entries()) {
-          const key = `mcp_f${i}`;
-          params[key] = f.value;
-          const many = f.op === 'IN' || f.op === 'NOT IN';
-          if (many !== Array.isArray(f.value))
-            return done(
-              errorAnswer(`Filter ${i + 1} (${f.op}): ${many ? 'a list' : 'one value'} is needed`),
-              {
-                outcome: 'invalid',
-                error: `filter ${i + 1}: ${f.op} takes ${many ? 'a list' : 'one value'}`,
-                project,
-              },
-            );
-          conditions.push(
-            f.value === null
-              ? `${name(f.column)} ${f.op === '!=' ? 'IS NOT NULL' : 'IS NULL'}`
-              : `${name(f.column)} ${f.op} ${many ? `(:${key})` : `:${key}`}`,
-          );
-        }
-        if (args.relevance_threshold !== undefined)
-          conditions.push(`relevance_threshold = ${args.relevance_threshold}`);
-        if (args.hybrid_search_alpha !== undefined)
-          conditions.push(`hybrid_search_alpha = ${args.hybrid_search_alpha}`);
-        return sqlDone(
-          await sql(
-            `SELECT id, chunk_id, chunk_content, metadata, distance, relevance FROM ${qualified(project, ref.name)} WHERE ${conditions.join(' AND ')} LIMIT ${args.limit}`,
-            project,
-            signal,
-            params,
-          ),
-          caps,
+const askAgentTool = (kit: ToolKit): Tool =>
+  tool({
+    name: 'ask_agent',
+    description: [
+      'Ask an agent of a project a question and get its answer, with the SQL it ran and the context it used.',
+      'The agent works with its own skills (SQL over its tables, knowledge-base search) and its own LLM; a',
+      'run can take a while: progress is reported if you send a progressToken, and cancelling the request',
+      "stops the run. The run is recorded as the agent's runs are (information_schema.AGENT_RUNS, by trace_id).",
+    ].join(' '),
+    input: askAgentArgs,
+    output: z.object({
+      answer: z.string(),
+      trace_id: z.string(),
+      sql: z.array(z.string()),
+      context: z.array(z.unknown()),
+    }),
+    annotations: {
+      title: 'Ask an agent',
+      // It changes nothing (its SQL tools read only); its run is recorded, as every call is.
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: false,
+      // It calls the agent's LLM provider.
+      openWorldHint: true,
+    },
+    run: async (args, context) => {
+      const ref = projectRef(args.project, args.agent, defaultProject(context.caller));
+      if (typeof ref === 'string') return invalid(ref, args.project ?? null);
+      const refusal = askRefusal(context.caller, ref.project);
+      if (refusal) return refused(refusal, ref.project);
+      return askAgent(kit, { project: ref.project, agent: ref.name, question: args.question }, context);
+    },
+  });
+
+const predictTool = ({ sql, caps }: ToolKit): Tool =>
+  tool({
+    name: 'predict',
+    description:
+      "One model's prediction for one row of inputs (its feature columns by name), as `SELECT * FROM project.model WHERE col = value AND …` does in SQL. Answers the predicted column(s) with their confidence and bounds where the model gives them.",
+    input: predictArgs,
+    output: tableOutput,
+    annotations: { title: 'Predict', ...READ_ONLY },
+    run: async (args, { caller, signal }) => {
+      const ref = projectRef(args.project, args.model, defaultProject(caller));
+      if (typeof ref === 'string') return invalid(ref, args.project ?? null);
+      const project = ref.project;
+      const entries = Object.entries(args.inputs);
+      const params = Object.fromEntries(entries.map(([, v], i) => [`mcp_in${i}`, v]));
+      const where = entries.map(([k, v], i) =>
+        v === null ? `${name(k)} IS NULL` : `${name(k)} = :mcp_in${i}`,
+      );
+      return sqlDone(
+        await sql(
+          `SELECT * FROM ${qualified(project, ref.name)}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`,
           project,
-          "the knowledge base's chunks found",
-        );
-      },
-    }),
+          signal,
+          params,
+        ),
+        caps,
+        project,
+        "the model's prediction",
+      );
+    },
+  });
 
-    tool({
-      name: 'ask_agent',
-      description: [
-        'Ask an agent of a project a question and get its answer, with the SQL it ran and the context it used.',
-        'The agent works with its own skills (SQL over its tables, knowledge-base search) and its own LLM; a',
-        'run can take a while: progress is reported if you send a progressToken, and cancelling the request',
-        "stops the run. The run is recorded as the agent's runs are (information_schema.AGENT_RUNS, by trace_id).",
-      ].join(' '),
-      input: askAgentArgs,
-      output: z.object({
-        answer: z.string(),
-        trace_id: z.string(),
-        sql: z.array(z.string()),
-        context: z.array(z.unknown()),
-      }),
-      annotations: {
-        title: 'Ask an agent',
-        // It changes nothing (its SQL tools read only); its run is recorded, as every call is.
-        readOnlyHint: true,
-        destructiveHint: false,
-        idempotentHint: false,
-        // It calls the agent's LLM provider.
-        openWorldHint: true,
-      },
-      run: async (args, { caller, signal, progress }) => {
-        const ref = projectRef(args.project, args.agent, defaultProject(caller));
-        if (typeof ref === 'string') return invalid(ref, args.project ?? null);
-        const project = ref.project;
-        const refusal = askRefusal(caller, project);
-        if (refusal) return refused(refusal, project);
-        let traceId: string | null = null;
-        let steps = 0;
-        try {
-          const answer = await ports.askAgent(
-            { project, agent: ref.name, question: args.question },
-            {
-              signal,
-              onStart: (id) => {
-                traceId = id;
-              },
-              onStep: (step) => {
-                const said = stepText(step);
-                if (said) progress(++steps, said);
-              },
-            },
-          );
-          const value = {
-            answer: answer.answer,
-            trace_id: answer.traceId,
-            sql: [...answer.sql],
-            context: [...answer.context],
-          };
-          return done(
-            untrustedObjectAnswer(value, caps.maxChars, "the agent's answer and the context it used"),
-            { project, traceId: answer.traceId },
-          );
-        } catch (error) {
-          if (error instanceof AgentAskFailed) {
-            const cancelled = error.failure.kind === 'aborted' || signal.aborted;
-            return done(errorAnswer(error.message), {
-              outcome: cancelled ? 'cancelled' : 'error',
-              error: error.message,
-              project,
-              traceId: error.failure.traceId ?? traceId,
-            });
-          }
-          if (isDomainError(error)) return { ...failed(error.detail, project), traceId };
-          throw error;
-        }
-      },
-    }),
+const verifyCallTool = ({ calls, caps }: ToolKit): Tool =>
+  tool({
+    name: 'verify_call',
+    description: [
+      "Check a call made over this MCP server against the tamper-evident log: the call's event (at the",
+      "position in its result's _meta) is in the latest signed checkpoint's hash tree, the checkpoint's",
+      'signature verifies, and the answer hash you give is the one recorded. A call made since the last',
+      'checkpoint answers pending (checkpoints come every LEDGER_CHECKPOINT_MS).',
+    ].join(' '),
+    input: verifyCallArgs,
+    annotations: { title: 'Verify a call', ...READ_ONLY },
+    run: async (args, { caller }) => {
+      const result = await calls.verify(caller, args.position, args.answer_hash);
+      return done(objectAnswer(result, caps.maxChars), {
+        outcome: result.verified ? 'ok' : 'error',
+        error: result.verified ? null : (result.reason ?? null),
+      });
+    },
+  });
 
-    tool({
-      name: 'predict',
-      description:
-        "One model's prediction for one row of inputs (its feature columns by name), as `SELECT * FROM project.model WHERE col = value AND …` does in SQL. Answers the predicted column(s) with their confidence and bounds where the model gives them.",
-      input: predictArgs,
-      output: tableOutput,
-      annotations: { title: 'Predict', ...READ_ONLY },
-      run: async (args, { caller, signal }) => {
-        const ref = projectRef(args.project, args.model, defaultProject(caller));
-        if (typeof ref === 'string') return invalid(ref, args.project ?? null);
-        const project = ref.project;
-        const entries = Object.entries(args.inputs);
-        const params = Object.fromEntries(entries.map(([, v], i) => [`mcp_in${i}`, v]));
-        const where = entries.map(([k, v], i) =>
-          v === null ? `${name(k)} IS NULL` : `${name(k)} = :mcp_in${i}`,
-        );
-        return sqlDone(
-          await sql(
-            `SELECT * FROM ${qualified(project, ref.name)}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`,
-            project,
-            signal,
-            params,
-          ),
-          caps,
-          project,
-          "the model's prediction",
-        );
-      },
-    }),
+/** The tools of the server in the order tools/list names them. */
+const TOOLS = [
+  queryTool,
+  listDatabasesTool,
+  listTablesTool,
+  describeTableTool,
+  searchKnowledgeBaseTool,
+  askAgentTool,
+  predictTool,
+  verifyCallTool,
+] as const;
 
-    tool({
-      name: 'verify_call',
-      description: [
-        "Check a call made over this MCP server against the tamper-evident log: the call's event (at the",
-        "position in its result's _meta) is in the latest signed checkpoint's hash tree, the checkpoint's",
-        'signature verifies, and the answer hash you give is the one recorded. A call made since the last',
-        'checkpoint answers pending (checkpoints come every LEDGER_CHECKPOINT_MS).',
-      ].join(' '),
-      input: verifyCallArgs,
-      annotations: { title: 'Verify a call', ...READ_ONLY },
-      run: async (args, { caller }) => {
-        const result = await calls.verify(caller, args.position, args.answer_hash);
-        return done(objectAnswer(result, caps.maxChars), {
-          outcome: result.verified ? 'ok' : 'error',
-          error: result.verified ? null : (result.reason ?? null),
-        });
-      },
-    }),
-  ];
+/** The tools of the server, each with its JSON schema, a description to act on, and truthful hints. */
+export const mcpTools = (ports: McpPorts, calls: McpCalls, caps: Caps): Tool[] => {
+  const kit: ToolKit = {
+    ports,
+    calls,
+    caps,
+    sql: (query, db, signal, params = {}) => ports.sql(query, db, params, signal),
+  };
+  return TOOLS.map((make) => make(kit));
 };
 
 /** The catalog's condition for one relation (`database`.`table`, names folded as the SQL doors fold them). */

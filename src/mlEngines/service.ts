@@ -1,4 +1,5 @@
-import { settled, type AppContext } from '../context';
+import type { AppContext } from '../context';
+import { streamCommand } from '../projectCommand';
 import type { Unstamped } from '../shared/params';
 import { decideMlEngine, type ByomUpload, type MlEngineCommand } from './decider';
 import { mlEngineRowByName } from './projection';
@@ -10,14 +11,14 @@ import { BUILT_IN_ENGINES, mlEngineAggregate, mlEngineStream } from './state';
  * log (`settingsOf`), every other reader sees them masked.
  */
 export const mlEnginesService = (ctx: AppContext) => {
-  const run = async (unstamped: Unstamped<MlEngineCommand>) => {
-    const command = { ...unstamped, metadata: { now: ctx.clock() } } as MlEngineCommand;
-    const outcome = await ctx.commands.run(mlEngineStream(command.data.name), mlEngineAggregate, (s) =>
-      decideMlEngine(command, s),
-    );
-    await settled(ctx, outcome.lastPosition);
-    return outcome;
-  };
+  const run = (command: Unstamped<MlEngineCommand>) =>
+    streamCommand(ctx, {
+      stream: mlEngineStream(command.data.name),
+      aggregate: mlEngineAggregate,
+      command,
+      decide: decideMlEngine,
+      answer: 'settled',
+    });
   return {
     create: async (input: {
       name: string;

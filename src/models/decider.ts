@@ -7,7 +7,7 @@ import type {
 } from '../../events';
 import { llmModelSpec, LlmSpecError } from '../engines/llm/llmModelSpec';
 import { BYOM_HANDLER, ML_HANDLERS } from '../mlEngines/state';
-import { requireLiveProject, type ProjectRef, type ProjectState } from '../projects/state';
+import { requireLiveProject, type ProjectRef, type ProjectState } from '../shared/projectState';
 import { conflict, invalid, notFound } from '../shared/errors';
 import { trainingDefinitionProblem, type TimeSeriesSettings } from './options';
 import {

@@ -1,4 +1,5 @@
-import { answeredAhead, type AppContext } from '../context';
+import type { AppContext } from '../context';
+import { streamCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
 import { decideTrainingProgress } from './decider';
 import { modelTrainingStream, trainingProgressAggregate } from './state';
@@ -12,26 +13,26 @@ export const reportProgress = async (
   r: ProgressReport,
 ) => {
   const project = await projects.require(projectName);
-  const command = {
-    type: 'ReportTrainingProgress' as const,
-    data: {
-      projectId: Number(project.id),
-      project: project.name,
-      name: r.name,
-      version: r.version,
-      versionId: Number(r.versionId),
-      phase: r.phase,
-      percent: r.percent,
-      rows: r.rows,
-    },
-    metadata: { now: ctx.clock() },
-  };
-  const outcome = await ctx.commands.run(modelTrainingStream(r.versionId), trainingProgressAggregate, (s) =>
-    decideTrainingProgress(command, s),
-  );
   // Nobody waits for a progress report, and on one node nothing else tells the read model of
-  // it: noted as a write answered ahead, it is applied now (and a read of the model waits for it),
-  // so the models table and DESCRIBE … .progress move while the model trains.
-  answeredAhead(ctx, outcome.events);
-  return outcome;
+  // it: answered ahead, it is applied now (and a read of the model waits for it), so the models
+  // table and DESCRIBE … .progress move while the model trains.
+  return streamCommand(ctx, {
+    stream: modelTrainingStream(r.versionId),
+    aggregate: trainingProgressAggregate,
+    command: {
+      type: 'ReportTrainingProgress' as const,
+      data: {
+        projectId: Number(project.id),
+        project: project.name,
+        name: r.name,
+        version: r.version,
+        versionId: Number(r.versionId),
+        phase: r.phase,
+        percent: r.percent,
+        rows: r.rows,
+      },
+    },
+    decide: decideTrainingProgress,
+    answer: 'ahead',
+  });
 };

@@ -1,3 +1,4 @@
+import type { LlmModelReady, ModelTrained, ModelVersionDefined } from '../../events';
 import {
   allHandled,
   selectColumns,
@@ -16,6 +17,77 @@ const keyOf = (projectId: number, name: string, version: number) =>
 
 const sameModel = (projectId: number, name: string) => (r: Row) =>
   r.PROJECT_ID === BigInt(projectId) && nameKey(String(r.NAME)) === nameKey(name);
+
+/** A version's row as its definition makes it: `id` is the model's (its first version's position). */
+const definedRow = (d: ModelVersionDefined['data'], id: bigint, position: bigint): Row => ({
+  KEY: keyOf(d.projectId, d.name, d.version),
+  ID: id,
+  NAME: d.name,
+  ENGINE: d.engine,
+  PROJECT: d.project,
+  PROJECT_ID: d.projectId,
+  ACTIVE: false,
+  VERSION: d.version,
+  STATUS: 'generating',
+  ACCURACY: null,
+  PREDICT: d.target,
+  UPDATE_STATUS: 'up_to_date',
+  MINDSDB_VERSION: VERSION,
+  ERROR: null,
+  SELECT_DATA_QUERY: maskSecrets(d.query, 'query'),
+  TRAINING_OPTIONS: trainingOptions(d.target, d.timeseries ?? null, d.options),
+  CURRENT_TRAINING_PHASE: PHASES.generating[0],
+  TOTAL_TRAINING_PHASES: TOTAL_PHASES,
+  TRAINING_PHASE_NAME: PHASES.generating[1],
+  TAG: typeof d.options.tag === 'string' ? d.options.tag : null,
+  CREATED_AT: d.definedAt,
+  TRAINING_TIME: null,
+  SOURCE_DATABASE: d.sourceDatabase,
+  ARTIFACT_DIGEST: null,
+  TRAINER: null,
+  METRIC: null,
+  COLUMNS: null,
+  VERSION_POSITION: position,
+  TRAINING_PROGRESS: 0,
+  TRAINING_ROWS: null,
+  TASK: d.timeseries ? 'forecast' : null,
+  TARGET_TYPE: null,
+  TARGET_TYPE_SOURCE: null,
+  TARGET_DTYPE: null,
+  TIMESERIES: d.timeseries ?? null,
+});
+
+/** A trained version's cells. */
+const trainedCells = (d: ModelTrained['data']) => ({
+  STATUS: 'complete',
+  ACCURACY: d.accuracy,
+  METRIC: d.metric,
+  ARTIFACT_DIGEST: d.artifactDigest,
+  COLUMNS: d.columns,
+  TRAINING_TIME: d.trainingMs / 1000,
+  CURRENT_TRAINING_PHASE: TOTAL_PHASES,
+  TRAINING_PHASE_NAME: 'Complete',
+  TRAINING_PROGRESS: 100,
+  TRAINING_ROWS: d.rows,
+  TASK: d.task ?? null,
+  TARGET_TYPE: d.targetType ?? null,
+  TARGET_TYPE_SOURCE: d.targetTypeSource ?? null,
+  TARGET_DTYPE: d.targetDtype ?? null,
+});
+
+/** An LLM model's version: nothing learnt, so complete at once; DESCRIBE lists the columns its prompt reads. */
+const llmReadyCells = (d: LlmModelReady['data']) => ({
+  STATUS: 'complete',
+  ACCURACY: null,
+  METRIC: null,
+  COLUMNS: d.inputs.map((name) => ({ name, dtype: 'text', encoder: 'prompt', role: 'feature' })),
+  TRAINING_TIME: 0,
+  CURRENT_TRAINING_PHASE: TOTAL_PHASES,
+  TRAINING_PHASE_NAME: 'Complete',
+  TRAINING_PROGRESS: 100,
+  TASK: 'llm',
+  TARGET_DTYPE: d.mode === 'json_struct' ? 'json' : 'text',
+});
 
 /** Changes the row of one version, if the table has it. */
 const changeRow = async (
@@ -118,43 +190,9 @@ export const modelsTable = tableProjection({
       case 'ModelVersionDefined': {
         const d = event.data;
         const first = (await rows.scan(sameModel(d.projectId, d.name)))[0];
-        rows.put({
-          KEY: keyOf(d.projectId, d.name, d.version),
-          ID: (first?.ID as bigint | undefined) ?? event.meta.position,
-          NAME: d.name,
-          ENGINE: d.engine,
-          PROJECT: d.project,
-          PROJECT_ID: d.projectId,
-          ACTIVE: false,
-          VERSION: d.version,
-          STATUS: 'generating',
-          ACCURACY: null,
-          PREDICT: d.target,
-          UPDATE_STATUS: 'up_to_date',
-          MINDSDB_VERSION: VERSION,
-          ERROR: null,
-          SELECT_DATA_QUERY: maskSecrets(d.query, 'query'),
-          TRAINING_OPTIONS: trainingOptions(d.target, d.timeseries ?? null, d.options),
-          CURRENT_TRAINING_PHASE: PHASES.generating[0],
-          TOTAL_TRAINING_PHASES: TOTAL_PHASES,
-          TRAINING_PHASE_NAME: PHASES.generating[1],
-          TAG: typeof d.options.tag === 'string' ? d.options.tag : null,
-          CREATED_AT: d.definedAt,
-          TRAINING_TIME: null,
-          SOURCE_DATABASE: d.sourceDatabase,
-          ARTIFACT_DIGEST: null,
-          TRAINER: null,
-          METRIC: null,
-          COLUMNS: null,
-          VERSION_POSITION: event.meta.position,
-          TRAINING_PROGRESS: 0,
-          TRAINING_ROWS: null,
-          TASK: d.timeseries ? 'forecast' : null,
-          TARGET_TYPE: null,
-          TARGET_TYPE_SOURCE: null,
-          TARGET_DTYPE: null,
-          TIMESERIES: d.timeseries ?? null,
-        });
+        rows.put(
+          definedRow(d, (first?.ID as bigint | undefined) ?? event.meta.position, event.meta.position),
+        );
         return;
       }
       case 'ModelTrainingStarted': {
@@ -188,41 +226,12 @@ export const modelsTable = tableProjection({
       }
       case 'ModelTrained': {
         const d = event.data;
-        await changeRow(rows, d, (row) => ({
-          ...row,
-          STATUS: 'complete',
-          ACCURACY: d.accuracy,
-          METRIC: d.metric,
-          ARTIFACT_DIGEST: d.artifactDigest,
-          COLUMNS: d.columns,
-          TRAINING_TIME: d.trainingMs / 1000,
-          CURRENT_TRAINING_PHASE: TOTAL_PHASES,
-          TRAINING_PHASE_NAME: 'Complete',
-          TRAINING_PROGRESS: 100,
-          TRAINING_ROWS: d.rows,
-          TASK: d.task ?? null,
-          TARGET_TYPE: d.targetType ?? null,
-          TARGET_TYPE_SOURCE: d.targetTypeSource ?? null,
-          TARGET_DTYPE: d.targetDtype ?? null,
-        }));
+        await changeRow(rows, d, (row) => ({ ...row, ...trainedCells(d) }));
         return;
       }
       case 'LlmModelReady': {
-        // Nothing learnt: complete at once; DESCRIBE lists the columns its prompt reads.
         const d = event.data;
-        await changeRow(rows, d, (row) => ({
-          ...row,
-          STATUS: 'complete',
-          ACCURACY: null,
-          METRIC: null,
-          COLUMNS: d.inputs.map((name) => ({ name, dtype: 'text', encoder: 'prompt', role: 'feature' })),
-          TRAINING_TIME: 0,
-          CURRENT_TRAINING_PHASE: TOTAL_PHASES,
-          TRAINING_PHASE_NAME: 'Complete',
-          TRAINING_PROGRESS: 100,
-          TASK: 'llm',
-          TARGET_DTYPE: d.mode === 'json_struct' ? 'json' : 'text',
-        }));
+        await changeRow(rows, d, (row) => ({ ...row, ...llmReadyCells(d) }));
         return;
       }
       case 'ModelTrainingFailed': {

@@ -25,18 +25,14 @@ const predictBody = z.union([
 
 const modelView = z.record(z.string(), z.unknown()).describe('MindsDB reduced model dict');
 
-export const modelRoutes = (
+/** A project's models: listing, training and reading one. */
+const modelTrainingRoutes = (
   api: Api,
   models: ModelsService,
   projects: ProjectDirectory,
   sql: CreateModelStatement,
-) => {
-  const requireModel = async ({ params }: { params: { project: string; model: string } }) => {
-    await projects.require(params.project);
-    if (!(await models.exists(params.project, params.model)))
-      throw notFound(`Model with name ${params.model} not found`, 'Model not found');
-  };
-  return api
+) =>
+  api
     .add({
       method: 'get',
       path: '/api/projects/:project/models',
@@ -82,7 +78,25 @@ export const modelRoutes = (
         404: problem('Unknown project or model'),
       },
       handle: async ({ params }) => ({ status: 200, body: await models.get(params.project, params.model) }),
-    })
+    });
+
+/** A route's `before`: 404 unless the project and the model its path names exist. */
+const modelGuard =
+  (projects: ProjectDirectory, models: ModelsService) =>
+  async ({ params }: { params: { project: string; model: string } }) => {
+    await projects.require(params.project);
+    if (!(await models.exists(params.project, params.model)))
+      throw notFound(`Model with name ${params.model} not found`, 'Model not found');
+  };
+
+export const modelRoutes = (
+  api: Api,
+  models: ModelsService,
+  projects: ProjectDirectory,
+  sql: CreateModelStatement,
+) => {
+  const requireModel = modelGuard(projects, models);
+  return modelTrainingRoutes(api, models, projects, sql)
     .add({
       method: 'put',
       path: '/api/projects/:project/models/:model',

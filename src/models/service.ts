@@ -42,23 +42,23 @@ export const modelsService = (
   const pool = scoringPool(ctx.config.predictionThreads);
   const predictorFor = predictorCache(blobs, pool);
 
+  const reads: ModelReads = { ctx, projects };
   const trainer = modelTrainer(ctx, {
-    run: (projectName, command) => runModelCommand(ctx, projectName, command),
+    run: (projectName, command) => runModelCommand(reads, projectName, command),
     reportProgress: (projectName, r) => reportProgress(ctx, projects, projectName, r),
     loadVersion: async (projectName, name, version) =>
-      (await loadModel(ctx, projectName, name))?.versions.get(version),
+      (await loadModel(reads, projectName, name))?.versions.get(version),
     blobs,
     rows: training,
     instanceId,
   });
 
-  const reads: ModelReads = { ctx, projects };
   const writes: ModelWriteDeps = { ctx, projects, training, trainer, llmEngines };
   const view = (projectName: string, ref: string) => modelView(reads, projectName, ref);
 
   /** The predictor of a complete version: 409 while it trains or after it failed. */
   const predictor = async (projectName: string, ref: string) => {
-    const { name, version } = await resolveVersion(ctx, projectName, ref);
+    const { name, version } = await resolveVersion(reads, projectName, ref);
     return predictorFor(completeArtifact(name, version));
   };
 
@@ -88,7 +88,7 @@ export const modelsService = (
     remove: (projectName: string, ref: string) => removeModel(writes, projectName, ref),
 
     exists: async (projectName: string, ref: string) =>
-      resolveVersion(ctx, projectName, ref).then(
+      resolveVersion(reads, projectName, ref).then(
         () => true,
         () => false,
       ),

@@ -1,6 +1,6 @@
 import type { ModelDeleted, RecordedEvent } from '../../events';
 import type { Aggregate } from '../eventlog/commands';
-import { defineProjectSlice } from '../projects/state';
+import { defineProjectSlice } from '../shared/projectState';
 import { nameKey } from '../shared/names';
 import type { TimeSeriesSettings } from './options';
 

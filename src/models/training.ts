@@ -43,118 +43,127 @@ export const instanceIdOf = (dataDir: string) => {
   return fs.readFileSync(file, 'utf8').trim();
 };
 
+/** What trainings run on: the project's stream, the versions' settings, rows and artifact store. */
+type TrainerDeps = {
+  run: RunCommand;
+  reportProgress: ReportProgress;
+  loadVersion: LoadVersion;
+  blobs: BlobStore;
+  rows: TrainingRows;
+  instanceId: string;
+};
+
+const saveArtifact = async (ctx: AppContext, blobs: BlobStore, json: string) => {
+  const digest = crypto.createHash('sha256').update(json).digest('hex');
+  const temp = path.join(ctx.config.dataDir, 'files', 'incoming', `${crypto.randomUUID()}.model`);
+  fs.mkdirSync(path.dirname(temp), { recursive: true });
+  await fs.promises.writeFile(temp, json);
+  await blobs.put(temp, digest, 'model.json');
+  return digest;
+};
+
+/**
+ * Trains one version: fetch rows, learn in a worker thread, store the artifact, record the outcome.
+ * Each step is logged with the id of the request that started the training (it runs in that
+ * request's context), so an operator can follow one training from the access log to its end.
+ */
+const trainVersion = async (
+  ctx: AppContext,
+  deps: TrainerDeps,
+  projectName: string,
+  name: string,
+  version: number,
+) => {
+  await deps.run(projectName, { type: 'StartTraining', data: { name, version, trainer: deps.instanceId } });
+  const started = Date.now();
+  const about = { reqId: currentRequest()?.requestId, model: `${projectName}.${name}`, version };
+  ctx.logger.info(about, 'training started');
+  // Progress reports are appended in order behind the training; its outcome is recorded after the
+  // last of them, so a waiting caller's answer (its X-Log-Position) and `idle` cover them all.
+  let reports = Promise.resolve();
+  try {
+    const v = await deps.loadVersion(projectName, name, version);
+    if (!v) throw new Error('the model was deleted while training');
+    // A fine-tuned version reads its prior data again, then its own rows: it learns from both.
+    const rows: Row[] = [];
+    for (const data of trainingDataOf(v))
+      for (const row of await deps.rows.rows(data.sourceDatabase, data.query)) rows.push(row);
+    ctx.logger.info({ ...about, rows: rows.length, ms: Date.now() - started }, 'training rows read');
+    // The engine reports about twenty times at most; each report is one event, appended in order
+    // (a failed append is logged and the training goes on: progress is a view, not the outcome).
+    // The log gets a line per phase, not per report.
+    let loggedPhase: TrainingProgress['phase'] | null = null;
+    const onProgress = ({ phase, done }: TrainingProgress) => {
+      if (phase !== loggedPhase) {
+        loggedPhase = phase;
+        ctx.logger.info({ ...about, phase, percent: done, ms: Date.now() - started }, 'training phase');
+      }
+      reports = reports.then(() =>
+        deps
+          .reportProgress(projectName, {
+            name,
+            version,
+            versionId: v.id,
+            phase,
+            percent: done,
+            rows: rows.length,
+          })
+          .then(
+            () => undefined,
+            (error: Error) => ctx.logger.warn({ ...about, error: error.message }, 'progress not recorded'),
+          ),
+      );
+    };
+    const json = await trainInWorker(rows, v.target, trainOptionsOf(v.options, v.timeseries), {
+      onProgress,
+    });
+    await reports;
+    const artifact = JSON.parse(json) as Artifact;
+    const digest = await saveArtifact(ctx, deps.blobs, json);
+    const trainingMs = Date.now() - started;
+    await deps.run(projectName, {
+      type: 'CompleteTraining',
+      data: {
+        name,
+        version,
+        artifactDigest: digest,
+        accuracy: artifact.training.accuracy,
+        metric: artifact.training.metric,
+        columns: describeColumns(artifact),
+        rows: artifact.training.rows,
+        trainingMs,
+        ...describeTarget(artifact),
+      },
+    });
+    ctx.logger.info(
+      {
+        ...about,
+        rows: artifact.training.rows,
+        accuracy: artifact.training.accuracy,
+        metric: artifact.training.metric,
+        ms: trainingMs,
+      },
+      'training completed',
+    );
+  } catch (error) {
+    const message = (error as { message?: string }).message ?? String(error);
+    ctx.logger.warn({ ...about, error: message, ms: Date.now() - started }, 'training failed');
+    await reports;
+    await deps
+      .run(projectName, { type: 'FailTraining', data: { name, version, error: message } })
+      .catch(() => undefined);
+  }
+};
+
 /**
  * The training lifecycle of model versions: started → trained (artifact stored, digest recorded) or
  * failed (with why), each step an event; trainings run in a worker thread, off the event loop.
  */
-export const modelTrainer = (
-  ctx: AppContext,
-  deps: {
-    run: RunCommand;
-    reportProgress: ReportProgress;
-    loadVersion: LoadVersion;
-    blobs: BlobStore;
-    rows: TrainingRows;
-    instanceId: string;
-  },
-) => {
+export const modelTrainer = (ctx: AppContext, deps: TrainerDeps) => {
   const running = new Set<Promise<void>>();
 
-  const saveArtifact = async (json: string) => {
-    const digest = crypto.createHash('sha256').update(json).digest('hex');
-    const temp = path.join(ctx.config.dataDir, 'files', 'incoming', `${crypto.randomUUID()}.model`);
-    fs.mkdirSync(path.dirname(temp), { recursive: true });
-    await fs.promises.writeFile(temp, json);
-    await deps.blobs.put(temp, digest, 'model.json');
-    return digest;
-  };
-
-  /**
-   * Trains one version: fetch rows, learn in a worker thread, store the artifact, record the outcome.
-   * Each step is logged with the id of the request that started the training (it runs in that
-   * request's context), so an operator can follow one training from the access log to its end.
-   */
-  const train = async (projectName: string, name: string, version: number) => {
-    await deps.run(projectName, { type: 'StartTraining', data: { name, version, trainer: deps.instanceId } });
-    const started = Date.now();
-    const about = { reqId: currentRequest()?.requestId, model: `${projectName}.${name}`, version };
-    ctx.logger.info(about, 'training started');
-    // Progress reports are appended in order behind the training; its outcome is recorded after the
-    // last of them, so a waiting caller's answer (its X-Log-Position) and `idle` cover them all.
-    let reports = Promise.resolve();
-    try {
-      const v = await deps.loadVersion(projectName, name, version);
-      if (!v) throw new Error('the model was deleted while training');
-      // A fine-tuned version reads its prior data again, then its own rows: it learns from both.
-      const rows: Row[] = [];
-      for (const data of trainingDataOf(v))
-        for (const row of await deps.rows.rows(data.sourceDatabase, data.query)) rows.push(row);
-      ctx.logger.info({ ...about, rows: rows.length, ms: Date.now() - started }, 'training rows read');
-      // The engine reports about twenty times at most; each report is one event, appended in order
-      // (a failed append is logged and the training goes on: progress is a view, not the outcome).
-      // The log gets a line per phase, not per report.
-      let loggedPhase: TrainingProgress['phase'] | null = null;
-      const onProgress = ({ phase, done }: TrainingProgress) => {
-        if (phase !== loggedPhase) {
-          loggedPhase = phase;
-          ctx.logger.info({ ...about, phase, percent: done, ms: Date.now() - started }, 'training phase');
-        }
-        reports = reports.then(() =>
-          deps
-            .reportProgress(projectName, {
-              name,
-              version,
-              versionId: v.id,
-              phase,
-              percent: done,
-              rows: rows.length,
-            })
-            .then(
-              () => undefined,
-              (error: Error) => ctx.logger.warn({ ...about, error: error.message }, 'progress not recorded'),
-            ),
-        );
-      };
-      const json = await trainInWorker(rows, v.target, trainOptionsOf(v.options, v.timeseries), {
-        onProgress,
-      });
-      await reports;
-      const artifact = JSON.parse(json) as Artifact;
-      const digest = await saveArtifact(json);
-      const trainingMs = Date.now() - started;
-      await deps.run(projectName, {
-        type: 'CompleteTraining',
-        data: {
-          name,
-          version,
-          artifactDigest: digest,
-          accuracy: artifact.training.accuracy,
-          metric: artifact.training.metric,
-          columns: describeColumns(artifact),
-          rows: artifact.training.rows,
-          trainingMs,
-          ...describeTarget(artifact),
-        },
-      });
-      ctx.logger.info(
-        {
-          ...about,
-          rows: artifact.training.rows,
-          accuracy: artifact.training.accuracy,
-          metric: artifact.training.metric,
-          ms: trainingMs,
-        },
-        'training completed',
-      );
-    } catch (error) {
-      const message = (error as { message?: string }).message ?? String(error);
-      ctx.logger.warn({ ...about, error: message, ms: Date.now() - started }, 'training failed');
-      await reports;
-      await deps
-        .run(projectName, { type: 'FailTraining', data: { name, version, error: message } })
-        .catch(() => undefined);
-    }
-  };
+  const train = (projectName: string, name: string, version: number) =>
+    trainVersion(ctx, deps, projectName, name, version);
 
   return {
     /** Starts training a version; with `wait`, answers once it has completed or failed. */

@@ -1,8 +1,6 @@
 import type { AppContext } from '../context';
-import { projectCommand } from '../projectCommand';
-import { projectAggregate } from '../projects/aggregate';
+import { loadProject, projectCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
-import { projectStream } from '../projects/state';
 import { notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { decideModel, type ModelCommand } from './decider';
@@ -14,25 +12,34 @@ import { findModel, splitVersion, type ModelVersion } from './state';
 export type ModelReads = { readonly ctx: AppContext; readonly projects: ProjectDirectory };
 
 /** A model command on its project's stream, answered once the read model has it. */
-export const runModelCommand = (ctx: AppContext, projectName: string, command: Unstamped<ModelCommand>) =>
-  projectCommand(ctx, { project: projectName, command, decide: decideModel, answer: 'settled' });
+export const runModelCommand = (
+  { ctx, projects }: ModelReads,
+  projectName: string,
+  command: Unstamped<ModelCommand>,
+) =>
+  projectCommand(ctx, {
+    project: projectName,
+    projects,
+    asGiven: true,
+    command,
+    decide: decideModel,
+    answer: 'settled',
+  });
 
 /** A model as the project's stream holds it (real options), by name. */
-export const loadModel = async (ctx: AppContext, projectName: string, name: string) => {
-  const { state } = await ctx.commands.load(projectStream(projectName), projectAggregate);
-  return findModel(state.models, name);
-};
+export const loadModel = async ({ ctx, projects }: ModelReads, projectName: string, name: string) =>
+  findModel((await loadProject(ctx, projects, projectName)).models, name);
 
 /** The version a reference means: `m.N`, or the active one, or the newest. */
 export const resolveVersion = async (
-  ctx: AppContext,
+  reads: ModelReads,
   projectName: string,
   ref: string,
 ): Promise<{ name: string; version: ModelVersion }> => {
   const { name, version } = splitVersion(ref);
   const model =
-    (await loadModel(ctx, projectName, name)) ??
-    (version === undefined ? undefined : await loadModel(ctx, projectName, ref));
+    (await loadModel(reads, projectName, name)) ??
+    (version === undefined ? undefined : await loadModel(reads, projectName, ref));
   if (!model) throw notFound(`Model with name ${ref} not found`, 'Model not found');
   const wanted =
     model.name.toLowerCase() === ref.toLowerCase() || version === undefined
@@ -44,8 +51,9 @@ export const resolveVersion = async (
 };
 
 /** The projected row of the version a reference means. */
-export const rowOf = async ({ ctx, projects }: ModelReads, projectName: string, ref: string) => {
-  const { name, version } = await resolveVersion(ctx, projectName, ref);
+export const rowOf = async (reads: ModelReads, projectName: string, ref: string) => {
+  const { ctx, projects } = reads;
+  const { name, version } = await resolveVersion(reads, projectName, ref);
   const project = await projects.require(projectName);
   const row = await modelVersionRow(ctx.duck, project.id, name, version.version);
   if (!row) throw notFound(`Model with name ${ref} not found`, 'Model not found');
@@ -60,9 +68,9 @@ export const modelView = async (reads: ModelReads, projectName: string, ref: str
  * The LLM model a reference means (its real options, secrets included, from the project's
  * stream), or undefined when it is a trained model. Unknown: 404.
  */
-export const llmModelOf = async ({ ctx, projects }: ModelReads, projectName: string, ref: string) => {
-  const project = await projects.require(projectName);
-  const { name, version } = await resolveVersion(ctx, project.name, ref);
+export const llmModelOf = async (reads: ModelReads, projectName: string, ref: string) => {
+  const project = await reads.projects.require(projectName);
+  const { name, version } = await resolveVersion(reads, project.name, ref);
   if (!version.llm) return undefined;
   return {
     project: project.name,

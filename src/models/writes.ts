@@ -29,9 +29,9 @@ export const createModel = async (
   projectName: string,
   def: { name: string; replace: boolean; ifNotExists: boolean } & Definition,
 ): Promise<ModelView> => {
-  const { ctx, projects, training, trainer } = deps;
+  const { projects, training, trainer } = deps;
   const project = await projects.require(projectName);
-  if (def.ifNotExists && (await loadModel(ctx, project.name, def.name)))
+  if (def.ifNotExists && (await loadModel(deps, project.name, def.name)))
     return modelView(deps, project.name, def.name);
   const llmEngine = await llmEngineOf(deps.llmEngines, def.options.engine);
   const trained = ENGINES.includes(String(def.options.engine ?? 'lightwood').toLowerCase());
@@ -41,7 +41,7 @@ export const createModel = async (
       `CREATE MODEL needs FROM <database> (SELECT …): engine ${String(def.options.engine ?? 'lightwood')} learns from rows (an LLM model names an engine made FROM openai, ollama, …)`,
     );
   if (def.query.trim() !== '') await training.readable?.(def.sourceDatabase, def.query);
-  const outcome = await runModelCommand(ctx, project.name, {
+  const outcome = await runModelCommand(deps, project.name, {
     type: 'DefineModel',
     data: { ...def, ...(llmEngine ? { llmEngine } : {}) },
   });
@@ -59,13 +59,13 @@ export const retrainModel = async (
   name: string,
   def: Partial<Definition>,
 ): Promise<ModelView> => {
-  const { ctx, projects, training, trainer } = deps;
+  const { projects, training, trainer } = deps;
   const project = await projects.require(projectName);
-  const before = await loadModel(ctx, project.name, name);
+  const before = await loadModel(deps, project.name, name);
   const from = before?.versions.get(before.activeVersion ?? Math.max(...before.versions.keys()));
   const llmEngine = from ? await llmEngineOf(deps.llmEngines, def.options?.engine ?? from.engine) : undefined;
   if (def.query?.trim() && def.sourceDatabase) await training.readable?.(def.sourceDatabase, def.query);
-  const outcome = await runModelCommand(ctx, project.name, {
+  const outcome = await runModelCommand(deps, project.name, {
     type: 'RetrainModel',
     data: { name, ...def, ...(llmEngine ? { llmEngine } : {}) },
   });
@@ -83,12 +83,12 @@ export const finetuneModel = async (
   ref: string,
   def: { query: string; sourceDatabase: string; options: Record<string, unknown> },
 ): Promise<ModelView> => {
-  const { ctx, projects, training, trainer } = deps;
+  const { projects, training, trainer } = deps;
   const project = await projects.require(projectName);
-  const whole = await loadModel(ctx, project.name, ref);
+  const whole = await loadModel(deps, project.name, ref);
   const { name, version } = whole ? { name: ref, version: undefined } : splitVersion(ref);
   await training.readable?.(def.sourceDatabase, def.query);
-  const outcome = await runModelCommand(ctx, project.name, {
+  const outcome = await runModelCommand(deps, project.name, {
     type: 'FinetuneModel',
     data: { name, version, ...def },
   });
@@ -107,7 +107,7 @@ export const updateModelOptions = async (
 ) => {
   const project = await deps.projects.require(projectName);
   const { name, version } = splitVersion(ref);
-  await runModelCommand(deps.ctx, project.name, {
+  await runModelCommand(deps, project.name, {
     type: 'UpdateModelOptions',
     data: { name, version, options },
   });
@@ -115,9 +115,9 @@ export const updateModelOptions = async (
 };
 
 /** Deletes a model, or one version of it (`m.N`). */
-export const removeModel = async ({ ctx, projects }: ModelWriteDeps, projectName: string, ref: string) => {
-  const project = await projects.require(projectName);
-  const whole = await loadModel(ctx, project.name, ref);
+export const removeModel = async (deps: ModelWriteDeps, projectName: string, ref: string) => {
+  const project = await deps.projects.require(projectName);
+  const whole = await loadModel(deps, project.name, ref);
   const { name, version } = whole ? { name: ref, version: undefined } : splitVersion(ref);
-  await runModelCommand(ctx, project.name, { type: 'DeleteModel', data: { name, version } });
+  await runModelCommand(deps, project.name, { type: 'DeleteModel', data: { name, version } });
 };

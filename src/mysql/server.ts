@@ -1,8 +1,8 @@
 import os from 'node:os';
 import tls from 'node:tls';
 import type { DoorAuthenticator } from '../doorway/credentials';
-import type { ServerLogger, SqlEngine } from '../doorway/engine';
-import { listenForClients } from '../doorway/listener';
+import type { SqlEngine } from '../doorway/engine';
+import { doorPlace, listenForClients, type DoorPlace } from '../doorway/listener';
 import { selfSignedCertificate } from '../shared/selfSignedCertificate';
 import { MysqlConnection } from './connection/mysqlConnection';
 import { CACHING_SHA2, lazyRsaKeys, NATIVE, type AuthPlugin, type RsaKeys } from './protocol/auth';
@@ -11,12 +11,9 @@ import { errPacket } from './protocol/packets';
 import type { ServerView } from './session/view';
 import type { ServerFacts } from './session/variables';
 
-export type MysqlServerOptions = {
+/** Past maxConnections a client is refused with error 1040 (Too many connections). */
+export type MysqlServerOptions = DoorPlace & {
   engine: SqlEngine;
-  host: string;
-  /** 0: any free port (the answer says which). */
-  port: number;
-  logger: ServerLogger;
   /**
    * PEM certificate chain and private key clients may switch to TLS with (CLIENT_SSL). Without, a
    * self-signed certificate is made at start (see `serverTls`); `false` offers no TLS at all.
@@ -35,15 +32,6 @@ export type MysqlServerOptions = {
   defaultAuthPlugin?: AuthPlugin;
   /** The RSA pair caching_sha2_password hands out over plain TCP; made at first need if absent. */
   rsaKeys?: RsaKeys;
-  /** Signed-in connections at once; more are refused with error 1040 (default 1000). */
-  maxConnections?: number;
-  /**
-   * Connections not signed in yet, at once (default 256) and from one address (default 32); they
-   * do not count against maxConnections. Past either, the oldest such connection (of that address,
-   * or of the address holding the most) is dropped, so a newcomer always gets its turn.
-   */
-  maxPreAuth?: number;
-  maxPreAuthPerAddress?: number;
   /** Largest packet a client may send, max_allowed_packet (default 64 MiB); more ends its connection with 1153. */
   maxPacketBytes?: number;
   /** A client not logged in by then is disconnected (default 5 s; MySQL's connect_timeout). */
@@ -141,12 +129,7 @@ export const startMysqlServer = async (o: MysqlServerOptions): Promise<MysqlServ
 
   const listener = await listenForClients({
     protocol: 'MySQL',
-    host: o.host,
-    port: o.port,
-    logger: o.logger,
-    maxConnections: o.maxConnections,
-    maxPreAuth: o.maxPreAuth,
-    maxPreAuthPerAddress: o.maxPreAuthPerAddress,
+    ...doorPlace(o),
     connections,
     refusal: () => {
       // MySQL's answer in place of the greeting.

@@ -1,20 +1,17 @@
 import { randomInt } from 'node:crypto';
 import tls from 'node:tls';
 import type { DoorAuthenticator } from '../doorway/credentials';
-import type { ServerLogger, SqlEngine } from '../doorway/engine';
-import { listenForClients } from '../doorway/listener';
+import type { SqlEngine } from '../doorway/engine';
+import { doorPlace, listenForClients, type DoorPlace } from '../doorway/listener';
 import { ShadowCatalog, type CatalogLimits } from './catalog/shadowCatalog';
 import { PgConnection } from './connection/pgConnection';
 import { PgState } from './errors';
 import { errorResponse } from './protocol/backend';
 import { MessageWriter } from './protocol/messageWriter';
 
-export type PgServerOptions = {
+/** Past maxConnections a client is refused with 53300 (too many clients). */
+export type PgServerOptions = DoorPlace & {
   engine: SqlEngine;
-  host: string;
-  /** 0: any free port (the answer says which). */
-  port: number;
-  logger: ServerLogger;
   /** PEM certificate chain and private key: clients may then switch to TLS (SSLRequest). */
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Configured credentials; without, any user connects with no password asked. */
@@ -25,15 +22,6 @@ export type PgServerOptions = {
   versionText?: string;
   /** Where statements run when the client names no database (the engine's default project). */
   defaultDatabase?: string;
-  /** Signed-in connections at once; more are refused with 53300 (default 1000). */
-  maxConnections?: number;
-  /**
-   * Connections not signed in yet, at once (default 256) and from one address (default 32); they
-   * do not count against maxConnections. Past either, the oldest such connection (of that address,
-   * or of the address holding the most) is dropped, so a newcomer always gets its turn.
-   */
-  maxPreAuth?: number;
-  maxPreAuthPerAddress?: number;
   /** Largest message a client may send (default 64 MiB); more ends its connection. */
   maxMessageBytes?: number;
   /** A client not logged in by then is disconnected (default 5 s). */
@@ -69,12 +57,7 @@ export const startPgServer = async (o: PgServerOptions): Promise<PgServer> => {
   // The same accept loop and admission as the MySQL door's (src/doorway): one behaviour, one place.
   const listener = await listenForClients({
     protocol: 'PostgreSQL',
-    host: o.host,
-    port: o.port,
-    logger: o.logger,
-    maxConnections: o.maxConnections,
-    maxPreAuth: o.maxPreAuth,
-    maxPreAuthPerAddress: o.maxPreAuthPerAddress,
+    ...doorPlace(o),
     connections,
     refusal: () => {
       const w = new MessageWriter();

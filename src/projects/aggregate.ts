@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../../events';
 import type { Aggregate } from '../eventlog/commands';
 import { projectSlices } from './slices';
-import { evolveProject, initialProjectState, type ProjectState } from './state';
+import { evolveProject, initialProjectState, type ProjectState } from '../shared/projectState';
 
 type Slice = (typeof projectSlices)[number];
 

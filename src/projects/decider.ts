@@ -2,7 +2,7 @@ import type { MindledgerEvent, ProjectCreated, ProjectDeleted } from '../../even
 import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
 import type { ProjectAggregate } from './aggregate';
 import { projectSlices } from './slices';
-import { DEFAULT_PROJECT, type ProjectRef } from './state';
+import { DEFAULT_PROJECT, type ProjectRef } from '../shared/projectState';
 
 export type ProjectCommand =
   | { type: 'CreateProject'; data: { name: string }; metadata: { now: Date } }

@@ -1,7 +1,9 @@
+import type { Aggregate } from '../eventlog/commands';
 import type { ReadCache } from '../shared/readCache';
 import { notFound } from '../shared/errors';
 import { nameKey } from '../shared/names';
 import type { TableReader } from '../projection/types';
+import { projectAggregate, type ProjectAggregate } from './aggregate';
 import { presentProject, type PresentedProject } from './present';
 import { projectRowByName, projectRows } from './projection';
 
@@ -13,6 +15,13 @@ export type ProjectDirectory = {
   find(name: string): Promise<PresentedProject | undefined>;
   require(name: string): Promise<PresentedProject>;
   list(): Promise<PresentedProject[]>;
+  /** A route's `before`: 404 when the project its path names does not exist. */
+  guard(input: { readonly params: { readonly project: string } }): Promise<void>;
+  /**
+   * Folds a project's stream. Handed to the slices here, not imported by them: it is assembled from
+   * their own states (./slices.ts), and importing it would tie every slice's folder into a cycle.
+   */
+  readonly aggregate: Aggregate<ProjectAggregate>;
 };
 
 export const projectDirectory = (reader: TableReader, cached: ReadCache): ProjectDirectory => {
@@ -21,13 +30,18 @@ export const projectDirectory = (reader: TableReader, cached: ReadCache): Projec
       const row = await projectRowByName(reader, name);
       return row ? presentProject(row) : undefined;
     });
+  const require = async (name: string) => {
+    const project = await find(name);
+    if (!project) throw notFound(`Project name ${name} does not exist`, 'Project not found');
+    return project;
+  };
   return {
     find,
-    require: async (name) => {
-      const project = await find(name);
-      if (!project) throw notFound(`Project name ${name} does not exist`, 'Project not found');
-      return project;
+    require,
+    guard: async ({ params }) => {
+      await require(params.project);
     },
     list: () => cached('projects', async () => (await projectRows(reader)).map(presentProject)),
+    aggregate: projectAggregate,
   };
 };

@@ -1,7 +1,7 @@
 import { toMindsDbTimestamp } from '../shared/time';
 import type { ProjectRow } from './projection';
 import type { ProjectView } from './schemas';
-import type { ProjectState } from './state';
+import type { ProjectState } from '../shared/projectState';
 
 export type PresentedProject = ProjectView & { version: bigint };
 

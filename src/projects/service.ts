@@ -3,10 +3,11 @@ import { projectCommand } from '../projectCommand';
 import { conflict, invalid } from '../shared/errors';
 import { isSystemDatabaseName } from '../shared/names';
 import type { ProjectAggregate } from './aggregate';
+import type { Unstamped } from '../shared/params';
 import { decideProject, type ProjectCommand } from './decider';
 import type { ProjectDirectory } from './directory';
 import { presentProjectState } from './present';
-import { DEFAULT_PROJECT } from './state';
+import { DEFAULT_PROJECT } from '../shared/projectState';
 
 /** What projects need of the rest. */
 export type ProjectPorts = {
@@ -31,8 +32,10 @@ export const projectsService = (ctx: AppContext, directory: ProjectDirectory, po
     if (await ports.isIntegration(name))
       throw conflict(`Database with name ${name} already exists.`, 'Name conflict');
     // The answer is made from the command's own state: this process's reads wait for it instead.
-    const outcome = await projectCommand(ctx, {
+    const outcome = await projectCommand<Unstamped<ProjectCommand>>(ctx, {
       project: name,
+      projects: directory,
+      asGiven: true,
       command: { type: 'CreateProject', data: { name } },
       decide: decideProject,
       answer: 'ahead',
@@ -45,8 +48,10 @@ export const projectsService = (ctx: AppContext, directory: ProjectDirectory, po
       throw invalid(`${name} is a system database and cannot be deleted`, 'Cannot delete project');
     // The state the deletion is decided on (the last decision's, after any retry).
     let before: ProjectAggregate | undefined;
-    const outcome = await projectCommand(ctx, {
+    const outcome = await projectCommand<Unstamped<ProjectCommand>>(ctx, {
       project: name,
+      projects: directory,
+      asGiven: true,
       command: { type: 'DeleteProject', data: { name, expectedVersion } },
       decide: (command: ProjectCommand, state) => {
         before = state;
@@ -59,8 +64,10 @@ export const projectsService = (ctx: AppContext, directory: ProjectDirectory, po
 
   ensureDefault: async () => {
     // At start: what starts after it reads the projects table at once.
-    await projectCommand(ctx, {
+    await projectCommand<Unstamped<ProjectCommand>>(ctx, {
       project: DEFAULT_PROJECT,
+      projects: directory,
+      asGiven: true,
       command: { type: 'EnsureDefaultProject', data: { name: DEFAULT_PROJECT } },
       decide: decideProject,
       answer: 'settled',

@@ -35,3 +35,31 @@ export type TableRows = {
   whole?: unknown[][];
   truncated(): boolean;
 };
+
+/**
+ * The one question every door asks of a table's columns: information_schema.COLUMNS (the one
+ * listing, src/sql/catalog/catalogListing.ts), in order, for `database.table`; `listedColumns`
+ * reads its answer. Shared by DESCRIBE (src/sql/catalog/introspection.ts) and the MySQL door's
+ * SHOW COLUMNS (src/mysql/session/answers/tables.ts), so the two cannot drift.
+ */
+export const catalogColumnsQuery = (database: string, table: string, quote: (text: string) => string) =>
+  `SELECT TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS
+     WHERE lower(TABLE_SCHEMA) = ${quote(database.toLowerCase())} AND lower(TABLE_NAME) = ${quote(table.toLowerCase())}
+     ORDER BY TABLE_NAME, ORDINAL_POSITION`;
+
+/**
+ * The columns `catalogColumnsQuery` answered for `table`, or undefined when it listed none. An
+ * answer cut at SQL_ROW_LIMIT lists some columns only: undefined too, for `SELECT * … LIMIT 0` to
+ * describe them all.
+ */
+export const listedColumns = (
+  answer: Pick<TableAnswer, 'data' | 'truncated'>,
+  table: string,
+): { names: string[]; types: string[] } | undefined => {
+  if (answer.data.length === 0 || answer.truncated) return undefined;
+  // Of names differing only in case (an external database may hold "Users" and "users"), the one named.
+  const exact = answer.data.filter((r) => r[0] === table);
+  const first = answer.data[0]![0];
+  const rows = exact.length > 0 ? exact : answer.data.filter((r) => r[0] === first);
+  return { names: rows.map((r) => String(r[1])), types: rows.map((r) => String(r[2])) };
+};

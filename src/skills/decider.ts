@@ -1,9 +1,16 @@
 import type { SkillCreated, SkillDeleted, SkillDetachedFromAgent, SkillUpdated } from '../../events';
-import { agentsUsingSkill, type AgentsState } from '../agents/state';
-import { requireLiveProject, type ProjectState } from '../projects/state';
+import type { AgentsState } from '../agents/state';
+import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { checkExpectedVersion, conflict, invalid } from '../shared/errors';
 import { mergeParams, type Params } from '../shared/params';
-import { requireSkill, skillByName, skillByRef, type Skill, type SkillsState } from './state';
+import {
+  agentsUsingSkill,
+  requireSkill,
+  skillByName,
+  skillByRef,
+  type Skill,
+  type SkillsState,
+} from './state';
 import { validateSkillParams } from './rules';
 
 /** What skill commands are decided on: the project, its skills, and the agents that use them. */

@@ -1,6 +1,6 @@
-import type { RowStore, TableLookup, TableReader } from '../projection/types';
-import { rowOfProjectByRef } from '../projection/rows';
-import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
+import type { RowStore, TableLookup } from '../projection/types';
+import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
+import { allHandled, tableProjection, type RowOf } from '../projection/table';
 import { maskSecrets } from '../shared/secrets';
 
 /** The ids of the agents using a skill, kept on the skill's row so reading a skill never scans agents. */
@@ -60,33 +60,13 @@ export const skillsTable = tableProjection({
     switch (event.type) {
       case 'SkillCreated': {
         const d = event.data;
-        rows.insert({
-          ID: event.meta.position,
-          NAME: d.name,
-          PROJECT: d.project,
-          PROJECT_ID: d.projectId,
-          TYPE: d.type,
-          PARAMS: maskSecrets(d.params),
-          AGENT_IDS: [],
-          CREATED_AT: d.createdAt,
-          UPDATED_AT: d.createdAt,
-          VERSION: event.meta.position,
-        });
+        rows.insert({ ...createdCells(event), TYPE: d.type, PARAMS: maskSecrets(d.params), AGENT_IDS: [] });
         return;
       }
       case 'SkillUpdated': {
         const d = event.data;
-        const row = await rows.get(BigInt(d.skillId));
-        if (!row) return;
-        rows.put({
-          ...row,
-          NAME: d.name,
-          TYPE: d.type,
-          PARAMS: maskSecrets(d.params),
-          UPDATED_AT: d.updatedAt,
-          VERSION: event.meta.position,
-        });
-        return;
+        const cells = { NAME: d.name, TYPE: d.type, PARAMS: maskSecrets(d.params) };
+        return updatedRow(rows, d.skillId, event.meta.position, d.updatedAt, cells);
       }
       case 'SkillDeleted':
         rows.delete(BigInt(event.data.skillId));
@@ -121,22 +101,9 @@ export const skillsTable = tableProjection({
 
 export type SkillRow = RowOf<typeof skillsTable.columns>;
 
-export const skillRowsOfProject = async (reader: TableReader, projectId: number) =>
-  selectRows(skillsTable, reader, 'SELECT * FROM skills WHERE PROJECT_ID = ? ORDER BY ID', [
-    BigInt(projectId),
-  ]);
-
+const reads = projectResourceReads(skillsTable);
+export const skillRowsOfProject = reads.ofProject;
 /** One skill of a project, by id or name. */
-export const skillRowByRef = (reader: TableReader, projectId: number, ref: string) =>
-  rowOfProjectByRef(reader, skillsTable, projectId, ref);
-
+export const skillRowByRef = reads.byRef;
 /** The skills of a project with these ids (an agent's), in id order. */
-export const skillRowsByIds = async (reader: TableReader, projectId: number, ids: readonly bigint[]) =>
-  ids.length === 0
-    ? []
-    : selectRows(
-        skillsTable,
-        reader,
-        `SELECT * FROM skills WHERE PROJECT_ID = ? AND ID IN (${ids.map(() => '?').join(', ')}) ORDER BY ID`,
-        [BigInt(projectId), ...ids],
-      );
+export const skillRowsByIds = reads.byIds;

@@ -6,11 +6,9 @@ import { skillBody as body } from './present';
 import { createSkillBody, putSkillBody, skillPath, skillsPath, skillsQuery, skillView } from './schemas';
 import type { SkillsService } from './service';
 
-export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectDirectory) => {
-  const requireProject = async ({ params }: { params: { project: string } }) => {
-    await projects.require(params.project);
-  };
-  return api
+/** The reads of a project's skills. */
+const skillReadRoutes = (api: Api, skills: SkillsService) =>
+  api
     .add({
       method: 'get',
       path: '/api/projects/:project/skills',
@@ -44,14 +42,17 @@ export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectDi
         const skill = await skills.get(params.project, params.skill);
         return { status: 200, body: body(skill), headers: etag(skill.version) };
       },
-    })
+    });
+
+export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectDirectory) => {
+  return skillReadRoutes(api, skills)
     .add({
       method: 'post',
       path: '/api/projects/:project/skills',
       tag: 'skills',
       summary: 'Create a skill',
       params: skillsPath,
-      before: requireProject,
+      before: projects.guard,
       body: createSkillBody,
       responses: {
         201: { description: 'Created', schema: skillView },
@@ -72,7 +73,7 @@ export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectDi
       tag: 'skills',
       summary: 'Update a skill (params merged, null removes a key), or create it under the URL name',
       params: skillPath,
-      before: requireProject,
+      before: projects.guard,
       body: putSkillBody,
       responses: {
         200: { description: 'Updated', schema: skillView },

@@ -1,16 +1,13 @@
-import { forgetDeleted } from '../ledger/secretKeeper';
-import { agentsUsingSkill } from '../agents/state';
 import type { AppContext } from '../context';
-import { projectCommand } from '../projectCommand';
+import { resourceCommand } from '../projectCommand';
 import type { ProjectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
-import { projectStream } from '../projects/state';
 import { notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { decideSkill, type SkillCommand } from './decider';
 import { presentSkill, presentSkillState, type PresentedSkill } from './present';
 import { skillRowByRef, skillRowsByIds, skillRowsOfProject } from './projection';
-import { skillById } from './state';
+import { agentsUsingSkill, skillById } from './state';
 
 /** How `GET …/skills?agent=` finds the agent it names (by name or id), or undefined. */
 export type AgentIds = { idOf(projectName: string, ref: string): Promise<number | undefined> };
@@ -67,19 +64,14 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
     unstamped: Unstamped<SkillCommand>,
     options: { forget?: boolean } = {},
   ) => {
-    const outcome = await projectCommand(ctx, {
+    const outcome = await resourceCommand(ctx, {
       project: projectName,
       projects,
       command: unstamped,
       decide: decideSkill,
       answer: 'ahead',
+      forgetting: options.forget ? 'SkillDeleted' : undefined,
     });
-    if (options.forget)
-      await forgetDeleted(
-        ctx.secrets,
-        projectStream(outcome.project),
-        outcome.events.find((e) => e.type === 'SkillDeleted'),
-      );
     const first = outcome.events[0];
     switch (first?.type) {
       case 'SkillCreated':

@@ -1,9 +1,10 @@
 import type { SkillDeleted } from '../../events';
 import type { RecordedEvent } from '../../events';
-import { defineProjectSlice } from '../projects/state';
+import { defineProjectSlice } from '../shared/projectState';
 import { notFound } from '../shared/errors';
 import { Map as ImmutableMap } from 'immutable';
 import type { Params } from '../shared/params';
+import type { Agent, AgentsState } from '../agents/state';
 
 export type Skill = {
   readonly id: bigint;
@@ -110,3 +111,10 @@ export const skillsSlice = defineProjectSlice({
       data: { projectId: Number(project.id), skillId: Number(s.id), name: s.name, deletedAt: at },
     })),
 });
+
+/**
+ * The agents linked to a skill, in the order the state holds them. Here, not with the agents: the
+ * agents' rules read the skills, so the skills' read the agents' state by type only.
+ */
+export const agentsUsingSkill = (agents: AgentsState, skillId: bigint): Agent[] =>
+  [...agents.values()].filter((agent) => agent.skills.some((link) => link.skillId === skillId));

@@ -141,7 +141,7 @@ dropView
   = DROP __ VIEW ie:ifExists __ name:qualifiedName
     { return { kind: 'DropView', name, ifExists: ie }; }
 
-// Writes into an external database's table (src/sql/integrationWrites.ts): the SELECT, SET and
+// Writes into an external database's table (src/sql/writes/integrationWrites.ts): the SELECT, SET and
 // WHERE parts are kept as written.
 createTable
   = CREATE __ replace:(OR __ REPLACE __)? TABLE __ target:qualifiedName _ (AS _)? body:$(.+)

@@ -39,7 +39,7 @@ export type StatementHandlers<K extends StatementKindName = StatementKindName> =
 
 /**
  * How a capability's projection tables show in SQL: its information_schema tables, the tables every
- * project has, and what a caller scoped to one project reads of its rows. `src/sql/catalog.ts`
+ * project has, and what a caller scoped to one project reads of its rows. `src/sql/catalog/catalog.ts`
  * builds the catalog from every slice's (listed once in `src/wiring/sqlSlices.ts`).
  */
 export type SqlCatalog = {

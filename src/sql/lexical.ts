@@ -1,5 +1,5 @@
 import { quoteIdent, quoteString } from '../shared/quoting';
-import { DATE_FORMAT_FUNCTIONS, duckDbDateFormat } from './mysqlFormats';
+import { DATE_FORMAT_FUNCTIONS, duckDbDateFormat } from './pipeline/mysqlFormats';
 import { textOf, tokenize, unquoted, type Token } from '../shared/sqlTokens';
 
 /**

@@ -1,4 +1,4 @@
-import { compiledParser } from './compiledParser';
+import { compiledParser } from './statements/compiledParser';
 import { grammar } from './grammar';
 
 /** A value in `USING k = v` / `PARAMETERS = {...}`: strings, numbers, booleans, lists, JSON objects. */

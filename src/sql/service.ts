@@ -2,32 +2,32 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AppContext } from '../context';
 import { quoteMysqlIdent } from '../shared/quoting';
-import { catalogResolver, catalogTables, type CatalogResolver } from './catalog';
+import { catalogResolver, catalogTables, type CatalogResolver } from './catalog/catalog';
 import { configureServerPaths, domainErrorOf, externalError, SqlError } from './errors';
 import { leadingKeyword, trimStatement } from './lexical';
-import { preparedCache, type Predictions, type SelectDeps, type SelectLimits } from './select';
-import { oneChunk } from './selectStream';
-import { SELECT_LIKE } from './selectText';
-import { agentSqlPort } from './agentTools';
+import { preparedCache, type Predictions, type SelectDeps, type SelectLimits } from './pipeline/select';
+import { oneChunk } from './pipeline/selectStream';
+import { SELECT_LIKE } from './pipeline/selectText';
+import { agentSqlPort } from './faces/agent/agentTools';
 import type { ExternalDatabases } from '../databases/pools';
 import type { SqlPorts } from './ports';
 import { invalid } from '../shared/errors';
-import { introspection } from './introspection';
-import { objectColumnsOf } from './objectColumns';
-import { integrationWritesOf, type SelectAll } from './integrationWrites';
-import { fileWritesOf } from './fileWrites';
+import { introspection } from './catalog/introspection';
+import { objectColumnsOf } from './catalog/objectColumns';
+import { integrationWritesOf, type SelectAll } from './writes/integrationWrites';
+import { fileWritesOf } from './writes/fileWrites';
 import type { SqlSlices } from './slicePorts';
-import { pipelineStatements } from './tableStatements';
+import { pipelineStatements } from './statements/tableStatements';
 import type { StatementHandlers } from './handlers';
 import type { SqlAnswer, SqlContext, StreamAnswer } from './answers';
 import { currentRequest } from '../shared/requestContext';
-import { rolePolicy } from './roles';
-import type { TablePolicy } from './plan';
+import { rolePolicy } from './statements/roles';
+import type { TablePolicy } from './pipeline/plan';
 import { unobserved, type SqlObserver } from './observer';
-import { llmFunctionAnswers, llmModelAnswers } from './llmAnswers';
-import { answerCache, ownWritesApplied } from './answerCache';
-import { checkQuerySize, queryReader, selectInput, type QueryReader } from './query';
-import { statementDispatcher } from './dispatcher';
+import { llmFunctionAnswers, llmModelAnswers } from './faces/llm/llmAnswers';
+import { answerCache, ownWritesApplied } from './pipeline/answerCache';
+import { checkQuerySize, queryReader, selectInput, type QueryReader } from './pipeline/query';
+import { statementDispatcher } from './statements/dispatcher';
 
 export type { SqlAnswer, SqlContext, StreamAnswer } from './answers';
 
@@ -125,6 +125,26 @@ const statementHandlers = (
   };
 };
 
+/** A database's tables as SHOW TABLES answers them (an agent's SQL tool lists them so). */
+const tablesShownBy =
+  (
+    execute: (
+      sql: string,
+      context: SqlContext,
+      params: Record<string, unknown>,
+      signal?: AbortSignal,
+    ) => Promise<SqlAnswer>,
+  ) =>
+  async (db: string, signal?: AbortSignal) => {
+    const answer = await execute(`SHOW TABLES FROM ${quoteMysqlIdent(db)}`, { db }, {}, signal);
+    if (answer.type !== 'table')
+      throw new SqlError(
+        answer.type === 'error' ? answer.error_code : 1105,
+        answer.type === 'error' ? answer.error_message : 'no tables',
+      );
+    return answer.data.map((row) => String(row[0]));
+  };
+
 export const sqlService = (
   ctx: AppContext,
   /** The capabilities' statements and look-ups (src/wiring/sqlSlices.ts): src/sql imports none. */
@@ -198,15 +218,7 @@ export const sqlService = (
     /** The SQL tools' port for agents (read-only, a skill's tables only, capped). */
     agentTools: agentSqlPort({
       select: (sql, db, options) => query.read('agentTool', { sql, db, ...options }),
-      tablesOf: async (db, signal) => {
-        const answer = await execute(`SHOW TABLES FROM ${quoteMysqlIdent(db)}`, { db }, {}, signal);
-        if (answer.type !== 'table')
-          throw new SqlError(
-            answer.type === 'error' ? answer.error_code : 1105,
-            answer.type === 'error' ? answer.error_message : 'no tables',
-          );
-        return answer.data.map((row) => String(row[0]));
-      },
+      tablesOf: tablesShownBy(execute),
     }),
     install: () => ctx.projections.betweenBatches(() => tables.installCatalog(ctx.duck.writer)),
     tables: {

@@ -3,8 +3,8 @@ import type { ModelView } from '../models/present';
 import type { SqlCatalog, SqlLookups, StatementHandlers } from './handlers';
 import type { TableReader } from '../projection/types';
 import type { SqlPorts } from './ports';
-import type { Registrations } from './roles';
-import type { pipelineStatements } from './tableStatements';
+import type { Registrations } from './statements/roles';
+import type { pipelineStatements } from './statements/tableStatements';
 
 /** The statement kinds the pipeline runs itself (SHOW, DESCRIBE, USE, SET, table writes). */
 type PipelineKinds = keyof ReturnType<typeof pipelineStatements>;

@@ -1,5 +1,5 @@
 import type { TriggerCreated, TriggerDeleted, TriggerFiringEvent, TriggerOwner } from '../../events';
-import { requireLiveProject, type ProjectState } from '../projects/state';
+import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
 import { requireTrigger, type TriggerFiringsState, type TriggersState } from './state';

@@ -1,4 +1,5 @@
-import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { createdCells, patchRow, projectResourceReads } from '../projection/projectResource';
+import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
 import type { TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
 
@@ -37,10 +38,7 @@ export const triggersTable = tableProjection({
       case 'TriggerCreated': {
         const d = event.data;
         rows.insert({
-          ID: event.meta.position,
-          NAME: d.name,
-          PROJECT: d.project,
-          PROJECT_ID: d.projectId,
+          ...createdCells(event),
           DATABASE: d.database,
           TABLE: d.table,
           QUERY: maskSecrets(d.query, 'query'),
@@ -50,28 +48,21 @@ export const triggersTable = tableProjection({
           OWNER: d.owner,
           UP_TO: 0,
           FIRINGS: 0,
-          CREATED_AT: d.createdAt,
         });
         return;
       }
       case 'TriggerDeleted':
         rows.delete(BigInt(event.data.triggerId));
         return;
-      case 'TriggerFired': {
-        const row = await rows.get(BigInt(event.data.triggerId));
-        if (row) rows.put({ ...row, UP_TO: event.data.upTo, FIRINGS: event.data.firing });
-        return;
-      }
-      case 'TriggerFiringFinished': {
-        const row = await rows.get(BigInt(event.data.triggerId));
-        if (row) rows.put({ ...row, LAST_ERROR: null });
-        return;
-      }
-      case 'TriggerFiringFailed': {
-        const row = await rows.get(BigInt(event.data.triggerId));
-        if (row) rows.put({ ...row, LAST_ERROR: event.data.error });
-        return;
-      }
+      case 'TriggerFired':
+        return patchRow(rows, BigInt(event.data.triggerId), {
+          UP_TO: event.data.upTo,
+          FIRINGS: event.data.firing,
+        });
+      case 'TriggerFiringFinished':
+        return patchRow(rows, BigInt(event.data.triggerId), { LAST_ERROR: null });
+      case 'TriggerFiringFailed':
+        return patchRow(rows, BigInt(event.data.triggerId), { LAST_ERROR: event.data.error });
       default:
         return allHandled(event);
     }
@@ -83,8 +74,4 @@ export type TriggerRow = RowOf<typeof triggersTable.columns>;
 export const allTriggerRows = async (reader: TableReader) =>
   selectRows(triggersTable, reader, 'SELECT * FROM triggers ORDER BY ID');
 
-export const triggerRowByName = async (reader: TableReader, projectId: number, name: string) =>
-  selectRow(triggersTable, reader, 'SELECT * FROM triggers WHERE PROJECT_ID = ? AND lower(NAME) = lower(?)', [
-    BigInt(projectId),
-    name,
-  ]);
+export const triggerRowByName = projectResourceReads(triggersTable).byName;

@@ -1,13 +1,12 @@
 import crypto from 'node:crypto';
-import { forgetDeleted } from '../ledger/secretKeeper';
 import type { AppContext } from '../context';
-import { projectCommand } from '../projectCommand';
+import { projectCommand, resourceCommand } from '../projectCommand';
 import type { ProjectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
-import { projectStream } from '../projects/state';
 import { invalid, notFound } from '../shared/errors';
 import { currentRequest } from '../shared/requestContext';
-import { decideTrigger } from './decider';
+import type { Unstamped } from '../shared/params';
+import { decideTrigger, type TriggerCommand } from './decider';
 import { triggerRowByName, type TriggerRow } from './projection';
 import { installStatements, uninstallStatements } from './source';
 
@@ -32,6 +31,33 @@ export type NewTrigger = {
   query: string;
 };
 
+/** Who creates a trigger: its statements run as they would. */
+const requestOwner = () => {
+  const principal = currentRequest()?.principal;
+  return {
+    user: principal?.user ?? null,
+    role: principal?.role ?? null,
+    project: principal?.project ?? null,
+  };
+};
+
+/** The PostgreSQL database a new trigger watches a table of, or 400 for any other. */
+const watchable = async (source: TriggerSource, t: NewTrigger) => {
+  const integration = await source.integration(t.database);
+  if (!integration)
+    throw invalid(
+      `CREATE TRIGGER on ${t.database}.${t.table} is not supported: ${t.database} is not an external database (triggers watch tables of PostgreSQL databases registered with CREATE DATABASE)`,
+      'Trigger not supported',
+    );
+  if (integration.engine !== 'postgres')
+    throw invalid(
+      `CREATE TRIGGER on ${integration.engine === 'mysql' || integration.engine === 'mariadb' ? 'MariaDB' : integration.engine} sources is not supported (${integration.name}.${t.table}): triggers watch PostgreSQL tables`,
+      'Trigger not supported',
+    );
+  if (!t.query.trim()) throw invalid('A trigger needs at least one statement', 'Empty trigger');
+  return integration;
+};
+
 /**
  * Triggers: statements that run for the rows an external PostgreSQL table gains or changes. The
  * definition lives in the project's stream; what watches the table is installed in the source
@@ -47,18 +73,7 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
 
   const create = async (projectName: string, t: NewTrigger) => {
     const project = await projects.require(projectName);
-    const integration = await source().integration(t.database);
-    if (!integration)
-      throw invalid(
-        `CREATE TRIGGER on ${t.database}.${t.table} is not supported: ${t.database} is not an external database (triggers watch tables of PostgreSQL databases registered with CREATE DATABASE)`,
-        'Trigger not supported',
-      );
-    if (integration.engine !== 'postgres')
-      throw invalid(
-        `CREATE TRIGGER on ${integration.engine === 'mysql' || integration.engine === 'mariadb' ? 'MariaDB' : integration.engine} sources is not supported (${integration.name}.${t.table}): triggers watch PostgreSQL tables`,
-        'Trigger not supported',
-      );
-    if (!t.query.trim()) throw invalid('A trigger needs at least one statement', 'Empty trigger');
+    const integration = await watchable(source(), t);
     const key = crypto.randomBytes(6).toString('hex');
     await source()
       .run(integration.name, installStatements(key, integration.schema, t.table, t.columns))
@@ -68,10 +83,11 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
           'Trigger not installed',
         );
       });
-    const principal = currentRequest()?.principal;
     try {
-      await projectCommand(ctx, {
+      await projectCommand<Unstamped<TriggerCommand>>(ctx, {
         project: project.name,
+        projects,
+        asGiven: true,
         command: {
           type: 'CreateTrigger',
           data: {
@@ -81,11 +97,7 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
             columns: t.columns,
             query: t.query,
             key,
-            owner: {
-              user: principal?.user ?? null,
-              role: principal?.role ?? null,
-              project: principal?.project ?? null,
-            },
+            owner: requestOwner(),
           },
         },
         decide: decideTrigger,
@@ -135,18 +147,15 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
   ) => {
     const project = await projects.require(projectName);
     const row = await triggerRowByName(ctx.duck, project.id, name);
-    const outcome = await projectCommand(ctx, {
+    const outcome = await resourceCommand<Unstamped<TriggerCommand>>(ctx, {
       project: project.name,
+      projects,
+      asGiven: true,
       command: { type: 'DeleteTrigger', data: { name, ifExists } },
       decide: decideTrigger,
       answer: 'settled',
+      forgetting: options.forget ? 'TriggerDeleted' : undefined,
     });
-    if (options.forget)
-      await forgetDeleted(
-        ctx.secrets,
-        projectStream(project.name),
-        outcome.events.find((e) => e.type === 'TriggerDeleted'),
-      );
     // Recorded first, then removed from the source: a firing after this finds the trigger gone.
     if (row && outcome.events.length > 0)
       await uninstall({ id: row.ID, database: row.DATABASE, table: row.TABLE, key: row.KEY });

@@ -2,8 +2,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { TriggerOwner } from '../../events';
 import { settled, type AppContext } from '../context';
-import { projectAggregate } from '../projects/aggregate';
-import { projectStream } from '../projects/state';
+import type { ProjectAggregate } from '../projects/aggregate';
 import { isDomainError } from '../shared/errors';
 import { statementTexts } from '../shared/sqlStatements';
 import { withRequest } from '../shared/requestContext';
@@ -19,6 +18,8 @@ export type TriggerSqlPort = {
   execute(sql: string, project: string): Promise<string | null>;
   /** The trigger's owner's rights at this firing (src/users/owners.ts). */
   ownerRights(owner: TriggerOwner): Promise<OwnerRights>;
+  /** A project's state as its stream holds it, folded by the composition root. */
+  project(name: string): Promise<ProjectAggregate>;
 };
 
 /** Rows one firing takes at most (the rest wait for the next). */
@@ -63,9 +64,7 @@ export const triggerWatcher = (
     const rights = await sql.ownerRights(jsonValue<TriggerOwner>(row.OWNER));
     const principal = 'refused' in rights ? undefined : rights.principal;
     // The statements as the log holds them: the read model's copy has its secrets masked.
-    const trigger = (
-      await ctx.commands.load(projectStream(row.PROJECT), projectAggregate)
-    ).state.triggers.get(row.ID);
+    const trigger = (await sql.project(row.PROJECT)).triggers.get(row.ID);
     const last = await withRequest(
       {
         requestId: `trigger-${row.ID}-${upTo}`,

@@ -1,5 +1,5 @@
 import type { ViewCreated, ViewDeleted, ViewUpdated } from '../../events';
-import { requireLiveProject, type ProjectRef, type ProjectState } from '../projects/state';
+import { requireLiveProject, type ProjectRef, type ProjectState } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
 import { requireView, type View, type ViewsState } from './state';

@@ -1,5 +1,5 @@
-import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
-import type { TableReader } from '../projection/types';
+import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
+import { allHandled, tableProjection, type RowOf } from '../projection/table';
 import { maskSecrets } from '../shared/secrets';
 
 /** `views`: one row per live view (MindsDB's information_schema.VIEWS columns first). */
@@ -21,23 +21,13 @@ export const viewsTable = tableProjection({
     switch (event.type) {
       case 'ViewCreated': {
         const d = event.data;
-        rows.insert({
-          ID: event.meta.position,
-          NAME: d.name,
-          PROJECT: d.project,
-          PROJECT_ID: d.projectId,
-          QUERY: maskSecrets(d.query, 'query'),
-          CREATED_AT: d.createdAt,
-          UPDATED_AT: d.createdAt,
-        });
+        rows.insert({ ...createdCells(event), QUERY: maskSecrets(d.query, 'query') });
         return;
       }
       case 'ViewUpdated': {
         const d = event.data;
-        const row = await rows.get(BigInt(d.viewId));
-        if (!row) return;
-        rows.put({ ...row, NAME: d.name, QUERY: maskSecrets(d.query, 'query'), UPDATED_AT: d.updatedAt });
-        return;
+        const cells = { NAME: d.name, QUERY: maskSecrets(d.query, 'query') };
+        return updatedRow(rows, d.viewId, event.meta.position, d.updatedAt, cells);
       }
       case 'ViewDeleted':
         rows.delete(BigInt(event.data.viewId));
@@ -50,11 +40,6 @@ export const viewsTable = tableProjection({
 
 export type ViewRow = RowOf<typeof viewsTable.columns>;
 
-export const viewRowsOfProject = async (reader: TableReader, projectId: number) =>
-  selectRows(viewsTable, reader, 'SELECT * FROM views WHERE PROJECT_ID = ? ORDER BY ID', [BigInt(projectId)]);
-
-export const viewRowByName = async (reader: TableReader, projectId: number, name: string) =>
-  selectRow(viewsTable, reader, 'SELECT * FROM views WHERE PROJECT_ID = ? AND lower(NAME) = lower(?)', [
-    BigInt(projectId),
-    name,
-  ]);
+const reads = projectResourceReads(viewsTable);
+export const viewRowsOfProject = reads.ofProject;
+export const viewRowByName = reads.byName;

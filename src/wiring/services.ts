@@ -18,7 +18,7 @@ import { projectDirectory } from '../projects/directory';
 import { projectsService } from '../projects/service';
 import { skillBody } from '../skills/present';
 import { skillsService } from '../skills/service';
-import { jobStatementProblem } from '../sql/statementProblem';
+import { jobStatementProblem } from '../sql/statements/statementProblem';
 import { sqlService } from '../sql/service';
 import { sqlSlices } from './sqlSlices';
 import type { BlobStore } from '../storage/blobs';

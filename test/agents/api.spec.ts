@@ -1,5 +1,5 @@
 import { projectAggregate } from '../../src/projects/aggregate';
-import { projectStream } from '../../src/projects/state';
+import { projectStream } from '../../src/shared/projectState';
 import { problemOf, startTestApp, storeKinds, type TestApp } from '../support/app';
 import { givenAgent, givenProject, givenSkill } from '../support/world';
 

@@ -9,7 +9,7 @@ import { openEventLog } from '../../src/eventlog/open';
 import { AppendRefused, type EventLog, type NewEvent } from '../../src/eventlog/types';
 import { projectAggregate, type ProjectAggregate } from '../../src/projects/aggregate';
 import { decideProject, type ProjectCommand } from '../../src/projects/decider';
-import { projectStream } from '../../src/projects/state';
+import { projectStream } from '../../src/shared/projectState';
 import { withRequest } from '../../src/shared/requestContext';
 import { decideSkill, type SkillCommand } from '../../src/skills/decider';
 import { storeKinds } from '../support/app';

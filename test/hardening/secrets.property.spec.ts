@@ -7,7 +7,7 @@
  * and a client writing back what it read keeps them too.
  */
 import fc from 'fast-check';
-import { projectStream } from '../../src/projects/state';
+import { projectStream } from '../../src/shared/projectState';
 import { databaseAggregate, databaseStream } from '../../src/databases/state';
 import { keepMaskedSecrets, keyKind, keyWords, MASK, maskSecrets } from '../../src/shared/secrets';
 import { querySql, startTestApp, type TestApp } from '../support/app';

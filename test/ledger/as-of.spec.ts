@@ -13,7 +13,7 @@ import { openDuck, type Duck } from '../../src/duckdb/database';
 import type { EventLog, LogCursor } from '../../src/eventlog/types';
 import { ProjectionRunner } from '../../src/projection/runner';
 import { HISTORY_TABLES } from '../../src/projection/history';
-import { catalogTables, IS_SCHEMA } from '../../src/sql/catalog';
+import { catalogTables, IS_SCHEMA } from '../../src/sql/catalog/catalog';
 import { sliceCatalogs } from '../../src/wiring/sqlSlices';
 
 const { asOfQuery, installCatalog } = catalogTables(sliceCatalogs);

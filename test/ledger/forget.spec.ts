@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import { databaseAggregate, databaseStream } from '../../src/databases/state';
 import { FORGOTTEN } from '../../src/ledger/sealing';
 import { mlEngineStream } from '../../src/mlEngines/state';
-import { projectStream } from '../../src/projects/state';
+import { projectStream } from '../../src/shared/projectState';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { storedLog } from '../support/storedLog';
 import { postgresParameters } from '../support/external';

@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import { isDomainError } from '../../src/shared/errors';
 import type { Principal } from '../../src/shared/requestContext';
-import { checkStatement, rolePolicy } from '../../src/sql/roles';
+import { checkStatement, rolePolicy } from '../../src/sql/statements/roles';
 import {
   GROUP_NAMES,
   groupOf,

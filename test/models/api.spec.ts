@@ -1,6 +1,6 @@
 import { decideModel } from '../../src/models/decider';
 import { projectAggregate } from '../../src/projects/aggregate';
-import { projectStream } from '../../src/projects/state';
+import { projectStream } from '../../src/shared/projectState';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sharedData } from '../support/data';

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { compiledParser } from '../../src/sql/compiledParser';
+import { compiledParser } from '../../src/sql/statements/compiledParser';
 
 /** A grammar of its own per test (a word only it accepts), so no test meets another's cached file. */
 const grammarAccepting = (word: string) => `start = "${word}" { return { said: "${word}" }; }`;

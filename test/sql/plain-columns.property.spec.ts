@@ -6,8 +6,8 @@
  */
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
-import { plainCells } from '../../src/sql/plainColumns';
-import { cellOfColumn } from '../../src/sql/values';
+import { plainCells } from '../../src/sql/pipeline/plainColumns';
+import { cellOfColumn } from '../../src/sql/pipeline/values';
 import { propertyRuns, propertySeed } from '../support/seed';
 
 const SEED = propertySeed();

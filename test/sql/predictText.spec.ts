@@ -1,5 +1,5 @@
-import { addModelJoinConditions } from '../../src/sql/modelJoins';
-import { takePredictOptions } from '../../src/sql/predictOptions';
+import { addModelJoinConditions } from '../../src/sql/faces/model/modelJoins';
+import { takePredictOptions } from '../../src/sql/faces/model/predictOptions';
 
 // The text rewrites before DuckDB parses a prediction query: conditions for joins with models,
 // and the closing USING of prediction options taken off.

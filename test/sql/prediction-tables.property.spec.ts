@@ -1,6 +1,6 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
-import { loadColumns } from '../../src/sql/predictionTables';
+import { loadColumns } from '../../src/sql/faces/model/predictionTables';
 import { propertyRuns, propertySeed } from '../support/seed';
 
 /**

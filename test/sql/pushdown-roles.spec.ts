@@ -9,7 +9,7 @@ import pg from 'pg';
 import type { MysqlServer } from '../../src/mysql';
 import type { PgServer } from '../../src/pgwire';
 import { connect, type ExternalDatabase } from '../../src/integrations/drivers';
-import { checkReadOnlyPushdown } from '../../src/sql/pushdownAllowList';
+import { checkReadOnlyPushdown } from '../../src/sql/faces/integration/pushdownAllowList';
 import type { TestApp } from '../support/app';
 import { freshMariaData, freshPostgresData } from '../support/external';
 import { ADMIN, login, mysqlAs, sqlOver, startAuthApp, startMysqlDoor, userWithRole } from '../auth/support';

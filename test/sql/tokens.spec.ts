@@ -5,10 +5,10 @@
 import fc from 'fast-check';
 import { DuckDBListValue } from '@duckdb/node-api';
 import { duckDbTextForMysql, MYSQL_DIALECT, POSTGRES_DIALECT } from '../../src/integrations/dialects';
-import { extractNativeQueries, positional, stripQualifier } from '../../src/sql/federation';
+import { extractNativeQueries, positional, stripQualifier } from '../../src/sql/faces/integration/federation';
 import { quoteModelVersions, toDuckDbDialect } from '../../src/sql/lexical';
-import { addModelJoinConditions } from '../../src/sql/modelJoins';
-import { bindParameters } from '../../src/sql/parameters';
+import { addModelJoinConditions } from '../../src/sql/faces/model/modelJoins';
+import { bindParameters } from '../../src/sql/pipeline/parameters';
 import { textOf, tokenize } from '../../src/shared/sqlTokens';
 
 describe('the tokenizer', () => {

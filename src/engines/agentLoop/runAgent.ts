@@ -113,78 +113,115 @@ const errorContent = (message: string) => toJsonText({ error: message.slice(0, 2
 const FINAL_ANSWER_NOTE = (maxSteps: number) =>
   `You have used the ${maxSteps} tool steps this question allows. Do not call tools any more: answer the user's question now with what you found, and say what is missing if you could not find everything.`;
 
-/**
- * The agent loop with native tool calling: call the model, run the tools it asks for, feed the
- * results back, until it answers. Bounded by steps (then one forced answer, as LangChain's
- * `early_stopping_method="generate"`), a deadline, the caller's signal and consecutive tool errors.
- * No persistence, no HTTP: the caller records `onEvent` and serves the result.
- */
-export const runAgent = async (input: RunAgentInput): Promise<AgentRunResult> => {
-  const limits = withDefaults(input.limits);
-  const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
-  const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), limits.timeoutMs);
-  const signal = input.signal ? AbortSignal.any([input.signal, deadline.signal]) : deadline.signal;
-  const byName = new Map(input.tools.map((t) => [t.name, t]));
-  const specs = toolSpecs(input.tools);
-  const toolNames = input.tools.map((t) => t.name);
-  const streaming = input.onTextDelta !== undefined;
+/** The fields of a `tool.result` event that differ between a success and a failure. */
+type ToolResultFields = Omit<
+  Extract<AgentRunEvent, { type: 'tool.result' }>,
+  'type' | 'step' | 'callId' | 'name' | 'kind' | 'ms'
+>;
 
-  let steps = 0;
-  let usage: Usage | null = null;
-  const sql: string[] = [];
-  const context: unknown[] = [];
-  let sinkFailed = false;
-  const emit = async (event: AgentRunEvent) => {
+/** A tool call's arguments: the parsed JSON, or the raw text and what the model is told of it. */
+const parseArguments = (call: ToolCall): { args: unknown; argsError?: string } => {
+  try {
+    return { args: call.arguments.trim() === '' ? {} : (JSON.parse(call.arguments) as unknown) };
+  } catch (error) {
+    return {
+      args: call.arguments,
+      argsError: `the arguments of ${call.name} are not valid JSON (${error instanceof Error ? error.message : 'parse error'}); send one JSON object matching the tool's schema`,
+    };
+  }
+};
+
+/**
+ * One run of the agent loop: it owns the deadline's timer, the combined signal, the event sink
+ * and the run's totals, and one method per stage (a model call, a tool call, the loop, the end).
+ */
+class AgentRun {
+  private readonly limits: RunLimits;
+  private readonly started = performance.now();
+  private readonly deadline = new AbortController();
+  private readonly timer: ReturnType<typeof setTimeout>;
+  private readonly signal: AbortSignal;
+  private readonly byName: Map<string, AgentTool>;
+  private readonly specs: ReturnType<typeof toolSpecs>;
+  private readonly toolNames: string[];
+  private readonly streaming: boolean;
+  private steps = 0;
+  private usage: Usage | null = null;
+  private readonly sql: string[] = [];
+  private readonly context: unknown[] = [];
+  private sinkFailed = false;
+
+  constructor(private readonly input: RunAgentInput) {
+    this.limits = withDefaults(input.limits);
+    this.timer = setTimeout(() => this.deadline.abort(), this.limits.timeoutMs);
+    this.signal = input.signal ? AbortSignal.any([input.signal, this.deadline.signal]) : this.deadline.signal;
+    this.byName = new Map(input.tools.map((t) => [t.name, t]));
+    this.specs = toolSpecs(input.tools);
+    this.toolNames = input.tools.map((t) => t.name);
+    this.streaming = input.onTextDelta !== undefined;
+  }
+
+  private elapsed() {
+    return Math.round(performance.now() - this.started);
+  }
+
+  private async emit(event: AgentRunEvent) {
     try {
-      await input.onEvent?.(event);
+      await this.input.onEvent?.(event);
     } catch (error) {
-      sinkFailed = true;
+      this.sinkFailed = true;
       throw error;
     }
-  };
+  }
 
-  const callModel = async (request: ChatRequest, step: number): Promise<ChatResult> => {
-    if (!streaming) return input.llm.chat(request);
-    for await (const event of input.llm.chatStream(request)) {
-      if (event.type === 'text') input.onTextDelta?.({ step, text: event.delta });
+  private async callModel(request: ChatRequest, step: number): Promise<ChatResult> {
+    if (!this.streaming) return this.input.llm.chat(request);
+    for await (const event of this.input.llm.chatStream(request)) {
+      if (event.type === 'text') this.input.onTextDelta?.({ step, text: event.delta });
       if (event.type === 'done') return event;
     }
     throw new Stop('provider_error', 'the provider stream ended without an answer');
-  };
+  }
 
-  const runTool = async (call: ToolCall, step: number): Promise<{ content: string; ok: boolean }> => {
-    const tool = byName.get(call.name);
+  private async emitToolResult(
+    call: ToolCall,
+    step: number,
+    kind: ToolKind | 'unknown',
+    t0: number,
+    fields: ToolResultFields,
+  ) {
+    await this.emit({
+      type: 'tool.result',
+      step,
+      callId: call.id,
+      name: call.name,
+      kind,
+      ...fields,
+      ms: Math.round(performance.now() - t0),
+    });
+  }
+
+  private async runTool(call: ToolCall, step: number): Promise<{ content: string; ok: boolean }> {
+    const tool = this.byName.get(call.name);
     const kind: ToolKind | 'unknown' = tool?.kind ?? 'unknown';
-    let args: unknown;
-    let argsError: string | undefined;
-    try {
-      args = call.arguments.trim() === '' ? {} : (JSON.parse(call.arguments) as unknown);
-    } catch (error) {
-      args = call.arguments;
-      argsError = `the arguments of ${call.name} are not valid JSON (${error instanceof Error ? error.message : 'parse error'}); send one JSON object matching the tool's schema`;
-    }
-    await emit({ type: 'tool.called', step, callId: call.id, name: call.name, kind, args });
+    const { args, argsError } = parseArguments(call);
+    await this.emit({ type: 'tool.called', step, callId: call.id, name: call.name, kind, args });
     const t0 = performance.now();
     const fail = async (message: string, details: { rejected?: boolean; sql?: string } = {}) => {
-      await emit({
-        type: 'tool.result',
-        step,
-        callId: call.id,
-        name: call.name,
-        kind,
+      await this.emitToolResult(call, step, kind, t0, {
         ok: false,
         error: message,
         ...(details.rejected ? { rejected: true } : {}),
         ...(details.sql !== undefined ? { sql: details.sql } : {}),
-        ms: Math.round(performance.now() - t0),
       });
       return { content: errorContent(message), ok: false };
     };
     if (!tool)
-      return fail(`there is no tool named "${call.name}"; the tools are: ${toolNames.join(', ') || 'none'}`);
+      return fail(
+        `there is no tool named "${call.name}"; the tools are: ${this.toolNames.join(', ') || 'none'}`,
+      );
     if (argsError) return fail(argsError);
+    const { signal, limits } = this;
     try {
       const outcome = await raceAbort(
         tool.invoke(args, { signal, maxResultChars: limits.maxToolResultChars }),
@@ -192,20 +229,14 @@ export const runAgent = async (input: RunAgentInput): Promise<AgentRunResult> =>
       );
       const raw = typeof outcome.content === 'string' ? outcome.content : toJsonText(outcome.content);
       const { text, truncated } = truncate(raw, limits.maxToolResultChars);
-      if (outcome.sql !== undefined) sql.push(outcome.sql);
-      if (outcome.context) context.push(...outcome.context);
-      await emit({
-        type: 'tool.result',
-        step,
-        callId: call.id,
-        name: call.name,
-        kind,
+      if (outcome.sql !== undefined) this.sql.push(outcome.sql);
+      if (outcome.context) this.context.push(...outcome.context);
+      await this.emitToolResult(call, step, kind, t0, {
         ok: true,
         ...(outcome.sql !== undefined ? { sql: outcome.sql } : {}),
         ...(outcome.rows !== undefined ? { rows: outcome.rows } : {}),
         ...(outcome.digest !== undefined ? { digest: outcome.digest } : {}),
         ...(truncated ? { truncated } : {}),
-        ms: Math.round(performance.now() - t0),
       });
       return { content: text, ok: true };
     } catch (error) {
@@ -213,9 +244,65 @@ export const runAgent = async (input: RunAgentInput): Promise<AgentRunResult> =>
       if (error instanceof ToolError) return fail(error.message, error.details);
       return fail(messageOf(error));
     }
-  };
+  }
 
-  const loop = async (): Promise<string> => {
+  /** One model call of the loop, recorded before and after. */
+  private async askModel(messages: readonly ChatMessage[], step: number, final: boolean) {
+    const { input, specs } = this;
+    const toolChoice = specs.length ? (final ? 'none' : 'auto') : null;
+    await this.emit({
+      type: 'llm.request',
+      step,
+      model: input.model,
+      messageCount: messages.length,
+      tools: this.toolNames,
+      toolChoice,
+    });
+    const result = await this.callModel(
+      {
+        model: input.model,
+        messages: [...messages],
+        ...(toolChoice ? { tools: specs, toolChoice } : {}),
+        temperature: input.temperature ?? 0,
+        signal: this.signal,
+      },
+      step,
+    );
+    this.usage = addUsage(this.usage, result.usage);
+    await this.emit({
+      type: 'llm.response',
+      step,
+      finishReason: result.finishReason,
+      content: result.message.content,
+      toolCalls: (result.message.toolCalls ?? []).map((c) => ({
+        id: c.id,
+        name: c.name,
+        arguments: c.arguments,
+      })),
+      usage: result.usage,
+      latencyMs: Math.round(result.latencyMs),
+      retries: result.retries,
+    });
+    return result;
+  }
+
+  /** The answer of a step that called no tools (or had to answer), or why there is none. */
+  private finalAnswer(result: ChatResult, final: boolean) {
+    const content = result.message.content ?? '';
+    if (content.trim()) return content;
+    if (final && result.message.toolCalls?.length)
+      throw new Stop(
+        'max_steps',
+        `the agent was still calling tools after ${this.limits.maxSteps} steps and gave no answer`,
+      );
+    throw new Stop(
+      'empty_answer',
+      `the model returned neither an answer nor a tool call (finish reason: ${result.finishReason})`,
+    );
+  }
+
+  private async loop(): Promise<string> {
+    const { input, limits } = this;
     const messages: ChatMessage[] = [
       { role: 'system', content: input.systemPrompt },
       ...input.history,
@@ -223,56 +310,15 @@ export const runAgent = async (input: RunAgentInput): Promise<AgentRunResult> =>
     ];
     let consecutiveErrors = 0;
     for (;;) {
-      const final = steps >= limits.maxSteps;
+      const final = this.steps >= limits.maxSteps;
       if (final) messages.push({ role: 'system', content: FINAL_ANSWER_NOTE(limits.maxSteps) });
-      const step = ++steps;
-      const toolChoice = specs.length ? (final ? 'none' : 'auto') : null;
-      await emit({
-        type: 'llm.request',
-        step,
-        model: input.model,
-        messageCount: messages.length,
-        tools: toolNames,
-        toolChoice,
-      });
-      const result = await callModel(
-        {
-          model: input.model,
-          messages: [...messages],
-          ...(toolChoice ? { tools: specs, toolChoice } : {}),
-          temperature: input.temperature ?? 0,
-          signal,
-        },
-        step,
-      );
-      usage = addUsage(usage, result.usage);
+      const step = ++this.steps;
+      const result = await this.askModel(messages, step, final);
       const calls = result.message.toolCalls ?? [];
-      await emit({
-        type: 'llm.response',
-        step,
-        finishReason: result.finishReason,
-        content: result.message.content,
-        toolCalls: calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
-        usage: result.usage,
-        latencyMs: Math.round(result.latencyMs),
-        retries: result.retries,
-      });
-      const content = result.message.content ?? '';
-      if (calls.length === 0 || final) {
-        if (content.trim()) return content;
-        if (final && calls.length)
-          throw new Stop(
-            'max_steps',
-            `the agent was still calling tools after ${limits.maxSteps} steps and gave no answer`,
-          );
-        throw new Stop(
-          'empty_answer',
-          `the model returned neither an answer nor a tool call (finish reason: ${result.finishReason})`,
-        );
-      }
+      if (calls.length === 0 || final) return this.finalAnswer(result, final);
       messages.push(result.message);
       for (const call of calls) {
-        const { content: toolContent, ok } = await runTool(call, step);
+        const { content: toolContent, ok } = await this.runTool(call, step);
         messages.push({ role: 'tool', toolCallId: call.id, content: toolContent });
         consecutiveErrors = ok ? 0 : consecutiveErrors + 1;
         if (consecutiveErrors >= limits.maxConsecutiveToolErrors) {
@@ -284,45 +330,65 @@ export const runAgent = async (input: RunAgentInput): Promise<AgentRunResult> =>
         }
       }
     }
-  };
+  }
 
-  const failureOf = (error: unknown): Stop => {
-    if (deadline.signal.aborted && !input.signal?.aborted)
-      return new Stop('timeout', `the agent did not answer within ${limits.timeoutMs / 1000} s`);
-    if (input.signal?.aborted) return new Stop('aborted', 'the run was cancelled');
+  private failureOf(error: unknown): Stop {
+    if (this.deadline.signal.aborted && !this.input.signal?.aborted)
+      return new Stop('timeout', `the agent did not answer within ${this.limits.timeoutMs / 1000} s`);
+    if (this.input.signal?.aborted) return new Stop('aborted', 'the run was cancelled');
     if (error instanceof Stop) return error;
     if (isLlmError(error)) return new Stop(error.kind, error.message);
     return new Stop('internal', messageOf(error));
-  };
-
-  try {
-    await emit({
-      type: 'run.started',
-      model: input.model,
-      question: input.question,
-      historyMessages: input.history.length,
-      tools: toolNames,
-      limits,
-      stream: streaming,
-    });
-    const answer = await loop();
-    await emit({
-      type: 'run.answered',
-      answer,
-      sql: [...sql],
-      context: [...context],
-      steps,
-      usage,
-      ms: elapsed(),
-    });
-    return { answer, sql, context, steps, usage };
-  } catch (error) {
-    // A recorder that cannot record must not be asked to record the failure too.
-    if (sinkFailed) throw error;
-    const stop = failureOf(error);
-    await emit({ type: 'run.failed', kind: stop.kind, message: stop.message, steps, usage, ms: elapsed() });
-    throw new AgentRunError(stop.kind, stop.message, steps, usage, sql);
-  } finally {
-    clearTimeout(timer);
   }
-};
+
+  async run(): Promise<AgentRunResult> {
+    const { input, sql, context } = this;
+    try {
+      await this.emit({
+        type: 'run.started',
+        model: input.model,
+        question: input.question,
+        historyMessages: input.history.length,
+        tools: this.toolNames,
+        limits: this.limits,
+        stream: this.streaming,
+      });
+      const answer = await this.loop();
+      const { steps, usage } = this;
+      await this.emit({
+        type: 'run.answered',
+        answer,
+        sql: [...sql],
+        context: [...context],
+        steps,
+        usage,
+        ms: this.elapsed(),
+      });
+      return { answer, sql, context, steps, usage };
+    } catch (error) {
+      // A recorder that cannot record must not be asked to record the failure too.
+      if (this.sinkFailed) throw error;
+      const stop = this.failureOf(error);
+      const { steps, usage } = this;
+      await this.emit({
+        type: 'run.failed',
+        kind: stop.kind,
+        message: stop.message,
+        steps,
+        usage,
+        ms: this.elapsed(),
+      });
+      throw new AgentRunError(stop.kind, stop.message, steps, usage, sql);
+    } finally {
+      clearTimeout(this.timer);
+    }
+  }
+}
+
+/**
+ * The agent loop with native tool calling: call the model, run the tools it asks for, feed the
+ * results back, until it answers. Bounded by steps (then one forced answer, as LangChain's
+ * `early_stopping_method="generate"`), a deadline, the caller's signal and consecutive tool errors.
+ * No persistence, no HTTP: the caller records `onEvent` and serves the result.
+ */
+export const runAgent = async (input: RunAgentInput): Promise<AgentRunResult> => new AgentRun(input).run();

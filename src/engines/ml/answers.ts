@@ -101,3 +101,17 @@ export const automaticLevel = (scores: readonly number[], targetStd: number) => 
       return { confidence: c, half: conformalHalfWidth(scores, c) };
   return { confidence: 0.9991, half: conformalHalfWidth(scores, 0.99) * 1.5 };
 };
+
+/** A predictor's output columns, in order, for SQL answers (`bounds`: the interval's min and max). */
+export const predictionColumns = (inputColumns: readonly string[], target: string, bounds: boolean) => [
+  ...inputColumns,
+  target,
+  `${target}_original`,
+  `${target}_confidence`,
+  `${target}_explain`,
+  `${target}_anomaly`,
+  ...(bounds ? [`${target}_min`, `${target}_max`] : []),
+  'select_data_query',
+  'when_data',
+  '__mindsdb_row_id',
+];

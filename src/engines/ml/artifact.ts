@@ -35,9 +35,8 @@ type TrainingSummary = {
   metric: 'r2' | 'balanced_accuracy';
 };
 
-/** Schema 1: what the engine wrote until schema 2. Stored in event logs; read and predicted forever. */
-export type ArtifactV1 = {
-  schemaVersion: 1;
+/** What every table model holds, in both schemas. */
+type TableModel = {
   engine: 'mindledger-tabular';
   target: string;
   targetDtype: DType;
@@ -46,6 +45,11 @@ export type ArtifactV1 = {
   columns: { name: string; dtype: DType }[];
   encodings: ColumnEncoding[];
   classes: string[];
+};
+
+/** Schema 1: what the engine wrote until schema 2. Stored in event logs; read and predicted forever. */
+export type ArtifactV1 = TableModel & {
+  schemaVersion: 1;
   mixer: Mixer;
   calibration: Calibration;
   training: TrainingSummary;
@@ -67,35 +71,29 @@ type TargetDescription = {
 };
 
 /** Schema 2, a table model: classes with calibrated probabilities and a balanced decision. */
-export type TabularArtifact = TargetDescription & {
-  schemaVersion: 2;
-  engine: 'mindledger-tabular';
-  target: string;
-  targetDtype: DType;
-  task: 'regression' | 'classification';
-  columns: { name: string; dtype: DType }[];
-  encodings: ColumnEncoding[];
-  classes: string[];
-  /** How predicted classes are typed in answers: numbers for a numeric target's classes. */
-  classValues: 'string' | 'number' | 'boolean';
-  mixer: Mixer;
-  /** Classification: logit scaling fitted on the dev split; null for regression. */
-  probabilities: ProbabilityScaling | null;
-  decision: DecisionRule | null;
-  calibration: Calibration;
-  importance: FeatureImportance[];
-  training: TrainingSummary & {
-    /** Class weights used in the gradients (null: unweighted or regression). */
-    classWeights: number[] | null;
-    /** Boosting rounds kept after early stopping (null when the GBDT was not chosen). */
-    rounds: number | null;
+export type TabularArtifact = TableModel &
+  TargetDescription & {
+    schemaVersion: 2;
+    /** How predicted classes are typed in answers: numbers for a numeric target's classes. */
+    classValues: 'string' | 'number' | 'boolean';
+    mixer: Mixer;
+    /** Classification: logit scaling fitted on the dev split; null for regression. */
+    probabilities: ProbabilityScaling | null;
+    decision: DecisionRule | null;
+    calibration: Calibration;
+    importance: FeatureImportance[];
+    training: TrainingSummary & {
+      /** Class weights used in the gradients (null: unweighted or regression). */
+      classWeights: number[] | null;
+      /** Boosting rounds kept after early stopping (null when the GBDT was not chosen). */
+      rounds: number | null;
+    };
+    /**
+     * How rows lacking inputs are answered and each row's interval scaled (partial.ts); absent from
+     * artifacts written before issue 59, which answer as they always did.
+     */
+    partial?: PartialModel;
   };
-  /**
-   * How rows lacking inputs are answered and each row's interval scaled (partial.ts); absent from
-   * artifacts written before issue 59, which answer as they always did.
-   */
-  partial?: PartialModel;
-};
 
 /** One forecast step's model and its normalised conformal scores. */
 export type ForecastStep = { step: number; mixer: Mixer; scores: number[]; r2: number };

@@ -7,7 +7,7 @@
 import { binFeatures, type BinnedFeatures } from './binning';
 import type { GbdtModel, Tree } from './gbdt';
 import { addTree, makeTreeGrower, type GrownTree } from './histogramTree';
-import { seededRandom } from './random';
+import { sampleOf, seededRandom } from './random';
 
 // Module-level references: inside vm contexts (jest) every global lookup in a hot loop is slow.
 const { exp, log, log1p, max: maxOf } = Math;
@@ -66,16 +66,7 @@ export const rowsPerTreeFor = (trainRows: number) =>
 /** At most `max` of `rows`, a seeded sample: in ascending order, or in the shuffle's order. */
 export const sampleRows = (rows: Int32Array, max: number, seed: number, ascending = true): Int32Array => {
   if (rows.length <= max && ascending) return Int32Array.from(rows).sort();
-  const copy = Int32Array.from(rows);
-  const random = seededRandom(seed);
-  const take = Math.min(max, rows.length);
-  for (let i = 0; i < take; i++) {
-    const j = i + Math.floor(random() * (copy.length - i));
-    const t = copy[i]!;
-    copy[i] = copy[j]!;
-    copy[j] = t;
-  }
-  const sample = copy.slice(0, take);
+  const sample = sampleOf(rows, max, seededRandom(seed));
   return ascending ? sample.sort() : sample;
 };
 
@@ -157,6 +148,125 @@ export const trainBoosted = (
   onRound?: (round: number, maxRounds: number) => void,
 ): GbdtModel => trainBoostedScored(input, options, onRound).model;
 
+/** What the rounds read and write: the targets, the running scores and this round's gradients. */
+type Boosting = {
+  binned: BinnedFeatures;
+  y: Float64Array;
+  weights: Float64Array | null;
+  objective: Objective;
+  /** Outputs per row. */
+  K: number;
+  /** Dev rows, ascending. */
+  dev: Int32Array;
+  /** Per row and output, the sum of the trees so far. */
+  scores: Float64Array;
+  grad: Float64Array;
+  hess: Float64Array;
+  /** Softmax: per row and class, the probabilities its gradients read. */
+  probs: Float64Array | null;
+};
+
+/** The weighted mean loss on the dev rows at the current scores. */
+const devLoss = ({ dev, weights, objective, scores, y, probs, K }: Boosting) => {
+  let loss = 0;
+  let total = 0;
+  for (const i of dev) {
+    const w = weights ? weights[i]! : 1;
+    switch (objective.kind) {
+      case 'l2':
+        loss += (scores[i]! - y[i]!) ** 2;
+        total += 1;
+        continue;
+      case 'binary': {
+        // log(1 + e^{-z}) for the true class, written to stay finite for large |z|.
+        const z = y[i] === 1 ? scores[i]! : -scores[i]!;
+        loss += w * (z > 0 ? log1p(exp(-z)) : -z + log1p(exp(z)));
+        total += w;
+        continue;
+      }
+      case 'softmax': {
+        softmaxRow(scores, probs!, i * K, K);
+        loss -= w * log(maxOf(probs![i * K + y[i]!]!, 1e-15));
+        total += w;
+        continue;
+      }
+    }
+  }
+  return loss / maxOf(total, 1e-12);
+};
+
+/** Gradient and hessian of the loss for output k on `rows`, each scaled by the row's weight. */
+const gradients = (b: Boosting, rows: Int32Array, k: number) => {
+  const { objective, scores, y, weights, probs, K, grad, hess } = b;
+  const n = rows.length;
+  switch (objective.kind) {
+    case 'l2':
+      for (let q = 0; q < n; q++) {
+        const i = rows[q]!;
+        grad[i] = scores[i]! - y[i]!;
+        hess[i] = 1;
+      }
+      return;
+    case 'binary':
+      for (let q = 0; q < n; q++) {
+        const i = rows[q]!;
+        const w = weights ? weights[i]! : 1;
+        const p = 1 / (1 + exp(-scores[i]!));
+        const h = p * (1 - p);
+        grad[i] = w * (p - y[i]!);
+        hess[i] = w * (h > 1e-6 ? h : 1e-6);
+      }
+      return;
+    case 'softmax':
+      for (let q = 0; q < n; q++) {
+        const i = rows[q]!;
+        const w = weights ? weights[i]! : 1;
+        const p = probs![i * K + k]!;
+        const h = p * (1 - p);
+        grad[i] = w * (p - (y[i] === k ? 1 : 0));
+        hess[i] = w * (h > 1e-6 ? h : 1e-6);
+      }
+      return;
+  }
+};
+
+/** Adds a grown tree's values to output k of its own rows (known leaves) and of every other row. */
+const applyTree = (
+  { binned, scores, K, dev }: Boosting,
+  g: GrownTree,
+  k: number,
+  outside: Int32Array | null,
+) => {
+  const { v } = g.tree;
+  for (let j = 0; j < g.leafNode.length; j++) {
+    const value = v[g.leafNode[j]!]!;
+    for (let q = g.leafBegin[j]!; q < g.leafEnd[j]!; q++) scores[g.rows[q]! * K + k]! += value;
+  }
+  if (outside) addTree(g, binned, outside, scores, K, k);
+  addTree(g, binned, dev, scores, K, k);
+};
+
+/**
+ * The rows each tree learns from. With more rows than a tree needs, a window of `rowsPerTree`
+ * consecutive train positions (random rows: see prepareBoosting) starting at a seeded offset, and
+ * `outside` the train rows it leaves out; otherwise every train row.
+ */
+const treeWindows = (train: Int32Array, rowsPerTree: number, random: () => number) => {
+  const sampled = train.length > rowsPerTree;
+  const nt = train.length;
+  const windowSize = sampled ? rowsPerTree : nt;
+  const window = new Int32Array(windowSize);
+  const outside = sampled ? new Int32Array(nt - windowSize) : null;
+  const treeRows = () => {
+    if (!sampled) return train;
+    const start = Math.floor(random() * nt);
+    for (let q = 0; q < windowSize; q++) window[q] = train[(start + q) % nt]!;
+    for (let q = 0; q < nt - windowSize; q++) outside![q] = train[(start + windowSize + q) % nt]!;
+    return window;
+  };
+  return { treeRows, outside };
+};
+
 export const trainBoostedScored = (
   input: BoostInput,
   options: BoostOptions = {},
@@ -171,7 +281,6 @@ export const trainBoostedScored = (
   const train = Int32Array.from(input.train).sort();
   const dev = Int32Array.from(input.dev).sort();
   const rowsPerTree = options.rowsPerTree ?? rowsPerTreeFor(train.length);
-  const sampled = train.length > rowsPerTree;
   const random = seededRandom((options.seed ?? 42) ^ 0x5bd1e995);
   const grower = makeTreeGrower(binned, train.length, {
     maxLeaves: options.maxLeaves ?? 31,
@@ -186,126 +295,45 @@ export const trainBoostedScored = (
   const scores = new Float64Array(n * K);
   for (const i of train) for (let k = 0; k < K; k++) scores[i * K + k] = base[k]!;
   for (const i of dev) for (let k = 0; k < K; k++) scores[i * K + k] = base[k]!;
-  const grad = new Float64Array(n);
-  const hess = new Float64Array(n);
-  const probs = objective.kind === 'softmax' ? new Float64Array(n * K) : null;
+  const b: Boosting = {
+    binned,
+    y,
+    weights,
+    objective,
+    K,
+    dev,
+    scores,
+    grad: new Float64Array(n),
+    hess: new Float64Array(n),
+    probs: objective.kind === 'softmax' ? new Float64Array(n * K) : null,
+  };
   const trees: Tree[][] = [];
   let best = INFINITY;
   let bestRounds = 0;
   const every = maxOf(1, Math.round(maxRounds / 10));
-
-  const devLoss = () => {
-    let loss = 0;
-    let total = 0;
-    for (const i of dev) {
-      const w = weights ? weights[i]! : 1;
-      switch (objective.kind) {
-        case 'l2':
-          loss += (scores[i]! - y[i]!) ** 2;
-          total += 1;
-          continue;
-        case 'binary': {
-          // log(1 + e^{-z}) for the true class, written to stay finite for large |z|.
-          const z = y[i] === 1 ? scores[i]! : -scores[i]!;
-          loss += w * (z > 0 ? log1p(exp(-z)) : -z + log1p(exp(z)));
-          total += w;
-          continue;
-        }
-        case 'softmax': {
-          softmaxRow(scores, probs!, i * K, K);
-          loss -= w * log(maxOf(probs![i * K + y[i]!]!, 1e-15));
-          total += w;
-          continue;
-        }
-      }
-    }
-    return loss / maxOf(total, 1e-12);
-  };
-
-  /** Gradient and hessian of the loss for output k on `rows`, each scaled by the row's weight. */
-  const gradients = (rows: Int32Array, k: number) => {
-    const n = rows.length;
-    switch (objective.kind) {
-      case 'l2':
-        for (let q = 0; q < n; q++) {
-          const i = rows[q]!;
-          grad[i] = scores[i]! - y[i]!;
-          hess[i] = 1;
-        }
-        return;
-      case 'binary':
-        for (let q = 0; q < n; q++) {
-          const i = rows[q]!;
-          const w = weights ? weights[i]! : 1;
-          const p = 1 / (1 + exp(-scores[i]!));
-          const h = p * (1 - p);
-          grad[i] = w * (p - y[i]!);
-          hess[i] = w * (h > 1e-6 ? h : 1e-6);
-        }
-        return;
-      case 'softmax':
-        for (let q = 0; q < n; q++) {
-          const i = rows[q]!;
-          const w = weights ? weights[i]! : 1;
-          const p = probs![i * K + k]!;
-          const h = p * (1 - p);
-          grad[i] = w * (p - (y[i] === k ? 1 : 0));
-          hess[i] = w * (h > 1e-6 ? h : 1e-6);
-        }
-        return;
-    }
-  };
-
-  /** Adds a grown tree's values to output k of its own rows (known leaves) and of every other row. */
-  const applyTree = (g: GrownTree, k: number, outside: Int32Array | null) => {
-    const { v } = g.tree;
-    for (let j = 0; j < g.leafNode.length; j++) {
-      const value = v[g.leafNode[j]!]!;
-      for (let q = g.leafBegin[j]!; q < g.leafEnd[j]!; q++) scores[g.rows[q]! * K + k]! += value;
-    }
-    if (outside) addTree(g, binned, outside, scores, K, k);
-    addTree(g, binned, dev, scores, K, k);
-  };
-
   // The dev rows' scores at the best round so far: candidates are compared on them without
   // walking the kept trees again.
   const devScores = new Float64Array(dev.length * K);
-  const keepDevScores = () => {
-    for (let q = 0; q < dev.length; q++)
-      for (let k = 0; k < K; k++) devScores[q * K + k] = scores[dev[q]! * K + k]!;
-  };
-
-  // With more rows than a tree needs, each tree learns from a window of `rowsPerTree` consecutive
-  // train positions (random rows: see prepareBoosting) starting at a seeded offset.
-  const nt = train.length;
-  const windowSize = sampled ? rowsPerTree : nt;
-  const window = new Int32Array(windowSize);
-  const outside = sampled ? new Int32Array(nt - windowSize) : null;
-  const treeRows = () => {
-    if (!sampled) return train;
-    const start = Math.floor(random() * nt);
-    for (let q = 0; q < windowSize; q++) window[q] = train[(start + q) % nt]!;
-    for (let q = 0; q < nt - windowSize; q++) outside![q] = train[(start + windowSize + q) % nt]!;
-    return window;
-  };
+  const { treeRows, outside } = treeWindows(train, rowsPerTree, random);
 
   for (let round = 0; round < maxRounds; round++) {
     const rows = treeRows();
     const roundTrees: Tree[] = [];
-    if (probs) for (const i of rows) softmaxRow(scores, probs, i * K, K);
+    if (b.probs) for (const i of rows) softmaxRow(scores, b.probs, i * K, K);
     for (let k = 0; k < K; k++) {
-      gradients(rows, k);
-      const grown = grower.grow(rows, grad, hess);
+      gradients(b, rows, k);
+      const grown = grower.grow(rows, b.grad, b.hess);
       roundTrees.push(grown.tree);
       // Softmax trees of one round all read this round's probabilities, so scores may move now.
-      applyTree(grown, k, outside);
+      applyTree(b, grown, k, outside);
     }
     trees.push(roundTrees);
-    const loss = dev.length ? devLoss() : 0;
+    const loss = dev.length ? devLoss(b) : 0;
     if (loss < best - 1e-12) {
       best = loss;
       bestRounds = trees.length;
-      keepDevScores();
+      for (let q = 0; q < dev.length; q++)
+        for (let k = 0; k < K; k++) devScores[q * K + k] = scores[dev[q]! * K + k]!;
     } else if (trees.length - bestRounds >= patience) break;
     if (onRound && (round + 1) % every === 0) onRound(round + 1, maxRounds);
   }

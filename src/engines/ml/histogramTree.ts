@@ -52,11 +52,21 @@ type Leaf = {
   bin: number;
 };
 
-/** Reusable buffers for growing many trees over the same binned data. */
-export type TreeGrower = ReturnType<typeof makeTreeGrower>;
+/** Where each feature's (gradient, hessian) pairs sit in a histogram, and which features can split. */
+type HistogramLayout = {
+  /** Bins per feature (missing, the cut intervals, above the last cut). */
+  nBins: Int32Array;
+  /** Each feature's first bin in a histogram. */
+  offsets: Int32Array;
+  totalBins: number;
+  /** Features with more than a single value bin: the others cannot split and are not counted. */
+  splittable: Int32Array;
+  /** Where each splittable feature's (gradient, hessian) pairs start in a histogram. */
+  histAt: Int32Array;
+};
 
-export const makeTreeGrower = (binned: BinnedFeatures, maxRows: number, params: TreeParams) => {
-  const { bins, features: d } = binned;
+const histogramLayout = (binned: BinnedFeatures): HistogramLayout => {
+  const d = binned.features;
   const nBins = Int32Array.from(binned.cuts, (c) => c.length + 2);
   const offsets = new Int32Array(d);
   let totalBins = 0;
@@ -64,244 +74,295 @@ export const makeTreeGrower = (binned: BinnedFeatures, maxRows: number, params: 
     offsets[f] = totalBins;
     totalBins += nBins[f]!;
   }
-  // Features with a single value bin cannot split: skipped when building histograms.
   const splittable = Int32Array.from({ length: d }, (_, f) => f).filter((f) => nBins[f]! > 2);
-  const ns = splittable.length;
-  /** Where each splittable feature's (gradient, hessian) pairs start in a histogram. */
   const histAt = Int32Array.from(splittable, (f) => offsets[f]! * 2);
-  const partition = new Int32Array(maxRows);
-  const scratch = new Int32Array(maxRows);
-  const pool: Float64Array[] = [];
-  const take = () => pool.pop() ?? new Float64Array(totalBins * 2);
+  return { nBins, offsets, totalBins, splittable, histAt };
+};
 
-  /**
-   * Sums of gradient and hessian per (feature, bin) over the rows partition[begin, end), row by
-   * row: a row's bins are adjacent, and four features per step keep independent updates in
-   * flight. Each bin still sums its rows in partition order, so the sums do not depend on how.
-   */
-  const buildHistogram = (grad: Float64Array, hess: Float64Array, begin: number, end: number) => {
-    const hist = take();
-    hist.fill(0);
-    for (let k = begin; k < end; k++) {
-      const i = partition[k]!;
-      const gk = grad[i]!;
-      const hk = hess[i]!;
-      const row = i * d;
-      let j = 0;
-      for (; j + 4 <= ns; j += 4) {
-        const o0 = histAt[j]! + (bins[row + splittable[j]!]! << 1);
-        const o1 = histAt[j + 1]! + (bins[row + splittable[j + 1]!]! << 1);
-        const o2 = histAt[j + 2]! + (bins[row + splittable[j + 2]!]! << 1);
-        const o3 = histAt[j + 3]! + (bins[row + splittable[j + 3]!]! << 1);
-        hist[o0]! += gk;
-        hist[o0 + 1]! += hk;
-        hist[o1]! += gk;
-        hist[o1 + 1]! += hk;
-        hist[o2]! += gk;
-        hist[o2 + 1]! += hk;
-        hist[o3]! += gk;
-        hist[o3 + 1]! += hk;
-      }
-      for (; j < ns; j++) {
-        const o = histAt[j]! + (bins[row + splittable[j]!]! << 1);
-        hist[o]! += gk;
-        hist[o + 1]! += hk;
+/** What growing reads and reuses across the trees of one binned data set. */
+type Growing = {
+  binned: BinnedFeatures;
+  layout: HistogramLayout;
+  params: TreeParams;
+  /** The tree's rows, partitioned in place leaf by leaf. */
+  partition: Int32Array;
+  scratch: Int32Array;
+  /** Histograms no leaf holds any more, reused rather than allocated. */
+  pool: Float64Array[];
+};
+
+/** The tree's nodes as growing appends them: split feature, threshold, children, value, split bin. */
+type Nodes = { f: number[]; t: number[]; l: number[]; r: number[]; v: number[]; splitBins: number[] };
+
+const newLeaf = (
+  node: number,
+  begin: number,
+  end: number,
+  depth: number,
+  sumG: number,
+  sumH: number,
+): Leaf => ({ node, begin, end, depth, sumG, sumH, hist: null, gain: 0, feature: -1, bin: 0 });
+
+/**
+ * Sums of gradient and hessian per (feature, bin) over the rows partition[begin, end), row by
+ * row: a row's bins are adjacent, and four features per step keep independent updates in
+ * flight. Each bin still sums its rows in partition order, so the sums do not depend on how.
+ */
+const buildHistogram = (g: Growing, grad: Float64Array, hess: Float64Array, begin: number, end: number) => {
+  const { partition } = g;
+  const { bins, features: d } = g.binned;
+  const { splittable, histAt } = g.layout;
+  const ns = splittable.length;
+  const hist = g.pool.pop() ?? new Float64Array(g.layout.totalBins * 2);
+  hist.fill(0);
+  for (let k = begin; k < end; k++) {
+    const i = partition[k]!;
+    const gk = grad[i]!;
+    const hk = hess[i]!;
+    const row = i * d;
+    let j = 0;
+    for (; j + 4 <= ns; j += 4) {
+      const o0 = histAt[j]! + (bins[row + splittable[j]!]! << 1);
+      const o1 = histAt[j + 1]! + (bins[row + splittable[j + 1]!]! << 1);
+      const o2 = histAt[j + 2]! + (bins[row + splittable[j + 2]!]! << 1);
+      const o3 = histAt[j + 3]! + (bins[row + splittable[j + 3]!]! << 1);
+      hist[o0]! += gk;
+      hist[o0 + 1]! += hk;
+      hist[o1]! += gk;
+      hist[o1 + 1]! += hk;
+      hist[o2]! += gk;
+      hist[o2 + 1]! += hk;
+      hist[o3]! += gk;
+      hist[o3 + 1]! += hk;
+    }
+    for (; j < ns; j++) {
+      const o = histAt[j]! + (bins[row + splittable[j]!]! << 1);
+      hist[o]! += gk;
+      hist[o + 1]! += hk;
+    }
+  }
+  return hist;
+};
+
+/**
+ * The best split of a leaf. Rows per bin are estimated from hessians (count × H_bin / H_leaf, as
+ * LightGBM does): exact for squared error, where every hessian is 1.
+ */
+const findSplit = ({ layout, params }: Growing, leaf: Leaf) => {
+  leaf.gain = 0;
+  leaf.feature = -1;
+  const count = leaf.end - leaf.begin;
+  if (leaf.depth >= params.maxDepth || count < 2 * params.minLeaf || !leaf.hist) return;
+  const { lambda, minLeaf, minHess } = params;
+  const { offsets, nBins } = layout;
+  const hist = leaf.hist;
+  const perHess = leaf.sumH > 0 ? count / leaf.sumH : 0;
+  const parentScore = (leaf.sumG * leaf.sumG) / (leaf.sumH + lambda);
+  let best = 1e-12;
+  for (const f of layout.splittable) {
+    const base = offsets[f]! * 2;
+    const nb = nBins[f]!;
+    let gl = 0;
+    let hl = 0;
+    for (let b = 0; b < nb - 1; b++) {
+      const o = base + b * 2;
+      gl += hist[o]!;
+      hl += hist[o + 1]!;
+      if (b === 0) continue; // a split must put some real values left
+      const cl = (hl * perHess + 0.5) | 0;
+      if (cl < minLeaf) continue;
+      if (count - cl < minLeaf) break;
+      const hr = leaf.sumH - hl;
+      if (hl < minHess || hr < minHess) continue;
+      const gr = leaf.sumG - gl;
+      const gain = (gl * gl) / (hl + lambda) + (gr * gr) / (hr + lambda) - parentScore;
+      if (gain > best) {
+        best = gain;
+        leaf.gain = gain;
+        leaf.feature = f;
+        leaf.bin = b;
       }
     }
-    return hist;
+  }
+};
+
+/** The leaf with the highest gain among those that can split, or −1. */
+const bestLeaf = (leaves: readonly Leaf[]) => {
+  let pick = -1;
+  for (let j = 0; j < leaves.length; j++)
+    if (leaves[j]!.feature >= 0 && (pick < 0 || leaves[j]!.gain > leaves[pick]!.gain)) pick = j;
+  return pick;
+};
+
+/**
+ * Stable partition of the leaf's rows: left rows first, right rows after, each in their previous
+ * order; returns where the right rows begin. Each row is written to both sides and only the
+ * cursor of its own side moves: a left-or-right branch would be mispredicted about half the time.
+ */
+const partitionLeaf = ({ partition, scratch, binned }: Growing, leaf: Leaf) => {
+  const { bins, features: d } = binned;
+  const feature = leaf.feature;
+  const splitBin = leaf.bin;
+  let w = leaf.begin;
+  let s = 0;
+  for (let k = leaf.begin; k < leaf.end; k++) {
+    const i = partition[k]!;
+    const goesRight = (splitBin - bins[i * d + feature]!) >>> 31;
+    partition[w] = i;
+    scratch[s] = i;
+    w += goesRight ^ 1;
+    s += goesRight;
+  }
+  partition.set(scratch.subarray(0, s), w);
+  return w;
+};
+
+/** Turns leaf node `node` into a split on `feature` at `bin`, appending its two children; returns the left one. */
+const appendChildren = (nodes: Nodes, node: number, feature: number, threshold: number, bin: number) => {
+  const { f, t, l, r, v, splitBins } = nodes;
+  const left = f.length;
+  for (let k = 0; k < 2; k++) {
+    f.push(-1);
+    t.push(0);
+    l.push(-1);
+    r.push(-1);
+    v.push(0);
+    splitBins.push(-1);
+  }
+  f[node] = feature;
+  t[node] = threshold;
+  l[node] = left;
+  r[node] = left + 1;
+  splitBins[node] = bin;
+  return left;
+};
+
+/**
+ * Histograms for the children of a split whose parent held `hist`: the smaller child's is built,
+ * the larger's is the parent's minus it; a child that cannot split keeps none (back to the pool).
+ */
+const childHistograms = (
+  g: Growing,
+  hist: Float64Array,
+  a: Leaf,
+  c: Leaf,
+  grad: Float64Array,
+  hess: Float64Array,
+) => {
+  const { params, pool } = g;
+  const canSplit = (x: Leaf) => x.depth < params.maxDepth && x.end - x.begin >= 2 * params.minLeaf;
+  const [small, large] = a.end - a.begin <= c.end - c.begin ? [a, c] : [c, a];
+  if (canSplit(small) || canSplit(large)) {
+    small.hist = buildHistogram(g, grad, hess, small.begin, small.end);
+    if (canSplit(large)) {
+      for (let k = 0; k < hist.length; k++) hist[k]! -= small.hist[k]!;
+      large.hist = hist;
+    } else pool.push(hist);
+    if (!canSplit(small)) {
+      pool.push(small.hist);
+      small.hist = null;
+    }
+  } else pool.push(hist);
+};
+
+/** Splits `parent` as its search found: partitions its rows, appends its children and finds their splits. */
+const splitLeaf = (
+  g: Growing,
+  nodes: Nodes,
+  parent: Leaf,
+  grad: Float64Array,
+  hess: Float64Array,
+): [Leaf, Leaf] => {
+  const w = partitionLeaf(g, parent);
+  const hist = parent.hist!;
+  const fo = g.layout.offsets[parent.feature]! * 2;
+  let gl = 0;
+  let hl = 0;
+  for (let b = 0; b <= parent.bin; b++) {
+    gl += hist[fo + b * 2]!;
+    hl += hist[fo + b * 2 + 1]!;
+  }
+  const threshold = g.binned.cuts[parent.feature]![parent.bin - 1]!;
+  const left = appendChildren(nodes, parent.node, parent.feature, threshold, parent.bin);
+  const depth = parent.depth + 1;
+  const a = newLeaf(left, parent.begin, w, depth, gl, hl);
+  const c = newLeaf(left + 1, w, parent.end, depth, parent.sumG - gl, parent.sumH - hl);
+  childHistograms(g, hist, a, c, grad, hess);
+  parent.hist = null;
+  findSplit(g, a);
+  findSplit(g, c);
+  return [a, c];
+};
+
+/** The grown tree: leaf values set, leaf histograms back to the pool, rows grouped by leaf. */
+const finishTree = (g: Growing, nodes: Nodes, leaves: readonly Leaf[], n: number): GrownTree => {
+  const { f, t, l, r, v, splitBins } = nodes;
+  const leafBegin: number[] = [];
+  const leafEnd: number[] = [];
+  const leafNode: number[] = [];
+  for (const leaf of leaves) {
+    v[leaf.node] = (-leaf.sumG / (leaf.sumH + g.params.lambda)) * g.params.rate;
+    leafBegin.push(leaf.begin);
+    leafEnd.push(leaf.end);
+    leafNode.push(leaf.node);
+    if (leaf.hist) g.pool.push(leaf.hist);
+    leaf.hist = null;
+  }
+  return {
+    tree: { f, t, l, r, v },
+    flat: {
+      feature: Int32Array.from(f),
+      splitBin: Int32Array.from(splitBins),
+      left: Int32Array.from(l),
+      right: Int32Array.from(r),
+      value: Float64Array.from(v),
+    },
+    rows: g.partition.subarray(0, n),
+    leafBegin,
+    leafEnd,
+    leafNode,
   };
+};
 
-  /**
-   * The best split of a leaf. Rows per bin are estimated from hessians (count × H_bin / H_leaf, as
-   * LightGBM does): exact for squared error, where every hessian is 1.
-   */
-  const findSplit = (leaf: Leaf) => {
-    leaf.gain = 0;
-    leaf.feature = -1;
-    const count = leaf.end - leaf.begin;
-    if (leaf.depth >= params.maxDepth || count < 2 * params.minLeaf || !leaf.hist) return;
-    const { lambda, minLeaf, minHess } = params;
-    const hist = leaf.hist;
-    const perHess = leaf.sumH > 0 ? count / leaf.sumH : 0;
-    const parentScore = (leaf.sumG * leaf.sumG) / (leaf.sumH + lambda);
-    let best = 1e-12;
-    for (const f of splittable) {
-      const base = offsets[f]! * 2;
-      const nb = nBins[f]!;
-      let gl = 0;
-      let hl = 0;
-      for (let b = 0; b < nb - 1; b++) {
-        const o = base + b * 2;
-        gl += hist[o]!;
-        hl += hist[o + 1]!;
-        if (b === 0) continue; // a split must put some real values left
-        const cl = (hl * perHess + 0.5) | 0;
-        if (cl < minLeaf) continue;
-        if (count - cl < minLeaf) break;
-        const hr = leaf.sumH - hl;
-        if (hl < minHess || hr < minHess) continue;
-        const gr = leaf.sumG - gl;
-        const gain = (gl * gl) / (hl + lambda) + (gr * gr) / (hr + lambda) - parentScore;
-        if (gain > best) {
-          best = gain;
-          leaf.gain = gain;
-          leaf.feature = f;
-          leaf.bin = b;
-        }
-      }
-    }
+/** Grows one tree over `rows` (indices into the binned data) for these gradients. */
+const grow = (g: Growing, rows: Int32Array, grad: Float64Array, hess: Float64Array): GrownTree => {
+  const { params } = g;
+  const n = rows.length;
+  g.partition.set(rows);
+  const nodes: Nodes = { f: [-1], t: [0], l: [-1], r: [-1], v: [0], splitBins: [-1] };
+  let sumG = 0;
+  let sumH = 0;
+  for (let k = 0; k < n; k++) {
+    sumG += grad[rows[k]!]!;
+    sumH += hess[rows[k]!]!;
+  }
+  const root = newLeaf(0, 0, n, 0, sumG, sumH);
+  if (params.maxDepth > 0 && n >= 2 * params.minLeaf) root.hist = buildHistogram(g, grad, hess, 0, n);
+  findSplit(g, root);
+  const leaves: Leaf[] = [root];
+  while (leaves.length < params.maxLeaves) {
+    const pick = bestLeaf(leaves);
+    if (pick < 0) break;
+    leaves.splice(pick, 1, ...splitLeaf(g, nodes, leaves[pick]!, grad, hess));
+  }
+  return finishTree(g, nodes, leaves, n);
+};
+
+/** Reusable buffers for growing many trees over the same binned data. */
+export const makeTreeGrower = (binned: BinnedFeatures, maxRows: number, params: TreeParams) => {
+  const layout = histogramLayout(binned);
+  const g: Growing = {
+    binned,
+    layout,
+    params,
+    partition: new Int32Array(maxRows),
+    scratch: new Int32Array(maxRows),
+    pool: [],
   };
-
-  /** Grows one tree over `rows` (indices into the binned data) for these gradients. */
-  const grow = (rows: Int32Array, grad: Float64Array, hess: Float64Array): GrownTree => {
-    const n = rows.length;
-    partition.set(rows);
-    const f: number[] = [-1];
-    const t: number[] = [0];
-    const l: number[] = [-1];
-    const r: number[] = [-1];
-    const v: number[] = [0];
-    const splitBins: number[] = [-1];
-    let sumG = 0;
-    let sumH = 0;
-    for (let k = 0; k < n; k++) {
-      sumG += grad[rows[k]!]!;
-      sumH += hess[rows[k]!]!;
-    }
-    const root: Leaf = {
-      node: 0,
-      begin: 0,
-      end: n,
-      depth: 0,
-      sumG,
-      sumH,
-      hist: null,
-      gain: 0,
-      feature: -1,
-      bin: 0,
-    };
-    if (params.maxDepth > 0 && n >= 2 * params.minLeaf) root.hist = buildHistogram(grad, hess, 0, n);
-    findSplit(root);
-    const leaves: Leaf[] = [root];
-
-    while (leaves.length < params.maxLeaves) {
-      let pick = -1;
-      for (let j = 0; j < leaves.length; j++)
-        if (leaves[j]!.feature >= 0 && (pick < 0 || leaves[j]!.gain > leaves[pick]!.gain)) pick = j;
-      if (pick < 0) break;
-      const parent = leaves[pick]!;
-      // Stable partition: left rows first, right rows after, each in their previous order. Each row
-      // is written to both sides and only the cursor of its own side moves: a left-or-right branch
-      // would be mispredicted about half the time.
-      const feature = parent.feature;
-      const splitBin = parent.bin;
-      let w = parent.begin;
-      let s = 0;
-      for (let k = parent.begin; k < parent.end; k++) {
-        const i = partition[k]!;
-        const goesRight = (splitBin - bins[i * d + feature]!) >>> 31;
-        partition[w] = i;
-        scratch[s] = i;
-        w += goesRight ^ 1;
-        s += goesRight;
-      }
-      partition.set(scratch.subarray(0, s), w);
-      const hist = parent.hist!;
-      const fo = offsets[parent.feature]! * 2;
-      let gl = 0;
-      let hl = 0;
-      for (let b = 0; b <= parent.bin; b++) {
-        gl += hist[fo + b * 2]!;
-        hl += hist[fo + b * 2 + 1]!;
-      }
-      const node = parent.node;
-      const left = f.length;
-      const right = left + 1;
-      for (let k = 0; k < 2; k++) {
-        f.push(-1);
-        t.push(0);
-        l.push(-1);
-        r.push(-1);
-        v.push(0);
-        splitBins.push(-1);
-      }
-      f[node] = parent.feature;
-      t[node] = binned.cuts[parent.feature]![parent.bin - 1]!;
-      l[node] = left;
-      r[node] = right;
-      splitBins[node] = parent.bin;
-      const depth = parent.depth + 1;
-      const a: Leaf = {
-        node: left,
-        begin: parent.begin,
-        end: w,
-        depth,
-        sumG: gl,
-        sumH: hl,
-        hist: null,
-        gain: 0,
-        feature: -1,
-        bin: 0,
-      };
-      const c: Leaf = {
-        node: right,
-        begin: w,
-        end: parent.end,
-        depth,
-        sumG: parent.sumG - gl,
-        sumH: parent.sumH - hl,
-        hist: null,
-        gain: 0,
-        feature: -1,
-        bin: 0,
-      };
-      const canSplit = (x: Leaf) => depth < params.maxDepth && x.end - x.begin >= 2 * params.minLeaf;
-      const [small, large] = a.end - a.begin <= c.end - c.begin ? [a, c] : [c, a];
-      if (canSplit(small) || canSplit(large)) {
-        small.hist = buildHistogram(grad, hess, small.begin, small.end);
-        if (canSplit(large)) {
-          for (let k = 0; k < hist.length; k++) hist[k]! -= small.hist[k]!;
-          large.hist = hist;
-        } else pool.push(hist);
-        if (!canSplit(small)) {
-          pool.push(small.hist);
-          small.hist = null;
-        }
-      } else pool.push(hist);
-      parent.hist = null;
-      findSplit(a);
-      findSplit(c);
-      leaves.splice(pick, 1, a, c);
-    }
-
-    const leafBegin: number[] = [];
-    const leafEnd: number[] = [];
-    const leafNode: number[] = [];
-    for (const leaf of leaves) {
-      v[leaf.node] = (-leaf.sumG / (leaf.sumH + params.lambda)) * params.rate;
-      leafBegin.push(leaf.begin);
-      leafEnd.push(leaf.end);
-      leafNode.push(leaf.node);
-      if (leaf.hist) pool.push(leaf.hist);
-      leaf.hist = null;
-    }
-    return {
-      tree: { f, t, l, r, v },
-      flat: {
-        feature: Int32Array.from(f),
-        splitBin: Int32Array.from(splitBins),
-        left: Int32Array.from(l),
-        right: Int32Array.from(r),
-        value: Float64Array.from(v),
-      },
-      rows: partition.subarray(0, n),
-      leafBegin,
-      leafEnd,
-      leafNode,
-    };
+  return {
+    grow: (rows: Int32Array, grad: Float64Array, hess: Float64Array) => grow(g, rows, grad, hess),
+    nBins: layout.nBins,
   };
-
-  return { grow, nBins };
 };
 
 /** Adds the tree's leaf value to output k of each of `rows`, reading their bins (bin 0, missing, goes left). */

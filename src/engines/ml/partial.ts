@@ -18,7 +18,7 @@
  */
 import type { ColumnEncoding } from './dataset';
 import { featureNames } from './dataset';
-import { seededRandom } from './random';
+import { sampleOf, seededRandom } from './random';
 
 /** Neighbours a missing input is filled from (and predictions averaged over). */
 export const NEIGHBOURS = 16;
@@ -160,19 +160,6 @@ const rankOf = (cuts: ArrayLike<number>, v: number) => {
     else hi = mid;
   }
   return cuts.length ? lo / cuts.length : 0;
-};
-
-/** Up to `max` of `rows`, drawn without replacement by a partial Fisher–Yates shuffle of a copy. */
-const sampleOf = (rows: Int32Array, max: number, random: () => number) => {
-  const copy = Int32Array.from(rows);
-  const take = Math.min(max, copy.length);
-  for (let i = 0; i < take; i++) {
-    const j = i + Math.floor(random() * (copy.length - i));
-    const t = copy[i]!;
-    copy[i] = copy[j]!;
-    copy[j] = t;
-  }
-  return copy.slice(0, take);
 };
 
 /**
@@ -318,275 +305,356 @@ export type Expansion = {
   spreadCounts: Int32Array;
 };
 
-export type PartialRuntime = ReturnType<typeof makePartial>;
+/** What the runtime's steps read of a partial model: its columns, their encodings and the row width. */
+type ColumnLayout = {
+  columns: readonly PartialColumn[];
+  encodings: readonly ColumnEncoding[];
+  /** Features per encoded row. */
+  d: number;
+  /** Per column: its weight in a distance, and whether it is compared by rank (typed for the scan). */
+  weights: Float64Array;
+  ranked: Uint8Array;
+};
+
+/** Rows whose keys a row is compared with: `rows` rows of `keys`, `columns` keys each. */
+type Neighbourhood = { keys: Float64Array; rows: number };
+
+/** The reference rows missing inputs are filled from. */
+type FillSource = Neighbourhood & { reference: Float64Array; neighbours: number };
+
+/** Regression: the dev rows a row's difficulty is read from. */
+type DifficultySource = Neighbourhood & { model: NonNullable<PartialModel['difficulty']> };
+
+/** Per column, the comparable key of every row of a matrix (rank, or category code). */
+const keysOf = ({ columns, encodings, d }: ColumnLayout, X: Float64Array, n: number) => {
+  const C = columns.length;
+  const keys = new Float64Array(n * C);
+  for (let c = 0; c < C; c++) {
+    const col = columns[c]!;
+    const e = encodings[c]!;
+    for (let r = 0; r < n; r++) {
+      const at = r * d + col.start;
+      keys[r * C + c] =
+        col.compare === 'rank'
+          ? rankOf(col.cuts, X[r * d + comparedFeature(e, col.start)]!)
+          : col.compare === 'category'
+            ? categoryCode(e, X, at, col.width)
+            : 0;
+    }
+  }
+  return keys;
+};
+
+/** A one-hot column's missing cell told from an unseen one (c: column, r: row). */
+type RawGiven = (c: number, r: number) => boolean;
+
+/** The status of one compared cell at `at` (see statusOf); `raw` is asked only of one-hot cells. */
+const cellStatus = (
+  col: PartialColumn,
+  e: ColumnEncoding,
+  X: Float64Array,
+  at: number,
+  raw: RawGiven | undefined,
+  c: number,
+  r: number,
+) => {
+  if (e.kind === 'number') {
+    const v = X[at]!;
+    if (Number.isNaN(v)) return col.fill ? MISSING : KNOWN;
+    return (col.min !== null && v < col.min) || (col.max !== null && v > col.max) ? OUT_OF_RANGE : KNOWN;
+  }
+  if (e.kind === 'date') return Number.isNaN(X[at]!) && col.fill ? MISSING : KNOWN;
+  if (e.kind === 'target') {
+    if (!col.fill) return KNOWN;
+    const v = X[at]!;
+    return Number.isNaN(v) ? MISSING : v === e.fallback ? UNSEEN : KNOWN;
+  }
+  if (e.kind === 'onehot' && col.fill && categoryCode(e, X, at, col.width) === -1)
+    return raw?.(c, r) ? UNSEEN : MISSING;
+  return KNOWN;
+};
+
+/**
+ * Each cell's status from the encoded row: missing (NaN, a one-hot row with no class), a category
+ * the model did not learn (the fallback), a number outside the training range; `raw` tells a
+ * one-hot column's missing cell from an unseen one. Null when every cell of every row is known.
+ */
+const statusOf = ({ columns, encodings, d }: ColumnLayout, X: Float64Array, n: number, raw?: RawGiven) => {
+  const C = columns.length;
+  let status: Uint8Array | null = null;
+  for (let c = 0; c < C; c++) {
+    const col = columns[c]!;
+    if (col.compare === 'none') continue;
+    const e = encodings[c]!;
+    for (let r = 0; r < n; r++) {
+      const s = cellStatus(col, e, X, r * d + col.start, raw, c, r);
+      if (s !== KNOWN) (status ??= new Uint8Array(n * C))[r * C + c] = s;
+    }
+  }
+  return status;
+};
+
+/** Indices of the `k` smallest distances from row `r` of `keys` to the rows of `near`. */
+const nearest = (
+  { weights, ranked }: ColumnLayout,
+  keys: Float64Array,
+  r: number,
+  known: Uint8Array,
+  near: Neighbourhood,
+  k: number,
+) => {
+  const C = weights.length;
+  const { keys: refKeys, rows } = near;
+  const best = new Int32Array(k).fill(-1);
+  const dist = new Float64Array(k).fill(INFINITY);
+  // The columns compared, and the row's key on each (a missing key compares with nothing).
+  const compared: number[] = [];
+  for (let c = 0; c < C; c++) {
+    const a = keys[r * C + c]!;
+    if (known[c] && a === a) compared.push(c);
+  }
+  const m = compared.length;
+  const cols = Int32Array.from(compared);
+  const own = Float64Array.from(compared, (c) => keys[r * C + c]!);
+  let worst = INFINITY;
+  for (let i = 0, at = 0; i < rows; i++, at += C) {
+    let s = 0;
+    for (let j = 0; j < m && s < worst; j++) {
+      const c = cols[j]!;
+      const b = refKeys[at + c]!;
+      if (b !== b) s += weights[c]!;
+      else if (ranked[c]) {
+        const diff = own[j]! - b;
+        s += weights[c]! * diff * diff;
+      } else if (own[j] !== b) s += weights[c]!;
+    }
+    if (s >= worst) continue;
+    let j = k - 1;
+    while (j > 0 && dist[j - 1]! > s) {
+      dist[j] = dist[j - 1]!;
+      best[j] = best[j - 1]!;
+      j--;
+    }
+    dist[j] = s;
+    best[j] = i;
+    worst = dist[k - 1]!;
+  }
+  return best;
+};
+
+/** Per column, 1 when row `r` gives a key to compare on it. */
+const knownColumns = (columns: readonly PartialColumn[], status: Uint8Array | null, r: number) => {
+  const C = columns.length;
+  const known = new Uint8Array(C);
+  for (let c = 0; c < C; c++)
+    known[c] = columns[c]!.compare !== 'none' && (!status || status[r * C + c] === KNOWN) ? 1 : 0;
+  return known;
+};
+
+/**
+ * Per input row: whether it needs filling (a missing or unseen cell) or a spread (a cell out of
+ * range), its first expanded row and how many it takes of each kind.
+ */
+const expansionPlan = (status: Uint8Array, n: number, C: number, K: number) => {
+  const fills = new Uint8Array(n);
+  const ranges = new Uint8Array(n);
+  const first = new Int32Array(n);
+  const counts = new Int32Array(n);
+  const spreadCounts = new Int32Array(n);
+  let total = 0;
+  for (let r = 0; r < n; r++) {
+    for (let c = 0; c < C; c++) {
+      const s = status[r * C + c]!;
+      if (s === MISSING || s === UNSEEN) fills[r] = 1;
+      else if (s === OUT_OF_RANGE) ranges[r] = 1;
+    }
+    first[r] = total;
+    counts[r] = fills[r] ? K : 1;
+    spreadCounts[r] = ranges[r] ? K : 0;
+    total += counts[r]! + spreadCounts[r]!;
+  }
+  return { fills, ranges, first, counts, spreadCounts, total };
+};
+
+/**
+ * Writes `row` once per neighbour into `out` from `at`, its missing and unseen cells (and, with
+ * `withRange`, its out-of-range ones) taken from that neighbour; returns where the next row goes.
+ */
+const writeFilled = (
+  { columns, d }: ColumnLayout,
+  out: Float64Array,
+  at: number,
+  row: Float64Array,
+  rowStatus: Uint8Array,
+  reference: Float64Array,
+  neighbours: Int32Array,
+  withRange: boolean,
+) => {
+  const C = columns.length;
+  for (const i of neighbours) {
+    out.set(row, at);
+    for (let c = 0; c < C; c++) {
+      const s = rowStatus[c]!;
+      if (s === MISSING || s === UNSEEN || (withRange && s === OUT_OF_RANGE)) {
+        const col = columns[c]!;
+        out.set(reference.subarray(i * d + col.start, i * d + col.start + col.width), at + col.start);
+      }
+    }
+    at += d;
+  }
+  return at;
+};
+
+/** The rows to score: a whole row as it is; a partial row as K filled rows (and K more for its spread). */
+const expand = (
+  layout: ColumnLayout,
+  fill: FillSource,
+  X: Float64Array,
+  n: number,
+  status: Uint8Array,
+): Expansion => {
+  const { d } = layout;
+  const C = layout.columns.length;
+  const K = fill.neighbours;
+  const { fills, ranges, first, counts, spreadCounts, total } = expansionPlan(status, n, C, K);
+  const out = new Float64Array(total * d);
+  const keys = keysOf(layout, X, n);
+  for (let r = 0; r < n; r++) {
+    const row = X.subarray(r * d, (r + 1) * d);
+    if (!fills[r] && !ranges[r]) {
+      out.set(row, first[r]! * d);
+      continue;
+    }
+    const neighbours = nearest(layout, keys, r, knownColumns(layout.columns, status, r), fill, K);
+    const rowStatus = status.subarray(r * C, (r + 1) * C);
+    let at = first[r]! * d;
+    if (fills[r]) at = writeFilled(layout, out, at, row, rowStatus, fill.reference, neighbours, false);
+    else {
+      out.set(row, at);
+      at += d;
+    }
+    if (ranges[r]) writeFilled(layout, out, at, row, rowStatus, fill.reference, neighbours, true);
+  }
+  return { X: out, n: total, first, counts, spreadCounts };
+};
+
+/** Per row, the mean of its value rows and the spread (std) of its spread rows (or value rows). */
+const fold = (e: Expansion, values: Float64Array) => {
+  const n = e.first.length;
+  const mean = new Float64Array(n);
+  const spread = new Float64Array(n);
+  for (let r = 0; r < n; r++) {
+    const a = e.first[r]!;
+    const ca = e.counts[r]!;
+    let s = 0;
+    for (let j = 0; j < ca; j++) s += values[a + j]!;
+    mean[r] = s / ca;
+    const b = e.spreadCounts[r] ? a + ca : a;
+    const cb = e.spreadCounts[r] || ca;
+    if (cb < 2) continue;
+    let m = 0;
+    for (let j = 0; j < cb; j++) m += values[b + j]!;
+    m /= cb;
+    let v = 0;
+    for (let j = 0; j < cb; j++) v += (values[b + j]! - m) ** 2;
+    spread[r] = sqrt(v / cb);
+  }
+  return { mean, spread };
+};
+
+/** Per row, the mean over its value rows of K-wide probability rows. */
+const foldProbabilities = (e: Expansion, p: Float64Array, classes: number) => {
+  const n = e.first.length;
+  const out = new Float64Array(n * classes);
+  for (let r = 0; r < n; r++) {
+    const a = e.first[r]!;
+    const ca = e.counts[r]!;
+    for (let j = 0; j < ca; j++)
+      for (let k = 0; k < classes; k++) out[r * classes + k]! += p[(a + j) * classes + k]! / ca;
+  }
+  return out;
+};
+
+/** Regression: each row's difficulty, the mean error of the model on the dev rows nearest on its known inputs. */
+const difficultyOf = (
+  layout: ColumnLayout,
+  source: DifficultySource | null,
+  X: Float64Array,
+  n: number,
+  status: Uint8Array | null,
+) => {
+  const out = new Float64Array(n);
+  if (!source) return out.fill(1);
+  const { model } = source;
+  const keys = keysOf(layout, X, n);
+  const k = model.neighbours;
+  let allKnown: Uint8Array | null = null;
+  for (let r = 0; r < n; r++) {
+    let known: Uint8Array;
+    if (status) known = knownColumns(layout.columns, status, r);
+    else known = allKnown ??= knownColumns(layout.columns, null, 0);
+    const near = nearest(layout, keys, r, known, source, k);
+    let s = DIFFICULTY_PRIOR * model.meanError;
+    for (const i of near) s += model.errors[i]!;
+    out[r] = Math.max(s / (k + DIFFICULTY_PRIOR), 1e-12 * (model.meanError + 1e-300));
+  }
+  return out;
+};
+
+/** σ = √(difficulty² + spread²), the row's scale. */
+const scales = (
+  layout: ColumnLayout,
+  source: DifficultySource | null,
+  X: Float64Array,
+  n: number,
+  status: Uint8Array | null,
+  spread: Float64Array | null,
+) => {
+  const difficulties = difficultyOf(layout, source, X, n, status);
+  for (let r = 0; r < n; r++) {
+    const s = spread ? spread[r]! : 0;
+    // The mean absolute error of a normal error is 0.8 of its standard deviation.
+    const dev = 1.25 * difficulties[r]!;
+    difficulties[r] = sqrt(dev * dev + s * s) || 1e-300;
+  }
+  return difficulties;
+};
 
 /** Everything a predictor needs of a partial model, built once per model. */
 export const makePartial = (p: PartialModel, encodings: readonly ColumnEncoding[], d: number) => {
-  const C = p.columns.length;
+  const layout: ColumnLayout = {
+    columns: p.columns,
+    encodings,
+    d,
+    weights: Float64Array.from(p.columns, (c) => c.weight),
+    ranked: Uint8Array.from(p.columns, (c) => (c.compare === 'rank' ? 1 : 0)),
+  };
   const reference = fromJson(p.reference);
   const R = reference.length / Math.max(d, 1);
-  const K = p.neighbours;
-
-  /** Per column, the comparable key of every row of a matrix (rank, or category code). */
-  const keysOf = (X: Float64Array, n: number) => {
-    const keys = new Float64Array(n * C);
-    for (let c = 0; c < C; c++) {
-      const col = p.columns[c]!;
-      const e = encodings[c]!;
-      for (let r = 0; r < n; r++) {
-        const at = r * d + col.start;
-        keys[r * C + c] =
-          col.compare === 'rank'
-            ? rankOf(col.cuts, X[r * d + comparedFeature(e, col.start)]!)
-            : col.compare === 'category'
-              ? categoryCode(e, X, at, col.width)
-              : 0;
-      }
-    }
-    return keys;
+  const fill: FillSource = {
+    reference,
+    keys: keysOf(layout, reference, R),
+    rows: R,
+    neighbours: p.neighbours,
   };
-  const referenceKeys = keysOf(reference, R);
-  const difficulty = p.difficulty;
-  const difficultyX = difficulty ? fromJson(difficulty.features) : null;
-  const difficultyKeys = difficultyX ? keysOf(difficultyX, difficulty!.errors.length) : null;
-
-  /**
-   * Each cell's status from the encoded row: missing (NaN, a one-hot row with no class), a category
-   * the model did not learn (the fallback), a number outside the training range; `raw` tells a
-   * one-hot column's missing cell from an unseen one. Null when every cell of every row is known.
-   */
-  const statusOf = (X: Float64Array, n: number, raw?: (c: number, r: number) => boolean) => {
-    let status: Uint8Array | null = null;
-    for (let c = 0; c < C; c++) {
-      const col = p.columns[c]!;
-      if (col.compare === 'none') continue;
-      const e = encodings[c]!;
-      for (let r = 0; r < n; r++) {
-        const at = r * d + col.start;
-        let s = KNOWN;
-        if (e.kind === 'number') {
-          const v = X[at]!;
-          if (Number.isNaN(v)) s = col.fill ? MISSING : KNOWN;
-          else if ((col.min !== null && v < col.min) || (col.max !== null && v > col.max)) s = OUT_OF_RANGE;
-        } else if (e.kind === 'date') {
-          if (Number.isNaN(X[at]!) && col.fill) s = MISSING;
-        } else if (e.kind === 'target') {
-          const v = X[at]!;
-          if (col.fill) s = Number.isNaN(v) ? MISSING : v === e.fallback ? UNSEEN : KNOWN;
-        } else if (e.kind === 'onehot' && col.fill && categoryCode(e, X, at, col.width) === -1)
-          s = raw?.(c, r) ? UNSEEN : MISSING;
-        if (s !== KNOWN) (status ??= new Uint8Array(n * C))[r * C + c] = s;
-      }
-    }
-    return status;
-  };
-
-  const weights = Float64Array.from(p.columns, (c) => c.weight);
-  const ranked = Uint8Array.from(p.columns, (c) => (c.compare === 'rank' ? 1 : 0));
-
-  /** Indices of the `k` smallest distances from row `r` of `keys` to the `rows` rows of `refKeys`. */
-  const nearest = (
-    keys: Float64Array,
-    r: number,
-    known: Uint8Array,
-    refKeys: Float64Array,
-    rows: number,
-    k: number,
-  ) => {
-    const best = new Int32Array(k).fill(-1);
-    const dist = new Float64Array(k).fill(INFINITY);
-    // The columns compared, and the row's key on each (a missing key compares with nothing).
-    const compared: number[] = [];
-    for (let c = 0; c < C; c++) {
-      const a = keys[r * C + c]!;
-      if (known[c] && a === a) compared.push(c);
-    }
-    const m = compared.length;
-    const cols = Int32Array.from(compared);
-    const own = Float64Array.from(compared, (c) => keys[r * C + c]!);
-    let worst = INFINITY;
-    for (let i = 0, at = 0; i < rows; i++, at += C) {
-      let s = 0;
-      for (let j = 0; j < m && s < worst; j++) {
-        const c = cols[j]!;
-        const b = refKeys[at + c]!;
-        if (b !== b) s += weights[c]!;
-        else if (ranked[c]) {
-          const diff = own[j]! - b;
-          s += weights[c]! * diff * diff;
-        } else if (own[j] !== b) s += weights[c]!;
-      }
-      if (s >= worst) continue;
-      let j = k - 1;
-      while (j > 0 && dist[j - 1]! > s) {
-        dist[j] = dist[j - 1]!;
-        best[j] = best[j - 1]!;
-        j--;
-      }
-      dist[j] = s;
-      best[j] = i;
-      worst = dist[k - 1]!;
-    }
-    return best;
-  };
-
-  const knownColumns = (status: Uint8Array | null, r: number) => {
-    const known = new Uint8Array(C);
-    for (let c = 0; c < C; c++)
-      known[c] = p.columns[c]!.compare !== 'none' && (!status || status[r * C + c] === KNOWN) ? 1 : 0;
-    return known;
-  };
-
-  /** The rows to score: a whole row as it is; a partial row as K filled rows (and K more for its spread). */
-  const expand = (X: Float64Array, n: number, status: Uint8Array): Expansion => {
-    const first = new Int32Array(n);
-    const counts = new Int32Array(n);
-    const spreadCounts = new Int32Array(n);
-    const needs = (r: number) => {
-      let fill = false;
-      let range = false;
-      for (let c = 0; c < C; c++) {
-        const s = status[r * C + c]!;
-        if (s === MISSING || s === UNSEEN) fill = true;
-        else if (s === OUT_OF_RANGE) range = true;
-      }
-      return { fill, range };
-    };
-    let total = 0;
-    const plans = new Array<{ fill: boolean; range: boolean }>(n);
-    for (let r = 0; r < n; r++) {
-      const need = (plans[r] = needs(r));
-      first[r] = total;
-      counts[r] = need.fill ? K : 1;
-      spreadCounts[r] = need.range ? K : 0;
-      total += counts[r]! + spreadCounts[r]!;
-    }
-    const out = new Float64Array(total * d);
-    const keys = keysOf(X, n);
-    for (let r = 0; r < n; r++) {
-      const row = X.subarray(r * d, (r + 1) * d);
-      const { fill, range } = plans[r]!;
-      if (!fill && !range) {
-        out.set(row, first[r]! * d);
-        continue;
-      }
-      const neighbours = nearest(keys, r, knownColumns(status, r), referenceKeys, R, K);
-      let at = first[r]! * d;
-      const write = (withRange: boolean) => {
-        for (const i of neighbours) {
-          out.set(row, at);
-          for (let c = 0; c < C; c++) {
-            const s = status[r * C + c]!;
-            if (s === MISSING || s === UNSEEN || (withRange && s === OUT_OF_RANGE)) {
-              const col = p.columns[c]!;
-              out.set(reference.subarray(i * d + col.start, i * d + col.start + col.width), at + col.start);
-            }
-          }
-          at += d;
+  const difficultyX = p.difficulty ? fromJson(p.difficulty.features) : null;
+  const difficulty: DifficultySource | null =
+    p.difficulty && difficultyX
+      ? {
+          model: p.difficulty,
+          keys: keysOf(layout, difficultyX, p.difficulty.errors.length),
+          rows: p.difficulty.errors.length,
         }
-      };
-      if (fill) write(false);
-      else {
-        out.set(row, at);
-        at += d;
-      }
-      if (range) write(true);
-    }
-    return { X: out, n: total, first, counts, spreadCounts };
-  };
-
-  /** Per row, the mean of its value rows and the spread (std) of its spread rows (or value rows). */
-  const fold = (e: Expansion, values: Float64Array) => {
-    const n = e.first.length;
-    const mean = new Float64Array(n);
-    const spread = new Float64Array(n);
-    for (let r = 0; r < n; r++) {
-      const a = e.first[r]!;
-      const ca = e.counts[r]!;
-      let s = 0;
-      for (let j = 0; j < ca; j++) s += values[a + j]!;
-      mean[r] = s / ca;
-      const b = e.spreadCounts[r] ? a + ca : a;
-      const cb = e.spreadCounts[r] || ca;
-      if (cb < 2) continue;
-      let m = 0;
-      for (let j = 0; j < cb; j++) m += values[b + j]!;
-      m /= cb;
-      let v = 0;
-      for (let j = 0; j < cb; j++) v += (values[b + j]! - m) ** 2;
-      spread[r] = sqrt(v / cb);
-    }
-    return { mean, spread };
-  };
-
-  /** Per row, the mean over its value rows of K-wide probability rows. */
-  const foldProbabilities = (e: Expansion, p: Float64Array, classes: number) => {
-    const n = e.first.length;
-    const out = new Float64Array(n * classes);
-    for (let r = 0; r < n; r++) {
-      const a = e.first[r]!;
-      const ca = e.counts[r]!;
-      for (let j = 0; j < ca; j++)
-        for (let k = 0; k < classes; k++) out[r * classes + k]! += p[(a + j) * classes + k]! / ca;
-    }
-    return out;
-  };
-
-  /** Regression: each row's difficulty, the mean error of the model on the dev rows nearest on its known inputs. */
-  const difficultyOf = (X: Float64Array, n: number, status: Uint8Array | null) => {
-    const out = new Float64Array(n);
-    if (!difficulty || !difficultyKeys) return out.fill(1);
-    const keys = keysOf(X, n);
-    const rows = difficulty.errors.length;
-    const k = difficulty.neighbours;
-    let allKnown: Uint8Array | null = null;
-    for (let r = 0; r < n; r++) {
-      let known: Uint8Array;
-      if (status) known = knownColumns(status, r);
-      else known = allKnown ??= knownColumns(null, 0);
-      const near = nearest(keys, r, known, difficultyKeys, rows, k);
-      let s = DIFFICULTY_PRIOR * difficulty.meanError;
-      for (const i of near) s += difficulty.errors[i]!;
-      out[r] = Math.max(s / (k + DIFFICULTY_PRIOR), 1e-12 * (difficulty.meanError + 1e-300));
-    }
-    return out;
-  };
-
-  /** σ = √(difficulty² + spread²), the row's scale. */
-  const scales = (X: Float64Array, n: number, status: Uint8Array | null, spread: Float64Array | null) => {
-    const difficulties = difficultyOf(X, n, status);
-    for (let r = 0; r < n; r++) {
-      const s = spread ? spread[r]! : 0;
-      // The mean absolute error of a normal error is 0.8 of its standard deviation.
-      const dev = 1.25 * difficulties[r]!;
-      difficulties[r] = sqrt(dev * dev + s * s) || 1e-300;
-    }
-    return difficulties;
-  };
-
-  /** The columns of row `r` with each status, for its explanation. */
-  const namesOf = (status: Uint8Array, r: number, wanted: number) => {
-    const names: string[] = [];
-    for (let c = 0; c < C; c++) if (status[r * C + c] === wanted) names.push(p.columns[c]!.column);
-    return names;
-  };
-  const knownNames = (status: Uint8Array, r: number) => {
-    const names: string[] = [];
-    for (let c = 0; c < C; c++)
-      if (p.columns[c]!.compare !== 'none' && status[r * C + c] === KNOWN) names.push(p.columns[c]!.column);
-    return names;
-  };
-
+      : null;
   return {
-    statusOf,
-    expand,
+    statusOf: (X: Float64Array, n: number, raw?: RawGiven) => statusOf(layout, X, n, raw),
+    expand: (X: Float64Array, n: number, status: Uint8Array) => expand(layout, fill, X, n, status),
     fold,
     foldProbabilities,
-    scales,
-    namesOf,
-    knownNames,
-    columns: C,
-    neighbours: K,
+    scales: (X: Float64Array, n: number, status: Uint8Array | null, spread: Float64Array | null) =>
+      scales(layout, difficulty, X, n, status, spread),
+    columns: p.columns.length,
+    neighbours: p.neighbours,
   };
 };
 
@@ -615,3 +683,28 @@ export const partialExplain = (
 
 /** How DESCRIBE says a model treats missing inputs. */
 export const PARTIAL_INPUTS_DESCRIPTION = `a missing input, or a category the model did not learn, is filled from each of the ${NEIGHBOURS} training rows nearest on the inputs given and their predictions averaged; a number's interval widens with the spread of those predictions, and for inputs outside the training range; <target>_explain names them`;
+
+/** The explanation with what was missing, unseen or out of range, for a row that had any. */
+export const explainPartial = (
+  p: PartialModel | undefined,
+  explain: string,
+  status: Uint8Array | null | undefined,
+  r: number,
+) => {
+  if (!status || !p) return explain;
+  const C = p.columns.length;
+  const missing: string[] = [];
+  const unseen: string[] = [];
+  const outOfRange: string[] = [];
+  const given: string[] = [];
+  for (let c = 0; c < C; c++) {
+    const s = status[r * C + c]!;
+    const name = p.columns[c]!.column;
+    if (s === MISSING) missing.push(name);
+    else if (s === UNSEEN) unseen.push(name);
+    else if (s === OUT_OF_RANGE) outOfRange.push(name);
+    else if (s === KNOWN && p.columns[c]!.compare !== 'none') given.push(name);
+  }
+  if (!missing.length && !unseen.length && !outOfRange.length) return explain;
+  return `${explain.slice(0, -1)}${partialExplain(missing, unseen, outOfRange, given, p.neighbours)}}`;
+};

@@ -16,7 +16,7 @@ import {
   type Row,
 } from './dataset';
 import { cellKey, makeBatchEncoder } from './encode';
-import { groupOf, KNOWN, makePartial, MISSING, OUT_OF_RANGE, partialExplain, UNSEEN } from './partial';
+import { explainPartial, groupOf, makePartial, type PartialModel } from './partial';
 import { compileGbdt, compiledScores, softmaxInPlace, type CompiledGbdt } from './gbdt';
 import { mixerOutputs } from './legacy';
 import { gbdtOutputs, makeScorer } from './mixers';
@@ -28,6 +28,7 @@ import {
   clampConfidence,
   conformalHalfWidth,
   hasValue,
+  predictionColumns,
   pythonJson,
   regressionExplain,
   round4,
@@ -148,31 +149,23 @@ const countAtLeast = (sorted: readonly number[], s: number) => {
   return sorted.length - lo;
 };
 
-/**
- * Everything needed to answer predictions from one artifact, built once per model version:
- * the encoder, the mixer, and the conformal calibration. Reads schema 1 and schema 2.
- */
-export const makePredictor = (artifact: Artifact, pool?: ScoringPool): Predictor => {
-  if (isForecast(artifact)) return forecastPredictor(artifact);
-  const tabular = artifact;
-  const prepare = tabular.schemaVersion === 1 ? scoreV1(tabular) : scoreV2(tabular);
-  /** Scores on this thread. */
-  const score = (batch: ColumnBatch) => {
-    const s = prepare(batch);
-    return s.finish(s.ensemble ? compiledScores(s.ensemble, s.X, s.n, s.d) : null);
-  };
-  /** Scores with the ensemble's walk spread over the pool's threads (the same values). */
-  const scoreInPool = async (batch: ColumnBatch) => {
-    if (!pool) return score(batch);
-    const s = prepare(batch);
-    return s.finish(s.ensemble ? await pool.scores(s.ensemble, s.X, s.n, s.d) : null);
-  };
-  const K = tabular.classes.length;
-  const cal: Calibration = tabular.calibration;
-  const target = tabular.target;
-  const inputColumns = tabular.columns.map((c) => c.name);
-  const classValues = tabular.schemaVersion === 1 ? 'string' : tabular.classValues;
-  const typed = (key: string): string | number | boolean => {
+type RegressionCalibration = Extract<Calibration, { kind: 'regression' }>;
+type ClassificationCalibration = Extract<Calibration, { kind: 'classification' }>;
+type Level = { confidence: number; half: number };
+
+/** The answer's columns a batch fills, each null when it was not asked for. */
+type AnswerSlots = {
+  predicted: unknown[] | null;
+  original: unknown[] | null;
+  confidences: unknown[] | null;
+  explains: unknown[] | null;
+  anomalies: unknown[] | null;
+};
+
+/** A class key as the answer gives it: typed as the training target's values were. */
+const classTyper =
+  (classValues: TabularArtifact['classValues']) =>
+  (key: string): string | number | boolean => {
     switch (classValues) {
       case 'string':
         return key;
@@ -184,69 +177,182 @@ export const makePredictor = (artifact: Artifact, pool?: ScoringPool): Predictor
         return key === 'true' ? true : key === 'false' ? false : key;
     }
   };
-  const automatic = cal.kind === 'regression' ? automaticLevel(cal.scores, cal.targetStd) : null;
-  const partialModel = tabular.schemaVersion === 2 ? tabular.partial : undefined;
+
+/** A regression model's intervals, built once per model. */
+type RegressionIntervals = {
+  cal: RegressionCalibration;
+  automatic: Level;
+  partial: PartialModel | undefined;
   /** Conformal scores normalised by each row's σ (models trained since issue 59). */
-  const normalised = partialModel?.scores ?? null;
+  normalised: number[][] | null;
   /** Each group's normalised half-width at each level, highest level first (as LEVELS). */
-  const quantiles = normalised
-    ? normalised.map((group) => LEVELS.map((c) => conformalHalfWidth(group, c)))
-    : [];
-  /** Lightwood's automatic rule for one row: the highest level whose interval fits in the target's std. */
-  const rowLevel = (sigma: number, targetStd: number, group: number) => {
-    const q = quantiles[group]!;
-    for (let j = 0; j < LEVELS.length; j++)
-      if (2 * q[j]! * sigma <= targetStd) return { confidence: LEVELS[j]!, half: q[j]! * sigma };
-    return { confidence: 0.9991, half: q[0]! * sigma * 1.5 };
+  quantiles: number[][];
+};
+
+const regressionIntervals = (
+  cal: RegressionCalibration,
+  partial: PartialModel | undefined,
+): RegressionIntervals => {
+  const normalised = partial?.scores ?? null;
+  return {
+    cal,
+    automatic: automaticLevel(cal.scores, cal.targetStd),
+    partial,
+    normalised,
+    quantiles: normalised ? normalised.map((group) => LEVELS.map((c) => conformalHalfWidth(group, c))) : [],
   };
-  /** The explanation with what was missing, unseen or out of range, for a row that had any. */
-  const withPartial = (explain: string, status: Uint8Array | null | undefined, r: number) => {
-    if (!status || !partialModel) return explain;
-    const C = partialModel.columns.length;
-    const missing: string[] = [];
-    const unseen: string[] = [];
-    const outOfRange: string[] = [];
-    const given: string[] = [];
-    for (let c = 0; c < C; c++) {
-      const s = status[r * C + c]!;
-      const name = partialModel.columns[c]!.column;
-      if (s === MISSING) missing.push(name);
-      else if (s === UNSEEN) unseen.push(name);
-      else if (s === OUT_OF_RANGE) outOfRange.push(name);
-      else if (s === KNOWN && partialModel.columns[c]!.compare !== 'none') given.push(name);
+};
+
+/** Lightwood's automatic rule for one row: the highest level whose interval fits in the target's std. */
+const rowLevel = (quantiles: readonly number[][], sigma: number, targetStd: number, group: number): Level => {
+  const q = quantiles[group]!;
+  for (let j = 0; j < LEVELS.length; j++)
+    if (2 * q[j]! * sigma <= targetStd) return { confidence: LEVELS[j]!, half: q[j]! * sigma };
+  return { confidence: 0.9991, half: q[0]! * sigma * 1.5 };
+};
+
+/** A regression's values, intervals and verdicts, row by row; `column` makes the bounds' columns. */
+const answerRegression = (
+  slots: AnswerSlots,
+  column: (name: string) => unknown[] | null,
+  keys: { min: string; max: string },
+  scored: Extract<Scored, { kind: 'regression' }>,
+  truths: ArrayLike<unknown> | undefined,
+  n: number,
+  intervals: RegressionIntervals,
+  fixed: number | undefined,
+) => {
+  const { cal, normalised, partial } = intervals;
+  const { predicted, original, confidences, explains, anomalies } = slots;
+  const level =
+    fixed !== undefined
+      ? { confidence: clampConfidence(fixed), half: conformalHalfWidth(cal.scores, clampConfidence(fixed)) }
+      : intervals.automatic;
+  const lowers = column(keys.min);
+  const uppers = column(keys.max);
+  // A partial model scales each row's interval by its σ: computed only when an interval is asked.
+  const perRow =
+    normalised && scored.scales && (confidences || explains || anomalies || lowers || uppers)
+      ? { sigma: scored.scales(), scores: normalised }
+      : null;
+  const fixedQuantiles =
+    perRow && fixed !== undefined
+      ? perRow.scores.map((group) => conformalHalfWidth(group, clampConfidence(fixed)))
+      : [];
+  for (let r = 0; r < n; r++) {
+    let { confidence, half } = level;
+    if (perRow) {
+      const sigma = perRow.sigma[r]!;
+      const group = groupOf(scored.status ?? null, r, partial!.columns);
+      if (fixed !== undefined) half = fixedQuantiles[group]! * sigma;
+      else ({ confidence, half } = rowLevel(intervals.quantiles, sigma, cal.targetStd, group));
     }
-    if (!missing.length && !unseen.length && !outOfRange.length) return explain;
-    return `${explain.slice(0, -1)}${partialExplain(missing, unseen, outOfRange, given, partialModel.neighbours)}}`;
-  };
-  const keys = {
-    original: `${target}_original`,
-    confidence: `${target}_confidence`,
-    explain: `${target}_explain`,
-    anomaly: `${target}_anomaly`,
-    min: `${target}_min`,
-    max: `${target}_max`,
-  };
-  const probabilityKeys = tabular.classes.map((c) => `probability_class_${c}`);
+    const { value, lower, upper } = boundedValue(scored.values[r]!, half, cal);
+    const truthRaw = truths?.[r];
+    const truth = hasValue(truthRaw) ? toNumber(truthRaw) : NaN;
+    const anomaly = Number.isNaN(truth) ? null : truth < lower || truth > upper;
+    const truthValue = Number.isNaN(truth) ? null : truth;
+    if (predicted) predicted[r] = value;
+    if (original) original[r] = truthValue;
+    if (confidences) confidences[r] = confidence;
+    if (explains)
+      explains[r] = explainPartial(
+        partial,
+        regressionExplain(value, confidence, anomaly, truthValue, lower, upper),
+        scored.status,
+        r,
+      );
+    if (anomalies) anomalies[r] = anomaly;
+    if (lowers) lowers[r] = lower;
+    if (uppers) uppers[r] = upper;
+  }
+};
 
-  /** The output columns, in order, for SQL answers. */
-  const outputColumns = [
-    ...inputColumns,
-    target,
-    `${target}_original`,
-    `${target}_confidence`,
-    `${target}_explain`,
-    `${target}_anomaly`,
-    ...(tabular.task === 'regression' ? [`${target}_min`, `${target}_max`] : []),
-    'select_data_query',
-    'when_data',
-    '__mindsdb_row_id',
-  ];
+/** The best class's confidence: p-values of each class against the calibration margins, 1 − the second highest. */
+const classConfidence = (q: Float64Array, at: number, K: number, best: number, scores: readonly number[]) => {
+  let runnerUp = 0;
+  for (let j = 0; j < K; j++) if (j !== best && q[at + j]! > runnerUp) runnerUp = q[at + j]!;
+  let highest = -Infinity;
+  let second = -Infinity;
+  for (let k = 0; k < K; k++) {
+    const other = k === best ? runnerUp : q[at + best]!;
+    const s = 0.5 - (q[at + k]! - other) / 2;
+    const pValue = (countAtLeast(scores, s) + 1) / (scores.length + 1);
+    if (pValue > highest) {
+      second = highest;
+      highest = pValue;
+    } else if (pValue > second) second = pValue;
+  }
+  return round4(Math.min(0.9999, Math.max(0.0001, 1 - second)));
+};
 
-  /**
-   * The answer's columns for a batch, only those asked for (`columns`, any order): each an array
-   * with one value per row. The explanation string, the costliest, is built only when asked for.
-   */
-  const answerColumns = (
+/** What a classifier's answers name and type: its classes, their probability keys, its partial model. */
+type ClassAnswers = {
+  cal: ClassificationCalibration;
+  classes: readonly string[];
+  probabilityKeys: readonly string[];
+  typed: (key: string) => string | number | boolean;
+  partial: PartialModel | undefined;
+};
+
+/** A classification's classes, confidences and explanations, row by row. */
+const answerClassification = (
+  slots: AnswerSlots,
+  scored: Extract<Scored, { kind: 'classification' }>,
+  truths: ArrayLike<unknown> | undefined,
+  n: number,
+  c: ClassAnswers,
+) => {
+  const { predicted, original, confidences, explains, anomalies } = slots;
+  const K = c.classes.length;
+  const q = scored.decision;
+  for (let r = 0; r < n; r++) {
+    const at = r * K;
+    const best = argmaxRow(q, at, K);
+    const confidence = classConfidence(q, at, K, best, c.cal.scores);
+    const value = c.typed(c.classes[best]!);
+    const truthRaw = truths?.[r];
+    const truthKey = hasValue(truthRaw) ? categoryKey(truthRaw) : null;
+    const truthValue = truthKey === null ? null : c.typed(truthKey);
+    if (predicted) predicted[r] = value;
+    if (original) original[r] = truthValue;
+    if (confidences) confidences[r] = confidence;
+    if (explains) {
+      const explain: Record<string, unknown> = {
+        predicted_value: value,
+        confidence,
+        anomaly: null,
+        truth: truthValue,
+      };
+      for (let k = 0; k < K; k++) explain[c.probabilityKeys[k]!] = round4(scored.probabilities[at + k]!);
+      explains[r] = explainPartial(c.partial, pythonJson(explain), scored.status, r);
+    }
+    if (anomalies) anomalies[r] = null;
+  }
+};
+
+/**
+ * The answer's columns for a batch, only those asked for (`columns`, any order): each an array
+ * with one value per row. The explanation string, the costliest, is built only when asked for.
+ */
+const columnAnswerer = (tabular: TabularArtifact | ArtifactV1) => {
+  const cal: Calibration = tabular.calibration;
+  const target = tabular.target;
+  const inputColumns = tabular.columns.map((c) => c.name);
+  const partial = tabular.schemaVersion === 2 ? tabular.partial : undefined;
+  const intervals = cal.kind === 'regression' ? regressionIntervals(cal, partial) : null;
+  const classAnswers: ClassAnswers | null =
+    cal.kind === 'classification'
+      ? {
+          cal,
+          classes: tabular.classes,
+          probabilityKeys: tabular.classes.map((c) => `probability_class_${c}`),
+          typed: classTyper(tabular.schemaVersion === 1 ? 'string' : tabular.classValues),
+          partial,
+        }
+      : null;
+  const bounds = { min: `${target}_min`, max: `${target}_max` };
+  return (
     batch: ColumnBatch,
     scored: Scored,
     columns: readonly string[],
@@ -267,128 +373,81 @@ export const makePredictor = (artifact: Artifact, pool?: ScoringPool): Predictor
     echo('when_data');
     echo('__mindsdb_row_id');
     const truths = batch.column(target);
-    const predicted = column(target);
-    const original = column(keys.original);
-    const confidences = column(keys.confidence);
-    const explains = column(keys.explain);
-    const anomalies = column(keys.anomaly);
-
-    if (scored.kind === 'regression' && cal.kind === 'regression') {
-      const fixed = options.fixed_confidence;
-      const level =
-        fixed !== undefined
-          ? {
-              confidence: clampConfidence(fixed),
-              half: conformalHalfWidth(cal.scores, clampConfidence(fixed)),
-            }
-          : automatic!;
-      const lowers = column(keys.min);
-      const uppers = column(keys.max);
-      // A partial model scales each row's interval by its σ: computed only when an interval is asked.
-      const perRow =
-        normalised && scored.scales && (confidences || explains || anomalies || lowers || uppers)
-          ? { sigma: scored.scales(), scores: normalised }
-          : null;
-      const fixedQuantiles =
-        perRow && fixed !== undefined
-          ? perRow.scores.map((group) => conformalHalfWidth(group, clampConfidence(fixed)))
-          : [];
-      for (let r = 0; r < n; r++) {
-        let { confidence, half } = level;
-        if (perRow) {
-          const sigma = perRow.sigma[r]!;
-          const group = groupOf(scored.status ?? null, r, partialModel!.columns);
-          if (fixed !== undefined) half = fixedQuantiles[group]! * sigma;
-          else ({ confidence, half } = rowLevel(sigma, cal.targetStd, group));
-        }
-        const { value, lower, upper } = boundedValue(scored.values[r]!, half, cal);
-        const truthRaw = truths?.[r];
-        const truth = hasValue(truthRaw) ? toNumber(truthRaw) : NaN;
-        const anomaly = Number.isNaN(truth) ? null : truth < lower || truth > upper;
-        const truthValue = Number.isNaN(truth) ? null : truth;
-        if (predicted) predicted[r] = value;
-        if (original) original[r] = truthValue;
-        if (confidences) confidences[r] = confidence;
-        if (explains)
-          explains[r] = withPartial(
-            regressionExplain(value, confidence, anomaly, truthValue, lower, upper),
-            scored.status,
-            r,
-          );
-        if (anomalies) anomalies[r] = anomaly;
-        if (lowers) lowers[r] = lower;
-        if (uppers) uppers[r] = upper;
-      }
-    } else if (scored.kind === 'classification' && cal.kind === 'classification') {
-      const q = scored.decision;
-      const calibrationCount = cal.scores.length;
-      for (let r = 0; r < n; r++) {
-        const at = r * K;
-        const best = argmaxRow(q, at, K);
-        let runnerUp = 0;
-        for (let j = 0; j < K; j++) if (j !== best && q[at + j]! > runnerUp) runnerUp = q[at + j]!;
-        // p-value of each class against the calibration margins; confidence = 1 − second highest.
-        let highest = -Infinity;
-        let second = -Infinity;
-        for (let k = 0; k < K; k++) {
-          const other = k === best ? runnerUp : q[at + best]!;
-          const s = 0.5 - (q[at + k]! - other) / 2;
-          const pValue = (countAtLeast(cal.scores, s) + 1) / (calibrationCount + 1);
-          if (pValue > highest) {
-            second = highest;
-            highest = pValue;
-          } else if (pValue > second) second = pValue;
-        }
-        const confidence = round4(Math.min(0.9999, Math.max(0.0001, 1 - second)));
-        const value = typed(tabular.classes[best]!);
-        const truthRaw = truths?.[r];
-        const truthKey = hasValue(truthRaw) ? categoryKey(truthRaw) : null;
-        const truthValue = truthKey === null ? null : typed(truthKey);
-        if (predicted) predicted[r] = value;
-        if (original) original[r] = truthValue;
-        if (confidences) confidences[r] = confidence;
-        if (explains) {
-          const explain: Record<string, unknown> = {
-            predicted_value: value,
-            confidence,
-            anomaly: null,
-            truth: truthValue,
-          };
-          for (let k = 0; k < K; k++) explain[probabilityKeys[k]!] = round4(scored.probabilities[at + k]!);
-          explains[r] = withPartial(pythonJson(explain), scored.status, r);
-        }
-        if (anomalies) anomalies[r] = null;
-      }
-    }
+    const slots: AnswerSlots = {
+      predicted: column(target),
+      original: column(`${target}_original`),
+      confidences: column(`${target}_confidence`),
+      explains: column(`${target}_explain`),
+      anomalies: column(`${target}_anomaly`),
+    };
+    if (scored.kind === 'regression' && intervals)
+      answerRegression(slots, column, bounds, scored, truths, n, intervals, options.fixed_confidence);
+    else if (scored.kind === 'classification' && classAnswers)
+      answerClassification(slots, scored, truths, n, classAnswers);
     return out;
   };
+};
 
+/** Answer rows, every output column in order (absent ones null), each a copy of `template`. */
+const rowsOf = (
+  outputColumns: readonly string[],
+  template: Row,
+  count: number,
+  columns: Record<string, unknown[]>,
+) => {
+  const present = outputColumns.filter((c) => columns[c] !== undefined);
+  const values = present.map((c) => columns[c]!);
+  const answers = new Array<Row>(count);
+  for (let r = 0; r < count; r++) {
+    const result: Row = { ...template };
+    for (let j = 0; j < present.length; j++) result[present[j]!] = values[j]![r];
+    answers[r] = result;
+  }
+  return answers;
+};
+
+/**
+ * Everything needed to answer predictions from one artifact, built once per model version:
+ * the encoder, the mixer, and the conformal calibration. Reads schema 1 and schema 2.
+ */
+export const makePredictor = (artifact: Artifact, pool?: ScoringPool): Predictor => {
+  if (isForecast(artifact)) return forecastPredictor(artifact);
+  const tabular = artifact;
+  const prepare = tabular.schemaVersion === 1 ? scoreV1(tabular) : scoreV2(tabular);
+  /** Scores on this thread. */
+  const score = (batch: ColumnBatch) => {
+    const s = prepare(batch);
+    return s.finish(s.ensemble ? compiledScores(s.ensemble, s.X, s.n, s.d) : null);
+  };
+  /** Scores with the ensemble's walk spread over the pool's threads (the same values). */
+  const scoreInPool = async (batch: ColumnBatch) => {
+    if (!pool) return score(batch);
+    const s = prepare(batch);
+    return s.finish(s.ensemble ? await pool.scores(s.ensemble, s.X, s.n, s.d) : null);
+  };
+  const answerColumns = columnAnswerer(tabular);
+  const explainKey = `${tabular.target}_explain`;
+  const outputColumns = predictionColumns(
+    tabular.columns.map((c) => c.name),
+    tabular.target,
+    tabular.task === 'regression',
+  );
   // A copy of one template keeps every answer in one hidden class, its keys in output order.
   const template: Row = Object.fromEntries(outputColumns.map((c) => [c, null]));
 
   /** The output columns a row answer holds: all, the explanation only when wanted. */
   const rowColumns = (options: PredictOptions) =>
-    options.wanted !== undefined && !options.wanted.has(keys.explain)
-      ? outputColumns.filter((c) => c !== keys.explain)
+    options.wanted !== undefined && !options.wanted.has(explainKey)
+      ? outputColumns.filter((c) => c !== explainKey)
       : outputColumns;
 
-  /** Answer rows, every output column in order (absent ones null). */
-  const rowsOf = (count: number, columns: Record<string, unknown[]>) => {
-    const present = outputColumns.filter((c) => columns[c] !== undefined);
-    const values = present.map((c) => columns[c]!);
-    const answers = new Array<Row>(count);
-    for (let r = 0; r < count; r++) {
-      const result: Row = { ...template };
-      for (let j = 0; j < present.length; j++) result[present[j]!] = values[j]![r];
-      answers[r] = result;
-    }
-    return answers;
-  };
+  const answerRows = (count: number, columns: Record<string, unknown[]>) =>
+    rowsOf(outputColumns, template, count, columns);
 
   /** Answer rows, scored on this thread; `wanted` without the explanation leaves it null. */
   const predict = (rows: readonly Row[], options: PredictOptions = {}) => {
     const batch = batchOfRows(rows);
-    return rowsOf(rows.length, answerColumns(batch, score(batch), rowColumns(options), options));
+    return answerRows(rows.length, answerColumns(batch, score(batch), rowColumns(options), options));
   };
 
   const predictColumns = async (
@@ -398,7 +457,7 @@ export const makePredictor = (artifact: Artifact, pool?: ScoringPool): Predictor
   ) => answerColumns(batch, await scoreInPool(batch), columns, options);
 
   const predictBatch = async (rows: readonly Row[], options: PredictOptions = {}) =>
-    rowsOf(rows.length, await predictColumns(batchOfRows(rows), rowColumns(options), options));
+    answerRows(rows.length, await predictColumns(batchOfRows(rows), rowColumns(options), options));
 
   return { predict, predictBatch, predictColumns, outputColumns, artifact };
 };

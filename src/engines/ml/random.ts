@@ -26,3 +26,16 @@ export const shuffledOrder = (n: number, seed: number): Int32Array => {
 
 /** Fisher–Yates with the seeded generator: `shuffledOrder` as an array. */
 export const shuffledIndices = (n: number, seed: number): number[] => Array.from(shuffledOrder(n, seed));
+
+/** Up to `max` of `rows`, drawn without replacement by a partial Fisher–Yates shuffle of a copy. */
+export const sampleOf = (rows: Int32Array, max: number, random: () => number) => {
+  const copy = Int32Array.from(rows);
+  const take = Math.min(max, copy.length);
+  for (let i = 0; i < take; i++) {
+    const j = i + Math.floor(random() * (copy.length - i));
+    const t = copy[i]!;
+    copy[i] = copy[j]!;
+    copy[j] = t;
+  }
+  return copy.slice(0, take);
+};

@@ -95,6 +95,49 @@ export const scoreClaimedChunks = (job: ScoringJob) => {
   }
 };
 
+/** A scoring worker; from source (tests, tsx) it is TypeScript: a bootstrap registers tsx's require hook first. */
+const spawnWorker = () => {
+  const fromSource = __filename.endsWith('.ts');
+  const file = path.join(__dirname, fromSource ? 'scoringWorker.ts' : 'scoringWorker.js');
+  return fromSource
+    ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(file)});`, { eval: true })
+    : new Worker(file);
+};
+
+/** A batch laid out in shared memory for `helpers` workers and this thread. */
+const jobOf = (
+  model: CompiledGbdt,
+  sharedModel: CompiledGbdt,
+  X: Float64Array,
+  n: number,
+  d: number,
+  helpers: number,
+): ScoringJob => {
+  // About eight chunks per thread: a thread slowed by others on the machine holds up one chunk, not a share.
+  const chunkRows = Math.max(MIN_CHUNK_ROWS, Math.ceil(n / ((helpers + 1) * 8)));
+  const chunks = Math.ceil(n / chunkRows);
+  return {
+    model: sharedModel,
+    x: binFeatures(
+      model,
+      X,
+      d,
+      shared((b) => new Int32Array(b), X.length * 4),
+    ),
+    d,
+    n,
+    chunkRows,
+    control: shared((b) => new Int32Array(b), (FLAGS + chunks) * 4),
+    out: shared((b) => new Float64Array(b), n * model.outputs * 8),
+  };
+};
+
+/** A worker stopped: every chunk not marked done is scored here (scoring twice writes the same values). */
+const scoreUnfinishedChunks = (job: ScoringJob, chunks: number) => {
+  for (let chunk = 0; chunk < chunks; chunk++)
+    if (Atomics.load(job.control, FLAGS + chunk) === 0) scoreChunk(job, chunk);
+};
+
 /**
  * A pool of `threads` threads in all (this one included): `threads - 1` workers, started on the
  * first batch of at least `2 × 256` rows. One thread (or fewer rows) scores on this thread alone.
@@ -115,12 +158,7 @@ export const scoringPool = (threads: number): ScoringPool => {
   let closed = false;
 
   const start = (slot: number) => {
-    // From source (tests, tsx) the worker is TypeScript: a bootstrap registers tsx's require hook first.
-    const fromSource = __filename.endsWith('.ts');
-    const file = path.join(__dirname, fromSource ? 'scoringWorker.ts' : 'scoringWorker.js');
-    const worker = fromSource
-      ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(file)});`, { eval: true })
-      : new Worker(file);
+    const worker = spawnWorker();
     if (busy === 0) worker.unref();
     const stopped = () => {
       if (workers[slot] === worker) workers[slot] = null;
@@ -147,23 +185,8 @@ export const scoringPool = (threads: number): ScoringPool => {
     if (helpers === 0 || n < 2 * MIN_CHUNK_ROWS) return compiledScores(model, X, n, d);
     let sharedModel = sharedModels.get(model);
     if (!sharedModel) sharedModels.set(model, (sharedModel = shareModel(model)));
-    // About eight chunks per thread: a thread slowed by others on the machine holds up one chunk, not a share.
-    const chunkRows = Math.max(MIN_CHUNK_ROWS, Math.ceil(n / ((helpers + 1) * 8)));
-    const chunks = Math.ceil(n / chunkRows);
-    const job: ScoringJob = {
-      model: sharedModel,
-      x: binFeatures(
-        model,
-        X,
-        d,
-        shared((b) => new Int32Array(b), X.length * 4),
-      ),
-      d,
-      n,
-      chunkRows,
-      control: shared((b) => new Int32Array(b), (FLAGS + chunks) * 4),
-      out: shared((b) => new Float64Array(b), n * model.outputs * 8),
-    };
+    const job = jobOf(model, sharedModel, X, n, d, helpers);
+    const chunks = Math.ceil(n / job.chunkRows);
     const lostBefore = lost;
     let woken: () => void = () => undefined;
     const wakeMe = () => woken();
@@ -175,8 +198,7 @@ export const scoringPool = (threads: number): ScoringPool => {
       // Wait for chunks other threads claimed; if a worker stopped, what is not done is scored here.
       while (Atomics.load(job.control, DONE) < chunks) {
         if (lost !== lostBefore) {
-          for (let chunk = 0; chunk < chunks; chunk++)
-            if (Atomics.load(job.control, FLAGS + chunk) === 0) scoreChunk(job, chunk);
+          scoreUnfinishedChunks(job, chunks);
           break;
         }
         await new Promise<void>((resolve) => (woken = resolve));

@@ -15,6 +15,7 @@ import {
   conformalHalfWidth,
   hasValue,
   LEVELS,
+  predictionColumns,
   pythonJson,
   type PredictOptions,
   type Predictor,
@@ -196,6 +197,193 @@ const median = (values: number[]) => {
   return sorted[Math.floor(sorted.length / 2)]!;
 };
 
+/** The option's columns exist, the target neither orders nor groups, and the target is a number. */
+const checkForecastColumns = (
+  table: ColumnarData,
+  target: string,
+  orderBy: string,
+  groupBy: readonly string[],
+  option: ParsedTrainOptions['targetType'],
+) => {
+  if (rowCount(table) === 0) throw new TrainingError('The training query returned no rows');
+  for (const name of [target, orderBy, ...groupBy])
+    if (!table.columns.includes(name))
+      throw new TrainingError(
+        `The column ${name} is not among the query's columns: ${table.columns.join(', ')}`,
+      );
+  if (orderBy === target || groupBy.includes(target))
+    throw new TrainingError(`The target ${target} cannot also order or group the rows`);
+  if (option === 'categorical')
+    throw new TrainingError(
+      'Time-series models forecast numbers: target_type = categorical is not supported',
+    );
+};
+
+/** The median positive gap between consecutive times (of the first 100,000 gaps), at least 1. */
+const typicalInterval = (series: readonly Series[]) => {
+  const gaps: number[] = [];
+  for (const g of series)
+    for (let j = 1; j < g.t.length && gaps.length < 100_000; j++) gaps.push(g.t[j]! - g.t[j - 1]!);
+  return median(gaps.filter((x) => x > 0)) || 1;
+};
+
+/** From the first time of any group to the last of any. */
+const timeSpan = (series: readonly Series[]) => {
+  let first = Infinity;
+  let last = -Infinity;
+  for (const g of series) {
+    first = Math.min(first, g.t[0]!);
+    last = Math.max(last, g.t[g.t.length - 1]!);
+  }
+  return last - first;
+};
+
+/** The target's standard deviation over every used row, and whether it is never negative. */
+const targetSpread = (series: readonly Series[], usedRows: number) => {
+  let variance = 0;
+  let mean = 0;
+  let positive = true;
+  for (const g of series)
+    for (const v of g.y) {
+      mean += v;
+      if (v < 0) positive = false;
+    }
+  mean /= usedRows;
+  for (const g of series) for (const v of g.y) variance += (v - mean) ** 2;
+  return { targetStd: Math.sqrt(variance / usedRows), positive };
+};
+
+/**
+ * Samples for horizon step `s`: every anchor with a value `s` rows later, split by the target's
+ * position in time (each group's last tenth calibrates, the tenth before it is dev). Typed arrays,
+ * no objects: features column by column, the target relative to the anchor and scaled.
+ */
+const stepSamples = (
+  series: readonly Series[],
+  s: number,
+  window: number,
+  calendar: readonly CalendarCycle[],
+  d: number,
+) => {
+  let n = 0;
+  for (const g of series) n += Math.max(0, g.y.length - s);
+  const anchorSeries = new Int32Array(n);
+  const anchorAt = new Int32Array(n);
+  const part = new Uint8Array(n);
+  let k = 0;
+  series.forEach((g, gi) => {
+    const m = g.y.length;
+    const tail = m >= 10 ? Math.max(1, Math.floor(m * 0.1)) : 0;
+    for (let j = 0; j + s < m; j++, k++) {
+      const i = j + s;
+      anchorSeries[k] = gi;
+      anchorAt[k] = j;
+      part[k] = tail && i >= m - tail ? 2 : tail && i >= m - 2 * tail ? 1 : 0;
+    }
+  });
+  const features = Array.from({ length: d }, () => new Float64Array(n));
+  const row = new Float64Array(d);
+  const yNorm = new Float64Array(n);
+  const ref = new Float64Array(n);
+  const scale = new Float64Array(n);
+  const truth = new Float64Array(n);
+  const counts = [0, 0, 0];
+  for (let q = 0; q < n; q++) {
+    const g = series[anchorSeries[q]!]!;
+    const j = anchorAt[q]!;
+    const w = windowFeatures(g.y, j, window, calendar, g.t[j + s]!, row, 0);
+    for (let f = 0; f < d; f++) features[f]![q] = row[f]!;
+    ref[q] = w.ref;
+    scale[q] = w.scale;
+    truth[q] = g.y[j + s]!;
+    yNorm[q] = (truth[q]! - w.ref) / w.scale;
+    counts[part[q]!]!++;
+  }
+  const pick = (which: number) => {
+    const out = new Int32Array(counts[which]!);
+    let at = 0;
+    for (let q = 0; q < n; q++) if (part[q] === which) out[at++] = q;
+    return out;
+  };
+  const train = pick(0);
+  const dev = pick(1);
+  const cal = pick(2);
+  if (train.length < 5 || dev.length === 0 || cal.length === 0)
+    throw new TrainingError(
+      `Too little history to forecast ${s} step(s) ahead: every group needs at least 10 rows, and more than the horizon`,
+    );
+  return { features, yNorm, ref, scale, truth, train, dev, cal };
+};
+
+/** Step `s`'s model: the best on dev of last value, linear and boosted (each scored into `candidates`), calibrated. */
+const trainStep = (
+  samples: ReturnType<typeof stepSamples>,
+  s: number,
+  d: number,
+  seed: number,
+  maxRounds: number,
+  candidates: Record<string, number>,
+): ForecastStep => {
+  const { features, yNorm, ref, scale, truth, train, dev, cal } = samples;
+  /** Predictions in the target's units for samples `idx`. */
+  const inUnits = (mixer: Mixer, idx: Int32Array) => {
+    const out = makeScorer(mixer, 0)(rowMajor(features, idx), idx.length, d);
+    return Array.from(idx, (q, r) => ref[q]! + scale[q]! * out[r]!);
+  };
+  const devTruth = Array.from(dev, (q) => truth[q]!);
+  let best: { mixer: Mixer; score: number } | null = null;
+  const consider = (name: string, mixer: Mixer) => {
+    const score = r2(devTruth, inUnits(mixer, dev));
+    candidates[`step${s}:${name}`] = score;
+    if (!best || score > best.score + 1e-12) best = { mixer, score };
+  };
+  consider('last_value', { kind: 'mean', value: 0 });
+  consider('linear', trainLinear(features, yNorm, sampleRows(train, MAX_FIT_ROWS, seed + s)));
+  const input = prepareBoosting(features, yNorm, null, train, dev, { kind: 'l2' }, seed + s);
+  consider('gbdt', trainBoosted(input, { maxRounds, seed: seed + s, minLeaf: 10 }));
+  const chosen = best!;
+  const calPredicted = inUnits(chosen.mixer, cal);
+  const calTruth = Array.from(cal, (q) => truth[q]!);
+  return {
+    step: s,
+    mixer: chosen.mixer,
+    scores: thinScores(
+      Array.from(cal, (q, r) => Math.abs(truth[q]! - calPredicted[r]!) / scale[q]!).sort((a, b) => a - b),
+    ),
+    r2: r2(calTruth, calPredicted),
+  };
+};
+
+/** Lightwood's automatic confidence, for the step-1 interval at the typical window scale. */
+const automaticConfidence = (steps: readonly ForecastStep[], stepOneScales: number[], targetStd: number) => {
+  const typicalScale = median(stepOneScales);
+  for (const c of LEVELS)
+    if (2 * conformalHalfWidth(steps[0]!.scores, c) * typicalScale <= targetStd) return c;
+  return 0.99;
+};
+
+/** Each group's rows of the table in time order (rows without a time or a target left out). */
+const tableSeries = (
+  table: ColumnarData,
+  target: string,
+  orderKind: 'date' | 'number',
+  orderBy: string,
+  groupBy: readonly string[],
+) => {
+  const valuesOf = (name: string) => table.data[table.columns.indexOf(name)]!;
+  const orderValues = valuesOf(orderBy);
+  const times = Float64Array.from({ length: rowCount(table) }, (_, i) => readTime(orderKind, orderValues[i]));
+  const y = numbersOf(valuesOf(target));
+  const groupColumns = groupBy.map(valuesOf);
+  return buildSeries(
+    rowCount(table),
+    (i) => times[i]!,
+    (i) => y[i]!,
+    (i) => groupColumns.map((c) => c[i]),
+    false,
+  );
+};
+
 /** Trains the forecaster: see the file's comment. */
 export const trainForecaster = (
   table: ColumnarData,
@@ -208,64 +396,22 @@ export const trainForecaster = (
   const horizon = o.horizon ?? 1;
   const orderBy = o.orderBy!;
   const groupBy = o.groupBy ?? [];
-  if (rowCount(table) === 0) throw new TrainingError('The training query returned no rows');
-  for (const name of [target, orderBy, ...groupBy])
-    if (!table.columns.includes(name))
-      throw new TrainingError(
-        `The column ${name} is not among the query's columns: ${table.columns.join(', ')}`,
-      );
-  if (orderBy === target || groupBy.includes(target))
-    throw new TrainingError(`The target ${target} cannot also order or group the rows`);
   const option = o.target_type ?? o.targetType;
-  if (option === 'categorical')
-    throw new TrainingError(
-      'Time-series models forecast numbers: target_type = categorical is not supported',
-    );
+  checkForecastColumns(table, target, orderBy, groupBy, option);
   const valuesOf = (name: string) => table.data[table.columns.indexOf(name)]!;
   const plan = planTargetOrFail(valuesOf(target), target, 'numeric');
   const order = orderKindOf(valuesOf(orderBy), orderBy);
-  const orderValues = valuesOf(orderBy);
-  const times = Float64Array.from({ length: rowCount(table) }, (_, i) =>
-    readTime(order.kind, orderValues[i]),
-  );
-  const y = numbersOf(valuesOf(target));
-  const groupColumns = groupBy.map(valuesOf);
-  const series = buildSeries(
-    rowCount(table),
-    (i) => times[i]!,
-    (i) => y[i]!,
-    (i) => groupColumns.map((c) => c[i]),
-    false,
-  );
+  const series = tableSeries(table, target, order.kind, orderBy, groupBy);
   report('encoding', 0.3);
   const usedRows = series.reduce((s, g) => s + g.rows.length, 0);
   if (usedRows < 10)
     throw new TrainingError(`Only ${usedRows} rows have a time and a ${target}: at least 10 are needed`);
 
-  const gaps: number[] = [];
-  for (const g of series)
-    for (let j = 1; j < g.t.length && gaps.length < 100_000; j++) gaps.push(g.t[j]! - g.t[j - 1]!);
-  const interval = median(gaps.filter((x) => x > 0)) || 1;
-  let first = Infinity;
-  let last = -Infinity;
-  for (const g of series) {
-    first = Math.min(first, g.t[0]!);
-    last = Math.max(last, g.t[g.t.length - 1]!);
-  }
-  const calendar = calendarOf(order.kind, interval, last - first);
+  const interval = typicalInterval(series);
+  const calendar = calendarOf(order.kind, interval, timeSpan(series));
   const names = featureNamesOf(window, calendar);
   const d = names.length;
-  let variance = 0;
-  let mean = 0;
-  let positive = true;
-  for (const g of series)
-    for (const v of g.y) {
-      mean += v;
-      if (v < 0) positive = false;
-    }
-  mean /= usedRows;
-  for (const g of series) for (const v of g.y) variance += (v - mean) ** 2;
-  const targetStd = Math.sqrt(variance / usedRows);
+  const { targetStd, positive } = targetSpread(series, usedRows);
   report('encoding', 1);
 
   const steps: ForecastStep[] = [];
@@ -273,98 +419,16 @@ export const trainForecaster = (
   let firstSplit = { train: 0, dev: 0, calibration: 0 };
   let stepOneScales: number[] = [];
   for (let s = 1; s <= horizon; s++) {
-    // Samples: every anchor with a value `s` rows later, split by the target's position in time
-    // (each group's last tenth calibrates, the tenth before it is dev). Typed arrays, no objects.
-    let n = 0;
-    for (const g of series) n += Math.max(0, g.y.length - s);
-    const anchorSeries = new Int32Array(n);
-    const anchorAt = new Int32Array(n);
-    const part = new Uint8Array(n);
-    let k = 0;
-    series.forEach((g, gi) => {
-      const m = g.y.length;
-      const tail = m >= 10 ? Math.max(1, Math.floor(m * 0.1)) : 0;
-      for (let j = 0; j + s < m; j++, k++) {
-        const i = j + s;
-        anchorSeries[k] = gi;
-        anchorAt[k] = j;
-        part[k] = tail && i >= m - tail ? 2 : tail && i >= m - 2 * tail ? 1 : 0;
-      }
-    });
-    const features = Array.from({ length: d }, () => new Float64Array(n));
-    const row = new Float64Array(d);
-    const yNorm = new Float64Array(n);
-    const ref = new Float64Array(n);
-    const scale = new Float64Array(n);
-    const truth = new Float64Array(n);
-    const counts = [0, 0, 0];
-    for (let q = 0; q < n; q++) {
-      const g = series[anchorSeries[q]!]!;
-      const j = anchorAt[q]!;
-      const w = windowFeatures(g.y, j, window, calendar, g.t[j + s]!, row, 0);
-      for (let f = 0; f < d; f++) features[f]![q] = row[f]!;
-      ref[q] = w.ref;
-      scale[q] = w.scale;
-      truth[q] = g.y[j + s]!;
-      yNorm[q] = (truth[q]! - w.ref) / w.scale;
-      counts[part[q]!]!++;
-    }
-    const pick = (which: number) => {
-      const out = new Int32Array(counts[which]!);
-      let at = 0;
-      for (let q = 0; q < n; q++) if (part[q] === which) out[at++] = q;
-      return out;
-    };
-    const train = pick(0);
-    const dev = pick(1);
-    const cal = pick(2);
-    if (train.length < 5 || dev.length === 0 || cal.length === 0)
-      throw new TrainingError(
-        `Too little history to forecast ${s} step(s) ahead: every group needs at least 10 rows, and more than the horizon`,
-      );
+    const samples = stepSamples(series, s, window, calendar, d);
     if (s === 1) {
+      const { train, dev, cal, scale } = samples;
       firstSplit = { train: train.length, dev: dev.length, calibration: cal.length };
       stepOneScales = Array.from(cal, (q) => scale[q]!);
     }
-
-    /** Predictions in the target's units for samples `idx`. */
-    const inUnits = (mixer: Mixer, idx: Int32Array) => {
-      const out = makeScorer(mixer, 0)(rowMajor(features, idx), idx.length, d);
-      return Array.from(idx, (q, r) => ref[q]! + scale[q]! * out[r]!);
-    };
-    const devTruth = Array.from(dev, (q) => truth[q]!);
-    let best: { mixer: Mixer; score: number } | null = null;
-    const consider = (name: string, mixer: Mixer) => {
-      const score = r2(devTruth, inUnits(mixer, dev));
-      candidates[`step${s}:${name}`] = score;
-      if (!best || score > best.score + 1e-12) best = { mixer, score };
-    };
-    consider('last_value', { kind: 'mean', value: 0 });
-    consider('linear', trainLinear(features, yNorm, sampleRows(train, MAX_FIT_ROWS, seed + s)));
-    const input = prepareBoosting(features, yNorm, null, train, dev, { kind: 'l2' }, seed + s);
-    consider('gbdt', trainBoosted(input, { maxRounds: o.maxRounds ?? 300, seed: seed + s, minLeaf: 10 }));
-    const chosen = best!;
-    const calPredicted = inUnits(chosen.mixer, cal);
-    const calTruth = Array.from(cal, (q) => truth[q]!);
-    steps.push({
-      step: s,
-      mixer: chosen.mixer,
-      scores: thinScores(
-        Array.from(cal, (q, r) => Math.abs(truth[q]! - calPredicted[r]!) / scale[q]!).sort((a, b) => a - b),
-      ),
-      r2: r2(calTruth, calPredicted),
-    });
+    steps.push(trainStep(samples, s, d, seed, o.maxRounds ?? 300, candidates));
     report('training', s / horizon);
   }
-
-  // Lightwood's automatic confidence, for the step-1 interval at the typical window scale.
-  const typicalScale = median(stepOneScales);
-  let confidence = 0.99;
-  for (const c of LEVELS)
-    if (2 * conformalHalfWidth(steps[0]!.scores, c) * typicalScale <= targetStd) {
-      confidence = c;
-      break;
-    }
+  const confidence = automaticConfidence(steps, stepOneScales, targetStd);
   report('calibrating', 1);
 
   return {
@@ -461,157 +525,187 @@ export const horizonHalfWidths = (steps: readonly { scores: readonly number[] }[
   return blocks.flatMap((b) => Array.from({ length: b.count }, () => b.width));
 };
 
+/** What an answer row says of its target: the prediction and its interval, the truth and the verdict. */
+type ForecastCells = {
+  value: number | null;
+  lower: number | null;
+  upper: number | null;
+  truth: number | null;
+  anomaly: boolean | null;
+};
+
+/** One answer row: `base`, the target's cells (no explanation when `skipExplain`), and what `from` carries over. */
+const forecastAnswer = (
+  target: string,
+  base: Row,
+  from: Row,
+  { value, lower, upper, truth, anomaly }: ForecastCells,
+  confidence: number,
+  skipExplain: boolean,
+  horizonStep?: number,
+): Row => ({
+  ...base,
+  [target]: value,
+  [`${target}_original`]: truth,
+  [`${target}_confidence`]: value === null ? null : confidence,
+  [`${target}_explain`]:
+    skipExplain || value === null
+      ? null
+      : pythonJson({
+          predicted_value: value,
+          confidence,
+          anomaly,
+          truth,
+          confidence_lower_bound: lower,
+          confidence_upper_bound: upper,
+          ...(horizonStep === undefined ? {} : { horizon_step: horizonStep }),
+        }),
+  [`${target}_anomaly`]: anomaly,
+  [`${target}_min`]: lower,
+  [`${target}_max`]: upper,
+  // The row ids and queries of the row answered (a forecast: the group's last history row).
+  select_data_query: from.select_data_query ?? null,
+  when_data: from.when_data ?? null,
+  __mindsdb_row_id: from.__mindsdb_row_id ?? null,
+});
+
+/** What a forecaster's answers share, built once per model. */
+type Forecasting = {
+  artifact: ForecastArtifact;
+  inputColumns: string[];
+  /** One step's prediction and interval (normalised half-width `width`) after position j of y, for `when`. */
+  stepAhead: (
+    y: ArrayLike<number>,
+    j: number,
+    step: number,
+    when: number,
+    width: number,
+  ) => { raw: number; value: number; lower: number; upper: number };
+  levelOf: (options: PredictOptions) => number;
+  /** Normalised half-widths per horizon step at a level. */
+  widthsAt: (level: number) => number[];
+};
+
+const skipsExplain = (target: string, options: PredictOptions) =>
+  options.wanted !== undefined && !options.wanted.has(`${target}_explain`);
+
+/** A row's input columns (absent ones null). */
+const inputsOf = (inputColumns: readonly string[], r: Row) => {
+  const base: Row = {};
+  for (const c of inputColumns) base[c] = r[c] ?? null;
+  return base;
+};
+
+/**
+ * Every history row predicted from the rows before it in its group (one step ahead). With a full
+ * window behind it, a row whose given value falls outside the interval is an anomaly, and the
+ * windows of later rows see its value clipped to that interval, so one outlier does not make its
+ * neighbours look odd. Rows with a shorter history get a prediction but no verdict.
+ */
+const predictHistory = (f: Forecasting, rows: readonly Row[], options: PredictOptions) => {
+  const { artifact, inputColumns } = f;
+  const { target, timeseries: ts } = artifact;
+  const level = f.levelOf(options);
+  const oneStep = conformalHalfWidth(artifact.steps[0]!.scores, level);
+  const skipExplain = skipsExplain(target, options);
+  const answers: Row[] = rows.map((r) => {
+    const truth = hasValue(r[target]) ? toNumber(r[target]) : NaN;
+    const cells = {
+      value: null,
+      lower: null,
+      upper: null,
+      truth: Number.isNaN(truth) ? null : truth,
+      anomaly: null,
+    };
+    return forecastAnswer(target, inputsOf(inputColumns, r), r, cells, level, skipExplain);
+  });
+  for (const g of seriesOf(artifact, rows, true)) {
+    const clean = Float64Array.from(g.y);
+    for (let j = 1; j < g.rows.length; j++) {
+      const p = f.stepAhead(clean, j - 1, 1, g.t[j]!, oneStep);
+      const truth = g.y[j]!;
+      const known = !Number.isNaN(truth);
+      const judged = known && j >= ts.window;
+      const anomaly = judged ? truth < p.lower || truth > p.upper : null;
+      if (!known) clean[j] = p.raw;
+      else if (anomaly) clean[j] = Math.min(p.upper, Math.max(p.lower, truth));
+      const row = rows[g.rows[j]!]!;
+      const cells = { ...p, truth: known ? truth : null, anomaly };
+      answers[g.rows[j]!] = forecastAnswer(
+        target,
+        inputsOf(inputColumns, row),
+        row,
+        cells,
+        level,
+        skipExplain,
+      );
+    }
+  }
+  return answers;
+};
+
+/**
+ * The next `horizon` steps of every group after its last history row, step h's interval at the
+ * asked level on its own (`horizonHalfWidths`: no wider for h than for h + 1); each carries that
+ * row's `__mindsdb_row_id`, `select_data_query` and `when_data`, and its explanation the step.
+ */
+const forecastAhead = (f: Forecasting, history: readonly Row[], options: PredictOptions) => {
+  const { artifact } = f;
+  const { target, timeseries: ts } = artifact;
+  const level = f.levelOf(options);
+  const widths = f.widthsAt(level);
+  const skipExplain = skipsExplain(target, options);
+  const out: Row[] = [];
+  for (const g of seriesOf(artifact, history, false)) {
+    const j = g.y.length - 1;
+    if (j < 0) continue;
+    for (let s = 1; s <= ts.horizon; s++) {
+      const when = g.t[j]! + s * ts.interval;
+      const p = f.stepAhead(g.y, j, s, when, widths[s - 1]!);
+      const base: Row = { [ts.orderBy]: formatTime(artifact, when) };
+      ts.groupBy.forEach((c, k) => (base[c] = g.groupValues[k] ?? null));
+      // The row ids (and queries) of the group's last history row: callers find the anchor.
+      const cells = { ...p, truth: null, anomaly: null };
+      out.push(forecastAnswer(target, base, history[g.rows[j]!]!, cells, level, skipExplain, s));
+    }
+  }
+  return out;
+};
+
 /** Predictor of a forecaster: `predict` judges history rows one step ahead, `forecast` looks forward. */
 export const forecastPredictor = (artifact: ForecastArtifact): Predictor => {
   const { target, timeseries: ts, calibration: cal } = artifact;
   const d = ts.features.length;
-  const calendar = ts.calendar;
   const scorers: Scorer[] = artifact.steps.map((s) => makeScorer(s.mixer, 0));
   const row = new Float64Array(d);
-  const levelOf = (options: PredictOptions) =>
-    options.fixed_confidence !== undefined ? clampConfidence(options.fixed_confidence) : cal.confidence;
-
-  /** Normalised half-widths per horizon step, by level (a handful of levels are ever asked). */
+  // A handful of levels are ever asked: their widths are kept.
   const widthsByLevel = new Map<number, number[]>();
-  const widthsAt = (level: number) => {
-    let widths = widthsByLevel.get(level);
-    if (!widths) {
-      widths = horizonHalfWidths(artifact.steps, level);
-      widthsByLevel.set(level, widths);
-    }
-    return widths;
-  };
-
-  /** One step's prediction and interval (normalised half-width `width`) after position j of y, for `when`. */
-  const stepAhead = (y: ArrayLike<number>, j: number, step: number, when: number, width: number) => {
-    const w = windowFeatures(y, j, ts.window, calendar, when, row, 0);
-    const out = scorers[step - 1]!(row, 1, d)[0]!;
-    const raw = w.ref + w.scale * out;
-    return { raw, ...boundedValue(raw, w.scale * width, cal) };
-  };
-
-  const answer = (
-    base: Row,
-    value: number | null,
-    lower: number | null,
-    upper: number | null,
-    confidence: number,
-    truth: number | null,
-    anomaly: boolean | null,
-    skipExplain: boolean,
-    horizonStep?: number,
-  ): Row => ({
-    ...base,
-    [target]: value,
-    [`${target}_original`]: truth,
-    [`${target}_confidence`]: value === null ? null : confidence,
-    [`${target}_explain`]:
-      skipExplain || value === null
-        ? null
-        : pythonJson({
-            predicted_value: value,
-            confidence,
-            anomaly,
-            truth,
-            confidence_lower_bound: lower,
-            confidence_upper_bound: upper,
-            ...(horizonStep === undefined ? {} : { horizon_step: horizonStep }),
-          }),
-    [`${target}_anomaly`]: anomaly,
-    [`${target}_min`]: lower,
-    [`${target}_max`]: upper,
-  });
-
-  const inputColumns = artifact.columns.map((c) => c.name);
-  const passThrough = (r: Row) => ({
-    select_data_query: r.select_data_query ?? null,
-    when_data: r.when_data ?? null,
-    __mindsdb_row_id: r.__mindsdb_row_id ?? null,
-  });
-
-  /**
-   * Every history row predicted from the rows before it in its group (one step ahead). With a full
-   * window behind it, a row whose given value falls outside the interval is an anomaly, and the
-   * windows of later rows see its value clipped to that interval, so one outlier does not make its
-   * neighbours look odd. Rows with a shorter history get a prediction but no verdict.
-   */
-  const predict = (rows: readonly Row[], options: PredictOptions = {}) => {
-    const level = levelOf(options);
-    const oneStep = conformalHalfWidth(artifact.steps[0]!.scores, level);
-    const skipExplain = options.wanted !== undefined && !options.wanted.has(`${target}_explain`);
-    const answers: Row[] = rows.map((r) => {
-      const base: Row = {};
-      for (const c of inputColumns) base[c] = r[c] ?? null;
-      const truth = hasValue(r[target]) ? toNumber(r[target]) : NaN;
-      return {
-        ...answer(base, null, null, null, level, Number.isNaN(truth) ? null : truth, null, skipExplain),
-        ...passThrough(r),
-      };
-    });
-    for (const g of seriesOf(artifact, rows, true)) {
-      const clean = Float64Array.from(g.y);
-      for (let j = 1; j < g.rows.length; j++) {
-        const p = stepAhead(clean, j - 1, 1, g.t[j]!, oneStep);
-        const truth = g.y[j]!;
-        const known = !Number.isNaN(truth);
-        const judged = known && j >= ts.window;
-        const anomaly = judged ? truth < p.lower || truth > p.upper : null;
-        if (!known) clean[j] = p.raw;
-        else if (anomaly) clean[j] = Math.min(p.upper, Math.max(p.lower, truth));
-        const i = g.rows[j]!;
-        const base: Row = {};
-        for (const c of inputColumns) base[c] = rows[i]![c] ?? null;
-        answers[i] = {
-          ...answer(base, p.value, p.lower, p.upper, level, known ? truth : null, anomaly, skipExplain),
-          ...passThrough(rows[i]!),
-        };
+  const f: Forecasting = {
+    artifact,
+    inputColumns: artifact.columns.map((c) => c.name),
+    stepAhead: (y, j, step, when, width) => {
+      const w = windowFeatures(y, j, ts.window, ts.calendar, when, row, 0);
+      const out = scorers[step - 1]!(row, 1, d)[0]!;
+      const raw = w.ref + w.scale * out;
+      return { raw, ...boundedValue(raw, w.scale * width, cal) };
+    },
+    levelOf: (options) =>
+      options.fixed_confidence !== undefined ? clampConfidence(options.fixed_confidence) : cal.confidence,
+    widthsAt: (level) => {
+      let widths = widthsByLevel.get(level);
+      if (!widths) {
+        widths = horizonHalfWidths(artifact.steps, level);
+        widthsByLevel.set(level, widths);
       }
-    }
-    return answers;
+      return widths;
+    },
   };
-
-  /**
-   * The next `horizon` steps of every group after its last history row, step h's interval at the
-   * asked level on its own (`horizonHalfWidths`: no wider for h than for h + 1); each carries that
-   * row's `__mindsdb_row_id`, `select_data_query` and `when_data`, and its explanation the step.
-   */
-  const forecast = (history: readonly Row[], options: PredictOptions = {}) => {
-    const level = levelOf(options);
-    const widths = widthsAt(level);
-    const skipExplain = options.wanted !== undefined && !options.wanted.has(`${target}_explain`);
-    const out: Row[] = [];
-    for (const g of seriesOf(artifact, history, false)) {
-      const j = g.y.length - 1;
-      if (j < 0) continue;
-      for (let s = 1; s <= ts.horizon; s++) {
-        const when = g.t[j]! + s * ts.interval;
-        const p = stepAhead(g.y, j, s, when, widths[s - 1]!);
-        const base: Row = { [ts.orderBy]: formatTime(artifact, when) };
-        ts.groupBy.forEach((c, k) => (base[c] = g.groupValues[k] ?? null));
-        // The row ids (and queries) of the group's last history row: callers find the anchor.
-        out.push({
-          ...answer(base, p.value, p.lower, p.upper, level, null, null, skipExplain, s),
-          ...passThrough(history[g.rows[j]!]!),
-        });
-      }
-    }
-    return out;
+  return {
+    predict: (rows: readonly Row[], options: PredictOptions = {}) => predictHistory(f, rows, options),
+    forecast: (history: readonly Row[], options: PredictOptions = {}) => forecastAhead(f, history, options),
+    outputColumns: predictionColumns(f.inputColumns, target, true),
+    artifact,
   };
-
-  const outputColumns = [
-    ...inputColumns,
-    target,
-    `${target}_original`,
-    `${target}_confidence`,
-    `${target}_explain`,
-    `${target}_anomaly`,
-    `${target}_min`,
-    `${target}_max`,
-    'select_data_query',
-    'when_data',
-    '__mindsdb_row_id',
-  ];
-  return { predict, forecast, outputColumns, artifact };
 };
 
 /** The next `horizon` values of every group after the given history rows, with bounds. */

@@ -45,7 +45,14 @@ import {
 import { progressReporter, type ProgressReporter } from './progress';
 import { shuffledOrder } from './random';
 import { planTargetOrFail, type TargetPlan } from './target';
-import { asColumnar, isNumericColumn, rowCount, type ColumnarData, type TrainingData } from './table';
+import {
+  asColumnar,
+  isNumericColumn,
+  rowCount,
+  type ColumnarData,
+  type ColumnValues,
+  type TrainingData,
+} from './table';
 import { trainForecaster } from './timeseries';
 
 export { TrainingError, type TrainOptions } from './options';
@@ -129,13 +136,15 @@ export function trainModel(data: TrainingData, target: string, options: TrainOpt
   return trainTabular(table, target, o, report);
 }
 
-const trainTabular = (
-  table: ColumnarData,
-  target: string,
-  o: ParsedTrainOptions,
-  report: ProgressReporter,
-): TabularArtifact => {
-  const seed = o.seed ?? 42;
+/** The mean of `y` over the train rows. */
+const trainMean = (y: Float64Array, train: Int32Array) => {
+  let mean = 0;
+  for (const i of train) mean += y[i]!;
+  return mean / train.length;
+};
+
+/** The target column's values and how it is predicted (regression or classes). */
+const readTarget = (table: ColumnarData, target: string, o: ParsedTrainOptions) => {
   if (rowCount(table) === 0) throw new TrainingError('The training query returned no rows');
   const targetIndex = table.columns.indexOf(target);
   if (targetIndex < 0)
@@ -144,9 +153,19 @@ const trainTabular = (
     );
   const targetValues = table.data[targetIndex]!;
   const plan: TargetPlan = planTargetOrFail(targetValues, target, o.target_type ?? o.targetType);
-  const regression = plan.task === 'regression';
+  return { targetValues, plan, regression: plan.task === 'regression' };
+};
 
-  // Rows whose target is missing or unreadable teach nothing.
+/**
+ * The rows whose target is usable (missing or unreadable ones teach nothing; null: all are) and
+ * their targets: the value, or the index of the class (classes most frequent first).
+ */
+const usableTargets = (
+  table: ColumnarData,
+  targetValues: ColumnValues,
+  target: string,
+  regression: boolean,
+) => {
   const numbers = regression ? numbersOf(targetValues) : null;
   const keys = regression ? null : keysOf(targetValues);
   const total = rowCount(table);
@@ -158,7 +177,6 @@ const trainTabular = (
     throw new TrainingError(`Only ${nUsable} rows have a usable ${target}: at least 10 are needed`);
   const usable = nUsable === total ? null : usableList.slice(0, nUsable);
   const at = (k: number) => (usable ? usable[k]! : k);
-
   let classes: string[] = [];
   let classValues: TabularArtifact['classValues'] = 'string';
   const y = new Float64Array(nUsable);
@@ -168,10 +186,11 @@ const trainTabular = (
     const index = new Map(classes.map((c, j) => [c, j]));
     for (let k = 0; k < nUsable; k++) y[k] = index.get(keys![at(k)]!)!;
   }
-  const K = classes.length;
-  const { train, dev, cal } = splitRows(nUsable, seed);
+  return { usable, y, classes, classValues };
+};
 
-  const valuesOf = (name: string) => table.data[table.columns.indexOf(name)]!;
+/** The input columns whose type can be told, in the table's order. */
+const inputColumnsOf = (table: ColumnarData, target: string, report: ProgressReporter) => {
   const columns: { name: string; dtype: DType }[] = [];
   table.columns.forEach((name, j) => {
     if (name === target) return;
@@ -179,19 +198,29 @@ const trainTabular = (
     if (dtype !== null) columns.push({ name, dtype });
     report('encoding', (0.5 * (j + 1)) / table.columns.length);
   });
-  const encodings = planEncodings(
-    columns,
-    valuesOf,
-    usable,
-    y,
-    train,
-    regression ? { kind: 'regression' } : { kind: 'classification', classes: K },
-  );
-  const features = encodeColumns(encodings, valuesOf, usable);
-  const d = features.length;
-  report('encoding', 1);
+  return columns;
+};
 
-  // Candidates are compared, and the GBDT stops, on at most MAX_STOP_ROWS dev rows.
+/** The encoded training set the candidates, the calibration and the importance share. */
+type Encoded = {
+  regression: boolean;
+  /** Classes (0 for regression). */
+  K: number;
+  y: Float64Array;
+  features: Float64Array[];
+  d: number;
+  train: Int32Array;
+  dev: Int32Array;
+  cal: Int32Array;
+  seed: number;
+};
+
+/**
+ * Trains the candidates (mean or majority, ridge for numbers, boosted trees) and scores each on
+ * (at most MAX_STOP_ROWS) dev rows; classes also get their probability scaling and decision.
+ */
+const trainCandidates = (e: Encoded, o: ParsedTrainOptions, report: ProgressReporter) => {
+  const { regression, K, y, features, d, train, dev, seed } = e;
   const devRows = sampleRows(dev, MAX_STOP_ROWS, seed ^ 0x68e31da4);
   const devX = rowMajor(features, devRows);
   const devY = Array.from(devRows, (i) => y[i]!);
@@ -224,9 +253,7 @@ const trainTabular = (
   const onRound = (round: number, max: number) => report('training', 0.1 + (0.9 * round) / max);
   let classWeights: number[] | null = null;
   if (regression) {
-    let mean = 0;
-    for (const i of train) mean += y[i]!;
-    consider('mean', { kind: 'mean', value: mean / train.length });
+    consider('mean', { kind: 'mean', value: trainMean(y, train) });
     consider('linear', trainLinear(features, y, sampleRows(train, MAX_FIT_ROWS, seed)));
     report('training', 0.1);
     const input = prepareBoosting(features, y, null, train, devRows, { kind: 'l2' }, seed);
@@ -238,8 +265,8 @@ const trainTabular = (
     let weights: Float64Array | null = null;
     if (balance) {
       classWeights = Array.from(trainCounts, (c) => train.length / (K * Math.max(c, 1)));
-      weights = new Float64Array(nUsable);
-      for (let i = 0; i < nUsable; i++) weights[i] = classWeights[y[i]!]!;
+      weights = new Float64Array(y.length);
+      for (let i = 0; i < y.length; i++) weights[i] = classWeights[y[i]!]!;
     }
     const objective: Objective = K === 2 ? { kind: 'binary' } : { kind: 'softmax', classes: K };
     const input = prepareBoosting(features, y, weights, train, devRows, objective, seed);
@@ -247,6 +274,91 @@ const trainTabular = (
     considerBoosted(trainBoostedScored(input, { maxRounds: boostedRounds, seed }, onRound));
   }
   report('training', 1);
+  return { candidates, classWeights };
+};
+
+/** The chosen candidate's held-out score of rows `X`: r2, or the balanced accuracy of its decisions. */
+const heldOutScore = (e: Encoded, chosen: Candidate, out: Float64Array, truth: number[]) => {
+  if (e.regression) return r2(truth, out);
+  const q = decisionScores(scaledProbabilities(out, e.K, chosen.probabilities!), e.K, chosen.decision!);
+  return balancedAccuracy(
+    truth,
+    truth.map((_t, r) => argmaxRow(q, r * e.K, e.K)),
+  );
+};
+
+/** Conformal scores of the calibration rows (|error| for numbers, margins for classes). */
+const calibrationOf = (
+  e: Encoded,
+  chosen: Candidate,
+  calOut: Float64Array,
+  calY: number[],
+  isInteger: boolean,
+): Calibration => {
+  const { y, train, K } = e;
+  if (e.regression) {
+    const scores = thinScores(calY.map((t, j) => Math.abs(t - calOut[j]!)).sort((a, b) => a - b));
+    const mean = trainMean(y, train);
+    let variance = 0;
+    let positive = true;
+    for (const i of train) {
+      variance += (y[i]! - mean) ** 2;
+      if (y[i]! < 0) positive = false;
+    }
+    return {
+      kind: 'regression',
+      scores,
+      targetStd: Math.sqrt(variance / train.length),
+      positiveDomain: positive,
+      isInteger,
+    };
+  }
+  const p = scaledProbabilities(calOut, K, chosen.probabilities!);
+  const q = decisionScores(p, K, chosen.decision!);
+  return { kind: 'classification', scores: thinScores(marginScores(q, calY, K)) };
+};
+
+/** Each encoding's block of features (permuted together). */
+const featureBlocks = (encodings: readonly ColumnEncoding[]) => {
+  let start = 0;
+  return encodings.map((e) => {
+    const width = featureNames(e).length;
+    const block = { column: e.column, start, width };
+    start += width;
+    return block;
+  });
+};
+
+const trainTabular = (
+  table: ColumnarData,
+  target: string,
+  o: ParsedTrainOptions,
+  report: ProgressReporter,
+): TabularArtifact => {
+  const seed = o.seed ?? 42;
+  const { targetValues, plan, regression } = readTarget(table, target, o);
+  const { usable, y, classes, classValues } = usableTargets(table, targetValues, target, regression);
+  const nUsable = y.length;
+  const K = classes.length;
+  const { train, dev, cal } = splitRows(nUsable, seed);
+
+  const valuesOf = (name: string) => table.data[table.columns.indexOf(name)]!;
+  const columns = inputColumnsOf(table, target, report);
+  const encodings = planEncodings(
+    columns,
+    valuesOf,
+    usable,
+    y,
+    train,
+    regression ? { kind: 'regression' } : { kind: 'classification', classes: K },
+  );
+  const features = encodeColumns(encodings, valuesOf, usable);
+  const d = features.length;
+  report('encoding', 1);
+  const encoded: Encoded = { regression, K, y, features, d, train, dev, cal, seed };
+
+  // Candidates are compared, and the GBDT stops, on at most MAX_STOP_ROWS dev rows.
+  const { candidates, classWeights } = trainCandidates(encoded, o, report);
   let chosen = candidates[0]!;
   for (const c of candidates) if (c.score > chosen.score + 1e-12) chosen = c;
 
@@ -258,71 +370,22 @@ const trainTabular = (
   const scorer = makeScorer(chosen.mixer, K);
   const calOut = scorer(calX, calRows.length, d);
   report('calibrating', 0.2);
-  let calibration: Calibration;
-  let accuracy: number;
-  if (regression) {
-    const scores = thinScores(calY.map((t, j) => Math.abs(t - calOut[j]!)).sort((a, b) => a - b));
-    let mean = 0;
-    for (const i of train) mean += y[i]!;
-    mean /= train.length;
-    let variance = 0;
-    let positive = true;
-    for (const i of train) {
-      variance += (y[i]! - mean) ** 2;
-      if (y[i]! < 0) positive = false;
-    }
-    calibration = {
-      kind: 'regression',
-      scores,
-      targetStd: Math.sqrt(variance / train.length),
-      positiveDomain: positive,
-      isInteger: plan.dtype === 'integer',
-    };
-    accuracy = r2(calY, calOut);
-  } else {
-    const p = scaledProbabilities(calOut, K, chosen.probabilities!);
-    const q = decisionScores(p, K, chosen.decision!);
-    calibration = { kind: 'classification', scores: thinScores(marginScores(q, calY, K)) };
-    accuracy = balancedAccuracy(
-      calY,
-      calY.map((_t, r) => argmaxRow(q, r * K, K)),
-    );
-  }
+  const calibration = calibrationOf(encoded, chosen, calOut, calY, plan.dtype === 'integer');
+  const accuracy = heldOutScore(encoded, chosen, calOut, calY);
 
   // Permutation importance on (a sample of) the calibration split.
   const m = Math.min(calRows.length, IMPORTANCE_ROWS);
-  const sampleX = calX.subarray(0, m * d);
   const sampleY = calY.slice(0, m);
-  const metric = (X: Float64Array) => {
-    const out = scorer(X, m, d);
-    if (regression) return r2(sampleY, out);
-    const q = decisionScores(scaledProbabilities(out, K, chosen.probabilities!), K, chosen.decision!);
-    return balancedAccuracy(
-      sampleY,
-      sampleY.map((_t, r) => argmaxRow(q, r * K, K)),
-    );
-  };
-  let start = 0;
-  const blocks = encodings.map((e) => {
-    const width = featureNames(e).length;
-    const block = { column: e.column, start, width };
-    start += width;
-    return block;
-  });
-  const importance: FeatureImportance[] = permutationImportance(blocks, sampleX, m, d, metric, seed);
-  const partial = partialInputs(
-    encodings,
-    features,
-    y,
-    train,
-    dev,
-    calRows,
-    calX,
-    K,
+  const metric = (X: Float64Array) => heldOutScore(encoded, chosen, scorer(X, m, d), sampleY);
+  const importance: FeatureImportance[] = permutationImportance(
+    featureBlocks(encodings),
+    calX.subarray(0, m * d),
+    m,
+    d,
+    metric,
     seed,
-    chosen.mixer,
-    regression,
   );
+  const partial = partialInputs(encoded, encodings, calRows, calX, chosen.mixer);
   report('calibrating', 1);
 
   return {
@@ -363,17 +426,11 @@ const trainTabular = (
  * inputs masked at random.
  */
 const partialInputs = (
+  { features, y, train, dev, K, seed, regression }: Encoded,
   encodings: ColumnEncoding[],
-  features: Float64Array[],
-  y: Float64Array,
-  train: Int32Array,
-  dev: Int32Array,
   calRows: Int32Array,
   calX: Float64Array,
-  K: number,
-  seed: number,
   mixer: Mixer,
-  regression: boolean,
 ): PartialModel => {
   const d = features.length;
   let partial = planPartial(encodings, features, train, y, regression ? 0 : K, seed);

@@ -1,10 +1,10 @@
 import type net from 'node:net';
-import tls from 'node:tls';
+import type tls from 'node:tls';
 import { MysqlError, sqlStateOf } from '../outcome';
 import { PacketReader, PacketTooLarge, type Packet } from '../protocol/packetReader';
 import { PacketWriter } from '../protocol/packetWriter';
 import { errPacket } from '../protocol/packets';
-import { prepended } from '../../shared/prependedStream';
+import { SocketChannel } from '../../doorway/socketChannel';
 
 /** What the connection hears of its socket: the client went away, or the socket failed (then went away). */
 export type ChannelEvents = {
@@ -17,11 +17,9 @@ export type ChannelEvents = {
  * sent when flushed (waiting while the client reads slower). Survives the switch to TLS after the
  * SSL request.
  */
-export class ClientChannel {
-  private socket: net.Socket | tls.TLSSocket;
+export class ClientChannel extends SocketChannel {
   private readonly reader: PacketReader;
   readonly writer = new PacketWriter();
-  private wake: (() => void) | undefined;
   private isClosed = false;
 
   constructor(
@@ -29,7 +27,7 @@ export class ClientChannel {
     maxPacketBytes: number,
     private readonly events: ChannelEvents,
   ) {
-    this.socket = socket;
+    super(socket);
     this.reader = new PacketReader(maxPacketBytes);
     this.listen(socket);
   }
@@ -37,10 +35,6 @@ export class ClientChannel {
   /** The client has gone (or is being sent away): nothing more is read or sent. */
   get closed() {
     return this.isClosed;
-  }
-
-  get secure() {
-    return this.socket instanceof tls.TLSSocket;
   }
 
   private readonly onData = (chunk: Buffer) => {
@@ -71,19 +65,13 @@ export class ClientChannel {
     s.off('error', this.onError);
   }
 
-  private wakeUp() {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
-  }
-
   /** The client's next packet; null once it has gone. */
   async next(): Promise<Packet | null> {
     for (;;) {
       const packet = this.readPacket();
       if (packet) return packet;
       if (this.isClosed) return null;
-      await new Promise<void>((resolve) => (this.wake = resolve));
+      await this.asleep();
     }
   }
 
@@ -113,17 +101,7 @@ export class ClientChannel {
     if (this.writer.size === 0) return undefined;
     const bytes = this.writer.take();
     if (this.isClosed) return undefined;
-    if (this.socket.write(bytes)) return undefined;
-    const socket = this.socket;
-    return new Promise((resolve) => {
-      const done = () => {
-        socket.off('drain', done);
-        socket.off('close', done);
-        resolve();
-      };
-      socket.on('drain', done);
-      socket.on('close', done);
-    });
+    return this.send(bytes);
   }
 
   async flushed() {
@@ -133,24 +111,8 @@ export class ClientChannel {
 
   /** The SSL request was the last plain packet: what follows is a TLS handshake, then packets inside TLS. */
   async upgradeToTls(context: tls.SecureContext) {
-    const raw = this.socket;
-    this.unlisten(raw);
-    const rest = this.reader.takeRest();
-    const secure = new tls.TLSSocket(rest.length > 0 ? prepended(raw, rest) : raw, {
-      isServer: true,
-      secureContext: context,
-    });
-    this.socket = secure;
-    this.listen(secure);
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        secure.off('secure', done);
-        secure.off('close', done);
-        resolve();
-      };
-      secure.on('secure', done);
-      secure.on('close', done);
-    });
+    this.unlisten(this.socket);
+    await this.switchToTls(context, this.reader.takeRest(), (secure) => this.listen(secure));
   }
 
   /** Cuts the connection: the client is gone for the connection at once. */

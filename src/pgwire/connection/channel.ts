@@ -1,6 +1,6 @@
 import type net from 'node:net';
-import tls from 'node:tls';
-import { prepended } from '../../shared/prependedStream';
+import type tls from 'node:tls';
+import { SocketChannel } from '../../doorway/socketChannel';
 import {
   decodeMessage,
   decodeStartup,
@@ -21,11 +21,9 @@ const PAUSE_BYTES = 4 * 1024 * 1024;
  * what is written for it, sent when flushed (waiting while the client reads slower). Survives the
  * switch to TLS after an SSLRequest.
  */
-export class PgChannel {
-  private socket: net.Socket | tls.TLSSocket;
+export class PgChannel extends SocketChannel {
   private readonly frames: FrameReader;
   readonly writer = new MessageWriter();
-  private wake: (() => void) | undefined;
   private isClosed = false;
   private buffered = 0;
   private paused = false;
@@ -35,7 +33,7 @@ export class PgChannel {
     private readonly maxMessageBytes: number,
     private readonly onGone: () => void,
   ) {
-    this.socket = socket;
+    super(socket);
     // Before login only small messages (a password) are taken: unauthenticated clients hold little.
     this.frames = new FrameReader(Math.min(maxMessageBytes, PRE_LOGIN_MESSAGE_BYTES));
     socket.setKeepAlive(true, 60_000);
@@ -44,10 +42,6 @@ export class PgChannel {
 
   get closed() {
     return this.isClosed;
-  }
-
-  get secure() {
-    return this.socket instanceof tls.TLSSocket;
   }
 
   get remoteAddress(): string {
@@ -86,12 +80,6 @@ export class PgChannel {
     s.off('close', this.onEnd);
   }
 
-  private wakeUp() {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
-  }
-
   private resume() {
     this.paused = false;
     this.socket.resume();
@@ -116,7 +104,7 @@ export class PgChannel {
       // checked against the limit when its length came in).
       if (this.paused) this.resume();
       if (this.isClosed) return null;
-      await new Promise<void>((resolve) => (this.wake = resolve));
+      await this.asleep();
     }
   }
 
@@ -153,17 +141,7 @@ export class PgChannel {
     if (this.writer.size === 0) return undefined;
     const bytes = this.writer.take();
     if (this.isClosed) return undefined;
-    if (this.socket.write(bytes)) return undefined;
-    const socket = this.socket;
-    return new Promise((resolve) => {
-      const done = () => {
-        socket.off('drain', done);
-        socket.off('close', done);
-        resolve();
-      };
-      socket.on('drain', done);
-      socket.on('close', done);
-    });
+    return this.send(bytes);
   }
 
   /** Flushes and waits for the client to take it, or for `signal` (a cancel) if that comes first. */
@@ -183,25 +161,10 @@ export class PgChannel {
 
   /** After 'S' is sent: what follows is a TLS handshake, then messages inside TLS. */
   async upgradeToTls(context: tls.SecureContext) {
-    const raw = this.socket as net.Socket;
-    this.unlisten(raw);
+    this.unlisten(this.socket);
     const rest = this.frames.takeRest();
     this.buffered = 0;
-    const secure = new tls.TLSSocket(rest.length > 0 ? prepended(raw, rest) : raw, {
-      isServer: true,
-      secureContext: context,
-    });
-    this.socket = secure;
-    this.listen(secure);
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        secure.off('secure', done);
-        secure.off('close', done);
-        resolve();
-      };
-      secure.on('secure', done);
-      secure.on('close', done);
-    });
+    await this.switchToTls(context, rest, (secure) => this.listen(secure));
   }
 
   /** Sends what is written, then ends the connection (a FATAL error, Terminate). */

@@ -1,4 +1,5 @@
 import { quoteMysqlIdent, quoteString } from '../../../shared/quoting';
+import { catalogColumnsQuery, listedColumns } from '../../../shared/sqlAnswers';
 import { fail, MysqlError, table, textTable, type Outcome } from '../../outcome';
 import type { Statement } from '../statement';
 import type { VariableValue } from '../variables';
@@ -10,7 +11,7 @@ type Session = Pick<SessionView, 'query' | 'database'>;
 
 /**
  * A table's columns and DuckDB types as the catalog lists them (information_schema.COLUMNS, the
- * one listing every door reads: src/sql/catalogListing.ts), in order. What the catalog does not
+ * one listing every door reads: src/sql/catalog/catalogListing.ts), in order. What the catalog does not
  * list (an agent, a view whose columns cannot be learnt without predicting) is described by the
  * engine's `SELECT * … LIMIT 0`, which also says why an unknown table is unknown.
  */
@@ -21,20 +22,9 @@ export const catalogColumns = async (
   signal?: AbortSignal,
 ): Promise<Outcome | { names: string[]; types: string[] }> => {
   const database = db ?? session.database();
-  const answer = await session.query(
-    `SELECT TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS
-     WHERE lower(TABLE_SCHEMA) = ${quoteString(database.toLowerCase())} AND lower(TABLE_NAME) = ${quoteString(table.toLowerCase())}
-     ORDER BY TABLE_NAME, ORDINAL_POSITION`,
-    signal,
-  );
-  // An answer cut at SQL_ROW_LIMIT lists some columns only: the engine describes the whole table then.
-  if (answer.type === 'table' && answer.data.length > 0 && !answer.truncated) {
-    // Of names differing only in case (an external database may hold "Users" and "users"), the one named.
-    const exact = answer.data.filter((r) => r[0] === table);
-    const first = answer.data[0]![0];
-    const rows = exact.length > 0 ? exact : answer.data.filter((r) => r[0] === first);
-    return { names: rows.map((r) => String(r[1])), types: rows.map((r) => String(r[2])) };
-  }
+  const answer = await session.query(catalogColumnsQuery(database, table, quoteString), signal);
+  const listed = answer.type === 'table' ? listedColumns(answer, table) : undefined;
+  if (listed) return listed;
   return describeTable(session, db, table, signal);
 };
 

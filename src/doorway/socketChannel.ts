@@ -1,0 +1,72 @@
+import type net from 'node:net';
+import tls from 'node:tls';
+import { prepended } from '../shared/prependedStream';
+
+/**
+ * The socket half every wire door's channel shares: its reads woken when input (or the end) comes,
+ * its writes waiting while the client reads slower, and the switch to TLS after the client asks
+ * for it. Each door keeps its own framing and its own way of hearing that the client went.
+ */
+export class SocketChannel {
+  private wake: (() => void) | undefined;
+
+  constructor(protected socket: net.Socket | tls.TLSSocket) {}
+
+  get secure() {
+    return this.socket instanceof tls.TLSSocket;
+  }
+
+  /** Settles at the next input, end or close (wakeUp). */
+  protected asleep(): Promise<void> {
+    return new Promise<void>((resolve) => (this.wake = resolve));
+  }
+
+  protected wakeUp() {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  /** Sends `bytes`; the promise (if any) settles when the client has taken them or the socket closed. */
+  protected send(bytes: Buffer): Promise<void> | undefined {
+    if (this.socket.write(bytes)) return undefined;
+    const socket = this.socket;
+    return new Promise((resolve) => {
+      const done = () => {
+        socket.off('drain', done);
+        socket.off('close', done);
+        resolve();
+      };
+      socket.on('drain', done);
+      socket.on('close', done);
+    });
+  }
+
+  /**
+   * Puts TLS over the socket (what the client sent past its request for it, `rest`, read first) and
+   * waits for the handshake to end, or the socket to close; the caller listens to the TLS socket
+   * before the wait (`listen`), so its end is heard.
+   */
+  protected async switchToTls(
+    context: tls.SecureContext,
+    rest: Buffer,
+    listen: (secure: tls.TLSSocket) => void,
+  ): Promise<void> {
+    const raw = this.socket;
+    const secure = new tls.TLSSocket(rest.length > 0 ? prepended(raw, rest) : raw, {
+      isServer: true,
+      secureContext: context,
+    });
+    this.socket = secure;
+    listen(secure);
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        secure.off('secure', done);
+        secure.off('close', done);
+        resolve();
+      };
+      secure.on('secure', done);
+      secure.on('close', done);
+    });
+  }
+}

@@ -1,0 +1,502 @@
+import type { DuckDBConnection, DuckDBResult, DuckDBType, DuckDBValue } from '@duckdb/node-api';
+import type { Duck, MemoryPressure } from '../../duckdb/database';
+import type { CatalogResolver } from '../catalog/catalog';
+import { deadlineIn, onExpiry, withinDeadline, type Deadline } from '../deadline';
+import { externalError, SqlError, SqlErrorCode } from '../errors';
+import {
+  externalAnswer,
+  loadIntoDuckDb,
+  positional,
+  type ExternalFetch,
+  type Externals,
+} from '../faces/integration/federation';
+import type { SelectPredictOptions } from '../faces/model/predictOptions';
+import type { ExternalDatabase } from '../../integrations/drivers';
+import { duckDbTextForMysql } from '../../integrations/dialects';
+import { checkReadOnlyPushdown } from '../faces/integration/pushdownAllowList';
+import { bindParameters } from './parameters';
+import { prepare, type Prepared, type Predictions, type TablePolicy } from './plan';
+import { predictInto } from '../faces/model/predictions';
+import { answerLlmCalls } from '../faces/llm/llmFunction';
+import { materializeSearches } from '../faces/knowledgeBase/knowledgeBaseTables';
+import { markReusable, readDeterministic, streamBound, type PreparedCache } from './statementCache';
+import { readAnswer } from './values';
+import type { TableAnswer } from '../answers';
+
+export type { Predictions } from './plan';
+export type { TableAnswer } from '../answers';
+export { isReusableAnswer, preparedCache, type PreparedCache } from './statementCache';
+
+export type SelectLimits = {
+  rowLimit: number;
+  timeoutMs: number;
+  /** Items all list parameters of one query may hold together. */
+  maxListItems: number;
+  /** Distinct placeholders one query may bind (SQL_MAX_PARAMS); unbounded if absent. */
+  maxParams?: number;
+  /** Bytes (as UTF-8 JSON) the rows of an answer may take; past them the answer is cut. */
+  maxAnswerBytes: number;
+  /** The request's deadline, when it started before this query (else `timeoutMs` from now). */
+  deadline?: Deadline;
+  signal?: AbortSignal;
+  /** Only these tables may be read (an agent's SQL tool); caches are bypassed then. */
+  policy?: TablePolicy;
+  /** Queries that ask an agent: its answers' concurrency, row cap and time limit. */
+  agents?: { concurrency: number; maxRows: number; timeoutMs: number };
+  /** Queries that ask an LLM model: their time limit (LLM_SQL_TIMEOUT_MS). */
+  llm?: { timeoutMs: number };
+};
+
+/** What a SELECT reads with: the read model, name resolution, caches, external databases, models. */
+export type SelectDeps = {
+  duck: Duck;
+  catalog: CatalogResolver;
+  cache: PreparedCache;
+  externals: Externals;
+  predictions: Predictions;
+  /** The activity tables a local query's DuckDB text reads (src/projection/readVersions.ts). */
+  activityTablesRead(sql: string): readonly string[];
+};
+
+export type SelectInput = {
+  sql: string;
+  placeholders: string[];
+  /** `?` and `$1` in the client's text (see `toDuckDbDialect`): never bound, refused. */
+  positional?: number;
+  params: Record<string, unknown>;
+  db: string;
+  version: number;
+  /** The projection runner's data epoch (see `ProjectionRunner.dataEpoch`). */
+  dataEpoch: () => number;
+  natives?: Map<string, { integration: string; sql: string }>;
+  /** A closing `USING k = v` of the SELECT: options of the model's predictions. */
+  predictOptions?: SelectPredictOptions | null;
+};
+
+/** The DuckDB query a SELECT comes down to, on the reader its caller holds while it reads. */
+export type LocalRead = {
+  c: DuckDBConnection;
+  plan: Exclude<Prepared, { kind: 'pushdown' }>;
+  sql: string;
+  values: Record<string, DuckDBValue>;
+  types: Record<string, DuckDBType>;
+  /**
+   * Whether its answer depends only on the read model's version (a deterministic local query read
+   * under no table policy): the SQL service's answer cache may keep it (`markReusable`).
+   */
+  reusable: boolean;
+  /** The activity tables the query reads, for the answer cache's stamp (readVersions.ts). */
+  reads: readonly string[];
+  /** The plan's names for the result's columns (DuckDB's where it has none). */
+  namesOf(columns: string[]): string[];
+  /** Settles when the deadline passes or the client leaves (the connection was interrupted). */
+  ended: Promise<void>;
+  /**
+   * Throws once the query is interrupted (deadline, client gone, shutdown). Called after each read
+   * too: DuckDB answers an interrupted fetch with an empty chunk, as if the result had ended.
+   */
+  check(): void;
+  /** The error to report for `error` (a deadline, a departed client or a shutdown say so). */
+  explain(error: unknown): unknown;
+};
+
+type PlanOf<K extends Prepared['kind']> = Extract<Prepared, { kind: K }>;
+
+/** A query's bound parameters and its database: what LLM()'s first pass reads with. */
+type LlmBound = {
+  values: Record<string, DuckDBValue>;
+  types: Record<string, DuckDBType>;
+  db: string;
+};
+
+/**
+ * One SELECT's run on a pooled reader. It owns the run's interruption — the deadline, a client that
+ * goes away, the process's memory past SQL_MAX_PROCESS_MEMORY, a shutdown: each interrupts whatever
+ * runs on the connection, repeatedly, since an interrupt reaches only a DuckDB call already running —
+ * and its clean-up (the temporary tables and views it made, dropped at `close` whatever happened).
+ * One method per plan kind makes what its query reads and answers the text to read.
+ */
+class QueryRun {
+  private interrupted = false;
+  private nagging: ReturnType<typeof setInterval> | undefined;
+  private overMemory: MemoryPressure | undefined;
+  /**
+   * Agents asked by the query stop with it. Made when first asked for: most queries ask no agent,
+   * and making AbortControllers (this one and the door's, per query) was 5.6% of the PostgreSQL
+   * door's busy time at 40,000 queries a second.
+   */
+  private agentsController: AbortController | undefined;
+  get stopped(): AbortController {
+    if (!this.agentsController) {
+      this.agentsController = new AbortController();
+      if (this.interrupted) this.agentsController.abort();
+    }
+    return this.agentsController;
+  }
+  /** Settles when the run is interrupted (deadline, client gone, memory, shutdown). */
+  readonly ended: Promise<void>;
+  private end: () => void = () => undefined;
+  private readonly temps: string[] = [];
+  private readonly views: string[] = [];
+  /** What the run set on its connection and clears at `close` (LLM()'s answers). */
+  private readonly resets: (() => Promise<void>)[] = [];
+  private readonly cancelTimer: () => void;
+  private readonly cancelMemoryWatch: () => void;
+
+  constructor(
+    private readonly c: DuckDBConnection,
+    private readonly deps: Pick<SelectDeps, 'duck' | 'externals' | 'predictions'>,
+    private readonly limits: SelectLimits & { deadline: Deadline },
+  ) {
+    this.ended = new Promise<void>((resolve) => (this.end = resolve));
+    this.cancelTimer = onExpiry(limits.deadline, this.interrupt);
+    limits.signal?.addEventListener('abort', this.interrupt);
+    this.cancelMemoryWatch = deps.duck.onMemoryPressure((pressure) => {
+      this.overMemory = pressure;
+      this.interrupt();
+    });
+  }
+
+  /** A request answered already (deadline passed while it waited for a reader, or the client left) does not start. */
+  static refuseStarting(limits: SelectLimits & { deadline: Deadline }) {
+    limits.deadline.check();
+    if (limits.signal?.aborted)
+      throw new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
+  }
+
+  readonly interrupt = () => {
+    this.interrupted = true;
+    this.agentsController?.abort();
+    this.c.interrupt();
+    this.nagging ??= setInterval(() => this.c.interrupt(), 100);
+    this.end();
+  };
+
+  /** The error to report for `error` (a deadline, a departed client, memory or a shutdown say so). */
+  readonly explain = (error: unknown): unknown => {
+    const { duck } = this.deps;
+    if (this.overMemory?.kind === 'process')
+      return new SqlError(
+        SqlErrorCode.TooLarge,
+        `The query was stopped: the server's memory reached ${mebibytes(this.overMemory.rss)} MiB, past SQL_MAX_PROCESS_MEMORY (${mebibytes(this.overMemory.limit)} MiB)`,
+      );
+    if (this.overMemory?.kind === 'heap')
+      return new SqlError(
+        SqlErrorCode.TooLarge,
+        `The query was stopped: the server's JavaScript heap reached ${mebibytes(this.overMemory.used)} MiB, past ${mebibytes(this.overMemory.ceiling)} MiB of its ${mebibytes(this.overMemory.limit)} MiB limit`,
+      );
+    if (this.overMemory?.kind === 'engine')
+      return new SqlError(
+        SqlErrorCode.TooLarge,
+        `The query was stopped to keep room for writes: the query engine's memory that cannot spill to disk reached ${mebibytes(this.overMemory.held)} MiB, past ${mebibytes(this.overMemory.ceiling)} MiB of DUCKDB_MEMORY_LIMIT (${mebibytes(this.overMemory.limit)} MiB)`,
+      );
+    if (duck.stopping)
+      return new SqlError(SqlErrorCode.Interrupted, 'The server is shutting down; the query was interrupted');
+    if (this.limits.deadline.expired()) return this.limits.deadline.error();
+    if (this.limits.signal?.aborted)
+      return new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
+    return error;
+  };
+
+  /** Throws once the run is interrupted (DuckDB answers an interrupted fetch with an empty chunk). */
+  readonly check = () => {
+    this.limits.deadline.check();
+    if (this.interrupted || this.deps.duck.stopping)
+      throw this.explain(new SqlError(SqlErrorCode.Interrupted, 'The query was interrupted'));
+  };
+
+  /** Stops watching, and drops what the run made (later steps run regardless of an interrupt). */
+  async close() {
+    this.cancelTimer();
+    this.cancelMemoryWatch();
+    clearInterval(this.nagging);
+    this.limits.signal?.removeEventListener('abort', this.interrupt);
+    for (const view of this.views) await this.c.run(`DROP VIEW IF EXISTS ${view}`).catch(() => undefined);
+    for (const temp of this.temps) await this.c.run(`DROP TABLE IF EXISTS "${temp}"`).catch(() => undefined);
+    for (const reset of this.resets) await reset().catch(() => undefined);
+  }
+
+  /**
+   * A statement on an external database. A caller who may not write has it run read-only, within
+   * what is left of the deadline (src/sql/faces/integration/pushdownAllowList.ts).
+   */
+  private remote(db: ExternalDatabase, sql: string, params: unknown[] = []) {
+    const readOnlyRole = this.limits.policy?.readOnlyRole;
+    return readOnlyRole === undefined
+      ? db.query(sql, params)
+      : db.readOnlyQuery(sql, params, Math.min(this.limits.deadline.remaining(), this.limits.timeoutMs));
+  }
+
+  /** The whole query runs in its one external database; only the answer comes back. */
+  async pushdown(plan: PlanOf<'pushdown'>, values: Record<string, DuckDBValue>): Promise<TableAnswer> {
+    const { limits } = this;
+    const db = await this.deps.externals.get(plan.integration);
+    // The plan is DuckDB's (PostgreSQL's) dialect: MySQL and MariaDB read its quoted names and
+    // string literals their own way.
+    const bound = positional(plan.sql, values, db.dialect);
+    const text = db.dialect.name === 'mysql' ? duckDbTextForMysql(bound.text) : bound.text;
+    const { params } = bound;
+    const readOnlyRole = limits.policy?.readOnlyRole;
+    if (readOnlyRole !== undefined) checkReadOnlyPushdown(text, db.engine, plan.integration, readOnlyRole);
+    const result = await this.remote(
+      db,
+      `SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`,
+      params,
+    ).catch((error: unknown) => {
+      throw externalError(plan.integration, error);
+    });
+    const table = externalAnswer(result, limits.rowLimit, limits.maxAnswerBytes);
+    return {
+      type: 'table',
+      column_names: table.column_names,
+      column_types: table.column_types,
+      data: table.data,
+      ...(table.truncated ? { truncated: true as const } : {}),
+    };
+  }
+
+  /** Models' predictions and agents' answers, computed into temporary tables the query reads. */
+  async model(
+    plan: PlanOf<'model'>,
+    predictOptions: SelectPredictOptions | null,
+    values: Record<string, DuckDBValue>,
+  ): Promise<string> {
+    const { limits } = this;
+    const agents = limits.agents ?? { concurrency: 4, maxRows: 100, timeoutMs: limits.timeoutMs };
+    if (plan.refs.some((r) => r.kind === 'agent')) limits.deadline.extendTo(agents.timeoutMs);
+    await this.fetchExternals(plan.fetches);
+    return predictInto(
+      this.c,
+      plan,
+      this.deps.predictions,
+      this.temps,
+      {
+        concurrency: agents.concurrency,
+        maxRows: agents.maxRows,
+        signal: this.stopped.signal,
+        llmDeadline: () => limits.deadline.extendTo(limits.llm?.timeoutMs ?? agents.timeoutMs),
+      },
+      predictOptions,
+      values,
+    );
+  }
+
+  /** What a plan that DuckDB reads needs made first, made; answers the text to read. */
+  made(
+    plan: Exclude<Prepared, { kind: 'pushdown' }>,
+    predictOptions: SelectPredictOptions | null,
+    bound: LlmBound,
+  ): Promise<string> {
+    switch (plan.kind) {
+      case 'model':
+        return this.model(plan, predictOptions, bound.values);
+      case 'federated':
+        return this.federated(plan, bound);
+      case 'local':
+        return this.local(plan, bound);
+      default: {
+        const _exhaustive: never = plan;
+        return _exhaustive;
+      }
+    }
+  }
+
+  /** Everything lives in DuckDB: only knowledge bases' searches are made first (and LLM()'s prompts asked). */
+  async local(plan: PlanOf<'local'>, bound?: LlmBound): Promise<string> {
+    await this.searches(plan.searches, bound?.values);
+    await this.llmCalls(plan.llm, bound);
+    return plan.sql;
+  }
+
+  /** `LLM()` in the column list: its prompts read, asked, and their answers set for the query to read. */
+  private async llmCalls(plan: PlanOf<'local'>['llm'], bound: LlmBound | undefined) {
+    if (!plan || !bound) return;
+    const { limits } = this;
+    const ask = this.deps.predictions.llmFunction;
+    if (!ask) throw new SqlError(SqlErrorCode.Invalid, 'LLM() is not available on this server');
+    limits.deadline.extendTo(limits.llm?.timeoutMs ?? limits.timeoutMs);
+    this.resets.push(
+      await answerLlmCalls(this.c, plan, bound, (prompts) => ask(prompts, bound.db, this.stopped.signal)),
+    );
+  }
+
+  /** External tables (filtered where possible) copied into DuckDB, which runs the rest. */
+  async federated(plan: PlanOf<'federated'>, bound?: LlmBound): Promise<string> {
+    await this.searches(plan.searches, bound?.values);
+    await this.fetchExternals(plan.fetches);
+    for (const made of plan.assemble ?? []) {
+      this.temps.push(made.temp);
+      await this.c.run(`CREATE OR REPLACE TEMP TABLE "${made.temp}" AS ${made.sql}`);
+    }
+    await this.llmCalls(plan.llm, bound);
+    return plan.sql;
+  }
+
+  private async searches(searches: PlanOf<'local'>['searches'], bindings: LlmBound['values'] = {}) {
+    if (searches.length === 0) return;
+    const made = await materializeSearches(
+      this.c,
+      searches,
+      this.deps.predictions,
+      this.stopped.signal,
+      bindings,
+    );
+    this.views.push(...made.views);
+    this.temps.push(...made.tables);
+  }
+
+  /** External tables the query reads, copied into temporary tables on the run's connection. */
+  private async fetchExternals(fetches: ExternalFetch[]) {
+    const { deadline } = this.limits;
+    for (const fetch of fetches) {
+      deadline.check();
+      const result = await this.deps.externals
+        .get(fetch.integration)
+        .then((db) => {
+          const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql(db);
+          return fetch.read ? fetch.read(db) : this.remote(db, native);
+        })
+        .catch((error: unknown) => {
+          // A schema listing leaves out a database that is down rather than failing the tool.
+          if (fetch.unreachable) return fetch.unreachable;
+          throw externalError(fetch.integration, error);
+        });
+      deadline.check();
+      this.temps.push(fetch.temp);
+      await loadIntoDuckDb(this.c, fetch.temp, result);
+    }
+  }
+}
+
+/**
+ * The part of a SELECT before its rows are read: DuckDB parses it, every table reference is
+ * resolved to where MindsDB's name lives (projections, files, or external databases), table and
+ * scalar functions that reach outside are refused; then a `QueryRun` on a pooled connection makes
+ * what its plan reads (predictions, searches, external fetches) and `read` reads the rows. A
+ * pushed-down answer goes to `answered` instead. Plans are cached (`cache.queries`), answers are
+ * not: the SQL service keeps those it may reuse, by text (src/sql/service.ts).
+ */
+export const withSelect = async <T>(
+  { duck, catalog, cache, externals, predictions, activityTablesRead }: SelectDeps,
+  input: SelectInput,
+  limits: SelectLimits & { deadline: Deadline },
+  answered: (answer: TableAnswer) => T,
+  read: (local: LocalRead) => Promise<T>,
+): Promise<T> => {
+  const { deadline } = limits;
+  const bound = bindParameters(input.sql, input.placeholders, input.params, limits.maxListItems, {
+    maxParams: limits.maxParams,
+    positional: input.positional,
+  });
+  const natives = input.natives ?? new Map();
+  /** The activity tables a local plan's text reads: found once per plan (plans are cached). */
+  const readsOf = (plan: Prepared, sql: string) => {
+    let reads = cache.reads.get(plan);
+    if (!reads) cache.reads.set(plan, (reads = activityTablesRead(sql)));
+    return reads;
+  };
+  const predictOptions = input.predictOptions ?? null;
+  const key = `${input.db}\u0000${bound.sql}\u0000${JSON.stringify([...natives])}\u0000${JSON.stringify(predictOptions)}`;
+  return duck.withReader(
+    async (c: DuckDBConnection): Promise<T> => {
+      QueryRun.refuseStarting(limits);
+      // From here the run's interruption covers whatever runs on `c`: parsing (json_serialize_sql),
+      // views made for name resolution, loads, the query itself.
+      const run = new QueryRun(c, { duck, externals, predictions }, limits);
+      try {
+        // A query under a table policy is resolved and checked afresh.
+        let plan = limits.policy ? undefined : cache.queries.get(key);
+        if (!limits.policy) cache.onLookup('statement', plan !== undefined);
+        if (!plan) {
+          plan = await prepare(c, catalog, bound.sql, input.db, natives, deadline, limits.policy);
+          if (plan.kind !== 'model' && !limits.policy) cache.queries.set(key, plan, input.version);
+        }
+        deadline.check();
+        if (plan.kind === 'pushdown') return answered(await run.pushdown(plan, bound.values));
+        if (predictOptions && plan.kind !== 'model')
+          throw new SqlError(
+            SqlErrorCode.Invalid,
+            `USING ${Object.keys(predictOptions).join(', ')}: prediction options apply to a query of a model, and this query reads none`,
+          );
+        const sql = await run.made(plan, predictOptions, { ...bound, db: input.db });
+        deadline.check();
+        const names = plan.names;
+        const reusable = !limits.policy && plan.kind === 'local' && plan.deterministic;
+        return await read({
+          c,
+          plan,
+          sql,
+          values: bound.values,
+          types: bound.types,
+          reusable,
+          reads: reusable ? readsOf(plan, sql) : [],
+          namesOf: (columns) =>
+            columns.map((name, i) => (names?.length === columns.length ? names[i] : undefined) ?? name),
+          ended: run.ended,
+          check: run.check,
+          explain: run.explain,
+        });
+      } catch (error) {
+        throw run.explain(error);
+      } finally {
+        await run.close();
+      }
+    },
+    { sql: true },
+  );
+};
+
+const mebibytes = (bytes: number) => Math.round(bytes / (1024 * 1024));
+
+/**
+ * A streaming result not read to its end (cut at a limit, or its reader stopped) keeps its query's
+ * state (a sort's runs, an aggregate's table: up to DuckDB's memory limit) in the connection until
+ * the connection's next statement, which is run now.
+ */
+export const releaseResult = (c: DuckDBConnection): Promise<void> =>
+  c.run('SELECT 1').then(
+    () => undefined,
+    () => undefined,
+  );
+
+/**
+ * Runs one SELECT whole (see `withSelect`), with a time limit (interrupted) and a row limit (the
+ * answer says it was cut). The answer of a deterministic local query is marked reusable
+ * (`markReusable`), for the SQL service's answer cache.
+ */
+export const runSelect = (
+  deps: SelectDeps,
+  input: SelectInput,
+  limits: SelectLimits,
+): Promise<TableAnswer> => {
+  const deadline = limits.deadline ?? deadlineIn(limits.timeoutMs);
+  const work = withSelect(
+    deps,
+    input,
+    { ...limits, deadline },
+    (answer) => answer,
+    async ({ c, plan, sql, values, types, reusable, reads, namesOf, check }) => {
+      // A reused DuckDB statement keeps the sampling seed it was planned with, and external tables
+      // and predictions are made afresh each time: only deterministic local queries reuse one.
+      const read = (result: DuckDBResult) =>
+        readAnswer(result, { rowLimit: limits.rowLimit, maxBytes: limits.maxAnswerBytes, check });
+      const table =
+        plan.kind === 'local' && plan.deterministic
+          ? await readDeterministic(c, sql, values, types, read, input.dataEpoch)
+          : await read(await streamBound(c, sql, values, types));
+      if (table.truncated) await releaseResult(c);
+      const answer: TableAnswer = {
+        type: 'table',
+        column_names: namesOf(table.column_names),
+        column_types: table.column_types,
+        data: table.data,
+        ...(table.truncated ? { truncated: true as const } : {}),
+      };
+      if (reusable) markReusable(answer, table.bytes, reads);
+      return answer;
+    },
+  );
+  // The answer does not wait past the deadline for work DuckDB does not interrupt at once
+  // (planning a large query): that work keeps its connection until it stops.
+  return withinDeadline(work, deadline);
+};

@@ -1,0 +1,196 @@
+import type {
+  DuckDBConnection,
+  DuckDBPreparedStatement,
+  DuckDBResult,
+  DuckDBType,
+  DuckDBValue,
+} from '@duckdb/node-api';
+import { unspillableMemoryHeld } from '../../duckdb/memoryWatch';
+import { VersionedCache } from '../../shared/versionedCache';
+import type { Prepared } from './plan';
+import type { TableAnswer } from '../answers';
+import type { SqlCacheName } from '../observer';
+
+/**
+ * Parsed, resolved and planned SELECTs for the current projection version (metrics label
+ * `statement`): a plan cache, not an answer cache. A SELECT's text met again skips DuckDB's parse
+ * and the resolution of its names; it is still read. Answers are cached once, by the SQL service
+ * (src/sql/service.ts, `answers`), for the answers `isReusableAnswer` admits.
+ */
+export const preparedCache = (
+  currentVersion: () => number,
+  /** Told of each look-up, hit or miss (the operator's hit rate). */
+  onLookup: (cache: Extract<SqlCacheName, 'statement'>, hit: boolean) => void = () => undefined,
+) => ({
+  queries: new VersionedCache<Prepared>(currentVersion, 1000),
+  /** Per plan, the activity tables it reads (src/projection/readVersions.ts): found once per plan. */
+  reads: new WeakMap<Prepared, readonly string[]>(),
+  onLookup,
+});
+export type PreparedCache = ReturnType<typeof preparedCache>;
+
+/** The answer cache keeps answers of at most this many rows (a stream keeps no more while it reads)… */
+export const MAX_CACHED_ROWS = 1000;
+/** …and this many bytes of rows as JSON: its 700 entries of up to SQL_MAX_ANSWER_BYTES each would not be small. */
+export const MAX_CACHED_BYTES = 256 * 1024;
+
+/**
+ * Answers that depend only on the tables they read — a deterministic local query's (no
+ * predictions, agents, external tables, knowledge-base searches, random(), now() or sampling),
+ * read under no table policy — with the bytes of their rows as JSON and the activity tables they
+ * read (src/projection/readVersions.ts). Only `runSelect` and `streamSelect` mark them, once read
+ * (a stream: read to its end, not cut).
+ */
+const reusableAnswers = new WeakMap<TableAnswer, { bytes: number; reads: readonly string[] }>();
+export const markReusable = (answer: TableAnswer, bytes: number, reads: readonly string[]): TableAnswer => {
+  reusableAnswers.set(answer, { bytes, reads });
+  return answer;
+};
+
+/**
+ * Whether the answer cache may keep `answer` for the tables' stamp it was read at: it depends on
+ * the tables alone (`markReusable`) and is small (MAX_CACHED_ROWS, MAX_CACHED_BYTES).
+ */
+export const isReusableAnswer = (answer: TableAnswer): boolean => {
+  const marked = reusableAnswers.get(answer);
+  return marked !== undefined && marked.bytes <= MAX_CACHED_BYTES && answer.data.length <= MAX_CACHED_ROWS;
+};
+
+/** The activity tables a reusable answer read (its stamp's, src/projection/readVersions.ts). */
+export const activityTablesReadBy = (answer: TableAnswer): readonly string[] =>
+  reusableAnswers.get(answer)?.reads ?? [];
+
+/**
+ * DuckDB prepared statements, per pooled connection: a repeated query skips DuckDB's statement
+ * extraction and planning, which dominate the cost of small queries. DuckDB rebinds a statement when
+ * the catalog changes but not when the data does, and its plan bakes in the statistics it saw (a
+ * LIKE over an empty table is planned as "no rows", compressed materialisation truncates strings
+ * longer than any seen): so a statement is kept only for the data epoch it was planned in.
+ */
+type EpochStatement = { epoch: number; statement: DuckDBPreparedStatement };
+const statementsByConnection = new WeakMap<DuckDBConnection, Map<string, EpochStatement>>();
+const MAX_STATEMENTS_PER_CONNECTION = 200;
+const preparedStatement = async (c: DuckDBConnection, sql: string, epoch: number) => {
+  let statements = statementsByConnection.get(c);
+  if (!statements) statementsByConnection.set(c, (statements = new Map()));
+  const cached = statements.get(sql);
+  if (cached) {
+    statements.delete(sql);
+    if (cached.epoch === epoch) {
+      statements.set(sql, cached);
+      return cached.statement;
+    }
+    cached.statement.destroySync();
+  }
+  const statement = await c.prepare(sql);
+  statements.set(sql, { epoch, statement });
+  if (statements.size > MAX_STATEMENTS_PER_CONNECTION) {
+    const [oldestSql, oldest] = statements.entries().next().value as [string, EpochStatement];
+    statements.delete(oldestSql);
+    oldest.statement.destroySync();
+  }
+  return statement;
+};
+
+/**
+ * A DuckDB statement keeps its last run's state (its plan's operators hold an aggregate's table, a
+ * join's hash table, a sort's runs: 800 MB for a 200 MB string_agg, 9.5 GB in one probe) until it
+ * runs again or is destroyed. Planning is what reusing a statement saves, worth it for quick
+ * queries only: a statement whose run took longer than this, or failed, is destroyed at once.
+ */
+const KEEP_STATEMENTS_UNDER_MS = 50;
+/**
+ * Time alone does not bound that state: on a quick machine, a string_agg over 6,000,000 rows ran in
+ * 44 ms and its statement held 24 MiB. A statement whose run took this long is kept only while
+ * DuckDB holds less than KEEP_WHILE_HELD_UNDER_BYTES it cannot evict (a look costs about the round
+ * trip of `SELECT 1`, a few percent of such a run). A quicker run cannot have built much.
+ */
+const LOOK_AT_MEMORY_AFTER_MS = 5;
+const KEEP_WHILE_HELD_UNDER_BYTES = 4 * 1024 * 1024;
+/** Whether a statement that ran for `ms` may be kept for its next run, on `c` (not when the look fails). */
+const mayKeep = async (c: DuckDBConnection, ms: number) =>
+  ms < KEEP_STATEMENTS_UNDER_MS &&
+  (ms < LOOK_AT_MEMORY_AFTER_MS ||
+    (await unspillableMemoryHeld(c).catch(() => Infinity)) < KEEP_WHILE_HELD_UNDER_BYTES);
+const forgetStatement = (c: DuckDBConnection, sql: string, statement: DuckDBPreparedStatement) => {
+  const statements = statementsByConnection.get(c);
+  if (statements?.get(sql)?.statement === statement) statements.delete(sql);
+  statement.destroySync();
+};
+
+/**
+ * Binds values by name in one pass. DuckDB's `bind(record)` finds each name's index with
+ * `duckdb_bind_parameter_index`, a scan of all the statement's parameters: quadratic, 24,000 named
+ * parameters held the event loop for 7.6 s. The names are read once by index instead (a name DuckDB
+ * spells otherwise, e.g. in another case, is still looked up its way). A name the statement does not
+ * have was taken out by planning (a knowledge base's question, `content = :q`, is asked before the
+ * query runs): its value was used there.
+ */
+export const bindByName = (
+  statement: DuckDBPreparedStatement,
+  values: Record<string, DuckDBValue>,
+  types: Record<string, DuckDBType>,
+) => {
+  const indexOf = new Map<string, number>();
+  for (let i = 1; i <= statement.parameterCount; i++) indexOf.set(statement.parameterName(i), i);
+  for (const name of Object.keys(values)) {
+    const index = indexOf.get(name) ?? indexIn(statement, name);
+    if (index !== undefined) statement.bindValue(index, values[name]!, types[name]);
+  }
+};
+
+const indexIn = (statement: DuckDBPreparedStatement, name: string) => {
+  try {
+    return statement.parameterIndex(name);
+  } catch {
+    return undefined;
+  }
+};
+
+/** `c.stream(sql, values, types)`, its values bound by `bindByName`. */
+export const streamBound = async (
+  c: DuckDBConnection,
+  sql: string,
+  values: Record<string, DuckDBValue>,
+  types: Record<string, DuckDBType>,
+): Promise<DuckDBResult> => {
+  if (Object.keys(values).length === 0) return c.stream(sql, values, types);
+  const statement = await c.prepare(sql);
+  try {
+    bindByName(statement, values, types);
+    return await statement.stream();
+  } finally {
+    statement.destroySync();
+  }
+};
+
+/**
+ * Runs a deterministic local query, through a reused statement when the data is at rest. The
+ * statement's execution is its own transaction: if a batch was written while it was planned or ran,
+ * the plan may not fit the data it read, so the query runs again planned and executed together.
+ */
+export const readDeterministic = async <T>(
+  c: DuckDBConnection,
+  sql: string,
+  values: Record<string, DuckDBValue>,
+  types: Record<string, DuckDBType>,
+  read: (result: DuckDBResult) => Promise<T>,
+  dataEpoch: () => number,
+): Promise<T> => {
+  const epoch = dataEpoch();
+  if (epoch % 2 === 0) {
+    const statement = await preparedStatement(c, sql, epoch);
+    statement.clearBindings();
+    bindByName(statement, values, types);
+    const started = Date.now();
+    let kept = false;
+    try {
+      const answer = await read(await statement.stream());
+      kept = await mayKeep(c, Date.now() - started);
+      if (dataEpoch() === epoch) return answer;
+    } finally {
+      if (!kept) forgetStatement(c, sql, statement);
+    }
+  }
+  return read(await streamBound(c, sql, values, types));
+};
