@@ -12,6 +12,7 @@ import {
 } from './api';
 import { createAudit } from './audit';
 import { createChat } from './chat';
+import { createConnect } from './connect';
 import { fill, h, toast } from './dom';
 import { createEditor } from './editor';
 import { createHistory, readHistory, remember } from './history';
@@ -19,7 +20,7 @@ import { capabilities } from './logic';
 import { createResults } from './results';
 import { createTree } from './tree';
 
-type View = 'query' | 'chat' | 'audit' | 'history';
+type View = 'query' | 'chat' | 'audit' | 'history' | 'connect';
 
 const app = document.getElementById('app')!;
 const tabs = new Map<View, HTMLButtonElement>();
@@ -43,6 +44,10 @@ const show = (view: View) => {
   }
   if (view === 'history') history.render();
   if (view === 'audit') void audit.reload();
+  if (view === 'connect')
+    void connect
+      .load({ signInOn: authOn, projects: tree.catalog()?.projects ?? [] })
+      .catch((e: Error) => toast(e.message, 'error'));
   document.body.dataset.view = view;
 };
 for (const [view, label] of [
@@ -50,6 +55,7 @@ for (const [view, label] of [
   ['chat', 'Chat'],
   ['audit', 'Audit'],
   ['history', 'History'],
+  ['connect', 'Connect AI'],
 ] as const) {
   const tab = h(
     'button',
@@ -131,6 +137,7 @@ const chat = createChat(views.get('chat')!, (sql) => {
   show('query');
 });
 const audit = createAudit(views.get('audit')!);
+const connect = createConnect(views.get('connect')!);
 const history = createHistory(views.get('history')!, (sql) => {
   editor.setText(`${sql};\n`);
   show('query');
