@@ -177,6 +177,19 @@ const unreadFloor = async (read: ReadQuery, cursor: LogCursor): Promise<bigint> 
   return first === null || first === undefined ? BigInt(handedOut) + 1n : BigInt(first);
 };
 
+/**
+ * Emmett's driver (dumbo), as its first pool is made, sets pg's JSON and JSONB parsers for the whole
+ * process to turn integers past 2^53 (1e20 included) and numeric strings of 16 characters or more
+ * into BigInt. An event read back on PostgreSQL then differed from what was written (and from the
+ * same event on SQLite): its data could not be projected ("Do not know how to serialize a BigInt"
+ * stopped the read model), and a customer's JSON columns read through pg changed type too. JSON is
+ * read as written here, as pg reads it by default.
+ */
+const keepJsonAsWritten = () => {
+  pg.types.setTypeParser(pg.types.builtins.JSON, JSON.parse);
+  pg.types.setTypeParser(pg.types.builtins.JSONB, JSON.parse);
+};
+
 /** The shared log for scale-out: several API processes append to and tail one PostgreSQL database. */
 export const openPostgresLog = async (connectionString: string, clock: Clock): Promise<EventLog> => {
   // Every pool of the log survives its connections being cut (a terminated backend, a restart, a
@@ -186,6 +199,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
     schema: { autoMigration: 'CreateOrUpdate' },
     connectionOptions: { pool: storePool },
   });
+  keepJsonAsWritten();
   const reader = survivingDrops(new pg.Pool({ connectionString, max: 4 }));
   // Appends: one statement each (postgresAppend.ts), so a connection is held only for that statement.
   const writer = survivingDrops(new pg.Pool({ connectionString, max: 10 }));
