@@ -9,7 +9,7 @@ import { storeKinds, type TestApp } from '../support/app';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { givenRentalsModel, rentalRows } from '../support/modelsData';
 import { ADMIN, login, sqlOver, startAuthApp, tokensByRole, type Who } from '../auth/support';
-import { bearer, call, listen, mcpClient, receiptOf, type Listening } from './support';
+import { bearer, call, eventAt, listen, mcpClient, receiptOf, type Listening } from './support';
 
 type Expect = 'ok' | 'refused';
 
@@ -179,9 +179,7 @@ describe.each(storeKinds)('MCP sign-in and roles (%s)', (store) => {
         const before = (await t.running.ctx.log.head()).position;
         const result = await call(clients[who], c.tool, c.args);
         const receipt = receiptOf(result);
-        const record = (
-          await t.running.ctx.log.readPage({ after: BigInt(receipt.position) - 1n, limit: 1 })
-        )[0]!;
+        const record = await eventAt(t, receipt.position);
         expect(record.type).toBe('McpCallRecorded');
         const data = record.data as {
           outcome: string;

@@ -13,11 +13,21 @@ import { givenRentalsModel, rentalRows } from '../support/modelsData';
 import { closeStandIns, givenLlmModel } from '../llmModels/world';
 import { uniqueName } from '../support/world';
 import { ADMIN, login, startAuthApp, tokensByRole } from '../auth/support';
-import { bearer, call, listen, mcpClient, receiptOf, rowsOf, textOf, type Listening } from './support';
+import {
+  bearer,
+  call,
+  eventAt,
+  listen,
+  mcpClient,
+  receiptOf,
+  rowsOf,
+  textOf,
+  type Listening,
+} from './support';
 
 const recordOf = async (t: TestApp, result: { _meta?: Record<string, unknown> }) => {
   const receipt = receiptOf(result);
-  const [event] = await t.running.ctx.log.readPage({ after: BigInt(receipt.position) - 1n, limit: 1 });
+  const event = await eventAt(t, receipt.position);
   expect(event?.type).toBe('McpCallRecorded');
   return event!.data as McpCallRecorded['data'];
 };

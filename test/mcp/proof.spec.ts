@@ -11,7 +11,7 @@ import { hashLeafText } from '../../src/ledger/hashing';
 import { storeKinds, type TestApp } from '../support/app';
 import { onLogStore } from '../ledger/logStore';
 import { uniqueName } from '../support/world';
-import { call, receiptOf, rowsOf, startMcpWorld, textOf, type McpWorld } from './support';
+import { call, eventAt, receiptOf, rowsOf, startMcpWorld, textOf, type McpWorld } from './support';
 
 const answerHash = (result: object) => {
   const { _meta: _m, ...answer } = result as Record<string, unknown>;
@@ -106,7 +106,7 @@ describe.each(storeKinds)('a call proved against the signed tree (%s)', (store) 
       t,
       `UPDATE emt_messages SET message_data = replace(message_data${cast[0]}, '${marker}', 'forged')${cast[1]} WHERE global_position = ${receipt.position}`,
     );
-    const [edited] = await t.running.ctx.log.readPage({ after: BigInt(receipt.position) - 1n, limit: 1 });
+    const edited = await eventAt(t, receipt.position);
     expect((edited!.data as { sql: string }).sql).toBe("SELECT 'forged' AS m");
     const after = await verify(receipt.verify.arguments);
     expect(after).toMatchObject({ verified: false, checks: { leaf_in_signed_tree: false } });

@@ -116,3 +116,22 @@ export const rowsOf = (result: { structuredContent?: Structured }) => {
   if (!s || s.type !== 'table') throw new Error(`a table expected: ${JSON.stringify(s).slice(0, 400)}`);
   return (s.data ?? []).map((r) => Object.fromEntries((s.column_names ?? []).map((c, i) => [c, r[i]])));
 };
+
+/**
+ * The event at a call's receipt position, read from the log. On PostgreSQL the log reads only below
+ * every transaction of its database still running, so a record committed while another append is in
+ * flight shows a moment later (seen under CI's load): read until it does, within `timeoutMs`.
+ */
+export const eventAt = async (t: TestApp, position: string | number | bigint, timeoutMs = 10_000) => {
+  const at = BigInt(position);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const [event] = await t.running.ctx.log.readPage({ after: at - 1n, limit: 1 });
+    if (event?.meta.position === at) return event;
+    if (Date.now() > deadline)
+      throw new Error(
+        `no event readable at position ${at} within ${timeoutMs} ms (read: ${event?.meta.position})`,
+      );
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};

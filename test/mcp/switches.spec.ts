@@ -11,7 +11,7 @@ import type { McpCallRecorded } from '../../events';
 import { storeKinds, type TestApp } from '../support/app';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { ADMIN, login, sqlOver, startAuthApp, tokensByRole, type Who } from '../auth/support';
-import { bearer, call, listen, receiptOf, rowsOf, textOf, type Listening } from './support';
+import { bearer, call, eventAt, listen, receiptOf, rowsOf, textOf, type Listening } from './support';
 
 type Recorded = McpCallRecorded['data'];
 
@@ -52,7 +52,7 @@ describe.each(storeKinds)('MCP URL switches (%s)', (store) => {
   /** The call's record, read from the log; and what the call appended besides it (nothing, for a refusal). */
   const recordOf = async (result: { _meta?: Record<string, unknown> }) => {
     const receipt = receiptOf(result);
-    const [event] = await t.running.ctx.log.readPage({ after: BigInt(receipt.position) - 1n, limit: 1 });
+    const event = await eventAt(t, receipt.position);
     expect(event?.type).toBe('McpCallRecorded');
     return event!.data as Recorded;
   };

@@ -13,14 +13,23 @@ import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app
 import { givenRentalsModel, rentalRows } from '../support/modelsData';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { uniqueName } from '../support/world';
-import { call, receiptOf, rowsOf, startMcpWorld, textOf, type Listening, type McpWorld } from './support';
+import {
+  call,
+  eventAt,
+  receiptOf,
+  rowsOf,
+  startMcpWorld,
+  textOf,
+  type Listening,
+  type McpWorld,
+} from './support';
 
 type Recorded = McpCallRecorded['data'];
 
 /** The call's record, read from the log itself (not through a masked read model). */
 const recordOf = async (t: TestApp, result: { _meta?: Record<string, unknown> }) => {
   const receipt = receiptOf(result);
-  const [event] = await t.running.ctx.log.readPage({ after: BigInt(receipt.position) - 1n, limit: 1 });
+  const event = await eventAt(t, receipt.position);
   expect(event?.type).toBe('McpCallRecorded');
   expect(event?.meta.stream).toBe(receipt.stream);
   return event!.data as Recorded;
