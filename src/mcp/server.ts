@@ -28,7 +28,7 @@ import {
   type SessionView,
 } from './service';
 import { NO_SWITCHES, offersGroup, switchesInstructions, toolsFor, type Switches } from './switches';
-import { describeForResource, type Tool } from './tools';
+import { describeForResource, InvalidToolArguments, type Tool, type ToolDone } from './tools';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -203,12 +203,18 @@ const runTool = async (
   extra: Extra,
   caller: Caller,
 ): Promise<Completed> => {
-  const parsed = tool.input.safeParse(request.params.arguments ?? {});
-  if (!parsed.success) {
-    const failure = failedTool(`Invalid arguments for ${tool.name}: ${z.prettifyError(parsed.error)}`);
+  let done: ToolDone;
+  try {
+    done = await tool.run(request.params.arguments ?? {}, {
+      caller,
+      signal: extra.signal,
+      progress: progressSender(extra),
+    });
+  } catch (error) {
+    if (!(error instanceof InvalidToolArguments)) throw error;
+    const failure = failedTool(error.message);
     return { ...failure, result: fitted(s.deps.logger, tool, failure.result), outcome: 'invalid' };
   }
-  const done = await tool.run(parsed.data, { caller, signal: extra.signal, progress: progressSender(extra) });
   const answer = fitted(s.deps.logger, tool, done.answer);
   return answer === done.answer
     ? { ...done, result: answer }

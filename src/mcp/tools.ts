@@ -62,14 +62,23 @@ export type Tool<S extends z.ZodType = z.ZodType> = {
   readonly readOnlyForm?: () => Tool;
 };
 
+/** Arguments a tool's `input` refuses: the server answers them as the tool's error, recorded as invalid. */
+export class InvalidToolArguments extends Error {}
+
 /**
- * A tool as the server holds it, its arguments unknown: the server validates them against `input`
- * before it runs the tool, and this parse (the schemas have no transforms, so it gives back what it
- * is given) is what hands the typed `run` its typed arguments.
+ * A tool as the server holds it, its arguments unknown: validating them against `input` here, once,
+ * is what hands the typed `run` its typed arguments.
  */
 const tool = <S extends z.ZodType>(definition: Tool<S>): Tool => ({
   ...definition,
-  run: (args, context) => definition.run(definition.input.parse(args), context),
+  run: async (args, context) => {
+    const parsed = definition.input.safeParse(args);
+    if (!parsed.success)
+      throw new InvalidToolArguments(
+        `Invalid arguments for ${definition.name}: ${z.prettifyError(parsed.error)}`,
+      );
+    return definition.run(parsed.data, context);
+  },
 });
 
 const done = (answer: ToolAnswer, more: Partial<Omit<ToolDone, 'answer'>> = {}): ToolDone => ({
