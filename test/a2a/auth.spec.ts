@@ -5,8 +5,8 @@
  * completions, a refusal appending nothing. Each answer's run is stamped with its caller.
  */
 import { storeKinds, type TestApp } from '../support/app';
-import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
-import { ADMIN, login, startAuthApp, tokensByRole, type Who } from '../auth/support';
+import type { FakeOpenAi } from '../support/fakeOpenAi';
+import { givenHelperAgent, startRoleWorld, type Who } from '../auth/support';
 import {
   a2aClient,
   agentUrl,
@@ -34,24 +34,12 @@ describe.each(storeKinds)('A2A sign-in and roles (%s)', (store) => {
   let tokens: Record<Who, string>;
 
   beforeAll(async () => {
-    t = await startAuthApp(store);
+    let admin: string;
+    ({ t, fake, admin, tokens } = await startRoleWorld(store, 'a2a'));
     l = await listen(t);
-    fake = await startFakeOpenAi();
-    fake.setFallback(fakeReply.text('Hello from the agent.'));
-    const admin = await login(t, ADMIN.name, ADMIN.password);
-    tokens = await tokensByRole(t, admin, 'a2a');
     for (const p of ['pa', 'pb']) {
       await t.http.post('/api/projects').set('Cookie', admin).send({ name: p }).expect(201);
-      await t.http
-        .post(`/api/projects/${p}/agents`)
-        .set('Cookie', admin)
-        .send({
-          agent: {
-            name: 'helper',
-            model: { model_name: 'gpt-test', provider: 'openai', api_key: 'sk-a', base_url: fake.baseUrl },
-          },
-        })
-        .expect(201);
+      await givenHelperAgent(t, admin, p, fake);
     }
   });
   afterAll(async () => {

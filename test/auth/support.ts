@@ -3,6 +3,7 @@ import pino from 'pino';
 import { startMysqlServer, type MysqlServer } from '../../src/mysql';
 import { sqlDoor } from '../../src/users/sqlDoors';
 import { startTestApp, type StoreKind, type TestApp } from '../support/app';
+import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 
 export const ADMIN = { name: 'root', password: 'root-password-1' };
 
@@ -80,3 +81,28 @@ export const tokensByRole = async (
   }
   return tokens;
 };
+
+/**
+ * A role matrix's world: sign-in on, the provider stand-in answering text, the admin's session and a
+ * bearer token for each of `Who` (users named `<prefix>_<role>`).
+ */
+export const startRoleWorld = async (kind: StoreKind, prefix: string) => {
+  const t = await startAuthApp(kind);
+  const fake = await startFakeOpenAi();
+  fake.setFallback(fakeReply.text('Hello from the agent.'));
+  const admin = await login(t, ADMIN.name, ADMIN.password);
+  return { t, fake, admin, tokens: await tokensByRole(t, admin, prefix) };
+};
+
+/** The agent `helper` of `project`, on the provider stand-in, made by the signed-in `admin`. */
+export const givenHelperAgent = (t: TestApp, admin: string, project: string, fake: FakeOpenAi) =>
+  t.http
+    .post(`/api/projects/${project}/agents`)
+    .set('Cookie', admin)
+    .send({
+      agent: {
+        name: 'helper',
+        model: { model_name: 'gpt-test', provider: 'openai', api_key: 'sk-a', base_url: fake.baseUrl },
+      },
+    })
+    .expect(201);

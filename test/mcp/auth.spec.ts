@@ -6,9 +6,9 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { storeKinds, type TestApp } from '../support/app';
-import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
+import type { FakeOpenAi } from '../support/fakeOpenAi';
 import { givenRentalsModel, rentalRows } from '../support/modelsData';
-import { ADMIN, login, sqlOver, startAuthApp, tokensByRole, type Who } from '../auth/support';
+import { givenHelperAgent, sqlOver, startRoleWorld, type Who } from '../auth/support';
 import { bearer, call, eventAt, listen, mcpClient, receiptOf, type Listening } from './support';
 
 type Expect = 'ok' | 'refused';
@@ -83,12 +83,9 @@ describe.each(storeKinds)('MCP sign-in and roles (%s)', (store) => {
   const clients = {} as Record<Who, Client>;
 
   beforeAll(async () => {
-    t = await startAuthApp(store);
+    let admin: string;
+    ({ t, fake, admin, tokens } = await startRoleWorld(store, 'mcp'));
     l = await listen(t);
-    fake = await startFakeOpenAi();
-    fake.setFallback(fakeReply.text('Hello from the agent.'));
-    const admin = await login(t, ADMIN.name, ADMIN.password);
-    tokens = await tokensByRole(t, admin, 'mcp');
     for (const p of ['pa', 'pb']) {
       expect(await sqlOver(t, admin, `CREATE PROJECT ${p}`)).toMatchObject({ type: 'ok' });
       expect(
@@ -104,16 +101,7 @@ describe.each(storeKinds)('MCP sign-in and roles (%s)', (store) => {
       expect(
         await sqlOver(t, admin, `INSERT INTO ${p}.kb (id, content) VALUES ('d1', 'refunds within 30 days')`),
       ).toMatchObject({ type: 'ok' });
-      await t.http
-        .post(`/api/projects/${p}/agents`)
-        .set('Cookie', admin)
-        .send({
-          agent: {
-            name: 'helper',
-            model: { model_name: 'gpt-test', provider: 'openai', api_key: 'sk-a', base_url: fake.baseUrl },
-          },
-        })
-        .expect(201);
+      await givenHelperAgent(t, admin, p, fake);
     }
     // A model trained by the admin (training reads through SQL as its caller).
     await givenRentalsModelAs(t, admin);

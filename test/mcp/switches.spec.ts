@@ -9,8 +9,17 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { McpCallRecorded } from '../../events';
 import { storeKinds, type TestApp } from '../support/app';
-import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
-import { ADMIN, login, sqlOver, startAuthApp, tokensByRole, type Who } from '../auth/support';
+import type { FakeOpenAi } from '../support/fakeOpenAi';
+import {
+  ADMIN,
+  givenHelperAgent,
+  login,
+  sqlOver,
+  startAuthApp,
+  startRoleWorld,
+  tokensByRole,
+  type Who,
+} from '../auth/support';
 import { bearer, call, eventAt, listen, receiptOf, rowsOf, textOf, type Listening } from './support';
 
 type Recorded = McpCallRecorded['data'];
@@ -93,27 +102,15 @@ describe.each(storeKinds)('MCP URL switches (%s)', (store) => {
     `CREATE SKILL pa.switch_skill_${++skills} USING type = 'text2sql', database = 'files'`;
 
   beforeAll(async () => {
-    t = await startAuthApp(store);
+    let admin: string;
+    ({ t, fake, admin, tokens } = await startRoleWorld(store, 'sw'));
     l = await listen(t);
-    fake = await startFakeOpenAi();
-    fake.setFallback(fakeReply.text('Hello from the agent.'));
-    const admin = await login(t, ADMIN.name, ADMIN.password);
-    tokens = await tokensByRole(t, admin, 'sw');
     for (const p of ['pa', 'pb']) {
       expect(await sqlOver(t, admin, `CREATE PROJECT ${p}`)).toMatchObject({ type: 'ok' });
       expect(
         await sqlOver(t, admin, `CREATE SKILL ${p}.${p}_skill USING type = 'text2sql', database = 'files'`),
       ).toMatchObject({ type: 'ok' });
-      await t.http
-        .post(`/api/projects/${p}/agents`)
-        .set('Cookie', admin)
-        .send({
-          agent: {
-            name: 'helper',
-            model: { model_name: 'gpt-test', provider: 'openai', api_key: 'sk-a', base_url: fake.baseUrl },
-          },
-        })
-        .expect(201);
+      await givenHelperAgent(t, admin, p, fake);
     }
   });
   afterAll(async () => {
