@@ -14,6 +14,7 @@ import { closeStandIns, givenLlmModel } from '../llmModels/world';
 import { uniqueName } from '../support/world';
 import { ADMIN, login, startAuthApp, tokensByRole } from '../auth/support';
 import {
+  ALL_TOOLS,
   bearer,
   call,
   eventAt,
@@ -71,16 +72,7 @@ describe("MindsDB's MCP URLs, errors and names (sqlite)", () => {
       expect(admin).toMatch(/^mlt_/);
       const client = await connect(kind, admin);
       const { tools } = await client.listTools();
-      expect(tools.map((x) => x.name).sort()).toEqual([
-        'ask_agent',
-        'describe_table',
-        'list_databases',
-        'list_tables',
-        'predict',
-        'query',
-        'search_knowledge_base',
-        'verify_call',
-      ]);
+      expect(tools.map((x) => x.name).sort()).toEqual(ALL_TOOLS);
       const result = await call(client, 'query', { query: `SELECT 'via ${kind}' AS door` });
       expect(rowsOf(result)).toEqual([{ door: `via ${kind}` }]);
       expect(await recordOf(t, result)).toMatchObject({

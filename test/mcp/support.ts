@@ -135,3 +135,15 @@ export const eventAt = async (t: TestApp, position: string | number | bigint, ti
     await new Promise((r) => setTimeout(r, 20));
   }
 };
+
+/** Every tool the server offers a connection nothing narrows, by name in order (what the specs expect, written once). */
+export const ALL_TOOLS = [
+  'ask_agent',
+  'describe_table',
+  'list_databases',
+  'list_tables',
+  'predict',
+  'query',
+  'search_knowledge_base',
+  'verify_call',
+];

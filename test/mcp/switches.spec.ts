@@ -20,20 +20,19 @@ import {
   tokensByRole,
   type Who,
 } from '../auth/support';
-import { bearer, call, eventAt, listen, receiptOf, rowsOf, textOf, type Listening } from './support';
+import {
+  ALL_TOOLS,
+  bearer,
+  call,
+  eventAt,
+  listen,
+  receiptOf,
+  rowsOf,
+  textOf,
+  type Listening,
+} from './support';
 
 type Recorded = McpCallRecorded['data'];
-
-const ALL_TOOLS = [
-  'ask_agent',
-  'describe_table',
-  'list_databases',
-  'list_tables',
-  'predict',
-  'query',
-  'search_knowledge_base',
-  'verify_call',
-];
 
 type Kind = 'streamable' | 'sse';
 

@@ -14,6 +14,7 @@ import { givenRentalsModel, rentalRows } from '../support/modelsData';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { uniqueName } from '../support/world';
 import {
+  ALL_TOOLS,
   call,
   eventAt,
   receiptOf,
@@ -73,16 +74,7 @@ describe.each(storeKinds)('the MCP server at /mcp/ (%s)', (store) => {
   it('lists every tool with a JSON schema, a description and truthful hints', async () => {
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((x) => [x.name, x]));
-    expect(Object.keys(byName).sort()).toEqual([
-      'ask_agent',
-      'describe_table',
-      'list_databases',
-      'list_tables',
-      'predict',
-      'query',
-      'search_knowledge_base',
-      'verify_call',
-    ]);
+    expect(Object.keys(byName).sort()).toEqual(ALL_TOOLS);
     for (const tool of tools) {
       expect(tool.inputSchema.type).toBe('object');
       expect(tool.description!.length).toBeGreaterThan(60);
