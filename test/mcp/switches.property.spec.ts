@@ -176,17 +176,18 @@ describe('hostile MCP URL switches (sqlite)', () => {
   const pairs = fc.array(fc.tuple(names, values, fc.boolean()), { minLength: 1, maxLength: 4 });
 
   it(`answers a session or a 4xx problem naming the switch, never a 500 (seed ${SEED})`, async () => {
-    const paths = ['/mcp/', '/mcp/streamable', '/mcp/sse'];
+    // `/mcp/status` reads the same switches (the console's Connect AI view asks it what they offer).
+    const paths = ['/mcp/', '/mcp/streamable', '/mcp/sse', '/mcp/status'];
     await fc.assert(
       fc.asyncProperty(pairs, fc.constantFrom(...paths), async (given, path) => {
         const query = given.map(([k, v, raw]) => `${pathSegment(k)}=${pathSegment(v, raw)}`).join('&');
-        const sse = path === '/mcp/sse';
+        const get = path === '/mcp/sse' || path === '/mcp/status';
         const controller = new AbortController();
         const res = await fetch(`${l.url}${path}?${query}`, {
-          method: sse ? 'GET' : 'POST',
+          method: get ? 'GET' : 'POST',
           signal: controller.signal,
           headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-          ...(sse
+          ...(get
             ? {}
             : {
                 body: JSON.stringify({
