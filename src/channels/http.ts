@@ -3,7 +3,7 @@
  * read in full (up to a cap), and transport failures turned into `ChannelError`s whose messages name
  * the host only (Telegram puts the token in the path).
  */
-import { isDomainError } from '../shared/errors';
+import { causeCode, isDomainError } from '../shared/errors';
 import { ChannelError, type ChannelKind, type HeaderBag } from './types';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -23,17 +23,6 @@ export type HttpCall = {
   readonly fetch: typeof fetch;
   /** The answer's body is read up to this many bytes (the rest is dropped). Default 4 MiB. */
   readonly maxBytes?: number;
-};
-
-/** The innermost `code` of an error's cause chain (undici wraps ECONNREFUSED twice). */
-const causeCode = (error: unknown): string | undefined => {
-  // Not `instanceof Error`: fetch's errors may come from another realm (jest's VM contexts).
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
-    if ('code' in current && typeof current.code === 'string') return current.code;
-    current = 'cause' in current ? current.cause : undefined;
-  }
-  return undefined;
 };
 
 const readCapped = async (response: Response, maxBytes: number): Promise<string> => {

@@ -72,3 +72,14 @@ export const checkExpectedVersion = (
 
 /** What went wrong, as text: an Error's message, anything else thrown as a string. */
 export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** The innermost `code` of an error's cause chain (undici wraps ECONNREFUSED twice). */
+export const causeCode = (error: unknown): string | undefined => {
+  // Not `instanceof Error`: fetch's errors may come from another realm (jest's VM contexts).
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    if ('code' in current && typeof current.code === 'string') return current.code;
+    current = 'cause' in current ? current.cause : undefined;
+  }
+  return undefined;
+};

@@ -1,3 +1,4 @@
+import { causeCode } from '../../shared/errors';
 import { LlmError, providerDetail } from './errors';
 import { openAiSdk } from './openaiSdk';
 import { parseRetryAfter } from './retry';
@@ -10,17 +11,6 @@ export const safeBaseUrl = (raw: string) => {
   } catch {
     return 'the configured base_url';
   }
-};
-
-/** The innermost `code` of an error's cause chain (undici wraps ECONNREFUSED twice). */
-const causeCode = (error: unknown): string | undefined => {
-  // Not `instanceof Error`: fetch's errors may come from another realm (jest's VM contexts).
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
-    if ('code' in current && typeof current.code === 'string') return current.code;
-    current = 'cause' in current ? current.cause : undefined;
-  }
-  return undefined;
 };
 
 /** Who the failure is about: the provider's address as shown, and the secrets its text must not quote. */
