@@ -1,5 +1,6 @@
 import type net from 'node:net';
 import tls from 'node:tls';
+import { firstEvent } from '../shared/firstEvent';
 import { prepended } from '../shared/prependedStream';
 
 /**
@@ -30,16 +31,7 @@ export class SocketChannel {
   /** Sends `bytes`; the promise (if any) settles when the client has taken them or the socket closed. */
   protected send(bytes: Buffer): Promise<void> | undefined {
     if (this.socket.write(bytes)) return undefined;
-    const socket = this.socket;
-    return new Promise((resolve) => {
-      const done = () => {
-        socket.off('drain', done);
-        socket.off('close', done);
-        resolve();
-      };
-      socket.on('drain', done);
-      socket.on('close', done);
-    });
+    return firstEvent(this.socket, ['drain', 'close']);
   }
 
   /**
@@ -59,14 +51,6 @@ export class SocketChannel {
     });
     this.socket = secure;
     listen(secure);
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        secure.off('secure', done);
-        secure.off('close', done);
-        resolve();
-      };
-      secure.on('secure', done);
-      secure.on('close', done);
-    });
+    await firstEvent(secure, ['secure', 'close']);
   }
 }

@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { firstEvent } from '../shared/firstEvent';
 
 /** The streamed answers a client may ask for (MindsDB's `response_format` of `POST /api/sql/query`). */
 export const LINE_FORMATS = ['sse', 'jsonlines'] as const;
@@ -57,17 +58,7 @@ export class LineWriter {
 
   /** Settles on 'drain', or once the response closes (a client gone never drains). */
   private drained() {
-    const res = this.res;
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        res.off('drain', done);
-        res.off('close', done);
-        resolve();
-      };
-      res.on('drain', done);
-      res.on('close', done);
-      if (this.gone) done();
-    });
+    return this.gone ? Promise.resolve() : firstEvent(this.res, ['drain', 'close']);
   }
 
   /** Ends the answer (headers are sent now if nothing was written). */
