@@ -80,7 +80,7 @@ const receiveMultipart = (
  * Downloads a URL to disk, with the same size limit. Through the outbound policy: each hop of a
  * redirect checked, and the socket connected to the address the check saw (403 for a refused one).
  */
-const receiveUrl = async (
+export const receiveUrl = async (
   url: string,
   target: string,
   maxBytes: number,
@@ -93,20 +93,18 @@ const receiveUrl = async (
     throw invalid(`Fetching ${url} answered HTTP ${res.status}`, 'Invalid URL');
   }
   let size = 0;
-  const out = fs.createWriteStream(target);
-  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-    size += chunk.length;
-    log.received(chunk.length);
-    if (size > maxBytes) {
-      out.destroy();
-      res.body.destroy();
-      throw tooLarge(maxBytes);
+  const counted = async function* (body: AsyncIterable<Uint8Array>) {
+    for await (const chunk of body) {
+      size += chunk.length;
+      log.received(chunk.length);
+      if (size > maxBytes) throw tooLarge(maxBytes);
+      yield chunk;
     }
-    if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', () => r()));
-  }
-  await new Promise<void>((resolve, reject) =>
-    out.end((err?: Error | null) => (err ? reject(err) : resolve())),
-  );
+  };
+  // One pipeline: the file's back-pressure, and a failed write (a full disk) or a refusal ends
+  // both streams and rejects, rather than an 'error' nobody listens to (which ended the process)
+  // or a wait for a 'drain' that never comes.
+  await pipeline(res.body, counted, fs.createWriteStream(target));
   return { originalName: new URL(url).pathname.split('/').pop() || null };
 };
 
