@@ -18,8 +18,10 @@ export interface ExternalDatabase {
   /**
    * Runs one statement in the database's own dialect, its placeholders (`dialect.placeholder(n)`)
    * bound to `params` in order. Without parameters the text goes to the server byte for byte.
+   * `timeoutMs`, when given, shortens the call's limit: a statement's caller passes what is left of
+   * its own deadline (less a margin), so the error that names this database comes first.
    */
-  query(sql: string, params?: unknown[]): Promise<ExternalResult>;
+  query(sql: string, params?: unknown[], timeoutMs?: number): Promise<ExternalResult>;
   /**
    * Runs one SELECT for a caller who may not write (src/sql/pushdownAllowList.ts): in a read-only
    * transaction, rolled back afterwards, under a server-side time limit of `timeoutMs`. PostgreSQL:
@@ -73,6 +75,9 @@ export type DriverOptions = { connectTimeoutMs: number; queryTimeoutMs: number }
  */
 export const remoteLimitMs = (queryTimeoutMs: number) =>
   Math.max(1, queryTimeoutMs - Math.min(1000, Math.floor(queryTimeoutMs / 10)));
+
+/** A caller's limit for one call, never past the driver's own. */
+const within = (timeoutMs: number, limitMs: number) => Math.max(1, Math.floor(Math.min(timeoutMs, limitMs)));
 
 /** A server-side statement limit inside a call's own `ms`: a tenth earlier, so the server's error wins the race. */
 const serverLimitMs = (ms: number) => Math.max(1, Math.floor(ms * 0.9));
@@ -206,12 +211,12 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     quote: POSTGRES_DIALECT.quote,
     namespace: schema,
     qualify: (table) => `${POSTGRES_DIALECT.quote(schema)}.${POSTGRES_DIALECT.quote(table)}`,
-    query: (sql, params = []) =>
-      onClient(limitMs, async (client) =>
+    query: (sql, params = [], timeoutMs = limitMs) =>
+      onClient(within(timeoutMs, limitMs), async (client) =>
         asResult(await client.query({ ...statement(sql, params), rowMode: 'array' })),
       ),
     readOnlyQuery: (sql, params, timeoutMs) => {
-      const ms = Math.max(1, Math.floor(Math.min(timeoutMs, limitMs)));
+      const ms = within(timeoutMs, limitMs);
       // A statement that fails destroys its client, which ends the transaction with it. The server's
       // own limit comes first (its error says which); ours stands behind it for a peer that hangs.
       return onClient(ms, async (client, broke) => {
@@ -357,14 +362,14 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
       database === undefined
         ? MYSQL_DIALECT.quote(table)
         : `${MYSQL_DIALECT.quote(database)}.${MYSQL_DIALECT.quote(table)}`,
-    query: (sql, params = []) =>
-      onConnection(limitMs, async (connection) =>
-        asResult(
-          await connection.query({ sql: bindMysql(sql, params), rowsAsArray: true, timeout: limitMs }),
-        ),
-      ),
+    query: (sql, params = [], timeoutMs = limitMs) => {
+      const ms = within(timeoutMs, limitMs);
+      return onConnection(ms, async (connection) =>
+        asResult(await connection.query({ sql: bindMysql(sql, params), rowsAsArray: true, timeout: ms })),
+      );
+    },
     readOnlyQuery: (sql, params, timeoutMs) => {
-      const ms = Math.max(1, Math.floor(Math.min(timeoutMs, limitMs)));
+      const ms = within(timeoutMs, limitMs);
       const text = bindMysql(sql, params);
       return onConnection(ms, async (connection, broke) => {
         // The server's own limit first (its error says which); ours stands behind it.

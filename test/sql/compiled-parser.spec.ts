@@ -33,12 +33,14 @@ describe('a SQL grammar compiled once and loaded from the cache', () => {
   });
 
   it('given a torn cached file, when the grammar is compiled, then it is compiled again and the file rewritten', () => {
-    const cache = dir();
     const word = `t${crypto.randomBytes(4).toString('hex')}`;
-    compiledParser(grammarAccepting(word), cache);
-    const [file] = fs.readdirSync(cache);
+    const first = dir();
+    compiledParser(grammarAccepting(word), first);
+    const [file] = fs.readdirSync(first);
+    // The torn copy lives at a path this process never loaded: jest keeps what it has read of a
+    // path (a module registry reset leaves that), so tearing the loaded file itself proved nothing.
+    const cache = dir();
     fs.writeFileSync(path.join(cache, file!), 'module.exports = { parse: (');
-    jest.resetModules();
     const again = compiledParser(grammarAccepting(word), cache);
     expect(again.parse(word)).toEqual({ said: word });
     expect(fs.readFileSync(path.join(cache, file!), 'utf8')).toContain('peg$parse');

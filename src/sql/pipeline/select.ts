@@ -11,7 +11,7 @@ import {
   type Externals,
 } from '../faces/integration/federation';
 import type { SelectPredictOptions } from '../faces/model/predictOptions';
-import type { ExternalDatabase } from '../../integrations/drivers';
+import { remoteLimitMs, type ExternalDatabase } from '../../integrations/drivers';
 import { duckDbTextForMysql } from '../../integrations/dialects';
 import { checkReadOnlyPushdown } from '../faces/integration/pushdownAllowList';
 import { bindParameters } from './parameters';
@@ -222,9 +222,10 @@ class QueryRun {
    */
   private remote(db: ExternalDatabase, sql: string, params: unknown[] = []) {
     const readOnlyRole = this.limits.policy?.readOnlyRole;
-    return readOnlyRole === undefined
-      ? db.query(sql, params)
-      : db.readOnlyQuery(sql, params, Math.min(this.limits.deadline.remaining(), this.limits.timeoutMs));
+    // Measured from now, not from the call's start: work before it (planning, other fetches) has
+    // used part of the statement's time, and the database's own error must still come first.
+    const ms = remoteLimitMs(Math.min(this.limits.deadline.remaining(), this.limits.timeoutMs));
+    return readOnlyRole === undefined ? db.query(sql, params, ms) : db.readOnlyQuery(sql, params, ms);
   }
 
   /** The whole query runs in its one external database; only the answer comes back. */
