@@ -64,6 +64,138 @@ const retryAfterOf = (error: unknown) => {
   return typeof ms === 'number' && ms > 0 ? ms : null;
 };
 
+/** What one message's work needs of its processor. */
+type MessageWork = {
+  readonly ctx: AppContext;
+  readonly ports: ChatProcessorPorts;
+  readonly options: ChatProcessorOptions;
+  readonly node: string;
+  /** Aborted when the processor stops: a call in flight is abandoned, nothing more recorded. */
+  readonly stopped: AbortSignal;
+};
+
+const claimMessage = async ({ ctx, node, options }: MessageWork, row: ChatMessageRow) => {
+  const claimId = crypto.randomUUID();
+  const outcome = await runOnMessage(ctx, row.STREAM, {
+    type: 'Claim',
+    data: { claimId, node, leaseMs: options.leaseMs },
+  });
+  const claimed = outcome.events[0];
+  if (claimed?.type !== 'ChatAnswerClaimed') return null;
+  await settled(ctx, outcome.lastPosition);
+  return { claimId, purpose: claimed.data.purpose, attempt: claimed.data.attempt };
+};
+
+/** A step recorded under the claim; false when the claim was lost (another process has the message). */
+const recordStep = async (
+  { ctx }: MessageWork,
+  row: ChatMessageRow,
+  command: Parameters<typeof runOnMessage>[2],
+) => {
+  try {
+    const outcome = await runOnMessage(ctx, row.STREAM, command);
+    await settled(ctx, outcome.lastPosition);
+    return true;
+  } catch (error) {
+    if (isDomainError(error) && error.kind === 'Conflict') return false;
+    throw error;
+  }
+};
+
+const retryAt = ({ ctx, options }: MessageWork, attempt: number, max: number, error: unknown) => {
+  if (isPermanent(error) || attempt >= max) return null;
+  return new Date(ctx.clock().getTime() + (retryAfterOf(error) ?? options.backoff(attempt)));
+};
+
+/** The claim's share of the processor's time: a call past the lease is abandoned. */
+const leaseSignal = (w: MessageWork) => AbortSignal.any([w.stopped, AbortSignal.timeout(w.options.leaseMs)]);
+
+const deliverAnswer = async (
+  w: MessageWork,
+  row: ChatMessageRow,
+  bot: ChatbotInfo,
+  claim: { claimId: string; attempt: number },
+  answer: { answerId: string; text: string },
+) => {
+  const { claimId, attempt } = claim;
+  try {
+    const deliverer = await w.ports.deliverer(bot, row.CHANNEL as Channel);
+    const sent = deliverer
+      ? await deliverer.deliver(
+          {
+            chatId: row.CHAT_ID,
+            text: answer.text,
+            answerId: answer.answerId,
+            inReplyTo: row.CHANNEL_MESSAGE_ID,
+            threadId: row.THREAD_ID,
+          },
+          leaseSignal(w),
+        )
+      : { externalId: null };
+    await recordStep(w, row, { type: 'Deliver', data: { claimId, externalId: sent.externalId } });
+  } catch (error) {
+    if (w.stopped.aborted) return;
+    await recordStep(w, row, {
+      type: 'FailDelivery',
+      data: {
+        claimId,
+        error: messageOf(error),
+        retryAt: retryAt(w, attempt, w.options.maxDeliveries, error),
+      },
+    });
+  }
+};
+
+/** The agent's answer, with the chat so far as its memory. */
+const askAgent = async (w: MessageWork, row: ChatMessageRow, bot: ChatbotInfo) => {
+  const earlier = await conversationBefore(
+    w.ctx.duck,
+    row.CHATBOT_ID,
+    row.CHAT_ID,
+    row.POSITION,
+    w.options.memoryMessages,
+  );
+  const history = earlier
+    .filter((m) => m.ANSWER !== null)
+    .map((m) => ({ question: m.TEXT, answer: m.ANSWER! }));
+  return w.ports.answer(bot, history, row.TEXT, leaseSignal(w));
+};
+
+/** One message: claimed, answered (or its answer delivered again), each step recorded under the claim. */
+const workOn = async (w: MessageWork, row: ChatMessageRow) => {
+  const bot = await w.ports.bots.byId(row.CHATBOT_ID);
+  if (!bot || !bot.isRunning) return;
+  const claimed = await claimMessage(w, row);
+  if (!claimed) return;
+  if (claimed.purpose === 'deliver') {
+    if (row.ANSWER_ID === null || row.ANSWER === null) return;
+    await deliverAnswer(w, row, bot, claimed, { answerId: row.ANSWER_ID, text: row.ANSWER });
+    return;
+  }
+  let answer: { text: string; traceId: string | null };
+  try {
+    answer = await askAgent(w, row, bot);
+  } catch (error) {
+    if (w.stopped.aborted) return;
+    await recordStep(w, row, {
+      type: 'FailAnswer',
+      data: {
+        claimId: claimed.claimId,
+        error: messageOf(error),
+        retryAt: retryAt(w, claimed.attempt, w.options.maxAttempts, error),
+      },
+    });
+    return;
+  }
+  const answerId = crypto.randomUUID();
+  const kept = await recordStep(w, row, {
+    type: 'Answer',
+    data: { claimId: claimed.claimId, answerId, text: answer.text, traceId: answer.traceId },
+  });
+  if (!kept) return;
+  await deliverAnswer(w, row, bot, { claimId: claimed.claimId, attempt: 1 }, { answerId, text: answer.text });
+};
+
 /**
  * Answers chatbots' messages. Every process runs one; they share the work through claims on each
  * message's stream (decider.ts): a process claims a message (a lease), asks the agent, records the
@@ -84,117 +216,7 @@ export const chatProcessor = (
   let scanning: Promise<void> | null = null;
   let again = false;
 
-  const claim = async (row: ChatMessageRow) => {
-    const claimId = crypto.randomUUID();
-    const outcome = await runOnMessage(ctx, row.STREAM, {
-      type: 'Claim',
-      data: { claimId, node, leaseMs: options.leaseMs },
-    });
-    const claimed = outcome.events[0];
-    if (claimed?.type !== 'ChatAnswerClaimed') return null;
-    await settled(ctx, outcome.lastPosition);
-    return { claimId, purpose: claimed.data.purpose, attempt: claimed.data.attempt };
-  };
-
-  /** A step recorded under the claim; false when the claim was lost (another process has the message). */
-  const record = async (row: ChatMessageRow, command: Parameters<typeof runOnMessage>[2]) => {
-    try {
-      const outcome = await runOnMessage(ctx, row.STREAM, command);
-      await settled(ctx, outcome.lastPosition);
-      return true;
-    } catch (error) {
-      if (isDomainError(error) && error.kind === 'Conflict') return false;
-      throw error;
-    }
-  };
-
-  const retryAt = (attempt: number, max: number, error: unknown) => {
-    if (isPermanent(error) || attempt >= max) return null;
-    return new Date(ctx.clock().getTime() + (retryAfterOf(error) ?? options.backoff(attempt)));
-  };
-
-  const deliver = async (
-    row: ChatMessageRow,
-    bot: ChatbotInfo,
-    claimId: string,
-    attempt: number,
-    answer: { answerId: string; text: string },
-  ) => {
-    try {
-      const deliverer = await ports.deliverer(bot, row.CHANNEL as Channel);
-      const sent = deliverer
-        ? await deliverer.deliver(
-            {
-              chatId: row.CHAT_ID,
-              text: answer.text,
-              answerId: answer.answerId,
-              inReplyTo: row.CHANNEL_MESSAGE_ID,
-              threadId: row.THREAD_ID,
-            },
-            AbortSignal.any([stopped.signal, AbortSignal.timeout(options.leaseMs)]),
-          )
-        : { externalId: null };
-      await record(row, { type: 'Deliver', data: { claimId, externalId: sent.externalId } });
-    } catch (error) {
-      if (stopped.signal.aborted) return;
-      await record(row, {
-        type: 'FailDelivery',
-        data: { claimId, error: messageOf(error), retryAt: retryAt(attempt, options.maxDeliveries, error) },
-      });
-    }
-  };
-
-  const work = async (row: ChatMessageRow) => {
-    const bot = await ports.bots.byId(row.CHATBOT_ID);
-    if (!bot || !bot.isRunning) return;
-    const claimed = await claim(row);
-    if (!claimed) return;
-    if (claimed.purpose === 'deliver') {
-      if (row.ANSWER_ID === null || row.ANSWER === null) return;
-      await deliver(row, bot, claimed.claimId, claimed.attempt, {
-        answerId: row.ANSWER_ID,
-        text: row.ANSWER,
-      });
-      return;
-    }
-    let answer: { text: string; traceId: string | null };
-    try {
-      const earlier = await conversationBefore(
-        ctx.duck,
-        row.CHATBOT_ID,
-        row.CHAT_ID,
-        row.POSITION,
-        options.memoryMessages,
-      );
-      const history = earlier
-        .filter((m) => m.ANSWER !== null)
-        .map((m) => ({ question: m.TEXT, answer: m.ANSWER! }));
-      answer = await ports.answer(
-        bot,
-        history,
-        row.TEXT,
-        AbortSignal.any([stopped.signal, AbortSignal.timeout(options.leaseMs)]),
-      );
-    } catch (error) {
-      if (stopped.signal.aborted) return;
-      await record(row, {
-        type: 'FailAnswer',
-        data: {
-          claimId: claimed.claimId,
-          error: messageOf(error),
-          retryAt: retryAt(claimed.attempt, options.maxAttempts, error),
-        },
-      });
-      return;
-    }
-    const answerId = crypto.randomUUID();
-    const kept = await record(row, {
-      type: 'Answer',
-      data: { claimId: claimed.claimId, answerId, text: answer.text, traceId: answer.traceId },
-    });
-    if (!kept) return;
-    await deliver(row, bot, claimed.claimId, 1, { answerId, text: answer.text });
-  };
+  const messageWork: MessageWork = { ctx, ports, options, node, stopped: stopped.signal };
 
   const scan = async () => {
     const bots = await ports.bots.running();
@@ -213,7 +235,7 @@ export const chatProcessor = (
       if (working.has(row.MESSAGE_ID) || working.has(chat)) continue;
       working.add(row.MESSAGE_ID);
       working.add(chat);
-      const task = work(row)
+      const task = workOn(messageWork, row)
         .catch((error: unknown) =>
           ctx.logger.error({ err: error, message: row.MESSAGE_ID }, 'chat message work failed'),
         )

@@ -44,6 +44,99 @@ const scheduleOf = (row: JobRow): JobSchedule => ({
   every: jsonValue<JobEvery | null>(row.EVERY),
 });
 
+/** A step of the run, on its stream; null when the claim was lost (the run was taken over). */
+const recordStep = async (ctx: AppContext, jobId: bigint, command: JobRunCommand) => {
+  try {
+    const outcome = await ctx.commands.run(jobRunsStream(jobId), jobRunsAggregate, (s) =>
+      decideJobRun(command, s, jobId),
+    );
+    return outcome.lastPosition;
+  } catch (error) {
+    if (isDomainError(error) && error.kind === 'Conflict') return null;
+    throw error;
+  }
+};
+
+/** Claims `tick` for the job: the run's start event when this process won it, else null. */
+const claimRun = async (
+  ctx: AppContext,
+  row: JobRow,
+  claim: { tick: number; claimId: string; node: string; leaseMs: number },
+) => {
+  const { tick, claimId, node, leaseMs } = claim;
+  const outcome = await ctx.commands.run(jobRunsStream(row.ID), jobRunsAggregate, (s) =>
+    decideJobRun(
+      {
+        type: 'ClaimRun',
+        data: { jobId: row.ID, projectId: row.PROJECT_ID, tick: new Date(tick), claimId, node, leaseMs },
+        metadata: { now: ctx.clock() },
+      },
+      s,
+      row.ID,
+    ),
+  );
+  const started = outcome.events.find(
+    (e): e is Extract<RecordedEvent, { type: 'JobRunStarted' }> => e.type === 'JobRunStarted',
+  );
+  return started && started.data.claimId === claimId ? started : null;
+};
+
+/** One claimed run, as `executeRun` needs it. */
+type ClaimedRun = {
+  row: JobRow;
+  /** The job's statements as the log holds them: the read model's copy has its secrets masked. */
+  job: { query: string; ifQuery: string | null };
+  claimId: string;
+  tick: Date;
+  previous: Date;
+  /** Why the owner's rights shrank since the job was made (said beside a refusal), or null. */
+  demoted: string | null;
+};
+
+/**
+ * Runs the claimed run: IF first, then each statement until one fails. Returns the last position
+ * (null once stopped or the claim was lost).
+ */
+const executeRun = async (ctx: AppContext, sql: JobSqlPort, run: ClaimedRun, stopped: AbortSignal) => {
+  const { row, job, claimId, demoted } = run;
+  const at = () => ({ now: ctx.clock() });
+  const fill = (text: string) => fillVariables(text, { tick: run.tick, previous: run.previous });
+  if (job.ifQuery !== null) {
+    const condition = await sql.execute(fill(job.ifQuery), row.PROJECT);
+    const reason =
+      condition.outcome === 'error'
+        ? `The IF query failed: ${condition.error}`
+        : condition.outcome === 'rows' && condition.rows > 0
+          ? null
+          : 'The IF query returned no rows';
+    if (reason !== null)
+      return recordStep(ctx, row.ID, { type: 'SkipRun', data: { claimId, reason }, metadata: at() });
+  }
+  for (const [index, text] of splitStatements(job.query).entries()) {
+    if (stopped.aborted) return null;
+    const query = fill(text);
+    let result: StatementOutcome;
+    try {
+      result = await sql.execute(query, row.PROJECT);
+    } catch (error) {
+      result = { outcome: 'error', rows: null, error: messageOf(error) };
+    }
+    const kept = await recordStep(ctx, row.ID, {
+      type: 'RecordStatement',
+      data: { claimId, index, query, ...result },
+      metadata: at(),
+    });
+    if (kept === null) return null;
+    if (result.outcome === 'error')
+      return recordStep(ctx, row.ID, {
+        type: 'FailRun',
+        data: { claimId, error: demoted === null ? result.error : `${demoted}: ${result.error}` },
+        metadata: at(),
+      });
+  }
+  return recordStep(ctx, row.ID, { type: 'FinishRun', data: { claimId }, metadata: at() });
+};
+
 /**
  * Fires due jobs. Every process runs one; they share the work through the log: a run is claimed for
  * a tick on the job's runs stream (decider.ts), and only the process whose claim was recorded runs
@@ -61,101 +154,10 @@ export const jobScheduler = (
   const stopped = new AbortController();
   let timer: NodeJS.Timeout | undefined;
 
-  /** A step of the run, on its stream; false when the claim was lost (the run was taken over). */
-  const record = async (jobId: bigint, command: JobRunCommand) => {
-    try {
-      const outcome = await ctx.commands.run(jobRunsStream(jobId), jobRunsAggregate, (s) =>
-        decideJobRun(command, s, jobId),
-      );
-      return outcome.lastPosition;
-    } catch (error) {
-      if (isDomainError(error) && error.kind === 'Conflict') return null;
-      throw error;
-    }
-  };
-
-  /** Claims `tick` for the job: the run's start event when this process won it, else null. */
-  const claim = async (row: JobRow, tick: number, claimId: string) => {
-    const outcome = await ctx.commands.run(jobRunsStream(row.ID), jobRunsAggregate, (s) =>
-      decideJobRun(
-        {
-          type: 'ClaimRun',
-          data: {
-            jobId: row.ID,
-            projectId: row.PROJECT_ID,
-            tick: new Date(tick),
-            claimId,
-            node,
-            leaseMs: options.leaseMs,
-          },
-          metadata: { now: ctx.clock() },
-        },
-        s,
-        row.ID,
-      ),
-    );
-    const started = outcome.events.find(
-      (e): e is Extract<RecordedEvent, { type: 'JobRunStarted' }> => e.type === 'JobRunStarted',
-    );
-    return started && started.data.claimId === claimId ? started : null;
-  };
-
-  /**
-   * Runs the claimed run: IF first, then each statement until one fails. Returns the last position.
-   * A statement refused for an owner demoted since the job was made says so (`demoted`).
-   */
-  const execute = async (
-    row: JobRow,
-    /** The job's statements as the log holds them: the read model's copy has its secrets masked. */
-    job: { query: string; ifQuery: string | null },
-    claimId: string,
-    tick: Date,
-    previous: Date,
-    demoted: string | null,
-  ) => {
-    const at = () => ({ now: ctx.clock() });
-    const fill = (text: string) => fillVariables(text, { tick, previous });
-    if (job.ifQuery !== null) {
-      const condition = await sql.execute(fill(job.ifQuery), row.PROJECT);
-      const reason =
-        condition.outcome === 'error'
-          ? `The IF query failed: ${condition.error}`
-          : condition.outcome === 'rows' && condition.rows > 0
-            ? null
-            : 'The IF query returned no rows';
-      if (reason !== null)
-        return record(row.ID, { type: 'SkipRun', data: { claimId, reason }, metadata: at() });
-    }
-    const statements = splitStatements(job.query);
-    for (const [index, text] of statements.entries()) {
-      if (stopped.signal.aborted) return null;
-      const query = fill(text);
-      let result: StatementOutcome;
-      try {
-        result = await sql.execute(query, row.PROJECT);
-      } catch (error) {
-        result = { outcome: 'error', rows: null, error: messageOf(error) };
-      }
-      const kept = await record(row.ID, {
-        type: 'RecordStatement',
-        data: { claimId, index, query, ...result },
-        metadata: at(),
-      });
-      if (kept === null) return null;
-      if (result.outcome === 'error')
-        return record(row.ID, {
-          type: 'FailRun',
-          data: { claimId, error: demoted === null ? result.error : `${demoted}: ${result.error}` },
-          metadata: at(),
-        });
-    }
-    return record(row.ID, { type: 'FinishRun', data: { claimId }, metadata: at() });
-  };
-
   /** Claims and runs one job's due tick, as the job: its actor, and its creator's rights. */
   const fire = async (row: JobRow, tick: number) => {
     const claimId = crypto.randomUUID();
-    const started = await claim(row, tick, claimId);
+    const started = await claimRun(ctx, row, { tick, claimId, node, leaseMs: options.leaseMs });
     if (!started) return;
     // The owner as they are now: gone, or their token revoked or expired, the run fails unrun.
     const rights = await sql.ownerRights(jsonValue<JobOwner>(row.OWNER));
@@ -170,7 +172,7 @@ export const jobScheduler = (
       },
       () =>
         'refused' in rights || job === undefined
-          ? record(row.ID, {
+          ? recordStep(ctx, row.ID, {
               type: 'FailRun',
               data: {
                 claimId,
@@ -178,13 +180,19 @@ export const jobScheduler = (
               },
               metadata: { now: ctx.clock() },
             })
-          : execute(
-              row,
-              job,
-              claimId,
-              new Date(tick),
-              started.data.previousTick === null ? row.CREATED_AT : new Date(started.data.previousTick),
-              rights.demoted,
+          : executeRun(
+              ctx,
+              sql,
+              {
+                row,
+                job,
+                claimId,
+                tick: new Date(tick),
+                previous:
+                  started.data.previousTick === null ? row.CREATED_AT : new Date(started.data.previousTick),
+                demoted: rights.demoted,
+              },
+              stopped.signal,
             ),
     );
     // Whoever asked for this tick reads its outcome (and the job's next run) at once.
