@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Channel } from '../../events';
 import { settled, type AppContext } from '../context';
-import { isDomainError, messageOf } from '../shared/errors';
+import { isDomainError, messageOf, unlessClaimLost } from '../shared/errors';
 import { conversationBefore, pendingMessages, type ChatMessageRow } from './projection';
 import { runOnMessage, type ChatbotDirectory, type ChatbotInfo } from './service';
 
@@ -92,14 +92,10 @@ const recordStep = async (
   row: ChatMessageRow,
   command: Parameters<typeof runOnMessage>[2],
 ) => {
-  try {
-    const outcome = await runOnMessage(ctx, row.STREAM, command);
-    await settled(ctx, outcome.lastPosition);
-    return true;
-  } catch (error) {
-    if (isDomainError(error) && error.kind === 'Conflict') return false;
-    throw error;
-  }
+  const outcome = await unlessClaimLost(runOnMessage(ctx, row.STREAM, command));
+  if (outcome === null) return false;
+  await settled(ctx, outcome.lastPosition);
+  return true;
 };
 
 const retryAt = ({ ctx, options }: MessageWork, attempt: number, max: number, error: unknown) => {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import type { JobEvery, JobOwner, RecordedEvent } from '../../events';
 import { settled, type AppContext } from '../context';
 import type { ProjectAggregate } from '../projects/aggregate';
-import { isDomainError, messageOf } from '../shared/errors';
+import { messageOf, unlessClaimLost } from '../shared/errors';
 import { withRequest } from '../shared/requestContext';
 import type { OwnerRights } from '../shared/ownerRights';
 import { decideJobRun, type JobRunCommand } from './decider';
@@ -45,17 +45,12 @@ const scheduleOf = (row: JobRow): JobSchedule => ({
 });
 
 /** A step of the run, on its stream; null when the claim was lost (the run was taken over). */
-const recordStep = async (ctx: AppContext, jobId: bigint, command: JobRunCommand) => {
-  try {
-    const outcome = await ctx.commands.run(jobRunsStream(jobId), jobRunsAggregate, (s) =>
-      decideJobRun(command, s, jobId),
-    );
-    return outcome.lastPosition;
-  } catch (error) {
-    if (isDomainError(error) && error.kind === 'Conflict') return null;
-    throw error;
-  }
-};
+const recordStep = async (ctx: AppContext, jobId: bigint, command: JobRunCommand) =>
+  (
+    await unlessClaimLost(
+      ctx.commands.run(jobRunsStream(jobId), jobRunsAggregate, (s) => decideJobRun(command, s, jobId)),
+    )
+  )?.lastPosition ?? null;
 
 /** Claims `tick` for the job: the run's start event when this process won it, else null. */
 const claimRun = async (

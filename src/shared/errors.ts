@@ -60,6 +60,19 @@ export const tooManyRequests = (detail: string, retryAfterSeconds: number, title
 
 export const isDomainError = (error: unknown): error is DomainError => error instanceof DomainError;
 
+/**
+ * A step recorded under a claim (a job's run, a trigger's firing, a chat message's answer): null
+ * when the claim was lost meanwhile (the append conflicted: another process took the work over).
+ */
+export const unlessClaimLost = async <T>(step: Promise<T>): Promise<T | null> => {
+  try {
+    return await step;
+  } catch (error) {
+    if (isDomainError(error) && error.kind === 'Conflict') return null;
+    throw error;
+  }
+};
+
 /** A client's If-Match: the resource must still be at the version the client read (else 412). */
 export const checkExpectedVersion = (
   what: string,

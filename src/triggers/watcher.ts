@@ -3,7 +3,7 @@ import os from 'node:os';
 import type { TriggerOwner } from '../../events';
 import { settled, type AppContext } from '../context';
 import type { ProjectAggregate } from '../projects/aggregate';
-import { isDomainError } from '../shared/errors';
+import { unlessClaimLost } from '../shared/errors';
 import { statementTexts } from '../shared/sqlStatements';
 import { withRequest } from '../shared/requestContext';
 import type { OwnerRights } from '../shared/ownerRights';
@@ -27,6 +27,95 @@ const ROWS_PER_FIRING = 1000;
 
 const jsonValue = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
 
+const recordStep = async (ctx: AppContext, triggerId: bigint, command: TriggerFiringCommand) =>
+  (
+    await unlessClaimLost(
+      ctx.commands.run(triggerFiringsStream(triggerId), triggerFiringsAggregate, (s) =>
+        decideTriggerFiring(command, s, triggerId),
+      ),
+    )
+  )?.lastPosition ?? null;
+
+/** What a firing needs of its watcher. */
+type FiringDeps = {
+  readonly ctx: AppContext;
+  readonly source: () => TriggerSource;
+  readonly sql: TriggerSqlPort;
+  readonly node: string;
+};
+
+/**
+ * Runs a claimed firing's statements over the rows, until one fails; records how it ended. Refused
+ * rights or a trigger gone since fail it unrun.
+ */
+const runFiring = async (
+  { ctx, sql }: FiringDeps,
+  row: TriggerRow,
+  claimId: string,
+  rights: OwnerRights,
+  trigger: { query: string } | undefined,
+  rows: unknown[][],
+) => {
+  const fail = (error: string) =>
+    recordStep(ctx, row.ID, { type: 'FailFiring', data: { claimId, error }, metadata: { now: ctx.clock() } });
+  if ('refused' in rights) return fail(rights.refused);
+  if (trigger === undefined) return fail(`The trigger ${row.NAME} no longer exists`);
+  const delta = rows.map((r) => JSON.parse(String(r[1])) as Record<string, unknown>);
+  const statements = statementTexts(trigger.query);
+  for (const statement of statements) {
+    // A statement the rows cannot be written into fails the firing, as one that fails to run.
+    const failed = await Promise.resolve()
+      .then(() => sql.execute(withDelta(statement, delta), row.PROJECT))
+      .catch((e: unknown) => String(e));
+    if (failed !== null) return fail(rights.demoted === null ? failed : `${rights.demoted}: ${failed}`);
+  }
+  return recordStep(ctx, row.ID, {
+    type: 'FinishFiring',
+    data: { claimId, statements: statements.length },
+    metadata: { now: ctx.clock() },
+  });
+};
+
+/** Claims the rows and runs the statements, as the trigger: its actor, its creator's rights. */
+const fireTrigger = async (deps: FiringDeps, row: TriggerRow, schema: string, rows: unknown[][]) => {
+  const { ctx, sql, node } = deps;
+  const upTo = Number(rows[rows.length - 1]![0]);
+  const claimId = crypto.randomUUID();
+  // The owner as they are now: gone, or their token revoked or expired, the firing fails unrun.
+  const rights = await sql.ownerRights(jsonValue<TriggerOwner>(row.OWNER));
+  const principal = 'refused' in rights ? undefined : rights.principal;
+  // The statements as the log holds them: the read model's copy has its secrets masked.
+  const trigger = (await sql.project(row.PROJECT)).triggers.get(row.ID);
+  const last = await withRequest(
+    {
+      requestId: `trigger-${row.ID}-${upTo}`,
+      interface: 'trigger',
+      actor: { kind: 'system', id: `trigger:${row.ID}` },
+      ...(principal ? { principal } : {}),
+    },
+    async () => {
+      const claimed = await recordStep(ctx, row.ID, {
+        type: 'ClaimFiring',
+        data: {
+          triggerId: row.ID,
+          projectId: Number(row.PROJECT_ID),
+          claimId,
+          upTo,
+          rows: rows.length,
+          node,
+        },
+        metadata: { now: ctx.clock() },
+      });
+      if (claimed === null) return null;
+      return (await runFiring(deps, row, claimId, rights, trigger, rows)) ?? claimed;
+    },
+  );
+  if (last === null) return;
+  // Fired: the rows leave the queue (a process that dies before this leaves them claimed, never run twice).
+  await deps.source().run(row.DATABASE, [dequeueStatement(schema)], [[row.KEY, upTo]]);
+  await settled(ctx, last);
+};
+
 /**
  * Watches every trigger's queue in its source and fires it. Every process runs one; a firing is
  * claimed through the log (decider.ts), so of two processes that see the same new rows one runs the
@@ -43,91 +132,7 @@ export const triggerWatcher = (
   const working = new Set<bigint>();
   let timer: NodeJS.Timeout | undefined;
 
-  const record = async (triggerId: bigint, command: TriggerFiringCommand) => {
-    try {
-      return (
-        await ctx.commands.run(triggerFiringsStream(triggerId), triggerFiringsAggregate, (s) =>
-          decideTriggerFiring(command, s, triggerId),
-        )
-      ).lastPosition;
-    } catch (error) {
-      if (isDomainError(error) && error.kind === 'Conflict') return null;
-      throw error;
-    }
-  };
-
-  /** Claims the rows and runs the statements, as the trigger: its actor, its creator's rights. */
-  const fire = async (row: TriggerRow, schema: string, rows: unknown[][]) => {
-    const upTo = Number(rows[rows.length - 1]![0]);
-    const claimId = crypto.randomUUID();
-    // The owner as they are now: gone, or their token revoked or expired, the firing fails unrun.
-    const rights = await sql.ownerRights(jsonValue<TriggerOwner>(row.OWNER));
-    const principal = 'refused' in rights ? undefined : rights.principal;
-    // The statements as the log holds them: the read model's copy has its secrets masked.
-    const trigger = (await sql.project(row.PROJECT)).triggers.get(row.ID);
-    const last = await withRequest(
-      {
-        requestId: `trigger-${row.ID}-${upTo}`,
-        interface: 'trigger',
-        actor: { kind: 'system', id: `trigger:${row.ID}` },
-        ...(principal ? { principal } : {}),
-      },
-      async () => {
-        const claimed = await record(row.ID, {
-          type: 'ClaimFiring',
-          data: {
-            triggerId: row.ID,
-            projectId: Number(row.PROJECT_ID),
-            claimId,
-            upTo,
-            rows: rows.length,
-            node,
-          },
-          metadata: { now: ctx.clock() },
-        });
-        if (claimed === null) return null;
-        const delta = rows.map((r) => JSON.parse(String(r[1])) as Record<string, unknown>);
-        const statements = 'refused' in rights || trigger === undefined ? [] : statementTexts(trigger.query);
-        let outcome: bigint | null =
-          'refused' in rights || trigger === undefined
-            ? await record(row.ID, {
-                type: 'FailFiring',
-                data: {
-                  claimId,
-                  error: 'refused' in rights ? rights.refused : `The trigger ${row.NAME} no longer exists`,
-                },
-                metadata: { now: ctx.clock() },
-              })
-            : null;
-        for (const statement of statements) {
-          // A statement the rows cannot be written into fails the firing, as one that fails to run.
-          const failed = await Promise.resolve()
-            .then(() => sql.execute(withDelta(statement, delta), row.PROJECT))
-            .catch((e: unknown) => String(e));
-          if (failed !== null) {
-            const demoted = 'refused' in rights ? null : rights.demoted;
-            const error = demoted === null ? failed : `${demoted}: ${failed}`;
-            outcome = await record(row.ID, {
-              type: 'FailFiring',
-              data: { claimId, error },
-              metadata: { now: ctx.clock() },
-            });
-            break;
-          }
-        }
-        outcome ??= await record(row.ID, {
-          type: 'FinishFiring',
-          data: { claimId, statements: statements.length },
-          metadata: { now: ctx.clock() },
-        });
-        return outcome ?? claimed;
-      },
-    );
-    if (last === null) return;
-    // Fired: the rows leave the queue (a process that dies before this leaves them claimed, never run twice).
-    await source().run(row.DATABASE, [dequeueStatement(schema)], [[row.KEY, upTo]]);
-    await settled(ctx, last);
-  };
+  const firing: FiringDeps = { ctx, source, sql, node };
 
   /** Each trigger's poll (and firing) under way: what `stop` waits for. */
   const inFlight = new Set<Promise<void>>();
@@ -152,7 +157,7 @@ export const triggerWatcher = (
             row.KEY,
             Number(row.UP_TO),
           ]);
-          if (rows.length > 0) await fire(row, integration.schema, rows);
+          if (rows.length > 0) await fireTrigger(firing, row, integration.schema, rows);
         })()
           .catch((error: unknown) => {
             if (!stopped.signal.aborted)
