@@ -7,69 +7,75 @@ import { stripServerPaths } from '../http/serverPaths';
 const base64 = z.string().describe('base64');
 
 /** The ledger for auditors: verify the log, signed checkpoints, inclusion and consistency proofs. */
-export const ledgerRoutes = (api: Api, ledger: AuditLedger) =>
-  api
-    .add({
-      method: 'get',
-      path: '/api/audit/verify',
-      tag: 'audit',
-      summary:
-        'Recompute the hash tree from the log and check every signed checkpoint (what `npm run verify` does)',
-      responses: {
-        200: {
-          description:
-            '{ok: true, events, rootHash, checkpointsVerified, uncheckpointed} or {ok: false, problem, detail, position, leafIndex, …} naming the first event that fails',
-          schema: z.object({ ok: z.boolean() }).loose(),
-        },
+export const ledgerRoutes = (api: Api, ledger: AuditLedger) => proofRoutes(verifyRoute(api, ledger), ledger);
+
+/** Verify the whole log, answered at once or as a stream of progress events. */
+const verifyRoute = (api: Api, ledger: AuditLedger) =>
+  api.add({
+    method: 'get',
+    path: '/api/audit/verify',
+    tag: 'audit',
+    summary:
+      'Recompute the hash tree from the log and check every signed checkpoint (what `npm run verify` does)',
+    responses: {
+      200: {
+        description:
+          '{ok: true, events, rootHash, checkpointsVerified, uncheckpointed} or {ok: false, problem, detail, position, leafIndex, …} naming the first event that fails',
+        schema: z.object({ ok: z.boolean() }).loose(),
       },
-      query: z.object({
-        progress: z
-          .enum(['true', 'false'])
-          .optional()
-          .describe(
-            'true: answer as text/event-stream, progress events then the result (also with Accept: text/event-stream)',
-          ),
-        every: z.coerce
-          .number()
-          .int()
-          .min(1)
-          .max(10_000_000)
-          .optional()
-          .describe('Events between two progress events (default 65,536)'),
-      }),
-      handle: async ({ query, headers }) => {
-        const streamed =
-          query.progress === 'true' ||
-          (query.progress === undefined && /text\/event-stream/.test(headers.accept ?? ''));
-        if (!streamed) return { status: 200, body: await ledger.verify() };
-        const total = await ledger.logSize();
-        return {
-          status: 200,
-          eventStream: {
-            produce: async (send, signal) => {
-              send({ type: 'start', total_events: total });
-              const result = await ledger.verify({
-                every: query.every,
-                signal,
-                onProgress: (p) =>
-                  send({
-                    type: 'progress',
-                    events: p.events,
-                    total_events: Math.max(total, p.events),
-                    position: p.position === null ? null : Number(p.position),
-                    checkpoints_verified: p.checkpointsVerified,
-                  }),
-              });
-              send({ type: 'result', ...result });
-            },
-            onError: (error) => ({
-              type: 'error',
-              detail: stripServerPaths(messageOf(error)),
-            }),
+    },
+    query: z.object({
+      progress: z
+        .enum(['true', 'false'])
+        .optional()
+        .describe(
+          'true: answer as text/event-stream, progress events then the result (also with Accept: text/event-stream)',
+        ),
+      every: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(10_000_000)
+        .optional()
+        .describe('Events between two progress events (default 65,536)'),
+    }),
+    handle: async ({ query, headers }) => {
+      const streamed =
+        query.progress === 'true' ||
+        (query.progress === undefined && /text\/event-stream/.test(headers.accept ?? ''));
+      if (!streamed) return { status: 200, body: await ledger.verify() };
+      const total = await ledger.logSize();
+      return {
+        status: 200,
+        eventStream: {
+          produce: async (send, signal) => {
+            send({ type: 'start', total_events: total });
+            const result = await ledger.verify({
+              every: query.every,
+              signal,
+              onProgress: (p) =>
+                send({
+                  type: 'progress',
+                  events: p.events,
+                  total_events: Math.max(total, p.events),
+                  position: p.position === null ? null : Number(p.position),
+                  checkpoints_verified: p.checkpointsVerified,
+                }),
+            });
+            send({ type: 'result', ...result });
           },
-        };
-      },
-    })
+          onError: (error) => ({
+            type: 'error',
+            detail: stripServerPaths(messageOf(error)),
+          }),
+        },
+      };
+    },
+  });
+
+/** Signed checkpoints, and the proofs that check an event's place and the log's growth against them. */
+const proofRoutes = (api: Api, ledger: AuditLedger) =>
+  api
     .add({
       method: 'get',
       path: '/api/audit/checkpoints',

@@ -34,6 +34,10 @@ const signedIn = () => {
 
 /** POST /api/login, /api/logout (as MindsDB), /api/me, users (admins) and access tokens. */
 export const userRoutes = (api: Api, users: UsersService, cookies: CookiePolicy) =>
+  tokenRoutes(userAdminRoutes(sessionRoutes(api, users, cookies), users), users);
+
+/** Signing in and out, and who the caller is. */
+const sessionRoutes = (api: Api, users: UsersService, cookies: CookiePolicy) =>
   api
     .add({
       method: 'post',
@@ -93,7 +97,11 @@ export const userRoutes = (api: Api, users: UsersService, cookies: CookiePolicy)
           },
         };
       },
-    })
+    });
+
+/** Users and their roles, kept by admins. */
+const userAdminRoutes = (api: Api, users: UsersService) =>
+  api
     .add({
       method: 'get',
       path: '/api/users',
@@ -145,7 +153,11 @@ export const userRoutes = (api: Api, users: UsersService, cookies: CookiePolicy)
         await users.remove(params.name);
         return { status: 204 };
       },
-    })
+    });
+
+/** Personal access tokens: the caller's own (an admin's: anyone's). */
+const tokenRoutes = (api: Api, users: UsersService) =>
+  api
     .add({
       method: 'get',
       path: '/api/tokens',
