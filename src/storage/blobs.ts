@@ -52,6 +52,54 @@ const createBlobTable = (pool: pg.Pool) =>
     );
   });
 
+/**
+ * With PostgreSQL, a local copy is a cache: one whose bytes were released there is garbage (the
+ * process that released them removed its own copy; other processes drop theirs when they start).
+ */
+const dropReleasedCopies = async (pool: pg.Pool, directory: string) => {
+  const local = (await fs.promises.readdir(directory))
+    .map((f) => /^([0-9a-f]{64})\.[a-z]+$/.exec(f))
+    .filter((m): m is RegExpExecArray => m !== null);
+  if (!local.length) return;
+  const { rows } = await pool.query<{ digest: string }>(
+    'SELECT DISTINCT digest FROM mindledger_file_blobs WHERE digest = ANY($1)',
+    [[...new Set(local.map((m) => m[1]!))]],
+  );
+  const kept = new Set(rows.map((r) => r.digest));
+  for (const m of local)
+    if (!kept.has(m[1]!)) await fs.promises.rm(path.join(directory, m[0]), { force: true });
+};
+
+/** A file's bytes into PostgreSQL in parts, once per digest, in one transaction. */
+const storeInPostgres = async (client: pg.PoolClient, file: string, digest: string) => {
+  const existing = await client.query('SELECT 1 FROM mindledger_file_blobs WHERE digest = $1 LIMIT 1', [
+    digest,
+  ]);
+  if (existing.rowCount) return;
+  try {
+    await client.query('BEGIN');
+    const handle = await fs.promises.open(file, 'r');
+    try {
+      const buffer = Buffer.alloc(PART);
+      for (let part = 0; ; part++) {
+        const { bytesRead } = await handle.read(buffer, 0, PART, part * PART);
+        if (bytesRead === 0 && part > 0) break;
+        await client.query(
+          'INSERT INTO mindledger_file_blobs (digest, part, bytes) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+          [digest, part, buffer.subarray(0, bytesRead)],
+        );
+        if (bytesRead < PART) break;
+      }
+    } finally {
+      await handle.close();
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+};
+
 export const openBlobStore = async (dataDir: string, postgresUrl?: string): Promise<BlobStore> => {
   const directory = path.join(dataDir, 'files', 'blobs');
   fs.mkdirSync(directory, { recursive: true });
@@ -66,51 +114,7 @@ export const openBlobStore = async (dataDir: string, postgresUrl?: string): Prom
       .filter((f) => f.startsWith(`${digest}.`))
       .map((f) => path.join(directory, f));
 
-  // With PostgreSQL, a local copy is a cache: one whose bytes were released there is garbage (the
-  // process that released them removed its own copy; other processes drop theirs when they start).
-  if (pool) {
-    const local = (await fs.promises.readdir(directory))
-      .map((f) => /^([0-9a-f]{64})\.[a-z]+$/.exec(f))
-      .filter((m): m is RegExpExecArray => m !== null);
-    if (local.length) {
-      const { rows } = await pool.query<{ digest: string }>(
-        'SELECT DISTINCT digest FROM mindledger_file_blobs WHERE digest = ANY($1)',
-        [[...new Set(local.map((m) => m[1]!))]],
-      );
-      const kept = new Set(rows.map((r) => r.digest));
-      for (const m of local)
-        if (!kept.has(m[1]!)) await fs.promises.rm(path.join(directory, m[0]), { force: true });
-    }
-  }
-
-  const storeInPostgres = async (client: pg.PoolClient, file: string, digest: string) => {
-    const existing = await client.query('SELECT 1 FROM mindledger_file_blobs WHERE digest = $1 LIMIT 1', [
-      digest,
-    ]);
-    if (existing.rowCount) return;
-    try {
-      await client.query('BEGIN');
-      const handle = await fs.promises.open(file, 'r');
-      try {
-        const buffer = Buffer.alloc(PART);
-        for (let part = 0; ; part++) {
-          const { bytesRead } = await handle.read(buffer, 0, PART, part * PART);
-          if (bytesRead === 0 && part > 0) break;
-          await client.query(
-            'INSERT INTO mindledger_file_blobs (digest, part, bytes) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
-            [digest, part, buffer.subarray(0, bytesRead)],
-          );
-          if (bytesRead < PART) break;
-        }
-      } finally {
-        await handle.close();
-      }
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
-  };
+  if (pool) await dropReleasedCopies(pool, directory);
 
   const findLocal = async (digest: string, format: string): Promise<string | null> => {
     const target = pathOf(digest, format);
