@@ -6,7 +6,7 @@ import { invalid, isDomainError } from '../shared/errors';
 import { nameKey } from '../shared/names';
 import { currentRequest, withRequest, type RequestContext } from '../shared/requestContext';
 import type { McpPorts } from './ports';
-import { actorOf, CALLER_KEY, mcpCallsService, type Caller } from './service';
+import { actorOf, CALLER_KEY, mcpCallsService, SWITCHES_KEY, type Caller } from './service';
 import { sessionRegistry } from './sessions';
 import {
   givenText,
@@ -51,13 +51,17 @@ const challenge = (req: Request, invalidToken: boolean) =>
 const rpcError = (res: Response, status: number, code: number, message: string) =>
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
 
-/** What the MCP routes share: the ports, every tool, the call records and the open sessions. */
+/**
+ * What the MCP routes share: the ports, every tool, the call records, the open sessions (2025 era)
+ * and the stateless door (2026-07-28 era), made by the first request that needs it.
+ */
 type McpDoor = {
   readonly ports: McpPorts;
   readonly tools: ReturnType<typeof mcpTools>;
   readonly calls: ReturnType<typeof mcpCallsService>;
   readonly sessions: ReturnType<typeof sessionRegistry>;
   readonly logger: Logger;
+  readonly stateless: () => Transport.StatelessDoor;
 };
 
 /**
@@ -80,7 +84,8 @@ const signedIn = async (ports: McpPorts, req: Request, res: Response) => {
 /**
  * Carries the caller to the session's server in the SDK's `req.auth`: their principal narrowed by
  * the session's switches (src/mcp/switches.ts), so every tool, SQL statement and agent run of the
- * session runs as the narrowed caller; the record names the signed-in user.
+ * session runs as the narrowed caller; the record names the signed-in user. A stateless request's
+ * server is made from the switches carried beside the caller.
  */
 const authorize = (req: Request, request: RequestContext, switches: Switches) => {
   const owner = actorOf({ request });
@@ -93,7 +98,7 @@ const authorize = (req: Request, request: RequestContext, switches: Switches) =>
     token: '',
     clientId: owner,
     scopes: [],
-    extra: { [CALLER_KEY]: caller },
+    extra: { [CALLER_KEY]: caller, [SWITCHES_KEY]: switches },
   };
 };
 
@@ -161,7 +166,12 @@ const serverDeps = (door: McpDoor, switches: Switches) => ({
   switches,
 });
 
-/** Streamable HTTP (MindsDB's `/mcp/` and `/mcp/streamable`): one behaviour at both. */
+/**
+ * Streamable HTTP (MindsDB's `/mcp/` and `/mcp/streamable`): one behaviour at both, for both eras.
+ * A request naming a session is the 2025 era's; one carrying the 2026-07-28 envelope is stateless,
+ * answered by this node from the log and its read model alone (its caller and switches checked here
+ * as a session's are when it opens); anything else opens a session with `initialize`.
+ */
 const streamable = (door: McpDoor) => async (req: Request, res: Response) => {
   const who = await signedIn(door.ports, req, res);
   if (!who) return;
@@ -175,6 +185,10 @@ const streamable = (door: McpDoor) => async (req: Request, res: Response) => {
     return;
   }
   const switches = await openingSwitches(door.ports, req, who.request);
+  if (req.method === 'POST' && (await door.stateless().isStateless(req))) {
+    authorize(req, who.request, switches);
+    return door.stateless().serve(req, res);
+  }
   if (req.method !== 'POST' || !transport().isInitializeRequest(req.body))
     return rpcError(
       res,
@@ -234,7 +248,11 @@ const status = (door: McpDoor) => (req: Request, res: Response) => {
     status: 'ok',
     service: 'mindledger MCP server',
     version: door.ports.serverVersion,
-    protocol_versions: [...transport().SUPPORTED_PROTOCOL_VERSIONS],
+    // The stateless era's revisions first (no session: any node answers), then the session era's.
+    protocol_versions: [
+      ...transport().STATELESS_PROTOCOL_VERSIONS,
+      ...transport().SUPPORTED_PROTOCOL_VERSIONS,
+    ],
     transports: {
       streamable_http: [`${MCP_PATH}/`, MCP_STREAMABLE_PATH],
       sse: { stream: MCP_SSE_PATH, messages: MCP_MESSAGES_PATH },
@@ -275,12 +293,15 @@ const challengeOnUnauthorized: ErrorRequestHandler = (error, req, res, next) => 
  */
 export const mcpRoutes = (ctx: AppContext, ports: McpPorts, config: Config['mcp'], logger: Logger) => {
   const calls = mcpCallsService(ctx, ports);
+  let stateless: Transport.StatelessDoor | undefined;
   const door: McpDoor = {
     ports,
     calls,
     logger,
     tools: mcpTools(ports, calls, { maxRows: config.maxRows, maxChars: config.maxChars }),
     sessions: sessionRegistry({ max: config.maxSessions, idleMs: config.sessionIdleMs }),
+    stateless: () =>
+      (stateless ??= transport().statelessDoor((switches) => serverDeps(door, switches), logger)),
   };
   const router = express.Router();
   router.all(MCP_PATH, streamable(door));

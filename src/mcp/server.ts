@@ -32,11 +32,34 @@ import { describeForResource, InvalidToolArguments, type Tool, type ToolDone } f
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+/**
+ * What a handler needs of the request it serves, whichever SDK and protocol era carried it: a
+ * session of the 2025 era (SDK 1.x, below) or one stateless 2026-07-28 request (src/mcp/stateless.ts).
+ */
+export type CallContext = {
+  /** The SDK's `authInfo`, whose `extra` carries the caller (routes.ts `authorize`). */
+  readonly authInfo?: { readonly extra?: Record<string, unknown> };
+  /** What the record names the call's session, client and protocol version by. */
+  readonly session: () => SessionView;
+  readonly signal: AbortSignal;
+  /** The client's progress token, when it asked for progress. */
+  readonly progressToken?: string | number;
+  readonly notify: (notification: {
+    method: 'notifications/progress';
+    params: { progressToken: string | number; progress: number; message?: string };
+  }) => Promise<void>;
+};
+
+/** The request arguments the handlers read (the SDKs' request types hold at least these). */
+type ToolCall = { readonly params: { readonly name: string; readonly arguments?: Record<string, unknown> } };
+type ResourceRead = { readonly params: { readonly uri: string } };
+type PromptGet = { readonly params: { readonly name: string; readonly arguments?: Record<string, string> } };
+
 /** MySQL's "access denied": what a tool withheld by the connection's switches is refused with, as a role's refusal is. */
 const ACCESS_DENIED = 1227;
 
-const callerOf = (extra: Extra): Caller => {
-  const carried = extra.authInfo?.extra?.[CALLER_KEY] as Caller | undefined;
+const callerOf = (call: Pick<CallContext, 'authInfo'>): Caller => {
+  const carried = call.authInfo?.extra?.[CALLER_KEY] as Caller | undefined;
   return carried ?? { request: currentRequest() ?? { requestId: '', interface: 'rest' } };
 };
 
@@ -64,9 +87,8 @@ export type ServerDeps = {
   readonly logger: Logger;
 };
 
-/** What every handler of one session shares: its server, its deps and the tools its switches offer. */
+/** What every handler of one server shares: its deps and the tools its switches offer. */
 type Session = {
-  readonly server: Server;
   readonly deps: ServerDeps;
   readonly offered: readonly Tool[];
   readonly withheld: ReturnType<typeof toolsFor>['withheld'];
@@ -93,15 +115,22 @@ const completedWith = <R extends object>(
 const failedTool = (message: string): Completed<ToolAnswer> =>
   completedWith(errorAnswer(message), { outcome: 'error', error: message });
 
-const sessionView = (server: Server, extra: Extra): SessionView => {
-  const client = server.getClientVersion();
-  const header = extra.requestInfo?.headers['mcp-protocol-version'];
-  return {
-    id: extra.sessionId ?? 'stateless',
-    client: client ? { name: client.name, version: client.version } : null,
-    protocolVersion: typeof header === 'string' ? header : null,
-  };
-};
+/** A 2025-era request's call context: its session's id, and the client as `initialize` named it. */
+const sessionCall = (server: Server, extra: Extra): CallContext => ({
+  authInfo: extra.authInfo,
+  session: () => {
+    const client = server.getClientVersion();
+    const header = extra.requestInfo?.headers['mcp-protocol-version'];
+    return {
+      id: extra.sessionId ?? 'stateless',
+      client: client ? { name: client.name, version: client.version } : null,
+      protocolVersion: typeof header === 'string' ? header : null,
+    };
+  },
+  signal: extra.signal,
+  progressToken: extra._meta?.progressToken,
+  notify: (notification) => extra.sendNotification(notification),
+});
 
 /**
  * Runs one call as its caller and records it; the result carries its receipt in `_meta`. A
@@ -109,7 +138,7 @@ const sessionView = (server: Server, extra: Extra): SessionView => {
  */
 const recorded = <R extends object>(
   s: Session,
-  extra: Extra,
+  extra: CallContext,
   call: { method: string; target: string; args: unknown },
   run: (caller: Caller) => Promise<Completed<R>>,
   internalFailure: (message: string) => Completed<R>,
@@ -124,7 +153,7 @@ const recorded = <R extends object>(
       if (error instanceof McpError) {
         const message = error.message;
         await s.deps.calls.record(
-          sessionView(s.server, extra),
+          extra.session(),
           caller,
           { ...call, startedAt },
           { ...internalFailure(message), outcome: 'invalid', error: message },
@@ -136,12 +165,7 @@ const recorded = <R extends object>(
     }
     if (extra.signal.aborted && completed.outcome === 'ok')
       completed = { ...completed, outcome: 'cancelled', error: 'The client cancelled the request' };
-    const receipt = await s.deps.calls.record(
-      sessionView(s.server, extra),
-      caller,
-      { ...call, startedAt },
-      completed,
-    );
+    const receipt = await s.deps.calls.record(extra.session(), caller, { ...call, startedAt }, completed);
     return { ...completed.result, _meta: { [RECEIPT_META_KEY]: receipt } };
   });
 };
@@ -179,16 +203,14 @@ const listTools = (s: Session) => ({
   })),
 });
 
-type CallToolRequest = z.infer<typeof CallToolRequestSchema>;
-
 /** Sends the tool's progress to a client that asked for it (a progress token), while it still listens. */
 const progressSender =
-  (extra: Extra) =>
+  (extra: CallContext) =>
   (progress: number, message?: string): void => {
-    const token = extra._meta?.progressToken;
+    const token = extra.progressToken;
     if (token === undefined || extra.signal.aborted) return;
     void extra
-      .sendNotification({
+      .notify({
         method: 'notifications/progress',
         params: { progressToken: token, progress, message },
       })
@@ -199,10 +221,10 @@ const progressSender =
 const runTool = async (
   s: Session,
   tool: Tool,
-  request: CallToolRequest,
-  extra: Extra,
+  request: ToolCall,
+  extra: CallContext,
   caller: Caller,
-): Promise<Completed> => {
+): Promise<Completed<ToolAnswer>> => {
   let done: ToolDone;
   try {
     done = await tool.run(request.params.arguments ?? {}, {
@@ -226,9 +248,9 @@ const runTool = async (
       };
 };
 
-const callTool = (s: Session, request: CallToolRequest, extra: Extra) => {
+const callTool = (s: Session, request: ToolCall, extra: CallContext) => {
   const name = request.params.name;
-  const failedCall = (message: string): Completed => {
+  const failedCall = (message: string): Completed<ToolAnswer> => {
     const failure = failedTool(message);
     return {
       ...failure,
@@ -272,7 +294,7 @@ const listResourceTemplates = (s: Session) => ({
       ],
 });
 
-const listResources = async (s: Session, extra: Extra) => {
+const listResources = async (s: Session, extra: CallContext) => {
   const caller = callerOf(extra);
   if (!s.schemasOffered) return { resources: [] };
   return withRequest(caller.request, async () => {
@@ -318,9 +340,7 @@ const schemaTarget = (s: Session, uri: string) => {
   }
 };
 
-type ReadResourceRequest = z.infer<typeof ReadResourceRequestSchema>;
-
-const readResource = (s: Session, request: ReadResourceRequest, extra: Extra) => {
+const readResource = (s: Session, request: ResourceRead, extra: CallContext) => {
   const uri = request.params.uri;
   return recorded(
     s,
@@ -355,9 +375,7 @@ const listPrompts = (s: Session) => ({
       ],
 });
 
-type GetPromptRequest = z.infer<typeof GetPromptRequestSchema>;
-
-const getPrompt = (s: Session, request: GetPromptRequest, extra: Extra) =>
+const getPrompt = (s: Session, request: PromptGet, extra: CallContext) =>
   recorded(
     s,
     extra,
@@ -372,24 +390,27 @@ const getPrompt = (s: Session, request: GetPromptRequest, extra: Extra) =>
       completedWith({ description: 'The prompt failed', messages: [] }, { outcome: 'error', error: message }),
   );
 
-/**
- * One MCP server (the SDK's low-level `Server`) for one session. Every tool call, resource read and
- * prompt fetched is recorded before its answer goes out, whatever came of it: arguments that do not
- * validate, a refusal, a failure, a cancellation.
- */
-export const sessionServer = (deps: ServerDeps) => {
-  const switches = deps.switches ?? NO_SWITCHES;
-  const narrowed = switchesInstructions(switches);
-  const server = new Server(
-    { name: 'mindledger', title: 'mindledger (MindsDB-compatible)', version: deps.ports.serverVersion },
-    {
+/** What a server of either era introduces itself with (its info and options). */
+export const serverIdentity = (deps: ServerDeps) => {
+  const narrowed = switchesInstructions(deps.switches ?? NO_SWITCHES);
+  return {
+    info: { name: 'mindledger', title: 'mindledger (MindsDB-compatible)', version: deps.ports.serverVersion },
+    options: {
       capabilities: { tools: {}, resources: {}, prompts: {} },
       instructions: narrowed === '' ? INSTRUCTIONS : `${INSTRUCTIONS} ${narrowed}`,
     },
-  );
+  };
+};
+
+/**
+ * What a server answers, era-blind: one function per MCP method, each given the request and its
+ * call context. Every tool call, resource read and prompt fetched is recorded before its answer goes
+ * out, whatever came of it: arguments that do not validate, a refusal, a failure, a cancellation.
+ */
+export const mcpHandlers = (deps: ServerDeps) => {
+  const switches = deps.switches ?? NO_SWITCHES;
   const { offered, withheld } = toolsFor(deps.tools, switches);
   const s: Session = {
-    server,
     deps,
     offered,
     withheld,
@@ -397,12 +418,31 @@ export const sessionServer = (deps: ServerDeps) => {
     schemasOffered: offersGroup(switches, 'catalog'),
     promptOffered: offersGroup(switches, 'sql'),
   };
-  server.setRequestHandler(ListToolsRequestSchema, () => listTools(s));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(s, request, extra));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => listResourceTemplates(s));
-  server.setRequestHandler(ListResourcesRequestSchema, (_request, extra) => listResources(s, extra));
-  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => readResource(s, request, extra));
-  server.setRequestHandler(ListPromptsRequestSchema, () => listPrompts(s));
-  server.setRequestHandler(GetPromptRequestSchema, (request, extra) => getPrompt(s, request, extra));
+  return {
+    listTools: () => listTools(s),
+    callTool: (request: ToolCall, call: CallContext) => callTool(s, request, call),
+    listResourceTemplates: () => listResourceTemplates(s),
+    listResources: (call: CallContext) => listResources(s, call),
+    readResource: (request: ResourceRead, call: CallContext) => readResource(s, request, call),
+    listPrompts: () => listPrompts(s),
+    getPrompt: (request: PromptGet, call: CallContext) => getPrompt(s, request, call),
+  };
+};
+
+/** One 2025-era MCP server (SDK 1.x's low-level `Server`) for one session. */
+export const sessionServer = (deps: ServerDeps) => {
+  const { info, options } = serverIdentity(deps);
+  const server = new Server(info, options);
+  const h = mcpHandlers(deps);
+  const call = (extra: Extra) => sessionCall(server, extra);
+  server.setRequestHandler(ListToolsRequestSchema, h.listTools);
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => h.callTool(request, call(extra)));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, h.listResourceTemplates);
+  server.setRequestHandler(ListResourcesRequestSchema, (_request, extra) => h.listResources(call(extra)));
+  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+    h.readResource(request, call(extra)),
+  );
+  server.setRequestHandler(ListPromptsRequestSchema, h.listPrompts);
+  server.setRequestHandler(GetPromptRequestSchema, (request, extra) => h.getPrompt(request, call(extra)));
   return server;
 };

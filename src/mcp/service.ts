@@ -21,7 +21,11 @@ export const actorOf = (caller: Caller) =>
 
 export const principalOf = (caller: Caller): Principal | undefined => caller.request.principal;
 
-/** What is known of the session a call came in: its id and the client as `initialize` named it. */
+/**
+ * What is known of the session a call came in: its id and the client as `initialize` named it. A
+ * stateless (2026-07-28) call has no session: its own id (`stateless-<uuid>`) and the client and
+ * revision its request's envelope names (src/mcp/stateless.ts).
+ */
 export type SessionView = {
   readonly id: string;
   readonly client: { readonly name: string; readonly version: string } | null;
@@ -60,6 +64,8 @@ export const RECEIPT_META_KEY = 'io.mindledger/call';
 
 /** How the routes hand the session server who is calling: in the SDK's `authInfo.extra`. */
 export const CALLER_KEY = 'mindledger.caller';
+/** …and the switches its URL gave, which a stateless request's server is made with (src/mcp/stateless.ts). */
+export const SWITCHES_KEY = 'mindledger.switches';
 
 const sameBase64 = (a: Uint8Array, b: string) => Buffer.from(a).equals(Buffer.from(b, 'base64'));
 

@@ -12,6 +12,8 @@ import { NO_SWITCHES } from './switches';
  * (src/mcp/routes.ts): the SDK and its JSON-schema validator are a fifth of what a process loads.
  */
 export { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS };
+/** The 2026-07-28 era's door (SDK v2), loaded with the rest. */
+export { statelessDoor, STATELESS_PROTOCOL_VERSIONS, type StatelessDoor } from './stateless';
 
 /**
  * Opens a session for an `initialize` request (its server and transport), registered to `owner`
