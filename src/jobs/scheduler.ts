@@ -132,6 +132,60 @@ const executeRun = async (ctx: AppContext, sql: JobSqlPort, run: ClaimedRun, sto
   return recordStep(ctx, row.ID, { type: 'FinishRun', data: { claimId }, metadata: at() });
 };
 
+/** What firing a job needs of its scheduler. */
+type FiringDeps = {
+  readonly ctx: AppContext;
+  readonly sql: JobSqlPort;
+  readonly node: string;
+  readonly leaseMs: number;
+  readonly stopped: AbortSignal;
+};
+
+/** Claims and runs one job's due tick, as the job: its actor, and its creator's rights. */
+const fireJob = async ({ ctx, sql, node, leaseMs, stopped }: FiringDeps, row: JobRow, tick: number) => {
+  const claimId = crypto.randomUUID();
+  const started = await claimRun(ctx, row, { tick, claimId, node, leaseMs });
+  if (!started) return;
+  // The owner as they are now: gone, or their token revoked or expired, the run fails unrun.
+  const rights = await sql.ownerRights(jsonValue<JobOwner>(row.OWNER));
+  const principal = 'refused' in rights ? undefined : rights.principal;
+  const job = (await sql.project(row.PROJECT)).jobs.get(row.ID);
+  const last = await withRequest(
+    {
+      requestId: `job-${row.ID}-${started.data.run}`,
+      interface: 'job',
+      actor: { kind: 'system', id: `job:${row.ID}` },
+      ...(principal ? { principal } : {}),
+    },
+    () =>
+      'refused' in rights || job === undefined
+        ? recordStep(ctx, row.ID, {
+            type: 'FailRun',
+            data: {
+              claimId,
+              error: 'refused' in rights ? rights.refused : `The job ${row.NAME} no longer exists`,
+            },
+            metadata: { now: ctx.clock() },
+          })
+        : executeRun(
+            ctx,
+            sql,
+            {
+              row,
+              job,
+              claimId,
+              tick: new Date(tick),
+              previous:
+                started.data.previousTick === null ? row.CREATED_AT : new Date(started.data.previousTick),
+              demoted: rights.demoted,
+            },
+            stopped,
+          ),
+  );
+  // Whoever asked for this tick reads its outcome (and the job's next run) at once.
+  await settled(ctx, last ?? started.meta.position);
+};
+
 /**
  * Fires due jobs. Every process runs one; they share the work through the log: a run is claimed for
  * a tick on the job's runs stream (decider.ts), and only the process whose claim was recorded runs
@@ -148,51 +202,7 @@ export const jobScheduler = (
   const tasks = new Set<Promise<void>>();
   const stopped = new AbortController();
   let timer: NodeJS.Timeout | undefined;
-
-  /** Claims and runs one job's due tick, as the job: its actor, and its creator's rights. */
-  const fire = async (row: JobRow, tick: number) => {
-    const claimId = crypto.randomUUID();
-    const started = await claimRun(ctx, row, { tick, claimId, node, leaseMs: options.leaseMs });
-    if (!started) return;
-    // The owner as they are now: gone, or their token revoked or expired, the run fails unrun.
-    const rights = await sql.ownerRights(jsonValue<JobOwner>(row.OWNER));
-    const principal = 'refused' in rights ? undefined : rights.principal;
-    const job = (await sql.project(row.PROJECT)).jobs.get(row.ID);
-    const last = await withRequest(
-      {
-        requestId: `job-${row.ID}-${started.data.run}`,
-        interface: 'job',
-        actor: { kind: 'system', id: `job:${row.ID}` },
-        ...(principal ? { principal } : {}),
-      },
-      () =>
-        'refused' in rights || job === undefined
-          ? recordStep(ctx, row.ID, {
-              type: 'FailRun',
-              data: {
-                claimId,
-                error: 'refused' in rights ? rights.refused : `The job ${row.NAME} no longer exists`,
-              },
-              metadata: { now: ctx.clock() },
-            })
-          : executeRun(
-              ctx,
-              sql,
-              {
-                row,
-                job,
-                claimId,
-                tick: new Date(tick),
-                previous:
-                  started.data.previousTick === null ? row.CREATED_AT : new Date(started.data.previousTick),
-                demoted: rights.demoted,
-              },
-              stopped.signal,
-            ),
-    );
-    // Whoever asked for this tick reads its outcome (and the job's next run) at once.
-    await settled(ctx, last ?? started.meta.position);
-  };
+  const firing: FiringDeps = { ctx, sql, node, leaseMs: options.leaseMs, stopped: stopped.signal };
 
   /** Looks for due jobs now, and runs those this process wins; resolves when they are done. */
   const tick = async () => {
@@ -209,7 +219,7 @@ export const jobScheduler = (
       );
       if (due === null) continue;
       working.add(row.ID);
-      const task = fire(row, due)
+      const task = fireJob(firing, row, due)
         .catch((error: unknown) => {
           if (!stopped.signal.aborted)
             ctx.logger.error({ err: error, job: String(row.ID) }, 'job run failed');
