@@ -123,6 +123,59 @@ const stripMention = (text: string, userId: string | undefined) => {
   return text.replace(mention, '');
 };
 
+type Fail = (message: string, details: ConstructorParameters<typeof ChannelError>[2]) => ChannelError;
+
+/** A Web API answer's body when `ok`; otherwise the ChannelError that says what to do about it. */
+const webApiResult = (answer: { status: number; text: string; headers: Headers }, fail: Fail) => {
+  const data = parseJson(answer.text);
+  const error = isRecord(data) && typeof data.error === 'string' ? data.error : undefined;
+  const retryAfterMs = parseRetryAfter(answer.headers);
+  const { status } = answer;
+  if (status === 429)
+    throw fail(`${error ?? 'ratelimited'} (HTTP 429)`, {
+      reason: 'rate_limited',
+      status,
+      retryAfterMs,
+      code: error ?? 'ratelimited',
+    });
+  if (status >= 500)
+    throw fail(`HTTP ${status}${error ? ` ${error}` : ''}`, {
+      reason: 'unavailable',
+      status,
+      retryAfterMs,
+      code: error,
+    });
+  if (status !== 200 || !isRecord(data) || typeof data.ok !== 'boolean')
+    throw fail(`unexpected answer (HTTP ${status}${answer.text ? `: ${excerpt(answer.text)}` : ''})`, {
+      reason: status >= 300 && status < 500 ? 'rejected' : 'malformed',
+      status,
+    });
+  if (data.ok) return data;
+  const code = error ?? 'unknown_error';
+  const reason: ChannelFailure =
+    SLACK_RETRYABLE[code] ?? (SLACK_AUTH.has(code) ? 'unauthorized' : 'rejected');
+  throw fail(code, { reason, status, retryAfterMs, code });
+};
+
+/** Slack's request signature (v0: HMAC-SHA256 of the timestamp and body), checked when a signing secret is set. */
+const verifySignature = (
+  signingSecret: string | undefined,
+  headers: HeaderBag,
+  rawBody: Buffer | string,
+  nowSeconds: number,
+): Verification => {
+  if (!signingSecret) return { ok: true, skipped: true };
+  const timestamp = headerOf(headers, 'x-slack-request-timestamp');
+  const stale = staleness(timestamp, nowSeconds, 'X-Slack-Request-Timestamp');
+  if (stale) return { ok: false, reason: stale };
+  const signature = headerOf(headers, 'x-slack-signature');
+  if (!signature) return { ok: false, reason: 'the X-Slack-Signature header is missing' };
+  const expected = `v0=${hmacSha256Hex(signingSecret, `v0:${timestamp!.trim()}:`, rawBody)}`;
+  return sameSignature(signature, expected)
+    ? { ok: true, skipped: false }
+    : { ok: false, reason: 'the X-Slack-Signature does not match the body' };
+};
+
 export const slackChannel = (connection: SlackConnection, options: ChannelOptions = {}): SlackChannel => {
   const { token } = connection;
   const signingSecret = connection.signing_secret || undefined;
@@ -151,35 +204,7 @@ export const slackChannel = (connection: SlackConnection, options: ChannelOption
       signal,
       fetch: doFetch,
     });
-    const data = parseJson(answer.text);
-    const error = isRecord(data) && typeof data.error === 'string' ? data.error : undefined;
-    const retryAfterMs = parseRetryAfter(answer.headers);
-    const { status } = answer;
-    if (status === 429)
-      throw fail(method, `${error ?? 'ratelimited'} (HTTP 429)`, {
-        reason: 'rate_limited',
-        status,
-        retryAfterMs,
-        code: error ?? 'ratelimited',
-      });
-    if (status >= 500)
-      throw fail(method, `HTTP ${status}${error ? ` ${error}` : ''}`, {
-        reason: 'unavailable',
-        status,
-        retryAfterMs,
-        code: error,
-      });
-    if (status !== 200 || !isRecord(data) || typeof data.ok !== 'boolean')
-      throw fail(
-        method,
-        `unexpected answer (HTTP ${status}${answer.text ? `: ${excerpt(answer.text)}` : ''})`,
-        { reason: status >= 300 && status < 500 ? 'rejected' : 'malformed', status },
-      );
-    if (data.ok) return data;
-    const code = error ?? 'unknown_error';
-    const reason: ChannelFailure =
-      SLACK_RETRYABLE[code] ?? (SLACK_AUTH.has(code) ? 'unauthorized' : 'rejected');
-    throw fail(method, code, { reason, status, retryAfterMs, code });
+    return webApiResult(answer, (message, details) => fail(method, message, details));
   };
 
   const botUserId = (signal?: AbortSignal) => {
@@ -196,22 +221,8 @@ export const slackChannel = (connection: SlackConnection, options: ChannelOption
     return pending;
   };
 
-  const verify = (
-    headers: HeaderBag,
-    rawBody: Buffer | string,
-    nowSeconds = nowInSeconds(),
-  ): Verification => {
-    if (!signingSecret) return { ok: true, skipped: true };
-    const timestamp = headerOf(headers, 'x-slack-request-timestamp');
-    const stale = staleness(timestamp, nowSeconds, 'X-Slack-Request-Timestamp');
-    if (stale) return { ok: false, reason: stale };
-    const signature = headerOf(headers, 'x-slack-signature');
-    if (!signature) return { ok: false, reason: 'the X-Slack-Signature header is missing' };
-    const expected = `v0=${hmacSha256Hex(signingSecret, `v0:${timestamp!.trim()}:`, rawBody)}`;
-    return sameSignature(signature, expected)
-      ? { ok: true, skipped: false }
-      : { ok: false, reason: 'the X-Slack-Signature does not match the body' };
-  };
+  const verify = (headers: HeaderBag, rawBody: Buffer | string, nowSeconds = nowInSeconds()) =>
+    verifySignature(signingSecret, headers, rawBody, nowSeconds);
 
   const parse = (body: unknown, context: { readonly botUserId?: string | null } = {}): SlackInbound => {
     if (!isRecord(body) || typeof body.type !== 'string')

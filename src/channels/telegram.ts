@@ -127,6 +127,43 @@ export const parseTelegramUpdate = (raw: unknown): TelegramUpdate => {
   };
 };
 
+/** A Bot API answer that is not `ok`, as the ChannelError that says what to do about it. */
+const botApiFailure = (
+  answer: { status: number; text: string; headers: Headers },
+  data: unknown,
+  fail: (text: string, details: ChannelErrorDetails) => ChannelError,
+) => {
+  const { status } = answer;
+  if (!isRecord(data) || data.ok !== false) {
+    const body = answer.text ? `: ${excerpt(answer.text)}` : '';
+    if (status >= 500) return fail(`HTTP ${status}${body}`, { reason: 'unavailable', status });
+    return fail(`unexpected answer (HTTP ${status}${body})`, {
+      reason: status >= 300 && status < 500 ? 'rejected' : 'malformed',
+      status,
+    });
+  }
+  const code = typeof data.error_code === 'number' ? data.error_code : status;
+  const description = typeof data.description === 'string' ? data.description : `HTTP ${status}`;
+  const parameters = isRecord(data.parameters) ? data.parameters : {};
+  const retryAfterMs =
+    typeof parameters.retry_after === 'number'
+      ? parameters.retry_after * 1000
+      : parseRetryAfter(answer.headers);
+  const text = `${code} ${description}`;
+  const details = { status, code: String(code), retryAfterMs };
+  if (code === 429) return fail(text, { ...details, reason: 'rate_limited' });
+  if (code >= 500) return fail(text, { ...details, reason: 'unavailable' });
+  if (code === 401) return fail(text, { ...details, reason: 'unauthorized' });
+  if (code === 409)
+    // Another getUpdates took over (retrying takes it back), or a webhook is set (it stays so).
+    return fail(text, {
+      ...details,
+      reason: 'conflict',
+      retryable: /terminated by other/i.test(description),
+    });
+  return fail(text, { ...details, reason: 'rejected' });
+};
+
 export const telegramChannel = (
   connection: TelegramConnection,
   options: ChannelOptions = {},
@@ -160,35 +197,7 @@ export const telegramChannel = (
     });
     const data = parseJson(answer.text);
     if (isRecord(data) && data.ok === true && answer.status === 200) return data.result;
-    const { status } = answer;
-    if (!isRecord(data) || data.ok !== false) {
-      const body = answer.text ? `: ${excerpt(answer.text)}` : '';
-      if (status >= 500) throw fail(method, `HTTP ${status}${body}`, { reason: 'unavailable', status });
-      throw fail(method, `unexpected answer (HTTP ${status}${body})`, {
-        reason: status >= 300 && status < 500 ? 'rejected' : 'malformed',
-        status,
-      });
-    }
-    const code = typeof data.error_code === 'number' ? data.error_code : status;
-    const description = typeof data.description === 'string' ? data.description : `HTTP ${status}`;
-    const parameters = isRecord(data.parameters) ? data.parameters : {};
-    const retryAfterMs =
-      typeof parameters.retry_after === 'number'
-        ? parameters.retry_after * 1000
-        : parseRetryAfter(answer.headers);
-    const text = `${code} ${description}`;
-    const details = { status, code: String(code), retryAfterMs };
-    if (code === 429) throw fail(method, text, { ...details, reason: 'rate_limited' });
-    if (code >= 500) throw fail(method, text, { ...details, reason: 'unavailable' });
-    if (code === 401) throw fail(method, text, { ...details, reason: 'unauthorized' });
-    if (code === 409)
-      // Another getUpdates took over (retrying takes it back), or a webhook is set (it stays so).
-      throw fail(method, text, {
-        ...details,
-        reason: 'conflict',
-        retryable: /terminated by other/i.test(description),
-      });
-    throw fail(method, text, { ...details, reason: 'rejected' });
+    throw botApiFailure(answer, data, (text, details) => fail(method, text, details));
   };
 
   const poll = async (
