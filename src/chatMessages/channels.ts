@@ -44,6 +44,62 @@ export const asInbound = (channel: Channel, m: ChannelInbound): InboundMessage =
   threadId: m.threadId ?? null,
 });
 
+/** What an incoming webhook request is: Slack's URL check, a message to answer, or nothing to answer. */
+type WebhookArrival =
+  | { kind: 'challenge'; challenge: string }
+  | { kind: 'message'; message: InboundMessage }
+  | { kind: 'ignored'; reason: string };
+
+/** A channel adapter for a connection's engine and parameters (its token checked present). */
+const newAdapter = (connection: ChannelConnection, options: ChannelPortsOptions): Sender => {
+  const p = connection.parameters;
+  const timeoutMs = options.requestTimeoutMs;
+  const token = text(p.token);
+  switch (connection.engine) {
+    case 'slack':
+      if (!token) throw invalid('The Slack connection has no token');
+      return slackChannel(
+        { token, signing_secret: text(p.signing_secret) },
+        { baseUrl: options.slackApiBaseUrl, timeoutMs, fetch: options.fetch },
+      );
+    case 'telegram':
+      if (!token) throw invalid('The Telegram connection has no token');
+      return telegramChannel(
+        { token },
+        { baseUrl: options.telegramApiBaseUrl, timeoutMs, fetch: options.fetch },
+      );
+    case 'webhook': {
+      const url = text(p.url);
+      if (!url) throw invalid('The webhook connection has no url');
+      return webhookChannel({ url, secret: text(p.secret) }, { timeoutMs, fetch: options.fetch });
+    }
+    default:
+      throw invalid(`Engine ${connection.engine} is not a chat channel (slack, telegram or webhook)`);
+  }
+};
+
+/** The generic webhook's `{chat_id, user, text, message_id}`, signed with the connection's secret when it has one. */
+const genericInbound = (
+  connection: ChannelConnection | undefined,
+  request: { headers: IncomingHttpHeaders; rawBody: Buffer; body: unknown },
+): WebhookArrival => {
+  const secret = connection?.engine === 'webhook' ? text(connection.parameters.secret) : null;
+  if (secret) {
+    const verified = verifyWebhookSignature(secret, request.headers, request.rawBody);
+    if (!verified.ok) throw unauthorized(`Webhook signature rejected: ${verified.reason}`);
+  }
+  const parsed = webhookInboundBody.safeParse(request.body);
+  if (!parsed.success)
+    throw invalid(
+      `The webhook body must be {chat_id, text, user?, message_id?, thread_id?}: ${parsed.error.issues
+        .map((i) => `${i.path.join('.') || '(body)'} ${i.message}`)
+        .join('; ')}`,
+    );
+  const message = webhookInbound(parsed.data);
+  if (message.fromBot) return { kind: 'ignored', reason: 'written by a bot' };
+  return { kind: 'message', message: asInbound('webhook', message) };
+};
+
 /**
  * The chatbots' ways in and out through the channel adapters (src/channels). A chatbot's `database`
  * names its channel connection (a slack, telegram or webhook integration); its tokens and secrets are
@@ -62,33 +118,7 @@ export const channelPorts = (options: ChannelPortsOptions) => {
       .digest('hex');
     const known = adapters.get(key);
     if (known) return known;
-    const timeoutMs = options.requestTimeoutMs;
-    const token = text(p.token);
-    let adapter: Sender;
-    switch (connection.engine) {
-      case 'slack':
-        if (!token) throw invalid('The Slack connection has no token');
-        adapter = slackChannel(
-          { token, signing_secret: text(p.signing_secret) },
-          { baseUrl: options.slackApiBaseUrl, timeoutMs, fetch: options.fetch },
-        );
-        break;
-      case 'telegram':
-        if (!token) throw invalid('The Telegram connection has no token');
-        adapter = telegramChannel(
-          { token },
-          { baseUrl: options.telegramApiBaseUrl, timeoutMs, fetch: options.fetch },
-        );
-        break;
-      case 'webhook': {
-        const url = text(p.url);
-        if (!url) throw invalid('The webhook connection has no url');
-        adapter = webhookChannel({ url, secret: text(p.secret) }, { timeoutMs, fetch: options.fetch });
-        break;
-      }
-      default:
-        throw invalid(`Engine ${connection.engine} is not a chat channel (slack, telegram or webhook)`);
-    }
+    const adapter = newAdapter(connection, options);
     if (adapters.size > 1000) adapters.clear();
     adapters.set(key, adapter);
     return adapter;
@@ -156,11 +186,7 @@ export const channelPorts = (options: ChannelPortsOptions) => {
     inbound: async (
       bot: ChatbotInfo,
       request: { headers: IncomingHttpHeaders; rawBody: Buffer; body: unknown },
-    ): Promise<
-      | { kind: 'challenge'; challenge: string }
-      | { kind: 'message'; message: InboundMessage }
-      | { kind: 'ignored'; reason: string }
-    > => {
+    ): Promise<WebhookArrival> => {
       const connection = await connectionOf(bot);
       if (connection?.engine === 'slack') {
         const slack = adapterOf(connection) as SlackChannel;
@@ -181,21 +207,7 @@ export const channelPorts = (options: ChannelPortsOptions) => {
         if (read.message.fromBot) return { kind: 'ignored', reason: 'written by a bot' };
         return { kind: 'message', message: asInbound('telegram', read.message) };
       }
-      const secret = connection?.engine === 'webhook' ? text(connection.parameters.secret) : null;
-      if (secret) {
-        const verified = verifyWebhookSignature(secret, request.headers, request.rawBody);
-        if (!verified.ok) throw unauthorized(`Webhook signature rejected: ${verified.reason}`);
-      }
-      const parsed = webhookInboundBody.safeParse(request.body);
-      if (!parsed.success)
-        throw invalid(
-          `The webhook body must be {chat_id, text, user?, message_id?, thread_id?}: ${parsed.error.issues
-            .map((i) => `${i.path.join('.') || '(body)'} ${i.message}`)
-            .join('; ')}`,
-        );
-      const message = webhookInbound(parsed.data);
-      if (message.fromBot) return { kind: 'ignored', reason: 'written by a bot' };
-      return { kind: 'message', message: asInbound('webhook', message) };
+      return genericInbound(connection, request);
     },
 
     slackOf,
