@@ -176,6 +176,47 @@ const verifySignature = (
     : { ok: false, reason: 'the X-Slack-Signature does not match the body' };
 };
 
+/** An Events API payload: a message to answer (the bot's own posts marked), a URL check, or nothing to answer. */
+const parseSlackEvent = (body: unknown, botUserId: string | null | undefined): SlackInbound => {
+  if (!isRecord(body) || typeof body.type !== 'string')
+    return { kind: 'invalid', reason: 'not a Slack Events API payload' };
+  if (body.type === 'url_verification')
+    return typeof body.challenge === 'string' && body.challenge
+      ? { kind: 'challenge', challenge: body.challenge }
+      : { kind: 'invalid', reason: 'url_verification without a challenge' };
+  if (body.type !== 'event_callback') return { kind: 'ignored', reason: `payload type ${body.type}` };
+  const envelope = callback.safeParse(body);
+  if (!envelope.success) return { kind: 'invalid', reason: 'event_callback without a valid event' };
+  const { event, event_id: eventId, authorizations } = envelope.data;
+  if (event.type !== 'message' && event.type !== 'app_mention')
+    return { kind: 'ignored', reason: `event type ${event.type}` };
+  if (event.subtype !== undefined && !SPOKEN_SUBTYPES.has(event.subtype))
+    return { kind: 'ignored', reason: `message subtype ${event.subtype}` };
+  const parsed = messageEvent.safeParse(event);
+  if (!parsed.success) return { kind: 'invalid', reason: `${event.type} event without a channel or ts` };
+  const m = parsed.data;
+  const ownId = botUserId ?? authorizations?.find((a) => a.is_bot === true)?.user_id;
+  const text = stripMention(m.text ?? '', ownId ?? undefined);
+  if (!text.trim()) return { kind: 'ignored', reason: 'message without text' };
+  const fromBot = m.bot_id !== undefined || m.subtype === 'bot_message' || (!!ownId && m.user === ownId);
+  return {
+    kind: 'message',
+    eventId: eventId ?? null,
+    message: {
+      chatId: m.channel,
+      user: m.user ?? m.username ?? m.bot_id ?? 'unknown',
+      text,
+      // Not event_id: Slack sends one post as both `message` and `app_mention` (two event ids), and
+      // the bot's own posts come back with the channel and ts `deliver` returned.
+      externalId: `${m.channel}:${m.ts}`,
+      fromBot,
+      threadId: m.thread_ts ?? null,
+      messageId: m.ts,
+      receivedAt: tsToIso(m.ts),
+    },
+  };
+};
+
 export const slackChannel = (connection: SlackConnection, options: ChannelOptions = {}): SlackChannel => {
   const { token } = connection;
   const signingSecret = connection.signing_secret || undefined;
@@ -224,46 +265,8 @@ export const slackChannel = (connection: SlackConnection, options: ChannelOption
   const verify = (headers: HeaderBag, rawBody: Buffer | string, nowSeconds = nowInSeconds()) =>
     verifySignature(signingSecret, headers, rawBody, nowSeconds);
 
-  const parse = (body: unknown, context: { readonly botUserId?: string | null } = {}): SlackInbound => {
-    if (!isRecord(body) || typeof body.type !== 'string')
-      return { kind: 'invalid', reason: 'not a Slack Events API payload' };
-    if (body.type === 'url_verification')
-      return typeof body.challenge === 'string' && body.challenge
-        ? { kind: 'challenge', challenge: body.challenge }
-        : { kind: 'invalid', reason: 'url_verification without a challenge' };
-    if (body.type !== 'event_callback') return { kind: 'ignored', reason: `payload type ${body.type}` };
-    const envelope = callback.safeParse(body);
-    if (!envelope.success) return { kind: 'invalid', reason: 'event_callback without a valid event' };
-    const { event, event_id: eventId, authorizations } = envelope.data;
-    if (event.type !== 'message' && event.type !== 'app_mention')
-      return { kind: 'ignored', reason: `event type ${event.type}` };
-    if (event.subtype !== undefined && !SPOKEN_SUBTYPES.has(event.subtype))
-      return { kind: 'ignored', reason: `message subtype ${event.subtype}` };
-    const parsed = messageEvent.safeParse(event);
-    if (!parsed.success) return { kind: 'invalid', reason: `${event.type} event without a channel or ts` };
-    const m = parsed.data;
-    const ownId =
-      context.botUserId ?? knownBotUserId ?? authorizations?.find((a) => a.is_bot === true)?.user_id;
-    const text = stripMention(m.text ?? '', ownId ?? undefined);
-    if (!text.trim()) return { kind: 'ignored', reason: 'message without text' };
-    const fromBot = m.bot_id !== undefined || m.subtype === 'bot_message' || (!!ownId && m.user === ownId);
-    return {
-      kind: 'message',
-      eventId: eventId ?? null,
-      message: {
-        chatId: m.channel,
-        user: m.user ?? m.username ?? m.bot_id ?? 'unknown',
-        text,
-        // Not event_id: Slack sends one post as both `message` and `app_mention` (two event ids), and
-        // the bot's own posts come back with the channel and ts `deliver` returned.
-        externalId: `${m.channel}:${m.ts}`,
-        fromBot,
-        threadId: m.thread_ts ?? null,
-        messageId: m.ts,
-        receivedAt: tsToIso(m.ts),
-      },
-    };
-  };
+  const parse = (body: unknown, context: { readonly botUserId?: string | null } = {}) =>
+    parseSlackEvent(body, context.botUserId ?? knownBotUserId);
 
   const deliver = async (message: OutboundMessage, signal?: AbortSignal): Promise<Delivery> => {
     if (!message.text.trim())

@@ -164,6 +164,33 @@ const botApiFailure = (
   return fail(text, { ...details, reason: 'rejected' });
 };
 
+/** The messages of a getUpdates result, and the offset that confirms them all. */
+const updatesOf = (result: unknown[], offset: number | null): TelegramPoll => {
+  const messages: InboundMessage[] = [];
+  let nextOffset = offset;
+  for (const raw of result) {
+    if (isRecord(raw) && typeof raw.update_id === 'number' && Number.isInteger(raw.update_id))
+      nextOffset = Math.max(nextOffset ?? raw.update_id + 1, raw.update_id + 1);
+    const parsed = parseTelegramUpdate(raw);
+    if (parsed.kind === 'message') messages.push(parsed.message);
+  }
+  return { messages, nextOffset };
+};
+
+/** sendMessage's parameters for one part of an answer: the first part replies to the message answered. */
+const sendMessageParams = (out: OutboundMessage, text: string, first: boolean) => {
+  const replyTo = out.inReplyTo !== null && /^\d+$/.test(out.inReplyTo) ? Number(out.inReplyTo) : undefined;
+  const thread = out.threadId && /^\d+$/.test(out.threadId) ? Number(out.threadId) : undefined;
+  return {
+    chat_id: out.chatId,
+    text,
+    ...(thread !== undefined ? { message_thread_id: thread } : {}),
+    ...(first && replyTo !== undefined
+      ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } }
+      : {}),
+  };
+};
+
 export const telegramChannel = (
   connection: TelegramConnection,
   options: ChannelOptions = {},
@@ -217,15 +244,7 @@ export const telegramChannel = (
     );
     if (!Array.isArray(result))
       throw fail('getUpdates', 'the result is not a list of updates', { reason: 'malformed', status: 200 });
-    const messages: InboundMessage[] = [];
-    let nextOffset = offset;
-    for (const raw of result) {
-      if (isRecord(raw) && typeof raw.update_id === 'number' && Number.isInteger(raw.update_id))
-        nextOffset = Math.max(nextOffset ?? raw.update_id + 1, raw.update_id + 1);
-      const parsed = parseTelegramUpdate(raw);
-      if (parsed.kind === 'message') messages.push(parsed.message);
-    }
-    return { messages, nextOffset };
+    return updatesOf(result, offset);
   };
 
   const me = (signal?: AbortSignal) => {
@@ -254,24 +273,11 @@ export const telegramChannel = (
         code: '400',
       });
     const parts = splitText(out.text, TELEGRAM_MAX_TEXT);
-    const replyTo = out.inReplyTo !== null && /^\d+$/.test(out.inReplyTo) ? Number(out.inReplyTo) : undefined;
-    const thread = out.threadId && /^\d+$/.test(out.threadId) ? Number(out.threadId) : undefined;
     let first: string | null = null;
     for (const [i, text] of parts.entries()) {
       let result: unknown;
       try {
-        result = await api(
-          'sendMessage',
-          {
-            chat_id: out.chatId,
-            text,
-            ...(thread !== undefined ? { message_thread_id: thread } : {}),
-            ...(i === 0 && replyTo !== undefined
-              ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } }
-              : {}),
-          },
-          { signal },
-        );
+        result = await api('sendMessage', sendMessageParams(out, text, i === 0), { signal });
       } catch (error) {
         if (i === 0 || !(error instanceof ChannelError)) throw error;
         throw new ChannelError(

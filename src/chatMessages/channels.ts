@@ -100,6 +100,22 @@ const genericInbound = (
   return { kind: 'message', message: asInbound('webhook', message) };
 };
 
+/** A Slack Events API request: its signature checked, the bot's own posts ignored. */
+const slackInbound = async (
+  slack: SlackChannel,
+  request: { headers: IncomingHttpHeaders; rawBody: Buffer; body: unknown },
+): Promise<WebhookArrival> => {
+  const verified = slack.verify(request.headers, request.rawBody);
+  if (!verified.ok) throw unauthorized(`Slack request signature rejected: ${verified.reason}`);
+  // The bot's own user id marks its own posts (echoes of our answers); asked once per token.
+  const botUserId = await slack.botUserId().catch(() => null);
+  const read = slack.parse(request.body, { botUserId });
+  if (read.kind === 'invalid') throw invalid(`Not a Slack Events API request: ${read.reason}`);
+  if (read.kind !== 'message') return read;
+  if (read.message.fromBot) return { kind: 'ignored', reason: 'written by a bot' };
+  return { kind: 'message', message: asInbound('slack', read.message) };
+};
+
 /**
  * The chatbots' ways in and out through the channel adapters (src/channels). A chatbot's `database`
  * names its channel connection (a slack, telegram or webhook integration); its tokens and secrets are
@@ -188,18 +204,7 @@ export const channelPorts = (options: ChannelPortsOptions) => {
       request: { headers: IncomingHttpHeaders; rawBody: Buffer; body: unknown },
     ): Promise<WebhookArrival> => {
       const connection = await connectionOf(bot);
-      if (connection?.engine === 'slack') {
-        const slack = adapterOf(connection) as SlackChannel;
-        const verified = slack.verify(request.headers, request.rawBody);
-        if (!verified.ok) throw unauthorized(`Slack request signature rejected: ${verified.reason}`);
-        // The bot's own user id marks its own posts (echoes of our answers); asked once per token.
-        const botUserId = await slack.botUserId().catch(() => null);
-        const read = slack.parse(request.body, { botUserId });
-        if (read.kind === 'invalid') throw invalid(`Not a Slack Events API request: ${read.reason}`);
-        if (read.kind !== 'message') return read;
-        if (read.message.fromBot) return { kind: 'ignored', reason: 'written by a bot' };
-        return { kind: 'message', message: asInbound('slack', read.message) };
-      }
+      if (connection?.engine === 'slack') return slackInbound(adapterOf(connection) as SlackChannel, request);
       if (connection?.engine === 'telegram') {
         const telegram = adapterOf(connection) as TelegramChannel;
         const read = telegram.parseUpdate(request.body);
