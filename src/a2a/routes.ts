@@ -20,6 +20,51 @@ const MAX_CLIENT_IDS = 2_000;
 const challenge = (invalidToken: boolean) =>
   `Bearer realm="mindledger"${invalidToken ? ', error="invalid_token"' : ''}`;
 
+/** What `/a2a/` serves, for a client that reads a card first: one skill, any agent by name. */
+const serverCard = async (req: Request, ports: A2aPorts) => {
+  const origin = `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+  const authEnabled = await ports.authEnabled();
+  return {
+    name: 'mindledger agents',
+    description:
+      'Every agent of this MindsDB-compatible service. Name the agent in each message: metadata.agentName, "my_agent" (project mindsdb) or "project.my_agent". Each agent is also at /a2a/{project}/{agent}/ with its own card.',
+    url: `${origin}${A2A_PATH}/`,
+    version: ports.serverVersion,
+    protocolVersion: '0.3',
+    preferredTransport: 'JSONRPC',
+    provider: { organization: 'mindledger', url: origin },
+    capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain', 'application/json'],
+    skills: [
+      {
+        id: 'ask_agent',
+        name: 'Ask an agent',
+        description:
+          'Ask the agent named in message.metadata.agentName a question; the answer is its run (recorded, with its SQL and context).',
+        tags: ['agents', 'sql', 'knowledge-bases'],
+        examples: ['How many orders were shipped last week?'],
+        inputModes: ['text/plain'],
+        outputModes: ['text/plain', 'application/json'],
+      },
+    ],
+    ...(authEnabled
+      ? {
+          securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+          security: [{ bearer: [] }],
+        }
+      : {}),
+  };
+};
+/** A pre-1.0 client's own task id (named in `tasks/send`), remembered for its later calls, bounded. */
+const rememberClientId = (clientIds: Map<string, string>, method: string, own: unknown, taskId: string) => {
+  if (method !== 'tasks/send' && method !== 'tasks/sendSubscribe') return;
+  if (typeof own !== 'string' || own === '' || own.length > 256 || own === taskId) return;
+  clientIds.delete(own);
+  if (clientIds.size >= MAX_CLIENT_IDS) clientIds.delete(clientIds.keys().next().value as string);
+  clientIds.set(own, taskId);
+};
+
 /**
  * The A2A server: every agent of every project at `/a2a/{project}/{agent}/` (JSON-RPC, v1.0 and
  * v0.3), its card at `/a2a/{project}/{agent}/.well-known/agent-card.json`. The guard in front of
@@ -87,62 +132,19 @@ export const a2aRoutes = (ctx: AppContext, ports: A2aPorts, logger: Logger) => {
         method as Mindsdb.MindsdbMethod,
         { id: body.id, params: (req.body as { params: Record<string, unknown> }).params },
         res,
-        (taskId) => {
-          const own = params.id;
-          if (method !== 'tasks/send' && method !== 'tasks/sendSubscribe') return;
-          if (typeof own !== 'string' || own === '' || own.length > 256 || own === taskId) return;
-          clientIds.delete(own);
-          if (clientIds.size >= MAX_CLIENT_IDS) clientIds.delete(clientIds.keys().next().value as string);
-          clientIds.set(own, taskId);
-        },
+        (taskId) => rememberClientId(clientIds, method, params.id, taskId),
       );
     // The v1.0 and v0.3 methods: the agent's own JSON-RPC handler, as at its URL.
     req.url = '/';
     agent.stack(req, res, next);
   });
 
-  /** What `/a2a/` serves, for a client that reads a card first: one skill, any agent by name. */
-  const serverCard = async (req: Request) => {
-    const origin = `${req.protocol}://${req.get('host') ?? 'localhost'}`;
-    const authEnabled = await ports.authEnabled();
-    return {
-      name: 'mindledger agents',
-      description:
-        'Every agent of this MindsDB-compatible service. Name the agent in each message: metadata.agentName, "my_agent" (project mindsdb) or "project.my_agent". Each agent is also at /a2a/{project}/{agent}/ with its own card.',
-      url: `${origin}${A2A_PATH}/`,
-      version: ports.serverVersion,
-      protocolVersion: '0.3',
-      preferredTransport: 'JSONRPC',
-      provider: { organization: 'mindledger', url: origin },
-      capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
-      defaultInputModes: ['text/plain'],
-      defaultOutputModes: ['text/plain', 'application/json'],
-      skills: [
-        {
-          id: 'ask_agent',
-          name: 'Ask an agent',
-          description:
-            'Ask the agent named in message.metadata.agentName a question; the answer is its run (recorded, with its SQL and context).',
-          tags: ['agents', 'sql', 'knowledge-bases'],
-          examples: ['How many orders were shipped last week?'],
-          inputModes: ['text/plain'],
-          outputModes: ['text/plain', 'application/json'],
-        },
-      ],
-      ...(authEnabled
-        ? {
-            securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-            security: [{ bearer: [] }],
-          }
-        : {}),
-    };
-  };
   router.get(
     [`${A2A_PATH}/.well-known/agent.json`, `${A2A_PATH}/.well-known/agent-card.json`],
     async (req, res) => {
       await caller(res);
       res.setHeader('Cache-Control', 'no-cache');
-      res.json(await serverCard(req));
+      res.json(await serverCard(req, ports));
     },
   );
   router.get(`${A2A_PATH}/status`, async (_req, res) => {
