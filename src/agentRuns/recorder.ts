@@ -16,6 +16,57 @@ const jsonText = (value: unknown, max = 8_000) => {
   }
 };
 
+/** The model call that `event` answered, as its run records it (the request's shape, the answer). */
+const modelCallCommand = (
+  traceId: string,
+  event: Extract<LoopEvent, { type: 'llm.response' }>,
+  request: Extract<LoopEvent, { type: 'llm.request' }> | undefined,
+  fallbackModel: string,
+  at: string,
+): RunCommand => ({
+  type: 'RecordModelCall',
+  data: {
+    traceId,
+    step: event.step,
+    model: request?.model ?? fallbackModel,
+    messageCount: request?.messageCount ?? 0,
+    toolChoice: request?.toolChoice ?? null,
+    finishReason: event.finishReason,
+    content: event.content === null ? null : bounded(event.content),
+    toolCalls: event.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: jsonText(c.arguments) })),
+    usage: event.usage,
+    latencyMs: Math.round(event.latencyMs),
+    retries: event.retries,
+    at,
+  },
+});
+
+/** A tool's result with the call that asked it, as its run records it (texts bounded). */
+const toolCallCommand = (
+  traceId: string,
+  event: Extract<LoopEvent, { type: 'tool.result' }>,
+  call: Extract<LoopEvent, { type: 'tool.called' }> | undefined,
+  at: string,
+): RunCommand => ({
+  type: 'RecordToolCall',
+  data: {
+    traceId,
+    step: event.step,
+    callId: event.callId,
+    name: event.name,
+    kind: event.kind,
+    arguments: jsonText(call?.args ?? null),
+    ok: event.ok,
+    error: event.error === undefined ? null : bounded(event.error, 2_000),
+    rejected: event.rejected ?? false,
+    sql: event.sql === undefined ? null : bounded(event.sql, 16_000),
+    rows: event.rows ?? null,
+    ...(event.digest !== undefined ? { resultDigest: event.digest } : {}),
+    ms: Math.round(event.ms),
+    at,
+  },
+});
+
 /**
  * Turns the loop's steps into the run's events, appended to the run's own stream in order (the
  * loop awaits each, so the log never lags the run by more than the step in flight). A model call
@@ -65,27 +116,7 @@ export const runRecorder = (
         requests.delete(event.step);
         const record =
           event.toolCalls.length === 0 && held === null ? (c: RunCommand) => void (held = c) : append;
-        return record({
-          type: 'RecordModelCall',
-          data: {
-            traceId,
-            step: event.step,
-            model: request?.model ?? started.llm.model,
-            messageCount: request?.messageCount ?? 0,
-            toolChoice: request?.toolChoice ?? null,
-            finishReason: event.finishReason,
-            content: event.content === null ? null : bounded(event.content),
-            toolCalls: event.toolCalls.map((c) => ({
-              id: c.id,
-              name: c.name,
-              arguments: jsonText(c.arguments),
-            })),
-            usage: event.usage,
-            latencyMs: Math.round(event.latencyMs),
-            retries: event.retries,
-            at: at(),
-          },
-        });
+        return record(modelCallCommand(traceId, event, request, started.llm.model, at()));
       }
       case 'tool.called':
         calls.set(event.callId, event);
@@ -93,25 +124,7 @@ export const runRecorder = (
       case 'tool.result': {
         const call = calls.get(event.callId);
         calls.delete(event.callId);
-        return append({
-          type: 'RecordToolCall',
-          data: {
-            traceId,
-            step: event.step,
-            callId: event.callId,
-            name: event.name,
-            kind: event.kind,
-            arguments: jsonText(call?.args ?? null),
-            ok: event.ok,
-            error: event.error === undefined ? null : bounded(event.error, 2_000),
-            rejected: event.rejected ?? false,
-            sql: event.sql === undefined ? null : bounded(event.sql, 16_000),
-            rows: event.rows ?? null,
-            ...(event.digest !== undefined ? { resultDigest: event.digest } : {}),
-            ms: Math.round(event.ms),
-            at: at(),
-          },
-        });
+        return append(toolCallCommand(traceId, event, call, at()));
       }
       case 'run.answered':
         return append({
