@@ -4,7 +4,22 @@ import { defineEvent, type EventOf, type ResourceDeclaration } from './contract'
 const fileResource: ResourceDeclaration = { kind: 'file' };
 const fileBlobResource: ResourceDeclaration = { kind: 'fileBlob' };
 
-export const fileFormats = ['csv', 'tsv', 'json', 'ndjson', 'parquet'] as const;
+/**
+ * Table formats, then document formats (pdf, docx, html, md, txt): a document's blob holds its
+ * converted sections as NDJSON (src/engines/documents), loaded as its table on every replay.
+ */
+export const fileFormats = [
+  'csv',
+  'tsv',
+  'json',
+  'ndjson',
+  'parquet',
+  'pdf',
+  'docx',
+  'html',
+  'md',
+  'txt',
+] as const;
 export type FileFormat = (typeof fileFormats)[number];
 
 const column = z.object({ name: z.string(), type: z.string() });

@@ -1,5 +1,7 @@
+import fs from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { FileFormat, FileUploaded } from '../../events';
+import { documentKindOf, isDocumentKind } from '../engines/documents/convert';
 import { invalid, isDomainError } from '../shared/errors';
 import { FILES_SCHEMA } from '../shared/names';
 import { quoteIdent, quoteString } from '../shared/quoting';
@@ -10,9 +12,46 @@ const ident = quoteIdent;
 export type CsvDialect = NonNullable<FileUploaded['data']['csv']>;
 export type Column = { name: string; type: string };
 
+/**
+ * A document's table (PDF, DOCX, HTML, Markdown, text): one row per section, in document order.
+ * MindsDB's file handler answers documents as `content` and `metadata`; `section` and `title` say
+ * where in the document a row's text is (a PDF's page number, a heading).
+ */
+export const DOCUMENT_COLUMNS: readonly Column[] = [
+  { name: 'section', type: 'BIGINT' },
+  { name: 'title', type: 'VARCHAR' },
+  { name: 'content', type: 'VARCHAR' },
+  { name: 'metadata', type: 'JSON' },
+];
+
+/** A document's blob holds its converted sections as NDJSON; every other file, its bytes as uploaded. */
+export const storedFormat = (format: FileFormat) => (isDocumentKind(format) ? 'ndjson' : format);
+
+const columnsClause = (columns: readonly Column[]) =>
+  `columns = {${columns.map((c) => `${lit(c.name)}: ${lit(c.type)}`).join(', ')}}`;
+
+/** DuckDB's default largest JSON object (16 MiB): its read buffer is sized by the maximum. */
+const JSON_OBJECT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A document's sections as its blob holds them (NDJSON, one line a row). A section may be larger
+ * than DuckDB's default largest object (a long document without headings): no line is longer than
+ * the file, so the file's size bounds it (DuckDB sizes its buffer by it: only raised when needed).
+ */
+export const documentSource = (path: string) => {
+  const largest = Math.max(JSON_OBJECT_BYTES, fs.statSync(path).size + 1);
+  return `read_json(${lit(path)}, format = 'newline_delimited', maximum_object_size = ${largest}, ${columnsClause(DOCUMENT_COLUMNS)})`;
+};
+
 /** What DuckDB reads, with every choice spelled out (nothing left to a sniffer at replay). */
 const source = (path: string, format: FileFormat, csv: CsvDialect | null, columns?: Column[]) => {
   switch (format) {
+    case 'pdf':
+    case 'docx':
+    case 'html':
+    case 'md':
+    case 'txt':
+      return documentSource(path);
     case 'csv':
     case 'tsv': {
       const d = csv!;
@@ -25,7 +64,7 @@ const source = (path: string, format: FileFormat, csv: CsvDialect | null, column
       // sampled type cannot hold would fail the replay's load), and makes every top-level key a
       // column (DuckDB folds many or sparse keys into one MAP column, a name no record has).
       const typed = columns?.length
-        ? `, columns = {${columns.map((c) => `${lit(c.name)}: ${lit(c.type)}`).join(', ')}}`
+        ? `, ${columnsClause(columns)}`
         : ', sample_size = -1, map_inference_threshold = -1, field_appearance_threshold = 0';
       return `read_json(${lit(path)}, format = ${lit(layout)}${typed})`;
     }
@@ -227,14 +266,29 @@ export const createFileTableSql = (name: string, path: string, d: FileUploaded['
   return `CREATE OR REPLACE TABLE ${FILES_SCHEMA}.${ident(name)} AS SELECT ${select} FROM ${from}`;
 };
 
-/** Picks the format from the uploaded file's name, else from its first bytes. */
+/** The first 512 bytes of a file (fewer: zeros after): what its format is told by without a name. */
+export const readHead = async (path: string) => {
+  const head = Buffer.alloc(512);
+  const handle = await fs.promises.open(path, 'r');
+  try {
+    await handle.read(head, 0, 512, 0);
+  } finally {
+    await handle.close();
+  }
+  return head;
+};
+
+/** Picks the format from the uploaded file's name, else from its first bytes (a document's first). */
 export const detectFormat = (originalName: string | null, head: Buffer): FileFormat => {
   const ext = originalName?.toLowerCase().match(/\.([a-z0-9]+)$/)?.[1];
-  if (ext === 'csv' || ext === 'txt') return 'csv';
+  if (ext === 'csv') return 'csv';
   if (ext === 'tsv' || ext === 'tab') return 'tsv';
   if (ext === 'json') return head.toString('utf8').trimStart().startsWith('{') ? 'ndjson' : 'json';
   if (ext === 'ndjson' || ext === 'jsonl') return 'ndjson';
   if (ext === 'parquet' || ext === 'pq') return 'parquet';
+  // A table's extension wins over its first bytes; a document is told by either.
+  const document = documentKindOf(originalName, head);
+  if (document) return document;
   if (head.subarray(0, 4).toString('latin1') === 'PAR1') return 'parquet';
   const text = head
     .toString('utf8')

@@ -10,7 +10,7 @@ import {
 import type { SchemaProjection, TableReader } from '../projection/types';
 import { FILES_SCHEMA, nameKey } from '../shared/names';
 import type { BlobStore } from '../storage/blobs';
-import { createFileTableSql } from './load';
+import { createFileTableSql, storedFormat } from './load';
 import { fileStream } from './state';
 
 /** `files`: one row per uploaded file (what `GET /api/files` lists). */
@@ -70,13 +70,13 @@ export const fileTablesProjection = (blobs: BlobStore): SchemaProjection =>
       switch (event.type) {
         case 'FileUploaded': {
           const d = event.data;
-          let path = await blobs.findLocal(d.digest, d.format);
+          let path = await blobs.findLocal(d.digest, storedFormat(d.format));
           if (path === null) {
             // Bytes are released only once no file uses them, i.e. after a later event deleted or
             // replaced this file (which a replay has not reached yet): its table would go anyway.
             const { events: later } = await log.readStream(fileStream(d.name), event.meta.streamPosition);
             if (later.length > 0) return;
-            path = await blobs.ensureLocal(d.digest, d.format); // throws: the bytes of a live file are lost
+            path = await blobs.ensureLocal(d.digest, storedFormat(d.format)); // throws: the bytes of a live file are lost
           }
           await c.run(createFileTableSql(nameKey(d.name), path, d));
           return;

@@ -10,7 +10,10 @@ import type { BlobStore } from '../storage/blobs';
 import { sha256File } from '../storage/blobs';
 import { blobClaimsAggregate, blobStream, fileAggregate, fileStream, type FileState } from './state';
 import { decideBlobClaim, decideFile, type FileCommand } from './decider';
-import { analyzeFile, detectFormat } from './load';
+import { analyzeFile, detectFormat, readHead, storedFormat } from './load';
+import { storeDocumentSections } from './documents';
+import { markdownFromUrl } from './markdown';
+import { isDocumentKind } from '../engines/documents/convert';
 import { presentFile } from './present';
 import { fileKeysWithDigest, fileRowByName, fileRows } from './projection';
 
@@ -27,24 +30,29 @@ export const validateFileName = (name: string) => {
   return name;
 };
 
-/** An upload as it landed: its size, its format (from its name and first bytes) and its columns. */
+/**
+ * An upload as it landed: its size, its format (from its name and first bytes), its columns, and
+ * the file whose bytes are stored for it (`stored`: the upload itself, or a document's sections).
+ */
 const examine = async (ctx: AppContext, tempPath: string, originalName: string | null) => {
   const size = (await fs.promises.stat(tempPath)).size;
   if (size === 0) throw invalid('The uploaded file is empty', 'Empty file');
-  const head = Buffer.alloc(512);
-  const handle = await fs.promises.open(tempPath, 'r');
-  try {
-    await handle.read(head, 0, 512, 0);
-  } finally {
-    await handle.close();
+  const format = detectFormat(originalName, await readHead(tempPath));
+  if (isDocumentKind(format)) {
+    const stored = `${tempPath}.ndjson`;
+    const analysis = await storeDocumentSections(
+      ctx,
+      { path: tempPath, size, kind: format, originalName },
+      stored,
+    );
+    return { size, format, analysis, stored };
   }
-  const format = detectFormat(originalName, head);
   // Analysed where it landed, before it is stored: a rejected upload leaves no blob behind.
   const analysis = await ctx.duck.withReader((c) =>
     analyzeFile(c, tempPath, format, { maxColumns: ctx.config.fileMaxColumns }),
   );
   if (analysis.columns.length === 0) throw invalid('The file has no columns', 'Unreadable file');
-  return { size, format, analysis };
+  return { size, format, analysis, stored: tempPath };
 };
 
 /** The commands on a file's stream and on its blobs' claims (each blob's stream). */
@@ -106,9 +114,15 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
     return row ? presentFile(row) : undefined;
   };
 
+  /** Where an upload streams to before it is verified (same disk as the blobs: a rename moves it). */
+  const tempPath = () => path.join(tempDir, `${crypto.randomUUID()}.upload`);
+
   return {
-    /** Where an upload streams to before it is verified (same disk as the blobs: a rename moves it). */
-    tempPath: () => path.join(tempDir, `${crypto.randomUUID()}.upload`),
+    tempPath,
+
+    /** `TO_MARKDOWN('https://…')`: the document at a URL as markdown, through the outbound policy. */
+    markdownFromUrl: (url: string, signal?: AbortSignal) =>
+      markdownFromUrl(ctx, { tempPath, outbound: ctx.config.outbound }, url, signal),
 
     /** Turns a fully received temporary file into `files.<name>`: analyse, store, record, project. */
     /**
@@ -123,15 +137,15 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
     ) => {
       try {
         validateFileName(name);
-        const { size, format, analysis } = await examine(ctx, tempPath, originalName);
-        const digest = await sha256File(tempPath);
+        const { size, format, analysis, stored } = await examine(ctx, tempPath, originalName);
+        const digest = await sha256File(stored);
         const file = nameKey(name);
         // Under the blob's lock: claim it, store its bytes, record the file. A refusal after the
         // claim gives it up again, so no bytes stay behind for a file that was never recorded.
         const recorded = await blobs.withBlob(digest, async (blob) => {
           const claimedNow = (await claim('ClaimBlob', digest, file)).length > 0;
           try {
-            await blob.put(tempPath, format);
+            await blob.put(stored, storedFormat(format));
             return await run(name, {
               type: 'UploadFile',
               data: { name, originalName, digest, size, format, ...analysis },
@@ -158,6 +172,7 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
         return (await find(name))!;
       } finally {
         await fs.promises.rm(tempPath, { force: true });
+        await fs.promises.rm(`${tempPath}.ndjson`, { force: true });
       }
     },
 
