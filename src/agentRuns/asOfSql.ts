@@ -109,12 +109,17 @@ export const asOfSql = (sql: string, position: bigint) => {
   return out;
 };
 
+/** The LLM functions a SELECT may call (src/sql/faces/llm/face.ts). */
+const LLM_FUNCTIONS = ['LLM', 'LLM_FILTER', 'LLM_REDUCE', 'LLM_RERANK'];
+
 /**
- * Whether a SELECT's text calls `LLM(…)` (a model call: never made by a replay), read by the
- * tokenizer: a replay has no DuckDB at hand to parse it (src/sql/llmFunction.ts's `treeCallsLlm`
- * asks the same of a parsed SELECT).
+ * Whether a SELECT's text calls `LLM(…)` or another LLM function (a model call: never made by a
+ * replay), read by the tokenizer: a replay has no DuckDB at hand to parse it
+ * (src/sql/faces/llm/face.ts's `calledIn` asks the same of a parsed SELECT).
  */
 export const textCallsLlm = (sql: string) => {
   const tokens = significant(tokenize(sql, 'mysql'));
-  return tokens.some((t, i) => isKeyword(sql, t, 'LLM') && isSymbol(sql, tokens[i + 1], '('));
+  return tokens.some(
+    (t, i) => LLM_FUNCTIONS.some((name) => isKeyword(sql, t, name)) && isSymbol(sql, tokens[i + 1], '('),
+  );
 };

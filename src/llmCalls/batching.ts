@@ -143,17 +143,21 @@ export const batchMessages = (prompts: readonly LlmPrompt[]): ChatMessage[] => [
 export const batchMaxTokens = (perRow: number | undefined, rows: number): number | undefined =>
   perRow === undefined ? undefined : (perRow + ANSWER_OVERHEAD_TOKENS) * rows;
 
+/** An answer asked as JSON, read (a Markdown code fence around it allowed); undefined when it is not JSON. */
+export const jsonAnswer = (text: string): unknown => {
+  try {
+    return JSON.parse(text.trim().replace(/^```(?:json)?\s*|\s*```$/g, '')) as unknown;
+  } catch {
+    return undefined;
+  }
+};
+
 /**
  * A batch's answer, by row (1…rows): only the rows answered exactly once with text. `undefined`:
  * the answer is not such an object at all (the provider does not follow the format).
  */
 export const readBatchAnswer = (text: string, rows: number): Map<number, string> | undefined => {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text.trim().replace(/^```(?:json)?\s*|\s*```$/g, ''));
-  } catch {
-    return undefined;
-  }
+  const parsed = jsonAnswer(text);
   const answers =
     typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
       ? (parsed as { answers?: unknown }).answers

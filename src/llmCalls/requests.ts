@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { LlmError, type LlmClient } from '../engines/llm';
 import type { LlmPrompt } from '../engines/llm/llmModelSpec';
-import { messageOf } from '../shared/errors';
+import { DomainError, messageOf } from '../shared/errors';
 import { BATCH_FORMAT, batchMaxTokens, batchMessages, readBatchAnswer } from './batching';
 import type { RecordLlmCall } from './decider';
 import type { CallRecorder, Target } from './recording';
@@ -44,7 +44,16 @@ export type RequestDeps = {
   readonly recorder: CallRecorder;
   readonly answered: (entry: PromptEntry, text: string) => void;
   readonly signal: AbortSignal | undefined;
+  /** Why an answer cannot be taken (see `AskOptions.refuses`). */
+  readonly refuses?: (answer: string) => string | null;
 };
+
+/** An answer the asking function refuses (LLM_FILTER's that is not a boolean): the query fails, naming the row. */
+export class LlmAnswerRefused extends DomainError {
+  constructor(detail: string) {
+    super('BadGateway', 'LLM answer refused', detail);
+  }
+}
 
 type RequestOutcome = Pick<
   RecordLlmCall['data'],
@@ -74,9 +83,21 @@ const takeBatchAnswer = (deps: RequestDeps, unit: readonly number[], text: strin
   if (byRow === undefined) deps.queue.batching = false;
   unit.forEach((i, k) => {
     const answer = byRow?.get(k + 1);
-    if (answer === undefined) deps.queue.units.push([i]);
+    if (answer === undefined || deps.refuses?.(answer)) deps.queue.units.push([i]);
     else deps.answered(deps.toCall[i]!, answer);
   });
+};
+
+/** A row asked alone: its answer taken, or (refused) the query's failure, naming the row. */
+const takeSingleAnswer = (deps: RequestDeps, row: PromptEntry, text: string) => {
+  const refusal = deps.refuses?.(text);
+  if (refusal) {
+    deps.queue.failure ??= new LlmAnswerRefused(
+      `${deps.target.what}: the answer for row ${row.row} ${refusal}: ${JSON.stringify(bounded(text, 200))}`,
+    );
+    return;
+  }
+  deps.answered(row, text);
 };
 
 /** Asks one unit in one request, and records the request, answered or failed. */
@@ -120,7 +141,7 @@ export const askUnit = async (deps: RequestDeps, unit: readonly number[]) => {
       latencyMs: Math.round(result.latencyMs),
       retries: result.retries,
     });
-    if (single) return deps.answered(rows[0]!, text);
+    if (single) return takeSingleAnswer(deps, rows[0]!, text);
     takeBatchAnswer(deps, unit, text);
   } catch (error) {
     // A batch refused as a request (a server that knows no json_schema, or a context window

@@ -4,6 +4,7 @@ import { isDomainError } from '../../../shared/errors';
 import { SqlError, SqlErrorCode } from '../../errors';
 import type { LlmModelAnswers } from '../../pipeline/plan';
 import type { SqlPorts } from '../../ports';
+import type { LlmFunctionAsk } from '../../../llmCalls/service';
 
 /** Too many calls for one query is a query too large (1153), as an agent asked too many rows is. */
 const asSqlError = (error: unknown): unknown =>
@@ -41,12 +42,12 @@ export const llmModelAnswers = async (
   };
 };
 
-/** `LLM(prompt)` over prompts (NULL: no call, NULL answer), on the default model. */
+/** An LLM function's inputs (LLM(), LLM_FILTER, LLM_REDUCE, LLM_RERANK: ./calls.ts) answered on the default model. */
 export const llmFunctionAnswers =
   (ctx: AppContext, services: Pick<SqlPorts, 'llmCalls'>) =>
-  (prompts: readonly (string | null)[], project: string | null, signal: AbortSignal) =>
+  (asked: LlmFunctionAsk, project: string | null, signal: AbortSignal) =>
     ctx.duck
-      .detached(() => services.llmCalls.answerFunction(prompts, project, { signal }))
+      .detached(() => services.llmCalls.answerFunction(asked, project, { signal }))
       .catch((error: unknown) => {
         throw asSqlError(error);
       });
