@@ -19,8 +19,10 @@ import { resolveScopes } from './scope';
 import { expandViews, MAX_VIEW_DEPTH } from '../faces/view/viewTables';
 import { asOfMarkOf, asOfPlaceholders, markAsOf } from './asOf';
 import { modelInputFetches } from '../faces/model/predictionFetches';
-import type { LlmFunctionPlan } from '../faces/llm/llmFunction';
+import type { AskLlm, LlmCallsPlan } from '../faces/llm/calls';
 import { llmFunctionFace } from '../faces/llm/face';
+import type { MarkdownFunctionPlan, MarkdownSources } from '../faces/markdown/toMarkdown';
+import { markdownFunctionFace } from '../faces/markdown/face';
 import { TABLE_FACES } from '../faces';
 import type { ComputedRef, ExternalRef, FaceContext, Recognised, TableName } from '../faces/face';
 import {
@@ -59,8 +61,13 @@ export type Prepared =
       deterministic: boolean;
       /** Knowledge bases searched: views the run makes before the query reads them. */
       searches: KnowledgeBaseSearch[];
-      /** `LLM(…)` in its column list: the prompts asked before it reads (src/sql/faces/llm/llmFunction.ts). */
-      llm?: LlmFunctionPlan;
+      /**
+       * The LLM functions it calls (LLM(), LLM_FILTER, LLM_REDUCE, LLM_RERANK), in the order their
+       * inputs are asked before it reads (src/sql/faces/llm/face.ts).
+       */
+      llm?: readonly LlmCallsPlan[];
+      /** `TO_MARKDOWN(…)`: the documents converted before it reads (src/sql/faces/markdown). */
+      markdown?: MarkdownFunctionPlan;
     }
   | { kind: 'pushdown'; integration: string; sql: string }
   | {
@@ -71,7 +78,8 @@ export type Prepared =
       searches: KnowledgeBaseSearch[];
       /** Temporary tables made from the fetched ones before the query runs (external columns). */
       assemble?: { temp: string; sql: string }[];
-      llm?: LlmFunctionPlan;
+      llm?: readonly LlmCallsPlan[];
+      markdown?: MarkdownFunctionPlan;
     }
   | {
       /**
@@ -95,8 +103,10 @@ export type Predictions = KnowledgeBaseSources & {
   ask(project: string, agent: string, question: string, signal: AbortSignal): Promise<AgentAnswer>;
   /** An LLM model's answers (undefined: `name` is a trained model), src/llmCalls. */
   llmModel?(project: string, name: string): Promise<LlmModelAnswers | undefined>;
-  /** `LLM(prompt)`'s answers, on the default model (src/llmCalls). */
-  llmFunction?(prompts: string[], project: string | null, signal: AbortSignal): Promise<(string | null)[]>;
+  /** The LLM functions' answers (LLM(), LLM_FILTER, …), on the default model (src/llmCalls). */
+  llmFunction?(asked: Parameters<AskLlm>[0], project: string | null, signal: AbortSignal): ReturnType<AskLlm>;
+  /** `TO_MARKDOWN()`'s documents: uploaded files, and URLs fetched and converted (src/files). */
+  toMarkdown?: MarkdownSources;
 };
 
 /** What an LLM model computes: its columns (the target, then the inputs it echoes), and its rows. */
@@ -265,7 +275,7 @@ const refuseMixedComputed = (found: Recognitions, statement: AstNode, asOfTables
   if (llmFunctionFace.calledIn(statement))
     throw new SqlError(
       SqlErrorCode.Invalid,
-      'LLM() and a model or agent in one query: read the predictions in a subquery of their own first',
+      'LLM functions (LLM(), LLM_FILTER, LLM_REDUCE, LLM_RERANK) and a model or agent in one query: read the predictions in a subquery of their own first',
     );
   if (found.computed.length > 1) throw new SqlError(SqlErrorCode.Invalid, 'One model or agent per query');
 };
@@ -330,6 +340,8 @@ const planReads = async (
 ): Promise<Prepared> => {
   const { text, statement, names, searches, asOf } = p;
   const { externals, localTables } = p.found;
+  // Its calls become reads of variables before the statement is printed (or pushed down).
+  const markdown = markdownFunctionFace.plan(statement);
   const listings =
     p.found.listings.length > 0 ? await externalListings(c, p.found.listings, statement) : undefined;
   if (externals.length === 0 && !listings) {
@@ -338,14 +350,16 @@ const planReads = async (
       kind: 'local',
       sql: asOf.fill(await printSelect(c, statement)),
       names,
-      deterministic: p.deterministic && searches.length === 0 && !llm,
+      deterministic: p.deterministic && searches.length === 0 && llm.length === 0 && !markdown,
       searches,
-      ...(llm ? { llm } : {}),
+      ...(llm.length ? { llm } : {}),
+      ...(markdown ? { markdown } : {}),
     };
   }
   const integrations = new Set(externals.map((e) => e.integration.toLowerCase()));
   if (
     !listings &&
+    !markdown &&
     !llmFunctionFace.calledIn(statement) &&
     localTables === 0 &&
     integrations.size === 1 &&
@@ -373,6 +387,7 @@ const planReads = async (
     fetches: [...fetches, ...(listings?.fetches ?? [])],
     searches,
     ...(listings ? { assemble: listings.assemble } : {}),
-    ...(llm ? { llm } : {}),
+    ...(llm.length ? { llm } : {}),
+    ...(markdown ? { markdown } : {}),
   };
 };

@@ -34,10 +34,22 @@ const ALLOWED_TABLE_FUNCTIONS = new Set(['range', 'generate_series', 'unnest']);
  * policy admits information_schema.EVENTS only, and what no table reference shows is refused
  * here, with or without a FROM clause: a table function, a row generator in its scalar form
  * (`range(10)` is a list, `unnest` makes rows of one), a recursive CTE (rows out of nothing), and
- * `LLM()`, which spends the server's provider key. A SELECT without FROM still computes values
- * from constants (clients' pings: `SELECT 1`, `SELECT version()`).
+ * the LLM functions (`LLM()`, LLM_FILTER, LLM_REDUCE, LLM_RERANK), which spend the server's
+ * provider key. A SELECT without FROM still computes values from constants (clients' pings:
+ * `SELECT 1`, `SELECT version()`).
  */
-const AUDITOR_REFUSED_FUNCTIONS = new Set(['range', 'generate_series', 'unnest', 'llm']);
+const AUDITOR_REFUSED_FUNCTIONS = new Set([
+  'range',
+  'generate_series',
+  'unnest',
+  // The LLM functions (src/sql/faces/llm/face.ts).
+  'llm',
+  'llm_filter',
+  'llm_reduce',
+  'llm_rerank',
+  // TO_MARKDOWN() reads files and fetches URLs (src/sql/faces/markdown/face.ts).
+  'to_markdown',
+]);
 const refuseForAuditor = (what: string): never => {
   throw new SqlError(
     SqlErrorCode.Forbidden,

@@ -17,7 +17,8 @@ import { checkReadOnlyPushdown } from '../faces/integration/pushdownAllowList';
 import { bindParameters } from './parameters';
 import { prepare, type Prepared, type Predictions, type TablePolicy } from './plan';
 import { predictInto } from '../faces/model/predictions';
-import { answerLlmCalls } from '../faces/llm/llmFunction';
+import { answerPlannedCalls } from '../faces/llm/calls';
+import { answerMarkdownCalls } from '../faces/markdown/toMarkdown';
 import { materializeSearches } from '../faces/knowledgeBase/knowledgeBaseTables';
 import { markReusable, readDeterministic, streamBound, type PreparedCache } from './statementCache';
 import { readAnswer } from './values';
@@ -305,20 +306,43 @@ class QueryRun {
   /** Everything lives in DuckDB: only knowledge bases' searches are made first (and LLM()'s prompts asked). */
   async local(plan: PlanOf<'local'>, bound?: LlmBound): Promise<string> {
     await this.searches(plan.searches, bound?.values);
+    await this.markdownCalls(plan.markdown);
     await this.llmCalls(plan.llm, bound);
     return plan.sql;
   }
 
-  /** `LLM()` in the column list: its prompts read, asked, and their answers set for the query to read. */
-  private async llmCalls(plan: PlanOf<'local'>['llm'], bound: LlmBound | undefined) {
-    if (!plan || !bound) return;
+  /** `TO_MARKDOWN()`: its documents converted first (an LLM() prompt may read one). */
+  private async markdownCalls(plan: PlanOf<'local'>['markdown']) {
+    if (!plan) return;
+    const sources = this.deps.predictions.toMarkdown;
+    if (!sources) throw new SqlError(SqlErrorCode.Invalid, 'TO_MARKDOWN() is not available on this server');
+    const { policy } = this.limits;
+    this.resets.push(
+      await answerMarkdownCalls(this.c, plan, sources, {
+        check: (file) => policy?.check('files', file),
+        signal: this.stopped.signal,
+      }),
+    );
+  }
+
+  /**
+   * The LLM functions it calls (LLM(), LLM_FILTER, …), in order: each one's inputs read, asked, and
+   * the answers set for the query (and the next function's inputs) to read. One budget of calls
+   * and one record stream for the whole query.
+   */
+  private async llmCalls(plans: PlanOf<'local'>['llm'], bound: LlmBound | undefined) {
+    if (!plans?.length || !bound) return;
     const { limits } = this;
     const ask = this.deps.predictions.llmFunction;
-    if (!ask) throw new SqlError(SqlErrorCode.Invalid, 'LLM() is not available on this server');
+    if (!ask) throw new SqlError(SqlErrorCode.Invalid, 'LLM functions are not available on this server');
     limits.deadline.extendTo(limits.llm?.timeoutMs ?? limits.timeoutMs);
-    this.resets.push(
-      await answerLlmCalls(this.c, plan, bound, (prompts) => ask(prompts, bound.db, this.stopped.signal)),
-    );
+    const budget = { queryId: crypto.randomUUID(), planned: 0 };
+    for (const plan of plans)
+      this.resets.push(
+        await answerPlannedCalls(this.c, plan, bound, (asked) =>
+          ask({ ...asked, budget }, bound.db, this.stopped.signal),
+        ),
+      );
   }
 
   /** External tables (filtered where possible) copied into DuckDB, which runs the rest. */
@@ -329,6 +353,7 @@ class QueryRun {
       this.temps.push(made.temp);
       await this.c.run(`CREATE OR REPLACE TEMP TABLE "${made.temp}" AS ${made.sql}`);
     }
+    await this.markdownCalls(plan.markdown);
     await this.llmCalls(plan.llm, bound);
     return plan.sql;
   }
