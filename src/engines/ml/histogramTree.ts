@@ -19,6 +19,12 @@ export type TreeParams = {
   lambda: number;
   /** Shrinkage applied to leaf values. */
   rate: number;
+  /**
+   * Random forests: each split considers only this many of the features, drawn with `random`
+   * (decorrelates the trees); absent, every feature.
+   */
+  featuresPerSplit?: number;
+  random?: () => number;
 };
 
 /** A grown tree: the stored form, a typed copy for binned evaluation, and where its rows ended. */
@@ -89,6 +95,8 @@ type Growing = {
   scratch: Int32Array;
   /** Histograms no leaf holds any more, reused rather than allocated. */
   pool: Float64Array[];
+  /** The splittable features, reordered in place as splits draw their subsets. */
+  featureDraw: Int32Array;
 };
 
 /** The tree's nodes as growing appends them: split feature, threshold, children, value, split bin. */
@@ -144,11 +152,26 @@ const buildHistogram = (g: Growing, grad: Float64Array, hess: Float64Array, begi
   return hist;
 };
 
+/** The features a split considers: all, or `featuresPerSplit` of them (a partial Fisher–Yates draw). */
+const splitFeatures = ({ layout, params, featureDraw }: Growing) => {
+  const m = params.featuresPerSplit;
+  const random = params.random;
+  if (m === undefined || random === undefined || m >= featureDraw.length) return layout.splittable;
+  for (let i = 0; i < m; i++) {
+    const j = i + Math.floor(random() * (featureDraw.length - i));
+    const t = featureDraw[i]!;
+    featureDraw[i] = featureDraw[j]!;
+    featureDraw[j] = t;
+  }
+  return featureDraw.subarray(0, m);
+};
+
 /**
  * The best split of a leaf. Rows per bin are estimated from hessians (count × H_bin / H_leaf, as
  * LightGBM does): exact for squared error, where every hessian is 1.
  */
-const findSplit = ({ layout, params }: Growing, leaf: Leaf) => {
+const findSplit = (g: Growing, leaf: Leaf) => {
+  const { layout, params } = g;
   leaf.gain = 0;
   leaf.feature = -1;
   const count = leaf.end - leaf.begin;
@@ -159,7 +182,7 @@ const findSplit = ({ layout, params }: Growing, leaf: Leaf) => {
   const perHess = leaf.sumH > 0 ? count / leaf.sumH : 0;
   const parentScore = (leaf.sumG * leaf.sumG) / (leaf.sumH + lambda);
   let best = 1e-12;
-  for (const f of layout.splittable) {
+  for (const f of splitFeatures(g)) {
     const base = offsets[f]! * 2;
     const nb = nBins[f]!;
     let gl = 0;
@@ -358,6 +381,7 @@ export const makeTreeGrower = (binned: BinnedFeatures, maxRows: number, params: 
     partition: new Int32Array(maxRows),
     scratch: new Int32Array(maxRows),
     pool: [],
+    featureDraw: Int32Array.from(layout.splittable),
   };
   return {
     grow: (rows: Int32Array, grad: Float64Array, hess: Float64Array) => grow(g, rows, grad, hess),

@@ -23,6 +23,7 @@ import {
 import { inferColumnType, keysOf, numbersOf } from './columnTypes';
 import { featureNames, toNumber, type ColumnEncoding, type DType } from './dataset';
 import { encodeColumns, planEncodings } from './encode';
+import { FOREST_OPTIONS, MAX_FOREST_ROWS, trainForest } from './forest';
 import { permutationImportance } from './importance';
 import { trainLinear } from './linear';
 import { gbdtOutputs, makeScorer, rowMajor } from './mixers';
@@ -114,7 +115,7 @@ type Candidate = {
 /**
  * Trains a model for `target`: infers column and target types (or takes `target_type`), encodes
  * features, splits train/dev/calibration (80/10/10, seeded), trains the candidates (histogram
- * gradient-boosted trees, ridge, baseline), keeps the best on dev, calibrates probabilities and the
+ * gradient-boosted trees, ridge, baseline; a random forest for classes up to 20,000 rows), keeps the best on dev, calibrates probabilities and the
  * decision (classes) and the conformal scores on the held-out split, and measures permutation
  * importance. With `orderBy`, trains a forecaster instead (see timeseries.ts).
  * Rows of objects are adapted to columns once; columns (typed arrays for numbers) are used as given.
@@ -216,8 +217,43 @@ type Encoded = {
 };
 
 /**
- * Trains the candidates (mean or majority, ridge for numbers, boosted trees) and scores each on
- * (at most MAX_STOP_ROWS) dev rows; classes also get their probability scaling and decision.
+ * Small class sets: the random forest (forest.ts), learnt from the train and dev rows. It is scored
+ * on the dev rows by their out-of-bag outputs, as the boosting is by its held-out ones, and its
+ * probability scaling and decision are fitted on every row's out-of-bag output.
+ */
+const considerForest = (
+  { features, y, train, dev, K, seed }: Encoded,
+  o: ParsedTrainOptions,
+  objective: Objective,
+  devRows: Int32Array,
+  consider: (
+    name: string,
+    mixer: Mixer,
+    devOut: Float64Array,
+    fitOn: { out: Float64Array; truth: number[] },
+  ) => void,
+) => {
+  const rows = new Int32Array(train.length + dev.length);
+  rows.set(train);
+  rows.set(dev, train.length);
+  rows.sort();
+  // USING max_rounds bounds the forest's trees as it bounds boosting's rounds.
+  const trees = Math.min(FOREST_OPTIONS.trees, o.maxRounds ?? FOREST_OPTIONS.trees);
+  const forest = trainForest(features, y, rows, objective, { ...FOREST_OPTIONS, trees, seed });
+  const out = gbdtOutputs(forest.outOfBag, rows.length, K, forest.model.outputs);
+  const position = new Map<number, number>();
+  rows.forEach((row, q) => position.set(row, q));
+  const devOut = new Float64Array(devRows.length * K);
+  devRows.forEach((row, q) =>
+    devOut.set(out.subarray(position.get(row)! * K, (position.get(row)! + 1) * K), q * K),
+  );
+  consider('forest', forest.model, devOut, { out, truth: Array.from(rows, (i) => y[i]!) });
+};
+
+/**
+ * Trains the candidates (mean or majority, ridge for numbers, boosted trees, a random forest for
+ * small class sets) and scores each on (at most MAX_STOP_ROWS) dev rows; classes also get their
+ * probability scaling and decision.
  */
 const trainCandidates = (e: Encoded, o: ParsedTrainOptions, report: ProgressReporter) => {
   const { regression, K, y, features, d, train, dev, seed } = e;
@@ -230,15 +266,32 @@ const trainCandidates = (e: Encoded, o: ParsedTrainOptions, report: ProgressRepo
   const balance = !regression && o.classBalance !== 'none';
 
   const candidates: Candidate[] = [];
-  const consider = (name: string, mixer: Mixer, devOut?: Float64Array) => {
+  /**
+   * Scores a candidate on the dev rows by its outputs for them (`devOut`, or its scorer's). Classes
+   * get a probability scaling and a decision fitted on those outputs, or on `fitOn` when given
+   * (the forest's out-of-bag outputs of every train and dev row).
+   */
+  const consider = (
+    name: string,
+    mixer: Mixer,
+    devOut?: Float64Array,
+    fitOn?: { out: Float64Array; truth: number[] },
+  ) => {
     const out = devOut ?? makeScorer(mixer, K)(devX, devRows.length, d);
     if (regression) {
       candidates.push({ name, mixer, score: r2(devY, out), probabilities: null, decision: null });
       return;
     }
-    const probabilities = fitScaling(out, devY, K);
+    const fit = fitOn ?? { out, truth: devY };
+    const probabilities = fitScaling(fit.out, fit.truth, K);
+    const decision = chooseDecision(
+      scaledProbabilities(fit.out, K, probabilities),
+      fit.truth,
+      K,
+      priors,
+      balance,
+    );
     const p = scaledProbabilities(out, K, probabilities);
-    const decision = chooseDecision(p, devY, K, priors, balance);
     candidates.push({ name, mixer, score: decisionAccuracy(p, devY, K, decision), probabilities, decision });
   };
 
@@ -272,6 +325,7 @@ const trainCandidates = (e: Encoded, o: ParsedTrainOptions, report: ProgressRepo
     const input = prepareBoosting(features, y, weights, train, devRows, objective, seed);
     report('training', 0.1);
     considerBoosted(trainBoostedScored(input, { maxRounds: boostedRounds, seed }, onRound));
+    if (train.length + dev.length <= MAX_FOREST_ROWS) considerForest(e, o, objective, devRows, consider);
   }
   report('training', 1);
   return { candidates, classWeights };
