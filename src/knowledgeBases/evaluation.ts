@@ -2,12 +2,14 @@ import { MAX_EVALUATION_QUESTIONS, MAX_GENERATED_QUESTIONS, type KnowledgeBaseEv
 import { settled, type AppContext } from '../context';
 import type { Aggregate } from '../eventlog/commands';
 import {
+  judgePrompt,
+  judgeScore,
   parseGeneratedQuestion,
   QUESTION_PROMPT,
   rankOf,
+  relevancyMetrics,
   retrievalScores,
   testSetDigest,
-  type EvaluationCase,
 } from '../engines/search/evaluation';
 import { HASHING_MODEL, HASHING_PROVIDER } from '../engines/search/hashingEmbedder';
 import { kbTables } from '../engines/search/layout';
@@ -21,11 +23,13 @@ import {
   evaluationRowsOf,
   type KnowledgeBaseEvaluationRow,
 } from './evaluationProjection';
+import type { AskJudge } from './evaluationJudge';
 import type { EvaluationOptions } from './evaluationSchemas';
+import { saveResultRow, writeGeneratedSet, type CallerWrite } from './evaluationSaving';
 import type { LoadKnowledgeBase } from './lookup';
 import { contentCounts } from './projection';
 import { chatOrBadGateway, llmOfOption } from './retrieval';
-import { searchKnowledgeBase } from './search';
+import { searchKnowledgeBase, type KbSearchHit } from './search';
 import { documentsStream, settingsOf, type KnowledgeBase } from './state';
 
 export type EvaluationPorts = KnowledgeBaseModelPorts & {
@@ -34,6 +38,10 @@ export type EvaluationPorts = KnowledgeBaseModelPorts & {
    * token's reach): the test table, and `generate_data`'s `from_sql`.
    */
   readonly callerRows: (database: string, query: string) => Promise<Record<string, unknown>[]>;
+  /** A write run as the caller's own statement would be: `save_to`, a generated set's test_table. */
+  readonly callerWrite: CallerWrite;
+  /** `llm_relevancy`'s judge: each call recorded and counted as any LLM call of a SQL query. */
+  readonly judge: AskJudge;
 };
 
 /** MindsDB's default number of generated questions. */
@@ -57,17 +65,20 @@ const text = (v: unknown) =>
 
 const bounded = (s: string, max: number) => (s.length <= max ? s : s.slice(0, max));
 
+/**
+ * MindsDB's evaluators and the test table's column each reads beside `question`: `doc_id` (the
+ * document the question was written from) or `answer` (the reference answer; `llm_relevancy`).
+ */
+const VERSIONS = { doc_id: 'doc_id', llm_relevancy: 'answer' } as const;
+type Version = keyof typeof VERSIONS;
+const isVersion = (v: string): v is Version => Object.hasOwn(VERSIONS, v);
+
 /** Options → what the evaluation does (refusals name the option). */
 const planOf = (options: EvaluationOptions, kb: KnowledgeBase) => {
   const version = options.version ?? 'doc_id';
-  if (version !== 'doc_id')
+  if (!isVersion(version))
     throw invalid(
-      `version = '${version}' is not offered: only 'doc_id' (the expected document's rank among those retrieved)`,
-      'Invalid evaluation',
-    );
-  if (options.save_to !== undefined)
-    throw invalid(
-      'save_to is not offered: every evaluation is recorded in the log; read them in information_schema.KNOWLEDGE_BASE_EVALUATIONS or GET …/knowledge_bases/{kb}/evaluations',
+      `version = '${version}' is not offered: 'doc_id' (the expected document's rank among those retrieved) or 'llm_relevancy' (a language model scores each chunk retrieved)`,
       'Invalid evaluation',
     );
   const generate =
@@ -85,7 +96,8 @@ const planOf = (options: EvaluationOptions, kb: KnowledgeBase) => {
       'Invalid evaluation',
     );
   return {
-    version: 'doc_id' as const,
+    version,
+    saveTo: options.save_to ?? null,
     generate,
     evaluate: options.evaluate ?? true,
     topK: options.top_k ?? DEFAULT_TOP_K,
@@ -95,8 +107,15 @@ const planOf = (options: EvaluationOptions, kb: KnowledgeBase) => {
   };
 };
 
-/** The test table's rows as cases: columns question and doc_id (MindsDB's doc_id version). */
-const casesOf = (table: string, rows: readonly Record<string, unknown>[]): EvaluationCase[] => {
+/**
+ * A test set's case: its question and what it is checked against, `key` (the document's id for
+ * doc_id, the reference answer for llm_relevancy).
+ */
+type TestCase = { readonly question: string; readonly key: string };
+
+/** The test table's rows as cases: columns question and doc_id (llm_relevancy: answer), as MindsDB reads them. */
+const casesOf = (table: string, rows: readonly Record<string, unknown>[], version: Version): TestCase[] => {
+  const column = VERSIONS[version];
   if (rows.length > MAX_EVALUATION_QUESTIONS)
     throw invalid(
       `${table} holds ${rows.length} questions; an evaluation takes at most ${MAX_EVALUATION_QUESTIONS}`,
@@ -104,16 +123,16 @@ const casesOf = (table: string, rows: readonly Record<string, unknown>[]): Evalu
     );
   return rows.map((row, i) => {
     const question = cell(row, 'question');
-    const docId = cell(row, 'doc_id');
-    if (question === undefined || docId === undefined)
+    const key = cell(row, column);
+    if (question === undefined || key === undefined)
       throw invalid(
-        `${table} needs the columns question and doc_id (it has ${Object.keys(row).join(', ') || 'none'})`,
+        `${table} needs the columns question and ${column} (it has ${Object.keys(row).join(', ') || 'none'})`,
         'Invalid evaluation',
       );
     const q = text(question).trim();
-    if (q === '' || docId === null)
-      throw invalid(`Row ${i + 1} of ${table} has no question or no doc_id`, 'Invalid evaluation');
-    return { question: bounded(q, MAX_QUESTION), docId: text(docId) };
+    if (q === '' || key === null)
+      throw invalid(`Row ${i + 1} of ${table} has no question or no ${column}`, 'Invalid evaluation');
+    return { question: bounded(q, MAX_QUESTION), key: text(key) };
   });
 };
 
@@ -214,57 +233,103 @@ const generateCases = async (
   };
 };
 
-/** Each question searched as `SELECT … FROM kb WHERE content = question` would, its document ranked. */
-const rankCases = async (
+/**
+ * Each question searched as `SELECT … FROM kb WHERE content = question` would: its `limit` closest
+ * chunks, and the mean time a search took.
+ */
+const searchCases = async (
   ctx: AppContext,
   embed: KnowledgeBaseEmbedder['embed'],
   kb: KnowledgeBase,
   dimensions: number,
-  cases: readonly EvaluationCase[],
+  questions: readonly string[],
   plan: EvaluationPlan,
+  limit: number,
   signal?: AbortSignal,
 ) => {
-  if (cases.length === 0) return { ranks: [] as (number | null)[], ms: 0 };
-  const embedded = await embed(
-    kb,
-    cases.map((c) => c.question),
-    signal,
-  );
+  if (questions.length === 0) return { hits: [] as KbSearchHit[][], ms: 0 };
+  const embedded = await embed(kb, questions, signal);
   if (embedded.dimensions !== dimensions)
     throw invalid(
       `The embedding model now answers ${embedded.dimensions} dimensions; the knowledge base holds ${dimensions}`,
       'Embedding model changed',
     );
   const started = performance.now();
-  const ranks: (number | null)[] = [];
-  for (const [i, c] of cases.entries()) {
+  const hits: KbSearchHit[][] = [];
+  for (const [i, question] of questions.entries()) {
     signal?.throwIfAborted();
-    const hits = await searchKnowledgeBase(
-      ctx.duck,
-      {
-        kbId: kb.id,
-        dimensions,
-        vector: embedded.vectors[i]!,
-        query: c.question,
-        alpha: plan.alpha,
-        metadataColumns: [],
-      },
-      // Chunks, not documents: enough for topK distinct documents when each has a few chunks.
-      Math.min(1_000, plan.topK * 5),
-    );
-    ranks.push(
-      rankOf(
-        c.docId,
-        hits.map((h) => h.id),
-        plan.topK,
+    hits.push(
+      await searchKnowledgeBase(
+        ctx.duck,
+        {
+          kbId: kb.id,
+          dimensions,
+          vector: embedded.vectors[i]!,
+          query: question,
+          alpha: plan.alpha,
+          metadataColumns: [],
+        },
+        limit,
       ),
     );
   }
-  return { ranks, ms: (performance.now() - started) / cases.length };
+  return { hits, ms: (performance.now() - started) / questions.length };
+};
+
+/** doc_id: each question's document ranked among the distinct documents of the chunks retrieved. */
+const rankCases = async (
+  search: (limit: number) => ReturnType<typeof searchCases>,
+  cases: readonly TestCase[],
+  topK: number,
+) => {
+  // Chunks, not documents: enough for topK distinct documents when each has a few chunks.
+  const { hits, ms } = await search(Math.min(1_000, topK * 5));
+  const ranks = cases.map((c, i) =>
+    rankOf(
+      c.key,
+      hits[i]!.map((h) => h.id),
+      topK,
+    ),
+  );
+  return { scores: retrievalScores(ranks, topK), relevancy: null, ms };
+};
+
+/**
+ * llm_relevancy (MindsDB's `EvaluateRerank`): each question's top K chunks, each scored by the
+ * judge (the `llm` option's model, else the server's default LLM: knowledge bases here take no
+ * reranking model), and MindsDB's metrics over the scores.
+ */
+const judgeCases = async (
+  ports: EvaluationPorts,
+  search: (limit: number) => ReturnType<typeof searchCases>,
+  cases: readonly TestCase[],
+  plan: EvaluationPlan,
+  project: string,
+  signal?: AbortSignal,
+) => {
+  const { settings } = await llmOfOption(ports, plan.llm, (message) =>
+    invalid(`llm: ${message}`, 'Invalid evaluation'),
+  );
+  const { hits, ms } = await search(plan.topK);
+  const prompts = cases.flatMap((c, i) => hits[i]!.map((h) => judgePrompt(c.question, h.content)));
+  // Named so in the calls' errors, which the statement's name then prefixes.
+  const answers = await ports.judge({ settings, prompts, project, what: "llm_relevancy's judge" }, signal);
+  let next = 0;
+  const scores = hits.map((chunks) => chunks.map(() => judgeScore(answers[next++] ?? '')));
+  const summary = summarizeLlmSettings(settings);
+  return {
+    scores: null,
+    relevancy: {
+      judge: { provider: summary.provider, model: summary.model, baseUrl: summary.baseUrl ?? null },
+      ...relevancyMetrics(scores),
+      scores,
+    },
+    ms,
+  };
 };
 
 /** The test table's questions, read as the caller's own SELECT of it would be. */
-const testTableCases = async (ports: EvaluationPorts, project: string, testTable: string) =>
+const testTableCases = async (ports: EvaluationPorts, project: string, testTable: string, version: Version) =>
   casesOf(
     testTable,
     await ports.callerRows(
@@ -274,6 +339,7 @@ const testTableCases = async (ports: EvaluationPorts, project: string, testTable
         .map((p) => quoteMysqlIdent(p))
         .join('.')}`,
     ),
+    version,
   );
 
 /** The knowledge base's settings an evaluation is recorded with (its scores depend on them). */
@@ -326,10 +392,28 @@ export const knowledgeBaseEvaluation = (
     if (plan.evaluate && dimensions === null)
       throw invalid(`Knowledge base ${kb.name} holds no documents to search yet`, 'Invalid evaluation');
     const generated = plan.generate ? await generateCases(ctx, ports, project.name, kb, plan, signal) : null;
-    const cases: EvaluationCase[] = generated
-      ? generated.cases
-      : await testTableCases(ports, project.name, plan.testTable!);
-    const ranked = plan.evaluate ? await rankCases(ctx, embed, kb, dimensions!, cases, plan, signal) : null;
+    const cases: TestCase[] = generated
+      ? generated.cases.map((c) => ({
+          question: c.question,
+          key: plan.version === 'doc_id' ? c.docId : c.answer,
+        }))
+      : await testTableCases(ports, project.name, plan.testTable!, plan.version);
+    const search = (limit: number) =>
+      searchCases(
+        ctx,
+        embed,
+        kb,
+        dimensions!,
+        cases.map((c) => c.question),
+        plan,
+        limit,
+        signal,
+      );
+    const evaluated = !plan.evaluate
+      ? null
+      : plan.version === 'doc_id'
+        ? await rankCases(search, cases, plan.topK)
+        : await judgeCases(ports, search, cases, plan, project.name, signal);
     const event: KnowledgeBaseEvaluated = {
       type: 'KnowledgeBaseEvaluated',
       data: {
@@ -337,17 +421,37 @@ export const knowledgeBaseEvaluation = (
         project: project.name,
         name: kb.name,
         version: plan.version,
-        testTable: generated ? null : plan.testTable,
-        testSet: { digest: testSetDigest(cases), questions: cases.length, generated },
+        testTable: generated && plan.testTable === null ? null : plan.testTable,
+        testSet: {
+          digest: testSetDigest(cases.map((c) => [c.question, c.key])),
+          questions: cases.length,
+          generated,
+        },
         settings: await evaluatedSettings(ctx, kb, dimensions, plan),
-        scores: ranked ? retrievalScores(ranked.ranks, plan.topK) : null,
-        avgQueryTimeMs: ranked?.ms ?? 0,
+        scores: evaluated?.scores ?? null,
+        ...(plan.version === 'llm_relevancy' ? { relevancy: evaluated?.relevancy ?? null } : {}),
+        ...(plan.saveTo !== null && evaluated ? { savedTo: plan.saveTo } : {}),
+        avgQueryTimeMs: evaluated?.ms ?? 0,
         evaluatedAt: ctx.clock().toISOString(),
       },
     };
+    const presented = (position: bigint) => presentEvaluation(position, event.data);
+    // The writes go before the evaluation is recorded, once it has succeeded: a write the caller may
+    // not make fails the statement, and nothing is recorded. MindsDB writes a generated set to
+    // test_table (replacing it) and evaluates what it reads there: the same questions as these.
+    if (generated && plan.testTable !== null)
+      await writeGeneratedSet(ports.callerWrite, project.name, plan.testTable, generated.cases);
+    if (plan.saveTo !== null && evaluated)
+      await saveResultRow(
+        ports.callerWrite,
+        project.name,
+        plan.saveTo,
+        // The row's id is MindsDB's (seconds since the epoch): the event's position is not known yet.
+        resultRow({ ...presented(0n), id: Math.floor(Date.parse(event.data.evaluatedAt) / 1000) }),
+      );
     const outcome = await ctx.commands.run(documentsStream(kb.id), factsAggregate, () => [event]);
     await settled(ctx, outcome.lastPosition);
-    return presentEvaluation(outcome.lastPosition ?? 0n, event.data);
+    return presented(outcome.lastPosition ?? 0n);
   };
 
   const list = async (projectName: string, name: string, limit: number) => {
@@ -358,8 +462,23 @@ export const knowledgeBaseEvaluation = (
   return { evaluate, list };
 };
 
+/** A list of numbers as MindsDB's answer shows it: JSON text. */
+const listText = (xs: readonly number[] | undefined) => (xs === undefined ? null : JSON.stringify(xs));
+
 /** An evaluation as its statement answers it: MindsDB's columns first, then ours. */
 export const presentEvaluation = (id: bigint, d: KnowledgeBaseEvaluated['data']) => ({
+  version: d.version,
+  avg_relevancy: d.relevancy?.avgRelevancy ?? null,
+  avg_relevance_score_by_k: listText(d.relevancy?.avgRelevanceScoreByK),
+  avg_first_relevant_position: d.relevancy?.avgFirstRelevantPosition ?? null,
+  mean_mrr: d.relevancy?.meanMrr ?? null,
+  hit_at_k: listText(d.relevancy?.hitAtK),
+  bin_precision_at_k: listText(d.relevancy?.binPrecisionAtK),
+  avg_entropy: d.relevancy?.avgEntropy ?? null,
+  avg_ndcg: d.relevancy?.avgNdcg ?? null,
+  judge_provider: d.relevancy?.judge.provider ?? null,
+  judge_model: d.relevancy?.judge.model ?? null,
+  saved_to: d.savedTo ?? null,
   total: d.scores?.total ?? null,
   total_found: d.scores?.totalFound ?? null,
   retrieved_in_top_10: d.scores?.retrievedInTop10 ?? null,
@@ -393,6 +512,18 @@ export const presentEvaluation = (id: bigint, d: KnowledgeBaseEvaluated['data'])
 
 /** A row of knowledge_base_evaluations, in the same shape (the generated questions are in the log). */
 export const presentEvaluationRow = (r: KnowledgeBaseEvaluationRow) => ({
+  version: r.VERSION,
+  avg_relevancy: r.AVG_RELEVANCY,
+  avg_relevance_score_by_k: r.AVG_RELEVANCE_SCORE_BY_K,
+  avg_first_relevant_position: r.AVG_FIRST_RELEVANT_POSITION,
+  mean_mrr: r.MEAN_MRR,
+  hit_at_k: r.HIT_AT_K,
+  bin_precision_at_k: r.BIN_PRECISION_AT_K,
+  avg_entropy: r.AVG_ENTROPY,
+  avg_ndcg: r.AVG_NDCG,
+  judge_provider: r.JUDGE_PROVIDER,
+  judge_model: r.JUDGE_MODEL,
+  saved_to: r.SAVED_TO,
   total: r.TOTAL,
   total_found: r.TOTAL_FOUND,
   retrieved_in_top_10: r.RETRIEVED_IN_TOP_10,
@@ -421,3 +552,71 @@ export const presentEvaluationRow = (r: KnowledgeBaseEvaluationRow) => ({
   test_set_digest: r.TEST_SET_DIGEST,
   generated: r.GENERATED,
 });
+
+/** The columns EVALUATE KNOWLEDGE_BASE answers for `doc_id`: MindsDB's first, then ours. */
+const DOC_ID_COLUMNS = [
+  ['total', 'BIGINT'],
+  ['total_found', 'BIGINT'],
+  ['retrieved_in_top_10', 'BIGINT'],
+  ['cumulative_recall', 'VARCHAR'],
+  ['avg_query_time', 'DOUBLE'],
+  ['id', 'BIGINT'],
+  ['name', 'VARCHAR'],
+  ['created_at', 'VARCHAR'],
+  ['hit_rate', 'DOUBLE'],
+  ['mrr', 'DOUBLE'],
+  ['recall_at_1', 'DOUBLE'],
+  ['recall_at_3', 'DOUBLE'],
+  ['recall_at_5', 'DOUBLE'],
+  ['recall_at_10', 'DOUBLE'],
+  ['top_k', 'BIGINT'],
+  ['hybrid_search_alpha', 'DOUBLE'],
+  ['embedding_provider', 'VARCHAR'],
+  ['embedding_model', 'VARCHAR'],
+  ['chunk_size', 'BIGINT'],
+  ['chunk_overlap', 'BIGINT'],
+  ['documents', 'BIGINT'],
+  ['chunks', 'BIGINT'],
+  ['questions', 'BIGINT'],
+  ['test_set_digest', 'VARCHAR'],
+] as const;
+
+/** …and for `llm_relevancy`: MindsDB's (the lists as JSON text), then ours. */
+const RELEVANCY_COLUMNS = [
+  ['avg_relevancy', 'DOUBLE'],
+  ['avg_relevance_score_by_k', 'VARCHAR'],
+  ['avg_first_relevant_position', 'DOUBLE'],
+  ['mean_mrr', 'DOUBLE'],
+  ['hit_at_k', 'VARCHAR'],
+  ['bin_precision_at_k', 'VARCHAR'],
+  ['avg_entropy', 'DOUBLE'],
+  ['avg_ndcg', 'DOUBLE'],
+  ['avg_query_time', 'DOUBLE'],
+  ['id', 'BIGINT'],
+  ['name', 'VARCHAR'],
+  ['created_at', 'VARCHAR'],
+  ['top_k', 'BIGINT'],
+  ['hybrid_search_alpha', 'DOUBLE'],
+  ['judge_provider', 'VARCHAR'],
+  ['judge_model', 'VARCHAR'],
+  ['embedding_provider', 'VARCHAR'],
+  ['embedding_model', 'VARCHAR'],
+  ['chunk_size', 'BIGINT'],
+  ['chunk_overlap', 'BIGINT'],
+  ['documents', 'BIGINT'],
+  ['chunks', 'BIGINT'],
+  ['questions', 'BIGINT'],
+  ['test_set_digest', 'VARCHAR'],
+] as const;
+
+type PresentedEvaluation = ReturnType<typeof presentEvaluation>;
+
+/** The columns (name, type) an evaluation of `version` answers. */
+export const evaluationColumnsOf = (
+  version: PresentedEvaluation['version'],
+): readonly (readonly [keyof PresentedEvaluation, string])[] =>
+  version === 'llm_relevancy' ? RELEVANCY_COLUMNS : DOC_ID_COLUMNS;
+
+/** The evaluation's answer row, by its version's columns (what save_to writes). */
+const resultRow = (presented: PresentedEvaluation) =>
+  Object.fromEntries(evaluationColumnsOf(presented.version).map(([n]) => [n, presented[n]]));

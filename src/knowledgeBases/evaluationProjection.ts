@@ -1,5 +1,6 @@
 import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
 import type { TableReader } from '../projection/types';
+import type { KnowledgeBaseEvaluated } from '../../events';
 
 /**
  * `knowledge_base_evaluations`: one row per `EVALUATE KNOWLEDGE_BASE` (its id the event's position),
@@ -40,6 +41,18 @@ export const knowledgeBaseEvaluationsTable = tableProjection({
     { name: 'DOCUMENTS', type: 'INTEGER' },
     { name: 'CHUNKS', type: 'INTEGER' },
     { name: 'CREATED_AT', type: 'TIMESTAMP' },
+    // llm_relevancy (null for doc_id): MindsDB's metrics, the per-k lists as JSON.
+    { name: 'AVG_RELEVANCY', type: 'DOUBLE', nullable: true },
+    { name: 'AVG_RELEVANCE_SCORE_BY_K', type: 'JSON', nullable: true },
+    { name: 'AVG_FIRST_RELEVANT_POSITION', type: 'DOUBLE', nullable: true },
+    { name: 'MEAN_MRR', type: 'DOUBLE', nullable: true },
+    { name: 'HIT_AT_K', type: 'JSON', nullable: true },
+    { name: 'BIN_PRECISION_AT_K', type: 'JSON', nullable: true },
+    { name: 'AVG_ENTROPY', type: 'DOUBLE', nullable: true },
+    { name: 'AVG_NDCG', type: 'DOUBLE', nullable: true },
+    { name: 'JUDGE_PROVIDER', type: 'VARCHAR', nullable: true },
+    { name: 'JUDGE_MODEL', type: 'VARCHAR', nullable: true },
+    { name: 'SAVED_TO', type: 'VARCHAR', nullable: true },
   ],
   handles: ['KnowledgeBaseEvaluated', 'KnowledgeBaseDeleted'],
   apply: async (event, rows) => {
@@ -78,6 +91,8 @@ export const knowledgeBaseEvaluationsTable = tableProjection({
           DOCUMENTS: d.settings.documents,
           CHUNKS: d.settings.chunks,
           CREATED_AT: d.evaluatedAt,
+          ...relevancyCells(d.relevancy ?? null),
+          SAVED_TO: d.savedTo ?? null,
         });
         return;
       }
@@ -92,6 +107,22 @@ export const knowledgeBaseEvaluationsTable = tableProjection({
     }
   },
 });
+
+/** An llm_relevancy evaluation's cells (all null for doc_id, and in events recorded before it). */
+function relevancyCells(r: KnowledgeBaseEvaluated['data']['relevancy']) {
+  return {
+    AVG_RELEVANCY: r?.avgRelevancy ?? null,
+    AVG_RELEVANCE_SCORE_BY_K: r?.avgRelevanceScoreByK ?? null,
+    AVG_FIRST_RELEVANT_POSITION: r?.avgFirstRelevantPosition ?? null,
+    MEAN_MRR: r?.meanMrr ?? null,
+    HIT_AT_K: r?.hitAtK ?? null,
+    BIN_PRECISION_AT_K: r?.binPrecisionAtK ?? null,
+    AVG_ENTROPY: r?.avgEntropy ?? null,
+    AVG_NDCG: r?.avgNdcg ?? null,
+    JUDGE_PROVIDER: r?.judge.provider ?? null,
+    JUDGE_MODEL: r?.judge.model ?? null,
+  };
+}
 
 export type KnowledgeBaseEvaluationRow = RowOf<typeof knowledgeBaseEvaluationsTable.columns>;
 

@@ -17,7 +17,7 @@ export const knowledgeBaseEvaluationRoutes = (
       path: '/api/projects/:project/knowledge_bases/:knowledge_base/evaluations',
       tag: 'knowledge bases',
       summary:
-        'Evaluate retrieval on questions with known documents (EVALUATE KNOWLEDGE_BASE): test_table, version, generate_data, evaluate, llm, top_k, hybrid_search_alpha',
+        'Evaluate retrieval (EVALUATE KNOWLEDGE_BASE): questions with known documents (version doc_id) or chunks scored by a judge language model (llm_relevancy); test_table, version, generate_data, evaluate, llm, save_to, top_k, hybrid_search_alpha',
       params: evaluationPath,
       before: async ({ params }) => {
         await kbs.get(params.project, params.knowledge_base);
@@ -28,6 +28,7 @@ export const knowledgeBaseEvaluationRoutes = (
         400: problem('Invalid options, test table or generated questions'),
         403: problem('The test table is out of the caller’s reach'),
         404: problem('Unknown project or knowledge base'),
+        413: problem('The judge would make more LLM calls than LLM_SQL_MAX_CALLS'),
         502: problem('The embedding provider or language model failed'),
       },
       handle: async ({ params, body, signal }) => ({

@@ -24,12 +24,16 @@ export const evaluationOptions = z
   .object({
     test_table: tableName
       .optional()
-      .describe('The questions: a table with columns question and doc_id (MindsDB’s doc_id version)'),
+      .describe(
+        'The questions: a table with columns question and doc_id (doc_id) or question and answer (llm_relevancy); with generate_data, the generated set is written there',
+      ),
     version: z
       .string()
       .max(100)
       .optional()
-      .describe("The evaluator: 'doc_id' (the default; 'llm_relevancy' is not offered)"),
+      .describe(
+        "The evaluator: 'doc_id' (the default: the expected document's rank) or 'llm_relevancy' (a language model scores each chunk retrieved)",
+      ),
     generate_data: z
       .union([
         z.boolean(),
@@ -48,8 +52,12 @@ export const evaluationOptions = z
     llm: z
       .record(z.string(), z.unknown())
       .optional()
-      .describe('The model writing questions: provider, model_name, api_key, base_url'),
-    save_to: z.unknown().optional(),
+      .describe(
+        'The model writing questions (generate_data) and judging chunks (llm_relevancy): provider, model_name, api_key, base_url',
+      ),
+    save_to: tableName
+      .optional()
+      .describe('A table (db.table: a file or an external database’s) the result row is appended to'),
     top_k: z.number().int().min(1).max(100).optional(),
     hybrid_search_alpha: z.number().min(0).max(1).optional(),
   })
@@ -71,5 +79,5 @@ export const evaluationsQuery = z.object({
 export const evaluationView = z
   .record(z.string(), z.unknown())
   .describe(
-    'An evaluation: MindsDB’s total, total_found, retrieved_in_top_10, cumulative_recall, avg_query_time, id, name, created_at; and hit_rate, mrr, recall_at_k and the settings it ran with',
+    'An evaluation: its version; doc_id: MindsDB’s total, total_found, retrieved_in_top_10, cumulative_recall, and hit_rate, mrr, recall_at_k; llm_relevancy: MindsDB’s avg_relevancy, avg_relevance_score_by_k, avg_first_relevant_position, mean_mrr, hit_at_k, bin_precision_at_k, avg_entropy, avg_ndcg and the judge; avg_query_time, id, name, created_at, saved_to and the settings it ran with',
   );

@@ -1,6 +1,7 @@
 import type { KnowledgeBasesService } from './service';
 import { knowledgeBaseDefinition } from './schemas';
 import { evaluationOptions } from './evaluationSchemas';
+import { evaluationColumnsOf } from './evaluation';
 import { DomainError, invalid, isDomainError } from '../shared/errors';
 import { quoteMysqlIdent } from '../shared/quoting';
 import { SqlError, SqlErrorCode } from '../sql/errors';
@@ -42,34 +43,6 @@ const rowsQuery = (columns: string[] | null, body: string) => {
   }
   return columns ? `SELECT * FROM (${body})${named}` : body;
 };
-
-/** The columns EVALUATE KNOWLEDGE_BASE answers: MindsDB's (doc_id version) first, then ours. */
-const EVALUATION_COLUMNS = [
-  ['total', 'BIGINT'],
-  ['total_found', 'BIGINT'],
-  ['retrieved_in_top_10', 'BIGINT'],
-  ['cumulative_recall', 'VARCHAR'],
-  ['avg_query_time', 'DOUBLE'],
-  ['id', 'BIGINT'],
-  ['name', 'VARCHAR'],
-  ['created_at', 'VARCHAR'],
-  ['hit_rate', 'DOUBLE'],
-  ['mrr', 'DOUBLE'],
-  ['recall_at_1', 'DOUBLE'],
-  ['recall_at_3', 'DOUBLE'],
-  ['recall_at_5', 'DOUBLE'],
-  ['recall_at_10', 'DOUBLE'],
-  ['top_k', 'BIGINT'],
-  ['hybrid_search_alpha', 'DOUBLE'],
-  ['embedding_provider', 'VARCHAR'],
-  ['embedding_model', 'VARCHAR'],
-  ['chunk_size', 'BIGINT'],
-  ['chunk_overlap', 'BIGINT'],
-  ['documents', 'BIGINT'],
-  ['chunks', 'BIGINT'],
-  ['questions', 'BIGINT'],
-  ['test_set_digest', 'VARCHAR'],
-] as const;
 
 /** A refusal names the statement it refuses (the SQL answer's error_message is its detail). */
 const naming = (statement: string, error: unknown) =>
@@ -117,17 +90,35 @@ export const knowledgeBaseStatements = (kbs: KnowledgeBases) =>
             column_types: ['VARCHAR', 'VARCHAR', 'VARCHAR'],
             data: (result.generated ?? []).map((c) => [c.question, c.doc_id, c.answer]),
           };
+        const columns = evaluationColumnsOf(result.version);
         return {
           type: 'table',
-          column_names: EVALUATION_COLUMNS.map(([n]) => n),
-          column_types: EVALUATION_COLUMNS.map(([, t]) => t),
-          data: [EVALUATION_COLUMNS.map(([n]) => result[n])],
+          column_names: columns.map(([n]) => n),
+          column_types: columns.map(([, t]) => t),
+          data: [columns.map(([n]) => result[n])],
         };
       } catch (error) {
         throw naming(what, error);
       }
     },
-  }) satisfies StatementHandlers<'CreateKnowledgeBase' | 'DropKnowledgeBase' | 'EvaluateKnowledgeBase'>;
+    /**
+     * CREATE INDEX ON KNOWLEDGE_BASE p.kb (MindsDB's, for its vector stores): accepted for a knowledge
+     * base, and there is nothing to build, so no event: its keyword index (each chunk's terms,
+     * BM25) is written with every insert, and its vectors are searched exactly, a scan with no
+     * approximate index to make (docs/evaluate-and-replay.md).
+     */
+    CreateKnowledgeBaseIndex: async (statement, context) => {
+      const project = projectOf(statement.name, context);
+      if (!(await kbs.exists(project, statement.name.name)))
+        throw new SqlError(
+          SqlErrorCode.NotFound,
+          `CREATE INDEX ON KNOWLEDGE_BASE ${project}.${statement.name.name}: knowledge base ${statement.name.name} not found in project ${project}`,
+        );
+      return ok;
+    },
+  }) satisfies StatementHandlers<
+    'CreateKnowledgeBase' | 'DropKnowledgeBase' | 'EvaluateKnowledgeBase' | 'CreateKnowledgeBaseIndex'
+  >;
 
 /**
  * The two writes a knowledge base takes in a project: INSERT (its rows become documents) and DELETE
@@ -171,7 +162,10 @@ export const knowledgeBaseCatalog = {
     KNOWLEDGE_BASE_EVALUATIONS: `SELECT ID, PROJECT, NAME, VERSION, TEST_TABLE, TEST_SET_DIGEST, QUESTIONS, GENERATED,
       TOTAL, TOTAL_FOUND, RETRIEVED_IN_TOP_10, CAST(CUMULATIVE_RECALL AS VARCHAR) AS CUMULATIVE_RECALL, AVG_QUERY_TIME,
       HIT_RATE, MRR, RECALL_AT_1, RECALL_AT_3, RECALL_AT_5, RECALL_AT_10, TOP_K, HYBRID_SEARCH_ALPHA,
-      EMBEDDING_PROVIDER, EMBEDDING_MODEL, DIMENSIONS, CHUNK_SIZE, CHUNK_OVERLAP, DOCUMENTS, CHUNKS, CREATED_AT
+      EMBEDDING_PROVIDER, EMBEDDING_MODEL, DIMENSIONS, CHUNK_SIZE, CHUNK_OVERLAP, DOCUMENTS, CHUNKS, CREATED_AT,
+      AVG_RELEVANCY, CAST(AVG_RELEVANCE_SCORE_BY_K AS VARCHAR) AS AVG_RELEVANCE_SCORE_BY_K, AVG_FIRST_RELEVANT_POSITION,
+      MEAN_MRR, CAST(HIT_AT_K AS VARCHAR) AS HIT_AT_K, CAST(BIN_PRECISION_AT_K AS VARCHAR) AS BIN_PRECISION_AT_K,
+      AVG_ENTROPY, AVG_NDCG, JUDGE_PROVIDER, JUDGE_MODEL, SAVED_TO
       FROM main.knowledge_base_evaluations ORDER BY ID`,
   },
   projectTables: { knowledge_bases: 'KNOWLEDGE_BASES' },

@@ -62,11 +62,23 @@ describe.each(storeKinds)('EVALUATE KNOWLEDGE_BASE generate_data (%s)', (store) 
 
     const kbId = await kbIdOf(t, w.project, w.kb);
     const [event] = (await eventsOf(t, `kb-${kbId}`)).filter((e) => e.type === 'KnowledgeBaseEvaluated');
-    const generated = (event!.data.testSet as { generated: { cases: { docId: string }[]; llm: unknown } })
-      .generated;
+    const generated = (
+      event!.data.testSet as {
+        generated: { cases: { docId: string; question: string; answer: string }[]; llm: unknown };
+      }
+    ).generated;
     expect(generated.cases).toHaveLength(6);
     expect(generated.llm).toEqual({ provider: 'openai', model: 'gpt-writer', baseUrl: writer.baseUrl });
-    expect(event!.data.testTable).toBeNull();
+    // As MindsDB does, the generated set replaced test_table's rows: question, answer, doc_id.
+    expect(event!.data.testTable).toBe(`files.${w.questions}`);
+    const written = rowsOf(await ok(t, `SELECT question, answer, doc_id FROM files.${w.questions}`));
+    expect(written).toEqual(
+      generated.cases.map((c) => ({
+        question: c.question,
+        answer: c.answer,
+        doc_id: c.docId,
+      })),
+    );
     expect(JSON.stringify(event)).not.toContain(key);
   });
 

@@ -128,8 +128,9 @@ describe.each(storeKinds)('EVALUATE KNOWLEDGE_BASE (%s)', (store) => {
     const statement = `EVALUATE KNOWLEDGE_BASE ${w.project}.${w.kb}`;
     for (const [using, says] of [
       ['', 'test_table is required'],
-      [`USING test_table = files.${w.questions}, version = 'llm_relevancy'`, "only 'doc_id'"],
-      [`USING test_table = files.${w.questions}, save_to = files.results`, 'save_to is not offered'],
+      [`USING test_table = files.${w.questions}, version = 'rerank'`, "'doc_id' (the expected"],
+      [`USING test_table = files.${w.questions}, version = 'llm_relevancy'`, 'question and answer'],
+      [`USING test_table = files.${w.questions}, save_to = 'results'`, 'save_to'],
       [`USING test_table = files.${w.questions}, top_k = 0`, 'top_k'],
       [`USING test_table = files.${w.questions}, colour = 'blue'`, 'colour'],
       [`USING test_table = files.${unique('missing')}`, 'files'],

@@ -1,0 +1,127 @@
+/**
+ * The new inputs of EVALUATE KNOWLEDGE_BASE (version = 'llm_relevancy', save_to, a generated set
+ * written to test_table) and of CREATE INDEX ON KNOWLEDGE_BASE, generated hostile (full Unicode with
+ * lone surrogates and NUL, huge, deep, empty, wrong types): each answered with a table or a SQL
+ * error naming the statement, and, when the one hostile value is an option's, naming that option;
+ * never a 500 or an internal error. Afterwards the service evaluates, and a rebuild equals live.
+ */
+import fc from 'fast-check';
+import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
+import { clip, hostileString, ident, lit, readyAtHead } from '../support/hostile';
+import { rebuildDifferences } from '../support/promise-rebuild';
+import { propertyRuns, propertySeed } from '../support/seed';
+
+const SEED = propertySeed(20261128);
+const RUNS = Number(process.env.HOSTILE_RUNS ?? 30);
+
+/** A hostile value in each place, and the option an error must then name (null: the statement only). */
+const statements = (project: string, kb: string, questions: string, llm: string) => {
+  const on = `EVALUATE KNOWLEDGE_BASE ${project}.${kb} USING`;
+  const good = `test_table = files.${questions}, version = 'llm_relevancy', ${llm}`;
+  const named = (option: string | null) => (query: string) => ({ query, option });
+  const wrongType = fc.oneof(
+    fc.integer().map(String),
+    fc.constantFrom('true', 'null', "['a', 'b']", "{'a': 1}", '1e308', '-0.5'),
+  );
+  return fc.oneof(
+    hostileString.map((s) => named('save_to')(`${on} ${good}, save_to = ${lit(s)}`)),
+    hostileString.map((s) => named('save_to')(`${on} ${good}, save_to = files.${ident(s)}`)),
+    wrongType.map((v) => named('save_to')(`${on} ${good}, save_to = ${v}`)),
+    hostileString.map((s) => named('top_k')(`${on} ${good}, top_k = ${lit(s)}`)),
+    wrongType.map((v) => named('top_k')(`${on} ${good}, top_k = ${v}`)),
+    hostileString.map((s) =>
+      named('llm')(
+        `${on} test_table = files.${questions}, version = 'llm_relevancy', llm = {'provider': ${lit(s)}, 'model_name': ${lit(s)}}`,
+      ),
+    ),
+    wrongType.map((v) =>
+      named('llm')(`${on} test_table = files.${questions}, version = 'llm_relevancy', llm = ${v}`),
+    ),
+    hostileString.map((s) =>
+      named('test_table')(`${on} version = 'llm_relevancy', ${llm}, test_table = ${lit(s)}`),
+    ),
+    hostileString.map((s) =>
+      named('test_table')(
+        `${on} version = 'llm_relevancy', generate_data = {'count': 1}, ${llm}, test_table = ${lit(s)}`,
+      ),
+    ),
+    hostileString.map((s) => named(null)(`CREATE INDEX ON KNOWLEDGE_BASE ${project}.${ident(s)}`)),
+    hostileString.map((s) => named(null)(`CREATE INDEX ON KNOWLEDGE_BASE ${ident(s)}.${kb}`)),
+    fc.constant(named(null)(`${on} ${good}`)),
+  );
+};
+
+describe.each(storeKinds)('generated values in llm_relevancy, save_to and CREATE INDEX (%s)', (kind) => {
+  let t: TestApp;
+  let judge: FakeOpenAi;
+  const project = 'hostile_relevancy';
+  const kb = 'hkb';
+  const questions = `hostile_rel_questions_${process.pid}`;
+  beforeAll(async () => {
+    judge = (await startFakeOpenAi()).setFallback(fakeReply.text('70'));
+    t = await startTestApp(kind);
+    const sql = async (query: string) =>
+      (await t.http.post('/api/sql/query').send({ query }).expect(200)).body as { type: string };
+    await t.http
+      .put(`/api/files/${questions}`)
+      .attach('file', Buffer.from('question,answer\nalpha one,a\nbeta two,b\n'), `${questions}.csv`)
+      .expect(200);
+    expect(await sql(`CREATE PROJECT ${project}`)).toMatchObject({ type: 'ok' });
+    expect(
+      await sql(
+        `CREATE KNOWLEDGE_BASE ${project}.${kb} USING content_columns = ['content'], id_column = 'id'`,
+      ),
+    ).toMatchObject({ type: 'ok' });
+    expect(
+      await sql(
+        `INSERT INTO ${project}.${kb} (id, content) VALUES ('a', 'Record alpha one.'), ('b', 'Record beta two.')`,
+      ),
+    ).toMatchObject({ type: 'ok' });
+  }, 60_000);
+  afterAll(async () => {
+    await t.dispose();
+    await judge.close();
+  });
+
+  it('answers every statement (a table, ok, or an error naming the statement and the option), and the service goes on', async () => {
+    const violations = new Set<string>();
+    const llm = `llm = {'provider': 'openai', 'model_name': 'm', 'api_key': 'sk-h', 'base_url': '${judge.baseUrl}'}`;
+    await fc.assert(
+      fc.asyncProperty(statements(project, kb, questions, llm), async ({ query, option }) => {
+        const res = await t.http.post('/api/sql/query').send({ query });
+        const body = res.body as { type?: string; error_code?: number; error_message?: string };
+        const statement = query.startsWith('EVALUATE') ? 'EVALUATE KNOWLEDGE_BASE' : 'CREATE INDEX';
+        if (res.status !== 200 || body.error_code === 1105)
+          violations.add(`${clip(query)} → ${res.status} ${clip(res.text)}`);
+        // A statement the grammar cannot read is a syntax error naming where (an empty `` name).
+        else if (body.type === 'error' && body.error_code === 1064) return;
+        else if (body.type === 'error' && !body.error_message?.includes(statement))
+          violations.add(
+            `${clip(query)} → an error not naming ${statement}: ${clip(body.error_message ?? '')}`,
+          );
+        else if (body.type === 'error' && option !== null && !body.error_message?.includes(option))
+          violations.add(`${clip(query)} → an error not naming ${option}: ${clip(body.error_message ?? '')}`);
+      }),
+      { seed: SEED, numRuns: propertyRuns(RUNS) },
+    );
+    expect([...violations]).toEqual([]);
+
+    // The service goes on: it evaluates with the judge, and its read model is at the head and rebuilds equal.
+    const after = (
+      await t.http
+        .post('/api/sql/query')
+        .send({
+          query: `EVALUATE KNOWLEDGE_BASE ${project}.${kb} USING test_table = files.${questions}, version = 'llm_relevancy', ${llm}`,
+        })
+        .expect(200)
+    ).body as { type: string; column_names: string[]; data: unknown[][] };
+    expect(after.type).toBe('table');
+    // The judge answers 70 to every chunk: every chunk relevant, the first at position 0.
+    expect(after.data[0]![after.column_names.indexOf('mean_mrr')]).toBe(1);
+
+    const ready = await readyAtHead(t);
+    expect(ready?.position).toBe(ready?.log_head);
+    expect(await rebuildDifferences(t, 5)).toEqual([]);
+  }, 600_000);
+});
