@@ -1,5 +1,6 @@
 import { JSONParser } from '@event-driven-io/emmett';
 import type pg from 'pg';
+import { streamTypeOf } from './emmettNames';
 
 /** An event as `prepareForAppend` makes it: our metadata carries the message id. */
 export type PreparedEvent = { type: string; data: unknown; metadata: { messageId: string } };
@@ -25,9 +26,7 @@ export const appendWithOneStatement = async (
 ): Promise<AppendedPositions | null> => {
   // Nothing to append is refused, as Emmett refuses it.
   if (events.length === 0) return null;
-  // As Emmett names a stream's type and partition (`emt:unknown` for names without a dash).
-  const [first, ...rest] = stream.split('-');
-  const streamType = first && rest.length > 0 ? first : 'emt:unknown';
+  const streamType = streamTypeOf(stream);
   const { rows } = await pool.query<{
     success: boolean;
     next_stream_position: string | null;
