@@ -1,0 +1,87 @@
+import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
+import type { TableReader } from '../projection/types';
+import { budgetKey } from './state';
+
+/** `llm_budgets`: the budgets in force, one row each (information_schema.LLM_BUDGETS adds what was spent). */
+export const llmBudgetsTable = tableProjection({
+  table: 'llm_budgets',
+  key: 'BUDGET_KEY',
+  columns: [
+    /** `user:<name>`, `token:<id>`, `project:<name>` (./state.ts `budgetKey`), as the calls name a caller. */
+    { name: 'BUDGET_KEY', type: 'VARCHAR' },
+    { name: 'SCOPE', type: 'VARCHAR' },
+    { name: 'SUBJECT', type: 'VARCHAR' },
+    { name: 'CALLS_PER_DAY', type: 'BIGINT', nullable: true },
+    { name: 'TOKENS_PER_DAY', type: 'BIGINT', nullable: true },
+    { name: 'CALLS_PER_QUERY', type: 'BIGINT', nullable: true },
+    { name: 'SET_AT', type: 'TIMESTAMP' },
+  ],
+  handles: ['LlmBudgetSet', 'LlmBudgetDropped'],
+  apply: (event, rows) => {
+    switch (event.type) {
+      case 'LlmBudgetSet': {
+        const d = event.data;
+        const limit = (n: number | null) => (n === null ? null : BigInt(n));
+        rows.put({
+          BUDGET_KEY: budgetKey(d.scope, d.subject),
+          SCOPE: d.scope,
+          SUBJECT: d.subject,
+          CALLS_PER_DAY: limit(d.callsPerDay),
+          TOKENS_PER_DAY: limit(d.tokensPerDay),
+          CALLS_PER_QUERY: limit(d.callsPerQuery),
+          SET_AT: d.setAt,
+        });
+        return;
+      }
+      case 'LlmBudgetDropped':
+        rows.delete(budgetKey(event.data.scope, event.data.subject));
+        return;
+      default:
+        return allHandled(event);
+    }
+  },
+});
+
+export type LlmBudgetRow = RowOf<typeof llmBudgetsTable.columns>;
+
+/**
+ * Each budget with what was spent under it since `dayStart` (a SQL expression of a TIMESTAMP, UTC):
+ * the calls made (answers from the cache cost nothing) and their tokens, from the recorded calls
+ * (`llm_calls`) matched to the budget's key as ./state.ts `budgetKey` names a caller. The one
+ * reckoning of spending: information_schema.LLM_BUDGETS and the check before a query's calls.
+ */
+export const budgetsWithSpending = (dayStart: string) =>
+  `SELECT b.SCOPE, b.SUBJECT, b.CALLS_PER_DAY, count(c.SEQ) AS CALLS_TODAY, b.TOKENS_PER_DAY,
+    COALESCE(sum(c.TOTAL_TOKENS), 0) AS TOKENS_TODAY, b.CALLS_PER_QUERY, b.SET_AT, b.BUDGET_KEY
+    FROM main.llm_budgets b LEFT JOIN main.llm_calls c
+      ON NOT c.CACHED AND c.CALLED_AT >= ${dayStart} AND b.BUDGET_KEY = CASE b.SCOPE
+        WHEN 'user' THEN 'user:' || lower(c.USER_NAME)
+        WHEN 'token' THEN c.ACTOR
+        ELSE 'project:' || lower(c.PROJECT) END
+    GROUP BY ALL`;
+
+/** What `budgetsWithSpending` answers, read back. */
+type SpendingRow = {
+  SCOPE: string;
+  SUBJECT: string;
+  CALLS_PER_DAY: bigint | null;
+  CALLS_TODAY: bigint;
+  TOKENS_PER_DAY: bigint | null;
+  TOKENS_TODAY: bigint | number;
+  CALLS_PER_QUERY: bigint | null;
+  SET_AT: unknown;
+};
+
+/** The budgets of these keys, with their spending since `dayStart`. */
+export const spendingOf = async (reader: TableReader, keys: readonly string[], dayStart: Date) => {
+  if (keys.length === 0) return [];
+  const rows = (await reader.query(
+    `SELECT * FROM (${budgetsWithSpending('CAST(? AS TIMESTAMP)')}) WHERE BUDGET_KEY IN (${keys.map(() => '?').join(', ')})`,
+    [dayStart.toISOString().slice(0, 19).replace('T', ' '), ...keys],
+  )) as SpendingRow[];
+  return rows;
+};
+
+/** Every budget, in order. */
+export const allBudgets = (reader: TableReader) =>
+  selectRows(llmBudgetsTable, reader, 'SELECT * FROM llm_budgets ORDER BY SCOPE, SUBJECT');

@@ -1,0 +1,80 @@
+import type { LlmBudgetScope } from '../../events';
+import type { AppContext } from '../context';
+import { streamCommand } from '../projectCommand';
+import { decideLlmBudget, type LlmBudgetCommand } from './decider';
+import { allBudgets, llmBudgetsTable, spendingOf } from './projection';
+import {
+  budgetKey,
+  llmBudgetsAggregate,
+  LLM_BUDGETS_STREAM,
+  type BudgetStanding,
+  type LlmBudgetLimits,
+  type Spender,
+} from './state';
+
+/** Midnight UTC of `now`'s day: daily limits count from there. */
+export const dayStartOf = (now: Date) =>
+  new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+
+const toNumber = (n: unknown) => (n === null || n === undefined ? null : Number(n));
+
+/**
+ * LLM budgets: set and dropped by admins on one stream (`llm-budgets`), and the standing of the ones
+ * that hold a caller (limits, and what was spent today from the recorded calls) for the check made
+ * before a query's first LLM call (src/llmCalls/asking.ts).
+ */
+export const llmBudgetsService = (ctx: AppContext) => {
+  const run = (command: LlmBudgetCommand) =>
+    streamCommand(ctx, {
+      stream: LLM_BUDGETS_STREAM,
+      aggregate: llmBudgetsAggregate,
+      command,
+      decide: decideLlmBudget,
+      answer: 'settled',
+    });
+  /** The keys of the budgets in force, kept until `llm_budgets` changes. */
+  const budgetKeys = () =>
+    ctx.cachedOf(llmBudgetsTable.table)(
+      'llm-budget-keys',
+      async () => new Set((await allBudgets(ctx.duck)).map((r) => r.BUDGET_KEY)),
+    );
+  /** The budgets of these keys as they stand today. */
+  const standings = async (keys: readonly string[]): Promise<BudgetStanding[]> =>
+    (await spendingOf(ctx.duck, keys, dayStartOf(ctx.clock()))).map((r) => ({
+      scope: r.SCOPE as LlmBudgetScope,
+      subject: r.SUBJECT,
+      callsPerDay: toNumber(r.CALLS_PER_DAY),
+      tokensPerDay: toNumber(r.TOKENS_PER_DAY),
+      callsPerQuery: toNumber(r.CALLS_PER_QUERY),
+      setAt: String(r.SET_AT),
+      callsToday: Number(r.CALLS_TODAY),
+      tokensToday: Number(r.TOKENS_TODAY),
+    }));
+  return {
+    /** Sets (or replaces) the budget of a user, a token or a project; answers it as it stands. */
+    set: async (scope: LlmBudgetScope, subject: string, limits: LlmBudgetLimits) => {
+      await run({ type: 'SetLlmBudget', data: { scope, subject, ...limits } });
+      return (await standings([budgetKey(scope, subject)]))[0]!;
+    },
+    drop: async (scope: LlmBudgetScope, subject: string, ifExists: boolean) => {
+      await run({ type: 'DropLlmBudget', data: { scope, subject, ifExists } });
+    },
+    /** Every budget, as it stands today. */
+    list: async () => standings([...(await budgetKeys())]),
+    /**
+     * The budgets that hold a spender (its user's, its token's, its project's), as they stand today.
+     * Asked before every query's LLM calls: with none set for it, no spending is read.
+     */
+    standingsOf: async (spender: Spender) => {
+      const set = await budgetKeys();
+      const keys = [
+        ...(spender.user !== null ? [budgetKey('user', spender.user)] : []),
+        ...(spender.actor.startsWith('token:') ? [spender.actor] : []),
+        ...(spender.project !== null ? [budgetKey('project', spender.project)] : []),
+      ].filter((k) => set.has(k));
+      return keys.length === 0 ? [] : standings(keys);
+    },
+  };
+};
+
+export type LlmBudgetsService = ReturnType<typeof llmBudgetsService>;
