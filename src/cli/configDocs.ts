@@ -304,6 +304,38 @@ export const ENTRIES: Record<Variable, Entry> = {
     section: 'data',
     meaning: 'An uploaded file with more columns is refused (400 naming the limit).',
   },
+  DOCUMENT_MAX_BYTES: {
+    section: 'data',
+    meaning:
+      'Largest document (PDF, DOCX, HTML, Markdown, text) converted into a file table, or by `TO_MARKDOWN()`; larger is a 400 naming it.',
+  },
+  DOCUMENT_MAX_PAGES: {
+    section: 'data',
+    meaning: 'A PDF with more pages is refused (400 naming the limit) before any page is read.',
+  },
+  DOCUMENT_MAX_SECTIONS: {
+    section: 'data',
+    meaning: 'A converted document with more sections (headings, blocks of paragraphs) is refused.',
+  },
+  DOCUMENT_MAX_UNZIPPED_BYTES: {
+    section: 'data',
+    meaning:
+      "What a DOCX's zip entries may inflate to, together: checked on the declared sizes, then while inflating (a zip bomb stops at the limit).",
+  },
+  DOCUMENT_MAX_DEPTH: {
+    section: 'data',
+    meaning: 'How deep the elements of an HTML (or a DOCX) may nest.',
+  },
+  DOCUMENT_TIMEOUT_MS: {
+    section: 'data',
+    meaning:
+      'A document conversion still running after this is stopped (its worker thread terminated) and refused.',
+  },
+  DOCUMENT_MAX_MEMORY_MB: {
+    section: 'data',
+    meaning:
+      "The heap of a document conversion's worker thread; past it, the conversion is stopped and refused.",
+  },
   FILE_URL_UPLOAD: {
     section: 'data',
     meaning: 'Allow `PUT /api/files/{name}` with `{"source_type": "url", "source": …}`.',

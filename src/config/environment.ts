@@ -82,6 +82,22 @@ export const envSchema = z.object({
     .min(1024)
     .default(1024 * 1024),
   FILE_MAX_COLUMNS: z.coerce.number().int().min(1).max(100_000).default(1024),
+  // Bounds on converting an uploaded document (PDF, DOCX, HTML, Markdown, text): src/engines/documents.
+  DOCUMENT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(64 * 1024 * 1024),
+  DOCUMENT_MAX_PAGES: z.coerce.number().int().min(1).default(2000),
+  DOCUMENT_MAX_SECTIONS: z.coerce.number().int().min(1).default(20_000),
+  DOCUMENT_MAX_UNZIPPED_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(256 * 1024 * 1024),
+  DOCUMENT_MAX_DEPTH: z.coerce.number().int().min(8).max(10_000).default(512),
+  DOCUMENT_TIMEOUT_MS: z.coerce.number().int().min(10).default(60_000),
+  DOCUMENT_MAX_MEMORY_MB: z.coerce.number().int().min(32).default(512),
   DB_HOST_ALLOWLIST: z.string().optional(),
   // Hosts and CIDR blocks outbound calls may reach besides public addresses (src/http/outbound.ts).
   OUTBOUND_ALLOW: z.string().optional(),

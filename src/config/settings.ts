@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { OutboundPolicy } from '../http/outbound';
 import type { HostPolicy } from '../integrations/hostPolicy';
 import type { envSchema } from './environment';
+import type { DocumentLimits } from '../engines/documents/types';
 
 /** The configuration every module reads: what loadConfig (src/config.ts) makes of the environment. */
 export type Config = {
@@ -68,6 +69,8 @@ export type Config = {
   /** The largest value (bytes, or list items x 8) repeat, lpad, rpad, range, list_resize may make. */
   sqlMaxValueBytes: number;
   fileMaxColumns: number;
+  /** Bounds on converting an uploaded document (DOCUMENT_*; src/engines/documents). */
+  documents: DocumentLimits & { maxBytes: number };
   /** Hosts external databases may be registered on (all, unless DB_HOST_ALLOWLIST lists some). */
   dbHosts: HostPolicy;
   /**

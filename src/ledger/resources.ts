@@ -44,6 +44,7 @@ export const KEY_WORDS: Readonly<Record<ResourceKind, string>> = {
   integrationWrite: 'Integration',
   mcpSession: 'Mcp',
   llmQuery: 'Llm',
+  llmBudget: 'Llm',
 };
 
 const declarations = new Map<string, ResourceDeclaration>(allContracts.map((c) => [c.type, c.resource]));

@@ -8,7 +8,8 @@ import {
   type LlmSettings,
 } from '../engines/llm';
 import type { LlmPrompt } from '../engines/llm/llmModelSpec';
-import { DomainError } from '../shared/errors';
+import { describeRefusal, refusalOf, type SpendingPort } from '../llmBudgets/state';
+import { DomainError, forbidden } from '../shared/errors';
 import type { AnswerCache } from './answerCache';
 import { MAX_BATCH_ROWS, planBatches } from './batching';
 import { callerOfRequest, callRecorder, type CallRecorder, type Target } from './recording';
@@ -29,12 +30,41 @@ export class LlmCallsCapExceeded extends DomainError {
   }
 }
 
+/** A budget's limit the query would pass (docs/llm-models.md "Budgets"): refused before any call (SQL error 1227). */
+export class LlmBudgetExceeded extends DomainError {
+  constructor(detail: string) {
+    super('Forbidden', 'LLM budget exceeded', detail);
+  }
+}
+
+/**
+ * One SQL query's LLM calls, shared by every function it calls (LLM(), LLM_FILTER, LLM_REDUCE,
+ * LLM_RERANK): recorded on one stream, and held together to LLM_SQL_MAX_CALLS.
+ */
+export type LlmQueryBudget = {
+  readonly queryId: string;
+  /** Provider requests planned so far by the query's earlier asks. */
+  planned: number;
+};
+
+/** How one ask of a query goes: its query's budget, and what an answer must be. */
+export type AskOptions = {
+  readonly budget?: LlmQueryBudget;
+  /**
+   * Why an answer cannot be taken (null: it can). A batched row's answer refused is asked again
+   * alone; a refused answer to a row asked alone fails the query, naming the row.
+   */
+  readonly refuses?: (answer: string) => string | null;
+};
+
 /** What asking needs of the service: the log and clock, the bounds, the answer cache and the clients. */
 export type Asking = {
   readonly ctx: AppContext;
   readonly limits: AppContext['config']['llmSql'];
   readonly cache: AnswerCache;
   readonly clientFor: (settings: LlmSettings) => LlmClient;
+  /** The LLM budgets that hold the caller, checked before the first call (src/llmBudgets). */
+  readonly spending: SpendingPort;
 };
 
 /** A provider's failure as the query's error: which side failed, named for the caller. */
@@ -96,6 +126,10 @@ const recordCached = (recorder: CallRecorder, fromCache: readonly PromptEntry[])
     })),
   );
 
+/** The tokens prompts will cost, estimated before they are sent: four characters a token. */
+const estimatedTokens = (entries: readonly PromptEntry[]) =>
+  Math.ceil(entries.reduce((sum, e) => sum + promptChars(e.prompt), 0) / 4);
+
 /**
  * Answers every prompt, asking each distinct one once (or taking it from the cache), a few at a
  * time; the answers in the prompts' order. One failed call (after its retries) fails the batch:
@@ -108,11 +142,16 @@ export const askAll = async (
   /** Each prompt's row: its 1-based position among the rows the query asked. */
   rowNumbers: readonly number[],
   signal?: AbortSignal,
+  options: AskOptions = {},
 ) => {
   const { ctx, limits, cache } = asking;
-  const queryId = crypto.randomUUID();
+  const { budget, refuses } = options;
+  const queryId = budget?.queryId ?? crypto.randomUUID();
   const summary = summarizeLlmSettings(target.settings);
   const who = callerOfRequest();
+  // Roles say who may spend at all: the auditor reads the log, and asks no LLM (docs/security.md).
+  if (who.caller.role === 'auditor')
+    throw forbidden(`The auditor role may not spend on LLM calls: ${target.what} is not allowed`);
   const entries = prompts.map((prompt, k): PromptEntry => {
     const hash = promptHashOf(prompt);
     return { prompt, hash, key: cacheKey(target, summary.baseUrl, prompt, hash), row: rowNumbers[k]! };
@@ -122,11 +161,23 @@ export const askAll = async (
     toCall.map((e) => e.prompt),
     target.settings.model,
   );
-  if (planned.length > limits.maxCalls)
-    throw new LlmCallsCapExceeded(
-      `${target.what} would make ${planned.length} calls (provider requests: ${toCall.length} distinct prompts, up to ${MAX_BATCH_ROWS} in one request); a query may make at most ${limits.maxCalls} (LLM_SQL_MAX_CALLS): add a LIMIT, or filter the rows`,
-    );
+  const before = budget?.planned ?? 0;
   const recorder = callRecorder(ctx, queryId, target, summary, who);
+  const refusal = refusalOf(
+    await asking.spending({ user: who.caller.user, actor: who.caller.actor, project: target.about.project }),
+    { calls: planned.length, tokens: estimatedTokens(toCall), before },
+    limits.maxCalls,
+  );
+  if (refusal) {
+    await recorder.refused(refusal);
+    if (refusal.scope !== 'server') throw new LlmBudgetExceeded(describeRefusal(refusal, target.what));
+    throw new LlmCallsCapExceeded(
+      `${target.what} would make ${planned.length} calls (provider requests: ${toCall.length} distinct prompts, up to ${MAX_BATCH_ROWS} in one request)${
+        before ? `, after ${before} made by the query's other LLM functions` : ''
+      }; a query may make at most ${limits.maxCalls} (LLM_SQL_MAX_CALLS): add a LIMIT, or filter the rows`,
+    );
+  }
+  if (budget) budget.planned += planned.length;
   try {
     await recordCached(recorder, fromCache);
     const client = asking.clientFor(target.settings);
@@ -138,7 +189,7 @@ export const askAll = async (
       answers.set(e.key, text);
       cache.set(e.key, text);
     };
-    const deps = { target, toCall, queue, client, recorder, answered, signal };
+    const deps = { target, toCall, queue, client, recorder, answered, signal, refuses };
     await drainQueue(queue, limits.concurrency, (unit) => askUnit(deps, unit));
     if (queue.failure !== undefined) {
       if (queue.failure instanceof LlmError) throw callFailure(target.what, queue.failure);

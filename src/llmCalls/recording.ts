@@ -1,6 +1,7 @@
-import type { AppContext } from '../context';
+import { settled, type AppContext } from '../context';
 import type { LlmSettings, summarizeLlmSettings } from '../engines/llm';
 import { currentRequest } from '../shared/requestContext';
+import type { BudgetRefusal } from '../llmBudgets/state';
 import { decideLlmCalls, type RecordLlmCall } from './decider';
 import { llmQueryAggregate, llmQueryStream } from './state';
 
@@ -67,6 +68,17 @@ export const callRecorder = (
     }),
     at: () => ctx.clock().toISOString(),
     last: () => last,
+    /** The query refused before its calls: the limit it would pass, on its stream beside the calls. */
+    refused: async (refusal: BudgetRefusal) => {
+      const outcome = await ctx.commands.run(stream, llmQueryAggregate, () => [
+        {
+          type: 'LlmBudgetRefused',
+          data: { queryId, ...refusal, what: target.what, ...who, refusedAt: ctx.clock().toISOString() },
+        },
+      ]);
+      // In the read model (and the answer's log position) before the refusal answers.
+      await settled(ctx, outcome.lastPosition);
+    },
   };
 };
 

@@ -10,6 +10,12 @@ import {
 import { invalid, isDomainError } from '../shared/errors';
 import { answerCache } from './answerCache';
 import { askAll, type Asking } from './asking';
+import {
+  answerFunctionAsk,
+  FUNCTION_NAMES,
+  type LlmFunctionAnswer,
+  type LlmFunctionAsk,
+} from './functionAsks';
 import { llmClientPool } from './clients';
 import {
   configProblem,
@@ -19,7 +25,8 @@ import {
   type LlmModelDefinition,
 } from './settings';
 
-export { LlmCallsCapExceeded } from './asking';
+export { LlmBudgetExceeded, LlmCallsCapExceeded, type LlmQueryBudget } from './asking';
+export type { LlmFunctionAsk, LlmFunctionAnswer, LlmFunctionKind } from './functionAsks';
 export type { LlmCallPorts, LlmModelDefinition } from './settings';
 
 /** One SQL query's calls: what stops them, and the project they are about. */
@@ -76,42 +83,33 @@ const answerModel = async (
   }));
 };
 
-/** The service's `answerFunction`: `LLM()`'s prompts asked of LLM_FUNCTION_*'s model. */
+/**
+ * The service's `answerFunction`: an LLM function's inputs (`LLM()`, LLM_FILTER, LLM_REDUCE,
+ * LLM_RERANK: ./functionAsks.ts) asked of LLM_FUNCTION_*'s model.
+ */
 const answerFunction = async (
   { asking, ports }: LlmCallDeps,
-  prompts: readonly (string | null)[],
+  asked: LlmFunctionAsk,
   project: string | null,
   options: LlmQueryOptions = {},
-): Promise<(string | null)[]> => {
+): Promise<LlmFunctionAnswer[]> => {
+  const what = FUNCTION_NAMES[asked.kind];
   let settings: LlmSettings;
   try {
     settings = await functionSettings(asking.ctx, ports);
   } catch (error) {
-    const problem = configProblem('LLM()', error);
+    const problem = configProblem(what, error);
     if (isDomainError(problem) && isLlmConfigError(error) && error.kind === 'missing_model')
       throw invalid(
-        'LLM() needs a model: set LLM_FUNCTION_MODEL_NAME (or LLM_DEFAULT_MODEL), and LLM_FUNCTION_BASE_URL / LLM_FUNCTION_API_KEY for where it is served',
+        `${what} needs a model: set LLM_FUNCTION_MODEL_NAME (or LLM_DEFAULT_MODEL), and LLM_FUNCTION_BASE_URL / LLM_FUNCTION_API_KEY for where it is served`,
         'Invalid LLM settings',
       );
     throw problem;
   }
-  const asked = prompts.flatMap((p, i) => (p === null ? [] : [{ i, p }]));
-  const texts = await askAll(
-    asking,
-    {
-      settings,
-      temperature: settings.temperature,
-      maxTokens: settings.maxTokens,
-      about: { project, model: null, modelVersion: null, source: 'function' },
-      what: 'LLM()',
-    },
-    asked.map((a) => ({ messages: [{ role: 'user' as const, content: a.p }], json: false })),
-    asked.map((a) => a.i + 1),
-    options.signal,
+  return answerFunctionAsk(
+    { asking, settings, project, signal: options.signal, options: { budget: asked.budget } },
+    asked,
   );
-  const out: (string | null)[] = prompts.map(() => null);
-  asked.forEach((a, k) => (out[a.i] = texts[k]!));
-  return out;
 };
 
 /**
@@ -124,7 +122,10 @@ const answerFunction = async (
 export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
   const limits = ctx.config.llmSql;
   const cache = answerCache(limits.cacheEntries, limits.cacheTtlMs);
-  const deps: LlmCallDeps = { asking: { ctx, limits, cache, clientFor: llmClientPool(ports) }, ports };
+  const deps: LlmCallDeps = {
+    asking: { ctx, limits, cache, clientFor: llmClientPool(ports), spending: ports.spending },
+    ports,
+  };
 
   return {
     /**
@@ -137,12 +138,12 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
       options?: LlmQueryOptions,
     ): Promise<Record<string, unknown>[]> => answerModel(deps, model, rows, options),
 
-    /** `LLM(prompt)` for each prompt (NULL asks nothing and answers NULL), on the default model. */
+    /** An LLM function's distinct inputs answered, in order, on LLM_FUNCTION_*'s model (./functionAsks.ts). */
     answerFunction: (
-      prompts: readonly (string | null)[],
+      asked: LlmFunctionAsk,
       project: string | null,
       options?: LlmQueryOptions,
-    ): Promise<(string | null)[]> => answerFunction(deps, prompts, project, options),
+    ): Promise<LlmFunctionAnswer[]> => answerFunction(deps, asked, project, options),
 
     /** The answer cache's size and hits since start (the bench reads it). */
     cacheStats: () => cache.stats(),

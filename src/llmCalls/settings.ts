@@ -7,6 +7,7 @@ import {
   type RetryPolicy,
 } from '../engines/llm';
 import { LlmSpecError } from '../engines/llm/llmModelSpec';
+import type { SpendingPort } from '../llmBudgets/state';
 import type { LlmVersion } from '../models/state';
 import { invalid } from '../shared/errors';
 
@@ -17,6 +18,8 @@ export type LlmCallPorts = {
   readonly defaults: LlmDefaults;
   readonly requestTimeoutMs: number;
   readonly retry?: Partial<RetryPolicy>;
+  /** The LLM budgets that hold a caller (src/llmBudgets), checked before a query's first call. */
+  readonly spending: SpendingPort;
 };
 
 /** An LLM model as the models slice keeps it: its real options (secrets included), read from the log. */

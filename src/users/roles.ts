@@ -15,6 +15,8 @@ import type { Principal } from '../shared/requestContext';
  */
 const OWN = /^\/api\/(me|logout|tokens(\/[^/]+)?)\/?$/i;
 const USERS = /^\/api\/users(\/.*)?$/i;
+/** LLM budgets: read by anyone who may query, set by admins (docs/llm-models.md "Budgets"). */
+const LLM_BUDGETS = /^\/api\/llm\/budgets(\/.*)?$/i;
 const AUDIT = /^\/api\/(events|audit(\/.*)?)\/?$/i;
 const SQL = /^\/api\/sql\/query\/?$/i;
 const ASKING = [
@@ -43,6 +45,7 @@ export const refusalOf = (principal: Principal, method: string, path: string): s
     case 'admin':
       return null;
     case 'editor':
+      if (LLM_BUDGETS.test(path) && !isRead(method)) return 'Setting LLM budgets takes the admin role';
       return USERS.test(path) ? 'Managing users takes the admin role' : null;
     case 'analyst':
       if (USERS.test(path)) return 'Managing users takes the admin role';

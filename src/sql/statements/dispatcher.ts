@@ -57,7 +57,9 @@ const syntaxError = (
 ) => {
   if (
     ['UPDATE', 'DROP', 'ALTER', 'CREATE', 'INSERT', 'DELETE'].includes(keyword) &&
-    !/\b(PROJECT|DATABASE|SCHEMA|SKILL|AGENT|CHATBOT|KNOWLEDGE|JOB|VIEW|TRIGGER)\b/i.test(sql.slice(0, 40))
+    !/\b(PROJECT|DATABASE|SCHEMA|SKILL|AGENT|CHATBOT|KNOWLEDGE(?:_BASES?)?|JOB|VIEW|TRIGGER|LLM_BUDGET)\b/i.test(
+      sql.slice(0, 40),
+    )
   )
     return new SqlError(
       SqlErrorCode.Forbidden,

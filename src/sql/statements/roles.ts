@@ -91,6 +91,9 @@ export const checkStatement = (principal: Principal | undefined, kind: string) =
     throw refuse('The auditor role runs SELECTs on information_schema.EVENTS only');
   }
   if (reading) return;
+  // What an LLM may spend is the admin's to say (docs/llm-models.md "Budgets").
+  if ((kind === 'CreateLlmBudget' || kind === 'DropLlmBudget') && principal.role !== 'admin')
+    throw refuse(`LLM budgets are set by the admin role (yours: ${principal.role})`);
   if (principal.role === 'analyst')
     throw refuse(
       'The analyst role is read-only (SELECT, SHOW, DESCRIBE, predictions): this statement takes editor',
