@@ -14,7 +14,7 @@ import type { MysqlServer } from '../../src/mysql';
 import type { TestApp } from '../support/app';
 import { ADMIN, login, mysqlAs, sqlOver, startAuthApp, startMysqlDoor } from '../auth/support';
 import { freshPostgresData } from '../support/external';
-import { runPsql, startPgDoor } from './support';
+import { pgClient, runPsql, startPgDoor } from './support';
 
 type Answer = Awaited<ReturnType<typeof sqlOver>>;
 
@@ -219,6 +219,30 @@ describe("a project's views and knowledge bases in the catalogs tools read", () 
       ['numbers', "SELECT 1 AS one, 'x' AS letter, 2.5 AS ratio"],
       ['skill_names', 'SELECT NAME AS skill, PROJECT AS home FROM pa.skills'],
     ]);
+  });
+
+  it('given a connection that has read the catalog, when a view is made over HTTP or on that connection, then its next catalog query lists it at once', async () => {
+    const client = await pgClient(pg.port, { user: ADMIN.name, password: ADMIN.password });
+    try {
+      const views = async () =>
+        (
+          await client.query<{ relname: string }>(
+            `SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+              WHERE n.nspname = 'pa' AND c.relkind = 'v' ORDER BY 1`,
+          )
+        ).rows.map((r) => r.relname);
+      expect(await views()).not.toContain('made_over_http');
+      // Another door's write, then the same connection's catalog: no listing of a moment ago is reused.
+      await sql(`CREATE VIEW pa.made_over_http AS (SELECT 1 AS one)`);
+      expect(await views()).toContain('made_over_http');
+      await client.query(`CREATE VIEW pa.made_here AS (SELECT 2 AS two)`);
+      expect(await views()).toEqual(expect.arrayContaining(['made_here', 'made_over_http']));
+      await sql(`DROP VIEW pa.made_over_http`);
+      await client.query(`DROP VIEW pa.made_here`);
+      expect(await views()).toEqual(['numbers', 'skill_names']);
+    } finally {
+      await client.end();
+    }
   });
 
   it('when the MySQL door lists the tables (SHOW FULL TABLES) and their columns, then it agrees with information_schema', async () => {

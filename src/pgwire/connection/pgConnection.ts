@@ -53,9 +53,6 @@ import { fieldsOf, writeDataRow } from './rows';
 import { startSession } from './startup';
 import { TransactionBlock } from './transactionBlock';
 
-/** How long a catalog listing is reused by the same connection. */
-const LISTING_KEPT_MS = 2000;
-
 /** Output is sent in pieces of about this size while rows are written (waiting when the client reads slower). */
 const FLUSH_BYTES = 64 * 1024;
 
@@ -174,7 +171,6 @@ export class PgConnection {
   private busy = false;
   private closingWhenIdle = false;
   /** The engine's listing last read for a catalog query (catalogListing). */
-  private listed: { at: number; database: string; listing: Listing } | undefined;
   /**
    * The last text read that holds no connection value, and its statements: a client repeating one
    * query (node-postgres parses its unnamed statement again for every call) reads it once.
@@ -700,16 +696,13 @@ export class PgConnection {
   }
 
   /**
-   * What the engine lists for this client, kept for a moment: psql's `\\d name` sends about six
-   * catalog queries in a row, and the listing (external databases' columns included) is the costly part.
+   * What the engine lists for this client, asked afresh for each catalog query: the engine keeps its
+   * answers per read-model version and waits for this process's own writes, so a listing is as
+   * current as any query. (A listing kept here for two seconds showed a table created meanwhile,
+   * by this connection or another door, only after they had passed.)
    */
-  private async catalogListing(signal: AbortSignal): Promise<Listing> {
-    const now = Date.now();
-    if (this.listed && now - this.listed.at < LISTING_KEPT_MS && this.listed.database === this.database)
-      return this.listed.listing;
-    const listing = await listCatalog(this.o.engine, this.database, this.client(), signal);
-    this.listed = { at: now, database: this.database, listing };
-    return listing;
+  private catalogListing(signal: AbortSignal): Promise<Listing> {
+    return listCatalog(this.o.engine, this.database, this.client(), signal);
   }
 
   private client(): ClientOf {
