@@ -131,10 +131,24 @@ describe('issue 57: the auditor reads the log and nothing else, in every stateme
       sql: 'WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 10) SELECT count(*) FROM r',
       error: refusal('a recursive CTE'),
     },
+    // The LLM functions spend the server's key as LLM() does; TO_MARKDOWN reads files and fetches URLs.
+    {
+      sql: "SELECT 1 AS n FROM information_schema.EVENTS WHERE LLM_FILTER('Is it new?', stream_id) LIMIT 1",
+      error: refusal('llm_filter()'),
+    },
+    {
+      sql: "SELECT LLM_REDUCE('Summarize', stream_id) AS s FROM information_schema.EVENTS",
+      error: refusal('llm_reduce()'),
+    },
+    {
+      sql: "SELECT stream_id FROM information_schema.EVENTS ORDER BY LLM_RERANK('newest', stream_id) LIMIT 3",
+      error: refusal('llm_rerank()'),
+    },
+    { sql: "SELECT TO_MARKDOWN('https://example.com/a.pdf') AS md", error: refusal('to_markdown()') },
   ];
 
   describe.each(['http', 'mysql', 'postgres', 'mcp'] as const)('over %s', (door) => {
-    it('refuses LLM(), table functions, row generators and recursive CTEs, with no provider call', async () => {
+    it('refuses the LLM functions, TO_MARKDOWN, table functions, row generators and recursive CTEs, with no provider call', async () => {
       fake.reset();
       fake.setFallback(fakeReply.text('an answer'));
       for (const { sql, error } of REFUSED)
