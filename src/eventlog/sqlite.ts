@@ -145,6 +145,93 @@ type GroupCommitDeps = {
   readonly tail: AppendedTail<TailRow>;
 };
 
+/**
+ * Whether `appendInFewStatements` may take the group: distinct streams (one statement updates
+ * each once), each stream's existence as its expected version says (a new stream expected at 0, a
+ * known one above), and few enough events for one INSERT's parameters (7 each; SQLite allows 32,766).
+ */
+const groupable = (knownStreams: ReadonlySet<string>, appends: readonly WaitingAppend[]) =>
+  new Set(appends.map((a) => a.stream)).size === appends.length &&
+  appends.reduce((n, a) => n + a.prepared.length, 0) <= MAX_GROUPED_EVENTS &&
+  appends.every((a) => a.prepared.length > 0 && (a.expectedVersion === 0n) !== knownStreams.has(a.stream));
+
+/**
+ * The same transaction as `appendInOneTransaction` makes of appends to distinct streams, with the
+ * rows Emmett 0.42's `appendToStream` writes (storedRow), in at most three statements whatever
+ * their number: the new streams' rows, the known streams' positions moved on, every event. Emmett
+ * runs two statements per append, and each statement is a round trip through libuv's thread pool
+ * and back to this thread (which DuckDB and the HTTP doors keep busy): with MCP calls each
+ * appending its record, a group of four took ten round trips, 30–100 ms on a loaded machine.
+ * Throws (the transaction rolls back, nothing stored) when a version is not the one expected;
+ * `appendGroup` then runs each append alone through Emmett, which names the refused one.
+ */
+const appendInFewStatements = (
+  connection: GroupCommitDeps['connection'],
+  appends: readonly WaitingAppend[],
+): Promise<Outcome[]> =>
+  connection.withTransaction(async () => {
+    const fresh = appends.filter((a) => a.expectedVersion === 0n);
+    const known = appends.filter((a) => a.expectedVersion > 0n);
+    if (fresh.length > 0)
+      await connection.command(
+        `INSERT INTO emt_streams (stream_id, stream_position, partition, stream_type, stream_metadata, is_archived)
+         VALUES ${fresh.map(() => `(?, ?, '${STREAMS_PARTITION}', ?, '[]', false)`).join(', ')}`,
+        fresh.flatMap((a) => [a.stream, a.prepared.length, streamTypeOf(a.stream)]),
+      );
+    if (known.length > 0) {
+      const moved = await connection.query<{ stream_id: string; stream_position: number | string }>(
+        `UPDATE emt_streams
+            SET stream_position = stream_position + CASE stream_id ${known.map(() => 'WHEN ? THEN ?').join(' ')} END
+          WHERE partition = '${STREAMS_PARTITION}' AND is_archived = false AND stream_id IN (${known.map(() => '?').join(', ')})
+         RETURNING stream_id, CAST(stream_position AS TEXT) AS stream_position`,
+        [...known.flatMap((a) => [a.stream, a.prepared.length]), ...known.map((a) => a.stream)],
+      );
+      const now = new Map(moved.map((m) => [m.stream_id, BigInt(m.stream_position)]));
+      for (const a of known)
+        if (now.get(a.stream) !== a.expectedVersion + BigInt(a.prepared.length))
+          throw new StreamVersionConflict(a.stream, a.expectedVersion);
+    }
+    // Positions are filled in from the INSERT's answer: one writer, so they are consecutive.
+    const rows = appends.map((a) =>
+      a.prepared.map((e, i) => storedRow(a.stream, e, i, a.expectedVersion + 1n + BigInt(i), 0n)),
+    );
+    const added = await connection.query<{ global_position: number | string }>(
+      `INSERT INTO emt_messages (stream_id, stream_position, partition, message_kind, message_data,
+                                 message_metadata, message_schema_version, message_type, message_id, is_archived)
+       VALUES ${rows.flatMap((r) => r.map(() => `(?, ?, '${PARTITION}', 'E', ?, ?, ?, ?, ?, false)`)).join(', ')}
+       RETURNING CAST(global_position AS TEXT) AS global_position`,
+      appends.flatMap((a, k) =>
+        rows[k]!.map((r) => [
+          r.stream_id,
+          r.stream_position,
+          r.message_data,
+          r.message_metadata,
+          // Emmett stores the version the append expected here.
+          String(a.expectedVersion),
+          r.message_type,
+          r.message_id,
+        ]).flat(),
+      ),
+    );
+    const positions = added.map((r) => BigInt(r.global_position));
+    const last = positions.reduce((a, b) => (a > b ? a : b), 0n);
+    const first = last - BigInt(positions.length) + 1n;
+    let next = first;
+    return appends.map((a, k) => {
+      const own = rows[k]!.map((r) => {
+        const position = next++;
+        return { ...r, global_position: String(position), position };
+      });
+      return {
+        rows: own,
+        result: {
+          lastPosition: own.at(-1)!.position,
+          streamVersion: a.expectedVersion + BigInt(a.prepared.length),
+        },
+      };
+    });
+  });
+
 /** The appends waiting for a turn of the queue, made in one transaction (see `appendGroup`). */
 const groupCommitter = ({ fileName, connection, store, knownStreams, tail }: GroupCommitDeps) => {
   /** A refusal Emmett or SQLite gave for `append`, as the log's. */
@@ -195,90 +282,6 @@ const groupCommitter = ({ fileName, connection, store, knownStreams, tail }: Gro
     return outcomes;
   };
 
-  /**
-   * Whether `appendInFewStatements` may take the group: distinct streams (one statement updates
-   * each once), each stream's existence as its expected version says (a new stream expected at 0, a
-   * known one above), and few enough events for one INSERT's parameters (7 each; SQLite allows 32,766).
-   */
-  const groupable = (appends: readonly WaitingAppend[]) =>
-    new Set(appends.map((a) => a.stream)).size === appends.length &&
-    appends.reduce((n, a) => n + a.prepared.length, 0) <= MAX_GROUPED_EVENTS &&
-    appends.every((a) => a.prepared.length > 0 && (a.expectedVersion === 0n) !== knownStreams.has(a.stream));
-
-  /**
-   * The same transaction as `appendInOneTransaction` makes of appends to distinct streams, with the
-   * rows Emmett 0.42's `appendToStream` writes (storedRow), in at most three statements whatever
-   * their number: the new streams' rows, the known streams' positions moved on, every event. Emmett
-   * runs two statements per append, and each statement is a round trip through libuv's thread pool
-   * and back to this thread (which DuckDB and the HTTP doors keep busy): with MCP calls each
-   * appending its record, a group of four took ten round trips, 30–100 ms on a loaded machine.
-   * Throws (the transaction rolls back, nothing stored) when a version is not the one expected;
-   * `appendGroup` then runs each append alone through Emmett, which names the refused one.
-   */
-  const appendInFewStatements = (appends: readonly WaitingAppend[]): Promise<Outcome[]> =>
-    connection.withTransaction(async () => {
-      const fresh = appends.filter((a) => a.expectedVersion === 0n);
-      const known = appends.filter((a) => a.expectedVersion > 0n);
-      if (fresh.length > 0)
-        await connection.command(
-          `INSERT INTO emt_streams (stream_id, stream_position, partition, stream_type, stream_metadata, is_archived)
-           VALUES ${fresh.map(() => `(?, ?, '${STREAMS_PARTITION}', ?, '[]', false)`).join(', ')}`,
-          fresh.flatMap((a) => [a.stream, a.prepared.length, streamTypeOf(a.stream)]),
-        );
-      if (known.length > 0) {
-        const moved = await connection.query<{ stream_id: string; stream_position: number | string }>(
-          `UPDATE emt_streams
-              SET stream_position = stream_position + CASE stream_id ${known.map(() => 'WHEN ? THEN ?').join(' ')} END
-            WHERE partition = '${STREAMS_PARTITION}' AND is_archived = false AND stream_id IN (${known.map(() => '?').join(', ')})
-           RETURNING stream_id, CAST(stream_position AS TEXT) AS stream_position`,
-          [...known.flatMap((a) => [a.stream, a.prepared.length]), ...known.map((a) => a.stream)],
-        );
-        const now = new Map(moved.map((m) => [m.stream_id, BigInt(m.stream_position)]));
-        for (const a of known)
-          if (now.get(a.stream) !== a.expectedVersion + BigInt(a.prepared.length))
-            throw new StreamVersionConflict(a.stream, a.expectedVersion);
-      }
-      // Positions are filled in from the INSERT's answer: one writer, so they are consecutive.
-      const rows = appends.map((a) =>
-        a.prepared.map((e, i) => storedRow(a.stream, e, i, a.expectedVersion + 1n + BigInt(i), 0n)),
-      );
-      const added = await connection.query<{ global_position: number | string }>(
-        `INSERT INTO emt_messages (stream_id, stream_position, partition, message_kind, message_data,
-                                   message_metadata, message_schema_version, message_type, message_id, is_archived)
-         VALUES ${rows.flatMap((r) => r.map(() => `(?, ?, '${PARTITION}', 'E', ?, ?, ?, ?, ?, false)`)).join(', ')}
-         RETURNING CAST(global_position AS TEXT) AS global_position`,
-        appends.flatMap((a, k) =>
-          rows[k]!.map((r) => [
-            r.stream_id,
-            r.stream_position,
-            r.message_data,
-            r.message_metadata,
-            // Emmett stores the version the append expected here.
-            String(a.expectedVersion),
-            r.message_type,
-            r.message_id,
-          ]).flat(),
-        ),
-      );
-      const positions = added.map((r) => BigInt(r.global_position));
-      const last = positions.reduce((a, b) => (a > b ? a : b), 0n);
-      const first = last - BigInt(positions.length) + 1n;
-      let next = first;
-      return appends.map((a, k) => {
-        const own = rows[k]!.map((r) => {
-          const position = next++;
-          return { ...r, global_position: String(position), position };
-        });
-        return {
-          rows: own,
-          result: {
-            lastPosition: own.at(-1)!.position,
-            streamVersion: a.expectedVersion + BigInt(a.prepared.length),
-          },
-        };
-      });
-    });
-
   /** Answers each append of a committed transaction (the rows are in the log now). */
   const settle = (appends: readonly WaitingAppend[], outcomes: readonly Outcome[]) =>
     appends.forEach((append, i) => {
@@ -299,7 +302,9 @@ const groupCommitter = ({ fileName, connection, store, knownStreams, tail }: Gro
   const appendGroup = async (group: readonly WaitingAppend[]) => {
     if (group.length > 1) {
       const outcomes = await (
-        groupable(group) ? appendInFewStatements(group) : appendInOneTransaction(group)
+        groupable(knownStreams, group)
+          ? appendInFewStatements(connection, group)
+          : appendInOneTransaction(group)
       ).catch(() => undefined);
       if (outcomes) return settle(group, outcomes);
     }
