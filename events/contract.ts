@@ -106,6 +106,7 @@ export const resourceKinds = [
   'integrationWrite',
   'mcpSession',
   'llmQuery',
+  'llmBudget',
 ] as const;
 export type ResourceKind = (typeof resourceKinds)[number];
 

@@ -1,4 +1,5 @@
 import { agentContracts, type AgentEvent } from './agents';
+import { agentEvaluationContracts, type AgentEvaluationEvent } from './agentEvaluations';
 import { agentRunContracts, type AgentRunEvent } from './agentRuns';
 import { chatbotContracts, type ChatbotEvent } from './chatbots';
 import { chatMessageContracts, type ChatMessageEvent } from './chatMessages';
@@ -11,6 +12,7 @@ import { triggerContracts, type TriggerEvent, type TriggerFiringEvent } from './
 import { integrationWriteContracts, type IntegrationWriteEvent } from './integrationWrites';
 import { mcpContracts, type McpEvent } from './mcp';
 import { llmModelContracts, type LlmModelEvent } from './llmModels';
+import { llmBudgetContracts, type LlmBudgetEvent } from './llmBudgets';
 import { knowledgeBaseContracts, type KnowledgeBaseEvent } from './knowledgeBases';
 import {
   knowledgeBaseEvaluationContracts,
@@ -28,6 +30,7 @@ export * from './projects';
 export * from './databases';
 export * from './skills';
 export * from './agents';
+export * from './agentEvaluations';
 export * from './chatbots';
 export * from './files';
 export * from './models';
@@ -44,6 +47,7 @@ export * from './triggers';
 export * from './integrationWrites';
 export * from './mcp';
 export * from './llmModels';
+export * from './llmBudgets';
 
 /** Every event type the log may hold. A type missing here cannot be appended. */
 export const allContracts = [
@@ -51,6 +55,7 @@ export const allContracts = [
   ...databaseContracts,
   ...skillContracts,
   ...agentContracts,
+  ...agentEvaluationContracts,
   ...chatbotContracts,
   ...fileContracts,
   ...modelContracts,
@@ -67,6 +72,7 @@ export const allContracts = [
   ...integrationWriteContracts,
   ...mcpContracts,
   ...llmModelContracts,
+  ...llmBudgetContracts,
 ] as const;
 
 /**
@@ -87,6 +93,7 @@ export type MindledgerEvent =
   | DatabaseEvent
   | SkillEvent
   | AgentEvent
+  | AgentEvaluationEvent
   | ChatbotEvent
   | FileEvent
   | FileBlobEvent
@@ -106,7 +113,8 @@ export type MindledgerEvent =
   | TriggerFiringEvent
   | IntegrationWriteEvent
   | McpEvent
-  | LlmModelEvent;
+  | LlmModelEvent
+  | LlmBudgetEvent;
 
 export type EventType = MindledgerEvent['type'];
 

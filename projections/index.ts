@@ -1,6 +1,7 @@
 import { withHistoryTables } from '../src/projection/history';
 import { agentRunsTable, agentStepsTable } from '../src/agentRuns/projection';
 import { agentsTable } from '../src/agents/projection';
+import { agentEvaluationCasesTable, agentEvaluationsTable } from '../src/agents/evaluationProjection';
 import { ledgerLeavesTable, ledgerTreeTable } from '../src/audit/ledgerProjection';
 import { chatbotsTable } from '../src/chatbots/projection';
 import { chatMessagesTable } from '../src/chatMessages/projection';
@@ -14,6 +15,7 @@ import { knowledgeBaseEvaluationsTable } from '../src/knowledgeBases/evaluationP
 import { mlEnginesTable } from '../src/mlEngines/projection';
 import { mcpCallsTable } from '../src/mcp/projection';
 import { llmCallsTable } from '../src/llmCalls/projection';
+import { llmBudgetsTable } from '../src/llmBudgets/projection';
 import { modelsTable } from '../src/models/projection';
 import type { TableProjection } from '../src/projection/types';
 import { projectsTable } from '../src/projects/projection';
@@ -41,6 +43,8 @@ export const allProjections: readonly TableProjection[] = withHistoryTables([
   mlEnginesTable,
   agentRunsTable,
   agentStepsTable,
+  agentEvaluationsTable,
+  agentEvaluationCasesTable,
   knowledgeBasesTable,
   knowledgeBaseEvaluationsTable,
   chatMessagesTable,
@@ -55,6 +59,7 @@ export const allProjections: readonly TableProjection[] = withHistoryTables([
   triggersTable,
   mcpCallsTable,
   llmCallsTable,
+  llmBudgetsTable,
 ]);
 
 export { fileTablesProjection } from '../src/files/projection';

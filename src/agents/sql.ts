@@ -1,5 +1,7 @@
 import type { AgentsService } from './service';
-import { invalid } from '../shared/errors';
+import type { AgentEvaluationsService } from './evaluation';
+import { agentEvaluationOptions } from './evaluationSchemas';
+import { DomainError, invalid, isDomainError } from '../shared/errors';
 import type { Params } from '../shared/params';
 import type { Options, UsingValue } from '../sql/parse';
 import {
@@ -91,6 +93,58 @@ export const agentStatements = (agents: Pick<AgentsService, 'get' | 'run'>) =>
     ),
   }) satisfies StatementHandlers<'CreateAgent' | 'UpdateAgent' | 'DropAgent'>;
 
+/** The summary row EVALUATE AGENT answers (its cases: information_schema.AGENT_EVALUATION_CASES). */
+const EVALUATION_COLUMNS = [
+  ['id', 'BIGINT'],
+  ['agent', 'VARCHAR'],
+  ['agent_version', 'BIGINT'],
+  ['scoring', 'VARCHAR'],
+  ['cases', 'BIGINT'],
+  ['passed', 'BIGINT'],
+  ['pass_rate', 'DOUBLE'],
+  ['mean_score', 'DOUBLE'],
+  ['ms_per_case', 'DOUBLE'],
+  ['test_set_digest', 'VARCHAR'],
+  ['created_at', 'VARCHAR'],
+] as const;
+
+/**
+ * EVALUATE AGENT p.a FROM db.t | (SELECT …) USING scoring = …: one row, the evaluation's summary.
+ * Refusals name the statement (and the option: `scoring: …`).
+ */
+export const agentEvaluationStatements = (evaluations: Pick<AgentEvaluationsService, 'evaluate'>) =>
+  ({
+    EvaluateAgent: async (statement, context) => {
+      const project = projectOf(statement.name, context);
+      const what = `EVALUATE AGENT ${project}.${statement.name.name}`;
+      try {
+        const parsed = agentEvaluationOptions.safeParse(statement.options);
+        if (!parsed.success)
+          throw invalid(
+            parsed.error.issues.map((i) => `${i.path.join('.') || 'USING'}: ${i.message}`).join('; '),
+            'Invalid evaluation',
+          );
+        const result = await evaluations.evaluate(
+          project,
+          statement.name.name,
+          statement.from,
+          context.db,
+          parsed.data,
+        );
+        return {
+          type: 'table',
+          column_names: EVALUATION_COLUMNS.map(([n]) => n),
+          column_types: EVALUATION_COLUMNS.map(([, t]) => t),
+          data: [EVALUATION_COLUMNS.map(([n]) => result[n])],
+        };
+      } catch (error) {
+        throw isDomainError(error)
+          ? new DomainError(error.kind, error.title, `${what}: ${error.detail}`, error.retryAfterSeconds)
+          : error;
+      }
+    },
+  }) satisfies StatementHandlers<'EvaluateAgent'>;
+
 /**
  * information_schema.AGENTS, and every project's agents table. MODEL_NAME is the agent's own
  * (`model_name`, `USING model = 'x'`), else the `model_name` of MindsDB v26's `model = {…}` object,
@@ -99,7 +153,13 @@ export const agentStatements = (agents: Pick<AgentsService, 'get' | 'run'>) =>
 export const agentCatalog = {
   informationSchema: {
     AGENTS: `SELECT NAME, PROJECT, COALESCE(MODEL_NAME, json_extract_string(PARAMS, '$.model.model_name')) AS MODEL_NAME, SKILLS, CAST(PARAMS AS VARCHAR) AS PARAMS FROM main.agents ORDER BY ID`,
+    // Every EVALUATE AGENT, and each of its cases (src/agents/evaluation.ts).
+    AGENT_EVALUATIONS: `SELECT ID, PROJECT, AGENT, AGENT_VERSION, SCORING, TOLERANCE, RUBRIC, JUDGE_PROVIDER, JUDGE_MODEL,
+      SOURCE, TEST_SET_DIGEST, CASES, PASSED, PASS_RATE, MEAN_SCORE, MS_PER_CASE, CREATED_AT
+      FROM main.agent_evaluations ORDER BY ID`,
+    AGENT_EVALUATION_CASES: `SELECT EVALUATION_ID, CASE_NUMBER, PROJECT, AGENT, AGENT_VERSION, QUESTION, EXPECTED,
+      ANSWER, SCORE, PASSED, TRACE_ID, ERROR FROM main.agent_evaluation_cases ORDER BY EVALUATION_ID, CASE_NUMBER`,
   },
   projectTables: { agents: 'AGENTS' },
-  scopedRows: { agents: ownProject },
+  scopedRows: { agents: ownProject, agent_evaluations: ownProject, agent_evaluation_cases: ownProject },
 } satisfies SqlCatalog;

@@ -15,9 +15,10 @@ statement
   = createModel / retrainModel / finetuneModel / dropModel / createMlEngine / dropMlEngine
   / createProject / dropProject / createDatabase / dropDatabase
   / createResource / updateResource / alterResource / dropResource
-  / createKnowledgeBase / dropKnowledgeBase / evaluateKnowledgeBase / insertInto / deleteFrom
+  / createKnowledgeBase / dropKnowledgeBase / evaluateKnowledgeBase / evaluateAgent / createKnowledgeBaseIndex / insertInto / deleteFrom
   / createJob / dropJob / createView / alterView / dropView
   / createTable / updateTable / dropTable / createTrigger / dropTrigger
+  / createLlmBudget / dropLlmBudget
   / show / describe / use / set
 
 createModel
@@ -86,6 +87,17 @@ dropKnowledgeBase
 evaluateKnowledgeBase
   = EVALUATE __ knowledgeBaseWord __ name:qualifiedName using:(__ USING __ a:looseAssignments { return a; })?
     { return { kind: 'EvaluateKnowledgeBase', name, options: using ?? {} }; }
+
+// EVALUATE AGENT p.a FROM db.t | (SELECT …) [USING scoring = 'exact', …] (docs/agents.md "Evaluating an agent").
+evaluateAgent
+  = EVALUATE __ AGENT __ name:qualifiedName __ FROM _ from:(q:parenthesized { return { query: q }; } / t:(dotted / identifier) { return { table: t }; })
+    using:(__ USING __ a:looseAssignments { return a; })?
+    { return { kind: 'EvaluateAgent', name, from, options: using ?? {} }; }
+
+// MindsDB's CREATE INDEX ON KNOWLEDGE_BASE p.kb (docs/evaluate-and-replay.md says what it does here).
+createKnowledgeBaseIndex
+  = CREATE __ INDEX __ ON __ knowledgeBaseWord __ name:qualifiedName
+    { return { kind: 'CreateKnowledgeBaseIndex', name }; }
 
 // The rows (a SELECT, or VALUES) are left as text: the SELECT runs like any other query.
 insertInto
@@ -168,6 +180,21 @@ dropTrigger
 dropMlEngine
   = DROP __ ML_ENGINE ie:ifExists __ name:identifier f:(__ FORGET)?
     { return { kind: 'DropMlEngine', name, ifExists: ie, forget: !!f }; }
+
+// An LLM spend budget (docs/llm-models.md "Budgets"): CREATE [OR REPLACE] LLM_BUDGET FOR USER u |
+// TOKEN 'id' | PROJECT p USING calls_per_day = …, tokens_per_day = …, calls_per_query = … (WITH
+// taken too); a budget created again replaces the one before.
+llmBudgetHolder
+  = scope:(USER { return 'user'; } / TOKEN { return 'token'; } / PROJECT { return 'project'; }) __ subject:(string / identifier)
+    { return { scope, subject }; }
+
+createLlmBudget
+  = CREATE __ (OR __ REPLACE __)? LLM_BUDGET __ FOR __ holder:llmBudgetHolder __ (USING / WITH) __ a:assignments
+    { return { kind: 'CreateLlmBudget', ...holder, options: a }; }
+
+dropLlmBudget
+  = DROP __ LLM_BUDGET ie:ifExists __ FOR __ holder:llmBudgetHolder
+    { return { kind: 'DropLlmBudget', ...holder, ifExists: ie }; }
 
 parenthesized = "(" body:$parenBody ")" { return body.trim(); }
 parenBody = (string / "(" parenBody ")" / [^()'"])*
@@ -339,6 +366,7 @@ TABLES = "TABLES"i !idchar { return 'TABLES'; }
 TABLE = "TABLE"i !idchar
 TRIGGER = "TRIGGER"i !idchar
 ON = "ON"i !idchar
+INDEX = "INDEX"i !idchar
 PROJECTS = "PROJECTS"i !idchar { return 'PROJECTS'; }
 MODELS = "MODELS"i !idchar { return 'MODELS'; }
 PREDICTORS = "PREDICTORS"i !idchar { return 'PREDICTORS'; }
@@ -364,6 +392,10 @@ BASES = "BASES"i !idchar
 BASE = "BASE"i !idchar
 ML_ENGINES = "ML_ENGINES"i !idchar
 ML_ENGINE = "ML_ENGINE"i !idchar
+LLM_BUDGET = "LLM_BUDGET"i !idchar
+FOR = "FOR"i !idchar
+USER = "USER"i !idchar
+TOKEN = "TOKEN"i !idchar
 MODEL = "MODEL"i !idchar
 PREDICTOR = "PREDICTOR"i !idchar
 ORDER = "ORDER"i !idchar

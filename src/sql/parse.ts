@@ -81,6 +81,8 @@ export type MindsStatement =
   | { kind: 'DropModel'; name: string[]; ifExists: boolean }
   | { kind: 'CreateMlEngine'; name: string; handler: string; ifNotExists: boolean; options: Options }
   | { kind: 'DropMlEngine'; name: string; ifExists: boolean; forget: boolean }
+  | { kind: 'CreateLlmBudget'; scope: 'user' | 'token' | 'project'; subject: string; options: Options }
+  | { kind: 'DropLlmBudget'; scope: 'user' | 'token' | 'project'; subject: string; ifExists: boolean }
   | {
       kind: 'CreateKnowledgeBase';
       name: QualifiedName;
@@ -92,6 +94,14 @@ export type MindsStatement =
     }
   | { kind: 'DropKnowledgeBase'; name: QualifiedName; ifExists: boolean; forget: boolean }
   | { kind: 'EvaluateKnowledgeBase'; name: QualifiedName; options: Options }
+  | {
+      kind: 'EvaluateAgent';
+      name: QualifiedName;
+      /** The test set: a table (`db.table`, or one of the current database) or a SELECT. */
+      from: { table: string } | { query: string };
+      options: Options;
+    }
+  | { kind: 'CreateKnowledgeBaseIndex'; name: QualifiedName }
   | { kind: 'Insert'; target: QualifiedName; columns: string[] | null; body: string }
   | { kind: 'Delete'; target: QualifiedName; where: string | null }
   | {

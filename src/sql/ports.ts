@@ -1,5 +1,6 @@
 import type { AgentRunsService } from '../agentRuns/service';
 import type { AgentsService } from '../agents/service';
+import type { AgentEvaluationsService } from '../agents/evaluation';
 import type { ChatbotsService } from '../chatbots/service';
 import type { DatabasesService } from '../databases/service';
 import type { FilesService } from '../files/service';
@@ -11,6 +12,7 @@ import type { KnowledgeBasesService } from '../knowledgeBases/service';
 import type { MlEnginesService } from '../mlEngines/service';
 import type { ModelsService } from '../models/service';
 import type { LlmCallsService } from '../llmCalls/service';
+import type { LlmBudgetsService } from '../llmBudgets/service';
 import type { ProjectsService } from '../projects/service';
 import type { SkillsService } from '../skills/service';
 
@@ -26,9 +28,10 @@ export type SqlPorts = {
     DatabasesService,
     'exists' | 'create' | 'remove' | 'requireIntegration' | 'findIntegration'
   >;
-  readonly files: Pick<FilesService, 'find' | 'digestOf' | 'tempPath' | 'register'>;
+  readonly files: Pick<FilesService, 'find' | 'digestOf' | 'tempPath' | 'register' | 'markdownFromUrl'>;
   readonly skills: Pick<SkillsService, 'get' | 'run'>;
   readonly agents: Pick<AgentsService, 'get' | 'run'>;
+  readonly agentEvaluations: Pick<AgentEvaluationsService, 'evaluate'>;
   readonly chatbots: Pick<ChatbotsService, 'get' | 'run'>;
   readonly mlEngines: Pick<MlEnginesService, 'create' | 'remove'>;
   readonly agentRuns: Pick<AgentRunsService, 'complete' | 'findAgentName'>;
@@ -45,4 +48,5 @@ export type SqlPorts = {
     'exists' | 'create' | 'retrain' | 'finetune' | 'remove' | 'describe' | 'predictor' | 'llmModel'
   >;
   readonly llmCalls: Pick<LlmCallsService, 'answerModel' | 'answerFunction'>;
+  readonly llmBudgets: Pick<LlmBudgetsService, 'set' | 'drop'>;
 };

@@ -25,6 +25,7 @@ import { rolePolicy } from './statements/roles';
 import type { TablePolicy } from './pipeline/plan';
 import { unobserved, type SqlObserver } from './observer';
 import { llmFunctionAnswers, llmModelAnswers } from './faces/llm/llmAnswers';
+import { markdownSources } from './faces/markdown/markdownSources';
 import { answerCache, ownWritesApplied } from './pipeline/answerCache';
 import { checkQuerySize, queryReader, selectInput, type QueryReader } from './pipeline/query';
 import { statementDispatcher } from './statements/dispatcher';
@@ -49,6 +50,7 @@ const predictionsOf = (ctx: AppContext, services: SqlPorts): Predictions => ({
     ctx.duck.detached(() => services.knowledgeBases.source(project, name, question, signal)),
   llmModel: (project, name) => llmModelAnswers(ctx, services, project, name),
   llmFunction: (prompts, project, signal) => llmFunctionAnswers(ctx, services)(prompts, project, signal),
+  toMarkdown: markdownSources(ctx, services.files),
 });
 
 /** The endpoint's bounds on one SELECT (SQL_ROW_LIMIT, SQL_TIMEOUT_MS, …), from the configuration. */

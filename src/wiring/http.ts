@@ -4,6 +4,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import { agentRunRoutes } from '../agentRuns/routes';
 import { agentRunReplayRoutes } from '../agentRuns/replayRoutes';
+import { agentEvaluationRoutes } from '../agents/evaluationRoutes';
 import { agentRoutes } from '../agents/routes';
 import { ledgerRoutes } from '../audit/ledgerRoutes';
 import { auditRoutes } from '../audit/routes';
@@ -19,6 +20,7 @@ import { awaitMinLogPosition, logPositionHeader } from '../http/logPosition';
 import { errorMapper, notFoundHandler } from '../http/problem';
 import { registerServerPaths } from '../http/serverPaths';
 import { mlEngineRoutes } from '../mlEngines/routes';
+import { llmBudgetRoutes } from '../llmBudgets/routes';
 import { modelRoutes } from '../models/routes';
 import { jobRoutes } from '../jobs/routes';
 import { viewRoutes } from '../views/routes';
@@ -89,6 +91,7 @@ export const buildHttpApp = (
     (a) => agentRoutes(a, services.agents, services.projects),
     (a) => agentRunRoutes(a, services.agentRuns),
     (a) => agentRunReplayRoutes(a, services.agentRuns),
+    (a) => agentEvaluationRoutes(a, services.agentEvaluations),
     (a) => chatbotRoutes(a, services.chatbots, services.projects),
     (a) => knowledgeBaseRoutes(a, services.knowledgeBases, services.projects),
     (a) => knowledgeBaseEvaluationRoutes(a, services.knowledgeBases),
@@ -121,6 +124,7 @@ export const buildHttpApp = (
     },
     (a) => modelRoutes(a, services.models, services.projects, sql),
     (a) => mlEngineRoutes(a, services.mlEngines),
+    (a) => llmBudgetRoutes(a, services.llmBudgets),
     (a) =>
       fileRoutes(a, services.files, {
         maxBytes: ctx.config.fileUploadMaxBytes,

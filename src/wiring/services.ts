@@ -6,6 +6,7 @@ import type { AppContext } from '../context';
 import { databasesService } from '../databases/service';
 import { filesService } from '../files/service';
 import { llmCallsService } from '../llmCalls/service';
+import { llmBudgetsService } from '../llmBudgets/service';
 import { mlEnginesService } from '../mlEngines/service';
 import { modelsService } from '../models/service';
 import { instanceIdOf, type TrainingRows } from '../models/training';
@@ -22,7 +23,9 @@ import { jobStatementProblem } from '../sql/statements/statementProblem';
 import { sqlService } from '../sql/service';
 import { sqlSlices } from './sqlSlices';
 import type { BlobStore } from '../storage/blobs';
-import { callerRows } from './callerRows';
+import { callerRows, callerWrite } from './callerRows';
+import { evaluationJudge } from './evaluationJudge';
+import { agentEvaluationsService } from './agentEvaluations';
 import { chatbotServices } from './chatbots';
 import { replayPorts } from './replayPorts';
 import { signedLedger } from './ledger';
@@ -70,12 +73,20 @@ export const buildServices = (
     requireIntegration: (ref) => databases.requireIntegration(ref),
   });
   const mlEngines = mlEnginesService(ctx);
+  const llmBudgets = llmBudgetsService(ctx);
   const llmDefaults = {
     openaiBaseUrl: ctx.config.llm.openaiBaseUrl,
     openaiApiKey: ctx.config.llm.openaiApiKey,
     model: ctx.config.llm.model,
     outbound: ctx.config.outbound,
   };
+  const llmModelPorts = {
+    engines: (name: string) => mlEngines.settingsOf(name),
+    defaults: llmDefaults,
+    requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
+  };
+  // The evaluations' judge (llm_relevancy, EVALUATE AGENT's llm_judge): the LLM calls' path.
+  const judge = evaluationJudge(ctx, { ...llmModelPorts, spending: llmBudgets.standingsOf });
   const knowledgeBases = knowledgeBasesService(ctx, directory, blobs, {
     engines: (name) => mlEngines.settingsOf(name),
     defaults: llmDefaults,
@@ -84,6 +95,10 @@ export const buildServices = (
     rowsOf: (database, query) => training.rows(database, query),
     // An evaluation's test table and `from_sql` are read as the caller's own SELECT would be.
     callerRows: callerRows(() => sql),
+    // save_to, and a generated test set written to test_table: the caller's own write.
+    callerWrite: callerWrite(() => sql),
+    // llm_relevancy's judge: through the LLM calls' path, each call recorded.
+    judge,
   });
   const agentRuns = agentRunsService(ctx, directory, {
     sql: {
@@ -114,10 +129,17 @@ export const buildServices = (
       async (name) => (await databases.findIntegration(name)) !== undefined,
     ),
   });
+  const agentEvaluations = agentEvaluationsService(ctx, directory, {
+    agentRuns,
+    sql: () => sql,
+    judge,
+    models: llmModelPorts,
+  });
   const llmCalls = llmCallsService(ctx, {
     engines: (name) => mlEngines.settingsOf(name),
     defaults: llmDefaults,
     requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
+    spending: llmBudgets.standingsOf,
   });
   const { chatMessages, chatbotRuntime } = chatbotServices(ctx, { chatbots, databases, agentRuns });
   const users = usersService(ctx, { sessionTtlMs: ctx.config.auth.sessionTtlMs });
@@ -156,7 +178,9 @@ export const buildServices = (
     models,
     mlEngines,
     agentRuns,
+    agentEvaluations,
     llmCalls,
+    llmBudgets,
     knowledgeBases,
     chatMessages,
     chatbotRuntime,

@@ -1,4 +1,4 @@
-import { agentCatalog, agentStatements } from '../agents/sql';
+import { agentCatalog, agentEvaluationStatements, agentStatements } from '../agents/sql';
 import { agentLookup, agentRunCatalog } from '../agentRuns/sql';
 import { chatMessageCatalog } from '../chatMessages/sql';
 import { chatbotCatalog, chatbotStatements } from '../chatbots/sql';
@@ -14,6 +14,7 @@ import {
 } from '../knowledgeBases/sql';
 import { mcpCatalog } from '../mcp/sql';
 import { llmCallCatalog } from '../llmCalls/sql';
+import { llmBudgetCatalog, llmBudgetStatements } from '../llmBudgets/sql';
 import { mlEngineCatalog, mlEngineStatements } from '../mlEngines/sql';
 import {
   createModelFromText,
@@ -50,6 +51,7 @@ export const sliceStatements = (ports: SqlPorts) => ({
   ...databaseStatements({ databases: ports.databases, createProject: (name) => ports.projects.create(name) }),
   ...skillStatements(ports.skills),
   ...agentStatements(ports.agents),
+  ...agentEvaluationStatements(ports.agentEvaluations),
   ...chatbotStatements({
     chatbots: ports.chatbots,
     requireIntegration: (ref) => ports.databases.requireIntegration(ref),
@@ -60,6 +62,7 @@ export const sliceStatements = (ports: SqlPorts) => ({
   ...jobStatements(ports.jobs),
   ...viewStatements(ports.views),
   ...triggerStatements(ports.triggers),
+  ...llmBudgetStatements(ports.llmBudgets),
 });
 
 /**
@@ -80,6 +83,7 @@ export const sliceCatalogs: readonly SqlCatalog[] = [
   chatMessageCatalog,
   mcpCatalog,
   llmCallCatalog,
+  llmBudgetCatalog,
 ];
 
 /** How each kind of name in a query is recognised, each by the slice that owns it, listed once. */

@@ -1,0 +1,151 @@
+import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import type { RowStore, TableReader } from '../projection/types';
+
+/** An agent's deletion removes its evaluations' rows (its evaluations stream keeps them). */
+const agentRowsDeleted = async (rows: RowStore, agentId: number, key: string) => {
+  for (const row of await rows.scan((r) => BigInt(r.AGENT_ID as number | bigint) === BigInt(agentId)))
+    rows.delete(row[key] as string | bigint);
+};
+
+/**
+ * `agent_evaluations`: one row per `EVALUATE AGENT` (its id the event's position), with the agent's
+ * version it ran against, so two evaluations of one test set (TEST_SET_DIGEST) compare versions.
+ */
+export const agentEvaluationsTable = tableProjection({
+  table: 'agent_evaluations',
+  key: 'ID',
+  columns: [
+    { name: 'ID', type: 'BIGINT' },
+    { name: 'AGENT_ID', type: 'BIGINT' },
+    { name: 'PROJECT', type: 'VARCHAR' },
+    { name: 'AGENT', type: 'VARCHAR' },
+    { name: 'AGENT_VERSION', type: 'BIGINT' },
+    { name: 'SCORING', type: 'VARCHAR' },
+    { name: 'TOLERANCE', type: 'DOUBLE', nullable: true },
+    { name: 'RUBRIC', type: 'VARCHAR', nullable: true },
+    { name: 'JUDGE_PROVIDER', type: 'VARCHAR', nullable: true },
+    { name: 'JUDGE_MODEL', type: 'VARCHAR', nullable: true },
+    { name: 'SOURCE', type: 'VARCHAR' },
+    { name: 'TEST_SET_DIGEST', type: 'VARCHAR' },
+    { name: 'CASES', type: 'INTEGER' },
+    { name: 'PASSED', type: 'INTEGER' },
+    { name: 'PASS_RATE', type: 'DOUBLE' },
+    { name: 'MEAN_SCORE', type: 'DOUBLE' },
+    { name: 'MS_PER_CASE', type: 'DOUBLE' },
+    { name: 'CREATED_AT', type: 'TIMESTAMP' },
+  ],
+  handles: ['AgentEvaluated', 'AgentDeleted'],
+  apply: async (event, rows) => {
+    switch (event.type) {
+      case 'AgentEvaluated': {
+        const d = event.data;
+        rows.insert({
+          ID: event.meta.position,
+          AGENT_ID: d.agentId,
+          PROJECT: d.project,
+          AGENT: d.name,
+          AGENT_VERSION: BigInt(d.agentVersion),
+          SCORING: d.scoring,
+          TOLERANCE: d.tolerance,
+          RUBRIC: d.rubric,
+          JUDGE_PROVIDER: d.judge?.provider ?? null,
+          JUDGE_MODEL: d.judge?.model ?? null,
+          SOURCE: d.source,
+          TEST_SET_DIGEST: d.testSetDigest,
+          CASES: d.cases.length,
+          PASSED: d.passed,
+          PASS_RATE: d.passRate,
+          MEAN_SCORE: d.meanScore,
+          MS_PER_CASE: d.msPerCase,
+          CREATED_AT: d.evaluatedAt,
+        });
+        return;
+      }
+      case 'AgentDeleted':
+        return agentRowsDeleted(rows, event.data.agentId, 'ID');
+      default:
+        return allHandled(event);
+    }
+  },
+});
+
+/** `agent_evaluation_cases`: each case of each evaluation, in order (CASE_NUMBER from 1), with its run's trace id. */
+export const agentEvaluationCasesTable = tableProjection({
+  table: 'agent_evaluation_cases',
+  key: 'CASE_KEY',
+  columns: [
+    // `<evaluation id>-<case number>`: one row per case.
+    { name: 'CASE_KEY', type: 'VARCHAR' },
+    { name: 'EVALUATION_ID', type: 'BIGINT' },
+    { name: 'CASE_NUMBER', type: 'INTEGER' },
+    { name: 'AGENT_ID', type: 'BIGINT' },
+    { name: 'PROJECT', type: 'VARCHAR' },
+    { name: 'AGENT', type: 'VARCHAR' },
+    { name: 'AGENT_VERSION', type: 'BIGINT' },
+    { name: 'QUESTION', type: 'VARCHAR' },
+    { name: 'EXPECTED', type: 'VARCHAR' },
+    { name: 'ANSWER', type: 'VARCHAR' },
+    { name: 'SCORE', type: 'DOUBLE' },
+    { name: 'PASSED', type: 'BOOLEAN' },
+    { name: 'TRACE_ID', type: 'VARCHAR', nullable: true },
+    { name: 'ERROR', type: 'VARCHAR', nullable: true },
+  ],
+  handles: ['AgentEvaluated', 'AgentDeleted'],
+  apply: async (event, rows) => {
+    switch (event.type) {
+      case 'AgentEvaluated': {
+        const d = event.data;
+        for (const [i, c] of d.cases.entries())
+          rows.insert({
+            CASE_KEY: `${event.meta.position}-${i + 1}`,
+            EVALUATION_ID: event.meta.position,
+            CASE_NUMBER: i + 1,
+            AGENT_ID: d.agentId,
+            PROJECT: d.project,
+            AGENT: d.name,
+            AGENT_VERSION: BigInt(d.agentVersion),
+            QUESTION: c.question,
+            EXPECTED: c.expected,
+            ANSWER: c.answer,
+            SCORE: c.score,
+            PASSED: c.passed,
+            TRACE_ID: c.traceId,
+            ERROR: c.error,
+          });
+        return;
+      }
+      case 'AgentDeleted':
+        return agentRowsDeleted(rows, event.data.agentId, 'CASE_KEY');
+      default:
+        return allHandled(event);
+    }
+  },
+});
+
+export type AgentEvaluationRow = RowOf<typeof agentEvaluationsTable.columns>;
+export type AgentEvaluationCaseRow = RowOf<typeof agentEvaluationCasesTable.columns>;
+
+/** One agent's evaluations, newest first. */
+export const agentEvaluationRowsOf = (reader: TableReader, agentId: bigint, limit: number) =>
+  selectRows(
+    agentEvaluationsTable,
+    reader,
+    'SELECT * FROM agent_evaluations WHERE AGENT_ID = ? ORDER BY ID DESC LIMIT ?',
+    [agentId, limit],
+  );
+
+/** One evaluation of the agent, if it is the agent's. */
+export const agentEvaluationRow = (reader: TableReader, agentId: bigint, id: bigint) =>
+  selectRow(agentEvaluationsTable, reader, 'SELECT * FROM agent_evaluations WHERE AGENT_ID = ? AND ID = ?', [
+    agentId,
+    id,
+  ]);
+
+/** An evaluation's cases, in order. */
+export const agentEvaluationCaseRows = (reader: TableReader, id: bigint) =>
+  selectRows(
+    agentEvaluationCasesTable,
+    reader,
+    'SELECT * FROM agent_evaluation_cases WHERE EVALUATION_ID = ? ORDER BY CASE_NUMBER',
+    [id],
+  );
