@@ -2,9 +2,27 @@ import type { z } from 'zod';
 import type { OutboundPolicy } from '../http/outbound';
 import type { HostPolicy } from '../integrations/hostPolicy';
 import type { envSchema } from './environment';
-import type { DocumentLimits } from '../engines/documents/types';
 
 /** The configuration every module reads: what loadConfig (src/config.ts) makes of the environment. */
+/**
+ * What converting one uploaded document may cost (src/engines/documents); each passed limit is
+ * refused with a 400 naming its setting.
+ */
+export type DocumentLimits = {
+  /** Pages a PDF may have (DOCUMENT_MAX_PAGES). */
+  maxPages: number;
+  /** Sections a converted document may have (DOCUMENT_MAX_SECTIONS). */
+  maxSections: number;
+  /** Bytes a DOCX's entries may inflate to, together (DOCUMENT_MAX_UNZIPPED_BYTES). */
+  maxUnzippedBytes: number;
+  /** Element nesting an HTML (or a DOCX's HTML) may have (DOCUMENT_MAX_DEPTH). */
+  maxDepth: number;
+  /** Time one conversion may take before it is stopped (DOCUMENT_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Heap the conversion's worker thread may use, in MiB (DOCUMENT_MAX_MEMORY_MB). */
+  maxMemoryMb: number;
+};
+
 export type Config = {
   port: number;
   host: string;
