@@ -176,18 +176,26 @@ describe('LLM budgets on every door (sqlite)', () => {
         expect.arrayContaining([expect.objectContaining({ subject: `door_setter_${role}` })]),
       );
     }
+    // A budget of this test's own (the cases run in any order: none may lean on another's).
+    expect(
+      await sqlAs(
+        w.t,
+        { cookie: w.admin },
+        'CREATE LLM_BUDGET FOR USER door_setter_kept USING calls_per_day = 5',
+      ),
+    ).toMatchObject({ type: 'ok' });
     const auditor = await userWithRole(w.t, w.admin, 'door_setter_auditor', 'auditor');
     expect(
-      await sqlAs(w.t, { cookie: auditor.cookie }, 'DROP LLM_BUDGET FOR USER door_analyst'),
+      await sqlAs(w.t, { cookie: auditor.cookie }, 'DROP LLM_BUDGET FOR USER door_setter_kept'),
     ).toMatchObject({
       error_code: 1227,
     });
-    await w.t.http.delete('/api/llm/budgets/user/door_analyst').set('Cookie', auditor.cookie).expect(403);
+    await w.t.http.delete('/api/llm/budgets/user/door_setter_kept').set('Cookie', auditor.cookie).expect(403);
     // The admin's budget is still there.
     expect(
       (await w.t.http.get('/api/llm/budgets').set('Cookie', w.admin).expect(200)).body as {
         subject: string;
       }[],
-    ).toEqual(expect.arrayContaining([expect.objectContaining({ subject: 'door_analyst' })]));
+    ).toEqual(expect.arrayContaining([expect.objectContaining({ subject: 'door_setter_kept' })]));
   });
 });
