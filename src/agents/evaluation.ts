@@ -1,6 +1,7 @@
 import { AGENT_EVALUATION_EXCERPT, MAX_AGENT_EVALUATION_CASES, type AgentEvaluated } from '../../events';
 import { settled, type AppContext } from '../context';
-import type { Aggregate } from '../eventlog/commands';
+import { FACTS } from '../eventlog/commands';
+import { cellOf, cellText } from '../shared/rowCells';
 import { canonicalSkillKind } from '../engines/agentLoop';
 import type { LlmPrompt } from '../engines/llm/llmModelSpec';
 import { judgeScore, testSetDigest } from '../engines/search/evaluation';
@@ -51,22 +52,7 @@ export type AgentEvaluationPorts = {
 /** The test set: a table (`db.table` or a table of the current database) or a SELECT. */
 export type EvaluationSource = { readonly table: string } | { readonly query: string };
 
-/** The agent's evaluations are facts appended in order: nothing to decide on. */
-const factsAggregate: Aggregate<null> = { initialState: () => null, evolve: () => null };
-
 export const agentEvaluationsStream = (agentId: bigint | number) => `agent-evaluations-${agentId}`;
-
-const cell = (row: Record<string, unknown>, column: string) => {
-  const key = Object.keys(row).find((k) => k.toLowerCase() === column);
-  return key === undefined ? undefined : row[key];
-};
-
-const text = (v: unknown) =>
-  v === null || v === undefined
-    ? ''
-    : typeof v === 'string'
-      ? v
-      : JSON.stringify(v, (_, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
 
 /**
  * What the event keeps of a text: its start, made storable (a NUL or a half surrogate pair in an
@@ -91,22 +77,22 @@ const casesOf = (source: string, rows: Rows, column: 'expected_answer' | 'expect
       'Invalid evaluation',
     );
   return rows.map((row, i) => {
-    const question = cell(row, 'question');
-    const expected = cell(row, column);
+    const question = cellOf(row, 'question');
+    const expected = cellOf(row, column);
     if (question === undefined || expected === undefined)
       throw invalid(
         `${source} needs the columns question and ${column} (it has ${Object.keys(row).join(', ') || 'none'})`,
         'Invalid evaluation',
       );
-    const q = text(question).trim();
+    const q = cellText(question).trim();
     if (q === '' || expected === null)
       throw invalid(`Row ${i + 1} of ${source} has no question or no ${column}`, 'Invalid evaluation');
-    if (!storable(q) || !storable(text(expected)))
+    if (!storable(q) || !storable(cellText(expected)))
       throw invalid(
         `Row ${i + 1} of ${source}: its question or ${column} holds a NUL character or a lone surrogate`,
         'Invalid evaluation',
       );
-    return { question: q, expected: text(expected) };
+    return { question: q, expected: cellText(expected) };
   });
 };
 
@@ -270,7 +256,7 @@ export const agentEvaluation = (ctx: AppContext, projects: ProjectDirectory, por
         evaluatedAt: ctx.clock().toISOString(),
       },
     };
-    const outcome = await ctx.commands.run(agentEvaluationsStream(agent.id), factsAggregate, () => [event]);
+    const outcome = await ctx.commands.run(agentEvaluationsStream(agent.id), FACTS, () => [event]);
     await settled(ctx, outcome.lastPosition);
     return presentAgentEvaluation(outcome.lastPosition ?? 0n, event.data);
   };

@@ -15,6 +15,12 @@ export type Aggregate<S> = {
   readonly evolve: (state: S, event: RecordedEvent) => S;
 };
 
+/**
+ * A stream that takes facts in order with nothing to decide on (a knowledge base's documents and
+ * evaluations, an agent's evaluations): its commands append what they are given.
+ */
+export const FACTS: Aggregate<null> = { initialState: () => null, evolve: () => null };
+
 export type CommandOutcome<S> = {
   /** The state after the command's events. */
   readonly state: S;

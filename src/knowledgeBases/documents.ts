@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { KnowledgeBaseDocumentsDeleted, KnowledgeBaseDocumentsInserted } from '../../events';
 import { settled, type AppContext } from '../context';
-import type { Aggregate } from '../eventlog/commands';
+import { FACTS } from '../eventlog/commands';
+import { cellOf, cellText } from '../shared/rowCells';
 import { HASHING_DIMENSIONS } from '../engines/search/hashingEmbedder';
 import { invalid } from '../shared/errors';
 import type { BlobStore } from '../storage/blobs';
@@ -13,16 +14,6 @@ import { chunksOf, type KbDocument } from './projection';
 import { documentsStream, settingsOf, type KnowledgeBase } from './state';
 
 /** A knowledge base's documents stream: facts appended in order, nothing to decide on. */
-const documentsAggregate: Aggregate<null> = { initialState: () => null, evolve: () => null };
-
-const text = (v: unknown) =>
-  v === null || v === undefined
-    ? ''
-    : typeof v === 'string'
-      ? v
-      : typeof v === 'object'
-        ? JSON.stringify(v)
-        : String(v);
 
 /** Rows → documents: the id column (or a digest of the content), the content columns, the metadata. */
 const documentsOf = (kb: KnowledgeBase, rows: readonly Record<string, unknown>[]): KbDocument[] => {
@@ -34,22 +25,20 @@ const documentsOf = (kb: KnowledgeBase, rows: readonly Record<string, unknown>[]
       `The rows have no content column ${kb.contentColumns.join(', ')} (their columns: ${columns.join(', ')}); name it in content_columns`,
       'Invalid documents',
     );
-  const get = (row: Record<string, unknown>, column: string) =>
-    row[Object.keys(row).find((k) => k.toLowerCase() === column.toLowerCase()) ?? column];
   const skip = new Set([kb.idColumn, ...kb.contentColumns].map((c) => c.toLowerCase()));
   const documents = rows.flatMap((row) => {
     const content = kb.contentColumns
-      .map((c) => text(get(row, c)))
+      .map((c) => cellText(cellOf(row, c)))
       .filter((t) => t.trim() !== '')
       .join('\n\n');
     if (content === '') return [];
-    const rawId = get(row, kb.idColumn);
+    const rawId = cellOf(row, kb.idColumn);
     const id =
       rawId === null || rawId === undefined
         ? crypto.createHash('sha256').update(content).digest('hex').slice(0, 16)
-        : text(rawId);
+        : cellText(rawId);
     const metadataColumns = kb.metadataColumns ?? Object.keys(row).filter((k) => !skip.has(k.toLowerCase()));
-    const metadata = Object.fromEntries(metadataColumns.map((c) => [c, get(row, c) ?? null]));
+    const metadata = Object.fromEntries(metadataColumns.map((c) => [c, cellOf(row, c) ?? null]));
     return [{ id, content, metadata }];
   });
   // Within one insert the last row of an id wins, as a later insert of it replaces it.
@@ -94,7 +83,7 @@ export const knowledgeBaseDocuments = (
       type: 'KnowledgeBaseDocumentsDeleted',
       data: { kbId: Number(kb.id), ids: [...new Set(ids)], deletedAt: ctx.clock().toISOString() },
     };
-    const outcome = await ctx.commands.run(documentsStream(kb.id), documentsAggregate, () => [event]);
+    const outcome = await ctx.commands.run(documentsStream(kb.id), FACTS, () => [event]);
     await settled(ctx, outcome.lastPosition);
   };
 
@@ -150,7 +139,7 @@ export const knowledgeBaseDocuments = (
         insertedAt: ctx.clock().toISOString(),
       },
     };
-    const outcome = await ctx.commands.run(documentsStream(kb.id), documentsAggregate, () => [event]);
+    const outcome = await ctx.commands.run(documentsStream(kb.id), FACTS, () => [event]);
     await settled(ctx, outcome.lastPosition);
     return { documents: documents.length, chunks: chunks.length };
   };

@@ -1,6 +1,7 @@
 import { MAX_EVALUATION_QUESTIONS, MAX_GENERATED_QUESTIONS, type KnowledgeBaseEvaluated } from '../../events';
 import { settled, type AppContext } from '../context';
-import type { Aggregate } from '../eventlog/commands';
+import { FACTS } from '../eventlog/commands';
+import { cellOf, cellText } from '../shared/rowCells';
 import {
   judgePrompt,
   judgeScore,
@@ -51,17 +52,6 @@ const DEFAULT_TOP_K = 10;
 const GENERATION_ERRORS = 5;
 const MAX_QUESTION = 2_000;
 const MAX_ANSWER = 2_000;
-
-/** The knowledge base's stream takes evaluations as facts, in order: nothing to decide on. */
-const factsAggregate: Aggregate<null> = { initialState: () => null, evolve: () => null };
-
-const cell = (row: Record<string, unknown>, column: string) => {
-  const key = Object.keys(row).find((k) => k.toLowerCase() === column);
-  return key === undefined ? undefined : row[key];
-};
-
-const text = (v: unknown) =>
-  v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
 
 const bounded = (s: string, max: number) => (s.length <= max ? s : s.slice(0, max));
 
@@ -122,17 +112,17 @@ const casesOf = (table: string, rows: readonly Record<string, unknown>[], versio
       'Invalid evaluation',
     );
   return rows.map((row, i) => {
-    const question = cell(row, 'question');
-    const key = cell(row, column);
+    const question = cellOf(row, 'question');
+    const key = cellOf(row, column);
     if (question === undefined || key === undefined)
       throw invalid(
         `${table} needs the columns question and ${column} (it has ${Object.keys(row).join(', ') || 'none'})`,
         'Invalid evaluation',
       );
-    const q = text(question).trim();
+    const q = cellText(question).trim();
     if (q === '' || key === null)
       throw invalid(`Row ${i + 1} of ${table} has no question or no ${column}`, 'Invalid evaluation');
-    return { question: bounded(q, MAX_QUESTION), key: text(key) };
+    return { question: bounded(q, MAX_QUESTION), key: cellText(key) };
   });
 };
 
@@ -155,9 +145,12 @@ const generationSources = async (
 ) => {
   if (fromSql !== null) {
     const rows = await ports.callerRows(project, fromSql);
-    if (rows.length > 0 && (cell(rows[0]!, 'id') === undefined || cell(rows[0]!, 'content') === undefined))
+    if (
+      rows.length > 0 &&
+      (cellOf(rows[0]!, 'id') === undefined || cellOf(rows[0]!, 'content') === undefined)
+    )
       throw invalid('generate_data.from_sql must answer the columns id and content', 'Invalid evaluation');
-    return rows.map((r) => ({ id: text(cell(r, 'id')), content: text(cell(r, 'content')) }));
+    return rows.map((r) => ({ id: cellText(cellOf(r, 'id')), content: cellText(cellOf(r, 'content')) }));
   }
   const t = kbTables(kb.id);
   if ((await contentCounts(ctx.duck, kb.id)).chunks === 0) return [];
@@ -449,7 +442,7 @@ export const knowledgeBaseEvaluation = (
         // The row's id is MindsDB's (seconds since the epoch): the event's position is not known yet.
         resultRow({ ...presented(0n), id: Math.floor(Date.parse(event.data.evaluatedAt) / 1000) }),
       );
-    const outcome = await ctx.commands.run(documentsStream(kb.id), factsAggregate, () => [event]);
+    const outcome = await ctx.commands.run(documentsStream(kb.id), FACTS, () => [event]);
     await settled(ctx, outcome.lastPosition);
     return presented(outcome.lastPosition ?? 0n);
   };
