@@ -145,6 +145,29 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
       options?: LlmQueryOptions,
     ): Promise<LlmFunctionAnswer[]> => answerFunction(deps, asked, project, options),
 
+    /**
+     * An evaluation's judge (llm_relevancy, EVALUATE AGENT's llm_judge): its prompts asked as they
+     * are, at temperature 0 (MindsDB's reranker asks so: a judge that answers the same each time),
+     * through the same caps, budgets, cache and recording as the functions' calls. The answers, in order.
+     */
+    askJudge: (
+      request: { settings: LlmSettings; prompts: readonly LlmPrompt[]; project: string; what: string },
+      signal?: AbortSignal,
+    ): Promise<string[]> =>
+      askAll(
+        deps.asking,
+        {
+          settings: request.settings,
+          temperature: 0,
+          maxTokens: request.settings.maxTokens,
+          about: { project: request.project, model: null, modelVersion: null, source: 'function' },
+          what: request.what,
+        },
+        request.prompts,
+        request.prompts.map((_, i) => i + 1),
+        signal,
+      ),
+
     /** The answer cache's size and hits since start (the bench reads it). */
     cacheStats: () => cache.stats(),
   };

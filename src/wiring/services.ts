@@ -24,7 +24,6 @@ import { sqlService } from '../sql/service';
 import { sqlSlices } from './sqlSlices';
 import type { BlobStore } from '../storage/blobs';
 import { callerRows, callerWrite } from './callerRows';
-import { evaluationJudge } from './evaluationJudge';
 import { agentEvaluationsService } from './agentEvaluations';
 import { chatbotServices } from './chatbots';
 import { replayPorts } from './replayPorts';
@@ -85,12 +84,11 @@ export const buildServices = (
     defaults: llmDefaults,
     requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
   };
-  // The evaluations' judge (llm_relevancy, EVALUATE AGENT's llm_judge): the LLM calls' path.
-  const judge = evaluationJudge(ctx, { ...llmModelPorts, spending: llmBudgets.standingsOf });
+  const llmCalls = llmCallsService(ctx, { ...llmModelPorts, spending: llmBudgets.standingsOf });
+  // The evaluations' judge (llm_relevancy, EVALUATE AGENT's llm_judge): the LLM calls' own path.
+  const judge = llmCalls.askJudge;
   const knowledgeBases = knowledgeBasesService(ctx, directory, blobs, {
-    engines: (name) => mlEngines.settingsOf(name),
-    defaults: llmDefaults,
-    requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
+    ...llmModelPorts,
     // Documents from a query are read like training rows: every row, through the SQL engine.
     rowsOf: (database, query) => training.rows(database, query),
     // An evaluation's test table and `from_sql` are read as the caller's own SELECT would be.
@@ -120,9 +118,7 @@ export const buildServices = (
         }));
       },
     }),
-    engines: (name) => mlEngines.settingsOf(name),
-    defaults: llmDefaults,
-    requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
+    ...llmModelPorts,
     // A replay reads the agent's SQL again as the caller's SELECT would, never a model.
     replay: replayPorts(
       () => sql,
@@ -134,12 +130,6 @@ export const buildServices = (
     sql: () => sql,
     judge,
     models: llmModelPorts,
-  });
-  const llmCalls = llmCallsService(ctx, {
-    engines: (name) => mlEngines.settingsOf(name),
-    defaults: llmDefaults,
-    requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
-    spending: llmBudgets.standingsOf,
   });
   const { chatMessages, chatbotRuntime } = chatbotServices(ctx, { chatbots, databases, agentRuns });
   const users = usersService(ctx, { sessionTtlMs: ctx.config.auth.sessionTtlMs });
