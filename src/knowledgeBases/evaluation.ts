@@ -546,24 +546,16 @@ export const presentEvaluationRow = (r: KnowledgeBaseEvaluationRow) => ({
   generated: r.GENERATED,
 });
 
-/** The columns EVALUATE KNOWLEDGE_BASE answers for `doc_id`: MindsDB's first, then ours. */
-const DOC_ID_COLUMNS = [
-  ['total', 'BIGINT'],
-  ['total_found', 'BIGINT'],
-  ['retrieved_in_top_10', 'BIGINT'],
-  ['cumulative_recall', 'VARCHAR'],
+/** What every evaluation answers after its metrics: when and how long, then its identity. */
+const TIMING_AND_IDENTITY = [
   ['avg_query_time', 'DOUBLE'],
   ['id', 'BIGINT'],
   ['name', 'VARCHAR'],
   ['created_at', 'VARCHAR'],
-  ['hit_rate', 'DOUBLE'],
-  ['mrr', 'DOUBLE'],
-  ['recall_at_1', 'DOUBLE'],
-  ['recall_at_3', 'DOUBLE'],
-  ['recall_at_5', 'DOUBLE'],
-  ['recall_at_10', 'DOUBLE'],
-  ['top_k', 'BIGINT'],
-  ['hybrid_search_alpha', 'DOUBLE'],
+] as const;
+
+/** …and last: the knowledge base as it was searched, and the test set. */
+const SEARCHED = [
   ['embedding_provider', 'VARCHAR'],
   ['embedding_model', 'VARCHAR'],
   ['chunk_size', 'BIGINT'],
@@ -572,6 +564,24 @@ const DOC_ID_COLUMNS = [
   ['chunks', 'BIGINT'],
   ['questions', 'BIGINT'],
   ['test_set_digest', 'VARCHAR'],
+] as const;
+
+/** The columns EVALUATE KNOWLEDGE_BASE answers for `doc_id`: MindsDB's first, then ours. */
+const DOC_ID_COLUMNS = [
+  ['total', 'BIGINT'],
+  ['total_found', 'BIGINT'],
+  ['retrieved_in_top_10', 'BIGINT'],
+  ['cumulative_recall', 'VARCHAR'],
+  ...TIMING_AND_IDENTITY,
+  ['hit_rate', 'DOUBLE'],
+  ['mrr', 'DOUBLE'],
+  ['recall_at_1', 'DOUBLE'],
+  ['recall_at_3', 'DOUBLE'],
+  ['recall_at_5', 'DOUBLE'],
+  ['recall_at_10', 'DOUBLE'],
+  ['top_k', 'BIGINT'],
+  ['hybrid_search_alpha', 'DOUBLE'],
+  ...SEARCHED,
 ] as const;
 
 /** …and for `llm_relevancy`: MindsDB's (the lists as JSON text), then ours. */
@@ -584,22 +594,12 @@ const RELEVANCY_COLUMNS = [
   ['bin_precision_at_k', 'VARCHAR'],
   ['avg_entropy', 'DOUBLE'],
   ['avg_ndcg', 'DOUBLE'],
-  ['avg_query_time', 'DOUBLE'],
-  ['id', 'BIGINT'],
-  ['name', 'VARCHAR'],
-  ['created_at', 'VARCHAR'],
+  ...TIMING_AND_IDENTITY,
   ['top_k', 'BIGINT'],
   ['hybrid_search_alpha', 'DOUBLE'],
   ['judge_provider', 'VARCHAR'],
   ['judge_model', 'VARCHAR'],
-  ['embedding_provider', 'VARCHAR'],
-  ['embedding_model', 'VARCHAR'],
-  ['chunk_size', 'BIGINT'],
-  ['chunk_overlap', 'BIGINT'],
-  ['documents', 'BIGINT'],
-  ['chunks', 'BIGINT'],
-  ['questions', 'BIGINT'],
-  ['test_set_digest', 'VARCHAR'],
+  ...SEARCHED,
 ] as const;
 
 type PresentedEvaluation = ReturnType<typeof presentEvaluation>;

@@ -34,7 +34,7 @@ const tableOf = (name: string) =>
     .join('.');
 
 /** A cell as a parameter: lists and objects as JSON text, the rest as they are. */
-const cellOf = (v: unknown) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : (v ?? null));
+const asParameter = (v: unknown) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : (v ?? null));
 
 /**
  * `(SELECT :p0 AS a, :p1 AS b UNION ALL SELECT …)`: rows as a query whose every value is a bound
@@ -47,7 +47,7 @@ const rowsQuery = (columns: readonly string[], rows: readonly (readonly unknown[
     (row, r) =>
       `SELECT ${columns
         .map((column, c) => {
-          params[`p${r}_${c}`] = cellOf(row[c]);
+          params[`p${r}_${c}`] = asParameter(row[c]);
           return `:p${r}_${c} AS ${quoteMysqlIdent(column)}`;
         })
         .join(', ')}`,
