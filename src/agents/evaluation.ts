@@ -2,6 +2,7 @@ import { AGENT_EVALUATION_EXCERPT, MAX_AGENT_EVALUATION_CASES, type AgentEvaluat
 import { settled, type AppContext } from '../context';
 import { FACTS } from '../eventlog/commands';
 import { cellOf, cellText } from '../shared/rowCells';
+import { storableText } from '../shared/jsonBounds';
 import { canonicalSkillKind } from '../engines/agentLoop';
 import type { LlmPrompt } from '../engines/llm/llmModelSpec';
 import { judgeScore, testSetDigest } from '../engines/search/evaluation';
@@ -63,9 +64,6 @@ const excerpt = (s: string) =>
     .toWellFormed()
     .replaceAll('\u0000', '\uFFFD');
 
-/** A test set's text the log can hold as written: no NUL, no half of a surrogate pair. */
-const storable = (s: string) => !s.includes('\u0000') && s.isWellFormed();
-
 type TestCase = { readonly question: string; readonly expected: string };
 
 /** The test set's rows as cases: `question` and `expected_sql` (sql_result) or `expected_answer`. */
@@ -87,7 +85,7 @@ const casesOf = (source: string, rows: Rows, column: 'expected_answer' | 'expect
     const q = cellText(question).trim();
     if (q === '' || expected === null)
       throw invalid(`Row ${i + 1} of ${source} has no question or no ${column}`, 'Invalid evaluation');
-    if (!storable(q) || !storable(cellText(expected)))
+    if (!storableText(q) || !storableText(cellText(expected)))
       throw invalid(
         `Row ${i + 1} of ${source}: its question or ${column} holds a NUL character or a lone surrogate`,
         'Invalid evaluation',

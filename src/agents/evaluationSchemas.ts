@@ -1,13 +1,6 @@
 import { z } from 'zod';
+import { wellFormedText } from '../shared/resourceSchemas';
 import { agentScorings } from '../../events';
-
-/** Text that can be stored and read back everywhere: no NUL, no half of a surrogate pair. */
-const wellFormed = (max: number) =>
-  z
-    .string()
-    .min(1)
-    .max(max)
-    .refine((s) => !s.includes('\u0000') && s.isWellFormed(), 'must be text without NUL or lone surrogates');
 
 /**
  * `EVALUATE AGENT … USING …`: how each answer is scored. A refusal names the option (its path);
@@ -27,7 +20,7 @@ export const agentEvaluationOptions = z
       .describe(
         'numeric: the largest absolute difference between the expected number and the answer’s first',
       ),
-    rubric: wellFormed(4_000).optional().describe('llm_judge: what the judge grades each answer by'),
+    rubric: wellFormedText(4_000).optional().describe('llm_judge: what the judge grades each answer by'),
     llm: z
       .record(z.string().max(100), z.unknown())
       .optional()

@@ -1,16 +1,9 @@
 import { z } from 'zod';
+import { wellFormedText } from '../shared/resourceSchemas';
 import { MAX_GENERATED_QUESTIONS } from '../../events';
 
-/** Text that can be stored and read back everywhere: no NUL, no half of a surrogate pair. */
-const wellFormed = (max: number) =>
-  z
-    .string()
-    .min(1)
-    .max(max)
-    .refine((s) => !s.includes('\u0000') && s.isWellFormed(), 'must be text without NUL or lone surrogates');
-
 /** `db.table` (a database or project, and a table of it). */
-const tableName = wellFormed(300).refine(
+const tableName = wellFormedText(300).refine(
   (s) => /^[^.]+\.[^.]+$/.test(s),
   'must name a database and a table: db.table',
 );
@@ -39,7 +32,7 @@ export const evaluationOptions = z
         z.boolean(),
         z
           .object({
-            from_sql: wellFormed(10_000)
+            from_sql: wellFormedText(10_000)
               .optional()
               .describe('A SELECT answering id and content columns (default: the knowledge base’s chunks)'),
             count: z.number().int().min(1).max(MAX_GENERATED_QUESTIONS).optional(),

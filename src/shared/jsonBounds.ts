@@ -46,6 +46,9 @@ const hasNul = (s: string) => s.includes('\u0000');
  */
 export const hasLoneSurrogate = (s: string) => !s.isWellFormed();
 
+/** Text the log can hold as written: no NUL, no half of a surrogate pair. */
+export const storableText = (s: string) => !hasNul(s) && !hasLoneSurrogate(s);
+
 /** What is wrong with one string of an event, if anything: NUL or a lone surrogate. */
 const stringProblem = (s: string): { problem: 'nul' | 'surrogate'; what: string } | null =>
   hasNul(s)

@@ -1,3 +1,4 @@
+import { storableText } from './jsonBounds';
 import { z } from 'zod';
 
 /** Skill, agent and chatbot names: MindsDB accepts any identifier, so only the obviously broken are refused. */
@@ -25,3 +26,7 @@ export const forgetQuery = z.object({
     .optional()
     .transform((v) => v === 'true' || v === '1'),
 });
+
+/** Text that can be stored and read back everywhere, 1 to `max` characters: no NUL, no half of a surrogate pair. */
+export const wellFormedText = (max: number) =>
+  z.string().min(1).max(max).refine(storableText, 'must be text without NUL or lone surrogates');
