@@ -10,6 +10,7 @@ import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpen
 import { clip, hostileJson, hostileString, ident, lit, pathSegment, readyAtHead } from '../support/hostile';
 import { rebuildDifferences } from '../support/promise-rebuild';
 import { propertyRuns, propertySeed } from '../support/seed';
+import { givenTwoRecordKb } from './support-eval';
 
 // Fixed: a fresh seed (1780450858) drew a bare number as the body, which supertest cannot send
 // (TypeError in the client, not an answer of the service); the generator should send it as JSON text.
@@ -54,23 +55,7 @@ describe.each(storeKinds)('generated values in EVALUATE KNOWLEDGE_BASE (%s)', (k
       fakeReply.text('{"query": "alpha record", "reference_answer": "alpha"}'),
     );
     t = await startTestApp(kind);
-    const sql = async (query: string) =>
-      (await t.http.post('/api/sql/query').send({ query }).expect(200)).body as { type: string };
-    await t.http
-      .put(`/api/files/${questions}`)
-      .attach('file', Buffer.from('question,doc_id\nalpha one,a\nbeta two,b\n'), `${questions}.csv`)
-      .expect(200);
-    expect(await sql(`CREATE PROJECT ${project}`)).toMatchObject({ type: 'ok' });
-    expect(
-      await sql(
-        `CREATE KNOWLEDGE_BASE ${project}.${kb} USING content_columns = ['content'], id_column = 'id'`,
-      ),
-    ).toMatchObject({ type: 'ok' });
-    expect(
-      await sql(
-        `INSERT INTO ${project}.${kb} (id, content) VALUES ('a', 'Record alpha one.'), ('b', 'Record beta two.')`,
-      ),
-    ).toMatchObject({ type: 'ok' });
+    await givenTwoRecordKb(t, { project, kb, questions }, 'doc_id');
   }, 60_000);
   afterAll(async () => {
     await t.dispose();

@@ -11,6 +11,7 @@ import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpen
 import { clip, hostileString, ident, lit, readyAtHead } from '../support/hostile';
 import { rebuildDifferences } from '../support/promise-rebuild';
 import { propertyRuns, propertySeed } from '../support/seed';
+import { givenTwoRecordKb } from './support-eval';
 
 const SEED = propertySeed(20261128);
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 30);
@@ -61,23 +62,7 @@ describe.each(storeKinds)('generated values in llm_relevancy, save_to and CREATE
   beforeAll(async () => {
     judge = (await startFakeOpenAi()).setFallback(fakeReply.text('70'));
     t = await startTestApp(kind);
-    const sql = async (query: string) =>
-      (await t.http.post('/api/sql/query').send({ query }).expect(200)).body as { type: string };
-    await t.http
-      .put(`/api/files/${questions}`)
-      .attach('file', Buffer.from('question,answer\nalpha one,a\nbeta two,b\n'), `${questions}.csv`)
-      .expect(200);
-    expect(await sql(`CREATE PROJECT ${project}`)).toMatchObject({ type: 'ok' });
-    expect(
-      await sql(
-        `CREATE KNOWLEDGE_BASE ${project}.${kb} USING content_columns = ['content'], id_column = 'id'`,
-      ),
-    ).toMatchObject({ type: 'ok' });
-    expect(
-      await sql(
-        `INSERT INTO ${project}.${kb} (id, content) VALUES ('a', 'Record alpha one.'), ('b', 'Record beta two.')`,
-      ),
-    ).toMatchObject({ type: 'ok' });
+    await givenTwoRecordKb(t, { project, kb, questions }, 'answer');
   }, 60_000);
   afterAll(async () => {
     await t.dispose();

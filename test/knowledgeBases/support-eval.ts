@@ -58,3 +58,25 @@ export const eventsOf = async (t: TestApp, stream: string) =>
 export const kbIdOf = async (t: TestApp, project: string, kb: string) =>
   ((await t.http.get(`/api/projects/${project}/knowledge_bases/${kb}`).expect(200)).body as { id: number })
     .id;
+
+/**
+ * A project with a two-record knowledge base (`a`: "Record alpha one.", `b`: "Record beta two.")
+ * and a test table `files.<questions>` of two questions and `keyColumn` (doc_id or answer).
+ */
+export const givenTwoRecordKb = async (
+  t: TestApp,
+  names: { project: string; kb: string; questions: string },
+  keyColumn: 'doc_id' | 'answer',
+) => {
+  const { project, kb, questions } = names;
+  await t.http
+    .put(`/api/files/${questions}`)
+    .attach('file', Buffer.from(`question,${keyColumn}\nalpha one,a\nbeta two,b\n`), `${questions}.csv`)
+    .expect(200);
+  await ok(t, `CREATE PROJECT ${project}`);
+  await ok(t, `CREATE KNOWLEDGE_BASE ${project}.${kb} USING content_columns = ['content'], id_column = 'id'`);
+  await ok(
+    t,
+    `INSERT INTO ${project}.${kb} (id, content) VALUES ('a', 'Record alpha one.'), ('b', 'Record beta two.')`,
+  );
+};
