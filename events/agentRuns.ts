@@ -34,6 +34,13 @@ export const AgentRunStarted = defineEvent(
     threadId: z.string().nullable(),
     /** Which door the question came in by: rest, sql, mysql, chatbot. */
     via: z.string(),
+    /**
+     * Who asked, as LLM calls name a caller: the model calls of the run count against this user's,
+     * token's and project's LLM budgets. Absent on runs recorded before budgets held agents.
+     */
+    caller: z
+      .object({ actor: z.string(), user: z.string().nullable(), role: z.string().nullable() })
+      .optional(),
     llm: z.object({
       provider: z.string(),
       model: z.string(),

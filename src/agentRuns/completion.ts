@@ -3,6 +3,7 @@ import {
   AgentRunError,
   AgentSetupError,
   InvalidMessagesError,
+  ModelCallRefused,
   planAgentRun,
   runAgent,
   type AgentRunEvent as LoopEvent,
@@ -12,10 +13,13 @@ import {
   LlmConfigError,
   providerProblem,
   summarizeLlmSettings,
+  type ChatMessage,
   type LlmClient,
   type LlmSettings,
 } from '../engines/llm';
+import { describeRefusal, LlmBudgetExceeded, type SpendingPort } from '../llmBudgets/state';
 import { badGateway, DomainError, invalid, isDomainError } from '../shared/errors';
+import { callerOfRequest, type CallerOfRequest } from '../shared/requestContext';
 import { withThread, type AgentLoader, type LoadedAgent } from './agentLookup';
 import { agentLlmClientPool } from './clients';
 import { decideThreadTurn } from './decider';
@@ -68,6 +72,8 @@ export class AgentRunProblem extends DomainError {
 export const runFailure = (error: AgentRunError, traceId: string): DomainError => {
   const detail = `${error.message} (trace_id ${traceId})`;
   switch (error.kind) {
+    case 'refused':
+      return new LlmBudgetExceeded(detail);
     case 'tool_errors':
     case 'max_steps':
     case 'empty_answer':
@@ -105,17 +111,51 @@ type PreparedRun = LoadedAgent & {
   readonly planned: Awaited<ReturnType<typeof planAgentRun>>;
   readonly traceId: string;
   readonly summary: ReturnType<typeof summarizeLlmSettings>;
+  /** Who asked: recorded with the run, and whose LLM budgets its model calls count against. */
+  readonly who: CallerOfRequest;
 };
 
-/** What executing a run needs: the log, the model clients, and the count of runs executing now. */
+/** What executing a run needs: the log, the model clients, the budgets, and the count of runs executing now. */
 type RunDeps = {
   readonly ctx: AppContext;
   readonly clientFor: (settings: LlmSettings) => LlmClient;
+  readonly spending: SpendingPort;
   readonly running: { count: number };
 };
 
+/** The tokens a model call's messages will cost, estimated before it is sent: four characters a token. */
+const estimatedTokens = (messages: readonly ChatMessage[]) => Math.ceil(JSON.stringify(messages).length / 4);
+
+/**
+ * Each model call of a run is admitted by the LLM budgets of whoever asked (user, token, project)
+ * before it is made, as a query's LLM calls are: a refused call ends the run (kind `refused`, the
+ * refusal on the log under the run's trace id). What was admitted is held until the run's records
+ * are in the read model, where they count as spent (docs/agents.md "LLM budgets").
+ */
+const budgetGate = (spending: SpendingPort, run: PreparedRun) => {
+  const releases: ((recordedUpTo: bigint | null) => void)[] = [];
+  const what = `agent ${run.project.name}.${run.agent.name}`;
+  const beforeModelCall = async (messages: readonly ChatMessage[]) => {
+    const admission = await spending({
+      queryId: run.traceId,
+      what,
+      who: run.who,
+      project: run.project.name,
+      plan: { calls: 1, tokens: estimatedTokens(messages), before: releases.length },
+      // A run's calls are bounded by its steps; only a budget's calls_per_query caps them further.
+      serverCap: Number.POSITIVE_INFINITY,
+    });
+    if (admission.refusal) throw new ModelCallRefused(describeRefusal(admission.refusal, what));
+    releases.push(admission.release);
+  };
+  return {
+    beforeModelCall,
+    release: (recordedUpTo: bigint | null) => releases.forEach((release) => release(recordedUpTo)),
+  };
+};
+
 /** What the run's first event says of it. */
-const startedOf = ({ request, project, agent, planned, traceId, summary }: PreparedRun) => ({
+const startedOf = ({ request, project, agent, planned, traceId, summary, who }: PreparedRun) => ({
   traceId,
   projectId: project.id,
   project: project.name,
@@ -126,6 +166,7 @@ const startedOf = ({ request, project, agent, planned, traceId, summary }: Prepa
   historyMessages: planned.run.history.length,
   threadId: request.threadId ?? null,
   via: request.via,
+  caller: who.caller,
   llm: {
     provider: summary.provider,
     model: summary.model,
@@ -155,18 +196,20 @@ const recordThreadTurn = async (ctx: AppContext, run: PreparedRun, threadId: str
 
 /** Runs a prepared run, recorded step by step on its own stream. */
 const executeRun = async (
-  { ctx, clientFor, running }: RunDeps,
+  { ctx, clientFor, spending, running }: RunDeps,
   run: PreparedRun,
   handlers: CompletionHandlers = {},
 ): Promise<Completion> => {
   const { request, planned, traceId } = run;
   const recorder = runRecorder(ctx, traceId, startedOf(run));
   const llm = clientFor(planned.settings);
+  const gate = budgetGate(spending, run);
   running.count++;
   try {
     const result = await runAgent({
       ...planned.run,
       llm,
+      beforeModelCall: gate.beforeModelCall,
       signal: handlers.signal,
       onEvent: async (event) => {
         await recorder.record(event);
@@ -186,6 +229,8 @@ const executeRun = async (
     throw setupProblem(error);
   } finally {
     running.count--;
+    // The run's model calls are recorded: once the read model has them they count as spent.
+    gate.release(recorder.lastPosition());
   }
 };
 
@@ -195,7 +240,12 @@ const executeRun = async (
  * recorded as it goes; `inFlight` counts the runs executing in this process now (GET /api/metrics).
  */
 export const agentCompletions = (ctx: AppContext, ports: AgentRunPorts, loadAgent: AgentLoader) => {
-  const deps: RunDeps = { ctx, clientFor: agentLlmClientPool(ports.requestTimeoutMs), running: { count: 0 } };
+  const deps: RunDeps = {
+    ctx,
+    clientFor: agentLlmClientPool(ports.requestTimeoutMs),
+    spending: ports.spending,
+    running: { count: 0 },
+  };
 
   const prepare = async (request: CompletionRequest) => {
     const { project, agent, skills } = await loadAgent(request.project, request.agent);
@@ -213,7 +263,10 @@ export const agentCompletions = (ctx: AppContext, ports: AgentRunPorts, loadAgen
     });
     const traceId = request.traceId ?? crypto.randomUUID();
     const summary = summarizeLlmSettings(planned.settings);
-    const run: PreparedRun = { request, project, agent, skills, planned, traceId, summary };
+    const run: PreparedRun = {
+      ...{ request, project, agent, skills, planned, traceId, summary },
+      who: callerOfRequest(),
+    };
     const execute = async (handlers: CompletionHandlers = {}): Promise<Completion> =>
       executeRun(deps, run, handlers);
     return { traceId, question: planned.run.question, execute };

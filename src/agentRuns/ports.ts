@@ -1,3 +1,4 @@
+import type { SpendingPort } from '../llmBudgets/state';
 import type { KnowledgeBaseSearchPort, SqlToolPort } from '../engines/agentLoop';
 import type { LlmDefaults, LlmEngineResolver } from '../engines/llm';
 import type { ReplayPorts } from './replay';
@@ -12,6 +13,8 @@ export type AgentRunPorts = {
   /** OPENAI_BASE_URL, OPENAI_API_KEY, LLM_DEFAULT_MODEL. */
   readonly defaults: LlmDefaults;
   readonly requestTimeoutMs: number;
+  /** The LLM budgets each model call of a run is admitted by (src/llmBudgets). */
+  readonly spending: SpendingPort;
   /** What a replay reads the agent's SQL with (never a model). */
   readonly replay: ReplayPorts;
 };

@@ -34,6 +34,9 @@ export const agentRunsTable = tableProjection({
     { name: 'STARTED_AT', type: 'TIMESTAMP' },
     { name: 'FINISHED_AT', type: 'TIMESTAMP', nullable: true },
     { name: 'POSITION', type: 'BIGINT' },
+    /** Who asked (`user:<id>`, `token:<id>`, `system`…) and their user name: whose LLM budgets the run's model calls count against. */
+    { name: 'ACTOR', type: 'VARCHAR', nullable: true },
+    { name: 'USER_NAME', type: 'VARCHAR', nullable: true },
   ],
   handles: ['AgentRunStarted', 'AgentRunAnswered', 'AgentRunFailed'],
   apply: async (event, rows) => {
@@ -66,6 +69,8 @@ export const agentRunsTable = tableProjection({
           STARTED_AT: d.startedAt,
           FINISHED_AT: null,
           POSITION: event.meta.position,
+          ACTOR: d.caller?.actor ?? null,
+          USER_NAME: d.caller?.user ?? null,
         });
         return;
       }

@@ -46,15 +46,24 @@ export type LlmBudgetRow = RowOf<typeof llmBudgetsTable.columns>;
 
 /**
  * Each budget with what was spent under it since `dayStart` (a SQL expression of a TIMESTAMP, UTC):
- * the calls made (answers from the cache cost nothing) and their tokens, from the recorded calls
- * (`llm_calls`) matched to the budget's key as ./state.ts `budgetKey` names a caller. The one
- * reckoning of spending: information_schema.LLM_BUDGETS and the check before a query's calls.
+ * the provider requests made and their tokens, matched to the budget's key as ./state.ts
+ * `budgetKey` names a caller. Two kinds of request spend: a query's LLM calls (`llm_calls`; answers
+ * from the cache cost nothing) and an agent run's model calls (`agent_steps` of kind `model`, whose
+ * caller and project are their run's; runs recorded before budgets held agents name no caller and
+ * count for their project only). The one reckoning of spending: information_schema.LLM_BUDGETS and
+ * the check before every call.
  */
 export const budgetsWithSpending = (dayStart: string) =>
-  `SELECT b.SCOPE, b.SUBJECT, b.CALLS_PER_DAY, count(c.SEQ) AS CALLS_TODAY, b.TOKENS_PER_DAY,
+  `SELECT b.SCOPE, b.SUBJECT, b.CALLS_PER_DAY, count(c.AT) AS CALLS_TODAY, b.TOKENS_PER_DAY,
     COALESCE(sum(c.TOTAL_TOKENS), 0) AS TOKENS_TODAY, b.CALLS_PER_QUERY, b.SET_AT, b.BUDGET_KEY
-    FROM main.llm_budgets b LEFT JOIN main.llm_calls c
-      ON NOT c.CACHED AND c.CALLED_AT >= ${dayStart} AND b.BUDGET_KEY = CASE b.SCOPE
+    FROM main.llm_budgets b LEFT JOIN (
+      SELECT CALLED_AT AS AT, USER_NAME, ACTOR, PROJECT, TOTAL_TOKENS FROM main.llm_calls
+        WHERE NOT CACHED AND CALLED_AT >= ${dayStart}
+      UNION ALL
+      SELECT s.RECORDED_AT, r.USER_NAME, r.ACTOR, r.PROJECT, s.TOTAL_TOKENS
+        FROM main.agent_steps s JOIN main.agent_runs r ON r.TRACE_ID = s.TRACE_ID
+        WHERE s.KIND = 'model' AND s.RECORDED_AT >= ${dayStart}
+    ) c ON b.BUDGET_KEY = CASE b.SCOPE
         WHEN 'user' THEN 'user:' || lower(c.USER_NAME)
         WHEN 'token' THEN c.ACTOR
         ELSE 'project:' || lower(c.PROJECT) END
@@ -77,7 +86,8 @@ export const spendingOf = async (reader: TableReader, keys: readonly string[], d
   if (keys.length === 0) return [];
   const rows = (await reader.query(
     `SELECT * FROM (${budgetsWithSpending('CAST(? AS TIMESTAMP)')}) WHERE BUDGET_KEY IN (${keys.map(() => '?').join(', ')})`,
-    [dayStart.toISOString().slice(0, 19).replace('T', ' '), ...keys],
+    // The day's start, once for each kind of spending.
+    [...Array(2).fill(dayStart.toISOString().slice(0, 19).replace('T', ' ')), ...keys],
   )) as SpendingRow[];
   return rows;
 };

@@ -1,5 +1,6 @@
 import type { LlmBudgetScope } from '../../events';
-import type { AppContext } from '../context';
+import { settled, type AppContext } from '../context';
+import { llmQueryAggregate, llmQueryStream } from '../llmCalls/state';
 import { streamCommand } from '../projectCommand';
 import { decideLlmBudget, type LlmBudgetCommand } from './decider';
 import { allBudgets, llmBudgetsTable, spendingOf } from './projection';
@@ -7,8 +8,12 @@ import {
   budgetKey,
   llmBudgetsAggregate,
   LLM_BUDGETS_STREAM,
+  budgetHoldings,
+  type Admission,
+  type BudgetRefusal,
   type BudgetStanding,
   type LlmBudgetLimits,
+  type SpendRequest,
   type Spender,
 } from './state';
 
@@ -50,6 +55,40 @@ export const llmBudgetsService = (ctx: AppContext) => {
       callsToday: Number(r.CALLS_TODAY),
       tokensToday: Number(r.TOKENS_TODAY),
     }));
+  /** The budgets that hold a spender (its user's, its token's, its project's), as they stand today. */
+  const standingsOf = async (spender: Spender) => {
+    const set = await budgetKeys();
+    const keys = [
+      ...(spender.user !== null ? [budgetKey('user', spender.user)] : []),
+      ...(spender.actor.startsWith('token:') ? [spender.actor] : []),
+      ...(spender.project !== null ? [budgetKey('project', spender.project)] : []),
+    ].filter((k) => set.has(k));
+    return keys.length === 0 ? [] : standings(keys);
+  };
+  /** The refusal, on the query's (or run's) stream, in the read model before the caller is answered. */
+  const recordRefusal = async (request: SpendRequest, refusal: BudgetRefusal) => {
+    const { queryId, what, who } = request;
+    const outcome = await ctx.commands.run(llmQueryStream(queryId), llmQueryAggregate, () => [
+      {
+        type: 'LlmBudgetRefused',
+        data: { queryId, ...refusal, what, ...who, refusedAt: ctx.clock().toISOString() },
+      },
+    ]);
+    await settled(ctx, outcome.lastPosition);
+  };
+  const holdings = budgetHoldings();
+  const admit = async (request: SpendRequest): Promise<Admission> => {
+    const { caller } = request.who;
+    const spender = { user: caller.user, actor: caller.actor, project: request.project };
+    const read = holdings.beginRead((position) => ctx.projections.applied(position));
+    const standingsRead = await standingsOf(spender).catch((error: unknown) => {
+      holdings.abandon(read);
+      throw error;
+    });
+    const admission = holdings.admit(read, standingsRead, request.plan, request.serverCap);
+    if (admission.refusal) await recordRefusal(request, admission.refusal);
+    return admission;
+  };
   return {
     /** Sets (or replaces) the budget of a user, a token or a project; answers it as it stands. */
     set: async (scope: LlmBudgetScope, subject: string, limits: LlmBudgetLimits) => {
@@ -62,18 +101,11 @@ export const llmBudgetsService = (ctx: AppContext) => {
     /** Every budget, as it stands today. */
     list: async () => standings([...(await budgetKeys())]),
     /**
-     * The budgets that hold a spender (its user's, its token's, its project's), as they stand today.
-     * Asked before every query's LLM calls: with none set for it, no spending is read.
+     * Checks spending against the budgets that hold its caller (user, token, project) before its
+     * first call: refused, recorded; or admitted and held until released. With no budget set for
+     * the caller, only the server's per-query cap is checked and no spending is read.
      */
-    standingsOf: async (spender: Spender) => {
-      const set = await budgetKeys();
-      const keys = [
-        ...(spender.user !== null ? [budgetKey('user', spender.user)] : []),
-        ...(spender.actor.startsWith('token:') ? [spender.actor] : []),
-        ...(spender.project !== null ? [budgetKey('project', spender.project)] : []),
-      ].filter((k) => set.has(k));
-      return keys.length === 0 ? [] : standings(keys);
-    },
+    admit,
   };
 };
 

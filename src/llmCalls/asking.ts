@@ -8,11 +8,12 @@ import {
   type LlmSettings,
 } from '../engines/llm';
 import type { LlmPrompt } from '../engines/llm/llmModelSpec';
-import { describeRefusal, refusalOf, type SpendingPort } from '../llmBudgets/state';
+import { describeRefusal, LlmBudgetExceeded, type SpendingPort } from '../llmBudgets/state';
 import { DomainError, forbidden } from '../shared/errors';
+import { callerOfRequest } from '../shared/requestContext';
 import type { AnswerCache } from './answerCache';
 import { MAX_BATCH_ROWS, planBatches } from './batching';
-import { callerOfRequest, callRecorder, type CallRecorder, type Target } from './recording';
+import { callRecorder, type CallRecorder, type Target } from './recording';
 import {
   askUnit,
   drainQueue,
@@ -27,13 +28,6 @@ import {
 export class LlmCallsCapExceeded extends DomainError {
   constructor(detail: string) {
     super('PayloadTooLarge', 'Too many LLM calls', detail);
-  }
-}
-
-/** A budget's limit the query would pass (docs/llm-models.md "Budgets"): refused before any call (SQL error 1227). */
-export class LlmBudgetExceeded extends DomainError {
-  constructor(detail: string) {
-    super('Forbidden', 'LLM budget exceeded', detail);
   }
 }
 
@@ -63,7 +57,7 @@ export type Asking = {
   readonly limits: AppContext['config']['llmSql'];
   readonly cache: AnswerCache;
   readonly clientFor: (settings: LlmSettings) => LlmClient;
-  /** The LLM budgets that hold the caller, checked before the first call (src/llmBudgets). */
+  /** The LLM budgets that hold the caller, checked (and held) before the first call (src/llmBudgets). */
   readonly spending: SpendingPort;
 };
 
@@ -163,13 +157,16 @@ export const askAll = async (
   );
   const before = budget?.planned ?? 0;
   const recorder = callRecorder(ctx, queryId, target, summary, who);
-  const refusal = refusalOf(
-    await asking.spending({ user: who.caller.user, actor: who.caller.actor, project: target.about.project }),
-    { calls: planned.length, tokens: estimatedTokens(toCall), before },
-    limits.maxCalls,
-  );
+  const admission = await asking.spending({
+    queryId,
+    what: target.what,
+    who,
+    project: target.about.project,
+    plan: { calls: planned.length, tokens: estimatedTokens(toCall), before },
+    serverCap: limits.maxCalls,
+  });
+  const { refusal } = admission;
   if (refusal) {
-    await recorder.refused(refusal);
     if (refusal.scope !== 'server') throw new LlmBudgetExceeded(describeRefusal(refusal, target.what));
     throw new LlmCallsCapExceeded(
       `${target.what} would make ${planned.length} calls (provider requests: ${toCall.length} distinct prompts, up to ${MAX_BATCH_ROWS} in one request)${
@@ -196,8 +193,10 @@ export const askAll = async (
       throw queue.failure;
     }
   } finally {
-    // The calls are on the log when the answer goes out, and in the read model for the next query.
+    // The calls are on the log when the answer goes out, and in the read model for the next query
+    // (whose budget check counts them from there on).
     await settled(ctx, recorder.last()).catch(() => undefined);
+    admission.release(recorder.last());
   }
   return entries.map((e) => answers.get(e.key)!);
 };

@@ -1,7 +1,6 @@
-import { settled, type AppContext } from '../context';
+import type { AppContext } from '../context';
 import type { LlmSettings, summarizeLlmSettings } from '../engines/llm';
-import { currentRequest } from '../shared/requestContext';
-import type { BudgetRefusal } from '../llmBudgets/state';
+import type { CallerOfRequest } from '../shared/requestContext';
 import { decideLlmCalls, type RecordLlmCall } from './decider';
 import { llmQueryAggregate, llmQueryStream } from './state';
 
@@ -20,20 +19,6 @@ export type Target = {
   readonly what: string;
 };
 
-/** Who asked, as the records name them: the request's actor and principal, and its door. */
-export const callerOfRequest = () => {
-  const request = currentRequest();
-  const actor = request?.actor ? `${request.actor.kind}:${request.actor.id}` : 'system';
-  return {
-    caller: {
-      actor,
-      user: request?.principal?.user ?? null,
-      role: request?.principal?.role ?? null,
-    },
-    via: request?.interface ?? 'system',
-  };
-};
-
 /**
  * The records of one query's requests, on the query's own stream, and the log position of the
  * last one appended (what the query waits for before it answers).
@@ -43,7 +28,7 @@ export const callRecorder = (
   queryId: string,
   target: Target,
   summary: ReturnType<typeof summarizeLlmSettings>,
-  who: ReturnType<typeof callerOfRequest>,
+  who: CallerOfRequest,
 ) => {
   const stream = llmQueryStream(queryId);
   let last: bigint | null = null;
@@ -68,17 +53,6 @@ export const callRecorder = (
     }),
     at: () => ctx.clock().toISOString(),
     last: () => last,
-    /** The query refused before its calls: the limit it would pass, on its stream beside the calls. */
-    refused: async (refusal: BudgetRefusal) => {
-      const outcome = await ctx.commands.run(stream, llmQueryAggregate, () => [
-        {
-          type: 'LlmBudgetRefused',
-          data: { queryId, ...refusal, what: target.what, ...who, refusedAt: ctx.clock().toISOString() },
-        },
-      ]);
-      // In the read model (and the answer's log position) before the refusal answers.
-      await settled(ctx, outcome.lastPosition);
-    },
   };
 };
 

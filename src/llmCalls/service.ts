@@ -25,7 +25,7 @@ import {
   type LlmModelDefinition,
 } from './settings';
 
-export { LlmBudgetExceeded, LlmCallsCapExceeded, type LlmQueryBudget } from './asking';
+export { LlmCallsCapExceeded, type LlmQueryBudget } from './asking';
 export type { LlmFunctionAsk, LlmFunctionAnswer, LlmFunctionKind } from './functionAsks';
 export type { LlmCallPorts, LlmModelDefinition } from './settings';
 

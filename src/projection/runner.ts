@@ -110,6 +110,11 @@ export class ProjectionRunner {
     return this.place.cursor.position;
   }
 
+  /** Whether the tables include the event at this log position (on PostgreSQL, a lower one may not yet). */
+  applied(position: bigint): boolean {
+    return this.place.applied.has(position);
+  }
+
   /** The highest log position the tables include (on PostgreSQL a lower one may still be on its way). */
   get highestApplied(): bigint {
     return this.place.applied.highest;

@@ -55,3 +55,23 @@ export const withActor = <T>(actor: Actor, principal: Principal | undefined, fn:
   const current = storage.getStore() ?? { requestId: '', interface: 'rest' as const };
   return storage.run({ ...current, actor, ...(principal ? { principal } : {}) }, fn);
 };
+
+/**
+ * Who a request is, as records of spending name them (LLM calls, agent runs, budget refusals): its
+ * actor (`user:<id>`, `token:<id>`, …, `system` for background work), its signed-in user and role,
+ * and its door.
+ */
+export const callerOfRequest = () => {
+  const request = currentRequest();
+  const actor = request?.actor ? `${request.actor.kind}:${request.actor.id}` : 'system';
+  return {
+    caller: {
+      actor,
+      user: request?.principal?.user ?? null,
+      role: request?.principal?.role ?? null,
+    },
+    via: request?.interface ?? 'system',
+  };
+};
+
+export type CallerOfRequest = ReturnType<typeof callerOfRequest>;

@@ -83,8 +83,10 @@ export const buildServices = (
     engines: (name: string) => mlEngines.settingsOf(name),
     defaults: llmDefaults,
     requestTimeoutMs: ctx.config.llm.requestTimeoutMs,
+    // LLM budgets admit every model call: a query's LLM functions' and an agent run's.
+    spending: llmBudgets.admit,
   };
-  const llmCalls = llmCallsService(ctx, { ...llmModelPorts, spending: llmBudgets.standingsOf });
+  const llmCalls = llmCallsService(ctx, llmModelPorts);
   // The evaluations' judge (llm_relevancy, EVALUATE AGENT's llm_judge): the LLM calls' own path.
   const judge = llmCalls.askJudge;
   const knowledgeBases = knowledgeBasesService(ctx, directory, blobs, {

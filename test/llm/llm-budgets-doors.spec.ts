@@ -2,8 +2,7 @@
  * LLM budgets, role × door: a query whose planned calls would pass the caller's budget is refused
  * before any provider request on every door that runs SQL (HTTP, MySQL, PostgreSQL, MCP `query`, a
  * job's statement, whose run fails naming the limit), each refusal in the log; and only an admin
- * sets a budget, on any door. The doors meet one engine, so this runs on SQLite (the store-specific
- * part, the log and the rebuild, is llm-budgets.spec.ts's on both stores).
+ * sets a budget, on any door. On both stores (agent runs: llm-budgets-agents.spec.ts).
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type mysql from 'mysql2/promise';
@@ -14,11 +13,12 @@ import { mysqlAs, projectToken, startMysqlDoor, userWithRole } from '../auth/sup
 import { NO_POLL } from '../jobs/support';
 import { bearer, call, listen, mcpClient, type Listening } from '../mcp/support';
 import { pgClient, startPgDoor } from '../pgwire/support';
+import { storeKinds } from '../support/app';
 import { plannedCalls, refusalsOf, sqlAs, startBudgetWorld, type BudgetWorld } from './llm-budgets-support';
 
 type Who = { name: string; password: string; cookie: string };
 
-describe('LLM budgets on every door (sqlite)', () => {
+describe.each(storeKinds)('LLM budgets on every door (%s)', (store) => {
   let w: BudgetWorld;
   let mysqlServer: MysqlServer;
   let pgServer: PgServer;
@@ -28,7 +28,7 @@ describe('LLM budgets on every door (sqlite)', () => {
   const mcpOpened: Client[] = [];
 
   beforeAll(async () => {
-    w = await startBudgetWorld('sqlite', NO_POLL);
+    w = await startBudgetWorld(store, NO_POLL);
     mysqlServer = await startMysqlDoor(w.t);
     pgServer = await startPgDoor(w.t, { authOn: true, server: { host: '127.0.0.1' } });
     listening = await listen(w.t);

@@ -21,9 +21,11 @@ export const DEFAULT_RUN_LIMITS: RunLimits = {
 
 /**
  * Why a run ended without an answer. The LLM kinds come from the provider (see LlmError); `timeout`
- * is also the run's own deadline; `aborted` is the caller's signal.
+ * is also the run's own deadline; `aborted` is the caller's signal; `refused`: the caller's gate
+ * refused a model call before it was made (an LLM budget, src/agentRuns/completion.ts).
  */
-export type RunFailureKind = LlmErrorKind | 'tool_errors' | 'max_steps' | 'empty_answer' | 'internal';
+export type RunFailureKind =
+  LlmErrorKind | 'tool_errors' | 'max_steps' | 'empty_answer' | 'internal' | 'refused';
 
 export type ToolCallSummary = { readonly id: string; readonly name: string; readonly arguments: string };
 
@@ -133,6 +135,7 @@ export const mindsDbErrorType = (kind: RunFailureKind): MindsDbStreamErrorType =
     case 'max_steps':
     case 'empty_answer':
     case 'internal':
+    case 'refused': // a budget refused the call: retrying soon would be refused again
       return 'general';
     default: {
       const _exhaustive: never = kind;

@@ -14,7 +14,13 @@ export { KB_TOOL_BASE_NAME, kbTool, type KbHit, type KbScope, type KnowledgeBase
 export { InvalidMessagesError, normalizeMessages, type NormalizedMessages } from './messages';
 export { planAgentRun, runLimitsFromParams, type StoredAgent } from './plan';
 export { buildSystemPrompt, DEFAULT_PROMPT_TEMPLATE, renderPromptTemplate, toolRules } from './prompt';
-export { AgentRunError, runAgent, type AgentRunResult, type RunAgentInput } from './runAgent';
+export {
+  AgentRunError,
+  ModelCallRefused,
+  runAgent,
+  type AgentRunResult,
+  type RunAgentInput,
+} from './runAgent';
 export {
   AgentSetupError,
   canonicalSkillKind,

@@ -32,7 +32,20 @@ export type RunAgentInput = {
    * calling); `step` tells the steps apart, and `run.answered` has the final text.
    */
   readonly onTextDelta?: (delta: { readonly step: number; readonly text: string }) => void;
+  /**
+   * Asked before each model call with the messages it will send; throwing ModelCallRefused ends the
+   * run (kind `refused`) without the call being made or counted as a step.
+   */
+  readonly beforeModelCall?: (messages: readonly ChatMessage[]) => Promise<void>;
 };
+
+/** What `beforeModelCall` throws to refuse a call: the run fails with its message. */
+export class ModelCallRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ModelCallRefused';
+  }
+}
 
 export type AgentRunResult = {
   readonly answer: string;
@@ -312,6 +325,7 @@ class AgentRun {
     for (;;) {
       const final = this.steps >= limits.maxSteps;
       if (final) messages.push({ role: 'system', content: FINAL_ANSWER_NOTE(limits.maxSteps) });
+      await input.beforeModelCall?.(messages);
       const step = ++this.steps;
       const result = await this.askModel(messages, step, final);
       const calls = result.message.toolCalls ?? [];
@@ -337,6 +351,7 @@ class AgentRun {
       return new Stop('timeout', `the agent did not answer within ${this.limits.timeoutMs / 1000} s`);
     if (this.input.signal?.aborted) return new Stop('aborted', 'the run was cancelled');
     if (error instanceof Stop) return error;
+    if (error instanceof ModelCallRefused) return new Stop('refused', error.message);
     if (isLlmError(error)) return new Stop(error.kind, error.message);
     return new Stop('internal', messageOf(error));
   }
