@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { problem, type Api } from '../http/api';
 import type { AgentEvaluationsService } from './evaluation';
 import {
+  agentEvaluationBody,
   agentEvaluationComparePath,
   agentEvaluationComparison,
   agentEvaluationsPath,
@@ -10,14 +11,46 @@ import {
 } from './evaluationSchemas';
 
 /**
- * An agent's evaluations (EVALUATE AGENT, in SQL) over REST: listed newest first, and two of them
- * side by side, case by case (docs/agents.md "Evaluating an agent").
+ * An agent's evaluations over REST: made (EVALUATE AGENT, its test set and options in a body: the
+ * same event), listed newest first, and two of them side by side, case by case (docs/agents.md
+ * "Evaluating an agent").
  */
 export const agentEvaluationRoutes = (
   api: Api,
-  evaluations: Pick<AgentEvaluationsService, 'list' | 'compare'>,
+  evaluations: Pick<AgentEvaluationsService, 'evaluate' | 'list' | 'compare'>,
 ) =>
   api
+    .add({
+      method: 'post',
+      path: '/api/projects/:project/agents/:agent/evaluations',
+      tag: 'agents',
+      summary:
+        'Evaluate an agent (EVALUATE AGENT): ask it each question of a test set (test_table or query) and score its answers (scoring exact, contains, numeric with tolerance, sql_result, llm_judge with rubric and llm)',
+      params: agentEvaluationsPath,
+      body: agentEvaluationBody,
+      responses: {
+        201: { description: 'The evaluation, recorded', schema: agentEvaluationView },
+        400: problem('Invalid options or test set'),
+        403: problem('The test set is out of the caller’s reach, or an LLM budget refused a call'),
+        404: problem('Unknown project or agent'),
+        502: problem('The agent’s or the judge’s language model failed'),
+      },
+      handle: async ({ params, body, signal }) => {
+        const { test_table: table, query, ...options } = body.evaluation;
+        const source = table !== undefined ? { table } : { query: query! };
+        return {
+          status: 201,
+          body: await evaluations.evaluate(
+            params.project,
+            params.agent,
+            source,
+            params.project,
+            options,
+            signal,
+          ),
+        };
+      },
+    })
     .add({
       method: 'get',
       path: '/api/projects/:project/agents/:agent/evaluations',

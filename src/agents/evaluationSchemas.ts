@@ -1,51 +1,80 @@
 import { z } from 'zod';
-import { wellFormedText } from '../shared/resourceSchemas';
+import { qualifiedTableName, wellFormedText } from '../shared/resourceSchemas';
 import { agentScorings } from '../../events';
+
+/** `EVALUATE AGENT … USING …`'s options: how each answer is scored. */
+const scoringOptions = {
+  scoring: z
+    .enum(agentScorings)
+    .optional()
+    .describe("'exact' (the default), 'contains', 'numeric', 'sql_result' or 'llm_judge'"),
+  tolerance: z
+    .number()
+    .min(0)
+    .max(Number.MAX_SAFE_INTEGER)
+    .optional()
+    .describe('numeric: the largest absolute difference between the expected number and the answer’s first'),
+  rubric: wellFormedText(4_000).optional().describe('llm_judge: what the judge grades each answer by'),
+  llm: z
+    .record(z.string().max(100), z.unknown())
+    .optional()
+    .describe('llm_judge: the judge’s model (provider, model_name, api_key, base_url); default the server’s'),
+};
+
+type ScoringOptions = { scoring?: string; tolerance?: number; rubric?: string; llm?: unknown };
+
+/** An option no scoring reads is refused, not ignored; a judge needs its rubric. */
+const scoringRules = (o: ScoringOptions, issues: z.RefinementCtx) => {
+  const scoring = o.scoring ?? 'exact';
+  if (o.tolerance !== undefined && scoring !== 'numeric')
+    issues.addIssue({
+      code: 'custom',
+      path: ['tolerance'],
+      message: "is read by scoring = 'numeric' only",
+    });
+  if ((o.rubric !== undefined || o.llm !== undefined) && scoring !== 'llm_judge')
+    issues.addIssue({
+      code: 'custom',
+      path: [o.rubric !== undefined ? 'rubric' : 'llm'],
+      message: "is read by scoring = 'llm_judge' only",
+    });
+  if (scoring === 'llm_judge' && o.rubric === undefined)
+    issues.addIssue({ code: 'custom', path: ['rubric'], message: "is required by scoring = 'llm_judge'" });
+};
 
 /**
  * `EVALUATE AGENT … USING …`: how each answer is scored. A refusal names the option (its path);
  * an option no scoring reads is refused, not ignored.
  */
-export const agentEvaluationOptions = z
+export const agentEvaluationOptions = z.object(scoringOptions).strict().superRefine(scoringRules);
+
+/**
+ * `POST …/agents/{a}/evaluations`'s `evaluation` (beyond MindsDB, which has EVALUATE AGENT in SQL
+ * only): the statement's test set (`test_table`, or a SELECT as `query`, run as the caller's own
+ * in the agent's project) and its options.
+ */
+export const agentEvaluationRequest = z
   .object({
-    scoring: z
-      .enum(agentScorings)
+    test_table: qualifiedTableName
       .optional()
-      .describe("'exact' (the default), 'contains', 'numeric', 'sql_result' or 'llm_judge'"),
-    tolerance: z
-      .number()
-      .min(0)
-      .max(Number.MAX_SAFE_INTEGER)
+      .describe('The test set: a table (db.table) with question and expected_answer (or expected_sql)'),
+    query: wellFormedText(100_000)
       .optional()
-      .describe(
-        'numeric: the largest absolute difference between the expected number and the answer’s first',
-      ),
-    rubric: wellFormedText(4_000).optional().describe('llm_judge: what the judge grades each answer by'),
-    llm: z
-      .record(z.string().max(100), z.unknown())
-      .optional()
-      .describe(
-        'llm_judge: the judge’s model (provider, model_name, api_key, base_url); default the server’s',
-      ),
+      .describe('The test set as a SELECT (in the agent’s project), instead of test_table'),
+    ...scoringOptions,
   })
   .strict()
   .superRefine((o, issues) => {
-    const scoring = o.scoring ?? 'exact';
-    if (o.tolerance !== undefined && scoring !== 'numeric')
+    if ((o.test_table === undefined) === (o.query === undefined))
       issues.addIssue({
         code: 'custom',
-        path: ['tolerance'],
-        message: "is read by scoring = 'numeric' only",
+        path: [o.test_table === undefined ? 'test_table' : 'query'],
+        message: 'give the test set as test_table or as query, one of the two',
       });
-    if ((o.rubric !== undefined || o.llm !== undefined) && scoring !== 'llm_judge')
-      issues.addIssue({
-        code: 'custom',
-        path: [o.rubric !== undefined ? 'rubric' : 'llm'],
-        message: "is read by scoring = 'llm_judge' only",
-      });
-    if (scoring === 'llm_judge' && o.rubric === undefined)
-      issues.addIssue({ code: 'custom', path: ['rubric'], message: "is required by scoring = 'llm_judge'" });
+    scoringRules(o, issues);
   });
+
+export const agentEvaluationBody = z.object({ evaluation: agentEvaluationRequest }).strict();
 
 export type AgentEvaluationOptions = z.infer<typeof agentEvaluationOptions>;
 

@@ -1,12 +1,6 @@
 import { z } from 'zod';
-import { wellFormedText } from '../shared/resourceSchemas';
+import { qualifiedTableName as tableName, wellFormedText } from '../shared/resourceSchemas';
 import { MAX_GENERATED_QUESTIONS } from '../../events';
-
-/** `db.table` (a database or project, and a table of it). */
-const tableName = wellFormedText(300).refine(
-  (s) => /^[^.]+\.[^.]+$/.test(s),
-  'must name a database and a table: db.table',
-);
 
 /**
  * `EVALUATE KNOWLEDGE_BASE … USING …` (MindsDB's options, and two of ours: `top_k`, how many

@@ -30,3 +30,9 @@ export const forgetQuery = z.object({
 /** Text that can be stored and read back everywhere, 1 to `max` characters: no NUL, no half of a surrogate pair. */
 export const wellFormedText = (max: number) =>
   z.string().min(1).max(max).refine(storableText, 'must be text without NUL or lone surrogates');
+
+/** `db.table`: a database (or project) and a table of it, as an evaluation's test table is named. */
+export const qualifiedTableName = wellFormedText(300).refine(
+  (s) => /^[^.]+\.[^.]+$/.test(s),
+  'must name a database and a table: db.table',
+);
