@@ -5,6 +5,7 @@ import { documentKindOf, isDocumentKind } from '../engines/documents/convert';
 import { invalid, isDomainError } from '../shared/errors';
 import { FILES_SCHEMA } from '../shared/names';
 import { quoteIdent, quoteString } from '../shared/quoting';
+import { inferColumnTypes } from './columnTypes';
 
 const lit = quoteString;
 const ident = quoteIdent;
@@ -73,11 +74,6 @@ const source = (path: string, format: FileFormat, csv: CsvDialect | null, column
   }
 };
 
-/** Types a text column can take, tried in order; the first that fits nearly every value wins. */
-const CANDIDATES = ['BOOLEAN', 'BIGINT', 'DOUBLE', 'DATE', 'TIMESTAMP'] as const;
-/** A column keeps a type when at most this share of its non-empty cells fail to convert (they load as null). */
-const TOLERATED_INVALID = 0.02;
-
 const sniff = async (c: DuckDBConnection, path: string, format: FileFormat): Promise<CsvDialect> => {
   const reader = await c.runAndReadAll(
     `SELECT Delimiter, Quote, Escape, HasHeader FROM sniff_csv(${lit(path)}${format === 'tsv' ? ", delim = '\\t'" : ''})`,
@@ -98,43 +94,6 @@ const SCALAR_TYPE =
  * read again (that one event made every start of the service fail). Nested values load as JSON.
  */
 export const recordableType = (duckType: string) => (SCALAR_TYPE.test(duckType) ? duckType : 'JSON');
-
-/** Above this many columns, type checks go through one UNPIVOT instead of one wide SELECT. */
-const WIDE = 64;
-
-/** Per column: non-empty cells, the cells each candidate type holds, then values with a fraction and values with a time of day. */
-const typeChecks = (v: string) => [
-  `count(${v})`,
-  ...CANDIDATES.map((t) => `count(TRY_CAST(${v} AS ${t}))`),
-  // DuckDB casts '4123.8' to BIGINT by rounding: a column is integral only if no value has a fraction.
-  `count(CASE WHEN TRY_CAST(${v} AS DOUBLE) <> trunc(TRY_CAST(${v} AS DOUBLE)) THEN 1 END)`,
-  // And '2026-01-02 03:04:05' to DATE by dropping the time: a column is of dates only if no value has one.
-  `count(CASE WHEN TRY_CAST(${v} AS TIMESTAMP) <> TRY_CAST(TRY_CAST(${v} AS DATE) AS TIMESTAMP) THEN 1 END)`,
-];
-
-/**
- * Per column: non-empty cells, cells each candidate type can hold, cells with a fraction. Narrow
- * files in one pass of column-wise aggregates; wide ones by unpivoting, which stays linear in the
- * number of cells (thousands of aggregate expressions in one SELECT cost DuckDB minutes to plan).
- */
-const columnCounts = async (c: DuckDBConnection, from: string, names: string[]) => {
-  if (names.length <= WIDE) {
-    const checks = names.flatMap((n) => typeChecks(`nullif(trim(${ident(n)}), '')`));
-    const counts = (await c.runAndReadAll(`SELECT ${checks.join(', ')} FROM ${from}`))
-      .getRowsJS()[0]!
-      .map(Number);
-    const width = typeChecks('v').length;
-    return new Map(names.map((n, i) => [n, counts.slice(i * width, (i + 1) * width)]));
-  }
-  const rows = (
-    await c.runAndReadAll(
-      `SELECT col, ${typeChecks('v').join(', ')}
-         FROM (SELECT col, nullif(trim(raw), '') AS v FROM (UNPIVOT (SELECT * FROM ${from}) ON COLUMNS(*) INTO NAME col VALUE raw))
-        GROUP BY col`,
-    )
-  ).getRowsJS();
-  return new Map(rows.map((r) => [String(r[0]), r.slice(1).map(Number)]));
-};
 
 /** A JSON file's top-level keys become column names: each must be one (not empty, no NUL). */
 const checkJsonKeys = async (c: DuckDBConnection, path: string, format: FileFormat, maxColumns: number) => {
@@ -219,21 +178,12 @@ export const analyzeFile = async (
       return { csv, columns, rowCount };
     }
     const rowCount = Number((await c.runAndReadAll(`SELECT count(*) FROM ${from}`)).getRowsJS()[0]![0]);
-    const counts = await columnCounts(
+    const columns = await inferColumnTypes(
       c,
       from,
       described.map((d) => d.column_name),
+      rowCount,
     );
-    const columns = described.map((d) => {
-      const [nonEmpty = 0, ...rest] = counts.get(d.column_name) ?? [];
-      const [fractional = 0, timed = 0] = rest.slice(CANDIDATES.length);
-      const fits = (t: (typeof CANDIDATES)[number]) =>
-        (rest[CANDIDATES.indexOf(t)] ?? 0) >= nonEmpty * (1 - TOLERATED_INVALID) &&
-        (t !== 'BIGINT' || fractional === 0) &&
-        (t !== 'DATE' || timed === 0);
-      const type = nonEmpty === 0 ? 'VARCHAR' : (CANDIDATES.find(fits) ?? 'VARCHAR');
-      return { name: d.column_name, type };
-    });
     return { csv, columns, rowCount };
   } catch (error) {
     if (isDomainError(error)) throw error;
