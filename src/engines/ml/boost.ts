@@ -166,17 +166,31 @@ type Boosting = {
   probs: Float64Array | null;
 };
 
+/**
+ * The mean squared error on the dev rows: devLoss's sum for squared error, in the same order, in a
+ * loop of its own (with the switch and weight test of devLoss's loop, 500 rounds on 25,000 dev
+ * rows took 0.07–0.25 s of CPU on 1M × 10; this loop, 0.03–0.06 s).
+ */
+const devSquaredError = ({ dev, scores, y }: Boosting) => {
+  let loss = 0;
+  const n = dev.length;
+  for (let q = 0; q < n; q++) {
+    const i = dev[q]!;
+    const e = scores[i]! - y[i]!;
+    loss += e * e;
+  }
+  return loss / maxOf(n, 1e-12);
+};
+
 /** The weighted mean loss on the dev rows at the current scores. */
-const devLoss = ({ dev, weights, objective, scores, y, probs, K }: Boosting) => {
+const devLoss = (b: Boosting) => {
+  if (b.objective.kind === 'l2') return devSquaredError(b);
+  const { dev, weights, objective, scores, y, probs, K } = b;
   let loss = 0;
   let total = 0;
   for (const i of dev) {
     const w = weights ? weights[i]! : 1;
     switch (objective.kind) {
-      case 'l2':
-        loss += (scores[i]! - y[i]!) ** 2;
-        total += 1;
-        continue;
       case 'binary': {
         // log(1 + e^{-z}) for the true class, written to stay finite for large |z|.
         const z = y[i] === 1 ? scores[i]! : -scores[i]!;
@@ -257,11 +271,19 @@ const treeWindows = (train: Int32Array, rowsPerTree: number, random: () => numbe
   const windowSize = sampled ? rowsPerTree : nt;
   const window = new Int32Array(windowSize);
   const outside = sampled ? new Int32Array(nt - windowSize) : null;
+  // Positions [from, from + count) of train, wrapping past its end, into `into`: two block copies
+  // (an index modulo nt per row took 0.15 s of 500 rounds on 1M × 10; the copies, 0.05 s).
+  const copyWrapped = (into: Int32Array, from: number, count: number) => {
+    const at = from % nt;
+    const head = Math.min(count, nt - at);
+    into.set(train.subarray(at, at + head));
+    into.set(train.subarray(0, count - head), head);
+  };
   const treeRows = () => {
     if (!sampled) return train;
     const start = Math.floor(random() * nt);
-    for (let q = 0; q < windowSize; q++) window[q] = train[(start + q) % nt]!;
-    for (let q = 0; q < nt - windowSize; q++) outside![q] = train[(start + windowSize + q) % nt]!;
+    copyWrapped(window, start, windowSize);
+    copyWrapped(outside!, start + windowSize, nt - windowSize);
     return window;
   };
   return { treeRows, outside };

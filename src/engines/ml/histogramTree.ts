@@ -113,16 +113,86 @@ const newLeaf = (
 
 /**
  * Sums of gradient and hessian per (feature, bin) over the rows partition[begin, end), row by
- * row: a row's bins are adjacent, and four features per step keep independent updates in
+ * row: a row's bins are adjacent, and several features per step keep independent updates in
  * flight. Each bin still sums its rows in partition order, so the sums do not depend on how.
  */
 const buildHistogram = (g: Growing, grad: Float64Array, hess: Float64Array, begin: number, end: number) => {
+  const hist = g.pool.pop() ?? new Float64Array(g.layout.totalBins * 2);
+  hist.fill(0);
+  if (g.layout.splittable.length === g.binned.features) addEveryFeature(g, hist, grad, hess, begin, end);
+  else addSplittable(g, hist, grad, hess, begin, end);
+  return hist;
+};
+
+/**
+ * Every feature can split (the usual case): feature j's bin is the row's j-th byte, with no list
+ * of features to read, eight features per step. On 1M × 10 the histograms took 3.1 s of CPU with
+ * the four-at-a-time loop over the splittable list, 2.35 s with this one (and the skipped last split).
+ */
+const addEveryFeature = (
+  g: Growing,
+  hist: Float64Array,
+  grad: Float64Array,
+  hess: Float64Array,
+  begin: number,
+  end: number,
+) => {
+  const { partition } = g;
+  const { bins, features: d } = g.binned;
+  const { histAt } = g.layout;
+  for (let k = begin; k < end; k++) {
+    const i = partition[k]!;
+    const gk = grad[i]!;
+    const hk = hess[i]!;
+    const row = i * d;
+    let j = 0;
+    for (; j + 8 <= d; j += 8) {
+      const o0 = histAt[j]! + (bins[row + j]! << 1);
+      const o1 = histAt[j + 1]! + (bins[row + j + 1]! << 1);
+      const o2 = histAt[j + 2]! + (bins[row + j + 2]! << 1);
+      const o3 = histAt[j + 3]! + (bins[row + j + 3]! << 1);
+      const o4 = histAt[j + 4]! + (bins[row + j + 4]! << 1);
+      const o5 = histAt[j + 5]! + (bins[row + j + 5]! << 1);
+      const o6 = histAt[j + 6]! + (bins[row + j + 6]! << 1);
+      const o7 = histAt[j + 7]! + (bins[row + j + 7]! << 1);
+      hist[o0]! += gk;
+      hist[o0 + 1]! += hk;
+      hist[o1]! += gk;
+      hist[o1 + 1]! += hk;
+      hist[o2]! += gk;
+      hist[o2 + 1]! += hk;
+      hist[o3]! += gk;
+      hist[o3 + 1]! += hk;
+      hist[o4]! += gk;
+      hist[o4 + 1]! += hk;
+      hist[o5]! += gk;
+      hist[o5 + 1]! += hk;
+      hist[o6]! += gk;
+      hist[o6 + 1]! += hk;
+      hist[o7]! += gk;
+      hist[o7 + 1]! += hk;
+    }
+    for (; j < d; j++) {
+      const o = histAt[j]! + (bins[row + j]! << 1);
+      hist[o]! += gk;
+      hist[o + 1]! += hk;
+    }
+  }
+};
+
+/** Some features cannot split: the splittable ones, four per step. */
+const addSplittable = (
+  g: Growing,
+  hist: Float64Array,
+  grad: Float64Array,
+  hess: Float64Array,
+  begin: number,
+  end: number,
+) => {
   const { partition } = g;
   const { bins, features: d } = g.binned;
   const { splittable, histAt } = g.layout;
   const ns = splittable.length;
-  const hist = g.pool.pop() ?? new Float64Array(g.layout.totalBins * 2);
-  hist.fill(0);
   for (let k = begin; k < end; k++) {
     const i = partition[k]!;
     const gk = grad[i]!;
@@ -149,7 +219,6 @@ const buildHistogram = (g: Growing, grad: Float64Array, hess: Float64Array, begi
       hist[o + 1]! += hk;
     }
   }
-  return hist;
 };
 
 /** The features a split considers: all, or `featuresPerSplit` of them (a partial Fisher–Yates draw). */
@@ -288,13 +357,18 @@ const childHistograms = (
   } else pool.push(hist);
 };
 
-/** Splits `parent` as its search found: partitions its rows, appends its children and finds their splits. */
+/**
+ * Splits `parent` as its search found: partitions its rows, appends its children and finds their
+ * splits, unless this is the tree's `last` split: then no child will split, and their histograms
+ * and searches would only be thrown away.
+ */
 const splitLeaf = (
   g: Growing,
   nodes: Nodes,
   parent: Leaf,
   grad: Float64Array,
   hess: Float64Array,
+  last: boolean,
 ): [Leaf, Leaf] => {
   const w = partitionLeaf(g, parent);
   const hist = parent.hist!;
@@ -310,8 +384,12 @@ const splitLeaf = (
   const depth = parent.depth + 1;
   const a = newLeaf(left, parent.begin, w, depth, gl, hl);
   const c = newLeaf(left + 1, w, parent.end, depth, parent.sumG - gl, parent.sumH - hl);
-  childHistograms(g, hist, a, c, grad, hess);
   parent.hist = null;
+  if (last) {
+    g.pool.push(hist);
+    return [a, c];
+  }
+  childHistograms(g, hist, a, c, grad, hess);
   findSplit(g, a);
   findSplit(g, c);
   return [a, c];
@@ -366,7 +444,10 @@ const grow = (g: Growing, rows: Int32Array, grad: Float64Array, hess: Float64Arr
   while (leaves.length < params.maxLeaves) {
     const pick = bestLeaf(leaves);
     if (pick < 0) break;
-    leaves.splice(pick, 1, ...splitLeaf(g, nodes, leaves[pick]!, grad, hess));
+    // A forest's searches draw features from its generator: they run even after its last split,
+    // so every later tree draws what it drew before.
+    const last = leaves.length + 1 === params.maxLeaves && params.featuresPerSplit === undefined;
+    leaves.splice(pick, 1, ...splitLeaf(g, nodes, leaves[pick]!, grad, hess, last));
   }
   return finishTree(g, nodes, leaves, n);
 };

@@ -163,6 +163,37 @@ const rankOf = (cuts: ArrayLike<number>, v: number) => {
 };
 
 /**
+ * A ranked column's cut points, range and missing count on the sample rows `stats`, its rank
+ * groups (sixteenths) written into `groups`. The sample's values are read once, into a typed array
+ * sorted natively: reading them by row twice and sorting a boxed array took about 0.1 s of
+ * training 1M × 10. (A typed sort orders −0 before 0 where a comparator kept them as found; the
+ * cuts compare the same and are written the same.)
+ */
+const rankColumn = (values: Float64Array, stats: Int32Array, number: boolean, groups: Float64Array) => {
+  const sampled = new Float64Array(stats.length);
+  for (let k = 0; k < stats.length; k++) sampled[k] = values[stats[k]!]!;
+  const sorted = sampled.filter((v) => !Number.isNaN(v)).sort();
+  let cuts: number[] = [];
+  let min: number | null = null;
+  let max: number | null = null;
+  if (sorted.length) {
+    const at = (k: number) => sorted[Math.floor((k * (sorted.length - 1)) / (RANK_CUTS - 1))]!;
+    cuts = Array.from(new Set(Array.from({ length: RANK_CUTS }, (_, k) => at(k))));
+    if (number) {
+      min = sorted[0]!;
+      max = sorted[sorted.length - 1]!;
+    }
+  }
+  let unusual = 0;
+  for (let k = 0; k < stats.length; k++) {
+    const v = sampled[k]!;
+    if (Number.isNaN(v)) unusual++;
+    groups[k] = Number.isNaN(v) ? -1 : Math.floor(rankOf(cuts, v) * 16);
+  }
+  return { cuts, min, max, unusual };
+};
+
+/**
  * What the artifact keeps to fill partial rows: the columns' weights, ranks and ranges, and a
  * reference sample of encoded training rows. `features` are the encoded columns, `rows` the
  * training rows (a sample is taken), `y` the target (class index for classes, `classes` of them).
@@ -194,27 +225,7 @@ export const planPartial = (
     let max: number | null = null;
     let unusual = 0;
     if (compare === 'rank') {
-      const values = Array.from(stats, (i) => features[f]![i]!).filter((v) => !Number.isNaN(v));
-      values.sort((a, b) => a - b);
-      if (values.length) {
-        cuts = Array.from(
-          new Set(
-            Array.from(
-              { length: RANK_CUTS },
-              (_, k) => values[Math.floor((k * (values.length - 1)) / (RANK_CUTS - 1))]!,
-            ),
-          ),
-        );
-        if (e.kind === 'number') {
-          min = values[0]!;
-          max = values[values.length - 1]!;
-        }
-      }
-      for (let k = 0; k < stats.length; k++) {
-        const v = features[f]![stats[k]!]!;
-        if (Number.isNaN(v)) unusual++;
-        groups[k] = Number.isNaN(v) ? -1 : Math.floor(rankOf(cuts, v) * 16);
-      }
+      ({ cuts, min, max, unusual } = rankColumn(features[f]!, stats, e.kind === 'number', groups));
     } else if (compare === 'category') {
       const fallback = e.kind === 'target' ? e.fallback : NaN;
       for (let k = 0; k < stats.length; k++) {
