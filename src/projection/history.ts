@@ -96,7 +96,9 @@ export class HistoryRecorder implements RowStore {
     if (this.changes.length === 0) return;
     const versions = lookup(versionsTableOf(this.projection.table));
     const history = lookup(historyTableOf(this.projection.table));
-    // A key first seen by `insert` (a fresh id) has no earlier version: no look-up for it.
+    // A key first seen by `insert` (a fresh id) has no earlier version: no look-up for it. The
+    // others' versions are read at once.
+    await versions.prefetch?.(this.changes.filter((c) => !c.fresh).map((c) => c.key));
     const inserted = new Set<string>();
     for (const change of this.changes) {
       const earlier = change.fresh && !inserted.has(change.key) ? undefined : await versions.get(change.key);

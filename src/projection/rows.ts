@@ -105,6 +105,9 @@ export const storedRow = (projection: TableProjection, row: Row): Row => {
   return out;
 };
 
+/** Keys one `prefetch` query reads at most. */
+const PREFETCH_KEYS = 1000;
+
 /**
  * A projection's pending changes for one batch. Keyed tables: the last write per key wins, and on
  * flush the touched keys are deleted and the surviving rows appended; this replaces thousands of
@@ -117,6 +120,8 @@ export class BatchRowStore implements RowStore {
   private readonly fresh = new Set<string>();
   /** Keys the table held a row for when the batch began (read from it, or remembered). */
   private readonly held = new Set<string>();
+  /** Rows `prefetch` read from the table for this batch, each answered once (undefined: none). */
+  protected readonly readAhead = new Map<string, Row | undefined>();
 
   constructor(
     private readonly projection: TableProjection,
@@ -129,9 +134,46 @@ export class BatchRowStore implements RowStore {
     if (this.pending.has(k)) return this.pending.get(k) ?? undefined;
     if (!this.projection.key) return undefined;
     const remembered = this.committed?.get(this.projection.table, k);
-    const row = remembered !== undefined ? (remembered ?? undefined) : await this.readStored(key);
+    const row =
+      remembered !== undefined
+        ? (remembered ?? undefined)
+        : await this.readAheadOr(k, () => this.readStored(key));
     if (row) this.held.add(k);
     return row;
+  }
+
+  /** The row `prefetch` read for `k` (given once: a projection may change what it got), else `read`'s. */
+  private readAheadOr(k: string, read: () => Promise<Row | undefined>) {
+    if (!this.readAhead.has(k)) return read();
+    const row = this.readAhead.get(k);
+    this.readAhead.delete(k);
+    return Promise.resolve(row);
+  }
+
+  /**
+   * Reads the rows of these keys that neither this batch nor the committed rows know, a thousand
+   * keys a query: a batch's history (history.ts) looks up every changed key's current version, and
+   * one query per key made a replay of many deleted resources 14 times slower (2,100 events/s
+   * against 30,000 with the same events on few keys).
+   */
+  async prefetch(keys: readonly string[]): Promise<void> {
+    const key = this.projection.key;
+    if (!key) return;
+    const table = this.projection.table;
+    const wanted = [...new Set(keys)].filter(
+      (k) => !this.pending.has(k) && !this.readAhead.has(k) && this.committed?.get(table, k) === undefined,
+    );
+    for (let i = 0; i < wanted.length; i += PREFETCH_KEYS) {
+      const chunk = wanted.slice(i, i + PREFETCH_KEYS);
+      const reader = await this.connection.runAndReadAll(
+        `SELECT * FROM ${quoteIdent(table)} WHERE ${quoteIdent(key)} IN (${chunk.map(() => '?').join(', ')})`,
+        chunk,
+      );
+      const found = new Map(
+        (reader.getRowObjectsJS() as Row[]).map((row) => [String(row[key]), this.fromStored(row)]),
+      );
+      for (const k of chunk) this.readAhead.set(k, found.get(k));
+    }
   }
 
   /** The table's row under `key`, as projections see it (JSON parsed), read with a query. */

@@ -32,6 +32,11 @@ export interface RowStore {
   delete(key: string | bigint): void;
   /** Every current row matching `filter` (table rows overlaid with this batch's changes). For rare events only. */
   scan(filter: (row: Row) => boolean): Promise<Row[]>;
+  /**
+   * A hint: these keys will be read (`get`) in this batch, so read them from the table at once
+   * rather than one query each. `get` answers the same with or without it.
+   */
+  prefetch?(keys: readonly string[]): Promise<void>;
 }
 
 /** Another projection's rows as they stand at this point of the batch (projections apply in order). */
