@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { REPOSITORY } from '../test/support/data';
 import { benchAgentLoop } from './agents.bench';
+import { benchAsOf } from './asof.bench';
 import { recordPrinted, writeLatestRun } from './latestRun';
 import { benchChat } from './chat.bench';
 import { benchCompletions } from './completions.bench';
@@ -62,9 +63,10 @@ const benches: Record<string, () => Promise<unknown>> = {
   llmjoin: () => benchLlmJoin(),
   llmbatch: () => benchLlmBatch(),
   training: () => benchTraining(),
+  asof: () => benchAsOf(Number(process.env.BENCH_ASOF_EVENTS ?? 1_000_000)),
 };
 const DEFAULT =
-  'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,memory,kbeval,llmjoin,llmbatch,training';
+  'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,memory,kbeval,llmjoin,llmbatch,training,asof';
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {
