@@ -14,6 +14,9 @@ export const agentRunCatalog = {
     agent_runs: ownProject,
     agent_steps: (ofProject) => `TRACE_ID IN (SELECT TRACE_ID FROM main.agent_runs WHERE ${ofProject})`,
   },
+  // Each run (state.ts `runStream`).
+  projectStreams: (ofProject) =>
+    `stream IN (SELECT 'agent-run-' || TRACE_ID FROM main.agent_runs WHERE ${ofProject})`,
 } satisfies SqlCatalog;
 
 /** An agent queried as a table answers (each answer a run of this slice). */

@@ -162,4 +162,7 @@ export const agentCatalog = {
   },
   projectTables: { agents: 'AGENTS' },
   scopedRows: { agents: ownProject, agent_evaluations: ownProject, agent_evaluation_cases: ownProject },
+  // Each agent's evaluations (evaluation.ts `agentEvaluationsStream`).
+  projectStreams: (ofProject) =>
+    `stream IN (SELECT 'agent-evaluations-' || ID FROM main.agents WHERE ${ofProject})`,
 } satisfies SqlCatalog;

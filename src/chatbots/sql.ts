@@ -71,4 +71,7 @@ export const chatbotCatalog = {
   },
   projectTables: { chatbots: 'CHATBOTS' },
   scopedRows: { chatbots: ownProject },
+  // Each chatbot's conversations and channels (chat-<id>-…, chatchannel-<id>-…).
+  projectStreams: (ofProject) => `EXISTS (SELECT 1 FROM main.chatbots c WHERE ${ofProject}
+      AND (starts_with(stream, 'chat-' || c.ID || '-') OR starts_with(stream, 'chatchannel-' || c.ID || '-')))`,
 } satisfies SqlCatalog;

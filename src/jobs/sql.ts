@@ -36,4 +36,6 @@ export const jobCatalog = {
   },
   projectTables: { jobs: 'JOBS', jobs_history: 'JOBS_HISTORY' },
   scopedRows: { jobs: ownProject, job_runs: ownProject },
+  // Each job's runs (state.ts `jobRunsStream`).
+  projectStreams: (ofProject) => `stream IN (SELECT 'job-runs-' || ID FROM main.jobs WHERE ${ofProject})`,
 } satisfies SqlCatalog;

@@ -170,6 +170,9 @@ export const knowledgeBaseCatalog = {
   },
   projectTables: { knowledge_bases: 'KNOWLEDGE_BASES' },
   scopedRows: { knowledge_bases: ownProject, knowledge_base_evaluations: ownProject },
+  // Each knowledge base's documents and evaluations (state.ts `documentsStream`).
+  projectStreams: (ofProject) =>
+    `stream IN (SELECT 'kb-' || ID FROM main.knowledge_bases WHERE ${ofProject})`,
 } satisfies SqlCatalog;
 
 /** A knowledge base queried as a table searches. */

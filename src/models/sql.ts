@@ -161,6 +161,9 @@ export const modelCatalog = {
   },
   projectTables: { models: 'MODELS', models_versions: 'MODELS_VERSIONS' },
   scopedRows: { models: ownProject },
+  // Each version's training (state.ts `modelTrainingStream`).
+  projectStreams: (ofProject) =>
+    `stream IN (SELECT 'model-training-' || VERSION_POSITION FROM main.models WHERE ${ofProject})`,
 } satisfies SqlCatalog;
 
 /** A model queried as a table predicts. */

@@ -52,6 +52,13 @@ export type SqlCatalog = {
    * given the one saying a row's PROJECT is the caller's (a table not listed: no rows at all).
    */
   readonly scopedRows?: Readonly<Record<string, (ofProject: string) => string>>;
+  /**
+   * The log streams of a project's resources this slice keeps (a job's runs, an agent's
+   * evaluations…), as a condition on an event's `stream`, given the one saying a row's PROJECT is
+   * the project: what a caller scoped to it reads of information_schema.EVENTS besides the
+   * project's own stream. A resource deleted since is not listed.
+   */
+  readonly projectStreams?: (ofProject: string) => string;
 };
 
 /**

@@ -28,4 +28,7 @@ export const triggerCatalog = {
     TRIGGERS: `SELECT NAME, PROJECT, DATABASE, "TABLE", QUERY, LAST_ERROR FROM main.triggers ORDER BY ID`,
   },
   scopedRows: { triggers: ownProject },
+  // Each trigger's firings (state.ts `triggerFiringsStream`).
+  projectStreams: (ofProject) =>
+    `stream IN (SELECT 'trigger-firings-' || ID FROM main.triggers WHERE ${ofProject})`,
 } satisfies SqlCatalog;

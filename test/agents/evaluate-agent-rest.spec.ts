@@ -214,6 +214,25 @@ describe.each(storeKinds)('who may evaluate an agent over REST (%s)', (store) =>
       });
       // Three evaluations made, three cases asked in each: nothing asked for a refused caller.
       expect(fake.chatRequests()).toHaveLength(9);
+      // The evaluations' stream is the project's: its token reads it in the log, the other's does not.
+      const agentId = (
+        (await t.http.get('/api/projects/p_eval_roles/agents/ag').set(asAdmin).expect(200)).body as {
+          id: number;
+        }
+      ).id;
+      const streamsSeenBy = async (who: string) => {
+        const res = await t.http
+          .post('/api/sql/query')
+          .set(await headersOf(who))
+          .send({
+            query:
+              "SELECT DISTINCT STREAM, count(*) OVER (PARTITION BY STREAM) FROM information_schema.EVENTS WHERE STREAM LIKE 'agent-evaluations-%'",
+          })
+          .expect(200);
+        return (res.body as { data: unknown[][] }).data;
+      };
+      expect(await streamsSeenBy('token(p_eval_roles)')).toEqual([[`agent-evaluations-${agentId}`, 3]]);
+      expect(await streamsSeenBy('token(other_project)')).toEqual([]);
     } finally {
       await fake.close();
       await t.dispose();

@@ -46,17 +46,12 @@ const scopeConditionsOf =
           Object.entries(c.scopedRows ?? {}).map(([table, rows]) => [table, rows(ofProject)]),
         ),
       ),
-      // The project's own stream and the streams of the resources it holds now (a deleted resource's
-      // stream, and server-kept conversation threads, are not listed).
-      events: `stream = ${q(`project-${nameKey(project)}`)}
-    OR stream IN (
-      SELECT 'job-runs-' || ID FROM main.jobs WHERE ${ofProject}
-      UNION ALL SELECT 'trigger-firings-' || ID FROM main.triggers WHERE ${ofProject}
-      UNION ALL SELECT 'kb-' || ID FROM main.knowledge_bases WHERE ${ofProject}
-      UNION ALL SELECT 'agent-run-' || TRACE_ID FROM main.agent_runs WHERE ${ofProject}
-      UNION ALL SELECT 'model-training-' || VERSION_POSITION FROM main.models WHERE ${ofProject})
-    OR EXISTS (SELECT 1 FROM main.chatbots c WHERE lower(c.PROJECT) = ${p}
-      AND (starts_with(stream, 'chat-' || c.ID || '-') OR starts_with(stream, 'chatchannel-' || c.ID || '-')))`,
+      // The project's own stream and the streams of the resources it holds now, as each slice names
+      // them (a deleted resource's stream, and server-kept conversation threads, are not listed).
+      events: [
+        `stream = ${q(`project-${nameKey(project)}`)}`,
+        ...sliceCatalogs.flatMap((c) => (c.projectStreams ? [`(${c.projectStreams(ofProject)})`] : [])),
+      ].join('\n    OR '),
     };
   };
 /** The words of a SQL text, lower-case: every name it could read a table or view by. */
