@@ -1,4 +1,5 @@
 import { AGENT_EVALUATION_EXCERPT, MAX_AGENT_EVALUATION_CASES, type AgentEvaluated } from '../../events';
+import { mapConcurrently } from '../shared/concurrency';
 import { settled, type AppContext } from '../context';
 import { FACTS } from '../eventlog/commands';
 import { cellOf, cellText } from '../shared/rowCells';
@@ -115,9 +116,9 @@ type Asked = {
 };
 
 /**
- * `EVALUATE AGENT`: each case's question asked of the agent (one after the other: the runs are
- * the agent's, as a door's would be), each answer scored, the whole recorded as one event on the
- * agent's evaluations stream.
+ * `EVALUATE AGENT`: each case's question asked of the agent (AGENT_SQL_CONCURRENCY at a time, as a
+ * JOIN with an agent asks: each a run of the agent's, as a door's would be), each answer scored,
+ * the whole recorded as one event on the agent's evaluations stream.
  */
 export const agentEvaluation = (ctx: AppContext, projects: ProjectDirectory, ports: AgentEvaluationPorts) => {
   /** One question; a run that fails is the case's failure (its error kept), not the evaluation's. */
@@ -197,8 +198,9 @@ export const agentEvaluation = (ctx: AppContext, projects: ProjectDirectory, por
         );
     const judging = scoring === 'llm_judge' ? await ports.judge(options.llm ?? {}) : null;
     const started = performance.now();
-    const asked: Asked[] = [];
-    for (const c of cases) asked.push(await ask(project.name, agent.name, c.question, signal));
+    const asked = await mapConcurrently(cases, ctx.config.agentSqlConcurrency, (c) =>
+      ask(project.name, agent.name, c.question, signal),
+    );
     let scored: { score: number; error: string | null }[];
     if (scoring === 'sql_result')
       scored = await sqlResultScores(sqlDatabaseOf(agent, state, project.name), asked, expectedRows);

@@ -378,7 +378,8 @@ export const ENTRIES: Record<Variable, Entry> = {
   },
   AGENT_SQL_CONCURRENCY: {
     section: 'agents',
-    meaning: 'Questions one SQL query asks an agent at once (`SELECT … FROM t JOIN p.agent`).',
+    meaning:
+      'Questions one SQL query asks an agent at once (`SELECT … FROM t JOIN p.agent`), and the cases one `EVALUATE AGENT` asks at once.',
   },
   AGENT_SQL_MAX_ROWS: {
     section: 'agents',

@@ -193,13 +193,22 @@ describe.each(storeKinds)('EVALUATE AGENT (%s)', (store) => {
     const p = w.project;
     // Case 1 counts as expected (the column's name differs: names are not compared) ✓;
     // case 2 reads no rows where one is expected ✗; case 3 runs no SQL at all ✗: 1/3.
-    w.fake.enqueue(
-      fakeReply.toolCall('sql_db_query', { query: `SELECT count(*) AS n FROM ${p}.skills` }),
+    // Scripted per question (the cases run AGENT_SQL_CONCURRENCY at a time): once its tool answered,
+    // each answers; before, it runs its SQL.
+    w.fake.when(
+      { lastUser: 'How many skills?', hasToolResult: 'sql_db_query' },
       fakeReply.text('One skill.'),
-      fakeReply.toolCall('sql_db_query', { query: `SELECT name FROM ${p}.skills WHERE false` }),
-      fakeReply.text('None.'),
-      fakeReply.text('I did not look.'),
     );
+    w.fake.when({ lastUser: 'Which skills?', hasToolResult: 'sql_db_query' }, fakeReply.text('None.'));
+    w.fake.when(
+      { lastUser: 'How many skills?' },
+      fakeReply.toolCall('sql_db_query', { query: `SELECT count(*) AS n FROM ${p}.skills` }),
+    );
+    w.fake.when(
+      { lastUser: 'Which skills?' },
+      fakeReply.toolCall('sql_db_query', { query: `SELECT name FROM ${p}.skills WHERE false` }),
+    );
+    w.fake.when({ lastUser: 'Any skills?' }, fakeReply.text('I did not look.'));
     const set = [
       ['How many skills?', `SELECT count(*) FROM ${p}.skills`],
       ['Which skills?', `SELECT name FROM ${p}.skills`],

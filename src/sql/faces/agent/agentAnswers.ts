@@ -1,4 +1,5 @@
 import { SqlError, SqlErrorCode } from '../../errors';
+import { mapConcurrently } from '../../../shared/concurrency';
 import type { ComputedRef } from '../face';
 import type { Predictions } from '../../pipeline/plan';
 import type { Computation } from '../model/predictionTables';
@@ -42,21 +43,15 @@ export const agentAnswers = (
         );
       return String(question);
     });
-    const answers: Record<string, unknown>[] = new Array(questions.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < questions.length) {
-        const i = next++;
-        const a = await predictions.ask(ref.project, ref.name, questions[i]!, options.signal);
-        answers[i] = {
-          answer: a.answer,
-          context: a.context.length ? JSON.stringify(a.context) : null,
-          trace_id: a.traceId,
-          question: questions[i],
-        };
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(options.concurrency, questions.length) }, worker));
+    const answers = await mapConcurrently(questions, options.concurrency, async (question) => {
+      const a = await predictions.ask(ref.project, ref.name, question, options.signal);
+      return {
+        answer: a.answer,
+        context: a.context.length ? JSON.stringify(a.context) : null,
+        trace_id: a.traceId,
+        question,
+      };
+    });
     return answers;
   },
 });
