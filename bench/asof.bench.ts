@@ -77,7 +77,7 @@ export const benchAsOf = async (total: number) => {
   const early = (head * 5n) / 100n;
   const t1 = performance.now();
   const server = await startServer('app-server.ts', {
-    PORT: '47431',
+    PORT: '47441',
     DATA_DIR: dataDir,
     BENCH_LOG_LEVEL: 'warn',
   });
@@ -88,8 +88,8 @@ export const benchAsOf = async (total: number) => {
   const [now, past] = await (async () => {
     try {
       return [
-        await timed(47431, runs, (k) => projects('', k)),
-        await timed(47431, runs, (k) => projects(` AS OF POSITION ${early}`, k)),
+        await timed(47441, runs, (k) => projects('', k)),
+        await timed(47441, runs, (k) => projects(` AS OF POSITION ${early}`, k)),
       ];
     } finally {
       await stopServer(server);

@@ -1,6 +1,5 @@
 import type { LlmBudgetScope } from '../../events';
-import { settled, type AppContext } from '../context';
-import { llmQueryAggregate, llmQueryStream } from '../llmCalls/state';
+import type { AppContext } from '../context';
 import { streamCommand } from '../projectCommand';
 import { decideLlmBudget, type LlmBudgetCommand } from './decider';
 import { allBudgets, llmBudgetsTable, spendingOf } from './projection';
@@ -23,12 +22,18 @@ export const dayStartOf = (now: Date) =>
 
 const toNumber = (n: unknown) => (n === null || n === undefined ? null : Number(n));
 
+/** What budgets need of the LLM calls' side: a refusal recorded beside the calls it refused. */
+export type LlmBudgetPorts = {
+  /** The refusal on the query's (or run's) stream, in the read model before the caller is answered. */
+  readonly recordRefusal: (request: SpendRequest, refusal: BudgetRefusal) => Promise<void>;
+};
+
 /**
  * LLM budgets: set and dropped by admins on one stream (`llm-budgets`), and the standing of the ones
  * that hold a caller (limits, and what was spent today from the recorded calls) for the check made
  * before a query's first LLM call (src/llmCalls/asking.ts).
  */
-export const llmBudgetsService = (ctx: AppContext) => {
+export const llmBudgetsService = (ctx: AppContext, ports: LlmBudgetPorts) => {
   const run = (command: LlmBudgetCommand) =>
     streamCommand(ctx, {
       stream: LLM_BUDGETS_STREAM,
@@ -65,17 +70,6 @@ export const llmBudgetsService = (ctx: AppContext) => {
     ].filter((k) => set.has(k));
     return keys.length === 0 ? [] : standings(keys);
   };
-  /** The refusal, on the query's (or run's) stream, in the read model before the caller is answered. */
-  const recordRefusal = async (request: SpendRequest, refusal: BudgetRefusal) => {
-    const { queryId, what, who } = request;
-    const outcome = await ctx.commands.run(llmQueryStream(queryId), llmQueryAggregate, () => [
-      {
-        type: 'LlmBudgetRefused',
-        data: { queryId, ...refusal, what, ...who, refusedAt: ctx.clock().toISOString() },
-      },
-    ]);
-    await settled(ctx, outcome.lastPosition);
-  };
   const holdings = budgetHoldings();
   const admit = async (request: SpendRequest): Promise<Admission> => {
     const { caller } = request.who;
@@ -86,7 +80,7 @@ export const llmBudgetsService = (ctx: AppContext) => {
       throw error;
     });
     const admission = holdings.admit(read, standingsRead, request.plan, request.serverCap);
-    if (admission.refusal) await recordRefusal(request, admission.refusal);
+    if (admission.refusal) await ports.recordRefusal(request, admission.refusal);
     return admission;
   };
   return {

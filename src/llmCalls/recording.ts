@@ -1,4 +1,5 @@
-import type { AppContext } from '../context';
+import { settled, type AppContext } from '../context';
+import type { BudgetRefusal, SpendRequest } from '../llmBudgets/state';
 import type { LlmSettings, summarizeLlmSettings } from '../engines/llm';
 import type { CallerOfRequest } from '../shared/requestContext';
 import { decideLlmCalls, type RecordLlmCall } from './decider';
@@ -57,3 +58,19 @@ export const callRecorder = (
 };
 
 export type CallRecorder = ReturnType<typeof callRecorder>;
+
+/**
+ * A query (or an agent run) refused by an LLM budget before its calls: the limit it would pass, on
+ * its stream beside the calls (`llm-query-<query id or trace id>`), in the read model before the
+ * caller is answered. The budgets' check records it (src/llmBudgets/service.ts, through its port).
+ */
+export const recordBudgetRefusal = async (ctx: AppContext, request: SpendRequest, refusal: BudgetRefusal) => {
+  const { queryId, what, who } = request;
+  const outcome = await ctx.commands.run(llmQueryStream(queryId), llmQueryAggregate, () => [
+    {
+      type: 'LlmBudgetRefused',
+      data: { queryId, ...refusal, what, ...who, refusedAt: ctx.clock().toISOString() },
+    },
+  ]);
+  await settled(ctx, outcome.lastPosition);
+};

@@ -7,6 +7,7 @@ import { databasesService } from '../databases/service';
 import { filesService } from '../files/service';
 import { llmCallsService } from '../llmCalls/service';
 import { llmBudgetsService } from '../llmBudgets/service';
+import { recordBudgetRefusal } from '../llmCalls/recording';
 import { mlEnginesService } from '../mlEngines/service';
 import { modelsService } from '../models/service';
 import { instanceIdOf, type TrainingRows } from '../models/training';
@@ -72,7 +73,9 @@ export const buildServices = (
     requireIntegration: (ref) => databases.requireIntegration(ref),
   });
   const mlEngines = mlEnginesService(ctx);
-  const llmBudgets = llmBudgetsService(ctx);
+  const llmBudgets = llmBudgetsService(ctx, {
+    recordRefusal: (request, refusal) => recordBudgetRefusal(ctx, request, refusal),
+  });
   const llmDefaults = {
     openaiBaseUrl: ctx.config.llm.openaiBaseUrl,
     openaiApiKey: ctx.config.llm.openaiApiKey,
