@@ -263,10 +263,8 @@ export const agentCompletions = (ctx: AppContext, ports: AgentRunPorts, loadAgen
     });
     const traceId = request.traceId ?? crypto.randomUUID();
     const summary = summarizeLlmSettings(planned.settings);
-    const run: PreparedRun = {
-      ...{ request, project, agent, skills, planned, traceId, summary },
-      who: callerOfRequest(),
-    };
+    const who = callerOfRequest();
+    const run: PreparedRun = { request, project, agent, skills, planned, traceId, summary, who };
     const execute = async (handlers: CompletionHandlers = {}): Promise<Completion> =>
       executeRun(deps, run, handlers);
     return { traceId, question: planned.run.question, execute };
