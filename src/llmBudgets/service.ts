@@ -22,6 +22,9 @@ export const dayStartOf = (now: Date) =>
 
 const toNumber = (n: unknown) => (n === null || n === undefined ? null : Number(n));
 
+/** How many times a check reads the standings while batches land under it. */
+const MAX_READS = 5;
+
 /** What budgets need of the LLM calls' side: a refusal recorded beside the calls it refused. */
 export type LlmBudgetPorts = {
   /** The refusal on the query's (or run's) stream, in the read model before the caller is answered. */
@@ -74,15 +77,27 @@ export const llmBudgetsService = (ctx: AppContext, ports: LlmBudgetPorts) => {
   const admit = async (request: SpendRequest): Promise<Admission> => {
     const { caller } = request.who;
     const spender = { user: caller.user, actor: caller.actor, project: request.project };
-    const read = holdings.beginRead((position) => ctx.projections.applied(position));
-    const standingsRead = await standingsOf(spender).catch((error: unknown) => {
-      holdings.abandon(read);
-      throw error;
-    });
-    const admission = holdings.admit(read, standingsRead, request.plan, request.serverCap);
-    if (admission.refusal) await ports.recordRefusal(request, admission.refusal);
-    return admission;
+    const applied = (position: bigint) => ctx.projections.applied(position);
+    for (let attempt = 1; ; attempt++) {
+      const epoch = ctx.projections.dataEpoch;
+      const read = holdings.beginRead(applied);
+      const standingsRead = await standingsOf(spender).catch((error: unknown) => {
+        holdings.abandon(read);
+        throw error;
+      });
+      // A batch written while the standings were read may hold calls also counted as held: read
+      // again (a few times at most; then the holdings count twice for a moment, refusing early).
+      const moved = epoch % 2 === 1 || ctx.projections.dataEpoch !== epoch || holdings.appliedSince(applied);
+      if (moved && standingsRead.length > 0 && attempt < MAX_READS) {
+        holdings.abandon(read);
+        continue;
+      }
+      const admission = holdings.admit(read, standingsRead, request.plan, request.serverCap);
+      if (admission.refusal) await ports.recordRefusal(request, admission.refusal);
+      return admission;
+    }
   };
+
   return {
     /** Sets (or replaces) the budget of a user, a token or a project; answers it as it stands. */
     set: async (scope: LlmBudgetScope, subject: string, limits: LlmBudgetLimits) => {

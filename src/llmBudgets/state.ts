@@ -252,7 +252,18 @@ export const budgetHoldings = () => {
         },
       };
     },
-    /** A read that failed: it holds nothing back. */
+    /**
+     * Whether a holding's records were applied since `read` began: the read may have counted them
+     * as spent while they are counted as held too (a refusal that should not be). Asked after the
+     * read, to read again.
+     */
+    appliedSince: (applied: (position: bigint) => boolean): boolean => {
+      for (const h of holdings)
+        if (h.seenBy === undefined && h.recordedUpTo !== undefined)
+          if (h.recordedUpTo === null || applied(h.recordedUpTo)) return true;
+      return false;
+    },
+    /** A read that failed, or is read again: it holds nothing back. */
     abandon: (read: number) => {
       reading.delete(read);
       prune();
