@@ -28,13 +28,15 @@ const settle = async (pid: number, goal: number, limitS: number) => {
 
 /** Waits until the model's training ends (it runs in a worker after CREATE MODEL answers). */
 const trained = async (model: string) => {
-  for (;;) {
+  // Ten minutes at most: a training that never ends fails the bench rather than hanging it.
+  for (const deadline = Date.now() + 600_000; Date.now() < deadline;) {
     const answer = await sql(`SELECT STATUS, ERROR FROM mindsdb.models WHERE NAME = '${model}'`);
     const [status, error] = (answer.data?.[0] ?? []) as [string?, string?];
     if (status === 'complete') return;
     if (status === 'error') throw new Error(`training ${model}: ${error}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+  throw new Error(`training ${model} did not end within 10 minutes`);
 };
 
 const HEAVY: Record<string, () => Promise<unknown>> = {

@@ -1,7 +1,7 @@
 import express, { type Request, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { AppContext } from '../context';
-import { currentRequest } from '../shared/requestContext';
+import { actorName, currentRequest } from '../shared/requestContext';
 import { agentCard } from './card';
 import { agentExecutor } from './executor';
 import { checkedHandler } from './handler';
@@ -31,7 +31,7 @@ const MAX_AGENTS = 256;
 /** Who is asking, as the SDK's `User` (the request context the guard made holds the rest). */
 const callerUser = async (): Promise<User> => {
   const request = currentRequest();
-  const name = request?.actor ? `${request.actor.kind}:${request.actor.id}` : 'system:unknown';
+  const name = request?.actor ? actorName(request.actor) : 'system:unknown';
   const signedIn = request?.principal !== undefined;
   return {
     get isAuthenticated() {

@@ -63,6 +63,8 @@ export class AgentRunProblem extends DomainError {
   constructor(
     problem: DomainError,
     readonly runKind: AgentRunError['kind'],
+    /** The run that failed: its record is on `agent-run-<traceId>`. */
+    readonly traceId: string,
   ) {
     super(problem.kind, problem.title, problem.detail, problem.retryAfterSeconds);
   }
@@ -223,7 +225,7 @@ const executeRun = async (
   } catch (error) {
     if (error instanceof AgentRunError) {
       await recorded(ctx, recorder.lastPosition(), handlers.waitForRecord ?? false).catch(() => undefined);
-      throw new AgentRunProblem(runFailure(error, traceId), error.kind);
+      throw new AgentRunProblem(runFailure(error, traceId), error.kind, traceId);
     }
     if (isDomainError(error)) throw error;
     throw setupProblem(error);

@@ -3,14 +3,14 @@ import { mapConcurrently } from '../shared/concurrency';
 import { settled, type AppContext } from '../context';
 import { FACTS } from '../eventlog/commands';
 import { cellOf, cellText } from '../shared/rowCells';
-import { storableText } from '../shared/jsonBounds';
+import { storableForm, storableText } from '../shared/jsonBounds';
 import { canonicalSkillKind } from '../engines/agentLoop';
 import type { LlmPrompt } from '../engines/llm/llmModelSpec';
 import { judgeScore, testSetDigest } from '../engines/search/evaluation';
 import { loadProject } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
 import { invalid, isDomainError, notFound } from '../shared/errors';
-import { quoteMysqlIdent } from '../shared/quoting';
+import { quoteQualifiedMysqlIdent } from '../shared/quoting';
 import { toMindsDbTimestamp } from '../shared/time';
 import { skillById } from '../skills/state';
 import {
@@ -26,15 +26,21 @@ import { requireAgent, type Agent } from './state';
 
 type Rows = Record<string, unknown>[];
 
+/** One question's run: its answer and SQL, or why it failed (its trace id when the run was recorded). */
+export type AskedRun = {
+  readonly traceId: string | null;
+  readonly answer: string;
+  readonly sql: readonly string[];
+  readonly error: string | null;
+};
+
 /** What an evaluation needs beyond the log, filled by the composition root. */
 export type AgentEvaluationPorts = {
-  /** The agent asked one question as any door asks it: a run recorded on `agent-run-<traceId>`. */
-  readonly ask: (
-    project: string,
-    agent: string,
-    question: string,
-    signal?: AbortSignal,
-  ) => Promise<{ traceId: string; answer: string; sql: readonly string[] }>;
+  /**
+   * The agent asked one question as any door asks it: a run recorded on `agent-run-<traceId>`. A run
+   * that fails is the case's failure (its error kept), not the evaluation's; a cancelled one throws.
+   */
+  readonly ask: (project: string, agent: string, question: string, signal?: AbortSignal) => Promise<AskedRun>;
   /** The rows a SELECT answers, read as the caller's own SELECT would be (the test set, the SQL compared). */
   readonly callerRows: (database: string, query: string) => Promise<Rows>;
   /**
@@ -60,10 +66,7 @@ export const agentEvaluationsStream = (agentId: bigint | number) => `agent-evalu
  * What the event keeps of a text: its start, made storable (a NUL or a half surrogate pair in an
  * answer or an error is shown as U+FFFD: the run holds the text as the model wrote it).
  */
-const excerpt = (s: string) =>
-  (s.length <= AGENT_EVALUATION_EXCERPT ? s : s.slice(0, AGENT_EVALUATION_EXCERPT))
-    .toWellFormed()
-    .replaceAll('\u0000', '\uFFFD');
+const excerpt = (s: string) => storableForm(s.slice(0, AGENT_EVALUATION_EXCERPT));
 
 type TestCase = { readonly question: string; readonly expected: string };
 
@@ -105,40 +108,14 @@ const sqlDatabaseOf = (agent: Agent, state: Awaited<ReturnType<typeof loadProjec
   return project;
 };
 
-/** A failed run's trace id, as its problem names it (`… (trace_id <id>)`, src/agentRuns/completion.ts). */
-const traceIdOf = (detail: string) => /\(trace_id ([^)\s]+)\)\s*$/.exec(detail)?.[1] ?? null;
-
-type Asked = {
-  readonly traceId: string | null;
-  readonly answer: string;
-  readonly sql: readonly string[];
-  readonly error: string | null;
-};
-
 /**
  * `EVALUATE AGENT`: each case's question asked of the agent (AGENT_SQL_CONCURRENCY at a time, as a
  * JOIN with an agent asks: each a run of the agent's, as a door's would be), each answer scored,
  * the whole recorded as one event on the agent's evaluations stream.
  */
 export const agentEvaluation = (ctx: AppContext, projects: ProjectDirectory, ports: AgentEvaluationPorts) => {
-  /** One question; a run that fails is the case's failure (its error kept), not the evaluation's. */
-  const ask = async (
-    project: string,
-    agent: string,
-    question: string,
-    signal?: AbortSignal,
-  ): Promise<Asked> => {
-    try {
-      const done = await ports.ask(project, agent, question, signal);
-      return { traceId: done.traceId, answer: done.answer, sql: done.sql, error: null };
-    } catch (error) {
-      if (!isDomainError(error) || signal?.aborted) throw error;
-      return { traceId: traceIdOf(error.detail), answer: '', sql: [], error: error.detail };
-    }
-  };
-
   /** sql_result: the rows of the agent's last SQL (run again now, as the caller's SELECT) against the expected rows. */
-  const sqlResultScores = async (database: string, asked: readonly Asked[], expected: readonly Rows[]) => {
+  const sqlResultScores = async (database: string, asked: readonly AskedRun[], expected: readonly Rows[]) => {
     const out: { score: number; error: string | null }[] = [];
     for (const [i, a] of asked.entries()) {
       const last = a.sql.at(-1);
@@ -174,12 +151,7 @@ export const agentEvaluation = (ctx: AppContext, projects: ProjectDirectory, por
     const written = 'table' in source ? source.table : `(${source.query})`;
     const named = written.length <= 1_000 ? written : `${written.slice(0, 1_000)}…`;
     const query =
-      'table' in source
-        ? `SELECT * FROM ${source.table
-            .split('.')
-            .map((p) => quoteMysqlIdent(p))
-            .join('.')}`
-        : source.query;
+      'table' in source ? `SELECT * FROM ${quoteQualifiedMysqlIdent(source.table)}` : source.query;
     const cases = casesOf(
       named,
       await ports.callerRows(database, query),
@@ -199,7 +171,7 @@ export const agentEvaluation = (ctx: AppContext, projects: ProjectDirectory, por
     const judging = scoring === 'llm_judge' ? await ports.judge(options.llm ?? {}) : null;
     const started = performance.now();
     const asked = await mapConcurrently(cases, ctx.config.agentSqlConcurrency, (c) =>
-      ask(project.name, agent.name, c.question, signal),
+      ports.ask(project.name, agent.name, c.question, signal),
     );
     let scored: { score: number; error: string | null }[];
     if (scoring === 'sql_result')

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { currentRequest, type RequestContext } from '../shared/requestContext';
+import { actorName, currentRequest, type RequestContext } from '../shared/requestContext';
 import {
   allContracts,
   type AnyRecordedEvent,
@@ -65,7 +65,7 @@ const actorMetadata = (
 ): Pick<StoredMetadata, 'actor' | 'requestId' | 'via'> => {
   if (!request) return {};
   return {
-    ...(request.actor ? { actor: `${request.actor.kind}:${request.actor.id}` } : {}),
+    ...(request.actor ? { actor: actorName(request.actor) } : {}),
     ...(request.requestId ? { requestId: request.requestId } : {}),
     via: request.interface,
   };

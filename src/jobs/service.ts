@@ -5,7 +5,7 @@ import type { ProjectDirectory } from '../projects/directory';
 import { projectStream } from '../shared/projectState';
 import { invalid, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
-import { currentRequest } from '../shared/requestContext';
+import { actorName, currentRequest } from '../shared/requestContext';
 import { decideJob, type JobCommand } from './decider';
 import { presentJob, presentJobRun } from './present';
 import { jobRowByName, jobRowsOfProject, jobRunRowsOf } from './projection';
@@ -76,7 +76,7 @@ export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: 
           endAt: job.endAt === null ? null : parseJobDate(job.endAt, now, 'END'),
           every: job.every === null ? null : parseEvery(job.every.n, job.every.unit),
           owner: {
-            actor: request?.actor ? `${request.actor.kind}:${request.actor.id}` : null,
+            actor: request?.actor ? actorName(request.actor) : null,
             user: principal?.user ?? null,
             role: principal?.role ?? null,
             project: principal?.project ?? null,

@@ -16,7 +16,7 @@ import { HASHING_MODEL, HASHING_PROVIDER } from '../engines/search/hashingEmbedd
 import { kbTables } from '../engines/search/layout';
 import { summarizeLlmSettings } from '../engines/llm';
 import { badGateway, invalid } from '../shared/errors';
-import { quoteMysqlIdent } from '../shared/quoting';
+import { quoteQualifiedMysqlIdent } from '../shared/quoting';
 import { toMindsDbTimestamp } from '../shared/time';
 import type { KnowledgeBaseEmbedder, KnowledgeBaseModelPorts } from './embedding';
 import {
@@ -325,13 +325,7 @@ const judgeCases = async (
 const testTableCases = async (ports: EvaluationPorts, project: string, testTable: string, version: Version) =>
   casesOf(
     testTable,
-    await ports.callerRows(
-      project,
-      `SELECT * FROM ${testTable
-        .split('.')
-        .map((p) => quoteMysqlIdent(p))
-        .join('.')}`,
-    ),
+    await ports.callerRows(project, `SELECT * FROM ${quoteQualifiedMysqlIdent(testTable)}`),
     version,
   );
 

@@ -1,5 +1,5 @@
 import { DomainError, isDomainError } from '../shared/errors';
-import { quoteMysqlIdent } from '../shared/quoting';
+import { quoteMysqlIdent, quoteQualifiedMysqlIdent } from '../shared/quoting';
 
 /**
  * A write run as the caller's own statement would be (its role, its token's reach, the external
@@ -25,13 +25,6 @@ const naming = async (option: string, table: string, write: () => Promise<unknow
     );
   }
 };
-
-/** `db.table` as the statement names it: each part quoted. */
-const tableOf = (name: string) =>
-  name
-    .split('.')
-    .map((part) => quoteMysqlIdent(part))
-    .join('.');
 
 /** A cell as a parameter: lists and objects as JSON text, the rest as they are. */
 const asParameter = (v: unknown) => (v !== null && typeof v === 'object' ? JSON.stringify(v) : (v ?? null));
@@ -68,7 +61,9 @@ export const saveResultRow = async (
 ) => {
   const columns = Object.keys(row);
   const { query, params } = rowsQuery(columns, [columns.map((c) => row[c])]);
-  await naming('save_to', saveTo, () => write(project, `INSERT INTO ${tableOf(saveTo)} ${query}`, params));
+  await naming('save_to', saveTo, () =>
+    write(project, `INSERT INTO ${quoteQualifiedMysqlIdent(saveTo)} ${query}`, params),
+  );
 };
 
 /**
@@ -87,6 +82,6 @@ export const writeGeneratedSet = async (
     cases.map((c) => [c.question, c.answer, c.docId]),
   );
   await naming('test_table', testTable, () =>
-    write(project, `CREATE OR REPLACE TABLE ${tableOf(testTable)} ${query}`, params),
+    write(project, `CREATE OR REPLACE TABLE ${quoteQualifiedMysqlIdent(testTable)} ${query}`, params),
   );
 };

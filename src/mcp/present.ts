@@ -1,11 +1,11 @@
 import crypto from 'node:crypto';
 import { canonicalJson } from '../ledger';
+import { storableForm } from '../shared/jsonBounds';
 import { maskSecrets } from '../shared/secrets';
 
 /** Text an event may hold: Unicode (a lone surrogate or NUL becomes U+FFFD), at most `max` characters. */
 export const eventText = (text: string, max: number) => {
-  let clean = text.isWellFormed() ? text : text.toWellFormed();
-  if (clean.includes('\u0000')) clean = clean.replaceAll('\u0000', '\uFFFD');
+  const clean = storableForm(text);
   if (clean.length <= max) return clean;
   let end = max;
   const c = clean.charCodeAt(end - 1);

@@ -1,3 +1,4 @@
+import { actorName } from '../shared/requestContext';
 import type { McpCallRecorded } from '../../events';
 import { answeredAhead, type AppContext } from '../context';
 import { eventLeafHash, verifyCheckpoint, verifyInclusion } from '../ledger';
@@ -17,7 +18,7 @@ import { sessionAggregate, sessionStream } from './state';
 export type Caller = { readonly request: RequestContext; readonly user?: string | null };
 
 export const actorOf = (caller: Caller) =>
-  caller.request.actor ? `${caller.request.actor.kind}:${caller.request.actor.id}` : 'system:unknown';
+  caller.request.actor ? actorName(caller.request.actor) : 'system:unknown';
 
 export const principalOf = (caller: Caller): Principal | undefined => caller.request.principal;
 

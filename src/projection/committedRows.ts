@@ -41,6 +41,11 @@ export class CommittedRows {
     return row === ABSENT ? null : (copy(row) as Row);
   }
 
+  /** Whether the key's row (or its deletion) is remembered, without touching its place in the order. */
+  knows(table: string, key: string): boolean {
+    return this.tables.get(table)?.has(key) ?? false;
+  }
+
   /** After a batch committed: its final row (or deletion) of every key it touched. */
   remember(table: string, changes: Iterable<[string, Row | null]>) {
     let rows = this.tables.get(table);

@@ -161,7 +161,7 @@ export class BatchRowStore implements RowStore {
     if (!key) return;
     const table = this.projection.table;
     const wanted = [...new Set(keys)].filter(
-      (k) => !this.pending.has(k) && !this.readAhead.has(k) && this.committed?.get(table, k) === undefined,
+      (k) => !this.pending.has(k) && !this.readAhead.has(k) && !this.committed?.knows(table, k),
     );
     for (let i = 0; i < wanted.length; i += PREFETCH_KEYS) {
       const chunk = wanted.slice(i, i + PREFETCH_KEYS);

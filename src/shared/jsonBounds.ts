@@ -49,6 +49,12 @@ export const hasLoneSurrogate = (s: string) => !s.isWellFormed();
 /** Text the log can hold as written: no NUL, no half of a surrogate pair. */
 export const storableText = (s: string) => !hasNul(s) && !hasLoneSurrogate(s);
 
+/** Text made storable for a record of it: a NUL or a half of a surrogate pair becomes U+FFFD. */
+export const storableForm = (s: string) => {
+  const whole = hasLoneSurrogate(s) ? s.toWellFormed() : s;
+  return hasNul(whole) ? whole.replaceAll('\u0000', '\uFFFD') : whole;
+};
+
 /** What is wrong with one string of an event, if anything: NUL or a lone surrogate. */
 const stringProblem = (s: string): { problem: 'nul' | 'surrogate'; what: string } | null =>
   hasNul(s)

@@ -7,4 +7,6 @@ export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 /** A `schema.table` name (or a bare one), each part quoted. */
 export const quoteQualifiedIdent = (name: string) => name.split('.').map(quoteIdent).join('.');
 export const quoteMysqlIdent = (name: string) => `\`${name.replace(/`/g, '``')}\``;
+/** A `db.table` name (or a bare one) in MySQL's dialect, each part quoted. */
+export const quoteQualifiedMysqlIdent = (name: string) => name.split('.').map(quoteMysqlIdent).join('.');
 export const quoteString = (value: string) => `'${value.replace(/'/g, "''")}'`;

@@ -7,6 +7,9 @@ export type Interface =
 /** Who caused what a request does: a user, one of their access tokens, or (auth off) a client address. */
 export type Actor = { readonly kind: 'user' | 'token' | 'address' | 'system'; readonly id: string };
 
+/** An actor as records name it: `user:<id>`, `token:<id>`, `address:<client address>`, `system:…`. */
+export const actorName = (actor: Actor) => `${actor.kind}:${actor.id}`;
+
 /** What a signed-in caller may do: the role and, for a project-scoped token, the one project. */
 export type Principal = {
   readonly user: string;
@@ -63,7 +66,7 @@ export const withActor = <T>(actor: Actor, principal: Principal | undefined, fn:
  */
 export const callerOfRequest = () => {
   const request = currentRequest();
-  const actor = request?.actor ? `${request.actor.kind}:${request.actor.id}` : 'system';
+  const actor = request?.actor ? actorName(request.actor) : 'system';
   return {
     caller: {
       actor,

@@ -1,4 +1,4 @@
-import type { AgentRunsService } from '../agentRuns/service';
+import { AgentRunProblem, type AgentRunsService } from '../agentRuns/service';
 import { agentEvaluation, type AgentEvaluationPorts } from '../agents/evaluation';
 import type { AppContext } from '../context';
 import { summarizeLlmSettings } from '../engines/llm';
@@ -6,7 +6,7 @@ import type { KnowledgeBaseModelPorts } from '../knowledgeBases/embedding';
 import type { AskJudge } from '../knowledgeBases/evaluationJudge';
 import { llmOfOption } from '../knowledgeBases/retrieval';
 import type { ProjectDirectory } from '../projects/directory';
-import { invalid } from '../shared/errors';
+import { invalid, isDomainError } from '../shared/errors';
 import type { SqlService } from '../sql/service';
 import { callerRows } from './callerRows';
 
@@ -27,11 +27,19 @@ export const agentEvaluationsService = (
   },
 ) => {
   const ports: AgentEvaluationPorts = {
-    ask: (project, agent, question, signal) =>
-      deps.agentRuns.complete(
-        { project, agent, messages: [{ question }], via: 'evaluation' },
-        { signal, waitForRecord: true },
-      ),
+    ask: async (project, agent, question, signal) => {
+      try {
+        const done = await deps.agentRuns.complete(
+          { project, agent, messages: [{ question }], via: 'evaluation' },
+          { signal, waitForRecord: true },
+        );
+        return { traceId: done.traceId, answer: done.answer, sql: done.sql, error: null };
+      } catch (error) {
+        if (!isDomainError(error) || signal?.aborted) throw error;
+        const traceId = error instanceof AgentRunProblem ? error.traceId : null;
+        return { traceId, answer: '', sql: [], error: error.detail };
+      }
+    },
     callerRows: callerRows(deps.sql),
     judge: async (llm) => {
       const { settings } = await llmOfOption(deps.models, llm, (message) =>
