@@ -29,6 +29,7 @@ import { benchPostgres } from './postgres.bench';
 import { benchPredictJoin } from './predictjoin.bench';
 import { benchReplay } from './replay.bench';
 import { benchSql } from './sql.bench';
+import { benchSoak } from './soak.bench';
 import { benchTraining } from './training.bench';
 import { benchProjectWrites, benchWrites } from './writes.bench';
 
@@ -63,6 +64,9 @@ const benches: Record<string, () => Promise<unknown>> = {
   llmjoin: () => benchLlmJoin(),
   llmbatch: () => benchLlmBatch(),
   training: () => benchTraining(),
+  // Not in the default set: 30 minutes unless BENCH_SOAK_MINUTES says otherwise.
+  soak: () =>
+    benchSoak(Number(process.env.BENCH_SOAK_MINUTES ?? 30), Number(process.env.BENCH_SOAK_RATE ?? 300)),
   asof: () => benchAsOf(Number(process.env.BENCH_ASOF_EVENTS ?? 1_000_000)),
 };
 const DEFAULT =

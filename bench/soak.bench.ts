@@ -1,0 +1,122 @@
+// Issue 62 goal 6, the soak: mixed traffic at a steady rate for a long time (30 minutes by default),
+// the service's RSS read after each round once it has sat idle a few seconds. The data it writes is
+// bounded (each skill created is updated and deleted by the same connection), so growth that stays
+// is memory the service keeps, not data it was asked to hold.
+import autocannon from 'autocannon';
+import os from 'node:os';
+import { fmt, rssMiB, startServer, stopServer, tmpDir } from './support';
+
+const PORT = 47451;
+const base = `http://127.0.0.1:${PORT}`;
+const json = { 'content-type': 'application/json' };
+const IDLE_MS = 5_000;
+
+type Context = { skill?: string };
+
+/** One round of traffic: each connection reads, runs a new SQL text, and creates, updates and deletes a skill. */
+const round = async (seconds: number, rate: number, counter: { n: number }) => {
+  const r = await autocannon({
+    url: base,
+    connections: 8,
+    overallRate: rate,
+    duration: seconds,
+    requests: [
+      { method: 'GET', path: '/api/projects' },
+      {
+        method: 'POST',
+        path: '/api/sql/query',
+        headers: json,
+        // A new text each time: the statement and answer caches see texts they must bound.
+        setupRequest: (req) => ({
+          ...req,
+          body: JSON.stringify({
+            query: `SELECT name, type FROM soak.skills WHERE ${counter.n++} >= 0 ORDER BY name LIMIT 10`,
+          }),
+        }),
+      },
+      {
+        method: 'POST',
+        path: '/api/projects/soak/skills',
+        headers: json,
+        setupRequest: (req, context: Context) => {
+          context.skill = `s_${counter.n++}`;
+          return {
+            ...req,
+            body: JSON.stringify({
+              skill: { name: context.skill, type: 'text2sql', params: { database: 'files' } },
+            }),
+          };
+        },
+      },
+      {
+        method: 'PUT',
+        headers: json,
+        setupRequest: (req, context: Context) => ({
+          ...req,
+          path: `/api/projects/soak/skills/${context.skill}`,
+          body: JSON.stringify({
+            skill: { params: { database: 'files', description: `round ${counter.n}` } },
+          }),
+        }),
+      },
+      {
+        method: 'DELETE',
+        setupRequest: (req, context: Context) => ({
+          ...req,
+          path: `/api/projects/soak/skills/${context.skill}`,
+        }),
+      },
+    ],
+  });
+  return { requests: r.requests.total, errors: r.errors + r.timeouts, non2xx: r.non2xx, p99: r.latency.p99 };
+};
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+
+export const benchSoak = async (minutes: number, rate: number) => {
+  const dataDir = tmpDir('mindledger-bench-soak-');
+  const server = await startServer('app-server.ts', { PORT: String(PORT), DATA_DIR: dataDir });
+  const pid = server.pid!;
+  try {
+    await fetch(`${base}/api/projects`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ name: 'soak' }),
+    });
+    await new Promise((r) => setTimeout(r, IDLE_MS));
+    const idle = rssMiB(pid);
+    const roundSeconds = Math.min(60, Math.max(5, Math.round((minutes * 60) / 10)));
+    const rounds = Math.max(3, Math.round((minutes * 60) / roundSeconds));
+    const counter = { n: 0 };
+    const samples: number[] = [];
+    let requests = 0;
+    let errors = 0;
+    let non2xx = 0;
+    let p99 = 0;
+    for (let k = 0; k < rounds; k++) {
+      const r = await round(roundSeconds, rate, counter);
+      requests += r.requests;
+      errors += r.errors;
+      non2xx += r.non2xx;
+      p99 = Math.max(p99, r.p99);
+      await new Promise((r) => setTimeout(r, IDLE_MS));
+      samples.push(rssMiB(pid));
+    }
+    // The first round fills caches up to their bounds; growth is judged between the thirds after it.
+    const third = Math.max(1, Math.floor((samples.length - 1) / 3));
+    const early = median(samples.slice(1, 1 + third));
+    const late = median(samples.slice(-third));
+    console.log(
+      `soak: ${fmt(rounds)} rounds of ${roundSeconds} s at ${fmt(rate)} req/s (GET, new SQL text, skill create/update/delete), ` +
+        `${fmt(requests)} requests, errors ${errors}, non-2xx ${non2xx}, worst round p99 ${p99} ms; ` +
+        `RSS idle ${fmt(idle)} MiB, after the rounds (idle ${IDLE_MS / 1000} s each) ${samples.map((s) => fmt(s)).join(' ')} MiB; ` +
+        `early third median ${fmt(early)}, late third ${fmt(late)} → growth ${fmt(late - early)} MiB over ` +
+        `${fmt(((samples.length - 1 - third) * roundSeconds) / 60, 1)} minutes (goal: none beyond noise); load average ${os
+          .loadavg()
+          .map((l) => fmt(l, 1))
+          .join(', ')}`,
+    );
+  } finally {
+    await stopServer(server);
+  }
+};

@@ -1,0 +1,141 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { startTestApp, storeKinds, type TestApp } from '../support/app';
+
+/**
+ * Issue 62 goal 6, the shortened soak: mixed traffic in rounds (reads, a new SQL text each time, a
+ * skill created and deleted by the same client, so the data stays bounded), the heap
+ * measured after a full collection at the end of each round. The service's bounded memories (the
+ * answer cache's 500 entries, the rows each table remembers, the texts each connection has met)
+ * fill during the first rounds; after them, what the heap still gains is memory kept per request.
+ * `npm run bench` (BENCH_ONLY=soak) runs the long one against the service in its own process.
+ */
+
+v8.setFlagsFromString('--expose-gc');
+const collectGarbage = vm.runInNewContext('gc') as () => void;
+
+const LOOPS = 8;
+const ITERATIONS_PER_LOOP = 12;
+const ROUNDS = 5;
+/** The round whose end is the baseline: code compiled, pools and connections made. */
+const WARM_ROUNDS = 2;
+const REQUESTS_PER_ITERATION = 4;
+/**
+ * A leak this size per request or more fails the soak. Between rounds the heap moves by up to about
+ * 0.7 MiB (600 B per measured request here), and the bounded memories still filling add about as
+ * much, so the shortened soak catches gross leaks (the kill check's kept requests); small ones are
+ * for the long soak of the benchmarks.
+ */
+const KEPT_BYTES_PER_REQUEST = 2048;
+
+const heapAfterCollection = () => {
+  collectGarbage();
+  collectGarbage();
+  return process.memoryUsage().heapUsed;
+};
+
+/** Serves `t`'s app on a port of its own; `keep` sees every request (the kill check keeps them all). */
+const serve = async (t: TestApp, keep?: (req: http.IncomingMessage) => void) => {
+  const server = http.createServer((req, res) => {
+    keep?.(req);
+    t.running.app(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    base,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+};
+
+const call = async (url: string, method: string, body?: unknown) => {
+  const res = await fetch(url, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${text}`);
+  return text;
+};
+
+/** One client's turn: a read, a new SQL text, a skill made and deleted again. */
+const iteration = async (base: string, n: number) => {
+  await call(`${base}/api/projects`, 'GET');
+  const sql = JSON.parse(
+    await call(`${base}/api/sql/query`, 'POST', {
+      query: `SELECT name, type FROM soak.skills WHERE ${n} >= 0 ORDER BY name LIMIT 10`,
+    }),
+  ) as { type: string };
+  if (sql.type !== 'table') throw new Error(`SQL answered ${JSON.stringify(sql)}`);
+  const skill = `s_${n}`;
+  await call(`${base}/api/projects/soak/skills`, 'POST', {
+    skill: { name: skill, type: 'text2sql', params: { database: 'files' } },
+  });
+  await call(`${base}/api/projects/soak/skills/${skill}`, 'DELETE');
+};
+
+/** The heap after each round, in bytes. */
+const soak = async (base: string) => {
+  await call(`${base}/api/projects`, 'POST', { name: 'soak' });
+  let n = 0;
+  const heaps: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    await Promise.all(
+      Array.from({ length: LOOPS }, async () => {
+        for (let k = 0; k < ITERATIONS_PER_LOOP; k++) await iteration(base, n++);
+      }),
+    );
+    heaps.push(heapAfterCollection());
+  }
+  const measuredRequests = (ROUNDS - WARM_ROUNDS) * LOOPS * ITERATIONS_PER_LOOP * REQUESTS_PER_ITERATION;
+  const keptPerRequest = (heaps.at(-1)! - heaps[WARM_ROUNDS - 1]!) / measuredRequests;
+  return { heaps, keptPerRequest };
+};
+
+const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+
+describe.each(storeKinds)('a shortened soak of mixed traffic (%s)', (kind) => {
+  it('keeps no memory per request once its bounded memories are full', async () => {
+    const t = await startTestApp(kind);
+    const server = await serve(t);
+    try {
+      const { heaps, keptPerRequest } = await soak(server.base);
+      console.log(
+        `soak (${kind}): heap after each round ${heaps.map(mib).join(', ')} MiB; kept ${keptPerRequest.toFixed(0)} B per request after round ${WARM_ROUNDS}`,
+      );
+      // The skills are all deleted: the writes reached the log and the read model.
+      const left = JSON.parse(await call(`${server.base}/api/projects/soak/skills`, 'GET')) as unknown[];
+      expect(left).toEqual([]);
+      expect(keptPerRequest).toBeLessThan(KEPT_BYTES_PER_REQUEST);
+    } finally {
+      await server.close();
+      await t.dispose();
+    }
+  }, 240_000);
+});
+
+// The detector's power does not depend on the store: its kill check runs once.
+describe('the shortened soak', () => {
+  it('kill check: a server that keeps every request is caught', async () => {
+    const t = await startTestApp('sqlite');
+    const kept: http.IncomingMessage[] = [];
+    const server = await serve(t, (req) => kept.push(req));
+    try {
+      const { keptPerRequest } = await soak(server.base);
+      console.log(`soak kill check: kept ${keptPerRequest.toFixed(0)} B per request`);
+      expect(kept.length).toBeGreaterThan(0);
+      expect(keptPerRequest).toBeGreaterThanOrEqual(KEPT_BYTES_PER_REQUEST);
+    } finally {
+      kept.length = 0;
+      await server.close();
+      await t.dispose();
+    }
+  }, 240_000);
+});
