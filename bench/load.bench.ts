@@ -1,3 +1,4 @@
+import os from 'node:os';
 import autocannon from 'autocannon';
 import { fmt, rssMiB, startServer, stopServer, tmpDir } from './support';
 
@@ -28,6 +29,8 @@ export const benchLoad = async (seconds: number) => {
     errors: number;
     non2xx: number;
     unanswered: number;
+    /** The machine's load average as the run ended: on a shared machine the rate follows it. */
+    load: string;
   }[] = [];
   for (const connections of [32, 64]) {
     const r = await autocannon({
@@ -78,6 +81,10 @@ export const benchLoad = async (seconds: number) => {
       // Sent but never answered (each connection may have one request in flight when time is up):
       // a hung request is an error too.
       unanswered: Math.max(0, r.requests.sent - r.requests.total - r.errors - connections),
+      load: os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' '),
     });
   }
   const rssAfter = Math.round(rssMiB(pid));
@@ -85,7 +92,8 @@ export const benchLoad = async (seconds: number) => {
   for (const r of results)
     console.log(
       `mixed load (GET, SQL, writes) at ${r.connections} connections for ${seconds} s: ${fmt(r.rps)} req/s p99 ${r.p99} ms,` +
-        ` errors ${r.errors}, non-2xx ${r.non2xx}, unanswered ${r.unanswered} (goal 0, 0, 0)`,
+        ` errors ${r.errors}, non-2xx ${r.non2xx}, unanswered ${r.unanswered} (goal ≥ 2,000 req/s at 32, p99 ≤ 100 ms, 0, 0, 0; issue 62;` +
+        ` load average ${r.load})`,
     );
   console.log(`mixed load: RSS ${rssBefore} MiB before, ${rssAfter} MiB after ${n} generated requests`);
   return results;
