@@ -47,39 +47,55 @@ const countsOf = (values: readonly unknown[], candidates: readonly Candidate[]):
 };
 
 /**
- * Per column, the counts of one pass over `from`. Narrow files in one SELECT of column-wise
- * aggregates, each column checking only its own candidates; wide ones by unpivoting, which stays
- * linear in the number of cells (thousands of aggregate expressions in one SELECT cost DuckDB
- * minutes to plan), checking the candidates any column still has.
+ * Per column, the counts of one pass over `from`, and with `rows` the number of rows. Narrow files
+ * in one SELECT of column-wise aggregates (the row count among them), each column checking only its
+ * own candidates; wide ones by unpivoting, which stays linear in the number of cells (thousands of
+ * aggregate expressions in one SELECT cost DuckDB minutes to plan), checking the candidates any
+ * column still has, their rows counted by a pass of their own (an unpivot leaves out empty cells).
  */
-const countColumns = async (
+const countRowsAndColumns = async (
   c: DuckDBConnection,
   from: string,
   names: readonly string[],
   candidatesOf: (name: string) => readonly Candidate[],
-): Promise<Map<string, ColumnCounts>> => {
+  rows: boolean,
+): Promise<{ rows: number; counts: Map<string, ColumnCounts> }> => {
   if (names.length <= WIDE) {
     const checks = names.flatMap((n) => checksOf(`nullif(trim(${quoteIdent(n)}), '')`, candidatesOf(n)));
+    if (rows) checks.unshift('count(*)');
     const row = (await c.runAndReadAll(`SELECT ${checks.join(', ')} FROM ${from}`)).getRowsJS()[0]!;
-    let at = 0;
-    return new Map(
+    let at = rows ? 1 : 0;
+    const counts = new Map(
       names.map((n) => {
         const width = checksOf('v', candidatesOf(n)).length;
         at += width;
-        return [n, countsOf(row.slice(at - width, at), candidatesOf(n))];
+        return [n, countsOf(row.slice(at - width, at), candidatesOf(n))] as const;
       }),
     );
+    return { rows: rows ? Number(row[0]) : NaN, counts };
   }
+  const counted = rows
+    ? Number((await c.runAndReadAll(`SELECT count(*) FROM ${from}`)).getRowsJS()[0]![0])
+    : NaN;
   const any = CANDIDATES.filter((t) => names.some((n) => candidatesOf(n).includes(t)));
-  const rows = (
+  const found = (
     await c.runAndReadAll(
       `SELECT col, ${checksOf('v', any).join(', ')}
          FROM (SELECT col, nullif(trim(raw), '') AS v FROM (UNPIVOT (SELECT * FROM ${from}) ON COLUMNS(*) INTO NAME col VALUE raw))
         GROUP BY col`,
     )
   ).getRowsJS();
-  return new Map(rows.map((r) => [String(r[0]), countsOf(r.slice(1), any)]));
+  return { rows: counted, counts: new Map(found.map((r) => [String(r[0]), countsOf(r.slice(1), any)])) };
 };
+
+/** Per column, the counts of one pass over `from` (see countRowsAndColumns). */
+const countColumns = async (
+  c: DuckDBConnection,
+  from: string,
+  names: readonly string[],
+  candidatesOf: (name: string) => readonly Candidate[],
+): Promise<Map<string, ColumnCounts>> =>
+  (await countRowsAndColumns(c, from, names, candidatesOf, false)).counts;
 
 /**
  * The candidates a part of the file leaves possible for the whole of it (`rows` rows). Exact, never
@@ -126,9 +142,55 @@ export type Sampling = {
 export const DEFAULT_SAMPLING: Sampling = { minRows: 100_000, share: 0.05, possible: stillPossible };
 
 /**
+ * The sample's rows and the bound it rules types out by are taken from an estimate of the rows
+ * made before counting them; this much above it, an estimate a little short still rules out what
+ * the counted rows rule out (a second pass is then not needed).
+ */
+const ESTIMATE_MARGIN = 1.25;
+
+/**
+ * `inferColumnTypes` and the row count in one full pass (besides the sample), for a file of about
+ * `rowsAbout` rows (an estimate: see `estimateRows` in load.ts). The sample's size and what it
+ * rules out go by the estimate, so the full pass can count the rows while it checks the cells;
+ * then every type the sample ruled out is checked to be ruled out by the counted rows too, and a
+ * column for which one is not (the estimate was short) is counted again in a second pass, with the
+ * candidates the counted rows leave it. The answer is `inferColumnTypes`'s for the counted rows:
+ * the one-pass answer, whatever the estimate.
+ */
+export const countAndInferColumnTypes = async (
+  c: DuckDBConnection,
+  from: string,
+  names: readonly string[],
+  rowsAbout: number,
+  sampling: Sampling = DEFAULT_SAMPLING,
+): Promise<{ rowCount: number; columns: { name: string; type: Candidate | 'VARCHAR' }[] }> => {
+  const typed = (counts: ReadonlyMap<string, ColumnCounts>) =>
+    names.map((name) => ({ name, type: typeOf(counts.get(name) ?? NOTHING) }));
+  if (rowsAbout < sampling.minRows) {
+    const { rows, counts } = await countRowsAndColumns(c, from, names, () => CANDIDATES, true);
+    return { rowCount: rows, columns: typed(counts) };
+  }
+  const sampled = Math.max(1, Math.ceil(rowsAbout * sampling.share));
+  const part = await countColumns(c, `(SELECT * FROM ${from} LIMIT ${sampled})`, names, () => CANDIDATES);
+  const partOf = (n: string) => part.get(n) ?? NOTHING;
+  const bound = Math.ceil(rowsAbout * ESTIMATE_MARGIN);
+  const guessed = new Map(names.map((n) => [n, sampling.possible(partOf(n), bound)]));
+  const { rows, counts } = await countRowsAndColumns(c, from, names, (n) => guessed.get(n)!, true);
+  // What the counted rows leave possible, where the estimate ruled out more: counted again.
+  const possible = new Map(names.map((n) => [n, sampling.possible(partOf(n), rows)]));
+  const short = names.filter((n) => possible.get(n)!.some((t) => !guessed.get(n)!.includes(t)));
+  if (short.length > 0) {
+    const again = await countColumns(c, from, short, (n) => possible.get(n)!);
+    for (const n of short) counts.set(n, again.get(n) ?? NOTHING);
+  }
+  return { rowCount: rows, columns: typed(counts) };
+};
+
+/**
  * Each text column's type, read from every cell (a few bad cells, such as "640,56" in a number
- * column, do not demote the column: they load as null). Large files first check a sample of their
- * rows, which rules types out exactly (`stillPossible`): the answer is the one-pass answer.
+ * column, do not demote the column: they load as null), for a file whose `rowCount` rows are known.
+ * Large files first check a sample of their rows, which rules types out exactly (`stillPossible`):
+ * the answer is the one-pass answer (`countAndInferColumnTypes`, the count taken as the estimate).
  */
 export const inferColumnTypes = async (
   c: DuckDBConnection,
@@ -136,14 +198,5 @@ export const inferColumnTypes = async (
   names: readonly string[],
   rowCount: number,
   sampling: Sampling = DEFAULT_SAMPLING,
-): Promise<{ name: string; type: Candidate | 'VARCHAR' }[]> => {
-  let candidatesOf: (name: string) => readonly Candidate[] = () => CANDIDATES;
-  if (rowCount >= sampling.minRows) {
-    const sampled = Math.max(1, Math.ceil(rowCount * sampling.share));
-    const part = await countColumns(c, `(SELECT * FROM ${from} LIMIT ${sampled})`, names, () => CANDIDATES);
-    const possible = new Map(names.map((n) => [n, sampling.possible(part.get(n) ?? NOTHING, rowCount)]));
-    candidatesOf = (n) => possible.get(n)!;
-  }
-  const counts = await countColumns(c, from, names, candidatesOf);
-  return names.map((name) => ({ name, type: typeOf(counts.get(name) ?? NOTHING) }));
-};
+): Promise<{ name: string; type: Candidate | 'VARCHAR' }[]> =>
+  (await countAndInferColumnTypes(c, from, names, rowCount, sampling)).columns;

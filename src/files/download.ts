@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import type { OutboundPolicy } from '../http/outbound';
@@ -29,9 +30,12 @@ export const receiveUrl = async (
     throw invalid(`Fetching ${url} answered HTTP ${res.status}`, 'Invalid URL');
   }
   let size = 0;
+  // Hashed as it is written: the blob's digest without reading the file again.
+  const hash = crypto.createHash('sha256');
   const counted = async function* (body: AsyncIterable<Uint8Array>) {
     for await (const chunk of body) {
       size += chunk.length;
+      hash.update(chunk);
       log.received(chunk.length);
       if (size > maxBytes) throw tooLarge(maxBytes);
       yield chunk;
@@ -41,5 +45,5 @@ export const receiveUrl = async (
   // both streams and rejects, rather than an 'error' nobody listens to (which ended the process)
   // or a wait for a 'drain' that never comes.
   await pipeline(res.body, counted, fs.createWriteStream(target));
-  return { originalName: new URL(url).pathname.split('/').pop() || null };
+  return { originalName: new URL(url).pathname.split('/').pop() || null, sha256: hash.digest('hex') };
 };

@@ -6,11 +6,12 @@ import { z } from 'zod';
 import { fileFormats } from '../../events';
 import { problem, type Api } from '../http/api';
 import type { OutboundPolicy } from '../http/outbound';
-import { DomainError, invalid } from '../shared/errors';
+import { DomainError, invalid, notFound } from '../shared/errors';
 import type { FilesService } from './service';
 import { validateFileName } from './service';
 import { receiveUrl, tooLarge } from './download';
-import { uploadLog, type UploadLog } from './uploadLog';
+import { uploadLog, uploadsInProgress, type UploadLog } from './uploadLog';
+import { sha256Stage } from './digest';
 
 const fileView = z.object({
   name: z.string(),
@@ -33,15 +34,18 @@ export type UploadOptions = {
   outbound: Pick<OutboundPolicy, 'get'>;
 };
 
+/** An upload on disk: its name as sent, and the sha256 of its bytes, taken as they were written. */
+type Received = { originalName: string | null; sha256: string };
+
 /** Streams the multipart field `file` to disk, never holding the file in memory. */
 const receiveMultipart = (
   request: import('express').Request,
   target: string,
   maxBytes: number,
   log: UploadLog,
-): Promise<{ originalName: string | null }> =>
+): Promise<Received> =>
   new Promise((resolve, reject) => {
-    let received: Promise<{ originalName: string | null }> | undefined;
+    let received: Promise<Received> | undefined;
     let parser: busboy.Busboy;
     try {
       parser = busboy({ headers: request.headers, limits: { files: 1, fileSize: maxBytes } });
@@ -58,10 +62,14 @@ const receiveMultipart = (
       stream.on('limit', () => {
         truncated = true;
       });
-      received = pipeline(stream, log.counter(), fs.createWriteStream(target)).then(() => {
+      const hashed = sha256Stage();
+      received = pipeline(stream, log.counter(), hashed.stage, fs.createWriteStream(target)).then(() => {
         if (truncated) throw tooLarge(maxBytes);
-        return { originalName: info.filename ?? null };
+        return { originalName: info.filename ?? null, sha256: hashed.digest() };
       });
+      // A failed write (the directory gone, a full disk) answers at once: the parser may never
+      // close, and left unhandled until it did, the rejection ended the process.
+      received.catch(reject);
     });
     parser.on('error', (error: Error) => reject(invalid(`Malformed multipart body: ${error.message}`)));
     parser.on('close', () => {
@@ -74,8 +82,18 @@ const receiveMultipart = (
 /** Kept here too: the URL download's specs import it from the routes. */
 export { receiveUrl };
 
-export const fileRoutes = (api: Api, files: FilesService, options: UploadOptions) =>
-  api
+const uploadView = z.object({
+  name: z.string(),
+  phase: z.enum(['receiving', 'loading']),
+  bytes: z.number().int(),
+  declared_bytes: z.number().int().nullable(),
+  percent: z.number().int().nullable(),
+  ms: z.number().int(),
+});
+
+export const fileRoutes = (api: Api, files: FilesService, options: UploadOptions) => {
+  const inProgress = uploadsInProgress();
+  return api
     .add({
       method: 'get',
       path: '/api/files',
@@ -83,6 +101,28 @@ export const fileRoutes = (api: Api, files: FilesService, options: UploadOptions
       summary: 'List uploaded files',
       responses: { 200: { description: 'Files', schema: z.array(fileView) } },
       handle: async () => ({ status: 200, body: await files.list() }),
+    })
+    .add({
+      method: 'get',
+      path: '/api/files/:name/upload',
+      tag: 'files',
+      summary:
+        'An upload under way in this process: receiving (bytes, and the share of the declared length) or loading (analysed, stored and loaded as the table)',
+      params: z.object({ name: z.string().min(1) }),
+      responses: {
+        200: { description: 'The upload under way', schema: uploadView },
+        400: problem('Not a file name'),
+        404: problem('No upload of this name is under way here'),
+      },
+      handle: async ({ params }) => {
+        // A name no upload could have is refused as the upload itself would refuse it.
+        validateFileName(params.name);
+        const progress = inProgress.of(params.name);
+        if (!progress)
+          throw notFound(`No upload of file '${params.name}' is under way`, 'No upload under way');
+        const { declaredBytes, ...rest } = progress;
+        return { status: 200, body: { name: params.name, ...rest, declared_bytes: declaredBytes } };
+      },
     })
     .add({
       method: 'put',
@@ -103,9 +143,9 @@ export const fileRoutes = (api: Api, files: FilesService, options: UploadOptions
       handle: async ({ params, request }) => {
         validateFileName(params.name);
         const temp = files.tempPath();
-        let received: { originalName: string | null };
+        let received: Received;
         const logOf = (source: 'multipart' | 'url', declaredBytes: number | null) =>
-          uploadLog(options.logger, { file: params.name, source, declaredBytes });
+          uploadLog(options.logger, { file: params.name, source, declaredBytes, inProgress });
         let log: UploadLog | undefined;
         try {
           if (request.is('multipart/form-data')) {
@@ -136,7 +176,13 @@ export const fileRoutes = (api: Api, files: FilesService, options: UploadOptions
         }
         log.receivedAll();
         try {
-          const file = await files.register(params.name, temp, received.originalName);
+          const file = await files.register(
+            params.name,
+            temp,
+            received.originalName,
+            undefined,
+            received.sha256,
+          );
           log.stored(file);
           return { status: 200, body: file };
         } catch (error) {
@@ -157,3 +203,4 @@ export const fileRoutes = (api: Api, files: FilesService, options: UploadOptions
         return { status: 200, body: {} };
       },
     });
+};

@@ -128,17 +128,20 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
     /**
      * `expected`: the digest of the file this content was made from (null: there was none), when it
      * was (an append); the upload is refused as a conflict if the file changed since (decider.ts).
+     * `sha256`: the digest of `tempPath`'s bytes, taken as they were written (else they are read again).
      */
     register: async (
       name: string,
       tempPath: string,
       originalName: string | null,
       expected?: string | null,
+      sha256?: string,
     ) => {
       try {
         validateFileName(name);
         const { size, format, analysis, stored } = await examine(ctx, tempPath, originalName);
-        const digest = await sha256File(stored);
+        // A document's blob is its converted sections, not the bytes received.
+        const digest = stored === tempPath && sha256 !== undefined ? sha256 : await sha256File(stored);
         const file = nameKey(name);
         // Under the blob's lock: claim it, store its bytes, record the file. A refusal after the
         // claim gives it up again, so no bytes stay behind for a file that was never recorded.
