@@ -8,8 +8,8 @@ import { describePath, jsonViolation, type JsonViolation } from '../src/shared/j
  * fail), events larger than `maxEventBytes`, NUL characters anywhere (PostgreSQL's jsonb cannot
  * store them). Set once at start from the configuration (MAX_JSON_DEPTH, MAX_EVENT_BYTES).
  */
-export type EventLimits = { readonly maxJsonDepth: number; readonly maxEventBytes: number };
-export const defaultEventLimits: EventLimits = { maxJsonDepth: 64, maxEventBytes: 1024 * 1024 };
+type EventLimits = { readonly maxJsonDepth: number; readonly maxEventBytes: number };
+const defaultEventLimits: EventLimits = { maxJsonDepth: 64, maxEventBytes: 1024 * 1024 };
 let limits: EventLimits = defaultEventLimits;
 export const configureEventLimits = (next: EventLimits) => {
   limits = next;

@@ -13,7 +13,7 @@ import {
   type ProjectionRunner,
 } from './projection/runner';
 import type { OwnWritesGate } from './projection/ownWrites';
-import { unavailable } from './shared/errors';
+import { unavailable, WriteAccepted } from './shared/errors';
 import type { ReadCache } from './shared/readCache';
 import type { Clock } from './shared/time';
 
@@ -67,24 +67,6 @@ export const ownWritesGate =
  */
 export const answeredAhead = (ctx: AppContext, events: readonly RecordedEvent[]) =>
   ctx.projections.answeredAhead(events);
-
-/**
- * A write whose events are stored, but not yet in this process's read model when the wait ran
- * out: it happened, so the answer is 202 Accepted with the event's position, never a 500.
- */
-export class WriteAccepted extends Error {
-  constructor(
-    readonly position: bigint,
-    readonly detail: string,
-  ) {
-    super(detail);
-    this.name = 'WriteAccepted';
-  }
-
-  get body() {
-    return { position: this.position.toString(), status: 'accepted', detail: this.detail };
-  }
-}
 
 /**
  * Refuses a write before anything is appended while the read model is stopped at an event it

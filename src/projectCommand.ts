@@ -13,13 +13,13 @@ import { projectStream } from './shared/projectState';
  * this process's read model has applied them, for an answer read from the tables or a call that
  * reads them after its write.
  */
-export type WriteAnswer = 'ahead' | 'settled';
+type WriteAnswer = 'ahead' | 'settled';
 
 /** A command with its time, as its decider is given it: the service stamps it from the clock. */
 export type Stamped<U> = U & { readonly metadata: { readonly now: Date } };
 
 /** A command on one stream, as a service gives it: without its time. */
-export type StreamCommandRun<U, S> = {
+type StreamCommandRun<U, S> = {
   readonly stream: string;
   readonly aggregate: Aggregate<S>;
   readonly command: U;
@@ -43,7 +43,7 @@ export const streamCommand = async <U extends object, S>(ctx: AppContext, run: S
 };
 
 /** A command on a project's stream, as a service gives it: without its time. */
-export type ProjectCommandRun<U> = {
+type ProjectCommandRun<U> = {
   /** The project's name. */
   readonly project: string;
   /** Finds the project, and folds its stream with the aggregate the composition root assembled. */
@@ -61,7 +61,7 @@ export type ProjectCommandRun<U> = {
 };
 
 /** What a command on a project's stream did. */
-export type ProjectCommandResult = {
+type ProjectCommandResult = {
   /** The project's name, as its stream was named. */
   readonly project: string;
   /** The project's state after the command's events. */

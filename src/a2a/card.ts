@@ -2,9 +2,9 @@ import { A2A_PROTOCOL_VERSION, type AgentCard } from './sdk';
 import type { A2aAgent } from './ports';
 
 /** The v0.3 protocol the SDK's compatibility layer speaks (MindsDB's A2A clients). */
-export const LEGACY_PROTOCOL_VERSION = '0.3';
+const LEGACY_PROTOCOL_VERSION = '0.3';
 /** The name of the bearer scheme in cards (and of the requirement naming it). */
-export const BEARER_SCHEME = 'bearer';
+const BEARER_SCHEME = 'bearer';
 
 /**
  * An agent's card: its name, a description, its skills (by name, type and the skill's own

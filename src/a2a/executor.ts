@@ -15,7 +15,7 @@ import type { LiveTasks } from './live';
 import { agentMessage, answerArtifact, RUN_META_KEY } from './tasks';
 
 /** The question a message asks: its text parts, in order (files and data are not read). */
-export const questionOf = (message: Message) =>
+const questionOf = (message: Message) =>
   message.parts
     .flatMap((p) => (p.content?.$case === 'text' ? [p.content.value] : []))
     .join('\n')

@@ -9,7 +9,7 @@ import type * as Mindsdb from './mindsdb';
 import type * as Stacks from './stacks';
 
 /** MindsDB's path for its A2A API, on the HTTP port; each agent at `/a2a/{project}/{agent}/`. */
-export const A2A_PATH = '/a2a';
+const A2A_PATH = '/a2a';
 const isA2aPath = (path: string) => /^\/a2a(\/|$)/i.test(path);
 /** An agent's card under its base path: the SDK's AGENT_CARD_PATH (src/a2a/stacks.ts), known here without loading it. */
 export const CARD = '/.well-known/agent-card.json';

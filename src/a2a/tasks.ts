@@ -33,7 +33,7 @@ export const RUN_META_KEY = 'io.mindledger/run';
 
 /** A trace id is a UUID: anything else names no run (and never reaches the log as a stream name). */
 const TRACE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isTraceId = (id: string) => TRACE_ID.test(id);
+const isTraceId = (id: string) => TRACE_ID.test(id);
 
 export const textPart = (text: string): Part => ({
   content: { $case: 'text', value: text },
@@ -96,7 +96,7 @@ const parseContext = (text: string): unknown[] => {
 };
 
 /** The task a run's events make, or undefined when they are no run of this agent. */
-export const taskOfRun = (events: readonly RecordedEvent[], agent: AgentKey): Task | undefined => {
+const taskOfRun = (events: readonly RecordedEvent[], agent: AgentKey): Task | undefined => {
   const started = events.find((e) => e.type === 'AgentRunStarted');
   if (started?.type !== 'AgentRunStarted') return undefined;
   const s = started.data;

@@ -9,7 +9,7 @@ import {
 } from '../shared/sqlTokens';
 
 /** A table a SELECT reads: its database when written (`db.t`), and where its name ends in the text. */
-export type TableRef = { readonly database: string | null; readonly table: string; readonly end: number };
+type TableRef = { readonly database: string | null; readonly table: string; readonly end: number };
 
 const ENDS_LIST = new Set([
   'WHERE',

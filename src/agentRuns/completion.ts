@@ -71,7 +71,7 @@ export class AgentRunProblem extends DomainError {
 }
 
 /** Why a run could not answer, as an HTTP problem: which side failed, and the trace to look it up. */
-export const runFailure = (error: AgentRunError, traceId: string): DomainError => {
+const runFailure = (error: AgentRunError, traceId: string): DomainError => {
   const detail = `${error.message} (trace_id ${traceId})`;
   switch (error.kind) {
     case 'refused':

@@ -8,7 +8,7 @@ import { decideThreadTurn } from './decider';
 import { runStream, THREAD_MEMORY_TURNS, threadAggregate, threadStream } from './state';
 
 /** What a fork needs: the log, the agent's loader, and completions to ask the new question with. */
-export type ForkDeps = {
+type ForkDeps = {
   readonly ctx: AppContext;
   readonly loadAgent: AgentLoader;
   readonly prepare: ReturnType<typeof agentCompletions>['prepare'];

@@ -11,10 +11,8 @@ import { presentRun, presentStep } from './present';
 import { runRow, runRowsOfAgent, stepRowsOfRun } from './projection';
 import { runReplay } from './replay';
 
-export { AgentRunProblem, runFailure } from './completion';
-export type { Completion, CompletionHandlers, CompletionRequest } from './completion';
-export type { AgentRunPorts } from './ports';
-
+export { AgentRunProblem } from './completion';
+export type { Completion } from './completion';
 /** Agents that answer: each completion is a run recorded on its own stream, step by step. */
 export const agentRunsService = (ctx: AppContext, projects: ProjectDirectory, ports: AgentRunPorts) => {
   const load: AgentLoader = (projectName, agentRef) => loadAgent(ctx, projects, projectName, agentRef);

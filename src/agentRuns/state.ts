@@ -39,7 +39,7 @@ export const runAggregate: Aggregate<RunState> = {
 };
 
 /** The turns of a thread, oldest first; a question is asked with the last of them as its memory. */
-export type ThreadState = { readonly turns: readonly { question: string; answer: string }[] };
+type ThreadState = { readonly turns: readonly { question: string; answer: string }[] };
 
 /** MindsDB's chatbot memory keeps the last 100 messages: 50 exchanges. */
 export const THREAD_MEMORY_TURNS = 50;

@@ -9,7 +9,7 @@ import { requireSecretsForNewDestination } from '../shared/secrets';
 import { requireAgent, type Agent, type AgentsState, type SkillLink } from './state';
 
 /** What agent commands are decided on: the project and the resources agents refer to or affect. */
-export type AgentDecisionState = {
+type AgentDecisionState = {
   readonly project: ProjectState;
   readonly skills: SkillsState;
   readonly agents: AgentsState;
@@ -107,7 +107,7 @@ const plainLinks = (links: readonly SkillLink[]) =>
   links.map((l) => ({ skillId: Number(l.skillId), parameters: l.parameters }));
 
 /** Deleting an agent stops every chatbot that used it, each stop an event of its own. */
-export const removeAgent = (
+const removeAgent = (
   state: AgentDecisionState,
   agent: Agent,
   now: Date,

@@ -58,9 +58,9 @@ export type AgentEvaluationPorts = {
 };
 
 /** The test set: a table (`db.table` or a table of the current database) or a SELECT. */
-export type EvaluationSource = { readonly table: string } | { readonly query: string };
+type EvaluationSource = { readonly table: string } | { readonly query: string };
 
-export const agentEvaluationsStream = (agentId: bigint | number) => `agent-evaluations-${agentId}`;
+const agentEvaluationsStream = (agentId: bigint | number) => `agent-evaluations-${agentId}`;
 
 /**
  * What the event keeps of a text: its start, made storable (a NUL or a half surrogate pair in an
@@ -291,7 +291,7 @@ const presentEvaluationRow = (r: AgentEvaluationRow) => ({
 });
 
 /** An evaluation as its statement answers it: the summary, then each case. */
-export const presentAgentEvaluation = (id: bigint, d: AgentEvaluated['data']) => ({
+const presentAgentEvaluation = (id: bigint, d: AgentEvaluated['data']) => ({
   id: Number(id),
   agent: d.name,
   agent_version: Number(d.agentVersion),

@@ -53,7 +53,7 @@ export const agentEvaluationOptions = z.object(scoringOptions).strict().superRef
  * only): the statement's test set (`test_table`, or a SELECT as `query`, run as the caller's own
  * in the agent's project) and its options.
  */
-export const agentEvaluationRequest = z
+const agentEvaluationRequest = z
   .object({
     test_table: qualifiedTableName
       .optional()

@@ -4,21 +4,20 @@ import type { LlmPrompt } from '../engines/llm/llmModelSpec';
  * How `exact` and `contains` compare texts: Unicode NFC, case folded (lower case), whitespace
  * trimmed and every run of it one space. Punctuation counts.
  */
-export const normalised = (text: string) => text.normalize('NFC').trim().replace(/\s+/g, ' ').toLowerCase();
+const normalised = (text: string) => text.normalize('NFC').trim().replace(/\s+/g, ' ').toLowerCase();
 
 const pass = (ok: boolean) => (ok ? 1 : 0);
 
-export const exactScore = (answer: string, expected: string) =>
-  pass(normalised(answer) === normalised(expected));
+const exactScore = (answer: string, expected: string) => pass(normalised(answer) === normalised(expected));
 
-export const containsScore = (answer: string, expected: string) =>
+const containsScore = (answer: string, expected: string) =>
   pass(normalised(answer).includes(normalised(expected)));
 
 /**
  * The first number written in a text (`-3.5`, `1,234`, `2e3`), thousands separators dropped;
  * null when it writes none.
  */
-export const firstNumber = (text: string): number | null => {
+const firstNumber = (text: string): number | null => {
   const found = /[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+/.exec(text);
   if (!found) return null;
   const value = Number(found[0].replaceAll(',', ''));
@@ -26,7 +25,7 @@ export const firstNumber = (text: string): number | null => {
 };
 
 /** `numeric`: the answer's first number within `tolerance` of the expected one's (absolute difference). */
-export const numericScore = (answer: string, expected: string, tolerance: number) => {
+const numericScore = (answer: string, expected: string, tolerance: number) => {
   const got = firstNumber(answer);
   const want = firstNumber(expected);
   return pass(got !== null && want !== null && Math.abs(got - want) <= tolerance);

@@ -45,7 +45,7 @@ export const updateAgentBody = z.object({
   ),
 });
 
-export type AgentFields = {
+type AgentFields = {
   params?: Record<string, unknown>;
   model?: Record<string, unknown>;
   data?: { tables?: string[]; knowledge_bases?: string[] };

@@ -8,7 +8,7 @@ import { presentAgent, type LinkedSkill, type PresentedAgent } from './present';
 import { agentRowById, agentRowByRef, agentRowsOfProject, type AgentRow } from './projection';
 
 /** The skills of a project as an agent shows them (the skills service answers it). */
-export type ProjectSkills = {
+type ProjectSkills = {
   list(projectName: string): Promise<readonly LinkedSkill[]>;
   /** Only the skills with these ids (one agent's): answering about one agent reads no others. */
   byIds(projectName: string, ids: readonly bigint[]): Promise<readonly LinkedSkill[]>;

@@ -20,7 +20,7 @@ export type AgentsState = ReadonlyMap<bigint, Agent>;
 const toLinks = (links: readonly { skillId: number; parameters: Params }[]): SkillLink[] =>
   links.map((l) => ({ skillId: BigInt(l.skillId), parameters: l.parameters }));
 
-export const evolveAgents = (agents: AgentsState, event: RecordedEvent): AgentsState => {
+const evolveAgents = (agents: AgentsState, event: RecordedEvent): AgentsState => {
   switch (event.type) {
     case 'AgentCreated': {
       const d = event.data;

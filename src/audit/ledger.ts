@@ -25,7 +25,7 @@ import { maskSecrets } from '../shared/secrets';
 import { withoutIdentifyingFields } from '../ledger/sealing';
 import { duckLeafHashes, leafOfPosition, treeHead, type TreeHead } from './ledgerProjection';
 
-export const CHECKPOINT_STREAM = 'ledger-checkpoints';
+const CHECKPOINT_STREAM = 'ledger-checkpoints';
 
 /** Whether masking would change the event: it holds a secret somewhere in its data or metadata. */
 const holdsSecret = (event: RecordedEvent) => {
@@ -47,7 +47,7 @@ const checkpointAggregate: Aggregate<CheckpointState> = {
 };
 
 /** Every event of the log in the order it is tailed (the tree's leaf order), page by page. */
-export async function* tailedEvents(
+async function* tailedEvents(
   log: EventLog,
   pageSize = 5000,
   signal?: AbortSignal,
@@ -64,12 +64,12 @@ export async function* tailedEvents(
 }
 
 /** The signed checkpoints the log holds, oldest first. */
-export const checkpointNotes = async (log: EventLog) =>
+const checkpointNotes = async (log: EventLog) =>
   (await log.readStream(CHECKPOINT_STREAM, 0n)).events.flatMap((e) =>
     e.type === 'LedgerCheckpointSigned' ? [e.data.note] : [],
   );
 
-export type WitnessOptions = {
+type WitnessOptions = {
   /** Witnesses to compare the log with (directories, or witness files an auditor kept). */
   readonly witnesses?: readonly string[];
   /** LEDGER_CHECKPOINT_EVENTS: a log twice as long holding no checkpoint lost them. */
@@ -127,14 +127,14 @@ export const verifyWholeLog = async (
 };
 
 /** A verification result as JSON (positions as numbers, hashes as they are). */
-export const presentVerification = (result: WitnessedResult) =>
+const presentVerification = (result: WitnessedResult) =>
   JSON.parse(JSON.stringify(result, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))) as Record<
     string,
     unknown
   >;
 
 /** A server path as an answer may name it: relative to DATA_DIR, or its last component when elsewhere. */
-export const shownPath = (file: string, dataDir: string) => {
+const shownPath = (file: string, dataDir: string) => {
   const relative = path.relative(path.resolve(dataDir), path.resolve(file));
   return relative && !relative.startsWith('..') && !path.isAbsolute(relative)
     ? relative
@@ -142,7 +142,7 @@ export const shownPath = (file: string, dataDir: string) => {
 };
 
 /** A JSON answer with each of `paths` (and DATA_DIR itself) shown as `shownPath` shows it, in every string. */
-export const withoutServerPaths = <T>(answer: T, paths: readonly string[], dataDir: string): T => {
+const withoutServerPaths = <T>(answer: T, paths: readonly string[], dataDir: string): T => {
   // Longest first: a file's path before its directory's.
   const swaps = [...new Set([...paths, dataDir].map((p) => path.resolve(p)))]
     .sort((a, b) => b.length - a.length)
@@ -157,7 +157,7 @@ export const withoutServerPaths = <T>(answer: T, paths: readonly string[], dataD
   return walk(answer) as T;
 };
 
-export type LedgerOptions = {
+type LedgerOptions = {
   readonly key: SigningKey;
   readonly trusted: readonly PublicKeyInput[];
   readonly origin: string;

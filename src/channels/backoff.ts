@@ -1,6 +1,6 @@
 import type { ChannelError } from './types';
 
-export type BackoffOptions = {
+type BackoffOptions = {
   /** The ceiling of the first retry's delay. Default 1 s. */
   readonly baseMs?: number;
   /** No delay exceeds this. Default 60 s. */

@@ -8,9 +8,9 @@ import { ChannelError, type ChannelKind, type HeaderBag } from './types';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
-export type HttpAnswer = { readonly status: number; readonly headers: Headers; readonly text: string };
+type HttpAnswer = { readonly status: number; readonly headers: Headers; readonly text: string };
 
-export type HttpCall = {
+type HttpCall = {
   readonly channel: ChannelKind;
   /** What is being called, as error messages name it: "Slack chat.postMessage". */
   readonly what: string;
@@ -96,7 +96,7 @@ export const httpCall = async (spec: HttpCall): Promise<HttpAnswer> => {
 };
 
 /** Scheme and host: enough to say where, never a path (tokens) or a query. */
-export const hostOf = (raw: string) => {
+const hostOf = (raw: string) => {
   try {
     const url = new URL(raw);
     return `${url.protocol}//${url.host}`;

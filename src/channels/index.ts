@@ -3,20 +3,10 @@
  * It knows no capability (it imports only src/shared); the chatbot worker drives it.
  */
 export * from './types';
-export { backoff, retryDelay, type BackoffOptions } from './backoff';
+export { backoff, retryDelay } from './backoff';
 export { splitText } from './text';
-export { slackChannel, type SlackChannel, type SlackConnection, type SlackInbound } from './slack';
-export {
-  parseTelegramUpdate,
-  telegramChannel,
-  TELEGRAM_MAX_TEXT,
-  type TelegramBot,
-  type TelegramChannel,
-  type TelegramConnection,
-  type TelegramPoll,
-  type TelegramPollOptions,
-  type TelegramUpdate,
-} from './telegram';
+export { slackChannel, type SlackChannel } from './slack';
+export { parseTelegramUpdate, telegramChannel, type TelegramChannel } from './telegram';
 export {
   verifyWebhookSignature,
   webhookChannel,
@@ -24,8 +14,4 @@ export {
   webhookInboundBody,
   webhookSignature,
   type WebhookChannel,
-  type WebhookConnection,
-  type WebhookDelivery,
-  type WebhookInboundBody,
-  type WebhookOptions,
 } from './webhook';

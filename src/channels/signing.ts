@@ -7,7 +7,7 @@ import { headerOf } from './http';
 import type { HeaderBag, Verification } from './types';
 
 /** How far a signed request's timestamp may be from our clock, either way (Slack's rule: 5 minutes). */
-export const SIGNATURE_TOLERANCE_SECONDS = 5 * 60;
+const SIGNATURE_TOLERANCE_SECONDS = 5 * 60;
 
 export const nowInSeconds = () => Math.floor(Date.now() / 1000);
 

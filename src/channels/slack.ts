@@ -28,7 +28,7 @@ import {
   type Verification,
 } from './types';
 
-export type SlackConnection = {
+type SlackConnection = {
   /** The bot token (`xoxb-…`). */
   readonly token: string;
   /** The app's signing secret; without it inbound requests are not verified (see `verify`). */

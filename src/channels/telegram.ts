@@ -25,10 +25,10 @@ import {
   type OutboundMessage,
 } from './types';
 
-export type TelegramConnection = { readonly token: string };
+type TelegramConnection = { readonly token: string };
 
 /** Telegram refuses longer texts ("message is too long"); `deliver` sends longer answers in parts. */
-export const TELEGRAM_MAX_TEXT = 4096;
+const TELEGRAM_MAX_TEXT = 4096;
 
 export type TelegramPollOptions = {
   /** Long-poll time: Telegram holds the request up to this long when nothing is waiting. Default 30. */

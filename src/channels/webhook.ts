@@ -27,14 +27,14 @@ import {
 
 export { verifyWebhookSignature, webhookSignature } from './signing';
 
-export type WebhookConnection = {
+type WebhookConnection = {
   /** Where answers are POSTed. */
   readonly url: string;
   /** Signs each delivery (`X-Mindledger-Signature`); without one, deliveries are not signed. */
   readonly secret?: string | null;
 };
 
-export type WebhookOptions = {
+type WebhookOptions = {
   readonly timeoutMs?: number;
   readonly fetch?: typeof fetch;
   /** The clock for `X-Mindledger-Timestamp`, in Unix seconds. */
@@ -42,7 +42,7 @@ export type WebhookOptions = {
 };
 
 /** What the receiver gets, as JSON. */
-export type WebhookDelivery = {
+type WebhookDelivery = {
   readonly chat_id: string;
   readonly text: string;
   readonly answer_id: string;
@@ -149,7 +149,7 @@ export const webhookInboundBody = z.object({
     .optional(),
   from_bot: z.boolean().optional(),
 });
-export type WebhookInboundBody = z.infer<typeof webhookInboundBody>;
+type WebhookInboundBody = z.infer<typeof webhookInboundBody>;
 
 /** A validated inbound body as an InboundMessage (the route validates with `webhookInboundBody`). */
 export const webhookInbound = (body: WebhookInboundBody, receivedAt?: string): InboundMessage => ({

@@ -17,9 +17,9 @@ import { invalid, unauthorized } from '../shared/errors';
 import type { Deliverer } from './processor';
 import type { ChatbotInfo, InboundMessage } from './service';
 
-export type ChannelConnection = { engine: string; parameters: Record<string, unknown> };
+type ChannelConnection = { engine: string; parameters: Record<string, unknown> };
 
-export type ChannelPortsOptions = {
+type ChannelPortsOptions = {
   /** A chat database's engine and parameters (secrets included, read from the log). */
   connection(databaseName: string): Promise<ChannelConnection | undefined>;
   slackApiBaseUrl: string;
@@ -219,5 +219,3 @@ export const channelPorts = (options: ChannelPortsOptions) => {
     telegramOf,
   };
 };
-
-export type ChannelPorts = ReturnType<typeof channelPorts>;

@@ -21,7 +21,7 @@ export type Deliverer = {
   deliver(answer: OutboundAnswer, signal?: AbortSignal): Promise<{ externalId: string | null }>;
 };
 
-export type ChatProcessorPorts = {
+type ChatProcessorPorts = {
   readonly bots: ChatbotDirectory;
   /** The bot's answer to `question`, with the conversation so far as memory. */
   answer(
@@ -34,7 +34,7 @@ export type ChatProcessorPorts = {
   deliverer(bot: ChatbotInfo, channel: Channel): Promise<Deliverer | null>;
 };
 
-export type ChatProcessorOptions = {
+type ChatProcessorOptions = {
   /** How long a claim holds before another process may take the message over. */
   readonly leaseMs: number;
   /** How often pending work is looked for (besides being woken by a new message). */
@@ -52,7 +52,7 @@ export type ChatProcessorOptions = {
 };
 
 /** This process, as claims name it. */
-export const processNode = () => `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
+const processNode = () => `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
 
 /** A failure the next attempt cannot fix: the request itself is wrong (a 4xx of ours). */
 const isPermanent = (error: unknown) =>

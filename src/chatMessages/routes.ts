@@ -19,7 +19,7 @@ import type { ChatbotDirectory, ChatbotInfo, ChatMessagesService, InboundMessage
  * (signed; a URL check answers its challenge), or the generic `{chat_id, user, text, message_id}`
  * (signed when the channel has a secret). Filled by the composition root with the channel adapters.
  */
-export type WebhookInbound = (
+type WebhookInbound = (
   bot: ChatbotInfo,
   request: { headers: IncomingHttpHeaders; rawBody: Buffer; body: unknown },
 ) => Promise<

@@ -4,7 +4,7 @@ import { isDomainError, messageOf } from '../shared/errors';
 import { asInbound } from './channels';
 import type { ChatbotDirectory, ChatbotInfo, InboundMessage } from './service';
 
-export type TelegramPollerPorts = {
+type TelegramPollerPorts = {
   readonly bots: ChatbotDirectory;
   telegramOf(bot: ChatbotInfo): Promise<TelegramChannel | undefined>;
   /** Records a message once (its update id makes a repeat the same message). */
@@ -14,7 +14,7 @@ export type TelegramPollerPorts = {
   readonly logger: Logger;
 };
 
-export type TelegramPollerOptions = {
+type TelegramPollerOptions = {
   /** How often the running Telegram chatbots are looked up (a started bot begins polling then). */
   readonly refreshMs: number;
   /** Telegram's long-poll time per getUpdates. */
@@ -140,5 +140,3 @@ export const telegramPollers = (ports: TelegramPollerPorts, options: TelegramPol
     polled: () => [...polling.keys()],
   };
 };
-
-export type TelegramPollers = ReturnType<typeof telegramPollers>;

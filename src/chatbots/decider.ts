@@ -7,7 +7,7 @@ import { findByName, mergeParams, type Params } from '../shared/params';
 import { findChatbot, requireChatbot, type Chatbot, type ChatbotsState } from './state';
 
 /** What chatbot commands are decided on: the project, its chatbots and what they answer with. */
-export type ChatbotDecisionState = {
+type ChatbotDecisionState = {
   readonly project: ProjectState;
   readonly chatbots: ChatbotsState;
   readonly agents: AgentsState;
@@ -78,7 +78,7 @@ const checkUnique = (state: ChatbotDecisionState, name: string, self?: bigint) =
     );
 };
 
-export const removeChatbot = (state: ChatbotDecisionState, bot: Chatbot, now: Date): ChatbotDeleted => ({
+const removeChatbot = (state: ChatbotDecisionState, bot: Chatbot, now: Date): ChatbotDeleted => ({
   type: 'ChatbotDeleted',
   data: {
     projectId: Number(requireLiveProject(state.project).id),

@@ -16,7 +16,7 @@ import {
 } from './projection';
 
 /** A chatbot command as routes and SQL send it: the service adds what only it makes (webhook tokens). */
-export type ChatbotRequest =
+type ChatbotRequest =
   Unstamped<ChatbotCommand> extends infer C
     ? C extends { type: 'CreateChatbot' | 'PutChatbot'; data: infer D }
       ? Omit<C, 'data'> & { data: Omit<D, 'webhookToken'> }

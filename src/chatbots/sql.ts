@@ -10,7 +10,7 @@ import {
   type StatementHandlers,
 } from '../sql/handlers';
 
-export type ChatbotSqlPorts = {
+type ChatbotSqlPorts = {
   readonly chatbots: Pick<ChatbotsService, 'get' | 'run'>;
   readonly requireIntegration: ChatbotPorts['requireIntegration'];
 };

@@ -31,7 +31,7 @@ const stateOf = (d: ChatbotCreated['data'] | ChatbotUpdated['data']) => ({
   webhookToken: d.webhookToken,
 });
 
-export const evolveChatbots = (bots: ChatbotsState, event: RecordedEvent): ChatbotsState => {
+const evolveChatbots = (bots: ChatbotsState, event: RecordedEvent): ChatbotsState => {
   switch (event.type) {
     case 'ChatbotCreated': {
       const d = event.data;
@@ -83,7 +83,7 @@ export const evolveChatbots = (bots: ChatbotsState, event: RecordedEvent): Chatb
 };
 
 /** A chatbot reference: its id, or its name matched exactly (MindsDB's chatbot names are case-sensitive). */
-export const isChatbotRef = (ref: string, id: bigint, name: string) =>
+const isChatbotRef = (ref: string, id: bigint, name: string) =>
   name === ref || (/^\d+$/.test(ref) && id === BigInt(ref));
 
 export const findChatbot = (bots: ChatbotsState, ref: string) =>

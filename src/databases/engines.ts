@@ -33,19 +33,19 @@ const channelParameters = {
     .catchall(z.unknown()),
 } as const;
 
-export const CHANNEL_ENGINES = Object.keys(channelParameters) as (keyof typeof channelParameters)[];
+const CHANNEL_ENGINES = Object.keys(channelParameters) as (keyof typeof channelParameters)[];
 export const isChannelEngine = (engine: string) =>
   (CHANNEL_ENGINES as readonly string[]).includes(engine.toLowerCase());
 
-export const engines = {
+const engines = {
   postgres: sqlServerParameters,
   mysql: sqlServerParameters,
   mariadb: sqlServerParameters,
   ...channelParameters,
 } as const;
 
-export type EngineName = keyof typeof engines;
-export const engineNames = Object.keys(engines) as EngineName[];
+type EngineName = keyof typeof engines;
+const engineNames = Object.keys(engines) as EngineName[];
 
 export const validateConnection = (engine: string, parameters: unknown): Record<string, unknown> => {
   const schema = (engines as Record<string, z.ZodType<Record<string, unknown>>>)[engine.toLowerCase()];

@@ -14,8 +14,6 @@ import {
   type ProjectDatabases,
 } from './writes';
 
-export type { ProjectDatabases } from './writes';
-
 /** The MindsDB database registry: system databases, projects, and registered integrations. */
 export const databasesService = (ctx: AppContext, projects: ProjectDatabases) => {
   const findIntegration = integrationFinder(ctx);

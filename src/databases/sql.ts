@@ -1,7 +1,7 @@
 import type { DatabasesService } from './service';
 import { ok, unlessMissing, validName, type SqlLookups, type StatementHandlers } from '../sql/handlers';
 
-export type DatabaseSqlPorts = {
+type DatabaseSqlPorts = {
   readonly databases: Pick<DatabasesService, 'exists' | 'create' | 'remove'>;
   /** `CREATE DATABASE d` without an engine makes a project, as in MindsDB. */
   readonly createProject: (name: string) => Promise<unknown>;

@@ -21,7 +21,7 @@ export type ClientDialect = {
   read(query: string, context: SqlContext, engine: Pick<SqlEngine, 'execute'>): DialectReading;
 };
 
-export type OneStatement = (
+type OneStatement = (
   query: string,
   context: SqlContext,
   params: Record<string, unknown>,

@@ -3,7 +3,7 @@ import { admission, type Ticket } from './admission';
 import type { ServerLogger } from './engine';
 
 /** What the accept loop needs of one client's connection, whatever protocol it speaks. */
-export type DoorConnection = {
+type DoorConnection = {
   /** Settles once the connection is gone. */
   readonly done: Promise<void>;
   /** Ends the connection now if no statement runs, else once it ends. */
@@ -38,7 +38,7 @@ export const doorPlace = (o: DoorPlace): DoorPlace => ({
   maxPreAuthPerAddress: o.maxPreAuthPerAddress,
 });
 
-export type ListenerOptions<C extends DoorConnection> = DoorPlace & {
+type ListenerOptions<C extends DoorConnection> = DoorPlace & {
   /** The protocol, as logs name it (`MySQL`, `PostgreSQL`). */
   protocol: string;
   /** The open connections by id, kept by the loop: the protocol reads it (KILL, cancel requests). */
@@ -55,7 +55,7 @@ export type ListenerOptions<C extends DoorConnection> = DoorPlace & {
   describe?: Record<string, unknown>;
 };
 
-export type Listener = {
+type Listener = {
   readonly port: number;
   /**
    * Stops accepting, ends idle connections, lets running statements finish for `graceMs`, then

@@ -30,7 +30,7 @@ export type CommandOutcome<S> = {
   readonly lastPosition: bigint | null;
 };
 
-export type CommandRunnerOptions = {
+type CommandRunnerOptions = {
   /** Stream states kept in memory. */
   cacheSize?: number;
   /** Most commands decided into one append (group commit). */

@@ -5,7 +5,7 @@ import { messageOf } from '../shared/errors';
 /** The channel every append is announced on (NOTIFY is per database, so one name serves all logs). */
 export const APPENDED_CHANNEL = 'mindledger_appended';
 
-export type NewsFeedOptions = {
+type NewsFeedOptions = {
   /** First pause before reconnecting a dropped connection; it doubles up to `maxBackoffMs`. */
   minBackoffMs?: number;
   maxBackoffMs?: number;

@@ -79,7 +79,7 @@ export const actorOf = (m: Partial<StoredMetadata> | null | undefined) => ({
 });
 
 /** What we hand to Emmett: our own event id, so we know it without reading the event back. */
-export type OutgoingMetadata = StoredMetadata & { messageId: string };
+type OutgoingMetadata = StoredMetadata & { messageId: string };
 
 type MetaWithoutVersion = Omit<EventMeta, 'schemaVersion'> & { schemaVersion?: number };
 

@@ -39,7 +39,7 @@ export type RouteInput<P, Q, B> = {
   request: Request;
 };
 
-export type RouteDefinition<
+type RouteDefinition<
   P extends AnyObjectSchema | undefined,
   Q extends AnyObjectSchema | undefined,
   B extends z.ZodType | undefined,

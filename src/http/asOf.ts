@@ -5,8 +5,8 @@ import { invalid } from '../shared/errors';
 import { truncate } from './problem';
 import { hasQuery } from './query';
 
-export const AS_OF_PARAM = 'as_of';
-export const AS_OF_POSITION_HEADER = 'X-As-Of-Position';
+const AS_OF_PARAM = 'as_of';
+const AS_OF_POSITION_HEADER = 'X-As-Of-Position';
 
 /** The position of the last event recorded at or before `moment` (0: before the first event). */
 const positionAt = async (duck: Pick<Duck, 'query'>, moment: Date): Promise<bigint> => {

@@ -13,7 +13,7 @@ export const BODY_ENVELOPE_DEPTH = 8;
  * A body deeper than MAX_JSON_DEPTH plus the envelope holds a free-form value deeper than
  * MAX_JSON_DEPTH, whatever the route: the message says that, as the event contract would.
  */
-export class JsonTooDeep extends Error {
+class JsonTooDeep extends Error {
   readonly type = 'entity.too.deep';
   constructor(
     readonly maxJsonDepth: number,

@@ -18,9 +18,9 @@ import { truncate } from './problem';
  * ?min_position=) is answered only once this process's read model includes it.
  */
 
-export const LOG_POSITION_HEADER = 'X-Log-Position';
-export const MIN_LOG_POSITION_HEADER = 'X-Min-Log-Position';
-export const MIN_LOG_POSITION_PARAM = 'min_position';
+const LOG_POSITION_HEADER = 'X-Log-Position';
+const MIN_LOG_POSITION_HEADER = 'X-Min-Log-Position';
+const MIN_LOG_POSITION_PARAM = 'min_position';
 
 const LARGEST_POSITION = 2n ** 63n - 1n;
 
@@ -50,7 +50,7 @@ export const logPositionHeader: RequestHandler = (_req, res, next) => {
 };
 
 /** The position the request asks for (the higher of header and parameter), or null when it names none. */
-export const minLogPositionOf = (req: Request): bigint | null => {
+const minLogPositionOf = (req: Request): bigint | null => {
   const parse = (value: unknown, name: string) => {
     if (value === undefined) return null;
     const parsed = logPosition.safeParse(value);

@@ -67,7 +67,7 @@ export type OutboundPolicy = {
   ): Promise<{ status: number; body: Readable; url: URL }>;
 };
 
-export const MAX_REDIRECTS = 5;
+const MAX_REDIRECTS = 5;
 
 /** Loopback, private, link-local, shared, reserved and multicast: refused unless OUTBOUND_ALLOW lists them. */
 const NOT_PUBLIC = (() => {
@@ -129,7 +129,7 @@ const dotted = (high: number, low: number) => [high >> 8, high & 255, low >> 8, 
  * An address as it is checked: IPv4-mapped (`::ffff:7f00:1`, ::ffff:0:0/96) and IPv4-translated
  * (`::ffff:0:7f00:1`, ::ffff:0:0:0/96) IPv6 addresses stand for the IPv4 host itself, and become it.
  */
-export const canonicalAddress = (address: string): { address: string; family: 4 | 6 } => {
+const canonicalAddress = (address: string): { address: string; family: 4 | 6 } => {
   const a = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
   if (net.isIPv4(a)) return { address: a, family: 4 };
   const g = ipv6Groups(a.toLowerCase());
@@ -160,7 +160,7 @@ export const isPublicAddress = (address: string): boolean => {
 };
 
 /** What local-first admits besides public addresses while sign-in is off: loopback and private. */
-export const LOCAL_FIRST_BLOCKS = [
+const LOCAL_FIRST_BLOCKS = [
   '127.0.0.0/8',
   '10.0.0.0/8',
   '172.16.0.0/12',

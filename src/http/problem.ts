@@ -1,8 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { WriteAccepted } from '../context';
 import { isOutOfMemoryMessage } from '../duckdb/errors';
-import { isDomainError, type ErrorKind } from '../shared/errors';
+import { isDomainError, WriteAccepted, type ErrorKind } from '../shared/errors';
 import { stripServerPaths } from './serverPaths';
 
 const statusOfKind: Record<ErrorKind, number> = {
@@ -41,7 +40,7 @@ export const sendProblem = (res: Response, status: number, title: string, detail
 };
 
 /** What the client may read of an error detail: no server path, no unbounded echo of its input. */
-export const clientDetail = (detail: string) => truncate(stripServerPaths(detail), MAX_DETAIL_CHARS);
+const clientDetail = (detail: string) => truncate(stripServerPaths(detail), MAX_DETAIL_CHARS);
 
 /** express/body-parser/raw-body errors: http-errors with a `type`, a `status` and sometimes a `body`. */
 type HttpLibraryError = Error & {

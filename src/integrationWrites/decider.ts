@@ -8,7 +8,7 @@ export type RecordWrite = {
 };
 
 /** The longest statement text a write's event keeps. */
-export const MAX_WRITE_TEXT = 4000;
+const MAX_WRITE_TEXT = 4000;
 
 /** A committed write is always recorded: the database has it already, the log must say so. */
 export const decideWrite = (

@@ -8,7 +8,7 @@ import { bindMysql, MYSQL_DIALECT, POSTGRES_DIALECT, type SqlDialect } from './d
 /** A result from an external database, typed in DuckDB's terms so it can join local tables. */
 export type ExternalResult = { columns: { name: string; type: string }[]; rows: unknown[][] };
 
-export type ConnectionParameters = Record<string, unknown>;
+type ConnectionParameters = Record<string, unknown>;
 
 /** One connection pool to one external database, whatever its engine. */
 export interface ExternalDatabase {

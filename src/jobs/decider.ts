@@ -13,7 +13,7 @@ import { findByName } from '../shared/params';
 import { requireJob, type JobRunsState, type JobsState } from './state';
 
 /** What job commands are decided on: the project and its jobs. */
-export type JobDecisionState = { readonly project: ProjectState; readonly jobs: JobsState };
+type JobDecisionState = { readonly project: ProjectState; readonly jobs: JobsState };
 
 type Now = { now: Date };
 

@@ -21,7 +21,6 @@ export const presentJob = (row: JobRow) => ({
         ? JSON.parse(row.VARIABLES)
         : row.VARIABLES,
 });
-export type PresentedJob = ReturnType<typeof presentJob>;
 
 /** One run as MindsDB's job history lists it, with what this service also knows (status, tick). */
 export const presentJobRun = (row: JobRunRow) => ({

@@ -13,7 +13,7 @@ import { jobRunsAggregate, jobRunsStream } from './state';
 import { fillVariables, splitStatements } from './statements';
 
 /** How one statement of a job went, as the SQL service answered it. */
-export type StatementOutcome =
+type StatementOutcome =
   | { outcome: 'ok'; rows: number | null; error: null }
   | { outcome: 'rows'; rows: number; error: null }
   | { outcome: 'error'; rows: null; error: string };
@@ -22,14 +22,14 @@ export type StatementOutcome =
  * The SQL service as a job needs it: one statement, in the job's project, as the request in context;
  * and its owner's rights at this run (src/users/owners.ts).
  */
-export type JobSqlPort = {
+type JobSqlPort = {
   execute(sql: string, project: string): Promise<StatementOutcome>;
   ownerRights(owner: JobOwner): Promise<OwnerRights>;
   /** A project's state as its stream holds it (the job's statements unmasked), folded by the composition root. */
   project(name: string): Promise<ProjectAggregate>;
 };
 
-export type JobSchedulerOptions = {
+type JobSchedulerOptions = {
   /** How long a run's claim holds: a run still open after it is abandoned by the next tick's claim. */
   readonly leaseMs: number;
   /** How often due jobs are looked for (0: never on its own; `tick()` is called by hand). */

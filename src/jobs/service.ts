@@ -14,7 +14,7 @@ import { jobRunsStream } from './state';
 import { splitStatements } from './statements';
 
 /** A new job as SQL's CREATE JOB and REST's POST send it (dates as written). */
-export type NewJob = {
+type NewJob = {
   name: string;
   query: string;
   ifQuery: string | null;
@@ -26,7 +26,7 @@ export type NewJob = {
 };
 
 /** What a job's statements are checked with when it is made: why one would not parse, or null. */
-export type JobStatementCheck = (statement: string) => string | null;
+type JobStatementCheck = (statement: string) => string | null;
 
 /** Reads come from the `jobs` and `job_runs` projections; definitions live in the project's stream. */
 export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: JobStatementCheck) => {

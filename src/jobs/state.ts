@@ -18,7 +18,7 @@ export type Job = {
 };
 export type JobsState = ReadonlyMap<bigint, Job>;
 
-export const evolveJobs = (jobs: JobsState, event: RecordedEvent): JobsState => {
+const evolveJobs = (jobs: JobsState, event: RecordedEvent): JobsState => {
   switch (event.type) {
     case 'JobCreated': {
       const d = event.data;
@@ -74,7 +74,7 @@ export type JobRunsState = {
   readonly open: { readonly run: number; readonly claimId: string; readonly leaseUntil: number } | null;
 };
 
-export const evolveJobRuns = (state: JobRunsState, event: RecordedEvent): JobRunsState => {
+const evolveJobRuns = (state: JobRunsState, event: RecordedEvent): JobRunsState => {
   switch (event.type) {
     case 'JobRunStarted':
       return {

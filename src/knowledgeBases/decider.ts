@@ -3,7 +3,7 @@ import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findKnowledgeBase, requireKnowledgeBase, settingsOf, type KnowledgeBasesState } from './state';
 
-export type KnowledgeBaseDecisionState = {
+type KnowledgeBaseDecisionState = {
   readonly project: ProjectState;
   readonly knowledgeBases: KnowledgeBasesState;
 };

@@ -453,7 +453,7 @@ export const knowledgeBaseEvaluation = (
 const listText = (xs: readonly number[] | undefined) => (xs === undefined ? null : JSON.stringify(xs));
 
 /** An evaluation as its statement answers it: MindsDB's columns first, then ours. */
-export const presentEvaluation = (id: bigint, d: KnowledgeBaseEvaluated['data']) => ({
+const presentEvaluation = (id: bigint, d: KnowledgeBaseEvaluated['data']) => ({
   version: d.version,
   avg_relevancy: d.relevancy?.avgRelevancy ?? null,
   avg_relevance_score_by_k: listText(d.relevancy?.avgRelevanceScoreByK),
@@ -498,7 +498,7 @@ export const presentEvaluation = (id: bigint, d: KnowledgeBaseEvaluated['data'])
 });
 
 /** A row of knowledge_base_evaluations, in the same shape (the generated questions are in the log). */
-export const presentEvaluationRow = (r: KnowledgeBaseEvaluationRow) => ({
+const presentEvaluationRow = (r: KnowledgeBaseEvaluationRow) => ({
   version: r.VERSION,
   avg_relevancy: r.AVG_RELEVANCY,
   avg_relevance_score_by_k: r.AVG_RELEVANCE_SCORE_BY_K,

@@ -107,7 +107,7 @@ export const contentCounts = async (reader: TableReader, kbId: bigint) => {
 /** A document as inserted: what the documents blob holds, one JSON line each. */
 export type KbDocument = { id: string; content: string; metadata: Record<string, unknown> };
 
-export const readDocuments = async (file: string): Promise<KbDocument[]> =>
+const readDocuments = async (file: string): Promise<KbDocument[]> =>
   (await fs.promises.readFile(file, 'utf8'))
     .split('\n')
     .filter((line) => line.length > 0)
@@ -129,7 +129,7 @@ export const chunksOf = (
   });
 
 /** Vectors stored for a provider's embeddings: float32, little-endian, one row of `dimensions` per chunk. */
-export const readVectors = async (file: string, dimensions: number): Promise<Float32Array[]> => {
+const readVectors = async (file: string, dimensions: number): Promise<Float32Array[]> => {
   const bytes = await fs.promises.readFile(file);
   const all = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
   const out: Float32Array[] = [];

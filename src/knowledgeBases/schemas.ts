@@ -60,7 +60,7 @@ export const completionsBody = z.object({
 const MIN_DIMENSIONS = 8;
 const MAX_DIMENSIONS = 4096;
 
-export type KnowledgeBaseDefinition = Omit<
+type KnowledgeBaseDefinition = Omit<
   Extract<KnowledgeBaseCommand, { type: 'CreateKnowledgeBase' }>['data'],
   'ifNotExists'
 >;

@@ -11,7 +11,7 @@ export type KbSearchHit = {
   relevance: number;
 };
 
-export type KbSearchInput = {
+type KbSearchInput = {
   kbId: bigint;
   dimensions: number;
   vector: Float32Array;

@@ -13,9 +13,8 @@ import { knowledgeBaseLookup } from './lookup';
 import { presentKnowledgeBase } from './present';
 import { contentCounts, knowledgeBaseRow, knowledgeBaseRowsOfProject } from './projection';
 import { knowledgeBaseRetrieval } from './retrieval';
-import type { KbSearchHit } from './search';
 
-export type KnowledgeBasePorts = KnowledgeBaseModelPorts &
+type KnowledgeBasePorts = KnowledgeBaseModelPorts &
   EvaluationPorts & {
     /** The rows a query answers, run as `POST /api/sql/query` would in `database` (no row cut). */
     readonly rowsOf: (database: string, query: string) => Promise<Record<string, unknown>[]>;
@@ -153,4 +152,3 @@ export const knowledgeBasesService = (
 };
 
 export type KnowledgeBasesService = ReturnType<typeof knowledgeBasesService>;
-export type { KbSearchHit };

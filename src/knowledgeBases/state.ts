@@ -17,7 +17,7 @@ export type KnowledgeBase = {
 };
 export type KnowledgeBasesState = ReadonlyMap<bigint, KnowledgeBase>;
 
-export const evolveKnowledgeBases = (kbs: KnowledgeBasesState, event: RecordedEvent): KnowledgeBasesState => {
+const evolveKnowledgeBases = (kbs: KnowledgeBasesState, event: RecordedEvent): KnowledgeBasesState => {
   switch (event.type) {
     case 'KnowledgeBaseCreated': {
       const d = event.data;

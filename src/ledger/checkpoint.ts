@@ -17,7 +17,7 @@ export type Checkpoint = {
   readonly lastPosition: bigint | null;
 };
 
-export class CheckpointFormatError extends Error {
+class CheckpointFormatError extends Error {
   constructor(detail: string) {
     super(detail);
     this.name = 'CheckpointFormatError';
@@ -52,7 +52,7 @@ const requireOrigin = (origin: string) => {
  * lines of ours, `time <ISO-8601>` and `last-position <decimal>` (omitted for the empty tree). Every
  * line ends with a newline; the signature covers exactly these bytes.
  */
-export const checkpointBody = (checkpoint: Checkpoint): string => {
+const checkpointBody = (checkpoint: Checkpoint): string => {
   requireOrigin(checkpoint.origin);
   if (!Number.isSafeInteger(checkpoint.treeSize) || checkpoint.treeSize < 0)
     throw new CheckpointFormatError(`Tree size ${checkpoint.treeSize} is not a size`);
@@ -94,7 +94,7 @@ export const parseCheckpointBody = (body: string): Checkpoint => {
   return { origin, treeSize, rootHash, timestamp, lastPosition };
 };
 
-export type NoteSignature = { readonly keyName: string; readonly keyId: Buffer; readonly signature: Buffer };
+type NoteSignature = { readonly keyName: string; readonly keyId: Buffer; readonly signature: Buffer };
 
 /** Splits a signed note (c2sp.org/signed-note) into its text and signature lines. */
 export const openSignedNote = (note: string): { text: string; signatures: NoteSignature[] } => {
@@ -129,7 +129,7 @@ export const signCheckpoint = (checkpoint: Checkpoint, key: SigningKey): string 
   return `${text}\n\u2014 ${checkpoint.origin} ${Buffer.concat([keyId, signature]).toString('base64')}\n`;
 };
 
-export type CheckpointVerification =
+type CheckpointVerification =
   | { readonly ok: true; readonly checkpoint: Checkpoint; readonly keyId: string }
   | { readonly ok: false; readonly reason: string };
 

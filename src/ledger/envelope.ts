@@ -19,7 +19,7 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const ENCRYPTED = /^enc:v1:([A-Za-z0-9_.-]{1,128}):([A-Za-z0-9_-]+)$/;
 const WRAPPED = /^wrap:v1:([A-Za-z0-9_.-]{1,128}):([A-Za-z0-9_-]+)$/;
 
-export type SecretProblem = 'malformed' | 'wrong-key' | 'tampered' | 'forgotten';
+type SecretProblem = 'malformed' | 'wrong-key' | 'tampered' | 'forgotten';
 
 /** A secret that cannot be read: malformed text, the wrong key, altered bytes, or a destroyed key. */
 export class SecretUnavailableError extends Error {
@@ -45,7 +45,7 @@ const requireKey = (key: Buffer, what: string) => {
 };
 
 /** A master key's id: derived from the key by HMAC, so it names the key without revealing it. */
-export const masterKeyId = (key: Buffer): string =>
+const masterKeyId = (key: Buffer): string =>
   'mk-' + crypto.createHmac('sha256', key).update('mindledger master key id').digest('hex').slice(0, 16);
 
 export const masterKeyFrom = (key: Buffer): MasterKey => {
@@ -193,21 +193,13 @@ export const rewrapDataKey = (wrapped: string, kid: string, from: MasterKey, to:
   wrapDataKey(unwrapDataKey(wrapped, kid, from), to);
 
 /** The parts of an encrypted secret (its string form is what events hold). */
-export type EncryptedSecret = {
+type EncryptedSecret = {
   readonly v: 1;
   readonly alg: 'A256GCM';
   readonly kid: string;
   readonly nonce: Buffer;
   readonly ct: Buffer;
   readonly tag: Buffer;
-};
-
-/** `enc:v1:<kid>:<base64url(nonce || ciphertext || tag)>`: unmistakably ciphertext, and names its key. */
-export const formatEncryptedSecret = (secret: EncryptedSecret): string => {
-  requireKid(secret.kid);
-  if (secret.nonce.length !== NONCE_BYTES || secret.tag.length !== TAG_BYTES)
-    throw new Error('An AES-256-GCM secret has a 12-byte nonce and a 16-byte tag');
-  return `enc:v1:${secret.kid}:${Buffer.concat([secret.nonce, secret.ct, secret.tag]).toString('base64url')}`;
 };
 
 export const isEncryptedSecret = (value: unknown): value is string =>

@@ -5,7 +5,7 @@ import { EMPTY_ROOT, hashChildren, HASH_SIZE, type Hash } from './hashing';
 export type SubtreeListener = (level: number, index: number, hash: Hash) => void;
 
 /** What a frontier is persisted as (JSON): the tree size and the roots of its perfect subtrees, left to right. */
-export type FrontierSnapshot = { readonly v: 1; readonly size: string; readonly nodes: readonly string[] };
+type FrontierSnapshot = { readonly v: 1; readonly size: string; readonly nodes: readonly string[] };
 
 const snapshotSchema = z.object({
   v: z.literal(1),

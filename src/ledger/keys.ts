@@ -32,7 +32,7 @@ export const rawPublicKey = (publicKey: KeyObject): Buffer => {
   return Buffer.from(der.subarray(der.length - 32));
 };
 
-export const publicKeyFromRaw = (raw: Uint8Array): KeyObject => {
+const publicKeyFromRaw = (raw: Uint8Array): KeyObject => {
   if (raw.length !== 32) throw new Error(`An Ed25519 public key has 32 bytes, not ${raw.length}`);
   return crypto.createPublicKey({
     key: Buffer.concat([SPKI_ED25519_PREFIX, raw]),
@@ -41,7 +41,7 @@ export const publicKeyFromRaw = (raw: Uint8Array): KeyObject => {
   });
 };
 
-export const keyFingerprint = (publicKey: KeyObject): string =>
+const keyFingerprint = (publicKey: KeyObject): string =>
   crypto.createHash('sha256').update(rawPublicKey(publicKey)).digest('hex');
 
 const requireEd25519 = (key: KeyObject, where: string): KeyObject => {

@@ -1,7 +1,7 @@
 import { EMPTY_ROOT, exponentOfTwo, hashChildren, splitPoint, type Hash } from './hashing';
 import { MemorySubtreeRoots, type LeafHashes, type SubtreeRoots } from './leafStore';
 
-export type ProofBuilderOptions = {
+type ProofBuilderOptions = {
   /** Cache (or persistent store) of perfect-subtree roots; an in-memory one by default. */
   readonly subtrees?: SubtreeRoots;
   /**
@@ -128,5 +128,3 @@ export const createProofBuilder = (leaves: LeafHashes, options: ProofBuilderOpti
     },
   };
 };
-
-export type ProofBuilder = ReturnType<typeof createProofBuilder>;

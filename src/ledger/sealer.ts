@@ -6,7 +6,7 @@ import type { Hash } from './hashing';
 import type { SigningKey } from './keys';
 
 /** What the sealer is persisted as, beside the read model (JSON; positions as decimal strings). */
-export type SealerSnapshot = {
+type SealerSnapshot = {
   readonly v: 1;
   readonly frontier: ReturnType<MerkleFrontier['snapshot']>;
   /** Global position of the last sealed event; null before the first. */
@@ -22,9 +22,9 @@ const sealerSnapshotSchema = z.object({
     .nullable(),
 });
 
-export type SealedLeaf = { readonly leafIndex: number; readonly leafHash: Hash; readonly position: bigint };
+type SealedLeaf = { readonly leafIndex: number; readonly leafHash: Hash; readonly position: bigint };
 
-export type SealerOptions = {
+type SealerOptions = {
   /**
    * Called with each perfect subtree of at least 2^subtreeMinLevel leaves that an append completes,
    * to keep them (a SubtreeRoots store) for proofs.
@@ -117,7 +117,7 @@ export class MerkleSealer {
   }
 }
 
-export type CheckpointPolicy = {
+type CheckpointPolicy = {
   /** Sign once this many events were sealed since the last checkpoint (LEDGER_CHECKPOINT_EVERY). */
   readonly everyEvents: number;
   /** …or once this long has passed with at least one new event (LEDGER_CHECKPOINT_INTERVAL_MS). */

@@ -146,4 +146,3 @@ export const unsealSecrets = <T>(data: T, keys: ReadonlyMap<string, DataKey>): T
 };
 
 // Which resource's key seals an event's secrets: resources.ts (the contract's declaration).
-export { eventKeyPrefix, resourceKeyPrefix, resourceNameOf } from './resources';

@@ -13,23 +13,17 @@
 export {
   decryptSecret,
   encryptSecret,
-  formatEncryptedSecret,
   generateDataKey,
   isEncryptedSecret,
   loadOrCreateMasterKey,
   loadOrCreateMasterKeyFile,
   MASTER_KEY_FILE_PREFIX,
   masterKeyFrom,
-  masterKeyId,
   parseEncryptedSecret,
   rewrapDataKey,
   SecretUnavailableError,
   unwrapDataKey,
   wrapDataKey,
-  type DataKey,
-  type EncryptedSecret,
-  type MasterKey,
-  type SecretProblem,
 } from './envelope';
 export { FileDataKeyStore, PostgresDataKeyStore, type DataKeyStore } from './dataKeyStore';
 export { SecretVault } from './secretVault';

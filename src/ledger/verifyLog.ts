@@ -12,7 +12,7 @@ export type VerifyProgress = {
   readonly checkpointsVerified: number;
 };
 
-export type VerifyLogOptions = {
+type VerifyLogOptions = {
   readonly onProgress?: (progress: VerifyProgress) => void;
   /** Events between two progress reports (default 65,536; a last one comes at the end). */
   readonly progressEvery?: number;

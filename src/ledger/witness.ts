@@ -11,9 +11,9 @@ import { messageOf } from '../shared/errors';
  * a witnessed checkpoint, ends before a witnessed size, or no longer hashes to a witnessed root is
  * not the log that was signed, whatever checkpoints it still holds itself.
  */
-export const WITNESS_FILE = 'checkpoints.jsonl';
+const WITNESS_FILE = 'checkpoints.jsonl';
 
-export type WitnessedCheckpoint = {
+type WitnessedCheckpoint = {
   readonly origin: string;
   readonly treeSize: number;
   /** base64 */
@@ -27,7 +27,7 @@ export type WitnessedCheckpoint = {
   readonly note: string;
 };
 
-export type WitnessEntry = WitnessedCheckpoint & { readonly source: string; readonly line: number };
+type WitnessEntry = WitnessedCheckpoint & { readonly source: string; readonly line: number };
 
 /** The witness file of a directory (or the file itself, when given one: a copy an auditor kept). */
 export const witnessFile = (dirOrFile: string): string => {
@@ -121,7 +121,7 @@ export const readWitness = (dirOrFile: string): { entries: WitnessEntry[]; warni
 const idOf = (c: { treeSize: number; rootHash: string }) => `${c.treeSize}:${c.rootHash}`;
 
 /** The checkpoints of signed notes (notes that do not parse are left to verifyLog to report). */
-export const checkpointIds = (notes: Iterable<string>): Set<string> => {
+const checkpointIds = (notes: Iterable<string>): Set<string> => {
   const ids = new Set<string>();
   for (const note of notes) {
     try {
@@ -146,7 +146,7 @@ export const witnessedNotesBeyond = (logNotes: readonly string[], witnessed: rea
   return notes;
 };
 
-export type WitnessCheck = {
+type WitnessCheck = {
   /** The checkpoints the log holds (signed notes), as read. */
   readonly logNotes: readonly string[];
   /** Every checkpoint of every witness given. */

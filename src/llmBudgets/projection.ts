@@ -1,4 +1,4 @@
-import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { allHandled, selectRows, tableProjection } from '../projection/table';
 import type { TableReader } from '../projection/types';
 import { budgetKey } from './state';
 
@@ -41,8 +41,6 @@ export const llmBudgetsTable = tableProjection({
     }
   },
 });
-
-export type LlmBudgetRow = RowOf<typeof llmBudgetsTable.columns>;
 
 /**
  * Each budget with what was spent under it since `dayStart` (a SQL expression of a TIMESTAMP, UTC):

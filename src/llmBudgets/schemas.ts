@@ -33,7 +33,7 @@ export const llmBudgetSubject = z
   .max(256, 'must be at most 256 characters')
   .refine((s) => !s.includes('\u0000') && !hasLoneSurrogate(s), 'must not hold NUL or lone surrogates');
 
-export const llmBudgetScope = z.enum(LLM_BUDGET_SCOPES, { error: 'must be user, token or project' });
+const llmBudgetScope = z.enum(LLM_BUDGET_SCOPES, { error: 'must be user, token or project' });
 
 export const llmBudgetParams = z.object({ scope: llmBudgetScope, subject: llmBudgetSubject });
 

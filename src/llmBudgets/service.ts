@@ -17,7 +17,7 @@ import {
 } from './state';
 
 /** Midnight UTC of `now`'s day: daily limits count from there. */
-export const dayStartOf = (now: Date) =>
+const dayStartOf = (now: Date) =>
   new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
 
 const toNumber = (n: unknown) => (n === null || n === undefined ? null : Number(n));
@@ -26,7 +26,7 @@ const toNumber = (n: unknown) => (n === null || n === undefined ? null : Number(
 const MAX_READS = 5;
 
 /** What budgets need of the LLM calls' side: a refusal recorded beside the calls it refused. */
-export type LlmBudgetPorts = {
+type LlmBudgetPorts = {
   /** The refusal on the query's (or run's) stream, in the read model before the caller is answered. */
   readonly recordRefusal: (request: SpendRequest, refusal: BudgetRefusal) => Promise<void>;
 };

@@ -29,7 +29,7 @@ export const budgetKey = (scope: LlmBudgetScope, subject: string) =>
 
 export type LlmBudgetsState = { readonly budgets: ReadonlyMap<string, LlmBudget> };
 
-export const evolveLlmBudgets = (state: LlmBudgetsState, event: RecordedEvent): LlmBudgetsState => {
+const evolveLlmBudgets = (state: LlmBudgetsState, event: RecordedEvent): LlmBudgetsState => {
   switch (event.type) {
     case 'LlmBudgetSet': {
       const { setAt, scope, subject, callsPerDay, tokensPerDay, callsPerQuery } = event.data;

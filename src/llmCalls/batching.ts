@@ -17,7 +17,7 @@ export const MAX_BATCH_ROWS = 16;
  * are asked one by one (LLM_SQL_CONCURRENCY at once they take a few latencies, and each answer
  * stands alone, with no instruction about rows around it).
  */
-export const BATCH_FROM = MAX_BATCH_ROWS + 1;
+const BATCH_FROM = MAX_BATCH_ROWS + 1;
 /** The rows' characters one request carries at most, whatever the model's context window. */
 const MAX_BATCH_CHARS = 24_000;
 /** What the JSON keyed by row costs per answer, in tokens, beyond the answer itself. */
@@ -32,7 +32,7 @@ const CONTEXT_WINDOWS: readonly [RegExp, number][] = [
 ];
 const DEFAULT_CONTEXT_TOKENS = 8_000;
 
-export const contextTokensOf = (model: string): number =>
+const contextTokensOf = (model: string): number =>
   CONTEXT_WINDOWS.find(([pattern]) => pattern.test(model))?.[1] ?? DEFAULT_CONTEXT_TOKENS;
 
 /**
@@ -47,7 +47,7 @@ export const batchCharBudget = (model: string): number =>
  * What prompts of one batch share (their messages but the last), or null: a prompt that cannot be
  * batched (a JSON answer, a conversation, anything but one user message last).
  */
-export const batchShapeOf = (prompt: LlmPrompt): string | null => {
+const batchShapeOf = (prompt: LlmPrompt): string | null => {
   if (prompt.json) return null;
   const last = prompt.messages[prompt.messages.length - 1];
   if (!last || last.role !== 'user') return null;
@@ -122,7 +122,7 @@ export const BATCH_FORMAT: JsonSchemaFormat = {
 };
 
 /** The instruction a batch adds, after the prompts' own system messages. */
-export const BATCH_INSTRUCTION = [
+const BATCH_INSTRUCTION = [
   'You are given several independent requests, each with a row number.',
   'Answer each request on its own, exactly as you would answer it if it were the only one.',
   'Reply with one JSON object and nothing else: {"answers": [{"row": <row number>, "answer": "<your answer to that request>"}, …]},',

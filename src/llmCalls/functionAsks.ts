@@ -13,7 +13,7 @@ import type { Target } from './recording';
  */
 
 /** One row's values, by the names the function's arguments give them (text, or NULL). */
-export type ContextRow = Readonly<Record<string, string | null>>;
+type ContextRow = Readonly<Record<string, string | null>>;
 /** A row of LLM_FILTER or LLM_RERANK: the prompt, and the row's values. */
 export type ContextItem = { readonly prompt: string; readonly context: ContextRow };
 /** A group of LLM_REDUCE: the prompt, and the group's rows (sorted: their order is not the group's). */
@@ -41,7 +41,7 @@ export const FUNCTION_NAMES: Record<LlmFunctionKind, string> = {
 };
 
 /** Rows one LLM_RERANK ranks at most (for one prompt): they go in one request. */
-export const MAX_RERANK_ROWS = 50;
+const MAX_RERANK_ROWS = 50;
 /** Rounds of LLM_REDUCE over a group too large for one request (partial answers reduced again). */
 const MAX_REDUCE_ROUNDS = 6;
 
@@ -53,7 +53,7 @@ const RERANK_INSTRUCTION =
   'Rank the documents by how relevant each is to the query, most relevant first. Reply with one JSON object and nothing else: {"ranking": [<document id>, …]}, every document id exactly once.';
 
 /** What every ask of one query shares: where it goes, and its query's options. */
-export type FunctionRun = {
+type FunctionRun = {
   readonly asking: Asking;
   readonly settings: LlmSettings;
   readonly project: string | null;
@@ -93,7 +93,7 @@ const instructed = (instruction: string, user: string, json = false): LlmPrompt 
 });
 
 /** LLM_FILTER's answer read strictly: `true` or `false` (any case, a closing full stop allowed). */
-export const booleanAnswer = (text: string): boolean | undefined => {
+const booleanAnswer = (text: string): boolean | undefined => {
   const word = text
     .trim()
     .replace(/^["'`]|["'`.]$/g, '')
@@ -178,7 +178,7 @@ const reduceGroups = async (run: FunctionRun, items: readonly GroupItem[]) => {
 };
 
 /** A ranking of `n` documents read from its JSON: ids 1…n, each once; undefined when it is not one. */
-export const rankingAnswer = (text: string, n: number): number[] | undefined => {
+const rankingAnswer = (text: string, n: number): number[] | undefined => {
   const parsed = jsonAnswer(text);
   const ranking =
     typeof parsed === 'object' && parsed !== null && 'ranking' in parsed ? parsed.ranking : undefined;

@@ -1,4 +1,4 @@
-import { tableProjection, type RowOf } from '../projection/table';
+import { tableProjection } from '../projection/table';
 
 /**
  * `llm_calls`: one row per answer an LLM gave a SQL query (information_schema.LLM_CALLS), so what
@@ -77,5 +77,3 @@ export const llmCallsTable = tableProjection({
     });
   },
 });
-
-export type LlmCallRow = RowOf<typeof llmCallsTable.columns>;

@@ -36,7 +36,7 @@ export type RequestQueue = {
 };
 
 /** What asking one unit needs: where it goes, what it asks, and where answers and records go. */
-export type RequestDeps = {
+type RequestDeps = {
   readonly target: Target;
   readonly toCall: readonly PromptEntry[];
   readonly queue: RequestQueue;
@@ -49,7 +49,7 @@ export type RequestDeps = {
 };
 
 /** An answer the asking function refuses (LLM_FILTER's that is not a boolean): the query fails, naming the row. */
-export class LlmAnswerRefused extends DomainError {
+class LlmAnswerRefused extends DomainError {
   constructor(detail: string) {
     super('BadGateway', 'LLM answer refused', detail);
   }

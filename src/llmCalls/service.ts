@@ -25,12 +25,9 @@ import {
   type LlmModelDefinition,
 } from './settings';
 
-export { LlmCallsCapExceeded, type LlmQueryBudget } from './asking';
 export type { LlmFunctionAsk, LlmFunctionAnswer, LlmFunctionKind } from './functionAsks';
-export type { LlmCallPorts, LlmModelDefinition } from './settings';
-
 /** One SQL query's calls: what stops them, and the project they are about. */
-export type LlmQueryOptions = {
+type LlmQueryOptions = {
   readonly signal?: AbortSignal;
   /** The query's `USING …` (QUERY_OVERRIDES only). */
   readonly overrides?: Readonly<Record<string, unknown>>;

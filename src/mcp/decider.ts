@@ -2,7 +2,7 @@ import type { McpCallRecorded } from '../../events';
 import type { SessionState } from './state';
 
 /** A call, as the server saw it happen; its place in the session is the decider's to give. */
-export type RecordCall = { type: 'RecordCall'; data: Omit<McpCallRecorded['data'], 'seq'> };
+type RecordCall = { type: 'RecordCall'; data: Omit<McpCallRecorded['data'], 'seq'> };
 
 /** Each call is recorded once, numbered after the session's last: the record keeps the calls' order. */
 export const decideCall = (command: RecordCall, state: SessionState): McpCallRecorded[] => [

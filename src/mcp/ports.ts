@@ -20,7 +20,7 @@ export type AgentAnswer = {
 };
 
 /** An agent run that gave no answer: why (the run's failure kind), and the run to look up. */
-export type AgentFailure = {
+type AgentFailure = {
   readonly traceId: string | null;
   readonly kind: string;
   readonly message: string;

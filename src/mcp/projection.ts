@@ -1,4 +1,4 @@
-import { tableProjection, type RowOf } from '../projection/table';
+import { tableProjection } from '../projection/table';
 import { maskSecrets } from '../shared/secrets';
 
 /**
@@ -67,5 +67,3 @@ export const mcpCallsTable = tableProjection({
     });
   },
 });
-
-export type McpCallRow = RowOf<typeof mcpCallsTable.columns>;

@@ -3,7 +3,7 @@
  * dialect, MySQL syntax, answered by DuckDB over the log's projections). Kept short: it is read
  * into a context window.
  */
-export const SQL_GUIDE = `You write SQL for mindledger, a MindsDB-compatible service. Its SQL is MindsDB's dialect
+const SQL_GUIDE = `You write SQL for mindledger, a MindsDB-compatible service. Its SQL is MindsDB's dialect
 (MySQL syntax); DuckDB answers it over tables projected from an append-only event log.
 
 Names

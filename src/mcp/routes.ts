@@ -29,12 +29,12 @@ let transportModule: typeof Transport | undefined;
 const transport = () => (transportModule ??= require('./transport') as typeof Transport);
 
 /** MindsDB's path for its MCP API, on the HTTP port. */
-export const MCP_PATH = '/mcp';
+const MCP_PATH = '/mcp';
 /** MindsDB's other MCP URLs: Streamable HTTP again, the older HTTP+SSE transport, and a health answer. */
-export const MCP_STREAMABLE_PATH = `${MCP_PATH}/streamable`;
-export const MCP_SSE_PATH = `${MCP_PATH}/sse`;
-export const MCP_MESSAGES_PATH = `${MCP_PATH}/messages`;
-export const MCP_STATUS_PATH = `${MCP_PATH}/status`;
+const MCP_STREAMABLE_PATH = `${MCP_PATH}/streamable`;
+const MCP_SSE_PATH = `${MCP_PATH}/sse`;
+const MCP_MESSAGES_PATH = `${MCP_PATH}/messages`;
+const MCP_STATUS_PATH = `${MCP_PATH}/status`;
 const isMcpPath = (path: string) => /^\/mcp(\/(streamable|sse|messages))?\/?$/i.test(path);
 const METADATA_PATH = '/.well-known/oauth-protected-resource/mcp';
 

@@ -33,18 +33,7 @@ export const describeTableArgs = z.object({
   table: name('The table, view, knowledge base or model, as list_tables names it, or as database.table.'),
 });
 
-export const FILTER_OPERATORS = [
-  '=',
-  '!=',
-  '<',
-  '<=',
-  '>',
-  '>=',
-  'LIKE',
-  'NOT LIKE',
-  'IN',
-  'NOT IN',
-] as const;
+const FILTER_OPERATORS = ['=', '!=', '<', '<=', '>', '>=', 'LIKE', 'NOT LIKE', 'IN', 'NOT IN'] as const;
 
 export const searchKnowledgeBaseArgs = z.object({
   project: project.optional(),
@@ -97,7 +86,3 @@ export const verifyCallArgs = z.object({
       'The SHA-256 of the answer you hold (canonical JSON without _meta): checked against the record.',
     ),
 });
-
-export const writeSqlPromptArgs = {
-  task: z.string().max(8_000).optional().describe('What the SQL should do.'),
-};

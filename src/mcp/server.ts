@@ -64,7 +64,7 @@ const callerOf = (call: Pick<CallContext, 'authInfo'>): Caller => {
 };
 
 const SCHEMA_URI = /^mindledger:\/\/schema\/([^/]+)\/([^/]+)$/;
-export const schemaUri = (database: string, table: string) =>
+const schemaUri = (database: string, table: string) =>
   `mindledger://schema/${encodeURIComponent(database)}/${encodeURIComponent(table)}`;
 
 /** Resources one list names at most (a read of any table's schema works by its URI beyond it). */

@@ -20,7 +20,7 @@ export type Caller = { readonly request: RequestContext; readonly user?: string 
 export const actorOf = (caller: Caller) =>
   caller.request.actor ? actorName(caller.request.actor) : 'system:unknown';
 
-export const principalOf = (caller: Caller): Principal | undefined => caller.request.principal;
+const principalOf = (caller: Caller): Principal | undefined => caller.request.principal;
 
 /**
  * What is known of the session a call came in: its id and the client as `initialize` named it. A
@@ -47,7 +47,7 @@ export type Completed<R extends object = object> = {
 };
 
 /** Where a call's record is, for the client to prove it later (the result's `_meta`). */
-export type CallReceipt = {
+type CallReceipt = {
   readonly position: number;
   readonly stream: string;
   readonly seq: number;

@@ -94,5 +94,3 @@ export const sessionRegistry = (options: {
     },
   };
 };
-
-export type SessionRegistry = ReturnType<typeof sessionRegistry>;

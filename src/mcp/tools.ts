@@ -543,7 +543,7 @@ const modelTarget = async (ports: McpPorts, project: string, model: string, sign
  * it typed them when it learnt), its target, then its other outputs. What the catalog does not
  * list (an agent) is described by a read of no rows (`LIMIT 0`), as the SQL engine plans it.
  */
-export const describeObject = async (
+const describeObject = async (
   ports: McpPorts,
   database: string,
   table: string,

@@ -1,7 +1,7 @@
 import { Counter, type Registry } from 'prom-client';
 import type { CommandRunner } from '../eventlog/commands';
 
-export type CommandStats = ReturnType<CommandRunner['stats']>;
+type CommandStats = ReturnType<CommandRunner['stats']>;
 
 /**
  * The command runner's counts since start, read at each scrape: counters Prometheus can take a

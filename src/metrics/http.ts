@@ -5,7 +5,7 @@ import { Histogram, type Registry } from 'prom-client';
  * A request no route took: 404s, files served by static middleware (the console's assets, /doc),
  * and requests the guard refused before routing.
  */
-export const UNMATCHED = 'unmatched';
+const UNMATCHED = 'unmatched';
 
 /**
  * The route's pattern as declared (`/api/projects/:project/skills/:skill`; a route declared with

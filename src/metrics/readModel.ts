@@ -2,7 +2,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { LogHead } from '../eventlog/headProbe';
 
 /** What the read-model gauges read at each scrape. */
-export type ReadModelProbe = {
+type ReadModelProbe = {
   /** The log's head, at least `atLeast` (shared with the readiness check; it may time out). */
   head(atLeast: bigint): Promise<LogHead>;
   /** The log position this process's read model includes. */

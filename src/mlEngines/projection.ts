@@ -1,4 +1,4 @@
-import { allHandled, selectRow, tableProjection, type RowOf } from '../projection/table';
+import { allHandled, selectRow, tableProjection } from '../projection/table';
 import type { TableReader } from '../projection/types';
 import { nameKey } from '../shared/names';
 import { maskSecrets } from '../shared/secrets';
@@ -40,8 +40,6 @@ export const mlEnginesTable = tableProjection({
     }
   },
 });
-
-export type MlEngineRow = RowOf<typeof mlEnginesTable.columns>;
 
 export const mlEngineRowByName = async (reader: TableReader, name: string) =>
   selectRow(mlEnginesTable, reader, 'SELECT * FROM ml_engines WHERE lower(NAME) = ?', [nameKey(name)]);

@@ -11,7 +11,7 @@ import type { MlEnginesService } from './service';
  * A BYOM file's size limit: the code and its requirements travel in one event, which must stay
  * within MAX_EVENT_BYTES (1 MiB by default).
  */
-export const BYOM_FILE_LIMIT = 256 * 1024;
+const BYOM_FILE_LIMIT = 256 * 1024;
 
 const tooLarge = (field: string) =>
   new DomainError(

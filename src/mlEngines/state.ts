@@ -17,7 +17,7 @@ export type MlEngineState =
     }
   | { status: 'deleted'; name: string };
 
-export const evolveMlEngine = (state: MlEngineState, event: RecordedEvent): MlEngineState => {
+const evolveMlEngine = (state: MlEngineState, event: RecordedEvent): MlEngineState => {
   switch (event.type) {
     case 'MlEngineCreated':
       return {
@@ -67,7 +67,7 @@ export const LLM_HANDLERS = [
   'litellm',
   'lmstudio',
 ] as const;
-export const TABULAR_HANDLERS = ['lightwood', 'mindledger'] as const;
+const TABULAR_HANDLERS = ['lightwood', 'mindledger'] as const;
 /**
  * Bring your own model: MindsDB's engine made by uploading Python model code. Its code is kept
  * (the log has it); this service does not run Python, so models cannot be trained with it.

@@ -20,10 +20,10 @@ import {
 } from './state';
 
 /** What model commands are decided on: the project and its models. */
-export type ModelDecisionState = { readonly project: ProjectState; readonly models: ModelsState };
+type ModelDecisionState = { readonly project: ProjectState; readonly models: ModelsState };
 
 /** What model commands decide: the models' events, and an LLM model's version being ready. */
-export type ModelDecisionEvent = ModelEvent | LlmModelReady;
+type ModelDecisionEvent = ModelEvent | LlmModelReady;
 
 export const ENGINES = ['lightwood', 'mindledger'];
 
@@ -94,7 +94,7 @@ export type ModelCommand =
     }
   | { type: 'DeleteModel'; data: { name: string; version?: number }; metadata: Now };
 
-export const requireModel = (state: ModelDecisionState, name: string): Model => {
+const requireModel = (state: ModelDecisionState, name: string): Model => {
   const model = findModel(state.models, name);
   if (!model) throw notFound(`Model with name ${name} not found`, 'Model not found');
   return model;
@@ -107,7 +107,7 @@ const requireVersion = (model: Model, version: number): ModelVersion => {
 };
 
 /** Removal of a whole model, for DROP MODEL and for a project's deletion. */
-export const modelRemoval = (state: ModelDecisionState, model: Model, now: Date): ModelDeleted => {
+const modelRemoval = (state: ModelDecisionState, model: Model, now: Date): ModelDeleted => {
   const project = requireLiveProject(state.project);
   return {
     type: 'ModelDeleted',

@@ -6,7 +6,7 @@ import { createdBody, type ModelView } from './present';
 import type { ModelsService } from './service';
 
 /** `POST …/models` takes a CREATE MODEL statement: the SQL engine parses and runs it. */
-export type CreateModelStatement = {
+type CreateModelStatement = {
   createModelFromRest(project: string, query: string): Promise<ModelView>;
 };
 

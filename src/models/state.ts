@@ -67,7 +67,7 @@ const changeVersion = (
   return new Map(models).set(nameKey(name), withVersion(current, change(v)));
 };
 
-export const evolveModels = (models: ModelsState, event: RecordedEvent): ModelsState => {
+const evolveModels = (models: ModelsState, event: RecordedEvent): ModelsState => {
   switch (event.type) {
     case 'ModelVersionDefined': {
       const d = event.data;

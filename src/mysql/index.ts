@@ -2,13 +2,4 @@ export { startMysqlServer, type MysqlServer, type MysqlServerOptions } from './s
 export { mysqlDialect } from './dialect';
 // The engine port and credentials the server takes (src/doorway), named here for its callers.
 export type { Authenticator } from '../doorway/credentials';
-export type {
-  ClientOf,
-  ErrorAnswer,
-  ServerLogger,
-  SqlAnswer,
-  SqlContext,
-  SqlEngine,
-  StreamAnswer,
-  TableStream,
-} from '../doorway/engine';
+export type { SqlEngine, StreamAnswer } from '../doorway/engine';

@@ -15,10 +15,10 @@ const schemaTimingKey = (p: SchemaProjection, event: RecordedEvent) => {
 };
 
 /** The batch's transaction on the writer connection, begun only when something must run inside it. */
-export type BatchTransaction = { begin(): Promise<void> };
+type BatchTransaction = { begin(): Promise<void> };
 
 /** What is left to write once the events are applied, and the stores to tell once committed. */
-export type AppliedBatch = {
+type AppliedBatch = {
   /** Row changes as SQL text, to run inside the transaction (with the checkpoint, in one call). */
   readonly statements: readonly string[];
   readonly stores: readonly BatchRowStore[];

@@ -13,7 +13,7 @@ import type { BatchRowStore } from './rows';
 import type { SchemaProjection, TableProjection } from './types';
 
 /** A committed batch: its events, where the cursor stands after them, the row stores it wrote. */
-export type CommittedBatch = (
+type CommittedBatch = (
   events: readonly RecordedEvent[],
   cursor: LogCursor,
   written: readonly BatchRowStore[],

@@ -34,7 +34,7 @@ export const readModelFingerprint = (
     .slice(0, 16);
 
 /** The checkpoint row as stored. */
-export type StoredCheckpoint = {
+type StoredCheckpoint = {
   position: bigint;
   transaction_id: string | null;
   fingerprint: string;

@@ -19,7 +19,7 @@ export type ProjectionFailure = {
 };
 
 /** Longest pause between two attempts when the disk, or the log, failed rather than an event. */
-export const TRANSIENT_RETRY_MAX_MS = 5_000;
+const TRANSIENT_RETRY_MAX_MS = 5_000;
 
 /** A projection threw on one event: which event, which projection. */
 export class ProjectionApplyError extends Error {
@@ -71,7 +71,7 @@ const isNoSpaceMessage = (message: string) =>
   /No space left|ENOSPC|disk is full|SQLITE_FULL|Disk quota exceeded|EDQUOT/i.test(message);
 
 /** In an operator's words: what the disk holding the data directory lacks. */
-export const describeStorageError = (message: string) =>
+const describeStorageError = (message: string) =>
   isNoSpaceMessage(message)
     ? `no space left on the device holding DATA_DIR (the read model's DuckDB file): ${message}`
     : `the device holding DATA_DIR (the read model's DuckDB file) failed to write: ${message}`;

@@ -13,8 +13,8 @@ import { storedRow, type BatchRowStore } from './rows';
  * The row of key k as of position p is the version with VALID_FROM <= p < VALID_TO (VALID_TO of a
  * current version: none).
  */
-export const VALID_FROM = 'VALID_FROM';
-export const VALID_TO = 'VALID_TO';
+const VALID_FROM = 'VALID_FROM';
+const VALID_TO = 'VALID_TO';
 
 export const versionsTableOf = (table: string) => `${table}_versions`;
 export const historyTableOf = (table: string) => `${table}_history`;

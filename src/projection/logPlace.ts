@@ -19,10 +19,6 @@ export class LogPlace {
     return this.at;
   }
 
-  get eventId(): string | null {
-    return this.atEventId;
-  }
-
   /** The tables stand at `cursor`, ending with the event `eventId` (a checkpoint read at start). */
   standAt(cursor: LogCursor, eventId: string | null) {
     this.at = cursor;

@@ -69,7 +69,7 @@ const appendCell = (appender: DuckDBAppender, column: Column, value: unknown) =>
  * in the batch or already stored: otherwise a rebuild, which applies many events per batch, decides
  * differently from the live process, which applied them one or two at a time.
  */
-export const storedCell = (column: Column, value: unknown): unknown => {
+const storedCell = (column: Column, value: unknown): unknown => {
   if (value === null || value === undefined) return null;
   switch (column.type) {
     case 'VARCHAR':

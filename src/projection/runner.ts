@@ -27,8 +27,6 @@ export {
   retryAfterSeconds,
   type ProjectionFailure,
 } from './failures';
-export type { ProjectionRunnerOptions } from './runnerOptions';
-
 /**
  * Tails the log in order and applies it to the DuckDB tables, one transaction per batch with the
  * checkpoint in the same transaction: a crash never skips or double-applies an event. A change to

@@ -12,7 +12,7 @@ import type { Column } from './types';
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** A DuckDB string literal: standard SQL quoting, no escapes processed inside. */
-export const stringLiteral = (text: string): string | undefined =>
+const stringLiteral = (text: string): string | undefined =>
   // NUL and lone surrogates: the appender's byte handling is the reference, so they are left to it.
   text.includes('\0') || LONE_SURROGATE.test(text) ? undefined : `'${text.replaceAll("'", "''")}'`;
 

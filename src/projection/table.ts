@@ -9,7 +9,7 @@ import type { Column, RowStore, SchemaProjection, TableLookup, TableProjection, 
  * and its switch ends in `default: return allHandled(event)`, which compiles only once every listed
  * type has its case (`event` is `never` there). Neither can drift from the other.
  */
-export type HandledEvent<H extends readonly EventType[] | 'all'> = H extends readonly (infer T)[]
+type HandledEvent<H extends readonly EventType[] | 'all'> = H extends readonly (infer T)[]
   ? Recorded<Extract<MindledgerEvent, { type: T }>>
   : RecordedEvent;
 
@@ -42,7 +42,7 @@ type CellOf<C extends Column> =
 export type RowOf<Cs extends readonly Column[]> = { -readonly [C in Cs[number] as C['name']]: CellOf<C> };
 
 /** A table projection whose column list is known to the compiler, so its row type can be derived. */
-export type TypedTableProjection<C extends readonly Column[]> = TableProjection & { readonly columns: C };
+type TypedTableProjection<C extends readonly Column[]> = TableProjection & { readonly columns: C };
 
 /**
  * A table projection, defined with its column list as data (`RowOf<typeof table.columns>` is its

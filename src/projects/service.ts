@@ -10,7 +10,7 @@ import { presentProjectState } from './present';
 import { DEFAULT_PROJECT } from '../shared/projectState';
 
 /** What projects need of the rest. */
-export type ProjectPorts = {
+type ProjectPorts = {
   /** Whether an integration (a registered external database) holds a name: projects and integrations share one namespace. */
   isIntegration(name: string): Promise<boolean>;
   /**

@@ -48,6 +48,24 @@ export const preconditionFailed = (detail: string) =>
 export const unavailable = (detail: string, retryAfterSeconds = 1, title = 'Service unavailable') =>
   new DomainError('Unavailable', title, detail, retryAfterSeconds);
 
+/**
+ * A write whose events are stored, but not yet in this process's read model when the wait ran
+ * out: it happened, so the answer is 202 Accepted with the event's position, never a 500.
+ */
+export class WriteAccepted extends Error {
+  constructor(
+    readonly position: bigint,
+    readonly detail: string,
+  ) {
+    super(detail);
+    this.name = 'WriteAccepted';
+  }
+
+  get body() {
+    return { position: this.position.toString(), status: 'accepted', detail: this.detail };
+  }
+}
+
 /** A service we depend on (an LLM provider) refused or failed: nothing here is wrong with the request. */
 export const badGateway = (detail: string, title = 'Bad gateway') =>
   new DomainError('BadGateway', title, detail);

@@ -4,7 +4,7 @@
  * of it, JSON.stringify included, overflows the stack), so none of them may recurse into it.
  */
 
-export type JsonLimits = {
+type JsonLimits = {
   /** Deepest nesting of objects and arrays (a scalar is 0, `{}` is 1). */
   readonly maxDepth: number;
   /** Largest serialised size in bytes (UTF-8 JSON). */

@@ -23,7 +23,7 @@ export const SYSTEM_DATABASES = {
   files: 'files',
   log: 'log',
 } as const;
-export const SYSTEM_DATABASE_NAMES: readonly string[] = Object.values(SYSTEM_DATABASES);
+const SYSTEM_DATABASE_NAMES: readonly string[] = Object.values(SYSTEM_DATABASES);
 export const isSystemDatabaseName = (name: string) => SYSTEM_DATABASE_NAMES.includes(nameKey(name));
 
 /** The DuckDB schema holding one table per uploaded file (`files.<name>` in SQL). */

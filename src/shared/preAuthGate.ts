@@ -10,9 +10,9 @@
  * a share's worth of sockets while that client signs in (milliseconds) — and the flooding address
  * pays first.
  */
-export type PreAuthLimits = { max: number; perAddress: number };
+type PreAuthLimits = { max: number; perAddress: number };
 
-export type PreAuthTicket = {
+type PreAuthTicket = {
   /** Signed in (or gone): no longer in the room. Idempotent. */
   leave(): void;
 };

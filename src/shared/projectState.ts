@@ -55,7 +55,7 @@ export type ProjectRef = { readonly id: bigint; readonly name: string };
  * `src/projects/slices.ts`; `cascade` is required, so a slice that forgets what to remove when its
  * project goes does not compile (it would leave orphan rows in the projections).
  */
-export type ProjectSlice<Key extends string, State> = {
+type ProjectSlice<Key extends string, State> = {
   readonly key: Key;
   readonly initial: () => State;
   readonly evolve: (state: State, event: RecordedEvent) => State;

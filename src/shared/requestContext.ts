@@ -53,12 +53,6 @@ export const noteAppended = (request: RequestContext | undefined, position: bigi
   if (appended && (appended.last === null || position > appended.last)) appended.last = position;
 };
 
-/** Adds who the caller is to the request being served (the auth middleware, once it knows). */
-export const withActor = <T>(actor: Actor, principal: Principal | undefined, fn: () => T): T => {
-  const current = storage.getStore() ?? { requestId: '', interface: 'rest' as const };
-  return storage.run({ ...current, actor, ...(principal ? { principal } : {}) }, fn);
-};
-
 /**
  * Who a request is, as records of spending name them (LLM calls, agent runs, budget refusals): its
  * actor (`user:<id>`, `token:<id>`, …, `system` for background work), its signed-in user and role,

@@ -21,7 +21,7 @@ export const SECRET_RULES_VERSION = 5;
 /** What every reader shows instead of a secret. A write that sends it back keeps the stored value. */
 export const MASK = '******';
 
-export { isSecretKey, keyKind, keyWords, type KeyKind } from './secretKeys';
+export { keyKind, keyWords } from './secretKeys';
 
 /**
  * `scheme://user:password@host`: the password part (user and host stay visible). The password
@@ -43,7 +43,7 @@ const BLANK_PAIRS = /(^|\s)([A-Za-z][\w.-]*)(\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s]*)/
  * `whole`: the secret is a whole value (any JSON scalar); otherwise it is part of a string (a URL's
  * password, a `key=value` pair's value) and is text.
  */
-export type HideSecret = (secret: unknown, whole: boolean) => unknown;
+type HideSecret = (secret: unknown, whole: boolean) => unknown;
 const showMask: HideSecret = () => MASK;
 
 /** A string with URL passwords and secret URL parameters hidden; others untouched. */
@@ -237,7 +237,7 @@ const maskScalar = (value: unknown, mode: KeyKind): unknown => hideScalar(value,
  * Deeper than this, a value is shown as the mask as a whole rather than walked: MAX_JSON_DEPTH
  * admits at most 10,000 levels, and events add a few around the free-form values they carry.
  */
-export const MAX_MASK_DEPTH = 10_100;
+const MAX_MASK_DEPTH = 10_100;
 
 type Container = unknown[] | Record<string, unknown>;
 const isContainer = (v: unknown): v is Container => v !== null && typeof v === 'object';
@@ -370,7 +370,7 @@ export const keepMaskedSecrets = (
  * Keys that say where a secret is sent: a host, a port, a URL, a provider or engine (whose default
  * URL it implies). `base_url`, `openai_api_base`, `anthropic_api_url`, `host`, `port`, `url`, ….
  */
-export const isDestinationKey = (key: string): boolean => {
+const isDestinationKey = (key: string): boolean => {
   const words = keyWords(key);
   const last = words[words.length - 1];
   return (

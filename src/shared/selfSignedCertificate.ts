@@ -12,7 +12,7 @@ import path from 'node:path';
  * @peculiar/x509) or shelling out to the openssl CLI, which a deployment may lack.
  */
 
-export type PemPair = { cert: string; key: string };
+type PemPair = { cert: string; key: string };
 
 /** DER: a tag, its length (short or long form), its content. */
 const der = (tag: number, ...content: Buffer[]): Buffer => {

@@ -6,7 +6,7 @@ import { isKeyword, SqlSyntaxError, significant, textOf, tokenize, type Token } 
  * it stands in the text: for a quoted string its content between the quotes (escapes as written),
  * for anything else (a number, a word) the value as written.
  */
-export type OptionValueSpan = {
+type OptionValueSpan = {
   readonly start: number;
   readonly end: number;
   readonly quoted: boolean;

@@ -39,7 +39,7 @@ export class StampedCache<T> {
   }
 }
 
-export type StampedEntry<T> = {
+type StampedEntry<T> = {
   readonly value: T;
   readonly reads: readonly string[];
   readonly stamp: string;

@@ -14,7 +14,7 @@ import {
 import { validateSkillParams } from './rules';
 
 /** What skill commands are decided on: the project, its skills, and the agents that use them. */
-export type SkillDecisionState = {
+type SkillDecisionState = {
   readonly project: ProjectState;
   readonly skills: SkillsState;
   readonly agents: AgentsState;
@@ -53,7 +53,7 @@ const created = (
 };
 
 /** Deleting a skill detaches it from every agent that uses it, each detachment an event of its own. */
-export const removeSkill = (
+const removeSkill = (
   state: SkillDecisionState,
   skill: Skill,
   now: Date,

@@ -10,7 +10,7 @@ import { skillRowByRef, skillRowsByIds, skillRowsOfProject } from './projection'
 import { agentsUsingSkill, skillById } from './state';
 
 /** How `GET …/skills?agent=` finds the agent it names (by name or id), or undefined. */
-export type AgentIds = { idOf(projectName: string, ref: string): Promise<number | undefined> };
+type AgentIds = { idOf(projectName: string, ref: string): Promise<number | undefined> };
 
 /** Reads come from the `skills` projection; writes go through the project's stream. */
 export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agents: AgentIds) => {

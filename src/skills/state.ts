@@ -36,7 +36,7 @@ const withSkill = (skills: SkillsState, before: Skill | undefined, skill: Skill)
   ),
 });
 
-export const evolveSkills = (skills: SkillsState, event: RecordedEvent): SkillsState => {
+const evolveSkills = (skills: SkillsState, event: RecordedEvent): SkillsState => {
   switch (event.type) {
     case 'SkillCreated': {
       const id = event.meta.position;
@@ -88,7 +88,7 @@ export const skillByRef = (skills: SkillsState, ref: string): Skill | undefined 
 export const skillById = (skills: SkillsState, id: bigint): Skill | undefined => skills.byId.get(id);
 
 /** Every skill, in id order. */
-export const allSkills = (skills: SkillsState): Skill[] =>
+const allSkills = (skills: SkillsState): Skill[] =>
   [...skills.byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
 /** `text2sql` is MindsDB's legacy name of `sql`. */

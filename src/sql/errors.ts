@@ -217,7 +217,7 @@ export const configureServerPaths = (paths: string[]) => {
  * "/srv/data/duckdb.tmp""): a path under one of the server's directories becomes `<server path>/name`,
  * keeping only the last component, which is what a client or an operator reading it can act on.
  */
-export const stripServerPaths = (message: string) => {
+const stripServerPaths = (message: string) => {
   let out = message;
   for (const root of serverPaths) {
     let at = out.indexOf(root);

@@ -26,7 +26,7 @@ export type StatementContext = {
   readonly use: (database: string) => void;
 };
 
-export type StatementAnswer = OkAnswer | TableAnswer;
+type StatementAnswer = OkAnswer | TableAnswer;
 
 export type StatementHandler<K extends StatementKindName> = (
   statement: StatementOf<K>,
@@ -110,7 +110,7 @@ export const optionObject = (key: string, v: UsingValue): Params => {
   throw invalid(`${key} must be a JSON object`);
 };
 
-export const isNotFound = (e: unknown) => e instanceof DomainError && e.kind === 'NotFound';
+const isNotFound = (e: unknown) => e instanceof DomainError && e.kind === 'NotFound';
 
 /** Whether a look-up finds its resource (its NotFound is an answer; any other error is thrown). */
 export const exists = async (get: () => Promise<unknown>) => {

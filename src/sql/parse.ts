@@ -135,7 +135,7 @@ export type MindsStatement =
 
 const parser = compiledParser(grammar);
 
-export type SyntaxProblem = { message: string; line: number; column: number };
+type SyntaxProblem = { message: string; line: number; column: number };
 
 export const parseMindsStatement = (sql: string): MindsStatement | SyntaxProblem => {
   try {

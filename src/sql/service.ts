@@ -30,8 +30,6 @@ import { answerCache, ownWritesApplied } from './pipeline/answerCache';
 import { checkQuerySize, queryReader, selectInput, type QueryReader } from './pipeline/query';
 import { statementDispatcher } from './statements/dispatcher';
 
-export type { SqlAnswer, SqlContext, StreamAnswer } from './answers';
-
 /**
  * Models queried as tables predict; agents queried as tables answer (each answer a run of its own,
  * outside the reader the query holds: an agent's tools read through readers of their own).

@@ -2,7 +2,7 @@ import type { LogHead } from '../eventlog/headProbe';
 import { describeFailure, retryAfterSeconds as retryOf, type ProjectionFailure } from '../projection/runner';
 
 /** What readiness reads: the log's head, and where this process's read model stands. */
-export type ReadinessProbe = {
+type ReadinessProbe = {
   /** The log's head, at least `atLeast` (what the read model already includes). */
   head(atLeast: bigint): Promise<LogHead>;
   position(): bigint;

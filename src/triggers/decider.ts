@@ -4,7 +4,7 @@ import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
 import { requireTrigger, type TriggerFiringsState, type TriggersState } from './state';
 
-export type TriggerDecisionState = { readonly project: ProjectState; readonly triggers: TriggersState };
+type TriggerDecisionState = { readonly project: ProjectState; readonly triggers: TriggersState };
 
 type Now = { now: Date };
 

@@ -23,7 +23,7 @@ export type TriggerSource = {
   rows(database: string, sql: string, params: unknown[]): Promise<unknown[][]>;
 };
 
-export type NewTrigger = {
+type NewTrigger = {
   name: string;
   database: string;
   table: string;

@@ -9,7 +9,7 @@ import { tokenize, type Token } from '../shared/sqlTokens';
  * says it is ours and carries the trigger's key, and every name is qualified by the integration's
  * schema: the customer's own clients insert with their own search_path, never ours.
  */
-export const QUEUE_TABLE = 'mindledger_trigger_queue';
+const QUEUE_TABLE = 'mindledger_trigger_queue';
 
 const FUNCTION_PREFIX = 'mindledger_trigger_';
 const functionName = (key: string) => `${FUNCTION_PREFIX}${key}`;

@@ -17,7 +17,7 @@ export type Trigger = {
 };
 export type TriggersState = ReadonlyMap<bigint, Trigger>;
 
-export const evolveTriggers = (triggers: TriggersState, event: RecordedEvent): TriggersState => {
+const evolveTriggers = (triggers: TriggersState, event: RecordedEvent): TriggersState => {
   switch (event.type) {
     case 'TriggerCreated': {
       const d = event.data;

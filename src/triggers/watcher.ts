@@ -14,7 +14,7 @@ import type { TriggerSource } from './service';
 import { triggerFiringsAggregate, triggerFiringsStream } from './state';
 
 /** The SQL service as a firing needs it: one statement, in the trigger's project; an error's text, or null. */
-export type TriggerSqlPort = {
+type TriggerSqlPort = {
   execute(sql: string, project: string): Promise<string | null>;
   /** The trigger's owner's rights at this firing (src/users/owners.ts). */
   ownerRights(owner: TriggerOwner): Promise<OwnerRights>;

@@ -20,7 +20,7 @@ import {
 } from './schemas';
 import type { UsersService } from './service';
 
-export type CookiePolicy = { secure: 'auto' | boolean; sessionTtlMs: number };
+type CookiePolicy = { secure: 'auto' | boolean; sessionTtlMs: number };
 
 const secureFor = (policy: CookiePolicy, req: Request) =>
   policy.secure === 'auto' ? req.secure : policy.secure;

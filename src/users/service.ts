@@ -6,7 +6,7 @@ import { userTokens } from './tokens';
 
 export type { Identity } from './identity';
 
-export type UsersSettings = { sessionTtlMs: number };
+type UsersSettings = { sessionTtlMs: number };
 
 /**
  * Users, their access tokens and sessions. Every check reads the log's view (the `users` stream's

@@ -93,7 +93,7 @@ export class WireLoginLimiter {
 }
 
 /** The wire protocols served beside HTTP. */
-export type SqlDoor = 'mysql' | 'postgres';
+type SqlDoor = 'mysql' | 'postgres';
 const DOOR_NAMES: Record<SqlDoor, string> = { mysql: 'MySQL', postgres: 'PostgreSQL' };
 
 /**

@@ -34,7 +34,7 @@ export type UsersState = {
 
 export const USERS_STREAM = 'users';
 
-export const evolveUsers = (state: UsersState, event: RecordedEvent): UsersState => {
+const evolveUsers = (state: UsersState, event: RecordedEvent): UsersState => {
   switch (event.type) {
     case 'UserCreated': {
       const users = new Map(state.users);
@@ -119,7 +119,7 @@ export type SessionState =
 
 export const sessionStream = (sessionId: string) => `session-${sessionId}`;
 
-export const evolveSession = (state: SessionState, event: RecordedEvent): SessionState => {
+const evolveSession = (state: SessionState, event: RecordedEvent): SessionState => {
   switch (event.type) {
     case 'SessionStarted':
       return {

@@ -5,7 +5,7 @@ import { findByName } from '../shared/params';
 import { requireView, type View, type ViewsState } from './state';
 
 /** What view commands are decided on: the project and its views. */
-export type ViewDecisionState = { readonly project: ProjectState; readonly views: ViewsState };
+type ViewDecisionState = { readonly project: ProjectState; readonly views: ViewsState };
 
 type Now = { now: Date };
 

@@ -11,7 +11,7 @@ export type View = {
 };
 export type ViewsState = ReadonlyMap<bigint, View>;
 
-export const evolveViews = (views: ViewsState, event: RecordedEvent): ViewsState => {
+const evolveViews = (views: ViewsState, event: RecordedEvent): ViewsState => {
   switch (event.type) {
     case 'ViewCreated': {
       const id = event.meta.position;

@@ -21,7 +21,7 @@ import { withRequest } from '../shared/requestContext';
  */
 
 /** What the chatbot wiring reads from the services built before it. */
-export type ChatbotWiringPorts = {
+type ChatbotWiringPorts = {
   readonly chatbots: ChatbotsService;
   readonly databases: DatabasesService;
   readonly agentRuns: AgentRunsService;
@@ -92,7 +92,7 @@ export const chatbotServices = (ctx: AppContext, { chatbots, databases, agentRun
   };
   return { chatMessages, chatbotRuntime };
 };
-export type ChatbotRuntime = ReturnType<typeof chatbotServices>['chatbotRuntime'];
+type ChatbotRuntime = ReturnType<typeof chatbotServices>['chatbotRuntime'];
 
 /**
  * Starts what chatbots do on their own: the message processor (claims, answers, deliveries) and

@@ -32,7 +32,7 @@ import type { SqlPorts } from '../sql/ports';
 import type { SqlSlices } from '../sql/slicePorts';
 
 /** What the models slice's statements need of the others (DROP MODEL drops a view, as MindsDB). */
-export const modelSqlPorts = (ports: SqlPorts): ModelSqlPorts => ({
+const modelSqlPorts = (ports: SqlPorts): ModelSqlPorts => ({
   models: ports.models,
   databaseExists: (name) => ports.databases.exists(name),
   views: {
@@ -46,7 +46,7 @@ export const modelSqlPorts = (ports: SqlPorts): ModelSqlPorts => ({
  * SQL service adds its own (SHOW, DESCRIBE, USE, SET, table writes) and the whole map is checked
  * complete by type there.
  */
-export const sliceStatements = (ports: SqlPorts) => ({
+const sliceStatements = (ports: SqlPorts) => ({
   ...projectStatements(ports.projects),
   ...databaseStatements({ databases: ports.databases, createProject: (name) => ports.projects.create(name) }),
   ...skillStatements(ports.skills),
@@ -87,7 +87,7 @@ export const sliceCatalogs: readonly SqlCatalog[] = [
 ];
 
 /** How each kind of name in a query is recognised, each by the slice that owns it, listed once. */
-export const sliceLookups = (ports: SqlPorts): SqlLookups => ({
+const sliceLookups = (ports: SqlPorts): SqlLookups => ({
   ...projectLookup(ports.projects),
   ...fileLookup(ports.files),
   ...integrationLookup(ports.databases),

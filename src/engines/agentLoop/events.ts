@@ -110,10 +110,8 @@ export type AgentRunEvent =
       readonly ms: number;
     };
 
-export type AgentRunEventType = AgentRunEvent['type'];
-
 /** MindsDB's `error_type` in a completions stream's `{"type":"error"}` chunk. */
-export type MindsDbStreamErrorType =
+type MindsDbStreamErrorType =
   'timeout' | 'connection' | 'authentication' | 'not_found' | 'rate_limit' | 'general';
 
 export const mindsDbErrorType = (kind: RunFailureKind): MindsDbStreamErrorType => {

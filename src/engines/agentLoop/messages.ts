@@ -15,7 +15,7 @@ export class InvalidMessagesError extends Error {
   }
 }
 
-export type NormalizedMessages = {
+type NormalizedMessages = {
   readonly question: string;
   readonly history: readonly ChatMessage[];
   /** The row the question came from, for `{{column}}` placeholders in a prompt template. */

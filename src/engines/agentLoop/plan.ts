@@ -6,7 +6,7 @@ import type { RunAgentInput } from './runAgent';
 import { toolsFromSkills, type AgentData, type AgentSkill, type AgentToolPorts } from './skills';
 
 /** An agent as stored (both MindsDB shapes), with its skills resolved at run start. */
-export type StoredAgent = {
+type StoredAgent = {
   readonly modelName: string | null;
   readonly provider: string | null;
   readonly params: Readonly<Record<string, unknown>>;

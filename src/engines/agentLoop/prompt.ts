@@ -1,6 +1,6 @@
 import type { AgentTool, ToolKind } from './tools';
 
-export const DEFAULT_PROMPT_TEMPLATE =
+const DEFAULT_PROMPT_TEMPLATE =
   "You are a helpful assistant. Answer the user's questions using the data you can reach with your tools.";
 
 /**
@@ -21,7 +21,7 @@ const namesOf = (tools: readonly AgentTool[], kind: ToolKind) =>
     .join(' / ');
 
 /** Short rules for the tools the agent actually has, naming them as the model sees them. */
-export const toolRules = (tools: readonly AgentTool[]): string => {
+const toolRules = (tools: readonly AgentTool[]): string => {
   if (!tools.length) return '';
   const rules = [
     'Answer from what the tools return, not from memory; if the data does not hold the answer, say so.',

@@ -47,7 +47,7 @@ export class ModelCallRefused extends Error {
   }
 }
 
-export type AgentRunResult = {
+type AgentRunResult = {
   readonly answer: string;
   /** Queries that ran (successfully), in order. */
   readonly sql: readonly string[];

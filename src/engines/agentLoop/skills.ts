@@ -19,7 +19,7 @@ export type AgentData = {
 
 export type AgentToolPorts = { readonly sql?: SqlToolPort; readonly kb?: KnowledgeBaseSearchPort };
 
-export type AgentSetupErrorKind = 'unsupported_skill' | 'invalid_skill' | 'missing_port';
+type AgentSetupErrorKind = 'unsupported_skill' | 'invalid_skill' | 'missing_port';
 
 /** A skill that cannot become tools; the lead maps it to a 400 (MindsDB fails the run the same way). */
 export class AgentSetupError extends Error {
@@ -32,7 +32,7 @@ export class AgentSetupError extends Error {
   }
 }
 
-export const SUPPORTED_SKILL_TYPES = ['sql', 'text2sql', 'knowledge_base', 'retrieval'] as const;
+const SUPPORTED_SKILL_TYPES = ['sql', 'text2sql', 'knowledge_base', 'retrieval'] as const;
 
 /** `text2sql` is the legacy name of `sql`; "Knowledge Base" is how MindsDB's own tests spell one. */
 export const canonicalSkillKind = (type: string): 'sql' | 'knowledge_base' | 'retrieval' | undefined => {

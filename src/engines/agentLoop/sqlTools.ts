@@ -53,7 +53,7 @@ export interface SqlToolPort {
   query(scope: SqlScope, sql: string, options: { limit: number; signal: AbortSignal }): Promise<QueryRows>;
 }
 
-export type SqlToolNames = { readonly listTables: string; readonly schema: string; readonly query: string };
+type SqlToolNames = { readonly listTables: string; readonly schema: string; readonly query: string };
 export const SQL_TOOL_BASE_NAMES: SqlToolNames = {
   listTables: 'sql_db_list_tables',
   schema: 'sql_db_schema',
@@ -76,7 +76,7 @@ const cellText = (v: unknown) => {
 };
 
 /** LangChain's `sql_db_schema` layout, which models have seen a lot of. */
-export const formatTableDescription = (t: TableDescription) => {
+const formatTableDescription = (t: TableDescription) => {
   const columns = t.columns.map((c) => `  ${c.name} ${c.type}`).join(',\n');
   const header = t.columns.map((c) => c.name).join('\t');
   const rows = t.sampleRows.map((r) => t.columns.map((c) => cellText(r[c.name])).join('\t'));

@@ -89,7 +89,7 @@ export const defineTool = <S extends z.ZodType>(spec: {
 export const toolSpecs = (tools: readonly AgentTool[]): ToolSpec[] =>
   tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
 
-export const toolNameSuffix = (label: string) =>
+const toolNameSuffix = (label: string) =>
   label
     .replace(/[^a-zA-Z0-9_-]+/g, '_')
     .replace(/^_+|_+$/g, '')

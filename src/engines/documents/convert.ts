@@ -7,7 +7,7 @@ import { checkZipBounds } from './zipGuard';
 
 export { documentKindOf } from './kinds';
 export { isDocumentKind } from './types';
-export type { DocumentKind, DocumentLimits, DocumentSection } from './types';
+export type { DocumentKind, DocumentSection } from './types';
 
 /** Text the columns of a table (and every event) can hold: valid UTF-8 without NUL characters. */
 const decodeText = (bytes: Uint8Array, kind: DocumentKind) => {

@@ -54,7 +54,7 @@ const answer = z.discriminatedUnion('type', [
   z.object({ type: z.literal('refused'), limit: z.enum(['pages', 'depth']), found: z.number().nullable() }),
   z.object({ type: z.literal('failed'), reason: z.string() }),
 ]);
-export type Extracted = { type: 'pages'; pages: string[] } | { type: 'markdown'; markdown: string };
+type Extracted = { type: 'pages'; pages: string[] } | { type: 'markdown'; markdown: string };
 
 /** What the worker reads with: resolved here, once. */
 let modules: Record<string, string> | undefined;

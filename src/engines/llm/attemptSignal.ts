@@ -1,6 +1,6 @@
 import { LlmError } from './errors';
 
-export type Attempt = {
+type Attempt = {
   /** The caller's signal and the deadline, either aborting the request. */
   readonly signal: AbortSignal;
   /** Pushes the deadline back (a stream that keeps sending is alive). */

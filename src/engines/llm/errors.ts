@@ -69,8 +69,7 @@ export const isRetryable = (error: LlmError) =>
   error.kind === 'rate_limit' || (error.kind === 'provider_error' && (error.status ?? 0) >= 500);
 
 /** Why an agent's LLM settings cannot be turned into a client: the lead maps these to 400. */
-export type LlmConfigErrorKind =
-  'unsupported_provider' | 'missing_model' | 'missing_base_url' | 'unknown_engine';
+type LlmConfigErrorKind = 'unsupported_provider' | 'missing_model' | 'missing_base_url' | 'unknown_engine';
 
 export class LlmConfigError extends Error {
   constructor(
@@ -90,7 +89,7 @@ const MIN_SECRET_LENGTH = 4;
  * Removes the secrets, anything after `Bearer `, and key-shaped tokens (`sk-…`, OpenAI's
  * `sk-proj-****abcd` quotes) from a text that came from outside.
  */
-export const redactSecrets = (text: string, secrets: readonly (string | undefined)[]): string => {
+const redactSecrets = (text: string, secrets: readonly (string | undefined)[]): string => {
   let out = text;
   for (const secret of secrets)
     if (secret && secret.length >= MIN_SECRET_LENGTH) out = out.split(secret).join('******');

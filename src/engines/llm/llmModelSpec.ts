@@ -7,7 +7,7 @@ import type { ChatMessage } from './types';
  * renders rows with it.
  */
 
-export const LLM_MODES = ['default', 'conversational', 'conversational-full', 'json_struct'] as const;
+const LLM_MODES = ['default', 'conversational', 'conversational-full', 'json_struct'] as const;
 export type LlmMode = (typeof LLM_MODES)[number];
 
 export type LlmModelSpec = {
@@ -40,7 +40,7 @@ export class LlmSpecError extends Error {
 }
 
 /** Longest prompt template (or instruction) a model keeps, in characters. */
-export const MAX_TEMPLATE_CHARS = 64_000;
+const MAX_TEMPLATE_CHARS = 64_000;
 const MAX_COLUMN_CHARS = 256;
 const MAX_STRUCT_KEYS = 64;
 
@@ -82,7 +82,7 @@ const numberOption = (
 const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
 
 /** The columns a template reads, `{{column}}`, in order of first appearance. */
-export const templateColumns = (template: string): string[] => {
+const templateColumns = (template: string): string[] => {
   const out: string[] = [];
   for (const m of template.matchAll(PLACEHOLDER)) {
     const name = m[1]!;
@@ -126,7 +126,7 @@ const columnText = (row: Readonly<Record<string, unknown>>, column: string, what
 };
 
 /** `{{column}}` replaced by the row's value (one pass: a value holding `{{x}}` stays as it is). */
-export const renderTemplate = (template: string, row: Readonly<Record<string, unknown>>): string =>
+const renderTemplate = (template: string, row: Readonly<Record<string, unknown>>): string =>
   template.replace(PLACEHOLDER, (_, name: string) => columnText(row, name, 'prompt_template'));
 
 /**

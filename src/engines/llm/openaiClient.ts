@@ -24,7 +24,7 @@ export type LlmClientOptions = {
   readonly embedBatchSize?: number;
 };
 
-export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
 /**
  * The SDK refuses to be made without a key; without one (a local Ollama, vLLM or LM Studio server)

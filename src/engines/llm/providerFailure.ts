@@ -14,7 +14,7 @@ export const safeBaseUrl = (raw: string) => {
 };
 
 /** Who the failure is about: the provider's address as shown, and the secrets its text must not quote. */
-export type ProviderIdentity = { readonly where: string; readonly secrets: readonly (string | undefined)[] };
+type ProviderIdentity = { readonly where: string; readonly secrets: readonly (string | undefined)[] };
 
 /** Whatever the SDK threw, as an LlmError with a kind and a message written here (never the key). */
 export const toLlmError = (

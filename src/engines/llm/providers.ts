@@ -46,7 +46,7 @@ export type LlmSettings = {
 };
 
 /** What events and answers may say about the settings. */
-export type LlmSettingsSummary = {
+type LlmSettingsSummary = {
   provider: SupportedProvider;
   model: string;
   baseUrl: string;
@@ -94,7 +94,7 @@ export const llmDefaultsFromEnv = (env: Record<string, string | undefined>): Llm
  * - v26: `params.model = {model_name, provider, api_key, base_url, …}` (SQL may store `model='gpt-4o'`).
  * `overrides` are a query's `USING …` and win over everything stored.
  */
-export type AgentLlmSource = {
+type AgentLlmSource = {
   readonly modelName?: string | null;
   readonly provider?: string | null;
   readonly params?: Readonly<Record<string, unknown>>;

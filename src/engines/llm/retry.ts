@@ -28,11 +28,11 @@ export const parseRetryAfter = (headers: Headers | undefined, now = Date.now()):
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 };
 
-export const backoffDelay = (policy: RetryPolicy, retry: number, random = Math.random) =>
+const backoffDelay = (policy: RetryPolicy, retry: number, random = Math.random) =>
   Math.min(policy.baseDelayMs * 2 ** retry, policy.maxDelayMs) * (1 - random() * 0.25);
 
 /** Resolves after `ms`, or rejects with `aborted` as soon as the signal fires. */
-export const sleep = (ms: number, signal?: AbortSignal) =>
+const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(new LlmError('aborted', 'the request was cancelled'));
     const onAbort = () => {

@@ -1,8 +1,8 @@
 /** How a document's text is cut into chunks (MindsDB's defaults: 1000 characters, 200 overlap). */
-export type Chunking = { readonly chunkSize: number; readonly chunkOverlap: number };
-export const DEFAULT_CHUNKING: Chunking = { chunkSize: 1000, chunkOverlap: 200 };
+type Chunking = { readonly chunkSize: number; readonly chunkOverlap: number };
+const DEFAULT_CHUNKING: Chunking = { chunkSize: 1000, chunkOverlap: 200 };
 
-export type Chunk = { readonly content: string; readonly start: number; readonly end: number };
+type Chunk = { readonly content: string; readonly start: number; readonly end: number };
 
 /** Never between the two halves of a character outside the BMP (an emoji): move back before it. */
 const whole = (text: string, at: number) => {

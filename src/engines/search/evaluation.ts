@@ -5,7 +5,6 @@ import crypto from 'node:crypto';
  * `version = 'doc_id'`): each question was written from one document, and what counts is where that
  * document ranks among the distinct documents of the chunks retrieved for the question.
  */
-export type EvaluationCase = { readonly question: string; readonly docId: string };
 
 /** The 1-based rank of `docId` among the distinct documents of `retrieved` (chunk order), else null. */
 export const rankOf = (docId: string, retrieved: readonly string[], topK: number): number | null => {
@@ -45,8 +44,6 @@ export const retrievalScores = (ranks: readonly (number | null)[], topK: number)
     ranks: [...ranks],
   };
 };
-
-export type RetrievalScores = ReturnType<typeof retrievalScores>;
 
 /**
  * A test set's identity: equal digests, the same pairs in order (doc_id: question and document;

@@ -6,7 +6,7 @@ import { kbTables, type FieldType } from './layout';
  * keyword (BM25 over the chunks' terms), or both: relevance = alpha × vector + (1 − alpha) ×
  * keyword, each in [0, 1] (the keyword score divided by the best one of this search).
  */
-export type KbSearch = {
+type KbSearch = {
   readonly kbId: number | bigint;
   readonly dimensions: number;
   /** A table, or a parenthesised query, of one row, column `V FLOAT[dimensions]`: the question's embedding. */

@@ -7,7 +7,7 @@ import { errPacket } from '../protocol/packets';
 import { SocketChannel } from '../../doorway/socketChannel';
 
 /** What the connection hears of its socket: the client went away, or the socket failed (then went away). */
-export type ChannelEvents = {
+type ChannelEvents = {
   gone(): void;
   failed(err: Error): void;
 };

@@ -12,7 +12,7 @@ import { withLoginNote, type DoorAuthenticator } from '../../doorway/credentials
 import type { ClientChannel } from './clientChannel';
 
 /** What this server offers; a session uses what both sides offer. */
-export const SERVER_CAPABILITIES =
+const SERVER_CAPABILITIES =
   Capability.LONG_PASSWORD |
   Capability.FOUND_ROWS |
   Capability.LONG_FLAG |
@@ -43,7 +43,7 @@ export type LogInOptions = {
 };
 
 /** A client that logged in: its session, and the capabilities both sides offer. */
-export type LoggedIn = { session: Session; capabilities: number };
+type LoggedIn = { session: Session; capabilities: number };
 
 /**
  * Greeting, TLS, authentication and the first database. The caller sends the final OK once it

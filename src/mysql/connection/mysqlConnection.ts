@@ -15,7 +15,7 @@ import { logIn, type LogInOptions } from './logIn';
 import { PreparedStatements } from './preparedStatements';
 import { FLUSH_BYTES, writeFieldList, writeOutcome } from './results';
 
-export type ConnectionOptions = LogInOptions & {
+type ConnectionOptions = LogInOptions & {
   /** Rows a result may carry at most (streamed results; the engine cuts its own answers). */
   maxRows: number | undefined;
   /** Largest packet payload a client may send (max_allowed_packet). */

@@ -18,7 +18,7 @@ export const FLUSH_BYTES = 64 * 1024;
 const SMALL_ANSWER_ROWS = 256;
 
 /** How a statement's outcome is written: text or binary rows (EXECUTE), and whether more results follow. */
-export type ResultShape = { binary: boolean; more: boolean };
+type ResultShape = { binary: boolean; more: boolean };
 
 /**
  * A result set: the columns, then the rows as they come (written out every FLUSH_BYTES, waiting

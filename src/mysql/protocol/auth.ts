@@ -44,7 +44,7 @@ export const sha2FastMatches = (token: Buffer, digest: Buffer, nonce: Buffer) =>
 };
 
 /** An RSA-encrypted password: OAEP (SHA-1) over (password + NUL) XOR the nonce, repeated. */
-export const decryptPassword = (encrypted: Buffer, privateKey: crypto.KeyObject, nonce: Buffer) => {
+const decryptPassword = (encrypted: Buffer, privateKey: crypto.KeyObject, nonce: Buffer) => {
   const plain = crypto.privateDecrypt(
     { key: privateKey, padding: crypto.constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha1' },
     encrypted,
@@ -80,7 +80,7 @@ export interface AuthChannel {
   send(): Promise<Packet | null>;
 }
 
-export type AuthResult = { ok: true } | { ok: false; message: string };
+type AuthResult = { ok: true } | { ok: false; message: string };
 
 export type AuthOptions = {
   authenticator: Authenticator | undefined;

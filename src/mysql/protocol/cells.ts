@@ -1,5 +1,6 @@
 import type { Column } from './columns';
 import type { PacketWriter } from './packetWriter';
+import { intervalText } from '../../doorway/interval';
 
 /** A double as MySQL prints it: shortest round-trip digits, exponent without '+'. */
 const doubleText = (n: number) => String(n).replace('e+', 'e');
@@ -8,36 +9,6 @@ const decimalText = (cell: unknown, scale: number) => {
   if (typeof cell === 'number')
     return Math.abs(cell) < 1e21 && Number.isFinite(cell) ? cell.toFixed(scale) : doubleText(cell);
   return String(cell);
-};
-
-/** DuckDB's INTERVAL as the engine answers it ({months, days, micros}) in DuckDB's own text form. */
-const intervalText = (cell: unknown) => {
-  if (typeof cell !== 'object' || cell === null) return String(cell);
-  const {
-    months = 0,
-    days = 0,
-    micros = 0,
-  } = cell as { months?: number; days?: number; micros?: number | string };
-  const parts: string[] = [];
-  const years = Math.trunc(Number(months) / 12);
-  const rest = Number(months) % 12;
-  const plural = (n: number, unit: string) => `${n} ${unit}${Math.abs(n) === 1 ? '' : 's'}`;
-  if (years) parts.push(plural(years, 'year'));
-  if (rest) parts.push(plural(rest, 'month'));
-  if (Number(days)) parts.push(plural(Number(days), 'day'));
-  const us = BigInt(micros);
-  if (us !== 0n || parts.length === 0) {
-    const negative = us < 0n;
-    const abs = negative ? -us : us;
-    const seconds = abs / 1_000_000n;
-    const fraction = abs % 1_000_000n;
-    const hh = String(seconds / 3600n).padStart(2, '0');
-    const mm = String((seconds / 60n) % 60n).padStart(2, '0');
-    const ss = String(seconds % 60n).padStart(2, '0');
-    const frac = fraction ? `.${String(fraction).padStart(6, '0').replace(/0+$/, '')}` : '';
-    parts.push(`${negative ? '-' : ''}${hh}:${mm}:${ss}${frac}`);
-  }
-  return parts.join(' ');
 };
 
 const stringText = (cell: unknown) =>
@@ -65,7 +36,7 @@ const textOf = (column: Column, cell: unknown): string | Buffer => {
     case 'blob':
       return blobOf(cell);
     case 'interval':
-      return intervalText(cell);
+      return intervalText(cell, 'month');
     case 'null':
       return '';
     default: {

@@ -9,7 +9,7 @@ import { substituteConnectionValues } from './substitute';
 import { SessionVariables, serverVariables, type ServerFacts, type VariableValue } from './variables';
 import type { Diagnostic, ServerView, SessionView } from './view';
 
-export type SessionOptions = {
+type SessionOptions = {
   engine: SqlEngine;
   facts: ServerFacts;
   server: ServerView;

@@ -80,7 +80,7 @@ const ALIASES: Record<string, string> = {
 };
 
 /** `@@session.x`, `@@GLOBAL.x`, `session x`, `x` → `x` (lower case, aliases resolved). */
-export const variableName = (raw: string) => {
+const variableName = (raw: string) => {
   const bare = raw
     .replace(/^@@/, '')
     .replace(/^(global|session|local|persist|persist_only)\./i, '')

@@ -328,7 +328,7 @@ export type CatalogLimits = {
   processes: number;
 };
 
-export const DEFAULT_CATALOG_LIMITS: CatalogLimits = {
+const DEFAULT_CATALOG_LIMITS: CatalogLimits = {
   timeoutMs: 10_000,
   maxRows: 100_000,
   memoryMb: 128,

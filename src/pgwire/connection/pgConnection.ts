@@ -56,7 +56,7 @@ import { TransactionBlock } from './transactionBlock';
 /** Output is sent in pieces of about this size while rows are written (waiting when the client reads slower). */
 const FLUSH_BYTES = 64 * 1024;
 
-export type PgConnectionOptions = {
+type PgConnectionOptions = {
   engine: SqlEngine;
   auth?: DoorAuthenticator;
   tls?: tls.SecureContext;

@@ -16,7 +16,7 @@ import type { PgChannel } from './channel';
 import { optionsOf } from './startupOptions';
 
 /** What the startup exchange needs of the connection and the server. */
-export type StartupContext = {
+type StartupContext = {
   processId: number;
   secret: number;
   /** The client's address (a password is taken in clear only over TLS or from loopback). */
@@ -28,7 +28,7 @@ export type StartupContext = {
 };
 
 /** A logged-in client: who, which project its statements run in, its run-time parameters. */
-export type StartedSession = { user: string; database: string | undefined; settings: Settings };
+type StartedSession = { user: string; database: string | undefined; settings: Settings };
 
 const fatal = (channel: PgChannel, code: string, message: string) => {
   errorResponse(channel.writer, { severity: 'FATAL', code, message });

@@ -4,10 +4,10 @@
  */
 
 /** The codes of the untyped first messages (startup packet, SSL/GSS requests, cancel). */
-export const PROTOCOL_3 = 196608;
-export const SSL_REQUEST = 80877103;
-export const GSSENC_REQUEST = 80877104;
-export const CANCEL_REQUEST = 80877102;
+const PROTOCOL_3 = 196608;
+const SSL_REQUEST = 80877103;
+const GSSENC_REQUEST = 80877104;
+const CANCEL_REQUEST = 80877102;
 
 export type StartupPacket =
   | { kind: 'startup'; params: Record<string, string>; minorVersion: number; protocolOptions: string[] }

@@ -75,27 +75,6 @@ export class MessageWriter {
     return this;
   }
 
-  int64(v: bigint): this {
-    this.room(8);
-    this.buffer.writeBigInt64BE(v, this.length);
-    this.length += 8;
-    return this;
-  }
-
-  float32(v: number): this {
-    this.room(4);
-    this.buffer.writeFloatBE(v, this.length);
-    this.length += 4;
-    return this;
-  }
-
-  float64(v: number): this {
-    this.room(8);
-    this.buffer.writeDoubleBE(v, this.length);
-    this.length += 8;
-    return this;
-  }
-
   /** A NUL-terminated UTF-8 string (names, tags, error fields). */
   cstring(s: string): this {
     const bytes = Buffer.byteLength(s);
@@ -137,13 +116,6 @@ export class MessageWriter {
     this.buffer.writeInt32BE(value.length, this.length);
     value.copy(this.buffer, this.length + 4);
     this.length += 4 + value.length;
-    return this;
-  }
-
-  bytes(value: Buffer): this {
-    this.room(value.length);
-    value.copy(this.buffer, this.length);
-    this.length += value.length;
     return this;
   }
 

@@ -5,6 +5,7 @@
  * base64; lists as arrays; structs and maps as objects): each column's rule is chosen once from its
  * type, as the MySQL door does.
  */
+import { intervalText } from '../../doorway/interval';
 
 export const Oid = {
   bool: 16,
@@ -154,36 +155,6 @@ const timestampText = (cell: unknown) =>
     .replace(/(\.\d*?)0+$/, '$1')
     .replace(/\.$/, '');
 
-/** PostgreSQL's interval output (IntervalStyle postgres): `1 year 2 mons 3 days 04:05:06.7`. */
-const intervalText = (cell: unknown) => {
-  if (typeof cell !== 'object' || cell === null) return String(cell);
-  const {
-    months = 0,
-    days = 0,
-    micros = 0,
-  } = cell as { months?: number; days?: number; micros?: number | string };
-  const parts: string[] = [];
-  const unit = (n: number, one: string, many: string) => `${n} ${Math.abs(n) === 1 ? one : many}`;
-  const years = Math.trunc(Number(months) / 12);
-  const mons = Number(months) % 12;
-  if (years) parts.push(unit(years, 'year', 'years'));
-  if (mons) parts.push(unit(mons, 'mon', 'mons'));
-  if (Number(days)) parts.push(unit(Number(days), 'day', 'days'));
-  const us = BigInt(micros);
-  if (us !== 0n || parts.length === 0) {
-    const negative = us < 0n;
-    const abs = negative ? -us : us;
-    const seconds = abs / 1_000_000n;
-    const fraction = abs % 1_000_000n;
-    const two = (n: bigint) => String(n).padStart(2, '0');
-    const frac = fraction ? `.${String(fraction).padStart(6, '0').replace(/0+$/, '')}` : '';
-    parts.push(
-      `${negative ? '-' : ''}${two(seconds / 3600n)}:${two((seconds / 60n) % 60n)}:${two(seconds % 60n)}${frac}`,
-    );
-  }
-  return parts.join(' ');
-};
-
 const numericText = (cell: unknown, type: PgColumnType): string => {
   if (typeof cell === 'number') {
     if (!Number.isFinite(cell)) return 'NaN';
@@ -230,7 +201,7 @@ const textValue = (cell: unknown, type: PgColumnType): string | Buffer => {
     case 'timestamptz':
       return `${timestampText(cell)}+00`;
     case 'interval':
-      return intervalText(cell);
+      return intervalText(cell, 'mon');
     case 'bytea':
       return `\\x${base64Bytes(cell).toString('hex')}`;
     case 'json':

@@ -35,7 +35,7 @@ export type ConnectionValues = {
 };
 
 /** A text literal in the engine's dialect. */
-export const engineLiteral = (value: string | number | null) =>
+const engineLiteral = (value: string | number | null) =>
   value === null
     ? 'NULL'
     : typeof value === 'number'

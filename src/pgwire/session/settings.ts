@@ -25,7 +25,7 @@ export const REPORTED = [
 /** Server version as clients read it (libpq and drivers parse `major.minor`). */
 export const PG_SERVER_VERSION = '16.0';
 
-export type SettingsFacts = {
+type SettingsFacts = {
   user: string;
   applicationName: string;
   superuser: boolean;

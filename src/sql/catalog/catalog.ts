@@ -19,10 +19,10 @@ export const IS_SCHEMA = 'mdb_information_schema';
  * when COLUMNS is read and the catalog has changed since (`ensureObjectColumns`), keyed by the
  * object's id, and read only joined with its live row, so a dropped object is never listed.
  */
-export const OBJECT_COLUMNS_TABLE = 'mdb_object_columns.columns';
+const OBJECT_COLUMNS_TABLE = 'mdb_object_columns.columns';
 
 /** Per-project views (`<project>.skills`, …) live in schemas named after the project. */
-export const projectSchema = (project: string) => `mdb_project_${nameKey(project)}`;
+const projectSchema = (project: string) => `mdb_project_${nameKey(project)}`;
 
 const q = quoteString;
 
@@ -257,13 +257,13 @@ export const catalogTables = (sliceCatalogs: readonly SqlCatalog[]) => {
 };
 
 /** The catalog's tables (`catalogTables`), as the service and the resolver read them. */
-export type CatalogTables = ReturnType<typeof catalogTables>;
+type CatalogTables = ReturnType<typeof catalogTables>;
 
 /** A table the query names, resolved to where it lives in DuckDB. */
-export type PhysicalTable = { schema: string; table: string };
+type PhysicalTable = { schema: string; table: string };
 
 /** The slices' look-ups (`SqlLookups`), and what the SQL interface learns itself. */
-export type CatalogLookup = SqlLookups & {
+type CatalogLookup = SqlLookups & {
   /**
    * The columns `SELECT * FROM project.name` answers (a view, a knowledge base or a model), null when they
    * cannot be learnt without running more than the read model (a view of a model or an agent would

@@ -20,7 +20,7 @@ import type { ExternalFetch } from '../faces/integration/federation';
  */
 
 /** TABLE_TYPE of each kind of relation (MindsDB's: a model is a MODEL). */
-export const TABLE_TYPE = {
+const TABLE_TYPE = {
   system: 'SYSTEM VIEW',
   table: 'BASE TABLE',
   view: 'VIEW',
@@ -28,7 +28,7 @@ export const TABLE_TYPE = {
 } as const;
 
 /** Where the catalog's sources live, as src/sql/catalog/catalog.ts names them. */
-export type CatalogNames = {
+type CatalogNames = {
   /** The schema of information_schema's views in DuckDB. */
   informationSchema: string;
   /** The table of learnt columns (views, knowledge bases, models), by KIND and ID. */
@@ -150,12 +150,12 @@ const MYSQL_TYPES: Record<string, string> = {
   timestamp: 'TIMESTAMP',
   bit: 'BOOLEAN',
 };
-export const externalDuckType = (engine: string, dataType: string): string =>
+const externalDuckType = (engine: string, dataType: string): string =>
   (engine.toLowerCase() === 'postgres' ? POSTGRES_TYPES : MYSQL_TYPES)[dataType.trim().toLowerCase()] ??
   'VARCHAR';
 
 /** One external database's relations and columns, typed as the engine reads them (in order). */
-export type ExternalRelations = { table: string; columns: { name: string; type: string }[] }[];
+type ExternalRelations = { table: string; columns: { name: string; type: string }[] }[];
 
 /** A database's column listing with DATA_TYPE as the engine's type (`externalDuckType`). */
 const typedListing = (engine: string, listing: ExternalResult): ExternalResult => {

@@ -22,7 +22,7 @@ const MODEL_DTYPES: Record<string, string> = {
   date: 'TIMESTAMP',
   datetime: 'TIMESTAMP',
 };
-export const duckTypeOfDtype = (dtype: unknown) => MODEL_DTYPES[String(dtype).toLowerCase()] ?? 'VARCHAR';
+const duckTypeOfDtype = (dtype: unknown) => MODEL_DTYPES[String(dtype).toLowerCase()] ?? 'VARCHAR';
 
 /** What the read model says of a model's columns: its features (as it learnt them) and its target. */
 type ModelShape = { features: { name: string; dtype: unknown }[]; target: string; targetDtype: unknown };

@@ -6,13 +6,10 @@ import type { SelectInput } from './select';
 import { activityTablesReadBy, isReusableAnswer } from './statementCache';
 
 /** What of a rewritten SELECT its answer depends on besides the database and the parameters. */
-export type RewrittenText = Pick<
-  SelectInput,
-  'sql' | 'placeholders' | 'positional' | 'natives' | 'predictOptions'
->;
+type RewrittenText = Pick<SelectInput, 'sql' | 'placeholders' | 'positional' | 'natives' | 'predictOptions'>;
 
 /** The stamps of the tables an answer read, taken before its read began (`readStampsNow`). */
-export type StampsThen = (reads: readonly string[]) => string;
+type StampsThen = (reads: readonly string[]) => string;
 
 /**
  * The one cache of answers (metrics label `answer`), each for the stamp of the tables it read

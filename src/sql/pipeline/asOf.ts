@@ -12,7 +12,7 @@ import { SqlError, SqlErrorCode } from '../errors';
  */
 const MARK = /^(.*)@asof:(\d+)$/s;
 
-export type AsOfMark = { table: string; position: bigint };
+type AsOfMark = { table: string; position: bigint };
 
 /** The table name and position a marked name asks for, or undefined for a plain name. */
 export const asOfMarkOf = (name: string): AsOfMark | undefined => {

@@ -15,7 +15,7 @@ export const isNode = (value: unknown): value is AstNode =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** Whether a tree value is a list of nodes (and nothing else). */
-export const isNodeList = (value: unknown): value is AstNode[] => Array.isArray(value) && value.every(isNode);
+const isNodeList = (value: unknown): value is AstNode[] => Array.isArray(value) && value.every(isNode);
 
 const missing = (node: AstNode, key: string, what: string) =>
   new SqlError(
@@ -59,7 +59,7 @@ export const stringsAt = (node: AstNode | null | undefined, key: string): string
 };
 
 /** A CONSTANT node's `value` as DuckDB serialises it (numbers beyond 2^53 still marked, DECIMALs unscaled). */
-export type SerializedConstant = { is_null: boolean; value: unknown; type: AstNode & { id: string } };
+type SerializedConstant = { is_null: boolean; value: unknown; type: AstNode & { id: string } };
 
 const isSerializedConstant = (value: unknown): value is SerializedConstant =>
   isNode(value) &&

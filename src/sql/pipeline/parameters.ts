@@ -13,8 +13,8 @@ import {
 import { SqlError, SqlErrorCode } from '../errors';
 import { isKeyword, significant, textOf, tokenize, type Token } from '../../shared/sqlTokens';
 
-export type Bindings = Record<string, DuckDBValue>;
-export type BindingTypes = Record<string, DuckDBType>;
+type Bindings = Record<string, DuckDBValue>;
+type BindingTypes = Record<string, DuckDBType>;
 
 /**
  * Binds `:name`/`@name` placeholders. A list is ONE DuckDB LIST value, whatever its length, and

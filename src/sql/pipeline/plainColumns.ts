@@ -3,7 +3,7 @@ import duckdb from '@duckdb/node-bindings';
 import type { DuckDBDataChunk } from '@duckdb/node-api';
 
 /** A column's cell at a row of the chunk (null for NULL). */
-export type CellAt = (row: number) => number | boolean | string | null;
+type CellAt = (row: number) => number | boolean | string | null;
 
 /** A typed array's constructor, over memory DuckDB owns. */
 type TypedArrayOf = {

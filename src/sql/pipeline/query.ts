@@ -17,7 +17,7 @@ import { invalid } from '../../shared/errors';
  * SHOW's and DESCRIBE's own SQL, an agent's SQL tool, the rows a write stores, the rows a model
  * trains on — is read by `read`, and the purpose alone decides how (`PURPOSES`).
  */
-export type SelectPurpose = 'answer' | 'stream' | 'internal' | 'agentTool' | 'write' | 'training';
+type SelectPurpose = 'answer' | 'stream' | 'internal' | 'agentTool' | 'write' | 'training';
 
 type PurposeRule = {
   /**
@@ -41,7 +41,7 @@ type PurposeRule = {
 };
 
 /** What each purpose of a SELECT may do: its text, cache, bounds, policy and shape. */
-export const PURPOSES: { readonly [P in SelectPurpose]: PurposeRule } = {
+const PURPOSES: { readonly [P in SelectPurpose]: PurposeRule } = {
   answer: { text: 'client', cache: 'sent and rewritten', bounds: 'answer', policy: 'given' },
   stream: { text: 'client', cache: 'sent and rewritten', bounds: 'answer', policy: 'given' },
   internal: { text: 'engine', cache: 'rewritten', bounds: 'answer', policy: 'caller' },
@@ -69,7 +69,7 @@ export const PURPOSES: { readonly [P in SelectPurpose]: PurposeRule } = {
 };
 
 /** One SELECT to read, for a purpose. */
-export type ReadRequest = {
+type ReadRequest = {
   readonly sql: string;
   readonly db: string;
   readonly params?: Record<string, unknown>;
@@ -111,7 +111,7 @@ export const selectInput = (
   dataEpoch: () => projections.dataEpoch,
 });
 
-export type QueryDeps = {
+type QueryDeps = {
   readonly ctx: Pick<AppContext, 'config' | 'projections'>;
   readonly select: SelectDeps;
   readonly catalog: CatalogResolver;

@@ -58,7 +58,7 @@ const refuseForAuditor = (what: string): never => {
 };
 
 /** Scalar functions that would reveal files or the server's configuration. */
-export const forbiddenFunction = (name: string) =>
+const forbiddenFunction = (name: string) =>
   /^(read_|pragma_|duckdb_|sniff_csv|glob|getenv|current_setting|which_secret|query$|query_table$)/i.test(
     name,
   ) || /_scan$/i.test(name);
@@ -69,7 +69,7 @@ const VOLATILE_FUNCTION =
 export const isVolatileFunction = (name: string) => VOLATILE_FUNCTION.test(name);
 
 /** Prefix of a renamed CTE; errors show the name the client wrote (see errors.ts). */
-export const CTE_PREFIX = '__mindledger_cte_';
+const CTE_PREFIX = '__mindledger_cte_';
 
 const QUERY_NODES = new Set(['SELECT_NODE', 'SET_OPERATION_NODE', 'RECURSIVE_CTE_NODE', 'CTE_NODE']);
 /** Table references the tree may hold; anything else DuckDB can express is refused. */
@@ -103,7 +103,7 @@ const child = (parent: Scope | null, name: string, renamed: string): Scope => ({
   parent,
 });
 
-export type ScopeResult = {
+type ScopeResult = {
   /** Bare or qualified table references that are not CTEs: to resolve as MindsDB names. */
   tables: AstNode[];
   /** No sampling, clock or randomness: the answer depends only on the projections. */

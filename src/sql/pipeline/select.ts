@@ -25,8 +25,7 @@ import { readAnswer } from './values';
 import type { TableAnswer } from '../answers';
 
 export type { Predictions } from './plan';
-export type { TableAnswer } from '../answers';
-export { isReusableAnswer, preparedCache, type PreparedCache } from './statementCache';
+export { preparedCache, type PreparedCache } from './statementCache';
 
 export type SelectLimits = {
   rowLimit: number;
@@ -75,7 +74,7 @@ export type SelectInput = {
 };
 
 /** The DuckDB query a SELECT comes down to, on the reader its caller holds while it reads. */
-export type LocalRead = {
+type LocalRead = {
   c: DuckDBConnection;
   plan: Exclude<Prepared, { kind: 'pushdown' }>;
   sql: string;

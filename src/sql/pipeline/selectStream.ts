@@ -6,7 +6,7 @@ import { markReusable, MAX_CACHED_ROWS, streamBound } from './statementCache';
 import { resultRows } from './values';
 
 /** What streamed SELECTs are doing now, for operators and tests. */
-export type StreamCounters = {
+type StreamCounters = {
   /** Streams holding a pooled reader (opened, not yet read to their end, stopped or interrupted). */
   open: number;
   /** Chunks of rows read from DuckDB by every stream so far. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import vm from 'node:vm';
 import type * as Peggy from 'peggy';
 
-export type CompiledParser = { parse: (input: string) => unknown };
+type CompiledParser = { parse: (input: string) => unknown };
 
 /**
  * Where compiled grammars are kept: `node_modules/.cache/mindledger/` (the convention babel, eslint

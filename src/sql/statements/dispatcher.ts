@@ -19,7 +19,7 @@ import { unsupportedStatement } from './unsupported';
 const DEFAULT_DB = 'mindsdb';
 
 /** How a client's SELECT is read once the dispatcher has its policy: whole, or streamed. */
-export type Selecting<T> = (request: {
+type Selecting<T> = (request: {
   sql: string;
   db: string;
   params: Record<string, unknown>;
@@ -28,7 +28,7 @@ export type Selecting<T> = (request: {
   policy?: TablePolicy;
 }) => Promise<T>;
 
-export type DispatcherDeps = {
+type DispatcherDeps = {
   readonly ctx: Pick<AppContext, 'config' | 'logger' | 'ownWrites'>;
   /** Every statement kind the grammar makes, and what runs it: complete by type. */
   readonly handlers: StatementHandlers;
@@ -175,5 +175,3 @@ export const statementDispatcher = (deps: DispatcherDeps) => {
     }
   };
 };
-
-export type StatementDispatcher = ReturnType<typeof statementDispatcher>;

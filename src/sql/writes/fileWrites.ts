@@ -17,7 +17,7 @@ import {
  * What writing a file needs: the files service's upload steps (a file made in SQL is registered
  * as an upload is: analysed, stored, recorded as FileUploaded) and a DuckDB reader to write it with.
  */
-export type FileWritePorts = {
+type FileWritePorts = {
   /** The live file's digest as the read model has it (null: none), read before its rows are. */
   digestOf(name: string): Promise<string | null>;
   /** Where a new file may be written before it is registered (inside DuckDB's allowed directory). */

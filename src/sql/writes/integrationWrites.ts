@@ -15,7 +15,7 @@ export type IntegrationWriteStatement = Extract<
 
 type WriteKind = 'CREATE TABLE' | 'CREATE OR REPLACE TABLE' | 'INSERT' | 'UPDATE' | 'DELETE' | 'DROP TABLE';
 
-export type RecordedWrite = {
+type RecordedWrite = {
   database: string;
   table: string;
   statement: WriteKind;
@@ -45,7 +45,7 @@ const columnType = (duckType: string, engine: string): string => {
  * `(SELECT …)`, `((SELECT …))` or `SELECT …`: the query inside the parentheses that enclose all of
  * it. Only those: `(SELECT 1) UNION (SELECT 2)` starts with one and ends with another.
  */
-export const innerQuery = (body: string) => {
+const innerQuery = (body: string) => {
   let text = trimStatement(body);
   for (;;) {
     const tokens = significant(tokenize(text, 'mysql'));

@@ -11,7 +11,7 @@ export const asError = (answer: SqlAnswer): Outcome | undefined =>
   answer.type === 'error' ? fail(answer.error_code, answer.error_message) : undefined;
 
 /** Rows whose `column` matches a SHOW statement's LIKE pattern (all of them without one). */
-export const likeFilter = (rows: VariableValue[][], like: string | undefined, column = 0) => {
+const likeFilter = (rows: VariableValue[][], like: string | undefined, column = 0) => {
   if (like === undefined) return rows;
   const matches = likeMatcher(like);
   return rows.filter((r) => matches(String(r[column] ?? '')));
@@ -22,7 +22,7 @@ export const likeFilter = (rows: VariableValue[][], like: string | undefined, co
  * (so the WHERE means what it means in any other SELECT: numbers stay numbers, `Id > 200` compares
  * them as such). A column holds numbers or text, not both.
  */
-export const whereFilter = async (
+const whereFilter = async (
   session: Pick<SessionView, 'query'>,
   columns: string[],
   rows: VariableValue[][],

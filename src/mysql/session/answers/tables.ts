@@ -15,7 +15,7 @@ type Session = Pick<SessionView, 'query' | 'database'>;
  * list (an agent, a view whose columns cannot be learnt without predicting) is described by the
  * engine's `SELECT * … LIMIT 0`, which also says why an unknown table is unknown.
  */
-export const catalogColumns = async (
+const catalogColumns = async (
   session: Session,
   db: string | undefined,
   table: string,

@@ -13,7 +13,7 @@ import { leadingKeyword, trimStatement } from '../../lexical';
 import type { TablePolicy } from '../../pipeline/plan';
 
 /** What the agent tools need of the SQL engine. */
-export type ScopedSqlEngine = {
+type ScopedSqlEngine = {
   /** One SELECT in MySQL's dialect, in `db`, reading only what `policy` allows, at most `rowLimit` rows. */
   select(
     sql: string,

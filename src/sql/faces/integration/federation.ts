@@ -33,7 +33,7 @@ export type ExternalFetch = {
 };
 
 /** Rows a mixed query may copy from one external table into DuckDB. */
-export const FETCH_LIMIT = 1_000_000;
+const FETCH_LIMIT = 1_000_000;
 
 /**
  * `SELECT * FROM pg_db (SELECT … in pg's own SQL)`: MindsDB's native-query syntax. Each such

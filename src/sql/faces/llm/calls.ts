@@ -68,13 +68,13 @@ export type LlmCallsPlan = {
 };
 
 /** Distinct inputs one function of one query may have at most (LLM_SQL_MAX_CALLS bounds the calls below it). */
-export const MAX_INPUTS = 10_000;
+const MAX_INPUTS = 10_000;
 /** A prompt (first argument) of LLM_FILTER, LLM_REDUCE or LLM_RERANK holds at most this many characters. */
-export const MAX_PROMPT_CHARS = 8_000;
+const MAX_PROMPT_CHARS = 8_000;
 /** A column value they read holds at most this many characters. */
-export const MAX_VALUE_CHARS = 100_000;
+const MAX_VALUE_CHARS = 100_000;
 
-export const SQL_NAMES: Record<LlmFunctionKind, string> = {
+const SQL_NAMES: Record<LlmFunctionKind, string> = {
   llm: 'LLM()',
   filter: 'LLM_FILTER',
   reduce: 'LLM_REDUCE',
@@ -206,7 +206,7 @@ export const filledTemplate = async (
 export const holes = (n: number) => Array.from({ length: n }, () => 'CAST(NULL AS VARCHAR)').join(', ');
 
 /** The names a call's column arguments give their values (a column's name, else `value<k>`), unique. */
-export const columnNames = (args: readonly AstNode[]): string[] => {
+const columnNames = (args: readonly AstNode[]): string[] => {
   const seen = new Map<string, number>();
   return args.map((arg, k) => {
     const names = Array.isArray(arg.column_names) ? arg.column_names : [];

@@ -30,16 +30,13 @@ export const batchOf = (columns: Columns): ColumnBatch => ({
 });
 
 /** Row objects with the given keys, in order, from columns. */
-export const rowsOf = (columns: Columns, names: readonly string[] = Object.keys(columns.values)) =>
+const rowsOf = (columns: Columns, names: readonly string[] = Object.keys(columns.values)) =>
   Array.from({ length: columns.length }, (_, r) =>
     Object.fromEntries(names.map((name) => [name, columns.values[name]?.[r]])),
   );
 
 /** Columns of the given names from row objects. */
-export const columnsOfRows = (
-  names: readonly string[],
-  rows: readonly Record<string, unknown>[],
-): Columns => ({
+const columnsOfRows = (names: readonly string[], rows: readonly Record<string, unknown>[]): Columns => ({
   length: rows.length,
   values: Object.fromEntries(names.map((name) => [name, rows.map((row) => row[name])])),
 });

@@ -25,8 +25,6 @@ import { inputNarrowing } from './predictionInput';
 import type { SelectPredictOptions } from './predictOptions';
 import { SqlError, SqlErrorCode } from '../../errors';
 
-export type { AgentQueryOptions } from '../agent/agentAnswers';
-
 /** A bound value as a model's input reads it: an integer as a number where it is exact. */
 const boundValue = (value: DuckDBValue): unknown =>
   typeof value === 'bigint'

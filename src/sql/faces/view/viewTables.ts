@@ -14,7 +14,7 @@ export const MAX_VIEW_DEPTH = 8;
  * its bare table names qualified with the view's project (they mean that project's tables wherever
  * the view is read). A view holds no parameters and no native query.
  */
-export const viewSubquery = async (
+const viewSubquery = async (
   c: DuckDBConnection,
   catalog: CatalogResolver,
   view: { project: string; name: string; query: string },
