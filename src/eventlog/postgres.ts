@@ -6,7 +6,7 @@ import { appendWithOneStatement, type AppendedPositions } from './postgresAppend
 import { appendNewsFeed } from './postgresNews';
 import { extendEmmettSchema } from './postgresSchema';
 import { keyedMutex } from './queue';
-import { actorOf, prepareForAppend, upcast, type StoredMetadata } from './registry';
+import { prepareForAppend, toRecorded, type StoredMetadata } from './registry';
 import { AppendRefused, StreamVersionConflict, type EventLog, type LogCursor } from './types';
 import { messageOf } from '../shared/errors';
 import {
@@ -28,15 +28,13 @@ type MessageRow = {
   transaction_id: string;
 };
 
-const toRecorded = (row: MessageRow): RecordedEvent =>
-  upcast(row.message_type, row.message_data, {
-    position: BigInt(row.global_position),
-    stream: row.stream_id,
+const rowToRecorded = (row: MessageRow): RecordedEvent =>
+  toRecorded(row.message_type, row.message_data, {
+    ...row.message_metadata,
+    messageId: row.message_id,
+    streamName: row.stream_id,
     streamPosition: BigInt(row.stream_position),
-    eventId: row.message_id,
-    recordedAt: row.message_metadata?.recordedAt ?? '',
-    schemaVersion: row.message_metadata?.schemaVersion,
-    ...actorOf(row.message_metadata),
+    globalPosition: BigInt(row.global_position),
   });
 
 /**
@@ -224,25 +222,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       // of a name a client sent, `/api/projects/%00`, is then not found, as on SQLite).
       if (stream.includes('\u0000')) return { events: [], version: 0n };
       const result = await rerunOnDrop(() => store.readStream(stream, { from: afterVersion + 1n }));
-      const events = result.events.map((e) => {
-        // Emmett's read metadata; ours (recordedAt, schemaVersion, actor) rides along when the event was
-        // appended here, which the optional fields say.
-        const m: Partial<StoredMetadata> & {
-          messageId: string;
-          streamName: string;
-          streamPosition: bigint;
-          globalPosition: bigint;
-        } = e.metadata;
-        return upcast(e.type, e.data, {
-          position: m.globalPosition,
-          stream: m.streamName,
-          streamPosition: m.streamPosition,
-          eventId: m.messageId,
-          recordedAt: m.recordedAt ?? '',
-          schemaVersion: m.schemaVersion,
-          ...actorOf(m),
-        });
-      });
+      const events = result.events.map((e) => toRecorded(e.type, e.data, e.metadata));
       return { events, version: result.currentStreamVersion };
     },
 
@@ -256,14 +236,11 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       // Positions come from a shared sequence and need not be consecutive: as the function told them.
       const firstVersion = streamVersion - BigInt(prepared.length) + 1n;
       const recorded = prepared.map((e, i) =>
-        upcast(e.type, e.data, {
-          position: globalPositions[i]!,
-          stream,
+        toRecorded(e.type, e.data, {
+          ...e.metadata,
+          streamName: stream,
           streamPosition: firstVersion + BigInt(i),
-          eventId: e.metadata.messageId,
-          recordedAt: e.metadata.recordedAt,
-          schemaVersion: e.metadata.schemaVersion,
-          ...actorOf(e.metadata),
+          globalPosition: globalPositions[i]!,
         }),
       );
       return { lastPosition: globalPositions[globalPositions.length - 1]!, streamVersion, events: recorded };
@@ -283,7 +260,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       );
       const last = rows[rows.length - 1];
       return {
-        events: rows.map(toRecorded),
+        events: rows.map(rowToRecorded),
         cursor: last ? { position: BigInt(last.global_position), transactionId: last.transaction_id } : after,
       };
     },
@@ -318,7 +295,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
           LIMIT $2`,
         stream ? [after.toString(), limit, stream] : [after.toString(), limit],
       );
-      return rows.map(toRecorded);
+      return rows.map(rowToRecorded);
     },
 
     exclusive: (stream, work) => perStream(stream, work),

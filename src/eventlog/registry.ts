@@ -154,3 +154,26 @@ export const { contractOf, prepareForAppend } = registry;
  */
 export const upcast = (type: string, data: unknown, meta: MetaWithoutVersion): RecordedEvent =>
   registry.upcast(type, data, meta) as RecordedEvent;
+
+/**
+ * Emmett's read metadata of an event as both logs hand it over; ours (recordedAt, schemaVersion,
+ * actor) rides along when the event was appended here, which the optional fields say.
+ */
+export type ReadMeta = Partial<StoredMetadata> & {
+  messageId: string;
+  streamName: string;
+  streamPosition: bigint;
+  globalPosition?: bigint;
+};
+
+/** An event read from either log, in today's shape. */
+export const toRecorded = (type: string, data: unknown, m: ReadMeta): RecordedEvent =>
+  upcast(type, data, {
+    position: m.globalPosition ?? 0n,
+    stream: m.streamName,
+    streamPosition: m.streamPosition,
+    eventId: m.messageId,
+    recordedAt: m.recordedAt ?? '',
+    schemaVersion: m.schemaVersion,
+    ...actorOf(m),
+  });

@@ -8,7 +8,7 @@ import { AppendedTail } from './appendedTail';
 import { streamTypeOf } from './emmettNames';
 import { keyedMutex, serialQueue } from './queue';
 import { openSqliteConnection } from './sqliteConnection';
-import { actorOf, parseStoredJson, prepareForAppend, upcast, type StoredMetadata } from './registry';
+import { parseStoredJson, prepareForAppend, toRecorded, type StoredMetadata } from './registry';
 import { StreamVersionConflict, type AppendResult, type EventLog, type LogCursor } from './types';
 import { messageOf, unavailable } from '../shared/errors';
 
@@ -45,24 +45,6 @@ type StoredRow = {
   message_type: string;
   message_id: string;
 };
-
-type ReadMeta = Partial<StoredMetadata> & {
-  messageId: string;
-  streamName: string;
-  streamPosition: bigint;
-  globalPosition?: bigint;
-};
-
-const toRecorded = (type: string, data: unknown, m: ReadMeta): RecordedEvent =>
-  upcast(type, data, {
-    position: m.globalPosition ?? 0n,
-    stream: m.streamName,
-    streamPosition: m.streamPosition,
-    eventId: m.messageId,
-    recordedAt: m.recordedAt ?? '',
-    schemaVersion: m.schemaVersion,
-    ...actorOf(m),
-  });
 
 const rowToRecorded = (row: StoredRow): RecordedEvent => {
   const metadata = parseStoredJson(row.message_metadata) as Partial<StoredMetadata>;
