@@ -6,11 +6,7 @@
  * the counted rows and the one-pass types (every candidate checked on every cell). Beside it, a kill
  * check: types ruled out by the estimate and never checked against the count are caught.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import fc from 'fast-check';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import {
   countAndInferColumnTypes,
   inferColumnTypes,
@@ -18,7 +14,7 @@ import {
   type Sampling,
 } from '../../src/files/columnTypes';
 import { propertyRuns, propertySeed } from '../support/seed';
-import { csvOf, csvWorld, type CsvWorld } from './csv-worlds';
+import { csvScratch, csvWorld, type CsvWorld } from './csv-worlds';
 
 const SEED = propertySeed();
 const RUNS = propertyRuns(60);
@@ -39,26 +35,12 @@ const estimated = fc.record({
 });
 
 describe('CSV rows counted in the pass that checks the column types', () => {
-  let dir: string;
-  let db: DuckDBInstance;
-  let c: DuckDBConnection;
-  let n = 0;
-  beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'column-types-counted-'));
-    db = await DuckDBInstance.create(':memory:');
-    c = await db.connect();
-  });
-  afterAll(() => {
-    c.closeSync();
-    db.closeSync();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const scratch = csvScratch('column-types-counted-');
 
   /** Where the counted answer differs from the rows and the one-pass answer, or null. */
   const difference = async (w: CsvWorld, estimate: number, possible: () => Sampling['possible']) => {
-    const file = path.join(dir, `t${n++}.csv`);
-    fs.writeFileSync(file, csvOf(w));
-    const from = `read_csv('${file}', all_varchar = true, delim = ',', quote = '"', escape = '"', header = true)`;
+    const from = scratch.write(w);
+    const c = scratch.connection();
     const names = w.columns.map((_, i) => `c${i}`);
     const onePass = await inferColumnTypes(c, from, names, w.rows, {
       minRows: Infinity,

@@ -6,39 +6,21 @@
  * sampled at generated shares; beside it, a kill check: a sample that rules a type out at its first
  * failing cell is caught at the count `npm test` runs.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import fc from 'fast-check';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { inferColumnTypes, stillPossible, type Sampling } from '../../src/files/columnTypes';
 import { propertyRuns, propertySeed } from '../support/seed';
-import { csvOf, csvWorld as world, type CsvWorld as World } from './csv-worlds';
+import { csvScratch, csvWorld as world, type CsvWorld as World } from './csv-worlds';
 
 const SEED = propertySeed();
 const RUNS = propertyRuns(60);
 
 describe('CSV column types read from a sample first', () => {
-  let dir: string;
-  let db: DuckDBInstance;
-  let c: DuckDBConnection;
-  let n = 0;
-  beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'column-types-'));
-    db = await DuckDBInstance.create(':memory:');
-    c = await db.connect();
-  });
-  afterAll(() => {
-    c.closeSync();
-    db.closeSync();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const scratch = csvScratch('column-types-');
 
   /** Where the sampled answer differs from the one-pass answer, or null. */
   const difference = async (w: World, possible: Sampling['possible']) => {
-    const file = path.join(dir, `t${n++}.csv`);
-    fs.writeFileSync(file, csvOf(w));
-    const from = `read_csv('${file}', all_varchar = true, delim = ',', quote = '"', escape = '"', header = true)`;
+    const from = scratch.write(w);
+    const c = scratch.connection();
     const names = w.columns.map((_, i) => `c${i}`);
     const onePass = await inferColumnTypes(c, from, names, w.rows, { minRows: Infinity, share: 1, possible });
     const sampled = await inferColumnTypes(c, from, names, w.rows, { minRows: 1, share: w.share, possible });

@@ -2,7 +2,11 @@
  * Generated CSV files whose columns are mostly one kind with a few stray cells (where the 2 %
  * tolerance decides a column's type), for the column-type properties.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import fc from 'fast-check';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 
 /** Cells of each kind, and strays: what a column is mostly made of, and what spoils it. */
 const KINDS = {
@@ -42,4 +46,34 @@ export const csvOf = (w: CsvWorld) => {
   const header = w.columns.map((_, i) => `c${i}`).join(',');
   const lines = Array.from({ length: w.rows }, (_, r) => cells.map((c) => quoted(c[r]!)).join(','));
   return [header, ...lines].join('\n');
+};
+
+/**
+ * A DuckDB connection and a scratch folder for the spec's `describe`, opened before its tests and
+ * closed after them; `write(w)` puts the world's CSV in a file and answers the `read_csv` source
+ * every column-type check reads it through (all text, as an upload's analysis reads it).
+ */
+export const csvScratch = (prefix: string) => {
+  let dir = '';
+  let db: DuckDBInstance | undefined;
+  let connection: DuckDBConnection | undefined;
+  let n = 0;
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    db = await DuckDBInstance.create(':memory:');
+    connection = await db.connect();
+  });
+  afterAll(() => {
+    connection?.closeSync();
+    db?.closeSync();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    connection: () => connection!,
+    write: (w: CsvWorld) => {
+      const file = path.join(dir, `t${n++}.csv`);
+      fs.writeFileSync(file, csvOf(w));
+      return `read_csv('${file}', all_varchar = true, delim = ',', quote = '"', escape = '"', header = true)`;
+    },
+  };
 };
