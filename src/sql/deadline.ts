@@ -17,6 +17,12 @@ export type Deadline = {
   expired(): boolean;
   /** Throws the time-limit error once expired: called between steps of the main-thread work. */
   check(): void;
+  /**
+   * Settles with `work`, noting meanwhile that the request waits on `what` (an external database,
+   * by name): a time-limit error raised while it waits names it, so the caller hears which database
+   * held the query even when the request's own timer fires before the database's (a loaded machine).
+   */
+  waitingOn<T>(what: string, work: Promise<T>): Promise<T>;
   error(): SqlError;
 };
 
@@ -27,6 +33,8 @@ export type Deadline = {
 class RequestDeadline implements Deadline {
   private readonly start: number;
   private limit: number;
+  /** What the request waits on now, with how many waits each (made on the first wait only). */
+  private waits: Map<string, number> | undefined;
 
   constructor(
     ms: number,
@@ -56,10 +64,23 @@ class RequestDeadline implements Deadline {
     if (this.expired()) throw this.error();
   }
 
+  waitingOn<T>(what: string, work: Promise<T>): Promise<T> {
+    const waits = (this.waits ??= new Map());
+    waits.set(what, (waits.get(what) ?? 0) + 1);
+    const done = () => {
+      const left = (waits.get(what) ?? 1) - 1;
+      if (left > 0) waits.set(what, left);
+      else waits.delete(what);
+    };
+    return work.finally(done);
+  }
+
   error() {
+    const waiting = this.waits && this.waits.size > 0 ? [...this.waits.keys()] : [];
     return new SqlError(
       SqlErrorCode.Timeout,
-      `The query ran longer than ${this.limit} ms and was interrupted`,
+      `The query ran longer than ${this.limit} ms and was interrupted` +
+        (waiting.length > 0 ? ` while waiting for ${waiting.map((w) => `'${w}'`).join(', ')}` : ''),
     );
   }
 }
