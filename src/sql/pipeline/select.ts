@@ -228,11 +228,6 @@ class QueryRun {
     return readOnlyRole === undefined ? db.query(sql, params, ms) : db.readOnlyQuery(sql, params, ms);
   }
 
-  /** `work` on integration `name`, which the deadline's error names if it fires first. */
-  private waitingOn<T>(name: string, work: Promise<T>) {
-    return this.limits.deadline.waitingOn(name, work);
-  }
-
   /** The whole query runs in its one external database; only the answer comes back. */
   async pushdown(plan: PlanOf<'pushdown'>, values: Record<string, DuckDBValue>): Promise<TableAnswer> {
     const { limits } = this;
@@ -244,12 +239,14 @@ class QueryRun {
     const { params } = bound;
     const readOnlyRole = limits.policy?.readOnlyRole;
     if (readOnlyRole !== undefined) checkReadOnlyPushdown(text, db.engine, plan.integration, readOnlyRole);
-    const result = await this.waitingOn(
-      plan.integration,
-      this.remote(db, `SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`, params),
-    ).catch((error: unknown) => {
-      throw externalError(plan.integration, error);
-    });
+    const result = await limits.deadline
+      .waitingOn(
+        plan.integration,
+        this.remote(db, `SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`, params),
+      )
+      .catch((error: unknown) => {
+        throw externalError(plan.integration, error);
+      });
     const table = externalAnswer(result, limits.rowLimit, limits.maxAnswerBytes);
     return {
       type: 'table',
@@ -383,7 +380,7 @@ class QueryRun {
         const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql(db);
         return fetch.read ? fetch.read(db) : this.remote(db, native);
       });
-      const result = await this.waitingOn(fetch.integration, reading).catch((error: unknown) => {
+      const result = await deadline.waitingOn(fetch.integration, reading).catch((error: unknown) => {
         // A schema listing leaves out a database that is down rather than failing the tool.
         if (fetch.unreachable) return fetch.unreachable;
         throw externalError(fetch.integration, error);
