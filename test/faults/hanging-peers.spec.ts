@@ -20,16 +20,22 @@ const SQL_TIMEOUT_MS = 1000;
 const CONNECT_TIMEOUT_MS = 5000;
 const HUNG_CALLS = 6;
 /**
- * How late past the statement's deadline a hung call may end (a loaded machine: a CI run at load
- * 10 saw 1,035 ms for a 1,000 ms deadline). Still well short of what a call that ignored its
- * deadline would take: the connect timeout (5 s) or the peer's hang (for ever).
+ * Whether `error` (a hung call's) was ended by the statement's deadline and names `integration`:
+ * either the driver's own wait, cut to what the statement had left (never the connect timeout), or
+ * the statement's time-limit error naming the database it waited on (a loaded machine, where the
+ * request's timer fires first). What it does not assert is how late: a CI run at load 10 saw 1,035 ms
+ * for a 1,000 ms deadline, another 8 s for a 6 s one. A call that ignored its deadline would end at
+ * the connect timeout (its error says 5000 ms) or never (the test's own timeout).
  */
-const SLACK_MS = 2500;
-/**
- * The same for an agent run of 800 ms: its POST also appends the run's events, 2.8 s in all at
- * load 10. An agent ignoring its limit would take the agents' default, 300 s.
- */
-const AGENT_SLACK_MS = 9200;
+const endedByDeadline = (error: string | null, integration: string) => {
+  expect(error).toContain(integration);
+  const waited = /did not answer within (\d+) ms/.exec(error ?? '');
+  if (waited) expect(Number(waited[1])).toBeLessThanOrEqual(SQL_TIMEOUT_MS);
+  else
+    expect(error).toContain(
+      `ran longer than ${SQL_TIMEOUT_MS} ms and was interrupted while waiting for '${integration}'`,
+    );
+};
 
 /**
  * A TCP peer in front of a real server: `hang` accepts and never answers (nor forwards a byte),
@@ -221,8 +227,7 @@ describe('external databases and providers that hang', () => {
         `then fixed: ${after.error ?? 'answered'} in ${after.ms} ms; first error: ${calls[0]?.error}`,
     );
     for (const c of calls) {
-      expect(c.error).toContain(integration);
-      expect(c.ms).toBeLessThan(SQL_TIMEOUT_MS + SLACK_MS);
+      endedByDeadline(c.error, integration);
     }
     // Answered, not handed a hung connection back from the pool (which would end at the deadline).
     expect(after.error).toBeNull();
@@ -299,8 +304,7 @@ describe('external databases and providers that hang', () => {
         `local query after ${local.ms} ms; first error: ${calls[0]?.error}`,
     );
     for (const c of calls) {
-      expect(c.error).toContain(name);
-      expect(c.ms).toBeLessThan(SQL_TIMEOUT_MS + SLACK_MS);
+      endedByDeadline(c.error, name);
     }
     expect(half.open()).toBe(0);
     expect(local.error).toBeNull();
@@ -334,8 +338,7 @@ describe('external databases and providers that hang', () => {
       `job: runs ${events.filter((e) => e.type === 'JobRunStarted').length}, first failed in ${failedIn} ms ` +
         `(${String(failed?.data.error)}), next ran in ${nextIn} ms: ${events.map((e) => e.type).join(', ')}`,
     );
-    expect(failedIn).toBeLessThan(SQL_TIMEOUT_MS + SLACK_MS);
-    expect(String(failed?.data.error)).toContain(name);
+    endedByDeadline(String(failed?.data.error), name);
     expect(events.map((e) => e.type)).toEqual([
       'JobRunStarted',
       'JobStatementRan',
@@ -397,10 +400,11 @@ describe('external databases and providers that hang', () => {
         `${what}: ${res.status} in ${ms} ms (${(run.body as { error?: { message?: string } }).error?.message}; provider ${(run.body as { provider?: string }).provider})`,
       );
       expect(res.status).toBeGreaterThanOrEqual(500);
-      expect(ms).toBeLessThan(800 + AGENT_SLACK_MS);
+      // Ended by its own 800 ms limit (not the agents' default of 300 s, which would outlast this
+      // test): the record says which limit. How soon after it is the machine's load, not asserted.
       expect(run.body).toMatchObject({
         status: 'failed',
-        error: { kind: 'timeout' },
+        error: { kind: 'timeout', message: expect.stringContaining('did not answer within 0.8 s') },
         provider: 'openai',
         model: 'gpt-test',
       });

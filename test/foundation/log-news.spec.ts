@@ -6,6 +6,11 @@ import { startPostgresCluster, type TestApp } from '../support/app';
  * for the next poll. Polling is an hour here, so whatever B learns, it learned from the news.
  */
 const NO_POLLING = { PROJECTION_POLL_MS: '3600000' };
+/**
+ * How long a test waits for B to hear: far inside the hour a poll would take, and far past what a
+ * loaded machine adds to the news (so the figure, printed, is not asserted).
+ */
+const HEARS_WITHIN_MS = 20_000;
 
 /** Resolves once `node`'s read model includes `position` on its own (waitFor would catch it up itself). */
 const seenBy = async (node: TestApp, position: bigint, timeoutMs: number) => {
@@ -45,7 +50,9 @@ describe('log news on PostgreSQL: a process learns of another one’s commits at
     BigInt((await a.http.post('/api/projects').send({ name }).expect(201)).headers['x-log-position']!);
 
   it('given a write on A, when it commits, then B applies it well within a poll interval', async () => {
-    for (let i = 0; i < 20; i++) expect(await seenBy(b, await write(`news_${i}`), 1000)).toBeLessThan(1000);
+    const took: number[] = [];
+    for (let i = 0; i < 20; i++) took.push(await seenBy(b, await write(`news_${i}`), HEARS_WITHIN_MS));
+    console.log(`B applied each of 20 writes ${took.join('/')} ms after it committed`);
   });
 
   it('given the announcing trigger, the tail index and one listening connection per process, when inspected, then there are exactly those', async () => {
@@ -61,13 +68,13 @@ describe('log news on PostgreSQL: a process learns of another one’s commits at
   it('given the listening connections killed, when A writes meanwhile, then B reconnects and catches up', async () => {
     for (const pid of await listeners()) await admin.query('SELECT pg_terminate_backend($1)', [pid]);
     const position = await write('while_deaf');
-    expect(await seenBy(b, position, 5000)).toBeLessThan(5000);
+    await seenBy(b, position, HEARS_WITHIN_MS);
     // Listening again: later writes arrive by news.
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + HEARS_WITHIN_MS;
     while ((await listeners()).length < 2 && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 20));
     expect(await listeners()).toHaveLength(2);
-    expect(await seenBy(b, await write('heard_again'), 1000)).toBeLessThan(1000);
+    await seenBy(b, await write('heard_again'), HEARS_WITHIN_MS);
   });
 
   it('given an older transaction open elsewhere, when A commits behind it, then B applies it soon after that transaction ends', async () => {
@@ -87,7 +94,7 @@ describe('log news on PostgreSQL: a process learns of another one’s commits at
       await new Promise((r) => setTimeout(r, 300));
       await blocker.query('COMMIT');
       const position = BigInt((await writing).headers['x-log-position']!);
-      expect(await seenBy(b, position, 1000)).toBeLessThan(1000);
+      await seenBy(b, position, HEARS_WITHIN_MS);
     } finally {
       await blocker.end();
     }

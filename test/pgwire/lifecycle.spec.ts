@@ -201,9 +201,10 @@ describe('closing the server', () => {
     const answered = await busy.until('readyForQuery');
     expect(rowsOf(answered)).toEqual([['answered: SELECT 1']]);
     expect(await busy.rest()).toEqual([expect.objectContaining({ severity: 'FATAL', code: '57P01' })]);
+    // Settled by the last connection's end, not by close()'s 10 s grace running out.
     const started = Date.now();
     await closed;
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(5000);
     expect(server.connections()).toBe(0);
   });
 
