@@ -1,7 +1,6 @@
-import os from 'node:os';
 import { openEventLog } from '../src/eventlog/open';
 import { projectStream } from '../src/shared/projectState';
-import { fmt, percentile, startServer, stopServer, tmpDir } from './support';
+import { fmt, loadAverage, percentile, startServer, stopServer, tmpDir } from './support';
 
 /** Appends in flight at once while seeding: the log groups them into few statements. */
 const IN_FLIGHT = 500;
@@ -99,10 +98,7 @@ export const benchAsOf = async (total: number) => {
   console.log(
     `AS OF at depth on ${fmt(Number(head))} events (seeded in ${fmt(seedMs / 1000, 1)} s, service ready in ${fmt(startMs / 1000, 1)} s): ` +
       `count(*) of projects AS OF POSITION ${early} (5% into the log; ${fmt(Number(past.answer))} projects then) p50 ${fmt(past.p50, 1)} ms p99 ${fmt(past.p99, 1)} ms ` +
-      `vs now (${fmt(Number(now.answer))} projects) p50 ${fmt(now.p50, 1)} ms p99 ${fmt(now.p99, 1)} ms → ${fmt(ratio, 2)}× (goal ≤ 3×); load average ${os
-        .loadavg()
-        .map((l) => fmt(l, 1))
-        .join(', ')}`,
+      `vs now (${fmt(Number(now.answer))} projects) p50 ${fmt(now.p50, 1)} ms p99 ${fmt(now.p99, 1)} ms → ${fmt(ratio, 2)}× (goal ≤ 3×); load average ${loadAverage()}`,
   );
   return { name: 'asof', ratio };
 };

@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { freshPostgresData } from '../test/support/external';
-import { fmt, inTurns, percentile, rssMiB, startServer, stopServer, tmpDir } from './support';
+import { fmt, loadAverage, inTurns, percentile, rssMiB, startServer, stopServer, tmpDir } from './support';
 
 const run = promisify(execFile);
 
@@ -117,12 +116,6 @@ const benchFormats = async (dir: string, csv: string, rows: number) => {
   c.closeSync();
   duck.closeSync();
 };
-
-const loadAverage = () =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ');
 
 /**
  * A large CSV (BENCH_UPLOAD_MB, default 256; the issue's size is 1024) uploaded once, the server's

@@ -1,6 +1,5 @@
-import os from 'node:os';
 import autocannon from 'autocannon';
-import { fmt, rssMiB, startServer, stopServer, tmpDir } from './support';
+import { fmt, loadAverage, rssMiB, startServer, stopServer, tmpDir } from './support';
 
 const json = { 'content-type': 'application/json' };
 
@@ -81,10 +80,7 @@ export const benchLoad = async (seconds: number) => {
       // Sent but never answered (each connection may have one request in flight when time is up):
       // a hung request is an error too.
       unanswered: Math.max(0, r.requests.sent - r.requests.total - r.errors - connections),
-      load: os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' '),
+      load: loadAverage(),
     });
   }
   const rssAfter = Math.round(rssMiB(pid));

@@ -3,10 +3,9 @@
 // in a process of its own, as in production (compiled, info-level access log to a file); the clients
 // run here, so the MCP SDK client's own work is not counted against the server.
 import fs from 'node:fs';
-import os from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { fmt, percentile, ratio, startServer, stopServer, tmpDir } from './support';
+import { fmt, loadAverage, percentile, ratio, startServer, stopServer, tmpDir } from './support';
 
 /** `workers` loops calling `once` for `seconds`: each call's time, in `times`. */
 const drive = async (
@@ -148,10 +147,7 @@ export const benchMcp = async (seconds: number) => {
 
   const r = ratio(viaMcp.rps, viaHttp.rps);
   // The machine's load over the last minute: on a shared machine the rates move with it, the ratio less.
-  const load = os
-    .loadavg()
-    .map((l) => fmt(l, 1))
-    .join(' ');
+  const load = loadAverage();
   console.log(
     `MCP query calls ${fmt(viaMcp.rps)}/s (p50 ${fmt(viaMcp.p50, 1)} ms, p99 ${fmt(viaMcp.p99, 1)} ms) vs the same statement over HTTP ${fmt(viaHttp.rps)}/s (p50 ${fmt(viaHttp.p50, 1)} ms, p99 ${fmt(viaHttp.p99, 1)} ms) → ${fmt(r, 2)} (${workers} clients; every MCP call appends its record: ${fmt(recorded)} calls in information_schema.MCP_CALLS)`,
   );

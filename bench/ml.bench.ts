@@ -11,7 +11,7 @@ import { forecast } from '../src/engines/ml/timeseries';
 import { trainModel } from '../src/engines/ml/train';
 import { seasonalSales, wideRegression } from '../test/ml/synthetic';
 import { readSharedCsv, REPOSITORY } from '../test/support/data';
-import { fmt, measure } from './support';
+import { fmt, loadAverage, measure } from './support';
 
 const seconds = (ms: number) => fmt(ms / 1000, 2);
 
@@ -408,12 +408,7 @@ export const partialInputs = async () => {
 
 /** The engine's benchmark: each figure beside a baseline measured in the same run. */
 export const benchMl = async () => {
-  console.log(
-    `ml engine benchmark (load average ${os
-      .loadavg()
-      .map((l) => fmt(l, 1))
-      .join(', ')} on ${os.cpus().length} cores)`,
-  );
+  console.log(`ml engine benchmark (load average ${loadAverage()} on ${os.cpus().length} cores)`);
   await bank();
   await classification();
   await regression();

@@ -6,6 +6,7 @@ import { REPOSITORY } from '../test/support/data';
 import { benchAgentLoop } from './agents.bench';
 import { benchAsOf } from './asof.bench';
 import { recordPrinted, writeLatestRun } from './latestRun';
+import { loadAverage } from './support';
 import { benchChat } from './chat.bench';
 import { benchCompletions } from './completions.bench';
 import { benchData } from './data.bench';
@@ -76,10 +77,7 @@ const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 const main = async () => {
   const printed = recordPrinted();
   console.log(
-    `mindledger benchmarks (node ${process.version}, ${new Date().toISOString()}, ${os.cpus().length} cores, load average ${os
-      .loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')})`,
+    `mindledger benchmarks (node ${process.version}, ${new Date().toISOString()}, ${os.cpus().length} cores, load average ${loadAverage()})`,
   );
   for (const name of only) {
     const bench = benches[name.trim()];

@@ -3,8 +3,7 @@
 // bounded (each skill created is updated and deleted by the same connection), so growth that stays
 // is memory the service keeps, not data it was asked to hold.
 import autocannon from 'autocannon';
-import os from 'node:os';
-import { fmt, rssMiB, startServer, stopServer, tmpDir } from './support';
+import { fmt, loadAverage, rssMiB, startServer, stopServer, tmpDir } from './support';
 
 const PORT = 47451;
 const base = `http://127.0.0.1:${PORT}`;
@@ -132,10 +131,7 @@ export const benchSoak = async (minutes: number, rate: number) => {
         `early third median ${fmt(early)}, late third ${fmt(late)} → growth ${fmt(late - early)} MiB over ` +
         `${fmt(((samples.length - 1 - third) * roundSeconds) / 60, 1)} minutes, while the log grew by ${fmt(events)} events ` +
         `(goal: none beyond noise and the read model's own growth); JS heap in use (not collected) ${heaps.map((h) => fmt(h)).join(' ')} MiB, ` +
-        `early third median ${fmt(heapEarly)}, late ${fmt(heapLate)}; load average ${os
-          .loadavg()
-          .map((l) => fmt(l, 1))
-          .join(', ')}`,
+        `early third median ${fmt(heapEarly)}, late ${fmt(heapLate)}; load average ${loadAverage()}`,
     );
   } finally {
     await stopServer(server);

@@ -79,6 +79,13 @@ export const ratio = (a: number, b: number) => (b === 0 ? 0 : a / b);
 export const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
+/** The machine's load average over 1, 5 and 15 minutes, printed beside every figure a busy machine moves. */
+export const loadAverage = () =>
+  os
+    .loadavg()
+    .map((l) => fmt(l, 1))
+    .join(', ');
+
 export const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;

@@ -3,7 +3,7 @@ import { readArtifact } from '../src/engines/ml/artifact';
 import { trainInWorker } from '../src/engines/ml/runTraining';
 import { trainModel } from '../src/engines/ml/train';
 import { wideRegression } from '../test/ml/synthetic';
-import { fmt, measure } from './support';
+import { fmt, loadAverage, measure } from './support';
 
 const ROWS = 1_000_000;
 const COLUMNS = 10;
@@ -19,10 +19,7 @@ const MiB = 2 ** 20;
  * it, the same synthetic data at 100k rows trained in process: the model quality to expect.
  */
 export const benchTraining = async () => {
-  const load = os
-    .loadavg()
-    .map((l) => fmt(l, 1))
-    .join(', ');
+  const load = loadAverage();
   let data: ReturnType<typeof wideRegression> | null = wideRegression(ROWS, COLUMNS);
   const before = process.memoryUsage().rss;
   const big = await measure(() => trainInWorker(data!, 'y', 42, { transfer: true }));
