@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { fmt, loadAverage, rssMiB, startServer, stopServer, tmpDir } from './support';
+import { fmt, loadAverage, rssMiB, startServer, stopServer, tmpDir, mixedRequests } from './support';
 
 const json = { 'content-type': 'application/json' };
 
@@ -20,7 +20,7 @@ export const benchLoad = async (seconds: number) => {
     body: JSON.stringify({ name: 'load' }),
   });
   const rssBefore = Math.round(rssMiB(pid));
-  let n = 0;
+  const counter = { n: 0 };
   const results: {
     connections: number;
     rps: number;
@@ -37,30 +37,11 @@ export const benchLoad = async (seconds: number) => {
       connections,
       duration: seconds,
       requests: [
-        { method: 'GET', path: '/api/projects' },
-        {
-          method: 'POST',
-          path: '/api/sql/query',
-          headers: json,
-          // A new text each time: no answer cache, parse and name resolution every time.
-          setupRequest: (req) => ({
-            ...req,
-            body: JSON.stringify({
-              query: `SELECT name, type FROM load.skills WHERE ${n++} >= 0 ORDER BY name LIMIT 10`,
-            }),
-          }),
-        },
-        {
-          method: 'POST',
-          path: '/api/projects/load/skills',
-          headers: json,
-          setupRequest: (req) => ({
-            ...req,
-            body: JSON.stringify({
-              skill: { name: `s_${n++}`, type: 'text2sql', params: { database: 'files' } },
-            }),
-          }),
-        },
+        ...mixedRequests('load', counter, (n) => ({
+          name: `s_${n}`,
+          type: 'text2sql',
+          params: { database: 'files' },
+        })),
         { method: 'GET', path: '/api/databases' },
         {
           method: 'POST',
@@ -91,6 +72,8 @@ export const benchLoad = async (seconds: number) => {
         ` errors ${r.errors}, non-2xx ${r.non2xx}, unanswered ${r.unanswered} (goal ≥ 2,000 req/s at 32, p99 ≤ 100 ms, 0, 0, 0; issue 62;` +
         ` load average ${r.load})`,
     );
-  console.log(`mixed load: RSS ${rssBefore} MiB before, ${rssAfter} MiB after ${n} generated requests`);
+  console.log(
+    `mixed load: RSS ${rssBefore} MiB before, ${rssAfter} MiB after ${counter.n} generated requests`,
+  );
   return results;
 };

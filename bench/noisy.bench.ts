@@ -4,7 +4,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import { fmt, ratio, rssMiB, tmpDir } from './support';
+import { fmt, ratio, rssMiB, tmpDir, mixedRequests } from './support';
 
 const HTTP_PORT = 47431;
 const MYSQL_PORT = 47432;
@@ -116,7 +116,7 @@ type Phase = {
 
 /** 16 clients' ordinary reads and writes for `seconds`, the process's RSS sampled meanwhile. */
 const ordinaryTraffic = async (pid: number, seconds: number, phase: string): Promise<Phase> => {
-  let n = 0;
+  const counter = { n: 0 };
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMiB(pid))), 100);
   try {
@@ -125,27 +125,7 @@ const ordinaryTraffic = async (pid: number, seconds: number, phase: string): Pro
       connections: 16,
       duration: seconds,
       requests: [
-        { method: 'GET', path: '/api/projects' },
-        {
-          method: 'POST',
-          path: '/api/sql/query',
-          headers: json,
-          setupRequest: (req) => ({
-            ...req,
-            body: JSON.stringify({
-              query: `SELECT name, type FROM noisy.skills WHERE ${n++} >= 0 ORDER BY name LIMIT 10`,
-            }),
-          }),
-        },
-        {
-          method: 'POST',
-          path: '/api/projects/noisy/skills',
-          headers: json,
-          setupRequest: (req) => ({
-            ...req,
-            body: JSON.stringify({ skill: { name: `${phase}_${n++}`, type: 'text', params: { n } } }),
-          }),
-        },
+        ...mixedRequests('noisy', counter, (n) => ({ name: `${phase}_${n}`, type: 'text', params: { n } })),
         { method: 'GET', path: '/api/projects/noisy/skills' },
       ],
     });

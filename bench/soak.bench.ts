@@ -3,7 +3,7 @@
 // bounded (each skill created is updated and deleted by the same connection), so growth that stays
 // is memory the service keeps, not data it was asked to hold.
 import autocannon from 'autocannon';
-import { fmt, loadAverage, rssMiB, startServer, stopServer, tmpDir } from './support';
+import { fmt, loadAverage, rssMiB, startServer, stopServer, tmpDir, mixedRequests } from './support';
 
 const PORT = 47451;
 const base = `http://127.0.0.1:${PORT}`;
@@ -20,33 +20,10 @@ const round = async (seconds: number, rate: number, counter: { n: number }) => {
     overallRate: rate,
     duration: seconds,
     requests: [
-      { method: 'GET', path: '/api/projects' },
-      {
-        method: 'POST',
-        path: '/api/sql/query',
-        headers: json,
-        // A new text each time: the statement and answer caches see texts they must bound.
-        setupRequest: (req) => ({
-          ...req,
-          body: JSON.stringify({
-            query: `SELECT name, type FROM soak.skills WHERE ${counter.n++} >= 0 ORDER BY name LIMIT 10`,
-          }),
-        }),
-      },
-      {
-        method: 'POST',
-        path: '/api/projects/soak/skills',
-        headers: json,
-        setupRequest: (req, context: Context) => {
-          context.skill = `s_${counter.n++}`;
-          return {
-            ...req,
-            body: JSON.stringify({
-              skill: { name: context.skill, type: 'text2sql', params: { database: 'files' } },
-            }),
-          };
-        },
-      },
+      ...mixedRequests('soak', counter, (n, context: Context) => {
+        context.skill = `s_${n}`;
+        return { name: context.skill, type: 'text2sql', params: { database: 'files' } };
+      }),
       {
         method: 'PUT',
         headers: json,

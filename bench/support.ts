@@ -86,6 +86,43 @@ export const loadAverage = () =>
     .map((l) => fmt(l, 1))
     .join(', ');
 
+const jsonHeaders = { 'content-type': 'application/json' };
+
+/**
+ * The requests every mixed-traffic bench starts with (load, noisy, soak): the project list, a SQL
+ * read over `project`'s skills with a new text each time (no answer cache: parse and name resolution
+ * every time, and the statement and answer caches see texts they must bound), and a skill created in
+ * `project`, its body made by `skill` from the counter (and the connection's context, for a bench
+ * that goes on to update and delete it).
+ */
+export const mixedRequests = (
+  project: string,
+  counter: { n: number },
+  skill: (n: number, context: Record<string, unknown>) => object,
+): autocannon.Request[] => [
+  { method: 'GET', path: '/api/projects' },
+  {
+    method: 'POST',
+    path: '/api/sql/query',
+    headers: jsonHeaders,
+    setupRequest: (req) => ({
+      ...req,
+      body: JSON.stringify({
+        query: `SELECT name, type FROM ${project}.skills WHERE ${counter.n++} >= 0 ORDER BY name LIMIT 10`,
+      }),
+    }),
+  },
+  {
+    method: 'POST',
+    path: `/api/projects/${project}/skills`,
+    headers: jsonHeaders,
+    setupRequest: (req, context) => ({
+      ...req,
+      body: JSON.stringify({ skill: skill(counter.n++, context as Record<string, unknown>) }),
+    }),
+  },
+];
+
 export const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
