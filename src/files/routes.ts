@@ -176,13 +176,9 @@ export const fileRoutes = (api: Api, files: FilesService, options: UploadOptions
         }
         log.receivedAll();
         try {
-          const file = await files.register(
-            params.name,
-            temp,
-            received.originalName,
-            undefined,
-            received.sha256,
-          );
+          const file = await files.register(params.name, temp, received.originalName, {
+            sha256: received.sha256,
+          });
           log.stored(file);
           return { status: 200, body: file };
         } catch (error) {

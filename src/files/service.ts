@@ -124,8 +124,8 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
     markdownFromUrl: (url: string, signal?: AbortSignal) =>
       markdownFromUrl(ctx, { tempPath, outbound: ctx.config.outbound }, url, signal),
 
-    /** Turns a fully received temporary file into `files.<name>`: analyse, store, record, project. */
     /**
+     * Turns a fully received temporary file into `files.<name>`: analyse, store, record, project.
      * `expected`: the digest of the file this content was made from (null: there was none), when it
      * was (an append); the upload is refused as a conflict if the file changed since (decider.ts).
      * `sha256`: the digest of `tempPath`'s bytes, taken as they were written (else they are read again).
@@ -134,8 +134,7 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
       name: string,
       tempPath: string,
       originalName: string | null,
-      expected?: string | null,
-      sha256?: string,
+      { expected, sha256 }: { expected?: string | null; sha256?: string } = {},
     ) => {
       try {
         validateFileName(name);

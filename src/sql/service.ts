@@ -116,7 +116,7 @@ const statementHandlers = (
           digestOf: (name) => services.files.digestOf(name),
           tempPath: () => services.files.tempPath(),
           register: (name, path, originalName, expected) =>
-            services.files.register(name, path, originalName, expected),
+            services.files.register(name, path, originalName, { expected }),
           withReader: (work) => ctx.duck.withReader(work),
         },
       }),
