@@ -4,6 +4,7 @@ import type {
   ModelEvent,
   ModelTrained,
   ModelTrainingProgressed,
+  ModelVersionDefined,
 } from '../../events';
 import { llmModelSpec, LlmSpecError } from '../engines/llm/llmModelSpec';
 import { BYOM_HANDLER, ML_HANDLERS } from '../mlEngines/state';
@@ -145,6 +146,45 @@ const versionRef = (project: ProjectRef, name: string, version: number) => ({
 const timeseriesOf = (ts: TimeSeriesSettings | null | undefined) =>
   ts ? { timeseries: { ...ts, groupBy: [...ts.groupBy] } } : {};
 
+/**
+ * A version's definition, the one event every way of making a version appends (CREATE, an LLM
+ * model, RETRAIN, FINETUNE): the name and version, then what it trains on and how, then when.
+ */
+const versionDefined = (
+  project: ProjectRef,
+  name: string,
+  version: number,
+  definition: Omit<
+    ModelVersionDefined['data'],
+    'projectId' | 'project' | 'name' | 'version' | 'definedAt' | 'timeseries'
+  > & {
+    timeseries?: TimeSeriesSettings | null;
+  },
+  at: string,
+): ModelVersionDefined => {
+  const { engine, target, query, sourceDatabase, options, timeseries, ...finetuned } = definition;
+  return {
+    type: 'ModelVersionDefined',
+    data: {
+      ...versionRef(project, name, version),
+      engine,
+      target,
+      query,
+      sourceDatabase,
+      options,
+      ...timeseriesOf(timeseries),
+      ...finetuned,
+      definedAt: at,
+    },
+  };
+};
+
+/** Whether a version becomes active once ready (complete, or an LLM model's at once): unless made with active = false. */
+const activates = (options: Record<string, unknown>) => {
+  const active = options.active;
+  return !(active === false || active === 0 || active === '0' || active === 'false');
+};
+
 const nextVersion = (model: Model) => Math.max(...model.versions.keys()) + 1;
 
 /** The version a command names, else the active one, else the newest. */
@@ -192,22 +232,16 @@ const llmVersion = (
     },
   };
   const events: ModelDecisionEvent[] = [
-    {
-      type: 'ModelVersionDefined',
-      data: {
-        ...versionRef(project, name, version),
-        engine: def.engine,
-        target: def.target,
-        query: '',
-        sourceDatabase: '',
-        options: def.options,
-        definedAt: at,
-      },
-    },
+    versionDefined(
+      project,
+      name,
+      version,
+      { engine: def.engine, target: def.target, query: '', sourceDatabase: '', options: def.options },
+      at,
+    ),
     ready,
   ];
-  const active = def.options.active;
-  if (!(active === false || active === 0 || active === '0' || active === 'false'))
+  if (activates(def.options))
     events.push({
       type: 'ModelVersionActivated',
       data: { ...versionRef(project, name, version), activatedAt: at },
@@ -249,19 +283,22 @@ const defineModel = (command: Command<'DefineModel'>, state: ModelDecisionState)
   if (!ENGINES.includes(engine)) throw notFound(noSuchEngine(engine), 'ML handler not found');
   requireTrainable(`CREATE MODEL ${d.name}`, d.target, d.options, d.timeseries ?? null);
   const events: ModelDecisionEvent[] = existing ? [modelRemoval(state, existing, command.metadata.now)] : [];
-  events.push({
-    type: 'ModelVersionDefined',
-    data: {
-      ...versionRef(project, existing?.name ?? d.name, 1),
-      engine,
-      target: d.target,
-      query: d.query,
-      sourceDatabase: d.sourceDatabase,
-      options: d.options,
-      ...timeseriesOf(d.timeseries),
-      definedAt: at,
-    },
-  });
+  events.push(
+    versionDefined(
+      project,
+      existing?.name ?? d.name,
+      1,
+      {
+        engine,
+        target: d.target,
+        query: d.query,
+        sourceDatabase: d.sourceDatabase,
+        options: d.options,
+        timeseries: d.timeseries,
+      },
+      at,
+    ),
+  );
   return events;
 };
 
@@ -295,22 +332,23 @@ const retrainModel = (command: Command<'RetrainModel'>, state: ModelDecisionStat
   const timeseries = command.data.timeseries ?? from.timeseries;
   requireTrainable(`RETRAIN ${model.name}`, target, options, timeseries);
   return [
-    {
-      type: 'ModelVersionDefined',
-      data: {
-        ...versionRef(project, model.name, version),
+    versionDefined(
+      project,
+      model.name,
+      version,
+      {
         engine: String(options.engine ?? from.engine).toLowerCase(),
         target,
         query: command.data.query ?? from.query,
         sourceDatabase: command.data.sourceDatabase ?? from.sourceDatabase,
         options,
-        ...timeseriesOf(timeseries),
+        timeseries,
         ...(from.finetunedFrom !== null && priorData.length > 0
           ? { finetunedFrom: from.finetunedFrom, priorData: priorData.map((p) => ({ ...p })) }
           : {}),
-        definedAt: at,
       },
-    },
+      at,
+    ),
   ];
 };
 
@@ -336,21 +374,22 @@ const finetuneModel = (
   const options = { ...tuned.options, ...command.data.options };
   requireTrainable(`FINETUNE ${model.name}`, tuned.target, options, tuned.timeseries);
   return [
-    {
-      type: 'ModelVersionDefined',
-      data: {
-        ...versionRef(project, model.name, version),
+    versionDefined(
+      project,
+      model.name,
+      version,
+      {
         engine: String(options.engine ?? tuned.engine).toLowerCase(),
         target: tuned.target,
         query: command.data.query,
         sourceDatabase: command.data.sourceDatabase,
         options,
-        ...timeseriesOf(tuned.timeseries),
+        timeseries: tuned.timeseries,
         finetunedFrom: tuned.version,
         priorData: trainingDataOf(tuned),
-        definedAt: at,
       },
-    },
+      at,
+    ),
   ];
 };
 
@@ -371,12 +410,6 @@ const startTraining = (
   ];
 };
 
-/** A new version becomes active when complete, unless it was trained with active = false. */
-const activatesWhenTrained = (v: ModelVersion) => {
-  const active = v.options.active;
-  return !(active === false || active === 0 || active === '0' || active === 'false');
-};
-
 const completeTraining = (
   command: Command<'CompleteTraining'>,
   state: ModelDecisionState,
@@ -393,7 +426,7 @@ const completeTraining = (
       data: { ...versionRef(project, model.name, v.version), ...result, trainedAt: at },
     },
   ];
-  if (activatesWhenTrained(v))
+  if (activates(v.options))
     events.push({
       type: 'ModelVersionActivated',
       data: { ...versionRef(project, model.name, v.version), activatedAt: at },
