@@ -409,11 +409,10 @@ describe('Slack channel against a fake Slack on a real socket', () => {
     it('gives up after timeoutMs (retryable: it may have been posted) and stops when the caller aborts', async () => {
       const quick = slackChannel({ token: TOKEN }, { baseUrl: fake.baseUrl, timeoutMs: 200 });
       fake.failNext(slackFailure.hang(), slackFailure.hang());
-      const started = Date.now();
       const timeout = await rejection(quick.deliver(outbound()), ChannelError);
       expect(timeout).toMatchObject({ reason: 'timeout', retryable: true });
+      // Its own 200 ms ended it (the fake hangs for ever): the message says which limit, not a clock.
       expect(timeout.message).toBe('Slack chat.postMessage failed: no answer within 200 ms');
-      expect(Date.now() - started).toBeLessThan(1500);
 
       const controller = new AbortController();
       setTimeout(() => controller.abort(), 50);

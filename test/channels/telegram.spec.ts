@@ -48,7 +48,8 @@ describe('Telegram channel against a fake Bot API on a real socket', () => {
 
       const result = await polling;
 
-      expect(Date.now() - started).toBeLessThan(3000);
+      // Well before the poll's 20 s would have ended it (a loaded machine's lateness is not asserted).
+      expect(Date.now() - started).toBeLessThan(10_000);
       expect(result).toEqual({
         messages: [
           {

@@ -96,10 +96,9 @@ describe('a read-only statement on the remote side (the drivers’ readOnlyQuery
     await expect(myDb.readOnlyQuery("INSERT INTO n VALUES ('x')", [], 5000)).rejects.toThrow(
       /READ ONLY transaction/i,
     );
-    const started = Date.now();
     // 2 s, as PostgreSQL's above: the server's limit (a tenth inside) must come first under load.
+    // The server's limit ended it (its error, not the call's own timer nor SLEEP's end).
     await expect(myDb.readOnlyQuery('SELECT SLEEP(5) AS s', [], 2000)).rejects.toThrow(/max_statement_time/);
-    expect(Date.now() - started).toBeLessThan(4900);
     expect((await myDb.query('SELECT count(*) FROM n')).rows).toEqual([[0]]);
   });
 });
