@@ -1,6 +1,7 @@
 import {
   closingParen,
   isKeyword,
+  isRelationName,
   significant,
   textOf,
   tokenize,
@@ -10,29 +11,6 @@ import {
 
 /** A table a SELECT reads: its database when written (`db.t`), and where its name ends in the text. */
 type TableRef = { readonly database: string | null; readonly table: string; readonly end: number };
-
-const ENDS_LIST = new Set([
-  'WHERE',
-  'GROUP',
-  'ORDER',
-  'LIMIT',
-  'HAVING',
-  'UNION',
-  'EXCEPT',
-  'INTERSECT',
-  'QUALIFY',
-  'WINDOW',
-  'ON',
-  'USING',
-  'JOIN',
-  'INNER',
-  'LEFT',
-  'RIGHT',
-  'FULL',
-  'CROSS',
-  'NATURAL',
-  'OFFSET',
-]);
 
 const isName = (t: Token | undefined) => t !== undefined && (t.kind === 'word' || t.kind === 'identifier');
 const nameOf = (sql: string, t: Token) => (t.kind === 'identifier' ? unquoted(sql, t) : textOf(sql, t));
@@ -53,7 +31,7 @@ export const tableRefsOf = (sql: string): TableRef[] => {
   const refs: TableRef[] = [];
   /** A name (dotted) at `i`: the ref (null for a CTE's), and the index after it; null when `i` holds none. */
   const refAt = (i: number): { ref: TableRef | null; next: number } | null => {
-    if (!isName(tokens[i]) || ENDS_LIST.has(textOf(sql, tokens[i]!).toUpperCase())) return null;
+    if (!isRelationName(sql, tokens[i])) return null;
     const parts = [tokens[i]!];
     let k = i + 1;
     while (isSymbol(sql, tokens[k], '.') && isName(tokens[k + 1])) {
@@ -87,12 +65,7 @@ export const tableRefsOf = (sql: string): TableRef[] => {
       }
       // An alias: `[AS] name`.
       if (isKeyword(sql, tokens[k], 'AS')) k++;
-      if (
-        isName(tokens[k]) &&
-        !ENDS_LIST.has(textOf(sql, tokens[k]!).toUpperCase()) &&
-        !isSymbol(sql, tokens[k], ',')
-      )
-        k++;
+      if (isRelationName(sql, tokens[k])) k++;
       if (!from || !isSymbol(sql, tokens[k], ',')) break;
       k++;
     }

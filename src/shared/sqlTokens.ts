@@ -217,6 +217,49 @@ export const isKeyword = (sql: string, t: Token | undefined, keyword: string) =>
   t.end - t.start === keyword.length &&
   textOf(sql, t).toUpperCase() === keyword;
 
+/** Words that end a FROM clause at its depth: the next clause's keyword. */
+export const ENDS_FROM_CLAUSE: ReadonlySet<string> = new Set([
+  'WHERE',
+  'GROUP',
+  'HAVING',
+  'ORDER',
+  'LIMIT',
+  'OFFSET',
+  'FETCH',
+  'UNION',
+  'EXCEPT',
+  'INTERSECT',
+  'WINDOW',
+  'QUALIFY',
+  'SELECT',
+  'FOR',
+]);
+
+/** Words that may follow a relation in a FROM clause and are no name: a clause's, a join's. */
+const NOT_RELATION_NAMES: ReadonlySet<string> = new Set([
+  ...ENDS_FROM_CLAUSE,
+  'JOIN',
+  'INNER',
+  'OUTER',
+  'LEFT',
+  'RIGHT',
+  'FULL',
+  'CROSS',
+  'NATURAL',
+  'LATERAL',
+  'ON',
+  'USING',
+  'WITH',
+]);
+
+/**
+ * Whether the token after a relation (a table, a function in FROM) is its alias, or where a
+ * relation's name is expected, a name: a quoted identifier, or a word no clause or join begins with.
+ */
+export const isRelationName = (sql: string, t: Token | undefined) =>
+  t !== undefined &&
+  (t.kind === 'identifier' || (t.kind === 'word' && !NOT_RELATION_NAMES.has(textOf(sql, t).toUpperCase())));
+
 /** The index of the `)` token closing the `(` token at `open` (other tokens skipped), or -1 when none does. */
 export const closingParen = (sql: string, tokens: readonly Token[], open: number): number => {
   let depth = 0;

@@ -1,5 +1,5 @@
 import { quoteIdent, quoteMysqlIdent, quoteString } from '../shared/quoting';
-import { tokenize, type Token } from '../shared/sqlTokens';
+import { isRelationName, tokenize, type Token } from '../shared/sqlTokens';
 
 /**
  * What a trigger installs in its PostgreSQL source, and how its rows are read back. A row trigger
@@ -91,13 +91,6 @@ export const queueQuery = (schema: string, limit: number) =>
 export const dequeueStatement = (schema: string) =>
   `DELETE FROM ${queueTable(schema)} WHERE trigger_key = $1 AND id <= $2`;
 
-/** Words that may follow a table and are not its alias. */
-const NOT_ALIASES = new Set(
-  'WHERE JOIN LEFT RIGHT INNER OUTER CROSS FULL NATURAL ON USING GROUP ORDER LIMIT OFFSET UNION HAVING EXCEPT INTERSECT WINDOW QUALIFY'.split(
-    ' ',
-  ),
-);
-
 /**
  * A string as our MySQL dialect reads it back unaltered: a backslash is an escape there
  * (`src/sql/lexical.ts`), so it is doubled, as a quote is.
@@ -130,10 +123,7 @@ export const withDelta = (statement: string, rows: Record<string, unknown>[]): s
     return j;
   };
   /** A name that may alias a table: a word that is no clause's, or a quoted identifier. */
-  const aliasAt = (j: number) => {
-    const t = tokens[j];
-    return t?.kind === 'identifier' || (t?.kind === 'word' && !NOT_ALIASES.has(text(t).toUpperCase()));
-  };
+  const aliasAt = (j: number) => isRelationName(statement, tokens[j]);
   return tokens
     .map((t, i) => {
       if (!isDelta(t) || text(tokens[i - 1]) === '.') return text(t);

@@ -1,4 +1,11 @@
-import { closingParen, isKeyword, textOf, type Token } from '../../shared/sqlTokens';
+import {
+  closingParen,
+  ENDS_FROM_CLAUSE,
+  isKeyword,
+  isRelationName,
+  textOf,
+  type Token,
+} from '../../shared/sqlTokens';
 
 /**
  * Functions in a FROM clause, PostgreSQL's way in DuckDB's words. PostgreSQL lets any function
@@ -16,43 +23,6 @@ import { closingParen, isKeyword, textOf, type Token } from '../../shared/sqlTok
  * list in one call, which neither DuckDB's memory limit nor its interrupt reaches.
  */
 const SET_RETURNING = new Set(['generate_series', 'generate_subscripts', 'unnest', 'range']);
-
-/** Words that end a FROM clause at its depth, or cannot be an alias. */
-const ENDS_FROM = new Set([
-  'WHERE',
-  'GROUP',
-  'HAVING',
-  'ORDER',
-  'LIMIT',
-  'OFFSET',
-  'FETCH',
-  'UNION',
-  'EXCEPT',
-  'INTERSECT',
-  'WINDOW',
-  'QUALIFY',
-  'SELECT',
-  'FOR',
-]);
-const NOT_ALIAS = new Set([
-  ...ENDS_FROM,
-  'JOIN',
-  'INNER',
-  'LEFT',
-  'RIGHT',
-  'FULL',
-  'CROSS',
-  'NATURAL',
-  'LATERAL',
-  'ON',
-  'USING',
-  'WITH',
-]);
-
-/** Whether the word after a relation (a table, a function in FROM) is its alias, not the next clause's keyword. */
-export const isRelationAlias = (sql: string, t: Token | undefined) =>
-  t !== undefined &&
-  (t.kind === 'identifier' || (t.kind === 'word' && !NOT_ALIAS.has(textOf(sql, t).toUpperCase())));
 
 /** Replacements (by token start) that make each aliased function in a FROM clause DuckDB's. */
 export const fromFunctionEdits = (sql: string, words: readonly Token[]): Map<number, string> => {
@@ -75,7 +45,7 @@ export const fromFunctionEdits = (sql: string, words: readonly Token[]): Map<num
       inFrom[inFrom.length - 1] = true;
       continue;
     }
-    if (t.kind === 'word' && ENDS_FROM.has(upper)) {
+    if (t.kind === 'word' && ENDS_FROM_CLAUSE.has(upper)) {
       inFrom[inFrom.length - 1] = false;
       continue;
     }
@@ -89,7 +59,7 @@ export const fromFunctionEdits = (sql: string, words: readonly Token[]): Map<num
     const hasAs = isKeyword(sql, words[close + 1], 'AS');
     const aliasAt = hasAs ? close + 2 : close + 1;
     const alias = words[aliasAt];
-    if (!isRelationAlias(sql, alias) || (words[aliasAt + 1] && textOf(sql, words[aliasAt + 1]!) === '('))
+    if (!isRelationName(sql, alias) || (words[aliasAt + 1] && textOf(sql, words[aliasAt + 1]!) === '('))
       continue;
     const name = textOf(sql, alias!);
     const named = `${hasAs ? '' : 'AS '}${name}(${name})`;

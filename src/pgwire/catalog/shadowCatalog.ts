@@ -1,9 +1,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { isKeyword, significant, textOf, tokenize } from '../../shared/sqlTokens';
+import { isKeyword, isRelationName, significant, textOf, tokenize } from '../../shared/sqlTokens';
 import { NAMED_DUCKDB_TYPES, Oid, pgTypeOf } from '../protocol/types';
-import { fromFunctionEdits, isRelationAlias } from './fromFunctions';
+import { fromFunctionEdits } from './fromFunctions';
 
 /**
  * PostgreSQL's system catalogs (`pg_catalog.pg_class`, `pg_namespace`, `pg_attribute` …) for the
@@ -277,7 +277,7 @@ export const catalogText = (sql: string): string => {
     ) {
       // information_schema.tables → the view hiding the shadow's machinery, under the same name.
       const relation = at(2).toLowerCase();
-      const aliased = isKeyword(sql, words[i + 3], 'AS') || isRelationAlias(sql, words[i + 3]);
+      const aliased = isKeyword(sql, words[i + 3], 'AS') || isRelationName(sql, words[i + 3]);
       replace.set(t.start, `pg_mindledger.information_schema_${relation}${aliased ? '' : ` AS ${relation}`}`);
       drop.add(words[i + 1]!.start);
       drop.add(words[i + 2]!.start);
