@@ -1,5 +1,12 @@
 import type { JobsService } from './service';
-import { ownProject, ok, projectOf, type SqlCatalog, type StatementHandlers } from '../sql/handlers';
+import {
+  dropByName,
+  ownProject,
+  ok,
+  projectOf,
+  type SqlCatalog,
+  type StatementHandlers,
+} from '../sql/handlers';
 
 /** CREATE JOB and DROP JOB [FORGET], through the jobs service (the same commands as REST). */
 export const jobStatements = (jobs: Pick<JobsService, 'create' | 'remove'>) =>
@@ -16,12 +23,9 @@ export const jobStatements = (jobs: Pick<JobsService, 'create' | 'remove'>) =>
       });
       return ok;
     },
-    DropJob: async (statement, context) => {
-      await jobs.remove(projectOf(statement.name, context), statement.name.name, statement.ifExists, {
-        forget: statement.forget,
-      });
-      return ok;
-    },
+    DropJob: dropByName((project, name, forget, ifExists) =>
+      jobs.remove(project, name, ifExists, { forget }),
+    ),
   }) satisfies StatementHandlers<'CreateJob' | 'DropJob'>;
 
 /** information_schema.JOBS, JOBS_HISTORY and JOB_RUNS, and every project's jobs and jobs_history. */

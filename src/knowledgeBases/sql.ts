@@ -7,6 +7,7 @@ import { quoteMysqlIdent } from '../shared/quoting';
 import { SqlError, SqlErrorCode } from '../sql/errors';
 import type { QualifiedName } from '../sql/parse';
 import {
+  dropByName,
   ownProject,
   ok,
   projectOf,
@@ -62,12 +63,9 @@ export const knowledgeBaseStatements = (kbs: KnowledgeBases) =>
       const done = await kbs.insertQuery(project, definition.name, context.db, statement.from);
       return { type: 'ok', affected_rows: done.documents };
     },
-    DropKnowledgeBase: async (statement, context) => {
-      await kbs.remove(projectOf(statement.name, context), statement.name.name, statement.ifExists, {
-        forget: statement.forget,
-      });
-      return ok;
-    },
+    DropKnowledgeBase: dropByName((project, name, forget, ifExists) =>
+      kbs.remove(project, name, ifExists, { forget }),
+    ),
     /**
      * EVALUATE KNOWLEDGE_BASE p.kb USING test_table = db.t, …: one row of scores (with
      * `evaluate = false`, the generated questions instead).

@@ -133,18 +133,25 @@ export const unlessMissing = async (ifExists: boolean, remove: () => Promise<unk
 };
 
 /**
- * DROP SKILL | AGENT | CHATBOT [IF EXISTS] … [FORGET]: the resource's delete, through its service
- * (`remove`, given its project, its name and whether to forget its secrets); with IF EXISTS a
- * missing one is no error.
+ * DROP SKILL | AGENT | CHATBOT | JOB | TRIGGER | KNOWLEDGE_BASE | VIEW [IF EXISTS] … [FORGET]: the
+ * resource's delete, through its service (`remove`, given its project, its name, whether to forget
+ * its secrets, and IF EXISTS for a service whose command decides it). With IF EXISTS a missing one
+ * is no error, nor is a missing project: as PostgreSQL's and MySQL's DROP … IF EXISTS of a table
+ * in a schema that does not exist.
  */
 export const dropByName =
-  (remove: (project: string, ref: string, forget: boolean) => Promise<unknown>) =>
+  (remove: (project: string, ref: string, forget: boolean, ifExists: boolean) => Promise<unknown>) =>
   async (
-    statement: { readonly name: QualifiedName; readonly ifExists: boolean; readonly forget: boolean },
+    statement: { readonly name: QualifiedName; readonly ifExists: boolean; readonly forget?: boolean },
     context: StatementContext,
   ): Promise<OkAnswer> => {
     await unlessMissing(statement.ifExists, () =>
-      remove(projectOf(statement.name, context), statement.name.name, statement.forget),
+      remove(
+        projectOf(statement.name, context),
+        statement.name.name,
+        statement.forget ?? false,
+        statement.ifExists,
+      ),
     );
     return ok;
   };

@@ -1,5 +1,12 @@
 import type { TriggersService } from './service';
-import { ownProject, ok, projectOf, type SqlCatalog, type StatementHandlers } from '../sql/handlers';
+import {
+  dropByName,
+  ownProject,
+  ok,
+  projectOf,
+  type SqlCatalog,
+  type StatementHandlers,
+} from '../sql/handlers';
 
 /** CREATE TRIGGER and DROP TRIGGER [FORGET], through the triggers service (as REST). */
 export const triggerStatements = (triggers: Pick<TriggersService, 'create' | 'remove'>) =>
@@ -14,12 +21,9 @@ export const triggerStatements = (triggers: Pick<TriggersService, 'create' | 're
       });
       return ok;
     },
-    DropTrigger: async (statement, context) => {
-      await triggers.remove(projectOf(statement.name, context), statement.name.name, statement.ifExists, {
-        forget: statement.forget,
-      });
-      return ok;
-    },
+    DropTrigger: dropByName((project, name, forget, ifExists) =>
+      triggers.remove(project, name, ifExists, { forget }),
+    ),
   }) satisfies StatementHandlers<'CreateTrigger' | 'DropTrigger'>;
 
 /** information_schema.TRIGGERS. */

@@ -1,5 +1,6 @@
 import type { ViewsService } from './service';
 import {
+  dropByName,
   ownProject,
   ok,
   projectOf,
@@ -24,10 +25,7 @@ export const viewStatements = (views: Pick<ViewsService, 'create' | 'update' | '
       await views.update(projectOf(statement.name, context), statement.name.name, { query: statement.query });
       return ok;
     },
-    DropView: async (statement, context) => {
-      await views.remove(projectOf(statement.name, context), statement.name.name, statement.ifExists);
-      return ok;
-    },
+    DropView: dropByName((project, name, _forget, ifExists) => views.remove(project, name, ifExists)),
   }) satisfies StatementHandlers<'CreateView' | 'AlterView' | 'DropView'>;
 
 /** information_schema.VIEWS, and every project's views table. */
