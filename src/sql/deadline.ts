@@ -21,6 +21,9 @@ export type Deadline = {
    * Settles with `work`, noting meanwhile that the request waits on `what` (an external database,
    * by name): a time-limit error raised while it waits names it, so the caller hears which database
    * held the query even when the request's own timer fires before the database's (a loaded machine).
+   * A wait that failed is remembered too: the database's own error, on its way to the caller, can
+   * lose the race to the request's timer by a turn of a busy event loop (a CI run: 1,019 ms for a
+   * 1,000 ms limit, the database's error due at 900), and the time-limit error then names it.
    */
   waitingOn<T>(what: string, work: Promise<T>): Promise<T>;
   error(): SqlError;
@@ -35,6 +38,8 @@ class RequestDeadline implements Deadline {
   private limit: number;
   /** What the request waits on now, with how many waits each (made on the first wait only). */
   private waits: Map<string, number> | undefined;
+  /** What the request waited on that failed (made on the first failure only). */
+  private failed: Set<string> | undefined;
 
   constructor(
     ms: number,
@@ -72,15 +77,28 @@ class RequestDeadline implements Deadline {
       if (left > 0) waits.set(what, left);
       else waits.delete(what);
     };
-    return work.finally(done);
+    return work.then(
+      (value) => {
+        done();
+        return value;
+      },
+      (error: unknown) => {
+        done();
+        (this.failed ??= new Set()).add(what);
+        throw error;
+      },
+    );
   }
 
   error() {
     const waiting = this.waits && this.waits.size > 0 ? [...this.waits.keys()] : [];
+    const failed = [...(this.failed ?? [])].filter((what) => !waiting.includes(what));
+    const names = (list: string[]) => list.map((w) => `'${w}'`).join(', ');
     return new SqlError(
       SqlErrorCode.Timeout,
       `The query ran longer than ${this.limit} ms and was interrupted` +
-        (waiting.length > 0 ? ` while waiting for ${waiting.map((w) => `'${w}'`).join(', ')}` : ''),
+        (waiting.length > 0 ? ` while waiting for ${names(waiting)}` : '') +
+        (failed.length > 0 ? `${waiting.length > 0 ? ',' : ''} after ${names(failed)} failed to answer` : ''),
     );
   }
 }

@@ -231,7 +231,9 @@ class QueryRun {
   /** The whole query runs in its one external database; only the answer comes back. */
   async pushdown(plan: PlanOf<'pushdown'>, values: Record<string, DuckDBValue>): Promise<TableAnswer> {
     const { limits } = this;
-    const db = await this.deps.externals.get(plan.integration);
+    // Its connection settings and pool, made on its first use (secrets read from the log): a wait on
+    // the integration too, so a time limit reached meanwhile names it.
+    const db = await limits.deadline.waitingOn(plan.integration, this.deps.externals.get(plan.integration));
     // The plan is DuckDB's (PostgreSQL's) dialect: MySQL and MariaDB read its quoted names and
     // string literals their own way.
     const bound = positional(plan.sql, values, db.dialect);
