@@ -4,7 +4,17 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { freshPostgresData } from '../test/support/external';
-import { fmt, loadAverage, inTurns, percentile, rssMiB, startServer, stopServer, tmpDir } from './support';
+import {
+  fmt,
+  loadAverage,
+  inTurns,
+  peakRssDuring,
+  percentile,
+  rssMiB,
+  startServer,
+  stopServer,
+  tmpDir,
+} from './support';
 
 const run = promisify(execFile);
 
@@ -128,14 +138,7 @@ const benchLargeUpload = async (dir: string, pid: number) => {
   const rows = makeCsv(file, Infinity, mb * 1e6);
   const size = fs.statSync(file).size;
   const before = rssMiB(pid);
-  let peak = before;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(pid))), 50);
-  let ms: number;
-  try {
-    ms = await upload('large', file, rows);
-  } finally {
-    clearInterval(sampler);
-  }
+  const { result: ms, peak } = await peakRssDuring(pid, () => upload('large', file, rows));
   fs.rmSync(file, { force: true });
   console.log(
     `large CSV upload, ${fmt(rows)} rows (${fmt(size / 1e6)} MB) over HTTP: ${fmt(ms)} ms → ${fmt((rows / ms) * 1000)} rows/s,` +

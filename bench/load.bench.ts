@@ -1,7 +1,14 @@
 import autocannon from 'autocannon';
-import { fmt, loadAverage, rssMiB, startServer, stopServer, tmpDir, mixedRequests } from './support';
-
-const json = { 'content-type': 'application/json' };
+import {
+  fmt,
+  jsonHeaders,
+  loadAverage,
+  mixedRequests,
+  rssMiB,
+  startServer,
+  stopServer,
+  tmpDir,
+} from './support';
 
 /**
  * Mixed traffic as a team would send it, for a bounded time at 32 and then 64 connections: reads
@@ -16,7 +23,7 @@ export const benchLoad = async (seconds: number) => {
   const base = 'http://127.0.0.1:47413';
   await fetch(`${base}/api/projects`, {
     method: 'POST',
-    headers: json,
+    headers: jsonHeaders,
     body: JSON.stringify({ name: 'load' }),
   });
   const rssBefore = Math.round(rssMiB(pid));
@@ -46,7 +53,7 @@ export const benchLoad = async (seconds: number) => {
         {
           method: 'POST',
           path: '/api/sql/query',
-          headers: json,
+          headers: jsonHeaders,
           body: JSON.stringify({ query: 'SELECT count(*) FROM information_schema.skills' }),
         },
         { method: 'GET', path: '/api/projects/load/skills' },

@@ -1,6 +1,6 @@
 // Issue 62 goal 6, memory comes back: the service's idle RSS, then each heavy query over HTTP, then
 // how its RSS returns while it sits idle (goal: within 60 s, ≤ 1.5 × the idle baseline).
-import { fmt, ratio, rssMiB, startServer, stopServer, tmpDir } from './support';
+import { fmt, peakRssDuring, ratio, rssMiB, startServer, stopServer, tmpDir } from './support';
 
 const PORT = 47431;
 
@@ -70,9 +70,7 @@ export const benchMemory = async () => {
     const idle = rssMiB(pid);
     console.log(`\nmemory comes back (idle RSS ${fmt(idle)} MiB; goal: within 60 s, ≤ 1.5 × idle)`);
     for (const [what, heavy] of Object.entries(HEAVY)) {
-      let peak = rssMiB(pid);
-      const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(pid))), 50);
-      await heavy().finally(() => clearInterval(sampler));
+      const { peak } = await peakRssDuring(pid, heavy);
       const back = await settle(pid, idle * 1.5, 60);
       console.log(
         `  ${what.padEnd(42)} peak ${fmt(peak)} MiB, idle after ${fmt(back.seconds, 1)} s: ${fmt(back.rss)} MiB = ${fmt(ratio(back.rss, idle), 2)} × idle ${back.rss <= idle * 1.5 ? '(met)' : '(NOT met)'}`,

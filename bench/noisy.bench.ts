@@ -4,13 +4,12 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import { fmt, ratio, rssMiB, tmpDir, mixedRequests } from './support';
+import { fmt, jsonHeaders, mixedRequests, peakRssDuring, ratio, tmpDir } from './support';
 
 const HTTP_PORT = 47431;
 const MYSQL_PORT = 47432;
 const PG_PORT = 47433;
 const base = `http://127.0.0.1:${HTTP_PORT}`;
-const json = { 'content-type': 'application/json' };
 
 /** The service as `npm start` runs it (the compiled main, every door on), on ports of its own. */
 const startService = async (dataDir: string, logFile: string): Promise<ChildProcess> => {
@@ -51,7 +50,7 @@ const noisyClient = (stop: () => boolean) => {
   const http = async (query: string, params?: Record<string, unknown>) => {
     const res = await fetch(`${base}/api/sql/query`, {
       method: 'POST',
-      headers: json,
+      headers: jsonHeaders,
       body: JSON.stringify({ query, ...(params ? { params } : {}) }),
     });
     const body = (await res.json()) as { type?: string; error_code?: number };
@@ -117,33 +116,32 @@ type Phase = {
 /** 16 clients' ordinary reads and writes for `seconds`, the process's RSS sampled meanwhile. */
 const ordinaryTraffic = async (pid: number, seconds: number, phase: string): Promise<Phase> => {
   const counter = { n: 0 };
-  let peakRss = 0;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMiB(pid))), 100);
-  try {
-    const r = await autocannon({
-      url: base,
-      connections: 16,
-      duration: seconds,
-      requests: [
-        ...mixedRequests('noisy', counter, (n) => ({ name: `${phase}_${n}`, type: 'text', params: { n } })),
-        { method: 'GET', path: '/api/projects/noisy/skills' },
-      ],
-    });
-    return {
-      p50: r.latency.p50,
-      p99: r.latency.p99,
-      rps: r.requests.average,
-      errors: r.errors + r.timeouts,
-      non2xx: r.non2xx,
-      peakRss,
-      refused: Object.entries(r.statusCodeStats ?? {})
-        .filter(([code]) => !code.startsWith('2'))
-        .map(([code, { count }]) => `${code}×${count}`)
-        .join(' '),
-    };
-  } finally {
-    clearInterval(sampler);
-  }
+  const { result: r, peak: peakRss } = await peakRssDuring(
+    pid,
+    () =>
+      autocannon({
+        url: base,
+        connections: 16,
+        duration: seconds,
+        requests: [
+          ...mixedRequests('noisy', counter, (n) => ({ name: `${phase}_${n}`, type: 'text', params: { n } })),
+          { method: 'GET', path: '/api/projects/noisy/skills' },
+        ],
+      }),
+    100,
+  );
+  return {
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    rps: r.requests.average,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+    peakRss,
+    refused: Object.entries(r.statusCodeStats ?? {})
+      .filter(([code]) => !code.startsWith('2'))
+      .map(([code, { count }]) => `${code}×${count}`)
+      .join(' '),
+  };
 };
 
 /** The service's log lines at warning level or above, counted by message (and error, if any). */
@@ -182,7 +180,7 @@ export const benchNoisyNeighbour = async (seconds: number) => {
   try {
     await fetch(`${base}/api/projects`, {
       method: 'POST',
-      headers: json,
+      headers: jsonHeaders,
       body: JSON.stringify({ name: 'noisy' }),
     });
     const duration = Math.max(10, seconds * 2);

@@ -3,11 +3,19 @@
 // bounded (each skill created is updated and deleted by the same connection), so growth that stays
 // is memory the service keeps, not data it was asked to hold.
 import autocannon from 'autocannon';
-import { fmt, loadAverage, rssMiB, startServer, stopServer, tmpDir, mixedRequests } from './support';
+import {
+  fmt,
+  jsonHeaders,
+  loadAverage,
+  mixedRequests,
+  rssMiB,
+  startServer,
+  stopServer,
+  tmpDir,
+} from './support';
 
 const PORT = 47451;
 const base = `http://127.0.0.1:${PORT}`;
-const json = { 'content-type': 'application/json' };
 const IDLE_MS = 5_000;
 
 type Context = { skill?: string };
@@ -26,7 +34,7 @@ const round = async (seconds: number, rate: number, counter: { n: number }) => {
       }),
       {
         method: 'PUT',
-        headers: json,
+        headers: jsonHeaders,
         setupRequest: (req, context: Context) => ({
           ...req,
           path: `/api/projects/soak/skills/${context.skill}`,
@@ -67,7 +75,7 @@ export const benchSoak = async (minutes: number, rate: number) => {
   try {
     await fetch(`${base}/api/projects`, {
       method: 'POST',
-      headers: json,
+      headers: jsonHeaders,
       body: JSON.stringify({ name: 'soak' }),
     });
     await new Promise((r) => setTimeout(r, IDLE_MS));

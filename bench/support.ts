@@ -86,7 +86,7 @@ export const loadAverage = () =>
     .map((l) => fmt(l, 1))
     .join(', ');
 
-const jsonHeaders = { 'content-type': 'application/json' };
+export const jsonHeaders = { 'content-type': 'application/json' };
 
 /**
  * The requests every mixed-traffic bench starts with (load, noisy, soak): the project list, a SQL
@@ -161,6 +161,20 @@ export const rssMiB = (pid: number) => {
     return line ? Number(line.replace(/\D+/g, '')) / 1024 : 0;
   } catch {
     return 0;
+  }
+};
+
+/**
+ * `work`'s result and the peak resident memory of process `pid` while it ran, sampled every
+ * `everyMs` (from /proc: the service in a process of its own).
+ */
+export const peakRssDuring = async <T>(pid: number, work: () => Promise<T>, everyMs = 50) => {
+  let peak = rssMiB(pid);
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(pid))), everyMs);
+  try {
+    return { result: await work(), peak };
+  } finally {
+    clearInterval(sampler);
   }
 };
 
