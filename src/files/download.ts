@@ -1,9 +1,9 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import type { OutboundPolicy } from '../http/outbound';
 import { DomainError, invalid } from '../shared/errors';
 import type { UploadLog } from './uploadLog';
+import { sha256Stage } from './digest';
 
 export const tooLarge = (limit: number) =>
   new DomainError(
@@ -30,12 +30,9 @@ export const receiveUrl = async (
     throw invalid(`Fetching ${url} answered HTTP ${res.status}`, 'Invalid URL');
   }
   let size = 0;
-  // Hashed as it is written: the blob's digest without reading the file again.
-  const hash = crypto.createHash('sha256');
   const counted = async function* (body: AsyncIterable<Uint8Array>) {
     for await (const chunk of body) {
       size += chunk.length;
-      hash.update(chunk);
       log.received(chunk.length);
       if (size > maxBytes) throw tooLarge(maxBytes);
       yield chunk;
@@ -43,7 +40,9 @@ export const receiveUrl = async (
   };
   // One pipeline: the file's back-pressure, and a failed write (a full disk) or a refusal ends
   // both streams and rejects, rather than an 'error' nobody listens to (which ended the process)
-  // or a wait for a 'drain' that never comes.
-  await pipeline(res.body, counted, fs.createWriteStream(target));
-  return { originalName: new URL(url).pathname.split('/').pop() || null, sha256: hash.digest('hex') };
+  // or a wait for a 'drain' that never comes. Hashed as it is written (as a multipart upload is):
+  // the blob's digest without reading the file again.
+  const hashed = sha256Stage();
+  await pipeline(res.body, counted, hashed.stage, fs.createWriteStream(target));
+  return { originalName: new URL(url).pathname.split('/').pop() || null, sha256: hashed.digest() };
 };

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { settled, type AppContext } from '../context';
 import { streamCommand } from '../projectCommand';
-import { DomainError, invalid, notFound } from '../shared/errors';
+import { invalid, isNotFoundError, notFound } from '../shared/errors';
 import { nameKey } from '../shared/names';
 import type { Unstamped } from '../shared/params';
 import type { BlobStore } from '../storage/blobs';
@@ -197,8 +197,7 @@ export const filesService = (ctx: AppContext, blobs: BlobStore) => {
         await settled(ctx, deleted.lastPosition);
         await settled(ctx, released);
       } catch (error) {
-        if (error instanceof DomainError && error.kind === 'NotFound')
-          throw notFound(`There is no file with name '${name}'`, 'File not found');
+        if (isNotFoundError(error)) throw notFound(`There is no file with name '${name}'`, 'File not found');
         throw error;
       }
     },

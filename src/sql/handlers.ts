@@ -1,5 +1,5 @@
 import { resourceName } from '../shared/names';
-import { DomainError, invalid } from '../shared/errors';
+import { invalid, isNotFoundError } from '../shared/errors';
 import type { Params } from '../shared/params';
 import type { OkAnswer, TableAnswer } from './answers';
 import type { Deadline } from './deadline';
@@ -110,15 +110,13 @@ export const optionObject = (key: string, v: UsingValue): Params => {
   throw invalid(`${key} must be a JSON object`);
 };
 
-const isNotFound = (e: unknown) => e instanceof DomainError && e.kind === 'NotFound';
-
 /** Whether a look-up finds its resource (its NotFound is an answer; any other error is thrown). */
 export const exists = async (get: () => Promise<unknown>) => {
   try {
     await get();
     return true;
   } catch (error) {
-    if (isNotFound(error)) return false;
+    if (isNotFoundError(error)) return false;
     throw error;
   }
 };
@@ -128,7 +126,7 @@ export const unlessMissing = async (ifExists: boolean, remove: () => Promise<unk
   try {
     await remove();
   } catch (error) {
-    if (!(ifExists && isNotFound(error))) throw error;
+    if (!(ifExists && isNotFoundError(error))) throw error;
   }
 };
 

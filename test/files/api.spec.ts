@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -5,7 +6,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { sharedData } from '../support/data';
 import { problemOf, startPostgresCluster, startTestApp, storeKinds, type TestApp } from '../support/app';
-import { givenFile, uniqueName } from '../support/world';
+import { eventsOf, givenFile, uniqueName } from '../support/world';
 
 const HOME_RENTALS = sharedData('home_rentals.csv');
 
@@ -309,6 +310,9 @@ describe('URL uploads when enabled', () => {
       .send({ source_type: 'url', source: `http://127.0.0.1:${port}/data.csv` })
       .expect(200);
     expect(ok.body).toMatchObject({ name: 'remote', row_count: 2, original_name: 'data.csv' });
+    // Hashed as it was written to disk (not read again): the digest the log records is the bytes'.
+    const uploaded = (await eventsOf(t, 'file-remote')).filter((e) => e.type === 'FileUploaded').at(-1);
+    expect(uploaded?.data.digest).toBe(crypto.createHash('sha256').update('a,b\n1,2\n3,4\n').digest('hex'));
   });
 
   it('answers 400 naming the HTTP status when the server has no such file', async () => {
