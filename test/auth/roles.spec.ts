@@ -28,6 +28,13 @@ const ROUTES: {
     status: 200,
   },
   {
+    // An upload's progress is a read like any GET: no upload is under way here, so 404 is its answer.
+    kind: 'read an upload under way (GET /api/files/{name}/upload)',
+    request: (t, c) => t.http.get('/api/files/not_uploading/upload').set('Cookie', c),
+    allowed: ['admin', 'editor', 'analyst'],
+    status: 404,
+  },
+  {
     kind: 'create a resource (POST …/skills)',
     request: (t, c, role) =>
       t.http

@@ -91,6 +91,8 @@ describe.each(storeKinds)('personal access tokens on %s', (store) => {
     const refused = await t.http.get('/api/projects/other_p/skills').set('Authorization', bearer).expect(403);
     expect(problemOf(refused).detail).toBe('This token reaches only project scoped_p');
     await t.http.get('/api/databases').set('Authorization', bearer).expect(403);
+    // Files are no project's: not an upload's progress either.
+    await t.http.get('/api/files/any_name/upload').set('Authorization', bearer).expect(403);
     const ask = (query: string) =>
       t.http
         .post('/api/sql/query')
