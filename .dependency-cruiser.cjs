@@ -6,9 +6,9 @@
  * - a capability (slice) uses another only through its state (`state.ts`: pure types and rules) or
  *   through ports it declares and the composition root fills; projects, the container every
  *   resource lives in, also offers its aggregate and its directory port;
- * - the SQL interface, like HTTP, is over every capability, but imports none at run time: it names
- *   their operations as types (src/sql/ports.ts, src/sql/slicePorts.ts) and is handed the rest by
- *   the composition root (src/wiring/sqlSlices.ts).
+ * - the SQL interface, like HTTP, is over every capability, but imports none, not even a type: it
+ *   declares what it needs in its own terms (src/sql/ports.ts, src/sql/slicePorts.ts) and the
+ *   composition root adapts the services to it (src/wiring/sqlPorts.ts, src/wiring/sqlSlices.ts).
  */
 // Infrastructure and engines are listed; every other folder of src/ is a capability, so a new
 // slice is held to the rules the day its folder appears, without editing this file.
@@ -108,9 +108,9 @@ module.exports = {
       name: 'sql-imports-no-capability',
       severity: 'error',
       comment:
-        "The SQL interface names capabilities' operations and shapes as types only: what runs of them (their statements, look-ups, catalogs, registrations) is handed to it by the composition root (src/wiring/sqlSlices.ts), so no capability and src/sql import each other at run time.",
+        "The SQL interface declares what it needs of the capabilities in its own terms (src/sql/ports.ts, src/sql/slicePorts.ts); the composition root adapts the services and hands over the slices' statements, look-ups and catalogs (src/wiring/sqlPorts.ts, src/wiring/sqlSlices.ts). So src/sql names no capability, not even a type, and no capability's change of signature reaches it.",
       from: { path: '^src/sql/' },
-      to: { path: `^src/${SLICES}/`, dependencyTypesNot: ['type-only'] },
+      to: { path: `^src/${SLICES}/` },
     },
   ],
   options: {

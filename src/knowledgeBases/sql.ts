@@ -11,6 +11,7 @@ import {
   ownProject,
   ok,
   projectOf,
+  type KnowledgeBaseRows,
   type StatementContext,
   type SqlCatalog,
   type SqlLookups,
@@ -123,7 +124,7 @@ export const knowledgeBaseStatements = (kbs: KnowledgeBases) =>
  * (the documents whose chunks match the condition). Any other INSERT or DELETE into a project is
  * refused: the read model changes only through commands.
  */
-export const knowledgeBaseRows = (kbs: KnowledgeBases) => ({
+export const knowledgeBaseRows = (kbs: KnowledgeBases): KnowledgeBaseRows => ({
   insert: async (statement: StatementOf<'Insert'>, context: StatementContext) => {
     const kb = await kbs.exists(projectOf(statement.target, context), statement.target.name);
     if (!kb) throw refused('INSERT INTO', statement.target);
@@ -142,8 +143,6 @@ export const knowledgeBaseRows = (kbs: KnowledgeBases) => ({
     return { type: 'ok' as const, affected_rows: deleted };
   },
 });
-
-export type KnowledgeBaseRows = ReturnType<typeof knowledgeBaseRows>;
 
 /** information_schema.KNOWLEDGE_BASES, and every project's knowledge_bases table. */
 export const knowledgeBaseCatalog = {

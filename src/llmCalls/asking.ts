@@ -7,6 +7,7 @@ import {
   type LlmClient,
   type LlmSettings,
 } from '../engines/llm';
+import type { LlmQueryBudget } from '../engines/llm/functionAsk';
 import type { LlmPrompt } from '../engines/llm/llmModelSpec';
 import { describeRefusal, LlmBudgetExceeded, type SpendingPort } from '../llmBudgets/state';
 import { DomainError, forbidden } from '../shared/errors';
@@ -30,16 +31,6 @@ export class LlmCallsCapExceeded extends DomainError {
     super('PayloadTooLarge', 'Too many LLM calls', detail);
   }
 }
-
-/**
- * One SQL query's LLM calls, shared by every function it calls (LLM(), LLM_FILTER, LLM_REDUCE,
- * LLM_RERANK): recorded on one stream, and held together to LLM_SQL_MAX_CALLS.
- */
-export type LlmQueryBudget = {
-  readonly queryId: string;
-  /** Provider requests planned so far by the query's earlier asks. */
-  planned: number;
-};
 
 /** How one ask of a query goes: its query's budget, and what an answer must be. */
 export type AskOptions = {

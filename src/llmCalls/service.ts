@@ -10,12 +10,8 @@ import {
 import { invalid, isDomainError } from '../shared/errors';
 import { answerCache } from './answerCache';
 import { askAll, type Asking } from './asking';
-import {
-  answerFunctionAsk,
-  FUNCTION_NAMES,
-  type LlmFunctionAnswer,
-  type LlmFunctionAsk,
-} from './functionAsks';
+import { answerFunctionAsk, FUNCTION_NAMES } from './functionAsks';
+import type { LlmFunctionAnswer, LlmFunctionAsk } from '../engines/llm/functionAsk';
 import { llmClientPool } from './clients';
 import {
   configProblem,
@@ -25,7 +21,6 @@ import {
   type LlmModelDefinition,
 } from './settings';
 
-export type { LlmFunctionAsk, LlmFunctionAnswer, LlmFunctionKind } from './functionAsks';
 /** One SQL query's calls: what stops them, and the project they are about. */
 type LlmQueryOptions = {
   readonly signal?: AbortSignal;

@@ -38,6 +38,15 @@ export type StatementHandlers<K extends StatementKindName = StatementKindName> =
 };
 
 /**
+ * The two writes a knowledge base takes in a project (src/knowledgeBases/sql.ts): INSERT (its rows
+ * become documents) and DELETE (the documents whose chunks match the condition).
+ */
+export type KnowledgeBaseRows = {
+  readonly insert: (statement: StatementOf<'Insert'>, context: StatementContext) => Promise<OkAnswer>;
+  readonly delete: (statement: StatementOf<'Delete'>, context: StatementContext) => Promise<OkAnswer>;
+};
+
+/**
  * How a capability's projection tables show in SQL: its information_schema tables, the tables every
  * project has, and what a caller scoped to one project reads of its rows. `src/sql/catalog/catalog.ts`
  * builds the catalog from every slice's (listed once in `src/wiring/sqlSlices.ts`).

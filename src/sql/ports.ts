@@ -1,52 +1,41 @@
-import type { AgentRunsService } from '../agentRuns/service';
-import type { AgentsService } from '../agents/service';
-import type { AgentEvaluationsService } from '../agents/evaluation';
-import type { ChatbotsService } from '../chatbots/service';
-import type { DatabasesService } from '../databases/service';
-import type { FilesService } from '../files/service';
-import type { JobsService } from '../jobs/service';
-import type { ViewsService } from '../views/service';
-import type { TriggersService } from '../triggers/service';
-import type { IntegrationWritesService } from '../integrationWrites/service';
-import type { KnowledgeBasesService } from '../knowledgeBases/service';
-import type { MlEnginesService } from '../mlEngines/service';
-import type { ModelsService } from '../models/service';
-import type { LlmCallsService } from '../llmCalls/service';
-import type { LlmBudgetsService } from '../llmBudgets/service';
-import type { ProjectsService } from '../projects/service';
-import type { SkillsService } from '../skills/service';
+import type { Predictions } from './pipeline/plan';
 
 /**
- * What the SQL interface needs of each capability: the same operations the REST routes call, so a
- * statement runs the same commands, deciders and validation as the matching request. The SQL layer
- * is an interface over every capability, like HTTP; it names their operations here (types only)
- * and is handed the services by the composition root.
+ * What the SQL core needs of the capabilities, in its own terms. It names no capability, not even
+ * a type: the composition root (src/wiring/sqlPorts.ts) adapts the services to these shapes, as it
+ * hands the slices' statements over (src/sql/slicePorts.ts). So src/sql and the capabilities do not
+ * import each other, and a capability's service can change its own signatures without src/sql.
  */
 export type SqlPorts = {
-  readonly projects: Pick<ProjectsService, 'find' | 'create' | 'remove'>;
-  readonly databases: Pick<
-    DatabasesService,
-    'exists' | 'create' | 'remove' | 'requireIntegration' | 'findIntegration'
-  >;
-  readonly files: Pick<FilesService, 'find' | 'digestOf' | 'tempPath' | 'register' | 'markdownFromUrl'>;
-  readonly skills: Pick<SkillsService, 'get' | 'run'>;
-  readonly agents: Pick<AgentsService, 'get' | 'run'>;
-  readonly agentEvaluations: Pick<AgentEvaluationsService, 'evaluate'>;
-  readonly chatbots: Pick<ChatbotsService, 'get' | 'run'>;
-  readonly mlEngines: Pick<MlEnginesService, 'create' | 'remove'>;
-  readonly agentRuns: Pick<AgentRunsService, 'complete' | 'findAgentName'>;
-  readonly knowledgeBases: Pick<
-    KnowledgeBasesService,
-    'exists' | 'create' | 'remove' | 'insertQuery' | 'deleteWhere' | 'source' | 'evaluate'
-  >;
-  readonly jobs: Pick<JobsService, 'create' | 'remove'>;
-  readonly views: Pick<ViewsService, 'create' | 'update' | 'remove' | 'queryOf'>;
-  readonly integrationWrites: IntegrationWritesService;
-  readonly triggers: Pick<TriggersService, 'create' | 'remove'>;
-  readonly models: Pick<
-    ModelsService,
-    'exists' | 'create' | 'retrain' | 'finetune' | 'remove' | 'describe' | 'predictor' | 'llmModel'
-  >;
-  readonly llmCalls: Pick<LlmCallsService, 'answerModel' | 'answerFunction'>;
-  readonly llmBudgets: Pick<LlmBudgetsService, 'set' | 'drop'>;
+  /** What FROM and the SQL functions evaluate: models, agents, knowledge bases, LLMs, documents. */
+  readonly predictions: Predictions;
+  readonly projectExists: (name: string) => Promise<boolean>;
+  /** A project or an integration of that name. */
+  readonly databaseExists: (name: string) => Promise<boolean>;
+  /** DESCRIBE of a model (and whether a dotted name is one). */
+  readonly models: {
+    exists(project: string, ref: string): Promise<boolean>;
+    describe(project: string, ref: string, attribute?: string): Promise<unknown>;
+  };
+  /** A write sent to an integration, recorded on the log once it is done. */
+  readonly recordIntegrationWrite: (write: IntegrationWriteRecord) => Promise<unknown>;
+  /** CREATE TABLE / INSERT INTO files.<name>: a new file's content registered as an upload is. */
+  readonly files: {
+    /** The live file's digest as the read model has it (null: none), read before its rows are. */
+    digestOf(name: string): Promise<string | null>;
+    /** Where a new file may be written before it is registered (inside DuckDB's allowed directory). */
+    tempPath(): string;
+    /** `expected`: the digest the new content was made from (null: no file); a change since is a conflict. */
+    register(name: string, path: string, originalName: string, expected?: string | null): Promise<unknown>;
+  };
+};
+
+/** A write done in an integration, as the log records it. */
+export type IntegrationWriteRecord = {
+  readonly database: string;
+  readonly table: string;
+  readonly statement:
+    'CREATE TABLE' | 'CREATE OR REPLACE TABLE' | 'INSERT' | 'UPDATE' | 'DELETE' | 'DROP TABLE';
+  readonly text: string;
+  readonly rowsAffected: number;
 };

@@ -1,15 +1,15 @@
 import os from 'node:os';
 import path from 'node:path';
+import type { Externals } from './faces/integration/federation';
 import type { AppContext } from '../context';
 import { quoteMysqlIdent } from '../shared/quoting';
 import { catalogResolver, catalogTables, type CatalogResolver } from './catalog/catalog';
 import { configureServerPaths, domainErrorOf, externalError, SqlError } from './errors';
 import { leadingKeyword, trimStatement } from './lexical';
-import { preparedCache, type Predictions, type SelectDeps, type SelectLimits } from './pipeline/select';
+import { preparedCache, type SelectDeps, type SelectLimits } from './pipeline/select';
 import { oneChunk } from './pipeline/selectStream';
 import { SELECT_LIKE } from './pipeline/selectText';
 import { agentSqlPort } from './faces/agent/agentTools';
-import type { ExternalDatabases } from '../databases/pools';
 import type { SqlPorts } from './ports';
 import { invalid } from '../shared/errors';
 import { introspection } from './catalog/introspection';
@@ -24,32 +24,9 @@ import { currentRequest } from '../shared/requestContext';
 import { rolePolicy } from './statements/roles';
 import type { TablePolicy } from './pipeline/plan';
 import { unobserved, type SqlObserver } from './observer';
-import { llmFunctionAnswers, llmModelAnswers } from './faces/llm/llmAnswers';
-import { markdownSources } from './faces/markdown/markdownSources';
 import { answerCache, ownWritesApplied } from './pipeline/answerCache';
 import { checkQuerySize, queryReader, selectInput, type QueryReader } from './pipeline/query';
 import { statementDispatcher } from './statements/dispatcher';
-
-/**
- * Models queried as tables predict; agents queried as tables answer (each answer a run of its own,
- * outside the reader the query holds: an agent's tools read through readers of their own).
- */
-const predictionsOf = (ctx: AppContext, services: SqlPorts): Predictions => ({
-  predictor: (project, name) => services.models.predictor(project, name),
-  ask: (project, agent, question, signal) =>
-    ctx.duck.detached(() =>
-      services.agentRuns.complete(
-        { project, agent, messages: [{ question }], via: 'sql' },
-        { signal, waitForRecord: true },
-      ),
-    ),
-  // A question's embedding may come from a provider: asked outside the reader the query holds.
-  knowledgeBase: (project, name, question, signal) =>
-    ctx.duck.detached(() => services.knowledgeBases.source(project, name, question, signal)),
-  llmModel: (project, name) => llmModelAnswers(ctx, services, project, name),
-  llmFunction: (prompts, project, signal) => llmFunctionAnswers(ctx, services)(prompts, project, signal),
-  toMarkdown: markdownSources(ctx, services.files),
-});
 
 /** The endpoint's bounds on one SELECT (SQL_ROW_LIMIT, SQL_TIMEOUT_MS, …), from the configuration. */
 const limitsOf = (config: AppContext['config']): SelectLimits => ({
@@ -78,11 +55,11 @@ const hideServerPaths = (config: AppContext['config']) =>
   ]);
 
 /** What statements' handlers run on: the pipeline's own (SHOW, DESCRIBE, USE, SET, table writes) and the slices'. */
-const statementHandlers = (
+const statementHandlers = <ModelAnswer>(
   ctx: AppContext,
-  slices: SqlSlices,
+  slices: SqlSlices<ModelAnswer>,
   services: SqlPorts,
-  externals: ExternalDatabases,
+  externals: Externals,
   catalog: CatalogResolver,
   query: QueryReader,
   callerPolicy: () => TablePolicy | undefined,
@@ -90,7 +67,7 @@ const statementHandlers = (
   /** A write's rows: the whole answer of its SELECT, read under the caller's policy as its SELECTs are. */
   const selectAll: SelectAll = (sql, db, params) => query.read('write', { sql, db, params });
   return {
-    ...slices.statements(services),
+    ...slices.statements,
     ...pipelineStatements({
       introspection: introspection({
         internal: (sql, db, deadline, params, placeholders) =>
@@ -103,24 +80,18 @@ const statementHandlers = (
           (await ctx.duck.query('SELECT name FROM duckdb_settings() WHERE lower(name) = lower(?)', [name]))
             .length > 0,
       }),
-      databaseExists: (name) => services.databases.exists(name),
+      databaseExists: services.databaseExists,
       integrationWrites: integrationWritesOf({
         catalog,
         externals,
-        record: (write) => services.integrationWrites.record(write),
+        record: services.recordIntegrationWrite,
         selectAll,
       }),
       fileWrites: fileWritesOf({
         selectAll,
-        files: {
-          digestOf: (name) => services.files.digestOf(name),
-          tempPath: () => services.files.tempPath(),
-          register: (name, path, originalName, expected) =>
-            services.files.register(name, path, originalName, { expected }),
-          withReader: (work) => ctx.duck.withReader(work),
-        },
+        files: { ...services.files, withReader: (work) => ctx.duck.withReader(work) },
       }),
-      knowledgeBaseRows: slices.knowledgeBaseRows(services),
+      knowledgeBaseRows: slices.knowledgeBaseRows,
     }),
   };
 };
@@ -145,12 +116,12 @@ const tablesShownBy =
     return answer.data.map((row) => String(row[0]));
   };
 
-export const sqlService = (
+export const sqlService = <ModelAnswer>(
   ctx: AppContext,
   /** The capabilities' statements and look-ups (src/wiring/sqlSlices.ts): src/sql imports none. */
-  slices: SqlSlices,
+  slices: SqlSlices<ModelAnswer>,
   services: SqlPorts,
-  externals: ExternalDatabases,
+  externals: Externals,
   /** Told of every statement answered and every cache look-up (the operator's metrics). */
   observer: SqlObserver = unobserved,
 ) => {
@@ -159,7 +130,7 @@ export const sqlService = (
   const tables = catalogTables(slices.catalogs);
   const catalog = catalogResolver(
     {
-      ...slices.lookups(services),
+      ...slices.lookups,
       // information_schema.COLUMNS lists views' and knowledge bases' columns as SELECT * answers them.
       columnsOf: (project, name) =>
         objectColumnsOf(
@@ -176,7 +147,7 @@ export const sqlService = (
     // A plan reads the resource tables only (names resolved, views expanded): activity does not move it.
     cache: preparedCache(() => ctx.projections.resourceVersion, observer.cacheLookup),
     externals,
-    predictions: predictionsOf(ctx, services),
+    predictions: services.predictions,
     activityTablesRead: (sql) => {
       const names = tables.namesReadBy(sql);
       return [...ctx.projections.activityTables].filter((table) => names.has(table));
@@ -240,11 +211,11 @@ export const sqlService = (
 };
 
 /** What REST requests read through the SQL service: a model's statement, a view's check, a request's rows. */
-const restReads = (
+const restReads = <ModelAnswer>(
   ctx: AppContext,
-  slices: SqlSlices,
+  slices: SqlSlices<ModelAnswer>,
   services: SqlPorts,
-  externals: ExternalDatabases,
+  externals: Externals,
   catalog: CatalogResolver,
   /** The tables every project has: no view may take their names. */
   projectTables: readonly string[],
@@ -252,7 +223,7 @@ const restReads = (
   execute: (sql: string, context: SqlContext, params: Record<string, unknown>) => Promise<SqlAnswer>,
   callerPolicy: () => TablePolicy | undefined,
 ) => {
-  const createModelFromRest = slices.createModelFromText(services);
+  const createModelFromRest = slices.createModelFromText;
   const queryRowsAsCaller = async (database: string, sql: string, policy: TablePolicy | undefined) => {
     await ownWritesApplied(ctx);
     const integration = await catalog.integration(database);
@@ -322,4 +293,4 @@ const restReads = (
   };
 };
 
-export type SqlService = ReturnType<typeof sqlService>;
+export type SqlService<ModelAnswer = unknown> = ReturnType<typeof sqlService<ModelAnswer>>;

@@ -33,6 +33,7 @@ import { sqlRoutes, type SqlPort } from '../sql/routes';
 import { speaking } from '../doorway/dialect';
 import { mysqlDialect } from '../mysql';
 import type { SqlService } from '../sql/service';
+import type { ModelView } from '../models/present';
 import { asOfReads } from '../http/asOf';
 import { operationsRoutes } from '../system/operations';
 import { systemRoutes, VERSION, type ReadModelStatus } from '../system/routes';
@@ -49,7 +50,7 @@ import { a2aRoutes } from '../a2a/routes';
 export const buildHttpApp = (
   ctx: AppContext,
   services: Services,
-  sql: SqlService,
+  sql: SqlService<ModelView>,
   readModel: ReadModelStatus,
   operator: OperatorView,
 ): { app: Express; api: Api; close: () => void } => {

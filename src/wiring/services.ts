@@ -22,7 +22,8 @@ import { skillBody } from '../skills/present';
 import { skillsService } from '../skills/service';
 import { jobStatementProblem } from '../sql/statements/statementProblem';
 import { sqlService } from '../sql/service';
-import { sqlSlices } from './sqlSlices';
+import { sqlSlicesOf } from './sqlSlices';
+import { sqlPortsOf } from './sqlPorts';
 import type { BlobStore } from '../storage/blobs';
 import { callerRows, callerWrite } from './callerRows';
 import { agentEvaluationsService } from './agentEvaluations';
@@ -184,7 +185,7 @@ export const buildServices = (
     integrationWrites,
     triggers,
   };
-  const sql = sqlService(ctx, sqlSlices, services, externals, sqlObserver);
+  const sql = sqlService(ctx, sqlSlicesOf(services), sqlPortsOf(ctx, services), externals, sqlObserver);
   return { services, sql, triggerSource };
 };
 export type Services = ReturnType<typeof buildServices>['services'];

@@ -28,11 +28,12 @@ import { skillCatalog, skillStatements } from '../skills/sql';
 import { triggerCatalog, triggerStatements } from '../triggers/sql';
 import { viewCatalog, viewLookup, viewStatements } from '../views/sql';
 import type { SqlCatalog, SqlLookups } from '../sql/handlers';
-import type { SqlPorts } from '../sql/ports';
+import type { ModelView } from '../models/present';
+import type { SliceServices } from './sqlPorts';
 import type { SqlSlices } from '../sql/slicePorts';
 
 /** What the models slice's statements need of the others (DROP MODEL drops a view, as MindsDB). */
-const modelSqlPorts = (ports: SqlPorts): ModelSqlPorts => ({
+const modelSqlPorts = (ports: SliceServices): ModelSqlPorts => ({
   models: ports.models,
   databaseExists: (name) => ports.databases.exists(name),
   views: {
@@ -46,7 +47,7 @@ const modelSqlPorts = (ports: SqlPorts): ModelSqlPorts => ({
  * SQL service adds its own (SHOW, DESCRIBE, USE, SET, table writes) and the whole map is checked
  * complete by type there.
  */
-const sliceStatements = (ports: SqlPorts) => ({
+const sliceStatements = (ports: SliceServices) => ({
   ...projectStatements(ports.projects),
   ...databaseStatements({ databases: ports.databases, createProject: (name) => ports.projects.create(name) }),
   ...skillStatements(ports.skills),
@@ -87,7 +88,7 @@ export const sliceCatalogs: readonly SqlCatalog[] = [
 ];
 
 /** How each kind of name in a query is recognised, each by the slice that owns it, listed once. */
-const sliceLookups = (ports: SqlPorts): SqlLookups => ({
+const sliceLookups = (ports: SliceServices): SqlLookups => ({
   ...projectLookup(ports.projects),
   ...fileLookup(ports.files),
   ...integrationLookup(ports.databases),
@@ -99,13 +100,14 @@ const sliceLookups = (ports: SqlPorts): SqlLookups => ({
 
 /**
  * What the SQL service is handed of the capabilities (src/sql imports none of them): their
- * statements, how their names are recognised, and the two statements REST runs through SQL.
+ * statements, how their names are recognised, and the two statements REST runs through SQL, each
+ * given the services it runs on.
  */
-export const sqlSlices: SqlSlices = {
-  statements: sliceStatements,
-  lookups: sliceLookups,
+export const sqlSlicesOf = (ports: SliceServices): SqlSlices<ModelView> => ({
+  statements: sliceStatements(ports),
+  lookups: sliceLookups(ports),
   catalogs: sliceCatalogs,
-  createModelFromText: (ports) => createModelFromText(modelSqlPorts(ports)),
-  knowledgeBaseRows: (ports) => knowledgeBaseRows(ports.knowledgeBases),
+  createModelFromText: createModelFromText(modelSqlPorts(ports)),
+  knowledgeBaseRows: knowledgeBaseRows(ports.knowledgeBases),
   registrations: registrationsOf,
-};
+});

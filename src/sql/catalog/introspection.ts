@@ -1,13 +1,14 @@
 import { DESCRIBE_ATTRIBUTES } from '../../shared/modelAttributes';
+import type { Externals } from '../faces/integration/federation';
 import type { CatalogResolver } from './catalog';
 import type { TablePolicy } from '../pipeline/plan';
-import type { ExternalDatabases } from '../../databases/pools';
 import type { Deadline } from '../deadline';
 import { externalError, SqlError, SqlErrorCode } from '../errors';
 import { toDuckDbDialect } from '../lexical';
 import { isClientSessionVariable, mysqlCompatAnswers } from '../statements/mysqlCompat';
 import type { MindsStatement } from '../parse';
 import type { SqlPorts } from '../ports';
+import type { ExternalDatabase } from '../../integrations/drivers';
 import type { TableAnswer } from '../answers';
 import { catalogColumnsQuery, listedColumns } from '../../shared/sqlAnswers';
 import { nameKey } from '../../shared/names';
@@ -27,9 +28,9 @@ type InternalQuery = (
 /** What SHOW, DESCRIBE and SET read with. */
 type IntrospectionDeps = {
   internal: InternalQuery;
-  services: Pick<SqlPorts, 'projects' | 'databases' | 'models'>;
+  services: Pick<SqlPorts, 'projectExists' | 'databaseExists' | 'models'>;
   catalog: CatalogResolver;
-  externals: ExternalDatabases;
+  externals: Externals;
   /** The caller's table policy: what it names is checked as its SELECTs would be. */
   policy: () => TablePolicy | undefined;
   settingExists: (name: string) => Promise<boolean>;
@@ -42,7 +43,7 @@ const str = quoteString;
  * same listing); a database that cannot be reached says so here, where TABLES leaves it out.
  */
 const externalTables = async (
-  db: Awaited<ReturnType<ExternalDatabases['get']>>,
+  db: ExternalDatabase,
   integration: string,
   s: Extract<MindsStatement, { kind: 'Show' }>,
   column: string,
@@ -79,7 +80,7 @@ const shows = ({ internal, services, catalog, externals, policy }: Introspection
     return { clause: ` WHERE ${d.sql}`, placeholders: d.placeholders };
   };
 
-  const isProject = async (name: string) => (await services.projects.find(name)) !== undefined;
+  const isProject = services.projectExists;
 
   const show = async (
     s: Extract<MindsStatement, { kind: 'Show' }>,
@@ -112,7 +113,7 @@ const shows = ({ internal, services, catalog, externals, policy }: Introspection
         );
       case 'TABLES': {
         const target = s.from ?? db;
-        if (!(await services.databases.exists(target)))
+        if (!(await services.databaseExists(target)))
           throw new SqlError(SqlErrorCode.UnknownDatabase, `Database ${target} does not exist`);
         const column = `Tables_in_${target}`;
         policy()?.check(target, '(tables)');

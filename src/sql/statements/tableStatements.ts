@@ -1,4 +1,4 @@
-import type { KnowledgeBaseRows } from '../../knowledgeBases/sql';
+import type { KnowledgeBaseRows } from '../handlers';
 import { withinDeadline } from '../deadline';
 import { SqlError, SqlErrorCode } from '../errors';
 import type { FileWrites } from '../writes/fileWrites';

@@ -1,27 +1,19 @@
 import type { ExternalDatabase } from '../../integrations/drivers';
-import type { ExternalDatabases } from '../../databases/pools';
 import { closingParen, significant, SqlSyntaxError, tokenize } from '../../shared/sqlTokens';
-import { positional } from '../faces/integration/federation';
+import { positional, type Externals } from '../faces/integration/federation';
 import type { OkAnswer, TableAnswer } from '../answers';
 import type { CatalogResolver } from '../catalog/catalog';
 import { externalError, SqlError, SqlErrorCode, toSqlError } from '../errors';
 import { leadingKeyword, toDuckDbDialect, trimStatement } from '../lexical';
 import type { MindsStatement } from '../parse';
+import type { IntegrationWriteRecord, SqlPorts } from '../ports';
+
+type WriteKind = IntegrationWriteRecord['statement'];
 
 export type IntegrationWriteStatement = Extract<
   MindsStatement,
   { kind: 'CreateTable' | 'UpdateTable' | 'DropTable' | 'Insert' | 'Delete' }
 >;
-
-type WriteKind = 'CREATE TABLE' | 'CREATE OR REPLACE TABLE' | 'INSERT' | 'UPDATE' | 'DELETE' | 'DROP TABLE';
-
-type RecordedWrite = {
-  database: string;
-  table: string;
-  statement: WriteKind;
-  text: string;
-  rowsAffected: number;
-};
 
 /** Rows per INSERT sent to the database (PostgreSQL binds at most 65,535 parameters). */
 const batchRows = (columns: number) => Math.max(1, Math.min(1000, Math.floor(60_000 / Math.max(1, columns))));
@@ -187,9 +179,9 @@ const createTable = async (
  */
 export const integrationWritesOf = (deps: {
   catalog: CatalogResolver;
-  externals: ExternalDatabases;
+  externals: Externals;
   selectAll: SelectAll;
-  record: (write: RecordedWrite) => Promise<unknown>;
+  record: SqlPorts['recordIntegrationWrite'];
 }) => {
   const write = async (
     statement: IntegrationWriteStatement,

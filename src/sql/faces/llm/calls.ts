@@ -7,7 +7,7 @@ import {
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import type { LlmFunctionAnswer, LlmFunctionAsk, LlmFunctionKind } from '../../../llmCalls/service';
+import type { LlmFunctionAnswer, LlmFunctionAsk, LlmFunctionKind } from '../../../engines/llm/functionAsk';
 import {
   isNode,
   nodeAt,
