@@ -21,6 +21,7 @@ import { cacheAfterOwnWrites, readsAfterOwnWrites, tableCachesAfterOwnWrites } f
 import { systemClock, type Clock } from './shared/time';
 import { withRequest } from './shared/requestContext';
 import { WriteAccepted } from './shared/errors';
+import { heapKeeper } from './shared/heapKeeper';
 import { startChatbotWork } from './wiring/chatbots';
 import { buildHttpApp } from './wiring/http';
 import { operatorView } from './wiring/operations';
@@ -199,6 +200,8 @@ export const createApp = async (
     },
     operator,
   );
+  // Heavy work over (a training's rows, a large answer), an idle process gives its heap back.
+  const heap = heapKeeper({ everyMs: 5_000, logger });
   return {
     ctx,
     services,
@@ -208,6 +211,7 @@ export const createApp = async (
     app,
     api,
     close: async () => {
+      heap.stop();
       // Let trainings this process started finish recording (bounded), then stop. The bound's timer
       // is unref'd and cleared: left running, it kept a process that had closed everything alive
       // for 10 s (and, as any timer, the async context it was made in reachable).

@@ -1,0 +1,88 @@
+import v8 from 'node:v8';
+import { fullCollection, heapKeeper } from '../../src/shared/heapKeeper';
+import { until } from '../support/until';
+
+const MIB = 2 ** 20;
+const heapSize = () => v8.getHeapStatistics().total_heap_size;
+
+/** Enough to double this worker's heap (a spec file's worker holds what its earlier files left). */
+const doubling = () => Math.max(300, Math.ceil(heapSize() / MIB));
+
+/** About `mib` MiB of objects in the old generation, dropped by the caller when it lets go of them. */
+const heavyWork = (mib: number) => {
+  const rows: number[][] = [];
+  // Rows of ten numbers, as a training's rows are read: about 100 bytes each.
+  for (let i = 0; i < (mib * MIB) / 100; i++)
+    rows.push([i, i + 1, i + 2, i + 3, i + 4, i + 5, i + 6, i + 7, i + 8, i + 9]);
+  return rows.length;
+};
+
+/** Keeps the event loop busy for `ms`, in slices, so that every look finds it busy. */
+const busyFor = async (ms: number) => {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const slice = Date.now() + 40;
+    while (Date.now() < slice);
+    await new Promise((r) => setImmediate(r));
+  }
+};
+
+describe('the heap keeper gives memory back once heavy work is over', () => {
+  // Each test starts from a collected heap: what the one before left is not this test's growth.
+  beforeEach(() => fullCollection()());
+
+  it('given heavy work that left its garbage, when the process is idle, then one full collection brings the heap back', async () => {
+    const keeper = heapKeeper({ everyMs: 100, minimumBytes: 64 * MIB });
+    try {
+      const before = heapSize();
+      expect(heavyWork(doubling())).toBeGreaterThan(0);
+      const grown = heapSize();
+      // The garbage is there: V8 collects it by itself only when the heap reaches its next limit.
+      expect(grown - before).toBeGreaterThan(64 * MIB);
+      await until(
+        'the keeper to collect',
+        async () => (keeper.collections > 0 ? true : undefined),
+        20_000,
+        50,
+      );
+      expect(keeper.collections).toBe(1);
+      expect(heapSize()).toBeLessThan(grown - 64 * MIB);
+    } finally {
+      keeper.stop();
+    }
+  });
+
+  it('given a heap that grew and a busy event loop, then the keeper leaves the heap to V8', async () => {
+    const keeper = heapKeeper({ everyMs: 100, minimumBytes: 64 * MIB });
+    try {
+      const kept: number[][] = [];
+      for (let i = 0; i < (200 * MIB) / 100; i++) kept.push([i, i, i, i, i, i, i, i, i, i]);
+      await busyFor(1_000);
+      expect(keeper.collections).toBe(0);
+      expect(kept.length).toBeGreaterThan(0);
+    } finally {
+      keeper.stop();
+    }
+  });
+
+  it('given live data that fills the heap, when idle, then the keeper collects once and not again', async () => {
+    const keeper = heapKeeper({ everyMs: 100, minimumBytes: 64 * MIB });
+    try {
+      const live: number[][] = [];
+      const rows = (doubling() * MIB) / 100;
+      for (let i = 0; i < rows; i++) live.push([i, i, i, i, i, i, i, i, i, i]);
+      await until(
+        'the keeper to collect',
+        async () => (keeper.collections > 0 ? true : undefined),
+        20_000,
+        50,
+      );
+      // The live rows stay: the heap they fill is the keeper's new floor.
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(keeper.collections).toBe(1);
+      expect(live.length).toBe(rows);
+    } finally {
+      keeper.stop();
+    }
+  });
+});
