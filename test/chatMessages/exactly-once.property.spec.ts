@@ -6,6 +6,8 @@
  * stream), a Conflict being the process's "claim lost". After every step the log must show: at most
  * one answer and one delivery, the answer never changing, and no event from a claim that is not the
  * current one.
+ * Beside it, a kill check: a decider that takes any claim id for the current claim (a process that
+ * lost its claim still answers and delivers) is caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
 import type { RecordedEvent } from '../../events';
@@ -115,11 +117,42 @@ const openClaim = (log: readonly RecordedEvent[]) => {
 
 const claimIdOf = (c: MessageCommand) => ('claimId' in c.data ? c.data.claimId : null);
 
+type Seen = {
+  takeovers: number;
+  claimsLost: number;
+  answers: number;
+  answersAfterTakeover: number;
+  deliveries: number;
+  givenUp: number;
+};
+const nothingSeen = (): Seen => ({
+  takeovers: 0,
+  claimsLost: 0,
+  answers: 0,
+  answersAfterTakeover: 0,
+  deliveries: 0,
+  givenUp: 0,
+});
 /** Seen across all runs, to show the schedules reach the interesting cases. */
-const seen = { takeovers: 0, claimsLost: 0, answers: 0, answersAfterTakeover: 0, deliveries: 0, givenUp: 0 };
+const everSeen = nothingSeen();
 
-/** Runs one schedule through the decider, checking the invariants after every command. */
-const simulate = ({ processes, steps }: { processes: number; steps: Step[] }) => {
+/** A decider that takes the command's claim id for the current claim's (the kill check's bug). */
+const anyClaimHeld: typeof decideMessage = (c, state) => {
+  const claimId = claimIdOf(c);
+  return decideMessage(
+    c,
+    c.type !== 'Claim' && claimId !== null && state.status !== 'none' && state.claim !== null
+      ? { ...state, claim: { ...state.claim, claimId } }
+      : state,
+  );
+};
+
+/** Runs one schedule through `decide`, checking the invariants after every command. */
+const simulate = (
+  { processes, steps }: { processes: number; steps: Step[] },
+  decide: typeof decideMessage = decideMessage,
+  seen: Seen = everSeen,
+) => {
   const s = stream();
   const procs: Proc[] = Array.from({ length: processes }, () => ({
     claim: null,
@@ -134,7 +167,7 @@ const simulate = ({ processes, steps }: { processes: number; steps: Step[] }) =>
     const before = openClaim(s.log);
     let events: MessageEvent[];
     try {
-      events = decideMessage(c, s.state());
+      events = decide(c, s.state());
     } catch (error) {
       if (error instanceof DomainError && error.kind === 'Conflict') return null;
       throw error;
@@ -274,12 +307,23 @@ const simulate = ({ processes, steps }: { processes: number; steps: Step[] }) =>
 
 describe('exactly one answer per message (the pure decider, simulated processes)', () => {
   it('given 2–5 processes that claim, answer, fail, crash, stall past their lease and come back late, then the log holds at most one answer and one delivery, from current claims only, and the message always ends delivered or given up', () => {
-    fc.assert(fc.property(schedule, simulate), { seed: propertySeed(), numRuns: propertyRuns(200) });
+    fc.assert(
+      fc.property(schedule, (w) => simulate(w)),
+      { seed: propertySeed(), numRuns: propertyRuns(200) },
+    );
     // The schedules did reach the cases that matter.
-    expect(seen.takeovers).toBeGreaterThan(50);
-    expect(seen.claimsLost).toBeGreaterThan(20);
-    expect(seen.answersAfterTakeover).toBeGreaterThan(5);
-    expect(seen.deliveries).toBeGreaterThan(10);
-    expect(seen.givenUp).toBeGreaterThan(3);
+    expect(everSeen.takeovers).toBeGreaterThan(50);
+    expect(everSeen.claimsLost).toBeGreaterThan(20);
+    expect(everSeen.answersAfterTakeover).toBeGreaterThan(5);
+    expect(everSeen.deliveries).toBeGreaterThan(10);
+    expect(everSeen.givenUp).toBeGreaterThan(3);
+  });
+
+  it('kill check: a late answer or delivery under a claim that is not the current one, taken for it, is caught', () => {
+    const found = fc.check(
+      fc.property(schedule, (w) => simulate(w, anyClaimHeld, nothingSeen())),
+      { seed: propertySeed(), numRuns: propertyRuns(200), endOnFailure: true },
+    );
+    expect(found.failed).toBe(true);
   });
 });

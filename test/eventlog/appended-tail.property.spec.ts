@@ -13,6 +13,8 @@ import { propertyRuns, propertySeed } from '../support/seed';
 // every read answers exactly what a read of the stored rows answers (the same events, texts parsed
 // the same way, the same metadata), whatever was appended, whatever was refused, from any position,
 // with any limit, and whether or not the memory still holds that far back.
+// Beside it, a kill check: a tail that answers "nothing after it" to a reader older than what it
+// holds (rather than sending it to the log) is caught at the count `npm test` runs.
 
 const clock = () => new Date('2026-01-01T00:00:00.000Z');
 const tempFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-tail-')), 'events.sqlite');
@@ -79,70 +81,92 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   }),
 );
 
+const steps = fc.array(step, { minLength: 1, maxLength: 25 });
+const tailSize = fc.integer({ min: 1, max: 12 });
+
+/** Runs the steps on a log whose tail holds `tailSize` events; each read equals a query of the stored rows. */
+const readsAsStored = async (steps: Step[], tailSize: number) => {
+  const file = tempFile();
+  const log = await openSqliteLog(file, clock, { appendedTailSize: tailSize });
+  const versions = new Map<string, bigint>();
+  const reads: { after: LogCursor; limit: number; head: bigint; events: RecordedEvent[] }[] = [];
+  let head = 0n;
+  try {
+    for (const s of steps) {
+      if (s.kind === 'read') {
+        const position = head - BigInt(s.back) > 0n ? head - BigInt(s.back) : 0n;
+        const after = { position, transactionId: null };
+        reads.push({
+          after,
+          limit: s.limit,
+          head,
+          events: (await log.readAll(after, s.limit)).events,
+        });
+        continue;
+      }
+      const version = versions.get(s.stream) ?? 0n;
+      const causes = s.withCause ? s.events.map(() => cause) : undefined;
+      if (s.expect !== 'current') {
+        const wrong = s.expect === 'behind' && version > 0n ? version - 1n : version + 1n;
+        await expect(log.append(s.stream, s.events, wrong, causes)).rejects.toThrow(StreamVersionConflict);
+        continue;
+      }
+      const result = await log.append(s.stream, s.events, version, causes);
+      versions.set(s.stream, result.streamVersion);
+      head = result.lastPosition;
+      // What the append answers is what is stored, too.
+      reads.push({
+        after: { position: head - BigInt(s.events.length), transactionId: null },
+        limit: 100,
+        head,
+        events: [...result.events],
+      });
+    }
+  } finally {
+    await log.close();
+  }
+  // Opened again, the log holds nothing in memory: every read is a query (of what was
+  // stored when the read ran: the events up to the head then).
+  const stored = await openSqliteLog(file, clock);
+  try {
+    for (const r of reads)
+      expect(r.events).toStrictEqual(
+        (await stored.readAll(r.after, r.limit)).events.filter((e) => e.meta.position <= r.head),
+      );
+  } finally {
+    await stored.close();
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  }
+};
+
 describe('the embedded log, read right after its appends', () => {
   it('reads from memory exactly what a read of the stored rows gives', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(step, { minLength: 1, maxLength: 25 }),
-        fc.integer({ min: 1, max: 12 }),
-        async (steps, tailSize) => {
-          const file = tempFile();
-          const log = await openSqliteLog(file, clock, { appendedTailSize: tailSize });
-          const versions = new Map<string, bigint>();
-          const reads: { after: LogCursor; limit: number; head: bigint; events: RecordedEvent[] }[] = [];
-          let head = 0n;
-          try {
-            for (const s of steps) {
-              if (s.kind === 'read') {
-                const position = head - BigInt(s.back) > 0n ? head - BigInt(s.back) : 0n;
-                const after = { position, transactionId: null };
-                reads.push({
-                  after,
-                  limit: s.limit,
-                  head,
-                  events: (await log.readAll(after, s.limit)).events,
-                });
-                continue;
-              }
-              const version = versions.get(s.stream) ?? 0n;
-              const causes = s.withCause ? s.events.map(() => cause) : undefined;
-              if (s.expect !== 'current') {
-                const wrong = s.expect === 'behind' && version > 0n ? version - 1n : version + 1n;
-                await expect(log.append(s.stream, s.events, wrong, causes)).rejects.toThrow(
-                  StreamVersionConflict,
-                );
-                continue;
-              }
-              const result = await log.append(s.stream, s.events, version, causes);
-              versions.set(s.stream, result.streamVersion);
-              head = result.lastPosition;
-              // What the append answers is what is stored, too.
-              reads.push({
-                after: { position: head - BigInt(s.events.length), transactionId: null },
-                limit: 100,
-                head,
-                events: [...result.events],
-              });
-            }
-          } finally {
-            await log.close();
-          }
-          // Opened again, the log holds nothing in memory: every read is a query (of what was
-          // stored when the read ran: the events up to the head then).
-          const stored = await openSqliteLog(file, clock);
-          try {
-            for (const r of reads)
-              expect(r.events).toStrictEqual(
-                (await stored.readAll(r.after, r.limit)).events.filter((e) => e.meta.position <= r.head),
-              );
-          } finally {
-            await stored.close();
-            fs.rmSync(path.dirname(file), { recursive: true, force: true });
-          }
-        },
-      ),
-      { seed: propertySeed(), numRuns: propertyRuns(40) },
-    );
+    await fc.assert(fc.asyncProperty(steps, tailSize, readsAsStored), {
+      seed: propertySeed(),
+      numRuns: propertyRuns(40),
+    });
+  });
+
+  it('kill check: a reader older than the tail answered "nothing after it" is caught', async () => {
+    const after = AppendedTail.prototype.after;
+    // The tail's answer for a reader it cannot answer (undefined: ask the log) taken for an empty batch.
+    const spy = jest.spyOn(AppendedTail.prototype, 'after').mockImplementation(function (
+      this: AppendedTail<{ position: bigint }>,
+      position,
+      limit,
+    ) {
+      return after.call(this, position, limit) ?? [];
+    });
+    try {
+      const found = await fc.check(fc.asyncProperty(steps, tailSize, readsAsStored), {
+        seed: propertySeed(),
+        numRuns: propertyRuns(40),
+        endOnFailure: true,
+      });
+      expect(found.failed).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 

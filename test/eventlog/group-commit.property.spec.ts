@@ -19,6 +19,8 @@ import { propertyRuns, propertySeed } from '../support/seed';
 // The promise of group commit: commands sent together to one stream end exactly as if each had been
 // run alone, one after another, in the order they were sent: the same events in the log (ids
 // included), the same refusals, each event carrying the actor of the request that caused it.
+// Beside it, a kill check: a group appended without its commands' causes (each event then carries
+// the request of whoever's turn appended it) is caught at the count `npm test` runs.
 
 const now = { now: new Date('2026-01-01T00:00:00Z') };
 const STREAM = projectStream('gc');
@@ -132,71 +134,101 @@ const openLog = async (kind: string) => {
   };
 };
 
+/** The log, its appends' causes dropped: events carry the request whose turn appends them (the bug). */
+const withoutCauses = (log: EventLog): EventLog => ({
+  ...log,
+  append: (stream, events, expectedVersion) => log.append(stream, events, expectedVersion),
+});
+
 const inRequest = <T>(i: number, fn: () => T) =>
   withRequest({ requestId: `r${i}`, interface: 'rest', actor: { kind: 'address', id: `client-${i}` } }, fn);
 
 const streamOf = async (log: EventLog) => (await log.readStream(STREAM, 0n)).events;
 
+const wavesArb = fc.array(fc.array(commandArb, { minLength: 1, maxLength: 12 }), {
+  minLength: 1,
+  maxLength: 4,
+});
+const maxBatchArb = fc.integer({ min: 1, max: 6 });
+
+/**
+ * Sends the waves of commands to a runner on one log (through `wrap`, the log the runner is given)
+ * and one by one to a runner on another; whether the logs, ids, refusals and requests are the same.
+ */
+const endsAsOneByOne = async (
+  kind: string,
+  waves: Command[][],
+  maxBatch: number,
+  wrap: (log: EventLog) => EventLog = (log) => log,
+) => {
+  const together = await openLog(kind);
+  const alone = await openLog(kind);
+  try {
+    const grouped = commandRunner(wrap(together.log), { maxBatch });
+    const sequential = commandRunner(alone.log);
+    const first: Command = {
+      slice: 'project',
+      command: { type: 'CreateProject', data: { name: 'gc' }, metadata: now },
+    };
+    const all = [first, ...waves.flat()];
+    const groupedResults: Settled[] = [
+      await settle(inRequest(0, () => grouped.run(STREAM, projectAggregate, decision(first)))),
+    ];
+    let i = 1;
+    for (const wave of waves) {
+      // Sent in one go: every command of the wave waits for the stream together.
+      const sent = wave.map((c) => {
+        const n = i++;
+        return settle(inRequest(n, () => grouped.run(STREAM, projectAggregate, decision(c))));
+      });
+      groupedResults.push(...(await Promise.all(sent)));
+    }
+    const sequentialResults: Settled[] = [];
+    for (const [n, c] of all.entries())
+      sequentialResults.push(
+        await settle(inRequest(n, () => sequential.run(STREAM, projectAggregate, decision(c)))),
+      );
+
+    const groupedLog = await streamOf(together.log);
+    const sequentialLog = await streamOf(alone.log);
+    const g = normalised(groupedLog);
+    const s = normalised(sequentialLog);
+    expect(g(groupedLog)).toEqual(s(sequentialLog));
+    expect(groupedResults.map((r) => (r.ok ? { events: g(r.events) } : r))).toEqual(
+      sequentialResults.map((r) => (r.ok ? { events: s(r.events) } : r)),
+    );
+    // What each command was told it appended is what the log holds (positions included).
+    const byStreamPosition = new Map(groupedLog.map((e) => [e.meta.streamPosition, e]));
+    for (const r of groupedResults)
+      if (r.ok) for (const e of r.events) expect(e).toEqual(byStreamPosition.get(e.meta.streamPosition));
+    // Each command's events carry its own request.
+    for (const [n, r] of groupedResults.entries())
+      if (r.ok) for (const e of r.events) expect(e.meta.requestId).toBe(`r${n}`);
+  } finally {
+    await together.dispose();
+    await alone.dispose();
+  }
+};
+
 describe.each(storeKinds)('group commit on %s', (kind) => {
+  const settings = { seed: propertySeed(), numRuns: propertyRuns(kind === 'postgres' ? 15 : 40) };
+
   it('given commands sent together to one stream, then the log, ids and refusals are those of running them one by one in that order', async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.array(commandArb, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 4 }),
-        fc.integer({ min: 1, max: 6 }),
-        async (waves, maxBatch) => {
-          const together = await openLog(kind);
-          const alone = await openLog(kind);
-          try {
-            const grouped = commandRunner(together.log, { maxBatch });
-            const sequential = commandRunner(alone.log);
-            const first: Command = {
-              slice: 'project',
-              command: { type: 'CreateProject', data: { name: 'gc' }, metadata: now },
-            };
-            const all = [first, ...waves.flat()];
-            const groupedResults: Settled[] = [
-              await settle(inRequest(0, () => grouped.run(STREAM, projectAggregate, decision(first)))),
-            ];
-            let i = 1;
-            for (const wave of waves) {
-              // Sent in one go: every command of the wave waits for the stream together.
-              const sent = wave.map((c) => {
-                const n = i++;
-                return settle(inRequest(n, () => grouped.run(STREAM, projectAggregate, decision(c))));
-              });
-              groupedResults.push(...(await Promise.all(sent)));
-            }
-            const sequentialResults: Settled[] = [];
-            for (const [n, c] of all.entries())
-              sequentialResults.push(
-                await settle(inRequest(n, () => sequential.run(STREAM, projectAggregate, decision(c)))),
-              );
-
-            const groupedLog = await streamOf(together.log);
-            const sequentialLog = await streamOf(alone.log);
-            const g = normalised(groupedLog);
-            const s = normalised(sequentialLog);
-            expect(g(groupedLog)).toEqual(s(sequentialLog));
-            expect(groupedResults.map((r) => (r.ok ? { events: g(r.events) } : r))).toEqual(
-              sequentialResults.map((r) => (r.ok ? { events: s(r.events) } : r)),
-            );
-            // What each command was told it appended is what the log holds (positions included).
-            const byStreamPosition = new Map(groupedLog.map((e) => [e.meta.streamPosition, e]));
-            for (const r of groupedResults)
-              if (r.ok)
-                for (const e of r.events) expect(e).toEqual(byStreamPosition.get(e.meta.streamPosition));
-            // Each command's events carry its own request.
-            for (const [n, r] of groupedResults.entries())
-              if (r.ok) for (const e of r.events) expect(e.meta.requestId).toBe(`r${n}`);
-          } finally {
-            await together.dispose();
-            await alone.dispose();
-          }
-        },
-      ),
-      { seed: propertySeed(), numRuns: propertyRuns(kind === 'postgres' ? 15 : 40) },
+      fc.asyncProperty(wavesArb, maxBatchArb, (waves, maxBatch) => endsAsOneByOne(kind, waves, maxBatch)),
+      settings,
     );
     // Each run starts two apps on fresh databases: ~20 s for the PostgreSQL runs on a quiet machine.
+  }, 120_000);
+
+  it('kill check: a group appended without its commands’ causes is caught', async () => {
+    const found = await fc.check(
+      fc.asyncProperty(wavesArb, maxBatchArb, (waves, maxBatch) =>
+        endsAsOneByOne(kind, waves, maxBatch, withoutCauses),
+      ),
+      { ...settings, endOnFailure: true },
+    );
+    expect(found.failed).toBe(true);
   }, 120_000);
 });
 

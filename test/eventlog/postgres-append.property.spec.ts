@@ -3,6 +3,8 @@
  * Emmett's appendToStream (the same function inside BEGIN … COMMIT). The promise: what it stores is
  * what Emmett stores, row for row, and Emmett reads it back the same; a stale expected version stores
  * nothing. Checked on generated batches against Emmett itself, on one fresh database.
+ * Beside it, a kill check: metadata stored with the message id left in (which Emmett keeps in a
+ * column of its own) is caught at the count `npm test` runs.
  */
 import { JSONParser, type Event } from '@event-driven-io/emmett';
 import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
@@ -13,6 +15,7 @@ import { freshPostgresDatabase } from '../support/postgres';
 import { propertyRuns, propertySeed } from '../support/seed';
 
 const SEED = propertySeed();
+const RUNS = propertyRuns(40);
 
 /** JSON as events carry it: nested objects and arrays, any text (quotes, backslashes, non-ASCII, NUL excluded: jsonb refuses it). */
 const jsonText = fc.string({ unit: 'binary', maxLength: 12 }).filter((s) => !s.includes('\u0000'));
@@ -47,6 +50,19 @@ const storedRows = async (db: pg.Pool, stream: string) => {
   return rows as Record<string, unknown>[];
 };
 
+/**
+ * The pool, but each event's metadata bound with its message id still in it (the kill check's bug):
+ * the parameters are the ids, the data, the metadata, then the rest (postgresAppend.ts).
+ */
+const keepingMessageIds = (pool: pg.Pool) =>
+  ({
+    query: (config: pg.QueryConfig<unknown[]>) => {
+      const [ids, data, metadata, ...rest] = config.values as [string[], string[], string[], ...unknown[]];
+      const withIds = metadata.map((m, i) => JSON.stringify({ messageId: ids[i], ...JSON.parse(m) }));
+      return pool.query({ ...config, values: [ids, data, withIds, ...rest] });
+    },
+  }) as unknown as pg.Pool;
+
 describe('appending on PostgreSQL with one statement', () => {
   let url: string;
   let drop: () => Promise<void>;
@@ -64,46 +80,60 @@ describe('appending on PostgreSQL with one statement', () => {
     await drop();
   });
 
-  it('stores what Emmett stores and Emmett reads it back alike, batch after batch', async () => {
-    let round = 0;
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.array(eventOf, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 3 }),
-        async (batches) => {
-          round++;
-          const [ours, theirs] = [`ours-${round}`, `theirs-${round}`];
-          let version = 0n;
-          for (const batch of batches) {
-            const prepared: PreparedEvent[] = batch.map((e, i) => ({
-              type: e.type,
-              data: e.data,
-              metadata: { messageId: `m-${round}-${version + BigInt(i)}`, ...e.extra },
-            }));
-            const appended = await appendWithOneStatement(db, ours, prepared, version);
-            const emmetts = await emmett.appendToStream(theirs, prepared as unknown as Event[], {
-              expectedStreamVersion: version,
-            });
-            expect(appended?.nextStreamPosition).toBe(emmetts.nextExpectedStreamVersion);
-            expect(appended?.globalPositions).toHaveLength(batch.length);
-            version = emmetts.nextExpectedStreamVersion;
-          }
-          // Row for row, the same (the stream type is the name's part before the dash: both "ours" or
-          // "theirs", so compared apart).
-          const [a, b] = [await storedRows(db, ours), await storedRows(db, theirs)];
-          expect(a.map((r) => r.stream_type)).toEqual(a.map(() => 'ours'));
-          expect(b.map((r) => r.stream_type)).toEqual(b.map(() => 'theirs'));
-          const strip = (rows: Record<string, unknown>[]) => rows.map(({ stream_type: _t, ...rest }) => rest);
-          expect(strip(a)).toEqual(strip(b));
-          // And read through Emmett: the same events.
-          const [readA, readB] = [await emmett.readStream(ours), await emmett.readStream(theirs)];
-          expect(JSONParser.stringify(readA.events.map((e) => [e.type, e.data]))).toBe(
-            JSONParser.stringify(readB.events.map((e) => [e.type, e.data])),
-          );
-          expect(readA.currentStreamVersion).toBe(readB.currentStreamVersion);
-        },
-      ),
-      { seed: SEED, numRuns: propertyRuns(40) },
+  let round = 0;
+  const batchesArb = fc.array(fc.array(eventOf, { minLength: 1, maxLength: 4 }), {
+    minLength: 1,
+    maxLength: 3,
+  });
+  type Batches = typeof batchesArb extends fc.Arbitrary<infer B> ? B : never;
+
+  /** Appends the batches with one statement (on `pool`) and through Emmett: both store and read alike. */
+  const storesAsEmmett = async (batches: Batches, pool: pg.Pool) => {
+    round++;
+    const [ours, theirs] = [`ours-${round}`, `theirs-${round}`];
+    let version = 0n;
+    for (const batch of batches) {
+      const prepared: PreparedEvent[] = batch.map((e, i) => ({
+        type: e.type,
+        data: e.data,
+        metadata: { messageId: `m-${round}-${version + BigInt(i)}`, ...e.extra },
+      }));
+      const appended = await appendWithOneStatement(pool, ours, prepared, version);
+      const emmetts = await emmett.appendToStream(theirs, prepared as unknown as Event[], {
+        expectedStreamVersion: version,
+      });
+      expect(appended?.nextStreamPosition).toBe(emmetts.nextExpectedStreamVersion);
+      expect(appended?.globalPositions).toHaveLength(batch.length);
+      version = emmetts.nextExpectedStreamVersion;
+    }
+    // Row for row, the same (the stream type is the name's part before the dash: both "ours" or
+    // "theirs", so compared apart).
+    const [a, b] = [await storedRows(db, ours), await storedRows(db, theirs)];
+    expect(a.map((r) => r.stream_type)).toEqual(a.map(() => 'ours'));
+    expect(b.map((r) => r.stream_type)).toEqual(b.map(() => 'theirs'));
+    const strip = (rows: Record<string, unknown>[]) => rows.map(({ stream_type: _t, ...rest }) => rest);
+    expect(strip(a)).toEqual(strip(b));
+    // And read through Emmett: the same events.
+    const [readA, readB] = [await emmett.readStream(ours), await emmett.readStream(theirs)];
+    expect(JSONParser.stringify(readA.events.map((e) => [e.type, e.data]))).toBe(
+      JSONParser.stringify(readB.events.map((e) => [e.type, e.data])),
     );
+    expect(readA.currentStreamVersion).toBe(readB.currentStreamVersion);
+  };
+
+  it('stores what Emmett stores and Emmett reads it back alike, batch after batch', async () => {
+    await fc.assert(
+      fc.asyncProperty(batchesArb, (batches) => storesAsEmmett(batches, db)),
+      { seed: SEED, numRuns: RUNS },
+    );
+  });
+
+  it('kill check: metadata stored with the message id left in is caught', async () => {
+    const found = await fc.check(
+      fc.asyncProperty(batchesArb, (batches) => storesAsEmmett(batches, keepingMessageIds(db))),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    );
+    expect(found.failed).toBe(true);
   });
 
   it('given a stale expected version (a new stream that exists, an older version), then refuses and stores nothing', async () => {

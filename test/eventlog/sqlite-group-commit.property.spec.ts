@@ -4,6 +4,8 @@
  * together end exactly as if each had run alone, one after another, in the order they were called —
  * the same outcome for each (its positions and version, or the refusal of a version that moved on)
  * and the same rows in the log — whatever the mix of streams, group sizes and refusals.
+ * Beside it, a kill check: appends called together passed on grouped by stream, not in the order
+ * they were called, are caught at the count `npm test` runs.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -80,6 +82,27 @@ const rowsOf = async (log: EventLog) =>
     e.data,
   ]);
 
+/** A log whose appends called together go on grouped by stream, not in call order (the kill check's bug). */
+const groupedByStream = (log: EventLog): EventLog => {
+  let called: { stream: string; go: () => void }[] = [];
+  return {
+    ...log,
+    append: (stream, events, expectedVersion, causes) =>
+      new Promise<AppendResult>((resolve, reject) => {
+        if (called.length === 0)
+          queueMicrotask(() => {
+            const together = called.sort((a, b) => a.stream.localeCompare(b.stream));
+            called = [];
+            for (const call of together) call.go();
+          });
+        called.push({
+          stream,
+          go: () => void log.append(stream, events, expectedVersion, causes).then(resolve, reject),
+        });
+      }),
+  };
+};
+
 const openLog = async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-sqlite-gc-'));
   const log = await openSqliteLog(path.join(dir, 'events.sqlite'), () => new Date('2026-11-26T00:00:00Z'));
@@ -92,55 +115,73 @@ const openLog = async () => {
   };
 };
 
+/**
+ * Makes the appends one after another on one log, and in waves on another (through `wrap`, the log
+ * as its callers see it); whether each ends as it did alone, and the logs hold the same rows.
+ */
+const endsAsAlone = async (
+  { appends, waves }: { appends: Append[]; waves: number[] },
+  wrap: (log: EventLog) => EventLog = (log) => log,
+) => {
+  const alone = await openLog();
+  const together = await openLog();
+  const appendedTogether = wrap(together.log);
+  try {
+    // One after another: each expected version chosen from the stream's version then.
+    const versions = new Map<number, bigint>();
+    const expected: bigint[] = [];
+    const oneByOne: Outcome[] = [];
+    for (const [i, a] of appends.entries()) {
+      const current = versions.get(a.stream) ?? 0n;
+      const expect =
+        a.expect === 'current'
+          ? current
+          : a.expect === 'ahead' || current === 0n
+            ? current + 1n
+            : current - 1n;
+      expected.push(expect);
+      const [settled] = await Promise.allSettled([
+        alone.log.append(`skills-${a.stream}`, eventsOf(a, i), expect),
+      ]);
+      if (settled!.status === 'fulfilled') versions.set(a.stream, settled!.value.streamVersion);
+      oneByOne.push(outcomeOf(settled!));
+    }
+    // Together, in waves, with the same expected versions.
+    const grouped: Outcome[] = [];
+    let next = 0;
+    for (let w = 0; next < appends.length; w++) {
+      const size = waves[w % waves.length]!;
+      const wave = appends
+        .slice(next, next + size)
+        .map((a, k) =>
+          appendedTogether.append(`skills-${a.stream}`, eventsOf(a, next + k), expected[next + k]!),
+        );
+      grouped.push(...(await Promise.allSettled(wave)).map(outcomeOf));
+      next += size;
+    }
+    expect(grouped).toEqual(oneByOne);
+    expect(await rowsOf(together.log)).toEqual(await rowsOf(alone.log));
+    expect(await together.log.head()).toEqual(await alone.log.head());
+  } finally {
+    await alone.dispose();
+    await together.dispose();
+  }
+};
+
 describe('the SQLite log’s group commit', () => {
   it('given appends to several streams called together, some expecting versions that moved on, then each ends as it would alone, in call order', async () => {
     await fc.assert(
-      fc.asyncProperty(run, async ({ appends, waves }) => {
-        const alone = await openLog();
-        const together = await openLog();
-        try {
-          // One after another: each expected version chosen from the stream's version then.
-          const versions = new Map<number, bigint>();
-          const expected: bigint[] = [];
-          const oneByOne: Outcome[] = [];
-          for (const [i, a] of appends.entries()) {
-            const current = versions.get(a.stream) ?? 0n;
-            const expect =
-              a.expect === 'current'
-                ? current
-                : a.expect === 'ahead' || current === 0n
-                  ? current + 1n
-                  : current - 1n;
-            expected.push(expect);
-            const [settled] = await Promise.allSettled([
-              alone.log.append(`skills-${a.stream}`, eventsOf(a, i), expect),
-            ]);
-            if (settled!.status === 'fulfilled') versions.set(a.stream, settled!.value.streamVersion);
-            oneByOne.push(outcomeOf(settled!));
-          }
-          // Together, in waves, with the same expected versions.
-          const grouped: Outcome[] = [];
-          let next = 0;
-          for (let w = 0; next < appends.length; w++) {
-            const size = waves[w % waves.length]!;
-            const wave = appends
-              .slice(next, next + size)
-              .map((a, k) =>
-                together.log.append(`skills-${a.stream}`, eventsOf(a, next + k), expected[next + k]!),
-              );
-            grouped.push(...(await Promise.allSettled(wave)).map(outcomeOf));
-            next += size;
-          }
-          expect(grouped).toEqual(oneByOne);
-          expect(await rowsOf(together.log)).toEqual(await rowsOf(alone.log));
-          expect(await together.log.head()).toEqual(await alone.log.head());
-        } finally {
-          await alone.dispose();
-          await together.dispose();
-        }
-      }),
+      fc.asyncProperty(run, (r) => endsAsAlone(r)),
       SETTINGS,
     );
+  }, 120_000);
+
+  it('kill check: appends called together passed on grouped by stream, not in call order, are caught', async () => {
+    const found = await fc.check(
+      fc.asyncProperty(run, (r) => endsAsAlone(r, groupedByStream)),
+      { ...SETTINGS, endOnFailure: true },
+    );
+    expect(found.failed).toBe(true);
   }, 120_000);
 
   it('given many appends called together, then each is answered with its own rows and positions, in call order', async () => {

@@ -2,18 +2,32 @@
  * A long JSON array answer, or an object holding one (the SQL endpoint's `data`), is written in
  * slices (src/http/slicedJson.ts) instead of by `res.json`: the text a client receives is exactly
  * the text `res.json` would have sent.
+ * Beside it, a kill check: a writer that joins the slices without the comma between them is caught at
+ * the count `npm test` runs.
  */
 import express from 'express';
 import fc from 'fast-check';
 import request from 'supertest';
-import { holdsLongArray, sendSlicedJson, SLICED_ARRAY_ITEMS } from '../../src/http/slicedJson';
+import { holdsLongArray, sendSlicedJson, SLICED_ARRAY_ITEMS, sliceTexts } from '../../src/http/slicedJson';
 import { hostileStrings } from '../support/hostile';
 import { propertyRuns, propertySeed } from '../support/seed';
 
-const appAnswering = (items: unknown, how: 'sliced' | 'json') => {
+type SendSliced = typeof sendSlicedJson;
+
+const appAnswering = (items: unknown, how: 'sliced' | 'json', sendSliced: SendSliced = sendSlicedJson) => {
   const app = express();
-  app.post('/', (_req, res) => (how === 'sliced' ? sendSlicedJson(res, 200, items) : res.json(items)));
+  app.post('/', (_req, res) => (how === 'sliced' ? sendSliced(res, 200, items) : res.json(items)));
   return app;
+};
+
+/** An array written slice by slice with nothing between the slices (the kill check's bug). */
+const slicesJoinedWithoutCommas: SendSliced = (res, status, items) => {
+  res.status(status);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.write('[');
+  for (const text of sliceTexts(items as unknown[])) res.write(text.slice(1, -1));
+  res.write(']');
+  res.end();
 };
 
 const rawText = async (app: express.Express) => {
@@ -46,22 +60,32 @@ const item = fc.oneof(
   fc.array(fc.oneof(hostileStrings(), fc.integer(), fc.constant(undefined)), { maxLength: 5 }),
 );
 
+const longArray = fc.array(item, { minLength: SLICED_ARRAY_ITEMS, maxLength: SLICED_ARRAY_ITEMS + 600 });
+
+/** The client reads, from an array written by `sendSliced`, the text res.json writes. */
+const readsAsResJson = async (items: unknown[], sendSliced: SendSliced) => {
+  const sliced = await rawText(appAnswering(items, 'sliced', sendSliced));
+  const whole = await rawText(appAnswering(items, 'json'));
+  expect(sliced.status).toBe(200);
+  expect(sliced.type).toBe(whole.type);
+  expect(sliced.text).toBe(whole.text);
+  expect(sliced.text).toBe(JSON.stringify(items));
+};
+
 describe('a long JSON array answer, written in slices', () => {
   it('given any array of at least SLICED_ARRAY_ITEMS items, then the client reads the text res.json writes, as application/json', async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(item, { minLength: SLICED_ARRAY_ITEMS, maxLength: SLICED_ARRAY_ITEMS + 600 }),
-        async (items) => {
-          const sliced = await rawText(appAnswering(items, 'sliced'));
-          const whole = await rawText(appAnswering(items, 'json'));
-          expect(sliced.status).toBe(200);
-          expect(sliced.type).toBe(whole.type);
-          expect(sliced.text).toBe(whole.text);
-          expect(sliced.text).toBe(JSON.stringify(items));
-        },
-      ),
+      fc.asyncProperty(longArray, (items) => readsAsResJson(items, sendSlicedJson)),
       { seed: propertySeed(), numRuns: propertyRuns(15) },
     );
+  });
+
+  it('kill check: slices joined without the comma between them are caught', async () => {
+    const found = await fc.check(
+      fc.asyncProperty(longArray, (items) => readsAsResJson(items, slicesJoinedWithoutCommas)),
+      { seed: propertySeed(), numRuns: propertyRuns(15), endOnFailure: true },
+    );
+    expect(found.failed).toBe(true);
   });
 
   it('given an object holding a long array among other fields (undefined ones too, any key), then the client reads the text res.json writes', async () => {

@@ -8,6 +8,8 @@
  * tick claimed at most once, claims in increasing order of tick, every claimed tick one of the
  * schedule's, not after the time it was claimed at nor after END; a job without EVERY claimed at
  * most once; and at the end, a process with a fresh view finds nothing due that was not claimed.
+ * Beside it, a kill check: a claim decided without the last claimed tick (a tick claimed again by a
+ * process whose view lags) is caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
 import type { JobRunEvent, RecordedEvent } from '../../events';
@@ -103,23 +105,32 @@ const isTickOf = (s: JobSchedule, t: number) => {
   return false;
 };
 
-const seen = { claims: 0, collapsed: 0, staleRefusals: 0, abandoned: 0 };
+type Seen = { claims: number; collapsed: number; staleRefusals: number; abandoned: number };
+const seen: Seen = { claims: 0, collapsed: 0, staleRefusals: 0, abandoned: 0 };
 
-const simulate = ({
-  schedule: s,
-  processes,
-  steps,
-}: {
-  schedule: JobSchedule;
-  processes: number;
-  steps: Step[];
-}) => {
+/** A decider that decides a claim as if no tick had been claimed yet (the kill check's bug). */
+const claimingWithoutLastTick: typeof decideJobRun = (command, state, jobId) =>
+  decideJobRun(command, command.type === 'ClaimRun' ? { ...state, lastTick: null } : state, jobId);
+
+const simulate = (
+  {
+    schedule: s,
+    processes,
+    steps,
+  }: {
+    schedule: JobSchedule;
+    processes: number;
+    steps: Step[];
+  },
+  decideRun: typeof decideJobRun = decideJobRun,
+  counted: Seen = seen,
+) => {
   const stream = runsStream();
   let now = START;
   let claimNo = 0;
   const claimedAt = new Map<number, number>();
   const decide = (command: JobRunCommand) => {
-    const events = decideJobRun(command, stream.state(), JOB);
+    const events = decideRun(command, stream.state(), JOB);
     stream.append(events);
     return events;
   };
@@ -137,11 +148,11 @@ const simulate = ({
     });
     const started = events.find((e) => e.type === 'JobRunStarted');
     if (!started) {
-      seen.staleRefusals++;
+      counted.staleRefusals++;
       continue;
     }
-    if (events.some((e) => e.type === 'JobRunAbandoned')) seen.abandoned++;
-    seen.claims++;
+    if (events.some((e) => e.type === 'JobRunAbandoned')) counted.abandoned++;
+    counted.claims++;
     // The tick is one of the schedule's, due by now, within END, and never claimed before.
     expect(isTickOf(s, due)).toBe(true);
     expect(due).toBeLessThanOrEqual(now);
@@ -152,7 +163,7 @@ const simulate = ({
       s.every !== null &&
       due - view.lastTick > (tickAt(s, 1) - tickAt(s, 0)) * 1.5
     )
-      seen.collapsed++;
+      counted.collapsed++;
     claimedAt.set(due, now);
     if (step.finish) decide({ type: 'FinishRun', data: { claimId }, metadata: { now: new Date(now) } });
   }
@@ -195,5 +206,14 @@ describe('jobs: exactly once per tick (property)', () => {
     expect(seen.staleRefusals).toBeGreaterThan(10);
     expect(seen.collapsed).toBeGreaterThan(10);
     expect(seen.abandoned).toBeGreaterThan(5);
+  });
+
+  it('kill check: a tick claimed again, the claim decided without the last claimed tick, is caught', () => {
+    const counted: Seen = { claims: 0, collapsed: 0, staleRefusals: 0, abandoned: 0 };
+    const found = fc.check(
+      fc.property(world, (w) => simulate(w, claimingWithoutLastTick, counted)),
+      { seed: propertySeed(), numRuns: propertyRuns(400), endOnFailure: true },
+    );
+    expect(found.failed).toBe(true);
   });
 });

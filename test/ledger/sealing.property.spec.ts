@@ -7,9 +7,11 @@
  * - nothing leaks: no secret of v appears in seal(v);
  * - forgetting is total: unsealed without its key, every secret reads as forgotten and none of v's
  *   secrets is left, while every plain value is.
+ * Beside them, a kill check: sealing that seals again a secret already sealed (the check for
+ * ciphertext copied along left out) is caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
-import { generateDataKey } from '../../src/ledger/envelope';
+import { encryptSecret, generateDataKey, type DataKey } from '../../src/ledger/envelope';
 import {
   FORGOTTEN,
   holdsPlainSecrets,
@@ -86,25 +88,42 @@ const secretsOf = (data: unknown): string[] => {
 const plainsOf = (data: unknown): string[] =>
   JSON.stringify(maskSecrets(data)).match(/pln[a-z0-9]{10}/g) ?? [];
 
+type Seal = <T>(data: T, key: DataKey) => T;
+
+/** Sealing with the check for ciphertext left out: a sealed secret is sealed again (the kill check's bug). */
+const sealingSealedAgain: Seal = (data, key) =>
+  hideSecrets(data, (secret, whole) => encryptSecret(whole ? JSON.stringify(secret) : String(secret), key));
+
 describe('sealing secrets (generated event data)', () => {
   const key = generateDataKey('rtest-0001');
   const keys = new Map([[key.kid, key]]);
 
+  /** What `seal` makes of `data` masks as `data` does, unseals to it, and holds none of its secrets. */
+  const keepsLosesNothingLeaksNothing = (data: Record<string, unknown>, seal: Seal) => {
+    const sealed = seal(data, key);
+    expect(maskSecrets(sealed)).toEqual(maskSecrets(data));
+    expect(unsealSecrets(sealed, keys)).toEqual(data);
+    const text = JSON.stringify(sealed);
+    for (const s of secretsOf(data)) expect(text).not.toContain(s);
+    expect(holdsPlainSecrets(sealed)).toBe(false);
+    if (secretsOf(data).length > 0) expect([...sealingKeyIds(sealed)]).toEqual([key.kid]);
+    // Sealing what is sealed changes nothing (a decision copying a sealed value along).
+    expect(seal(sealed, generateDataKey('rtest-0002'))).toEqual(sealed);
+  };
+
   it('keeps what readers see, loses nothing, and leaks no secret', () => {
     fc.assert(
-      fc.property(eventData, (data) => {
-        const sealed = sealSecrets(data, key);
-        expect(maskSecrets(sealed)).toEqual(maskSecrets(data));
-        expect(unsealSecrets(sealed, keys)).toEqual(data);
-        const text = JSON.stringify(sealed);
-        for (const s of secretsOf(data)) expect(text).not.toContain(s);
-        expect(holdsPlainSecrets(sealed)).toBe(false);
-        if (secretsOf(data).length > 0) expect([...sealingKeyIds(sealed)]).toEqual([key.kid]);
-        // Sealing what is sealed changes nothing (a decision copying a sealed value along).
-        expect(sealSecrets(sealed, generateDataKey('rtest-0002'))).toEqual(sealed);
-      }),
+      fc.property(eventData, (data) => keepsLosesNothingLeaksNothing(data, sealSecrets)),
       { seed: SEED, numRuns: propertyRuns(RUNS) },
     );
+  });
+
+  it('kill check: a secret already sealed, sealed again, is caught', () => {
+    const found = fc.check(
+      fc.property(eventData, (data) => keepsLosesNothingLeaksNothing(data, sealingSealedAgain)),
+      { seed: SEED, numRuns: propertyRuns(RUNS), endOnFailure: true },
+    );
+    expect(found.failed).toBe(true);
   });
 
   it('without its key, every secret reads as forgotten and every plain value stays', () => {

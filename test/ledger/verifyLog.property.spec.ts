@@ -1,3 +1,10 @@
+/**
+ * verifyLog's promises, on generated logs sealed at generated checkpoints: an untouched log verifies
+ * every checkpoint; any edit, deletion, insertion or reorder fails at or before the first changed
+ * leaf, and exactly there when the sealer's recorded leaf hashes are given.
+ * Beside them, a kill check: recorded leaf hashes read out of leaf order (a store answering its
+ * range sorted by hash, as a table read without ORDER BY would) are caught at the count `npm test` runs.
+ */
 import crypto from 'node:crypto';
 import fc from 'fast-check';
 import {
@@ -54,10 +61,20 @@ const logArbitrary = fc.array(eventArbitrary, { minLength: 1, maxLength: 60 }).m
   }));
 });
 
+/** Recorded leaf hashes whose range answers in hash order, not leaf order (the kill check's bug). */
+class LeafHashesOutOfOrder extends MemoryLeafHashes {
+  override range(from: number, to: number) {
+    return super.range(from, to).sort(Buffer.compare);
+  }
+}
+
 /** Seals the log, signing checkpoints at the chosen sizes and always at its full size. */
-const seal = (events: readonly RecordedEventLike[], sizes: readonly number[]) => {
+const seal = (
+  events: readonly RecordedEventLike[],
+  sizes: readonly number[],
+  leafHashes = new MemoryLeafHashes(),
+) => {
   const sealer = MerkleSealer.create();
-  const leafHashes = new MemoryLeafHashes();
   const wanted = new Set([...sizes.map((s) => s % (events.length + 1)), events.length]);
   const notes: string[] = [];
   const now = new Date('2025-02-03T04:05:06.007Z');
@@ -162,35 +179,44 @@ describe('verifyLog', () => {
     );
   });
 
+  const tamperedLog = logArbitrary.chain((events) =>
+    fc.tuple(fc.constant(events), fc.array(fc.nat(), { maxLength: 4 }), mutationArbitrary(events.length)),
+  );
+
+  /** A tampered log fails at or before its first changed leaf, and exactly there with `leafHashes`. */
+  const failsAtTheChange = async (
+    [events, sizes, mutation]: [RecordedEventLike[], number[], Mutation],
+    leafHashes: MemoryLeafHashes,
+  ) => {
+    const { notes } = seal(events, sizes, leafHashes);
+    const { log, firstChanged } = tamper(events, mutation);
+
+    const coarse = failure(await verifyLog(log, notes, key.publicKey));
+    expect(['root-mismatch', 'log-truncated']).toContain(coarse.problem);
+    expect(coarse.leafIndex).toBeLessThanOrEqual(firstChanged);
+    expect(coarse.position).toBe(log[coarse.leafIndex]?.meta.position ?? null);
+    expect(coarse.afterPosition).toBe(
+      coarse.leafIndex === 0 ? null : log[coarse.leafIndex - 1]!.meta.position,
+    );
+
+    const exact = failure(await verifyLog(pages(log, 5), notes, key.publicKey, { leafHashes }));
+    expect(exact).toMatchObject({ exact: true, leafIndex: firstChanged });
+    expect(exact.position).toBe(log[firstChanged]?.meta.position ?? null);
+  };
+
   it('given any edit, deletion, insertion or reorder, then verifyLog fails at or before the first changed leaf, and exactly there with recorded leaf hashes', async () => {
     await fc.assert(
-      fc.asyncProperty(
-        logArbitrary.chain((events) =>
-          fc.tuple(
-            fc.constant(events),
-            fc.array(fc.nat(), { maxLength: 4 }),
-            mutationArbitrary(events.length),
-          ),
-        ),
-        async ([events, sizes, mutation]) => {
-          const { notes, leafHashes } = seal(events, sizes);
-          const { log, firstChanged } = tamper(events, mutation);
-
-          const coarse = failure(await verifyLog(log, notes, key.publicKey));
-          expect(['root-mismatch', 'log-truncated']).toContain(coarse.problem);
-          expect(coarse.leafIndex).toBeLessThanOrEqual(firstChanged);
-          expect(coarse.position).toBe(log[coarse.leafIndex]?.meta.position ?? null);
-          expect(coarse.afterPosition).toBe(
-            coarse.leafIndex === 0 ? null : log[coarse.leafIndex - 1]!.meta.position,
-          );
-
-          const exact = failure(await verifyLog(pages(log, 5), notes, key.publicKey, { leafHashes }));
-          expect(exact).toMatchObject({ exact: true, leafIndex: firstChanged });
-          expect(exact.position).toBe(log[firstChanged]?.meta.position ?? null);
-        },
-      ),
+      fc.asyncProperty(tamperedLog, (tampered) => failsAtTheChange(tampered, new MemoryLeafHashes())),
       { seed: propertySeed(), numRuns: propertyRuns(200) },
     );
+  });
+
+  it('kill check: recorded leaf hashes read out of leaf order are caught', async () => {
+    const found = await fc.check(
+      fc.asyncProperty(tamperedLog, (tampered) => failsAtTheChange(tampered, new LeafHashesOutOfOrder())),
+      { seed: propertySeed(), numRuns: propertyRuns(200), endOnFailure: true },
+    );
+    expect(found.failed).toBe(true);
   });
 
   it('given the tail of the log removed, then the last checkpoint reports it truncated, from the first missing leaf', async () => {

@@ -10,6 +10,8 @@ import { propertyRuns, propertySeed } from '../support/seed';
 //   an optimisation, never a change of data);
 // - a row remembered from a committed batch reads the same as the row read back from the table
 //   (cache equals uncached).
+// Beside them, a kill check: SQL text that leaves out the DELETE of the batch's touched keys is
+// caught at the count `npm test` runs.
 
 const columnsOf = (table: string): TableProjection => ({
   table,
@@ -71,6 +73,13 @@ const opArb: fc.Arbitrary<Op> = fc.integer({ min: 1, max: 6 }).chain((id) =>
 );
 const batchesArb = fc.array(fc.array(opArb, { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 4 });
 
+/** A store whose SQL text leaves out the DELETE of the touched keys (the kill check's bug). */
+class TextWithoutDelete extends BatchRowStore {
+  override flushText() {
+    return super.flushText()?.filter((statement) => !statement.startsWith('DELETE'));
+  }
+}
+
 /** `insert` is for keys the table cannot hold yet (fresh ids); on a stored key it is a `put`. */
 const applyOps = (store: BatchRowStore, ops: readonly Op[], stored: ReadonlySet<bigint>) => {
   for (const op of ops) {
@@ -112,35 +121,59 @@ describe('the batch writer', () => {
     return p;
   };
 
+  /**
+   * Writes the batches through the appender and, with stores `viaText` makes, as SQL text (when
+   * given); whether both tables hold the same cells. Counts the batches written as text in `asText`.
+   */
+  const sameCellsBothWays = async (
+    batches: Op[][],
+    viaText: (p: TableProjection) => BatchRowStore,
+    asText: { batches: number },
+  ) => {
+    const viaAppender = await fresh('via_appender');
+    const textTable = await fresh('via_text');
+    for (const ops of batches) {
+      const stored = await storedIds(connection, 'via_appender');
+      const a = new BatchRowStore(viaAppender, connection);
+      applyOps(a, ops, stored);
+      await a.flush();
+      const t = viaText(textTable);
+      applyOps(t, ops, stored);
+      const text = t.flushText();
+      if (text) {
+        asText.batches++;
+        for (const statement of text) await connection.run(statement);
+      } else await t.flush();
+    }
+    expect(await exactRows(connection, 'via_text')).toEqual(await exactRows(connection, 'via_appender'));
+  };
+
   it(
     'given generated batches of row changes, when written as SQL text and through the appender, then both tables hold the same cells',
     async () => {
-      let asText = 0;
+      const asText = { batches: 0 };
       await fc.assert(
-        fc.asyncProperty(batchesArb, async (batches) => {
-          const viaAppender = await fresh('via_appender');
-          const viaText = await fresh('via_text');
-          for (const ops of batches) {
-            const stored = await storedIds(connection, 'via_appender');
-            const a = new BatchRowStore(viaAppender, connection);
-            applyOps(a, ops, stored);
-            await a.flush();
-            const t = new BatchRowStore(viaText, connection);
-            applyOps(t, ops, stored);
-            const text = t.flushText();
-            if (text) {
-              asText++;
-              for (const statement of text) await connection.run(statement);
-            } else await t.flush();
-          }
-          expect(await exactRows(connection, 'via_text')).toEqual(
-            await exactRows(connection, 'via_appender'),
-          );
-        }),
+        fc.asyncProperty(batchesArb, (batches) =>
+          sameCellsBothWays(batches, (p) => new BatchRowStore(p, connection), asText),
+        ),
         { seed: propertySeed(), numRuns: propertyRuns(150) },
       );
       // The property says something only if the text path was taken for most batches.
-      expect(asText).toBeGreaterThan(150);
+      expect(asText.batches).toBeGreaterThan(150);
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    'kill check: SQL text without the DELETE of the touched keys is caught',
+    async () => {
+      const found = await fc.check(
+        fc.asyncProperty(batchesArb, (batches) =>
+          sameCellsBothWays(batches, (p) => new TextWithoutDelete(p, connection), { batches: 0 }),
+        ),
+        { seed: propertySeed(), numRuns: propertyRuns(150), endOnFailure: true },
+      );
+      expect(found.failed).toBe(true);
     },
     TIMEOUT_MS,
   );

@@ -4,7 +4,8 @@
  * keeps the answers of queries that read none of them, and moves those that do. The promise is
  * still "cached equals uncached": after generated interleavings of MCP calls, resource writes
  * (answered ahead of the read model, so read-your-writes is exercised too) and reads, every answer
- * equals the same query read afresh (wrapped in a query no cache holds).
+ * equals the same query read afresh (wrapped in a query no cache holds). Beside it, a kill check:
+ * answers stamped without the activity tables they read are caught at the count `npm test` runs.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import fc from 'fast-check';
@@ -77,55 +78,91 @@ describe.each(storeKinds)('answers kept across activity equal answers read afres
     transcript.push(`  read ${q}`);
   };
 
+  /** Skills a test's runs named (each test its own prefix) and have not dropped yet, oldest first. */
+  type Skills = { prefix: string; named: number; live: string[] };
+
+  /** The property's check: the steps in turn, then after each every query kept against read afresh. */
+  const keptEqualsAfresh = async (steps: Step[], skills: Skills) => {
+    const transcript: string[] = [];
+    // Every query asked once first, so that each step finds answers in the cache to keep or drop.
+    for (const q of QUERIES) await checkRead(q, transcript);
+    for (const s of steps) {
+      switch (s.kind) {
+        case 'mcp': {
+          const result = await call(client, 'query', { query: QUERIES[s.query] });
+          expect(result.isError).toBeFalsy();
+          transcript.push(`mcp query ${QUERIES[s.query]} -> ${receiptOf(result).position}`);
+          break;
+        }
+        case 'mcpList':
+          transcript.push(
+            `mcp list_databases -> ${receiptOf(await call(client, 'list_databases')).position}`,
+          );
+          break;
+        case 'skill': {
+          const name = `${skills.prefix}_${++skills.named}`;
+          const res = await t.http
+            .post('/api/projects/mindsdb/skills')
+            .send({ skill: { name, type: 'custom', params: { note: name } } });
+          expect(res.status).toBe(201);
+          skills.live.push(name);
+          transcript.push(`create skill ${name}`);
+          break;
+        }
+        case 'dropSkill': {
+          const name = skills.live.shift();
+          if (!name) break;
+          expect((await t.http.delete(`/api/projects/mindsdb/skills/${name}`)).status).toBe(204);
+          transcript.push(`drop skill ${name}`);
+          break;
+        }
+        case 'read':
+          await checkRead(QUERIES[s.query]!, transcript);
+      }
+      // After every step, every query: the ones the step's events read move, the others stay.
+      for (const q of QUERIES) await checkRead(q, transcript);
+    }
+  };
+
   it(
     'given generated MCP calls, skill writes and reads, then every answer equals the same query read afresh',
     async () => {
-      let skills = 0;
-      const live: string[] = [];
+      const skills: Skills = { prefix: `s_${kind}`, named: 0, live: [] };
       await fc.assert(
-        fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 24 }), async (steps) => {
-          const transcript: string[] = [];
-          // Every query asked once first, so that each step finds answers in the cache to keep or drop.
-          for (const q of QUERIES) await checkRead(q, transcript);
-          for (const s of steps) {
-            switch (s.kind) {
-              case 'mcp': {
-                const result = await call(client, 'query', { query: QUERIES[s.query] });
-                expect(result.isError).toBeFalsy();
-                transcript.push(`mcp query ${QUERIES[s.query]} -> ${receiptOf(result).position}`);
-                break;
-              }
-              case 'mcpList':
-                transcript.push(
-                  `mcp list_databases -> ${receiptOf(await call(client, 'list_databases')).position}`,
-                );
-                break;
-              case 'skill': {
-                const name = `s_${kind}_${++skills}`;
-                const res = await t.http
-                  .post('/api/projects/mindsdb/skills')
-                  .send({ skill: { name, type: 'custom', params: { note: name } } });
-                expect(res.status).toBe(201);
-                live.push(name);
-                transcript.push(`create skill ${name}`);
-                break;
-              }
-              case 'dropSkill': {
-                const name = live.shift();
-                if (!name) break;
-                expect((await t.http.delete(`/api/projects/mindsdb/skills/${name}`)).status).toBe(204);
-                transcript.push(`drop skill ${name}`);
-                break;
-              }
-              case 'read':
-                await checkRead(QUERIES[s.query]!, transcript);
-            }
-            // After every step, every query: the ones the step's events read move, the others stay.
-            for (const q of QUERIES) await checkRead(q, transcript);
-          }
-        }),
+        fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 24 }), (steps) =>
+          keptEqualsAfresh(steps, skills),
+        ),
         SETTINGS,
       );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    'kill check: answers stamped without the activity tables they read (kept across MCP calls) are caught',
+    async () => {
+      const skills: Skills = { prefix: `kill_${kind}`, named: 0, live: [] };
+      const runner = t.running.ctx.projections;
+      const readStamp = runner.readStamp.bind(runner);
+      const readStampsNow = runner.readStampsNow.bind(runner);
+      // The bug: an answer's stamp as if it had read the resource tables only.
+      const stamp = jest.spyOn(runner, 'readStamp').mockImplementation(() => readStamp([]));
+      const stampsNow = jest.spyOn(runner, 'readStampsNow').mockImplementation(() => {
+        const then = readStampsNow();
+        return () => then([]);
+      });
+      try {
+        const found = await fc.check(
+          fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 24 }), (steps) =>
+            keptEqualsAfresh(steps, skills),
+          ),
+          { ...SETTINGS, endOnFailure: true },
+        );
+        expect(found.failed).toBe(true);
+      } finally {
+        stamp.mockRestore();
+        stampsNow.mockRestore();
+      }
     },
     PROPERTY_TIMEOUT_MS,
   );

@@ -1,11 +1,12 @@
 import fc from 'fast-check';
-import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
 import {
   applyCommand,
   commandSequence,
   describeCommand,
   propertySettings,
   PROPERTY_TIMEOUT_MS,
+  type Command,
 } from '../support/promise-world';
 
 /** A fresh seed each run, printed: PROMISE_SEED repeats a failure (PROMISE_RUNS, PROMISE_SCALE run more). */
@@ -28,6 +29,61 @@ const headReaching = async (t: TestApp, projected: bigint) => {
 };
 
 /**
+ * The property's check: the commands applied one by one to a fresh app, the read model at the log's
+ * head after each. `arrange` changes the app before the first (the kill check's bug), and answers
+ * what puts it back.
+ */
+const seesEveryWrite = async (
+  kind: StoreKind,
+  commands: Command[],
+  arrange: (t: TestApp) => () => void = () => () => undefined,
+) => {
+  const t: TestApp = await startTestApp(kind, { PROJECTION_POLL_MS: '1' });
+  const restore = arrange(t);
+  try {
+    const transcript: string[] = [];
+    for (const c of commands) {
+      const outcome = await applyCommand(t, c);
+      // What a read waits for first: this process's writes answered ahead of the read model.
+      const ownWrites = t.running.ctx.ownWrites('all');
+      if (ownWrites) await ownWrites;
+      // Read at once: the poll would catch up a moment later and hide an early answer.
+      const projected = t.running.ctx.projections.position;
+      const head = await headReaching(t, projected);
+      transcript.push(`${describeCommand(c)} -> ${outcome.sql?.type ?? outcome.status}`);
+      if (projected !== head)
+        throw new Error(
+          `answered with the read model at ${projected} while the log's head is ${head}:\n${transcript.join('\n')}`,
+        );
+    }
+  } finally {
+    restore();
+    await t.running.services.models.idle();
+    await t.dispose();
+  }
+};
+
+/**
+ * The kill check's bug: the read model's wait for a position resolving at once, so that writes
+ * answer before their events are applied and reads pass the gate without waiting for them; the
+ * read model reads the log 50 ms late, so that it has not caught up on its own either.
+ */
+const neverWaiting = (t: TestApp) => {
+  const runner = t.running.ctx.projections;
+  const log = t.running.ctx.log;
+  const readAll = log.readAll.bind(log);
+  const waits = jest.spyOn(runner, 'waitFor').mockResolvedValue(undefined);
+  const late = jest.spyOn(log, 'readAll').mockImplementation(async (after, limit) => {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return readAll(after, limit);
+  });
+  return () => {
+    waits.mockRestore();
+    late.mockRestore();
+  };
+};
+
+/**
  * The promise a rebuild relies on from the other side: once a write answers, every read of this
  * process sees every event it appended, so the live model compared with a rebuild is never behind
  * its own log. A write either waited for its events (`settled`) or answered ahead of them, and then
@@ -43,31 +99,23 @@ describe.each(storeKinds)('every write is seen by the reads after it (%s)', (kin
     'given generated commands and a runner polling every millisecond, when each answers and a read passes its gate, then the read model is at the log head',
     async () => {
       await fc.assert(
-        fc.asyncProperty(commandSequence({ maxLength: 20 }), async (commands) => {
-          const t: TestApp = await startTestApp(kind, { PROJECTION_POLL_MS: '1' });
-          try {
-            const transcript: string[] = [];
-            for (const c of commands) {
-              const outcome = await applyCommand(t, c);
-              // What a read waits for first: this process's writes answered ahead of the read model.
-              const ownWrites = t.running.ctx.ownWrites('all');
-              if (ownWrites) await ownWrites;
-              // Read at once: the poll would catch up a moment later and hide an early answer.
-              const projected = t.running.ctx.projections.position;
-              const head = await headReaching(t, projected);
-              transcript.push(`${describeCommand(c)} -> ${outcome.sql?.type ?? outcome.status}`);
-              if (projected !== head)
-                throw new Error(
-                  `answered with the read model at ${projected} while the log's head is ${head}:\n${transcript.join('\n')}`,
-                );
-            }
-          } finally {
-            await t.running.services.models.idle();
-            await t.dispose();
-          }
-        }),
+        fc.asyncProperty(commandSequence({ maxLength: 20 }), (commands) => seesEveryWrite(kind, commands)),
         SETTINGS,
       );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    'kill check: a wait for the read model that resolves at once, while it lags, is caught',
+    async () => {
+      const found = await fc.check(
+        fc.asyncProperty(commandSequence({ maxLength: 20 }), (commands) =>
+          seesEveryWrite(kind, commands, neverWaiting),
+        ),
+        { ...SETTINGS, endOnFailure: true },
+      );
+      expect(found.failed).toBe(true);
     },
     PROPERTY_TIMEOUT_MS,
   );

@@ -1,7 +1,15 @@
 import fc from 'fast-check';
-import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { allProjections } from '../../projections';
+import type { TableProjection } from '../../src/projection/types';
+import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
 import { differencesFrom, explain, liveDigest, scratchRebuild } from '../support/promise-rebuild';
-import { applyAll, commandSequence, propertySettings, PROPERTY_TIMEOUT_MS } from '../support/promise-world';
+import {
+  applyAll,
+  commandSequence,
+  propertySettings,
+  PROPERTY_TIMEOUT_MS,
+  type Command,
+} from '../support/promise-world';
 
 /**
  * A fresh seed each run, printed: PROMISE_SEED repeats a failure (PROMISE_RUNS, PROMISE_SCALE run
@@ -11,74 +19,116 @@ import { applyAll, commandSequence, propertySettings, PROPERTY_TIMEOUT_MS } from
  */
 const settingsFor = (kind: string) => propertySettings(kind === 'postgres' ? 10 : 20);
 
+/** A read model rebuilt from the app's log into a scratch DuckDB, in batches of `batchSize`. */
+type Rebuild = (t: TestApp, batchSize: number) => ReturnType<typeof scratchRebuild>;
+
+/**
+ * The property's check: the commands applied to a fresh app, then its read model against rebuilds
+ * (`rebuild`: the one `npm run replay -- --check` makes, or the kill check's).
+ */
+const rebuiltEqualsLive = async (kind: StoreKind, commands: Command[], rebuild: Rebuild = scratchRebuild) => {
+  const t: TestApp = await startTestApp(kind);
+  try {
+    const { transcript, unhealthy } = await applyAll([t], commands);
+    if (unhealthy.length)
+      throw new Error(
+        `commands answered as no refusal should:\n${unhealthy.join('\n')}\n\n${transcript.join('\n')}`,
+      );
+    await t.running.services.models.idle();
+    const live = await liveDigest(t);
+
+    // (a) Rebuilt into a scratch DuckDB with each batch size: one event per transaction, batches
+    // that cut commands' events apart, and the whole log at once.
+    const reference = await rebuild(t, 1000);
+    try {
+      for (const batch of [1, 7, 1000]) {
+        const scratch = batch === 1000 ? reference : await rebuild(t, batch);
+        try {
+          const { differences } = await differencesFrom(t, live, scratch);
+          if (differences.length)
+            throw new Error(explain(`rebuilt with batch size ${batch}`, differences, transcript));
+
+          // (b) Idempotent: catching up at the head applies nothing, and a second whole replay
+          // over the rebuilt model (what `npm run replay` does) gives the same tables.
+          await scratch.projections.catchUp();
+          expect((await differencesFrom(t, live, scratch)).differences).toEqual([]);
+          if (batch === 7) {
+            await scratch.projections.rebuild();
+            const again = await differencesFrom(t, live, scratch);
+            if (again.differences.length)
+              throw new Error(explain('replayed twice with batch size 7', again.differences, transcript));
+          }
+        } finally {
+          if (scratch !== reference) await scratch.close();
+        }
+      }
+
+      // (b) Replayed over the live model itself, in place: it comes back equal to the rebuild.
+      await t.running.ctx.projections.rebuild();
+      const replayed = await differencesFrom(t, await liveDigest(t), reference);
+      if (replayed.differences.length)
+        throw new Error(explain('the live model replayed in place', replayed.differences, transcript));
+      expect((await liveDigest(t)).digest).toBe(live.digest);
+    } finally {
+      await reference.close();
+    }
+  } finally {
+    await t.running.services.models.idle();
+    await t.dispose();
+  }
+};
+
+/**
+ * The kill check's bug: the log's mirror (`events`) stamping each row with the time it is applied,
+ * not the time its event was recorded (a projection reading the clock). Only the rebuild is given
+ * it: the live model, had it run it, applied each event at another moment, so it differs the same.
+ */
+const rebuildStampingApplyTime: Rebuild = async (t, batchSize) => {
+  const projections = allProjections as TableProjection[];
+  const at = projections.findIndex((p) => p.table === 'events');
+  const mirror = projections[at]!;
+  projections[at] = {
+    ...mirror,
+    apply: (event, rows, lookup) =>
+      mirror.apply({ ...event, meta: { ...event.meta, recordedAt: new Date().toISOString() } }, rows, lookup),
+  };
+  try {
+    return await scratchRebuild(t, batchSize);
+  } finally {
+    projections[at] = mirror;
+  }
+};
+
 /**
  * The promise: the event log is the only source of truth, so a read model rebuilt from it, with any
  * batch size, equals the live one table by table and row by row, and replaying again changes
  * nothing. Each run starts a fresh app (its own log and DuckDB), so a failing sequence reproduces
- * on its own and shrinks to the few commands that matter.
+ * on its own and shrinks to the few commands that matter. Beside it, a kill check: a projection
+ * that stamps its rows with the time it applies them (not the event's) is caught at the count
+ * `npm test` runs.
  */
 describe.each(storeKinds)('a read model rebuilt from the log equals the live one (%s)', (kind) => {
   it(
     'given generated command sequences over every capability, when rebuilt with batch sizes 1, 7 and 1000 and replayed again, then every table equals the live one',
     async () => {
       await fc.assert(
-        fc.asyncProperty(commandSequence({ maxLength: 20 }), async (commands) => {
-          const t: TestApp = await startTestApp(kind);
-          try {
-            const { transcript, unhealthy } = await applyAll([t], commands);
-            if (unhealthy.length)
-              throw new Error(
-                `commands answered as no refusal should:\n${unhealthy.join('\n')}\n\n${transcript.join('\n')}`,
-              );
-            await t.running.services.models.idle();
-            const live = await liveDigest(t);
-
-            // (a) Rebuilt into a scratch DuckDB with each batch size: one event per transaction, batches
-            // that cut commands' events apart, and the whole log at once.
-            const reference = await scratchRebuild(t, 1000);
-            try {
-              for (const batch of [1, 7, 1000]) {
-                const scratch = batch === 1000 ? reference : await scratchRebuild(t, batch);
-                try {
-                  const { differences } = await differencesFrom(t, live, scratch);
-                  if (differences.length)
-                    throw new Error(explain(`rebuilt with batch size ${batch}`, differences, transcript));
-
-                  // (b) Idempotent: catching up at the head applies nothing, and a second whole replay
-                  // over the rebuilt model (what `npm run replay` does) gives the same tables.
-                  await scratch.projections.catchUp();
-                  expect((await differencesFrom(t, live, scratch)).differences).toEqual([]);
-                  if (batch === 7) {
-                    await scratch.projections.rebuild();
-                    const again = await differencesFrom(t, live, scratch);
-                    if (again.differences.length)
-                      throw new Error(
-                        explain('replayed twice with batch size 7', again.differences, transcript),
-                      );
-                  }
-                } finally {
-                  if (scratch !== reference) await scratch.close();
-                }
-              }
-
-              // (b) Replayed over the live model itself, in place: it comes back equal to the rebuild.
-              await t.running.ctx.projections.rebuild();
-              const replayed = await differencesFrom(t, await liveDigest(t), reference);
-              if (replayed.differences.length)
-                throw new Error(
-                  explain('the live model replayed in place', replayed.differences, transcript),
-                );
-              expect((await liveDigest(t)).digest).toBe(live.digest);
-            } finally {
-              await reference.close();
-            }
-          } finally {
-            await t.running.services.models.idle();
-            await t.dispose();
-          }
-        }),
+        fc.asyncProperty(commandSequence({ maxLength: 20 }), (commands) => rebuiltEqualsLive(kind, commands)),
         settingsFor(kind),
       );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    'kill check: a projection stamping its rows with the time it applies them, not the event’s, is caught',
+    async () => {
+      const found = await fc.check(
+        fc.asyncProperty(commandSequence({ maxLength: 20 }), (commands) =>
+          rebuiltEqualsLive(kind, commands, rebuildStampingApplyTime),
+        ),
+        { ...settingsFor(kind), endOnFailure: true },
+      );
+      expect(found.failed).toBe(true);
     },
     PROPERTY_TIMEOUT_MS,
   );

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { querySql, startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
 import { asMultiset, checkQuery, PARAMS, query, render, usesParam, type Query } from '../support/promise-sql';
 import {
   applyAll,
@@ -26,13 +26,99 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 
 /**
+ * The property's check: the texts asked on a fresh app over empty tables, over the starting world
+ * and after each step, every answer against DuckDB's on a fresh connection. `arrange` changes the
+ * app first (the kill check's bug), and answers what puts it back.
+ */
+const answersEqualFresh = async (
+  kind: StoreKind,
+  world: Command[],
+  texts: Query[],
+  steps: Step[],
+  arrange: (t: TestApp) => () => void = () => () => undefined,
+) => {
+  const t: TestApp = await startTestApp(kind);
+  const restore = arrange(t);
+  const transcript: string[] = [];
+  const check = async (q: Query, value: string) => {
+    const result = await checkQuery(t, q, value);
+    if (!result.ok)
+      throw new Error(`${result.message}\n\nwrites and queries so far:\n${transcript.join('\n')}`);
+    transcript.push(`  query ${render(q, 'client', value)}`);
+    await checkOtherText(q, value);
+  };
+  /**
+   * The same query in another text (a closing comment, a parameter it does not use), which
+   * the answer cache finds by its rewritten text: it answers what the text just checked
+   * answers (at the same read-model version: nothing is written in between).
+   */
+  const checkOtherText = async (q: Query, value: string) => {
+    const text = render(q, 'client', value);
+    const ask = (sql: string, params: Record<string, unknown>) =>
+      querySql(t, sql, { context: { db: q.db }, params });
+    const params = usesParam(q) ? { v: value } : {};
+    const [checked, other] = [
+      await ask(text, params),
+      await ask(`${text} /* another text */`, { ...params, unused: value }),
+    ];
+    const shape = (a: typeof checked) => ({
+      type: a.type,
+      error_code: a.error_code,
+      column_names: a.column_names,
+      column_types: a.column_types,
+      rows: asMultiset(a.data ?? []),
+    });
+    if (JSON.stringify(shape(other)) !== JSON.stringify(shape(checked)))
+      throw new Error(
+        `another text of ${text} answered otherwise: ${JSON.stringify(shape(other))}, not ${JSON.stringify(shape(checked))}\n\nwrites and queries so far:\n${transcript.join('\n')}`,
+      );
+  };
+  try {
+    // First over empty tables (a plan made there expects no rows and no strings), then over
+    // the starting world, then between writes.
+    for (const q of texts) await check(q, PARAMS[0]);
+    transcript.push(...(await applyAll([t], world)).transcript);
+    await t.running.services.models.idle();
+    for (const q of texts) await check(q, PARAMS[0]);
+    for (const s of steps) {
+      if (s.kind === 'once') {
+        await check(s.query, s.param);
+        continue;
+      }
+      const outcome = await applyCommand(t, s.command);
+      transcript.push(`${describeCommand(s.command)} -> ${outcome.sql?.type ?? outcome.status}`);
+      for (const q of texts) await check(q, s.param);
+    }
+  } finally {
+    restore();
+    await t.running.services.models.idle();
+    await t.dispose();
+  }
+};
+
+/**
+ * The kill check's bug: answers kept for a stamp of the tables that never moves (the cache keyed on
+ * the text alone), so that no write invalidates them.
+ */
+const neverInvalidated = (t: TestApp) => {
+  const runner = t.running.ctx.projections;
+  const stamp = jest.spyOn(runner, 'readStamp').mockReturnValue('unchanged');
+  const stampsNow = jest.spyOn(runner, 'readStampsNow').mockReturnValue(() => 'unchanged');
+  return () => {
+    stamp.mockRestore();
+    stampsNow.mockRestore();
+  };
+};
+
+/**
  * The promise for SQL: a SELECT answers exactly what the same query run afresh would, whatever the
  * endpoint cached. The endpoint keeps parsed queries, DuckDB prepared statements (per data epoch)
  * and whole answers (per projection version); the reference runs the same query, over the views
  * MindsDB's names stand for, on a new DuckDB connection. Each run fixes a few query texts and asks
  * every one over empty tables, over a generated starting world, and again after each generated
  * write (new rows, renames, deletes, strings longer than any seen before), with other queries and
- * other parameter values in between: the same text is answered across many data epochs.
+ * other parameter values in between: the same text is answered across many data epochs. Beside it,
+ * a kill check: an answer cache never invalidated by writes is caught at the count `npm test` runs.
  */
 describe.each(storeKinds)('SQL answers equal a fresh DuckDB connection’s (%s)', (kind) => {
   it(
@@ -43,66 +129,27 @@ describe.each(storeKinds)('SQL answers equal a fresh DuckDB connection’s (%s)'
           startingWorld,
           fc.array(query, { minLength: 2, maxLength: 6 }),
           fc.array(step, { maxLength: 24, size: 'max' }),
-          async (world, texts, steps) => {
-            const t: TestApp = await startTestApp(kind);
-            const transcript: string[] = [];
-            const check = async (q: Query, value: string) => {
-              const result = await checkQuery(t, q, value);
-              if (!result.ok)
-                throw new Error(`${result.message}\n\nwrites and queries so far:\n${transcript.join('\n')}`);
-              transcript.push(`  query ${render(q, 'client', value)}`);
-              await checkOtherText(q, value);
-            };
-            /**
-             * The same query in another text (a closing comment, a parameter it does not use), which
-             * the answer cache finds by its rewritten text: it answers what the text just checked
-             * answers (at the same read-model version: nothing is written in between).
-             */
-            const checkOtherText = async (q: Query, value: string) => {
-              const text = render(q, 'client', value);
-              const ask = (sql: string, params: Record<string, unknown>) =>
-                querySql(t, sql, { context: { db: q.db }, params });
-              const params = usesParam(q) ? { v: value } : {};
-              const [checked, other] = [
-                await ask(text, params),
-                await ask(`${text} /* another text */`, { ...params, unused: value }),
-              ];
-              const shape = (a: typeof checked) => ({
-                type: a.type,
-                error_code: a.error_code,
-                column_names: a.column_names,
-                column_types: a.column_types,
-                rows: asMultiset(a.data ?? []),
-              });
-              if (JSON.stringify(shape(other)) !== JSON.stringify(shape(checked)))
-                throw new Error(
-                  `another text of ${text} answered otherwise: ${JSON.stringify(shape(other))}, not ${JSON.stringify(shape(checked))}\n\nwrites and queries so far:\n${transcript.join('\n')}`,
-                );
-            };
-            try {
-              // First over empty tables (a plan made there expects no rows and no strings), then over
-              // the starting world, then between writes.
-              for (const q of texts) await check(q, PARAMS[0]);
-              transcript.push(...(await applyAll([t], world)).transcript);
-              await t.running.services.models.idle();
-              for (const q of texts) await check(q, PARAMS[0]);
-              for (const s of steps) {
-                if (s.kind === 'once') {
-                  await check(s.query, s.param);
-                  continue;
-                }
-                const outcome = await applyCommand(t, s.command);
-                transcript.push(`${describeCommand(s.command)} -> ${outcome.sql?.type ?? outcome.status}`);
-                for (const q of texts) await check(q, s.param);
-              }
-            } finally {
-              await t.running.services.models.idle();
-              await t.dispose();
-            }
-          },
+          (world, texts, steps) => answersEqualFresh(kind, world, texts, steps),
         ),
         SETTINGS,
       );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    'kill check: an answer cache never invalidated by writes is caught',
+    async () => {
+      const found = await fc.check(
+        fc.asyncProperty(
+          startingWorld,
+          fc.array(query, { minLength: 2, maxLength: 6 }),
+          fc.array(step, { maxLength: 24, size: 'max' }),
+          (world, texts, steps) => answersEqualFresh(kind, world, texts, steps, neverInvalidated),
+        ),
+        { ...SETTINGS, endOnFailure: true },
+      );
+      expect(found.failed).toBe(true);
     },
     PROPERTY_TIMEOUT_MS,
   );
