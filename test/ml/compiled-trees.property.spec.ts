@@ -3,6 +3,8 @@
  * values compared as bins of the thresholds, leaves that lead to themselves, eight rows at a time;
  * src/engines/ml/gbdt.ts) scores every row exactly as walking each tree node by node does, to the bit,
  * whatever the trees' shapes and the values: ties with a threshold, missing values (NaN), infinities.
+ * Beside it, a kill check: a scorer that walks whole groups of eight rows only (the rows after the
+ * last group left unscored) is caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
 import {
@@ -81,24 +83,46 @@ const world = fc
     }),
   );
 
+type World = typeof world extends fc.Arbitrary<infer W> ? W : never;
+type Scorer = typeof compiledScores;
+
+/** Scores whole groups of eight rows only: the rows after the last group are left at 0 (the kill check's bug). */
+const wholeGroupsOnly: Scorer = (c, X, n, d) => {
+  const grouped = n - (n % 8);
+  const out = new Float64Array(n * c.outputs);
+  out.set(compiledScores(c, X.subarray(0, grouped * d), grouped, d));
+  return out;
+};
+
+/** The compiled ensemble, scored by `score`, against the node-by-node walk. */
+const scoresAsTheWalk = ({ d, outputs, base, rounds, rows }: World, score: Scorer) => {
+  const model: GbdtModel = {
+    kind: 'gbdt',
+    outputs,
+    base,
+    trees: rounds.map((round) => round.map(toTree)),
+  };
+  const X = Float64Array.from(rows.flat());
+  const expected = gbdtScores(model, X, rows.length, d);
+  const compiled = score(compileGbdt(model), X, rows.length, d);
+  expect(compiled.length).toBe(expected.length);
+  compiled.forEach((s, i) => expect(Object.is(s, expected[i])).toBe(true));
+};
+
 describe('a compiled tree ensemble', () => {
   it('scores every row as the node-by-node walk does, to the bit', () => {
     fc.assert(
-      fc.property(world, ({ d, outputs, base, rounds, rows }) => {
-        const model: GbdtModel = {
-          kind: 'gbdt',
-          outputs,
-          base,
-          trees: rounds.map((round) => round.map(toTree)),
-        };
-        const X = Float64Array.from(rows.flat());
-        const expected = gbdtScores(model, X, rows.length, d);
-        const compiled = compiledScores(compileGbdt(model), X, rows.length, d);
-        expect(compiled.length).toBe(expected.length);
-        compiled.forEach((s, i) => expect(Object.is(s, expected[i])).toBe(true));
-      }),
+      fc.property(world, (w) => scoresAsTheWalk(w, compiledScores)),
       { seed: SEED, numRuns: propertyRuns(NUM_RUNS) },
     );
+  });
+
+  it('kill check: the rows after the last whole group of eight left unscored are caught', () => {
+    const found = fc.check(
+      fc.property(world, (w) => scoresAsTheWalk(w, wholeGroupsOnly)),
+      { seed: SEED, numRuns: propertyRuns(NUM_RUNS), endOnFailure: true },
+    );
+    expect(found.failed).toBe(true);
   });
 
   it('reads a feature no tree splits on, and a row whose every value is missing, as the walk does', () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { batchOfRows, type Row } from '../../src/engines/ml/dataset';
 import { makePredictor, type Predictor } from '../../src/engines/ml/predict';
-import { scoringPool } from '../../src/engines/ml/scoringPool';
+import { scoringPool, type ScoringPool } from '../../src/engines/ml/scoringPool';
 import { trainModel } from '../../src/engines/ml/train';
 import { planted, plantedClasses } from './synthetic';
 import { propertyRuns, propertySeed } from '../support/seed';
@@ -9,7 +9,9 @@ import { propertyRuns, propertySeed } from '../support/seed';
 /**
  * The promise: a prediction answers the same whether its trees are walked on this thread or
  * spread over a scoring pool's workers, and whether its rows arrive as objects (REST) or as columns
- * (a SQL JOIN). Batches of 512 rows or more use the workers.
+ * (a SQL JOIN). Batches of 512 rows or more use the workers. Beside it, a kill check: a pool
+ * that scores whole chunks of 256 rows only (the rows after the last one left unscored) is caught
+ * at the count `npm test` runs.
  */
 
 /** Cells as clients send them, hostile ones included. */
@@ -28,6 +30,34 @@ const row = fc.record(
 const batch = fc
   .tuple(fc.array(row, { minLength: 1, maxLength: 30 }), fc.integer({ min: 0, max: 3000 }))
   .map(([rows, n]) => Array.from({ length: n }, (_, i) => rows[i % rows.length]!) as Row[]);
+
+/** A pool that scores whole chunks of 256 rows only: the rows after the last are left at 0 (the kill check's bug). */
+const wholeChunksOnly = (pool: ScoringPool): ScoringPool => ({
+  ...pool,
+  scores: async (model, X, n, d) => {
+    if (n < 512) return pool.scores(model, X, n, d);
+    const whole = n - (n % 256);
+    const out = new Float64Array(n * model.outputs);
+    out.set(await pool.scores(model, X.subarray(0, whole * d), whole, d));
+    return out;
+  },
+});
+
+/** The property, for the predictor on this thread and one on a pool: its arbitraries and its check. */
+const poolAnswersAsHere = (here: Predictor, pooled: Predictor) =>
+  fc.asyncProperty(
+    batch,
+    fc.subarray(here.outputColumns),
+    fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
+    async (rows, columns, fixed) => {
+      const options = { fixed_confidence: fixed };
+      const expected = here.predict(rows, options);
+      expect(await pooled.predictBatch!(rows, options)).toEqual(expected);
+      const answered = await pooled.predictColumns!(batchOfRows(rows), columns, options);
+      expect(Object.keys(answered).sort()).toEqual([...columns].sort());
+      for (const column of columns) expect(answered[column]).toEqual(expected.map((r) => r[column]));
+    },
+  );
 
 describe('predictions on a scoring pool', () => {
   const pool = scoringPool(3);
@@ -60,27 +90,25 @@ describe('predictions on a scoring pool', () => {
   it.each(models)(
     '%s: rows spread over the pool answer exactly as on this thread; columns equal the rows’ columns',
     async (_label, here, pooled) => {
-      await fc.assert(
-        fc.asyncProperty(
-          batch,
-          fc.subarray(here.outputColumns),
-          fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
-          async (rows, columns, fixed) => {
-            const options = { fixed_confidence: fixed };
-            const expected = here.predict(rows, options);
-            expect(await pooled.predictBatch!(rows, options)).toEqual(expected);
-            const answered = await pooled.predictColumns!(batchOfRows(rows), columns, options);
-            expect(Object.keys(answered).sort()).toEqual([...columns].sort());
-            for (const column of columns) expect(answered[column]).toEqual(expected.map((r) => r[column]));
-          },
-        ),
-        { seed: propertySeed(), numRuns: propertyRuns(12) },
-      );
+      await fc.assert(poolAnswersAsHere(here, pooled), { seed: propertySeed(), numRuns: propertyRuns(12) });
     },
     // Hostile rows lack inputs: each is filled from 16 training rows (issue 59), four times the
     // trees' work of a whole row; 20 s under a load of 14 where it took 5 before.
     120_000,
   );
+
+  it('kill check: the rows after the last whole chunk of 256 left unscored are caught', async () => {
+    const here = makePredictor(artifacts.regression);
+    const found = await fc.check(
+      poolAnswersAsHere(here, makePredictor(artifacts.regression, wholeChunksOnly(pool))),
+      {
+        seed: propertySeed(),
+        numRuns: propertyRuns(12),
+        endOnFailure: true,
+      },
+    );
+    expect(found.failed).toBe(true);
+  }, 120_000);
 
   it('batches scored at the same time each get their own answers', async () => {
     const [, here, pooled] = models[0]!;

@@ -2,6 +2,8 @@
  * Whatever a PostgreSQL string literal holds, the engine reads the same characters: the door's
  * translation (quotes doubled as PostgreSQL writes them, backslashes doubled for the engine's
  * MySQL-flavoured reader) checked against the real engine, not against itself.
+ * Beside it, a kill check: a door that passes the literal on with its backslashes not doubled is
+ * caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
 import type pg from 'pg';
@@ -53,6 +55,19 @@ const content = fc
 /** `s` as a PostgreSQL standard string literal: quotes doubled, nothing else escaped. */
 const literal = (s: string) => `'${s.split("'").join("''")}'`;
 
+/**
+ * The engine given the door's text with its backslashes not doubled: PostgreSQL's literal as written,
+ * read by the engine's MySQL-flavoured reader (the kill check's bug). Undone by `mockRestore`.
+ */
+const backslashesNotDoubled = (engine: PgFront['app']['running']['sql']) => {
+  const { execute, stream } = engine;
+  const asWritten = (query: string) => query.split('\\\\').join('\\');
+  return [
+    jest.spyOn(engine, 'execute').mockImplementation((query, ...rest) => execute(asWritten(query), ...rest)),
+    jest.spyOn(engine, 'stream').mockImplementation((query, ...rest) => stream(asWritten(query), ...rest)),
+  ];
+};
+
 describe('string literals through the PostgreSQL door (pg driver, real engine)', () => {
   let front: PgFront;
   let client: pg.Client;
@@ -63,14 +78,28 @@ describe('string literals through the PostgreSQL door (pg driver, real engine)',
   });
   afterAll(() => front.dispose());
 
+  /** The simple query's answer holds exactly the characters written in the literal. */
+  const answeredAsWritten = async (s: string) => {
+    const { rows } = await client.query<{ v: string; n: number }>(`SELECT ${literal(s)} AS v, 1 AS n`);
+    expect(rows).toEqual([{ v: s, n: 1 }]);
+  };
+
   it('answers SELECT <literal> with exactly the characters written in it (simple query)', async () => {
-    await fc.assert(
-      fc.asyncProperty(content, async (s) => {
-        const { rows } = await client.query<{ v: string; n: number }>(`SELECT ${literal(s)} AS v, 1 AS n`);
-        expect(rows).toEqual([{ v: s, n: 1 }]);
-      }),
-      { seed: SEED, numRuns: propertyRuns(150) },
-    );
+    await fc.assert(fc.asyncProperty(content, answeredAsWritten), { seed: SEED, numRuns: propertyRuns(150) });
+  });
+
+  it('kill check: a literal passed on with its backslashes not doubled is caught', async () => {
+    const spies = backslashesNotDoubled(front.app.running.sql);
+    try {
+      const found = await fc.check(fc.asyncProperty(content, answeredAsWritten), {
+        seed: SEED,
+        numRuns: propertyRuns(150),
+        endOnFailure: true,
+      });
+      expect(found.failed).toBe(true);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
   });
 
   it('answers the same literal beside a parameter carrying the same characters (extended protocol)', async () => {

@@ -2,6 +2,8 @@
  * Column labels are kept by statement text and answer columns (src/shared/sqlLabels.ts): a
  * repeated SELECT is labelled from the memo. The memo answers what reading the text again
  * answers, whatever was asked in between, and a caller changing its copy changes nothing kept.
+ * Beside it, a kill check: a memo that hands the caller its kept array (no copy) is caught at the
+ * count `npm test` runs.
  */
 import fc from 'fast-check';
 import { writtenLabels } from '../../src/shared/sqlLabels';
@@ -23,28 +25,58 @@ const statement = fc.record({
   tail: fc.constantFrom('', ' FROM t', ' FROM t WHERE a = 1', ' -- note'),
 });
 
+type Labeller = (sql: string, columns: readonly string[]) => string[];
+
+/** A memo as `writtenLabels` keeps one, but handing out the array it keeps (the kill check's bug). */
+const memoWithoutCopy = (): Labeller => {
+  const kept = new Map<string, string[]>();
+  return (sql, columns) => {
+    const key = `${sql}\u0000${columns.join('\u0000')}`;
+    let labels = kept.get(key);
+    if (!labels) {
+      if (kept.size >= 512) kept.clear();
+      kept.set(key, (labels = writtenLabels(sql, columns)));
+    }
+    return labels;
+  };
+};
+
+const statements = fc.array(statement, { minLength: 1, maxLength: 40 });
+type Drawn = typeof statements extends fc.Arbitrary<infer D> ? D : never;
+
+/** The memo's promise for `labels`, over the drawn statements. */
+const answersAsFirstReading = (drawn: Drawn, labels: Labeller) => {
+  const inputs = drawn.map((d) => ({
+    sql: `SELECT ${d.items.join(', ')}${d.tail}`,
+    columns: d.columns,
+  }));
+  // The first reading of each (the memo is filled as it goes; a repeat in `inputs` is a hit).
+  const first = inputs.map((i) => labels(i.sql, i.columns));
+  for (const [k, i] of inputs.entries()) {
+    const again = labels(i.sql, i.columns);
+    expect(again).toEqual(first[k]);
+    again.push('changed by the caller');
+    expect(labels(i.sql, i.columns)).toEqual(first[k]);
+  }
+  // More distinct texts than the memo holds: it is cleared, and reads again the same.
+  for (let n = 0; n < 600; n++) labels(`SELECT ${n} AS filler`, ['filler']);
+  for (const [k, i] of inputs.entries()) expect(labels(i.sql, i.columns)).toEqual(first[k]);
+};
+
 describe('SELECT labels, kept by text and columns', () => {
   it('answer, from the memo, what the first reading answered, also after the memo was cleared and after a caller changed its copy', () => {
     fc.assert(
-      fc.property(fc.array(statement, { minLength: 1, maxLength: 40 }), (drawn) => {
-        const inputs = drawn.map((d) => ({
-          sql: `SELECT ${d.items.join(', ')}${d.tail}`,
-          columns: d.columns,
-        }));
-        // The first reading of each (the memo is filled as it goes; a repeat in `inputs` is a hit).
-        const first = inputs.map((i) => writtenLabels(i.sql, i.columns));
-        for (const [k, i] of inputs.entries()) {
-          const again = writtenLabels(i.sql, i.columns);
-          expect(again).toEqual(first[k]);
-          again.push('changed by the caller');
-          expect(writtenLabels(i.sql, i.columns)).toEqual(first[k]);
-        }
-        // More distinct texts than the memo holds: it is cleared, and reads again the same.
-        for (let n = 0; n < 600; n++) writtenLabels(`SELECT ${n} AS filler`, ['filler']);
-        for (const [k, i] of inputs.entries()) expect(writtenLabels(i.sql, i.columns)).toEqual(first[k]);
-      }),
+      fc.property(statements, (drawn) => answersAsFirstReading(drawn, writtenLabels)),
       { seed: SEED, numRuns: propertyRuns(NUM_RUNS) },
     );
+  });
+
+  it('kill check: a memo that hands the caller its kept array, not a copy, is caught', () => {
+    const found = fc.check(
+      fc.property(statements, (drawn) => answersAsFirstReading(drawn, memoWithoutCopy())),
+      { seed: SEED, numRuns: propertyRuns(NUM_RUNS), endOnFailure: true },
+    );
+    expect(found.failed).toBe(true);
   });
 
   it('labels a text longer than the memo keeps as it labels a short one', () => {

@@ -23,6 +23,9 @@
  *
  * The prediction (a small model trained in `beforeAll`, under 2 s) checks that a bound number and a
  * bound string reach the model as the literals do.
+ *
+ * Beside it, a kill check: HTTP's params cleaned of their null values (as optional fields are)
+ * is caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
 import pg from 'pg';
@@ -337,6 +340,24 @@ const httpShape = (a: SqlAnswer) =>
     ? { labels: a.column_names, rows: a.data }
     : { error: `${a.error_code}: ${a.error_message}` };
 
+/**
+ * The endpoint's params cleaned of null values, as optional fields are: a value bound as NULL is
+ * left out (the kill check's bug). Undone by `mockRestore`.
+ */
+const nullParamsDropped = (engine: TestApp['running']['sql']) => {
+  const { execute } = engine;
+  return jest
+    .spyOn(engine, 'execute')
+    .mockImplementation((query, context, params, ...rest) =>
+      execute(
+        query,
+        context,
+        Object.fromEntries(Object.entries(params).filter(([, v]) => v !== null)),
+        ...rest,
+      ),
+    );
+};
+
 describe.each(storeKinds)('bound values equal inlined literals (event store: %s)', (store) => {
   let t: TestApp;
   let doors: Doors;
@@ -424,17 +445,18 @@ describe.each(storeKinds)('bound values equal inlined literals (event store: %s)
     });
   };
 
-  it('over files and projects’ tables, on HTTP, MySQL (prepared and client-side) and PostgreSQL (extended and simple)', async () => {
-    const world = generatedTable().chain((table) =>
-      fc.record({
-        table: fc.constant(table),
-        fileQueries: fc.array(fileQuery(table), { minLength: 2, maxLength: 2 }),
-        projectQuery: projectQuery(project, notes),
-        eStrings: fc.boolean(),
-      }),
-    );
-    await fc.assert(
-      fc.asyncProperty(world, async ({ table, fileQueries, projectQuery: pq, eStrings }) => {
+  /** Files and projects' tables: the world of a run, drawn once the project and its notes exist. */
+  const filesAndProjects = () =>
+    fc.asyncProperty(
+      generatedTable().chain((table) =>
+        fc.record({
+          table: fc.constant(table),
+          fileQueries: fc.array(fileQuery(table), { minLength: 2, maxLength: 2 }),
+          projectQuery: projectQuery(project, notes),
+          eStrings: fc.boolean(),
+        }),
+      ),
+      async ({ table, fileQueries, projectQuery: pq, eStrings }) => {
         const file = await uploadGenerated(t, table);
         for (const q of fileQueries)
           await expectAllEqual(
@@ -442,9 +464,25 @@ describe.each(storeKinds)('bound values equal inlined literals (event store: %s)
             eStrings,
           );
         await expectAllEqual(pq, eStrings);
-      }),
-      { seed: SEED, numRuns: propertyRuns(NUM_RUNS) },
+      },
     );
+
+  it('over files and projects’ tables, on HTTP, MySQL (prepared and client-side) and PostgreSQL (extended and simple)', async () => {
+    await fc.assert(filesAndProjects(), { seed: SEED, numRuns: propertyRuns(NUM_RUNS) });
+  }, 240_000);
+
+  it('kill check: HTTP’s params cleaned of their null values are caught', async () => {
+    const spy = nullParamsDropped(t.running.sql);
+    try {
+      const found = await fc.check(filesAndProjects(), {
+        seed: SEED,
+        numRuns: propertyRuns(NUM_RUNS),
+        endOnFailure: true,
+      });
+      expect(found.failed).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   }, 240_000);
 
   it('in a one-row prediction', async () => {

@@ -2,7 +2,8 @@
  * Plain columns read straight from DuckDB's vector memory (src/sql/plainColumns.ts) give the cells
  * DuckDB's own reading gives through the column's rule (`cellOfColumn(getItem)`), and what DuckDB
  * prints for the same value: generated values of every plain type, NULLs anywhere, extremes of each
- * type, over results spanning several chunks.
+ * type, over results spanning several chunks. Beside it, a kill check: unsigned columns read with
+ * their signed type's rule (the type matched without its U) are caught at the count `npm test` runs.
  */
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
@@ -87,61 +88,79 @@ afterAll(() => {
   instance.closeSync();
 });
 
+type Cells = typeof plainCells;
+
+/** Unsigned columns read as their signed type: `UBIGINT` as `BIGINT`, … (the kill check's bug). */
+const unsignedAsSigned: Cells = (chunk, column, type) => plainCells(chunk, column, type.replace(/^U/, ''));
+
+/** The cells `cells` reads equal DuckDB's reading and its printed text, for the rows drawn. */
+const readAsDuckDb = async (rows: (string | null)[][], repeat: number, cells: Cells) => {
+  const columns = PLAIN.map((p, i) => `c${i} ${p.type}`).join(', ');
+  await c.run(`CREATE OR REPLACE TABLE plain (${columns})`);
+  const values = rows
+    .map((row) => `(${row.map((v, i) => (v === null ? 'NULL' : `'${v}'::${PLAIN[i]!.type}`)).join(', ')})`)
+    .join(', ');
+  await c.run(`INSERT INTO plain VALUES ${values}`);
+  // Repeated in a fixed order up to ~5,000 rows: chunks of 2,048 and a short last one.
+  const texts = PLAIN.map((_p, i) => `CAST(c${i} AS VARCHAR) AS t${i}`).join(', ');
+  const result = await c.stream(
+    `SELECT plain.*, ${texts} FROM plain, range(${repeat}) ORDER BY range, plain.rowid`,
+  );
+  let seen = 0;
+  for (;;) {
+    const chunk = await result.fetchChunk();
+    if (!chunk || chunk.rowCount === 0) break;
+    PLAIN.forEach((p, i) => {
+      const fast = cells(chunk, i, p.type);
+      expect(fast).toBeDefined();
+      const vector = chunk.getColumnVector(i);
+      const text = chunk.getColumnVector(PLAIN.length + i);
+      const rule = cellOfColumn(p.type);
+      // Compared without expect per cell (thousands per run), the first difference reported.
+      for (let r = 0; r < chunk.rowCount; r++) {
+        const cell = fast!(r);
+        const read = rule(vector.getItem(r), vector.type);
+        const printed = text.getItem(r) as string | null;
+        const fromText =
+          printed === null
+            ? null
+            : p.type === 'BOOLEAN'
+              ? printed === 'true'
+              : p.type === 'DOUBLE' || p.type === 'FLOAT'
+                ? finiteOrNull(p.type === 'FLOAT' ? Math.fround(Number(printed)) : Number(printed))
+                : integerCell(printed);
+        if (!Object.is(cell, read) || !Object.is(cell, fromText))
+          expect({ type: p.type, row: r, cell }).toEqual({
+            type: p.type,
+            row: r,
+            cell: read,
+            fromText,
+          });
+      }
+    });
+    seen += chunk.rowCount;
+  }
+  expect(seen).toBe(rows.length * repeat);
+};
+
 describe('plain columns read from vector memory', () => {
   it('equal DuckDB’s own reading and its printed text, over several chunks', async () => {
     await fc.assert(
-      fc.asyncProperty(table, fc.integer({ min: 1, max: 130 }), async (rows, repeat) => {
-        const columns = PLAIN.map((p, i) => `c${i} ${p.type}`).join(', ');
-        await c.run(`CREATE OR REPLACE TABLE plain (${columns})`);
-        const values = rows
-          .map(
-            (row) => `(${row.map((v, i) => (v === null ? 'NULL' : `'${v}'::${PLAIN[i]!.type}`)).join(', ')})`,
-          )
-          .join(', ');
-        await c.run(`INSERT INTO plain VALUES ${values}`);
-        // Repeated in a fixed order up to ~5,000 rows: chunks of 2,048 and a short last one.
-        const texts = PLAIN.map((_p, i) => `CAST(c${i} AS VARCHAR) AS t${i}`).join(', ');
-        const result = await c.stream(
-          `SELECT plain.*, ${texts} FROM plain, range(${repeat}) ORDER BY range, plain.rowid`,
-        );
-        let seen = 0;
-        for (;;) {
-          const chunk = await result.fetchChunk();
-          if (!chunk || chunk.rowCount === 0) break;
-          PLAIN.forEach((p, i) => {
-            const fast = plainCells(chunk, i, p.type);
-            expect(fast).toBeDefined();
-            const vector = chunk.getColumnVector(i);
-            const text = chunk.getColumnVector(PLAIN.length + i);
-            const rule = cellOfColumn(p.type);
-            // Compared without expect per cell (thousands per run), the first difference reported.
-            for (let r = 0; r < chunk.rowCount; r++) {
-              const cell = fast!(r);
-              const read = rule(vector.getItem(r), vector.type);
-              const printed = text.getItem(r) as string | null;
-              const fromText =
-                printed === null
-                  ? null
-                  : p.type === 'BOOLEAN'
-                    ? printed === 'true'
-                    : p.type === 'DOUBLE' || p.type === 'FLOAT'
-                      ? finiteOrNull(p.type === 'FLOAT' ? Math.fround(Number(printed)) : Number(printed))
-                      : integerCell(printed);
-              if (!Object.is(cell, read) || !Object.is(cell, fromText))
-                expect({ type: p.type, row: r, cell }).toEqual({
-                  type: p.type,
-                  row: r,
-                  cell: read,
-                  fromText,
-                });
-            }
-          });
-          seen += chunk.rowCount;
-        }
-        expect(seen).toBe(rows.length * repeat);
-      }),
+      fc.asyncProperty(table, fc.integer({ min: 1, max: 130 }), (rows, repeat) =>
+        readAsDuckDb(rows, repeat, plainCells),
+      ),
       { seed: SEED, numRuns: propertyRuns(60) },
     );
+  });
+
+  it('kill check: unsigned columns read with their signed type’s rule are caught', async () => {
+    const found = await fc.check(
+      fc.asyncProperty(table, fc.integer({ min: 1, max: 130 }), (rows, repeat) =>
+        readAsDuckDb(rows, repeat, unsignedAsSigned),
+      ),
+      { seed: SEED, numRuns: propertyRuns(60), endOnFailure: true },
+    );
+    expect(found.failed).toBe(true);
   });
 
   it('reads constant and computed columns (flat by the time a chunk is fetched) row by row', async () => {

@@ -1,4 +1,4 @@
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { loadColumns } from '../../src/sql/faces/model/predictionTables';
 import { propertyRuns, propertySeed } from '../support/seed';
@@ -6,8 +6,32 @@ import { propertyRuns, propertySeed } from '../support/seed';
 /**
  * Computed rows (predictions, answers) go into a temporary table a data chunk at a time, typed from
  * their values. The promise: every value reads back as it went in (text columns hold non-strings as
- * JSON), whatever the values and however many chunks they span.
+ * JSON), whatever the values and however many chunks they span. Beside it, a kill check: a load
+ * whose appender takes full data chunks only (the last, shorter one lost) is caught at the count
+ * `npm test` runs.
  */
+/** `target` with one method of its own: `method` answers in its place, the rest is `target`'s. */
+const withMethod = <T extends object, K extends keyof T>(target: T, method: K, own: T[K]): T =>
+  new Proxy(target, {
+    get: (t, key) => {
+      if (key === method) return own;
+      const value = Reflect.get(t, key, t) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(t) : value;
+    },
+  });
+
+/**
+ * A connection whose appenders take full data chunks (2,048 rows) only: the last, shorter chunk of
+ * a load never reaches the table (the kill check's bug).
+ */
+const fullChunksOnly = (c: DuckDBConnection): DuckDBConnection =>
+  withMethod(c, 'createAppender', async (...args: Parameters<DuckDBConnection['createAppender']>) => {
+    const appender = await c.createAppender(...args);
+    return withMethod(appender, 'appendDataChunk', ((chunk) => {
+      if (chunk.rowCount === 2048) appender.appendDataChunk(chunk);
+    }) as DuckDBAppender['appendDataChunk']);
+  });
+
 describe('computed columns loaded into DuckDB', () => {
   let instance: DuckDBInstance;
   let c: DuckDBConnection;
@@ -20,8 +44,8 @@ describe('computed columns loaded into DuckDB', () => {
     instance.closeSync();
   });
 
-  const readBack = async (values: unknown[]) => {
-    await loadColumns(c, [], 'computed', ['v'], { length: values.length, values: { v: values } });
+  const readBack = async (values: unknown[], loadingOn: DuckDBConnection = c) => {
+    await loadColumns(loadingOn, [], 'computed', ['v'], { length: values.length, values: { v: values } });
     const reader = await c.runAndReadAll('SELECT v FROM computed');
     return reader.getColumnsJS()[0] ?? [];
   };
@@ -46,27 +70,39 @@ describe('computed columns loaded into DuckDB', () => {
     );
   };
 
+  /** Each value loaded through `loadingOn` reads back as it went in. */
+  const readsBackAsItWentIn = async (values: unknown[], loadingOn: DuckDBConnection) => {
+    expect(await readBack(values, loadingOn)).toEqual(expected(values));
+  };
+
+  const value = fc.oneof(
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.constantFrom(1e20, -1e300, 2 ** 53 + 2, 9007199254740991),
+    fc.boolean(),
+    fc.string({ unit: 'binary', maxLength: 20 }),
+    fc.constantFrom('\uD800', 'a\u0000b', null, undefined, { a: [1] }),
+  );
+  // One kind per column (as a model's columns are), or a mix: both are typed from their values.
+  const column = fc.oneof(
+    fc.array(fc.oneof(fc.integer(), fc.constantFrom(1e20, -(2 ** 60), null)), { maxLength: 5000 }),
+    fc.array(fc.double({ noNaN: true, noDefaultInfinity: true }), { maxLength: 5000 }),
+    fc.array(value, { maxLength: 3000 }),
+  );
+
   it('given generated values (large integers, doubles, booleans, text with lone surrogates and NUL, objects, nulls) over several chunks, when loaded, then each reads back as it went in', async () => {
-    const value = fc.oneof(
-      fc.integer(),
-      fc.double({ noNaN: true, noDefaultInfinity: true }),
-      fc.constantFrom(1e20, -1e300, 2 ** 53 + 2, 9007199254740991),
-      fc.boolean(),
-      fc.string({ unit: 'binary', maxLength: 20 }),
-      fc.constantFrom('\uD800', 'a\u0000b', null, undefined, { a: [1] }),
-    );
-    // One kind per column (as a model's columns are), or a mix: both are typed from their values.
-    const column = fc.oneof(
-      fc.array(fc.oneof(fc.integer(), fc.constantFrom(1e20, -(2 ** 60), null)), { maxLength: 5000 }),
-      fc.array(fc.double({ noNaN: true, noDefaultInfinity: true }), { maxLength: 5000 }),
-      fc.array(value, { maxLength: 3000 }),
-    );
     await fc.assert(
-      fc.asyncProperty(column, async (values) => {
-        expect(await readBack(values)).toEqual(expected(values));
-      }),
+      fc.asyncProperty(column, (values) => readsBackAsItWentIn(values, c)),
       { seed: propertySeed(), numRuns: propertyRuns(40) },
     );
+  });
+
+  it('kill check: a load whose last, shorter data chunk is lost is caught', async () => {
+    const found = await fc.check(
+      fc.asyncProperty(column, (values) => readsBackAsItWentIn(values, fullChunksOnly(c))),
+      { seed: propertySeed(), numRuns: propertyRuns(40), endOnFailure: true },
+    );
+    expect(found.failed).toBe(true);
   });
 
   it('an integer past 2^63 is kept as a double, not wrapped', async () => {
