@@ -20,7 +20,7 @@ import {
 import { messageAggregate, type MessageState } from '../../src/chatMessages/state';
 import { DomainError } from '../../src/shared/errors';
 import { T0, at, command } from './messages';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 const LEASE_MS = 1_000;
 const RETRY_MS = 300;
@@ -320,10 +320,9 @@ describe('exactly one answer per message (the pure decider, simulated processes)
   });
 
   it('kill check: a late answer or delivery under a claim that is not the current one, taken for it, is caught', () => {
-    const found = fc.check(
+    expectCaught(
       fc.property(schedule, (w) => simulate(w, anyClaimHeld, nothingSeen())),
-      { seed: propertySeed(), numRuns: propertyRuns(200), endOnFailure: true },
+      { seed: propertySeed(), numRuns: propertyRuns(200) },
     );
-    expect(found.failed).toBe(true);
   });
 });

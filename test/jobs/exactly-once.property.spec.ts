@@ -16,7 +16,7 @@ import type { JobRunEvent, RecordedEvent } from '../../events';
 import { decideJobRun, type JobRunCommand } from '../../src/jobs/decider';
 import { dueTick, parseEvery, tickAt, type JobSchedule } from '../../src/jobs/schedule';
 import { jobRunsAggregate, type JobRunsState } from '../../src/jobs/state';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 const JOB = 1n;
 const LEASE_MS = 90_000;
@@ -210,10 +210,9 @@ describe('jobs: exactly once per tick (property)', () => {
 
   it('kill check: a tick claimed again, the claim decided without the last claimed tick, is caught', () => {
     const counted: Seen = { claims: 0, collapsed: 0, staleRefusals: 0, abandoned: 0 };
-    const found = fc.check(
+    expectCaught(
       fc.property(world, (w) => simulate(w, claimingWithoutLastTick, counted)),
-      { seed: propertySeed(), numRuns: propertyRuns(400), endOnFailure: true },
+      { seed: propertySeed(), numRuns: propertyRuns(400) },
     );
-    expect(found.failed).toBe(true);
   });
 });

@@ -11,7 +11,7 @@ import type { Row } from '../../src/engines/ml/dataset';
 import { makePredictor } from '../../src/engines/ml/predict';
 import { trainModel } from '../../src/engines/ml/train';
 import { planted, plantedClasses } from './synthetic';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 /** Cells as they arrive from SQL or JSON: numbers, numeric text, blanks, unseen categories, junk. */
 const cell = fc.oneof(
@@ -104,11 +104,10 @@ describe('engine invariants', () => {
   );
 
   it('kill check: missing inputs filled from the batch’s own mean are caught', () => {
-    const found = fc.check(
+    expectCaught(
       fc.property(batches, (rows: Row[]) => sameAloneAsInBatch(filledFromTheBatch(regression), rows)),
-      { seed: propertySeed(), numRuns: propertyRuns(60), endOnFailure: true },
+      { seed: propertySeed(), numRuns: propertyRuns(60) },
     );
-    expect(found.failed).toBe(true);
   });
 
   it('training is a function of data and seed: generated small tables train to identical bytes twice', () => {
@@ -121,12 +120,11 @@ describe('engine invariants', () => {
   });
 
   it('kill check: rows read in an order of their own before training are caught', () => {
-    const found = fc.check(
+    expectCaught(
       fc.property(table, fc.integer({ min: 0, max: 1000 }), (rows, seed) =>
         trainsToSameBytes(rowsInOwnOrder(), rows, seed),
       ),
-      { seed: propertySeed(), numRuns: propertyRuns(8), endOnFailure: true },
+      { seed: propertySeed(), numRuns: propertyRuns(8) },
     );
-    expect(found.failed).toBe(true);
   });
 });

@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { PacketWriter } from '../../src/mysql/protocol/packetWriter';
 import { integerDigits } from '../../src/shared/integerDigits';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 const SEED = propertySeed();
 const safeInteger = fc.oneof(
@@ -87,11 +87,10 @@ describe('the packet writer', () => {
   });
 
   it('kill check: a digit count that leaves out the minus sign is caught', () => {
-    const found = fc.check(
+    expectCaught(
       fc.property(safeInteger, (n) => writtenAsText(n, digitsWithoutSign)),
-      { seed: SEED, numRuns: propertyRuns(2000), endOnFailure: true },
+      { seed: SEED, numRuns: propertyRuns(2000) },
     );
-    expect(found.failed).toBe(true);
   });
 
   it('hands over bytes that later writes never change, small (copied) or large (handed over)', () => {
@@ -102,10 +101,9 @@ describe('the packet writer', () => {
   });
 
   it('kill check: a take that hands over a view of the buffer it keeps writing into is caught', () => {
-    const found = fc.check(
+    expectCaught(
       fc.property(pieces, (drawn) => takenUnchanged(drawn, new TakesWithoutCopy(1024))),
-      { seed: SEED, numRuns: propertyRuns(150), endOnFailure: true },
+      { seed: SEED, numRuns: propertyRuns(150) },
     );
-    expect(found.failed).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import fc from 'fast-check';
 
 /**
  * The seed and the number of runs of a spec file's fast-check properties.
@@ -42,3 +43,37 @@ export const propertyRuns = (runs: number): number => {
     throw new Error(`PROMISE_SCALE must be a positive number, not ${process.env.PROMISE_SCALE}`);
   return Math.max(1, Math.round(runs * scale));
 };
+
+/** The kill check's verdict on fast-check's report. */
+const caught = <Ts>(found: fc.RunDetails<Ts>, seed: number) => {
+  if (!found.failed)
+    throw new Error(
+      `the kill check's bug was not caught in ${found.numRuns} runs (seed ${seed}): the property no longer finds what it exists to find`,
+    );
+};
+
+/**
+ * A kill check: `property`, built over a known bug (a defence switched off, a mutant), must fail at
+ * the count `npm test` runs, on this spec file's seed, so a lower count is shown to still find what
+ * the property exists to find. fast-check stops at the first failure: the bug is known, nothing is
+ * shrunk. A synchronous property is checked synchronously, an asynchronous one is awaited.
+ */
+export function expectCaught<Ts>(
+  property: fc.IAsyncProperty<Ts>,
+  settings: { readonly seed: number; readonly numRuns: number },
+): Promise<void>;
+export function expectCaught<Ts>(
+  property: fc.IProperty<Ts>,
+  settings: { readonly seed: number; readonly numRuns: number },
+): void;
+export function expectCaught<Ts>(
+  property: fc.IAsyncProperty<Ts> | fc.IProperty<Ts>,
+  settings: { readonly seed: number; readonly numRuns: number },
+): Promise<void> | void {
+  const parameters = { seed: settings.seed, numRuns: settings.numRuns, endOnFailure: true };
+  if (property.isAsync())
+    return fc
+      .check(property as fc.IAsyncProperty<Ts>, parameters)
+      .then((found) => caught(found, settings.seed));
+  caught(fc.check(property as fc.IProperty<Ts>, parameters), settings.seed);
+}
