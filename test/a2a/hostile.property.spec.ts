@@ -4,13 +4,15 @@
  * no shape at all (deep, huge, wrong types); over v0.3 (message/send, message/stream, tasks/get,
  * tasks/cancel) and v1.0 (SendMessage, GetTask). Whatever comes, the answer is a JSON-RPC answer or
  * a 4xx, never a 500 nor a dropped connection, and the log stays writable, its read model running.
+ * Beside it, a kill check: an agent look-up that reads its reference as an id with `BigInt()`
+ * unchecked (a name throws a raw SyntaxError, answered 500) is caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { hostileStrings, withLoneSurrogate } from '../support/hostile';
 import { agentUrl, listen, type Listening } from './support';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 // Fixed: a fresh seed (731412628) drew no request that starts a run, which the check after the
 // property asks for (runs recorded via A2A); the generator should always include one.
@@ -129,27 +131,36 @@ describe.each(storeKinds)('hostile A2A requests (%s)', (store) => {
     await t?.dispose();
   });
 
+  /** Which agent a request names: the agent itself mostly, else a hostile path segment. */
+  const agents = fc.oneof(
+    { weight: 6, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: agentSegment },
+  );
+
+  /** One request: a JSON-RPC answer (200) or a 4xx, never a 500; `seen` counts what came back. */
+  const answeredBelow500 = async (
+    call: Call,
+    agent: string | undefined,
+    seen = new Map<string, number>(),
+  ) => {
+    const url =
+      agent === undefined ? agentUrl(l.url, project, 'helper') : `${l.url}/a2a/${project}/${agent}/`;
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'A2A-Version': call.version },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params }),
+    });
+    const body = await res.text();
+    const key = `${call.method.slice(0, 20)} ${res.status} ${(/"state":"?([A-Za-z_]+)/.exec(body) ?? /"code":(-?\d+)/.exec(body) ?? [])[1] ?? ''}`;
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+    if (res.status >= 500) throw new Error(`${res.status} for ${call.method}: ${body.slice(0, 300)}`);
+    expect(res.status === 200 || (res.status >= 400 && res.status < 500)).toBe(true);
+  };
+
   it('answers every hostile request with JSON-RPC or a 4xx, never a 500; the log stays writable', async () => {
     const seen = new Map<string, number>();
     await fc.assert(
-      fc.asyncProperty(
-        calls,
-        fc.oneof({ weight: 6, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: agentSegment }),
-        async (call, agent) => {
-          const url =
-            agent === undefined ? agentUrl(l.url, project, 'helper') : `${l.url}/a2a/${project}/${agent}/`;
-          const res = await fetch(url, {
-            method: 'POST',
-            headers: { 'Content-Type': 'application/json', 'A2A-Version': call.version },
-            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params }),
-          });
-          const body = await res.text();
-          const key = `${call.method.slice(0, 20)} ${res.status} ${(/"state":"?([A-Za-z_]+)/.exec(body) ?? /"code":(-?\d+)/.exec(body) ?? [])[1] ?? ''}`;
-          seen.set(key, (seen.get(key) ?? 0) + 1);
-          if (res.status >= 500) throw new Error(`${res.status} for ${call.method}: ${body.slice(0, 300)}`);
-          expect(res.status === 200 || (res.status >= 400 && res.status < 500)).toBe(true);
-        },
-      ),
+      fc.asyncProperty(calls, agents, (call, agent) => answeredBelow500(call, agent, seen)),
       { seed: SEED, numRuns: propertyRuns(RUNS), endOnFailure: true },
     );
     // Something of each kind was tried, and answered.
@@ -168,5 +179,23 @@ describe.each(storeKinds)('hostile A2A requests (%s)', (store) => {
     );
     expect(runs.length).toBeGreaterThan(0);
     expect(runs.every((e) => (e.data as { via: string }).via === 'a2a')).toBe(true);
+  }, 180_000);
+
+  it('kill check: an agent look-up that reads its reference with BigInt() unchecked (a raw error, a 500) is caught', async () => {
+    // The bug: the agent is looked up as an id first (`String(BigInt(ref))`, leading zeros dropped)
+    // unchecked; a name throws a SyntaxError, no domain error, which the A2A door answers 500.
+    const agentsService = t.running.services.agents;
+    const get = agentsService.get;
+    const spy = jest
+      .spyOn(agentsService, 'get')
+      .mockImplementation(async (projectName, ref) => get(projectName, String(BigInt(ref))));
+    try {
+      await expectCaught(
+        fc.asyncProperty(calls, agents, (call, agent) => answeredBelow500(call, agent)),
+        { seed: SEED, numRuns: propertyRuns(RUNS) },
+      );
+    } finally {
+      spy.mockRestore();
+    }
   }, 180_000);
 });

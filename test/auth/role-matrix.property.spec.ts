@@ -17,6 +17,8 @@
  * What is expected is `expected` below: a few lines restating docs/security.md's rules, never the
  * product's own code. fast-check draws sequences of (principal, door, operation) with a fresh seed each run;
  * one world per store answers all of them, each principal signed in once per door.
+ * Beside it, a kill check: a token signed in with its user's whole reach (its project scope dropped,
+ * on every door) is caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
 import type mysql from 'mysql2/promise';
@@ -38,7 +40,7 @@ import {
   startMysqlDoor,
   userWithRole,
 } from './support';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 /** Fixed, so a failure reproduces (ROLE_MATRIX_SEED and ROLE_MATRIX_RUNS explore further). */
 const SEED = Number(process.env.ROLE_MATRIX_SEED ?? propertySeed());
@@ -424,6 +426,15 @@ const STEPS = OPERATIONS.flatMap((op) =>
     .map((door) => ({ door, op })),
 );
 
+/** Generated sequences of (principal, door, operation). */
+const steps = fc.array(
+  fc.record({ principal: fc.constantFrom(...PRINCIPALS), cell: fc.constantFrom(...STEPS) }),
+  {
+    minLength: 1,
+    maxLength: 8,
+  },
+);
+
 // ---------------------------------------------------------------------------------------------
 // The world and its doors.
 
@@ -656,10 +667,13 @@ describe.each(storeKinds)('the role matrix over every door (%s)', (store: StoreK
     }
   };
 
-  /** One step: the principal runs the operation through the door; the answer is held to the oracle. */
-  const step = async (p: Principal, door: Door, op: Operation) => {
+  /**
+   * One step: the principal runs the operation through the door; the answer is held to the oracle.
+   * `counted`: the cell counts as reached (the kill check's steps, run against a bug, do not).
+   */
+  const step = async (p: Principal, door: Door, op: Operation, counted = true) => {
     n += 1;
-    reached.add(cellOf(p, door, op));
+    if (counted) reached.add(cellOf(p, door, op));
     const want = expected(p, door, op);
     if (op.prepare) await op.prepare(world, n);
     const snapshot = op.snapshot ? await op.snapshot(world, n) : undefined;
@@ -707,13 +721,6 @@ describe.each(storeKinds)('the role matrix over every door (%s)', (store: StoreK
 
   it('given generated sequences of (principal, door, operation), each answer is what docs/security.md promises, and a refusal appends nothing', async () => {
     const outcomes = new Set<string>();
-    const steps = fc.array(
-      fc.record({ principal: fc.constantFrom(...PRINCIPALS), cell: fc.constantFrom(...STEPS) }),
-      {
-        minLength: 1,
-        maxLength: 8,
-      },
-    );
     await fc.assert(
       fc.asyncProperty(steps, async (sequence) => {
         for (const { principal: p, cell } of sequence) outcomes.add(await step(p, cell.door, cell.op));
@@ -721,6 +728,33 @@ describe.each(storeKinds)('the role matrix over every door (%s)', (store: StoreK
       { seed: SEED, numRuns: propertyRuns(RUNS) },
     );
     expect([...outcomes].sort()).toEqual(['allowed', 'refused']);
+  }, 120_000);
+
+  it("kill check: a token signed in with its user's whole reach (its project scope dropped) is caught", async () => {
+    // The bug: the identity a token carries, over HTTP (bearer) and the wire doors (a token as the
+    // password), made with `principalOf(user, null)` instead of the token's project.
+    const users = t.running.services.users;
+    const unscoped =
+      <A extends unknown[]>(resolve: (...args: A) => ReturnType<typeof users.fromToken>) =>
+      async (...args: A) => {
+        const identity = await resolve(...args);
+        return identity && { ...identity, principal: { ...identity.principal, project: null } };
+      };
+    const bearer = unscoped(users.fromToken);
+    const wire = unscoped(users.identityOfToken);
+    const fromToken = jest.spyOn(users, 'fromToken').mockImplementation(bearer);
+    const identityOfToken = jest.spyOn(users, 'identityOfToken').mockImplementation(wire);
+    try {
+      await expectCaught(
+        fc.asyncProperty(steps, async (sequence) => {
+          for (const { principal: p, cell } of sequence) await step(p, cell.door, cell.op, false);
+        }),
+        { seed: SEED, numRuns: propertyRuns(RUNS) },
+      );
+    } finally {
+      fromToken.mockRestore();
+      identityOfToken.mockRestore();
+    }
   }, 120_000);
 
   it('then every cell of the matrix the sequences did not reach answers as promised too', async () => {

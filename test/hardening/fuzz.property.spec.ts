@@ -5,12 +5,14 @@ import type { Response } from 'superagent';
  * almost right, hostile path segments and query strings, bodies of every JSON kind and bodies that
  * are not JSON at all. Whatever arrives, the service answers below 500, every refusal is a
  * problem+json naming its own status, and a refused request leaves the log where it was.
+ * Beside it, a kill check: a skill look-up that reads its reference with `BigInt()` unchecked (a raw
+ * SyntaxError, answered 500) is caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
 import { resolveSchema, type Operation, type Schema } from '../support/openapi';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { mariadbParameters } from '../support/external';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 type Route = { method: string; path: string; operation: Operation };
 
@@ -259,56 +261,72 @@ describe.each(storeKinds)('every route under generated requests (%s)', (kind) =>
     expect(routes.length).toBeGreaterThanOrEqual(30);
   });
 
+  /** A generated request to one route: path segments, a query string, a body. */
+  const requestTo = (route: Route) =>
+    fc.record({
+      params: fc.oneof(fc.array(segment, { minLength: 4, maxLength: 4 }), consistentParams(route)),
+      query: queryString,
+      body: bodyFor(doc, route.operation),
+    });
+  type Request = typeof requestTo extends (route: Route) => fc.Arbitrary<infer R> ? R : never;
+
+  /**
+   * Sends one request to the route and holds its answer to the promise: each promise broken is
+   * handed to `violation` (its kind, and the request with its answer); `counts`: the statuses seen.
+   */
+  const sendAndHold = async (
+    route: Route,
+    { params, query, body }: Request,
+    violation: (kind: string, where: string) => void,
+    counts: Record<number, number> = {},
+  ) => {
+    let i = 0;
+    const url = route.path.replace(/\{[^}]+\}/g, () => params[i++]!) + (query ? `?${query}` : '');
+    const before = await headOf(t);
+    const method = route.method as 'get' | 'post' | 'put' | 'delete';
+    let req = t.http[method](url);
+    if (body.kind === 'json')
+      req = req.set('Content-Type', 'application/json').send(JSON.stringify(body.value));
+    else if (body.kind === 'raw') req = req.set('Content-Type', body.contentType).send(body.text);
+    else if (body.kind === 'encoded')
+      req = req
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', body.encoding)
+        .send(body.text);
+    // A live stream (server-sent events) that opens is not read to an end it never has: its
+    // status and headers are the answer, then the client leaves (which ends the stream).
+    if (route.path.endsWith('/stream')) req = req.buffer(true).parse(untilEventStream);
+    const res = await req;
+    counts[res.status] = (counts[res.status] ?? 0) + 1;
+    const where = `${clip(url)} ${JSON.stringify(body).slice(0, 200)} → ${res.status} ${(res.text ?? '').slice(0, 200)}`;
+    if (res.status >= 500) violation(`answered ${res.status}`, where);
+    if (res.status >= 400) {
+      if (!/^application\/problem\+json/.test(res.headers['content-type'] ?? ''))
+        violation('refusal is not problem+json', where);
+      else if (
+        res.body?.status !== res.status ||
+        typeof res.body?.title !== 'string' ||
+        typeof res.body?.detail !== 'string'
+      )
+        violation('problem lacks title, detail or its status', where);
+    }
+    const refused = res.status >= 400 || (route.path === '/api/sql/query' && res.body?.type === 'error');
+    if (refused && (await headOf(t)) !== before) violation('a refusal appended events', where);
+  };
+
   it('answers below 500 with a problem+json on every refusal, and refusals append nothing', async () => {
     // Every violation is collected (one per route and kind) so that a failure lists them all.
     const violations = new Map<string, string>();
-    const violation = (route: Route, kind: string, where: string) => {
-      const key = `${route.method.toUpperCase()} ${route.path}: ${kind}`;
-      if (!violations.has(key)) violations.set(key, where);
-    };
     const statuses: Record<string, Record<number, number>> = {};
     for (const route of routes) {
-      const request = fc.record({
-        params: fc.oneof(fc.array(segment, { minLength: 4, maxLength: 4 }), consistentParams(route)),
-        query: queryString,
-        body: bodyFor(doc, route.operation),
-      });
+      const name = `${route.method.toUpperCase()} ${route.path}`;
+      const violation = (kind: string, where: string) => {
+        const key = `${name}: ${kind}`;
+        if (!violations.has(key)) violations.set(key, where);
+      };
       await fc.assert(
-        fc.asyncProperty(request, async ({ params, query, body }) => {
-          let i = 0;
-          const url = route.path.replace(/\{[^}]+\}/g, () => params[i++]!) + (query ? `?${query}` : '');
-          const before = await headOf(t);
-          const method = route.method as 'get' | 'post' | 'put' | 'delete';
-          let req = t.http[method](url);
-          if (body.kind === 'json')
-            req = req.set('Content-Type', 'application/json').send(JSON.stringify(body.value));
-          else if (body.kind === 'raw') req = req.set('Content-Type', body.contentType).send(body.text);
-          else if (body.kind === 'encoded')
-            req = req
-              .set('Content-Type', 'application/json')
-              .set('Content-Encoding', body.encoding)
-              .send(body.text);
-          // A live stream (server-sent events) that opens is not read to an end it never has: its
-          // status and headers are the answer, then the client leaves (which ends the stream).
-          if (route.path.endsWith('/stream')) req = req.buffer(true).parse(untilEventStream);
-          const res = await req;
-          const counts = (statuses[`${route.method.toUpperCase()} ${route.path}`] ??= {});
-          counts[res.status] = (counts[res.status] ?? 0) + 1;
-          const where = `${clip(url)} ${JSON.stringify(body).slice(0, 200)} → ${res.status} ${(res.text ?? '').slice(0, 200)}`;
-          if (res.status >= 500) violation(route, `answered ${res.status}`, where);
-          if (res.status >= 400) {
-            if (!/^application\/problem\+json/.test(res.headers['content-type'] ?? ''))
-              violation(route, 'refusal is not problem+json', where);
-            else if (
-              res.body?.status !== res.status ||
-              typeof res.body?.title !== 'string' ||
-              typeof res.body?.detail !== 'string'
-            )
-              violation(route, 'problem lacks title, detail or its status', where);
-          }
-          const refused =
-            res.status >= 400 || (route.path === '/api/sql/query' && res.body?.type === 'error');
-          if (refused && (await headOf(t)) !== before) violation(route, 'a refusal appended events', where);
+        fc.asyncProperty(requestTo(route), async (request) => {
+          await sendAndHold(route, request, violation, (statuses[name] ??= {}));
         }),
         { seed: SEED, numRuns: propertyRuns(RUNS_PER_ROUTE) },
       );
@@ -316,4 +334,29 @@ describe.each(storeKinds)('every route under generated requests (%s)', (kind) =>
     if (process.env.FUZZ_STATS) console.log(statuses);
     expect([...violations].map(([k, where]) => `${k}\n    ${where}`)).toEqual([]);
   }, 600_000);
+
+  it('kill check: a skill look-up that reads its reference with BigInt() unchecked (a raw error, a 500) is caught', async () => {
+    // The bug: GET …/skills/:skill reads its reference as an id (`String(BigInt(ref))`, leading
+    // zeros dropped) unchecked; a name throws a SyntaxError, no domain error, which is answered 500.
+    const skills = t.running.services.skills;
+    const get = skills.get;
+    const spy = jest
+      .spyOn(skills, 'get')
+      .mockImplementation(async (project, ref) => get(project, String(BigInt(ref))));
+    try {
+      const route = routes.find(
+        (r) => r.method === 'get' && r.path === '/api/projects/{project}/skills/{skill}',
+      )!;
+      await expectCaught(
+        fc.asyncProperty(requestTo(route), async (request) => {
+          let broken = false;
+          await sendAndHold(route, request, () => (broken = true));
+          return !broken;
+        }),
+        { seed: SEED, numRuns: propertyRuns(RUNS_PER_ROUTE) },
+      );
+    } finally {
+      spy.mockRestore();
+    }
+  });
 });

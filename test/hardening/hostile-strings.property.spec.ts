@@ -5,6 +5,9 @@
  * document and into SQL texts that store what they hold (views, jobs, skills, projects). Each request
  * is refused with a 4xx (or a SQL error) or its events are projected; afterwards writes succeed,
  * the service is ready at the log's head, and a rebuild from the log equals the live read model.
+ * Beside it, a kill check: a log that wraps its append failures in a plain Error (the contract's
+ * refusal of a NUL or a lone surrogate loses its kind and is answered 500) is caught at the count
+ * `npm test` runs.
  */
 import fc from 'fast-check';
 import { ADMIN, login } from '../auth/support';
@@ -113,42 +116,57 @@ describe.each(storeKinds)('generated strings in every write (%s)', (kind) => {
   }, 60_000);
   afterAll(async () => t.dispose());
 
+  /** A generated body sent to a write route: the promise it broke (a 5xx), if any, and whether it was accepted. */
+  const sendHostileBody = async (route: Route, body: unknown) => {
+    const url = route.path.replace(/\{([^}]+)\}/g, (_, name: string) => PARAMS[name] ?? 'x');
+    const res = await t.http[route.method](url)
+      .set('Cookie', admin)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify(body));
+    return {
+      violation:
+        res.status >= 500
+          ? `${route.method.toUpperCase()} ${route.path} → ${res.status} ${clip(res.text)} for ${clip(JSON.stringify(body))}`
+          : undefined,
+      accepted: res.status < 400,
+    };
+  };
+
+  /** A generated SQL text sent to the SQL endpoint, then what it made dropped: as `sendHostileBody`. */
+  const sendHostileSql = async (query: string) => {
+    const res = await t.http.post('/api/sql/query').set('Cookie', admin).send({ query });
+    const violation =
+      res.status !== 200 || res.body?.error_code === 1105
+        ? `SQL ${clip(query)} → ${res.status} ${clip(res.text)}`
+        : undefined;
+    // A statement that made something is undone, so that the next one can make it again.
+    for (const drop of [
+      'DROP VIEW IF EXISTS mindsdb.hv',
+      'DROP JOB IF EXISTS mindsdb.hj',
+      'DROP SKILL IF EXISTS mindsdb.hs',
+    ])
+      await t.http.post('/api/sql/query').set('Cookie', admin).send({ query: drop });
+    return { violation, accepted: res.body?.type !== 'error' };
+  };
+
+  const bodyOf = (route: Route) =>
+    shaped(doc, route.operation.requestBody!.content['application/json']!.schema);
+
   it('refuses or projects every one, and the service goes on: writes, readiness at the head, rebuild equals live', async () => {
     expect(routes.length).toBeGreaterThanOrEqual(15);
     const violations = new Set<string>();
     let accepted = 0;
-    for (const route of routes) {
-      const schema = route.operation.requestBody!.content['application/json']!.schema;
+    const count = (sent: { violation: string | undefined; accepted: boolean }) => {
+      if (sent.violation !== undefined) violations.add(sent.violation);
+      if (sent.accepted) accepted++;
+    };
+    for (const route of routes)
       await fc.assert(
-        fc.asyncProperty(shaped(doc, schema), async (body) => {
-          const url = route.path.replace(/\{([^}]+)\}/g, (_, name: string) => PARAMS[name] ?? 'x');
-          const res = await t.http[route.method](url)
-            .set('Cookie', admin)
-            .set('Content-Type', 'application/json')
-            .send(JSON.stringify(body));
-          if (res.status >= 500)
-            violations.add(
-              `${route.method.toUpperCase()} ${route.path} → ${res.status} ${clip(res.text)} for ${clip(JSON.stringify(body))}`,
-            );
-          if (res.status < 400) accepted++;
-        }),
+        fc.asyncProperty(bodyOf(route), async (body) => count(await sendHostileBody(route, body))),
         { seed: SEED, numRuns: propertyRuns(RUNS_PER_ROUTE) },
       );
-    }
     await fc.assert(
-      fc.asyncProperty(sqlText, async (query) => {
-        const res = await t.http.post('/api/sql/query').set('Cookie', admin).send({ query });
-        if (res.status !== 200 || res.body?.error_code === 1105)
-          violations.add(`SQL ${clip(query)} → ${res.status} ${clip(res.text)}`);
-        if (res.body?.type !== 'error') accepted++;
-        // A statement that made something is undone, so that the next one can make it again.
-        for (const drop of [
-          'DROP VIEW IF EXISTS mindsdb.hv',
-          'DROP JOB IF EXISTS mindsdb.hj',
-          'DROP SKILL IF EXISTS mindsdb.hs',
-        ])
-          await t.http.post('/api/sql/query').set('Cookie', admin).send({ query: drop });
-      }),
+      fc.asyncProperty(sqlText, async (query) => count(await sendHostileSql(query))),
       { seed: SEED, numRuns: propertyRuns(60) },
     );
     expect([...violations]).toEqual([]);
@@ -171,5 +189,43 @@ describe.each(storeKinds)('generated strings in every write (%s)', (kind) => {
     expect(status.read_model.failed).toBeNull();
 
     expect(await rebuildDifferences(t, 7)).toEqual([]);
+  }, 600_000);
+
+  it("kill check: a log that wraps its append failures in a plain Error (a refusal's kind lost: a 500) is caught", async () => {
+    // The bug: the log's append rethrows what failed as `new Error(…)`, so the contract's refusal
+    // of a NUL or a lone surrogate (a ZodError) and the store's (AppendRefused) reach the command
+    // runner as no refusal it knows, and the request is answered as the server's own failure.
+    const log = t.running.ctx.log;
+    const append = log.append.bind(log);
+    const spy = jest.spyOn(log, 'append').mockImplementation(async (...args) => {
+      try {
+        return await append(...args);
+      } catch (error) {
+        throw new Error(`append to ${args[0]} failed: ${(error as Error).message}`);
+      }
+    });
+    try {
+      const keeps = async (sent: Promise<{ violation: string | undefined }>) =>
+        (await sent).violation === undefined;
+      let failed = false;
+      for (const route of routes) {
+        if (failed) break;
+        const found = await fc.check(
+          fc.asyncProperty(bodyOf(route), (body) => keeps(sendHostileBody(route, body))),
+          { seed: SEED, numRuns: propertyRuns(RUNS_PER_ROUTE), endOnFailure: true },
+        );
+        failed = found.failed;
+      }
+      if (!failed)
+        failed = (
+          await fc.check(
+            fc.asyncProperty(sqlText, (query) => keeps(sendHostileSql(query))),
+            { seed: SEED, numRuns: propertyRuns(60), endOnFailure: true },
+          )
+        ).failed;
+      expect(failed).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   }, 600_000);
 });

@@ -5,14 +5,18 @@
  * unique markers, no secret marker appears in any GET answer, SQL answer or audit page for skills,
  * agents, chatbots and databases; every non-secret marker stays visible; the log keeps the secrets;
  * and a client writing back what it read keeps them too.
+ * Beside it, a kill check: a skill's GET answering its params from the command's state (as a
+ * write's answer does) with the mask left out is caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
 import { projectStream } from '../../src/shared/projectState';
+import { projectAggregate } from '../../src/projects/aggregate';
+import { skillById } from '../../src/skills/state';
 import { databaseAggregate, databaseStream } from '../../src/databases/state';
 import { keepMaskedSecrets, keyKind, keyWords, MASK, maskSecrets } from '../../src/shared/secrets';
 import { querySql, startTestApp, type TestApp } from '../support/app';
 import { postgresParameters } from '../support/external';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 const SEED = propertySeed();
 const RUNS = Number(process.env.SECRETS_RUNS ?? 12);
@@ -263,94 +267,119 @@ describe('secret masking (generated keys and values)', () => {
     return { all: texts.join('\n'), own };
   };
 
-  it('no secret marker in any answer; every plain marker visible; the log and write-backs keep them', async () => {
-    let run = 0;
-    await fc.assert(
-      fc.asyncProperty(paramsArbitrary, paramsArbitrary, async (forResources, forDatabase) => {
-        run++;
-        const names = { skill: `sk_${run}`, agent: `ag_${run}`, chatbot: `cb_${run}`, database: `db_${run}` };
-        const r = build(forResources);
-        const d = build(forDatabase.filter((s) => !CORE.has(s.key.toLowerCase())));
-        const dbParameters = { ...postgresParameters(), ...d.params };
+  /** Names made by every run of this file's checks (the property's and the kill check's alike). */
+  let run = 0;
 
-        await t.http
-          .post('/api/projects/sec/skills')
-          .send({ skill: { name: names.skill, type: 'custom', params: r.params } })
-          .expect(201);
-        await t.http
-          .post('/api/projects/sec/agents')
-          .send({ agent: { name: names.agent, model_name: 'gpt-4o', provider: 'openai', params: r.params } })
-          .expect(201);
-        await t.http
-          .post('/api/databases')
-          .send({ database: { name: names.database, engine: 'postgres', parameters: dbParameters } })
-          .expect(201);
-        await t.http
-          .post('/api/projects/sec/chatbots')
-          .send({
-            chatbot: {
-              name: names.chatbot,
-              agent_name: names.agent,
-              database_name: names.database,
-              params: r.params,
-            },
-          })
-          .expect(201);
+  /**
+   * One run: a skill, an agent and a chatbot holding one generated set of parameters and a database
+   * holding another are made, then every answer about them is read and held to the promise.
+   */
+  const masksEverywhere = async (forResources: readonly Shape[], forDatabase: readonly Shape[]) => {
+    run++;
+    const names = { skill: `sk_${run}`, agent: `ag_${run}`, chatbot: `cb_${run}`, database: `db_${run}` };
+    const r = build(forResources);
+    const d = build(forDatabase.filter((s) => !CORE.has(s.key.toLowerCase())));
+    const dbParameters = { ...postgresParameters(), ...d.params };
 
-        const { all, own } = await everythingReadable(names);
-        for (const s of [...r.secrets, ...d.secrets, postgresParameters().password])
-          expect(all).not.toContain(s);
-        for (const v of r.visible) {
-          expect(own.skill).toContain(v);
-          expect(own.agent).toContain(v);
-          expect(own.chatbot).toContain(v);
-        }
-        for (const v of d.visible) expect(own.database).toContain(v);
+    await t.http
+      .post('/api/projects/sec/skills')
+      .send({ skill: { name: names.skill, type: 'custom', params: r.params } })
+      .expect(201);
+    await t.http
+      .post('/api/projects/sec/agents')
+      .send({ agent: { name: names.agent, model_name: 'gpt-4o', provider: 'openai', params: r.params } })
+      .expect(201);
+    await t.http
+      .post('/api/databases')
+      .send({ database: { name: names.database, engine: 'postgres', parameters: dbParameters } })
+      .expect(201);
+    await t.http
+      .post('/api/projects/sec/chatbots')
+      .send({
+        chatbot: {
+          name: names.chatbot,
+          agent_name: names.agent,
+          database_name: names.database,
+          params: r.params,
+        },
+      })
+      .expect(201);
 
-        // The stored log holds none of them (sealed before they enter it: crypto-shredding); its
-        // streams, read back, give the real values: what a connection or a model call will use.
-        const storedLog = JSON.stringify(
-          (await t.running.ctx.log.readPage({ after: 0n, limit: 100_000 })).map((e) => e.data),
-        );
-        const streamOf = async (stream: string) =>
-          (await t.running.ctx.log.readStream(stream, 0n)).events.map((e) => e.data);
-        const readBack = JSON.stringify([
-          ...(await streamOf(projectStream('sec'))),
-          ...(await streamOf(databaseStream(names.database))),
-        ]);
-        for (const s of [...r.secrets, ...d.secrets]) {
-          expect(storedLog).not.toContain(s);
-          expect(readBack).toContain(s);
-        }
+    const { all, own } = await everythingReadable(names);
+    for (const s of [...r.secrets, ...d.secrets, postgresParameters().password]) expect(all).not.toContain(s);
+    for (const v of r.visible) {
+      expect(own.skill).toContain(v);
+      expect(own.agent).toContain(v);
+      expect(own.chatbot).toContain(v);
+    }
+    for (const v of d.visible) expect(own.database).toContain(v);
 
-        // A client writing back exactly what it read keeps every stored secret.
-        const readDb = (await t.http.get(`/api/databases/${names.database}`).expect(200)).body as {
-          connection_data: Record<string, unknown>;
-        };
-        await t.http
-          .put(`/api/databases/${names.database}`)
-          .send({ database: { parameters: readDb.connection_data } })
-          .expect(200);
-        const { state } = await t.running.ctx.commands.load(
-          databaseStream(names.database),
-          databaseAggregate,
-        );
-        expect(state.status === 'live' && state.parameters).toEqual(dbParameters);
-
-        const readSkill = (await t.http.get(`/api/projects/sec/skills/${names.skill}`).expect(200)).body as {
-          params: Record<string, unknown>;
-        };
-        await t.http
-          .put(`/api/projects/sec/skills/${names.skill}`)
-          .send({ skill: { params: readSkill.params } })
-          .expect(200);
-        const stored = (await t.running.ctx.log.readStream(projectStream('sec'), 0n)).events
-          .filter((e) => e.type === 'SkillUpdated' && (e.data as { name: string }).name === names.skill)
-          .pop();
-        expect((stored?.data as { params: unknown }).params).toEqual(r.params);
-      }),
-      { seed: SEED, numRuns: propertyRuns(RUNS), endOnFailure: true },
+    // The stored log holds none of them (sealed before they enter it: crypto-shredding); its
+    // streams, read back, give the real values: what a connection or a model call will use.
+    const storedLog = JSON.stringify(
+      (await t.running.ctx.log.readPage({ after: 0n, limit: 100_000 })).map((e) => e.data),
     );
+    const streamOf = async (stream: string) =>
+      (await t.running.ctx.log.readStream(stream, 0n)).events.map((e) => e.data);
+    const readBack = JSON.stringify([
+      ...(await streamOf(projectStream('sec'))),
+      ...(await streamOf(databaseStream(names.database))),
+    ]);
+    for (const s of [...r.secrets, ...d.secrets]) {
+      expect(storedLog).not.toContain(s);
+      expect(readBack).toContain(s);
+    }
+
+    // A client writing back exactly what it read keeps every stored secret.
+    const readDb = (await t.http.get(`/api/databases/${names.database}`).expect(200)).body as {
+      connection_data: Record<string, unknown>;
+    };
+    await t.http
+      .put(`/api/databases/${names.database}`)
+      .send({ database: { parameters: readDb.connection_data } })
+      .expect(200);
+    const { state } = await t.running.ctx.commands.load(databaseStream(names.database), databaseAggregate);
+    expect(state.status === 'live' && state.parameters).toEqual(dbParameters);
+
+    const readSkill = (await t.http.get(`/api/projects/sec/skills/${names.skill}`).expect(200)).body as {
+      params: Record<string, unknown>;
+    };
+    await t.http
+      .put(`/api/projects/sec/skills/${names.skill}`)
+      .send({ skill: { params: readSkill.params } })
+      .expect(200);
+    const stored = (await t.running.ctx.log.readStream(projectStream('sec'), 0n)).events
+      .filter((e) => e.type === 'SkillUpdated' && (e.data as { name: string }).name === names.skill)
+      .pop();
+    expect((stored?.data as { params: unknown }).params).toEqual(r.params);
+  };
+
+  it('no secret marker in any answer; every plain marker visible; the log and write-backs keep them', async () => {
+    await fc.assert(fc.asyncProperty(paramsArbitrary, paramsArbitrary, masksEverywhere), {
+      seed: SEED,
+      numRuns: propertyRuns(RUNS),
+      endOnFailure: true,
+    });
+  }, 240_000);
+
+  it("kill check: a skill's GET answering its params from the command's state, unmasked, is caught", async () => {
+    // The bug: GET …/skills/:skill reads the skill's params from its project's state (unsealed, as
+    // `presentSkillState` does for a write's answer) and leaves out `maskSecrets`.
+    const skills = t.running.services.skills;
+    const get = skills.get;
+    const spy = jest.spyOn(skills, 'get').mockImplementation(async (project, ref) => {
+      const shown = await get(project, ref);
+      const { state } = await t.running.ctx.commands.load(projectStream(project), projectAggregate);
+      return { ...shown, params: skillById(state.skills, BigInt(shown.id))!.params };
+    });
+    try {
+      await expectCaught(fc.asyncProperty(paramsArbitrary, paramsArbitrary, masksEverywhere), {
+        seed: SEED,
+        numRuns: propertyRuns(RUNS),
+      });
+    } finally {
+      spy.mockRestore();
+    }
   }, 240_000);
 });
 

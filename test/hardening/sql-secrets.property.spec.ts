@@ -9,6 +9,8 @@
  * - masked, no value under a secret key is left, and every other value is;
  * - sealed, no secret is left; unsealed, the text comes back byte for byte; and the mask of the
  *   sealed text is the mask of the plain one (a rebuilt read model equals the live one).
+ * Beside it, a kill check: a mask that reads only a text's first statement (the statements after
+ * it left as written) is caught at the count `npm test` runs.
  */
 import crypto from 'node:crypto';
 import fc from 'fast-check';
@@ -16,7 +18,7 @@ import { generateDataKey } from '../../src/ledger';
 import { holdsPlainSecrets, sealSecrets, unsealSecrets } from '../../src/ledger/sealing';
 import { isSyntaxProblem, parseMindsStatement } from '../../src/sql/parse';
 import { maskSecrets } from '../../src/shared/secrets';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 const SEED = propertySeed();
 const RUNS = 300;
@@ -126,26 +128,47 @@ const statement: fc.Arbitrary<Value> = fc.oneof(
   assignments.map((a) => ({ text: `UPDATE SKILL p.s SET ${a.text}`, leaves: a.leaves })),
 );
 
+/** How a stored SQL text is masked: `maskSecrets` on the field that holds it. */
+type Mask = (value: { query: string }) => { query: string };
+
+/** The kill check's bug: only the text's first statement is masked, the statements after it left as written. */
+const firstStatementOnly: Mask = ({ query }) => {
+  const [first = '', ...rest] = query.split(';\n');
+  return { query: [maskSecrets({ query: first }).query, ...rest].join(';\n') };
+};
+
 describe('secrets in stored SQL texts, found as the parser reads the statement', () => {
   const key = generateDataKey('job-1');
 
+  /** The promise, for one job's statements, with `mask` as the masker. */
+  const hidesEverySecretAndOnlyThose = (statements: Value[], mask: Mask) => {
+    for (const s of statements) expect(isSyntaxProblem(parseMindsStatement(s.text))).toBe(false);
+    const text = statements.map((s) => s.text).join(';\n');
+    const leaves = statements.flatMap((s) => s.leaves);
+
+    const masked = mask({ query: text }).query;
+    for (const leaf of leaves)
+      expect([leaf.marker, masked.includes(leaf.marker)]).toEqual([leaf.marker, !leaf.secret]);
+
+    const sealed = sealSecrets({ query: text }, key);
+    for (const leaf of leaves) if (leaf.secret) expect(sealed.query).not.toContain(leaf.marker);
+    expect(holdsPlainSecrets(sealed)).toBe(false);
+    expect(unsealSecrets(sealed, new Map([[key.kid, key]])).query).toBe(text);
+    expect(mask(sealed).query).toBe(masked);
+  };
+
+  const jobs = fc.array(statement, { minLength: 1, maxLength: 3 });
+
   it('given generated statements, then masking and sealing hide every secret value and only those', () => {
     fc.assert(
-      fc.property(fc.array(statement, { minLength: 1, maxLength: 3 }), (statements) => {
-        for (const s of statements) expect(isSyntaxProblem(parseMindsStatement(s.text))).toBe(false);
-        const text = statements.map((s) => s.text).join(';\n');
-        const leaves = statements.flatMap((s) => s.leaves);
+      fc.property(jobs, (statements) => hidesEverySecretAndOnlyThose(statements, maskSecrets)),
+      { seed: SEED, numRuns: propertyRuns(RUNS) },
+    );
+  });
 
-        const masked = maskSecrets({ query: text }).query;
-        for (const leaf of leaves)
-          expect([leaf.marker, masked.includes(leaf.marker)]).toEqual([leaf.marker, !leaf.secret]);
-
-        const sealed = sealSecrets({ query: text }, key);
-        for (const leaf of leaves) if (leaf.secret) expect(sealed.query).not.toContain(leaf.marker);
-        expect(holdsPlainSecrets(sealed)).toBe(false);
-        expect(unsealSecrets(sealed, new Map([[key.kid, key]])).query).toBe(text);
-        expect(maskSecrets(sealed).query).toBe(masked);
-      }),
+  it("kill check: a mask that reads only a text's first statement is caught", () => {
+    expectCaught(
+      fc.property(jobs, (statements) => hidesEverySecretAndOnlyThose(statements, firstStatementOnly)),
       { seed: SEED, numRuns: propertyRuns(RUNS) },
     );
   });

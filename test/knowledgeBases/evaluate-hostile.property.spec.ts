@@ -3,8 +3,13 @@
  * and NUL, huge, deep, empty): each USING option over SQL, the REST body, the names. Each is
  * answered (a table, a SQL error naming the statement, or a 4xx problem+json), never a 500 or an
  * internal error; afterwards the service writes, is ready at the log's head, and a rebuild equals live.
+ * Beside it, a kill check: an evaluation that refuses its options with the SQL layer's own error
+ * (which neither the statement's naming nor the REST error mapper knows) is caught at the count
+ * `npm test` runs.
  */
 import fc from 'fast-check';
+import { isDomainError } from '../../src/shared/errors';
+import { SqlError, SqlErrorCode } from '../../src/sql/errors';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { clip, hostileJson, hostileString, ident, lit, pathSegment, readyAtHead } from '../support/hostile';
@@ -62,58 +67,70 @@ describe.each(storeKinds)('generated values in EVALUATE KNOWLEDGE_BASE (%s)', (k
     await fake.close();
   });
 
+  const llmOf = () =>
+    `llm = {'provider': 'openai', 'model_name': 'm', 'api_key': 'sk-h', 'base_url': '${fake.baseUrl}'}`;
+  const evaluationsPath = () => `/api/projects/${project}/knowledge_bases/${kb}/evaluations`;
+  const restBodies = fc.tuple(
+    fc.oneof(
+      fc.record(
+        {
+          test_table: fc.oneof(hostileJson, fc.constant(`files.${questions}`)),
+          version: hostileJson,
+          generate_data: hostileJson,
+          evaluate: hostileJson,
+          llm: hostileJson,
+          top_k: hostileJson,
+          hybrid_search_alpha: hostileJson,
+        },
+        { requiredKeys: [] },
+      ),
+      hostileJson,
+    ),
+    fc.boolean(),
+  );
+
+  /** One statement over SQL: the promise it broke, if any, and whether it answered a table. */
+  const overSql = async (query: string) => {
+    const res = await t.http.post('/api/sql/query').send({ query });
+    const body = res.body as { type?: string; error_code?: number; error_message?: string };
+    let violation: string | undefined;
+    if (res.status !== 200 || body.error_code === 1105)
+      violation = `SQL ${clip(query)} → ${res.status} ${clip(res.text)}`;
+    else if (
+      body.type === 'error' &&
+      query.startsWith('EVALUATE') &&
+      !body.error_message?.includes('EVALUATE')
+    )
+      violation = `SQL ${clip(query)} → an error not naming the statement: ${clip(body.error_message ?? '')}`;
+    return { violation, table: body.type === 'table' };
+  };
+
+  /** One evaluation over REST (wrapped in `evaluation`, or bare): the promise it broke, if any. */
+  const overRest = async ([evaluation, wrapped]: [unknown, boolean]) => {
+    const res = await t.http.post(evaluationsPath()).send(wrapped ? { evaluation } : (evaluation as object));
+    if (res.status >= 500)
+      return `REST ${clip(JSON.stringify(evaluation))} → ${res.status} ${clip(res.text)}`;
+    if (res.status >= 400 && !/^application\/problem\+json/.test(String(res.headers['content-type'])))
+      return `REST ${clip(JSON.stringify(evaluation))} → ${res.status} without problem+json`;
+    return undefined;
+  };
+
   it('answers every statement and body (a table, an error naming it, a 4xx), and the service goes on', async () => {
     const violations = new Set<string>();
     let answered = 0;
-    const llm = `llm = {'provider': 'openai', 'model_name': 'm', 'api_key': 'sk-h', 'base_url': '${fake.baseUrl}'}`;
     await fc.assert(
-      fc.asyncProperty(statement(project, kb, questions, llm), async (query) => {
-        const res = await t.http.post('/api/sql/query').send({ query });
-        const body = res.body as { type?: string; error_code?: number; error_message?: string };
-        if (res.status !== 200 || body.error_code === 1105)
-          violations.add(`SQL ${clip(query)} → ${res.status} ${clip(res.text)}`);
-        else if (
-          body.type === 'error' &&
-          query.startsWith('EVALUATE') &&
-          !body.error_message?.includes('EVALUATE')
-        )
-          violations.add(
-            `SQL ${clip(query)} → an error not naming the statement: ${clip(body.error_message ?? '')}`,
-          );
-        if (body.type === 'table') answered++;
+      fc.asyncProperty(statement(project, kb, questions, llmOf()), async (query) => {
+        const { violation, table } = await overSql(query);
+        if (violation !== undefined) violations.add(violation);
+        if (table) answered++;
       }),
       { seed: SEED, numRuns: propertyRuns(RUNS) },
     );
-    const path = `/api/projects/${project}/knowledge_bases/${kb}/evaluations`;
     await fc.assert(
-      fc.asyncProperty(
-        fc.oneof(
-          fc.record(
-            {
-              test_table: fc.oneof(hostileJson, fc.constant(`files.${questions}`)),
-              version: hostileJson,
-              generate_data: hostileJson,
-              evaluate: hostileJson,
-              llm: hostileJson,
-              top_k: hostileJson,
-              hybrid_search_alpha: hostileJson,
-            },
-            { requiredKeys: [] },
-          ),
-          hostileJson,
-        ),
-        fc.boolean(),
-        async (evaluation, wrapped) => {
-          const res = await t.http.post(path).send(wrapped ? { evaluation } : (evaluation as object));
-          if (res.status >= 500)
-            violations.add(`REST ${clip(JSON.stringify(evaluation))} → ${res.status} ${clip(res.text)}`);
-          else if (
-            res.status >= 400 &&
-            !/^application\/problem\+json/.test(String(res.headers['content-type']))
-          )
-            violations.add(`REST ${clip(JSON.stringify(evaluation))} → ${res.status} without problem+json`);
-        },
-      ),
+      fc.asyncProperty(restBodies, async (sent) => {
+        const violation = await overRest(sent);
+        if (violation !== undefined) violations.add(violation);
+      }),
       { seed: SEED, numRuns: propertyRuns(RUNS) },
     );
     await fc.assert(
@@ -145,5 +162,43 @@ describe.each(storeKinds)('generated values in EVALUATE KNOWLEDGE_BASE (%s)', (k
     const status = (await t.http.get('/api/status').expect(200)).body as { read_model: { failed: unknown } };
     expect(status.read_model.failed).toBeNull();
     expect(await rebuildDifferences(t, 7)).toEqual([]);
+  }, 600_000);
+
+  it("kill check: an evaluation refusing its options with the SQL layer's own error is caught", async () => {
+    // The bug: the knowledge base's evaluation throws its refusals as `SqlError`s (1210) rather than
+    // as invalid-request errors: the statement's naming passes them by (no statement named), and
+    // the REST door's mapper, which knows no SqlError, answers 500.
+    const kbs = t.running.services.knowledgeBases;
+    const evaluate = kbs.evaluate;
+    const spy = jest.spyOn(kbs, 'evaluate').mockImplementation(async (...call) => {
+      try {
+        return await evaluate(...call);
+      } catch (error) {
+        throw isDomainError(error) && error.kind === 'Invalid'
+          ? new SqlError(SqlErrorCode.Invalid, error.detail)
+          : error;
+      }
+    });
+    try {
+      let failed = (
+        await fc.check(
+          fc.asyncProperty(
+            statement(project, kb, questions, llmOf()),
+            async (query) => (await overSql(query)).violation === undefined,
+          ),
+          { seed: SEED, numRuns: propertyRuns(RUNS), endOnFailure: true },
+        )
+      ).failed;
+      if (!failed)
+        failed = (
+          await fc.check(
+            fc.asyncProperty(restBodies, async (sent) => (await overRest(sent)) === undefined),
+            { seed: SEED, numRuns: propertyRuns(RUNS), endOnFailure: true },
+          )
+        ).failed;
+      expect(failed).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   }, 600_000);
 });

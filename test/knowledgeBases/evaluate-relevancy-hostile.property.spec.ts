@@ -4,13 +4,17 @@
  * lone surrogates and NUL, huge, deep, empty, wrong types): each answered with a table or a SQL
  * error naming the statement, and, when the one hostile value is an option's, naming that option;
  * never a 500 or an internal error. Afterwards the service evaluates, and a rebuild equals live.
+ * Beside it, a kill check: an evaluation that refuses its options with the SQL layer's own error
+ * (which the statement's naming passes by) is caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
+import { isDomainError } from '../../src/shared/errors';
+import { SqlError, SqlErrorCode } from '../../src/sql/errors';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { clip, hostileString, ident, lit, readyAtHead } from '../support/hostile';
 import { rebuildDifferences } from '../support/promise-rebuild';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 import { givenTwoRecordKb } from './support-eval';
 
 const SEED = propertySeed(20261128);
@@ -69,24 +73,32 @@ describe.each(storeKinds)('generated values in llm_relevancy, save_to and CREATE
     await judge.close();
   });
 
+  const llmOf = () =>
+    `llm = {'provider': 'openai', 'model_name': 'm', 'api_key': 'sk-h', 'base_url': '${judge.baseUrl}'}`;
+
+  /** One statement: the promise it broke (an internal error, an error not naming the statement or the option), if any. */
+  const answered = async ({ query, option }: { query: string; option: string | null }) => {
+    const res = await t.http.post('/api/sql/query').send({ query });
+    const body = res.body as { type?: string; error_code?: number; error_message?: string };
+    const statement = query.startsWith('EVALUATE') ? 'EVALUATE KNOWLEDGE_BASE' : 'CREATE INDEX';
+    if (res.status !== 200 || body.error_code === 1105)
+      return `${clip(query)} → ${res.status} ${clip(res.text)}`;
+    // A statement the grammar cannot read is a syntax error naming where (an empty `` name).
+    if (body.type === 'error' && body.error_code === 1064) return undefined;
+    if (body.type === 'error' && !body.error_message?.includes(statement))
+      return `${clip(query)} → an error not naming ${statement}: ${clip(body.error_message ?? '')}`;
+    if (body.type === 'error' && option !== null && !body.error_message?.includes(option))
+      return `${clip(query)} → an error not naming ${option}: ${clip(body.error_message ?? '')}`;
+    return undefined;
+  };
+
   it('answers every statement (a table, ok, or an error naming the statement and the option), and the service goes on', async () => {
     const violations = new Set<string>();
-    const llm = `llm = {'provider': 'openai', 'model_name': 'm', 'api_key': 'sk-h', 'base_url': '${judge.baseUrl}'}`;
+    const llm = llmOf();
     await fc.assert(
-      fc.asyncProperty(statements(project, kb, questions, llm), async ({ query, option }) => {
-        const res = await t.http.post('/api/sql/query').send({ query });
-        const body = res.body as { type?: string; error_code?: number; error_message?: string };
-        const statement = query.startsWith('EVALUATE') ? 'EVALUATE KNOWLEDGE_BASE' : 'CREATE INDEX';
-        if (res.status !== 200 || body.error_code === 1105)
-          violations.add(`${clip(query)} → ${res.status} ${clip(res.text)}`);
-        // A statement the grammar cannot read is a syntax error naming where (an empty `` name).
-        else if (body.type === 'error' && body.error_code === 1064) return;
-        else if (body.type === 'error' && !body.error_message?.includes(statement))
-          violations.add(
-            `${clip(query)} → an error not naming ${statement}: ${clip(body.error_message ?? '')}`,
-          );
-        else if (body.type === 'error' && option !== null && !body.error_message?.includes(option))
-          violations.add(`${clip(query)} → an error not naming ${option}: ${clip(body.error_message ?? '')}`);
+      fc.asyncProperty(statements(project, kb, questions, llm), async (sent) => {
+        const violation = await answered(sent);
+        if (violation !== undefined) violations.add(violation);
       }),
       { seed: SEED, numRuns: propertyRuns(RUNS) },
     );
@@ -108,5 +120,32 @@ describe.each(storeKinds)('generated values in llm_relevancy, save_to and CREATE
     const ready = await readyAtHead(t);
     expect(ready?.position).toBe(ready?.log_head);
     expect(await rebuildDifferences(t, 5)).toEqual([]);
+  }, 600_000);
+
+  it("kill check: an evaluation refusing its options with the SQL layer's own error is caught", async () => {
+    // The bug: the knowledge base's evaluation throws its refusals as `SqlError`s (1210) rather than
+    // as invalid-request errors, which the statement's naming passes by: no statement named.
+    const kbs = t.running.services.knowledgeBases;
+    const evaluate = kbs.evaluate;
+    const spy = jest.spyOn(kbs, 'evaluate').mockImplementation(async (...call) => {
+      try {
+        return await evaluate(...call);
+      } catch (error) {
+        throw isDomainError(error) && error.kind === 'Invalid'
+          ? new SqlError(SqlErrorCode.Invalid, error.detail)
+          : error;
+      }
+    });
+    try {
+      await expectCaught(
+        fc.asyncProperty(
+          statements(project, kb, questions, llmOf()),
+          async (sent) => (await answered(sent)) === undefined,
+        ),
+        { seed: SEED, numRuns: propertyRuns(RUNS) },
+      );
+    } finally {
+      spy.mockRestore();
+    }
   }, 600_000);
 });

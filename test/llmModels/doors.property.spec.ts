@@ -5,6 +5,8 @@
  * deep; the drivers send a lone surrogate as U+FFFD, as UTF-8 must) are each answered with rows or
  * the door's own error, never an internal error or a lost connection; afterwards the service writes,
  * is ready at the log's head, and a rebuild equals live.
+ * Beside the generated statements, a kill check: SQL errors all answered with the internal code
+ * (1105, each refusal's own code lost) are caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
 import type mysql from 'mysql2/promise';
@@ -23,7 +25,7 @@ import {
   standIn,
   startHostileLlmWorld,
 } from './world';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 const SEED = propertySeed();
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 25);
@@ -121,26 +123,36 @@ describe.each(storeKinds)('generated values in LLM models and LLM() over the wir
     await fake.close();
   });
 
+  /** One statement over MySQL, then over PostgreSQL: the promises it broke, and how many doors answered rows. */
+  const overBothDoors = async (query: string) => {
+    const violations: string[] = [];
+    let answered = 0;
+    await doors.my.query(query).then(
+      () => answered++,
+      (e: MysqlFailure) => {
+        if (e.errno === 1105 || e.fatal || e.errno === undefined)
+          violations.push(`MySQL ${clip(query)} → ${e.errno} ${clip(String(e.message))}`);
+      },
+    );
+    await doors.pgc.query(query).then(
+      () => answered++,
+      (e: PgFailure) => {
+        if (e.code === 'XX000' || e.code === undefined)
+          violations.push(`PostgreSQL ${clip(query)} → ${e.code} ${clip(String(e.message))}`);
+      },
+    );
+    await doors.my.query('DROP MODEL IF EXISTS mindsdb.hm');
+    return { violations, answered };
+  };
+
   it('answers every one over MySQL and PostgreSQL (rows or the door’s error), and the service goes on', async () => {
     const violations = new Set<string>();
     let answered = 0;
     await fc.assert(
       fc.asyncProperty(hostileLlmStatements(model, engine), async (query) => {
-        await doors.my.query(query).then(
-          () => answered++,
-          (e: MysqlFailure) => {
-            if (e.errno === 1105 || e.fatal || e.errno === undefined)
-              violations.add(`MySQL ${clip(query)} → ${e.errno} ${clip(String(e.message))}`);
-          },
-        );
-        await doors.pgc.query(query).then(
-          () => answered++,
-          (e: PgFailure) => {
-            if (e.code === 'XX000' || e.code === undefined)
-              violations.add(`PostgreSQL ${clip(query)} → ${e.code} ${clip(String(e.message))}`);
-          },
-        );
-        await doors.my.query('DROP MODEL IF EXISTS mindsdb.hm');
+        const sent = await overBothDoors(query);
+        for (const v of sent.violations) violations.add(v);
+        answered += sent.answered;
       }),
       { seed: SEED, numRuns: propertyRuns(RUNS) },
     );
@@ -155,5 +167,30 @@ describe.each(storeKinds)('generated values in LLM models and LLM() over the wir
     const ready = await readyAtHead(t);
     expect(ready?.position).toBe(ready?.log_head);
     expect(await rebuildDifferences(t, 7)).toEqual([]);
+  }, 600_000);
+
+  it('kill check: SQL errors all answered with the internal code (1105) are caught', async () => {
+    // The bug: the engine's error answers keep their message but every one carries 1105 (as an
+    // error mapper that knows no kinds answers), so each door sends its internal error.
+    const sql = t.running.sql;
+    const internal = <A extends { type: string }>(answer: A): A =>
+      answer.type === 'error' ? { ...answer, error_code: 1105 } : answer;
+    const execute = sql.execute;
+    const stream = sql.stream;
+    const spies = [
+      jest.spyOn(sql, 'execute').mockImplementation(async (...call) => internal(await execute(...call))),
+      jest.spyOn(sql, 'stream').mockImplementation(async (...call) => internal(await stream(...call))),
+    ];
+    try {
+      await expectCaught(
+        fc.asyncProperty(
+          hostileLlmStatements(model, engine),
+          async (query) => (await overBothDoors(query)).violations.length === 0,
+        ),
+        { seed: SEED, numRuns: propertyRuns(RUNS) },
+      );
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
   }, 600_000);
 });

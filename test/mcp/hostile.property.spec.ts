@@ -4,6 +4,8 @@
  * NUL, huge), and values of no shape at all (deep, huge, empty, wrong types). Whatever comes, the
  * answer is a tool result or a JSON-RPC error, never a 500 nor a dropped connection; every call
  * that reached a tool is recorded; and the log stays writable and its read model running.
+ * Beside it, a kill check: a call's receipt naming the position after its record (an off-by-one)
+ * is caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,7 +13,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { hostileStrings, withLoneSurrogate } from '../support/hostile';
 import { call, listen, mcpClient, receiptOf, rowsOf, type Listening } from './support';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 const SEED = Number(process.env.MCP_HOSTILE_SEED ?? propertySeed());
 const RUNS = Number(process.env.MCP_HOSTILE_RUNS ?? 40);
@@ -109,9 +111,10 @@ describe.each(storeKinds)('hostile MCP arguments (%s)', (store) => {
     await t?.dispose();
   });
 
-  it('given generated hostile arguments for every tool, then each answers without a 500, every call is recorded, and the log stays writable', async () => {
+  /** A tool called with arguments shaped by its schema (hostile strings), or of no shape, or no tool at all. */
+  const casesOf = () => {
     const names = tools.map((x) => x.name);
-    const cases = fc.oneof(
+    return fc.oneof(
       {
         weight: 3,
         arbitrary: fc
@@ -121,21 +124,27 @@ describe.each(storeKinds)('hostile MCP arguments (%s)', (store) => {
       { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...names), anyValue) },
       { weight: 1, arbitrary: fc.tuple(lonely, fc.constant({})) },
     );
+  };
+
+  /** One call: answered without a server failure, and recorded when a tool answered it. */
+  const answeredAndRecorded = async ([name, args]: [string, unknown], seen = new Set<string>()) => {
+    const outcome = await outcomeOf(client, name, args);
+    seen.add(outcome.kind);
+    if (outcome.kind === 'result') {
+      // A tool ran (or refused its arguments): its record is in the log, in this session's stream.
+      const receipt = receiptOf(outcome.result);
+      const [event] = await t.running.ctx.log.readPage({
+        after: BigInt(receipt.position) - 1n,
+        limit: 1,
+      });
+      expect(event?.type).toBe('McpCallRecorded');
+    }
+  };
+
+  it('given generated hostile arguments for every tool, then each answers without a 500, every call is recorded, and the log stays writable', async () => {
     const seen = new Set<string>();
     await fc.assert(
-      fc.asyncProperty(cases, async ([name, args]) => {
-        const outcome = await outcomeOf(client, name, args);
-        seen.add(outcome.kind);
-        if (outcome.kind === 'result') {
-          // A tool ran (or refused its arguments): its record is in the log, in this session's stream.
-          const receipt = receiptOf(outcome.result);
-          const [event] = await t.running.ctx.log.readPage({
-            after: BigInt(receipt.position) - 1n,
-            limit: 1,
-          });
-          expect(event?.type).toBe('McpCallRecorded');
-        }
-      }),
+      fc.asyncProperty(casesOf(), (c) => answeredAndRecorded(c, seen)),
       { seed: SEED, numRuns: propertyRuns(RUNS) },
     );
     // The generator reached answers (tool errors among them), not only refusals at the door.
@@ -150,6 +159,30 @@ describe.each(storeKinds)('hostile MCP arguments (%s)', (store) => {
       }),
     );
     expect(shown).toEqual([{ OUTCOME: 'ok' }]);
+  }, 120_000);
+
+  it('kill check: a receipt naming the position after its record (an off-by-one) is caught', async () => {
+    // The bug: the record's position is taken as the log's next one (`position + 1`), the receipt
+    // pointing past the call it stands for.
+    const commands = t.running.ctx.commands;
+    const run = commands.run;
+    const spy = jest.spyOn(commands, 'run').mockImplementation((async (stream, aggregate, decide) => {
+      const outcome = await run(stream, aggregate, decide);
+      return {
+        ...outcome,
+        events: outcome.events.map((e) =>
+          e.type === 'McpCallRecorded' ? { ...e, meta: { ...e.meta, position: e.meta.position + 1n } } : e,
+        ),
+      };
+    }) as typeof run);
+    try {
+      await expectCaught(
+        fc.asyncProperty(casesOf(), (c) => answeredAndRecorded(c)),
+        { seed: SEED, numRuns: propertyRuns(RUNS) },
+      );
+    } finally {
+      spy.mockRestore();
+    }
   }, 120_000);
 
   it('answers an unknown tool with a JSON-RPC error, recording the attempt', async () => {

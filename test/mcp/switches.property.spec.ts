@@ -7,6 +7,8 @@
  *   `features` offers exactly its groups' tools;
  * - hostile URLs (lone surrogates, NUL, huge, empty, unknown names and values, repeats) on every MCP
  *   URL: a session, or a 4xx problem+json {title, detail, status} naming the switch; never a 500.
+ * Beside the first, a kill check: switches that narrow nothing when sign-in is off (no principal to
+ * narrow, so read_only lets every statement through) are caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
 import { z } from 'zod';
@@ -25,7 +27,7 @@ import {
 import type { Tool } from '../../src/mcp/tools';
 import { startTestApp, type TestApp } from '../support/app';
 import { hostileStrings, pathSegment } from '../support/hostile';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 import { listen, type Listening } from './support';
 
 const SEED = propertySeed();
@@ -79,31 +81,48 @@ const mayRead = (principal: Principal | undefined, [database, table]: [string, s
 const mayWrite = (principal: Principal | undefined) => rolePolicy(principal) === undefined;
 
 describe('MCP URL switches, generated', () => {
+  /** The promise for one principal and one set of switches, `narrow` narrowing. */
+  const neverWidens = (
+    principal: Principal | undefined,
+    switches: Switches,
+    narrow: typeof narrowPrincipal,
+  ) => {
+    let narrowed: Principal | undefined;
+    try {
+      narrowed = narrow(principal, switches, 'address:127.0.0.1');
+    } catch (error) {
+      // Refused only as the widening of a scoped token, a 403.
+      expect(isDomainError(error) && error.kind === 'Forbidden').toBe(true);
+      expect(principal?.project).not.toBeNull();
+      expect(principal?.project?.toLowerCase()).not.toBe(switches.project?.toLowerCase());
+      return;
+    }
+    for (const kind of KINDS) if (mayRun(narrowed, kind)) expect(mayRun(principal, kind)).toBe(true);
+    for (const table of TABLES) if (mayRead(narrowed, table)) expect(mayRead(principal, table)).toBe(true);
+    if (mayWrite(narrowed)) expect(mayWrite(principal)).toBe(true);
+    // And each switch narrows as it says.
+    if (switches.readOnly) expect(mayWrite(narrowed)).toBe(false);
+    if (switches.readOnly) expect(mayRun(narrowed, 'CreateSkill')).toBe(false);
+    if (switches.project !== null)
+      expect(narrowed?.project?.toLowerCase()).toBe((principal?.project ?? switches.project).toLowerCase());
+  };
+
   it(`never widen a principal: every right of the connection's is the principal's (seed ${SEED})`, () => {
     fc.assert(
-      fc.property(principals, switchesArb, (principal, switches) => {
-        let narrowed: Principal | undefined;
-        try {
-          narrowed = narrowPrincipal(principal, switches, 'address:127.0.0.1');
-        } catch (error) {
-          // Refused only as the widening of a scoped token, a 403.
-          expect(isDomainError(error) && error.kind === 'Forbidden').toBe(true);
-          expect(principal?.project).not.toBeNull();
-          expect(principal?.project?.toLowerCase()).not.toBe(switches.project?.toLowerCase());
-          return;
-        }
-        for (const kind of KINDS) if (mayRun(narrowed, kind)) expect(mayRun(principal, kind)).toBe(true);
-        for (const table of TABLES)
-          if (mayRead(narrowed, table)) expect(mayRead(principal, table)).toBe(true);
-        if (mayWrite(narrowed)) expect(mayWrite(principal)).toBe(true);
-        // And each switch narrows as it says.
-        if (switches.readOnly) expect(mayWrite(narrowed)).toBe(false);
-        if (switches.readOnly) expect(mayRun(narrowed, 'CreateSkill')).toBe(false);
-        if (switches.project !== null)
-          expect(narrowed?.project?.toLowerCase()).toBe(
-            (principal?.project ?? switches.project).toLowerCase(),
-          );
-      }),
+      fc.property(principals, switchesArb, (principal, switches) =>
+        neverWidens(principal, switches, narrowPrincipal),
+      ),
+      { seed: SEED, numRuns: propertyRuns(300) },
+    );
+  });
+
+  it('kill check: switches that narrow nothing when sign-in is off (no principal) are caught', () => {
+    const signedInOnly: typeof narrowPrincipal = (principal, switches, actor) =>
+      principal === undefined ? undefined : narrowPrincipal(principal, switches, actor);
+    expectCaught(
+      fc.property(principals, switchesArb, (principal, switches) =>
+        neverWidens(principal, switches, signedInOnly),
+      ),
       { seed: SEED, numRuns: propertyRuns(300) },
     );
   });
