@@ -69,7 +69,7 @@ describe('the heap keeper gives memory back once heavy work is over', () => {
     const keeper = heapKeeper({ everyMs: 100, minimumBytes: 64 * MIB });
     try {
       const live: number[][] = [];
-      const rows = (doubling() * MIB) / 100;
+      const rows = Math.floor((doubling() * MIB) / 100);
       for (let i = 0; i < rows; i++) live.push([i, i, i, i, i, i, i, i, i, i]);
       await until(
         'the keeper to collect',
