@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { expectCaught } from '../support/seed';
+import { catches, expectCaught, expectCaughtByOne } from '../support/seed';
 
 /** The kill checks' own check (test/support/seed.ts): it must fail when the bug is not caught. */
 describe('a kill check', () => {
@@ -45,5 +45,16 @@ describe('a kill check', () => {
       settings,
     );
     expect(runs).toBe(1);
+  });
+
+  it('given several properties, when one of them finds the bug, then the kill check passes; when none does, it fails', async () => {
+    const holds = fc.asyncProperty(fc.nat(), async (n) => n >= 0);
+    const finds = fc.asyncProperty(fc.nat(), async (n) => n < 0);
+    await expect(
+      expectCaughtByOne([catches(holds, settings), catches(finds, settings)]),
+    ).resolves.toBeUndefined();
+    await expect(expectCaughtByOne([catches(holds, settings), catches(holds, settings)])).rejects.toThrow(
+      "the kill check's bug was not caught by any of its 2 properties",
+    );
   });
 });

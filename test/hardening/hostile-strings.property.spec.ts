@@ -15,7 +15,8 @@ import { resolveSchema, type Operation, type Schema } from '../support/openapi';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { rebuildDifferences } from '../support/promise-rebuild';
 import { hostileString, withLoneSurrogate } from '../support/hostile';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, catches, expectCaughtByOne } from '../support/seed';
+import { appendFailuresAsPlainErrors } from '../support/killChecks';
 
 const SEED = propertySeed();
 const RUNS_PER_ROUTE = Number(process.env.HOSTILE_RUNS ?? 12);
@@ -195,37 +196,24 @@ describe.each(storeKinds)('generated strings in every write (%s)', (kind) => {
     // The bug: the log's append rethrows what failed as `new Error(…)`, so the contract's refusal
     // of a NUL or a lone surrogate (a ZodError) and the store's (AppendRefused) reach the command
     // runner as no refusal it knows, and the request is answered as the server's own failure.
-    const log = t.running.ctx.log;
-    const append = log.append.bind(log);
-    const spy = jest.spyOn(log, 'append').mockImplementation(async (...args) => {
-      try {
-        return await append(...args);
-      } catch (error) {
-        throw new Error(`append to ${args[0]} failed: ${(error as Error).message}`);
-      }
-    });
+    const restore = appendFailuresAsPlainErrors(t);
     try {
       const keeps = async (sent: Promise<{ violation: string | undefined }>) =>
         (await sent).violation === undefined;
-      let failed = false;
-      for (const route of routes) {
-        if (failed) break;
-        const found = await fc.check(
-          fc.asyncProperty(bodyOf(route), (body) => keeps(sendHostileBody(route, body))),
-          { seed: SEED, numRuns: propertyRuns(RUNS_PER_ROUTE), endOnFailure: true },
-        );
-        failed = found.failed;
-      }
-      if (!failed)
-        failed = (
-          await fc.check(
-            fc.asyncProperty(sqlText, (query) => keeps(sendHostileSql(query))),
-            { seed: SEED, numRuns: propertyRuns(60), endOnFailure: true },
-          )
-        ).failed;
-      expect(failed).toBe(true);
+      await expectCaughtByOne([
+        ...routes.map((route) =>
+          catches(
+            fc.asyncProperty(bodyOf(route), (body) => keeps(sendHostileBody(route, body))),
+            { seed: SEED, numRuns: propertyRuns(RUNS_PER_ROUTE) },
+          ),
+        ),
+        catches(
+          fc.asyncProperty(sqlText, (query) => keeps(sendHostileSql(query))),
+          { seed: SEED, numRuns: propertyRuns(60) },
+        ),
+      ]);
     } finally {
-      spy.mockRestore();
+      restore();
     }
   }, 600_000);
 });

@@ -8,13 +8,12 @@
  * `npm test` runs.
  */
 import fc from 'fast-check';
-import { isDomainError } from '../../src/shared/errors';
-import { SqlError, SqlErrorCode } from '../../src/sql/errors';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { clip, hostileJson, hostileString, ident, lit, pathSegment, readyAtHead } from '../support/hostile';
 import { rebuildDifferences } from '../support/promise-rebuild';
-import { propertyRuns, propertySeed } from '../support/seed';
+import { propertyRuns, propertySeed, catches, expectCaughtByOne } from '../support/seed';
+import { evaluationRefusingAsSqlError } from '../support/killChecks';
 import { givenTwoRecordKb } from './support-eval';
 
 // Fixed: a fresh seed (1780450858) drew a bare number as the body, which supertest cannot send
@@ -168,37 +167,23 @@ describe.each(storeKinds)('generated values in EVALUATE KNOWLEDGE_BASE (%s)', (k
     // The bug: the knowledge base's evaluation throws its refusals as `SqlError`s (1210) rather than
     // as invalid-request errors: the statement's naming passes them by (no statement named), and
     // the REST door's mapper, which knows no SqlError, answers 500.
-    const kbs = t.running.services.knowledgeBases;
-    const evaluate = kbs.evaluate;
-    const spy = jest.spyOn(kbs, 'evaluate').mockImplementation(async (...call) => {
-      try {
-        return await evaluate(...call);
-      } catch (error) {
-        throw isDomainError(error) && error.kind === 'Invalid'
-          ? new SqlError(SqlErrorCode.Invalid, error.detail)
-          : error;
-      }
-    });
+    const restore = evaluationRefusingAsSqlError(t);
     try {
-      let failed = (
-        await fc.check(
+      await expectCaughtByOne([
+        catches(
           fc.asyncProperty(
             statement(project, kb, questions, llmOf()),
             async (query) => (await overSql(query)).violation === undefined,
           ),
-          { seed: SEED, numRuns: propertyRuns(RUNS), endOnFailure: true },
-        )
-      ).failed;
-      if (!failed)
-        failed = (
-          await fc.check(
-            fc.asyncProperty(restBodies, async (sent) => (await overRest(sent)) === undefined),
-            { seed: SEED, numRuns: propertyRuns(RUNS), endOnFailure: true },
-          )
-        ).failed;
-      expect(failed).toBe(true);
+          { seed: SEED, numRuns: propertyRuns(RUNS) },
+        ),
+        catches(
+          fc.asyncProperty(restBodies, async (sent) => (await overRest(sent)) === undefined),
+          { seed: SEED, numRuns: propertyRuns(RUNS) },
+        ),
+      ]);
     } finally {
-      spy.mockRestore();
+      restore();
     }
   }, 600_000);
 });

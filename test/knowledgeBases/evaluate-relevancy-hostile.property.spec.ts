@@ -8,13 +8,12 @@
  * (which the statement's naming passes by) is caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
-import { isDomainError } from '../../src/shared/errors';
-import { SqlError, SqlErrorCode } from '../../src/sql/errors';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { fakeReply, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { clip, hostileString, ident, lit, readyAtHead } from '../support/hostile';
 import { rebuildDifferences } from '../support/promise-rebuild';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
+import { evaluationRefusingAsSqlError } from '../support/killChecks';
 import { givenTwoRecordKb } from './support-eval';
 
 const SEED = propertySeed(20261128);
@@ -125,17 +124,7 @@ describe.each(storeKinds)('generated values in llm_relevancy, save_to and CREATE
   it("kill check: an evaluation refusing its options with the SQL layer's own error is caught", async () => {
     // The bug: the knowledge base's evaluation throws its refusals as `SqlError`s (1210) rather than
     // as invalid-request errors, which the statement's naming passes by: no statement named.
-    const kbs = t.running.services.knowledgeBases;
-    const evaluate = kbs.evaluate;
-    const spy = jest.spyOn(kbs, 'evaluate').mockImplementation(async (...call) => {
-      try {
-        return await evaluate(...call);
-      } catch (error) {
-        throw isDomainError(error) && error.kind === 'Invalid'
-          ? new SqlError(SqlErrorCode.Invalid, error.detail)
-          : error;
-      }
-    });
+    const restore = evaluationRefusingAsSqlError(t);
     try {
       await expectCaught(
         fc.asyncProperty(
@@ -145,7 +134,7 @@ describe.each(storeKinds)('generated values in llm_relevancy, save_to and CREATE
         { seed: SEED, numRuns: propertyRuns(RUNS) },
       );
     } finally {
-      spy.mockRestore();
+      restore();
     }
   }, 600_000);
 });

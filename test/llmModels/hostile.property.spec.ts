@@ -14,6 +14,7 @@ import { clip } from '../support/hostile';
 import { rebuildDifferences } from '../support/promise-rebuild';
 import { hostileLlmStatements, startHostileLlmWorld } from './world';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
+import { appendFailuresAsPlainErrors } from '../support/killChecks';
 
 const SEED = propertySeed();
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 40);
@@ -72,15 +73,7 @@ describe.each(storeKinds)('generated values in LLM models and LLM() (%s)', (kind
     // The bug: the log's append rethrows what failed as `new Error(…)`, so the contract's refusal
     // of a model option holding a NUL or a lone surrogate reaches the command runner as no refusal
     // it knows, and the statement is answered as the server's own failure (1105).
-    const log = t.running.ctx.log;
-    const append = log.append.bind(log);
-    const spy = jest.spyOn(log, 'append').mockImplementation(async (...args) => {
-      try {
-        return await append(...args);
-      } catch (error) {
-        throw new Error(`append to ${args[0]} failed: ${(error as Error).message}`);
-      }
-    });
+    const restore = appendFailuresAsPlainErrors(t);
     try {
       await expectCaught(
         fc.asyncProperty(
@@ -90,7 +83,7 @@ describe.each(storeKinds)('generated values in LLM models and LLM() (%s)', (kind
         { seed: SEED, numRuns: propertyRuns(RUNS) },
       );
     } finally {
-      spy.mockRestore();
+      restore();
     }
   }, 600_000);
 });

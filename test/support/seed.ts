@@ -77,3 +77,20 @@ export function expectCaught<Ts>(
       .then((found) => caught(found, settings.seed));
   caught(fc.check(property as fc.IProperty<Ts>, parameters), settings.seed);
 }
+
+/** One property of `expectCaughtByOne`: whether it fails at the count, on the seed (stopping there). */
+export const catches =
+  <Ts>(property: fc.IAsyncProperty<Ts>, settings: { readonly seed: number; readonly numRuns: number }) =>
+  async (): Promise<boolean> =>
+    (await fc.check(property, { seed: settings.seed, numRuns: settings.numRuns, endOnFailure: true })).failed;
+
+/**
+ * A kill check whose bug shows on one path of several (one route's bodies, the SQL door): the
+ * properties are run in order until one fails; the check fails when none does.
+ */
+export const expectCaughtByOne = async (checks: readonly (() => Promise<boolean>)[]): Promise<void> => {
+  for (const check of checks) if (await check()) return;
+  throw new Error(
+    `the kill check's bug was not caught by any of its ${checks.length} properties at the count npm test runs`,
+  );
+};
