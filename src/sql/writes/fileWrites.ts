@@ -12,18 +12,13 @@ import {
   type SelectAll,
   type TableWriteStatement,
 } from './integrationWrites';
+import type { SqlPorts } from '../ports';
 
 /**
  * What writing a file needs: the files service's upload steps (a file made in SQL is registered
  * as an upload is: analysed, stored, recorded as FileUploaded) and a DuckDB reader to write it with.
  */
-type FileWritePorts = {
-  /** The live file's digest as the read model has it (null: none), read before its rows are. */
-  digestOf(name: string): Promise<string | null>;
-  /** Where a new file may be written before it is registered (inside DuckDB's allowed directory). */
-  tempPath(): string;
-  /** `expected`: the digest the new content was made from (null: no file); a change since is a conflict. */
-  register(name: string, path: string, originalName: string, expected?: string | null): Promise<unknown>;
+type FileWritePorts = SqlPorts['files'] & {
   withReader<T>(work: (c: DuckDBConnection) => Promise<T>): Promise<T>;
 };
 
