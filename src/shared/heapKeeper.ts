@@ -5,15 +5,26 @@ import type { Logger } from 'pino';
 
 const MIB = 2 ** 20;
 
+/** V8's full collection, once taken for the process (see `fullCollection`). */
+let collector: (() => void) | undefined;
+
 /**
  * V8's full collection, without starting Node with `--expose-gc`: the flag set at run time exposes
  * `gc` to contexts made after it, and one is made to take it (Node's `v8.setFlagsFromString`).
+ * Taken once per process, not per app; the flag is set back at once, so that contexts made later
+ * (a test runner's) get no `gc` global.
  */
 export const fullCollection = (): (() => void) => {
+  if (collector) return collector;
   const exposed = (globalThis as { gc?: () => void }).gc;
-  if (exposed) return exposed;
+  if (exposed) return (collector = exposed);
   v8.setFlagsFromString('--expose-gc');
-  return vm.runInNewContext('gc') as () => void;
+  try {
+    collector = vm.runInNewContext('gc') as () => void;
+  } finally {
+    v8.setFlagsFromString('--no-expose-gc');
+  }
+  return collector;
 };
 
 export type HeapKeeperOptions = {
@@ -34,6 +45,8 @@ export type HeapKeeperOptions = {
   /** …and at least this many bytes more. */
   readonly minimumBytes?: number;
   readonly logger?: Logger;
+  /** The collection asked for (V8's full collection; a spec passes its own). */
+  readonly collect?: () => void;
 };
 
 /**
@@ -54,7 +67,7 @@ export const heapKeeper = (options: HeapKeeperOptions) => {
   const idleBelow = options.idleBelow ?? 0.15;
   const growth = options.growth ?? 1.5;
   const minimumBytes = options.minimumBytes ?? 128 * MIB;
-  const collect = fullCollection();
+  const collect = options.collect ?? fullCollection();
   const heapSize = () => v8.getHeapStatistics().total_heap_size;
   let floor = heapSize();
   let loop: EventLoopUtilization = performance.eventLoopUtilization();
@@ -66,8 +79,12 @@ export const heapKeeper = (options: HeapKeeperOptions) => {
     const size = heapSize();
     if (since.utilization >= idleBelow || size < floor * growth || size - floor < minimumBytes) return;
     const started = performance.now();
-    collect();
-    floor = heapSize();
+    try {
+      collect();
+    } finally {
+      // Failed too: the keeper asks again only once the heap grows again, not at every look.
+      floor = heapSize();
+    }
     collections++;
     options.logger?.info(
       {
@@ -78,8 +95,16 @@ export const heapKeeper = (options: HeapKeeperOptions) => {
       'idle: heap collected',
     );
   };
+  // A timer's callback that throws ends the process: a collection that fails is logged, once.
+  const lookSafely = () => {
+    try {
+      look();
+    } catch (error) {
+      options.logger?.warn({ err: error }, 'idle: heap collection failed');
+    }
+  };
   // Unref'd: the keeper never keeps a process alive that has stopped everything else.
-  const timer = setInterval(look, options.everyMs).unref();
+  const timer = setInterval(lookSafely, options.everyMs).unref();
   return {
     /** Full collections the keeper has asked for. */
     get collections() {

@@ -1,4 +1,6 @@
 import v8 from 'node:v8';
+import vm from 'node:vm';
+import type { Logger } from 'pino';
 import { fullCollection, heapKeeper } from '../../src/shared/heapKeeper';
 import { until } from '../support/until';
 
@@ -84,5 +86,41 @@ describe('the heap keeper gives memory back once heavy work is over', () => {
     } finally {
       keeper.stop();
     }
+  });
+
+  it('given a collection that fails, when the keeper asks for it, then the failure is logged once and the process goes on', async () => {
+    const warnings: unknown[] = [];
+    const logger = {
+      info: () => undefined,
+      warn: (fields: unknown) => warnings.push(fields),
+    } as unknown as Logger;
+    const keeper = heapKeeper({
+      everyMs: 100,
+      minimumBytes: 64 * MIB,
+      logger,
+      collect: () => {
+        throw new Error('no collection today');
+      },
+    });
+    try {
+      expect(heavyWork(doubling())).toBeGreaterThan(0);
+      await until(
+        'the failure to be logged',
+        async () => (warnings.length > 0 ? true : undefined),
+        20_000,
+        50,
+      );
+      // The heap it failed at is the keeper's floor: it does not ask again at every look.
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(warnings).toEqual([{ err: new Error('no collection today') }]);
+      expect(keeper.collections).toBe(0);
+    } finally {
+      keeper.stop();
+    }
+  });
+
+  it("takes V8's collection once per process, and leaves no gc global in contexts made after", () => {
+    expect(fullCollection()).toBe(fullCollection());
+    expect(vm.runInNewContext('typeof gc')).toBe('undefined');
   });
 });
