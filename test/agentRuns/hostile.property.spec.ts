@@ -7,12 +7,12 @@
  * plain Error (the 404 losing its kind: a 500) is caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
-import { isNotFoundError } from '../../src/shared/errors';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { fakeReply, type FakeOpenAi } from '../support/fakeOpenAi';
 import { clip, hostileJson, hostileString, pathSegment, readyAtHead } from '../support/hostile';
 import { rebuildDifferences } from '../support/promise-rebuild';
 import { askWithQuery, givenAgentWithSql } from './support';
+import { replayMissingAsPlainErrors } from '../support/killChecks';
 import { propertyRuns, propertySeed, catches, expectCaughtByOne } from '../support/seed';
 
 // A fresh seed drew a bare number as a request body, which supertest cannot send (a test problem): the old seed until the generator sends JSON text.
@@ -136,15 +136,7 @@ describe.each(storeKinds)('generated values in replay and fork (%s)', (kind) => 
     // The bug: the replay's look-up of its project, agent and run throws `new Error(…)` for one
     // that is not there, rather than the not-found refusal the error mapper answers 404.
     const w = await given();
-    const runs = t.running.services.agentRuns;
-    const replay = runs.replay;
-    const spy = jest.spyOn(runs, 'replay').mockImplementation(async (...args) => {
-      try {
-        return await replay(...args);
-      } catch (error) {
-        throw isNotFoundError(error) ? new Error((error as Error).message) : error;
-      }
-    });
+    const restore = replayMissingAsPlainErrors(t);
     const clean = (found: (string | undefined)[]) => found.every((v) => v === undefined);
     try {
       // The paths first: every one of them is replayed (the fork's bodies reach no replay).
@@ -159,7 +151,7 @@ describe.each(storeKinds)('generated values in replay and fork (%s)', (kind) => 
         ),
       ]);
     } finally {
-      spy.mockRestore();
+      restore();
     }
   }, 600_000);
 });

@@ -1,4 +1,4 @@
-import { isDomainError } from '../../src/shared/errors';
+import { isDomainError, isNotFoundError } from '../../src/shared/errors';
 import { SqlError, SqlErrorCode } from '../../src/sql/errors';
 import type { TestApp } from './app';
 
@@ -7,40 +7,53 @@ import type { TestApp } from './app';
  * in src/). Each returns what undoes it, for the spec's `finally`.
  */
 
-/**
- * The log's append rethrows what failed as a plain `Error`, so a refusal (the event contract's,
- * a ZodError; the store's, AppendRefused) reaches the command runner as no refusal it knows, and
- * the request is answered as the server's own failure (500, 1105).
- */
-export const appendFailuresAsPlainErrors = (t: TestApp) => {
-  const log = t.running.ctx.log;
-  const append = log.append.bind(log);
-  const spy = jest.spyOn(log, 'append').mockImplementation(async (...args) => {
+/** `object[method]` rethrowing what fails as `as` makes it: the shape of the bugs below. */
+const failuresRethrownAs = <O extends object>(
+  object: O,
+  method: keyof O & string,
+  as: (error: unknown, args: unknown[]) => unknown,
+) => {
+  const original = object[method] as (...args: unknown[]) => Promise<unknown>;
+  const spy = jest.spyOn(object, method as never) as unknown as jest.SpyInstance<Promise<unknown>, unknown[]>;
+  spy.mockImplementation(async (...args) => {
     try {
-      return await append(...args);
+      return await Reflect.apply(original, object, args);
     } catch (error) {
-      throw new Error(`append to ${args[0]} failed: ${(error as Error).message}`);
+      throw as(error, args);
     }
   });
   return () => spy.mockRestore();
 };
 
 /**
+ * The log's append rethrows what failed as a plain `Error`, so a refusal (the event contract's,
+ * a ZodError; the store's, AppendRefused) reaches the command runner as no refusal it knows, and
+ * the request is answered as the server's own failure (500, 1105).
+ */
+export const appendFailuresAsPlainErrors = (t: TestApp) =>
+  failuresRethrownAs(
+    t.running.ctx.log,
+    'append',
+    (error, [stream]) => new Error(`append to ${String(stream)} failed: ${(error as Error).message}`),
+  );
+
+/**
  * A knowledge base's evaluation throws its refusals as the SQL layer's `SqlError` (1210) rather
  * than as invalid-request errors: the statement's naming passes them by (no statement named), and
  * REST's error mapper, which knows no SqlError, answers 500.
  */
-export const evaluationRefusingAsSqlError = (t: TestApp) => {
-  const kbs = t.running.services.knowledgeBases;
-  const evaluate = kbs.evaluate;
-  const spy = jest.spyOn(kbs, 'evaluate').mockImplementation(async (...call) => {
-    try {
-      return await evaluate(...call);
-    } catch (error) {
-      throw isDomainError(error) && error.kind === 'Invalid'
-        ? new SqlError(SqlErrorCode.Invalid, error.detail)
-        : error;
-    }
-  });
-  return () => spy.mockRestore();
-};
+export const evaluationRefusingAsSqlError = (t: TestApp) =>
+  failuresRethrownAs(t.running.services.knowledgeBases, 'evaluate', (error) =>
+    isDomainError(error) && error.kind === 'Invalid'
+      ? new SqlError(SqlErrorCode.Invalid, error.detail)
+      : error,
+  );
+
+/**
+ * An agent run's replay reports the project, agent or run it cannot find with a plain `Error`,
+ * rather than the not-found refusal the error mapper answers 404: a 500.
+ */
+export const replayMissingAsPlainErrors = (t: TestApp) =>
+  failuresRethrownAs(t.running.services.agentRuns, 'replay', (error) =>
+    isNotFoundError(error) ? new Error((error as Error).message) : error,
+  );
