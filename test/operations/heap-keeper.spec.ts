@@ -10,14 +10,20 @@ const heapSize = () => v8.getHeapStatistics().total_heap_size;
 /** Enough to double this worker's heap (a spec file's worker holds what its earlier files left). */
 const doubling = () => Math.max(300, Math.ceil(heapSize() / MIB));
 
-/** About `mib` MiB of objects in the old generation, dropped by the caller when it lets go of them. */
-const heavyWork = (mib: number) => {
+/** About `mib` MiB of rows of ten numbers, as a training's rows are read (about 100 bytes each). */
+const rowsOf = (mib: number) => {
   const rows: number[][] = [];
-  // Rows of ten numbers, as a training's rows are read: about 100 bytes each.
-  for (let i = 0; i < (mib * MIB) / 100; i++)
+  for (let i = 0; i < Math.floor((mib * MIB) / 100); i++)
     rows.push([i, i + 1, i + 2, i + 3, i + 4, i + 5, i + 6, i + 7, i + 8, i + 9]);
-  return rows.length;
+  return rows;
 };
+
+/** Heavy work whose rows are garbage once it is done. */
+const heavyWork = (mib: number) => rowsOf(mib).length;
+
+/** Until the keeper has asked for a collection. */
+const collected = (keeper: { readonly collections: number }) =>
+  until('the keeper to collect', async () => (keeper.collections > 0 ? true : undefined), 20_000, 50);
 
 /** Keeps the event loop busy for `ms`, in slices, so that every look finds it busy. */
 const busyFor = async (ms: number) => {
@@ -41,12 +47,7 @@ describe('the heap keeper gives memory back once heavy work is over', () => {
       const grown = heapSize();
       // The garbage is there: V8 collects it by itself only when the heap reaches its next limit.
       expect(grown - before).toBeGreaterThan(64 * MIB);
-      await until(
-        'the keeper to collect',
-        async () => (keeper.collections > 0 ? true : undefined),
-        20_000,
-        50,
-      );
+      await collected(keeper);
       expect(keeper.collections).toBe(1);
       expect(heapSize()).toBeLessThan(grown - 64 * MIB);
     } finally {
@@ -57,8 +58,7 @@ describe('the heap keeper gives memory back once heavy work is over', () => {
   it('given a heap that grew and a busy event loop, then the keeper leaves the heap to V8', async () => {
     const keeper = heapKeeper({ everyMs: 100, minimumBytes: 64 * MIB });
     try {
-      const kept: number[][] = [];
-      for (let i = 0; i < (200 * MIB) / 100; i++) kept.push([i, i, i, i, i, i, i, i, i, i]);
+      const kept = rowsOf(200);
       await busyFor(1_000);
       expect(keeper.collections).toBe(0);
       expect(kept.length).toBeGreaterThan(0);
@@ -70,19 +70,13 @@ describe('the heap keeper gives memory back once heavy work is over', () => {
   it('given live data that fills the heap, when idle, then the keeper collects once and not again', async () => {
     const keeper = heapKeeper({ everyMs: 100, minimumBytes: 64 * MIB });
     try {
-      const live: number[][] = [];
-      const rows = Math.floor((doubling() * MIB) / 100);
-      for (let i = 0; i < rows; i++) live.push([i, i, i, i, i, i, i, i, i, i]);
-      await until(
-        'the keeper to collect',
-        async () => (keeper.collections > 0 ? true : undefined),
-        20_000,
-        50,
-      );
+      const mib = doubling();
+      const live = rowsOf(mib);
+      await collected(keeper);
       // The live rows stay: the heap they fill is the keeper's new floor.
       await new Promise((r) => setTimeout(r, 1_000));
       expect(keeper.collections).toBe(1);
-      expect(live.length).toBe(rows);
+      expect(live.length).toBe(Math.floor((mib * MIB) / 100));
     } finally {
       keeper.stop();
     }
