@@ -11,19 +11,16 @@ let collector: (() => void) | undefined;
 /**
  * V8's full collection, without starting Node with `--expose-gc`: the flag set at run time exposes
  * `gc` to contexts made after it, and one is made to take it (Node's `v8.setFlagsFromString`).
- * Taken once per process, not per app; the flag is set back at once, so that contexts made later
- * (a test runner's) get no `gc` global.
+ * Taken once per process, not per app: V8's flags are changed once, at the first app's start, and
+ * not set back (changing them while V8 runs is what Node leaves undefined; a second change is not
+ * worth a `gc` global fewer in later contexts).
  */
 export const fullCollection = (): (() => void) => {
   if (collector) return collector;
   const exposed = (globalThis as { gc?: () => void }).gc;
   if (exposed) return (collector = exposed);
   v8.setFlagsFromString('--expose-gc');
-  try {
-    collector = vm.runInNewContext('gc') as () => void;
-  } finally {
-    v8.setFlagsFromString('--no-expose-gc');
-  }
+  collector = vm.runInNewContext('gc') as () => void;
   return collector;
 };
 
