@@ -48,6 +48,13 @@ export type Duck = {
    */
   onMemoryPressure(fire: (pressure: MemoryPressure) => void): () => void;
   /**
+   * Looks at Node's heap now, as the sampler does every 20 ms, firing the listeners it concerns,
+   * and answers the pressure if the heap is past its ceiling (whether or not a listener fired):
+   * for callers that turn DuckDB's values into JavaScript ones, whose growth outruns the sampler.
+   * Costs a few microseconds.
+   */
+  lookAtHeap(): MemoryPressure | undefined;
+  /**
    * Called by the projection writer, on its connection, before it commits a batch: while SQL
    * queries have run long enough to hold memory, and DuckDB's unspillable memory is past half its
    * limit (after a shortage: at all), those queries are stopped, and the commit waits (at most
@@ -97,6 +104,7 @@ export const openDuck = async (
     writer,
     withReader,
     onMemoryPressure: (listener) => watch.onMemoryPressure(listener),
+    lookAtHeap: () => watch.lookAtHeap(),
     makeRoomForWriter: (c, after) => watch.makeRoomForWriter(c, after),
     onInvalidated: (listener) => invalidation.onInvalidated(listener),
     noticeFailure,

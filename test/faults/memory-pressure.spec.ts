@@ -51,7 +51,7 @@ const HEAVY: readonly (readonly [string, string])[] = [
  * Node heap's, SQL_MAX_ANSWER_BYTES (64 MiB) each; several at once are more than the heap.
  */
 const WIDE = "SELECT range AS n, repeat('v', 2000) || range AS s FROM range(10000000)";
-const WIDE_AT_ONCE = 6;
+const WIDE_AT_ONCE = 12;
 
 /** Resident memory of a process now and at its peak (kB → MiB), from /proc. */
 const residentOf = (pid: number) => {

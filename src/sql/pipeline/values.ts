@@ -127,13 +127,19 @@ const jsonBytes = (cell: unknown): number => {
 };
 
 /**
+ * How many bytes of rows are converted between two calls of a reader's `check` within a chunk: a
+ * chunk of 2,048 wide rows is itself many MiB of the heap (see `Duck.lookAtHeap`).
+ */
+const CHECK_EVERY_BYTES = 4 * 1024 * 1024;
+
+/**
  * A result's rows chunk by chunk as DuckDB computes them (a streaming result is computed as it is
  * read), each row converted as answers carry it, until the row limit or the answer-size limit
  * (bytes of the rows as UTF-8 JSON) would be passed: then `truncated()` says the rows were cut.
  */
 export const resultRows = (
   result: DuckDBResult,
-  limits: { rowLimit: number; maxBytes: number; check?: () => void },
+  limits: { rowLimit: number; maxBytes: number; check?: (holding: number) => void },
 ) => {
   const types = result.columnTypes().map(String);
   const cells = types.map(cellOfColumn);
@@ -144,13 +150,15 @@ export const resultRows = (
   let bytes = 0;
   let truncated = false;
   let done = false;
+  /** `bytes` when `check` was last called within a chunk. */
+  let checkedAt = 0;
   /** The next chunk's rows (as many as the limits leave), or undefined once the result is done or cut. */
   const next = async (): Promise<unknown[][] | undefined> => {
     if (done) return undefined;
-    limits.check?.();
+    limits.check?.(bytes);
     const chunk = await result.fetchChunk();
     // An interrupted result reads as ended (an empty chunk), not as failed: `check` tells them apart.
-    limits.check?.();
+    limits.check?.(bytes);
     const count = chunk ? chunk.rowCount : 0;
     if (!chunk || count === 0) {
       done = true;
@@ -186,6 +194,10 @@ export const resultRows = (
       bytes += size;
       rows++;
       converted.push(row);
+      if (bytes - checkedAt >= CHECK_EVERY_BYTES) {
+        checkedAt = bytes;
+        limits.check?.(bytes);
+      }
     }
     return converted.length > 0 ? converted : undefined;
   };
@@ -204,7 +216,7 @@ export const resultRows = (
  */
 export const readAnswer = async (
   result: DuckDBResult,
-  limits: { rowLimit: number; maxBytes: number; check?: () => void },
+  limits: { rowLimit: number; maxBytes: number; check?: (holding: number) => void },
 ) => {
   const rows = resultRows(result, limits);
   const data: unknown[][] = [];
