@@ -222,7 +222,8 @@ const columnNames = (args: readonly AstNode[]): string[] => {
 };
 
 /** The arguments of a call: at least a prompt and one column, with no DISTINCT, FILTER or ORDER BY of an aggregate. */
-export const promptAndColumns = (name: string, args: readonly AstNode[], call: AstNode) => {
+export const promptAndColumns = (kind: LlmFunctionKind, args: readonly AstNode[], call: AstNode) => {
+  const name = SQL_NAMES[kind];
   const ordered = nodesAt(nodeAt(call, 'order_bys'), 'orders').length > 0;
   if (args.length < 2 || call.distinct || call.filter || ordered)
     throw new SqlError(
@@ -233,10 +234,11 @@ export const promptAndColumns = (name: string, args: readonly AstNode[], call: A
 };
 
 /**
- * The first pass of a `rows` function: the query's FROM and WHERE (with the conditions holding one
- * of its calls left out: what they filter is not known yet), each call's input a column.
+ * The first pass of `spec` (its FirstPass), each call's input a column. `rows`: the query's FROM
+ * and WHERE (with the conditions holding one of its calls left out: what they filter is not known
+ * yet); `grouped`: the statement, each call NULL.
  */
-const rowsPass = async (
+const firstPass = async (
   c: DuckDBConnection,
   statement: AstNode,
   inputs: AstNode[],
@@ -244,36 +246,27 @@ const rowsPass = async (
 ) => {
   const pass = structuredClone(statement);
   const select = requiredNodeAt(pass, 'node');
+  const columns = () => inputs.map((input, i) => ({ ...input, alias: `__mindledger_input_${i}` }));
+  if (spec.firstPass === 'grouped') {
+    // The same places in the clone: found again by walking it in the same order.
+    for (const place of callsInPlaces(select, spec))
+      place.replace({ ...(await expression(c, 'CAST(NULL AS VARCHAR)')), alias: place.node.alias ?? '' });
+    requiredNodesAt(select, 'select_list').push(...columns());
+    return printSelect(c, pass);
+  }
   const always = await expression(c, 'true');
   for (const conjunct of replaceableConjuncts(
     nodeAt(select, 'where_clause'),
     (by) => (select.where_clause = by),
   ))
     if (countCalls(conjunct.condition, new Set([spec.name])) > 0) conjunct.replace(structuredClone(always));
-  select.select_list = inputs.map((input, i) => ({ ...input, alias: `__mindledger_input_${i}` }));
+  select.select_list = columns();
   select.group_expressions = [];
   select.group_sets = [];
   select.aggregate_handling = 'STANDARD_HANDLING';
   select.having = null;
   select.qualify = null;
   pass.node = { ...select, modifiers: [] };
-  return printSelect(c, pass);
-};
-
-/** The first pass of a `grouped` function: the statement, each call NULL, each call's input a column. */
-const groupedPass = async (
-  c: DuckDBConnection,
-  statement: AstNode,
-  inputs: AstNode[],
-  spec: LlmFunctionSpec,
-) => {
-  const pass = structuredClone(statement);
-  const select = requiredNodeAt(pass, 'node');
-  // The same places in the clone: found again by walking it in the same order.
-  for (const place of callsInPlaces(select, spec))
-    place.replace({ ...(await expression(c, 'CAST(NULL AS VARCHAR)')), alias: place.node.alias ?? '' });
-  const list = requiredNodesAt(select, 'select_list');
-  inputs.forEach((input, i) => list.push({ ...input, alias: `__mindledger_input_${i}` }));
   return printSelect(c, pass);
 };
 
@@ -306,10 +299,7 @@ export const planCalls = async (
       );
     inputs.push(await spec.input(c, structuredClone(args), i));
   }
-  const pass =
-    spec.firstPass === 'rows'
-      ? await rowsPass(c, statement, inputs, spec)
-      : await groupedPass(c, statement, inputs, spec);
+  const pass = await firstPass(c, statement, inputs, spec);
   const names = inputs.map((_, i) => `"__mindledger_input_${i}"`).join(', ');
   const inputsSql = `SELECT DISTINCT __k FROM (SELECT unnest([${names}]) AS __k FROM (${pass}) AS __mindledger_inputs) WHERE __k IS NOT NULL LIMIT ${MAX_INPUTS + 1}`;
   // The statement itself: each call looks its answer up (its column keeps the name MySQL gives it).
