@@ -3,6 +3,7 @@ import { resourceCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
 import { notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
+import { writtenResource } from '../shared/writtenResource';
 import { decideAgent, type AgentCommand } from './decider';
 import { presentAgent, type LinkedSkill, type PresentedAgent } from './present';
 import { agentRowById, agentRowByRef, agentRowsOfProject, type AgentRow } from './projection';
@@ -59,15 +60,8 @@ export const agentsService = (ctx: AppContext, projects: ProjectDirectory, skill
       answer: 'settled',
       forgetting: options.forget ? 'AgentDeleted' : undefined,
     });
-    const first = outcome.events[0];
-    switch (first?.type) {
-      case 'AgentCreated':
-        return get(outcome.project, String(first.meta.position));
-      case 'AgentUpdated':
-        return get(outcome.project, String(first.data.agentId));
-      default:
-        return undefined;
-    }
+    const made = writtenResource(outcome.events, ['AgentCreated', 'AgentUpdated'], (e) => e.data.agentId);
+    return made && get(outcome.project, String(made.id));
   };
 
   return {

@@ -4,6 +4,7 @@ import { resourceCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
 import { invalid, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
+import { writtenResource } from '../shared/writtenResource';
 import { decideChatbot, type ChatbotCommand, type ChatDatabase } from './decider';
 import { presentChatbot, presentChatbotFlat } from './present';
 import {
@@ -79,15 +80,12 @@ export const chatbotsService = (ctx: AppContext, projects: ProjectDirectory, por
       answer: 'settled',
       forgetting: options.forget ? 'ChatbotDeleted' : undefined,
     });
-    const first = outcome.events[0];
-    switch (first?.type) {
-      case 'ChatbotCreated':
-        return { created: true, row: await findRow(outcome.project, String(first.meta.position)) };
-      case 'ChatbotUpdated':
-        return { created: false, row: await findRow(outcome.project, String(first.data.chatbotId)) };
-      default:
-        return undefined;
-    }
+    const made = writtenResource(
+      outcome.events,
+      ['ChatbotCreated', 'ChatbotUpdated'],
+      (e) => e.data.chatbotId,
+    );
+    return made && { created: made.created, row: await findRow(outcome.project, String(made.id)) };
   };
 
   return {

@@ -4,6 +4,7 @@ import type { ProjectAggregate } from '../projects/aggregate';
 import type { ProjectDirectory } from '../projects/directory';
 import { notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
+import { writtenResource } from '../shared/writtenResource';
 import { decideSkill, type SkillCommand } from './decider';
 import { presentSkill, presentSkillState, type PresentedSkill } from './present';
 import { skillRowByRef, skillRowsByIds, skillRowsOfProject } from './projection';
@@ -72,15 +73,8 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
       answer: 'ahead',
       forgetting: options.forget ? 'SkillDeleted' : undefined,
     });
-    const first = outcome.events[0];
-    switch (first?.type) {
-      case 'SkillCreated':
-        return { created: true, skill: written(outcome.state, first.meta.position) };
-      case 'SkillUpdated':
-        return { created: false, skill: written(outcome.state, BigInt(first.data.skillId)) };
-      default:
-        return { created: false, skill: undefined };
-    }
+    const made = writtenResource(outcome.events, ['SkillCreated', 'SkillUpdated'], (e) => e.data.skillId);
+    return { created: made?.created ?? false, skill: made && written(outcome.state, made.id) };
   };
 
   return { list, ofAgent, get, byIds, run };
