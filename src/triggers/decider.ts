@@ -123,48 +123,22 @@ const claimFiring = (
   ];
 };
 
-/** Only an open claim records its firing's outcome. */
-const requireOpenFiring = (state: TriggerFiringsState, claimId: string) => {
-  if (!state.open.has(claimId)) throw conflict('This firing is not open', 'Firing not open');
-};
-
-const finishFiring = (
-  command: FiringCommand<'FinishFiring'>,
+/** Only an open claim records its firing's outcome: finished, or failed with its error. */
+const closeFiring = (
+  command: FiringCommand<'FinishFiring' | 'FailFiring'>,
   state: TriggerFiringsState,
   triggerId: bigint,
 ): TriggerFiringEvent[] => {
   const at = command.metadata.now.toISOString();
-  requireOpenFiring(state, command.data.claimId);
+  if (!state.open.has(command.data.claimId)) throw conflict('This firing is not open', 'Firing not open');
+  const closed = { triggerId: Number(triggerId), claimId: command.data.claimId };
   return [
-    {
-      type: 'TriggerFiringFinished',
-      data: {
-        triggerId: Number(triggerId),
-        claimId: command.data.claimId,
-        statements: command.data.statements,
-        finishedAt: at,
-      },
-    },
-  ];
-};
-
-const failFiring = (
-  command: FiringCommand<'FailFiring'>,
-  state: TriggerFiringsState,
-  triggerId: bigint,
-): TriggerFiringEvent[] => {
-  const at = command.metadata.now.toISOString();
-  requireOpenFiring(state, command.data.claimId);
-  return [
-    {
-      type: 'TriggerFiringFailed',
-      data: {
-        triggerId: Number(triggerId),
-        claimId: command.data.claimId,
-        error: command.data.error,
-        failedAt: at,
-      },
-    },
+    command.type === 'FinishFiring'
+      ? {
+          type: 'TriggerFiringFinished',
+          data: { ...closed, statements: command.data.statements, finishedAt: at },
+        }
+      : { type: 'TriggerFiringFailed', data: { ...closed, error: command.data.error, failedAt: at } },
   ];
 };
 
@@ -182,9 +156,8 @@ export const decideTriggerFiring = (
     case 'ClaimFiring':
       return claimFiring(command, state, triggerId);
     case 'FinishFiring':
-      return finishFiring(command, state, triggerId);
     case 'FailFiring':
-      return failFiring(command, state, triggerId);
+      return closeFiring(command, state, triggerId);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;
