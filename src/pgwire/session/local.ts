@@ -24,10 +24,18 @@ export type LocalAnswer =
 
 const TEXT = pgTypeOf('VARCHAR');
 
-/** A savepoint's name after SAVEPOINT, RELEASE [SAVEPOINT] or ROLLBACK TO [SAVEPOINT]: unquoted, folded as PostgreSQL folds names. */
-const savepointName = (parts: readonly string[]): string => {
+/**
+ * SAVEPOINT, RELEASE [SAVEPOINT] or ROLLBACK TO [SAVEPOINT], the savepoint's name the first of
+ * `parts` (after SAVEPOINT): unquoted, folded as PostgreSQL folds names.
+ */
+const onSavepoint = (
+  tag: string,
+  action: 'savepoint' | 'release' | 'rollbackToSavepoint',
+  parts: readonly string[],
+): LocalAnswer => {
   const name = (parts[0]?.toUpperCase() === 'SAVEPOINT' ? parts[1] : parts[0]) ?? '';
-  return name.startsWith('"') ? name.slice(1, -1).split('""').join('"') : name.toLowerCase();
+  const savepoint = name.startsWith('"') ? name.slice(1, -1).split('""').join('"') : name.toLowerCase();
+  return { kind: 'transaction', tag, action, savepoint };
 };
 
 /** A SET value as written: quotes removed, list items joined as PostgreSQL shows them. */
@@ -180,27 +188,12 @@ export const answerLocally = (
     case 'ROLLBACK':
     case 'ABORT':
       return s.words.includes('TO')
-        ? {
-            kind: 'transaction',
-            tag: 'ROLLBACK',
-            action: 'rollbackToSavepoint',
-            savepoint: savepointName(s.parts.slice(s.words.indexOf('TO') + 1)),
-          }
+        ? onSavepoint('ROLLBACK', 'rollbackToSavepoint', s.parts.slice(s.words.indexOf('TO') + 1))
         : { kind: 'transaction', tag: 'ROLLBACK', action: 'rollback' };
     case 'SAVEPOINT':
-      return {
-        kind: 'transaction',
-        tag: 'SAVEPOINT',
-        action: 'savepoint',
-        savepoint: savepointName(s.parts.slice(1)),
-      };
+      return onSavepoint('SAVEPOINT', 'savepoint', s.parts.slice(1));
     case 'RELEASE':
-      return {
-        kind: 'transaction',
-        tag: 'RELEASE',
-        action: 'release',
-        savepoint: savepointName(s.parts.slice(1)),
-      };
+      return onSavepoint('RELEASE', 'release', s.parts.slice(1));
     case 'DISCARD':
       return second === 'ALL' || second === undefined
         ? { kind: 'discardAll', tag: 'DISCARD ALL' }
