@@ -3,11 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { AppContext } from '../context';
 import type { Artifact } from '../engines/ml/artifact';
-import type { Row } from '../engines/ml/dataset';
 import { describeColumns, describeTarget } from '../engines/ml/describe';
 import type { TrainingProgress } from '../engines/ml/progress';
 import { trainInWorker } from '../engines/ml/runTraining';
-import { columnsFromRows, rowCount, type ColumnarData } from '../engines/ml/table';
+import { columnsFromTables, rowCount, type ColumnarData, type RowTable } from '../engines/ml/table';
 import type { BlobStore } from '../storage/blobs';
 import type { Unstamped } from '../shared/params';
 import { currentRequest } from '../shared/requestContext';
@@ -21,7 +20,7 @@ import { trainingDataOf, type ModelVersion } from './state';
  * before anything is recorded, a query the caller may not run (training reads later, as the caller).
  */
 export type TrainingRows = {
-  rows(database: string, query: string): Promise<Row[]>;
+  table(database: string, query: string): Promise<RowTable>;
   readable?(database: string, query: string): Promise<void>;
 };
 
@@ -65,16 +64,15 @@ const saveArtifact = async (ctx: AppContext, blobs: BlobStore, json: string) => 
 
 /**
  * A version's training rows, as columns. A fine-tuned version reads its prior data again, then its
- * own rows: it learns from both. The rows are read as objects and turned into columns here, so
- * that they are garbage before the training starts rather than held beside it while the worker
- * learns (1M rows of 10 columns: about 300 MiB of objects, against 80 MiB of columns moved to the
- * worker), and an idle process gives them back (src/shared/heapKeeper.ts).
+ * own rows: it learns from both. The rows are turned into columns here, so that they are garbage
+ * before the training starts rather than held beside it while the worker learns (1M rows of 10
+ * columns: about 300 MiB as objects, against 80 MiB of columns moved to the worker), and an idle
+ * process gives them back (src/shared/heapKeeper.ts).
  */
 const trainingColumns = async (rows: TrainingRows, version: ModelVersion): Promise<ColumnarData> => {
-  const read: Row[] = [];
-  for (const data of trainingDataOf(version))
-    for (const row of await rows.rows(data.sourceDatabase, data.query)) read.push(row);
-  return columnsFromRows(read);
+  const tables: RowTable[] = [];
+  for (const data of trainingDataOf(version)) tables.push(await rows.table(data.sourceDatabase, data.query));
+  return columnsFromTables(tables);
 };
 
 /**

@@ -6,3 +6,6 @@ export type { ErrorAnswer, SqlContext, TableAnswer, TableRows } from '../shared/
 export type OkAnswer = { type: 'ok'; affected_rows: number | null };
 export type SqlAnswer = (TableAnswer | OkAnswer | ErrorAnswer) & { context: SqlContext };
 export type StreamAnswer = (TableRows | OkAnswer | ErrorAnswer) & { context: SqlContext };
+
+/** Every row a query read, uncut, as arrays beside its column names (what requests read rows for). */
+export type RowTable = { names: readonly string[]; rows: readonly (readonly unknown[])[] };

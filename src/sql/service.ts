@@ -19,7 +19,7 @@ import { fileWritesOf } from './writes/fileWrites';
 import type { SqlSlices } from './slicePorts';
 import { pipelineStatements } from './statements/tableStatements';
 import type { StatementHandlers } from './handlers';
-import type { SqlAnswer, SqlContext, StreamAnswer } from './answers';
+import type { RowTable, SqlAnswer, SqlContext, StreamAnswer } from './answers';
 import { currentRequest } from '../shared/requestContext';
 import { rolePolicy } from './statements/roles';
 import type { TablePolicy } from './pipeline/plan';
@@ -224,7 +224,11 @@ const restReads = <ModelAnswer>(
   callerPolicy: () => TablePolicy | undefined,
 ) => {
   const createModelFromRest = slices.createModelFromText;
-  const queryRowsAsCaller = async (database: string, sql: string, policy: TablePolicy | undefined) => {
+  const queryRowsAsCaller = async (
+    database: string,
+    sql: string,
+    policy: TablePolicy | undefined,
+  ): Promise<RowTable> => {
     await ownWritesApplied(ctx);
     const integration = await catalog.integration(database);
     if (integration) {
@@ -232,13 +236,16 @@ const restReads = <ModelAnswer>(
       const result = await (await externals.get(integration)).query(sql).catch((error: unknown) => {
         throw externalError(integration, error);
       });
-      const names = result.columns.map((c) => c.name);
-      return result.rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
+      return { names: result.columns.map((c) => c.name), rows: result.rows };
     }
     // Training takes every row it asked for (TRAIN_ROW_LIMIT bounds them), not a cut answer.
     const table = await query.read('training', { sql, db: database, policy });
-    return table.data.map((r) => Object.fromEntries(table.column_names.map((n, i) => [n, r[i]])));
+    return { names: table.column_names, rows: table.data };
   };
+  const queryTable = (database: string, sql: string): Promise<RowTable> =>
+    queryRowsAsCaller(database, sql, callerPolicy()).catch((error: unknown) => {
+      throw domainErrorOf(error);
+    });
   return {
     /** POST /api/projects/{p}/models: the body's statement must be a CREATE MODEL. */
     createModelFromRest: (project: string, sql: string) => {
@@ -269,10 +276,15 @@ const restReads = <ModelAnswer>(
      * as the caller's own SELECT may read them (a project-scoped token stays in its project); a
      * SQL error is the request's problem (403, 404, 400, …).
      */
-    queryRows: async (database: string, sql: string) =>
-      queryRowsAsCaller(database, sql, callerPolicy()).catch((error: unknown) => {
-        throw domainErrorOf(error);
-      }),
+    queryRows: async (database: string, sql: string) => {
+      const { names, rows } = await queryTable(database, sql);
+      return rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
+    },
+    /**
+     * The same rows as `queryRows`, as arrays beside the column names: a training's million rows
+     * are not made objects (942 ms of one turn of the event loop for 1M rows of 10 columns).
+     */
+    queryTable,
     /**
      * Refuses what `queryRows` would refuse this caller, reading nothing: for work that reads
      * later (a training), refused before it is recorded. A caller without limits is not asked.

@@ -49,7 +49,7 @@ export const buildServices = (
   // knowledge bases read rows through it, agents' SQL tools run through it, views are planned by
   // it. Each reads it through a closure, called only once everything is built.
   const training: TrainingRows = {
-    rows: (database, query) => sql.queryRows(database, query),
+    table: (database, query) => sql.queryTable(database, query),
     readable: (database, query) => sql.readable(database, query),
   };
   const agentSql = (): SqlToolPort => sql.agentTools;
@@ -96,7 +96,7 @@ export const buildServices = (
   const knowledgeBases = knowledgeBasesService(ctx, directory, blobs, {
     ...llmModelPorts,
     // Documents from a query are read like training rows: every row, through the SQL engine.
-    rowsOf: (database, query) => training.rows(database, query),
+    rowsOf: (database, query) => sql.queryRows(database, query),
     // An evaluation's test table and `from_sql` are read as the caller's own SELECT would be.
     callerRows: callerRows(() => sql),
     // save_to, and a generated test set written to test_table: the caller's own write.

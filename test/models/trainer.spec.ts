@@ -36,7 +36,7 @@ describe('a training whose version is gone before it starts', () => {
       reportProgress: async () => undefined,
       loadVersion: async () => undefined,
       blobs: await openBlobStore(t.config.dataDir),
-      rows: { rows: async () => [] },
+      rows: { table: async () => ({ names: [], rows: [] }) },
       instanceId: 'this-process',
     });
     return { trainer, commands };
