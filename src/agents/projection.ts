@@ -1,6 +1,7 @@
 import type { AgentCreated } from '../../events';
 import type { Row, RowStore } from '../projection/types';
 import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
+import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
 import { allHandled, tableProjection, type RowOf } from '../projection/table';
 import { maskSecrets } from '../shared/secrets';
 
@@ -36,20 +37,16 @@ export const agentsTable = tableProjection({
   key: 'ID',
   history: true,
   columns: [
-    { name: 'NAME', type: 'VARCHAR' },
-    { name: 'PROJECT', type: 'VARCHAR' },
+    ...NAME_AND_PROJECT,
     { name: 'MODEL_NAME', type: 'VARCHAR', nullable: true },
     { name: 'SKILLS', type: 'VARCHAR[]' },
     { name: 'PARAMS', type: 'JSON' },
-    { name: 'ID', type: 'BIGINT' },
-    { name: 'PROJECT_ID', type: 'BIGINT' },
+    ...RESOURCE_IDS,
     { name: 'PROVIDER', type: 'VARCHAR', nullable: true },
     { name: 'SKILL_IDS', type: 'BIGINT[]' },
     { name: 'SKILLS_EXTRA_PARAMETERS', type: 'JSON' },
     { name: 'SKILL_LINKS', type: 'JSON' },
-    { name: 'CREATED_AT', type: 'TIMESTAMP' },
-    { name: 'UPDATED_AT', type: 'TIMESTAMP' },
-    { name: 'VERSION', type: 'BIGINT' },
+    ...RESOURCE_STAMPS,
   ],
   handles: ['AgentCreated', 'AgentUpdated', 'AgentDeleted', 'SkillDetachedFromAgent', 'SkillUpdated'],
   apply: async (event, rows, lookup) => {

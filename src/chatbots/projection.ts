@@ -1,6 +1,7 @@
 import type { ChatbotCreated, ChatbotUpdated } from '../../events';
 import type { Row, RowStore, TableReader } from '../projection/types';
 import { createdCells, patchRow, projectResourceReads, updatedRow } from '../projection/projectResource';
+import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
 import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
 import { maskSecrets } from '../shared/secrets';
 
@@ -32,8 +33,7 @@ export const chatbotsTable = tableProjection({
   key: 'ID',
   history: true,
   columns: [
-    { name: 'NAME', type: 'VARCHAR' },
-    { name: 'PROJECT', type: 'VARCHAR' },
+    ...NAME_AND_PROJECT,
     { name: 'DATABASE', type: 'VARCHAR', nullable: true },
     { name: 'AGENT', type: 'VARCHAR', nullable: true },
     { name: 'MODEL_NAME', type: 'VARCHAR', nullable: true },
@@ -41,13 +41,10 @@ export const chatbotsTable = tableProjection({
     { name: 'IS_RUNNING', type: 'BOOLEAN' },
     { name: 'LAST_ERROR', type: 'VARCHAR', nullable: true },
     { name: 'WEBHOOK_TOKEN', type: 'VARCHAR', nullable: true },
-    { name: 'ID', type: 'BIGINT' },
-    { name: 'PROJECT_ID', type: 'BIGINT' },
+    ...RESOURCE_IDS,
     { name: 'AGENT_ID', type: 'BIGINT', nullable: true },
     { name: 'DATABASE_ID', type: 'BIGINT', nullable: true },
-    { name: 'CREATED_AT', type: 'TIMESTAMP' },
-    { name: 'UPDATED_AT', type: 'TIMESTAMP' },
-    { name: 'VERSION', type: 'BIGINT' },
+    ...RESOURCE_STAMPS,
   ],
   handles: [
     'ChatbotCreated',

@@ -1,5 +1,6 @@
 import type { JobEvery } from '../../events';
 import { createdCells, projectResourceReads } from '../projection/projectResource';
+import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
 import type { Row, TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
@@ -23,8 +24,7 @@ export const jobsTable = tableProjection({
   key: 'ID',
   history: true,
   columns: [
-    { name: 'NAME', type: 'VARCHAR' },
-    { name: 'PROJECT', type: 'VARCHAR' },
+    ...NAME_AND_PROJECT,
     { name: 'START_AT', type: 'TIMESTAMP' },
     { name: 'END_AT', type: 'TIMESTAMP', nullable: true },
     { name: 'NEXT_RUN_AT', type: 'TIMESTAMP', nullable: true },
@@ -32,13 +32,12 @@ export const jobsTable = tableProjection({
     { name: 'QUERY', type: 'VARCHAR' },
     { name: 'IF_QUERY', type: 'VARCHAR', nullable: true },
     { name: 'VARIABLES', type: 'JSON', nullable: true },
-    { name: 'ID', type: 'BIGINT' },
-    { name: 'PROJECT_ID', type: 'BIGINT' },
+    ...RESOURCE_IDS,
     { name: 'EVERY', type: 'JSON', nullable: true },
     { name: 'OWNER', type: 'JSON' },
     { name: 'LAST_TICK', type: 'TIMESTAMP', nullable: true },
     { name: 'RUNS', type: 'INTEGER' },
-    { name: 'CREATED_AT', type: 'TIMESTAMP' },
+    CREATED_AT,
   ],
   handles: ['JobCreated', 'JobDeleted', 'JobRunStarted'],
   apply: async (event, rows) => {

@@ -15,6 +15,7 @@ import {
 } from '../engines/search/layout';
 import { termsOf } from '../engines/search/terms';
 import { createdCells, projectResourceReads } from '../projection/projectResource';
+import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, schemaProjection, selectRow, tableProjection, type RowOf } from '../projection/table';
 import type { SchemaProjection, TableReader } from '../projection/types';
 import { quoteString } from '../shared/quoting';
@@ -27,8 +28,7 @@ export const knowledgeBasesTable = tableProjection({
   key: 'ID',
   history: true,
   columns: [
-    { name: 'NAME', type: 'VARCHAR' },
-    { name: 'PROJECT', type: 'VARCHAR' },
+    ...NAME_AND_PROJECT,
     { name: 'EMBEDDING_MODEL', type: 'JSON' },
     { name: 'METADATA_COLUMNS', type: 'JSON', nullable: true },
     { name: 'CONTENT_COLUMNS', type: 'JSON' },
@@ -37,10 +37,9 @@ export const knowledgeBasesTable = tableProjection({
     { name: 'INSERT_STARTED_AT', type: 'TIMESTAMP', nullable: true },
     { name: 'INSERT_FINISHED_AT', type: 'TIMESTAMP', nullable: true },
     { name: 'PROCESSED_ROWS', type: 'BIGINT', nullable: true },
-    { name: 'ID', type: 'BIGINT' },
-    { name: 'PROJECT_ID', type: 'BIGINT' },
+    ...RESOURCE_IDS,
     { name: 'DIMENSIONS', type: 'INTEGER', nullable: true },
-    { name: 'CREATED_AT', type: 'TIMESTAMP' },
+    CREATED_AT,
     { name: 'VERSION', type: 'BIGINT' },
   ],
   handles: ['KnowledgeBaseCreated', 'KnowledgeBaseDeleted', 'KnowledgeBaseDocumentsInserted'],

@@ -1,5 +1,6 @@
 import type { RowStore, TableLookup } from '../projection/types';
 import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
+import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
 import { allHandled, tableProjection, type RowOf } from '../projection/table';
 import { maskSecrets } from '../shared/secrets';
 
@@ -36,16 +37,12 @@ export const skillsTable = tableProjection({
   key: 'ID',
   history: true,
   columns: [
-    { name: 'NAME', type: 'VARCHAR' },
-    { name: 'PROJECT', type: 'VARCHAR' },
+    ...NAME_AND_PROJECT,
     { name: 'TYPE', type: 'VARCHAR' },
     { name: 'PARAMS', type: 'JSON' },
-    { name: 'ID', type: 'BIGINT' },
-    { name: 'PROJECT_ID', type: 'BIGINT' },
+    ...RESOURCE_IDS,
     { name: 'AGENT_IDS', type: 'BIGINT[]' },
-    { name: 'CREATED_AT', type: 'TIMESTAMP' },
-    { name: 'UPDATED_AT', type: 'TIMESTAMP' },
-    { name: 'VERSION', type: 'BIGINT' },
+    ...RESOURCE_STAMPS,
   ],
   handles: [
     'SkillCreated',

@@ -1,4 +1,5 @@
 import { createdCells, patchRow, projectResourceReads } from '../projection/projectResource';
+import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
 import type { TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
@@ -11,20 +12,18 @@ export const triggersTable = tableProjection({
   table: 'triggers',
   key: 'ID',
   columns: [
-    { name: 'NAME', type: 'VARCHAR' },
-    { name: 'PROJECT', type: 'VARCHAR' },
+    ...NAME_AND_PROJECT,
     { name: 'DATABASE', type: 'VARCHAR' },
     { name: 'TABLE', type: 'VARCHAR' },
     { name: 'QUERY', type: 'VARCHAR' },
     { name: 'LAST_ERROR', type: 'VARCHAR', nullable: true },
-    { name: 'ID', type: 'BIGINT' },
-    { name: 'PROJECT_ID', type: 'BIGINT' },
+    ...RESOURCE_IDS,
     { name: 'COLUMNS', type: 'JSON' },
     { name: 'KEY', type: 'VARCHAR' },
     { name: 'OWNER', type: 'JSON' },
     { name: 'UP_TO', type: 'BIGINT' },
     { name: 'FIRINGS', type: 'INTEGER' },
-    { name: 'CREATED_AT', type: 'TIMESTAMP' },
+    CREATED_AT,
   ],
   handles: [
     'TriggerCreated',

@@ -1,4 +1,5 @@
 import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
+import { CHANGE_STAMPS, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, tableProjection, type RowOf } from '../projection/table';
 import { maskSecrets } from '../shared/secrets';
 
@@ -7,15 +8,7 @@ export const viewsTable = tableProjection({
   table: 'views',
   key: 'ID',
   history: true,
-  columns: [
-    { name: 'NAME', type: 'VARCHAR' },
-    { name: 'PROJECT', type: 'VARCHAR' },
-    { name: 'QUERY', type: 'VARCHAR' },
-    { name: 'ID', type: 'BIGINT' },
-    { name: 'PROJECT_ID', type: 'BIGINT' },
-    { name: 'CREATED_AT', type: 'TIMESTAMP' },
-    { name: 'UPDATED_AT', type: 'TIMESTAMP' },
-  ],
+  columns: [...NAME_AND_PROJECT, { name: 'QUERY', type: 'VARCHAR' }, ...RESOURCE_IDS, ...CHANGE_STAMPS],
   handles: ['ViewCreated', 'ViewUpdated', 'ViewDeleted'],
   apply: async (event, rows) => {
     switch (event.type) {
