@@ -26,6 +26,9 @@ type ModelDecisionState = { readonly project: ProjectState; readonly models: Mod
 /** What model commands decide: the models' events, and an LLM model's version being ready. */
 type ModelDecisionEvent = ModelEvent | LlmModelReady;
 
+/** What every model command is decided with: the state, its live project (refused first), and when. */
+type Deciding = { readonly state: ModelDecisionState; readonly project: ProjectRef; readonly at: string };
+
 export const ENGINES = ['lightwood', 'mindledger'];
 
 type Now = { now: Date };
@@ -108,18 +111,10 @@ const requireVersion = (model: Model, version: number): ModelVersion => {
 };
 
 /** Removal of a whole model, for DROP MODEL and for a project's deletion. */
-const modelRemoval = (state: ModelDecisionState, model: Model, now: Date): ModelDeleted => {
-  const project = requireLiveProject(state.project);
-  return {
-    type: 'ModelDeleted',
-    data: {
-      projectId: Number(project.id),
-      project: project.name,
-      name: model.name,
-      deletedAt: now.toISOString(),
-    },
-  };
-};
+const modelRemoval = (project: ProjectRef, model: Model, at: string): ModelDeleted => ({
+  type: 'ModelDeleted',
+  data: { projectId: Number(project.id), project: project.name, name: model.name, deletedAt: at },
+});
 
 /** The engine's objections to a definition, refused before anything is recorded (400, a SQL error). */
 const requireTrainable = (
@@ -133,6 +128,7 @@ const requireTrainable = (
 };
 
 type Command<T extends ModelCommand['type']> = Extract<ModelCommand, { type: T }>;
+type Decide<T extends ModelCommand['type']> = (command: Command<T>, d: Deciding) => ModelDecisionEvent[];
 
 /** The fields every version's event starts with. */
 const versionRef = (project: ProjectRef, name: string, version: number) => ({
@@ -184,6 +180,12 @@ const activates = (options: Record<string, unknown>) => {
   const active = options.active;
   return !(active === false || active === 0 || active === '0' || active === 'false');
 };
+
+/** A version becoming the model's active one. */
+const activation = (project: ProjectRef, name: string, version: number, at: string): ModelDecisionEvent => ({
+  type: 'ModelVersionActivated',
+  data: { ...versionRef(project, name, version), activatedAt: at },
+});
 
 const nextVersion = (model: Model) => Math.max(...model.versions.keys()) + 1;
 
@@ -241,11 +243,7 @@ const llmVersion = (
     ),
     ready,
   ];
-  if (activates(def.options))
-    events.push({
-      type: 'ModelVersionActivated',
-      data: { ...versionRef(project, name, version), activatedAt: at },
-    });
+  if (activates(def.options)) events.push(activation(project, name, version, at));
   return events;
 };
 
@@ -259,9 +257,7 @@ const noSuchEngine = (engine: string) => {
   return `No ML engine named ${engine} exists: make one with CREATE ML_ENGINE ${engine} FROM ${handler} USING ${key} = '…' (handlers: ${ML_HANDLERS.join(', ')}), or use a built-in engine (${ENGINES.join(', ')})`;
 };
 
-const defineModel = (command: Command<'DefineModel'>, state: ModelDecisionState): ModelDecisionEvent[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const defineModel: Decide<'DefineModel'> = (command, { state, project, at }) => {
   const d = command.data;
   const existing = findModel(state.models, d.name);
   if (existing && !d.replace)
@@ -269,7 +265,7 @@ const defineModel = (command: Command<'DefineModel'>, state: ModelDecisionState)
   const engine = String(d.options.engine ?? 'lightwood').toLowerCase();
   if (d.llmEngine)
     return [
-      ...(existing ? [modelRemoval(state, existing, command.metadata.now)] : []),
+      ...(existing ? [modelRemoval(project, existing, at)] : []),
       ...llmVersion(
         `CREATE MODEL ${d.name}`,
         project,
@@ -282,7 +278,7 @@ const defineModel = (command: Command<'DefineModel'>, state: ModelDecisionState)
     ];
   if (!ENGINES.includes(engine)) throw notFound(noSuchEngine(engine), 'ML handler not found');
   requireTrainable(`CREATE MODEL ${d.name}`, d.target, d.options, d.timeseries ?? null);
-  const events: ModelDecisionEvent[] = existing ? [modelRemoval(state, existing, command.metadata.now)] : [];
+  const events: ModelDecisionEvent[] = existing ? [modelRemoval(project, existing, at)] : [];
   events.push(
     versionDefined(
       project,
@@ -302,9 +298,7 @@ const defineModel = (command: Command<'DefineModel'>, state: ModelDecisionState)
   return events;
 };
 
-const retrainModel = (command: Command<'RetrainModel'>, state: ModelDecisionState): ModelDecisionEvent[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const retrainModel: Decide<'RetrainModel'> = (command, { state, project, at }) => {
   const model = requireModel(state, command.data.name);
   const from = model.versions.get(model.activeVersion ?? -1) ?? [...model.versions.values()].pop();
   if (!from) throw invalid(`Model ${model.name} has no version to retrain from`);
@@ -352,12 +346,7 @@ const retrainModel = (command: Command<'RetrainModel'>, state: ModelDecisionStat
   ];
 };
 
-const finetuneModel = (
-  command: Command<'FinetuneModel'>,
-  state: ModelDecisionState,
-): ModelDecisionEvent[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const finetuneModel: Decide<'FinetuneModel'> = (command, { state, project, at }) => {
   const model = requireModel(state, command.data.name);
   const tuned = requireVersion(model, versionOrActive(model, command.data.version));
   if (tuned.llm)
@@ -393,12 +382,7 @@ const finetuneModel = (
   ];
 };
 
-const startTraining = (
-  command: Command<'StartTraining'>,
-  state: ModelDecisionState,
-): ModelDecisionEvent[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const startTraining: Decide<'StartTraining'> = (command, { state, project, at }) => {
   const model = requireModel(state, command.data.name);
   const v = requireVersion(model, command.data.version);
   if (v.status !== 'generating') throw conflict(`Model ${model.name} version ${v.version} is ${v.status}`);
@@ -410,12 +394,7 @@ const startTraining = (
   ];
 };
 
-const completeTraining = (
-  command: Command<'CompleteTraining'>,
-  state: ModelDecisionState,
-): ModelDecisionEvent[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const completeTraining: Decide<'CompleteTraining'> = (command, { state, project, at }) => {
   const model = requireModel(state, command.data.name);
   const v = requireVersion(model, command.data.version);
   if (v.status !== 'training') return [];
@@ -426,17 +405,11 @@ const completeTraining = (
       data: { ...versionRef(project, model.name, v.version), ...result, trainedAt: at },
     },
   ];
-  if (activates(v.options))
-    events.push({
-      type: 'ModelVersionActivated',
-      data: { ...versionRef(project, model.name, v.version), activatedAt: at },
-    });
+  if (activates(v.options)) events.push(activation(project, model.name, v.version, at));
   return events;
 };
 
-const failTraining = (command: Command<'FailTraining'>, state: ModelDecisionState): ModelDecisionEvent[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const failTraining: Decide<'FailTraining'> = (command, { state, project, at }) => {
   const model = findModel(state.models, command.data.name);
   const v = model?.versions.get(command.data.version);
   if (!model || !v || v.status === 'complete' || v.status === 'error') return [];
@@ -448,12 +421,7 @@ const failTraining = (command: Command<'FailTraining'>, state: ModelDecisionStat
   ];
 };
 
-const updateModelOptions = (
-  command: Command<'UpdateModelOptions'>,
-  state: ModelDecisionState,
-): ModelDecisionEvent[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const updateModelOptions: Decide<'UpdateModelOptions'> = (command, { state, project, at }) => {
   const model = requireModel(state, command.data.name);
   const version = versionOrActive(model, command.data.version);
   const v = requireVersion(model, version);
@@ -470,13 +438,11 @@ const updateModelOptions = (
 };
 
 /** Deleting a model's only version (or naming none) deletes the model. */
-const deleteModel = (command: Command<'DeleteModel'>, state: ModelDecisionState): ModelDecisionEvent[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const deleteModel: Decide<'DeleteModel'> = (command, { state, project, at }) => {
   const model = requireModel(state, command.data.name);
-  if (command.data.version === undefined) return [modelRemoval(state, model, command.metadata.now)];
+  if (command.data.version === undefined) return [modelRemoval(project, model, at)];
   requireVersion(model, command.data.version);
-  if (model.versions.size === 1) return [modelRemoval(state, model, command.metadata.now)];
+  if (model.versions.size === 1) return [modelRemoval(project, model, at)];
   return [
     {
       type: 'ModelVersionDeleted',
@@ -486,23 +452,28 @@ const deleteModel = (command: Command<'DeleteModel'>, state: ModelDecisionState)
 };
 
 export const decideModel = (command: ModelCommand, state: ModelDecisionState): ModelDecisionEvent[] => {
+  const d: Deciding = {
+    state,
+    project: requireLiveProject(state.project),
+    at: command.metadata.now.toISOString(),
+  };
   switch (command.type) {
     case 'DefineModel':
-      return defineModel(command, state);
+      return defineModel(command, d);
     case 'RetrainModel':
-      return retrainModel(command, state);
+      return retrainModel(command, d);
     case 'FinetuneModel':
-      return finetuneModel(command, state);
+      return finetuneModel(command, d);
     case 'StartTraining':
-      return startTraining(command, state);
+      return startTraining(command, d);
     case 'CompleteTraining':
-      return completeTraining(command, state);
+      return completeTraining(command, d);
     case 'FailTraining':
-      return failTraining(command, state);
+      return failTraining(command, d);
     case 'UpdateModelOptions':
-      return updateModelOptions(command, state);
+      return updateModelOptions(command, d);
     case 'DeleteModel':
-      return deleteModel(command, state);
+      return deleteModel(command, d);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;
