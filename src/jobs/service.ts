@@ -1,8 +1,6 @@
 import type { AppContext } from '../context';
-import { forgetDeleted } from '../ledger/secretKeeper';
-import { projectCommand } from '../projectCommand';
+import { resourceCommand } from '../projectCommand';
 import type { ProjectDirectory } from '../projects/directory';
-import { projectStream } from '../shared/projectState';
 import { invalid, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { actorName, currentRequest } from '../shared/requestContext';
@@ -24,6 +22,8 @@ type NewJob = {
   every: { n: number | null; unit: string } | null;
   ifNotExists?: boolean;
 };
+
+type Written = { now?: Date; forget?: boolean };
 
 /** What a job's statements are checked with when it is made: why one would not parse, or null. */
 type JobStatementCheck = (statement: string) => string | null;
@@ -48,14 +48,16 @@ export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: 
     return row;
   };
 
-  const run = (projectName: string, command: Unstamped<JobCommand>, now?: Date) =>
-    projectCommand(ctx, {
+  /** `now`: the time the caller read; `forget`: a delete forgets the job's secrets too (crypto-shredding). */
+  const run = (projectName: string, command: Unstamped<JobCommand>, { now, forget }: Written = {}) =>
+    resourceCommand(ctx, {
       project: projectName,
       projects,
       command,
       decide: decideJob,
       answer: 'settled',
       now,
+      forgetting: forget ? 'JobDeleted' : undefined,
     });
 
   /** Creates a job; its statements will run as the caller would run them. */
@@ -84,7 +86,7 @@ export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: 
           ifNotExists: job.ifNotExists ?? false,
         },
       },
-      now,
+      { now },
     );
     return presentJob(await findRow(project, job.name));
   };
@@ -99,14 +101,13 @@ export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: 
     ifExists = false,
     options: { forget?: boolean } = {},
   ) => {
-    const { project, events } = await run(projectName, { type: 'DeleteJob', data: { name, ifExists } });
-    const deleted = events.find((e) => e.type === 'JobDeleted');
+    const outcome = await run(projectName, { type: 'DeleteJob', data: { name, ifExists } }, options);
+    const deleted = outcome.events.find((e) => e.type === 'JobDeleted');
     if (!options.forget || deleted?.type !== 'JobDeleted') return;
-    await forgetDeleted(ctx.secrets, projectStream(project), deleted);
     // A run's recorded statements name no resource: they were sealed under the runs stream's own key.
     await ctx.secrets.forget(
       { stream: jobRunsStream(BigInt(deleted.data.jobId)), eventType: 'JobStatementRan', name: '' },
-      `job ${deleted.data.name} of ${project} deleted with forget`,
+      `job ${deleted.data.name} of ${outcome.project} deleted with forget`,
     );
   };
 
