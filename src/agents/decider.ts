@@ -3,8 +3,9 @@ import type { ChatbotsState } from '../chatbots/state';
 import { findModel, type ModelsState } from '../models/state';
 import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { canonicalSkillType, skillById, skillByRef, type SkillsState } from '../skills/state';
-import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
-import { findByName, findByRef, mergeParams, type Params } from '../shared/params';
+import { checkExpectedVersion, invalid, notFound } from '../shared/errors';
+import { findByRef, mergeParams, type Params } from '../shared/params';
+import { requireFreeName } from '../shared/freeName';
 import { requireSecretsForNewDestination } from '../shared/secrets';
 import { requireAgent, type Agent, type AgentsState, type SkillLink } from './state';
 
@@ -135,20 +136,11 @@ const removeAgent = (
 
 type Command<T extends AgentCommand['type']> = Extract<AgentCommand, { type: T }>;
 
-const requireUniqueName = (state: AgentDecisionState, name: string, self?: bigint) => {
-  const clash = findByName(state.agents.values(), name);
-  if (clash && clash.id !== self)
-    throw conflict(
-      `Agent with name ${name} already exists. Please choose a different one.`,
-      'Agent already exists',
-    );
-};
-
 const createAgent = (command: Command<'CreateAgent'>, state: AgentDecisionState): AgentCreated[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
   const d = command.data;
-  requireUniqueName(state, d.name);
+  requireFreeName('Agent', state.agents.values(), d.name);
   checkDeprecated(d.params);
   checkModel(state, d.modelName, d.provider);
   const skills = resolveSkills(state, d.skills);
@@ -209,7 +201,7 @@ const updateAgent = (command: Command<'UpdateAgent'>, state: AgentDecisionState)
       'Wrong arguments',
     );
   const name = d.name ?? current.name;
-  requireUniqueName(state, name, current.id);
+  requireFreeName('Agent', state.agents.values(), name, current.id);
   const params = d.params ? mergeParams(current.params, d.params) : current.params;
   checkDeprecated(d.params ?? {});
   const modelName = d.modelName === undefined ? current.modelName : d.modelName;

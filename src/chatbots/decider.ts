@@ -2,8 +2,9 @@ import type { ChatbotCreated, ChatbotDeleted, ChatbotUpdated } from '../../event
 import { requireAgent, type AgentsState } from '../agents/state';
 import { findModel, type ModelsState } from '../models/state';
 import { requireLiveProject, type ProjectState } from '../shared/projectState';
-import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
-import { findByName, mergeParams, type Params } from '../shared/params';
+import { checkExpectedVersion, invalid, notFound } from '../shared/errors';
+import { requireFreeName } from '../shared/freeName';
+import { mergeParams, type Params } from '../shared/params';
 import { findChatbot, requireChatbot, type Chatbot, type ChatbotsState } from './state';
 
 /** What chatbot commands are decided on: the project, its chatbots and what they answer with. */
@@ -69,15 +70,6 @@ const resolveBrain = (state: ChatbotDecisionState, agentRef: string | null, mode
   };
 };
 
-const checkUnique = (state: ChatbotDecisionState, name: string, self?: bigint) => {
-  const clash = findByName(state.chatbots.values(), name);
-  if (clash && clash.id !== self)
-    throw conflict(
-      `Chatbot with name ${name} already exists. Please choose a different one.`,
-      'Chatbot already exists',
-    );
-};
-
 const removeChatbot = (state: ChatbotDecisionState, bot: Chatbot, now: Date): ChatbotDeleted => ({
   type: 'ChatbotDeleted',
   data: {
@@ -97,7 +89,7 @@ const created = (
 ): ChatbotCreated => {
   const project = requireLiveProject(state.project);
   const at = now.toISOString();
-  checkUnique(state, d.name);
+  requireFreeName('Chatbot', state.chatbots.values(), d.name);
   const brain = resolveBrain(state, d.agentRef, d.modelName);
   return {
     type: 'ChatbotCreated',
@@ -165,7 +157,7 @@ const putChatbot = (
   if (!current) return createByPut(command, state);
   checkExpectedVersion('Chatbot', current, d.expectedVersion);
   const name = d.name ?? current.name;
-  checkUnique(state, name, current.id);
+  requireFreeName('Chatbot', state.chatbots.values(), name, current.id);
   const brain = updatedBrain(state, current, d);
   return [
     {
