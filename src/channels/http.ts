@@ -4,11 +4,11 @@
  * the host only (Telegram puts the token in the path).
  */
 import { causeCode, isDomainError } from '../shared/errors';
-import { ChannelError, type ChannelKind, type HeaderBag } from './types';
+import { ChannelError, type ChannelErrorDetails, type ChannelKind, type HeaderBag } from './types';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
-type HttpAnswer = { readonly status: number; readonly headers: Headers; readonly text: string };
+export type HttpAnswer = { readonly status: number; readonly headers: Headers; readonly text: string };
 
 type HttpCall = {
   readonly channel: ChannelKind;
@@ -141,10 +141,39 @@ export const parseRetryAfter = (headers: Headers, now = Date.now()): number | un
 export const redact = (text: string, secrets: readonly (string | null | undefined)[]) =>
   secrets.reduce<string>((out, s) => (s ? out.split(s).join('***') : out), text);
 
-/** A short, single-line excerpt of a body for an error message. */
-export const excerpt = (text: string, max = 200) => {
+/** What a body said, for an error message: `: ` and a short single-line excerpt (secrets replaced), or nothing. */
+export const said = (text: string, secrets: readonly (string | null | undefined)[] = [], max = 200) => {
   const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > max ? `${line.slice(0, max)}…` : line;
+  return text ? `: ${redact(line.length > max ? `${line.slice(0, max)}…` : line, secrets)}` : '';
+};
+
+/** What makes the ChannelError of a platform's answer, from what it says. */
+export type Fail = (text: string, details: ChannelErrorDetails) => ChannelError;
+
+/** The failures of a platform's API methods ("Slack chat.postMessage failed: …"), the connection's secrets replaced. */
+export const methodFailure =
+  (channel: ChannelKind, platform: string, secrets: readonly (string | undefined)[]) =>
+  (method: string, text: string, details: ChannelErrorDetails) =>
+    new ChannelError(channel, redact(`${platform} ${method} failed: ${text}`, secrets), details);
+
+/** An answer that is neither the platform's own error nor a server failure: refused (3xx, 4xx) or malformed. */
+export const unexpectedAnswer = (answer: HttpAnswer, fail: Fail) =>
+  fail(`unexpected answer (HTTP ${answer.status}${said(answer.text)})`, {
+    reason: answer.status >= 300 && answer.status < 500 ? 'rejected' : 'malformed',
+    status: answer.status,
+  });
+
+/** What `ask` answers, asked once and then kept; a failure is not kept (the next call asks again). */
+export const keptUnlessFailed = <T>(ask: (signal?: AbortSignal) => Promise<T>) => {
+  let kept: Promise<T> | undefined;
+  return (signal?: AbortSignal) => {
+    kept ??= ask(signal);
+    const pending = kept;
+    pending.catch(() => {
+      if (kept === pending) kept = undefined;
+    });
+    return pending;
+  };
 };
 
 /** A header's first value, whatever the bag's shape and the name's case. */

@@ -6,18 +6,20 @@
 import { z } from 'zod';
 import {
   DEFAULT_TIMEOUT_MS,
-  excerpt,
   headerOf,
   httpCall,
   isRecord,
+  keptUnlessFailed,
+  methodFailure,
   parseJson,
   parseRetryAfter,
-  redact,
   trimSlash,
+  unexpectedAnswer,
+  type Fail,
+  type HttpAnswer,
 } from './http';
 import { hmacSha256Hex, nowInSeconds, sameSignature, staleness } from './signing';
 import {
-  ChannelError,
   type ChannelFailure,
   type ChannelOptions,
   type ChannelSender,
@@ -123,10 +125,8 @@ const stripMention = (text: string, userId: string | undefined) => {
   return text.replace(mention, '');
 };
 
-type Fail = (message: string, details: ConstructorParameters<typeof ChannelError>[2]) => ChannelError;
-
 /** A Web API answer's body when `ok`; otherwise the ChannelError that says what to do about it. */
-const webApiResult = (answer: { status: number; text: string; headers: Headers }, fail: Fail) => {
+const webApiResult = (answer: HttpAnswer, fail: Fail) => {
   const data = parseJson(answer.text);
   const error = isRecord(data) && typeof data.error === 'string' ? data.error : undefined;
   const retryAfterMs = parseRetryAfter(answer.headers);
@@ -145,11 +145,7 @@ const webApiResult = (answer: { status: number; text: string; headers: Headers }
       retryAfterMs,
       code: error,
     });
-  if (status !== 200 || !isRecord(data) || typeof data.ok !== 'boolean')
-    throw fail(`unexpected answer (HTTP ${status}${answer.text ? `: ${excerpt(answer.text)}` : ''})`, {
-      reason: status >= 300 && status < 500 ? 'rejected' : 'malformed',
-      status,
-    });
+  if (status !== 200 || !isRecord(data) || typeof data.ok !== 'boolean') throw unexpectedAnswer(answer, fail);
   if (data.ok) return data;
   const code = error ?? 'unknown_error';
   const reason: ChannelFailure =
@@ -223,11 +219,9 @@ export const slackChannel = (connection: SlackConnection, options: ChannelOption
   const baseUrl = trimSlash(options.baseUrl ?? 'https://slack.com/api');
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const doFetch = options.fetch ?? fetch;
-  let identity: Promise<string> | undefined;
   let knownBotUserId: string | undefined;
 
-  const fail = (method: string, message: string, details: ConstructorParameters<typeof ChannelError>[2]) =>
-    new ChannelError('slack', redact(`Slack ${method} failed: ${message}`, [token, signingSecret]), details);
+  const fail = methodFailure('slack', 'Slack', [token, signingSecret]);
 
   /** One Web API call; the answer's body when `ok`, a ChannelError otherwise. */
   const api = async (method: string, args: Record<string, unknown>, signal?: AbortSignal) => {
@@ -248,19 +242,14 @@ export const slackChannel = (connection: SlackConnection, options: ChannelOption
     return webApiResult(answer, (message, details) => fail(method, message, details));
   };
 
-  const botUserId = (signal?: AbortSignal) => {
-    identity ??= api('auth.test', {}, signal).then((data) => {
+  const botUserId = keptUnlessFailed((signal) =>
+    api('auth.test', {}, signal).then((data) => {
       if (typeof data.user_id !== 'string' || !data.user_id)
         throw fail('auth.test', 'the answer has no user_id', { reason: 'malformed', status: 200 });
       knownBotUserId = data.user_id;
       return data.user_id;
-    });
-    const pending = identity;
-    pending.catch(() => {
-      if (identity === pending) identity = undefined;
-    });
-    return pending;
-  };
+    }),
+  );
 
   const verify = (headers: HeaderBag, rawBody: Buffer | string, nowSeconds = nowInSeconds()) =>
     verifySignature(signingSecret, headers, rawBody, nowSeconds);

@@ -6,18 +6,21 @@
 import { z } from 'zod';
 import {
   DEFAULT_TIMEOUT_MS,
-  excerpt,
   httpCall,
   isRecord,
+  keptUnlessFailed,
+  methodFailure,
   parseJson,
   parseRetryAfter,
-  redact,
+  said,
   trimSlash,
+  unexpectedAnswer,
+  type Fail,
+  type HttpAnswer,
 } from './http';
 import { splitText } from './text';
 import {
   ChannelError,
-  type ChannelErrorDetails,
   type ChannelOptions,
   type ChannelSender,
   type Delivery,
@@ -128,20 +131,12 @@ export const parseTelegramUpdate = (raw: unknown): TelegramUpdate => {
 };
 
 /** A Bot API answer that is not `ok`, as the ChannelError that says what to do about it. */
-const botApiFailure = (
-  answer: { status: number; text: string; headers: Headers },
-  data: unknown,
-  fail: (text: string, details: ChannelErrorDetails) => ChannelError,
-) => {
+const botApiFailure = (answer: HttpAnswer, data: unknown, fail: Fail) => {
   const { status } = answer;
-  if (!isRecord(data) || data.ok !== false) {
-    const body = answer.text ? `: ${excerpt(answer.text)}` : '';
-    if (status >= 500) return fail(`HTTP ${status}${body}`, { reason: 'unavailable', status });
-    return fail(`unexpected answer (HTTP ${status}${body})`, {
-      reason: status >= 300 && status < 500 ? 'rejected' : 'malformed',
-      status,
-    });
-  }
+  if (!isRecord(data) || data.ok !== false)
+    return status >= 500
+      ? fail(`HTTP ${status}${said(answer.text)}`, { reason: 'unavailable', status })
+      : unexpectedAnswer(answer, fail);
   const code = typeof data.error_code === 'number' ? data.error_code : status;
   const description = typeof data.description === 'string' ? data.description : `HTTP ${status}`;
   const parameters = isRecord(data.parameters) ? data.parameters : {};
@@ -199,10 +194,8 @@ export const telegramChannel = (
   const baseUrl = trimSlash(options.baseUrl ?? 'https://api.telegram.org');
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const doFetch = options.fetch ?? fetch;
-  let bot: Promise<TelegramBot> | undefined;
 
-  const fail = (method: string, text: string, details: ChannelErrorDetails) =>
-    new ChannelError('telegram', redact(`Telegram ${method} failed: ${text}`, [token]), details);
+  const fail = methodFailure('telegram', 'Telegram', [token]);
 
   /** One Bot API call; `result` when `ok`, a ChannelError otherwise. */
   const api = async (
@@ -247,8 +240,8 @@ export const telegramChannel = (
     return updatesOf(result, offset);
   };
 
-  const me = (signal?: AbortSignal) => {
-    bot ??= api('getMe', {}, { signal }).then((result) => {
+  const me = keptUnlessFailed((signal) =>
+    api('getMe', {}, { signal }).then((result) => {
       const parsed = user.safeParse(result);
       if (!parsed.success)
         throw fail('getMe', 'the result is not a user', { reason: 'malformed', status: 200 });
@@ -258,13 +251,8 @@ export const telegramChannel = (
         username: u.username ?? null,
         name: [u.first_name, u.last_name].filter(Boolean).join(' ') || u.username || String(u.id),
       };
-    });
-    const pending = bot;
-    pending.catch(() => {
-      if (bot === pending) bot = undefined;
-    });
-    return pending;
-  };
+    }),
+  );
 
   const deliver = async (out: OutboundMessage, signal?: AbortSignal): Promise<Delivery> => {
     if (!out.text.trim())

@@ -5,16 +5,7 @@
  */
 import { z } from 'zod';
 import { VERSION } from '../shared/version';
-import {
-  DEFAULT_TIMEOUT_MS,
-  excerpt,
-  httpCall,
-  isRecord,
-  parseJson,
-  parseRetryAfter,
-  redact,
-  safeUrl,
-} from './http';
+import { DEFAULT_TIMEOUT_MS, httpCall, isRecord, parseJson, parseRetryAfter, safeUrl, said } from './http';
 import { nowInSeconds, webhookSignature } from './signing';
 import {
   ChannelError,
@@ -105,7 +96,6 @@ export const webhookChannel = (
       const id = isRecord(data) ? (data.message_id ?? data.id) : undefined;
       return { externalId: typeof id === 'string' || typeof id === 'number' ? String(id) : null };
     }
-    const said = answer.text ? `: ${redact(excerpt(answer.text), [secret])}` : '';
     if (status >= 300 && status < 400) {
       const location = answer.headers.get('location');
       const target = location
@@ -127,7 +117,7 @@ export const webhookChannel = (
             : status === 401 || status === 403
               ? 'unauthorized'
               : 'rejected';
-    throw new ChannelError('webhook', `${what} failed: HTTP ${status}${said}`, {
+    throw new ChannelError('webhook', `${what} failed: HTTP ${status}${said(answer.text, [secret])}`, {
       reason,
       status,
       retryAfterMs: parseRetryAfter(answer.headers),
