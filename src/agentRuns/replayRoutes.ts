@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
+import { answerBody } from './routes';
 import { completionAnswer, completionBody, runParams } from './schemas';
 import type { AgentRunsService } from './service';
 
@@ -68,17 +69,10 @@ export const agentRunReplayRoutes = (
           { messages: body.messages, threadId: body.thread_id },
           { signal },
         );
-        const c = forked.completion;
         return {
           status: 200,
           body: {
-            message: {
-              content: c.answer,
-              role: 'assistant' as const,
-              trace_id: c.traceId,
-              ...(c.context.length > 0 ? { context: [...c.context] } : {}),
-              ...(c.sql.length > 0 ? { sql: [...c.sql] } : {}),
-            },
+            ...answerBody(forked.completion),
             thread_id: forked.threadId,
             forked_from: {
               trace_id: forked.forkedFrom.traceId,

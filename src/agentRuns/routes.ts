@@ -12,7 +12,8 @@ import {
 } from './schemas';
 import { AgentRunProblem, type AgentRunsService, type Completion } from './service';
 
-const answerBody = (c: Completion) => ({
+/** An answer as MindsDB's completions answer it (the fork's too, src/agentRuns/replayRoutes.ts). */
+export const answerBody = (c: Completion) => ({
   message: {
     content: c.answer,
     role: 'assistant' as const,
