@@ -2,10 +2,10 @@ import type { RecordedEvent } from '../../events';
 
 type Recorded<T extends RecordedEvent['type']> = Extract<RecordedEvent, { readonly type: T }>;
 
-const isOf =
-  <T extends RecordedEvent['type']>(type: T) =>
-  (event: RecordedEvent | undefined): event is Recorded<T> =>
-    event?.type === type;
+const is = <T extends RecordedEvent['type']>(
+  event: RecordedEvent | undefined,
+  type: T,
+): event is Recorded<T> => event?.type === type;
 
 /**
  * The project resource a write made or changed, told by the first event it appended: its creation
@@ -18,7 +18,7 @@ export const writtenResource = <C extends RecordedEvent['type'], U extends Recor
   idOf: (event: Recorded<U>) => number,
 ): { readonly created: boolean; readonly id: bigint } | undefined => {
   const [first] = events;
-  if (isOf(created)(first)) return { created: true, id: first.meta.position };
-  if (isOf(updated)(first)) return { created: false, id: BigInt(idOf(first)) };
+  if (is(first, created)) return { created: true, id: first.meta.position };
+  if (is(first, updated)) return { created: false, id: BigInt(idOf(first)) };
   return undefined;
 };
