@@ -683,33 +683,10 @@ const foldProbabilities = (e: Expansion, p: Float64Array, classes: number) => {
   return out;
 };
 
-/** Regression: each row's difficulty, the mean error of the model on the dev rows nearest on its known inputs. */
-const difficultyOf = (
-  layout: ColumnLayout,
-  source: DifficultySource | null,
-  X: Float64Array,
-  n: number,
-  status: Uint8Array | null,
-) => {
-  const out = new Float64Array(n);
-  if (!source) return out.fill(1);
-  const { model } = source;
-  const keys = keysOf(layout, X, n);
-  const k = model.neighbours;
-  let allKnown: Uint8Array | null = null;
-  for (let r = 0; r < n; r++) {
-    let known: Uint8Array;
-    if (status) known = knownColumns(layout.columns, status, r);
-    else known = allKnown ??= knownColumns(layout.columns, null, 0);
-    const near = nearest(layout, keys, r, known, source, k);
-    let s = DIFFICULTY_PRIOR * model.meanError;
-    for (const i of near) s += model.errors[i]!;
-    out[r] = Math.max(s / (k + DIFFICULTY_PRIOR), 1e-12 * (model.meanError + 1e-300));
-  }
-  return out;
-};
-
-/** σ = √(difficulty² + spread²), the row's scale. */
+/**
+ * Regression: each row's scale σ = √(difficulty² + spread²), its difficulty the mean error of the
+ * model on the dev rows nearest on its known inputs (1 without dev rows).
+ */
 const scales = (
   layout: ColumnLayout,
   source: DifficultySource | null,
@@ -718,14 +695,27 @@ const scales = (
   status: Uint8Array | null,
   spread: Float64Array | null,
 ) => {
-  const difficulties = difficultyOf(layout, source, X, n, status);
+  const out = new Float64Array(n);
+  const keys = source ? keysOf(layout, X, n) : null;
+  let allKnown: Uint8Array | null = null;
   for (let r = 0; r < n; r++) {
+    let difficulty = 1;
+    if (source) {
+      const { model } = source;
+      const k = model.neighbours;
+      const known = status
+        ? knownColumns(layout.columns, status, r)
+        : (allKnown ??= knownColumns(layout.columns, null, 0));
+      let e = DIFFICULTY_PRIOR * model.meanError;
+      for (const i of nearest(layout, keys!, r, known, source, k)) e += model.errors[i]!;
+      difficulty = Math.max(e / (k + DIFFICULTY_PRIOR), 1e-12 * (model.meanError + 1e-300));
+    }
     const s = spread ? spread[r]! : 0;
     // The mean absolute error of a normal error is 0.8 of its standard deviation.
-    const dev = 1.25 * difficulties[r]!;
-    difficulties[r] = sqrt(dev * dev + s * s) || 1e-300;
+    const dev = 1.25 * difficulty;
+    out[r] = sqrt(dev * dev + s * s) || 1e-300;
   }
-  return difficulties;
+  return out;
 };
 
 /** Everything a predictor needs of a partial model, built once per model. */
