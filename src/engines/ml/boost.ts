@@ -5,7 +5,7 @@
  * rounds and keeps the best round. Deterministic: row sampling, when used, is seeded.
  */
 import { binFeatures, type BinnedFeatures } from './binning';
-import type { GbdtModel, Tree } from './gbdt';
+import { softmaxRow, type GbdtModel, type Tree } from './gbdt';
 import { addTree, makeTreeGrower, type GrownTree } from './histogramTree';
 import { sampleOf, seededRandom } from './random';
 
@@ -37,19 +37,6 @@ export type BoostInput = {
   objective: Objective;
   /** Per-row weights (class balance), or null for 1. */
   weights: Float64Array | null;
-};
-
-/** probs[o..o+K) = softmax(scores[o..o+K)), without temporary arrays. */
-const softmaxRow = (scores: Float64Array, probs: Float64Array, o: number, K: number) => {
-  let max = -INFINITY;
-  for (let k = 0; k < K; k++) if (scores[o + k]! > max) max = scores[o + k]!;
-  let sum = 0;
-  for (let k = 0; k < K; k++) {
-    const e = exp(scores[o + k]! - max);
-    probs[o + k] = e;
-    sum += e;
-  }
-  for (let k = 0; k < K; k++) probs[o + k]! /= sum;
 };
 
 /** The GBDT learns from at most this many training rows and stops on at most this many dev rows. */

@@ -5,7 +5,7 @@
  * brings them back to observed frequencies, and the decision then divides by the class priors
  * (or moves the two-class threshold to the dev split's best balanced accuracy).
  */
-import { softmaxInPlace } from './gbdt';
+import { softmaxRow } from './gbdt';
 import { balancedAccuracy } from './metrics';
 
 // Module-level references: inside vm contexts (jest) every global lookup in a hot loop is slow.
@@ -21,7 +21,7 @@ export const scaledProbabilities = (logits: Float64Array, K: number, s: Probabil
   const p = new Float64Array(logits.length);
   for (let r = 0; r < logits.length / K; r++) {
     for (let k = 0; k < K; k++) p[r * K + k] = s.scale * logits[r * K + k]! + s.bias[k]!;
-    softmaxInPlace(p, r * K, K);
+    softmaxRow(p, p, r * K, K);
   }
   return p;
 };
@@ -31,7 +31,7 @@ export const decisionScores = (p: Float64Array, K: number, d: DecisionRule) => {
   const q = new Float64Array(p.length);
   for (let r = 0; r < p.length / K; r++) {
     for (let k = 0; k < K; k++) q[r * K + k] = log(maxOf(p[r * K + k]!, 1e-300)) + d.offsets[k]!;
-    softmaxInPlace(q, r * K, K);
+    softmaxRow(q, q, r * K, K);
   }
   return q;
 };

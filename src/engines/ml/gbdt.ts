@@ -42,16 +42,20 @@ export const gbdtScores = (model: GbdtModel, X: Float64Array, n: number, d: numb
   return out;
 };
 
-export const softmaxInPlace = (scores: Float64Array, offset: number, K: number) => {
+/**
+ * probs[o..o+K) = softmax(scores[o..o+K)), without temporary arrays; `probs` may be `scores` (each
+ * score is read before its place is written).
+ */
+export const softmaxRow = (scores: Float64Array, probs: Float64Array, o: number, K: number) => {
   let max = NEGATIVE_INFINITY;
-  for (let k = 0; k < K; k++) max = maxOf(max, scores[offset + k]!);
+  for (let k = 0; k < K; k++) if (scores[o + k]! > max) max = scores[o + k]!;
   let sum = 0;
   for (let k = 0; k < K; k++) {
-    const e = exp(scores[offset + k]! - max);
-    scores[offset + k] = e;
+    const e = exp(scores[o + k]! - max);
+    probs[o + k] = e;
     sum += e;
   }
-  for (let k = 0; k < K; k++) scores[offset + k]! /= sum;
+  for (let k = 0; k < K; k++) probs[o + k]! /= sum;
 };
 
 /**

@@ -7,6 +7,7 @@
  */
 import type { BinnedFeatures } from './binning';
 import type { Tree } from './gbdt';
+import { drawInPlace } from './random';
 
 export type TreeParams = {
   maxLeaves: number;
@@ -226,12 +227,7 @@ const splitFeatures = ({ layout, params, featureDraw }: Growing) => {
   const m = params.featuresPerSplit;
   const random = params.random;
   if (m === undefined || random === undefined || m >= featureDraw.length) return layout.splittable;
-  for (let i = 0; i < m; i++) {
-    const j = i + Math.floor(random() * (featureDraw.length - i));
-    const t = featureDraw[i]!;
-    featureDraw[i] = featureDraw[j]!;
-    featureDraw[j] = t;
-  }
+  drawInPlace(featureDraw, m, random);
   return featureDraw.subarray(0, m);
 };
 

@@ -3,7 +3,7 @@
  * event logs forever and must predict exactly as they did. Do not change this file's arithmetic.
  */
 import type { Mixer } from './artifact';
-import { gbdtScores, softmaxInPlace } from './gbdt';
+import { gbdtScores, softmaxRow } from './gbdt';
 import { linearScore } from './linear';
 
 /** Predictions of a mixer for rows `idx` (regression: values; classification: probabilities). */
@@ -20,7 +20,7 @@ export const mixerOutputs = (
     const rows = new Float64Array(idx.length * d);
     for (let j = 0; j < idx.length; j++) rows.set(X.subarray(idx[j]! * d, idx[j]! * d + d), j * d);
     out.set(gbdtScores(mixer, rows, idx.length, d));
-    if (classes !== 0) for (let j = 0; j < idx.length; j++) softmaxInPlace(out, j * K, K);
+    if (classes !== 0) for (let j = 0; j < idx.length; j++) softmaxRow(out, out, j * K, K);
   } else if (mixer.kind === 'linear') {
     for (let j = 0; j < idx.length; j++) out[j] = linearScore(mixer, X, idx[j]! * d);
   } else if (mixer.kind === 'mean') out.fill(mixer.value);

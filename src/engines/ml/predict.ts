@@ -17,7 +17,7 @@ import {
 } from './dataset';
 import { cellKey, makeBatchEncoder } from './encode';
 import { explainPartial, groupOf, makePartial, type PartialModel } from './partial';
-import { compileGbdt, compiledScores, softmaxInPlace, type CompiledGbdt } from './gbdt';
+import { compileGbdt, compiledScores, softmaxRow, type CompiledGbdt } from './gbdt';
 import { mixerOutputs } from './legacy';
 import { gbdtOutputs, makeScorer } from './mixers';
 import type { ScoringPool } from './scoringPool';
@@ -76,7 +76,7 @@ const scoreV1 = (artifact: ArtifactV1) => {
       let out: Float64Array;
       if (raw) {
         out = raw;
-        if (artifact.task === 'classification') for (let r = 0; r < n; r++) softmaxInPlace(out, r * K, K);
+        if (artifact.task === 'classification') for (let r = 0; r < n; r++) softmaxRow(out, out, r * K, K);
       } else {
         const idx = Array.from({ length: n }, (_, i) => i);
         out = mixerOutputs(artifact.mixer, X, d, idx, artifact.task === 'regression' ? 0 : K);

@@ -27,15 +27,20 @@ export const shuffledOrder = (n: number, seed: number): Int32Array => {
 /** Fisher–Yates with the seeded generator: `shuffledOrder` as an array. */
 export const shuffledIndices = (n: number, seed: number): number[] => Array.from(shuffledOrder(n, seed));
 
+/** A partial Fisher–Yates shuffle in place: `items[0 .. take)` become a draw without replacement. */
+export const drawInPlace = (items: Int32Array, take: number, random: () => number) => {
+  for (let i = 0; i < take; i++) {
+    const j = i + Math.floor(random() * (items.length - i));
+    const t = items[i]!;
+    items[i] = items[j]!;
+    items[j] = t;
+  }
+};
+
 /** Up to `max` of `rows`, drawn without replacement by a partial Fisher–Yates shuffle of a copy. */
 export const sampleOf = (rows: Int32Array, max: number, random: () => number) => {
   const copy = Int32Array.from(rows);
   const take = Math.min(max, copy.length);
-  for (let i = 0; i < take; i++) {
-    const j = i + Math.floor(random() * (copy.length - i));
-    const t = copy[i]!;
-    copy[i] = copy[j]!;
-    copy[j] = t;
-  }
+  drawInPlace(copy, take, random);
   return copy.slice(0, take);
 };
