@@ -44,11 +44,17 @@ export const asInbound = (channel: Channel, m: ChannelInbound): InboundMessage =
   threadId: m.threadId ?? null,
 });
 
+/** An incoming webhook request: its headers, its body as sent (signatures are of it) and as parsed. */
+type WebhookRequest = { headers: IncomingHttpHeaders; rawBody: Buffer; body: unknown };
+
 /** What an incoming webhook request is: Slack's URL check, a message to answer, or nothing to answer. */
 type WebhookArrival =
   | { kind: 'challenge'; challenge: string }
   | { kind: 'message'; message: InboundMessage }
   | { kind: 'ignored'; reason: string };
+
+/** How the incoming webhook route reads a request for a chatbot, by its channel (`inbound` below, given it by the composition root). */
+export type WebhookInbound = (bot: ChatbotInfo, request: WebhookRequest) => Promise<WebhookArrival>;
 
 /** A channel adapter for a connection's engine and parameters (its token checked present). */
 const newAdapter = (connection: ChannelConnection, options: ChannelPortsOptions): Sender => {
@@ -81,7 +87,7 @@ const newAdapter = (connection: ChannelConnection, options: ChannelPortsOptions)
 /** The generic webhook's `{chat_id, user, text, message_id}`, signed with the connection's secret when it has one. */
 const genericInbound = (
   connection: ChannelConnection | undefined,
-  request: { headers: IncomingHttpHeaders; rawBody: Buffer; body: unknown },
+  request: WebhookRequest,
 ): WebhookArrival => {
   const secret = connection?.engine === 'webhook' ? text(connection.parameters.secret) : null;
   if (secret) {
@@ -101,10 +107,7 @@ const genericInbound = (
 };
 
 /** A Slack Events API request: its signature checked, the bot's own posts ignored. */
-const slackInbound = async (
-  slack: SlackChannel,
-  request: { headers: IncomingHttpHeaders; rawBody: Buffer; body: unknown },
-): Promise<WebhookArrival> => {
+const slackInbound = async (slack: SlackChannel, request: WebhookRequest): Promise<WebhookArrival> => {
   const verified = slack.verify(request.headers, request.rawBody);
   if (!verified.ok) throw unauthorized(`Slack request signature rejected: ${verified.reason}`);
   // The bot's own user id marks its own posts (echoes of our answers); asked once per token.
@@ -199,10 +202,7 @@ export const channelPorts = (options: ChannelPortsOptions) => {
      * with setWebhook instead of polling), or the generic `{chat_id, user, text, message_id}` (signed
      * with the webhook connection's secret, when it has one).
      */
-    inbound: async (
-      bot: ChatbotInfo,
-      request: { headers: IncomingHttpHeaders; rawBody: Buffer; body: unknown },
-    ): Promise<WebhookArrival> => {
+    inbound: async (bot: ChatbotInfo, request: WebhookRequest): Promise<WebhookArrival> => {
       const connection = await connectionOf(bot);
       if (connection?.engine === 'slack') return slackInbound(adapterOf(connection) as SlackChannel, request);
       if (connection?.engine === 'telegram') {

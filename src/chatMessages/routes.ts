@@ -1,4 +1,3 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
 import { badGateway, notFound } from '../shared/errors';
@@ -12,21 +11,8 @@ import {
   postMessageQuery,
   webhookPath,
 } from './schemas';
-import type { ChatbotDirectory, ChatbotInfo, ChatMessagesService, InboundMessage } from './service';
-
-/**
- * How the incoming webhook reads a request for a chatbot, by its channel: Slack's Events API
- * (signed; a URL check answers its challenge), or the generic `{chat_id, user, text, message_id}`
- * (signed when the channel has a secret). Filled by the composition root with the channel adapters.
- */
-type WebhookInbound = (
-  bot: ChatbotInfo,
-  request: { headers: IncomingHttpHeaders; rawBody: Buffer; body: unknown },
-) => Promise<
-  | { kind: 'challenge'; challenge: string }
-  | { kind: 'message'; message: InboundMessage }
-  | { kind: 'ignored'; reason: string }
->;
+import type { WebhookInbound } from './channels';
+import type { ChatbotDirectory, ChatMessagesService } from './service';
 
 const posted = (row: ChatMessageRow | undefined, messageId: string, chatId: string, duplicate: boolean) => ({
   message_id: messageId,
