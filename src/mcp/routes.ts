@@ -166,6 +166,14 @@ const serverDeps = (door: McpDoor, switches: Switches) => ({
   switches,
 });
 
+/** A new session of the signed-in caller `who`, opened with `switches`. */
+const opening = (door: McpDoor, switches: Switches, who: { owner: string; principal: string }) => ({
+  deps: serverDeps(door, switches),
+  sessions: door.sessions,
+  owner: who.owner,
+  principal: who.principal,
+});
+
 /**
  * Streamable HTTP (MindsDB's `/mcp/` and `/mcp/streamable`): one behaviour at both, for both eras.
  * A request naming a session is the 2025 era's; one carrying the 2026-07-28 envelope is stateless,
@@ -197,14 +205,7 @@ const streamable = (door: McpDoor) => async (req: Request, res: Response) => {
       'No session: POST an initialize request first (the answer names the session in Mcp-Session-Id)',
     );
   authorize(req, who.request, switches);
-  await transport().openSession(
-    serverDeps(door, switches),
-    door.sessions,
-    who.owner,
-    req,
-    res,
-    who.principal,
-  );
+  await transport().openSession(opening(door, switches, who), req, res);
 };
 
 /** The older HTTP+SSE transport (MindsDB's `/mcp/sse`): GET opens the stream, which names where to POST. */
@@ -212,14 +213,7 @@ const openSse = (door: McpDoor) => async (req: Request, res: Response) => {
   const who = await signedIn(door.ports, req, res);
   if (!who) return;
   const switches = await openingSwitches(door.ports, req, who.request);
-  await transport().openSseSession(
-    serverDeps(door, switches),
-    door.sessions,
-    who.owner,
-    MCP_MESSAGES_PATH,
-    res,
-    who.principal,
-  );
+  await transport().openSseSession(opening(door, switches, who), MCP_MESSAGES_PATH, res);
 };
 
 const postSseMessage = (door: McpDoor) => async (req: Request, res: Response) => {

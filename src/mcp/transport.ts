@@ -15,17 +15,22 @@ export { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS };
 /** The 2026-07-28 era's door (SDK v2), loaded with the rest. */
 export { statelessDoor, STATELESS_PROTOCOL_VERSIONS, type StatelessDoor } from './stateless';
 
+/** A session to open: what its server is made of, where it is registered, and for whom. */
+export type SessionOpening = {
+  readonly deps: ServerDeps;
+  readonly sessions: ReturnType<typeof sessionRegistry>;
+  readonly owner: string;
+  readonly principal?: string;
+};
+
 /**
  * Opens a session for an `initialize` request (its server and transport), registered to `owner`
  * once the transport names it, and answers the request.
  */
 export const openSession = async (
-  deps: ServerDeps,
-  sessions: ReturnType<typeof sessionRegistry>,
-  owner: string,
+  { deps, sessions, owner, principal }: SessionOpening,
   req: Request,
   res: Response,
-  principal?: string,
 ) => {
   const server = sessionServer(deps);
   const switches = deps.switches ?? NO_SWITCHES;
@@ -46,12 +51,9 @@ export const openSession = async (
  * records as a Streamable HTTP session; the session ends with the stream.
  */
 export const openSseSession = async (
-  deps: ServerDeps,
-  sessions: ReturnType<typeof sessionRegistry>,
-  owner: string,
+  { deps, sessions, owner, principal }: SessionOpening,
   endpoint: string,
   res: Response,
-  principal?: string,
 ) => {
   const server = sessionServer(deps);
   const transport = new SSEServerTransport(endpoint, res);
