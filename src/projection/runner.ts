@@ -69,14 +69,10 @@ export class ProjectionRunner {
       retry: () => this.catchUp(),
     });
     const { skipped } = this.failures;
+    // What the batch writer and the tables both work from.
+    const shared = { duck, log, logger, projections, schemaProjections, skipped, place };
     this.writer = new BatchWriter({
-      duck,
-      log,
-      logger,
-      projections,
-      schemaProjections,
-      skipped,
-      place,
+      ...shared,
       stopped,
       committed: (events, cursor, written) => this.recordApplied(events, cursor, written),
     });
@@ -89,13 +85,7 @@ export class ProjectionRunner {
       write: (events, cursor) => this.writer.write(events, cursor),
     });
     this.tables = new ReadModelTables({
-      duck,
-      log,
-      logger,
-      projections,
-      schemaProjections,
-      skipped,
-      place,
+      ...shared,
       tail: this.tail,
       writer: this.writer,
       failures: this.failures,
