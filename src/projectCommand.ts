@@ -3,8 +3,8 @@ import { answeredAhead, settled, type AppContext } from './context';
 import type { Aggregate } from './eventlog/commands';
 import type { NewEvent } from './eventlog/types';
 import { forgetDeleted } from './ledger/secretKeeper';
-import type { ProjectAggregate } from './projects/aggregate';
-import type { ProjectDirectory } from './projects/directory';
+import type { ProjectAggregate } from './shared/projectState';
+import type { ProjectDirectory } from './shared/projectDirectory';
 import { projectStream } from './shared/projectState';
 
 /**

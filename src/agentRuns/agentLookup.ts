@@ -3,7 +3,7 @@ import { canonicalSkillKind, normalizeMessages, type AgentSkill } from '../engin
 import { requireAgent } from '../agents/state';
 import type { AppContext } from '../context';
 import type { ChatMessage } from '../engines/llm';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { skillById } from '../skills/state';
 import { threadAggregate, threadStream } from './state';
 

@@ -1,5 +1,5 @@
 import { loadProject } from '../projectCommand';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import type { AppContext } from '../context';
 import { notFound } from '../shared/errors';
 import { findByRef } from '../shared/params';

@@ -1,5 +1,5 @@
 import type { AgentCreated, AgentDeleted, AgentUpdated, ChatbotStoppedAgentDeleted } from '../../events';
-import type { ChatbotsState } from '../chatbots/state';
+import type { ProjectContents } from '../shared/projectState';
 import { findModel, type ModelsState } from '../models/state';
 import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { canonicalSkillType, skillById, skillByRef, type SkillsState } from '../skills/state';
@@ -14,7 +14,7 @@ type AgentDecisionState = {
   readonly project: ProjectState;
   readonly skills: SkillsState;
   readonly agents: AgentsState;
-  readonly chatbots: ChatbotsState;
+  readonly chatbots: ProjectContents['chatbots'];
   readonly models: ModelsState;
 };
 

@@ -8,7 +8,7 @@ import { canonicalSkillKind } from '../engines/agentLoop';
 import type { LlmPrompt } from '../engines/llm/llmModelSpec';
 import { judgeScore, testSetDigest } from '../engines/search/evaluation';
 import { loadProject } from '../projectCommand';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid, isDomainError, notFound } from '../shared/errors';
 import { quoteQualifiedMysqlIdent } from '../shared/quoting';
 import { toMindsDbTimestamp } from '../shared/time';

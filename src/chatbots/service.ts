@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { AppContext } from '../context';
 import { resourceCommand } from '../projectCommand';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { writtenResource } from '../shared/writtenResource';

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { DEFAULT_PROJECT } from '../shared/projectState';
 import { notFound } from '../shared/errors';
 import { nameKey } from '../shared/names';

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context';
 import { loadProject, streamCommand } from '../projectCommand';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { conflict, invalid, isNotFoundError } from '../shared/errors';
 import { isSystemDatabaseName } from '../shared/names';
 import type { Unstamped } from '../shared/params';

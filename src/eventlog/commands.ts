@@ -9,11 +9,9 @@ import {
   type NewEvent,
 } from './types';
 
-/** How a stream's events fold into the state its deciders read. */
-export type Aggregate<S> = {
-  readonly initialState: () => S;
-  readonly evolve: (state: S, event: RecordedEvent) => S;
-};
+import type { Aggregate } from '../shared/aggregate';
+
+export type { Aggregate };
 
 /**
  * A stream that takes facts in order with nothing to decide on (a knowledge base's documents and

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { JobEvery, JobOwner, RecordedEvent } from '../../events';
 import { settled, type AppContext } from '../context';
-import type { ProjectAggregate } from '../projects/aggregate';
+import type { ProjectAggregate } from '../shared/projectState';
 import { messageOf, unlessClaimLost } from '../shared/errors';
 import { withRequest } from '../shared/requestContext';
 import type { OwnerRights } from '../shared/ownerRights';

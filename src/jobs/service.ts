@@ -1,6 +1,6 @@
 import type { AppContext } from '../context';
 import { resourceCommand } from '../projectCommand';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { actorName, currentRequest } from '../shared/requestContext';

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { loadProject } from '../projectCommand';
 import { requireKnowledgeBase } from './state';
 

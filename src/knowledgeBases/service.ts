@@ -1,6 +1,6 @@
 import type { AppContext } from '../context';
 import { loadProject, projectCommand } from '../projectCommand';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { projectStream } from '../shared/projectState';
 import { quoteMysqlIdent } from '../shared/quoting';
 import type { Unstamped } from '../shared/params';

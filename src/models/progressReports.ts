@@ -1,6 +1,6 @@
 import type { AppContext } from '../context';
 import { streamCommand } from '../projectCommand';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { decideTrainingProgress } from './decider';
 import { modelTrainingStream, trainingProgressAggregate } from './state';
 import type { ProgressReport } from './training';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid, notFound } from '../shared/errors';
 import { createdBody, type ModelView } from './present';
 import type { ModelsService } from './service';

@@ -2,7 +2,7 @@ import type { AppContext } from '../context';
 import type { Row } from '../engines/ml/dataset';
 import type { PredictOptions } from '../engines/ml/predict';
 import { scoringPool } from '../engines/ml/scoringPool';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import type { BlobStore } from '../storage/blobs';
 import type { Definition } from './decider';
 import type { LlmEngineLookup } from './llmEngines';

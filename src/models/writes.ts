@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid } from '../shared/errors';
 import { ENGINES, type Definition } from './decider';
 import { llmEngineOf, type LlmEngineLookup } from './llmEngines';

@@ -1,16 +1,25 @@
 import type { RecordedEvent } from '../../events';
 import type { Aggregate } from '../eventlog/commands';
 import { projectSlices } from './slices';
-import { evolveProject, initialProjectState, type ProjectState } from '../shared/projectState';
+import {
+  evolveProject,
+  initialProjectState,
+  type ProjectAggregate,
+  type ProjectContents,
+} from '../shared/projectState';
 
 type Slice = (typeof projectSlices)[number];
 
-/** The state of a project's stream: the project, and each slice's state under its key. */
-export type ProjectAggregate = { readonly project: ProjectState } & {
-  readonly [S in Slice as S['key']]: ReturnType<S['initial']>;
-};
+/** What the list of slices holds, key by key. */
+type Contents = { readonly [S in Slice as S['key']]: ReturnType<S['initial']> };
 
-type Contents = Omit<ProjectAggregate, 'project'>;
+/**
+ * The list and the slices' own declarations of ProjectContents name the same keys and states: a
+ * slice in the list that does not declare its key, or one declared but left out, does not compile.
+ */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const listed: Same<Contents, Readonly<ProjectContents>> = true;
+void listed;
 
 // Each slice's state is opaque here: only the slice's own evolve and cascade look inside.
 type AnySlice = {

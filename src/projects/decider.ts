@@ -1,6 +1,6 @@
 import type { MindledgerEvent, ProjectCreated, ProjectDeleted } from '../../events';
 import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
-import type { ProjectAggregate } from './aggregate';
+import type { ProjectAggregate } from '../shared/projectState';
 import { projectSlices } from './slices';
 import { DEFAULT_PROJECT, type ProjectRef } from '../shared/projectState';
 

@@ -2,8 +2,10 @@ import { toMindsDbTimestamp } from '../shared/time';
 import type { ProjectRow } from './projection';
 import type { ProjectView } from './schemas';
 import type { ProjectState } from '../shared/projectState';
+import type { ProjectEntry } from '../shared/projectDirectory';
 
-export type PresentedProject = ProjectView & { version: bigint };
+/** A project as answered, with its version: what every resource's service sees (ProjectEntry). */
+export type PresentedProject = ProjectView & ProjectEntry;
 
 export const presentProject = (row: ProjectRow): PresentedProject => ({
   id: Number(row.id),

@@ -2,10 +2,10 @@ import type { AppContext } from '../context';
 import { projectCommand } from '../projectCommand';
 import { conflict, invalid } from '../shared/errors';
 import { isSystemDatabaseName } from '../shared/names';
-import type { ProjectAggregate } from './aggregate';
+import type { ProjectAggregate } from '../shared/projectState';
 import type { Unstamped } from '../shared/params';
 import { decideProject, type ProjectCommand } from './decider';
-import type { ProjectDirectory } from './directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { presentProjectState } from './present';
 import { DEFAULT_PROJECT } from '../shared/projectState';
 

@@ -1,5 +1,5 @@
 import type { SkillCreated, SkillDeleted, SkillDetachedFromAgent, SkillUpdated } from '../../events';
-import type { AgentsState } from '../agents/state';
+import type { ProjectContents } from '../shared/projectState';
 import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { checkExpectedVersion, conflict, invalid } from '../shared/errors';
 import { mergeParams, type Params } from '../shared/params';
@@ -17,7 +17,7 @@ import { validateSkillParams } from './rules';
 type SkillDecisionState = {
   readonly project: ProjectState;
   readonly skills: SkillsState;
-  readonly agents: AgentsState;
+  readonly agents: ProjectContents['agents'];
 };
 
 type Now = { now: Date };

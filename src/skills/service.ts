@@ -1,7 +1,7 @@
 import type { AppContext } from '../context';
 import { resourceCommand } from '../projectCommand';
-import type { ProjectAggregate } from '../projects/aggregate';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectAggregate } from '../shared/projectState';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
 import { writtenResource } from '../shared/writtenResource';

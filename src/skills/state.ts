@@ -1,10 +1,9 @@
 import type { SkillDeleted } from '../../events';
 import type { RecordedEvent } from '../../events';
-import { defineProjectSlice } from '../shared/projectState';
+import { defineProjectSlice, type ProjectContents } from '../shared/projectState';
 import { notFound } from '../shared/errors';
 import { Map as ImmutableMap } from 'immutable';
 import type { Params } from '../shared/params';
-import type { Agent, AgentsState } from '../agents/state';
 
 export type Skill = {
   readonly id: bigint;
@@ -101,6 +100,13 @@ export const requireSkill = (skills: SkillsState, ref: string): Skill => {
   return skill;
 };
 
+declare module '../shared/projectState' {
+  /** This slice's part of a project's stream (see ProjectContents). */
+  interface ProjectContents {
+    readonly skills: SkillsState;
+  }
+}
+
 export const skillsSlice = defineProjectSlice({
   key: 'skills',
   initial: (): SkillsState => emptySkills,
@@ -112,9 +118,16 @@ export const skillsSlice = defineProjectSlice({
     })),
 });
 
+/** The agents' state as a project's stream holds it (read here through ProjectContents, not imported). */
+type AgentsState = ProjectContents['agents'];
+
 /**
  * The agents linked to a skill, in the order the state holds them. Here, not with the agents: the
- * agents' rules read the skills, so the skills' read the agents' state by type only.
+ * agents' rules read the skills, so the skills' read the agents' state by its key in
+ * ProjectContents only (importing the agents' folder would close a cycle).
  */
-export const agentsUsingSkill = (agents: AgentsState, skillId: bigint): Agent[] =>
+export const agentsUsingSkill = (
+  agents: AgentsState,
+  skillId: bigint,
+): NonNullable<ReturnType<AgentsState['get']>>[] =>
   [...agents.values()].filter((agent) => agent.skills.some((link) => link.skillId === skillId));

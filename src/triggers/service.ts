@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import type { AppContext } from '../context';
 import { projectCommand, resourceCommand } from '../projectCommand';
-import type { ProjectAggregate } from '../projects/aggregate';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectAggregate } from '../shared/projectState';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid, notFound } from '../shared/errors';
 import { currentRequest } from '../shared/requestContext';
 import type { Unstamped } from '../shared/params';

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { TriggerOwner } from '../../events';
 import { settled, type AppContext } from '../context';
-import type { ProjectAggregate } from '../projects/aggregate';
+import type { ProjectAggregate } from '../shared/projectState';
 import { unlessClaimLost } from '../shared/errors';
 import { statementTexts } from '../shared/sqlStatements';
 import { withRequest } from '../shared/requestContext';

@@ -5,7 +5,7 @@ import { summarizeLlmSettings } from '../engines/llm';
 import type { KnowledgeBaseModelPorts } from '../knowledgeBases/embedding';
 import type { AskJudge } from '../knowledgeBases/evaluationJudge';
 import { llmOfOption } from '../knowledgeBases/retrieval';
-import type { ProjectDirectory } from '../projects/directory';
+import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid, isDomainError } from '../shared/errors';
 import type { SqlService } from '../sql/service';
 import { callerRows } from './callerRows';

@@ -1,5 +1,6 @@
 import type { ProjectCreated } from '../../events';
-import { projectAggregate, type ProjectAggregate } from '../../src/projects/aggregate';
+import { projectAggregate } from '../../src/projects/aggregate';
+import type { ProjectAggregate } from '../../src/shared/projectState';
 import { decideProject, type ProjectCommand } from '../../src/projects/decider';
 import { deciderSpec } from '../support/decider';
 

@@ -9,7 +9,8 @@ import type {
   ProjectCreated,
   SkillCreated,
 } from '../../events';
-import { projectAggregate, type ProjectAggregate } from '../../src/projects/aggregate';
+import { projectAggregate } from '../../src/projects/aggregate';
+import type { ProjectAggregate } from '../../src/shared/projectState';
 import { deciderSpec } from './decider';
 
 export const now = new Date('2026-03-04T05:06:07.089Z');
