@@ -14,59 +14,55 @@ import { selfSignedCertificateIn } from './shared/selfSignedCertificate';
 import { sqlDoor, WireLoginLimiter } from './users/sqlDoors';
 import { VERSION } from './shared/version';
 
+/**
+ * What both SQL doors are given alike: their engine and sign-in (the same users and roles as HTTP,
+ * src/users/sqlDoors.ts), where they listen, their bounds and the operator's TLS files.
+ */
+const doorOptions =
+  (config: Config, running: RunningApp, authOn: boolean, limiter: WireLoginLimiter) =>
+  (kind: 'mysql' | 'postgres') => {
+    const wire = config[kind];
+    const door = sqlDoor(running.services.users, running.sql, authOn, kind, limiter);
+    return {
+      engine: door.engine,
+      auth: door.auth,
+      host: config.host,
+      port: wire.port,
+      logger: running.ctx.logger,
+      tls: wire.tls
+        ? { cert: fs.readFileSync(wire.tls.certFile), key: fs.readFileSync(wire.tls.keyFile) }
+        : undefined,
+      maxRows: config.sqlRowLimit,
+      maxConnections: wire.maxConnections,
+      maxPreAuth: wire.preAuth.max,
+      maxPreAuthPerAddress: wire.preAuth.perAddress,
+      handshakeTimeoutMs: wire.preAuth.timeoutMs,
+      maxParams: config.sqlMaxParams,
+    };
+  };
+
 /** The same SQL engine, statements, sandbox and errors over the MySQL wire protocol (MYSQL_PORT). */
-const startMysql = (config: Config, running: RunningApp, authOn: boolean, limiter: WireLoginLimiter) => {
+const startMysql = (config: Config, optionsOf: ReturnType<typeof doorOptions>) => {
   if (config.mysql.port === 0) return undefined;
-  // The same users and roles as HTTP (src/users/sqlDoors.ts: why caching_sha2_password's full authentication);
-  // SELECTs stream from DuckDB through the service's `stream`, which the door requires.
-  const door = sqlDoor(running.services.users, running.sql, authOn, 'mysql', limiter);
+  // src/users/sqlDoors.ts: why caching_sha2_password's full authentication; SELECTs stream from
+  // DuckDB through the service's `stream`, which the door requires.
+  const options = optionsOf('mysql');
   return startMysqlServer({
-    engine: door.engine,
-    auth: door.auth,
-    host: config.host,
-    port: config.mysql.port,
-    logger: running.ctx.logger,
+    ...options,
     // TLS is always offered (src/mysql/server.ts: why); without the operator's files, a certificate
     // made on first start is kept in DATA_DIR/tls, so clients can pin it across restarts.
-    tls: config.mysql.tls
-      ? {
-          cert: fs.readFileSync(config.mysql.tls.certFile),
-          key: fs.readFileSync(config.mysql.tls.keyFile),
-        }
-      : selfSignedCertificateIn(path.join(config.dataDir, 'tls'), certificateHosts(config.host)),
-    maxRows: config.sqlRowLimit,
-    maxConnections: config.mysql.maxConnections,
-    maxPreAuth: config.mysql.preAuth.max,
-    maxPreAuthPerAddress: config.mysql.preAuth.perAddress,
-    handshakeTimeoutMs: config.mysql.preAuth.timeoutMs,
-    maxParams: config.sqlMaxParams,
+    tls:
+      options.tls ?? selfSignedCertificateIn(path.join(config.dataDir, 'tls'), certificateHosts(config.host)),
     serverVersion: `8.0.17-mindledger-${VERSION}`,
   });
 };
 
 /** The same engine over PostgreSQL's wire protocol (PG_PORT): psql, Grafana, Superset, PostgreSQL drivers. */
-const startPostgres = (config: Config, running: RunningApp, authOn: boolean, limiter: WireLoginLimiter) => {
+const startPostgres = (config: Config, optionsOf: ReturnType<typeof doorOptions>) => {
   if (config.postgres.port === 0) return undefined;
-  const door = sqlDoor(running.services.users, running.sql, authOn, 'postgres', limiter);
   return startPgServer({
-    engine: door.engine,
-    auth: door.auth,
-    host: config.host,
-    port: config.postgres.port,
-    logger: running.ctx.logger,
-    tls: config.postgres.tls
-      ? {
-          cert: fs.readFileSync(config.postgres.tls.certFile),
-          key: fs.readFileSync(config.postgres.tls.keyFile),
-        }
-      : undefined,
-    maxRows: config.sqlRowLimit,
-    maxConnections: config.postgres.maxConnections,
-    maxPreAuth: config.postgres.preAuth.max,
-    maxPreAuthPerAddress: config.postgres.preAuth.perAddress,
-    handshakeTimeoutMs: config.postgres.preAuth.timeoutMs,
+    ...optionsOf('postgres'),
     catalog: config.postgres.catalog,
-    maxParams: config.sqlMaxParams,
     versionText: `PostgreSQL 16.0 (mindledger ${VERSION}; MindsDB-compatible SQL)`,
   });
 };
@@ -125,8 +121,9 @@ const main = async () => {
     windowMs: config.auth.loginRateWindowMs,
   });
   // Each door logs its own 'listening' line (host, port, TLS) once it listens.
-  const mysql = await startMysql(config, running, authOn, wireLogins);
-  const postgres = await startPostgres(config, running, authOn, wireLogins);
+  const optionsOf = doorOptions(config, running, authOn, wireLogins);
+  const mysql = await startMysql(config, optionsOf);
+  const postgres = await startPostgres(config, optionsOf);
 
   // After a signal: in-flight requests have SHUTDOWN_GRACE_MS to finish; then DuckDB work still
   // running is interrupted (its clients get an error) and the stores close. DuckDB's destructor
