@@ -1,17 +1,17 @@
 import type { AgentsService } from './service';
 import type { AgentEvaluationsService } from './evaluation';
 import { agentEvaluationOptions } from './evaluationSchemas';
-import { DomainError, invalid, isDomainError } from '../shared/errors';
+import { invalid } from '../shared/errors';
 import type { Params } from '../shared/params';
 import type { Options, UsingValue } from '../sql/parse';
 import {
-  ownProject,
-  exists,
-  ok,
+  byName,
+  createByName,
+  dropByName,
+  evaluateByName,
   optionObject,
   optionText,
-  projectOf,
-  dropByName,
+  ownProject,
   type SqlCatalog,
   type StatementHandlers,
 } from '../sql/handlers';
@@ -54,11 +54,8 @@ const agentOptions = (options: Options) => {
 /** CREATE AGENT, UPDATE / ALTER AGENT and DROP AGENT [FORGET], through the agents service (as REST). */
 export const agentStatements = (agents: Pick<AgentsService, 'get' | 'run'>) =>
   ({
-    CreateAgent: async (statement, context) => {
-      const project = projectOf(statement.name, context);
-      const name = statement.name.name;
-      if (statement.ifNotExists && (await exists(() => agents.get(project, name)))) return ok;
-      const a = agentOptions(statement.options);
+    CreateAgent: createByName(agents.get, async (project, name, options) => {
+      const a = agentOptions(options);
       await agents.run(project, {
         type: 'CreateAgent',
         data: {
@@ -69,14 +66,13 @@ export const agentStatements = (agents: Pick<AgentsService, 'get' | 'run'>) =>
           skills: a.skills ?? [],
         },
       });
-      return ok;
-    },
-    UpdateAgent: async (statement, context) => {
+    }),
+    UpdateAgent: byName(async (project, name, statement) => {
       const a = agentOptions(statement.options);
-      await agents.run(projectOf(statement.name, context), {
+      await agents.run(project, {
         type: 'UpdateAgent',
         data: {
-          ref: statement.name.name,
+          ref: name,
           name: a.name,
           modelName: a.modelName,
           provider: a.provider,
@@ -86,10 +82,9 @@ export const agentStatements = (agents: Pick<AgentsService, 'get' | 'run'>) =>
           skillsToRemove: a.skillsToRemove,
         },
       });
-      return ok;
-    },
-    DropAgent: dropByName((project, ref, forget) =>
-      agents.run(project, { type: 'DeleteAgent', data: { ref } }, { forget }),
+    }),
+    DropAgent: dropByName((project, ref, _ifExists, options) =>
+      agents.run(project, { type: 'DeleteAgent', data: { ref } }, options),
     ),
   }) satisfies StatementHandlers<'CreateAgent' | 'UpdateAgent' | 'DropAgent'>;
 
@@ -108,41 +103,18 @@ const EVALUATION_COLUMNS = [
   ['created_at', 'VARCHAR'],
 ] as const;
 
-/**
- * EVALUATE AGENT p.a FROM db.t | (SELECT …) USING scoring = …: one row, the evaluation's summary.
- * Refusals name the statement (and the option: `scoring: …`).
- */
+/** EVALUATE AGENT p.a FROM db.t | (SELECT …) USING scoring = …: one row, the evaluation's summary. */
 export const agentEvaluationStatements = (evaluations: Pick<AgentEvaluationsService, 'evaluate'>) =>
   ({
-    EvaluateAgent: async (statement, context) => {
-      const project = projectOf(statement.name, context);
-      const what = `EVALUATE AGENT ${project}.${statement.name.name}`;
-      try {
-        const parsed = agentEvaluationOptions.safeParse(statement.options);
-        if (!parsed.success)
-          throw invalid(
-            parsed.error.issues.map((i) => `${i.path.join('.') || 'USING'}: ${i.message}`).join('; '),
-            'Invalid evaluation',
-          );
-        const result = await evaluations.evaluate(
-          project,
-          statement.name.name,
-          statement.from,
-          context.db,
-          parsed.data,
-        );
-        return {
-          type: 'table',
-          column_names: EVALUATION_COLUMNS.map(([n]) => n),
-          column_types: EVALUATION_COLUMNS.map(([, t]) => t),
-          data: [EVALUATION_COLUMNS.map(([n]) => result[n])],
-        };
-      } catch (error) {
-        throw isDomainError(error)
-          ? new DomainError(error.kind, error.title, `${what}: ${error.detail}`, error.retryAfterSeconds)
-          : error;
-      }
-    },
+    EvaluateAgent: evaluateByName('AGENT', agentEvaluationOptions, async (project, options, s, context) => {
+      const result = await evaluations.evaluate(project, s.name.name, s.from, context.db, options);
+      return {
+        type: 'table',
+        column_names: EVALUATION_COLUMNS.map(([n]) => n),
+        column_types: EVALUATION_COLUMNS.map(([, t]) => t),
+        data: [EVALUATION_COLUMNS.map(([n]) => result[n])],
+      };
+    }),
   }) satisfies StatementHandlers<'EvaluateAgent'>;
 
 /**

@@ -1,11 +1,10 @@
 import type { ChatbotPorts, ChatbotsService } from './service';
 import {
-  ownProject,
-  exists,
-  ok,
-  optionText,
-  projectOf,
+  createByName,
   dropByName,
+  optionText,
+  ownProject,
+  updateByName,
   type SqlCatalog,
   type StatementHandlers,
 } from '../sql/handlers';
@@ -18,11 +17,8 @@ type ChatbotSqlPorts = {
 /** CREATE CHATBOT, UPDATE / ALTER CHATBOT and DROP CHATBOT [FORGET], through the chatbots service. */
 export const chatbotStatements = ({ chatbots, requireIntegration }: ChatbotSqlPorts) =>
   ({
-    CreateChatbot: async (statement, context) => {
-      const project = projectOf(statement.name, context);
-      const name = statement.name.name;
-      if (statement.ifNotExists && (await exists(() => chatbots.get(project, name)))) return ok;
-      const { database, agent, model, is_running, ...params } = statement.options;
+    CreateChatbot: createByName(chatbots.get, async (project, name, options) => {
+      const { database, agent, model, is_running, ...params } = options;
       // Without a database the chatbot answers on the built-in channel only.
       const dbName = optionText('database', database);
       await chatbots.run(project, {
@@ -37,13 +33,9 @@ export const chatbotStatements = ({ chatbots, requireIntegration }: ChatbotSqlPo
           params,
         },
       });
-      return ok;
-    },
-    UpdateChatbot: async (statement, context) => {
-      const project = projectOf(statement.name, context);
-      const name = statement.name.name;
-      await chatbots.get(project, name);
-      const { database, agent, model, is_running, name: rename, ...params } = statement.options;
+    }),
+    UpdateChatbot: updateByName(chatbots.get, async (project, name, options) => {
+      const { database, agent, model, is_running, name: rename, ...params } = options;
       const dbName = optionText('database', database);
       await chatbots.run(project, {
         type: 'PutChatbot',
@@ -57,10 +49,9 @@ export const chatbotStatements = ({ chatbots, requireIntegration }: ChatbotSqlPo
           params: Object.keys(params).length ? params : undefined,
         },
       });
-      return ok;
-    },
-    DropChatbot: dropByName((project, ref, forget) =>
-      chatbots.run(project, { type: 'DeleteChatbot', data: { ref } }, { forget }),
+    }),
+    DropChatbot: dropByName((project, ref, _ifExists, options) =>
+      chatbots.run(project, { type: 'DeleteChatbot', data: { ref } }, options),
     ),
   }) satisfies StatementHandlers<'CreateChatbot' | 'UpdateChatbot' | 'DropChatbot'>;
 

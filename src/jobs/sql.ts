@@ -1,31 +1,21 @@
 import type { JobsService } from './service';
-import {
-  dropByName,
-  ownProject,
-  ok,
-  projectOf,
-  type SqlCatalog,
-  type StatementHandlers,
-} from '../sql/handlers';
+import { byName, dropByName, ownProject, type SqlCatalog, type StatementHandlers } from '../sql/handlers';
 
 /** CREATE JOB and DROP JOB [FORGET], through the jobs service (the same commands as REST). */
 export const jobStatements = (jobs: Pick<JobsService, 'create' | 'remove'>) =>
   ({
-    CreateJob: async (statement, context) => {
-      await jobs.create(projectOf(statement.name, context), {
-        name: statement.name.name,
+    CreateJob: byName((project, name, statement) =>
+      jobs.create(project, {
+        name,
         query: statement.query,
         ifQuery: statement.ifQuery,
         startAt: statement.start,
         endAt: statement.end,
         every: statement.every,
         ifNotExists: statement.ifNotExists,
-      });
-      return ok;
-    },
-    DropJob: dropByName((project, name, forget, ifExists) =>
-      jobs.remove(project, name, ifExists, { forget }),
+      }),
     ),
+    DropJob: dropByName(jobs.remove),
   }) satisfies StatementHandlers<'CreateJob' | 'DropJob'>;
 
 /** information_schema.JOBS, JOBS_HISTORY and JOB_RUNS, and every project's jobs and jobs_history. */

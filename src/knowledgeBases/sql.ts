@@ -2,12 +2,12 @@ import type { KnowledgeBasesService } from './service';
 import { knowledgeBaseDefinition } from './schemas';
 import { evaluationOptions } from './evaluationSchemas';
 import { evaluationColumnsOf } from './evaluation';
-import { DomainError, invalid, isDomainError } from '../shared/errors';
 import { quoteMysqlIdent } from '../shared/quoting';
 import { SqlError, SqlErrorCode } from '../sql/errors';
 import type { QualifiedName } from '../sql/parse';
 import {
   dropByName,
+  evaluateByName,
   ownProject,
   ok,
   projectOf,
@@ -46,12 +46,6 @@ const rowsQuery = (columns: string[] | null, body: string) => {
   return columns ? `SELECT * FROM (${body})${named}` : body;
 };
 
-/** A refusal names the statement it refuses (the SQL answer's error_message is its detail). */
-const naming = (statement: string, error: unknown) =>
-  isDomainError(error)
-    ? new DomainError(error.kind, error.title, `${statement}: ${error.detail}`, error.retryAfterSeconds)
-    : error;
-
 /** CREATE [OR REPLACE] KNOWLEDGE_BASE [FROM (SELECT …)] and DROP KNOWLEDGE_BASE [FORGET]. */
 export const knowledgeBaseStatements = (kbs: KnowledgeBases) =>
   ({
@@ -64,25 +58,17 @@ export const knowledgeBaseStatements = (kbs: KnowledgeBases) =>
       const done = await kbs.insertQuery(project, definition.name, context.db, statement.from);
       return { type: 'ok', affected_rows: done.documents };
     },
-    DropKnowledgeBase: dropByName((project, name, forget, ifExists) =>
-      kbs.remove(project, name, ifExists, { forget }),
-    ),
+    DropKnowledgeBase: dropByName(kbs.remove),
     /**
      * EVALUATE KNOWLEDGE_BASE p.kb USING test_table = db.t, …: one row of scores (with
      * `evaluate = false`, the generated questions instead).
      */
-    EvaluateKnowledgeBase: async (statement, context) => {
-      const project = projectOf(statement.name, context);
-      const what = `EVALUATE KNOWLEDGE_BASE ${project}.${statement.name.name}`;
-      try {
-        const parsed = evaluationOptions.safeParse(statement.options);
-        if (!parsed.success)
-          throw invalid(
-            parsed.error.issues.map((i) => `${i.path.join('.') || 'USING'}: ${i.message}`).join('; '),
-            'Invalid evaluation',
-          );
-        const result = await kbs.evaluate(project, statement.name.name, parsed.data);
-        if (parsed.data.evaluate === false)
+    EvaluateKnowledgeBase: evaluateByName(
+      'KNOWLEDGE_BASE',
+      evaluationOptions,
+      async (project, options, s) => {
+        const result = await kbs.evaluate(project, s.name.name, options);
+        if (options.evaluate === false)
           return {
             type: 'table',
             column_names: ['question', 'doc_id', 'answer'],
@@ -96,10 +82,8 @@ export const knowledgeBaseStatements = (kbs: KnowledgeBases) =>
           column_types: columns.map(([, t]) => t),
           data: [columns.map(([n]) => result[n])],
         };
-      } catch (error) {
-        throw naming(what, error);
-      }
-    },
+      },
+    ),
     /**
      * CREATE INDEX ON KNOWLEDGE_BASE p.kb (MindsDB's, for its vector stores): accepted for a knowledge
      * base, and there is nothing to build, so no event: its keyword index (each chunk's terms,

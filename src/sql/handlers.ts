@@ -1,9 +1,10 @@
 import { resourceName } from '../shared/names';
-import { invalid, isNotFoundError } from '../shared/errors';
+import type { ZodType } from 'zod';
+import { DomainError, invalid, isDomainError, isNotFoundError } from '../shared/errors';
 import type { Params } from '../shared/params';
 import type { OkAnswer, TableAnswer } from './answers';
 import type { Deadline } from './deadline';
-import type { MindsStatement, QualifiedName, UsingValue } from './parse';
+import type { MindsStatement, Options, QualifiedName, UsingValue } from './parse';
 
 /**
  * What a capability offers the SQL interface: one handler per statement kind it owns, exported from
@@ -119,17 +120,6 @@ export const optionObject = (key: string, v: UsingValue): Params => {
   throw invalid(`${key} must be a JSON object`);
 };
 
-/** Whether a look-up finds its resource (its NotFound is an answer; any other error is thrown). */
-export const exists = async (get: () => Promise<unknown>) => {
-  try {
-    await get();
-    return true;
-  } catch (error) {
-    if (isNotFoundError(error)) return false;
-    throw error;
-  }
-};
-
 /** Runs a removal; with IF EXISTS, a resource that is not there is no error. */
 export const unlessMissing = async (ifExists: boolean, remove: () => Promise<unknown>) => {
   try {
@@ -140,25 +130,99 @@ export const unlessMissing = async (ifExists: boolean, remove: () => Promise<unk
 };
 
 /**
+ * A statement on one named resource, answered `ok`: `run` is given its project (the one it names, or
+ * the current database), its name and the statement.
+ */
+export const byName =
+  <S extends { readonly name: QualifiedName }>(
+    run: (project: string, name: string, statement: S, context: StatementContext) => Promise<unknown>,
+  ) =>
+  async (statement: S, context: StatementContext): Promise<OkAnswer> => {
+    await run(projectOf(statement.name, context), statement.name.name, statement, context);
+    return ok;
+  };
+
+/** A look-up of a resource by its project and name (a missing one is its NotFound). */
+type Get = (project: string, name: string) => Promise<unknown>;
+
+/**
+ * CREATE SKILL | AGENT | CHATBOT [IF NOT EXISTS] … USING …: `create` with its options, unless IF NOT
+ * EXISTS finds one already through `get` (then nothing is done, and no option is read).
+ */
+export const createByName = (
+  get: Get,
+  create: (project: string, name: string, options: Options) => Promise<unknown>,
+) =>
+  byName<{ readonly name: QualifiedName; readonly ifNotExists: boolean; readonly options: Options }>(
+    async (project, name, statement) => {
+      if (statement.ifNotExists) {
+        try {
+          await get(project, name);
+          return;
+        } catch (error) {
+          if (!isNotFoundError(error)) throw error;
+        }
+      }
+      await create(project, name, statement.options);
+    },
+  );
+
+/** UPDATE / ALTER SKILL | CHATBOT … SET …: `get` first (a missing one is its NotFound), then `update`. */
+export const updateByName = (
+  get: Get,
+  update: (project: string, name: string, options: Options) => Promise<unknown>,
+) =>
+  byName<{ readonly name: QualifiedName; readonly options: Options }>(async (project, name, statement) => {
+    await get(project, name);
+    await update(project, name, statement.options);
+  });
+
+/**
  * DROP SKILL | AGENT | CHATBOT | JOB | TRIGGER | KNOWLEDGE_BASE | VIEW [IF EXISTS] … [FORGET]: the
- * resource's delete, through its service (`remove`, given its project, its name, whether to forget
- * its secrets, and IF EXISTS for a service whose command decides it). With IF EXISTS a missing one
+ * resource's delete, through its service (`remove`, given its project, its name, IF EXISTS for a
+ * service whose command decides it, and whether to forget its secrets). With IF EXISTS a missing one
  * is no error, nor is a missing project: as PostgreSQL's and MySQL's DROP … IF EXISTS of a table
  * in a schema that does not exist.
  */
-export const dropByName =
-  (remove: (project: string, ref: string, forget: boolean, ifExists: boolean) => Promise<unknown>) =>
-  async (
-    statement: { readonly name: QualifiedName; readonly ifExists: boolean; readonly forget?: boolean },
-    context: StatementContext,
-  ): Promise<OkAnswer> => {
-    await unlessMissing(statement.ifExists, () =>
-      remove(
-        projectOf(statement.name, context),
-        statement.name.name,
-        statement.forget ?? false,
-        statement.ifExists,
+export const dropByName = (
+  remove: (
+    project: string,
+    name: string,
+    ifExists: boolean,
+    options: { forget: boolean },
+  ) => Promise<unknown>,
+) =>
+  byName<{ readonly name: QualifiedName; readonly ifExists: boolean; readonly forget?: boolean }>(
+    (project, name, statement) =>
+      unlessMissing(statement.ifExists, () =>
+        remove(project, name, statement.ifExists, { forget: statement.forget ?? false }),
       ),
-    );
-    return ok;
+  );
+
+/**
+ * EVALUATE AGENT | KNOWLEDGE_BASE p.x … USING …: `evaluate` with its project and the options `schema`
+ * reads. A refusal names the statement (`EVALUATE AGENT p.x: …`, the SQL answer's error_message is
+ * its detail), and the option it refuses (`scoring: …`).
+ */
+export const evaluateByName =
+  <T, S extends { readonly name: QualifiedName; readonly options: Options }>(
+    kind: string,
+    schema: ZodType<T>,
+    evaluate: (project: string, options: T, statement: S, context: StatementContext) => Promise<TableAnswer>,
+  ) =>
+  async (statement: S, context: StatementContext): Promise<TableAnswer> => {
+    const project = projectOf(statement.name, context);
+    try {
+      const parsed = schema.safeParse(statement.options);
+      if (!parsed.success)
+        throw invalid(
+          parsed.error.issues.map((i) => `${i.path.join('.') || 'USING'}: ${i.message}`).join('; '),
+          'Invalid evaluation',
+        );
+      return await evaluate(project, parsed.data, statement, context);
+    } catch (error) {
+      if (!isDomainError(error)) throw error;
+      const detail = `EVALUATE ${kind} ${project}.${statement.name.name}: ${error.detail}`;
+      throw new DomainError(error.kind, error.title, detail, error.retryAfterSeconds);
+    }
   };

@@ -1,8 +1,8 @@
 import type { TriggersService } from './service';
 import {
+  byName,
   dropByName,
   ownProject,
-  ok,
   projectOf,
   type SqlCatalog,
   type StatementHandlers,
@@ -11,19 +11,16 @@ import {
 /** CREATE TRIGGER and DROP TRIGGER [FORGET], through the triggers service (as REST). */
 export const triggerStatements = (triggers: Pick<TriggersService, 'create' | 'remove'>) =>
   ({
-    CreateTrigger: async (statement, context) => {
-      await triggers.create(projectOf(statement.name, context), {
-        name: statement.name.name,
+    CreateTrigger: byName((project, name, statement, context) =>
+      triggers.create(project, {
+        name,
         database: projectOf(statement.target, context),
         table: statement.target.name,
         columns: statement.columns,
         query: statement.query,
-      });
-      return ok;
-    },
-    DropTrigger: dropByName((project, name, forget, ifExists) =>
-      triggers.remove(project, name, ifExists, { forget }),
+      }),
     ),
+    DropTrigger: dropByName(triggers.remove),
   }) satisfies StatementHandlers<'CreateTrigger' | 'DropTrigger'>;
 
 /** information_schema.TRIGGERS. */

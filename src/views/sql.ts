@@ -1,9 +1,8 @@
 import type { ViewsService } from './service';
 import {
+  byName,
   dropByName,
   ownProject,
-  ok,
-  projectOf,
   type SqlCatalog,
   type SqlLookups,
   type StatementHandlers,
@@ -12,20 +11,16 @@ import {
 /** CREATE [OR REPLACE] VIEW, ALTER VIEW and DROP VIEW, through the views service (as REST). */
 export const viewStatements = (views: Pick<ViewsService, 'create' | 'update' | 'remove'>) =>
   ({
-    CreateView: async (statement, context) => {
-      await views.create(projectOf(statement.name, context), {
-        name: statement.name.name,
+    CreateView: byName((project, name, statement) =>
+      views.create(project, {
+        name,
         query: statement.query,
         replace: statement.replace,
         ifNotExists: statement.ifNotExists,
-      });
-      return ok;
-    },
-    AlterView: async (statement, context) => {
-      await views.update(projectOf(statement.name, context), statement.name.name, { query: statement.query });
-      return ok;
-    },
-    DropView: dropByName((project, name, _forget, ifExists) => views.remove(project, name, ifExists)),
+      }),
+    ),
+    AlterView: byName((project, name, statement) => views.update(project, name, { query: statement.query })),
+    DropView: dropByName(views.remove),
   }) satisfies StatementHandlers<'CreateView' | 'AlterView' | 'DropView'>;
 
 /** information_schema.VIEWS, and every project's views table. */
