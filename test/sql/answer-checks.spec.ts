@@ -6,29 +6,19 @@
  * (test/faults/memory-pressure.spec.ts). The reader calls `check` every CHECK_EVERY_BYTES (4 MiB)
  * of rows converted, and a `check` that throws stops the conversion inside the chunk.
  */
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { resultRows } from '../../src/sql/pipeline/values';
+import { inMemoryConnection } from '../support/memoryDuck';
 
 /** One chunk of 2,048 rows of 8,000 characters: about 16 MiB once converted. */
 const WIDE = "SELECT range AS n, repeat('v', 8000) AS s FROM range(2048)";
 const MIB = 1024 * 1024;
 
 describe('an answer read chunk by chunk', () => {
-  let instance: DuckDBInstance;
-  let c: DuckDBConnection;
-
-  beforeEach(async () => {
-    instance = await DuckDBInstance.create(':memory:');
-    c = await instance.connect();
-  });
-  afterEach(() => {
-    c.closeSync();
-    instance.closeSync();
-  });
+  const connection = inMemoryConnection();
 
   it('given a chunk of 16 MiB of rows, when it is converted, then check is called every 4 MiB within it, and the rows are whole', async () => {
     let checks = 0;
-    const rows = resultRows(await c.stream(WIDE), {
+    const rows = resultRows(await connection().stream(WIDE), {
       rowLimit: 10_000,
       maxBytes: 64 * MIB,
       check: () => void checks++,
@@ -45,7 +35,7 @@ describe('an answer read chunk by chunk', () => {
   it('given a check that throws once the chunk is partly converted, when the chunk is read, then the read fails with its error', async () => {
     let checks = 0;
     const stopped = new Error('the heap is past its ceiling');
-    const rows = resultRows(await c.stream(WIDE), {
+    const rows = resultRows(await connection().stream(WIDE), {
       rowLimit: 10_000,
       maxBytes: 64 * MIB,
       check: () => {
