@@ -15,8 +15,7 @@ import { askWithQuery, givenAgentWithSql } from './support';
 import { replayMissingAsPlainErrors } from '../support/killChecks';
 import { propertyRuns, propertySeed, catches, expectCaughtByOne } from '../support/seed';
 
-// A fresh seed drew a bare number as a request body, which supertest cannot send (a test problem): the old seed until the generator sends JSON text.
-const SEED = propertySeed(20260640);
+const SEED = propertySeed();
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 30);
 
 describe.each(storeKinds)('generated values in replay and fork (%s)', (kind) => {
@@ -78,9 +77,15 @@ describe.each(storeKinds)('generated values in replay and fork (%s)', (kind) => 
     return undefined;
   };
 
-  /** A generated body sent to the run's fork: the violations it made. */
+  /**
+   * A generated body sent to the run's fork, as JSON text (supertest cannot send a bare number or
+   * string as a value): the violations it made.
+   */
   const forked = async (w: World, body: unknown) => {
-    const res = await t.http.post(`${runsOf(w)}/${w.traceId}/fork`).send(body as object);
+    const res = await t.http
+      .post(`${runsOf(w)}/${w.traceId}/fork`)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify(body));
     return [violationOf(`fork ${JSON.stringify(body)}`, res)];
   };
 

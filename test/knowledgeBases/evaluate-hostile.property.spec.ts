@@ -15,10 +15,9 @@ import { rebuildDifferences } from '../support/promise-rebuild';
 import { propertyRuns, propertySeed, catches, expectCaughtByOne } from '../support/seed';
 import { evaluationRefusingAsSqlError } from '../support/killChecks';
 import { givenTwoRecordKb } from './support-eval';
+import { SqlErrorCode } from '../../src/sql/errors';
 
-// Fixed: a fresh seed (1780450858) drew a bare number as the body, which supertest cannot send
-// (TypeError in the client, not an answer of the service); the generator should send it as JSON text.
-const SEED = propertySeed(20260639);
+const SEED = propertySeed();
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 30);
 
 const statement = (project: string, kb: string, questions: string, llm: string) => {
@@ -98,7 +97,13 @@ describe.each(storeKinds)('generated values in EVALUATE KNOWLEDGE_BASE (%s)', (k
     else if (
       body.type === 'error' &&
       query.startsWith('EVALUATE') &&
-      !body.error_message?.includes('EVALUATE')
+      !body.error_message?.includes('EVALUATE') &&
+      // A statement the grammar cannot read (an empty quoted name: ``.kb) is named by the place it
+      // stops reading at; one it reads is refused naming EVALUATE.
+      !(
+        body.error_code === SqlErrorCode.Syntax &&
+        /^Syntax error at line \d+, column \d+: /.test(body.error_message ?? '')
+      )
     )
       violation = `SQL ${clip(query)} → an error not naming the statement: ${clip(body.error_message ?? '')}`;
     return { violation, table: body.type === 'table' };
@@ -106,7 +111,11 @@ describe.each(storeKinds)('generated values in EVALUATE KNOWLEDGE_BASE (%s)', (k
 
   /** One evaluation over REST (wrapped in `evaluation`, or bare): the promise it broke, if any. */
   const overRest = async ([evaluation, wrapped]: [unknown, boolean]) => {
-    const res = await t.http.post(evaluationsPath()).send(wrapped ? { evaluation } : (evaluation as object));
+    // As JSON text: supertest cannot send a bare number or string as a value.
+    const res = await t.http
+      .post(evaluationsPath())
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify(wrapped ? { evaluation } : evaluation) ?? '');
     if (res.status >= 500)
       return `REST ${clip(JSON.stringify(evaluation))} → ${res.status} ${clip(res.text)}`;
     if (res.status >= 400 && !/^application\/problem\+json/.test(String(res.headers['content-type'])))
