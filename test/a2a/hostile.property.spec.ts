@@ -14,9 +14,27 @@ import { hostileStrings, withLoneSurrogate } from '../support/hostile';
 import { agentUrl, listen, type Listening } from './support';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
-// Fixed: a fresh seed (731412628) drew no request that starts a run, which the check after the
-// property asks for (runs recorded via A2A); the generator should always include one.
-const SEED = Number(process.env.A2A_HOSTILE_SEED ?? propertySeed(40_2027));
+const SEED = Number(process.env.A2A_HOSTILE_SEED ?? propertySeed());
+
+/**
+ * A request that starts a run, tried first on every seed: the check after the property asks for runs
+ * recorded via A2A, and fresh seeds (731412628, 1740646756) drew no request that starts one. Its
+ * text is odd but keepable (a question holding NUL or a lone surrogate is rejected, no run).
+ */
+const startsARun: [Call, undefined] = [
+  {
+    version: '1.0',
+    method: 'SendMessage',
+    params: {
+      message: {
+        messageId: '7f0c5a7e-0d1e-4c59-9a53-0b7d3c1f2a41',
+        role: 'ROLE_USER',
+        parts: [{ text: 'What is in the ledger? ☃ \u202e🧪' }],
+      },
+    },
+  },
+  undefined,
+];
 const RUNS = Number(process.env.A2A_HOSTILE_RUNS ?? 60);
 
 const hostileString = hostileStrings(['%', '../', 'a'], 200_000);
@@ -161,7 +179,7 @@ describe.each(storeKinds)('hostile A2A requests (%s)', (store) => {
     const seen = new Map<string, number>();
     await fc.assert(
       fc.asyncProperty(calls, agents, (call, agent) => answeredBelow500(call, agent, seen)),
-      { seed: SEED, numRuns: propertyRuns(RUNS), endOnFailure: true },
+      { seed: SEED, numRuns: propertyRuns(RUNS), endOnFailure: true, examples: [startsARun] },
     );
     // Something of each kind was tried, and answered.
     expect(seen.size).toBeGreaterThan(3);
@@ -173,7 +191,7 @@ describe.each(storeKinds)('hostile A2A requests (%s)', (store) => {
     await t.http.get(`/api/projects/after_${store}`).expect(200);
     const status = await t.http.get('/api/status').expect(200);
     expect((status.body as { read_model: { failed: unknown } }).read_model.failed).toBeNull();
-    // Hostile questions did reach the agent: runs were recorded (via a2a), each on its own stream.
+    // Questions did reach the agent (the first request's at least): runs were recorded via A2A.
     const runs = (await t.running.ctx.log.readPage({ after: 0n, limit: 100_000 })).filter(
       (e) => e.type === 'AgentRunStarted',
     );
