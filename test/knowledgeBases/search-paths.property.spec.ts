@@ -16,9 +16,7 @@ import { hostileStrings } from '../support/hostile';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 const RUNS = 25;
-// Fixed: a fresh seed (834998743) drew {docs: [''], question: 'the of and', alpha: 0}, where both
-// paths rightly find nothing but the property asks for a hit; the generator should not draw such searches.
-const SEED = propertySeed(20261127);
+const SEED = propertySeed();
 const LIMIT = 5;
 
 let t: TestApp;
@@ -32,12 +30,16 @@ afterAll(async () => {
 
 /** Words the documents share, so keyword scores are seldom all zero; and the suite's hostile strings. */
 const WORDS = ['refund', 'shipping', 'days', 'order', 'support', 'express', 'café', '返品'];
-const text = fc.oneof(
-  fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 12 }).map((w) => w.join(' ')),
-  hostileStrings(WORDS),
-);
+const words = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 12 }).map((w) => w.join(' '));
+const text = fc.oneof(words, hostileStrings(WORDS));
 const world = fc.record({
-  docs: fc.array(text, { minLength: 1, maxLength: 6 }),
+  // One document of words at least: documents that make no chunk (a fresh seed, 834998743, drew
+  // docs [''] with a question of stop words) leave both paths rightly finding nothing, and the
+  // property asks for a hit so that agreeing on nothing cannot pass it.
+  docs: fc.tuple(fc.array(text, { maxLength: 5 }), words, fc.nat()).map(([others, one, at]) => {
+    const i = at % (others.length + 1);
+    return [...others.slice(0, i), one, ...others.slice(i)];
+  }),
   // Stop words only: a question with no term to search by keyword. (A blank question is refused by
   // SQL and searched by REST, a difference this property leaves to the specs of each.)
   question: fc.oneof(text, fc.constant('the of and')).filter((q) => q.trim() !== ''),
