@@ -48,6 +48,15 @@ const writeArb: fc.Arbitrary<Write> = fc.oneof(
     }),
   },
 );
+/** Two skills made, an agent using the first, then the first updated: its answer names the agent. */
+const usedThenUpdated: Write[][] = [
+  [
+    { kind: 'create', params: { database: 'files', api_key: 'sk-live-secret' } },
+    { kind: 'create', params: { database: 'pg' } },
+  ],
+  [{ kind: 'agent', uses: [0] }],
+  [{ kind: 'update', target: 0, rename: false, params: { database: 'files', tables: ["o'brien"] } }],
+];
 const wavesArb = fc.array(fc.array(writeArb, { minLength: 1, maxLength: 12 }), {
   minLength: 1,
   maxLength: 4,
@@ -142,12 +151,13 @@ describe.each(storeKinds)('the answer to a skill write (%s)', (kind) => {
   it('given waves of concurrent creates, updates and agents using the skills, then each answer equals the skill read from the read model after the wave', async () => {
     seen.answered = 0;
     seen.usedByAgents = 0;
-    await fc.assert(
-      fc.asyncProperty(wavesArb, answersEqualReads),
-      // Fixed: the check below that some answer was of a skill agents use held for this seed's draw; a
-      // fresh one (1419162850) drew none in PostgreSQL's 10 runs. Not a failure of the property itself.
-      { seed: propertySeed(20261124), numRuns: propertyRuns(kind === 'postgres' ? 10 : 25) },
-    );
+    await fc.assert(fc.asyncProperty(wavesArb, answersEqualReads), {
+      seed: propertySeed(),
+      numRuns: propertyRuns(kind === 'postgres' ? 10 : 25),
+      // Tried first on every seed: a skill an agent uses, then updated, so the check below that some
+      // answer was of a skill agents use holds (a fresh seed, 1419162850, drew none in 10 runs).
+      examples: [[usedThenUpdated]],
+    });
     // The property says something only when there were answers, some of skills agents use.
     expect(seen.answered).toBeGreaterThan(50);
     expect(seen.usedByAgents).toBeGreaterThan(0);
@@ -166,7 +176,7 @@ describe.each(storeKinds)('the answer to a skill write (%s)', (kind) => {
     });
     try {
       await expectCaught(fc.asyncProperty(wavesArb, answersEqualReads), {
-        seed: propertySeed(20261124),
+        seed: propertySeed(),
         numRuns: propertyRuns(kind === 'postgres' ? 10 : 25),
       });
     } finally {
