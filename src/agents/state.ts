@@ -79,13 +79,6 @@ export const requireAgent = (agents: AgentsState, ref: string): Agent => {
   return agent;
 };
 
-declare module '../shared/projectState' {
-  /** This slice's part of a project's stream (see ProjectContents). */
-  interface ProjectContents {
-    readonly agents: AgentsState;
-  }
-}
-
 export const agentsSlice = defineProjectSlice({
   key: 'agents',
   initial: (): AgentsState => new Map(),

@@ -95,13 +95,6 @@ export const requireChatbot = (bots: ChatbotsState, ref: string): Chatbot => {
   return bot;
 };
 
-declare module '../shared/projectState' {
-  /** This slice's part of a project's stream (see ProjectContents). */
-  interface ProjectContents {
-    readonly chatbots: ChatbotsState;
-  }
-}
-
 export const chatbotsSlice = defineProjectSlice({
   key: 'chatbots',
   initial: (): ChatbotsState => new Map(),

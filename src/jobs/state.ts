@@ -52,13 +52,6 @@ export const requireJob = (jobs: JobsState, name: string): Job => {
   return job;
 };
 
-declare module '../shared/projectState' {
-  /** This slice's part of a project's stream (see ProjectContents). */
-  interface ProjectContents {
-    readonly jobs: JobsState;
-  }
-}
-
 export const jobsSlice = defineProjectSlice({
   key: 'jobs',
   initial: (): JobsState => new Map(),

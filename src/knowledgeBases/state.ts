@@ -55,13 +55,6 @@ export const requireKnowledgeBase = (kbs: KnowledgeBasesState, name: string): Kn
 /** A knowledge base's documents: their own stream, so inserts never grow the project's stream. */
 export const documentsStream = (kbId: bigint | number) => `kb-${kbId}`;
 
-declare module '../shared/projectState' {
-  /** This slice's part of a project's stream (see ProjectContents). */
-  interface ProjectContents {
-    readonly knowledgeBases: KnowledgeBasesState;
-  }
-}
-
 export const knowledgeBasesSlice = defineProjectSlice({
   key: 'knowledgeBases',
   initial: (): KnowledgeBasesState => new Map(),

@@ -178,13 +178,6 @@ export const splitVersion = (ref: string): { name: string; version: number | und
   return m ? { name: m[1]!, version: Number(m[2]) } : { name: ref, version: undefined };
 };
 
-declare module '../shared/projectState' {
-  /** This slice's part of a project's stream (see ProjectContents). */
-  interface ProjectContents {
-    readonly models: ModelsState;
-  }
-}
-
 export const modelsSlice = defineProjectSlice({
   key: 'models',
   initial: (): ModelsState => new Map(),

@@ -11,15 +11,17 @@ import {
 type Slice = (typeof projectSlices)[number];
 
 /** What the list of slices holds, key by key. */
-type Contents = { readonly [S in Slice as S['key']]: ReturnType<S['initial']> };
+type Listed = { readonly [S in Slice as S['key']]: ReturnType<S['initial']> };
 
 /**
- * The list and the slices' own declarations of ProjectContents name the same keys and states: a
- * slice in the list that does not declare its key, or one declared but left out, does not compile.
+ * ProjectContents (src/shared/projectState.ts) is what the list holds: declared here, where the
+ * list is, so that what reads a project's state needs only src/shared, and a slice added to the
+ * list is in the aggregate's type with nothing else to write.
  */
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const listed: Same<Contents, Readonly<ProjectContents>> = true;
-void listed;
+declare module '../shared/projectState' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- its members are the list's
+  interface ProjectContents extends Listed {}
+}
 
 // Each slice's state is opaque here: only the slice's own evolve and cascade look inside.
 type AnySlice = {
@@ -29,12 +31,13 @@ type AnySlice = {
 };
 const slices = projectSlices as readonly AnySlice[];
 
-const emptyContents = (): Contents => Object.fromEntries(slices.map((s) => [s.key, s.initial()])) as Contents;
+const emptyContents = (): ProjectContents =>
+  Object.fromEntries(slices.map((s) => [s.key, s.initial()])) as ProjectContents;
 
-const evolveContents = (contents: Contents, event: RecordedEvent): Contents =>
+const evolveContents = (contents: ProjectContents, event: RecordedEvent): ProjectContents =>
   Object.fromEntries(
-    slices.map((s) => [s.key, s.evolve(contents[s.key as keyof Contents] as never, event)]),
-  ) as Contents;
+    slices.map((s) => [s.key, s.evolve(contents[s.key as keyof ProjectContents] as never, event)]),
+  ) as ProjectContents;
 
 export const projectAggregate: Aggregate<ProjectAggregate> = {
   initialState: () => ({ project: initialProjectState(), ...emptyContents() }),

@@ -66,13 +66,12 @@ type ProjectSlice<Key extends string, State> = {
 export const defineProjectSlice = <Key extends string, State>(slice: ProjectSlice<Key, State>) => slice;
 
 /**
- * What a project's stream holds besides the project, one key per slice. Each slice's state.ts adds
- * its own key (`declare module '../shared/projectState'`), so what reads a project's state needs
- * only this module, not the list of slices (src/projects/slices.ts), which imports every slice:
- * that import tied every slice's folder into one cycle with src/projects. The aggregate checks
- * that the list and these keys agree (src/projects/aggregate.ts).
+ * What a project's stream holds besides the project, one key per slice: declared empty here and
+ * filled from the list of slices where the list is (src/projects/aggregate.ts, `declare module`),
+ * so what reads a project's state needs only this module. Importing the list, which imports every
+ * slice, tied every slice's folder into one cycle with src/projects.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the slices' declarations
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled in src/projects/aggregate.ts
 export interface ProjectContents {}
 
 /** The state of a project's stream: the project, and each slice's state under its key. */

@@ -100,13 +100,6 @@ export const requireSkill = (skills: SkillsState, ref: string): Skill => {
   return skill;
 };
 
-declare module '../shared/projectState' {
-  /** This slice's part of a project's stream (see ProjectContents). */
-  interface ProjectContents {
-    readonly skills: SkillsState;
-  }
-}
-
 export const skillsSlice = defineProjectSlice({
   key: 'skills',
   initial: (): SkillsState => emptySkills,

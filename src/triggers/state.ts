@@ -48,13 +48,6 @@ export const requireTrigger = (triggers: TriggersState, name: string): Trigger =
   return trigger;
 };
 
-declare module '../shared/projectState' {
-  /** This slice's part of a project's stream (see ProjectContents). */
-  interface ProjectContents {
-    readonly triggers: TriggersState;
-  }
-}
-
 export const triggersSlice = defineProjectSlice({
   key: 'triggers',
   initial: (): TriggersState => new Map(),

@@ -40,13 +40,6 @@ export const requireView = (views: ViewsState, name: string): View => {
   return view;
 };
 
-declare module '../shared/projectState' {
-  /** This slice's part of a project's stream (see ProjectContents). */
-  interface ProjectContents {
-    readonly views: ViewsState;
-  }
-}
-
 export const viewsSlice = defineProjectSlice({
   key: 'views',
   initial: (): ViewsState => new Map(),
