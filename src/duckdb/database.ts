@@ -48,12 +48,13 @@ export type Duck = {
    */
   onMemoryPressure(fire: (pressure: MemoryPressure) => void): () => void;
   /**
-   * Looks at Node's heap now, as the sampler does every 20 ms, firing the listeners it concerns,
-   * and answers the pressure if the heap is past its ceiling (whether or not a listener fired):
+   * Looks at Node's heap now, as the sampler does every 20 ms, firing the listeners it concerns:
    * for callers that turn DuckDB's values into JavaScript ones, whose growth outruns the sampler.
-   * Costs a few microseconds.
+   * Answers the pressure when the heap is past its ceiling and the caller holds 4 MiB or more of
+   * answer (`holding`, bytes), however large the heap was when it began; else undefined. Costs
+   * well under a microsecond.
    */
-  lookAtHeap(): MemoryPressure | undefined;
+  lookAtHeap(holding?: number): MemoryPressure | undefined;
   /**
    * Called by the projection writer, on its connection, before it commits a batch: while SQL
    * queries have run long enough to hold memory, and DuckDB's unspillable memory is past half its
@@ -104,7 +105,7 @@ export const openDuck = async (
     writer,
     withReader,
     onMemoryPressure: (listener) => watch.onMemoryPressure(listener),
-    lookAtHeap: () => watch.lookAtHeap(),
+    lookAtHeap: (holding) => watch.lookAtHeap(holding),
     makeRoomForWriter: (c, after) => watch.makeRoomForWriter(c, after),
     onInvalidated: (listener) => invalidation.onInvalidated(listener),
     noticeFailure,

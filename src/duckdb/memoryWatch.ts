@@ -42,6 +42,9 @@ const ROOM_WAIT_MS = 500;
 /** How long a query runs before the engine watch looks at DuckDB's memory for it (a look costs ~1.5 ms of a pool thread). */
 const ENGINE_WATCH_AFTER_MS = 20;
 
+/** The answer's bytes past which the heap past its ceiling stops a caller converting it (`lookAtHeap`). */
+const ANSWER_HOLDING = 4 * 1024 * 1024;
+
 /** Growth (bytes) since a listener came, past which the process's or the heap's size stops its query. */
 const GROWTH = 32 * 1024 * 1024;
 
@@ -147,9 +150,10 @@ export class MemoryWatch {
   /**
    * See `Duck.lookAtHeap`. The sampler alone was outrun: six 64 MiB answers converted at once took
    * the heap from under its ceiling to its limit between two samples, about one run in ten of
-   * test/faults/memory-pressure.spec.ts ("FATAL ERROR: … JavaScript heap out of memory").
+   * test/faults/memory-pressure.spec.ts ("FATAL ERROR: … JavaScript heap out of memory"); and the
+   * growth rule let twelve answers, each starting over what the others held, climb 32 MiB each.
    */
-  lookAtHeap(): MemoryPressure | undefined {
+  lookAtHeap(holding = 0): MemoryPressure | undefined {
     if (this.processMemoryLimit === 0) return undefined;
     const used = heapUsed();
     if (used <= this.heapCeiling) return undefined;
@@ -158,7 +162,7 @@ export class MemoryWatch {
       this.listenersGrownPast(used, (l) => l.heapFrom),
       pressure,
     );
-    return pressure;
+    return holding >= ANSWER_HOLDING ? pressure : undefined;
   }
 
   private sample() {

@@ -22,6 +22,9 @@ export type TableAnswer = {
 
 export type ErrorAnswer = { type: 'error'; error_code: number; error_message: string };
 
+/** Every row a query read, uncut, as arrays beside its column names (a training's rows, for one). */
+export type RowTable = { names: readonly string[]; rows: readonly (readonly unknown[])[] };
+
 /**
  * A table read as DuckDB produces it (what the doors stream): the columns first, then
  * chunks of rows as the consumer asks for them; `truncated()` once they are done.

@@ -8,7 +8,8 @@
  */
 import fc from 'fast-check';
 import type { Row } from '../../src/engines/ml/dataset';
-import { columnsFromRows, columnsFromTables, type RowTable } from '../../src/engines/ml/table';
+import { columnsFromRows, columnsFromTables } from '../../src/engines/ml/table';
+import type { RowTable } from '../../src/shared/sqlAnswers';
 import { expectCaught, propertyRuns, propertySeed } from '../support/seed';
 
 const name = fc.constantFrom('a', 'b', 'price', '1', '0', '__proto__', 'constructor', 'b');

@@ -1,3 +1,4 @@
+import type { RowTable } from '../../shared/sqlAnswers';
 import type { Row } from './dataset';
 
 /** Numbers of one column, NaN where missing: what training reads without per-row objects. */
@@ -20,33 +21,56 @@ export const isNumericColumn = (c: ColumnValues): c is NumericColumn => ArrayBuf
 
 export const rowCount = (d: ColumnarData) => d.data[0]?.length ?? 0;
 
-/**
- * Turns rows into columns: a column whose cells are all numbers or missing becomes a Float64Array
- * (missing → NaN), any other keeps its values. Columns are the first row's keys, as before.
- */
-export const columnsFromRows = (rows: readonly Row[]): ColumnarData => {
-  const columns = rows.length ? Object.keys(rows[0]!) : [];
-  const data = columns.map((name): ColumnValues => {
-    let numeric = true;
-    for (let i = 0; i < rows.length && numeric; i++) {
-      const v = rows[i]![name];
-      if (!(typeof v === 'number' || v === null || v === undefined)) numeric = false;
-    }
-    if (numeric) {
-      const out = new Float64Array(rows.length);
-      for (let i = 0; i < rows.length; i++) {
-        const v = rows[i]![name];
-        out[i] = typeof v === 'number' ? v : NaN;
-      }
-      return out;
-    }
-    return rows.map((r) => r[name]);
-  });
-  return { columns, data };
+/** One source's cells of a column (the rows of one table): `cell(i)` for each `i` below `length`. */
+type ColumnPart = { readonly length: number; readonly cell: (i: number) => unknown };
+
+const numbersOnly = (part: ColumnPart) => {
+  for (let i = 0; i < part.length; i++) {
+    const v = part.cell(i);
+    if (!(typeof v === 'number' || v === null || v === undefined)) return false;
+  }
+  return true;
 };
 
-/** Rows read by a query, as arrays beside its column names. */
-export type RowTable = { names: readonly string[]; rows: readonly (readonly unknown[])[] };
+/**
+ * One column made from its parts, one after another: a Float64Array when every cell is a number or
+ * missing (missing → NaN), else the cells as they are. A step is yielded after each pass over a
+ * part (its cell count), so a caller may let the event loop in between; `made` runs it through.
+ */
+function* columnOf(parts: readonly ColumnPart[]): Generator<number, ColumnValues> {
+  let numeric = true;
+  for (const part of parts) {
+    numeric &&= numbersOnly(part);
+    yield part.length;
+  }
+  const out = numeric ? new Float64Array(parts.reduce((n, p) => n + p.length, 0)) : new Array<unknown>();
+  let at = 0;
+  for (const part of parts) {
+    if (out instanceof Float64Array)
+      for (let i = 0; i < part.length; i++) {
+        const v = part.cell(i);
+        out[at + i] = typeof v === 'number' ? v : NaN;
+      }
+    else for (let i = 0; i < part.length; i++) out[at + i] = part.cell(i);
+    at += part.length;
+    yield part.length;
+  }
+  return out;
+}
+
+const made = <T>(steps: Generator<number, T>): T => {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+};
+
+/** Turns rows into columns (see `columnOf`). Columns are the first row's keys, as before. */
+export const columnsFromRows = (rows: readonly Row[]): ColumnarData => {
+  const columns = rows.length ? Object.keys(rows[0]!) : [];
+  const data = columns.map((name) => made(columnOf([{ length: rows.length, cell: (i) => rows[i]![name] }])));
+  return { columns, data };
+};
 
 /** How many cells are turned into columns between two yields to the event loop. */
 const CELLS_PER_TURN = 1 << 20;
@@ -63,45 +87,31 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 export const columnsFromTables = async (tables: readonly RowTable[]): Promise<ColumnarData> => {
   const first = tables.find((t) => t.rows.length > 0);
   if (!first) return { columns: [], data: [] };
-  // Where each name's cells are in a table: its last place, as an object built from the row keeps.
-  const placesIn = (t: RowTable) => new Map(t.names.map((name, i) => [name, i]));
   const columns = Object.keys(Object.fromEntries(first.names.map((name) => [name, true])));
-  const sources = tables.map((t) => {
-    const places = placesIn(t);
-    return { rows: t.rows, at: columns.map((name) => places.get(name) ?? -1) };
+  // Where each column's cells are in each table: a name's last place, as an object built from the row keeps.
+  const places = tables.map((t) => {
+    const at = new Map(t.names.map((name, i) => [name, i]));
+    return columns.map((name) => at.get(name));
   });
-  const total = sources.reduce((n, s) => n + s.rows.length, 0);
   let cells = 0;
-  const pace = async (n: number) => {
-    cells += n;
-    if (cells >= CELLS_PER_TURN) {
-      cells = 0;
-      await nextTurn();
-    }
-  };
   const data: ColumnValues[] = [];
   for (let j = 0; j < columns.length; j++) {
-    let numeric = true;
-    for (const { rows, at } of sources) {
-      const c = at[j]!;
-      if (c < 0) continue;
-      for (let i = 0; i < rows.length && numeric; i++) {
-        const v = rows[i]![c];
-        if (!(typeof v === 'number' || v === null || v === undefined)) numeric = false;
+    const parts = tables.map(({ rows }, k): ColumnPart => {
+      const c = places[k]![j];
+      return { length: rows.length, cell: c === undefined ? () => undefined : (i) => rows[i]![c] };
+    });
+    const steps = columnOf(parts);
+    for (let step = steps.next(); ; step = steps.next()) {
+      if (step.done) {
+        data.push(step.value);
+        break;
       }
-      await pace(rows.length);
-    }
-    const out: Float64Array | unknown[] = numeric ? new Float64Array(total) : new Array<unknown>(total);
-    let k = 0;
-    for (const { rows, at } of sources) {
-      const c = at[j]!;
-      for (let i = 0; i < rows.length; i++, k++) {
-        const v = c < 0 ? undefined : rows[i]![c];
-        out[k] = numeric ? (typeof v === 'number' ? v : NaN) : v;
+      cells += step.value;
+      if (cells >= CELLS_PER_TURN) {
+        cells = 0;
+        await nextTurn();
       }
-      await pace(rows.length);
     }
-    data.push(out);
   }
   return { columns, data };
 };

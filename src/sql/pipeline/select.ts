@@ -100,9 +100,6 @@ type LocalRead = {
   explain(error: unknown): unknown;
 };
 
-/** The bytes of rows past which an answer being converted stops once the heap is past its ceiling (see QueryRun.check). */
-const ANSWER_HOLDING = 4 * 1024 * 1024;
-
 type PlanOf<K extends Prepared['kind']> = Extract<Prepared, { kind: K }>;
 
 /** A query's bound parameters and its database: what LLM()'s first pass reads with. */
@@ -204,13 +201,11 @@ class QueryRun {
   /**
    * Throws once the run is interrupted (DuckDB answers an interrupted fetch with an empty chunk).
    * Called between an answer's chunks and every few MiB converted (`holding`: the answer's bytes so
-   * far), the heap is looked at then. An answer holding that much stops once the heap is past its
-   * ceiling, however large the heap was when it began: twelve wide answers, each starting over what
-   * the others held, climbed 32 MiB each (the watch's growth rule) to the heap's limit.
+   * far): the heap is looked at then, and stops the run as `Duck.lookAtHeap` says.
    */
   readonly check = (holding = 0) => {
-    const heap = this.deps.duck.lookAtHeap();
-    if (heap && holding >= ANSWER_HOLDING && !this.interrupted) {
+    const heap = this.deps.duck.lookAtHeap(holding);
+    if (heap && !this.interrupted) {
       this.overMemory = heap;
       this.interrupt();
     }
