@@ -11,6 +11,7 @@ import { querySql, startTestApp, type TestApp } from '../support/app';
 import { fakeReply, lastUserText, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { givenLlmModel, givenTexts, rowsOf, type LlmWorld } from './world';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
+import { methodReplaced, whileBugged } from '../support/killChecks';
 
 const SEED = propertySeed();
 const CAP = 6;
@@ -96,20 +97,19 @@ describe('a JOIN with an LLM model', () => {
   it('kill check: a JOIN that asks the model row by row is caught', async () => {
     // The bug: the model's rows are answered each on its own (one request per row, all at once):
     // a repeated prompt is asked again, and the cap is counted per row.
-    const llmCalls = t.running.services.llmCalls;
-    const answerModel = llmCalls.answerModel;
-    const spy = jest
-      .spyOn(llmCalls, 'answerModel')
-      .mockImplementation(async (model, rows, options) =>
-        (await Promise.all(rows.map((row) => answerModel(model, [row], options)))).flat(),
-      );
-    try {
-      await expectCaught(fc.asyncProperty(textsOfFile, asksEachDistinctPromptOnce), {
-        seed: SEED,
-        numRuns: propertyRuns(25),
-      });
-    } finally {
-      spy.mockRestore();
-    }
+    await whileBugged(
+      () =>
+        methodReplaced(
+          t.running.services.llmCalls,
+          'answerModel',
+          (answerModel) => async (model, rows, options) =>
+            (await Promise.all(rows.map((row) => answerModel(model, [row], options)))).flat(),
+        ),
+      () =>
+        expectCaught(fc.asyncProperty(textsOfFile, asksEachDistinctPromptOnce), {
+          seed: SEED,
+          numRuns: propertyRuns(25),
+        }),
+    );
   }, 300_000);
 });
