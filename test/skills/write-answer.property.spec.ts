@@ -57,10 +57,15 @@ const usedThenUpdated: Write[][] = [
   [{ kind: 'agent', uses: [0] }],
   [{ kind: 'update', target: 0, rename: false, params: { database: 'files', tables: ["o'brien"] } }],
 ];
-const wavesArb = fc.array(fc.array(writeArb, { minLength: 1, maxLength: 12 }), {
-  minLength: 1,
-  maxLength: 4,
-});
+const createArb = fc.record({ kind: fc.constant('create' as const), params: paramsArb });
+// Every run's first wave begins with a create, so every run has at least one answer to compare
+// (a fresh seed, 1678426504, drew 46 answers in 10 runs when a run could hold none).
+const wavesArb = fc
+  .tuple(
+    createArb,
+    fc.array(fc.array(writeArb, { minLength: 0, maxLength: 12 }), { minLength: 1, maxLength: 4 }),
+  )
+  .map(([first, [wave, ...rest]]): Write[][] => [[first, ...(wave ?? [])], ...rest]);
 
 describe.each(storeKinds)('the answer to a skill write (%s)', (kind) => {
   let app: TestApp;
@@ -151,15 +156,17 @@ describe.each(storeKinds)('the answer to a skill write (%s)', (kind) => {
   it('given waves of concurrent creates, updates and agents using the skills, then each answer equals the skill read from the read model after the wave', async () => {
     seen.answered = 0;
     seen.usedByAgents = 0;
+    const runs = propertyRuns(kind === 'postgres' ? 10 : 25);
     await fc.assert(fc.asyncProperty(wavesArb, answersEqualReads), {
       seed: propertySeed(),
-      numRuns: propertyRuns(kind === 'postgres' ? 10 : 25),
+      numRuns: runs,
       // Tried first on every seed: a skill an agent uses, then updated, so the check below that some
       // answer was of a skill agents use holds (a fresh seed, 1419162850, drew none in 10 runs).
       examples: [[usedThenUpdated]],
     });
-    // The property says something only when there were answers, some of skills agents use.
-    expect(seen.answered).toBeGreaterThan(50);
+    // The property says something only when there were answers (each run has one at least), some of
+    // skills agents use.
+    expect(seen.answered).toBeGreaterThanOrEqual(runs);
     expect(seen.usedByAgents).toBeGreaterThan(0);
   });
 
