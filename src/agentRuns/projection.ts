@@ -1,4 +1,5 @@
 import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
 
@@ -8,36 +9,16 @@ export const agentRunsTable = tableProjection({
   // Changes with every call, run or batch: other answers are kept through it (readVersions.ts).
   activity: true,
   key: 'TRACE_ID',
-  columns: [
-    { name: 'TRACE_ID', type: 'VARCHAR' },
-    { name: 'PROJECT', type: 'VARCHAR' },
-    { name: 'AGENT', type: 'VARCHAR' },
-    { name: 'QUESTION', type: 'VARCHAR' },
-    { name: 'ANSWER', type: 'VARCHAR', nullable: true },
-    { name: 'STATUS', type: 'VARCHAR' },
-    { name: 'ERROR_KIND', type: 'VARCHAR', nullable: true },
-    { name: 'ERROR', type: 'VARCHAR', nullable: true },
-    { name: 'STEPS', type: 'INTEGER' },
-    { name: 'PROVIDER', type: 'VARCHAR' },
-    { name: 'MODEL', type: 'VARCHAR' },
-    { name: 'ENGINE', type: 'VARCHAR', nullable: true },
-    { name: 'SQL', type: 'VARCHAR[]' },
-    { name: 'PROMPT_TOKENS', type: 'BIGINT', nullable: true },
-    { name: 'COMPLETION_TOKENS', type: 'BIGINT', nullable: true },
-    { name: 'TOTAL_TOKENS', type: 'BIGINT', nullable: true },
-    { name: 'MS', type: 'BIGINT', nullable: true },
-    { name: 'THREAD_ID', type: 'VARCHAR', nullable: true },
-    { name: 'VIA', type: 'VARCHAR' },
-    { name: 'PROJECT_ID', type: 'BIGINT' },
-    { name: 'AGENT_ID', type: 'BIGINT' },
-    { name: 'AGENT_VERSION', type: 'BIGINT' },
-    { name: 'STARTED_AT', type: 'TIMESTAMP' },
-    { name: 'FINISHED_AT', type: 'TIMESTAMP', nullable: true },
-    { name: 'POSITION', type: 'BIGINT' },
+  columns: columns(
+    `TRACE_ID VARCHAR, PROJECT VARCHAR, AGENT VARCHAR, QUESTION VARCHAR, ANSWER VARCHAR NULL,
+    STATUS VARCHAR, ERROR_KIND VARCHAR NULL, ERROR VARCHAR NULL, STEPS INTEGER, PROVIDER VARCHAR,
+    MODEL VARCHAR, ENGINE VARCHAR NULL, SQL VARCHAR[], PROMPT_TOKENS BIGINT NULL,
+    COMPLETION_TOKENS BIGINT NULL, TOTAL_TOKENS BIGINT NULL, MS BIGINT NULL, THREAD_ID VARCHAR NULL,
+    VIA VARCHAR, PROJECT_ID BIGINT, AGENT_ID BIGINT, AGENT_VERSION BIGINT, STARTED_AT TIMESTAMP,
+    FINISHED_AT TIMESTAMP NULL, POSITION BIGINT`,
     /** Who asked (`user:<id>`, `token:<id>`, `system`…) and their user name: whose LLM budgets the run's model calls count against. */
-    { name: 'ACTOR', type: 'VARCHAR', nullable: true },
-    { name: 'USER_NAME', type: 'VARCHAR', nullable: true },
-  ],
+    'ACTOR VARCHAR NULL, USER_NAME VARCHAR NULL',
+  ),
   handles: ['AgentRunStarted', 'AgentRunAnswered', 'AgentRunFailed'],
   apply: async (event, rows) => {
     switch (event.type) {
@@ -122,22 +103,11 @@ export const agentStepsTable = tableProjection({
   // Changes with every call, run or batch: other answers are kept through it (readVersions.ts).
   activity: true,
   key: null,
-  columns: [
-    { name: 'TRACE_ID', type: 'VARCHAR' },
-    { name: 'SEQ', type: 'BIGINT' },
-    { name: 'STEP', type: 'INTEGER' },
-    { name: 'KIND', type: 'VARCHAR' },
-    { name: 'NAME', type: 'VARCHAR' },
-    { name: 'OK', type: 'BOOLEAN' },
-    { name: 'DETAIL', type: 'JSON' },
-    { name: 'SQL', type: 'VARCHAR', nullable: true },
-    { name: 'ROW_COUNT', type: 'BIGINT', nullable: true },
-    { name: 'ERROR', type: 'VARCHAR', nullable: true },
-    { name: 'REJECTED', type: 'BOOLEAN' },
-    { name: 'TOTAL_TOKENS', type: 'BIGINT', nullable: true },
-    { name: 'MS', type: 'BIGINT', nullable: true },
-    { name: 'RECORDED_AT', type: 'TIMESTAMP' },
-  ],
+  columns: columns(
+    `TRACE_ID VARCHAR, SEQ BIGINT, STEP INTEGER, KIND VARCHAR, NAME VARCHAR, OK BOOLEAN, DETAIL JSON,
+    SQL VARCHAR NULL, ROW_COUNT BIGINT NULL, ERROR VARCHAR NULL, REJECTED BOOLEAN,
+    TOTAL_TOKENS BIGINT NULL, MS BIGINT NULL, RECORDED_AT TIMESTAMP`,
+  ),
   handles: ['AgentRunModelCalled', 'AgentRunToolCalled'],
   apply: (event, rows) => {
     switch (event.type) {

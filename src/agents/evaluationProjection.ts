@@ -1,4 +1,5 @@
 import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { columns } from '../projection/columns';
 import type { RowStore, TableReader } from '../projection/types';
 
 /** An agent's deletion removes its evaluations' rows (its evaluations stream keeps them). */
@@ -14,26 +15,12 @@ const agentRowsDeleted = async (rows: RowStore, agentId: number, key: string) =>
 export const agentEvaluationsTable = tableProjection({
   table: 'agent_evaluations',
   key: 'ID',
-  columns: [
-    { name: 'ID', type: 'BIGINT' },
-    { name: 'AGENT_ID', type: 'BIGINT' },
-    { name: 'PROJECT', type: 'VARCHAR' },
-    { name: 'AGENT', type: 'VARCHAR' },
-    { name: 'AGENT_VERSION', type: 'BIGINT' },
-    { name: 'SCORING', type: 'VARCHAR' },
-    { name: 'TOLERANCE', type: 'DOUBLE', nullable: true },
-    { name: 'RUBRIC', type: 'VARCHAR', nullable: true },
-    { name: 'JUDGE_PROVIDER', type: 'VARCHAR', nullable: true },
-    { name: 'JUDGE_MODEL', type: 'VARCHAR', nullable: true },
-    { name: 'SOURCE', type: 'VARCHAR' },
-    { name: 'TEST_SET_DIGEST', type: 'VARCHAR' },
-    { name: 'CASES', type: 'INTEGER' },
-    { name: 'PASSED', type: 'INTEGER' },
-    { name: 'PASS_RATE', type: 'DOUBLE' },
-    { name: 'MEAN_SCORE', type: 'DOUBLE' },
-    { name: 'MS_PER_CASE', type: 'DOUBLE' },
-    { name: 'CREATED_AT', type: 'TIMESTAMP' },
-  ],
+  columns: columns(
+    `ID BIGINT, AGENT_ID BIGINT, PROJECT VARCHAR, AGENT VARCHAR, AGENT_VERSION BIGINT, SCORING VARCHAR,
+    TOLERANCE DOUBLE NULL, RUBRIC VARCHAR NULL, JUDGE_PROVIDER VARCHAR NULL, JUDGE_MODEL VARCHAR NULL,
+    SOURCE VARCHAR, TEST_SET_DIGEST VARCHAR, CASES INTEGER, PASSED INTEGER, PASS_RATE DOUBLE,
+    MEAN_SCORE DOUBLE, MS_PER_CASE DOUBLE, CREATED_AT TIMESTAMP`,
+  ),
   handles: ['AgentEvaluated', 'AgentDeleted'],
   apply: async (event, rows) => {
     switch (event.type) {
@@ -73,23 +60,13 @@ export const agentEvaluationsTable = tableProjection({
 export const agentEvaluationCasesTable = tableProjection({
   table: 'agent_evaluation_cases',
   key: 'CASE_KEY',
-  columns: [
+  columns: columns(
     // `<evaluation id>-<case number>`: one row per case.
-    { name: 'CASE_KEY', type: 'VARCHAR' },
-    { name: 'EVALUATION_ID', type: 'BIGINT' },
-    { name: 'CASE_NUMBER', type: 'INTEGER' },
-    { name: 'AGENT_ID', type: 'BIGINT' },
-    { name: 'PROJECT', type: 'VARCHAR' },
-    { name: 'AGENT', type: 'VARCHAR' },
-    { name: 'AGENT_VERSION', type: 'BIGINT' },
-    { name: 'QUESTION', type: 'VARCHAR' },
-    { name: 'EXPECTED', type: 'VARCHAR' },
-    { name: 'ANSWER', type: 'VARCHAR' },
-    { name: 'SCORE', type: 'DOUBLE' },
-    { name: 'PASSED', type: 'BOOLEAN' },
-    { name: 'TRACE_ID', type: 'VARCHAR', nullable: true },
-    { name: 'ERROR', type: 'VARCHAR', nullable: true },
-  ],
+    'CASE_KEY VARCHAR',
+    `EVALUATION_ID BIGINT, CASE_NUMBER INTEGER, AGENT_ID BIGINT, PROJECT VARCHAR, AGENT VARCHAR,
+    AGENT_VERSION BIGINT, QUESTION VARCHAR, EXPECTED VARCHAR, ANSWER VARCHAR, SCORE DOUBLE,
+    PASSED BOOLEAN, TRACE_ID VARCHAR NULL, ERROR VARCHAR NULL`,
+  ),
   handles: ['AgentEvaluated', 'AgentDeleted'],
   apply: async (event, rows) => {
     switch (event.type) {

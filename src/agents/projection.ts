@@ -3,6 +3,7 @@ import type { Row, RowStore } from '../projection/types';
 import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
 import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
 import { allHandled, tableProjection, type RowOf } from '../projection/table';
+import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 
 type Links = AgentCreated['data']['skills'];
@@ -36,18 +37,13 @@ export const agentsTable = tableProjection({
   table: 'agents',
   key: 'ID',
   history: true,
-  columns: [
-    ...NAME_AND_PROJECT,
-    { name: 'MODEL_NAME', type: 'VARCHAR', nullable: true },
-    { name: 'SKILLS', type: 'VARCHAR[]' },
-    { name: 'PARAMS', type: 'JSON' },
-    ...RESOURCE_IDS,
-    { name: 'PROVIDER', type: 'VARCHAR', nullable: true },
-    { name: 'SKILL_IDS', type: 'BIGINT[]' },
-    { name: 'SKILLS_EXTRA_PARAMETERS', type: 'JSON' },
-    { name: 'SKILL_LINKS', type: 'JSON' },
-    ...RESOURCE_STAMPS,
-  ],
+  columns: columns(
+    NAME_AND_PROJECT,
+    'MODEL_NAME VARCHAR NULL, SKILLS VARCHAR[], PARAMS JSON',
+    RESOURCE_IDS,
+    'PROVIDER VARCHAR NULL, SKILL_IDS BIGINT[], SKILLS_EXTRA_PARAMETERS JSON, SKILL_LINKS JSON',
+    RESOURCE_STAMPS,
+  ),
   handles: ['AgentCreated', 'AgentUpdated', 'AgentDeleted', 'SkillDetachedFromAgent', 'SkillUpdated'],
   apply: async (event, rows, lookup) => {
     switch (event.type) {

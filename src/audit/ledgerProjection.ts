@@ -1,5 +1,6 @@
 import { eventLeafHash, MerkleFrontier, type Hash, type LeafHashes } from '../ledger';
 import type { Duck } from '../duckdb/database';
+import { columns } from '../projection/columns';
 import type { RowStore, TableProjection } from '../projection/types';
 
 /**
@@ -12,13 +13,7 @@ export const ledgerTreeTable: TableProjection = {
   // Written with every batch (by ledger_leaves): other answers are kept through it (readVersions.ts).
   activity: true,
   key: 'ID',
-  columns: [
-    { name: 'ID', type: 'VARCHAR' },
-    { name: 'SIZE', type: 'BIGINT' },
-    { name: 'ROOT_HASH', type: 'VARCHAR' },
-    { name: 'LAST_POSITION', type: 'BIGINT' },
-    { name: 'FRONTIER', type: 'JSON' },
-  ],
+  columns: columns('ID VARCHAR, SIZE BIGINT, ROOT_HASH VARCHAR, LAST_POSITION BIGINT, FRONTIER JSON'),
   // Written by ledger_leaves, which applies every event.
   handles: [],
   apply: () => undefined,
@@ -36,11 +31,7 @@ const growing = new WeakMap<RowStore, { frontier: MerkleFrontier; lastPosition: 
 export const ledgerLeavesTable: TableProjection = {
   table: 'ledger_leaves',
   key: 'LEAF_INDEX',
-  columns: [
-    { name: 'LEAF_INDEX', type: 'BIGINT' },
-    { name: 'POSITION', type: 'BIGINT' },
-    { name: 'LEAF_HASH', type: 'VARCHAR' },
-  ],
+  columns: columns('LEAF_INDEX BIGINT, POSITION BIGINT, LEAF_HASH VARCHAR'),
   handles: 'all',
   apply: async (event, rows, lookup) => {
     let batch = growing.get(rows);

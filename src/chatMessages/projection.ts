@@ -1,4 +1,5 @@
 import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 
 /**
@@ -11,36 +12,17 @@ export const chatMessagesTable = tableProjection({
   // Changes with every call, run or batch: other answers are kept through it (readVersions.ts).
   activity: true,
   key: 'MESSAGE_ID',
-  columns: [
-    { name: 'MESSAGE_ID', type: 'VARCHAR' },
-    { name: 'CHATBOT_ID', type: 'BIGINT' },
-    { name: 'PROJECT', type: 'VARCHAR' },
-    { name: 'CHATBOT', type: 'VARCHAR' },
-    { name: 'CHANNEL', type: 'VARCHAR' },
-    { name: 'CHAT_ID', type: 'VARCHAR' },
-    { name: 'USER', type: 'VARCHAR' },
-    { name: 'TEXT', type: 'VARCHAR' },
-    { name: 'EXTERNAL_ID', type: 'VARCHAR', nullable: true },
-    { name: 'CHANNEL_MESSAGE_ID', type: 'VARCHAR', nullable: true },
-    { name: 'THREAD_ID', type: 'VARCHAR', nullable: true },
-    { name: 'STATUS', type: 'VARCHAR' },
-    { name: 'ATTEMPTS', type: 'INTEGER' },
-    { name: 'DELIVERIES', type: 'INTEGER' },
-    { name: 'CLAIMED_BY', type: 'VARCHAR', nullable: true },
-    { name: 'LEASE_UNTIL', type: 'TIMESTAMP', nullable: true },
-    { name: 'RETRY_AT', type: 'TIMESTAMP', nullable: true },
-    { name: 'LAST_ERROR', type: 'VARCHAR', nullable: true },
-    { name: 'ANSWER_ID', type: 'VARCHAR', nullable: true },
-    { name: 'ANSWER', type: 'VARCHAR', nullable: true },
-    { name: 'TRACE_ID', type: 'VARCHAR', nullable: true },
-    { name: 'RECEIVED_AT', type: 'TIMESTAMP' },
-    { name: 'ANSWERED_AT', type: 'TIMESTAMP', nullable: true },
-    { name: 'DELIVERED_AT', type: 'TIMESTAMP', nullable: true },
+  columns: columns(
+    `MESSAGE_ID VARCHAR, CHATBOT_ID BIGINT, PROJECT VARCHAR, CHATBOT VARCHAR, CHANNEL VARCHAR,
+    CHAT_ID VARCHAR, USER VARCHAR, TEXT VARCHAR, EXTERNAL_ID VARCHAR NULL,
+    CHANNEL_MESSAGE_ID VARCHAR NULL, THREAD_ID VARCHAR NULL, STATUS VARCHAR, ATTEMPTS INTEGER,
+    DELIVERIES INTEGER, CLAIMED_BY VARCHAR NULL, LEASE_UNTIL TIMESTAMP NULL, RETRY_AT TIMESTAMP NULL,
+    LAST_ERROR VARCHAR NULL, ANSWER_ID VARCHAR NULL, ANSWER VARCHAR NULL, TRACE_ID VARCHAR NULL,
+    RECEIVED_AT TIMESTAMP, ANSWERED_AT TIMESTAMP NULL, DELIVERED_AT TIMESTAMP NULL`,
     /** Global positions: the message's, and its answer's (a conversation is read in this order). */
-    { name: 'POSITION', type: 'BIGINT' },
-    { name: 'ANSWER_POSITION', type: 'BIGINT', nullable: true },
-    { name: 'STREAM', type: 'VARCHAR' },
-  ],
+    'POSITION BIGINT, ANSWER_POSITION BIGINT NULL',
+    'STREAM VARCHAR',
+  ),
   handles: [
     'ChatMessageReceived',
     'ChatAnswerClaimed',

@@ -3,6 +3,7 @@ import type { Row, RowStore, TableReader } from '../projection/types';
 import { createdCells, patchRow, projectResourceReads, updatedRow } from '../projection/projectResource';
 import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
 import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 
 const agentName = async (agentId: number | null, agents: RowStore) =>
@@ -32,20 +33,14 @@ export const chatbotsTable = tableProjection({
   table: 'chatbots',
   key: 'ID',
   history: true,
-  columns: [
-    ...NAME_AND_PROJECT,
-    { name: 'DATABASE', type: 'VARCHAR', nullable: true },
-    { name: 'AGENT', type: 'VARCHAR', nullable: true },
-    { name: 'MODEL_NAME', type: 'VARCHAR', nullable: true },
-    { name: 'PARAMS', type: 'JSON' },
-    { name: 'IS_RUNNING', type: 'BOOLEAN' },
-    { name: 'LAST_ERROR', type: 'VARCHAR', nullable: true },
-    { name: 'WEBHOOK_TOKEN', type: 'VARCHAR', nullable: true },
-    ...RESOURCE_IDS,
-    { name: 'AGENT_ID', type: 'BIGINT', nullable: true },
-    { name: 'DATABASE_ID', type: 'BIGINT', nullable: true },
-    ...RESOURCE_STAMPS,
-  ],
+  columns: columns(
+    NAME_AND_PROJECT,
+    `DATABASE VARCHAR NULL, AGENT VARCHAR NULL, MODEL_NAME VARCHAR NULL, PARAMS JSON, IS_RUNNING BOOLEAN,
+    LAST_ERROR VARCHAR NULL, WEBHOOK_TOKEN VARCHAR NULL`,
+    RESOURCE_IDS,
+    'AGENT_ID BIGINT NULL, DATABASE_ID BIGINT NULL',
+    RESOURCE_STAMPS,
+  ),
   handles: [
     'ChatbotCreated',
     'ChatbotUpdated',

@@ -1,4 +1,5 @@
 import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { nameKey } from '../shared/names';
 import { maskSecrets } from '../shared/secrets';
@@ -8,15 +9,10 @@ export const databasesTable = tableProjection({
   table: 'databases',
   key: 'id',
   history: true,
-  columns: [
-    { name: 'id', type: 'BIGINT' },
-    { name: 'name', type: 'VARCHAR' },
-    { name: 'engine', type: 'VARCHAR' },
-    { name: 'connection_data', type: 'JSON' },
-    { name: 'created_at', type: 'TIMESTAMP' },
-    { name: 'updated_at', type: 'TIMESTAMP' },
-    { name: 'version', type: 'BIGINT' },
-  ],
+  columns: columns(
+    `id BIGINT, name VARCHAR, engine VARCHAR, connection_data JSON, created_at TIMESTAMP,
+    updated_at TIMESTAMP, version BIGINT`,
+  ),
   handles: ['DatabaseCreated', 'DatabaseUpdated', 'DatabaseDeleted'],
   apply: async (event, rows) => {
     switch (event.type) {

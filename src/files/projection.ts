@@ -7,6 +7,7 @@ import {
   tableProjection,
   type RowOf,
 } from '../projection/table';
+import { columns } from '../projection/columns';
 import type { SchemaProjection, TableReader } from '../projection/types';
 import { FILES_SCHEMA, nameKey } from '../shared/names';
 import type { BlobStore } from '../storage/blobs';
@@ -17,18 +18,10 @@ import { fileStream } from './state';
 export const filesTable = tableProjection({
   table: 'files',
   key: 'KEY',
-  columns: [
-    { name: 'KEY', type: 'VARCHAR' },
-    { name: 'NAME', type: 'VARCHAR' },
-    { name: 'ORIGINAL_NAME', type: 'VARCHAR', nullable: true },
-    { name: 'FORMAT', type: 'VARCHAR' },
-    { name: 'SIZE', type: 'BIGINT' },
-    { name: 'DIGEST', type: 'VARCHAR' },
-    { name: 'ROW_COUNT', type: 'BIGINT' },
-    { name: 'COLUMNS', type: 'JSON' },
-    { name: 'UPLOADED_AT', type: 'TIMESTAMP' },
-    { name: 'VERSION', type: 'BIGINT' },
-  ],
+  columns: columns(
+    `KEY VARCHAR, NAME VARCHAR, ORIGINAL_NAME VARCHAR NULL, FORMAT VARCHAR, SIZE BIGINT, DIGEST VARCHAR,
+    ROW_COUNT BIGINT, COLUMNS JSON, UPLOADED_AT TIMESTAMP, VERSION BIGINT`,
+  ),
   handles: ['FileUploaded', 'FileDeleted'],
   apply: (event, rows) => {
     switch (event.type) {

@@ -2,6 +2,7 @@ import type { JobEvery } from '../../events';
 import { createdCells, projectResourceReads } from '../projection/projectResource';
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { columns } from '../projection/columns';
 import type { Row, TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
 import { nextTick, scheduleStr, type JobSchedule } from './schedule';
@@ -23,22 +24,14 @@ export const jobsTable = tableProjection({
   table: 'jobs',
   key: 'ID',
   history: true,
-  columns: [
-    ...NAME_AND_PROJECT,
-    { name: 'START_AT', type: 'TIMESTAMP' },
-    { name: 'END_AT', type: 'TIMESTAMP', nullable: true },
-    { name: 'NEXT_RUN_AT', type: 'TIMESTAMP', nullable: true },
-    { name: 'SCHEDULE_STR', type: 'VARCHAR', nullable: true },
-    { name: 'QUERY', type: 'VARCHAR' },
-    { name: 'IF_QUERY', type: 'VARCHAR', nullable: true },
-    { name: 'VARIABLES', type: 'JSON', nullable: true },
-    ...RESOURCE_IDS,
-    { name: 'EVERY', type: 'JSON', nullable: true },
-    { name: 'OWNER', type: 'JSON' },
-    { name: 'LAST_TICK', type: 'TIMESTAMP', nullable: true },
-    { name: 'RUNS', type: 'INTEGER' },
+  columns: columns(
+    NAME_AND_PROJECT,
+    `START_AT TIMESTAMP, END_AT TIMESTAMP NULL, NEXT_RUN_AT TIMESTAMP NULL, SCHEDULE_STR VARCHAR NULL,
+    QUERY VARCHAR, IF_QUERY VARCHAR NULL, VARIABLES JSON NULL`,
+    RESOURCE_IDS,
+    'EVERY JSON NULL, OWNER JSON, LAST_TICK TIMESTAMP NULL, RUNS INTEGER',
     CREATED_AT,
-  ],
+  ),
   handles: ['JobCreated', 'JobDeleted', 'JobRunStarted'],
   apply: async (event, rows) => {
     switch (event.type) {
@@ -122,23 +115,12 @@ export const jobRunsTable = tableProjection({
   // Changes with every call, run or batch: other answers are kept through it (readVersions.ts).
   activity: true,
   key: 'RUN_KEY',
-  columns: [
-    { name: 'NAME', type: 'VARCHAR' },
-    { name: 'PROJECT', type: 'VARCHAR' },
-    { name: 'RUN_START', type: 'TIMESTAMP' },
-    { name: 'RUN_END', type: 'TIMESTAMP', nullable: true },
-    { name: 'ERROR', type: 'VARCHAR', nullable: true },
-    { name: 'QUERY', type: 'VARCHAR' },
-    { name: 'RUN_KEY', type: 'VARCHAR' },
-    { name: 'JOB_ID', type: 'BIGINT' },
-    { name: 'PROJECT_ID', type: 'BIGINT' },
-    { name: 'RUN', type: 'INTEGER' },
-    { name: 'TICK', type: 'TIMESTAMP' },
+  columns: columns(
+    `NAME VARCHAR, PROJECT VARCHAR, RUN_START TIMESTAMP, RUN_END TIMESTAMP NULL, ERROR VARCHAR NULL,
+    QUERY VARCHAR, RUN_KEY VARCHAR, JOB_ID BIGINT, PROJECT_ID BIGINT, RUN INTEGER, TICK TIMESTAMP`,
     { name: 'STATUS', type: 'VARCHAR', values: JOB_RUN_STATUSES },
-    { name: 'STATEMENTS', type: 'INTEGER' },
-    { name: 'NODE', type: 'VARCHAR' },
-    { name: 'POSITION', type: 'BIGINT' },
-  ],
+    'STATEMENTS INTEGER, NODE VARCHAR, POSITION BIGINT',
+  ),
   handles: [
     'JobRunStarted',
     'JobStatementRan',

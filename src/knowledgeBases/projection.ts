@@ -17,6 +17,7 @@ import { termsOf } from '../engines/search/terms';
 import { createdCells, projectResourceReads } from '../projection/projectResource';
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, schemaProjection, selectRow, tableProjection, type RowOf } from '../projection/table';
+import { columns } from '../projection/columns';
 import type { SchemaProjection, TableReader } from '../projection/types';
 import { quoteString } from '../shared/quoting';
 import { maskSecrets } from '../shared/secrets';
@@ -27,21 +28,16 @@ export const knowledgeBasesTable = tableProjection({
   table: 'knowledge_bases',
   key: 'ID',
   history: true,
-  columns: [
-    ...NAME_AND_PROJECT,
-    { name: 'EMBEDDING_MODEL', type: 'JSON' },
-    { name: 'METADATA_COLUMNS', type: 'JSON', nullable: true },
-    { name: 'CONTENT_COLUMNS', type: 'JSON' },
-    { name: 'ID_COLUMN', type: 'VARCHAR' },
-    { name: 'PARAMS', type: 'JSON' },
-    { name: 'INSERT_STARTED_AT', type: 'TIMESTAMP', nullable: true },
-    { name: 'INSERT_FINISHED_AT', type: 'TIMESTAMP', nullable: true },
-    { name: 'PROCESSED_ROWS', type: 'BIGINT', nullable: true },
-    ...RESOURCE_IDS,
-    { name: 'DIMENSIONS', type: 'INTEGER', nullable: true },
+  columns: columns(
+    NAME_AND_PROJECT,
+    `EMBEDDING_MODEL JSON, METADATA_COLUMNS JSON NULL, CONTENT_COLUMNS JSON, ID_COLUMN VARCHAR,
+    PARAMS JSON, INSERT_STARTED_AT TIMESTAMP NULL, INSERT_FINISHED_AT TIMESTAMP NULL,
+    PROCESSED_ROWS BIGINT NULL`,
+    RESOURCE_IDS,
+    'DIMENSIONS INTEGER NULL',
     CREATED_AT,
-    { name: 'VERSION', type: 'BIGINT' },
-  ],
+    'VERSION BIGINT',
+  ),
   handles: ['KnowledgeBaseCreated', 'KnowledgeBaseDeleted', 'KnowledgeBaseDocumentsInserted'],
   apply: async (event, rows) => {
     switch (event.type) {

@@ -1,4 +1,5 @@
 import { allHandled, selectRows, tableProjection } from '../projection/table';
+import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { budgetKey } from './state';
 
@@ -6,16 +7,12 @@ import { budgetKey } from './state';
 export const llmBudgetsTable = tableProjection({
   table: 'llm_budgets',
   key: 'BUDGET_KEY',
-  columns: [
+  columns: columns(
     /** `user:<name>`, `token:<id>`, `project:<name>` (./state.ts `budgetKey`), as the calls name a caller. */
-    { name: 'BUDGET_KEY', type: 'VARCHAR' },
-    { name: 'SCOPE', type: 'VARCHAR' },
-    { name: 'SUBJECT', type: 'VARCHAR' },
-    { name: 'CALLS_PER_DAY', type: 'BIGINT', nullable: true },
-    { name: 'TOKENS_PER_DAY', type: 'BIGINT', nullable: true },
-    { name: 'CALLS_PER_QUERY', type: 'BIGINT', nullable: true },
-    { name: 'SET_AT', type: 'TIMESTAMP' },
-  ],
+    'BUDGET_KEY VARCHAR',
+    `SCOPE VARCHAR, SUBJECT VARCHAR, CALLS_PER_DAY BIGINT NULL, TOKENS_PER_DAY BIGINT NULL,
+    CALLS_PER_QUERY BIGINT NULL, SET_AT TIMESTAMP`,
+  ),
   handles: ['LlmBudgetSet', 'LlmBudgetDropped'],
   apply: (event, rows) => {
     switch (event.type) {

@@ -1,4 +1,5 @@
 import { tableProjection } from '../projection/table';
+import { columns } from '../projection/columns';
 
 /**
  * `llm_calls`: one row per answer an LLM gave a SQL query (information_schema.LLM_CALLS), so what
@@ -10,37 +11,16 @@ export const llmCallsTable = tableProjection({
   // Changes with every call, run or batch: other answers are kept through it (readVersions.ts).
   activity: true,
   key: null,
-  columns: [
-    { name: 'QUERY_ID', type: 'VARCHAR' },
-    { name: 'SEQ', type: 'BIGINT' },
-    { name: 'PROJECT', type: 'VARCHAR', nullable: true },
-    { name: 'MODEL', type: 'VARCHAR', nullable: true },
-    { name: 'MODEL_VERSION', type: 'INTEGER', nullable: true },
-    { name: 'SOURCE', type: 'VARCHAR' },
-    { name: 'PROVIDER', type: 'VARCHAR' },
-    { name: 'PROVIDER_MODEL', type: 'VARCHAR' },
-    { name: 'ENGINE', type: 'VARCHAR', nullable: true },
-    { name: 'BASE_URL', type: 'VARCHAR' },
-    { name: 'PROMPT_HASH', type: 'VARCHAR' },
-    { name: 'PROMPT_CHARS', type: 'BIGINT' },
-    { name: 'CACHED', type: 'BOOLEAN' },
-    { name: 'OUTCOME', type: 'VARCHAR' },
-    { name: 'ERROR_KIND', type: 'VARCHAR', nullable: true },
-    { name: 'ERROR', type: 'VARCHAR', nullable: true },
-    { name: 'PROMPT_TOKENS', type: 'BIGINT', nullable: true },
-    { name: 'COMPLETION_TOKENS', type: 'BIGINT', nullable: true },
-    { name: 'TOTAL_TOKENS', type: 'BIGINT', nullable: true },
-    { name: 'LATENCY_MS', type: 'BIGINT' },
-    { name: 'RETRIES', type: 'INTEGER' },
-    { name: 'ACTOR', type: 'VARCHAR' },
-    { name: 'USER_NAME', type: 'VARCHAR', nullable: true },
-    { name: 'ROLE', type: 'VARCHAR', nullable: true },
-    { name: 'VIA', type: 'VARCHAR' },
-    { name: 'CALLED_AT', type: 'TIMESTAMP' },
-    { name: 'POSITION', type: 'BIGINT' },
+  columns: columns(
+    `QUERY_ID VARCHAR, SEQ BIGINT, PROJECT VARCHAR NULL, MODEL VARCHAR NULL, MODEL_VERSION INTEGER NULL,
+    SOURCE VARCHAR, PROVIDER VARCHAR, PROVIDER_MODEL VARCHAR, ENGINE VARCHAR NULL, BASE_URL VARCHAR,
+    PROMPT_HASH VARCHAR, PROMPT_CHARS BIGINT, CACHED BOOLEAN, OUTCOME VARCHAR, ERROR_KIND VARCHAR NULL,
+    ERROR VARCHAR NULL, PROMPT_TOKENS BIGINT NULL, COMPLETION_TOKENS BIGINT NULL,
+    TOTAL_TOKENS BIGINT NULL, LATENCY_MS BIGINT, RETRIES INTEGER, ACTOR VARCHAR, USER_NAME VARCHAR NULL,
+    ROLE VARCHAR NULL, VIA VARCHAR, CALLED_AT TIMESTAMP, POSITION BIGINT`,
     /** The rows the request carried (JSON list of 1-based row numbers), null before batching. */
-    { name: 'ROWS', type: 'VARCHAR', nullable: true },
-  ],
+    'ROWS VARCHAR NULL',
+  ),
   handles: ['LlmCallRecorded'],
   // One event type: every answer is a row of its own (the row's fields are the event's).
   apply: (event, rows) => {

@@ -1,4 +1,5 @@
 import { tableProjection } from '../projection/table';
+import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 
 /**
@@ -10,31 +11,13 @@ export const mcpCallsTable = tableProjection({
   // Changes with every call, run or batch: other answers are kept through it (readVersions.ts).
   activity: true,
   key: null,
-  columns: [
-    { name: 'SESSION_ID', type: 'VARCHAR' },
-    { name: 'SEQ', type: 'BIGINT' },
-    { name: 'METHOD', type: 'VARCHAR' },
-    { name: 'TARGET', type: 'VARCHAR' },
-    { name: 'ARGUMENTS', type: 'VARCHAR' },
-    { name: 'SQL', type: 'VARCHAR', nullable: true },
-    { name: 'PROJECT', type: 'VARCHAR', nullable: true },
-    { name: 'ACTOR', type: 'VARCHAR' },
-    { name: 'USER_NAME', type: 'VARCHAR', nullable: true },
-    { name: 'ROLE', type: 'VARCHAR', nullable: true },
-    { name: 'SCOPE', type: 'VARCHAR', nullable: true },
-    { name: 'CLIENT_NAME', type: 'VARCHAR', nullable: true },
-    { name: 'CLIENT_VERSION', type: 'VARCHAR', nullable: true },
-    { name: 'PROTOCOL_VERSION', type: 'VARCHAR', nullable: true },
-    { name: 'OUTCOME', type: 'VARCHAR' },
-    { name: 'ERROR', type: 'VARCHAR', nullable: true },
-    { name: 'ROW_COUNT', type: 'BIGINT', nullable: true },
-    { name: 'TRUNCATED', type: 'BOOLEAN' },
-    { name: 'ANSWER_HASH', type: 'VARCHAR' },
-    { name: 'TRACE_ID', type: 'VARCHAR', nullable: true },
-    { name: 'MS', type: 'BIGINT' },
-    { name: 'CALLED_AT', type: 'TIMESTAMP' },
-    { name: 'POSITION', type: 'BIGINT' },
-  ],
+  columns: columns(
+    `SESSION_ID VARCHAR, SEQ BIGINT, METHOD VARCHAR, TARGET VARCHAR, ARGUMENTS VARCHAR, SQL VARCHAR NULL,
+    PROJECT VARCHAR NULL, ACTOR VARCHAR, USER_NAME VARCHAR NULL, ROLE VARCHAR NULL, SCOPE VARCHAR NULL,
+    CLIENT_NAME VARCHAR NULL, CLIENT_VERSION VARCHAR NULL, PROTOCOL_VERSION VARCHAR NULL,
+    OUTCOME VARCHAR, ERROR VARCHAR NULL, ROW_COUNT BIGINT NULL, TRUNCATED BOOLEAN, ANSWER_HASH VARCHAR,
+    TRACE_ID VARCHAR NULL, MS BIGINT, CALLED_AT TIMESTAMP, POSITION BIGINT`,
+  ),
   handles: ['McpCallRecorded'],
   // One event type: every call is a row of its own (the row's fields are the event's).
   apply: (event, rows) => {

@@ -1,4 +1,5 @@
 import { allHandled, selectRow, tableProjection } from '../projection/table';
+import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { nameKey } from '../shared/names';
 import { maskSecrets } from '../shared/secrets';
@@ -8,13 +9,7 @@ export const mlEnginesTable = tableProjection({
   table: 'ml_engines',
   key: 'ID',
   history: true,
-  columns: [
-    { name: 'NAME', type: 'VARCHAR' },
-    { name: 'HANDLER', type: 'VARCHAR' },
-    { name: 'CONNECTION_DATA', type: 'JSON' },
-    { name: 'ID', type: 'BIGINT' },
-    { name: 'CREATED_AT', type: 'TIMESTAMP' },
-  ],
+  columns: columns('NAME VARCHAR, HANDLER VARCHAR, CONNECTION_DATA JSON, ID BIGINT, CREATED_AT TIMESTAMP'),
   handles: ['MlEngineCreated', 'MlEngineUpdated', 'MlEngineDeleted'],
   apply: async (event, rows) => {
     switch (event.type) {

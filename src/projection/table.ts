@@ -45,8 +45,9 @@ export type RowOf<Cs extends readonly Column[]> = { -readonly [C in Cs[number] a
 type TypedTableProjection<C extends readonly Column[]> = TableProjection & { readonly columns: C };
 
 /**
- * A table projection, defined with its column list as data (`RowOf<typeof table.columns>` is its
- * row type) and its handled events checked against its switch (`HandledEvent`, `allHandled`).
+ * A table projection, defined with its column list as data (written `columns('ID BIGINT, NAME
+ * VARCHAR NULL', …)`, columns.ts; `RowOf<typeof table.columns>` is its row type) and its handled
+ * events checked against its switch (`HandledEvent`, `allHandled`).
  */
 export const tableProjection = <
   const C extends readonly Column[],

@@ -3,14 +3,26 @@ import type { EventType, RecordedEvent } from '../../events';
 import type { Duck } from '../duckdb/database';
 import type { EventLog } from '../eventlog/types';
 
-export type ColumnType =
-  'VARCHAR' | 'BIGINT' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP' | 'JSON' | 'VARCHAR[]' | 'BIGINT[]';
+/** The types a projection's column can have (DuckDB's names). */
+export const COLUMN_TYPES = [
+  'VARCHAR',
+  'BIGINT',
+  'INTEGER',
+  'DOUBLE',
+  'BOOLEAN',
+  'TIMESTAMP',
+  'JSON',
+  'VARCHAR[]',
+  'BIGINT[]',
+] as const;
+export type ColumnType = (typeof COLUMN_TYPES)[number];
 export type Column = {
   readonly name: string;
   readonly type: ColumnType;
   /**
-   * Types only (the table's SQL is the same either way): the column may hold NULL, so its cell is
-   * typed `… | null` in the row type derived from the columns (`RowOf`, table.ts).
+   * Types only (the table's SQL is the same either way): the column may hold NULL (`NAME TYPE NULL`
+   * in a `columns(...)` text), so its cell is typed `… | null` in the row type derived from the
+   * columns (`RowOf`, table.ts).
    */
   readonly nullable?: boolean;
   /** Types only: the values a VARCHAR column holds, which its cell is typed as (`RowOf`). */

@@ -1,4 +1,5 @@
 import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { nameKey } from '../shared/names';
 
@@ -7,12 +8,7 @@ export const projectsTable = tableProjection({
   table: 'projects',
   key: 'id',
   history: true,
-  columns: [
-    { name: 'id', type: 'BIGINT' },
-    { name: 'name', type: 'VARCHAR' },
-    { name: 'created_at', type: 'TIMESTAMP' },
-    { name: 'version', type: 'BIGINT' },
-  ],
+  columns: columns('id BIGINT, name VARCHAR, created_at TIMESTAMP, version BIGINT'),
   handles: ['ProjectCreated', 'ProjectDeleted'],
   apply: (event, rows) => {
     switch (event.type) {

@@ -2,6 +2,7 @@ import type { RowStore, TableLookup } from '../projection/types';
 import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
 import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
 import { allHandled, tableProjection, type RowOf } from '../projection/table';
+import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 
 /** The ids of the agents using a skill, kept on the skill's row so reading a skill never scans agents. */
@@ -36,14 +37,13 @@ export const skillsTable = tableProjection({
   table: 'skills',
   key: 'ID',
   history: true,
-  columns: [
-    ...NAME_AND_PROJECT,
-    { name: 'TYPE', type: 'VARCHAR' },
-    { name: 'PARAMS', type: 'JSON' },
-    ...RESOURCE_IDS,
-    { name: 'AGENT_IDS', type: 'BIGINT[]' },
-    ...RESOURCE_STAMPS,
-  ],
+  columns: columns(
+    NAME_AND_PROJECT,
+    'TYPE VARCHAR, PARAMS JSON',
+    RESOURCE_IDS,
+    'AGENT_IDS BIGINT[]',
+    RESOURCE_STAMPS,
+  ),
   handles: [
     'SkillCreated',
     'SkillUpdated',

@@ -1,6 +1,7 @@
 import { createdCells, patchRow, projectResourceReads } from '../projection/projectResource';
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
 
@@ -11,20 +12,13 @@ import { maskSecrets } from '../shared/secrets';
 export const triggersTable = tableProjection({
   table: 'triggers',
   key: 'ID',
-  columns: [
-    ...NAME_AND_PROJECT,
-    { name: 'DATABASE', type: 'VARCHAR' },
-    { name: 'TABLE', type: 'VARCHAR' },
-    { name: 'QUERY', type: 'VARCHAR' },
-    { name: 'LAST_ERROR', type: 'VARCHAR', nullable: true },
-    ...RESOURCE_IDS,
-    { name: 'COLUMNS', type: 'JSON' },
-    { name: 'KEY', type: 'VARCHAR' },
-    { name: 'OWNER', type: 'JSON' },
-    { name: 'UP_TO', type: 'BIGINT' },
-    { name: 'FIRINGS', type: 'INTEGER' },
+  columns: columns(
+    NAME_AND_PROJECT,
+    'DATABASE VARCHAR, TABLE VARCHAR, QUERY VARCHAR, LAST_ERROR VARCHAR NULL',
+    RESOURCE_IDS,
+    'COLUMNS JSON, KEY VARCHAR, OWNER JSON, UP_TO BIGINT, FIRINGS INTEGER',
     CREATED_AT,
-  ],
+  ),
   handles: [
     'TriggerCreated',
     'TriggerDeleted',

@@ -1,17 +1,14 @@
 import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 
 /** `users`: who may sign in, and as what (no password hashes: those stay in the log). */
 export const usersTable = tableProjection({
   table: 'users',
   key: 'ID',
-  columns: [
-    { name: 'ID', type: 'BIGINT' },
-    { name: 'NAME', type: 'VARCHAR' },
-    { name: 'ROLE', type: 'VARCHAR' },
-    { name: 'CREATED_AT', type: 'TIMESTAMP' },
-    { name: 'PASSWORD_CHANGED_AT', type: 'TIMESTAMP', nullable: true },
-  ],
+  columns: columns(
+    'ID BIGINT, NAME VARCHAR, ROLE VARCHAR, CREATED_AT TIMESTAMP, PASSWORD_CHANGED_AT TIMESTAMP NULL',
+  ),
   handles: ['UserCreated', 'UserPasswordChanged', 'UserRoleChanged', 'UserDeleted'],
   apply: async (event, rows) => {
     switch (event.type) {
@@ -48,15 +45,10 @@ export const usersTable = tableProjection({
 export const accessTokensTable = tableProjection({
   table: 'access_tokens',
   key: 'TOKEN_ID',
-  columns: [
-    { name: 'TOKEN_ID', type: 'VARCHAR' },
-    { name: 'USER_ID', type: 'BIGINT' },
-    { name: 'USER_NAME', type: 'VARCHAR' },
-    { name: 'NAME', type: 'VARCHAR' },
-    { name: 'PROJECT', type: 'VARCHAR', nullable: true },
-    { name: 'EXPIRES_AT', type: 'TIMESTAMP', nullable: true },
-    { name: 'CREATED_AT', type: 'TIMESTAMP' },
-  ],
+  columns: columns(
+    `TOKEN_ID VARCHAR, USER_ID BIGINT, USER_NAME VARCHAR, NAME VARCHAR, PROJECT VARCHAR NULL,
+    EXPIRES_AT TIMESTAMP NULL, CREATED_AT TIMESTAMP`,
+  ),
   handles: ['AccessTokenCreated', 'AccessTokenRevoked', 'UserDeleted'],
   apply: async (event, rows) => {
     switch (event.type) {
@@ -90,16 +82,10 @@ export const accessTokensTable = tableProjection({
 export const sessionsTable = tableProjection({
   table: 'sessions',
   key: 'SESSION_ID',
-  columns: [
-    { name: 'SESSION_ID', type: 'VARCHAR' },
-    { name: 'USER_ID', type: 'BIGINT' },
-    { name: 'USER_NAME', type: 'VARCHAR' },
-    { name: 'ADDRESS', type: 'VARCHAR' },
-    { name: 'STARTED_AT', type: 'TIMESTAMP' },
-    { name: 'EXPIRES_AT', type: 'TIMESTAMP' },
-    { name: 'ENDED_AT', type: 'TIMESTAMP', nullable: true },
-    { name: 'END_REASON', type: 'VARCHAR', nullable: true },
-  ],
+  columns: columns(
+    `SESSION_ID VARCHAR, USER_ID BIGINT, USER_NAME VARCHAR, ADDRESS VARCHAR, STARTED_AT TIMESTAMP,
+    EXPIRES_AT TIMESTAMP, ENDED_AT TIMESTAMP NULL, END_REASON VARCHAR NULL`,
+  ),
   handles: ['SessionStarted', 'SessionEnded', 'UserDeleted', 'UserPasswordChanged'],
   apply: async (event, rows) => {
     switch (event.type) {

@@ -1,6 +1,7 @@
 import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
 import { CHANGE_STAMPS, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, tableProjection, type RowOf } from '../projection/table';
+import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 
 /** `views`: one row per live view (MindsDB's information_schema.VIEWS columns first). */
@@ -8,7 +9,7 @@ export const viewsTable = tableProjection({
   table: 'views',
   key: 'ID',
   history: true,
-  columns: [...NAME_AND_PROJECT, { name: 'QUERY', type: 'VARCHAR' }, ...RESOURCE_IDS, ...CHANGE_STAMPS],
+  columns: columns(NAME_AND_PROJECT, 'QUERY VARCHAR', RESOURCE_IDS, CHANGE_STAMPS),
   handles: ['ViewCreated', 'ViewUpdated', 'ViewDeleted'],
   apply: async (event, rows) => {
     switch (event.type) {
