@@ -2,6 +2,7 @@ import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node
 import { InvalidationWatch } from './invalidation';
 import { MemoryWatch, type MemoryPressure } from './memoryWatch';
 import { ReaderPool, type ReaderPoolOptions } from './readerPool';
+import { readRowObjects } from './readRows';
 import { openInstanceWithWriter, type InstanceOptions } from './writer';
 
 export type { MemoryPressure } from './memoryWatch';
@@ -117,11 +118,7 @@ export const openDuck = async (
     engineMemoryCeiling: watch.engineMemoryCeiling,
     detached: (work) => pool.detached(work),
     holdsReader: () => pool.holdsReader(),
-    query: (sql, params) =>
-      withReader(async (c) => {
-        const reader = await c.runAndReadAll(sql, params);
-        return reader.getRowObjectsJS() as JsRow[];
-      }),
+    query: (sql, params) => withReader((c) => readRowObjects(c, sql, params)),
     stop: () => pool.stop(),
     get stopping() {
       return pool.stopping;
