@@ -112,3 +112,28 @@ export const resourceCommand = async <U extends object>(
   }
   return outcome;
 };
+
+/** How a write of a project resource is asked for: `forget`, see `resourceRun`; `now`, `ProjectCommandRun`. */
+export type ResourceWriteOptions = { readonly forget?: boolean; readonly now?: Date };
+
+/**
+ * A project resource service's `run` (`resourceCommand`): its commands decided by `decide` and
+ * answered `answer`; asked to `forget`, a delete (its event `deletedBy`) forgets the resource's
+ * secrets too, under every name it had (crypto-shredding).
+ */
+export const resourceRun =
+  <U extends object>(
+    ctx: AppContext,
+    projects: ProjectDirectory,
+    kind: Pick<ProjectCommandRun<U>, 'decide' | 'answer'> & { readonly deletedBy: Named['type'] },
+  ) =>
+  (project: string, command: U, { forget, now }: ResourceWriteOptions = {}) =>
+    resourceCommand(ctx, {
+      project,
+      projects,
+      command,
+      decide: kind.decide,
+      answer: kind.answer,
+      now,
+      forgetting: forget ? kind.deletedBy : undefined,
+    });

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import { resourceCommand } from '../projectCommand';
+import { resourceRun } from '../projectCommand';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
@@ -46,20 +46,14 @@ export const agentsService = (ctx: AppContext, projects: ProjectDirectory, skill
     return row ? presented(project.name, row) : undefined;
   };
 
+  const write = resourceRun<Unstamped<AgentCommand>>(ctx, projects, {
+    decide: decideAgent,
+    answer: 'settled',
+    deletedBy: 'AgentDeleted',
+  });
   /** `forget`: a delete forgets the agent's secrets too, under every name it had (crypto-shredding). */
-  const run = async (
-    projectName: string,
-    unstamped: Unstamped<AgentCommand>,
-    options: { forget?: boolean } = {},
-  ) => {
-    const outcome = await resourceCommand(ctx, {
-      project: projectName,
-      projects,
-      command: unstamped,
-      decide: decideAgent,
-      answer: 'settled',
-      forgetting: options.forget ? 'AgentDeleted' : undefined,
-    });
+  const run = async (...args: Parameters<typeof write>) => {
+    const outcome = await write(...args);
     const made = writtenResource(outcome.events, ['AgentCreated', 'AgentUpdated'], (e) => e.data.agentId);
     return made && get(outcome.project, String(made.id));
   };

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { AppContext } from '../context';
-import { resourceCommand } from '../projectCommand';
+import { resourceRun, type ResourceWriteOptions } from '../projectCommand';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
@@ -65,21 +65,19 @@ export const chatbotsService = (ctx: AppContext, projects: ProjectDirectory, por
     return ports.requireIntegration({ id: body.database_id, name: body.database_name });
   };
 
+  const write = resourceRun<Unstamped<ChatbotCommand>>(ctx, projects, {
+    decide: decideChatbot,
+    answer: 'settled',
+    deletedBy: 'ChatbotDeleted',
+  });
   /** `forget`: a delete forgets the chatbot's secrets too, under every name it had (crypto-shredding). */
-  const run = async (projectName: string, unstamped: ChatbotRequest, options: { forget?: boolean } = {}) => {
+  const run = async (projectName: string, unstamped: ChatbotRequest, options: ResourceWriteOptions = {}) => {
     // A new chatbot's webhook token is random: made here, so the decider stays pure.
     const data =
       unstamped.type === 'DeleteChatbot'
         ? unstamped.data
         : { ...unstamped.data, webhookToken: crypto.randomBytes(24).toString('base64url') };
-    const outcome = await resourceCommand(ctx, {
-      project: projectName,
-      projects,
-      command: { ...unstamped, data } as Unstamped<ChatbotCommand>,
-      decide: decideChatbot,
-      answer: 'settled',
-      forgetting: options.forget ? 'ChatbotDeleted' : undefined,
-    });
+    const outcome = await write(projectName, { ...unstamped, data } as Unstamped<ChatbotCommand>, options);
     const made = writtenResource(
       outcome.events,
       ['ChatbotCreated', 'ChatbotUpdated'],

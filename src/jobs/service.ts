@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import { resourceCommand } from '../projectCommand';
+import { resourceRun } from '../projectCommand';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
@@ -22,8 +22,6 @@ type NewJob = {
   every: { n: number | null; unit: string } | null;
   ifNotExists?: boolean;
 };
-
-type Written = { now?: Date; forget?: boolean };
 
 /** What a job's statements are checked with when it is made: why one would not parse, or null. */
 type JobStatementCheck = (statement: string) => string | null;
@@ -49,16 +47,11 @@ export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: 
   };
 
   /** `now`: the time the caller read; `forget`: a delete forgets the job's secrets too (crypto-shredding). */
-  const run = (projectName: string, command: Unstamped<JobCommand>, { now, forget }: Written = {}) =>
-    resourceCommand(ctx, {
-      project: projectName,
-      projects,
-      command,
-      decide: decideJob,
-      answer: 'settled',
-      now,
-      forgetting: forget ? 'JobDeleted' : undefined,
-    });
+  const run = resourceRun<Unstamped<JobCommand>>(ctx, projects, {
+    decide: decideJob,
+    answer: 'settled',
+    deletedBy: 'JobDeleted',
+  });
 
   /** Creates a job; its statements will run as the caller would run them. */
   const create = async (projectName: string, job: NewJob) => {

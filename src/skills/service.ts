@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import { resourceCommand } from '../projectCommand';
+import { resourceRun } from '../projectCommand';
 import type { ProjectAggregate } from '../shared/projectState';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { notFound } from '../shared/errors';
@@ -53,6 +53,11 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
     return (await skillRowsByIds(ctx.duck, project.id, ids)).map(presentSkill);
   };
 
+  const write = resourceRun<Unstamped<SkillCommand>>(ctx, projects, {
+    decide: decideSkill,
+    answer: 'ahead',
+    deletedBy: 'SkillDeleted',
+  });
   /**
    * Runs a skill command; returns the skill it created or changed (none for a delete). `forget`: a
    * delete forgets the skill's secrets too, under every name it had (crypto-shredding). The answer
@@ -60,19 +65,8 @@ export const skillsService = (ctx: AppContext, projects: ProjectDirectory, agent
    * process's reads wait for them instead (answeredAhead): skill writes come in bursts into one
    * project (group-committed), and a writer no longer waits for the read model's DuckDB batch.
    */
-  const run = async (
-    projectName: string,
-    unstamped: Unstamped<SkillCommand>,
-    options: { forget?: boolean } = {},
-  ) => {
-    const outcome = await resourceCommand(ctx, {
-      project: projectName,
-      projects,
-      command: unstamped,
-      decide: decideSkill,
-      answer: 'ahead',
-      forgetting: options.forget ? 'SkillDeleted' : undefined,
-    });
+  const run = async (...args: Parameters<typeof write>) => {
+    const outcome = await write(...args);
     const made = writtenResource(outcome.events, ['SkillCreated', 'SkillUpdated'], (e) => e.data.skillId);
     return { created: made?.created ?? false, skill: made && written(outcome.state, made.id) };
   };
