@@ -1,24 +1,17 @@
 import type { TableProjection } from '../src/projection/types';
+import { columns } from '../src/projection/columns';
 import { maskSecrets } from '../src/shared/secrets';
 
 /** `events`: the log itself, secrets masked, for auditors who prefer SQL. Append-only. */
 export const eventsProjection: TableProjection = {
   table: 'events',
   key: null,
-  columns: [
-    { name: 'global_position', type: 'BIGINT' },
-    { name: 'stream', type: 'VARCHAR' },
-    { name: 'stream_position', type: 'BIGINT' },
-    { name: 'event_id', type: 'VARCHAR' },
-    { name: 'type', type: 'VARCHAR' },
-    { name: 'schema_version', type: 'INTEGER' },
-    { name: 'data', type: 'JSON' },
-    { name: 'recorded_at', type: 'TIMESTAMP' },
+  columns: columns(
+    `global_position BIGINT, stream VARCHAR, stream_position BIGINT, event_id VARCHAR, type VARCHAR,
+    schema_version INTEGER, data JSON, recorded_at TIMESTAMP`,
     // Who, by which request and interface (metadata: absent on events older than these columns).
-    { name: 'actor', type: 'VARCHAR' },
-    { name: 'request_id', type: 'VARCHAR' },
-    { name: 'interface', type: 'VARCHAR' },
-  ],
+    'actor VARCHAR, request_id VARCHAR, interface VARCHAR',
+  ),
   handles: 'all',
   apply: (event, rows) =>
     rows.put({
