@@ -11,9 +11,10 @@
  * the same property at the same run count.
  */
 import fc from 'fast-check';
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBValue } from '@duckdb/node-api';
 import { materialized, readRowObjects } from '../../src/duckdb/readRows';
 import { methodReplaced, whileBugged } from '../support/killChecks';
+import { inMemoryConnection } from '../support/memoryDuck';
 import { expectCaught, propertyRuns, propertySeed } from '../support/seed';
 
 const SEED = propertySeed();
@@ -53,23 +54,14 @@ const worlds = fc.record({
   from: fc.nat(30),
 });
 
-let instance: DuckDBInstance;
-let c: DuckDBConnection;
-beforeAll(async () => {
-  instance = await DuckDBInstance.create(':memory:');
-  c = await instance.connect();
-});
-afterAll(() => {
-  c.closeSync();
-  instance.closeSync();
-});
+const connection = inMemoryConnection();
 
 const sameRows = fc.asyncProperty(
   worlds.chain((world) =>
     fc.tuple(fc.constant(world), fc.array(reads(world.from), { minLength: 1, maxLength: 3 })),
   ),
   async ([world, sequence]) => {
-    await c.run(
+    await connection().run(
       `CREATE OR REPLACE TABLE t AS SELECT range AS id,
         CASE WHEN range % ${world.nulls} = 0 THEN NULL ELSE 'v' || (range * 7) END AS s,
         range * 1.5 AS d, range % 2 = 0 AS b, TIMESTAMP '2020-01-01' + to_seconds(range) AS ts,
@@ -78,8 +70,8 @@ const sameRows = fc.asyncProperty(
        FROM range(${world.rows})`,
     );
     for (const read of sequence) {
-      const old = (await c.runAndReadAll(read.sql, read.params)).getRowObjectsJS();
-      expect(await readRowObjects(c, read.sql, read.params)).toStrictEqual(old);
+      const old = (await connection().runAndReadAll(read.sql, read.params)).getRowObjectsJS();
+      expect(await readRowObjects(connection(), read.sql, read.params)).toStrictEqual(old);
     }
   },
 );

@@ -5,10 +5,10 @@
  * type, over results spanning several chunks. Beside it, a kill check: unsigned columns read with
  * their signed type's rule (the type matched without its U) are caught at the count `npm test` runs.
  */
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { plainCells } from '../../src/sql/pipeline/plainColumns';
 import { cellOfColumn } from '../../src/sql/pipeline/values';
+import { inMemoryConnection } from '../support/memoryDuck';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 const SEED = propertySeed();
@@ -77,16 +77,7 @@ const table = fc.array(fc.tuple(...PLAIN.map((p) => fc.option(p.value, { nil: nu
   maxLength: 40,
 });
 
-let instance: DuckDBInstance;
-let c: DuckDBConnection;
-beforeAll(async () => {
-  instance = await DuckDBInstance.create(':memory:');
-  c = await instance.connect();
-});
-afterAll(() => {
-  c.closeSync();
-  instance.closeSync();
-});
+const connection = inMemoryConnection();
 
 type Cells = typeof plainCells;
 
@@ -96,14 +87,14 @@ const unsignedAsSigned: Cells = (chunk, column, type) => plainCells(chunk, colum
 /** The cells `cells` reads equal DuckDB's reading and its printed text, for the rows drawn. */
 const readAsDuckDb = async (rows: (string | null)[][], repeat: number, cells: Cells) => {
   const columns = PLAIN.map((p, i) => `c${i} ${p.type}`).join(', ');
-  await c.run(`CREATE OR REPLACE TABLE plain (${columns})`);
+  await connection().run(`CREATE OR REPLACE TABLE plain (${columns})`);
   const values = rows
     .map((row) => `(${row.map((v, i) => (v === null ? 'NULL' : `'${v}'::${PLAIN[i]!.type}`)).join(', ')})`)
     .join(', ');
-  await c.run(`INSERT INTO plain VALUES ${values}`);
+  await connection().run(`INSERT INTO plain VALUES ${values}`);
   // Repeated in a fixed order up to ~5,000 rows: chunks of 2,048 and a short last one.
   const texts = PLAIN.map((_p, i) => `CAST(c${i} AS VARCHAR) AS t${i}`).join(', ');
-  const result = await c.stream(
+  const result = await connection().stream(
     `SELECT plain.*, ${texts} FROM plain, range(${repeat}) ORDER BY range, plain.rowid`,
   );
   let seen = 0;
@@ -163,7 +154,7 @@ describe('plain columns read from vector memory', () => {
   });
 
   it('reads constant and computed columns (flat by the time a chunk is fetched) row by row', async () => {
-    const result = await c.stream(
+    const result = await connection().stream(
       `SELECT 42::BIGINT AS c, NULL::BIGINT AS n, range % 3 = 0 AS b, CASE WHEN range % 2 = 0 THEN range END AS d FROM range(5000)`,
     );
     let row = 0;
@@ -190,7 +181,7 @@ describe('plain columns read from vector memory', () => {
   });
 
   it('leaves every other type to DuckDB’s own reading', async () => {
-    const result = await c.stream(
+    const result = await connection().stream(
       `SELECT 'x' AS s, 1::HUGEINT AS h, DATE '2026-01-01' AS d, 1.5::DECIMAL(4,1) AS m`,
     );
     const chunk = (await result.fetchChunk())!;

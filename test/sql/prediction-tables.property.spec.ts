@@ -1,6 +1,7 @@
-import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { loadColumns } from '../../src/sql/faces/model/predictionTables';
+import { inMemoryConnection } from '../support/memoryDuck';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 /**
@@ -33,20 +34,11 @@ const fullChunksOnly = (c: DuckDBConnection): DuckDBConnection =>
   });
 
 describe('computed columns loaded into DuckDB', () => {
-  let instance: DuckDBInstance;
-  let c: DuckDBConnection;
-  beforeAll(async () => {
-    instance = await DuckDBInstance.create(':memory:');
-    c = await instance.connect();
-  });
-  afterAll(() => {
-    c.closeSync();
-    instance.closeSync();
-  });
+  const connection = inMemoryConnection();
 
-  const readBack = async (values: unknown[], loadingOn: DuckDBConnection = c) => {
+  const readBack = async (values: unknown[], loadingOn: DuckDBConnection = connection()) => {
     await loadColumns(loadingOn, [], 'computed', ['v'], { length: values.length, values: { v: values } });
-    const reader = await c.runAndReadAll('SELECT v FROM computed');
+    const reader = await connection().runAndReadAll('SELECT v FROM computed');
     return reader.getColumnsJS()[0] ?? [];
   };
   /** Text as DuckDB holds it: UTF-8, a lone surrogate replaced by U+FFFD (as every text cell is). */
@@ -92,14 +84,14 @@ describe('computed columns loaded into DuckDB', () => {
 
   it('given generated values (large integers, doubles, booleans, text with lone surrogates and NUL, objects, nulls) over several chunks, when loaded, then each reads back as it went in', async () => {
     await fc.assert(
-      fc.asyncProperty(column, (values) => readsBackAsItWentIn(values, c)),
+      fc.asyncProperty(column, (values) => readsBackAsItWentIn(values, connection())),
       { seed: propertySeed(), numRuns: propertyRuns(40) },
     );
   });
 
   it('kill check: a load whose last, shorter data chunk is lost is caught', async () => {
     await expectCaught(
-      fc.asyncProperty(column, (values) => readsBackAsItWentIn(values, fullChunksOnly(c))),
+      fc.asyncProperty(column, (values) => readsBackAsItWentIn(values, fullChunksOnly(connection()))),
       { seed: propertySeed(), numRuns: propertyRuns(40) },
     );
   });
