@@ -26,22 +26,29 @@ describe.each(storeKinds)('models (event store: %s)', (store) => {
     await t?.dispose();
   });
 
-  /** `rentals`, trained to completion on home_rentals to predict rental_price, in a project of its own. */
-  const givenRentalsModel = async () => {
+  /**
+   * `rentals`, trained to completion on home_rentals to predict rental_price, in a project of its own.
+   * `rows`: on its first rows only, for a test about versions or deleting, which holds for any model
+   * and pays for every training (a version retrains on the same rows) in proportion to them.
+   */
+  const givenRentalsModel = async (rows?: number) => {
     const { name: project } = await givenProject(t);
     await givenTrainedModel(t, {
       project,
       name: 'rentals',
       from: 'files',
-      select: `SELECT * FROM ${rentalsFile}`,
+      select: `SELECT * FROM ${rentalsFile}${rows === undefined ? '' : ` LIMIT ${rows}`}`,
       predict: 'rental_price',
     });
     return project;
   };
 
-  /** `rentals` retrained once: version 2 active, version 1 kept. */
+  /** Rows enough for a model that a test about versions, deleting or training in the background can use. */
+  const FEW_ROWS = 300;
+
+  /** `rentals` (on FEW_ROWS) retrained once: version 2 active, version 1 kept. */
   const givenRetrainedRentalsModel = async () => {
-    const project = await givenRentalsModel();
+    const project = await givenRentalsModel(FEW_ROWS);
     expect(cell(await sql(`RETRAIN ${project}.rentals USING join_learn_process = true`), 'STATUS')).toBe(
       'complete',
     );
@@ -273,7 +280,7 @@ describe.each(storeKinds)('models (event store: %s)', (store) => {
       const created = await t.http
         .post(`/api/projects/${project}/models`)
         .send({
-          query: `CREATE MODEL ${project}.where_is FROM files (SELECT * FROM ${rentalsFile}) PREDICT location`,
+          query: `CREATE MODEL ${project}.where_is FROM files (SELECT * FROM ${rentalsFile} LIMIT ${FEW_ROWS}) PREDICT location`,
         })
         .expect(201);
       expect(created.body).toMatchObject({
@@ -382,7 +389,7 @@ describe.each(storeKinds)('models (event store: %s)', (store) => {
 
   describe('versions', () => {
     it('retrains into a new active version', async () => {
-      const project = await givenRentalsModel();
+      const project = await givenRentalsModel(FEW_ROWS);
       const r = await sql(`RETRAIN ${project}.rentals USING join_learn_process = true`);
       expect(cell(r, 'VERSION')).toBe(2);
       expect(cell(r, 'STATUS')).toBe('complete');
@@ -417,7 +424,7 @@ describe.each(storeKinds)('models (event store: %s)', (store) => {
   });
 
   it('deletes a model over REST (204): it is 404 afterwards', async () => {
-    const project = await givenRentalsModel();
+    const project = await givenRentalsModel(FEW_ROWS);
     await t.http.delete(`/api/projects/${project}/models/rentals`).expect(204);
     await t.http.get(`/api/projects/${project}/models/rentals`).expect(404);
   });
