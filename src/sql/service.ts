@@ -144,8 +144,8 @@ export const sqlService = <ModelAnswer>(
   const select: SelectDeps = {
     duck: ctx.duck,
     catalog,
-    // A plan reads the resource tables only (names resolved, views expanded): activity does not move it.
-    cache: preparedCache(() => ctx.projections.resourceVersion, observer.cacheLookup),
+    // A plan is kept per version of the tables its names were resolved from (src/sql/pipeline/planCatalog.ts).
+    cache: preparedCache(ctx.projections, observer.cacheLookup),
     externals,
     predictions: services.predictions,
     activityTablesRead: (sql) => {

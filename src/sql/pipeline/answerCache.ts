@@ -28,7 +28,8 @@ type StampsThen = (reads: readonly string[]) => string;
  * Rows read with other limits (training, INSERT … SELECT, agents' tools) are neither (the purposes
  * table of src/sql/pipeline/query.ts says which reads use it).
  * Below it nothing holds answers, only work: the plan cache (`prepared.queries`, label
- * `statement`, per version of the resource tables: SELECTs parsed, resolved and planned, src/sql/pipeline/select.ts) and DuckDB's
+ * `statement`, per version of the tables their names were resolved from: SELECTs parsed, resolved and
+ * planned, src/sql/pipeline/planCatalog.ts) and DuckDB's
  * prepared statements (`readDeterministic`, src/sql/pipeline/statementCache.ts: per pooled connection and
  * data epoch); a SELECT that misses here is read by DuckDB.
  * 700 entries: the 500 and 200 of the two answer caches this one replaced (issue 38).

@@ -22,6 +22,7 @@ import { answerMarkdownCalls } from '../faces/markdown/toMarkdown';
 import { materializeSearches } from '../faces/knowledgeBase/knowledgeBaseTables';
 import { markReusable, readDeterministic, streamBound, type PreparedCache } from './statementCache';
 import { readAnswer } from './values';
+import { nameTables, planCatalog } from './planCatalog';
 import type { TableAnswer } from '../answers';
 
 export type { Predictions } from './plan';
@@ -408,8 +409,9 @@ class QueryRun {
  * resolved to where MindsDB's name lives (projections, files, or external databases), table and
  * scalar functions that reach outside are refused; then a `QueryRun` on a pooled connection makes
  * what its plan reads (predictions, searches, external fetches) and `read` reads the rows. A
- * pushed-down answer goes to `answered` instead. Plans are cached (`cache.queries`), answers are
- * not: the SQL service keeps those it may reuse, by text (src/sql/service.ts).
+ * pushed-down answer goes to `answered` instead. Plans are cached (`cache.queries`, per version
+ * of the tables their names were resolved from), answers are not: the SQL service keeps those it
+ * may reuse, by text (src/sql/service.ts).
  */
 export const withSelect = async <T>(
   { duck, catalog, cache, externals, predictions, activityTablesRead }: SelectDeps,
@@ -443,8 +445,22 @@ export const withSelect = async <T>(
         let plan = limits.policy ? undefined : cache.queries.get(key);
         if (!limits.policy) cache.onLookup('statement', plan !== undefined);
         if (!plan) {
-          plan = await prepare(c, catalog, bound.sql, input.db, natives, deadline, limits.policy);
-          if (plan.kind !== 'model' && !limits.policy) cache.queries.set(key, plan, input.version);
+          // Kept for the versions of the tables its names were resolved from, as they were when
+          // each was looked up (src/sql/pipeline/planCatalog.ts). Every plan notes `projects`:
+          // dropping the tables moves every version, and a project's views are made by planning.
+          const dependencies = cache.dependencies(input.version);
+          dependencies.note(nameTables.of('project'));
+          plan = await prepare(
+            c,
+            planCatalog(catalog, dependencies),
+            bound.sql,
+            input.db,
+            natives,
+            deadline,
+            limits.policy,
+          );
+          if (plan.kind !== 'model' && !limits.policy)
+            cache.queries.set(key, plan, dependencies.reads(), dependencies.stampsThen);
         }
         deadline.check();
         if (plan.kind === 'pushdown') return answered(await run.pushdown(plan, bound.values));

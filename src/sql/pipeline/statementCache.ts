@@ -7,27 +7,89 @@ import type {
   DuckDBValue,
 } from '@duckdb/node-api';
 import { unspillableMemoryHeld } from '../../duckdb/memoryWatch';
-import { VersionedCache } from '../../shared/versionedCache';
+import { StampedCache } from '../../shared/stampedCache';
 import type { Prepared } from './plan';
 import type { TableAnswer } from '../answers';
 import type { SqlCacheName } from '../observer';
 
+/** What a plan's key is stamped from: the read model's versions, per table and of the resource tables as a whole. */
+export type PlanVersions = {
+  /** Moves whenever a batch changes `table` (and when the tables are dropped). */
+  tableVersion(table: string): number;
+  /** Moves with every batch that changes any resource table (and when the tables are dropped). */
+  readonly resourceVersion: number;
+};
+
 /**
- * Parsed, resolved and planned SELECTs for the current projection version (metrics label
- * `statement`): a plan cache, not an answer cache. A SELECT's text met again skips DuckDB's parse
- * and the resolution of its names; it is still read. Answers are cached once, by the SQL service
- * (src/sql/service.ts, `answers`), for the answers `isReusableAnswer` admits.
+ * What a plan depends on that no table's own version says: it is kept per version of all the
+ * resource tables, as every plan was before (information_schema.COLUMNS and TABLES, whose
+ * planning fills the object-columns table and lists external databases; AS OF; a scoped caller's
+ * views). See `planDependencies`.
+ */
+export const ALL_RESOURCE_TABLES = '*';
+
+/** The stamp of a plan that resolved names from `reads` (`ALL_RESOURCE_TABLES`: from every resource table). */
+const planStampOf = (versions: PlanVersions, reads: readonly string[]) => {
+  let stamp = '';
+  for (const table of reads)
+    stamp += `${table === ALL_RESOURCE_TABLES ? `*${versions.resourceVersion}` : versions.tableVersion(table)}:`;
+  return stamp;
+};
+
+/**
+ * Parsed, resolved and planned SELECTs (metrics label `statement`): a plan cache, not an answer
+ * cache. A SELECT's text met again skips DuckDB's parse and the resolution of its names; it is
+ * still read. Each plan is kept for the versions of the tables its name resolution read
+ * (`planDependencies`: which names are projects, integrations, files, models, agents, knowledge
+ * bases, views), not of every resource table: a skill created leaves the plan of
+ * `SELECT count(*) FROM information_schema.skills` in place, a view redefined re-plans the
+ * queries that read it. Answers are cached once, by the SQL service (src/sql/service.ts,
+ * `answers`), for the answers `isReusableAnswer` admits.
  */
 export const preparedCache = (
-  currentVersion: () => number,
+  versions: PlanVersions,
   /** Told of each look-up, hit or miss (the operator's hit rate). */
   onLookup: (cache: Extract<SqlCacheName, 'statement'>, hit: boolean) => void = () => undefined,
 ) => ({
-  queries: new VersionedCache<Prepared>(currentVersion, 1000),
+  queries: new StampedCache<Prepared>((reads) => planStampOf(versions, reads), 1000),
+  /** What one planning depends on, noted as its look-ups are made (see `planDependencies`). */
+  dependencies: (resourceVersionBefore: number) => planDependencies(versions, resourceVersionBefore),
   /** Per plan, the activity tables it reads (src/projection/readVersions.ts): found once per plan. */
   reads: new WeakMap<Prepared, readonly string[]>(),
   onLookup,
 });
+
+/**
+ * The tables one planning's name resolution read, each noted with its version as the look-up
+ * began: the plan is kept only if none moved before it is (`stampsThen`), and given while none
+ * moves. `everything()` notes the resource tables as a whole, at their version before planning
+ * began, for what no table's version says.
+ */
+const planDependencies = (versions: PlanVersions, resourceVersionBefore: number) => {
+  const noted = new Map<string, string>();
+  const note = (tables: readonly string[]) => {
+    for (const table of tables)
+      if (!noted.has(table))
+        noted.set(
+          table,
+          table === ALL_RESOURCE_TABLES ? `*${resourceVersionBefore}` : String(versions.tableVersion(table)),
+        );
+  };
+  return {
+    note,
+    everything: () => note([ALL_RESOURCE_TABLES]),
+    /** The tables noted, in the order noted. */
+    reads: (): readonly string[] => [...noted.keys()],
+    /** The stamp of `reads` as each table was when first noted. */
+    stampsThen: (reads: readonly string[]) => {
+      let stamp = '';
+      for (const table of reads) stamp += `${noted.get(table) ?? 'unnoted'}:`;
+      return stamp;
+    },
+  };
+};
+export type PlanDependencies = ReturnType<typeof planDependencies>;
+
 export type PreparedCache = ReturnType<typeof preparedCache>;
 
 /** The answer cache keeps answers of at most this many rows (a stream keeps no more while it reads)… */
