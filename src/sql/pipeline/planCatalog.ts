@@ -34,43 +34,37 @@ export const nameTables = {
  * registered databases), a scoped caller's information_schema (views made for its project), and
  * AS OF.
  */
-export const planCatalog = (catalog: CatalogResolver, dependencies: PlanDependencies): CatalogResolver => ({
-  ...catalog,
-  resolve: (database, table, c, scope = null) => {
-    const db = nameKey(database);
-    if (scope !== null || (db === 'information_schema' && catalogFaceOf(table))) dependencies.everything();
-    // Any other name of information_schema is fixed; elsewhere the database is asked whether it
-    // is a project, then (`files.x`) whether the file is uploaded, then whether it is an integration.
-    else if (db !== 'information_schema')
-      dependencies.note([
-        ...nameTables.of('project'),
-        ...nameTables.of('file'),
-        ...nameTables.of('integration'),
-      ]);
-    return catalog.resolve(database, table, c, scope);
-  },
-  asOf: (...args) => {
-    dependencies.everything();
-    return catalog.asOf(...args);
-  },
-  integration: (name) => {
-    dependencies.note(nameTables.of('integration'));
-    return catalog.integration(name);
-  },
-  model: (database, table) => {
-    dependencies.note(nameTables.of('model'));
-    return catalog.model(database, table);
-  },
-  agent: (database, table) => {
-    dependencies.note(nameTables.of('agent'));
-    return catalog.agent(database, table);
-  },
-  knowledgeBase: (database, table) => {
-    dependencies.note(nameTables.of('knowledgeBase'));
-    return catalog.knowledgeBase(database, table);
-  },
-  view: (database, table) => {
-    dependencies.note(nameTables.of('view'));
-    return catalog.view(database, table);
-  },
-});
+export const planCatalog = (catalog: CatalogResolver, dependencies: PlanDependencies): CatalogResolver => {
+  /** `lookUp`, noting first the tables `lookup`'s answer comes from. */
+  const noting =
+    <A extends unknown[], R>(lookup: NameLookup, lookUp: (...args: A) => R) =>
+    (...args: A): R => {
+      dependencies.note(nameTables.of(lookup));
+      return lookUp(...args);
+    };
+  return {
+    ...catalog,
+    resolve: (database, table, c, scope = null) => {
+      const db = nameKey(database);
+      if (scope !== null || (db === 'information_schema' && catalogFaceOf(table))) dependencies.everything();
+      // Any other name of information_schema is fixed; elsewhere the database is asked whether it
+      // is a project, then (`files.x`) whether the file is uploaded, then whether it is an integration.
+      else if (db !== 'information_schema')
+        dependencies.note([
+          ...nameTables.of('project'),
+          ...nameTables.of('file'),
+          ...nameTables.of('integration'),
+        ]);
+      return catalog.resolve(database, table, c, scope);
+    },
+    asOf: (...args) => {
+      dependencies.everything();
+      return catalog.asOf(...args);
+    },
+    integration: noting('integration', catalog.integration),
+    model: noting('model', catalog.model),
+    agent: noting('agent', catalog.agent),
+    knowledgeBase: noting('knowledgeBase', catalog.knowledgeBase),
+    view: noting('view', catalog.view),
+  };
+};

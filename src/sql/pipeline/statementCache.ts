@@ -28,11 +28,14 @@ export type PlanVersions = {
  */
 export const ALL_RESOURCE_TABLES = '*';
 
-/** The stamp of a plan that resolved names from `reads` (`ALL_RESOURCE_TABLES`: from every resource table). */
-const planStampOf = (versions: PlanVersions, reads: readonly string[]) => {
+/** One table's part of a plan's stamp (`ALL_RESOURCE_TABLES`: the resource tables as a whole, at `resourceVersion`). */
+const tableStamp = (versions: PlanVersions, table: string, resourceVersion = versions.resourceVersion) =>
+  table === ALL_RESOURCE_TABLES ? `*${resourceVersion}` : String(versions.tableVersion(table));
+
+/** The stamp of a plan that resolved names from `reads`, from each table's part (`part`). */
+const planStampOf = (reads: readonly string[], part: (table: string) => string) => {
   let stamp = '';
-  for (const table of reads)
-    stamp += `${table === ALL_RESOURCE_TABLES ? `*${versions.resourceVersion}` : versions.tableVersion(table)}:`;
+  for (const table of reads) stamp += `${part(table)}:`;
   return stamp;
 };
 
@@ -51,7 +54,10 @@ export const preparedCache = (
   /** Told of each look-up, hit or miss (the operator's hit rate). */
   onLookup: (cache: Extract<SqlCacheName, 'statement'>, hit: boolean) => void = () => undefined,
 ) => ({
-  queries: new StampedCache<Prepared>((reads) => planStampOf(versions, reads), 1000),
+  queries: new StampedCache<Prepared>(
+    (reads) => planStampOf(reads, (table) => tableStamp(versions, table)),
+    1000,
+  ),
   /** What one planning depends on, noted as its look-ups are made (see `planDependencies`). */
   dependencies: (resourceVersionBefore: number) => planDependencies(versions, resourceVersionBefore),
   /** Per plan, the activity tables it reads (src/projection/readVersions.ts): found once per plan. */
@@ -69,11 +75,7 @@ const planDependencies = (versions: PlanVersions, resourceVersionBefore: number)
   const noted = new Map<string, string>();
   const note = (tables: readonly string[]) => {
     for (const table of tables)
-      if (!noted.has(table))
-        noted.set(
-          table,
-          table === ALL_RESOURCE_TABLES ? `*${resourceVersionBefore}` : String(versions.tableVersion(table)),
-        );
+      if (!noted.has(table)) noted.set(table, tableStamp(versions, table, resourceVersionBefore));
   };
   return {
     note,
@@ -81,11 +83,7 @@ const planDependencies = (versions: PlanVersions, resourceVersionBefore: number)
     /** The tables noted, in the order noted. */
     reads: (): readonly string[] => [...noted.keys()],
     /** The stamp of `reads` as each table was when first noted. */
-    stampsThen: (reads: readonly string[]) => {
-      let stamp = '';
-      for (const table of reads) stamp += `${noted.get(table) ?? 'unnoted'}:`;
-      return stamp;
-    },
+    stampsThen: (reads: readonly string[]) => planStampOf(reads, (table) => noted.get(table) ?? 'unnoted'),
   };
 };
 export type PlanDependencies = ReturnType<typeof planDependencies>;
