@@ -147,6 +147,9 @@ describe('two processes on one PostgreSQL log', () => {
       dirs.map((dir) =>
         startService({
           ...chatEnv,
+          // Nobody dies here: a lease as short as the kill test's only makes a starved machine's
+          // answers (over 3 s each beside CI's heaviest specs) expire, retry and be given up.
+          CHATBOT_LEASE_MS: '30000',
           DATA_DIR: dir,
           EVENT_STORE_URL: db.url,
           PROJECTION_POLL_MS: '50',
@@ -178,7 +181,16 @@ describe('two processes on one PostgreSQL log', () => {
         return counts.size >= 200 ? counts : undefined;
       },
       180_000,
-    );
+    ).catch(async (error: Error) => {
+      // Name what the messages are waiting on: their statuses, tries and last errors, per process.
+      const statuses = await sqlOn(
+        a!.base,
+        'SELECT STATUS, max(ATTEMPTS), count(*), any_value(LAST_ERROR) FROM information_schema.CHAT_MESSAGES GROUP BY STATUS',
+      );
+      throw new Error(
+        `${error.message}; messages by status: ${JSON.stringify(statuses.data)}\nA: ${a!.output().slice(-4000)}\nB: ${b!.output().slice(-4000)}`,
+      );
+    });
     expect(answers.size).toBe(200);
     expect([...answers.values()].every((n) => n === 1)).toBe(true);
     const byNode = await sqlOn(
