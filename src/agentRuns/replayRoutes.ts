@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
+import { readResponses } from '../http/resourceRoutes';
 import { answerBody } from './routes';
 import { completionAnswer, completionBody, runParams } from './schemas';
 import type { AgentRunsService } from './service';
@@ -36,10 +37,7 @@ export const agentRunReplayRoutes = (
       summary:
         'Replay a run from its events without calling the model: the same steps and answer, its SQL read again as of the run and as of now, the steps whose answer differs named',
       params: runParams,
-      responses: {
-        200: { description: 'The replay', schema: replayAnswer },
-        404: problem('Unknown project, agent or run'),
-      },
+      responses: readResponses('The replay', replayAnswer, 'Unknown project, agent or run'),
       handle: async ({ params }) => ({
         status: 200,
         body: await runs.replay(params.project, params.agent, params.trace_id),

@@ -1,5 +1,6 @@
 import { mindsDbErrorType, type AgentRunEvent as LoopEvent } from '../engines/agentLoop';
 import { problem, type Api } from '../http/api';
+import { readResponses } from '../http/resourceRoutes';
 import { isDomainError } from '../shared/errors';
 import {
   agentParams,
@@ -140,10 +141,7 @@ export const agentRunRoutes = (api: Api, runs: AgentRunsService) => {
       summary: "An agent's runs, newest first (beyond MindsDB)",
       params: agentParams,
       query: runsQuery,
-      responses: {
-        200: { description: 'Runs', schema: runsAnswer },
-        404: problem('Unknown project or agent'),
-      },
+      responses: readResponses('Runs', runsAnswer, 'Unknown project or agent'),
       handle: async ({ params, query }) => ({
         status: 200,
         body: await runs.runs(params.project, params.agent, {
@@ -159,7 +157,7 @@ export const agentRunRoutes = (api: Api, runs: AgentRunsService) => {
       summary:
         'One run, step by step: each model call (tokens, latency) and tool call (the SQL run or refused)',
       params: runParams,
-      responses: { 200: { description: 'The run', schema: runAnswer }, 404: problem('Unknown run') },
+      responses: readResponses('The run', runAnswer, 'Unknown run'),
       handle: async ({ params }) => ({
         status: 200,
         body: await runs.run(params.project, params.agent, params.trace_id),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
+import { readResponses } from '../http/resourceRoutes';
 import type { AgentEvaluationsService } from './evaluation';
 import {
   agentEvaluationBody,
@@ -59,10 +60,7 @@ export const agentEvaluationRoutes = (
         'An agent’s evaluations (EVALUATE AGENT), newest first, each with the agent version it ran against',
       params: agentEvaluationsPath,
       query: agentEvaluationsQuery,
-      responses: {
-        200: { description: 'Evaluations', schema: z.array(agentEvaluationView) },
-        404: problem('Unknown project or agent'),
-      },
+      responses: readResponses('Evaluations', z.array(agentEvaluationView), 'Unknown project or agent'),
       handle: async ({ params, query }) => ({
         status: 200,
         body: await evaluations.list(params.project, params.agent, query.limit),

@@ -1,6 +1,7 @@
 import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api, type HttpResult, type RouteInput } from '../http/api';
+import { deleteResponses, readResponses } from '../http/resourceRoutes';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import {
   agentPath,
@@ -22,10 +23,7 @@ const agentReadRoutes = (api: Api, agents: AgentsService, projects: ProjectDirec
       tag: 'agents',
       summary: 'List agents',
       params: agentsPath,
-      responses: {
-        200: { description: 'Agents', schema: z.array(agentView) },
-        404: problem('Unknown project'),
-      },
+      responses: readResponses('Agents', z.array(agentView), 'Unknown project'),
       handle: async ({ params }) => ({
         status: 200,
         body: (await agents.list(params.project)).map((a) => a.view),
@@ -37,10 +35,7 @@ const agentReadRoutes = (api: Api, agents: AgentsService, projects: ProjectDirec
       tag: 'agents',
       summary: 'Get an agent by name (case-insensitive) or id',
       params: agentPath,
-      responses: {
-        200: { description: 'The agent', schema: agentView },
-        404: problem('Unknown project or agent'),
-      },
+      responses: readResponses('The agent', agentView, 'Unknown project or agent'),
       handle: async ({ params }) => {
         const agent = await agents.get(params.project, params.agent);
         return { status: 200, body: agent.view, headers: etag(agent.version) };
@@ -91,11 +86,6 @@ export const agentRoutes = (api: Api, agents: AgentsService, projects: ProjectDi
     );
     return { status: 204 };
   };
-  const deleteResponses = {
-    204: { description: 'Deleted' },
-    404: problem('Unknown project or agent'),
-    412: problem('Stale If-Match'),
-  };
   return agentReadRoutes(api, agents, projects)
     .add({
       method: 'put',
@@ -138,7 +128,7 @@ export const agentRoutes = (api: Api, agents: AgentsService, projects: ProjectDi
       summary: 'Delete an agent (the path MindsDB clients use); chatbots using it stop',
       params: agentPath,
       query: forgetQuery,
-      responses: deleteResponses,
+      responses: deleteResponses('Unknown project or agent', 'Stale If-Match'),
       handle: remove,
     })
     .add({
@@ -148,7 +138,7 @@ export const agentRoutes = (api: Api, agents: AgentsService, projects: ProjectDi
       summary: 'Delete an agent (the singular path of the documentation)',
       params: agentPath,
       query: forgetQuery,
-      responses: deleteResponses,
+      responses: deleteResponses('Unknown project or agent', 'Stale If-Match'),
       handle: remove,
     });
 };

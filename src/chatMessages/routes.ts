@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
+import { readResponses } from '../http/resourceRoutes';
 import { badGateway, notFound } from '../shared/errors';
 import type { ChatMessageRow } from './projection';
 import {
@@ -80,10 +81,7 @@ export const chatMessageRoutes = (
       summary: 'A conversation: messages and answers in order (seq), after a seq, for one chat or all',
       params: chatbotPath,
       query: conversationQuery,
-      responses: {
-        200: { description: 'Messages and answers', schema: conversationView },
-        404: problem('Unknown project or chatbot'),
-      },
+      responses: readResponses('Messages and answers', conversationView, 'Unknown project or chatbot'),
       handle: async ({ params, query }) => {
         const bot = await bots.require(params.project, params.chatbot);
         return {

@@ -1,6 +1,7 @@
 import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
+import { deleteResponses, readResponses } from '../http/resourceRoutes';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid } from '../shared/errors';
 import {
@@ -22,10 +23,7 @@ const chatbotReadRoutes = (api: Api, chatbots: ChatbotsService) =>
       tag: 'chatbots',
       summary: 'List chatbots',
       params: chatbotsPath,
-      responses: {
-        200: { description: 'Chatbots', schema: z.array(chatbotView) },
-        404: problem('Unknown project'),
-      },
+      responses: readResponses('Chatbots', z.array(chatbotView), 'Unknown project'),
       handle: async ({ params }) => ({ status: 200, body: await chatbots.list(params.project) }),
     })
     .add({
@@ -34,10 +32,7 @@ const chatbotReadRoutes = (api: Api, chatbots: ChatbotsService) =>
       tag: 'chatbots',
       summary: 'Get a chatbot (name is case-sensitive, as MindsDB)',
       params: chatbotPath,
-      responses: {
-        200: { description: 'The chatbot', schema: chatbotView },
-        404: problem('Unknown project or chatbot'),
-      },
+      responses: readResponses('The chatbot', chatbotView, 'Unknown project or chatbot'),
       handle: async ({ params }) => {
         const { view, version } = await chatbots.get(params.project, params.chatbot);
         return { status: 200, body: view, headers: etag(version) };
@@ -128,11 +123,7 @@ export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: Pro
       summary: 'Delete a chatbot; ?forget=true also forgets its secrets (tokens) for good',
       params: chatbotPath,
       query: forgetQuery,
-      responses: {
-        204: { description: 'Deleted' },
-        404: problem('Unknown project or chatbot'),
-        412: problem('Stale If-Match'),
-      },
+      responses: deleteResponses('Unknown project or chatbot', 'Stale If-Match'),
       handle: async ({ params, headers, query }) => {
         await chatbots.run(
           params.project,

@@ -1,6 +1,7 @@
 import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
+import { deleteResponses, readResponses } from '../http/resourceRoutes';
 import { resourceName } from '../shared/names';
 import { createDatabaseBody, databaseParams, databaseView, updateDatabaseBody } from './schemas';
 import type { DatabasesService } from './service';
@@ -57,10 +58,7 @@ const databaseReadRoutes = (api: Api, databases: DatabasesService) =>
       tag: 'databases',
       summary: 'Get a database',
       params: databaseParams,
-      responses: {
-        200: { description: 'The database', schema: databaseView },
-        404: problem('No such database'),
-      },
+      responses: readResponses('The database', databaseView, 'No such database'),
       handle: async ({ params }) => {
         const { view, version } = await databases.get(params.database);
         return { status: 200, body: view, headers: version === null ? {} : etag(version) };
@@ -125,10 +123,8 @@ export const databaseRoutes = (api: Api, databases: DatabasesService) =>
       params: databaseParams,
       query: forgetQuery,
       responses: {
-        204: { description: 'Deleted' },
+        ...deleteResponses('No such database', 'If-Match does not match the current version'),
         400: problem('System database'),
-        404: problem('No such database'),
-        412: problem('If-Match does not match the current version'),
       },
       handle: async ({ params, headers, query }) => {
         await databases.remove(params.database, ifMatchVersion(headers), { forget: query.forget });

@@ -26,6 +26,11 @@ export type HttpResult = {
 };
 
 type Method = 'get' | 'post' | 'put' | 'delete';
+/** A route's answers by status, as the OpenAPI document describes them. */
+export type RouteResponses = Record<
+  number,
+  { description: string; schema?: z.ZodType; contentType?: string }
+>;
 type AnyObjectSchema = z.ZodObject<z.ZodRawShape>;
 
 export type RouteInput<P, Q, B> = {
@@ -54,7 +59,7 @@ type RouteDefinition<
   body?: B;
   /** Checked before the body is even parsed (e.g. "does the project exist"), as MindsDB does. */
   before?: (input: { params: P extends AnyObjectSchema ? z.infer<P> : undefined }) => Promise<void>;
-  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+  responses: RouteResponses;
   /** The request body as OpenAPI should describe it, for routes that read it themselves. */
   documentedBody?: { contentType: string; schema: z.ZodType };
   handle: (

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
+import { deleteResponses, readResponses } from '../http/resourceRoutes';
 import { forgetQuery } from '../shared/resourceSchemas';
 import { parseScheduleStr } from './schedule';
 import { createJobBody, jobPath, jobRunView, jobsPath, jobView } from './schemas';
@@ -13,10 +14,7 @@ export const jobRoutes = (api: Api, jobs: JobsService) =>
       tag: 'jobs',
       summary: 'List the jobs of a project',
       params: jobsPath,
-      responses: {
-        200: { description: 'Jobs', schema: z.array(jobView) },
-        404: problem('Unknown project'),
-      },
+      responses: readResponses('Jobs', z.array(jobView), 'Unknown project'),
       handle: async ({ params }) => ({ status: 200, body: await jobs.list(params.project) }),
     })
     .add({
@@ -50,10 +48,7 @@ export const jobRoutes = (api: Api, jobs: JobsService) =>
       tag: 'jobs',
       summary: 'Get a job by name',
       params: jobPath,
-      responses: {
-        200: { description: 'The job', schema: jobView },
-        404: problem('Unknown project or job'),
-      },
+      responses: readResponses('The job', jobView, 'Unknown project or job'),
       handle: async ({ params }) => ({ status: 200, body: await jobs.get(params.project, params.job) }),
     })
     .add({
@@ -62,10 +57,7 @@ export const jobRoutes = (api: Api, jobs: JobsService) =>
       tag: 'jobs',
       summary: "A job's runs, oldest first",
       params: jobPath,
-      responses: {
-        200: { description: 'Runs', schema: z.array(jobRunView) },
-        404: problem('Unknown project or job'),
-      },
+      responses: readResponses('Runs', z.array(jobRunView), 'Unknown project or job'),
       handle: async ({ params }) => ({ status: 200, body: await jobs.history(params.project, params.job) }),
     })
     .add({
@@ -76,10 +68,7 @@ export const jobRoutes = (api: Api, jobs: JobsService) =>
         'Delete a job (its history goes with it); ?forget=true also forgets the secrets its statements hold, for good',
       params: jobPath,
       query: forgetQuery,
-      responses: {
-        204: { description: 'Deleted' },
-        404: problem('Unknown project or job'),
-      },
+      responses: deleteResponses('Unknown project or job'),
       handle: async ({ params, query }) => {
         await jobs.remove(params.project, params.job, false, { forget: query.forget });
         return { status: 204 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
+import { readResponses } from '../http/resourceRoutes';
 import { evaluationBody, evaluationPath, evaluationsQuery, evaluationView } from './evaluationSchemas';
 import type { KnowledgeBasesService } from './service';
 
@@ -43,10 +44,7 @@ export const knowledgeBaseEvaluationRoutes = (
       summary: 'A knowledge base’s evaluations, newest first, with the settings each ran with',
       params: evaluationPath,
       query: evaluationsQuery,
-      responses: {
-        200: { description: 'Evaluations', schema: z.array(evaluationView) },
-        404: problem('Unknown project or knowledge base'),
-      },
+      responses: readResponses('Evaluations', z.array(evaluationView), 'Unknown project or knowledge base'),
       handle: async ({ params, query }) => ({
         status: 200,
         body: await kbs.evaluations(params.project, params.knowledge_base, query.limit),

@@ -1,6 +1,7 @@
 import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
+import { deleteResponses, readResponses } from '../http/resourceRoutes';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid } from '../shared/errors';
 import { quoteMysqlIdent } from '../shared/quoting';
@@ -26,10 +27,7 @@ const knowledgeBaseReadRoutes = (api: Api, kbs: KnowledgeBasesService, projects:
       tag: 'knowledge bases',
       summary: 'List knowledge bases',
       params: knowledgeBasesPath,
-      responses: {
-        200: { description: 'Knowledge bases', schema: z.array(knowledgeBaseView) },
-        404: problem('Unknown project'),
-      },
+      responses: readResponses('Knowledge bases', z.array(knowledgeBaseView), 'Unknown project'),
       handle: async ({ params }) => ({ status: 200, body: await kbs.list(params.project) }),
     })
     .add({
@@ -38,10 +36,7 @@ const knowledgeBaseReadRoutes = (api: Api, kbs: KnowledgeBasesService, projects:
       tag: 'knowledge bases',
       summary: 'Get a knowledge base by name (case-insensitive), with its document and chunk counts',
       params: knowledgeBasePath,
-      responses: {
-        200: { description: 'The knowledge base', schema: knowledgeBaseView },
-        404: problem('Unknown project or knowledge base'),
-      },
+      responses: readResponses('The knowledge base', knowledgeBaseView, 'Unknown project or knowledge base'),
       handle: async ({ params }) => ({
         status: 200,
         body: await kbs.get(params.project, params.knowledge_base),
@@ -132,7 +127,7 @@ export const knowledgeBaseRoutes = (api: Api, kbs: KnowledgeBasesService, projec
         'Delete a knowledge base and everything it holds; ?forget=true also forgets its secrets (the embedding API key) for good',
       params: knowledgeBasePath,
       query: forgetQuery,
-      responses: { 204: { description: 'Deleted' }, 404: problem('Unknown project or knowledge base') },
+      responses: deleteResponses('Unknown project or knowledge base'),
       handle: async ({ params, query }) => {
         await kbs.remove(params.project, params.knowledge_base, false, { forget: query.forget });
         return { status: 204 };

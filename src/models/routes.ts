@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
+import { deleteResponses, readResponses } from '../http/resourceRoutes';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid, notFound } from '../shared/errors';
 import { createdBody, type ModelView } from './present';
@@ -39,10 +40,7 @@ const modelTrainingRoutes = (
       tag: 'models',
       summary: 'List models (every version)',
       params: modelsPath,
-      responses: {
-        200: { description: 'Models', schema: z.array(modelView) },
-        404: problem('Unknown project'),
-      },
+      responses: readResponses('Models', z.array(modelView), 'Unknown project'),
       handle: async ({ params }) => ({ status: 200, body: await models.list(params.project) }),
     })
     .add({
@@ -73,10 +71,7 @@ const modelTrainingRoutes = (
       tag: 'models',
       summary: 'Get a model (`name` or `name.version`)',
       params: modelPath,
-      responses: {
-        200: { description: 'The model', schema: modelView },
-        404: problem('Unknown project or model'),
-      },
+      responses: readResponses('The model', modelView, 'Unknown project or model'),
       handle: async ({ params }) => ({ status: 200, body: await models.get(params.project, params.model) }),
     });
 
@@ -107,7 +102,7 @@ export const modelRoutes = (
       body: z.object({
         problem_definition: z.record(z.string(), z.unknown(), { error: 'problem_definition required' }),
       }),
-      responses: { 200: { description: 'Updated', schema: modelView }, 404: problem('Unknown model') },
+      responses: readResponses('Updated', modelView, 'Unknown model'),
       handle: async ({ params, body }) => {
         const pd = body.problem_definition;
         const options = (pd.using as Record<string, unknown> | undefined) ?? pd;
@@ -120,7 +115,7 @@ export const modelRoutes = (
       tag: 'models',
       summary: 'Delete a model, or one version (`name.version`)',
       params: modelPath,
-      responses: { 204: { description: 'Deleted' }, 404: problem('Unknown project or model') },
+      responses: deleteResponses('Unknown project or model'),
       handle: async ({ params }) => {
         await models.remove(params.project, params.model);
         return { status: 204 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
+import { deleteResponses, readResponses } from '../http/resourceRoutes';
 import { createProjectBody, projectParams, projectView } from './schemas';
 import type { ProjectsService } from './service';
 
@@ -21,10 +22,7 @@ export const projectRoutes = (api: Api, projects: ProjectsService) =>
       tag: 'projects',
       summary: 'Get a project (name is case-insensitive)',
       params: projectParams,
-      responses: {
-        200: { description: 'The project', schema: projectView },
-        404: problem('No such project'),
-      },
+      responses: readResponses('The project', projectView, 'No such project'),
       handle: async ({ params }) => {
         const project = await projects.require(params.project);
         return { status: 200, body: withoutVersion(project), headers: etag(project.version) };
@@ -56,10 +54,8 @@ export const projectRoutes = (api: Api, projects: ProjectsService) =>
       summary: 'Delete a project and everything in it',
       params: projectParams,
       responses: {
-        204: { description: 'Deleted' },
+        ...deleteResponses('No such project', 'If-Match does not match the current version'),
         400: problem('The default project cannot be deleted'),
-        404: problem('No such project'),
-        412: problem('If-Match does not match the current version'),
       },
       handle: async ({ params, headers }) => {
         await projects.remove(params.project, ifMatchVersion(headers));

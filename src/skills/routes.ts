@@ -1,6 +1,7 @@
 import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
+import { deleteResponses, readResponses } from '../http/resourceRoutes';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { skillBody as body } from './present';
 import { createSkillBody, putSkillBody, skillPath, skillsPath, skillsQuery, skillView } from './schemas';
@@ -16,10 +17,7 @@ const skillReadRoutes = (api: Api, skills: SkillsService) =>
       summary: 'List the skills of a project (optionally of one agent)',
       params: skillsPath,
       query: skillsQuery,
-      responses: {
-        200: { description: 'Skills', schema: z.array(skillView) },
-        404: problem('Unknown project or agent'),
-      },
+      responses: readResponses('Skills', z.array(skillView), 'Unknown project or agent'),
       handle: async ({ params, query }) => ({
         status: 200,
         body: (query.agent === undefined
@@ -34,10 +32,7 @@ const skillReadRoutes = (api: Api, skills: SkillsService) =>
       tag: 'skills',
       summary: 'Get a skill by name (case-insensitive) or id',
       params: skillPath,
-      responses: {
-        200: { description: 'The skill', schema: skillView },
-        404: problem('Unknown project or skill'),
-      },
+      responses: readResponses('The skill', skillView, 'Unknown project or skill'),
       handle: async ({ params }) => {
         const skill = await skills.get(params.project, params.skill);
         return { status: 200, body: body(skill), headers: etag(skill.version) };
@@ -100,11 +95,7 @@ export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectDi
         'Delete a skill (agents using it lose it, each detachment an event); ?forget=true also forgets its secrets for good',
       params: skillPath,
       query: forgetQuery,
-      responses: {
-        204: { description: 'Deleted' },
-        404: problem('Unknown project or skill'),
-        412: problem('Stale If-Match'),
-      },
+      responses: deleteResponses('Unknown project or skill', 'Stale If-Match'),
       handle: async ({ params, headers, query }) => {
         await skills.run(
           params.project,

@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import type { Api } from '../http/api';
 import { problem } from '../http/api';
+import { deleteResponses } from '../http/resourceRoutes';
 import { forbidden, invalid, notFound } from '../shared/errors';
 import { currentRequest } from '../shared/requestContext';
 import { clearedSessionCookie, cookieOf, SESSION_COOKIE, sessionCookie } from './cookies';
@@ -144,11 +145,7 @@ const userAdminRoutes = (api: Api, users: UsersService) =>
       tag: 'auth',
       summary: 'Delete a user: their tokens and sessions stop working at once (admins)',
       params: nameParams,
-      responses: {
-        204: { description: 'Deleted' },
-        404: problem('User not found'),
-        409: problem('Last admin'),
-      },
+      responses: { ...deleteResponses('User not found'), 409: problem('Last admin') },
       handle: async ({ params }) => {
         await users.remove(params.name);
         return { status: 204 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
+import { deleteResponses, readResponses } from '../http/resourceRoutes';
 import { createViewBody, putViewBody, viewPath, viewsPath, viewView } from './schemas';
 import type { ViewsService } from './service';
 
@@ -11,10 +12,7 @@ export const viewRoutes = (api: Api, views: ViewsService) =>
       tag: 'views',
       summary: 'List the views of a project',
       params: viewsPath,
-      responses: {
-        200: { description: 'Views', schema: z.array(viewView) },
-        404: problem('Unknown project'),
-      },
+      responses: readResponses('Views', z.array(viewView), 'Unknown project'),
       handle: async ({ params }) => ({ status: 200, body: await views.list(params.project) }),
     })
     .add({
@@ -41,10 +39,7 @@ export const viewRoutes = (api: Api, views: ViewsService) =>
       tag: 'views',
       summary: 'Get a view by name',
       params: viewPath,
-      responses: {
-        200: { description: 'The view', schema: viewView },
-        404: problem('Unknown project or view'),
-      },
+      responses: readResponses('The view', viewView, 'Unknown project or view'),
       handle: async ({ params }) => ({ status: 200, body: await views.get(params.project, params.view) }),
     })
     .add({
@@ -75,10 +70,7 @@ export const viewRoutes = (api: Api, views: ViewsService) =>
       tag: 'views',
       summary: 'Delete a view',
       params: viewPath,
-      responses: {
-        204: { description: 'Deleted' },
-        404: problem('Unknown project or view'),
-      },
+      responses: deleteResponses('Unknown project or view'),
       handle: async ({ params }) => {
         await views.remove(params.project, params.view);
         return { status: 204 };
