@@ -1,18 +1,13 @@
-import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { selectRow, selectRows, type RowOf } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
-import type { RowStore, TableReader } from '../projection/types';
-
-/** An agent's deletion removes its evaluations' rows (its evaluations stream keeps them). */
-const agentRowsDeleted = async (rows: RowStore, agentId: number, key: string) => {
-  for (const row of await rows.scan((r) => BigInt(r.AGENT_ID as number | bigint) === BigInt(agentId)))
-    rows.delete(row[key] as string | bigint);
-};
+import type { TableReader } from '../projection/types';
 
 /**
  * `agent_evaluations`: one row per `EVALUATE AGENT` (its id the event's position), with the agent's
  * version it ran against, so two evaluations of one test set (TEST_SET_DIGEST) compare versions.
  */
-export const agentEvaluationsTable = tableProjection({
+export const agentEvaluationsTable = deletableTable({
   table: 'agent_evaluations',
   key: 'ID',
   columns: columns(
@@ -22,42 +17,33 @@ export const agentEvaluationsTable = tableProjection({
     MEAN_SCORE DOUBLE, MS_PER_CASE DOUBLE, CREATED_AT TIMESTAMP`,
   ),
   handles: ['AgentEvaluated', 'AgentDeleted'],
-  apply: async (event, rows) => {
-    switch (event.type) {
-      case 'AgentEvaluated': {
-        const d = event.data;
-        rows.insert({
-          ID: event.meta.position,
-          AGENT_ID: d.agentId,
-          PROJECT: d.project,
-          AGENT: d.name,
-          AGENT_VERSION: BigInt(d.agentVersion),
-          SCORING: d.scoring,
-          TOLERANCE: d.tolerance,
-          RUBRIC: d.rubric,
-          JUDGE_PROVIDER: d.judge?.provider ?? null,
-          JUDGE_MODEL: d.judge?.model ?? null,
-          SOURCE: d.source,
-          TEST_SET_DIGEST: d.testSetDigest,
-          CASES: d.cases.length,
-          PASSED: d.passed,
-          PASS_RATE: d.passRate,
-          MEAN_SCORE: d.meanScore,
-          MS_PER_CASE: d.msPerCase,
-          CREATED_AT: d.evaluatedAt,
-        });
-        return;
-      }
-      case 'AgentDeleted':
-        return agentRowsDeleted(rows, event.data.agentId, 'ID');
-      default:
-        return allHandled(event);
-    }
-  },
+  // An agent's deletion removes its evaluations' rows (its evaluations stream keeps them).
+  deletedBy: { type: 'AgentDeleted', column: 'AGENT_ID', id: (e) => e.data.agentId },
+  apply: ({ data: d, meta }, rows) =>
+    rows.insert({
+      ID: meta.position,
+      AGENT_ID: d.agentId,
+      PROJECT: d.project,
+      AGENT: d.name,
+      AGENT_VERSION: BigInt(d.agentVersion),
+      SCORING: d.scoring,
+      TOLERANCE: d.tolerance,
+      RUBRIC: d.rubric,
+      JUDGE_PROVIDER: d.judge?.provider ?? null,
+      JUDGE_MODEL: d.judge?.model ?? null,
+      SOURCE: d.source,
+      TEST_SET_DIGEST: d.testSetDigest,
+      CASES: d.cases.length,
+      PASSED: d.passed,
+      PASS_RATE: d.passRate,
+      MEAN_SCORE: d.meanScore,
+      MS_PER_CASE: d.msPerCase,
+      CREATED_AT: d.evaluatedAt,
+    }),
 });
 
 /** `agent_evaluation_cases`: each case of each evaluation, in order (CASE_NUMBER from 1), with its run's trace id. */
-export const agentEvaluationCasesTable = tableProjection({
+export const agentEvaluationCasesTable = deletableTable({
   table: 'agent_evaluation_cases',
   key: 'CASE_KEY',
   columns: columns(
@@ -68,34 +54,25 @@ export const agentEvaluationCasesTable = tableProjection({
     PASSED BOOLEAN, TRACE_ID VARCHAR NULL, ERROR VARCHAR NULL`,
   ),
   handles: ['AgentEvaluated', 'AgentDeleted'],
-  apply: async (event, rows) => {
-    switch (event.type) {
-      case 'AgentEvaluated': {
-        const d = event.data;
-        for (const [i, c] of d.cases.entries())
-          rows.insert({
-            CASE_KEY: `${event.meta.position}-${i + 1}`,
-            EVALUATION_ID: event.meta.position,
-            CASE_NUMBER: i + 1,
-            AGENT_ID: d.agentId,
-            PROJECT: d.project,
-            AGENT: d.name,
-            AGENT_VERSION: BigInt(d.agentVersion),
-            QUESTION: c.question,
-            EXPECTED: c.expected,
-            ANSWER: c.answer,
-            SCORE: c.score,
-            PASSED: c.passed,
-            TRACE_ID: c.traceId,
-            ERROR: c.error,
-          });
-        return;
-      }
-      case 'AgentDeleted':
-        return agentRowsDeleted(rows, event.data.agentId, 'CASE_KEY');
-      default:
-        return allHandled(event);
-    }
+  deletedBy: { type: 'AgentDeleted', column: 'AGENT_ID', id: (e) => e.data.agentId },
+  apply: ({ data: d, meta }, rows) => {
+    for (const [i, c] of d.cases.entries())
+      rows.insert({
+        CASE_KEY: `${meta.position}-${i + 1}`,
+        EVALUATION_ID: meta.position,
+        CASE_NUMBER: i + 1,
+        AGENT_ID: d.agentId,
+        PROJECT: d.project,
+        AGENT: d.name,
+        AGENT_VERSION: BigInt(d.agentVersion),
+        QUESTION: c.question,
+        EXPECTED: c.expected,
+        ANSWER: c.answer,
+        SCORE: c.score,
+        PASSED: c.passed,
+        TRACE_ID: c.traceId,
+        ERROR: c.error,
+      });
   },
 });
 

@@ -2,7 +2,8 @@ import type { AgentCreated } from '../../events';
 import type { Row, RowStore } from '../projection/types';
 import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
 import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
-import { allHandled, tableProjection, type RowOf } from '../projection/table';
+import { allHandled, type RowOf } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 
@@ -33,7 +34,7 @@ const ownCells = (d: Pick<AgentCreated['data'], 'modelName' | 'provider' | 'para
 });
 
 /** `agents`: one row per live agent; SKILLS holds skill names (MindsDB), SKILL_IDS the ids. */
-export const agentsTable = tableProjection({
+export const agentsTable = deletableTable({
   table: 'agents',
   key: 'ID',
   history: true,
@@ -45,6 +46,7 @@ export const agentsTable = tableProjection({
     RESOURCE_STAMPS,
   ),
   handles: ['AgentCreated', 'AgentUpdated', 'AgentDeleted', 'SkillDetachedFromAgent', 'SkillUpdated'],
+  deletedBy: { type: 'AgentDeleted', key: (e) => BigInt(e.data.agentId) },
   apply: async (event, rows, lookup) => {
     switch (event.type) {
       case 'AgentCreated': {
@@ -77,9 +79,6 @@ export const agentsTable = tableProjection({
           rows.put({ ...row, ...(await skillColumns(row.SKILL_LINKS as Links, lookup('skills'))) });
         return;
       }
-      case 'AgentDeleted':
-        rows.delete(BigInt(event.data.agentId));
-        return;
       default:
         return allHandled(event);
     }

@@ -2,7 +2,8 @@ import type { ChatbotCreated, ChatbotUpdated } from '../../events';
 import type { Row, RowStore, TableReader } from '../projection/types';
 import { createdCells, patchRow, projectResourceReads, updatedRow } from '../projection/projectResource';
 import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
-import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { allHandled, selectRow, selectRows, type RowOf } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 
@@ -29,7 +30,7 @@ const isChannelFailure = (lastError: unknown) =>
   typeof lastError === 'string' && /^The \w+ channel is failing: /.test(lastError);
 
 /** `chatbots`: one row per live chatbot (MindsDB's information_schema.CHATBOTS columns first). */
-export const chatbotsTable = tableProjection({
+export const chatbotsTable = deletableTable({
   table: 'chatbots',
   key: 'ID',
   history: true,
@@ -55,6 +56,7 @@ export const chatbotsTable = tableProjection({
     'ChatChannelFailed',
     'ChatChannelRecovered',
   ],
+  deletedBy: { type: 'ChatbotDeleted', key: (e) => BigInt(e.data.chatbotId) },
   apply: async (event, rows, lookup) => {
     switch (event.type) {
       case 'ChatbotCreated': {
@@ -97,9 +99,6 @@ export const chatbotsTable = tableProjection({
         for (const row of users) rows.put({ ...row, DATABASE: null, DATABASE_ID: null });
         return;
       }
-      case 'ChatbotDeleted':
-        rows.delete(BigInt(event.data.chatbotId));
-        return;
       // A message it could not answer or deliver says why (`last_error`); the next success clears it.
       case 'ChatAnswerFailed':
       case 'ChatDeliveryFailed': {

@@ -1,11 +1,12 @@
-import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { allHandled, selectRow, selectRows, type RowOf } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { nameKey } from '../shared/names';
 import { maskSecrets } from '../shared/secrets';
 
 /** `databases`: registered integrations (type "data"), secrets masked. */
-export const databasesTable = tableProjection({
+export const databasesTable = deletableTable({
   table: 'databases',
   key: 'id',
   history: true,
@@ -14,6 +15,7 @@ export const databasesTable = tableProjection({
     updated_at TIMESTAMP, version BIGINT`,
   ),
   handles: ['DatabaseCreated', 'DatabaseUpdated', 'DatabaseDeleted'],
+  deletedBy: { type: 'DatabaseDeleted', key: (e) => BigInt(e.data.databaseId) },
   apply: async (event, rows) => {
     switch (event.type) {
       case 'DatabaseCreated': {
@@ -42,9 +44,6 @@ export const databasesTable = tableProjection({
         });
         return;
       }
-      case 'DatabaseDeleted':
-        rows.delete(BigInt(event.data.databaseId));
-        return;
       default:
         return allHandled(event);
     }

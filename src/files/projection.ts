@@ -4,9 +4,9 @@ import {
   selectColumns,
   selectRow,
   selectRows,
-  tableProjection,
   type RowOf,
 } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { SchemaProjection, TableReader } from '../projection/types';
 import { FILES_SCHEMA, nameKey } from '../shared/names';
@@ -15,7 +15,7 @@ import { createFileTableSql, storedFormat } from './load';
 import { fileStream } from './state';
 
 /** `files`: one row per uploaded file (what `GET /api/files` lists). */
-export const filesTable = tableProjection({
+export const filesTable = deletableTable({
   table: 'files',
   key: 'KEY',
   columns: columns(
@@ -23,31 +23,20 @@ export const filesTable = tableProjection({
     ROW_COUNT BIGINT, COLUMNS JSON, UPLOADED_AT TIMESTAMP, VERSION BIGINT`,
   ),
   handles: ['FileUploaded', 'FileDeleted'],
-  apply: (event, rows) => {
-    switch (event.type) {
-      case 'FileUploaded': {
-        const d = event.data;
-        rows.put({
-          KEY: nameKey(d.name),
-          NAME: d.name,
-          ORIGINAL_NAME: d.originalName,
-          FORMAT: d.format,
-          SIZE: d.size,
-          DIGEST: d.digest,
-          ROW_COUNT: d.rowCount,
-          COLUMNS: d.columns,
-          UPLOADED_AT: d.uploadedAt,
-          VERSION: event.meta.position,
-        });
-        return;
-      }
-      case 'FileDeleted':
-        rows.delete(nameKey(event.data.name));
-        return;
-      default:
-        return allHandled(event);
-    }
-  },
+  deletedBy: { type: 'FileDeleted', key: (e) => nameKey(e.data.name) },
+  apply: ({ data: d, meta }, rows) =>
+    rows.put({
+      KEY: nameKey(d.name),
+      NAME: d.name,
+      ORIGINAL_NAME: d.originalName,
+      FORMAT: d.format,
+      SIZE: d.size,
+      DIGEST: d.digest,
+      ROW_COUNT: d.rowCount,
+      COLUMNS: d.columns,
+      UPLOADED_AT: d.uploadedAt,
+      VERSION: meta.position,
+    }),
 });
 
 /** The uploaded files themselves: each a table `files.<name>` (schema mdb_files), loaded from its blob. */

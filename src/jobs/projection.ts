@@ -1,7 +1,8 @@
 import type { JobEvery } from '../../events';
 import { createdCells, projectResourceReads } from '../projection/projectResource';
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
-import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { allHandled, selectRows, type RowOf } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { Row, TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
@@ -20,7 +21,7 @@ const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toIS
  * `jobs`: one row per live job (MindsDB's information_schema.JOBS columns first). NEXT_RUN_AT is the
  * job's first tick after the last one claimed: null once a job without EVERY ran, or past its END.
  */
-export const jobsTable = tableProjection({
+export const jobsTable = deletableTable({
   table: 'jobs',
   key: 'ID',
   history: true,
@@ -33,6 +34,7 @@ export const jobsTable = tableProjection({
     CREATED_AT,
   ),
   handles: ['JobCreated', 'JobDeleted', 'JobRunStarted'],
+  deletedBy: { type: 'JobDeleted', key: (e) => BigInt(e.data.jobId) },
   apply: async (event, rows) => {
     switch (event.type) {
       case 'JobCreated': {
@@ -71,9 +73,6 @@ export const jobsTable = tableProjection({
         });
         return;
       }
-      case 'JobDeleted':
-        rows.delete(BigInt(event.data.jobId));
-        return;
       default:
         return allHandled(event);
     }
@@ -110,7 +109,7 @@ const JOB_RUN_STATUSES = ['running', ...Object.values(RUN_END_EVENTS)] as const;
  * RUN_END, ERROR, QUERY; QUERY is the statements that ran, each followed by `; `), with its status
  * and tick. A job's runs go with it.
  */
-export const jobRunsTable = tableProjection({
+export const jobRunsTable = deletableTable({
   table: 'job_runs',
   // Changes with every call, run or batch: other answers are kept through it (readVersions.ts).
   activity: true,
@@ -130,6 +129,7 @@ export const jobRunsTable = tableProjection({
     'JobRunAbandoned',
     'JobDeleted',
   ],
+  deletedBy: { type: 'JobDeleted', column: 'JOB_ID', id: (e) => e.data.jobId },
   apply: async (event, rows, lookup) => {
     switch (event.type) {
       case 'JobRunStarted': {
@@ -190,11 +190,6 @@ export const jobRunsTable = tableProjection({
               ? event.data.reason
               : row.ERROR;
         rows.put({ ...row, RUN_END: end, ERROR: error, STATUS: RUN_END_EVENTS[event.type] });
-        return;
-      }
-      case 'JobDeleted': {
-        const gone = await rows.scan((r) => r.JOB_ID === BigInt(event.data.jobId));
-        for (const r of gone) rows.delete(String(r.RUN_KEY));
         return;
       }
       default:

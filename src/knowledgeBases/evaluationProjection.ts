@@ -1,4 +1,5 @@
-import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { selectRows, type RowOf } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import type { KnowledgeBaseEvaluated } from '../../events';
@@ -8,7 +9,7 @@ import type { KnowledgeBaseEvaluated } from '../../events';
  * with the settings it ran with, so evaluations of one test set (TEST_SET_DIGEST) compare across
  * embedding models and chunking. A knowledge base's deletion removes its rows (its stream keeps them).
  */
-export const knowledgeBaseEvaluationsTable = tableProjection({
+export const knowledgeBaseEvaluationsTable = deletableTable({
   table: 'knowledge_base_evaluations',
   key: 'ID',
   columns: columns(
@@ -26,56 +27,44 @@ export const knowledgeBaseEvaluationsTable = tableProjection({
     JUDGE_PROVIDER VARCHAR NULL, JUDGE_MODEL VARCHAR NULL, SAVED_TO VARCHAR NULL`,
   ),
   handles: ['KnowledgeBaseEvaluated', 'KnowledgeBaseDeleted'],
-  apply: async (event, rows) => {
-    switch (event.type) {
-      case 'KnowledgeBaseEvaluated': {
-        const d = event.data;
-        const s = d.scores;
-        rows.insert({
-          ID: event.meta.position,
-          KB_ID: d.kbId,
-          PROJECT: d.project,
-          NAME: d.name,
-          VERSION: d.version,
-          TEST_TABLE: d.testTable,
-          TEST_SET_DIGEST: d.testSet.digest,
-          QUESTIONS: d.testSet.questions,
-          GENERATED: d.testSet.generated !== null,
-          TOTAL: s?.total ?? null,
-          TOTAL_FOUND: s?.totalFound ?? null,
-          RETRIEVED_IN_TOP_10: s?.retrievedInTop10 ?? null,
-          HIT_RATE: s?.hitRate ?? null,
-          MRR: s?.mrr ?? null,
-          RECALL_AT_1: s?.recallAt1 ?? null,
-          RECALL_AT_3: s?.recallAt3 ?? null,
-          RECALL_AT_5: s?.recallAt5 ?? null,
-          RECALL_AT_10: s?.recallAt10 ?? null,
-          CUMULATIVE_RECALL: s ? cumulativeRecallObject(s.cumulativeRecall) : null,
-          AVG_QUERY_TIME: d.avgQueryTimeMs / 1000,
-          EMBEDDING_PROVIDER: d.settings.embedding.provider,
-          EMBEDDING_MODEL: d.settings.embedding.model,
-          DIMENSIONS: d.settings.embedding.dimensions,
-          CHUNK_SIZE: d.settings.chunking.chunkSize,
-          CHUNK_OVERLAP: d.settings.chunking.chunkOverlap,
-          HYBRID_SEARCH_ALPHA: d.settings.alpha,
-          TOP_K: d.settings.topK,
-          DOCUMENTS: d.settings.documents,
-          CHUNKS: d.settings.chunks,
-          CREATED_AT: d.evaluatedAt,
-          ...relevancyCells(d.relevancy ?? null),
-          SAVED_TO: d.savedTo ?? null,
-        });
-        return;
-      }
-      case 'KnowledgeBaseDeleted': {
-        const kbId = BigInt(event.data.kbId);
-        for (const row of await rows.scan((r) => BigInt(r.KB_ID as number | bigint) === kbId))
-          rows.delete(BigInt(row.ID as number | bigint));
-        return;
-      }
-      default:
-        return allHandled(event);
-    }
+  deletedBy: { type: 'KnowledgeBaseDeleted', column: 'KB_ID', id: (e) => e.data.kbId },
+  apply: (event, rows) => {
+    const d = event.data;
+    const s = d.scores;
+    rows.insert({
+      ID: event.meta.position,
+      KB_ID: d.kbId,
+      PROJECT: d.project,
+      NAME: d.name,
+      VERSION: d.version,
+      TEST_TABLE: d.testTable,
+      TEST_SET_DIGEST: d.testSet.digest,
+      QUESTIONS: d.testSet.questions,
+      GENERATED: d.testSet.generated !== null,
+      TOTAL: s?.total ?? null,
+      TOTAL_FOUND: s?.totalFound ?? null,
+      RETRIEVED_IN_TOP_10: s?.retrievedInTop10 ?? null,
+      HIT_RATE: s?.hitRate ?? null,
+      MRR: s?.mrr ?? null,
+      RECALL_AT_1: s?.recallAt1 ?? null,
+      RECALL_AT_3: s?.recallAt3 ?? null,
+      RECALL_AT_5: s?.recallAt5 ?? null,
+      RECALL_AT_10: s?.recallAt10 ?? null,
+      CUMULATIVE_RECALL: s ? cumulativeRecallObject(s.cumulativeRecall) : null,
+      AVG_QUERY_TIME: d.avgQueryTimeMs / 1000,
+      EMBEDDING_PROVIDER: d.settings.embedding.provider,
+      EMBEDDING_MODEL: d.settings.embedding.model,
+      DIMENSIONS: d.settings.embedding.dimensions,
+      CHUNK_SIZE: d.settings.chunking.chunkSize,
+      CHUNK_OVERLAP: d.settings.chunking.chunkOverlap,
+      HYBRID_SEARCH_ALPHA: d.settings.alpha,
+      TOP_K: d.settings.topK,
+      DOCUMENTS: d.settings.documents,
+      CHUNKS: d.settings.chunks,
+      CREATED_AT: d.evaluatedAt,
+      ...relevancyCells(d.relevancy ?? null),
+      SAVED_TO: d.savedTo ?? null,
+    });
   },
 });
 

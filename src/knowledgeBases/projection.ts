@@ -16,7 +16,8 @@ import {
 import { termsOf } from '../engines/search/terms';
 import { createdCells, projectResourceReads } from '../projection/projectResource';
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
-import { allHandled, schemaProjection, selectRow, tableProjection, type RowOf } from '../projection/table';
+import { allHandled, schemaProjection, selectRow, type RowOf } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { SchemaProjection, TableReader } from '../projection/types';
 import { quoteString } from '../shared/quoting';
@@ -24,7 +25,7 @@ import { maskSecrets } from '../shared/secrets';
 import type { BlobStore } from '../storage/blobs';
 
 /** `knowledge_bases`: one row per knowledge base (MindsDB's information_schema.KNOWLEDGE_BASES columns first). */
-export const knowledgeBasesTable = tableProjection({
+export const knowledgeBasesTable = deletableTable({
   table: 'knowledge_bases',
   key: 'ID',
   history: true,
@@ -39,6 +40,7 @@ export const knowledgeBasesTable = tableProjection({
     'VERSION BIGINT',
   ),
   handles: ['KnowledgeBaseCreated', 'KnowledgeBaseDeleted', 'KnowledgeBaseDocumentsInserted'],
+  deletedBy: { type: 'KnowledgeBaseDeleted', key: (e) => BigInt(e.data.kbId) },
   apply: async (event, rows) => {
     switch (event.type) {
       case 'KnowledgeBaseCreated': {
@@ -70,9 +72,6 @@ export const knowledgeBasesTable = tableProjection({
         });
         return;
       }
-      case 'KnowledgeBaseDeleted':
-        rows.delete(BigInt(event.data.kbId));
-        return;
       default:
         return allHandled(event);
     }

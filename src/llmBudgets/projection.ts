@@ -1,10 +1,11 @@
-import { allHandled, selectRows, tableProjection } from '../projection/table';
+import { selectRows } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { budgetKey } from './state';
 
 /** `llm_budgets`: the budgets in force, one row each (information_schema.LLM_BUDGETS adds what was spent). */
-export const llmBudgetsTable = tableProjection({
+export const llmBudgetsTable = deletableTable({
   table: 'llm_budgets',
   key: 'BUDGET_KEY',
   columns: columns(
@@ -14,28 +15,18 @@ export const llmBudgetsTable = tableProjection({
     CALLS_PER_QUERY BIGINT NULL, SET_AT TIMESTAMP`,
   ),
   handles: ['LlmBudgetSet', 'LlmBudgetDropped'],
-  apply: (event, rows) => {
-    switch (event.type) {
-      case 'LlmBudgetSet': {
-        const d = event.data;
-        const limit = (n: number | null) => (n === null ? null : BigInt(n));
-        rows.put({
-          BUDGET_KEY: budgetKey(d.scope, d.subject),
-          SCOPE: d.scope,
-          SUBJECT: d.subject,
-          CALLS_PER_DAY: limit(d.callsPerDay),
-          TOKENS_PER_DAY: limit(d.tokensPerDay),
-          CALLS_PER_QUERY: limit(d.callsPerQuery),
-          SET_AT: d.setAt,
-        });
-        return;
-      }
-      case 'LlmBudgetDropped':
-        rows.delete(budgetKey(event.data.scope, event.data.subject));
-        return;
-      default:
-        return allHandled(event);
-    }
+  deletedBy: { type: 'LlmBudgetDropped', key: (e) => budgetKey(e.data.scope, e.data.subject) },
+  apply: ({ data: d }, rows) => {
+    const limit = (n: number | null) => (n === null ? null : BigInt(n));
+    rows.put({
+      BUDGET_KEY: budgetKey(d.scope, d.subject),
+      SCOPE: d.scope,
+      SUBJECT: d.subject,
+      CALLS_PER_DAY: limit(d.callsPerDay),
+      TOKENS_PER_DAY: limit(d.tokensPerDay),
+      CALLS_PER_QUERY: limit(d.callsPerQuery),
+      SET_AT: d.setAt,
+    });
   },
 });
 

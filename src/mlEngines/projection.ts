@@ -1,16 +1,18 @@
-import { allHandled, selectRow, tableProjection } from '../projection/table';
+import { allHandled, selectRow } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { nameKey } from '../shared/names';
 import { maskSecrets } from '../shared/secrets';
 
 /** `ml_engines`: engines made with CREATE ML_ENGINE (the built-in ones are added by the SQL views). */
-export const mlEnginesTable = tableProjection({
+export const mlEnginesTable = deletableTable({
   table: 'ml_engines',
   key: 'ID',
   history: true,
   columns: columns('NAME VARCHAR, HANDLER VARCHAR, CONNECTION_DATA JSON, ID BIGINT, CREATED_AT TIMESTAMP'),
   handles: ['MlEngineCreated', 'MlEngineUpdated', 'MlEngineDeleted'],
+  deletedBy: { type: 'MlEngineDeleted', key: (e) => BigInt(e.data.engineId) },
   apply: async (event, rows) => {
     switch (event.type) {
       case 'MlEngineCreated':
@@ -27,9 +29,6 @@ export const mlEnginesTable = tableProjection({
         if (row) rows.put({ ...row, CONNECTION_DATA: maskSecrets(event.data.parameters) });
         return;
       }
-      case 'MlEngineDeleted':
-        rows.delete(BigInt(event.data.engineId));
-        return;
       default:
         return allHandled(event);
     }

@@ -1,32 +1,24 @@
-import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { selectRow, selectRows, type RowOf } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { nameKey } from '../shared/names';
 
 /** `projects`: one row per live project. */
-export const projectsTable = tableProjection({
+export const projectsTable = deletableTable({
   table: 'projects',
   key: 'id',
   history: true,
   columns: columns('id BIGINT, name VARCHAR, created_at TIMESTAMP, version BIGINT'),
   handles: ['ProjectCreated', 'ProjectDeleted'],
-  apply: (event, rows) => {
-    switch (event.type) {
-      case 'ProjectCreated':
-        rows.insert({
-          id: event.meta.position,
-          name: event.data.name,
-          created_at: event.data.createdAt,
-          version: event.meta.position,
-        });
-        return;
-      case 'ProjectDeleted':
-        rows.delete(BigInt(event.data.projectId));
-        return;
-      default:
-        return allHandled(event);
-    }
-  },
+  deletedBy: { type: 'ProjectDeleted', key: (e) => BigInt(e.data.projectId) },
+  apply: (event, rows) =>
+    rows.insert({
+      id: event.meta.position,
+      name: event.data.name,
+      created_at: event.data.createdAt,
+      version: event.meta.position,
+    }),
 });
 
 export type ProjectRow = RowOf<typeof projectsTable.columns>;

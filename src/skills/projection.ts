@@ -1,7 +1,8 @@
 import type { RowStore, TableLookup } from '../projection/types';
 import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
 import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
-import { allHandled, tableProjection, type RowOf } from '../projection/table';
+import { allHandled, type RowOf } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 
@@ -33,7 +34,7 @@ const linkedBefore = async (lookup: TableLookup, agentId: bigint) =>
   ((await lookup('agents').get(agentId))?.SKILL_IDS as bigint[] | undefined) ?? [];
 
 /** `skills`: one row per live skill (MindsDB's information_schema.SKILLS columns first), secrets masked. */
-export const skillsTable = tableProjection({
+export const skillsTable = deletableTable({
   table: 'skills',
   key: 'ID',
   history: true,
@@ -53,6 +54,7 @@ export const skillsTable = tableProjection({
     'AgentDeleted',
     'SkillDetachedFromAgent',
   ],
+  deletedBy: { type: 'SkillDeleted', key: (e) => BigInt(e.data.skillId) },
   apply: async (event, rows, lookup) => {
     switch (event.type) {
       case 'SkillCreated': {
@@ -65,9 +67,6 @@ export const skillsTable = tableProjection({
         const cells = { NAME: d.name, TYPE: d.type, PARAMS: maskSecrets(d.params) };
         return updatedRow(rows, d.skillId, event.meta.position, d.updatedAt, cells);
       }
-      case 'SkillDeleted':
-        rows.delete(BigInt(event.data.skillId));
-        return;
       case 'AgentCreated':
         await relink(
           rows,

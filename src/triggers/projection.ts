@@ -1,6 +1,7 @@
 import { createdCells, patchRow, projectResourceReads } from '../projection/projectResource';
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
-import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { allHandled, selectRows, type RowOf } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
@@ -9,7 +10,7 @@ import { maskSecrets } from '../shared/secrets';
  * `triggers`: one row per live trigger (MindsDB's information_schema.TRIGGERS columns first), with
  * the last queue row claimed and the last firing's error.
  */
-export const triggersTable = tableProjection({
+export const triggersTable = deletableTable({
   table: 'triggers',
   key: 'ID',
   columns: columns(
@@ -26,6 +27,7 @@ export const triggersTable = tableProjection({
     'TriggerFiringFinished',
     'TriggerFiringFailed',
   ],
+  deletedBy: { type: 'TriggerDeleted', key: (e) => BigInt(e.data.triggerId) },
   apply: async (event, rows) => {
     switch (event.type) {
       case 'TriggerCreated': {
@@ -44,9 +46,6 @@ export const triggersTable = tableProjection({
         });
         return;
       }
-      case 'TriggerDeleted':
-        rows.delete(BigInt(event.data.triggerId));
-        return;
       case 'TriggerFired':
         return patchRow(rows, BigInt(event.data.triggerId), {
           UP_TO: event.data.upTo,

@@ -1,15 +1,17 @@
 import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 
 /** `users`: who may sign in, and as what (no password hashes: those stay in the log). */
-export const usersTable = tableProjection({
+export const usersTable = deletableTable({
   table: 'users',
   key: 'ID',
   columns: columns(
     'ID BIGINT, NAME VARCHAR, ROLE VARCHAR, CREATED_AT TIMESTAMP, PASSWORD_CHANGED_AT TIMESTAMP NULL',
   ),
   handles: ['UserCreated', 'UserPasswordChanged', 'UserRoleChanged', 'UserDeleted'],
+  deletedBy: { type: 'UserDeleted', key: (e) => BigInt(e.data.userId) },
   apply: async (event, rows) => {
     switch (event.type) {
       case 'UserCreated':
@@ -32,9 +34,6 @@ export const usersTable = tableProjection({
         );
         return;
       }
-      case 'UserDeleted':
-        rows.delete(BigInt(event.data.userId));
-        return;
       default:
         return allHandled(event);
     }
@@ -42,7 +41,7 @@ export const usersTable = tableProjection({
 });
 
 /** `access_tokens`: live personal access tokens (no secrets, no hashes). */
-export const accessTokensTable = tableProjection({
+export const accessTokensTable = deletableTable({
   table: 'access_tokens',
   key: 'TOKEN_ID',
   columns: columns(
@@ -50,6 +49,7 @@ export const accessTokensTable = tableProjection({
     EXPIRES_AT TIMESTAMP NULL, CREATED_AT TIMESTAMP`,
   ),
   handles: ['AccessTokenCreated', 'AccessTokenRevoked', 'UserDeleted'],
+  deletedBy: { type: 'UserDeleted', column: 'USER_ID', id: (e) => e.data.userId },
   apply: async (event, rows) => {
     switch (event.type) {
       case 'AccessTokenCreated':
@@ -66,12 +66,6 @@ export const accessTokensTable = tableProjection({
       case 'AccessTokenRevoked':
         rows.delete(event.data.tokenId);
         return;
-      case 'UserDeleted': {
-        const userId = BigInt(event.data.userId);
-        for (const row of await rows.scan((r) => BigInt(r.USER_ID as bigint) === userId))
-          rows.delete(String(row.TOKEN_ID));
-        return;
-      }
       default:
         return allHandled(event);
     }

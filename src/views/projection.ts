@@ -1,16 +1,18 @@
 import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
 import { CHANGE_STAMPS, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
-import { allHandled, tableProjection, type RowOf } from '../projection/table';
+import { allHandled, type RowOf } from '../projection/table';
+import { deletableTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 
 /** `views`: one row per live view (MindsDB's information_schema.VIEWS columns first). */
-export const viewsTable = tableProjection({
+export const viewsTable = deletableTable({
   table: 'views',
   key: 'ID',
   history: true,
   columns: columns(NAME_AND_PROJECT, 'QUERY VARCHAR', RESOURCE_IDS, CHANGE_STAMPS),
   handles: ['ViewCreated', 'ViewUpdated', 'ViewDeleted'],
+  deletedBy: { type: 'ViewDeleted', key: (e) => BigInt(e.data.viewId) },
   apply: async (event, rows) => {
     switch (event.type) {
       case 'ViewCreated': {
@@ -23,9 +25,6 @@ export const viewsTable = tableProjection({
         const cells = { NAME: d.name, QUERY: maskSecrets(d.query, 'query') };
         return updatedRow(rows, d.viewId, event.meta.position, d.updatedAt, cells);
       }
-      case 'ViewDeleted':
-        rows.delete(BigInt(event.data.viewId));
-        return;
       default:
         return allHandled(event);
     }
