@@ -7,6 +7,7 @@ import type {
   AgentThreadTurn,
 } from '../../events';
 import { conflict } from '../shared/errors';
+import { decideByType } from '../shared/decision';
 import type { RunState } from './state';
 
 /**
@@ -27,55 +28,42 @@ const startRun = (command: Command<'StartRun'>, state: RunState): AgentRunStarte
   return [{ type: 'AgentRunStarted', data: command.data }];
 };
 
-/** A step is recorded only between a run's start and its answer or failure. */
-const requireRunning = (command: RunCommand, state: RunState) => {
+/** A step is recorded only between a run's start and its answer or failure: the step, as its event has it. */
+const running = <C extends RunCommand>(command: C, state: RunState): C['data'] => {
   if (state.status !== 'running')
     throw conflict(
       `Run ${command.data.traceId} is ${state.status === 'none' ? 'not started' : state.status}`,
     );
+  return command.data;
 };
 
-const recordModelCall = (command: Command<'RecordModelCall'>, state: RunState): AgentRunModelCalled[] => {
-  requireRunning(command, state);
-  return [{ type: 'AgentRunModelCalled', data: command.data }];
-};
+const recordModelCall = (command: Command<'RecordModelCall'>, state: RunState): AgentRunModelCalled[] => [
+  { type: 'AgentRunModelCalled', data: running(command, state) },
+];
 
-const recordToolCall = (command: Command<'RecordToolCall'>, state: RunState): AgentRunToolCalled[] => {
-  requireRunning(command, state);
-  return [{ type: 'AgentRunToolCalled', data: command.data }];
-};
+const recordToolCall = (command: Command<'RecordToolCall'>, state: RunState): AgentRunToolCalled[] => [
+  { type: 'AgentRunToolCalled', data: running(command, state) },
+];
 
-const answerRun = (command: Command<'AnswerRun'>, state: RunState): AgentRunAnswered[] => {
-  requireRunning(command, state);
-  return [{ type: 'AgentRunAnswered', data: command.data }];
-};
+const answerRun = (command: Command<'AnswerRun'>, state: RunState): AgentRunAnswered[] => [
+  { type: 'AgentRunAnswered', data: running(command, state) },
+];
 
-const failRun = (command: Command<'FailRun'>, state: RunState): AgentRunFailed[] => {
-  requireRunning(command, state);
-  return [{ type: 'AgentRunFailed', data: command.data }];
-};
+const failRun = (command: Command<'FailRun'>, state: RunState): AgentRunFailed[] => [
+  { type: 'AgentRunFailed', data: running(command, state) },
+];
 
-export const decideRun = (
-  command: RunCommand,
-  state: RunState,
-): (AgentRunStarted | AgentRunModelCalled | AgentRunToolCalled | AgentRunAnswered | AgentRunFailed)[] => {
-  switch (command.type) {
-    case 'StartRun':
-      return startRun(command, state);
-    case 'RecordModelCall':
-      return recordModelCall(command, state);
-    case 'RecordToolCall':
-      return recordToolCall(command, state);
-    case 'AnswerRun':
-      return answerRun(command, state);
-    case 'FailRun':
-      return failRun(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideRun = decideByType<
+  RunCommand,
+  RunState,
+  AgentRunStarted | AgentRunModelCalled | AgentRunToolCalled | AgentRunAnswered | AgentRunFailed
+>({
+  StartRun: startRun,
+  RecordModelCall: recordModelCall,
+  RecordToolCall: recordToolCall,
+  AnswerRun: answerRun,
+  FailRun: failRun,
+});
 
 /** A thread remembers each answered question. */
 export const decideThreadTurn = (turn: AgentThreadTurn['data']): AgentThreadTurn[] => [

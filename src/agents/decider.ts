@@ -6,6 +6,7 @@ import { canonicalSkillType, skillById, skillByRef, type SkillsState } from '../
 import { checkExpectedVersion, invalid, notFound } from '../shared/errors';
 import { findByRef, mergeParams, type Params } from '../shared/params';
 import { requireFreeName } from '../shared/freeName';
+import { decideByType, type Now } from '../shared/decision';
 import { requireSecretsForNewDestination } from '../shared/secrets';
 import { requireAgent, type Agent, type AgentsState, type SkillLink } from './state';
 
@@ -21,7 +22,6 @@ type AgentDecisionState = {
 /** A skill named in a request: by name or id, with optional per-link parameters. */
 export type SkillRef = { ref: string; parameters: Params };
 
-type Now = { now: Date };
 export type AgentCommand =
   | {
       type: 'CreateAgent';
@@ -239,20 +239,8 @@ const deleteAgent = (
   return removeAgent(state, agent, command.metadata.now);
 };
 
-export const decideAgent = (
-  command: AgentCommand,
-  state: AgentDecisionState,
-): (AgentCreated | AgentUpdated | AgentDeleted | ChatbotStoppedAgentDeleted)[] => {
-  switch (command.type) {
-    case 'CreateAgent':
-      return createAgent(command, state);
-    case 'UpdateAgent':
-      return updateAgent(command, state);
-    case 'DeleteAgent':
-      return deleteAgent(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideAgent = decideByType<
+  AgentCommand,
+  AgentDecisionState,
+  AgentCreated | AgentUpdated | AgentDeleted | ChatbotStoppedAgentDeleted
+>({ CreateAgent: createAgent, UpdateAgent: updateAgent, DeleteAgent: deleteAgent });

@@ -10,9 +10,8 @@ import type {
   ChatMessageReceived,
 } from '../../events';
 import { conflict } from '../shared/errors';
+import { decideByType, type Now } from '../shared/decision';
 import type { ChannelHealthState, MessageState } from './state';
-
-type At = { now: Date };
 
 /**
  * A message's life, decided on its own stream: received once; claimed by one process at a time
@@ -22,15 +21,15 @@ type At = { now: Date };
  */
 export type MessageCommand =
   | { type: 'Receive'; data: ChatMessageReceived['data'] }
-  | { type: 'Claim'; data: { claimId: string; node: string; leaseMs: number }; metadata: At }
+  | { type: 'Claim'; data: { claimId: string; node: string; leaseMs: number }; metadata: Now }
   | {
       type: 'Answer';
       data: { claimId: string; answerId: string; text: string; traceId: string | null };
-      metadata: At;
+      metadata: Now;
     }
-  | { type: 'FailAnswer'; data: { claimId: string; error: string; retryAt: Date | null }; metadata: At }
-  | { type: 'Deliver'; data: { claimId: string; externalId: string | null }; metadata: At }
-  | { type: 'FailDelivery'; data: { claimId: string; error: string; retryAt: Date | null }; metadata: At };
+  | { type: 'FailAnswer'; data: { claimId: string; error: string; retryAt: Date | null }; metadata: Now }
+  | { type: 'Deliver'; data: { claimId: string; externalId: string | null }; metadata: Now }
+  | { type: 'FailDelivery'; data: { claimId: string; error: string; retryAt: Date | null }; metadata: Now };
 
 export type MessageEvent =
   | ChatMessageReceived
@@ -172,34 +171,22 @@ const failDelivery = (command: Command<'FailDelivery'>, state: MessageState): Ch
   ];
 };
 
-export const decideMessage = (command: MessageCommand, state: MessageState): MessageEvent[] => {
-  switch (command.type) {
-    case 'Receive':
-      return receive(command, state);
-    case 'Claim':
-      return claim(command, state);
-    case 'Answer':
-      return answer(command, state);
-    case 'FailAnswer':
-      return failAnswer(command, state);
-    case 'Deliver':
-      return deliver(command, state);
-    case 'FailDelivery':
-      return failDelivery(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideMessage = decideByType<MessageCommand, MessageState, MessageEvent>({
+  Receive: receive,
+  Claim: claim,
+  Answer: answer,
+  FailAnswer: failAnswer,
+  Deliver: deliver,
+  FailDelivery: failDelivery,
+});
 
 export type ChannelHealthCommand =
   | {
       type: 'ReportChannelFailure';
       data: { chatbotId: number; channel: Channel; error: string };
-      metadata: At;
+      metadata: Now;
     }
-  | { type: 'ReportChannelRecovery'; data: { chatbotId: number; channel: Channel }; metadata: At };
+  | { type: 'ReportChannelRecovery'; data: { chatbotId: number; channel: Channel }; metadata: Now };
 
 type HealthCommand<T extends ChannelHealthCommand['type']> = Extract<ChannelHealthCommand, { type: T }>;
 
@@ -233,14 +220,8 @@ const reportChannelRecovery = (
  * A channel's failures are recorded once per streak (the same error again changes nothing, whichever
  * process sees it), and its recovery once, so a failing poll does not fill the log.
  */
-export const decideChannelHealth = (
-  command: ChannelHealthCommand,
-  state: ChannelHealthState,
-): (ChatChannelFailed | ChatChannelRecovered)[] => {
-  switch (command.type) {
-    case 'ReportChannelFailure':
-      return reportChannelFailure(command, state);
-    case 'ReportChannelRecovery':
-      return reportChannelRecovery(command, state);
-  }
-};
+export const decideChannelHealth = decideByType<
+  ChannelHealthCommand,
+  ChannelHealthState,
+  ChatChannelFailed | ChatChannelRecovered
+>({ ReportChannelFailure: reportChannelFailure, ReportChannelRecovery: reportChannelRecovery });

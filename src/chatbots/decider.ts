@@ -4,6 +4,7 @@ import { findModel, type ModelsState } from '../models/state';
 import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { checkExpectedVersion, invalid, notFound } from '../shared/errors';
 import { requireFreeName } from '../shared/freeName';
+import { decideByType, type Now } from '../shared/decision';
 import { mergeParams, type Params } from '../shared/params';
 import { findChatbot, requireChatbot, type Chatbot, type ChatbotsState } from './state';
 
@@ -21,7 +22,6 @@ type ChatbotDecisionState = {
  */
 export type ChatDatabase = { id: bigint; name: string };
 
-type Now = { now: Date };
 export type ChatbotCommand =
   | {
       type: 'CreateChatbot';
@@ -191,20 +191,8 @@ const deleteChatbot = (command: Command<'DeleteChatbot'>, state: ChatbotDecision
   return [removeChatbot(state, bot, command.metadata.now)];
 };
 
-export const decideChatbot = (
-  command: ChatbotCommand,
-  state: ChatbotDecisionState,
-): (ChatbotCreated | ChatbotUpdated | ChatbotDeleted)[] => {
-  switch (command.type) {
-    case 'CreateChatbot':
-      return createChatbot(command, state);
-    case 'PutChatbot':
-      return putChatbot(command, state);
-    case 'DeleteChatbot':
-      return deleteChatbot(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideChatbot = decideByType<
+  ChatbotCommand,
+  ChatbotDecisionState,
+  ChatbotCreated | ChatbotUpdated | ChatbotDeleted
+>({ CreateChatbot: createChatbot, PutChatbot: putChatbot, DeleteChatbot: deleteChatbot });

@@ -1,9 +1,9 @@
 import type { DatabaseCreated, DatabaseDeleted, DatabaseUpdated } from '../../events';
 import { checkExpectedVersion, conflict, notFound, preconditionFailed } from '../shared/errors';
 import { keepMaskedSecrets } from '../shared/secrets';
+import { decideByType, type Now } from '../shared/decision';
 import type { DatabaseState } from './state';
 
-type Now = { now: Date };
 export type DatabaseCommand =
   | {
       type: 'CreateDatabase';
@@ -81,22 +81,13 @@ const deleteDatabase = (command: Command<'DeleteDatabase'>, state: DatabaseState
   ];
 };
 
-export const decideDatabase = (
-  command: DatabaseCommand,
-  state: DatabaseState,
-): (DatabaseCreated | DatabaseUpdated | DatabaseDeleted)[] => {
-  switch (command.type) {
-    case 'CreateDatabase':
-      return createDatabase(command, state);
-    case 'PutDatabase':
-      return putDatabase(command, state);
-    case 'UpdateDatabase':
-      return updateDatabase(command, state);
-    case 'DeleteDatabase':
-      return deleteDatabase(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideDatabase = decideByType<
+  DatabaseCommand,
+  DatabaseState,
+  DatabaseCreated | DatabaseUpdated | DatabaseDeleted
+>({
+  CreateDatabase: createDatabase,
+  PutDatabase: putDatabase,
+  UpdateDatabase: updateDatabase,
+  DeleteDatabase: deleteDatabase,
+});

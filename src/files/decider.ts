@@ -1,8 +1,8 @@
 import type { FileBlobClaimed, FileBlobEvent, FileDeleted, FileUploaded } from '../../events';
 import { conflict, notFound } from '../shared/errors';
+import { decideByType, type Now } from '../shared/decision';
 import type { BlobClaims, FileState } from './state';
 
-type Now = { now: Date };
 export type FileCommand =
   | {
       type: 'UploadFile';
@@ -38,18 +38,10 @@ const deleteFile = (command: Command<'DeleteFile'>, state: FileState): FileDelet
 };
 
 /** Uploading a name that exists replaces the file (a new event); deleting needs a live file. */
-export const decideFile = (command: FileCommand, state: FileState): (FileUploaded | FileDeleted)[] => {
-  switch (command.type) {
-    case 'UploadFile':
-      return uploadFile(command, state);
-    case 'DeleteFile':
-      return deleteFile(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideFile = decideByType<FileCommand, FileState, FileUploaded | FileDeleted>({
+  UploadFile: uploadFile,
+  DeleteFile: deleteFile,
+});
 
 type Common = {
   digest: string;
@@ -120,15 +112,7 @@ const unclaimBlob = (
  * last claim given up releases the blob (its bytes are then removed). Pure: the caller holds the
  * blob's lock, so no upload of the same bytes can slip between this decision and the removal.
  */
-export const decideBlobClaim = (command: BlobClaimCommand, state: BlobClaims): FileBlobEvent[] => {
-  switch (command.type) {
-    case 'ClaimBlob':
-      return claimBlob(command, state);
-    case 'UnclaimBlob':
-      return unclaimBlob(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideBlobClaim = decideByType<BlobClaimCommand, BlobClaims, FileBlobEvent>({
+  ClaimBlob: claimBlob,
+  UnclaimBlob: unclaimBlob,
+});

@@ -10,12 +10,11 @@ import type {
 import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
+import { decideByType, type Now } from '../shared/decision';
 import { requireJob, type JobRunsState, type JobsState } from './state';
 
 /** What job commands are decided on: the project and its jobs. */
 type JobDecisionState = { readonly project: ProjectState; readonly jobs: JobsState };
-
-type Now = { now: Date };
 
 export type JobCommand =
   | {
@@ -91,18 +90,10 @@ const deleteJob = (command: Command<'DeleteJob'>, state: JobDecisionState): JobD
   ];
 };
 
-export const decideJob = (command: JobCommand, state: JobDecisionState): (JobCreated | JobDeleted)[] => {
-  switch (command.type) {
-    case 'CreateJob':
-      return createJob(command, state);
-    case 'DeleteJob':
-      return deleteJob(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideJob = decideByType<JobCommand, JobDecisionState, JobCreated | JobDeleted>({
+  CreateJob: createJob,
+  DeleteJob: deleteJob,
+});
 
 /**
  * A job's runs, decided on their own stream. A tick is claimed once: a claim for a tick not after
@@ -133,16 +124,22 @@ export type JobRunCommand =
   | { type: 'FailRun'; data: { claimId: string; error: string }; metadata: Now }
   | { type: 'SkipRun'; data: { claimId: string; reason: string }; metadata: Now };
 
-const held = (state: JobRunsState, claimId: string) => {
+type RunCommand<T extends JobRunCommand['type']> = Extract<JobRunCommand, { type: T }>;
+
+/** The open run, as its records name it: only the claim holding it records its statements and outcome. */
+const heldRun = (
+  command: RunCommand<Exclude<JobRunCommand['type'], 'ClaimRun'>>,
+  state: JobRunsState,
+  jobId: bigint,
+) => {
+  const { claimId } = command.data;
   if (state.open?.claimId !== claimId)
     throw conflict(
       `The claim ${claimId} on this job's run was lost (its lease ran out and the next run took over)`,
       'Claim lost',
     );
-  return state.open;
+  return { jobId: Number(jobId), run: state.open.run, claimId };
 };
-
-type RunCommand<T extends JobRunCommand['type']> = Extract<JobRunCommand, { type: T }>;
 
 /** The open run, abandoned when its lease ran out: its process died before it finished. */
 const abandonedRun = (state: JobRunsState, jobId: bigint, at: string): JobRunAbandoned[] =>
@@ -190,71 +187,43 @@ const recordStatement = (
   jobId: bigint,
 ): JobRunEvent[] => {
   const at = command.metadata.now.toISOString();
-  const open = held(state, command.data.claimId);
-  const { claimId, ...d } = command.data;
-  return [{ type: 'JobStatementRan', data: { jobId: Number(jobId), run: open.run, claimId, ...d, at } }];
+  const { claimId: _c, ...d } = command.data;
+  return [{ type: 'JobStatementRan', data: { ...heldRun(command, state, jobId), ...d, at } }];
 };
 
-const finishRun = (command: RunCommand<'FinishRun'>, state: JobRunsState, jobId: bigint): JobRunEvent[] => {
-  const at = command.metadata.now.toISOString();
-  const open = held(state, command.data.claimId);
-  return [
-    {
-      type: 'JobRunFinished',
-      data: { jobId: Number(jobId), run: open.run, claimId: open.claimId, finishedAt: at },
+const finishRun = (command: RunCommand<'FinishRun'>, state: JobRunsState, jobId: bigint): JobRunEvent[] => [
+  {
+    type: 'JobRunFinished',
+    data: { ...heldRun(command, state, jobId), finishedAt: command.metadata.now.toISOString() },
+  },
+];
+
+const failRun = (command: RunCommand<'FailRun'>, state: JobRunsState, jobId: bigint): JobRunEvent[] => [
+  {
+    type: 'JobRunFailed',
+    data: {
+      ...heldRun(command, state, jobId),
+      error: command.data.error,
+      failedAt: command.metadata.now.toISOString(),
     },
-  ];
-};
+  },
+];
 
-const failRun = (command: RunCommand<'FailRun'>, state: JobRunsState, jobId: bigint): JobRunEvent[] => {
-  const at = command.metadata.now.toISOString();
-  const open = held(state, command.data.claimId);
-  return [
-    {
-      type: 'JobRunFailed',
-      data: {
-        jobId: Number(jobId),
-        run: open.run,
-        claimId: open.claimId,
-        error: command.data.error,
-        failedAt: at,
-      },
+const skipRun = (command: RunCommand<'SkipRun'>, state: JobRunsState, jobId: bigint): JobRunEvent[] => [
+  {
+    type: 'JobRunSkipped',
+    data: {
+      ...heldRun(command, state, jobId),
+      reason: command.data.reason,
+      skippedAt: command.metadata.now.toISOString(),
     },
-  ];
-};
+  },
+];
 
-const skipRun = (command: RunCommand<'SkipRun'>, state: JobRunsState, jobId: bigint): JobRunEvent[] => {
-  const at = command.metadata.now.toISOString();
-  const open = held(state, command.data.claimId);
-  return [
-    {
-      type: 'JobRunSkipped',
-      data: {
-        jobId: Number(jobId),
-        run: open.run,
-        claimId: open.claimId,
-        reason: command.data.reason,
-        skippedAt: at,
-      },
-    },
-  ];
-};
-
-export const decideJobRun = (command: JobRunCommand, state: JobRunsState, jobId: bigint): JobRunEvent[] => {
-  switch (command.type) {
-    case 'ClaimRun':
-      return claimRun(command, state, jobId);
-    case 'RecordStatement':
-      return recordStatement(command, state, jobId);
-    case 'FinishRun':
-      return finishRun(command, state, jobId);
-    case 'FailRun':
-      return failRun(command, state, jobId);
-    case 'SkipRun':
-      return skipRun(command, state, jobId);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideJobRun = decideByType<JobRunCommand, JobRunsState, JobRunEvent, [jobId: bigint]>({
+  ClaimRun: claimRun,
+  RecordStatement: recordStatement,
+  FinishRun: finishRun,
+  FailRun: failRun,
+  SkipRun: skipRun,
+});

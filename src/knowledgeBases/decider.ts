@@ -1,6 +1,7 @@
 import type { KnowledgeBaseCreated, KnowledgeBaseDeleted } from '../../events';
 import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
+import { decideByType, type Now } from '../shared/decision';
 import { findKnowledgeBase, requireKnowledgeBase, settingsOf, type KnowledgeBasesState } from './state';
 
 type KnowledgeBaseDecisionState = {
@@ -8,7 +9,6 @@ type KnowledgeBaseDecisionState = {
   readonly knowledgeBases: KnowledgeBasesState;
 };
 
-type Now = { now: Date };
 export type KnowledgeBaseCommand =
   | {
       type: 'CreateKnowledgeBase';
@@ -61,12 +61,8 @@ const deleteKnowledgeBase = (
 ): KnowledgeBaseDeleted[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
-  const kb = findKnowledgeBase(state.knowledgeBases, command.data.name);
-  if (!kb) {
-    if (command.data.ifExists) return [];
-    requireKnowledgeBase(state.knowledgeBases, command.data.name);
-    return [];
-  }
+  if (command.data.ifExists && !findKnowledgeBase(state.knowledgeBases, command.data.name)) return [];
+  const kb = requireKnowledgeBase(state.knowledgeBases, command.data.name);
   return [
     {
       type: 'KnowledgeBaseDeleted',
@@ -75,18 +71,8 @@ const deleteKnowledgeBase = (
   ];
 };
 
-export const decideKnowledgeBase = (
-  command: KnowledgeBaseCommand,
-  state: KnowledgeBaseDecisionState,
-): (KnowledgeBaseCreated | KnowledgeBaseDeleted)[] => {
-  switch (command.type) {
-    case 'CreateKnowledgeBase':
-      return createKnowledgeBase(command, state);
-    case 'DeleteKnowledgeBase':
-      return deleteKnowledgeBase(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideKnowledgeBase = decideByType<
+  KnowledgeBaseCommand,
+  KnowledgeBaseDecisionState,
+  KnowledgeBaseCreated | KnowledgeBaseDeleted
+>({ CreateKnowledgeBase: createKnowledgeBase, DeleteKnowledgeBase: deleteKnowledgeBase });

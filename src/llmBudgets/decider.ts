@@ -1,6 +1,7 @@
 import type { LlmBudgetDropped, LlmBudgetScope, LlmBudgetSet } from '../../events';
 import type { Stamped } from '../projectCommand';
 import { invalid, notFound } from '../shared/errors';
+import { decideByType } from '../shared/decision';
 import { budgetKey, type LlmBudgetLimits, type LlmBudgetsState } from './state';
 
 export type LlmBudgetCommand =
@@ -47,15 +48,8 @@ const dropBudget = (
   ];
 };
 
-export const decideLlmBudget = (command: Stamped<LlmBudgetCommand>, state: LlmBudgetsState) => {
-  switch (command.type) {
-    case 'SetLlmBudget':
-      return setBudget(command);
-    case 'DropLlmBudget':
-      return dropBudget(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideLlmBudget = decideByType<
+  Stamped<LlmBudgetCommand>,
+  LlmBudgetsState,
+  LlmBudgetSet | LlmBudgetDropped
+>({ SetLlmBudget: setBudget, DropLlmBudget: dropBudget });

@@ -1,9 +1,9 @@
 import type { MlEngineCreated, MlEngineDeleted, MlEngineUpdated } from '../../events';
 import { conflict, invalid, notFound } from '../shared/errors';
 import { nameKey } from '../shared/names';
+import { decideByType, type Now } from '../shared/decision';
 import { BUILT_IN_ENGINES, BYOM_HANDLER, ML_HANDLERS, type MlEngineState } from './state';
 
-type Now = { now: Date };
 /** A BYOM upload: the code's and requirements' file names and contents, and how it runs (`type`). */
 export type ByomUpload = {
   type: string;
@@ -116,20 +116,8 @@ const deleteMlEngine = (command: Command<'DeleteMlEngine'>, state: MlEngineState
   return [{ type: 'MlEngineDeleted', data: { engineId: Number(state.id), name: state.name, deletedAt: at } }];
 };
 
-export const decideMlEngine = (
-  command: MlEngineCommand,
-  state: MlEngineState,
-): (MlEngineCreated | MlEngineUpdated | MlEngineDeleted)[] => {
-  switch (command.type) {
-    case 'CreateMlEngine':
-      return createMlEngine(command, state);
-    case 'UpdateByomEngine':
-      return updateByomEngine(command, state);
-    case 'DeleteMlEngine':
-      return deleteMlEngine(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideMlEngine = decideByType<
+  MlEngineCommand,
+  MlEngineState,
+  MlEngineCreated | MlEngineUpdated | MlEngineDeleted
+>({ CreateMlEngine: createMlEngine, UpdateByomEngine: updateByomEngine, DeleteMlEngine: deleteMlEngine });

@@ -10,6 +10,7 @@ import { llmModelSpec, LlmSpecError } from '../engines/llm/llmModelSpec';
 import { BYOM_HANDLER, ML_HANDLERS } from '../mlEngines/state';
 import { requireLiveProject, type ProjectRef, type ProjectState } from '../shared/projectState';
 import { conflict, invalid, notFound } from '../shared/errors';
+import { decideByType, type Now } from '../shared/decision';
 import { trainingDefinitionProblem, type TimeSeriesSettings } from './options';
 import {
   findModel,
@@ -31,7 +32,6 @@ type Deciding = { readonly state: ModelDecisionState; readonly project: ProjectR
 
 export const ENGINES = ['lightwood', 'mindledger'];
 
-type Now = { now: Date };
 export type Definition = {
   target: string;
   query: string;
@@ -451,35 +451,23 @@ const deleteModel: Decide<'DeleteModel'> = (command, { state, project, at }) => 
   ];
 };
 
-export const decideModel = (command: ModelCommand, state: ModelDecisionState): ModelDecisionEvent[] => {
-  const d: Deciding = {
+const decideModelCommand = decideByType<ModelCommand, Deciding, ModelDecisionEvent>({
+  DefineModel: defineModel,
+  RetrainModel: retrainModel,
+  FinetuneModel: finetuneModel,
+  StartTraining: startTraining,
+  CompleteTraining: completeTraining,
+  FailTraining: failTraining,
+  UpdateModelOptions: updateModelOptions,
+  DeleteModel: deleteModel,
+});
+
+export const decideModel = (command: ModelCommand, state: ModelDecisionState): ModelDecisionEvent[] =>
+  decideModelCommand(command, {
     state,
     project: requireLiveProject(state.project),
     at: command.metadata.now.toISOString(),
-  };
-  switch (command.type) {
-    case 'DefineModel':
-      return defineModel(command, d);
-    case 'RetrainModel':
-      return retrainModel(command, d);
-    case 'FinetuneModel':
-      return finetuneModel(command, d);
-    case 'StartTraining':
-      return startTraining(command, d);
-    case 'CompleteTraining':
-      return completeTraining(command, d);
-    case 'FailTraining':
-      return failTraining(command, d);
-    case 'UpdateModelOptions':
-      return updateModelOptions(command, d);
-    case 'DeleteModel':
-      return deleteModel(command, d);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+  });
 
 /** A training's progress, on the version's own stream (see `modelTrainingStream`). */
 export type ReportTrainingProgress = {

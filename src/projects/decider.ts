@@ -1,13 +1,14 @@
-import type { MindledgerEvent, ProjectCreated, ProjectDeleted } from '../../events';
+import type { MindledgerEvent, ProjectCreated } from '../../events';
 import { checkExpectedVersion, conflict, invalid, notFound } from '../shared/errors';
 import type { ProjectAggregate } from '../shared/projectState';
 import { projectSlices } from './slices';
+import { decideByType, type Now } from '../shared/decision';
 import { DEFAULT_PROJECT, type ProjectRef } from '../shared/projectState';
 
 export type ProjectCommand =
-  | { type: 'CreateProject'; data: { name: string }; metadata: { now: Date } }
-  | { type: 'EnsureDefaultProject'; data: { name: string }; metadata: { now: Date } }
-  | { type: 'DeleteProject'; data: { name: string; expectedVersion?: bigint }; metadata: { now: Date } };
+  | { type: 'CreateProject'; data: { name: string }; metadata: Now }
+  | { type: 'EnsureDefaultProject'; data: { name: string }; metadata: Now }
+  | { type: 'DeleteProject'; data: { name: string; expectedVersion?: bigint }; metadata: Now };
 
 type Cascade = (state: never, project: ProjectRef, at: string) => MindledgerEvent[];
 
@@ -55,20 +56,8 @@ const deleteProject = (command: Command<'DeleteProject'>, aggregate: ProjectAggr
   return removeProject(aggregate, state, command.metadata.now.toISOString());
 };
 
-export const decideProject = (
-  command: ProjectCommand,
-  aggregate: ProjectAggregate,
-): (ProjectCreated | ProjectDeleted | MindledgerEvent)[] => {
-  switch (command.type) {
-    case 'CreateProject':
-      return createProject(command, aggregate);
-    case 'EnsureDefaultProject':
-      return ensureDefaultProject(command, aggregate);
-    case 'DeleteProject':
-      return deleteProject(command, aggregate);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideProject = decideByType<ProjectCommand, ProjectAggregate, MindledgerEvent>({
+  CreateProject: createProject,
+  EnsureDefaultProject: ensureDefaultProject,
+  DeleteProject: deleteProject,
+});

@@ -3,6 +3,7 @@ import type { ProjectContents } from '../shared/projectState';
 import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { checkExpectedVersion, conflict, invalid } from '../shared/errors';
 import { mergeParams, type Params } from '../shared/params';
+import { decideByType, type Now } from '../shared/decision';
 import {
   agentsUsingSkill,
   requireSkill,
@@ -20,7 +21,6 @@ type SkillDecisionState = {
   readonly agents: ProjectContents['agents'];
 };
 
-type Now = { now: Date };
 export type SkillCommand =
   | { type: 'CreateSkill'; data: { name: string; type: string; params: Params }; metadata: Now }
   | {
@@ -134,20 +134,8 @@ const deleteSkill = (
   return removeSkill(state, skill, command.metadata.now, `skill '${skill.name}' was deleted`);
 };
 
-export const decideSkill = (
-  command: SkillCommand,
-  state: SkillDecisionState,
-): (SkillCreated | SkillUpdated | SkillDeleted | SkillDetachedFromAgent)[] => {
-  switch (command.type) {
-    case 'CreateSkill':
-      return createSkill(command, state);
-    case 'PutSkill':
-      return putSkill(command, state);
-    case 'DeleteSkill':
-      return deleteSkill(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideSkill = decideByType<
+  SkillCommand,
+  SkillDecisionState,
+  SkillCreated | SkillUpdated | SkillDeleted | SkillDetachedFromAgent
+>({ CreateSkill: createSkill, PutSkill: putSkill, DeleteSkill: deleteSkill });

@@ -2,11 +2,10 @@ import type { TriggerCreated, TriggerDeleted, TriggerFiringEvent, TriggerOwner }
 import { requireLiveProject, type ProjectState } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
+import { decideByType, type Now } from '../shared/decision';
 import { requireTrigger, type TriggerFiringsState, type TriggersState } from './state';
 
 type TriggerDecisionState = { readonly project: ProjectState; readonly triggers: TriggersState };
-
-type Now = { now: Date };
 
 export type TriggerCommand =
   | {
@@ -45,12 +44,8 @@ const createTrigger = (command: Command<'CreateTrigger'>, state: TriggerDecision
 const deleteTrigger = (command: Command<'DeleteTrigger'>, state: TriggerDecisionState): TriggerDeleted[] => {
   const project = requireLiveProject(state.project);
   const at = command.metadata.now.toISOString();
-  const found = findByName(state.triggers.values(), command.data.name);
-  if (!found) {
-    if (command.data.ifExists) return [];
-    requireTrigger(state.triggers, command.data.name);
-    return [];
-  }
+  if (command.data.ifExists && !findByName(state.triggers.values(), command.data.name)) return [];
+  const found = requireTrigger(state.triggers, command.data.name);
   return [
     {
       type: 'TriggerDeleted',
@@ -64,21 +59,11 @@ const deleteTrigger = (command: Command<'DeleteTrigger'>, state: TriggerDecision
   ];
 };
 
-export const decideTrigger = (
-  command: TriggerCommand,
-  state: TriggerDecisionState,
-): (TriggerCreated | TriggerDeleted)[] => {
-  switch (command.type) {
-    case 'CreateTrigger':
-      return createTrigger(command, state);
-    case 'DeleteTrigger':
-      return deleteTrigger(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideTrigger = decideByType<
+  TriggerCommand,
+  TriggerDecisionState,
+  TriggerCreated | TriggerDeleted
+>({ CreateTrigger: createTrigger, DeleteTrigger: deleteTrigger });
 
 export type TriggerFiringCommand =
   | {
@@ -147,20 +132,9 @@ const closeFiring = (
  * rows already claimed (by another process) are refused as a conflict, which is how one process
  * wins. Only an open claim records its outcome.
  */
-export const decideTriggerFiring = (
-  command: TriggerFiringCommand,
-  state: TriggerFiringsState,
-  triggerId: bigint,
-): TriggerFiringEvent[] => {
-  switch (command.type) {
-    case 'ClaimFiring':
-      return claimFiring(command, state, triggerId);
-    case 'FinishFiring':
-    case 'FailFiring':
-      return closeFiring(command, state, triggerId);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideTriggerFiring = decideByType<
+  TriggerFiringCommand,
+  TriggerFiringsState,
+  TriggerFiringEvent,
+  [triggerId: bigint]
+>({ ClaimFiring: claimFiring, FinishFiring: closeFiring, FailFiring: closeFiring });

@@ -1,9 +1,8 @@
 import type { Role, SessionEnded, SessionStarted, UserEvent } from '../../events';
 import { conflict, invalid, notFound } from '../shared/errors';
 import { nameKey } from '../shared/names';
+import { decideByType, type Now } from '../shared/decision';
 import type { SessionState, UsersState } from './state';
-
-type Now = { now: Date };
 
 /** Hashes arrive made (scrypt is slow and random-salted: no I/O, no randomness in here). */
 export type UserCommand =
@@ -143,26 +142,14 @@ const revokeToken = (command: Command<'RevokeToken'>, state: UsersState): UserEv
   ];
 };
 
-export const decideUsers = (command: UserCommand, state: UsersState): UserEvent[] => {
-  switch (command.type) {
-    case 'CreateUser':
-      return createUser(command, state);
-    case 'ChangePassword':
-      return changePassword(command, state);
-    case 'ChangeRole':
-      return changeRole(command, state);
-    case 'DeleteUser':
-      return deleteUser(command, state);
-    case 'CreateToken':
-      return createToken(command, state);
-    case 'RevokeToken':
-      return revokeToken(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideUsers = decideByType<UserCommand, UsersState, UserEvent>({
+  CreateUser: createUser,
+  ChangePassword: changePassword,
+  ChangeRole: changeRole,
+  DeleteUser: deleteUser,
+  CreateToken: createToken,
+  RevokeToken: revokeToken,
+});
 
 type SessionCommandOf<T extends SessionCommand['type']> = Extract<SessionCommand, { type: T }>;
 
@@ -194,18 +181,7 @@ const endSession = (command: SessionCommandOf<'EndSession'>, state: SessionState
   ];
 };
 
-export const decideSession = (
-  command: SessionCommand,
-  state: SessionState,
-): (SessionStarted | SessionEnded)[] => {
-  switch (command.type) {
-    case 'StartSession':
-      return startSession(command, state);
-    case 'EndSession':
-      return endSession(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideSession = decideByType<SessionCommand, SessionState, SessionStarted | SessionEnded>({
+  StartSession: startSession,
+  EndSession: endSession,
+});

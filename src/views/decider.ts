@@ -2,12 +2,11 @@ import type { ViewCreated, ViewDeleted, ViewUpdated } from '../../events';
 import { requireLiveProject, type ProjectRef, type ProjectState } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
+import { decideByType, type Now } from '../shared/decision';
 import { requireView, type View, type ViewsState } from './state';
 
 /** What view commands are decided on: the project and its views. */
 type ViewDecisionState = { readonly project: ProjectState; readonly views: ViewsState };
-
-type Now = { now: Date };
 
 export type ViewCommand =
   | {
@@ -25,7 +24,7 @@ export type ViewCommand =
   | { type: 'UpdateView'; data: { name: string; newName?: string; query?: string }; metadata: Now }
   | { type: 'DeleteView'; data: { name: string; ifExists: boolean }; metadata: Now };
 
-type ViewEvents = (ViewCreated | ViewUpdated | ViewDeleted)[];
+type ViewEvent = ViewCreated | ViewUpdated | ViewDeleted;
 
 const checkedQuery = (query: string) => {
   const q = query.trim();
@@ -94,12 +93,8 @@ const updateView = (command: Command<'UpdateView'>, state: ViewDecisionState): V
 const deleteView = (command: Command<'DeleteView'>, state: ViewDecisionState): ViewDeleted[] => {
   const now = command.metadata.now.toISOString();
   const project = requireLiveProject(state.project);
-  const view = findByName(state.views.values(), command.data.name);
-  if (!view) {
-    if (command.data.ifExists) return [];
-    requireView(state.views, command.data.name);
-    return [];
-  }
+  if (command.data.ifExists && !findByName(state.views.values(), command.data.name)) return [];
+  const view = requireView(state.views, command.data.name);
   return [
     {
       type: 'ViewDeleted',
@@ -108,17 +103,8 @@ const deleteView = (command: Command<'DeleteView'>, state: ViewDecisionState): V
   ];
 };
 
-export const decideView = (command: ViewCommand, state: ViewDecisionState): ViewEvents => {
-  switch (command.type) {
-    case 'CreateView':
-      return createView(command, state);
-    case 'UpdateView':
-      return updateView(command, state);
-    case 'DeleteView':
-      return deleteView(command, state);
-    default: {
-      const _exhaustive: never = command;
-      return _exhaustive;
-    }
-  }
-};
+export const decideView = decideByType<ViewCommand, ViewDecisionState, ViewEvent>({
+  CreateView: createView,
+  UpdateView: updateView,
+  DeleteView: deleteView,
+});
