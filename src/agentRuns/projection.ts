@@ -1,7 +1,18 @@
+import type { AgentRunAnswered, AgentRunFailed } from '../../events';
 import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
+import { patchRow } from '../projection/projectResource';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
+
+/** What a run's end says however it ended: its steps, the tokens it spent and how long it took. */
+const endCells = (d: AgentRunAnswered['data'] | AgentRunFailed['data']) => ({
+  STEPS: d.steps,
+  PROMPT_TOKENS: d.usage?.promptTokens ?? null,
+  COMPLETION_TOKENS: d.usage?.completionTokens ?? null,
+  TOTAL_TOKENS: d.usage?.totalTokens ?? null,
+  MS: d.ms,
+});
 
 /** `agent_runs`: one row per run (information_schema.AGENT_RUNS). */
 export const agentRunsTable = tableProjection({
@@ -57,39 +68,14 @@ export const agentRunsTable = tableProjection({
       }
       case 'AgentRunAnswered': {
         const d = event.data;
-        const row = await rows.get(d.traceId);
-        if (!row) return;
-        rows.put({
-          ...row,
-          ANSWER: d.answer,
-          STATUS: 'answered',
-          STEPS: d.steps,
-          SQL: maskSecrets(d.sql, 'sql'),
-          PROMPT_TOKENS: d.usage?.promptTokens ?? null,
-          COMPLETION_TOKENS: d.usage?.completionTokens ?? null,
-          TOTAL_TOKENS: d.usage?.totalTokens ?? null,
-          MS: d.ms,
-          FINISHED_AT: d.answeredAt,
-        });
-        return;
+        const sql = maskSecrets(d.sql, 'sql');
+        const cells = { ANSWER: d.answer, STATUS: 'answered', SQL: sql, FINISHED_AT: d.answeredAt };
+        return patchRow(rows, d.traceId, { ...cells, ...endCells(d) });
       }
       case 'AgentRunFailed': {
         const d = event.data;
-        const row = await rows.get(d.traceId);
-        if (!row) return;
-        rows.put({
-          ...row,
-          STATUS: 'failed',
-          ERROR_KIND: d.kind,
-          ERROR: d.message,
-          STEPS: d.steps,
-          PROMPT_TOKENS: d.usage?.promptTokens ?? null,
-          COMPLETION_TOKENS: d.usage?.completionTokens ?? null,
-          TOTAL_TOKENS: d.usage?.totalTokens ?? null,
-          MS: d.ms,
-          FINISHED_AT: d.failedAt,
-        });
-        return;
+        const cells = { STATUS: 'failed', ERROR_KIND: d.kind, ERROR: d.message, FINISHED_AT: d.failedAt };
+        return patchRow(rows, d.traceId, { ...cells, ...endCells(d) });
       }
       default:
         return allHandled(event);

@@ -1,6 +1,15 @@
+import type { ChatAnswerFailed, ChatDeliveryFailed } from '../../events';
 import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
+
+/** A failed try gives up its claim and says why, and when the next one is due (none: given up). */
+const failedCells = (d: ChatAnswerFailed['data'] | ChatDeliveryFailed['data']) => ({
+  CLAIMED_BY: null,
+  LEASE_UNTIL: null,
+  RETRY_AT: d.retryAt,
+  LAST_ERROR: d.error,
+});
 
 /**
  * `chat_messages`: every inbound message of every chatbot, with where it is (received, claimed,
@@ -104,14 +113,7 @@ export const chatMessagesTable = tableProjection({
       }
       case 'ChatAnswerFailed': {
         const d = event.data;
-        rows.put({
-          ...row,
-          STATUS: d.retryAt === null ? 'given_up' : 'failed',
-          CLAIMED_BY: null,
-          LEASE_UNTIL: null,
-          RETRY_AT: d.retryAt,
-          LAST_ERROR: d.error,
-        });
+        rows.put({ ...row, STATUS: d.retryAt === null ? 'given_up' : 'failed', ...failedCells(d) });
         return;
       }
       case 'ChatAnswerDelivered':
@@ -131,10 +133,7 @@ export const chatMessagesTable = tableProjection({
           ...row,
           STATUS: d.retryAt === null ? 'given_up' : 'answered',
           DELIVERIES: Math.max(Number(row.DELIVERIES ?? 0), d.attempt),
-          CLAIMED_BY: null,
-          LEASE_UNTIL: null,
-          RETRY_AT: d.retryAt,
-          LAST_ERROR: d.error,
+          ...failedCells(d),
         });
         return;
       }

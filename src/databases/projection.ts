@@ -1,5 +1,6 @@
 import { allHandled, selectRow, selectRows, type RowOf } from '../projection/table';
 import { deletableTable } from '../projection/resourceTable';
+import { patchRow } from '../projection/projectResource';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { nameKey } from '../shared/names';
@@ -33,16 +34,12 @@ export const databasesTable = deletableTable({
       }
       case 'DatabaseUpdated': {
         const d = event.data;
-        const row = await rows.get(BigInt(d.databaseId));
-        if (!row) return;
-        rows.put({
-          ...row,
+        return patchRow(rows, BigInt(d.databaseId), {
           engine: d.engine,
           connection_data: maskSecrets(d.parameters),
           updated_at: d.updatedAt,
           version: event.meta.position,
         });
-        return;
       }
       default:
         return allHandled(event);

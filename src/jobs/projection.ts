@@ -1,5 +1,5 @@
 import type { JobEvery } from '../../events';
-import { createdCells, projectResourceReads } from '../projection/projectResource';
+import { createdCells, patchRow, projectResourceReads } from '../projection/projectResource';
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, selectRows, type RowOf } from '../projection/table';
 import { deletableTable } from '../projection/resourceTable';
@@ -62,16 +62,11 @@ export const jobsTable = deletableTable({
       }
       case 'JobRunStarted': {
         const d = event.data;
-        const row = await rows.get(BigInt(d.jobId));
-        if (!row) return;
-        const tick = Date.parse(d.tick);
-        rows.put({
-          ...row,
+        return patchRow(rows, BigInt(d.jobId), (row) => ({
           LAST_TICK: d.tick,
           RUNS: d.run,
-          NEXT_RUN_AT: isoOrNull(nextTick(scheduleOf(row), tick)),
-        });
-        return;
+          NEXT_RUN_AT: isoOrNull(nextTick(scheduleOf(row), Date.parse(d.tick))),
+        }));
       }
       default:
         return allHandled(event);
@@ -158,23 +153,17 @@ export const jobRunsTable = deletableTable({
       }
       case 'JobStatementRan': {
         const d = event.data;
-        const row = await rows.get(`${d.jobId}:${d.run}`);
-        if (!row) return;
-        rows.put({
-          ...row,
+        return patchRow(rows, `${d.jobId}:${d.run}`, (row) => ({
           QUERY: `${String(row.QUERY)}${maskSecrets(d.query, 'query')}; `,
           STATEMENTS: Number(row.STATEMENTS) + 1,
           ERROR: d.error ?? row.ERROR,
-        });
-        return;
+        }));
       }
       case 'JobRunFinished':
       case 'JobRunFailed':
       case 'JobRunSkipped':
       case 'JobRunAbandoned': {
         const d = event.data;
-        const row = await rows.get(`${d.jobId}:${d.run}`);
-        if (!row) return;
         const end =
           event.type === 'JobRunFinished'
             ? event.data.finishedAt
@@ -183,14 +172,16 @@ export const jobRunsTable = deletableTable({
               : event.type === 'JobRunSkipped'
                 ? event.data.skippedAt
                 : event.data.abandonedAt;
-        const error =
-          event.type === 'JobRunFailed'
-            ? event.data.error
-            : event.type === 'JobRunAbandoned'
-              ? event.data.reason
-              : row.ERROR;
-        rows.put({ ...row, RUN_END: end, ERROR: error, STATUS: RUN_END_EVENTS[event.type] });
-        return;
+        return patchRow(rows, `${d.jobId}:${d.run}`, (row) => ({
+          RUN_END: end,
+          ERROR:
+            event.type === 'JobRunFailed'
+              ? event.data.error
+              : event.type === 'JobRunAbandoned'
+                ? event.data.reason
+                : row.ERROR,
+          STATUS: RUN_END_EVENTS[event.type],
+        }));
       }
       default:
         return allHandled(event);

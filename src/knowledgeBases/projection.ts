@@ -14,7 +14,7 @@ import {
   type FieldType,
 } from '../engines/search/layout';
 import { termsOf } from '../engines/search/terms';
-import { createdCells, projectResourceReads } from '../projection/projectResource';
+import { createdCells, patchRow, projectResourceReads } from '../projection/projectResource';
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, schemaProjection, selectRow, type RowOf } from '../projection/table';
 import { deletableTable } from '../projection/resourceTable';
@@ -61,16 +61,12 @@ export const knowledgeBasesTable = deletableTable({
       }
       case 'KnowledgeBaseDocumentsInserted': {
         const d = event.data;
-        const row = await rows.get(BigInt(d.kbId));
-        if (!row) return;
-        rows.put({
-          ...row,
+        return patchRow(rows, BigInt(d.kbId), (row) => ({
           DIMENSIONS: d.embedding.dimensions,
           INSERT_STARTED_AT: row.INSERT_STARTED_AT ?? d.insertedAt,
           INSERT_FINISHED_AT: d.insertedAt,
           PROCESSED_ROWS: Number(row.PROCESSED_ROWS ?? 0) + d.documents,
-        });
-        return;
+        }));
       }
       default:
         return allHandled(event);

@@ -1,5 +1,6 @@
 import { allHandled, selectRow } from '../projection/table';
 import { deletableTable } from '../projection/resourceTable';
+import { patchRow } from '../projection/projectResource';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { nameKey } from '../shared/names';
@@ -24,11 +25,10 @@ export const mlEnginesTable = deletableTable({
           CREATED_AT: event.data.createdAt,
         });
         return;
-      case 'MlEngineUpdated': {
-        const row = await rows.get(BigInt(event.data.engineId));
-        if (row) rows.put({ ...row, CONNECTION_DATA: maskSecrets(event.data.parameters) });
-        return;
-      }
+      case 'MlEngineUpdated':
+        return patchRow(rows, BigInt(event.data.engineId), {
+          CONNECTION_DATA: maskSecrets(event.data.parameters),
+        });
       default:
         return allHandled(event);
     }

@@ -1,5 +1,6 @@
 import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
 import { deletableTable } from '../projection/resourceTable';
+import { patchRow } from '../projection/projectResource';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 
@@ -24,16 +25,14 @@ export const usersTable = deletableTable({
         });
         return;
       case 'UserPasswordChanged':
-      case 'UserRoleChanged': {
-        const row = await rows.get(BigInt(event.data.userId));
-        if (!row) return;
-        rows.put(
+      case 'UserRoleChanged':
+        return patchRow(
+          rows,
+          BigInt(event.data.userId),
           event.type === 'UserRoleChanged'
-            ? { ...row, ROLE: event.data.role }
-            : { ...row, PASSWORD_CHANGED_AT: event.data.changedAt },
+            ? { ROLE: event.data.role }
+            : { PASSWORD_CHANGED_AT: event.data.changedAt },
         );
-        return;
-      }
       default:
         return allHandled(event);
     }
