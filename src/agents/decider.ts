@@ -1,23 +1,18 @@
 import type { AgentCreated, AgentDeleted, AgentUpdated, ChatbotStoppedAgentDeleted } from '../../events';
-import type { ProjectContents } from '../shared/projectState';
-import { findModel, type ModelsState } from '../models/state';
-import { requireLiveProject, type ProjectState } from '../shared/projectState';
-import { canonicalSkillType, skillById, skillByRef, type SkillsState } from '../skills/state';
+import type { ProjectAggregate } from '../shared/projectState';
+import { findModel } from '../models/state';
+import { canonicalSkillType, skillById, skillByRef } from '../skills/state';
 import { checkExpectedVersion, invalid, notFound } from '../shared/errors';
 import { findByRef, mergeParams, type Params } from '../shared/params';
 import { requireFreeName } from '../shared/freeName';
-import { decideByType, type Now } from '../shared/decision';
+import { decideInProject, type InProject, type Now, type ProjectRule } from '../shared/decision';
 import { requireSecretsForNewDestination } from '../shared/secrets';
-import { requireAgent, type Agent, type AgentsState, type SkillLink } from './state';
+import { requireAgent, type Agent, type SkillLink } from './state';
 
 /** What agent commands are decided on: the project and the resources agents refer to or affect. */
-type AgentDecisionState = {
-  readonly project: ProjectState;
-  readonly skills: SkillsState;
-  readonly agents: AgentsState;
-  readonly chatbots: ProjectContents['chatbots'];
-  readonly models: ModelsState;
-};
+type AgentDecisionState = Pick<ProjectAggregate, 'project' | 'skills' | 'agents' | 'chatbots' | 'models'>;
+
+type AgentEvent = AgentCreated | AgentUpdated | AgentDeleted | ChatbotStoppedAgentDeleted;
 
 /** A skill named in a request: by name or id, with optional per-link parameters. */
 export type SkillRef = { ref: string; parameters: Params };
@@ -108,13 +103,8 @@ const plainLinks = (links: readonly SkillLink[]) =>
   links.map((l) => ({ skillId: Number(l.skillId), parameters: l.parameters }));
 
 /** Deleting an agent stops every chatbot that used it, each stop an event of its own. */
-const removeAgent = (
-  state: AgentDecisionState,
-  agent: Agent,
-  now: Date,
-): (AgentDeleted | ChatbotStoppedAgentDeleted)[] => {
-  const projectId = Number(requireLiveProject(state.project).id);
-  const at = now.toISOString();
+const removeAgent = (state: AgentDecisionState, agent: Agent, { project, at }: InProject): AgentEvent[] => {
+  const projectId = Number(project.id);
   const stops: ChatbotStoppedAgentDeleted[] = [...state.chatbots.values()]
     .filter((bot) => bot.agentId === agent.id)
     .map((bot) => ({
@@ -135,10 +125,9 @@ const removeAgent = (
 };
 
 type Command<T extends AgentCommand['type']> = Extract<AgentCommand, { type: T }>;
+type Decide<T extends AgentCommand['type']> = ProjectRule<AgentCommand, T, AgentDecisionState, AgentEvent>;
 
-const createAgent = (command: Command<'CreateAgent'>, state: AgentDecisionState): AgentCreated[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const createAgent: Decide<'CreateAgent'> = (command, state, { project, at }) => {
   const d = command.data;
   requireFreeName('Agent', state.agents.values(), d.name);
   checkDeprecated(d.params);
@@ -187,9 +176,7 @@ const updatedSkills = (
   return { skills, added: toAdd };
 };
 
-const updateAgent = (command: Command<'UpdateAgent'>, state: AgentDecisionState): AgentUpdated[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const updateAgent: Decide<'UpdateAgent'> = (command, state, { project, at }) => {
   const d = command.data;
   const current = findByRef(state.agents.values(), d.ref);
   if (!current)
@@ -229,18 +216,14 @@ const updateAgent = (command: Command<'UpdateAgent'>, state: AgentDecisionState)
   ];
 };
 
-const deleteAgent = (
-  command: Command<'DeleteAgent'>,
-  state: AgentDecisionState,
-): (AgentDeleted | ChatbotStoppedAgentDeleted)[] => {
-  requireLiveProject(state.project);
+const deleteAgent: Decide<'DeleteAgent'> = (command, state, inProject) => {
   const agent = requireAgent(state.agents, command.data.ref);
   checkExpectedVersion('Agent', agent, command.data.expectedVersion);
-  return removeAgent(state, agent, command.metadata.now);
+  return removeAgent(state, agent, inProject);
 };
 
-export const decideAgent = decideByType<
-  AgentCommand,
-  AgentDecisionState,
-  AgentCreated | AgentUpdated | AgentDeleted | ChatbotStoppedAgentDeleted
->({ CreateAgent: createAgent, UpdateAgent: updateAgent, DeleteAgent: deleteAgent });
+export const decideAgent = decideInProject<AgentCommand, AgentDecisionState, AgentEvent>({
+  CreateAgent: createAgent,
+  UpdateAgent: updateAgent,
+  DeleteAgent: deleteAgent,
+});

@@ -1,20 +1,15 @@
 import type { ChatbotCreated, ChatbotDeleted, ChatbotUpdated } from '../../events';
-import { requireAgent, type AgentsState } from '../agents/state';
-import { findModel, type ModelsState } from '../models/state';
-import { requireLiveProject, type ProjectState } from '../shared/projectState';
+import { requireAgent } from '../agents/state';
+import { findModel } from '../models/state';
+import type { ProjectAggregate } from '../shared/projectState';
 import { checkExpectedVersion, invalid, notFound } from '../shared/errors';
 import { requireFreeName } from '../shared/freeName';
-import { decideByType, type Now } from '../shared/decision';
+import { decideInProject, type InProject, type Now, type ProjectRule } from '../shared/decision';
 import { mergeParams, type Params } from '../shared/params';
-import { findChatbot, requireChatbot, type Chatbot, type ChatbotsState } from './state';
+import { findChatbot, requireChatbot, type Chatbot } from './state';
 
 /** What chatbot commands are decided on: the project, its chatbots and what they answer with. */
-type ChatbotDecisionState = {
-  readonly project: ProjectState;
-  readonly chatbots: ChatbotsState;
-  readonly agents: AgentsState;
-  readonly models: ModelsState;
-};
+type ChatbotDecisionState = Pick<ProjectAggregate, 'project' | 'chatbots' | 'agents' | 'models'>;
 
 /**
  * The chat database, resolved by the service (integrations live in their own streams). A chatbot
@@ -70,25 +65,20 @@ const resolveBrain = (state: ChatbotDecisionState, agentRef: string | null, mode
   };
 };
 
-const removeChatbot = (state: ChatbotDecisionState, bot: Chatbot, now: Date): ChatbotDeleted => ({
-  type: 'ChatbotDeleted',
-  data: {
-    projectId: Number(requireLiveProject(state.project).id),
-    chatbotId: Number(bot.id),
-    name: bot.name,
-    deletedAt: now.toISOString(),
-  },
-});
-
+type ChatbotEvent = ChatbotCreated | ChatbotUpdated | ChatbotDeleted;
 type Command<T extends ChatbotCommand['type']> = Extract<ChatbotCommand, { type: T }>;
+type Decide<T extends ChatbotCommand['type']> = ProjectRule<
+  ChatbotCommand,
+  T,
+  ChatbotDecisionState,
+  ChatbotEvent
+>;
 
 const created = (
   state: ChatbotDecisionState,
   d: Command<'CreateChatbot'>['data'],
-  now: Date,
+  { project, at }: InProject,
 ): ChatbotCreated => {
-  const project = requireLiveProject(state.project);
-  const at = now.toISOString();
   requireFreeName('Chatbot', state.chatbots.values(), d.name);
   const brain = resolveBrain(state, d.agentRef, d.modelName);
   return {
@@ -108,12 +98,16 @@ const created = (
   };
 };
 
-const createChatbot = (command: Command<'CreateChatbot'>, state: ChatbotDecisionState): ChatbotCreated[] => [
-  created(state, command.data, command.metadata.now),
+const createChatbot: Decide<'CreateChatbot'> = (command, state, inProject) => [
+  created(state, command.data, inProject),
 ];
 
 /** PUT of a chatbot that does not exist creates it, with the body's fields and MindsDB's defaults. */
-const createByPut = (command: Command<'PutChatbot'>, state: ChatbotDecisionState): ChatbotCreated[] => {
+const createByPut = (
+  command: Command<'PutChatbot'>,
+  state: ChatbotDecisionState,
+  inProject: InProject,
+): ChatbotCreated[] => {
   const d = command.data;
   return [
     created(
@@ -128,7 +122,7 @@ const createByPut = (command: Command<'PutChatbot'>, state: ChatbotDecisionState
         params: d.params ?? {},
         webhookToken: d.webhookToken,
       },
-      command.metadata.now,
+      inProject,
     ),
   ];
 };
@@ -146,15 +140,10 @@ const updatedBrain = (state: ChatbotDecisionState, current: Chatbot, d: Command<
   return resolveBrain(state, agentRef, modelName);
 };
 
-const putChatbot = (
-  command: Command<'PutChatbot'>,
-  state: ChatbotDecisionState,
-): (ChatbotCreated | ChatbotUpdated)[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const putChatbot: Decide<'PutChatbot'> = (command, state, { project, at }) => {
   const d = command.data;
   const current = findChatbot(state.chatbots, d.ref);
-  if (!current) return createByPut(command, state);
+  if (!current) return createByPut(command, state, { project, at });
   checkExpectedVersion('Chatbot', current, d.expectedVersion);
   const name = d.name ?? current.name;
   requireFreeName('Chatbot', state.chatbots.values(), name, current.id);
@@ -184,15 +173,19 @@ const putChatbot = (
   ];
 };
 
-const deleteChatbot = (command: Command<'DeleteChatbot'>, state: ChatbotDecisionState): ChatbotDeleted[] => {
-  requireLiveProject(state.project);
+const deleteChatbot: Decide<'DeleteChatbot'> = (command, state, { project, at }) => {
   const bot = requireChatbot(state.chatbots, command.data.ref);
   checkExpectedVersion('Chatbot', bot, command.data.expectedVersion);
-  return [removeChatbot(state, bot, command.metadata.now)];
+  return [
+    {
+      type: 'ChatbotDeleted',
+      data: { projectId: Number(project.id), chatbotId: Number(bot.id), name: bot.name, deletedAt: at },
+    },
+  ];
 };
 
-export const decideChatbot = decideByType<
-  ChatbotCommand,
-  ChatbotDecisionState,
-  ChatbotCreated | ChatbotUpdated | ChatbotDeleted
->({ CreateChatbot: createChatbot, PutChatbot: putChatbot, DeleteChatbot: deleteChatbot });
+export const decideChatbot = decideInProject<ChatbotCommand, ChatbotDecisionState, ChatbotEvent>({
+  CreateChatbot: createChatbot,
+  PutChatbot: putChatbot,
+  DeleteChatbot: deleteChatbot,
+});

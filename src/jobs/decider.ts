@@ -7,14 +7,14 @@ import type {
   JobRunEvent,
   JobRunStarted,
 } from '../../events';
-import { requireLiveProject, type ProjectState } from '../shared/projectState';
+import type { ProjectAggregate } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
-import { decideByType, type Now } from '../shared/decision';
-import { requireJob, type JobRunsState, type JobsState } from './state';
+import { decideByType, decideInProject, type Now, type ProjectRule } from '../shared/decision';
+import { requireJob, type JobRunsState } from './state';
 
 /** What job commands are decided on: the project and its jobs. */
-type JobDecisionState = { readonly project: ProjectState; readonly jobs: JobsState };
+type JobDecisionState = Pick<ProjectAggregate, 'project' | 'jobs'>;
 
 export type JobCommand =
   | {
@@ -35,12 +35,16 @@ export type JobCommand =
     }
   | { type: 'DeleteJob'; data: { name: string; ifExists: boolean }; metadata: Now };
 
-type Command<T extends JobCommand['type']> = Extract<JobCommand, { type: T }>;
+type Decide<T extends JobCommand['type']> = ProjectRule<
+  JobCommand,
+  T,
+  JobDecisionState,
+  JobCreated | JobDeleted
+>;
 
-const createJob = (command: Command<'CreateJob'>, state: JobDecisionState): JobCreated[] => {
+const createJob: Decide<'CreateJob'> = (command, state, { project, at }) => {
   const d = command.data;
   const now = command.metadata.now;
-  const project = requireLiveProject(state.project);
   if (findByName(state.jobs.values(), d.name)) {
     if (d.ifNotExists) return [];
     throw conflict(`Job already exists: ${d.name}`, 'Job already exists');
@@ -67,14 +71,13 @@ const createJob = (command: Command<'CreateJob'>, state: JobDecisionState): JobC
         endAt: endAt?.toISOString() ?? null,
         every: d.every,
         owner: d.owner,
-        createdAt: now.toISOString(),
+        createdAt: at,
       },
     },
   ];
 };
 
-const deleteJob = (command: Command<'DeleteJob'>, state: JobDecisionState): JobDeleted[] => {
-  const project = requireLiveProject(state.project);
+const deleteJob: Decide<'DeleteJob'> = (command, state, { project, at }) => {
   if (command.data.ifExists && !findByName(state.jobs.values(), command.data.name)) return [];
   const job = requireJob(state.jobs, command.data.name);
   return [
@@ -84,13 +87,13 @@ const deleteJob = (command: Command<'DeleteJob'>, state: JobDecisionState): JobD
         projectId: Number(project.id),
         jobId: Number(job.id),
         name: job.name,
-        deletedAt: command.metadata.now.toISOString(),
+        deletedAt: at,
       },
     },
   ];
 };
 
-export const decideJob = decideByType<JobCommand, JobDecisionState, JobCreated | JobDeleted>({
+export const decideJob = decideInProject<JobCommand, JobDecisionState, JobCreated | JobDeleted>({
   CreateJob: createJob,
   DeleteJob: deleteJob,
 });

@@ -1,13 +1,10 @@
 import type { KnowledgeBaseCreated, KnowledgeBaseDeleted } from '../../events';
-import { requireLiveProject, type ProjectState } from '../shared/projectState';
+import type { ProjectAggregate } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
-import { decideByType, type Now } from '../shared/decision';
-import { findKnowledgeBase, requireKnowledgeBase, settingsOf, type KnowledgeBasesState } from './state';
+import { decideInProject, type Now, type ProjectRule } from '../shared/decision';
+import { findKnowledgeBase, requireKnowledgeBase, settingsOf } from './state';
 
-type KnowledgeBaseDecisionState = {
-  readonly project: ProjectState;
-  readonly knowledgeBases: KnowledgeBasesState;
-};
+type KnowledgeBaseDecisionState = Pick<ProjectAggregate, 'project' | 'knowledgeBases'>;
 
 export type KnowledgeBaseCommand =
   | {
@@ -20,6 +17,12 @@ export type KnowledgeBaseCommand =
   | { type: 'DeleteKnowledgeBase'; data: { name: string; ifExists: boolean }; metadata: Now };
 
 type Command<T extends KnowledgeBaseCommand['type']> = Extract<KnowledgeBaseCommand, { type: T }>;
+type Decide<T extends KnowledgeBaseCommand['type']> = ProjectRule<
+  KnowledgeBaseCommand,
+  T,
+  KnowledgeBaseDecisionState,
+  KnowledgeBaseCreated | KnowledgeBaseDeleted
+>;
 
 /** Content to embed, an id apart from it, and chunks that move forward. */
 const checkDefinition = (d: Omit<Command<'CreateKnowledgeBase'>['data'], 'ifNotExists'>) => {
@@ -35,12 +38,7 @@ const checkDefinition = (d: Omit<Command<'CreateKnowledgeBase'>['data'], 'ifNotE
     );
 };
 
-const createKnowledgeBase = (
-  command: Command<'CreateKnowledgeBase'>,
-  state: KnowledgeBaseDecisionState,
-): KnowledgeBaseCreated[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const createKnowledgeBase: Decide<'CreateKnowledgeBase'> = (command, state, { project, at }) => {
   const { ifNotExists, ...d } = command.data;
   if (findKnowledgeBase(state.knowledgeBases, d.name)) {
     if (ifNotExists) return [];
@@ -55,12 +53,7 @@ const createKnowledgeBase = (
   ];
 };
 
-const deleteKnowledgeBase = (
-  command: Command<'DeleteKnowledgeBase'>,
-  state: KnowledgeBaseDecisionState,
-): KnowledgeBaseDeleted[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const deleteKnowledgeBase: Decide<'DeleteKnowledgeBase'> = (command, state, { project, at }) => {
   if (command.data.ifExists && !findKnowledgeBase(state.knowledgeBases, command.data.name)) return [];
   const kb = requireKnowledgeBase(state.knowledgeBases, command.data.name);
   return [
@@ -71,7 +64,7 @@ const deleteKnowledgeBase = (
   ];
 };
 
-export const decideKnowledgeBase = decideByType<
+export const decideKnowledgeBase = decideInProject<
   KnowledgeBaseCommand,
   KnowledgeBaseDecisionState,
   KnowledgeBaseCreated | KnowledgeBaseDeleted

@@ -8,27 +8,23 @@ import type {
 } from '../../events';
 import { llmModelSpec, LlmSpecError } from '../engines/llm/llmModelSpec';
 import { BYOM_HANDLER, ML_HANDLERS } from '../mlEngines/state';
-import { requireLiveProject, type ProjectRef, type ProjectState } from '../shared/projectState';
+import type { ProjectAggregate, ProjectRef } from '../shared/projectState';
 import { conflict, invalid, notFound } from '../shared/errors';
-import { decideByType, type Now } from '../shared/decision';
+import { decideInProject, type Now, type ProjectRule } from '../shared/decision';
 import { trainingDefinitionProblem, type TimeSeriesSettings } from './options';
 import {
   findModel,
   trainingDataOf,
   type Model,
-  type ModelsState,
   type ModelVersion,
   type TrainingProgressState,
 } from './state';
 
 /** What model commands are decided on: the project and its models. */
-type ModelDecisionState = { readonly project: ProjectState; readonly models: ModelsState };
+type ModelDecisionState = Pick<ProjectAggregate, 'project' | 'models'>;
 
 /** What model commands decide: the models' events, and an LLM model's version being ready. */
 type ModelDecisionEvent = ModelEvent | LlmModelReady;
-
-/** What every model command is decided with: the state, its live project (refused first), and when. */
-type Deciding = { readonly state: ModelDecisionState; readonly project: ProjectRef; readonly at: string };
 
 export const ENGINES = ['lightwood', 'mindledger'];
 
@@ -127,8 +123,12 @@ const requireTrainable = (
   if (problem) throw invalid(`${statement}: ${problem}`, 'Invalid model definition');
 };
 
-type Command<T extends ModelCommand['type']> = Extract<ModelCommand, { type: T }>;
-type Decide<T extends ModelCommand['type']> = (command: Command<T>, d: Deciding) => ModelDecisionEvent[];
+type Decide<T extends ModelCommand['type']> = ProjectRule<
+  ModelCommand,
+  T,
+  ModelDecisionState,
+  ModelDecisionEvent
+>;
 
 /** The fields every version's event starts with. */
 const versionRef = (project: ProjectRef, name: string, version: number) => ({
@@ -257,7 +257,7 @@ const noSuchEngine = (engine: string) => {
   return `No ML engine named ${engine} exists: make one with CREATE ML_ENGINE ${engine} FROM ${handler} USING ${key} = '…' (handlers: ${ML_HANDLERS.join(', ')}), or use a built-in engine (${ENGINES.join(', ')})`;
 };
 
-const defineModel: Decide<'DefineModel'> = (command, { state, project, at }) => {
+const defineModel: Decide<'DefineModel'> = (command, state, { project, at }) => {
   const d = command.data;
   const existing = findModel(state.models, d.name);
   if (existing && !d.replace)
@@ -298,7 +298,7 @@ const defineModel: Decide<'DefineModel'> = (command, { state, project, at }) => 
   return events;
 };
 
-const retrainModel: Decide<'RetrainModel'> = (command, { state, project, at }) => {
+const retrainModel: Decide<'RetrainModel'> = (command, state, { project, at }) => {
   const model = requireModel(state, command.data.name);
   const from = model.versions.get(model.activeVersion ?? -1) ?? [...model.versions.values()].pop();
   if (!from) throw invalid(`Model ${model.name} has no version to retrain from`);
@@ -346,7 +346,7 @@ const retrainModel: Decide<'RetrainModel'> = (command, { state, project, at }) =
   ];
 };
 
-const finetuneModel: Decide<'FinetuneModel'> = (command, { state, project, at }) => {
+const finetuneModel: Decide<'FinetuneModel'> = (command, state, { project, at }) => {
   const model = requireModel(state, command.data.name);
   const tuned = requireVersion(model, versionOrActive(model, command.data.version));
   if (tuned.llm)
@@ -382,7 +382,7 @@ const finetuneModel: Decide<'FinetuneModel'> = (command, { state, project, at })
   ];
 };
 
-const startTraining: Decide<'StartTraining'> = (command, { state, project, at }) => {
+const startTraining: Decide<'StartTraining'> = (command, state, { project, at }) => {
   const model = requireModel(state, command.data.name);
   const v = requireVersion(model, command.data.version);
   if (v.status !== 'generating') throw conflict(`Model ${model.name} version ${v.version} is ${v.status}`);
@@ -394,7 +394,7 @@ const startTraining: Decide<'StartTraining'> = (command, { state, project, at })
   ];
 };
 
-const completeTraining: Decide<'CompleteTraining'> = (command, { state, project, at }) => {
+const completeTraining: Decide<'CompleteTraining'> = (command, state, { project, at }) => {
   const model = requireModel(state, command.data.name);
   const v = requireVersion(model, command.data.version);
   if (v.status !== 'training') return [];
@@ -409,7 +409,7 @@ const completeTraining: Decide<'CompleteTraining'> = (command, { state, project,
   return events;
 };
 
-const failTraining: Decide<'FailTraining'> = (command, { state, project, at }) => {
+const failTraining: Decide<'FailTraining'> = (command, state, { project, at }) => {
   const model = findModel(state.models, command.data.name);
   const v = model?.versions.get(command.data.version);
   if (!model || !v || v.status === 'complete' || v.status === 'error') return [];
@@ -421,7 +421,7 @@ const failTraining: Decide<'FailTraining'> = (command, { state, project, at }) =
   ];
 };
 
-const updateModelOptions: Decide<'UpdateModelOptions'> = (command, { state, project, at }) => {
+const updateModelOptions: Decide<'UpdateModelOptions'> = (command, state, { project, at }) => {
   const model = requireModel(state, command.data.name);
   const version = versionOrActive(model, command.data.version);
   const v = requireVersion(model, version);
@@ -438,7 +438,7 @@ const updateModelOptions: Decide<'UpdateModelOptions'> = (command, { state, proj
 };
 
 /** Deleting a model's only version (or naming none) deletes the model. */
-const deleteModel: Decide<'DeleteModel'> = (command, { state, project, at }) => {
+const deleteModel: Decide<'DeleteModel'> = (command, state, { project, at }) => {
   const model = requireModel(state, command.data.name);
   if (command.data.version === undefined) return [modelRemoval(project, model, at)];
   requireVersion(model, command.data.version);
@@ -451,7 +451,7 @@ const deleteModel: Decide<'DeleteModel'> = (command, { state, project, at }) => 
   ];
 };
 
-const decideModelCommand = decideByType<ModelCommand, Deciding, ModelDecisionEvent>({
+export const decideModel = decideInProject<ModelCommand, ModelDecisionState, ModelDecisionEvent>({
   DefineModel: defineModel,
   RetrainModel: retrainModel,
   FinetuneModel: finetuneModel,
@@ -461,13 +461,6 @@ const decideModelCommand = decideByType<ModelCommand, Deciding, ModelDecisionEve
   UpdateModelOptions: updateModelOptions,
   DeleteModel: deleteModel,
 });
-
-export const decideModel = (command: ModelCommand, state: ModelDecisionState): ModelDecisionEvent[] =>
-  decideModelCommand(command, {
-    state,
-    project: requireLiveProject(state.project),
-    at: command.metadata.now.toISOString(),
-  });
 
 /** A training's progress, on the version's own stream (see `modelTrainingStream`). */
 export type ReportTrainingProgress = {

@@ -1,3 +1,5 @@
+import { requireLiveProject, type ProjectRef, type ProjectState } from './projectState';
+
 /** When a command is decided: the service stamps it from its clock (src/projectCommand.ts), never the decider. */
 export type Now = { now: Date };
 
@@ -21,3 +23,28 @@ export const decideByType =
   <C extends Command, S, E, A extends unknown[] = []>(deciders: Deciders<C, S, E, A>) =>
   <T extends C['type']>(command: CommandOf<C, T>, state: S, ...also: A): E[] =>
     deciders[command.type](command, state, ...also);
+
+/** What a project resource's command is decided in: its project, live, and the command's time. */
+export type InProject = { readonly project: ProjectRef; readonly at: string };
+
+/** One rule of a project resource's decider: how a command of type `T` is decided. */
+export type ProjectRule<C extends Command, T extends C['type'], S, E> = Deciders<C, S, E, [InProject]>[T];
+
+/**
+ * `decideByType` for a project's resources: whatever the command, its project must be live first
+ * (else 404, before any rule of the command), and its time is the same ISO text in every event.
+ */
+export const decideInProject = <
+  C extends Command & { readonly metadata: Now },
+  S extends { readonly project: ProjectState },
+  E,
+>(
+  deciders: Deciders<C, S, E, [InProject]>,
+) => {
+  const decide = decideByType(deciders);
+  return <T extends C['type']>(command: CommandOf<C, T>, state: S): E[] =>
+    decide(command, state, {
+      project: requireLiveProject(state.project),
+      at: command.metadata.now.toISOString(),
+    });
+};

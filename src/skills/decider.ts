@@ -1,25 +1,15 @@
 import type { SkillCreated, SkillDeleted, SkillDetachedFromAgent, SkillUpdated } from '../../events';
-import type { ProjectContents } from '../shared/projectState';
-import { requireLiveProject, type ProjectState } from '../shared/projectState';
+import type { ProjectAggregate } from '../shared/projectState';
 import { checkExpectedVersion, conflict, invalid } from '../shared/errors';
 import { mergeParams, type Params } from '../shared/params';
-import { decideByType, type Now } from '../shared/decision';
-import {
-  agentsUsingSkill,
-  requireSkill,
-  skillByName,
-  skillByRef,
-  type Skill,
-  type SkillsState,
-} from './state';
+import { decideInProject, type InProject, type Now, type ProjectRule } from '../shared/decision';
+import { agentsUsingSkill, requireSkill, skillByName, skillByRef, type Skill } from './state';
 import { validateSkillParams } from './rules';
 
 /** What skill commands are decided on: the project, its skills, and the agents that use them. */
-type SkillDecisionState = {
-  readonly project: ProjectState;
-  readonly skills: SkillsState;
-  readonly agents: ProjectContents['agents'];
-};
+type SkillDecisionState = Pick<ProjectAggregate, 'project' | 'skills' | 'agents'>;
+
+type SkillEvent = SkillCreated | SkillUpdated | SkillDeleted | SkillDetachedFromAgent;
 
 export type SkillCommand =
   | { type: 'CreateSkill'; data: { name: string; type: string; params: Params }; metadata: Now }
@@ -34,21 +24,26 @@ export type SkillCommand =
 const checkVersion = (resource: { name: string; version: bigint }, expected: bigint | undefined) =>
   checkExpectedVersion('Skill', resource, expected);
 
+/** A name no other skill of the project has (`self`: the one renamed). */
+const requireFreeName = (state: SkillDecisionState, name: string, self?: bigint) => {
+  const clash = skillByName(state.skills, name);
+  if (clash && clash.id !== self)
+    throw conflict(
+      `Skill with name ${name} already exists. Please use a different name`,
+      'Skill already exists',
+    );
+};
+
 const created = (
   state: SkillDecisionState,
   data: { name: string; type: string; params: Params },
-  now: Date,
+  { project, at }: InProject,
 ): SkillCreated => {
-  const project = requireLiveProject(state.project);
-  if (skillByName(state.skills, data.name))
-    throw conflict(
-      `Skill with name ${data.name} already exists. Please use a different name`,
-      'Skill already exists',
-    );
+  requireFreeName(state, data.name);
   validateSkillParams(data.type, data.params);
   return {
     type: 'SkillCreated',
-    data: { projectId: Number(project.id), project: project.name, ...data, createdAt: now.toISOString() },
+    data: { projectId: Number(project.id), project: project.name, ...data, createdAt: at },
   };
 };
 
@@ -56,11 +51,10 @@ const created = (
 const removeSkill = (
   state: SkillDecisionState,
   skill: Skill,
-  now: Date,
+  { project, at }: InProject,
   reason: string,
-): (SkillDeleted | SkillDetachedFromAgent)[] => {
-  const projectId = Number(requireLiveProject(state.project).id);
-  const at = now.toISOString();
+): SkillEvent[] => {
+  const projectId = Number(project.id);
   const detachments: SkillDetachedFromAgent[] = agentsUsingSkill(state.agents, skill.id).map((agent) => ({
     type: 'SkillDetachedFromAgent',
     data: {
@@ -78,33 +72,23 @@ const removeSkill = (
   ];
 };
 
-type Command<T extends SkillCommand['type']> = Extract<SkillCommand, { type: T }>;
+type Decide<T extends SkillCommand['type']> = ProjectRule<SkillCommand, T, SkillDecisionState, SkillEvent>;
 
-const createSkill = (command: Command<'CreateSkill'>, state: SkillDecisionState): SkillCreated[] => [
-  created(state, command.data, command.metadata.now),
+const createSkill: Decide<'CreateSkill'> = (command, state, inProject) => [
+  created(state, command.data, inProject),
 ];
 
-const putSkill = (
-  command: Command<'PutSkill'>,
-  state: SkillDecisionState,
-): (SkillCreated | SkillUpdated)[] => {
-  const project = requireLiveProject(state.project);
-  const now = command.metadata.now;
+const putSkill: Decide<'PutSkill'> = (command, state, { project, at }) => {
   const current = skillByRef(state.skills, command.data.ref);
   if (!current) {
     if (!command.data.type) throw invalid('Missing "type" field for skill', 'Missing field');
     // MindsDB creates a missing skill under the URL's name, whatever the body says.
     const params = command.data.params ?? {};
-    return [created(state, { name: command.data.ref, type: command.data.type, params }, now)];
+    return [created(state, { name: command.data.ref, type: command.data.type, params }, { project, at })];
   }
   checkVersion(current, command.data.expectedVersion);
   const name = command.data.name ?? current.name;
-  const clash = skillByName(state.skills, name);
-  if (clash && clash.id !== current.id)
-    throw conflict(
-      `Skill with name ${name} already exists. Please use a different name`,
-      'Skill already exists',
-    );
+  requireFreeName(state, name, current.id);
   const type = command.data.type ?? current.type;
   const params = command.data.params ? mergeParams(current.params, command.data.params) : current.params;
   validateSkillParams(type, params);
@@ -118,24 +102,20 @@ const putSkill = (
         name,
         type,
         params,
-        updatedAt: now.toISOString(),
+        updatedAt: at,
       },
     },
   ];
 };
 
-const deleteSkill = (
-  command: Command<'DeleteSkill'>,
-  state: SkillDecisionState,
-): (SkillDeleted | SkillDetachedFromAgent)[] => {
-  requireLiveProject(state.project);
+const deleteSkill: Decide<'DeleteSkill'> = (command, state, inProject) => {
   const skill = requireSkill(state.skills, command.data.ref);
   checkVersion(skill, command.data.expectedVersion);
-  return removeSkill(state, skill, command.metadata.now, `skill '${skill.name}' was deleted`);
+  return removeSkill(state, skill, inProject, `skill '${skill.name}' was deleted`);
 };
 
-export const decideSkill = decideByType<
-  SkillCommand,
-  SkillDecisionState,
-  SkillCreated | SkillUpdated | SkillDeleted | SkillDetachedFromAgent
->({ CreateSkill: createSkill, PutSkill: putSkill, DeleteSkill: deleteSkill });
+export const decideSkill = decideInProject<SkillCommand, SkillDecisionState, SkillEvent>({
+  CreateSkill: createSkill,
+  PutSkill: putSkill,
+  DeleteSkill: deleteSkill,
+});

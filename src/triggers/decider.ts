@@ -1,11 +1,11 @@
 import type { TriggerCreated, TriggerDeleted, TriggerFiringEvent, TriggerOwner } from '../../events';
-import { requireLiveProject, type ProjectState } from '../shared/projectState';
+import type { ProjectAggregate } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
-import { decideByType, type Now } from '../shared/decision';
-import { requireTrigger, type TriggerFiringsState, type TriggersState } from './state';
+import { decideByType, decideInProject, type Now, type ProjectRule } from '../shared/decision';
+import { requireTrigger, type TriggerFiringsState } from './state';
 
-type TriggerDecisionState = { readonly project: ProjectState; readonly triggers: TriggersState };
+type TriggerDecisionState = Pick<ProjectAggregate, 'project' | 'triggers'>;
 
 export type TriggerCommand =
   | {
@@ -24,11 +24,14 @@ export type TriggerCommand =
     }
   | { type: 'DeleteTrigger'; data: { name: string; ifExists: boolean }; metadata: Now };
 
-type Command<T extends TriggerCommand['type']> = Extract<TriggerCommand, { type: T }>;
+type Decide<T extends TriggerCommand['type']> = ProjectRule<
+  TriggerCommand,
+  T,
+  TriggerDecisionState,
+  TriggerCreated | TriggerDeleted
+>;
 
-const createTrigger = (command: Command<'CreateTrigger'>, state: TriggerDecisionState): TriggerCreated[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const createTrigger: Decide<'CreateTrigger'> = (command, state, { project, at }) => {
   const d = command.data;
   if (findByName(state.triggers.values(), d.name))
     throw conflict(`Trigger already exists: ${d.name}`, 'Trigger already exists');
@@ -41,9 +44,7 @@ const createTrigger = (command: Command<'CreateTrigger'>, state: TriggerDecision
   ];
 };
 
-const deleteTrigger = (command: Command<'DeleteTrigger'>, state: TriggerDecisionState): TriggerDeleted[] => {
-  const project = requireLiveProject(state.project);
-  const at = command.metadata.now.toISOString();
+const deleteTrigger: Decide<'DeleteTrigger'> = (command, state, { project, at }) => {
   if (command.data.ifExists && !findByName(state.triggers.values(), command.data.name)) return [];
   const found = requireTrigger(state.triggers, command.data.name);
   return [
@@ -59,7 +60,7 @@ const deleteTrigger = (command: Command<'DeleteTrigger'>, state: TriggerDecision
   ];
 };
 
-export const decideTrigger = decideByType<
+export const decideTrigger = decideInProject<
   TriggerCommand,
   TriggerDecisionState,
   TriggerCreated | TriggerDeleted

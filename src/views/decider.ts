@@ -1,12 +1,12 @@
 import type { ViewCreated, ViewDeleted, ViewUpdated } from '../../events';
-import { requireLiveProject, type ProjectRef, type ProjectState } from '../shared/projectState';
+import type { ProjectAggregate, ProjectRef } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
-import { decideByType, type Now } from '../shared/decision';
-import { requireView, type View, type ViewsState } from './state';
+import { decideInProject, type Now, type ProjectRule } from '../shared/decision';
+import { requireView, type View } from './state';
 
 /** What view commands are decided on: the project and its views. */
-type ViewDecisionState = { readonly project: ProjectState; readonly views: ViewsState };
+type ViewDecisionState = Pick<ProjectAggregate, 'project' | 'views'>;
 
 export type ViewCommand =
   | {
@@ -32,7 +32,7 @@ const checkedQuery = (query: string) => {
   return q;
 };
 
-type Command<T extends ViewCommand['type']> = Extract<ViewCommand, { type: T }>;
+type Decide<T extends ViewCommand['type']> = ProjectRule<ViewCommand, T, ViewDecisionState, ViewEvent>;
 
 /** CREATE OR REPLACE of an existing view: its query replaced, or nothing when it is the same. */
 const replaced = (project: ProjectRef, existing: View, query: string, now: string): ViewUpdated[] => {
@@ -51,31 +51,24 @@ const replaced = (project: ProjectRef, existing: View, query: string, now: strin
   ];
 };
 
-const createView = (
-  command: Command<'CreateView'>,
-  state: ViewDecisionState,
-): (ViewCreated | ViewUpdated)[] => {
-  const now = command.metadata.now.toISOString();
-  const project = requireLiveProject(state.project);
+const createView: Decide<'CreateView'> = (command, state, { project, at }) => {
   const d = command.data;
   const query = checkedQuery(d.query);
   const existing = findByName(state.views.values(), d.name);
   if (existing) {
     if (d.ifNotExists) return [];
     if (!d.replace) throw conflict(`View already exists: ${d.name}`, 'View already exists');
-    return replaced(project, existing, query, now);
+    return replaced(project, existing, query, at);
   }
   return [
     {
       type: 'ViewCreated',
-      data: { projectId: Number(project.id), project: project.name, name: d.name, query, createdAt: now },
+      data: { projectId: Number(project.id), project: project.name, name: d.name, query, createdAt: at },
     },
   ];
 };
 
-const updateView = (command: Command<'UpdateView'>, state: ViewDecisionState): ViewUpdated[] => {
-  const now = command.metadata.now.toISOString();
-  const project = requireLiveProject(state.project);
+const updateView: Decide<'UpdateView'> = (command, state, { project, at }) => {
   const view = requireView(state.views, command.data.name);
   const name = command.data.newName ?? view.name;
   const other = findByName(state.views.values(), name);
@@ -85,25 +78,23 @@ const updateView = (command: Command<'UpdateView'>, state: ViewDecisionState): V
   return [
     {
       type: 'ViewUpdated',
-      data: { projectId: Number(project.id), viewId: Number(view.id), name, query, updatedAt: now },
+      data: { projectId: Number(project.id), viewId: Number(view.id), name, query, updatedAt: at },
     },
   ];
 };
 
-const deleteView = (command: Command<'DeleteView'>, state: ViewDecisionState): ViewDeleted[] => {
-  const now = command.metadata.now.toISOString();
-  const project = requireLiveProject(state.project);
+const deleteView: Decide<'DeleteView'> = (command, state, { project, at }) => {
   if (command.data.ifExists && !findByName(state.views.values(), command.data.name)) return [];
   const view = requireView(state.views, command.data.name);
   return [
     {
       type: 'ViewDeleted',
-      data: { projectId: Number(project.id), viewId: Number(view.id), name: view.name, deletedAt: now },
+      data: { projectId: Number(project.id), viewId: Number(view.id), name: view.name, deletedAt: at },
     },
   ];
 };
 
-export const decideView = decideByType<ViewCommand, ViewDecisionState, ViewEvent>({
+export const decideView = decideInProject<ViewCommand, ViewDecisionState, ViewEvent>({
   CreateView: createView,
   UpdateView: updateView,
   DeleteView: deleteView,
