@@ -1,9 +1,9 @@
 import type { AgentCreated } from '../../events';
 import type { Row, RowStore } from '../projection/types';
-import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
+import { projectResourceReads, updatedRow } from '../projection/projectResource';
 import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
 import { allHandled, type RowOf } from '../projection/table';
-import { deletableTable } from '../projection/resourceTable';
+import { projectResourceTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 
@@ -34,7 +34,7 @@ const ownCells = (d: Pick<AgentCreated['data'], 'modelName' | 'provider' | 'para
 });
 
 /** `agents`: one row per live agent; SKILLS holds skill names (MindsDB), SKILL_IDS the ids. */
-export const agentsTable = deletableTable({
+export const agentsTable = projectResourceTable({
   table: 'agents',
   key: 'ID',
   history: true,
@@ -46,18 +46,16 @@ export const agentsTable = deletableTable({
     RESOURCE_STAMPS,
   ),
   handles: ['AgentCreated', 'AgentUpdated', 'AgentDeleted', 'SkillDetachedFromAgent', 'SkillUpdated'],
+  createdBy: {
+    type: 'AgentCreated',
+    cells: async ({ data: d }, lookup) => ({
+      ...ownCells(d),
+      ...(await skillColumns(d.skills, lookup('skills'))),
+    }),
+  },
   deletedBy: { type: 'AgentDeleted', key: (e) => BigInt(e.data.agentId) },
   apply: async (event, rows, lookup) => {
     switch (event.type) {
-      case 'AgentCreated': {
-        const d = event.data;
-        rows.insert({
-          ...createdCells(event),
-          ...ownCells(d),
-          ...(await skillColumns(d.skills, lookup('skills'))),
-        });
-        return;
-      }
       case 'AgentUpdated': {
         const d = event.data;
         const cells = { NAME: d.name, ...ownCells(d), ...(await skillColumns(d.skills, lookup('skills'))) };

@@ -1,9 +1,9 @@
 import type { ChatbotCreated, ChatbotUpdated } from '../../events';
 import type { Row, RowStore, TableReader } from '../projection/types';
-import { createdCells, patchRow, projectResourceReads, updatedRow } from '../projection/projectResource';
+import { patchRow, projectResourceReads, updatedRow } from '../projection/projectResource';
 import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
 import { allHandled, selectRow, selectRows, type RowOf } from '../projection/table';
-import { deletableTable } from '../projection/resourceTable';
+import { projectResourceTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 
@@ -30,7 +30,7 @@ const isChannelFailure = (lastError: unknown) =>
   typeof lastError === 'string' && /^The \w+ channel is failing: /.test(lastError);
 
 /** `chatbots`: one row per live chatbot (MindsDB's information_schema.CHATBOTS columns first). */
-export const chatbotsTable = deletableTable({
+export const chatbotsTable = projectResourceTable({
   table: 'chatbots',
   key: 'ID',
   history: true,
@@ -56,18 +56,16 @@ export const chatbotsTable = deletableTable({
     'ChatChannelFailed',
     'ChatChannelRecovered',
   ],
+  createdBy: {
+    type: 'ChatbotCreated',
+    cells: async ({ data: d }, lookup) => ({
+      ...(await stateColumns(d, lookup('agents'))),
+      LAST_ERROR: null,
+    }),
+  },
   deletedBy: { type: 'ChatbotDeleted', key: (e) => BigInt(e.data.chatbotId) },
   apply: async (event, rows, lookup) => {
     switch (event.type) {
-      case 'ChatbotCreated': {
-        const d = event.data;
-        rows.insert({
-          ...createdCells(event),
-          ...(await stateColumns(d, lookup('agents'))),
-          LAST_ERROR: null,
-        });
-        return;
-      }
       case 'ChatbotUpdated': {
         const d = event.data;
         const cells = await stateColumns(d, lookup('agents'));

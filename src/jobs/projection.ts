@@ -1,8 +1,8 @@
 import type { JobEvery } from '../../events';
-import { createdCells, patchRow, projectResourceReads } from '../projection/projectResource';
+import { patchRow, projectResourceReads } from '../projection/projectResource';
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, selectRows, type RowOf } from '../projection/table';
-import { deletableTable } from '../projection/resourceTable';
+import { deletableTable, projectResourceTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { Row, TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
@@ -21,7 +21,7 @@ const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toIS
  * `jobs`: one row per live job (MindsDB's information_schema.JOBS columns first). NEXT_RUN_AT is the
  * job's first tick after the last one claimed: null once a job without EVERY ran, or past its END.
  */
-export const jobsTable = deletableTable({
+export const jobsTable = projectResourceTable({
   table: 'jobs',
   key: 'ID',
   history: true,
@@ -34,44 +34,35 @@ export const jobsTable = deletableTable({
     CREATED_AT,
   ),
   handles: ['JobCreated', 'JobDeleted', 'JobRunStarted'],
-  deletedBy: { type: 'JobDeleted', key: (e) => BigInt(e.data.jobId) },
-  apply: async (event, rows) => {
-    switch (event.type) {
-      case 'JobCreated': {
-        const d = event.data;
-        rows.insert({
-          ...createdCells(event),
-          START_AT: d.startAt,
-          END_AT: d.endAt,
-          NEXT_RUN_AT: isoOrNull(
-            nextTick(
-              { startAt: Date.parse(d.startAt), endAt: d.endAt ? Date.parse(d.endAt) : null, every: d.every },
-              null,
-            ),
-          ),
-          SCHEDULE_STR: scheduleStr(d.every),
-          QUERY: maskSecrets(d.query, 'query'),
-          IF_QUERY: maskSecrets(d.ifQuery, 'query'),
-          VARIABLES: null,
-          EVERY: d.every,
-          OWNER: d.owner,
-          LAST_TICK: null,
-          RUNS: 0,
-        });
-        return;
-      }
-      case 'JobRunStarted': {
-        const d = event.data;
-        return patchRow(rows, BigInt(d.jobId), (row) => ({
-          LAST_TICK: d.tick,
-          RUNS: d.run,
-          NEXT_RUN_AT: isoOrNull(nextTick(scheduleOf(row), Date.parse(d.tick))),
-        }));
-      }
-      default:
-        return allHandled(event);
-    }
+  createdBy: {
+    type: 'JobCreated',
+    cells: ({ data: d }) => ({
+      START_AT: d.startAt,
+      END_AT: d.endAt,
+      NEXT_RUN_AT: isoOrNull(
+        nextTick(
+          { startAt: Date.parse(d.startAt), endAt: d.endAt ? Date.parse(d.endAt) : null, every: d.every },
+          null,
+        ),
+      ),
+      SCHEDULE_STR: scheduleStr(d.every),
+      QUERY: maskSecrets(d.query, 'query'),
+      IF_QUERY: maskSecrets(d.ifQuery, 'query'),
+      VARIABLES: null,
+      EVERY: d.every,
+      OWNER: d.owner,
+      LAST_TICK: null,
+      RUNS: 0,
+    }),
   },
+  deletedBy: { type: 'JobDeleted', key: (e) => BigInt(e.data.jobId) },
+  // JobRunStarted: the job's next tick is the first after the one claimed.
+  apply: ({ data: d }, rows) =>
+    patchRow(rows, BigInt(d.jobId), (row) => ({
+      LAST_TICK: d.tick,
+      RUNS: d.run,
+      NEXT_RUN_AT: isoOrNull(nextTick(scheduleOf(row), Date.parse(d.tick))),
+    })),
 });
 
 export type JobRow = RowOf<typeof jobsTable.columns>;

@@ -14,10 +14,10 @@ import {
   type FieldType,
 } from '../engines/search/layout';
 import { termsOf } from '../engines/search/terms';
-import { createdCells, patchRow, projectResourceReads } from '../projection/projectResource';
+import { patchRow, projectResourceReads } from '../projection/projectResource';
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, schemaProjection, selectRow, type RowOf } from '../projection/table';
-import { deletableTable } from '../projection/resourceTable';
+import { projectResourceTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { SchemaProjection, TableReader } from '../projection/types';
 import { quoteString } from '../shared/quoting';
@@ -25,7 +25,7 @@ import { maskSecrets } from '../shared/secrets';
 import type { BlobStore } from '../storage/blobs';
 
 /** `knowledge_bases`: one row per knowledge base (MindsDB's information_schema.KNOWLEDGE_BASES columns first). */
-export const knowledgeBasesTable = deletableTable({
+export const knowledgeBasesTable = projectResourceTable({
   table: 'knowledge_bases',
   key: 'ID',
   history: true,
@@ -40,38 +40,29 @@ export const knowledgeBasesTable = deletableTable({
     'VERSION BIGINT',
   ),
   handles: ['KnowledgeBaseCreated', 'KnowledgeBaseDeleted', 'KnowledgeBaseDocumentsInserted'],
-  deletedBy: { type: 'KnowledgeBaseDeleted', key: (e) => BigInt(e.data.kbId) },
-  apply: async (event, rows) => {
-    switch (event.type) {
-      case 'KnowledgeBaseCreated': {
-        const d = event.data;
-        rows.insert({
-          ...createdCells(event),
-          EMBEDDING_MODEL: maskSecrets(d.embeddingModel),
-          METADATA_COLUMNS: d.metadataColumns,
-          CONTENT_COLUMNS: d.contentColumns,
-          ID_COLUMN: d.idColumn,
-          PARAMS: maskSecrets(d.params),
-          INSERT_STARTED_AT: null,
-          INSERT_FINISHED_AT: null,
-          PROCESSED_ROWS: null,
-          DIMENSIONS: null,
-        });
-        return;
-      }
-      case 'KnowledgeBaseDocumentsInserted': {
-        const d = event.data;
-        return patchRow(rows, BigInt(d.kbId), (row) => ({
-          DIMENSIONS: d.embedding.dimensions,
-          INSERT_STARTED_AT: row.INSERT_STARTED_AT ?? d.insertedAt,
-          INSERT_FINISHED_AT: d.insertedAt,
-          PROCESSED_ROWS: Number(row.PROCESSED_ROWS ?? 0) + d.documents,
-        }));
-      }
-      default:
-        return allHandled(event);
-    }
+  createdBy: {
+    type: 'KnowledgeBaseCreated',
+    cells: ({ data: d }) => ({
+      EMBEDDING_MODEL: maskSecrets(d.embeddingModel),
+      METADATA_COLUMNS: d.metadataColumns,
+      CONTENT_COLUMNS: d.contentColumns,
+      ID_COLUMN: d.idColumn,
+      PARAMS: maskSecrets(d.params),
+      INSERT_STARTED_AT: null,
+      INSERT_FINISHED_AT: null,
+      PROCESSED_ROWS: null,
+      DIMENSIONS: null,
+    }),
   },
+  deletedBy: { type: 'KnowledgeBaseDeleted', key: (e) => BigInt(e.data.kbId) },
+  // KnowledgeBaseDocumentsInserted: the vectors' size, when inserts began and last ended, the documents so far.
+  apply: ({ data: d }, rows) =>
+    patchRow(rows, BigInt(d.kbId), (row) => ({
+      DIMENSIONS: d.embedding.dimensions,
+      INSERT_STARTED_AT: row.INSERT_STARTED_AT ?? d.insertedAt,
+      INSERT_FINISHED_AT: d.insertedAt,
+      PROCESSED_ROWS: Number(row.PROCESSED_ROWS ?? 0) + d.documents,
+    })),
 });
 
 export type KnowledgeBaseRow = RowOf<typeof knowledgeBasesTable.columns>;

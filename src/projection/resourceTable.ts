@@ -1,6 +1,7 @@
 import type { EventType, MindledgerEvent, Recorded, RecordedEvent } from '../../events';
+import { createdCells } from './projectResource';
 import { tableProjection } from './table';
-import type { Column, RowStore, TableLookup } from './types';
+import type { Column, Row, RowStore, TableLookup } from './types';
 
 type EventOf<T extends EventType> = Recorded<Extract<MindledgerEvent, { type: T }>>;
 
@@ -54,6 +55,53 @@ export const deletableTable = <
     apply: (event, rows, lookup) => {
       if (isOf(event, [deletedBy.type])) return deleteRows(rows, table.key, deletedBy, event);
       if (isOf(event, others)) return apply(event, rows, lookup);
+    },
+  });
+};
+
+type ResourceCreated = Parameters<typeof createdCells>[0];
+
+/** The events that create a project resource: their data names it and its project (`createdCells`). */
+type CreationType = { [T in EventType]: EventOf<T> extends ResourceCreated ? T : never }[EventType];
+
+const isCreation = <N extends CreationType>(
+  event: RecordedEvent,
+  type: N,
+): event is EventOf<N> & ResourceCreated => event.type === type;
+
+/**
+ * A project resource's table (projectResource.ts): its creation event inserts its row, the cells
+ * every resource has (`createdCells`) and its own (`createdBy.cells`), and its deletion event
+ * deletes it (`deletableTable`). `apply` is given the other events.
+ */
+export const projectResourceTable = <
+  const C extends readonly Column[],
+  const H extends readonly EventType[],
+  const N extends H[number] & CreationType,
+  const D extends H[number],
+>(definition: {
+  readonly table: string;
+  readonly key: C[number]['name'];
+  readonly columns: C;
+  readonly handles: H;
+  readonly history?: boolean;
+  readonly createdBy: {
+    readonly type: N;
+    cells(event: EventOf<N>, lookup: TableLookup): Row | Promise<Row>;
+  };
+  readonly deletedBy: Deletion<D, C>;
+  apply(event: EventOf<Exclude<H[number], N | D>>, rows: RowStore, lookup: TableLookup): Promise<void> | void;
+}) => {
+  const { createdBy, apply, ...table } = definition;
+  const others = table.handles.filter(
+    (type): type is Exclude<H[number], N | D> => type !== createdBy.type && type !== table.deletedBy.type,
+  );
+  return deletableTable({
+    ...table,
+    apply: async (event, rows, lookup) => {
+      if (isCreation(event, createdBy.type))
+        rows.insert({ ...createdCells(event), ...(await createdBy.cells(event, lookup)) });
+      else if (isOf(event, others)) await apply(event, rows, lookup);
     },
   });
 };

@@ -1,8 +1,8 @@
 import type { RowStore, TableLookup } from '../projection/types';
-import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
+import { projectResourceReads, updatedRow } from '../projection/projectResource';
 import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
 import { allHandled, type RowOf } from '../projection/table';
-import { deletableTable } from '../projection/resourceTable';
+import { projectResourceTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 
@@ -34,7 +34,7 @@ const linkedBefore = async (lookup: TableLookup, agentId: bigint) =>
   ((await lookup('agents').get(agentId))?.SKILL_IDS as bigint[] | undefined) ?? [];
 
 /** `skills`: one row per live skill (MindsDB's information_schema.SKILLS columns first), secrets masked. */
-export const skillsTable = deletableTable({
+export const skillsTable = projectResourceTable({
   table: 'skills',
   key: 'ID',
   history: true,
@@ -54,14 +54,13 @@ export const skillsTable = deletableTable({
     'AgentDeleted',
     'SkillDetachedFromAgent',
   ],
+  createdBy: {
+    type: 'SkillCreated',
+    cells: ({ data: d }) => ({ TYPE: d.type, PARAMS: maskSecrets(d.params), AGENT_IDS: [] }),
+  },
   deletedBy: { type: 'SkillDeleted', key: (e) => BigInt(e.data.skillId) },
   apply: async (event, rows, lookup) => {
     switch (event.type) {
-      case 'SkillCreated': {
-        const d = event.data;
-        rows.insert({ ...createdCells(event), TYPE: d.type, PARAMS: maskSecrets(d.params), AGENT_IDS: [] });
-        return;
-      }
       case 'SkillUpdated': {
         const d = event.data;
         const cells = { NAME: d.name, TYPE: d.type, PARAMS: maskSecrets(d.params) };

@@ -1,7 +1,7 @@
-import { createdCells, patchRow, projectResourceReads } from '../projection/projectResource';
+import { patchRow, projectResourceReads } from '../projection/projectResource';
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, selectRows, type RowOf } from '../projection/table';
-import { deletableTable } from '../projection/resourceTable';
+import { projectResourceTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
@@ -10,7 +10,7 @@ import { maskSecrets } from '../shared/secrets';
  * `triggers`: one row per live trigger (MindsDB's information_schema.TRIGGERS columns first), with
  * the last queue row claimed and the last firing's error.
  */
-export const triggersTable = deletableTable({
+export const triggersTable = projectResourceTable({
   table: 'triggers',
   key: 'ID',
   columns: columns(
@@ -27,25 +27,23 @@ export const triggersTable = deletableTable({
     'TriggerFiringFinished',
     'TriggerFiringFailed',
   ],
+  createdBy: {
+    type: 'TriggerCreated',
+    cells: ({ data: d }) => ({
+      DATABASE: d.database,
+      TABLE: d.table,
+      QUERY: maskSecrets(d.query, 'query'),
+      LAST_ERROR: null,
+      COLUMNS: d.columns,
+      KEY: d.key,
+      OWNER: d.owner,
+      UP_TO: 0,
+      FIRINGS: 0,
+    }),
+  },
   deletedBy: { type: 'TriggerDeleted', key: (e) => BigInt(e.data.triggerId) },
   apply: async (event, rows) => {
     switch (event.type) {
-      case 'TriggerCreated': {
-        const d = event.data;
-        rows.insert({
-          ...createdCells(event),
-          DATABASE: d.database,
-          TABLE: d.table,
-          QUERY: maskSecrets(d.query, 'query'),
-          LAST_ERROR: null,
-          COLUMNS: d.columns,
-          KEY: d.key,
-          OWNER: d.owner,
-          UP_TO: 0,
-          FIRINGS: 0,
-        });
-        return;
-      }
       case 'TriggerFired':
         return patchRow(rows, BigInt(event.data.triggerId), {
           UP_TO: event.data.upTo,

@@ -1,33 +1,22 @@
-import { createdCells, projectResourceReads, updatedRow } from '../projection/projectResource';
+import { projectResourceReads, updatedRow } from '../projection/projectResource';
 import { CHANGE_STAMPS, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
-import { allHandled, type RowOf } from '../projection/table';
-import { deletableTable } from '../projection/resourceTable';
+import type { RowOf } from '../projection/table';
+import { projectResourceTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 
 /** `views`: one row per live view (MindsDB's information_schema.VIEWS columns first). */
-export const viewsTable = deletableTable({
+export const viewsTable = projectResourceTable({
   table: 'views',
   key: 'ID',
   history: true,
   columns: columns(NAME_AND_PROJECT, 'QUERY VARCHAR', RESOURCE_IDS, CHANGE_STAMPS),
   handles: ['ViewCreated', 'ViewUpdated', 'ViewDeleted'],
+  createdBy: { type: 'ViewCreated', cells: ({ data: d }) => ({ QUERY: maskSecrets(d.query, 'query') }) },
   deletedBy: { type: 'ViewDeleted', key: (e) => BigInt(e.data.viewId) },
-  apply: async (event, rows) => {
-    switch (event.type) {
-      case 'ViewCreated': {
-        const d = event.data;
-        rows.insert({ ...createdCells(event), QUERY: maskSecrets(d.query, 'query') });
-        return;
-      }
-      case 'ViewUpdated': {
-        const d = event.data;
-        const cells = { NAME: d.name, QUERY: maskSecrets(d.query, 'query') };
-        return updatedRow(rows, d.viewId, event.meta.position, d.updatedAt, cells);
-      }
-      default:
-        return allHandled(event);
-    }
+  apply: ({ data: d, meta }, rows) => {
+    const cells = { NAME: d.name, QUERY: maskSecrets(d.query, 'query') };
+    return updatedRow(rows, d.viewId, meta.position, d.updatedAt, cells);
   },
 });
 
