@@ -1,5 +1,4 @@
-import type { RecordedEvent } from '../../events';
-import type { Aggregate } from '../eventlog/commands';
+import { recordedCallsAggregate, type RecordedCallsState } from '../shared/resourceState';
 
 /**
  * The calls one SQL query made to LLMs, on the query's own stream (never a project's): a JOIN of a
@@ -7,17 +6,6 @@ import type { Aggregate } from '../eventlog/commands';
  */
 export const llmQueryStream = (queryId: string) => `llm-query-${queryId}`;
 
-/** What recording the next call needs: how many the query has recorded. */
-export type LlmQueryState = { readonly calls: number };
+export type LlmQueryState = RecordedCallsState;
 
-export const llmQueryAggregate: Aggregate<LlmQueryState> = {
-  initialState: () => ({ calls: 0 }),
-  evolve: (state, event: RecordedEvent): LlmQueryState => {
-    switch (event.type) {
-      case 'LlmCallRecorded':
-        return { calls: Math.max(state.calls, event.data.seq) };
-      default:
-        return state;
-    }
-  },
-};
+export const llmQueryAggregate = recordedCallsAggregate('LlmCallRecorded');

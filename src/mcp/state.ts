@@ -1,5 +1,4 @@
-import type { RecordedEvent } from '../../events';
-import type { Aggregate } from '../eventlog/commands';
+import { recordedCallsAggregate, type RecordedCallsState } from '../shared/resourceState';
 
 /**
  * An MCP session's own stream: every call an assistant made in it, never a project's stream (an
@@ -7,17 +6,6 @@ import type { Aggregate } from '../eventlog/commands';
  */
 export const sessionStream = (sessionId: string) => `mcp-session-${sessionId}`;
 
-/** What recording the next call needs: how many the session has made. */
-export type SessionState = { readonly calls: number };
+export type SessionState = RecordedCallsState;
 
-export const sessionAggregate: Aggregate<SessionState> = {
-  initialState: () => ({ calls: 0 }),
-  evolve: (state, event: RecordedEvent): SessionState => {
-    switch (event.type) {
-      case 'McpCallRecorded':
-        return { calls: Math.max(state.calls, event.data.seq) };
-      default:
-        return state;
-    }
-  },
-};
+export const sessionAggregate = recordedCallsAggregate('McpCallRecorded');
