@@ -1,7 +1,12 @@
 import type { AgentDeleted, RecordedEvent } from '../../events';
-import { defineProjectSlice } from '../shared/projectState';
-import { notFound } from '../shared/errors';
 import { findByRef, type Params } from '../shared/params';
+import {
+  changeResource,
+  defineResourcesSlice,
+  orNotFound,
+  withoutResource,
+  withResource,
+} from '../shared/resourceState';
 
 export type SkillLink = { readonly skillId: bigint; readonly parameters: Params };
 export type Agent = {
@@ -25,7 +30,7 @@ const evolveAgents = (agents: AgentsState, event: RecordedEvent): AgentsState =>
     case 'AgentCreated': {
       const d = event.data;
       const id = event.meta.position;
-      return new Map(agents).set(id, {
+      return withResource(agents, {
         id,
         name: d.name,
         modelName: d.modelName,
@@ -39,9 +44,7 @@ const evolveAgents = (agents: AgentsState, event: RecordedEvent): AgentsState =>
     }
     case 'AgentUpdated': {
       const d = event.data;
-      const current = agents.get(BigInt(d.agentId));
-      if (!current) return agents;
-      return new Map(agents).set(current.id, {
+      return changeResource(agents, d.agentId, (current) => ({
         ...current,
         name: d.name,
         modelName: d.modelName,
@@ -50,42 +53,28 @@ const evolveAgents = (agents: AgentsState, event: RecordedEvent): AgentsState =>
         skills: toLinks(d.skills),
         updatedAt: d.updatedAt,
         version: event.meta.position,
-      });
+      }));
     }
     case 'SkillDetachedFromAgent': {
       const d = event.data;
-      const current = agents.get(BigInt(d.agentId));
-      if (!current) return agents;
-      return new Map(agents).set(current.id, {
+      return changeResource(agents, d.agentId, (current) => ({
         ...current,
         skills: current.skills.filter((l) => l.skillId !== BigInt(d.skillId)),
         updatedAt: d.detachedAt,
         version: event.meta.position,
-      });
+      }));
     }
-    case 'AgentDeleted': {
-      const next = new Map(agents);
-      next.delete(BigInt(event.data.agentId));
-      return next;
-    }
+    case 'AgentDeleted':
+      return withoutResource(agents, event.data.agentId);
     default:
       return agents;
   }
 };
 
-export const requireAgent = (agents: AgentsState, ref: string): Agent => {
-  const agent = findByRef(agents.values(), ref);
-  if (!agent) throw notFound(`Agent with name ${ref} does not exist`, 'Agent not found');
-  return agent;
-};
+export const requireAgent = (agents: AgentsState, ref: string): Agent =>
+  orNotFound(findByRef(agents.values(), ref), 'Agent', ref);
 
-export const agentsSlice = defineProjectSlice({
-  key: 'agents',
-  initial: (): AgentsState => new Map(),
-  evolve: evolveAgents,
-  cascade: (agents, project, at) =>
-    [...agents.values()].map((a): AgentDeleted => ({
-      type: 'AgentDeleted',
-      data: { projectId: Number(project.id), agentId: Number(a.id), name: a.name, deletedAt: at },
-    })),
-});
+export const agentsSlice = defineResourcesSlice('agents', evolveAgents, (a, project, at): AgentDeleted => ({
+  type: 'AgentDeleted',
+  data: { projectId: Number(project.id), agentId: Number(a.id), name: a.name, deletedAt: at },
+}));

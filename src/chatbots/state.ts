@@ -1,7 +1,12 @@
 import type { ChatbotCreated, ChatbotDeleted, ChatbotUpdated, RecordedEvent } from '../../events';
-import { defineProjectSlice } from '../shared/projectState';
-import { notFound } from '../shared/errors';
 import type { Params } from '../shared/params';
+import {
+  changeResource,
+  defineResourcesSlice,
+  orNotFound,
+  withoutResource,
+  withResource,
+} from '../shared/resourceState';
 
 export type Chatbot = {
   readonly id: bigint;
@@ -36,7 +41,7 @@ const evolveChatbots = (bots: ChatbotsState, event: RecordedEvent): ChatbotsStat
     case 'ChatbotCreated': {
       const d = event.data;
       const id = event.meta.position;
-      return new Map(bots).set(id, {
+      return withResource(bots, {
         id,
         ...stateOf(d),
         lastError: null,
@@ -47,36 +52,28 @@ const evolveChatbots = (bots: ChatbotsState, event: RecordedEvent): ChatbotsStat
     }
     case 'ChatbotUpdated': {
       const d = event.data;
-      const current = bots.get(BigInt(d.chatbotId));
-      if (!current) return bots;
-      // Starting a bot again clears the error that stopped it.
-      const lastError = d.isRunning && !current.isRunning ? null : current.lastError;
-      return new Map(bots).set(current.id, {
+      return changeResource(bots, d.chatbotId, (current) => ({
         ...current,
         ...stateOf(d),
-        lastError,
+        // Starting a bot again clears the error that stopped it.
+        lastError: d.isRunning && !current.isRunning ? null : current.lastError,
         updatedAt: d.updatedAt,
         version: event.meta.position,
-      });
+      }));
     }
     case 'ChatbotStoppedAgentDeleted': {
       const d = event.data;
-      const current = bots.get(BigInt(d.chatbotId));
-      if (!current) return bots;
-      return new Map(bots).set(current.id, {
+      return changeResource(bots, d.chatbotId, (current) => ({
         ...current,
         agentId: null,
         isRunning: false,
         lastError: d.lastError,
         updatedAt: d.stoppedAt,
         version: event.meta.position,
-      });
+      }));
     }
-    case 'ChatbotDeleted': {
-      const next = new Map(bots);
-      next.delete(BigInt(event.data.chatbotId));
-      return next;
-    }
+    case 'ChatbotDeleted':
+      return withoutResource(bots, event.data.chatbotId);
     default:
       return bots;
   }
@@ -89,19 +86,14 @@ const isChatbotRef = (ref: string, id: bigint, name: string) =>
 export const findChatbot = (bots: ChatbotsState, ref: string) =>
   [...bots.values()].find((b) => isChatbotRef(ref, b.id, b.name));
 
-export const requireChatbot = (bots: ChatbotsState, ref: string): Chatbot => {
-  const bot = findChatbot(bots, ref);
-  if (!bot) throw notFound(`Chatbot with name ${ref} does not exist`, 'Chatbot not found');
-  return bot;
-};
+export const requireChatbot = (bots: ChatbotsState, ref: string): Chatbot =>
+  orNotFound(findChatbot(bots, ref), 'Chatbot', ref);
 
-export const chatbotsSlice = defineProjectSlice({
-  key: 'chatbots',
-  initial: (): ChatbotsState => new Map(),
-  evolve: evolveChatbots,
-  cascade: (bots, project, at) =>
-    [...bots.values()].map((b): ChatbotDeleted => ({
-      type: 'ChatbotDeleted',
-      data: { projectId: Number(project.id), chatbotId: Number(b.id), name: b.name, deletedAt: at },
-    })),
-});
+export const chatbotsSlice = defineResourcesSlice(
+  'chatbots',
+  evolveChatbots,
+  (b, project, at): ChatbotDeleted => ({
+    type: 'ChatbotDeleted',
+    data: { projectId: Number(project.id), chatbotId: Number(b.id), name: b.name, deletedAt: at },
+  }),
+);

@@ -1,8 +1,6 @@
 import type { JobDeleted, JobEvery, JobOwner, RecordedEvent } from '../../events';
 import type { Aggregate } from '../eventlog/commands';
-import { defineProjectSlice } from '../shared/projectState';
-import { notFound } from '../shared/errors';
-import { findByName } from '../shared/params';
+import { defineResourcesSlice, requireNamed, withoutResource, withResource } from '../shared/resourceState';
 
 /** A job as its project's stream knows it. Its id is the log position of its creation. */
 export type Job = {
@@ -22,9 +20,8 @@ const evolveJobs = (jobs: JobsState, event: RecordedEvent): JobsState => {
   switch (event.type) {
     case 'JobCreated': {
       const d = event.data;
-      const id = event.meta.position;
-      return new Map(jobs).set(id, {
-        id,
+      return withResource(jobs, {
+        id: event.meta.position,
         name: d.name,
         query: d.query,
         ifQuery: d.ifQuery,
@@ -35,33 +32,20 @@ const evolveJobs = (jobs: JobsState, event: RecordedEvent): JobsState => {
         createdAt: d.createdAt,
       });
     }
-    case 'JobDeleted': {
-      const next = new Map(jobs);
-      next.delete(BigInt(event.data.jobId));
-      return next;
-    }
+    case 'JobDeleted':
+      return withoutResource(jobs, event.data.jobId);
     default:
       return jobs;
   }
 };
 
 /** A job by name (case-insensitive, as MindsDB's names), or a 404 naming it. */
-export const requireJob = (jobs: JobsState, name: string): Job => {
-  const job = findByName(jobs.values(), name);
-  if (!job) throw notFound(`Job with name ${name} does not exist`, 'Job not found');
-  return job;
-};
+export const requireJob = (jobs: JobsState, name: string): Job => requireNamed(jobs, name, 'Job');
 
-export const jobsSlice = defineProjectSlice({
-  key: 'jobs',
-  initial: (): JobsState => new Map(),
-  evolve: evolveJobs,
-  cascade: (jobs, project, at) =>
-    [...jobs.values()].map((j): JobDeleted => ({
-      type: 'JobDeleted',
-      data: { projectId: Number(project.id), jobId: Number(j.id), name: j.name, deletedAt: at },
-    })),
-});
+export const jobsSlice = defineResourcesSlice('jobs', evolveJobs, (j, project, at): JobDeleted => ({
+  type: 'JobDeleted',
+  data: { projectId: Number(project.id), jobId: Number(j.id), name: j.name, deletedAt: at },
+}));
 
 /** The stream holding one job's runs: claims and outcomes, never the project's stream. */
 export const jobRunsStream = (jobId: bigint) => `job-runs-${jobId}`;

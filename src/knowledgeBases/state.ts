@@ -1,7 +1,6 @@
 import type { KnowledgeBaseDeleted, RecordedEvent } from '../../events';
-import { defineProjectSlice } from '../shared/projectState';
-import { notFound } from '../shared/errors';
 import { findByName } from '../shared/params';
+import { defineResourcesSlice, orNotFound, withoutResource, withResource } from '../shared/resourceState';
 
 export type KnowledgeBase = {
   readonly id: bigint;
@@ -22,7 +21,7 @@ const evolveKnowledgeBases = (kbs: KnowledgeBasesState, event: RecordedEvent): K
     case 'KnowledgeBaseCreated': {
       const d = event.data;
       const id = event.meta.position;
-      return new Map(kbs).set(id, {
+      return withResource(kbs, {
         id,
         name: d.name,
         embeddingModel: d.embeddingModel,
@@ -34,11 +33,8 @@ const evolveKnowledgeBases = (kbs: KnowledgeBasesState, event: RecordedEvent): K
         version: id,
       });
     }
-    case 'KnowledgeBaseDeleted': {
-      const next = new Map(kbs);
-      next.delete(BigInt(event.data.kbId));
-      return next;
-    }
+    case 'KnowledgeBaseDeleted':
+      return withoutResource(kbs, event.data.kbId);
     default:
       return kbs;
   }
@@ -46,25 +42,20 @@ const evolveKnowledgeBases = (kbs: KnowledgeBasesState, event: RecordedEvent): K
 
 export const findKnowledgeBase = (kbs: KnowledgeBasesState, name: string) => findByName(kbs.values(), name);
 
-export const requireKnowledgeBase = (kbs: KnowledgeBasesState, name: string): KnowledgeBase => {
-  const kb = findKnowledgeBase(kbs, name);
-  if (!kb) throw notFound(`Knowledge base with name ${name} does not exist`, 'Knowledge base not found');
-  return kb;
-};
+export const requireKnowledgeBase = (kbs: KnowledgeBasesState, name: string): KnowledgeBase =>
+  orNotFound(findKnowledgeBase(kbs, name), 'Knowledge base', name);
 
 /** A knowledge base's documents: their own stream, so inserts never grow the project's stream. */
 export const documentsStream = (kbId: bigint | number) => `kb-${kbId}`;
 
-export const knowledgeBasesSlice = defineProjectSlice({
-  key: 'knowledgeBases',
-  initial: (): KnowledgeBasesState => new Map(),
-  evolve: evolveKnowledgeBases,
-  cascade: (kbs, project, at) =>
-    [...kbs.values()].map((kb): KnowledgeBaseDeleted => ({
-      type: 'KnowledgeBaseDeleted',
-      data: { projectId: Number(project.id), kbId: Number(kb.id), name: kb.name, deletedAt: at },
-    })),
-});
+export const knowledgeBasesSlice = defineResourcesSlice(
+  'knowledgeBases',
+  evolveKnowledgeBases,
+  (kb, project, at): KnowledgeBaseDeleted => ({
+    type: 'KnowledgeBaseDeleted',
+    data: { projectId: Number(project.id), kbId: Number(kb.id), name: kb.name, deletedAt: at },
+  }),
+);
 
 /** Chunking and search settings, from MindsDB's shapes (`params` or `preprocessing.text_chunking_config`). */
 export const settingsOf = (kb: Pick<KnowledgeBase, 'params'>) => {

@@ -1,6 +1,7 @@
 import type { ModelDeleted, RecordedEvent } from '../../events';
 import type { Aggregate } from '../eventlog/commands';
 import { defineProjectSlice } from '../shared/projectState';
+import { deletingEach } from '../shared/resourceState';
 import { nameKey } from '../shared/names';
 import type { TimeSeriesSettings } from './options';
 
@@ -57,8 +58,7 @@ const withVersion = (m: Model, v: ModelVersion): Model => ({
 /** The model's version `version` changed by `change`; the state as is when either is unknown. */
 const changeVersion = (
   models: ModelsState,
-  name: string,
-  version: number,
+  { name, version }: { readonly name: string; readonly version: number },
   change: (v: ModelVersion) => ModelVersion,
 ): ModelsState => {
   const current = models.get(nameKey(name));
@@ -106,15 +106,11 @@ const evolveModels = (models: ModelsState, event: RecordedEvent): ModelsState =>
     }
     case 'ModelTrainingStarted': {
       const { trainer } = event.data;
-      return changeVersion(models, event.data.name, event.data.version, (v) => ({
-        ...v,
-        status: 'training',
-        trainer,
-      }));
+      return changeVersion(models, event.data, (v) => ({ ...v, status: 'training', trainer }));
     }
     case 'ModelTrained': {
       const d = event.data;
-      return changeVersion(models, d.name, d.version, (v) => ({
+      return changeVersion(models, d, (v) => ({
         ...v,
         status: 'complete',
         artifactDigest: d.artifactDigest,
@@ -124,7 +120,7 @@ const evolveModels = (models: ModelsState, event: RecordedEvent): ModelsState =>
     }
     case 'LlmModelReady': {
       const d = event.data;
-      return changeVersion(models, d.name, d.version, (v) => ({
+      return changeVersion(models, d, (v) => ({
         ...v,
         status: 'complete',
         trainingMs: 0,
@@ -133,15 +129,11 @@ const evolveModels = (models: ModelsState, event: RecordedEvent): ModelsState =>
     }
     case 'ModelTrainingFailed': {
       const { error } = event.data;
-      return changeVersion(models, event.data.name, event.data.version, (v) => ({
-        ...v,
-        status: 'error',
-        error,
-      }));
+      return changeVersion(models, event.data, (v) => ({ ...v, status: 'error', error }));
     }
     case 'ModelOptionsUpdated': {
       const { options } = event.data;
-      return changeVersion(models, event.data.name, event.data.version, (v) => ({ ...v, options }));
+      return changeVersion(models, event.data, (v) => ({ ...v, options }));
     }
     case 'ModelVersionActivated': {
       const current = models.get(nameKey(event.data.name));
@@ -182,11 +174,10 @@ export const modelsSlice = defineProjectSlice({
   key: 'models',
   initial: (): ModelsState => new Map(),
   evolve: evolveModels,
-  cascade: (models, project, at) =>
-    [...models.values()].map((m): ModelDeleted => ({
-      type: 'ModelDeleted',
-      data: { projectId: Number(project.id), project: project.name, name: m.name, deletedAt: at },
-    })),
+  cascade: deletingEach((m: Model, project, at): ModelDeleted => ({
+    type: 'ModelDeleted',
+    data: { projectId: Number(project.id), project: project.name, name: m.name, deletedAt: at },
+  })),
 });
 
 /**

@@ -1,8 +1,6 @@
 import type { RecordedEvent, TriggerDeleted, TriggerOwner } from '../../events';
 import type { Aggregate } from '../eventlog/commands';
-import { defineProjectSlice } from '../shared/projectState';
-import { notFound } from '../shared/errors';
-import { findByName } from '../shared/params';
+import { defineResourcesSlice, requireNamed, withoutResource, withResource } from '../shared/resourceState';
 
 /** A trigger as its project's stream knows it. Its id is the log position of its creation. */
 export type Trigger = {
@@ -21,9 +19,8 @@ const evolveTriggers = (triggers: TriggersState, event: RecordedEvent): Triggers
   switch (event.type) {
     case 'TriggerCreated': {
       const d = event.data;
-      const id = event.meta.position;
-      return new Map(triggers).set(id, {
-        id,
+      return withResource(triggers, {
+        id: event.meta.position,
         name: d.name,
         database: d.database,
         table: d.table,
@@ -32,32 +29,24 @@ const evolveTriggers = (triggers: TriggersState, event: RecordedEvent): Triggers
         owner: d.owner,
       });
     }
-    case 'TriggerDeleted': {
-      const next = new Map(triggers);
-      next.delete(BigInt(event.data.triggerId));
-      return next;
-    }
+    case 'TriggerDeleted':
+      return withoutResource(triggers, event.data.triggerId);
     default:
       return triggers;
   }
 };
 
-export const requireTrigger = (triggers: TriggersState, name: string): Trigger => {
-  const trigger = findByName(triggers.values(), name);
-  if (!trigger) throw notFound(`Trigger with name ${name} does not exist`, 'Trigger not found');
-  return trigger;
-};
+export const requireTrigger = (triggers: TriggersState, name: string): Trigger =>
+  requireNamed(triggers, name, 'Trigger');
 
-export const triggersSlice = defineProjectSlice({
-  key: 'triggers',
-  initial: (): TriggersState => new Map(),
-  evolve: evolveTriggers,
-  cascade: (triggers, project, at) =>
-    [...triggers.values()].map((t): TriggerDeleted => ({
-      type: 'TriggerDeleted',
-      data: { projectId: Number(project.id), triggerId: Number(t.id), name: t.name, deletedAt: at },
-    })),
-});
+export const triggersSlice = defineResourcesSlice(
+  'triggers',
+  evolveTriggers,
+  (t, project, at): TriggerDeleted => ({
+    type: 'TriggerDeleted',
+    data: { projectId: Number(project.id), triggerId: Number(t.id), name: t.name, deletedAt: at },
+  }),
+);
 
 /** The stream of one trigger's firings: claims and outcomes, never the project's stream. */
 export const triggerFiringsStream = (triggerId: bigint) => `trigger-firings-${triggerId}`;
