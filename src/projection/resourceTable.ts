@@ -3,7 +3,19 @@ import { createdCells } from './projectResource';
 import { tableProjection } from './table';
 import type { Column, Row, RowStore, TableLookup } from './types';
 
+/*
+ * Tables whose rows a resource's creation and deletion make and remove: the row handling every such
+ * table repeated in its switch, declared once in its definition instead, beside the events it handles.
+ */
+
 type EventOf<T extends EventType> = Recorded<Extract<MindledgerEvent, { type: T }>>;
+
+/** How a table applies the events its definition leaves to it (`apply`, as `tableProjection`'s). */
+type Apply<T extends EventType> = (
+  event: EventOf<T>,
+  rows: RowStore,
+  lookup: TableLookup,
+) => Promise<void> | void;
 
 const isOf = <T extends EventType>(event: RecordedEvent, types: readonly T[]): event is EventOf<T> =>
   types.some((type) => type === event.type);
@@ -29,6 +41,17 @@ const deleteRows = async <D extends EventType, C extends readonly Column[]>(
     rows.delete(String(row[key]));
 };
 
+/** A keyed table's definition, as `tableProjection`'s, with the event that deletes its rows. */
+type DeletableDefinition<C extends readonly Column[], H extends readonly EventType[], D extends H[number]> = {
+  readonly table: string;
+  readonly key: C[number]['name'];
+  readonly columns: C;
+  readonly handles: H;
+  readonly history?: boolean;
+  readonly activity?: boolean;
+  readonly deletedBy: Deletion<D, C>;
+};
+
 /**
  * A keyed table whose rows one event deletes (`deletedBy`, one of `handles`): a resource's table,
  * or a table of what belongs to a resource. `apply` is given the other events, as `tableProjection`'s
@@ -38,16 +61,9 @@ export const deletableTable = <
   const C extends readonly Column[],
   const H extends readonly EventType[],
   const D extends H[number],
->(definition: {
-  readonly table: string;
-  readonly key: C[number]['name'];
-  readonly columns: C;
-  readonly handles: H;
-  readonly history?: boolean;
-  readonly activity?: boolean;
-  readonly deletedBy: Deletion<D, C>;
-  apply(event: EventOf<Exclude<H[number], D>>, rows: RowStore, lookup: TableLookup): Promise<void> | void;
-}) => {
+>(
+  definition: DeletableDefinition<C, H, D> & { readonly apply: Apply<Exclude<H[number], D>> },
+) => {
   const { deletedBy, apply, ...table } = definition;
   const others = table.handles.filter((type): type is Exclude<H[number], D> => type !== deletedBy.type);
   return tableProjection({
@@ -79,19 +95,15 @@ export const projectResourceTable = <
   const H extends readonly EventType[],
   const N extends H[number] & CreationType,
   const D extends H[number],
->(definition: {
-  readonly table: string;
-  readonly key: C[number]['name'];
-  readonly columns: C;
-  readonly handles: H;
-  readonly history?: boolean;
-  readonly createdBy: {
-    readonly type: N;
-    cells(event: EventOf<N>, lookup: TableLookup): Row | Promise<Row>;
-  };
-  readonly deletedBy: Deletion<D, C>;
-  apply(event: EventOf<Exclude<H[number], N | D>>, rows: RowStore, lookup: TableLookup): Promise<void> | void;
-}) => {
+>(
+  definition: DeletableDefinition<C, H, D> & {
+    readonly createdBy: {
+      readonly type: N;
+      cells(event: EventOf<N>, lookup: TableLookup): Row | Promise<Row>;
+    };
+    readonly apply: Apply<Exclude<H[number], N | D>>;
+  },
+) => {
   const { createdBy, apply, ...table } = definition;
   const others = table.handles.filter(
     (type): type is Exclude<H[number], N | D> => type !== createdBy.type && type !== table.deletedBy.type,
