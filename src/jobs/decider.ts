@@ -35,12 +35,8 @@ export type JobCommand =
     }
   | { type: 'DeleteJob'; data: { name: string; ifExists: boolean }; metadata: Now };
 
-type Decide<T extends JobCommand['type']> = ProjectRule<
-  JobCommand,
-  T,
-  JobDecisionState,
-  JobCreated | JobDeleted
->;
+type JobEvent = JobCreated | JobDeleted;
+type Decide<T extends JobCommand['type']> = ProjectRule<JobCommand, T, JobDecisionState, JobEvent>;
 
 const createJob: Decide<'CreateJob'> = (command, state, { project, at }) => {
   const d = command.data;
@@ -93,7 +89,7 @@ const deleteJob: Decide<'DeleteJob'> = (command, state, { project, at }) => {
   ];
 };
 
-export const decideJob = decideInProject<JobCommand, JobDecisionState, JobCreated | JobDeleted>({
+export const decideJob = decideInProject<JobCommand, JobDecisionState, JobEvent>({
   CreateJob: createJob,
   DeleteJob: deleteJob,
 });

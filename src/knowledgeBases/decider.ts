@@ -17,11 +17,12 @@ export type KnowledgeBaseCommand =
   | { type: 'DeleteKnowledgeBase'; data: { name: string; ifExists: boolean }; metadata: Now };
 
 type Command<T extends KnowledgeBaseCommand['type']> = Extract<KnowledgeBaseCommand, { type: T }>;
+type KnowledgeBaseEvent = KnowledgeBaseCreated | KnowledgeBaseDeleted;
 type Decide<T extends KnowledgeBaseCommand['type']> = ProjectRule<
   KnowledgeBaseCommand,
   T,
   KnowledgeBaseDecisionState,
-  KnowledgeBaseCreated | KnowledgeBaseDeleted
+  KnowledgeBaseEvent
 >;
 
 /** Content to embed, an id apart from it, and chunks that move forward. */
@@ -67,5 +68,8 @@ const deleteKnowledgeBase: Decide<'DeleteKnowledgeBase'> = (command, state, { pr
 export const decideKnowledgeBase = decideInProject<
   KnowledgeBaseCommand,
   KnowledgeBaseDecisionState,
-  KnowledgeBaseCreated | KnowledgeBaseDeleted
->({ CreateKnowledgeBase: createKnowledgeBase, DeleteKnowledgeBase: deleteKnowledgeBase });
+  KnowledgeBaseEvent
+>({
+  CreateKnowledgeBase: createKnowledgeBase,
+  DeleteKnowledgeBase: deleteKnowledgeBase,
+});

@@ -18,7 +18,10 @@ export type Deciders<C extends Command, S, E, A extends unknown[] = []> = {
   readonly [T in C['type']]: (command: CommandOf<C, T>, state: S, ...also: A) => E[];
 };
 
-/** A decider's `decide`: each command decided by the function its type names. */
+/**
+ * A decider's `decide`: each command decided by the function its type names. Generic in `T`, so
+ * that the function `command.type` picks is known to take this very command (no cast, no switch).
+ */
 export const decideByType =
   <C extends Command, S, E, A extends unknown[] = []>(deciders: Deciders<C, S, E, A>) =>
   <T extends C['type']>(command: CommandOf<C, T>, state: S, ...also: A): E[] =>

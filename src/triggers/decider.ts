@@ -24,11 +24,12 @@ export type TriggerCommand =
     }
   | { type: 'DeleteTrigger'; data: { name: string; ifExists: boolean }; metadata: Now };
 
+type TriggerEvent = TriggerCreated | TriggerDeleted;
 type Decide<T extends TriggerCommand['type']> = ProjectRule<
   TriggerCommand,
   T,
   TriggerDecisionState,
-  TriggerCreated | TriggerDeleted
+  TriggerEvent
 >;
 
 const createTrigger: Decide<'CreateTrigger'> = (command, state, { project, at }) => {
@@ -60,11 +61,10 @@ const deleteTrigger: Decide<'DeleteTrigger'> = (command, state, { project, at })
   ];
 };
 
-export const decideTrigger = decideInProject<
-  TriggerCommand,
-  TriggerDecisionState,
-  TriggerCreated | TriggerDeleted
->({ CreateTrigger: createTrigger, DeleteTrigger: deleteTrigger });
+export const decideTrigger = decideInProject<TriggerCommand, TriggerDecisionState, TriggerEvent>({
+  CreateTrigger: createTrigger,
+  DeleteTrigger: deleteTrigger,
+});
 
 export type TriggerFiringCommand =
   | {
