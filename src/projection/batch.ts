@@ -14,6 +14,22 @@ const schemaTimingKey = (p: SchemaProjection, event: RecordedEvent) => {
   return name === null ? p.name : `${p.name}: ${name}`;
 };
 
+/**
+ * Per event type, the indexes of the table projections that handle it, in their order: found once
+ * per type in a batch, not by asking each of the ~50 projections about every event.
+ */
+const tableHandlers = (projections: readonly TableProjection[]) => {
+  const found = new Map<RecordedEvent['type'], readonly number[]>();
+  return (type: RecordedEvent['type']) => {
+    let handlers = found.get(type);
+    if (handlers === undefined) {
+      handlers = projections.flatMap((p, i) => (p.handles === 'all' || p.handles.includes(type) ? [i] : []));
+      found.set(type, handlers);
+    }
+    return handlers;
+  };
+};
+
 /** The batch's transaction on the writer connection, begun only when something must run inside it. */
 type BatchTransaction = { begin(): Promise<void> };
 
@@ -65,37 +81,40 @@ export const applyEvents = async (
     if (!store) throw new Error(`No projection writes table ${table}`);
     return store;
   };
-  const attributed = async (event: RecordedEvent | null, projection: string, work: () => unknown) => {
+  /** One projection's work on the batch, timed under `timingKey`, a failure named with the event. */
+  const step = async (
+    event: RecordedEvent | null,
+    projection: string,
+    work: () => unknown,
+    timingKey = projection,
+  ) => {
     try {
-      await work();
+      await timed(timingKey, work);
     } catch (error) {
       throw new ProjectionApplyError(event, projection, error);
     }
   };
   const skipped = (name: string) =>
     deps.skip !== undefined && deps.skip.size > 0 && deps.skip.has(`${position}:${name}`);
+  const handlersOf = tableHandlers(projections);
   for (const event of events) {
     position = event.meta.position;
-    for (let i = 0; i < projections.length; i++) {
+    for (const i of handlersOf(event.type)) {
       const p = projections[i]!;
-      if ((p.handles === 'all' || p.handles.includes(event.type)) && !skipped(p.table))
-        await attributed(event, p.table, () => timed(p.table, () => p.apply(event, stores[i]!, lookup)));
+      if (!skipped(p.table)) await step(event, p.table, () => p.apply(event, stores[i]!, lookup));
     }
     for (const p of schemaProjections)
       if (p.handles.includes(event.type) && !skipped(p.name)) {
         await transaction.begin();
-        await attributed(event, p.name, () =>
-          timed(schemaTimingKey(p, event), () => p.apply(event, writer, deps.log)),
-        );
+        await step(event, p.name, () => p.apply(event, writer, deps.log), schemaTimingKey(p, event));
       }
   }
   const only = events.length === 1 ? events[0]! : null;
   for (let i = 0; i < projections.length; i++) {
     const p = projections[i]!;
-    if (p.finish) await attributed(only, p.table, () => timed(p.table, () => p.finish!(stores[i]!, lookup)));
+    if (p.finish) await step(only, p.table, () => p.finish!(stores[i]!, lookup));
   }
-  for (const recorder of recorders)
-    await attributed(only, recorder.table, () => timed(recorder.table, () => recorder.record(lookup)));
+  for (const recorder of recorders) await step(only, recorder.table, () => recorder.record(lookup));
   const statements: string[] = [];
   const appended = new Set<BatchRowStore>();
   for (const store of flushed) {
@@ -104,7 +123,6 @@ export const applyEvents = async (
     else appended.add(store);
   }
   if (appended.size > 0) await transaction.begin();
-  for (const store of appended)
-    await attributed(only, store.table, () => timed(store.table, () => store.flush()));
+  for (const store of appended) await step(only, store.table, () => store.flush());
   return { statements, stores: flushed };
 };

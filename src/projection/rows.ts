@@ -20,10 +20,15 @@ export const createTableSql = (p: TableProjection) =>
     .map((c) => `${quoteIdent(c.name)} ${c.type}`)
     .join(', ')})`;
 
+/** A Date's or a date text's milliseconds since the epoch (a whole number), null when unreadable. */
+const epochMs = (value: unknown): number | null => {
+  const ms = value instanceof Date ? value.getTime() : Date.parse(String(value));
+  return Number.isFinite(ms) ? ms : null;
+};
+
 const toMicros = (value: unknown): bigint | null => {
-  const d = value instanceof Date ? value : new Date(String(value));
-  const ms = d.getTime();
-  return Number.isFinite(ms) ? BigInt(ms) * 1000n : null;
+  const ms = epochMs(value);
+  return ms === null ? null : BigInt(ms) * 1000n;
 };
 
 const appendCell = (appender: DuckDBAppender, column: Column, value: unknown) => {
@@ -84,8 +89,8 @@ const storedCell = (column: Column, value: unknown): unknown => {
     case 'BOOLEAN':
       return Boolean(value);
     case 'TIMESTAMP': {
-      const micros = toMicros(value);
-      return micros === null ? null : new Date(Number(micros / 1000n));
+      const ms = epochMs(value);
+      return ms === null ? null : new Date(ms);
     }
     case 'VARCHAR[]':
       return (value as unknown[]).map(String);
