@@ -1,4 +1,4 @@
-import { recordedCallsAggregate, type RecordedCallsState } from '../shared/resourceState';
+import { recordedCallsAggregate, type RecordedCallsState } from '../shared/aggregate';
 
 /**
  * The calls one SQL query made to LLMs, on the query's own stream (never a project's): a JOIN of a

@@ -1,4 +1,4 @@
-import { recordedCallsAggregate, type RecordedCallsState } from '../shared/resourceState';
+import { recordedCallsAggregate, type RecordedCallsState } from '../shared/aggregate';
 
 /**
  * An MCP session's own stream: every call an assistant made in it, never a project's stream (an

@@ -8,3 +8,17 @@ export type Aggregate<S> = {
   readonly initialState: () => S;
   readonly evolve: (state: S, event: RecordedEvent) => S;
 };
+
+/**
+ * What recording the next call on a stream of calls (an MCP session's, one SQL query's calls to
+ * LLMs) needs: how many it holds, the highest `seq` recorded.
+ */
+export type RecordedCallsState = { readonly calls: number };
+
+export const recordedCallsAggregate = (
+  recorded: 'LlmCallRecorded' | 'McpCallRecorded',
+): Aggregate<RecordedCallsState> => ({
+  initialState: () => ({ calls: 0 }),
+  evolve: (state, event) =>
+    event.type === recorded ? { calls: Math.max(state.calls, event.data.seq) } : state,
+});

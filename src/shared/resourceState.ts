@@ -1,5 +1,4 @@
 import type { MindledgerEvent, RecordedEvent } from '../../events';
-import type { Aggregate } from './aggregate';
 import { notFound } from './errors';
 import { findByName } from './params';
 import { defineProjectSlice, type ProjectRef } from './projectState';
@@ -64,17 +63,3 @@ export const defineResourcesSlice = <Key extends string, T>(
     evolve,
     cascade: deletingEach(deleted),
   });
-
-/**
- * What recording the next call on a stream of calls (an MCP session's, one SQL query's calls to
- * LLMs) needs: how many it holds, the highest `seq` recorded.
- */
-export type RecordedCallsState = { readonly calls: number };
-
-export const recordedCallsAggregate = (
-  recorded: 'LlmCallRecorded' | 'McpCallRecorded',
-): Aggregate<RecordedCallsState> => ({
-  initialState: () => ({ calls: 0 }),
-  evolve: (state, event) =>
-    event.type === recorded ? { calls: Math.max(state.calls, event.data.seq) } : state,
-});
