@@ -10,7 +10,7 @@ import type {
 import type { ProjectAggregate } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
-import { decideByType, decideInProject, type Now, type ProjectRule } from '../shared/decision';
+import { decideByType, decideInProject, dropByName, type Now, type ProjectRule } from '../shared/decision';
 import { requireJob, type JobRunsState } from './state';
 
 /** What job commands are decided on: the project and its jobs. */
@@ -73,21 +73,11 @@ const createJob: Decide<'CreateJob'> = (command, state, { project, at }) => {
   ];
 };
 
-const deleteJob: Decide<'DeleteJob'> = (command, state, { project, at }) => {
-  if (command.data.ifExists && !findByName(state.jobs.values(), command.data.name)) return [];
-  const job = requireJob(state.jobs, command.data.name);
-  return [
-    {
-      type: 'JobDeleted',
-      data: {
-        projectId: Number(project.id),
-        jobId: Number(job.id),
-        name: job.name,
-        deletedAt: at,
-      },
-    },
-  ];
-};
+const deleteJob: Decide<'DeleteJob'> = (command, state, { project, at }) =>
+  dropByName(state.jobs, command.data, requireJob, (job) => ({
+    type: 'JobDeleted',
+    data: { projectId: Number(project.id), jobId: Number(job.id), name: job.name, deletedAt: at },
+  }));
 
 export const decideJob = decideInProject<JobCommand, JobDecisionState, JobEvent>({
   CreateJob: createJob,

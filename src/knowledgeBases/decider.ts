@@ -1,7 +1,7 @@
 import type { KnowledgeBaseCreated, KnowledgeBaseDeleted } from '../../events';
 import type { ProjectAggregate } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
-import { decideInProject, type Now, type ProjectRule } from '../shared/decision';
+import { decideInProject, dropByName, type Now, type ProjectRule } from '../shared/decision';
 import { findKnowledgeBase, requireKnowledgeBase, settingsOf } from './state';
 
 type KnowledgeBaseDecisionState = Pick<ProjectAggregate, 'project' | 'knowledgeBases'>;
@@ -54,16 +54,11 @@ const createKnowledgeBase: Decide<'CreateKnowledgeBase'> = (command, state, { pr
   ];
 };
 
-const deleteKnowledgeBase: Decide<'DeleteKnowledgeBase'> = (command, state, { project, at }) => {
-  if (command.data.ifExists && !findKnowledgeBase(state.knowledgeBases, command.data.name)) return [];
-  const kb = requireKnowledgeBase(state.knowledgeBases, command.data.name);
-  return [
-    {
-      type: 'KnowledgeBaseDeleted',
-      data: { projectId: Number(project.id), kbId: Number(kb.id), name: kb.name, deletedAt: at },
-    },
-  ];
-};
+const deleteKnowledgeBase: Decide<'DeleteKnowledgeBase'> = (command, state, { project, at }) =>
+  dropByName(state.knowledgeBases, command.data, requireKnowledgeBase, (kb) => ({
+    type: 'KnowledgeBaseDeleted',
+    data: { projectId: Number(project.id), kbId: Number(kb.id), name: kb.name, deletedAt: at },
+  }));
 
 export const decideKnowledgeBase = decideInProject<
   KnowledgeBaseCommand,

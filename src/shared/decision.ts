@@ -1,4 +1,5 @@
 import { requireLiveProject, type ProjectRef, type ProjectState } from './projectState';
+import { findByName } from './params';
 
 /** When a command is decided: the service stamps it from its clock (src/projectCommand.ts), never the decider. */
 export type Now = { now: Date };
@@ -51,3 +52,14 @@ export const decideInProject = <
       at: command.metadata.now.toISOString(),
     });
 };
+
+/**
+ * SQL's DROP <kind> [IF EXISTS] <name> of a project resource: its deletion (`deleted`), or nothing
+ * when no resource has the name and IF EXISTS was said; without it, `require` answers 404.
+ */
+export const dropByName = <R extends { readonly name: string }, E>(
+  resources: ReadonlyMap<bigint, R>,
+  { name, ifExists }: { readonly name: string; readonly ifExists: boolean },
+  require: (resources: ReadonlyMap<bigint, R>, name: string) => R,
+  deleted: (resource: R) => E,
+): E[] => (ifExists && !findByName(resources.values(), name) ? [] : [deleted(require(resources, name))]);

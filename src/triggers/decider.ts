@@ -2,7 +2,7 @@ import type { TriggerCreated, TriggerDeleted, TriggerFiringEvent, TriggerOwner }
 import type { ProjectAggregate } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
-import { decideByType, decideInProject, type Now, type ProjectRule } from '../shared/decision';
+import { decideByType, decideInProject, dropByName, type Now, type ProjectRule } from '../shared/decision';
 import { requireTrigger, type TriggerFiringsState } from './state';
 
 type TriggerDecisionState = Pick<ProjectAggregate, 'project' | 'triggers'>;
@@ -45,21 +45,11 @@ const createTrigger: Decide<'CreateTrigger'> = (command, state, { project, at })
   ];
 };
 
-const deleteTrigger: Decide<'DeleteTrigger'> = (command, state, { project, at }) => {
-  if (command.data.ifExists && !findByName(state.triggers.values(), command.data.name)) return [];
-  const found = requireTrigger(state.triggers, command.data.name);
-  return [
-    {
-      type: 'TriggerDeleted',
-      data: {
-        projectId: Number(project.id),
-        triggerId: Number(found.id),
-        name: found.name,
-        deletedAt: at,
-      },
-    },
-  ];
-};
+const deleteTrigger: Decide<'DeleteTrigger'> = (command, state, { project, at }) =>
+  dropByName(state.triggers, command.data, requireTrigger, (trigger) => ({
+    type: 'TriggerDeleted',
+    data: { projectId: Number(project.id), triggerId: Number(trigger.id), name: trigger.name, deletedAt: at },
+  }));
 
 export const decideTrigger = decideInProject<TriggerCommand, TriggerDecisionState, TriggerEvent>({
   CreateTrigger: createTrigger,

@@ -2,7 +2,7 @@ import type { ViewCreated, ViewDeleted, ViewUpdated } from '../../events';
 import type { ProjectAggregate, ProjectRef } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
-import { decideInProject, type Now, type ProjectRule } from '../shared/decision';
+import { decideInProject, dropByName, type Now, type ProjectRule } from '../shared/decision';
 import { requireView, type View } from './state';
 
 /** What view commands are decided on: the project and its views. */
@@ -83,16 +83,11 @@ const updateView: Decide<'UpdateView'> = (command, state, { project, at }) => {
   ];
 };
 
-const deleteView: Decide<'DeleteView'> = (command, state, { project, at }) => {
-  if (command.data.ifExists && !findByName(state.views.values(), command.data.name)) return [];
-  const view = requireView(state.views, command.data.name);
-  return [
-    {
-      type: 'ViewDeleted',
-      data: { projectId: Number(project.id), viewId: Number(view.id), name: view.name, deletedAt: at },
-    },
-  ];
-};
+const deleteView: Decide<'DeleteView'> = (command, state, { project, at }) =>
+  dropByName(state.views, command.data, requireView, (view) => ({
+    type: 'ViewDeleted',
+    data: { projectId: Number(project.id), viewId: Number(view.id), name: view.name, deletedAt: at },
+  }));
 
 export const decideView = decideInProject<ViewCommand, ViewDecisionState, ViewEvent>({
   CreateView: createView,
