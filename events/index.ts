@@ -121,6 +121,9 @@ export type EventType = MindledgerEvent['type'];
 /** An event as read back from the log: where and when it was stored, and its current shape. */
 export type RecordedEvent = Recorded<MindledgerEvent>;
 
+/** A recorded event of the types `T`, narrowed to them. */
+export type RecordedOf<T extends EventType> = Recorded<Extract<MindledgerEvent, { type: T }>>;
+
 /** The union and the list of contracts name the same types (a type in one only fails to compile). */
 type ContractType = (typeof allContracts)[number]['type'];
 const sameTypes: [ContractType] extends [EventType]

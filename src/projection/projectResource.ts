@@ -8,7 +8,7 @@ import type { Column, Row, RowStore, TableReader } from './types';
  * change). Each table lists the ones it has where MindsDB's columns put them; a row keeps only the
  * columns its table lists (`storedRow`), so one definition serves them all.
  */
-type ResourceCreated = {
+export type ResourceCreated = {
   readonly meta: { readonly position: bigint };
   readonly data: {
     readonly name: string;

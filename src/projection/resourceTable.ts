@@ -1,5 +1,5 @@
-import type { EventType, MindledgerEvent, Recorded, RecordedEvent } from '../../events';
-import { createdCells } from './projectResource';
+import type { EventType, RecordedEvent, RecordedOf } from '../../events';
+import { createdCells, type ResourceCreated } from './projectResource';
 import { tableProjection } from './table';
 import type { Column, Row, RowStore, TableLookup } from './types';
 
@@ -8,16 +8,14 @@ import type { Column, Row, RowStore, TableLookup } from './types';
  * table repeated in its switch, declared once in its definition instead, beside the events it handles.
  */
 
-type EventOf<T extends EventType> = Recorded<Extract<MindledgerEvent, { type: T }>>;
-
 /** How a table applies the events its definition leaves to it (`apply`, as `tableProjection`'s). */
 type Apply<T extends EventType> = (
-  event: EventOf<T>,
+  event: RecordedOf<T>,
   rows: RowStore,
   lookup: TableLookup,
 ) => Promise<void> | void;
 
-const isOf = <T extends EventType>(event: RecordedEvent, types: readonly T[]): event is EventOf<T> =>
+const isOf = <T extends EventType>(event: RecordedEvent, types: readonly T[]): event is RecordedOf<T> =>
   types.some((type) => type === event.type);
 
 /**
@@ -25,15 +23,15 @@ const isOf = <T extends EventType>(event: RecordedEvent, types: readonly T[]): e
  * `column` holds the resource's `id` (rows that belong to it: a job's runs, an agent's evaluations).
  */
 type Deletion<D extends EventType, C extends readonly Column[]> = { readonly type: D } & (
-  | { readonly key: (event: EventOf<D>) => string | bigint }
-  | { readonly column: C[number]['name']; readonly id: (event: EventOf<D>) => number | bigint }
+  | { readonly key: (event: RecordedOf<D>) => string | bigint }
+  | { readonly column: C[number]['name']; readonly id: (event: RecordedOf<D>) => number | bigint }
 );
 
 const deleteRows = async <D extends EventType, C extends readonly Column[]>(
   rows: RowStore,
   key: string,
   deletion: Deletion<D, C>,
-  event: EventOf<D>,
+  event: RecordedOf<D>,
 ) => {
   if ('key' in deletion) return rows.delete(deletion.key(event));
   const id = BigInt(deletion.id(event));
@@ -75,15 +73,13 @@ export const deletableTable = <
   });
 };
 
-type ResourceCreated = Parameters<typeof createdCells>[0];
-
 /** The events that create a project resource: their data names it and its project (`createdCells`). */
-type CreationType = { [T in EventType]: EventOf<T> extends ResourceCreated ? T : never }[EventType];
+type CreationType = { [T in EventType]: RecordedOf<T> extends ResourceCreated ? T : never }[EventType];
 
 const isCreation = <N extends CreationType>(
   event: RecordedEvent,
   type: N,
-): event is EventOf<N> & ResourceCreated => event.type === type;
+): event is RecordedOf<N> & ResourceCreated => event.type === type;
 
 /**
  * A project resource's table (projectResource.ts): its creation event inserts its row, the cells
@@ -99,7 +95,7 @@ export const projectResourceTable = <
   definition: DeletableDefinition<C, H, D> & {
     readonly createdBy: {
       readonly type: N;
-      cells(event: EventOf<N>, lookup: TableLookup): Row | Promise<Row>;
+      cells(event: RecordedOf<N>, lookup: TableLookup): Row | Promise<Row>;
     };
     readonly apply: Apply<Exclude<H[number], N | D>>;
   },

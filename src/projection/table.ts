@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { EventType, MindledgerEvent, Recorded, RecordedEvent } from '../../events';
+import type { EventType, RecordedEvent, RecordedOf } from '../../events';
 import type { EventLog } from '../eventlog/types';
 import type { Column, RowStore, SchemaProjection, TableLookup, TableProjection, TableReader } from './types';
 
@@ -9,8 +9,8 @@ import type { Column, RowStore, SchemaProjection, TableLookup, TableProjection, 
  * and its switch ends in `default: return allHandled(event)`, which compiles only once every listed
  * type has its case (`event` is `never` there). Neither can drift from the other.
  */
-type HandledEvent<H extends readonly EventType[] | 'all'> = H extends readonly (infer T)[]
-  ? Recorded<Extract<MindledgerEvent, { type: T }>>
+type HandledEvent<H extends readonly EventType[] | 'all'> = H extends readonly (infer T extends EventType)[]
+  ? RecordedOf<T>
   : RecordedEvent;
 
 /** The end of a switch over a projection's handled events: compiles only when every one has its case. */
