@@ -1,7 +1,7 @@
 import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
-import { etag, ifMatchVersion, problem, type Api, type HttpResult, type RouteInput } from '../http/api';
-import { deleteResponses, readResponses } from '../http/resourceRoutes';
+import { etag, ifMatchVersion, problem, type Api } from '../http/api';
+import { deleteByCommand, deleteResponses, readResponses } from '../http/resourceRoutes';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import {
   agentPath,
@@ -15,8 +15,8 @@ import {
 import type { AgentsService } from './service';
 
 /** The reads of a project's agents, and creating one. */
-const agentReadRoutes = (api: Api, agents: AgentsService, projects: ProjectDirectory) => {
-  return api
+const agentReadRoutes = (api: Api, agents: AgentsService, projects: ProjectDirectory) =>
+  api
     .add({
       method: 'get',
       path: '/api/projects/:project/agents',
@@ -68,24 +68,11 @@ const agentReadRoutes = (api: Api, agents: AgentsService, projects: ProjectDirec
         return { status: 201, body: created!.view, headers: etag(created!.version) };
       },
     });
-};
 
 export const agentRoutes = (api: Api, agents: AgentsService, projects: ProjectDirectory) => {
-  const remove = async ({
-    params,
-    headers,
-    query,
-  }: Pick<
-    RouteInput<z.infer<typeof agentPath>, z.infer<typeof forgetQuery>, unknown>,
-    'params' | 'headers' | 'query'
-  >): Promise<HttpResult> => {
-    await agents.run(
-      params.project,
-      { type: 'DeleteAgent', data: { ref: params.agent, expectedVersion: ifMatchVersion(headers) } },
-      { forget: query.forget },
-    );
-    return { status: 204 };
-  };
+  const remove = deleteByCommand('agent', (project, target, options) =>
+    agents.run(project, { type: 'DeleteAgent', data: target }, options),
+  );
   return agentReadRoutes(api, agents, projects)
     .add({
       method: 'put',

@@ -1,7 +1,7 @@
 import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
-import { deleteResponses, readResponses } from '../http/resourceRoutes';
+import { deleteByCommand, deleteResponses, readResponses } from '../http/resourceRoutes';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid } from '../shared/errors';
 import {
@@ -39,8 +39,8 @@ const chatbotReadRoutes = (api: Api, chatbots: ChatbotsService) =>
       },
     });
 
-export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: ProjectDirectory) => {
-  return chatbotReadRoutes(api, chatbots)
+export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: ProjectDirectory) =>
+  chatbotReadRoutes(api, chatbots)
     .add({
       method: 'post',
       path: '/api/projects/:project/chatbots',
@@ -124,13 +124,7 @@ export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: Pro
       params: chatbotPath,
       query: forgetQuery,
       responses: deleteResponses('Unknown project or chatbot', 'Stale If-Match'),
-      handle: async ({ params, headers, query }) => {
-        await chatbots.run(
-          params.project,
-          { type: 'DeleteChatbot', data: { ref: params.chatbot, expectedVersion: ifMatchVersion(headers) } },
-          { forget: query.forget },
-        );
-        return { status: 204 };
-      },
+      handle: deleteByCommand('chatbot', (project, target, options) =>
+        chatbots.run(project, { type: 'DeleteChatbot', data: target }, options),
+      ),
     });
-};

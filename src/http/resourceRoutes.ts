@@ -1,10 +1,11 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
-import { problem, type RouteResponses } from './api';
+import { ifMatchVersion, problem, type HttpResult, type RouteResponses } from './api';
 
 /*
- * The answers every resource's routes document alike: a read answers 200 or a 404 naming what is
- * missing; a delete answers 204, or 404, or 412 when it takes If-Match. Spelled once, so the
- * OpenAPI document says them the same way for every slice.
+ * What the routes of every resource say alike: a read answers 200 or a 404 naming what is missing;
+ * a delete answers 204, or 404, or 412 when it takes If-Match, and most run the slice's delete
+ * command the same way. Spelled once, so every slice documents and handles them alike.
  */
 
 /** A read's answers: 200 with `schema`, or a 404 problem saying what is missing. */
@@ -19,3 +20,27 @@ export const deleteResponses = (missing: string, staleIfMatch?: string) => {
   if (staleIfMatch !== undefined) responses[412] = problem(staleIfMatch);
   return responses;
 };
+
+/** The resource a delete command deletes (as the path names it), at the version If-Match names. */
+type DeleteTarget = { ref: string; expectedVersion: bigint | undefined };
+/** What a delete's handler reads of its request: the path, If-Match and ?forget. */
+type DeleteRequest<K extends string> = {
+  params: { project: string } & Record<K, string>;
+  headers: IncomingHttpHeaders;
+  query: { forget: boolean };
+};
+
+/**
+ * The handler of `DELETE …/:<key>?forget=` run as the slice's delete command: the path's `<key>`
+ * names the resource, If-Match its version (stale: 412), ?forget=true also forgets its secrets; 204.
+ */
+export const deleteByCommand =
+  <K extends string>(
+    key: K,
+    run: (project: string, target: DeleteTarget, options: { forget: boolean }) => Promise<unknown>,
+  ) =>
+  async ({ params, headers, query }: DeleteRequest<K>): Promise<HttpResult> => {
+    const target = { ref: params[key], expectedVersion: ifMatchVersion(headers) };
+    await run(params.project, target, { forget: query.forget });
+    return { status: 204 };
+  };

@@ -17,10 +17,9 @@ import {
 } from './schemas';
 import type { KnowledgeBasesService } from './service';
 
-/** MindsDB's knowledge base routes, on the projects namespace. */
 /** A project's knowledge bases: listing, reading and creating. */
-const knowledgeBaseReadRoutes = (api: Api, kbs: KnowledgeBasesService, projects: ProjectDirectory) => {
-  return api
+const knowledgeBaseReadRoutes = (api: Api, kbs: KnowledgeBasesService, projects: ProjectDirectory) =>
+  api
     .add({
       method: 'get',
       path: '/api/projects/:project/knowledge_bases',
@@ -66,10 +65,10 @@ const knowledgeBaseReadRoutes = (api: Api, kbs: KnowledgeBasesService, projects:
         return { status: 201, body: created };
       },
     });
-};
 
-export const knowledgeBaseRoutes = (api: Api, kbs: KnowledgeBasesService, projects: ProjectDirectory) => {
-  return knowledgeBaseReadRoutes(api, kbs, projects)
+/** MindsDB's knowledge base routes, on the projects namespace. */
+export const knowledgeBaseRoutes = (api: Api, kbs: KnowledgeBasesService, projects: ProjectDirectory) =>
+  knowledgeBaseReadRoutes(api, kbs, projects)
     .add({
       method: 'put',
       path: '/api/projects/:project/knowledge_bases/:knowledge_base',
@@ -151,4 +150,3 @@ export const knowledgeBaseRoutes = (api: Api, kbs: KnowledgeBasesService, projec
         body: await kbs.completions(params.project, params.knowledge_base, body, signal),
       }),
     });
-};

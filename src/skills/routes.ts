@@ -1,7 +1,7 @@
 import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
-import { deleteResponses, readResponses } from '../http/resourceRoutes';
+import { deleteByCommand, deleteResponses, readResponses } from '../http/resourceRoutes';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { skillBody as body } from './present';
 import { createSkillBody, putSkillBody, skillPath, skillsPath, skillsQuery, skillView } from './schemas';
@@ -39,8 +39,8 @@ const skillReadRoutes = (api: Api, skills: SkillsService) =>
       },
     });
 
-export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectDirectory) => {
-  return skillReadRoutes(api, skills)
+export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectDirectory) =>
+  skillReadRoutes(api, skills)
     .add({
       method: 'post',
       path: '/api/projects/:project/skills',
@@ -96,13 +96,7 @@ export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectDi
       params: skillPath,
       query: forgetQuery,
       responses: deleteResponses('Unknown project or skill', 'Stale If-Match'),
-      handle: async ({ params, headers, query }) => {
-        await skills.run(
-          params.project,
-          { type: 'DeleteSkill', data: { ref: params.skill, expectedVersion: ifMatchVersion(headers) } },
-          { forget: query.forget },
-        );
-        return { status: 204 };
-      },
+      handle: deleteByCommand('skill', (project, target, options) =>
+        skills.run(project, { type: 'DeleteSkill', data: target }, options),
+      ),
     });
-};
