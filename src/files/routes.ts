@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
-import busboy from 'busboy';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { fileFormats } from '../../events';
 import { problem, type Api } from '../http/api';
+import { multipartParser } from '../http/multipart';
 import type { OutboundPolicy } from '../http/outbound';
 import { DomainError, invalid, notFound } from '../shared/errors';
 import type { FilesService } from './service';
@@ -46,13 +46,8 @@ const receiveMultipart = (
 ): Promise<Received> =>
   new Promise((resolve, reject) => {
     let received: Promise<Received> | undefined;
-    let parser: busboy.Busboy;
-    try {
-      parser = busboy({ headers: request.headers, limits: { files: 1, fileSize: maxBytes } });
-    } catch (error) {
-      reject(invalid(`Malformed multipart body: ${(error as Error).message}`));
-      return;
-    }
+    const parser = multipartParser(request, { files: 1, fileSize: maxBytes }, reject);
+    if (!parser) return;
     parser.on('file', (field, stream, info) => {
       if (field !== 'file') {
         stream.resume();
@@ -71,7 +66,6 @@ const receiveMultipart = (
       // close, and left unhandled until it did, the rejection ended the process.
       received.catch(reject);
     });
-    parser.on('error', (error: Error) => reject(invalid(`Malformed multipart body: ${error.message}`)));
     parser.on('close', () => {
       if (!received) reject(invalid('The multipart body has no field named "file"', 'Missing file'));
       else received.then(resolve, reject);

@@ -1,7 +1,7 @@
-import busboy from 'busboy';
 import type { Request } from 'express';
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
+import { multipartParser } from '../http/multipart';
 import { DomainError, invalid } from '../shared/errors';
 import { resourceName } from '../shared/names';
 import type { ByomUpload } from './decider';
@@ -28,13 +28,8 @@ const BYOM_TYPES = ['inhouse', 'venv'];
  */
 const receiveByom = (request: Request): Promise<ByomUpload> =>
   new Promise((resolve, reject) => {
-    let parser: busboy.Busboy;
-    try {
-      parser = busboy({ headers: request.headers, limits: { files: 2, fileSize: BYOM_FILE_LIMIT } });
-    } catch (error) {
-      reject(invalid(`Malformed multipart body: ${(error as Error).message}`));
-      return;
-    }
+    const parser = multipartParser(request, { files: 2, fileSize: BYOM_FILE_LIMIT }, reject);
+    if (!parser) return;
     const files = new Map<string, Promise<{ fileName: string; content: string }>>();
     let type = 'inhouse';
     parser.on('field', (name, value) => {
@@ -63,7 +58,6 @@ const receiveByom = (request: Request): Promise<ByomUpload> =>
         }),
       );
     });
-    parser.on('error', (error: Error) => reject(invalid(`Malformed multipart body: ${error.message}`)));
     parser.on('close', () => {
       const code = files.get('code');
       const modules = files.get('modules');
