@@ -232,6 +232,23 @@ describe('malformed requests are 4xx problems, never 500', () => {
       );
     });
   });
+
+  describe('multipart bodies (a file upload, a BYOM engine)', () => {
+    const uploads: [method: 'put' | 'post', path: string][] = [
+      ['put', '/api/files/upload_me'],
+      ['post', '/api/handlers/byom/engine_me'],
+    ];
+    it.each(uploads)('%s %s without a boundary: 400 naming the malformed body', async (method, path) => {
+      const res = await t.http[method](path).set('Content-Type', 'multipart/form-data').send('x');
+      expectProblem(res, 400, /./, /^Malformed multipart body: .*[Bb]oundary/);
+    });
+    it.each(uploads)('%s %s cut off inside a part: 400 naming the malformed body', async (method, path) => {
+      const res = await t.http[method](path)
+        .set('Content-Type', 'multipart/form-data; boundary=XyZ')
+        .send('--XyZ\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\na,b\n1,2');
+      expectProblem(res, 400, /./, /^Malformed multipart body: Unexpected end of form/);
+    });
+  });
 });
 
 describe('depth measures', () => {
