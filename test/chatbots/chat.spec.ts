@@ -214,48 +214,56 @@ describe.each(storeKinds)('chatbots that chat (%s)', (store) => {
     }
   });
 
-  it('gives the agent the last CHATBOT_MEMORY_MESSAGES messages of the chat as memory, in order, and none of another chat', () =>
-    onFreshApp(
-      store,
-      async (app) => {
-        // The default is 100 (the shared app's); 4 here keeps the conversation short.
-        expect([t.config.chatbots.memoryMessages, app.config.chatbots.memoryMessages]).toEqual([100, 4]);
-        const w = await givenRunningBot({ app });
-        fake.setFallback((req) => fakeReply.text(`re: ${lastUserText(req)}`));
-        // Six exchanges in chat "a", with another chat's exchanges between them.
-        for (let i = 1; i <= 6; i++) {
-          expect((await send(w.base, { text: `a${i}`, chat_id: 'a' }, true, app)).answer?.text).toBe(
-            `re: a${i}`,
-          );
-          expect((await send(w.base, { text: `b${i}`, chat_id: 'b' }, true, app)).answer?.text).toBe(
-            `re: b${i}`,
-          );
-        }
-        fake.reset();
-        fake.setFallback(fakeReply.text('re: a7'));
-        expect((await send(w.base, { text: 'a7', chat_id: 'a' }, true, app)).answer?.text).toBe('re: a7');
+  it(
+    'gives the agent the last CHATBOT_MEMORY_MESSAGES messages of the chat as memory, in order, and none of another chat',
+    () =>
+      onFreshApp(
+        store,
+        async (app) => {
+          // The default is 100 (the shared app's); 4 here keeps the conversation short.
+          expect([t.config.chatbots.memoryMessages, app.config.chatbots.memoryMessages]).toEqual([100, 4]);
+          const w = await givenRunningBot({ app });
+          fake.setFallback((req) => fakeReply.text(`re: ${lastUserText(req)}`));
+          // Six exchanges in chat "a", with another chat's exchanges between them.
+          for (let i = 1; i <= 6; i++) {
+            expect((await send(w.base, { text: `a${i}`, chat_id: 'a' }, true, app)).answer?.text).toBe(
+              `re: a${i}`,
+            );
+            expect((await send(w.base, { text: `b${i}`, chat_id: 'b' }, true, app)).answer?.text).toBe(
+              `re: b${i}`,
+            );
+          }
+          fake.reset();
+          fake.setFallback(fakeReply.text('re: a7'));
+          expect((await send(w.base, { text: 'a7', chat_id: 'a' }, true, app)).answer?.text).toBe('re: a7');
 
-        const [request] = fake.chatRequests();
-        expect(fake.chatRequests()).toHaveLength(1);
-        expect(request!.messages.filter((m) => m.role !== 'system').map((m) => [m.role, m.content])).toEqual([
-          ['user', 'a3'],
-          ['assistant', 're: a3'],
-          ['user', 'a4'],
-          ['assistant', 're: a4'],
-          ['user', 'a5'],
-          ['assistant', 're: a5'],
-          ['user', 'a6'],
-          ['assistant', 're: a6'],
-          ['user', 'a7'],
-        ]);
-        const run = await querySql(
-          app,
-          `SELECT QUESTION, VIA FROM information_schema.AGENT_RUNS WHERE AGENT = '${w.agent}' ORDER BY STARTED_AT DESC LIMIT 1`,
-        );
-        expect(run.data).toEqual([['a7', 'chatbot']]);
-      },
-      { ...CHATBOT_TIMING, CHATBOT_MEMORY_MESSAGES: '4' },
-    ));
+          const [request] = fake.chatRequests();
+          expect(fake.chatRequests()).toHaveLength(1);
+          expect(
+            request!.messages.filter((m) => m.role !== 'system').map((m) => [m.role, m.content]),
+          ).toEqual([
+            ['user', 'a3'],
+            ['assistant', 're: a3'],
+            ['user', 'a4'],
+            ['assistant', 're: a4'],
+            ['user', 'a5'],
+            ['assistant', 're: a5'],
+            ['user', 'a6'],
+            ['assistant', 're: a6'],
+            ['user', 'a7'],
+          ]);
+          const run = await querySql(
+            app,
+            `SELECT QUESTION, VIA FROM information_schema.AGENT_RUNS WHERE AGENT = '${w.agent}' ORDER BY STARTED_AT DESC LIMIT 1`,
+          );
+          expect(run.data).toEqual([['a7', 'chatbot']]);
+        },
+        { ...CHATBOT_TIMING, CHATBOT_MEMORY_MESSAGES: '4' },
+      ),
+    // An app of its own (a fresh PostgreSQL database) and thirteen answered exchanges: past jest's
+    // 30 s on a machine at load 8-12, where two runs beside other specs timed out.
+    90_000,
+  );
 
   it('streams a conversation live (SSE): the message as it is recorded, then its answer', async () => {
     const w = await givenRunningBot();
