@@ -7,7 +7,7 @@ import { findByRef, mergeParams, type Params } from '../shared/params';
 import { requireFreeName } from '../shared/freeName';
 import { decideInProject, type InProject, type Now, type ProjectRule } from '../shared/decision';
 import { requireSecretsForNewDestination } from '../shared/secrets';
-import { requireAgent, type Agent, type SkillLink } from './state';
+import { agentDeleted, requireAgent, type Agent, type SkillLink } from './state';
 
 /** What agent commands are decided on: the project and the resources agents refer to or affect. */
 type AgentDecisionState = Pick<ProjectAggregate, 'project' | 'skills' | 'agents' | 'chatbots' | 'models'>;
@@ -118,10 +118,7 @@ const removeAgent = (state: AgentDecisionState, agent: Agent, { project, at }: I
         stoppedAt: at,
       },
     }));
-  return [
-    { type: 'AgentDeleted', data: { projectId, agentId: Number(agent.id), name: agent.name, deletedAt: at } },
-    ...stops,
-  ];
+  return [agentDeleted(agent, project, at), ...stops];
 };
 
 type Command<T extends AgentCommand['type']> = Extract<AgentCommand, { type: T }>;

@@ -7,6 +7,7 @@ import {
   withoutResource,
   withResource,
 } from '../shared/resourceState';
+import type { ProjectRef } from '../shared/projectState';
 
 export type SkillLink = { readonly skillId: bigint; readonly parameters: Params };
 export type Agent = {
@@ -74,7 +75,10 @@ const evolveAgents = (agents: AgentsState, event: RecordedEvent): AgentsState =>
 export const requireAgent = (agents: AgentsState, ref: string): Agent =>
   orNotFound(findByRef(agents.values(), ref), 'Agent', ref);
 
-export const agentsSlice = defineResourcesSlice('agents', evolveAgents, (a, project, at): AgentDeleted => ({
+/** The event deleting `agent`: its DELETE's and its project's deletion's. */
+export const agentDeleted = (agent: Agent, project: ProjectRef, at: string): AgentDeleted => ({
   type: 'AgentDeleted',
-  data: { projectId: Number(project.id), agentId: Number(a.id), name: a.name, deletedAt: at },
-}));
+  data: { projectId: Number(project.id), agentId: Number(agent.id), name: agent.name, deletedAt: at },
+});
+
+export const agentsSlice = defineResourcesSlice('agents', evolveAgents, agentDeleted);

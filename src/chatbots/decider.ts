@@ -6,7 +6,7 @@ import { checkExpectedVersion, invalid, notFound } from '../shared/errors';
 import { requireFreeName } from '../shared/freeName';
 import { decideInProject, type InProject, type Now, type ProjectRule } from '../shared/decision';
 import { mergeParams, type Params } from '../shared/params';
-import { findChatbot, requireChatbot, type Chatbot } from './state';
+import { chatbotDeleted, findChatbot, requireChatbot, type Chatbot } from './state';
 
 /** What chatbot commands are decided on: the project, its chatbots and what they answer with. */
 type ChatbotDecisionState = Pick<ProjectAggregate, 'project' | 'chatbots' | 'agents' | 'models'>;
@@ -176,12 +176,7 @@ const putChatbot: Decide<'PutChatbot'> = (command, state, { project, at }) => {
 const deleteChatbot: Decide<'DeleteChatbot'> = (command, state, { project, at }) => {
   const bot = requireChatbot(state.chatbots, command.data.ref);
   checkExpectedVersion('Chatbot', bot, command.data.expectedVersion);
-  return [
-    {
-      type: 'ChatbotDeleted',
-      data: { projectId: Number(project.id), chatbotId: Number(bot.id), name: bot.name, deletedAt: at },
-    },
-  ];
+  return [chatbotDeleted(bot, project, at)];
 };
 
 export const decideChatbot = decideInProject<ChatbotCommand, ChatbotDecisionState, ChatbotEvent>({

@@ -7,6 +7,7 @@ import {
   withoutResource,
   withResource,
 } from '../shared/resourceState';
+import type { ProjectRef } from '../shared/projectState';
 
 export type Chatbot = {
   readonly id: bigint;
@@ -89,11 +90,10 @@ export const findChatbot = (bots: ChatbotsState, ref: string) =>
 export const requireChatbot = (bots: ChatbotsState, ref: string): Chatbot =>
   orNotFound(findChatbot(bots, ref), 'Chatbot', ref);
 
-export const chatbotsSlice = defineResourcesSlice(
-  'chatbots',
-  evolveChatbots,
-  (b, project, at): ChatbotDeleted => ({
-    type: 'ChatbotDeleted',
-    data: { projectId: Number(project.id), chatbotId: Number(b.id), name: b.name, deletedAt: at },
-  }),
-);
+/** The event deleting `bot`: its DELETE's and its project's deletion's. */
+export const chatbotDeleted = (bot: Chatbot, project: ProjectRef, at: string): ChatbotDeleted => ({
+  type: 'ChatbotDeleted',
+  data: { projectId: Number(project.id), chatbotId: Number(bot.id), name: bot.name, deletedAt: at },
+});
+
+export const chatbotsSlice = defineResourcesSlice('chatbots', evolveChatbots, chatbotDeleted);

@@ -11,7 +11,7 @@ import type { ProjectAggregate } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
 import { decideByType, decideInProject, dropByName, type Now, type ProjectRule } from '../shared/decision';
-import { requireJob, type JobRunsState } from './state';
+import { jobDeleted, requireJob, type JobRunsState } from './state';
 
 /** What job commands are decided on: the project and its jobs. */
 type JobDecisionState = Pick<ProjectAggregate, 'project' | 'jobs'>;
@@ -74,10 +74,7 @@ const createJob: Decide<'CreateJob'> = (command, state, { project, at }) => {
 };
 
 const deleteJob: Decide<'DeleteJob'> = (command, state, { project, at }) =>
-  dropByName(state.jobs, command.data, requireJob, (job) => ({
-    type: 'JobDeleted',
-    data: { projectId: Number(project.id), jobId: Number(job.id), name: job.name, deletedAt: at },
-  }));
+  dropByName(state.jobs, command.data, requireJob, (job) => jobDeleted(job, project, at));
 
 export const decideJob = decideInProject<JobCommand, JobDecisionState, JobEvent>({
   CreateJob: createJob,

@@ -1,6 +1,7 @@
 import type { JobDeleted, JobEvery, JobOwner, RecordedEvent } from '../../events';
 import type { Aggregate } from '../eventlog/commands';
 import { defineResourcesSlice, requireNamed, withoutResource, withResource } from '../shared/resourceState';
+import type { ProjectRef } from '../shared/projectState';
 
 /** A job as its project's stream knows it. Its id is the log position of its creation. */
 export type Job = {
@@ -42,10 +43,13 @@ const evolveJobs = (jobs: JobsState, event: RecordedEvent): JobsState => {
 /** A job by name (case-insensitive, as MindsDB's names), or a 404 naming it. */
 export const requireJob = (jobs: JobsState, name: string): Job => requireNamed(jobs, name, 'Job');
 
-export const jobsSlice = defineResourcesSlice('jobs', evolveJobs, (j, project, at): JobDeleted => ({
+/** The event deleting `job`: DROP JOB's and its project's deletion's. */
+export const jobDeleted = (job: Job, project: ProjectRef, at: string): JobDeleted => ({
   type: 'JobDeleted',
-  data: { projectId: Number(project.id), jobId: Number(j.id), name: j.name, deletedAt: at },
-}));
+  data: { projectId: Number(project.id), jobId: Number(job.id), name: job.name, deletedAt: at },
+});
+
+export const jobsSlice = defineResourcesSlice('jobs', evolveJobs, jobDeleted);
 
 /** The stream holding one job's runs: claims and outcomes, never the project's stream. */
 export const jobRunsStream = (jobId: bigint) => `job-runs-${jobId}`;

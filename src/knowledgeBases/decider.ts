@@ -2,7 +2,7 @@ import type { KnowledgeBaseCreated, KnowledgeBaseDeleted } from '../../events';
 import type { ProjectAggregate } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { decideInProject, dropByName, type Now, type ProjectRule } from '../shared/decision';
-import { findKnowledgeBase, requireKnowledgeBase, settingsOf } from './state';
+import { findKnowledgeBase, knowledgeBaseDeleted, requireKnowledgeBase, settingsOf } from './state';
 
 type KnowledgeBaseDecisionState = Pick<ProjectAggregate, 'project' | 'knowledgeBases'>;
 
@@ -55,10 +55,9 @@ const createKnowledgeBase: Decide<'CreateKnowledgeBase'> = (command, state, { pr
 };
 
 const deleteKnowledgeBase: Decide<'DeleteKnowledgeBase'> = (command, state, { project, at }) =>
-  dropByName(state.knowledgeBases, command.data, requireKnowledgeBase, (kb) => ({
-    type: 'KnowledgeBaseDeleted',
-    data: { projectId: Number(project.id), kbId: Number(kb.id), name: kb.name, deletedAt: at },
-  }));
+  dropByName(state.knowledgeBases, command.data, requireKnowledgeBase, (kb) =>
+    knowledgeBaseDeleted(kb, project, at),
+  );
 
 export const decideKnowledgeBase = decideInProject<
   KnowledgeBaseCommand,

@@ -1,6 +1,7 @@
 import type { KnowledgeBaseDeleted, RecordedEvent } from '../../events';
 import { findByName } from '../shared/params';
 import { defineResourcesSlice, orNotFound, withoutResource, withResource } from '../shared/resourceState';
+import type { ProjectRef } from '../shared/projectState';
 
 export type KnowledgeBase = {
   readonly id: bigint;
@@ -48,13 +49,20 @@ export const requireKnowledgeBase = (kbs: KnowledgeBasesState, name: string): Kn
 /** A knowledge base's documents: their own stream, so inserts never grow the project's stream. */
 export const documentsStream = (kbId: bigint | number) => `kb-${kbId}`;
 
+/** The event deleting `kb`: DROP KNOWLEDGE_BASE's and its project's deletion's. */
+export const knowledgeBaseDeleted = (
+  kb: KnowledgeBase,
+  project: ProjectRef,
+  at: string,
+): KnowledgeBaseDeleted => ({
+  type: 'KnowledgeBaseDeleted',
+  data: { projectId: Number(project.id), kbId: Number(kb.id), name: kb.name, deletedAt: at },
+});
+
 export const knowledgeBasesSlice = defineResourcesSlice(
   'knowledgeBases',
   evolveKnowledgeBases,
-  (kb, project, at): KnowledgeBaseDeleted => ({
-    type: 'KnowledgeBaseDeleted',
-    data: { projectId: Number(project.id), kbId: Number(kb.id), name: kb.name, deletedAt: at },
-  }),
+  knowledgeBaseDeleted,
 );
 
 /** Chunking and search settings, from MindsDB's shapes (`params` or `preprocessing.text_chunking_config`). */

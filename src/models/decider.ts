@@ -1,6 +1,5 @@
 import type {
   LlmModelReady,
-  ModelDeleted,
   ModelEvent,
   ModelTrained,
   ModelTrainingProgressed,
@@ -14,6 +13,7 @@ import { decideInProject, type Now, type ProjectRule } from '../shared/decision'
 import { trainingDefinitionProblem, type TimeSeriesSettings } from './options';
 import {
   findModel,
+  modelDeleted,
   trainingDataOf,
   type Model,
   type ModelVersion,
@@ -105,12 +105,6 @@ const requireVersion = (model: Model, version: number): ModelVersion => {
   if (!v) throw notFound(`Model ${model.name} has no version ${version}`, 'Model not found');
   return v;
 };
-
-/** Removal of a whole model, for DROP MODEL and for a project's deletion. */
-const modelRemoval = (project: ProjectRef, model: Model, at: string): ModelDeleted => ({
-  type: 'ModelDeleted',
-  data: { projectId: Number(project.id), project: project.name, name: model.name, deletedAt: at },
-});
 
 /** The engine's objections to a definition, refused before anything is recorded (400, a SQL error). */
 const requireTrainable = (
@@ -265,7 +259,7 @@ const defineModel: Decide<'DefineModel'> = (command, state, { project, at }) => 
   const engine = String(d.options.engine ?? 'lightwood').toLowerCase();
   if (d.llmEngine)
     return [
-      ...(existing ? [modelRemoval(project, existing, at)] : []),
+      ...(existing ? [modelDeleted(existing, project, at)] : []),
       ...llmVersion(
         `CREATE MODEL ${d.name}`,
         project,
@@ -278,7 +272,7 @@ const defineModel: Decide<'DefineModel'> = (command, state, { project, at }) => 
     ];
   if (!ENGINES.includes(engine)) throw notFound(noSuchEngine(engine), 'ML handler not found');
   requireTrainable(`CREATE MODEL ${d.name}`, d.target, d.options, d.timeseries ?? null);
-  const events: ModelDecisionEvent[] = existing ? [modelRemoval(project, existing, at)] : [];
+  const events: ModelDecisionEvent[] = existing ? [modelDeleted(existing, project, at)] : [];
   events.push(
     versionDefined(
       project,
@@ -440,9 +434,9 @@ const updateModelOptions: Decide<'UpdateModelOptions'> = (command, state, { proj
 /** Deleting a model's only version (or naming none) deletes the model. */
 const deleteModel: Decide<'DeleteModel'> = (command, state, { project, at }) => {
   const model = requireModel(state, command.data.name);
-  if (command.data.version === undefined) return [modelRemoval(project, model, at)];
+  if (command.data.version === undefined) return [modelDeleted(model, project, at)];
   requireVersion(model, command.data.version);
-  if (model.versions.size === 1) return [modelRemoval(project, model, at)];
+  if (model.versions.size === 1) return [modelDeleted(model, project, at)];
   return [
     {
       type: 'ModelVersionDeleted',

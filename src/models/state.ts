@@ -1,6 +1,6 @@
 import type { ModelDeleted, RecordedEvent } from '../../events';
 import type { Aggregate } from '../eventlog/commands';
-import { defineProjectSlice } from '../shared/projectState';
+import { defineProjectSlice, type ProjectRef } from '../shared/projectState';
 import { deletingEach } from '../shared/resourceState';
 import { nameKey } from '../shared/names';
 import type { TimeSeriesSettings } from './options';
@@ -170,14 +170,17 @@ export const splitVersion = (ref: string): { name: string; version: number | und
   return m ? { name: m[1]!, version: Number(m[2]) } : { name: ref, version: undefined };
 };
 
+/** Removal of a whole model: DROP MODEL's (of its last version too), its replacement's, its project's deletion's. */
+export const modelDeleted = (model: Model, project: ProjectRef, at: string): ModelDeleted => ({
+  type: 'ModelDeleted',
+  data: { projectId: Number(project.id), project: project.name, name: model.name, deletedAt: at },
+});
+
 export const modelsSlice = defineProjectSlice({
   key: 'models',
   initial: (): ModelsState => new Map(),
   evolve: evolveModels,
-  cascade: deletingEach((m: Model, project, at): ModelDeleted => ({
-    type: 'ModelDeleted',
-    data: { projectId: Number(project.id), project: project.name, name: m.name, deletedAt: at },
-  })),
+  cascade: deletingEach(modelDeleted),
 });
 
 /**

@@ -3,7 +3,7 @@ import type { ProjectAggregate } from '../shared/projectState';
 import { checkExpectedVersion, conflict, invalid } from '../shared/errors';
 import { mergeParams, type Params } from '../shared/params';
 import { decideInProject, type InProject, type Now, type ProjectRule } from '../shared/decision';
-import { agentsUsingSkill, requireSkill, skillByName, skillByRef, type Skill } from './state';
+import { agentsUsingSkill, requireSkill, skillByName, skillByRef, skillDeleted, type Skill } from './state';
 import { validateSkillParams } from './rules';
 
 /** What skill commands are decided on: the project, its skills, and the agents that use them. */
@@ -66,10 +66,7 @@ const removeSkill = (
       detachedAt: at,
     },
   }));
-  return [
-    { type: 'SkillDeleted', data: { projectId, skillId: Number(skill.id), name: skill.name, deletedAt: at } },
-    ...detachments,
-  ];
+  return [skillDeleted(skill, project, at), ...detachments];
 };
 
 type Decide<T extends SkillCommand['type']> = ProjectRule<SkillCommand, T, SkillDecisionState, SkillEvent>;

@@ -1,6 +1,6 @@
 import type { SkillDeleted } from '../../events';
 import type { RecordedEvent } from '../../events';
-import { defineProjectSlice, type ProjectContents } from '../shared/projectState';
+import { defineProjectSlice, type ProjectContents, type ProjectRef } from '../shared/projectState';
 import { notFound } from '../shared/errors';
 import { Map as ImmutableMap } from 'immutable';
 import type { Params } from '../shared/params';
@@ -100,15 +100,17 @@ export const requireSkill = (skills: SkillsState, ref: string): Skill => {
   return skill;
 };
 
+/** The event deleting `skill`: its DELETE's and its project's deletion's. */
+export const skillDeleted = (skill: Skill, project: ProjectRef, at: string): SkillDeleted => ({
+  type: 'SkillDeleted',
+  data: { projectId: Number(project.id), skillId: Number(skill.id), name: skill.name, deletedAt: at },
+});
+
 export const skillsSlice = defineProjectSlice({
   key: 'skills',
   initial: (): SkillsState => emptySkills,
   evolve: evolveSkills,
-  cascade: (skills, project, at) =>
-    allSkills(skills).map((s): SkillDeleted => ({
-      type: 'SkillDeleted',
-      data: { projectId: Number(project.id), skillId: Number(s.id), name: s.name, deletedAt: at },
-    })),
+  cascade: (skills, project, at) => allSkills(skills).map((skill) => skillDeleted(skill, project, at)),
 });
 
 /** The agents' state as a project's stream holds it (read here through ProjectContents, not imported). */

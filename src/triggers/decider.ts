@@ -3,7 +3,7 @@ import type { ProjectAggregate } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
 import { decideByType, decideInProject, dropByName, type Now, type ProjectRule } from '../shared/decision';
-import { requireTrigger, type TriggerFiringsState } from './state';
+import { requireTrigger, triggerDeleted, type TriggerFiringsState } from './state';
 
 type TriggerDecisionState = Pick<ProjectAggregate, 'project' | 'triggers'>;
 
@@ -46,10 +46,7 @@ const createTrigger: Decide<'CreateTrigger'> = (command, state, { project, at })
 };
 
 const deleteTrigger: Decide<'DeleteTrigger'> = (command, state, { project, at }) =>
-  dropByName(state.triggers, command.data, requireTrigger, (trigger) => ({
-    type: 'TriggerDeleted',
-    data: { projectId: Number(project.id), triggerId: Number(trigger.id), name: trigger.name, deletedAt: at },
-  }));
+  dropByName(state.triggers, command.data, requireTrigger, (trigger) => triggerDeleted(trigger, project, at));
 
 export const decideTrigger = decideInProject<TriggerCommand, TriggerDecisionState, TriggerEvent>({
   CreateTrigger: createTrigger,

@@ -1,6 +1,7 @@
 import type { RecordedEvent, TriggerDeleted, TriggerOwner } from '../../events';
 import type { Aggregate } from '../eventlog/commands';
 import { defineResourcesSlice, requireNamed, withoutResource, withResource } from '../shared/resourceState';
+import type { ProjectRef } from '../shared/projectState';
 
 /** A trigger as its project's stream knows it. Its id is the log position of its creation. */
 export type Trigger = {
@@ -39,14 +40,13 @@ const evolveTriggers = (triggers: TriggersState, event: RecordedEvent): Triggers
 export const requireTrigger = (triggers: TriggersState, name: string): Trigger =>
   requireNamed(triggers, name, 'Trigger');
 
-export const triggersSlice = defineResourcesSlice(
-  'triggers',
-  evolveTriggers,
-  (t, project, at): TriggerDeleted => ({
-    type: 'TriggerDeleted',
-    data: { projectId: Number(project.id), triggerId: Number(t.id), name: t.name, deletedAt: at },
-  }),
-);
+/** The event deleting `trigger`: DROP TRIGGER's and its project's deletion's. */
+export const triggerDeleted = (trigger: Trigger, project: ProjectRef, at: string): TriggerDeleted => ({
+  type: 'TriggerDeleted',
+  data: { projectId: Number(project.id), triggerId: Number(trigger.id), name: trigger.name, deletedAt: at },
+});
+
+export const triggersSlice = defineResourcesSlice('triggers', evolveTriggers, triggerDeleted);
 
 /** The stream of one trigger's firings: claims and outcomes, never the project's stream. */
 export const triggerFiringsStream = (triggerId: bigint) => `trigger-firings-${triggerId}`;

@@ -3,7 +3,7 @@ import type { ProjectAggregate, ProjectRef } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
 import { decideInProject, dropByName, type Now, type ProjectRule } from '../shared/decision';
-import { requireView, type View } from './state';
+import { requireView, viewDeleted, type View } from './state';
 
 /** What view commands are decided on: the project and its views. */
 type ViewDecisionState = Pick<ProjectAggregate, 'project' | 'views'>;
@@ -84,10 +84,7 @@ const updateView: Decide<'UpdateView'> = (command, state, { project, at }) => {
 };
 
 const deleteView: Decide<'DeleteView'> = (command, state, { project, at }) =>
-  dropByName(state.views, command.data, requireView, (view) => ({
-    type: 'ViewDeleted',
-    data: { projectId: Number(project.id), viewId: Number(view.id), name: view.name, deletedAt: at },
-  }));
+  dropByName(state.views, command.data, requireView, (view) => viewDeleted(view, project, at));
 
 export const decideView = decideInProject<ViewCommand, ViewDecisionState, ViewEvent>({
   CreateView: createView,

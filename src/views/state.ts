@@ -6,6 +6,7 @@ import {
   withoutResource,
   withResource,
 } from '../shared/resourceState';
+import type { ProjectRef } from '../shared/projectState';
 
 /** A view as its project's stream knows it. Its id is the log position of its creation. */
 export type View = {
@@ -33,7 +34,10 @@ const evolveViews = (views: ViewsState, event: RecordedEvent): ViewsState => {
 /** A view by name (case-insensitive, as MindsDB's names), or a 404 naming it. */
 export const requireView = (views: ViewsState, name: string): View => requireNamed(views, name, 'View');
 
-export const viewsSlice = defineResourcesSlice('views', evolveViews, (v, project, at): ViewDeleted => ({
+/** The event deleting `view`: DROP VIEW's and its project's deletion's. */
+export const viewDeleted = (view: View, project: ProjectRef, at: string): ViewDeleted => ({
   type: 'ViewDeleted',
-  data: { projectId: Number(project.id), viewId: Number(v.id), name: v.name, deletedAt: at },
-}));
+  data: { projectId: Number(project.id), viewId: Number(view.id), name: view.name, deletedAt: at },
+});
+
+export const viewsSlice = defineResourcesSlice('views', evolveViews, viewDeleted);
