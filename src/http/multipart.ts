@@ -20,5 +20,9 @@ export const multipartParser = (
     return undefined;
   }
   parser.on('error', malformed);
+  // A body that ends inside a part destroys that part's stream with the parser's error (told to
+  // `reject` above). A part the route skips (`stream.resume()`) had no listener for it, and an
+  // 'error' nobody listens to ended the process; a part the route reads listens on its own.
+  parser.on('file', (_field, stream) => stream.on('error', () => undefined));
   return parser;
 };

@@ -40,23 +40,24 @@ const receiveByom = (request: Request): Promise<ByomUpload> =>
         stream.resume();
         return;
       }
-      files.set(
-        field,
-        new Promise((done, fail) => {
-          const chunks: Buffer[] = [];
-          let truncated = false;
-          stream.on('limit', () => {
-            truncated = true;
-          });
-          stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-          stream.on('error', fail);
-          stream.on('end', () =>
-            truncated
-              ? fail(tooLarge(field))
-              : done({ fileName: info.filename || field, content: Buffer.concat(chunks).toString('utf8') }),
-          );
-        }),
-      );
+      const received = new Promise<{ fileName: string; content: string }>((done, fail) => {
+        const chunks: Buffer[] = [];
+        let truncated = false;
+        stream.on('limit', () => {
+          truncated = true;
+        });
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('error', fail);
+        stream.on('end', () =>
+          truncated
+            ? fail(tooLarge(field))
+            : done({ fileName: info.filename || field, content: Buffer.concat(chunks).toString('utf8') }),
+        );
+      });
+      // Read once both files are in; when the other never comes (a body cut off in this one, whose
+      // failure the parser reports too), nobody reads it, and its rejection was left unhandled.
+      received.catch(() => undefined);
+      files.set(field, received);
     });
     parser.on('close', () => {
       const code = files.get('code');

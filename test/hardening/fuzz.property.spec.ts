@@ -312,7 +312,16 @@ describe.each(storeKinds)('every route under generated requests (%s)', (kind) =>
         violation('problem lacks title, detail or its status', where);
     }
     const refused = res.status >= 400 || (route.path === '/api/sql/query' && res.body?.type === 'error');
-    if (refused && (await headOf(t)) !== before) violation('a refusal appended events', where);
+    if (refused && (await headOf(t)) !== before) {
+      // Name what was appended (type and stream), so a failure says whose write it was.
+      const appended = (await t.http.get(`/api/events?after=${before}&limit=20`)).body as {
+        events?: { type: string; stream: string; interface: string | null; request_id: string | null }[];
+      };
+      const which = (appended.events ?? [])
+        .map((e) => `${e.type} on ${e.stream} (${e.interface ?? '?'}, request ${e.request_id ?? '?'})`)
+        .join(', ');
+      violation('a refusal appended events', `${where}\n    appended: ${which}`);
+    }
   };
 
   it('answers below 500 with a problem+json on every refusal, and refusals append nothing', async () => {
