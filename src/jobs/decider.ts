@@ -10,7 +10,13 @@ import type {
 import type { ProjectAggregate } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
-import { decideByType, decideInProject, dropByName, type Now, type ProjectRule } from '../shared/decision';
+import {
+  decideByType,
+  decideInProject,
+  deletionByName,
+  type Now,
+  type ProjectRule,
+} from '../shared/decision';
 import { jobDeleted, requireJob, type JobRunsState } from './state';
 
 /** What job commands are decided on: the project and its jobs. */
@@ -74,7 +80,7 @@ const createJob: Decide<'CreateJob'> = (command, state, { project, at }) => {
 };
 
 const deleteJob: Decide<'DeleteJob'> = (command, state, { project, at }) =>
-  dropByName(state.jobs, command.data, requireJob, (job) => jobDeleted(job, project, at));
+  deletionByName(state.jobs, command.data, requireJob, (job) => jobDeleted(job, project, at));
 
 export const decideJob = decideInProject<JobCommand, JobDecisionState, JobEvent>({
   CreateJob: createJob,

@@ -1,7 +1,7 @@
 import type { KnowledgeBaseCreated, KnowledgeBaseDeleted } from '../../events';
 import type { ProjectAggregate } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
-import { decideInProject, dropByName, type Now, type ProjectRule } from '../shared/decision';
+import { decideInProject, deletionByName, type Now, type ProjectRule } from '../shared/decision';
 import { findKnowledgeBase, knowledgeBaseDeleted, requireKnowledgeBase, settingsOf } from './state';
 
 type KnowledgeBaseDecisionState = Pick<ProjectAggregate, 'project' | 'knowledgeBases'>;
@@ -55,7 +55,7 @@ const createKnowledgeBase: Decide<'CreateKnowledgeBase'> = (command, state, { pr
 };
 
 const deleteKnowledgeBase: Decide<'DeleteKnowledgeBase'> = (command, state, { project, at }) =>
-  dropByName(state.knowledgeBases, command.data, requireKnowledgeBase, (kb) =>
+  deletionByName(state.knowledgeBases, command.data, requireKnowledgeBase, (kb) =>
     knowledgeBaseDeleted(kb, project, at),
   );
 

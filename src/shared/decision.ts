@@ -54,10 +54,11 @@ export const decideInProject = <
 };
 
 /**
- * SQL's DROP <kind> [IF EXISTS] <name> of a project resource: its deletion (`deleted`), or nothing
- * when no resource has the name and IF EXISTS was said; without it, `require` answers 404.
+ * A project resource's deletion by name (SQL's DROP <kind> [IF EXISTS] <name>, REST's DELETE): its
+ * deletion (`deleted`), or nothing when no resource has the name and IF EXISTS was said; without
+ * it, `require` answers 404. (The SQL statement's handler is src/sql/handlers.ts's `dropByName`.)
  */
-export const dropByName = <R extends { readonly name: string }, E>(
+export const deletionByName = <R extends { readonly name: string }, E>(
   resources: ReadonlyMap<bigint, R>,
   { name, ifExists }: { readonly name: string; readonly ifExists: boolean },
   require: (resources: ReadonlyMap<bigint, R>, name: string) => R,

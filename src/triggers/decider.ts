@@ -2,7 +2,13 @@ import type { TriggerCreated, TriggerDeleted, TriggerFiringEvent, TriggerOwner }
 import type { ProjectAggregate } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
-import { decideByType, decideInProject, dropByName, type Now, type ProjectRule } from '../shared/decision';
+import {
+  decideByType,
+  decideInProject,
+  deletionByName,
+  type Now,
+  type ProjectRule,
+} from '../shared/decision';
 import { requireTrigger, triggerDeleted, type TriggerFiringsState } from './state';
 
 type TriggerDecisionState = Pick<ProjectAggregate, 'project' | 'triggers'>;
@@ -46,7 +52,9 @@ const createTrigger: Decide<'CreateTrigger'> = (command, state, { project, at })
 };
 
 const deleteTrigger: Decide<'DeleteTrigger'> = (command, state, { project, at }) =>
-  dropByName(state.triggers, command.data, requireTrigger, (trigger) => triggerDeleted(trigger, project, at));
+  deletionByName(state.triggers, command.data, requireTrigger, (trigger) =>
+    triggerDeleted(trigger, project, at),
+  );
 
 export const decideTrigger = decideInProject<TriggerCommand, TriggerDecisionState, TriggerEvent>({
   CreateTrigger: createTrigger,

@@ -2,7 +2,7 @@ import type { ViewCreated, ViewDeleted, ViewUpdated } from '../../events';
 import type { ProjectAggregate, ProjectRef } from '../shared/projectState';
 import { conflict, invalid } from '../shared/errors';
 import { findByName } from '../shared/params';
-import { decideInProject, dropByName, type Now, type ProjectRule } from '../shared/decision';
+import { decideInProject, deletionByName, type Now, type ProjectRule } from '../shared/decision';
 import { requireView, viewDeleted, type View } from './state';
 
 /** What view commands are decided on: the project and its views. */
@@ -84,7 +84,7 @@ const updateView: Decide<'UpdateView'> = (command, state, { project, at }) => {
 };
 
 const deleteView: Decide<'DeleteView'> = (command, state, { project, at }) =>
-  dropByName(state.views, command.data, requireView, (view) => viewDeleted(view, project, at));
+  deletionByName(state.views, command.data, requireView, (view) => viewDeleted(view, project, at));
 
 export const decideView = decideInProject<ViewCommand, ViewDecisionState, ViewEvent>({
   CreateView: createView,
