@@ -17,7 +17,8 @@ import { catalogTables, IS_SCHEMA } from '../../src/sql/catalog/catalog';
 import { sliceCatalogs } from '../../src/wiring/sqlSlices';
 
 const { asOfQuery, installCatalog } = catalogTables(sliceCatalogs);
-import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
+import { querySql, startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
+import { expectCaught } from '../support/seed';
 import { postgresParameters } from '../support/external';
 import { applyAll, commandSequence, propertySettings, PROPERTY_TIMEOUT_MS } from '../support/promise-world';
 
@@ -35,28 +36,36 @@ const TABLES = [
   'ML_ENGINES',
 ];
 
-/** The log, ending at `bound` (raised by the caller): one event per read, so nothing past it is passed over. */
-const boundedLog = (log: EventLog) => {
+/**
+ * The log's events numbered up to `bound` (raised by the caller), served one per read in the order
+ * of their numbers. On PostgreSQL the log is read in commit order, which is not the numbers' order
+ * when appends commit concurrently (the jobs a tick fires each append at once): position p's state
+ * is every event numbered p or less, and a replay stopped at the first event past p in commit order
+ * would leave out a lower-numbered one committed after it.
+ */
+const boundedLog = (log: EventLog, inPositionOrder: readonly RecordedEvent[]) => {
   let bound = 0n;
+  let next = 0;
   const bounded: EventLog = {
     ...log,
     readAll: async (after: LogCursor, _limit: number) => {
-      const next = await log.readAll(after, 1);
-      const event: RecordedEvent | undefined = next.events[0];
-      return event && event.meta.position <= bound ? next : { events: [], cursor: after };
+      const event = inPositionOrder[next];
+      if (!event || event.meta.position > bound) return { events: [], cursor: after };
+      next += 1;
+      return { events: [event], cursor: { position: event.meta.position, transactionId: null } };
     },
   };
   return { log: bounded, raise: (to: bigint) => (bound = to) };
 };
 
 /** A read model replayed from the app's log into a scratch DuckDB, stopped where the caller says. */
-const stoppedReplay = async (t: TestApp) => {
+const stoppedReplay = async (t: TestApp, inPositionOrder: readonly RecordedEvent[]) => {
   const duck: Duck = await openDuck({
     file: ':memory:',
     allowedDirectory: `${t.config.dataDir}/files`,
     readers: 2,
   });
-  const { log, raise } = boundedLog(t.running.ctx.log);
+  const { log, raise } = boundedLog(t.running.ctx.log, inPositionOrder);
   const runner = new ProjectionRunner(duck, log, allProjections, pino({ level: 'silent' }), { batchSize: 1 });
   await runner.start();
   await installCatalog(duck.writer);
@@ -77,45 +86,65 @@ const stoppedReplay = async (t: TestApp) => {
 const asJson = (rows: unknown) =>
   JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
 
+/** How a table is read as of a position: the product's query, or a kill check's mutant of it. */
+type AsOfText = (table: string, position: bigint) => string;
+const productAsOf: AsOfText = (table, position) => asOfQuery('information_schema', table, position);
+
+/** The promise: for every position of a generated log, each table AS OF it equals the replay stopped there. */
+const asOfEqualsReplay = (kind: StoreKind, asOfText: AsOfText) =>
+  fc.asyncProperty(commandSequence({ maxLength: 16 }), async (commands) => {
+    const t = await startTestApp(kind);
+    try {
+      await applyAll([t], commands);
+      await t.running.services.models.idle();
+      // readPage reads in the order of the events' numbers.
+      const events = await t.running.ctx.log.readPage({ after: 0n, limit: 100_000 });
+      const positions = events.map((e) => e.meta.position);
+      const replay = await stoppedReplay(t, events);
+      try {
+        // Before the first event, every event, and past the head.
+        for (const position of [0n, ...positions, positions.at(-1)! + 5n]) {
+          await replay.until(position);
+          for (const table of TABLES) {
+            const asOf = await t.running.ctx.duck.query(asOfText(table, position));
+            const replayed = await replay.duck.query(`SELECT * FROM ${IS_SCHEMA}."${table}"`);
+            if (asJson(asOf) !== asJson(replayed))
+              throw new Error(
+                `${table} AS OF POSITION ${position}:\n  as of:    ${asJson(asOf)}\n  replayed: ${asJson(replayed)}`,
+              );
+          }
+        }
+      } finally {
+        await replay.close();
+      }
+    } finally {
+      await t.running.services.models.idle();
+      await t.dispose();
+    }
+  });
+
 describe.each(storeKinds)('AS OF equals a replay stopped at the same position (%s)', (kind) => {
   it(
     'given generated command sequences, then for every log position each resource table AS OF it equals the replayed table',
     async () => {
-      await fc.assert(
-        fc.asyncProperty(commandSequence({ maxLength: 16 }), async (commands) => {
-          const t = await startTestApp(kind);
-          try {
-            await applyAll([t], commands);
-            await t.running.services.models.idle();
-            const positions = (await t.running.ctx.log.readPage({ after: 0n, limit: 100_000 })).map(
-              (e) => e.meta.position,
-            );
-            const replay = await stoppedReplay(t);
-            try {
-              // Before the first event, every event, and past the head.
-              for (const position of [0n, ...positions, positions.at(-1)! + 5n]) {
-                await replay.until(position);
-                for (const table of TABLES) {
-                  const asOf = await t.running.ctx.duck.query(
-                    asOfQuery('information_schema', table, position),
-                  );
-                  const replayed = await replay.duck.query(`SELECT * FROM ${IS_SCHEMA}."${table}"`);
-                  if (asJson(asOf) !== asJson(replayed))
-                    throw new Error(
-                      `${table} AS OF POSITION ${position}:\n  as of:    ${asJson(asOf)}\n  replayed: ${asJson(replayed)}`,
-                    );
-                }
-              }
-            } finally {
-              await replay.close();
-            }
-          } finally {
-            await t.running.services.models.idle();
-            await t.dispose();
-          }
-        }),
-        SETTINGS,
-      );
+      await fc.assert(asOfEqualsReplay(kind, productAsOf), SETTINGS);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+});
+
+describe('the AS OF property: its kill check', () => {
+  it(
+    'catches a version read as still true at the position that replaced it (VALID_TO >= p for > p), at the count npm test runs',
+    async () => {
+      const endedVersionKept: AsOfText = (table, position) => {
+        const text = productAsOf(table, position);
+        const mutant = text.replace(`VALID_TO > ${position}`, `VALID_TO >= ${position}`);
+        // The mutant must differ from the product's text, or this check would prove nothing.
+        if (mutant === text) throw new Error(`no "VALID_TO > ${position}" in the AS OF query: ${text}`);
+        return mutant;
+      };
+      await expectCaught(asOfEqualsReplay('sqlite', endedVersionKept), SETTINGS);
     },
     PROPERTY_TIMEOUT_MS,
   );
