@@ -25,7 +25,7 @@ import {
   type RequestQueue,
 } from './requests';
 
-/** Too many calls for one query: refused before any is made (the SQL layer answers error 1153). */
+/** Too many calls for one query: refused before any is made (SQL answers error 1153, src/sql/errors.ts). */
 export class LlmCallsCapExceeded extends DomainError {
   constructor(detail: string) {
     super('PayloadTooLarge', 'Too many LLM calls', detail);

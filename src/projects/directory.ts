@@ -1,5 +1,5 @@
 import type { ReadCache } from '../shared/readCache';
-import { notFound } from '../shared/errors';
+import { projectNotFound } from '../shared/errors';
 import { nameKey } from '../shared/names';
 import type { TableReader } from '../projection/types';
 import type { ProjectDirectory } from '../shared/projectDirectory';
@@ -15,7 +15,7 @@ export const projectDirectory = (reader: TableReader, cached: ReadCache): Projec
     });
   const require = async (name: string) => {
     const project = await find(name);
-    if (!project) throw notFound(`Project name ${name} does not exist`, 'Project not found');
+    if (!project) throw projectNotFound(name);
     return project;
   };
   return {

@@ -40,6 +40,10 @@ export const unauthorized = (detail: string, title = 'Unauthorized') =>
 export const forbidden = (detail: string, title = 'Forbidden') => new DomainError('Forbidden', title, detail);
 export const notFound = (detail: string, title = 'Not found') => new DomainError('NotFound', title, detail);
 export const isNotFoundError = (e: unknown) => e instanceof DomainError && e.kind === 'NotFound';
+/** A project named that does not exist (any more): a 404, and to SQL an unknown database (1049). */
+export const projectNotFound = (name: string) =>
+  notFound(`Project name ${name} does not exist`.replace('  ', ' '), 'Project not found');
+export const isProjectNotFound = (e: DomainError) => e.kind === 'NotFound' && e.title === 'Project not found';
 export const conflict = (detail: string, title = 'Conflict') => new DomainError('Conflict', title, detail);
 export const preconditionFailed = (detail: string) =>
   new DomainError('PreconditionFailed', 'Precondition failed', detail);

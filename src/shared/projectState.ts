@@ -1,5 +1,5 @@
 import type { MindledgerEvent, RecordedEvent } from '../../events';
-import { notFound } from './errors';
+import { projectNotFound } from './errors';
 import { nameKey } from './names';
 
 /** The project as its own stream knows it. Its id is the log position of its creation. */
@@ -38,11 +38,7 @@ export const evolveProject = (state: ProjectState, event: RecordedEvent): Projec
 
 /** The project, or a 404 when it does not exist (any more). */
 export const requireLiveProject = (state: ProjectState) => {
-  if (state.status !== 'live')
-    throw notFound(
-      `Project name ${state.status === 'deleted' ? state.name : ''} does not exist`.replace('  ', ' '),
-      'Project not found',
-    );
+  if (state.status !== 'live') throw projectNotFound(state.status === 'deleted' ? state.name : '');
   return state;
 };
 

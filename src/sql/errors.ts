@@ -6,6 +6,7 @@ import {
   gatewayTimeout,
   invalid,
   isDomainError,
+  isProjectNotFound,
   notFound,
   unavailable,
   type DomainError,
@@ -65,13 +66,21 @@ export class SqlError extends Error {
 const fromDomain = (e: DomainError): SqlError => {
   switch (e.kind) {
     case 'NotFound':
-      return new SqlError(SqlErrorCode.NotFound, e.detail);
+      // A project is a database to SQL: naming one that does not exist is MySQL's unknown database,
+      // as a SELECT from it answers.
+      return new SqlError(
+        isProjectNotFound(e) ? SqlErrorCode.UnknownDatabase : SqlErrorCode.NotFound,
+        e.detail,
+      );
     case 'Conflict':
       return new SqlError(SqlErrorCode.Conflict, e.detail);
     case 'PreconditionFailed':
       return new SqlError(SqlErrorCode.Conflict, e.detail);
     case 'Unavailable':
       return new SqlError(SqlErrorCode.Busy, e.detail);
+    // Too much asked of one statement (too many LLM calls, rows for an agent): a query too large.
+    case 'PayloadTooLarge':
+      return new SqlError(SqlErrorCode.TooLarge, e.detail);
     case 'Unauthorized':
     case 'Forbidden':
       return new SqlError(SqlErrorCode.Forbidden, e.detail);

@@ -19,8 +19,6 @@ import type { ProjectsService } from '../projects/service';
 import type { SkillsService } from '../skills/service';
 import { FILES_SCHEMA, nameKey } from '../shared/names';
 import { quoteIdent } from '../shared/quoting';
-import { isDomainError } from '../shared/errors';
-import { SqlError, SqlErrorCode } from '../sql/errors';
 import type { LlmModelAnswers, Predictions } from '../sql/pipeline/plan';
 import type { SqlPorts } from '../sql/ports';
 
@@ -59,12 +57,6 @@ export type SliceServices = {
   readonly llmBudgets: Pick<LlmBudgetsService, 'set' | 'drop'>;
 };
 
-/** Too many calls for one query is a query too large (1153), as an agent asked too many rows is. */
-const asSqlError = (error: unknown): unknown =>
-  isDomainError(error) && error.kind === 'PayloadTooLarge'
-    ? new SqlError(SqlErrorCode.TooLarge, error.detail)
-    : error;
-
 /**
  * An LLM model queried as a table (src/llmCalls answers its rows): its columns are its target and
  * the input columns its prompt reads. Asked outside the reader the query holds (the calls are
@@ -87,11 +79,7 @@ const llmModelAnswers = async (
   return {
     columns: [model.target, ...inputs.filter((c) => c !== model.target)],
     rows: (rows, overrides, signal) =>
-      ctx.duck
-        .detached(() => services.llmCalls.answerModel(model, rows, { overrides, signal }))
-        .catch((error: unknown) => {
-          throw asSqlError(error);
-        }),
+      ctx.duck.detached(() => services.llmCalls.answerModel(model, rows, { overrides, signal })),
   };
 };
 
@@ -115,11 +103,7 @@ const predictionsOf = (ctx: AppContext, services: SliceServices): Predictions =>
   llmModel: (project, name) => llmModelAnswers(ctx, services, project, name),
   // LLM(), LLM_FILTER, LLM_REDUCE, LLM_RERANK (src/sql/faces/llm/calls.ts), on the default model.
   llmFunction: (asked, project, signal) =>
-    ctx.duck
-      .detached(() => services.llmCalls.answerFunction(asked, project, { signal }))
-      .catch((error: unknown) => {
-        throw asSqlError(error);
-      }),
+    ctx.duck.detached(() => services.llmCalls.answerFunction(asked, project, { signal })),
   // TO_MARKDOWN()'s documents: a file looked up (then read on the query's own connection), a URL
   // fetched and converted.
   toMarkdown: {

@@ -529,6 +529,27 @@ describe('SQL endpoint', () => {
         const { name: project } = await givenProject(t, uniqueName('sales'));
         expect(await error(`UPDATE SKILL ${project}.ghost SET a = 1`)).toMatchObject({ error_code: 1032 });
       });
+
+      it('refuses a statement on a project that does not exist as an unknown database (1049), as a SELECT from it is', async () => {
+        const project = uniqueName('nowhere');
+        const select = await error(`SELECT * FROM ${project}.skills`);
+        expect(select).toMatchObject({ error_code: 1049 });
+        for (const statement of [
+          `CREATE SKILL ${project}.s USING type = 'text2sql', database = 'x', tables = ['t']`,
+          `UPDATE SKILL ${project}.s SET a = 1`,
+          `DROP AGENT ${project}.a`,
+          `CREATE VIEW ${project}.v AS (SELECT 1)`,
+        ])
+          expect({ statement, answer: await error(statement) }).toEqual({
+            statement,
+            answer: expect.objectContaining({
+              error_code: 1049,
+              error_message: expect.stringContaining(project),
+            }),
+          });
+        // Nothing was created meanwhile.
+        expect((await t.http.get(`/api/projects/${project}`)).status).toBe(404);
+      });
     });
 
     describe('SHOW and DESCRIBE', () => {
