@@ -1,6 +1,6 @@
 import type { AgentRunAnswered, AgentRunFailed } from '../../events';
 import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
-import { patchRow } from '../projection/projectResource';
+import { patchRow } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';

@@ -1,9 +1,14 @@
 import type { AgentCreated } from '../../events';
 import type { Row, RowStore } from '../projection/types';
-import { projectResourceReads, updatedRow } from '../projection/projectResource';
-import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
+import {
+  projectResourceReads,
+  updatedRow,
+  NAME_AND_PROJECT,
+  RESOURCE_IDS,
+  RESOURCE_STAMPS,
+  projectResourceTable,
+} from '../projection/resourceTable';
 import { allHandled, type RowOf } from '../projection/table';
-import { projectResourceTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 

@@ -1,9 +1,15 @@
 import type { ChatbotCreated, ChatbotUpdated } from '../../events';
 import type { Row, RowStore, TableReader } from '../projection/types';
-import { patchRow, projectResourceReads, updatedRow } from '../projection/projectResource';
-import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
+import {
+  patchRow,
+  projectResourceReads,
+  updatedRow,
+  NAME_AND_PROJECT,
+  RESOURCE_IDS,
+  RESOURCE_STAMPS,
+  projectResourceTable,
+} from '../projection/resourceTable';
 import { allHandled, selectRow, selectRows, type RowOf } from '../projection/table';
-import { projectResourceTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 

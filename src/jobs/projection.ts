@@ -1,8 +1,14 @@
 import type { JobEvery } from '../../events';
-import { patchRow, projectResourceReads } from '../projection/projectResource';
-import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
+import {
+  patchRow,
+  projectResourceReads,
+  CREATED_AT,
+  NAME_AND_PROJECT,
+  RESOURCE_IDS,
+  deletableTable,
+  projectResourceTable,
+} from '../projection/resourceTable';
 import { allHandled, selectRows, type RowOf } from '../projection/table';
-import { deletableTable, projectResourceTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { Row, TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';

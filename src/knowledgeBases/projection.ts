@@ -14,10 +14,15 @@ import {
   type FieldType,
 } from '../engines/search/layout';
 import { termsOf } from '../engines/search/terms';
-import { patchRow, projectResourceReads } from '../projection/projectResource';
-import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
+import {
+  patchRow,
+  projectResourceReads,
+  CREATED_AT,
+  NAME_AND_PROJECT,
+  RESOURCE_IDS,
+  projectResourceTable,
+} from '../projection/resourceTable';
 import { allHandled, schemaProjection, selectRow, type RowOf } from '../projection/table';
-import { projectResourceTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { SchemaProjection, TableReader } from '../projection/types';
 import { quoteString } from '../shared/quoting';

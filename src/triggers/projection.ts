@@ -1,7 +1,12 @@
-import { patchRow, projectResourceReads } from '../projection/projectResource';
-import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
+import {
+  patchRow,
+  projectResourceReads,
+  CREATED_AT,
+  NAME_AND_PROJECT,
+  RESOURCE_IDS,
+  projectResourceTable,
+} from '../projection/resourceTable';
 import { allHandled, selectRows, type RowOf } from '../projection/table';
-import { projectResourceTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';

@@ -1,6 +1,5 @@
 import { allHandled, selectRows, tableProjection, type RowOf } from '../projection/table';
-import { deletableTable } from '../projection/resourceTable';
-import { patchRow } from '../projection/projectResource';
+import { deletableTable, patchRow } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
 

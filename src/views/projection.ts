@@ -1,7 +1,12 @@
-import { projectResourceReads, updatedRow } from '../projection/projectResource';
-import { CHANGE_STAMPS, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
+import {
+  projectResourceReads,
+  updatedRow,
+  CHANGE_STAMPS,
+  NAME_AND_PROJECT,
+  RESOURCE_IDS,
+  projectResourceTable,
+} from '../projection/resourceTable';
 import type { RowOf } from '../projection/table';
-import { projectResourceTable } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';
 
