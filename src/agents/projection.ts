@@ -1,13 +1,7 @@
 import type { AgentCreated } from '../../events';
 import type { Row, RowStore } from '../projection/types';
-import {
-  projectResourceReads,
-  updatedRow,
-  NAME_AND_PROJECT,
-  RESOURCE_IDS,
-  RESOURCE_STAMPS,
-  projectResourceTable,
-} from '../projection/resourceTable';
+import { projectResourceReads, updatedRow, projectResourceTable } from '../projection/resourceTable';
+import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
 import { allHandled, type RowOf } from '../projection/table';
 import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';

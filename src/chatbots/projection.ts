@@ -4,11 +4,9 @@ import {
   patchRow,
   projectResourceReads,
   updatedRow,
-  NAME_AND_PROJECT,
-  RESOURCE_IDS,
-  RESOURCE_STAMPS,
   projectResourceTable,
 } from '../projection/resourceTable';
+import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
 import { allHandled, selectRow, selectRows, type RowOf } from '../projection/table';
 import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';

@@ -2,12 +2,10 @@ import type { JobEvery } from '../../events';
 import {
   patchRow,
   projectResourceReads,
-  CREATED_AT,
-  NAME_AND_PROJECT,
-  RESOURCE_IDS,
   deletableTable,
   projectResourceTable,
 } from '../projection/resourceTable';
+import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, selectRows, type RowOf } from '../projection/table';
 import { columns } from '../projection/columns';
 import type { Row, TableReader } from '../projection/types';

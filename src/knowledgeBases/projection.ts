@@ -14,14 +14,8 @@ import {
   type FieldType,
 } from '../engines/search/layout';
 import { termsOf } from '../engines/search/terms';
-import {
-  patchRow,
-  projectResourceReads,
-  CREATED_AT,
-  NAME_AND_PROJECT,
-  RESOURCE_IDS,
-  projectResourceTable,
-} from '../projection/resourceTable';
+import { patchRow, projectResourceReads, projectResourceTable } from '../projection/resourceTable';
+import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, schemaProjection, selectRow, type RowOf } from '../projection/table';
 import { columns } from '../projection/columns';
 import type { SchemaProjection, TableReader } from '../projection/types';

@@ -4,24 +4,10 @@ import { selectRow, selectRows, tableProjection } from './table';
 import type { Column, Row, RowStore, TableLookup, TableReader } from './types';
 
 /*
- * A project resource's table, in one place: the columns every such table has, the cells its creating
- * event fills, the table's definition (the events that make and remove its rows), a change to a row,
- * and the reads every such table answers.
+ * A project resource's table, in one place: the cells its creating event fills (the columns every such
+ * table has are parts of a column list, in resourceColumns.ts), the table's definition (the events
+ * that make and remove its rows), a change to a row, and the reads every such table answers.
  */
-
-/**
- * The columns every project resource's table has (`createdCells` below fills them),
- * in the places MindsDB's tables put them: NAME and PROJECT first, then the resource's own columns,
- * its ID and PROJECT_ID, the columns MindsDB does not show, and last its stamps. Parts of a
- * `columns(...)` list (columns.ts).
- */
-export const NAME_AND_PROJECT = 'NAME VARCHAR, PROJECT VARCHAR';
-export const RESOURCE_IDS = 'ID BIGINT, PROJECT_ID BIGINT';
-export const CREATED_AT = 'CREATED_AT TIMESTAMP';
-/** When the resource was made and last changed (a table that keeps none of its changes has CREATED_AT only). */
-export const CHANGE_STAMPS = `${CREATED_AT}, UPDATED_AT TIMESTAMP` as const;
-/** The stamps, and VERSION: the position of the resource's last change. */
-export const RESOURCE_STAMPS = `${CHANGE_STAMPS}, VERSION BIGINT` as const;
 
 /**
  * What every project resource's table holds besides its own columns: ID (the log position of its

@@ -1,11 +1,5 @@
-import {
-  patchRow,
-  projectResourceReads,
-  CREATED_AT,
-  NAME_AND_PROJECT,
-  RESOURCE_IDS,
-  projectResourceTable,
-} from '../projection/resourceTable';
+import { patchRow, projectResourceReads, projectResourceTable } from '../projection/resourceTable';
+import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, selectRows, type RowOf } from '../projection/table';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';

@@ -1,11 +1,5 @@
-import {
-  projectResourceReads,
-  updatedRow,
-  CHANGE_STAMPS,
-  NAME_AND_PROJECT,
-  RESOURCE_IDS,
-  projectResourceTable,
-} from '../projection/resourceTable';
+import { projectResourceReads, updatedRow, projectResourceTable } from '../projection/resourceTable';
+import { CHANGE_STAMPS, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import type { RowOf } from '../projection/table';
 import { columns } from '../projection/columns';
 import { maskSecrets } from '../shared/secrets';

@@ -1,5 +1,5 @@
 import { columns } from '../../src/projection/columns';
-import { CHANGE_STAMPS, NAME_AND_PROJECT } from '../../src/projection/resourceTable';
+import { CHANGE_STAMPS, NAME_AND_PROJECT } from '../../src/projection/resourceColumns';
 import type { RowOf } from '../../src/projection/table';
 
 /** True when A and B are the same type (not merely assignable one way). */
