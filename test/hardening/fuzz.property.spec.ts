@@ -10,7 +10,7 @@ import type { Response } from 'superagent';
  */
 import fc from 'fast-check';
 import { resolveSchema, type Operation, type Schema } from '../support/openapi';
-import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
 import { mariadbParameters } from '../support/external';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 import { refsReadAsBigInt, whileBugged } from '../support/killChecks';
@@ -217,37 +217,40 @@ const untilEventStream = (response: Response, done: (error: Error | null, body: 
 
 const headOf = async (t: TestApp) => (await t.running.ctx.log.head()).position;
 
+/** The world the generated requests meet: a project, a database, skills, agents, chatbots and a file. */
+const givenFuzzWorld = async (kind: StoreKind): Promise<TestApp> => {
+  const t = await startTestApp(kind);
+  // A project the generated names sometimes hit, so routes below it are reached too.
+  await t.http.post('/api/projects').send({ name: 'fuzz_p' }).expect(201);
+  await t.http
+    .post('/api/databases')
+    .send({ database: { name: 'fz_d', engine: 'mysql', parameters: mariadbParameters() } })
+    .expect(201);
+  for (const project of ['mindsdb', 'fuzz_p']) {
+    const base = `/api/projects/${project}`;
+    await t.http
+      .post(`${base}/skills`)
+      .send({ skill: { name: 'fz_s', type: 'sql', params: { database: 'files', tables: ['fz_f'] } } })
+      .expect(201);
+    await t.http
+      .post(`${base}/agents`)
+      .send({ agent: { name: 'fz_a', model_name: 'gpt-4o', skills: ['fz_s'] } })
+      .expect(201);
+    await t.http
+      .post(`${base}/chatbots`)
+      .send({ chatbot: { name: 'fz_c', agent_name: 'fz_a', database_name: 'fz_d' } })
+      .expect(201);
+  }
+  await t.http.put('/api/files/fz_f').attach('file', Buffer.from('a,b\n1,x\n2,y\n'), 'fz_f.csv').expect(200);
+  return t;
+};
+
 describe.each(storeKinds)('every route under generated requests (%s)', (kind) => {
   let t: TestApp;
   let routes: Route[] = [];
   let doc: { paths: Record<string, Record<string, Operation>> };
   beforeAll(async () => {
-    t = await startTestApp(kind);
-    // A project the generated names sometimes hit, so routes below it are reached too.
-    await t.http.post('/api/projects').send({ name: 'fuzz_p' }).expect(201);
-    await t.http
-      .post('/api/databases')
-      .send({ database: { name: 'fz_d', engine: 'mysql', parameters: mariadbParameters() } })
-      .expect(201);
-    for (const project of ['mindsdb', 'fuzz_p']) {
-      const base = `/api/projects/${project}`;
-      await t.http
-        .post(`${base}/skills`)
-        .send({ skill: { name: 'fz_s', type: 'sql', params: { database: 'files', tables: ['fz_f'] } } })
-        .expect(201);
-      await t.http
-        .post(`${base}/agents`)
-        .send({ agent: { name: 'fz_a', model_name: 'gpt-4o', skills: ['fz_s'] } })
-        .expect(201);
-      await t.http
-        .post(`${base}/chatbots`)
-        .send({ chatbot: { name: 'fz_c', agent_name: 'fz_a', database_name: 'fz_d' } })
-        .expect(201);
-    }
-    await t.http
-      .put('/api/files/fz_f')
-      .attach('file', Buffer.from('a,b\n1,x\n2,y\n'), 'fz_f.csv')
-      .expect(200);
+    t = await givenFuzzWorld(kind);
     doc = (await t.http.get('/api/openapi.json').expect(200)).body;
     routes = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops).map(([method, operation]) => ({ method, path, operation })),
@@ -276,6 +279,7 @@ describe.each(storeKinds)('every route under generated requests (%s)', (kind) =>
    * handed to `violation` (its kind, and the request with its answer); `counts`: the statuses seen.
    */
   const sendAndHold = async (
+    t: TestApp,
     route: Route,
     { params, query, body }: Request,
     violation: (kind: string, where: string) => void,
@@ -341,7 +345,7 @@ describe.each(storeKinds)('every route under generated requests (%s)', (kind) =>
       };
       await fc.assert(
         fc.asyncProperty(requestTo(route), async (request) => {
-          await sendAndHold(route, request, violation, (statuses[name] ??= {}));
+          await sendAndHold(t, route, request, violation, (statuses[name] ??= {}));
         }),
         { seed: SEED, numRuns: propertyRuns(RUNS_PER_ROUTE) },
       );
@@ -353,20 +357,28 @@ describe.each(storeKinds)('every route under generated requests (%s)', (kind) =>
   it('kill check: a skill look-up that reads its reference with BigInt() unchecked (a raw error, a 500) is caught', async () => {
     // The bug: GET …/skills/:skill reads its reference as an id (`String(BigInt(ref))`, leading
     // zeros dropped) unchecked; a name throws a SyntaxError, no domain error, which is answered 500.
+    // In a world of its own: the property's accepted requests change the shared one (an admin user
+    // created turns sign-in on, and every later request is a 401), and jest --randomize runs either
+    // first (CI's seed 521281876 failed so on both stores).
     const route = routes.find(
       (r) => r.method === 'get' && r.path === '/api/projects/{project}/skills/{skill}',
     )!;
-    await whileBugged(
-      () => refsReadAsBigInt(t.running.services.skills),
-      () =>
-        expectCaught(
-          fc.asyncProperty(requestTo(route), async (request) => {
-            let broken = false;
-            await sendAndHold(route, request, () => (broken = true));
-            return !broken;
-          }),
-          { seed: SEED, numRuns: propertyRuns(RUNS_PER_ROUTE) },
-        ),
-    );
-  });
+    const own = await givenFuzzWorld(kind);
+    try {
+      await whileBugged(
+        () => refsReadAsBigInt(own.running.services.skills),
+        () =>
+          expectCaught(
+            fc.asyncProperty(requestTo(route), async (request) => {
+              let broken = false;
+              await sendAndHold(own, route, request, () => (broken = true));
+              return !broken;
+            }),
+            { seed: SEED, numRuns: propertyRuns(RUNS_PER_ROUTE) },
+          ),
+      );
+    } finally {
+      await own.dispose();
+    }
+  }, 60_000);
 });
