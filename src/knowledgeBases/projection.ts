@@ -1,6 +1,16 @@
 import fs from 'node:fs';
-import { ARRAY, FLOAT, type DuckDBConnection } from '@duckdb/node-api';
+import {
+  ARRAY,
+  arrayValue,
+  BIGINT,
+  FLOAT,
+  INTEGER,
+  VARCHAR,
+  type DuckDBConnection,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import type { KnowledgeBaseDocumentsInserted } from '../../events';
+import { appendColumns } from '../duckdb/appendColumns';
 import { chunkText } from '../engines/search/chunker';
 import { hashingEmbed } from '../engines/search/hashingEmbedder';
 import {
@@ -117,41 +127,57 @@ const readVectors = async (file: string, dimensions: number): Promise<Float32Arr
   return out;
 };
 
+/** The types of a chunk's row and of a term's row, in the order of their tables' columns (layout.ts). */
+const CHUNK_TYPES = (dimensions: number) => [
+  VARCHAR,
+  VARCHAR,
+  INTEGER,
+  VARCHAR,
+  VARCHAR,
+  INTEGER,
+  BIGINT,
+  ARRAY(FLOAT, dimensions),
+];
+const TERM_TYPES = [VARCHAR, VARCHAR, INTEGER];
+
 const writeChunks = async (
   c: DuckDBConnection,
   event: { kbId: number; dimensions: number; position: bigint },
   chunks: ReturnType<typeof chunksOf>,
   vectors: readonly Float32Array[],
 ) => {
-  const chunkRows = await c.createAppender(`kb_${event.kbId}`, KB_SCHEMA);
-  const termRows = await c.createAppender(`kb_${event.kbId}_terms`, KB_SCHEMA);
-  const arrayType = ARRAY(FLOAT, event.dimensions);
+  const termRows: [string, string, number][] = [];
+  const termCounts = chunks.map((chunk) => {
+    let count = 0;
+    for (const [term, tf] of termsOf(chunk.content)) {
+      termRows.push([chunk.id, term, tf]);
+      count += tf;
+    }
+    return count;
+  });
+  // Each column of a chunk's row, in the table's order (CHUNK_TYPES).
+  const chunkColumns: readonly ((row: number) => DuckDBValue)[] = [
+    (row) => chunks[row]!.id,
+    (row) => chunks[row]!.doc.id,
+    (row) => chunks[row]!.index,
+    (row) => chunks[row]!.content,
+    (row) => JSON.stringify(chunks[row]!.doc.metadata),
+    (row) => termCounts[row]!,
+    () => event.position,
+    (row) => arrayValue(Array.from(vectors[row]!)),
+  ];
+  const chunkAppender = await c.createAppender(`kb_${event.kbId}`, KB_SCHEMA);
+  const termAppender = await c.createAppender(`kb_${event.kbId}_terms`, KB_SCHEMA);
   try {
-    chunks.forEach((chunk, i) => {
-      const terms = termsOf(chunk.content);
-      let count = 0;
-      for (const [term, tf] of terms) {
-        termRows.appendVarchar(chunk.id);
-        termRows.appendVarchar(term);
-        termRows.appendInteger(tf);
-        termRows.endRow();
-        count += tf;
-      }
-      chunkRows.appendVarchar(chunk.id);
-      chunkRows.appendVarchar(chunk.doc.id);
-      chunkRows.appendInteger(chunk.index);
-      chunkRows.appendVarchar(chunk.content);
-      chunkRows.appendVarchar(JSON.stringify(chunk.doc.metadata));
-      chunkRows.appendInteger(count);
-      chunkRows.appendBigInt(event.position);
-      chunkRows.appendArray(Array.from(vectors[i]!), arrayType);
-      chunkRows.endRow();
-    });
-    chunkRows.flushSync();
-    termRows.flushSync();
+    appendColumns(chunkAppender, CHUNK_TYPES(event.dimensions), chunks.length, (column, row) =>
+      chunkColumns[column]!(row),
+    );
+    appendColumns(termAppender, TERM_TYPES, termRows.length, (column, row) => termRows[row]![column]!);
+    chunkAppender.flushSync();
+    termAppender.flushSync();
   } finally {
-    chunkRows.closeSync();
-    termRows.closeSync();
+    chunkAppender.closeSync();
+    termAppender.closeSync();
   }
 };
 

@@ -1,12 +1,5 @@
-import {
-  BIGINT,
-  BOOLEAN,
-  DOUBLE,
-  DuckDBDataChunk,
-  VARCHAR,
-  type DuckDBConnection,
-  type DuckDBValue,
-} from '@duckdb/node-api';
+import { BIGINT, BOOLEAN, DOUBLE, VARCHAR, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { appendColumns } from '../../../duckdb/appendColumns';
 import type { ColumnBatch } from '../../../engines/ml/dataset';
 import { parseSelect, printSelect, requiredNodeAt, type AstNode } from '../../pipeline/ast';
 import { quoteIdent } from '../../../shared/quoting';
@@ -118,8 +111,7 @@ export const loadRows = (
 ) => loadColumns(c, temps, temp, names, columnsOfRows(names, rows));
 
 /**
- * Columns into a typed temporary table (types from the values), appended a data chunk at a time:
- * each column's values are written into the chunk's vectors in JS, one native call per vector.
+ * Columns into a typed temporary table (types from the values), appended a data chunk at a time.
  */
 export const loadColumns = async (
   c: DuckDBConnection,
@@ -137,27 +129,18 @@ export const loadColumns = async (
   if (names.length === 0) return;
   const appender = await c.createAppender(temp);
   try {
-    const chunkTypes = types.map((type) => DUCKDB_TYPES[type]);
-    for (let at = 0; at < columns.length; at += ROWS_PER_CHUNK) {
-      const count = Math.min(ROWS_PER_CHUNK, columns.length - at);
-      const chunk = DuckDBDataChunk.create(chunkTypes, count);
-      names.forEach((name, i) => {
-        const values = columns.values[name];
-        const type = types[i]!;
-        const cells = new Array<DuckDBValue>(count);
-        for (let r = 0; r < count; r++) cells[r] = stored(type, values?.[at + r]);
-        chunk.setColumnValues(i, cells);
-      });
-      appender.appendDataChunk(chunk);
-    }
+    const valuesOf = names.map((name) => columns.values[name]);
+    appendColumns(
+      appender,
+      types.map((type) => DUCKDB_TYPES[type]),
+      columns.length,
+      (i, r) => stored(types[i]!, valuesOf[i]?.[r]),
+    );
     appender.flushSync();
   } finally {
     appender.closeSync();
   }
 };
-
-/** DuckDB's vector size: the most rows a data chunk holds. */
-const ROWS_PER_CHUNK = 2048;
 
 /**
  * The other side of the join, materialised in DuckDB and read as columns: its rows, in the order
