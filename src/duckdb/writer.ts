@@ -43,6 +43,12 @@ export const openInstanceWithWriter = async (options: InstanceOptions) => {
     // through the service, idle 201-209 MiB): back under 1.5 × idle in 1 s with them (peak 439 MiB),
     // in 45 s without (peak 598 MiB); in bare DuckDB, 20 s idle left 225 MiB without, 87 with.
     allocator_background_threads: 'true',
+    // DuckDB writes its log into the database file once the log passes this size (its default is
+    // 16 MB), and that checkpoint's cost grows with the database: a knowledge base growing to a
+    // million chunks (each PUT of 2,000 documents about 30 MB of log) checkpointed at every PUT,
+    // its commit 0.5-1.4 s and now and then 10 s at 1M chunks. At 256 MB: about 0.3 s a PUT
+    // (1 GB: 0.1 s, but a longer log to replay after a crash). bench/kb.bench.ts, docs/benchmarks.md.
+    checkpoint_threshold: '256MB',
   });
   const writer = await instance.connect();
   // These switches only take effect as statements, in this order (stack-notes §7). Once the
