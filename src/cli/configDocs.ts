@@ -509,7 +509,7 @@ export const ENTRIES: Record<Variable, Entry> = {
   CHATBOT_LEASE_MS: {
     section: 'chatbots',
     meaning:
-      "How long a process's claim on a message holds; a process killed mid-answer leaves it to another after this.",
+      "How long a process's claim on a message holds, and so the longest an answer or a delivery may take: one still running then is abandoned and tried again (as a failed one is); a process killed mid-answer leaves the message to another after this.",
   },
   CHATBOT_POLL_MS: {
     section: 'chatbots',
