@@ -1,7 +1,7 @@
 import { DuckDBDataChunk, type DuckDBAppender, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 
 /** DuckDB's vector size: the most rows a data chunk holds. */
-export const ROWS_PER_CHUNK = 2048;
+const ROWS_PER_CHUNK = 2048;
 
 /**
  * `rowCount` rows appended a data chunk at a time: each column's cells (`cell(column, row)`) are

@@ -146,11 +146,14 @@ const writeChunks = async (
   chunks: ReturnType<typeof chunksOf>,
   vectors: readonly Float32Array[],
 ) => {
-  const termRows: [string, string, number][] = [];
+  // The terms' rows as columns (CHUNK_ID, TERM, TF): tens of rows a chunk, so no object a row.
+  const termColumns: [string[], string[], number[]] = [[], [], []];
   const termCounts = chunks.map((chunk) => {
     let count = 0;
     for (const [term, tf] of termsOf(chunk.content)) {
-      termRows.push([chunk.id, term, tf]);
+      termColumns[0].push(chunk.id);
+      termColumns[1].push(term);
+      termColumns[2].push(tf);
       count += tf;
     }
     return count;
@@ -172,7 +175,12 @@ const writeChunks = async (
     appendColumns(chunkAppender, CHUNK_TYPES(event.dimensions), chunks.length, (column, row) =>
       chunkColumns[column]!(row),
     );
-    appendColumns(termAppender, TERM_TYPES, termRows.length, (column, row) => termRows[row]![column]!);
+    appendColumns(
+      termAppender,
+      TERM_TYPES,
+      termColumns[0].length,
+      (column, row) => termColumns[column]![row]!,
+    );
     chunkAppender.flushSync();
     termAppender.flushSync();
   } finally {

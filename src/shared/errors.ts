@@ -40,10 +40,17 @@ export const unauthorized = (detail: string, title = 'Unauthorized') =>
 export const forbidden = (detail: string, title = 'Forbidden') => new DomainError('Forbidden', title, detail);
 export const notFound = (detail: string, title = 'Not found') => new DomainError('NotFound', title, detail);
 export const isNotFoundError = (e: unknown) => e instanceof DomainError && e.kind === 'NotFound';
-/** A project named that does not exist (any more): a 404, and to SQL an unknown database (1049). */
+const PROJECT_NOT_FOUND = 'Project not found';
+/**
+ * A project named that does not exist (any more): a 404, and to SQL an unknown database (1049).
+ * `name` empty: a project never created (its stream is empty), named by nobody.
+ */
 export const projectNotFound = (name: string) =>
-  notFound(`Project name ${name} does not exist`.replace('  ', ' '), 'Project not found');
-export const isProjectNotFound = (e: DomainError) => e.kind === 'NotFound' && e.title === 'Project not found';
+  notFound(
+    name === '' ? 'Project name does not exist' : `Project name ${name} does not exist`,
+    PROJECT_NOT_FOUND,
+  );
+export const isProjectNotFound = (e: DomainError) => e.kind === 'NotFound' && e.title === PROJECT_NOT_FOUND;
 export const conflict = (detail: string, title = 'Conflict') => new DomainError('Conflict', title, detail);
 export const preconditionFailed = (detail: string) =>
   new DomainError('PreconditionFailed', 'Precondition failed', detail);
