@@ -1,11 +1,11 @@
 // npm run bench: prints each comparison measured in this one run. BENCH_ONLY=http,writes,… picks some;
-// the slow ones (ml, ledger, secrets, kb, chat, predictjoin, jobs) run only when named.
+// the slow ones (ml, ledger, secrets, kb, chat, predictjoin, jobs, soak) run only when named.
 import os from 'node:os';
 import path from 'node:path';
 import { REPOSITORY } from '../test/support/data';
 import { benchAgentLoop } from './agents.bench';
 import { benchAsOf } from './asof.bench';
-import { recordPrinted, writeLatestRun } from './latestRun';
+import { type BenchOutput, recordPrinted, writeLatestRun } from './latestRun';
 import { loadAverage } from './support';
 import { benchChat } from './chat.bench';
 import { benchCompletions } from './completions.bench';
@@ -76,16 +76,25 @@ const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {
   const printed = recordPrinted();
-  console.log(
-    `mindledger benchmarks (node ${process.version}, ${new Date().toISOString()}, ${os.cpus().length} cores, load average ${loadAverage()})`,
-  );
-  for (const name of only) {
-    const bench = benches[name.trim()];
+  const machine = () =>
+    `${new Date().toISOString()}, node ${process.version}, ${os.cpus().length} cores, load average ${loadAverage()}`;
+  console.log(`mindledger benchmarks (${machine()})`);
+  const ran: BenchOutput[] = [];
+  for (const name of only.map((n) => n.trim())) {
+    const bench = benches[name];
     if (!bench) throw new Error(`Unknown benchmark ${name}; known: ${Object.keys(benches).join(', ')}`);
+    const startedAt = machine();
+    const from = printed().length;
     await bench();
+    ran.push({ name, machine: startedAt, lines: printed().slice(from) });
   }
-  // BENCH_DOCS=1: docs/benchmarks.md's "Latest run" section becomes this run's output, as printed.
-  if (process.env.BENCH_DOCS === '1') writeLatestRun(path.join(REPOSITORY, 'docs/benchmarks.md'), printed());
+  // BENCH_DOCS=1: docs/benchmarks.md's "Latest run" section takes each benchmark's output as printed
+  // (the default set first, then the ones run only when named).
+  if (process.env.BENCH_DOCS === '1')
+    writeLatestRun(path.join(REPOSITORY, 'docs/benchmarks.md'), ran, [
+      ...DEFAULT.split(','),
+      ...Object.keys(benches),
+    ]);
 };
 
 main().then(
