@@ -1,6 +1,6 @@
 // Issue 62 goal 6, memory comes back: the service's idle RSS, then each heavy query over HTTP, then
 // how its RSS returns while it sits idle (goal: within 60 s, ≤ 1.5 × the idle baseline).
-import { fmt, peakRssDuring, ratio, rssMiB, startServer, stopServer, tmpDir } from './support';
+import { fmt, loadAverage, peakRssDuring, ratio, rssMiB, startServer, stopServer, tmpDir } from './support';
 
 const PORT = 47431;
 
@@ -40,9 +40,11 @@ const trained = async (model: string) => {
 };
 
 const HEAVY: Record<string, () => Promise<unknown>> = {
-  'GROUP BY of 3M string keys over 20M rows': () =>
+  // The goal names a 2 GB GROUP BY: 32M groups with a string key and a 32-character maximum each
+  // peak near 2 GB in a bare DuckDB process (25M peaked at 1.6 GB; 3M, the case before, at 0.44).
+  'GROUP BY of 32M string keys over 64M rows': () =>
     sql(
-      "SELECT count(*) FROM (SELECT k, count(*) AS n, sum(v) FROM (SELECT (i % 3000000)::VARCHAR || 'key' AS k, i AS v FROM range(20000000) t(i)) GROUP BY k)",
+      "SELECT count(*) FROM (SELECT k, count(*) AS n, sum(v), max(h) FROM (SELECT (i % 32000000)::VARCHAR || 'key' AS k, i AS v, md5(i::VARCHAR) AS h FROM range(64000000) t(i)) GROUP BY k)",
     ),
   'a 1M-row answer': () => sql('SELECT i, i * 2 AS twice, md5(i::VARCHAR) AS h FROM range(1000000) t(i)'),
   'a 1M-row training (10 columns)': async () => {
@@ -99,7 +101,9 @@ export const benchMemory = async () => {
     for (let i = 0; i < 20; i++) await sql('SELECT 1');
     await new Promise((r) => setTimeout(r, 2000));
     const idle = rssMiB(pid);
-    console.log(`\nmemory comes back (idle RSS ${fmt(idle)} MiB; goal: within 60 s, ≤ 1.5 × idle)`);
+    console.log(
+      `\nmemory comes back (idle RSS ${fmt(idle)} MiB; goal: within 60 s, ≤ 1.5 × idle; issue 62; load average ${loadAverage()})`,
+    );
     for (const [what, heavy] of Object.entries(HEAVY)) {
       let health = { longest: 0, failed: 0 };
       const { peak } = await peakRssDuring(pid, async () => (health = await longestWaitDuring(heavy)));
