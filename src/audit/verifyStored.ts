@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { Config } from '../config';
 import { openEventLog } from '../eventlog/open';
-import { loadOrCreateSigningKey, type Hash, type LeafHashes } from '../ledger';
+import { loadOrCreateSigningKey, type Hash, type LeafHashes, type VerifyProgress } from '../ledger';
 import { systemClock } from '../shared/time';
 import { verifyWholeLog } from './ledger';
 import { messageOf } from '../shared/errors';
@@ -61,21 +61,41 @@ const recordedLeafHashes = async (
   }
 };
 
+/** What `npm run verify` compares the log with when no witness is named: LEDGER_WITNESS_DIR, if it exists. */
+export const defaultWitnesses = (config: Config) =>
+  [config.ledger.witnessDir].filter((d) => fs.existsSync(d));
+
+/**
+ * Follows a verification: told the events the log holds as it begins, then the verification's
+ * reports (`every` events, and at the end); `stop` once it ends, however it ends.
+ */
+export type VerifyWatch = (total: number) => {
+  readonly every: number;
+  readonly onProgress: (progress: VerifyProgress) => void;
+  readonly stop: () => void;
+};
+
 /**
  * What `npm run verify` runs: the whole log (EVENT_STORE_URL or DATA_DIR) checked against its signed
  * checkpoints and the witnesses (src/audit/ledger.ts, `verifyWholeLog`), with the leaf hashes the read
  * model recorded when they can be read, so a changed event is named by its own position.
  */
-export const verifyStoredLog = async (config: Config, witnesses: readonly string[] = []) => {
+export const verifyStoredLog = async (
+  config: Config,
+  witnesses: readonly string[] = [],
+  watch?: VerifyWatch,
+) => {
   const key = loadOrCreateSigningKey(config.ledger.signingKey);
   const log = await openEventLog({ url: config.eventStoreUrl, dataDir: config.dataDir, clock: systemClock });
   const recorded = await recordedLeafHashes(config.duckdbFile);
+  let watching: ReturnType<VerifyWatch> | undefined;
   try {
+    watching = watch?.((await log.head()).events);
     const result = await verifyWholeLog(
       log,
       [key.publicKey, ...config.ledger.trustedKeys],
       config.ledger.origin,
-      {},
+      watching ? { onProgress: watching.onProgress, every: watching.every } : {},
       { witnesses, checkpointEvery: config.ledger.everyEvents, leafHashes: recorded.leaves },
     );
     return {
@@ -84,6 +104,7 @@ export const verifyStoredLog = async (config: Config, witnesses: readonly string
       ...('reason' in recorded ? { leafHashesUnread: recorded.reason } : {}),
     };
   } finally {
+    watching?.stop();
     if ('close' in recorded) recorded.close();
     await log.close();
   }

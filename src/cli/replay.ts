@@ -1,45 +1,17 @@
-import { SingleBar, Presets } from 'cli-progress';
 import { loadConfig } from '../config';
 import { createLogger, flushLogger } from '../logger';
-import { watchCatchUp, type CatchUpProgress } from '../projection/catchUpProgress';
 import { compareReadModels } from '../projection/compare';
 import type { ProjectionRunner } from '../projection/runner';
 import { systemClock } from '../shared/time';
 import { openStores } from '../stores';
+import { progressOf } from './progress';
 
 /** The service holds DATA_DIR's read model: said in words, not as a stack. */
 class ServiceRunning extends Error {}
 
-/**
- * A progress bar on a terminal; a line every few seconds otherwise (CI logs, pipes), each with the
- * rate and the time left.
- */
-const progressOf = (runner: ProjectionRunner, total: number, label: string) => {
-  const interactive = process.stderr.isTTY === true;
-  const bar = new SingleBar(
-    {
-      format: `${label} [{bar}] {percentage}% {value}/{total} events, {rate} events/s, {eta_formatted} left`,
-      hideCursor: true,
-    },
-    Presets.shades_classic,
-  );
-  if (interactive) bar.start(Math.max(total, 1), 0, { rate: 0 });
-  const line = (p: CatchUpProgress) =>
-    process.stderr.write(
-      `${label}: ${total > 0 ? Math.floor((p.applied / total) * 100) : 100}% (${p.applied}/${total} events, ${p.eventsPerSecond} events/s, about ${p.secondsLeft ?? '?'} s left)\n`,
-    );
-  const watch = watchCatchUp(
-    (listener) => runner.onApplied(listener),
-    total,
-    (p) => (interactive ? bar.update(p.applied, { rate: p.eventsPerSecond }) : line(p)),
-    interactive ? 0 : 2_000,
-  );
-  return () => {
-    const final = watch.stop();
-    if (interactive) bar.stop();
-    else line(final);
-  };
-};
+/** How far the runner's catch-up has come: a bar on a terminal, else a line every 2 s and a last one. */
+const progressOfRunner = (runner: ProjectionRunner, total: number, label: string) =>
+  progressOf((listener) => runner.onApplied(listener), total, label, { everyMs: 2_000 });
 
 const slowestFirst = (runner: ProjectionRunner) => [...runner.timings()].sort((a, b) => b.ms - a.ms);
 
@@ -78,7 +50,7 @@ const main = async () => {
     const head = await live.log.head();
     if (process.argv.includes('--resume')) {
       const started = Date.now();
-      await live.projections.start((behind) => progressOf(live.projections, behind, 'resume'));
+      await live.projections.start((behind) => progressOfRunner(live.projections, behind, 'resume'));
       logger.info(
         { ms: Date.now() - started, position: String(live.projections.position) },
         'replay resumed and finished',
@@ -87,7 +59,7 @@ const main = async () => {
     }
     if (!check) {
       await live.projections.start();
-      const stop = progressOf(live.projections, head.events, 'replay');
+      const stop = progressOfRunner(live.projections, head.events, 'replay');
       const { events, ms } = await live.projections.rebuild().finally(stop);
       printTimings(live.projections);
       // The JSON log gets the slowest tables too, where log collectors look (stderr's table is for people).
@@ -108,7 +80,7 @@ const main = async () => {
       poll: false,
     });
     try {
-      const stop = progressOf(scratch.projections, head.events, 'rebuild');
+      const stop = progressOfRunner(scratch.projections, head.events, 'rebuild');
       await scratch.projections.start().finally(stop);
       printTimings(scratch.projections);
       const liveDigest = await live.digest();

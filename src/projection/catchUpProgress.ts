@@ -1,5 +1,3 @@
-import type { RecordedEvent } from '../../events';
-
 /** How far a long catch-up (a rebuild, a start far behind the log) has come. */
 export type CatchUpProgress = {
   readonly applied: number;
@@ -10,14 +8,18 @@ export type CatchUpProgress = {
   readonly secondsLeft: number | null;
 };
 
+/** A batch done: only its size is read (the runner hands its events, a verification `{ length }`). */
+type Done = { readonly length: number };
+
 /**
  * Counts the events applied while a catch-up runs and reports its progress after a batch, at most
- * once per `everyMs` (0: after every batch). The replay CLI draws it; the service logs it, so an
- * operator starting on a long log sees the read model coming rather than a silent wait.
+ * once per `everyMs` (0: after every batch). The CLIs draw it (src/cli/progress.ts: replay, and
+ * verify's events verified); the service logs it, so an operator starting on a long log sees the
+ * read model coming rather than a silent wait.
  * `stop` unsubscribes and gives the final figures.
  */
 export const watchCatchUp = (
-  onApplied: (listener: (events: readonly RecordedEvent[]) => void) => () => void,
+  onApplied: (listener: (batch: Done) => void) => () => void,
   total: number,
   report: (progress: CatchUpProgress) => void,
   everyMs: number,
@@ -35,8 +37,8 @@ export const watchCatchUp = (
       secondsLeft: eventsPerSecond > 0 ? Math.max(0, Math.round((total - applied) / eventsPerSecond)) : null,
     };
   };
-  const unsubscribe = onApplied((events) => {
-    applied += events.length;
+  const unsubscribe = onApplied((batch) => {
+    applied += batch.length;
     if (now() - reported < everyMs) return;
     reported = now();
     report(progress());

@@ -11,7 +11,10 @@ import type { StoreKind, TestApp } from '../support/app';
 
 const run = promisify(execFile);
 
-/** Runs `npm run verify`'s program on the app's log (from source, as the built one would). */
+/**
+ * Runs `npm run verify`'s program on the app's log (from source, as the built one would). `stdout`
+ * holds the verdict (and, when it fails, what it wrote to stderr too); `stderr` what it wrote there.
+ */
 export const verifyCli = async (t: TestApp, args: string[] = [], env: Record<string, string> = {}) => {
   const all = {
     ...process.env,
@@ -22,11 +25,11 @@ export const verifyCli = async (t: TestApp, args: string[] = [], env: Record<str
   };
   try {
     const program = ['--import', 'tsx', path.join('src', 'cli', 'verify.ts'), ...args];
-    const { stdout } = await run(process.execPath, program, { env: all });
-    return { code: 0, stdout };
+    const { stdout, stderr } = await run(process.execPath, program, { env: all });
+    return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout + e.stderr };
+    return { code: e.code, stdout: e.stdout + e.stderr, stderr: e.stderr };
   }
 };
 
