@@ -37,8 +37,8 @@ describe('Telegram channel against a fake Bot API on a real socket', () => {
 
   describe('inbound: getUpdates long polling', () => {
     it('returns as soon as a message arrives during the long poll', async () => {
-      const started = Date.now();
-      const polling = telegram.poll(null, { timeoutSeconds: 20 });
+      // A long poll that outlasts the test: returning at all says the message ended it.
+      const polling = telegram.poll(null, { timeoutSeconds: 50 });
       await until(() => fake.polling());
       const update = fake.pushMessage({
         chatId: 4242,
@@ -48,8 +48,6 @@ describe('Telegram channel against a fake Bot API on a real socket', () => {
 
       const result = await polling;
 
-      // Well before the poll's 20 s would have ended it (a loaded machine's lateness is not asserted).
-      expect(Date.now() - started).toBeLessThan(10_000);
       expect(result).toEqual({
         messages: [
           {
@@ -67,7 +65,7 @@ describe('Telegram channel against a fake Bot API on a real socket', () => {
       });
       const [request] = fake.requests();
       expect(request?.method).toBe('getupdates');
-      expect(request?.params).toEqual({ timeout: 20 });
+      expect(request?.params).toEqual({ timeout: 50 });
       expect(request?.headers['content-type']).toBe('application/json');
     });
 

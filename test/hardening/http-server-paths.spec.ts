@@ -80,10 +80,9 @@ describe('stripServerPaths', () => {
       expect(stripServerPaths(text)).toBe(text);
   });
 
+  // Quadratic backtracking over 400,000 characters would run for hours: jest's timeout is the bound.
   it('is linear on long inputs', () => {
     const long = `${'/a'.repeat(100_000)} ${'x/'.repeat(100_000)}`;
-    const started = Date.now();
-    stripServerPaths(long);
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(stripServerPaths(long)).toContain('x/x/');
   });
 });

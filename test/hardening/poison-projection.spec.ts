@@ -107,11 +107,10 @@ describe.each(storeKinds)('an event no projection can apply (%s)', (kind) => {
     expect(refused.headers['retry-after']).toBeDefined();
     expect((await eventsOf(t)).length).toBe(before);
 
-    // Reads of everything else keep answering, at once: the project answered ahead of the poison is
-    // not waited for (the read model cannot reach it), it is just not there yet.
-    const started = Date.now();
+    // Reads of everything else keep answering: the project answered ahead of the poison is not
+    // waited for (the read model cannot reach it; a read waiting for it would answer 503), it is
+    // just not there yet.
     const projects = (await t.http.get('/api/projects').expect(200)).body as { name: string }[];
-    expect(Date.now() - started).toBeLessThan(2_000);
     expect(projects.map((p) => p.name)).toEqual(expect.arrayContaining(['mindsdb', 'before_poison']));
     expect(projects.map((p) => p.name)).not.toContain('ahead_of_poison');
     expect((await querySql(t, 'SELECT name FROM information_schema.databases ORDER BY name')).type).toBe(

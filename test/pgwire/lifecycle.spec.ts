@@ -165,10 +165,9 @@ describe('the startup exchange and the server limits', () => {
     const server = await serve({ handshakeTimeoutMs: 200 });
     const silent = await rawOn(server, null);
     expect(server.connections()).toBe(1);
-    const started = Date.now();
-    // Ended by the server at its 200 ms, far before the wait's own 20 s would have ended it.
-    expect(await silent.rest(20_000)).toEqual([]);
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // Ended by the server at its 200 ms: the wait's own limit outlasts the test, so a server that
+    // kept the client fails it by jest's timeout, not by a measured time.
+    expect(await silent.rest(600_000)).toEqual([]);
     await eventually(() => server.connections() === 0);
   });
 
@@ -188,7 +187,8 @@ describe('closing the server', () => {
     busy.send(serialize.query('SELECT 1'));
     await eventually(() => waiting.length === 1);
 
-    const closed = server.close(10_000);
+    // A grace longer than the test: close() settling at all says the last connection's end settled it.
+    const closed = server.close(600_000);
     // The idle connection is ended at once.
     expect(await idle.rest()).toEqual([
       expect.objectContaining({
@@ -202,10 +202,7 @@ describe('closing the server', () => {
     const answered = await busy.until('readyForQuery');
     expect(rowsOf(answered)).toEqual([['answered: SELECT 1']]);
     expect(await busy.rest()).toEqual([expect.objectContaining({ severity: 'FATAL', code: '57P01' })]);
-    // Settled by the last connection's end, not by close()'s 10 s grace running out.
-    const started = Date.now();
     await closed;
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(server.connections()).toBe(0);
   });
 
@@ -215,11 +212,9 @@ describe('closing the server', () => {
     expect(await failureOf(pgClient(server.port))).toMatchObject({ code: '53300' });
     await admitted.end();
     await eventually(() => server.connections() === 0);
-    const outcome = await Promise.race([
-      server.close(0).then(() => 'closed'),
-      new Promise((r) => setTimeout(() => r('still open after 3 s'), 3000)),
-    ]);
-    expect(outcome).toBe('closed');
+    // Held open by the refused socket, close() would not settle and the test would time out.
+    await server.close(0);
+    expect(server.connections()).toBe(0);
   });
 
   describe('given the real engine', () => {
@@ -234,10 +229,9 @@ describe('closing the server', () => {
       raw.send(serialize.query(endlessQuery('at-shutdown')));
       await eventually(() => front.calls.some((c) => c.query.includes("'at-shutdown'")));
       const call = front.calls.find((c) => c.query.includes("'at-shutdown'"))!;
-      const started = Date.now();
+      // The statement would run for its 600 s limit, past the test's: close() settling says it ended
+      // it after its 300 ms grace.
       await front.server.close(300);
-      // The statement would run for its 600 s limit: close() ended it after its 300 ms grace.
-      expect(Date.now() - started).toBeLessThan(10_000);
       expect(call.signal!.aborted).toBe(true);
       const messages = await raw.rest();
       expect(messages).toContainEqual(

@@ -54,11 +54,10 @@ describe.each(storeKinds)('a project create checks the integrations alone (%s)',
     const held = t.running.ctx.projections.hold();
     try {
       await t.http.delete('/api/projects/gone_soon').expect(204);
-      const started = Date.now();
-      const created = await t.http.post('/api/projects').send({ name: 'made_meanwhile' }).expect(201);
       // Its namespace check read the integrations' names alone, not waiting for the delete (which
-      // the held runner cannot apply: a wait would have lasted READ_WAIT_MS and answered 503).
-      expect(Date.now() - started).toBeLessThan(READ_WAIT_MS * 0.8);
+      // the held runner cannot apply: a wait would have lasted READ_WAIT_MS and answered 503, so
+      // the 201 is the proof, whatever the machine's speed).
+      const created = await t.http.post('/api/projects').send({ name: 'made_meanwhile' }).expect(201);
       expect(created.body).toMatchObject({ name: 'made_meanwhile' });
       expect(problemOf(await t.http.get('/api/projects').expect(503)).title).toBe('Read model behind');
     } finally {

@@ -787,8 +787,9 @@ describe.each(storeKinds)('SQL statements on %s', (store) => {
 
 describe('a client that goes away', () => {
   it('interrupts its query and frees the connection', async () => {
-    // One pooled reader: the next query can only run once the abandoned one was interrupted.
-    const t = await startTestApp('sqlite', { SQL_TIMEOUT_MS: '60000', DUCKDB_READERS: '1' });
+    // One pooled reader: the next query can only run once the abandoned one was interrupted (its
+    // own limit outlasts the test, so a query left running fails it by jest's timeout).
+    const t = await startTestApp('sqlite', { SQL_TIMEOUT_MS: '600000', DUCKDB_READERS: '1' });
     const server = t.running.app.listen(0, '127.0.0.1');
     try {
       await new Promise<void>((r) => server.once('listening', () => r()));
@@ -805,10 +806,8 @@ describe('a client that goes away', () => {
       request.end(body);
       await new Promise((r) => setTimeout(r, 300));
       request.destroy();
-      const started = Date.now();
       const next = await t.http.post('/api/sql/query').send({ query: 'SELECT 42 AS answer' }).expect(200);
       expect(next.body.data).toEqual([[42]]);
-      expect(Date.now() - started).toBeLessThan(8000);
     } finally {
       server.close();
       await t.dispose();
