@@ -418,15 +418,15 @@ describe('external databases and providers that hang', () => {
 
 describe('a trigger whose source hangs, beside a healthy one', () => {
   /**
-   * Longer than the check below: a poll of the hung source ends at this deadline (less a tenth), and
-   * a watcher that waits for every trigger's poll before its next tick (the one before d62cacd) fires
-   * nothing meanwhile.
+   * Longer than the test may run: a poll of the hung source ends only at this deadline (less a
+   * tenth), so a watcher that waits for every trigger's poll before its next tick (the one before
+   * d62cacd, which fired 8.8 s late with a 10 s deadline) fires nothing before jest's timeout ends
+   * the test. The healthy trigger firing at all is the proof; no elapsed time is asserted.
    */
-  const LONG_SQL_TIMEOUT_MS = 10_000;
-  // Well inside the hung source's 10 s deadline, which the old watcher waited out (8.8 s).
-  const FIRES_WITHIN_MS = 5_000;
+  const LONG_SQL_TIMEOUT_MS = 600_000;
   let t: TestApp;
   const closers: (() => Promise<unknown>)[] = [];
+  const peerClosers: (() => Promise<unknown>)[] = [];
 
   beforeAll(async () => {
     t = await startTestApp('sqlite', {
@@ -438,17 +438,20 @@ describe('a trigger whose source hangs, beside a healthy one', () => {
     });
   });
   afterAll(async () => {
+    // The hung peer first: its cut connections end the polls waiting on it, which the app's close
+    // would otherwise wait for until their deadline.
+    for (const close of peerClosers) await close().catch(() => undefined);
     await t?.dispose();
     for (const close of closers) await close().catch(() => undefined);
   });
 
-  it('given two triggers, one on a PostgreSQL that hangs: a row inserted into the healthy one fires its trigger within a couple of seconds while the other polls hang', async () => {
+  it('given two triggers, one on a PostgreSQL that hangs: a row inserted into the healthy one fires its trigger while the other polls still hang', async () => {
     const tables = ['CREATE TABLE items (id int)', 'CREATE TABLE copies (id int)'];
     const hungData = await freshPostgresData(tables);
     const healthyData = await freshPostgresData(tables);
     closers.push(hungData.drop, healthyData.drop);
     const peer = await startPeer(5432);
-    closers.push(peer.close);
+    peerClosers.push(peer.close);
     const hungDb = uniqueName('trg_hung');
     const healthyDb = uniqueName('trg_healthy');
     peer.set('forward');
@@ -478,30 +481,27 @@ describe('a trigger whose source hangs, beside a healthy one', () => {
     peer.set('hang');
     peer.cut();
     // A poll of the hung source under way before the row arrives.
-    const hungFrom = Date.now();
-    while (peer.open() === 0 && Date.now() - hungFrom < 2_000) await new Promise((r) => setTimeout(r, 20));
+    while (peer.open() === 0) await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 300));
     const hangingPolls = peer.open();
 
     expect(await querySql(t, `INSERT INTO ${healthyDb}.items (SELECT 7 AS id)`)).toMatchObject({
       type: 'ok',
     });
+    // Until the healthy trigger fires, however long a slow machine takes: the hung polls outlast
+    // the test, so a watcher waiting for them fails it by jest's timeout.
     const inserted = Date.now();
-    let firedInMs: number | null = null;
-    while (Date.now() - inserted < LONG_SQL_TIMEOUT_MS) {
+    for (;;) {
       const copies = await querySql(t, `SELECT id FROM ${healthyDb}.copies`);
-      if (copies.type === 'table' && (copies.data?.length ?? 0) > 0) {
-        firedInMs = Date.now() - inserted;
-        break;
-      }
+      if (copies.type === 'table' && (copies.data?.length ?? 0) > 0) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     console.log(
       `trigger beside a hung source: ${hangingPolls} connection(s) hanging at the source; the healthy trigger fired ` +
-        `${firedInMs === null ? `not within ${LONG_SQL_TIMEOUT_MS} ms` : `${firedInMs} ms after its row`} (poll 100 ms, SQL_TIMEOUT_MS ${LONG_SQL_TIMEOUT_MS})`,
+        `${Date.now() - inserted} ms after its row (poll 100 ms, SQL_TIMEOUT_MS ${LONG_SQL_TIMEOUT_MS})`,
     );
     expect(hangingPolls).toBeGreaterThan(0);
-    expect(firedInMs).not.toBeNull();
-    expect(firedInMs!).toBeLessThan(FIRES_WITHIN_MS);
+    // The hung source's polls were still waiting when the healthy one fired.
+    expect(peer.open()).toBeGreaterThan(0);
   });
 });
