@@ -53,7 +53,7 @@ export class BatchWriter {
       schemaProjections: readonly SchemaProjection[];
       /** `<position>:<projection>` pairs passed over (PROJECTION_SKIP). */
       skipped: ReadonlySet<string>;
-      place: Pick<LogPlace, 'eventIdAt'>;
+      place: Pick<LogPlace, 'eventIdAt' | 'cursor'>;
       stopped: () => boolean;
       /** What follows a committed batch (the cursor, the versions, the waiters). */
       committed: CommittedBatch;
@@ -67,9 +67,14 @@ export class BatchWriter {
     return this.epoch;
   }
 
-  /** Writes a batch, in its turn, trying it again while it fails for want of DuckDB's memory. */
-  write(events: readonly RecordedEvent[], cursor: LogCursor): Promise<void> {
-    return this.memory.writeMakingRoom(events.length, () => this.writeBatch(events, cursor));
+  /**
+   * Writes a batch, in its turn, trying it again while it fails for want of DuckDB's memory. False
+   * when the tables no longer stand where the batch was read from (`from`, the cursor then): a
+   * rebuild dropped and made them meanwhile, so those events are not the next ones for them, and
+   * nothing is written (the tail reads again from where the tables stand).
+   */
+  write(events: readonly RecordedEvent[], cursor: LogCursor, from: LogCursor): Promise<boolean> {
+    return this.memory.writeMakingRoom(events.length, () => this.writeBatch(events, cursor, from));
   }
 
   /** See `ProjectionRunner.betweenBatches`. */
@@ -77,14 +82,19 @@ export class BatchWriter {
     return this.turn(work);
   }
 
-  /** Runs `work` (dropping and making the tables) with the data epoch odd, as a batch does. */
-  async whileTablesChange(work: () => Promise<void>): Promise<void> {
-    this.epoch++;
-    try {
-      await work();
-    } finally {
+  /**
+   * Runs `work` (dropping and making the tables) in its turn, with the data epoch odd, as a batch
+   * does: a batch under way finishes on the old tables first, and none writes while they change.
+   */
+  whileTablesChange(work: () => Promise<void>): Promise<void> {
+    return this.turn(async () => {
       this.epoch++;
-    }
+      try {
+        await work();
+      } finally {
+        this.epoch++;
+      }
+    });
   }
 
   /** The tables are dropped: rows remembered and a batch left unsettled belong to them. */
@@ -136,12 +146,19 @@ export class BatchWriter {
     return events.filter((e) => !done.has(e.meta.position));
   }
 
-  private async writeBatch(read: readonly RecordedEvent[], cursor: LogCursor) {
+  private async writeBatch(
+    read: readonly RecordedEvent[],
+    cursor: LogCursor,
+    from: LogCursor,
+  ): Promise<boolean> {
+    // Before `settle`, which may move the cursor past a batch that committed after all (the same
+    // read then holds its events again): here only a rebuild has moved it.
+    if (from !== this.deps.place.cursor) return false;
     const w = this.deps.duck.writer;
     if (this.openAfterFailure) this.openAfterFailure = await this.memory.rollBack(w);
     const events = await this.settle(w, read);
     // Every event read was in the batch that committed after all: the cursor stands past them.
-    if (events.length === 0) return;
+    if (events.length === 0) return true;
     this.epoch++;
     let begun = false;
     let committing: readonly BatchRowStore[] | null = null;
@@ -187,5 +204,6 @@ export class BatchWriter {
       this.epoch++;
     }
     this.deps.committed(events, cursor, written);
+    return true;
   }
 }

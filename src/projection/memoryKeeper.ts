@@ -26,7 +26,7 @@ export class MemoryKeeper {
    * queries held it) is tried again, up to MEMORY_SHORTAGE_ATTEMPTS times, once the queries holding
    * memory are stopped: the batch is not at fault, and failing it would answer every waiting write 503.
    */
-  async writeMakingRoom(events: number, write: () => Promise<void>): Promise<void> {
+  async writeMakingRoom<T>(events: number, write: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.onWriterTurn(write);

@@ -82,7 +82,7 @@ export class ProjectionRunner {
       options,
       place,
       failures: this.failures,
-      write: (events, cursor) => this.writer.write(events, cursor),
+      write: (events, cursor, from) => this.writer.write(events, cursor, from),
     });
     this.tables = new ReadModelTables({
       ...shared,

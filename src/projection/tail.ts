@@ -45,7 +45,8 @@ export class LogTail {
       place: LogPlace;
       failures: FailureKeeper;
       /** Writes a batch read from the log (the cursor moves once it committed). */
-      write: (events: readonly RecordedEvent[], cursor: LogCursor) => Promise<void>;
+      /** False: nothing written, the tables no longer stand at `from` (see `BatchWriter.write`). */
+      write: (events: readonly RecordedEvent[], cursor: LogCursor, from: LogCursor) => Promise<boolean>;
     },
   ) {}
 
@@ -239,7 +240,8 @@ export class LogTail {
     const limit = failures.batchLimit(this.deps.options.batchSize ?? 1000);
     // Read ahead from where the last batch ended: good only if that batch was written (a
     // failed one leaves the cursor where it was, and only then do batches shrink to one).
-    const read = ahead.next?.from === place.cursor ? ahead.next.read : log.readAll(place.cursor, limit);
+    const from = place.cursor;
+    const read = ahead.next?.from === from ? ahead.next.read : log.readAll(from, limit);
     ahead.next = undefined;
     const { events, cursor } = await read;
     if (events.length === 0) {
@@ -262,7 +264,8 @@ export class LogTail {
       ahead.next = { from: cursor, read: next };
     }
     try {
-      await this.deps.write(events, cursor);
+      // A rebuild made the tables again while this batch was read: read from where they stand.
+      if (!(await this.deps.write(events, cursor, from))) return 'more';
     } catch (error) {
       if (failures.isolateAfter(error, events.length)) return 'more';
       throw error;
