@@ -46,20 +46,29 @@ const checkpointAggregate: Aggregate<CheckpointState> = {
       : state,
 };
 
-/** Every event of the log in the order it is tailed (the tree's leaf order), page by page. */
+/**
+ * Every event of the log in the order it is tailed (the tree's leaf order), page by page; each page
+ * is asked for while the one before is verified, so the store reads (SQLite's thread pool,
+ * PostgreSQL's server) beside the hashing rather than before it.
+ */
 async function* tailedEvents(
   log: EventLog,
   pageSize = 5000,
   signal?: AbortSignal,
 ): AsyncGenerator<RecordedEventLike[]> {
-  let cursor = { position: 0n, transactionId: null as string | null };
-  for (;;) {
-    // A client that went away stops the reading (a whole-log check can take minutes).
-    signal?.throwIfAborted();
-    const page = await log.readAll(cursor, pageSize);
-    if (page.events.length === 0) return;
-    yield page.events;
-    cursor = page.cursor;
+  let next = log.readAll({ position: 0n, transactionId: null }, pageSize);
+  try {
+    for (;;) {
+      // A client that went away stops the reading (a whole-log check can take minutes).
+      signal?.throwIfAborted();
+      const page = await next;
+      if (page.events.length === 0) return;
+      next = log.readAll(page.cursor, pageSize);
+      yield page.events;
+    }
+  } finally {
+    // A verification that ended early (a failure, an abort) leaves no read running on the log it closes.
+    await next.catch(() => undefined);
   }
 }
 

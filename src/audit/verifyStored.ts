@@ -3,6 +3,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import type { Config } from '../config';
 import { openEventLog } from '../eventlog/open';
 import { loadOrCreateSigningKey, type Hash, type LeafHashes, type VerifyProgress } from '../ledger';
+import { HASH_SIZE } from '../ledger/hashing';
 import { systemClock } from '../shared/time';
 import { verifyWholeLog } from './ledger';
 import { messageOf } from '../shared/errors';
@@ -26,15 +27,28 @@ const recordedLeafHashes = async (
   const connection = await instance.connect();
   const rows = async (sql: string, params: (bigint | string)[]) =>
     (await connection.runAndReadAll(sql, params)).getRowObjectsJS();
-  const range = async (from: number, to: number): Promise<Hash[]> =>
-    to <= from
-      ? []
-      : (
-          await rows(
-            'SELECT LEAF_HASH FROM ledger_leaves WHERE LEAF_INDEX >= ? AND LEAF_INDEX < ? ORDER BY LEAF_INDEX',
-            [BigInt(from), BigInt(to)],
-          )
-        ).map((r) => Buffer.from(String(r.LEAF_HASH), 'hex'));
+  const rowByRow = async (from: number, to: number): Promise<Hash[]> =>
+    (
+      await rows(
+        'SELECT LEAF_HASH FROM ledger_leaves WHERE LEAF_INDEX >= ? AND LEAF_INDEX < ? ORDER BY LEAF_INDEX',
+        [BigInt(from), BigInt(to)],
+      )
+    ).map((r) => Buffer.from(String(r.LEAF_HASH), 'hex'));
+  // A range as one text (the hashes' hex in leaf order), decoded at once: a row object and a hex
+  // decoding per leaf were a tenth of a verification. Row by row when a hash is not plain hex of
+  // its size, so a damaged read model reads as it did.
+  const range = async (from: number, to: number): Promise<Hash[]> => {
+    if (to <= from) return [];
+    const [joined] = await rows(
+      "SELECT string_agg(LEAF_HASH, '' ORDER BY LEAF_INDEX) AS HASHES, count(*) AS N FROM ledger_leaves WHERE LEAF_INDEX >= ? AND LEAF_INDEX < ?",
+      [BigInt(from), BigInt(to)],
+    );
+    const text = String(joined?.HASHES ?? '');
+    const count = Number(joined?.N ?? 0);
+    const bytes = Buffer.from(text, 'hex');
+    if (bytes.length !== count * HASH_SIZE || text.length !== 2 * bytes.length) return rowByRow(from, to);
+    return Array.from({ length: count }, (_, i) => bytes.subarray(i * HASH_SIZE, (i + 1) * HASH_SIZE));
+  };
   try {
     // The tree's size is what the read model applied: its leaves [0, size) are complete.
     const [tree] = await rows('SELECT SIZE FROM ledger_tree WHERE ID = ?', ['tree']);
