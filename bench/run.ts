@@ -32,6 +32,7 @@ import { benchReplay } from './replay.bench';
 import { benchSql } from './sql.bench';
 import { benchSoak } from './soak.bench';
 import { benchTraining } from './training.bench';
+import { benchVerify } from './verify.bench';
 import { benchProjectWrites, benchWrites } from './writes.bench';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -42,6 +43,7 @@ const benches: Record<string, () => Promise<unknown>> = {
     await benchProjectWrites(Number(process.env.BENCH_WRITES ?? 2000));
   },
   replay: () => benchReplay(Number(process.env.BENCH_EVENTS ?? 100_000)),
+  verify: () => benchVerify(Number(process.env.BENCH_EVENTS ?? 100_000)),
   sql: () => benchSql(seconds),
   data: () => benchData(),
   models: () => benchModels(),
@@ -71,7 +73,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   asof: () => benchAsOf(Number(process.env.BENCH_ASOF_EVENTS ?? 1_000_000)),
 };
 const DEFAULT =
-  'http,writes,replay,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,memory,kbeval,llmjoin,llmbatch,training,asof';
+  'http,writes,replay,verify,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,memory,kbeval,llmjoin,llmbatch,training,asof';
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {
