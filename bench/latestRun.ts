@@ -23,16 +23,25 @@ export const recordPrinted = () => {
   return () => [...lines];
 };
 
-/** The benchmarks' outputs the section holds now, in its order (none from a section of an older form). */
+/**
+ * The benchmarks' outputs the section holds now, in its order. Lines before any heading (a section
+ * written before outputs had headings: one run's lines, its first saying when) are kept as one
+ * output, `earlier`, until the benchmarks it holds run again.
+ */
 const outputsIn = (section: string): BenchOutput[] => {
   const outputs: { name: string; machine: string; lines: string[] }[] = [];
   for (const line of section.split('\n')) {
     const heading = HEADING.exec(line);
     if (heading) outputs.push({ name: heading[1]!, machine: heading[2]!, lines: [] });
-    else if (outputs.length && line !== '```') outputs.at(-1)!.lines.push(line);
+    else if (line.startsWith('```') || (!outputs.length && line.trim() === '')) continue;
+    else if (outputs.length) outputs.at(-1)!.lines.push(line);
+    else outputs.push({ name: EARLIER, machine: line, lines: [] });
   }
   return outputs.map((o) => ({ ...o, lines: trimBlank(o.lines) }));
 };
+
+/** The name the lines of a section without headings are kept under. */
+const EARLIER = 'earlier';
 
 const trimBlank = (lines: readonly string[]) => {
   let end = lines.length;
@@ -47,13 +56,20 @@ const trimBlank = (lines: readonly string[]) => {
  * default set's run instead of replacing it); each says when it ran. `order` is the order the
  * section lists them in; a page without the markers gets the section at its end.
  */
-export const writeLatestRun = (file: string, ran: readonly BenchOutput[], order: readonly string[]) => {
+export const writeLatestRun = (
+  file: string,
+  ran: readonly BenchOutput[],
+  order: readonly string[],
+  /** The run covered the whole default set: an `earlier` section's lines are all outdone. */
+  ranDefaultSet: boolean,
+) => {
   const page = fs.readFileSync(file, 'utf8');
   const from = page.indexOf(START);
   const to = page.indexOf(END);
   const kept = from >= 0 && to > from ? outputsIn(page.slice(from + START.length, to)) : [];
   const byName = new Map(kept.map((o) => [o.name, o]));
   for (const o of ran) byName.set(o.name, o);
+  if (ranDefaultSet) byName.delete(EARLIER);
   const rank = (name: string) => (order.includes(name) ? order.indexOf(name) : order.length);
   const outputs = [...byName.values()].sort((a, b) => rank(a.name) - rank(b.name));
   const body = outputs.map((o) => [`── ${o.name} · ${o.machine} ──`, ...o.lines].join('\n')).join('\n\n');
