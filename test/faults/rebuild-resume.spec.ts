@@ -39,6 +39,11 @@ const PROBE_LINE = /^probe: applied through (\d+)$/;
 const BATCH_SIZE = '100';
 /** The killed start has committed at least this far (5 batches) when the spec kills it. */
 const KILL_FROM = 500n;
+/**
+ * A start that replays the rest of the log and a rebuild from scratch to compare with: on a machine
+ * at load 8 the first test took past jest's 30 s. A bound for a hang, not a measure of speed.
+ */
+const TEST_TIMEOUT_MS = 300_000;
 /** runner.ts's CATCH_UP_LOGGED_FROM: a start less far behind the log reports nothing. */
 const CATCH_UP_LOGGED_FROM = 10_000;
 
@@ -272,91 +277,99 @@ describe.each(storeKinds)('a rebuild at start, killed part way, on %s', (store: 
     fs.rmSync(aside, { recursive: true, force: true });
   });
 
-  it('given the killed rebuild committed part of the log, when the service starts again, then it carries on from that checkpoint, reports it, and ends equal to a rebuild from scratch', async () => {
-    // The kill came during the start's rebuild, after some batches and before the last.
-    expect(killed.signal).toBe('SIGKILL');
-    expect(killed.killedAt).not.toBeNull();
-    expect(killed.output).not.toMatch(/mindledger listening/);
-    expect(checkpoint).toHaveLength(1);
-    const partway = checkpoint[0]!.position;
-    // Every batch the probe saw committed survived the kill (and no more than the log was applied).
-    expect(partway).toBeGreaterThanOrEqual(killed.killedAt!);
-    expect(partway).toBeLessThan(head.position);
-    // Far enough from the head that the next start reports its progress (see CATCH_UP_LOGGED_FROM).
-    expect(Number(head.position - partway)).toBeGreaterThanOrEqual(CATCH_UP_LOGGED_FROM);
+  it(
+    'given the killed rebuild committed part of the log, when the service starts again, then it carries on from that checkpoint, reports it, and ends equal to a rebuild from scratch',
+    async () => {
+      // The kill came during the start's rebuild, after some batches and before the last.
+      expect(killed.signal).toBe('SIGKILL');
+      expect(killed.killedAt).not.toBeNull();
+      expect(killed.output).not.toMatch(/mindledger listening/);
+      expect(checkpoint).toHaveLength(1);
+      const partway = checkpoint[0]!.position;
+      // Every batch the probe saw committed survived the kill (and no more than the log was applied).
+      expect(partway).toBeGreaterThanOrEqual(killed.killedAt!);
+      expect(partway).toBeLessThan(head.position);
+      // Far enough from the head that the next start reports its progress (see CATCH_UP_LOGGED_FROM).
+      expect(Number(head.position - partway)).toBeGreaterThanOrEqual(CATCH_UP_LOGGED_FROM);
 
-    const from = lines.length;
-    copyReadModel(killedFiles, writer.config.duckdbFile);
-    running = await writer.restart({ PROJECTION_BATCH_SIZE: BATCH_SIZE });
+      const from = lines.length;
+      copyReadModel(killedFiles, writer.config.duckdbFile);
+      running = await writer.restart({ PROJECTION_BATCH_SIZE: BATCH_SIZE });
 
-    // Resumed: the catch-up began at the killed start's checkpoint, and applied only what followed.
-    const rest = await running.running.ctx.log.readPage({ after: partway, limit: 1_000_000 });
-    const progress = progressOf(lines, from);
-    expect(progress.messages).not.toContain('projection definitions changed: rebuilding from the log');
-    expect(progress.done).toEqual([
-      {
-        applied: rest.length,
-        total: Number(head.position - partway),
-        eventsPerSecond: expect.any(Number),
-        secondsLeft: expect.any(Number),
-      },
-    ]);
-    const done = progress.done[0]!;
-    expect(startedFrom(head.position, done)).toBe(partway);
-    expect(done.eventsPerSecond).toBeGreaterThan(0);
-    // Lines while it ran come every 5 s (none on a catch-up quicker than that): each counts up to the same total.
-    const applied = progress.during.map((p) => p.applied);
-    expect(applied).toEqual([...applied].sort((a, b) => a - b));
-    for (const p of progress.during)
-      expect(p).toEqual({
-        applied: expect.any(Number),
-        total: done.total,
-        eventsPerSecond: expect.any(Number),
-        secondsLeft: expect.any(Number),
+      // Resumed: the catch-up began at the killed start's checkpoint, and applied only what followed.
+      const rest = await running.running.ctx.log.readPage({ after: partway, limit: 1_000_000 });
+      const progress = progressOf(lines, from);
+      expect(progress.messages).not.toContain('projection definitions changed: rebuilding from the log');
+      expect(progress.done).toEqual([
+        {
+          applied: rest.length,
+          total: Number(head.position - partway),
+          eventsPerSecond: expect.any(Number),
+          secondsLeft: expect.any(Number),
+        },
+      ]);
+      const done = progress.done[0]!;
+      expect(startedFrom(head.position, done)).toBe(partway);
+      expect(done.eventsPerSecond).toBeGreaterThan(0);
+      // Lines while it ran come every 5 s (none on a catch-up quicker than that): each counts up to the same total.
+      const applied = progress.during.map((p) => p.applied);
+      expect(applied).toEqual([...applied].sort((a, b) => a - b));
+      for (const p of progress.during)
+        expect(p).toEqual({
+          applied: expect.any(Number),
+          total: done.total,
+          eventsPerSecond: expect.any(Number),
+          secondsLeft: expect.any(Number),
+        });
+      expect(progress.during.every((p) => p.applied > 0 && p.applied <= done.applied)).toBe(true);
+
+      // Row for row what the log makes: as before the files were deleted, and as a rebuild from scratch.
+      const status = await statusOf(running);
+      expect(status).toMatchObject({ position: head.position.toString(), failed: null });
+      expect(status.digest).toBe(statusBefore.digest);
+      expect(await rebuildDifferences(running, 1_000)).toEqual([]);
+
+      // Every resource answers as it did.
+      expect(await resourcesOverHttp(running)).toEqual(before);
+      expect((await running.http.get('/api/projects/kept_1/skills/s_5').expect(200)).body).toMatchObject({
+        name: 's_5',
+        params: { database: 'files', description: 'skill 5, updated' },
       });
-    expect(progress.during.every((p) => p.applied > 0 && p.applied <= done.applied)).toBe(true);
+      await running.http.get('/api/projects/kept_1/skills/s_13').expect(404);
+      for (const p of GONE) await running.http.get(`/api/projects/${p}`).expect(404);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-    // Row for row what the log makes: as before the files were deleted, and as a rebuild from scratch.
-    const status = await statusOf(running);
-    expect(status).toMatchObject({ position: head.position.toString(), failed: null });
-    expect(status.digest).toBe(statusBefore.digest);
-    expect(await rebuildDifferences(running, 1_000)).toEqual([]);
+  it(
+    'kill check: a start that did not carry on from the checkpoint is seen by the resume assertion, though its tables come out the same',
+    async () => {
+      // The bug stood in for: the killed start's checkpoint not taken (here its fingerprint no longer
+      // matches, which the product answers by dropping the tables and replaying the log from 0).
+      const mangled = path.join(fs.mkdtempSync(path.join(aside, 'mangled-')), 'projections.duckdb');
+      copyReadModel(killedFiles, mangled);
+      const instance = await DuckDBInstance.create(mangled);
+      const c = await instance.connect();
+      await c.run(`UPDATE ${CHECKPOINT_TABLE} SET fingerprint = 'not-this-version'`);
+      c.closeSync();
+      instance.closeSync();
+      const partway = checkpoint[0]!.position;
+      expect(partway).toBeGreaterThan(0n);
 
-    // Every resource answers as it did.
-    expect(await resourcesOverHttp(running)).toEqual(before);
-    expect((await running.http.get('/api/projects/kept_1/skills/s_5').expect(200)).body).toMatchObject({
-      name: 's_5',
-      params: { database: 'files', description: 'skill 5, updated' },
-    });
-    await running.http.get('/api/projects/kept_1/skills/s_13').expect(404);
-    for (const p of GONE) await running.http.get(`/api/projects/${p}`).expect(404);
-  });
+      const from = lines.length;
+      copyReadModel(mangled, writer.config.duckdbFile);
+      running = await writer.restart({ PROJECTION_BATCH_SIZE: BATCH_SIZE });
 
-  it('kill check: a start that did not carry on from the checkpoint is seen by the resume assertion, though its tables come out the same', async () => {
-    // The bug stood in for: the killed start's checkpoint not taken (here its fingerprint no longer
-    // matches, which the product answers by dropping the tables and replaying the log from 0).
-    const mangled = path.join(fs.mkdtempSync(path.join(aside, 'mangled-')), 'projections.duckdb');
-    copyReadModel(killedFiles, mangled);
-    const instance = await DuckDBInstance.create(mangled);
-    const c = await instance.connect();
-    await c.run(`UPDATE ${CHECKPOINT_TABLE} SET fingerprint = 'not-this-version'`);
-    c.closeSync();
-    instance.closeSync();
-    const partway = checkpoint[0]!.position;
-    expect(partway).toBeGreaterThan(0n);
-
-    const from = lines.length;
-    copyReadModel(mangled, writer.config.duckdbFile);
-    running = await writer.restart({ PROJECTION_BATCH_SIZE: BATCH_SIZE });
-
-    const progress = progressOf(lines, from);
-    expect(progress.messages).toContain('projection definitions changed: rebuilding from the log');
-    expect(progress.done).toHaveLength(1);
-    // What the first test asserts to be `partway` reads 0 here: the whole log applied again.
-    expect(startedFrom(head.position, progress.done[0]!)).toBe(0n);
-    expect(startedFrom(head.position, progress.done[0]!)).not.toBe(partway);
-    expect(progress.done[0]!.applied).toBe(head.events);
-    // The tables alone cannot tell: the same digest as a resumed start's.
-    expect((await statusOf(running)).digest).toBe(statusBefore.digest);
-  });
+      const progress = progressOf(lines, from);
+      expect(progress.messages).toContain('projection definitions changed: rebuilding from the log');
+      expect(progress.done).toHaveLength(1);
+      // What the first test asserts to be `partway` reads 0 here: the whole log applied again.
+      expect(startedFrom(head.position, progress.done[0]!)).toBe(0n);
+      expect(startedFrom(head.position, progress.done[0]!)).not.toBe(partway);
+      expect(progress.done[0]!.applied).toBe(head.events);
+      // The tables alone cannot tell: the same digest as a resumed start's.
+      expect((await statusOf(running)).digest).toBe(statusBefore.digest);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
