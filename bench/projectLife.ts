@@ -17,6 +17,7 @@ import { projectAggregate } from '../src/projects/aggregate';
 import { decideProject } from '../src/projects/decider';
 import { decideSkill } from '../src/skills/decider';
 import { projectStream, type ProjectAggregate } from '../src/shared/projectState';
+import { seededRandom } from '../src/engines/ml/random';
 
 /**
  * What a project's life appends through: the service's command runner (src/eventlog/commands.ts)
@@ -34,18 +35,6 @@ export type LifeLog = {
 
 /** A command on a stream, decided on the stream's state. */
 type Decision<S> = (state: S) => readonly NewEvent[];
-
-/** mulberry32: a small generator whose sequence is fixed by its seed. */
-const seededRandom = (seed: number) => {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-};
 
 const WORDS = (
   'order invoice customer refund shipping delay account password billing plan upgrade discount ' +
