@@ -20,7 +20,7 @@
  * The log is written once per store (half a minute of HTTP) and the interrupted rebuild run once;
  * each test starts from its own copy of the DuckDB files the kill left.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,9 +29,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { CHECKPOINT_TABLE } from '../../src/projection/checkpoint';
 import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
 import { rebuildDifferences, statusOf, waitForHead } from '../support/promise-rebuild';
-import { freePort } from '../support/service';
+import { spawnService } from '../support/service';
 
-const ROOT = path.resolve(__dirname, '../..');
 /** What test/support/rebuild-probe-main.ts prints after each committed batch. */
 const PROBE_LINE = /^probe: applied through (\d+)$/;
 
@@ -165,28 +164,21 @@ const children: ChildProcess[] = [];
  * `KILL_FROM`: no shutdown, no flush, whatever it was doing. Answers what it printed.
  */
 const startAndKillPartWay = async (t: TestApp) => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/rebuild-probe-main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
+  const { child } = await spawnService(
+    {
       DATA_DIR: t.config.dataDir,
       EVENT_STORE_URL: t.config.eventStoreUrl ?? '',
       PROJECTION_BATCH_SIZE: BATCH_SIZE,
       PROJECTION_POLL_MS: '50',
-      PORT: String(await freePort()),
-      HOST: '127.0.0.1',
-      MYSQL_PORT: '0',
-      PG_PORT: '0',
       LOG_LEVEL: 'info',
-      DUCKDB_THREADS: '1',
       LEDGER_CHECKPOINT_EVENTS: '1000000000',
       LEDGER_CHECKPOINT_MS: '86400000',
       LEDGER_CHECKPOINT_ON_STOP: 'false',
       JOBS_POLL_MS: '0',
       TRIGGERS_POLL_MS: '0',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+    'test/support/rebuild-probe-main.ts',
+  );
   let output = '';
   let pending = '';
   let killedAt: bigint | null = null;

@@ -21,10 +21,13 @@ export type Service = {
   exited: Promise<number | null>;
 };
 
-/** The real service in a process of its own (as `npm start` runs it), on its own port. */
-export const startService = async (env: Record<string, string>): Promise<Service> => {
+/**
+ * The real service's process (`main`, src/main.ts or a probe around it), on a port of its own,
+ * its stdout and stderr piped: not waited for (a spec may stop it part way through its start).
+ */
+export const spawnService = async (env: Record<string, string>, main = 'src/main.ts') => {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', main], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -41,6 +44,12 @@ export const startService = async (env: Record<string, string>): Promise<Service
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return { child, port };
+};
+
+/** The real service in a process of its own (as `npm start` runs it), on its own port. */
+export const startService = async (env: Record<string, string>): Promise<Service> => {
+  const { child, port } = await spawnService(env);
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
