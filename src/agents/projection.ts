@@ -71,7 +71,7 @@ export const agentsTable = projectResourceTable({
       case 'SkillUpdated': {
         // A renamed skill is renamed in every agent that lists it.
         const d = event.data;
-        const users = await rows.scan((r: Row) => (r.SKILL_IDS as bigint[]).includes(BigInt(d.skillId)));
+        const users = await rows.scan({ SKILL_IDS: BigInt(d.skillId) });
         for (const row of users)
           rows.put({ ...row, ...(await skillColumns(row.SKILL_LINKS as Links, lookup('skills'))) });
         return;

@@ -90,14 +90,14 @@ export const chatbotsTable = projectResourceTable({
       case 'AgentUpdated': {
         // A renamed agent is renamed in every chatbot that uses it.
         const d = event.data;
-        const users = await rows.scan((r: Row) => r.AGENT_ID === BigInt(d.agentId));
+        const users = await rows.scan({ AGENT_ID: BigInt(d.agentId) });
         for (const row of users) rows.put({ ...row, AGENT: d.name });
         return;
       }
       case 'DatabaseDeleted': {
         // The chat database is gone: the bot keeps its settings and shows no database (MindsDB: "?").
         const d = event.data;
-        const users = await rows.scan((r: Row) => r.DATABASE_ID === BigInt(d.databaseId));
+        const users = await rows.scan({ DATABASE_ID: BigInt(d.databaseId) });
         for (const row of users) rows.put({ ...row, DATABASE: null, DATABASE_ID: null });
         return;
       }

@@ -16,8 +16,9 @@ import { VERSION } from '../shared/version';
 const keyOf = (projectId: number, name: string, version: number) =>
   `${projectId}:${nameKey(name)}:${version}`;
 
-const sameModel = (projectId: number, name: string) => (r: Row) =>
-  r.PROJECT_ID === BigInt(projectId) && nameKey(String(r.NAME)) === nameKey(name);
+/** A model's versions: its project's rows read by the table, its name compared as names are. */
+const versionsOf = (rows: RowStore, projectId: number, name: string) =>
+  rows.scan({ PROJECT_ID: BigInt(projectId) }, (r: Row) => nameKey(String(r.NAME)) === nameKey(name));
 
 /** A version's row as its definition makes it: `id` is the model's (its first version's position). */
 const definedRow = (d: ModelVersionDefined['data'], id: bigint, position: bigint): Row => ({
@@ -166,7 +167,7 @@ export const modelsTable = tableProjection({
     switch (event.type) {
       case 'ModelVersionDefined': {
         const d = event.data;
-        const first = (await rows.scan(sameModel(d.projectId, d.name)))[0];
+        const first = (await versionsOf(rows, d.projectId, d.name))[0];
         rows.put(
           definedRow(d, (first?.ID as bigint | undefined) ?? event.meta.position, event.meta.position),
         );
@@ -225,7 +226,7 @@ export const modelsTable = tableProjection({
         const d = event.data;
         const key = keyOf(d.projectId, d.name, d.version);
         if (!(await rows.get(key))) return;
-        for (const r of await rows.scan(sameModel(d.projectId, d.name)))
+        for (const r of await versionsOf(rows, d.projectId, d.name))
           rows.put({ ...r, ACTIVE: r.KEY === key });
         return;
       }
@@ -248,7 +249,7 @@ export const modelsTable = tableProjection({
         return;
       }
       case 'ModelDeleted':
-        for (const r of await rows.scan(sameModel(event.data.projectId, event.data.name)))
+        for (const r of await versionsOf(rows, event.data.projectId, event.data.name))
           rows.delete(String(r.KEY));
         return;
       default:

@@ -66,8 +66,8 @@ export class HistoryRecorder implements RowStore {
     return this.live.get(key);
   }
 
-  scan(filter: (row: Row) => boolean) {
-    return this.live.scan(filter);
+  scan(where: Row, filter?: (row: Row) => boolean) {
+    return this.live.scan(where, filter);
   }
 
   private note(row: Row | null, key: string, fresh: boolean) {

@@ -110,6 +110,55 @@ export const storedRow = (projection: TableProjection, row: Row): Row => {
   return out;
 };
 
+const isList = (column: Column) => column.type === 'VARCHAR[]' || column.type === 'BIGINT[]';
+
+const whereColumn = (projection: TableProjection, name: string): Column => {
+  const column = projection.columns.find((c) => c.name === name);
+  if (!column) throw new Error(`${projection.table} has no column ${name} to scan by`);
+  return column;
+};
+
+/** One cell of `where` as a bound value: a list column's value is one element of the list. */
+const whereValue = (column: Column, value: unknown): bigint | string | number | boolean => {
+  const stored = isList(column) ? storedCell(column, [value]) : storedCell(column, value);
+  const cell = isList(column) ? (stored as unknown[])[0] : stored;
+  if (typeof cell === 'object') throw new Error(`A scan cannot match ${column.name} (${column.type})`);
+  return cell as bigint | string | number | boolean;
+};
+
+/**
+ * `where` as the SQL condition the table reads: each cell equal (null: IS NULL; a list column: holds
+ * the value). Bound values, no text built from cells.
+ */
+const whereCells = (projection: TableProjection, where: Row) => {
+  const terms: string[] = ['TRUE'];
+  const values: (bigint | string | number | boolean)[] = [];
+  for (const [name, value] of Object.entries(where)) {
+    const column = whereColumn(projection, name);
+    if (value === null || value === undefined) {
+      terms.push(`${quoteIdent(name)} IS NULL`);
+      continue;
+    }
+    terms.push(isList(column) ? `list_contains(${quoteIdent(name)}, ?)` : `${quoteIdent(name)} = ?`);
+    values.push(whereValue(column, value));
+  }
+  return { sql: terms.join(' AND '), values };
+};
+
+/** `where` as a test of a row in its stored form, matching what `whereCells` makes the table match. */
+export const cellsMatcher = (projection: TableProjection, where: Row) => {
+  const tests = Object.entries(where).map(([name, value]) => {
+    const column = whereColumn(projection, name);
+    if (value === null || value === undefined)
+      return (row: Row) => row[name] === null || row[name] === undefined;
+    const wanted = whereValue(column, value);
+    return isList(column)
+      ? (row: Row) => Array.isArray(row[name]) && (row[name] as unknown[]).some((item) => item === wanted)
+      : (row: Row) => row[name] === wanted;
+  });
+  return (row: Row) => tests.every((test) => test(row));
+};
+
 /** Keys one `prefetch` query reads at most. */
 const PREFETCH_KEYS = 1000;
 
@@ -216,16 +265,21 @@ export class BatchRowStore implements RowStore {
     else this.pending.set(k, null);
   }
 
-  async scan(filter: (row: Row) => boolean): Promise<Row[]> {
+  async scan(where: Row, filter: (row: Row) => boolean = () => true): Promise<Row[]> {
     const p = this.projection;
-    const reader = await this.connection.runAndReadAll(`SELECT * FROM ${quoteIdent(p.table)}`);
+    const condition = whereCells(p, where);
+    const reader = await this.connection.runAndReadAll(
+      `SELECT * FROM ${quoteIdent(p.table)} WHERE ${condition.sql}`,
+      condition.values,
+    );
     const rows = new Map<string, Row>();
     for (const stored of reader.getRowObjectsJS() as Row[]) {
       const row = this.fromStored(stored);
       rows.set(p.key ? String(row[p.key]) : String(rows.size), row);
     }
+    const matches = cellsMatcher(p, where);
     for (const [k, row] of this.pending) {
-      if (row) rows.set(k, row);
+      if (row && matches(row)) rows.set(k, row);
       else rows.delete(k);
     }
     // In key order, whatever the storage order or whether a row is pending: a projection that takes

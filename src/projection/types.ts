@@ -42,8 +42,12 @@ export interface RowStore {
    */
   insert(row: Row): void;
   delete(key: string | bigint): void;
-  /** Every current row matching `filter` (table rows overlaid with this batch's changes). For rare events only. */
-  scan(filter: (row: Row) => boolean): Promise<Row[]>;
+  /**
+   * The current rows whose cells equal `where`'s (null: is null; a list column: holds the value) and
+   * that pass `filter`, in key order (table rows overlaid with this batch's changes). The table reads
+   * `where` itself: a whole table read per event made a replay quadratic in the resources it holds.
+   */
+  scan(where: Row, filter?: (row: Row) => boolean): Promise<Row[]>;
   /**
    * A hint: these keys will be read (`get`) in this batch, so read them from the table at once
    * rather than one query each. `get` answers the same with or without it.

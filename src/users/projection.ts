@@ -103,7 +103,7 @@ export const sessionsTable = tableProjection({
       case 'UserPasswordChanged': {
         const userId = BigInt(event.data.userId);
         const at = event.type === 'UserDeleted' ? event.data.deletedAt : event.data.changedAt;
-        const open = await rows.scan((r) => BigInt(r.USER_ID as bigint) === userId && r.ENDED_AT === null);
+        const open = await rows.scan({ USER_ID: userId, ENDED_AT: null });
         for (const row of open) rows.put({ ...row, ENDED_AT: at, END_REASON: 'revoked' });
         return;
       }

@@ -83,7 +83,10 @@ const memory = () => {
     put: (row) => void rows.set(String(row.ID), row),
     insert: (row) => void rows.set(String(row.ID), row),
     delete: (key) => void rows.delete(String(key)),
-    scan: async (filter) => [...rows.values()].filter(filter),
+    scan: async (where, filter = () => true) =>
+      [...rows.values()].filter(
+        (row) => Object.entries(where).every(([k, v]) => row[k] === v) && filter(row),
+      ),
   };
   return { rows, store };
 };

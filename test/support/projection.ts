@@ -1,6 +1,6 @@
 import type { MindledgerEvent } from '../../events';
 import { allProjections } from '../../projections';
-import { storedRow } from '../../src/projection/rows';
+import { cellsMatcher, storedRow } from '../../src/projection/rows';
 import type { Row, RowStore, TableProjection } from '../../src/projection/types';
 import { recorded } from './decider';
 
@@ -29,8 +29,12 @@ class MemoryRows implements RowStore {
   delete(key: string | bigint) {
     this.rows.delete(String(key));
   }
-  async scan(filter: (row: Row) => boolean) {
-    return [...this.rows.values()].filter(filter);
+  async scan(where: Row, filter: (row: Row) => boolean = () => true) {
+    const matches = cellsMatcher(this.projection, where);
+    return [...this.rows.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, row]) => row)
+      .filter((row) => matches(row) && filter(row));
   }
 }
 
