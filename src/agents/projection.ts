@@ -1,5 +1,5 @@
 import type { AgentCreated } from '../../events';
-import type { Row, RowStore } from '../projection/types';
+import type { RowStore } from '../projection/types';
 import { projectResourceReads, updatedRow, projectResourceTable } from '../projection/resourceTable';
 import { NAME_AND_PROJECT, RESOURCE_IDS, RESOURCE_STAMPS } from '../projection/resourceColumns';
 import { allHandled, type RowOf } from '../projection/table';

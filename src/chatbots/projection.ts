@@ -1,5 +1,5 @@
 import type { ChatbotCreated, ChatbotUpdated } from '../../events';
-import type { Row, RowStore, TableReader } from '../projection/types';
+import type { RowStore, TableReader } from '../projection/types';
 import {
   patchRow,
   projectResourceReads,
