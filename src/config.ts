@@ -263,6 +263,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     projectionListen: flag(e.PROJECTION_LISTEN),
     projectionBatchSize: e.PROJECTION_BATCH_SIZE,
     projectionBatchPauseMs: e.PROJECTION_BATCH_PAUSE_MS,
+    projectionProgressFromEvents: e.PROJECTION_PROGRESS_FROM_EVENTS,
+    projectionProgressEveryMs: e.PROJECTION_PROGRESS_EVERY_MS,
     projectionSkip: list(e.PROJECTION_SKIP),
     projectionWaitMs: e.PROJECTION_WAIT_MS,
     readyMaxLagEvents: e.READY_MAX_LAG_EVENTS,

@@ -95,6 +95,8 @@ export const openStores = async (
     {
       batchSize: config.projectionBatchSize,
       batchPauseMs: config.projectionBatchPauseMs,
+      progressFromEvents: config.projectionProgressFromEvents,
+      progressEveryMs: config.projectionProgressEveryMs,
       skip: config.projectionSkip,
       pollMs: options.poll ? config.projectionPollMs : 0,
       follow: options.poll && config.projectionListen,

@@ -198,6 +198,16 @@ export const ENTRIES: Record<Variable, Entry> = {
     meaning:
       "The pause before a batch nobody waits for, right after another: what is appended meanwhile joins it (most of a small batch's cost in DuckDB is per batch, not per event). A read or a writer waiting for a position ends the pause at once.",
   },
+  PROJECTION_PROGRESS_FROM_EVENTS: {
+    section: 'log',
+    meaning:
+      'A start at least this many log positions behind the log (a read model rebuilt, a node new to a long log) logs its progress while it catches up: `the read model is catching up with the log`, then `the read model caught up with the log`, with `applied`, `total`, `eventsPerSecond` and `secondsLeft`. A start nearer the head logs neither.',
+  },
+  PROJECTION_PROGRESS_EVERY_MS: {
+    section: 'log',
+    meaning:
+      'How often such a start logs `the read model is catching up with the log`, at most (after a batch); `0`: after every batch.',
+  },
   PROJECTION_SKIP: {
     section: 'log',
     meaning:

@@ -16,6 +16,8 @@ export const envSchema = z.object({
   PROJECTION_LISTEN: z.enum(['true', 'false', '1', '0']).default('true'),
   PROJECTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
   PROJECTION_BATCH_PAUSE_MS: z.coerce.number().int().min(0).max(10_000).default(10),
+  PROJECTION_PROGRESS_FROM_EVENTS: z.coerce.number().int().min(1).default(10_000),
+  PROJECTION_PROGRESS_EVERY_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
   PROJECTION_SKIP: z
     .string()
     .regex(

@@ -40,6 +40,10 @@ export type Config = {
   projectionBatchSize: number;
   /** The pause before a batch nobody waits for, after another: events arriving meanwhile join it. */
   projectionBatchPauseMs: number;
+  /** A start at least this many log positions behind logs its catch-up's progress (a rebuild, a new node). */
+  projectionProgressFromEvents: number;
+  /** How often such a start logs its progress while it catches up (0: after every batch). */
+  projectionProgressEveryMs: number;
   /**
    * Events one projection passes over, as `<position>:<projection>` (PROJECTION_SKIP): an operator's
    * way past an event that projection cannot apply, without editing the log.

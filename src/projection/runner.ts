@@ -15,7 +15,10 @@ import { TableStamps } from './tableStamps';
 import { LogTail } from './tail';
 import type { SchemaProjection, TableProjection } from './types';
 
-/** A start this many events behind logs its progress, every few seconds, until it has caught up. */
+/**
+ * Unless set otherwise (PROJECTION_PROGRESS_FROM_EVENTS, PROJECTION_PROGRESS_EVERY_MS): a start this
+ * many events behind logs its progress, every few seconds, until it has caught up.
+ */
 const CATCH_UP_LOGGED_FROM = 10_000;
 const CATCH_UP_LOG_EVERY_MS = 5_000;
 
@@ -248,12 +251,12 @@ export class ProjectionRunner {
    */
   async startServing(): Promise<void> {
     const logProgress = (behind: number) => {
-      if (behind < CATCH_UP_LOGGED_FROM) return null;
+      if (behind < (this.options.progressFromEvents ?? CATCH_UP_LOGGED_FROM)) return null;
       const watch = watchCatchUp(
         (listener) => this.onApplied(listener),
         behind,
         (p) => this.logger.info(p, 'the read model is catching up with the log'),
-        CATCH_UP_LOG_EVERY_MS,
+        this.options.progressEveryMs ?? CATCH_UP_LOG_EVERY_MS,
       );
       return () => this.logger.info(watch.stop(), 'the read model caught up with the log');
     };

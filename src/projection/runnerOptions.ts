@@ -3,6 +3,12 @@ export type ProjectionRunnerOptions = {
   batchSize?: number;
   /** The pause before a batch nobody waits for, after another (see `pauseBeforeNextBatch`); default 10 ms. */
   batchPauseMs?: number;
+  /**
+   * A start at least this many positions behind the log logs its progress (`startServing`), at most
+   * once per `progressEveryMs` (0: after every batch); defaults 10,000 and 5 s.
+   */
+  progressFromEvents?: number;
+  progressEveryMs?: number;
   /** How often to look for events written by other processes; 0 disables polling. */
   pollMs?: number;
   /**
