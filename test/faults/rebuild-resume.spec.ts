@@ -6,18 +6,20 @@
  * made) prepares the tables and writes their checkpoint first (position 0, the fingerprint), then
  * every batch commits with the checkpoint moved to its last event (src/projection/readModelTables.ts,
  * batchWriter.ts). A start that finds a checkpoint with its own fingerprint carries on from there.
- * A start at least 10,000 positions behind the log logs "the read model is catching up with the
- * log" every 5 s and, once there, "the read model caught up with the log", each with `applied`,
- * `total` (how far behind it began), `eventsPerSecond` and `secondsLeft` (runner.ts, startServing).
- * Both figures are constants there, not settings: the log here is made long enough to be reported.
+ * A start at least PROJECTION_PROGRESS_FROM_EVENTS positions behind the log (10,000 unless set) logs
+ * "the read model is catching up with the log" every PROJECTION_PROGRESS_EVERY_MS (5 s unless set)
+ * and, once there, "the read model caught up with the log", each with `applied`, `total` (how far
+ * behind it began), `eventsPerSecond` and `secondsLeft` (runner.ts, startServing). Here every start
+ * reports from 300 positions behind, after every batch: a log of some 600 events is reported, and
+ * each batch's line is there to read.
  *
- * Given a log of some 11,600 events of seven kinds, written over HTTP, and its read model deleted;
+ * Given a log of some 600 events of seven kinds, written over HTTP, and its read model deleted;
  * when the real service (src/main.ts in a process of its own) starts and rebuilds it, and is killed
  * with SIGKILL part way, and the service is started again: then that start carries on from the
  * checkpoint the killed one committed, says so in its progress, and ends with the read model a
  * rebuild from scratch makes, every resource answering as before.
  *
- * The log is written once per store (half a minute of HTTP) and the interrupted rebuild run once;
+ * The log is written once per store (a few seconds of HTTP) and the interrupted rebuild run once;
  * each test starts from its own copy of the DuckDB files the kill left.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -34,24 +36,33 @@ import { spawnService } from '../support/service';
 /** What test/support/rebuild-probe-main.ts prints after each committed batch. */
 const PROBE_LINE = /^probe: applied through (\d+)$/;
 
-/** Events per DuckDB transaction in every start that rebuilds: some 116 batches for the whole log. */
-const BATCH_SIZE = '100';
-/** The killed start has committed at least this far (5 batches) when the spec kills it. */
-const KILL_FROM = 500n;
+/**
+ * Events per DuckDB transaction in every start that rebuilds: some 60 batches for the whole log,
+ * so that the killed start, past `KILL_FROM`, still has some 50 to go when the kill reaches it.
+ */
+const BATCH_SIZE = '10';
+/** The killed start has committed at least this far (10 batches) when the spec kills it. */
+const KILL_FROM = 100n;
 /**
  * A start that replays the rest of the log and a rebuild from scratch to compare with: on a machine
  * at load 8 the first test took past jest's 30 s. A bound for a hang, not a measure of speed.
  */
 const TEST_TIMEOUT_MS = 300_000;
-/** runner.ts's CATCH_UP_LOGGED_FROM: a start less far behind the log reports nothing. */
-const CATCH_UP_LOGGED_FROM = 10_000;
+/** PROJECTION_PROGRESS_FROM_EVENTS: a start less far behind the log reports nothing. */
+const PROGRESS_FROM = 300;
+/** Every start that rebuilds: its batch size, and progress from `PROGRESS_FROM` behind, after every batch. */
+const REBUILDING = {
+  PROJECTION_BATCH_SIZE: BATCH_SIZE,
+  PROJECTION_PROGRESS_FROM_EVENTS: String(PROGRESS_FROM),
+  PROJECTION_PROGRESS_EVERY_MS: '0',
+};
 
 /** Kept: projects whose skills are created, some updated, some deleted, with agents and a view. */
 const KEPT = ['kept_0', 'kept_1', 'kept_2'];
-const SKILLS_KEPT = 400;
+const SKILLS_KEPT = 40;
 /** Gone: projects filled with skills, then deleted (a SkillDeleted per skill, then ProjectDeleted). */
 const GONE = ['gone_0', 'gone_1', 'gone_2', 'gone_3', 'gone_4'];
-const SKILLS_GONE = 1_000;
+const SKILLS_GONE = 40;
 
 type LogLine = { msg?: string } & Record<string, unknown>;
 type Progress = { applied: number; total: number; eventsPerSecond: number; secondsLeft: number | null };
@@ -168,7 +179,7 @@ const startAndKillPartWay = async (t: TestApp) => {
     {
       DATA_DIR: t.config.dataDir,
       EVENT_STORE_URL: t.config.eventStoreUrl ?? '',
-      PROJECTION_BATCH_SIZE: BATCH_SIZE,
+      ...REBUILDING,
       PROJECTION_POLL_MS: '50',
       LOG_LEVEL: 'info',
       LEDGER_CHECKPOINT_EVENTS: '1000000000',
@@ -185,7 +196,7 @@ const startAndKillPartWay = async (t: TestApp) => {
   children.push(child);
   child.stdout.on('data', (d: Buffer) => {
     output += d.toString();
-    // Caught up before the kill (it should not be, 500 events into 11,600): no service left behind.
+    // Caught up before the kill (it should not be, 100 events into 600): no service left behind.
     if (output.includes('mindledger listening')) child.kill('SIGKILL');
   });
   child.stderr.on('data', (d: Buffer) => {
@@ -281,12 +292,12 @@ describe.each(storeKinds)('a rebuild at start, killed part way, on %s', (store: 
       // Every batch the probe saw committed survived the kill (and no more than the log was applied).
       expect(partway).toBeGreaterThanOrEqual(killed.killedAt!);
       expect(partway).toBeLessThan(head.position);
-      // Far enough from the head that the next start reports its progress (see CATCH_UP_LOGGED_FROM).
-      expect(Number(head.position - partway)).toBeGreaterThanOrEqual(CATCH_UP_LOGGED_FROM);
+      // Far enough from the head that the next start reports its progress (see PROGRESS_FROM).
+      expect(Number(head.position - partway)).toBeGreaterThanOrEqual(PROGRESS_FROM);
 
       const from = lines.length;
       copyReadModel(killedFiles, writer.config.duckdbFile);
-      running = await writer.restart({ PROJECTION_BATCH_SIZE: BATCH_SIZE });
+      running = await writer.restart(REBUILDING);
 
       // Resumed: the catch-up began at the killed start's checkpoint, and applied only what followed.
       const rest = await running.running.ctx.log.readPage({ after: partway, limit: 1_000_000 });
@@ -303,9 +314,14 @@ describe.each(storeKinds)('a rebuild at start, killed part way, on %s', (store: 
       const done = progress.done[0]!;
       expect(startedFrom(head.position, done)).toBe(partway);
       expect(done.eventsPerSecond).toBeGreaterThan(0);
-      // Lines while it ran come every 5 s (none on a catch-up quicker than that): each counts up to the same total.
+      // A line after every batch (PROJECTION_PROGRESS_EVERY_MS=0), each counting up, of a batch at
+      // most, to what the last line says, towards the same total.
       const applied = progress.during.map((p) => p.applied);
-      expect(applied).toEqual([...applied].sort((a, b) => a - b));
+      expect(applied.at(-1)).toBe(done.applied);
+      applied.forEach((a, i) => {
+        expect(a - (applied[i - 1] ?? 0)).toBeGreaterThan(0);
+        expect(a - (applied[i - 1] ?? 0)).toBeLessThanOrEqual(Number(BATCH_SIZE));
+      });
       for (const p of progress.during)
         expect(p).toEqual({
           applied: expect.any(Number),
@@ -313,7 +329,6 @@ describe.each(storeKinds)('a rebuild at start, killed part way, on %s', (store: 
           eventsPerSecond: expect.any(Number),
           secondsLeft: expect.any(Number),
         });
-      expect(progress.during.every((p) => p.applied > 0 && p.applied <= done.applied)).toBe(true);
 
       // Row for row what the log makes: as before the files were deleted, and as a rebuild from scratch.
       const status = await statusOf(running);
@@ -350,7 +365,7 @@ describe.each(storeKinds)('a rebuild at start, killed part way, on %s', (store: 
 
       const from = lines.length;
       copyReadModel(mangled, writer.config.duckdbFile);
-      running = await writer.restart({ PROJECTION_BATCH_SIZE: BATCH_SIZE });
+      running = await writer.restart(REBUILDING);
 
       const progress = progressOf(lines, from);
       expect(progress.messages).toContain('projection definitions changed: rebuilding from the log');
