@@ -117,8 +117,7 @@ const deleteRows = async <D extends EventType, C extends readonly Column[]>(
 ) => {
   if ('key' in deletion) return rows.delete(deletion.key(event));
   const id = BigInt(deletion.id(event));
-  for (const row of await rows.scan({ [deletion.column]: id }))
-    rows.delete(String(row[key]));
+  for (const row of await rows.scan({ [deletion.column]: id })) rows.delete(String(row[key]));
 };
 
 /** A keyed table's definition, as `tableProjection`'s, with the event that deletes its rows. */
