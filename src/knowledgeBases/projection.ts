@@ -9,7 +9,7 @@ import {
   type DuckDBConnection,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import type { KnowledgeBaseDocumentsInserted } from '../../events';
+import type { KnowledgeBaseDocumentsInserted, RecordedOf } from '../../events';
 import { appendColumns } from '../duckdb/appendColumns';
 import { chunkText } from '../engines/search/chunker';
 import { hashingEmbed } from '../engines/search/hashingEmbedder';
@@ -27,6 +27,7 @@ import { termsOf } from '../engines/search/terms';
 import { patchRow, projectResourceReads, projectResourceTable } from '../projection/resourceTable';
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, schemaProjection, selectRow, type RowOf } from '../projection/table';
+import { DELETED_KBS, KnownContentTables } from './contentTables';
 import { columns } from '../projection/columns';
 import type { SchemaProjection, TableReader } from '../projection/types';
 import { quoteString } from '../shared/quoting';
@@ -189,103 +190,148 @@ const writeChunks = async (
   }
 };
 
-/** Knowledge bases deleted: documents recorded for them after their deletion are not indexed. */
-const DELETED = `${KB_SCHEMA}.deleted_knowledge_bases`;
+/** The events that change the knowledge bases' content tables. */
+const CONTENT_EVENTS = [
+  'KnowledgeBaseDocumentsInserted',
+  'KnowledgeBaseDocumentsDeleted',
+  'KnowledgeBaseDeleted',
+] as const;
 
 /**
  * Every knowledge base's content: its chunks with their vectors, and their terms, in schema
  * mdb_kb. Inserting a document id again replaces its chunks. Rebuilt from the log: documents from
  * their blob, vectors recomputed (the built-in embedder) or read from their blob (a provider's).
+ * What the tables hold (which exist, the deleted list, each one's fields) is remembered per DuckDB
+ * writer (contentTables.ts), not asked of DuckDB at every insert.
  */
-export const knowledgeBaseContentProjection = (blobs: BlobStore): SchemaProjection =>
-  schemaProjection({
+export const knowledgeBaseContentProjection = (blobs: BlobStore): SchemaProjection => {
+  const knownBy = new WeakMap<DuckDBConnection, KnownContentTables>();
+  const knownOf = (c: DuckDBConnection) => {
+    let known = knownBy.get(c);
+    if (!known) {
+      known = new KnownContentTables();
+      knownBy.set(c, known);
+    }
+    return known;
+  };
+  return schemaProjection({
     name: 'kb-content',
     version: 2,
-    handles: ['KnowledgeBaseDocumentsInserted', 'KnowledgeBaseDocumentsDeleted', 'KnowledgeBaseDeleted'],
+    handles: CONTENT_EVENTS,
     prepare: async (c) => {
+      knownOf(c).reset();
       await c.run(`CREATE SCHEMA IF NOT EXISTS ${KB_SCHEMA}`);
-      await c.run(`CREATE TABLE IF NOT EXISTS ${DELETED} (KB_ID BIGINT PRIMARY KEY)`);
+      await c.run(`CREATE TABLE IF NOT EXISTS ${DELETED_KBS} (KB_ID BIGINT PRIMARY KEY)`);
     },
     apply: async (event, c) => {
-      switch (event.type) {
-        case 'KnowledgeBaseDocumentsInserted': {
-          const d = event.data;
-          // An insert that lost the race with the knowledge base's deletion leaves nothing behind.
-          const gone = await c.runAndReadAll(`SELECT 1 FROM ${DELETED} WHERE KB_ID = ${Number(d.kbId)}`);
-          if (gone.getRows().length > 0) return;
-          const documents = await readDocuments(await blobs.ensureLocal(d.documentsDigest, 'jsonl'));
-          const chunks = chunksOf(documents, d.chunking);
-          const vectors =
-            d.embedding.kind === 'hashing'
-              ? hashingEmbed(
-                  chunks.map((ch) => ch.content),
-                  d.embedding.dimensions,
-                )
-              : await readVectors(
-                  await blobs.ensureLocal(d.embedding.vectorsDigest, 'f32'),
-                  d.embedding.dimensions,
-                );
-          if (vectors.length !== chunks.length)
-            throw new Error(
-              `knowledge base ${d.name}: ${chunks.length} chunks but ${vectors.length} vectors`,
-            );
-          for (const sql of createKbTablesSql(d.kbId, d.embedding.dimensions)) await c.run(sql);
-          await deleteDocuments(c, d.kbId, [...new Set(documents.map((doc) => doc.id))]);
-          await writeChunks(
-            c,
-            { kbId: d.kbId, dimensions: d.embedding.dimensions, position: event.meta.position },
-            chunks,
-            vectors,
-          );
-          await widenFields(c, d.kbId, documents);
-          return;
-        }
-        case 'KnowledgeBaseDocumentsDeleted':
-          await deleteDocuments(c, event.data.kbId, event.data.ids);
-          return;
-        case 'KnowledgeBaseDeleted':
-          for (const sql of dropKbTablesSql(event.data.kbId)) await c.run(sql);
-          await c.run(`INSERT OR IGNORE INTO ${DELETED} VALUES (${Number(event.data.kbId)})`);
-          return;
-        default:
-          return allHandled(event);
+      const known = knownOf(c);
+      known.applying(event.meta.position);
+      try {
+        await applyContent(event, c, known, blobs);
+      } catch (error) {
+        known.forget();
+        throw error;
       }
     },
     drop: async (c) => {
+      knownOf(c).reset();
       await c.run(`DROP SCHEMA IF EXISTS ${KB_SCHEMA} CASCADE`);
     },
   });
+};
+
+const applyContent = async (
+  event: RecordedOf<(typeof CONTENT_EVENTS)[number]>,
+  c: DuckDBConnection,
+  known: KnownContentTables,
+  blobs: BlobStore,
+) => {
+  switch (event.type) {
+    case 'KnowledgeBaseDocumentsInserted': {
+      const d = event.data;
+      // An insert that lost the race with the knowledge base's deletion leaves nothing behind.
+      if (await known.isDeleted(c, d.kbId)) return;
+      const documents = await readDocuments(await blobs.ensureLocal(d.documentsDigest, 'jsonl'));
+      const chunks = chunksOf(documents, d.chunking);
+      const vectors =
+        d.embedding.kind === 'hashing'
+          ? hashingEmbed(
+              chunks.map((ch) => ch.content),
+              d.embedding.dimensions,
+            )
+          : await readVectors(
+              await blobs.ensureLocal(d.embedding.vectorsDigest, 'f32'),
+              d.embedding.dimensions,
+            );
+      if (vectors.length !== chunks.length)
+        throw new Error(`knowledge base ${d.name}: ${chunks.length} chunks but ${vectors.length} vectors`);
+      const hadChunks = await known.ensureTables(c, d.kbId, async () => {
+        for (const sql of createKbTablesSql(d.kbId, d.embedding.dimensions)) await c.run(sql);
+      });
+      // A chunks table made just now holds no document to replace.
+      if (hadChunks) await deleteDocuments(c, d.kbId, [...new Set(documents.map((doc) => doc.id))]);
+      await writeChunks(
+        c,
+        { kbId: d.kbId, dimensions: d.embedding.dimensions, position: event.meta.position },
+        chunks,
+        vectors,
+      );
+      await widenFields(c, known, d.kbId, documents);
+      return;
+    }
+    case 'KnowledgeBaseDocumentsDeleted':
+      if (await known.hasChunks(c, event.data.kbId))
+        await deleteDocuments(c, event.data.kbId, event.data.ids);
+      return;
+    case 'KnowledgeBaseDeleted':
+      for (const sql of dropKbTablesSql(event.data.kbId)) await c.run(sql);
+      await c.run(`INSERT OR IGNORE INTO ${DELETED_KBS} VALUES (${Number(event.data.kbId)})`);
+      await known.deleted(c, event.data.kbId);
+      return;
+    default:
+      return allHandled(event);
+  }
+};
 
 /**
  * The metadata fields the documents have, with the type each is offered as in SQL: widened by
  * every insert (never narrowed by a deletion, so a column's type never changes under a query).
  */
-const widenFields = async (c: DuckDBConnection, kbId: number, documents: readonly KbDocument[]) => {
+const widenFields = async (
+  c: DuckDBConnection,
+  known: KnownContentTables,
+  kbId: number,
+  documents: readonly KbDocument[],
+) => {
   const t = kbTables(kbId);
-  const known = new Map(
-    (await c.runAndReadAll(`SELECT FIELD, TYPE FROM ${t.fields}`))
-      .getRows()
-      .map((r) => [String(r[0]), r[1] === null ? null : (String(r[1]) as FieldType)] as const),
+  const fields = await known.fields(
+    c,
+    kbId,
+    async () =>
+      new Map(
+        (await c.runAndReadAll(`SELECT FIELD, TYPE FROM ${t.fields}`))
+          .getRows()
+          .map((r) => [String(r[0]), r[1] === null ? null : (String(r[1]) as FieldType)] as const),
+      ),
   );
-  const next = new Map(known);
+  const next = new Map(fields);
   for (const doc of documents)
     for (const [field, value] of Object.entries(doc.metadata))
       next.set(field, widerFieldType(next.get(field) ?? null, fieldTypeOf(value)));
-  for (const [field, type] of next) {
-    if (known.has(field) && known.get(field) === type) continue;
-    await c.run(
-      `INSERT OR REPLACE INTO ${t.fields} VALUES (${quoteString(field)}, ${type === null ? 'NULL' : quoteString(type)})`,
-    );
-  }
+  const changed = [...next].filter(([field, type]) => !(fields.has(field) && fields.get(field) === type));
+  if (changed.length === 0) return;
+  await c.run(
+    `INSERT OR REPLACE INTO ${t.fields} VALUES ${changed
+      .map(([field, type]) => `(${quoteString(field)}, ${type === null ? 'NULL' : quoteString(type)})`)
+      .join(', ')}`,
+  );
+  for (const [field, type] of changed) fields.set(field, type);
 };
 
+/** Deletes the documents' chunks and their terms (the knowledge base's tables exist). */
 const deleteDocuments = async (c: DuckDBConnection, kbId: number, ids: readonly string[]) => {
   if (ids.length === 0) return;
   const t = kbTables(kbId);
-  const exists = await c.runAndReadAll(
-    `SELECT 1 FROM duckdb_tables() WHERE schema_name = ${quoteString(KB_SCHEMA)} AND table_name = ${quoteString(`kb_${kbId}`)}`,
-  );
-  if (exists.getRows().length === 0) return;
   const list = ids.map(quoteString).join(', ');
   await c.run(
     `DELETE FROM ${t.terms} WHERE CHUNK_ID IN (SELECT CHUNK_ID FROM ${t.chunks} WHERE DOC_ID IN (${list}))`,

@@ -1,0 +1,122 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { KB_SCHEMA, type FieldType } from '../engines/search/layout';
+import { quoteString } from '../shared/quoting';
+
+/** Knowledge bases deleted: documents recorded for them after their deletion are not indexed. */
+export const DELETED_KBS = `${KB_SCHEMA}.deleted_knowledge_bases`;
+
+/** A knowledge base's three content tables, by name in schema mdb_kb (layout.ts `kbTables`). */
+const tableNames = (kbId: number) => [`kb_${kbId}`, `kb_${kbId}_terms`, `kb_${kbId}_fields`] as const;
+
+/** What the knowledge bases' content tables hold, as read once from DuckDB and kept up to date since. */
+type Known = {
+  /** The tables of schema mdb_kb. */
+  readonly tables: Set<string>;
+  /** The knowledge bases in the deleted list. */
+  readonly deleted: Set<number>;
+  /** Per knowledge base, its fields table's rows (FIELD → TYPE), once read or made. */
+  readonly fields: Map<number, Map<string, FieldType | null>>;
+};
+
+/**
+ * What one DuckDB's knowledge-base content tables hold, remembered by the projection that alone
+ * writes them, so an insert does not ask the catalog, make its tables again or read the deleted list
+ * and its field types each time (a rebuild spent most of its time there).
+ *
+ * What is remembered may stop being true when a transaction the projection wrote in is not
+ * committed: its tables, deletions and fields are rolled back with it. The projection is not told
+ * of commits, so it goes by the order it is applied in: after a batch is rolled back, the runner
+ * reads the log again from the checkpoint, and applies again the events it applied in that batch
+ * (none is passed over unless PROJECTION_SKIP names it, and then it was never applied). So an event
+ * that is not past every event applied so far means something may have been rolled back, and what
+ * is remembered is read from DuckDB again. (On PostgreSQL the log is read in order of transaction,
+ * where a late commit can sit below a position already applied: it too makes the tables be read
+ * again, which costs a query and is never wrong.) Dropping or making the tables (a rebuild) forgets
+ * everything, as does an apply that fails.
+ */
+export class KnownContentTables {
+  private known: Known | null = null;
+  /** The highest position applied since the tables were made. */
+  private latest = -1n;
+
+  /** Before applying the event at `position`. */
+  applying(position: bigint) {
+    if (position <= this.latest) this.known = null;
+    else this.latest = position;
+  }
+
+  /** The tables were dropped or made, or an apply failed part way: nothing remembered holds. */
+  forget() {
+    this.known = null;
+  }
+
+  /** The tables were dropped or made: the log is applied from its start again. */
+  reset() {
+    this.known = null;
+    this.latest = -1n;
+  }
+
+  private async read(c: DuckDBConnection): Promise<Known> {
+    if (this.known) return this.known;
+    const tables = (
+      await c.runAndReadAll(
+        `SELECT table_name FROM duckdb_tables() WHERE schema_name = ${quoteString(KB_SCHEMA)}`,
+      )
+    )
+      .getRows()
+      .map((r) => String(r[0]));
+    const deleted = (await c.runAndReadAll(`SELECT KB_ID FROM ${DELETED_KBS}`))
+      .getRows()
+      .map((r) => Number(r[0]));
+    this.known = { tables: new Set(tables), deleted: new Set(deleted), fields: new Map() };
+    return this.known;
+  }
+
+  async isDeleted(c: DuckDBConnection, kbId: number): Promise<boolean> {
+    return (await this.read(c)).deleted.has(kbId);
+  }
+
+  /** Whether the knowledge base's chunks table exists. */
+  async hasChunks(c: DuckDBConnection, kbId: number): Promise<boolean> {
+    return (await this.read(c)).tables.has(tableNames(kbId)[0]);
+  }
+
+  /**
+   * Makes the knowledge base's three tables unless they all exist (`make` runs the statements);
+   * whether its chunks table was there before (when it was not, it holds no document to replace).
+   */
+  async ensureTables(c: DuckDBConnection, kbId: number, make: () => Promise<void>): Promise<boolean> {
+    const known = await this.read(c);
+    const names = tableNames(kbId);
+    const hadChunks = known.tables.has(names[0]);
+    if (names.every((n) => known.tables.has(n))) return hadChunks;
+    const hadFields = known.tables.has(names[2]);
+    await make();
+    for (const n of names) known.tables.add(n);
+    if (!hadFields) known.fields.set(kbId, new Map());
+    return hadChunks;
+  }
+
+  /** The knowledge base's fields table's rows (its tables exist). */
+  async fields(
+    c: DuckDBConnection,
+    kbId: number,
+    readRows: () => Promise<Map<string, FieldType | null>>,
+  ): Promise<Map<string, FieldType | null>> {
+    const known = await this.read(c);
+    let fields = known.fields.get(kbId);
+    if (!fields) {
+      fields = await readRows();
+      known.fields.set(kbId, fields);
+    }
+    return fields;
+  }
+
+  /** The knowledge base's tables were dropped and it was put on the deleted list. */
+  async deleted(c: DuckDBConnection, kbId: number) {
+    const known = await this.read(c);
+    for (const n of tableNames(kbId)) known.tables.delete(n);
+    known.fields.delete(kbId);
+    known.deleted.add(kbId);
+  }
+}
