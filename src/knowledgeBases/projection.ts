@@ -328,11 +328,16 @@ const widenFields = async (
   for (const [field, type] of changed) fields.set(field, type);
 };
 
-/** Deletes the documents' chunks and their terms (the knowledge base's tables exist). */
+/**
+ * Deletes the documents' chunks and their terms (the knowledge base's tables exist). Documents
+ * inserted are mostly new: the terms, tens of rows a chunk, are searched only when a chunk is there.
+ */
 const deleteDocuments = async (c: DuckDBConnection, kbId: number, ids: readonly string[]) => {
   if (ids.length === 0) return;
   const t = kbTables(kbId);
   const list = ids.map(quoteString).join(', ');
+  const held = await c.runAndReadAll(`SELECT 1 FROM ${t.chunks} WHERE DOC_ID IN (${list}) LIMIT 1`);
+  if (held.getRows().length === 0) return;
   await c.run(
     `DELETE FROM ${t.terms} WHERE CHUNK_ID IN (SELECT CHUNK_ID FROM ${t.chunks} WHERE DOC_ID IN (${list}))`,
   );
