@@ -1,0 +1,126 @@
+/**
+ * The knowledge bases' content when the batch that wrote it is rolled back: the projection
+ * remembers what its tables hold (src/knowledgeBases/contentTables.ts: which exist, each one's
+ * fields), and a rolled-back batch takes the tables it made and the fields it widened with it. The
+ * batch is written again, and the content is as if it had never failed. DuckDB runs for real; the
+ * failure is DuckDB's report of a memory shortage, injected on the writer's connection at the
+ * batch's COMMIT (as test/projection/writer-failures.spec.ts does), since a shortage cannot be
+ * timed to one statement.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { PassThrough } from 'node:stream';
+import { differencesFrom, liveDigest, scratchRebuild } from '../support/promise-rebuild';
+import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
+
+const OUT_OF_MEMORY =
+  'Out of Memory Error: failed to allocate data of size 4.0 KiB (299.9 MiB/300.0 MiB used)';
+
+type Run = DuckDBConnection['run'];
+
+/**
+ * Fails, once, the first batch text (the one ending in its COMMIT) run after the writer ran a text
+ * for which `armed` is true: a shortage reported before it runs, so the batch is rolled back.
+ */
+const failCommitAfter = (t: TestApp, armed: (sql: string) => boolean) => {
+  const writer = t.running.ctx.duck.writer;
+  const original: Run = writer.run.bind(writer);
+  let state: 'waiting' | 'armed' | 'done' = 'waiting';
+  const injected: Run = async (sql, ...rest) => {
+    if (state === 'waiting' && armed(sql)) state = 'armed';
+    else if (state === 'armed' && sql.includes('COMMIT')) {
+      state = 'done';
+      throw new Error(OUT_OF_MEMORY);
+    }
+    return original(sql, ...rest);
+  };
+  writer.run = injected;
+  return { failed: () => state === 'done', restore: () => (writer.run = original) };
+};
+
+const expectRebuildEqualsLive = async (t: TestApp) => {
+  const scratch = await scratchRebuild(t, 1000);
+  try {
+    const { differences } = await differencesFrom(t, await liveDigest(t), scratch);
+    expect(differences).toEqual([]);
+  } finally {
+    await scratch.close();
+  }
+};
+
+describe.each(storeKinds)("the knowledge bases' content when its batch is rolled back (%s)", (kind) => {
+  let t: TestApp;
+  let logged: string[];
+  const base = '/api/projects/mindsdb/knowledge_bases';
+  beforeEach(async () => {
+    logged = [];
+    const logStream = new PassThrough();
+    logStream.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line.trim()) logged.push(String((JSON.parse(line) as { msg?: unknown }).msg));
+    });
+    t = await startTestApp(kind, {}, { logStream });
+  });
+  afterEach(() => t.dispose());
+
+  const givenKnowledgeBase = async (name: string) =>
+    (
+      await t.http
+        .post(base)
+        .send({ knowledge_base: { name, metadata_columns: ['score'] } })
+        .expect(201)
+    ).body as { id: number };
+
+  const insert = (name: string, rows: Record<string, unknown>[]) =>
+    t.http.put(`${base}/${name}`).send({ knowledge_base: { rows } }).expect(200);
+
+  const fieldsOf = (id: number) =>
+    t.running.ctx.duck.query(`SELECT FIELD, TYPE FROM mdb_kb."kb_${id}_fields" ORDER BY FIELD`);
+
+  it("given the batch that made a knowledge base's tables is rolled back, when it is written again, then the tables are made again and hold its documents, and the read model equals a rebuild", async () => {
+    const kb = await givenKnowledgeBase('made_twice');
+    const injection = failCommitAfter(t, (sql) => sql.includes(`"kb_${kb.id}"`) && sql.startsWith('CREATE'));
+    try {
+      await insert('made_twice', [
+        { id: 'a', content: 'apples are red', score: 1 },
+        { id: 'b', content: 'bananas are yellow', score: 2 },
+      ]);
+    } finally {
+      injection.restore();
+    }
+    expect(injection.failed()).toBe(true);
+    const got = await t.http.get(`${base}/made_twice`).expect(200);
+    expect(got.body).toMatchObject({ documents: 2, chunks: 2 });
+    expect(await fieldsOf(kb.id)).toEqual([{ FIELD: 'score', TYPE: 'BIGINT' }]);
+    // The next insert goes into the tables made again.
+    await insert('made_twice', [{ id: 'c', content: 'cherries are dark', score: 3 }]);
+    const found = await querySql(t, 'SELECT id, score FROM mindsdb.made_twice ORDER BY id');
+    expect(found.data).toEqual([
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+    ]);
+    expect(logged.filter((m) => m.startsWith('projection failed'))).toEqual([]);
+    await expectRebuildEqualsLive(t);
+  });
+
+  it('given the batch that widened a field and replaced a document is rolled back, when it is written again, then the field is widened and the document replaced, and the read model equals a rebuild', async () => {
+    const kb = await givenKnowledgeBase('widened_twice');
+    await insert('widened_twice', [{ id: 'a', content: 'apples are red', score: 1 }]);
+    expect(await fieldsOf(kb.id)).toEqual([{ FIELD: 'score', TYPE: 'BIGINT' }]);
+    const injection = failCommitAfter(
+      t,
+      (sql) => sql.startsWith('INSERT OR REPLACE') && sql.includes(`"kb_${kb.id}_fields"`),
+    );
+    try {
+      await insert('widened_twice', [{ id: 'a', content: 'apricots are orange', score: 1.5 }]);
+    } finally {
+      injection.restore();
+    }
+    expect(injection.failed()).toBe(true);
+    expect(await fieldsOf(kb.id)).toEqual([{ FIELD: 'score', TYPE: 'DOUBLE' }]);
+    const found = await querySql(t, 'SELECT id, chunk_content FROM mindsdb.widened_twice');
+    expect(found.data).toEqual([['a', 'apricots are orange']]);
+    expect(logged.filter((m) => m.startsWith('projection failed'))).toEqual([]);
+    await expectRebuildEqualsLive(t);
+  });
+});
