@@ -41,14 +41,28 @@ export type AppContext = {
   readonly logger: Logger;
 };
 
+/** How long a client is told to wait while the read model is rebuilt in place. */
+const REBUILD_RETRY_AFTER_SECONDS = 2;
+
 /**
- * The gate reads pass before they read the read model: waits (at most `waitMs`) for the writes this
- * process answered ahead; past that, 503 naming the event and the position reached.
+ * The gate reads pass before they read the read model. While the tables are rebuilt in place
+ * (they did not belong to the log), 503: the tables are dropped and filling, and a read would fail
+ * on a missing table or answer from half of the log (a project "not found", a job acting on it).
+ * Otherwise it waits (at most `waitMs`) for the writes this process answered ahead; past that, 503
+ * naming the event and the position reached.
  */
 export const ownWritesGate =
   (projections: ProjectionRunner, waitMs: number): OwnWritesGate =>
-  (tables) =>
-    projections.ownWritesApplied(tables, waitMs)?.catch((error: unknown) => {
+  (tables) => {
+    if (projections.rebuildingForTheLog)
+      return Promise.reject(
+        unavailable(
+          `The read model is being rebuilt from the log (${projections.rebuildReason ?? 'it did not belong to the log'}); it has reached position ${projections.highestApplied}. Nothing was read or written. Retry shortly.`,
+          REBUILD_RETRY_AFTER_SECONDS,
+          'Read model rebuilding',
+        ),
+      );
+    return projections.ownWritesApplied(tables, waitMs)?.catch((error: unknown) => {
       if (error instanceof ProjectionBehind)
         throw unavailable(
           `This process answered a write (event ${error.position}) that its read model has not applied within ${waitMs} ms (READ_MIN_POSITION_WAIT_MS); it has reached position ${projections.highestApplied}. Retry shortly.`,
@@ -57,6 +71,7 @@ export const ownWritesGate =
         );
       throw error;
     });
+  };
 
 /**
  * For a write whose answer needs nothing from the read model (it is made from the command's own

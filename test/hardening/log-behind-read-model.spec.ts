@@ -117,6 +117,60 @@ describe('a PostgreSQL log that lost its last events under a node', () => {
     }
   });
 
+  it('given the events gone while the node runs, then every read during the rebuild answers 503 naming it or the whole log, never a failure or half of it', async () => {
+    const t = await startTestApp('postgres');
+    try {
+      // Enough events that the rebuild in place lasts past a request or two.
+      const many = Array.from({ length: 400 }, (_, i) => `p${String(i).padStart(4, '0')}`);
+      for (let i = 0; i < many.length; i += 40)
+        await Promise.all(
+          many.slice(i, i + 40).map((name) => t.http.post('/api/projects').send({ name }).expect(201)),
+        );
+      await createProjects(t, ['kept', 'lost1']);
+      // Read back: the read model includes the events about to be lost (a create may answer ahead of it).
+      expect(await projectNames(t)).toContain('lost1');
+      await truncateAfter(t, 'kept');
+      const whole = [...many, 'kept', 'mindsdb'].sort();
+      // Readiness notices and starts the rebuild; the reads follow at once, and keep on until ready.
+      expect((await t.http.get('/api/ready')).status).toBe(503);
+      const answers: { status: number; body: unknown; retryAfter?: string }[] = [];
+      for (let i = 0; i < 400; i++) {
+        const [rest, sql] = await Promise.all([
+          t.http.get('/api/projects'),
+          t.http.post('/api/sql/query').send({ query: 'SELECT name FROM information_schema.databases' }),
+        ]);
+        answers.push({ status: rest.status, body: rest.body, retryAfter: rest.headers['retry-after'] });
+        answers.push({ status: sql.status, body: sql.body });
+        if ((await t.http.get('/api/ready')).status === 200) break;
+      }
+      const refused = answers.filter(
+        (a) =>
+          (a.status === 503 && (a.body as { title?: string }).title === 'Read model rebuilding') ||
+          (a.body as { type?: string }).type === 'error',
+      );
+      // The first read came while the rebuild ran: refused, saying why and when to come back.
+      expect(refused.length).toBeGreaterThan(0);
+      const restRefusal = answers.find((a) => a.status === 503)!;
+      expect(restRefusal.retryAfter).toBe('2');
+      expect((restRefusal.body as { detail: string }).detail).toMatch(
+        /The read model is being rebuilt from the log \(.*which the log does not hold.*\)/,
+      );
+      for (const a of refused.filter((r) => (r.body as { type?: string }).type === 'error'))
+        expect((a.body as { error_message: string }).error_message).toMatch(/being rebuilt from the log/);
+      // Every other answer is the whole log's: no 500, no project missing.
+      for (const a of answers.filter((x) => !refused.includes(x))) {
+        expect(a.status).toBe(200);
+        const names = Array.isArray(a.body)
+          ? (a.body as { name: string }[]).map((p) => p.name)
+          : (a.body as { data: string[][] }).data.map(([n]) => n);
+        expect(names.filter((n) => n !== 'information_schema' && n !== 'files').sort()).toEqual(whole);
+      }
+      expect(await projectNames(t)).toEqual(whole);
+    } finally {
+      await t.dispose();
+    }
+  });
+
   it('given the events gone while the node was down, then it rebuilds at start', async () => {
     let t = await startTestApp('postgres');
     try {
