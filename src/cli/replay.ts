@@ -58,7 +58,8 @@ const main = async () => {
       return 0;
     }
     if (!check) {
-      await live.projections.start();
+      // No start() first: on a new or stale read model it would replay the log once before the
+      // rebuild replays it again (the rebuild drops and makes the tables itself).
       const stop = progressOfRunner(live.projections, head.events, 'replay');
       const { events, ms } = await live.projections.rebuild().finally(stop);
       printTimings(live.projections);
