@@ -1,19 +1,13 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { BatchRowStore, createTableSql } from '../../src/projection/rows';
-import type { TableProjection } from '../../src/projection/types';
+import { keyedTable } from '../support/projection';
 
 // A batch's rows are written at its end: the keys it touched are deleted, then its rows appended.
 // Inserted rows (fresh keys) skip the delete; these specs pin what that may and may not change.
-const things: TableProjection = {
-  table: 'things',
-  key: 'ID',
-  columns: [
-    { name: 'ID', type: 'BIGINT' },
-    { name: 'NAME', type: 'VARCHAR' },
-  ],
-  handles: [],
-  apply: () => undefined,
-};
+const things = keyedTable('things', [
+  { name: 'ID', type: 'BIGINT' },
+  { name: 'NAME', type: 'VARCHAR' },
+]);
 
 describe('a batch of row changes', () => {
   let connection: DuckDBConnection;

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { CommittedRows } from '../../src/projection/committedRows';
 import { BatchRowStore, createTableSql } from '../../src/projection/rows';
 import type { Row, TableProjection } from '../../src/projection/types';
+import { keyedTable } from '../support/projection';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 // Two promises of the batch writer, over generated rows of every column type:
@@ -13,10 +14,8 @@ import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 // Beside them, a kill check: SQL text that leaves out the DELETE of the batch's touched keys is
 // caught at the count `npm test` runs.
 
-const columnsOf = (table: string): TableProjection => ({
-  table,
-  key: 'ID',
-  columns: [
+const columnsOf = (table: string): TableProjection =>
+  keyedTable(table, [
     { name: 'ID', type: 'BIGINT' },
     { name: 'NAME', type: 'VARCHAR' },
     { name: 'DOC', type: 'JSON' },
@@ -27,10 +26,7 @@ const columnsOf = (table: string): TableProjection => ({
     { name: 'AT', type: 'TIMESTAMP' },
     { name: 'TAGS', type: 'VARCHAR[]' },
     { name: 'IDS', type: 'BIGINT[]' },
-  ],
-  handles: [],
-  apply: () => undefined,
-});
+  ]);
 
 const tricky = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 12 }),

@@ -9,22 +9,17 @@
 import fc from 'fast-check';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { BatchRowStore } from '../../src/projection/rows';
-import type { Row, TableProjection } from '../../src/projection/types';
+import type { Row } from '../../src/projection/types';
+import { keyedTable } from '../support/projection';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 const SEED = propertySeed();
 const RUNS = propertyRuns(12);
 
-const projection: TableProjection = {
-  table: 'prefetched',
-  columns: [
-    { name: 'ID', type: 'BIGINT' },
-    { name: 'V', type: 'VARCHAR' },
-  ],
-  key: 'ID',
-  handles: [],
-  apply: () => undefined,
-};
+const projection = keyedTable('prefetched', [
+  { name: 'ID', type: 'BIGINT' },
+  { name: 'V', type: 'VARCHAR' },
+]);
 
 const key = fc.integer({ min: 1, max: 1400 });
 const world = fc

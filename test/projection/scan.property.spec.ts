@@ -8,27 +8,23 @@
  * reads the table alone, forgetting the batch's own changes, is caught at the count `npm test` runs.
  */
 import fc from 'fast-check';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { BatchRowStore, cellsMatcher, storedRow } from '../../src/projection/rows';
-import type { Row, TableProjection } from '../../src/projection/types';
+import type { Row } from '../../src/projection/types';
 import { quoteIdent } from '../../src/shared/quoting';
+import { inMemoryConnection } from '../support/memoryDuck';
+import { keyedTable } from '../support/projection';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 const SEED = propertySeed();
 const RUNS = propertyRuns(20);
 
-const projection: TableProjection = {
-  table: 'scanned',
-  columns: [
-    { name: 'ID', type: 'BIGINT' },
-    { name: 'OWNER', type: 'BIGINT' },
-    { name: 'NAME', type: 'VARCHAR' },
-    { name: 'TAGS', type: 'BIGINT[]' },
-  ],
-  key: 'ID',
-  handles: [],
-  apply: () => undefined,
-};
+const projection = keyedTable('scanned', [
+  { name: 'ID', type: 'BIGINT' },
+  { name: 'OWNER', type: 'BIGINT' },
+  { name: 'NAME', type: 'VARCHAR' },
+  { name: 'TAGS', type: 'BIGINT[]' },
+]);
 
 // Small domains, so that most conditions match some rows.
 const id = fc.integer({ min: 1, max: 12 });
@@ -80,19 +76,11 @@ const text = (rows: readonly Row[]) =>
   JSON.stringify(rows, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
 
 describe('a batch row store finding rows by their cells', () => {
-  let db: DuckDBInstance;
-  let c: DuckDBConnection;
-  beforeAll(async () => {
-    db = await DuckDBInstance.create(':memory:');
-    c = await db.connect();
-  });
-  afterAll(() => {
-    c.closeSync();
-    db.closeSync();
-  });
+  const connection = inMemoryConnection();
 
   /** Given the table's rows and the batch's changes, whether every scan answers what memory holds. */
   const answersAsMemory = async (w: World, store: BatchRowStore) => {
+    const c = connection();
     await c.run(
       `CREATE OR REPLACE TABLE ${quoteIdent(projection.table)} (ID BIGINT, OWNER BIGINT, NAME VARCHAR, TAGS BIGINT[])`,
     );
@@ -130,13 +118,14 @@ describe('a batch row store finding rows by their cells', () => {
   it('answers the current matching rows in key order, the batch over the table', async () => {
     await fc.assert(
       fc.asyncProperty(world, async (w) => {
-        expect(await answersAsMemory(w, new BatchRowStore(projection, c))).toBe(true);
+        expect(await answersAsMemory(w, new BatchRowStore(projection, connection()))).toBe(true);
       }),
       { seed: SEED, numRuns: RUNS },
     );
   });
 
   it('keeps a further filter and a condition no row meets apart', async () => {
+    const c = connection();
     await c.run('CREATE OR REPLACE TABLE scanned (ID BIGINT, OWNER BIGINT, NAME VARCHAR, TAGS BIGINT[])');
     await c.run("INSERT INTO scanned VALUES (1, 7, 'a', [1]), (2, 7, 'b', [2]), (3, 8, 'a', [])");
     const store = new BatchRowStore(projection, c);
@@ -153,7 +142,7 @@ describe('a batch row store finding rows by their cells', () => {
 
   it('kill check: a scan that forgets the batch over the table is caught', async () => {
     await expectCaught(
-      fc.asyncProperty(world, async (w) => answersAsMemory(w, new TableOnly(c))),
+      fc.asyncProperty(world, async (w) => answersAsMemory(w, new TableOnly(connection()))),
       { seed: SEED, numRuns: RUNS },
     );
   });

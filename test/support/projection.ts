@@ -1,8 +1,17 @@
 import type { MindledgerEvent } from '../../events';
 import { allProjections } from '../../projections';
 import { cellsMatcher, storedRow } from '../../src/projection/rows';
-import type { Row, RowStore, TableProjection } from '../../src/projection/types';
+import type { Column, Row, RowStore, TableProjection } from '../../src/projection/types';
 import { recorded } from './decider';
+
+/** A table keyed by its column ID that no event feeds: what a row store's own specs write and read. */
+export const keyedTable = (table: string, columns: readonly Column[]): TableProjection => ({
+  table,
+  key: 'ID',
+  columns: [...columns],
+  handles: [],
+  apply: () => undefined,
+});
 
 /** One table's rows in memory, in the form DuckDB gives them back (so specs see what readers see). */
 class MemoryRows implements RowStore {
