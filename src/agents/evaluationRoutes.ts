@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
-import { readResponses } from '../http/resourceRoutes';
+import { createResponses, readResponses } from '../http/resourceRoutes';
 import type { AgentEvaluationsService } from './evaluation';
 import {
   agentEvaluationBody,
@@ -29,13 +29,16 @@ export const agentEvaluationRoutes = (
         'Evaluate an agent (EVALUATE AGENT): ask it each question of a test set (test_table or query) and score its answers (scoring exact, contains, numeric with tolerance, sql_result, llm_judge with rubric and llm)',
       params: agentEvaluationsPath,
       body: agentEvaluationBody,
-      responses: {
-        201: { description: 'The evaluation, recorded', schema: agentEvaluationView },
-        400: problem('Invalid options or test set'),
-        403: problem('The test set is out of the caller’s reach, or an LLM budget refused a call'),
-        404: problem('Unknown project or agent'),
-        502: problem('The agent’s or the judge’s language model failed'),
-      },
+      responses: createResponses(
+        agentEvaluationView,
+        {
+          400: 'Invalid options or test set',
+          403: 'The test set is out of the caller’s reach, or an LLM budget refused a call',
+          404: 'Unknown project or agent',
+          502: 'The agent’s or the judge’s language model failed',
+        },
+        'The evaluation, recorded',
+      ),
       handle: async ({ params, body, signal }) => {
         const { test_table: table, query, ...options } = body.evaluation;
         const source = table !== undefined ? { table } : { query: query! };

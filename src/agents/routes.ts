@@ -1,7 +1,7 @@
 import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
-import { deleteByCommand, deleteResponses, readResponses } from '../http/resourceRoutes';
+import { createResponses, deleteByCommand, deleteResponses, readResponses } from '../http/resourceRoutes';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import {
   agentPath,
@@ -49,11 +49,10 @@ const agentReadRoutes = (api: Api, agents: AgentsService, projects: ProjectDirec
       params: agentsPath,
       before: projects.guard,
       body: createAgentBody,
-      responses: {
-        201: { description: 'Created', schema: agentView },
-        404: problem('Unknown project, skill or model'),
-        409: problem('An agent with that name exists'),
-      },
+      responses: createResponses(agentView, {
+        404: 'Unknown project, skill or model',
+        409: 'An agent with that name exists',
+      }),
       handle: async ({ params, body: { agent } }) => {
         const created = await agents.run(params.project, {
           type: 'CreateAgent',

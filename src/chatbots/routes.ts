@@ -1,7 +1,13 @@
 import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
-import { etag, ifMatchVersion, problem, type Api } from '../http/api';
-import { deleteByCommand, deleteResponses, readResponses } from '../http/resourceRoutes';
+import { etag, ifMatchVersion, type Api } from '../http/api';
+import {
+  createResponses,
+  deleteByCommand,
+  deleteResponses,
+  putResponses,
+  readResponses,
+} from '../http/resourceRoutes';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid } from '../shared/errors';
 import {
@@ -50,12 +56,11 @@ export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: Pro
       params: chatbotsPath,
       before: projects.guard,
       body: createChatbotBody,
-      responses: {
-        201: { description: 'Created', schema: chatbotFlatView },
-        400: problem('Missing name, or agent/model'),
-        404: problem('Unknown project, database, agent or model'),
-        409: problem('A chatbot with that name exists'),
-      },
+      responses: createResponses(chatbotFlatView, {
+        400: 'Missing name, or agent/model',
+        404: 'Unknown project, database, agent or model',
+        409: 'A chatbot with that name exists',
+      }),
       handle: async ({ params, body: { chatbot } }) => {
         if (!chatbot.agent_name && !chatbot.model_name)
           throw invalid(
@@ -87,13 +92,11 @@ export const chatbotRoutes = (api: Api, chatbots: ChatbotsService, projects: Pro
       params: chatbotPath,
       before: projects.guard,
       body: putChatbotBody,
-      responses: {
-        200: { description: 'Updated', schema: chatbotFlatView },
-        201: { description: 'Created', schema: chatbotFlatView },
-        404: problem('Unknown database, agent or model'),
-        409: problem('The new name is taken'),
-        412: problem('Stale If-Match'),
-      },
+      responses: putResponses(chatbotFlatView, {
+        404: 'Unknown database, agent or model',
+        409: 'The new name is taken',
+        412: 'Stale If-Match',
+      }),
       handle: async ({ params, body: { chatbot }, headers }) => {
         const database = await chatbots.resolveDatabase(chatbot);
         const result = await chatbots.run(params.project, {

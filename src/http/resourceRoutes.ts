@@ -4,14 +4,41 @@ import { ifMatchVersion, problem, type HttpResult, type RouteResponses } from '.
 
 /*
  * What the routes of every resource say alike: a read answers 200 or a 404 naming what is missing;
- * a delete answers 204, or 404, or 412 when it takes If-Match, and most run the slice's delete
- * command the same way. Spelled once, so every slice documents and handles them alike.
+ * a create answers 201 with what it made, a PUT 200 or 201 with the resource, each with the problems
+ * it names; a delete answers 204, or 404, or 412 when it takes If-Match, and most run the slice's
+ * delete command the same way. Spelled once, so every slice documents and handles them alike.
  */
 
 /** A read's answers: 200 with `schema`, or a 404 problem saying what is missing. */
 export const readResponses = (description: string, schema: z.ZodType, missing: string) => ({
   200: { description, schema },
   404: problem(missing),
+});
+
+/** The problems a route answers, each by its status and what it says: `{ 404: 'Unknown project' }`. */
+export type Problems = Readonly<Record<number, string>>;
+
+const problemResponses = (problems: Problems): RouteResponses =>
+  Object.fromEntries(Object.entries(problems).map(([status, description]) => [status, problem(description)]));
+
+/** A create's answers: 201 with what it made (`schema`), or one of its `problems`. */
+export const createResponses = (
+  schema: z.ZodType,
+  problems: Problems,
+  created = 'Created',
+): RouteResponses => ({
+  201: { description: created, schema },
+  ...problemResponses(problems),
+});
+
+/**
+ * A PUT's answers: 200 when it changed the resource (`changed` says how), 201 when it made it under
+ * the URL's name, both with `schema`; or one of its `problems`.
+ */
+export const putResponses = (schema: z.ZodType, problems: Problems, changed = 'Updated'): RouteResponses => ({
+  200: { description: changed, schema },
+  201: { description: 'Created', schema },
+  ...problemResponses(problems),
 });
 
 /** A delete's answers: 204, a 404 problem saying what is missing, and a 412 when it takes If-Match. */

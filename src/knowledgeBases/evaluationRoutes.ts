@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { problem, type Api } from '../http/api';
-import { readResponses } from '../http/resourceRoutes';
+import { type Api } from '../http/api';
+import { createResponses, readResponses } from '../http/resourceRoutes';
 import { evaluationBody, evaluationPath, evaluationsQuery, evaluationView } from './evaluationSchemas';
 import type { KnowledgeBasesService } from './service';
 
@@ -24,14 +24,17 @@ export const knowledgeBaseEvaluationRoutes = (
         await kbs.get(params.project, params.knowledge_base);
       },
       body: evaluationBody,
-      responses: {
-        201: { description: 'The evaluation, recorded', schema: evaluationView },
-        400: problem('Invalid options, test table or generated questions'),
-        403: problem('The test table is out of the caller’s reach'),
-        404: problem('Unknown project or knowledge base'),
-        413: problem('The judge would make more LLM calls than LLM_SQL_MAX_CALLS'),
-        502: problem('The embedding provider or language model failed'),
-      },
+      responses: createResponses(
+        evaluationView,
+        {
+          400: 'Invalid options, test table or generated questions',
+          403: 'The test table is out of the caller’s reach',
+          404: 'Unknown project or knowledge base',
+          413: 'The judge would make more LLM calls than LLM_SQL_MAX_CALLS',
+          502: 'The embedding provider or language model failed',
+        },
+        'The evaluation, recorded',
+      ),
       handle: async ({ params, body, signal }) => ({
         status: 201,
         body: await kbs.evaluate(params.project, params.knowledge_base, body.evaluation, signal),

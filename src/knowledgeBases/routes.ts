@@ -1,7 +1,7 @@
 import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { problem, type Api } from '../http/api';
-import { deleteResponses, readResponses } from '../http/resourceRoutes';
+import { createResponses, deleteResponses, readResponses } from '../http/resourceRoutes';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid } from '../shared/errors';
 import { quoteMysqlIdent } from '../shared/quoting';
@@ -50,12 +50,11 @@ const knowledgeBaseReadRoutes = (api: Api, kbs: KnowledgeBasesService, projects:
       params: knowledgeBasesPath,
       before: projects.guard,
       body: createKnowledgeBaseBody,
-      responses: {
-        201: { description: 'Created', schema: knowledgeBaseView },
-        400: problem('Invalid or unsupported definition'),
-        404: problem('Unknown project'),
-        409: problem('A knowledge base with that name exists'),
-      },
+      responses: createResponses(knowledgeBaseView, {
+        400: 'Invalid or unsupported definition',
+        404: 'Unknown project',
+        409: 'A knowledge base with that name exists',
+      }),
       handle: async ({ params, body: { knowledge_base } }) => {
         const { name, ...rest } = knowledge_base;
         const created = await kbs.create(params.project, {

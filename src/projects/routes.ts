@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
-import { deleteResponses, readResponses } from '../http/resourceRoutes';
+import { createResponses, deleteResponses, readResponses } from '../http/resourceRoutes';
 import { createProjectBody, projectParams, projectView } from './schemas';
 import type { ProjectsService } from './service';
 
@@ -34,10 +34,7 @@ export const projectRoutes = (api: Api, projects: ProjectsService) =>
       tag: 'projects',
       summary: 'Create a project (beyond MindsDB, which only has SQL for this)',
       body: createProjectBody,
-      responses: {
-        201: { description: 'Created', schema: projectView },
-        409: problem('A project or database with that name exists'),
-      },
+      responses: createResponses(projectView, { 409: 'A project or database with that name exists' }),
       handle: async ({ body }) => {
         const project = await projects.create(body.name);
         return {

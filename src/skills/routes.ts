@@ -1,7 +1,13 @@
 import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
-import { etag, ifMatchVersion, problem, type Api } from '../http/api';
-import { deleteByCommand, deleteResponses, readResponses } from '../http/resourceRoutes';
+import { etag, ifMatchVersion, type Api } from '../http/api';
+import {
+  createResponses,
+  deleteByCommand,
+  deleteResponses,
+  putResponses,
+  readResponses,
+} from '../http/resourceRoutes';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { skillBody as body } from './present';
 import { createSkillBody, putSkillBody, skillPath, skillsPath, skillsQuery, skillView } from './schemas';
@@ -49,11 +55,7 @@ export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectDi
       params: skillsPath,
       before: projects.guard,
       body: createSkillBody,
-      responses: {
-        201: { description: 'Created', schema: skillView },
-        404: problem('Unknown project'),
-        409: problem('A skill with that name exists'),
-      },
+      responses: createResponses(skillView, { 404: 'Unknown project', 409: 'A skill with that name exists' }),
       handle: async ({ params, body: { skill } }) => {
         const { skill: created } = await skills.run(params.project, {
           type: 'CreateSkill',
@@ -70,11 +72,7 @@ export const skillRoutes = (api: Api, skills: SkillsService, projects: ProjectDi
       params: skillPath,
       before: projects.guard,
       body: putSkillBody,
-      responses: {
-        200: { description: 'Updated', schema: skillView },
-        201: { description: 'Created', schema: skillView },
-        412: problem('If-Match does not match'),
-      },
+      responses: putResponses(skillView, { 412: 'If-Match does not match' }),
       handle: async ({ params, body: { skill }, headers }) => {
         const result = await skills.run(params.project, {
           type: 'PutSkill',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { problem, type Api } from '../http/api';
-import { deleteResponses, readResponses } from '../http/resourceRoutes';
+import { type Api } from '../http/api';
+import { createResponses, deleteResponses, putResponses, readResponses } from '../http/resourceRoutes';
 import { createViewBody, putViewBody, viewPath, viewsPath, viewView } from './schemas';
 import type { ViewsService } from './service';
 
@@ -22,12 +22,11 @@ export const viewRoutes = (api: Api, views: ViewsService) =>
       summary: 'Create a view: a named SELECT, read as a table of the project',
       params: viewsPath,
       body: createViewBody,
-      responses: {
-        201: { description: 'Created', schema: viewView },
-        400: problem('A query that is not a SELECT of known tables, or a name a project table has'),
-        404: problem('Unknown project'),
-        409: problem('A view with that name exists'),
-      },
+      responses: createResponses(viewView, {
+        400: 'A query that is not a SELECT of known tables, or a name a project table has',
+        404: 'Unknown project',
+        409: 'A view with that name exists',
+      }),
       handle: async ({ params, body: { view } }) => ({
         status: 201,
         body: (await views.create(params.project, { name: view.name, query: view.query })).view,
@@ -49,12 +48,11 @@ export const viewRoutes = (api: Api, views: ViewsService) =>
       summary: 'Create or replace a view (201 when new, 200 when replaced)',
       params: viewPath,
       body: putViewBody,
-      responses: {
-        200: { description: 'Replaced', schema: viewView },
-        201: { description: 'Created', schema: viewView },
-        400: problem('A query that is not a SELECT of known tables'),
-        404: problem('Unknown project'),
-      },
+      responses: putResponses(
+        viewView,
+        { 400: 'A query that is not a SELECT of known tables', 404: 'Unknown project' },
+        'Replaced',
+      ),
       handle: async ({ params, body: { view } }) => {
         const made = await views.create(params.project, {
           name: params.view,
