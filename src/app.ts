@@ -17,6 +17,7 @@ import { projectStream } from './shared/projectState';
 import { holdsSealedSecrets } from './ledger/sealedLog';
 import { secretKeeper } from './ledger/secretKeeper';
 import { readingAsOfPosition, withAsOfReads } from './projection/asOfReads';
+import type { ProjectionRunner } from './projection/runner';
 import { cacheAfterOwnWrites, readsAfterOwnWrites, tableCachesAfterOwnWrites } from './projection/ownWrites';
 import { systemClock, type Clock } from './shared/time';
 import { withRequest } from './shared/requestContext';
@@ -45,13 +46,19 @@ export type RunningApp = {
 /** Opens the log and the read model, catches the projections up, and wires the HTTP app. */
 export const createApp = async (
   config: Config,
-  options: { clock?: Clock; logger?: Logger } = {},
+  options: {
+    clock?: Clock;
+    logger?: Logger;
+    /** Given the read model's runner once the stores are open, before it catches up (src/main.ts). */
+    starting?: (projections: ProjectionRunner) => void;
+  } = {},
 ): Promise<RunningApp> => {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
   configureEventLimits({ maxJsonDepth: config.maxJsonDepth, maxEventBytes: config.maxEventBytes });
   const stores = await openStores(config, logger, clock, { poll: true });
   const { log, duck, blobs, projections, vault } = stores;
+  options.starting?.(projections);
   const opened: { externals?: { closeAll(): Promise<void> } } = {};
   // A start that fails part way closes what it opened (pools, the log's LISTEN connection), so
   // nothing of it reconnects on a timer after its caller gave up.

@@ -3,11 +3,13 @@ import './duckdb/threadpool';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Server } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createApp, type RunningApp } from './app';
 import { isLoopback, loadConfig, unsafeBinding, type Config } from './config';
 import { answerClientErrors } from './http/clientErrors';
-import { flushLogger } from './logger';
+import { startingAnswers } from './http/starting';
+import { createLogger, flushLogger } from './logger';
+import type { ProjectionRunner } from './projection/runner';
 import { certificateHosts, startMysqlServer } from './mysql/server';
 import { startPgServer } from './pgwire/server';
 import { selfSignedCertificateIn } from './shared/selfSignedCertificate';
@@ -76,8 +78,31 @@ const main = async () => {
     console.error(unsafeBinding(config));
     process.exit(1);
   }
-  const running = await createApp(config);
-  const { logger } = running.ctx;
+  const logger = createLogger(config.logLevel);
+  // The port listens from the start and answers 503 "Starting" (the probes too) until the app takes
+  // it over: a long catch-up of the read model is seen by probes, not a refused connection. Not on
+  // an address that is refused without sign-in (whether sign-in is on is known once the read
+  // model is): that one listens only once the app is built and sign-in checked, as before.
+  let starting: ProjectionRunner | undefined;
+  let serve: (req: IncomingMessage, res: ServerResponse) => void = startingAnswers(
+    () => starting?.position ?? null,
+  );
+  const server = createServer((req, res) => serve(req, res));
+  // Requests Node's parser refuses (oversized headers, bad chunking) answer problem+json too.
+  answerClientErrors(server, logger);
+  const listening = new Promise<void>((resolve) => server.once('listening', resolve));
+  const listen = () => server.listen(config.port, config.host);
+  const listenEarly = unsafeBinding(config) === null;
+  if (listenEarly) {
+    listen();
+    void listening.then(() =>
+      logger.info(
+        { url: `http://${config.host}:${config.port}` },
+        'starting: the HTTP port answers 503 until the read model has caught up with the log',
+      ),
+    );
+  }
+  const running = await createApp(config, { logger, starting: (projections) => (starting = projections) });
   // An admin made with `npm run user -- add` turns authentication on as AUTH_USERNAME does.
   const authOn = await running.services.users.enabled();
   const refusal = authOn ? null : unsafeBinding(config);
@@ -103,18 +128,17 @@ const main = async () => {
         'serving WITHOUT authentication on a non-loopback address (ALLOW_UNAUTHENTICATED)',
       );
   }
-  const server: Server = running.app.listen(config.port, config.host, () => {
-    logger.info(
-      {
-        url: `http://${config.host}:${config.port}`,
-        eventStore: running.ctx.log.kind,
-        dataDir: config.dataDir,
-      },
-      'mindledger listening',
-    );
-  });
-  // Requests Node's parser refuses (oversized headers, bad chunking) answer problem+json too.
-  answerClientErrors(server, logger);
+  serve = running.app;
+  if (!listenEarly) listen();
+  await listening;
+  logger.info(
+    {
+      url: `http://${config.host}:${config.port}`,
+      eventStore: running.ctx.log.kind,
+      dataDir: config.dataDir,
+    },
+    'mindledger listening',
+  );
   // Failed logins over MySQL and PostgreSQL count together, per user name (LOGIN_RATE_LIMIT per window).
   const wireLogins = new WireLoginLimiter({
     limit: config.auth.loginRateLimit,

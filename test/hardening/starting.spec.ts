@@ -1,0 +1,99 @@
+/**
+ * A start catches the read model up with the log before it serves: minutes on a long log or a
+ * rebuild. The HTTP port used to listen only after that, so probes and clients met a refused
+ * connection and nothing said how far the start had come. Now the port listens at once and
+ * answers every request 503 "Starting", with Retry-After and the position the read model has
+ * reached, writing nothing, until the service takes it over.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnService } from '../support/service';
+
+type Answer = { status: number; retryAfter: string | null; body: { title?: string; detail?: string } };
+
+const ask = async (base: string, method: string, url: string, body?: unknown): Promise<Answer | null> =>
+  fetch(`${base}${url}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  }).then(
+    async (r) => ({
+      status: r.status,
+      retryAfter: r.headers.get('retry-after'),
+      body: (await r.json()) as Answer['body'],
+    }),
+    () => null,
+  );
+
+const until = async <T>(what: string, probe: () => Promise<T | null | false>, output: () => string) => {
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const found = await probe();
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+describe('the HTTP port while the service starts', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-starting-'));
+  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  it('given a start whose catch-up is under way, then every request is 503 Starting with the position reached, nothing is written, and the service serves once caught up', async () => {
+    const { child, port } = await spawnService(
+      { DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+      'test/support/held-start-main.ts',
+    );
+    let output = '';
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await until(
+        'the held catch-up',
+        async () => output.includes('probe: catch-up held'),
+        () => output,
+      );
+
+      const answers = await Promise.all([
+        ask(base, 'GET', '/api/health'),
+        ask(base, 'GET', '/api/ready'),
+        ask(base, 'GET', '/api/util/ping'),
+        ask(base, 'GET', '/api/projects'),
+        ask(base, 'POST', '/api/projects', { name: 'during_start' }),
+        ask(base, 'POST', '/api/sql/query', { query: 'CREATE DATABASE during_start_sql' }),
+      ]);
+      for (const answer of answers)
+        expect(answer).toEqual({
+          status: 503,
+          retryAfter: '5',
+          body: {
+            title: 'Starting',
+            status: 503,
+            detail: expect.stringMatching(
+              /^The service is starting: its read model is catching up with the log \(it has applied it up to position \d+\)\. Nothing was read or written\. Retry shortly\.$/,
+            ),
+          },
+        });
+      expect(output).toMatch(/starting: the HTTP port answers 503 until the read model has caught up/);
+      expect(output).not.toMatch(/mindledger listening/);
+
+      child.kill('SIGUSR2');
+      await until(
+        'serving',
+        async () => (await ask(base, 'GET', '/api/util/ping'))?.status === 200,
+        () => output,
+      );
+      expect(output).toMatch(/mindledger listening/);
+      await fetch(`${base}/api/ready`).then((r) => expect(r.status).toBe(200));
+      // What was sent while it started left nothing behind.
+      const projects = (await (await fetch(`${base}/api/projects`)).json()) as { name: string }[];
+      expect(projects.map((p) => p.name)).toEqual(['mindsdb']);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }, 120_000);
+});
