@@ -4,66 +4,21 @@
  * the running query. Now running queries are interrupted when SHUTDOWN_GRACE_MS is over and the
  * process exits; a new process opens the same files.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { startService as startServiceWith, type Service } from '../support/service';
 
-const ROOT = path.resolve(__dirname, '../..');
 const GRACE_MS = 2000;
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-
-type Service = { child: ChildProcess; base: string; output: () => string; exited: Promise<number | null> };
-
 /** The real service, as `npm run dev` starts it, on its own port and data directory. */
-const startService = async (dataDir: string): Promise<Service> => {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      SHUTDOWN_GRACE_MS: String(GRACE_MS),
-      SQL_TIMEOUT_MS: '600000',
-      DUCKDB_THREADS: '1',
-      EVENT_STORE_URL: '',
-      MYSQL_PORT: '0',
-      PG_PORT: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+const startService = (dataDir: string) =>
+  startServiceWith({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    SHUTDOWN_GRACE_MS: String(GRACE_MS),
+    SQL_TIMEOUT_MS: '600000',
   });
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const base = `http://127.0.0.1:${port}`;
-  // Starting compiles TypeScript on the fly: up to a minute on a busy machine.
-  const until = Date.now() + 60_000;
-  for (;;) {
-    const ok = await fetch(`${base}/api/util/ping`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) break;
-    if (Date.now() > until || child.exitCode !== null)
-      throw new Error(`the service did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return { child, base, output: () => output, exited };
-};
 
 const sql = (base: string, query: string) =>
   fetch(`${base}/api/sql/query`, {

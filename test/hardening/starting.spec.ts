@@ -41,21 +41,12 @@ describe('the HTTP port while the service starts', () => {
   afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
   it('given a start whose catch-up is under way, then every request is 503 Starting with the position reached, nothing is written, and the service serves once caught up', async () => {
-    const { child, port } = await spawnService(
+    const { child, base, output, exited } = await spawnService(
       { DATA_DIR: dataDir, LOG_LEVEL: 'info' },
       'test/support/held-start-main.ts',
     );
-    let output = '';
-    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const base = `http://127.0.0.1:${port}`;
     try {
-      await until(
-        'the held catch-up',
-        async () => output.includes('probe: catch-up held'),
-        () => output,
-      );
+      await until('the held catch-up', async () => output().includes('probe: catch-up held'), output);
 
       const answers = await Promise.all([
         ask(base, 'GET', '/api/health'),
@@ -77,16 +68,12 @@ describe('the HTTP port while the service starts', () => {
             ),
           },
         });
-      expect(output).toMatch(/starting: the HTTP port answers 503 until the read model has caught up/);
-      expect(output).not.toMatch(/mindledger listening/);
+      expect(output()).toMatch(/starting: the HTTP port answers 503 until the read model has caught up/);
+      expect(output()).not.toMatch(/mindledger listening/);
 
       child.kill('SIGUSR2');
-      await until(
-        'serving',
-        async () => (await ask(base, 'GET', '/api/util/ping'))?.status === 200,
-        () => output,
-      );
-      expect(output).toMatch(/mindledger listening/);
+      await until('serving', async () => (await ask(base, 'GET', '/api/util/ping'))?.status === 200, output);
+      expect(output()).toMatch(/mindledger listening/);
       await fetch(`${base}/api/ready`).then((r) => expect(r.status).toBe(200));
       // What was sent while it started left nothing behind.
       const projects = (await (await fetch(`${base}/api/projects`)).json()) as { name: string }[];

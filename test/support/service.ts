@@ -44,17 +44,16 @@ export const spawnService = async (env: Record<string, string>, main = 'src/main
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  return { child, port };
-};
-
-/** The real service in a process of its own (as `npm start` runs it), on its own port. */
-export const startService = async (env: Record<string, string>): Promise<Service> => {
-  const { child, port } = await spawnService(env);
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const base = `http://127.0.0.1:${port}`;
+  return { child, port, base: `http://127.0.0.1:${port}`, output: () => output, exited };
+};
+
+/** The real service in a process of its own (as `npm start` runs it), on its own port. */
+export const startService = async (env: Record<string, string>): Promise<Service> => {
+  const { child, base, output, exited } = await spawnService(env);
   // Starting compiles TypeScript on the fly: up to a minute on a busy machine.
   const until = Date.now() + 90_000;
   for (;;) {
@@ -65,11 +64,11 @@ export const startService = async (env: Record<string, string>): Promise<Service
     if (ok) break;
     if (Date.now() > until || child.exitCode !== null) {
       child.kill('SIGKILL');
-      throw new Error(`the service did not start:\n${output}`);
+      throw new Error(`the service did not start:\n${output()}`);
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  return { child, base, output: () => output, exited };
+  return { child, base, output, exited };
 };
 
 /** JSON over HTTP to a service: the status and the parsed body. */
