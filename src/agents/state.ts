@@ -1,11 +1,14 @@
-import type { AgentDeleted, RecordedEvent } from '../../events';
+import type { AgentCreated, AgentDeleted, AgentUpdated, RecordedEvent } from '../../events';
 import { findByRef, type Params } from '../shared/params';
 import {
   changeResource,
   defineResourcesSlice,
+  firstVersion,
+  nextVersion,
   orNotFound,
   withoutResource,
   withResource,
+  type Versioned,
 } from '../shared/resourceState';
 import type { ProjectRef } from '../shared/projectState';
 
@@ -17,53 +20,38 @@ export type Agent = {
   readonly provider: string | null;
   readonly params: Params;
   readonly skills: readonly SkillLink[];
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly version: bigint;
-};
+} & Versioned;
 export type AgentsState = ReadonlyMap<bigint, Agent>;
 
 const toLinks = (links: readonly { skillId: number; parameters: Params }[]): SkillLink[] =>
   links.map((l) => ({ skillId: BigInt(l.skillId), parameters: l.parameters }));
 
+/** What an agent's creation and update say of it. */
+const agentFields = (d: AgentCreated['data'] | AgentUpdated['data']) => ({
+  name: d.name,
+  modelName: d.modelName,
+  provider: d.provider,
+  params: d.params,
+  skills: toLinks(d.skills),
+});
+
 const evolveAgents = (agents: AgentsState, event: RecordedEvent): AgentsState => {
   switch (event.type) {
-    case 'AgentCreated': {
-      const d = event.data;
-      const id = event.meta.position;
-      return withResource(agents, {
-        id,
-        name: d.name,
-        modelName: d.modelName,
-        provider: d.provider,
-        params: d.params,
-        skills: toLinks(d.skills),
-        createdAt: d.createdAt,
-        updatedAt: d.createdAt,
-        version: id,
-      });
-    }
+    case 'AgentCreated':
+      return withResource(agents, firstVersion(event, event.data.createdAt, agentFields(event.data)));
     case 'AgentUpdated': {
       const d = event.data;
-      return changeResource(agents, d.agentId, (current) => ({
-        ...current,
-        name: d.name,
-        modelName: d.modelName,
-        provider: d.provider,
-        params: d.params,
-        skills: toLinks(d.skills),
-        updatedAt: d.updatedAt,
-        version: event.meta.position,
-      }));
+      return changeResource(agents, d.agentId, (current) =>
+        nextVersion(current, event, d.updatedAt, agentFields(d)),
+      );
     }
     case 'SkillDetachedFromAgent': {
       const d = event.data;
-      return changeResource(agents, d.agentId, (current) => ({
-        ...current,
-        skills: current.skills.filter((l) => l.skillId !== BigInt(d.skillId)),
-        updatedAt: d.detachedAt,
-        version: event.meta.position,
-      }));
+      return changeResource(agents, d.agentId, (current) =>
+        nextVersion(current, event, d.detachedAt, {
+          skills: current.skills.filter((l) => l.skillId !== BigInt(d.skillId)),
+        }),
+      );
     }
     case 'AgentDeleted':
       return withoutResource(agents, event.data.agentId);

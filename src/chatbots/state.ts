@@ -3,9 +3,12 @@ import type { Params } from '../shared/params';
 import {
   changeResource,
   defineResourcesSlice,
+  firstVersion,
+  nextVersion,
   orNotFound,
   withoutResource,
   withResource,
+  type Versioned,
 } from '../shared/resourceState';
 import type { ProjectRef } from '../shared/projectState';
 
@@ -20,10 +23,7 @@ export type Chatbot = {
   readonly isRunning: boolean;
   readonly lastError: string | null;
   readonly webhookToken: string | null;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly version: bigint;
-};
+} & Versioned;
 export type ChatbotsState = ReadonlyMap<bigint, Chatbot>;
 
 const stateOf = (d: ChatbotCreated['data'] | ChatbotUpdated['data']) => ({
@@ -39,39 +39,26 @@ const stateOf = (d: ChatbotCreated['data'] | ChatbotUpdated['data']) => ({
 
 const evolveChatbots = (bots: ChatbotsState, event: RecordedEvent): ChatbotsState => {
   switch (event.type) {
-    case 'ChatbotCreated': {
-      const d = event.data;
-      const id = event.meta.position;
-      return withResource(bots, {
-        id,
-        ...stateOf(d),
-        lastError: null,
-        createdAt: d.createdAt,
-        updatedAt: d.createdAt,
-        version: id,
-      });
-    }
+    case 'ChatbotCreated':
+      return withResource(
+        bots,
+        firstVersion(event, event.data.createdAt, { ...stateOf(event.data), lastError: null }),
+      );
     case 'ChatbotUpdated': {
       const d = event.data;
-      return changeResource(bots, d.chatbotId, (current) => ({
-        ...current,
-        ...stateOf(d),
-        // Starting a bot again clears the error that stopped it.
-        lastError: d.isRunning && !current.isRunning ? null : current.lastError,
-        updatedAt: d.updatedAt,
-        version: event.meta.position,
-      }));
+      return changeResource(bots, d.chatbotId, (current) =>
+        nextVersion(current, event, d.updatedAt, {
+          ...stateOf(d),
+          // Starting a bot again clears the error that stopped it.
+          lastError: d.isRunning && !current.isRunning ? null : current.lastError,
+        }),
+      );
     }
     case 'ChatbotStoppedAgentDeleted': {
       const d = event.data;
-      return changeResource(bots, d.chatbotId, (current) => ({
-        ...current,
-        agentId: null,
-        isRunning: false,
-        lastError: d.lastError,
-        updatedAt: d.stoppedAt,
-        version: event.meta.position,
-      }));
+      return changeResource(bots, d.chatbotId, (current) =>
+        nextVersion(current, event, d.stoppedAt, { agentId: null, isRunning: false, lastError: d.lastError }),
+      );
     }
     case 'ChatbotDeleted':
       return withoutResource(bots, event.data.chatbotId);

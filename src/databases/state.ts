@@ -1,20 +1,18 @@
 import type { RecordedEvent } from '../../events';
 import type { Aggregate } from '../eventlog/commands';
 import { nameKey } from '../shared/names';
+import { firstVersion, nextVersion, type Versioned } from '../shared/resourceState';
 
 /** A registered integration (an external data source) as its stream knows it. */
 export type DatabaseState =
   | { status: 'none' }
-  | {
+  | ({
       status: 'live';
       id: bigint;
       name: string;
       engine: string;
       parameters: Record<string, unknown>;
-      createdAt: string;
-      updatedAt: string;
-      version: bigint;
-    }
+    } & Versioned)
   | { status: 'deleted'; name: string };
 
 export const initialDatabaseState = (): DatabaseState => ({ status: 'none' });
@@ -22,28 +20,13 @@ export const initialDatabaseState = (): DatabaseState => ({ status: 'none' });
 export const evolveDatabase = (state: DatabaseState, event: RecordedEvent): DatabaseState => {
   switch (event.type) {
     case 'DatabaseCreated': {
-      const d = event.data;
-      return {
-        status: 'live',
-        id: event.meta.position,
-        name: d.name,
-        engine: d.engine,
-        parameters: d.parameters,
-        createdAt: d.createdAt,
-        updatedAt: d.createdAt,
-        version: event.meta.position,
-      };
+      const { name, engine, parameters, createdAt } = event.data;
+      return { status: 'live', ...firstVersion(event, createdAt, { name, engine, parameters }) };
     }
     case 'DatabaseUpdated': {
       if (state.status !== 'live') return state;
-      const d = event.data;
-      return {
-        ...state,
-        engine: d.engine,
-        parameters: d.parameters,
-        updatedAt: d.updatedAt,
-        version: event.meta.position,
-      };
+      const { engine, parameters, updatedAt } = event.data;
+      return nextVersion(state, event, updatedAt, { engine, parameters });
     }
     case 'DatabaseDeleted':
       return { status: 'deleted', name: event.data.name };

@@ -32,6 +32,31 @@ export const withoutResource = <T>(items: ResourcesById<T>, id: number): Resourc
   return next;
 };
 
+/**
+ * What a versioned resource holds besides its own fields: when it was made and last changed, and
+ * its version, the log position of the last event that changed it (its ETag).
+ */
+export type Versioned = { readonly createdAt: string; readonly updatedAt: string; readonly version: bigint };
+
+type Positioned = { readonly meta: { readonly position: bigint } };
+
+/** A versioned resource as the event creating it makes it: its id and version that event's position. */
+export const firstVersion = <T extends object>(event: Positioned, createdAt: string, fields: T) => ({
+  id: event.meta.position,
+  ...fields,
+  createdAt,
+  updatedAt: createdAt,
+  version: event.meta.position,
+});
+
+/** `current` as a later `event` changes it, at `at`: its version that event's position. */
+export const nextVersion = <T extends Versioned>(
+  current: T,
+  event: Positioned,
+  at: string,
+  changes: Partial<T>,
+): T => ({ ...current, ...changes, updatedAt: at, version: event.meta.position });
+
 /** The resource a client referred to as `ref`, or the 404 saying that no `kind` is named so. */
 export const orNotFound = <T>(resource: T | undefined, kind: string, ref: string): T => {
   if (!resource) throw notFound(`${kind} with name ${ref} does not exist`, `${kind} not found`);

@@ -4,17 +4,14 @@ import { defineProjectSlice, type ProjectContents, type ProjectRef } from '../sh
 import { notFound } from '../shared/errors';
 import { Map as ImmutableMap } from 'immutable';
 import type { Params } from '../shared/params';
+import { firstVersion, nextVersion, type Versioned } from '../shared/resourceState';
 
 export type Skill = {
   readonly id: bigint;
   readonly name: string;
   readonly type: string;
   readonly params: Params;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  /** Position of the last event that changed it: its ETag. */
-  readonly version: bigint;
-};
+} & Versioned;
 /**
  * A project's skills by id, and their ids by lower-cased name. Persistent maps: an event changes one
  * entry and shares the rest, so deciding in a project with thousands of skills costs what it costs in
@@ -38,28 +35,14 @@ const withSkill = (skills: SkillsState, before: Skill | undefined, skill: Skill)
 const evolveSkills = (skills: SkillsState, event: RecordedEvent): SkillsState => {
   switch (event.type) {
     case 'SkillCreated': {
-      const id = event.meta.position;
-      return withSkill(skills, undefined, {
-        id,
-        name: event.data.name,
-        type: event.data.type,
-        params: event.data.params,
-        createdAt: event.data.createdAt,
-        updatedAt: event.data.createdAt,
-        version: id,
-      });
+      const { name, type, params, createdAt } = event.data;
+      return withSkill(skills, undefined, firstVersion(event, createdAt, { name, type, params }));
     }
     case 'SkillUpdated': {
       const current = skills.byId.get(BigInt(event.data.skillId));
       if (!current) return skills;
-      return withSkill(skills, current, {
-        ...current,
-        name: event.data.name,
-        type: event.data.type,
-        params: event.data.params,
-        updatedAt: event.data.updatedAt,
-        version: event.meta.position,
-      });
+      const { name, type, params, updatedAt } = event.data;
+      return withSkill(skills, current, nextVersion(current, event, updatedAt, { name, type, params }));
     }
     case 'SkillDeleted': {
       const current = skills.byId.get(BigInt(event.data.skillId));
