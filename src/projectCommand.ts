@@ -117,6 +117,18 @@ export const resourceCommand = async <U extends object>(
 export type ResourceWriteOptions = { readonly forget?: boolean; readonly now?: Date };
 
 /**
+ * A service's removal of a project resource by its name (SQL's `DROP … [IF EXISTS] … [FORGET]`
+ * through `dropByName`, REST's DELETE): `ifExists`, a missing one is no error; `forget`, its secrets
+ * are forgotten too (crypto-shredding).
+ */
+export type RemoveByName = (
+  projectName: string,
+  name: string,
+  ifExists: boolean,
+  options?: { readonly forget?: boolean },
+) => Promise<void>;
+
+/**
  * A project resource service's `run` (`resourceCommand`): its commands decided by `decide` and
  * answered `answer`; asked to `forget`, a delete (its event `deletedBy`) forgets the resource's
  * secrets too, under every name it had (crypto-shredding).

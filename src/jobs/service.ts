@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import { resourceRun } from '../projectCommand';
+import { resourceRun, type RemoveByName } from '../projectCommand';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid, notFound } from '../shared/errors';
 import type { Unstamped } from '../shared/params';
@@ -88,12 +88,7 @@ export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: 
    * `forget`: the secrets its statements hold (sealed in the log, src/shared/sqlOptions.ts) are
    * forgotten too, in its definition and in the statements its runs recorded (crypto-shredding).
    */
-  const remove = async (
-    projectName: string,
-    name: string,
-    ifExists = false,
-    options: { forget?: boolean } = {},
-  ) => {
+  const remove: RemoveByName = async (projectName, name, ifExists, options = {}) => {
     const outcome = await run(projectName, { type: 'DeleteJob', data: { name, ifExists } }, options);
     const deleted = outcome.events.find((e) => e.type === 'JobDeleted');
     if (!options.forget || deleted?.type !== 'JobDeleted') return;

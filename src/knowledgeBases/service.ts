@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import { loadProject, projectCommand } from '../projectCommand';
+import { loadProject, projectCommand, type RemoveByName } from '../projectCommand';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { projectStream } from '../shared/projectState';
 import { quoteMysqlIdent } from '../shared/quoting';
@@ -104,19 +104,14 @@ export const knowledgeBasesService = (
     },
 
     /** `forget`: its secrets (the embedding model's API key) are forgotten too (crypto-shredding). */
-    remove: async (
-      projectName: string,
-      name: string,
-      ifExists: boolean,
-      options: { forget?: boolean } = {},
-    ) => {
+    remove: (async (projectName, name, ifExists, options = {}) => {
       const { project } = await run(projectName, { type: 'DeleteKnowledgeBase', data: { name, ifExists } });
       if (options.forget)
         await ctx.secrets.forget(
           { stream: projectStream(project), eventType: 'KnowledgeBaseCreated', name },
           `knowledge base ${name} of ${project} deleted with forget`,
         );
-    },
+    }) satisfies RemoveByName,
 
     list: async (projectName: string) => {
       const project = await projects.require(projectName);

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { AppContext } from '../context';
-import { projectCommand, resourceCommand } from '../projectCommand';
+import { projectCommand, resourceCommand, type RemoveByName } from '../projectCommand';
 import type { ProjectAggregate } from '../shared/projectState';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { invalid, notFound } from '../shared/errors';
@@ -139,12 +139,7 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
   };
 
   /** `forget`: the secrets its statements hold are forgotten too (crypto-shredding). */
-  const remove = async (
-    projectName: string,
-    name: string,
-    ifExists = false,
-    options: { forget?: boolean } = {},
-  ) => {
+  const remove: RemoveByName = async (projectName, name, ifExists, options = {}) => {
     const project = await projects.require(projectName);
     const row = await triggerRowByName(ctx.duck, project.id, name);
     const outcome = await resourceCommand<Unstamped<TriggerCommand>>(ctx, {
