@@ -7,58 +7,37 @@
  * batch's COMMIT (as test/projection/writer-failures.spec.ts does), since a shortage cannot be
  * timed to one statement.
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { PassThrough } from 'node:stream';
-import { differencesFrom, liveDigest, scratchRebuild } from '../support/promise-rebuild';
+import { rebuildDifferences } from '../support/promise-rebuild';
 import { querySql, startTestApp, storeKinds, type TestApp } from '../support/app';
-
-const OUT_OF_MEMORY =
-  'Out of Memory Error: failed to allocate data of size 4.0 KiB (299.9 MiB/300.0 MiB used)';
-
-type Run = DuckDBConnection['run'];
+import { injectOnWriter, loggedMessages } from '../support/writerFailures';
 
 /**
  * Fails, once, the first batch text (the one ending in its COMMIT) run after the writer ran a text
  * for which `armed` is true: a shortage reported before it runs, so the batch is rolled back.
  */
 const failCommitAfter = (t: TestApp, armed: (sql: string) => boolean) => {
-  const writer = t.running.ctx.duck.writer;
-  const original: Run = writer.run.bind(writer);
   let state: 'waiting' | 'armed' | 'done' = 'waiting';
-  const injected: Run = async (sql, ...rest) => {
+  const injection = injectOnWriter(t, (sql) => {
     if (state === 'waiting' && armed(sql)) state = 'armed';
     else if (state === 'armed' && sql.includes('COMMIT')) {
       state = 'done';
-      throw new Error(OUT_OF_MEMORY);
+      return 'fail before';
     }
-    return original(sql, ...rest);
-  };
-  writer.run = injected;
-  return { failed: () => state === 'done', restore: () => (writer.run = original) };
+    return 'run';
+  });
+  return { failed: () => state === 'done', restore: injection.restore };
 };
 
-const expectRebuildEqualsLive = async (t: TestApp) => {
-  const scratch = await scratchRebuild(t, 1000);
-  try {
-    const { differences } = await differencesFrom(t, await liveDigest(t), scratch);
-    expect(differences).toEqual([]);
-  } finally {
-    await scratch.close();
-  }
-};
+const expectRebuildEqualsLive = async (t: TestApp) => expect(await rebuildDifferences(t, 1000)).toEqual([]);
 
 describe.each(storeKinds)("the knowledge bases' content when its batch is rolled back (%s)", (kind) => {
   let t: TestApp;
   let logged: string[];
   const base = '/api/projects/mindsdb/knowledge_bases';
   beforeEach(async () => {
-    logged = [];
-    const logStream = new PassThrough();
-    logStream.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString('utf8').split('\n'))
-        if (line.trim()) logged.push(String((JSON.parse(line) as { msg?: unknown }).msg));
-    });
-    t = await startTestApp(kind, {}, { logStream });
+    const log = loggedMessages();
+    logged = log.messages;
+    t = await startTestApp(kind, {}, { logStream: log.logStream });
   });
   afterEach(() => t.dispose());
 

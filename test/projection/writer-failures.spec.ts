@@ -7,45 +7,9 @@
  * written again (a second row of a skill). Here DuckDB runs for real; the failure reports are
  * injected on the writer's connection, since a memory shortage cannot be timed to one statement.
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { PassThrough } from 'node:stream';
-import { differencesFrom, liveDigest, scratchRebuild } from '../support/promise-rebuild';
+import { rebuildDifferences } from '../support/promise-rebuild';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
-
-const OUT_OF_MEMORY =
-  'Out of Memory Error: failed to allocate data of size 4.0 KiB (299.9 MiB/300.0 MiB used)';
-
-type Run = DuckDBConnection['run'];
-
-/**
- * Calls `inject` with each text the writer runs; it answers how this call goes: as usual, or
- * with a reported failure before the text runs, or after it ran.
- */
-const injectOnWriter = (
-  t: TestApp,
-  inject: (sql: string) => 'run' | 'fail before' | 'fail after' | 'begin only, then fail',
-) => {
-  const writer = t.running.ctx.duck.writer;
-  const original: Run = writer.run.bind(writer);
-  const texts: string[] = [];
-  const injected: Run = async (sql, ...rest) => {
-    texts.push(sql);
-    switch (inject(sql)) {
-      case 'run':
-        return original(sql, ...rest);
-      case 'fail before':
-        throw new Error(OUT_OF_MEMORY);
-      case 'fail after':
-        await original(sql, ...rest);
-        throw new Error(OUT_OF_MEMORY);
-      case 'begin only, then fail':
-        await original('BEGIN TRANSACTION');
-        throw new Error(OUT_OF_MEMORY);
-    }
-  };
-  writer.run = injected;
-  return { texts, restore: () => (writer.run = original) };
-};
+import { injectOnWriter, loggedMessages } from '../support/writerFailures';
 
 /** Once for the first text naming `name` (a batch writing that skill), then as usual. */
 const onceFor = (name: string, how: 'fail before' | 'fail after' | 'begin only, then fail') => {
@@ -67,28 +31,16 @@ const createSkill = (t: TestApp, name: string) =>
     .post('/api/projects/mindsdb/skills')
     .send({ skill: { name, type: 'text2sql', params: { database: 'files' } } });
 
-const expectRebuildEqualsLive = async (t: TestApp) => {
-  const scratch = await scratchRebuild(t, 1000);
-  try {
-    const { differences } = await differencesFrom(t, await liveDigest(t), scratch);
-    expect(differences).toEqual([]);
-  } finally {
-    await scratch.close();
-  }
-};
+const expectRebuildEqualsLive = async (t: TestApp) => expect(await rebuildDifferences(t, 1000)).toEqual([]);
 
 describe.each(storeKinds)("the read model's writer when DuckDB fails a batch (%s)", (kind) => {
   let t: TestApp;
   /** The app's log lines' messages. */
   let logged: string[];
   beforeEach(async () => {
-    logged = [];
-    const logStream = new PassThrough();
-    logStream.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString('utf8').split('\n'))
-        if (line.trim()) logged.push(String((JSON.parse(line) as { msg?: unknown }).msg));
-    });
-    t = await startTestApp(kind, {}, { logStream });
+    const log = loggedMessages();
+    logged = log.messages;
+    t = await startTestApp(kind, {}, { logStream: log.logStream });
   });
   afterEach(() => t.dispose());
 
