@@ -27,8 +27,8 @@ const slowest = (spent: { table: string; ms: number }[], count = 5) => {
  * A full rebuild of the read model from the log, as `npm run replay` makes it (src/cli/replay.ts):
  * the stores opened as the service opens them (src/stores.ts: the log with its sealing of secrets,
  * every table projection and the schema projections of uploaded files and knowledge bases' content),
- * then `rebuild`: drop, prepare, catch up with the whole log. Not started first, as the CLI is: on
- * the bench's new read model a start would replay the whole log once more, unmeasured. A long replay
+ * then `rebuild`: drop, prepare, catch up with the whole log, not started first (as the CLI, since
+ * a start on a new read model replays the whole log once more). A long replay
  * (`progressEvents` or more) says how it comes along on stderr every minute.
  */
 const rebuildOf = async (env: Record<string, string>, progressEvents = 1_000_000) => {

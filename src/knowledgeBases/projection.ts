@@ -1,16 +1,6 @@
 import fs from 'node:fs';
-import {
-  ARRAY,
-  arrayValue,
-  BIGINT,
-  FLOAT,
-  INTEGER,
-  VARCHAR,
-  type DuckDBConnection,
-  type DuckDBValue,
-} from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { KnowledgeBaseDocumentsInserted, RecordedOf } from '../../events';
-import { appendColumns } from '../duckdb/appendColumns';
 import { chunkText } from '../engines/search/chunker';
 import { hashingEmbed } from '../engines/search/hashingEmbedder';
 import {
@@ -23,13 +13,13 @@ import {
   widerFieldType,
   type FieldType,
 } from '../engines/search/layout';
-import { termsOf } from '../engines/search/terms';
 import { patchRow, projectResourceReads, projectResourceTable } from '../projection/resourceTable';
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, schemaProjection, selectRow, type RowOf } from '../projection/table';
 import { DELETED_KBS, KnownContentTables } from './contentTables';
+import { PendingChunks } from './pendingChunks';
 import { columns } from '../projection/columns';
-import type { SchemaProjection, TableReader } from '../projection/types';
+import type { BatchScope, SchemaProjection, TableReader } from '../projection/types';
 import { quoteString } from '../shared/quoting';
 import { maskSecrets } from '../shared/secrets';
 import type { BlobStore } from '../storage/blobs';
@@ -128,68 +118,6 @@ const readVectors = async (file: string, dimensions: number): Promise<Float32Arr
   return out;
 };
 
-/** The types of a chunk's row and of a term's row, in the order of their tables' columns (layout.ts). */
-const CHUNK_TYPES = (dimensions: number) => [
-  VARCHAR,
-  VARCHAR,
-  INTEGER,
-  VARCHAR,
-  VARCHAR,
-  INTEGER,
-  BIGINT,
-  ARRAY(FLOAT, dimensions),
-];
-const TERM_TYPES = [VARCHAR, VARCHAR, INTEGER];
-
-const writeChunks = async (
-  c: DuckDBConnection,
-  event: { kbId: number; dimensions: number; position: bigint },
-  chunks: ReturnType<typeof chunksOf>,
-  vectors: readonly Float32Array[],
-) => {
-  // The terms' rows as columns (CHUNK_ID, TERM, TF): tens of rows a chunk, so no object a row.
-  const termColumns: [string[], string[], number[]] = [[], [], []];
-  const termCounts = chunks.map((chunk) => {
-    let count = 0;
-    for (const [term, tf] of termsOf(chunk.content)) {
-      termColumns[0].push(chunk.id);
-      termColumns[1].push(term);
-      termColumns[2].push(tf);
-      count += tf;
-    }
-    return count;
-  });
-  // Each column of a chunk's row, in the table's order (CHUNK_TYPES).
-  const chunkColumns: readonly ((row: number) => DuckDBValue)[] = [
-    (row) => chunks[row]!.id,
-    (row) => chunks[row]!.doc.id,
-    (row) => chunks[row]!.index,
-    (row) => chunks[row]!.content,
-    (row) => JSON.stringify(chunks[row]!.doc.metadata),
-    (row) => termCounts[row]!,
-    () => event.position,
-    (row) => arrayValue(Array.from(vectors[row]!)),
-  ];
-  const chunkAppender = await c.createAppender(`kb_${event.kbId}`, KB_SCHEMA);
-  const termAppender = await c.createAppender(`kb_${event.kbId}_terms`, KB_SCHEMA);
-  try {
-    appendColumns(chunkAppender, CHUNK_TYPES(event.dimensions), chunks.length, (column, row) =>
-      chunkColumns[column]!(row),
-    );
-    appendColumns(
-      termAppender,
-      TERM_TYPES,
-      termColumns[0].length,
-      (column, row) => termColumns[column]![row]!,
-    );
-    chunkAppender.flushSync();
-    termAppender.flushSync();
-  } finally {
-    chunkAppender.closeSync();
-    termAppender.closeSync();
-  }
-};
-
 /** The events that change the knowledge bases' content tables. */
 const CONTENT_EVENTS = [
   'KnowledgeBaseDocumentsInserted',
@@ -206,6 +134,7 @@ const CONTENT_EVENTS = [
  */
 export const knowledgeBaseContentProjection = (blobs: BlobStore): SchemaProjection => {
   const knownBy = new WeakMap<DuckDBConnection, KnownContentTables>();
+  const pending = new PendingChunks();
   const knownOf = (c: DuckDBConnection) => {
     let known = knownBy.get(c);
     if (!known) {
@@ -223,13 +152,21 @@ export const knowledgeBaseContentProjection = (blobs: BlobStore): SchemaProjecti
       await c.run(`CREATE SCHEMA IF NOT EXISTS ${KB_SCHEMA}`);
       await c.run(`CREATE TABLE IF NOT EXISTS ${DELETED_KBS} (KB_ID BIGINT PRIMARY KEY)`);
     },
-    apply: async (event, c) => {
+    apply: async (event, c, _log, batch) => {
       const known = knownOf(c);
       known.applying(event.meta.position);
       try {
-        await applyContent(event, c, known, blobs);
+        await applyContent(event, { c, known, pending, batch }, blobs);
       } catch (error) {
         known.forget();
+        throw error;
+      }
+    },
+    finish: async (c, batch) => {
+      try {
+        await pending.appendAll(c, batch);
+      } catch (error) {
+        knownOf(c).forget();
         throw error;
       }
     },
@@ -240,10 +177,17 @@ export const knowledgeBaseContentProjection = (blobs: BlobStore): SchemaProjecti
   });
 };
 
+/** What applying one event works with: the writer, what its tables hold, what waits for the batch's end. */
+type ContentWork = {
+  readonly c: DuckDBConnection;
+  readonly known: KnownContentTables;
+  readonly pending: PendingChunks;
+  readonly batch: BatchScope;
+};
+
 const applyContent = async (
   event: RecordedOf<(typeof CONTENT_EVENTS)[number]>,
-  c: DuckDBConnection,
-  known: KnownContentTables,
+  { c, known, pending, batch }: ContentWork,
   blobs: BlobStore,
 ) => {
   switch (event.type) {
@@ -269,21 +213,27 @@ const applyContent = async (
         for (const sql of createKbTablesSql(d.kbId, d.embedding.dimensions)) await c.run(sql);
       });
       // A chunks table made just now holds no document to replace.
-      if (hadChunks) await deleteDocuments(c, d.kbId, [...new Set(documents.map((doc) => doc.id))]);
-      await writeChunks(
-        c,
-        { kbId: d.kbId, dimensions: d.embedding.dimensions, position: event.meta.position },
+      if (hadChunks) {
+        const ids = [...new Set(documents.map((doc) => doc.id))];
+        await pending.appendIfHolding(c, batch, d.kbId, ids);
+        await deleteDocuments(c, d.kbId, ids);
+      }
+      await pending.add(c, batch, d.kbId, d.embedding.dimensions, {
+        position: event.meta.position,
         chunks,
         vectors,
-      );
+      });
       await widenFields(c, known, d.kbId, documents);
       return;
     }
     case 'KnowledgeBaseDocumentsDeleted':
-      if (await known.hasChunks(c, event.data.kbId))
+      if (await known.hasChunks(c, event.data.kbId)) {
+        await pending.appendIfHolding(c, batch, event.data.kbId, event.data.ids);
         await deleteDocuments(c, event.data.kbId, event.data.ids);
+      }
       return;
     case 'KnowledgeBaseDeleted':
+      pending.discard(batch, event.data.kbId);
       for (const sql of dropKbTablesSql(event.data.kbId)) await c.run(sql);
       await c.run(`INSERT OR IGNORE INTO ${DELETED_KBS} VALUES (${Number(event.data.kbId)})`);
       await known.deleted(c, event.data.kbId);

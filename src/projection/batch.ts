@@ -5,7 +5,7 @@ import { ProjectionApplyError } from './failures';
 import { HistoryRecorder } from './history';
 import type { CommittedRows } from './committedRows';
 import { BatchRowStore } from './rows';
-import type { RowStore, SchemaProjection, TableProjection } from './types';
+import type { BatchScope, RowStore, SchemaProjection, TableProjection } from './types';
 
 /** A schema projection's time is counted per table it builds, when the event names one (files do). */
 const schemaTimingKey = (p: SchemaProjection, event: RecordedEvent) => {
@@ -97,6 +97,9 @@ export const applyEvents = async (
   const skipped = (name: string) =>
     deps.skip !== undefined && deps.skip.size > 0 && deps.skip.has(`${position}:${name}`);
   const handlersOf = tableHandlers(projections);
+  const scope: BatchScope = { firstPosition: events[0]?.meta.position ?? 0n };
+  /** The schema projections that applied an event of this batch, each once. */
+  const schemaApplied = new Set<SchemaProjection>();
   for (const event of events) {
     position = event.meta.position;
     for (const i of handlersOf(event.type)) {
@@ -106,10 +109,12 @@ export const applyEvents = async (
     for (const p of schemaProjections)
       if (p.handles.includes(event.type) && !skipped(p.name)) {
         await transaction.begin();
-        await step(event, p.name, () => p.apply(event, writer, deps.log), schemaTimingKey(p, event));
+        await step(event, p.name, () => p.apply(event, writer, deps.log, scope), schemaTimingKey(p, event));
+        schemaApplied.add(p);
       }
   }
   const only = events.length === 1 ? events[0]! : null;
+  for (const p of schemaApplied) if (p.finish) await step(only, p.name, () => p.finish!(writer, scope));
   for (let i = 0; i < projections.length; i++) {
     const p = projections[i]!;
     if (p.finish) await step(only, p.table, () => p.finish!(stores[i]!, lookup));

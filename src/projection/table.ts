@@ -1,7 +1,15 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { EventType, RecordedEvent, RecordedOf } from '../../events';
 import type { EventLog } from '../eventlog/types';
-import type { Column, RowStore, SchemaProjection, TableLookup, TableProjection, TableReader } from './types';
+import type {
+  BatchScope,
+  Column,
+  RowStore,
+  SchemaProjection,
+  TableLookup,
+  TableProjection,
+  TableReader,
+} from './types';
 
 /**
  * A projection's event list and its `switch` say the same thing, checked by the compiler: `apply`
@@ -80,15 +88,17 @@ export const schemaProjection = <const H extends readonly EventType[]>(definitio
     event: HandledEvent<H>,
     connection: DuckDBConnection,
     log: Pick<EventLog, 'readStream'>,
+    batch: BatchScope,
   ): Promise<void>;
+  finish?(connection: DuckDBConnection, batch: BatchScope): Promise<void>;
   drop(connection: DuckDBConnection): Promise<void>;
 }): SchemaProjection => {
   const isHandled = handledBy(definition.handles);
   const { apply } = definition;
   return {
     ...definition,
-    apply: async (event, connection, log) => {
-      if (isHandled(event)) await apply(event, connection, log);
+    apply: async (event, connection, log, batch) => {
+      if (isHandled(event)) await apply(event, connection, log, batch);
     },
   };
 };

@@ -91,6 +91,13 @@ export interface TableProjection {
  * A projection that manages whole tables rather than rows (an uploaded file becomes a table of its
  * own). It runs inside the same DuckDB transaction as the row projections of its batch.
  */
+/**
+ * One batch as a schema projection sees it, a new one for every batch applied (a batch rolled back
+ * and applied again gets another): what a projection keeps to write at the batch's end is kept
+ * under it, so nothing of a failed batch is carried into the next.
+ */
+export type BatchScope = { readonly firstPosition: bigint };
+
 export interface SchemaProjection {
   readonly name: string;
   /** Bumped when what `apply` builds changes, so existing tables are rebuilt. */
@@ -101,7 +108,14 @@ export interface SchemaProjection {
    * `log` answers what happened later on a stream (an uploaded file's bytes may be gone because a
    * later event deleted or replaced the file: its table would be dropped anyway).
    */
-  apply(event: RecordedEvent, connection: DuckDBConnection, log: Pick<EventLog, 'readStream'>): Promise<void>;
+  apply(
+    event: RecordedEvent,
+    connection: DuckDBConnection,
+    log: Pick<EventLog, 'readStream'>,
+    batch: BatchScope,
+  ): Promise<void>;
+  /** After the batch's last event (one it applied), in its transaction: writes what `apply` kept for `batch`. */
+  finish?(connection: DuckDBConnection, batch: BatchScope): Promise<void>;
   drop(connection: DuckDBConnection): Promise<void>;
 }
 
