@@ -10,7 +10,7 @@ import {
   type DuckDBConnection,
 } from '@duckdb/node-api';
 import { HASHING_DIMENSIONS, hashingEmbed } from '../src/engines/search/hashingEmbedder';
-import { chunksOf, type KbDocument } from '../src/knowledgeBases/projection';
+import { chunksOf, type KbDocument } from '../src/knowledgeBases/pendingChunks';
 import { KB_DOCS, KB_QUESTIONS, type KbQuestionKind } from './kbCorpus';
 import { CHUNKING, syntheticCorpus } from './kbSynthetic';
 import {

@@ -1,7 +1,7 @@
 // The scale benchmark's corpus: synthetic documents with a realistic term distribution, the same
 // every run (seeded), so insert and search figures compare across runs.
 import { chunkText } from '../src/engines/search/chunker';
-import type { KbDocument } from '../src/knowledgeBases/projection';
+import type { KbDocument } from '../src/knowledgeBases/pendingChunks';
 import { seededRandom } from '../src/engines/ml/random';
 
 /** The service's default chunking (MindsDB's): the corpus is sized in these chunks. */

@@ -8,7 +8,7 @@ import { HASHING_DIMENSIONS } from '../src/engines/search/hashingEmbedder';
 import { FACTS, type Aggregate, type CommandOutcome } from '../src/eventlog/commands';
 import type { NewEvent } from '../src/eventlog/types';
 import { decideKnowledgeBase } from '../src/knowledgeBases/decider';
-import { chunksOf, type KbDocument } from '../src/knowledgeBases/projection';
+import { chunksOf, type KbDocument } from '../src/knowledgeBases/pendingChunks';
 import { knowledgeBaseDefinition } from '../src/knowledgeBases/schemas';
 import { documentsStream, findKnowledgeBase, settingsOf } from '../src/knowledgeBases/state';
 import { decideModel, decideTrainingProgress } from '../src/models/decider';

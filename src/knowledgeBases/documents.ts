@@ -10,7 +10,7 @@ import { invalid } from '../shared/errors';
 import type { BlobStore } from '../storage/blobs';
 import { isBuiltInModel, type KnowledgeBaseEmbedder } from './embedding';
 import type { LoadKnowledgeBase } from './lookup';
-import { chunksOf, type KbDocument } from './projection';
+import { chunksOf, type KbDocument } from './pendingChunks';
 import { documentsStream, settingsOf, type KnowledgeBase } from './state';
 
 /** A knowledge base's documents stream: facts appended in order, nothing to decide on. */

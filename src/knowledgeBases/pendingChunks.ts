@@ -8,18 +8,33 @@ import {
   type DuckDBConnection,
   type DuckDBValue,
 } from '@duckdb/node-api';
+import type { KnowledgeBaseDocumentsInserted } from '../../events';
 import { appendColumns } from '../duckdb/appendColumns';
-import { KB_SCHEMA } from '../engines/search/layout';
+import { chunkText } from '../engines/search/chunker';
+import { chunkId, KB_SCHEMA } from '../engines/search/layout';
 import { termsOf } from '../engines/search/terms';
 import type { BatchScope } from '../projection/types';
 
-/** A chunk as an insert cuts it (projection.ts `chunksOf`). */
-export type Chunk = {
-  readonly doc: { readonly id: string; readonly metadata: Record<string, unknown> };
-  readonly index: number;
-  readonly id: string;
-  readonly content: string;
-};
+/** A document as inserted: what the documents blob holds, one JSON line each. */
+export type KbDocument = { id: string; content: string; metadata: Record<string, unknown> };
+
+/** The chunks of documents, in order, as an insert and its replay both cut them. */
+export const chunksOf = (
+  documents: readonly KbDocument[],
+  chunking: KnowledgeBaseDocumentsInserted['data']['chunking'],
+) =>
+  documents.flatMap((doc) => {
+    const pieces = chunkText(doc.content, chunking);
+    return pieces.map((piece, index) => ({
+      doc,
+      index,
+      id: chunkId(doc.id, index, pieces.length, piece.start, piece.end),
+      content: piece.content,
+    }));
+  });
+
+/** A chunk as an insert cuts it. */
+export type Chunk = ReturnType<typeof chunksOf>[number];
 
 /** One insert's chunks with their vectors, and the position of its event. */
 type Part = {

@@ -1,10 +1,8 @@
 import fs from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { KnowledgeBaseDocumentsInserted, RecordedOf } from '../../events';
-import { chunkText } from '../engines/search/chunker';
+import type { RecordedOf } from '../../events';
 import { hashingEmbed } from '../engines/search/hashingEmbedder';
 import {
-  chunkId,
   createKbTablesSql,
   dropKbTablesSql,
   fieldTypeOf,
@@ -17,7 +15,7 @@ import { patchRow, projectResourceReads, projectResourceTable } from '../project
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, schemaProjection, selectRow, type RowOf } from '../projection/table';
 import { DELETED_KBS, KnownContentTables } from './contentTables';
-import { PendingChunks } from './pendingChunks';
+import { chunksOf, PendingChunks, type KbDocument } from './pendingChunks';
 import { columns } from '../projection/columns';
 import type { BatchScope, SchemaProjection, TableReader } from '../projection/types';
 import { quoteString } from '../shared/quoting';
@@ -85,29 +83,11 @@ export const contentCounts = async (reader: TableReader, kbId: bigint) => {
   return { documents: Number(row?.documents ?? 0), chunks: Number(row?.chunks ?? 0) };
 };
 
-/** A document as inserted: what the documents blob holds, one JSON line each. */
-export type KbDocument = { id: string; content: string; metadata: Record<string, unknown> };
-
 const readDocuments = async (file: string): Promise<KbDocument[]> =>
   (await fs.promises.readFile(file, 'utf8'))
     .split('\n')
     .filter((line) => line.length > 0)
     .map((line) => JSON.parse(line) as KbDocument);
-
-/** The chunks of documents, in order, as an insert and its replay both cut them. */
-export const chunksOf = (
-  documents: readonly KbDocument[],
-  chunking: KnowledgeBaseDocumentsInserted['data']['chunking'],
-) =>
-  documents.flatMap((doc) => {
-    const pieces = chunkText(doc.content, chunking);
-    return pieces.map((piece, index) => ({
-      doc,
-      index,
-      id: chunkId(doc.id, index, pieces.length, piece.start, piece.end),
-      content: piece.content,
-    }));
-  });
 
 /** Vectors stored for a provider's embeddings: float32, little-endian, one row of `dimensions` per chunk. */
 const readVectors = async (file: string, dimensions: number): Promise<Float32Array[]> => {

@@ -1,8 +1,6 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
 import type { EventType, RecordedEvent, RecordedOf } from '../../events';
-import type { EventLog } from '../eventlog/types';
 import type {
-  BatchScope,
+  SchemaApplyRest,
   Column,
   RowStore,
   SchemaProjection,
@@ -79,26 +77,18 @@ export const tableProjection = <
 };
 
 /** A schema projection whose handled events are checked against its switch, as `tableProjection`'s. */
-export const schemaProjection = <const H extends readonly EventType[]>(definition: {
-  readonly name: string;
-  readonly version: number;
-  readonly handles: H;
-  prepare(connection: DuckDBConnection): Promise<void>;
-  apply(
-    event: HandledEvent<H>,
-    connection: DuckDBConnection,
-    log: Pick<EventLog, 'readStream'>,
-    batch: BatchScope,
-  ): Promise<void>;
-  finish?(connection: DuckDBConnection, batch: BatchScope): Promise<void>;
-  drop(connection: DuckDBConnection): Promise<void>;
-}): SchemaProjection => {
+export const schemaProjection = <const H extends readonly EventType[]>(
+  definition: Omit<SchemaProjection, 'handles' | 'apply'> & {
+    readonly handles: H;
+    apply(event: HandledEvent<H>, ...rest: SchemaApplyRest): Promise<void>;
+  },
+): SchemaProjection => {
   const isHandled = handledBy(definition.handles);
   const { apply } = definition;
   return {
     ...definition,
-    apply: async (event, connection, log, batch) => {
-      if (isHandled(event)) await apply(event, connection, log, batch);
+    apply: async (event, ...rest) => {
+      if (isHandled(event)) await apply(event, ...rest);
     },
   };
 };

@@ -98,6 +98,13 @@ export interface TableProjection {
  */
 export type BatchScope = { readonly firstPosition: bigint };
 
+/** What a schema projection's `apply` gets besides the event: the writer, the log, the batch. */
+export type SchemaApplyRest = [
+  connection: DuckDBConnection,
+  log: Pick<EventLog, 'readStream'>,
+  batch: BatchScope,
+];
+
 export interface SchemaProjection {
   readonly name: string;
   /** Bumped when what `apply` builds changes, so existing tables are rebuilt. */
@@ -108,12 +115,7 @@ export interface SchemaProjection {
    * `log` answers what happened later on a stream (an uploaded file's bytes may be gone because a
    * later event deleted or replaced the file: its table would be dropped anyway).
    */
-  apply(
-    event: RecordedEvent,
-    connection: DuckDBConnection,
-    log: Pick<EventLog, 'readStream'>,
-    batch: BatchScope,
-  ): Promise<void>;
+  apply(event: RecordedEvent, ...rest: SchemaApplyRest): Promise<void>;
   /** After the batch's last event (one it applied), in its transaction: writes what `apply` kept for `batch`. */
   finish?(connection: DuckDBConnection, batch: BatchScope): Promise<void>;
   drop(connection: DuckDBConnection): Promise<void>;
