@@ -68,12 +68,17 @@ describe('the HTTP port while the service starts', () => {
             ),
           },
         });
-      expect(output()).toMatch(/starting: the HTTP port answers 503 until the read model has caught up/);
+      await until(
+        'the starting line',
+        async () => /starting: the HTTP port answers 503 until the read model has caught up/.test(output()),
+        output,
+      );
       expect(output()).not.toMatch(/mindledger listening/);
 
       child.kill('SIGUSR2');
       await until('serving', async () => (await ask(base, 'GET', '/api/util/ping'))?.status === 200, output);
-      expect(output()).toMatch(/mindledger listening/);
+      // Its log line comes through the pipe on its own time: waited for, not assumed by now.
+      await until('the listening line', async () => output().includes('mindledger listening'), output);
       await fetch(`${base}/api/ready`).then((r) => expect(r.status).toBe(200));
       // What was sent while it started left nothing behind.
       const projects = (await (await fetch(`${base}/api/projects`)).json()) as { name: string }[];
