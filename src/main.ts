@@ -69,6 +69,9 @@ const startPostgres = (config: Config, optionsOf: ReturnType<typeof doorOptions>
   });
 };
 
+/** How long a start that cannot listen may take to exit before its watchdog ends it. */
+const START_FAILURE_EXIT_MS = 5000;
+
 const main = async () => {
   const config = loadConfig();
   // No log yet means no admin yet: refused before anything is written.
@@ -90,6 +93,14 @@ const main = async () => {
   const server = createServer((req, res) => serve(req, res));
   // Requests Node's parser refuses (oversized headers, bad chunking) answer problem+json too.
   answerClientErrors(server, logger);
+  // A port it cannot listen on (taken, not permitted) ends the start in words rather than as an
+  // unhandled 'error': the stores may be opening meanwhile, so the watchdog sees the exit through.
+  server.once('error', (err) => {
+    logger.fatal({ err, host: config.host, port: config.port }, 'the HTTP port cannot be listened on');
+    flushLogger(logger);
+    armWatchdog(START_FAILURE_EXIT_MS);
+    process.exit(1);
+  });
   const listening = new Promise<void>((resolve) => server.once('listening', resolve));
   const listen = () => server.listen(config.port, config.host);
   const listenEarly = unsafeBinding(config) === null;

@@ -97,7 +97,7 @@ export const applyEvents = async (
   const skipped = (name: string) =>
     deps.skip !== undefined && deps.skip.size > 0 && deps.skip.has(`${position}:${name}`);
   const handlersOf = tableHandlers(projections);
-  const scope: BatchScope = { firstPosition: events[0]?.meta.position ?? 0n };
+  const scope: BatchScope = {};
   /** The schema projections that applied an event of this batch, each once. */
   const schemaApplied = new Set<SchemaProjection>();
   for (const event of events) {

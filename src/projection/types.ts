@@ -88,15 +88,11 @@ export interface TableProjection {
 }
 
 /**
- * A projection that manages whole tables rather than rows (an uploaded file becomes a table of its
- * own). It runs inside the same DuckDB transaction as the row projections of its batch.
- */
-/**
  * One batch as a schema projection sees it, a new one for every batch applied (a batch rolled back
  * and applied again gets another): what a projection keeps to write at the batch's end is kept
  * under it, so nothing of a failed batch is carried into the next.
  */
-export type BatchScope = { readonly firstPosition: bigint };
+export type BatchScope = object;
 
 /** What a schema projection's `apply` gets besides the event: the writer, the log, the batch. */
 export type SchemaApplyRest = [
@@ -105,6 +101,10 @@ export type SchemaApplyRest = [
   batch: BatchScope,
 ];
 
+/**
+ * A projection that manages whole tables rather than rows (an uploaded file becomes a table of its
+ * own). It runs inside the same DuckDB transaction as the row projections of its batch.
+ */
 export interface SchemaProjection {
   readonly name: string;
   /** Bumped when what `apply` builds changes, so existing tables are rebuilt. */

@@ -6,9 +6,10 @@
  * reached, writing nothing, until the service takes it over.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnService } from '../support/service';
+import { freePort, spawnService } from '../support/service';
 
 type Answer = { status: number; retryAfter: string | null; body: { title?: string; detail?: string } };
 
@@ -86,6 +87,26 @@ describe('the HTTP port while the service starts', () => {
     } finally {
       child.kill('SIGTERM');
       await exited;
+    }
+  }, 120_000);
+
+  it('given a port another process holds, then the start ends with exit code 1, saying which port cannot be listened on', async () => {
+    const port = await freePort();
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+    try {
+      const { output, exited } = await spawnService({
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'info',
+        PORT: String(port),
+      });
+      expect(await exited).toBe(1);
+      expect(output()).toMatch(/the HTTP port cannot be listened on/);
+      expect(output()).toMatch(/EADDRINUSE/);
+      expect(output()).toContain(`"port":${port}`);
+      expect(output()).not.toMatch(/mindledger listening/);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
     }
   }, 120_000);
 });
