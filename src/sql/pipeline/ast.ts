@@ -1,5 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { scalarOn } from '../../duckdb/scalar';
+import { quoteIdent } from '../../shared/quoting';
+import { significant, textOf, tokenize, unquoted, type Token } from '../../shared/sqlTokens';
 import { SqlError, SqlErrorCode } from '../errors';
 
 export type AstNode = { [key: string]: unknown };
@@ -111,10 +113,11 @@ const DESERIALIZE = 'SELECT json_deserialize_sql($1::JSON)';
 
 /** DuckDB's own parser: a SELECT becomes its syntax tree; anything else is refused by the parser. */
 export const parseSelect = async (c: DuckDBConnection, sql: string): Promise<AstNode> => {
-  // A SELECT the service has not seen is parsed and printed around its run: one trip to DuckDB each.
+  // A SELECT the service has not seen is parsed before its run: one trip to DuckDB (see printSelect).
   const raw = String(await scalarOn(c, SERIALIZE, sql));
   refuseTooManySelects(raw);
-  const parsed = JSON.parse(protectBigNumbers(raw)) as {
+  const protectedJson = protectBigNumbers(raw);
+  const parsed = JSON.parse(protectedJson) as {
     error: boolean;
     error_type?: string;
     error_message?: string;
@@ -131,12 +134,155 @@ export const parseSelect = async (c: DuckDBConnection, sql: string): Promise<Ast
   const statements = parsed.statements ?? [];
   if (statements.length !== 1)
     throw new SqlError(SqlErrorCode.Syntax, `One statement per request, got ${statements.length}`);
+  parsedFrom.set(statements[0]!, { text: sql, tree: protectedJson });
   return statements[0]!;
 };
 
+/**
+ * The statement as text DuckDB runs. Its own printing is a trip to DuckDB's threads and the
+ * tree's JSON read again (0.4-1.2 ms of a SELECT the service has not seen, on two shared cores):
+ * a tree whose only change since it was parsed is the tables name resolution put in place of the
+ * names it read (`readLocally`: information_schema's, a project's tables) is its own text with
+ * those names replaced instead (`textWithTablesRenamed`), which parses to the same tree.
+ */
 export const printSelect = async (c: DuckDBConnection, statement: AstNode): Promise<string> => {
+  const keywords = await keywordsOf(c);
+  const renamed = keywords && textWithTablesRenamed(statement, keywords);
+  if (renamed !== undefined) return renamed;
   const json = restoreBigNumbers(JSON.stringify({ error: false, statements: [statement] }));
   return String(await scalarOn(c, DESERIALIZE, json));
+};
+
+/** DuckDB's keywords, lower-case: read once per process (again after a read that failed). */
+let keywords: Promise<ReadonlySet<string> | undefined> | undefined;
+const keywordsOf = (c: DuckDBConnection) =>
+  (keywords ??= c.runAndReadAll('SELECT keyword_name FROM duckdb_keywords()').then(
+    (reader) => new Set(reader.getRows().map(([keyword]) => String(keyword).toLowerCase())),
+    () => (keywords = undefined),
+  ));
+
+/**
+ * A name as DuckDB prints it: quoted when it is not a plain word or is one of its keywords (so
+ * messages quoting the query read as they did when DuckDB printed it, `FROM mindsdb.skills`).
+ */
+const printedName = (name: string, keywords: ReadonlySet<string>) =>
+  /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !keywords.has(name.toLowerCase()) ? name : quoteIdent(name);
+
+/** Per statement `parseSelect` made: the text it parsed, and its tree then (JSON, big numbers marked). */
+const parsedFrom = new WeakMap<AstNode, { text: string; tree: string }>();
+
+/** A table reference's name fields in DuckDB's tree, outermost first. */
+const NAME_FIELDS: readonly string[] = ['catalog_name', 'schema_name', 'table_name'];
+
+/** A table reference renamed: where its name begins in the text (UTF-8 bytes), its parts then and now. */
+type Renamed = { at: unknown; was: string[] | undefined; now: string[] | undefined };
+
+/** A reference's name as its parts are written (`t`, `schema.t`, `catalog.schema.t`); undefined if no text spells it. */
+const nameParts = (table: AstNode): string[] | undefined => {
+  const fields = NAME_FIELDS.map((field) => table[field]);
+  if (!fields.every((f): f is string => typeof f === 'string')) return undefined;
+  const parts = fields.slice(
+    Math.max(
+      0,
+      fields.findIndex((f) => f !== ''),
+    ),
+  );
+  return parts.every((p) => p !== '') ? parts : undefined;
+};
+
+/** Whether `now` is the tree `was` but for the names of table references (BASE_TABLE), each renamed one noted. */
+const sameButNames = (was: unknown, now: unknown, renamed: Renamed[]): boolean => {
+  if (was === now) return true;
+  if (Array.isArray(was))
+    return (
+      Array.isArray(now) && was.length === now.length && was.every((w, i) => sameButNames(w, now[i], renamed))
+    );
+  if (!isNode(was) || !isNode(now)) return false;
+  const keys = Object.keys(was);
+  if (keys.length !== Object.keys(now).length) return false;
+  const table = was.type === 'BASE_TABLE' && now.type === 'BASE_TABLE';
+  let named = false;
+  for (const key of keys) {
+    if (!(key in now)) return false;
+    if (table && NAME_FIELDS.includes(key)) named ||= was[key] !== now[key];
+    else if (!sameButNames(was[key], now[key], renamed)) return false;
+  }
+  if (named) renamed.push({ at: was.query_location, was: nameParts(was), now: nameParts(now) });
+  return true;
+};
+
+/** The index of the token starting at `start` (tokens in order), or -1. */
+const tokenAt = (tokens: readonly Token[], start: number) => {
+  let low = 0;
+  let high = tokens.length - 1;
+  while (low <= high) {
+    const mid = (low + high) >> 1;
+    const s = tokens[mid]!.start;
+    if (s === start) return mid;
+    if (s < start) low = mid + 1;
+    else high = mid - 1;
+  }
+  return -1;
+};
+
+const isName = (t: Token | undefined): t is Token => t?.kind === 'word' || t?.kind === 'identifier';
+
+/**
+ * The tokens of the name `parts` written from `start` (`a.b`, `a . "b"`): undefined when the
+ * text spells another name there.
+ */
+const nameTokensAt = (text: string, tokens: readonly Token[], start: number, parts: readonly string[]) => {
+  const found: Token[] = [];
+  for (let i = tokenAt(tokens, start); found.length < parts.length; i += 2) {
+    const t = tokens[i];
+    if (!isName(t) || (found.length > 0 && textOf(text, tokens[i - 1]!) !== '.')) return undefined;
+    if ((t.kind === 'identifier' ? unquoted(text, t) : textOf(text, t)) !== parts[found.length])
+      return undefined;
+    found.push(t);
+  }
+  return found;
+};
+
+/**
+ * The text `statement` was parsed from with its tables' new names in place of those it read,
+ * when nothing else in its tree changed since (see `printSelect`). Undefined when something did,
+ * when the text does not spell a table's old name where DuckDB located it, or when it holds a
+ * comment or a `;` (DuckDB's print has neither, and a caller may put it in parentheses).
+ */
+const textWithTablesRenamed = (statement: AstNode, keywords: ReadonlySet<string>): string | undefined => {
+  const source = parsedFrom.get(statement);
+  if (!source) return undefined;
+  const renamed: Renamed[] = [];
+  const parsed = (JSON.parse(source.tree) as { statements: unknown[] }).statements[0];
+  if (!sameButNames(parsed, statement, renamed)) return undefined;
+  const { text } = source;
+  let tokens: Token[];
+  try {
+    tokens = tokenize(text, 'duckdb');
+  } catch {
+    return undefined;
+  }
+  if (tokens.some((t) => t.kind === 'comment' || (t.kind === 'symbol' && text[t.start] === ';')))
+    return undefined;
+  const words = significant(tokens);
+  // DuckDB locates in bytes of UTF-8; the text is indexed in UTF-16 units.
+  const utf8 = Buffer.byteLength(text, 'utf8') === text.length ? undefined : Buffer.from(text, 'utf8');
+  const edits: { start: number; end: number; name: string }[] = [];
+  for (const { at, was, now } of renamed) {
+    if (typeof at !== 'number' || !was || !now) return undefined;
+    const start = utf8 ? utf8.subarray(0, at).toString('utf8').length : at;
+    const name = nameTokensAt(text, words, start, was);
+    if (!name) return undefined;
+    edits.push({
+      start: name[0]!.start,
+      end: name[name.length - 1]!.end,
+      name: now.map((part) => printedName(part, keywords)).join('.'),
+    });
+  }
+  let out = text;
+  for (const e of edits.sort((a, b) => b.start - a.start))
+    out = out.slice(0, e.start) + e.name + out.slice(e.end);
+  return out;
 };
 
 /**
