@@ -196,7 +196,7 @@ export const ENTRIES: Record<Variable, Entry> = {
   PROJECTION_BATCH_PAUSE_MS: {
     section: 'log',
     meaning:
-      "The pause before a batch nobody waits for, right after another: what is appended meanwhile joins it (most of a small batch's cost in DuckDB is per batch, not per event). A read or a writer waiting for a position ends the pause at once.",
+      "The pause before a batch nobody waits for, right after another: what is appended meanwhile joins it (most of a small batch's cost in DuckDB is per batch, not per event). A read or a writer waiting for a position ends the pause at once. With SQLite (the log's sole writer: nothing it did not append can arrive meanwhile) the pause is eight times this.",
   },
   PROJECTION_PROGRESS_FROM_EVENTS: {
     section: 'log',

@@ -8,6 +8,16 @@ import type { ProjectionRunnerOptions } from './runnerOptions';
 /** Longest pause between looks for an announced transaction the log does not show yet. */
 const CHASE_MAX_MS = 100;
 
+/**
+ * How many pauses a sole writer's runner waits after a batch nobody waited for (see
+ * `pauseBeforeNextBatch`). A batch costs DuckDB's threads about a millisecond per table it writes
+ * whatever its rows, and most of its price is that: MCP calls recorded eight at a time (as
+ * bench/mcp.bench.ts makes them, in process) made batches of 25-32 events with one pause, 53-58
+ * with eight (background reads ending some pauses), and their DuckDB threads' time per call fell
+ * from 1.39-1.44 ms to 0.86-0.93 (at load 8).
+ */
+const SOLE_WRITER_PAUSES = 8;
+
 /** The next batch, read while this one is written when the log holds more than a batch. */
 type ReadAhead = { next?: { from: LogCursor; read: ReturnType<EventLog['readAll']> } };
 
@@ -136,13 +146,22 @@ export class LogTail {
    * once wrote a batch per event or two as a single client's writes trickled in (about 10 ms of
    * CPU each). Anyone waiting for a position (`waitFor`: a read after a write answered ahead, a
    * writer waiting for its row) still makes it go at once.
+   *
+   * A log's sole writer (SQLite) waits `SOLE_WRITER_PAUSES` times as long: nothing it does not
+   * append can arrive meanwhile, and every read of this process that needs what it appended waits
+   * for it (and so ends the pause), so a longer pause keeps nobody from anything. A shared log's
+   * runner also hears other processes' commits, which a pause defers (`soon`): it keeps one pause.
    */
   private pauseBeforeNextBatch() {
     if (this.lingerTimer || this.stopRequested) return;
-    this.lingerTimer = setTimeout(() => {
-      this.lingerTimer = null;
-      void this.follow().catch(() => undefined);
-    }, this.deps.options.batchPauseMs ?? 10);
+    const pause = this.deps.options.batchPauseMs ?? 10;
+    this.lingerTimer = setTimeout(
+      () => {
+        this.lingerTimer = null;
+        void this.follow().catch(() => undefined);
+      },
+      this.deps.log.soleWriter ? pause * SOLE_WRITER_PAUSES : pause,
+    );
     this.lingerTimer.unref();
   }
 
