@@ -1,12 +1,12 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { KB_SCHEMA, type FieldType } from '../engines/search/layout';
+import { KB_SCHEMA, kbTableNames, type FieldType } from '../engines/search/layout';
 import { quoteString } from '../shared/quoting';
 
 /** Knowledge bases deleted: documents recorded for them after their deletion are not indexed. */
 export const DELETED_KBS = `${KB_SCHEMA}.deleted_knowledge_bases`;
 
-/** A knowledge base's three content tables, by name in schema mdb_kb (layout.ts `kbTables`). */
-const tableNames = (kbId: number) => [`kb_${kbId}`, `kb_${kbId}_terms`, `kb_${kbId}_fields`] as const;
+/** A knowledge base's content tables, by name in schema mdb_kb (layout.ts `kbTableNames`). */
+const tableNames = (kbId: number) => Object.values(kbTableNames(kbId));
 
 /** What the knowledge bases' content tables hold, as read once from DuckDB and kept up to date since. */
 type Known = {
@@ -78,19 +78,19 @@ export class KnownContentTables {
 
   /** Whether the knowledge base's chunks table exists. */
   async hasChunks(c: DuckDBConnection, kbId: number): Promise<boolean> {
-    return (await this.read(c)).tables.has(tableNames(kbId)[0]);
+    return (await this.read(c)).tables.has(kbTableNames(kbId).chunks);
   }
 
   /**
-   * Makes the knowledge base's three tables unless they all exist (`make` runs the statements);
+   * Makes the knowledge base's tables unless they all exist (`make` runs the statements);
    * whether its chunks table was there before (when it was not, it holds no document to replace).
    */
   async ensureTables(c: DuckDBConnection, kbId: number, make: () => Promise<void>): Promise<boolean> {
     const known = await this.read(c);
     const names = tableNames(kbId);
-    const hadChunks = known.tables.has(names[0]);
+    const hadChunks = known.tables.has(kbTableNames(kbId).chunks);
     if (names.every((n) => known.tables.has(n))) return hadChunks;
-    const hadFields = known.tables.has(names[2]);
+    const hadFields = known.tables.has(kbTableNames(kbId).fields);
     await make();
     for (const n of names) known.tables.add(n);
     if (!hadFields) known.fields.set(kbId, new Map());

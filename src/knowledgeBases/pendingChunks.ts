@@ -4,6 +4,8 @@ import {
   BIGINT,
   FLOAT,
   INTEGER,
+  LIST,
+  listValue,
   VARCHAR,
   type DuckDBConnection,
   type DuckDBValue,
@@ -11,7 +13,7 @@ import {
 import type { KnowledgeBaseDocumentsInserted } from '../../events';
 import { appendColumns } from '../duckdb/appendColumns';
 import { chunkText } from '../engines/search/chunker';
-import { chunkId, KB_SCHEMA } from '../engines/search/layout';
+import { chunkId, chunkRowId, KB_SCHEMA, kbTableNames, kbTables } from '../engines/search/layout';
 import { termsOf } from '../engines/search/terms';
 import type { BatchScope } from '../projection/types';
 
@@ -36,7 +38,7 @@ export const chunksOf = (
 /** A chunk as an insert cuts it. */
 export type Chunk = ReturnType<typeof chunksOf>[number];
 
-/** One insert's chunks with their vectors, and the position of its event. */
+/** One insert's chunks with their vectors, and the position of its event (their row ids: layout.ts `chunkRowId`). */
 type Part = {
   readonly position: bigint;
   readonly chunks: readonly Chunk[];
@@ -54,7 +56,7 @@ type Waiting = {
 /** Past this many chunks waiting for one knowledge base, they are appended at once (memory stays bounded). */
 const MAX_WAITING_CHUNKS = 20_000;
 
-/** The types of a chunk's row and of a term's row, in the order of their tables' columns (layout.ts). */
+/** The types of a chunk's row, of a term's row and of a vocabulary row, in the order of their tables' columns (layout.ts). */
 const CHUNK_TYPES = (dimensions: number) => [
   VARCHAR,
   VARCHAR,
@@ -64,10 +66,40 @@ const CHUNK_TYPES = (dimensions: number) => [
   INTEGER,
   BIGINT,
   ARRAY(FLOAT, dimensions),
+  BIGINT,
 ];
-const TERM_TYPES = [VARCHAR, VARCHAR, INTEGER];
+const TERM_TYPES = [BIGINT, INTEGER, INTEGER, INTEGER];
+const VOCABULARY_TYPES = [VARCHAR, INTEGER];
 
-/** Appends the parts' chunks and their terms to the knowledge base's tables, in order: two appenders in all. */
+/**
+ * The ids of the terms of chunks about to be appended: those of the vocabulary, read for these
+ * terms only, and new ones numbered on from the vocabulary's highest in the order the chunks first
+ * have them (`terms`, distinct, in that order), so a rebuild numbers them alike whatever its batches.
+ */
+const termIds = async (c: DuckDBConnection, kbId: number, terms: readonly string[]) => {
+  const vocabulary = kbTables(kbId).vocabulary;
+  const known = await c.runAndReadAll(
+    `SELECT TERM, TERM_ID FROM ${vocabulary} WHERE TERM IN (SELECT unnest($terms))
+     UNION ALL SELECT NULL, max(TERM_ID) FROM ${vocabulary}`,
+    { terms: listValue([...terms]) },
+    { terms: LIST(VARCHAR) },
+  );
+  const ids = new Map<string, number>();
+  let next = 0;
+  for (const [term, id] of known.getRows() as [string | null, number | null][])
+    if (term === null) next = id === null ? 0 : id + 1;
+    else ids.set(term, id!);
+  const added: string[] = [];
+  for (const term of terms)
+    if (!ids.has(term)) {
+      ids.set(term, next++);
+      added.push(term);
+    }
+  /** `count`: one past the highest id (the vocabulary's ids are 0 to count − 1). */
+  return { ids, added, count: next };
+};
+
+/** Appends the parts' chunks, their terms and the terms new to the vocabulary, in order: three appenders in all. */
 const appendChunks = async (
   c: DuckDBConnection,
   kbId: number,
@@ -77,24 +109,51 @@ const appendChunks = async (
   const chunks: Chunk[] = [];
   const vectors: Float32Array[] = [];
   const positions: bigint[] = [];
+  const rowIds: bigint[] = [];
   for (const part of parts)
     part.chunks.forEach((chunk, i) => {
       chunks.push(chunk);
       vectors.push(part.vectors[i]!);
       positions.push(part.position);
+      rowIds.push(chunkRowId(part.position, i));
     });
-  // The terms' rows as columns (CHUNK_ID, TERM, TF): tens of rows a chunk, so no object a row.
-  const termColumns: [string[], string[], number[]] = [[], [], []];
-  const termCounts = chunks.map((chunk) => {
-    let count = 0;
-    for (const [term, tf] of termsOf(chunk.content)) {
-      termColumns[0].push(chunk.id);
-      termColumns[1].push(term);
-      termColumns[2].push(tf);
-      count += tf;
+  // Each chunk's terms, in the order its words first come; the distinct terms in the order the chunks first have them.
+  const chunkTerms = chunks.map((chunk) => termsOf(chunk.content));
+  const distinct = new Set<string>();
+  let postings = 0;
+  for (const terms of chunkTerms) {
+    postings += terms.size;
+    for (const term of terms.keys()) distinct.add(term);
+  }
+  const { ids, added, count } = await termIds(c, kbId, [...distinct]);
+  // The postings (chunk, term id, TF, the chunk's length) as typed columns: tens a chunk, so no object each.
+  const postingChunk = new Int32Array(postings);
+  const postingTerm = new Int32Array(postings);
+  const postingTf = new Int32Array(postings);
+  const termCounts = new Int32Array(chunks.length);
+  let at = 0;
+  chunkTerms.forEach((terms, i) => {
+    for (const [term, tf] of terms) {
+      postingChunk[at] = i;
+      postingTerm[at] = ids.get(term)!;
+      postingTf[at++] = tf;
+      termCounts[i]! += tf;
     }
-    return count;
   });
+  // Appended in order of term id (a counting sort), so that each of the terms table's row groups
+  // holds a range of terms and a search skips those its terms are not in (DuckDB's zone maps).
+  const starts = new Int32Array(count + 1);
+  for (let k = 0; k < postings; k++) starts[postingTerm[k]! + 1]!++;
+  for (let id = 0; id < count; id++) starts[id + 1]! += starts[id]!;
+  const order = new Int32Array(postings);
+  for (let k = 0; k < postings; k++) order[starts[postingTerm[k]!]!++] = k;
+  // Each column of a posting's row, in the table's order (TERM_TYPES).
+  const termColumns: readonly ((k: number) => DuckDBValue)[] = [
+    (k) => rowIds[postingChunk[k]!]!,
+    (k) => postingTerm[k]!,
+    (k) => postingTf[k]!,
+    (k) => termCounts[postingChunk[k]!]!,
+  ];
   // Each column of a chunk's row, in the table's order (CHUNK_TYPES).
   const chunkColumns: readonly ((row: number) => DuckDBValue)[] = [
     (row) => chunks[row]!.id,
@@ -105,24 +164,27 @@ const appendChunks = async (
     (row) => termCounts[row]!,
     (row) => positions[row]!,
     (row) => arrayValue(Array.from(vectors[row]!)),
+    (row) => rowIds[row]!,
   ];
-  const chunkAppender = await c.createAppender(`kb_${kbId}`, KB_SCHEMA);
-  const termAppender = await c.createAppender(`kb_${kbId}_terms`, KB_SCHEMA);
+  const names = kbTableNames(kbId);
+  const chunkAppender = await c.createAppender(names.chunks, KB_SCHEMA);
+  const termAppender = await c.createAppender(names.terms, KB_SCHEMA);
+  const vocabularyAppender = await c.createAppender(names.vocabulary, KB_SCHEMA);
   try {
     appendColumns(chunkAppender, CHUNK_TYPES(dimensions), chunks.length, (column, row) =>
       chunkColumns[column]!(row),
     );
-    appendColumns(
-      termAppender,
-      TERM_TYPES,
-      termColumns[0].length,
-      (column, row) => termColumns[column]![row]!,
+    appendColumns(termAppender, TERM_TYPES, postings, (column, row) => termColumns[column]!(order[row]!));
+    appendColumns(vocabularyAppender, VOCABULARY_TYPES, added.length, (column, row) =>
+      column === 0 ? added[row]! : ids.get(added[row]!)!,
     );
     chunkAppender.flushSync();
     termAppender.flushSync();
+    vocabularyAppender.flushSync();
   } finally {
     chunkAppender.closeSync();
     termAppender.closeSync();
+    vocabularyAppender.closeSync();
   }
 };
 

@@ -125,7 +125,8 @@ export const knowledgeBaseContentProjection = (blobs: BlobStore): SchemaProjecti
   };
   return schemaProjection({
     name: 'kb-content',
-    version: 2,
+    // 3: terms by id (a vocabulary) and chunk row id, with the chunk's length.
+    version: 3,
     handles: CONTENT_EVENTS,
     prepare: async (c) => {
       knownOf(c).reset();
@@ -269,7 +270,7 @@ const deleteDocuments = async (c: DuckDBConnection, kbId: number, ids: readonly 
   const held = await c.runAndReadAll(`SELECT 1 FROM ${t.chunks} WHERE DOC_ID IN (${list}) LIMIT 1`);
   if (held.getRows().length === 0) return;
   await c.run(
-    `DELETE FROM ${t.terms} WHERE CHUNK_ID IN (SELECT CHUNK_ID FROM ${t.chunks} WHERE DOC_ID IN (${list}))`,
+    `DELETE FROM ${t.terms} WHERE ROW_ID IN (SELECT ROW_ID FROM ${t.chunks} WHERE DOC_ID IN (${list}))`,
   );
   await c.run(`DELETE FROM ${t.chunks} WHERE DOC_ID IN (${list})`);
 };

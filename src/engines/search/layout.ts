@@ -3,12 +3,41 @@ import { quoteIdent } from '../../shared/quoting';
 /** The DuckDB schema holding every knowledge base's chunks and their terms. */
 export const KB_SCHEMA = 'mdb_kb';
 
-/** One knowledge base's tables: its chunks (with a fixed-size vector each) and their terms (BM25). */
-export const kbTables = (kbId: number | bigint) => ({
-  chunks: `${KB_SCHEMA}.${quoteIdent(`kb_${kbId}`)}`,
-  terms: `${KB_SCHEMA}.${quoteIdent(`kb_${kbId}_terms`)}`,
-  fields: `${KB_SCHEMA}.${quoteIdent(`kb_${kbId}_fields`)}`,
-});
+/** The names of one knowledge base's tables in schema mdb_kb, unquoted. */
+export const kbTableNames = (kbId: number | bigint) =>
+  ({
+    chunks: `kb_${kbId}`,
+    terms: `kb_${kbId}_terms`,
+    vocabulary: `kb_${kbId}_vocabulary`,
+    fields: `kb_${kbId}_fields`,
+  }) as const;
+
+/**
+ * One knowledge base's tables: its chunks (with a fixed-size vector each), their terms (BM25:
+ * postings by term id, with the chunk's length), the vocabulary naming the term ids, its fields.
+ */
+export const kbTables = (kbId: number | bigint) => {
+  const names = kbTableNames(kbId);
+  const at = (name: string) => `${KB_SCHEMA}.${quoteIdent(name)}`;
+  return {
+    chunks: at(names.chunks),
+    terms: at(names.terms),
+    vocabulary: at(names.vocabulary),
+    fields: at(names.fields),
+  };
+};
+
+/**
+ * A chunk's row id (`ROW_ID`, what its terms name it by): the position of the event that inserted
+ * it and its place among that event's chunks. The same on a rebuild, whatever the batches, and
+ * never given twice (a deletion frees none).
+ */
+export const CHUNKS_PER_EVENT = 2 ** 24;
+export const chunkRowId = (position: bigint, ordinal: number) => {
+  if (ordinal >= CHUNKS_PER_EVENT)
+    throw new Error(`an insert of more than ${CHUNKS_PER_EVENT} chunks cannot be indexed`);
+  return position * BigInt(CHUNKS_PER_EVENT) + BigInt(ordinal);
+};
 
 /** The SQL type a metadata field is offered as (the widest its values need). */
 export type FieldType = 'BIGINT' | 'DOUBLE' | 'BOOLEAN' | 'VARCHAR' | 'JSON';
@@ -33,8 +62,12 @@ export const widerFieldType = (a: FieldType | null, b: FieldType | null): FieldT
 export const createKbTablesSql = (kbId: number | bigint, dimensions: number) => {
   const t = kbTables(kbId);
   return [
-    `CREATE TABLE IF NOT EXISTS ${t.chunks} (CHUNK_ID VARCHAR, DOC_ID VARCHAR, CHUNK_INDEX INTEGER, CONTENT VARCHAR, METADATA JSON, TERMS INTEGER, POSITION BIGINT, EMBEDDING FLOAT[${dimensions}])`,
-    `CREATE TABLE IF NOT EXISTS ${t.terms} (CHUNK_ID VARCHAR, TERM VARCHAR, TF INTEGER)`,
+    `CREATE TABLE IF NOT EXISTS ${t.chunks} (CHUNK_ID VARCHAR, DOC_ID VARCHAR, CHUNK_INDEX INTEGER, CONTENT VARCHAR, METADATA JSON, TERMS INTEGER, POSITION BIGINT, EMBEDDING FLOAT[${dimensions}], ROW_ID BIGINT)`,
+    // A posting: the term (by id) in the chunk (by row id), how often, and the chunk's length (its TERMS).
+    `CREATE TABLE IF NOT EXISTS ${t.terms} (ROW_ID BIGINT, TERM_ID INTEGER, TF INTEGER, LEN INTEGER)`,
+    // Every term the knowledge base's chunks have had, numbered in the order first appended (never
+    // renumbered nor removed, so the numbers are the same on a rebuild whatever the batches).
+    `CREATE TABLE IF NOT EXISTS ${t.vocabulary} (TERM VARCHAR, TERM_ID INTEGER)`,
     `CREATE TABLE IF NOT EXISTS ${t.fields} (FIELD VARCHAR PRIMARY KEY, TYPE VARCHAR)`,
   ];
 };
@@ -44,6 +77,7 @@ export const dropKbTablesSql = (kbId: number | bigint) => {
   return [
     `DROP TABLE IF EXISTS ${t.chunks}`,
     `DROP TABLE IF EXISTS ${t.terms}`,
+    `DROP TABLE IF EXISTS ${t.vocabulary}`,
     `DROP TABLE IF EXISTS ${t.fields}`,
   ];
 };

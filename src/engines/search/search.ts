@@ -41,22 +41,27 @@ export const searchSql = (s: KbSearch) => {
       greatest(array_cosine_similarity(c.EMBEDDING, q.V), 0) AS relevance${metadata}
     FROM ${t.chunks} AS c CROSS JOIN ${s.vectorTable} AS q
     ORDER BY relevance DESC, c.POSITION, c.CHUNK_INDEX`;
+  // The postings of the question's terms, read once (by term id: integers, not 70-odd strings a
+  // chunk); each term's document frequency is counted from them, not from the whole terms table.
+  // (The CTEs sit between this ORDER BY and a LIMIT over the view, so DuckDB sorts every chunk
+  // rather than keep a top N; a shape without them lets DuckDB pick the view as a join's build
+  // side, losing this order under `… JOIN t … LIMIT n`: test/knowledgeBases/sql.spec.ts.)
   return `WITH st AS (SELECT count(*)::DOUBLE AS n, coalesce(avg(TERMS), 0)::DOUBLE AS avgdl FROM ${t.chunks}),
-    df AS (SELECT tt.TERM, count(*)::DOUBLE AS df FROM ${t.terms} AS tt
-           WHERE tt.TERM IN (SELECT TERM FROM ${s.termsTable}) GROUP BY tt.TERM),
-    bm AS (SELECT tm.CHUNK_ID,
-             sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * tm.TF * ${K1 + 1}
-                 / (tm.TF + ${K1} * (${1 - B} + ${B} * ch.TERMS / greatest(st.avgdl, 1)))) AS score
-           FROM ${t.terms} AS tm JOIN df ON df.TERM = tm.TERM
-           JOIN ${t.chunks} AS ch ON ch.CHUNK_ID = tm.CHUNK_ID CROSS JOIN st
-           GROUP BY tm.CHUNK_ID),
+    p AS MATERIALIZED (SELECT tm.ROW_ID, tm.TERM_ID, tm.TF, tm.LEN FROM ${t.terms} AS tm
+           WHERE tm.TERM_ID IN (SELECT v.TERM_ID FROM ${t.vocabulary} AS v WHERE v.TERM IN (SELECT TERM FROM ${s.termsTable}))),
+    df AS (SELECT p.TERM_ID, count(*)::DOUBLE AS df FROM p GROUP BY p.TERM_ID),
+    bm AS (SELECT p.ROW_ID,
+             sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * p.TF * ${K1 + 1}
+                 / (p.TF + ${K1} * (${1 - B} + ${B} * p.LEN / greatest(st.avgdl, 1)))) AS score
+           FROM p JOIN df ON df.TERM_ID = p.TERM_ID CROSS JOIN st
+           GROUP BY p.ROW_ID),
     best AS (SELECT max(score) AS top FROM bm)
   SELECT c.DOC_ID AS id, c.CHUNK_ID AS chunk_id, c.CONTENT AS chunk_content, c.METADATA AS metadata,
       1 - array_cosine_similarity(c.EMBEDDING, q.V) AS distance,
       ${alpha} * greatest(array_cosine_similarity(c.EMBEDDING, q.V), 0)
         + ${1 - alpha} * coalesce(bm.score / nullif(best.top, 0), 0) AS relevance${metadata}
     FROM ${t.chunks} AS c CROSS JOIN ${s.vectorTable} AS q CROSS JOIN best
-    LEFT JOIN bm ON bm.CHUNK_ID = c.CHUNK_ID
+    LEFT JOIN bm ON bm.ROW_ID = c.ROW_ID
     ORDER BY relevance DESC, c.POSITION, c.CHUNK_INDEX`;
 };
 
