@@ -95,8 +95,7 @@ const termIds = async (c: DuckDBConnection, kbId: number, terms: readonly string
       ids.set(term, next++);
       added.push(term);
     }
-  /** `count`: one past the highest id (the vocabulary's ids are 0 to count − 1). */
-  return { ids, added, count: next };
+  return { ids, added };
 };
 
 /** Appends the parts' chunks, their terms and the terms new to the vocabulary, in order: three appenders in all. */
@@ -125,7 +124,7 @@ const appendChunks = async (
     postings += terms.size;
     for (const term of terms.keys()) distinct.add(term);
   }
-  const { ids, added, count } = await termIds(c, kbId, [...distinct]);
+  const { ids, added } = await termIds(c, kbId, [...distinct]);
   // The postings (chunk, term id, TF, the chunk's length) as typed columns: tens a chunk, so no object each.
   const postingChunk = new Int32Array(postings);
   const postingTerm = new Int32Array(postings);
@@ -140,13 +139,6 @@ const appendChunks = async (
       termCounts[i]! += tf;
     }
   });
-  // Appended in order of term id (a counting sort), so that each of the terms table's row groups
-  // holds a range of terms and a search skips those its terms are not in (DuckDB's zone maps).
-  const starts = new Int32Array(count + 1);
-  for (let k = 0; k < postings; k++) starts[postingTerm[k]! + 1]!++;
-  for (let id = 0; id < count; id++) starts[id + 1]! += starts[id]!;
-  const order = new Int32Array(postings);
-  for (let k = 0; k < postings; k++) order[starts[postingTerm[k]!]!++] = k;
   // Each column of a posting's row, in the table's order (TERM_TYPES).
   const termColumns: readonly ((k: number) => DuckDBValue)[] = [
     (k) => rowIds[postingChunk[k]!]!,
@@ -174,7 +166,7 @@ const appendChunks = async (
     appendColumns(chunkAppender, CHUNK_TYPES(dimensions), chunks.length, (column, row) =>
       chunkColumns[column]!(row),
     );
-    appendColumns(termAppender, TERM_TYPES, postings, (column, row) => termColumns[column]!(order[row]!));
+    appendColumns(termAppender, TERM_TYPES, postings, (column, row) => termColumns[column]!(row));
     appendColumns(vocabularyAppender, VOCABULARY_TYPES, added.length, (column, row) =>
       column === 0 ? added[row]! : ids.get(added[row]!)!,
     );
