@@ -14,10 +14,11 @@
  * the text, are caught by the same property.
  */
 import fc from 'fast-check';
-import { DuckDBInstance, DuckDBPreparedStatement, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBPreparedStatement } from '@duckdb/node-api';
 import { parseSelect, printSelect, walk, type AstNode } from '../../src/sql/pipeline/ast';
 import { quoteIdent } from '../../src/shared/quoting';
 import { anySelect, fromClause, generatedTable } from '../support/generatedSql';
+import { inMemoryConnection } from '../support/memoryDuck';
 import { expectCaught, propertyRuns, propertySeed } from '../support/seed';
 
 const SEED = propertySeed();
@@ -83,20 +84,11 @@ const tablesOf = async (statement: AstNode) => {
 const withoutLocations = (tree: unknown): unknown =>
   JSON.parse(JSON.stringify(tree, (key, value: unknown) => (key === 'query_location' ? undefined : value)));
 
-let instance: DuckDBInstance;
-let c: DuckDBConnection;
-beforeAll(async () => {
-  instance = await DuckDBInstance.create(':memory:');
-  c = await instance.connect();
-});
-afterAll(() => {
-  c.closeSync();
-  instance.closeSync();
-});
+const connection = inMemoryConnection();
 
 /** The statement of `drawn` parsed, its tables renamed as name resolution renames them (and an alias set). */
 const resolved = async (drawn: Case) => {
-  const statement = await parseSelect(c, drawn.sql);
+  const statement = await parseSelect(connection(), drawn.sql);
   const tables = await tablesOf(statement);
   tables.forEach((table, i) => {
     const [schema, name] = RESOLVED[drawn.renames[i % drawn.renames.length]!]!;
@@ -119,8 +111,11 @@ const tripsOf = async <T>(work: () => Promise<T>) => {
 /** Whether `printed` parses to the tree DuckDB's own print of `statement` parses to. */
 const parsesAsPlanned = async (statement: AstNode, printed: string) => {
   // A copy is not a tree parseSelect made: DuckDB prints it.
-  const byDuckDb = await printSelect(c, structuredClone(statement));
-  const [ours, theirs] = [await parseSelect(c, printed), await parseSelect(c, byDuckDb)];
+  const byDuckDb = await printSelect(connection(), structuredClone(statement));
+  const [ours, theirs] = [
+    await parseSelect(connection(), printed),
+    await parseSelect(connection(), byDuckDb),
+  ];
   expect(withoutLocations(ours)).toEqual(withoutLocations(theirs));
   return true;
 };
@@ -135,7 +130,7 @@ const property = (print: (drawn: Case) => Promise<{ statement: AstNode; printed:
 const printResolved = async (drawn: Case) => {
   const { statement, tables } = await resolved(drawn);
   if (drawn.alias) tables[0]!.alias = 'renamed_alias';
-  return { statement, printed: await printSelect(c, statement) };
+  return { statement, printed: await printSelect(connection(), statement) };
 };
 
 describe('printing a SELECT whose only change is its tables’ names (endpoint overhead, issue 62)', () => {
@@ -143,13 +138,13 @@ describe('printing a SELECT whose only change is its tables’ names (endpoint o
     const sql =
       'SELECT TYPE, count(*) AS n, count(DISTINCT STREAM) AS streams, max(GLOBAL_POSITION) AS last FROM information_schema.events GROUP BY TYPE HAVING count(*) > -1 ORDER BY TYPE';
     const { statement } = await resolved({ sql, renames: [0], alias: false });
-    const { value, trips } = await tripsOf(() => printSelect(c, statement));
+    const { value, trips } = await tripsOf(() => printSelect(connection(), statement));
     expect(trips).toBe(0);
     expect(value).toBe(sql.replace('information_schema.events', 'mdb_information_schema.EVENTS'));
     // Beyond ASCII before the name, blanks around its dots, a quoted part, a keyword as the new name.
     const spaced = `SELECT 'é€', x FROM cat . sch . "T" JOIN u USING (x)`;
     const renamed = await resolved({ sql: spaced, renames: [5, 2], alias: false });
-    const again = await tripsOf(() => printSelect(c, renamed.statement));
+    const again = await tripsOf(() => printSelect(connection(), renamed.statement));
     expect(again.trips).toBe(0);
     expect(again.value).toBe(`SELECT 'é€', x FROM main."select" JOIN "x y" USING (x)`);
   });
@@ -161,17 +156,17 @@ describe('printing a SELECT whose only change is its tables’ names (endpoint o
       'SELECT * FROM t1;',
     ]) {
       const { statement } = await resolved({ sql, renames: [0], alias: false });
-      const { value, trips } = await tripsOf(() => printSelect(c, statement));
+      const { value, trips } = await tripsOf(() => printSelect(connection(), statement));
       expect(trips).toBe(1);
       expect(value).toBe('SELECT * FROM mdb_information_schema.EVENTS');
     }
     const { statement, tables } = await resolved({ sql: 'SELECT 1 FROM t1', renames: [0], alias: false });
     tables[0]!.alias = 'e';
-    const { value, trips } = await tripsOf(() => printSelect(c, statement));
+    const { value, trips } = await tripsOf(() => printSelect(connection(), statement));
     expect(trips).toBe(1);
     expect(value).toBe('SELECT 1 FROM mdb_information_schema.EVENTS AS e');
     const own = (await resolved({ sql: 'SELECT 1 FROM t1', renames: [0], alias: false })).statement;
-    const copy = await tripsOf(() => printSelect(c, structuredClone(own)));
+    const copy = await tripsOf(() => printSelect(connection(), structuredClone(own)));
     expect(copy.trips).toBe(1);
   });
 
@@ -180,7 +175,7 @@ describe('printing a SELECT whose only change is its tables’ names (endpoint o
     const printedAsResolved = async (drawn: Case) => {
       const { statement, tables } = await resolved(drawn);
       if (drawn.alias) tables[0]!.alias = 'renamed_alias';
-      const { value, trips } = await tripsOf(() => printSelect(c, statement));
+      const { value, trips } = await tripsOf(() => printSelect(connection(), statement));
       expect(trips).toBe(drawn.alias ? 1 : 0);
       return { statement, printed: value };
     };
@@ -202,7 +197,7 @@ describe('printing a SELECT whose only change is its tables’ names (endpoint o
     await expectCaught(
       property(async (drawn) => {
         const { statement, tables } = await resolved(drawn);
-        const printed = await printSelect(c, statement);
+        const printed = await printSelect(connection(), statement);
         tables[0]!.alias = 'renamed_alias';
         return { statement, printed };
       }),
