@@ -6,6 +6,7 @@ import { settled, type AppContext } from '../context';
 import { FACTS } from '../eventlog/commands';
 import { cellOf, cellText } from '../shared/rowCells';
 import { HASHING_DIMENSIONS } from '../engines/search/hashingEmbedder';
+import { requireChunksFitOneInsert } from '../engines/search/layout';
 import { invalid } from '../shared/errors';
 import type { BlobStore } from '../storage/blobs';
 import { isBuiltInModel, type KnowledgeBaseEmbedder } from './embedding';
@@ -103,6 +104,7 @@ export const knowledgeBaseDocuments = (
     const { chunkSize, chunkOverlap } = settingsOf(kb);
     const chunking = { chunkSize, chunkOverlap };
     const chunks = chunksOf(documents, chunking);
+    requireChunksFitOneInsert(chunks.length);
     const documentsDigest = await store(documents.map((d) => JSON.stringify(d)).join('\n') + '\n', 'jsonl');
     const embedded = isBuiltInModel(kb.embeddingModel)
       ? { kind: 'hashing' as const, dimensions: Number(kb.embeddingModel.dimensions ?? HASHING_DIMENSIONS) }

@@ -1,3 +1,4 @@
+import { invalid } from '../../shared/errors';
 import { quoteIdent } from '../../shared/quoting';
 
 /** The DuckDB schema holding every knowledge base's chunks and their terms. */
@@ -33,6 +34,18 @@ export const kbTables = (kbId: number | bigint) => {
  * never given twice (a deletion frees none).
  */
 export const CHUNKS_PER_EVENT = 2 ** 24;
+
+/**
+ * An insert cut into more chunks than one event's row ids can number is refused before it is
+ * recorded (a 400), not where the projection numbers its chunks (a throw there would stop it).
+ */
+export const requireChunksFitOneInsert = (chunks: number) => {
+  if (chunks > CHUNKS_PER_EVENT)
+    throw invalid(
+      `The documents are cut into ${chunks} chunks; one insert holds at most ${CHUNKS_PER_EVENT}: insert fewer documents at a time, or use a larger chunk_size`,
+      'Too many chunks',
+    );
+};
 export const chunkRowId = (position: bigint, ordinal: number) => {
   if (ordinal >= CHUNKS_PER_EVENT)
     throw new Error(`an insert of more than ${CHUNKS_PER_EVENT} chunks cannot be indexed`);
