@@ -10,7 +10,13 @@ import {
   type SqlToolPort,
 } from '../../src/engines/agentLoop';
 import { createLlmClient, type LlmClient } from '../../src/engines/llm';
-import { fakeReply, latestToolResults, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
+import {
+  fakeReply,
+  lastUserText,
+  latestToolResults,
+  startFakeOpenAi,
+  type FakeOpenAi,
+} from '../support/fakeOpenAi';
 import { memoryKbPort, memorySqlPort, ordersTable } from './memoryPorts';
 
 const COUNT_SQL = 'SELECT COUNT(*) AS n FROM shop.orders';
@@ -226,7 +232,10 @@ describe('agent loop (native tool calling, over the fake provider)', () => {
     const result = await w.run('How many orders?');
 
     expect(result.answer).toBe('4 orders.');
-    const bodies = fake.chatRequests();
+    // This run's requests only: the fake is shared by the file's tests (in random order), and a
+    // request an earlier test gave up on (its deadline, its abort) can reach it after the reset on
+    // a busy machine (seen at load 9: this test's first request was then bodies[1]).
+    const bodies = fake.chatRequests().filter((b) => lastUserText(b) === 'How many orders?');
     const errorOf = (i: number) =>
       (JSON.parse(latestToolResults(bodies[i]!)[0]!.content) as { error: string }).error;
     expect(errorOf(1)).toMatch(
