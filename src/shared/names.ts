@@ -1,13 +1,16 @@
 import { z } from 'zod';
 
-/** MindsDB-style identifiers: letters, digits and underscore, not starting with a digit. */
+/** A plain word as SQL names go: letters, digits and underscore, not starting with a digit. */
+export const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** MindsDB-style identifiers: plain words (`PLAIN_NAME`). */
 export const resourceName = (what: string) =>
   z
     .string({ error: `${what} name must be a string` })
     .min(1, `${what} name must not be empty`)
     .max(63, `${what} name must be at most 63 characters`)
     .regex(
-      /^[A-Za-z_][A-Za-z0-9_]*$/,
+      PLAIN_NAME,
       `${what} name may contain only letters, digits and underscores, and must not start with a digit`,
     );
 

@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { scalarOn } from '../../duckdb/scalar';
+import { PLAIN_NAME } from '../../shared/names';
 import { quoteIdent } from '../../shared/quoting';
 import { significant, textOf, tokenize, unquoted, type Token } from '../../shared/sqlTokens';
 import { SqlError, SqlErrorCode } from '../errors';
@@ -166,7 +167,7 @@ const keywordsOf = (c: DuckDBConnection) =>
  * messages quoting the query read as they did when DuckDB printed it, `FROM mindsdb.skills`).
  */
 const printedName = (name: string, keywords: ReadonlySet<string>) =>
-  /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !keywords.has(name.toLowerCase()) ? name : quoteIdent(name);
+  PLAIN_NAME.test(name) && !keywords.has(name.toLowerCase()) ? name : quoteIdent(name);
 
 /** Per statement `parseSelect` made: the text it parsed, and its tree then (JSON, big numbers marked). */
 const parsedFrom = new WeakMap<AstNode, { text: string; tree: string }>();
