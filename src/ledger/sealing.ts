@@ -71,7 +71,8 @@ const eachString = (value: unknown, visit: (text: string) => void) => {
   while (pending.length > 0) {
     const v = pending.pop();
     if (typeof v === 'string') visit(v);
-    else if (Array.isArray(v)) pending.push(...v);
+    // Not `push(...v)`: an array of 100k+ items (a skill's parameter) would overflow the call stack.
+    else if (Array.isArray(v)) for (const item of v) pending.push(item);
     else if (isContainer(v)) for (const item of Object.values(v)) pending.push(item);
   }
 };

@@ -138,3 +138,16 @@ describe('sealing secrets (generated event data)', () => {
     );
   });
 });
+
+describe('sealing wide event data', () => {
+  it('given data holding an array of 300,000 items beside a secret, when sealed, read for its keys and unsealed, then nothing overflows and nothing is lost', () => {
+    // A CREATE SKILL at SQL_MAX_QUERY_BYTES carried such an array: spreading it onto a stack
+    // overflowed the call stack and the statement was refused with V8's own message.
+    const key = generateDataKey('rtest-0003');
+    const data = { items: Array.from({ length: 300_000 }, (_, i) => `item${i}`), password: 'hunter2' };
+    const sealed = sealSecrets(data, key);
+    expect(JSON.stringify(sealed)).not.toContain('hunter2');
+    expect([...sealingKeyIds(sealed)]).toEqual([key.kid]);
+    expect(unsealSecrets(sealed, new Map([[key.kid, key]]))).toEqual(data);
+  });
+});

@@ -147,7 +147,7 @@ const mean = (xs: readonly number[]) => (xs.length === 0 ? 0 : xs.reduce((s, x) 
 /** The mean of each column (rank), over the rows long enough to have it (Python's `zip(*rows)`: the shortest row's length). */
 const columnMeans = (rows: readonly (readonly number[])[]) => {
   if (rows.length === 0) return [];
-  const width = Math.min(...rows.map((r) => r.length));
+  const width = rows.reduce((w, r) => Math.min(w, r.length), Infinity);
   return Array.from({ length: width }, (_, k) => pythonRound2(mean(rows.map((r) => r[k]!))));
 };
 

@@ -90,10 +90,20 @@ const isCallOf = (n: AstNode, names: ReadonlySet<string>) =>
  * a statement at SQL_MAX_QUERY_BYTES is a tree of hundreds of thousands of nodes.
  */
 export const countCalls = (node: unknown, names: ReadonlySet<string>): number => {
-  if (Array.isArray(node)) return node.reduce((sum: number, child) => sum + countCalls(child, names), 0);
-  if (!isNode(node)) return 0;
-  let count = isCallOf(node, names) ? 1 : 0;
-  for (const value of Object.values(node)) count += countCalls(value, names);
+  // A loop over a stack rather than recursion: no frame or closure per node, no depth limit.
+  let count = 0;
+  const pending: unknown[] = [node];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (Array.isArray(value)) {
+      for (const child of value) pending.push(child);
+      continue;
+    }
+    if (!isNode(value)) continue;
+    if (isCallOf(value, names)) count++;
+    for (const child of Object.values(value))
+      if (child !== null && typeof child === 'object') pending.push(child);
+  }
   return count;
 };
 

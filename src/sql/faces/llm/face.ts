@@ -19,6 +19,8 @@ export const llmFunctionFace = {
   /** Rewrites `statement` in place to read the answers; the plans of the functions it calls, in order. */
   plan: async (c: DuckDBConnection, statement: AstNode): Promise<LlmCallsPlan[]> => {
     const plans: LlmCallsPlan[] = [];
+    // One walk for the statement that calls none (nearly all): each function's plan walks again.
+    if (countCalls(statement, NAMES) === 0) return plans;
     for (const spec of LLM_FUNCTIONS) {
       const plan = await planCalls(c, statement, spec, NAMES);
       if (plan) plans.push(plan);
