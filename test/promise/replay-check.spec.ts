@@ -63,6 +63,11 @@ const givenStoppedAppWithSkills = async (kind: StoreKind) => {
     .send({ skill: { name: 'b_renamed' } })
     .expect(200);
   await t.http.delete('/api/projects/audit/skills/c').expect(204);
+  // Writes answer ahead of the read model, and a stop does not wait for it: a read of the skills
+  // waits until this app's writes are applied, so the stopped read model holds them (on a busy
+  // machine it once stopped before skill a's row was written, and losing it deleted nothing).
+  const listed = await t.http.get('/api/projects/audit/skills').expect(200);
+  expect((listed.body as { name: string }[]).map((s) => s.name).sort()).toEqual(['a', 'b_renamed']);
   await t.stop();
   return t;
 };
@@ -71,7 +76,7 @@ const givenStoppedAppWithSkills = async (kind: StoreKind) => {
 const loseSkillRow = async (t: TestApp, name: string) => {
   const instance = await DuckDBInstance.create(t.config.duckdbFile);
   const c = await instance.connect();
-  await c.run('DELETE FROM skills WHERE NAME = ?', [name]);
+  expect((await c.run('DELETE FROM skills WHERE NAME = ?', [name])).rowsChanged).toBe(1);
   c.closeSync();
   instance.closeSync();
 };
