@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { querySql, startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
-import { asMultiset, checkQuery, PARAMS, query, render, usesParam, type Query } from '../support/promise-sql';
+import {
+  asMultiset,
+  checkQuery,
+  liveProjects,
+  PARAMS,
+  query,
+  render,
+  usesParam,
+  type Query,
+} from '../support/promise-sql';
 import {
   applyAll,
   applyCommand,
@@ -13,8 +22,13 @@ import {
 } from '../support/promise-world';
 import { expectCaught } from '../support/seed';
 
-/** A fresh seed each run, printed: PROMISE_SEED repeats a failure (PROMISE_RUNS, PROMISE_SCALE run more). */
-const SETTINGS = propertySettings(12);
+/**
+ * A fresh seed each run, printed: PROMISE_SEED repeats a failure (PROMISE_RUNS, PROMISE_SCALE run
+ * more). Halved from 12 (issue 62) once the kill check below caught its bug at 6 runs on every one
+ * of 20 fresh seeds; `npm run test:deep` runs ten times as many, and each run's fresh seed asks new
+ * texts over new worlds.
+ */
+const SETTINGS = propertySettings(6);
 
 type Step =
   /** A write, after which every one of the run's texts is asked again (`:v` bound to `param`). */
@@ -41,8 +55,14 @@ const answersEqualFresh = async (
   const t: TestApp = await startTestApp(kind);
   const restore = arrange(t);
   const transcript: string[] = [];
+  /** The projects that exist, listed again after each write (`written`). */
+  let live: Promise<ReadonlySet<string>> | null = null;
+  const written = () => {
+    live = null;
+  };
   const check = async (q: Query, value: string) => {
-    const result = await checkQuery(t, q, value);
+    live ??= liveProjects(t);
+    const result = await checkQuery(t, q, value, await live);
     if (!result.ok)
       throw new Error(`${result.message}\n\nwrites and queries so far:\n${transcript.join('\n')}`);
     transcript.push(`  query ${render(q, 'client', value)}`);
@@ -80,6 +100,7 @@ const answersEqualFresh = async (
     for (const q of texts) await check(q, PARAMS[0]);
     transcript.push(...(await applyAll([t], world)).transcript);
     await t.running.services.models.idle();
+    written();
     for (const q of texts) await check(q, PARAMS[0]);
     for (const s of steps) {
       if (s.kind === 'once') {
@@ -87,6 +108,7 @@ const answersEqualFresh = async (
         continue;
       }
       const outcome = await applyCommand(t, s.command);
+      written();
       transcript.push(`${describeCommand(s.command)} -> ${outcome.sql?.type ?? outcome.status}`);
       for (const q of texts) await check(q, s.param);
     }

@@ -532,18 +532,28 @@ export const asMultiset = (data: unknown[][]) => data.map((r) => JSON.stringify(
 
 export type Check = { ok: true } | { ok: false; message: string };
 
-/**
- * Runs one query through POST /api/sql/query and on a fresh connection and compares the answers:
- * names, types and rows (as a sequence when the query orders them totally, else as multisets). A
- * query over a project that does not exist must be error 1049 (the reference has no such notion).
- */
-export const checkQuery = async (t: TestApp, q: Query, param: string): Promise<Check> => {
-  const clientText = render(q, 'client', param);
-  const live = new Set(
+/** The projects that exist now (lower case), as GET /api/projects lists them. */
+export const liveProjects = async (t: TestApp): Promise<ReadonlySet<string>> =>
+  new Set(
     ((await t.http.get('/api/projects').expect(200)).body as { name: string }[]).map((p) =>
       p.name.toLowerCase(),
     ),
   );
+
+/**
+ * Runs one query through POST /api/sql/query and on a fresh connection and compares the answers:
+ * names, types and rows (as a sequence when the query orders them totally, else as multisets). A
+ * query over a project that does not exist must be error 1049 (the reference has no such notion).
+ * `live`: the projects that exist (`liveProjects`), listed once after the last write rather than
+ * before every query (nothing between two writes makes or drops one).
+ */
+export const checkQuery = async (
+  t: TestApp,
+  q: Query,
+  param: string,
+  live: ReadonlySet<string>,
+): Promise<Check> => {
+  const clientText = render(q, 'client', param);
   const duckText = render(q, 'duckdb', param, live.has(q.db.toLowerCase()));
   const answer: SqlAnswer = await querySql(t, clientText, {
     context: { db: q.db },
