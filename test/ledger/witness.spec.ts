@@ -39,7 +39,9 @@ describe.each(storeKinds)('the ledger witness on %s', (store) => {
   beforeEach(async () => {
     t = await startTestApp(store, {
       LEDGER_CHECKPOINT_EVENTS: '1',
-      LEDGER_CHECKPOINT_MS: '200',
+      // The ledger signs on its timer (every min(1 s, this)), and each test waits for a checkpoint
+      // four times or more: the least the setting takes (100 ms), not 200.
+      LEDGER_CHECKPOINT_MS: '100',
       LEDGER_CHECKPOINT_ON_STOP: 'true',
     });
   });
