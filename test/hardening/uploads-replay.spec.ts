@@ -76,11 +76,13 @@ const contentOf = (answer: SqlAnswer) => ({
 const blobCount = (t: TestApp) => fs.readdirSync(path.join(t.config.dataDir, 'files', 'blobs')).length;
 
 describe.each(storeKinds)('every file an upload accepts loads the same on replay (%s)', (kind) => {
+  // An app per test: the property rebuilds the read model at each of its runs, and each rebuild
+  // loaded again every file the app held, the first test's 30,001 rows among them.
   let t: TestApp;
-  beforeAll(async () => {
+  beforeEach(async () => {
     t = await startTestApp(kind);
   });
-  afterAll(async () => t.dispose());
+  afterEach(async () => t.dispose());
 
   it('given a JSON file whose late values do not fit the type of the early ones, then it loads, and again on replay', async () => {
     const rows: unknown[] = Array.from({ length: 30_000 }, (_, i) => ({ n: i }));
