@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readArtifact } from '../src/engines/ml/artifact';
+import { readArtifact } from '../src/engines/ml/readArtifact';
 import type { Row } from '../src/engines/ml/dataset';
 import { balancedAccuracy, calibrationError, expectedCalibrationError, r2 } from '../src/engines/ml/metrics';
 import { makePredictor } from '../src/engines/ml/predict';
 import { seededRandom, shuffledIndices } from '../src/engines/ml/random';
 import { trainInWorker } from '../src/engines/ml/runTraining';
 import { forecast } from '../src/engines/ml/timeseries';
-import { trainModel } from '../src/engines/ml/train';
+import { trainModel } from '../src/engines/ml/trainModel';
 import { seasonalSales, wideRegression } from '../test/ml/synthetic';
 import { readSharedCsv, REPOSITORY } from '../test/support/data';
 import { fmt, loadAverage, measure } from './support';

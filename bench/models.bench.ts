@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { makePredictor } from '../src/engines/ml/predict';
-import { trainModel } from '../src/engines/ml/train';
+import { trainModel } from '../src/engines/ml/trainModel';
 import { readSharedCsv, sharedData } from '../test/support/data';
 import { fmt, percentile, ratio, startServer, stopServer, tmpDir } from './support';
 

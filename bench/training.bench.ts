@@ -1,7 +1,7 @@
 import os from 'node:os';
-import { readArtifact } from '../src/engines/ml/artifact';
+import { readArtifact } from '../src/engines/ml/readArtifact';
 import { trainInWorker } from '../src/engines/ml/runTraining';
-import { trainModel } from '../src/engines/ml/train';
+import { trainModel } from '../src/engines/ml/trainModel';
 import { wideRegression } from '../test/ml/synthetic';
 import { fmt, loadAverage, measure } from './support';
 

@@ -1,7 +1,7 @@
 import { balancedAccuracy, calibrationError, expectedCalibrationError } from '../../src/engines/ml/metrics';
 import { makePredictor } from '../../src/engines/ml/predict';
 import { shuffledIndices } from '../../src/engines/ml/random';
-import { trainModel } from '../../src/engines/ml/train';
+import { trainModel } from '../../src/engines/ml/trainModel';
 import { readSharedCsv } from '../support/data';
 
 /** The split: a seeded (42) 80% to train, the other 20% answered without their class. */

@@ -1,7 +1,7 @@
 import { makePredictor } from '../../src/engines/ml/predict';
 import { balancedAccuracy } from '../../src/engines/ml/metrics';
 import { shuffledIndices } from '../../src/engines/ml/random';
-import { trainModel } from '../../src/engines/ml/train';
+import { trainModel } from '../../src/engines/ml/trainModel';
 import { readSharedCsv } from '../support/data';
 
 /** Held-out evaluation: train on a seeded 80%, answer the other 20% without their class. */

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { readArtifact, serializeArtifact } from '../../src/engines/ml/artifact';
+import { serializeArtifact } from '../../src/engines/ml/artifact';
+import { readArtifact } from '../../src/engines/ml/readArtifact';
 import { makePredictor } from '../../src/engines/ml/predict';
 import type { Row } from '../../src/engines/ml/dataset';
 

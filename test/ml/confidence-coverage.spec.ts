@@ -1,7 +1,7 @@
 import { readSharedCsv } from '../support/data';
 import { makePredictor } from '../../src/engines/ml/predict';
 import { seededRandom, shuffledIndices } from '../../src/engines/ml/random';
-import { trainModel } from '../../src/engines/ml/train';
+import { trainModel } from '../../src/engines/ml/trainModel';
 
 type Rows = Record<string, string>[];
 

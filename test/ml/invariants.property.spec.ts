@@ -9,7 +9,7 @@ import type { Predictor } from '../../src/engines/ml/answers';
 import { serializeArtifact } from '../../src/engines/ml/artifact';
 import type { Row } from '../../src/engines/ml/dataset';
 import { makePredictor } from '../../src/engines/ml/predict';
-import { trainModel } from '../../src/engines/ml/train';
+import { trainModel } from '../../src/engines/ml/trainModel';
 import { planted, plantedClasses } from './synthetic';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 

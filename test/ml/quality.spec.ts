@@ -2,7 +2,7 @@ import { readSharedCsv } from '../support/data';
 import { makePredictor } from '../../src/engines/ml/predict';
 import { serializeArtifact } from '../../src/engines/ml/artifact';
 import { shuffledIndices } from '../../src/engines/ml/random';
-import { trainModel } from '../../src/engines/ml/train';
+import { trainModel } from '../../src/engines/ml/trainModel';
 import { balancedAccuracy, r2 } from '../../src/engines/ml/metrics';
 
 const split = (rows: Record<string, string>[], seed = 7) => {

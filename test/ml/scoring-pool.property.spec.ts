@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { batchOfRows, type Row } from '../../src/engines/ml/dataset';
 import { makePredictor, type Predictor } from '../../src/engines/ml/predict';
 import { scoringPool, type ScoringPool } from '../../src/engines/ml/scoringPool';
-import { trainModel } from '../../src/engines/ml/train';
+import { trainModel } from '../../src/engines/ml/trainModel';
 import { planted, plantedClasses } from './synthetic';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 

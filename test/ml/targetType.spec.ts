@@ -4,7 +4,7 @@ import { inferType } from '../../src/engines/ml/dataset';
 import { makePredictor } from '../../src/engines/ml/predict';
 import { seededRandom } from '../../src/engines/ml/random';
 import { planTarget } from '../../src/engines/ml/target';
-import { trainModel, TrainingError } from '../../src/engines/ml/train';
+import { trainModel, TrainingError } from '../../src/engines/ml/trainModel';
 
 /** Rows with one informative input `x` and a target made from it by `target`. */
 const rowsWith = (n: number, target: (x: number, i: number) => unknown) => {

@@ -1,7 +1,7 @@
 import type { ForecastArtifact } from '../../src/engines/ml/artifact';
 import { makePredictor } from '../../src/engines/ml/predict';
 import { forecast } from '../../src/engines/ml/timeseries';
-import { trainModel, TrainingError } from '../../src/engines/ml/train';
+import { trainModel, TrainingError } from '../../src/engines/ml/trainModel';
 import { seasonalSales, type SeriesRow } from './synthetic';
 
 const DAY = 86_400_000;

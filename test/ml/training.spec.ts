@@ -3,7 +3,7 @@ import { makePredictor } from '../../src/engines/ml/predict';
 import type { TrainingProgress } from '../../src/engines/ml/progress';
 import { trainInWorker } from '../../src/engines/ml/runTraining';
 import { columnsFromRows } from '../../src/engines/ml/table';
-import { trainModel } from '../../src/engines/ml/train';
+import { trainModel } from '../../src/engines/ml/trainModel';
 import { planted, plantedClasses, seasonalSales } from './synthetic';
 
 const orderOf = (phases: TrainingProgress['phase'][]) =>
@@ -95,6 +95,15 @@ describe('training', () => {
     await expect(trainInWorker(planted(50), 'missing_column', 1)).rejects.toThrow(
       "The target column missing_column is not among the query's columns: noise_a, signal, weak, noise_b, y",
     );
+  });
+
+  it('options a worker training cannot take reject with their message, and move no column', async () => {
+    // Options are read before the worker starts (it loads no zod): nothing is transferred for them.
+    const columns = columnsFromRows(planted(50));
+    await expect(
+      trainInWorker(columns, 'y', { seed: 1, target_type: 'sideways' }, { transfer: true }),
+    ).rejects.toThrow(/^Invalid training option target_type/);
+    expect(columns.data[0]!.length).toBe(50);
   });
 
   it('a model trained on typed columns answers rows of strings as it answers numbers', () => {

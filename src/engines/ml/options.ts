@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import type { OnProgress } from './progress';
 
-export class TrainingError extends Error {}
+import { TrainingError } from './trainingError';
+
+export { TrainingError };
 
 const lower = (v: unknown) => (typeof v === 'string' ? v.trim().toLowerCase() : v);
 const integer = (min: number, max: number) =>

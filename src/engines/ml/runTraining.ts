@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { TrainOptions } from './options';
+import { parseTrainOptions, type TrainOptions } from './options';
 import type { OnProgress } from './progress';
 import { columnsFromRows, isColumnar, transferables, type TrainingData } from './table';
 import type { WorkerInput, WorkerMessage } from './worker';
@@ -16,7 +16,7 @@ export type TrainInWorkerHooks = {
 };
 
 /**
- * Runs `trainModel` in a worker thread; resolves with the artifact's JSON. `options` may be a seed
+ * Runs `trainModel` in a worker thread (options read here, the training there); resolves with the artifact's JSON. `options` may be a seed
  * (the original signature) or the training options. Rows are turned into columns here, so numeric
  * columns cross to the worker as transferred typed arrays rather than cloned objects.
  */
@@ -29,9 +29,17 @@ export const trainInWorker = (
   new Promise((resolve, reject) => {
     const { onProgress: fromOptions, ...rest } = typeof options === 'number' ? { seed: options } : options;
     const onProgress = hooks.onProgress ?? fromOptions;
+    let parsed: WorkerInput['options'];
+    try {
+      parsed = parseTrainOptions(rest);
+    } catch (error) {
+      // As the worker reported it when it read them: an Error with the message.
+      reject(new Error(error instanceof Error ? error.message : String(error)));
+      return;
+    }
     const columns = isColumnar(data) ? data : columnsFromRows(data);
     const transferList = !isColumnar(data) || hooks.transfer ? transferables(columns) : [];
-    const input: WorkerInput = { data: columns, target, options: rest, progress: onProgress !== undefined };
+    const input: WorkerInput = { data: columns, target, options: parsed, progress: onProgress !== undefined };
     // From source (tests, tsx) the worker is TypeScript: a two-line bootstrap registers tsx's
     // require hook first. Built, it is plain JavaScript.
     const fromSource = __filename.endsWith('.ts');

@@ -1,6 +1,6 @@
 import { distinctNumbers, inferColumnType, numbersOf } from './columnTypes';
 import type { DType } from './dataset';
-import { TrainingError } from './options';
+import { TrainingError } from './trainingError';
 import type { ColumnValues } from './table';
 
 /** What `USING target_type = …` asks for: predict classes, or predict a number. */

@@ -1,14 +1,15 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { serializeArtifact } from './artifact';
-import type { TrainOptions } from './options';
+import type { ParsedTrainOptions } from './options';
 import type { ColumnarData } from './table';
-import { trainModel } from './train';
+import { trainParsed } from './train';
 
 /** What the parent sends (runTraining.ts) and what the worker answers. */
 export type WorkerInput = {
   data: ColumnarData;
   target: string;
-  options: Omit<TrainOptions, 'onProgress'>;
+  /** Read on the main thread (parseTrainOptions): this worker loads no zod. */
+  options: ParsedTrainOptions;
   progress: boolean;
 };
 export type WorkerMessage =
@@ -25,10 +26,12 @@ export type WorkerMessage =
 const { data, target, options, progress } = workerData as WorkerInput;
 const send = (m: WorkerMessage) => parentPort!.postMessage(m);
 try {
-  const artifact = trainModel(data, target, {
-    ...options,
-    onProgress: progress ? (p) => send({ type: 'progress', ...p }) : undefined,
-  });
+  const artifact = trainParsed(
+    data,
+    target,
+    options,
+    progress ? (p) => send({ type: 'progress', ...p }) : undefined,
+  );
   send({ type: 'done', json: serializeArtifact(artifact) });
 } catch (error) {
   send({ type: 'error', message: (error as Error).message });
