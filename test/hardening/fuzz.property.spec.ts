@@ -18,7 +18,12 @@ import { refsReadAsBigInt, whileBugged } from '../support/killChecks';
 type Route = { method: string; path: string; operation: Operation };
 
 const SEED = propertySeed();
-const RUNS_PER_ROUTE = Number(process.env.FUZZ_RUNS ?? 30);
+/**
+ * Requests per route (94 routes, about 9 ms a request here). Halved from 30 (issue 62) once the kill
+ * check below caught its bug at 15 on every one of 20 fresh seeds; each run's fresh seed sends new
+ * requests, and `npm run test:deep` (or FUZZ_RUNS) sends more.
+ */
+const RUNS_PER_ROUTE = Number(process.env.FUZZ_RUNS ?? 15);
 
 /** Names the world below holds, so that most generated requests reach past the 404s. */
 const KNOWN = ['mindsdb', 'fuzz_p', 'fz_s', 'fz_a', 'fz_c', 'fz_f', 'fz_d', 'files', 'information_schema'];
