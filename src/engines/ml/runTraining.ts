@@ -1,9 +1,8 @@
-import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { parseTrainOptions, type TrainOptions } from './options';
 import type { OnProgress } from './progress';
 import { columnsFromRows, isColumnar, transferables, type TrainingData } from './table';
 import type { WorkerInput, WorkerMessage } from './worker';
+import { mlWorker } from './workerThread';
 
 export type TrainInWorkerHooks = {
   /** Coarse progress (about twenty calls at most), forwarded from the worker. */
@@ -40,17 +39,7 @@ export const trainInWorker = (
     const columns = isColumnar(data) ? data : columnsFromRows(data);
     const transferList = !isColumnar(data) || hooks.transfer ? transferables(columns) : [];
     const input: WorkerInput = { data: columns, target, options: parsed, progress: onProgress !== undefined };
-    // From source (tests, tsx) the worker is TypeScript: a two-line bootstrap registers tsx's
-    // require hook first. Built, it is plain JavaScript.
-    const fromSource = __filename.endsWith('.ts');
-    const file = path.join(__dirname, fromSource ? 'worker.ts' : 'worker.js');
-    const worker = fromSource
-      ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(file)});`, {
-          eval: true,
-          workerData: input,
-          transferList,
-        })
-      : new Worker(file, { workerData: input, transferList });
+    const worker = mlWorker('worker', { workerData: input, transferList });
     let settled = false;
     worker.on('message', (m: WorkerMessage) => {
       switch (m.type) {

@@ -1,6 +1,6 @@
-import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { binFeatures, compiledScores, scoreRowsInto, type CompiledGbdt } from './gbdt';
+import { mlWorker } from './workerThread';
 
 /**
  * Tree ensembles scored on several threads. Walking 300 trees per row is the whole cost of a large
@@ -95,15 +95,6 @@ export const scoreClaimedChunks = (job: ScoringJob) => {
   }
 };
 
-/** A scoring worker; from source (tests, tsx) it is TypeScript: a bootstrap registers tsx's require hook first. */
-const spawnWorker = () => {
-  const fromSource = __filename.endsWith('.ts');
-  const file = path.join(__dirname, fromSource ? 'scoringWorker.ts' : 'scoringWorker.js');
-  return fromSource
-    ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(file)});`, { eval: true })
-    : new Worker(file);
-};
-
 /** A batch laid out in shared memory for `helpers` workers and this thread. */
 const jobOf = (
   model: CompiledGbdt,
@@ -158,7 +149,7 @@ export const scoringPool = (threads: number): ScoringPool => {
   let closed = false;
 
   const start = (slot: number) => {
-    const worker = spawnWorker();
+    const worker = mlWorker('scoringWorker');
     if (busy === 0) worker.unref();
     const stopped = () => {
       if (workers[slot] === worker) workers[slot] = null;
