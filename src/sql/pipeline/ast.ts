@@ -308,6 +308,32 @@ export const constantValue = (node: AstNode): unknown => {
 
 export { tooManySelects };
 
+/**
+ * Visits every node of the tree depth first, in tree order, synchronously and without recursion: a
+ * statement at SQL_MAX_QUERY_BYTES is a tree of hundreds of thousands of nodes, asked about on
+ * every query. `visit` answering false leaves that node's fields unvisited.
+ */
+export const eachNode = (tree: unknown, visit: (n: AstNode) => boolean | void): void => {
+  const pending: unknown[] = [tree];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    const children = Array.isArray(value)
+      ? value
+      : isNode(value) && visit(value) !== false
+        ? Object.values(value)
+        : [];
+    // Pushed last first, so they are visited in order.
+    for (let i = children.length - 1; i >= 0; i--) {
+      const child: unknown = children[i];
+      if (child !== null && typeof child === 'object') pending.push(child);
+    }
+  }
+};
+
+/** Whether `n` calls one of the functions `names` (lower case), unqualified (`schema.f()` is another function). */
+export const callsFunction = (n: AstNode, names: ReadonlySet<string>) =>
+  n.class === 'FUNCTION' && !n.schema && !n.catalog && names.has(String(n.function_name).toLowerCase());
+
 /** Visits every object in the tree (depth first), letting the visitor replace fields in place. */
 export const walk = async (node: unknown, visit: (n: AstNode) => Promise<void> | void): Promise<void> => {
   if (Array.isArray(node)) {

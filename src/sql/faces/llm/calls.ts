@@ -9,6 +9,8 @@ import {
 } from '@duckdb/node-api';
 import type { LlmFunctionAnswer, LlmFunctionAsk, LlmFunctionKind } from '../../../engines/llm/functionAsk';
 import {
+  callsFunction,
+  eachNode,
   isNode,
   nodeAt,
   nodesAt,
@@ -81,29 +83,15 @@ const SQL_NAMES: Record<LlmFunctionKind, string> = {
   rerank: 'LLM_RERANK',
 };
 
-/** Whether `n` calls one of the functions `names` (lower case), unqualified. */
-const isCallOf = (n: AstNode, names: ReadonlySet<string>) =>
-  n.class === 'FUNCTION' && !n.schema && !n.catalog && names.has(String(n.function_name).toLowerCase());
-
 /**
  * How many calls of `names` the tree holds. Synchronous, with no awaits: every query is asked, and
  * a statement at SQL_MAX_QUERY_BYTES is a tree of hundreds of thousands of nodes.
  */
 export const countCalls = (node: unknown, names: ReadonlySet<string>): number => {
-  // A loop over a stack rather than recursion: no frame or closure per node, no depth limit.
   let count = 0;
-  const pending: unknown[] = [node];
-  while (pending.length > 0) {
-    const value = pending.pop();
-    if (Array.isArray(value)) {
-      for (const child of value) pending.push(child);
-      continue;
-    }
-    if (!isNode(value)) continue;
-    if (isCallOf(value, names)) count++;
-    for (const child of Object.values(value))
-      if (child !== null && typeof child === 'object') pending.push(child);
-  }
+  eachNode(node, (n) => {
+    if (callsFunction(n, names)) count++;
+  });
   return count;
 };
 
@@ -131,7 +119,7 @@ const callsUnder = (
       return;
     }
     if (!isNode(value)) return;
-    if (isCallOf(value, names)) {
+    if (callsFunction(value, names)) {
       calls.push({ node: value, replace });
       return;
     }

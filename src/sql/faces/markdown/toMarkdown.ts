@@ -1,5 +1,5 @@
 import { VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
-import { isNode, serializedConstantOf, type AstNode } from '../../pipeline/ast';
+import { callsFunction, eachNode, isNode, serializedConstantOf, type AstNode } from '../../pipeline/ast';
 import { SqlError, SqlErrorCode } from '../../errors';
 import { isDocumentKind } from '../../../engines/documents/types';
 
@@ -28,19 +28,16 @@ export type MarkdownSources = {
 const MAX_SOURCES = 16;
 const variableOf = (i: number) => `__mindledger_markdown_${i}`;
 
-const isCall = (n: AstNode) =>
-  n.class === 'FUNCTION' &&
-  String(n.function_name).toLowerCase() === 'to_markdown' &&
-  !n.schema &&
-  !n.catalog;
+const TO_MARKDOWN: ReadonlySet<string> = new Set(['to_markdown']);
 
 /** The calls in the tree (their arguments not searched: a call in a call is refused by its argument). */
-const callsIn = (node: unknown, calls: AstNode[] = []): AstNode[] => {
-  if (Array.isArray(node)) for (const child of node) callsIn(child, calls);
-  else if (isNode(node)) {
-    if (isCall(node)) calls.push(node);
-    else for (const value of Object.values(node)) callsIn(value, calls);
-  }
+const callsIn = (tree: unknown): AstNode[] => {
+  const calls: AstNode[] = [];
+  eachNode(tree, (n) => {
+    if (!callsFunction(n, TO_MARKDOWN)) return true;
+    calls.push(n);
+    return false;
+  });
   return calls;
 };
 
