@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { OnProgress } from './progress';
-
 import { TrainingError } from './trainingError';
 
 export { TrainingError };

@@ -15,9 +15,10 @@ export type TrainInWorkerHooks = {
 };
 
 /**
- * Runs `trainModel` in a worker thread (options read here, the training there); resolves with the artifact's JSON. `options` may be a seed
- * (the original signature) or the training options. Rows are turned into columns here, so numeric
- * columns cross to the worker as transferred typed arrays rather than cloned objects.
+ * Runs `trainModel` in a worker thread, its options read here and the training there; resolves
+ * with the artifact's JSON. `options` may be a seed (the original signature) or the training
+ * options. Rows are turned into columns here, so numeric columns cross to the worker as transferred
+ * typed arrays rather than cloned objects.
  */
 export const trainInWorker = (
   data: TrainingData,
