@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { LedgerCheckpointSigned, RecordedEvent } from '../../events';
 import type { AppContext } from '../context';
 import type { Aggregate } from '../eventlog/commands';
-import type { EventLog } from '../eventlog/types';
+import { StreamTampered, type EventLog } from '../eventlog/types';
 import {
   appendWitness,
   createProofBuilder,
@@ -321,12 +321,19 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
   let timer: NodeJS.Timeout | undefined;
   let lastSignedAt = Date.now();
   let signing: Promise<unknown> = Promise.resolve();
+  /**
+   * Set once the checkpoint stream is found to have lost events (the log changed outside the
+   * service): no checkpoint is appended to it, and none is signed over a tree the log no longer
+   * vouches for, until a restart on a restored log. `verify` names what changed.
+   */
+  let tampered: StreamTampered | undefined;
 
   const checkpoints = async () =>
     (await ctx.commands.load(CHECKPOINT_STREAM, checkpointAggregate)).state.checkpoints;
 
   /** Signs the tree as the read model holds it when due (always when `force`); the new checkpoint, or null. */
   const signWhenDue = async (force: boolean) => {
+    if (tampered) return null;
     const head = await treeHead(ctx.duck);
     const seen = await checkpoints();
     witness(seen);
@@ -336,11 +343,22 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
     if (unsigned <= 0) return null;
     if (!force && unsigned < options.everyEvents && Date.now() - lastSignedAt < options.everyMs) return null;
     const data = signedHead(options, { ...head, lastPosition }, ctx.clock().toISOString());
-    const outcome = await ctx.commands.run(CHECKPOINT_STREAM, checkpointAggregate, (state) =>
-      (state.checkpoints.at(-1)?.treeSize ?? 0) >= head.size
-        ? []
-        : [{ type: 'LedgerCheckpointSigned' as const, data }],
-    );
+    const outcome = await ctx.commands
+      .run(CHECKPOINT_STREAM, checkpointAggregate, (state) =>
+        (state.checkpoints.at(-1)?.treeSize ?? 0) >= head.size
+          ? []
+          : [{ type: 'LedgerCheckpointSigned' as const, data }],
+      )
+      .catch((err: unknown) => {
+        if (!(err instanceof StreamTampered)) throw err;
+        tampered = err;
+        ctx.logger.error(
+          { err, stream: err.stream, version: err.version.toString() },
+          `ledger: the log's checkpoint stream was changed outside the service (stream ${err.stream}: its events end at version ${err.version}, the log records another; checkpoint events were removed after they were written): this process signs no more checkpoints (npm run verify names what changed)`,
+        );
+        return null;
+      });
+    if (outcome === null) return null;
     lastSignedAt = Date.now();
     if (outcome.events.length === 0) return null;
     witness(await checkpoints());
@@ -379,7 +397,7 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
      */
     stop: async () => {
       if (timer) clearInterval(timer);
-      if (!options.onStop) return;
+      if (!options.onStop || tampered) return;
       await ctx.projections
         .catchUp()
         .catch((err: unknown) =>

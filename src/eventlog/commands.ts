@@ -3,6 +3,7 @@ import { invalid } from '../shared/errors';
 import { currentRequest, noteAppended, type RequestContext } from '../shared/requestContext';
 import {
   AppendRefused,
+  StreamTampered,
   StreamVersionConflict,
   type AppendResult,
   type EventLog,
@@ -151,8 +152,10 @@ const decideInTurn = (state: unknown, aggregate: Aggregate<unknown>, batch: read
  * Runs commands: 1. load the stream's state (cached, reading only new events), 2. decide (the
  * commands waiting for the same stream one after another: group commit), 3. append expecting the
  * version that was read, 4. on a version conflict (another process wrote first), reload and decide
- * again. A decider that throws fails its own command with nothing written. A client's own
- * precondition (If-Match) is checked by the decider, so a retry never hides a stale client.
+ * again (a reload that finds the stream where the refused append expected it: the log records the
+ * stream at another version than its events reach, StreamTampered, which no retry resolves). A
+ * decider that throws fails its own command with nothing written. A client's own precondition
+ * (If-Match) is checked by the decider, so a retry never hides a stale client.
  */
 export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {}) => {
   const cacheSize = options.cacheSize ?? 2000;
@@ -260,8 +263,15 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
     const aggregate = group[0]!.aggregate;
     let pending = group;
     let trustCache = options.trustCachedStreams ?? false;
+    /** The version a state read from the log was refused at: the reload after must have moved past it. */
+    let refusedAt: bigint | undefined;
     for (let attempt = 1; pending.length > 0;) {
       const loaded = await load(stream, aggregate, trustCache);
+      // A lost race shows the winner's events on the reload. None: the log refuses the version the
+      // stream's own events end at, and would refuse every retry alike.
+      if (refusedAt !== undefined && loaded.version === refusedAt)
+        throw new StreamTampered(stream, refusedAt);
+      refusedAt = undefined;
       const { decided, deferred } = decideInTurn(loaded.state, aggregate, pending);
       if (loaded.unverified && decided.some((d) => !d.events || d.events.length === 0)) {
         // A refusal or a no-op appends nothing, so no version check would catch a stale state.
@@ -302,7 +312,12 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
         if (error instanceof AppendRefused) throw invalid(error.reason, 'Value the log cannot store');
         if (!(error instanceof StreamVersionConflict) || attempt >= MAX_ATTEMPTS) throw error;
         if (loaded.unverified) counts.staleCacheRetries++;
-        else counts.conflicts++;
+        else {
+          counts.conflicts++;
+          refusedAt = loaded.version;
+          // The sole writer's cache is all there is, and is not read again unless dropped.
+          if (log.soleWriter) cache.delete(stream);
+        }
         // Another process wrote first (or the cache was behind): decide the same commands again, in
         // order, on what the log holds. A guess that missed is retried at once; a race backs off.
         if (!loaded.unverified) await backoff(attempt);
@@ -338,8 +353,9 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
     run,
     observe,
     /**
-     * Commands run, appends made, events appended, version conflicts met (each retried) and appends
-     * retried because a cached stream state was behind, since start.
+     * Commands run, appends made, events appended, version conflicts met (each reloaded, and retried
+     * unless the stream had not moved) and appends retried because a cached stream state was behind,
+     * since start.
      */
     stats: () => ({ ...counts }),
     /** The current state of a stream, for reads that need the log's view (e.g. a secret to use). */

@@ -43,6 +43,24 @@ export class StreamVersionConflict extends Error {
 }
 
 /**
+ * A stream the log records at another version than its events reach: events were removed from its
+ * end (or its row edited) outside the service, after they were written. Every append expecting the
+ * version its events give is refused as a conflict, and reading it again gives the same version: no
+ * retry can resolve it, so the command fails at once (src/eventlog/commands.ts).
+ */
+export class StreamTampered extends Error {
+  constructor(
+    readonly stream: string,
+    readonly version: bigint,
+  ) {
+    super(
+      `Stream ${stream} refuses appends at version ${version}, where its events end, however often it is read again: the log records it at another version, so events were removed from it (or its row edited) after they were written`,
+    );
+    this.name = 'StreamTampered';
+  }
+}
+
+/**
  * The log refused what was given to it (a value its store cannot hold: PostgreSQL's data exceptions,
  * SQLSTATE class 22), as opposed to failing (a connection lost): the events' fault, so the command
  * that decided them fails with a 400 and the commands appended beside it are retried without it.

@@ -5,32 +5,9 @@
  * model recorded show which leaf changed), not by a range of leaves and a neighbouring position.
  */
 import { verifyStoredLog } from '../../src/audit/verifyStored';
-import { openEventLog } from '../../src/eventlog/open';
-import { systemClock } from '../../src/shared/time';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
 import { givenProject, givenSkill } from '../support/world';
-import { onLogStore, verifyCli } from './logStore';
-
-/** Every event of the stopped app's log, in order: type and position. */
-const loggedEvents = async (t: TestApp) => {
-  const log = await openEventLog({
-    url: t.config.eventStoreUrl,
-    dataDir: t.config.dataDir,
-    clock: systemClock,
-  });
-  try {
-    const all: { type: string; position: bigint; data: unknown }[] = [];
-    let cursor = { position: 0n, transactionId: null as string | null };
-    for (;;) {
-      const page = await log.readAll(cursor, 1000);
-      if (page.events.length === 0) return all;
-      for (const e of page.events) all.push({ type: e.type, position: e.meta.position, data: e.data });
-      cursor = page.cursor;
-    }
-  } finally {
-    await log.close();
-  }
-};
+import { loggedEvents, onLogStore, verifyCli } from './logStore';
 
 describe.each(storeKinds)('a clean stop and npm run verify (%s)', (store) => {
   let t: TestApp;

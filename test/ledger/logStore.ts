@@ -7,6 +7,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import sqlite3 from 'sqlite3';
+import { openEventLog } from '../../src/eventlog/open';
+import { systemClock } from '../../src/shared/time';
 import type { StoreKind, TestApp } from '../support/app';
 
 const run = promisify(execFile);
@@ -48,4 +50,26 @@ export const onLogStore = async (store: StoreKind, t: TestApp, sql: string) => {
   const db = new sqlite3.Database(path.join(t.config.dataDir, 'events.sqlite'));
   await new Promise<void>((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
   await new Promise<void>((resolve) => db.close(() => resolve()));
+};
+
+/** Every event of a stopped app's log, in order: type, position, stream and data. */
+export const loggedEvents = async (t: TestApp) => {
+  const log = await openEventLog({
+    url: t.config.eventStoreUrl,
+    dataDir: t.config.dataDir,
+    clock: systemClock,
+  });
+  try {
+    const all: { type: string; position: bigint; stream: string; data: unknown }[] = [];
+    let cursor = { position: 0n, transactionId: null as string | null };
+    for (;;) {
+      const page = await log.readAll(cursor, 1000);
+      if (page.events.length === 0) return all;
+      for (const e of page.events)
+        all.push({ type: e.type, position: e.meta.position, stream: e.meta.stream, data: e.data });
+      cursor = page.cursor;
+    }
+  } finally {
+    await log.close();
+  }
 };

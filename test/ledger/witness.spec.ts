@@ -18,14 +18,6 @@ type Witnessed = { tree_size: number; root_hash: string; position: string; note:
 // Each run of the verify program starts a process (tsx): a few of them per spec.
 const SLOW = 240_000;
 
-/**
- * For a node restarted on a log whose checkpoint events were deleted: the stream's version is still
- * the one the deleted events had reached, so the checkpoint it would sign at its stop meets a version
- * conflict every time until the command gives up (1.4-2 s of each of these tests' tear-down here).
- * What these tests check ends before that stop.
- */
-const NO_SIGNING_AT_STOP = { LEDGER_CHECKPOINT_ON_STOP: 'false' };
-
 const witnessLines = (t: TestApp): Witnessed[] =>
   fs
     .readFileSync(path.join(t.config.ledger.witnessDir, 'checkpoints.jsonl'), 'utf8')
@@ -144,7 +136,7 @@ describe.each(storeKinds)('the ledger witness on %s', (store) => {
         `tree size ${witnessed[0]!.tree_size} (root ${witnessed[0]!.root_hash}`,
       );
 
-      t = await t.restart(NO_SIGNING_AT_STOP);
+      t = await t.restart();
       const online = (await t.http.get('/api/audit/verify').expect(200)).body;
       expect(online).toMatchObject({ ok: false, problem: 'checkpoint-missing' });
       expect(online.missingCheckpoints.map((m: { treeSize: number }) => m.treeSize)).toEqual(
@@ -170,7 +162,7 @@ describe.each(storeKinds)('the ledger witness on %s', (store) => {
       );
       expect(offline.stdout).toContain(`tree size ${witnessed.at(-1)!.tree_size}`);
 
-      t = await t.restart(NO_SIGNING_AT_STOP);
+      t = await t.restart();
       const online = (await t.http.get('/api/audit/verify').expect(200)).body;
       expect(online).toMatchObject({ ok: false, problem: 'checkpoint-missing' });
     },

@@ -1,0 +1,93 @@
+/**
+ * A service started on a log whose checkpoint events were deleted from the store (the stream's row
+ * still at the version they had reached): every append to the checkpoint stream expects the version
+ * its remaining events end at, and the log refuses it. The command runner reads the stream again
+ * after that conflict, finds it where it was, and fails at once (StreamTampered) instead of
+ * retrying a conflict no retry can resolve; the signer then says so once and signs nothing more, at
+ * its ticks or at stop, while `verify` still reports the tampering.
+ */
+import { Writable } from 'node:stream';
+import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { until } from '../support/until';
+import { givenProject } from '../support/world';
+import { loggedEvents, onLogStore } from './logStore';
+
+type LogLine = { level: number; msg: string; err?: { type?: string; message?: string } };
+
+const REFUSED = /^ledger: the log's checkpoint stream was changed outside the service/;
+
+const TAMPERINGS = {
+  'every checkpoint deleted': `DELETE FROM emt_messages WHERE stream_id = 'ledger-checkpoints'`,
+  'the latest checkpoint deleted': `DELETE FROM emt_messages WHERE global_position =
+     (SELECT MAX(global_position) FROM emt_messages WHERE stream_id = 'ledger-checkpoints')`,
+};
+
+describe.each(storeKinds)('the checkpoint signer on a tampered log (%s)', (store) => {
+  let t: TestApp;
+  const lines: LogLine[] = [];
+  const logStream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as LogLine);
+      done();
+    },
+  });
+  beforeEach(async () => {
+    lines.length = 0;
+    t = await startTestApp(
+      store,
+      { LEDGER_CHECKPOINT_EVENTS: '1', LEDGER_CHECKPOINT_MS: '100', LEDGER_CHECKPOINT_ON_STOP: 'true' },
+      { logStream },
+    );
+  });
+  afterEach(() => t.dispose());
+
+  it.each(Object.entries(TAMPERINGS))(
+    'given %s, when the service ticks and stops, then it signs nothing, says so once and retries no conflict',
+    async (_tampering, sql) => {
+      for (let i = 0; i < 2; i++) {
+        await givenProject(t);
+        await t.running.services.ledger.checkpoint(true);
+      }
+      await t.stop();
+      await onLogStore(store, t, sql);
+      const kept = (await loggedEvents(t)).filter((e) => e.type === 'LedgerCheckpointSigned');
+
+      const from = lines.length;
+      t = await t.restart();
+      const own = () => lines.slice(from);
+      // An event to sign: the timer's next tick finds a checkpoint due and meets the tampering.
+      await givenProject(t);
+      await until('the signer to find the log tampered', async () =>
+        own().some((l) => REFUSED.test(l.msg)) ? true : undefined,
+      );
+      // A tick and a forced signing after it, as the timer and the stop ask: refused at once.
+      const ledger = t.running.services.ledger;
+      await expect(ledger.checkpoint()).resolves.toBeNull();
+      await expect(ledger.checkpoint(true)).resolves.toBeNull();
+      const online = (await t.http.get('/api/audit/verify').expect(200)).body;
+      expect(online).toMatchObject({ ok: false, problem: 'checkpoint-missing' });
+
+      const commands = t.running.ctx.commands;
+      const beforeStop = commands.stats();
+      await t.stop();
+      const afterStop = commands.stats();
+
+      // The one conflict that showed the stream beyond its events, none retried since; the stop ran
+      // no command at all.
+      expect(afterStop.conflicts).toBe(1);
+      expect(afterStop.commands).toBe(beforeStop.commands);
+      const refusals = own().filter((l) => REFUSED.test(l.msg));
+      expect(refusals).toHaveLength(1);
+      expect(refusals[0]).toMatchObject({
+        level: 50,
+        msg: expect.stringContaining('stream ledger-checkpoints: its events end at version'),
+        err: { type: 'StreamTampered' },
+      });
+      expect(own().filter((l) => /ledger checkpoint/.test(l.msg))).toEqual([]);
+      // No checkpoint was appended over the tampered tree: the log holds those left after the tampering.
+      const signed = (await loggedEvents(t)).filter((e) => e.type === 'LedgerCheckpointSigned');
+      expect(signed.map((e) => e.position)).toEqual(kept.map((e) => e.position));
+    },
+    60_000,
+  );
+});
