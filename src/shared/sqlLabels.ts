@@ -47,7 +47,7 @@ const nameOf = (sql: string, t: Token) =>
 
 /** The outermost SELECT list's items, or null when there is none to read. */
 const selectItems = (sql: string): Item[] | null => {
-  let tokens: Token[];
+  let tokens: readonly Token[];
   try {
     tokens = significant(tokenize(sql, 'mysql-client'));
   } catch (error) {

@@ -38,7 +38,7 @@ const OPENERS = /\b(?:using|set|parameters)\b/i;
 export const sqlOptionValues = (written: string): OptionValueSpan[] => {
   if (written.length > MAX_TEXT || !OPENERS.test(written)) return [];
   const text = written.includes('enc:v1:') ? written.replace(SEALED, (m) => 'x'.repeat(m.length)) : written;
-  let tokens: Token[];
+  let tokens: readonly Token[];
   try {
     tokens = significant(tokenize(text, 'mysql-client'));
   } catch (error) {

@@ -1,7 +1,7 @@
 import { SqlSyntaxError, tokenize, type Token } from './sqlTokens';
 
 /** The tokens of a text up to a quote never closed (all of it when there is none), and where they end. */
-export const readableTokens = (sql: string): { tokens: Token[]; end: number } => {
+export const readableTokens = (sql: string): { tokens: readonly Token[]; end: number } => {
   try {
     return { tokens: tokenize(sql, 'mysql-client'), end: sql.length };
   } catch (error) {

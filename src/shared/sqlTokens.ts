@@ -122,7 +122,37 @@ const quotedEnd = (sql: string, start: number, quote: string, backslashEscapes: 
 const unterminated = (sql: string, at: number, quote: string) =>
   new SqlSyntaxError(`Unterminated ${quote} quoted text starting at character ${at + 1}`, at);
 
-export const tokenize = (sql: string, dialect: Dialect): Token[] => {
+/**
+ * A statement's text is read by several steps, each in its own module: a SELECT's DuckDB text by
+ * the model-join step and again by `printSelect` (and, over PostgreSQL, first by the door). So the
+ * last texts read are kept, by text and dialect, and a step asking for one again is handed the same
+ * tokens: frozen, and typed readonly, so no caller can change what another is handed. Bounded by
+ * count and by size: at most `RECENT` texts, of which at most one is longer than `LONG_TEXT`
+ * characters, the latest, kept until the next long one (a 256 KB statement's tokens, up to one per
+ * character, are some 15 MB; a long text read in another dialect in between is a miss).
+ */
+const RECENT = 8;
+const LONG_TEXT = 8192;
+const recent: { readonly sql: string; readonly dialect: Dialect; readonly tokens: readonly Token[] }[] = [];
+
+/**
+ * The tokens of `sql` in `dialect` (see `TokenKind`); a quote never closed in a MySQL dialect is a
+ * `SqlSyntaxError`. The same frozen array for a text read recently (see `RECENT`).
+ */
+export const tokenize = (sql: string, dialect: Dialect): readonly Token[] => {
+  const at = recent.findIndex((e) => e.dialect === dialect && e.sql === sql);
+  if (at !== -1) return recent[at]!.tokens;
+  const tokens = Object.freeze(readTokens(sql, dialect));
+  const long = sql.length > LONG_TEXT;
+  const evicted = long ? recent.findIndex((e) => e.sql.length > LONG_TEXT) : -1;
+  if (evicted !== -1) recent.splice(evicted, 1);
+  else if (recent.length >= RECENT) recent.shift();
+  recent.push({ sql, dialect, tokens });
+  return tokens;
+};
+
+/** The reading itself, without the memo: `tokenize`'s spec compares the two; everything else calls `tokenize`. */
+export const readTokens = (sql: string, dialect: Dialect): Token[] => {
   const tokens: Token[] = [];
   const n = sql.length;
   const mysql = dialect !== 'duckdb';
@@ -272,9 +302,22 @@ export const closingParen = (sql: string, tokens: readonly Token[], open: number
   return -1;
 };
 
-/** Tokens that matter to a reader: no blanks, no comments. */
-export const significant = (tokens: readonly Token[]) =>
-  tokens.filter((t) => t.kind !== 'blank' && t.kind !== 'comment');
+/** `significant`'s answers for `tokenize`'s arrays (frozen, so an answer kept stays right), while they live. */
+const significantOf = new WeakMap<readonly Token[], readonly Token[]>();
+
+/**
+ * Tokens that matter to a reader: no blanks, no comments. For an array `tokenize` handed out, the
+ * same frozen answer each time it is asked (two steps of a statement's path ask it of one text).
+ */
+export const significant = (tokens: readonly Token[]): readonly Token[] => {
+  const kept = significantOf.get(tokens);
+  if (kept) return kept;
+  const found = tokens.filter((t) => t.kind !== 'blank' && t.kind !== 'comment');
+  if (!Object.isFrozen(tokens)) return found;
+  const frozen = Object.freeze(found);
+  significantOf.set(tokens, frozen);
+  return frozen;
+};
 
 /**
  * MindsDB's native queries, `FROM name ( … )` and `JOIN name ( … )`: the text inside belongs to

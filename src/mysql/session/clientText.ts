@@ -8,7 +8,7 @@ export { splitStatements } from '../../shared/sqlStatements';
  * quote is never closed: such a statement is left as it is, for the engine to refuse (1064, as over
  * HTTP).
  */
-export const clientTokens = (sql: string): Token[] | undefined => {
+export const clientTokens = (sql: string): readonly Token[] | undefined => {
   try {
     return tokenize(sql, 'mysql-client');
   } catch (error) {

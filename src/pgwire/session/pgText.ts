@@ -78,7 +78,7 @@ export type PgStatement = {
 const isSignificant = (t: Token) => t.kind !== 'blank' && t.kind !== 'comment';
 
 /** The index of the next significant token after `i` (tokens.length if none). */
-const nextSignificant = (tokens: Token[], i: number) => {
+const nextSignificant = (tokens: readonly Token[], i: number) => {
   let j = i + 1;
   while (j < tokens.length && !isSignificant(tokens[j]!)) j++;
   return j;
@@ -90,7 +90,7 @@ type Translated = { text: string; upTo: number; param?: number; readsConnection?
 /** A call of a connection function starting at word `i` (optionally `pg_catalog.` before it), written as a literal. */
 const connectionValue = (
   sql: string,
-  tokens: Token[],
+  tokens: readonly Token[],
   i: number,
   values: ConnectionValues,
 ): Translated | undefined => {
@@ -123,7 +123,7 @@ const connectionValue = (
 
 const translateToken = (
   sql: string,
-  tokens: Token[],
+  tokens: readonly Token[],
   i: number,
   values: ConnectionValues | undefined,
   afterDot: boolean,
@@ -165,7 +165,7 @@ const translateToken = (
  * connection's values when given); empty statements are dropped.
  */
 /** The text's tokens from `from` on (offsets into the whole text). */
-const tokensFrom = (sql: string, from: number): Token[] =>
+const tokensFrom = (sql: string, from: number): readonly Token[] =>
   from === 0
     ? tokenize(sql, 'duckdb')
     : tokenize(sql.slice(from), 'duckdb').map((t) => ({

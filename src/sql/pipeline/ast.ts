@@ -257,7 +257,7 @@ const textWithTablesRenamed = (statement: AstNode, keywords: ReadonlySet<string>
   const parsed = (JSON.parse(source.tree) as { statements: unknown[] }).statements[0];
   if (!sameButNames(parsed, statement, renamed)) return undefined;
   const { text } = source;
-  let tokens: Token[];
+  let tokens: readonly Token[];
   try {
     tokens = tokenize(text, 'duckdb');
   } catch {

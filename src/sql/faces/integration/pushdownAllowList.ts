@@ -153,7 +153,7 @@ const namesColumns = (sql: string, tokens: readonly Token[], k: number) => {
  */
 export const checkReadOnlyPushdown = (text: string, engine: string, integration: string, role: string) => {
   const kind = family(engine);
-  let all: Token[];
+  let all: readonly Token[];
   try {
     all = tokenize(text, kind === 'mysql' ? 'mysql-client' : 'duckdb');
   } catch (error) {
