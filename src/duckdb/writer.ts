@@ -17,6 +17,9 @@ export type InstanceOptions = {
   tempDirectory?: string;
 };
 
+/** The block size (bytes) of a read model's file when it is made: see `openInstanceWithWriter`. */
+export const READ_MODEL_BLOCK_SIZE = 64 * 1024;
+
 /**
  * Opens the database and its one writer connection (the projection runner's), its configuration
  * locked: from then on user SQL can neither widen file access nor change settings. Answers
@@ -49,6 +52,15 @@ export const openInstanceWithWriter = async (options: InstanceOptions) => {
     // its commit 0.5-1.4 s and now and then 10 s at 1M chunks. At 256 MB: about 0.3 s a PUT
     // (1 GB: 0.1 s, but a longer log to replay after a crash). bench/kb.bench.ts, docs/benchmarks.md.
     checkpoint_threshold: '256MB',
+    // A new database file's blocks: 64 KiB, not DuckDB's 256 KiB. A table's column data takes whole
+    // blocks, and the read model holds many small tables (four per knowledge base, one per uploaded
+    // file): the replay bench's 100,000-event log (636 knowledge bases) made an 862 MiB file with
+    // 256 KiB blocks and a 262 MiB one with 64 KiB, its rebuild ran 1.4-1.8x as fast and its close's
+    // checkpoint took 8-14 s instead of 16-22 (alternated, load 4-9). Large scans were not slower
+    // (a GROUP BY over 3M rows, a cosine scan of 100k FLOAT[384], knowledge base search at 100k
+    // chunks against its brute-force baseline); with 16 KiB the GROUP BY took 1.5-1.7x as long.
+    // docs/benchmarks.md. A file made before keeps the block size it was made with.
+    default_block_size: String(READ_MODEL_BLOCK_SIZE),
   });
   const writer = await instance.connect();
   // These switches only take effect as statements, in this order (stack-notes §7). Once the
