@@ -19,6 +19,7 @@ import {
   type SigningKey,
   type VerifyProgress,
   type WitnessedResult,
+  verifyConsistency,
 } from '../ledger';
 import { notFound } from '../shared/errors';
 import { maskSecrets } from '../shared/secrets';
@@ -180,25 +181,35 @@ type LedgerOptions = {
   readonly witnessDir?: string;
 };
 
+type Witnessed = { readonly treeSize: number; readonly rootHash: string };
+
 /**
- * Appends to the witness (LEDGER_WITNESS_DIR) every checkpoint of the log it does not hold yet
- * (signed here or elsewhere); a no-op without one.
+ * The witness (LEDGER_WITNESS_DIR) as the signer uses it: `append` adds every checkpoint of the log
+ * it does not hold yet (signed here or elsewhere); `latest` is the largest tree it holds for this
+ * origin (read from the file once, then kept as appended). Both no-ops without one.
  */
 const witnessAppender = (ctx: AppContext, options: LedgerOptions) => {
-  // The largest tree size the witness holds (read once, lazily): what is beyond it is appended.
-  let witnessedSize: number | undefined;
-  return (seen: readonly Signed[]) => {
+  // The largest tree the witness holds (read once, lazily): what is beyond it is appended.
+  let witnessed: Witnessed | null | undefined;
+  const latest = (): Witnessed | null => {
+    const dir = options.witnessDir;
+    if (!dir) return null;
+    if (witnessed === undefined) {
+      const entries = readWitness(dir).entries.filter((e) => e.origin === options.origin);
+      witnessed = entries.reduce<Witnessed | null>(
+        (max, e) =>
+          e.treeSize > (max?.treeSize ?? 0) ? { treeSize: e.treeSize, rootHash: e.rootHash } : max,
+        null,
+      );
+    }
+    return witnessed;
+  };
+  const append = (seen: readonly Signed[]) => {
     const dir = options.witnessDir;
     if (!dir) return;
     try {
-      witnessedSize ??= Math.max(
-        0,
-        ...readWitness(dir)
-          .entries.filter((e) => e.origin === options.origin)
-          .map((e) => e.treeSize),
-      );
       for (const c of seen) {
-        if (c.treeSize <= witnessedSize) continue;
+        if (c.treeSize <= (latest()?.treeSize ?? 0)) continue;
         appendWitness(dir, {
           origin: options.origin,
           treeSize: c.treeSize,
@@ -208,13 +219,14 @@ const witnessAppender = (ctx: AppContext, options: LedgerOptions) => {
           signedAt: c.signedAt,
           note: c.note,
         });
-        witnessedSize = c.treeSize;
+        witnessed = { treeSize: c.treeSize, rootHash: c.rootHash };
       }
     } catch (err) {
-      // Tried again at the next checkpoint tick: what is not witnessed yet stays beyond witnessedSize.
+      // Tried again at the next checkpoint tick: what is not witnessed yet stays beyond the latest.
       ctx.logger.warn({ err, witnessDir: dir }, 'ledger checkpoint not witnessed');
     }
   };
+  return { append, latest };
 };
 
 /**
@@ -310,6 +322,24 @@ const consistencyProof = async (proofs: ProofBuilder, all: readonly Signed[], fr
 };
 
 /**
+ * What the witness contradicts in the tree about to be signed, or null when nothing: the tree must
+ * be at least the witnessed size and extend it (an RFC 9162 consistency proof from the witnessed
+ * size and root to the tree's size and root, built from the leaf hashes the read model holds). A log
+ * cut below the witnessed size, or changed within it, gives a read model (rebuilt from that log)
+ * whose tree is not the one the witness saw.
+ */
+const witnessContradiction = async (proofs: ProofBuilder, witnessed: Witnessed, head: TreeHead) => {
+  const saw = `the witness holds a checkpoint of tree size ${witnessed.treeSize} (root ${witnessed.rootHash})`;
+  if (head.size < witnessed.treeSize)
+    return `${saw}; the tree to sign has ${head.size} leaves, ${witnessed.treeSize - head.size} fewer: the log was truncated after the witness saw it`;
+  const proof = await proofs.consistencyProof(witnessed.treeSize, head.size);
+  const root = (b: string) => Buffer.from(b, 'base64');
+  if (verifyConsistency(witnessed.treeSize, head.size, root(witnessed.rootHash), root(head.rootHash), proof))
+    return null;
+  return `${saw}; the tree to sign has size ${head.size} (root ${head.rootHash}), whose first ${witnessed.treeSize} leaves do not hash to that root: the log was changed (or truncated and written again) after the witness saw it`;
+};
+
+/**
  * The ledger in a running service: signs checkpoints of the tree the read model holds (every
  * `everyEvents` events or `everyMs`, and at a clean stop), answers verification and proofs. Any
  * process may sign; the checkpoint stream's decider keeps sizes increasing, so two processes on one
@@ -322,11 +352,21 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
   let lastSignedAt = Date.now();
   let signing: Promise<unknown> = Promise.resolve();
   /**
-   * Set once the checkpoint stream is found to have lost events (the log changed outside the
-   * service): no checkpoint is appended to it, and none is signed over a tree the log no longer
-   * vouches for, until a restart on a restored log. `verify` names what changed.
+   * Set once the log is found changed outside the service (its checkpoint stream lost events, or
+   * the witness contradicts the tree): no checkpoint is appended to it, and none is signed over a
+   * tree the log no longer vouches for, until a restart on a restored log. `verify` names what
+   * changed.
    */
-  let tampered: StreamTampered | undefined;
+  let tampered: Error | undefined;
+  /** Stops all signing in this process, saying why once (pino error). */
+  const stopSigning = (err: Error, fields: Record<string, unknown>, why: string) => {
+    tampered = err;
+    ctx.logger.error(
+      { err, ...fields },
+      `ledger: ${why}: this process signs no more checkpoints (npm run verify names what changed)`,
+    );
+    return null;
+  };
 
   const checkpoints = async () =>
     (await ctx.commands.load(CHECKPOINT_STREAM, checkpointAggregate)).state.checkpoints;
@@ -336,12 +376,26 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
     if (tampered) return null;
     const head = await treeHead(ctx.duck);
     const seen = await checkpoints();
-    witness(seen);
+    witness.append(seen);
     const lastPosition = head.lastPosition;
     if (head.size === 0 || lastPosition === null) return null;
     const unsigned = unsignedEvents({ ...head, lastPosition }, seen.at(-1));
     if (unsigned <= 0) return null;
     if (!force && unsigned < options.everyEvents && Date.now() - lastSignedAt < options.everyMs) return null;
+    // Never a checkpoint over a log the witness contradicts: a log cut (events, their checkpoints
+    // and their streams' rows deleted) leaves no conflict in the checkpoint stream, and its read
+    // model, rebuilt, holds the shortened tree. Checked only here, past the log's latest
+    // checkpoint: on an honest log that is at or past every witnessed size, so a read model still
+    // catching up never trips it. Without a witness (LEDGER_WITNESS_DIR unset) there is nothing to
+    // compare with and signing is as before.
+    const witnessed = witness.latest();
+    const contradiction = witnessed && (await witnessContradiction(proofs, witnessed, head));
+    if (witnessed && contradiction)
+      return stopSigning(
+        new Error(contradiction),
+        { witnessedSize: witnessed.treeSize, treeSize: head.size },
+        `the witness contradicts the tree (${contradiction})`,
+      );
     const data = signedHead(options, { ...head, lastPosition }, ctx.clock().toISOString());
     const outcome = await ctx.commands
       .run(CHECKPOINT_STREAM, checkpointAggregate, (state) =>
@@ -351,17 +405,16 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
       )
       .catch((err: unknown) => {
         if (!(err instanceof StreamTampered)) throw err;
-        tampered = err;
-        ctx.logger.error(
-          { err, stream: err.stream, version: err.version.toString() },
-          `ledger: the log's checkpoint stream was changed outside the service (stream ${err.stream}: its events end at version ${err.version}, the log records another; checkpoint events were removed after they were written): this process signs no more checkpoints (npm run verify names what changed)`,
+        return stopSigning(
+          err,
+          { stream: err.stream, version: err.version.toString() },
+          `the log's checkpoint stream was changed outside the service (stream ${err.stream}: its events end at version ${err.version}, the log records another; checkpoint events were removed after they were written)`,
         );
-        return null;
       });
     if (outcome === null) return null;
     lastSignedAt = Date.now();
     if (outcome.events.length === 0) return null;
-    witness(await checkpoints());
+    witness.append(await checkpoints());
     await ctx.projections.waitFor(outcome.lastPosition!, ctx.config.projectionWaitMs).catch(() => undefined);
     return data;
   };
