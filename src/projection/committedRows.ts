@@ -27,13 +27,20 @@ const ABSENT = null;
  */
 export class CommittedRows {
   private readonly tables = new Map<string, Map<string, Row | typeof ABSENT>>();
+  /**
+   * Tables whose every row is remembered (read whole, `rememberWhole`, and none evicted since): a key
+   * they do not hold has no row, and a scan is answered without a query.
+   */
+  private readonly whole = new Set<string>();
+  /** Tables found too large to read whole: not tried again until `clear`. */
+  private readonly tooLarge = new Set<string>();
 
-  constructor(private readonly perTable = 4096) {}
+  constructor(readonly perTable = 4096) {}
 
-  /** The remembered row (a copy), `null` when known deleted, `undefined` when not remembered. */
+  /** The remembered row (a copy), `null` when known deleted or absent, `undefined` when not remembered. */
   get(table: string, key: string): Row | null | undefined {
     const rows = this.tables.get(table);
-    if (!rows?.has(key)) return undefined;
+    if (!rows?.has(key)) return this.whole.has(table) ? null : undefined;
     const row = rows.get(key)!;
     // Most recently used goes last; the first is evicted first.
     rows.delete(key);
@@ -43,7 +50,39 @@ export class CommittedRows {
 
   /** Whether the key's row (or its deletion) is remembered, without touching its place in the order. */
   knows(table: string, key: string): boolean {
-    return this.tables.get(table)?.has(key) ?? false;
+    return this.whole.has(table) || (this.tables.get(table)?.has(key) ?? false);
+  }
+
+  /** Whether every row of the table is remembered. */
+  holdsWhole(table: string): boolean {
+    return this.whole.has(table);
+  }
+
+  /** Whether reading the table whole is worth a try (it was not found too large since `clear`). */
+  mayReadWhole(table: string): boolean {
+    return !this.whole.has(table) && !this.tooLarge.has(table);
+  }
+
+  /**
+   * The table's every row, as a query read it at the batch's start (the runner's committed rows):
+   * remembered whole when there are at most `perTable` of them. Whether they were.
+   */
+  rememberWhole(table: string, rows: readonly (readonly [string, Row])[]): boolean {
+    if (rows.length > this.perTable) {
+      this.tooLarge.add(table);
+      return false;
+    }
+    this.tables.set(table, new Map(rows));
+    this.whole.add(table);
+    return true;
+  }
+
+  /** Copies of the remembered rows `test` accepts, with their keys (only meaningful when `holdsWhole`). */
+  matching(table: string, test: (row: Row) => boolean): [string, Row][] {
+    const found: [string, Row][] = [];
+    for (const [key, row] of this.tables.get(table) ?? [])
+      if (row !== ABSENT && test(row)) found.push([key, copy(row) as Row]);
+    return found;
   }
 
   /** After a batch committed: its final row (or deletion) of every key it touched. */
@@ -57,11 +96,14 @@ export class CommittedRows {
     for (const key of rows.keys()) {
       if (rows.size <= this.perTable) break;
       rows.delete(key);
+      this.whole.delete(table);
     }
   }
 
   /** Anything uncertain (a failed batch, tables dropped): forget all. */
   clear() {
     this.tables.clear();
+    this.whole.clear();
+    this.tooLarge.clear();
   }
 }

@@ -267,17 +267,21 @@ export class BatchRowStore implements RowStore {
 
   async scan(where: Row, filter: (row: Row) => boolean = () => true): Promise<Row[]> {
     const p = this.projection;
-    const condition = whereCells(p, where);
-    const reader = await this.connection.runAndReadAll(
-      `SELECT * FROM ${quoteIdent(p.table)} WHERE ${condition.sql}`,
-      condition.values,
-    );
-    const rows = new Map<string, Row>();
-    for (const stored of reader.getRowObjectsJS() as Row[]) {
-      const row = this.fromStored(stored);
-      rows.set(p.key ? String(row[p.key]) : String(rows.size), row);
-    }
     const matches = cellsMatcher(p, where);
+    const rows = new Map<string, Row>();
+    if (await this.holdsWhole()) {
+      for (const [k, row] of this.committed!.matching(p.table, matches)) rows.set(k, row);
+    } else {
+      const condition = whereCells(p, where);
+      const reader = await this.connection.runAndReadAll(
+        `SELECT * FROM ${quoteIdent(p.table)} WHERE ${condition.sql}`,
+        condition.values,
+      );
+      for (const stored of reader.getRowObjectsJS() as Row[]) {
+        const row = this.fromStored(stored);
+        rows.set(p.key ? String(row[p.key]) : String(rows.size), row);
+      }
+    }
     for (const [k, row] of this.pending) {
       if (row && matches(row)) rows.set(k, row);
       else rows.delete(k);
@@ -286,6 +290,26 @@ export class BatchRowStore implements RowStore {
     // "the first" match then decides the same on a rebuild as it did live.
     const keys = [...rows.keys()].sort();
     return keys.map((k) => rows.get(k)!).filter(filter);
+  }
+
+  /**
+   * Whether the committed rows hold this keyed table whole, read whole with one query the first
+   * time it is scanned when it is small enough (`CommittedRows.perTable`). A scan is then answered
+   * from memory: a replay scanned models by project, agents by skill, chatbots by agent once per
+   * such event (6,900 queries in a 100,000-event replay of the bench's mix, a third of its time).
+   */
+  private async holdsWhole(): Promise<boolean> {
+    const { committed, projection: p } = this;
+    if (!committed || !p.key) return false;
+    if (committed.holdsWhole(p.table)) return true;
+    if (!committed.mayReadWhole(p.table)) return false;
+    const reader = await this.connection.runAndReadAll(
+      `SELECT * FROM ${quoteIdent(p.table)} LIMIT ${committed.perTable + 1}`,
+    );
+    const rows = (reader.getRowObjectsJS() as Row[]).map(
+      (stored) => [String(stored[p.key!]), this.fromStored(stored)] as const,
+    );
+    return committed.rememberWhole(p.table, rows);
   }
 
   /** JSON columns come back as strings; projections work with parsed values. */

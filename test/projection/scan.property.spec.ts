@@ -4,11 +4,14 @@
  * table itself. The promise: it answers exactly the current rows that match — the table's rows with
  * this batch's puts, inserts and deletes over them, a null asked as "is null", a list column
  * matched when it holds the value — in key order, whatever the table holds and the batch changed.
- * The reference is the rows kept in memory beside the batch. Beside it, a kill check: a scan that
- * reads the table alone, forgetting the batch's own changes, is caught at the count `npm test` runs.
+ * The reference is the rows kept in memory beside the batch; the same holds when the runner's
+ * committed rows hold the table whole and answer the scan instead of a query. Beside it, a kill
+ * check: a scan that reads the table alone, forgetting the batch's own changes, is caught at the
+ * count `npm test` runs.
  */
 import fc from 'fast-check';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { CommittedRows } from '../../src/projection/committedRows';
 import { BatchRowStore, cellsMatcher, storedRow } from '../../src/projection/rows';
 import type { Row } from '../../src/projection/types';
 import { quoteIdent } from '../../src/shared/quoting';
@@ -119,6 +122,16 @@ describe('a batch row store finding rows by their cells', () => {
     await fc.assert(
       fc.asyncProperty(world, async (w) => {
         expect(await answersAsMemory(w, new BatchRowStore(projection, connection()))).toBe(true);
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+  });
+
+  it('answers the same when the runner’s committed rows hold the table whole (read at the first scan) or it is too large for them', async () => {
+    await fc.assert(
+      fc.asyncProperty(world, fc.constantFrom(3, 64), async (w, perTable) => {
+        const store = new BatchRowStore(projection, connection(), new CommittedRows(perTable));
+        expect(await answersAsMemory(w, store)).toBe(true);
       }),
       { seed: SEED, numRuns: RUNS },
     );
