@@ -9,8 +9,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { startTestApp, type TestApp } from '../support/app';
+import { logLines, type LoggedLines } from '../support/logLines';
 import { logStart } from '../../src/eventlog/types';
 import { byStatus, fillDisk, mountSmallDisk, sleep, until, type Outcome } from './support';
 
@@ -18,19 +18,6 @@ jest.setTimeout(60_000);
 
 const WRITERS = 16;
 const DISK_NAMED = /no space left on the device holding DATA_DIR/;
-
-/** Every line the app logs, parsed (pino JSON). */
-const logLines = () => {
-  const lines: { level: number; msg: string }[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split('\n'))
-        if (line.trim()) lines.push(JSON.parse(line) as { level: number; msg: string });
-      done();
-    },
-  });
-  return { stream, lines };
-};
 
 /** Sixteen clients creating projects of unique names until told to stop; every answer kept. */
 const writers = (t: TestApp, prefix: string) => {
@@ -87,7 +74,7 @@ const ready = async (t: TestApp): Promise<Ready> => {
  * Writes, fills the disk, writes on while it is full (reading too), frees it, and checks what every
  * client was told against the log and the reads.
  */
-const runEpisode = async (t: TestApp, disk: string, prefix: string, logged: ReturnType<typeof logLines>) => {
+const runEpisode = async (t: TestApp, disk: string, prefix: string, logged: LoggedLines) => {
   const w = writers(t, prefix);
   await sleep(1_000);
   const { file, taken } = fillDisk(disk);

@@ -26,10 +26,10 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { CHECKPOINT_TABLE } from '../../src/projection/checkpoint';
 import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
+import { logLines } from '../support/logLines';
 import { rebuildDifferences, statusOf, waitForHead } from '../support/promise-rebuild';
 import { spawnService } from '../support/service';
 
@@ -234,13 +234,7 @@ const progressOf = (lines: readonly LogLine[], from: number) => {
 const startedFrom = (head: bigint, done: Progress) => head - BigInt(done.total);
 
 describe.each(storeKinds)('a rebuild at start, killed part way, on %s', (store: StoreKind) => {
-  const lines: LogLine[] = [];
-  const logStream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as LogLine);
-      done();
-    },
-  });
+  const { stream: logStream, lines } = logLines<LogLine>();
   /** The app that wrote the log, stopped; every later start is a restart of it (same log, same files). */
   let writer: TestApp;
   let head: { events: number; position: bigint };

@@ -8,8 +8,8 @@
  * no longer extends the witnessed tree, the witness guard refuses first, before any command.
  */
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { logLines } from '../support/logLines';
 import { until } from '../support/until';
 import { givenProject } from '../support/world';
 import { loggedEvents, onLogStore } from './logStore';
@@ -54,13 +54,7 @@ const TAMPERINGS: Record<string, Tampering> = {
 
 describe.each(storeKinds)('the checkpoint signer on a tampered log (%s)', (store) => {
   let t: TestApp;
-  const lines: LogLine[] = [];
-  const logStream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as LogLine);
-      done();
-    },
-  });
+  const { stream: logStream, lines } = logLines<LogLine>();
   beforeEach(async () => {
     lines.length = 0;
     t = await startTestApp(

@@ -9,8 +9,8 @@
  * once and signs no more in that process, while `verify` still reports what changed.
  */
 import fs from 'node:fs';
-import { Writable } from 'node:stream';
 import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
+import { logLines } from '../support/logLines';
 import { until } from '../support/until';
 import { givenProject } from '../support/world';
 import { loggedEvents, onLogStore } from './logStore';
@@ -42,13 +42,7 @@ const editAt = (store: StoreKind, position: number) => {
 
 describe.each(storeKinds)('the checkpoint signer and its witness (%s)', (store) => {
   let t: TestApp;
-  const lines: LogLine[] = [];
-  const logStream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as LogLine);
-      done();
-    },
-  });
+  const { stream: logStream, lines } = logLines<LogLine>();
   beforeEach(async () => {
     lines.length = 0;
     t = await startTestApp(
