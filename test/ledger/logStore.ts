@@ -9,7 +9,7 @@ import pg from 'pg';
 import sqlite3 from 'sqlite3';
 import { openEventLog } from '../../src/eventlog/open';
 import { systemClock } from '../../src/shared/time';
-import type { StoreKind, TestApp } from '../support/app';
+import { startTestApp, type StoreKind, type TestApp } from '../support/app';
 
 const run = promisify(execFile);
 
@@ -73,3 +73,14 @@ export const loggedEvents = async (t: TestApp) => {
     await log.close();
   }
 };
+
+/**
+ * An app that signs a checkpoint as soon as one event is unsigned (ticks every 100 ms, and at a
+ * clean stop), logging to `logStream`: for the specs about what the signer does on a changed log.
+ */
+export const signingApp = (store: StoreKind, logStream: NodeJS.WritableStream) =>
+  startTestApp(
+    store,
+    { LEDGER_CHECKPOINT_EVENTS: '1', LEDGER_CHECKPOINT_MS: '100', LEDGER_CHECKPOINT_ON_STOP: 'true' },
+    { logStream },
+  );

@@ -8,11 +8,11 @@
  * no longer extends the witnessed tree, the witness guard refuses first, before any command.
  */
 import path from 'node:path';
-import { startTestApp, storeKinds, type TestApp } from '../support/app';
+import { storeKinds, type TestApp } from '../support/app';
 import { logLines } from '../support/logLines';
 import { until } from '../support/until';
 import { givenProject } from '../support/world';
-import { loggedEvents, onLogStore } from './logStore';
+import { loggedEvents, onLogStore, signingApp } from './logStore';
 
 type LogLine = { level: number; msg: string; err?: { type?: string; message?: string } };
 
@@ -57,11 +57,7 @@ describe.each(storeKinds)('the checkpoint signer on a tampered log (%s)', (store
   const { stream: logStream, lines } = logLines<LogLine>();
   beforeEach(async () => {
     lines.length = 0;
-    t = await startTestApp(
-      store,
-      { LEDGER_CHECKPOINT_EVENTS: '1', LEDGER_CHECKPOINT_MS: '100', LEDGER_CHECKPOINT_ON_STOP: 'true' },
-      { logStream },
-    );
+    t = await signingApp(store, logStream);
   });
   afterEach(() => t.dispose());
 

@@ -9,11 +9,11 @@
  * once and signs no more in that process, while `verify` still reports what changed.
  */
 import fs from 'node:fs';
-import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
+import { storeKinds, type StoreKind, type TestApp } from '../support/app';
 import { logLines } from '../support/logLines';
 import { until } from '../support/until';
 import { givenProject } from '../support/world';
-import { loggedEvents, onLogStore } from './logStore';
+import { loggedEvents, onLogStore, signingApp } from './logStore';
 
 type LogLine = { level: number; msg: string; witnessedSize?: number; treeSize?: number };
 type Witnessed = { tree_size: number; root_hash: string };
@@ -45,11 +45,7 @@ describe.each(storeKinds)('the checkpoint signer and its witness (%s)', (store) 
   const { stream: logStream, lines } = logLines<LogLine>();
   beforeEach(async () => {
     lines.length = 0;
-    t = await startTestApp(
-      store,
-      { LEDGER_CHECKPOINT_EVENTS: '1', LEDGER_CHECKPOINT_MS: '100', LEDGER_CHECKPOINT_ON_STOP: 'true' },
-      { logStream },
-    );
+    t = await signingApp(store, logStream);
   });
   afterEach(() => t.dispose());
 
