@@ -10,6 +10,8 @@ import sqlite3 from 'sqlite3';
 import { openEventLog } from '../../src/eventlog/open';
 import { systemClock } from '../../src/shared/time';
 import { startTestApp, type StoreKind, type TestApp } from '../support/app';
+import { until } from '../support/until';
+import { givenProject } from '../support/world';
 
 const run = promisify(execFile);
 
@@ -84,3 +86,25 @@ export const signingApp = (store: StoreKind, logStream: NodeJS.WritableStream) =
     { LEDGER_CHECKPOINT_EVENTS: '1', LEDGER_CHECKPOINT_MS: '100', LEDGER_CHECKPOINT_ON_STOP: 'true' },
     { logStream },
   );
+
+/**
+ * Given a restarted signing app on a changed log: an event to sign (the timer's next tick finds a
+ * checkpoint due and meets the change), then, once `refused` is logged, a tick and a forced signing
+ * after it (as the timer and the stop ask) sign nothing, and `verify` reports `problem`.
+ */
+export const expectSigningRefused = async (
+  t: TestApp,
+  logged: () => readonly { msg: string }[],
+  refused: RegExp,
+  problem: string,
+) => {
+  await givenProject(t);
+  await until(`the signer to log ${refused}`, async () =>
+    logged().some((l) => refused.test(l.msg)) ? true : undefined,
+  );
+  const ledger = t.running.services.ledger;
+  await expect(ledger.checkpoint()).resolves.toBeNull();
+  await expect(ledger.checkpoint(true)).resolves.toBeNull();
+  const online = (await t.http.get('/api/audit/verify').expect(200)).body as unknown;
+  expect(online).toMatchObject({ ok: false, problem });
+};

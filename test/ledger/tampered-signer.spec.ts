@@ -10,9 +10,8 @@
 import path from 'node:path';
 import { storeKinds, type TestApp } from '../support/app';
 import { logLines } from '../support/logLines';
-import { until } from '../support/until';
 import { givenProject } from '../support/world';
-import { loggedEvents, onLogStore, signingApp } from './logStore';
+import { expectSigningRefused, loggedEvents, onLogStore, signingApp } from './logStore';
 
 type LogLine = { level: number; msg: string; err?: { type?: string; message?: string } };
 
@@ -77,17 +76,7 @@ describe.each(storeKinds)('the checkpoint signer on a tampered log (%s)', (store
         emptyWitness ? { LEDGER_WITNESS_DIR: path.join(t.config.dataDir, 'witness-restarted') } : {},
       );
       const own = () => lines.slice(from);
-      // An event to sign: the timer's next tick finds a checkpoint due and meets the tampering.
-      await givenProject(t);
-      await until('the signer to find the log tampered', async () =>
-        own().some((l) => STOPPED.test(l.msg)) ? true : undefined,
-      );
-      // A tick and a forced signing after it, as the timer and the stop ask: refused at once.
-      const ledger = t.running.services.ledger;
-      await expect(ledger.checkpoint()).resolves.toBeNull();
-      await expect(ledger.checkpoint(true)).resolves.toBeNull();
-      const online = (await t.http.get('/api/audit/verify').expect(200)).body;
-      expect(online).toMatchObject({ ok: false, problem });
+      await expectSigningRefused(t, own, STOPPED, problem);
 
       const commands = t.running.ctx.commands;
       const beforeStop = commands.stats();

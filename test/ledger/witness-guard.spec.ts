@@ -11,9 +11,8 @@
 import fs from 'node:fs';
 import { storeKinds, type StoreKind, type TestApp } from '../support/app';
 import { logLines } from '../support/logLines';
-import { until } from '../support/until';
 import { givenProject } from '../support/world';
-import { loggedEvents, onLogStore, signingApp } from './logStore';
+import { expectSigningRefused, loggedEvents, onLogStore, signingApp } from './logStore';
 
 type LogLine = { level: number; msg: string; witnessedSize?: number; treeSize?: number };
 type Witnessed = { tree_size: number; root_hash: string };
@@ -96,17 +95,7 @@ describe.each(storeKinds)('the checkpoint signer and its witness (%s)', (store) 
       const from = lines.length;
       t = await t.restart();
       const own = () => lines.slice(from);
-      // An event to sign: the timer's next tick finds a checkpoint due and the witness against it.
-      await givenProject(t);
-      await until('the signer to find the witness contradicting the tree', async () =>
-        own().some((l) => CONTRADICTED.test(l.msg)) ? true : undefined,
-      );
-      // A tick and a forced signing after it: nothing signed.
-      const ledger = t.running.services.ledger;
-      await expect(ledger.checkpoint()).resolves.toBeNull();
-      await expect(ledger.checkpoint(true)).resolves.toBeNull();
-      const online = (await t.http.get('/api/audit/verify').expect(200)).body;
-      expect(online).toMatchObject({ ok: false, problem });
+      await expectSigningRefused(t, own, CONTRADICTED, problem);
       await t.stop();
 
       const refusals = own().filter((l) => CONTRADICTED.test(l.msg));
