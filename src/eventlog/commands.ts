@@ -149,6 +149,35 @@ const decideInTurn = (state: unknown, aggregate: Aggregate<unknown>, batch: read
 };
 
 /**
+ * After an append: what was written now carries positions (ids derive from them) and timestamps, so
+ * each command's outcome is the state after its own events as recorded (a refused one fails). The
+ * state after them all.
+ */
+const settleAppended = (
+  decided: readonly Decision[],
+  before: unknown,
+  aggregate: Aggregate<unknown>,
+  result: AppendResult,
+): unknown => {
+  let state = before;
+  let at = 0;
+  for (const d of decided) {
+    if (!d.events) {
+      d.waiting.reject(d.error);
+      continue;
+    }
+    const own = result.events.slice(at, at + d.events.length);
+    at += d.events.length;
+    state = own.reduce(aggregate.evolve, state);
+    const lastPosition = own.at(-1)?.meta.position ?? null;
+    // The answer to the request that sent it names its position (X-Log-Position).
+    if (lastPosition !== null) noteAppended(d.waiting.cause, lastPosition);
+    d.waiting.resolve({ state, events: own, lastPosition });
+  }
+  return state;
+};
+
+/**
  * Runs commands: 1. load the stream's state (cached, reading only new events), 2. decide (the
  * commands waiting for the same stream one after another: group commit), 3. append expecting the
  * version that was read, 4. on a version conflict (another process wrote first), reload and decide
@@ -327,24 +356,12 @@ export const commandRunner = (log: EventLog, options: CommandRunnerOptions = {})
       }
       counts.appends++;
       counts.appendedEvents += result.events.length;
-      // What was written now carries positions (ids derive from them) and timestamps: each command's
-      // outcome is the state after its own events as recorded.
-      let state = loaded.state;
-      let at = 0;
-      for (const d of decided) {
-        if (!d.events) {
-          d.waiting.reject(d.error);
-          continue;
-        }
-        const own = result.events.slice(at, at + d.events.length);
-        at += d.events.length;
-        state = own.reduce(aggregate.evolve, state);
-        const lastPosition = own.at(-1)?.meta.position ?? null;
-        // The answer to the request that sent it names its position (X-Log-Position).
-        if (lastPosition !== null) noteAppended(d.waiting.cause, lastPosition);
-        d.waiting.resolve({ state, events: own, lastPosition });
-      }
-      remember(stream, result.streamVersion, state, aggregate);
+      remember(
+        stream,
+        result.streamVersion,
+        settleAppended(decided, loaded.state, aggregate, result),
+        aggregate,
+      );
       pending = deferred;
     }
   };
