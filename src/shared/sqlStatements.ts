@@ -1,4 +1,4 @@
-import { SqlSyntaxError, tokenize, type Token } from './sqlTokens';
+import { isSignificant, SqlSyntaxError, tokenize, type Token } from './sqlTokens';
 
 /** The tokens of a text up to a quote never closed (all of it when there is none), and where they end. */
 export const readableTokens = (sql: string): { tokens: readonly Token[]; end: number } => {
@@ -9,8 +9,6 @@ export const readableTokens = (sql: string): { tokens: readonly Token[]; end: nu
     return { tokens: tokenize(sql.slice(0, error.offset), 'mysql-client'), end: error.offset };
   }
 };
-
-const isSignificant = (t: Token) => t.kind !== 'blank' && t.kind !== 'comment';
 
 /**
  * The statements of a multi-statement text, each without its `;` (empty ones dropped). From a quote

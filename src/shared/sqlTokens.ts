@@ -302,6 +302,9 @@ export const closingParen = (sql: string, tokens: readonly Token[], open: number
   return -1;
 };
 
+/** Whether a token matters to a reader: not a blank, not a comment. */
+export const isSignificant = (t: Token) => t.kind !== 'blank' && t.kind !== 'comment';
+
 /** `significant`'s answers for `tokenize`'s arrays (frozen, so an answer kept stays right), while they live. */
 const significantOf = new WeakMap<readonly Token[], readonly Token[]>();
 
@@ -312,7 +315,7 @@ const significantOf = new WeakMap<readonly Token[], readonly Token[]>();
 export const significant = (tokens: readonly Token[]): readonly Token[] => {
   const kept = significantOf.get(tokens);
   if (kept) return kept;
-  const found = tokens.filter((t) => t.kind !== 'blank' && t.kind !== 'comment');
+  const found = tokens.filter(isSignificant);
   if (!Object.isFrozen(tokens)) return found;
   const frozen = Object.freeze(found);
   significantOf.set(tokens, frozen);

@@ -4,13 +4,15 @@
  * stream without a conflict (StreamTampered does not see it), and the read model, rebuilt from the
  * shortened log, holds the shortened tree. An event edited in place gives a rebuilt read model a
  * tree of the witnessed size or more whose first leaves no longer hash to the witnessed root. Before
- * signing, the tree must be at least the latest witnessed size and consistent with it (an RFC 9162
- * consistency proof from the witnessed root to the tree's root); when it is not, the signer says so
- * once and signs no more in that process, while `verify` still reports what changed.
+ * signing, the tree must be at least the latest witnessed size and consistent with it (its first
+ * leaves hash to the witnessed root); when it is not, the signer says so once and signs no more in
+ * that process, while `verify` still reports what changed. A witness that cannot be read holds
+ * signing back until it can be, without a restart.
  */
 import fs from 'node:fs';
 import { storeKinds, type StoreKind, type TestApp } from '../support/app';
 import { logLines } from '../support/logLines';
+import { until } from '../support/until';
 import { givenProject } from '../support/world';
 import { expectSigningRefused, loggedEvents, onLogStore, signingApp } from './logStore';
 
@@ -112,4 +114,33 @@ describe.each(storeKinds)('the checkpoint signer and its witness (%s)', (store) 
     },
     60_000,
   );
+
+  it('given a witness file that cannot be read, when a checkpoint is due, then nothing is signed and it warns; once it reads again, the next tick signs', async () => {
+    await givenWitnessedHistory();
+    const file = `${t.config.ledger.witnessDir}/checkpoints.jsonl`;
+    const before = witnessLines(t);
+    // A directory where the file should be: reading it fails (EISDIR), as an unreadable disk would.
+    fs.renameSync(file, `${file}.aside`);
+    fs.mkdirSync(file);
+    const from = lines.length;
+    t = await t.restart();
+    const own = () => lines.slice(from);
+    await givenProject(t);
+    await until('the signer to warn that it could not sign', async () =>
+      own().some((l) => l.msg === 'ledger checkpoint not signed') ? true : undefined,
+    );
+    const signedBefore = (await loggedEvents(t)).filter((e) => e.type === 'LedgerCheckpointSigned');
+    expect(signedBefore).toHaveLength(before.length);
+
+    fs.rmdirSync(file);
+    fs.renameSync(`${file}.aside`, file);
+    await until('the next tick to sign', async () =>
+      (await loggedEvents(t)).filter((e) => e.type === 'LedgerCheckpointSigned').length > before.length
+        ? true
+        : undefined,
+    );
+    // Signed over the witnessed tree (it extends it), witnessed, and nothing refused.
+    expect(witnessLines(t)).toHaveLength(before.length + 1);
+    expect(own().filter((l) => CONTRADICTED.test(l.msg))).toEqual([]);
+  }, 60_000);
 });

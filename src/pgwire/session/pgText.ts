@@ -1,6 +1,7 @@
 import {
   closingParen,
   isKeyword,
+  isSignificant,
   SqlSyntaxError,
   textOf,
   tokenize,
@@ -74,8 +75,6 @@ export type PgStatement = {
    */
   readsConnection: boolean;
 };
-
-const isSignificant = (t: Token) => t.kind !== 'blank' && t.kind !== 'comment';
 
 /** The index of the next significant token after `i` (tokens.length if none). */
 const nextSignificant = (tokens: readonly Token[], i: number) => {
