@@ -136,8 +136,9 @@ export class ProjectionRunner {
   /**
    * Holds the runner between batches until `release` is called (tests of a slow read model;
    * maintenance). Events keep being appended; writers waiting for them get 202 after the wait.
+   * `reached` resolves once the runner has read events it may not write and stopped for the hold.
    */
-  hold(): { release: () => void } {
+  hold(): { release: () => void; reached: Promise<void> } {
     return this.tail.hold();
   }
 

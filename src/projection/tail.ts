@@ -45,7 +45,7 @@ export class LogTail {
   /** Someone called `catchUp`: the loop reads until nothing is left, without pausing. */
   private wanted = false;
   private stopRequested = false;
-  private held: { released: Promise<void>; release: () => void } | null = null;
+  private held: { released: Promise<void>; release: () => void; arrive: () => void } | null = null;
 
   constructor(
     private readonly deps: {
@@ -66,12 +66,15 @@ export class LogTail {
   }
 
   /** See `ProjectionRunner.hold`. */
-  hold(): { release: () => void } {
+  hold(): { release: () => void; reached: Promise<void> } {
     let release!: () => void;
+    let arrive!: () => void;
     const released = new Promise<void>((r) => (release = r));
-    const held = { released, release };
+    const reached = new Promise<void>((r) => (arrive = r));
+    const held = { released, release, arrive };
     this.held = held;
     return {
+      reached,
       release: () => {
         if (this.held === held) this.held = null;
         release();
@@ -273,7 +276,10 @@ export class LogTail {
     }
     // Checked after the read: a read already under way when the runner was held may have
     // returned events appended after that, which must wait too.
-    while (this.held) await this.held.released;
+    while (this.held) {
+      this.held.arrive();
+      await this.held.released;
+    }
     if (this.stopRequested) return 'stopped';
     // A full batch: more is waiting (a replay, a start after a while away). The log reads
     // the next batch while DuckDB writes this one; live batches, smaller, are read after.

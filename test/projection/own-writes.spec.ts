@@ -118,10 +118,10 @@ describe.each(storeKinds)('the pause between batches nobody waits for (%s)', (ki
     const held = runner.hold();
     const written = await t.http.post('/api/projects').send({ name: 'waited_for' }).expect(201);
     // Someone waits for that write (a read after it, a writer waiting for its row): the runner
-    // reads it at once and stops at the hold (given a second to: 50 ms was too little for the read
-    // on a machine at load 22, which then found the later writes in the same batch).
+    // reads it at once and stops at the hold, with that write in hand (a fixed sleep for this was
+    // too short at load 11, and the read then found the later writes in the same batch).
     const waiting = runner.waitFor(BigInt(String(written.headers['x-log-position'])));
-    await new Promise((r) => setTimeout(r, 1000));
+    await held.reached;
     // Appended after the runner's read: under steady writes there is always more.
     for (const name of ['after_wait_a', 'after_wait_b'])
       await t.http.post('/api/projects').send({ name }).expect(201);
