@@ -31,6 +31,17 @@ export class DomainError extends Error {
   }
 }
 
+/**
+ * An error that is not a DomainError, named after its class (its `name` in logs, stack traces and
+ * the run records), so a subclass need not repeat its own name in a constructor of its own.
+ */
+export class NamedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
 export const invalid = (detail: string, title = 'Invalid request') =>
   new DomainError('Invalid', title, detail);
 /** The request needs credentials it does not carry (401). */

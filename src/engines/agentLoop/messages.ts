@@ -1,3 +1,4 @@
+import { NamedError } from '../../shared/errors';
 import { z } from 'zod';
 import type { ChatMessage } from '../llm';
 
@@ -8,12 +9,7 @@ import type { ChatMessage } from '../llm';
  * - `[{role, content}]` (v26, OpenAI-like): the last message must be the user's.
  * `userColumn`/`assistantColumn` are MindsDB's `user_column`/`assistant_column` params.
  */
-export class InvalidMessagesError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvalidMessagesError';
-  }
-}
+export class InvalidMessagesError extends NamedError {}
 
 type NormalizedMessages = {
   readonly question: string;

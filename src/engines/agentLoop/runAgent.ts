@@ -10,7 +10,7 @@ import {
 } from '../llm';
 import { DEFAULT_RUN_LIMITS, type AgentRunEvent, type RunFailureKind, type RunLimits } from './events';
 import { toJsonText, toolSpecs, ToolError, type AgentTool, type ToolKind } from './tools';
-import { messageOf } from '../../shared/errors';
+import { messageOf, NamedError } from '../../shared/errors';
 
 export type RunAgentInput = {
   readonly llm: LlmClient;
@@ -40,12 +40,7 @@ export type RunAgentInput = {
 };
 
 /** What `beforeModelCall` throws to refuse a call: the run fails with its message. */
-export class ModelCallRefused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ModelCallRefused';
-  }
-}
+export class ModelCallRefused extends NamedError {}
 
 type AgentRunResult = {
   readonly answer: string;

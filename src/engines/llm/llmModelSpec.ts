@@ -1,3 +1,4 @@
+import { NamedError } from '../../shared/errors';
 import type { ChatMessage } from './types';
 
 /**
@@ -32,12 +33,7 @@ export type LlmModelSpec = {
 };
 
 /** A definition (or a query's overrides) the model cannot run with: the message says what to fix. */
-export class LlmSpecError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'LlmSpecError';
-  }
-}
+export class LlmSpecError extends NamedError {}
 
 /** Longest prompt template (or instruction) a model keeps, in characters. */
 const MAX_TEMPLATE_CHARS = 64_000;

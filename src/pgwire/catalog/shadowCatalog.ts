@@ -1,3 +1,4 @@
+import { NamedError } from '../../shared/errors';
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -299,12 +300,7 @@ export const catalogText = (sql: string): string => {
 };
 
 /** A catalog query this server does not run (more than one statement, not a SELECT, too large). */
-export class CatalogRefusal extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CatalogRefusal';
-  }
-}
+export class CatalogRefusal extends NamedError {}
 
 /** A catalog query stopped at a limit: its time (or its wait for a shadow process), or its memory. */
 export class CatalogLimitExceeded extends Error {

@@ -2,6 +2,7 @@
  * Frontend messages: what a PostgreSQL client sends (protocol 3.0). Framing (`FrameReader`) and
  * decoding (`decodeMessage`, `decodeStartup`) are separate so each is tested on bytes alone.
  */
+import { NamedError } from '../../shared/errors';
 
 /** The codes of the untyped first messages (startup packet, SSL/GSS requests, cancel). */
 const PROTOCOL_3 = 196608;
@@ -40,12 +41,7 @@ export type FrontendMessage =
   | { type: 'unsupported'; code: string };
 
 /** A message's body could not be read as its type says (a client bug or not PostgreSQL). */
-export class ProtocolViolation extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ProtocolViolation';
-  }
-}
+export class ProtocolViolation extends NamedError {}
 
 /**
  * A message framed right (its length honoured) whose fields cannot be read as its type says: a NUL
@@ -59,7 +55,6 @@ export class MalformedMessage extends ProtocolViolation {
     message: string,
   ) {
     super(message);
-    this.name = 'MalformedMessage';
   }
 }
 
