@@ -1,4 +1,4 @@
-import type { AgentRunEvent as LoopStep } from '../engines/agentLoop';
+import type { AgentRunEvent as LoopStep, RunAnswer } from '../engines/agentLoop';
 import type { Principal } from '../shared/requestContext';
 
 /** What an agent card says of an agent: nothing secret (no params, no keys), its skills by name. */
@@ -17,12 +17,7 @@ export type A2aAgent = {
   }[];
 };
 
-export type A2aAnswer = {
-  readonly traceId: string;
-  readonly answer: string;
-  readonly sql: readonly string[];
-  readonly context: readonly unknown[];
-};
+export type A2aAnswer = RunAnswer;
 
 /**
  * Thrown by `ask` when the agent gave no answer: the run's failure kind (`aborted` when it was

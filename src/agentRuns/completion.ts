@@ -7,6 +7,7 @@ import {
   planAgentRun,
   runAgent,
   type AgentRunEvent as LoopEvent,
+  type RunAnswer,
 } from '../engines/agentLoop';
 import { settled, type AppContext } from '../context';
 import {
@@ -51,12 +52,7 @@ export type CompletionHandlers = {
   readonly waitForRecord?: boolean;
 };
 
-export type Completion = {
-  readonly traceId: string;
-  readonly answer: string;
-  readonly sql: readonly string[];
-  readonly context: readonly unknown[];
-};
+export type Completion = RunAnswer;
 
 /** A run that could not answer, as an HTTP problem; `runKind` says why (for a stream's error event). */
 export class AgentRunProblem extends DomainError {

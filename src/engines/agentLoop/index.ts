@@ -4,7 +4,7 @@ export { type KbHit, type KnowledgeBaseSearchPort } from './kbTools';
 export { InvalidMessagesError, normalizeMessages } from './messages';
 export { planAgentRun, runLimitsFromParams } from './plan';
 export { buildSystemPrompt, renderPromptTemplate } from './prompt';
-export { AgentRunError, ModelCallRefused, runAgent, type RunAgentInput } from './runAgent';
+export { AgentRunError, ModelCallRefused, runAgent, type RunAgentInput, type RunAnswer } from './runAgent';
 export { AgentSetupError, canonicalSkillKind, toolsFromSkills, type AgentSkill } from './skills';
 export {
   formatQueryRows,

@@ -53,6 +53,12 @@ type AgentRunResult = {
   readonly usage: Usage | null;
 };
 
+/**
+ * A run's answer as the doors give it back (REST's completions, A2A): the answer with the queries and
+ * passages behind it, and the trace the run is recorded under.
+ */
+export type RunAnswer = { readonly traceId: string } & Pick<AgentRunResult, 'answer' | 'sql' | 'context'>;
+
 /** A run that ended without an answer; `run.failed` was emitted with the same kind and message. */
 export class AgentRunError extends Error {
   constructor(
