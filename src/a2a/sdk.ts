@@ -9,6 +9,24 @@ import type * as Errors from '@a2a-js/sdk/errors' with { 'resolution-mode': 'imp
 import type * as Server from '@a2a-js/sdk/server' with { 'resolution-mode': 'import' };
 import type * as ServerExpress from '@a2a-js/sdk/server/express' with { 'resolution-mode': 'import' };
 
+export type {
+  Artifact,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  Part,
+  StreamResponse,
+  Task,
+} from '@a2a-js/sdk' with { 'resolution-mode': 'import' };
+export type {
+  A2ARequestHandler,
+  AgentExecutor,
+  ExecutionEventBus,
+  RequestContext,
+  TaskStore,
+  User,
+} from '@a2a-js/sdk/server' with { 'resolution-mode': 'import' };
+
 /* eslint-disable @typescript-eslint/no-require-imports */
 const core = require('@a2a-js/sdk') as typeof Core;
 const errors = require('@a2a-js/sdk/errors') as typeof Errors;
@@ -19,23 +37,10 @@ const serverExpress = require('@a2a-js/sdk/server/express') as typeof ServerExpr
 export const { A2A_PROTOCOL_VERSION, AGENT_CARD_PATH, AgentCard, Role, TaskState } = core;
 export type TaskState = Core.TaskState;
 export type AgentCard = Core.AgentCard;
-export type Artifact = Core.Artifact;
-export type Message = Core.Message;
-export type Part = Core.Part;
-export type Task = Core.Task;
-export type ListTasksRequest = Core.ListTasksRequest;
-export type ListTasksResponse = Core.ListTasksResponse;
 
 export const { RequestMalformedError, UnsupportedOperationError, toJsonRpcError } = errors;
 
 export const { AgentEvent, DefaultExecutionEventBusManager, DefaultRequestHandler, ServerCallContext } =
   server;
-export type StreamResponse = Core.StreamResponse;
-export type A2ARequestHandler = Server.A2ARequestHandler;
-export type AgentExecutor = Server.AgentExecutor;
-export type ExecutionEventBus = Server.ExecutionEventBus;
-export type RequestContext = Server.RequestContext;
-export type TaskStore = Server.TaskStore;
-export type User = Server.User;
 
 export const { agentCardHandler, jsonRpcHandler } = serverExpress;
