@@ -15,4 +15,3 @@ export const presentFile = (r: FileRow) => {
     uploaded_at: toMindsDbTimestamp(r.UPLOADED_AT),
   };
 };
-export type FileView = ReturnType<typeof presentFile>;

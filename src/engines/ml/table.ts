@@ -141,14 +141,3 @@ export const transferables = (d: ColumnarData): ArrayBuffer[] => {
       seen.add(c.buffer);
   return [...seen];
 };
-
-/** The cells of some rows as objects (small slices only: history windows, samples, tests). */
-export const rowsOf = (d: ColumnarData, indices: ArrayLike<number>): Row[] =>
-  Array.from({ length: indices.length }, (_, k) => {
-    const row: Row = {};
-    d.columns.forEach((name, j) => {
-      const v = d.data[j]![indices[k]!];
-      row[name] = typeof v === 'number' && Number.isNaN(v) ? null : v;
-    });
-    return row;
-  });
