@@ -177,7 +177,7 @@ export const agentEvaluation = (ctx: AppContext, projects: ProjectDirectory, por
     if (scoring === 'sql_result')
       scored = await sqlResultScores(sqlDatabaseOf(agent, state, project.name), asked, expectedRows);
     else if (scoring === 'llm_judge') {
-      const answered = cases.flatMap((c, i) => (asked[i]!.error === null ? [i] : []));
+      const answered = cases.flatMap((_, i) => (asked[i]!.error === null ? [i] : []));
       const replies = await judging!.ask(
         {
           prompts: answered.map((i) =>

@@ -55,11 +55,7 @@ export const runOnMessage = async (
  * Conversations with chatbots: inbound messages recorded (each once), read back in order with their
  * answers, followed live; the processor (processor.ts) answers them.
  */
-export const chatMessagesService = (
-  ctx: AppContext,
-  bots: ChatbotDirectory,
-  options: { wake: () => void; waitMs: number },
-) => {
+export const chatMessagesService = (ctx: AppContext, options: { wake: () => void; waitMs: number }) => {
   /**
    * Records an inbound message once (the channel's own id makes a redelivery the same message) and
    * wakes the processor. A stopped chatbot takes no messages: the caller says so (409).

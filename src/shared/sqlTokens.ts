@@ -119,7 +119,7 @@ const quotedEnd = (sql: string, start: number, quote: string, backslashEscapes: 
   return -1;
 };
 
-const unterminated = (sql: string, at: number, quote: string) =>
+const unterminated = (at: number, quote: string) =>
   new SqlSyntaxError(`Unterminated ${quote} quoted text starting at character ${at + 1}`, at);
 
 /**
@@ -193,7 +193,7 @@ export const readTokens = (sql: string, dialect: Dialect): Token[] => {
     } else if (c === "'" || c === '"' || (c === '`' && mysql)) {
       const end = quotedEnd(sql, i, c, mysql && c !== '`');
       if (end === -1) {
-        if (mysql) throw unterminated(sql, i, c);
+        if (mysql) throw unterminated(i, c);
         // DuckDB text we made is always closed; an odd quote in anything else is just a character.
         if (c === '"') push('symbol', i + 1);
         else push('string', n);
@@ -207,7 +207,7 @@ export const readTokens = (sql: string, dialect: Dialect): Token[] => {
         push('systemVariable', j);
       } else if (next === "'" || next === '"' || next === '`') {
         const end = quotedEnd(sql, i + 1, next, next !== '`');
-        if (end === -1) throw unterminated(sql, i + 1, next);
+        if (end === -1) throw unterminated(i + 1, next);
         push('userVariable', end);
       } else if (isNameCode(sql, i + 1)) {
         let j = i + 2;

@@ -196,17 +196,7 @@ export const sqlService = <ModelAnswer>(
       INFORMATION_SCHEMA_TABLES: tables.INFORMATION_SCHEMA_TABLES,
       PROJECT_TABLES: tables.PROJECT_TABLES,
     },
-    ...restReads(
-      ctx,
-      slices,
-      services,
-      externals,
-      catalog,
-      tables.PROJECT_TABLES,
-      query,
-      execute,
-      callerPolicy,
-    ),
+    ...restReads(ctx, slices, externals, catalog, tables.PROJECT_TABLES, query, execute, callerPolicy),
   };
 };
 
@@ -214,7 +204,6 @@ export const sqlService = <ModelAnswer>(
 const restReads = <ModelAnswer>(
   ctx: AppContext,
   slices: SqlSlices<ModelAnswer>,
-  services: SqlPorts,
   externals: Externals,
   catalog: CatalogResolver,
   /** The tables every project has: no view may take their names. */

@@ -48,7 +48,7 @@ export const chatbotServices = (ctx: AppContext, { chatbots, databases, agentRun
     running: async () => Promise.all((await chatbots.rows.running()).map(chatbotInfo)),
   };
   const processing: { processor?: ChatProcessor } = {};
-  const chatMessages = chatMessagesService(ctx, chatDirectory, {
+  const chatMessages = chatMessagesService(ctx, {
     wake: () => processing.processor?.wake(),
     waitMs: ctx.config.chatbots.waitMs,
   });
