@@ -73,18 +73,33 @@ export const KnowledgeBaseDocumentsDeleted = defineEvent(
   { resource: knowledgeBaseResource },
 );
 
+/**
+ * CREATE INDEX ON KNOWLEDGE_BASE: the knowledge base's postings are rewritten in term-id order (so
+ * a search reads its terms' postings from a few row groups, not from every one). Recorded, so a
+ * rebuild of the read model compacts at the same point of the log; postings inserted after it are
+ * appended unsorted until the next.
+ */
+export const KnowledgeBaseIndexed = defineEvent(
+  'KnowledgeBaseIndexed',
+  z.object({ kbId: z.number().int(), indexedAt: z.iso.datetime() }),
+  { resource: knowledgeBaseResource },
+);
+
 export type KnowledgeBaseCreated = EventOf<typeof KnowledgeBaseCreated>;
 export type KnowledgeBaseDeleted = EventOf<typeof KnowledgeBaseDeleted>;
 export type KnowledgeBaseDocumentsInserted = EventOf<typeof KnowledgeBaseDocumentsInserted>;
 export type KnowledgeBaseDocumentsDeleted = EventOf<typeof KnowledgeBaseDocumentsDeleted>;
+export type KnowledgeBaseIndexed = EventOf<typeof KnowledgeBaseIndexed>;
 export type KnowledgeBaseEvent =
   | KnowledgeBaseCreated
   | KnowledgeBaseDeleted
   | KnowledgeBaseDocumentsInserted
-  | KnowledgeBaseDocumentsDeleted;
+  | KnowledgeBaseDocumentsDeleted
+  | KnowledgeBaseIndexed;
 export const knowledgeBaseContracts = [
   KnowledgeBaseCreated,
   KnowledgeBaseDeleted,
   KnowledgeBaseDocumentsInserted,
   KnowledgeBaseDocumentsDeleted,
+  KnowledgeBaseIndexed,
 ] as const;

@@ -1,7 +1,11 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { KnowledgeBaseDocumentsDeleted, KnowledgeBaseDocumentsInserted } from '../../events';
+import type {
+  KnowledgeBaseDocumentsDeleted,
+  KnowledgeBaseDocumentsInserted,
+  KnowledgeBaseIndexed,
+} from '../../events';
 import { settled, type AppContext } from '../context';
 import { FACTS } from '../eventlog/commands';
 import { cellOf, cellText } from '../shared/rowCells';
@@ -89,6 +93,20 @@ export const knowledgeBaseDocuments = (
   };
 
   /**
+   * CREATE INDEX ON KNOWLEDGE_BASE: recorded, and answered once the projection has compacted the
+   * knowledge base's postings (layout.ts `compactPostingsSql`).
+   */
+  const index = async (projectName: string, name: string) => {
+    const { kb } = await load(projectName, name);
+    const event: KnowledgeBaseIndexed = {
+      type: 'KnowledgeBaseIndexed',
+      data: { kbId: Number(kb.id), indexedAt: ctx.clock().toISOString() },
+    };
+    const outcome = await ctx.commands.run(documentsStream(kb.id), FACTS, () => [event]);
+    await settled(ctx, outcome.lastPosition);
+  };
+
+  /**
    * Inserts documents: recorded as one event (documents and any provider vectors stored as blobs
    * first), then cut, embedded and indexed by the projection. A document whose id exists is replaced.
    */
@@ -146,5 +164,5 @@ export const knowledgeBaseDocuments = (
     return { documents: documents.length, chunks: chunks.length };
   };
 
-  return { insert, deleteDocuments };
+  return { insert, deleteDocuments, index };
 };

@@ -219,8 +219,8 @@ export class PendingChunks {
     this.byBatch.get(batch)?.delete(kbId);
   }
 
-  /** Appends what waits for one knowledge base. */
-  private async append(c: DuckDBConnection, batch: BatchScope, kbId: number) {
+  /** Appends what waits for one knowledge base (before its postings are compacted, so they are among them). */
+  async append(c: DuckDBConnection, batch: BatchScope, kbId: number) {
     const waiting = this.byBatch.get(batch)?.get(kbId);
     if (!waiting) return;
     this.byBatch.get(batch)!.delete(kbId);

@@ -3,6 +3,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { RecordedOf } from '../../events';
 import { hashingEmbed } from '../engines/search/hashingEmbedder';
 import {
+  compactPostingsSql,
   createKbTablesSql,
   dropKbTablesSql,
   fieldTypeOf,
@@ -102,6 +103,7 @@ const readVectors = async (file: string, dimensions: number): Promise<Float32Arr
 const CONTENT_EVENTS = [
   'KnowledgeBaseDocumentsInserted',
   'KnowledgeBaseDocumentsDeleted',
+  'KnowledgeBaseIndexed',
   'KnowledgeBaseDeleted',
 ] as const;
 
@@ -211,6 +213,14 @@ const applyContent = async (
       if (await known.hasChunks(c, event.data.kbId)) {
         await pending.appendIfHolding(c, batch, event.data.kbId, event.data.ids);
         await deleteDocuments(c, event.data.kbId, event.data.ids);
+      }
+      return;
+    case 'KnowledgeBaseIndexed':
+      // Every posting recorded before the event is compacted, whatever batch a replay puts it in:
+      // the rows are the same either way, and so is their order.
+      if (await known.hasChunks(c, event.data.kbId)) {
+        await pending.append(c, batch, event.data.kbId);
+        await c.run(compactPostingsSql(event.data.kbId));
       }
       return;
     case 'KnowledgeBaseDeleted':

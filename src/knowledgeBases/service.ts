@@ -72,7 +72,7 @@ export const knowledgeBasesService = (
   const load = knowledgeBaseLookup(ctx, projects);
   const embedder = knowledgeBaseEmbedder(ports);
   const documents = knowledgeBaseDocuments(ctx, blobs, load, embedder);
-  const { insert, deleteDocuments } = documents;
+  const { insert, deleteDocuments, index } = documents;
   const { source, search, completions } = knowledgeBaseRetrieval(ctx, ports, load, embedder);
   const evaluations = knowledgeBaseEvaluation(ctx, ports, load, embedder);
 
@@ -124,6 +124,8 @@ export const knowledgeBasesService = (
     insert,
     ...queryWrites(ports, load, documents),
     deleteDocuments,
+    /** `CREATE INDEX ON KNOWLEDGE_BASE`: its postings compacted into term-id order. */
+    index,
 
     source,
 

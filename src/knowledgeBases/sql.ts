@@ -21,7 +21,7 @@ import {
 
 type KnowledgeBases = Pick<
   KnowledgeBasesService,
-  'exists' | 'create' | 'remove' | 'insertQuery' | 'deleteWhere' | 'evaluate'
+  'exists' | 'create' | 'remove' | 'insertQuery' | 'deleteWhere' | 'evaluate' | 'index'
 >;
 
 const refused = (verb: string, target: QualifiedName) =>
@@ -85,10 +85,10 @@ export const knowledgeBaseStatements = (kbs: KnowledgeBases) =>
       },
     ),
     /**
-     * CREATE INDEX ON KNOWLEDGE_BASE p.kb (MindsDB's, for its vector stores): accepted for a knowledge
-     * base, and there is nothing to build, so no event: its keyword index (each chunk's terms,
-     * BM25) is written with every insert, and its vectors are searched exactly, a scan with no
-     * approximate index to make (docs/evaluate-and-replay.md).
+     * CREATE INDEX ON KNOWLEDGE_BASE p.kb (MindsDB's, for its vector stores): its keyword index (each
+     * chunk's terms, BM25) is written with every insert, unsorted; this records that it be compacted
+     * into term order (an event, so a rebuild compacts at the same point). Its vectors are searched
+     * exactly, a scan with no approximate index to make (docs/evaluate-and-replay.md).
      */
     CreateKnowledgeBaseIndex: async (statement, context) => {
       const project = projectOf(statement.name, context);
@@ -97,6 +97,7 @@ export const knowledgeBaseStatements = (kbs: KnowledgeBases) =>
           SqlErrorCode.NotFound,
           `CREATE INDEX ON KNOWLEDGE_BASE ${project}.${statement.name.name}: knowledge base ${statement.name.name} not found in project ${project}`,
         );
+      await kbs.index(project, statement.name.name);
       return ok;
     },
   }) satisfies StatementHandlers<

@@ -43,7 +43,7 @@ export type SliceServices = {
   readonly agentRuns: Pick<AgentRunsService, 'complete' | 'findAgentName'>;
   readonly knowledgeBases: Pick<
     KnowledgeBasesService,
-    'exists' | 'create' | 'remove' | 'insertQuery' | 'deleteWhere' | 'source' | 'evaluate'
+    'exists' | 'create' | 'remove' | 'insertQuery' | 'deleteWhere' | 'source' | 'evaluate' | 'index'
   >;
   readonly jobs: Pick<JobsService, 'create' | 'remove'>;
   readonly views: Pick<ViewsService, 'create' | 'update' | 'remove' | 'queryOf'>;

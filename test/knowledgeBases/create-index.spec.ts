@@ -1,13 +1,14 @@
 /**
- * CREATE INDEX ON KNOWLEDGE_BASE p.kb (MindsDB's syntax): accepted for a knowledge base by an editor,
- * and idempotent. A knowledge base's keyword index is written with every insert and its vectors are
- * searched exactly, so there is nothing to build: the statement answers ok, appends no event, and
- * the knowledge base searches as before. Any other CREATE INDEX is still refused; a read-only role
- * is refused; an unknown knowledge base is named.
+ * CREATE INDEX ON KNOWLEDGE_BASE p.kb (MindsDB's syntax), by an editor: the knowledge base's
+ * postings (its keyword index, appended unsorted with every insert) are compacted into term order.
+ * Each statement records KnowledgeBaseIndexed on the knowledge base's stream (so a rebuild compacts
+ * at the same point) and answers once the postings are rewritten; postings inserted afterwards are
+ * appended after them until the next. The knowledge base searches as before. Any other CREATE INDEX
+ * is still refused; a read-only role is refused; an unknown knowledge base is named.
  */
 import { storeKinds, type TestApp } from '../support/app';
 import { ADMIN, login, sqlOver, startAuthApp, userWithRole } from '../auth/support';
-import { readyAtHead } from '../support/hostile';
+import { kbTables } from '../../src/engines/search/layout';
 import { unique } from './support-eval';
 
 describe.each(storeKinds)('CREATE INDEX ON KNOWLEDGE_BASE (%s)', (store) => {
@@ -21,8 +22,21 @@ describe.each(storeKinds)('CREATE INDEX ON KNOWLEDGE_BASE (%s)', (store) => {
     await t.dispose();
   });
   const sql = (query: string, cookie = admin) => sqlOver(t, cookie, query);
-  /** The log's head: where the next event would be appended. */
-  const logHead = async () => ((await readyAtHead(t))?.log_head ?? '') as string;
+  /** The types of the knowledge base's events, oldest first. */
+  const kbEventTypes = async (kbId: number) =>
+    (
+      (await t.http.get(`/api/events?stream=kb-${kbId}&limit=1000`).set('Cookie', admin).expect(200))
+        .body as { events: { type: string }[] }
+    ).events.map((e) => e.type);
+  /** The postings' (term id, row id) in the order they are stored. */
+  const storedPostings = (kbId: number) =>
+    t.running.ctx.duck.withReader(async (c) =>
+      (await c.runAndReadAll(`SELECT TERM_ID, ROW_ID FROM ${kbTables(kbId).terms} ORDER BY rowid`))
+        .getRowsJS()
+        .map(([term, row]) => [Number(term), BigInt(row as bigint)] as const),
+    );
+  const inTermOrder = (postings: readonly (readonly [number, bigint])[]) =>
+    [...postings].sort(([ta, ra], [tb, rb]) => ta - tb || (ra < rb ? -1 : ra > rb ? 1 : 0));
 
   const givenKnowledgeBase = async () => {
     const project = unique('p');
@@ -35,25 +49,49 @@ describe.each(storeKinds)('CREATE INDEX ON KNOWLEDGE_BASE (%s)', (store) => {
     ).toMatchObject({ type: 'ok' });
     expect(
       await sql(
-        `INSERT INTO ${project}.${kb} (id, content) VALUES ('a', 'xenon yarrow'), ('b', 'vortex whale')`,
+        `INSERT INTO ${project}.${kb} (id, content) VALUES ('a', 'xenon yarrow'), ('b', 'vortex whale xenon')`,
       ),
     ).toMatchObject({ type: 'ok' });
     return { project, kb };
   };
 
-  it('is accepted for a knowledge base, twice, appends nothing, and the knowledge base searches as before', async () => {
+  it('records KnowledgeBaseIndexed each time and answers with the postings in term order; later inserts append after them; searches answer as before', async () => {
     const { project, kb } = await givenKnowledgeBase();
-    const search = `SELECT id FROM ${project}.${kb} WHERE content = 'vortex' LIMIT 1`;
+    const kbId = (
+      (await t.http.get(`/api/projects/${project}/knowledge_bases/${kb}`).set('Cookie', admin).expect(200))
+        .body as { id: number }
+    ).id;
+    const search = `SELECT id, chunk_id, relevance, distance FROM ${project}.${kb} WHERE content = 'vortex xenon' LIMIT 5`;
     const before = await sql(search);
-    const length = await logHead();
-    for (const statement of [
-      `CREATE INDEX ON KNOWLEDGE_BASE ${project}.${kb}`,
-      `create index on knowledge base ${project}.${kb};`,
-    ])
-      expect(await sql(statement)).toMatchObject({ type: 'ok', affected_rows: null });
-    expect(await logHead()).toEqual(length);
+    const unsorted = await storedPostings(kbId);
+    expect(unsorted).not.toEqual(inTermOrder(unsorted));
+
+    expect(await sql(`CREATE INDEX ON KNOWLEDGE_BASE ${project}.${kb}`)).toMatchObject({
+      type: 'ok',
+      affected_rows: null,
+    });
+    expect(await kbEventTypes(kbId)).toEqual(['KnowledgeBaseDocumentsInserted', 'KnowledgeBaseIndexed']);
+    expect(await storedPostings(kbId)).toEqual(inTermOrder(unsorted));
     expect(await sql(search)).toEqual(before);
-    expect(before.data).toEqual([['b']]);
+    expect(before.data!.map(([id]) => id).sort()).toEqual(['a', 'b']);
+
+    expect(
+      await sql(`INSERT INTO ${project}.${kb} (id, content) VALUES ('c', 'alpha zeta vortex')`),
+    ).toMatchObject({ type: 'ok' });
+    const appended = await storedPostings(kbId);
+    expect(appended.slice(0, unsorted.length)).toEqual(inTermOrder(unsorted));
+    expect(appended).not.toEqual(inTermOrder(appended));
+    const grown = await sql(search);
+
+    expect(await sql(`create index on knowledge base ${project}.${kb};`)).toMatchObject({ type: 'ok' });
+    expect(await kbEventTypes(kbId)).toEqual([
+      'KnowledgeBaseDocumentsInserted',
+      'KnowledgeBaseIndexed',
+      'KnowledgeBaseDocumentsInserted',
+      'KnowledgeBaseIndexed',
+    ]);
+    expect(await storedPostings(kbId)).toEqual(inTermOrder(appended));
+    expect(await sql(search)).toEqual(grown);
   });
 
   it('names an unknown knowledge base, refuses a read-only role, and still refuses any other CREATE INDEX', async () => {

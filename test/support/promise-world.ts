@@ -116,6 +116,8 @@ export type Command =
   | { kind: 'createKnowledgeBase'; project: string; name: string; chunkSize: number; via: Via }
   | { kind: 'insertKnowledgeBase'; project: string; name: string; documents: number[]; via: Via }
   | { kind: 'deleteKnowledgeBaseDocuments'; project: string; name: string; id: string }
+  /** CREATE INDEX ON KNOWLEDGE_BASE: its postings compacted into term order (an event). */
+  | { kind: 'indexKnowledgeBase'; project: string; name: string }
   | { kind: 'dropKnowledgeBase'; project: string; name: string; via: Via }
   | {
       kind: 'createJob';
@@ -400,6 +402,14 @@ const command: fc.Arbitrary<Command> = fc.oneof(
       project: scoped,
       name: knowledgeBase,
       id: fc.constantFrom('doc1', 'doc2', 'doc3'),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('indexKnowledgeBase' as const),
+      project: scoped,
+      name: knowledgeBase,
     }),
   },
   {
@@ -835,6 +845,8 @@ export const applyCommand = async (t: TestApp, c: Command): Promise<Outcome> => 
     }
     case 'deleteKnowledgeBaseDocuments':
       return sqlOutcome(t, `DELETE FROM ${c.project}.${c.name} WHERE id = ${str(c.id)}`);
+    case 'indexKnowledgeBase':
+      return sqlOutcome(t, `CREATE INDEX ON KNOWLEDGE_BASE ${c.project}.${c.name}`);
     case 'dropKnowledgeBase':
       return c.via === 'rest'
         ? status(http.delete(`/api/projects/${c.project}/knowledge_bases/${c.name}`))

@@ -21,6 +21,14 @@ type KbSearch = {
 
 const K1 = 1.2;
 const B = 0.75;
+/**
+ * A chunk's BM25 score is summed over its terms in fixed point (units of 2^-40, exact integers):
+ * a sum of doubles depends on the order DuckDB meets the postings (the order they are stored in,
+ * which compaction changes, and how its threads split them), and a search answers the same
+ * whatever that order. A term's part is below 2^6 (ln of the chunks' count, × 2.2), so a sum of
+ * thousands of terms stays far inside BIGINT's 2^63.
+ */
+const SCALE = 2 ** 40;
 
 const weightOf = (alpha: number) => Math.min(1, Math.max(0, alpha));
 
@@ -50,9 +58,8 @@ export const searchSql = (s: KbSearch) => {
     p AS MATERIALIZED (SELECT tm.ROW_ID, tm.TERM_ID, tm.TF, tm.LEN FROM ${t.terms} AS tm
            WHERE tm.TERM_ID IN (SELECT v.TERM_ID FROM ${t.vocabulary} AS v WHERE v.TERM IN (SELECT TERM FROM ${s.termsTable}))),
     df AS (SELECT p.TERM_ID, count(*)::DOUBLE AS df FROM p GROUP BY p.TERM_ID),
-    bm AS (SELECT p.ROW_ID,
-             sum(ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * p.TF * ${K1 + 1}
-                 / (p.TF + ${K1} * (${1 - B} + ${B} * p.LEN / greatest(st.avgdl, 1)))) AS score
+    bm AS (SELECT p.ROW_ID, sum(round(${SCALE} * ln(1 + (st.n - df.df + 0.5) / (df.df + 0.5)) * p.TF * ${K1 + 1}
+                 / (p.TF + ${K1} * (${1 - B} + ${B} * p.LEN / greatest(st.avgdl, 1))))::BIGINT) / ${SCALE} AS score
            FROM p JOIN df ON df.TERM_ID = p.TERM_ID CROSS JOIN st
            GROUP BY p.ROW_ID),
     best AS (SELECT max(score) AS top FROM bm)
