@@ -278,8 +278,6 @@ export const chatProcessor = (
       if (timer) clearInterval(timer);
       await Promise.allSettled([...tasks, scanning]);
     },
-    /** Messages being worked on by this process now. */
-    busy: () => tasks.size,
   };
 };
 

@@ -1,6 +1,6 @@
 import type { Channel } from '../../events';
 import { settled, type AppContext } from '../context';
-import { conflict, notFound } from '../shared/errors';
+import { conflict } from '../shared/errors';
 import { decideChannelHealth, decideMessage, type MessageCommand } from './decider';
 import { presentConversation, type ConversationItem } from './present';
 import { conversationAfter, messageRow } from './projection';
@@ -131,13 +131,6 @@ export const chatMessagesService = (ctx: AppContext, options: { wake: () => void
     ): Promise<ConversationItem[]> => {
       const rows = await conversationAfter(ctx.duck, bot.id, chatId, after, limit);
       return presentConversation(rows, after).slice(0, limit);
-    },
-
-    message: async (bot: ChatbotInfo, messageId: string) => {
-      const row = await messageRow(ctx.duck, messageId);
-      if (!row || row.CHATBOT_ID !== bot.id)
-        throw notFound(`Chatbot ${bot.name} has no message ${messageId}`, 'Message not found');
-      return row;
     },
   };
 };

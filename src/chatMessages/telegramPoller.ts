@@ -136,7 +136,5 @@ export const telegramPollers = (ports: TelegramPollerPorts, options: TelegramPol
       if (timer) clearInterval(timer);
       await Promise.allSettled([...polling.values()]);
     },
-    /** The chatbots polled now. */
-    polled: () => [...polling.keys()],
   };
 };
