@@ -5,20 +5,16 @@
  */
 export const answerCache = (entries: number, ttlMs: number, now: () => number = Date.now) => {
   const kept = new Map<string, { text: string; at: number }>();
-  let hits = 0;
-  let misses = 0;
   return {
     get: (key: string): string | undefined => {
       if (entries === 0) return undefined;
       const found = kept.get(key);
       if (!found || now() - found.at > ttlMs) {
         if (found) kept.delete(key);
-        misses++;
         return undefined;
       }
       kept.delete(key);
       kept.set(key, found);
-      hits++;
       return found.text;
     },
     set: (key: string, text: string) => {
@@ -27,7 +23,6 @@ export const answerCache = (entries: number, ttlMs: number, now: () => number = 
       kept.set(key, { text, at: now() });
       while (kept.size > entries) kept.delete(kept.keys().next().value as string);
     },
-    stats: () => ({ entries: kept.size, hits, misses }),
   };
 };
 

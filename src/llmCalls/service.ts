@@ -159,9 +159,6 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
         request.prompts.map((_, i) => i + 1),
         signal,
       ),
-
-    /** The answer cache's size and hits since start (the bench reads it). */
-    cacheStats: () => cache.stats(),
   };
 };
 
