@@ -18,10 +18,6 @@ export const admission = (o: {
   return {
     /** The signed-in room is full: the newcomer gets the protocol's "too many connections". */
     full: () => signedIn >= o.maxConnections,
-    /** Signed-in connections now. */
-    signedIn: () => signedIn,
-    /** Waiting (not signed in) connections now. */
-    waiting: () => preAuth.size(),
     /**
      * A socket enters the pre-authentication room (`drop` ends it if the room drops it): its
      * connection calls `loggedIn` once signed in and `ended` once gone (both idempotent).

@@ -27,11 +27,6 @@ export class PreAuthGate {
 
   constructor(private readonly limits: PreAuthLimits) {}
 
-  /** Connections in the room now. */
-  size() {
-    return this.waiting.size;
-  }
-
   /** Lets a connection from `address` in, dropping another (its `drop` called) if the room says so. */
   admit(address: string, drop: () => void): PreAuthTicket {
     if ((this.byAddress.get(address) ?? 0) >= this.limits.perAddress) this.dropOldest(address);

@@ -262,10 +262,6 @@ export class MysqlConnection {
     if (this.current && !this.current.controller.signal.aborted) this.current.controller.abort(reason);
   }
 
-  get busy() {
-    return this.current !== undefined;
-  }
-
   processRow(): ProcessRow {
     return {
       id: this.id,
