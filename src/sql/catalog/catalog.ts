@@ -415,7 +415,7 @@ const catalogViews = (tables: CatalogTables) => {
     return creation;
   };
 
-  return { ensureProjectViews, ensureScopedViews, forget: () => made.clear() };
+  return { ensureProjectViews, ensureScopedViews };
 };
 
 /** The columns of views, knowledge bases and models, kept in the object-columns table while they hold. */
@@ -493,7 +493,7 @@ const objectColumnsKeeper = (lookup: CatalogLookup) => {
     }
   };
 
-  return { ensureObjectColumns, forget: () => (described = undefined) };
+  return { ensureObjectColumns };
 };
 
 /** The query reading `database.table` as of a log position (AS OF); `database` a project or information_schema. */
@@ -518,8 +518,8 @@ const asOfReader =
   };
 
 export const catalogResolver = (lookup: CatalogLookup, tables: CatalogTables) => {
-  const { ensureProjectViews, ensureScopedViews, ...views } = catalogViews(tables);
-  const { ensureObjectColumns, ...objectColumns } = objectColumnsKeeper(lookup);
+  const { ensureProjectViews, ensureScopedViews } = catalogViews(tables);
+  const { ensureObjectColumns } = objectColumnsKeeper(lookup);
   const asOf = asOfReader(lookup, tables);
 
   /**
@@ -610,10 +610,6 @@ export const catalogResolver = (lookup: CatalogLookup, tables: CatalogTables) =>
         const query = await lookup.viewQuery(project, table);
         return query === undefined ? undefined : { project, query };
       }),
-    forget: () => {
-      views.forget();
-      objectColumns.forget();
-    },
   };
 };
 
