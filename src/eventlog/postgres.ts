@@ -6,7 +6,7 @@ import { appendWithOneStatement, type AppendedPositions } from './postgresAppend
 import { appendNewsFeed } from './postgresNews';
 import { extendEmmettSchema } from './postgresSchema';
 import { keyedMutex } from './queue';
-import { prepareForAppend, toRecorded, type StoredMetadata } from './registry';
+import { fromStored, prepareForAppend, toRecorded, type StoredMetadata } from './registry';
 import { AppendRefused, StreamVersionConflict, type EventLog, type LogCursor } from './types';
 import { messageOf } from '../shared/errors';
 import {
@@ -17,25 +17,28 @@ import {
   survivingDrops,
 } from './postgresConnections';
 
-type MessageRow = {
-  stream_id: string;
-  stream_position: string;
-  global_position: string;
-  message_data: unknown;
-  message_metadata: Partial<StoredMetadata> | null;
-  message_type: string;
-  message_id: string;
-  transaction_id: string;
-};
+/**
+ * A row of the log as readAll and readPage select it (`MESSAGE_COLUMNS`), as an array: pg's row
+ * objects (eight properties set a row) and a spread of the metadata into a read meta were a third
+ * of a replay's reading on PostgreSQL; the data and metadata are parsed by pg as it reads them.
+ */
+type MessageRow = [
+  streamId: string,
+  streamPosition: string,
+  globalPosition: string,
+  data: unknown,
+  metadata: Partial<StoredMetadata> | null,
+  type: string,
+  messageId: string,
+  transactionId: string,
+];
+
+// Positions come back as text (bigint and xid8 exceed JS numbers).
+const MESSAGE_COLUMNS = `m.stream_id, m.stream_position::text, m.global_position::text, m.message_data,
+                m.message_metadata, m.message_type, m.message_id, m.transaction_id::text`;
 
 const rowToRecorded = (row: MessageRow): RecordedEvent =>
-  toRecorded(row.message_type, row.message_data, {
-    ...row.message_metadata,
-    messageId: row.message_id,
-    streamName: row.stream_id,
-    streamPosition: BigInt(row.stream_position),
-    globalPosition: BigInt(row.global_position),
-  });
+  fromStored(row[5], row[3], row[4], row[6], row[0], BigInt(row[1]), BigInt(row[2]));
 
 /**
  * The oldest transaction of this database still running when the statement's snapshot was taken
@@ -210,6 +213,8 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
   }
   const read = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
     rerunOnDrop(() => reader.query<R>(text, values));
+  const readRows = async (text: string, values: unknown[]) =>
+    (await rerunOnDrop(() => reader.query<MessageRow>({ text, values, rowMode: 'array' }))).rows;
   const news = appendNewsFeed(connectionString);
   const perStream = keyedMutex();
 
@@ -248,10 +253,9 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
 
     readAll: async (after: LogCursor, limit: number) => {
       const from = afterCursor(after, 2);
-      const { rows } = await read<MessageRow>(
-        // Columns come back as text (bigint and xid8 exceed JS numbers), so ORDER BY names the table's.
-        `SELECT m.stream_id, m.stream_position::text AS stream_position, m.global_position::text AS global_position,
-                m.message_data, m.message_metadata, m.message_type, m.message_id, m.transaction_id::text AS transaction_id
+      const rows = await readRows(
+        // Columns come back as text, so ORDER BY names the table's.
+        `SELECT ${MESSAGE_COLUMNS}
            FROM emt_messages m
           WHERE m.is_archived = FALSE AND ${committedHorizon} ${from.sql}
           ORDER BY m.transaction_id, m.global_position
@@ -261,7 +265,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       const last = rows[rows.length - 1];
       return {
         events: rows.map(rowToRecorded),
-        cursor: last ? { position: BigInt(last.global_position), transactionId: last.transaction_id } : after,
+        cursor: last ? { position: BigInt(last[2]), transactionId: last[7] } : after,
       };
     },
 
@@ -285,9 +289,8 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
     },
 
     readPage: async ({ after, limit, stream }) => {
-      const { rows } = await read<MessageRow>(
-        `SELECT m.stream_id, m.stream_position::text AS stream_position, m.global_position::text AS global_position,
-                m.message_data, m.message_metadata, m.message_type, m.message_id, m.transaction_id::text AS transaction_id
+      const rows = await readRows(
+        `SELECT ${MESSAGE_COLUMNS}
            FROM emt_messages m
           WHERE m.is_archived = FALSE AND ${committedHorizon} AND m.global_position > $1::bigint
                 ${stream ? 'AND m.stream_id = $3' : ''}
