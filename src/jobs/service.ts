@@ -111,10 +111,6 @@ export const jobsService = (ctx: AppContext, projects: ProjectDirectory, check: 
       const row = await findRow(projectName, name);
       return (await jobRunRowsOf(ctx.duck, row.ID)).map(presentJobRun);
     },
-    exists: async (projectName: string, name: string) => {
-      const project = await projects.find(projectName);
-      return project !== undefined && (await jobRowByName(ctx.duck, project.id, name)) !== undefined;
-    },
   };
 };
 

@@ -1,8 +1,6 @@
-import { allHandled, selectRow } from '../projection/table';
+import { allHandled } from '../projection/table';
 import { deletableTable, patchRow } from '../projection/resourceTable';
 import { columns } from '../projection/columns';
-import type { TableReader } from '../projection/types';
-import { nameKey } from '../shared/names';
 import { maskSecrets } from '../shared/secrets';
 
 /** `ml_engines`: engines made with CREATE ML_ENGINE (the built-in ones are added by the SQL views). */
@@ -33,6 +31,3 @@ export const mlEnginesTable = deletableTable({
     }
   },
 });
-
-export const mlEngineRowByName = async (reader: TableReader, name: string) =>
-  selectRow(mlEnginesTable, reader, 'SELECT * FROM ml_engines WHERE lower(NAME) = ?', [nameKey(name)]);

@@ -2,8 +2,7 @@ import type { AppContext } from '../context';
 import { streamCommand } from '../projectCommand';
 import type { Unstamped } from '../shared/params';
 import { decideMlEngine, type ByomUpload, type MlEngineCommand } from './decider';
-import { mlEngineRowByName } from './projection';
-import { BUILT_IN_ENGINES, mlEngineAggregate, mlEngineStream } from './state';
+import { mlEngineAggregate, mlEngineStream } from './state';
 
 /**
  * ML engines: named handlers with settings (an LLM provider's key and base URL, …), global like
@@ -53,11 +52,6 @@ export const mlEnginesService = (ctx: AppContext) => {
         engine_versions: Array.from({ length: versions }, (_, i) => i + 1),
       };
     },
-    /** Whether an engine of this name exists (built in, or made with CREATE ML_ENGINE). */
-    exists: async (name: string) =>
-      BUILT_IN_ENGINES.some((e) => e.name === name.toLowerCase()) ||
-      (await ctx.cached(`ml-engine:${name.toLowerCase()}`, () => mlEngineRowByName(ctx.duck, name))) !==
-        undefined,
     /** An engine's handler and real parameters (secrets included), from its stream: for the code that uses them. */
     settingsOf: async (name: string) => {
       const { state } = await ctx.commands.load(mlEngineStream(name), mlEngineAggregate);

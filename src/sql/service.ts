@@ -192,10 +192,6 @@ export const sqlService = <ModelAnswer>(
       tablesOf: tablesShownBy(execute),
     }),
     install: () => ctx.projections.betweenBatches(() => tables.installCatalog(ctx.duck.writer)),
-    tables: {
-      INFORMATION_SCHEMA_TABLES: tables.INFORMATION_SCHEMA_TABLES,
-      PROJECT_TABLES: tables.PROJECT_TABLES,
-    },
     ...restReads(ctx, slices, externals, catalog, tables.PROJECT_TABLES, query, execute, callerPolicy),
   };
 };

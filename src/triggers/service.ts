@@ -156,7 +156,7 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
       await uninstall({ id: row.ID, database: row.DATABASE, table: row.TABLE, key: row.KEY });
   };
 
-  return { create, remove, get: findRow, projectRemoved };
+  return { create, remove, projectRemoved };
 };
 
 export type TriggersService = ReturnType<typeof triggersService>;
