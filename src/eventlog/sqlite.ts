@@ -70,6 +70,13 @@ const PAGE_COLUMNS =
   'stream_id, stream_position, global_position, message_data, message_metadata, message_type, message_id';
 
 /**
+ * The most characters of stored data and metadata a page is read as one text for (`pageAsJson`): far
+ * below V8's longest string (2^29 - 24) and SQLite's longest value (10^9 bytes), which a page of large
+ * events (a 10 MB body each) would pass; such a page is read as row objects, a string per value.
+ */
+const PAGE_TEXT_MAX_CHARS = 2 ** 27;
+
+/**
  * A page of the log (`where` and `params`: which rows, in global-position order, at most how many)
  * as one JSON text made by SQLite: each event's seven values in a row of one flat array, its data
  * and metadata as stored. sqlite3 has no array rows: a row object per event (seven properties set
@@ -85,10 +92,11 @@ const pageAsJson = (where: string) => `
              AND typeof(message_metadata) = 'text' AND json_valid(message_metadata)
              AND typeof(stream_position) = 'integer' AND typeof(global_position) = 'integer'
              AND typeof(stream_id) = 'text' AND typeof(message_type) = 'text' AND typeof(message_id) = 'text') AS fit,
-         '[' || group_concat(
+         CASE WHEN sum(length(message_data) + length(message_metadata)) <= ${PAGE_TEXT_MAX_CHARS}
+              THEN '[' || group_concat(
                   json_quote(stream_id) || ',' || stream_position || ',' || global_position || ',' ||
                   json_quote(message_type) || ',' || json_quote(message_id) || ',' ||
-                  message_data || ',' || message_metadata, ',') || ']' AS page
+                  message_data || ',' || message_metadata, ',') || ']' END AS page
     FROM (SELECT ${PAGE_COLUMNS} FROM emt_messages
            WHERE partition = 'emt:default' AND is_archived = FALSE AND ${where}
            ORDER BY global_position LIMIT ?)`;
@@ -142,11 +150,13 @@ const readPageOf = async (
   params: (string | number)[],
   limit: number,
 ): Promise<RecordedEvent[]> => {
-  const [answer] = await connection.query<{ n: number; fit: number | null; page: string | null }>(
-    pageAsJson(where),
-    [...params, limit],
-  );
-  const events = eventsOfPage(answer);
+  // A text SQLite refuses to make (past its longest value, which the size guard should keep it
+  // from) is read as row objects too: whatever fails the same way fails there again.
+  const answer = await connection
+    .query<{ n: number; fit: number | null; page: string | null }>(pageAsJson(where), [...params, limit])
+    .then(([first]) => first)
+    .catch(() => null);
+  const events = answer === null ? undefined : eventsOfPage(answer);
   if (events) return events;
   const rows = await connection.query<StoredRow>(
     `SELECT ${PAGE_COLUMNS} FROM emt_messages
