@@ -4,6 +4,7 @@ import { PLAIN_NAME } from '../../shared/names';
 import { quoteIdent } from '../../shared/quoting';
 import { significant, textOf, tokenize, unquoted, type Token } from '../../shared/sqlTokens';
 import { SqlError, SqlErrorCode } from '../errors';
+import { withRenames, type TokenRename } from './literalShape';
 
 export type AstNode = { [key: string]: unknown };
 
@@ -146,12 +147,23 @@ export const parseSelect = async (c: DuckDBConnection, sql: string): Promise<Ast
  * names it read (`readLocally`: information_schema's, a project's tables) is its own text with
  * those names replaced instead (`textWithTablesRenamed`), which parses to the same tree.
  */
-export const printSelect = async (c: DuckDBConnection, statement: AstNode): Promise<string> => {
+export const printSelect = async (c: DuckDBConnection, statement: AstNode): Promise<string> =>
+  (await printSelectRenaming(c, statement)).text;
+
+/**
+ * `printSelect`, and when the text is the parsed one with tables renamed, the tokens renamed
+ * (significant tokens of the parsed text): a text of the same literal shape is renamed alike
+ * (src/sql/pipeline/literalShape.ts).
+ */
+export const printSelectRenaming = async (
+  c: DuckDBConnection,
+  statement: AstNode,
+): Promise<{ text: string; renames?: readonly TokenRename[] }> => {
   const keywords = await keywordsOf(c);
   const renamed = keywords && textWithTablesRenamed(statement, keywords);
   if (renamed !== undefined) return renamed;
   const json = restoreBigNumbers(JSON.stringify({ error: false, statements: [statement] }));
-  return String(await scalarOn(c, DESERIALIZE, json));
+  return { text: String(await scalarOn(c, DESERIALIZE, json)) };
 };
 
 /** DuckDB's keywords, lower-case: read once per process (again after a read that failed). */
@@ -250,7 +262,10 @@ const nameTokensAt = (text: string, tokens: readonly Token[], start: number, par
  * when the text does not spell a table's old name where DuckDB located it, or when it holds a
  * comment or a `;` (DuckDB's print has neither, and a caller may put it in parentheses).
  */
-const textWithTablesRenamed = (statement: AstNode, keywords: ReadonlySet<string>): string | undefined => {
+const textWithTablesRenamed = (
+  statement: AstNode,
+  keywords: ReadonlySet<string>,
+): { text: string; renames: TokenRename[] } | undefined => {
   const source = parsedFrom.get(statement);
   if (!source) return undefined;
   const renamed: Renamed[] = [];
@@ -268,22 +283,20 @@ const textWithTablesRenamed = (statement: AstNode, keywords: ReadonlySet<string>
   const words = significant(tokens);
   // DuckDB locates in bytes of UTF-8; the text is indexed in UTF-16 units.
   const utf8 = Buffer.byteLength(text, 'utf8') === text.length ? undefined : Buffer.from(text, 'utf8');
-  const edits: { start: number; end: number; name: string }[] = [];
+  const renames: TokenRename[] = [];
   for (const { at, was, now } of renamed) {
     if (typeof at !== 'number' || !was || !now) return undefined;
     const start = utf8 ? utf8.subarray(0, at).toString('utf8').length : at;
     const name = nameTokensAt(text, words, start, was);
     if (!name) return undefined;
-    edits.push({
-      start: name[0]!.start,
-      end: name[name.length - 1]!.end,
+    const first = tokenAt(words, name[0]!.start);
+    renames.push({
+      first,
+      last: first + 2 * (name.length - 1),
       name: now.map((part) => printedName(part, keywords)).join('.'),
     });
   }
-  let out = text;
-  for (const e of edits.sort((a, b) => b.start - a.start))
-    out = out.slice(0, e.start) + e.name + out.slice(e.end);
-  return out;
+  return { text: withRenames(text, renames), renames };
 };
 
 /**

@@ -4,6 +4,7 @@ import {
   nodeAt,
   parseSelect,
   printSelect,
+  printSelectRenaming,
   requiredNodeAt,
   requiredNodesAt,
   serializedConstantOf,
@@ -18,6 +19,7 @@ import { pushableFilters, stripQualifier, type ExternalFetch } from '../faces/in
 import { resolveScopes } from './scope';
 import { expandViews, MAX_VIEW_DEPTH } from '../faces/view/viewTables';
 import { asOfMarkOf, asOfPlaceholders, markAsOf } from './asOf';
+import type { TokenRename } from './literalShape';
 import { modelInputFetches } from '../faces/model/predictionFetches';
 import type { AskLlm, LlmCallsPlan } from '../faces/llm/calls';
 import { llmFunctionFace } from '../faces/llm/face';
@@ -68,6 +70,12 @@ export type Prepared =
       llm?: readonly LlmCallsPlan[];
       /** `TO_MARKDOWN(…)`: the documents converted before it reads (src/sql/faces/markdown). */
       markdown?: MarkdownFunctionPlan;
+      /**
+       * Set when `sql` is the client's text with these tokens renamed and nothing else changed, and
+       * the plan reads no literal (no AS OF, searches, LLM functions, TO_MARKDOWN): a text differing
+       * only in whole numbers is planned alike (src/sql/pipeline/literalShape.ts).
+       */
+      renames?: readonly TokenRename[];
     }
   | { kind: 'pushdown'; integration: string; sql: string }
   | {
@@ -292,7 +300,8 @@ export const prepare = async (
   /** How many times views were put in place of their names already. */
   viewDepth = 0,
 ): Promise<Prepared> => {
-  const statement = await parseSelect(c, await markAsOf(c, text));
+  const marked = await markAsOf(c, text);
+  const statement = await parseSelect(c, marked);
   const asOf = asOfPlaceholders();
   // CTEs are resolved by scope and renamed; what is left is every other table reference.
   const { tables, deterministic } = await resolveScopes(statement, {
@@ -322,7 +331,9 @@ export const prepare = async (
     const fetches = await modelInputFetches(c, statement, found.computed[0]!.node, found.externals, fetchOf);
     return { kind: 'model', statement, refs: found.computed, names, fetches };
   }
-  return planReads(c, { text, statement, found, names, searches, deterministic, asOf });
+  // Renames are of the text parsed: the client's own only without AS OF, and before any view.
+  const ownText = viewDepth === 0 && marked === text;
+  return planReads(c, { text, statement, found, names, searches, deterministic, asOf, ownText });
 };
 
 /** A query of no model or agent: read in DuckDB, pushed down whole, or federated. */
@@ -336,6 +347,8 @@ const planReads = async (
     searches: KnowledgeBaseSearch[];
     deterministic: boolean;
     asOf: ReturnType<typeof asOfPlaceholders>;
+    /** Whether `statement` was parsed from the client's own text (see `Prepared`'s `renames`). */
+    ownText: boolean;
   },
 ): Promise<Prepared> => {
   const { text, statement, names, searches, asOf } = p;
@@ -346,14 +359,17 @@ const planReads = async (
     p.found.listings.length > 0 ? await externalListings(c, p.found.listings, statement) : undefined;
   if (externals.length === 0 && !listings) {
     const llm = await llmFunctionFace.plan(c, statement);
+    const printed = await printSelectRenaming(c, statement);
+    const readsNoLiteral = asOf.size === 0 && searches.length === 0 && llm.length === 0 && !markdown;
     return {
       kind: 'local',
-      sql: asOf.fill(await printSelect(c, statement)),
+      sql: asOf.fill(printed.text),
       names,
       deterministic: p.deterministic && searches.length === 0 && llm.length === 0 && !markdown,
       searches,
       ...(llm.length ? { llm } : {}),
       ...(markdown ? { markdown } : {}),
+      ...(p.ownText && readsNoLiteral && printed.renames ? { renames: printed.renames } : {}),
     };
   }
   const integrations = new Set(externals.map((e) => e.integration.toLowerCase()));

@@ -20,7 +20,14 @@ import { predictInto } from '../faces/model/predictions';
 import { answerPlannedCalls } from '../faces/llm/calls';
 import { answerMarkdownCalls } from '../faces/markdown/toMarkdown';
 import { materializeSearches } from '../faces/knowledgeBase/knowledgeBaseTables';
-import { markReusable, readDeterministic, streamBound, type PreparedCache } from './statementCache';
+import {
+  markReusable,
+  planOfSameShape,
+  readDeterministic,
+  streamBound,
+  type PreparedCache,
+} from './statementCache';
+import { literalShape } from './literalShape';
 import { readAnswer } from './values';
 import { nameTables, planCatalog } from './planCatalog';
 import type { TableAnswer } from '../answers';
@@ -444,6 +451,10 @@ export const withSelect = async <T>(
         // A query under a table policy is resolved and checked afresh.
         let plan = limits.policy ? undefined : cache.queries.get(key);
         if (!limits.policy) cache.onLookup('statement', plan !== undefined);
+        // A text met for the first time may differ from a planned one in whole numbers only.
+        const shape = plan || limits.policy || natives.size > 0 ? undefined : literalShape(bound.sql);
+        const shapeKey = shape && `${input.db}\u0000${shape}\u0000${JSON.stringify(predictOptions)}`;
+        if (shapeKey) plan = planOfSameShape(cache, shapeKey, key, bound.sql);
         if (!plan) {
           // Kept for the versions of the tables its names were resolved from, as they were when
           // each was looked up (src/sql/pipeline/planCatalog.ts). Every plan notes `projects`:
@@ -461,6 +472,8 @@ export const withSelect = async <T>(
           );
           if (plan.kind !== 'model' && !limits.policy)
             cache.queries.set(key, plan, dependencies.reads(), dependencies.stampsThen);
+          if (shapeKey && plan.kind === 'local' && plan.renames)
+            cache.shapes.set(shapeKey, plan, dependencies.reads(), dependencies.stampsThen);
         }
         deadline.check();
         if (plan.kind === 'pushdown') return answered(await run.pushdown(plan, bound.values));

@@ -9,6 +9,7 @@ import type {
 import { unspillableMemoryHeld } from '../../duckdb/memoryWatch';
 import { StampedCache } from '../../shared/stampedCache';
 import type { Prepared } from './plan';
+import { withRenames, type TokenRename } from './literalShape';
 import type { TableAnswer } from '../answers';
 import type { SqlCacheName } from '../observer';
 
@@ -58,6 +59,14 @@ export const preparedCache = (
     (reads) => planStampOf(reads, (table) => tableStamp(versions, table)),
     1000,
   ),
+  /**
+   * Local plans that rename tokens of their text, by the text's literal shape
+   * (src/sql/pipeline/literalShape.ts): a text met for the first time is planned from one.
+   */
+  shapes: new StampedCache<LocalPlan>(
+    (reads) => planStampOf(reads, (table) => tableStamp(versions, table)),
+    1000,
+  ),
   /** What one planning depends on, noted as its look-ups are made (see `planDependencies`). */
   dependencies: (resourceVersionBefore: number) => planDependencies(versions, resourceVersionBefore),
   /** Per plan, the activity tables it reads (src/projection/readVersions.ts): found once per plan. */
@@ -89,6 +98,39 @@ const planDependencies = (versions: PlanVersions, resourceVersionBefore: number)
 export type PlanDependencies = ReturnType<typeof planDependencies>;
 
 export type PreparedCache = ReturnType<typeof preparedCache>;
+
+type LocalPlan = Extract<Prepared, { kind: 'local' }>;
+
+/**
+ * A kept plan made `sql`'s: its renames made in `sql`'s own text, literals and all. One object, so
+ * that a spec's kill check can break it (the kept plan run as it was, with its text's literals).
+ */
+export const sameShape = {
+  planFor: (kept: LocalPlan, renames: readonly TokenRename[], sql: string): LocalPlan => ({
+    ...kept,
+    sql: withRenames(sql, renames),
+  }),
+};
+
+/**
+ * The plan of `sql` (key `key`) from a plan of the same literal shape (`shapeKey`), kept under
+ * `key` too for the same tables' versions; undefined when none is kept.
+ */
+export const planOfSameShape = (
+  cache: PreparedCache,
+  shapeKey: string,
+  key: string,
+  sql: string,
+): LocalPlan | undefined => {
+  const entry = cache.shapes.entry(shapeKey);
+  const renames = entry?.value.renames;
+  if (!entry || !renames) return undefined;
+  const plan = sameShape.planFor(entry.value, renames, sql);
+  cache.queries.set(key, plan, entry.reads, () => entry.stamp);
+  const reads = cache.reads.get(entry.value);
+  if (reads) cache.reads.set(plan, reads);
+  return plan;
+};
 
 /** The answer cache keeps answers of at most this many rows (a stream keeps no more while it reads)… */
 export const MAX_CACHED_ROWS = 1000;
