@@ -1,5 +1,5 @@
 import type { Duck } from '../duckdb/database';
-import { searchesKeywords, searchSql } from '../engines/search/search';
+import { searchesKeywords, topSearchSql } from '../engines/search/search';
 import { questionParameters } from '../engines/search/question';
 
 export type KbSearchHit = {
@@ -28,19 +28,18 @@ export const searchKnowledgeBase = (
 ): Promise<KbSearchHit[]> =>
   duck.withReader(async (c) => {
     const question = questionParameters(input, searchesKeywords(input.alpha));
-    const sql = searchSql({
-      kbId: input.kbId,
-      dimensions: input.dimensions,
-      vectorTable: question.vectorTable,
-      termsTable: question.termsTable,
-      alpha: input.alpha,
-      metadataColumns: [],
-    });
-    const reader = await c.runAndReadAll(
-      `SELECT * FROM (${sql}) AS hits LIMIT ${Math.max(1, Math.floor(limit))}`,
-      question.values,
-      question.types,
+    const sql = topSearchSql(
+      {
+        kbId: input.kbId,
+        dimensions: input.dimensions,
+        vectorTable: question.vectorTable,
+        termsTable: question.termsTable,
+        alpha: input.alpha,
+        metadataColumns: [],
+      },
+      limit,
     );
+    const reader = await c.runAndReadAll(sql, question.values, question.types);
     return (reader.getRowObjectsJS() as Record<string, unknown>[]).map((r) => ({
       id: String(r.id),
       chunkId: String(r.chunk_id),

@@ -6,6 +6,9 @@
  * (the suite's hostile strings: lone surrogates, NUL, empty, huge; or only stop words) and the weight of
  * keyword against vector. Beside it, a kill check: a SQL search that weighs keyword against vector
  * by the default 0.5, not by the knowledge base's own weight, is caught at the count `npm test` runs.
+ * Equal relevances come in one order on both paths (insert position, chunk index, then the chunk's
+ * place in its insert), including where the search on its own keeps only its top N (search.ts
+ * `topSearchSql`): an example with five alike documents in one insert.
  *
  * One store: a search reads DuckDB only; how the documents reached it is the rebuild property's
  * concern.
@@ -89,8 +92,11 @@ const defaultWeightInSql = () => {
 
 type World = typeof world extends fc.Arbitrary<infer W> ? W : never;
 
-/** Searched both ways, the knowledge base made from `docs` finds the same chunks with the same scores. */
-const bothPathsAgree = async ({ docs, question, alpha }: World) => {
+/**
+ * Searched both ways, the knowledge base made from `docs` finds the same chunks with the same
+ * scores; the SQL path's hits.
+ */
+const searchedBothWays = async ({ docs, question, alpha }: World) => {
   const project = `p_paths_${++counter}`;
   const kb = 'kb';
   await t.http.post('/api/projects').send({ name: project }).expect(201);
@@ -112,10 +118,20 @@ const bothPathsAgree = async ({ docs, question, alpha }: World) => {
     expect(h.distance).toBeCloseTo(sql[i]!.distance, 9);
     expect(h.relevance).toBeCloseTo(sql[i]!.relevance, 9);
   });
+  return sql;
 };
+const bothPathsAgree = async (w: World) => void (await searchedBothWays(w));
 
 it('given generated documents, questions and weights, when searched as a SQL table and on its own, then both find the same chunks in the same order with the same scores', async () => {
   await fc.assert(fc.asyncProperty(world, bothPathsAgree), { seed: SEED, numRuns: propertyRuns(RUNS) });
+});
+
+it('given documents of one insert alike, when searched both ways, then the equal chunks come in the order the insert holds them', async () => {
+  const docs = ['refund days', 'refund days', 'shipping order', 'refund days', 'refund days', 'refund days'];
+  for (const alpha of [0, 0.5, 1] as const) {
+    const sql = await searchedBothWays({ docs, question: 'refund days', alpha });
+    expect(sql.map((h) => h.id)).toEqual(['d0', 'd1', 'd3', 'd4', 'd5']);
+  }
 });
 
 it('kill check: a SQL search weighed by the default 0.5, not by the knowledge base, is caught', async () => {

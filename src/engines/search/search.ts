@@ -38,17 +38,30 @@ const weightOf = (alpha: number) => Math.min(1, Math.max(0, alpha));
  */
 export const searchesKeywords = (alpha: number) => weightOf(alpha) < 1;
 
-/** The SQL of a search: every chunk with its distance and relevance, the most relevant first. */
-export const searchSql = (s: KbSearch) => {
+/** What a search answers with before its distance and relevance, read from chunk `c`. */
+const PAYLOAD = 'c.DOC_ID AS id, c.CHUNK_ID AS chunk_id, c.CONTENT AS chunk_content, c.METADATA AS metadata';
+
+/**
+ * A search's order: the most relevant first; equal relevances by insert position and chunk index,
+ * then by row id (the chunk's place in its insert: chunks of two documents of one insert at the same
+ * index), so the order is one whatever DuckDB's sort, and a top N (`topSearchSql`) keeps the rows
+ * the whole order starts with.
+ */
+const order = (at: string) => `relevance DESC, ${at}.POSITION, ${at}.CHUNK_INDEX, ${at}.ROW_ID`;
+
+/**
+ * Every chunk with `columns` (read from chunk `c`), its distance and relevance, then `after`, in
+ * the search's order, then `tail` (a LIMIT).
+ */
+const rankingSql = (s: KbSearch, columns: string, after: string, tail: string) => {
   const t = kbTables(s.kbId);
-  const metadata = metadataColumnsSql(s.metadataColumns);
   const alpha = weightOf(s.alpha);
   if (!searchesKeywords(alpha))
-    return `SELECT c.DOC_ID AS id, c.CHUNK_ID AS chunk_id, c.CONTENT AS chunk_content, c.METADATA AS metadata,
+    return `SELECT ${columns},
       1 - array_cosine_similarity(c.EMBEDDING, q.V) AS distance,
-      greatest(array_cosine_similarity(c.EMBEDDING, q.V), 0) AS relevance${metadata}
+      greatest(array_cosine_similarity(c.EMBEDDING, q.V), 0) AS relevance${after}
     FROM ${t.chunks} AS c CROSS JOIN ${s.vectorTable} AS q
-    ORDER BY relevance DESC, c.POSITION, c.CHUNK_INDEX`;
+    ORDER BY ${order('c')}${tail}`;
   // The postings of the question's terms, read once (by term id: integers, not 70-odd strings a
   // chunk); each term's document frequency is counted from them, not from the whole terms table.
   // (The CTEs sit between this ORDER BY and a LIMIT over the view, so DuckDB sorts every chunk
@@ -63,13 +76,34 @@ export const searchSql = (s: KbSearch) => {
            FROM p JOIN df ON df.TERM_ID = p.TERM_ID CROSS JOIN st
            GROUP BY p.ROW_ID),
     best AS (SELECT max(score) AS top FROM bm)
-  SELECT c.DOC_ID AS id, c.CHUNK_ID AS chunk_id, c.CONTENT AS chunk_content, c.METADATA AS metadata,
+  SELECT ${columns},
       1 - array_cosine_similarity(c.EMBEDDING, q.V) AS distance,
       ${alpha} * greatest(array_cosine_similarity(c.EMBEDDING, q.V), 0)
-        + ${1 - alpha} * coalesce(bm.score / nullif(best.top, 0), 0) AS relevance${metadata}
+        + ${1 - alpha} * coalesce(bm.score / nullif(best.top, 0), 0) AS relevance${after}
     FROM ${t.chunks} AS c CROSS JOIN ${s.vectorTable} AS q CROSS JOIN best
     LEFT JOIN bm ON bm.ROW_ID = c.ROW_ID
-    ORDER BY relevance DESC, c.POSITION, c.CHUNK_INDEX`;
+    ORDER BY ${order('c')}${tail}`;
+};
+
+/** The SQL of a search: every chunk with its distance and relevance, the most relevant first. */
+export const searchSql = (s: KbSearch) => rankingSql(s, PAYLOAD, metadataColumnsSql(s.metadataColumns), '');
+
+/**
+ * The SQL of a search's `limit` most relevant chunks: the same rows, in the same order, as the first
+ * `limit` of `searchSql`. The chunks are ranked without their text and metadata, and only those kept
+ * are read whole, by DuckDB's own row number (`rowid`, `AT`: within one statement a row's place, so
+ * DuckDB reads those rows' row groups only) rather than every chunk's text carried through the sort.
+ */
+export const topSearchSql = (s: KbSearch, limit: number) => {
+  const ranked = rankingSql(
+    s,
+    'c.rowid AS AT, c.ROW_ID, c.POSITION, c.CHUNK_INDEX',
+    '',
+    ` LIMIT ${Math.max(1, Math.floor(limit))}`,
+  );
+  return `SELECT ${PAYLOAD}, r.distance, r.relevance${metadataColumnsSql(s.metadataColumns)}
+    FROM (${ranked}) AS r JOIN ${kbTables(s.kbId).chunks} AS c ON c.rowid = r.AT
+    ORDER BY ${order('r')}`;
 };
 
 export type MetadataColumn = { readonly name: string; readonly type: FieldType };
