@@ -17,7 +17,7 @@ export type A2aAgent = {
   }[];
 };
 
-export type A2aAnswer = RunAnswer;
+type A2aAnswer = RunAnswer;
 
 /**
  * Thrown by `ask` when the agent gave no answer: the run's failure kind (`aborted` when it was

@@ -8,7 +8,7 @@ import { asOfSql, textCallsLlm, tableRefsOf } from './asOfSql';
 import { runStream } from './state';
 
 /** A SELECT's answer as a replay compares it, or why it could not be read. */
-export type ReplayAnswer =
+type ReplayAnswer =
   | { readonly ok: true; readonly columns: readonly string[]; readonly rows: readonly (readonly unknown[])[] }
   | { readonly ok: false; readonly error: string };
 

@@ -1,7 +1,7 @@
 import { toMindsDbTimestamp } from '../shared/time';
 import type { AgentRow } from './projection';
 
-export type AgentView = Record<string, unknown> & { id: number; name: string };
+type AgentView = Record<string, unknown> & { id: number; name: string };
 export type PresentedAgent = { view: AgentView; version: bigint };
 
 /** A skill as an agent shows it (MindsDB's skill dict). */

@@ -138,7 +138,7 @@ export const parseRetryAfter = (headers: Headers, now = Date.now()): number | un
 };
 
 /** Replaces each secret in text the platform sent back, before it goes into an error message. */
-export const redact = (text: string, secrets: readonly (string | null | undefined)[]) =>
+const redact = (text: string, secrets: readonly (string | null | undefined)[]) =>
   secrets.reduce<string>((out, s) => (s ? out.split(s).join('***') : out), text);
 
 /** What a body said, for an error message: `: ` and a short single-line excerpt (secrets replaced), or nothing. */

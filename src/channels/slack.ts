@@ -37,7 +37,7 @@ type SlackConnection = {
   readonly signing_secret?: string | null;
 };
 
-export type SlackInbound =
+type SlackInbound =
   /** Slack checks the endpoint when it is configured: answer 200 with the challenge. */
   | { readonly kind: 'challenge'; readonly challenge: string }
   | { readonly kind: 'message'; readonly message: InboundMessage; readonly eventId: string | null }

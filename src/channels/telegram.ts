@@ -33,7 +33,7 @@ type TelegramConnection = { readonly token: string };
 /** Telegram refuses longer texts ("message is too long"); `deliver` sends longer answers in parts. */
 const TELEGRAM_MAX_TEXT = 4096;
 
-export type TelegramPollOptions = {
+type TelegramPollOptions = {
   /** Long-poll time: Telegram holds the request up to this long when nothing is waiting. Default 30. */
   readonly timeoutSeconds?: number;
   /** At most this many updates (1–100, Telegram's default 100). */
@@ -41,7 +41,7 @@ export type TelegramPollOptions = {
   readonly signal?: AbortSignal;
 };
 
-export type TelegramPoll = {
+type TelegramPoll = {
   readonly messages: InboundMessage[];
   /**
    * The offset for the next poll: one past the last update seen, messages or not, so ignored updates
@@ -51,7 +51,7 @@ export type TelegramPoll = {
   readonly nextOffset: number | null;
 };
 
-export type TelegramBot = { readonly id: string; readonly username: string | null; readonly name: string };
+type TelegramBot = { readonly id: string; readonly username: string | null; readonly name: string };
 
 export type TelegramUpdate =
   | { readonly kind: 'message'; readonly message: InboundMessage }

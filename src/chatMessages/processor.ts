@@ -7,7 +7,7 @@ import { conversationBefore, pendingMessages, type ChatMessageRow } from './proj
 import { runOnMessage, type ChatbotDirectory, type ChatbotInfo } from './service';
 
 /** An answer on its way out: the answer's id travels with it, so a receiver can drop a repeat. */
-export type OutboundAnswer = {
+type OutboundAnswer = {
   readonly chatId: string;
   readonly text: string;
   readonly answerId: string;

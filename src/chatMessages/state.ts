@@ -24,9 +24,9 @@ export const messageKey = (
 export const messageStream = (chatbotId: bigint | number, key: string) => `chat-${chatbotId}-${key}`;
 
 /** Where a message is in its life. */
-export type MessageStatus = 'received' | 'claimed' | 'failed' | 'answered' | 'delivered' | 'given_up';
+type MessageStatus = 'received' | 'claimed' | 'failed' | 'answered' | 'delivered' | 'given_up';
 
-export type Claim = {
+type Claim = {
   readonly claimId: string;
   readonly node: string;
   readonly purpose: 'answer' | 'deliver';

@@ -43,5 +43,5 @@ export const admission = (o: {
   };
 };
 
-export type Admission = ReturnType<typeof admission>;
+type Admission = ReturnType<typeof admission>;
 export type Ticket = ReturnType<Admission['admit']>;

@@ -7,7 +7,7 @@ import type { SqlAnswer, SqlContext, SqlEngine } from './engine';
  * writes in first (its connection values, its own catalog tables). `asWritten`: nothing of the
  * dialect is in the text, so its rows may stream straight from the engine.
  */
-export type DialectReading =
+type DialectReading =
   | { kind: 'engine'; sql: string; asWritten: boolean }
   | { kind: 'answered'; answer: (signal?: AbortSignal) => Promise<SqlAnswer> };
 

@@ -6,7 +6,7 @@
 import type { ErrorAnswer, SqlContext, TableAnswer, TableRows } from '../shared/sqlAnswers';
 
 export type { ErrorAnswer, SqlContext, TableAnswer } from '../shared/sqlAnswers';
-export type OkAnswer = { type: 'ok'; affected_rows?: number | null };
+type OkAnswer = { type: 'ok'; affected_rows?: number | null };
 export type SqlAnswer = (TableAnswer | OkAnswer | ErrorAnswer) & { context: SqlContext };
 
 /**
@@ -15,7 +15,7 @@ export type SqlAnswer = (TableAnswer | OkAnswer | ErrorAnswer) & { context: SqlC
  * chunk), and stops asking when the client leaves or its row limit is reached (it then calls
  * `return()` on the iterator: the engine must release the query there).
  */
-export type TableStream = TableRows & { context: SqlContext };
+type TableStream = TableRows & { context: SqlContext };
 export type StreamAnswer = TableStream | ((OkAnswer | ErrorAnswer) & { context: SqlContext });
 
 /** An error a `rows` iterator throws mid-result carries the code the client is sent (1105 if none). */

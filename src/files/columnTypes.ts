@@ -2,10 +2,10 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent } from '../shared/quoting';
 
 /** Types a text column can take, tried in order; the first that fits nearly every value wins. */
-export const CANDIDATES = ['BOOLEAN', 'BIGINT', 'DOUBLE', 'DATE', 'TIMESTAMP'] as const;
+const CANDIDATES = ['BOOLEAN', 'BIGINT', 'DOUBLE', 'DATE', 'TIMESTAMP'] as const;
 export type Candidate = (typeof CANDIDATES)[number];
 /** A column keeps a type when at most this share of its non-empty cells fail to convert (they load as null). */
-export const TOLERATED_INVALID = 0.02;
+const TOLERATED_INVALID = 0.02;
 
 /** Above this many columns, type checks go through one UNPIVOT instead of one wide SELECT. */
 const WIDE = 64;
@@ -153,7 +153,7 @@ export type Sampling = {
   readonly possible: typeof stillPossible;
 };
 
-export const DEFAULT_SAMPLING: Sampling = { minRows: 100_000, share: 0.05, possible: stillPossible };
+const DEFAULT_SAMPLING: Sampling = { minRows: 100_000, share: 0.05, possible: stillPossible };
 
 /**
  * The sample's rows and the bound it rules types out by are taken from an estimate of the rows

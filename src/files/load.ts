@@ -93,7 +93,7 @@ const SCALAR_TYPE =
  * back are recorded: a struct with an unnamed field prints as `STRUCT(BIGINT)`, which it cannot
  * read again (that one event made every start of the service fail). Nested values load as JSON.
  */
-export const recordableType = (duckType: string) => (SCALAR_TYPE.test(duckType) ? duckType : 'JSON');
+const recordableType = (duckType: string) => (SCALAR_TYPE.test(duckType) ? duckType : 'JSON');
 
 /** A JSON file's top-level keys become column names: each must be one (not empty, no NUL). */
 const checkJsonKeys = async (c: DuckDBConnection, path: string, format: FileFormat, maxColumns: number) => {
@@ -224,7 +224,7 @@ const ESTIMATE_HEAD_BYTES = 64 * 1024;
  * 64 KiB (its size when they hold no line break: more than it can have). Only an estimate: what is
  * decided by it is checked against the counted rows (columnTypes.ts).
  */
-export const estimateRows = async (path: string) => {
+const estimateRows = async (path: string) => {
   const handle = await fs.promises.open(path, 'r');
   try {
     const { size } = await handle.stat();

@@ -5,7 +5,7 @@ import { nameKey } from '../shared/names';
 import { currentRequest } from '../shared/requestContext';
 
 /** Bytes between two progress lines of one upload: a 1 GiB file logs sixteen. */
-export const UPLOAD_PROGRESS_EVERY_BYTES = 64 * 1024 * 1024;
+const UPLOAD_PROGRESS_EVERY_BYTES = 64 * 1024 * 1024;
 
 const mib = (bytes: number) => Math.round((bytes / (1024 * 1024)) * 10) / 10;
 

@@ -33,7 +33,7 @@ export type RouteResponses = Record<
 >;
 type AnyObjectSchema = z.ZodObject<z.ZodRawShape>;
 
-export type RouteInput<P, Q, B> = {
+type RouteInput<P, Q, B> = {
   params: P;
   query: Q;
   body: B;

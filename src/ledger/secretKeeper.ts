@@ -12,7 +12,7 @@ import type { SecretVault } from './secretVault';
  * creation; later events carry it in the field their contract declares: `agentId`, `skillId`…); its
  * secrets are sealed under each name it had, so every one of those is forgotten.
  */
-export type SealedResource = {
+type SealedResource = {
   readonly stream: string;
   readonly eventType: string;
   readonly name: string;

@@ -32,7 +32,7 @@ type VerifyLogOptions = {
   readonly checkpointNoteOf?: (event: RecordedEventLike) => string | undefined;
 };
 
-export type VerifyProblem =
+type VerifyProblem =
   /** A checkpoint is malformed, of another origin, or not signed by a trusted key. */
   | 'checkpoint-invalid'
   /** The events before a checkpoint's size are not the ones it signed: edited, deleted, inserted or reordered. */
@@ -48,7 +48,7 @@ export type VerifyProblem =
   /** A log long enough to have checkpoints holds none: witness.ts. */
   | 'no-checkpoints';
 
-export type CheckpointSummary = {
+type CheckpointSummary = {
   readonly treeSize: number;
   readonly rootHash: string;
   readonly timestamp: string;

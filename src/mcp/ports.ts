@@ -12,7 +12,7 @@ export type McpSqlAnswer =
   | { readonly type: 'ok'; readonly affected_rows?: number | null }
   | { readonly type: 'error'; readonly error_code: number; readonly error_message: string };
 
-export type AgentAnswer = {
+type AgentAnswer = {
   readonly traceId: string;
   readonly answer: string;
   readonly sql: readonly string[];
@@ -35,7 +35,7 @@ export class AgentAskFailed extends Error {
 }
 
 /** The inclusion proof of one event against the latest signed checkpoint (GET /api/audit/proof/{position}). */
-export type InclusionProof = {
+type InclusionProof = {
   readonly leaf_index: number;
   readonly tree_size: number;
   readonly leaf_hash: string;

@@ -49,7 +49,7 @@ export const argumentsOf = (target: string, args: unknown): { arguments: string;
 };
 
 /** The content of a tool result, as MCP carries it. */
-export type ToolContent = { type: 'text'; text: string };
+type ToolContent = { type: 'text'; text: string };
 
 /** A tool result before its `_meta` (the record of the call) is added: what the answer hash covers. */
 export type ToolAnswer = {

@@ -33,7 +33,7 @@ export type SessionView = {
   readonly protocolVersion: string | null;
 };
 
-export type CallOutcome = McpCallRecorded['data']['outcome'];
+type CallOutcome = McpCallRecorded['data']['outcome'];
 
 /** What the server answered, and what the record says of it. */
 export type Completed<R extends object = object> = {

@@ -29,7 +29,7 @@ import type { Caller, Completed, McpCalls } from './service';
 const ACCESS_DENIED = 1227;
 
 /** What a tool is given besides its arguments. */
-export type ToolContext = {
+type ToolContext = {
   readonly caller: Caller;
   readonly signal: AbortSignal;
   /** Tells the client how far a long call is (MCP progress notifications), when it asked to be told. */
@@ -39,7 +39,7 @@ export type ToolContext = {
 /** What a tool did: its answer, and what its record says (a call's record without the result). */
 export type ToolDone = Omit<Completed, 'result'> & { readonly answer: ToolAnswer };
 
-export type ToolAnnotations = {
+type ToolAnnotations = {
   readonly title: string;
   readonly readOnlyHint: boolean;
   readonly destructiveHint: boolean;

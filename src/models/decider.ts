@@ -38,7 +38,7 @@ export type Definition = {
 };
 
 /** What a training learnt, as DESCRIBE shows it (the `ModelTrained` event's description fields). */
-export type TrainingDescription = Pick<
+type TrainingDescription = Pick<
   ModelTrained['data'],
   'task' | 'targetType' | 'targetTypeSource' | 'targetDtype'
 >;

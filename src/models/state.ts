@@ -5,7 +5,7 @@ import { deletingEach } from '../shared/resourceState';
 import { nameKey } from '../shared/names';
 import type { TimeSeriesSettings } from './options';
 
-export type ModelStatus = 'generating' | 'training' | 'complete' | 'error';
+type ModelStatus = 'generating' | 'training' | 'complete' | 'error';
 
 /** Rows a version learns from: `query` run in `sourceDatabase`. */
 export type TrainingData = { readonly sourceDatabase: string; readonly query: string };

@@ -26,7 +26,7 @@ export type ResourceCreated = {
 };
 
 /** The cells every project resource's row starts with, from the event that created it. */
-export const createdCells = ({ meta, data }: ResourceCreated) => ({
+const createdCells = ({ meta, data }: ResourceCreated) => ({
   ID: meta.position,
   NAME: data.name,
   PROJECT: data.project,

@@ -1,8 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** Which door a request came in by. */
-export type Interface =
-  'rest' | 'sql' | 'mysql' | 'postgres' | 'agent' | 'chatbot' | 'job' | 'trigger' | 'system';
+type Interface = 'rest' | 'sql' | 'mysql' | 'postgres' | 'agent' | 'chatbot' | 'job' | 'trigger' | 'system';
 
 /** Who caused what a request does: a user, one of their access tokens, or (auth off) a client address. */
 export type Actor = { readonly kind: 'user' | 'token' | 'address' | 'system'; readonly id: string };
@@ -33,7 +32,7 @@ export type RequestContext = {
 };
 
 /** The global position of the last event a request appended; null while it appended none. */
-export type AppendedByRequest = { last: bigint | null };
+type AppendedByRequest = { last: bigint | null };
 
 const storage = new AsyncLocalStorage<RequestContext>();
 

@@ -29,7 +29,7 @@ export class SqlSyntaxError extends Error {
  *   "identifiers" (doubled quotes inside, no backslash escapes), `$name` placeholders, line comments
  *   ending at \n or \r, block comments that nest.
  */
-export type TokenKind =
+type TokenKind =
   | 'blank'
   | 'comment'
   /** A run of letters, digits and `_` (and `$` inside, in DuckDB): keywords, names and (but in `mysql-client`) numbers. */

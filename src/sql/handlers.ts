@@ -29,7 +29,7 @@ export type StatementContext = {
 
 type StatementAnswer = OkAnswer | TableAnswer;
 
-export type StatementHandler<K extends StatementKindName> = (
+type StatementHandler<K extends StatementKindName> = (
   statement: StatementOf<K>,
   context: StatementContext,
 ) => Promise<StatementAnswer>;

@@ -31,7 +31,7 @@ export type BlobStore = {
   close(): Promise<void>;
 };
 
-export type LockedBlob = {
+type LockedBlob = {
   /** Moves a verified temporary file into place (and into PostgreSQL when shared). */
   put(tempPath: string, format: string): Promise<string>;
   /** Removes the bytes: every local copy, and the PostgreSQL copy. */

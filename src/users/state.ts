@@ -15,7 +15,7 @@ export type User = {
   readonly createdAt: string;
 };
 
-export type AccessToken = {
+type AccessToken = {
   readonly tokenId: string;
   readonly userId: number;
   readonly user: string;

@@ -27,7 +27,7 @@ export const DEFAULT_RUN_LIMITS: RunLimits = {
 export type RunFailureKind =
   LlmErrorKind | 'tool_errors' | 'max_steps' | 'empty_answer' | 'internal' | 'refused';
 
-export type ToolCallSummary = { readonly id: string; readonly name: string; readonly arguments: string };
+type ToolCallSummary = { readonly id: string; readonly name: string; readonly arguments: string };
 
 /**
  * What `onEvent` receives, in this order for one run:

@@ -1,5 +1,5 @@
 /** The document kinds this engine converts to markdown sections. */
-export const documentKinds = ['pdf', 'docx', 'html', 'md', 'txt'] as const;
+const documentKinds = ['pdf', 'docx', 'html', 'md', 'txt'] as const;
 export type DocumentKind = (typeof documentKinds)[number];
 
 export const isDocumentKind = (format: string): format is DocumentKind =>

@@ -22,7 +22,7 @@ export type LlmQueryBudget = {
  */
 
 /** One row's values, by the names the function's arguments give them (text, or NULL). */
-export type ContextRow = Readonly<Record<string, string | null>>;
+type ContextRow = Readonly<Record<string, string | null>>;
 /** A row of LLM_FILTER or LLM_RERANK: the prompt, and the row's values. */
 export type ContextItem = { readonly prompt: string; readonly context: ContextRow };
 /** A group of LLM_REDUCE: the prompt, and the group's rows (sorted: their order is not the group's). */

@@ -9,7 +9,7 @@ import type { ChatMessage } from './types';
  */
 
 const LLM_MODES = ['default', 'conversational', 'conversational-full', 'json_struct'] as const;
-export type LlmMode = (typeof LLM_MODES)[number];
+type LlmMode = (typeof LLM_MODES)[number];
 
 export type LlmModelSpec = {
   readonly mode: LlmMode;

@@ -11,14 +11,14 @@ export type ToolCall = {
   readonly arguments: string;
 };
 
-export type SystemMessage = { readonly role: 'system'; readonly content: string };
-export type UserMessage = { readonly role: 'user'; readonly content: string };
+type SystemMessage = { readonly role: 'system'; readonly content: string };
+type UserMessage = { readonly role: 'user'; readonly content: string };
 export type AssistantMessage = {
   readonly role: 'assistant';
   readonly content: string | null;
   readonly toolCalls?: readonly ToolCall[];
 };
-export type ToolMessage = { readonly role: 'tool'; readonly toolCallId: string; readonly content: string };
+type ToolMessage = { readonly role: 'tool'; readonly toolCallId: string; readonly content: string };
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
 
 /** A function the model may call: `parameters` is a JSON Schema object. */

@@ -15,7 +15,7 @@ export type BinnedFeatures = {
   cuts: Float64Array[];
 };
 
-export const MAX_BINS = 255;
+const MAX_BINS = 255;
 /** Quantiles are read on at most this many training rows (LightGBM's bin_construct_sample_cnt). */
 const QUANTILE_SAMPLE = 200_000;
 

@@ -47,7 +47,7 @@ export const MAX_STOP_ROWS = 25_000;
  * 100k. Trees of half the rows cost half the histogram passes and lose little: boosting averages
  * over many of them.
  */
-export const rowsPerTreeFor = (trainRows: number) =>
+const rowsPerTreeFor = (trainRows: number) =>
   Math.min(trainRows, Math.max(20_000, Math.min(100_000, Math.floor(trainRows / 2))));
 
 /** At most `max` of `rows`, a seeded sample: in ascending order, or in the shuffle's order. */

@@ -19,7 +19,7 @@ export type GbdtModel = {
   trees: Tree[][];
 };
 
-export const evalTree = (tree: Tree, x: Float64Array, offset: number) => {
+const evalTree = (tree: Tree, x: Float64Array, offset: number) => {
   let i = 0;
   while (tree.f[i]! >= 0) {
     const v = x[offset + tree.f[i]!]!;

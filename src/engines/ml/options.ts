@@ -13,7 +13,7 @@ const integer = (min: number, max: number) =>
 const columnList = z.preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(z.string().min(1)).max(16));
 
 /** Training options as they arrive from SQL `USING …` / the API: checked here, at the boundary. */
-export const trainOptionsSchema = z.object({
+const trainOptionsSchema = z.object({
   seed: integer(0, 2 ** 32 - 1).optional(),
   maxRounds: integer(1, 10_000).optional(),
   /** Overrides the inferred task: classes, or a number. */

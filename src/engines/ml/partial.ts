@@ -21,7 +21,7 @@ import { featureNames } from './dataset';
 import { sampleOf, seededRandom } from './random';
 
 /** Neighbours a missing input is filled from (and predictions averaged over). */
-export const NEIGHBOURS = 16;
+const NEIGHBOURS = 16;
 /** Training rows kept to fill missing inputs from: at most this many, and at most this many cells. */
 const MAX_REFERENCE_ROWS = 2000;
 const MAX_REFERENCE_CELLS = 60_000;
@@ -41,10 +41,10 @@ export const MAX_MASKED_CALIBRATION = 1000;
 export const MASKED_SHARES = [0.25, 0.5] as const;
 
 /** A cell of a row, as the model sees it. */
-export const KNOWN = 0;
+const KNOWN = 0;
 export const MISSING = 1;
-export const UNSEEN = 2;
-export const OUT_OF_RANGE = 3;
+const UNSEEN = 2;
+const OUT_OF_RANGE = 3;
 
 export type PartialColumn = {
   column: string;
@@ -759,10 +759,10 @@ export const makePartial = (p: PartialModel, encodings: readonly ColumnEncoding[
 };
 
 /** Python's json.dumps of a list of strings. */
-export const pythonList = (names: readonly string[]) => `[${names.map((n) => JSON.stringify(n)).join(', ')}]`;
+const pythonList = (names: readonly string[]) => `[${names.map((n) => JSON.stringify(n)).join(', ')}]`;
 
 /** What `<target>_explain` adds for a row whose inputs were not all known. */
-export const partialExplain = (
+const partialExplain = (
   missing: readonly string[],
   unseen: readonly string[],
   outOfRange: readonly string[],

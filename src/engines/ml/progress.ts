@@ -3,7 +3,7 @@
  * training, across phases; each phase owns a fixed share. A report is sent only when the phase
  * changes or `done` has risen by at least 6, so a training sends twenty at most.
  */
-export type TrainingPhase = 'reading' | 'encoding' | 'training' | 'calibrating';
+type TrainingPhase = 'reading' | 'encoding' | 'training' | 'calibrating';
 export type TrainingProgress = { phase: TrainingPhase; done: number; total: number };
 export type OnProgress = (progress: TrainingProgress) => void;
 

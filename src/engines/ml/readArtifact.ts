@@ -10,7 +10,7 @@ const header = z.object({
   training: z.object({ rows: z.number(), accuracy: z.number(), metric: z.string() }),
 });
 
-export class ArtifactError extends Error {}
+class ArtifactError extends Error {}
 
 /**
  * Reads a stored artifact (either schema), checking the header it is dispatched on. A schema this

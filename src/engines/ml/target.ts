@@ -14,7 +14,7 @@ export type TargetPlan = {
   source: 'inferred' | 'option';
 };
 
-export class TargetTypeError extends Error {}
+class TargetTypeError extends Error {}
 
 /**
  * Numbers with fewer than this many distinct values are classes, as in Lightwood's type inference

@@ -43,7 +43,7 @@ const TAU = 2 * Math.PI;
  * A cycle is used only when the history covers it at least twice: over a partial year, a yearly
  * cycle would only mimic the trend and mislead forecasts into the months never seen.
  */
-export type CalendarCycle = 'weekday' | 'year' | 'hour';
+type CalendarCycle = 'weekday' | 'year' | 'hour';
 
 const calendarOf = (kind: 'date' | 'number', interval: number, span: number): CalendarCycle[] => {
   if (kind !== 'date') return [];
@@ -512,7 +512,7 @@ const mergeSorted = (a: readonly number[], b: readonly number[]) => {
  * quantile for all), as isotonic regression pools adjacent violators. Each width stays a split-
  * conformal quantile of held-out errors at that level, so each step keeps its coverage.
  */
-export const horizonHalfWidths = (steps: readonly { scores: readonly number[] }[], c: number) => {
+const horizonHalfWidths = (steps: readonly { scores: readonly number[] }[], c: number) => {
   const blocks: { scores: readonly number[]; width: number; count: number }[] = [];
   for (const step of steps) {
     let block = { scores: step.scores, width: conformalHalfWidth(step.scores, c), count: 1 };

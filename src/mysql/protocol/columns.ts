@@ -1,7 +1,7 @@
 import { Charset, ColumnFlag, ColumnType } from './constants';
 
 /** How the cells of one column are written: chosen once per column from its DuckDB type. */
-export type CellKind =
+type CellKind =
   | 'integer'
   | 'boolean'
   | 'decimal'

@@ -44,7 +44,7 @@ export type Statement =
 export type LocalStatement = Exclude<Statement, { kind: 'engine' }>;
 
 /** MySQL's functions of the connection, which the engine does not know (or answers as DuckDB). */
-export const CONNECTION_FUNCTIONS = [
+const CONNECTION_FUNCTIONS = [
   'DATABASE',
   'SCHEMA',
   'USER',

@@ -20,10 +20,10 @@ import { fromFunctionEdits } from './fromFunctions';
  */
 
 /** One column as the engine's information_schema.COLUMNS lists it. */
-export type ListedColumn = { schema: string; table: string; column: string; type: string };
+type ListedColumn = { schema: string; table: string; column: string; type: string };
 
 /** A table the engine lists as a view (information_schema.TABLES), with its query when known. */
-export type ListedView = { schema: string; table: string; definition: string | null };
+type ListedView = { schema: string; table: string; definition: string | null };
 
 /** What the engine lists: its databases (some without tables), their tables' columns, and which tables are views. */
 export type Listing = { databases: string[]; columns: ListedColumn[]; views: ListedView[] };

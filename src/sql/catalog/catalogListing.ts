@@ -109,7 +109,7 @@ export const catalogListingViews = (n: CatalogNames): { TABLES: string; COLUMNS:
 };
 
 /** The catalog's two faces, by the name a query reads them by (information_schema.<name>). */
-export const CATALOG_FACES = ['TABLES', 'COLUMNS'] as const;
+const CATALOG_FACES = ['TABLES', 'COLUMNS'] as const;
 export type CatalogFace = (typeof CATALOG_FACES)[number];
 export const catalogFaceOf = (table: string): CatalogFace | undefined =>
   CATALOG_FACES.find((f) => f === table.toUpperCase());

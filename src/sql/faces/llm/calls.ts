@@ -34,14 +34,14 @@ import { SqlError, SqlErrorCode } from '../../errors';
  */
 
 /** Where in the outer SELECT a function's calls are answered. */
-export type CallPlace = 'columns' | 'where' | 'orderBy';
+type CallPlace = 'columns' | 'where' | 'orderBy';
 
 /**
  * What the first pass reads. `grouped`: the statement itself (its GROUP BY, ORDER BY and LIMIT
  * kept: `LIMIT 10` asks ten prompts); `rows`: the rows of its FROM and WHERE, without what the
  * function decides (a filter, an order, a limit over the ranking).
  */
-export type FirstPass = 'grouped' | 'rows';
+type FirstPass = 'grouped' | 'rows';
 
 /** One LLM function, as the planner needs it. */
 export type LlmFunctionSpec = {

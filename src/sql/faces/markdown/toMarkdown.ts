@@ -9,7 +9,7 @@ import { isDocumentKind } from '../../../engines/documents/types';
  * each call is converted before the query reads, and read by the query from a variable of the
  * connection in the call's place. No LLM: the document's own text layer (src/engines/documents).
  */
-export type MarkdownSource = { kind: 'file'; name: string } | { kind: 'url'; url: string };
+type MarkdownSource = { kind: 'file'; name: string } | { kind: 'url'; url: string };
 
 export type MarkdownFunctionPlan = {
   /** The distinct documents the statement converts; the i-th is read from `variableOf(i)`. */
