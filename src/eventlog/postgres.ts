@@ -4,7 +4,7 @@ import type { RecordedEvent } from '../../events';
 import type { Clock } from '../shared/time';
 import { appendWithOneStatement, type AppendedPositions } from './postgresAppend';
 import { appendNewsFeed } from './postgresNews';
-import { extendEmmettSchema } from './postgresSchema';
+import { analyzeIfNeverAnalyzed, extendEmmettSchema } from './postgresSchema';
 import { keyedMutex } from './queue';
 import { fromStored, prepareForAppend, toRecorded, type StoredMetadata } from './registry';
 import { AppendRefused, StreamVersionConflict, type EventLog, type LogCursor } from './types';
@@ -71,6 +71,23 @@ const afterCursor = (after: LogCursor, first: number): { sql: string; params: st
   if (after.position > 0n)
     return { sql: `AND m.global_position > $${first}::bigint`, params: [after.position.toString()] };
   return { sql: '', params: [] };
+};
+
+/**
+ * readAll's statement: the next `limit` committed rows after a cursor, in the tail's order (its
+ * index, `mindledger_messages_tail`). Exported for the spec of its plan.
+ */
+export const pageAfter = (after: LogCursor, limit: number): { text: string; values: unknown[] } => {
+  const from = afterCursor(after, 2);
+  return {
+    // Columns come back as text, so ORDER BY names the table's.
+    text: `SELECT ${MESSAGE_COLUMNS}
+             FROM emt_messages m
+            WHERE m.is_archived = FALSE AND ${committedHorizon} ${from.sql}
+            ORDER BY m.transaction_id, m.global_position
+            LIMIT $1`,
+    values: [limit, ...from.params],
+  };
 };
 
 /** How long unreadFloor waits for transactions running now to end before it answers conservatively. */
@@ -207,6 +224,7 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
   try {
     await store.schema.migrate();
     await extendEmmettSchema(reader);
+    await analyzeIfNeverAnalyzed(reader);
   } catch (error) {
     await Promise.all([storePool.end(), reader.end(), writer.end()]).catch(() => undefined);
     throw error;
@@ -252,16 +270,8 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
     },
 
     readAll: async (after: LogCursor, limit: number) => {
-      const from = afterCursor(after, 2);
-      const rows = await readRows(
-        // Columns come back as text, so ORDER BY names the table's.
-        `SELECT ${MESSAGE_COLUMNS}
-           FROM emt_messages m
-          WHERE m.is_archived = FALSE AND ${committedHorizon} ${from.sql}
-          ORDER BY m.transaction_id, m.global_position
-          LIMIT $1`,
-        [limit, ...from.params],
-      );
+      const page = pageAfter(after, limit);
+      const rows = await readRows(page.text, page.values);
       const last = rows[rows.length - 1];
       return {
         events: rows.map(rowToRecorded),
