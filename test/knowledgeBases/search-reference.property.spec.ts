@@ -230,26 +230,13 @@ it(
   TIMEOUT_MS,
 );
 
-it(
-  'kill check: postings a deletion or replacement leaves behind (a stale document frequency) are caught',
-  async () => {
-    const restore = postingsLeftBehind();
-    try {
-      await expectCaught(fc.asyncProperty(world, searchEqualsReference), {
-        seed: SEED,
-        numRuns: propertyRuns(RUNS),
-      });
-    } finally {
-      restore();
-    }
-  },
-  TIMEOUT_MS,
-);
-
-it(
-  'kill check: a compaction that loses postings is caught',
-  async () => {
-    const restore = compactionLosingPostings();
+it.each([
+  ['postings a deletion or replacement leaves behind (a stale document frequency)', postingsLeftBehind],
+  ['a compaction that loses postings', compactionLosingPostings],
+])(
+  'kill check: %s, caught',
+  async (_bug, mutate) => {
+    const restore = mutate();
     try {
       await expectCaught(fc.asyncProperty(world, searchEqualsReference), {
         seed: SEED,
