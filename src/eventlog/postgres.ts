@@ -90,6 +90,37 @@ export const pageAfter = (after: LogCursor, limit: number): { text: string; valu
   };
 };
 
+/**
+ * eventIdAt's statement. Committed rows only (this statement's snapshot), without the horizon
+ * readAll keeps: the event was read once, so it is committed; the horizon may dip below it for a
+ * moment. By the position's index (`mindledger_messages_position`); exported for the spec of its plan.
+ */
+export const eventIdAtQuery = (position: bigint): { text: string; values: unknown[] } => ({
+  text: `SELECT m.message_id FROM emt_messages m
+          WHERE m.is_archived = FALSE AND m.global_position = $1::bigint`,
+  values: [position.toString()],
+});
+
+/**
+ * readPage's statement: the next `limit` committed rows after a position, in the position's order
+ * (its index, `mindledger_messages_position`). Exported for the spec of its plan.
+ */
+export const pageAfterPosition = (options: {
+  after: bigint;
+  limit: number;
+  stream?: string;
+}): { text: string; values: unknown[] } => ({
+  text: `SELECT ${MESSAGE_COLUMNS}
+           FROM emt_messages m
+          WHERE m.is_archived = FALSE AND ${committedHorizon} AND m.global_position > $1::bigint
+                ${options.stream ? 'AND m.stream_id = $3' : ''}
+          ORDER BY m.global_position
+          LIMIT $2`,
+  values: options.stream
+    ? [options.after.toString(), options.limit, options.stream]
+    : [options.after.toString(), options.limit],
+});
+
 /** How long unreadFloor waits for transactions running now to end before it answers conservatively. */
 const FLOOR_WAIT_MS = 5_000;
 
@@ -288,27 +319,14 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
     },
 
     eventIdAt: async (position) => {
-      // Committed rows only (this statement's snapshot), without the horizon readAll keeps: the event
-      // was read once, so it is committed; the horizon may dip below it for a moment.
-      const { rows } = await read<{ message_id: string }>(
-        `SELECT m.message_id FROM emt_messages m
-          WHERE m.is_archived = FALSE AND m.global_position = $1::bigint`,
-        [position.toString()],
-      );
+      const query = eventIdAtQuery(position);
+      const { rows } = await read<{ message_id: string }>(query.text, query.values);
       return rows[0]?.message_id ?? null;
     },
 
-    readPage: async ({ after, limit, stream }) => {
-      const rows = await readRows(
-        `SELECT ${MESSAGE_COLUMNS}
-           FROM emt_messages m
-          WHERE m.is_archived = FALSE AND ${committedHorizon} AND m.global_position > $1::bigint
-                ${stream ? 'AND m.stream_id = $3' : ''}
-          ORDER BY m.global_position
-          LIMIT $2`,
-        stream ? [after.toString(), limit, stream] : [after.toString(), limit],
-      );
-      return rows.map(rowToRecorded);
+    readPage: async (options) => {
+      const page = pageAfterPosition(options);
+      return (await readRows(page.text, page.values)).map(rowToRecorded);
     },
 
     exclusive: (stream, work) => perStream(stream, work),
