@@ -1,14 +1,23 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { questionTables } from '../../../engines/search/question';
-import { emptySql, listSql, searchSql, type MetadataColumn } from '../../../engines/search/search';
+import {
+  emptySql,
+  listSql,
+  searchSql,
+  topSearchSql,
+  type MetadataColumn,
+} from '../../../engines/search/search';
 import { kbTables, KB_SCHEMA, type FieldType } from '../../../engines/search/layout';
 import { quoteIdent, quoteString } from '../../../shared/quoting';
 import {
   replaceableConjuncts,
   type Conjunct,
+  conjunctsOf,
   constantValue,
+  eachNode,
   isNode,
   nodeAt,
+  nodesAt,
   requiredNodeAt,
   stringsAt,
   walk,
@@ -42,6 +51,11 @@ export type KnowledgeBaseSearch = {
   readonly hybrid: SearchTerm | null;
   /** `relevance_threshold = x`: only chunks at least this relevant. */
   readonly threshold: SearchTerm | null;
+  /**
+   * The query's LIMIT when its answer is the search's first rows whatever the rest (`topN`): the
+   * view then holds only those, ranked without their text (`topSearchSql`). Null: every chunk.
+   */
+  readonly top: number | null;
 };
 
 /** What running a search needs from the knowledge bases capability (the question's embedding). */
@@ -142,6 +156,63 @@ const numberOf = (value: unknown, what: string) => {
   return n;
 };
 
+/** Expressions whose value may depend on other rows than their own (aggregates, windows, subqueries). */
+const SET_WIDE = new Set(['FUNCTION', 'WINDOW', 'SUBQUERY', 'AGGREGATE']);
+
+const lastName = (e: AstNode | undefined) => {
+  const names = e?.class === 'COLUMN_REF' ? stringsAt(e, 'column_names') : [];
+  return names[names.length - 1]?.toLowerCase();
+};
+
+/**
+ * Whether `n` is `relevance DESC`, the search's own order (ties ordered by the search too), in
+ * `select`: a select-list expression named `relevance` that is not that column is what DuckDB
+ * would order by.
+ */
+const isSearchOrder = (n: AstNode, select: AstNode) =>
+  n.type === 'DESCENDING' &&
+  lastName(nodeAt(n, 'expression')) === 'relevance' &&
+  nodesAt(select, 'select_list').every(
+    (e) => String(e.alias).toLowerCase() !== 'relevance' || lastName(e) === 'relevance',
+  );
+
+/**
+ * Whether a query's answer is its LIMIT's first rows of the search, whatever the rows after them:
+ * one object, so that a spec can switch it off, or break one of its rules (a kill check).
+ */
+export const topN = {
+  /**
+   * The LIMIT of `select` (a whole statement's SELECT, reading the knowledge base alone) when
+   * taking that many of the search's rows first cannot change its answer: its WHERE holds only the
+   * search's conditions (`searchOnly`: every other is read over the view, after any top N), its
+   * rows are the view's one for one (no GROUP BY, HAVING, aggregate, window, DISTINCT, QUALIFY,
+   * sample, OFFSET), and its order is none (the view's) or the search's (`relevance DESC`). A
+   * threshold needs no rule: the rows it keeps start the search's order. Null otherwise.
+   */
+  limitOf: (select: AstNode, searchOnly: boolean): number | null => {
+    if (!searchOnly || nodesAt(select, 'group_expressions').length > 0) return null;
+    if (select.aggregate_handling !== 'STANDARD_HANDLING') return null;
+    if (select.having || select.qualify || select.sample || nodeAt(select, 'from_table')?.sample) return null;
+    let setWide = false;
+    eachNode(select.select_list, (n) => void (setWide ||= SET_WIDE.has(String(n.class))));
+    if (setWide) return null;
+    let limit: number | null = null;
+    for (const m of nodesAt(select, 'modifiers')) {
+      if (m.type === 'ORDER_MODIFIER') {
+        const orders = nodesAt(m, 'orders');
+        if (orders.length !== 1 || !isSearchOrder(orders[0]!, select)) return null;
+      } else if (m.type === 'LIMIT_MODIFIER') {
+        const count = nodeAt(m, 'limit');
+        if (nodeAt(m, 'offset') || count?.class !== 'CONSTANT') return null;
+        const n = constantValue(count);
+        if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return null;
+        limit = n;
+      } else return null;
+    }
+    return limit;
+  },
+};
+
 /**
  * Cuts each knowledge base's search out of the query: in the SELECT whose FROM names it, the
  * conditions `content = '…'`, `hybrid_search_alpha = x`, `hybrid_search = true|false` and
@@ -161,6 +232,8 @@ export const planKnowledgeBaseSearches = async (
     let alpha: SearchTerm | null = null;
     let hybrid: SearchTerm | null = null;
     let threshold: SearchTerm | null = null;
+    /** The TRUEs put in place of the search's conditions: a WHERE of these only filters nothing. */
+    const trues = new Set<AstNode>();
     const cut = ({ condition, replace }: Conjunct) => {
       const eq = equality(condition);
       if (!eq || (eq.qualifier !== null && eq.qualifier !== alias)) return;
@@ -175,13 +248,19 @@ export const planKnowledgeBaseSearches = async (
       else if (eq.column === 'hybrid_search') hybrid = eq.term;
       else if (eq.column === 'relevance_threshold') threshold = eq.term;
       else return;
-      replace(trueConstant());
+      const made = trueConstant();
+      trues.add(made);
+      replace(made);
     };
     await walk(statement, (n) => {
       if (n.type === 'SELECT_NODE' && contains(n.from_table, ref.node))
         for (const conjunct of replaceableConjuncts(nodeAt(n, 'where_clause'), (x) => (n.where_clause = x)))
           cut(conjunct);
     });
+    // Only a statement's own SELECT of the knowledge base alone: its LIMIT is the answer's.
+    const root = nodeAt(statement, 'node');
+    const searchOnly = conjunctsOf(nodeAt(root, 'where_clause')).every((w) => trues.has(w));
+    const top = root && root.from_table === ref.node ? topN.limitOf(root, searchOnly) : null;
     const view = `__mindledger_kb_${i}`;
     Object.assign(ref.node, {
       alias: ref.node.alias || ref.name,
@@ -189,7 +268,7 @@ export const planKnowledgeBaseSearches = async (
       catalog_name: '',
       table_name: view,
     });
-    const search = { view, project: ref.project, name: ref.name, question, alpha, hybrid, threshold };
+    const search = { view, project: ref.project, name: ref.name, question, alpha, hybrid, threshold, top };
     // Constants are checked now, so a bad one is named before anything runs.
     if (![question, alpha, hybrid, threshold].some((t) => t && 'parameter' in t)) resolveSearch(search, {});
     searches.push(search);
@@ -244,14 +323,15 @@ export const materializeSearches = async (
         String(i),
       );
       tables.push(...question.names);
-      body = searchSql({
+      const search = {
         kbId: source.kbId,
         dimensions: source.dimensions!,
         vectorTable: question.vectorTable,
         termsTable: question.termsTable,
         alpha: s.alpha ?? source.alpha,
         metadataColumns: metadata,
-      });
+      };
+      body = s.top === null ? searchSql(search) : topSearchSql(search, s.top);
     }
     if (s.threshold !== null) body = `SELECT * FROM (${body}) AS hits WHERE relevance >= ${s.threshold}`;
     views.push(quoteIdent(s.view));
