@@ -65,9 +65,12 @@ const rowToRecorded = (row: StoredRow): RecordedEvent =>
     BigInt(row.global_position),
   );
 
-/** The columns of a stored event, as a page of the log is read. */
-const PAGE_COLUMNS =
-  'stream_id, stream_position, global_position, message_data, message_metadata, message_type, message_id';
+/** A page of the log as rows: those `where` selects, in global-position order, at most `?` of them. */
+const pageRowsSql = (where: string) => `
+  SELECT stream_id, stream_position, global_position, message_data, message_metadata, message_type, message_id
+    FROM emt_messages
+   WHERE partition = 'emt:default' AND is_archived = FALSE AND ${where}
+   ORDER BY global_position LIMIT ?`;
 
 /**
  * The most characters of stored data and metadata a page is read as one text for (`pageAsJson`): far
@@ -97,9 +100,7 @@ const pageAsJson = (where: string) => `
                   json_quote(stream_id) || ',' || stream_position || ',' || global_position || ',' ||
                   json_quote(message_type) || ',' || json_quote(message_id) || ',' ||
                   message_data || ',' || message_metadata, ',') || ']' END AS page
-    FROM (SELECT ${PAGE_COLUMNS} FROM emt_messages
-           WHERE partition = 'emt:default' AND is_archived = FALSE AND ${where}
-           ORDER BY global_position LIMIT ?)`;
+    FROM (${pageRowsSql(where)})`;
 
 /**
  * The events of a page read as one JSON text (`pageAsJson`), the same events `rowToRecorded` makes
@@ -158,12 +159,7 @@ const readPageOf = async (
     .catch(() => null);
   const events = answer === null ? undefined : eventsOfPage(answer);
   if (events) return events;
-  const rows = await connection.query<StoredRow>(
-    `SELECT ${PAGE_COLUMNS} FROM emt_messages
-      WHERE partition = 'emt:default' AND is_archived = FALSE AND ${where}
-      ORDER BY global_position LIMIT ?`,
-    [...params, limit],
-  );
+  const rows = await connection.query<StoredRow>(pageRowsSql(where), [...params, limit]);
   return rows.map(rowToRecorded);
 };
 

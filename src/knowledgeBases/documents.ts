@@ -81,6 +81,18 @@ export const knowledgeBaseDocuments = (
     }
   };
 
+  /**
+   * Appends a knowledge base's content event to its own stream, and answers once the projection
+   * has applied it (the content is indexed there, not by the command).
+   */
+  const recordSettled = async (
+    kbId: KnowledgeBase['id'],
+    event: KnowledgeBaseDocumentsInserted | KnowledgeBaseDocumentsDeleted | KnowledgeBaseIndexed,
+  ) => {
+    const outcome = await ctx.commands.run(documentsStream(kbId), FACTS, () => [event]);
+    await settled(ctx, outcome.lastPosition);
+  };
+
   const deleteDocuments = async (projectName: string, name: string, ids: readonly string[]) => {
     const { kb } = await load(projectName, name);
     if (ids.length === 0) return;
@@ -88,8 +100,7 @@ export const knowledgeBaseDocuments = (
       type: 'KnowledgeBaseDocumentsDeleted',
       data: { kbId: Number(kb.id), ids: [...new Set(ids)], deletedAt: ctx.clock().toISOString() },
     };
-    const outcome = await ctx.commands.run(documentsStream(kb.id), FACTS, () => [event]);
-    await settled(ctx, outcome.lastPosition);
+    await recordSettled(kb.id, event);
   };
 
   /**
@@ -102,8 +113,7 @@ export const knowledgeBaseDocuments = (
       type: 'KnowledgeBaseIndexed',
       data: { kbId: Number(kb.id), indexedAt: ctx.clock().toISOString() },
     };
-    const outcome = await ctx.commands.run(documentsStream(kb.id), FACTS, () => [event]);
-    await settled(ctx, outcome.lastPosition);
+    await recordSettled(kb.id, event);
   };
 
   /**
@@ -159,8 +169,7 @@ export const knowledgeBaseDocuments = (
         insertedAt: ctx.clock().toISOString(),
       },
     };
-    const outcome = await ctx.commands.run(documentsStream(kb.id), FACTS, () => [event]);
-    await settled(ctx, outcome.lastPosition);
+    await recordSettled(kb.id, event);
     return { documents: documents.length, chunks: chunks.length };
   };
 

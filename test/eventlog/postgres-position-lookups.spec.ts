@@ -5,30 +5,20 @@
  * src/eventlog/postgresSchema.ts), not by reading the tail's index or the table after the position:
  * on a large log either was a read of most of the log on every probe and every page.
  */
-import pg from 'pg';
-import type { MindledgerEvent } from '../../events';
-import { eventIdAtQuery, openPostgresLog, pageAfterPosition } from '../../src/eventlog/postgres';
-import { logStart, type EventLog } from '../../src/eventlog/types';
-import { projectStream } from '../../src/shared/projectState';
-import { freshPostgresDatabase } from '../support/postgres';
+import type pg from 'pg';
+import { eventIdAtQuery, pageAfterPosition } from '../../src/eventlog/postgres';
+import { logStart } from '../../src/eventlog/types';
+import { appendProjects, planNodes, withLogDatabase } from '../support/postgresLogPlans';
 
 const STREAMS = 30;
 const PER_STREAM = 100;
 const PAGE = 250;
 
-type PlanNode = { 'Node Type': string; 'Index Name'?: string; 'Relation Name'?: string; Plans?: PlanNode[] };
-const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-
 /** The scans of the log's tables in the plan of `query`, as "node type on relation (index)". */
-const scansOfMessages = async (db: pg.Client, query: { text: string; values: unknown[] }) => {
-  const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-    `EXPLAIN (FORMAT JSON) ${query.text}`,
-    query.values,
-  );
-  return nodesOf(rows[0]!['QUERY PLAN'][0].Plan)
+const scansOfMessages = async (db: pg.Client, query: { text: string; values: unknown[] }) =>
+  (await planNodes(db, query))
     .filter((n) => n['Relation Name']?.startsWith('emt_messages'))
     .map((n) => `${n['Node Type']} on ${n['Relation Name']} (${n['Index Name'] ?? ''})`);
-};
 
 /** The leaf indexes of the index mindledger adds on the position (one per leaf partition). */
 const positionIndexLeaves = async (db: pg.Client) =>
@@ -42,22 +32,11 @@ const positionIndexLeaves = async (db: pg.Client) =>
   ).rows.map((r) => r.name);
 
 describe('a PostgreSQL log looked up by position', () => {
-  it('finds the event at a position, and a page after a position, by the index on the position', async () => {
-    const database = await freshPostgresDatabase();
-    const db = new pg.Client({ connectionString: database.url });
-    await db.connect();
-    let log: EventLog | undefined;
-    try {
+  it('finds the event at a position, and a page after a position, by the index on the position', () =>
+    withLogDatabase(async ({ db, open }) => {
       // Given a log of a few thousand events, analyzed.
-      log = await openPostgresLog(database.url, () => new Date());
-      const createdAt = new Date().toISOString();
-      for (let s = 0; s < STREAMS; s++) {
-        const events: MindledgerEvent[] = Array.from({ length: PER_STREAM }, (_, k) => ({
-          type: 'ProjectCreated',
-          data: { name: `p${s}-${k}`, createdAt },
-        }));
-        await log.append(projectStream(`p${s}`), events, 0n);
-      }
+      const log = await open();
+      await appendProjects(log, STREAMS, PER_STREAM);
       await db.query('ANALYZE emt_messages');
       const all = (await log.readAll(logStart, STREAMS * PER_STREAM)).events;
       expect(all).toHaveLength(STREAMS * PER_STREAM);
@@ -83,10 +62,5 @@ describe('a PostgreSQL log looked up by position', () => {
       expect((await log.readPage(page)).map((e) => e.meta.eventId)).toEqual(
         expected.map((e) => e.meta.eventId),
       );
-    } finally {
-      await log?.close();
-      await db.end();
-      await database.drop();
-    }
-  });
+    }));
 });

@@ -5,27 +5,12 @@
  * (src/eventlog/postgresSchema.ts, `analyzeIfNeverAnalyzed`). Without them a page of 250 out of
  * 3,000 events is planned as a bitmap scan and a sort of all the rows after the cursor.
  */
-import pg from 'pg';
-import type { MindledgerEvent } from '../../events';
-import { openPostgresLog, pageAfter } from '../../src/eventlog/postgres';
-import type { EventLog } from '../../src/eventlog/types';
-import { projectStream } from '../../src/shared/projectState';
-import { freshPostgresDatabase } from '../support/postgres';
+import type pg from 'pg';
+import { pageAfter } from '../../src/eventlog/postgres';
+import { appendProjects, planNodes, withLogDatabase } from '../support/postgresLogPlans';
 
 const EVENTS = 3000;
 const PAGE = 250;
-
-/** `EVENTS` project events, 100 a stream, as a bulk load writes them. */
-const writeInBulk = async (log: EventLog) => {
-  const createdAt = new Date().toISOString();
-  for (let s = 0; s * 100 < EVENTS; s++) {
-    const events: MindledgerEvent[] = Array.from({ length: 100 }, (_, k) => ({
-      type: 'ProjectCreated',
-      data: { name: `p${s}-${k}`, createdAt },
-    }));
-    await log.append(projectStream(`p${s}`), events, 0n);
-  }
-};
 
 /** The leaf partitions of the log, where its rows are. */
 const leavesOf = async (db: pg.Client) =>
@@ -48,48 +33,30 @@ const leavesWithStatistics = async (db: pg.Client) =>
     )
   ).rows.map((r) => r.name);
 
-type PlanNode = { 'Node Type': string; 'Index Name'?: string; Plans?: PlanNode[] };
-const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-
 describe('a PostgreSQL log never analyzed', () => {
-  it('is analyzed as it opens, and a page is then read by the tail index without sorting the rest of the log', async () => {
-    const database = await freshPostgresDatabase();
-    const db = new pg.Client({ connectionString: database.url });
-    await db.connect();
-    let log: EventLog | undefined;
-    try {
-      // Given a log written in bulk on a server whose autovacuum does not analyze it meanwhile.
-      log = await openPostgresLog(database.url, () => new Date());
+  it('is analyzed as it opens, and a page is then read by the tail index without sorting the rest of the log', () =>
+    withLogDatabase(async ({ db, open }) => {
+      // Given a log written in bulk (100 events a stream) on a server whose autovacuum does not
+      // analyze it meanwhile.
+      const written = await open();
       for (const { leaf } of await leavesOf(db))
         await db.query(`ALTER TABLE ${leaf} SET (autovacuum_enabled = false)`);
-      await writeInBulk(log);
-      await log.close();
-      log = undefined;
+      await appendProjects(written, EVENTS / 100, 100);
       expect(await leavesWithStatistics(db)).toEqual([]);
 
       // When it opens again.
-      log = await openPostgresLog(database.url, () => new Date());
+      const log = await open();
 
       // Then the leaf holding the events has statistics, and the second page of the log is read by
       // the tail's index, with no Sort anywhere in its plan.
       expect(await leavesWithStatistics(db)).toEqual(['emt_messages_emt_default_active']);
       const first = await log.readAll({ position: 0n, transactionId: null }, PAGE);
       expect(first.events).toHaveLength(PAGE);
-      const page = pageAfter(first.cursor, PAGE);
-      const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-        `EXPLAIN (FORMAT JSON) ${page.text}`,
-        page.values,
-      );
-      const nodes = nodesOf(rows[0]!['QUERY PLAN'][0].Plan);
+      const nodes = await planNodes(db, pageAfter(first.cursor, PAGE));
       expect(nodes.filter((n) => n['Node Type'] === 'Sort')).toEqual([]);
       expect(nodes.filter((n) => n['Node Type'] === 'Index Scan').map((n) => n['Index Name'])).toEqual([
         expect.stringMatching(/^emt_messages_emt_default_acti_transaction_id_global_positio/),
       ]);
       expect((await log.readAll(first.cursor, PAGE)).events).toHaveLength(PAGE);
-    } finally {
-      await log?.close();
-      await db.end();
-      await database.drop();
-    }
-  });
+    }));
 });
