@@ -5,6 +5,7 @@ import type { Aggregate } from '../eventlog/commands';
 import { StreamTampered, type EventLog } from '../eventlog/types';
 import {
   appendWitness,
+  checkpointDue,
   createProofBuilder,
   judgeWithWitnesses,
   leafText,
@@ -377,7 +378,8 @@ export const auditLedger = (ctx: AppContext, options: LedgerOptions) => {
     if (head.size === 0 || lastPosition === null) return null;
     const unsigned = unsignedEvents({ ...head, lastPosition }, seen.at(-1));
     if (unsigned <= 0) return null;
-    if (!force && unsigned < options.everyEvents && Date.now() - lastSignedAt < options.everyMs) return null;
+    const since = { eventsSinceCheckpoint: unsigned, msSinceCheckpoint: Date.now() - lastSignedAt };
+    if (!force && !checkpointDue(since, options)) return null;
     // Never a checkpoint over a log the witness contradicts: a log cut (events, their checkpoints
     // and their streams' rows deleted) leaves no conflict in the checkpoint stream, and its read
     // model, rebuilt, holds the shortened tree. Checked only here, past the log's latest

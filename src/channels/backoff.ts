@@ -1,5 +1,3 @@
-import type { ChannelError } from './types';
-
 type BackoffOptions = {
   /** The ceiling of the first retry's delay. Default 1 s. */
   readonly baseMs?: number;
@@ -20,6 +18,15 @@ export const backoff = (attempt: number, options: BackoffOptions = {}): number =
   return Math.floor(ceiling * r);
 };
 
-/** The platform's `Retry-After` when it gave one, else `backoff`. */
-export const retryDelay = (error: ChannelError, attempt: number, options: BackoffOptions = {}): number =>
-  error.retryAfterMs !== undefined ? Math.max(0, error.retryAfterMs) : backoff(attempt, options);
+/**
+ * The delay before retry number `attempt` after `error`: the wait its platform or provider asked
+ * for (a positive `retryAfterMs`, from `Retry-After`), else `backoffOf(attempt)`.
+ */
+export const retryDelay = (
+  error: unknown,
+  attempt: number,
+  backoffOf: (attempt: number) => number,
+): number => {
+  const asked = (error as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+  return typeof asked === 'number' && asked > 0 ? asked : backoffOf(attempt);
+};

@@ -3,6 +3,7 @@ import os from 'node:os';
 import type { Channel } from '../../events';
 import { settled, type AppContext } from '../context';
 import { isDomainError, messageOf, unlessClaimLost } from '../shared/errors';
+import { retryDelay } from '../channels';
 import { conversationBefore, pendingMessages, type ChatMessageRow } from './projection';
 import { runOnMessage, type ChatbotDirectory, type ChatbotInfo } from './service';
 
@@ -59,11 +60,6 @@ const isPermanent = (error: unknown) =>
   (isDomainError(error) && ['Invalid', 'NotFound', 'Forbidden', 'Unauthorized'].includes(error.kind)) ||
   (typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === false);
 
-const retryAfterOf = (error: unknown) => {
-  const ms = (error as { retryAfterMs?: unknown } | null)?.retryAfterMs;
-  return typeof ms === 'number' && ms > 0 ? ms : null;
-};
-
 /** What one message's work needs of its processor. */
 type MessageWork = {
   readonly ctx: AppContext;
@@ -100,7 +96,7 @@ const recordStep = async (
 
 const retryAt = ({ ctx, options }: MessageWork, attempt: number, max: number, error: unknown) => {
   if (isPermanent(error) || attempt >= max) return null;
-  return new Date(ctx.clock().getTime() + (retryAfterOf(error) ?? options.backoff(attempt)));
+  return new Date(ctx.clock().getTime() + retryDelay(error, attempt, options.backoff));
 };
 
 /** The claim's share of the processor's time: a call past the lease is abandoned. */

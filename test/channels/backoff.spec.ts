@@ -38,11 +38,15 @@ describe('backoff: exponential with full jitter', () => {
     );
   });
 
-  it('retryDelay prefers the platform’s Retry-After', () => {
+  it('retryDelay prefers the platform’s Retry-After, and backs off when it gave none (or none ahead)', () => {
     const limited = new ChannelError('slack', 'x', { reason: 'rate_limited', retryAfterMs: 120_000 });
     const down = new ChannelError('slack', 'x', { reason: 'unavailable' });
-    expect(retryDelay(limited, 0, { jitter: () => 0.5 })).toBe(120_000);
-    expect(retryDelay(down, 1, { jitter: () => 0.5 })).toBe(1000);
+    const now = new ChannelError('slack', 'x', { reason: 'rate_limited', retryAfterMs: 0 });
+    const halfway = (attempt: number) => backoff(attempt, { jitter: () => 0.5 });
+    expect(retryDelay(limited, 0, halfway)).toBe(120_000);
+    expect(retryDelay(down, 1, halfway)).toBe(1000);
+    expect(retryDelay(now, 2, halfway)).toBe(2000);
+    expect(retryDelay(new Error('no platform'), 0, halfway)).toBe(500);
   });
 });
 
