@@ -1,6 +1,7 @@
 import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
+import { presentedOnce } from '../http/keptJson';
 import { createResponses, deleteByCommand, deleteResponses, readResponses } from '../http/resourceRoutes';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import {
@@ -12,7 +13,10 @@ import {
   toSkillRefs,
   updateAgentBody,
 } from './schemas';
+import type { PresentedAgent } from './present';
 import type { AgentsService } from './service';
+
+const viewOf = (agent: PresentedAgent) => agent.view;
 
 /** The reads of a project's agents, and creating one. */
 const agentReadRoutes = (api: Api, agents: AgentsService, projects: ProjectDirectory) =>
@@ -26,7 +30,7 @@ const agentReadRoutes = (api: Api, agents: AgentsService, projects: ProjectDirec
       responses: readResponses('Agents', z.array(agentView), 'Unknown project'),
       handle: async ({ params }) => ({
         status: 200,
-        body: (await agents.list(params.project)).map((a) => a.view),
+        body: presentedOnce(await agents.list(params.project), viewOf),
       }),
     })
     .add({

@@ -4,12 +4,16 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { fileFormats } from '../../events';
 import { problem, type Api } from '../http/api';
+import { presentedOnce } from '../http/keptJson';
 import { multipartParser } from '../http/multipart';
 import type { OutboundPolicy } from '../http/outbound';
 import { DomainError, invalid, notFound } from '../shared/errors';
 import type { FilesService } from './service';
 import { validateFileName } from './service';
 import { receiveUrl, tooLarge } from './download';
+
+/** A file as the list shows it: as the service presents it. */
+const asListed = <T>(file: T) => file;
 import { uploadLog, uploadsInProgress, type UploadLog } from './uploadLog';
 import { sha256Stage } from './digest';
 
@@ -94,7 +98,7 @@ export const fileRoutes = (api: Api, files: FilesService, options: UploadOptions
       tag: 'files',
       summary: 'List uploaded files',
       responses: { 200: { description: 'Files', schema: z.array(fileView) } },
-      handle: async () => ({ status: 200, body: await files.list() }),
+      handle: async () => ({ status: 200, body: presentedOnce(await files.list(), asListed) }),
     })
     .add({
       method: 'get',

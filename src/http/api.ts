@@ -4,6 +4,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { DomainError, invalid } from '../shared/errors';
 import { toJsonSafe } from '../shared/json';
+import { KeptJson } from './keptJson';
 import { holdsLongArray, sendSlicedJson } from './slicedJson';
 
 export type HttpResult = {
@@ -114,6 +115,8 @@ export class Api {
    */
   private readonly byKey = new Map<string, Router>();
   readonly groups: ReadonlyMap<string, Router> = this.byKey;
+  /** The bytes sent for bodies made once per cached list (`presentedOnce`), sent again as they are. */
+  readonly kept = new KeptJson();
 
   constructor() {
     this.router.use((req, res, next) => {
@@ -218,7 +221,7 @@ export class Api {
       if (result.eventStream) return streamEvents(res, result.status, result.eventStream);
       if (result.text !== undefined) res.status(result.status).send(result.text);
       else if (result.body === undefined) res.status(result.status).end();
-      else {
+      else if (!this.sentAsKept(res, result)) {
         const body = result.jsonSafe ? result.body : toJsonSafe(result.body);
         // A long list (a batch's predictions, a SQL answer's rows) is written in slices; GET and
         // HEAD keep express's ETag.
@@ -228,6 +231,24 @@ export class Api {
       }
     });
     return this;
+  }
+
+  /**
+   * Sends a body `presentedOnce` made as the bytes kept from its first answer, as `res.json` would
+   * send it: its type (unless the route named one), then the same `res.send` (length, the ETag when
+   * the app makes them, 304 to a fresh conditional GET, no body to HEAD). False for any other body,
+   * or when the app's JSON settings would make other text of it.
+   */
+  private sentAsKept(res: Response, result: HttpResult): boolean {
+    const app = res.app;
+    if (res.get('Content-Type') !== undefined) return false;
+    if (app.get('json replacer') || app.get('json spaces') || app.get('json escape')) return false;
+    const bytes = this.kept.bytesOf(result.body, () =>
+      JSON.stringify(result.jsonSafe ? result.body : toJsonSafe(result.body)),
+    );
+    if (!bytes) return false;
+    res.status(result.status).set('Content-Type', 'application/json').send(bytes);
+    return true;
   }
 
   openApiDocument(info: { title: string; version: string }) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { etag, ifMatchVersion, problem, type Api } from '../http/api';
+import { presentedOnce } from '../http/keptJson';
 import { createResponses, deleteResponses, readResponses } from '../http/resourceRoutes';
 import { createProjectBody, projectParams, projectView } from './schemas';
 import type { ProjectsService } from './service';
@@ -14,7 +15,7 @@ export const projectRoutes = (api: Api, projects: ProjectsService) =>
       tag: 'projects',
       summary: 'List projects',
       responses: { 200: { description: 'All projects', schema: z.array(projectView) } },
-      handle: async () => ({ status: 200, body: (await projects.list()).map(withoutVersion) }),
+      handle: async () => ({ status: 200, body: presentedOnce(await projects.list(), withoutVersion) }),
     })
     .add({
       method: 'get',

@@ -1,6 +1,7 @@
 import { forgetQuery } from '../shared/resourceSchemas';
 import { z } from 'zod';
 import { etag, ifMatchVersion, type Api } from '../http/api';
+import { presentedOnce } from '../http/keptJson';
 import {
   createResponses,
   deleteByCommand,
@@ -26,10 +27,11 @@ const skillReadRoutes = (api: Api, skills: SkillsService) =>
       responses: readResponses('Skills', z.array(skillView), 'Unknown project or agent'),
       handle: async ({ params, query }) => ({
         status: 200,
-        body: (query.agent === undefined
-          ? await skills.list(params.project)
-          : await skills.ofAgent(params.project, query.agent)
-        ).map(body),
+        // The project's list is the cached one (presented once for it); an agent's is made per request.
+        body:
+          query.agent === undefined
+            ? presentedOnce(await skills.list(params.project), body)
+            : (await skills.ofAgent(params.project, query.agent)).map(body),
       }),
     })
     .add({
