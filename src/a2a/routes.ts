@@ -1,6 +1,7 @@
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { AppContext } from '../context';
+import { BoundedMap } from '../shared/boundedMap';
 import { forbidden, isDomainError, unauthorized } from '../shared/errors';
 import { currentRequest } from '../shared/requestContext';
 import { liveTasks } from './live';
@@ -57,11 +58,14 @@ const serverCard = async (req: Request, ports: A2aPorts) => {
   };
 };
 /** A pre-1.0 client's own task id (named in `tasks/send`), remembered for its later calls, bounded. */
-const rememberClientId = (clientIds: Map<string, string>, method: string, own: unknown, taskId: string) => {
+const rememberClientId = (
+  clientIds: BoundedMap<string, string>,
+  method: string,
+  own: unknown,
+  taskId: string,
+) => {
   if (method !== 'tasks/send' && method !== 'tasks/sendSubscribe') return;
   if (typeof own !== 'string' || own === '' || own.length > 256 || own === taskId) return;
-  clientIds.delete(own);
-  if (clientIds.size >= MAX_CLIENT_IDS) clientIds.delete(clientIds.keys().next().value as string);
   clientIds.set(own, taskId);
 };
 
@@ -101,7 +105,7 @@ export const a2aRoutes = (ctx: AppContext, ports: A2aPorts, logger: Logger) => {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const mindsdb = () => require('./mindsdb') as typeof Mindsdb;
   /** A pre-1.0 client's own task ids (it names its tasks in `tasks/send`) → the run's trace id, bounded. */
-  const clientIds = new Map<string, string>();
+  const clientIds = new BoundedMap<string, string>(MAX_CLIENT_IDS);
   const readRun = async (traceId: string) => {
     const { events } = await ctx.log.readStream(`agent-run-${traceId}`, 0n);
     const started = events.find((e) => e.type === 'AgentRunStarted');

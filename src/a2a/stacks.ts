@@ -1,6 +1,7 @@
 import express, { type Request, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { AppContext } from '../context';
+import { BoundedMap } from '../shared/boundedMap';
 import { actorName, currentRequest } from '../shared/requestContext';
 import { agentCard } from './card';
 import { agentExecutor } from './executor';
@@ -71,7 +72,7 @@ export const agentStacks = (
   const snapshots: TaskSnapshots = new Map();
   // Any caller who may ask an agent may follow and cancel its tasks (as any reader lists its runs).
   const buses = new DefaultExecutionEventBusManager(() => 'mindledger');
-  const stacks = new Map<string, AgentStack>();
+  const stacks = new BoundedMap<string, AgentStack>(MAX_AGENTS);
 
   const stackFor = async (req: Request, project: string, agentRef: string): Promise<AgentStack> => {
     const agent = await ports.describeAgent(project, agentRef);
@@ -125,7 +126,6 @@ export const agentStacks = (
       jsonRpcHandler({ requestHandler: handler, userBuilder: callerUser, legacyCompat: { enabled: true } }),
     );
     const entry: AgentStack = { stack, handler, project: agent.project, agent: agent.name };
-    if (stacks.size >= MAX_AGENTS) stacks.delete(stacks.keys().next().value as string);
     stacks.set(key, entry);
     return entry;
   };

@@ -12,6 +12,7 @@ import {
 import { settled, type AppContext } from '../context';
 import {
   LlmConfigError,
+  llmClientPool,
   providerProblem,
   summarizeLlmSettings,
   type ChatMessage,
@@ -22,7 +23,6 @@ import { describeRefusal, LlmBudgetExceeded, type SpendingPort } from '../llmBud
 import { badGateway, DomainError, invalid, isDomainError } from '../shared/errors';
 import { callerOfRequest, type CallerOfRequest } from '../shared/requestContext';
 import { withThread, type AgentLoader, type LoadedAgent } from './agentLookup';
-import { agentLlmClientPool } from './clients';
 import { decideThreadTurn } from './decider';
 import type { AgentRunPorts } from './ports';
 import { runRecorder } from './recorder';
@@ -240,7 +240,7 @@ const executeRun = async (
 export const agentCompletions = (ctx: AppContext, ports: AgentRunPorts, loadAgent: AgentLoader) => {
   const deps: RunDeps = {
     ctx,
-    clientFor: agentLlmClientPool(ports.requestTimeoutMs),
+    clientFor: llmClientPool({ requestTimeoutMs: ports.requestTimeoutMs }),
     spending: ports.spending,
     running: { count: 0 },
   };

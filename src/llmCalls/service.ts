@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import { isLlmConfigError, type LlmSettings } from '../engines/llm';
+import { isLlmConfigError, llmClientPool, type LlmSettings } from '../engines/llm';
 import {
   answerValue,
   llmModelSpec,
@@ -12,7 +12,6 @@ import { answerCache } from './answerCache';
 import { askAll, type Asking } from './asking';
 import { answerFunctionAsk, FUNCTION_NAMES } from './functionAsks';
 import type { LlmFunctionAnswer, LlmFunctionAsk } from '../engines/llm/functionAsk';
-import { llmClientPool } from './clients';
 import {
   configProblem,
   functionSettings,
@@ -115,7 +114,13 @@ export const llmCallsService = (ctx: AppContext, ports: LlmCallPorts) => {
   const limits = ctx.config.llmSql;
   const cache = answerCache(limits.cacheEntries, limits.cacheTtlMs);
   const deps: LlmCallDeps = {
-    asking: { ctx, limits, cache, clientFor: llmClientPool(ports), spending: ports.spending },
+    asking: {
+      ctx,
+      limits,
+      cache,
+      clientFor: llmClientPool({ requestTimeoutMs: ports.requestTimeoutMs, retry: ports.retry }),
+      spending: ports.spending,
+    },
     ports,
   };
 

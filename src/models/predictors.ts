@@ -3,6 +3,7 @@ import type { Artifact } from '../engines/ml/artifact';
 import { makePredictor, type Predictor } from '../engines/ml/predict';
 import type { ScoringPool } from '../engines/ml/scoringPool';
 import type { BlobStore } from '../storage/blobs';
+import { BoundedMap } from '../shared/boundedMap';
 import { conflict } from '../shared/errors';
 import type { ModelVersion } from './state';
 
@@ -10,13 +11,12 @@ const MAX_PREDICTORS = 16;
 
 /** Predictors by their artifact's digest, loaded from the blob store on first use; bounded, oldest out. */
 export const predictorCache = (blobs: BlobStore, pool: ScoringPool) => {
-  const predictors = new Map<string, Predictor>();
+  const predictors = new BoundedMap<string, Predictor>(MAX_PREDICTORS);
   return async (digest: string) => {
     const cached = predictors.get(digest);
     if (cached) return cached;
     const file = await blobs.ensureLocal(digest, 'model.json');
     const predictor = makePredictor(JSON.parse(await fs.promises.readFile(file, 'utf8')) as Artifact, pool);
-    if (predictors.size >= MAX_PREDICTORS) predictors.delete(predictors.keys().next().value as string);
     predictors.set(digest, predictor);
     return predictor;
   };

@@ -3,6 +3,7 @@ import tls from 'node:tls';
 import type { DoorAuthenticator } from '../doorway/credentials';
 import type { SqlEngine } from '../doorway/engine';
 import { doorPlace, listenForClients, type DoorPlace } from '../doorway/listener';
+import { BoundedMap } from '../shared/boundedMap';
 import { selfSignedCertificate } from '../shared/selfSignedCertificate';
 import { MysqlConnection } from './connection/mysqlConnection';
 import { CACHING_SHA2, lazyRsaKeys, NATIVE, type AuthPlugin, type RsaKeys } from './protocol/auth';
@@ -57,20 +58,6 @@ export type MysqlServer = {
  * past this many the oldest goes (its user takes the full authentication once more).
  */
 const SHA2_CACHE_ENTRIES = 10_000;
-
-/** A Map that forgets its oldest entry past `max` entries. */
-class BoundedMap<K, V> extends Map<K, V> {
-  constructor(private readonly max: number) {
-    super();
-  }
-
-  override set(key: K, value: V) {
-    this.delete(key);
-    super.set(key, value);
-    if (this.size > this.max) this.delete(this.keys().next().value as K);
-    return this;
-  }
-}
 
 /**
  * The certificate TLS is served with. The door offers TLS unless told not to: the stock clients of

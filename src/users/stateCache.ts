@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { BoundedMap } from '../shared/boundedMap';
 import {
   sessionAggregate,
   sessionStream,
@@ -17,7 +18,7 @@ const MAX_SESSIONS = 2000;
  */
 export const userStateCache = (ctx: AppContext) => {
   let users: { version: number; state: Promise<UsersState>; loaded?: UsersState } | undefined;
-  const sessions = new Map<string, { version: number; state: Promise<SessionState> }>();
+  const sessions = new BoundedMap<string, { version: number; state: Promise<SessionState> }>(MAX_SESSIONS);
   return {
     state: (): Promise<UsersState> => {
       const version = ctx.projections.version;
@@ -40,9 +41,7 @@ export const userStateCache = (ctx: AppContext) => {
       const known = sessions.get(sessionId);
       if (known?.version === version) return known.state;
       const loading = ctx.commands.load(sessionStream(sessionId), sessionAggregate).then((l) => l.state);
-      sessions.delete(sessionId);
       sessions.set(sessionId, { version, state: loading });
-      if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
       loading.catch(() => sessions.delete(sessionId));
       return loading;
     },

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { BoundedMap } from '../shared/boundedMap';
 import { nameKey } from '../shared/names';
 import { hashSecret, randomId, sha256Hex, verifySecret } from './hashing';
 import { principalOf, runUserCommand, type Identity } from './identity';
@@ -31,12 +32,7 @@ const tokenIdentity = ({ token, user }: NonNullable<ReturnType<typeof liveToken>
 export const userTokens = (ctx: AppContext, states: UserStateCache) => {
   // A token's scrypt check costs ~50 ms: a token once verified is remembered (by its SHA-256) until
   // it is revoked or expires, which every request still checks against the log's state.
-  const verifiedTokens = new Map<string, string>();
-  const rememberToken = (digest: string, tokenId: string) => {
-    verifiedTokens.set(digest, tokenId);
-    if (verifiedTokens.size > MAX_VERIFIED_TOKENS)
-      verifiedTokens.delete(verifiedTokens.keys().next().value as string);
-  };
+  const verifiedTokens = new BoundedMap<string, string>(MAX_VERIFIED_TOKENS);
 
   return {
     /** The identity a bearer token carries, or undefined (unknown, wrong secret, expired, revoked). */
@@ -48,7 +44,7 @@ export const userTokens = (ctx: AppContext, states: UserStateCache) => {
       const digest = sha256Hex(bearer);
       if (verifiedTokens.get(digest) !== live.token.tokenId) {
         if (!(await verifySecret(m[2]!, live.token.secretHash))) return undefined;
-        rememberToken(digest, live.token.tokenId);
+        verifiedTokens.set(digest, live.token.tokenId);
       }
       return tokenIdentity(live);
     },

@@ -6,6 +6,7 @@ export {
   providerProblem,
   type LlmErrorKind,
 } from './errors';
+export { llmClientPool } from './clientPool';
 export { createLlmClient, type LlmClientOptions } from './openaiClient';
 export {
   llmDefaultsFromEnv,
