@@ -1,3 +1,4 @@
+import { inTransaction } from '../../duckdb/transaction';
 import { quoteIdent, quoteString } from '../../shared/quoting';
 import { DuckDBInstance, StatementType, type DuckDBConnection } from '@duckdb/node-api';
 import { CatalogRefusal, catalogText, SHIMS, type CatalogAnswer, type Listing } from './shadowCatalog';
@@ -81,8 +82,7 @@ export class ShadowDatabase {
     // Until this rebuild has committed, no listing is known to be in place (an interrupted or
     // failed one is redone by the next query, never served).
     this.built = '';
-    await c.run('BEGIN TRANSACTION');
-    try {
+    await inTransaction(c, async () => {
       const existing = await c.runAndReadAll(
         `SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database() AND NOT internal AND schema_name <> 'pg_mindledger'`,
       );
@@ -133,11 +133,7 @@ export class ShadowDatabase {
         await c.run(
           `INSERT INTO pg_mindledger.pg_database VALUES (${oid++}, ${literal(name)}, 10, 6, 'c', false, true, -1, 'C', 'C', NULL, NULL, NULL, 1663)`,
         );
-      await c.run('COMMIT');
-    } catch (error) {
-      await c.run('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
+    });
     this.built = fingerprint;
   }
 

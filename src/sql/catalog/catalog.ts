@@ -5,6 +5,7 @@ import { nameKey } from '../../shared/names';
 import { SqlError, SqlErrorCode, toSqlError } from '../errors';
 import { quoteIdent, quoteString } from '../../shared/quoting';
 import { KB_SCHEMA } from '../../engines/search/layout';
+import { inTransaction } from '../../duckdb/transaction';
 import { HISTORY_TABLES, rowsAsOf } from '../../projection/history';
 import type { SqlCatalog, SqlLookups } from '../handlers';
 import { catalogListingViews, LISTED_MODELS } from './catalogListing';
@@ -173,13 +174,13 @@ export const catalogTables = (sliceCatalogs: readonly SqlCatalog[]) => {
     ...sliceCatalogs.map((c) => c.projectTables ?? {}),
   );
 
+  /** The uploaded files' database in DATABASES: not listed to a project-scoped caller (scopedBody). */
+  const FILES_DATABASE = `UNION ALL SELECT 'files', 'data', 'files', NULL`;
+
   /**
    * MindsDB's information_schema tables (upper-case columns, as MindsDB), as views over the
    * projections. Every one reads a projection table.
    */
-  /** The uploaded files' database in DATABASES: not listed to a project-scoped caller (scopedBody). */
-  const FILES_DATABASE = `UNION ALL SELECT 'files', 'data', 'files', NULL`;
-
   const informationSchemaViews: Record<string, string> = {
     DATABASES: `
     SELECT 'information_schema' AS NAME, 'system' AS TYPE, NULL::VARCHAR AS ENGINE, NULL::VARCHAR AS CONNECTION_DATA
@@ -337,10 +338,6 @@ const catalogFingerprint = async (c: DuckDBConnection) => {
 };
 
 /**
- * Resolves MindsDB names: `information_schema.X`, `<project>.<table>`, or a bare table in the
- * context database. Per-project views are made the first time a project's table is queried.
- */
-/**
  * The views a query reads through, made on its own connection by the first query that needs them:
  * a project's tables, and a project-scoped caller's information_schema.
  */
@@ -348,44 +345,37 @@ const catalogViews = (tables: CatalogTables) => {
   /** Per schema, the one creation of its views: concurrent first queries wait for it. */
   const made = new Map<string, Promise<string>>();
 
-  const createProjectViews = async (project: string, schema: string, c: DuckDBConnection) => {
-    // One transaction, so a query never sees some of a project's views and not the others.
-    await c.run('BEGIN TRANSACTION');
-    try {
-      await c.run(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-      for (const [table, source] of Object.entries(tables.projectTableSources))
-        await c.run(
-          `CREATE OR REPLACE VIEW "${schema}"."${table}" AS SELECT * FROM ${IS_SCHEMA}."${source}" WHERE lower(PROJECT) = ${q(nameKey(project))}`,
-        );
-      await c.run('COMMIT');
-    } catch (error) {
-      await c.run('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
-    return schema;
-  };
-
   /**
-   * Views are made by the first query that needs them, on its own connection. Two first queries at
-   * once would create the same catalog entries in two transactions and one would fail with a
-   * write-write conflict, so creation is single-flight per schema (and retried after a failure).
+   * Views are made by the first query that needs them, on its own connection, in one transaction
+   * (a query never sees some of a schema's views and not the others). Two first queries at once
+   * would create the same catalog entries in two transactions and one would fail with a write-write
+   * conflict, so creation is single-flight per schema (and retried after a failure).
    */
-  const ensureProjectViews = (project: string, c: DuckDBConnection) => {
-    const schema = projectSchema(project);
+  const ensureSchema = (schema: string, c: DuckDBConnection, create: () => Promise<void>) => {
     let creation = made.get(schema);
     if (!creation) {
-      creation = createProjectViews(project, schema, c);
+      creation = inTransaction(c, create).then(() => schema);
       made.set(schema, creation);
       creation.catch(() => made.get(schema) === creation && made.delete(schema));
     }
     return creation;
   };
 
+  const ensureProjectViews = (project: string, c: DuckDBConnection) => {
+    const schema = projectSchema(project);
+    return ensureSchema(schema, c, async () => {
+      await c.run(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      for (const [table, source] of Object.entries(tables.projectTableSources))
+        await c.run(
+          `CREATE OR REPLACE VIEW "${schema}"."${table}" AS SELECT * FROM ${IS_SCHEMA}."${source}" WHERE lower(PROJECT) = ${q(nameKey(project))}`,
+        );
+    });
+  };
+
   /** A project-scoped caller's information_schema: the same views over its project's rows only. */
-  const createScopedViews = async (project: string, c: DuckDBConnection) => {
+  const ensureScopedViews = (project: string, c: DuckDBConnection) => {
     const { views, rows } = tables.scopedSchemas(project);
-    await c.run('BEGIN TRANSACTION');
-    try {
+    return ensureSchema(views, c, async () => {
       await c.run(`CREATE SCHEMA IF NOT EXISTS "${rows}"`);
       await c.run(`CREATE SCHEMA IF NOT EXISTS "${views}"`);
       for (const table of tables.VIEW_SOURCES)
@@ -397,22 +387,7 @@ const catalogViews = (tables: CatalogTables) => {
         ...Object.entries(tables.standardViews),
       ])
         await c.run(`CREATE OR REPLACE VIEW "${views}"."${name}" AS ${tables.scopedBody(body, project)}`);
-      await c.run('COMMIT');
-    } catch (error) {
-      await c.run('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
-    return views;
-  };
-  const ensureScopedViews = (project: string, c: DuckDBConnection) => {
-    const schema = tables.scopedSchemas(project).views;
-    let creation = made.get(schema);
-    if (!creation) {
-      creation = createScopedViews(project, c);
-      made.set(schema, creation);
-      creation.catch(() => made.get(schema) === creation && made.delete(schema));
-    }
-    return creation;
+    });
   };
 
   return { ensureProjectViews, ensureScopedViews };
@@ -452,16 +427,11 @@ const objectColumnsKeeper = (lookup: CatalogLookup) => {
         rows.push(`(${q(String(kind))}, ${String(id)}, ${q(col.name)}, ${i + 1}, ${q(col.type)})`);
     }
     // One transaction: a reader sees the columns before or after, never half of them.
-    await c.run('BEGIN TRANSACTION');
-    try {
+    await inTransaction(c, async () => {
       await c.run(`DELETE FROM ${OBJECT_COLUMNS_TABLE}`);
       for (let i = 0; i < rows.length; i += 1000)
         await c.run(`INSERT INTO ${OBJECT_COLUMNS_TABLE} VALUES ${rows.slice(i, i + 1000).join(', ')}`);
-      await c.run('COMMIT');
-    } catch (error) {
-      await c.run('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
+    });
     described = { fingerprint, at: Date.now(), complete };
   };
 
@@ -523,6 +493,8 @@ export const catalogResolver = (lookup: CatalogLookup, tables: CatalogTables) =>
   const asOf = asOfReader(lookup, tables);
 
   /**
+   * Resolves MindsDB names: `information_schema.X`, `<project>.<table>`, or a bare table in the
+   * context database; a project's views are made the first time one of its tables is queried.
    * `c` is the connection the query runs on (views are made there, never on a second pooled one).
    * `scope`: the project a project-scoped caller is held to; its information_schema holds that
    * project's rows only.
