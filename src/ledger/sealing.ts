@@ -1,3 +1,4 @@
+import { isContainer, mapLeaves } from '../shared/jsonTree';
 import { hideSecrets } from '../shared/secrets';
 import { decryptSecret, encryptSecret, SecretUnavailableError, type DataKey } from './envelope';
 
@@ -17,9 +18,6 @@ const WHOLE = /^enc:v1:[A-Za-z0-9_.-]{1,128}:[A-Za-z0-9_-]+$/;
 
 /** What a secret whose key was destroyed reads as, wherever it was (crypto-shredding). */
 export const FORGOTTEN = '(forgotten)';
-
-const isContainer = (v: unknown): v is unknown[] | Record<string, unknown> =>
-  v !== null && typeof v === 'object';
 
 /**
  * Top-level event fields that the secret rule would take for secrets but that are how a resource is
@@ -87,37 +85,9 @@ export const sealingKeyIds = (data: unknown): Set<string> => {
   return kids;
 };
 
-/** A copy of `value` with each string mapped; containers without a changed string are shared. */
-const mapStrings = (value: unknown, map: (text: string) => unknown): unknown => {
-  if (typeof value === 'string') return map(value);
-  if (!isContainer(value)) return value;
-  type Frame = { source: unknown[] | Record<string, unknown>; target: unknown[] | Record<string, unknown> };
-  const root: unknown[] | Record<string, unknown> = Array.isArray(value) ? [] : {};
-  const pending: Frame[] = [{ source: value, target: root }];
-  while (pending.length > 0) {
-    const { source, target } = pending.pop()!;
-    const entries: [string | number, unknown][] = Array.isArray(source)
-      ? source.map((v, i) => [i, v])
-      : Object.entries(source);
-    for (const [k, v] of entries) {
-      let out: unknown = v;
-      if (typeof v === 'string') out = map(v);
-      else if (isContainer(v)) {
-        out = Array.isArray(v) ? [] : {};
-        pending.push({ source: v, target: out as Frame['target'] });
-      }
-      if (k === '__proto__')
-        Object.defineProperty(target, k, {
-          value: out,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      else (target as Record<string | number, unknown>)[k] = out;
-    }
-  }
-  return root;
-};
+/** A copy of `value` with each string mapped. */
+const mapStrings = (value: unknown, map: (text: string) => unknown): unknown =>
+  mapLeaves(value, (v) => (typeof v === 'string' ? map(v) : v));
 
 /**
  * `data` with its secrets unsealed by the keys given (by id); a secret whose key is missing (it was

@@ -12,6 +12,7 @@
  * Changing these rules changes what projections hold: SECRET_RULES_VERSION is part of the read
  * model's fingerprint, so bumping it rebuilds the tables with the new rules at the next start.
  */
+import { emptyLike, entriesOf, isContainer, setKey, type Container } from './jsonTree';
 import { invalid } from './errors';
 import { isSecretKey, isSecretUrlParameter, keyKind, keyWords, type KeyKind } from './secretKeys';
 import { sqlOptionValues } from './sqlOptions';
@@ -239,16 +240,6 @@ const maskScalar = (value: unknown, mode: KeyKind): unknown => hideScalar(value,
  */
 const MAX_MASK_DEPTH = 10_100;
 
-type Container = unknown[] | Record<string, unknown>;
-const isContainer = (v: unknown): v is Container => v !== null && typeof v === 'object';
-
-const setKey = (target: Container, key: string | number, value: unknown) => {
-  // A plain assignment of "__proto__" would set the prototype instead of a key.
-  if (key === '__proto__')
-    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  else (target as Record<string | number, unknown>)[key] = value;
-};
-
 /**
  * A deep copy with every secret replaced by what `hide` gives for it: under a secret key, every
  * value (a string, a number, each item of an array, each leaf of an object), `null` staying `null`
@@ -259,23 +250,19 @@ const setKey = (target: Container, key: string | number, value: unknown) => {
 export const hideSecrets = <T>(value: T, hide: HideSecret, underKey?: string): T => {
   const rootMode = underKey === undefined ? 'plain' : keyKind(underKey);
   if (!isContainer(value)) return hideScalar(value, rootMode, hide) as T;
-  const copyOf = (v: Container): Container => (Array.isArray(v) ? new Array<unknown>(v.length) : {});
-  const root = copyOf(value);
+  const root = emptyLike(value);
   const pending: { source: Container; target: Container; secret: boolean; depth: number }[] = [
     { source: value, target: root, secret: rootMode === 'secret', depth: 1 },
   ];
   while (pending.length > 0) {
     const { source, target, secret, depth } = pending.pop()!;
-    const entries: [string | number, unknown][] = Array.isArray(source)
-      ? source.map((v, i) => [i, v])
-      : Object.entries(source);
-    for (const [key, v] of entries) {
+    for (const [key, v] of entriesOf(source)) {
       // Items of an array take the mode of the key holding the array.
       const mode = secret ? 'secret' : typeof key === 'number' ? 'plain' : keyKind(key);
       if (!isContainer(v)) setKey(target, key, hideScalar(v, mode, hide));
       else if (depth >= MAX_MASK_DEPTH) setKey(target, key, hide(v, true));
       else {
-        const copy = copyOf(v);
+        const copy = emptyLike(v);
         setKey(target, key, copy);
         pending.push({ source: v, target: copy, secret: mode === 'secret', depth: depth + 1 });
       }
@@ -325,10 +312,7 @@ export const keepMaskedSecrets = (
   const pending: Frame[] = [{ incoming, stored, target: root, secret: false }];
   while (pending.length > 0) {
     const frame = pending.pop()!;
-    const entries: [string | number, unknown][] = Array.isArray(frame.incoming)
-      ? frame.incoming.map((v, i) => [i, v])
-      : Object.entries(frame.incoming);
-    for (const [k, v] of entries) {
+    for (const [k, v] of entriesOf(frame.incoming)) {
       const old = frame.stored;
       const has =
         old !== undefined &&
@@ -357,7 +341,7 @@ export const keepMaskedSecrets = (
         Array.isArray(v) === Array.isArray(previous) &&
         (!Array.isArray(v) || v.length === (previous as unknown[]).length)
       ) {
-        const copy: Container = Array.isArray(v) ? new Array<unknown>(v.length) : {};
+        const copy = emptyLike(v);
         setKey(frame.target, k, copy);
         pending.push({ incoming: v, stored: previous, target: copy, secret: mode === 'secret' });
       } else setKey(frame.target, k, v);
@@ -389,10 +373,7 @@ const valuesUnder = (root: Record<string, unknown>, pick: (key: string) => boole
   const pending: { value: Container; path: string }[] = [{ value: root, path: '' }];
   while (pending.length > 0) {
     const { value, path } = pending.pop()!;
-    const entries: [string | number, unknown][] = Array.isArray(value)
-      ? value.map((v, i) => [i, v])
-      : Object.entries(value);
-    for (const [k, v] of entries) {
+    for (const [k, v] of entriesOf(value)) {
       const here = typeof k === 'number' ? `${path}[${k}]` : path ? `${path}.${k}` : k;
       if (typeof k === 'string' && pick(k)) out.set(here, JSON.stringify(v) ?? 'undefined');
       else if (isContainer(v)) pending.push({ value: v, path: here });
