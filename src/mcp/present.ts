@@ -65,10 +65,8 @@ export type ToolAnswer = {
 export const answerHashOf = (result: object) => {
   const { _meta: _left, ...answer } = result as Record<string, unknown>;
   void _left;
-  return crypto
-    .createHash('sha256')
-    .update(canonicalJson(answer) ?? '', 'utf8')
-    .digest('hex');
+  // One call (Node's one-shot hash): a Hash object per call cost more than the hashing of an answer.
+  return crypto.hash('sha256', canonicalJson(answer) ?? '', 'hex');
 };
 
 export type Caps = { readonly maxRows: number; readonly maxChars: number };
