@@ -32,6 +32,9 @@ const skillReadRoutes = (api: Api, skills: SkillsService) =>
           query.agent === undefined
             ? presentedOnce(await skills.list(params.project), body)
             : (await skills.ofAgent(params.project, query.agent)).map(body),
+        // A skill's body holds JSON values only (numbers, strings, params parsed from JSON): a list
+        // the cache has not answered yet is serialised without a JSON-safe copy of a thousand skills.
+        jsonSafe: true,
       }),
     })
     .add({

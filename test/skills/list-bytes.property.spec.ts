@@ -239,7 +239,8 @@ describe.each(storeKinds)('list answers sent from kept bytes (%s)', (kind) => {
     });
     // The property says something only when lists were answered in full, more than once apiece.
     expect(seen.skillLists).toBeGreaterThan(runs);
-  });
+    // A run is a dozen writes and as many GETs: 8 s for the 50 runs alone, 27 s on a busy machine.
+  }, 120_000);
 
   it('kill check: bytes kept by the list’s length and first id (an update keeps the old bytes) are caught', async () => {
     await whileBugged(
@@ -256,5 +257,5 @@ describe.each(storeKinds)('list answers sent from kept bytes (%s)', (kind) => {
       () =>
         expectCaught(fc.asyncProperty(opsArb, listsEqualUncached), { seed: propertySeed(), numRuns: runs }),
     );
-  });
+  }, 120_000);
 });
