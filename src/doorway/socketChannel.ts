@@ -8,10 +8,20 @@ import { prepended } from '../shared/prependedStream';
  * its writes waiting while the client reads slower, and the switch to TLS after the client asks
  * for it. Each door keeps its own framing and its own way of hearing that the client went.
  */
-export class SocketChannel {
+export class SocketChannel<W extends { readonly size: number; take(): Buffer }> {
   private wake: (() => void) | undefined;
+  protected isClosed = false;
 
-  constructor(protected socket: net.Socket | tls.TLSSocket) {}
+  constructor(
+    protected socket: net.Socket | tls.TLSSocket,
+    /** What is written for the client, sent when flushed. */
+    readonly writer: W,
+  ) {}
+
+  /** The client has gone (or is being sent away): nothing more is read or sent. */
+  get closed() {
+    return this.isClosed;
+  }
 
   get secure() {
     return this.socket instanceof tls.TLSSocket;
@@ -28,9 +38,11 @@ export class SocketChannel {
     wake?.();
   }
 
-  /** Sends `bytes`; the promise (if any) settles when the client has taken them or the socket closed. */
-  protected send(bytes: Buffer): Promise<void> | undefined {
-    if (this.socket.write(bytes)) return undefined;
+  /** Sends what the writer holds; the promise (if any) settles when the client has taken it or the socket closed. */
+  flush(): Promise<void> | undefined {
+    if (this.writer.size === 0) return undefined;
+    const bytes = this.writer.take();
+    if (this.isClosed || this.socket.write(bytes)) return undefined;
     return firstEvent(this.socket, ['drain', 'close']);
   }
 

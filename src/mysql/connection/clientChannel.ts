@@ -17,24 +17,17 @@ type ChannelEvents = {
  * sent when flushed (waiting while the client reads slower). Survives the switch to TLS after the
  * SSL request.
  */
-export class ClientChannel extends SocketChannel {
+export class ClientChannel extends SocketChannel<PacketWriter> {
   private readonly reader: PacketReader;
-  readonly writer = new PacketWriter();
-  private isClosed = false;
 
   constructor(
     socket: net.Socket,
     maxPacketBytes: number,
     private readonly events: ChannelEvents,
   ) {
-    super(socket);
+    super(socket, new PacketWriter());
     this.reader = new PacketReader(maxPacketBytes);
     this.listen(socket);
-  }
-
-  /** The client has gone (or is being sent away): nothing more is read or sent. */
-  get closed() {
-    return this.isClosed;
   }
 
   private readonly onData = (chunk: Buffer) => {
@@ -94,14 +87,6 @@ export class ClientChannel extends SocketChannel {
   /** Writes an error packet (sent with the next flush). */
   error(code: number, message: string) {
     errPacket(this.writer, code, sqlStateOf(code), message);
-  }
-
-  /** Writes what the writer holds; the promise (if any) settles when the client has taken it. */
-  flush(): Promise<void> | undefined {
-    if (this.writer.size === 0) return undefined;
-    const bytes = this.writer.take();
-    if (this.isClosed) return undefined;
-    return this.send(bytes);
   }
 
   async flushed() {

@@ -21,10 +21,8 @@ const PAUSE_BYTES = 4 * 1024 * 1024;
  * what is written for it, sent when flushed (waiting while the client reads slower). Survives the
  * switch to TLS after an SSLRequest.
  */
-export class PgChannel extends SocketChannel {
+export class PgChannel extends SocketChannel<MessageWriter> {
   private readonly frames: FrameReader;
-  readonly writer = new MessageWriter();
-  private isClosed = false;
   private buffered = 0;
   private paused = false;
 
@@ -33,15 +31,11 @@ export class PgChannel extends SocketChannel {
     private readonly maxMessageBytes: number,
     private readonly onGone: () => void,
   ) {
-    super(socket);
+    super(socket, new MessageWriter());
     // Before login only small messages (a password) are taken: unauthenticated clients hold little.
     this.frames = new FrameReader(Math.min(maxMessageBytes, PRE_LOGIN_MESSAGE_BYTES));
     socket.setKeepAlive(true, 60_000);
     this.listen(socket);
-  }
-
-  get closed() {
-    return this.isClosed;
   }
 
   get remoteAddress(): string {
@@ -134,14 +128,6 @@ export class PgChannel extends SocketChannel {
   /** Logged in: messages up to the configured size are taken. */
   loggedIn() {
     this.frames.maxMessageBytes = this.maxMessageBytes;
-  }
-
-  /** Writes what the writer holds; the promise (if any) settles when the client has taken it. */
-  flush(): Promise<void> | undefined {
-    if (this.writer.size === 0) return undefined;
-    const bytes = this.writer.take();
-    if (this.isClosed) return undefined;
-    return this.send(bytes);
   }
 
   /** Flushes and waits for the client to take it, or for `signal` (a cancel) if that comes first. */
