@@ -3,7 +3,6 @@ import type { OutboundPolicy } from '../http/outbound';
 import type { HostPolicy } from '../integrations/hostPolicy';
 import type { envSchema } from './environment';
 
-/** The configuration every module reads: what loadConfig (src/config.ts) makes of the environment. */
 /**
  * What converting one uploaded document may cost (src/engines/documents); each passed limit is
  * refused with a 400 naming its setting.
@@ -23,6 +22,7 @@ export type DocumentLimits = {
   maxMemoryMb: number;
 };
 
+/** The configuration every module reads: what loadConfig (src/config.ts) makes of the environment. */
 export type Config = {
   port: number;
   host: string;

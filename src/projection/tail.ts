@@ -54,8 +54,10 @@ export class LogTail {
       options: Pick<ProjectionRunnerOptions, 'batchSize' | 'batchPauseMs' | 'pollMs' | 'follow'>;
       place: LogPlace;
       failures: FailureKeeper;
-      /** Writes a batch read from the log (the cursor moves once it committed). */
-      /** False: nothing written, the tables no longer stand at `from` (see `BatchWriter.write`). */
+      /**
+       * Writes a batch read from the log (the cursor moves once it committed). False: nothing
+       * written, the tables no longer stand at `from` (see `BatchWriter.write`).
+       */
       write: (events: readonly RecordedEvent[], cursor: LogCursor, from: LogCursor) => Promise<boolean>;
     },
   ) {}

@@ -142,12 +142,6 @@ const ROW_STATEMENTS = new Set([
 ]);
 
 /**
- * One PostgreSQL client: the startup exchange (TLS, authentication, parameters), then its messages
- * one at a time: simple queries, and the extended protocol's Parse/Bind/Describe/Execute/Sync with
- * named statements and portals. Statements go to the engine in its dialect (session/pgText.ts) unless
- * the connection answers them itself (session/local.ts).
- */
-/**
  * A message as the connection handles it: what the client sent, or one framed right whose fields
  * could not be read (`MalformedMessage`), answered as PostgreSQL answers it (ERROR 08P01).
  */
@@ -156,6 +150,12 @@ type Received = FrontendMessage | { type: 'malformed'; of: string; detail: strin
 /** The longest text `lastRead` keeps (a connection holds at most this much for it). */
 const LAST_READ_MAX_CHARS = 16 * 1024;
 
+/**
+ * One PostgreSQL client: the startup exchange (TLS, authentication, parameters), then its messages
+ * one at a time: simple queries, and the extended protocol's Parse/Bind/Describe/Execute/Sync with
+ * named statements and portals. Statements go to the engine in its dialect (session/pgText.ts) unless
+ * the connection answers them itself (session/local.ts).
+ */
 export class PgConnection {
   readonly done: Promise<void>;
   private readonly channel: PgChannel;
@@ -170,7 +170,6 @@ export class PgConnection {
   private running: AbortController | undefined;
   private busy = false;
   private closingWhenIdle = false;
-  /** The engine's listing last read for a catalog query (catalogListing). */
   /**
    * The last text read that holds no connection value, and its statements: a client repeating one
    * query (node-postgres parses its unnamed statement again for every call) reads it once.

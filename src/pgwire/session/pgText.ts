@@ -159,10 +159,6 @@ const translateToken = (
   }
 };
 
-/**
- * Splits a query text at its top-level semicolons and translates each statement (writing in the
- * connection's values when given); empty statements are dropped.
- */
 /** The text's tokens from `from` on (offsets into the whole text). */
 const tokensFrom = (sql: string, from: number): readonly Token[] =>
   from === 0
@@ -236,6 +232,10 @@ const nativeOpening = (sql: string, recent: readonly Token[]) => {
   );
 };
 
+/**
+ * Splits a query text at its top-level semicolons and translates each statement (writing in the
+ * connection's values when given); empty statements are dropped.
+ */
 export const readStatements = (sql: string, values?: ConnectionValues): PgStatement[] => {
   let tokens = tokensFrom(sql, 0);
   const statements: PgStatement[] = [];
