@@ -2,6 +2,7 @@ import type { ChatAnswerFailed, ChatDeliveryFailed } from '../../events';
 import { allHandled, selectRow, selectRows, tableProjection, type RowOf } from '../projection/table';
 import { columns } from '../projection/columns';
 import type { TableReader } from '../projection/types';
+import { timestampText } from '../shared/time';
 
 /** A failed try gives up its claim and says why, and when the next one is due (none: given up). */
 const failedCells = (d: ChatAnswerFailed['data'] | ChatDeliveryFailed['data']) => ({
@@ -175,7 +176,7 @@ export const pendingMessages = async (
      SELECT * FROM chat_messages WHERE CHATBOT_ID IN (${ids}) AND STATUS = 'claimed' AND ANSWER_ID IS NOT NULL
        AND LEASE_UNTIL <= $now::TIMESTAMP
      ORDER BY POSITION LIMIT ${Math.max(1, Math.floor(limit))}`,
-    { now: now.toISOString().replace('T', ' ').replace('Z', '') },
+    { now: timestampText(now) },
   );
 };
 

@@ -4,13 +4,14 @@ import { readAsOf } from '../projection/asOfReads';
 import { invalid } from '../shared/errors';
 import { truncate } from './problem';
 import { hasQuery } from './query';
+import { timestampText } from '../shared/time';
 
 const AS_OF_PARAM = 'as_of';
 const AS_OF_POSITION_HEADER = 'X-As-Of-Position';
 
 /** The position of the last event recorded at or before `moment` (0: before the first event). */
 const positionAt = async (duck: Pick<Duck, 'query'>, moment: Date): Promise<bigint> => {
-  const utc = moment.toISOString().replace('T', ' ').replace('Z', '');
+  const utc = timestampText(moment);
   const [row] = await duck.query(
     'SELECT coalesce(max(global_position), 0) AS position FROM events WHERE recorded_at <= CAST(? AS TIMESTAMP)',
     [utc],

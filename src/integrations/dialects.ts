@@ -1,5 +1,6 @@
 import { quoteIdent, quoteMysqlIdent, quoteString } from '../shared/quoting';
 import { textOf, tokenize, unquoted } from '../shared/sqlTokens';
+import { timestampText } from '../shared/time';
 
 /**
  * How SQL is written for one external database's engine: identifiers, typed literals and
@@ -25,9 +26,6 @@ export class Digits {
 
 const hex = (bytes: Uint8Array) =>
   Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
-
-/** A JavaScript Date as `YYYY-MM-DD HH:MM:SS.mmm` (UTC), as both engines read a timestamp string. */
-const timestampText = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '');
 
 /** What a value is, for a literal: its kind and text. */
 const classify = (

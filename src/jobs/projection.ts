@@ -11,6 +11,7 @@ import { columns } from '../projection/columns';
 import type { Row, TableReader } from '../projection/types';
 import { maskSecrets } from '../shared/secrets';
 import { nextTick, scheduleStr, type JobSchedule } from './schedule';
+import { timestampText } from '../shared/time';
 
 /** A job row's schedule, as the columns hold it (dates come back as Dates, JSON parsed). */
 const scheduleOf = (row: Row): JobSchedule => ({
@@ -81,7 +82,7 @@ export const dueJobRows = async (reader: TableReader, now: Date) =>
     jobsTable,
     reader,
     'SELECT * FROM jobs WHERE NEXT_RUN_AT <= ?::TIMESTAMP ORDER BY NEXT_RUN_AT, ID',
-    [now.toISOString().replace('T', ' ').replace('Z', '')],
+    [timestampText(now)],
   );
 
 const RUN_END_EVENTS = {

@@ -2,6 +2,9 @@
 export type Clock = () => Date;
 export const systemClock: Clock = () => new Date();
 
+/** A Date as `YYYY-MM-DD HH:MM:SS.mmm` (UTC, no zone): the timestamp text DuckDB and the external engines read. */
+export const timestampText = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '');
+
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
 /**

@@ -7,6 +7,7 @@ import {
 } from '@duckdb/node-api';
 import { integerDigits } from '../../shared/integerDigits';
 import { plainCells } from './plainColumns';
+import { timestampText } from '../../shared/time';
 
 const isIntegerType = (t: string) =>
   /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|VARINT|BIGNUM)$/.test(
@@ -41,9 +42,7 @@ const fromJsonFor = (type: string): FromJson => {
   if (type === 'TIMESTAMP WITH TIME ZONE')
     return (json, js) => {
       const d = js instanceof Date ? js : new Date(String(json));
-      return Number.isFinite(d.getTime())
-        ? microsTimestamp(d.toISOString().replace('T', ' ').replace('Z', ''))
-        : String(json);
+      return Number.isFinite(d.getTime()) ? microsTimestamp(timestampText(d)) : String(json);
     };
   if (/^TIMESTAMP/.test(type)) return (json) => microsTimestamp(String(json));
   if (type === 'BLOB') return (_json, js) => Buffer.from(js as Uint8Array).toString('base64');

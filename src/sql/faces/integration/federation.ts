@@ -19,6 +19,7 @@ import {
   unquoted,
   type Token,
 } from '../../../shared/sqlTokens';
+import { timestampText } from '../../../shared/time';
 
 /** A table of an external database that a mixed query needs locally, and how to fetch it. */
 export type ExternalFetch = {
@@ -243,7 +244,7 @@ export const loadIntoDuckDb = async (c: DuckDBConnection, temp: string, result: 
 };
 
 const asText = (v: unknown): string => {
-  if (v instanceof Date) return v.toISOString().replace('T', ' ').replace('Z', '');
+  if (v instanceof Date) return timestampText(v);
   if (Buffer.isBuffer(v)) return v.toString('base64');
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
