@@ -12,3 +12,13 @@ export const inTransaction = async <T>(c: DuckDBConnection, work: () => Promise<
     throw error;
   }
 };
+
+/** Runs the reads of `work` on one snapshot of `c`'s database (a transaction ended when they end). */
+export const inSnapshot = async <T>(c: DuckDBConnection, work: () => Promise<T>): Promise<T> => {
+  await c.run('BEGIN TRANSACTION');
+  try {
+    return await work();
+  } finally {
+    await c.run('COMMIT').catch(() => undefined);
+  }
+};

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Duck } from '../duckdb/database';
 import { quoteQualifiedIdent, quoteString } from '../shared/quoting';
+import { inSnapshot } from '../duckdb/transaction';
 
 /** One table of the read model, summarised: its row count and a hash of its rows in any order. */
 export type TableDigest = { table: string; rows: number; hash: string };
@@ -60,8 +61,7 @@ export const digestReadModel = async (
   c: DuckDBConnection,
   options: { checkpointTable: string; schemas: readonly string[]; skip?: readonly string[] },
 ): Promise<ReadModelDigest> => {
-  await c.run('BEGIN TRANSACTION');
-  try {
+  return inSnapshot(c, async () => {
     const checkpoint = (
       await c.runAndReadAll(`SELECT position, transaction_id FROM ${options.checkpointTable}`)
     ).getRowObjectsJS()[0] as { position: bigint; transaction_id: string | null } | undefined;
@@ -78,9 +78,7 @@ export const digestReadModel = async (
       tables,
       digest,
     };
-  } finally {
-    await c.run('COMMIT').catch(() => undefined);
-  }
+  });
 };
 
 /** The digest of this process's read model, read on a pooled connection. */

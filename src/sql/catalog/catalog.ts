@@ -5,7 +5,7 @@ import { nameKey } from '../../shared/names';
 import { SqlError, SqlErrorCode, toSqlError } from '../errors';
 import { quoteIdent, quoteString } from '../../shared/quoting';
 import { KB_SCHEMA } from '../../engines/search/layout';
-import { inTransaction } from '../../duckdb/transaction';
+import { inSnapshot, inTransaction } from '../../duckdb/transaction';
 import { HISTORY_TABLES, rowsAsOf } from '../../projection/history';
 import type { SqlCatalog, SqlLookups } from '../handlers';
 import { catalogListingViews, LISTED_MODELS } from './catalogListing';
@@ -316,8 +316,7 @@ const summary = (table: string, row: string) =>
  */
 const catalogFingerprint = async (c: DuckDBConnection) => {
   // One snapshot: a knowledge base dropped meanwhile takes its fields table with it.
-  await c.run('BEGIN TRANSACTION');
-  try {
+  return inSnapshot(c, async () => {
     const fields = (
       await c.runAndReadAll(
         `SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND NOT temporary
@@ -332,9 +331,7 @@ const catalogFingerprint = async (c: DuckDBConnection) => {
     ];
     const reader = await c.runAndReadAll(`SELECT concat_ws(',', ${parts.join(', ')})`);
     return String(reader.getRows()[0]?.[0] ?? '');
-  } finally {
-    await c.run('COMMIT').catch(() => undefined);
-  }
+  });
 };
 
 /**
