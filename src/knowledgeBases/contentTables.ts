@@ -16,7 +16,27 @@ type Known = {
   readonly deleted: Set<number>;
   /** Per knowledge base, its fields table's rows (FIELD → TYPE), once read or made. */
   readonly fields: Map<number, Map<string, FieldType | null>>;
+  /** Per knowledge base whose tables were made here, while small enough: its documents and vocabulary. */
+  readonly held: Map<number, HeldContent>;
 };
+
+/**
+ * What the tables of a knowledge base made by this writer hold, kept as they are written (they were
+ * empty when made): the documents its chunks table has chunks of, and its vocabulary (TERM → TERM_ID,
+ * numbered 0, 1, … in the order appended, so the next id is its size). With them an insert neither
+ * asks whether it replaces a document nor reads the vocabulary for its terms: a replay made a
+ * statement of each for every insert, more than the inserts' chunks cost.
+ */
+export type HeldContent = {
+  readonly documents: Set<string>;
+  readonly vocabulary: Map<string, number>;
+};
+
+/**
+ * Past this many documents and terms held in all, a knowledge base that would add more is no longer
+ * held: its documents and terms are asked of DuckDB, as for tables made before this writer started.
+ */
+export const MAX_HELD_ENTRIES = 1_000_000;
 
 /**
  * What one DuckDB's knowledge-base content tables hold, remembered by the projection that alone
@@ -38,6 +58,11 @@ export class KnownContentTables {
   private known: Known | null = null;
   /** The highest position applied since the tables were made. */
   private latest = -1n;
+  /** The documents and terms held in all (`Known.held`). */
+  private heldEntries = 0;
+
+  /** `maxHeldEntries`: 0 holds none (every answer asked of DuckDB). */
+  constructor(private readonly maxHeldEntries = MAX_HELD_ENTRIES) {}
 
   /** Before applying the event at `position`. */
   applying(position: bigint) {
@@ -48,11 +73,12 @@ export class KnownContentTables {
   /** The tables were dropped or made, or an apply failed part way: nothing remembered holds. */
   forget() {
     this.known = null;
+    this.heldEntries = 0;
   }
 
   /** The tables were dropped or made: the log is applied from its start again. */
   reset() {
-    this.known = null;
+    this.forget();
     this.latest = -1n;
   }
 
@@ -68,7 +94,8 @@ export class KnownContentTables {
     const deleted = (await c.runAndReadAll(`SELECT KB_ID FROM ${DELETED_KBS}`))
       .getRows()
       .map((r) => Number(r[0]));
-    this.known = { tables: new Set(tables), deleted: new Set(deleted), fields: new Map() };
+    this.known = { tables: new Set(tables), deleted: new Set(deleted), fields: new Map(), held: new Map() };
+    this.heldEntries = 0;
     return this.known;
   }
 
@@ -91,10 +118,49 @@ export class KnownContentTables {
     const hadChunks = known.tables.has(kbTableNames(kbId).chunks);
     if (names.every((n) => known.tables.has(n))) return hadChunks;
     const hadFields = known.tables.has(kbTableNames(kbId).fields);
+    const hadNone = names.every((n) => !known.tables.has(n));
     await make();
     for (const n of names) known.tables.add(n);
     if (!hadFields) known.fields.set(kbId, new Map());
+    if (hadNone && this.maxHeldEntries > 0)
+      known.held.set(kbId, { documents: new Set(), vocabulary: new Map() });
     return hadChunks;
+  }
+
+  /** What the knowledge base's tables hold, when they were made here and are held still (else undefined: ask DuckDB). */
+  held(kbId: number): HeldContent | undefined {
+    return this.known?.held.get(kbId);
+  }
+
+  /**
+   * Documents and terms just appended to a held knowledge base's tables (`terms` new to its
+   * vocabulary, numbered on from its size). Past the bound, it is held no longer.
+   */
+  appended(kbId: number, documents: Iterable<string>, terms: readonly string[]) {
+    const held = this.held(kbId);
+    if (!held) return;
+    const before = held.documents.size + held.vocabulary.size;
+    for (const id of documents) held.documents.add(id);
+    for (const term of terms) held.vocabulary.set(term, held.vocabulary.size);
+    this.heldEntries += held.documents.size + held.vocabulary.size - before;
+    if (this.heldEntries > this.maxHeldEntries) this.release(kbId);
+  }
+
+  /** Documents deleted from a held knowledge base's tables. */
+  removed(kbId: number, documents: readonly string[]) {
+    const held = this.held(kbId);
+    if (!held) return;
+    const before = held.documents.size;
+    for (const id of documents) held.documents.delete(id);
+    this.heldEntries -= before - held.documents.size;
+  }
+
+  /** The knowledge base is held no longer. */
+  private release(kbId: number) {
+    const held = this.held(kbId);
+    if (!held) return;
+    this.heldEntries -= held.documents.size + held.vocabulary.size;
+    this.known!.held.delete(kbId);
   }
 
   /** The knowledge base's fields table's rows (its tables exist). */
@@ -117,6 +183,7 @@ export class KnownContentTables {
     const known = await this.read(c);
     for (const n of tableNames(kbId)) known.tables.delete(n);
     known.fields.delete(kbId);
+    this.release(kbId);
     known.deleted.add(kbId);
   }
 }

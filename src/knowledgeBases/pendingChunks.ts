@@ -16,6 +16,7 @@ import { chunkText } from '../engines/search/chunker';
 import { chunkId, chunkRowId, KB_SCHEMA, kbTableNames, kbTables } from '../engines/search/layout';
 import { termsOf } from '../engines/search/terms';
 import type { BatchScope } from '../projection/types';
+import type { HeldContent, KnownContentTables } from './contentTables';
 
 /** A document as inserted: what the documents blob holds, one JSON line each. */
 export type KbDocument = { id: string; content: string; metadata: Record<string, unknown> };
@@ -73,10 +74,30 @@ const VOCABULARY_TYPES = [VARCHAR, INTEGER];
 
 /**
  * The ids of the terms of chunks about to be appended: those of the vocabulary, read for these
- * terms only, and new ones numbered on from the vocabulary's highest in the order the chunks first
- * have them (`terms`, distinct, in that order), so a rebuild numbers them alike whatever its batches.
+ * terms only (or found in it as held: contentTables.ts), and new ones numbered on from the
+ * vocabulary's highest in the order the chunks first have them (`terms`, distinct, in that order),
+ * so a rebuild numbers them alike whatever its batches.
  */
-const termIds = async (c: DuckDBConnection, kbId: number, terms: readonly string[]) => {
+const termIds = async (
+  c: DuckDBConnection,
+  kbId: number,
+  terms: readonly string[],
+  held: HeldContent | undefined,
+) => {
+  if (held) {
+    const ids = new Map<string, number>();
+    const added: string[] = [];
+    let next = held.vocabulary.size;
+    for (const term of terms) {
+      const id = held.vocabulary.get(term);
+      if (id !== undefined) ids.set(term, id);
+      else {
+        ids.set(term, next++);
+        added.push(term);
+      }
+    }
+    return { ids, added };
+  }
   const vocabulary = kbTables(kbId).vocabulary;
   const known = await c.runAndReadAll(
     `SELECT TERM, TERM_ID FROM ${vocabulary} WHERE TERM IN (SELECT unnest($terms))
@@ -98,9 +119,13 @@ const termIds = async (c: DuckDBConnection, kbId: number, terms: readonly string
   return { ids, added };
 };
 
-/** Appends the parts' chunks, their terms and the terms new to the vocabulary, in order: three appenders in all. */
+/**
+ * Appends the parts' chunks, their terms and the terms new to the vocabulary, in order: three
+ * appenders in all (two when no term is new). What a held knowledge base holds is told to `known`.
+ */
 const appendChunks = async (
   c: DuckDBConnection,
+  known: KnownContentTables,
   kbId: number,
   dimensions: number,
   parts: readonly Part[],
@@ -124,7 +149,7 @@ const appendChunks = async (
     postings += terms.size;
     for (const term of terms.keys()) distinct.add(term);
   }
-  const { ids, added } = await termIds(c, kbId, [...distinct]);
+  const { ids, added } = await termIds(c, kbId, [...distinct], known.held(kbId));
   // The postings (chunk, term id, TF, the chunk's length) as typed columns: tens a chunk, so no object each.
   const postingChunk = new Int32Array(postings);
   const postingTerm = new Int32Array(postings);
@@ -161,23 +186,29 @@ const appendChunks = async (
   const names = kbTableNames(kbId);
   const chunkAppender = await c.createAppender(names.chunks, KB_SCHEMA);
   const termAppender = await c.createAppender(names.terms, KB_SCHEMA);
-  const vocabularyAppender = await c.createAppender(names.vocabulary, KB_SCHEMA);
+  const vocabularyAppender = added.length > 0 ? await c.createAppender(names.vocabulary, KB_SCHEMA) : null;
   try {
     appendColumns(chunkAppender, CHUNK_TYPES(dimensions), chunks.length, (column, row) =>
       chunkColumns[column]!(row),
     );
     appendColumns(termAppender, TERM_TYPES, postings, (column, row) => termColumns[column]!(row));
-    appendColumns(vocabularyAppender, VOCABULARY_TYPES, added.length, (column, row) =>
-      column === 0 ? added[row]! : ids.get(added[row]!)!,
-    );
+    if (vocabularyAppender)
+      appendColumns(vocabularyAppender, VOCABULARY_TYPES, added.length, (column, row) =>
+        column === 0 ? added[row]! : ids.get(added[row]!)!,
+      );
     chunkAppender.flushSync();
     termAppender.flushSync();
-    vocabularyAppender.flushSync();
+    vocabularyAppender?.flushSync();
   } finally {
     chunkAppender.closeSync();
     termAppender.closeSync();
-    vocabularyAppender.closeSync();
+    vocabularyAppender?.closeSync();
   }
+  known.appended(
+    kbId,
+    chunks.map((chunk) => chunk.doc.id),
+    added,
+  );
 };
 
 /**
@@ -190,6 +221,9 @@ const appendChunks = async (
  */
 export class PendingChunks {
   private readonly byBatch = new WeakMap<BatchScope, Map<number, Waiting>>();
+
+  /** `knownOf`: what a writer's content tables hold (contentTables.ts), told of what is appended. */
+  constructor(private readonly knownOf: (c: DuckDBConnection) => KnownContentTables) {}
 
   private waitingOf(batch: BatchScope) {
     let waiting = this.byBatch.get(batch);
@@ -224,7 +258,7 @@ export class PendingChunks {
     const waiting = this.byBatch.get(batch)?.get(kbId);
     if (!waiting) return;
     this.byBatch.get(batch)!.delete(kbId);
-    await appendChunks(c, kbId, waiting.dimensions, waiting.parts);
+    await appendChunks(c, this.knownOf(c), kbId, waiting.dimensions, waiting.parts);
   }
 
   /** The batch's end: appends everything that waits, knowledge base by knowledge base. */

@@ -15,7 +15,7 @@ import {
 import { patchRow, projectResourceReads, projectResourceTable } from '../projection/resourceTable';
 import { CREATED_AT, NAME_AND_PROJECT, RESOURCE_IDS } from '../projection/resourceColumns';
 import { allHandled, schemaProjection, selectRow, type RowOf } from '../projection/table';
-import { DELETED_KBS, KnownContentTables } from './contentTables';
+import { DELETED_KBS, KnownContentTables, MAX_HELD_ENTRIES } from './contentTables';
 import { chunksOf, PendingChunks, type KbDocument } from './pendingChunks';
 import { columns } from '../projection/columns';
 import type { BatchScope, SchemaProjection, TableReader } from '../projection/types';
@@ -112,19 +112,23 @@ const CONTENT_EVENTS = [
  * mdb_kb. Inserting a document id again replaces its chunks. Rebuilt from the log: documents from
  * their blob, vectors recomputed (the built-in embedder) or read from their blob (a provider's).
  * What the tables hold (which exist, the deleted list, each one's fields) is remembered per DuckDB
- * writer (contentTables.ts), not asked of DuckDB at every insert.
+ * writer (contentTables.ts), not asked of DuckDB at every insert; so are, for the knowledge bases
+ * whose tables it made, their documents and vocabulary, up to `maxHeldEntries` in all.
  */
-export const knowledgeBaseContentProjection = (blobs: BlobStore): SchemaProjection => {
+export const knowledgeBaseContentProjection = (
+  blobs: BlobStore,
+  { maxHeldEntries = MAX_HELD_ENTRIES }: { readonly maxHeldEntries?: number } = {},
+): SchemaProjection => {
   const knownBy = new WeakMap<DuckDBConnection, KnownContentTables>();
-  const pending = new PendingChunks();
   const knownOf = (c: DuckDBConnection) => {
     let known = knownBy.get(c);
     if (!known) {
-      known = new KnownContentTables();
+      known = new KnownContentTables(maxHeldEntries);
       knownBy.set(c, known);
     }
     return known;
   };
+  const pending = new PendingChunks(knownOf);
   return schemaProjection({
     name: 'kb-content',
     // 3: terms by id (a vocabulary) and chunk row id, with the chunk's length.
@@ -192,27 +196,31 @@ const applyContent = async (
             );
       if (vectors.length !== chunks.length)
         throw new Error(`knowledge base ${d.name}: ${chunks.length} chunks but ${vectors.length} vectors`);
-      const hadChunks = await known.ensureTables(c, d.kbId, async () => {
-        for (const sql of createKbTablesSql(d.kbId, d.embedding.dimensions)) await c.run(sql);
+      // The tables made (when they are not there) and the fields widened: one text.
+      const made: string[] = [];
+      const hadChunks = await known.ensureTables(c, d.kbId, () => {
+        made.push(...createKbTablesSql(d.kbId, d.embedding.dimensions));
+        return Promise.resolve();
       });
+      const widened = await widenFields(c, known, d.kbId, documents);
+      if (made.length > 0 || widened.length > 0) await c.run([...made, ...widened].join(';\n'));
       // A chunks table made just now holds no document to replace.
       if (hadChunks) {
         const ids = [...new Set(documents.map((doc) => doc.id))];
         await pending.appendIfHolding(c, batch, d.kbId, ids);
-        await deleteDocuments(c, d.kbId, ids);
+        await deleteDocuments(c, known, d.kbId, ids);
       }
       await pending.add(c, batch, d.kbId, d.embedding.dimensions, {
         position: event.meta.position,
         chunks,
         vectors,
       });
-      await widenFields(c, known, d.kbId, documents);
       return;
     }
     case 'KnowledgeBaseDocumentsDeleted':
       if (await known.hasChunks(c, event.data.kbId)) {
         await pending.appendIfHolding(c, batch, event.data.kbId, event.data.ids);
-        await deleteDocuments(c, event.data.kbId, event.data.ids);
+        await deleteDocuments(c, known, event.data.kbId, event.data.ids);
       }
       return;
     case 'KnowledgeBaseIndexed':
@@ -223,12 +231,18 @@ const applyContent = async (
         await c.run(compactPostingsSql(event.data.kbId));
       }
       return;
-    case 'KnowledgeBaseDeleted':
+    case 'KnowledgeBaseDeleted': {
       pending.discard(batch, event.data.kbId);
-      for (const sql of dropKbTablesSql(event.data.kbId)) await c.run(sql);
-      await c.run(`INSERT OR IGNORE INTO ${DELETED_KBS} VALUES (${Number(event.data.kbId)})`);
+      const listed = await known.isDeleted(c, event.data.kbId);
+      await c.run(
+        [
+          ...dropKbTablesSql(event.data.kbId),
+          ...(listed ? [] : [`INSERT OR IGNORE INTO ${DELETED_KBS} VALUES (${Number(event.data.kbId)})`]),
+        ].join(';\n'),
+      );
       await known.deleted(c, event.data.kbId);
       return;
+    }
     default:
       return allHandled(event);
   }
@@ -237,13 +251,18 @@ const applyContent = async (
 /**
  * The metadata fields the documents have, with the type each is offered as in SQL: widened by
  * every insert (never narrowed by a deletion, so a column's type never changes under a query).
+ * The statements that write the fields changed (none when none did), for the caller to run; the
+ * fields remembered are changed at once (a failure to run them forgets them: contentTables.ts).
+ * A field's row is replaced by a deletion and an insert: the fields table has no key (a key's index
+ * on each knowledge base's table made a replay's commits many times slower), and tables made
+ * before still have one, which the same statements serve.
  */
 const widenFields = async (
   c: DuckDBConnection,
   known: KnownContentTables,
   kbId: number,
   documents: readonly KbDocument[],
-) => {
+): Promise<string[]> => {
   const t = kbTables(kbId);
   const fields = await known.fields(
     c,
@@ -260,27 +279,44 @@ const widenFields = async (
     for (const [field, value] of Object.entries(doc.metadata))
       next.set(field, widerFieldType(next.get(field) ?? null, fieldTypeOf(value)));
   const changed = [...next].filter(([field, type]) => !(fields.has(field) && fields.get(field) === type));
-  if (changed.length === 0) return;
-  await c.run(
-    `INSERT OR REPLACE INTO ${t.fields} VALUES ${changed
+  if (changed.length === 0) return [];
+  const replaced = changed.filter(([field]) => fields.has(field));
+  for (const [field, type] of changed) fields.set(field, type);
+  return [
+    ...(replaced.length > 0
+      ? [
+          `DELETE FROM ${t.fields} WHERE FIELD IN (${replaced.map(([field]) => quoteString(field)).join(', ')})`,
+        ]
+      : []),
+    `INSERT INTO ${t.fields} VALUES ${changed
       .map(([field, type]) => `(${quoteString(field)}, ${type === null ? 'NULL' : quoteString(type)})`)
       .join(', ')}`,
-  );
-  for (const [field, type] of changed) fields.set(field, type);
+  ];
 };
 
 /**
  * Deletes the documents' chunks and their terms (the knowledge base's tables exist). Documents
- * inserted are mostly new: the terms, tens of rows a chunk, are searched only when a chunk is there.
+ * inserted are mostly new: the terms, tens of rows a chunk, are searched only when a chunk is there
+ * (known without a query when the knowledge base is held: contentTables.ts).
  */
-const deleteDocuments = async (c: DuckDBConnection, kbId: number, ids: readonly string[]) => {
+const deleteDocuments = async (
+  c: DuckDBConnection,
+  known: KnownContentTables,
+  kbId: number,
+  ids: readonly string[],
+) => {
   if (ids.length === 0) return;
+  const held = known.held(kbId);
+  if (held && !ids.some((id) => held.documents.has(id))) return;
   const t = kbTables(kbId);
   const list = ids.map(quoteString).join(', ');
-  const held = await c.runAndReadAll(`SELECT 1 FROM ${t.chunks} WHERE DOC_ID IN (${list}) LIMIT 1`);
-  if (held.getRows().length === 0) return;
+  if (!held) {
+    const found = await c.runAndReadAll(`SELECT 1 FROM ${t.chunks} WHERE DOC_ID IN (${list}) LIMIT 1`);
+    if (found.getRows().length === 0) return;
+  }
   await c.run(
     `DELETE FROM ${t.terms} WHERE ROW_ID IN (SELECT ROW_ID FROM ${t.chunks} WHERE DOC_ID IN (${list}))`,
   );
   await c.run(`DELETE FROM ${t.chunks} WHERE DOC_ID IN (${list})`);
+  known.removed(kbId, ids);
 };

@@ -86,10 +86,7 @@ describe.each(storeKinds)("the knowledge bases' content when its batch is rolled
     const kb = await givenKnowledgeBase('widened_twice');
     await insert('widened_twice', [{ id: 'a', content: 'apples are red', score: 1 }]);
     expect(await fieldsOf(kb.id)).toEqual([{ FIELD: 'score', TYPE: 'BIGINT' }]);
-    const injection = failCommitAfter(
-      t,
-      (sql) => sql.startsWith('INSERT OR REPLACE') && sql.includes(`"kb_${kb.id}_fields"`),
-    );
+    const injection = failCommitAfter(t, (sql) => sql.startsWith(`DELETE FROM mdb_kb."kb_${kb.id}_fields"`));
     try {
       await insert('widened_twice', [{ id: 'a', content: 'apricots are orange', score: 1.5 }]);
     } finally {

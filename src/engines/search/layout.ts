@@ -81,7 +81,8 @@ export const createKbTablesSql = (kbId: number | bigint, dimensions: number) => 
     // Every term the knowledge base's chunks have had, numbered in the order first appended (never
     // renumbered nor removed, so the numbers are the same on a rebuild whatever the batches).
     `CREATE TABLE IF NOT EXISTS ${t.vocabulary} (TERM VARCHAR, TERM_ID INTEGER)`,
-    `CREATE TABLE IF NOT EXISTS ${t.fields} (FIELD VARCHAR PRIMARY KEY, TYPE VARCHAR)`,
+    // A field and its type, one row each (no key: the projection replaces a row by a deletion and an insert).
+    `CREATE TABLE IF NOT EXISTS ${t.fields} (FIELD VARCHAR, TYPE VARCHAR)`,
   ];
 };
 
