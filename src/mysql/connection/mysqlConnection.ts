@@ -110,8 +110,7 @@ export class MysqlConnection {
           this.channel.error(MysqlError.Internal, 'Internal error while answering the command');
         }
       }
-      const written = this.channel.flush();
-      if (written) await written;
+      await this.channel.flushed();
       if (!keepGoing) return;
     }
   }
@@ -240,8 +239,7 @@ export class MysqlConnection {
       const failed = await this.runAndWrite(c, statements[i]!, {}, false, more);
       if (failed || this.channel.closed) return;
       if (more && this.channel.writer.size >= FLUSH_BYTES) {
-        const written = this.channel.flush();
-        if (written) await written;
+        await this.channel.flushed();
       }
     }
   }

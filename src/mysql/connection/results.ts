@@ -61,8 +61,7 @@ const writeTable = (
           writeRow(writer, columns, row);
           count++;
           if (writer.size >= FLUSH_BYTES) {
-            const written = channel.flush();
-            if (written) await written;
+            await channel.flushed();
             if (channel.closed) return;
           }
         }
@@ -77,8 +76,7 @@ const writeTable = (
             count++;
           }
           if (writer.size >= FLUSH_BYTES) {
-            const written = channel.flush();
-            if (written) await written;
+            await channel.flushed();
           }
           if (channel.closed) break;
           // KILL QUERY or a shutdown: the rest of the result does not come, and the client is told.
