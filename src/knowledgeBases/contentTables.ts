@@ -109,22 +109,22 @@ export class KnownContentTables {
   }
 
   /**
-   * Makes the knowledge base's tables unless they all exist (`make` runs the statements);
-   * whether its chunks table was there before (when it was not, it holds no document to replace).
+   * Notes the knowledge base's tables as made, for the caller to make in this apply when `missing`
+   * (an apply that fails forgets everything noted); `hadChunks`: whether its chunks table was there
+   * before (when it was not, it holds no document to replace).
    */
-  async ensureTables(c: DuckDBConnection, kbId: number, make: () => Promise<void>): Promise<boolean> {
+  async noteTables(c: DuckDBConnection, kbId: number): Promise<{ hadChunks: boolean; missing: boolean }> {
     const known = await this.read(c);
     const names = tableNames(kbId);
     const hadChunks = known.tables.has(kbTableNames(kbId).chunks);
-    if (names.every((n) => known.tables.has(n))) return hadChunks;
+    if (names.every((n) => known.tables.has(n))) return { hadChunks, missing: false };
     const hadFields = known.tables.has(kbTableNames(kbId).fields);
     const hadNone = names.every((n) => !known.tables.has(n));
-    await make();
     for (const n of names) known.tables.add(n);
     if (!hadFields) known.fields.set(kbId, new Map());
     if (hadNone && this.maxHeldEntries > 0)
       known.held.set(kbId, { documents: new Set(), vocabulary: new Map() });
-    return hadChunks;
+    return { hadChunks, missing: true };
   }
 
   /** What the knowledge base's tables hold, when they were made here and are held still (else undefined: ask DuckDB). */

@@ -197,11 +197,8 @@ const applyContent = async (
       if (vectors.length !== chunks.length)
         throw new Error(`knowledge base ${d.name}: ${chunks.length} chunks but ${vectors.length} vectors`);
       // The tables made (when they are not there) and the fields widened: one text.
-      const made: string[] = [];
-      const hadChunks = await known.ensureTables(c, d.kbId, () => {
-        made.push(...createKbTablesSql(d.kbId, d.embedding.dimensions));
-        return Promise.resolve();
-      });
+      const { hadChunks, missing } = await known.noteTables(c, d.kbId);
+      const made = missing ? createKbTablesSql(d.kbId, d.embedding.dimensions) : [];
       const widened = await widenFields(c, known, d.kbId, documents);
       if (made.length > 0 || widened.length > 0) await c.run([...made, ...widened].join(';\n'));
       // A chunks table made just now holds no document to replace.
