@@ -43,7 +43,12 @@ import { givenProject, givenSkill } from '../support/world';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 const SEED = propertySeed();
-const NUM_RUNS = 30;
+/**
+ * Runs over files and projects' tables. Halved from 30 (issue 62) once the kill check below caught
+ * its bug at 15 on every one of seeds 1–20, on both stores (by run 11 at the latest, most by run 3);
+ * each run's fresh seed draws new tables and queries, and `npm run test:deep` draws more.
+ */
+const NUM_RUNS = 15;
 
 type Value = string | number | boolean | null;
 type Hole = { value: Value; kind: Kind };
