@@ -19,7 +19,12 @@ import { postgresParameters } from '../support/external';
 import { propertyRuns, propertySeed, expectCaught } from '../support/seed';
 
 const SEED = propertySeed();
-const RUNS = Number(process.env.SECRETS_RUNS ?? 12);
+/**
+ * Runs (a skill, an agent, a chatbot and a database each). Halved from 12 (issue 62) once the kill
+ * check below caught its bug at 6 on every one of seeds 1–20 (by run 2 at the latest); each run's
+ * fresh seed draws new keys, and `npm run test:deep` (or SECRETS_RUNS) draws more.
+ */
+const RUNS = Number(process.env.SECRETS_RUNS ?? 6);
 
 type Style = 'snake' | 'screaming' | 'kebab' | 'camel' | 'pascal';
 const styles: Style[] = ['snake', 'screaming', 'kebab', 'camel', 'pascal'];
