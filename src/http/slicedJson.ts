@@ -40,7 +40,8 @@ export type SliceState = { count: number };
  */
 export function* sliceTexts(items: readonly unknown[], state: SliceState = { count: 64 }): Generator<string> {
   for (let i = 0; i < items.length;) {
-    const slice = items.slice(i, i + state.count);
+    // A chunk of a stream that fits in one slice (narrow rows) is written as it is, not copied.
+    const slice = i === 0 && items.length <= state.count ? items : items.slice(i, i + state.count);
     const text = JSON.stringify(slice);
     yield text;
     i += slice.length;
