@@ -253,15 +253,29 @@ describe('SQL endpoint: streaming answers (response_format)', () => {
     const baseline = process.memoryUsage();
     // What the server holds, not garbage V8 has yet to collect: in CI's worker, its heap grown by the
     // specs before, V8 let 93.1 MiB of the stream's garbage wait for a major collection (RSS +97.8;
-    // the same stream alone: heap +0.2). Collected each second while measuring, garbage stays small
-    // and anything the route kept would still show.
-    const collector = setInterval(collectGarbage, 1000);
+    // the same stream alone: heap +0.2). Collected whenever the heap has grown COLLECT_AT past what
+    // the last collection left, garbage stays small, and what each collection leaves is what the
+    // process holds: a route keeping its lines (about 95 MiB of text for these rows: RSS +91.5 and
+    // +98.5 MiB, under the RSS limit) was found holding 82.5 MiB past its collections. Not collected
+    // each second, as before: a full collection of the worker's heap took 0.36 s at load 24 alone
+    // (6.9 s of a 20 s run of 2M rows), and longer on the heap of a worker late in the suite.
+    const COLLECT_AT = 32 * 2 ** 20;
+    let collectedAt = process.memoryUsage().heapUsed;
+    let collections = 0;
+    /** The most the heap held past the baseline right after a collection (what was kept). */
+    let kept = 0;
     // Beside RSS, what the process held at its peak: V8's heap, memory outside it (Buffers) and
     // hence what is native (DuckDB's), so a loaded run that grows says which one grew.
     let peak = baseline;
     const sample = setInterval(() => {
       const now = process.memoryUsage();
       if (now.rss > peak.rss) peak = now;
+      if (now.heapUsed > collectedAt + COLLECT_AT) {
+        collectGarbage();
+        collections++;
+        collectedAt = process.memoryUsage().heapUsed;
+        kept = Math.max(kept, collectedAt - baseline.heapUsed);
+      }
     }, 25);
     const started = performance.now();
     try {
@@ -279,7 +293,6 @@ describe('SQL endpoint: streaming answers (response_format)', () => {
       expect(read.rowCount).toBe(total);
     } finally {
       clearInterval(sample);
-      clearInterval(collector);
     }
     const seconds = (performance.now() - started) / 1000;
     const mib = (key: 'rss' | 'heapUsed' | 'external') => (peak[key] - baseline[key]) / 2 ** 20;
@@ -287,9 +300,11 @@ describe('SQL endpoint: streaming answers (response_format)', () => {
     console.log(
       `${total} rows in ${seconds.toFixed(1)} s (${Math.round(total / seconds)} rows/s), server RSS growth ${growth.toFixed(1)} MiB` +
         ` (at the peak: heap ${mib('heapUsed').toFixed(1)} MiB, external ${mib('external').toFixed(1)} MiB,` +
-        ` the rest native ${(growth - mib('heapUsed') - mib('external')).toFixed(1)} MiB)`,
+        ` the rest native ${(growth - mib('heapUsed') - mib('external')).toFixed(1)} MiB;` +
+        ` ${collections} full collections, the heap kept past them ${(kept / 2 ** 20).toFixed(1)} MiB)`,
     );
     expect(growth).toBeLessThan(100);
+    expect(kept).toBeLessThan(COLLECT_AT);
     expect(t.running.sql.streams.open).toBe(0);
   }, 240_000);
 
