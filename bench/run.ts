@@ -30,6 +30,7 @@ import { benchPostgres } from './postgres.bench';
 import { benchPredictJoin } from './predictjoin.bench';
 import { benchReplay } from './replay.bench';
 import { benchSql } from './sql.bench';
+import { benchSqlStream } from './sqlStream.bench';
 import { benchSoak } from './soak.bench';
 import { benchTraining } from './training.bench';
 import { benchVerify } from './verify.bench';
@@ -45,6 +46,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   replay: () => benchReplay(Number(process.env.BENCH_EVENTS ?? 100_000)),
   verify: () => benchVerify(Number(process.env.BENCH_EVENTS ?? 100_000)),
   sql: () => benchSql(seconds),
+  sqlstream: () => benchSqlStream(Number(process.env.BENCH_STREAM_ROWS ?? 2_000_000)),
   data: () => benchData(),
   models: () => benchModels(),
   load: () => benchLoad(seconds),
