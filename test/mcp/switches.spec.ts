@@ -36,6 +36,12 @@ type Recorded = McpCallRecorded['data'];
 
 type Kind = 'streamable' | 'sse';
 
+/**
+ * A world's start (an app, its users and tokens, two projects): a bound for a hang, not a measure of
+ * speed (at load 22 the PostgreSQL world took past jest's 30 s and every test of its describe failed).
+ */
+const SETUP_TIMEOUT_MS = 180_000;
+
 describe.each(storeKinds)('MCP URL switches (%s)', (store) => {
   let t: TestApp;
   let l: Listening;
@@ -111,7 +117,7 @@ describe.each(storeKinds)('MCP URL switches (%s)', (store) => {
       ).toMatchObject({ type: 'ok' });
       await givenHelperAgent(t, admin, p, fake);
     }
-  });
+  }, SETUP_TIMEOUT_MS);
   afterAll(async () => {
     for (const c of open) await c.close().catch(() => undefined);
     await fake?.close();
@@ -391,7 +397,7 @@ describe.each(storeKinds)('MCP URL switches never widen a role (%s)', (store) =>
         await sqlOver(t, admin, `CREATE SKILL ${p}.${p}_skill USING type = 'text2sql', database = 'files'`),
       ).toMatchObject({ type: 'ok' });
     }
-  });
+  }, SETUP_TIMEOUT_MS);
   afterAll(async () => {
     for (const c of open) await c.close().catch(() => undefined);
     await l?.close();
