@@ -95,15 +95,28 @@ const eventsOf = async (t: TestApp, stream: string) =>
     }
   ).events;
 
+/**
+ * One SQLite app for the describes that need no setting of their own (each test makes its own
+ * project, agent and provider, named apart), started by the first and disposed after the last.
+ */
+let sqliteApp: Promise<TestApp> | undefined;
+const sharedSqliteApp = () => (sqliteApp ??= startTestApp('sqlite'));
+afterAll(async () => {
+  await (await sqliteApp)?.dispose();
+});
+/** The shared app for SQLite, an app of its own for another store. */
+const appOf = (store: (typeof storeKinds)[number]) =>
+  store === 'sqlite' ? sharedSqliteApp() : startTestApp(store);
+
 describe.each(storeKinds)('agent completions (%s)', (store) => {
   let t: TestApp;
   const fakes: FakeOpenAi[] = [];
   beforeAll(async () => {
-    t = await startTestApp(store);
+    t = await appOf(store);
   });
   afterAll(async () => {
     await Promise.all(fakes.map((f) => f.close()));
-    await t.dispose();
+    if (store !== 'sqlite') await t.dispose();
   });
   const world = async (options?: Parameters<typeof givenAgent>[1]) => {
     const w = await givenAgent(t, options);
@@ -426,11 +439,10 @@ describe('agent completions: what goes wrong, and says so', () => {
   let t: TestApp;
   const fakes: FakeOpenAi[] = [];
   beforeAll(async () => {
-    t = await startTestApp('sqlite');
+    t = await sharedSqliteApp();
   });
   afterAll(async () => {
     await Promise.all(fakes.map((f) => f.close()));
-    await t.dispose();
   });
   const world = async (options?: Parameters<typeof givenAgent>[1]) => {
     const w = await givenAgent(t, options);
@@ -617,11 +629,10 @@ describe('agents in SQL', () => {
   let t: TestApp;
   const fakes: FakeOpenAi[] = [];
   beforeAll(async () => {
-    t = await startTestApp('sqlite');
+    t = await sharedSqliteApp();
   });
   afterAll(async () => {
     await Promise.all(fakes.map((f) => f.close()));
-    await t.dispose();
   });
 
   it('answers SELECT answer FROM agent WHERE question = …, with its trace', async () => {
