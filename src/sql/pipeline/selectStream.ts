@@ -157,8 +157,6 @@ export const streamSelect = (
       await Promise.race([finished, local.ended]);
       released = true;
       await reading?.catch(() => undefined);
-      // A chunk the reader asked ahead of a consumer that stopped.
-      await reader.settled();
       if (!exhausted) await releaseResult(local.c);
       return undefined;
     },

@@ -1,7 +1,6 @@
 import {
   JsonDuckDBValueConverter,
   JSDuckDBValueConverter,
-  type DuckDBDataChunk,
   type DuckDBResult,
   type DuckDBType,
   type DuckDBValue,
@@ -152,43 +151,11 @@ export const resultRows = (
   let done = false;
   /** `bytes` when `check` was last called within a chunk. */
   let checkedAt = 0;
-  /**
-   * The next chunk, asked of DuckDB before this one is converted: DuckDB computes it on a thread of
-   * the pool while this thread converts (and the caller writes) the rows in hand, rather than each
-   * chunk waiting for the last to be written and then for a thread to take its fetch. At most one
-   * fetch runs at a time; none is left running once the rows end, are cut or fail (`settled`).
-   */
-  let ahead: Promise<DuckDBDataChunk | null> | undefined;
-  const fetchAhead = () => {
-    const fetching = result.fetchChunk();
-    // Its failure is met when it is awaited (the next call), or dropped once the rows ended.
-    fetching.catch(() => undefined);
-    ahead = fetching;
-  };
-  /** Waits for a chunk asked ahead and not taken (the connection is DuckDB's until it is back). */
-  const settled = async () => {
-    const fetching = ahead;
-    ahead = undefined;
-    await fetching?.catch(() => undefined);
-  };
   /** The next chunk's rows (as many as the limits leave), or undefined once the result is done or cut. */
   const next = async (): Promise<unknown[][] | undefined> => {
     if (done) return undefined;
-    try {
-      const rows = await convertNext();
-      if (done) await settled();
-      return rows;
-    } catch (error) {
-      done = true;
-      await settled();
-      throw error;
-    }
-  };
-  const convertNext = async (): Promise<unknown[][] | undefined> => {
     limits.check?.(bytes);
-    const fetching = ahead ?? result.fetchChunk();
-    ahead = undefined;
-    const chunk = await fetching;
+    const chunk = await result.fetchChunk();
     // An interrupted result reads as ended (an empty chunk), not as failed: `check` tells them apart.
     limits.check?.(bytes);
     const count = chunk ? chunk.rowCount : 0;
@@ -196,7 +163,6 @@ export const resultRows = (
       done = true;
       return undefined;
     }
-    fetchAhead();
     // Column by column: each column's reader is made once per chunk, not once per cell.
     const readers = types.map((type, c): ((row: number) => unknown) => {
       const plain = plainCells(chunk, c, type);
@@ -240,8 +206,6 @@ export const resultRows = (
     next,
     truncated: () => truncated,
     bytes: () => bytes,
-    /** Settles once no fetch of this reader runs (one asked ahead is waited for and dropped). */
-    settled,
   };
 };
 
