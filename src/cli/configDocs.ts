@@ -352,7 +352,8 @@ export const ENTRIES: Record<Variable, Entry> = {
   },
   DB_CONNECT_TIMEOUT_MS: {
     section: 'data',
-    meaning: 'Connecting to an external database gives up after this.',
+    meaning:
+      "Connecting to an external database gives up after this, or after `SQL_TIMEOUT_MS` when that is shorter (a statement's connection attempt never holds a pool slot past the statement's own limit).",
   },
   DB_HOST_ALLOWLIST: {
     section: 'data',

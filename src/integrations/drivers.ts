@@ -69,6 +69,16 @@ const COLUMN_LISTING_SQL = (placeholder: string) =>
 export type DriverOptions = { connectTimeoutMs: number; queryTimeoutMs: number };
 
 /**
+ * How long a pool's connection attempt may last: never past the statement limit. A call gives up at
+ * its deadline, but the attempt it started keeps its pool slot until the attempt ends: with a 1 s
+ * statement limit and a 5 s connect timeout, four calls to a peer that accepts and never answers
+ * held all four slots for 5 s after they had failed, and the next call found none. Ending an attempt
+ * at the statement limit (a little after the call's own deadline, `remoteLimitMs`, so the call's
+ * error is the one that names its deadline) frees the slot with its call.
+ */
+const connectLimitMs = (o: DriverOptions) => Math.min(o.connectTimeoutMs, o.queryTimeoutMs);
+
+/**
  * How long one call may wait for the external database, connecting included: the SQL statement's
  * limit less a tenth (at most a second), so the caller hears which database did not answer before
  * its own deadline speaks in general terms (src/sql/deadline.ts).
@@ -160,7 +170,7 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     password: str(p.password),
     database: str(p.database),
     max: 4,
-    connectionTimeoutMillis: o.connectTimeoutMs,
+    connectionTimeoutMillis: connectLimitMs(o),
     statement_timeout: remoteLimitMs(o.queryTimeoutMs),
     query_timeout: o.queryTimeoutMs + 1000,
     idleTimeoutMillis: 30_000,
@@ -301,7 +311,7 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
     password: str(p.password),
     database,
     connectionLimit: 4,
-    connectTimeout: o.connectTimeoutMs,
+    connectTimeout: connectLimitMs(o),
     dateStrings: true,
     supportBigNumbers: true,
     bigNumberStrings: false,

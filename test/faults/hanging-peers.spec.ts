@@ -2,7 +2,7 @@
  * An external database or LLM provider that hangs (issue 63): one that accepts the connection and
  * never answers, one that answers half a result and stops, one whose statement sleeps. Each call
  * ends at its deadline with an error naming the integration (or the provider); nothing it held (a
- * pool slot, a connection) outlives it: six hung calls in a row on a pool of four, then the peer
+ * pool slot, a connection) outlives it: four hung calls at once fill a pool of four, then the peer
  * fixed, and the next call answers at once. A job whose statement hangs records the failed run and
  * keeps its schedule; a trigger whose source hangs does not hold the others' polling.
  */
@@ -19,6 +19,8 @@ const SQL_TIMEOUT_MS = 1000;
 /** More than the statement's limit: a connection that hangs must end at the statement's deadline, not this one's. */
 const CONNECT_TIMEOUT_MS = 5000;
 const HUNG_CALLS = 6;
+/** The slots of an external database's pool (src/integrations/drivers.ts). */
+const POOL_SLOTS = 4;
 /**
  * Whether `error` (a hung call's) was ended by the statement's deadline and names `integration`:
  * either the driver's own wait, cut to what the statement had left (never the connect timeout), or
@@ -213,7 +215,12 @@ describe('external databases and providers that hang', () => {
       ),
     ).toMatchObject({ type: 'ok' });
 
-  /** HUNG_CALLS hung statements in a row, then the peer fixed and one that must answer at once. */
+  /**
+   * As many hung statements at once as the pool has slots (four), then the peer fixed and one that
+   * must answer at once: every slot a hung call took (its connection attempt included) must be free
+   * when the call has failed. (Before the connect attempt was bounded by the statement limit, the
+   * four attempts held their slots for the 5 s connect timeout and the call after them found none.)
+   */
   const hungThenFixed = async (
     what: string,
     integration: string,
@@ -221,8 +228,7 @@ describe('external databases and providers that hang', () => {
     fix: () => void,
     working: string,
   ) => {
-    const calls: Timed[] = [];
-    for (let i = 0; i < HUNG_CALLS; i++) calls.push(await timed(hung));
+    const calls = await Promise.all(Array.from({ length: POOL_SLOTS }, () => timed(hung)));
     fix();
     const after = await timed(working);
     console.log(
