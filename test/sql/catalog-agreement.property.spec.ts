@@ -239,72 +239,101 @@ describe.each(storeKinds)('one catalog: every path lists the same relations (eve
         : databases.includes(String(schema).toLowerCase());
     const schemas = [...databases, 'files'].map((d) => `'${d}'`).join(', ');
 
+    // The four paths are read side by side (each over its own connection; nothing changes meanwhile):
+    // their answers wait on DuckDB, PostgreSQL and MariaDB as much as on this process.
+
     // HTTP: information_schema.TABLES and COLUMNS, the reference.
-    const http: Listing = new Map();
-    const tables = await sql(
-      `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (${schemas})`,
-    );
-    for (const [s, n, kind] of tables.data!)
-      if (inScope(s, n)) http.set(key(s, n), { kind: String(kind), columns: [] });
-    const columns = await sql(
-      `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA IN (${schemas}) ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`,
-    );
-    for (const [s, n, c, type] of columns.data!)
-      if (inScope(s, n))
-        (
-          http.get(key(s, n)) ?? http.set(key(s, n), { kind: '(not in TABLES)', columns: [] }).get(key(s, n))!
-        ).columns.push([String(c), String(type)]);
+    const httpListing = async () => {
+      const http: Listing = new Map();
+      const tables = await sql(
+        `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (${schemas})`,
+      );
+      for (const [s, n, kind] of tables.data!)
+        if (inScope(s, n)) http.set(key(s, n), { kind: String(kind), columns: [] });
+      const columns = await sql(
+        `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA IN (${schemas}) ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`,
+      );
+      for (const [s, n, c, type] of columns.data!)
+        if (inScope(s, n))
+          (
+            http.get(key(s, n)) ??
+            http.set(key(s, n), { kind: '(not in TABLES)', columns: [] }).get(key(s, n))!
+          ).columns.push([String(c), String(type)]);
+      return http;
+    };
 
     // The MySQL door: SHOW FULL TABLES of each database, SHOW COLUMNS of each table.
-    const my: Listing = new Map();
-    for (const db of [...databases, 'files']) {
-      const [shown] = await doors.my.query<mysql.RowDataPacket[]>({
-        sql: `SHOW FULL TABLES FROM \`${db}\``,
-        rowsAsArray: true,
-      });
-      for (const [n, kind] of shown as unknown as unknown[][]) {
-        if (!inScope(db, n)) continue;
-        const [fields] = await doors.my.query<mysql.RowDataPacket[]>({
-          sql: `SHOW COLUMNS FROM \`${db}\`.\`${String(n)}\``,
+    const mysqlListing = async () => {
+      const my: Listing = new Map();
+      for (const db of [...databases, 'files']) {
+        const [shown] = await doors.my.query<mysql.RowDataPacket[]>({
+          sql: `SHOW FULL TABLES FROM \`${db}\``,
           rowsAsArray: true,
         });
-        my.set(key(db, n), {
-          kind: String(kind),
-          columns: (fields as unknown as unknown[][]).map((f) => [String(f[0]), String(f[1])] as const),
-        });
+        for (const [n, kind] of shown as unknown as unknown[][]) {
+          if (!inScope(db, n)) continue;
+          const [fields] = await doors.my.query<mysql.RowDataPacket[]>({
+            sql: `SHOW COLUMNS FROM \`${db}\`.\`${String(n)}\``,
+            rowsAsArray: true,
+          });
+          my.set(key(db, n), {
+            kind: String(kind),
+            columns: (fields as unknown as unknown[][]).map((f) => [String(f[0]), String(f[1])] as const),
+          });
+        }
       }
-    }
+      return my;
+    };
 
     // The PostgreSQL door: pg_class (psql's \dt and \dv) and information_schema.columns (\d's columns).
-    const pg: Listing = new Map();
-    const relations = await doors.pgc.query({
-      text: `SELECT n.nspname, c.relname, c.relkind FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+    const pgListing = async () => {
+      const pg: Listing = new Map();
+      const relations = await doors.pgc.query({
+        text: `SELECT n.nspname, c.relname, c.relkind FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
              WHERE c.relkind IN ('r', 'v') ORDER BY 1, 2`,
-      rowMode: 'array',
-    });
-    for (const [s, n, kind] of relations.rows as unknown[][])
-      if (inScope(s, n)) pg.set(key(s, n), { kind: String(kind), columns: [] });
-    const pgColumns = await doors.pgc.query({
-      text: `SELECT table_schema, quote_ident(table_name), column_name, data_type FROM information_schema.columns
+        rowMode: 'array',
+      });
+      for (const [s, n, kind] of relations.rows as unknown[][])
+        if (inScope(s, n)) pg.set(key(s, n), { kind: String(kind), columns: [] });
+      const pgColumns = await doors.pgc.query({
+        text: `SELECT table_schema, quote_ident(table_name), column_name, data_type FROM information_schema.columns
              ORDER BY table_schema, table_name, ordinal_position`,
-      rowMode: 'array',
-    });
-    for (const [s, n, c, type] of pgColumns.rows as unknown[][])
-      if (inScope(s, String(n).replace(/^"|"$/g, '')))
-        pg.get(key(s, String(n).replace(/^"|"$/g, '')))?.columns.push([String(c), String(type)]);
+        rowMode: 'array',
+      });
+      for (const [s, n, c, type] of pgColumns.rows as unknown[][])
+        if (inScope(s, String(n).replace(/^"|"$/g, '')))
+          pg.get(key(s, String(n).replace(/^"|"$/g, '')))?.columns.push([String(c), String(type)]);
+      return pg;
+    };
 
-    // MCP: list_tables of each database, describe_table of each table.
-    const mcpListing: Listing = new Map();
-    for (const db of [...databases, 'files']) {
-      for (const r of rowsOf(await call(mcp, 'list_tables', { database: db }))) {
-        if (!inScope(db, r.Table)) continue;
-        const described = rowsOf(await call(mcp, 'describe_table', { database: db, table: String(r.Table) }));
-        mcpListing.set(key(db, r.Table), {
-          kind: String(r.Table_type),
-          columns: described.map((d) => [String(d.column), String(d.type)] as const),
-        });
+    // MCP: list_tables of each database, describe_table of each table (the calls side by side, the
+    // listing in the order list_tables answers).
+    const mcpListingOf = async () => {
+      const mcpListing: Listing = new Map();
+      for (const db of [...databases, 'files']) {
+        const listed = rowsOf(await call(mcp, 'list_tables', { database: db })).filter((r) =>
+          inScope(db, r.Table),
+        );
+        const described = await Promise.all(
+          listed.map(async (r) =>
+            rowsOf(await call(mcp, 'describe_table', { database: db, table: String(r.Table) })),
+          ),
+        );
+        for (const [i, r] of listed.entries())
+          mcpListing.set(key(db, r.Table), {
+            kind: String(r.Table_type),
+            columns: described[i]!.map((d) => [String(d.column), String(d.type)] as const),
+          });
       }
-    }
+      return mcpListing;
+    };
+
+    const [http, my, pg, mcpListing] = await Promise.all([
+      httpListing(),
+      mysqlListing(),
+      pgListing(),
+      mcpListingOf(),
+    ]);
     return { http, mysql: my, pg, mcp: mcpListing };
   };
 
