@@ -521,29 +521,17 @@ describe.each(storeKinds)('the role matrix over every door (%s)', (store: StoreK
     await external?.drop();
   });
 
-  /**
-   * The log's head once this process's writes are projected (PostgreSQL's head can read low a moment),
-   * and whether it settled so (within 5 s).
-   */
+  /** The log's head once this process's writes are projected (PostgreSQL's head can read low a moment). */
   const settledHead = async () => {
     const until = Date.now() + 5_000;
     for (;;) {
       const own = t.running.ctx.ownWrites('all');
       if (own) await own;
       const head = (await t.running.ctx.log.head()).position;
-      const settled = head === t.running.ctx.projections.position;
-      if (settled || Date.now() > until) return { head, settled };
+      if (head === t.running.ctx.projections.position || Date.now() > until) return head;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   };
-
-  /**
-   * The settled head the last step ended at, when the next one may start from it: nothing but reads
-   * come between two steps, so a step whose operation prepares nothing does not read the head again
-   * (`head()` counts the log; read twice a step, it was a fifth of a step's time). Not after an MCP
-   * step: the head is read afresh there, as before, past any record of that call.
-   */
-  let lastSettled: bigint | null = null;
 
   /** Events appended between two heads, MCP call records aside (the MCP door records every call). */
   const appendedBesidesMcpRecords = async (before: bigint, after: bigint) =>
@@ -689,11 +677,9 @@ describe.each(storeKinds)('the role matrix over every door (%s)', (store: StoreK
     const want = expected(p, door, op);
     if (op.prepare) await op.prepare(world, n);
     const snapshot = op.snapshot ? await op.snapshot(world, n) : undefined;
-    const before = !op.prepare && lastSettled !== null ? lastSettled : (await settledHead()).head;
-    lastSettled = null;
+    const before = await settledHead();
     const answer = await run(p, door, op, n);
-    const { head: after, settled } = await settledHead();
-    if (settled && door !== 'mcp') lastSettled = after;
+    const after = await settledHead();
     // Over MCP every call appends its own record (McpCallRecorded, on its session's stream): the
     // log's head is read past those, so it stands where it stood when nothing else was appended.
     const others = door === 'mcp' ? await appendedBesidesMcpRecords(before, after) : null;
