@@ -30,63 +30,31 @@ let t: TestApp;
 let server: Awaited<ReturnType<typeof listen>>;
 let browser: Browser;
 let fake: FakeOpenAi;
-/**
- * The browser context the tests open their pages in: one per file, so the bundle (cached immutable)
- * is fetched and compiled once rather than in a new profile per test. A test that needs a context of
- * its own (another time zone) makes one. Each test's page starts with an empty localStorage (the
- * query history) and is closed after it.
- */
-let shared: BrowserContext;
 const contexts: BrowserContext[] = [];
-let pages: Page[] = [];
 
 beforeAll(async () => {
   ensureConsoleBuilt();
   browser = await launchChromium();
-  shared = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   t = await startTestApp('sqlite');
   server = await listen(t);
   fake = await startFakeOpenAi();
 }, 120_000);
 
-afterEach(async () => {
-  await Promise.all(pages.map((p) => p.close().catch(() => undefined)));
-  pages = [];
-  await shared.clearPermissions();
-});
-
 afterAll(async () => {
-  await Promise.all([shared, ...contexts].map((c) => c?.close().catch(() => undefined)));
+  await Promise.all(contexts.map((c) => c.close().catch(() => undefined)));
   await browser?.close();
   await server?.close();
   await fake?.close();
   await t?.dispose();
 });
 
-/** A page of its own, on a localStorage emptied before its first load (sessionStorage is the page's). */
-const newPage = async (
-  viewport = { width: 1400, height: 900 },
-  options: { timezoneId?: string; permissions?: string[] } = {},
-): Promise<Page> => {
-  let context = shared;
-  if (options.timezoneId) {
-    context = await browser.newContext({ viewport, timezoneId: options.timezoneId });
-    contexts.push(context);
-  } else if (options.permissions) await shared.grantPermissions(options.permissions, { origin: server.url });
-  const page = await context.newPage();
-  pages.push(page);
-  await page.setViewportSize(viewport);
-  await page.addInitScript(
-    "if (sessionStorage.getItem('fresh-page') === null) { localStorage.clear(); sessionStorage.setItem('fresh-page', '1'); }",
-  );
-  return page;
-};
-
 const openConsole = async (
   viewport = { width: 1400, height: 900 },
   options: { timezoneId?: string; permissions?: string[] } = {},
 ): Promise<Page> => {
-  const page = await newPage(viewport, options);
+  const context = await browser.newContext({ viewport, ...options });
+  contexts.push(context);
+  const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(server.url + '/');
@@ -596,7 +564,9 @@ describe('the web console in Chromium', () => {
   });
 
   it('asks to sign in when the server has auth on and a request answers 401, then carries on', async () => {
-    const page = await newPage();
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    contexts.push(context);
+    const page = await context.newPage();
     let signedIn = false;
     let login: unknown;
     // The sign-in half of issue 17 is built separately: its contract is played here by the browser.
