@@ -75,7 +75,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   asof: () => benchAsOf(Number(process.env.BENCH_ASOF_EVENTS ?? 1_000_000)),
 };
 const DEFAULT =
-  'http,writes,replay,verify,sql,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,memory,kbeval,llmjoin,llmbatch,training,asof';
+  'http,writes,replay,verify,sql,sqlstream,data,models,load,agents,completions,mysql,postgres,lag,noisy,mcp,memory,kbeval,llmjoin,llmbatch,training,asof';
 const only = (process.env.BENCH_ONLY ?? DEFAULT).split(',');
 
 const main = async () => {
