@@ -26,7 +26,7 @@ import {
 } from './evaluationProjection';
 import type { AskJudge } from './evaluationJudge';
 import type { EvaluationOptions } from './evaluationSchemas';
-import { saveResultRow, writeGeneratedSet, type CallerWrite } from './evaluationSaving';
+import { naming, saveResultRow, writeGeneratedSet, type CallerWrite } from './evaluationSaving';
 import type { LoadKnowledgeBase } from './lookup';
 import { contentCounts } from './projection';
 import { chatOrBadGateway, llmOfOption } from './retrieval';
@@ -321,11 +321,13 @@ const judgeCases = async (
   };
 };
 
-/** The test table's questions, read as the caller's own SELECT of it would be. */
+/** The test table's questions, read as the caller's own SELECT of it would be (a refusal names test_table). */
 const testTableCases = async (ports: EvaluationPorts, project: string, testTable: string, version: Version) =>
   casesOf(
     testTable,
-    await ports.callerRows(project, `SELECT * FROM ${quoteQualifiedMysqlIdent(testTable)}`),
+    await naming('test_table', testTable, () =>
+      ports.callerRows(project, `SELECT * FROM ${quoteQualifiedMysqlIdent(testTable)}`),
+    ),
     version,
   );
 

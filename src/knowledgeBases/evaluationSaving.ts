@@ -11,10 +11,10 @@ export type CallerWrite = (
   params: Record<string, unknown>,
 ) => Promise<number>;
 
-/** A write's refusal names the option it writes for (`save_to files.t: …`). */
-const naming = async (option: string, table: string, write: () => Promise<unknown>) => {
+/** A refusal of a read or write of an option's table names the option (`save_to files.t: …`). */
+export const naming = async <T>(option: string, table: string, work: () => Promise<T>): Promise<T> => {
   try {
-    await write();
+    return await work();
   } catch (error) {
     if (!isDomainError(error)) throw error;
     throw new DomainError(
