@@ -68,6 +68,9 @@ const COLUMN_LISTING_SQL = (placeholder: string) =>
 
 export type DriverOptions = { connectTimeoutMs: number; queryTimeoutMs: number };
 
+/** The connections each external database's pool holds at most (PostgreSQL and MySQL-like alike). */
+export const POOL_SLOTS = 4;
+
 /**
  * How long a pool's connection attempt may last: never past the statement limit. A call gives up at
  * its deadline, but the attempt it started keeps its pool slot until the attempt ends: with a 1 s
@@ -169,7 +172,7 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     user: str(p.user),
     password: str(p.password),
     database: str(p.database),
-    max: 4,
+    max: POOL_SLOTS,
     connectionTimeoutMillis: connectLimitMs(o),
     statement_timeout: remoteLimitMs(o.queryTimeoutMs),
     query_timeout: o.queryTimeoutMs + 1000,
@@ -310,7 +313,7 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
     user: str(p.user),
     password: str(p.password),
     database,
-    connectionLimit: 4,
+    connectionLimit: POOL_SLOTS,
     connectTimeout: connectLimitMs(o),
     dateStrings: true,
     supportBigNumbers: true,
@@ -327,7 +330,7 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
   /**
    * One call on a pooled connection within `ms` (the wait for a free one and its handshake
    * included): released when it went well, destroyed when it failed or ran out of time, so a
-   * connection stuck in a handshake or a statement never holds one of the four slots.
+   * connection stuck in a handshake or a statement never holds one of the pool's slots.
    */
   const onConnection = <T>(
     ms: number,

@@ -8,6 +8,7 @@
  */
 import http from 'node:http';
 import net from 'node:net';
+import { POOL_SLOTS } from '../../src/integrations/drivers';
 import { querySql, startTestApp, type TestApp } from '../support/app';
 import { freshMariaData, freshPostgresData } from '../support/external';
 import { eventsOf, manualClock } from '../jobs/support';
@@ -19,8 +20,6 @@ const SQL_TIMEOUT_MS = 1000;
 /** More than the statement's limit: a connection that hangs must end at the statement's deadline, not this one's. */
 const CONNECT_TIMEOUT_MS = 5000;
 const HUNG_CALLS = 6;
-/** The slots of an external database's pool (src/integrations/drivers.ts). */
-const POOL_SLOTS = 4;
 /**
  * Whether `error` (a hung call's) was ended by the statement's deadline and names `integration`:
  * either the driver's own wait, cut to what the statement had left (never the connect timeout), or
@@ -216,7 +215,7 @@ describe('external databases and providers that hang', () => {
     ).toMatchObject({ type: 'ok' });
 
   /**
-   * As many hung statements at once as the pool has slots (four), then the peer fixed and one that
+   * As many hung statements at once as the pool has slots (`POOL_SLOTS`), then the peer fixed and one that
    * must answer at once: every slot a hung call took (its connection attempt included) must be free
    * when the call has failed. (Before the connect attempt was bounded by the statement limit, the
    * four attempts held their slots for the 5 s connect timeout and the call after them found none.)
