@@ -185,6 +185,11 @@ describe('external databases and providers that hang', () => {
       {
         SQL_TIMEOUT_MS: String(SQL_TIMEOUT_MS),
         DB_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
+        // Every hung call on the database at once, and the call after them: under jest libuv has
+        // four threads, so the SQL endpoint would run two queries at a time (SQL_MAX_CONCURRENT's
+        // default) and the others would wait for a reader, not the database. A call that waited
+        // there past its deadline (a loaded CI host) ended with the time-limit error naming nothing.
+        SQL_MAX_CONCURRENT: String(POOL_SLOTS + 1),
         JOBS_POLL_MS: '0',
         TRIGGERS_POLL_MS: '0',
       },
