@@ -4,7 +4,8 @@
  * ends at its deadline with an error naming the integration (or the provider); nothing it held (a
  * pool slot, a connection) outlives it: four hung calls at once fill a pool of four, then the peer
  * fixed, and the next call answers at once. A job whose statement hangs records the failed run and
- * keeps its schedule; a trigger whose source hangs does not hold the others' polling.
+ * keeps its schedule; a trigger whose source hangs does not hold the others' polling; queries
+ * pushed down to a hung database hold none of the SQL endpoint's readers.
  */
 import http from 'node:http';
 import net from 'node:net';
@@ -515,5 +516,69 @@ describe('a trigger whose source hangs, beside a healthy one', () => {
     expect(hangingPolls).toBeGreaterThan(0);
     // The hung source's polls were still waiting when the healthy one fired.
     expect(peer.open()).toBeGreaterThan(0);
+  });
+});
+
+describe("a PostgreSQL that hangs, beside the SQL endpoint's readers", () => {
+  /** Longer than the test may run: the hung calls end when the peer cuts them, not at a deadline. */
+  const LONG_SQL_TIMEOUT_MS = 600_000;
+  /** The SQL endpoint's readers: every one of them taken by a call to the hung database. */
+  const SQL_READERS = 2;
+  let t: TestApp;
+  let pgData: Awaited<ReturnType<typeof freshPostgresData>>;
+  const peerClosers: (() => Promise<unknown>)[] = [];
+
+  beforeAll(async () => {
+    pgData = await freshPostgresData(['CREATE TABLE items (id int)', 'INSERT INTO items VALUES (1), (2)']);
+    t = await startTestApp('sqlite', {
+      SQL_TIMEOUT_MS: String(LONG_SQL_TIMEOUT_MS),
+      DB_CONNECT_TIMEOUT_MS: String(LONG_SQL_TIMEOUT_MS * 2),
+      SQL_MAX_CONCURRENT: String(SQL_READERS),
+      // A query that finds no reader answers "busy" (1040) after this, rather than waiting as long
+      // as the hung calls do.
+      DUCKDB_ACQUIRE_TIMEOUT_MS: '3000',
+    });
+  });
+  afterAll(async () => {
+    for (const close of peerClosers) await close().catch(() => undefined);
+    await t?.dispose();
+    await pgData?.drop();
+  });
+
+  it('calls whose whole query runs in a database that accepts and never answers hold no reader: another query is answered while they still wait', async () => {
+    const peer = await startPeer(5432);
+    peerClosers.push(peer.close);
+    const name = uniqueName('pg_hold');
+    peer.set('forward');
+    expect(
+      await querySql(
+        t,
+        `CREATE DATABASE ${name} WITH ENGINE = 'postgres', PARAMETERS = ${JSON.stringify({ ...pgData.parameters, port: peer.port })}`,
+      ),
+    ).toMatchObject({ type: 'ok' });
+    peer.set('hang');
+    let settled = 0;
+    const hung = Array.from({ length: SQL_READERS }, () =>
+      t.http
+        .post('/api/sql/query')
+        .send({ query: `SELECT * FROM ${name}.items` })
+        .then((res) => {
+          settled++;
+          return res.body as { type: string; error_message?: string };
+        }),
+    );
+    // Each call is at the database (its connection attempt is held open by the peer).
+    while (peer.open() < SQL_READERS) await new Promise((resolve) => setTimeout(resolve, 20));
+    const n = 1000 + Math.floor(Math.random() * 1000);
+    const local = await querySql(t, `SELECT count(*) AS n FROM range(${n})`);
+    const stillWaiting = SQL_READERS - settled;
+    expect(local).toMatchObject({ type: 'table', data: [[n]] });
+    expect(stillWaiting).toBe(SQL_READERS);
+    // The peer cuts them: each ends naming the database.
+    peer.cut();
+    for (const answer of await Promise.all(hung)) {
+      expect(answer.type).toBe('error');
+      expect(answer.error_message).toContain(name);
+    }
   });
 });

@@ -110,11 +110,65 @@ type LocalRead = {
 
 type PlanOf<K extends Prepared['kind']> = Extract<Prepared, { kind: K }>;
 
+type RunLimits = SelectLimits & { deadline: Deadline };
+
 /** A query's bound parameters and its database: what LLM()'s first pass reads with. */
 type LlmBound = {
   values: Record<string, DuckDBValue>;
   types: Record<string, DuckDBType>;
   db: string;
+};
+
+/**
+ * A statement on an external database. A caller who may not write has it run read-only, within
+ * what is left of the deadline (src/sql/faces/integration/pushdownAllowList.ts).
+ */
+const remote = (limits: RunLimits, db: ExternalDatabase, sql: string, params: unknown[] = []) => {
+  const readOnlyRole = limits.policy?.readOnlyRole;
+  // Measured from now, not from the call's start: work before it (planning, other fetches) has
+  // used part of the statement's time, and the database's own error must still come first.
+  const ms = remoteLimitMs(Math.min(limits.deadline.remaining(), limits.timeoutMs));
+  return readOnlyRole === undefined ? db.query(sql, params, ms) : db.readOnlyQuery(sql, params, ms);
+};
+
+/**
+ * The whole query runs in its one external database; only the answer comes back. It runs once the
+ * query's reader is given back (see `withSelect`): it needs none, and while a database hangs, every
+ * call waiting on it held one of the SQL endpoint's readers (SQL_MAX_CONCURRENT), until every other
+ * user's query waited for a reader too.
+ */
+const pushdown = async (
+  externals: Externals,
+  limits: RunLimits,
+  plan: PlanOf<'pushdown'>,
+  values: Record<string, DuckDBValue>,
+): Promise<TableAnswer> => {
+  // Its connection settings and pool, made on its first use (secrets read from the log): a wait on
+  // the integration too, so a time limit reached meanwhile names it.
+  const db = await limits.deadline.waitingOn(plan.integration, externals.get(plan.integration));
+  // The plan is DuckDB's (PostgreSQL's) dialect: MySQL and MariaDB read its quoted names and
+  // string literals their own way.
+  const bound = positional(plan.sql, values, db.dialect);
+  const text = db.dialect.name === 'mysql' ? duckDbTextForMysql(bound.text) : bound.text;
+  const { params } = bound;
+  const readOnlyRole = limits.policy?.readOnlyRole;
+  if (readOnlyRole !== undefined) checkReadOnlyPushdown(text, db.engine, plan.integration, readOnlyRole);
+  const result = await limits.deadline
+    .waitingOn(
+      plan.integration,
+      remote(limits, db, `SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`, params),
+    )
+    .catch((error: unknown) => {
+      throw externalError(plan.integration, error);
+    });
+  const table = externalAnswer(result, limits.rowLimit, limits.maxAnswerBytes);
+  return {
+    type: 'table',
+    column_names: table.column_names,
+    column_types: table.column_types,
+    data: table.data,
+    ...(table.truncated ? { truncated: true as const } : {}),
+  };
 };
 
 /**
@@ -154,7 +208,7 @@ class QueryRun {
   constructor(
     private readonly c: DuckDBConnection,
     private readonly deps: Pick<SelectDeps, 'duck' | 'externals' | 'predictions'>,
-    private readonly limits: SelectLimits & { deadline: Deadline },
+    private readonly limits: RunLimits,
   ) {
     this.ended = new Promise<void>((resolve) => (this.end = resolve));
     this.cancelTimer = onExpiry(limits.deadline, this.interrupt);
@@ -166,7 +220,7 @@ class QueryRun {
   }
 
   /** A request answered already (deadline passed while it waited for a reader, or the client left) does not start. */
-  static refuseStarting(limits: SelectLimits & { deadline: Deadline }) {
+  static refuseStarting(limits: RunLimits) {
     limits.deadline.check();
     if (limits.signal?.aborted)
       throw new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
@@ -231,49 +285,6 @@ class QueryRun {
     for (const view of this.views) await this.c.run(`DROP VIEW IF EXISTS ${view}`).catch(() => undefined);
     for (const temp of this.temps) await this.c.run(`DROP TABLE IF EXISTS "${temp}"`).catch(() => undefined);
     for (const reset of this.resets) await reset().catch(() => undefined);
-  }
-
-  /**
-   * A statement on an external database. A caller who may not write has it run read-only, within
-   * what is left of the deadline (src/sql/faces/integration/pushdownAllowList.ts).
-   */
-  private remote(db: ExternalDatabase, sql: string, params: unknown[] = []) {
-    const readOnlyRole = this.limits.policy?.readOnlyRole;
-    // Measured from now, not from the call's start: work before it (planning, other fetches) has
-    // used part of the statement's time, and the database's own error must still come first.
-    const ms = remoteLimitMs(Math.min(this.limits.deadline.remaining(), this.limits.timeoutMs));
-    return readOnlyRole === undefined ? db.query(sql, params, ms) : db.readOnlyQuery(sql, params, ms);
-  }
-
-  /** The whole query runs in its one external database; only the answer comes back. */
-  async pushdown(plan: PlanOf<'pushdown'>, values: Record<string, DuckDBValue>): Promise<TableAnswer> {
-    const { limits } = this;
-    // Its connection settings and pool, made on its first use (secrets read from the log): a wait on
-    // the integration too, so a time limit reached meanwhile names it.
-    const db = await limits.deadline.waitingOn(plan.integration, this.deps.externals.get(plan.integration));
-    // The plan is DuckDB's (PostgreSQL's) dialect: MySQL and MariaDB read its quoted names and
-    // string literals their own way.
-    const bound = positional(plan.sql, values, db.dialect);
-    const text = db.dialect.name === 'mysql' ? duckDbTextForMysql(bound.text) : bound.text;
-    const { params } = bound;
-    const readOnlyRole = limits.policy?.readOnlyRole;
-    if (readOnlyRole !== undefined) checkReadOnlyPushdown(text, db.engine, plan.integration, readOnlyRole);
-    const result = await limits.deadline
-      .waitingOn(
-        plan.integration,
-        this.remote(db, `SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`, params),
-      )
-      .catch((error: unknown) => {
-        throw externalError(plan.integration, error);
-      });
-    const table = externalAnswer(result, limits.rowLimit, limits.maxAnswerBytes);
-    return {
-      type: 'table',
-      column_names: table.column_names,
-      column_types: table.column_types,
-      data: table.data,
-      ...(table.truncated ? { truncated: true as const } : {}),
-    };
   }
 
   /** Models' predictions and agents' answers, computed into temporary tables the query reads. */
@@ -397,7 +408,7 @@ class QueryRun {
       deadline.check();
       const reading = this.deps.externals.get(fetch.integration).then((db) => {
         const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql(db);
-        return fetch.read ? fetch.read(db) : this.remote(db, native);
+        return fetch.read ? fetch.read(db) : remote(this.limits, db, native);
       });
       const result = await deadline.waitingOn(fetch.integration, reading).catch((error: unknown) => {
         // A schema listing leaves out a database that is down rather than failing the tool.
@@ -416,14 +427,14 @@ class QueryRun {
  * resolved to where MindsDB's name lives (projections, files, or external databases), table and
  * scalar functions that reach outside are refused; then a `QueryRun` on a pooled connection makes
  * what its plan reads (predictions, searches, external fetches) and `read` reads the rows. A
- * pushed-down answer goes to `answered` instead. Plans are cached (`cache.queries`, per version
+ * pushed-down answer goes to `answered` instead, asked for once the reader is given back. Plans are cached (`cache.queries`, per version
  * of the tables their names were resolved from), answers are not: the SQL service keeps those it
  * may reuse, by text (src/sql/service.ts).
  */
 export const withSelect = async <T>(
   { duck, catalog, cache, externals, predictions, activityTablesRead }: SelectDeps,
   input: SelectInput,
-  limits: SelectLimits & { deadline: Deadline },
+  limits: RunLimits,
   answered: (answer: TableAnswer) => T,
   read: (local: LocalRead) => Promise<T>,
 ): Promise<T> => {
@@ -441,8 +452,8 @@ export const withSelect = async <T>(
   };
   const predictOptions = input.predictOptions ?? null;
   const key = `${input.db}\u0000${bound.sql}\u0000${JSON.stringify([...natives])}\u0000${JSON.stringify(predictOptions)}`;
-  return duck.withReader(
-    async (c: DuckDBConnection): Promise<T> => {
+  const outcome = await duck.withReader(
+    async (c: DuckDBConnection): Promise<Outcome<T>> => {
       QueryRun.refuseStarting(limits);
       // From here the run's interruption covers whatever runs on `c`: parsing (json_serialize_sql),
       // views made for name resolution, loads, the query itself.
@@ -476,7 +487,7 @@ export const withSelect = async <T>(
             cache.shapes.set(shapeKey, plan, dependencies.reads(), dependencies.stampsThen);
         }
         deadline.check();
-        if (plan.kind === 'pushdown') return answered(await run.pushdown(plan, bound.values));
+        if (plan.kind === 'pushdown') return { kind: 'pushdown', plan };
         if (predictOptions && plan.kind !== 'model')
           throw new SqlError(
             SqlErrorCode.Invalid,
@@ -486,7 +497,7 @@ export const withSelect = async <T>(
         deadline.check();
         const names = plan.names;
         const reusable = !limits.policy && plan.kind === 'local' && plan.deterministic;
-        return await read({
+        const value = await read({
           c,
           plan,
           sql,
@@ -500,6 +511,7 @@ export const withSelect = async <T>(
           check: run.check,
           explain: run.explain,
         });
+        return { kind: 'read', value };
       } catch (error) {
         throw run.explain(error);
       } finally {
@@ -508,7 +520,15 @@ export const withSelect = async <T>(
     },
     { sql: true },
   );
+  if (outcome.kind === 'read') return outcome.value;
+  const answer = await pushdown(externals, limits, outcome.plan, bound.values).catch((error: unknown) => {
+    throw deadline.expired() ? deadline.error() : error;
+  });
+  return answered(answer);
 };
+
+/** What a SELECT's time on a reader came to: its rows read, or a plan to run in an external database. */
+type Outcome<T> = { kind: 'read'; value: T } | { kind: 'pushdown'; plan: PlanOf<'pushdown'> };
 
 const mebibytes = (bytes: number) => Math.round(bytes / (1024 * 1024));
 
