@@ -150,48 +150,56 @@ describe('the AS OF property: its kill check', () => {
   );
 });
 
+/**
+ * The examples below share one app per store and describe (an app's start is most of an example's
+ * time), each building its own world in it: a project, skill, agent or database of its own name.
+ */
+let named = 0;
+const own = (name: string) => `${name}_${++named}`;
+
 describe.each(storeKinds)('AS OF in SQL (%s)', (kind) => {
   let t: TestApp;
-  beforeEach(async () => {
+  beforeAll(async () => {
     t = await startTestApp(kind);
   });
-  afterEach(() => t.dispose());
+  afterAll(() => t.dispose());
 
   const positionOf = (res: { headers: Record<string, string> }) => BigInt(res.headers['x-log-position']!);
   const pause = () => new Promise((r) => setTimeout(r, 15));
 
   it('given a skill created, changed and deleted, then each AS OF POSITION and AS OF TIMESTAMP answers its state then, in the project table and in information_schema', async () => {
+    const skill = own('lookup');
     const created = await t.http
       .post('/api/projects/mindsdb/skills')
-      .send({ skill: { name: 'lookup', type: 'custom', params: { tables: ['a'] } } })
+      .send({ skill: { name: skill, type: 'custom', params: { tables: ['a'] } } })
       .expect(201);
     await pause();
     const changed = await t.http
-      .put('/api/projects/mindsdb/skills/lookup')
+      .put(`/api/projects/mindsdb/skills/${skill}`)
       .send({ skill: { params: { tables: ['a', 'b'] } } })
       .expect(200);
     await pause();
-    const deleted = await t.http.delete('/api/projects/mindsdb/skills/lookup').expect(204);
+    const deleted = await t.http.delete(`/api/projects/mindsdb/skills/${skill}`).expect(204);
     const [p1, p2, p3] = [positionOf(created), positionOf(changed), positionOf(deleted)];
 
     const at = async (clause: string, table = 'mindsdb.skills') =>
       (
         await querySql(
           t,
-          `SELECT name, params FROM ${table} FOR SYSTEM_TIME AS OF ${clause} WHERE name = 'lookup'`,
+          `SELECT name, params FROM ${table} FOR SYSTEM_TIME AS OF ${clause} WHERE name = '${skill}'`,
         )
       ).data;
-    expect(await at(`POSITION ${p1}`)).toEqual([['lookup', JSON.stringify({ tables: ['a'] })]]);
-    expect(await at(`POSITION ${p2}`)).toEqual([['lookup', JSON.stringify({ tables: ['a', 'b'] })]]);
+    expect(await at(`POSITION ${p1}`)).toEqual([[skill, JSON.stringify({ tables: ['a'] })]]);
+    expect(await at(`POSITION ${p2}`)).toEqual([[skill, JSON.stringify({ tables: ['a', 'b'] })]]);
     expect(await at(`POSITION ${p1 - 1n}`)).toEqual([]);
     expect(await at(`POSITION ${p3}`)).toEqual([]);
     expect(await at(`POSITION ${p2}`, 'information_schema.skills')).toEqual(await at(`POSITION ${p2}`));
     // SQL:2011's FOR SYSTEM_TIME may be left out.
     const short = await querySql(
       t,
-      `SELECT name FROM mindsdb.skills AS OF POSITION ${p1} AS s WHERE s.name = 'lookup'`,
+      `SELECT name FROM mindsdb.skills AS OF POSITION ${p1} AS s WHERE s.name = '${skill}'`,
     );
-    expect(short.data).toEqual([['lookup']]);
+    expect(short.data).toEqual([[skill]]);
 
     // A moment: the last event recorded at or before it.
     const events = await querySql(
@@ -203,26 +211,27 @@ describe.each(storeKinds)('AS OF in SQL (%s)', (kind) => {
     expect(await at(`TIMESTAMP '${recordedAt.get(p1)}'`)).toEqual(await at(`POSITION ${p1}`));
     expect(await at(`TIMESTAMP '2000-01-01 00:00:00'`)).toEqual([]);
     // The live table: deleted.
-    expect((await querySql(t, "SELECT name FROM mindsdb.skills WHERE name = 'lookup'")).data).toEqual([]);
+    expect((await querySql(t, `SELECT name FROM mindsdb.skills WHERE name = '${skill}'`)).data).toEqual([]);
   });
 
   it('given a database renamed nowhere but changed, then information_schema.databases AS OF shows its engine then, and joins of AS OF tables work', async () => {
-    const p0 = positionOf(await t.http.post('/api/projects').send({ name: 'shop' }).expect(201));
+    const shop = own('shop');
+    const p0 = positionOf(await t.http.post('/api/projects').send({ name: shop }).expect(201));
     const agent = await t.http
-      .post('/api/projects/shop/agents')
+      .post(`/api/projects/${shop}/agents`)
       .send({ agent: { name: 'helper', model_name: 'gpt-4o', provider: 'openai' } })
       .expect(201);
     const p1 = positionOf(agent);
-    await t.http.delete('/api/projects/shop/agents/helper').expect(204);
+    await t.http.delete(`/api/projects/${shop}/agents/helper`).expect(204);
     const answer = await querySql(
       t,
       `SELECT d.NAME, a.NAME FROM information_schema.databases FOR SYSTEM_TIME AS OF POSITION ${p1} AS d
-         JOIN shop.agents FOR SYSTEM_TIME AS OF POSITION ${p1} AS a ON d.NAME = a.PROJECT`,
+         JOIN ${shop}.agents FOR SYSTEM_TIME AS OF POSITION ${p1} AS a ON d.NAME = a.PROJECT`,
     );
-    expect(answer.data).toEqual([['shop', 'helper']]);
+    expect(answer.data).toEqual([[shop, 'helper']]);
     const before = await querySql(
       t,
-      `SELECT NAME FROM information_schema.databases AS OF POSITION ${p0 - 1n} WHERE NAME = 'shop'`,
+      `SELECT NAME FROM information_schema.databases AS OF POSITION ${p0 - 1n} WHERE NAME = '${shop}'`,
     );
     expect(before.data).toEqual([]);
   });
@@ -252,18 +261,20 @@ describe.each(storeKinds)('AS OF in SQL (%s)', (kind) => {
 
 describe.each(storeKinds)('GET …?as_of= (%s)', (kind) => {
   let t: TestApp;
-  beforeEach(async () => {
+  beforeAll(async () => {
     t = await startTestApp(kind);
   });
-  afterEach(() => t.dispose());
+  afterAll(() => t.dispose());
 
   const positionOf = (res: { headers: Record<string, string> }) => BigInt(res.headers['x-log-position']!);
 
   it('given a project, an agent and a database that changed and went, then each GET with ?as_of= answers as it was then, by position or by moment', async () => {
-    const p0 = positionOf(await t.http.post('/api/projects').send({ name: 'shop' }).expect(201));
+    const shop = own('shop');
+    const pgdb = own('pgdb');
+    const p0 = positionOf(await t.http.post('/api/projects').send({ name: shop }).expect(201));
     const p1 = positionOf(
       await t.http
-        .post('/api/projects/shop/agents')
+        .post(`/api/projects/${shop}/agents`)
         .send({
           agent: {
             name: 'helper',
@@ -276,7 +287,7 @@ describe.each(storeKinds)('GET …?as_of= (%s)', (kind) => {
     );
     const p2 = positionOf(
       await t.http
-        .put('/api/projects/shop/agents/helper')
+        .put(`/api/projects/${shop}/agents/helper`)
         .send({ agent: { params: { prompt_template: 'v2' } } })
         .expect(200),
     );
@@ -285,32 +296,32 @@ describe.each(storeKinds)('GET …?as_of= (%s)', (kind) => {
         .post('/api/databases')
         .send({
           database: {
-            name: 'pgdb',
+            name: pgdb,
             engine: 'postgres',
             parameters: postgresParameters({ password: 'secret-pw' }),
           },
         })
         .expect(201),
     );
-    await t.http.delete('/api/projects/shop/agents/helper').expect(204);
-    await t.http.delete('/api/databases/pgdb').expect(204);
+    await t.http.delete(`/api/projects/${shop}/agents/helper`).expect(204);
+    await t.http.delete(`/api/databases/${pgdb}`).expect(204);
 
-    const agentAt = (asOf: string) => t.http.get(`/api/projects/shop/agents/helper?as_of=${asOf}`);
+    const agentAt = (asOf: string) => t.http.get(`/api/projects/${shop}/agents/helper?as_of=${asOf}`);
     const v1 = await agentAt(String(p1)).expect(200);
     expect(v1.body).toMatchObject({ name: 'helper', prompt_template: 'v1' });
     expect(v1.headers['x-as-of-position']).toBe(String(p1));
     expect((await agentAt(String(p2)).expect(200)).body).toMatchObject({ prompt_template: 'v2' });
     expect((await agentAt(String(p0)).expect(404)).headers['content-type']).toMatch(/problem\+json/);
-    await t.http.get('/api/projects/shop/agents/helper').expect(404);
+    await t.http.get(`/api/projects/${shop}/agents/helper`).expect(404);
     // The list, as of then (not the live list from a cache).
-    const listed = await t.http.get(`/api/projects/shop/agents?as_of=${p2}`).expect(200);
+    const listed = await t.http.get(`/api/projects/${shop}/agents?as_of=${p2}`).expect(200);
     expect((listed.body as { name: string }[]).map((a) => a.name)).toEqual(['helper']);
-    expect((await t.http.get('/api/projects/shop/agents').expect(200)).body).toEqual([]);
+    expect((await t.http.get(`/api/projects/${shop}/agents`).expect(200)).body).toEqual([]);
 
-    const db = await t.http.get(`/api/databases/pgdb?as_of=${p3}`).expect(200);
-    expect(db.body).toMatchObject({ name: 'pgdb', engine: 'postgres' });
+    const db = await t.http.get(`/api/databases/${pgdb}?as_of=${p3}`).expect(200);
+    expect(db.body).toMatchObject({ name: pgdb, engine: 'postgres' });
     expect(JSON.stringify(db.body)).not.toContain('secret-pw');
-    await t.http.get(`/api/databases/pgdb?as_of=${p0}`).expect(404);
+    await t.http.get(`/api/databases/${pgdb}?as_of=${p0}`).expect(404);
 
     // By moment: the last event recorded at or before it.
     const [event] = (await t.running.ctx.log.readPage({ after: p2 - 1n, limit: 1 })) as {
@@ -324,10 +335,11 @@ describe.each(storeKinds)('GET …?as_of= (%s)', (kind) => {
   });
 
   it('refuses as_of on a write, and a value that is neither a position nor a moment', async () => {
-    const write = await t.http.post('/api/projects?as_of=3').send({ name: 'later' });
+    const later = own('later');
+    const write = await t.http.post('/api/projects?as_of=3').send({ name: later });
     expect(write.status).toBe(400);
     expect(write.body.detail).toMatch(/applies to GET requests, not POST/);
-    await t.http.get('/api/projects/later').expect(404);
+    await t.http.get(`/api/projects/${later}`).expect(404);
     const bad = await t.http.get('/api/projects?as_of=yesterday');
     expect(bad.status).toBe(400);
     expect(bad.body.detail).toMatch(/as_of must be a log position .* or an ISO-8601 moment/);
