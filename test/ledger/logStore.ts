@@ -2,12 +2,7 @@
  * What ledger specs do to a log from outside the service: run `npm run verify`'s program on it, and
  * run SQL on its store as someone with access to the database file or server would.
  */
-import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { build } from 'esbuild';
 import pg from 'pg';
 import sqlite3 from 'sqlite3';
 import { openEventLog } from '../../src/eventlog/open';
@@ -15,63 +10,21 @@ import { systemClock } from '../../src/shared/time';
 import { startTestApp, type StoreKind, type TestApp } from '../support/app';
 import { until } from '../support/until';
 import { givenProject } from '../support/world';
-
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
+import { runCli } from '../support/bundledCli';
 
 /**
- * `npm run verify`'s program as compiled JavaScript, as `npm run verify` runs it from dist/: built
- * once per spec file by esbuild from src/cli/verify.ts and what it imports (packages stay required
- * from node_modules, as dist/ requires them), so no tsc build is needed. Through tsx instead, each
- * run resolved and loaded the CLI's modules through tsx's hooks with a cold cache (each jest run has
- * a fresh TMPDIR): 0.65-0.95 s a run against about 0.35 s for the bundle
- * (test/promise/replay-check.spec.ts builds the replay CLI the same way).
- */
-let cliDir: string | undefined;
-let building: Promise<string> | undefined;
-const builtCli = () =>
-  (building ??= (async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-verify-cli-'));
-    cliDir = dir;
-    await build({
-      entryPoints: [path.join(ROOT, 'src', 'cli', 'verify.ts')],
-      outfile: path.join(dir, 'verify.js'),
-      bundle: true,
-      packages: 'external',
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      logLevel: 'silent',
-    });
-    return path.join(dir, 'verify.js');
-  })());
-afterAll(() => {
-  if (cliDir) fs.rmSync(cliDir, { recursive: true, force: true });
-});
-
-/**
- * Runs `npm run verify`'s program on the app's log (compiled from source, as the built one is).
- * `stdout` holds the verdict (and, when it fails, what it wrote to stderr too); `stderr` what it
- * wrote there.
+ * Runs `npm run verify`'s program on the app's log (compiled from source, as the built one is:
+ * test/support/bundledCli.ts). `stdout` holds the verdict (and, when it fails, what it wrote to
+ * stderr too); `stderr` what it wrote there.
  */
 export const verifyCli = async (t: TestApp, args: string[] = [], env: Record<string, string> = {}) => {
-  const all = {
-    ...process.env,
+  const { code, stdout, stderr } = await runCli('src/cli/verify.ts', args, {
     DATA_DIR: t.config.dataDir,
     ...(t.config.eventStoreUrl ? { EVENT_STORE_URL: t.config.eventStoreUrl } : {}),
     LOG_LEVEL: 'silent',
-    // The bundle lives outside the checkout: its packages are the checkout's.
-    NODE_PATH: path.join(ROOT, 'node_modules'),
     ...env,
-  };
-  try {
-    const program = [await builtCli(), ...args];
-    const { stdout, stderr } = await run(process.execPath, program, { env: all });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout + e.stderr, stderr: e.stderr };
-  }
+  });
+  return { code, stdout: code === 0 ? stdout : stdout + stderr, stderr };
 };
 
 /** SQL on the log's own store, as someone with access to the database file or server would run it. */

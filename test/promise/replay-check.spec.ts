@@ -1,15 +1,8 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { build } from 'esbuild';
 import { CHECKPOINT_TABLE } from '../../src/projection/checkpoint';
 import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
-
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
+import { runCli } from '../support/bundledCli';
 
 type CheckReport = {
   position: string;
@@ -17,56 +10,13 @@ type CheckReport = {
   differences: { table: string; onlyLive: string[]; onlyRebuilt: string[] }[];
 };
 
-/**
- * The replay CLI as compiled JavaScript, as `npm run replay` runs it from dist/: built once for this
- * spec file by esbuild from src/cli/replay.ts and what it imports (about 50 ms; packages stay
- * required from node_modules, as dist/ requires them), so no tsc build is needed. Each of the
- * spec's twelve runs through tsx instead resolved and loaded the CLI's modules through tsx's hooks,
- * 0.7–0.9 s of CPU a run against 0.35–0.45 s for the bundle (the ML worker is bundled from source
- * the same way, src/engines/ml/workerThread.ts).
- */
-let cliDir: string | undefined;
-const builtCli = async () => {
-  if (cliDir) return path.join(cliDir, 'replay.js');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-replay-cli-'));
-  await build({
-    entryPoints: [path.join(ROOT, 'src/cli/replay.ts')],
-    outfile: path.join(dir, 'replay.js'),
-    bundle: true,
-    packages: 'external',
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    logLevel: 'silent',
-  });
-  cliDir = dir;
-  return path.join(dir, 'replay.js');
-};
-afterAll(() => {
-  if (cliDir) fs.rmSync(cliDir, { recursive: true, force: true });
-});
-
-/** `npm run replay [-- <flag>]`, as an operator runs it. */
-const replayCli = async (t: TestApp, flag?: '--check' | '--resume') => {
-  const env = {
-    ...process.env,
+/** `npm run replay [-- <flag>]`, as an operator runs it (compiled from source: test/support/bundledCli.ts). */
+const replayCli = (t: TestApp, flag?: '--check' | '--resume') =>
+  runCli('src/cli/replay.ts', flag ? [flag] : [], {
     LOG_LEVEL: 'silent',
     DATA_DIR: t.config.dataDir,
     ...(t.config.eventStoreUrl ? { EVENT_STORE_URL: t.config.eventStoreUrl } : {}),
-    // The bundle lives outside the checkout: its packages are the checkout's.
-    NODE_PATH: path.join(ROOT, 'node_modules'),
-  };
-  try {
-    const { stdout, stderr } = await run(process.execPath, [await builtCli(), ...(flag ? [flag] : [])], {
-      cwd: ROOT,
-      env,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-};
+  });
 
 const replayCheck = async (t: TestApp) => {
   const { code, stdout, stderr } = await replayCli(t, '--check');
