@@ -530,7 +530,8 @@ export const referenceAnswer = async (t: TestApp, sql: string): Promise<Referenc
 /** Rows as a sorted list of their JSON: two answers with the same rows in any order compare equal. */
 export const asMultiset = (data: unknown[][]) => data.map((r) => JSON.stringify(r)).sort();
 
-export type Check = { ok: true } | { ok: false; message: string };
+/** `answer`: the endpoint's answer to the client text (checked against the reference when it could be). */
+export type Check = { ok: true; answer: SqlAnswer } | { ok: false; message: string };
 
 /** The projects that exist now (lower case), as GET /api/projects lists them. */
 export const liveProjects = async (t: TestApp): Promise<ReadonlySet<string>> =>
@@ -570,8 +571,8 @@ export const checkQuery = async (
         .filter((d) => d.type === 'data')
         .map((d) => d.name.toLowerCase()),
     );
-    if (missing.some((p) => integrations.has(p.toLowerCase()))) return { ok: true };
-    if (answer.type === 'error' && answer.error_code === 1049) return { ok: true };
+    if (missing.some((p) => integrations.has(p.toLowerCase()))) return { ok: true, answer };
+    if (answer.type === 'error' && answer.error_code === 1049) return { ok: true, answer };
     return {
       ok: false,
       message: describe(`project ${missing[0]} does not exist: expected error 1049`, answer),
@@ -595,5 +596,5 @@ export const checkQuery = async (
         fresh: reference.data,
       }),
     };
-  return { ok: true };
+  return { ok: true, answer };
 };
