@@ -16,9 +16,16 @@ import { until as untilProbed } from '../support/until';
 const LEASE_MS = 3000;
 const chatEnv = { CHATBOT_LEASE_MS: String(LEASE_MS), CHATBOT_POLL_MS: '100', CHATBOT_RETRY_BASE_MS: '200' };
 
-/** This spec waits up to 90 s for each step (two service processes, each polling its channel). */
+/**
+ * This spec waits up to 90 s for each step (two service processes, each polling its channel),
+ * probing every 20 ms: most probes read the fake provider in this process, and the log is queried
+ * only once the fake has seen the requests that step waits on.
+ */
 const until = <T>(what: string, probe: () => Promise<T | undefined>, ms = 90_000) =>
-  untilProbed(what, probe, ms);
+  untilProbed(what, probe, ms, 20);
+/** The fake provider asked `n` times or more. */
+const askedAtLeast = (fake: FakeOpenAi, n: number) => async () =>
+  fake.chatRequests().length >= n ? true : undefined;
 
 /** A project, an agent on the fake provider, a webhook-less chat database and a running chatbot. */
 const givenBot = async (base: string, fake: FakeOpenAi) => {
@@ -86,12 +93,16 @@ describe.each(['sqlite', 'postgres'] as const)('a process killed mid-answer (%s)
     });
     expect(posted.status).toBe(202);
     const messageId = (posted.body as { message_id: string }).message_id;
-    await until('the model to be asked', async () => (fake.chatRequests().length >= 1 ? true : undefined));
+    await until('the model to be asked', askedAtLeast(fake, 1));
     await killNow(first);
 
     const second = await startService(env);
     started.push(second);
     let lastRefusal = '';
+    // The second process's question reaches the fake once the dead one's claim has expired.
+    await until('the model to be asked again', askedAtLeast(fake, 2)).catch((error: Error) => {
+      throw new Error(`${error.message}\n${second.output()}`);
+    });
     const conversation = await until('the answer', async () => {
       const res = await call(second.base, 'GET', '/api/projects/shop/chatbots/desk/messages?chat_id=c1');
       // 503 (Retry-After) is the documented "read model behind, retry shortly"; anything else but
@@ -181,6 +192,8 @@ describe('two processes on one PostgreSQL log', () => {
     const answers = await until(
       '200 answers',
       async () => {
+        // The log is read (a query over every event, in process A) once the fake has answered 200.
+        if (fake.chatRequests().length < 200) return undefined;
         const counts = await answersPerMessage(a!.base);
         return counts.size >= 200 ? counts : undefined;
       },
