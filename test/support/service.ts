@@ -24,13 +24,17 @@ export type Service = {
 /**
  * The real service's process (`main`, src/main.ts or a probe around it), on a port of its own,
  * its stdout and stderr piped: not waited for (a spec may stop it part way through its start).
+ * A `.js` main (a bundle, test/support/bundledService.ts) is run by node alone, its packages the
+ * checkout's; TypeScript through tsx.
  */
 export const spawnService = async (env: Record<string, string>, main = 'src/main.ts') => {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', main], {
+  const bundle = main.endsWith('.js');
+  const child = spawn(process.execPath, bundle ? [main] : ['--import', 'tsx', main], {
     cwd: ROOT,
     env: {
       ...process.env,
+      ...(bundle ? { NODE_PATH: path.join(ROOT, 'node_modules') } : {}),
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
@@ -52,8 +56,8 @@ export const spawnService = async (env: Record<string, string>, main = 'src/main
 };
 
 /** The real service in a process of its own (as `npm start` runs it), on its own port. */
-export const startService = async (env: Record<string, string>): Promise<Service> => {
-  const { child, base, output, exited } = await spawnService(env);
+export const startService = async (env: Record<string, string>, main?: string): Promise<Service> => {
+  const { child, base, output, exited } = await spawnService(env, main);
   // Starting compiles TypeScript on the fly: up to a minute on a busy machine.
   const until = Date.now() + 90_000;
   for (;;) {
