@@ -9,7 +9,7 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import fc from 'fast-check';
-import { querySql, storeKinds, type TestApp } from '../support/app';
+import { keepingAlive, querySql, storeKinds, type TestApp } from '../support/app';
 import { asMultiset } from '../support/promise-sql';
 import { propertySettings, PROPERTY_TIMEOUT_MS } from '../support/promise-world';
 import { call, receiptOf, startMcpWorld, type McpWorld } from '../mcp/support';
@@ -61,9 +61,15 @@ describe.each(storeKinds)('answers kept across activity equal answers read afres
   let client: Client;
   beforeAll(async () => {
     world = await startMcpWorld(kind);
-    ({ t, client } = world);
+    client = world.client;
+    // About a thousand SQL requests a store, each on the one connection.
+    t = keepingAlive(world.t);
   });
-  afterAll(() => world?.dispose());
+  afterAll(async () => {
+    await world?.dispose();
+    // The app is stopped already: this closes the keep-alive agent.
+    await t?.stop();
+  });
 
   /** The answer over HTTP (cached where it may be), and the same query read afresh. */
   let fresh = 0;

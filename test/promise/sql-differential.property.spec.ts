@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import {
+  keepingAlive,
   querySql,
   startTestApp,
   storeKinds,
@@ -59,7 +60,8 @@ const answersEqualFresh = async (
   steps: Step[],
   arrange: (t: TestApp) => () => void = () => () => undefined,
 ) => {
-  const t: TestApp = await startTestApp(kind);
+  // Some 2,500 requests a file, each on the one connection.
+  const t: TestApp = keepingAlive(await startTestApp(kind));
   const restore = arrange(t);
   const transcript: string[] = [];
   /** The projects that exist, listed again after each write (`written`). */
