@@ -10,8 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fakeReply, lastUserText, startFakeOpenAi, type FakeOpenAi } from '../support/fakeOpenAi';
 import { freshPostgresDatabase } from '../support/postgres';
-import { bundledMain } from '../support/bundledService';
-import { call, killNow, sqlOn, startService as startFromSource, type Service } from '../support/service';
+import { call, killNow, sqlOn, startService, type Service } from '../support/service';
 import { until as untilProbed } from '../support/until';
 
 const LEASE_MS = 3000;
@@ -27,12 +26,6 @@ const until = <T>(what: string, probe: () => Promise<T | undefined>, ms = 90_000
 /** The fake provider asked `n` times or more. */
 const askedAtLeast = (fake: FakeOpenAi, n: number) => async () =>
   fake.chatRequests().length >= n ? true : undefined;
-
-/**
- * The service from its source bundled once for this file (six processes start here): each start is
- * about a second of CPU less than through tsx.
- */
-const startService = async (env: Record<string, string>) => startFromSource(env, await bundledMain());
 
 /** A project, an agent on the fake provider, a webhook-less chat database and a running chatbot. */
 const givenBot = async (base: string, fake: FakeOpenAi) => {

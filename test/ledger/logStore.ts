@@ -10,11 +10,11 @@ import { systemClock } from '../../src/shared/time';
 import { startTestApp, type StoreKind, type TestApp } from '../support/app';
 import { until } from '../support/until';
 import { givenProject } from '../support/world';
-import { runCli } from '../support/bundledCli';
+import { runCli } from '../support/bundled';
 
 /**
  * Runs `npm run verify`'s program on the app's log (compiled from source, as the built one is:
- * test/support/bundledCli.ts). `stdout` holds the verdict (and, when it fails, what it wrote to
+ * test/support/bundled.ts). `stdout` holds the verdict (and, when it fails, what it wrote to
  * stderr too); `stderr` what it wrote there.
  */
 export const verifyCli = async (t: TestApp, args: string[] = [], env: Record<string, string> = {}) => {

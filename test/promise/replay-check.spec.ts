@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { CHECKPOINT_TABLE } from '../../src/projection/checkpoint';
 import { startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
-import { runCli } from '../support/bundledCli';
+import { runCli } from '../support/bundled';
 
 type CheckReport = {
   position: string;
@@ -10,7 +10,7 @@ type CheckReport = {
   differences: { table: string; onlyLive: string[]; onlyRebuilt: string[] }[];
 };
 
-/** `npm run replay [-- <flag>]`, as an operator runs it (compiled from source: test/support/bundledCli.ts). */
+/** `npm run replay [-- <flag>]`, as an operator runs it (compiled from source: test/support/bundled.ts). */
 const replayCli = (t: TestApp, flag?: '--check' | '--resume') =>
   runCli('src/cli/replay.ts', flag ? [flag] : [], {
     LOG_LEVEL: 'silent',

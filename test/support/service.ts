@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import { bundled } from './bundled';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -24,17 +25,16 @@ export type Service = {
 /**
  * The real service's process (`main`, src/main.ts or a probe around it), on a port of its own,
  * its stdout and stderr piped: not waited for (a spec may stop it part way through its start).
- * A `.js` main (a bundle, test/support/bundledService.ts) is run by node alone, its packages the
- * checkout's; TypeScript through tsx.
+ * Its source is bundled (test/support/bundled.ts) and run by node alone, as `npm start` runs dist/,
+ * its packages the checkout's.
  */
 export const spawnService = async (env: Record<string, string>, main = 'src/main.ts') => {
   const port = await freePort();
-  const bundle = main.endsWith('.js');
-  const child = spawn(process.execPath, bundle ? [main] : ['--import', 'tsx', main], {
+  const child = spawn(process.execPath, [await bundled(main)], {
     cwd: ROOT,
     env: {
       ...process.env,
-      ...(bundle ? { NODE_PATH: path.join(ROOT, 'node_modules') } : {}),
+      NODE_PATH: path.join(ROOT, 'node_modules'),
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
@@ -56,9 +56,9 @@ export const spawnService = async (env: Record<string, string>, main = 'src/main
 };
 
 /** The real service in a process of its own (as `npm start` runs it), on its own port. */
-export const startService = async (env: Record<string, string>, main?: string): Promise<Service> => {
-  const { child, base, output, exited } = await spawnService(env, main);
-  // Starting compiles TypeScript on the fly: up to a minute on a busy machine.
+export const startService = async (env: Record<string, string>): Promise<Service> => {
+  const { child, base, output, exited } = await spawnService(env);
+  // Up to a minute on a busy machine (its first start in a spec file bundles it too).
   const until = Date.now() + 90_000;
   for (;;) {
     const ok = await fetch(`${base}/api/util/ping`).then(
