@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,20 +5,11 @@ import pino from 'pino';
 import supertest from 'supertest';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
+import { runCli } from '../support/bundled';
 
-const root = path.resolve(__dirname, '../..');
-
-/** `npm run user -- …` (tsx src/cli/user.ts), with the password on stdin. */
+/** `npm run user -- …` (src/cli/user.ts, compiled: test/support/bundled.ts), with the password on stdin. */
 const userCli = (dataDir: string, args: string[], stdin = '') =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const child = execFile(
-      path.join(root, 'node_modules/.bin/tsx'),
-      ['src/cli/user.ts', ...args],
-      { cwd: root, env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', USER_PASSWORD: '' } },
-      (error, stdout, stderr) => resolve({ code: error ? ((error.code as number) ?? 1) : 0, stdout, stderr }),
-    );
-    child.stdin?.end(stdin);
-  });
+  runCli('src/cli/user.ts', args, { DATA_DIR: dataDir, LOG_LEVEL: 'silent', USER_PASSWORD: '' }, stdin);
 
 describe('npm run user', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-cli-'));

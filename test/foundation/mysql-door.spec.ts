@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
+import { bundled } from '../support/bundled';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -26,10 +27,11 @@ describe('the MySQL door of the real service', () => {
   it('answers SQL tools on MYSQL_PORT with the same engine as HTTP, and closes on SIGTERM', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-mysql-door-'));
     const [httpPort, mysqlPort] = [await freePort(), await freePort()];
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, [await bundled('src/main.ts')], {
       cwd: ROOT,
       env: {
         ...process.env,
+        NODE_PATH: path.join(ROOT, 'node_modules'),
         DATA_DIR: dataDir,
         PORT: String(httpPort),
         MYSQL_PORT: String(mysqlPort),

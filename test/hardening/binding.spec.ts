@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, unsafeBinding } from '../../src/config';
+import { bundled } from '../support/bundled';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -22,12 +23,19 @@ describe('binding without authentication', () => {
     expect(unsafeBinding(loadConfig({ HOST: host, ALLOW_UNAUTHENTICATED: '1' }))).toBeNull();
   });
 
-  it('the real service exits at once with the reason, having written nothing', () => {
+  it('the real service exits at once with the reason, having written nothing', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-binding-'));
     try {
-      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const run = spawnSync(process.execPath, [await bundled('src/main.ts')], {
         cwd: ROOT,
-        env: { ...process.env, DATA_DIR: dataDir, HOST: '0.0.0.0', PORT: '0', EVENT_STORE_URL: '' },
+        env: {
+          ...process.env,
+          NODE_PATH: path.join(ROOT, 'node_modules'),
+          DATA_DIR: dataDir,
+          HOST: '0.0.0.0',
+          PORT: '0',
+          EVENT_STORE_URL: '',
+        },
         encoding: 'utf8',
         timeout: 60_000,
       });

@@ -25,6 +25,7 @@ import {
   startPgFront,
   type PgFront,
 } from './support';
+import { bundled } from '../support/bundled';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -252,10 +253,11 @@ describe('the PostgreSQL door of the real service', () => {
   it('answers psql on PG_PORT with the same engine as HTTP, and exits 0 on SIGTERM', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-pg-door-'));
     const [httpPort, pgPort] = [await freePort(), await freePort()];
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, [await bundled('src/main.ts')], {
       cwd: ROOT,
       env: {
         ...process.env,
+        NODE_PATH: path.join(ROOT, 'node_modules'),
         DATA_DIR: dataDir,
         PORT: String(httpPort),
         MYSQL_PORT: '0',

@@ -11,11 +11,9 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { build, type Plugin } from 'esbuild';
 
 const ROOT = path.resolve(__dirname, '../..');
-const run = promisify(execFile);
 
 /**
  * Each module that names `__dirname` or `__filename` keeps its source's, as tsx gives them: what it
@@ -64,20 +62,21 @@ export const bundled = (source: string): Promise<string> => {
 };
 
 /**
- * Runs the program at `source` (relative to the checkout) with `args` and `env` added to this
- * process's environment, from the checkout: its exit code and what it wrote (a failed run's too).
+ * Runs the program at `source` (relative to the checkout) with `args`, `env` added to this
+ * process's environment and `stdin` as its input, from the checkout: its exit code and what it
+ * wrote (a failed run's too).
  */
-export const runCli = async (source: string, args: string[], env: Record<string, string>) => {
+export const runCli = async (source: string, args: string[], env: Record<string, string>, stdin = '') => {
   const program = await bundled(source);
-  try {
-    const { stdout, stderr } = await run(process.execPath, [program, ...args], {
-      cwd: ROOT,
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [program, ...args],
       // The bundle lives outside the checkout: its packages are the checkout's.
-      env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules'), ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+      { cwd: ROOT, env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules'), ...env } },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? ((error.code as number | null) ?? 1) : 0, stdout, stderr }),
+    );
+    child.stdin?.end(stdin);
+  });
 };
