@@ -110,14 +110,15 @@ describe.each(storeKinds)('EVALUATE KNOWLEDGE_BASE (%s)', (store) => {
   });
 
   it('compares chunking settings on one test set: the event and the row name each setting', async () => {
-    const small = await givenEvaluationWorld(t, `, params = {"chunk_size": 40, "chunk_overlap": 10}`);
+    // Eight questions: what is checked is the settings and the chunks, not the scores.
+    const small = await givenEvaluationWorld(t, `, params = {"chunk_size": 40, "chunk_overlap": 10}`, 8);
     const answer = rowsOf(
       await ok(
         t,
         `EVALUATE KNOWLEDGE_BASE ${small.project}.${small.kb} USING test_table = files.${small.questions}`,
       ),
     )[0]!;
-    expect(answer).toMatchObject({ chunk_size: 40, chunk_overlap: 10 });
+    expect(answer).toMatchObject({ chunk_size: 40, chunk_overlap: 10, questions: 8 });
     expect(Number(answer.chunks)).toBeGreaterThan(120);
   });
 
@@ -180,7 +181,7 @@ describe.each(storeKinds)('EVALUATE KNOWLEDGE_BASE (%s)', (store) => {
   });
 
   it('deleting the knowledge base removes its evaluations from the read model (its stream keeps them)', async () => {
-    const w = await givenEvaluationWorld(t);
+    const w = await givenEvaluationWorld(t, '', 8);
     await ok(t, `EVALUATE KNOWLEDGE_BASE ${w.project}.${w.kb} USING test_table = files.${w.questions}`);
     const count = async () =>
       rowsOf(
