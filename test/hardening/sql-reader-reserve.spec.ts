@@ -15,8 +15,9 @@ describe('readers kept for the API while SQL queries are busy', () => {
   beforeAll(async () => {
     t = await startTestApp('sqlite', {
       DUCKDB_READERS: '3',
-      DUCKDB_ACQUIRE_TIMEOUT_MS: '1500',
-      SQL_TIMEOUT_MS: '8000',
+      // The wait for a slot well inside the slow queries' time limit (which the test waits out).
+      DUCKDB_ACQUIRE_TIMEOUT_MS: '500',
+      SQL_TIMEOUT_MS: '3000',
       DUCKDB_THREADS: '1',
     });
   });
@@ -34,7 +35,7 @@ describe('readers kept for the API while SQL queries are busy', () => {
     // Two ran until the time limit; the third found both SQL connections busy.
     expect(answers.map((a) => a.error_code).sort()).toEqual([1040, 3024, 3024]);
     const busy = answers.find((a) => a.error_code === 1040)!;
-    expect(busy.error_message).toMatch(/All 2 connections for SQL queries stayed busy for 1500 ms/);
+    expect(busy.error_message).toMatch(/All 2 connections for SQL queries stayed busy for 500 ms/);
     expect((await querySql(t, 'SELECT 1 AS one WHERE 4 > 3')).data).toEqual([[1]]);
   }, 30_000);
 });
@@ -45,8 +46,8 @@ describe('the default share, in a process whose libuv pool has its 4 threads', (
     // As in the report: the default 8 readers. Jest's process keeps libuv's 4 threads, and each
     // running DuckDB call holds one: seven long queries took them all, and every other read waited.
     t = await startTestApp('sqlite', {
-      DUCKDB_ACQUIRE_TIMEOUT_MS: '3000',
-      SQL_TIMEOUT_MS: '6000',
+      DUCKDB_ACQUIRE_TIMEOUT_MS: '1000',
+      SQL_TIMEOUT_MS: '3500',
       DUCKDB_THREADS: '1',
     });
   });
@@ -66,7 +67,7 @@ describe('the default share, in a process whose libuv pool has its 4 threads', (
     const apiAnsweredAt = Date.now();
     expect(projects.body.map((p: { name: string }) => p.name)).toContain('during_slow_queries');
     const answers = await Promise.all(slow);
-    // The API did not wait for the running queries to end (at their 6 s time limit).
+    // The API did not wait for the running queries to end (at their 3.5 s time limit).
     expect(apiAnsweredAt).toBeLessThan(Math.min(...answeredAt));
     expect(answers.map((a) => a.error_code).sort()).toEqual([...Array(8).fill(1040), 3024, 3024]);
   }, 30_000);
