@@ -22,11 +22,11 @@ import { byStatus, sleep, until, type Outcome } from './support';
 /** How long PostgreSQL stays down (ms); 10 s unless PG_OUTAGE_MS says otherwise. */
 const OUTAGE_MS = Number(process.env.PG_OUTAGE_MS ?? 10_000);
 /**
- * Writing before the stop, and after the start: long enough for a read model's retry, whose back-off
- * reaches 5 s during the outage (src/projection/failures.ts), to come round.
+ * Writing goes on after the start until both nodes acknowledge writes again and both read models
+ * reach the log's head of the return (a read model's retry, whose back-off reaches 5 s during the
+ * outage, src/projection/failures.ts, may take that long), then this much longer.
  */
-const BEFORE_MS = 2_000;
-const AFTER_MS = 6_000;
+const AFTER_RECOVERY_MS = 1_000;
 const WRITERS = 16;
 const READERS = 16;
 /** Polling slower than anything this spec waits for: only NOTIFY delivers another node's writes quickly. */
@@ -205,7 +205,16 @@ describe('the PostgreSQL log restarting under two nodes', () => {
       }
     });
 
-    await sleep(BEFORE_MS);
+    // PostgreSQL stops under load: once writes of both kinds are acknowledged on both nodes, and
+    // reads answered on both.
+    await until('writes and reads answered on both nodes', 30_000, async () =>
+      [0, 1].every(
+        (node) =>
+          (['project', 'skill'] as const).every((kind) =>
+            written.some((w) => w.node === node && w.kind === kind && w.status === 201),
+          ) && reads.some((r) => r.node === node && r.status === 200),
+      ),
+    );
     const stoppedAt = Date.now();
     await server!.stop();
     const stopTookMs = Date.now() - stoppedAt;
@@ -225,10 +234,14 @@ describe('the PostgreSQL log restarting under two nodes', () => {
         await sleep(100);
       }
     });
-    await sleep(AFTER_MS);
-    stop = true;
-    await Promise.all([...writing, ...reading]);
     const caughtUpMs = await Promise.all(caughtUp);
+    const resumedOn = (node: number) =>
+      written.some((w) => w.node === node && w.at > returnedAt && w.status === 201);
+    while (!(resumedOn(0) && resumedOn(1)) && Date.now() - returnedAt < CONVERGE_WITHIN_MS) await sleep(100);
+    await sleep(AFTER_RECOVERY_MS);
+    stop = true;
+    const writingAfterReturnMs = Date.now() - returnedAt;
+    await Promise.all([...writing, ...reading]);
 
     // What ended a node, if one ended: the last lines it wrote.
     for (const n of nodes)
@@ -375,7 +388,7 @@ describe('the PostgreSQL log restarting under two nodes', () => {
             `node ${'AB'[i]}, ms after PostgreSQL returned: LISTEN again ${p.listening}, read model retried ${p.readModelRetried}, ` +
             `first write acknowledged ${p.resumed}, read model at the head of the return ${p.caughtUp}`,
         ),
-        `both read models at the log's head ${convergedMs} ms after the return (writing went on ${AFTER_MS} ms of it)`,
+        `both read models at the log's head ${convergedMs} ms after the return (writing went on ${writingAfterReturnMs} ms of it)`,
         `a write seen on the other node through NOTIFY: A→B ${notified[0]} ms, B→A ${notified[1]} ms (polling every ${POLL_MS} ms)`,
       ].join('\n'),
     );
