@@ -64,6 +64,8 @@ const createdInLog = async (t: TestApp) => {
 const projectNames = async (t: TestApp) =>
   ((await t.http.get('/api/projects').expect(200)).body as { name: string }[]).map((p) => p.name);
 
+type StatusBody = { read_model?: { failed?: { attempts: number } | null } };
+
 type Ready = { status: number; body: { detail?: string; position?: string; log_head?: string } };
 const ready = async (t: TestApp): Promise<Ready> => {
   const res = await t.http.get('/api/ready');
@@ -76,17 +78,27 @@ const ready = async (t: TestApp): Promise<Ready> => {
  */
 const runEpisode = async (t: TestApp, disk: string, prefix: string, logged: LoggedLines) => {
   const w = writers(t, prefix);
-  await sleep(1_000);
+  await until('every writer acknowledged before the disk fills', 20_000, () =>
+    Promise.resolve(w.outcomes.filter((o) => o.status === 201 || o.status === 202).length >= WRITERS),
+  );
   const { file, taken } = fillDisk(disk);
   const filledAt = Date.now();
-  // While full: reads answer, and readiness names the disk once the read model met it.
+  const answeredAtFill = w.outcomes.length;
+  // While full: reads answer, and readiness names the disk once the read model met it. The disk
+  // stays full until the read model failed on it twice (a retry failed too: one "projection
+  // failed" line for both), readiness said so and writers were answered twice over; 4 s at most.
   const readsWhileFull: number[] = [];
   let readyWhileFull: Ready | null = null;
+  let attempts = 0;
   while (Date.now() - filledAt < 4_000) {
     readsWhileFull.push((await t.http.get('/api/projects')).status);
     const r = await ready(t);
     if (r.status !== 200) readyWhileFull = r;
-    await sleep(200);
+    const failed = ((await t.http.get('/api/status')).body as StatusBody).read_model?.failed;
+    attempts = Math.max(attempts, failed?.attempts ?? 0);
+    const answered = w.outcomes.length - answeredAtFill;
+    if (attempts >= 2 && readyWhileFull !== null && answered >= 2 * WRITERS) break;
+    await sleep(100);
   }
   const whileFull = w.outcomes.length;
   fs.rmSync(file);
