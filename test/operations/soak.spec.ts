@@ -88,7 +88,7 @@ const iteration = async (base: string, n: number) => {
  * The heap at the baseline (the end of the warm rounds) and at the end, in bytes. Only these two
  * are collected: a measurement (two full collections) costs 150-350 ms of CPU, and the other rounds'
  * were only logged. Without them the end's heap reads a little higher, the kept figure about 300 B
- * per request more (sqlite 1.8-2.2 KB, postgres 1.2-1.4 KB, against 1.6-2.0 and 0.9-1.0 with a
+ * per request more (sqlite 1.8-2.2 KB, postgres 0.2-1.4 KB, against 1.6-2.0 and 0.9-1.0 with a
  * collection every round): half the bound still. The kill check's 12.5 KB did not move.
  */
 const soak = async (base: string) => {
