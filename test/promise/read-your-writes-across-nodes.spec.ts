@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { startPostgresCluster, type TestApp } from '../support/app';
+import { keptAlive, startPostgresCluster } from '../support/app';
 
 /**
  * The promise to a client of several processes behind a load balancer: a read that names the
@@ -46,12 +46,8 @@ describe('read-your-writes across two processes on one PostgreSQL log', () => {
   it(
     `given ${PAIRS.toLocaleString('en-US')} write-then-read pairs alternating between the processes, when each read names its write's position, then none is stale`,
     async () => {
-      const keptAlive = (app: TestApp, agent: http.Agent) => ({
-        post: (url: string) => app.http.post(url).agent(agent),
-        get: (url: string) => app.http.get(url).agent(agent),
-      });
-      const a = keptAlive(cluster.apps[0]!, agents[0]!);
-      const b = keptAlive(cluster.apps[1]!, agents[1]!);
+      const a = keptAlive(cluster.apps[0]!.http, agents[0]!);
+      const b = keptAlive(cluster.apps[1]!.http, agents[1]!);
       const stale: string[] = [];
       const failed: string[] = [];
       const started = Date.now();

@@ -229,24 +229,30 @@ export const startPostgresCluster = async (
   };
 };
 
+const HTTP_VERBS = new Set(['get', 'post', 'put', 'patch', 'delete', 'del', 'head', 'options']);
+
 /**
- * `t` whose requests reuse one connection (an HTTP keep-alive agent), as a client sending many
+ * `http` whose requests go through `agent` (an HTTP keep-alive agent), as a client sending many
  * requests in a row does. supertest otherwise opens a connection per request: about 0.4 ms of CPU
  * each, a third of what a cached SQL answer costs in all, which a spec sending thousands pays in
- * seconds. The same app and routes; only the client's connections differ. Its `stop` and `dispose`
- * close the agent's sockets too (`restart` answers an app without one).
+ * seconds. The same app and routes; only the client's connections differ.
  */
-export const keepingAlive = (t: TestApp): TestApp => {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
-  const verbs = new Set(['get', 'post', 'put', 'patch', 'delete', 'del', 'head', 'options']);
-  const kept = new Proxy(t.http, {
+export const keptAlive = (client: TestApp['http'], agent: http.Agent): TestApp['http'] =>
+  new Proxy(client, {
     get: (target, name, receiver) => {
       const value = Reflect.get(target, name, receiver) as unknown;
-      if (typeof name !== 'string' || !verbs.has(name) || typeof value !== 'function') return value;
+      if (typeof name !== 'string' || !HTTP_VERBS.has(name) || typeof value !== 'function') return value;
       return (...args: unknown[]) =>
         (value as (...a: unknown[]) => supertest.Test).apply(target, args).agent(agent);
     },
   });
+
+/**
+ * `t` whose requests reuse its connections (`keptAlive`, at most `maxSockets` at once). Its `stop`
+ * and `dispose` close the agent's sockets too (`restart` answers an app without one).
+ */
+export const keepingAlive = (t: TestApp, maxSockets = 4): TestApp => {
+  const agent = new http.Agent({ keepAlive: true, maxSockets });
   const closing =
     <A extends unknown[]>(close: (...a: A) => Promise<void>) =>
     async (...a: A) => {
@@ -256,7 +262,7 @@ export const keepingAlive = (t: TestApp): TestApp => {
         agent.destroy();
       }
     };
-  return { ...t, http: kept, stop: closing(t.stop), dispose: closing(t.dispose) };
+  return { ...t, http: keptAlive(t.http, agent), stop: closing(t.stop), dispose: closing(t.dispose) };
 };
 
 /** The SQL endpoint's answer, loosely typed: the tests assert on its fields. */
