@@ -13,6 +13,7 @@ import { POOL_SLOTS } from '../../src/integrations/drivers';
 import { querySql, startTestApp, type TestApp } from '../support/app';
 import { freshMariaData, freshPostgresData } from '../support/external';
 import { eventsOf, manualClock } from '../jobs/support';
+import { until } from '../support/until';
 import { uniqueName } from '../support/world';
 
 jest.setTimeout(60_000);
@@ -188,8 +189,9 @@ describe('external databases and providers that hang', () => {
         DB_CONNECT_TIMEOUT_MS: String(CONNECT_TIMEOUT_MS),
         // Every hung call on the database at once, and the call after them: under jest libuv has
         // four threads, so the SQL endpoint would run two queries at a time (SQL_MAX_CONCURRENT's
-        // default) and the others would wait for a reader, not the database. A call that waited
-        // there past its deadline (a loaded CI host) ended with the time-limit error naming nothing.
+        // default), and a native query holds its reader while it waits (a pushdown does not), so
+        // the others would wait for a reader, not the database. A call that waited there past its
+        // deadline (a loaded CI host) ended with the time-limit error naming nothing.
         SQL_MAX_CONCURRENT: String(POOL_SLOTS + 1),
         JOBS_POLL_MS: '0',
         TRIGGERS_POLL_MS: '0',
@@ -494,7 +496,12 @@ describe('a trigger whose source hangs, beside a healthy one', () => {
     peer.set('hang');
     peer.cut();
     // A poll of the hung source under way before the row arrives.
-    while (peer.open() === 0) await new Promise((r) => setTimeout(r, 20));
+    await until(
+      'a poll of the hung source at its peer',
+      async () => (peer.open() > 0 ? true : undefined),
+      30_000,
+      20,
+    );
     await new Promise((r) => setTimeout(r, 300));
     const hangingPolls = peer.open();
 
@@ -568,7 +575,12 @@ describe("a PostgreSQL that hangs, beside the SQL endpoint's readers", () => {
         }),
     );
     // Each call is at the database (its connection attempt is held open by the peer).
-    while (peer.open() < SQL_READERS) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(
+      'every call at the peer',
+      async () => (peer.open() >= SQL_READERS ? true : undefined),
+      30_000,
+      20,
+    );
     const n = 1000 + Math.floor(Math.random() * 1000);
     const local = await querySql(t, `SELECT count(*) AS n FROM range(${n})`);
     const stillWaiting = SQL_READERS - settled;

@@ -31,7 +31,6 @@ describe('the MySQL door of the real service', () => {
       cwd: ROOT,
       env: {
         ...process.env,
-        NODE_PATH: path.join(ROOT, 'node_modules'),
         DATA_DIR: dataDir,
         PORT: String(httpPort),
         MYSQL_PORT: String(mysqlPort),

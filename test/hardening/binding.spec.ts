@@ -30,7 +30,6 @@ describe('binding without authentication', () => {
         cwd: ROOT,
         env: {
           ...process.env,
-          NODE_PATH: path.join(ROOT, 'node_modules'),
           DATA_DIR: dataDir,
           HOST: '0.0.0.0',
           PORT: '0',

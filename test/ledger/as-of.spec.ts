@@ -20,6 +20,7 @@ const { asOfQuery, installCatalog } = catalogTables(sliceCatalogs);
 import { querySql, startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
 import { expectCaught } from '../support/seed';
 import { postgresParameters } from '../support/external';
+import { uniqueName } from '../support/world';
 import { applyAll, commandSequence, propertySettings, PROPERTY_TIMEOUT_MS } from '../support/promise-world';
 
 const SETTINGS = propertySettings(6);
@@ -150,12 +151,10 @@ describe('the AS OF property: its kill check', () => {
   );
 });
 
-/**
+/*
  * The examples below share one app per store and describe (an app's start is most of an example's
  * time), each building its own world in it: a project, skill, agent or database of its own name.
  */
-let named = 0;
-const own = (name: string) => `${name}_${++named}`;
 
 describe.each(storeKinds)('AS OF in SQL (%s)', (kind) => {
   let t: TestApp;
@@ -168,7 +167,7 @@ describe.each(storeKinds)('AS OF in SQL (%s)', (kind) => {
   const pause = () => new Promise((r) => setTimeout(r, 15));
 
   it('given a skill created, changed and deleted, then each AS OF POSITION and AS OF TIMESTAMP answers its state then, in the project table and in information_schema', async () => {
-    const skill = own('lookup');
+    const skill = uniqueName('lookup');
     const created = await t.http
       .post('/api/projects/mindsdb/skills')
       .send({ skill: { name: skill, type: 'custom', params: { tables: ['a'] } } })
@@ -215,7 +214,7 @@ describe.each(storeKinds)('AS OF in SQL (%s)', (kind) => {
   });
 
   it('given a database renamed nowhere but changed, then information_schema.databases AS OF shows its engine then, and joins of AS OF tables work', async () => {
-    const shop = own('shop');
+    const shop = uniqueName('shop');
     const p0 = positionOf(await t.http.post('/api/projects').send({ name: shop }).expect(201));
     const agent = await t.http
       .post(`/api/projects/${shop}/agents`)
@@ -269,8 +268,8 @@ describe.each(storeKinds)('GET …?as_of= (%s)', (kind) => {
   const positionOf = (res: { headers: Record<string, string> }) => BigInt(res.headers['x-log-position']!);
 
   it('given a project, an agent and a database that changed and went, then each GET with ?as_of= answers as it was then, by position or by moment', async () => {
-    const shop = own('shop');
-    const pgdb = own('pgdb');
+    const shop = uniqueName('shop');
+    const pgdb = uniqueName('pgdb');
     const p0 = positionOf(await t.http.post('/api/projects').send({ name: shop }).expect(201));
     const p1 = positionOf(
       await t.http
@@ -335,7 +334,7 @@ describe.each(storeKinds)('GET …?as_of= (%s)', (kind) => {
   });
 
   it('refuses as_of on a write, and a value that is neither a position nor a moment', async () => {
-    const later = own('later');
+    const later = uniqueName('later');
     const write = await t.http.post('/api/projects?as_of=3').send({ name: later });
     expect(write.status).toBe(400);
     expect(write.body.detail).toMatch(/applies to GET requests, not POST/);

@@ -257,7 +257,6 @@ describe('the PostgreSQL door of the real service', () => {
       cwd: ROOT,
       env: {
         ...process.env,
-        NODE_PATH: path.join(ROOT, 'node_modules'),
         DATA_DIR: dataDir,
         PORT: String(httpPort),
         MYSQL_PORT: '0',

@@ -8,8 +8,9 @@
  * answers stamped without the activity tables they read are caught at the count `npm test` runs.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import http from 'node:http';
 import fc from 'fast-check';
-import { keepingAlive, querySql, storeKinds, type TestApp } from '../support/app';
+import { keptAlive, querySql, storeKinds, type TestApp } from '../support/app';
 import { asMultiset } from '../support/promise-sql';
 import { propertySettings, PROPERTY_TIMEOUT_MS } from '../support/promise-world';
 import { call, receiptOf, startMcpWorld, type McpWorld } from '../mcp/support';
@@ -59,16 +60,16 @@ describe.each(storeKinds)('answers kept across activity equal answers read afres
   let world: McpWorld;
   let t: TestApp;
   let client: Client;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   beforeAll(async () => {
     world = await startMcpWorld(kind);
     client = world.client;
     // About a thousand SQL requests a store, each on the one connection.
-    t = keepingAlive(world.t);
+    t = { ...world.t, http: keptAlive(world.t.http, agent) };
   });
   afterAll(async () => {
+    agent.destroy();
     await world?.dispose();
-    // The app is stopped already: this closes the keep-alive agent.
-    await t?.stop();
   });
 
   /** The answer over HTTP (cached where it may be), and the same query read afresh. */

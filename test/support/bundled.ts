@@ -9,7 +9,6 @@
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
 
@@ -32,7 +31,11 @@ const sourcePaths: Plugin = {
   },
 };
 
-/** Bundles made by this spec file, by source (`src/cli/verify.ts`), removed when it ends. */
+/**
+ * Bundles made by this spec file, by source (`src/cli/verify.ts`), removed when it ends. They are
+ * written inside the checkout (node_modules/.cache), so the packages they require resolve to the
+ * checkout's as from dist/, with nothing set in the program's environment.
+ */
 const bundles = new Map<string, Promise<string>>();
 let dir: string | undefined;
 afterAll(() => {
@@ -43,7 +46,12 @@ afterAll(() => {
 export const bundled = (source: string): Promise<string> => {
   let made = bundles.get(source);
   if (!made) {
-    const into = (dir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-cli-')));
+    if (!dir) {
+      const cache = path.join(ROOT, 'node_modules', '.cache');
+      fs.mkdirSync(cache, { recursive: true });
+      dir = fs.mkdtempSync(path.join(cache, 'mindledger-bundles-'));
+    }
+    const into = dir;
     const outfile = path.join(into, `${source.replace(/[^A-Za-z0-9]+/g, '_')}.js`);
     made = build({
       entryPoints: [path.join(ROOT, source)],
@@ -72,8 +80,7 @@ export const runCli = async (source: string, args: string[], env: Record<string,
     const child = execFile(
       process.execPath,
       [program, ...args],
-      // The bundle lives outside the checkout: its packages are the checkout's.
-      { cwd: ROOT, env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules'), ...env } },
+      { cwd: ROOT, env: { ...process.env, ...env } },
       (error, stdout, stderr) =>
         resolve({ code: error ? ((error.code as number | null) ?? 1) : 0, stdout, stderr }),
     );

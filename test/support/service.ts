@@ -25,8 +25,7 @@ export type Service = {
 /**
  * The real service's process (`main`, src/main.ts or a probe around it), on a port of its own,
  * its stdout and stderr piped: not waited for (a spec may stop it part way through its start).
- * Its source is bundled (test/support/bundled.ts) and run by node alone, as `npm start` runs dist/,
- * its packages the checkout's.
+ * Its source is bundled (test/support/bundled.ts) and run by node alone, as `npm start` runs dist/.
  */
 export const spawnService = async (env: Record<string, string>, main = 'src/main.ts') => {
   const port = await freePort();
@@ -34,7 +33,6 @@ export const spawnService = async (env: Record<string, string>, main = 'src/main
     cwd: ROOT,
     env: {
       ...process.env,
-      NODE_PATH: path.join(ROOT, 'node_modules'),
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',

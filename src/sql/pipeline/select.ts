@@ -427,9 +427,9 @@ class QueryRun {
  * resolved to where MindsDB's name lives (projections, files, or external databases), table and
  * scalar functions that reach outside are refused; then a `QueryRun` on a pooled connection makes
  * what its plan reads (predictions, searches, external fetches) and `read` reads the rows. A
- * pushed-down answer goes to `answered` instead, asked for once the reader is given back. Plans are cached (`cache.queries`, per version
- * of the tables their names were resolved from), answers are not: the SQL service keeps those it
- * may reuse, by text (src/sql/service.ts).
+ * pushed-down answer goes to `answered` instead, asked for once the reader is given back. Plans
+ * are cached (`cache.queries`, per version of the tables their names were resolved from), answers
+ * are not: the SQL service keeps those it may reuse, by text (src/sql/service.ts).
  */
 export const withSelect = async <T>(
   { duck, catalog, cache, externals, predictions, activityTablesRead }: SelectDeps,
