@@ -5,8 +5,13 @@ import type { LogHead } from '../eventlog/headProbe';
 type ReadModelProbe = {
   /** The log's head, at least `atLeast` (shared with the readiness check; it may time out). */
   head(atLeast: bigint): Promise<LogHead>;
-  /** The log position this process's read model includes. */
-  position(): bigint;
+  /** The read model's cursor: the last event it read. */
+  cursor(): bigint;
+  /**
+   * The highest log position through which this process's read model includes every event the
+   * log shows (past the cursor on PostgreSQL, after commits out of position order). It may fail.
+   */
+  appliedThrough(): Promise<bigint>;
   /** The read model is stopped at an event it cannot apply. */
   failed(): boolean;
 };
@@ -19,10 +24,14 @@ type ReadModelProbe = {
 export const readModelMetrics = (registry: Registry, probe: ReadModelProbe) => {
   /**
    * The head, or null when the log failed or timed out (the probe shares one answer per scrape). It
-   * is never below the read model's position: the lag is never negative.
+   * is never below the read model's cursor.
    */
-  const head = () => probe.head(probe.position()).catch(() => null);
-  const position = () => Number(probe.position());
+  const head = () => probe.head(probe.cursor()).catch(() => null);
+  /** Where the read model stands: past its cursor only when the head is, and the log says so. */
+  const position = async (h: LogHead | null) => {
+    const cursor = probe.cursor();
+    return h && h.position > cursor ? await probe.appliedThrough().catch(() => cursor) : cursor;
+  };
 
   new Gauge({
     name: 'mindledger_event_log_up',
@@ -43,10 +52,10 @@ export const readModelMetrics = (registry: Registry, probe: ReadModelProbe) => {
   });
   new Gauge({
     name: 'mindledger_read_model_position',
-    help: "Global position of the last event in this process's read model",
+    help: "Highest global position through which this process's read model holds every committed event",
     registers: [registry],
-    collect() {
-      this.set(position());
+    async collect() {
+      this.set(Number(await position(await head())));
     },
   });
   new Gauge({
@@ -55,7 +64,7 @@ export const readModelMetrics = (registry: Registry, probe: ReadModelProbe) => {
     registers: [registry],
     async collect() {
       const h = await head();
-      if (h) this.set(Math.max(0, Number(h.position) - position()));
+      if (h) this.set(Math.max(0, Number(h.position - (await position(h)))));
     },
   });
   new Gauge({

@@ -21,6 +21,8 @@ import type { SchemaProjection, TableProjection } from './types';
  */
 const CATCH_UP_LOGGED_FROM = 10_000;
 const CATCH_UP_LOG_EVERY_MS = 5_000;
+/** How many events past the cursor `appliedThrough` looks at. */
+const APPLIED_THROUGH_PAGE = 256;
 
 export { CHECKPOINT_TABLE } from './checkpoint';
 export {
@@ -99,6 +101,28 @@ export class ProjectionRunner {
 
   get position(): bigint {
     return this.place.cursor.position;
+  }
+
+  /**
+   * The highest position through which the tables include every event the log shows: readiness and
+   * the lag gauge report it. Usually the cursor's. On PostgreSQL a sequence hands out positions
+   * before commit, so the tail reads in commit order and the last event read can stand below one
+   * read before it: with every event applied, the cursor then trails the log's head until the next
+   * write (a monitor waiting for lag 0 after the last write waited for ever). So the log is asked
+   * what it shows past the cursor's position, and those applied already count, up to the first that
+   * is not. At most one page is asked for: a read model further behind than that is not ready anyway.
+   */
+  async appliedThrough(): Promise<bigint> {
+    const at = this.place.cursor.position;
+    // A sole writer's log is read in position order: nothing past the cursor was read.
+    if (this.log.soleWriter) return at;
+    const shown = await this.log.readPage({ after: at, limit: APPLIED_THROUGH_PAGE });
+    let through = at;
+    for (const event of shown) {
+      if (!this.place.applied.has(event.meta.position)) break;
+      through = event.meta.position;
+    }
+    return through;
   }
 
   /** Whether the tables include the event at this log position (on PostgreSQL, a lower one may not yet). */

@@ -49,7 +49,11 @@ export const operationsRoutes = (api: Api, ports: OperationsPorts) =>
           description: 'Ready to take traffic',
           schema: z.object({
             status: z.literal('ready'),
-            position: z.string().describe("The log position this process's read model includes"),
+            position: z
+              .string()
+              .describe(
+                "The highest log position through which this process's read model includes every event",
+              ),
             log_head: z.string().describe('The position of the last committed event in the log'),
             lag: z.number().int().describe('How many positions the read model trails the log'),
           }),

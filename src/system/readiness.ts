@@ -5,7 +5,14 @@ import { describeFailure, retryAfterSeconds as retryOf, type ProjectionFailure }
 type ReadinessProbe = {
   /** The log's head, at least `atLeast` (what the read model already includes). */
   head(atLeast: bigint): Promise<LogHead>;
+  /** The read model's cursor: the last event it read. */
   position(): bigint;
+  /**
+   * The highest position through which the read model includes every event the log shows (past
+   * the cursor on PostgreSQL, after commits out of position order); asked when the head stands
+   * past the cursor. It may fail or time out: the cursor stands.
+   */
+  appliedThrough(): Promise<bigint>;
   failure(): ProjectionFailure | null;
   /**
    * Null when the log still holds the last event the read model applied; otherwise why not (the
@@ -46,17 +53,17 @@ export const readinessOf = async (probe: ReadinessProbe): Promise<Readiness> => 
     reasons.push(`the read model is stopped${at}: ${describeFailure(failure)}`);
     retryAfterSeconds = retryOf(failure);
   }
-  const position = probe.position();
+  const cursor = probe.position();
   let head: LogHead;
   try {
-    head = await probe.head(position);
+    head = await probe.head(cursor);
   } catch (logError) {
     reasons.push('the event log does not answer');
     return { ready: false, reasons, retryAfterSeconds, logError };
   }
   const rebuilding = probe.rebuildingForLog();
   if (rebuilding) reasons.push(`${rebuilding}: rebuilding the read model from the log`);
-  else if (head.position < position) {
+  else if (head.position < cursor) {
     // A log behind its read model: on PostgreSQL a moment's horizon, or an older log restored under
     // it, whose next writes would take positions the read model claims to include.
     let mismatch: string | null;
@@ -68,6 +75,7 @@ export const readinessOf = async (probe: ReadinessProbe): Promise<Readiness> => 
     }
     if (mismatch) reasons.push(`${mismatch}: rebuilding the read model from the log`);
   }
+  const position = head.position > cursor ? await probe.appliedThrough().catch(() => cursor) : cursor;
   const lag = Number(head.position - position);
   if (lag > probe.maxLag)
     reasons.push(

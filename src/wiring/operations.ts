@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context';
-import { logHeadProbe } from '../eventlog/headProbe';
+import { LogHeadTimeout, logHeadProbe } from '../eventlog/headProbe';
 import { commandMetrics } from '../metrics/commands';
 import { httpRequestMetrics } from '../metrics/http';
 import { readModelMetrics } from '../metrics/readModel';
@@ -25,12 +25,23 @@ const HEAD_TIMEOUT_MS = 2000;
 export const operatorView = (ctx: AppContext, work: WorkInFlight) => {
   const registry = metricsRegistry();
   const head = logHeadProbe(ctx.log, { maxAgeMs: HEAD_MAX_AGE_MS, timeoutMs: HEAD_TIMEOUT_MS });
+  /** The read model's place past its cursor, asked of the log: bounded as the head is. */
+  const appliedThrough = () =>
+    new Promise<bigint>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new LogHeadTimeout(HEAD_TIMEOUT_MS)), HEAD_TIMEOUT_MS);
+      timer.unref();
+      ctx.projections
+        .appliedThrough()
+        .then(resolve, reject)
+        .finally(() => clearTimeout(timer));
+    });
   const requests: RequestHandler = httpRequestMetrics(registry);
   const sql: SqlObserver = sqlMetrics(registry);
   commandMetrics(registry, () => ctx.commands.stats());
   readModelMetrics(registry, {
     head,
-    position: () => ctx.projections.position,
+    cursor: () => ctx.projections.position,
+    appliedThrough,
     failed: () => ctx.projections.failure !== null,
   });
   workInFlightMetrics(registry, work);
@@ -40,6 +51,7 @@ export const operatorView = (ctx: AppContext, work: WorkInFlight) => {
       const readiness = await readinessOf({
         head,
         position: () => ctx.projections.position,
+        appliedThrough,
         failure: () => ctx.projections.failure,
         belongsToLog: () => ctx.projections.verifyBelongsToLog(),
         rebuildingForLog: () => (ctx.projections.rebuildingForTheLog ? ctx.projections.rebuildReason : null),

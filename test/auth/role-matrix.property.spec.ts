@@ -528,7 +528,8 @@ describe.each(storeKinds)('the role matrix over every door (%s)', (store: StoreK
       const own = t.running.ctx.ownWrites('all');
       if (own) await own;
       const head = (await t.running.ctx.log.head()).position;
-      if (head === t.running.ctx.projections.position || Date.now() > until) return head;
+      // appliedThrough: past the cursor after commits out of position order, every event applied.
+      if (head === (await t.running.ctx.projections.appliedThrough()) || Date.now() > until) return head;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   };

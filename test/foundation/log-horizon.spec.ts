@@ -1,39 +1,10 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import type { ProjectCreated } from '../../events';
 import { openEventLog } from '../../src/eventlog/open';
-import { contractOf } from '../../src/eventlog/registry';
 import { logStart, type EventLog, type LogCursor } from '../../src/eventlog/types';
-import { freshPostgresDatabase, POSTGRES_ADMIN_URL } from '../support/postgres';
-
-const created = (name: string): ProjectCreated => ({
-  type: 'ProjectCreated',
-  data: { name, createdAt: new Date().toISOString() },
-});
-
-/**
- * An append made the way Emmett makes it, on a connection the spec controls: inside an open
- * transaction it holds its position (taken from the sequence) until the spec commits it.
- */
-const appendOn = async (client: pg.Client, name: string) => {
-  const id = crypto.randomUUID();
-  const event = created(name);
-  await client.query(
-    `SELECT * FROM emt_append_to_stream(ARRAY[$1]::text[], ARRAY[$2]::jsonb[], ARRAY[$3]::jsonb[],
-       ARRAY[$4]::text[], ARRAY['ProjectCreated']::text[], ARRAY['E']::text[], $5::text, 'project'::text,
-       0::bigint, 'emt:default'::text)`,
-    [
-      id,
-      JSON.stringify(event.data),
-      JSON.stringify({ messageId: id, recordedAt: event.data.createdAt, schemaVersion: 1 }),
-      String(contractOf('ProjectCreated').version),
-      `project-${name}`,
-    ],
-  );
-};
+import { appendOn, freshPostgresDatabase, POSTGRES_ADMIN_URL, projectCreated } from '../support/postgres';
 
 /** Reads until nothing more comes for a moment (or the deadline). */
 const drain = async (log: EventLog, from: LogCursor, batch = 3) => {
@@ -92,7 +63,7 @@ describe('the PostgreSQL tail and transactions still running', () => {
     await withOpenTransaction(url, async (late) => {
       await appendOn(late, 'late');
       for (const name of ['after_1', 'after_2', 'after_3'])
-        await log.append(`project-${name}`, [created(name)], 0n);
+        await log.append(`project-${name}`, [projectCreated(name)], 0n);
       // Behind the open transaction: nothing of what committed after it is readable yet.
       expect((await log.readAll(start, 100)).events).toEqual([]);
       await late.query('COMMIT');
@@ -105,7 +76,7 @@ describe('the PostgreSQL tail and transactions still running', () => {
     let floor: Promise<bigint> | undefined;
     await withOpenTransaction(url, async (late) => {
       await appendOn(late, 'floor_late');
-      await log.append('project-floor_after', [created('floor_after')], 0n);
+      await log.append('project-floor_after', [projectCreated('floor_after')], 0n);
       floor = log.unreadFloor(cursor);
       await new Promise((r) => setTimeout(r, 200));
       await late.query('COMMIT');
@@ -121,7 +92,7 @@ describe('the PostgreSQL tail and transactions still running', () => {
     const { cursor: start } = await drain(log, logStart);
     await withOpenTransaction(POSTGRES_ADMIN_URL, async (elsewhere) => {
       await elsewhere.query('SELECT pg_current_xact_id()');
-      await log.append('project-beside', [created('beside')], 0n);
+      await log.append('project-beside', [projectCreated('beside')], 0n);
       const read = await log.readAll(start, 100);
       expect(read.events.map((e) => (e.type === 'ProjectCreated' ? e.data.name : e.type))).toEqual([
         'beside',
@@ -152,7 +123,7 @@ describe('the PostgreSQL tail and transactions still running', () => {
           for (let i = 0; i < 15; i++) {
             const name = `race_${writer}_${i}`;
             expected.push(name);
-            await log.append(`project-${name}`, [created(name)], 0n);
+            await log.append(`project-${name}`, [projectCreated(name)], 0n);
           }
         }),
       );

@@ -67,6 +67,7 @@ describe('readinessOf', () => {
     const readiness = await readinessOf({
       head: () => Promise.reject(refused),
       position: () => 7n,
+      appliedThrough: async () => 7n,
       failure: () => null,
       belongsToLog: async () => null,
       rebuildingForLog: () => null,
@@ -84,6 +85,7 @@ describe('readinessOf', () => {
     const readiness = await readinessOf({
       head: async () => head(1300),
       position: () => 66n,
+      appliedThrough: async () => 66n,
       failure: () => ({
         position: 67n,
         eventType: 'FileUploaded',
@@ -107,11 +109,33 @@ describe('readinessOf', () => {
     });
   });
 
+  it('given a cursor behind the head with the events past it applied (PostgreSQL, commits out of position order), then ready at the head; when that cannot be asked, the cursor stands', async () => {
+    const probe = (appliedThrough: () => Promise<bigint>) =>
+      readinessOf({
+        head: async () => head(308),
+        position: () => 307n,
+        appliedThrough,
+        failure: () => null,
+        belongsToLog: async () => null,
+        rebuildingForLog: () => null,
+        maxLag: 0,
+      });
+    expect(await probe(async () => 308n)).toEqual({ ready: true, position: 308n, head: 308n, lag: 0 });
+    expect(await probe(() => Promise.reject(new Error('connection terminated')))).toEqual({
+      ready: false,
+      reasons: [
+        'the read model is 1 event behind the log (at 307, the log at 308; READY_MAX_LAG_EVENTS is 0)',
+      ],
+      retryAfterSeconds: 1,
+    });
+  });
+
   it('given a log whose head stands below the read model, then ready only when the log still holds its last event', async () => {
     const probe = (belongs: string | null) =>
       readinessOf({
         head: async () => head(37),
         position: () => 44n,
+        appliedThrough: async () => 44n,
         failure: () => null,
         belongsToLog: async () => belongs,
         rebuildingForLog: () => null,

@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
+import type { ProjectCreated } from '../../events';
+import { contractOf } from '../../src/eventlog/registry';
 
 export const POSTGRES_ADMIN_URL =
   process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -133,3 +135,30 @@ export const dropPooledDatabases = () =>
     for (const datname of await pooledNames(admin))
       await admin.query(`DROP DATABASE IF EXISTS ${datname}`).catch(() => undefined);
   }).catch(() => undefined);
+
+/** A project's creation, as an event to append to a log directly. */
+export const projectCreated = (name: string): ProjectCreated => ({
+  type: 'ProjectCreated',
+  data: { name, createdAt: new Date().toISOString() },
+});
+
+/**
+ * An append made the way Emmett makes it, on a connection the spec controls: inside an open
+ * transaction it holds its position (taken from the sequence) until the spec commits it.
+ */
+export const appendOn = async (client: pg.Client, name: string) => {
+  const id = crypto.randomUUID();
+  const event = projectCreated(name);
+  await client.query(
+    `SELECT * FROM emt_append_to_stream(ARRAY[$1]::text[], ARRAY[$2]::jsonb[], ARRAY[$3]::jsonb[],
+       ARRAY[$4]::text[], ARRAY['ProjectCreated']::text[], ARRAY['E']::text[], $5::text, 'project'::text,
+       0::bigint, 'emt:default'::text)`,
+    [
+      id,
+      JSON.stringify(event.data),
+      JSON.stringify({ messageId: id, recordedAt: event.data.createdAt, schemaVersion: 1 }),
+      String(contractOf('ProjectCreated').version),
+      `project-${name}`,
+    ],
+  );
+};
