@@ -64,6 +64,11 @@ export class KnownContentTables {
   /** `maxHeldEntries`: 0 holds none (every answer asked of DuckDB). */
   constructor(private readonly maxHeldEntries = MAX_HELD_ENTRIES) {}
 
+  /** Whether what the tables hold is remembered (else it is read from DuckDB when next asked). */
+  get loaded(): boolean {
+    return this.known !== null;
+  }
+
   /** Before applying the event at `position`. */
   applying(position: bigint) {
     if (position <= this.latest) this.known = null;
@@ -108,23 +113,32 @@ export class KnownContentTables {
     return (await this.read(c)).tables.has(kbTableNames(kbId).chunks);
   }
 
+  /** Whether any of the knowledge base's tables exists. */
+  async hasTables(c: DuckDBConnection, kbId: number): Promise<boolean> {
+    const known = await this.read(c);
+    return tableNames(kbId).some((n) => known.tables.has(n));
+  }
+
   /**
    * Notes the knowledge base's tables as made, for the caller to make in this apply when `missing`
    * (an apply that fails forgets everything noted); `hadChunks`: whether its chunks table was there
-   * before (when it was not, it holds no document to replace).
+   * before (when it was not, it holds no document to replace); `hadNone`: whether none of them was.
    */
-  async noteTables(c: DuckDBConnection, kbId: number): Promise<{ hadChunks: boolean; missing: boolean }> {
+  async noteTables(
+    c: DuckDBConnection,
+    kbId: number,
+  ): Promise<{ hadChunks: boolean; missing: boolean; hadNone: boolean }> {
     const known = await this.read(c);
     const names = tableNames(kbId);
     const hadChunks = known.tables.has(kbTableNames(kbId).chunks);
-    if (names.every((n) => known.tables.has(n))) return { hadChunks, missing: false };
+    if (names.every((n) => known.tables.has(n))) return { hadChunks, missing: false, hadNone: false };
     const hadFields = known.tables.has(kbTableNames(kbId).fields);
     const hadNone = names.every((n) => !known.tables.has(n));
     for (const n of names) known.tables.add(n);
     if (!hadFields) known.fields.set(kbId, new Map());
     if (hadNone && this.maxHeldEntries > 0)
       known.held.set(kbId, { documents: new Set(), vocabulary: new Map() });
-    return { hadChunks, missing: true };
+    return { hadChunks, missing: true, hadNone };
   }
 
   /** What the knowledge base's tables hold, when they were made here and are held still (else undefined: ask DuckDB). */

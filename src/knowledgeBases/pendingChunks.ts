@@ -16,7 +16,7 @@ import { chunkText } from '../engines/search/chunker';
 import { chunkId, chunkRowId, KB_SCHEMA, kbTableNames, kbTables } from '../engines/search/layout';
 import { termsOf } from '../engines/search/terms';
 import type { BatchScope } from '../projection/types';
-import type { HeldContent, KnownContentTables } from './contentTables';
+import { DELETED_KBS, type HeldContent, type KnownContentTables } from './contentTables';
 
 /** A document as inserted: what the documents blob holds, one JSON line each. */
 export type KbDocument = { id: string; content: string; metadata: Record<string, unknown> };
@@ -44,6 +44,11 @@ type Part = {
   readonly position: bigint;
   readonly chunks: readonly Chunk[];
   readonly vectors: readonly Float32Array[];
+  /**
+   * The places of its chunks deleted (or replaced) before they were appended: they are not written,
+   * but their terms still join the vocabulary, as when they were appended and then deleted.
+   */
+  gone?: Set<number>;
 };
 
 /** What waits to be appended to one knowledge base's tables. */
@@ -134,21 +139,23 @@ const appendChunks = async (
   const vectors: Float32Array[] = [];
   const positions: bigint[] = [];
   const rowIds: bigint[] = [];
+  // Each chunk's terms, in the order its words first come (`chunkTerms`: the chunks written); the
+  // distinct terms in the order the chunks first have them, those deleted before their append too.
+  const chunkTerms: Map<string, number>[] = [];
+  const distinct = new Set<string>();
   for (const part of parts)
     part.chunks.forEach((chunk, i) => {
+      const terms = termsOf(chunk.content);
+      for (const term of terms.keys()) distinct.add(term);
+      if (part.gone?.has(i)) return;
+      chunkTerms.push(terms);
       chunks.push(chunk);
       vectors.push(part.vectors[i]!);
       positions.push(part.position);
       rowIds.push(chunkRowId(part.position, i));
     });
-  // Each chunk's terms, in the order its words first come; the distinct terms in the order the chunks first have them.
-  const chunkTerms = chunks.map((chunk) => termsOf(chunk.content));
-  const distinct = new Set<string>();
   let postings = 0;
-  for (const terms of chunkTerms) {
-    postings += terms.size;
-    for (const term of terms.keys()) distinct.add(term);
-  }
+  for (const terms of chunkTerms) postings += terms.size;
   const { ids, added } = await termIds(c, kbId, [...distinct], known.held(kbId));
   // The postings (chunk, term id, TF, the chunk's length) as typed columns: tens a chunk, so no object each.
   const postingChunk = new Int32Array(postings);
@@ -184,24 +191,27 @@ const appendChunks = async (
     (row) => rowIds[row]!,
   ];
   const names = kbTableNames(kbId);
-  const chunkAppender = await c.createAppender(names.chunks, KB_SCHEMA);
-  const termAppender = await c.createAppender(names.terms, KB_SCHEMA);
+  // No appender for a table given no row (every chunk deleted before its append, no term new).
+  const chunkAppender = chunks.length > 0 ? await c.createAppender(names.chunks, KB_SCHEMA) : null;
+  const termAppender = postings > 0 ? await c.createAppender(names.terms, KB_SCHEMA) : null;
   const vocabularyAppender = added.length > 0 ? await c.createAppender(names.vocabulary, KB_SCHEMA) : null;
   try {
-    appendColumns(chunkAppender, CHUNK_TYPES(dimensions), chunks.length, (column, row) =>
-      chunkColumns[column]!(row),
-    );
-    appendColumns(termAppender, TERM_TYPES, postings, (column, row) => termColumns[column]!(row));
+    if (chunkAppender)
+      appendColumns(chunkAppender, CHUNK_TYPES(dimensions), chunks.length, (column, row) =>
+        chunkColumns[column]!(row),
+      );
+    if (termAppender)
+      appendColumns(termAppender, TERM_TYPES, postings, (column, row) => termColumns[column]!(row));
     if (vocabularyAppender)
       appendColumns(vocabularyAppender, VOCABULARY_TYPES, added.length, (column, row) =>
         column === 0 ? added[row]! : ids.get(added[row]!)!,
       );
-    chunkAppender.flushSync();
-    termAppender.flushSync();
+    chunkAppender?.flushSync();
+    termAppender?.flushSync();
     vocabularyAppender?.flushSync();
   } finally {
-    chunkAppender.closeSync();
-    termAppender.closeSync();
+    chunkAppender?.closeSync();
+    termAppender?.closeSync();
     vocabularyAppender?.closeSync();
   }
   known.appended(
@@ -211,16 +221,30 @@ const appendChunks = async (
   );
 };
 
+/** Statements a batch's events wrote for one knowledge base, run later (`PendingChunks.later`). */
+type Queued = {
+  readonly statements: string[];
+  /** Whether they make its tables (which are then not in DuckDB until they run). */
+  makesTables: boolean;
+};
+
 /**
  * The chunks a batch's inserts add, appended once per knowledge base at the batch's end rather than
  * per insert: each append is two appenders made, flushed on the main thread and closed, and a
  * replay inserts thousands of times. Kept per batch (`BatchScope`): a batch rolled back leaves
- * nothing here for the next. What the batch's own statements read must see them: a deletion of
- * documents, or an insert replacing them, first appends what waits for that knowledge base when
- * one of its documents is among them.
+ * nothing here for the next. A deletion of documents, or an insert replacing them, marks their
+ * chunks waiting as gone (`forgetWaiting`) and deletes only those already in the tables.
+ *
+ * Likewise the statements that make a knowledge base's tables and write its fields wait (`later`):
+ * they run before anything else touches that knowledge base's tables in the batch, or at its end
+ * in one text for all knowledge bases (`runQueued`); a knowledge base dropped in the batch that made
+ * its tables has them never made (a replay makes and drops many in one batch).
  */
 export class PendingChunks {
   private readonly byBatch = new WeakMap<BatchScope, Map<number, Waiting>>();
+  private readonly queuedBy = new WeakMap<BatchScope, Map<number, Queued>>();
+  /** Per batch, the knowledge bases to put on the deleted list (one statement for them all). */
+  private readonly deletedBy = new WeakMap<BatchScope, number[]>();
 
   /** `knownOf`: what a writer's content tables hold (contentTables.ts), told of what is appended. */
   constructor(private readonly knownOf: (c: DuckDBConnection) => KnownContentTables) {}
@@ -229,6 +253,68 @@ export class PendingChunks {
     let waiting = this.byBatch.get(batch);
     if (!waiting) this.byBatch.set(batch, (waiting = new Map()));
     return waiting;
+  }
+
+  /**
+   * Statements of a knowledge base's tables (`makesTables`: among them, those that make them), to
+   * run with the batch's others before anything reads or writes its tables.
+   */
+  later(batch: BatchScope, kbId: number, statements: readonly string[], makesTables: boolean) {
+    if (statements.length === 0) return;
+    let byKb = this.queuedBy.get(batch);
+    if (!byKb) this.queuedBy.set(batch, (byKb = new Map()));
+    let queued = byKb.get(kbId);
+    if (!queued) byKb.set(kbId, (queued = { statements: [], makesTables: false }));
+    queued.statements.push(...statements);
+    queued.makesTables ||= makesTables;
+  }
+
+  /**
+   * Runs the statements waiting (`later`) for one knowledge base (`kbId`), or for every one in one
+   * text; the other knowledge bases' touch none of its tables.
+   */
+  async runQueued(c: DuckDBConnection, batch: BatchScope, kbId?: number) {
+    const byKb = this.queuedBy.get(batch);
+    let statements: readonly string[] = [];
+    if (kbId === undefined) {
+      if (byKb) statements = [...byKb.values()].flatMap((q) => q.statements);
+      byKb?.clear();
+      const deleted = this.deletedBy.get(batch);
+      if (deleted && deleted.length > 0)
+        statements = [
+          ...statements,
+          `INSERT OR IGNORE INTO ${DELETED_KBS} VALUES ${deleted.map((id) => `(${id})`).join(', ')}`,
+        ];
+      this.deletedBy.delete(batch);
+    } else {
+      const queued = byKb?.get(kbId);
+      if (!queued) return;
+      statements = queued.statements;
+      byKb!.delete(kbId);
+    }
+    if (statements.length > 0) await c.run(statements.join(';\n'));
+  }
+
+  /**
+   * The knowledge base goes on the deleted list with the batch's others, in one statement when
+   * every statement waiting runs (only the projection reads the list, after running them).
+   */
+  deletedLater(batch: BatchScope, kbId: number) {
+    let deleted = this.deletedBy.get(batch);
+    if (!deleted) this.deletedBy.set(batch, (deleted = []));
+    deleted.push(Number(kbId));
+  }
+
+  /**
+   * The knowledge base is dropped: its statements waiting are not run; true when they would have
+   * made its tables (which DuckDB then never had: nothing to drop).
+   */
+  dropQueued(batch: BatchScope, kbId: number): boolean {
+    const byKb = this.queuedBy.get(batch);
+    const queued = byKb?.get(kbId);
+    if (!queued) return false;
+    byKb!.delete(kbId);
+    return queued.makesTables;
   }
 
   /** Keeps an insert's chunks for the batch's end (or appends them now, past the bound). */
@@ -242,10 +328,19 @@ export class PendingChunks {
     if (waiting.chunks >= MAX_WAITING_CHUNKS) await this.append(c, batch, kbId);
   }
 
-  /** Appends what waits for the knowledge base if one of these documents is among it. */
-  async appendIfHolding(c: DuckDBConnection, batch: BatchScope, kbId: number, docIds: readonly string[]) {
+  /**
+   * Documents deleted, or replaced by an insert: their chunks waiting are not written (`Part.gone`:
+   * their terms are still numbered, as when they were appended and then deleted).
+   */
+  forgetWaiting(batch: BatchScope, kbId: number, docIds: readonly string[]) {
     const waiting = this.byBatch.get(batch)?.get(kbId);
-    if (waiting && docIds.some((id) => waiting.docIds.has(id))) await this.append(c, batch, kbId);
+    if (!waiting || !docIds.some((id) => waiting.docIds.has(id))) return;
+    const ids = new Set(docIds);
+    for (const part of waiting.parts)
+      part.chunks.forEach((chunk, i) => {
+        if (ids.has(chunk.doc.id)) (part.gone ??= new Set()).add(i);
+      });
+    for (const id of ids) waiting.docIds.delete(id);
   }
 
   /** The knowledge base's tables are dropped: what waits for them is dropped too. */
@@ -253,16 +348,21 @@ export class PendingChunks {
     this.byBatch.get(batch)?.delete(kbId);
   }
 
-  /** Appends what waits for one knowledge base (before its postings are compacted, so they are among them). */
+  /**
+   * Appends what waits for one knowledge base (before its postings are compacted, so they are among
+   * them), the statements waiting run first.
+   */
   async append(c: DuckDBConnection, batch: BatchScope, kbId: number) {
+    await this.runQueued(c, batch, kbId);
     const waiting = this.byBatch.get(batch)?.get(kbId);
     if (!waiting) return;
     this.byBatch.get(batch)!.delete(kbId);
     await appendChunks(c, this.knownOf(c), kbId, waiting.dimensions, waiting.parts);
   }
 
-  /** The batch's end: appends everything that waits, knowledge base by knowledge base. */
+  /** The batch's end: runs the statements waiting, then appends everything that waits, knowledge base by knowledge base. */
   async appendAll(c: DuckDBConnection, batch: BatchScope) {
+    await this.runQueued(c, batch);
     const byKb = this.byBatch.get(batch);
     if (!byKb) return;
     for (const kbId of [...byKb.keys()]) await this.append(c, batch, kbId);

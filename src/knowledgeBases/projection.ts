@@ -143,6 +143,8 @@ export const knowledgeBaseContentProjection = (
       const known = knownOf(c);
       known.applying(event.meta.position);
       try {
+        // What is remembered is read from DuckDB again: the statements waiting are there first.
+        if (!known.loaded) await pending.runQueued(c, batch);
         await applyContent(event, { c, known, pending, batch }, blobs);
       } catch (error) {
         known.forget();
@@ -196,16 +198,19 @@ const applyContent = async (
             );
       if (vectors.length !== chunks.length)
         throw new Error(`knowledge base ${d.name}: ${chunks.length} chunks but ${vectors.length} vectors`);
-      // The tables made (when they are not there) and the fields widened: one text.
-      const { hadChunks, missing } = await known.noteTables(c, d.kbId);
+      // The tables made (when they are not there) and the fields widened: run with the batch's
+      // others before anything touches its tables (PendingChunks.later).
+      const { hadChunks, missing, hadNone } = await known.noteTables(c, d.kbId);
       const made = missing ? createKbTablesSql(d.kbId, d.embedding.dimensions) : [];
-      const widened = await widenFields(c, known, d.kbId, documents);
-      if (made.length > 0 || widened.length > 0) await c.run([...made, ...widened].join(';\n'));
-      // A chunks table made just now holds no document to replace.
+      const widened = await widenFields(c, known, d.kbId, documents, () =>
+        pending.runQueued(c, batch, d.kbId),
+      );
+      pending.later(batch, d.kbId, [...made, ...widened], missing && hadNone);
+      // A chunks table made in this batch holds no document to replace.
       if (hadChunks) {
         const ids = [...new Set(documents.map((doc) => doc.id))];
-        await pending.appendIfHolding(c, batch, d.kbId, ids);
-        await deleteDocuments(c, known, d.kbId, ids);
+        pending.forgetWaiting(batch, d.kbId, ids);
+        await deleteDocuments(c, known, d.kbId, ids, () => pending.runQueued(c, batch, d.kbId));
       }
       await pending.add(c, batch, d.kbId, d.embedding.dimensions, {
         position: event.meta.position,
@@ -216,8 +221,10 @@ const applyContent = async (
     }
     case 'KnowledgeBaseDocumentsDeleted':
       if (await known.hasChunks(c, event.data.kbId)) {
-        await pending.appendIfHolding(c, batch, event.data.kbId, event.data.ids);
-        await deleteDocuments(c, known, event.data.kbId, event.data.ids);
+        pending.forgetWaiting(batch, event.data.kbId, event.data.ids);
+        await deleteDocuments(c, known, event.data.kbId, event.data.ids, () =>
+          pending.runQueued(c, batch, event.data.kbId),
+        );
       }
       return;
     case 'KnowledgeBaseIndexed':
@@ -230,13 +237,11 @@ const applyContent = async (
       return;
     case 'KnowledgeBaseDeleted': {
       pending.discard(batch, event.data.kbId);
-      const listed = await known.isDeleted(c, event.data.kbId);
-      await c.run(
-        [
-          ...dropKbTablesSql(event.data.kbId),
-          ...(listed ? [] : [`INSERT OR IGNORE INTO ${DELETED_KBS} VALUES (${Number(event.data.kbId)})`]),
-        ].join(';\n'),
-      );
+      // Tables this batch was to make are never made; tables made before are dropped.
+      const neverMade = pending.dropQueued(batch, event.data.kbId);
+      const made = !neverMade && (await known.hasTables(c, event.data.kbId));
+      if (made) await c.run(dropKbTablesSql(event.data.kbId).join(';\n'));
+      if (!(await known.isDeleted(c, event.data.kbId))) pending.deletedLater(batch, event.data.kbId);
       await known.deleted(c, event.data.kbId);
       return;
     }
@@ -259,18 +264,17 @@ const widenFields = async (
   known: KnownContentTables,
   kbId: number,
   documents: readonly KbDocument[],
+  runQueued: () => Promise<void>,
 ): Promise<string[]> => {
   const t = kbTables(kbId);
-  const fields = await known.fields(
-    c,
-    kbId,
-    async () =>
-      new Map(
-        (await c.runAndReadAll(`SELECT FIELD, TYPE FROM ${t.fields}`))
-          .getRows()
-          .map((r) => [String(r[0]), r[1] === null ? null : (String(r[1]) as FieldType)] as const),
-      ),
-  );
+  const fields = await known.fields(c, kbId, async () => {
+    await runQueued();
+    return new Map(
+      (await c.runAndReadAll(`SELECT FIELD, TYPE FROM ${t.fields}`))
+        .getRows()
+        .map((r) => [String(r[0]), r[1] === null ? null : (String(r[1]) as FieldType)] as const),
+    );
+  });
   const next = new Map(fields);
   for (const doc of documents)
     for (const [field, value] of Object.entries(doc.metadata))
@@ -301,10 +305,12 @@ const deleteDocuments = async (
   known: KnownContentTables,
   kbId: number,
   ids: readonly string[],
+  runQueued: () => Promise<void>,
 ) => {
   if (ids.length === 0) return;
   const held = known.held(kbId);
   if (held && !ids.some((id) => held.documents.has(id))) return;
+  await runQueued();
   const t = kbTables(kbId);
   const list = ids.map(quoteString).join(', ');
   if (!held) {
