@@ -6,8 +6,14 @@ import { until } from '../support/until';
 const MIB = 2 ** 20;
 const heapSize = () => v8.getHeapStatistics().total_heap_size;
 
-/** Enough to double this worker's heap (a spec file's worker holds what its earlier files left). */
-const doubling = () => Math.max(300, Math.ceil(heapSize() / MIB));
+/**
+ * Enough to about double this worker's heap (a spec file's worker holds what its earlier files
+ * left), in `rowsOf`'s estimate: its rows take about 1.5 times that (120 make the heap grow by
+ * 175 MiB, and 0.75 of a 417 MiB heap by 488), where the keeper collects at half its floor more
+ * (and 64 MiB). It was 300 and the heap's whole size, growing the heap by 1.6 times its floor at
+ * least, and these rows took 2–3 s to make each time on a loaded machine (0.7–1.2 s now).
+ */
+const doubling = () => Math.max(120, Math.ceil((0.75 * heapSize()) / MIB));
 
 /** About `mib` MiB of rows of ten numbers, as a training's rows are read (about 100 bytes each). */
 const rowsOf = (mib: number) => {
