@@ -92,10 +92,21 @@ const queryString = fc.oneof(
     ),
 );
 
+/**
+ * The leaves `shaped` builds values of, made once: an arbitrary is stateless, so one instance draws
+ * what a new one would, and building one is not free (a `stringMatching` tries fast-check's list of
+ * dangerous strings on its characters, each refusal a thrown error: made anew for every string field
+ * of every route, that was a quarter of the file's CPU).
+ */
+const wild = fc.jsonValue({ maxDepth: 3 });
+const nameLike = fc.stringMatching(/^[a-z_][a-z0-9_]{0,12}$/);
+const anyString = fc.string({ maxLength: 30 });
+const anyNumber = fc.oneof(fc.integer({ min: -5, max: 100 }), fc.double(), wild);
+const anyBoolean = fc.oneof(fc.boolean(), wild);
+
 /** A value shaped by the schema, with any field liable to be replaced by arbitrary JSON. */
 const shaped = (doc: object, raw: Schema, depth = 0): fc.Arbitrary<unknown> => {
   const s = resolveSchema(doc, raw);
-  const wild = fc.jsonValue({ maxDepth: 3 });
   const alternatives = s.anyOf ?? s.oneOf;
   if (alternatives && depth < 4) return fc.oneof(...alternatives.map((a) => shaped(doc, a, depth + 1)), wild);
   if (s.enum) return fc.oneof(fc.constantFrom(...s.enum), wild);
@@ -115,15 +126,15 @@ const shaped = (doc: object, raw: Schema, depth = 0): fc.Arbitrary<unknown> => {
       return fc.oneof(fc.array(shaped(doc, s.items ?? {}, depth + 1), { maxLength: 4 }), wild);
     case 'string':
       return fc.oneof(
-        { weight: 3, arbitrary: fc.stringMatching(/^[a-z_][a-z0-9_]{0,12}$/) },
-        { weight: 1, arbitrary: fc.string({ maxLength: 30 }) },
+        { weight: 3, arbitrary: nameLike },
+        { weight: 1, arbitrary: anyString },
         { weight: 1, arbitrary: wild },
       );
     case 'integer':
     case 'number':
-      return fc.oneof(fc.integer({ min: -5, max: 100 }), fc.double(), wild);
+      return anyNumber;
     case 'boolean':
-      return fc.oneof(fc.boolean(), wild);
+      return anyBoolean;
     default:
       return wild;
   }
