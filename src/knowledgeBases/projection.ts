@@ -84,15 +84,21 @@ export const contentCounts = async (reader: TableReader, kbId: bigint) => {
   return { documents: Number(row?.documents ?? 0), chunks: Number(row?.chunks ?? 0) };
 };
 
-const readDocuments = async (file: string): Promise<KbDocument[]> =>
-  (await fs.promises.readFile(file, 'utf8'))
+/**
+ * A blob read at once (`readFileSync`): a replay reads thousands of small ones, where a promise's
+ * read cost about ten times the CPU (50-70 µs against 5 µs each); what is done with the bytes next
+ * (parsing, chunking, embedding) is synchronous and far longer anyway.
+ */
+const readDocuments = (file: string): KbDocument[] =>
+  fs
+    .readFileSync(file, 'utf8')
     .split('\n')
     .filter((line) => line.length > 0)
     .map((line) => JSON.parse(line) as KbDocument);
 
 /** Vectors stored for a provider's embeddings: float32, little-endian, one row of `dimensions` per chunk. */
-const readVectors = async (file: string, dimensions: number): Promise<Float32Array[]> => {
-  const bytes = await fs.promises.readFile(file);
+const readVectors = (file: string, dimensions: number): Float32Array[] => {
+  const bytes = fs.readFileSync(file);
   const all = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
   const out: Float32Array[] = [];
   for (let i = 0; i + dimensions <= all.length; i += dimensions) out.push(all.slice(i, i + dimensions));
@@ -184,7 +190,7 @@ const applyContent = async (
       const d = event.data;
       // An insert that lost the race with the knowledge base's deletion leaves nothing behind.
       if (await known.isDeleted(c, d.kbId)) return;
-      const documents = await readDocuments(await blobs.ensureLocal(d.documentsDigest, 'jsonl'));
+      const documents = readDocuments(await blobs.ensureLocal(d.documentsDigest, 'jsonl'));
       const chunks = chunksOf(documents, d.chunking);
       const vectors =
         d.embedding.kind === 'hashing'
@@ -192,10 +198,7 @@ const applyContent = async (
               chunks.map((ch) => ch.content),
               d.embedding.dimensions,
             )
-          : await readVectors(
-              await blobs.ensureLocal(d.embedding.vectorsDigest, 'f32'),
-              d.embedding.dimensions,
-            );
+          : readVectors(await blobs.ensureLocal(d.embedding.vectorsDigest, 'f32'), d.embedding.dimensions);
       if (vectors.length !== chunks.length)
         throw new Error(`knowledge base ${d.name}: ${chunks.length} chunks but ${vectors.length} vectors`);
       // The tables made (when they are not there) and the fields widened: run with the batch's

@@ -36,7 +36,10 @@ export const hashingEmbed = (texts: readonly string[], dims = HASHING_DIMENSIONS
     const counts = new Map<string, number>();
     words.forEach((w, i) => {
       counts.set(w, (counts.get(w) ?? 0) + 1);
-      if (i > 0) counts.set(`${words[i - 1]} ${w}`, (counts.get(`${words[i - 1]} ${w}`) ?? 0) + 0.5);
+      if (i > 0) {
+        const pair = `${words[i - 1]} ${w}`;
+        counts.set(pair, (counts.get(pair) ?? 0) + 0.5);
+      }
     });
     const v = new Float32Array(dims);
     for (const [feature, count] of counts) {
