@@ -34,10 +34,8 @@ const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
   ensureConsoleBuilt();
-  browser = await launchChromium();
-  t = await startTestApp('sqlite');
+  [browser, t, fake] = await Promise.all([launchChromium(), startTestApp('sqlite'), startFakeOpenAi()]);
   server = await listen(t);
-  fake = await startFakeOpenAi();
 }, 120_000);
 
 afterAll(async () => {
@@ -48,13 +46,43 @@ afterAll(async () => {
   await t?.dispose();
 });
 
+/**
+ * The page the console opens in, unless a test asks for a time zone of its own (a browser
+ * context's setting): every test loads the console in it afresh, with nothing left of an earlier
+ * test: not its page, no page error listened for, no route, nothing in the browser's storage (the
+ * query history), no permission but those asked for. A new browser context for each test made
+ * Chromium start a renderer and compile the bundle again: about 1 s of CPU a test.
+ */
+let reused: Page | null = null;
+const blankPage = async (viewport: { width: number; height: number }, permissions: string[] = []) => {
+  if (!reused) {
+    const context = await browser.newContext({ viewport });
+    contexts.push(context);
+    reused = await context.newPage();
+  } else {
+    if (reused.url().startsWith(server.url)) await reused.evaluate('localStorage.clear()');
+    // Away from the console first: nothing the earlier test's page does reaches the next one.
+    await reused.goto('about:blank');
+    reused.removeAllListeners('pageerror');
+    await reused.unrouteAll();
+    await reused.setViewportSize(viewport);
+    await reused.context().clearPermissions();
+  }
+  if (permissions.length > 0) await reused.context().grantPermissions(permissions);
+  return reused;
+};
+
 const openConsole = async (
   viewport = { width: 1400, height: 900 },
   options: { timezoneId?: string; permissions?: string[] } = {},
 ): Promise<Page> => {
-  const context = await browser.newContext({ viewport, ...options });
-  contexts.push(context);
-  const page = await context.newPage();
+  let page: Page;
+  if (options.timezoneId === undefined) page = await blankPage(viewport, options.permissions);
+  else {
+    const context = await browser.newContext({ viewport, ...options });
+    contexts.push(context);
+    page = await context.newPage();
+  }
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(server.url + '/');
@@ -574,9 +602,7 @@ describe('the web console in Chromium', () => {
   });
 
   it('asks to sign in when the server has auth on and a request answers 401, then carries on', async () => {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    contexts.push(context);
-    const page = await context.newPage();
+    const page = await blankPage({ width: 1400, height: 900 });
     let signedIn = false;
     let login: unknown;
     // The sign-in half of issue 17 is built separately: its contract is played here by the browser.
