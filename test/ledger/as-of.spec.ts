@@ -17,7 +17,14 @@ import { catalogTables, IS_SCHEMA } from '../../src/sql/catalog/catalog';
 import { sliceCatalogs } from '../../src/wiring/sqlSlices';
 
 const { asOfQuery, installCatalog } = catalogTables(sliceCatalogs);
-import { querySql, startTestApp, storeKinds, type StoreKind, type TestApp } from '../support/app';
+import {
+  keepingAlive,
+  querySql,
+  startTestApp,
+  storeKinds,
+  type StoreKind,
+  type TestApp,
+} from '../support/app';
 import { expectCaught } from '../support/seed';
 import { postgresParameters } from '../support/external';
 import { uniqueName } from '../support/world';
@@ -65,6 +72,9 @@ const stoppedReplay = async (t: TestApp, inPositionOrder: readonly RecordedEvent
     file: ':memory:',
     allowedDirectory: `${t.config.dataDir}/files`,
     readers: 2,
+    // One thread, as the apps of the specs have (test/support/app.ts): its tables are tiny, and a
+    // second thread only adds hand-offs to each of the replay's thousand or so small queries.
+    threads: 1,
   });
   const { log, raise } = boundedLog(t.running.ctx.log, inPositionOrder);
   const runner = new ProjectionRunner(duck, log, allProjections, pino({ level: 'silent' }), { batchSize: 1 });
@@ -91,29 +101,43 @@ const asJson = (rows: unknown) =>
 type AsOfText = (table: string, position: bigint) => string;
 const productAsOf: AsOfText = (table, position) => asOfQuery('information_schema', table, position);
 
+/** Each table in TABLES read by `read` (in that order), as JSON. */
+const readTables = async (read: (table: string) => Promise<unknown>) => {
+  const tables: string[] = [];
+  for (const table of TABLES) tables.push(asJson(await read(table)));
+  return tables;
+};
+
 /** The promise: for every position of a generated log, each table AS OF it equals the replay stopped there. */
 const asOfEqualsReplay = (kind: StoreKind, asOfText: AsOfText) =>
   fc.asyncProperty(commandSequence({ maxLength: 16 }), async (commands) => {
-    const t = await startTestApp(kind);
+    const t = keepingAlive(await startTestApp(kind));
     try {
       await applyAll([t], commands);
       await t.running.services.models.idle();
       // readPage reads in the order of the events' numbers.
       const events = await t.running.ctx.log.readPage({ after: 0n, limit: 100_000 });
       const positions = events.map((e) => e.meta.position);
+      // Before the first event, every event, and past the head.
+      const probed = [0n, ...positions, positions.at(-1)! + 5n];
       const replay = await stoppedReplay(t, events);
       try {
-        // Before the first event, every event, and past the head.
-        for (const position of [0n, ...positions, positions.at(-1)! + 5n]) {
-          await replay.until(position);
-          for (const table of TABLES) {
-            const asOf = await t.running.ctx.duck.query(asOfText(table, position));
-            const replayed = await replay.duck.query(`SELECT * FROM ${IS_SCHEMA}."${table}"`);
-            if (asJson(asOf) !== asJson(replayed))
+        for (const position of probed) {
+          // Both sides at once (two DuckDB instances, each read in turn on its own); both settle
+          // before anything closes.
+          const [asOf, replayed] = await Promise.allSettled([
+            readTables((table) => t.running.ctx.duck.query(asOfText(table, position))),
+            replay
+              .until(position)
+              .then(() => readTables((table) => replay.duck.query(`SELECT * FROM ${IS_SCHEMA}."${table}"`))),
+          ]);
+          if (asOf.status === 'rejected') throw asOf.reason;
+          if (replayed.status === 'rejected') throw replayed.reason;
+          for (const [i, table] of TABLES.entries())
+            if (asOf.value[i] !== replayed.value[i])
               throw new Error(
-                `${table} AS OF POSITION ${position}:\n  as of:    ${asJson(asOf)}\n  replayed: ${asJson(replayed)}`,
+                `${table} AS OF POSITION ${position}:\n  as of:    ${asOf.value[i]}\n  replayed: ${replayed.value[i]}`,
               );
-          }
         }
       } finally {
         await replay.close();
