@@ -108,11 +108,15 @@ const noAnswer = (engine: string, p: ConnectionParameters, fallbackPort: number,
  * Runs `use` on a connection of the pool, within `ms` from now, the wait for a connection included.
  * Past it the call fails with `timedOut()` and the connection is destroyed, not put back: one stuck
  * in a handshake or half a result must not hold its pool slot (nor answer the next caller's query).
+ * A connection the pool hands over only after the call gave up was never used: it goes back whole
+ * (`unused`). Destroyed, every call that expired waiting in the pool's queue (mysql2's has no limit
+ * of its own) cost the customer's database a connection closed and, at the next call, opened again.
  */
 const leased = <C, T>(
   ms: number,
   acquire: () => Promise<C>,
   destroy: (connection: C) => void,
+  unused: (connection: C) => void,
   use: (connection: C) => Promise<T>,
   timedOut: () => Error,
 ): Promise<T> =>
@@ -126,7 +130,7 @@ const leased = <C, T>(
     }, ms);
     acquire().then(
       (connection) => {
-        if (expired) return destroy(connection);
+        if (expired) return unused(connection);
         held = connection;
         use(connection).then(
           (value) => {
@@ -204,6 +208,7 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
       ms,
       () => pool.connect(),
       (client) => client.release(new Error('no answer in time')),
+      (client) => client.release(),
       async (client) => {
         let broken: Error | undefined;
         let value: T;
@@ -340,6 +345,7 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
       ms,
       () => pool.getConnection(),
       (connection) => connection.destroy(),
+      (connection) => connection.release(),
       async (connection) => {
         let broken = false;
         let value: T;
