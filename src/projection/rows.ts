@@ -9,7 +9,7 @@ import {
 import type { Column, Row, RowStore, TableProjection, TableReader } from './types';
 import { quoteIdent } from '../shared/quoting';
 import type { CommittedRows } from './committedRows';
-import { cellLiteral, rowLiteral } from './sqlLiterals';
+import { cellLiteral, JsonText, rowLiteral } from './sqlLiterals';
 import { selectRow, type RowOf } from './table';
 
 /** Above this many rows a table's batch goes through the appender (replays), below as SQL text. */
@@ -37,7 +37,9 @@ const appendCell = (appender: DuckDBAppender, column: Column, value: unknown) =>
     case 'VARCHAR':
       return appender.appendVarchar(String(value));
     case 'JSON':
-      return appender.appendVarchar(typeof value === 'string' ? value : JSON.stringify(value));
+      return appender.appendVarchar(
+        value instanceof JsonText ? value.text : typeof value === 'string' ? value : JSON.stringify(value),
+      );
     case 'BIGINT':
       return appender.appendBigInt(BigInt(value as bigint | number | string));
     case 'INTEGER':
@@ -107,6 +109,30 @@ const storedCell = (column: Column, value: unknown): unknown => {
 export const storedRow = (projection: TableProjection, row: Row): Row => {
   const out: Row = {};
   for (const c of projection.columns) out[c.name] = storedCell(c, row[c.name]);
+  return out;
+};
+
+/**
+ * A row only written, never read back (a keyless table's: `get` and `scan` see none of its pending
+ * rows): as `storedRow`, except that a JSON object or array is kept as the text the appender (or
+ * the literal) writes, `JSON.stringify` of the value, not parsed from it to be stringified again on
+ * flush. Stringifying the parse of a stringified object gives the same text, so the table holds
+ * the same cells. Other JSON values (text, scalars, what a toJSON turns into one) go as `storedRow`.
+ */
+const writtenRow = (projection: TableProjection, row: Row): Row => {
+  const out: Row = {};
+  for (const c of projection.columns) {
+    const value = row[c.name];
+    if (c.type === 'JSON' && value !== null && typeof value === 'object') {
+      const text = JSON.stringify(value) as string | undefined;
+      const first = text?.charCodeAt(0);
+      if (text !== undefined && (first === 0x7b || first === 0x5b)) {
+        out[c.name] = new JsonText(text);
+        continue;
+      }
+    }
+    out[c.name] = storedCell(c, value);
+  }
   return out;
 };
 
@@ -241,21 +267,24 @@ export class BatchRowStore implements RowStore {
   }
 
   put(row: Row): void {
-    const stored = storedRow(this.projection, row);
-    if (!this.projection.key) {
-      this.appended.push(stored);
+    const key = this.projection.key;
+    if (!key) {
+      this.appended.push(writtenRow(this.projection, row));
       return;
     }
-    this.pending.set(String(stored[this.projection.key]), stored);
+    const stored = storedRow(this.projection, row);
+    this.pending.set(String(stored[key]), stored);
   }
 
   insert(row: Row): void {
     const key = this.projection.key;
     if (!key) return this.put(row);
-    const k = String(storedRow(this.projection, row)[key]);
+    // The row in its stored form once (it was made twice per insert: once for its key).
+    const stored = storedRow(this.projection, row);
+    const k = String(stored[key]);
     // A key this batch already wrote or deleted may be in the table: it keeps its DELETE.
     const seen = this.pending.has(k);
-    this.put(row);
+    this.pending.set(k, stored);
     if (!seen) this.fresh.add(k);
   }
 

@@ -9,6 +9,14 @@ import type { Column } from './types';
  * then keeps the appender.
  */
 
+/**
+ * A JSON cell held as the text it is written as (`JSON.stringify` of an object or array), for rows
+ * only written, never read back (rows.ts, `writtenRow`): the appender and the literal write the text.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** A DuckDB string literal: standard SQL quoting, no escapes processed inside. */
@@ -45,6 +53,7 @@ export const cellLiteral = (column: Column, value: unknown): string | undefined 
     case 'JSON':
       // The appender stores a string cell as given, even when it is not JSON; a JSON literal would
       // be checked. Parsed values are stringified as the appender does.
+      if (value instanceof JsonText) return stringLiteral(value.text);
       if (typeof value === 'string') return undefined;
       return stringLiteral(JSON.stringify(value));
     case 'BIGINT':

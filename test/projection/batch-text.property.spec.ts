@@ -174,6 +174,45 @@ describe('the batch writer', () => {
   );
 
   it(
+    'given generated rows of a keyless table (its JSON objects kept as the text they are written as), when written through the appender and as SQL text, then both hold the cells a keyed table holds',
+    async () => {
+      // Objects that write themselves with toJSON (a Date) or hold one: the text is what JSON.stringify makes.
+      const docArb = cell(
+        fc.oneof(
+          jsonValue,
+          fc.date({ noInvalidDate: true }),
+          fc.record({ at: fc.date({ noInvalidDate: true }), n: fc.double(), s: tricky }),
+          fc.array(fc.oneof(fc.constant(undefined), fc.double(), tricky), { maxLength: 3 }),
+        ),
+      );
+      const rowsArb = fc.array(fc.tuple(rowArb(0), docArb), { minLength: 1, maxLength: 8 });
+      await fc.assert(
+        fc.asyncProperty(rowsArb, async (generated) => {
+          const rows = generated.map(([row, doc], i) => ({ ...row, ID: BigInt(i + 1), DOC: doc }));
+          const keyed = await fresh('keyed');
+          const written = new BatchRowStore(keyed, connection);
+          for (const row of rows) written.put(row);
+          await written.flush();
+          for (const [table, asText] of [
+            ['keyless_appender', false],
+            ['keyless_text', true],
+          ] as const) {
+            const keyless = { ...(await fresh(table)), key: null };
+            const store = new BatchRowStore(keyless, connection);
+            for (const row of rows) store.put(row);
+            const text = asText ? store.flushText() : undefined;
+            if (text) for (const statement of text) await connection.run(statement);
+            else await store.flush();
+            expect(await exactRows(connection, table)).toEqual(await exactRows(connection, 'keyed'));
+          }
+        }),
+        { seed: propertySeed(), numRuns: propertyRuns(150) },
+      );
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
     'given generated batches committed one after another, when a row is read back, then the remembered row equals the row read from the table',
     async () => {
       await fc.assert(
