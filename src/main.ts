@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createApp, type RunningApp } from './app';
 import { isLoopback, loadConfig, unsafeBinding, type Config } from './config';
 import { answerClientErrors } from './http/clientErrors';
+import { keepIdleConnections } from './http/idleConnections';
 import { startingAnswers } from './http/starting';
 import { createLogger, flushLogger } from './logger';
 import type { ProjectionRunner } from './projection/runner';
@@ -90,7 +91,7 @@ const main = async () => {
   let serve: (req: IncomingMessage, res: ServerResponse) => void = startingAnswers(
     () => starting?.position ?? null,
   );
-  const server = createServer((req, res) => serve(req, res));
+  const server = keepIdleConnections(createServer((req, res) => serve(req, res)));
   // Requests Node's parser refuses (oversized headers, bad chunking) answer problem+json too.
   answerClientErrors(server, logger);
   // A port it cannot listen on (taken, not permitted) ends the start in words rather than as an

@@ -146,6 +146,11 @@ describe('the real service answers protocol errors as problem+json', () => {
         431,
         /16 KiB/,
       );
+      // Idle kept-alive connections stay 65 s, not Node's 5 s (src/http/idleConnections.ts): a
+      // client reusing one is not cut as it sends, and a load balancer's 60 s idle ends first.
+      const ready = await fetch(`${service.base}/api/health`);
+      expect(ready.status).toBe(200);
+      expect(ready.headers.get('keep-alive')).toBe('timeout=65');
     } finally {
       service.child.kill('SIGKILL');
       await service.exited;

@@ -8,6 +8,7 @@ import pino from 'pino';
 import supertest from 'supertest';
 import { createApp, type RunningApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
+import { keepIdleConnections } from '../../src/http/idleConnections';
 import type { Clock } from '../../src/shared/time';
 import { freshPostgresDatabase } from './postgres';
 
@@ -114,7 +115,8 @@ const start = async (
   // One listening server for the app's life: given the app itself, supertest makes a server and
   // binds a port for every request, and the kernel's search for a free port grew to 4% of a busy
   // spec's time.
-  const server = http.createServer(running.app);
+  // Kept-alive connections as the service keeps them (`npm start`).
+  const server = keepIdleConnections(http.createServer(running.app));
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
