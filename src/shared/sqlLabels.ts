@@ -137,7 +137,9 @@ const MEMO_MAX_CHARS = 4096;
  */
 export const writtenLabels = (sql: string, columns: readonly string[]): string[] => {
   if (sql.length > MEMO_MAX_CHARS) return labelsOf(sql, columns);
-  const key = `${sql}\u0000${columns.join('\u0000')}`;
+  // The columns as JSON: joined by a separator, [] and [''] (or ['a\u0000b'] and ['a', 'b']) made one
+  // key, and one answer was labelled as the other. JSON holds no raw NUL, so the last one divides.
+  const key = `${sql}\u0000${JSON.stringify(columns)}`;
   let labels = memo.get(key);
   if (!labels) {
     // Cleared when full: a repeated statement (a dashboard, a driver's probe) is read again at once.
