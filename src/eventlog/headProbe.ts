@@ -11,6 +11,26 @@ export class LogHeadTimeout extends Error {
 }
 
 /**
+ * `asked`'s answer, or a `LogHeadTimeout` once `timeoutMs` pass: a probe never waits longer for a
+ * log that hangs (the question itself goes on; its late answer is dropped).
+ */
+export const logAnswerWithin = <T>(asked: Promise<T>, timeoutMs: number): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new LogHeadTimeout(timeoutMs)), timeoutMs);
+    timer.unref();
+    asked.then(
+      (answer) => {
+        clearTimeout(timer);
+        resolve(answer);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+
+/**
  * The log's head as the operator's probes ask for it (readiness checks, metrics scrapes), shared:
  * `head()` counts the log's events, a scan that grows with the log, so callers within `maxAgeMs` of
  * each other share one answer (and one query in flight), and a log that hangs answers a timeout
@@ -34,21 +54,7 @@ export const logHeadProbe = (
     running ??= log.head().finally(() => (running = null));
     return running;
   };
-  const ask = () =>
-    new Promise<LogHead>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new LogHeadTimeout(options.timeoutMs)), options.timeoutMs);
-      timer.unref();
-      query().then(
-        (head) => {
-          clearTimeout(timer);
-          resolve(head);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          reject(error instanceof Error ? error : new Error(String(error)));
-        },
-      );
-    });
+  const ask = () => logAnswerWithin(query(), options.timeoutMs);
   const usable = (asked: Asked, atLeast: bigint) =>
     asked.answer === null ||
     (Date.now() - asked.answer.at <= options.maxAgeMs && asked.answer.head.position >= atLeast);

@@ -1,5 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { LogHead } from '../eventlog/headProbe';
+import { positionAgainst } from '../projection/runner';
 
 /** What the read-model gauges read at each scrape. */
 type ReadModelProbe = {
@@ -27,11 +28,9 @@ export const readModelMetrics = (registry: Registry, probe: ReadModelProbe) => {
    * is never below the read model's cursor.
    */
   const head = () => probe.head(probe.cursor()).catch(() => null);
-  /** Where the read model stands: past its cursor only when the head is, and the log says so. */
-  const position = async (h: LogHead | null) => {
-    const cursor = probe.cursor();
-    return h && h.position > cursor ? await probe.appliedThrough().catch(() => cursor) : cursor;
-  };
+  /** Where the read model stands (`positionAgainst`); its cursor when the log did not answer. */
+  const position = (h: LogHead | null) =>
+    h ? positionAgainst(h.position, probe.cursor(), probe.appliedThrough) : Promise.resolve(probe.cursor());
 
   new Gauge({
     name: 'mindledger_event_log_up',

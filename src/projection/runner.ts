@@ -33,6 +33,18 @@ export {
   type ProjectionFailure,
 } from './failures';
 /**
+ * Where a read model whose cursor is `cursor` stands against the log's head `head`: the cursor,
+ * unless the head stands past it, when `appliedThrough` (`ProjectionRunner.appliedThrough`, bounded
+ * by the caller) says how far every event is applied; the cursor again when that fails. Readiness
+ * and the read-model gauges report it.
+ */
+export const positionAgainst = async (
+  head: bigint,
+  cursor: bigint,
+  appliedThrough: () => Promise<bigint>,
+): Promise<bigint> => (head > cursor ? await appliedThrough().catch(() => cursor) : cursor);
+
+/**
  * Tails the log in order and applies it to the DuckDB tables, one transaction per batch with the
  * checkpoint in the same transaction: a crash never skips or double-applies an event. A change to
  * any table definition changes the fingerprint, and the tables are then rebuilt from the log.

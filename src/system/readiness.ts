@@ -1,5 +1,10 @@
 import type { LogHead } from '../eventlog/headProbe';
-import { describeFailure, retryAfterSeconds as retryOf, type ProjectionFailure } from '../projection/runner';
+import {
+  describeFailure,
+  positionAgainst,
+  retryAfterSeconds as retryOf,
+  type ProjectionFailure,
+} from '../projection/runner';
 
 /** What readiness reads: the log's head, and where this process's read model stands. */
 type ReadinessProbe = {
@@ -75,7 +80,7 @@ export const readinessOf = async (probe: ReadinessProbe): Promise<Readiness> => 
     }
     if (mismatch) reasons.push(`${mismatch}: rebuilding the read model from the log`);
   }
-  const position = head.position > cursor ? await probe.appliedThrough().catch(() => cursor) : cursor;
+  const position = await positionAgainst(head.position, cursor, probe.appliedThrough);
   const lag = Number(head.position - position);
   if (lag > probe.maxLag)
     reasons.push(

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context';
-import { LogHeadTimeout, logHeadProbe } from '../eventlog/headProbe';
+import { logAnswerWithin, logHeadProbe } from '../eventlog/headProbe';
 import { commandMetrics } from '../metrics/commands';
 import { httpRequestMetrics } from '../metrics/http';
 import { readModelMetrics } from '../metrics/readModel';
@@ -26,15 +26,7 @@ export const operatorView = (ctx: AppContext, work: WorkInFlight) => {
   const registry = metricsRegistry();
   const head = logHeadProbe(ctx.log, { maxAgeMs: HEAD_MAX_AGE_MS, timeoutMs: HEAD_TIMEOUT_MS });
   /** The read model's place past its cursor, asked of the log: bounded as the head is. */
-  const appliedThrough = () =>
-    new Promise<bigint>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new LogHeadTimeout(HEAD_TIMEOUT_MS)), HEAD_TIMEOUT_MS);
-      timer.unref();
-      ctx.projections
-        .appliedThrough()
-        .then(resolve, reject)
-        .finally(() => clearTimeout(timer));
-    });
+  const appliedThrough = () => logAnswerWithin(ctx.projections.appliedThrough(), HEAD_TIMEOUT_MS);
   const requests: RequestHandler = httpRequestMetrics(registry);
   const sql: SqlObserver = sqlMetrics(registry);
   commandMetrics(registry, () => ctx.commands.stats());
