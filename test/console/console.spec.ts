@@ -22,6 +22,7 @@ import {
   screenshotPath,
   until,
   xTickLabels,
+  pageReuser,
 } from './browser';
 
 jest.setTimeout(120_000);
@@ -30,12 +31,15 @@ let t: TestApp;
 let server: Awaited<ReturnType<typeof listen>>;
 let browser: Browser;
 let fake: FakeOpenAi;
+/** The page the console opens in, unless a test asks for a time zone of its own (a context's setting). */
+let blankPage: ReturnType<typeof pageReuser>;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
   ensureConsoleBuilt();
   [browser, t, fake] = await Promise.all([launchChromium(), startTestApp('sqlite'), startFakeOpenAi()]);
   server = await listen(t);
+  blankPage = pageReuser(browser, contexts, server.url);
 }, 120_000);
 
 afterAll(async () => {
@@ -45,32 +49,6 @@ afterAll(async () => {
   await fake?.close();
   await t?.dispose();
 });
-
-/**
- * The page the console opens in, unless a test asks for a time zone of its own (a browser
- * context's setting): every test loads the console in it afresh, with nothing left of an earlier
- * test: not its page, no page error listened for, no route, nothing in the browser's storage (the
- * query history), no permission but those asked for. A new browser context for each test made
- * Chromium start a renderer and compile the bundle again: about 1 s of CPU a test.
- */
-let reused: Page | null = null;
-const blankPage = async (viewport: { width: number; height: number }, permissions: string[] = []) => {
-  if (!reused) {
-    const context = await browser.newContext({ viewport });
-    contexts.push(context);
-    reused = await context.newPage();
-  } else {
-    if (reused.url().startsWith(server.url)) await reused.evaluate('localStorage.clear()');
-    // Away from the console first: nothing the earlier test's page does reaches the next one.
-    await reused.goto('about:blank');
-    reused.removeAllListeners('pageerror');
-    await reused.unrouteAll();
-    await reused.setViewportSize(viewport);
-    await reused.context().clearPermissions();
-  }
-  if (permissions.length > 0) await reused.context().grantPermissions(permissions);
-  return reused;
-};
 
 const openConsole = async (
   viewport = { width: 1400, height: 900 },

@@ -13,6 +13,7 @@ import {
   ensureConsoleBuilt,
   launchChromium,
   listen,
+  pageReuser,
   runInEditor,
   screenshotPath,
   until,
@@ -38,6 +39,7 @@ beforeAll(async () => {
     startFakeOpenAi(),
   ]);
   server = await listen(t);
+  reusedPage = pageReuser(browser, contexts, server.url);
   adminCookie = await login(t, ADMIN.name, ADMIN.password);
 }, 120_000);
 
@@ -52,26 +54,12 @@ afterAll(async () => {
   await t?.dispose();
 });
 
-/**
- * A page with no session, every answer of /api noted. One page serves every step, as a browser of
- * its own would: nothing is left of the one before it (not its page, no cookie, nothing in the
- * browser's storage, no listener). A new browser context for each made Chromium start a renderer
- * and compile the bundle again: about 1 s of CPU a page.
- */
-let reused: Page | null = null;
+/** The page every step takes in turn (`pageReuser`), set once the app listens. */
+let reusedPage: ReturnType<typeof pageReuser>;
+
+/** A page with no session (`reusedPage`), every answer of /api noted. */
 const freshPage = async () => {
-  if (!reused) {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    contexts.push(context);
-    reused = await context.newPage();
-  } else {
-    if (reused.url().startsWith(server.url)) await reused.evaluate('localStorage.clear()');
-    await reused.goto('about:blank');
-    await reused.context().clearCookies();
-    reused.removeAllListeners('response');
-    reused.removeAllListeners('pageerror');
-  }
-  const page = reused;
+  const page = await reusedPage();
   const answers: { path: string; status: number }[] = [];
   page.on('response', (r) => {
     const url = new URL(r.url());
@@ -105,33 +93,19 @@ const holdReports = () => {
   const run = commands.run;
   const held: (() => void)[] = [];
   const recorded: { phase: string; percent: number }[] = [];
-  let waiters: (() => void)[] = [];
-  const changed = () => {
-    for (const wake of waiters.splice(0)) wake();
-  };
-  /** Resolves once `condition` holds, looked at after each change (a report held or recorded). */
-  const until = async (condition: () => boolean, what: string) => {
-    const deadline = Date.now() + 90_000;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`${what}; recorded ${JSON.stringify(recorded)}`);
-      await new Promise<void>((wake) => {
-        waiters.push(wake);
-        setTimeout(wake, 1000);
-      });
-    }
-  };
+  /** Resolves once `condition` holds (browser.ts's `until`), naming what did not happen if it never does. */
+  const reached = (condition: () => boolean, what: string) =>
+    until(async () => condition(), 90_000).catch(() => {
+      throw new Error(`${what}; recorded ${JSON.stringify(recorded)}`);
+    });
   let holding = true;
   const spy = jest.spyOn(commands, 'run').mockImplementation((async (
     ...args: Parameters<typeof run<unknown>>
   ) => {
     if (!holding || !args[0].startsWith('model-training-')) return run(...args);
-    await new Promise<void>((go) => {
-      held.push(go);
-      changed();
-    });
+    await new Promise<void>((go) => held.push(go));
     const outcome = await run(...args);
     for (const e of outcome.events) recorded.push(e.data as { phase: string; percent: number });
-    changed();
     return outcome;
   }) as typeof run);
   releaseReports = () => {
@@ -139,7 +113,6 @@ const holdReports = () => {
     holding = false;
     spy.mockRestore();
     for (const go of held.splice(0)) go();
-    waiters = [];
   };
   return {
     get holding() {
@@ -151,10 +124,10 @@ const holdReports = () => {
      */
     recordUntilLaterPhase: async (percent: number): Promise<number | null> => {
       for (;;) {
-        await until(() => held.length > 0, 'the training made no further progress report');
+        await reached(() => held.length > 0, 'the training made no further progress report');
         const before = recorded.length;
         held.shift()!();
-        await until(() => recorded.length > before, 'a progress report let go was not recorded');
+        await reached(() => recorded.length > before, 'a progress report let go was not recorded');
         const report = recorded.at(-1)!;
         if (report.phase !== 'reading' && report.percent > percent && report.percent < 100)
           return report.percent;
