@@ -10,6 +10,7 @@ import { jsonBody } from '../../src/http/jsonBody';
 import { errorMapper } from '../../src/http/problem';
 import { sqlRoutes } from '../../src/sql/routes';
 import { startTestApp, type TestApp } from '../support/app';
+import { startDoors } from '../support/doors';
 
 /** V8's full collection, as `--expose-gc` gives it (the memory spec measures live memory). */
 const collectGarbage = (() => {
@@ -315,35 +316,73 @@ describe('SQL endpoint: streaming answers (response_format)', () => {
   }, 240_000);
 
   describe('errors', () => {
-    // Known failure, not of this route: @duckdb/node-api 1.5.6's fetchChunk answers a streaming
-    // result whose query failed after its first chunks with an empty chunk, not an error (the
-    // binding does not expose duckdb_result_error), so resultRows (src/sql/values.ts) ends the rows
-    // as if whole: 372,736 of the 500,000 good rows, then nothing (1,871,872 of 2,000,000 when the
-    // query failed at row 2,000,000: what DuckDB has read ahead, about 1 MiB, is lost either way).
-    // 500,000 rows are 3 MB past that read-ahead, so the failure still comes after the first
-    // chunks, not before the first row (which the test below answers as one line); the 2,000,000
-    // rows took four times as long to read for the same failure. The MySQL and PostgreSQL doors
-    // stream through the same reader. `failing` until the reader tells a failed fetch from an end.
-    it.failing.each(['jsonlines', 'sse'] as const)(
-      '%s: a query failing after some rows ends with an error line naming it',
+    // @duckdb/node-api 1.5.6's fetchChunk answers a streaming result whose query failed after its
+    // first chunks with an empty chunk, not an error (the binding does not expose
+    // duckdb_result_error): 372,736 of the 500,000 good rows were read, then nothing, as if whole.
+    // 500,000 rows are 3 MB past DuckDB's read-ahead (about 1 MiB), so the failure still comes
+    // after the first chunks, not before the first row (which the test below answers as one line);
+    // the 2,000,000 rows took four times as long to read for the same failure. DuckDB ends such a stream as it
+    // ends a whole one (an empty chunk) and gives the reader no reason, only a result marked
+    // invalid: the answer is an error saying so, never the rows read so far as if whole.
+    const failingLate =
+      "SELECT CASE WHEN i < 500000 THEN i ELSE error('boom') END AS v FROM range(1000000) t(i)";
+    const failedWhileRead = /^The query failed while its rows were being read, after \d+ rows/;
+
+    it.each(['jsonlines', 'sse'] as const)(
+      '%s: a query failing after some rows ends with an error line saying so',
       async (format) => {
-        const read = await post({
-          query: "SELECT CASE WHEN i < 500000 THEN i ELSE error('boom') END AS v FROM range(1000000) t(i)",
-          response_format: format,
-        });
+        const read = await post({ query: failingLate, response_format: format });
         expect(read.status).toBe(200);
         expect(read.rowCount).toBeGreaterThan(0);
-        expect(read.rowCount).toBeLessThanOrEqual(500_000);
+        expect(read.rowCount).toBeLessThan(500_000);
         expect(read.lines).toHaveLength(2);
         expect(read.lines[0]).toMatchObject({ type: 'table', column_names: ['v'] });
-        expect(read.lines[1]).toMatchObject({
+        expect(read.lines[1]).toEqual({
           type: 'error',
-          error_code: expect.any(Number),
-          error_message: expect.stringMatching(/boom/),
+          context: { db: 'mindsdb' },
+          error_code: 1105,
+          error_message: expect.stringMatching(failedWhileRead),
         });
+        // The count the error names is the rows the client was sent.
+        expect((read.lines[1] as { error_message: string }).error_message).toContain(
+          `after ${read.rowCount} rows`,
+        );
         expect(t.running.sql.streams.open).toBe(0);
       },
     );
+
+    it('the JSON answer of a query failing after some rows is that error, not the rows read before it (nor a cached answer)', async () => {
+      for (let ask = 0; ask < 2; ask++) {
+        const body = (await jsonAnswer(failingLate)) as Record<string, unknown>;
+        expect(body).toMatchObject({
+          type: 'error',
+          error_code: 1105,
+          error_message: expect.stringMatching(failedWhileRead),
+        });
+        expect(body).not.toHaveProperty('data');
+      }
+      // The same rows without the failure are answered whole: the check is the failure's, not the size's.
+      const whole = (await jsonAnswer('SELECT i AS v FROM range(1000000) t(i)')) as { data: unknown[][] };
+      expect(whole.data).toHaveLength(1_000_000);
+    });
+
+    it('the MySQL and PostgreSQL doors answer a query failing after some rows with an error, then serve the next query', async () => {
+      const doors = await startDoors(t);
+      try {
+        await expect(doors.my.query(failingLate)).rejects.toMatchObject({
+          errno: 1105,
+          message: expect.stringMatching(failedWhileRead),
+        });
+        await expect(doors.pgc.query(failingLate)).rejects.toMatchObject({
+          message: expect.stringMatching(failedWhileRead),
+        });
+        const [mine] = await doors.my.query('SELECT 41 + 1 AS v');
+        expect(mine).toEqual([{ v: 42 }]);
+        expect((await doors.pgc.query('SELECT 41 + 1 AS v')).rows).toEqual([{ v: '42' }]);
+      } finally {
+        await doors.close();
+      }
+    });
 
     it.each(['jsonlines', 'sse'] as const)(
       '%s: an error before the first row, and an ok, are one line: the JSON answer',

@@ -4,10 +4,12 @@ import {
   type DuckDBResult,
   type DuckDBType,
   type DuckDBValue,
+  ResultReturnType,
 } from '@duckdb/node-api';
 import { integerDigits } from '../../shared/integerDigits';
 import { plainCells } from './plainColumns';
 import { timestampText } from '../../shared/time';
+import { SqlError, SqlErrorCode } from '../errors';
 
 const isIntegerType = (t: string) =>
   /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|VARINT|BIGNUM)$/.test(
@@ -131,6 +133,13 @@ const jsonBytes = (cell: unknown): number => {
  */
 const CHECK_EVERY_BYTES = 4 * 1024 * 1024;
 
+/** What a query that failed after some of its rows were read answers instead of those rows. */
+const failedWhileRead = (rows: number) =>
+  new SqlError(
+    SqlErrorCode.Internal,
+    `The query failed while its rows were being read, after ${rows} rows; the engine's streaming reader does not give the reason (an error raised by a function on a later row, or memory past DUCKDB_MEMORY_LIMIT). No partial answer is given as if it were whole`,
+  );
+
 /**
  * A result's rows chunk by chunk as DuckDB computes them (a streaming result is computed as it is
  * read), each row converted as answers carry it, until the row limit or the answer-size limit
@@ -161,6 +170,10 @@ export const resultRows = (
     const count = chunk ? chunk.rowCount : 0;
     if (!chunk || count === 0) {
       done = true;
+      // A query failing after its first chunks (a function's error at row 500,000, memory) ends as
+      // an empty chunk too; its result then says INVALID (the bindings give no reason). Without
+      // this a JSON answer of 372,736 rows of a query that failed was answered whole, and cached.
+      if (result.returnType === ResultReturnType.INVALID) throw failedWhileRead(rows);
       return undefined;
     }
     // Column by column: each column's reader is made once per chunk, not once per cell.
