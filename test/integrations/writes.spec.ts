@@ -117,6 +117,36 @@ describe.each(storeKinds)('writes into external databases on %s', (store) => {
       expect((await writesOf(db)).length).toBe(recordedBefore + 1);
     });
 
+    it('a write whose query fails after its first rows were read writes none of them and records nothing', async () => {
+      // DuckDB ends such a read as it ends a whole one (src/sql/pipeline/values.ts): the rows read
+      // before the failure were inserted into the customer's table as if whole.
+      const late =
+        "SELECT i AS id, 'late' AS name, 1 AS score FROM range(1000, 201000) t(i) WHERE CASE WHEN i < 101000 THEN true ELSE error('boom') END";
+      const before = await rowsIn(engine, source, 'SELECT count(*) FROM kept_scores');
+      const recordedBefore = (await writesOf(db)).length;
+      const inserted = await querySql(t, `INSERT INTO ${db}.kept_scores (${late})`);
+      expect(inserted).toMatchObject({
+        type: 'error',
+        error_message: expect.stringMatching(
+          /^INSERT INTO .*kept_scores.*: The query failed while its rows were being read, after \d+ rows/,
+        ),
+      });
+      const created = await querySql(t, `CREATE TABLE ${db}.late_copy (${late})`);
+      expect(created).toMatchObject({
+        type: 'error',
+        error_message: expect.stringMatching(/failed while its rows were being read/),
+      });
+      expect(await rowsIn(engine, source, 'SELECT count(*) FROM kept_scores')).toEqual(before);
+      expect(
+        await rowsIn(
+          engine,
+          source,
+          "SELECT count(*) FROM information_schema.tables WHERE table_name = 'late_copy'",
+        ),
+      ).toEqual([[0]]);
+      expect((await writesOf(db)).length).toBe(recordedBefore);
+    });
+
     it('CREATE OR REPLACE TABLE replaces it, DROP TABLE drops it', async () => {
       await querySql(t, `CREATE TABLE ${db}.temp (SELECT 1 AS a)`);
       expect(await querySql(t, `CREATE TABLE ${db}.temp (SELECT 2 AS a)`)).toMatchObject({ type: 'error' });
