@@ -280,6 +280,22 @@ describe.each(storeKinds)('models (event store: %s)', (store) => {
     });
   });
 
+  it('a training query that fails after its first rows were read trains nothing: the model ends in error saying so', async () => {
+    // DuckDB ends such a read as it ends a whole one (src/sql/pipeline/values.ts): the model was
+    // trained, "complete", on the rows read before the failure.
+    const { name: project } = await givenProject(t);
+    const created = await sql(
+      `CREATE MODEL ${project}.late FROM files (SELECT i AS x, i % 7 AS y FROM range(200000) t(i) WHERE CASE WHEN i < 100000 THEN true ELSE error('boom') END) PREDICT y USING join_learn_process = true`,
+    );
+    expect(cell(created, 'STATUS')).toBe('error');
+    expect(cell(created, 'ERROR')).toMatch(
+      /^The query failed while its rows were being read, after \d+ rows/,
+    );
+    const described = await sql(`DESCRIBE MODEL ${project}.late`);
+    expect(cell(described, 'status')).toBe('error');
+    expect(cell(described, 'training_rows')).toBeNull();
+  });
+
   describe('creating over REST', () => {
     it('answers 201 and trains in the background, predictions answering 409 until it is done', async () => {
       const { name: project } = await givenProject(t);
