@@ -286,6 +286,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     duckdbReaders: e.DUCKDB_READERS,
     duckdbAcquireTimeoutMs: e.DUCKDB_ACQUIRE_TIMEOUT_MS,
     sqlMaxConcurrent: e.SQL_MAX_CONCURRENT,
+    sqlMaxWaitingOutside: e.SQL_MAX_WAITING_OUTSIDE,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     duckdbMemoryLimit: memoryLimit(e.DUCKDB_MEMORY_LIMIT ?? DEFAULT_DUCKDB_MEMORY),
     duckdbTempDirectory: path.join(dataDir, 'duckdb.tmp'),

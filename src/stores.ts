@@ -78,6 +78,7 @@ export const openStores = async (
     readers: config.duckdbReaders,
     acquireTimeoutMs: config.duckdbAcquireTimeoutMs,
     sqlReaders: config.sqlMaxConcurrent,
+    outsideReaders: config.sqlMaxWaitingOutside,
     memoryLimit: config.duckdbMemoryLimit,
     tempDirectory: config.duckdbTempDirectory,
     maxValueBytes: config.sqlMaxValueBytes,

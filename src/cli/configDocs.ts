@@ -278,6 +278,12 @@ export const ENTRIES: Record<Variable, Entry> = {
       "Pooled readers SQL queries may hold at once, so the API's own reads always find one; more queries wait for a slot, then error 1040. A value set here is kept between 1 and `DUCKDB_READERS`.",
     whenUnset: '`DUCKDB_READERS` − 1, at most `UV_THREADPOOL_SIZE` − 2',
   },
+  SQL_MAX_WAITING_OUTSIDE: {
+    section: 'sql',
+    meaning:
+      "SQL queries that may wait at once on something outside the process (an LLM provider, embeddings, a URL, an integration's rows being copied in) with their reader set aside: meanwhile such a query holds no slot of `SQL_MAX_CONCURRENT` and its connection does not count in `DUCKDB_READERS`, so other queries run. Each keeps its DuckDB connection (its temporary tables) and what it fetches waits in memory until loaded, hence the bound; one more is error 1040 (server busy).",
+    whenUnset: '4 × `SQL_MAX_CONCURRENT` (or its default)',
+  },
   SQL_MAX_PROCESS_MEMORY: {
     section: 'sql',
     meaning:

@@ -62,6 +62,7 @@ export const envSchema = z.object({
   DUCKDB_READERS: z.coerce.number().int().min(1).max(64).default(8),
   DUCKDB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
   SQL_MAX_CONCURRENT: z.coerce.number().int().min(1).optional(),
+  SQL_MAX_WAITING_OUTSIDE: z.coerce.number().int().min(1).optional(),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   DUCKDB_MEMORY_LIMIT: z
     .string()

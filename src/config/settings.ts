@@ -80,6 +80,8 @@ export type Config = {
   duckdbAcquireTimeoutMs: number;
   /** Pooled readers SQL endpoint queries may hold at once (undefined: all but one). */
   sqlMaxConcurrent: number | undefined;
+  /** SQL queries that may wait outside the process at once, their readers set aside (undefined: 4 × the SQL share). */
+  sqlMaxWaitingOutside: number | undefined;
   /** After SIGTERM/SIGINT, how long in-flight requests may take before queries are interrupted. */
   shutdownGraceMs: number;
   /** DuckDB's memory_limit, in DuckDB's syntax. */

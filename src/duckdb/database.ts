@@ -1,7 +1,7 @@
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
 import { InvalidationWatch } from './invalidation';
 import { MemoryWatch, type MemoryPressure } from './memoryWatch';
-import { ReaderPool, type ReaderPoolOptions } from './readerPool';
+import { ReaderPool, type BackFromOutside, type ReaderPoolOptions } from './readerPool';
 import { readRowObjects } from './readRows';
 import { openInstanceWithWriter, type InstanceOptions } from './writer';
 
@@ -27,6 +27,15 @@ export type Duck = {
   holdsReader(): boolean;
   /** Runs `work` outside any reader this call chain holds (see the implementation). */
   detached<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `work`, which waits on something outside the process (an LLM provider, an integration's
+   * database), detached; meanwhile the reader this call chain holds gives back its SQL slot and
+   * does not count among the readers others may open. The slot is taken again (within `back`)
+   * before the chain goes on; past SQL_MAX_WAITING_OUTSIDE such waits at once, "busy" (1040).
+   */
+  waitingOutside<T>(work: () => Promise<T>, back: BackFromOutside): Promise<T>;
+  /** What the readers are doing now: lent, waiting outside, SQL slots held, idle, made. */
+  readerUse(): ReturnType<ReaderPool['use']>;
   /** Convenience: a parameterised query on a reader, rows as plain JS values. */
   query(sql: string, params?: SqlParams): Promise<JsRow[]>;
   /**
@@ -117,6 +126,8 @@ export const openDuck = async (
     engineMemoryLimit,
     engineMemoryCeiling: watch.engineMemoryCeiling,
     detached: (work) => pool.detached(work),
+    waitingOutside: (work, back) => pool.waitingOutside(work, back),
+    readerUse: () => pool.use(),
     holdsReader: () => pool.holdsReader(),
     query: (sql, params) => withReader((c) => readRowObjects(c, sql, params)),
     stop: () => pool.stop(),

@@ -13,7 +13,26 @@ export type ReaderPoolOptions = {
   sqlReaders?: number;
   /** The largest value repeat, lpad, range, … may make on a reader (see valueGuards.ts). */
   maxValueBytes?: number;
+  /** Queries that may wait outside at once (see `waitingOutside`; default: four times the SQL share). */
+  outsideReaders?: number;
 };
+
+/**
+ * How long a query back from outside may wait for its SQL slot, what ends that wait sooner, and
+ * who hears when it could not take one (the chain must not use its connection on: it is stopped).
+ */
+export type BackFromOutside = {
+  withinMs: () => number;
+  signal?: AbortSignal;
+  lost?: (error: unknown) => void;
+};
+
+/**
+ * One call chain's hold on a reader. `slot`: it holds one of the SQL share's slots now; `outside`:
+ * it waits on work outside the process (`waitingOutside`), its connection not counted among the
+ * readers others may open.
+ */
+type Lease = { connection: DuckDBConnection; ended: boolean; slot: boolean; outside: boolean };
 
 /**
  * Every DuckDB call holds a thread of libuv's pool while DuckDB works (4 threads unless
@@ -52,8 +71,11 @@ export class ReaderPool {
    * Work started inside and outliving the holder (a background task) finds the lease ended and
    * takes a connection of its own.
    */
-  private readonly held = new AsyncLocalStorage<{ connection: DuckDBConnection; ended: boolean }>();
+  private readonly held = new AsyncLocalStorage<Lease>();
   private readonly leased = new Set<DuckDBConnection>();
+  /** Leases waiting outside now (`waitingOutside`), and how many may at once. */
+  private outside = 0;
+  private readonly outsideReaders: number;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -71,8 +93,8 @@ export class ReaderPool {
     ].join(';\n');
     this.sqlShare = new SqlShare(
       Math.max(1, Math.min(this.readers, options.sqlReaders ?? defaultSqlReaders(this.readers))),
-      this.acquireTimeoutMs,
     );
+    this.outsideReaders = options.outsideReaders ?? 4 * this.sqlShare.size;
   }
 
   /**
@@ -96,24 +118,122 @@ export class ReaderPool {
     const lease = this.held.getStore();
     if (lease && !lease.ended) return work(lease.connection);
     const started = Date.now();
-    if (lane.sql) await this.sqlShare.take();
+    if (lane.sql) await this.sqlShare.take(this.acquireTimeoutMs);
+    let c: DuckDBConnection;
     try {
-      const c = await this.acquire(Math.max(1, this.acquireTimeoutMs - (Date.now() - started)));
-      const mine = { connection: c, ended: false };
-      this.leased.add(c);
-      try {
-        return await this.held.run(mine, () => work(c));
-      } catch (error) {
-        this.noticeFailure(error);
-        throw error;
-      } finally {
-        mine.ended = true;
-        this.leased.delete(c);
-        this.release(c);
-      }
-    } finally {
+      c = await this.acquire(Math.max(1, this.acquireTimeoutMs - (Date.now() - started)));
+    } catch (error) {
       if (lane.sql) this.sqlShare.release();
+      throw error;
     }
+    const mine: Lease = { connection: c, ended: false, slot: lane.sql === true, outside: false };
+    this.leased.add(c);
+    try {
+      return await this.held.run(mine, () => work(c));
+    } catch (error) {
+      this.noticeFailure(error);
+      throw error;
+    } finally {
+      mine.ended = true;
+      // A lease ends holding its slot, or outside (back from a wait that could not take it again).
+      if (mine.outside) this.comeBack(mine);
+      if (mine.slot) {
+        mine.slot = false;
+        this.sqlShare.release();
+      }
+      this.leased.delete(c);
+      this.release(c);
+    }
+  }
+
+  /**
+   * See `Duck.waitingOutside`. While `work` runs (detached: a read it makes takes a reader of its
+   * own), the call chain's lease gives its SQL slot back and its connection stops counting among
+   * the readers others may open; afterwards it takes a slot again, within `back`, before the chain
+   * uses its connection again. At most `outsideReaders` leases wait outside at once: each keeps its
+   * connection, with the temporary tables the query made, and what it fetches meanwhile (an
+   * integration's rows) is held in the heap until it is loaded. A wait started while the lease
+   * already waits outside (two at once) just runs: the first to end takes the slot again.
+   */
+  async waitingOutside<T>(work: () => Promise<T>, back: BackFromOutside): Promise<T> {
+    const lease = this.held.getStore();
+    if (!lease || lease.ended || lease.outside) return this.held.exit(work);
+    if (this.outside >= this.outsideReaders)
+      throw unavailable(
+        `${this.outsideReaders} queries already wait on services outside (LLM providers, integrations, SQL_MAX_WAITING_OUTSIDE); try again shortly`,
+        1,
+        'Server busy',
+      );
+    this.goOutside(lease);
+    let outcome: { value: T } | { error: unknown };
+    try {
+      outcome = { value: await this.held.exit(work) };
+    } catch (error) {
+      outcome = { error };
+    }
+    try {
+      await this.takeSlotBack(lease, back);
+    } catch (error) {
+      // The lease stays outside (no slot) until it ends; the work's own failure says more.
+      back.lost?.(error);
+      throw 'error' in outcome ? outcome.error : error;
+    }
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
+  }
+
+  /** What the pool's readers are doing now (for gauges and specs). */
+  use(): { lent: number; outside: number; sqlSlots: number; idle: number; opened: number } {
+    return {
+      lent: this.leased.size,
+      outside: this.outside,
+      sqlSlots: this.sqlShare.taken,
+      idle: this.idle.length,
+      opened: this.opened,
+    };
+  }
+
+  private goOutside(lease: Lease) {
+    lease.outside = true;
+    this.outside++;
+    if (lease.slot) {
+      lease.slot = false;
+      this.sqlShare.release();
+    }
+    // Its connection no longer counts: a read waiting for one may have a reader made.
+    if (this.waiting.length > 0 && this.opened - this.outside < this.readers && !this.stopRequested) {
+      this.opened++;
+      this.openReader().then(
+        (reader) => {
+          if (!this.stopRequested) return this.release(reader);
+          this.opened--;
+          reader.closeSync();
+        },
+        () => this.opened--,
+      );
+    }
+  }
+
+  private comeBack(lease: Lease) {
+    lease.outside = false;
+    this.outside--;
+  }
+
+  /**
+   * The slot again, ahead of queries not yet started: a query back from outside has done its outside
+   * work. Its connection counts again once it has the slot; the pool may then hold a reader more
+   * than `readers` for a while (`release` closes it).
+   */
+  private async takeSlotBack(lease: Lease, back: BackFromOutside) {
+    if (this.stopRequested) throw shuttingDown();
+    if (lease.ended) return;
+    await this.sqlShare.take(Math.max(1, back.withinMs()), { first: true, signal: back.signal });
+    if (lease.ended) {
+      this.sqlShare.release();
+      return;
+    }
+    lease.slot = true;
+    this.comeBack(lease);
   }
 
   /** See `Duck.holdsReader`. */
@@ -140,6 +260,7 @@ export class ReaderPool {
   stop() {
     this.stopRequested = true;
     for (const waiter of this.waiting.splice(0)) waiter.refuse();
+    this.sqlShare.refuseAll(shuttingDown);
     // Again and again until every reader is back: an interrupt reaches only a call already
     // running, and a call may still be waiting for a thread of libuv's pool.
     const interruptAll = () => {
@@ -186,7 +307,8 @@ export class ReaderPool {
     if (this.stopRequested) return Promise.reject(shuttingDown());
     const c = this.idle.pop();
     if (c) return Promise.resolve(c);
-    if (this.opened < this.readers) {
+    // Connections waiting outside do not count (see `waitingOutside`).
+    if (this.opened - this.outside < this.readers) {
       this.opened++;
       return this.openReader().then(
         (reader) => {
@@ -227,6 +349,12 @@ export class ReaderPool {
   }
 
   private release(c: DuckDBConnection) {
+    // One made while another waited outside, now back: the pool keeps `readers` counted ones.
+    if (this.opened - this.outside > this.readers) {
+      this.opened--;
+      c.closeSync();
+      return;
+    }
     const next = this.waiting.shift();
     if (next) next.grant(c);
     else this.idle.push(c);
@@ -241,40 +369,74 @@ export class ReaderPool {
  */
 class SqlShare {
   private held = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly waiting: { grant: () => void; refuse: (error: Error) => void }[] = [];
+  private refusal: (() => Error) | undefined;
 
-  constructor(
-    private readonly size: number,
-    private readonly timeoutMs: number,
-  ) {}
+  constructor(readonly size: number) {}
 
-  take(): Promise<void> {
+  /** Slots held now. */
+  get taken(): number {
+    return this.held;
+  }
+
+  /**
+   * A slot, waiting at most `withinMs`. `first`: ahead of those waiting (a query back from
+   * outside); `signal`: the wait ends when it aborts (the query was interrupted meanwhile).
+   */
+  take(withinMs: number, options: { first?: boolean; signal?: AbortSignal } = {}): Promise<void> {
+    if (this.refusal) return Promise.reject(this.refusal());
     if (this.held < this.size) {
       this.held++;
       return Promise.resolve();
     }
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(interruptedWhileWaiting());
     return new Promise((resolve, reject) => {
-      const waiter = () => {
+      const leave = () => {
         clearTimeout(timer);
-        this.held++;
-        resolve();
+        signal?.removeEventListener('abort', aborted);
+        const at = this.waiting.indexOf(waiter);
+        if (at >= 0) this.waiting.splice(at, 1);
       };
-      const timer = setTimeout(() => {
-        this.waiting.splice(this.waiting.indexOf(waiter), 1);
-        reject(
-          unavailable(
-            `All ${this.size} connections for SQL queries stayed busy for ${this.timeoutMs} ms; try again shortly`,
-            1,
-            'Server busy',
+      const waiter = {
+        grant: () => {
+          leave();
+          this.held++;
+          resolve();
+        },
+        refuse: (error: Error) => {
+          leave();
+          reject(error);
+        },
+      };
+      const aborted = () => waiter.refuse(interruptedWhileWaiting());
+      const timer = setTimeout(
+        () =>
+          waiter.refuse(
+            unavailable(
+              `All ${this.size} connections for SQL queries stayed busy for ${withinMs} ms; try again shortly`,
+              1,
+              'Server busy',
+            ),
           ),
-        );
-      }, this.timeoutMs);
-      this.waiting.push(waiter);
+        withinMs,
+      );
+      signal?.addEventListener('abort', aborted);
+      if (options.first) this.waiting.unshift(waiter);
+      else this.waiting.push(waiter);
     });
   }
 
   release() {
     this.held--;
-    this.waiting.shift()?.();
+    this.waiting[0]?.grant();
+  }
+
+  /** Refuses those waiting, and every later take, with `error` (a shutdown). */
+  refuseAll(error: () => Error) {
+    this.refusal = error;
+    for (const waiter of [...this.waiting]) waiter.refuse(error());
   }
 }
+
+const interruptedWhileWaiting = () => new Error('The query was interrupted while it waited for a SQL slot');

@@ -31,6 +31,8 @@ export type FakeToolCall = {
 type ReplyOptions = {
   /** Wait before answering (slow provider). */
   readonly delayMs?: number;
+  /** Answer once this settles (a provider the spec holds, then lets go). */
+  readonly heldUntil?: Promise<unknown>;
   /** Wait between stream chunks. */
   readonly chunkDelayMs?: number;
   /** Streams only: destroy the socket after this many chunks, before `[DONE]`. */
@@ -388,6 +390,7 @@ export const startFakeOpenAi = async (options: FakeOpenAiOptions = {}) => {
         : pick(body);
     if (reply.type === 'hang') return closed(res);
     if (reply.delayMs) await Promise.race([sleep(reply.delayMs), closed(res)]);
+    if (reply.heldUntil) await Promise.race([reply.heldUntil, closed(res)]);
     if (res.destroyed) return;
     if (reply.type === 'error') return sendError(res, reply);
     const completionId = ++ids;

@@ -182,6 +182,8 @@ class QueryRun {
   private interrupted = false;
   private nagging: ReturnType<typeof setInterval> | undefined;
   private overMemory: MemoryPressure | undefined;
+  /** Why the run could not take its SQL slot back after waiting outside (see `outside`). */
+  private slotLost: unknown;
   /**
    * Agents asked by the query stop with it. Made when first asked for: most queries ask no agent,
    * and making AbortControllers (this one and the door's, per query) was 5.6% of the PostgreSQL
@@ -257,8 +259,60 @@ class QueryRun {
     if (this.limits.deadline.expired()) return this.limits.deadline.error();
     if (this.limits.signal?.aborted)
       return new SqlError(SqlErrorCode.Interrupted, 'The client went away; the query was interrupted');
+    if (this.slotLost !== undefined) return this.slotLost;
     return error;
   };
+
+  /**
+   * Work outside the process the run waits on (an LLM provider, an embeddings provider, a URL, an
+   * integration's database): meanwhile its reader gives back its SQL slot and stops counting
+   * among the readers others may open (`Duck.waitingOutside`), so a slow provider does not make
+   * every other query "busy". The slot is taken again within the deadline; a run that cannot take
+   * it is stopped (its caller may have caught the error), answering why, and only `close` (its
+   * temporary tables dropped) still runs on the connection.
+   */
+  private outside<T>(work: () => Promise<T>): Promise<T> {
+    return this.deps.duck.waitingOutside(work, {
+      withinMs: () => this.limits.deadline.remaining(),
+      signal: this.stopped.signal,
+      lost: (error) => {
+        this.slotLost = error;
+        this.interrupt();
+      },
+    });
+  }
+
+  private askingPorts: Predictions | undefined;
+  /** The predictions' ports, those that wait outside the process asking through `outside`. */
+  private get asking(): Predictions {
+    if (this.askingPorts) return this.askingPorts;
+    const ports = this.deps.predictions;
+    const { llmFunction, llmModel, toMarkdown } = ports;
+    this.askingPorts = {
+      predictor: (project, name) => ports.predictor(project, name),
+      ask: (...asked) => this.outside(() => ports.ask(...asked)),
+      knowledgeBase: (...asked) => this.outside(() => ports.knowledgeBase(...asked)),
+      ...(llmModel && {
+        llmModel: async (project, name) => {
+          const model = await llmModel(project, name);
+          return (
+            model && {
+              columns: model.columns,
+              rows: (...asked) => this.outside(() => model.rows(...asked)),
+            }
+          );
+        },
+      }),
+      ...(llmFunction && { llmFunction: (...asked) => this.outside(() => llmFunction(...asked)) }),
+      ...(toMarkdown && {
+        toMarkdown: {
+          file: (name) => toMarkdown.file(name),
+          url: (url, signal) => this.outside(() => toMarkdown.url(url, signal)),
+        },
+      }),
+    };
+    return this.askingPorts;
+  }
 
   /**
    * Throws once the run is interrupted (DuckDB answers an interrupted fetch with an empty chunk).
@@ -300,7 +354,7 @@ class QueryRun {
     return predictInto(
       this.c,
       plan,
-      this.deps.predictions,
+      this.asking,
       this.temps,
       {
         concurrency: agents.concurrency,
@@ -344,7 +398,7 @@ class QueryRun {
   /** `TO_MARKDOWN()`: its documents converted first (an LLM() prompt may read one). */
   private async markdownCalls(plan: PlanOf<'local'>['markdown']) {
     if (!plan) return;
-    const sources = this.deps.predictions.toMarkdown;
+    const sources = this.asking.toMarkdown;
     if (!sources) throw new SqlError(SqlErrorCode.Invalid, 'TO_MARKDOWN() is not available on this server');
     const { policy } = this.limits;
     this.resets.push(
@@ -363,7 +417,7 @@ class QueryRun {
   private async llmCalls(plans: PlanOf<'local'>['llm'], bound: LlmBound | undefined) {
     if (!plans?.length || !bound) return;
     const { limits } = this;
-    const ask = this.deps.predictions.llmFunction;
+    const ask = this.asking.llmFunction;
     if (!ask) throw new SqlError(SqlErrorCode.Invalid, 'LLM functions are not available on this server');
     limits.deadline.extendTo(limits.llm?.timeoutMs ?? limits.timeoutMs);
     const budget = { queryId: crypto.randomUUID(), planned: 0 };
@@ -390,13 +444,7 @@ class QueryRun {
 
   private async searches(searches: PlanOf<'local'>['searches'], bindings: LlmBound['values'] = {}) {
     if (searches.length === 0) return;
-    const made = await materializeSearches(
-      this.c,
-      searches,
-      this.deps.predictions,
-      this.stopped.signal,
-      bindings,
-    );
+    const made = await materializeSearches(this.c, searches, this.asking, this.stopped.signal, bindings);
     this.views.push(...made.views);
     this.temps.push(...made.tables);
   }
@@ -406,14 +454,16 @@ class QueryRun {
     const { deadline } = this.limits;
     for (const fetch of fetches) {
       deadline.check();
-      const reading = this.deps.externals.get(fetch.integration).then((db) => {
-        const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql(db);
-        return fetch.read ? fetch.read(db) : remote(this.limits, db, native);
-      });
-      const result = await deadline.waitingOn(fetch.integration, reading).catch((error: unknown) => {
-        // A schema listing leaves out a database that is down rather than failing the tool.
-        if (fetch.unreachable) return fetch.unreachable;
-        throw externalError(fetch.integration, error);
+      const result = await this.outside(() => {
+        const reading = this.deps.externals.get(fetch.integration).then((db) => {
+          const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql(db);
+          return fetch.read ? fetch.read(db) : remote(this.limits, db, native);
+        });
+        return deadline.waitingOn(fetch.integration, reading).catch((error: unknown) => {
+          // A schema listing leaves out a database that is down rather than failing the tool.
+          if (fetch.unreachable) return fetch.unreachable;
+          throw externalError(fetch.integration, error);
+        });
       });
       deadline.check();
       this.temps.push(fetch.temp);
