@@ -18,11 +18,29 @@ import { rowsOf } from '../llmModels/world';
 /** The SQL share's slots (SQL_MAX_CONCURRENT), and the queries that may wait outside at once. */
 const SLOTS = 2;
 
-/** Starts `work`, noting when it has settled. */
+/** Starts `work`, noting when it has settled, and with what. */
 const tracked = <T>(work: Promise<T>) => {
-  const state = { settled: false, answer: work.finally(() => (state.settled = true)) };
+  const state: { settled: boolean; result?: T; answer: Promise<T> } = {
+    settled: false,
+    answer: work.then((result) => {
+      state.settled = true;
+      state.result = result;
+      return result;
+    }),
+  };
   return state;
 };
+
+/**
+ * Waits until `arrived` says every held query reached the outside service; a held query that
+ * answered first (it never got there: no reader, no slot) fails the wait with its answer.
+ */
+const untilAllOutside = (held: ReturnType<typeof tracked>[], what: string, arrived: () => Promise<boolean>) =>
+  until(what, async () => {
+    const early = held.find((h) => h.settled);
+    if (early) throw new Error(`a held query answered before ${what}: ${JSON.stringify(early.result)}`);
+    return (await arrived()) ? true : undefined;
+  });
 
 describe.each(storeKinds)('SQL queries waiting outside the process (%s)', (kind) => {
   let t: TestApp;
@@ -100,8 +118,10 @@ describe.each(storeKinds)('SQL queries waiting outside the process (%s)', (kind)
       tracked(querySql(t, `SELECT LLM('held ${i}') AS said`)),
     );
     try {
-      await until('every held query asking the provider', async () =>
-        fake.chatRequests().length >= SLOTS ? true : undefined,
+      await untilAllOutside(
+        held,
+        'every held query asking the provider',
+        async () => fake.chatRequests().length >= SLOTS,
       );
       await expectLocalAnswer();
       expect(held.map((h) => h.settled)).toEqual(Array(SLOTS).fill(false));
@@ -128,12 +148,12 @@ describe.each(storeKinds)('SQL queries waiting outside the process (%s)', (kind)
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE items IN ACCESS EXCLUSIVE MODE');
       const held = Array.from({ length: SLOTS }, (_, i) => tracked(querySql(t, native(i))));
-      await until('every held read waiting for the lock', async () => {
+      await untilAllOutside(held, 'every held read waiting for the lock', async () => {
         const { rows } = await watcher.query<{ n: string }>(
           `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE '%FROM items%'`,
           [customer.name],
         );
-        return Number(rows[0]!.n) >= SLOTS ? true : undefined;
+        return Number(rows[0]!.n) >= SLOTS;
       });
 
       await expectLocalAnswer();
@@ -161,8 +181,10 @@ describe.each(storeKinds)('SQL queries waiting outside the process (%s)', (kind)
       tracked(querySql(t, `SELECT LLM('capped ${i}') AS said`)),
     );
     try {
-      await until('every held query asking the provider', async () =>
-        fake.chatRequests().length >= SLOTS ? true : undefined,
+      await untilAllOutside(
+        held,
+        'every held query asking the provider',
+        async () => fake.chatRequests().length >= SLOTS,
       );
       const past = await querySql(t, `SELECT LLM('one too many') AS said`);
       expect(past).toMatchObject({ type: 'error', error_code: 1040 });
