@@ -281,7 +281,7 @@ export const ENTRIES: Record<Variable, Entry> = {
   SQL_MAX_WAITING_OUTSIDE: {
     section: 'sql',
     meaning:
-      "SQL queries that may wait at once on something outside the process (an LLM provider, embeddings, a URL, an integration's rows being copied in) with their reader set aside: meanwhile such a query holds no slot of `SQL_MAX_CONCURRENT` and its connection does not count in `DUCKDB_READERS`, so other queries run. Each keeps its DuckDB connection (its temporary tables) and what it fetches waits in memory until loaded, hence the bound; one more is error 1040 (server busy).",
+      "SQL queries that may wait at once on something outside the process (an LLM provider, embeddings, a URL, an integration's rows being copied in) with their reader set aside: meanwhile such a query holds no slot of `SQL_MAX_CONCURRENT` and its connection does not count in `DUCKDB_READERS`, so other queries run. Each keeps its DuckDB connection (its temporary tables) and what it fetches waits in memory until loaded, hence the bound; one more is error 1040 (server busy). Of them, at most `SQL_MAX_CONCURRENT` copy an integration's rows at once (each up to 1,000,000 rows in memory).",
     whenUnset: '4 × `SQL_MAX_CONCURRENT` (or its default)',
   },
   SQL_MAX_PROCESS_MEMORY: {

@@ -22,6 +22,12 @@ export type ReaderPoolOptions = {
  * who hears when it could not take one (the chain must not use its connection on: it is stopped).
  */
 export type BackFromOutside = {
+  /**
+   * The work copies rows into the heap (an integration's table, read whole before it is loaded):
+   * such waits are bounded by the SQL share, as they were while each held a slot (a fetch may hold
+   * up to a million rows; 28 at once would pass the heap's limit), not by `outsideReaders`.
+   */
+  rows?: boolean;
   withinMs: () => number;
   signal?: AbortSignal;
   lost?: (error: unknown) => void;
@@ -32,7 +38,14 @@ export type BackFromOutside = {
  * it waits on work outside the process (`waitingOutside`), its connection not counted among the
  * readers others may open.
  */
-type Lease = { connection: DuckDBConnection; ended: boolean; slot: boolean; outside: boolean };
+type Lease = {
+  connection: DuckDBConnection;
+  ended: boolean;
+  slot: boolean;
+  outside: boolean;
+  /** Outside copying rows into the heap (`BackFromOutside.rows`). */
+  rows: boolean;
+};
 
 /**
  * Every DuckDB call holds a thread of libuv's pool while DuckDB works (4 threads unless
@@ -76,6 +89,8 @@ export class ReaderPool {
   /** Leases waiting outside now (`waitingOutside`), and how many may at once. */
   private outside = 0;
   private readonly outsideReaders: number;
+  /** Of those, the leases copying rows into the heap (bounded by the SQL share's size). */
+  private rowsOutside = 0;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -126,7 +141,7 @@ export class ReaderPool {
       if (lane.sql) this.sqlShare.release();
       throw error;
     }
-    const mine: Lease = { connection: c, ended: false, slot: lane.sql === true, outside: false };
+    const mine: Lease = { connection: c, ended: false, slot: lane.sql === true, outside: false, rows: false };
     this.leased.add(c);
     try {
       return await this.held.run(mine, () => work(c));
@@ -164,7 +179,13 @@ export class ReaderPool {
         1,
         'Server busy',
       );
-    this.goOutside(lease);
+    if (back.rows && this.rowsOutside >= this.sqlShare.size)
+      throw unavailable(
+        `${this.sqlShare.size} queries already copy integrations' rows into memory (at most SQL_MAX_CONCURRENT at once: each holds up to 1,000,000 rows until they are loaded); try again shortly`,
+        1,
+        'Server busy',
+      );
+    this.goOutside(lease, back.rows === true);
     let outcome: { value: T } | { error: unknown };
     try {
       outcome = { value: await this.held.exit(work) };
@@ -183,19 +204,29 @@ export class ReaderPool {
   }
 
   /** What the pool's readers are doing now (for gauges and specs). */
-  use(): { lent: number; outside: number; sqlSlots: number; idle: number; opened: number } {
+  use(): {
+    lent: number;
+    outside: number;
+    rowsOutside: number;
+    sqlSlots: number;
+    idle: number;
+    opened: number;
+  } {
     return {
       lent: this.leased.size,
       outside: this.outside,
+      rowsOutside: this.rowsOutside,
       sqlSlots: this.sqlShare.taken,
       idle: this.idle.length,
       opened: this.opened,
     };
   }
 
-  private goOutside(lease: Lease) {
+  private goOutside(lease: Lease, rows: boolean) {
     lease.outside = true;
     this.outside++;
+    lease.rows = rows;
+    if (rows) this.rowsOutside++;
     if (lease.slot) {
       lease.slot = false;
       this.sqlShare.release();
@@ -217,6 +248,8 @@ export class ReaderPool {
   private comeBack(lease: Lease) {
     lease.outside = false;
     this.outside--;
+    if (lease.rows) this.rowsOutside--;
+    lease.rows = false;
   }
 
   /**

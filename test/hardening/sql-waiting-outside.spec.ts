@@ -15,8 +15,10 @@ import { fakeReply, lastUserText, startFakeOpenAi, type FakeOpenAi } from '../su
 import { until } from '../support/until';
 import { rowsOf } from '../llmModels/world';
 
-/** The SQL share's slots (SQL_MAX_CONCURRENT), and the queries that may wait outside at once. */
+/** The SQL share's slots (SQL_MAX_CONCURRENT), and the queries that may copy integrations' rows at once. */
 const SLOTS = 2;
+/** The queries that may wait outside at once (SQL_MAX_WAITING_OUTSIDE). */
+const OUTSIDE = SLOTS + 1;
 
 /** Starts `work`, noting when it has settled, and with what. */
 const tracked = <T>(work: Promise<T>) => {
@@ -76,7 +78,9 @@ describe.each(storeKinds)('SQL queries waiting outside the process (%s)', (kind)
   const expectPoolIdle = () =>
     until('the reader pool idle', async () => {
       const use = t.running.ctx.duck.readerUse();
-      return use.lent === 0 && use.outside === 0 && use.sqlSlots === 0 ? use : undefined;
+      return use.lent === 0 && use.outside === 0 && use.rowsOutside === 0 && use.sqlSlots === 0
+        ? use
+        : undefined;
     });
 
   beforeAll(async () => {
@@ -91,7 +95,7 @@ describe.each(storeKinds)('SQL queries waiting outside the process (%s)', (kind)
       // Every reader held by the queries that wait: the local query's own needs one made beside them.
       DUCKDB_READERS: String(SLOTS),
       SQL_MAX_CONCURRENT: String(SLOTS),
-      SQL_MAX_WAITING_OUTSIDE: String(SLOTS),
+      SQL_MAX_WAITING_OUTSIDE: String(OUTSIDE),
       // Past it, the old code answered "busy": the held queries hold the share for much longer.
       DUCKDB_ACQUIRE_TIMEOUT_MS: '1000',
       SQL_TIMEOUT_MS: '120000',
@@ -158,6 +162,14 @@ describe.each(storeKinds)('SQL queries waiting outside the process (%s)', (kind)
 
       await expectLocalAnswer();
       expect(held.map((h) => h.settled)).toEqual(Array(SLOTS).fill(false));
+      // Rows copied in wait in the heap until loaded: no more such queries than the SQL share,
+      // though another may still wait outside (SQL_MAX_WAITING_OUTSIDE is one more).
+      const past = await querySql(t, native(SLOTS));
+      expect(past).toMatchObject({ type: 'error', error_code: 1040 });
+      expect(past.error_message).toMatch(
+        /2 queries already copy integrations' rows into memory.*SQL_MAX_CONCURRENT/,
+      );
+      expect(held.map((h) => h.settled)).toEqual(Array(SLOTS).fill(false));
 
       await locker.query('COMMIT');
       const answers: SqlAnswer[] = await Promise.all(held.map((h) => h.answer));
@@ -177,23 +189,23 @@ describe.each(storeKinds)('SQL queries waiting outside the process (%s)', (kind)
 
   it('given SQL_MAX_WAITING_OUTSIDE queries waiting outside, then one more that would is busy (1040) naming the setting, before it asks, while local queries still answer', async () => {
     const letGo = holdReplies();
-    const held = Array.from({ length: SLOTS }, (_, i) =>
+    const held = Array.from({ length: OUTSIDE }, (_, i) =>
       tracked(querySql(t, `SELECT LLM('capped ${i}') AS said`)),
     );
     try {
       await untilAllOutside(
         held,
         'every held query asking the provider',
-        async () => fake.chatRequests().length >= SLOTS,
+        async () => fake.chatRequests().length >= OUTSIDE,
       );
       const past = await querySql(t, `SELECT LLM('one too many') AS said`);
       expect(past).toMatchObject({ type: 'error', error_code: 1040 });
       expect(past.error_message).toMatch(
-        /2 queries already wait on services outside.*SQL_MAX_WAITING_OUTSIDE/,
+        /3 queries already wait on services outside.*SQL_MAX_WAITING_OUTSIDE/,
       );
       expect(fake.chatRequests().map(lastUserText)).not.toContain('one too many');
       await expectLocalAnswer();
-      expect(held.map((h) => h.settled)).toEqual(Array(SLOTS).fill(false));
+      expect(held.map((h) => h.settled)).toEqual(Array(OUTSIDE).fill(false));
     } finally {
       letGo();
     }

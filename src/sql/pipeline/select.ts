@@ -271,8 +271,9 @@ class QueryRun {
    * it is stopped (its caller may have caught the error), answering why, and only `close` (its
    * temporary tables dropped) still runs on the connection.
    */
-  private outside<T>(work: () => Promise<T>): Promise<T> {
+  private outside<T>(work: () => Promise<T>, what: { rows?: boolean } = {}): Promise<T> {
     return this.deps.duck.waitingOutside(work, {
+      ...what,
       withinMs: () => this.limits.deadline.remaining(),
       signal: this.stopped.signal,
       lost: (error) => {
@@ -454,17 +455,20 @@ class QueryRun {
     const { deadline } = this.limits;
     for (const fetch of fetches) {
       deadline.check();
-      const result = await this.outside(() => {
-        const reading = this.deps.externals.get(fetch.integration).then((db) => {
-          const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql(db);
-          return fetch.read ? fetch.read(db) : remote(this.limits, db, native);
-        });
-        return deadline.waitingOn(fetch.integration, reading).catch((error: unknown) => {
-          // A schema listing leaves out a database that is down rather than failing the tool.
-          if (fetch.unreachable) return fetch.unreachable;
-          throw externalError(fetch.integration, error);
-        });
-      });
+      const result = await this.outside(
+        () => {
+          const reading = this.deps.externals.get(fetch.integration).then((db) => {
+            const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql(db);
+            return fetch.read ? fetch.read(db) : remote(this.limits, db, native);
+          });
+          return deadline.waitingOn(fetch.integration, reading).catch((error: unknown) => {
+            // A schema listing leaves out a database that is down rather than failing the tool.
+            if (fetch.unreachable) return fetch.unreachable;
+            throw externalError(fetch.integration, error);
+          });
+        },
+        { rows: true },
+      );
       deadline.check();
       this.temps.push(fetch.temp);
       await loadIntoDuckDb(this.c, fetch.temp, result);
