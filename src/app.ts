@@ -6,6 +6,7 @@ import { assertReadModelWritable, ownWritesGate, type AppContext } from './conte
 import { externalDatabases } from './databases/pools';
 import { commandRunner } from './eventlog/commands';
 import type { Api } from './http/api';
+import type { ReadCeiling } from './integrations/drivers';
 import { createLogger } from './logger';
 import { jobScheduler, type JobScheduler } from './jobs/scheduler';
 import { triggerWatcher, type TriggerWatcher } from './triggers/watcher';
@@ -51,6 +52,8 @@ export const createApp = async (
     logger?: Logger;
     /** Given the read model's runner once the stores are open, before it catches up (src/main.ts). */
     starting?: (projections: ProjectionRunner) => void;
+    /** What one read from an external database may bring (FETCH_LIMIT rows unless given: specs shrink it). */
+    externalReads?: ReadCeiling;
   } = {},
 ): Promise<RunningApp> => {
   const clock = options.clock ?? systemClock;
@@ -122,6 +125,7 @@ export const createApp = async (
   const externals = externalDatabases(ctx, {
     connectTimeoutMs: config.dbConnectTimeoutMs,
     queryTimeoutMs: config.sqlTimeoutMs,
+    ...(options.externalReads ? { ceiling: options.externalReads } : {}),
   });
   opened.externals = externals;
   // Metrics and readiness read the services' work in flight, the runners and the SQL service's reports.

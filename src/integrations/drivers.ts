@@ -1,12 +1,71 @@
+import v8 from 'node:v8';
+import type * as MysqlCore from 'mysql2';
 import type * as Mysql from 'mysql2/promise';
 import pg from 'pg';
+import Cursor from 'pg-cursor';
 import { survivingDrops } from '../eventlog/postgresConnections';
 import { invalid } from '../shared/errors';
 import { isKeyword, significant, tokenize } from '../shared/sqlTokens';
 import { bindMysql, MYSQL_DIALECT, POSTGRES_DIALECT, type SqlDialect } from './dialects';
 
-/** A result from an external database, typed in DuckDB's terms so it can join local tables. */
-export type ExternalResult = { columns: { name: string; type: string }[]; rows: unknown[][] };
+/**
+ * A result from an external database, typed in DuckDB's terms so it can join local tables. `cut`:
+ * the database had more than the read's ceiling (`ReadCeiling`), and the driver stopped reading
+ * there: `rows` holds what came before the bound it names.
+ */
+export type ExternalResult = {
+  columns: { name: string; type: string }[];
+  rows: unknown[][];
+  cut?: ReadCut;
+};
+
+/** The bound a read stopped at: more rows than `limit`, or more than `limit` bytes of cell text. */
+export type ReadCut = { by: 'rows' | 'bytes'; limit: number };
+
+/** What one read (`query`, `readOnlyQuery`) may bring into this process before the driver stops reading it. */
+export type ReadCeiling = { rows: number; bytes: number };
+
+/** Rows one read from an external database may bring (a mixed query's fetch, a native query). */
+export const FETCH_LIMIT = 1_000_000;
+
+/**
+ * Bytes of cell text one read may bring: a quarter of Node's heap limit, at most 1 GiB. The rows
+ * live in the heap as they arrive (strings of one or two bytes a character, each with its header)
+ * and are copied again on their way out (into DuckDB, or into an answer), beside every other query's
+ * work: a read past this would end the process (`JavaScript heap out of memory`) rather than the
+ * query. With the default heap of a machine with 16 GiB or more (about 4 GiB) that is 1 GiB; under
+ * `--max-old-space-size=256`, 64 MiB.
+ */
+export const FETCH_BYTES = Math.min(2 ** 30, Math.floor(v8.getHeapStatistics().heap_size_limit / 4));
+
+const READ_CEILING: ReadCeiling = { rows: FETCH_LIMIT, bytes: FETCH_BYTES };
+
+/**
+ * A cell's share of a read's bytes, counted as it arrives: text by its length, binary by its size, a
+ * parsed JSON value by its text's, anything else (numbers, dates, NULL) as 8.
+ */
+const cellBytes = (v: unknown): number => {
+  if (typeof v === 'string') return v.length;
+  if (Buffer.isBuffer(v)) return v.length;
+  if (v !== null && typeof v === 'object' && !(v instanceof Date)) return JSON.stringify(v)?.length ?? 8;
+  return 8;
+};
+
+/** Counts a read's rows and bytes as they arrive: `add` answers the bound a row passes, if any. */
+class ReadMeter {
+  rows = 0;
+  bytes = 0;
+  constructor(readonly ceiling: ReadCeiling) {}
+  add(row: unknown[]): ReadCut | undefined {
+    if (this.rows + 1 > this.ceiling.rows) return { by: 'rows', limit: this.ceiling.rows };
+    let bytes = 0;
+    for (const v of row) bytes += cellBytes(v);
+    if (this.bytes + bytes > this.ceiling.bytes) return { by: 'bytes', limit: this.ceiling.bytes };
+    this.rows++;
+    this.bytes += bytes;
+    return undefined;
+  }
+}
 
 type ConnectionParameters = Record<string, unknown>;
 
@@ -66,7 +125,12 @@ const COLUMN_LISTING_SQL = (placeholder: string) =>
   `SELECT table_name, column_name, ordinal_position, data_type, is_nullable FROM information_schema.columns
      WHERE table_schema = ${placeholder} ORDER BY table_name, ordinal_position`;
 
-export type DriverOptions = { connectTimeoutMs: number; queryTimeoutMs: number };
+export type DriverOptions = {
+  connectTimeoutMs: number;
+  queryTimeoutMs: number;
+  /** What one read may bring (FETCH_LIMIT rows, FETCH_BYTES of text unless given: specs shrink it). */
+  ceiling?: ReadCeiling;
+};
 
 /** The connections each external database's pool holds at most (PostgreSQL and MySQL-like alike). */
 export const POOL_SLOTS = 4;
@@ -168,6 +232,70 @@ const PG_TYPES: Record<number, string> = {
   1184: 'TIMESTAMP',
 };
 
+/**
+ * Rows a cursor asks for first (one round trip for most answers); later batches hold about 4 MiB
+ * each by the rows read so far (a sixteenth of the ceiling when that is less), 50,000 rows at most: a
+ * read passes its ceiling of bytes by one batch at most, the first one's 100 rows aside.
+ */
+const FIRST_BATCH = 100;
+const MOST_BATCH = 50_000;
+const batchBytes = (ceiling: ReadCeiling) => Math.min(4 * 2 ** 20, ceiling.bytes / 16);
+
+/** The rows a cursor asks for next: never more than one past the ceiling. */
+const nextBatch = (meter: ReadMeter) => {
+  const left = meter.ceiling.rows - meter.rows + 1;
+  if (meter.rows === 0) return Math.min(FIRST_BATCH, left);
+  const perRow = Math.max(1, meter.bytes / meter.rows);
+  return Math.max(1, Math.min(left, MOST_BATCH, Math.floor(batchBytes(meter.ceiling) / perRow)));
+};
+
+/**
+ * Reads one statement through a cursor (a portal of the extended protocol, a batch of rows a round
+ * trip) and stops once a row passes the ceiling: the server never sends the rest. The portal is
+ * closed then (the transaction it ran in, implicit or the caller's, goes on); a read that fails
+ * leaves the client to be destroyed, as any failed call does.
+ */
+const cursorRead = async (
+  client: pg.PoolClient,
+  { text, values }: { text: string; values: unknown[] },
+  ceiling: ReadCeiling,
+): Promise<ExternalResult> => {
+  const cursor = client.query(new Cursor<unknown[]>(text, values, { rowMode: 'array' }));
+  let fields: pg.FieldDef[] = [];
+  const columns = () => fields.map((f) => ({ name: f.name, type: PG_TYPES[f.dataTypeID] ?? 'VARCHAR' }));
+  const read = (asked: number) =>
+    new Promise<unknown[][]>((resolve, reject) =>
+      cursor.read(asked, (error, rows, result) => {
+        if (error) return reject(error);
+        // A cursor read again after its end answers no rows and no result.
+        if (result) fields = result.fields;
+        resolve(rows);
+      }),
+    );
+  try {
+    const meter = new ReadMeter(ceiling);
+    const rows: unknown[][] = [];
+    for (;;) {
+      const asked = nextBatch(meter);
+      const batch = await read(asked);
+      for (const row of batch) {
+        const cut = meter.add(row);
+        if (cut) {
+          await cursor.close();
+          return { columns: columns(), rows, cut };
+        }
+        rows.push(row);
+      }
+      if (batch.length < asked) return { columns: columns(), rows };
+    }
+  } finally {
+    // pg arms its read timeout (query_timeout) for every query it is given and clears it through the
+    // query's callback, which a cursor never calls: left armed, it would hold the process open for
+    // that long after the read, then fail the finished cursor.
+    (cursor as unknown as { callback?: () => void }).callback?.();
+  }
+};
+
 const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase => {
   const schema = str(p.schema) ?? 'public';
   const pool = new pg.Pool({
@@ -187,10 +315,7 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
   // A client whose server went away (idle, or checked out between two statements) must not crash
   // the process; the next query reconnects.
   survivingDrops(pool);
-  const asResult = (result: pg.QueryResult): ExternalResult => ({
-    columns: result.fields.map((f) => ({ name: f.name, type: PG_TYPES[f.dataTypeID] ?? 'VARCHAR' })),
-    rows: result.rows as unknown[][],
-  });
+  const ceiling = o.ceiling ?? READ_CEILING;
   // The extended protocol for every statement: one statement a message (a text that smuggles a
   // `COMMIT; …` past a read-only transaction is refused by the server), the text as it was written.
   const statement = (text: string, params: unknown[]) => ({
@@ -230,16 +355,15 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     namespace: schema,
     qualify: (table) => `${POSTGRES_DIALECT.quote(schema)}.${POSTGRES_DIALECT.quote(table)}`,
     query: (sql, params = [], timeoutMs = limitMs) =>
-      onClient(within(timeoutMs, limitMs), async (client) =>
-        asResult(await client.query({ ...statement(sql, params), rowMode: 'array' })),
-      ),
+      onClient(within(timeoutMs, limitMs), (client) => cursorRead(client, statement(sql, params), ceiling)),
     readOnlyQuery: (sql, params, timeoutMs) => {
       const ms = within(timeoutMs, limitMs);
       // A statement that fails destroys its client, which ends the transaction with it. The server's
       // own limit comes first (its error says which); ours stands behind it for a peer that hangs.
+      // In the extended protocol the server's limit runs per message: each batch the cursor asks for.
       return onClient(ms, async (client, broke) => {
         await client.query(`BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${serverLimitMs(ms)}`);
-        const result = asResult(await client.query({ ...statement(sql, params), rowMode: 'array' }));
+        const result = await cursorRead(client, statement(sql, params), ceiling);
         await client.query('ROLLBACK').catch(broke);
         return result;
       });
@@ -307,6 +431,48 @@ const MYSQL_TYPES: Record<number, string> = {
   16: 'BOOLEAN',
 };
 
+/**
+ * Reads one statement's rows as they arrive and stops once a row passes the ceiling: the connection
+ * stops reading its socket there, and the caller discards it (a result cannot be left half read).
+ * Only the statement's first result is read (a `CALL` may answer several).
+ */
+const streamRead = (
+  connection: Mysql.PoolConnection,
+  options: { sql: string; timeout: number },
+  ceiling: ReadCeiling,
+) =>
+  new Promise<ExternalResult>((resolve, reject) => {
+    const core = (connection as unknown as { connection: MysqlCore.Connection }).connection;
+    const meter = new ReadMeter(ceiling);
+    let columns: ExternalResult['columns'] = [];
+    const rows: unknown[][] = [];
+    let settled = false;
+    const query = core.query({ ...options, rowsAsArray: true });
+    query.on('fields', (fields: MysqlCore.FieldPacket[] | undefined, index?: number) => {
+      if (fields && !index && columns.length === 0)
+        columns = fields.map((f) => ({ name: f.name, type: MYSQL_TYPES[f.columnType ?? -1] ?? 'VARCHAR' }));
+    });
+    query.on('result', (row: unknown, index?: number) => {
+      // Not a row: a statement's header (INSERT, SET), or a later result.
+      if (settled || !Array.isArray(row) || index) return;
+      const cut = meter.add(row as unknown[]);
+      if (cut === undefined) return void rows.push(row as unknown[]);
+      settled = true;
+      core.pause();
+      resolve({ columns, rows, cut });
+    });
+    query.on('error', (error: Error) => {
+      if (settled) return;
+      settled = true;
+      reject(error);
+    });
+    query.on('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve({ columns, rows });
+    });
+  });
+
 const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): ExternalDatabase => {
   const database = str(p.database);
   // mysql2 is loaded by the first MySQL-like connection, not at start: a process that connects to
@@ -324,14 +490,16 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
     supportBigNumbers: true,
     bigNumberStrings: false,
   });
-  const asResult = ([rows, fields]: [unknown, unknown]): ExternalResult => ({
-    columns: ((fields ?? []) as { name: string; columnType: number }[]).map((f) => ({
-      name: f.name,
-      type: MYSQL_TYPES[f.columnType] ?? 'VARCHAR',
-    })),
-    rows: Array.isArray(rows) ? (rows as unknown[][]) : [],
-  });
+  const ceiling = o.ceiling ?? READ_CEILING;
   const limitMs = remoteLimitMs(o.queryTimeoutMs);
+  /**
+   * Out of the pool and its socket closed at once: mysql2's `destroy` only ends our side of the
+   * socket, which then goes on receiving (and parsing) whatever the server still sends.
+   */
+  const discard = (connection: Mysql.PoolConnection) => {
+    connection.destroy();
+    (connection as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+  };
   /**
    * One call on a pooled connection within `ms` (the wait for a free one and its handshake
    * included): released when it went well, destroyed when it failed or ran out of time, so a
@@ -360,7 +528,7 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
           else connection.release();
           throw error;
         }
-        if (broken) connection.destroy();
+        if (broken) discard(connection);
         else connection.release();
         return value;
       },
@@ -383,9 +551,12 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
         : `${MYSQL_DIALECT.quote(database)}.${MYSQL_DIALECT.quote(table)}`,
     query: (sql, params = [], timeoutMs = limitMs) => {
       const ms = within(timeoutMs, limitMs);
-      return onConnection(ms, async (connection) =>
-        asResult(await connection.query({ sql: bindMysql(sql, params), rowsAsArray: true, timeout: ms })),
-      );
+      return onConnection(ms, async (connection, broke) => {
+        const result = await streamRead(connection, { sql: bindMysql(sql, params), timeout: ms }, ceiling);
+        // Cut in the middle of a result: the connection cannot be used again.
+        if (result.cut) broke();
+        return result;
+      });
     },
     readOnlyQuery: (sql, params, timeoutMs) => {
       const ms = within(timeoutMs, limitMs);
@@ -396,11 +567,17 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
           ? `SET STATEMENT max_statement_time=${serverLimitMs(ms) / 1000} FOR ${text}`
           : withExecutionTimeHint(text, serverLimitMs(ms));
         await connection.query('START TRANSACTION READ ONLY');
+        let result: ExternalResult;
         try {
-          return asResult(await connection.query({ sql: limited, rowsAsArray: true, timeout: ms + 1000 }));
-        } finally {
+          result = await streamRead(connection, { sql: limited, timeout: ms + 1000 }, ceiling);
+        } catch (error) {
           await connection.query('ROLLBACK').catch(broke);
+          throw error;
         }
+        // A connection cut in the middle of a result is closed, which ends its transaction.
+        if (result.cut) broke();
+        else await connection.query('ROLLBACK').catch(broke);
+        return result;
       });
     },
     transaction: async (work) => {

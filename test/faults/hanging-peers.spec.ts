@@ -83,8 +83,8 @@ const startPeer = async (targetPort: number) => {
 
 /**
  * Speaks just enough of PostgreSQL's protocol: trusts the startup, is ready for queries, and
- * answers any query with its row description and one row, then stalls (no CommandComplete, no
- * ReadyForQuery): half a result, for ever.
+ * answers any query (simple, or extended a message at a time) with its row description and one
+ * row, then stalls (no CommandComplete, no ReadyForQuery): half a result, for ever.
  */
 const startHalfPostgres = async () => {
   const open = new Set<net.Socket>();
@@ -142,18 +142,18 @@ const startHalfPostgres = async () => {
         const length = buffered.readInt32BE(1);
         if (buffered.length < length + 1) return;
         buffered = buffered.subarray(length + 1);
-        const end = stall ? [] : [message('C', Buffer.from('SELECT 1\0')), message('Z', Buffer.from('I'))];
-        if (type === 'Q') socket.write(Buffer.concat([rowDescription(), dataRow(), ...end]));
-        if (type === 'S')
-          socket.write(
-            Buffer.concat([
-              message('1', Buffer.alloc(0)),
-              message('2', Buffer.alloc(0)),
-              rowDescription(),
-              dataRow(),
-              ...end,
-            ]),
-          );
+        const complete = message('C', Buffer.from('SELECT 1\0'));
+        const ready = message('Z', Buffer.from('I'));
+        if (type === 'Q')
+          socket.write(Buffer.concat([rowDescription(), dataRow(), ...(stall ? [] : [complete, ready])]));
+        // The extended protocol, a message at a time, as a cursor reads (Parse, Bind, Describe,
+        // Flush; Execute, Flush; Close, Sync): the row, then no CommandComplete while stalled.
+        if (type === 'P') socket.write(message('1', Buffer.alloc(0)));
+        if (type === 'B') socket.write(message('2', Buffer.alloc(0)));
+        if (type === 'D') socket.write(rowDescription());
+        if (type === 'E') socket.write(Buffer.concat([dataRow(), ...(stall ? [] : [complete])]));
+        if (type === 'C') socket.write(message('3', Buffer.alloc(0)));
+        if (type === 'S' && !stall) socket.write(ready);
       }
     });
   });

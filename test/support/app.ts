@@ -9,6 +9,7 @@ import supertest from 'supertest';
 import { createApp, type RunningApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
 import { keepIdleConnections } from '../../src/http/idleConnections';
+import type { ReadCeiling } from '../../src/integrations/drivers';
 import type { Clock } from '../../src/shared/time';
 import { freshPostgresDatabase } from './postgres';
 
@@ -99,6 +100,7 @@ const start = async (
   overrides: Record<string, string>,
   logStream?: NodeJS.WritableStream,
   clock?: Clock,
+  externalReads?: ReadCeiling,
 ): Promise<TestApp> => {
   const settings = {
     LOG_LEVEL: 'silent',
@@ -111,7 +113,11 @@ const start = async (
   };
   const config = loadConfig({ ...settings, ...processMemoryFromNow(settings) });
   const logger = logStream ? pino({ level: 'info' }, logStream) : pino({ level: 'silent' });
-  const running = await createApp(config, { logger, ...(clock ? { clock } : {}) });
+  const running = await createApp(config, {
+    logger,
+    ...(clock ? { clock } : {}),
+    ...(externalReads ? { externalReads } : {}),
+  });
   // One listening server for the app's life: given the app itself, supertest makes a server and
   // binds a port for every request, and the kernel's search for a free port grew to 4% of a busy
   // spec's time.
@@ -141,7 +147,7 @@ const start = async (
     stop,
     restart: async (more = {}) => {
       await stop();
-      return start(b, { ...overrides, ...more }, logStream, clock);
+      return start(b, { ...overrides, ...more }, logStream, clock, externalReads);
     },
     dispose: async () => {
       if (!stopped) await skipCheckpointOnClose(running);
@@ -168,12 +174,15 @@ const skipCheckpointOnClose = (running: RunningApp) =>
 export const startTestApp = async (
   kind: StoreKind,
   overrides: Record<string, string> = {},
-  /** `clock`: the app's clock (a spec moving time by hand). */
-  options: { logStream?: NodeJS.WritableStream; clock?: Clock } = {},
+  /**
+   * `clock`: the app's clock (a spec moving time by hand); `externalReads`: what one read from an
+   * external database may bring (a spec about that bound shrinks it).
+   */
+  options: { logStream?: NodeJS.WritableStream; clock?: Clock; externalReads?: ReadCeiling } = {},
 ): Promise<TestApp> => {
   const b = await backing(kind);
   try {
-    return await start(b, overrides, options.logStream, options.clock);
+    return await start(b, overrides, options.logStream, options.clock, options.externalReads);
   } catch (error) {
     // An app that refuses to start (a spec about a bad setting) leaves no database or files behind.
     await b.cleanup();

@@ -1,5 +1,5 @@
 import { DuckDBListValue, type DuckDBConnection } from '@duckdb/node-api';
-import type { ExternalDatabase, ExternalResult } from '../../../integrations/drivers';
+import { FETCH_LIMIT, type ExternalDatabase, type ExternalResult } from '../../../integrations/drivers';
 import { Digits, type SqlDialect } from '../../../integrations/dialects';
 import {
   conjunctsOf,
@@ -32,9 +32,6 @@ export type ExternalFetch = {
   /** What a database that cannot be reached gives instead of failing the query (listings only). */
   unreachable?: ExternalResult;
 };
-
-/** Rows a mixed query may copy from one external table into DuckDB. */
-const FETCH_LIMIT = 1_000_000;
 
 /**
  * `SELECT * FROM pg_db (SELECT … in pg's own SQL)`: MindsDB's native-query syntax. Each such
@@ -205,13 +202,22 @@ export const pushableFilters = (where: AstNode | null | undefined, alias: string
   return filters;
 };
 
-/** Converts an external result into a DuckDB temporary table on this connection. */
+/** The refusal of an external table larger than what one read may bring (src/integrations/drivers.ts). */
+const tooLarge = (what: string) =>
+  new SqlError(
+    SqlErrorCode.Invalid,
+    `A joined external table returned more than ${what}; filter it, or run the query in that database alone`,
+  );
+
+/**
+ * Converts an external result into a DuckDB temporary table on this connection. A result the driver
+ * cut (it stopped reading at FETCH_LIMIT rows or FETCH_BYTES of text) is refused: a table missing
+ * rows would answer wrongly.
+ */
 export const loadIntoDuckDb = async (c: DuckDBConnection, temp: string, result: ExternalResult) => {
-  if (result.rows.length > FETCH_LIMIT)
-    throw new SqlError(
-      SqlErrorCode.Invalid,
-      `A joined external table returned more than ${FETCH_LIMIT} rows; filter it, or run the query in that database alone`,
-    );
+  if (result.cut)
+    throw tooLarge(`${result.cut.limit} ${result.cut.by === 'rows' ? 'rows' : 'bytes of text'}`);
+  if (result.rows.length > FETCH_LIMIT) throw tooLarge(`${FETCH_LIMIT} rows`);
   const raw = `${temp}_raw`;
   const columns = result.columns.length ? result.columns : [{ name: 'empty', type: 'VARCHAR' }];
   await c.run(
@@ -292,7 +298,7 @@ export const externalAnswer = (result: ExternalResult, rowLimit: number, maxByte
     column_names: result.columns.map((c) => c.name),
     column_types: result.columns.map((c) => c.type),
     data: converted.slice(0, cut),
-    truncated: result.rows.length > rowLimit || cut < converted.length,
+    truncated: result.cut !== undefined || result.rows.length > rowLimit || cut < converted.length,
   };
 };
 
