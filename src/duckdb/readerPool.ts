@@ -23,9 +23,9 @@ export type ReaderPoolOptions = {
  */
 export type BackFromOutside = {
   /**
-   * The work copies rows into the heap (an integration's table, read whole before it is loaded):
-   * such waits are bounded by the SQL share, as they were while each held a slot (a fetch may hold
-   * up to a million rows; 28 at once would pass the heap's limit), not by `outsideReaders`.
+   * The work copies rows into the heap (an integration's table, read before it is loaded): such
+   * works take turns, no more at once than the SQL share has slots, as when each held a slot (a
+   * fetch may hold up to a million rows), not `outsideReaders` (28 by default) at once.
    */
   rows?: boolean;
   withinMs: () => number;
@@ -45,6 +45,12 @@ type Lease = {
   outside: boolean;
   /** Outside copying rows into the heap (`BackFromOutside.rows`). */
   rows: boolean;
+  /**
+   * Calls running on this lease from within its holder (`withReader` again, e.g. a catalog
+   * describing a knowledge base's columns inside a query's planning): their waits outside keep the
+   * slot, as the holder cannot go on without them and they have deadlines of their own.
+   */
+  nested: number;
 };
 
 /**
@@ -89,8 +95,12 @@ export class ReaderPool {
   /** Leases waiting outside now (`waitingOutside`), and how many may at once. */
   private outside = 0;
   private readonly outsideReaders: number;
-  /** Of those, the leases copying rows into the heap (bounded by the SQL share's size). */
-  private rowsOutside = 0;
+  /**
+   * Turns for leases outside copying rows into the heap (`BackFromOutside.rows`), as many as the SQL
+   * share's slots: taken once outside (so no slot is held while waiting for one), given back once
+   * the SQL slot is taken again.
+   */
+  private readonly rowsShare: SqlShare;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -108,6 +118,11 @@ export class ReaderPool {
     ].join(';\n');
     this.sqlShare = new SqlShare(
       Math.max(1, Math.min(this.readers, options.sqlReaders ?? defaultSqlReaders(this.readers))),
+    );
+    this.rowsShare = new SqlShare(
+      this.sqlShare.size,
+      (size, ms) =>
+        `All ${size} turns for copying integrations' rows into memory (SQL_MAX_CONCURRENT) stayed taken for ${ms} ms; try again shortly`,
     );
     this.outsideReaders = options.outsideReaders ?? 4 * this.sqlShare.size;
   }
@@ -131,7 +146,14 @@ export class ReaderPool {
   /** See `Duck.withReader`. */
   async withReader<T>(work: (c: DuckDBConnection) => Promise<T>, lane: { sql?: boolean } = {}): Promise<T> {
     const lease = this.held.getStore();
-    if (lease && !lease.ended) return work(lease.connection);
+    if (lease && !lease.ended) {
+      lease.nested++;
+      try {
+        return await work(lease.connection);
+      } finally {
+        lease.nested--;
+      }
+    }
     const started = Date.now();
     if (lane.sql) await this.sqlShare.take(this.acquireTimeoutMs);
     let c: DuckDBConnection;
@@ -141,7 +163,14 @@ export class ReaderPool {
       if (lane.sql) this.sqlShare.release();
       throw error;
     }
-    const mine: Lease = { connection: c, ended: false, slot: lane.sql === true, outside: false, rows: false };
+    const mine: Lease = {
+      connection: c,
+      ended: false,
+      slot: lane.sql === true,
+      outside: false,
+      rows: false,
+      nested: 0,
+    };
     this.leased.add(c);
     try {
       return await this.held.run(mine, () => work(c));
@@ -173,21 +202,22 @@ export class ReaderPool {
   async waitingOutside<T>(work: () => Promise<T>, back: BackFromOutside): Promise<T> {
     const lease = this.held.getStore();
     if (!lease || lease.ended || lease.outside) return this.held.exit(work);
+    // Within a call nested in the holder (see `Lease.nested`): as before, on the lease, slot kept.
+    if (lease.nested > 0) return work();
     if (this.outside >= this.outsideReaders)
       throw unavailable(
         `${this.outsideReaders} queries already wait on services outside (LLM providers, integrations, SQL_MAX_WAITING_OUTSIDE); try again shortly`,
         1,
         'Server busy',
       );
-    if (back.rows && this.rowsOutside >= this.sqlShare.size)
-      throw unavailable(
-        `${this.sqlShare.size} queries already copy integrations' rows into memory (at most SQL_MAX_CONCURRENT at once: each holds up to 1,000,000 rows until they are loaded); try again shortly`,
-        1,
-        'Server busy',
-      );
-    this.goOutside(lease, back.rows === true);
+    this.goOutside(lease);
     let outcome: { value: T } | { error: unknown };
     try {
+      // A turn to copy rows is waited for outside: a chain holding a slot never waits on one.
+      if (back.rows) {
+        await this.rowsShare.take(Math.max(1, back.withinMs()), { signal: back.signal });
+        lease.rows = true;
+      }
       outcome = { value: await this.held.exit(work) };
     } catch (error) {
       outcome = { error };
@@ -215,18 +245,16 @@ export class ReaderPool {
     return {
       lent: this.leased.size,
       outside: this.outside,
-      rowsOutside: this.rowsOutside,
+      rowsOutside: this.rowsShare.taken,
       sqlSlots: this.sqlShare.taken,
       idle: this.idle.length,
       opened: this.opened,
     };
   }
 
-  private goOutside(lease: Lease, rows: boolean) {
+  private goOutside(lease: Lease) {
     lease.outside = true;
     this.outside++;
-    lease.rows = rows;
-    if (rows) this.rowsOutside++;
     if (lease.slot) {
       lease.slot = false;
       this.sqlShare.release();
@@ -248,7 +276,7 @@ export class ReaderPool {
   private comeBack(lease: Lease) {
     lease.outside = false;
     this.outside--;
-    if (lease.rows) this.rowsOutside--;
+    if (lease.rows) this.rowsShare.release();
     lease.rows = false;
   }
 
@@ -294,6 +322,7 @@ export class ReaderPool {
     this.stopRequested = true;
     for (const waiter of this.waiting.splice(0)) waiter.refuse();
     this.sqlShare.refuseAll(shuttingDown);
+    this.rowsShare.refuseAll(shuttingDown);
     // Again and again until every reader is back: an interrupt reaches only a call already
     // running, and a call may still be waiting for a thread of libuv's pool.
     const interruptAll = () => {
@@ -405,7 +434,12 @@ class SqlShare {
   private readonly waiting: { grant: () => void; refuse: (error: Error) => void }[] = [];
   private refusal: (() => Error) | undefined;
 
-  constructor(readonly size: number) {}
+  constructor(
+    readonly size: number,
+    /** What a wait past its time answers (as "server busy", 1040). */
+    private readonly busy: (size: number, ms: number) => string = (size, ms) =>
+      `All ${size} connections for SQL queries stayed busy for ${ms} ms; try again shortly`,
+  ) {}
 
   /** Slots held now. */
   get taken(): number {
@@ -444,14 +478,7 @@ class SqlShare {
       };
       const aborted = () => waiter.refuse(interruptedWhileWaiting());
       const timer = setTimeout(
-        () =>
-          waiter.refuse(
-            unavailable(
-              `All ${this.size} connections for SQL queries stayed busy for ${withinMs} ms; try again shortly`,
-              1,
-              'Server busy',
-            ),
-          ),
+        () => waiter.refuse(unavailable(this.busy(this.size, withinMs), 1, 'Server busy')),
         withinMs,
       );
       signal?.addEventListener('abort', aborted);
