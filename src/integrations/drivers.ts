@@ -250,6 +250,14 @@ const nextBatch = (meter: ReadMeter) => {
 };
 
 /**
+ * A cursor whose `callback` pg sets when it arms its read timeout (query_timeout) for the cursor:
+ * the callback clears that timer, and a cursor never calls it itself (see `cursorRead`).
+ */
+class TimedCursor extends Cursor<unknown[]> {
+  declare callback?: () => void;
+}
+
+/**
  * Reads one statement through a cursor (a portal of the extended protocol, a batch of rows a round
  * trip) and stops once a row passes the ceiling: the server never sends the rest. The portal is
  * closed then (the transaction it ran in, implicit or the caller's, goes on); a read that fails
@@ -260,7 +268,7 @@ const cursorRead = async (
   { text, values }: { text: string; values: unknown[] },
   ceiling: ReadCeiling,
 ): Promise<ExternalResult> => {
-  const cursor = client.query(new Cursor<unknown[]>(text, values, { rowMode: 'array' }));
+  const cursor = client.query(new TimedCursor(text, values, { rowMode: 'array' }));
   let fields: pg.FieldDef[] = [];
   const columns = () => fields.map((f) => ({ name: f.name, type: PG_TYPES[f.dataTypeID] ?? 'VARCHAR' }));
   const read = (asked: number) =>
@@ -292,7 +300,7 @@ const cursorRead = async (
     // pg arms its read timeout (query_timeout) for every query it is given and clears it through the
     // query's callback, which a cursor never calls: left armed, it would hold the process open for
     // that long after the read, then fail the finished cursor.
-    (cursor as unknown as { callback?: () => void }).callback?.();
+    cursor.callback?.();
   }
 };
 
@@ -431,6 +439,22 @@ const MYSQL_TYPES: Record<number, string> = {
   16: 'BOOLEAN',
 };
 
+/** mysql2's callback connection under a pool connection, with its socket. */
+type CoreConnection = MysqlCore.Connection & { stream: { destroy(): void } };
+
+const isCoreConnection = (c: unknown): c is CoreConnection =>
+  typeof c === 'object' && c !== null && 'stream' in c && 'pause' in c && 'query' in c;
+
+/**
+ * The callback connection a promise pool connection wraps (mysql2 keeps it as `connection`, which
+ * its typings name the promise class): rows are read from its events as they arrive.
+ */
+const coreOf = (connection: Mysql.PoolConnection): CoreConnection => {
+  const core: unknown = connection.connection;
+  if (!isCoreConnection(core)) throw new Error('mysql2: a pool connection without its callback connection');
+  return core;
+};
+
 /**
  * Reads one statement's rows as they arrive and stops once a row passes the ceiling: the connection
  * stops reading its socket there, and the caller discards it (a result cannot be left half read).
@@ -442,7 +466,7 @@ const streamRead = (
   ceiling: ReadCeiling,
 ) =>
   new Promise<ExternalResult>((resolve, reject) => {
-    const core = (connection as unknown as { connection: MysqlCore.Connection }).connection;
+    const core = coreOf(connection);
     const meter = new ReadMeter(ceiling);
     let columns: ExternalResult['columns'] = [];
     const rows: unknown[][] = [];
@@ -498,7 +522,7 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
    */
   const discard = (connection: Mysql.PoolConnection) => {
     connection.destroy();
-    (connection as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    coreOf(connection).stream.destroy();
   };
   /**
    * One call on a pooled connection within `ms` (the wait for a free one and its handshake
