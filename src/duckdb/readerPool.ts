@@ -82,7 +82,7 @@ export class ReaderPool {
   private opened = 0;
   private opening = 0;
   private stopRequested = false;
-  private readonly sqlShare: SqlShare;
+  private readonly sqlShare: Slots;
   /**
    * The reader this async call chain already holds. A read made while holding one (a query that
    * resolves names through a service, which reads too) runs on it: asking the pool for a second
@@ -100,7 +100,7 @@ export class ReaderPool {
    * share's slots: taken once outside (so no slot is held while waiting for one), given back once
    * the SQL slot is taken again.
    */
-  private readonly rowsShare: SqlShare;
+  private readonly rowsShare: Slots;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -116,10 +116,10 @@ export class ReaderPool {
       ...MYSQL_FUNCTION_MACROS,
       ...(options.maxValueBytes !== undefined ? valueGuardMacros(options.maxValueBytes) : []),
     ].join(';\n');
-    this.sqlShare = new SqlShare(
+    this.sqlShare = new Slots(
       Math.max(1, Math.min(this.readers, options.sqlReaders ?? defaultSqlReaders(this.readers))),
     );
-    this.rowsShare = new SqlShare(
+    this.rowsShare = new Slots(
       this.sqlShare.size,
       (size, ms) =>
         `All ${size} turns for copying integrations' rows into memory (SQL_MAX_CONCURRENT) stayed taken for ${ms} ms; try again shortly`,
@@ -259,18 +259,13 @@ export class ReaderPool {
       lease.slot = false;
       this.sqlShare.release();
     }
-    // Its connection no longer counts: a read waiting for one may have a reader made.
-    if (this.waiting.length > 0 && this.opened - this.outside < this.readers && !this.stopRequested) {
-      this.opened++;
-      this.openReader().then(
-        (reader) => {
-          if (!this.stopRequested) return this.release(reader);
-          this.opened--;
-          reader.closeSync();
-        },
-        () => this.opened--,
+    // Its connection no longer counts: a read waiting for one may have a reader made (there is
+    // room now, so `acquire` makes one) and handed on.
+    if (this.waiting.length > 0 && this.opened - this.outside < this.readers)
+      this.acquire(this.acquireTimeoutMs).then(
+        (reader) => this.release(reader),
+        () => undefined,
       );
-    }
   }
 
   private comeBack(lease: Lease) {
@@ -424,12 +419,13 @@ export class ReaderPool {
 }
 
 /**
- * SQL endpoint queries hold at most `size` connections, so heavy analytical queries never take the
- * connections the API's own reads (GET /api/projects, name resolution) need: ten cross joins made a
- * GET wait 59 s. A query beyond the share waits for a slot, within the same deadline as for a
- * connection, then answers "server busy".
+ * At most `size` holders at once; one more waits (within its time, or until aborted), then answers
+ * "server busy". The SQL share: SQL endpoint queries hold at most `size` connections, so heavy
+ * analytical queries never take the connections the API's own reads (GET /api/projects, name
+ * resolution) need: ten cross joins made a GET wait 59 s. The rows share: turns for copying an
+ * integration's rows into the heap (`BackFromOutside.rows`).
  */
-class SqlShare {
+class Slots {
   private held = 0;
   private readonly waiting: { grant: () => void; refuse: (error: Error) => void }[] = [];
   private refusal: (() => Error) | undefined;

@@ -44,6 +44,24 @@ const untilAllOutside = (held: ReturnType<typeof tracked>[], what: string, arriv
     return (await arrived()) ? true : undefined;
   });
 
+/** The provider holds every reply until the returned function is called. */
+const holdReplies = (fake: FakeOpenAi) => {
+  let letGo: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (letGo = resolve));
+  fake.reset();
+  fake.setFallback((body) => fakeReply.text(`answer: ${lastUserText(body)}`, { heldUntil: held }));
+  return letGo;
+};
+
+/** The pool once every query is over: no reader lent, none outside, no SQL slot or turn held. */
+const expectPoolIdle = (t: TestApp) =>
+  until('the reader pool idle', async () => {
+    const use = t.running.ctx.duck.readerUse();
+    return use.lent === 0 && use.outside === 0 && use.rowsOutside === 0 && use.sqlSlots === 0
+      ? use
+      : undefined;
+  });
+
 describe.each(storeKinds)('SQL queries waiting outside the process (%s)', (kind) => {
   let t: TestApp;
   let fake: FakeOpenAi;
@@ -65,23 +83,27 @@ describe.each(storeKinds)('SQL queries waiting outside the process (%s)', (kind)
     expect(databases).toMatchObject({ type: 'table', data: [['mindsdb']] });
   };
 
-  /** The provider holds every reply until the returned function is called. */
-  const holdReplies = () => {
-    let letGo: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => (letGo = resolve));
-    fake.reset();
-    fake.setFallback((body) => fakeReply.text(`answer: ${lastUserText(body)}`, { heldUntil: held }));
-    return letGo;
+  /**
+   * `count` LLM() queries, `${label} i`, each once it has reached the provider, which holds their
+   * replies until `letGo` is called.
+   */
+  const heldLlmQueries = async (count: number, label: string) => {
+    const letGo = holdReplies(fake);
+    const held = Array.from({ length: count }, (_, i) =>
+      tracked(querySql(t, `SELECT LLM('${label} ${i}') AS said`)),
+    );
+    try {
+      await untilAllOutside(
+        held,
+        'every held query asking the provider',
+        async () => fake.chatRequests().length >= count,
+      );
+    } catch (error) {
+      letGo();
+      throw error;
+    }
+    return { held, letGo };
   };
-
-  /** The pool once every query is over: no reader lent, none outside, no SQL slot held. */
-  const expectPoolIdle = () =>
-    until('the reader pool idle', async () => {
-      const use = t.running.ctx.duck.readerUse();
-      return use.lent === 0 && use.outside === 0 && use.rowsOutside === 0 && use.sqlSlots === 0
-        ? use
-        : undefined;
-    });
 
   /** The reads of the customer's table waiting for its lock there (pg_stat_activity). */
   const lockedReads = async () => {
@@ -126,16 +148,8 @@ describe.each(storeKinds)('SQL queries waiting outside the process (%s)', (kind)
   });
 
   it('given as many LLM() queries as SQL slots, held by the provider, then a local query answers while they wait, and each answers its own prompt once let go', async () => {
-    const letGo = holdReplies();
-    const held = Array.from({ length: SLOTS }, (_, i) =>
-      tracked(querySql(t, `SELECT LLM('held ${i}') AS said`)),
-    );
+    const { held, letGo } = await heldLlmQueries(SLOTS, 'held');
     try {
-      await untilAllOutside(
-        held,
-        'every held query asking the provider',
-        async () => fake.chatRequests().length >= SLOTS,
-      );
       await expectLocalAnswer();
       expect(held.map((h) => h.settled)).toEqual(Array(SLOTS).fill(false));
       expect(fake.chatRequests()).toHaveLength(SLOTS);
@@ -144,7 +158,7 @@ describe.each(storeKinds)('SQL queries waiting outside the process (%s)', (kind)
     }
     const answers: SqlAnswer[] = await Promise.all(held.map((h) => h.answer));
     answers.forEach((a, i) => expect(rowsOf(a)).toEqual([{ said: `answer: held ${i}` }]));
-    await expectPoolIdle();
+    await expectPoolIdle(t);
   });
 
   it('given as many reads of an integration table as SQL slots, held by a lock in the customer database, then a local query answers while they wait, and each answers its rows once the lock goes', async () => {
@@ -194,20 +208,12 @@ describe.each(storeKinds)('SQL queries waiting outside the process (%s)', (kind)
       await locker.query('ROLLBACK').catch(() => undefined);
       await locker.end();
     }
-    await expectPoolIdle();
+    await expectPoolIdle(t);
   });
 
   it('given SQL_MAX_WAITING_OUTSIDE queries waiting outside, then one more that would is busy (1040) naming the setting, before it asks, while local queries still answer', async () => {
-    const letGo = holdReplies();
-    const held = Array.from({ length: OUTSIDE }, (_, i) =>
-      tracked(querySql(t, `SELECT LLM('capped ${i}') AS said`)),
-    );
+    const { held, letGo } = await heldLlmQueries(OUTSIDE, 'capped');
     try {
-      await untilAllOutside(
-        held,
-        'every held query asking the provider',
-        async () => fake.chatRequests().length >= OUTSIDE,
-      );
       const past = await querySql(t, `SELECT LLM('one too many') AS said`);
       expect(past).toMatchObject({ type: 'error', error_code: 1040 });
       expect(past.error_message).toMatch(
@@ -221,7 +227,7 @@ describe.each(storeKinds)('SQL queries waiting outside the process (%s)', (kind)
     }
     const answers: SqlAnswer[] = await Promise.all(held.map((h) => h.answer));
     answers.forEach((a, i) => expect(rowsOf(a)).toEqual([{ said: `answer: capped ${i}` }]));
-    await expectPoolIdle();
+    await expectPoolIdle(t);
   });
 });
 
@@ -244,9 +250,7 @@ describe('a query waiting outside when the readers stop', () => {
   });
 
   it('given an LLM() query held by the provider, when the readers stop and the provider answers, then it answers "shutting down" and its reader, slot and place outside are all given back', async () => {
-    let letGo: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => (letGo = resolve));
-    fake.setFallback((body) => fakeReply.text(`answer: ${lastUserText(body)}`, { heldUntil: held }));
+    const letGo = holdReplies(fake);
     const query = querySql(t, `SELECT LLM('at the stop') AS said`);
     try {
       await until('the query asking the provider', async () =>
@@ -261,10 +265,7 @@ describe('a query waiting outside when the readers stop', () => {
       type: 'error',
       error_message: expect.stringMatching(/shutting down/),
     });
-    await until('the reader pool idle', async () => {
-      const use = t.running.ctx.duck.readerUse();
-      return use.lent === 0 && use.outside === 0 && use.sqlSlots === 0 ? use : undefined;
-    });
+    await expectPoolIdle(t);
   });
 });
 

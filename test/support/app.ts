@@ -95,13 +95,18 @@ const processMemoryFromNow = (settings: Record<string, string>) => {
   return bound > 0 ? { SQL_MAX_PROCESS_MEMORY: `${bound + process.memoryUsage().rss}B` } : {};
 };
 
+/**
+ * `clock`: the app's clock (a spec moving time by hand); `externalReads`: what one read from an
+ * external database may bring (a spec about that bound shrinks it).
+ */
+type StartOptions = { logStream?: NodeJS.WritableStream; clock?: Clock; externalReads?: ReadCeiling };
+
 const start = async (
   b: Backing,
   overrides: Record<string, string>,
-  logStream?: NodeJS.WritableStream,
-  clock?: Clock,
-  externalReads?: ReadCeiling,
+  options: StartOptions = {},
 ): Promise<TestApp> => {
+  const { logStream, clock, externalReads } = options;
   const settings = {
     LOG_LEVEL: 'silent',
     ...QUIET_LEDGER,
@@ -147,7 +152,7 @@ const start = async (
     stop,
     restart: async (more = {}) => {
       await stop();
-      return start(b, { ...overrides, ...more }, logStream, clock, externalReads);
+      return start(b, { ...overrides, ...more }, options);
     },
     dispose: async () => {
       if (!stopped) await skipCheckpointOnClose(running);
@@ -174,15 +179,11 @@ const skipCheckpointOnClose = (running: RunningApp) =>
 export const startTestApp = async (
   kind: StoreKind,
   overrides: Record<string, string> = {},
-  /**
-   * `clock`: the app's clock (a spec moving time by hand); `externalReads`: what one read from an
-   * external database may bring (a spec about that bound shrinks it).
-   */
-  options: { logStream?: NodeJS.WritableStream; clock?: Clock; externalReads?: ReadCeiling } = {},
+  options: StartOptions = {},
 ): Promise<TestApp> => {
   const b = await backing(kind);
   try {
-    return await start(b, overrides, options.logStream, options.clock, options.externalReads);
+    return await start(b, overrides, options);
   } catch (error) {
     // An app that refuses to start (a spec about a bad setting) leaves no database or files behind.
     await b.cleanup();
@@ -215,8 +216,7 @@ export const startPostgresCluster = async (
         cleanup: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
       },
       options.env ?? {},
-      undefined,
-      options.clock,
+      options.clock ? { clock: options.clock } : {},
     );
   };
   const apps: TestApp[] = [];

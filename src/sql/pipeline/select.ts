@@ -290,26 +290,18 @@ class QueryRun {
     const ports = this.deps.predictions;
     const { llmFunction, llmModel, toMarkdown } = ports;
     this.askingPorts = {
-      predictor: (project, name) => ports.predictor(project, name),
+      ...ports,
       ask: (...asked) => this.outside(() => ports.ask(...asked)),
       knowledgeBase: (...asked) => this.outside(() => ports.knowledgeBase(...asked)),
       ...(llmModel && {
         llmModel: async (project, name) => {
           const model = await llmModel(project, name);
-          return (
-            model && {
-              columns: model.columns,
-              rows: (...asked) => this.outside(() => model.rows(...asked)),
-            }
-          );
+          return model && { ...model, rows: (...asked) => this.outside(() => model.rows(...asked)) };
         },
       }),
       ...(llmFunction && { llmFunction: (...asked) => this.outside(() => llmFunction(...asked)) }),
       ...(toMarkdown && {
-        toMarkdown: {
-          file: (name) => toMarkdown.file(name),
-          url: (url, signal) => this.outside(() => toMarkdown.url(url, signal)),
-        },
+        toMarkdown: { ...toMarkdown, url: (url, signal) => this.outside(() => toMarkdown.url(url, signal)) },
       }),
     };
     return this.askingPorts;
