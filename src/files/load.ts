@@ -74,14 +74,40 @@ const source = (path: string, format: FileFormat, csv: CsvDialect | null, column
   }
 };
 
-const sniff = async (c: DuckDBConnection, path: string, format: FileFormat): Promise<CsvDialect> => {
+const sniffWith = async (
+  c: DuckDBConnection,
+  path: string,
+  format: FileFormat,
+  quote?: string,
+): Promise<CsvDialect> => {
+  const options = `${format === 'tsv' ? ", delim = '\\t'" : ''}${quote ? `, quote = ${lit(quote)}` : ''}`;
   const reader = await c.runAndReadAll(
-    `SELECT Delimiter, Quote, Escape, HasHeader FROM sniff_csv(${lit(path)}${format === 'tsv' ? ", delim = '\\t'" : ''})`,
+    `SELECT Delimiter, Quote, Escape, HasHeader FROM sniff_csv(${lit(path)}${options})`,
   );
-  const [delimiter, quote, escape, header] = reader.getRowsJS()[0] as [string, string, string, boolean];
+  const [delimiter, sniffedQuote, escape, header] = reader.getRowsJS()[0] as [
+    string,
+    string,
+    string,
+    boolean,
+  ];
   // DuckDB reports "(empty)" when the sample had no quoting; the standard quote is harmless then.
   const orQuote = (v: string) => (!v || v === '(empty)' ? '"' : v);
-  return { delimiter, quote: orQuote(quote), escape: orQuote(escape), header };
+  return { delimiter, quote: orQuote(sniffedQuote), escape: orQuote(escape), header };
+};
+
+/**
+ * The file's dialect. The quote is the standard `"` (what MindsDB's pandas reads with) unless the
+ * file is only a consistent table with another: DuckDB's sniffer, left free, may take `'` for the
+ * quote of a file whose cells merely hold apostrophes (`10,"apple","a,'","a',"` read as five
+ * headless columns); with `"` it finds the same delimiter, the header and four columns. A file
+ * quoted with `'` throughout finds no consistent table with `"` (the sniffer falls back to another
+ * delimiter) and keeps `'`.
+ */
+const sniff = async (c: DuckDBConnection, path: string, format: FileFormat): Promise<CsvDialect> => {
+  const free = await sniffWith(c, path, format);
+  if (free.quote === '"') return free;
+  const standard = await sniffWith(c, path, format, '"').catch(() => null);
+  return standard && standard.delimiter === free.delimiter ? standard : free;
 };
 
 /** Column types a JSON file records as they are; anything nested is kept as JSON text instead. */
