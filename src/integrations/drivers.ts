@@ -78,9 +78,10 @@ export interface ExternalDatabase {
    * Runs one statement in the database's own dialect, its placeholders (`dialect.placeholder(n)`)
    * bound to `params` in order. Without parameters the text goes to the server byte for byte.
    * `timeoutMs`, when given, shortens the call's limit: a statement's caller passes what is left of
-   * its own deadline (less a margin), so the error that names this database comes first.
+   * its own deadline (less a margin), so the error that names this database comes first. `signal`
+   * stops the call when its caller stops: the connection is destroyed, the rest of the result unread.
    */
-  query(sql: string, params?: unknown[], timeoutMs?: number): Promise<ExternalResult>;
+  query(sql: string, params?: unknown[], timeoutMs?: number, signal?: AbortSignal): Promise<ExternalResult>;
   /**
    * Runs one SELECT for a caller who may not write (src/sql/pushdownAllowList.ts): in a read-only
    * transaction, rolled back afterwards, under a server-side time limit of `timeoutMs`. PostgreSQL:
@@ -88,7 +89,12 @@ export interface ExternalDatabase {
    * `SET STATEMENT max_statement_time=… FOR`; MySQL: the same transaction + a `MAX_EXECUTION_TIME`
    * hint (so `sql` must start with SELECT).
    */
-  readOnlyQuery(sql: string, params: unknown[], timeoutMs: number): Promise<ExternalResult>;
+  readOnlyQuery(
+    sql: string,
+    params: unknown[],
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<ExternalResult>;
   /** Quotes an identifier in this dialect (`dialect.quote`). */
   quote(identifier: string): string;
   /**
@@ -175,6 +181,9 @@ const noAnswer = (engine: string, p: ConnectionParameters, fallbackPort: number,
  * A connection the pool hands over only after the call gave up was never used: it goes back whole
  * (`unused`). Destroyed, every call that expired waiting in the pool's queue (mysql2's has no limit
  * of its own) cost the customer's database a connection closed and, at the next call, opened again.
+ * `signal` stops the call the same way when its caller stops (the client left, the server's memory,
+ * a shutdown): without it a stopped query's read went on to its end, the customer's database sending
+ * every row (up to a read's ceiling) into a process that no longer wanted them.
  */
 const leased = <C, T>(
   ms: number,
@@ -183,36 +192,50 @@ const leased = <C, T>(
   unused: (connection: C) => void,
   use: (connection: C) => Promise<T>,
   timedOut: () => Error,
+  signal?: AbortSignal,
 ): Promise<T> =>
   new Promise<T>((resolve, reject) => {
+    if (signal?.aborted) return reject(stoppedBy(signal));
     let expired = false;
     let held: C | undefined;
-    const timer = setTimeout(() => {
+    const giveUp = (error: Error) => {
       expired = true;
+      settled();
       if (held !== undefined) destroy(held);
-      reject(timedOut());
-    }, ms);
+      reject(error);
+    };
+    const timer = setTimeout(() => giveUp(timedOut()), ms);
+    const onStop = () => giveUp(stoppedBy(signal!));
+    signal?.addEventListener('abort', onStop, { once: true });
+    const settled = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onStop);
+    };
     acquire().then(
       (connection) => {
         if (expired) return unused(connection);
         held = connection;
         use(connection).then(
           (value) => {
-            clearTimeout(timer);
+            settled();
             if (!expired) resolve(value);
           },
           (error: unknown) => {
-            clearTimeout(timer);
+            settled();
             if (!expired) reject(error as Error);
           },
         );
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        settled();
         if (!expired) reject(error as Error);
       },
     );
   });
+
+/** The error of a call its caller stopped: the caller's reason when it gave one. */
+const stoppedBy = (signal: AbortSignal): Error =>
+  signal.reason instanceof Error ? signal.reason : new Error('The call was stopped by its caller');
 
 const str = (v: unknown) => (v === undefined || v === null ? undefined : String(v));
 const port = (v: unknown, fallback: number) =>
@@ -336,11 +359,15 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
    * One call on a pooled client within `ms`: released when it went well, destroyed when it failed
    * (as `pool.query` does) or ran out of time: a client left in half a result must not hold its slot.
    */
-  const onClient = <T>(ms: number, use: (client: pg.PoolClient, broke: (e: Error) => void) => Promise<T>) =>
+  const onClient = <T>(
+    ms: number,
+    use: (client: pg.PoolClient, broke: (e: Error) => void) => Promise<T>,
+    signal?: AbortSignal,
+  ) =>
     leased(
       ms,
       () => pool.connect(),
-      (client) => client.release(new Error('no answer in time')),
+      (client) => client.release(new Error('the call was given up (its time limit, or its caller stopped)')),
       (client) => client.release(),
       async (client) => {
         let broken: Error | undefined;
@@ -355,6 +382,7 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
         return value;
       },
       () => noAnswer('postgres', p, 5432, ms),
+      signal,
     );
   return {
     engine: 'postgres',
@@ -362,19 +390,29 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     quote: POSTGRES_DIALECT.quote,
     namespace: schema,
     qualify: (table) => `${POSTGRES_DIALECT.quote(schema)}.${POSTGRES_DIALECT.quote(table)}`,
-    query: (sql, params = [], timeoutMs = limitMs) =>
-      onClient(within(timeoutMs, limitMs), (client) => cursorRead(client, statement(sql, params), ceiling)),
-    readOnlyQuery: (sql, params, timeoutMs) => {
+    query: (sql, params = [], timeoutMs = limitMs, signal) =>
+      onClient(
+        within(timeoutMs, limitMs),
+        (client) => cursorRead(client, statement(sql, params), ceiling),
+        signal,
+      ),
+    readOnlyQuery: (sql, params, timeoutMs, signal) => {
       const ms = within(timeoutMs, limitMs);
       // A statement that fails destroys its client, which ends the transaction with it. The server's
       // own limit comes first (its error says which); ours stands behind it for a peer that hangs.
       // In the extended protocol the server's limit runs per message: each batch the cursor asks for.
-      return onClient(ms, async (client, broke) => {
-        await client.query(`BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${serverLimitMs(ms)}`);
-        const result = await cursorRead(client, statement(sql, params), ceiling);
-        await client.query('ROLLBACK').catch(broke);
-        return result;
-      });
+      return onClient(
+        ms,
+        async (client, broke) => {
+          await client.query(
+            `BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${serverLimitMs(ms)}`,
+          );
+          const result = await cursorRead(client, statement(sql, params), ceiling);
+          await client.query('ROLLBACK').catch(broke);
+          return result;
+        },
+        signal,
+      );
     },
     transaction: async (work) => {
       const client = await pool.connect();
@@ -458,13 +496,11 @@ const coreOf = (connection: Mysql.PoolConnection): CoreConnection => {
 /**
  * Reads one statement's rows as they arrive and stops once a row passes the ceiling: the connection
  * stops reading its socket there, and the caller discards it (a result cannot be left half read).
- * Only the statement's first result is read (a `CALL` may answer several).
+ * Only the statement's first result is read (a `CALL` may answer several). No time limit of mysql2's:
+ * the call's lease ends it (`leased` destroys the connection at its limit, or when its caller stops),
+ * and a mysql2 timer beside it outlived the connection it was for, holding it until it fired.
  */
-const streamRead = (
-  connection: Mysql.PoolConnection,
-  options: { sql: string; timeout: number },
-  ceiling: ReadCeiling,
-) =>
+const streamRead = (connection: Mysql.PoolConnection, options: { sql: string }, ceiling: ReadCeiling) =>
   new Promise<ExternalResult>((resolve, reject) => {
     const core = coreOf(connection);
     const meter = new ReadMeter(ceiling);
@@ -532,11 +568,12 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
   const onConnection = <T>(
     ms: number,
     use: (connection: Mysql.PoolConnection, broke: () => void) => Promise<T>,
+    signal?: AbortSignal,
   ) =>
     leased(
       ms,
       () => pool.getConnection(),
-      (connection) => connection.destroy(),
+      discard,
       (connection) => connection.release(),
       async (connection) => {
         let broken = false;
@@ -557,6 +594,7 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
         return value;
       },
       () => noAnswer(engine, p, 3306, ms),
+      signal,
     );
   // MariaDB and MySQL limit a statement's time differently; which one this is, asked once.
   let mariadb: boolean | undefined;
@@ -573,36 +611,44 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
       database === undefined
         ? MYSQL_DIALECT.quote(table)
         : `${MYSQL_DIALECT.quote(database)}.${MYSQL_DIALECT.quote(table)}`,
-    query: (sql, params = [], timeoutMs = limitMs) => {
+    query: (sql, params = [], timeoutMs = limitMs, signal) => {
       const ms = within(timeoutMs, limitMs);
-      return onConnection(ms, async (connection, broke) => {
-        const result = await streamRead(connection, { sql: bindMysql(sql, params), timeout: ms }, ceiling);
-        // Cut in the middle of a result: the connection cannot be used again.
-        if (result.cut) broke();
-        return result;
-      });
+      return onConnection(
+        ms,
+        async (connection, broke) => {
+          const result = await streamRead(connection, { sql: bindMysql(sql, params) }, ceiling);
+          // Cut in the middle of a result: the connection cannot be used again.
+          if (result.cut) broke();
+          return result;
+        },
+        signal,
+      );
     },
-    readOnlyQuery: (sql, params, timeoutMs) => {
+    readOnlyQuery: (sql, params, timeoutMs, signal) => {
       const ms = within(timeoutMs, limitMs);
       const text = bindMysql(sql, params);
-      return onConnection(ms, async (connection, broke) => {
-        // The server's own limit first (its error says which); ours stands behind it.
-        const limited = (await isMariadb(connection))
-          ? `SET STATEMENT max_statement_time=${serverLimitMs(ms) / 1000} FOR ${text}`
-          : withExecutionTimeHint(text, serverLimitMs(ms));
-        await connection.query('START TRANSACTION READ ONLY');
-        let result: ExternalResult;
-        try {
-          result = await streamRead(connection, { sql: limited, timeout: ms + 1000 }, ceiling);
-        } catch (error) {
-          await connection.query('ROLLBACK').catch(broke);
-          throw error;
-        }
-        // A connection cut in the middle of a result is closed, which ends its transaction.
-        if (result.cut) broke();
-        else await connection.query('ROLLBACK').catch(broke);
-        return result;
-      });
+      return onConnection(
+        ms,
+        async (connection, broke) => {
+          // The server's own limit first (its error says which); ours stands behind it.
+          const limited = (await isMariadb(connection))
+            ? `SET STATEMENT max_statement_time=${serverLimitMs(ms) / 1000} FOR ${text}`
+            : withExecutionTimeHint(text, serverLimitMs(ms));
+          await connection.query('START TRANSACTION READ ONLY');
+          let result: ExternalResult;
+          try {
+            result = await streamRead(connection, { sql: limited }, ceiling);
+          } catch (error) {
+            await connection.query('ROLLBACK').catch(broke);
+            throw error;
+          }
+          // A connection cut in the middle of a result is closed, which ends its transaction.
+          if (result.cut) broke();
+          else await connection.query('ROLLBACK').catch(broke);
+          return result;
+        },
+        signal,
+      );
     },
     transaction: async (work) => {
       const connection = await pool.getConnection();

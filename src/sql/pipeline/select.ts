@@ -121,14 +121,24 @@ type LlmBound = {
 
 /**
  * A statement on an external database. A caller who may not write has it run read-only, within
- * what is left of the deadline (src/sql/faces/integration/pushdownAllowList.ts).
+ * what is left of the deadline (src/sql/faces/integration/pushdownAllowList.ts). `stopped` ends it
+ * when the query stops otherwise (the client left, the server's memory, a shutdown): the driver
+ * drops the connection rather than read the rest of the result.
  */
-const remote = (limits: RunLimits, db: ExternalDatabase, sql: string, params: unknown[] = []) => {
+const remote = (
+  limits: RunLimits,
+  db: ExternalDatabase,
+  sql: string,
+  params: unknown[] = [],
+  stopped?: AbortSignal,
+) => {
   const readOnlyRole = limits.policy?.readOnlyRole;
   // Measured from now, not from the call's start: work before it (planning, other fetches) has
   // used part of the statement's time, and the database's own error must still come first.
   const ms = remoteLimitMs(Math.min(limits.deadline.remaining(), limits.timeoutMs));
-  return readOnlyRole === undefined ? db.query(sql, params, ms) : db.readOnlyQuery(sql, params, ms);
+  return readOnlyRole === undefined
+    ? db.query(sql, params, ms, stopped)
+    : db.readOnlyQuery(sql, params, ms, stopped);
 };
 
 /**
@@ -156,7 +166,13 @@ const pushdown = async (
   const result = await limits.deadline
     .waitingOn(
       plan.integration,
-      remote(limits, db, `SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`, params),
+      remote(
+        limits,
+        db,
+        `SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`,
+        params,
+        limits.signal,
+      ),
     )
     .catch((error: unknown) => {
       throw externalError(plan.integration, error);
@@ -451,7 +467,7 @@ class QueryRun {
         () => {
           const reading = this.deps.externals.get(fetch.integration).then((db) => {
             const native = typeof fetch.sql === 'string' ? fetch.sql : fetch.sql(db);
-            return fetch.read ? fetch.read(db) : remote(this.limits, db, native);
+            return fetch.read ? fetch.read(db) : remote(this.limits, db, native, [], this.stopped.signal);
           });
           return deadline.waitingOn(fetch.integration, reading).catch((error: unknown) => {
             // A schema listing leaves out a database that is down rather than failing the tool.

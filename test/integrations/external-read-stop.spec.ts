@@ -1,0 +1,224 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import { querySql, startTestApp, type TestApp } from '../support/app';
+import { freshMariaData, freshPostgresData } from '../support/external';
+import { startProxy } from '../support/proxy';
+import { until } from '../support/until';
+
+/**
+ * A query that stops while it reads from a customer's database (its client left; the server's
+ * memory and a shutdown stop it the same way) stops the read: the driver drops the connection, and
+ * the database sends no more than what was on its way. Before, only the query stopped: its read
+ * went on to the end of the result (up to a read's ceiling, a million rows), the customer's
+ * database working and sending for a process that no longer wanted the rows.
+ *
+ * Told without timing: `big` is 50,000 rows of 1,024 characters (51.2 MB of text); the native
+ * query's row 3,000 waits on a lock the test holds, so the read is under way and stalled when the
+ * client leaves; the lock is let go once the service has given up, and the bytes the database sent
+ * through a proxy in front of it are counted when its session has ended. A read that stopped took
+ * the rows before the lock and what was already on its way (the cursor's batch of about 4 MiB on
+ * PostgreSQL, the sockets' buffers on MariaDB); one that went on takes the whole table.
+ */
+const TABLE_TEXT = 50_000 * 1024;
+const LOCK_ROW = 3000;
+
+const engines = [
+  {
+    engine: 'postgres',
+    port: 5432,
+    data: () =>
+      freshPostgresData([
+        'CREATE TABLE big AS SELECT g AS id, repeat(md5(g::text), 32) AS name FROM generate_series(1, 50000) g',
+      ]),
+    /** The read: its row LOCK_ROW waits on the advisory lock the test holds. */
+    stalled: `SELECT id, name, CASE WHEN id = ${LOCK_ROW} THEN pg_advisory_lock(4242)::text END AS held FROM big`,
+    holder: async (parameters: Record<string, unknown>) => {
+      const c = new pg.Client(parameters);
+      await c.connect();
+      await c.query('SELECT pg_advisory_lock(4242)');
+      return {
+        /** The customer's sessions still running the read. */
+        reading: async () =>
+          Number(
+            (
+              await c.query<{ n: string }>(
+                `SELECT count(*) AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND query LIKE '%pg_advisory_lock(4242)%' AND state = 'active'`,
+              )
+            ).rows[0]!.n,
+          ),
+        letGo: async () => void (await c.query('SELECT pg_advisory_unlock(4242)')),
+        close: () => c.end(),
+      };
+    },
+    /** `big` locked by the test: a read of it waits before its first row. */
+    tableLock: async (parameters: Record<string, unknown>) => {
+      const c = new pg.Client(parameters);
+      await c.connect();
+      await c.query('BEGIN');
+      await c.query('LOCK TABLE big IN ACCESS EXCLUSIVE MODE');
+      return {
+        waiting: async () =>
+          Number(
+            (
+              await c.query<{ n: string }>(
+                `SELECT count(*) AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND wait_event_type = 'Lock'`,
+              )
+            ).rows[0]!.n,
+          ),
+        letGo: async () => void (await c.query('ROLLBACK')),
+        close: () => c.end(),
+      };
+    },
+  },
+  {
+    engine: 'mariadb',
+    port: 3306,
+    data: () =>
+      freshMariaData([
+        'CREATE TABLE big (id int PRIMARY KEY, name text)',
+        'INSERT INTO big SELECT seq, REPEAT(MD5(seq), 32) FROM seq_1_to_50000',
+      ]),
+    stalled: `SELECT id, name, CASE WHEN id = ${LOCK_ROW} THEN GET_LOCK('mindledger_read_stop', 60) END AS held FROM big ORDER BY id`,
+    holder: async (parameters: Record<string, unknown>) => {
+      const c = await mysql.createConnection({
+        ...parameters,
+        password: undefined,
+      } as mysql.ConnectionOptions);
+      await c.query("SELECT GET_LOCK('mindledger_read_stop', 10)");
+      return {
+        reading: async () => {
+          const [rows] = await c.query(
+            `SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND INFO LIKE '%mindledger_read_stop%'`,
+          );
+          return Number((rows as { n: number }[])[0]!.n);
+        },
+        letGo: async () => void (await c.query("SELECT RELEASE_LOCK('mindledger_read_stop')")),
+        close: () => c.end(),
+      };
+    },
+    tableLock: async (parameters: Record<string, unknown>) => {
+      const c = await mysql.createConnection({
+        ...parameters,
+        password: undefined,
+      } as mysql.ConnectionOptions);
+      await c.query('LOCK TABLES big WRITE');
+      return {
+        waiting: async () => {
+          const [rows] = await c.query(
+            `SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND STATE LIKE '%lock%'`,
+          );
+          return Number((rows as { n: number }[])[0]!.n);
+        },
+        letGo: async () => void (await c.query('UNLOCK TABLES')),
+        close: () => c.end(),
+      };
+    },
+  },
+] as const;
+
+describe.each(engines)(
+  'a query stopped while it reads from a customer database ($engine)',
+  ({ engine, port, data, stalled, holder, tableLock }) => {
+    let t: TestApp;
+    let customer: Awaited<ReturnType<typeof data>>;
+    let proxy: Awaited<ReturnType<typeof startProxy>>;
+    /** The app on a port of its own, for a client that can leave (fetch's AbortController). */
+    let server: http.Server;
+    let base: string;
+
+    beforeAll(async () => {
+      customer = await data();
+      proxy = await startProxy(port);
+      t = await startTestApp('sqlite', { SQL_TIMEOUT_MS: '60000' });
+      server = http.createServer(t.running.app);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await t.http
+        .post('/api/databases')
+        .send({
+          database: { name: 'cust', engine, parameters: { ...customer.parameters, port: proxy.port } },
+        })
+        .expect(201);
+    });
+    /** Asks `query` over HTTP as a client that can leave (`leave`); `answered` says how it ended. */
+    const asking = (query: string) => {
+      const client = new AbortController();
+      const answered = fetch(`${base}/api/sql/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query }),
+        signal: client.signal,
+      }).then(
+        async (res) => `answered ${res.status} ${await res.text()}`,
+        (error: Error) => error.name,
+      );
+      return { answered, leave: () => client.abort() };
+    };
+
+    afterAll(async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await t.dispose();
+      await proxy.down().catch(() => undefined);
+      await customer.drop();
+    });
+
+    it('given a read stalled half way, when its client leaves, then the database sends no more of the result, and the integration answers after', async () => {
+      const lock = await holder(customer.parameters);
+      try {
+        proxy.resetCount();
+        const asked = asking(`SELECT count(*) AS n FROM cust (${stalled})`);
+        // Under way: the rows before the lock arrived (a third of them is 1 MB), and it waits.
+        await until('the read to be under way', async () =>
+          proxy.bytes > 1_000_000 && (await lock.reading()) === 1 ? true : undefined,
+        );
+        const closedBefore = proxy.closedByClients;
+        asked.leave();
+        expect(await asked.answered).toBe('AbortError');
+        // The service drops its connection while the read still waits on the lock. Without the stop
+        // it keeps the connection, reading on once the lock lets go, to the table's end.
+        await until('the service to close its connection to the database', async () =>
+          proxy.closedByClients > closedBefore ? true : undefined,
+        );
+        await lock.letGo();
+        await until('the customer session to end', async () =>
+          (await lock.reading()) === 0 ? true : undefined,
+        );
+        console.log(
+          `${engine}: ${proxy.bytes} bytes from the database, of ${TABLE_TEXT} in the table's text`,
+        );
+        expect(proxy.bytes).toBeLessThan(TABLE_TEXT / 4);
+      } finally {
+        await lock.letGo().catch(() => undefined);
+        await lock.close();
+      }
+      // The pool serves the next query.
+      expect((await querySql(t, 'SELECT count(*) AS n FROM cust (SELECT id FROM big)')).data).toEqual([
+        [50_000],
+      ]);
+    }, 60_000);
+
+    it('given a query pushed down whole that waits on a lock there, when its client leaves, then the service closes its connection', async () => {
+      const lock = await tableLock(customer.parameters);
+      try {
+        const asked = asking('SELECT id, name FROM cust.big');
+        await until('the pushed-down query to wait on the lock', async () =>
+          (await lock.waiting()) === 1 ? true : undefined,
+        );
+        const closedBefore = proxy.closedByClients;
+        asked.leave();
+        expect(await asked.answered).toBe('AbortError');
+        // Without the stop the service waits on, to read the table once the lock lets go.
+        await until('the service to close its connection to the database', async () =>
+          proxy.closedByClients > closedBefore ? true : undefined,
+        );
+      } finally {
+        await lock.letGo().catch(() => undefined);
+        await lock.close();
+      }
+      expect((await querySql(t, 'SELECT count(*) AS n FROM cust.big')).data).toEqual([[50_000]]);
+    }, 60_000);
+  },
+);
