@@ -1,5 +1,5 @@
 import { querySql, startTestApp, type TestApp } from '../support/app';
-import { freshMariaData, freshPostgresData } from '../support/external';
+import { BIG_TABLE, freshMariaData, freshPostgresData } from '../support/external';
 import { startProxy } from '../support/proxy';
 
 /**
@@ -15,7 +15,7 @@ import { startProxy } from '../support/proxy';
  */
 const CEILING = { rows: 1000, bytes: 2 ** 20 };
 /** `big`: 50,000 rows of 1,024 characters; `wide`: 4,000 of 10,240. */
-const TABLE_TEXT = 50_000 * 1024;
+const TABLE_TEXT = BIG_TABLE.text;
 const WIDE_TEXT = 4000 * 10_240;
 
 const engines = [
@@ -24,7 +24,7 @@ const engines = [
     port: 5432,
     data: () =>
       freshPostgresData([
-        'CREATE TABLE big AS SELECT g AS id, repeat(md5(g::text), 32) AS name FROM generate_series(1, 50000) g',
+        ...BIG_TABLE.postgres,
         'CREATE TABLE wide AS SELECT g AS id, repeat(md5(g::text), 320) AS body FROM generate_series(1, 4000) g',
       ]),
   },
@@ -33,8 +33,7 @@ const engines = [
     port: 3306,
     data: () =>
       freshMariaData([
-        'CREATE TABLE big (id int PRIMARY KEY, name text)',
-        'INSERT INTO big SELECT seq, REPEAT(MD5(seq), 32) FROM seq_1_to_50000',
+        ...BIG_TABLE.mariadb,
         'CREATE TABLE wide (id int PRIMARY KEY, body mediumtext)',
         'INSERT INTO wide SELECT seq, REPEAT(MD5(seq), 320) FROM seq_1_to_4000',
       ]),

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { querySql, startTestApp, type TestApp } from '../support/app';
-import { freshMariaData, freshPostgresData } from '../support/external';
+import { BIG_TABLE, freshMariaData, freshPostgresData } from '../support/external';
 import { startProxy } from '../support/proxy';
 import { until } from '../support/until';
 
@@ -21,100 +21,96 @@ import { until } from '../support/until';
  * the rows before the lock and what was already on its way (the cursor's batch of about 4 MiB on
  * PostgreSQL, the sockets' buffers on MariaDB); one that went on takes the whole table.
  */
-const TABLE_TEXT = 50_000 * 1024;
+const TABLE_TEXT = BIG_TABLE.text;
 const LOCK_ROW = 3000;
+
+/**
+ * A session of the test's on the customer's database: `take` runs at once (a lock taken);
+ * `sessions()` counts the service's sessions `counting` finds; `letGo()` runs `release`.
+ */
+type Session = { sessions: () => Promise<number>; letGo: () => Promise<void>; close: () => Promise<void> };
+
+const postgresSession = async (
+  parameters: Record<string, unknown>,
+  take: string[],
+  counting: string,
+  release: string,
+): Promise<Session> => {
+  const c = new pg.Client(parameters);
+  await c.connect();
+  for (const statement of take) await c.query(statement);
+  return {
+    sessions: async () =>
+      Number(
+        (
+          await c.query<{ n: string }>(
+            `SELECT count(*) AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND ${counting}`,
+          )
+        ).rows[0]!.n,
+      ),
+    letGo: async () => void (await c.query(release)),
+    close: () => c.end(),
+  };
+};
+
+const mariaSession = async (
+  parameters: Record<string, unknown>,
+  take: string,
+  counting: string,
+  release: string,
+): Promise<Session> => {
+  const c = await mysql.createConnection({ ...parameters, password: undefined } as mysql.ConnectionOptions);
+  await c.query(take);
+  return {
+    sessions: async () => {
+      const [rows] = await c.query(
+        `SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND ${counting}`,
+      );
+      return Number((rows as { n: number }[])[0]!.n);
+    },
+    letGo: async () => void (await c.query(release)),
+    close: () => c.end(),
+  };
+};
 
 const engines = [
   {
     engine: 'postgres',
     port: 5432,
-    data: () =>
-      freshPostgresData([
-        'CREATE TABLE big AS SELECT g AS id, repeat(md5(g::text), 32) AS name FROM generate_series(1, 50000) g',
-      ]),
+    data: () => freshPostgresData([...BIG_TABLE.postgres]),
     /** The read: its row LOCK_ROW waits on the advisory lock the test holds. */
     stalled: `SELECT id, name, CASE WHEN id = ${LOCK_ROW} THEN pg_advisory_lock(4242)::text END AS held FROM big`,
-    holder: async (parameters: Record<string, unknown>) => {
-      const c = new pg.Client(parameters);
-      await c.connect();
-      await c.query('SELECT pg_advisory_lock(4242)');
-      return {
-        /** The customer's sessions still running the read. */
-        reading: async () =>
-          Number(
-            (
-              await c.query<{ n: string }>(
-                `SELECT count(*) AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND query LIKE '%pg_advisory_lock(4242)%' AND state = 'active'`,
-              )
-            ).rows[0]!.n,
-          ),
-        letGo: async () => void (await c.query('SELECT pg_advisory_unlock(4242)')),
-        close: () => c.end(),
-      };
-    },
-    /** `big` locked by the test: a read of it waits before its first row. */
-    tableLock: async (parameters: Record<string, unknown>) => {
-      const c = new pg.Client(parameters);
-      await c.connect();
-      await c.query('BEGIN');
-      await c.query('LOCK TABLE big IN ACCESS EXCLUSIVE MODE');
-      return {
-        waiting: async () =>
-          Number(
-            (
-              await c.query<{ n: string }>(
-                `SELECT count(*) AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND wait_event_type = 'Lock'`,
-              )
-            ).rows[0]!.n,
-          ),
-        letGo: async () => void (await c.query('ROLLBACK')),
-        close: () => c.end(),
-      };
-    },
+    /** The advisory lock held: `sessions()` counts the reads running. */
+    holder: (parameters: Record<string, unknown>) =>
+      postgresSession(
+        parameters,
+        ['SELECT pg_advisory_lock(4242)'],
+        "query LIKE '%pg_advisory_lock(4242)%' AND state = 'active'",
+        'SELECT pg_advisory_unlock(4242)',
+      ),
+    /** `big` locked: a read of it waits before its first row; `sessions()` counts those waiting. */
+    tableLock: (parameters: Record<string, unknown>) =>
+      postgresSession(
+        parameters,
+        ['BEGIN', 'LOCK TABLE big IN ACCESS EXCLUSIVE MODE'],
+        "wait_event_type = 'Lock'",
+        'ROLLBACK',
+      ),
   },
   {
     engine: 'mariadb',
     port: 3306,
-    data: () =>
-      freshMariaData([
-        'CREATE TABLE big (id int PRIMARY KEY, name text)',
-        'INSERT INTO big SELECT seq, REPEAT(MD5(seq), 32) FROM seq_1_to_50000',
-      ]),
+    data: () => freshMariaData([...BIG_TABLE.mariadb]),
     stalled: `SELECT id, name, CASE WHEN id = ${LOCK_ROW} THEN GET_LOCK('mindledger_read_stop', 60) END AS held FROM big ORDER BY id`,
-    holder: async (parameters: Record<string, unknown>) => {
-      const c = await mysql.createConnection({
-        ...parameters,
-        password: undefined,
-      } as mysql.ConnectionOptions);
-      await c.query("SELECT GET_LOCK('mindledger_read_stop', 10)");
-      return {
-        reading: async () => {
-          const [rows] = await c.query(
-            `SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND INFO LIKE '%mindledger_read_stop%'`,
-          );
-          return Number((rows as { n: number }[])[0]!.n);
-        },
-        letGo: async () => void (await c.query("SELECT RELEASE_LOCK('mindledger_read_stop')")),
-        close: () => c.end(),
-      };
-    },
-    tableLock: async (parameters: Record<string, unknown>) => {
-      const c = await mysql.createConnection({
-        ...parameters,
-        password: undefined,
-      } as mysql.ConnectionOptions);
-      await c.query('LOCK TABLES big WRITE');
-      return {
-        waiting: async () => {
-          const [rows] = await c.query(
-            `SELECT count(*) AS n FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND STATE LIKE '%lock%'`,
-          );
-          return Number((rows as { n: number }[])[0]!.n);
-        },
-        letGo: async () => void (await c.query('UNLOCK TABLES')),
-        close: () => c.end(),
-      };
-    },
+    holder: (parameters: Record<string, unknown>) =>
+      mariaSession(
+        parameters,
+        "SELECT GET_LOCK('mindledger_read_stop', 10)",
+        "INFO LIKE '%mindledger_read_stop%'",
+        "SELECT RELEASE_LOCK('mindledger_read_stop')",
+      ),
+    tableLock: (parameters: Record<string, unknown>) =>
+      mariaSession(parameters, 'LOCK TABLES big WRITE', "STATE LIKE '%lock%'", 'UNLOCK TABLES'),
   },
 ] as const;
 
@@ -172,7 +168,7 @@ describe.each(engines)(
         const asked = asking(`SELECT count(*) AS n FROM cust (${stalled})`);
         // Under way: the rows before the lock arrived (a third of them is 1 MB), and it waits.
         await until('the read to be under way', async () =>
-          proxy.bytes > 1_000_000 && (await lock.reading()) === 1 ? true : undefined,
+          proxy.bytes > 1_000_000 && (await lock.sessions()) === 1 ? true : undefined,
         );
         const closedBefore = proxy.closedByClients;
         asked.leave();
@@ -184,7 +180,7 @@ describe.each(engines)(
         );
         await lock.letGo();
         await until('the customer session to end', async () =>
-          (await lock.reading()) === 0 ? true : undefined,
+          (await lock.sessions()) === 0 ? true : undefined,
         );
         console.log(
           `${engine}: ${proxy.bytes} bytes from the database, of ${TABLE_TEXT} in the table's text`,
@@ -205,7 +201,7 @@ describe.each(engines)(
       try {
         const asked = asking('SELECT id, name FROM cust.big');
         await until('the pushed-down query to wait on the lock', async () =>
-          (await lock.waiting()) === 1 ? true : undefined,
+          (await lock.sessions()) === 1 ? true : undefined,
         );
         const closedBefore = proxy.closedByClients;
         asked.leave();

@@ -22,6 +22,18 @@ export const mariadbParameters = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+/** `big`: 50,000 rows of 1,024 characters (51.2 MB of text), in each engine's SQL: a table too large to read whole. */
+export const BIG_TABLE = {
+  text: 50_000 * 1024,
+  postgres: [
+    'CREATE TABLE big AS SELECT g AS id, repeat(md5(g::text), 32) AS name FROM generate_series(1, 50000) g',
+  ],
+  mariadb: [
+    'CREATE TABLE big (id int PRIMARY KEY, name text)',
+    'INSERT INTO big SELECT seq, REPEAT(MD5(seq), 32) FROM seq_1_to_50000',
+  ],
+} as const;
+
 /** A fresh PostgreSQL database (from the specs' pool) with some tables, given back afterwards. */
 export const freshPostgresData = async (setup: string[]) => {
   const database = await freshPostgresDatabase();
