@@ -198,6 +198,10 @@ const leased = <C, T>(
     if (signal?.aborted) return reject(stoppedBy(signal));
     let expired = false;
     let held: C | undefined;
+    const settled = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onStop);
+    };
     const giveUp = (error: Error) => {
       expired = true;
       settled();
@@ -207,10 +211,6 @@ const leased = <C, T>(
     const timer = setTimeout(() => giveUp(timedOut()), ms);
     const onStop = () => giveUp(stoppedBy(signal!));
     signal?.addEventListener('abort', onStop, { once: true });
-    const settled = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onStop);
-    };
     acquire().then(
       (connection) => {
         if (expired) return unused(connection);

@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { querySql, startTestApp, type TestApp } from '../support/app';
@@ -120,17 +118,11 @@ describe.each(engines)(
     let t: TestApp;
     let customer: Awaited<ReturnType<typeof data>>;
     let proxy: Awaited<ReturnType<typeof startProxy>>;
-    /** The app on a port of its own, for a client that can leave (fetch's AbortController). */
-    let server: http.Server;
-    let base: string;
 
     beforeAll(async () => {
       customer = await data();
       proxy = await startProxy(port);
       t = await startTestApp('sqlite', { SQL_TIMEOUT_MS: '60000' });
-      server = http.createServer(t.running.app);
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       await t.http
         .post('/api/databases')
         .send({
@@ -138,10 +130,13 @@ describe.each(engines)(
         })
         .expect(201);
     });
-    /** Asks `query` over HTTP as a client that can leave (`leave`); `answered` says how it ended. */
+    /**
+     * Asks `query` over HTTP as a client that can leave (`leave`, fetch's AbortController);
+     * `answered` says how it ended.
+     */
     const asking = (query: string) => {
       const client = new AbortController();
-      const answered = fetch(`${base}/api/sql/query`, {
+      const answered = fetch(`${t.url}/api/sql/query`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ query }),
@@ -154,8 +149,6 @@ describe.each(engines)(
     };
 
     afterAll(async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
       await t.dispose();
       await proxy.down().catch(() => undefined);
       await customer.drop();

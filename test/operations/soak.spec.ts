@@ -42,20 +42,18 @@ const MAX_COLLECTIONS = 12;
  * files' contexts (about 28 MB each, see jest.config.js), which V8 may give back over several
  * collections, weak callbacks running between them; two collections in a row could leave such
  * memory to fall during the measured rounds. So collections are repeated, the event loop let run
- * between them, until one frees less than SETTLED_BYTES (a fall from another cause is FALL_BYTES').
+ * between them, until one frees less than SETTLED_BYTES. A fall that comes later is FALL_BYTES' case.
  */
 const heapAfterCollection = async () => {
   let heap = process.memoryUsage().heapUsed;
-  let collections = 0;
-  while (collections < MAX_COLLECTIONS) {
+  for (let collections = 1; ; collections++) {
     collectGarbage();
-    collections++;
     await new Promise((resolve) => setImmediate(resolve));
-    const freed = heap - process.memoryUsage().heapUsed;
-    heap -= freed;
-    if (collections > 1 && freed < SETTLED_BYTES) break;
+    const before = heap;
+    heap = process.memoryUsage().heapUsed;
+    if (collections === MAX_COLLECTIONS || (collections > 1 && before - heap < SETTLED_BYTES))
+      return { heap, collections };
   }
-  return { heap, collections };
 };
 
 /** Serves `t`'s app on a port of its own; `keep` sees every request (the kill check keeps them all). */

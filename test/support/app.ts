@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -19,6 +20,8 @@ export const storeKinds: StoreKind[] = ['sqlite', 'postgres'];
 export type TestApp = {
   running: RunningApp;
   http: ReturnType<typeof supertest>;
+  /** The app's listening server (the one `http` sends to), for a client of its own (fetch). */
+  url: string;
   config: Config;
   /** Closes the app, keeping its data (for restart tests). */
   stop: () => Promise<void>;
@@ -148,6 +151,7 @@ const start = async (
   return {
     running,
     http: supertest(server),
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     config,
     stop,
     restart: async (more = {}) => {
