@@ -15,15 +15,21 @@ import { openSqliteConnection } from '../../src/eventlog/sqliteConnection';
 
 type Row = { k: number; v: string };
 
-/** What a connection of its own reads (sqlite3's own, statements prepared once each). */
+/**
+ * What a connection of its own reads (sqlite3's own, statements prepared once each), answered once
+ * that connection has closed: a read-only connection still closing when the log's connection closes
+ * is the last to close, and cannot checkpoint the WAL, which then stays (CI on 28708fe, loaded).
+ */
 const readAlone = (file: string, sql: string, values: (string | number)[] = []) =>
   new Promise<Row[]>((resolve, reject) => {
     const db = new sqlite3.Database(file, sqlite3.OPEN_READONLY, (error) => {
       if (error) return reject(error);
-      db.all(sql, values, (e, rows) => {
-        db.close();
-        return e ? reject(e) : resolve(rows as Row[]);
-      });
+      db.all(sql, values, (e, rows) =>
+        db.close((closing) => {
+          const failed = e ?? closing;
+          return failed ? reject(failed) : resolve(rows as Row[]);
+        }),
+      );
     });
   });
 
