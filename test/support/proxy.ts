@@ -2,13 +2,14 @@ import net from 'node:net';
 
 /**
  * A TCP proxy in front of a real database, for tests: it counts the bytes the database sends back
- * (to tell a pushed-down query from a copied table) and the connections the service closed, and can
+ * (to tell a pushed-down query from a copied table) and which connections the service closed, and can
  * be cut and restored (a database that goes down and comes back).
  */
 export const startProxy = async (targetPort: number) => {
   const sockets = new Set<net.Socket>();
   let bytesFromServer = 0;
-  let closedByClients = 0;
+  /** Each connection: the text its client sent (its first MiB) and whether the client closed it. */
+  const connections: { sent: string; closedByClient: boolean }[] = [];
   let server: net.Server;
   let port = 0;
   const listen = () =>
@@ -18,12 +19,13 @@ export const startProxy = async (targetPort: number) => {
         sockets.add(client).add(upstream);
         upstream.on('data', (chunk: Buffer) => (bytesFromServer += chunk.length));
         client.pipe(upstream).pipe(client);
+        const connection = { sent: '', closedByClient: false };
+        connections.push(connection);
+        client.on('data', (chunk: Buffer) => {
+          if (connection.sent.length < 2 ** 20) connection.sent += chunk.toString('latin1');
+        });
         // A client that closes ends its side (FIN) or resets it (an error here), unread data pending.
-        let gone = false;
-        const closedByClient = () => {
-          if (!gone) closedByClients++;
-          gone = true;
-        };
+        const closedByClient = () => (connection.closedByClient = true);
         client.once('end', closedByClient).once('error', closedByClient);
         const end = () => {
           client.destroy();
@@ -48,10 +50,9 @@ export const startProxy = async (targetPort: number) => {
     get bytes() {
       return bytesFromServer;
     },
-    /** Connections their client (the service) closed, ending or destroying its side. */
-    get closedByClients() {
-      return closedByClients;
-    },
+    /** Whether the client (the service) closed a connection on which it had sent `text` (a query's marker). */
+    closedByClientAfterSending: (text: string) =>
+      connections.some((c) => c.closedByClient && c.sent.includes(text)),
     /** Refuses new connections and cuts the open ones. */
     down: () =>
       new Promise<void>((resolve) => {
