@@ -283,13 +283,13 @@ const inclusionProof = async (
       'Not checkpointed yet',
     );
   const proof = await proofs.inclusionProof(leaf.index, latest.treeSize);
-  const [event] = await ctx.log.readPage({ after: position - 1n, limit: 1 });
+  const event = await ctx.log.eventAt(position);
   return {
     position: Number(position),
     leaf_index: leaf.index,
     // The canonical leaf, so the auditor can read the event and hash it themselves; left out for
     // an event that holds a secret (secrets are in the log as sent, never in an answer).
-    ...(event && event.meta.position === position && !holdsSecret(event) ? { leaf: leafText(event) } : {}),
+    ...(event && !holdsSecret(event) ? { leaf: leafText(event) } : {}),
     leaf_hash: b64(Buffer.from(leaf.hash, 'hex')),
     tree_size: latest.treeSize,
     root_hash: latest.rootHash,

@@ -91,12 +91,12 @@ export const pageAfter = (after: LogCursor, limit: number): { text: string; valu
 };
 
 /**
- * eventIdAt's statement. Committed rows only (this statement's snapshot), without the horizon
- * readAll keeps: the event was read once, so it is committed; the horizon may dip below it for a
- * moment. By the position's index (`mindledger_messages_position`); exported for the spec of its plan.
+ * eventAt's statement. Committed rows only (this statement's snapshot), without the horizon
+ * readAll and readPage keep: a position known (read once, or a receipt's) names a committed event,
+ * and the horizon stays below it for as long as an older transaction runs. By the position's index (`mindledger_messages_position`); exported for the spec of its plan.
  */
-export const eventIdAtQuery = (position: bigint): { text: string; values: unknown[] } => ({
-  text: `SELECT m.message_id FROM emt_messages m
+export const eventAtQuery = (position: bigint): { text: string; values: unknown[] } => ({
+  text: `SELECT ${MESSAGE_COLUMNS} FROM emt_messages m
           WHERE m.is_archived = FALSE AND m.global_position = $1::bigint`,
   values: [position.toString()],
 });
@@ -318,10 +318,10 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       return { events: Number(rows[0]?.n ?? 0), position: BigInt(rows[0]?.last ?? 0) };
     },
 
-    eventIdAt: async (position) => {
-      const query = eventIdAtQuery(position);
-      const { rows } = await read<{ message_id: string }>(query.text, query.values);
-      return rows[0]?.message_id ?? null;
+    eventAt: async (position) => {
+      const query = eventAtQuery(position);
+      const [row] = await readRows(query.text, query.values);
+      return row ? rowToRecorded(row) : null;
     },
 
     readPage: async (options) => {

@@ -497,15 +497,10 @@ export const openSqliteLog = async (
         return { events: Number(rows[0]?.n ?? 0), position: BigInt(rows[0]?.last ?? 0) };
       }),
 
-    eventIdAt: (position) =>
-      serial(async () => {
-        const rows = await connection.query<{ message_id: string }>(
-          `SELECT message_id FROM emt_messages
-            WHERE partition = 'emt:default' AND is_archived = FALSE AND global_position = ?`,
-          [Number(position)],
-        );
-        return rows[0]?.message_id ?? null;
-      }),
+    eventAt: (position) =>
+      serial(
+        async () => (await readPageOf(connection, 'global_position = ?', [Number(position)], 1))[0] ?? null,
+      ),
 
     readPage: ({ after, limit, stream }) =>
       serial(() =>

@@ -101,11 +101,13 @@ export interface EventLog {
   /** How many events the log holds and the highest committed position (progress of a replay). */
   head(): Promise<{ events: number; position: bigint }>;
   /**
-   * The id of the committed event at exactly `position`, or null when the log holds none there. A
-   * read model checks with it that the log still holds the last event it applied (a restored older
-   * log, or another log altogether, does not).
+   * The committed event at exactly `position`, or null when the log holds none there. Not held back
+   * by the readers' horizon (readAll, readPage): a row this reads is committed, and a position known
+   * (a receipt, a read model's last event) names one event whatever commits around it. A read model
+   * checks with it that the log still holds the last event it applied (a restored older log, or
+   * another log altogether, does not); a receipt's proof reads the event it names.
    */
-  eventIdAt(position: bigint): Promise<string | null>;
+  eventAt(position: bigint): Promise<RecordedEvent | null>;
   /** A page of the log in global-position order, for audits (optionally one stream). */
   readPage(options: { after: bigint; limit: number; stream?: string }): Promise<RecordedEvent[]>;
   /**

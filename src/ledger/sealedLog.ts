@@ -66,7 +66,7 @@ export const withSealedSecrets = (log: EventLog, vault: SecretVault): EventLog =
     },
     readAll: (after, limit) => log.readAll(after, limit),
     head: () => log.head(),
-    eventIdAt: (position) => log.eventIdAt(position),
+    eventAt: (position) => log.eventAt(position),
     readPage: (options) => log.readPage(options),
     exclusive: (stream, work) => log.exclusive(stream, work),
     follow: (listener) => log.follow(listener),

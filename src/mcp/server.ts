@@ -15,6 +15,7 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { isDomainError } from '../shared/errors';
 import { currentRequest, withRequest } from '../shared/requestContext';
 import type { McpPorts } from './ports';
 import { errorAnswer, type ToolAnswer } from './present';
@@ -134,14 +135,15 @@ const sessionCall = (server: Server, extra: Extra): CallContext => ({
 
 /**
  * Runs one call as its caller and records it; the result carries its receipt in `_meta`. A
- * failure of our own is the tool's error, logged, never an unrecorded answer.
+ * failure is the call's error, never an unrecorded answer: a domain error (the read model behind,
+ * a thing not found) says what it says over REST; any other is ours, logged and not described.
  */
 const recorded = <R extends object>(
   s: Session,
   extra: CallContext,
   call: { method: string; target: string; args: unknown },
   run: (caller: Caller) => Promise<Completed<R>>,
-  internalFailure: (message: string) => Completed<R>,
+  failure: (message: string) => Completed<R>,
 ) => {
   const caller = callerOf(extra);
   return withRequest(caller.request, async () => {
@@ -156,12 +158,15 @@ const recorded = <R extends object>(
           extra.session(),
           caller,
           { ...call, startedAt },
-          { ...internalFailure(message), outcome: 'invalid', error: message },
+          { ...failure(message), outcome: 'invalid', error: message },
         );
         throw error;
       }
-      s.deps.logger.error({ err: error, method: call.method, target: call.target }, 'MCP call failed');
-      completed = internalFailure('The call failed inside the server; it is logged');
+      if (isDomainError(error)) completed = failure(`${error.title}: ${error.detail}`);
+      else {
+        s.deps.logger.error({ err: error, method: call.method, target: call.target }, 'MCP call failed');
+        completed = failure('The call failed inside the server; it is logged');
+      }
     }
     if (extra.signal.aborted && completed.outcome === 'ok')
       completed = { ...completed, outcome: 'cancelled', error: 'The client cancelled the request' };

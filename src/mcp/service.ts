@@ -148,8 +148,8 @@ export const mcpCallsService = (ctx: AppContext, ports: McpPorts) => {
    */
   const verify = async (caller: Caller, position: number, answerHash: string | undefined) => {
     const at = BigInt(position);
-    const [event] = await ctx.log.readPage({ after: at - 1n, limit: 1 });
-    if (!event || event.meta.position !== at || event.type !== 'McpCallRecorded')
+    const event = await ctx.log.eventAt(at);
+    if (event?.type !== 'McpCallRecorded')
       return { verified: false, position, reason: `The event at position ${position} is not an MCP call` };
     const principal = principalOf(caller);
     const mayRead =

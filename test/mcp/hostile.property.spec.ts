@@ -133,10 +133,7 @@ describe.each(storeKinds)('hostile MCP arguments (%s)', (store) => {
     if (outcome.kind === 'result') {
       // A tool ran (or refused its arguments): its record is in the log, in this session's stream.
       const receipt = receiptOf(outcome.result);
-      const [event] = await t.running.ctx.log.readPage({
-        after: BigInt(receipt.position) - 1n,
-        limit: 1,
-      });
+      const event = await t.running.ctx.log.eventAt(BigInt(receipt.position));
       expect(event?.type).toBe('McpCallRecorded');
     }
   };

@@ -5,6 +5,7 @@
  * afterwards, fails. Also the caps: rows and characters, `truncated` said and recorded.
  */
 import crypto from 'node:crypto';
+import pg from 'pg';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { canonicalJson, verifyCheckpoint, verifyInclusion } from '../../src/ledger';
 import { hashLeafText } from '../../src/ledger/hashing';
@@ -113,6 +114,36 @@ describe.each(storeKinds)('a call proved against the signed tree (%s)', (store) 
     expect(after.reason).toMatch(/changed after it was recorded/);
   });
 
+  // A record commits while an older transaction of the log's database still runs (another append
+  // in flight: seen under CI's load). Readers in the log's order stay behind that transaction; the
+  // record is committed all the same, and its receipt names it: never "not an MCP call".
+  if (store === 'postgres')
+    it('given an older transaction still running, a call just answered is found: the read model behind, then pending, then proved', async () => {
+      const older = new pg.Client({ connectionString: t.config.eventStoreUrl });
+      await older.connect();
+      let position: number;
+      try {
+        await older.query('BEGIN');
+        await older.query('SELECT pg_current_xact_id()');
+        const result = await call(client, 'query', { query: `SELECT '${uniqueName('behind')}' AS m` });
+        position = receiptOf(result).position;
+        expect(await t.running.ctx.log.readPage({ after: BigInt(position) - 1n, limit: 1 })).toEqual([]);
+        expect((await eventAt(t, position)).type).toBe('McpCallRecorded');
+        // The tree is built from the read model, which waits for the older transaction: retry shortly.
+        const behind = await call(client, 'verify_call', { position });
+        expect(behind.structuredContent).toMatchObject({
+          type: 'error',
+          error_message: expect.stringMatching(/^Read model behind: .*Retry shortly/),
+        });
+      } finally {
+        await older.query('ROLLBACK');
+        await older.end();
+      }
+      expect(await verify({ position })).toMatchObject({ verified: false, pending: true });
+      await t.running.services.ledger.checkpoint(true);
+      expect(await verify({ position })).toMatchObject({ verified: true });
+    });
+
   it('refuses to verify what is not an MCP call', async () => {
     expect(await verify({ position: 1 })).toMatchObject({
       verified: false,
@@ -150,11 +181,8 @@ describe.each(storeKinds)('a call proved against the signed tree (%s)', (store) 
       [byChars, kept.length, true],
       [small, 1, false],
     ] as const) {
-      const [event] = await t.running.ctx.log.readPage({
-        after: BigInt(receiptOf(result).position) - 1n,
-        limit: 1,
-      });
-      expect(event!.data).toMatchObject({ rowCount: rows, truncated });
+      const event = await eventAt(t, receiptOf(result).position);
+      expect(event.data).toMatchObject({ rowCount: rows, truncated });
     }
   });
 });
