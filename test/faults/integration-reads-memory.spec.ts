@@ -1,0 +1,121 @@
+/**
+ * Reads from a customer's database that add up past Node's heap. One read may bring FETCH_BYTES of
+ * text (a quarter of the heap: 64 MiB under `--max-old-space-size=256`), and several run at once:
+ * eight reads of a 51.2 MB table, each within its own bound, are 410 MB together, past the whole
+ * heap. An integration reads over at most POOL_SLOTS (4) connections at once, so two integrations
+ * on the same database do it. The real service, in a process of its own with that heap, is sent
+ * eight at once, half as native queries (their rows are the answer), half as mixed queries (their
+ * rows are loaded into DuckDB and joined there).
+ *
+ * Then: the process lives on (no `heap out of memory`); every query is answered over HTTP (a
+ * table, or an error that names what stopped it), never a dropped connection; and the integration
+ * answers afterwards. What stops them is the memory watch (src/duckdb/memoryWatch.ts): past half
+ * the heap it stops the queries that grew it, and a stopped query's reads give up their
+ * connections (src/integrations/drivers.ts `leased`).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { BIG_TABLE, freshPostgresData } from '../support/external';
+import { killNow, sqlOn, startService, type Service } from '../support/service';
+
+jest.setTimeout(180_000);
+
+const HEAP_MB = 256;
+const AT_ONCE = 8;
+const INTEGRATIONS = ['cust_a', 'cust_b'] as const;
+
+type Answer = { type?: string; error_message?: string; data?: unknown[][]; truncated?: boolean };
+type Outcome = { query: string; status: number; answer: Answer | null; failure?: string };
+
+const sqlQuery = async (base: string, query: string): Promise<Outcome> =>
+  fetch(`${base}/api/sql/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query }),
+    signal: AbortSignal.timeout(120_000),
+  }).then(
+    async (res) => ({ query, status: res.status, answer: JSON.parse(await res.text()) as Answer }),
+    (error: Error) => ({ query, status: 0, answer: null, failure: `${error.name}: ${error.message}` }),
+  );
+
+describe("reads from a customer's database adding up past the heap", () => {
+  let service: Service;
+  let dataDir = '';
+  let customer: Awaited<ReturnType<typeof freshPostgresData>>;
+
+  beforeAll(async () => {
+    customer = await freshPostgresData([...BIG_TABLE.postgres]);
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'integration-reads-memory-'));
+    service = await startService({
+      DATA_DIR: dataDir,
+      NODE_OPTIONS: [process.env.NODE_OPTIONS, `--max-old-space-size=${HEAP_MB}`].filter(Boolean).join(' '),
+      DUCKDB_MEMORY_LIMIT: '256MB',
+      SQL_TIMEOUT_MS: '60000',
+      JOBS_POLL_MS: '0',
+      TRIGGERS_POLL_MS: '0',
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    if (service) await killNow(service);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    await customer?.drop();
+  });
+
+  it(`given a 51.2 MB table, when ${AT_ONCE} queries read it at once, then each is answered and the process lives on`, async () => {
+    const { base } = service;
+    const parameters = JSON.stringify(customer.parameters);
+    // Two integrations on the customer's database: each has a pool of POOL_SLOTS (4) connections.
+    for (const name of INTEGRATIONS)
+      expect(
+        await sqlOn(base, `CREATE DATABASE ${name} WITH ENGINE = 'postgres', PARAMETERS = ${parameters}`),
+      ).toMatchObject({ type: 'ok' });
+    // A file of this service's own, for mixed queries to join the customer's table with.
+    const form = new FormData();
+    form.append('file', new Blob(['k\n1\n']), 'one.csv');
+    expect((await fetch(`${base}/api/files/one`, { method: 'PUT', body: form })).status).toBe(200);
+    // Each alone is within its read's bound: the whole table comes back.
+    const alone = await sqlQuery(base, 'SELECT * FROM cust_a (SELECT id, name FROM big)');
+    expect(alone.answer).toMatchObject({ type: 'table' });
+    expect(alone.answer!.data).toHaveLength(50_000);
+
+    const queries = Array.from({ length: AT_ONCE }, (_, k) => {
+      const integration = INTEGRATIONS[k % 2]!;
+      return k % 4 < 2
+        ? `SELECT * FROM ${integration} (SELECT id, name, ${k} AS k FROM big)`
+        : `SELECT count(*) AS n, sum(length(b.name)) AS chars FROM ${integration}.big b CROSS JOIN files.one o WHERE b.id > ${k}`;
+    });
+    const outcomes = await Promise.all(queries.map((q) => sqlQuery(base, q)));
+    const alive = service.child.exitCode === null && service.child.signalCode === null;
+
+    for (const o of outcomes)
+      console.log(
+        `${o.query.slice(0, 60)}…: HTTP ${o.status}, ` +
+          (o.answer
+            ? o.answer.type === 'error'
+              ? `error: ${o.answer.error_message}`
+              : `${o.answer.type}, ${o.answer.data?.length} rows${o.answer.truncated ? ', truncated' : ''}`
+            : `no answer (${o.failure})`),
+      );
+    if (!alive) console.log(service.output().split('\n').slice(-60).join('\n'));
+
+    // The process lives on, and never met Node's heap limit.
+    expect(alive).toBe(true);
+    expect(service.output()).not.toMatch(/heap out of memory|FATAL ERROR|Allocation failed/i);
+    // Every query was answered: the table (whole, or cut and saying so), its count, or an error naming why.
+    for (const o of outcomes) {
+      expect(o.failure).toBeUndefined();
+      expect(o.status).toBe(200);
+      if (o.answer!.type === 'error') expect(o.answer!.error_message).toMatch(/memory|heap/i);
+      else if (o.query.includes('count(*)')) expect(o.answer!.data![0]![0]).toBeGreaterThan(49_990);
+      else if (!o.answer!.truncated) expect(o.answer!.data).toHaveLength(50_000);
+    }
+    // And the integration answers afterwards.
+    for (const name of INTEGRATIONS)
+      expect(await sqlOn(base, `SELECT * FROM ${name} (SELECT count(*) AS n FROM big)`)).toMatchObject({
+        type: 'table',
+        data: [[50_000]],
+      });
+  });
+});
