@@ -30,9 +30,17 @@ export type ColumnCounts = {
 export const timestampOf = (v: string) =>
   `CASE WHEN TRY_CAST(${v} AS DATE) IS NOT NULL THEN TRY_CAST(${v} AS TIMESTAMP) END`;
 
-/** `TRY_CAST(v AS t)`, through `timestampOf` for TIMESTAMP. */
+/**
+ * A cell a BOOLEAN column holds: `true` or `false`, in any case. DuckDB also casts 1/0, t/f, y/n and
+ * yes/no, which made a column of 0/1 flags (a churn or fraud label) a BOOLEAN nobody can sum or
+ * average; MindsDB reads files with pandas, whose booleans are only true and false, and 0/1 integers.
+ */
+const booleanOf = (v: string) =>
+  `CASE WHEN lower(${v}) IN ('true', 'false') THEN TRY_CAST(${v} AS BOOLEAN) END`;
+
+/** `TRY_CAST(v AS t)`, through `booleanOf` for BOOLEAN and `timestampOf` for TIMESTAMP. */
 const converted = (v: string, t: Candidate) =>
-  t === 'TIMESTAMP' ? timestampOf(v) : `TRY_CAST(${v} AS ${t})`;
+  t === 'BOOLEAN' ? booleanOf(v) : t === 'TIMESTAMP' ? timestampOf(v) : `TRY_CAST(${v} AS ${t})`;
 
 /** The aggregates that count a column's cells (`v`, trimmed, empty as null) for these candidates. */
 const checksOf = (v: string, candidates: readonly Candidate[]) => [

@@ -106,6 +106,24 @@ describe.each(storeKinds)('files on %s', (store) => {
       );
     });
 
+    it('types 0/1 flags BIGINT, yes/no text, and only true/false BOOLEAN, as MindsDB (pandas) reads them', async () => {
+      const { name, column_types } = await givenFile(
+        t,
+        write('flags.csv', 'churn,answered,paid\n0,yes,true\n1,no,FALSE\n1,yes,True\n0,n,false\n'),
+      );
+      expect(column_types).toEqual({ churn: 'BIGINT', answered: 'VARCHAR', paid: 'BOOLEAN' });
+      // A label of 0/1 is summed and averaged; a BOOLEAN is not.
+      expect(
+        (await sql(`SELECT sum(churn), avg(churn), count(*) FILTER (WHERE paid) FROM files.${name}`)).data,
+      ).toEqual([[2, 0.5, 2]]);
+      expect((await sql(`SELECT answered FROM files.${name} ORDER BY answered`)).data).toEqual([
+        ['n'],
+        ['no'],
+        ['yes'],
+        ['yes'],
+      ]);
+    });
+
     it('serves it as a table of SHOW TABLES FROM files', async () => {
       const { name } = await givenFile(t, HOME_RENTALS);
       expect((await sql('SHOW TABLES FROM files')).data).toContainEqual([name]);
