@@ -13,6 +13,7 @@ import {
 } from '../shared/errors';
 import { isOutOfMemoryMessage } from '../duckdb/errors';
 import { VALUE_TOO_LARGE } from '../duckdb/valueGuards';
+import type { MemoryPressure } from '../duckdb/database';
 
 /**
  * SQL errors answer `{type: "error", error_code, error_message}` with HTTP 200, as MindsDB.
@@ -173,6 +174,29 @@ const fromDuckDb = (message: string): SqlError => {
       `The query engine failed internally (${internal[1]} error); retry the statement`,
     );
   return new SqlError(SqlErrorCode.Internal, message);
+};
+
+const mebibytes = (bytes: number) => Math.round(bytes / (1024 * 1024));
+
+/** Why the memory watch (src/duckdb/memoryWatch.ts) stopped a query or a read, as its caller is told. */
+export const memoryStopped = (pressure: MemoryPressure): SqlError => {
+  switch (pressure.kind) {
+    case 'process':
+      return new SqlError(
+        SqlErrorCode.TooLarge,
+        `The query was stopped: the server's memory reached ${mebibytes(pressure.rss)} MiB, past SQL_MAX_PROCESS_MEMORY (${mebibytes(pressure.limit)} MiB)`,
+      );
+    case 'heap':
+      return new SqlError(
+        SqlErrorCode.TooLarge,
+        `The query was stopped: the server's JavaScript heap reached ${mebibytes(pressure.used)} MiB, past ${mebibytes(pressure.ceiling)} MiB of its ${mebibytes(pressure.limit)} MiB limit`,
+      );
+    case 'engine':
+      return new SqlError(
+        SqlErrorCode.TooLarge,
+        `The query was stopped to keep room for writes: the query engine's memory that cannot spill to disk reached ${mebibytes(pressure.held)} MiB, past ${mebibytes(pressure.ceiling)} MiB of DUCKDB_MEMORY_LIMIT (${mebibytes(pressure.limit)} MiB)`,
+      );
+  }
 };
 
 /** An external database's error, with the database named and the kind mapped to our codes. */

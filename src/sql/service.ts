@@ -4,7 +4,7 @@ import type { Externals } from './faces/integration/federation';
 import type { AppContext } from '../context';
 import { quoteMysqlIdent } from '../shared/quoting';
 import { catalogResolver, catalogTables, type CatalogResolver } from './catalog/catalog';
-import { configureServerPaths, domainErrorOf, externalError, SqlError } from './errors';
+import { configureServerPaths, domainErrorOf, externalError, memoryStopped, SqlError } from './errors';
 import { leadingKeyword, trimStatement } from './lexical';
 import { preparedCache, type SelectDeps, type SelectLimits } from './pipeline/select';
 import { oneChunk } from './pipeline/selectStream';
@@ -25,7 +25,13 @@ import { rolePolicy } from './statements/roles';
 import type { TablePolicy } from './pipeline/plan';
 import { unobserved, type SqlObserver } from './observer';
 import { answerCache, ownWritesApplied } from './pipeline/answerCache';
-import { checkQuerySize, queryReader, selectInput, type QueryReader } from './pipeline/query';
+import {
+  checkQuerySize,
+  queryReader,
+  selectInput,
+  tooManyTrainingRows,
+  type QueryReader,
+} from './pipeline/query';
 import { statementDispatcher } from './statements/dispatcher';
 
 /** The endpoint's bounds on one SELECT (SQL_ROW_LIMIT, SQL_TIMEOUT_MS, …), from the configuration. */
@@ -209,6 +215,33 @@ const restReads = <ModelAnswer>(
   callerPolicy: () => TablePolicy | undefined,
 ) => {
   const createModelFromRest = slices.createModelFromText;
+  /**
+   * Every row a native query reads from an integration (a model's training data, a knowledge base's
+   * documents, a wiring's rows): refused, never cut, past what one read may bring (FETCH_LIMIT rows,
+   * FETCH_BYTES of text) or past TRAIN_ROW_LIMIT, as the same read through a SELECT is. Stopped, its
+   * read with it, when the memory watch stops the queries that grew the heap.
+   */
+  const readWholeFromIntegration = async (integration: string, sql: string): Promise<RowTable> => {
+    const stop = new AbortController();
+    const stopWatching = ctx.duck.onMemoryPressure((pressure) => stop.abort(memoryStopped(pressure)));
+    try {
+      const result = await (
+        await externals.get(integration)
+      )
+        .query(sql, [], undefined, stop.signal)
+        .catch((error: unknown) => {
+          throw stop.signal.aborted ? stop.signal.reason : externalError(integration, error);
+        });
+      if (result.cut)
+        throw invalid(
+          `The query sent to ${integration} returned more than ${result.cut.limit} ${result.cut.by === 'rows' ? 'rows' : 'bytes of text'}, more than one read from a database may bring; filter it, or read a sample`,
+        );
+      if (result.rows.length > ctx.config.trainRowLimit) throw tooManyTrainingRows(ctx.config.trainRowLimit);
+      return { names: result.columns.map((c) => c.name), rows: result.rows };
+    } finally {
+      stopWatching();
+    }
+  };
   const queryRowsAsCaller = async (
     database: string,
     sql: string,
@@ -218,10 +251,7 @@ const restReads = <ModelAnswer>(
     const integration = await catalog.integration(database);
     if (integration) {
       policy?.check(integration, '(native query)');
-      const result = await (await externals.get(integration)).query(sql).catch((error: unknown) => {
-        throw externalError(integration, error);
-      });
-      return { names: result.columns.map((c) => c.name), rows: result.rows };
+      return readWholeFromIntegration(integration, sql);
     }
     // Training takes every row it asked for (TRAIN_ROW_LIMIT bounds them), not a cut answer.
     const table = await query.read('training', { sql, db: database, policy });

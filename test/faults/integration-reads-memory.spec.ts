@@ -55,6 +55,19 @@ describe("reads from a customer's database adding up past the heap", () => {
       JOBS_POLL_MS: '0',
       TRIGGERS_POLL_MS: '0',
     });
+    const parameters = JSON.stringify(customer.parameters);
+    // Two integrations on the customer's database: each has a pool of POOL_SLOTS (4) connections.
+    for (const name of INTEGRATIONS)
+      expect(
+        await sqlOn(
+          service.base,
+          `CREATE DATABASE ${name} WITH ENGINE = 'postgres', PARAMETERS = ${parameters}`,
+        ),
+      ).toMatchObject({ type: 'ok' });
+    // A file of this service's own, for mixed queries to join the customer's table with.
+    const form = new FormData();
+    form.append('file', new Blob(['k\n1\n']), 'one.csv');
+    expect((await fetch(`${service.base}/api/files/one`, { method: 'PUT', body: form })).status).toBe(200);
   }, 120_000);
 
   afterAll(async () => {
@@ -65,16 +78,6 @@ describe("reads from a customer's database adding up past the heap", () => {
 
   it(`given a 51.2 MB table, when ${AT_ONCE} queries read it at once, then each is answered and the process lives on`, async () => {
     const { base } = service;
-    const parameters = JSON.stringify(customer.parameters);
-    // Two integrations on the customer's database: each has a pool of POOL_SLOTS (4) connections.
-    for (const name of INTEGRATIONS)
-      expect(
-        await sqlOn(base, `CREATE DATABASE ${name} WITH ENGINE = 'postgres', PARAMETERS = ${parameters}`),
-      ).toMatchObject({ type: 'ok' });
-    // A file of this service's own, for mixed queries to join the customer's table with.
-    const form = new FormData();
-    form.append('file', new Blob(['k\n1\n']), 'one.csv');
-    expect((await fetch(`${base}/api/files/one`, { method: 'PUT', body: form })).status).toBe(200);
     // Each alone is within its read's bound: the whole table comes back.
     const alone = await sqlQuery(base, 'SELECT * FROM cust_a (SELECT id, name FROM big)');
     expect(alone.answer).toMatchObject({ type: 'table' });
@@ -117,5 +120,32 @@ describe("reads from a customer's database adding up past the heap", () => {
         type: 'table',
         data: [[50_000]],
       });
+  });
+
+  it(`given the same table, when ${AT_ONCE} models train on it at once, then each ends (trained, or failed naming the heap) and the process lives on`, async () => {
+    const { base } = service;
+    const outcomes = await Promise.all(
+      Array.from({ length: AT_ONCE }, (_, k) =>
+        sqlQuery(
+          base,
+          `CREATE MODEL mindsdb.heavy_${k} FROM ${INTEGRATIONS[k % 2]} (SELECT id % 7 AS k, name FROM big) PREDICT k USING join_learn_process = true`,
+        ),
+      ),
+    );
+    const alive = service.child.exitCode === null && service.child.signalCode === null;
+    if (!alive) console.log(service.output().split('\n').slice(-60).join('\n'));
+    expect(alive).toBe(true);
+    expect(service.output()).not.toMatch(/heap out of memory|FATAL ERROR|Allocation failed/i);
+    for (const o of outcomes)
+      expect({ status: o.status, failure: o.failure }).toEqual({ status: 200, failure: undefined });
+    const models = await sqlOn(
+      base,
+      "SELECT NAME, STATUS, ERROR FROM mindsdb.models WHERE NAME LIKE 'heavy_%' ORDER BY NAME",
+    );
+    console.log(JSON.stringify(models.data));
+    expect(models.data).toHaveLength(AT_ONCE);
+    for (const [, status, error] of models.data as [string, string, string | null][])
+      if (status !== 'complete')
+        expect({ status, error }).toEqual({ status: 'error', error: expect.stringMatching(/memory|heap/i) });
   });
 });

@@ -117,6 +117,24 @@ describe.each(engines)(
       expect(bytes).toBeLessThan(WIDE_TEXT / 4);
     });
 
+    it('refuses to train on a read it cut: the model fails naming the ceiling, trained on none of it', async () => {
+      const name = `cut_${engine}`;
+      const answer = await sql(
+        `CREATE MODEL mindsdb.${name} FROM cust (SELECT id, id % 7 AS k FROM big) PREDICT k USING join_learn_process = true`,
+      );
+      expect(answer.type).toBe('table');
+      const models = await sql(`SELECT STATUS, ERROR, ACTIVE FROM mindsdb.models WHERE NAME = '${name}'`);
+      expect(models.data).toEqual([
+        [
+          'error',
+          expect.stringContaining(
+            `The query sent to cust returned more than ${CEILING.rows} rows, more than one read from a database may bring`,
+          ),
+          false,
+        ],
+      ]);
+    });
+
     it('keeps its connections usable after the reads it cut: more queries than the pool has slots', async () => {
       for (let i = 0; i < 3; i++)
         expect(await sql('SELECT * FROM cust (SELECT id, name FROM big)')).toMatchObject({ type: 'error' });

@@ -491,16 +491,57 @@ describe.each(storeKinds)('models (event store: %s)', (store) => {
 });
 
 describe('training from a PostgreSQL table', () => {
-  it('learns from an external database and predicts', async () => {
+  /** 300 rows of home_rentals (sqft, location, rental_price) in a fresh PostgreSQL database. */
+  const rentalsInPostgres = () => {
     const rows = fs.readFileSync(HOME_RENTALS, 'utf8').trim().split('\n').slice(1, 301);
     const values = rows
       .map((l) => l.split(','))
       .filter((c) => c.length === 8)
       .map((c) => `(${c[2]}, '${c[3]}', ${c[7]})`);
-    const pg = await freshPostgresData([
+    return freshPostgresData([
       'CREATE TABLE rentals (sqft int, location text, rental_price double precision)',
       `INSERT INTO rentals VALUES ${values.join(', ')}`,
     ]);
+  };
+
+  it('refuses, from a file or from the database, a training query past TRAIN_ROW_LIMIT: no model is trained on part of it', async () => {
+    const pg = await rentalsInPostgres();
+    const t = await startTestApp('sqlite', { TRAIN_ROW_LIMIT: '100' });
+    try {
+      await t.http
+        .post('/api/databases')
+        .send({ database: { name: 'warehouse', engine: 'postgres', parameters: pg.parameters } })
+        .expect(201);
+      const file = (await givenFile(t, HOME_RENTALS, uniqueName('home_rentals'))).name;
+      for (const [name, from] of [
+        ['from_pg', 'warehouse (SELECT * FROM rentals)'],
+        ['from_file', `files (SELECT sqft, location, rental_price FROM ${file} LIMIT 300)`],
+      ] as const) {
+        await querySql(
+          t,
+          `CREATE MODEL ${name} FROM ${from} PREDICT rental_price USING join_learn_process = true`,
+        );
+        const model = await querySql(
+          t,
+          `SELECT STATUS, ERROR, ACTIVE FROM mindsdb.models WHERE NAME = '${name}'`,
+        );
+        expect(model.data).toEqual([
+          [
+            'error',
+            expect.stringContaining('The training query returned more than 100 rows (TRAIN_ROW_LIMIT)'),
+            false,
+          ],
+        ]);
+      }
+    } finally {
+      await t.running.services.models.idle();
+      await t.dispose();
+      await pg.drop();
+    }
+  });
+
+  it('learns from an external database and predicts', async () => {
+    const pg = await rentalsInPostgres();
     const t = await startTestApp('sqlite');
     try {
       await t.http

@@ -40,6 +40,10 @@ type PurposeRule = {
   readonly refusePast?: (limit: number) => Error;
 };
 
+/** The refusal of a training read (or a knowledge base's documents) past TRAIN_ROW_LIMIT, whatever it read from. */
+export const tooManyTrainingRows = (limit: number) =>
+  invalid(`The training query returned more than ${limit} rows (TRAIN_ROW_LIMIT)`);
+
 /** What each purpose of a SELECT may do: its text, cache, bounds, policy and shape. */
 const PURPOSES: { readonly [P in SelectPurpose]: PurposeRule } = {
   answer: { text: 'client', cache: 'sent and rewritten', bounds: 'answer', policy: 'given' },
@@ -64,7 +68,7 @@ const PURPOSES: { readonly [P in SelectPurpose]: PurposeRule } = {
     cache: 'none',
     bounds: 'every row',
     policy: 'given',
-    refusePast: (limit) => invalid(`The training query returned more than ${limit} rows`),
+    refusePast: (limit) => tooManyTrainingRows(limit),
   },
 };
 

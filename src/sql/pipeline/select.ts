@@ -2,7 +2,7 @@ import type { DuckDBConnection, DuckDBResult, DuckDBType, DuckDBValue } from '@d
 import type { Duck, MemoryPressure } from '../../duckdb/database';
 import type { CatalogResolver } from '../catalog/catalog';
 import { deadlineIn, onExpiry, withinDeadline, type Deadline } from '../deadline';
-import { externalError, SqlError, SqlErrorCode } from '../errors';
+import { externalError, memoryStopped, SqlError, SqlErrorCode } from '../errors';
 import {
   externalAnswer,
   loadIntoDuckDb,
@@ -255,21 +255,7 @@ class QueryRun {
   /** The error to report for `error` (a deadline, a departed client, memory or a shutdown say so). */
   readonly explain = (error: unknown): unknown => {
     const { duck } = this.deps;
-    if (this.overMemory?.kind === 'process')
-      return new SqlError(
-        SqlErrorCode.TooLarge,
-        `The query was stopped: the server's memory reached ${mebibytes(this.overMemory.rss)} MiB, past SQL_MAX_PROCESS_MEMORY (${mebibytes(this.overMemory.limit)} MiB)`,
-      );
-    if (this.overMemory?.kind === 'heap')
-      return new SqlError(
-        SqlErrorCode.TooLarge,
-        `The query was stopped: the server's JavaScript heap reached ${mebibytes(this.overMemory.used)} MiB, past ${mebibytes(this.overMemory.ceiling)} MiB of its ${mebibytes(this.overMemory.limit)} MiB limit`,
-      );
-    if (this.overMemory?.kind === 'engine')
-      return new SqlError(
-        SqlErrorCode.TooLarge,
-        `The query was stopped to keep room for writes: the query engine's memory that cannot spill to disk reached ${mebibytes(this.overMemory.held)} MiB, past ${mebibytes(this.overMemory.ceiling)} MiB of DUCKDB_MEMORY_LIMIT (${mebibytes(this.overMemory.limit)} MiB)`,
-      );
+    if (this.overMemory) return memoryStopped(this.overMemory);
     if (duck.stopping)
       return new SqlError(SqlErrorCode.Interrupted, 'The server is shutting down; the query was interrupted');
     if (this.limits.deadline.expired()) return this.limits.deadline.error();
@@ -591,8 +577,6 @@ export const withSelect = async <T>(
 
 /** What a SELECT's time on a reader came to: its rows read, or a plan to run in an external database. */
 type Outcome<T> = { kind: 'read'; value: T } | { kind: 'pushdown'; plan: PlanOf<'pushdown'> };
-
-const mebibytes = (bytes: number) => Math.round(bytes / (1024 * 1024));
 
 /**
  * A streaming result not read to its end (cut at a limit, or its reader stopped) keeps its query's
