@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startService as startServiceWith, type Service } from '../support/service';
 
 const GRACE_MS = 2000;
@@ -31,9 +32,13 @@ const sql = (base: string, query: string) =>
     (e: unknown) => ({ type: 'no answer', error_message: String(e) }),
   );
 
-/** Resolves with the exit code, or `timeout` when the process is still there after `ms`. */
+/**
+ * Resolves with the exit code, or `timeout` when the process is still there after `ms`. The timer
+ * does not hold the worker: left to run, it kept it alive up to 20 s after the file ended, which
+ * jest reports as a worker that "failed to exit gracefully".
+ */
 const exitWithin = (service: Service, ms: number) =>
-  Promise.race([service.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), ms))]);
+  Promise.race([service.exited, sleep(ms, 'timeout' as const, { ref: false })]);
 
 describe('shutdown during a long query', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mindledger-shutdown-'));

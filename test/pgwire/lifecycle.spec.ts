@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { serialize } from 'pg-protocol';
 import pino from 'pino';
 import type { SqlAnswer, SqlEngine } from '../../src/doorway/engine';
@@ -88,7 +89,7 @@ describe('the startup exchange and the server limits', () => {
     for (const raw of raws) raw.destroy();
     // Bounded: a close that never settles is the subject of its own spec below, not a reason to hang here.
     for (const server of servers)
-      await Promise.race([server.close(0), new Promise((r) => setTimeout(r, 2000))]);
+      await Promise.race([server.close(0), sleep(2000, undefined, { ref: false })]);
   });
 
   it('refuses a startup packet without a user, and protocol 2.0, with FATAL errors', async () => {
