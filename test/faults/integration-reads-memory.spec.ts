@@ -17,7 +17,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BIG_TABLE, freshPostgresData } from '../support/external';
-import { killNow, sqlOn, startService, type Service } from '../support/service';
+import { killNow, sqlOn, type Service } from '../support/service';
+import { expectLivedOn, startSmallHeapService } from './support';
 
 jest.setTimeout(180_000);
 
@@ -47,14 +48,7 @@ describe("reads from a customer's database adding up past the heap", () => {
   beforeAll(async () => {
     customer = await freshPostgresData([...BIG_TABLE.postgres]);
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'integration-reads-memory-'));
-    service = await startService({
-      DATA_DIR: dataDir,
-      NODE_OPTIONS: [process.env.NODE_OPTIONS, `--max-old-space-size=${HEAP_MB}`].filter(Boolean).join(' '),
-      DUCKDB_MEMORY_LIMIT: '256MB',
-      SQL_TIMEOUT_MS: '60000',
-      JOBS_POLL_MS: '0',
-      TRIGGERS_POLL_MS: '0',
-    });
+    service = await startSmallHeapService(dataDir, HEAP_MB, { SQL_TIMEOUT_MS: '60000' });
     const parameters = JSON.stringify(customer.parameters);
     // Two integrations on the customer's database: each has a pool of POOL_SLOTS (4) connections.
     for (const name of INTEGRATIONS)
@@ -90,7 +84,6 @@ describe("reads from a customer's database adding up past the heap", () => {
         : `SELECT count(*) AS n, sum(length(b.name)) AS chars FROM ${integration}.big b CROSS JOIN files.one o WHERE b.id > ${k}`;
     });
     const outcomes = await Promise.all(queries.map((q) => sqlQuery(base, q)));
-    const alive = service.child.exitCode === null && service.child.signalCode === null;
 
     for (const o of outcomes)
       console.log(
@@ -101,11 +94,8 @@ describe("reads from a customer's database adding up past the heap", () => {
               : `${o.answer.type}, ${o.answer.data?.length} rows${o.answer.truncated ? ', truncated' : ''}`
             : `no answer (${o.failure})`),
       );
-    if (!alive) console.log(service.output().split('\n').slice(-60).join('\n'));
-
     // The process lives on, and never met Node's heap limit.
-    expect(alive).toBe(true);
-    expect(service.output()).not.toMatch(/heap out of memory|FATAL ERROR|Allocation failed/i);
+    expectLivedOn(service);
     // Every query was answered: the table (whole, or cut and saying so), its count, or an error naming why.
     for (const o of outcomes) {
       expect(o.failure).toBeUndefined();
@@ -132,10 +122,7 @@ describe("reads from a customer's database adding up past the heap", () => {
         ),
       ),
     );
-    const alive = service.child.exitCode === null && service.child.signalCode === null;
-    if (!alive) console.log(service.output().split('\n').slice(-60).join('\n'));
-    expect(alive).toBe(true);
-    expect(service.output()).not.toMatch(/heap out of memory|FATAL ERROR|Allocation failed/i);
+    expectLivedOn(service);
     for (const o of outcomes)
       expect({ status: o.status, failure: o.failure }).toEqual({ status: 200, failure: undefined });
     const models = await sqlOn(

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { startService, type Service } from '../support/service';
 
 /**
  * A small filesystem of its own (tmpfs, `size` MB) mounted on a fresh directory: a disk that really
@@ -79,3 +80,28 @@ export const until = async (
     await sleep(100);
   }
 };
+
+/**
+ * The process is still running and never met Node's heap limit; when it is gone, the end of its
+ * output is printed first, to say why.
+ */
+export const expectLivedOn = (service: Service) => {
+  const alive = service.child.exitCode === null && service.child.signalCode === null;
+  if (!alive) console.log(service.output().split('\n').slice(-60).join('\n'));
+  expect(alive).toBe(true);
+  expect(service.output()).not.toMatch(/heap out of memory|FATAL ERROR|Allocation failed/i);
+};
+
+/**
+ * The real service in a process of its own on `dataDir`, with a Node heap of `heapMb` and DuckDB's
+ * memory limit at 256MB, its jobs and triggers not polling.
+ */
+export const startSmallHeapService = (dataDir: string, heapMb: number, env: Record<string, string> = {}) =>
+  startService({
+    DATA_DIR: dataDir,
+    NODE_OPTIONS: [process.env.NODE_OPTIONS, `--max-old-space-size=${heapMb}`].filter(Boolean).join(' '),
+    DUCKDB_MEMORY_LIMIT: '256MB',
+    JOBS_POLL_MS: '0',
+    TRIGGERS_POLL_MS: '0',
+    ...env,
+  });
