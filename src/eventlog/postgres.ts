@@ -93,7 +93,8 @@ export const pageAfter = (after: LogCursor, limit: number): { text: string; valu
 /**
  * eventAt's statement. Committed rows only (this statement's snapshot), without the horizon
  * readAll and readPage keep: a position known (read once, or a receipt's) names a committed event,
- * and the horizon stays below it for as long as an older transaction runs. By the position's index (`mindledger_messages_position`); exported for the spec of its plan.
+ * and the horizon stays below it for as long as an older transaction runs. By the position's index
+ * (`mindledger_messages_position`); exported for the spec of its plan.
  */
 export const eventAtQuery = (position: bigint): { text: string; values: unknown[] } => ({
   text: `SELECT ${MESSAGE_COLUMNS} FROM emt_messages m

@@ -217,7 +217,7 @@ const restReads = <ModelAnswer>(
   const createModelFromRest = slices.createModelFromText;
   /**
    * Every row a native query reads from an integration (a model's training data, a knowledge base's
-   * documents, a wiring's rows): refused, never cut, past what one read may bring (FETCH_LIMIT rows,
+   * documents): refused, never cut, past what one read may bring (FETCH_LIMIT rows,
    * FETCH_BYTES of text) or past TRAIN_ROW_LIMIT, as the same read through a SELECT is. Stopped, its
    * read with it, when the memory watch stops the queries that grew the heap.
    */
