@@ -53,24 +53,34 @@ export const spawnService = async (env: Record<string, string>, main = 'src/main
   return { child, port, base: `http://127.0.0.1:${port}`, output: () => output, exited };
 };
 
-/** The real service in a process of its own (as `npm start` runs it), on its own port. */
+/** How many times a start that found its port taken is tried again on another (`startService`). */
+const PORT_TRIES = 3;
+
+/**
+ * The real service in a process of its own (as `npm start` runs it), on its own port. The port is
+ * one the kernel had free a moment before the process listens: another socket may take it meanwhile
+ * (CI: `listen EADDRINUSE`, a spec failed), so a process that exits saying so is started again on another.
+ */
 export const startService = async (env: Record<string, string>): Promise<Service> => {
-  const { child, base, output, exited } = await spawnService(env);
-  // Up to a minute on a busy machine (its first start in a spec file bundles it too).
-  const until = Date.now() + 90_000;
-  for (;;) {
-    const ok = await fetch(`${base}/api/util/ping`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) break;
-    if (Date.now() > until || child.exitCode !== null) {
-      child.kill('SIGKILL');
-      throw new Error(`the service did not start:\n${output()}`);
+  for (let attempt = 1; ; attempt++) {
+    const { child, base, output, exited } = await spawnService(env);
+    // Up to a minute on a busy machine (its first start in a spec file bundles it too).
+    const until = Date.now() + 90_000;
+    for (;;) {
+      // Bounded: whatever took the port may accept and never answer.
+      const ok = await fetch(`${base}/api/util/ping`, { signal: AbortSignal.timeout(2_000) }).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok && child.exitCode === null) return { child, base, output, exited };
+      if (child.exitCode !== null && attempt < PORT_TRIES && /EADDRINUSE/.test(output())) break;
+      if (Date.now() > until || child.exitCode !== null) {
+        child.kill('SIGKILL');
+        throw new Error(`the service did not start:\n${output()}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
     }
-    await new Promise((r) => setTimeout(r, 250));
   }
-  return { child, base, output, exited };
 };
 
 /** JSON over HTTP to a service: the status and the parsed body. */
