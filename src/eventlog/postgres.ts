@@ -91,13 +91,17 @@ export const pageAfter = (after: LogCursor, limit: number): { text: string; valu
 };
 
 /**
- * eventAt's statement. Committed rows only (this statement's snapshot), without the horizon
- * readAll and readPage keep: a position known (read once, or a receipt's) names a committed event,
- * and the horizon stays below it for as long as an older transaction runs. By the position's index
- * (`mindledger_messages_position`); exported for the spec of its plan.
+ * The statement of eventAt (the event's columns) and eventIdAt (its id alone). Committed rows only
+ * (this statement's snapshot), without the horizon readAll and readPage keep: a position known (read
+ * once, or a receipt's) names a committed event, and the horizon stays below it for as long as an
+ * older transaction runs. By the position's index (`mindledger_messages_position`); exported for the
+ * spec of its plan.
  */
-export const eventAtQuery = (position: bigint): { text: string; values: unknown[] } => ({
-  text: `SELECT ${MESSAGE_COLUMNS} FROM emt_messages m
+export const eventAtQuery = (
+  position: bigint,
+  columns = MESSAGE_COLUMNS,
+): { text: string; values: unknown[] } => ({
+  text: `SELECT ${columns} FROM emt_messages m
           WHERE m.is_archived = FALSE AND m.global_position = $1::bigint`,
   values: [position.toString()],
 });
@@ -323,6 +327,12 @@ export const openPostgresLog = async (connectionString: string, clock: Clock): P
       const query = eventAtQuery(position);
       const [row] = await readRows(query.text, query.values);
       return row ? rowToRecorded(row) : null;
+    },
+
+    eventIdAt: async (position) => {
+      const query = eventAtQuery(position, 'm.message_id');
+      const { rows } = await read<{ message_id: string }>(query.text, query.values);
+      return rows[0]?.message_id ?? null;
     },
 
     readPage: async (options) => {

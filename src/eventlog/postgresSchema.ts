@@ -26,10 +26,10 @@ const INDEXES: ReadonlyArray<readonly [name: string, columns: string]> = [
  *    scans the whole log (10 ms at 50,000 events, 0.7 ms with it), and with notifications every
  *    process reads the tail after every append.
  * 3. An index on the position alone, for the statements that look events up by position without
- *    their transaction id: `eventAt` (every readiness probe and every start checks with it that
+ *    their transaction id: `eventIdAt` (every readiness probe and every start checks with it that
  *    the log still holds the read model's last event) and `readPage` (audits' pages, one event at a
  *    position). The tail's index leads with the transaction id, so without this one, at 200,000
- *    events, `eventAt` read the whole of that index (3-22 ms) and a page of 500 every row after
+ *    events, `eventIdAt` read the whole of that index (3-22 ms) and a page of 500 every row after
  *    its position (70-290 ms), against 0.02-0.09 ms and 0.4-0.8 ms with it. The position only grows,
  *    so each append adds to the index's rightmost page: appends per second were unchanged within
  *    the machine's noise.

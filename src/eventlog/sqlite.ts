@@ -502,6 +502,16 @@ export const openSqliteLog = async (
         async () => (await readPageOf(connection, 'global_position = ?', [Number(position)], 1))[0] ?? null,
       ),
 
+    eventIdAt: (position) =>
+      serial(async () => {
+        const [row] = await connection.query<{ message_id: string }>(
+          `SELECT message_id FROM emt_messages
+            WHERE partition = '${PARTITION}' AND is_archived = FALSE AND global_position = ?`,
+          [Number(position)],
+        );
+        return row?.message_id ?? null;
+      }),
+
     readPage: ({ after, limit, stream }) =>
       serial(() =>
         stream

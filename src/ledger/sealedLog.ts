@@ -67,6 +67,7 @@ export const withSealedSecrets = (log: EventLog, vault: SecretVault): EventLog =
     readAll: (after, limit) => log.readAll(after, limit),
     head: () => log.head(),
     eventAt: (position) => log.eventAt(position),
+    eventIdAt: (position) => log.eventIdAt(position),
     readPage: (options) => log.readPage(options),
     exclusive: (stream, work) => log.exclusive(stream, work),
     follow: (listener) => log.follow(listener),

@@ -39,7 +39,7 @@ export class LogPlace {
   }
 
   /** Why the tables standing here cannot be `log`'s read model, or null when they can (`logMismatch`). */
-  mismatchWith(log: Pick<EventLog, 'eventAt'>): Promise<string | null> {
+  mismatchWith(log: Pick<EventLog, 'eventIdAt'>): Promise<string | null> {
     return logMismatch(log, this.at.position, this.atEventId);
   }
 }
@@ -51,12 +51,12 @@ export class LogPlace {
  * claim to include, and be skipped as applied) or another log altogether does not.
  */
 export const logMismatch = async (
-  log: Pick<EventLog, 'eventAt'>,
+  log: Pick<EventLog, 'eventIdAt'>,
   position: bigint,
   eventId: string | null,
 ): Promise<string | null> => {
   if (position === 0n) return null;
-  const atPosition = (await log.eventAt(position))?.meta.eventId ?? null;
+  const atPosition = await log.eventIdAt(position);
   if (atPosition === null)
     return `the read model includes the log up to event ${position}, which the log does not hold (a log restored from an older copy, or another log)`;
   if (eventId !== null && atPosition !== eventId)

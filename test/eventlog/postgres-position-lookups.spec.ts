@@ -1,6 +1,6 @@
 /**
- * The PostgreSQL log's look-ups by position alone — `eventAt` (every readiness probe and every
- * start: does the log still hold the read model's last event?) and `readPage` (audits' pages, one
+ * The PostgreSQL log's look-ups by position alone — `eventIdAt` (every readiness probe and every
+ * start: does the log still hold the read model's last event?), `eventAt` (a receipt's event) and `readPage` (audits' pages, one
  * event at a position) — go by an index on the position (`mindledger_messages_position`, added by
  * src/eventlog/postgresSchema.ts), not by reading the tail's index or the table after the position:
  * on a large log either was a read of most of the log on every probe and every page.
@@ -45,10 +45,14 @@ describe('a PostgreSQL log looked up by position', () => {
       const byPositionIndex = (scan: string) => leaves.some((leaf) => scan.endsWith(`(${leaf})`));
 
       // Then the event at a position is found by the position's index, and it is that event.
-      const idScans = await scansOfMessages(db, eventAtQuery(middle.meta.position));
+      const idScans = await scansOfMessages(db, eventAtQuery(middle.meta.position, 'm.message_id'));
       expect(idScans).toHaveLength(1);
       expect(idScans.filter(byPositionIndex)).toEqual(idScans);
       expect(idScans[0]).toMatch(/^Index (Only )?Scan /);
+      expect(await log.eventIdAt(middle.meta.position)).toBe(middle.meta.eventId);
+      const eventScans = await scansOfMessages(db, eventAtQuery(middle.meta.position));
+      expect(eventScans).toHaveLength(1);
+      expect(eventScans.filter(byPositionIndex)).toEqual(eventScans);
       expect((await log.eventAt(middle.meta.position))?.meta.eventId).toBe(middle.meta.eventId);
 
       // And a page after that position is read by the position's index, in the position's order.
