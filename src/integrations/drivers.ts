@@ -22,6 +22,9 @@ export type ExternalResult = {
 /** The bound a read stopped at: more rows than `limit`, or more than `limit` bytes of cell text. */
 export type ReadCut = { by: 'rows' | 'bytes'; limit: number };
 
+/** A cut as its refusals say it: `1000 rows`, `1048576 bytes of text`. */
+export const cutText = (cut: ReadCut) => `${cut.limit} ${cut.by === 'rows' ? 'rows' : 'bytes of text'}`;
+
 /** What one read (`query`, `readOnlyQuery`) may bring into this process before the driver stops reading it. */
 export type ReadCeiling = { rows: number; bytes: number };
 

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { Externals } from './faces/integration/federation';
+import { cutText } from '../integrations/drivers';
 import type { AppContext } from '../context';
 import { quoteMysqlIdent } from '../shared/quoting';
 import { catalogResolver, catalogTables, type CatalogResolver } from './catalog/catalog';
@@ -234,7 +235,7 @@ const restReads = <ModelAnswer>(
         });
       if (result.cut)
         throw invalid(
-          `The query sent to ${integration} returned more than ${result.cut.limit} ${result.cut.by === 'rows' ? 'rows' : 'bytes of text'}, more than one read from a database may bring; filter it, or read a sample`,
+          `The query sent to ${integration} returned more than ${cutText(result.cut)}, more than one read from a database may bring; filter it, or read a sample`,
         );
       if (result.rows.length > ctx.config.trainRowLimit) throw tooManyTrainingRows(ctx.config.trainRowLimit);
       return { names: result.columns.map((c) => c.name), rows: result.rows };

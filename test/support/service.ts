@@ -57,29 +57,38 @@ export const spawnService = async (env: Record<string, string>, main = 'src/main
 const PORT_TRIES = 3;
 
 /**
+ * Waits for a spawned service to answer its ping: `up`, or `port taken` when it exited unable to
+ * listen; throws when it exited otherwise or did not answer within 90 s.
+ */
+const answering = async ({ child, base, output }: Awaited<ReturnType<typeof spawnService>>) => {
+  // Up to a minute on a busy machine (its first start in a spec file bundles it too).
+  const until = Date.now() + 90_000;
+  for (;;) {
+    // Bounded: whatever took the port may accept and never answer.
+    const ok = await fetch(`${base}/api/util/ping`, { signal: AbortSignal.timeout(2_000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok && child.exitCode === null) return 'up';
+    if (child.exitCode !== null && /EADDRINUSE/.test(output())) return 'port taken';
+    if (Date.now() > until || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`the service did not start:\n${output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+};
+
+/**
  * The real service in a process of its own (as `npm start` runs it), on its own port. The port is
  * one the kernel had free a moment before the process listens: another socket may take it meanwhile
  * (CI: `listen EADDRINUSE`, a spec failed), so a process that exits saying so is started again on another.
  */
 export const startService = async (env: Record<string, string>): Promise<Service> => {
   for (let attempt = 1; ; attempt++) {
-    const { child, base, output, exited } = await spawnService(env);
-    // Up to a minute on a busy machine (its first start in a spec file bundles it too).
-    const until = Date.now() + 90_000;
-    for (;;) {
-      // Bounded: whatever took the port may accept and never answer.
-      const ok = await fetch(`${base}/api/util/ping`, { signal: AbortSignal.timeout(2_000) }).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok && child.exitCode === null) return { child, base, output, exited };
-      if (child.exitCode !== null && attempt < PORT_TRIES && /EADDRINUSE/.test(output())) break;
-      if (Date.now() > until || child.exitCode !== null) {
-        child.kill('SIGKILL');
-        throw new Error(`the service did not start:\n${output()}`);
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    const spawned = await spawnService(env);
+    if ((await answering(spawned)) === 'up') return spawned;
+    if (attempt === PORT_TRIES) throw new Error(`the service did not start:\n${spawned.output()}`);
   }
 };
 

@@ -1,5 +1,10 @@
 import { DuckDBListValue, type DuckDBConnection } from '@duckdb/node-api';
-import { FETCH_LIMIT, type ExternalDatabase, type ExternalResult } from '../../../integrations/drivers';
+import {
+  cutText,
+  FETCH_LIMIT,
+  type ExternalDatabase,
+  type ExternalResult,
+} from '../../../integrations/drivers';
 import { Digits, type SqlDialect } from '../../../integrations/dialects';
 import {
   conjunctsOf,
@@ -215,8 +220,7 @@ const tooLarge = (what: string) =>
  * rows would answer wrongly.
  */
 export const loadIntoDuckDb = async (c: DuckDBConnection, temp: string, result: ExternalResult) => {
-  if (result.cut)
-    throw tooLarge(`${result.cut.limit} ${result.cut.by === 'rows' ? 'rows' : 'bytes of text'}`);
+  if (result.cut) throw tooLarge(cutText(result.cut));
   if (result.rows.length > FETCH_LIMIT) throw tooLarge(`${FETCH_LIMIT} rows`);
   const raw = `${temp}_raw`;
   const columns = result.columns.length ? result.columns : [{ name: 'empty', type: 'VARCHAR' }];
