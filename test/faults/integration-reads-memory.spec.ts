@@ -1,6 +1,6 @@
 /**
  * Reads from a customer's database that add up past Node's heap. One read may bring FETCH_BYTES of
- * text (a quarter of the heap: 64 MiB under `--max-old-space-size=256`), and several run at once:
+ * text (a quarter of the heap limit: 76 MiB of 304 under `--max-old-space-size=256`), and several run at once:
  * eight reads of a 51.2 MB table, each within its own bound, are 410 MB together, past the whole
  * heap. An integration reads over at most POOL_SLOTS (4) connections at once, so two integrations
  * on the same database do it. The real service, in a process of its own with that heap, is sent
