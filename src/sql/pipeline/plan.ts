@@ -193,7 +193,7 @@ type Recognitions = {
   knowledgeBases: KnowledgeBaseRef[];
   /** References to information_schema.TABLES and COLUMNS, which also list the external databases' relations. */
   listings: { node: AstNode; face: CatalogFace }[];
-  /** Tables read in DuckDB itself (knowledge bases' searches included). */
+  /** Tables read in DuckDB itself (knowledge bases' searches and table functions included). */
   localTables: number;
 };
 
@@ -304,7 +304,7 @@ export const prepare = async (
   const statement = await parseSelect(c, marked);
   const asOf = asOfPlaceholders();
   // CTEs are resolved by scope and renamed; what is left is every other table reference.
-  const { tables, deterministic } = await resolveScopes(statement, {
+  const { tables, deterministic, tableFunctions } = await resolveScopes(statement, {
     nodes: 20_000,
     pause: async () => {
       await pause();
@@ -322,6 +322,9 @@ export const prepare = async (
   }
   const context: FaceContext = { c, catalog, project: policy?.project, addAsOf: (query) => asOf.add(query) };
   const found = await recogniseAll(tables, context, (n) => nameOf(n, db, natives, policy), deadline);
+  // `range(3)` beside an external table is DuckDB's: the query is federated, not pushed down whole
+  // to a database that has no such function (or one of the same name that means something else).
+  found.localTables += tableFunctions;
   const names = constantColumnNames(statement);
   refuseMixedComputed(found, statement, asOf.size);
   const searches = found.knowledgeBases.length

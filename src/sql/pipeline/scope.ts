@@ -108,6 +108,11 @@ type ScopeResult = {
   tables: AstNode[];
   /** No sampling, clock or randomness: the answer depends only on the projections. */
   deterministic: boolean;
+  /**
+   * Table functions read (`range`, `generate_series`, `unnest`): rows DuckDB makes, so a query
+   * reading one is not a query of one external database alone, whatever else it reads.
+   */
+  tableFunctions: number;
 };
 
 const isTableRef = (n: AstNode) =>
@@ -136,6 +141,7 @@ export const resolveScopes = async (
   // The role of the request this statement is read for: the SQL service's policy comes from it too.
   const auditor = currentRequest()?.principal?.role === 'auditor';
   let deterministic = true;
+  let tableFunctions = 0;
   let blocks = 0;
   let renamed = 0;
   let visited = 0;
@@ -212,6 +218,7 @@ export const resolveScopes = async (
       if (auditor) refuseForAuditor(`table function ${fn}()`);
       if (!ALLOWED_TABLE_FUNCTIONS.has(fn.toLowerCase()))
         throw new SqlError(SqlErrorCode.Forbidden, `Table function ${fn}() is not allowed`);
+      tableFunctions++;
     }
     if (n.class === 'FUNCTION') {
       const fn = String(n.function_name);
@@ -235,5 +242,5 @@ export const resolveScopes = async (
       push(n[key], scope, fields.includes(key));
     }
   }
-  return { tables, deterministic };
+  return { tables, deterministic, tableFunctions };
 };
