@@ -43,6 +43,26 @@ export const FETCH_BYTES = Math.min(2 ** 30, Math.floor(v8.getHeapStatistics().h
 
 const READ_CEILING: ReadCeiling = { rows: FETCH_LIMIT, bytes: FETCH_BYTES };
 
+/** How one call reads: its limit, its caller's stop, and how many rows it wants at most. */
+export type ReadCall = {
+  /**
+   * Shortens the call's limit: a statement's caller passes what is left of its own deadline (less
+   * a margin), so the error that names this database comes first.
+   */
+  timeoutMs?: number;
+  /** Stops the call when its caller stops: the connection is destroyed, the rest of the result unread. */
+  signal?: AbortSignal;
+  /**
+   * Fewer rows than the read's ceiling (a training read under TRAIN_ROW_LIMIT): the driver stops
+   * one row past them, answering the cut, so the database sends no more than the caller can use.
+   */
+  rows?: number;
+};
+
+/** The call's own bound on rows, under the driver's ceiling. */
+const ceilingOf = (ceiling: ReadCeiling, call: ReadCall): ReadCeiling =>
+  call.rows === undefined ? ceiling : { ...ceiling, rows: Math.min(ceiling.rows, call.rows) };
+
 /**
  * A cell's share of a read's bytes, counted as it arrives: text by its length, binary by its size, a
  * parsed JSON value by its text's, anything else (numbers, dates, NULL) as 8.
@@ -80,14 +100,11 @@ export interface ExternalDatabase {
   /**
    * Runs one statement in the database's own dialect, its placeholders (`dialect.placeholder(n)`)
    * bound to `params` in order. Without parameters the text goes to the server byte for byte.
-   * `timeoutMs`, when given, shortens the call's limit: a statement's caller passes what is left of
-   * its own deadline (less a margin), so the error that names this database comes first. `signal`
-   * stops the call when its caller stops: the connection is destroyed, the rest of the result unread.
    */
-  query(sql: string, params?: unknown[], timeoutMs?: number, signal?: AbortSignal): Promise<ExternalResult>;
+  query(sql: string, params?: unknown[], call?: ReadCall): Promise<ExternalResult>;
   /**
    * Runs one SELECT for a caller who may not write (src/sql/pushdownAllowList.ts): in a read-only
-   * transaction, rolled back afterwards, under a server-side time limit of `timeoutMs`. PostgreSQL:
+   * transaction, rolled back afterwards, under a server-side time limit of `call.timeoutMs`. PostgreSQL:
    * `BEGIN READ ONLY` + `SET LOCAL statement_timeout`; MariaDB: `START TRANSACTION READ ONLY` +
    * `SET STATEMENT max_statement_time=… FOR`; MySQL: the same transaction + a `MAX_EXECUTION_TIME`
    * hint (so `sql` must start with SELECT).
@@ -95,8 +112,7 @@ export interface ExternalDatabase {
   readOnlyQuery(
     sql: string,
     params: unknown[],
-    timeoutMs: number,
-    signal?: AbortSignal,
+    call: ReadCall & { timeoutMs: number },
   ): Promise<ExternalResult>;
   /** Quotes an identifier in this dialect (`dialect.quote`). */
   quote(identifier: string): string;
@@ -393,14 +409,14 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     quote: POSTGRES_DIALECT.quote,
     namespace: schema,
     qualify: (table) => `${POSTGRES_DIALECT.quote(schema)}.${POSTGRES_DIALECT.quote(table)}`,
-    query: (sql, params = [], timeoutMs = limitMs, signal) =>
+    query: (sql, params = [], call = {}) =>
       onClient(
-        within(timeoutMs, limitMs),
-        (client) => cursorRead(client, statement(sql, params), ceiling),
-        signal,
+        within(call.timeoutMs ?? limitMs, limitMs),
+        (client) => cursorRead(client, statement(sql, params), ceilingOf(ceiling, call)),
+        call.signal,
       ),
-    readOnlyQuery: (sql, params, timeoutMs, signal) => {
-      const ms = within(timeoutMs, limitMs);
+    readOnlyQuery: (sql, params, call) => {
+      const ms = within(call.timeoutMs, limitMs);
       // A statement that fails destroys its client, which ends the transaction with it. The server's
       // own limit comes first (its error says which); ours stands behind it for a peer that hangs.
       // In the extended protocol the server's limit runs per message: each batch the cursor asks for.
@@ -410,11 +426,11 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
           await client.query(
             `BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${serverLimitMs(ms)}`,
           );
-          const result = await cursorRead(client, statement(sql, params), ceiling);
+          const result = await cursorRead(client, statement(sql, params), ceilingOf(ceiling, call));
           await client.query('ROLLBACK').catch(broke);
           return result;
         },
-        signal,
+        call.signal,
       );
     },
     transaction: async (work) => {
@@ -614,21 +630,25 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
       database === undefined
         ? MYSQL_DIALECT.quote(table)
         : `${MYSQL_DIALECT.quote(database)}.${MYSQL_DIALECT.quote(table)}`,
-    query: (sql, params = [], timeoutMs = limitMs, signal) => {
-      const ms = within(timeoutMs, limitMs);
+    query: (sql, params = [], call = {}) => {
+      const ms = within(call.timeoutMs ?? limitMs, limitMs);
       return onConnection(
         ms,
         async (connection, broke) => {
-          const result = await streamRead(connection, { sql: bindMysql(sql, params) }, ceiling);
+          const result = await streamRead(
+            connection,
+            { sql: bindMysql(sql, params) },
+            ceilingOf(ceiling, call),
+          );
           // Cut in the middle of a result: the connection cannot be used again.
           if (result.cut) broke();
           return result;
         },
-        signal,
+        call.signal,
       );
     },
-    readOnlyQuery: (sql, params, timeoutMs, signal) => {
-      const ms = within(timeoutMs, limitMs);
+    readOnlyQuery: (sql, params, call) => {
+      const ms = within(call.timeoutMs, limitMs);
       const text = bindMysql(sql, params);
       return onConnection(
         ms,
@@ -640,7 +660,7 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
           await connection.query('START TRANSACTION READ ONLY');
           let result: ExternalResult;
           try {
-            result = await streamRead(connection, { sql: limited }, ceiling);
+            result = await streamRead(connection, { sql: limited }, ceilingOf(ceiling, call));
           } catch (error) {
             await connection.query('ROLLBACK').catch(broke);
             throw error;
@@ -650,7 +670,7 @@ const mysqlLike = (engine: string, p: ConnectionParameters, o: DriverOptions): E
           else await connection.query('ROLLBACK').catch(broke);
           return result;
         },
-        signal,
+        call.signal,
       );
     },
     transaction: async (work) => {

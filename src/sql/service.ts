@@ -223,21 +223,24 @@ const restReads = <ModelAnswer>(
    * read with it, when the memory watch stops the queries that grew the heap.
    */
   const readWholeFromIntegration = async (integration: string, sql: string): Promise<RowTable> => {
+    const { trainRowLimit } = ctx.config;
     const stop = new AbortController();
     const stopWatching = ctx.duck.onMemoryPressure((pressure) => stop.abort(memoryStopped(pressure)));
     try {
       const result = await (
         await externals.get(integration)
       )
-        .query(sql, [], undefined, stop.signal)
+        // The driver stops one row past TRAIN_ROW_LIMIT: the database sends no more than is used.
+        .query(sql, [], { signal: stop.signal, rows: trainRowLimit })
         .catch((error: unknown) => {
           throw stop.signal.aborted ? stop.signal.reason : externalError(integration, error);
         });
+      if (result.cut?.by === 'rows' && result.cut.limit === trainRowLimit)
+        throw tooManyTrainingRows(trainRowLimit);
       if (result.cut)
         throw invalid(
           `The query sent to ${integration} returned more than ${cutText(result.cut)}, more than one read from a database may bring; filter it, or read a sample`,
         );
-      if (result.rows.length > ctx.config.trainRowLimit) throw tooManyTrainingRows(ctx.config.trainRowLimit);
       return { names: result.columns.map((c) => c.name), rows: result.rows };
     } finally {
       stopWatching();

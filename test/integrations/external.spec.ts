@@ -115,12 +115,21 @@ describe.each(storeKinds)('external databases (event store: %s)', (store) => {
     const joined = await sql(
       'SELECT o.id, r.range AS k FROM shop.orders o JOIN range(3) r ON o.id = r.range WHERE o.id < 5 ORDER BY 1',
     );
-    expect(joined).toMatchObject({ type: 'table', data: [[1, 1], [2, 2]] });
+    expect(joined).toMatchObject({
+      type: 'table',
+      data: [
+        [1, 1],
+        [2, 2],
+      ],
+    });
     // The filter on the orders' own column still went down: 4 rows came over, not 10,000.
     expect(proxy.bytes).toBeLessThan(4000);
     expect(
-      (await sql('SELECT c.name, u.unnest AS n FROM crm.customers c, unnest([1, 2]) u WHERE c.vip ORDER BY 1, 2'))
-        .data,
+      (
+        await sql(
+          'SELECT c.name, u.unnest AS n FROM crm.customers c, unnest([1, 2]) u WHERE c.vip ORDER BY 1, 2',
+        )
+      ).data,
     ).toEqual([
       ['c0', 1],
       ['c0', 2],
@@ -129,12 +138,18 @@ describe.each(storeKinds)('external databases (event store: %s)', (store) => {
     ]);
     // An unqualified column of the table function is not taken for the database's.
     expect(
-      (await sql('SELECT count(*) AS n FROM shop.orders, generate_series(1, 2) WHERE generate_series = 2 AND id <= 3'))
-        .data,
+      (
+        await sql(
+          'SELECT count(*) AS n FROM shop.orders, generate_series(1, 2) WHERE generate_series = 2 AND id <= 3',
+        )
+      ).data,
     ).toEqual([[3]]);
     expect(
-      (await sql('SELECT name FROM crm.customers WHERE name IN (SELECT concat(\'c\', range) FROM range(2)) ORDER BY 1'))
-        .data,
+      (
+        await sql(
+          "SELECT name FROM crm.customers WHERE name IN (SELECT concat('c', range) FROM range(2)) ORDER BY 1",
+        )
+      ).data,
     ).toEqual([['c0'], ['c1']]);
   });
 

@@ -44,7 +44,7 @@ describe("calls that give up waiting for an integration's connection", () => {
         const held = connectionsOf(db, holding, 2);
         // Queued behind the four: each gives up after 200 ms, long before a connection is free.
         const waiters = await Promise.allSettled(
-          Array.from({ length: WAITERS }, () => db.query('SELECT 1', [], 200)),
+          Array.from({ length: WAITERS }, () => db.query('SELECT 1', [], { timeoutMs: 200 })),
         );
         for (const w of waiters) {
           expect(w.status).toBe('rejected');

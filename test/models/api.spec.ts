@@ -6,6 +6,7 @@ import path from 'node:path';
 import { sharedData } from '../support/data';
 import { problemOf, querySql, startTestApp, storeKinds, type SqlAnswer, type TestApp } from '../support/app';
 import { freshPostgresData } from '../support/external';
+import { startProxy } from '../support/proxy';
 import { eventsOf, givenFile, givenProject, givenTrainedModel, uniqueName } from '../support/world';
 
 const HOME_RENTALS = sharedData('home_rentals.csv');
@@ -506,21 +507,35 @@ describe('training from a PostgreSQL table', () => {
 
   it('refuses, from a file or from the database, a training query past TRAIN_ROW_LIMIT: no model is trained on part of it', async () => {
     const pg = await rentalsInPostgres();
+    // In front of the database: what it sends back is counted.
+    const proxy = await startProxy(5432);
     const t = await startTestApp('sqlite', { TRAIN_ROW_LIMIT: '100' });
     try {
       await t.http
         .post('/api/databases')
-        .send({ database: { name: 'warehouse', engine: 'postgres', parameters: pg.parameters } })
+        .send({
+          database: {
+            name: 'warehouse',
+            engine: 'postgres',
+            parameters: { ...pg.parameters, port: proxy.port },
+          },
+        })
         .expect(201);
       const file = (await givenFile(t, HOME_RENTALS, uniqueName('home_rentals'))).name;
       for (const [name, from] of [
         ['from_pg', 'warehouse (SELECT * FROM rentals)'],
+        // 60,000 rows, about 2 MB on the wire if all were read.
+        ['from_pg_large', 'warehouse (SELECT r.* FROM rentals r, generate_series(1, 200) g)'],
         ['from_file', `files (SELECT sqft, location, rental_price FROM ${file} LIMIT 300)`],
       ] as const) {
+        proxy.resetCount();
         await querySql(
           t,
           `CREATE MODEL ${name} FROM ${from} PREDICT rental_price USING join_learn_process = true`,
         );
+        // The driver stopped one row past the limit: the database sent about 101 rows, not 60,000
+        // (before, a read of up to FETCH_LIMIT rows came over and was then refused).
+        if (name === 'from_pg_large') expect(proxy.bytes).toBeLessThan(40_000);
         const model = await querySql(
           t,
           `SELECT STATUS, ERROR, ACTIVE FROM mindsdb.models WHERE NAME = '${name}'`,
@@ -536,6 +551,7 @@ describe('training from a PostgreSQL table', () => {
     } finally {
       await t.running.services.models.idle();
       await t.dispose();
+      await proxy.down().catch(() => undefined);
       await pg.drop();
     }
   });

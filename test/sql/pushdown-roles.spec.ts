@@ -67,38 +67,43 @@ describe('a read-only statement on the remote side (the drivers’ readOnlyQuery
 
   it('PostgreSQL: runs in a read-only transaction (lo_import cannot write) with statement_timeout', async () => {
     expect(
-      (await pgDb.readOnlyQuery("SELECT current_setting('transaction_read_only')", [], 5000)).rows,
+      (await pgDb.readOnlyQuery("SELECT current_setting('transaction_read_only')", [], { timeoutMs: 5000 }))
+        .rows,
     ).toEqual([['on']]);
     // The server's limit a tenth inside the call's own, so its error (naming the limit) comes first.
-    expect((await pgDb.readOnlyQuery("SELECT current_setting('statement_timeout')", [], 1234)).rows).toEqual([
-      ['1110ms'],
-    ]);
+    expect(
+      (await pgDb.readOnlyQuery("SELECT current_setting('statement_timeout')", [], { timeoutMs: 1234 })).rows,
+    ).toEqual([['1110ms']]);
     const objects = async () => (await pgDb.query('SELECT count(*) FROM pg_largeobject_metadata')).rows;
     const before = await objects();
     // PostgreSQL 16 refuses it ("cannot execute lo_import() in a read-only transaction"); 15 lets
     // it make the object, which the rollback that ends every such statement takes back.
-    await pgDb.readOnlyQuery("SELECT lo_import('/etc/hostname')", [], 5000).then(
+    await pgDb.readOnlyQuery("SELECT lo_import('/etc/hostname')", [], { timeoutMs: 5000 }).then(
       () => undefined,
       (error: Error) => expect(error.message).toBe('cannot execute lo_import() in a read-only transaction'),
     );
-    await expect(pgDb.readOnlyQuery("INSERT INTO t VALUES ('x')", [], 5000)).rejects.toThrow(
+    await expect(pgDb.readOnlyQuery("INSERT INTO t VALUES ('x')", [], { timeoutMs: 5000 })).rejects.toThrow(
       'read-only transaction',
     );
     // 2 s, not less: the server's limit is a tenth inside the call's own, and on a loaded machine
     // 20 ms (of a 200 ms call) was too little for the server's error to come before the call's timer.
-    await expect(pgDb.readOnlyQuery('SELECT pg_sleep(5)', [], 2000)).rejects.toThrow(/statement timeout/);
+    await expect(pgDb.readOnlyQuery('SELECT pg_sleep(5)', [], { timeoutMs: 2000 })).rejects.toThrow(
+      /statement timeout/,
+    );
     expect(await objects()).toEqual(before);
     // The pooled connections are left as they were: read-write, the pool's own time limit.
     expect((await pgDb.query("SELECT current_setting('transaction_read_only')")).rows).toEqual([['off']]);
   });
 
   it('MariaDB: runs in a read-only transaction with max_statement_time', async () => {
-    await expect(myDb.readOnlyQuery("INSERT INTO n VALUES ('x')", [], 5000)).rejects.toThrow(
+    await expect(myDb.readOnlyQuery("INSERT INTO n VALUES ('x')", [], { timeoutMs: 5000 })).rejects.toThrow(
       /READ ONLY transaction/i,
     );
     // 2 s, as PostgreSQL's above: the server's limit (a tenth inside) must come first under load.
     // The server's limit ended it (its error, not the call's own timer nor SLEEP's end).
-    await expect(myDb.readOnlyQuery('SELECT SLEEP(5) AS s', [], 2000)).rejects.toThrow(/max_statement_time/);
+    await expect(myDb.readOnlyQuery('SELECT SLEEP(5) AS s', [], { timeoutMs: 2000 })).rejects.toThrow(
+      /max_statement_time/,
+    );
     expect((await myDb.query('SELECT count(*) FROM n')).rows).toEqual([[0]]);
   });
 });

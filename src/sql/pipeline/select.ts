@@ -137,8 +137,8 @@ const remote = (
   // used part of the statement's time, and the database's own error must still come first.
   const ms = remoteLimitMs(Math.min(limits.deadline.remaining(), limits.timeoutMs));
   return readOnlyRole === undefined
-    ? db.query(sql, params, ms, stopped)
-    : db.readOnlyQuery(sql, params, ms, stopped);
+    ? db.query(sql, params, { timeoutMs: ms, signal: stopped })
+    : db.readOnlyQuery(sql, params, { timeoutMs: ms, signal: stopped });
 };
 
 /**
