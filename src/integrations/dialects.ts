@@ -136,6 +136,28 @@ export const bindMysql = (sql: string, params: readonly unknown[]): string => {
  * become `identifiers`, and every string literal is written again as a MySQL literal of the same
  * value (DuckDB reads `'a\b'` as three characters; MySQL, by default, as two).
  */
+/**
+ * The operators of a DuckDB text that MySQL and MariaDB read otherwise, without an error: `||`
+ * joins strings here (and in MindsDB) and is OR there (`'a' || 'b'` answered 0); `^` is a power
+ * here and a bitwise XOR there (`2 ^ 3`: 8 against 1). Each with what to write instead. A query
+ * sent to such a database whole that holds one is refused rather than answered otherwise.
+ */
+export const operatorsMysqlReadsOtherwise = (sql: string): string[] => {
+  const tokens = tokenize(sql, 'duckdb');
+  const found = new Set<string>();
+  for (let k = 0; k < tokens.length; k++) {
+    const t = tokens[k]!;
+    if (t.kind !== 'symbol') continue;
+    if (sql[t.start] === '^') found.add('`^` (a power here, a bitwise XOR there: write power(a, b))');
+    const next = tokens[k + 1];
+    if (sql[t.start] === '|' && next?.kind === 'symbol' && next.start === t.end && sql[next.start] === '|') {
+      found.add('`||` (it joins strings here, it is OR there: write concat(a, b), or OR)');
+      k++;
+    }
+  }
+  return [...found];
+};
+
 export const duckDbTextForMysql = (sql: string) =>
   tokenize(sql, 'duckdb')
     .map((t) =>

@@ -153,6 +153,40 @@ describe.each(storeKinds)('external databases (event store: %s)', (store) => {
     ).toEqual([['c0'], ['c1']]);
   });
 
+  it('refuses to send MariaDB whole a query whose operators it reads otherwise, rather than answer otherwise', async () => {
+    // Before, `name || 'x'` went to MariaDB as it was and came back 0 for every row (OR there), and
+    // `2 ^ 3` came back 1 (a bitwise XOR there), where DuckDB, PostgreSQL and MindsDB answer 'c0x' and 8.
+    const joined = await sql("SELECT name || 'x' AS n FROM crm.customers WHERE name = 'c0'");
+    expect(joined).toMatchObject({ type: 'error', error_code: 1210 });
+    expect(joined.error_message).toBe(
+      'The query is sent whole to crm (mariadb), which reads `||` (it joins strings here, it is OR there: write concat(a, b), or OR) otherwise',
+    );
+    const power = await sql('SELECT 2 ^ 3 AS p FROM crm.customers');
+    expect(power.error_message).toMatch(
+      /^The query is sent whole to crm \(mariadb\), which reads `\^` \(a power here/,
+    );
+    // What the message says to write answers as meant; strings holding the operators are not operators.
+    expect(
+      (await sql("SELECT concat(name, 'x') AS n, power(2, 3) AS p FROM crm.customers WHERE name = 'c0'"))
+        .data,
+    ).toEqual([['c0x', 8]]);
+    expect((await sql("SELECT name FROM crm.customers WHERE city <> '||^' AND name = 'c0'")).data).toEqual([
+      ['c0'],
+    ]);
+    // PostgreSQL reads both as DuckDB does, and a query run in DuckDB reads them as DuckDB does.
+    expect((await sql("SELECT customer || 'x' AS n, 2 ^ 3 AS p FROM shop.orders WHERE id = 4")).data).toEqual(
+      [['c0x', 8]],
+    );
+    await t.http
+      .put('/api/files/cities')
+      .attach('file', Buffer.from('city\nParis\n'), 'cities.csv')
+      .expect(200);
+    expect(
+      (await sql("SELECT c.name || 'x' AS n FROM crm.customers c JOIN files.cities f ON f.city = c.city"))
+        .data,
+    ).toEqual([['c0x']]);
+  });
+
   it('runs native queries in the database’s own dialect', async () => {
     expect(
       (

@@ -12,7 +12,7 @@ import {
 } from '../faces/integration/federation';
 import type { SelectPredictOptions } from '../faces/model/predictOptions';
 import { remoteLimitMs, type ExternalDatabase } from '../../integrations/drivers';
-import { duckDbTextForMysql } from '../../integrations/dialects';
+import { duckDbTextForMysql, operatorsMysqlReadsOtherwise } from '../../integrations/dialects';
 import { checkReadOnlyPushdown } from '../faces/integration/pushdownAllowList';
 import { bindParameters } from './parameters';
 import { prepare, type Prepared, type Predictions, type TablePolicy } from './plan';
@@ -141,6 +141,16 @@ const remote = (
     : db.readOnlyQuery(sql, params, { timeoutMs: ms, signal: stopped });
 };
 
+/** A query for MySQL or MariaDB whose operators it would read otherwise is refused, naming them. */
+const refuseOperatorsReadOtherwise = (integration: string, engine: string, text: string) => {
+  const operators = operatorsMysqlReadsOtherwise(text);
+  if (operators.length > 0)
+    throw new SqlError(
+      SqlErrorCode.Invalid,
+      `The query is sent whole to ${integration} (${engine}), which reads ${operators.join(' and ')} otherwise`,
+    );
+};
+
 /**
  * The whole query runs in its one external database; only the answer comes back. It runs once the
  * query's reader is given back (see `withSelect`): it needs none, and while a database hangs, every
@@ -159,6 +169,7 @@ const pushdown = async (
   // The plan is DuckDB's (PostgreSQL's) dialect: MySQL and MariaDB read its quoted names and
   // string literals their own way.
   const bound = positional(plan.sql, values, db.dialect);
+  if (db.dialect.name === 'mysql') refuseOperatorsReadOtherwise(plan.integration, db.engine, bound.text);
   const text = db.dialect.name === 'mysql' ? duckDbTextForMysql(bound.text) : bound.text;
   const { params } = bound;
   const readOnlyRole = limits.policy?.readOnlyRole;
