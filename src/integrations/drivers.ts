@@ -470,13 +470,27 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
 };
 
 /**
- * MySQL's per-statement time limit is an optimizer hint right after the statement's SELECT (found
- * by the tokenizer, past any comments); a text that does not start with SELECT goes unhinted.
+ * MySQL's per-statement time limit is an optimizer hint right after the SELECT of the statement's
+ * top-level query block (found by the tokenizer, past comments): its first SELECT, or after a WITH
+ * clause the first SELECT outside parentheses. A text with neither (`(SELECT …) UNION …`) goes
+ * unhinted: the call's own limit still ends it on our side.
  */
-const withExecutionTimeHint = (sql: string, ms: number) => {
-  const first = significant(tokenize(sql, 'mysql-client'))[0];
-  if (!isKeyword(sql, first, 'SELECT')) return sql;
-  return `${sql.slice(0, first!.end)} /*+ MAX_EXECUTION_TIME(${ms}) */${sql.slice(first!.end)}`;
+export const withExecutionTimeHint = (sql: string, ms: number) => {
+  const tokens = significant(tokenize(sql, 'mysql-client'));
+  let top = isKeyword(sql, tokens[0], 'SELECT') ? tokens[0] : undefined;
+  if (isKeyword(sql, tokens[0], 'WITH')) {
+    let depth = 0;
+    for (const t of tokens) {
+      if (t.kind === 'symbol' && sql[t.start] === '(') depth++;
+      else if (t.kind === 'symbol' && sql[t.start] === ')') depth--;
+      else if (depth === 0 && isKeyword(sql, t, 'SELECT')) {
+        top = t;
+        break;
+      }
+    }
+  }
+  if (!top) return sql;
+  return `${sql.slice(0, top.end)} /*+ MAX_EXECUTION_TIME(${ms}) */${sql.slice(top.end)}`;
 };
 
 // mysql2 column type codes → DuckDB types.

@@ -99,7 +99,7 @@ export const knowledgeBaseRoutes = (api: Api, kbs: KnowledgeBasesService, projec
         const done = b.rows
           ? await kbs.insert(project, kb, b.rows, signal)
           : b.query
-            ? await kbs.insertQuery(project, kb, project, b.query, signal)
+            ? await kbs.insertQuery(project, kb, project, { sql: b.query }, signal)
             : await (async () => {
                 let total = { documents: 0, chunks: 0 };
                 for (const file of b.files!) {
@@ -107,7 +107,7 @@ export const knowledgeBaseRoutes = (api: Api, kbs: KnowledgeBasesService, projec
                     project,
                     kb,
                     project,
-                    `SELECT * FROM files.${quoteMysqlIdent(file)}`,
+                    { sql: `SELECT * FROM files.${quoteMysqlIdent(file)}` },
                     signal,
                   );
                   total = { documents: total.documents + one.documents, chunks: total.chunks + one.chunks };

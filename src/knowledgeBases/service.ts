@@ -14,10 +14,17 @@ import { presentKnowledgeBase } from './present';
 import { contentCounts, knowledgeBaseRow, knowledgeBaseRowsOfProject } from './projection';
 import { knowledgeBaseRetrieval } from './retrieval';
 
+/**
+ * A query whose rows become documents. `columns` (an INSERT's column list) names its first columns
+ * in order, after it ran: put around the text, as `SELECT * FROM (…) AS t(a, b)`, the names were
+ * sent with it to the database it reads whole, and MariaDB has no such syntax.
+ */
+export type RowsQuery = { readonly sql: string; readonly columns?: readonly string[] };
+
 type KnowledgeBasePorts = KnowledgeBaseModelPorts &
   EvaluationPorts & {
     /** The rows a query answers, run as `POST /api/sql/query` would in `database` (no row cut). */
-    readonly rowsOf: (database: string, query: string) => Promise<Record<string, unknown>[]>;
+    readonly rowsOf: (database: string, query: RowsQuery) => Promise<Record<string, unknown>[]>;
   };
 
 /** The writes whose rows a query answers (`INSERT INTO kb SELECT …`, `DELETE FROM kb WHERE …`). */
@@ -31,7 +38,7 @@ const queryWrites = (
     projectName: string,
     name: string,
     database: string,
-    query: string,
+    query: RowsQuery,
     signal?: AbortSignal,
   ) => {
     await load(projectName, name);
@@ -47,10 +54,9 @@ const queryWrites = (
   deleteWhere: async (projectName: string, name: string, database: string, where: string | null) => {
     const { project, kb } = await load(projectName, name);
     const table = `${quoteMysqlIdent(project.name)}.${quoteMysqlIdent(kb.name)}`;
-    const rows = await ports.rowsOf(
-      database,
-      `SELECT DISTINCT id FROM ${table}${where === null ? '' : ` WHERE ${where}`}`,
-    );
+    const rows = await ports.rowsOf(database, {
+      sql: `SELECT DISTINCT id FROM ${table}${where === null ? '' : ` WHERE ${where}`}`,
+    });
     const ids = rows.map((r) => String(r.id));
     await deleteDocuments(projectName, name, ids);
     return ids.length;

@@ -1,4 +1,4 @@
-import type { KnowledgeBasesService } from './service';
+import type { KnowledgeBasesService, RowsQuery } from './service';
 import { knowledgeBaseDefinition } from './schemas';
 import { evaluationOptions } from './evaluationSchemas';
 import { evaluationColumnsOf } from './evaluation';
@@ -30,20 +30,21 @@ const refused = (verb: string, target: QualifiedName) =>
     `${verb} ${target.project ? `${target.project}.` : ''}${target.name} is not allowed: only knowledge bases take rows; the other tables are projections of the event log and change only through commands`,
   );
 
-/** `INSERT … VALUES` as a query: the rows a knowledge base takes, named by the column list. */
-const rowsQuery = (columns: string[] | null, body: string) => {
-  const named = columns
-    ? ` AS mindledger_rows(${columns.map(quoteMysqlIdent).join(', ')})`
-    : ' AS mindledger_rows';
+/**
+ * The rows a knowledge base takes, named by the column list: `INSERT … VALUES` as a query DuckDB
+ * answers itself, and a SELECT as written (it may be sent whole to a database), its columns named
+ * once it has answered (`RowsQuery`).
+ */
+const rowsQuery = (columns: string[] | null, body: string): RowsQuery => {
   if (/^values\b/i.test(body)) {
     if (!columns)
       throw new SqlError(
         SqlErrorCode.Invalid,
         'INSERT … VALUES needs its column list: INSERT INTO kb (id, content) VALUES …',
       );
-    return `SELECT * FROM (${body})${named}`;
+    return { sql: `SELECT * FROM (${body}) AS mindledger_rows(${columns.map(quoteMysqlIdent).join(', ')})` };
   }
-  return columns ? `SELECT * FROM (${body})${named}` : body;
+  return columns ? { sql: body, columns } : { sql: body };
 };
 
 /** CREATE [OR REPLACE] KNOWLEDGE_BASE [FROM (SELECT …)] and DROP KNOWLEDGE_BASE [FORGET]. */
@@ -55,7 +56,7 @@ export const knowledgeBaseStatements = (kbs: KnowledgeBases) =>
       if (statement.replace) await kbs.remove(project, definition.name, true);
       await kbs.create(project, { ...definition, ifNotExists: statement.ifNotExists });
       if (!statement.from) return ok;
-      const done = await kbs.insertQuery(project, definition.name, context.db, statement.from);
+      const done = await kbs.insertQuery(project, definition.name, context.db, { sql: statement.from });
       return { type: 'ok', affected_rows: done.documents };
     },
     DropKnowledgeBase: dropByName(kbs.remove),

@@ -246,6 +246,15 @@ const restReads = <ModelAnswer>(
       stopWatching();
     }
   };
+  /**
+   * An answer's column names with its first ones named by `columns` (an INSERT's column list), as a
+   * derived table's column list names them (`AS t(a, b)`); more names than columns is refused.
+   */
+  const namedFirst = (names: readonly string[], columns: readonly string[]) => {
+    if (columns.length > names.length)
+      throw invalid(`The column list names ${columns.length} columns and its query answers ${names.length}`);
+    return names.map((n, i) => columns[i] ?? n);
+  };
   const queryRowsAsCaller = async (
     database: string,
     sql: string,
@@ -295,9 +304,9 @@ const restReads = <ModelAnswer>(
      * as the caller's own SELECT may read them (a project-scoped token stays in its project); a
      * SQL error is the request's problem (403, 404, 400, …).
      */
-    queryRows: async (database: string, sql: string) => {
+    queryRows: async (database: string, sql: string, columns: readonly string[] = []) => {
       const { names, rows } = await queryTable(database, sql);
-      return rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
+      return rows.map((r) => Object.fromEntries(namedFirst(names, columns).map((n, i) => [n, r[i]])));
     },
     /**
      * The same rows as `queryRows`, as arrays beside the column names: a training's million rows

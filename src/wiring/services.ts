@@ -96,7 +96,7 @@ export const buildServices = (
   const knowledgeBases = knowledgeBasesService(ctx, directory, blobs, {
     ...llmModelPorts,
     // Documents from a query are read like training rows: every row, through the SQL engine.
-    rowsOf: (database, query) => sql.queryRows(database, query),
+    rowsOf: (database, query) => sql.queryRows(database, query.sql, query.columns),
     // An evaluation's test table and `from_sql` are read as the caller's own SELECT would be.
     callerRows: callerRows(() => sql),
     // save_to, and a generated test set written to test_table: the caller's own write.

@@ -91,7 +91,7 @@ const engines = [
       postgresSession(
         parameters,
         ['BEGIN', 'LOCK TABLE big IN ACCESS EXCLUSIVE MODE'],
-        "wait_event_type = 'Lock' AND query LIKE '%mindledger_pushed%'",
+        "wait_event_type = 'Lock' AND query LIKE '%pushed_whole%'",
         'ROLLBACK',
       ),
   },
@@ -111,7 +111,7 @@ const engines = [
       mariaSession(
         parameters,
         'LOCK TABLES big WRITE',
-        "STATE LIKE '%lock%' AND INFO LIKE '%mindledger_pushed%'",
+        "STATE LIKE '%lock%' AND INFO LIKE '%pushed_whole%'",
         'UNLOCK TABLES',
       ),
   },
@@ -196,7 +196,7 @@ describe.each(engines)(
     it('given a query pushed down whole that waits on a lock there, when its client leaves, then the service closes its connection', async () => {
       const lock = await tableLock(customer.parameters);
       try {
-        const asked = asking('SELECT id, name FROM cust.big');
+        const asked = asking('SELECT id, name AS pushed_whole FROM cust.big');
         await until('the pushed-down query to wait on the lock', async () =>
           (await lock.sessions()) === 1 ? true : undefined,
         );
@@ -204,7 +204,7 @@ describe.each(engines)(
         expect(await asked.answered).toBe('AbortError');
         // Without the stop the service waits on, to read the table once the lock lets go.
         await until('the service to close the connection asking for it', async () =>
-          proxy.closedByClientAfterSending('mindledger_pushed') ? true : undefined,
+          proxy.closedByClientAfterSending('pushed_whole') ? true : undefined,
         );
       } finally {
         await lock.letGo().catch(() => undefined);

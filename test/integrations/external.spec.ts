@@ -153,6 +153,88 @@ describe.each(storeKinds)('external databases (event store: %s)', (store) => {
     ).toEqual([['c0'], ['c1']]);
   });
 
+  it('sends a query whole as it was written: its order kept, its repeated column names allowed, its rows cut at the row limit', async () => {
+    // Before, the text went inside `SELECT * FROM (…) AS mindledger_pushed LIMIT n`. MariaDB drops a
+    // derived table's ORDER BY, so `ORDER BY name DESC` came back in the table's order, and refuses
+    // a derived table's repeated names ("Duplicate column name 'name'").
+    expect((await sql('SELECT name FROM crm.customers ORDER BY name DESC')).data).toEqual([
+      ['c3'],
+      ['c2'],
+      ['c1'],
+      ['c0'],
+    ]);
+    expect((await sql('SELECT city FROM crm.customers ORDER BY city')).data).toEqual([
+      ['Lima'],
+      ['Oslo'],
+      ['Paris'],
+      ['Rome'],
+    ]);
+    const twice = await sql(
+      "SELECT a.name, b.name, count(*), count(*) FROM crm.customers a JOIN crm.customers b ON a.name = b.name WHERE a.name = 'c1' GROUP BY a.name, b.name",
+    );
+    expect(twice).toMatchObject({
+      column_names: ['name', 'name', 'count(*)', 'count(*)'],
+      data: [['c1', 'c1', 1, 1]],
+    });
+    expect(
+      (
+        await sql(
+          'SELECT o.id, p.id FROM shop.orders o JOIN shop.orders p ON p.id = o.id + 1 ORDER BY o.id DESC LIMIT 2',
+        )
+      ).data,
+    ).toEqual([
+      [9999, 10000],
+      [9998, 9999],
+    ]);
+    // The row limit is the driver's now: the rows before it, in the query's order, and `truncated`.
+    const limited = await startTestApp(store, { SQL_ROW_LIMIT: '3' });
+    try {
+      await limited.http
+        .post('/api/databases')
+        .send({ database: { name: 'crm', engine: 'mariadb', parameters: myData.parameters } })
+        .expect(201);
+      const cut = await querySql(limited, 'SELECT name FROM crm.customers ORDER BY name DESC');
+      expect(cut).toMatchObject({ data: [['c3'], ['c2'], ['c1']], truncated: true });
+      const whole = await querySql(
+        limited,
+        "SELECT name FROM crm.customers WHERE name <> 'c0' ORDER BY name",
+      );
+      expect(whole.data).toEqual([['c1'], ['c2'], ['c3']]);
+      expect(whole.truncated).toBeUndefined();
+    } finally {
+      await limited.dispose();
+    }
+  });
+
+  it('fills a knowledge base by an INSERT with a column list from a database it reads whole', async () => {
+    // Before, the column list was put around the query (`SELECT * FROM (…) AS mindledger_rows(id,
+    // content)`) and sent with it: MariaDB has no such syntax and answered a syntax error.
+    const kb = uniqueName('kb');
+    expect(await sql(`CREATE KNOWLEDGE_BASE ${kb}`)).toMatchObject({ type: 'ok' });
+    expect(
+      await sql(
+        `INSERT INTO ${kb} (id, content) SELECT name, city FROM crm.customers WHERE vip ORDER BY name`,
+      ),
+    ).toMatchObject({ type: 'ok', affected_rows: 2 });
+    expect(
+      await sql(
+        `INSERT INTO ${kb} (id, content) SELECT customer, customer || ' placed an order' FROM shop.orders WHERE id = 7`,
+      ),
+    ).toMatchObject({ type: 'ok', affected_rows: 1 });
+    expect((await sql(`SELECT id, chunk_content FROM ${kb} ORDER BY id`)).data).toEqual([
+      ['c0', 'Paris'],
+      ['c2', 'Rome'],
+      ['c3', 'c3 placed an order'],
+    ]);
+    // More names than the query answers is refused, naming both counts; nothing is inserted.
+    const tooMany = await sql(`INSERT INTO ${kb} (id, content, extra) SELECT name, city FROM crm.customers`);
+    expect(tooMany).toMatchObject({
+      type: 'error',
+      error_message: expect.stringContaining('The column list names 3 columns and its query answers 2'),
+    });
+    expect((await sql(`SELECT count(*) AS n FROM ${kb}`)).data).toEqual([[3]]);
+  });
+
   it('refuses to send MariaDB whole a query whose operators it reads otherwise, rather than answer otherwise', async () => {
     // Before, `name || 'x'` went to MariaDB as it was and came back 0 for every row (OR there), and
     // `2 ^ 3` came back 1 (a bitwise XOR there), where DuckDB, PostgreSQL and MindsDB answer 'c0x' and 8.

@@ -8,7 +8,7 @@ import type mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { MysqlServer } from '../../src/mysql';
 import type { PgServer } from '../../src/pgwire';
-import { connect, type ExternalDatabase } from '../../src/integrations/drivers';
+import { connect, withExecutionTimeHint, type ExternalDatabase } from '../../src/integrations/drivers';
 import { checkReadOnlyPushdown } from '../../src/sql/faces/integration/pushdownAllowList';
 import type { TestApp } from '../support/app';
 import { freshMariaData, freshPostgresData } from '../support/external';
@@ -44,6 +44,23 @@ describe('the allow-list of what a read-only role pushes down (the text as the r
   ])('refuses %s: %s', (engine, text, what) =>
     expect(check(engine, text)).toThrow(refusalOf('analyst', what, 'ext')),
   );
+});
+
+describe("MySQL's time limit (no MySQL server here: the text it is sent)", () => {
+  it('goes after the top-level SELECT: the first, or the first outside parentheses past a WITH clause', () => {
+    expect(withExecutionTimeHint('/* c */ SELECT a FROM t', 900)).toBe(
+      '/* c */ SELECT /*+ MAX_EXECUTION_TIME(900) */ a FROM t',
+    );
+    // A query pushed down whole is sent as written (no `SELECT * FROM (…)` around it): a WITH query
+    // keeps its hint, on the query after its CTEs, not inside one.
+    expect(
+      withExecutionTimeHint('WITH c AS (SELECT 1 AS x), d AS (SELECT x FROM c) SELECT x FROM d', 900),
+    ).toBe(
+      'WITH c AS (SELECT 1 AS x), d AS (SELECT x FROM c) SELECT /*+ MAX_EXECUTION_TIME(900) */ x FROM d',
+    );
+    // With no top-level SELECT the text goes unhinted (the call's own limit still ends it here).
+    expect(withExecutionTimeHint('(SELECT 1) UNION (SELECT 2)', 900)).toBe('(SELECT 1) UNION (SELECT 2)');
+  });
 });
 
 describe('a read-only statement on the remote side (the drivers’ readOnlyQuery)', () => {

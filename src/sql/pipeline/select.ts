@@ -131,14 +131,18 @@ const remote = (
   sql: string,
   params: unknown[] = [],
   stopped?: AbortSignal,
+  /** Rows wanted at most (the driver stops one past them), under one read's ceiling. */
+  rows?: number,
 ) => {
   const readOnlyRole = limits.policy?.readOnlyRole;
   // Measured from now, not from the call's start: work before it (planning, other fetches) has
   // used part of the statement's time, and the database's own error must still come first.
-  const ms = remoteLimitMs(Math.min(limits.deadline.remaining(), limits.timeoutMs));
-  return readOnlyRole === undefined
-    ? db.query(sql, params, { timeoutMs: ms, signal: stopped })
-    : db.readOnlyQuery(sql, params, { timeoutMs: ms, signal: stopped });
+  const call = {
+    timeoutMs: remoteLimitMs(Math.min(limits.deadline.remaining(), limits.timeoutMs)),
+    signal: stopped,
+    ...(rows === undefined ? {} : { rows }),
+  };
+  return readOnlyRole === undefined ? db.query(sql, params, call) : db.readOnlyQuery(sql, params, call);
 };
 
 /** A query for MySQL or MariaDB whose operators it would read otherwise is refused, naming them. */
@@ -177,13 +181,10 @@ const pushdown = async (
   const result = await limits.deadline
     .waitingOn(
       plan.integration,
-      remote(
-        limits,
-        db,
-        `SELECT * FROM (${text}) AS mindledger_pushed LIMIT ${limits.rowLimit + 1}`,
-        params,
-        limits.signal,
-      ),
+      // The text as it is, not inside `SELECT * FROM (…) LIMIT n`: MariaDB drops a derived table's
+      // ORDER BY (`ORDER BY id` came back in the table's order) and refuses its repeated column
+      // names (`SELECT a.id, b.id …`). The driver stops one row past the row limit instead.
+      remote(limits, db, text, params, limits.signal, limits.rowLimit),
     )
     .catch((error: unknown) => {
       throw externalError(plan.integration, error);
