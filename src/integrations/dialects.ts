@@ -132,11 +132,6 @@ export const bindMysql = (sql: string, params: readonly unknown[]): string => {
 };
 
 /**
- * DuckDB's text (what a pushed-down query is planned in) for MySQL and MariaDB: "identifiers"
- * become `identifiers`, and every string literal is written again as a MySQL literal of the same
- * value (DuckDB reads `'a\b'` as three characters; MySQL, by default, as two).
- */
-/**
  * The operators of a DuckDB text that MySQL and MariaDB read otherwise, without an error: `||`
  * joins strings here (and in MindsDB) and is OR there (`'a' || 'b'` answered 0); `^` is a power
  * here and a bitwise XOR there (`2 ^ 3`: 8 against 1). Each with what to write instead. A query
@@ -158,6 +153,11 @@ export const operatorsMysqlReadsOtherwise = (sql: string): string[] => {
   return [...found];
 };
 
+/**
+ * DuckDB's text (what a pushed-down query is planned in) for MySQL and MariaDB: "identifiers"
+ * become `identifiers`, and every string literal is written again as a MySQL literal of the same
+ * value (DuckDB reads `'a\b'` as three characters; MySQL, by default, as two).
+ */
 export const duckDbTextForMysql = (sql: string) =>
   tokenize(sql, 'duckdb')
     .map((t) =>

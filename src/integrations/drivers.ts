@@ -107,7 +107,7 @@ export interface ExternalDatabase {
    * transaction, rolled back afterwards, under a server-side time limit of `call.timeoutMs`. PostgreSQL:
    * `BEGIN READ ONLY` + `SET LOCAL statement_timeout`; MariaDB: `START TRANSACTION READ ONLY` +
    * `SET STATEMENT max_statement_time=… FOR`; MySQL: the same transaction + a `MAX_EXECUTION_TIME`
-   * hint (so `sql` must start with SELECT).
+   * hint on its top-level SELECT (`withExecutionTimeHint`).
    */
   readOnlyQuery(
     sql: string,

@@ -306,7 +306,8 @@ const restReads = <ModelAnswer>(
      */
     queryRows: async (database: string, sql: string, columns: readonly string[] = []) => {
       const { names, rows } = await queryTable(database, sql);
-      return rows.map((r) => Object.fromEntries(namedFirst(names, columns).map((n, i) => [n, r[i]])));
+      const named = namedFirst(names, columns);
+      return rows.map((r) => Object.fromEntries(named.map((n, i) => [n, r[i]])));
     },
     /**
      * The same rows as `queryRows`, as arrays beside the column names: a training's million rows

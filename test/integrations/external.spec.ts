@@ -232,6 +232,11 @@ describe.each(storeKinds)('external databases (event store: %s)', (store) => {
       type: 'error',
       error_message: expect.stringContaining('The column list names 3 columns and its query answers 2'),
     });
+    // Refused by the answer's columns, whatever its rows: an empty answer too.
+    const noRows = await sql(
+      `INSERT INTO ${kb} (id, content, extra) SELECT name, city FROM crm.customers WHERE 1 = 0`,
+    );
+    expect(noRows.error_message).toContain('The column list names 3 columns and its query answers 2');
     expect((await sql(`SELECT count(*) AS n FROM ${kb}`)).data).toEqual([[3]]);
   });
 
