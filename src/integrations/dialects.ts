@@ -15,6 +15,12 @@ export type SqlDialect = {
   literal(value: unknown): string;
   /** The n-th (1-based) placeholder a statement with parameters writes: `$n` or `?`. */
   placeholder(n: number): string;
+  /**
+   * An expression's value compared byte by byte, as DuckDB compares text: PostgreSQL's collation
+   * (`en_US`, ICU) orders `'apple'` before `'B'`, MySQL's `_ci` collations find `'Paris' = 'paris'`
+   * and `'a ' = 'a'`; DuckDB finds neither.
+   */
+  bytewise(expression: string): string;
 };
 
 /** A number as the digits it was written with (`-12.50`), kept exact rather than read as a double. */
@@ -99,6 +105,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
   quote: quoteIdent,
   literal: postgresLiteral,
   placeholder: (n) => `$${n}`,
+  bytewise: (expression) => `CAST(${expression} AS text) COLLATE "C"`,
 };
 
 export const MYSQL_DIALECT: SqlDialect = {
@@ -106,6 +113,7 @@ export const MYSQL_DIALECT: SqlDialect = {
   quote: quoteMysqlIdent,
   literal: mysqlLiteral,
   placeholder: () => '?',
+  bytewise: (expression) => `CAST(${expression} AS BINARY)`,
 };
 
 /**

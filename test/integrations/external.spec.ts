@@ -11,6 +11,9 @@ const ORDERS = [
   'CREATE SCHEMA sales',
   'CREATE TABLE sales.targets (customer text, goal int)',
   "INSERT INTO sales.targets VALUES ('c0', 1), ('c1', 2)",
+  // Ordered by ICU's root collation, which puts 'apple' before 'Banana'; DuckDB orders bytes.
+  'CREATE TABLE words (w text COLLATE "und-x-icu")',
+  "INSERT INTO words VALUES ('apple'), ('Banana'), ('cherry')",
 ];
 const CUSTOMERS = [
   'CREATE TABLE customers (name varchar(20), city varchar(20), vip boolean)',
@@ -50,7 +53,7 @@ describe.each(storeKinds)('external databases (event store: %s)', (store) => {
   });
 
   it('lists an external database’s tables', async () => {
-    expect((await sql('SHOW TABLES FROM shop')).data).toEqual([['orders']]);
+    expect((await sql('SHOW TABLES FROM shop')).data).toEqual([['orders'], ['words']]);
     expect((await sql('SHOW FULL TABLES FROM crm')).data).toEqual([['customers', 'BASE TABLE']]);
   });
 
@@ -106,6 +109,35 @@ describe.each(storeKinds)('external databases (event store: %s)', (store) => {
       'SELECT s.NAME, count(*) AS n FROM shop.orders o JOIN mindsdb.skills s ON s.NAME = o.customer WHERE o.id < 9 GROUP BY 1',
     );
     expect(withProjection.data).toEqual([['c1', 2]]);
+  });
+
+  it('keeps, in a query run in DuckDB, every row DuckDB would keep, whatever the database’s collation', async () => {
+    // A condition sent along with a fetch is DuckDB's as well as the database's. Before, an order
+    // or `<>` with text went as written: MariaDB's case-insensitive collation found 'Paris' equal to
+    // 'paris' (so not less, and not different from 'PARIS'), and PostgreSQL's ICU collation put
+    // 'apple' before 'B'; those rows never came over, and DuckDB, comparing bytes, answered without them.
+    const beside = (where: string) =>
+      sql(`SELECT c.name FROM crm.customers c, range(1) r WHERE ${where} ORDER BY 1`).then((a) => a.data);
+    expect(await beside("c.city < 'paris'")).toEqual([['c0'], ['c1'], ['c2'], ['c3']]);
+    expect(await beside("c.city <> 'PARIS'")).toEqual([['c0'], ['c1'], ['c2'], ['c3']]);
+    expect(await beside("c.city >= 'Paris'")).toEqual([['c0'], ['c2']]);
+    // Equality keeps more there, if anything, and DuckDB's own check answers.
+    expect(await beside("c.city = 'paris'")).toEqual([]);
+    expect(await beside("c.city = 'Paris'")).toEqual([['c0']]);
+    expect((await sql("SELECT w FROM shop.words, range(1) WHERE w > 'B' ORDER BY w")).data).toEqual([
+      ['Banana'],
+      ['apple'],
+      ['cherry'],
+    ]);
+    // Numbers and dates compare as the database compares them: their filter still narrows the read.
+    const where = "o.placed >= '2024-12-30' AND o.id > 9000";
+    const inPostgres = (await sql(`SELECT count(*) AS n FROM shop.orders o WHERE ${where}`)).data;
+    expect(inPostgres).toEqual([[3]]);
+    proxy.resetCount();
+    expect((await sql(`SELECT count(*) AS n FROM shop.orders o, range(1) r WHERE ${where}`)).data).toEqual(
+      inPostgres,
+    );
+    expect(proxy.bytes).toBeLessThan(4000);
   });
 
   it('reads a table function beside an external table in DuckDB, not in the database', async () => {

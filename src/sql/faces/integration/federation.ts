@@ -180,7 +180,12 @@ const constantValue = (node: AstNode): { value: unknown } | undefined => {
 /**
  * The conditions of a WHERE clause that concern only one external table and compare one of its
  * columns with a constant: sent along with the fetch so only matching rows cross the wire. DuckDB
- * still applies the whole WHERE afterwards, so pushing is only ever an optimisation.
+ * still applies the whole WHERE afterwards, so a pushed condition may keep more rows than DuckDB
+ * would, never fewer. Equality with text keeps more there (a case-insensitive collation, trailing
+ * spaces) or the same; an order or `<>` with text may keep fewer (`city < 'paris'` under MariaDB's
+ * `_ci` collation leaves out 'Paris', which DuckDB keeps; `w > 'B'` under an ICU collation leaves
+ * out 'apple'), so it goes as "the database's comparison, or the bytes' one" (`bytewise`), one of
+ * which is DuckDB's: the database's own for a number or a date, the bytes' for text.
  */
 export const pushableFilters = (where: AstNode | null | undefined, alias: string, onlyTable: boolean) => {
   const conjuncts = conjunctsOf(where);
@@ -202,7 +207,12 @@ export const pushableFilters = (where: AstNode | null | undefined, alias: string
     const constant = constantValue(value);
     if (!belongs || constant === undefined) continue;
     const col = names[names.length - 1]!;
-    filters.push((dialect) => `${dialect.quote(col)} ${operator} ${dialect.literal(constant.value)}`);
+    const byCollation = operator !== '=' && typeof constant.value === 'string';
+    filters.push((dialect) => {
+      const [name, literal] = [dialect.quote(col), dialect.literal(constant.value)];
+      const compared = `${name} ${operator} ${literal}`;
+      return byCollation ? `(${compared} OR ${dialect.bytewise(name)} ${operator} ${literal})` : compared;
+    });
   }
   return filters;
 };
