@@ -11,13 +11,14 @@ import {
   removeDatabase,
   upsertDatabase,
   type DatabaseWriteDeps,
+  type DatabaseWatchers,
   type ProjectDatabases,
 } from './writes';
 
 /** The MindsDB database registry: system databases, projects, and registered integrations. */
-export const databasesService = (ctx: AppContext, projects: ProjectDatabases) => {
+export const databasesService = (ctx: AppContext, projects: ProjectDatabases, watchers: DatabaseWatchers) => {
   const findIntegration = integrationFinder(ctx);
-  const writes: DatabaseWriteDeps = { ctx, projects, findIntegration };
+  const writes: DatabaseWriteDeps = { ctx, projects, findIntegration, watchers };
 
   return {
     /** An integration by id or name, for resources that point at one (a chatbot's chat database). */

@@ -16,11 +16,21 @@ export type ProjectDatabases = ProjectDirectory & {
   remove(name: string, expectedVersion?: bigint): Promise<void>;
 };
 
-/** What the writes need: the log, the projects (one namespace with integrations), the integrations read back. */
+/**
+ * The triggers watching a table of a database, as `project.trigger`: each installed a function and a
+ * row trigger there (docs/sql.md), which only its DROP TRIGGER, reaching the database, removes.
+ */
+export type DatabaseWatchers = (database: string) => Promise<string[]>;
+
+/**
+ * What the writes need: the log, the projects (one namespace with integrations), the integrations
+ * read back, the triggers watching them.
+ */
 export type DatabaseWriteDeps = {
   readonly ctx: AppContext;
   readonly projects: ProjectDatabases;
   readonly findIntegration: IntegrationFinder;
+  readonly watchers: DatabaseWatchers;
 };
 
 const refuseSystem = (name: string, what: string) => {
@@ -122,12 +132,20 @@ export const upsertDatabase = async (
  * keys still open (a forget cut short by a crash), and is not found only when nothing was left.
  */
 export const removeDatabase = async (
-  { ctx, projects }: DatabaseWriteDeps,
+  { ctx, projects, watchers }: DatabaseWriteDeps,
   name: string,
   expectedVersion?: bigint,
   options: { forget?: boolean } = {},
 ) => {
   refuseSystem(name, 'delete');
+  // Deleted under its triggers, the database kept their functions, row triggers and queue, its
+  // clients' INSERTs filling the queue for good, and nothing here could reach it to remove them.
+  const watching = await watchers(name);
+  if (watching.length > 0)
+    throw conflict(
+      `Database ${name} is watched by ${watching.length === 1 ? 'trigger' : 'triggers'} ${watching.join(', ')}: DROP TRIGGER first, which removes what it installed in the database`,
+      'Database in use',
+    );
   if (await projects.find(name)) {
     if (options.forget)
       throw invalid(

@@ -64,3 +64,9 @@ export const allTriggerRows = async (reader: TableReader) =>
   selectRows(triggersTable, reader, 'SELECT * FROM triggers ORDER BY ID');
 
 export const triggerRowByName = projectResourceReads(triggersTable).byName;
+
+/** The live triggers on a table of `database` (named in any case), oldest first. */
+export const triggerRowsWatching = (reader: TableReader, database: string) =>
+  selectRows(triggersTable, reader, 'SELECT * FROM triggers WHERE lower(DATABASE) = lower(?) ORDER BY ID', [
+    database,
+  ]);

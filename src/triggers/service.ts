@@ -7,7 +7,7 @@ import { invalid, notFound } from '../shared/errors';
 import { currentRequest } from '../shared/requestContext';
 import type { Unstamped } from '../shared/params';
 import { decideTrigger, type TriggerCommand } from './decider';
-import { triggerRowByName, type TriggerRow } from './projection';
+import { triggerRowByName, triggerRowsWatching, type TriggerRow } from './projection';
 import { installStatements, uninstallStatements } from './source';
 
 /** The external databases as triggers need them (filled by the composition root). */
@@ -156,7 +156,11 @@ export const triggersService = (ctx: AppContext, projects: ProjectDirectory, sou
       await uninstall({ id: row.ID, database: row.DATABASE, table: row.TABLE, key: row.KEY });
   };
 
-  return { create, remove, projectRemoved };
+  /** The triggers watching a table of `database`, as `project.trigger`. */
+  const watching = async (database: string) =>
+    (await triggerRowsWatching(ctx.duck, database)).map((row) => `${row.PROJECT}.${row.NAME}`);
+
+  return { create, remove, projectRemoved, watching };
 };
 
 export type TriggersService = ReturnType<typeof triggersService>;

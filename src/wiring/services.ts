@@ -59,7 +59,7 @@ export const buildServices = (
     isIntegration: (name) => databases.isIntegration(name),
     removed: (before) => triggers.projectRemoved(before),
   });
-  const databases = databasesService(ctx, projects);
+  const databases = databasesService(ctx, projects, (name) => triggers.watching(name));
   const models = modelsService(ctx, directory, blobs, training, instanceIdOf(ctx.config.dataDir), (name) =>
     mlEngines.settingsOf(name),
   );

@@ -212,6 +212,36 @@ describe('what a trigger installs in the customer database', () => {
     expect(await asCustomer(source, 'SELECT count(*)::int FROM demo.listings')).toEqual([[2]]);
   });
 
+  it('a watched database is not deleted under its triggers: refused over SQL and REST, naming them, and deleted once they are dropped', async () => {
+    const { source, db } = await givenCustomer();
+    const { name: project } = await givenProject(t);
+    await givenCopyingTrigger(db, project, 'first');
+    await givenCopyingTrigger(db, project, 'second');
+    // Before, DROP DATABASE succeeded and left both functions, row triggers and the queue in the
+    // customer's database: its clients' INSERTs filled the queue for good, and deleting the
+    // project could no longer reach the database to remove them.
+    const refusal = `Database ${db} is watched by triggers ${project}.first, ${project}.second: DROP TRIGGER first, which removes what it installed in the database`;
+    expect(await querySql(t, `DROP DATABASE ${db}`)).toMatchObject({ type: 'error', error_message: refusal });
+    const rest = await t.http.delete(`/api/databases/${db.toUpperCase()}`).expect(409);
+    expect(rest.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(rest.body).toMatchObject({ status: 409, detail: refusal.replace(db, db.toUpperCase()) });
+    expect(await installed(source)).toEqual({ functions: 2, triggers: 2, queue: 1, index: 1 });
+    expect((await t.http.get(`/api/databases/${db}`).expect(200)).body).toMatchObject({ name: db });
+    // Nothing was recorded by the refusals.
+    const deleted = (await t.http.get(`/api/events?stream=database-${db}`).expect(200)).body
+      .events as Logged[];
+    expect(deleted.map((e) => e.type)).toEqual(['DatabaseCreated']);
+
+    expect(await querySql(t, `DROP TRIGGER ${project}.first`)).toMatchObject({ type: 'ok' });
+    expect(await querySql(t, `DROP DATABASE ${db}`)).toMatchObject({
+      type: 'error',
+      error_message: `Database ${db} is watched by trigger ${project}.second: DROP TRIGGER first, which removes what it installed in the database`,
+    });
+    expect(await querySql(t, `DROP TRIGGER ${project}.second`)).toMatchObject({ type: 'ok' });
+    expect(await querySql(t, `DROP DATABASE ${db}`)).toMatchObject({ type: 'ok' });
+    expect(await installed(source)).toEqual({ functions: 0, triggers: 0, queue: 0, index: 0 });
+  });
+
   it('with two triggers, dropping one keeps the queue (the other still fires); deleting the project with the second removes it', async () => {
     const { source, db } = await givenCustomer();
     const { name: project } = await givenProject(t);
