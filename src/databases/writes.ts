@@ -4,7 +4,7 @@ import type { ProjectDirectory } from '../shared/projectDirectory';
 import { conflict, invalid, isNotFoundError } from '../shared/errors';
 import { isSystemDatabaseName } from '../shared/names';
 import type { Unstamped } from '../shared/params';
-import { keepMaskedSecrets, requireSecretsForNewDestination } from '../shared/secrets';
+import { keepMaskedSecrets, MASK, maskSecrets, requireSecretsForNewDestination } from '../shared/secrets';
 import { requireReachable } from './connections';
 import { decideDatabase, type DatabaseCommand } from './decider';
 import { validateConnection } from './engines';
@@ -85,6 +85,31 @@ export const createDatabase = async (
 };
 
 /**
+ * Refuses what would leave the triggers watching `name` out of reach of their DROP TRIGGER: deleted,
+ * or connected elsewhere (another host, database, schema or user), the database would keep their
+ * functions, row triggers and queue, its clients' INSERTs filling the queue for good.
+ */
+const refuseWhileWatched = async (
+  { watchers }: Pick<DatabaseWriteDeps, 'watchers'>,
+  name: string,
+  what: string,
+) => {
+  const watching = await watchers(name);
+  if (watching.length > 0)
+    throw conflict(
+      `Database ${name} is watched by ${watching.length === 1 ? 'trigger' : 'triggers'} ${watching.join(', ')}, so ${what}: DROP TRIGGER first, which removes what it installed in the database`,
+      'Database in use',
+    );
+};
+
+/** Where a connection goes and as whom: its parameters but its secrets (given or not), keys in order. */
+const placeOf = (parameters: Record<string, unknown>) => {
+  const shown = maskSecrets(parameters);
+  const kept = Object.keys(shown).filter((key) => shown[key] !== MASK);
+  return JSON.stringify(kept.sort().map((key) => [key, shown[key]]));
+};
+
+/**
  * PUT semantics (MindsDB): update when it exists, otherwise create. Decided on the stream's
  * state at append time, so of concurrent PUTs of a new name one creates (201) and the others
  * update it (200), as for skills and chatbots.
@@ -118,6 +143,8 @@ export const upsertDatabase = async (
     parameters,
     live && live.engine !== engine ? 'engine' : undefined,
   );
+  if (live && (live.engine !== engine || placeOf(live.parameters) !== placeOf(parameters)))
+    await refuseWhileWatched(deps, name, 'its connection cannot change (a new password may)');
   await requireReachable(ctx, engine, parameters);
   const outcome = await runOn(ctx, name, {
     type: 'PutDatabase',
@@ -138,14 +165,7 @@ export const removeDatabase = async (
   options: { forget?: boolean } = {},
 ) => {
   refuseSystem(name, 'delete');
-  // Deleted under its triggers, the database kept their functions, row triggers and queue, its
-  // clients' INSERTs filling the queue for good, and nothing here could reach it to remove them.
-  const watching = await watchers(name);
-  if (watching.length > 0)
-    throw conflict(
-      `Database ${name} is watched by ${watching.length === 1 ? 'trigger' : 'triggers'} ${watching.join(', ')}: DROP TRIGGER first, which removes what it installed in the database`,
-      'Database in use',
-    );
+  await refuseWhileWatched({ watchers }, name, 'it cannot be deleted');
   if (await projects.find(name)) {
     if (options.forget)
       throw invalid(

@@ -220,7 +220,7 @@ describe('what a trigger installs in the customer database', () => {
     // Before, DROP DATABASE succeeded and left both functions, row triggers and the queue in the
     // customer's database: its clients' INSERTs filled the queue for good, and deleting the
     // project could no longer reach the database to remove them.
-    const refusal = `Database ${db} is watched by triggers ${project}.first, ${project}.second: DROP TRIGGER first, which removes what it installed in the database`;
+    const refusal = `Database ${db} is watched by triggers ${project}.first, ${project}.second, so it cannot be deleted: DROP TRIGGER first, which removes what it installed in the database`;
     expect(await querySql(t, `DROP DATABASE ${db}`)).toMatchObject({ type: 'error', error_message: refusal });
     const rest = await t.http.delete(`/api/databases/${db.toUpperCase()}`).expect(409);
     expect(rest.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -235,8 +235,24 @@ describe('what a trigger installs in the customer database', () => {
     expect(await querySql(t, `DROP TRIGGER ${project}.first`)).toMatchObject({ type: 'ok' });
     expect(await querySql(t, `DROP DATABASE ${db}`)).toMatchObject({
       type: 'error',
-      error_message: `Database ${db} is watched by trigger ${project}.second: DROP TRIGGER first, which removes what it installed in the database`,
+      error_message: `Database ${db} is watched by trigger ${project}.second, so it cannot be deleted: DROP TRIGGER first, which removes what it installed in the database`,
     });
+    // Nor connected elsewhere (its objects would be out of reach of DROP TRIGGER); a password may change.
+    const moved = await t.http
+      .put(`/api/databases/${db}`)
+      .send({ database: { parameters: { ...source.parameters, schema: 'public' } } })
+      .expect(409);
+    expect(moved.body.detail).toBe(
+      `Database ${db} is watched by trigger ${project}.second, so its connection cannot change (a new password may): DROP TRIGGER first, which removes what it installed in the database`,
+    );
+    await t.http
+      .put(`/api/databases/${db}`)
+      .send({ database: { parameters: { ...source.parameters, schema: 'demo', password: 'rotated' } } })
+      .expect(200);
+    const events = (await t.http.get(`/api/events?stream=database-${db}`).expect(200)).body
+      .events as Logged[];
+    expect(events.map((e) => e.type)).toEqual(['DatabaseCreated', 'DatabaseUpdated']);
+    expect(events[1]!.data.parameters).toMatchObject({ schema: 'demo', password: '******' });
     expect(await querySql(t, `DROP TRIGGER ${project}.second`)).toMatchObject({ type: 'ok' });
     expect(await querySql(t, `DROP DATABASE ${db}`)).toMatchObject({ type: 'ok' });
     expect(await installed(source)).toEqual({ functions: 0, triggers: 0, queue: 0, index: 0 });
