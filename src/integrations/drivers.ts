@@ -301,42 +301,60 @@ class TimedCursor extends Cursor<unknown[]> {
 
 /**
  * Reads one statement through a cursor (a portal of the extended protocol, a batch of rows a round
- * trip) and stops once a row passes the ceiling: the server never sends the rest. The portal is
- * closed then (the transaction it ran in, implicit or the caller's, goes on); a read that fails
- * leaves the client to be destroyed, as any failed call does.
+ * trip) and stops once a row passes the ceiling: the server never sends the rest. Rows are counted
+ * as they arrive, not when their batch is complete: the first batch's 100 rows of 3 MB each ended a
+ * process with a 256 MB heap before any bound was checked. A row past the rows' bound is the last
+ * one asked for, so the portal is closed after its batch (the transaction it ran in, implicit or the
+ * caller's, goes on); a row past the bytes' bound may come in the middle of a batch, so the client
+ * is destroyed there (`broke`), its socket closed on whatever the server was still sending. A read
+ * that fails leaves the client to be destroyed, as any failed call does.
  */
 const cursorRead = async (
   client: pg.PoolClient,
   { text, values }: { text: string; values: unknown[] },
   ceiling: ReadCeiling,
+  broke: (e: Error) => void,
 ): Promise<ExternalResult> => {
   const cursor = client.query(new TimedCursor(text, values, { rowMode: 'array' }));
   let fields: pg.FieldDef[] = [];
   const columns = () => fields.map((f) => ({ name: f.name, type: PG_TYPES[f.dataTypeID] ?? 'VARCHAR' }));
+  const meter = new ReadMeter(ceiling);
+  const rows: unknown[][] = [];
+  let cut: ReadCut | undefined;
+  let inBatch = 0;
+  cursor.on('row', (row: unknown[], result: pg.QueryResult) => {
+    if (cut) return;
+    fields = result.fields;
+    inBatch++;
+    cut = meter.add(row);
+    if (!cut) rows.push(row);
+    else if (cut.by === 'bytes') broke(new Error(`the read passed its bound of ${cutText(cut)}`));
+  });
   const read = (asked: number) =>
-    new Promise<unknown[][]>((resolve, reject) =>
-      cursor.read(asked, (error, rows, result) => {
+    new Promise<void>((resolve, reject) =>
+      cursor.read(asked, (error, _rows, result) => {
         if (error) return reject(error);
         // A cursor read again after its end answers no rows and no result.
         if (result) fields = result.fields;
-        resolve(rows);
+        resolve();
       }),
     );
   try {
-    const meter = new ReadMeter(ceiling);
-    const rows: unknown[][] = [];
     for (;;) {
       const asked = nextBatch(meter);
-      const batch = await read(asked);
-      for (const row of batch) {
-        const cut = meter.add(row);
-        if (cut) {
-          await cursor.close();
-          return { columns: columns(), rows, cut };
-        }
-        rows.push(row);
+      inBatch = 0;
+      try {
+        await read(asked);
+      } catch (error) {
+        // The client was destroyed under the batch: the rows before the bound are the answer.
+        if (cut?.by === 'bytes') return { columns: columns(), rows, cut };
+        throw error;
       }
-      if (batch.length < asked) return { columns: columns(), rows };
+      if (cut) {
+        if (cut.by === 'rows') await cursor.close();
+        return { columns: columns(), rows, cut };
+      }
+      if (inBatch < asked) return { columns: columns(), rows };
     }
   } finally {
     // pg arms its read timeout (query_timeout) for every query it is given and clears it through the
@@ -389,15 +407,21 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
       (client) => client.release(new Error('the call was given up (its time limit, or its caller stopped)')),
       (client) => client.release(),
       async (client) => {
-        let broken: Error | undefined;
+        let released = false;
+        const release = (error?: Error) => {
+          if (released) return;
+          released = true;
+          client.release(error);
+        };
         let value: T;
         try {
-          value = await use(client, (e) => (broken = e));
+          // A broken client is destroyed at once: its socket closed, whatever was still on its way.
+          value = await use(client, release);
         } catch (error) {
-          client.release(error as Error);
+          release(error as Error);
           throw error;
         }
-        client.release(broken);
+        release();
         return value;
       },
       () => noAnswer('postgres', p, 5432, ms),
@@ -412,7 +436,7 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
     query: (sql, params = [], call = {}) =>
       onClient(
         within(call.timeoutMs ?? limitMs, limitMs),
-        (client) => cursorRead(client, statement(sql, params), ceilingOf(ceiling, call)),
+        (client, broke) => cursorRead(client, statement(sql, params), ceilingOf(ceiling, call), broke),
         call.signal,
       ),
     readOnlyQuery: (sql, params, call) => {
@@ -426,8 +450,9 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
           await client.query(
             `BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${serverLimitMs(ms)}`,
           );
-          const result = await cursorRead(client, statement(sql, params), ceilingOf(ceiling, call));
-          await client.query('ROLLBACK').catch(broke);
+          const result = await cursorRead(client, statement(sql, params), ceilingOf(ceiling, call), broke);
+          // A client destroyed under its read ended its transaction with it.
+          if (result.cut?.by !== 'bytes') await client.query('ROLLBACK').catch(broke);
           return result;
         },
         call.signal,

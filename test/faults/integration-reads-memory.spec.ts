@@ -26,6 +26,16 @@ const HEAP_MB = 256;
 const AT_ONCE = 8;
 const INTEGRATIONS = ['cust_a', 'cust_b'] as const;
 
+/**
+ * 100 rows of 3 MiB each: 300 MiB, more than this heap holds, in what a PostgreSQL cursor asks for
+ * first (100 rows) before it knows how large a row is.
+ */
+const WIDE_ROWS = 100;
+const WIDE_TABLE = [
+  'CREATE TABLE wide (id int, body text)',
+  `INSERT INTO wide SELECT g, repeat(md5(g::text), 3 * 1024 * 1024 / 32) FROM generate_series(1, ${WIDE_ROWS}) g`,
+];
+
 type Answer = { type?: string; error_message?: string; data?: unknown[][]; truncated?: boolean };
 type Outcome = { query: string; status: number; answer: Answer | null; failure?: string };
 
@@ -46,7 +56,7 @@ describe("reads from a customer's database adding up past the heap", () => {
   let customer: Awaited<ReturnType<typeof freshPostgresData>>;
 
   beforeAll(async () => {
-    customer = await freshPostgresData([...BIG_TABLE.postgres]);
+    customer = await freshPostgresData([...BIG_TABLE.postgres, ...WIDE_TABLE]);
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'integration-reads-memory-'));
     service = await startSmallHeapService(dataDir, HEAP_MB, { SQL_TIMEOUT_MS: '60000' });
     const parameters = JSON.stringify(customer.parameters);
@@ -109,6 +119,39 @@ describe("reads from a customer's database adding up past the heap", () => {
         type: 'table',
         data: [[50_000]],
       });
+  });
+
+  it('given a table whose first 100 rows are past the heap, when it is read whole, natively and mixed, then each stops at its bound and the process lives on', async () => {
+    const { base } = service;
+    const integration = INTEGRATIONS[0];
+    // Before, the cursor's first batch (100 rows, 300 MiB) was read whole before any bound was
+    // checked: the query sent whole ended the process (FATAL ERROR: Reached heap limit).
+    const outcomes = [];
+    for (const query of [
+      `SELECT id, body FROM ${integration}.wide`,
+      `SELECT * FROM ${integration} (SELECT id, body FROM wide)`,
+      `SELECT count(*) AS n FROM ${integration}.wide w CROSS JOIN files.one o`,
+    ])
+      outcomes.push(await sqlQuery(base, query));
+    for (const o of outcomes)
+      console.log(
+        `${o.query}: HTTP ${o.status}, ${o.answer?.type === 'error' ? o.answer.error_message : `${o.answer?.data?.length} rows${o.answer?.truncated ? ', truncated' : ''}`}${o.failure ?? ''}`,
+      );
+    expectLivedOn(service);
+    for (const o of outcomes) {
+      expect({ status: o.status, failure: o.failure }).toEqual({ status: 200, failure: undefined });
+      // The rows before the bound, saying so (sent whole); else refused naming the bound or the heap.
+      if (o.answer!.type === 'table')
+        expect({ rows: o.answer!.data!.length < WIDE_ROWS, truncated: o.answer!.truncated }).toEqual({
+          rows: true,
+          truncated: true,
+        });
+      else expect(o.answer!.error_message).toMatch(/bytes of text|memory|heap/i);
+    }
+    // The integration answers afterwards, on connections of its pool.
+    expect(await sqlOn(base, `SELECT count(*) AS n FROM ${integration}.wide`)).toMatchObject({
+      data: [[WIDE_ROWS]],
+    });
   });
 
   it(`given the same table, when ${AT_ONCE} models train on it at once, then each ends (trained, or failed naming the heap) and the process lives on`, async () => {
