@@ -1,18 +1,20 @@
 /**
  * A query run in DuckDB over a customer's table (joined with something of DuckDB's) answers what
- * DuckDB answers over the same rows, whatever the database's collation. Its conditions on the
- * table are sent along with the fetch, and DuckDB applies them again, so a condition there may keep
- * more rows than DuckDB would, never fewer.
+ * DuckDB answers over the same rows, whatever the database's collation and whatever the constant's
+ * type. Its conditions on the table are sent along with the fetch, and DuckDB applies them again,
+ * so a condition there may keep more rows than DuckDB would, never fewer.
  *
- * Property (a fresh seed each run, bounded runs): generated texts (case, accents, trailing spaces)
- * in a MariaDB column of a case- and accent-insensitive collation and a PostgreSQL column of ICU's
- * root collation; a generated comparison (= <> < > <= >=) with a generated text answers, beside
- * `range(1)`, the rows DuckDB finds among the same texts in a VALUES list.
- * Kill check: the dialects' `bytewise` made the database's own comparison (the filter as it was
- * sent before: `city < 'paris'` under `_ci` left out 'Paris') is caught at this count.
+ * Properties (a fresh seed each run, bounded runs), on a MariaDB table (a case- and
+ * accent-insensitive collation) and a PostgreSQL one (ICU's root collation), each answering beside
+ * `range(1)` the rows DuckDB finds among the same values in a VALUES list:
+ * - texts (case, accents, trailing spaces) compared (= <> < > <= >=) with a generated text;
+ * - decimals (scales 0 to 3) compared with a generated decimal written at its own scale.
+ * Kill checks: the dialects' `bytewise` made the database's own comparison (the text filter as it
+ * was sent before: `city < 'paris'` under `_ci` left out 'Paris'); a decimal written scaled to a
+ * whole number (as it was sent before: `n > 0.5` went as `n > 5`). Each is caught at this count.
  */
 import fc from 'fast-check';
-import { MYSQL_DIALECT, POSTGRES_DIALECT } from '../../src/integrations/dialects';
+import { Digits, MYSQL_DIALECT, POSTGRES_DIALECT } from '../../src/integrations/dialects';
 import { querySql, startTestApp, type TestApp } from '../support/app';
 import { freshMariaData, freshPostgresData, type ExternalEngine } from '../support/external';
 import { methodReplaced, whileBugged } from '../support/killChecks';
@@ -49,10 +51,34 @@ const comparison = fc
       fc.constantFrom(...c.rows).map((row) => ({ ...c, constant: otherCase(row) })),
     ),
   );
-type Comparison = typeof comparison extends fc.Arbitrary<infer C> ? C : never;
 
-/** A text as a literal of the SQL endpoint (no backslash or quote is ever drawn). */
-const lit = (s: string) => `'${s}'`;
+/** A decimal written at its own scale: `-0.125`, `2.50`, `3`. */
+const decimal = fc
+  .record({ scaled: fc.integer({ min: -2000, max: 2000 }), scale: fc.integer({ min: 0, max: 3 }) })
+  .map(({ scaled, scale }) => {
+    const whole = String(Math.abs(scaled)).padStart(scale + 1, '0');
+    const digits = scale === 0 ? whole : `${whole.slice(0, -scale)}.${whole.slice(-scale)}`;
+    return `${scaled < 0 ? '-' : ''}${digits}`;
+  });
+const numberComparison = fc
+  .record({
+    rows: fc.array(decimal, { minLength: 3, maxLength: 8 }),
+    operator: fc.constantFrom<Operator>('=', '<>', '<', '>', '<=', '>='),
+    constant: decimal,
+  })
+  // Half the time the constant is a row's value (at another scale, sometimes): equality meets it.
+  .chain((c) =>
+    fc.oneof(
+      fc.constant(c),
+      fc.constantFrom(...c.rows).map((row) => ({ ...c, constant: row.includes('.') ? `${row}0` : row })),
+    ),
+  );
+
+type Comparison = { rows: string[]; operator: Operator; constant: string };
+/** Which column a comparison is of, and how its values are written in SQL. */
+type Kind = { column: 'v' | 'n'; literal: (value: string) => string };
+const TEXT: Kind = { column: 'v', literal: (s) => `'${s}'` };
+const NUMBER: Kind = { column: 'n', literal: (s) => s };
 
 describe('conditions sent along with a fetch keep every row DuckDB keeps (both collations)', () => {
   let t: TestApp;
@@ -63,10 +89,10 @@ describe('conditions sent along with a fetch keep every row DuckDB keeps (both c
     t = await startTestApp('sqlite');
     const sources = {
       postgres: await freshPostgresData([
-        'CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT COLLATE "und-x-icu")',
+        'CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT COLLATE "und-x-icu", n NUMERIC(12, 4))',
       ]),
       mysql: await freshMariaData([
-        'CREATE TABLE t (id BIGINT PRIMARY KEY, v VARCHAR(16) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci)',
+        'CREATE TABLE t (id BIGINT PRIMARY KEY, v VARCHAR(16) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, n DECIMAL(12, 4))',
       ]),
     };
     for (const engine of ['postgres', 'mysql'] as const) {
@@ -80,47 +106,75 @@ describe('conditions sent along with a fetch keep every row DuckDB keeps (both c
     for (const r of Object.values(registered)) await r?.drop();
   });
 
-  /** Whether the federated answer is DuckDB's over the same texts. */
-  const agrees = async (engine: ExternalEngine, c: Comparison) => {
+  /** Whether the federated answer is DuckDB's over the same values. */
+  const agrees = async (engine: ExternalEngine, kind: Kind, c: Comparison) => {
     const db = registered[engine]!.name;
+    const { column, literal } = kind;
     const ids = c.rows.map(() => ++nextId);
-    const values = c.rows.map((v, i) => `(${ids[i]}, ${lit(v)})`).join(', ');
-    const written = await querySql(t, `INSERT INTO ${db}.t (id, v) VALUES ${values}`);
+    const values = c.rows.map((v, i) => `(${ids[i]}, ${literal(v)})`).join(', ');
+    const written = await querySql(t, `INSERT INTO ${db}.t (id, ${column}) VALUES ${values}`);
     expect(written).toMatchObject({ type: 'ok', affected_rows: c.rows.length });
     const among = `id IN (${ids.join(', ')})`;
+    const condition = `${column} ${c.operator} ${literal(c.constant)}`;
     const federated = await querySql(
       t,
-      `SELECT x.id FROM ${db}.t x, range(1) r WHERE x.v ${c.operator} ${lit(c.constant)} AND x.${among} ORDER BY 1`,
+      `SELECT x.id FROM ${db}.t x, range(1) r WHERE x.${condition} AND x.${among} ORDER BY 1`,
     );
     const local = await querySql(
       t,
-      `SELECT id FROM (VALUES ${values}) AS y(id, v) WHERE v ${c.operator} ${lit(c.constant)} ORDER BY 1`,
+      `SELECT id FROM (VALUES ${values}) AS y(id, ${column}) WHERE ${condition} ORDER BY 1`,
     );
     expect(federated.type).toBe('table');
     expect(local.type).toBe('table');
     return JSON.stringify(federated.data) === JSON.stringify(local.data);
   };
 
-  it.each(['postgres', 'mysql'] as const)(
-    '%s: the answer is DuckDB’s over the same texts',
+  const ENGINES = [
+    ['postgres', POSTGRES_DIALECT],
+    ['mysql', MYSQL_DIALECT],
+  ] as const;
+
+  it.each(ENGINES.map(([engine]) => engine))(
+    '%s: a text comparison answers as DuckDB over the same texts',
     async (engine) => {
       await fc.assert(
-        fc.asyncProperty(comparison, async (c) => expect(await agrees(engine, c)).toBe(true)),
+        fc.asyncProperty(comparison, async (c) => expect(await agrees(engine, TEXT, c)).toBe(true)),
         { seed: SEED, numRuns: RUNS },
       );
     },
   );
 
-  it("kill check: the database's own comparison sent alone (as before) is caught on both", async () => {
-    for (const [engine, dialect] of [
-      ['postgres', POSTGRES_DIALECT],
-      ['mysql', MYSQL_DIALECT],
-    ] as const)
+  it.each(ENGINES.map(([engine]) => engine))(
+    '%s: a decimal comparison answers as DuckDB over the same decimals',
+    async (engine) => {
+      await fc.assert(
+        fc.asyncProperty(numberComparison, async (c) => expect(await agrees(engine, NUMBER, c)).toBe(true)),
+        { seed: SEED, numRuns: RUNS },
+      );
+    },
+  );
+
+  it("kill check: the database's own text comparison sent alone (as before) is caught on both", async () => {
+    for (const [engine, dialect] of ENGINES)
       await whileBugged(
         () => methodReplaced(dialect, 'bytewise', () => (expression: string) => expression),
         () =>
           expectCaught(
-            fc.asyncProperty(comparison, (c) => agrees(engine, c)),
+            fc.asyncProperty(comparison, (c) => agrees(engine, TEXT, c)),
+            { seed: SEED, numRuns: RUNS },
+          ),
+      );
+  });
+
+  it('kill check: a decimal sent scaled to a whole number (as before: 0.5 as 5) is caught on both', async () => {
+    const scaled = (original: (value: unknown) => string) => (value: unknown) =>
+      original(value instanceof Digits ? new Digits(String(Number(value.text.replace('.', '')))) : value);
+    for (const [engine, dialect] of ENGINES)
+      await whileBugged(
+        () => methodReplaced(dialect, 'literal', scaled),
+        () =>
+          expectCaught(
+            fc.asyncProperty(numberComparison, (c) => agrees(engine, NUMBER, c)),
             { seed: SEED, numRuns: RUNS },
           ),
       );

@@ -60,6 +60,8 @@ const readsOnlyInput = async (condition: AstNode, alias: string) => {
 const integerConstant = (n: AstNode | null | undefined): number | null => {
   if (!n || n.class !== 'CONSTANT') return null;
   const v = serializedConstantOf(n);
+  // A DECIMAL's value is scaled to a whole number (`2.0` holds 20): not a count of rows as it stands.
+  if (v.type.id === 'DECIMAL') return null;
   const number = Number(v.value);
   return !v.is_null && Number.isSafeInteger(number) && number >= 0 ? number : null;
 };
