@@ -63,7 +63,7 @@ export const stringsAt = (node: AstNode | null | undefined, key: string): string
 };
 
 /** A CONSTANT node's `value` as DuckDB serialises it (numbers beyond 2^53 still marked, DECIMALs unscaled). */
-type SerializedConstant = { is_null: boolean; value: unknown; type: AstNode & { id: string } };
+export type SerializedConstant = { is_null: boolean; value: unknown; type: AstNode & { id: string } };
 
 const isSerializedConstant = (value: unknown): value is SerializedConstant =>
   isNode(value) &&
@@ -306,17 +306,27 @@ const textWithTablesRenamed = (
 export const constantValue = (node: AstNode): unknown => {
   const v = serializedConstantOf(node);
   if (v.is_null) return null;
-  const raw = typeof v.value === 'string' && v.value.startsWith(BIG) ? v.value.slice(BIG.length) : v.value;
-  if (v.type.id === 'DECIMAL') {
-    const scaleField = nodeAt(v.type, 'type_info')?.scale;
-    const scale = typeof scaleField === 'number' ? scaleField : 0;
-    const digits = String(raw);
-    if (scale === 0) return Number(digits);
-    const negative = digits.startsWith('-');
-    const padded = (negative ? digits.slice(1) : digits).padStart(scale + 1, '0');
-    return Number(`${negative ? '-' : ''}${padded.slice(0, -scale)}.${padded.slice(-scale)}`);
-  }
-  return raw;
+  if (v.type.id === 'DECIMAL') return Number(decimalDigitsOf(v));
+  return rawValueOf(v);
+};
+
+/** A serialised constant's value, a whole number past 2^53 as its digits (see `protectBigNumbers`). */
+const rawValueOf = (v: SerializedConstant) =>
+  typeof v.value === 'string' && v.value.startsWith(BIG) ? v.value.slice(BIG.length) : v.value;
+
+/**
+ * A DECIMAL constant's digits at its scale (`2.50`, `-0.125`): DuckDB's tree holds it scaled to a
+ * whole number (250 with scale 2), which read as it stands is another number. A wide DECIMAL's
+ * value (two 64-bit halves) gives no digits: `[object Object]`, which no caller takes for a number.
+ */
+export const decimalDigitsOf = (v: SerializedConstant): string => {
+  const scaleField = nodeAt(v.type, 'type_info')?.scale;
+  const scale = typeof scaleField === 'number' ? scaleField : 0;
+  const digits = String(rawValueOf(v));
+  if (scale === 0) return digits;
+  const negative = digits.startsWith('-');
+  const padded = (negative ? digits.slice(1) : digits).padStart(scale + 1, '0');
+  return `${negative ? '-' : ''}${padded.slice(0, -scale)}.${padded.slice(-scale)}`;
 };
 
 export { tooManySelects };

@@ -8,7 +8,7 @@ import {
 import { Digits, type SqlDialect } from '../../../integrations/dialects';
 import {
   conjunctsOf,
-  nodeAt,
+  decimalDigitsOf,
   requiredNodeAt,
   serializedConstantOf,
   stringsAt,
@@ -164,32 +164,19 @@ const OPERATORS: Record<string, string> = {
   COMPARE_GREATERTHANOREQUALTO: '>=',
 };
 
-/**
- * A DECIMAL constant's digits. DuckDB's tree holds it scaled to a whole number (`2.5` is 25 with
- * scale 1, `0.1` is 1): read as it stands, `price > 9.99` went to the database as `price > 999`,
- * and the rows between never came over. Undefined past what a double holds exactly (a wide
- * DECIMAL's value is two 64-bit halves): such a constant is not sent, and DuckDB alone compares it.
- */
-const decimalDigits = (v: { value: unknown; type: AstNode }): string | undefined => {
-  const scale = Number(nodeAt(v.type, 'type_info')?.scale);
-  if (typeof v.value !== 'number' || !Number.isSafeInteger(v.value) || !Number.isInteger(scale) || scale < 0)
-    return undefined;
-  const whole = String(Math.abs(v.value)).padStart(scale + 1, '0');
-  const digits = scale === 0 ? whole : `${whole.slice(0, -scale)}.${whole.slice(-scale)}`;
-  return `${v.value < 0 ? '-' : ''}${digits}`;
-};
-
 /** A constant's value as a literal can carry it (numbers as their digits), or undefined when none can. */
 const constantValue = (node: AstNode): { value: unknown } | undefined => {
   if (node.class !== 'CONSTANT') return undefined;
   const v = serializedConstantOf(node);
   if (v.is_null) return undefined;
-  if (v.type.id === 'DECIMAL') {
-    const digits = decimalDigits(v);
-    return digits === undefined ? undefined : { value: new Digits(digits) };
-  }
-  if (typeof v.value === 'number' || /^(INTEGER|BIGINT|DOUBLE|HUGEINT|SMALLINT|TINYINT)$/.test(v.type.id))
-    return /^-?\d+(\.\d+)?$/.test(String(v.value)) ? { value: new Digits(String(v.value)) } : undefined;
+  // A DECIMAL by its digits at its scale: read as it stands, `price > 9.99` went as `price > 999`,
+  // and the rows between never came over.
+  const digits = v.type.id === 'DECIMAL' ? decimalDigitsOf(v) : String(v.value);
+  if (
+    typeof v.value === 'number' ||
+    /^(INTEGER|BIGINT|DOUBLE|DECIMAL|HUGEINT|SMALLINT|TINYINT)$/.test(v.type.id)
+  )
+    return /^-?\d+(\.\d+)?$/.test(digits) ? { value: new Digits(digits) } : undefined;
   if (typeof v.value === 'boolean' || typeof v.value === 'string') return { value: v.value };
   return undefined;
 };
