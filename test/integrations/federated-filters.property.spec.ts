@@ -80,7 +80,7 @@ type Kind = { column: 'v' | 'n'; literal: (value: string) => string };
 const TEXT: Kind = { column: 'v', literal: (s) => `'${s}'` };
 const NUMBER: Kind = { column: 'n', literal: (s) => s };
 
-describe('conditions sent along with a fetch keep every row DuckDB keeps (both collations)', () => {
+describe('conditions sent along with a fetch keep every row DuckDB keeps (texts and decimals, both engines)', () => {
   let t: TestApp;
   const registered: Partial<Record<ExternalEngine, { name: string; drop: () => Promise<void> }>> = {};
   let nextId = 0;
