@@ -1,5 +1,6 @@
 import type { JobEvery } from '../../events';
 import { invalid } from '../shared/errors';
+import { ownEntry } from '../shared/ownEntry';
 
 /**
  * When a job runs, as pure arithmetic: its ticks are `start + k × every` (k = 0, 1, …), up to its
@@ -36,7 +37,7 @@ const FIXED_MS: Record<Exclude<JobEvery['unit'], 'month'>, number> = {
 
 /** `EVERY [n] unit` (MindsDB's periods: minute(s)/min, hour(s), day(s), week(s), month(s)). */
 export const parseEvery = (n: number | null, unit: string): JobEvery => {
-  const u = UNITS[unit.toLowerCase()];
+  const u = ownEntry(UNITS, unit.toLowerCase());
   if (!u)
     throw invalid(
       `Unknown period: ${unit} (EVERY takes minute, hour, day, week or month)`,

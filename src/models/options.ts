@@ -1,3 +1,4 @@
+import { ownEntry } from '../shared/ownEntry';
 import { parseTrainOptions, TrainingError, type TrainOptions } from '../engines/ml/options';
 
 /** MindsDB's `ORDER BY t [GROUP BY g, …] [WINDOW n] [HORIZON h]` of a CREATE MODEL. */
@@ -38,7 +39,7 @@ export const trainOptionsOf = (
 ): TrainOptions => {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(options)) {
-    const name = ENGINE_OPTIONS[key.toLowerCase()];
+    const name = ownEntry(ENGINE_OPTIONS, key.toLowerCase());
     if (name && value !== null && value !== undefined) out[name] = value;
   }
   if (timeseries) {
@@ -66,8 +67,8 @@ export const trainingDefinitionProblem = (
   } catch (error) {
     if (error instanceof TrainingError)
       return error.message.replace(/^Invalid training option (\w+)/, (_all, key: string) => {
-        const clause = CLAUSES[key];
-        return clause ? `Invalid ${clause}` : `Invalid USING option ${USING_NAMES[key] ?? key}`;
+        const clause = ownEntry(CLAUSES, key);
+        return clause ? `Invalid ${clause}` : `Invalid USING option ${ownEntry(USING_NAMES, key) ?? key}`;
       });
     throw error;
   }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { invalid } from '../shared/errors';
+import { ownEntry } from '../shared/ownEntry';
 import type { Params } from '../shared/params';
 import { canonicalSkillType } from './state';
 
@@ -35,7 +36,7 @@ const knownTypes: Record<string, z.ZodType<Params>> = {
 };
 
 export const validateSkillParams = (type: string, params: Params) => {
-  const schema = knownTypes[canonicalSkillType(type)];
+  const schema = ownEntry(knownTypes, canonicalSkillType(type));
   if (!schema) return;
   const result = schema.safeParse(params);
   if (!result.success)

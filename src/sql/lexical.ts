@@ -1,6 +1,7 @@
 import { quoteIdent, quoteString } from '../shared/quoting';
 import { DATE_FORMAT_FUNCTIONS, duckDbDateFormat } from './pipeline/mysqlFormats';
 import { textOf, tokenize, unquoted, type Token } from '../shared/sqlTokens';
+import { ownEntry } from '../shared/ownEntry';
 
 /**
  * MindsDB speaks MySQL: `backticks` quote identifiers, "double quotes" quote strings, `:name` and
@@ -52,7 +53,8 @@ export const toDuckDbDialect = (sql: string): { sql: string; placeholders: strin
         break;
       case 'string': {
         // A MySQL date format given to DATE_FORMAT & co. is written in DuckDB's specifiers.
-        const use = lastChar === ',' ? DATE_FORMAT_FUNCTIONS[calls[calls.length - 1] ?? ''] : undefined;
+        const use =
+          lastChar === ',' ? ownEntry(DATE_FORMAT_FUNCTIONS, calls[calls.length - 1] ?? '') : undefined;
         if (use) emitted(quoteString(duckDbDateFormat(mysqlStringValue(text), use)), 'other');
         // MySQL's backslash escapes become the characters they stand for; DuckDB reads none.
         else emitted(text.includes('\\') ? quoteString(mysqlStringValue(text)) : text, 'other');
@@ -60,7 +62,8 @@ export const toDuckDbDialect = (sql: string): { sql: string; placeholders: strin
       }
       case 'dquoted': {
         const body = mysqlStringValue(text);
-        const use = lastChar === ',' ? DATE_FORMAT_FUNCTIONS[calls[calls.length - 1] ?? ''] : undefined;
+        const use =
+          lastChar === ',' ? ownEntry(DATE_FORMAT_FUNCTIONS, calls[calls.length - 1] ?? '') : undefined;
         // An alias (`select 1 "two"`, `as "two"`) stays an identifier; anywhere else it is a string.
         emitted(
           isAliasPosition() ? quoteIdent(body) : quoteString(use ? duckDbDateFormat(body, use) : body),

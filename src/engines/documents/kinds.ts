@@ -1,4 +1,5 @@
 import type { DocumentKind } from './types';
+import { ownEntry } from '../../shared/ownEntry';
 
 const BY_EXTENSION: Record<string, DocumentKind> = {
   pdf: 'pdf',
@@ -18,7 +19,8 @@ const BY_EXTENSION: Record<string, DocumentKind> = {
  */
 export const documentKindOf = (originalName: string | null, head: Buffer): DocumentKind | null => {
   const ext = originalName?.toLowerCase().match(/\.([a-z0-9]+)$/)?.[1];
-  if (ext !== undefined && ext in BY_EXTENSION) return BY_EXTENSION[ext] ?? null;
+  const byExtension = ext === undefined ? undefined : ownEntry(BY_EXTENSION, ext);
+  if (byExtension) return byExtension;
   if (head.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf';
   const text = head
     .toString('utf8')

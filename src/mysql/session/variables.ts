@@ -1,3 +1,5 @@
+import { ownEntry } from '../../shared/ownEntry';
+
 /** MySQL system variables as a connection reads them (`@@x`, SHOW VARIABLES) and sets them (SET). */
 
 export type VariableValue = string | number | null;
@@ -85,7 +87,7 @@ const variableName = (raw: string) => {
     .replace(/^@@/, '')
     .replace(/^(global|session|local|persist|persist_only)\./i, '')
     .toLowerCase();
-  return ALIASES[bare] ?? bare;
+  return ownEntry(ALIASES, bare) ?? bare;
 };
 
 const BOOLEAN_WORDS: Record<string, number> = { on: 1, true: 1, off: 0, false: 0 };
@@ -119,7 +121,7 @@ export class SessionVariables {
       return;
     }
     const current = this.server.get(name);
-    const word = typeof value === 'string' ? BOOLEAN_WORDS[value.toLowerCase()] : undefined;
+    const word = typeof value === 'string' ? ownEntry(BOOLEAN_WORDS, value.toLowerCase()) : undefined;
     this.changed.set(name, typeof current === 'number' && word !== undefined ? word : value);
   }
 
