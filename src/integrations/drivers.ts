@@ -502,18 +502,13 @@ const postgres = (p: ConnectionParameters, o: DriverOptions): ExternalDatabase =
  */
 export const withExecutionTimeHint = (sql: string, ms: number) => {
   const tokens = significant(tokenize(sql, 'mysql-client'));
-  let top = isKeyword(sql, tokens[0], 'SELECT') ? tokens[0] : undefined;
-  if (isKeyword(sql, tokens[0], 'WITH')) {
-    let depth = 0;
-    for (const t of tokens) {
-      if (t.kind === 'symbol' && sql[t.start] === '(') depth++;
-      else if (t.kind === 'symbol' && sql[t.start] === ')') depth--;
-      else if (depth === 0 && isKeyword(sql, t, 'SELECT')) {
-        top = t;
-        break;
-      }
-    }
-  }
+  if (!isKeyword(sql, tokens[0], 'SELECT') && !isKeyword(sql, tokens[0], 'WITH')) return sql;
+  let depth = 0;
+  const top = tokens.find((t) => {
+    if (t.kind === 'symbol' && sql[t.start] === '(') depth++;
+    else if (t.kind === 'symbol' && sql[t.start] === ')') depth--;
+    return depth === 0 && isKeyword(sql, t, 'SELECT');
+  });
   if (!top) return sql;
   return `${sql.slice(0, top.end)} /*+ MAX_EXECUTION_TIME(${ms}) */${sql.slice(top.end)}`;
 };

@@ -41,6 +41,9 @@ export const toDuckDbDialect = (sql: string): { sql: string; placeholders: strin
       kind === 'other' && /^[A-Za-z0-9_]+$/.test(text) && letter !== -1 ? text.slice(letter) : undefined;
     lastChar = text[text.length - 1] ?? '';
   };
+  /** The date-format function whose argument a string right after a comma is (DATE_FORMAT & co.). */
+  const formatOfArgument = () =>
+    lastChar === ',' ? ownEntry(DATE_FORMAT_FUNCTIONS, calls[calls.length - 1] ?? '') : undefined;
   for (const t of tokenize(sql, 'mysql')) {
     const text = textOf(sql, t);
     switch (t.kind) {
@@ -53,8 +56,7 @@ export const toDuckDbDialect = (sql: string): { sql: string; placeholders: strin
         break;
       case 'string': {
         // A MySQL date format given to DATE_FORMAT & co. is written in DuckDB's specifiers.
-        const use =
-          lastChar === ',' ? ownEntry(DATE_FORMAT_FUNCTIONS, calls[calls.length - 1] ?? '') : undefined;
+        const use = formatOfArgument();
         if (use) emitted(quoteString(duckDbDateFormat(mysqlStringValue(text), use)), 'other');
         // MySQL's backslash escapes become the characters they stand for; DuckDB reads none.
         else emitted(text.includes('\\') ? quoteString(mysqlStringValue(text)) : text, 'other');
@@ -62,8 +64,7 @@ export const toDuckDbDialect = (sql: string): { sql: string; placeholders: strin
       }
       case 'dquoted': {
         const body = mysqlStringValue(text);
-        const use =
-          lastChar === ',' ? ownEntry(DATE_FORMAT_FUNCTIONS, calls[calls.length - 1] ?? '') : undefined;
+        const use = formatOfArgument();
         // An alias (`select 1 "two"`, `as "two"`) stays an identifier; anywhere else it is a string.
         emitted(
           isAliasPosition() ? quoteIdent(body) : quoteString(use ? duckDbDateFormat(body, use) : body),

@@ -173,8 +173,9 @@ const pushdown = async (
   // The plan is DuckDB's (PostgreSQL's) dialect: MySQL and MariaDB read its quoted names and
   // string literals their own way.
   const bound = positional(plan.sql, values, db.dialect);
-  if (db.dialect.name === 'mysql') refuseOperatorsReadOtherwise(plan.integration, db.engine, bound.text);
-  const text = db.dialect.name === 'mysql' ? duckDbTextForMysql(bound.text) : bound.text;
+  const mysql = db.dialect.name === 'mysql';
+  if (mysql) refuseOperatorsReadOtherwise(plan.integration, db.engine, bound.text);
+  const text = mysql ? duckDbTextForMysql(bound.text) : bound.text;
   const { params } = bound;
   const readOnlyRole = limits.policy?.readOnlyRole;
   if (readOnlyRole !== undefined) checkReadOnlyPushdown(text, db.engine, plan.integration, readOnlyRole);

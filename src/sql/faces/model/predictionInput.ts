@@ -1,9 +1,9 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   conjunctsOf,
+  constantValue,
   nodeAt,
   nodesAt,
-  serializedConstantOf,
   stringsAt,
   walk,
   type AstNode,
@@ -59,11 +59,9 @@ const readsOnlyInput = async (condition: AstNode, alias: string) => {
 
 const integerConstant = (n: AstNode | null | undefined): number | null => {
   if (!n || n.class !== 'CONSTANT') return null;
-  const v = serializedConstantOf(n);
-  // A DECIMAL's value is scaled to a whole number (`2.0` holds 20): not a count of rows as it stands.
-  if (v.type.id === 'DECIMAL') return null;
-  const number = Number(v.value);
-  return !v.is_null && Number.isSafeInteger(number) && number >= 0 ? number : null;
+  // Read as every constant is (a DECIMAL's value is scaled to a whole number: `2.0` holds 20).
+  const value = constantValue(n);
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
 };
 
 /** Whether the select list aggregates or windows (then a LIMIT counts groups, not input rows). */
