@@ -143,10 +143,11 @@ export const bindMysql = (sql: string, params: readonly unknown[]): string => {
  * The operators of a DuckDB text that MySQL and MariaDB read otherwise, without an error: `||`
  * joins strings here (and in MindsDB) and is OR there (`'a' || 'b'` answered 0); `^` is a power
  * here and a bitwise XOR there (`2 ^ 3`: 8 against 1). Each with what to write instead. A query
- * sent to such a database whole that holds one is refused rather than answered otherwise.
+ * sent to such a database whole that holds one is refused rather than answered otherwise; so is a
+ * write's text (MindsDB's MySQL dialect, where `||` joins strings too: its renderer sends concat()).
  */
-export const operatorsMysqlReadsOtherwise = (sql: string): string[] => {
-  const tokens = tokenize(sql, 'duckdb');
+export const operatorsMysqlReadsOtherwise = (sql: string, textDialect: 'duckdb' | 'mysql'): string[] => {
+  const tokens = tokenize(sql, textDialect);
   const found = new Set<string>();
   for (let k = 0; k < tokens.length; k++) {
     const t = tokens[k]!;

@@ -160,6 +160,59 @@ describe.each(storeKinds)('writes into external databases on %s', (store) => {
         .map((e) => e.data.statement);
       expect(statements).toEqual(['CREATE TABLE', 'CREATE OR REPLACE TABLE', 'DROP TABLE', 'DROP TABLE']);
     });
+
+    it('`||` joins strings in a write as in a read: MySQL and MariaDB, which read it as OR, are not sent it', async () => {
+      await querySql(
+        t,
+        `INSERT INTO ${db}.kept_scores (id, name, score) VALUES (200, 'ab', 7), (201, 'a', 8), (202, 'keep||^', 9)`,
+      );
+      const before = await rowsIn(engine, source, 'SELECT id, name, score FROM kept_scores ORDER BY id');
+      const recordedBefore = (await writesOf(db)).length;
+      // Sent as written, MariaDB read `name = 'a' || 'b'` as `(name = 'a') OR 'b'` and deleted row
+      // 201 where the statement means 200; `score || 0` set 8 to 1; the VALUES row was stored 1.
+      const writes = [
+        `DELETE FROM ${db}.kept_scores WHERE name = 'a' || 'b'`,
+        `UPDATE ${db}.kept_scores SET score = 2 ^ 4 WHERE id = 201`,
+        `INSERT INTO ${db}.kept_scores (id, name, score) VALUES (203, 'c' || 'd', 1)`,
+        // PostgreSQL has no integer || integer: its own refusal, not ours, would answer there.
+        ...(engine === 'postgres' ? [] : [`UPDATE ${db}.kept_scores SET score = score || 0 WHERE id = 201`]),
+      ];
+      for (const statement of writes) {
+        const answer = await querySql(t, statement);
+        if (engine === 'postgres') {
+          expect(answer).toMatchObject({ type: 'ok' });
+          continue;
+        }
+        expect(answer).toMatchObject({ type: 'error', error_code: 1210 });
+        expect(answer.error_message).toMatch(
+          new RegExp(
+            `^(DELETE FROM|UPDATE|INSERT INTO) ${db}\\.kept_scores is sent to its database \\(mysql\\), which reads \`(\\|\\||\\^)\` `,
+          ),
+        );
+      }
+      if (engine === 'postgres') {
+        // PostgreSQL reads both as the statement means: 200 deleted, 201's score 2 ^ 4 (16), 203 'cd'.
+        expect(
+          await rowsIn(engine, source, 'SELECT id, name, score FROM kept_scores WHERE id >= 200 ORDER BY id'),
+        ).toEqual([
+          [201, 'a', 16],
+          [202, 'keep||^', 9],
+          [203, 'cd', 1],
+        ]);
+        return;
+      }
+      expect(await rowsIn(engine, source, 'SELECT id, name, score FROM kept_scores ORDER BY id')).toEqual(
+        before,
+      );
+      expect((await writesOf(db)).length).toBe(recordedBefore);
+      // What the message says to write does what is meant; a string holding the operators is not one.
+      expect(
+        await querySql(t, `DELETE FROM ${db}.kept_scores WHERE name = concat('a', 'b') OR name = 'keep||^'`),
+      ).toMatchObject({ type: 'ok', affected_rows: 2 });
+      expect(await rowsIn(engine, source, 'SELECT id FROM kept_scores WHERE id >= 200 ORDER BY id')).toEqual([
+        [201],
+      ]);
+    });
   });
 
   it('projects and their tables stay read-only, and files take no UPDATE nor DROP TABLE, each refusal naming the statement', async () => {

@@ -7,12 +7,13 @@ import {
   externalAnswer,
   loadIntoDuckDb,
   positional,
+  refuseOperatorsReadOtherwise,
   type ExternalFetch,
   type Externals,
 } from '../faces/integration/federation';
 import type { SelectPredictOptions } from '../faces/model/predictOptions';
 import { remoteLimitMs, type ExternalDatabase } from '../../integrations/drivers';
-import { duckDbTextForMysql, operatorsMysqlReadsOtherwise } from '../../integrations/dialects';
+import { duckDbTextForMysql } from '../../integrations/dialects';
 import { checkReadOnlyPushdown } from '../faces/integration/pushdownAllowList';
 import { bindParameters } from './parameters';
 import { prepare, type Prepared, type Predictions, type TablePolicy } from './plan';
@@ -145,16 +146,6 @@ const remote = (
   return readOnlyRole === undefined ? db.query(sql, params, call) : db.readOnlyQuery(sql, params, call);
 };
 
-/** A query for MySQL or MariaDB whose operators it would read otherwise is refused, naming them. */
-const refuseOperatorsReadOtherwise = (integration: string, engine: string, text: string) => {
-  const operators = operatorsMysqlReadsOtherwise(text);
-  if (operators.length > 0)
-    throw new SqlError(
-      SqlErrorCode.Invalid,
-      `The query is sent whole to ${integration} (${engine}), which reads ${operators.join(' and ')} otherwise`,
-    );
-};
-
 /**
  * The whole query runs in its one external database; only the answer comes back. It runs once the
  * query's reader is given back (see `withSelect`): it needs none, and while a database hangs, every
@@ -174,7 +165,12 @@ const pushdown = async (
   // string literals their own way.
   const bound = positional(plan.sql, values, db.dialect);
   const mysql = db.dialect.name === 'mysql';
-  if (mysql) refuseOperatorsReadOtherwise(plan.integration, db.engine, bound.text);
+  if (mysql)
+    refuseOperatorsReadOtherwise(
+      bound.text,
+      'duckdb',
+      `The query is sent whole to ${plan.integration} (${db.engine})`,
+    );
   const text = mysql ? duckDbTextForMysql(bound.text) : bound.text;
   const { params } = bound;
   const readOnlyRole = limits.policy?.readOnlyRole;

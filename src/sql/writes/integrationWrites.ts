@@ -1,6 +1,6 @@
 import type { ExternalDatabase } from '../../integrations/drivers';
 import { closingParen, significant, SqlSyntaxError, tokenize } from '../../shared/sqlTokens';
-import { positional, type Externals } from '../faces/integration/federation';
+import { positional, refuseOperatorsReadOtherwise, type Externals } from '../faces/integration/federation';
 import type { OkAnswer, TableAnswer } from '../answers';
 import type { CatalogResolver } from '../catalog/catalog';
 import { externalError, SqlError, SqlErrorCode, toSqlError } from '../errors';
@@ -92,15 +92,18 @@ export const readSource = async (
 /**
  * A part of the client's statement (MindsDB's MySQL dialect) for the database, its `:name`
  * placeholders bound: PostgreSQL reads DuckDB's (PostgreSQL's) dialect with `$n` parameters;
- * MySQL and MariaDB read the text as written, each placeholder a typed literal.
+ * MySQL and MariaDB read the text as written, each placeholder a typed literal, unless it holds an
+ * operator they read otherwise (`DELETE … WHERE name = 'a' || 'b'` is `name = 'a' OR 'b'` there:
+ * other rows than meant). `sent` names the write and where it goes.
  */
-const dialect = (db: ExternalDatabase, mysqlText: string, params: Record<string, unknown>) => {
+const dialect = (db: ExternalDatabase, mysqlText: string, params: Record<string, unknown>, sent: string) => {
   if (db.dialect.name === 'postgres') {
     const duck = toDuckDbDialect(mysqlText);
     const missing = duck.placeholders.find((name) => !(name in params));
     if (missing !== undefined) throw new SqlError(SqlErrorCode.Invalid, `:${missing} has no value in params`);
     return positional(duck.sql, params, db.dialect);
   }
+  refuseOperatorsReadOtherwise(mysqlText, 'mysql', `${sent} is sent to its database (${db.engine})`);
   const parts: string[] = [];
   let copied = 0;
   for (const t of tokenize(mysqlText, 'mysql')) {
@@ -214,21 +217,23 @@ export const integrationWritesOf = (deps: {
           return { kind: 'INSERT', rows };
         }
         const list = statement.columns ? ` (${statement.columns.map((c) => ext.quote(c)).join(', ')})` : '';
-        const body = dialect(ext, statement.body, params);
+        const body = dialect(ext, statement.body, params, writeName(statement, integration));
         return {
           kind: 'INSERT',
           rows: await runOne(ext, { ...body, text: `INSERT INTO ${table}${list} ${body.text}` }),
         };
       }
       case 'UpdateTable': {
-        const set = dialect(ext, statement.set, params);
+        const set = dialect(ext, statement.set, params, writeName(statement, integration));
         return {
           kind: 'UPDATE',
           rows: await runOne(ext, { ...set, text: `UPDATE ${table} SET ${set.text}` }),
         };
       }
       case 'Delete': {
-        const where = statement.where ? dialect(ext, statement.where, params) : { text: '', params: [] };
+        const where = statement.where
+          ? dialect(ext, statement.where, params, writeName(statement, integration))
+          : { text: '', params: [] };
         const text = `DELETE FROM ${table}${statement.where ? ` WHERE ${where.text}` : ''}`;
         return { kind: 'DELETE', rows: await runOne(ext, { ...where, text }) };
       }

@@ -5,7 +5,7 @@ import {
   type ExternalDatabase,
   type ExternalResult,
 } from '../../../integrations/drivers';
-import { Digits, type SqlDialect } from '../../../integrations/dialects';
+import { Digits, operatorsMysqlReadsOtherwise, type SqlDialect } from '../../../integrations/dialects';
 import {
   conjunctsOf,
   decimalDigitsOf,
@@ -110,6 +110,16 @@ export const stripQualifier = (sql: string, integration: string) => {
   }
   parts.push(sql.slice(copied));
   return parts.join('');
+};
+
+/**
+ * A text for MySQL or MariaDB holding operators it would read otherwise (`||`, `^`) is refused,
+ * naming them: `sent` says what goes where ("The query is sent whole to crm (mariadb)").
+ */
+export const refuseOperatorsReadOtherwise = (text: string, textDialect: 'duckdb' | 'mysql', sent: string) => {
+  const operators = operatorsMysqlReadsOtherwise(text, textDialect);
+  if (operators.length > 0)
+    throw new SqlError(SqlErrorCode.Invalid, `${sent}, which reads ${operators.join(' and ')} otherwise`);
 };
 
 /**
