@@ -1,5 +1,6 @@
 import type { AppContext } from '../context';
 import { loadProject, streamCommand } from '../projectCommand';
+import { readModelAt } from '../projection/readModelAt';
 import type { ProjectDirectory } from '../shared/projectDirectory';
 import { conflict, invalid, isNotFoundError } from '../shared/errors';
 import { isSystemDatabaseName } from '../shared/names';
@@ -87,13 +88,22 @@ export const createDatabase = async (
 /**
  * Refuses what would leave the triggers watching `name` out of reach of their DROP TRIGGER: deleted,
  * or connected elsewhere (another host, database, schema or user), the database would keep their
- * functions, row triggers and queue, its clients' INSERTs filling the queue for good.
+ * functions, row triggers and queue, its clients' INSERTs filling the queue for good. The triggers
+ * are read once the read model holds the log as it is now: one created a moment ago on another
+ * process of a shared log is seen (this process's read model may not have applied it yet).
  */
 const refuseWhileWatched = async (
-  { watchers }: Pick<DatabaseWriteDeps, 'watchers'>,
+  { ctx, watchers }: Pick<DatabaseWriteDeps, 'ctx' | 'watchers'>,
   name: string,
   what: string,
 ) => {
+  const { position } = await ctx.log.head();
+  await readModelAt(
+    ctx.projections,
+    position,
+    ctx.config.readMinPositionWaitMs,
+    `the log's head (position ${position}), which the triggers watching ${name} are read from`,
+  );
   const watching = await watchers(name);
   if (watching.length > 0)
     throw conflict(
@@ -165,7 +175,7 @@ export const removeDatabase = async (
   options: { forget?: boolean } = {},
 ) => {
   refuseSystem(name, 'delete');
-  await refuseWhileWatched({ watchers }, name, 'it cannot be deleted');
+  await refuseWhileWatched({ ctx, watchers }, name, 'it cannot be deleted');
   if (await projects.find(name)) {
     if (options.forget)
       throw invalid(

@@ -1,13 +1,8 @@
 import type { Request, RequestHandler } from 'express';
 import { z } from 'zod';
-import {
-  describeFailure,
-  ProjectionBehind,
-  ProjectionStalled,
-  retryAfterSeconds,
-  type ProjectionRunner,
-} from '../projection/runner';
-import { invalid, unavailable } from '../shared/errors';
+import type { ProjectionRunner } from '../projection/runner';
+import { readModelAt } from '../projection/readModelAt';
+import { invalid } from '../shared/errors';
 import { currentRequest } from '../shared/requestContext';
 import { hasQuery } from './query';
 import { truncate } from './problem';
@@ -81,23 +76,7 @@ export const awaitMinLogPosition = (
   waitMs: number,
 ): RequestHandler => {
   const waitForPosition = async (wanted: bigint, next: () => void) => {
-    try {
-      await projections.waitFor(wanted, waitMs);
-    } catch (error) {
-      if (error instanceof ProjectionBehind)
-        throw unavailable(
-          `This process's read model has not reached log position ${wanted} (${MIN_LOG_POSITION_HEADER}) within ${waitMs} ms (READ_MIN_POSITION_WAIT_MS); it has reached position ${projections.highestApplied}. Retry shortly.`,
-          1,
-          'Read model behind',
-        );
-      if (error instanceof ProjectionStalled)
-        throw unavailable(
-          `This process's read model cannot reach log position ${wanted} (${MIN_LOG_POSITION_HEADER}): it is stopped, ${describeFailure(error.failure)}; it has reached position ${projections.highestApplied}. It is retried automatically.`,
-          retryAfterSeconds(error.failure),
-          'Read model stopped',
-        );
-      throw error;
-    }
+    await readModelAt(projections, wanted, waitMs, `log position ${wanted} (${MIN_LOG_POSITION_HEADER})`);
     next();
   };
   // Synchronous when the request names no position (nearly every request): no promise to settle.

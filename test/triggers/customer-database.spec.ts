@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
-import { querySql, startTestApp, type TestApp } from '../support/app';
+import { problemOf, querySql, startPostgresCluster, startTestApp, type TestApp } from '../support/app';
+import { until } from '../support/until';
 import { freshPostgresData, postgresParameters } from '../support/external';
 import { withDelta } from '../../src/triggers/source';
 import { givenProject, uniqueName } from '../support/world';
@@ -298,6 +299,57 @@ describe('what a trigger installs in the customer database', () => {
       ['TriggerFiringFinished', 1],
     ]);
     expect(await copies(source)).toEqual([['9', value]]);
+  });
+});
+
+describe('a trigger created on another process of a shared log', () => {
+  it('given a trigger just created on node A, when node B, its read model not there yet, is asked to delete the database, then B waits for the log (503 past its wait), then refuses naming the trigger; nothing recorded, nothing removed', async () => {
+    const cluster = await startPostgresCluster(2, { env: { READ_MIN_POSITION_WAIT_MS: '1000' } });
+    const source = await freshPostgresData(CUSTOMER_TABLES);
+    try {
+      const [a, b] = cluster.apps as [TestApp, TestApp];
+      const db = uniqueName('trg_nodes');
+      await a.http
+        .post('/api/databases')
+        .send({
+          database: { name: db, engine: 'postgres', parameters: { ...source.parameters, schema: 'demo' } },
+        })
+        .expect(201);
+      const { name: project } = await givenProject(a);
+      await until(`${db} on node B`, async () =>
+        (await b.http.get(`/api/databases/${db}`)).status === 200 ? true : undefined,
+      );
+      // B's read model stops before the trigger's event, as one a few milliseconds behind does.
+      const held = b.running.ctx.projections.hold();
+      try {
+        const made = await querySql(
+          a,
+          `CREATE TRIGGER ${project}.copy ON ${db}.listings (INSERT INTO ${db}.copies (SELECT id, title FROM TABLE_DELTA))`,
+        );
+        expect(made).toMatchObject({ type: 'ok' });
+        await held.reached;
+        // Before, B read the triggers from its read model as it stood, found none and deleted the
+        // database: the trigger's function, row trigger and queue stayed in the customer's database.
+        const behind = await b.http.delete(`/api/databases/${db}`).expect(503);
+        expect(behind.body).toMatchObject({ status: 503, title: 'Read model behind' });
+        expect(behind.body.detail).toContain(`the triggers watching ${db} are read from`);
+        expect(problemOf(behind).detail).toMatch(/within 1000 ms \(READ_MIN_POSITION_WAIT_MS\)/);
+      } finally {
+        held.release();
+      }
+      const refused = await b.http.delete(`/api/databases/${db}`).expect(409);
+      expect(refused.body.detail).toBe(
+        `Database ${db} is watched by trigger ${project}.copy, so it cannot be deleted: DROP TRIGGER first, which removes what it installed in the database`,
+      );
+      expect(await installed(source)).toEqual({ functions: 1, triggers: 1, queue: 1, index: 1 });
+      const events = (await a.http.get(`/api/events?stream=database-${db}`).expect(200)).body
+        .events as Logged[];
+      expect(events.map((e) => e.type)).toEqual(['DatabaseCreated']);
+      expect(await querySql(a, `DROP TRIGGER ${project}.copy`)).toMatchObject({ type: 'ok' });
+    } finally {
+      await cluster.dispose();
+      await source.drop();
+    }
   });
 });
 
