@@ -15,11 +15,11 @@ import {
   runEvents,
   TaskState,
   textOf,
-  until,
   userText,
   type Listening,
   type StreamResponse,
 } from './support';
+import { untilTrue } from '../support/until';
 
 describe.each(storeKinds)('agents over A2A (%s)', (store) => {
   let t: TestApp;
@@ -229,9 +229,8 @@ describe.each(storeKinds)('agents over A2A (%s)', (store) => {
         metadata: undefined,
       }),
     );
-    await until(
-      async () => (await runEvents(t, submitted.id)).some((e) => e.type === 'AgentRunStarted'),
-      'the run to start',
+    await untilTrue('the run to start', async () =>
+      (await runEvents(t, submitted.id)).some((e) => e.type === 'AgentRunStarted'),
     );
     expect(
       (await client.getTask({ tenant: '', id: submitted.id, historyLength: undefined })).status?.state,

@@ -78,11 +78,3 @@ export const textOf = (message: Message | undefined) =>
 /** The run's events, from the log. */
 export const runEvents = async (t: TestApp, traceId: string) =>
   (await t.running.ctx.log.readStream(`agent-run-${traceId}`, 0n)).events;
-
-export const until = async (check: () => Promise<boolean>, what: string, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};

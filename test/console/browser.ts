@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import type { TestApp } from '../support/app';
+import { untilTrue } from '../support/until';
 
 const root = path.resolve(__dirname, '../..');
 export const consoleDist = path.join(root, 'dist/console');
@@ -108,15 +109,6 @@ export const runInEditor = async (page: Page, sql: string) => {
   await page.keyboard.press('Control+Enter');
 };
 
-/** Polls a condition read through the page's locators (no script evaluated in the page). */
-export const until = async (condition: () => Promise<boolean>, timeoutMs = 20_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
-
 /** Where an element is drawn (playwright's boundingBox), and two checks on such boxes. */
 export type Box = { x: number; y: number; width: number; height: number };
 export const overlaps = (a: Box, b: Box) =>
@@ -132,10 +124,14 @@ export const inside = (inner: Box, outer: Box, slack = 0.5) =>
  */
 export const drawnBox = async (locator: Locator, timeoutMs = 10_000): Promise<Box> => {
   let box: Box | null = null;
-  await until(async () => {
-    box = await locator.boundingBox().catch(() => null);
-    return box !== null;
-  }, timeoutMs);
+  await untilTrue(
+    'the element to be drawn',
+    async () => {
+      box = await locator.boundingBox().catch(() => null);
+      return box !== null;
+    },
+    { ms: timeoutMs },
+  );
   return box!;
 };
 /** The boxes of every element a selector matches that is drawn (hidden ones left out). */

@@ -12,7 +12,8 @@ import { mcpClientConfig, mcpUrl, type McpConnection } from '../../console/src/m
 import type { TestApp } from '../support/app';
 import { ADMIN, login, sqlOver, startAuthApp } from '../auth/support';
 import { call, rowsOf, textOf } from '../mcp/support';
-import { ensureConsoleBuilt, launchChromium, listen, screenshotPath, until } from './browser';
+import { ensureConsoleBuilt, launchChromium, listen, screenshotPath } from './browser';
+import { untilTrue } from '../support/until';
 
 jest.setTimeout(120_000);
 
@@ -92,8 +93,10 @@ describe('the "Connect AI" view in Chromium, sign-in on', () => {
 
   /** The panel's configuration once it holds a token (the text the user copies). */
   const configWithToken = async (page: Page) => {
-    await until(async () =>
-      (await page.locator('[data-testid="connect-config"]').innerText()).includes('mlt_'),
+    await untilTrue(
+      'a token in the configuration',
+      async () => (await page.locator('[data-testid="connect-config"]').innerText()).includes('mlt_'),
+      { ms: 20_000 },
     );
     return page.locator('[data-testid="connect-config"]').innerText();
   };
@@ -116,8 +119,9 @@ describe('the "Connect AI" view in Chromium, sign-in on', () => {
     // any answer naming `query` read the one before the last box was unchecked).
     const offered = page.locator('[data-testid="connect-tools"]');
     const expected = `Tools offered: ${names.join(', ')}`;
-    await until(async () => (await offered.innerText()) === expected).catch(async () => {
-      throw new Error(`the panel says: ${await offered.innerText()}; the server: ${expected}`);
+    await untilTrue(`the panel to show "${expected}"`, async () => (await offered.innerText()) === expected, {
+      ms: 20_000,
+      explain: async () => `the panel says: ${await offered.innerText()}`,
     });
     await page.click('[data-testid="connect-make-token"]');
     const config = JSON.parse(await configWithToken(page)) as {

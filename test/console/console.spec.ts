@@ -20,10 +20,10 @@ import {
   overlaps,
   runInEditor,
   screenshotPath,
-  until,
   xTickLabels,
   pageReuser,
 } from './browser';
+import { untilTrue } from '../support/until';
 
 jest.setTimeout(120_000);
 
@@ -256,7 +256,7 @@ describe('the web console in Chromium', () => {
     await runInEditor(page, 'SELECT 1');
     await page.locator('.toast').first().waitFor();
     await runInEditor(page, 'SELECT 2');
-    await until(async () => (await page.locator('.toast').count()) === 2);
+    await untilTrue('two toasts', async () => (await page.locator('.toast').count()) === 2, { ms: 20_000 });
     await page.unroute('**/api/sql/query');
 
     await page.click('details[data-key="project:console_chat"] > summary');
@@ -310,15 +310,20 @@ describe('the web console in Chromium', () => {
     await page.fill('[data-testid="audit-stream"]', 'project-console_audit');
     await page.click('[data-testid="audit-load"]');
     // Evaluated in Node (the page's CSP refuses evaluated strings): every row shown is of that stream.
-    await until(async () =>
-      (await page.locator('[data-testid="audit-table"] tbody tr td:nth-child(3)').allInnerTexts()).every(
-        (stream, _i, all) => all.length > 0 && stream === 'project-console_audit',
-      ),
+    await untilTrue(
+      "only the project's stream in the audit table",
+      async () =>
+        (await page.locator('[data-testid="audit-table"] tbody tr td:nth-child(3)').allInnerTexts()).every(
+          (stream, _i, all) => all.length > 0 && stream === 'project-console_audit',
+        ),
+      { ms: 20_000 },
     );
     expect(await page.locator('[data-testid="audit-table"] tbody tr').count()).toBeGreaterThanOrEqual(1);
     await page.click('[data-testid="audit-verify"]');
-    await until(
+    await untilTrue(
+      'the verification to end',
       async () => !/Verifying/.test(await page.locator('[data-testid="audit-verification"]').innerText()),
+      { ms: 20_000 },
     );
     expect(await page.locator('[data-testid="audit-verification"]').innerText()).toMatch(
       /^(Ledger verified|This server has no ledger verification yet)/,
@@ -361,9 +366,11 @@ describe('the web console in Chromium', () => {
     const node = page.locator('details[data-key="db:console_tg"]');
     await node.locator('> summary').click();
     // Its content is drawn once it opens (a toggle event later): wait for it, past any "loading…".
-    await until(
+    await untilTrue(
+      'the node drawn',
       async () =>
         (await node.locator('> :not(summary)').count()) > 0 && !/loading/.test(await node.innerText()),
+      { ms: 20_000 },
     );
     const text = await node.innerText();
     expect(text).toMatch(/telegram chat channel/);
@@ -462,12 +469,20 @@ describe('the web console in Chromium', () => {
     expect(await cells.nth(1).getAttribute('title')).toBe('2299.7504708632114');
     expect(await cells.nth(2).getAttribute('title')).toBeNull();
     await page.click('[data-testid="copy-csv"]');
-    await until(async () => /2299/.test(String(await page.evaluate('navigator.clipboard.readText()'))));
+    await untilTrue(
+      'the CSV copied',
+      async () => /2299/.test(String(await page.evaluate('navigator.clipboard.readText()'))),
+      { ms: 20_000 },
+    );
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(
       'price,n,tiny\r\n2299.7504708632114,42,0.000012345678\r\n',
     );
     await page.click('[data-testid="copy-json"]');
-    await until(async () => /\[/.test(String(await page.evaluate('navigator.clipboard.readText()'))));
+    await untilTrue(
+      'the JSON copied',
+      async () => /\[/.test(String(await page.evaluate('navigator.clipboard.readText()'))),
+      { ms: 20_000 },
+    );
     expect(JSON.parse(String(await page.evaluate('navigator.clipboard.readText()')))).toEqual([
       { price: 2299.7504708632114, n: 42, tiny: 0.000012345678 },
     ]);

@@ -16,9 +16,9 @@ import {
   pageReuser,
   runInEditor,
   screenshotPath,
-  until,
   xTickLabels,
 } from './browser';
+import { untilTrue } from '../support/until';
 
 jest.setTimeout(120_000);
 
@@ -95,8 +95,9 @@ const holdReports = () => {
   const recorded: { phase: string; percent: number }[] = [];
   /** Resolves once `condition` holds (browser.ts's `until`), naming what did not happen if it never does. */
   const reached = (condition: () => boolean, what: string) =>
-    until(async () => condition(), 90_000).catch(() => {
-      throw new Error(`${what}; recorded ${JSON.stringify(recorded)}`);
+    untilTrue(what, async () => condition(), {
+      ms: 90_000,
+      explain: async () => `recorded ${JSON.stringify(recorded)}`,
     });
   let holding = true;
   const spy = jest.spyOn(commands, 'run').mockImplementation((async (
@@ -273,8 +274,10 @@ describe('the first hour with the console (sign-in on)', () => {
     expect(await defined.locator('td:nth-child(5)').innerText()).toMatch(/^user:/);
     expect(await defined.innerText()).toContain('rentals_price');
     await page.click('[data-testid="audit-verify"]');
-    await until(
+    await untilTrue(
+      'the verification to end',
       async () => !/Verifying/.test(await page.locator('[data-testid="audit-verification"]').innerText()),
+      { ms: 20_000 },
     );
     expect(await page.locator('[data-testid="audit-verification"]').innerText()).toMatch(
       /^Ledger verified: \d+ events/,

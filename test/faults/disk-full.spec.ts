@@ -12,7 +12,8 @@ import path from 'node:path';
 import { startTestApp, type TestApp } from '../support/app';
 import { logLines, type LoggedLines } from '../support/logLines';
 import { logStart } from '../../src/eventlog/types';
-import { byStatus, fillDisk, mountSmallDisk, sleep, until, type Outcome } from './support';
+import { byStatus, fillDisk, mountSmallDisk, sleep, type Outcome } from './support';
+import { untilTrue } from '../support/until';
 
 jest.setTimeout(60_000);
 
@@ -78,8 +79,10 @@ const ready = async (t: TestApp): Promise<Ready> => {
  */
 const runEpisode = async (t: TestApp, disk: string, prefix: string, logged: LoggedLines) => {
   const w = writers(t, prefix);
-  await until('every writer acknowledged before the disk fills', 20_000, () =>
-    Promise.resolve(w.outcomes.filter((o) => o.status === 201 || o.status === 202).length >= WRITERS),
+  await untilTrue(
+    'every writer acknowledged before the disk fills',
+    () => Promise.resolve(w.outcomes.filter((o) => o.status === 201 || o.status === 202).length >= WRITERS),
+    { ms: 20_000 },
   );
   const { file, taken } = fillDisk(disk);
   const filledAt = Date.now();
@@ -104,22 +107,28 @@ const runEpisode = async (t: TestApp, disk: string, prefix: string, logged: Logg
   fs.rmSync(file);
   const freedAt = Date.now();
   let resumedAfterMs: number | null = null;
-  await until('a write acknowledged after the space was freed', 20_000, () => {
-    const ok = w.outcomes.slice(whileFull).some((o) => o.status === 201 || o.status === 202);
-    if (ok && resumedAfterMs === null) resumedAfterMs = Date.now() - freedAt;
-    return Promise.resolve(ok);
-  });
+  await untilTrue(
+    'a write acknowledged after the space was freed',
+    () => {
+      const ok = w.outcomes.slice(whileFull).some((o) => o.status === 201 || o.status === 202);
+      if (ok && resumedAfterMs === null) resumedAfterMs = Date.now() - freedAt;
+      return Promise.resolve(ok);
+    },
+    { ms: 20_000 },
+  );
   await sleep(500);
   await w.stop();
-  await until(
+  await untilTrue(
     'the read model at the log head',
-    30_000,
     async () => {
       const r = await ready(t);
       return r.status === 200 && r.body.position === r.body.log_head;
     },
-    async () =>
-      `ready ${JSON.stringify(await ready(t))}, status ${JSON.stringify((await t.http.get('/api/status')).body?.read_model)}`,
+    {
+      ms: 30_000,
+      explain: async () =>
+        `ready ${JSON.stringify(await ready(t))}, status ${JSON.stringify((await t.http.get('/api/status')).body?.read_model)}`,
+    },
   );
   const convergedAfterMs = Date.now() - freedAt;
 

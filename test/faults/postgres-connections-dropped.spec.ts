@@ -11,7 +11,8 @@
 import pg from 'pg';
 import { call, killNow, startService, type Service } from '../support/service';
 import { freshPostgresDatabase, POSTGRES_ADMIN_URL } from '../support/postgres';
-import { byStatus, sleep, until, type Outcome } from './support';
+import { byStatus, sleep, type Outcome } from './support';
+import { untilTrue } from '../support/until';
 
 jest.setTimeout(120_000);
 
@@ -55,7 +56,7 @@ describe('the PostgreSQL log losing every connection', () => {
   it('given writers and readers running, when every connection to the log is terminated three times, then the process lives, nothing acknowledged is lost or doubled, and the read model and the notifications recover', async () => {
     service = await startService({ EVENT_STORE_URL: db.url, PROJECTION_POLL_MS: '1000' });
     const base = service.base;
-    await until('the LISTEN connection', 10_000, listening);
+    await untilTrue('the LISTEN connection', listening, { ms: 10_000 });
 
     const outcomes: Outcome[] = [];
     const reads: number[] = [];
@@ -109,14 +110,18 @@ describe('the PostgreSQL log losing every connection', () => {
     expect(service.output()).not.toMatch(/Emitted 'error' event|Uncaught|unhandled/i);
 
     // The read model reaches the log's head.
-    await until('the read model at the log head', 15_000, async () => {
-      const r = await call(base, 'GET', '/api/ready');
-      const body = r.body as { position?: string; log_head?: string };
-      return r.status === 200 && body.position === body.log_head;
-    });
+    await untilTrue(
+      'the read model at the log head',
+      async () => {
+        const r = await call(base, 'GET', '/api/ready');
+        const body = r.body as { position?: string; log_head?: string };
+        return r.status === 200 && body.position === body.log_head;
+      },
+      { ms: 15_000 },
+    );
     const convergedAfterMs = Date.now() - lastCutAt;
     // A fresh LISTEN connection: notifications are back, not left to polling.
-    await until('a fresh LISTEN connection', 15_000, listening);
+    await untilTrue('a fresh LISTEN connection', listening, { ms: 15_000 });
 
     const log = new pg.Client({ connectionString: db.url });
     await log.connect();

@@ -17,7 +17,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/privatePostgres';
 import { call, killNow, startService, type Service } from '../support/service';
-import { byStatus, sleep, until, type Outcome } from './support';
+import { byStatus, sleep, type Outcome } from './support';
+import { untilTrue } from '../support/until';
 
 /** How long PostgreSQL stays down (ms); 10 s unless PG_OUTAGE_MS says otherwise. */
 const OUTAGE_MS = Number(process.env.PG_OUTAGE_MS ?? 10_000);
@@ -125,7 +126,7 @@ describe('the PostgreSQL log restarting under two nodes', () => {
   /** Polls until `check` holds and answers how long that took, or fails after `timeoutMs`. */
   const timeUntil = async (what: string, timeoutMs: number, check: () => Promise<boolean>) => {
     const from = Date.now();
-    await until(what, timeoutMs, check);
+    await untilTrue(what, check, { ms: timeoutMs });
     return Date.now() - from;
   };
 
@@ -160,14 +161,18 @@ describe('the PostgreSQL log restarting under two nodes', () => {
 
   it('given 16 writers and 16 readers on two nodes, when PostgreSQL stops for a while and starts again, then no process exits, every client is answered with success or a retryable 503, nothing acknowledged is lost or doubled, and both nodes catch up and listen again', async () => {
     const [a, b] = nodes as [Service, Service];
-    await until('both nodes LISTENing', 15_000, async () => (await listeners()) >= 2);
+    await untilTrue('both nodes LISTENing', async () => (await listeners()) >= 2, { ms: 15_000 });
     // Skills go into one project's stream (contended: group commit, expected versions); projects
     // each into a stream of their own.
     expect((await post(a, '/api/projects', 'shared', { name: 'shared' })).status).toBe(201);
-    await until('the shared project on node B', 10_000, async () => {
-      const r = await call(b.base, 'GET', '/api/projects/shared');
-      return r.status === 200;
-    });
+    await untilTrue(
+      'the shared project on node B',
+      async () => {
+        const r = await call(b.base, 'GET', '/api/projects/shared');
+        return r.status === 200;
+      },
+      { ms: 10_000 },
+    );
 
     const written: Written[] = [];
     const reads: Read[] = [];
@@ -209,13 +214,16 @@ describe('the PostgreSQL log restarting under two nodes', () => {
 
     // PostgreSQL stops under load: once writes of both kinds are acknowledged on both nodes, and
     // reads answered on both.
-    await until('writes and reads answered on both nodes', 30_000, async () =>
-      [0, 1].every(
-        (node) =>
-          (['project', 'skill'] as const).every((kind) =>
-            written.some((w) => w.node === node && w.kind === kind && w.status === 201),
-          ) && reads.some((r) => r.node === node && r.status === 200),
-      ),
+    await untilTrue(
+      'writes and reads answered on both nodes',
+      async () =>
+        [0, 1].every(
+          (node) =>
+            (['project', 'skill'] as const).every((kind) =>
+              written.some((w) => w.node === node && w.kind === kind && w.status === 201),
+            ) && reads.some((r) => r.node === node && r.status === 200),
+        ),
+      { ms: 30_000 },
     );
     const stoppedAt = Date.now();
     await server!.stop();
@@ -252,34 +260,36 @@ describe('the PostgreSQL log restarting under two nodes', () => {
     }
 
     // Both read models at the log's head (nothing is written any more: one head for both).
-    await until(
+    await untilTrue(
       'both read models at the log head',
-      CONVERGE_WITHIN_MS,
       async () => {
         const [ra, rb] = await Promise.all(nodes.map(ready));
         return (
           ra!.status === 200 && rb!.status === 200 && ra!.position === ra!.head && rb!.position === rb!.head
         );
       },
-      async () =>
-        `ready ${JSON.stringify(await Promise.all(nodes.map(ready)))}; read models ${JSON.stringify(
-          await Promise.all(
-            nodes.map(async (n) =>
-              fetch(`${n.base}/api/status`, { signal: AbortSignal.timeout(5_000) })
-                .then(async (r) => ((await r.json()) as { read_model?: unknown }).read_model)
-                .catch((error: Error) => error.message),
+      {
+        ms: CONVERGE_WITHIN_MS,
+        explain: async () =>
+          `ready ${JSON.stringify(await Promise.all(nodes.map(ready)))}; read models ${JSON.stringify(
+            await Promise.all(
+              nodes.map(async (n) =>
+                fetch(`${n.base}/api/status`, { signal: AbortSignal.timeout(5_000) })
+                  .then(async (r) => ((await r.json()) as { read_model?: unknown }).read_model)
+                  .catch((error: Error) => error.message),
+              ),
             ),
-          ),
-        )}; PostgreSQL's log: ${server!.serverLog().split('\n').slice(-6).join(' | ')}; node A's last log lines: ${nodes[0]!
-          .output()
-          .split('\n')
-          .slice(-8)
-          .join(' | ')}`,
+          )}; PostgreSQL's log: ${server!.serverLog().split('\n').slice(-6).join(' | ')}; node A's last log lines: ${nodes[0]!
+            .output()
+            .split('\n')
+            .slice(-8)
+            .join(' | ')}`,
+      },
     );
     const convergedMs = Date.now() - returnedAt;
 
     // Each node LISTENs again on a fresh connection (every connection before the stop is gone)...
-    await until('both nodes LISTENing again', 15_000, async () => (await listeners()) >= 2);
+    await untilTrue('both nodes LISTENing again', async () => (await listeners()) >= 2, { ms: 15_000 });
     for (const n of nodes) {
       expect(n.output()).toMatch(/log notifications lost/);
       expect(n.output()).toMatch(/log notifications back: listening again/);

@@ -59,29 +59,6 @@ export const byStatus = (outcomes: readonly Outcome[]) => {
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Waits until `check` answers true, or fails after `timeoutMs` with `what` and, when given, what
- * `explain` says of the state it was left in (so a failure in CI says why, not only that).
- */
-export const until = async (
-  what: string,
-  timeoutMs: number,
-  check: () => Promise<boolean>,
-  explain?: () => Promise<string>,
-) => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) {
-      const state = explain
-        ? await explain().catch((error: Error) => `(explain failed: ${error.message})`)
-        : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${state ? `: ${state}` : ''}`);
-    }
-    await sleep(100);
-  }
-};
-
-/**
  * The process is still running and never met Node's heap limit; when it is gone, the end of its
  * output is printed first, to say why.
  */
